@@ -1,0 +1,357 @@
+/*
+ * mopt.h — the public C API of libmopt, and the only installed header.
+ *
+ * libmopt loads a trained neural network (ONNX), optimizes it once at load
+ * time and runs it on the CPU. What is not declared here is not published.
+ *
+ * A worked example (tests/unit/test_header_example.c compiles and runs it):
+ *
+ *   #include <mopt/mopt.h>
+ *   #include <stdio.h>
+ *
+ *   int run_model(const char *path, const float *pixels, float *scores) {
+ *       mopt_options *opts = NULL;
+ *       mopt_model *model = NULL;
+ *       mopt_session *session = NULL;
+ *       mopt_tensor *in = NULL, *out = NULL;
+ *       int64_t in_dims[4] = {1, 3, 8, 8}, out_dims[2] = {1, 10};
+ *       mopt_status st = mopt_options_create(&opts);
+ *       if (st == MOPT_OK) st = mopt_options_set_int(opts, "threads", 1);
+ *       if (st == MOPT_OK) st = mopt_model_load(path, opts, &model);
+ *       if (st == MOPT_OK) st = mopt_session_create(model, opts, &session);
+ *       if (st == MOPT_OK)   // borrow the caller's buffers: no copies
+ *           st = mopt_tensor_wrap(MOPT_DTYPE_F32, 4, in_dims, (void *)pixels,
+ *                                 sizeof(float) * 3 * 8 * 8, &in);
+ *       if (st == MOPT_OK)
+ *           st = mopt_tensor_wrap(MOPT_DTYPE_F32, 2, out_dims, scores,
+ *                                 sizeof(float) * 10, &out);
+ *       if (st == MOPT_OK)   // NULL names: inputs and outputs in model order
+ *           st = mopt_session_run(session, 1, NULL,
+ *                                 (const mopt_tensor *const *)&in, 1, NULL, &out);
+ *       if (st != MOPT_OK)
+ *           fprintf(stderr, "mopt: %s: %s\n", mopt_status_string(st),
+ *                   mopt_last_error());
+ *       mopt_tensor_destroy(out);
+ *       mopt_tensor_destroy(in);
+ *       mopt_session_destroy(session);
+ *       mopt_model_destroy(model);
+ *       mopt_options_destroy(opts);
+ *       return st == MOPT_OK ? 0 : 1;
+ *   }
+ *
+ * Conventions
+ *   - Every fallible call returns mopt_status and hands objects back through
+ *     its last parameter; on failure that parameter is left NULL and
+ *     mopt_last_error() says what went wrong (naming the node, tensor, file
+ *     offset or option at fault).
+ *   - Every *_create / *_load has a matching *_destroy; destroy(NULL) is a
+ *     harmless no-op.
+ *   - Pointer parameters are borrowed for the duration of the call unless the
+ *     comment says otherwise.
+ *   - Enum values are stable and only ever appended.
+ *   - Thread-safety: a mopt_model is immutable after load and may be shared by
+ *     any number of sessions and threads. A mopt_session, mopt_options or
+ *     mopt_tensor must be used by one thread at a time.
+ */
+#ifndef MOPT_MOPT_H
+#define MOPT_MOPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define MOPT_API
+#elif defined(__GNUC__) || defined(__clang__)
+#define MOPT_API __attribute__((visibility("default")))
+#else
+#define MOPT_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define MOPT_VERSION_MAJOR 0
+#define MOPT_VERSION_MINOR 1
+#define MOPT_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH */
+#define MOPT_VERSION_NUMBER \
+    (MOPT_VERSION_MAJOR * 10000 + MOPT_VERSION_MINOR * 100 + MOPT_VERSION_PATCH)
+
+/* The library's MOPT_VERSION_NUMBER, so a program can check that the header it
+ * was compiled with matches the library it runs with. Thread-safe. */
+MOPT_API int mopt_version_number(void);
+/* The version as a static string, e.g. "0.1.0". Thread-safe. */
+MOPT_API const char *mopt_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status and errors                                                         */
+/* ------------------------------------------------------------------------ */
+
+typedef enum mopt_status {
+    MOPT_OK = 0,
+    MOPT_ERR_INVALID_ARGUMENT = 1, /* a NULL or out-of-range argument, bad option */
+    MOPT_ERR_OUT_OF_MEMORY = 2,    /* an allocation failed */
+    MOPT_ERR_IO = 3,               /* a file could not be opened, read or written */
+    MOPT_ERR_PARSE = 4,            /* a malformed file: truncation, bad encoding */
+    MOPT_ERR_INVALID_MODEL = 5,    /* well-formed but invalid graph (cycle, missing value) */
+    MOPT_ERR_UNSUPPORTED = 6,      /* an operator, attribute or dtype not implemented */
+    MOPT_ERR_SHAPE = 7,            /* incompatible or invalid shapes */
+    MOPT_ERR_TYPE = 8,             /* incompatible element types */
+    MOPT_ERR_NOT_FOUND = 9,        /* no input/output/option of that name */
+    MOPT_ERR_LIMIT = 10,           /* a configured limit (memory_limit, sizes) exceeded */
+    MOPT_ERR_INTERNAL = 11         /* a bug in libmopt: please report it */
+} mopt_status;
+
+/* A static, human-readable name for a status ("invalid argument"). Needs no
+ * handle; never returns NULL (unknown values give "unknown status").
+ * Thread-safe. */
+MOPT_API const char *mopt_status_string(mopt_status status);
+
+/* The detailed message of the last failing call made by this thread, or ""
+ * if none failed. Owned by the library; valid until the next libmopt call on
+ * this thread. Thread-safe (the message is thread-local). */
+MOPT_API const char *mopt_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Element types (values are those of ONNX TensorProto.DataType)             */
+/* ------------------------------------------------------------------------ */
+
+typedef enum mopt_dtype {
+    MOPT_DTYPE_UNDEFINED = 0,
+    MOPT_DTYPE_F32 = 1,
+    MOPT_DTYPE_U8 = 2,
+    MOPT_DTYPE_I8 = 3,
+    MOPT_DTYPE_U16 = 4,
+    MOPT_DTYPE_I16 = 5,
+    MOPT_DTYPE_I32 = 6,
+    MOPT_DTYPE_I64 = 7,
+    MOPT_DTYPE_STRING = 8,
+    MOPT_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 */
+    MOPT_DTYPE_F16 = 10,
+    MOPT_DTYPE_F64 = 11,
+    MOPT_DTYPE_U32 = 12,
+    MOPT_DTYPE_U64 = 13,
+    MOPT_DTYPE_BF16 = 16
+} mopt_dtype;
+
+/* Short static name ("f32", "i64", "bool", ...); "undefined" for unknown
+ * values. Thread-safe. */
+MOPT_API const char *mopt_dtype_name(mopt_dtype dtype);
+/* Bytes per element; 0 for UNDEFINED, STRING and unknown values. */
+MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
+
+/* The largest tensor rank libmopt handles. */
+#define MOPT_MAX_RANK 8
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A set of key/value options. Keys known today:
+ *   "threads"       int    >= 0, 0 = one per core (default 0)
+ *   "opt_level"     int    0..3; 0 runs the graph as imported (default 2)
+ *   "backend"       string auto | ref | cpu | onednn | openblas (default auto)
+ *   "precision"     string fp32 | bf16 | int8 (default fp32)
+ *   "profile"       string path of a Chrome trace to write ("" = off)
+ *   "memory_limit"  int    bytes a session may hold for tensors, 0 = none
+ *   "verbose"       int    0 = quiet, 1 = print kernel choices to stderr
+ *   "external_data_dir" string  folder for external weights of a model
+ *                   loaded from memory (default: external data is refused)
+ * Setting an unknown key, a value of the wrong kind or out of range fails with
+ * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
+ * an int or double key when it parses as one. */
+typedef struct mopt_options mopt_options;
+
+/* Creates an empty option set (all defaults). *out is owned by the caller and
+ * released with mopt_options_destroy. Returns OK, INVALID_ARGUMENT (out NULL)
+ * or OUT_OF_MEMORY. */
+MOPT_API mopt_status mopt_options_create(mopt_options **out);
+/* Releases an option set. NULL is a no-op. */
+MOPT_API void mopt_options_destroy(mopt_options *opts);
+/* Set an option. Returns OK, INVALID_ARGUMENT (NULL argument, unknown key,
+ * wrong kind, out of range) or OUT_OF_MEMORY. The key and value are copied. */
+MOPT_API mopt_status mopt_options_set_int(mopt_options *opts, const char *key,
+                                          int64_t value);
+MOPT_API mopt_status mopt_options_set_double(mopt_options *opts, const char *key,
+                                             double value);
+MOPT_API mopt_status mopt_options_set_string(mopt_options *opts, const char *key,
+                                             const char *value);
+/* Read an option (its value if set, else its default). Returns OK,
+ * INVALID_ARGUMENT (NULL argument, wrong kind) or NOT_FOUND (unknown key).
+ * A string is owned by the option set and valid until the key is set again
+ * or the set is destroyed. */
+MOPT_API mopt_status mopt_options_get_int(const mopt_options *opts,
+                                          const char *key, int64_t *value);
+MOPT_API mopt_status mopt_options_get_double(const mopt_options *opts,
+                                             const char *key, double *value);
+MOPT_API mopt_status mopt_options_get_string(const mopt_options *opts,
+                                             const char *key,
+                                             const char **value);
+/* Sets every key of a YAML mapping ("threads: 2\nbackend: ref\n"). Stops at
+ * the first bad entry; the error names the line. Returns OK, IO (cannot read
+ * the file), PARSE (not YAML, or not a flat mapping of scalars),
+ * INVALID_ARGUMENT (a bad key or value) or OUT_OF_MEMORY. */
+MOPT_API mopt_status mopt_options_load_yaml(mopt_options *opts,
+                                            const char *path);
+MOPT_API mopt_status mopt_options_load_yaml_string(mopt_options *opts,
+                                                   const char *text,
+                                                   size_t length);
+
+/* ------------------------------------------------------------------------ */
+/* Models                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* An immutable, loaded and optimized model. Thread-safe to share. */
+typedef struct mopt_model mopt_model;
+
+/* Loads an ONNX model from a file. External-data weights are read from
+ * files in the model's folder (paths escaping it are refused). opts may be
+ * NULL (defaults); it is only read during the call. *out is owned by the
+ * caller. Returns OK, INVALID_ARGUMENT, IO, PARSE, INVALID_MODEL,
+ * UNSUPPORTED (the message lists every unsupported node), SHAPE, TYPE,
+ * OUT_OF_MEMORY. */
+MOPT_API mopt_status mopt_model_load(const char *path, const mopt_options *opts,
+                                     mopt_model **out);
+/* As mopt_model_load, from size bytes at data (only read during the call). */
+MOPT_API mopt_status mopt_model_load_from_memory(const void *data, size_t size,
+                                                 const mopt_options *opts,
+                                                 mopt_model **out);
+/* Releases a model. Every session created from it must be destroyed first.
+ * NULL is a no-op. */
+MOPT_API void mopt_model_destroy(mopt_model *model);
+
+/* Which side of the model an introspection call refers to. */
+typedef enum mopt_io_kind { MOPT_INPUT = 0, MOPT_OUTPUT = 1 } mopt_io_kind;
+
+/* Number of graph inputs (weights excluded) or outputs; 0 if model is NULL. */
+MOPT_API size_t mopt_model_io_count(const mopt_model *model, mopt_io_kind kind);
+/* Name of input/output `index`; NULL when out of range. Owned by the model. */
+MOPT_API const char *mopt_model_io_name(const mopt_model *model,
+                                        mopt_io_kind kind, size_t index);
+/* Element type; MOPT_DTYPE_UNDEFINED when out of range or unknown. */
+MOPT_API mopt_dtype mopt_model_io_dtype(const mopt_model *model,
+                                        mopt_io_kind kind, size_t index);
+/* Rank; -1 when unknown or out of range. */
+MOPT_API int mopt_model_io_rank(const mopt_model *model, mopt_io_kind kind,
+                                size_t index);
+/* Size of dimension `axis`; -1 when it is symbolic, unknown or out of range. */
+MOPT_API int64_t mopt_model_io_dim(const mopt_model *model, mopt_io_kind kind,
+                                   size_t index, int axis);
+/* Name of a symbolic dimension ("batch", "seq"); NULL when the dimension is
+ * fixed, unnamed or out of range. Owned by the model. */
+MOPT_API const char *mopt_model_io_dim_name(const mopt_model *model,
+                                            mopt_io_kind kind, size_t index,
+                                            int axis);
+/* Finds an input/output by name. Returns OK, INVALID_ARGUMENT or NOT_FOUND. */
+MOPT_API mopt_status mopt_model_io_find(const mopt_model *model,
+                                        mopt_io_kind kind, const char *name,
+                                        size_t *index_out);
+
+/* Nodes of the model graph as it will run (after optimization). */
+MOPT_API size_t mopt_model_node_count(const mopt_model *model);
+/* Op type ("Conv", "mopt.Attention") and name of node `index`; NULL when out
+ * of range. Owned by the model. */
+MOPT_API const char *mopt_model_node_op_type(const mopt_model *model,
+                                             size_t index);
+MOPT_API const char *mopt_model_node_name(const mopt_model *model, size_t index);
+/* Opset version imported for an operator domain ("" or "ai.onnx" for the
+ * default domain); -1 when the model does not import it. */
+MOPT_API int64_t mopt_model_opset(const mopt_model *model, const char *domain);
+/* Number of weight elements and their bytes, over all initializers. */
+MOPT_API int64_t mopt_model_parameter_count(const mopt_model *model);
+MOPT_API int64_t mopt_model_parameter_bytes(const mopt_model *model);
+
+/* ------------------------------------------------------------------------ */
+/* Tensors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A dense, row-major tensor: an element type, a shape and a data buffer that
+ * is either owned by the tensor or borrowed from the caller. */
+typedef struct mopt_tensor mopt_tensor;
+
+/* Creates a tensor that owns a zero-filled, 64-byte aligned buffer. dims may
+ * be NULL when rank is 0 (a scalar). Returns OK, INVALID_ARGUMENT (bad dtype,
+ * rank outside 0..MOPT_MAX_RANK, negative dim), LIMIT (size overflows) or
+ * OUT_OF_MEMORY. */
+MOPT_API mopt_status mopt_tensor_create(mopt_dtype dtype, int rank,
+                                        const int64_t *dims, mopt_tensor **out);
+/* Wraps a caller's buffer without copying. data is borrowed: it must stay
+ * valid, and be at least `size` bytes, until the tensor is destroyed. size
+ * must equal the element count times the element size. Returns OK,
+ * INVALID_ARGUMENT (as for create, NULL data with a non-empty shape, or a
+ * size that does not match) or OUT_OF_MEMORY. */
+MOPT_API mopt_status mopt_tensor_wrap(mopt_dtype dtype, int rank,
+                                      const int64_t *dims, void *data,
+                                      size_t size, mopt_tensor **out);
+/* Releases the tensor, and its buffer if owned. NULL is a no-op. */
+MOPT_API void mopt_tensor_destroy(mopt_tensor *tensor);
+MOPT_API mopt_dtype mopt_tensor_dtype(const mopt_tensor *tensor);
+MOPT_API int mopt_tensor_rank(const mopt_tensor *tensor);
+/* Size of dimension `axis`; -1 when out of range. */
+MOPT_API int64_t mopt_tensor_dim(const mopt_tensor *tensor, int axis);
+/* The rank dims as an array owned by the tensor (NULL for NULL tensor). */
+MOPT_API const int64_t *mopt_tensor_dims(const mopt_tensor *tensor);
+MOPT_API int64_t mopt_tensor_element_count(const mopt_tensor *tensor);
+MOPT_API size_t mopt_tensor_size_bytes(const mopt_tensor *tensor);
+/* The data buffer (owned or borrowed); NULL only for an empty tensor. */
+MOPT_API void *mopt_tensor_data(mopt_tensor *tensor);
+MOPT_API const void *mopt_tensor_data_const(const mopt_tensor *tensor);
+
+
+/* Reads a tensor file: NumPy .npy (version 1-3, little-endian, C order) or
+ * an ONNX TensorProto .pb, told apart by content. *out is owned by the
+ * caller. Returns OK, INVALID_ARGUMENT, IO, PARSE (malformed or truncated
+ * file, the message gives the offset), UNSUPPORTED (e.g. Fortran order, a
+ * dtype libmopt lacks) or OUT_OF_MEMORY. */
+MOPT_API mopt_status mopt_tensor_load(const char *path, mopt_tensor **out);
+/* Writes the tensor as a NumPy .npy file (version 1.0). Returns OK,
+ * INVALID_ARGUMENT, UNSUPPORTED or IO. */
+MOPT_API mopt_status mopt_tensor_save_npy(const mopt_tensor *tensor,
+                                          const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* Sessions                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Per-thread execution state for one model. Drive it from one thread at a
+ * time; create one session per concurrent caller. */
+typedef struct mopt_session mopt_session;
+
+/* Creates a session. model is borrowed and must outlive the session. opts may
+ * be NULL (defaults; session keys such as "threads" and "profile" are read
+ * here). Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
+MOPT_API mopt_status mopt_session_create(const mopt_model *model,
+                                         const mopt_options *opts,
+                                         mopt_session **out);
+/* Releases a session. NULL is a no-op. */
+MOPT_API void mopt_session_destroy(mopt_session *session);
+
+/* Runs the model once.
+ *   inputs[i] feeds the input named input_names[i], or input i in model order
+ *   when input_names is NULL. Every model input must be fed exactly once.
+ *   Input tensors are borrowed for the call only; they are never modified.
+ *   outputs[i] receives the output named output_names[i], or output i in
+ *   model order when output_names is NULL. If outputs[i] is NULL on entry, a
+ *   new owned tensor is created and handed to the caller (destroy it); if it
+ *   is a tensor, the result is written into its buffer, whose dtype and shape
+ *   must match exactly.
+ * Returns OK, INVALID_ARGUMENT, NOT_FOUND (an unknown name), TYPE, SHAPE
+ * (inputs that contradict the model or each other), UNSUPPORTED,
+ * OUT_OF_MEMORY or LIMIT. On failure no output is handed over. */
+MOPT_API mopt_status mopt_session_run(mopt_session *session, size_t n_inputs,
+                                      const char *const *input_names,
+                                      const mopt_tensor *const *inputs,
+                                      size_t n_outputs,
+                                      const char *const *output_names,
+                                      mopt_tensor **outputs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MOPT_MOPT_H */

@@ -1,0 +1,342 @@
+/*
+ * options.c — the public option set: typed keys with validation, reading
+ * them into an rt_config, and loading a flat YAML mapping with libyaml.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "runtime/runtime.h"
+
+typedef struct opt_spec {
+    const char *key;
+    opt_kind kind;
+    int64_t imin, imax, idef;
+    const char *sdef;
+    const char *const *choices; /* NULL-terminated, or NULL for free text */
+} opt_spec;
+
+static const char *const k_backends[] = {"auto", "ref", "cpu", "onednn", "openblas", NULL};
+static const char *const k_precisions[] = {"fp32", "bf16", "int8", NULL};
+
+static const opt_spec k_specs[] = {
+    {"threads", OPT_INT, 0, 1024, 0, NULL, NULL},
+    {"opt_level", OPT_INT, 0, 3, 2, NULL, NULL},
+    {"backend", OPT_STRING, 0, 0, 0, "auto", k_backends},
+    {"precision", OPT_STRING, 0, 0, 0, "fp32", k_precisions},
+    {"profile", OPT_STRING, 0, 0, 0, "", NULL},
+    {"memory_limit", OPT_INT, 0, INT64_MAX, 0, NULL, NULL},
+    {"verbose", OPT_INT, 0, 3, 0, NULL, NULL},
+    {"external_data_dir", OPT_STRING, 0, 0, 0, "", NULL},
+};
+#define N_SPECS (int)(sizeof k_specs / sizeof k_specs[0])
+
+static const opt_spec *spec_find(const char *key) {
+    for (int i = 0; i < N_SPECS; i++)
+        if (strcmp(k_specs[i].key, key) == 0) return &k_specs[i];
+    return NULL;
+}
+
+static mopt_status unknown_key(const char *key) {
+    char list[512];
+    size_t len = 0;
+    for (int i = 0; i < N_SPECS; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
+                                k_specs[i].key);
+    return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "unknown option '%s' (known: %s)", key, list);
+}
+
+mopt_status mopt_options_create(mopt_options **out) {
+    mopt_clear_error();
+    if (!out) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_options_create: out is NULL");
+    *out = NULL;
+    mopt_options *o = mopt_calloc(1, sizeof *o);
+    if (!o) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating options");
+    for (int i = 0; i < N_SPECS; i++) {
+        o->entries[i].key = k_specs[i].key;
+        o->entries[i].kind = k_specs[i].kind;
+    }
+    o->n = N_SPECS;
+    *out = o;
+    return MOPT_OK;
+}
+
+void mopt_options_destroy(mopt_options *opts) {
+    if (!opts) return;
+    for (int i = 0; i < opts->n; i++) mopt_free(opts->entries[i].s);
+    mopt_free(opts);
+}
+
+static opt_entry *entry_find(const mopt_options *o, const char *key) {
+    for (int i = 0; i < o->n; i++)
+        if (strcmp(o->entries[i].key, key) == 0) return (opt_entry *)&o->entries[i];
+    return NULL;
+}
+
+static mopt_status check_args(const mopt_options *o, const char *key, const char *fn) {
+    if (!o) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "%s: options is NULL", fn);
+    if (!key) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "%s: key is NULL", fn);
+    return MOPT_OK;
+}
+
+static mopt_status set_int(mopt_options *o, const opt_spec *sp, int64_t v) {
+    if (v < sp->imin || v > sp->imax)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                         "option '%s' = %" PRId64 " is out of range [%" PRId64 ", %" PRId64 "]",
+                         sp->key, v, sp->imin, sp->imax);
+    opt_entry *e = entry_find(o, sp->key);
+    e->i = v;
+    e->set = true;
+    return MOPT_OK;
+}
+
+mopt_status mopt_options_set_int(mopt_options *opts, const char *key, int64_t value) {
+    mopt_clear_error();
+    mopt_status st = check_args(opts, key, "mopt_options_set_int");
+    if (st) return st;
+    const opt_spec *sp = spec_find(key);
+    if (!sp) return unknown_key(key);
+    if (sp->kind == OPT_DOUBLE) return mopt_options_set_double(opts, key, (double)value);
+    if (sp->kind != OPT_INT)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes a string, not an integer",
+                         key);
+    return set_int(opts, sp, value);
+}
+
+mopt_status mopt_options_set_double(mopt_options *opts, const char *key, double value) {
+    mopt_clear_error();
+    mopt_status st = check_args(opts, key, "mopt_options_set_double");
+    if (st) return st;
+    const opt_spec *sp = spec_find(key);
+    if (!sp) return unknown_key(key);
+    if (sp->kind == OPT_INT) {
+        if (!isfinite(value) || value != floor(value) || fabs(value) > 9e18)
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes an integer, not %g",
+                             key, value);
+        return set_int(opts, sp, (int64_t)value);
+    }
+    if (sp->kind != OPT_DOUBLE)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes a string, not a number",
+                         key);
+    if (!isfinite(value))
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' must be finite", key);
+    opt_entry *e = entry_find(opts, key);
+    e->d = value;
+    e->set = true;
+    return MOPT_OK;
+}
+
+mopt_status mopt_options_set_string(mopt_options *opts, const char *key, const char *value) {
+    mopt_clear_error();
+    mopt_status st = check_args(opts, key, "mopt_options_set_string");
+    if (st) return st;
+    if (!value) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s': value is NULL", key);
+    const opt_spec *sp = spec_find(key);
+    if (!sp) return unknown_key(key);
+    if (sp->kind == OPT_INT) {
+        char *end = NULL;
+        errno = 0;
+        long long v = strtoll(value, &end, 10);
+        if (errno || end == value || *end != '\0')
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                             "option '%s' takes an integer, not '%s'", key, value);
+        return set_int(opts, sp, (int64_t)v);
+    }
+    if (sp->kind == OPT_DOUBLE) {
+        char *end = NULL;
+        double v = strtod(value, &end);
+        if (end == value || *end != '\0')
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes a number, not '%s'",
+                             key, value);
+        return mopt_options_set_double(opts, key, v);
+    }
+    if (sp->choices) {
+        int ok = 0;
+        char list[256];
+        size_t len = 0;
+        for (int i = 0; sp->choices[i]; i++) {
+            if (strcmp(sp->choices[i], value) == 0) ok = 1;
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
+                                    sp->choices[i]);
+        }
+        if (!ok)
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' = '%s' is not one of: %s",
+                             key, value, list);
+    }
+    if (strlen(value) >= 512)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' value is too long", key);
+    char *copy = mopt_strdup(value);
+    if (!copy) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory setting '%s'", key);
+    opt_entry *e = entry_find(opts, key);
+    mopt_free(e->s);
+    e->s = copy;
+    e->set = true;
+    return MOPT_OK;
+}
+
+static mopt_status get_common(const mopt_options *opts, const char *key, const void *value,
+                              opt_kind want, const opt_spec **sp, const char *fn) {
+    mopt_clear_error();
+    mopt_status st = check_args(opts, key, fn);
+    if (st) return st;
+    if (!value) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "%s: value is NULL", fn);
+    *sp = spec_find(key);
+    if (!*sp) return mopt_fail(MOPT_ERR_NOT_FOUND, "unknown option '%s'", key);
+    if ((*sp)->kind != want)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' is not of the requested kind",
+                         key);
+    return MOPT_OK;
+}
+
+mopt_status mopt_options_get_int(const mopt_options *opts, const char *key, int64_t *value) {
+    const opt_spec *sp;
+    mopt_status st = get_common(opts, key, value, OPT_INT, &sp, "mopt_options_get_int");
+    if (st) return st;
+    const opt_entry *e = entry_find(opts, key);
+    *value = e->set ? e->i : sp->idef;
+    return MOPT_OK;
+}
+
+mopt_status mopt_options_get_double(const mopt_options *opts, const char *key, double *value) {
+    const opt_spec *sp;
+    mopt_status st = get_common(opts, key, value, OPT_DOUBLE, &sp, "mopt_options_get_double");
+    if (st) return st;
+    const opt_entry *e = entry_find(opts, key);
+    *value = e->set ? e->d : 0.0;
+    return MOPT_OK;
+}
+
+mopt_status mopt_options_get_string(const mopt_options *opts, const char *key,
+                                    const char **value) {
+    const opt_spec *sp;
+    mopt_status st = get_common(opts, key, value, OPT_STRING, &sp, "mopt_options_get_string");
+    if (st) return st;
+    const opt_entry *e = entry_find(opts, key);
+    *value = e->set ? e->s : sp->sdef;
+    return MOPT_OK;
+}
+
+mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->opt_level = 2;
+    snprintf(cfg->backend, sizeof cfg->backend, "auto");
+    snprintf(cfg->precision, sizeof cfg->precision, "fp32");
+    const char *env = getenv("MOPT_VERBOSE");
+    if (env && *env && strcmp(env, "0") != 0) cfg->verbose = 1;
+    if (!opts) return MOPT_OK;
+    int64_t v;
+    const char *s;
+    if (mopt_options_get_int(opts, "threads", &v) == MOPT_OK) cfg->threads = (int)v;
+    if (mopt_options_get_int(opts, "opt_level", &v) == MOPT_OK) cfg->opt_level = (int)v;
+    if (mopt_options_get_int(opts, "memory_limit", &v) == MOPT_OK) cfg->memory_limit = v;
+    if (mopt_options_get_int(opts, "verbose", &v) == MOPT_OK && v) cfg->verbose = (int)v;
+    if (mopt_options_get_string(opts, "backend", &s) == MOPT_OK)
+        snprintf(cfg->backend, sizeof cfg->backend, "%s", s);
+    if (mopt_options_get_string(opts, "precision", &s) == MOPT_OK)
+        snprintf(cfg->precision, sizeof cfg->precision, "%s", s);
+    if (mopt_options_get_string(opts, "profile", &s) == MOPT_OK)
+        snprintf(cfg->profile, sizeof cfg->profile, "%s", s);
+    if (mopt_options_get_string(opts, "external_data_dir", &s) == MOPT_OK)
+        snprintf(cfg->external_data_dir, sizeof cfg->external_data_dir, "%s", s);
+    mopt_clear_error();
+    return MOPT_OK;
+}
+
+/* ---- YAML ---------------------------------------------------------------- */
+
+static mopt_status yaml_apply(mopt_options *opts, yaml_parser_t *p, const char *origin) {
+    yaml_event_t ev;
+    int depth = 0, in_map = 0;
+    char key[128];
+    int have_key = 0;
+    mopt_status st = MOPT_OK;
+    for (;;) {
+        if (!yaml_parser_parse(p, &ev)) {
+            return mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: %s", origin,
+                             p->problem_mark.line + 1, p->problem ? p->problem : "YAML error");
+        }
+        yaml_event_type_t t = ev.type;
+        size_t line = ev.start_mark.line + 1;
+        if (t == YAML_STREAM_END_EVENT) {
+            yaml_event_delete(&ev);
+            break;
+        }
+        switch (t) {
+        case YAML_MAPPING_START_EVENT:
+            if (in_map)
+                st = mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: nested mappings are not allowed; "
+                               "options are a flat 'key: value' mapping", origin, line);
+            in_map = 1;
+            depth++;
+            break;
+        case YAML_MAPPING_END_EVENT:
+            in_map = 0;
+            depth--;
+            break;
+        case YAML_SEQUENCE_START_EVENT:
+            st = mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: lists are not allowed in options",
+                           origin, line);
+            break;
+        case YAML_SCALAR_EVENT:
+            if (!in_map) {
+                st = mopt_fail(MOPT_ERR_PARSE,
+                               "%s: line %zu: expected a mapping of options, found a scalar",
+                               origin, line);
+            } else if (!have_key) {
+                snprintf(key, sizeof key, "%.*s", (int)ev.data.scalar.length,
+                         (const char *)ev.data.scalar.value);
+                have_key = 1;
+            } else {
+                have_key = 0;
+                st = mopt_options_set_string(opts, key, (const char *)ev.data.scalar.value);
+                if (st) mopt_fail_context(st, "%s: line %zu", origin, line);
+            }
+            break;
+        case YAML_ALIAS_EVENT:
+            st = mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: aliases are not allowed", origin, line);
+            break;
+        default: break;
+        }
+        yaml_event_delete(&ev);
+        if (st) return st;
+    }
+    (void)depth;
+    return MOPT_OK;
+}
+
+mopt_status mopt_options_load_yaml_string(mopt_options *opts, const char *text, size_t length) {
+    mopt_clear_error();
+    if (!opts || !text)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_options_load_yaml_string: NULL argument");
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p))
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating YAML parser");
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, length);
+    mopt_status st = yaml_apply(opts, &p, "<string>");
+    yaml_parser_delete(&p);
+    return st;
+}
+
+mopt_status mopt_options_load_yaml(mopt_options *opts, const char *path) {
+    mopt_clear_error();
+    if (!opts || !path)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_options_load_yaml: NULL argument");
+    FILE *f = fopen(path, "rb");
+    if (!f) return mopt_fail(MOPT_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p)) {
+        fclose(f);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating YAML parser");
+    }
+    yaml_parser_set_input_file(&p, f);
+    mopt_status st = yaml_apply(opts, &p, path);
+    yaml_parser_delete(&p);
+    fclose(f);
+    return st;
+}

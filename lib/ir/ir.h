@@ -1,0 +1,191 @@
+/*
+ * ir.h — the intermediate representation: a graph of values (tensors) and
+ * nodes, with shapes whose dimensions are numbers or named symbols.
+ *
+ * The importer (lib/io) builds it, passes (lib/passes) rewrite it, the
+ * runtime (lib/runtime) executes it. Kernels never see it.
+ *
+ * Ownership: a graph owns all its values, nodes, attributes, strings and
+ * initializer data; ir_graph_destroy releases everything.
+ */
+#ifndef MOPT_IR_IR_H
+#define MOPT_IR_IR_H
+
+#include <mopt/mopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IR_MAX_RANK MOPT_MAX_RANK
+
+/* A shape. rank < 0: unknown rank. For each axis, syms[i] == 0 means the
+ * size is dims[i]; syms[i] > 0 means the named symbol graph->symbols[syms[i]-1]
+ * (dims[i] is then meaningless); syms[i] < 0 means unknown. At run time every
+ * shape is fully concrete (all syms 0). */
+typedef struct ir_shape {
+    int32_t rank;
+    int64_t dims[IR_MAX_RANK];
+    int32_t syms[IR_MAX_RANK];
+} ir_shape;
+
+/* A standalone tensor (attribute values, TensorProto files). */
+typedef struct ir_tensor {
+    char *name;
+    mopt_dtype dtype;
+    int32_t rank;
+    int64_t dims[IR_MAX_RANK];
+    void *data;    /* owned, 64-byte aligned (mopt_aligned_alloc); NULL if empty */
+    size_t nbytes; /* element count * element size (strings: not supported) */
+} ir_tensor;
+
+/* Values of AttributeProto.AttributeType. */
+typedef enum ir_attr_type {
+    IR_ATTR_UNDEFINED = 0,
+    IR_ATTR_FLOAT = 1,
+    IR_ATTR_INT = 2,
+    IR_ATTR_STRING = 3,
+    IR_ATTR_TENSOR = 4,
+    IR_ATTR_GRAPH = 5,
+    IR_ATTR_FLOATS = 6,
+    IR_ATTR_INTS = 7,
+    IR_ATTR_STRINGS = 8,
+    IR_ATTR_TENSORS = 9,
+    IR_ATTR_GRAPHS = 10,
+    IR_ATTR_SPARSE_TENSOR = 11,
+    IR_ATTR_SPARSE_TENSORS = 12,
+    IR_ATTR_TYPE_PROTO = 13,
+    IR_ATTR_TYPE_PROTOS = 14
+} ir_attr_type;
+
+struct ir_graph;
+
+typedef struct ir_attr {
+    char *name;
+    ir_attr_type type;
+    float f;
+    int64_t i;
+    char *s; /* NUL-terminated copy; s_len holds the true length */
+    size_t s_len;
+    ir_tensor *t;
+    struct ir_graph *g;
+    size_t n; /* element count of the list below that matches `type` */
+    float *floats;
+    int64_t *ints;
+    char **strings;
+    ir_tensor **tensors;
+    struct ir_graph **graphs;
+} ir_attr;
+
+enum {
+    IR_VALUE_INPUT = 1u << 0,       /* a graph input */
+    IR_VALUE_OUTPUT = 1u << 1,      /* a graph output */
+    IR_VALUE_INITIALIZER = 1u << 2, /* has data: a weight */
+};
+
+typedef struct ir_value {
+    char *name;
+    mopt_dtype dtype; /* UNDEFINED until known */
+    ir_shape shape;
+    uint32_t flags;
+    int32_t producer;  /* index of the producing node, -1 if none */
+    void *data;        /* initializer data (owned, aligned), else NULL */
+    size_t nbytes;
+} ir_value;
+
+typedef struct ir_node {
+    char *name;    /* never NULL (may be "") */
+    char *op_type; /* never NULL */
+    char *domain;  /* never NULL; "" for the default ONNX domain */
+    int32_t n_inputs;
+    int32_t *inputs; /* value indices; -1 for an omitted optional input */
+    int32_t n_outputs;
+    int32_t *outputs; /* value indices; -1 for an omitted optional output */
+    int32_t n_attrs;
+    ir_attr *attrs;
+    const struct op_def *op; /* resolved by the runtime at load */
+} ir_node;
+
+typedef struct ir_opset {
+    char *domain; /* "" for the default domain */
+    int64_t version;
+} ir_opset;
+
+typedef struct ir_graph {
+    char *name;
+    ir_value **values;
+    int32_t n_values, cap_values;
+    ir_node **nodes;
+    int32_t n_nodes, cap_nodes;
+    int32_t *inputs; /* graph inputs (value indices), initializers excluded */
+    int32_t n_inputs;
+    int32_t *outputs;
+    int32_t n_outputs;
+    char **symbols; /* symbolic dim names; symbol id k is symbols[k-1] */
+    int32_t n_symbols;
+    ir_opset *opsets;
+    int32_t n_opsets;
+    int64_t ir_version;
+    char *producer_name;
+    /* name -> value index hash table (open addressing) */
+    int32_t *hash;
+    size_t hash_cap;
+} ir_graph;
+
+/* Creation and destruction. Return NULL / -1 only when out of memory. */
+ir_graph *ir_graph_create(void);
+void ir_graph_destroy(ir_graph *g);
+void ir_tensor_destroy(ir_tensor *t);
+void ir_attr_clear(ir_attr *a);
+
+/* Finds a value by name, or adds a new one (dtype UNDEFINED, rank -1).
+ * Returns its index, or -1 when out of memory (message set). */
+int32_t ir_graph_value(ir_graph *g, const char *name);
+/* Index of the value of that name, or -1. */
+int32_t ir_graph_find_value(const ir_graph *g, const char *name);
+/* Appends a node with n_inputs/n_outputs slots set to -1 and no attributes.
+ * The strings are copied. Returns NULL when out of memory (message set). */
+ir_node *ir_graph_add_node(ir_graph *g, const char *op_type, const char *domain,
+                           const char *name, int32_t n_inputs, int32_t n_outputs);
+/* Appends an attribute slot (zeroed, name copied) and returns it, or NULL. */
+ir_attr *ir_node_add_attr(ir_node *n, const char *name, ir_attr_type type);
+/* Interns a symbolic dimension name; returns its id (>= 1) or -1 on OOM. */
+int32_t ir_graph_symbol(ir_graph *g, const char *name);
+/* Sets the opset for a domain (adds or replaces). Returns 0, or -1 on OOM. */
+int ir_graph_set_opset(ir_graph *g, const char *domain, int64_t version);
+/* Opset of a domain ("" and "ai.onnx" are the same), or -1. */
+int64_t ir_graph_opset(const ir_graph *g, const char *domain);
+
+/* Attribute lookup; NULL / default when absent. A present attribute of the
+ * wrong type counts as absent for the typed getters; ops that need to reject
+ * it check ir_node_attr()->type themselves. */
+const ir_attr *ir_node_attr(const ir_node *n, const char *name);
+int64_t ir_node_attr_int(const ir_node *n, const char *name, int64_t def);
+float ir_node_attr_float(const ir_node *n, const char *name, float def);
+const char *ir_node_attr_string(const ir_node *n, const char *name, const char *def);
+/* List attributes: returns the element count and sets *out, or -1 if absent. */
+int64_t ir_node_attr_ints(const ir_node *n, const char *name, const int64_t **out);
+int64_t ir_node_attr_floats(const ir_node *n, const char *name, const float **out);
+const ir_tensor *ir_node_attr_tensor(const ir_node *n, const char *name);
+
+/* Orders nodes topologically (stable) and checks the graph: every node input
+ * is a graph input, an initializer or produced by exactly one node; there is
+ * no cycle; every graph output is defined. Fills value->producer. Errors name
+ * the node and value. Returns OK, INVALID_MODEL or OUT_OF_MEMORY. */
+mopt_status ir_graph_check(ir_graph *g);
+
+/* Shape helpers. */
+void ir_shape_set_unknown(ir_shape *s);
+void ir_shape_set_scalar(ir_shape *s);
+void ir_shape_set(ir_shape *s, int32_t rank, const int64_t *dims);
+bool ir_shape_is_concrete(const ir_shape *s);
+/* Product of the dims of a concrete shape; -1 on overflow or non-concrete. */
+int64_t ir_shape_numel(const ir_shape *s);
+/* Formats e.g. "[batch,seq,768]" or "[?]" into buf; returns buf. g may be
+ * NULL (symbols then print as "s<id>"). */
+const char *ir_shape_str(const ir_shape *s, const ir_graph *g, char *buf, size_t cap);
+#define IR_SHAPE_STR_CAP 192
+
+/* Element count from dims; -1 on overflow or negative dims. */
+int64_t ir_numel(int32_t rank, const int64_t *dims);
+
+#endif

@@ -1,0 +1,9 @@
+/*
+ * matmul.c — the "matmul" operator family (placeholder until implemented).
+ */
+#include "ops/ops.h"
+
+const op_def *ops_family_matmul(size_t *count) {
+    *count = 0;
+    return NULL;
+}

@@ -1,0 +1,9 @@
+/*
+ * movement.c — the "movement" operator family (placeholder until implemented).
+ */
+#include "ops/ops.h"
+
+const op_def *ops_family_movement(size_t *count) {
+    *count = 0;
+    return NULL;
+}

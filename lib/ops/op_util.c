@@ -1,0 +1,164 @@
+/*
+ * op_util.c — helpers shared by operator implementations: error messages
+ * naming the node, numpy broadcasting over symbolic shapes, axis handling,
+ * dtype checks and reading small integer tensors.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/ops.h"
+
+mopt_status op_fail(const op_ctx *ctx, mopt_status status, const char *fmt, ...) {
+    char msg[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return mopt_fail(status, "node '%s' (%s): %s", ctx->node->name, ctx->node->op_type, msg);
+}
+
+const char *op_shape_str(const op_ctx *ctx, const ir_shape *s, char buf[IR_SHAPE_STR_CAP]) {
+    return ir_shape_str(s, ctx->graph, buf, IR_SHAPE_STR_CAP);
+}
+
+mopt_status op_broadcast(const op_ctx *ctx, const ir_shape *a, const ir_shape *b, ir_shape *out) {
+    if (a->rank < 0 || b->rank < 0) {
+        ir_shape_set_unknown(out);
+        return MOPT_OK;
+    }
+    int32_t r = a->rank > b->rank ? a->rank : b->rank;
+    ir_shape res;
+    memset(&res, 0, sizeof res);
+    res.rank = r;
+    for (int32_t i = 0; i < r; i++) {
+        int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
+        int64_t da = 1, db = 1;
+        int32_t sa = 0, sb = 0;
+        if (ia >= 0) da = a->dims[ia], sa = a->syms[ia];
+        if (ib >= 0) db = b->dims[ib], sb = b->syms[ib];
+        if (sa == 0 && sb == 0) {
+            if (da == db || db == 1) res.dims[i] = da;
+            else if (da == 1) res.dims[i] = db;
+            else {
+                char bufa[IR_SHAPE_STR_CAP], bufb[IR_SHAPE_STR_CAP];
+                return op_fail(ctx, MOPT_ERR_SHAPE,
+                               "shapes %s and %s cannot be broadcast (axis %d: %" PRId64
+                               " vs %" PRId64 ")",
+                               op_shape_str(ctx, a, bufa), op_shape_str(ctx, b, bufb), (int)i, da,
+                               db);
+            }
+        } else if (sa != 0 && sb != 0) {
+            if (sa == sb && sa > 0) res.syms[i] = sa;
+            else res.syms[i] = -1;
+        } else if (sa != 0) { /* a symbolic, b fixed */
+            if (db == 1) res.syms[i] = sa;
+            else res.dims[i] = db;
+        } else {
+            if (da == 1) res.syms[i] = sb;
+            else res.dims[i] = da;
+        }
+    }
+    *out = res;
+    return MOPT_OK;
+}
+
+mopt_status op_axis(const op_ctx *ctx, int64_t axis, int32_t rank, const char *what, int32_t *out) {
+    if (axis < -(int64_t)rank || axis >= rank)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "%s %" PRId64 " is out of range for rank %d",
+                       what, axis, (int)rank);
+    *out = (int32_t)(axis < 0 ? axis + rank : axis);
+    return MOPT_OK;
+}
+
+mopt_status op_expect_dtype(const op_ctx *ctx, const op_tensor *t, int index,
+                            const mopt_dtype *allowed, int n_allowed) {
+    if (t->dtype == MOPT_DTYPE_UNDEFINED) return MOPT_OK;
+    for (int i = 0; i < n_allowed; i++)
+        if (t->dtype == allowed[i]) return MOPT_OK;
+    char list[256];
+    size_t len = 0;
+    list[0] = '\0';
+    for (int i = 0; i < n_allowed && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
+                                mopt_dtype_name(allowed[i]));
+    return op_fail(ctx, MOPT_ERR_TYPE, "input %d has type %s; expected one of: %s", index,
+                   mopt_dtype_name(t->dtype), list);
+}
+
+mopt_status op_same_dtype(const op_ctx *ctx, const op_tensor *in, int i, int j) {
+    if (in[i].dtype == MOPT_DTYPE_UNDEFINED || in[j].dtype == MOPT_DTYPE_UNDEFINED) return MOPT_OK;
+    if (in[i].dtype != in[j].dtype)
+        return op_fail(ctx, MOPT_ERR_TYPE, "input %d has type %s but input %d has type %s", i,
+                       mopt_dtype_name(in[i].dtype), j, mopt_dtype_name(in[j].dtype));
+    return MOPT_OK;
+}
+
+int64_t op_numel(const op_tensor *t) { return ir_shape_numel(&t->shape); }
+
+int64_t op_read_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *out,
+                     int64_t cap) {
+    if (!t->data) {
+        op_fail(ctx, MOPT_ERR_INTERNAL, "%s has no data", what);
+        return -1;
+    }
+    int64_t n = op_numel(t);
+    if (n < 0 || n > cap) {
+        op_fail(ctx, MOPT_ERR_SHAPE, "%s has %" PRId64 " elements; at most %" PRId64 " allowed",
+                what, n, cap);
+        return -1;
+    }
+    if (t->dtype == MOPT_DTYPE_I64) {
+        memcpy(out, t->data, (size_t)n * sizeof(int64_t));
+    } else if (t->dtype == MOPT_DTYPE_I32) {
+        const int32_t *p = t->data;
+        for (int64_t i = 0; i < n; i++) out[i] = p[i];
+    } else {
+        op_fail(ctx, MOPT_ERR_TYPE, "%s must be int32 or int64, not %s", what,
+                mopt_dtype_name(t->dtype));
+        return -1;
+    }
+    return n;
+}
+
+int op_read_scalar(const op_ctx *ctx, const op_tensor *t, const char *what, double *out) {
+    if (!t->data) {
+        op_fail(ctx, MOPT_ERR_INTERNAL, "%s has no data", what);
+        return -1;
+    }
+    if (op_numel(t) != 1) {
+        op_fail(ctx, MOPT_ERR_SHAPE, "%s must have exactly one element", what);
+        return -1;
+    }
+    switch (t->dtype) {
+    case MOPT_DTYPE_F32: *out = *(const float *)t->data; return 0;
+    case MOPT_DTYPE_F64: *out = *(const double *)t->data; return 0;
+    case MOPT_DTYPE_I64: *out = (double)*(const int64_t *)t->data; return 0;
+    case MOPT_DTYPE_I32: *out = *(const int32_t *)t->data; return 0;
+    case MOPT_DTYPE_I8: *out = *(const int8_t *)t->data; return 0;
+    case MOPT_DTYPE_U8: *out = *(const uint8_t *)t->data; return 0;
+    case MOPT_DTYPE_BOOL: *out = *(const uint8_t *)t->data; return 0;
+    default: break;
+    }
+    op_fail(ctx, MOPT_ERR_TYPE, "%s has unsupported type %s", what, mopt_dtype_name(t->dtype));
+    return -1;
+}
+
+void op_strides(const ir_shape *s, int64_t *strides) {
+    int64_t st = 1;
+    for (int32_t i = s->rank - 1; i >= 0; i--) {
+        strides[i] = st;
+        st *= s->dims[i];
+    }
+}
+
+void op_broadcast_strides(const ir_shape *in, const ir_shape *out, int64_t *strides) {
+    int64_t own[IR_MAX_RANK];
+    op_strides(in, own);
+    int32_t off = out->rank - in->rank;
+    for (int32_t i = 0; i < out->rank; i++) {
+        int32_t j = i - off;
+        strides[i] = (j < 0 || in->dims[j] == 1) ? 0 : own[j];
+    }
+}

@@ -1,0 +1,126 @@
+/*
+ * ops.h — the operator interface: what each supported operator provides
+ * (shape/type inference and a reference run), and the registry that maps an
+ * (op_type, domain) pair to it.
+ *
+ * One file per operator family (elementwise.c, matmul.c, conv.c, ...) defines
+ * an array of op_def and an ops_family_<name>() accessor; registry.c lists
+ * the families. An op's `run` extracts its parameters from the node and calls
+ * the math in kernels/; it never allocates its outputs (the runtime does).
+ */
+#ifndef MOPT_OPS_OPS_H
+#define MOPT_OPS_OPS_H
+
+#include <mopt/mopt.h>
+#include <stdbool.h>
+
+#include "core/error.h"
+#include "ir/ir.h"
+
+/* One input or output of a node, as an op sees it.
+ *  - dtype MOPT_DTYPE_UNDEFINED marks an omitted optional input (or, during
+ *    load-time inference, an input whose type is not known).
+ *  - During load-time inference `shape` may contain symbols or be of unknown
+ *    rank, and `data` is non-NULL only for initializers and constants.
+ *  - At run time every shape is concrete and `data` is always set (for empty
+ *    tensors it may point to a dummy byte). */
+typedef struct op_tensor {
+    mopt_dtype dtype;
+    ir_shape shape;
+    void *data;
+} op_tensor;
+
+typedef struct op_ctx {
+    const ir_node *node;
+    ir_graph *graph; /* the node's graph: symbol names; may be NULL at run time */
+    int64_t opset;   /* opset version of the node's domain */
+    bool runtime;    /* false during load-time inference */
+} op_ctx;
+
+/* Shape and type inference. Reads in[0..n_in) (n_in == node->n_inputs) and
+ * sets dtype and shape of out[0..n_out). Must validate attributes, input
+ * count, dtypes and shapes, failing with op_fail(). When an input's rank or
+ * dims are unknown it produces what it can (unknown rank or dims, sym < 0);
+ * it never fails merely because something is unknown. When it needs an
+ * input's data (e.g. Reshape's shape) and data is NULL (load time), the
+ * output shape is unknown. It may set out->data only to memory owned by the
+ * node or graph (e.g. Constant's attribute tensor) to expose a load-time
+ * constant; at run time out->data is ignored and replaced by the runtime. */
+typedef mopt_status (*op_infer_fn)(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                   op_tensor *out, int n_out);
+
+/* Computes outputs. in[] and out[] have concrete shapes (those inference
+ * produced) and allocated data; out buffers never alias inputs. */
+typedef mopt_status (*op_run_fn)(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                 op_tensor *out, int n_out);
+
+typedef struct op_def {
+    const char *op_type;
+    const char *domain; /* "" = default ONNX domain */
+    int min_inputs, max_inputs;
+    int min_outputs, max_outputs;
+    op_infer_fn infer;
+    op_run_fn run;
+} op_def;
+
+/* Finds an op; NULL when unsupported. */
+const op_def *ops_find(const char *op_type, const char *domain);
+/* Every registered op, for listings (`mopt ops`) and counts. */
+size_t ops_count(void);
+const op_def *ops_at(size_t index);
+
+/* Family accessors (one per lib/ops/<family>.c). */
+const op_def *ops_family_elementwise(size_t *count);
+const op_def *ops_family_logic(size_t *count);
+const op_def *ops_family_matmul(size_t *count);
+const op_def *ops_family_conv(size_t *count);
+const op_def *ops_family_pool(size_t *count);
+const op_def *ops_family_normalization(size_t *count);
+const op_def *ops_family_reduce(size_t *count);
+const op_def *ops_family_shape(size_t *count);
+const op_def *ops_family_movement(size_t *count);
+
+/* ---- helpers for op implementations (op_util.c) ------------------------- */
+
+/* Fails with "node 'NAME' (OpType): <message>". */
+mopt_status op_fail(const op_ctx *ctx, mopt_status status, const char *fmt, ...)
+    MOPT_PRINTF(3, 4);
+
+/* Formats a shape for messages (symbol names resolved via ctx->graph). */
+const char *op_shape_str(const op_ctx *ctx, const ir_shape *s, char buf[IR_SHAPE_STR_CAP]);
+
+/* numpy broadcasting of a and b into out. Symbols: equal symbols stay, a
+ * symbol against 1 stays, a symbol against n > 1 becomes n, two different
+ * symbols become unknown. Fails (SHAPE) on incompatible fixed dims. */
+mopt_status op_broadcast(const op_ctx *ctx, const ir_shape *a, const ir_shape *b, ir_shape *out);
+
+/* Normalizes axis into [0, rank) (negative counts from the end). Fails with
+ * a message naming the attribute when out of range. */
+mopt_status op_axis(const op_ctx *ctx, int64_t axis, int32_t rank, const char *what,
+                    int32_t *out);
+
+/* Checks the dtype of input i against an allowed set; fails with TYPE.
+ * UNDEFINED (unknown at load) passes. */
+mopt_status op_expect_dtype(const op_ctx *ctx, const op_tensor *t, int index,
+                            const mopt_dtype *allowed, int n_allowed);
+/* Checks that inputs i and j have the same dtype (if both known). */
+mopt_status op_same_dtype(const op_ctx *ctx, const op_tensor *in, int i, int j);
+
+/* Reads an integer tensor (i32 or i64, any shape) into int64 values.
+ * Returns the element count, or -1 with an error set (wrong dtype, too many
+ * elements for cap). */
+int64_t op_read_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *out,
+                     int64_t cap);
+/* Reads a scalar (or 1-element tensor) of any numeric dtype as double.
+ * Returns 0 on success, -1 with an error set. */
+int op_read_scalar(const op_ctx *ctx, const op_tensor *t, const char *what, double *out);
+
+/* Element count of a concrete tensor. */
+int64_t op_numel(const op_tensor *t);
+/* Row-major strides (in elements) of a concrete shape. */
+void op_strides(const ir_shape *s, int64_t *strides);
+/* Strides of `in` as seen from the broadcast `out` shape: 0 on broadcast axes,
+ * aligned to the right. */
+void op_broadcast_strides(const ir_shape *in, const ir_shape *out, int64_t *strides);
+
+#endif

@@ -1,0 +1,9 @@
+/*
+ * pool.c — the "pool" operator family (placeholder until implemented).
+ */
+#include "ops/ops.h"
+
+const op_def *ops_family_pool(size_t *count) {
+    *count = 0;
+    return NULL;
+}

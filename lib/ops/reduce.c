@@ -1,0 +1,9 @@
+/*
+ * reduce.c — the "reduce" operator family (placeholder until implemented).
+ */
+#include "ops/ops.h"
+
+const op_def *ops_family_reduce(size_t *count) {
+    *count = 0;
+    return NULL;
+}

@@ -1,0 +1,267 @@
+/*
+ * executor.c — runs a model's nodes in order for one set of inputs: binds
+ * and checks inputs (symbolic dims must agree across inputs), infers each
+ * node's concrete output shapes, allocates outputs, runs the op, frees each
+ * intermediate after its last use, and hands outputs to the caller.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "runtime/runtime.h"
+
+static void release_slot(mopt_session *s, rt_slot *sl) {
+    if (sl->owned) {
+        mopt_aligned_free(sl->t.data);
+        int64_t n = ir_shape_numel(&sl->t.shape);
+        s->live_bytes -= n * (int64_t)mopt_dtype_size(sl->t.dtype);
+    }
+    memset(sl, 0, sizeof *sl);
+}
+
+static void release_all(mopt_session *s) {
+    const ir_graph *g = s->model->graph;
+    for (int32_t i = 0; i < g->n_values; i++) release_slot(s, &s->slots[i]);
+    s->live_bytes = 0;
+}
+
+static mopt_status bind_inputs(mopt_session *s, size_t n_inputs, const char *const *names,
+                               const mopt_tensor *const *inputs) {
+    const ir_graph *g = s->model->graph;
+    if (n_inputs != (size_t)g->n_inputs)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "the model has %d inputs but %zu were given",
+                         (int)g->n_inputs, n_inputs);
+    if (n_inputs && !inputs)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "inputs is NULL");
+    /* symbol bindings: value of each symbol, and which input fixed it */
+    int64_t sym_val[256];
+    int32_t sym_from[256];
+    int32_t n_sym = g->n_symbols < 256 ? g->n_symbols : 256;
+    for (int32_t i = 0; i < n_sym; i++) sym_from[i] = -1;
+    for (size_t i = 0; i < n_inputs; i++) {
+        int32_t idx = (int32_t)i;
+        if (names) {
+            if (!names[i]) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "input name %zu is NULL", i);
+            idx = -1;
+            for (int32_t k = 0; k < g->n_inputs; k++)
+                if (strcmp(g->values[g->inputs[k]]->name, names[i]) == 0) idx = k;
+            if (idx < 0) return mopt_fail(MOPT_ERR_NOT_FOUND, "the model has no input '%s'", names[i]);
+        }
+        const ir_value *v = g->values[g->inputs[idx]];
+        rt_slot *sl = &s->slots[g->inputs[idx]];
+        if (sl->t.data)
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "input '%s' is given twice", v->name);
+        const mopt_tensor *t = inputs[i];
+        if (!t) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "input '%s' tensor is NULL", v->name);
+        if (v->dtype != MOPT_DTYPE_UNDEFINED && t->dtype != v->dtype)
+            return mopt_fail(MOPT_ERR_TYPE, "input '%s' must be %s, not %s", v->name,
+                             mopt_dtype_name(v->dtype), mopt_dtype_name(t->dtype));
+        char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP];
+        ir_shape ts;
+        ir_shape_set(&ts, t->rank, t->dims);
+        if (v->shape.rank >= 0) {
+            if (v->shape.rank != t->rank)
+                return mopt_fail(MOPT_ERR_SHAPE, "input '%s' must have shape %s, not %s", v->name,
+                                 ir_shape_str(&v->shape, g, a, sizeof a),
+                                 ir_shape_str(&ts, g, b, sizeof b));
+            for (int32_t d = 0; d < t->rank; d++) {
+                int32_t sy = v->shape.syms[d];
+                if (sy == 0 && v->shape.dims[d] != t->dims[d])
+                    return mopt_fail(MOPT_ERR_SHAPE,
+                                     "input '%s' must have shape %s, not %s (axis %d)", v->name,
+                                     ir_shape_str(&v->shape, g, a, sizeof a),
+                                     ir_shape_str(&ts, g, b, sizeof b), (int)d);
+                if (sy > 0 && sy <= n_sym) {
+                    if (sym_from[sy - 1] < 0) {
+                        sym_from[sy - 1] = idx;
+                        sym_val[sy - 1] = t->dims[d];
+                    } else if (sym_val[sy - 1] != t->dims[d]) {
+                        return mopt_fail(
+                            MOPT_ERR_SHAPE,
+                            "dimension '%s' is %" PRId64 " in input '%s' but %" PRId64
+                            " in input '%s'",
+                            g->symbols[sy - 1], sym_val[sy - 1],
+                            g->values[g->inputs[sym_from[sy - 1]]]->name, t->dims[d], v->name);
+                    }
+                }
+            }
+        }
+        sl->t.dtype = t->dtype;
+        sl->t.shape = ts;
+        sl->t.data = t->data ? t->data : (void *)&s->consumers; /* any non-NULL for empty */
+        sl->owned = false;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status run_nodes(mopt_session *s) {
+    const ir_graph *g = s->model->graph;
+    int64_t opset = ir_graph_opset(g, "");
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        op_tensor in[64], out[64];
+        for (int32_t k = 0; k < n->n_inputs; k++) {
+            int32_t v = n->inputs[k];
+            if (v < 0) {
+                memset(&in[k], 0, sizeof in[k]);
+                ir_shape_set_unknown(&in[k].shape);
+            } else {
+                in[k] = s->slots[v].t;
+            }
+        }
+        for (int32_t k = 0; k < n->n_outputs; k++) {
+            memset(&out[k], 0, sizeof out[k]);
+            ir_shape_set_unknown(&out[k].shape);
+        }
+        op_ctx ctx = {.node = n, .graph = (ir_graph *)g, .runtime = true};
+        ctx.opset = n->domain[0] ? ir_graph_opset(g, n->domain) : opset;
+        mopt_status st = n->op->infer(&ctx, in, n->n_inputs, out, n->n_outputs);
+        if (st) return st;
+        for (int32_t k = 0; k < n->n_outputs; k++) {
+            char b[IR_SHAPE_STR_CAP];
+            int64_t numel = ir_shape_numel(&out[k].shape);
+            size_t esz = mopt_dtype_size(out[k].dtype);
+            if (numel < 0 || esz == 0)
+                return mopt_fail(MOPT_ERR_INTERNAL,
+                                 "node '%s' (%s): output %d has no concrete shape/type (%s %s)",
+                                 n->name, n->op_type, (int)k, mopt_dtype_name(out[k].dtype),
+                                 ir_shape_str(&out[k].shape, g, b, sizeof b));
+            size_t nbytes;
+            if (!mopt_mul_overflow((size_t)numel, esz, &nbytes) || nbytes > ((size_t)1 << 46))
+                return mopt_fail(MOPT_ERR_LIMIT, "node '%s' (%s): output %d is too large (%s)",
+                                 n->name, n->op_type, (int)k,
+                                 ir_shape_str(&out[k].shape, g, b, sizeof b));
+            if (s->config.memory_limit && s->live_bytes + (int64_t)nbytes > s->config.memory_limit)
+                return mopt_fail(MOPT_ERR_LIMIT,
+                                 "node '%s' (%s): output %d needs %zu bytes; memory_limit %" PRId64
+                                 " would be exceeded (%" PRId64 " in use)",
+                                 n->name, n->op_type, (int)k, nbytes, s->config.memory_limit,
+                                 s->live_bytes);
+            out[k].data = mopt_aligned_alloc(nbytes ? nbytes : 1);
+            if (!out[k].data) {
+                for (int32_t j = 0; j < k; j++) mopt_aligned_free(out[j].data);
+                return mopt_fail(MOPT_ERR_OUT_OF_MEMORY,
+                                 "node '%s' (%s): out of memory for output %d (%zu bytes)",
+                                 n->name, n->op_type, (int)k, nbytes);
+            }
+            s->live_bytes += (int64_t)nbytes;
+        }
+        if (s->live_bytes > s->peak_bytes) s->peak_bytes = s->live_bytes;
+        st = n->op->run(&ctx, in, n->n_inputs, out, n->n_outputs);
+        /* store outputs (even on failure, so release_all frees them) */
+        for (int32_t k = 0; k < n->n_outputs; k++) {
+            int32_t v = n->outputs[k];
+            if (v < 0) {
+                s->live_bytes -= ir_shape_numel(&out[k].shape) *
+                                 (int64_t)mopt_dtype_size(out[k].dtype);
+                mopt_aligned_free(out[k].data);
+                continue;
+            }
+            rt_slot *sl = &s->slots[v];
+            sl->t = out[k];
+            sl->owned = true;
+            sl->refs = s->consumers[v];
+            if (sl->refs == 0) release_slot(s, sl);
+        }
+        if (st) return st;
+        for (int32_t k = 0; k < n->n_inputs; k++) {
+            int32_t v = n->inputs[k];
+            if (v < 0) continue;
+            rt_slot *sl = &s->slots[v];
+            if (sl->owned && --sl->refs == 0) release_slot(s, sl);
+        }
+    }
+    return MOPT_OK;
+}
+
+static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, const char *const *names,
+                                   mopt_tensor **outputs) {
+    const ir_graph *g = s->model->graph;
+    int32_t idx_of[256];
+    if (n_outputs > 256) return mopt_fail(MOPT_ERR_LIMIT, "at most 256 outputs per run");
+    /* validate everything before handing anything over */
+    for (size_t i = 0; i < n_outputs; i++) {
+        int32_t idx = (int32_t)i;
+        if (names) {
+            if (!names[i]) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "output name %zu is NULL", i);
+            idx = -1;
+            for (int32_t k = 0; k < g->n_outputs; k++)
+                if (strcmp(g->values[g->outputs[k]]->name, names[i]) == 0) idx = k;
+            if (idx < 0)
+                return mopt_fail(MOPT_ERR_NOT_FOUND, "the model has no output '%s'", names[i]);
+        } else if (idx >= g->n_outputs) {
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "the model has only %d outputs",
+                             (int)g->n_outputs);
+        }
+        idx_of[i] = idx;
+        const rt_slot *sl = &s->slots[g->outputs[idx]];
+        const mopt_tensor *t = outputs[i];
+        if (t) {
+            ir_shape ts;
+            ir_shape_set(&ts, t->rank, t->dims);
+            char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP];
+            if (t->dtype != sl->t.dtype)
+                return mopt_fail(MOPT_ERR_TYPE, "output '%s' is %s but the given tensor is %s",
+                                 g->values[g->outputs[idx]]->name, mopt_dtype_name(sl->t.dtype),
+                                 mopt_dtype_name(t->dtype));
+            if (t->rank != sl->t.shape.rank ||
+                memcmp(t->dims, sl->t.shape.dims, (size_t)t->rank * sizeof(int64_t)) != 0)
+                return mopt_fail(MOPT_ERR_SHAPE,
+                                 "output '%s' has shape %s but the given tensor has %s",
+                                 g->values[g->outputs[idx]]->name,
+                                 ir_shape_str(&sl->t.shape, g, a, sizeof a),
+                                 ir_shape_str(&ts, g, b, sizeof b));
+        }
+    }
+    /* allocate the new tensors first so that failure hands nothing over */
+    mopt_tensor *made[256] = {0};
+    for (size_t i = 0; i < n_outputs; i++) {
+        if (outputs[i]) continue;
+        rt_slot *sl = &s->slots[g->outputs[idx_of[i]]];
+        int64_t numel = ir_shape_numel(&sl->t.shape);
+        size_t nbytes = (size_t)numel * mopt_dtype_size(sl->t.dtype);
+        void *buf = mopt_aligned_alloc(nbytes ? nbytes : 1);
+        mopt_status st = buf ? rt_tensor_new(sl->t.dtype, sl->t.shape.rank, sl->t.shape.dims,
+                                             buf, nbytes, true, &made[i])
+                             : mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory for outputs");
+        if (st) {
+            mopt_aligned_free(buf);
+            for (size_t j = 0; j < i; j++) mopt_tensor_destroy(made[j]);
+            return st;
+        }
+    }
+    for (size_t i = 0; i < n_outputs; i++) {
+        rt_slot *sl = &s->slots[g->outputs[idx_of[i]]];
+        mopt_tensor *t = outputs[i] ? outputs[i] : made[i];
+        if (t->nbytes) memcpy(t->data, sl->t.data, t->nbytes);
+        outputs[i] = t;
+    }
+    return MOPT_OK;
+}
+
+mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *input_names,
+                           const mopt_tensor *const *inputs, size_t n_outputs,
+                           const char *const *output_names, mopt_tensor **outputs) {
+    const ir_graph *g = s->model->graph;
+    if (n_outputs && !outputs) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "outputs is NULL");
+    release_all(s);
+    s->peak_bytes = 0;
+    mopt_status st = bind_inputs(s, n_inputs, input_names, inputs);
+    if (!st) {
+        for (int32_t i = 0; i < g->n_values; i++) {
+            const ir_value *v = g->values[i];
+            if (!(v->flags & IR_VALUE_INITIALIZER)) continue;
+            rt_slot *sl = &s->slots[i];
+            sl->t.dtype = v->dtype;
+            sl->t.shape = v->shape;
+            sl->t.data = v->data ? v->data : (void *)&s->consumers;
+            sl->owned = false;
+        }
+        st = run_nodes(s);
+    }
+    if (!st) st = deliver_outputs(s, n_outputs, output_names, outputs);
+    release_all(s);
+    return st;
+}

@@ -1,0 +1,182 @@
+/*
+ * model.c — turning an imported graph into a runnable model: graph checks,
+ * operator resolution (every unsupported node listed at once), load-time
+ * shape/type inference, parameter statistics. Passes plug in here later.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "runtime/runtime.h"
+
+static mopt_status resolve_ops(ir_graph *g) {
+    char msg[1800];
+    size_t len = 0;
+    int n_bad = 0;
+    msg[0] = '\0';
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        n->op = ops_find(n->op_type, n->domain);
+        if (!n->op) {
+            if (len < sizeof msg - 64)
+                len += (size_t)snprintf(msg + len, sizeof msg - len, "%s'%s' (%s%s%s)",
+                                        n_bad ? ", " : "", n->name, n->domain,
+                                        n->domain[0] ? "." : "", n->op_type);
+            n_bad++;
+        }
+    }
+    if (n_bad)
+        return mopt_fail(MOPT_ERR_UNSUPPORTED, "%d node%s use%s unsupported operators: %s", n_bad,
+                         n_bad == 1 ? "" : "s", n_bad == 1 ? "s" : "", msg);
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        const op_def *d = n->op;
+        /* trailing omitted inputs do not count */
+        if (n->n_inputs < d->min_inputs || n->n_inputs > d->max_inputs)
+            return mopt_fail(MOPT_ERR_INVALID_MODEL,
+                             "node '%s' (%s) has %d inputs; the operator takes %d to %d",
+                             n->name, n->op_type, (int)n->n_inputs, d->min_inputs, d->max_inputs);
+        if (n->n_outputs < d->min_outputs || n->n_outputs > d->max_outputs)
+            return mopt_fail(MOPT_ERR_INVALID_MODEL,
+                             "node '%s' (%s) has %d outputs; the operator gives %d to %d",
+                             n->name, n->op_type, (int)n->n_outputs, d->min_outputs,
+                             d->max_outputs);
+        for (int k = 0; k < d->min_inputs && k < n->n_inputs; k++)
+            if (n->inputs[k] < 0)
+                return mopt_fail(MOPT_ERR_INVALID_MODEL,
+                                 "node '%s' (%s): required input %d is missing", n->name,
+                                 n->op_type, k);
+    }
+    return MOPT_OK;
+}
+
+/* Merges an inferred shape into a declared one: known beats unknown; two
+ * known fixed dims that disagree are an error. */
+static mopt_status merge_shape(const ir_graph *g, const ir_node *n, ir_value *v,
+                               const ir_shape *inferred) {
+    if (inferred->rank < 0) return MOPT_OK;
+    if (v->shape.rank < 0) {
+        v->shape = *inferred;
+        return MOPT_OK;
+    }
+    char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP];
+    if (v->shape.rank != inferred->rank)
+        return mopt_fail(MOPT_ERR_SHAPE,
+                         "node '%s' (%s): output '%s' is declared %s but computes to %s",
+                         n->name, n->op_type, v->name, ir_shape_str(&v->shape, g, a, sizeof a),
+                         ir_shape_str(inferred, g, b, sizeof b));
+    for (int32_t i = 0; i < inferred->rank; i++) {
+        if (inferred->syms[i] == 0) {
+            if (v->shape.syms[i] == 0 && v->shape.dims[i] != inferred->dims[i])
+                return mopt_fail(MOPT_ERR_SHAPE,
+                                 "node '%s' (%s): output '%s' is declared %s but computes to %s",
+                                 n->name, n->op_type, v->name,
+                                 ir_shape_str(&v->shape, g, a, sizeof a),
+                                 ir_shape_str(inferred, g, b, sizeof b));
+            v->shape.dims[i] = inferred->dims[i];
+            v->shape.syms[i] = 0;
+        } else if (inferred->syms[i] > 0 && v->shape.syms[i] < 0) {
+            v->shape.syms[i] = inferred->syms[i];
+        }
+    }
+    return MOPT_OK;
+}
+
+mopt_status rt_infer_graph(ir_graph *g) {
+    mopt_status st = MOPT_OK;
+    void **cdata = mopt_calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *cdata);
+    if (!cdata) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in shape inference");
+    for (int32_t i = 0; i < g->n_values; i++)
+        if (g->values[i]->flags & IR_VALUE_INITIALIZER) cdata[i] = g->values[i]->data;
+    int64_t opset = ir_graph_opset(g, "");
+    for (int32_t i = 0; i < g->n_nodes && !st; i++) {
+        ir_node *n = g->nodes[i];
+        op_tensor in[64], out[64];
+        if (n->n_inputs > 64 || n->n_outputs > 64) {
+            st = mopt_fail(MOPT_ERR_LIMIT, "node '%s' (%s) has too many inputs or outputs",
+                           n->name, n->op_type);
+            break;
+        }
+        for (int32_t k = 0; k < n->n_inputs; k++) {
+            memset(&in[k], 0, sizeof in[k]);
+            int32_t v = n->inputs[k];
+            if (v < 0) {
+                ir_shape_set_unknown(&in[k].shape);
+                continue;
+            }
+            in[k].dtype = g->values[v]->dtype;
+            in[k].shape = g->values[v]->shape;
+            in[k].data = cdata[v];
+        }
+        for (int32_t k = 0; k < n->n_outputs; k++) {
+            memset(&out[k], 0, sizeof out[k]);
+            ir_shape_set_unknown(&out[k].shape);
+        }
+        op_ctx ctx = {.node = n, .graph = g, .runtime = false};
+        ctx.opset = n->domain[0] ? ir_graph_opset(g, n->domain) : opset;
+        st = n->op->infer(&ctx, in, n->n_inputs, out, n->n_outputs);
+        if (st) break;
+        for (int32_t k = 0; k < n->n_outputs && !st; k++) {
+            int32_t v = n->outputs[k];
+            if (v < 0) continue;
+            ir_value *val = g->values[v];
+            if (out[k].dtype != MOPT_DTYPE_UNDEFINED) {
+                if (val->dtype != MOPT_DTYPE_UNDEFINED && val->dtype != out[k].dtype)
+                    st = mopt_fail(MOPT_ERR_TYPE,
+                                   "node '%s' (%s): output '%s' is declared %s but computes to %s",
+                                   n->name, n->op_type, val->name, mopt_dtype_name(val->dtype),
+                                   mopt_dtype_name(out[k].dtype));
+                val->dtype = out[k].dtype;
+            }
+            if (!st) st = merge_shape(g, n, val, &out[k].shape);
+            cdata[v] = out[k].data;
+        }
+    }
+    mopt_free(cdata);
+    return st;
+}
+
+static void count_parameters(mopt_model *m) {
+    const ir_graph *g = m->graph;
+    for (int32_t i = 0; i < g->n_values; i++) {
+        const ir_value *v = g->values[i];
+        if (!(v->flags & IR_VALUE_INITIALIZER)) continue;
+        int64_t n = ir_shape_numel(&v->shape);
+        if (n > 0) m->parameter_count += n;
+        m->parameter_bytes += (int64_t)v->nbytes;
+    }
+}
+
+mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **out) {
+    *out = NULL;
+    mopt_status st = ir_graph_check(graph);
+    if (!st) st = resolve_ops(graph);
+    if (!st) st = rt_infer_graph(graph);
+    if (st) {
+        ir_graph_destroy(graph);
+        return st;
+    }
+    mopt_model *m = mopt_calloc(1, sizeof *m);
+    if (!m) {
+        ir_graph_destroy(graph);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating model");
+    }
+    m->graph = graph;
+    m->config = *cfg;
+    count_parameters(m);
+    if (cfg->verbose) {
+        char buf[IR_SHAPE_STR_CAP];
+        for (int32_t i = 0; i < graph->n_nodes; i++) {
+            const ir_node *n = graph->nodes[i];
+            const ir_value *o = n->n_outputs && n->outputs[0] >= 0 ? graph->values[n->outputs[0]]
+                                                                   : NULL;
+            fprintf(stderr, "mopt: node %d '%s' %s kernel=ref out=%s %s\n", (int)i, n->name,
+                    n->op_type, o ? mopt_dtype_name(o->dtype) : "-",
+                    o ? ir_shape_str(&o->shape, graph, buf, sizeof buf) : "");
+        }
+    }
+    *out = m;
+    return MOPT_OK;
+}

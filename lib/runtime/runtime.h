@@ -1,0 +1,98 @@
+/*
+ * runtime.h — the internal layout of the public handles (model, session,
+ * tensor, options) and the runtime's entry points. Only lib/api and
+ * lib/runtime include it.
+ */
+#ifndef MOPT_RUNTIME_RUNTIME_H
+#define MOPT_RUNTIME_RUNTIME_H
+
+#include <mopt/mopt.h>
+#include <stdbool.h>
+
+#include "ir/ir.h"
+#include "ops/ops.h"
+
+/* ---- options ---- */
+typedef enum opt_kind { OPT_INT, OPT_DOUBLE, OPT_STRING } opt_kind;
+
+typedef struct opt_entry {
+    const char *key;
+    opt_kind kind;
+    bool set;
+    int64_t i;
+    double d;
+    char *s;
+} opt_entry;
+
+#define OPT_MAX_KEYS 16
+struct mopt_options {
+    opt_entry entries[OPT_MAX_KEYS];
+    int n;
+};
+
+/* Resolved settings, read once from an option set (NULL = defaults). */
+typedef struct rt_config {
+    int threads;
+    int opt_level;
+    char backend[16];
+    char precision[8];
+    char profile[512];
+    int64_t memory_limit;
+    int verbose;
+    char external_data_dir[512];
+} rt_config;
+
+mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);
+
+/* ---- tensors ---- */
+struct mopt_tensor {
+    mopt_dtype dtype;
+    int32_t rank;
+    int64_t dims[MOPT_MAX_RANK];
+    void *data;
+    size_t nbytes;
+    bool owned; /* data from mopt_aligned_alloc, freed with the tensor */
+};
+
+/* Makes a tensor around an already-allocated (owned=true: aligned-alloc'd)
+ * buffer. On failure the buffer is NOT freed. */
+mopt_status rt_tensor_new(mopt_dtype dtype, int32_t rank, const int64_t *dims, void *data,
+                          size_t nbytes, bool owned, mopt_tensor **out);
+
+/* ---- model ---- */
+struct mopt_model {
+    ir_graph *graph;
+    rt_config config;
+    int64_t parameter_count;
+    int64_t parameter_bytes;
+};
+
+/* Takes ownership of graph (destroyed on failure too): checks it, resolves
+ * every op (listing all unsupported nodes at once), runs load-time inference
+ * and the passes the options ask for. */
+mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **out);
+
+/* Load-time shape and type inference over the whole graph. */
+mopt_status rt_infer_graph(ir_graph *graph);
+
+/* ---- session ---- */
+typedef struct rt_slot {
+    op_tensor t;
+    bool owned;     /* t.data allocated by the session for this run */
+    int32_t refs;   /* remaining consumers in this run */
+} rt_slot;
+
+struct mopt_session {
+    const mopt_model *model;
+    rt_config config;
+    rt_slot *slots;      /* one per graph value */
+    int32_t *consumers;  /* static consumer count per value (+1 for outputs) */
+    int64_t live_bytes;
+    int64_t peak_bytes;
+};
+
+mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *input_names,
+                           const mopt_tensor *const *inputs, size_t n_outputs,
+                           const char *const *output_names, mopt_tensor **outputs);
+
+#endif
