@@ -1,0 +1,117 @@
+/*
+ * test_ir.c — unit tests of the IR: value lookup, node creation, checking
+ * (undefined inputs, cycles, double producers) and topological ordering.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/error.h"
+#include "ir/ir.h"
+
+static ir_node *add(ir_graph *g, const char *op, const char *name, const char *in0,
+                    const char *in1, const char *out) {
+    ir_node *n = ir_graph_add_node(g, op, "", name, in1 ? 2 : 1, 1);
+    n->inputs[0] = ir_graph_value(g, in0);
+    if (in1) n->inputs[1] = ir_graph_value(g, in1);
+    n->outputs[0] = ir_graph_value(g, out);
+    return n;
+}
+
+static void ir_value_lookup(void **state) {
+    (void)state;
+    ir_graph *g = ir_graph_create();
+    assert_non_null(g);
+    char name[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof name, "v%d", i);
+        assert_int_equal(ir_graph_value(g, name), i);
+    }
+    assert_int_equal(ir_graph_find_value(g, "v567"), 567);
+    assert_int_equal(ir_graph_value(g, "v567"), 567);
+    assert_int_equal(ir_graph_find_value(g, "nope"), -1);
+    ir_graph_destroy(g);
+}
+
+static void ir_check_sorts_nodes(void **state) {
+    (void)state;
+    ir_graph *g = ir_graph_create();
+    int32_t x = ir_graph_value(g, "x");
+    g->values[x]->flags |= IR_VALUE_INPUT;
+    add(g, "Relu", "second", "a", NULL, "b");
+    add(g, "Relu", "first", "x", NULL, "a");
+    assert_int_equal(ir_graph_check(g), MOPT_OK);
+    assert_string_equal(g->nodes[0]->name, "first");
+    assert_string_equal(g->nodes[1]->name, "second");
+    assert_int_equal(g->values[ir_graph_find_value(g, "b")]->producer, 1);
+    ir_graph_destroy(g);
+}
+
+static void ir_check_rejects_cycle(void **state) {
+    (void)state;
+    ir_graph *g = ir_graph_create();
+    int32_t x = ir_graph_value(g, "x");
+    g->values[x]->flags |= IR_VALUE_INPUT;
+    add(g, "Add", "n1", "x", "b", "a");
+    add(g, "Relu", "n2", "a", NULL, "b");
+    assert_int_equal(ir_graph_check(g), MOPT_ERR_INVALID_MODEL);
+    assert_non_null(strstr(mopt_error_message(), "cycle"));
+    ir_graph_destroy(g);
+}
+
+static void ir_check_rejects_undefined_input(void **state) {
+    (void)state;
+    ir_graph *g = ir_graph_create();
+    add(g, "Relu", "lonely", "ghost", NULL, "y");
+    assert_int_equal(ir_graph_check(g), MOPT_ERR_INVALID_MODEL);
+    assert_non_null(strstr(mopt_error_message(), "ghost"));
+    assert_non_null(strstr(mopt_error_message(), "lonely"));
+    ir_graph_destroy(g);
+}
+
+static void ir_check_rejects_double_producer(void **state) {
+    (void)state;
+    ir_graph *g = ir_graph_create();
+    int32_t x = ir_graph_value(g, "x");
+    g->values[x]->flags |= IR_VALUE_INPUT;
+    add(g, "Relu", "p1", "x", NULL, "y");
+    add(g, "Relu", "p2", "x", NULL, "y");
+    assert_int_equal(ir_graph_check(g), MOPT_ERR_INVALID_MODEL);
+    assert_non_null(strstr(mopt_error_message(), "produced twice"));
+    ir_graph_destroy(g);
+}
+
+static void ir_shape_format(void **state) {
+    (void)state;
+    ir_graph *g = ir_graph_create();
+    ir_shape s;
+    int64_t d[3] = {0, 0, 768};
+    ir_shape_set(&s, 3, d);
+    s.syms[0] = ir_graph_symbol(g, "batch");
+    s.syms[1] = -1;
+    char buf[IR_SHAPE_STR_CAP];
+    assert_string_equal(ir_shape_str(&s, g, buf, sizeof buf), "[batch,?,768]");
+    assert_int_equal(ir_graph_symbol(g, "batch"), s.syms[0]);
+    assert_false(ir_shape_is_concrete(&s));
+    assert_int_equal(ir_shape_numel(&s), -1);
+    int64_t big[2] = {INT64_MAX / 2, 4};
+    assert_int_equal(ir_numel(2, big), -1);
+    ir_graph_destroy(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ir_value_lookup),
+        cmocka_unit_test(ir_check_sorts_nodes),
+        cmocka_unit_test(ir_check_rejects_cycle),
+        cmocka_unit_test(ir_check_rejects_undefined_input),
+        cmocka_unit_test(ir_check_rejects_double_producer),
+        cmocka_unit_test(ir_shape_format),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
