@@ -1,0 +1,104 @@
+"""opcase.py — shared helper for the op-test generators (tests/ops/gen_*.py).
+
+A case is a folder tests/ops/data/<name>/ holding model.onnx (one node, or a
+few) and test_data_set_0/input_K.npy + output_K.npy, K in the model's input
+and output order — the layout of the ONNX backend node tests, with .npy files
+instead of .pb. Expected outputs come from numpy (an independent reference),
+never from libmopt. An optional file `tolerance` holds "atol rtol".
+
+Usage in a generator:
+
+    from opcase import Case, rng
+    c = Case("add_broadcast", opset=13)
+    a = rng().standard_normal((2, 3, 4), dtype=np.float32)
+    b = rng().standard_normal((4,), dtype=np.float32)
+    c.node("Add", ["a", "b"], ["y"])
+    c.save({"a": a, "b": b}, {"y": a + b})
+
+Run a generator from the repo root: python3 tests/ops/gen_elementwise.py
+"""
+import os
+import shutil
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+_NP_TO_ONNX = {
+    np.dtype(np.float32): TensorProto.FLOAT,
+    np.dtype(np.float64): TensorProto.DOUBLE,
+    np.dtype(np.float16): TensorProto.FLOAT16,
+    np.dtype(np.int64): TensorProto.INT64,
+    np.dtype(np.int32): TensorProto.INT32,
+    np.dtype(np.int16): TensorProto.INT16,
+    np.dtype(np.int8): TensorProto.INT8,
+    np.dtype(np.uint8): TensorProto.UINT8,
+    np.dtype(np.uint16): TensorProto.UINT16,
+    np.dtype(np.uint32): TensorProto.UINT32,
+    np.dtype(np.uint64): TensorProto.UINT64,
+    np.dtype(np.bool_): TensorProto.BOOL,
+}
+
+
+def rng(seed=1234):
+    """A fresh, seeded generator: every case is reproducible."""
+    return np.random.default_rng(seed)
+
+
+def onnx_dtype(arr):
+    return _NP_TO_ONNX[np.asarray(arr).dtype]
+
+
+class Case:
+    def __init__(self, name, opset=17, domain_opsets=None):
+        self.name = name
+        self.opset = opset
+        self.domain_opsets = domain_opsets or {}
+        self.nodes = []
+        self.initializers = []
+        self.tolerance = None
+
+    def node(self, op_type, inputs, outputs, domain="", **attrs):
+        self.nodes.append(helper.make_node(op_type, inputs, outputs, domain=domain, **attrs))
+        return self
+
+    def initializer(self, name, array):
+        """A weight baked into the model (not fed as an input)."""
+        self.initializers.append(numpy_helper.from_array(np.asarray(array), name))
+        return self
+
+    def tol(self, atol, rtol):
+        self.tolerance = (atol, rtol)
+        return self
+
+    def save(self, inputs, outputs, input_shapes=None):
+        """inputs/outputs: dicts name -> numpy array, in graph order.
+        input_shapes: optional dict name -> list of dims/str to declare symbolic
+        dims (e.g. ["batch", 3]); default is the concrete shape."""
+        input_shapes = input_shapes or {}
+        g_inputs = [
+            helper.make_tensor_value_info(k, onnx_dtype(v), input_shapes.get(k, list(np.shape(v))))
+            for k, v in inputs.items()
+        ]
+        g_outputs = [helper.make_tensor_value_info(k, onnx_dtype(v), None) for k, v in outputs.items()]
+        graph = helper.make_graph(self.nodes, self.name, g_inputs, g_outputs, self.initializers)
+        opsets = [helper.make_opsetid("", self.opset)]
+        opsets += [helper.make_opsetid(d, v) for d, v in self.domain_opsets.items()]
+        model = helper.make_model(graph, opset_imports=opsets, producer_name="mopt-tests")
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        out = os.path.join(DATA_DIR, self.name)
+        shutil.rmtree(out, ignore_errors=True)
+        ds = os.path.join(out, "test_data_set_0")
+        os.makedirs(ds)
+        onnx.save(model, os.path.join(out, "model.onnx"))
+        for i, v in enumerate(inputs.values()):
+            np.save(os.path.join(ds, f"input_{i}.npy"), np.ascontiguousarray(v))
+        for i, v in enumerate(outputs.values()):
+            np.save(os.path.join(ds, f"output_{i}.npy"), np.ascontiguousarray(v))
+        if self.tolerance:
+            with open(os.path.join(out, "tolerance"), "w") as f:
+                f.write(f"{self.tolerance[0]} {self.tolerance[1]}\n")
+        return out
