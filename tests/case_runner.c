@@ -1,0 +1,271 @@
+/*
+ * case_runner.c — runs test cases laid out like the ONNX backend node tests:
+ * CASE/model.onnx and CASE/test_data_set_N/{input_K,output_K}.{npy,pb}, with
+ * an optional CASE/tolerance file ("atol rtol"). Each case becomes one cmocka
+ * test that loads the model through the public API, feeds every data set and
+ * compares every output with the expected one (dtype, shape, values).
+ *
+ * usage: case_runner [--opt-level N] [--atol A] [--rtol R] PATH...
+ *   PATH is a case folder, or a folder whose sub-folders (two levels deep at
+ *   most) are cases. Used by the "ops" and "models" suites.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+#include <mopt/mopt.h>
+
+#define MAX_CASES 4096
+#define MAX_IO 64
+
+typedef struct test_case {
+    char path[1024];
+    char name[256];
+} test_case;
+
+static test_case g_cases[MAX_CASES];
+static int g_n_cases;
+static int g_opt_level = 0;
+static double g_atol = 1e-5, g_rtol = 1e-4;
+static int g_atol_set, g_rtol_set;
+
+static int is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int file_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(((const test_case *)a)->path, ((const test_case *)b)->path);
+}
+
+static void add_cases(const char *path, int depth) {
+    char model[1100];
+    snprintf(model, sizeof model, "%s/model.onnx", path);
+    if (file_exists(model)) {
+        if (g_n_cases == MAX_CASES) return;
+        test_case *c = &g_cases[g_n_cases++];
+        snprintf(c->path, sizeof c->path, "%s", path);
+        const char *base = strrchr(path, '/');
+        snprintf(c->name, sizeof c->name, "%s", base ? base + 1 : path);
+        return;
+    }
+    if (depth == 0) return;
+    DIR *d = opendir(path);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char sub[1100];
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+        if (is_dir(sub)) add_cases(sub, depth - 1);
+    }
+    closedir(d);
+}
+
+/* Loads input_K / output_K tensors of one data set; returns the count. */
+static int load_set(const char *dir, const char *prefix, mopt_tensor **out) {
+    int n = 0;
+    for (; n < MAX_IO; n++) {
+        char p[1200];
+        snprintf(p, sizeof p, "%s/%s_%d.npy", dir, prefix, n);
+        if (!file_exists(p)) snprintf(p, sizeof p, "%s/%s_%d.pb", dir, prefix, n);
+        if (!file_exists(p)) break;
+        out[n] = NULL;
+        mopt_status st = mopt_tensor_load(p, &out[n]);
+        if (st != MOPT_OK) fail_msg("cannot read %s: %s", p, mopt_last_error());
+    }
+    return n;
+}
+
+static double elem(const mopt_tensor *t, int64_t i) {
+    const void *d = mopt_tensor_data_const(t);
+    switch (mopt_tensor_dtype(t)) {
+    case MOPT_DTYPE_F32: return ((const float *)d)[i];
+    case MOPT_DTYPE_F64: return ((const double *)d)[i];
+    case MOPT_DTYPE_I64: return (double)((const int64_t *)d)[i];
+    case MOPT_DTYPE_I32: return ((const int32_t *)d)[i];
+    case MOPT_DTYPE_I16: return ((const int16_t *)d)[i];
+    case MOPT_DTYPE_I8: return ((const int8_t *)d)[i];
+    case MOPT_DTYPE_U8:
+    case MOPT_DTYPE_BOOL: return ((const uint8_t *)d)[i];
+    case MOPT_DTYPE_U16: return ((const uint16_t *)d)[i];
+    case MOPT_DTYPE_U32: return ((const uint32_t *)d)[i];
+    case MOPT_DTYPE_U64: return (double)((const uint64_t *)d)[i];
+    case MOPT_DTYPE_F16: {
+        uint16_t h = ((const uint16_t *)d)[i];
+        int e = (h >> 10) & 31, m = h & 1023;
+        double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY)
+                                                    : ldexp(m + 1024, e - 25);
+        return (h & 0x8000) ? -v : v;
+    }
+    case MOPT_DTYPE_BF16: {
+        uint32_t u = (uint32_t)((const uint16_t *)d)[i] << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    default: return NAN;
+    }
+}
+
+static int is_float(mopt_dtype t) {
+    return t == MOPT_DTYPE_F32 || t == MOPT_DTYPE_F64 || t == MOPT_DTYPE_F16 ||
+           t == MOPT_DTYPE_BF16;
+}
+
+/* Compares got with want; on mismatch fails the test with a precise message. */
+static double compare(const char *what, const mopt_tensor *got, const mopt_tensor *want,
+                      double atol, double rtol) {
+    if (mopt_tensor_dtype(got) != mopt_tensor_dtype(want))
+        fail_msg("%s: dtype %s, expected %s", what, mopt_dtype_name(mopt_tensor_dtype(got)),
+                 mopt_dtype_name(mopt_tensor_dtype(want)));
+    int rank = mopt_tensor_rank(got);
+    int same = rank == mopt_tensor_rank(want);
+    for (int i = 0; same && i < rank; i++)
+        same = mopt_tensor_dim(got, i) == mopt_tensor_dim(want, i);
+    if (!same) {
+        char a[256] = "", b[256] = "";
+        size_t la = 0, lb = 0;
+        for (int i = 0; i < rank; i++)
+            la += (size_t)snprintf(a + la, sizeof a - la, "%s%lld", i ? "," : "",
+                                   (long long)mopt_tensor_dim(got, i));
+        for (int i = 0; i < mopt_tensor_rank(want); i++)
+            lb += (size_t)snprintf(b + lb, sizeof b - lb, "%s%lld", i ? "," : "",
+                                   (long long)mopt_tensor_dim(want, i));
+        fail_msg("%s: shape [%s], expected [%s]", what, a, b);
+    }
+    int64_t n = mopt_tensor_element_count(want);
+    int fl = is_float(mopt_tensor_dtype(want));
+    double max_err = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double g = elem(got, i), w = elem(want, i);
+        if (fl) {
+            if (isnan(w) && isnan(g)) continue;
+            if (isinf(w) && g == w) continue;
+            double err = fabs(g - w);
+            if (!(err <= atol + rtol * fabs(w)))
+                fail_msg("%s: element %lld is %.9g, expected %.9g (|diff| %.3g > atol %.3g + "
+                         "rtol %.3g * |expected|)",
+                         what, (long long)i, g, w, err, atol, rtol);
+            if (err > max_err) max_err = err;
+        } else if (g != w) {
+            fail_msg("%s: element %lld is %.17g, expected %.17g", what, (long long)i, g, w);
+        }
+    }
+    return max_err;
+}
+
+static void run_case(void **state) {
+    const test_case *c = *state;
+    double atol = g_atol, rtol = g_rtol;
+    char p[1200];
+    snprintf(p, sizeof p, "%s/tolerance", c->path);
+    FILE *tf = fopen(p, "r");
+    if (tf) {
+        double a, r;
+        if (fscanf(tf, "%lf %lf", &a, &r) == 2) {
+            if (!g_atol_set) atol = a;
+            if (!g_rtol_set) rtol = r;
+        }
+        fclose(tf);
+    }
+    mopt_options *opts = NULL;
+    assert_int_equal(mopt_options_create(&opts), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(opts, "opt_level", g_opt_level), MOPT_OK);
+    mopt_model *model = NULL;
+    snprintf(p, sizeof p, "%s/model.onnx", c->path);
+    mopt_status st = mopt_model_load(p, opts, &model);
+    if (st != MOPT_OK) {
+        mopt_options_destroy(opts);
+        fail_msg("%s: load failed: %s: %s", c->name, mopt_status_string(st), mopt_last_error());
+    }
+    mopt_session *sess = NULL;
+    assert_int_equal(mopt_session_create(model, opts, &sess), MOPT_OK);
+    size_t n_in = mopt_model_io_count(model, MOPT_INPUT);
+    size_t n_out = mopt_model_io_count(model, MOPT_OUTPUT);
+    double case_max = 0;
+    int n_sets = 0;
+    for (int set = 0; set < 1000; set++) {
+        char dir[1100];
+        snprintf(dir, sizeof dir, "%s/test_data_set_%d", c->path, set);
+        if (!is_dir(dir)) break;
+        n_sets++;
+        mopt_tensor *inputs[MAX_IO] = {0}, *expected[MAX_IO] = {0}, *outputs[MAX_IO] = {0};
+        int ni = load_set(dir, "input", inputs);
+        int no = load_set(dir, "output", expected);
+        if ((size_t)ni != n_in)
+            fail_msg("%s: data set %d has %d inputs, the model %zu", c->name, set, ni, n_in);
+        if (no == 0 || (size_t)no > n_out)
+            fail_msg("%s: data set %d has %d outputs, the model %zu", c->name, set, no, n_out);
+        st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)inputs, (size_t)no,
+                              NULL, outputs);
+        if (st != MOPT_OK)
+            fail_msg("%s: run of data set %d failed: %s: %s", c->name, set,
+                     mopt_status_string(st), mopt_last_error());
+        for (int k = 0; k < no; k++) {
+            char what[512];
+            snprintf(what, sizeof what, "%s set %d output %d '%s'", c->name, set, k,
+                     mopt_model_io_name(model, MOPT_OUTPUT, (size_t)k));
+            double e = compare(what, outputs[k], expected[k], atol, rtol);
+            if (e > case_max) case_max = e;
+        }
+        for (int k = 0; k < ni; k++) mopt_tensor_destroy(inputs[k]);
+        for (int k = 0; k < no; k++) {
+            mopt_tensor_destroy(expected[k]);
+            mopt_tensor_destroy(outputs[k]);
+        }
+    }
+    if (n_sets == 0) fail_msg("%s: no test_data_set_* folder", c->name);
+    printf("[ CASE     ] %s: %d data set%s, max abs error %.3g (atol %.3g, rtol %.3g)\n",
+           c->name, n_sets, n_sets == 1 ? "" : "s", case_max, atol, rtol);
+    mopt_session_destroy(sess);
+    mopt_model_destroy(model);
+    mopt_options_destroy(opts);
+}
+
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--opt-level") == 0 && i + 1 < argc) {
+            g_opt_level = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--atol") == 0 && i + 1 < argc) {
+            g_atol = atof(argv[++i]);
+            g_atol_set = 1;
+        } else if (strcmp(argv[i], "--rtol") == 0 && i + 1 < argc) {
+            g_rtol = atof(argv[++i]);
+            g_rtol_set = 1;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "usage: case_runner [--opt-level N] [--atol A] [--rtol R] PATH...\n");
+            return 2;
+        } else {
+            add_cases(argv[i], 2);
+        }
+    }
+    if (g_n_cases == 0) {
+        fprintf(stderr, "case_runner: no cases found (a case folder holds model.onnx)\n");
+        return 1;
+    }
+    qsort(g_cases, (size_t)g_n_cases, sizeof g_cases[0], cmp_str);
+    struct CMUnitTest *tests = calloc((size_t)g_n_cases, sizeof *tests);
+    if (!tests) return 1;
+    for (int i = 0; i < g_n_cases; i++) {
+        tests[i].name = g_cases[i].name;
+        tests[i].test_func = run_case;
+        tests[i].initial_state = &g_cases[i];
+    }
+    int rc = _cmocka_run_group_tests("cases", tests, (size_t)g_n_cases, NULL, NULL);
+    free(tests);
+    return rc;
+}
