@@ -266,6 +266,12 @@ MOPT_API int64_t mopt_model_opset(const mopt_model *model, const char *domain);
 MOPT_API int64_t mopt_model_parameter_count(const mopt_model *model);
 MOPT_API int64_t mopt_model_parameter_bytes(const mopt_model *model);
 
+/* Operators this build supports: the count, and the name of entry `index`
+ * ("Conv"; operators outside the default domain as "domain.Op"), NULL when
+ * out of range. Static strings. Thread-safe. */
+MOPT_API size_t mopt_supported_op_count(void);
+MOPT_API const char *mopt_supported_op_name(size_t index);
+
 /* ------------------------------------------------------------------------ */
 /* Tensors                                                                   */
 /* ------------------------------------------------------------------------ */
