@@ -268,7 +268,8 @@ MOPT_API int64_t mopt_model_parameter_bytes(const mopt_model *model);
 
 /* Operators this build supports: the count, and the name of entry `index`
  * ("Conv"; operators outside the default domain as "domain.Op"), NULL when
- * out of range. Static strings. Thread-safe. */
+ * out of range. The string is valid until the next call on this thread.
+ * Thread-safe. */
 MOPT_API size_t mopt_supported_op_count(void);
 MOPT_API const char *mopt_supported_op_name(size_t index);
 
