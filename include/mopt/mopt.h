@@ -157,7 +157,9 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *   "opt_level"     int    0..3; 0 runs the graph as imported (default 2)
  *   "backend"       string auto | ref | cpu | onednn | openblas (default auto)
  *   "precision"     string fp32 | bf16 | int8 (default fp32)
- *   "profile"       string path of a Chrome trace to write ("" = off)
+ *   "profile"       string "" = off (default); "1" = collect per-node
+ *                   timings (mopt_session_profile_*); any other value = also
+ *                   write a Chrome trace to that path
  *   "memory_limit"  int    bytes a session may hold for tensors, 0 = none
  *   "verbose"       int    0 = quiet, 1 = print kernel choices to stderr
  *   "external_data_dir" string  folder for external weights of a model
@@ -356,6 +358,39 @@ MOPT_API mopt_status mopt_session_run(mopt_session *session, size_t n_inputs,
                                       size_t n_outputs,
                                       const char *const *output_names,
                                       mopt_tensor **outputs);
+
+/* Statistics of a session, by key. Keys known today:
+ *   "runs"         number of successful runs so far
+ *   "peak_bytes"   peak bytes of intermediate tensors held during the last run
+ *   "arena_bytes"  bytes of the planned activation arena (0 until memory
+ *                  planning is in place; then the arena of the last run)
+ *   "last_run_ns"  wall time of the last run in nanoseconds
+ * Returns OK, INVALID_ARGUMENT (NULL argument) or NOT_FOUND (unknown key). */
+MOPT_API mopt_status mopt_session_get_stat(const mopt_session *session,
+                                           const char *key, int64_t *value);
+
+/* Per-node profile of the last run. Profiling is on when the "profile"
+ * option is set for the session: "1" collects timings only; any other value
+ * is a path where a Chrome trace (chrome://tracing, Perfetto) of every run
+ * is written when the session is destroyed. Entries are in execution order;
+ * the count is 0 when profiling is off or before the first run. Strings are
+ * owned by the session and valid until the next run or its destruction.
+ * Out-of-range indices give NULL / 0. */
+MOPT_API size_t mopt_session_profile_count(const mopt_session *session);
+MOPT_API const char *mopt_session_profile_node(const mopt_session *session,
+                                               size_t index);
+MOPT_API const char *mopt_session_profile_op(const mopt_session *session,
+                                             size_t index);
+/* The kernel that ran the node ("ref", later "onednn", "cpu-avx512", ...). */
+MOPT_API const char *mopt_session_profile_kernel(const mopt_session *session,
+                                                 size_t index);
+/* Wall time of the node in the last run, in nanoseconds. */
+MOPT_API int64_t mopt_session_profile_ns(const mopt_session *session,
+                                         size_t index);
+/* Floating-point operations the node performed (multiply-add = 2), or 0
+ * when not meaningful for the operator. */
+MOPT_API int64_t mopt_session_profile_flops(const mopt_session *session,
+                                            size_t index);
 
 #ifdef __cplusplus
 }

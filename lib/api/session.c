@@ -35,12 +35,27 @@ mopt_status mopt_session_create(const mopt_model *model, const mopt_options *opt
             if (n->inputs[k] >= 0) s->consumers[n->inputs[k]]++;
     }
     for (int32_t i = 0; i < g->n_outputs; i++) s->consumers[g->outputs[i]]++;
+    s->t0_ns = rt_now_ns();
+    s->profiling = s->config.profile[0] != '\0';
+    if (s->profiling) {
+        s->prof = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->prof);
+        if (!s->prof) {
+            mopt_session_destroy(s);
+            return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
+        }
+    }
     *out = s;
     return MOPT_OK;
 }
 
 void mopt_session_destroy(mopt_session *s) {
     if (!s) return;
+    if (s->n_trace && s->config.profile[0] && strcmp(s->config.profile, "1") != 0) {
+        /* destroy cannot report failure; the message stays in mopt_last_error() */
+        rt_trace_write(s, s->config.profile);
+    }
+    mopt_free(s->trace);
+    mopt_free(s->prof);
     mopt_free(s->slots);
     mopt_free(s->consumers);
     mopt_free(s);
@@ -52,4 +67,51 @@ mopt_status mopt_session_run(mopt_session *s, size_t n_inputs, const char *const
     mopt_clear_error();
     if (!s) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_session_run: session is NULL");
     return rt_session_run(s, n_inputs, input_names, inputs, n_outputs, output_names, outputs);
+}
+
+mopt_status mopt_session_get_stat(const mopt_session *s, const char *key, int64_t *value) {
+    mopt_clear_error();
+    if (!s || !key || !value)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_session_get_stat: NULL argument");
+    if (strcmp(key, "runs") == 0) *value = s->runs;
+    else if (strcmp(key, "peak_bytes") == 0) *value = s->peak_bytes;
+    else if (strcmp(key, "arena_bytes") == 0) *value = 0;
+    else if (strcmp(key, "last_run_ns") == 0) *value = s->last_run_ns;
+    else
+        return mopt_fail(MOPT_ERR_NOT_FOUND,
+                         "unknown session statistic '%s' (known: runs, peak_bytes, arena_bytes, "
+                         "last_run_ns)",
+                         key);
+    return MOPT_OK;
+}
+
+static const rt_prof_entry *prof_at(const mopt_session *s, size_t i) {
+    if (!s || !s->prof_valid || i >= (size_t)s->model->graph->n_nodes) return NULL;
+    return &s->prof[i];
+}
+
+size_t mopt_session_profile_count(const mopt_session *s) {
+    return (s && s->prof_valid) ? (size_t)s->model->graph->n_nodes : 0;
+}
+
+const char *mopt_session_profile_node(const mopt_session *s, size_t i) {
+    return prof_at(s, i) ? s->model->graph->nodes[i]->name : NULL;
+}
+
+const char *mopt_session_profile_op(const mopt_session *s, size_t i) {
+    return prof_at(s, i) ? s->model->graph->nodes[i]->op_type : NULL;
+}
+
+const char *mopt_session_profile_kernel(const mopt_session *s, size_t i) {
+    return prof_at(s, i) ? "ref" : NULL;
+}
+
+int64_t mopt_session_profile_ns(const mopt_session *s, size_t i) {
+    const rt_prof_entry *e = prof_at(s, i);
+    return e ? e->ns : 0;
+}
+
+int64_t mopt_session_profile_flops(const mopt_session *s, size_t i) {
+    const rt_prof_entry *e = prof_at(s, i);
+    return e ? e->flops : 0;
 }

@@ -149,7 +149,27 @@ static mopt_status run_nodes(mopt_session *s) {
             s->live_bytes += (int64_t)nbytes;
         }
         if (s->live_bytes > s->peak_bytes) s->peak_bytes = s->live_bytes;
+        int64_t t_start = s->profiling ? rt_now_ns() : 0;
         st = n->op->run(&ctx, in, n->n_inputs, out, n->n_outputs);
+        if (s->profiling && !st) {
+            rt_prof_entry *pe = &s->prof[i];
+            pe->start_ns = t_start - s->t0_ns;
+            pe->ns = rt_now_ns() - t_start;
+            pe->flops = rt_node_flops(n, in, n->n_inputs, out, n->n_outputs);
+            if (s->config.profile[0] && strcmp(s->config.profile, "1") != 0) {
+                if (s->n_trace == s->cap_trace) {
+                    size_t cap = s->cap_trace ? s->cap_trace * 2 : 1024;
+                    rt_trace_event *nt = mopt_realloc(s->trace, cap * sizeof *nt);
+                    if (nt) {
+                        s->trace = nt;
+                        s->cap_trace = cap;
+                    }
+                }
+                if (s->n_trace < s->cap_trace && s->n_trace < ((size_t)1 << 24))
+                    s->trace[s->n_trace++] =
+                        (rt_trace_event){i, (int32_t)s->runs, pe->start_ns, pe->ns};
+            }
+        }
         /* store outputs (even on failure, so release_all frees them) */
         for (int32_t k = 0; k < n->n_outputs; k++) {
             int32_t v = n->outputs[k];
@@ -248,6 +268,8 @@ mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *
     if (n_outputs && !outputs) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "outputs is NULL");
     release_all(s);
     s->peak_bytes = 0;
+    s->prof_valid = false;
+    int64_t t_run = rt_now_ns();
     mopt_status st = bind_inputs(s, n_inputs, input_names, inputs);
     if (!st) {
         for (int32_t i = 0; i < g->n_values; i++) {
@@ -263,5 +285,10 @@ mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *
     }
     if (!st) st = deliver_outputs(s, n_outputs, output_names, outputs);
     release_all(s);
+    if (!st) {
+        s->runs++;
+        s->last_run_ns = rt_now_ns() - t_run;
+        s->prof_valid = s->profiling;
+    }
     return st;
 }

@@ -82,6 +82,19 @@ typedef struct rt_slot {
     int32_t refs;   /* remaining consumers in this run */
 } rt_slot;
 
+typedef struct rt_prof_entry {
+    int64_t start_ns; /* since the session was created */
+    int64_t ns;
+    int64_t flops;
+} rt_prof_entry;
+
+typedef struct rt_trace_event {
+    int32_t node;
+    int32_t run;
+    int64_t start_ns;
+    int64_t ns;
+} rt_trace_event;
+
 struct mopt_session {
     const mopt_model *model;
     rt_config config;
@@ -89,7 +102,23 @@ struct mopt_session {
     int32_t *consumers;  /* static consumer count per value (+1 for outputs) */
     int64_t live_bytes;
     int64_t peak_bytes;
+    int64_t runs;
+    int64_t last_run_ns;
+    int64_t t0_ns;          /* creation time, origin of trace timestamps */
+    bool profiling;
+    rt_prof_entry *prof;    /* one per node, last run; NULL when not profiling */
+    bool prof_valid;
+    rt_trace_event *trace;  /* every node of every run, when writing a trace */
+    size_t n_trace, cap_trace;
 };
+
+/* Monotonic clock in nanoseconds. */
+int64_t rt_now_ns(void);
+/* Floating-point operations of one node execution (0 if not meaningful). */
+int64_t rt_node_flops(const ir_node *n, const op_tensor *in, int n_in, const op_tensor *out,
+                      int n_out);
+/* Writes the session's trace as Chrome trace JSON. */
+mopt_status rt_trace_write(const mopt_session *s, const char *path);
 
 mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *input_names,
                            const mopt_tensor *const *inputs, size_t n_outputs,

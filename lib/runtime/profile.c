@@ -1,0 +1,73 @@
+/*
+ * profile.c — per-node profiling support: the clock, flop counts of the
+ * compute-heavy operators, and writing Chrome trace files.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "runtime/runtime.h"
+
+int64_t rt_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t rt_node_flops(const ir_node *n, const op_tensor *in, int n_in, const op_tensor *out,
+                      int n_out) {
+    if (n_in < 2 || n_out < 1 || in[0].shape.rank < 1) return 0;
+    int64_t out_numel = ir_shape_numel(&out[0].shape);
+    if (out_numel <= 0) return 0;
+    if (strcmp(n->op_type, "MatMul") == 0 || strcmp(n->op_type, "Gemm") == 0) {
+        int64_t k;
+        if (strcmp(n->op_type, "Gemm") == 0 && ir_node_attr_int(n, "transA", 0))
+            k = in[0].shape.dims[0];
+        else
+            k = in[0].shape.dims[in[0].shape.rank - 1];
+        return 2 * out_numel * k;
+    }
+    if (strcmp(n->op_type, "Conv") == 0 && in[1].shape.rank >= 3) {
+        int64_t per_out = 1; /* weights per output element: C_in/group * kernel */
+        for (int32_t i = 1; i < in[1].shape.rank; i++) per_out *= in[1].shape.dims[i];
+        return 2 * out_numel * per_out;
+    }
+    return 0;
+}
+
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+mopt_status rt_trace_write(const mopt_session *s, const char *path) {
+    FILE *f = fopen(path, "w");
+    if (!f) return mopt_fail(MOPT_ERR_IO, "cannot write trace '%s': %s", path, strerror(errno));
+    const ir_graph *g = s->model->graph;
+    fprintf(f, "{\"traceEvents\":[\n");
+    for (size_t i = 0; i < s->n_trace; i++) {
+        const rt_trace_event *e = &s->trace[i];
+        const ir_node *n = g->nodes[e->node];
+        fprintf(f, "%s{\"name\":", i ? ",\n" : "");
+        json_string(f, n->name[0] ? n->name : n->op_type);
+        fprintf(f, ",\"cat\":");
+        json_string(f, n->op_type);
+        fprintf(f, ",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
+                   "\"args\":{\"op\":",
+                (double)e->start_ns / 1000.0, (double)e->ns / 1000.0);
+        json_string(f, n->op_type);
+        fprintf(f, ",\"run\":%d}}", (int)e->run);
+    }
+    fprintf(f, "\n],\"displayTimeUnit\":\"ms\"}\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) return mopt_fail(MOPT_ERR_IO, "error writing trace '%s'", path);
+    return MOPT_OK;
+}
