@@ -106,6 +106,12 @@ static int hash_rebuild(ir_graph *g, size_t cap) {
     return 0;
 }
 
+int ir_graph_reindex(ir_graph *g) {
+    size_t cap = 64;
+    while (cap < (size_t)g->n_values * 2) cap *= 2;
+    return hash_rebuild(g, cap);
+}
+
 int32_t ir_graph_find_value(const ir_graph *g, const char *name) {
     if (!g->hash_cap) return -1;
     size_t k = hash_str(name) & (g->hash_cap - 1);

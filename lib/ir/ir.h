@@ -103,6 +103,7 @@ typedef struct ir_node {
     int32_t n_attrs;
     ir_attr *attrs;
     const struct op_def *op; /* resolved by the runtime at load */
+    bool dead;               /* marked for removal by a pass (ir_graph_compact) */
 } ir_node;
 
 typedef struct ir_opset {
@@ -172,6 +173,28 @@ const ir_tensor *ir_node_attr_tensor(const ir_node *n, const char *name);
  * no cycle; every graph output is defined. Fills value->producer. Errors name
  * the node and value. Returns OK, INVALID_MODEL or OUT_OF_MEMORY. */
 mopt_status ir_graph_check(ir_graph *g);
+
+/* ---- editing (ir_edit.c), for passes ---- */
+
+/* Number of node inputs referring to each value, plus 1 for each graph
+ * output; counts must hold g->n_values entries. Dead nodes are skipped. */
+void ir_graph_use_counts(const ir_graph *g, int32_t *counts);
+/* Makes every (live) node input that reads `from` read `to` instead. */
+void ir_graph_replace_uses(ir_graph *g, int32_t from, int32_t to);
+/* Removes dead nodes and values nothing refers to any more (keeping graph
+ * inputs, outputs and values named by live nodes), renumbering values.
+ * Returns OK or OUT_OF_MEMORY (the graph is unchanged then). */
+mopt_status ir_graph_compact(ir_graph *g);
+/* Rebuilds the name index after values were removed or renamed. Returns 0,
+ * or -1 when out of memory. */
+int ir_graph_reindex(ir_graph *g);
+/* Marks nodes dead that no graph output depends on. Returns the count. */
+int32_t ir_graph_mark_dead_code(ir_graph *g);
+/* True when two attributes are equal (graphs never are). */
+bool ir_attr_equal(const ir_attr *a, const ir_attr *b);
+/* Adds a value with a unique name derived from base ("base", "base_1", ...).
+ * Returns its index or -1 (message set). */
+int32_t ir_graph_new_value(ir_graph *g, const char *base);
 
 /* Shape helpers. */
 void ir_shape_set_unknown(ir_shape *s);

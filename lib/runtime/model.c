@@ -9,6 +9,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "passes/passes.h"
 #include "runtime/runtime.h"
 
 static mopt_status resolve_ops(ir_graph *g) {
@@ -154,6 +155,9 @@ mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **o
     mopt_status st = ir_graph_check(graph);
     if (!st) st = resolve_ops(graph);
     if (!st) st = rt_infer_graph(graph);
+    pass_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (!st && cfg->opt_level > 0) st = passes_run(graph, cfg->opt_level, &rep, cfg->verbose);
     if (st) {
         ir_graph_destroy(graph);
         return st;

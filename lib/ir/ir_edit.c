@@ -1,0 +1,175 @@
+/*
+ * ir_edit.c — graph editing primitives used by the passes: use counts,
+ * rewiring, dead-code marking, compaction (removing dead nodes and
+ * unreferenced values), attribute equality and fresh value names.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "ir/ir.h"
+
+void ir_graph_use_counts(const ir_graph *g, int32_t *counts) {
+    memset(counts, 0, (size_t)g->n_values * sizeof *counts);
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        if (n->dead) continue;
+        for (int32_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0) counts[n->inputs[k]]++;
+    }
+    for (int32_t i = 0; i < g->n_outputs; i++) counts[g->outputs[i]]++;
+}
+
+void ir_graph_replace_uses(ir_graph *g, int32_t from, int32_t to) {
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        if (n->dead) continue;
+        for (int32_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] == from) n->inputs[k] = to;
+    }
+}
+
+int32_t ir_graph_mark_dead_code(ir_graph *g) {
+    if (g->n_values == 0) return 0;
+    bool *live = mopt_calloc((size_t)g->n_values, sizeof *live);
+    if (!live) return 0; /* DCE is an optimization: skipping it is safe */
+    for (int32_t i = 0; i < g->n_outputs; i++) live[g->outputs[i]] = true;
+    int32_t removed = 0;
+    for (int32_t i = g->n_nodes - 1; i >= 0; i--) {
+        ir_node *n = g->nodes[i];
+        if (n->dead) continue;
+        bool used = false;
+        for (int32_t k = 0; k < n->n_outputs; k++)
+            if (n->outputs[k] >= 0 && live[n->outputs[k]]) used = true;
+        if (!used) {
+            n->dead = true;
+            removed++;
+            continue;
+        }
+        for (int32_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0) live[n->inputs[k]] = true;
+    }
+    mopt_free(live);
+    return removed;
+}
+
+static void free_node(ir_node *n) {
+    mopt_free(n->name);
+    mopt_free(n->op_type);
+    mopt_free(n->domain);
+    mopt_free(n->inputs);
+    mopt_free(n->outputs);
+    for (int32_t i = 0; i < n->n_attrs; i++) ir_attr_clear(&n->attrs[i]);
+    mopt_free(n->attrs);
+    mopt_free(n);
+}
+
+mopt_status ir_graph_compact(ir_graph *g) {
+    int32_t nv = g->n_values;
+    int32_t *remap = mopt_malloc((size_t)(nv ? nv : 1) * sizeof *remap);
+    bool *keep = mopt_calloc((size_t)(nv ? nv : 1), sizeof *keep);
+    if (!remap || !keep) {
+        mopt_free(remap);
+        mopt_free(keep);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory compacting graph");
+    }
+    /* nodes */
+    int32_t w = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        if (n->dead) {
+            free_node(n);
+            continue;
+        }
+        g->nodes[w++] = n;
+        for (int32_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0) keep[n->inputs[k]] = true;
+        for (int32_t k = 0; k < n->n_outputs; k++)
+            if (n->outputs[k] >= 0) keep[n->outputs[k]] = true;
+    }
+    g->n_nodes = w;
+    for (int32_t i = 0; i < g->n_inputs; i++) keep[g->inputs[i]] = true;
+    for (int32_t i = 0; i < g->n_outputs; i++) keep[g->outputs[i]] = true;
+    /* values */
+    w = 0;
+    for (int32_t i = 0; i < nv; i++) {
+        ir_value *v = g->values[i];
+        if (!keep[i]) {
+            mopt_free(v->name);
+            mopt_aligned_free(v->data);
+            mopt_free(v);
+            remap[i] = -1;
+            continue;
+        }
+        remap[i] = w;
+        g->values[w++] = v;
+    }
+    g->n_values = w;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        for (int32_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0) n->inputs[k] = remap[n->inputs[k]];
+        for (int32_t k = 0; k < n->n_outputs; k++)
+            if (n->outputs[k] >= 0) n->outputs[k] = remap[n->outputs[k]];
+    }
+    for (int32_t i = 0; i < g->n_inputs; i++) g->inputs[i] = remap[g->inputs[i]];
+    for (int32_t i = 0; i < g->n_outputs; i++) g->outputs[i] = remap[g->outputs[i]];
+    for (int32_t i = 0; i < g->n_values; i++) g->values[i]->producer = -1;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        for (int32_t k = 0; k < n->n_outputs; k++)
+            if (n->outputs[k] >= 0) g->values[n->outputs[k]]->producer = i;
+    }
+    mopt_free(remap);
+    mopt_free(keep);
+    /* rebuild the name index */
+    if (ir_graph_reindex(g) != 0)
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory compacting graph");
+    return MOPT_OK;
+}
+
+static bool tensor_equal(const ir_tensor *a, const ir_tensor *b) {
+    if (!a || !b) return a == b;
+    if (a->dtype != b->dtype || a->rank != b->rank || a->nbytes != b->nbytes) return false;
+    if (memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]) != 0) return false;
+    return a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0;
+}
+
+bool ir_attr_equal(const ir_attr *a, const ir_attr *b) {
+    if (a->type != b->type || strcmp(a->name, b->name) != 0) return false;
+    switch (a->type) {
+    case IR_ATTR_FLOAT: return memcmp(&a->f, &b->f, sizeof a->f) == 0;
+    case IR_ATTR_INT: return a->i == b->i;
+    case IR_ATTR_STRING: return a->s_len == b->s_len && memcmp(a->s, b->s, a->s_len) == 0;
+    case IR_ATTR_TENSOR: return tensor_equal(a->t, b->t);
+    case IR_ATTR_FLOATS:
+        return a->n == b->n && (a->n == 0 || memcmp(a->floats, b->floats, a->n * sizeof(float)) == 0);
+    case IR_ATTR_INTS:
+        return a->n == b->n && (a->n == 0 || memcmp(a->ints, b->ints, a->n * sizeof(int64_t)) == 0);
+    case IR_ATTR_STRINGS:
+        if (a->n != b->n) return false;
+        for (size_t i = 0; i < a->n; i++)
+            if (strcmp(a->strings[i], b->strings[i]) != 0) return false;
+        return true;
+    case IR_ATTR_TENSORS:
+        if (a->n != b->n) return false;
+        for (size_t i = 0; i < a->n; i++)
+            if (!tensor_equal(a->tensors[i], b->tensors[i])) return false;
+        return true;
+    default: return false;
+    }
+}
+
+int32_t ir_graph_new_value(ir_graph *g, const char *base) {
+    char name[256];
+    snprintf(name, sizeof name, "%s", base);
+    for (int i = 1; ir_graph_find_value(g, name) >= 0; i++) {
+        if (i > 1000000) {
+            mopt_fail(MOPT_ERR_LIMIT, "cannot make a unique name from '%s'", base);
+            return -1;
+        }
+        snprintf(name, sizeof name, "%.200s_%d", base, i);
+    }
+    return ir_graph_value(g, name);
+}

@@ -1,0 +1,121 @@
+/*
+ * pass_eliminate.c — removes nodes that do nothing at inference time:
+ * Identity, Dropout (when its mask is unused), Cast to the type the input
+ * already has, Reshape of a Reshape (the inner one is bypassed), and
+ * Transpose pairs whose permutations cancel. A node whose output is a graph
+ * output is kept (the output name must survive).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "passes/passes.h"
+
+static bool is_graph_output(const ir_graph *g, int32_t v) {
+    return (g->values[v]->flags & IR_VALUE_OUTPUT) != 0;
+}
+
+/* Replaces node n (single data output) by its input `src`. */
+static bool bypass(ir_graph *g, ir_node *n, int32_t src) {
+    int32_t out = n->outputs[0];
+    if (out < 0 || src < 0 || is_graph_output(g, out)) return false;
+    ir_graph_replace_uses(g, out, src);
+    n->dead = true;
+    return true;
+}
+
+static bool op_is(const ir_node *n, const char *op) {
+    return n->domain[0] == '\0' && strcmp(n->op_type, op) == 0;
+}
+
+/* perm of a Transpose node, default reversed; returns rank or -1. */
+static int32_t transpose_perm(const ir_graph *g, const ir_node *n, int64_t *perm) {
+    const int64_t *p = NULL;
+    int64_t np = ir_node_attr_ints(n, "perm", &p);
+    if (np >= 0) {
+        if (np > IR_MAX_RANK) return -1;
+        memcpy(perm, p, (size_t)np * sizeof *perm);
+        return (int32_t)np;
+    }
+    int32_t r = g->values[n->inputs[0]]->shape.rank;
+    if (r < 0) return -1;
+    for (int32_t i = 0; i < r; i++) perm[i] = r - 1 - i;
+    return r;
+}
+
+/* True when the constant shape input of a Reshape has no 0 entry (which
+ * would copy a dim from the data input) unless allowzero is set. */
+static bool reshape_shape_is_self_contained(const ir_graph *g, const ir_node *n) {
+    if (n->n_inputs < 2 || n->inputs[1] < 0) return false;
+    const ir_value *s = g->values[n->inputs[1]];
+    if (!(s->flags & IR_VALUE_INITIALIZER) || s->dtype != MOPT_DTYPE_I64) return false;
+    if (ir_node_attr_int(n, "allowzero", 0)) return true;
+    const int64_t *d = s->data;
+    size_t cnt = s->nbytes / sizeof(int64_t);
+    for (size_t i = 0; i < cnt; i++)
+        if (d[i] == 0) return false;
+    return true;
+}
+
+mopt_status pass_eliminate(ir_graph *g, pass_result *r) {
+    int32_t *uses = mopt_malloc((size_t)(g->n_values ? g->n_values : 1) * sizeof *uses);
+    if (!uses) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in eliminate pass");
+    ir_graph_use_counts(g, uses);
+    int32_t n_identity = 0, n_dropout = 0, n_cast = 0, n_reshape = 0, n_transpose = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        if (n->dead || n->n_inputs < 1 || n->inputs[0] < 0 || n->n_outputs < 1) continue;
+        int32_t in = n->inputs[0];
+        if (op_is(n, "Identity")) {
+            n_identity += bypass(g, n, in);
+        } else if (op_is(n, "Dropout")) {
+            bool mask_used = n->n_outputs > 1 && n->outputs[1] >= 0 && uses[n->outputs[1]] > 0;
+            /* training_mode (input 2) must be absent or a constant false */
+            bool training = false;
+            if (n->n_inputs > 2 && n->inputs[2] >= 0) {
+                const ir_value *t = g->values[n->inputs[2]];
+                training = !(t->flags & IR_VALUE_INITIALIZER) || !t->data ||
+                           *(const uint8_t *)t->data != 0;
+            }
+            if (!mask_used && !training) n_dropout += bypass(g, n, in);
+        } else if (op_is(n, "Cast")) {
+            const ir_value *v = g->values[in];
+            int64_t to = ir_node_attr_int(n, "to", -1);
+            if (v->dtype != MOPT_DTYPE_UNDEFINED && (int64_t)v->dtype == to)
+                n_cast += bypass(g, n, in);
+        } else if (op_is(n, "Reshape")) {
+            const ir_value *v = g->values[in];
+            if (v->producer >= 0) {
+                ir_node *p = g->nodes[v->producer];
+                if (!p->dead && op_is(p, "Reshape") && reshape_shape_is_self_contained(g, n) &&
+                    p->inputs[0] >= 0) {
+                    n->inputs[0] = p->inputs[0]; /* the inner Reshape dies if now unused */
+                    n_reshape++;
+                }
+            }
+        } else if (op_is(n, "Transpose")) {
+            const ir_value *v = g->values[in];
+            if (v->producer >= 0) {
+                ir_node *p = g->nodes[v->producer];
+                int64_t p1[IR_MAX_RANK], p2[IR_MAX_RANK];
+                if (!p->dead && op_is(p, "Transpose") && p->inputs[0] >= 0) {
+                    int32_t r1 = transpose_perm(g, p, p1), r2 = transpose_perm(g, n, p2);
+                    bool inverse = r1 > 0 && r1 == r2;
+                    for (int32_t k = 0; inverse && k < r1; k++)
+                        inverse = p2[k] >= 0 && p2[k] < r1 && p1[p2[k]] == k;
+                    if (inverse) n_transpose += bypass(g, n, p->inputs[0]);
+                }
+            }
+        }
+    }
+    mopt_free(uses);
+    r->rewrites = n_identity + n_dropout + n_cast + n_reshape + n_transpose;
+    pass_note_add(r, n_identity, "Identity");
+    pass_note_add(r, n_dropout, "Dropout");
+    pass_note_add(r, n_cast, "no-op Cast");
+    pass_note_add(r, n_reshape, "Reshape of Reshape");
+    pass_note_add(r, n_transpose, "inverse Transpose pairs");
+    if (r->rewrites) ir_graph_mark_dead_code(g);
+    return MOPT_OK;
+}

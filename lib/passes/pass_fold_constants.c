@@ -1,0 +1,118 @@
+/*
+ * pass_fold_constants.c — evaluates, at load time, every node whose inputs
+ * are all weights/constants (Constant nodes included), and Shape/Size nodes
+ * whose input shape is fully known, turning their outputs into weights.
+ * Results larger than FOLD_MAX_BYTES are left to run time, so a small
+ * constant Expand cannot blow up the model.
+ */
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "ops/ops.h"
+#include "passes/passes.h"
+
+#define FOLD_MAX_BYTES ((size_t)16 << 20)
+
+static bool is_const(const ir_value *v) { return (v->flags & IR_VALUE_INITIALIZER) != 0; }
+
+static bool shape_only_op(const ir_node *n) {
+    return n->domain[0] == '\0' && (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);
+}
+
+/* Tries to fold node n; *folded tells whether it did. Errors only for real
+ * failures (a constant computation that fails would fail at run time too). */
+static mopt_status fold_node(ir_graph *g, ir_node *n, int64_t opset, bool *folded) {
+    *folded = false;
+    if (!n->op || n->n_outputs < 1 || n->n_inputs > 64 || n->n_outputs > 64) return MOPT_OK;
+    for (int32_t k = 0; k < n->n_attrs; k++)
+        if (n->attrs[k].type == IR_ATTR_GRAPH || n->attrs[k].type == IR_ATTR_GRAPHS) return MOPT_OK;
+    static const uint8_t dummy[8];
+    op_tensor in[64], out[64];
+    bool shape_only = shape_only_op(n);
+    for (int32_t k = 0; k < n->n_inputs; k++) {
+        memset(&in[k], 0, sizeof in[k]);
+        int32_t v = n->inputs[k];
+        if (v < 0) {
+            ir_shape_set_unknown(&in[k].shape);
+            continue;
+        }
+        const ir_value *val = g->values[v];
+        if (shape_only && k == 0) {
+            if (val->dtype == MOPT_DTYPE_UNDEFINED || !ir_shape_is_concrete(&val->shape))
+                return MOPT_OK;
+            in[k].data = val->data ? val->data : (void *)dummy;
+        } else {
+            if (!is_const(val)) return MOPT_OK;
+            in[k].data = val->data ? val->data : (void *)dummy;
+        }
+        in[k].dtype = val->dtype;
+        in[k].shape = val->shape;
+    }
+    for (int32_t k = 0; k < n->n_outputs; k++) {
+        memset(&out[k], 0, sizeof out[k]);
+        ir_shape_set_unknown(&out[k].shape);
+    }
+    op_ctx ctx = {.node = n, .graph = g, .opset = opset, .runtime = true};
+    mopt_status st = n->op->infer(&ctx, in, n->n_inputs, out, n->n_outputs);
+    if (st) return st;
+    size_t sizes[64];
+    for (int32_t k = 0; k < n->n_outputs; k++) {
+        int64_t numel = ir_shape_numel(&out[k].shape);
+        size_t esz = mopt_dtype_size(out[k].dtype);
+        if (numel < 0 || esz == 0 || !mopt_mul_overflow((size_t)numel, esz, &sizes[k]) ||
+            sizes[k] > FOLD_MAX_BYTES)
+            return MOPT_OK;
+    }
+    for (int32_t k = 0; k < n->n_outputs; k++) {
+        out[k].data = mopt_aligned_alloc(sizes[k] ? sizes[k] : 1);
+        if (!out[k].data) {
+            for (int32_t j = 0; j < k; j++) mopt_aligned_free(out[j].data);
+            return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory folding node '%s'", n->name);
+        }
+    }
+    st = n->op->run(&ctx, in, n->n_inputs, out, n->n_outputs);
+    if (st) {
+        for (int32_t k = 0; k < n->n_outputs; k++) mopt_aligned_free(out[k].data);
+        return st;
+    }
+    for (int32_t k = 0; k < n->n_outputs; k++) {
+        int32_t v = n->outputs[k];
+        if (v < 0) {
+            mopt_aligned_free(out[k].data);
+            continue;
+        }
+        ir_value *val = g->values[v];
+        mopt_aligned_free(val->data);
+        val->data = out[k].data;
+        val->nbytes = sizes[k];
+        val->dtype = out[k].dtype;
+        val->shape = out[k].shape;
+        val->flags |= IR_VALUE_INITIALIZER;
+        val->producer = -1;
+    }
+    n->dead = true;
+    *folded = true;
+    return MOPT_OK;
+}
+
+mopt_status pass_fold_constants(ir_graph *g, pass_result *r) {
+    int64_t opset = ir_graph_opset(g, "");
+    int32_t folded_n = 0, shapes = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        if (n->dead) continue;
+        bool folded = false;
+        int64_t node_opset = n->domain[0] ? ir_graph_opset(g, n->domain) : opset;
+        mopt_status st = fold_node(g, n, node_opset, &folded);
+        if (st) return st;
+        if (folded) {
+            if (shape_only_op(n)) shapes++;
+            else folded_n++;
+        }
+    }
+    r->rewrites = folded_n + shapes;
+    pass_note_add(r, folded_n, "constant nodes");
+    pass_note_add(r, shapes, "Shape/Size of known shapes");
+    return MOPT_OK;
+}

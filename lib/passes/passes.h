@@ -1,0 +1,62 @@
+/*
+ * passes.h — the load-time graph optimizer: the pass list, the pass manager
+ * that runs the passes an opt_level asks for, and the report of what each
+ * pass changed. Passes see only the IR (and the op registry, to evaluate
+ * constant nodes); they never see kernels or sessions.
+ */
+#ifndef MOPT_PASSES_PASSES_H
+#define MOPT_PASSES_PASSES_H
+
+#include <mopt/mopt.h>
+
+#include "ir/ir.h"
+
+#define PASS_NOTE_CAP 160
+
+typedef struct pass_result {
+    int32_t rewrites;          /* how many rewrites the pass applied */
+    char note[PASS_NOTE_CAP];  /* e.g. "12 Identity, 2 Dropout" */
+} pass_result;
+
+typedef mopt_status (*pass_fn)(ir_graph *g, pass_result *r);
+
+typedef struct pass_def {
+    const char *name;
+    int min_level; /* runs when opt_level >= min_level */
+    pass_fn run;
+} pass_def;
+
+typedef struct pass_report_entry {
+    const char *name;
+    double ms;
+    int32_t nodes_before, nodes_after;
+    int32_t rewrites;
+    char note[PASS_NOTE_CAP];
+} pass_report_entry;
+
+#define PASS_REPORT_CAP 32
+typedef struct pass_report {
+    pass_report_entry entries[PASS_REPORT_CAP];
+    int n;
+    int32_t nodes_before, nodes_after;
+    double total_ms;
+} pass_report;
+
+/* Runs every pass with min_level <= opt_level, in order, compacting the
+ * graph after each and re-running shape inference at the end. Fills rep
+ * (may be NULL); prints it to stderr when verbose. */
+mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose);
+
+/* Prints a report as a table. */
+void passes_report_print(const pass_report *rep, void *file /* FILE* */);
+
+/* The passes (one file each). */
+mopt_status pass_eliminate(ir_graph *g, pass_result *r);
+mopt_status pass_fold_constants(ir_graph *g, pass_result *r);
+mopt_status pass_cse(ir_graph *g, pass_result *r);
+mopt_status pass_dce(ir_graph *g, pass_result *r);
+
+/* Shared helper: appends "N what" to a note, comma-separated. */
+void pass_note_add(pass_result *r, int32_t count, const char *what);
+
+#endif
