@@ -1,0 +1,898 @@
+/*
+ * mopt.c — the `mopt` command-line tool: inspect a model (`mopt info`) and
+ * run it on .npy inputs or generated ones (`mopt run`).
+ *
+ * It is also an example host program: it uses only the public API in
+ * <mopt/mopt.h> and the standard C library, never libmopt's internals.
+ *
+ * Exit codes: 0 success, 1 a libmopt call failed (the message is
+ * "mopt: <status string>: <mopt_last_error()>"), 2 a bad command line.
+ */
+#include <mopt/mopt.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_USAGE 2
+#define DEFAULT_SEED 0x6d6f7074u /* "mopt" */
+
+static const char k_usage[] =
+    "usage: mopt <command> [arguments]\n"
+    "\n"
+    "commands:\n"
+    "  info MODEL [--json] [--opt-level N] [--options FILE.yaml]\n"
+    "      Print the model's inputs and outputs (with symbolic shapes such as\n"
+    "      input_ids: i64 [batch, seq]), opsets, node count, operator histogram\n"
+    "      and parameter count/bytes. --json prints one JSON object with the keys\n"
+    "      inputs, outputs (arrays of {name, dtype, shape}; a shape is an array of\n"
+    "      numbers, symbol names, or \"?\" for unknown dims, or null for an unknown\n"
+    "      rank), nodes, op_histogram, parameters {count, bytes}, opset, opsets.\n"
+    "\n"
+    "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--opt-level N]\n"
+    "            [--threads N] [--precision P] [--backend B] [--options FILE.yaml]\n"
+    "            [--shape NAME=D0,D1,...]... [--dim SYMBOL=N]... [--seed N]\n"
+    "      Run the model once and write DIR/<output name>.npy for every output\n"
+    "      ('/' and '\\' in names become '_'; default DIR is \".\"), printing each\n"
+    "      output's name, dtype, shape and min/max/mean/std.\n"
+    "      Input files are .npy or ONNX TensorProto .pb. A model input without\n"
+    "      --input gets pseudo-random data from a fixed seed (--seed, default\n"
+    "      1836019828): floats uniform in [-1, 1), integers uniform in [0, 10),\n"
+    "      bools 0 or 1. Its shape is --shape NAME=... if given; otherwise fixed\n"
+    "      dims are kept and each symbolic dim is the --dim SYMBOL=N value, or 1.\n"
+    "      --options loads a YAML mapping of libmopt options first; the flags\n"
+    "      --opt-level (0..3), --threads (0 = all cores), --precision (fp32, bf16,\n"
+    "      int8) and --backend (auto, ref, cpu, onednn, openblas) override it.\n"
+    "\n"
+    "  version       Print the version of mopt and of the libmopt it runs with.\n"
+    "  help, --help  Print this text.\n"
+    "\n"
+    "Flags also accept the --flag=value form. Exit status: 0 on success, 1 when\n"
+    "libmopt reports an error, 2 for a bad command line.\n";
+
+/* ---- errors --------------------------------------------------------------- */
+
+/* Reports a failed libmopt call; returns the exit code 1. */
+static int fail(mopt_status st) {
+    fprintf(stderr, "mopt: %s: %s\n", mopt_status_string(st), mopt_last_error());
+    return EXIT_FAILURE;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#endif
+
+/* Reports a bad command line; returns the exit code 2. */
+static int usage_error(const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "mopt: %s: ", mopt_status_string(MOPT_ERR_INVALID_ARGUMENT));
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nRun 'mopt help' for usage.\n");
+    return EXIT_USAGE;
+}
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static int parse_i64(const char *s, int64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end != '\0') return 0;
+    *out = (int64_t)v;
+    return 1;
+}
+
+/* Matches argv[*i] against "--name VALUE" or "--name=VALUE". Returns 1 and
+ * sets *value on a match, 0 when it is another argument, -1 when the value is
+ * missing (message printed). */
+static int flag_value(int argc, char **argv, int *i, const char *name, const char **value) {
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0) return 0;
+    if (a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (a[n] != '\0') return 0;
+    if (*i + 1 >= argc) {
+        usage_error("%s needs a value", name);
+        return -1;
+    }
+    *value = argv[++*i];
+    return 1;
+}
+
+static void print_json_string(FILE *f, const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', f);
+    while (*p) {
+        unsigned c = *p;
+        if (c == '"' || c == '\\') {
+            fprintf(f, "\\%c", c);
+            p++;
+        } else if (c == '\n') {
+            fputs("\\n", f), p++;
+        } else if (c == '\t') {
+            fputs("\\t", f), p++;
+        } else if (c == '\r') {
+            fputs("\\r", f), p++;
+        } else if (c < 0x20 || c == 0x7f) {
+            fprintf(f, "\\u%04x", c);
+            p++;
+        } else if (c < 0x80) {
+            fputc((int)c, f);
+            p++;
+        } else {
+            /* pass valid UTF-8 through, replace anything else with U+FFFD */
+            int len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+            int ok = len > 0 && c < 0xf5;
+            for (int k = 1; ok && k < len; k++)
+                ok = (p[k] & 0xc0) == 0x80;
+            if (ok && len == 3) ok = !(c == 0xe0 && p[1] < 0xa0) && !(c == 0xed && p[1] >= 0xa0);
+            if (ok && len == 4) ok = !(c == 0xf0 && p[1] < 0x90) && !(c == 0xf4 && p[1] >= 0x90);
+            if (ok) {
+                fwrite(p, 1, (size_t)len, f);
+                p += len;
+            } else {
+                fputs("\\ufffd", f);
+                p++;
+            }
+        }
+    }
+    fputc('"', f);
+}
+
+/* ---- loading -------------------------------------------------------------- */
+
+typedef struct common_opts {
+    const char *model;
+    const char *options_file;
+    const char *opt_level, *threads, *precision, *backend;
+} common_opts;
+
+/* Builds the option set from --options and the individual flags. Returns 0,
+ * or the exit code to stop with. */
+static int make_options(const common_opts *c, mopt_options **out) {
+    mopt_options *o = NULL;
+    mopt_status st = mopt_options_create(&o);
+    if (st) return fail(st);
+    if (c->options_file && (st = mopt_options_load_yaml(o, c->options_file))) {
+        mopt_options_destroy(o);
+        return fail(st);
+    }
+    struct {
+        const char *flag, *key, *value;
+    } set[] = {{"--opt-level", "opt_level", c->opt_level},
+               {"--threads", "threads", c->threads},
+               {"--precision", "precision", c->precision},
+               {"--backend", "backend", c->backend}};
+    for (size_t k = 0; k < sizeof set / sizeof set[0]; k++) {
+        if (!set[k].value) continue;
+        st = mopt_options_set_string(o, set[k].key, set[k].value);
+        if (st) {
+            int rc = usage_error("%s %s: %s", set[k].flag, set[k].value, mopt_last_error());
+            mopt_options_destroy(o);
+            return rc;
+        }
+    }
+    *out = o;
+    return 0;
+}
+
+static int load_model(const common_opts *c, mopt_options **opts, mopt_model **model) {
+    int rc = make_options(c, opts);
+    if (rc) return rc;
+    mopt_status st = mopt_model_load(c->model, *opts, model);
+    if (st) {
+        rc = fail(st);
+        mopt_options_destroy(*opts);
+        *opts = NULL;
+        return rc;
+    }
+    return 0;
+}
+
+/* ---- info ----------------------------------------------------------------- */
+
+/* Prints "[batch, seq, 768]" (or "?" for an unknown rank). */
+static void print_io_shape(FILE *f, const mopt_model *m, mopt_io_kind kind, size_t i) {
+    int rank = mopt_model_io_rank(m, kind, i);
+    if (rank < 0) {
+        fputs("[?]", f);
+        return;
+    }
+    fputc('[', f);
+    for (int a = 0; a < rank; a++) {
+        int64_t d = mopt_model_io_dim(m, kind, i, a);
+        const char *sym = mopt_model_io_dim_name(m, kind, i, a);
+        if (a) fputs(", ", f);
+        if (d >= 0)
+            fprintf(f, "%" PRId64, d);
+        else
+            fputs(sym ? sym : "?", f);
+    }
+    fputc(']', f);
+}
+
+static void print_io_json(FILE *f, const mopt_model *m, mopt_io_kind kind) {
+    size_t n = mopt_model_io_count(m, kind);
+    fputc('[', f);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ", {\"name\": " : "{\"name\": ", f);
+        print_json_string(f, mopt_model_io_name(m, kind, i));
+        fprintf(f, ", \"dtype\": \"%s\", \"shape\": ",
+                mopt_dtype_name(mopt_model_io_dtype(m, kind, i)));
+        int rank = mopt_model_io_rank(m, kind, i);
+        if (rank < 0) {
+            fputs("null}", f);
+            continue;
+        }
+        fputc('[', f);
+        for (int a = 0; a < rank; a++) {
+            int64_t d = mopt_model_io_dim(m, kind, i, a);
+            const char *sym = mopt_model_io_dim_name(m, kind, i, a);
+            if (a) fputs(", ", f);
+            if (d >= 0)
+                fprintf(f, "%" PRId64, d);
+            else
+                print_json_string(f, sym ? sym : "?");
+        }
+        fputs("]}", f);
+    }
+    fputc(']', f);
+}
+
+typedef struct op_count {
+    const char *op;
+    size_t count;
+} op_count;
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int cmp_count(const void *a, const void *b) {
+    const op_count *x = a, *y = b;
+    if (x->count != y->count) return x->count < y->count ? 1 : -1;
+    return strcmp(x->op, y->op);
+}
+
+/* The op histogram, sorted by count (descending) then name. Returns the
+ * number of distinct ops, or -1 when out of memory. */
+static long op_histogram(const mopt_model *m, op_count **out) {
+    size_t n = mopt_model_node_count(m);
+    const char **ops = malloc((n ? n : 1) * sizeof *ops);
+    op_count *h = malloc((n ? n : 1) * sizeof *h);
+    if (!ops || !h) {
+        free(ops);
+        free(h);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ops[i] = mopt_model_node_op_type(m, i);
+        if (!ops[i]) ops[i] = "?";
+    }
+    qsort(ops, n, sizeof *ops, cmp_str);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k && strcmp(h[k - 1].op, ops[i]) == 0) {
+            h[k - 1].count++;
+        } else {
+            h[k].op = ops[i];
+            h[k].count = 1;
+            k++;
+        }
+    }
+    free(ops);
+    qsort(h, k, sizeof *h, cmp_count);
+    *out = h;
+    return (long)k;
+}
+
+static const char *const k_domains[] = {"", "ai.onnx.ml", "com.microsoft", "mopt",
+                                        "ai.onnx.preview.training"};
+#define N_DOMAINS (sizeof k_domains / sizeof k_domains[0])
+
+static void human_bytes(char *buf, size_t cap, int64_t b) {
+    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024.0 && u < 4)
+        v /= 1024.0, u++;
+    if (u == 0)
+        snprintf(buf, cap, "%" PRId64 " B", b);
+    else
+        snprintf(buf, cap, "%.1f %s", v, units[u]);
+}
+
+static int cmd_info(int argc, char **argv) {
+    common_opts c = {0};
+    int json = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *v = NULL;
+        int r;
+        if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if ((r = flag_value(argc, argv, &i, "--opt-level", &v)) != 0) {
+            if (r < 0) return EXIT_USAGE;
+            c.opt_level = v;
+        } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
+            if (r < 0) return EXIT_USAGE;
+            c.options_file = v;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return usage_error("unknown flag '%s' for 'mopt info'", argv[i]);
+        } else if (!c.model) {
+            c.model = argv[i];
+        } else {
+            return usage_error("'mopt info' takes one model, got '%s' and '%s'", c.model, argv[i]);
+        }
+    }
+    if (!c.model) return usage_error("'mopt info' needs a MODEL file");
+    mopt_options *opts = NULL;
+    mopt_model *m = NULL;
+    int rc = load_model(&c, &opts, &m);
+    if (rc) return rc;
+    op_count *hist = NULL;
+    long n_ops = op_histogram(m, &hist);
+    if (n_ops < 0) {
+        fprintf(stderr, "mopt: %s: histogram of %zu nodes\n",
+                mopt_status_string(MOPT_ERR_OUT_OF_MEMORY), mopt_model_node_count(m));
+        mopt_model_destroy(m);
+        mopt_options_destroy(opts);
+        return EXIT_FAILURE;
+    }
+    FILE *f = stdout;
+    int64_t opset = mopt_model_opset(m, "");
+    if (json) {
+        fputs("{\"model\": ", f);
+        print_json_string(f, c.model);
+        fputs(", \"inputs\": ", f);
+        print_io_json(f, m, MOPT_INPUT);
+        fputs(", \"outputs\": ", f);
+        print_io_json(f, m, MOPT_OUTPUT);
+        fprintf(f, ", \"nodes\": %zu, \"op_histogram\": {", mopt_model_node_count(m));
+        for (long k = 0; k < n_ops; k++) {
+            if (k) fputs(", ", f);
+            print_json_string(f, hist[k].op);
+            fprintf(f, ": %zu", hist[k].count);
+        }
+        fprintf(f,
+                "}, \"parameters\": {\"count\": %" PRId64 ", \"bytes\": %" PRId64 "}, "
+                "\"opset\": %" PRId64 ", \"opsets\": {",
+                mopt_model_parameter_count(m), mopt_model_parameter_bytes(m), opset);
+        int first = 1;
+        for (size_t d = 0; d < N_DOMAINS; d++) {
+            int64_t v = mopt_model_opset(m, k_domains[d]);
+            if (v < 0) continue;
+            if (!first) fputs(", ", f);
+            first = 0;
+            print_json_string(f, k_domains[d][0] ? k_domains[d] : "ai.onnx");
+            fprintf(f, ": %" PRId64, v);
+        }
+        fputs("}}\n", f);
+    } else {
+        fprintf(f, "model: %s\n", c.model);
+        fputs("opset:", f);
+        for (size_t d = 0; d < N_DOMAINS; d++) {
+            int64_t v = mopt_model_opset(m, k_domains[d]);
+            if (v >= 0) fprintf(f, " %s %" PRId64, k_domains[d][0] ? k_domains[d] : "ai.onnx", v);
+        }
+        fputc('\n', f);
+        for (int kind = MOPT_INPUT; kind <= MOPT_OUTPUT; kind++) {
+            size_t n = mopt_model_io_count(m, (mopt_io_kind)kind);
+            fprintf(f, "%s (%zu):\n", kind == MOPT_INPUT ? "inputs" : "outputs", n);
+            for (size_t i = 0; i < n; i++) {
+                fprintf(f, "  %s: %s ", mopt_model_io_name(m, (mopt_io_kind)kind, i),
+                        mopt_dtype_name(mopt_model_io_dtype(m, (mopt_io_kind)kind, i)));
+                print_io_shape(f, m, (mopt_io_kind)kind, i);
+                fputc('\n', f);
+            }
+        }
+        fprintf(f, "nodes: %zu\n", mopt_model_node_count(m));
+        if (n_ops) fputs("op histogram:\n", f);
+        int w = 0;
+        for (long k = 0; k < n_ops; k++)
+            if ((int)strlen(hist[k].op) > w) w = (int)strlen(hist[k].op);
+        for (long k = 0; k < n_ops; k++)
+            fprintf(f, "  %-*s %zu\n", w, hist[k].op, hist[k].count);
+        char hb[32];
+        human_bytes(hb, sizeof hb, mopt_model_parameter_bytes(m));
+        fprintf(f, "parameters: %" PRId64 " (%" PRId64 " bytes, %s)\n",
+                mopt_model_parameter_count(m), mopt_model_parameter_bytes(m), hb);
+    }
+    free(hist);
+    mopt_model_destroy(m);
+    mopt_options_destroy(opts);
+    return fflush(f) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+/* ---- run: inputs ---------------------------------------------------------- */
+
+typedef struct name_value {
+    const char *name; /* points into argv (before '=') */
+    size_t name_len;
+    const char *value; /* after '=' */
+    int used;
+} name_value;
+
+static int split_name_value(const char *flag, const char *arg, name_value *out) {
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || eq[1] == '\0')
+        return usage_error("%s expects NAME=VALUE, got '%s'", flag, arg);
+    out->name = arg;
+    out->name_len = (size_t)(eq - arg);
+    out->value = eq + 1;
+    out->used = 0;
+    return 0;
+}
+
+static name_value *find_nv(name_value *list, int n, const char *name) {
+    for (int k = 0; k < n; k++)
+        if (strlen(name) == list[k].name_len && strncmp(list[k].name, name, list[k].name_len) == 0)
+            return &list[k];
+    return NULL;
+}
+
+/* splitmix64: a small, fixed, portable generator so runs are reproducible */
+static uint64_t rng_next(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+static float rng_float(uint64_t *s) { /* uniform in [-1, 1) */
+    return (float)((double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
+}
+
+static uint16_t float_to_half(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    int32_t e = (int32_t)((u >> 23) & 0xff) - 127 + 15;
+    uint32_t m = u & 0x7fffffu;
+    if (e <= 0) { /* subnormal or zero (inputs here are in [-1, 1)) */
+        if (e < -10) return (uint16_t)sign;
+        m |= 0x800000u;
+        uint32_t shift = (uint32_t)(14 - e);
+        uint32_t h = m >> shift;
+        uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1))) h++;
+        return (uint16_t)(sign | h);
+    }
+    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+    uint32_t h = ((uint32_t)e << 10) | (m >> 13);
+    uint32_t rem = m & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+}
+
+static float half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ffu, u;
+    if (e == 0) {
+        float v = (float)m * (1.0f / 16777216.0f);
+        return sign ? -v : v;
+    }
+    if (e == 31)
+        u = sign | 0x7f800000u | (m << 13);
+    else
+        u = sign | ((e - 15 + 127) << 23) | (m << 13);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static float bf16_to_float(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Fills t with the documented random data. Returns 0, or 1 for a dtype the
+ * generator cannot make. */
+static int fill_random(mopt_tensor *t, uint64_t seed) {
+    int64_t n = mopt_tensor_element_count(t);
+    void *p = mopt_tensor_data(t);
+    uint64_t s = seed;
+    for (int64_t i = 0; i < n; i++) {
+        switch (mopt_tensor_dtype(t)) {
+        case MOPT_DTYPE_F32: ((float *)p)[i] = rng_float(&s); break;
+        case MOPT_DTYPE_F64: ((double *)p)[i] = (double)rng_float(&s); break;
+        case MOPT_DTYPE_F16: ((uint16_t *)p)[i] = float_to_half(rng_float(&s)); break;
+        case MOPT_DTYPE_BF16: {
+            float x = rng_float(&s);
+            uint32_t u;
+            memcpy(&u, &x, 4);
+            ((uint16_t *)p)[i] = (uint16_t)(u >> 16); /* truncation keeps it in [-1, 1) */
+            break;
+        }
+        case MOPT_DTYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)(rng_next(&s) >> 63); break;
+        case MOPT_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)(rng_next(&s) % 10); break;
+        case MOPT_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)(rng_next(&s) % 10); break;
+        case MOPT_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)(rng_next(&s) % 10); break;
+        case MOPT_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)(rng_next(&s) % 10); break;
+        case MOPT_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)(rng_next(&s) % 10); break;
+        case MOPT_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)(rng_next(&s) % 10); break;
+        case MOPT_DTYPE_U64: ((uint64_t *)p)[i] = rng_next(&s) % 10; break;
+        case MOPT_DTYPE_I64: ((int64_t *)p)[i] = (int64_t)(rng_next(&s) % 10); break;
+        default: return 1;
+        }
+    }
+    return 0;
+}
+
+/* Parses "2,16,768" (or "" for a scalar) into dims. Returns the rank or -1. */
+static int parse_dims(const char *s, int64_t *dims) {
+    int rank = 0;
+    if (*s == '\0') return 0;
+    for (;;) {
+        char *end = NULL;
+        errno = 0;
+        if (*s < '0' || *s > '9') return -1;
+        long long v = strtoll(s, &end, 10);
+        if (errno || end == s || rank == MOPT_MAX_RANK) return -1;
+        dims[rank++] = (int64_t)v;
+        if (*end == '\0') return rank;
+        if (*end != ',') return -1;
+        s = end + 1;
+    }
+}
+
+/* Makes the input tensor for model input i: loaded from --input, or random.
+ * Returns 0 or an exit code. */
+static int make_input(const mopt_model *m, size_t i, name_value *files, int n_files,
+                      name_value *shapes, int n_shapes, name_value *dims, int n_dims, uint64_t seed,
+                      mopt_tensor **out) {
+    const char *name = mopt_model_io_name(m, MOPT_INPUT, i);
+    name_value *file = find_nv(files, n_files, name);
+    if (file) {
+        file->used = 1;
+        mopt_status st = mopt_tensor_load(file->value, out);
+        return st ? fail(st) : 0;
+    }
+    mopt_dtype dt = mopt_model_io_dtype(m, MOPT_INPUT, i);
+    int64_t d[MOPT_MAX_RANK];
+    int rank;
+    name_value *shape = find_nv(shapes, n_shapes, name);
+    if (shape) {
+        shape->used = 1;
+        rank = parse_dims(shape->value, d);
+        if (rank < 0)
+            return usage_error("--shape %s=%s: expected up to %d comma-separated sizes", name,
+                               shape->value, MOPT_MAX_RANK);
+    } else {
+        rank = mopt_model_io_rank(m, MOPT_INPUT, i);
+        if (rank < 0)
+            return usage_error("input '%s' has an unknown rank; give its shape with --shape "
+                               "%s=D0,D1,... or a file with --input %s=FILE.npy",
+                               name, name, name);
+        for (int a = 0; a < rank; a++) {
+            d[a] = mopt_model_io_dim(m, MOPT_INPUT, i, a);
+            if (d[a] >= 0) continue;
+            const char *sym = mopt_model_io_dim_name(m, MOPT_INPUT, i, a);
+            name_value *dv = sym ? find_nv(dims, n_dims, sym) : NULL;
+            d[a] = 1;
+            if (dv) {
+                dv->used = 1;
+                if (!parse_i64(dv->value, &d[a]) || d[a] < 0)
+                    return usage_error("--dim %s=%s: expected a size >= 0", sym, dv->value);
+            }
+        }
+    }
+    if (dt == MOPT_DTYPE_UNDEFINED || dt == MOPT_DTYPE_STRING) {
+        fprintf(stderr,
+                "mopt: %s: cannot generate data for input '%s' of type %s; give it with "
+                "--input %s=FILE.npy\n",
+                mopt_status_string(MOPT_ERR_UNSUPPORTED), name, mopt_dtype_name(dt), name);
+        return EXIT_FAILURE;
+    }
+    mopt_status st = mopt_tensor_create(dt, rank, d, out);
+    if (st) return fail(st);
+    fill_random(*out, seed ^ ((uint64_t)i * 0x2545f4914f6cdd1du));
+    return 0;
+}
+
+/* ---- run: outputs --------------------------------------------------------- */
+
+static double element(const mopt_tensor *t, int64_t i) {
+    const void *p = mopt_tensor_data_const(t);
+    switch (mopt_tensor_dtype(t)) {
+    case MOPT_DTYPE_F32: return ((const float *)p)[i];
+    case MOPT_DTYPE_F64: return ((const double *)p)[i];
+    case MOPT_DTYPE_F16: return half_to_float(((const uint16_t *)p)[i]);
+    case MOPT_DTYPE_BF16: return bf16_to_float(((const uint16_t *)p)[i]);
+    case MOPT_DTYPE_U8:
+    case MOPT_DTYPE_BOOL: return ((const uint8_t *)p)[i];
+    case MOPT_DTYPE_I8: return ((const int8_t *)p)[i];
+    case MOPT_DTYPE_U16: return ((const uint16_t *)p)[i];
+    case MOPT_DTYPE_I16: return ((const int16_t *)p)[i];
+    case MOPT_DTYPE_U32: return ((const uint32_t *)p)[i];
+    case MOPT_DTYPE_I32: return ((const int32_t *)p)[i];
+    case MOPT_DTYPE_U64: return (double)((const uint64_t *)p)[i];
+    case MOPT_DTYPE_I64: return (double)((const int64_t *)p)[i];
+    default: return NAN;
+    }
+}
+
+static void print_stats(FILE *f, const mopt_tensor *t) {
+    int64_t n = mopt_tensor_element_count(t), finite = 0, nonfinite = 0;
+    double mn = INFINITY, mx = -INFINITY, sum = 0, sq = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = element(t, i);
+        if (!isfinite(v)) {
+            nonfinite++;
+            continue;
+        }
+        finite++;
+        if (v < mn) mn = v;
+        if (v > mx) mx = v;
+        sum += v;
+    }
+    if (finite) {
+        double mean = sum / (double)finite;
+        for (int64_t i = 0; i < n; i++) {
+            double v = element(t, i);
+            if (isfinite(v)) sq += (v - mean) * (v - mean);
+        }
+        fprintf(f, "  min %.6g  max %.6g  mean %.6g  std %.6g", mn, mx, mean,
+                sqrt(sq / (double)finite));
+    } else {
+        fputs(n ? "  (no finite values)" : "  (empty)", f);
+    }
+    if (nonfinite) fprintf(f, "  nan/inf %" PRId64, nonfinite);
+}
+
+/* DIR/<name>.npy with '/' and '\' replaced by '_'; an empty name becomes
+ * output_<i>. */
+static char *output_path(const char *dir, const char *name, size_t i) {
+    char fallback[32];
+    if (!name || !*name) {
+        snprintf(fallback, sizeof fallback, "output_%zu", i);
+        name = fallback;
+    }
+    size_t dl = strlen(dir), nl = strlen(name);
+    char *p = malloc(dl + nl + 8);
+    if (!p) return NULL;
+    memcpy(p, dir, dl);
+    size_t k = dl;
+    if (dl && dir[dl - 1] != '/') p[k++] = '/';
+    for (size_t j = 0; j < nl; j++)
+        p[k++] = (name[j] == '/' || name[j] == '\\') ? '_' : name[j];
+    memcpy(p + k, ".npy", 5);
+    return p;
+}
+
+static int cmd_run(int argc, char **argv) {
+    common_opts c = {0};
+    const char *out_dir = ".", *seed_s = NULL;
+    name_value *files = calloc((size_t)argc, sizeof *files);
+    name_value *shapes = calloc((size_t)argc, sizeof *shapes);
+    name_value *dims = calloc((size_t)argc, sizeof *dims);
+    int n_files = 0, n_shapes = 0, n_dims = 0, rc = 0;
+    mopt_options *opts = NULL;
+    mopt_model *m = NULL;
+    mopt_session *s = NULL;
+    mopt_tensor **in = NULL, **out = NULL;
+    size_t n_in = 0, n_out = 0;
+    if (!files || !shapes || !dims) {
+        fprintf(stderr, "mopt: %s\n", mopt_status_string(MOPT_ERR_OUT_OF_MEMORY));
+        rc = EXIT_FAILURE;
+        goto done;
+    }
+    for (int i = 2; i < argc && !rc; i++) {
+        const char *v = NULL;
+        int r;
+        if ((r = flag_value(argc, argv, &i, "--input", &v)) != 0) {
+            rc = r < 0 ? EXIT_USAGE : split_name_value("--input", v, &files[n_files++]);
+        } else if ((r = flag_value(argc, argv, &i, "--shape", &v)) != 0) {
+            rc = r < 0 ? EXIT_USAGE : split_name_value("--shape", v, &shapes[n_shapes++]);
+            if (!rc && parse_dims(shapes[n_shapes - 1].value, (int64_t[MOPT_MAX_RANK]){0}) < 0)
+                rc = usage_error("--shape %s: expected NAME=D0,D1,... with up to %d sizes", v,
+                                 MOPT_MAX_RANK);
+        } else if ((r = flag_value(argc, argv, &i, "--dim", &v)) != 0) {
+            int64_t x;
+            rc = r < 0 ? EXIT_USAGE : split_name_value("--dim", v, &dims[n_dims++]);
+            if (!rc && (!parse_i64(dims[n_dims - 1].value, &x) || x < 0))
+                rc = usage_error("--dim %s: expected SYMBOL=N with N >= 0", v);
+        } else if ((r = flag_value(argc, argv, &i, "--output-dir", &v)) != 0) {
+            rc = r < 0 ? EXIT_USAGE : 0;
+            out_dir = v;
+        } else if ((r = flag_value(argc, argv, &i, "--opt-level", &v)) != 0) {
+            rc = r < 0 ? EXIT_USAGE : 0;
+            c.opt_level = v;
+        } else if ((r = flag_value(argc, argv, &i, "--threads", &v)) != 0) {
+            rc = r < 0 ? EXIT_USAGE : 0;
+            c.threads = v;
+        } else if ((r = flag_value(argc, argv, &i, "--precision", &v)) != 0) {
+            rc = r < 0 ? EXIT_USAGE : 0;
+            c.precision = v;
+        } else if ((r = flag_value(argc, argv, &i, "--backend", &v)) != 0) {
+            rc = r < 0 ? EXIT_USAGE : 0;
+            c.backend = v;
+        } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
+            rc = r < 0 ? EXIT_USAGE : 0;
+            c.options_file = v;
+        } else if ((r = flag_value(argc, argv, &i, "--seed", &v)) != 0) {
+            int64_t x;
+            rc = r < 0 ? EXIT_USAGE : 0;
+            seed_s = v;
+            if (!rc && (!parse_i64(v, &x) || x < 0))
+                rc = usage_error("--seed %s: expected a number >= 0", v);
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            rc = usage_error("unknown flag '%s' for 'mopt run'", argv[i]);
+        } else if (!c.model) {
+            c.model = argv[i];
+        } else {
+            rc = usage_error("'mopt run' takes one model, got '%s' and '%s'", c.model, argv[i]);
+        }
+    }
+    if (rc) goto done;
+    if (!c.model) {
+        rc = usage_error("'mopt run' needs a MODEL file");
+        goto done;
+    }
+    if (*out_dir == '\0') {
+        rc = usage_error("--output-dir is empty");
+        goto done;
+    }
+    uint64_t seed = DEFAULT_SEED;
+    if (seed_s) {
+        int64_t x = 0;
+        parse_i64(seed_s, &x);
+        seed = (uint64_t)x;
+    }
+    if ((rc = load_model(&c, &opts, &m)) != 0) goto done;
+    mopt_status st = mopt_session_create(m, opts, &s);
+    if (st) {
+        rc = fail(st);
+        goto done;
+    }
+    for (int k = 0; k < n_files; k++) {
+        char name[512];
+        size_t idx;
+        snprintf(name, sizeof name, "%.*s", (int)files[k].name_len, files[k].name);
+        if (find_nv(files, k, name)) {
+            rc = usage_error("--input %s is given twice", name);
+            goto done;
+        }
+        st = mopt_model_io_find(m, MOPT_INPUT, name, &idx);
+        if (st) {
+            rc = fail(st);
+            goto done;
+        }
+    }
+    n_in = mopt_model_io_count(m, MOPT_INPUT);
+    n_out = mopt_model_io_count(m, MOPT_OUTPUT);
+    in = calloc(n_in ? n_in : 1, sizeof *in);
+    out = calloc(n_out ? n_out : 1, sizeof *out);
+    if (!in || !out) {
+        fprintf(stderr, "mopt: %s\n", mopt_status_string(MOPT_ERR_OUT_OF_MEMORY));
+        rc = EXIT_FAILURE;
+        goto done;
+    }
+    for (size_t i = 0; i < n_in && !rc; i++)
+        rc = make_input(m, i, files, n_files, shapes, n_shapes, dims, n_dims, seed, &in[i]);
+    if (rc) goto done;
+    for (int k = 0; k < n_shapes; k++) {
+        if (shapes[k].used) continue;
+        char name[512];
+        size_t idx;
+        snprintf(name, sizeof name, "%.*s", (int)shapes[k].name_len, shapes[k].name);
+        if (mopt_model_io_find(m, MOPT_INPUT, name, &idx) != MOPT_OK) {
+            rc = usage_error("--shape %s: the model has no input named '%s'", name, name);
+            goto done;
+        }
+        fprintf(stderr, "mopt: warning: --shape %s ignored; --input gives that input\n", name);
+    }
+    for (int k = 0; k < n_dims; k++)
+        if (!dims[k].used)
+            fprintf(stderr,
+                    "mopt: warning: --dim %.*s: no generated input has a symbolic dimension of "
+                    "that name\n",
+                    (int)dims[k].name_len, dims[k].name);
+
+    st = mopt_session_run(s, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, out);
+    if (st) {
+        rc = fail(st);
+        goto done;
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        const char *name = mopt_model_io_name(m, MOPT_OUTPUT, i);
+        char *path = output_path(out_dir, name, i);
+        if (!path) {
+            fprintf(stderr, "mopt: %s\n", mopt_status_string(MOPT_ERR_OUT_OF_MEMORY));
+            rc = EXIT_FAILURE;
+            goto done;
+        }
+        /* two names that sanitize alike must not overwrite each other */
+        for (size_t j = 0; j < i; j++) {
+            char *other = output_path(out_dir, mopt_model_io_name(m, MOPT_OUTPUT, j), j);
+            int same = other && strcmp(other, path) == 0;
+            free(other);
+            if (same) {
+                free(path);
+                char alt[64];
+                snprintf(alt, sizeof alt, "output_%zu", i);
+                path = output_path(out_dir, alt, i);
+                break;
+            }
+        }
+        if (!path) {
+            rc = EXIT_FAILURE;
+            goto done;
+        }
+        st = mopt_tensor_save_npy(out[i], path);
+        if (st) {
+            free(path);
+            rc = fail(st);
+            goto done;
+        }
+        const mopt_tensor *t = out[i];
+        printf("%s: %s [", name ? name : "", mopt_dtype_name(mopt_tensor_dtype(t)));
+        for (int a = 0; a < mopt_tensor_rank(t); a++)
+            printf("%s%" PRId64, a ? ", " : "", mopt_tensor_dim(t, a));
+        printf("]");
+        print_stats(stdout, t);
+        printf("  -> %s\n", path);
+        free(path);
+    }
+    if (fflush(stdout) != 0) rc = EXIT_FAILURE;
+
+done:
+    if (out)
+        for (size_t i = 0; i < n_out; i++)
+            mopt_tensor_destroy(out[i]);
+    if (in)
+        for (size_t i = 0; i < n_in; i++)
+            mopt_tensor_destroy(in[i]);
+    free(out);
+    free(in);
+    mopt_session_destroy(s);
+    mopt_model_destroy(m);
+    mopt_options_destroy(opts);
+    free(files);
+    free(shapes);
+    free(dims);
+    return rc;
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+static int cmd_version(void) {
+    printf("mopt %d.%d.%d (libmopt %s", MOPT_VERSION_MAJOR, MOPT_VERSION_MINOR, MOPT_VERSION_PATCH,
+           mopt_version());
+    if (mopt_version_number() != MOPT_VERSION_NUMBER)
+        printf("; built against header %d, library is %d", MOPT_VERSION_NUMBER,
+               mopt_version_number());
+    printf(")\n");
+    return EXIT_SUCCESS;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fputs(k_usage, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        fputs(k_usage, stdout);
+        return EXIT_SUCCESS;
+    }
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) return cmd_version();
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(k_usage, stdout);
+            return EXIT_SUCCESS;
+        }
+    if (strcmp(cmd, "info") == 0) return cmd_info(argc, argv);
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc, argv);
+    return usage_error("unknown command '%s'", cmd);
+}
