@@ -99,8 +99,8 @@ const void *mopt_tensor_data_const(const mopt_tensor *t) { return t ? t->data : 
 
 mopt_status mopt_tensor_load(const char *path, mopt_tensor **out) {
     mopt_clear_error();
+    if (out) *out = NULL; /* left NULL on every failure, as the header promises */
     if (!path || !out) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_tensor_load: NULL argument");
-    *out = NULL;
     uint8_t *buf = NULL;
     size_t len = 0;
     mopt_status st = file_read_all(path, (size_t)1 << 40, &buf, &len);
