@@ -878,6 +878,8 @@ static int cmd_version(void) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
+        fprintf(stderr, "mopt: %s: no command given\n\n",
+                mopt_status_string(MOPT_ERR_INVALID_ARGUMENT));
         fputs(k_usage, stderr);
         return EXIT_USAGE;
     }
