@@ -15,8 +15,8 @@
 #define MAXR MOPT_MAX_RANK
 
 /* Collapsed iteration space for up to 3 operands: size-1 axes dropped,
- * neighbouring axes merged when every operand walks them as one. Returns the
- * element count (0 for empty outputs). rank_out >= 1 on return. */
+ * neighbouring axes merged when every operand walks them as one (rank >= 1
+ * after plan_make, which returns the element count, 0 for empty outputs). */
 typedef struct bplan {
     int32_t rank;
     int64_t dims[MAXR];
@@ -36,16 +36,19 @@ static int64_t plan_make(bplan *p, int n_ops, int32_t rank, const int64_t *dims,
             if (p->st[k][r - 1] != strides[k][i] * dims[i]) merge = false;
         if (merge) {
             p->dims[r - 1] *= dims[i];
-            for (int k = 0; k < n_ops; k++) p->st[k][r - 1] = strides[k][i];
+            for (int k = 0; k < n_ops; k++)
+                p->st[k][r - 1] = strides[k][i];
         } else {
             p->dims[r] = dims[i];
-            for (int k = 0; k < n_ops; k++) p->st[k][r] = strides[k][i];
+            for (int k = 0; k < n_ops; k++)
+                p->st[k][r] = strides[k][i];
             r++;
         }
     }
     if (r == 0) {
         p->dims[0] = 1;
-        for (int k = 0; k < n_ops; k++) p->st[k][0] = 0;
+        for (int k = 0; k < n_ops; k++)
+            p->st[k][0] = 0;
         r = 1;
     }
     p->rank = r;
@@ -57,16 +60,18 @@ static int64_t plan_make(bplan *p, int n_ops, int32_t rank, const int64_t *dims,
 static void plan_step(const bplan *p, int n_ops, int64_t *idx, int64_t *off) {
     for (int32_t d = p->rank - 2; d >= 0; d--) {
         idx[d]++;
-        for (int k = 0; k < n_ops; k++) off[k] += p->st[k][d];
+        for (int k = 0; k < n_ops; k++)
+            off[k] += p->st[k][d];
         if (idx[d] < p->dims[d]) return;
-        for (int k = 0; k < n_ops; k++) off[k] -= p->st[k][d] * p->dims[d];
+        for (int k = 0; k < n_ops; k++)
+            off[k] -= p->st[k][d] * p->dims[d];
         idx[d] = 0;
     }
 }
 
-void ref_broadcast2(ref_row2_fn row, int32_t rank, const int64_t *dims, const void *a,
-                    size_t a_esz, const int64_t *a_strides, const void *b, size_t b_esz,
-                    const int64_t *b_strides, void *y, size_t y_esz) {
+void ref_broadcast2(ref_row2_fn row, int32_t rank, const int64_t *dims, const void *a, size_t a_esz,
+                    const int64_t *a_strides, const void *b, size_t b_esz, const int64_t *b_strides,
+                    void *y, size_t y_esz) {
     bplan p;
     const int64_t *st[2] = {a_strides, b_strides};
     int64_t numel = plan_make(&p, 2, rank, dims, st);
@@ -84,10 +89,9 @@ void ref_broadcast2(ref_row2_fn row, int32_t rank, const int64_t *dims, const vo
     }
 }
 
-void ref_broadcast3(ref_row3_fn row, int32_t rank, const int64_t *dims, const void *a,
-                    size_t a_esz, const int64_t *a_strides, const void *b, size_t b_esz,
-                    const int64_t *b_strides, const void *c, size_t c_esz,
-                    const int64_t *c_strides, void *y, size_t y_esz) {
+void ref_broadcast3(ref_row3_fn row, int32_t rank, const int64_t *dims, const void *a, size_t a_esz,
+                    const int64_t *a_strides, const void *b, size_t b_esz, const int64_t *b_strides,
+                    const void *c, size_t c_esz, const int64_t *c_strides, void *y, size_t y_esz) {
     bplan p;
     const int64_t *st[3] = {a_strides, b_strides, c_strides};
     int64_t numel = plan_make(&p, 3, rank, dims, st);
@@ -111,37 +115,37 @@ void ref_broadcast3(ref_row3_fn row, int32_t rank, const int64_t *dims, const vo
 /* Defines a row function computing y[i] = EXPR from x (a element) and z (b
  * element), with separate loops for the common stride patterns so that the
  * compiler can vectorize them. y may alias a when sa == 1. */
-#define ROW2(name, TA, TB, TY, EXPR)                                                       \
-    static void name(const void *pa, int64_t sa, const void *pb, int64_t sb, void *py,     \
-                     int64_t n) {                                                          \
-        const TA *a = pa;                                                                  \
-        const TB *b = pb;                                                                  \
-        TY *y = py;                                                                        \
-        if (sa == 1 && sb == 1) {                                                          \
-            for (int64_t i = 0; i < n; i++) {                                              \
-                TA x = a[i];                                                               \
-                TB z = b[i];                                                               \
-                y[i] = (EXPR);                                                             \
-            }                                                                              \
-        } else if (sa == 1 && sb == 0) {                                                   \
-            const TB z = b[0];                                                             \
-            for (int64_t i = 0; i < n; i++) {                                              \
-                TA x = a[i];                                                               \
-                y[i] = (EXPR);                                                             \
-            }                                                                              \
-        } else if (sa == 0 && sb == 1) {                                                   \
-            const TA x = a[0];                                                             \
-            for (int64_t i = 0; i < n; i++) {                                              \
-                TB z = b[i];                                                               \
-                y[i] = (EXPR);                                                             \
-            }                                                                              \
-        } else {                                                                           \
-            for (int64_t i = 0; i < n; i++) {                                              \
-                TA x = a[i * sa];                                                          \
-                TB z = b[i * sb];                                                          \
-                y[i] = (EXPR);                                                             \
-            }                                                                              \
-        }                                                                                  \
+#define ROW2(name, TA, TB, TY, EXPR)                                                               \
+    static void name(const void *pa, int64_t sa, const void *pb, int64_t sb, void *py,             \
+                     int64_t n) {                                                                  \
+        const TA *a = pa;                                                                          \
+        const TB *b = pb;                                                                          \
+        TY *y = py;                                                                                \
+        if (sa == 1 && sb == 1) {                                                                  \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                TA x = a[i];                                                                       \
+                TB z = b[i];                                                                       \
+                y[i] = (EXPR);                                                                     \
+            }                                                                                      \
+        } else if (sa == 1 && sb == 0) {                                                           \
+            const TB z = b[0];                                                                     \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                TA x = a[i];                                                                       \
+                y[i] = (EXPR);                                                                     \
+            }                                                                                      \
+        } else if (sa == 0 && sb == 1) {                                                           \
+            const TA x = a[0];                                                                     \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                TB z = b[i];                                                                       \
+                y[i] = (EXPR);                                                                     \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                TA x = a[i * sa];                                                                  \
+                TB z = b[i * sb];                                                                  \
+                y[i] = (EXPR);                                                                     \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 /* NaN-propagating min/max (numpy.minimum / numpy.maximum). */
@@ -160,16 +164,16 @@ static double pymod_f64(double x, double z) {
     return r;
 }
 
-#define FLOAT_BINARY_ROWS(T, SFX, FMODFN, POWFN, MODFN)                                   \
-    ROW2(add_##SFX, T, T, T, x + z)                                                        \
-    ROW2(sub_##SFX, T, T, T, x - z)                                                        \
-    ROW2(mul_##SFX, T, T, T, x *z)                                                         \
-    ROW2(div_##SFX, T, T, T, x / z)                                                        \
-    ROW2(min_##SFX, T, T, T, FMIN_NAN(x, z))                                               \
-    ROW2(max_##SFX, T, T, T, FMAX_NAN(x, z))                                               \
-    ROW2(mod_##SFX, T, T, T, MODFN(x, z))                                                  \
-    ROW2(fmod_##SFX, T, T, T, FMODFN(x, z))                                                \
-    ROW2(prelu_##SFX, T, T, T, x < 0 ? x * z : x)                                          \
+#define FLOAT_BINARY_ROWS(T, SFX, FMODFN, POWFN, MODFN)                                            \
+    ROW2(add_##SFX, T, T, T, x + z)                                                                \
+    ROW2(sub_##SFX, T, T, T, x - z)                                                                \
+    ROW2(mul_##SFX, T, T, T, x *z)                                                                 \
+    ROW2(div_##SFX, T, T, T, x / z)                                                                \
+    ROW2(min_##SFX, T, T, T, FMIN_NAN(x, z))                                                       \
+    ROW2(max_##SFX, T, T, T, FMAX_NAN(x, z))                                                       \
+    ROW2(mod_##SFX, T, T, T, MODFN(x, z))                                                          \
+    ROW2(fmod_##SFX, T, T, T, FMODFN(x, z))                                                        \
+    ROW2(prelu_##SFX, T, T, T, x < 0 ? x * z : x)                                                  \
     ROW2(pow_##SFX, T, T, T, POWFN(x, z))
 
 FLOAT_BINARY_ROWS(float, f32, fmodf, powf, pymod_f32)
@@ -203,14 +207,14 @@ static int64_t pymod_i64(int64_t x, int64_t z) {
     return r;
 }
 
-#define INT_BINARY_ROWS(T, U, SFX)                                                         \
-    ROW2(add_##SFX, T, T, T, (T)((U)x + (U)z))                                             \
-    ROW2(sub_##SFX, T, T, T, (T)((U)x - (U)z))                                             \
-    ROW2(mul_##SFX, T, T, T, (T)((U)x * (U)z))                                             \
-    ROW2(div_##SFX, T, T, T, INT_DIV(T, U, x, z))                                          \
-    ROW2(min_##SFX, T, T, T, x < z ? x : z)                                                \
-    ROW2(max_##SFX, T, T, T, x > z ? x : z)                                                \
-    ROW2(mod_##SFX, T, T, T, pymod_##SFX(x, z))                                              \
+#define INT_BINARY_ROWS(T, U, SFX)                                                                 \
+    ROW2(add_##SFX, T, T, T, (T)((U)x + (U)z))                                                     \
+    ROW2(sub_##SFX, T, T, T, (T)((U)x - (U)z))                                                     \
+    ROW2(mul_##SFX, T, T, T, (T)((U)x * (U)z))                                                     \
+    ROW2(div_##SFX, T, T, T, INT_DIV(T, U, x, z))                                                  \
+    ROW2(min_##SFX, T, T, T, x < z ? x : z)                                                        \
+    ROW2(max_##SFX, T, T, T, x > z ? x : z)                                                        \
+    ROW2(mod_##SFX, T, T, T, pymod_##SFX(x, z))                                                    \
     ROW2(fmod_##SFX, T, T, T, (T)INT_FMOD(x, z))
 
 INT_BINARY_ROWS(int32_t, uint32_t, i32)
@@ -239,17 +243,17 @@ ref_row2_fn ref_binary_row(ref_binop op, mopt_dtype a, mopt_dtype b) {
         return NULL;
     }
     if (a != b) return NULL;
-#define PICK(SFX)                                                                          \
-    switch (op) {                                                                          \
-    case REF_BIN_ADD: return add_##SFX;                                                    \
-    case REF_BIN_SUB: return sub_##SFX;                                                    \
-    case REF_BIN_MUL: return mul_##SFX;                                                    \
-    case REF_BIN_DIV: return div_##SFX;                                                    \
-    case REF_BIN_MIN: return min_##SFX;                                                    \
-    case REF_BIN_MAX: return max_##SFX;                                                    \
-    case REF_BIN_MOD: return mod_##SFX;                                                    \
-    case REF_BIN_FMOD: return fmod_##SFX;                                                  \
-    default: break;                                                                        \
+#define PICK(SFX)                                                                                  \
+    switch (op) {                                                                                  \
+    case REF_BIN_ADD: return add_##SFX;                                                            \
+    case REF_BIN_SUB: return sub_##SFX;                                                            \
+    case REF_BIN_MUL: return mul_##SFX;                                                            \
+    case REF_BIN_DIV: return div_##SFX;                                                            \
+    case REF_BIN_MIN: return min_##SFX;                                                            \
+    case REF_BIN_MAX: return max_##SFX;                                                            \
+    case REF_BIN_MOD: return mod_##SFX;                                                            \
+    case REF_BIN_FMOD: return fmod_##SFX;                                                          \
+    default: break;                                                                                \
     }
     switch (a) {
     case MOPT_DTYPE_F32:
@@ -269,14 +273,17 @@ ref_row2_fn ref_binary_row(ref_binop op, mopt_dtype a, mopt_dtype b) {
 
 /* ---- unary -------------------------------------------------------------- */
 
+/* M(fn) picks the float (fnf) or double (fn) libm function. */
 #define MF(fn) fn##f
 #define MD(fn) fn
 
-#define LOOP(EXPR)                                                                         \
-    for (int64_t i = 0; i < n; i++) {                                                      \
-        elem_t v = x[i];                                                                   \
-        y[i] = (EXPR);                                                                     \
-    }                                                                                      \
+/* One unary loop over x[0..n) into y; elem_t is typedef'd by the enclosing
+ * function to its element type. */
+#define LOOP(EXPR)                                                                                 \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+        elem_t v = x[i];                                                                           \
+        y[i] = (EXPR);                                                                             \
+    }                                                                                              \
     return 0
 
 /* Sigmoid without overflow for large |v|. */
@@ -285,69 +292,69 @@ ref_row2_fn ref_binary_row(ref_binop op, mopt_dtype a, mopt_dtype b) {
 #define SOFTPLUS(M, T, v) ((v) > 0 ? (v) + M(log1p)(M(exp)(-(v))) : M(log1p)(M(exp)(v)))
 #define CLAMP01(T, t) ((t) < 0 ? (T)0 : ((t) > 1 ? (T)1 : (t)))
 
-#define FLOAT_UNARY(name, T, M)                                                            \
-    static int name(ref_unop op, const T *x, T *y, int64_t n, const ref_unary_params *p) { \
-        typedef T elem_t;                                                                  \
-        const T al = (T)p->alpha, be = (T)p->beta, ga = (T)p->gamma;                       \
-        switch (op) {                                                                      \
-        case REF_UN_SQRT: LOOP(M(sqrt)(v));                                                \
-        case REF_UN_EXP: LOOP(M(exp)(v));                                                  \
-        case REF_UN_LOG: LOOP(M(log)(v));                                                  \
-        case REF_UN_NEG: LOOP(-v);                                                         \
-        case REF_UN_ABS: LOOP(M(fabs)(v));                                                 \
-        case REF_UN_RECIPROCAL: LOOP((T)1 / v);                                            \
-        case REF_UN_ERF: LOOP(M(erf)(v));                                                  \
-        case REF_UN_TANH: LOOP(M(tanh)(v));                                                \
-        case REF_UN_RELU: LOOP(v < 0 ? (T)0 : v);                                          \
-        case REF_UN_LEAKY_RELU: LOOP(v < 0 ? al * v : v);                                  \
-        case REF_UN_SIGMOID: LOOP(SIGMOID(M, T, v));                                       \
-        case REF_UN_HARD_SIGMOID: LOOP(CLAMP01(T, al * v + be));                           \
-        case REF_UN_HARD_SWISH: LOOP(v * CLAMP01(T, v * (T)(1.0 / 6.0) + (T)0.5));         \
-        case REF_UN_FLOOR: LOOP(M(floor)(v));                                              \
-        case REF_UN_CEIL: LOOP(M(ceil)(v));                                                \
-        case REF_UN_ROUND: LOOP(M(nearbyint)(v));                                          \
-        case REF_UN_SIGN: LOOP(v > 0 ? (T)1 : (v < 0 ? (T)-1 : v));                        \
-        case REF_UN_SIN: LOOP(M(sin)(v));                                                  \
-        case REF_UN_COS: LOOP(M(cos)(v));                                                  \
-        case REF_UN_ELU: LOOP(v < 0 ? al * M(expm1)(v) : v);                               \
-        case REF_UN_SELU: LOOP(v > 0 ? ga * v : ga * al * M(expm1)(v));                    \
-        case REF_UN_SOFTPLUS: LOOP(SOFTPLUS(M, T, v));                                     \
-        case REF_UN_SOFTSIGN: LOOP(v / ((T)1 + M(fabs)(v)));                               \
-        case REF_UN_CELU: LOOP(v > 0 ? v : al * M(expm1)(v / al));                         \
-        case REF_UN_THRESHOLDED_RELU: LOOP(v > al ? v : (T)0);                             \
-        case REF_UN_GELU: LOOP((T)0.5 * v * ((T)1 + M(erf)(v * (T)0.70710678118654752440))); \
-        case REF_UN_GELU_TANH:                                                             \
-            LOOP((T)0.5 * v *                                                              \
-                 ((T)1 + M(tanh)((T)0.79788456080286535588 * (v + (T)0.044715 * v * v * v)))); \
-        case REF_UN_MISH: LOOP(v * M(tanh)(SOFTPLUS(M, T, v)));                            \
-        case REF_UN_TAN: LOOP(M(tan)(v));                                                  \
-        case REF_UN_ATAN: LOOP(M(atan)(v));                                                \
-        case REF_UN_ASIN: LOOP(M(asin)(v));                                                \
-        case REF_UN_ACOS: LOOP(M(acos)(v));                                                \
-        case REF_UN_SINH: LOOP(M(sinh)(v));                                                \
-        case REF_UN_COSH: LOOP(M(cosh)(v));                                                \
-        case REF_UN_ASINH: LOOP(M(asinh)(v));                                              \
-        case REF_UN_ACOSH: LOOP(M(acosh)(v));                                              \
-        case REF_UN_ATANH: LOOP(M(atanh)(v));                                              \
-        case REF_UN_COUNT: break;                                                          \
-        }                                                                                  \
-        return -1;                                                                         \
+#define FLOAT_UNARY(name, T, M)                                                                    \
+    static int name(ref_unop op, const T *x, T *y, int64_t n, const ref_unary_params *p) {         \
+        typedef T elem_t;                                                                          \
+        const T al = (T)p->alpha, be = (T)p->beta, ga = (T)p->gamma;                               \
+        switch (op) {                                                                              \
+        case REF_UN_SQRT: LOOP(M(sqrt)(v));                                                        \
+        case REF_UN_EXP: LOOP(M(exp)(v));                                                          \
+        case REF_UN_LOG: LOOP(M(log)(v));                                                          \
+        case REF_UN_NEG: LOOP(-v);                                                                 \
+        case REF_UN_ABS: LOOP(M(fabs)(v));                                                         \
+        case REF_UN_RECIPROCAL: LOOP((T)1 / v);                                                    \
+        case REF_UN_ERF: LOOP(M(erf)(v));                                                          \
+        case REF_UN_TANH: LOOP(M(tanh)(v));                                                        \
+        case REF_UN_RELU: LOOP(v < 0 ? (T)0 : v);                                                  \
+        case REF_UN_LEAKY_RELU: LOOP(v < 0 ? al * v : v);                                          \
+        case REF_UN_SIGMOID: LOOP(SIGMOID(M, T, v));                                               \
+        case REF_UN_HARD_SIGMOID: LOOP(CLAMP01(T, al *v + be));                                    \
+        case REF_UN_HARD_SWISH: LOOP(v *CLAMP01(T, v *(T)(1.0 / 6.0) + (T)0.5));                   \
+        case REF_UN_FLOOR: LOOP(M(floor)(v));                                                      \
+        case REF_UN_CEIL: LOOP(M(ceil)(v));                                                        \
+        case REF_UN_ROUND: LOOP(M(nearbyint)(v));                                                  \
+        case REF_UN_SIGN: LOOP(v > 0 ? (T)1 : (v < 0 ? (T)-1 : v));                                \
+        case REF_UN_SIN: LOOP(M(sin)(v));                                                          \
+        case REF_UN_COS: LOOP(M(cos)(v));                                                          \
+        case REF_UN_ELU: LOOP(v < 0 ? al * M(expm1)(v) : v);                                       \
+        case REF_UN_SELU: LOOP(v > 0 ? ga * v : ga * al * M(expm1)(v));                            \
+        case REF_UN_SOFTPLUS: LOOP(SOFTPLUS(M, T, v));                                             \
+        case REF_UN_SOFTSIGN: LOOP(v / ((T)1 + M(fabs)(v)));                                       \
+        case REF_UN_CELU: LOOP(v > 0 ? v : al * M(expm1)(v / al));                                 \
+        case REF_UN_THRESHOLDED_RELU: LOOP(v > al ? v : (T)0);                                     \
+        case REF_UN_GELU: LOOP((T)0.5 * v * ((T)1 + M(erf)(v * (T)0.70710678118654752440)));       \
+        case REF_UN_GELU_TANH:                                                                     \
+            LOOP((T)0.5 * v *                                                                      \
+                 ((T)1 + M(tanh)((T)0.79788456080286535588 * (v + (T)0.044715 * v * v * v))));     \
+        case REF_UN_MISH: LOOP(v *M(tanh)(SOFTPLUS(M, T, v)));                                     \
+        case REF_UN_TAN: LOOP(M(tan)(v));                                                          \
+        case REF_UN_ATAN: LOOP(M(atan)(v));                                                        \
+        case REF_UN_ASIN: LOOP(M(asin)(v));                                                        \
+        case REF_UN_ACOS: LOOP(M(acos)(v));                                                        \
+        case REF_UN_SINH: LOOP(M(sinh)(v));                                                        \
+        case REF_UN_COSH: LOOP(M(cosh)(v));                                                        \
+        case REF_UN_ASINH: LOOP(M(asinh)(v));                                                      \
+        case REF_UN_ACOSH: LOOP(M(acosh)(v));                                                      \
+        case REF_UN_ATANH: LOOP(M(atanh)(v));                                                      \
+        case REF_UN_COUNT: break;                                                                  \
+        }                                                                                          \
+        return -1;                                                                                 \
     }
 
 FLOAT_UNARY(unary_f32, float, MF)
 FLOAT_UNARY(unary_f64, double, MD)
 
-#define INT_UNARY(name, T, U)                                                              \
-    static int name(ref_unop op, const T *x, T *y, int64_t n) {                            \
-        typedef T elem_t;                                                                  \
-        switch (op) {                                                                      \
-        case REF_UN_NEG: LOOP((T)(0 - (U)v));                                              \
-        case REF_UN_ABS: LOOP(v < 0 ? (T)(0 - (U)v) : v);                                  \
-        case REF_UN_SIGN: LOOP((T)((v > 0) - (v < 0)));                                    \
-        case REF_UN_RELU: LOOP(v < 0 ? (T)0 : v);                                          \
-        default: break;                                                                    \
-        }                                                                                  \
-        return -1;                                                                         \
+#define INT_UNARY(name, T, U)                                                                      \
+    static int name(ref_unop op, const T *x, T *y, int64_t n) {                                    \
+        typedef T elem_t;                                                                          \
+        switch (op) {                                                                              \
+        case REF_UN_NEG: LOOP((T)(0 - (U)v));                                                      \
+        case REF_UN_ABS: LOOP(v < 0 ? (T)(0 - (U)v) : v);                                          \
+        case REF_UN_SIGN: LOOP((T)((v > 0) - (v < 0)));                                            \
+        case REF_UN_RELU: LOOP(v < 0 ? (T)0 : v);                                                  \
+        default: break;                                                                            \
+        }                                                                                          \
+        return -1;                                                                                 \
     }
 
 INT_UNARY(unary_i32, int32_t, uint32_t)
@@ -381,22 +388,24 @@ int ref_unary(ref_unop op, mopt_dtype dtype, const void *x, void *y, int64_t n,
 
 /* ---- Clip --------------------------------------------------------------- */
 
-#define CLIP_LOOP(T, LO, HI)                                                               \
-    do {                                                                                   \
-        const T *x = px;                                                                   \
-        T *y = py;                                                                         \
-        const T lo = (LO), hi = (HI);                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            T v = x[i];                                                                    \
-            if (p->has_lo && v < lo) v = lo;                                               \
-            if (p->has_hi && v > hi) v = hi;                                               \
-            y[i] = v;                                                                      \
-        }                                                                                  \
+#define CLIP_LOOP(T, LO, HI)                                                                       \
+    do {                                                                                           \
+        const T *x = px;                                                                           \
+        T *y = py;                                                                                 \
+        const T lo = (LO), hi = (HI);                                                              \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            T v = x[i];                                                                            \
+            if (p->has_lo && v < lo) v = lo;                                                       \
+            if (p->has_hi && v > hi) v = hi;                                                       \
+            y[i] = v;                                                                              \
+        }                                                                                          \
     } while (0)
 
 /* Integer bounds beyond the type's range clamp to it (a bound of 300 on u8
  * data clips nothing). */
-static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
 
 int ref_clip(mopt_dtype dtype, const void *px, void *py, int64_t n, const ref_clip_params *p) {
     switch (dtype) {

@@ -11,40 +11,40 @@
 
 /* Same shape as ROW2 in elementwise.c: strided loops with the contiguous
  * and broadcast-scalar cases split out for vectorization. */
-#define ROW2(name, TA, TB, TY, EXPR)                                                       \
-    static void name(const void *pa, int64_t sa, const void *pb, int64_t sb, void *py,     \
-                     int64_t n) {                                                          \
-        const TA *a = pa;                                                                  \
-        const TB *b = pb;                                                                  \
-        TY *y = py;                                                                        \
-        if (sa == 1 && sb == 1) {                                                          \
-            for (int64_t i = 0; i < n; i++) {                                              \
-                TA x = a[i];                                                               \
-                TB z = b[i];                                                               \
-                y[i] = (EXPR);                                                             \
-            }                                                                              \
-        } else if (sa == 1 && sb == 0) {                                                   \
-            const TB z = b[0];                                                             \
-            for (int64_t i = 0; i < n; i++) {                                              \
-                TA x = a[i];                                                               \
-                y[i] = (EXPR);                                                             \
-            }                                                                              \
-        } else {                                                                           \
-            for (int64_t i = 0; i < n; i++) {                                              \
-                TA x = a[i * sa];                                                          \
-                TB z = b[i * sb];                                                          \
-                y[i] = (EXPR);                                                             \
-            }                                                                              \
-        }                                                                                  \
+#define ROW2(name, TA, TB, TY, EXPR)                                                               \
+    static void name(const void *pa, int64_t sa, const void *pb, int64_t sb, void *py,             \
+                     int64_t n) {                                                                  \
+        const TA *a = pa;                                                                          \
+        const TB *b = pb;                                                                          \
+        TY *y = py;                                                                                \
+        if (sa == 1 && sb == 1) {                                                                  \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                TA x = a[i];                                                                       \
+                TB z = b[i];                                                                       \
+                y[i] = (EXPR);                                                                     \
+            }                                                                                      \
+        } else if (sa == 1 && sb == 0) {                                                           \
+            const TB z = b[0];                                                                     \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                TA x = a[i];                                                                       \
+                y[i] = (EXPR);                                                                     \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                TA x = a[i * sa];                                                                  \
+                TB z = b[i * sb];                                                                  \
+                y[i] = (EXPR);                                                                     \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 /* ---- comparisons -------------------------------------------------------- */
 
-#define CMP_ROWS(T, SFX)                                                                   \
-    ROW2(eq_##SFX, T, T, uint8_t, (uint8_t)(x == z))                                       \
-    ROW2(lt_##SFX, T, T, uint8_t, (uint8_t)(x < z))                                        \
-    ROW2(gt_##SFX, T, T, uint8_t, (uint8_t)(x > z))                                        \
-    ROW2(le_##SFX, T, T, uint8_t, (uint8_t)(x <= z))                                       \
+#define CMP_ROWS(T, SFX)                                                                           \
+    ROW2(eq_##SFX, T, T, uint8_t, (uint8_t)(x == z))                                               \
+    ROW2(lt_##SFX, T, T, uint8_t, (uint8_t)(x < z))                                                \
+    ROW2(gt_##SFX, T, T, uint8_t, (uint8_t)(x > z))                                                \
+    ROW2(le_##SFX, T, T, uint8_t, (uint8_t)(x <= z))                                               \
     ROW2(ge_##SFX, T, T, uint8_t, (uint8_t)(x >= z))
 
 CMP_ROWS(float, f32)
@@ -65,14 +65,14 @@ ROW2(le_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) <= (z != 0)))
 ROW2(ge_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) >= (z != 0)))
 
 ref_row2_fn ref_compare_row(ref_cmpop op, mopt_dtype t) {
-#define PICK(SFX)                                                                          \
-    switch (op) {                                                                          \
-    case REF_CMP_EQ: return eq_##SFX;                                                      \
-    case REF_CMP_LT: return lt_##SFX;                                                      \
-    case REF_CMP_GT: return gt_##SFX;                                                      \
-    case REF_CMP_LE: return le_##SFX;                                                      \
-    case REF_CMP_GE: return ge_##SFX;                                                      \
-    }                                                                                      \
+#define PICK(SFX)                                                                                  \
+    switch (op) {                                                                                  \
+    case REF_CMP_EQ: return eq_##SFX;                                                              \
+    case REF_CMP_LT: return lt_##SFX;                                                              \
+    case REF_CMP_GT: return gt_##SFX;                                                              \
+    case REF_CMP_LE: return le_##SFX;                                                              \
+    case REF_CMP_GE: return ge_##SFX;                                                              \
+    }                                                                                              \
     return NULL
     switch (t) {
     case MOPT_DTYPE_F32: PICK(f32);
@@ -107,22 +107,25 @@ ref_row2_fn ref_logical_row(ref_boolop op) {
 }
 
 void ref_not(const uint8_t *x, uint8_t *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = (uint8_t)(x[i] == 0);
+    for (int64_t i = 0; i < n; i++)
+        y[i] = (uint8_t)(x[i] == 0);
 }
 
 /* ---- Where -------------------------------------------------------------- */
 
-#define WHERE_ROW(name, T)                                                                 \
-    static void name(const void *pc, int64_t sc, const void *px, int64_t sx, const void *py, \
-                     int64_t sy, void *pout, int64_t n) {                                  \
-        const uint8_t *c = pc;                                                             \
-        const T *x = px, *y = py;                                                          \
-        T *out = pout;                                                                     \
-        if (sc == 1 && sx == 1 && sy == 1) {                                               \
-            for (int64_t i = 0; i < n; i++) out[i] = c[i] ? x[i] : y[i];                   \
-        } else {                                                                           \
-            for (int64_t i = 0; i < n; i++) out[i] = c[i * sc] ? x[i * sx] : y[i * sy];    \
-        }                                                                                  \
+#define WHERE_ROW(name, T)                                                                         \
+    static void name(const void *pc, int64_t sc, const void *px, int64_t sx, const void *py,       \
+                     int64_t sy, void *pout, int64_t n) {                                          \
+        const uint8_t *c = pc;                                                                     \
+        const T *x = px, *y = py;                                                                  \
+        T *out = pout;                                                                             \
+        if (sc == 1 && sx == 1 && sy == 1) {                                                       \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                out[i] = c[i] ? x[i] : y[i];                                                       \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                out[i] = c[i * sc] ? x[i * sx] : y[i * sy];                                        \
+        }                                                                                          \
     }
 
 WHERE_ROW(where_1, uint8_t)
@@ -145,12 +148,14 @@ ref_row3_fn ref_where_row(size_t esz) {
 int ref_isnan(mopt_dtype t, const void *px, uint8_t *y, int64_t n) {
     if (t == MOPT_DTYPE_F32) {
         const float *x = px;
-        for (int64_t i = 0; i < n; i++) y[i] = (uint8_t)(x[i] != x[i]);
+        for (int64_t i = 0; i < n; i++)
+            y[i] = (uint8_t)(x[i] != x[i]);
         return 0;
     }
     if (t == MOPT_DTYPE_F64) {
         const double *x = px;
-        for (int64_t i = 0; i < n; i++) y[i] = (uint8_t)(x[i] != x[i]);
+        for (int64_t i = 0; i < n; i++)
+            y[i] = (uint8_t)(x[i] != x[i]);
         return 0;
     }
     return -1;
@@ -180,7 +185,8 @@ static int clz64(uint64_t m) {
     return __builtin_clzll(m);
 #else
     int n = 0;
-    while (!(m & (UINT64_C(1) << 63))) m <<= 1, n++;
+    while (!(m & (UINT64_C(1) << 63)))
+        m <<= 1, n++;
     return n;
 #endif
 }
@@ -289,10 +295,11 @@ bool ref_cast_supported(mopt_dtype t) {
     }
 }
 
-#define READ(T, CONV)                                                                      \
-    do {                                                                                   \
-        const T *s = (const T *)x + off;                                                   \
-        for (int64_t i = 0; i < n; i++) dst[i] = CONV(s[i]);                               \
+#define READ(T, CONV)                                                                              \
+    do {                                                                                           \
+        const T *s = (const T *)x + off;                                                           \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            dst[i] = CONV(s[i]);                                                                   \
     } while (0)
 #define SAME(v) (v)
 #define NONZERO(v) ((v) != 0)
@@ -390,10 +397,11 @@ static uint64_t f2u64(double v) {
     return v < 0 ? 0 : (uint64_t)v;
 }
 
-#define WRITE(T, EXPR)                                                                     \
-    do {                                                                                   \
-        T *o = (T *)y + off;                                                               \
-        for (int64_t i = 0; i < n; i++) o[i] = (T)(EXPR);                                  \
+#define WRITE(T, EXPR)                                                                             \
+    do {                                                                                           \
+        T *o = (T *)y + off;                                                                       \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            o[i] = (T)(EXPR);                                                                      \
     } while (0)
 
 static void write_from_f64(mopt_dtype to, const double *d, void *y, int64_t off, int64_t n) {
@@ -417,13 +425,15 @@ static void write_from_f64(mopt_dtype to, const double *d, void *y, int64_t off,
 
 /* integers: q holds int64 values (MID_I64) or uint64 bits (MID_U64);
  * narrowing goes through uint64 so that it wraps. */
-static void write_from_int(mopt_dtype to, const int64_t *q, bool is_unsigned, void *y,
-                           int64_t off, int64_t n) {
+static void write_from_int(mopt_dtype to, const int64_t *q, bool is_unsigned, void *y, int64_t off,
+                           int64_t n) {
 #define AS_DBL(v) (is_unsigned ? (double)(uint64_t)(v) : (double)(v))
     switch (to) {
     case MOPT_DTYPE_F32:
-        if (is_unsigned) WRITE(float, (float)(uint64_t)q[i]);
-        else WRITE(float, (float)q[i]);
+        if (is_unsigned)
+            WRITE(float, (float)(uint64_t)q[i]);
+        else
+            WRITE(float, (float)q[i]);
         break;
     case MOPT_DTYPE_F64: WRITE(double, AS_DBL(q[i])); break;
     case MOPT_DTYPE_F16: WRITE(uint16_t, ref_f64_to_f16(AS_DBL(q[i]))); break;
@@ -451,7 +461,8 @@ int ref_cast(mopt_dtype from, const void *x, mopt_dtype to, void *y, int64_t n) 
     if (from == MOPT_DTYPE_F32 && to == MOPT_DTYPE_BF16) { /* common: skip the detour */
         const float *s = x;
         uint16_t *o = y;
-        for (int64_t i = 0; i < n; i++) o[i] = ref_f32_to_bf16(s[i]);
+        for (int64_t i = 0; i < n; i++)
+            o[i] = ref_f32_to_bf16(s[i]);
         return 0;
     }
     double d[CHUNK];
@@ -459,8 +470,10 @@ int ref_cast(mopt_dtype from, const void *x, mopt_dtype to, void *y, int64_t n) 
     for (int64_t off = 0; off < n; off += CHUNK) {
         int64_t len = n - off < CHUNK ? n - off : CHUNK;
         mid_kind k = read_mid(from, x, off, len, d, q);
-        if (k == MID_F64) write_from_f64(to, d, y, off, len);
-        else write_from_int(to, q, k == MID_U64, y, off, len);
+        if (k == MID_F64)
+            write_from_f64(to, d, y, off, len);
+        else
+            write_from_int(to, q, k == MID_U64, y, off, len);
     }
     return 0;
 }

@@ -26,13 +26,12 @@ typedef void (*ref_row3_fn)(const void *a, int64_t sa, const void *b, int64_t sb
  * x_strides are the element strides of each operand as seen from the output
  * (0 on broadcast axes, as op_broadcast_strides gives). Axes are collapsed
  * where possible so that the innermost loop is as long as it can be. */
-void ref_broadcast2(ref_row2_fn row, int32_t rank, const int64_t *dims, const void *a,
-                    size_t a_esz, const int64_t *a_strides, const void *b, size_t b_esz,
-                    const int64_t *b_strides, void *y, size_t y_esz);
-void ref_broadcast3(ref_row3_fn row, int32_t rank, const int64_t *dims, const void *a,
-                    size_t a_esz, const int64_t *a_strides, const void *b, size_t b_esz,
-                    const int64_t *b_strides, const void *c, size_t c_esz,
-                    const int64_t *c_strides, void *y, size_t y_esz);
+void ref_broadcast2(ref_row2_fn row, int32_t rank, const int64_t *dims, const void *a, size_t a_esz,
+                    const int64_t *a_strides, const void *b, size_t b_esz, const int64_t *b_strides,
+                    void *y, size_t y_esz);
+void ref_broadcast3(ref_row3_fn row, int32_t rank, const int64_t *dims, const void *a, size_t a_esz,
+                    const int64_t *a_strides, const void *b, size_t b_esz, const int64_t *b_strides,
+                    const void *c, size_t c_esz, const int64_t *c_strides, void *y, size_t y_esz);
 
 /* ---- binary arithmetic -------------------------------------------------- */
 
@@ -68,7 +67,7 @@ typedef enum ref_unop {
     REF_UN_ERF,
     REF_UN_TANH,
     REF_UN_RELU,
-    REF_UN_LEAKY_RELU,   /* alpha */
+    REF_UN_LEAKY_RELU, /* alpha */
     REF_UN_SIGMOID,
     REF_UN_HARD_SIGMOID, /* alpha, beta */
     REF_UN_HARD_SWISH,

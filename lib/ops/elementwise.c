@@ -45,9 +45,9 @@ typedef struct bin_desc {
 } bin_desc;
 
 static const bin_desc k_binops[] = {
-    {"Add", REF_BIN_ADD, BIN_PLAIN, false},   {"Sub", REF_BIN_SUB, BIN_PLAIN, false},
-    {"Mul", REF_BIN_MUL, BIN_PLAIN, false},   {"Div", REF_BIN_DIV, BIN_PLAIN, false},
-    {"Pow", REF_BIN_POW, BIN_PLAIN, false},   {"Mod", REF_BIN_MOD, BIN_PLAIN, false},
+    {"Add", REF_BIN_ADD, BIN_PLAIN, false},    {"Sub", REF_BIN_SUB, BIN_PLAIN, false},
+    {"Mul", REF_BIN_MUL, BIN_PLAIN, false},    {"Div", REF_BIN_DIV, BIN_PLAIN, false},
+    {"Pow", REF_BIN_POW, BIN_PLAIN, false},    {"Mod", REF_BIN_MOD, BIN_PLAIN, false},
     {"PRelu", REF_BIN_PRELU, BIN_PLAIN, true}, {"Min", REF_BIN_MIN, BIN_VARIADIC, false},
     {"Max", REF_BIN_MAX, BIN_VARIADIC, false}, {"Sum", REF_BIN_ADD, BIN_VARIADIC, false},
     {"Mean", REF_BIN_ADD, BIN_MEAN, true},
@@ -93,8 +93,8 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
     if (d->op == REF_BIN_MOD) {
         int64_t fm = ir_node_attr_int(ctx->node, "fmod", 0);
         if (fm != 0 && fm != 1)
-            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute fmod must be 0 or 1, not %" PRId64,
-                           fm);
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                           "attribute fmod must be 0 or 1, not %" PRId64, fm);
     }
     ir_shape shape = in[0].shape;
     for (int k = 1; k < n_in; k++)
@@ -210,7 +210,8 @@ static mopt_status un_resolve(const op_ctx *ctx, const un_desc *d, ref_unop *op,
     p->gamma = ir_node_attr_float(ctx->node, "gamma", d->gamma);
     if (d->op == REF_UN_GELU) {
         const char *ap = ir_node_attr_string(ctx->node, "approximate", "none");
-        if (strcmp(ap, "tanh") == 0) *op = REF_UN_GELU_TANH;
+        if (strcmp(ap, "tanh") == 0)
+            *op = REF_UN_GELU_TANH;
         else if (strcmp(ap, "none") != 0)
             return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
                            "attribute approximate must be \"none\" or \"tanh\", not \"%s\"", ap);
@@ -278,8 +279,10 @@ static mopt_status infer_clip(const op_ctx *ctx, const op_tensor *in, int n_in, 
             return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
                            "takes min/max as attributes before opset 11, not as inputs");
         if (is_int_type(in[0].dtype))
-            return op_fail(ctx, MOPT_ERR_TYPE, "input 0 has type %s; before opset 11 only f32 "
-                           "and f64 are allowed", mopt_dtype_name(in[0].dtype));
+            return op_fail(ctx, MOPT_ERR_TYPE,
+                           "input 0 has type %s; before opset 11 only f32 "
+                           "and f64 are allowed",
+                           mopt_dtype_name(in[0].dtype));
     }
     static const char *const names[3] = {"input", "min", "max"};
     for (int k = 1; k < n_in; k++) {
@@ -302,8 +305,8 @@ static mopt_status infer_clip(const op_ctx *ctx, const op_tensor *in, int n_in, 
 }
 
 /* Reads a Clip bound input (same dtype as x, one element). */
-static mopt_status clip_bound(const op_ctx *ctx, const op_tensor *t, const char *what,
-                              double *f, int64_t *i) {
+static mopt_status clip_bound(const op_ctx *ctx, const op_tensor *t, const char *what, double *f,
+                              int64_t *i) {
     if (!t->data || op_numel(t) != 1)
         return op_fail(ctx, MOPT_ERR_SHAPE, "%s must have exactly one element", what);
     switch (t->dtype) {
@@ -343,24 +346,30 @@ static mopt_status run_clip(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 /* ---- registry ----------------------------------------------------------- */
 
-#define BIN(name) {name, "", 2, 2, 1, 1, infer_binary, run_binary}
-#define VAR(name) {name, "", 1, 64, 1, 1, infer_binary, run_binary}
-#define UN(name) {name, "", 1, 1, 1, 1, infer_unary, run_unary}
+#define BIN(name)                                                                                  \
+    { name, "", 2, 2, 1, 1, infer_binary, run_binary }
+#define VAR(name)                                                                                  \
+    { name, "", 1, 64, 1, 1, infer_binary, run_binary }
+#define UN(name)                                                                                   \
+    { name, "", 1, 1, 1, 1, infer_unary, run_unary }
 
 static const op_def k_ops[] = {
-    BIN("Add"),        BIN("Sub"),        BIN("Mul"),         BIN("Div"),
-    BIN("Pow"),        BIN("Mod"),        BIN("PRelu"),       VAR("Min"),
-    VAR("Max"),        VAR("Sum"),        VAR("Mean"),        UN("Sqrt"),
-    UN("Exp"),         UN("Log"),         UN("Neg"),          UN("Abs"),
-    UN("Reciprocal"),  UN("Erf"),         UN("Tanh"),         UN("Relu"),
-    UN("LeakyRelu"),   UN("Sigmoid"),     UN("HardSigmoid"),  UN("HardSwish"),
-    UN("Floor"),       UN("Ceil"),        UN("Round"),        UN("Sign"),
-    UN("Sin"),         UN("Cos"),         UN("Tan"),          UN("Atan"),
-    UN("Asin"),        UN("Acos"),        UN("Sinh"),         UN("Cosh"),
-    UN("Asinh"),       UN("Acosh"),       UN("Atanh"),        UN("Elu"),
-    UN("Selu"),        UN("Softplus"),    UN("Softsign"),     UN("Celu"),
-    UN("ThresholdedRelu"), UN("Gelu"),    UN("Mish"),
-    {"Clip", "", 1, 3, 1, 1, infer_clip, run_clip},
+    BIN("Add"),     BIN("Sub"),        BIN("Mul"),
+    BIN("Div"),     BIN("Pow"),        BIN("Mod"),
+    BIN("PRelu"),   VAR("Min"),        VAR("Max"),
+    VAR("Sum"),     VAR("Mean"),       UN("Sqrt"),
+    UN("Exp"),      UN("Log"),         UN("Neg"),
+    UN("Abs"),      UN("Reciprocal"),  UN("Erf"),
+    UN("Tanh"),     UN("Relu"),        UN("LeakyRelu"),
+    UN("Sigmoid"),  UN("HardSigmoid"), UN("HardSwish"),
+    UN("Floor"),    UN("Ceil"),        UN("Round"),
+    UN("Sign"),     UN("Sin"),         UN("Cos"),
+    UN("Tan"),      UN("Atan"),        UN("Asin"),
+    UN("Acos"),     UN("Sinh"),        UN("Cosh"),
+    UN("Asinh"),    UN("Acosh"),       UN("Atanh"),
+    UN("Elu"),      UN("Selu"),        UN("Softplus"),
+    UN("Softsign"), UN("Celu"),        UN("ThresholdedRelu"),
+    UN("Gelu"),     UN("Mish"),        {"Clip", "", 1, 3, 1, 1, infer_clip, run_clip},
 };
 
 const op_def *ops_family_elementwise(size_t *count) {

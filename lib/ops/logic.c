@@ -46,10 +46,14 @@ typedef struct cmp_desc {
 } cmp_desc;
 
 static const cmp_desc k_cmps[] = {
-    {"Equal", false, REF_CMP_EQ},       {"Less", false, REF_CMP_LT},
-    {"Greater", false, REF_CMP_GT},     {"LessOrEqual", false, REF_CMP_LE},
-    {"GreaterOrEqual", false, REF_CMP_GE}, {"And", true, REF_BOOL_AND},
-    {"Or", true, REF_BOOL_OR},          {"Xor", true, REF_BOOL_XOR},
+    {"Equal", false, REF_CMP_EQ},
+    {"Less", false, REF_CMP_LT},
+    {"Greater", false, REF_CMP_GT},
+    {"LessOrEqual", false, REF_CMP_LE},
+    {"GreaterOrEqual", false, REF_CMP_GE},
+    {"And", true, REF_BOOL_AND},
+    {"Or", true, REF_BOOL_OR},
+    {"Xor", true, REF_BOOL_XOR},
 };
 
 static const cmp_desc *cmp_find(const char *op_type) {
@@ -115,8 +119,8 @@ static mopt_status infer_bool_unary(const op_ctx *ctx, const op_tensor *in, int 
     return MOPT_OK;
 }
 
-static mopt_status run_bool_unary(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                  op_tensor *out, int n_out) {
+static mopt_status run_bool_unary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
     const char *t = ctx->node->op_type;
     int64_t n = op_numel(&in[0]);
     int rc = 0;
@@ -170,8 +174,8 @@ static mopt_status run_where(const op_ctx *ctx, const op_tensor *in, int n_in, o
     op_broadcast_strides(&in[0].shape, ys, sc);
     op_broadcast_strides(&in[1].shape, ys, sx);
     op_broadcast_strides(&in[2].shape, ys, sy);
-    ref_broadcast3(row, ys->rank, ys->dims, in[0].data, 1, sc, in[1].data, esz, sx, in[2].data,
-                   esz, sy, out[0].data, esz);
+    ref_broadcast3(row, ys->rank, ys->dims, in[0].data, 1, sc, in[1].data, esz, sx, in[2].data, esz,
+                   sy, out[0].data, esz);
     return MOPT_OK;
 }
 
@@ -198,8 +202,7 @@ static mopt_status infer_cast(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out) {
     bool like = strcmp(ctx->node->op_type, "CastLike") == 0;
     mopt_status st;
-    if ((st = check_count(ctx, n_in, like ? 2 : 1)) || (st = require_inputs(ctx, in, 1)))
-        return st;
+    if ((st = check_count(ctx, n_in, like ? 2 : 1)) || (st = require_inputs(ctx, in, 1))) return st;
     if (like && ctx->runtime && in[1].dtype == MOPT_DTYPE_UNDEFINED)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input 1 is missing");
     mopt_dtype to = MOPT_DTYPE_UNDEFINED;
@@ -225,7 +228,8 @@ static mopt_status run_cast(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 /* ---- registry ----------------------------------------------------------- */
 
-#define CMP(name) {name, "", 2, 2, 1, 1, infer_cmp, run_cmp}
+#define CMP(name)                                                                                  \
+    { name, "", 2, 2, 1, 1, infer_cmp, run_cmp }
 
 static const op_def k_ops[] = {
     CMP("Equal"),

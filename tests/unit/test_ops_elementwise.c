@@ -38,8 +38,10 @@ static op_tensor tensor(mopt_dtype t, int32_t rank, const int64_t *dims, void *d
     op_tensor x;
     memset(&x, 0, sizeof x);
     x.dtype = t;
-    if (rank < 0) ir_shape_set_unknown(&x.shape);
-    else ir_shape_set(&x.shape, rank, dims);
+    if (rank < 0)
+        ir_shape_set_unknown(&x.shape);
+    else
+        ir_shape_set(&x.shape, rank, dims);
     x.data = data;
     return x;
 }
@@ -98,7 +100,8 @@ static void ops_add_symbolic_and_unknown(void **state) {
     fx_init(&f, "Add", 2, 17);
     int32_t batch = ir_graph_symbol(f.g, "batch");
     int64_t a[2] = {0, 3}, b[1] = {3};
-    op_tensor in[2] = {tensor(MOPT_DTYPE_UNDEFINED, 2, a, NULL), tensor(MOPT_DTYPE_F32, 1, b, NULL)};
+    op_tensor in[2] = {tensor(MOPT_DTYPE_UNDEFINED, 2, a, NULL),
+                       tensor(MOPT_DTYPE_F32, 1, b, NULL)};
     in[0].shape.syms[0] = batch;
     op_tensor out;
     assert_int_equal(infer(&f, in, 2, &out), MOPT_OK);
@@ -138,7 +141,8 @@ static void ops_pow_bad_exponent_type(void **state) {
     fixture f;
     fx_init(&f, "Pow", 2, 17);
     int64_t d[1] = {3};
-    op_tensor in[2] = {tensor(MOPT_DTYPE_F32, 1, d, NULL), tensor(MOPT_DTYPE_BOOL, 1, d, NULL)}, out;
+    op_tensor in[2] = {tensor(MOPT_DTYPE_F32, 1, d, NULL), tensor(MOPT_DTYPE_BOOL, 1, d, NULL)},
+              out;
     expect_error(infer(&f, in, 2, &out), MOPT_ERR_TYPE, "bool");
     in[0].dtype = MOPT_DTYPE_I64; /* integer base: not supported */
     in[1].dtype = MOPT_DTYPE_I64;
