@@ -320,11 +320,25 @@ def gen_clip():
     c.save({"x": xi, "hi": hi4}, {"y": np.minimum(xi, hi4)})
 
 
+def gen_symbolic():
+    """Inputs declared with symbolic dims: load-time inference keeps symbols."""
+    a, b = randn((2, 5, 3)), randn((5, 1))
+    c = Case("add_f32_symbolic_dims")
+    c.node("Add", ["a", "b"], ["t"]).node("Relu", ["t"], ["y"])
+    c.save({"a": a, "b": b}, {"y": np.maximum(f64(a) + f64(b), 0).astype(F32)},
+           input_shapes={"a": ["batch", "seq", 3], "b": ["seq", 1]})
+    c = Case("mul_f32_symbolic_vs_fixed")
+    c.node("Mul", ["a", "b"], ["y"])
+    a, b = randn((4, 1)), randn((4, 6))
+    c.save({"a": a, "b": b}, {"y": (f64(a) * f64(b)).astype(F32)}, input_shapes={"a": ["n", 1]})
+
+
 def main():
     gen_binary()
     gen_variadic()
     gen_unary()
     gen_clip()
+    gen_symbolic()
 
 
 if __name__ == "__main__":

@@ -227,12 +227,24 @@ def gen_isnan_isinf():
     c.save({"x": xd}, {"y": np.isneginf(xd)})
 
 
+def gen_symbolic():
+    """A mask-style chain on symbolic dims: Less -> Where -> Cast."""
+    x, t = randn((2, 7)), randn((7,))
+    c = Case("less_where_cast_symbolic", opset=13)
+    c.initializer("ten", np.array(10.0, F32)).initializer("low", np.array(-4.0, F32))
+    c.node("Less", ["x", "t"], ["m"]).node("Mul", ["x", "ten"], ["x10"])
+    c.node("Where", ["m", "x10", "low"], ["w"]).node("Cast", ["w"], ["y"], to=7)
+    w = np.where(x < t, x.astype(np.float64) * 10, -4.0).astype(F32)
+    c.save({"x": x, "t": t}, {"y": w.astype(np.int64)}, input_shapes={"x": ["batch", "seq"], "t": ["seq"]})
+
+
 def main():
     gen_compare()
     gen_bool()
     gen_where()
     gen_cast()
     gen_isnan_isinf()
+    gen_symbolic()
 
 
 if __name__ == "__main__":
