@@ -1,6 +1,479 @@
 /*
- * logic.c — portable reference kernels for the "logic" op family
- * (declared in ref_logic.h). Obvious and correct; the oracle for faster
- * backends.
+ * logic.c — portable reference kernels for the "logic" op family (declared
+ * in ref_logic.h): comparison and boolean row functions for the broadcast
+ * drivers, Where, IsNaN/IsInf, and Cast between every numeric type with
+ * exact f16/bf16 rounding. Never sees the IR.
  */
 #include "kernels/ref/ref_logic.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Same shape as ROW2 in elementwise.c: strided loops with the contiguous
+ * and broadcast-scalar cases split out for vectorization. */
+#define ROW2(name, TA, TB, TY, EXPR)                                                               \
+    static void name(const void *pa, int64_t sa, const void *pb, int64_t sb, void *py,             \
+                     int64_t n) {                                                                  \
+        const TA *a = pa;                                                                          \
+        const TB *b = pb;                                                                          \
+        TY *y = py;                                                                                \
+        if (sa == 1 && sb == 1) {                                                                  \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                TA x = a[i];                                                                       \
+                TB z = b[i];                                                                       \
+                y[i] = (EXPR);                                                                     \
+            }                                                                                      \
+        } else if (sa == 1 && sb == 0) {                                                           \
+            const TB z = b[0];                                                                     \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                TA x = a[i];                                                                       \
+                y[i] = (EXPR);                                                                     \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                TA x = a[i * sa];                                                                  \
+                TB z = b[i * sb];                                                                  \
+                y[i] = (EXPR);                                                                     \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+/* ---- comparisons -------------------------------------------------------- */
+
+#define CMP_ROWS(T, SFX)                                                                           \
+    ROW2(eq_##SFX, T, T, uint8_t, (uint8_t)(x == z))                                               \
+    ROW2(lt_##SFX, T, T, uint8_t, (uint8_t)(x < z))                                                \
+    ROW2(gt_##SFX, T, T, uint8_t, (uint8_t)(x > z))                                                \
+    ROW2(le_##SFX, T, T, uint8_t, (uint8_t)(x <= z))                                               \
+    ROW2(ge_##SFX, T, T, uint8_t, (uint8_t)(x >= z))
+
+CMP_ROWS(float, f32)
+CMP_ROWS(double, f64)
+CMP_ROWS(int8_t, i8)
+CMP_ROWS(uint8_t, u8)
+CMP_ROWS(int16_t, i16)
+CMP_ROWS(uint16_t, u16)
+CMP_ROWS(int32_t, i32)
+CMP_ROWS(uint32_t, u32)
+CMP_ROWS(int64_t, i64)
+CMP_ROWS(uint64_t, u64)
+/* bools: any non-zero byte is true */
+ROW2(eq_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) == (z != 0)))
+ROW2(lt_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) < (z != 0)))
+ROW2(gt_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) > (z != 0)))
+ROW2(le_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) <= (z != 0)))
+ROW2(ge_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) >= (z != 0)))
+
+ref_row2_fn ref_compare_row(ref_cmpop op, mopt_dtype t) {
+#define PICK(SFX)                                                                                  \
+    switch (op) {                                                                                  \
+    case REF_CMP_EQ: return eq_##SFX;                                                              \
+    case REF_CMP_LT: return lt_##SFX;                                                              \
+    case REF_CMP_GT: return gt_##SFX;                                                              \
+    case REF_CMP_LE: return le_##SFX;                                                              \
+    case REF_CMP_GE: return ge_##SFX;                                                              \
+    }                                                                                              \
+    return NULL
+    switch (t) {
+    case MOPT_DTYPE_F32: PICK(f32);
+    case MOPT_DTYPE_F64: PICK(f64);
+    case MOPT_DTYPE_I8: PICK(i8);
+    case MOPT_DTYPE_U8: PICK(u8);
+    case MOPT_DTYPE_I16: PICK(i16);
+    case MOPT_DTYPE_U16: PICK(u16);
+    case MOPT_DTYPE_I32: PICK(i32);
+    case MOPT_DTYPE_U32: PICK(u32);
+    case MOPT_DTYPE_I64: PICK(i64);
+    case MOPT_DTYPE_U64: PICK(u64);
+    case MOPT_DTYPE_BOOL: PICK(b);
+    default: return NULL;
+    }
+#undef PICK
+}
+
+/* ---- boolean logic ------------------------------------------------------ */
+
+ROW2(and_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) & (z != 0)))
+ROW2(or_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) | (z != 0)))
+ROW2(xor_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) ^ (z != 0)))
+
+ref_row2_fn ref_logical_row(ref_boolop op) {
+    switch (op) {
+    case REF_BOOL_AND: return and_b;
+    case REF_BOOL_OR: return or_b;
+    case REF_BOOL_XOR: return xor_b;
+    }
+    return NULL;
+}
+
+void ref_not(const uint8_t *x, uint8_t *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        y[i] = (uint8_t)(x[i] == 0);
+}
+
+/* ---- Where -------------------------------------------------------------- */
+
+#define WHERE_ROW(name, T)                                                                         \
+    static void name(const void *pc, int64_t sc, const void *px, int64_t sx, const void *py,       \
+                     int64_t sy, void *pout, int64_t n) {                                          \
+        const uint8_t *c = pc;                                                                     \
+        const T *x = px, *y = py;                                                                  \
+        T *out = pout;                                                                             \
+        if (sc == 1 && sx == 1 && sy == 1) {                                                       \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                out[i] = c[i] ? x[i] : y[i];                                                       \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                out[i] = c[i * sc] ? x[i * sx] : y[i * sy];                                        \
+        }                                                                                          \
+    }
+
+WHERE_ROW(where_1, uint8_t)
+WHERE_ROW(where_2, uint16_t)
+WHERE_ROW(where_4, uint32_t)
+WHERE_ROW(where_8, uint64_t)
+
+ref_row3_fn ref_where_row(size_t esz) {
+    switch (esz) {
+    case 1: return where_1;
+    case 2: return where_2;
+    case 4: return where_4;
+    case 8: return where_8;
+    default: return NULL;
+    }
+}
+
+/* ---- IsNaN / IsInf ------------------------------------------------------ */
+
+int ref_isnan(mopt_dtype t, const void *px, uint8_t *y, int64_t n) {
+    if (t == MOPT_DTYPE_F32) {
+        const float *x = px;
+        for (int64_t i = 0; i < n; i++)
+            y[i] = (uint8_t)(x[i] != x[i]);
+        return 0;
+    }
+    if (t == MOPT_DTYPE_F64) {
+        const double *x = px;
+        for (int64_t i = 0; i < n; i++)
+            y[i] = (uint8_t)(x[i] != x[i]);
+        return 0;
+    }
+    return -1;
+}
+
+int ref_isinf(mopt_dtype t, const void *px, uint8_t *y, int64_t n, bool positive, bool negative) {
+    if (t == MOPT_DTYPE_F32) {
+        const float *x = px;
+        for (int64_t i = 0; i < n; i++)
+            y[i] = (uint8_t)((positive && x[i] == INFINITY) || (negative && x[i] == -INFINITY));
+        return 0;
+    }
+    if (t == MOPT_DTYPE_F64) {
+        const double *x = px;
+        for (int64_t i = 0; i < n; i++)
+            y[i] = (uint8_t)((positive && x[i] == (double)INFINITY) ||
+                             (negative && x[i] == -(double)INFINITY));
+        return 0;
+    }
+    return -1;
+}
+
+/* ---- f16 / bf16 --------------------------------------------------------- */
+
+static int clz64(uint64_t m) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_clzll(m);
+#else
+    int n = 0;
+    while (!(m & (UINT64_C(1) << 63)))
+        m <<= 1, n++;
+    return n;
+#endif
+}
+
+/* Rounds |x| = m * 2^e (m > 0) to a small binary float with mbits fraction
+ * bits and ebits exponent bits (ties to even, overflow to inf, gradual
+ * underflow). Returns the bits without the sign. */
+static uint32_t round_small(uint64_t m, int e, int mbits, int ebits) {
+    int sh = clz64(m);
+    m <<= sh;
+    e -= sh;
+    /* m in [2^63, 2^64): |x| in [2^(e+63), 2^(e+64)) */
+    int bias = (1 << (ebits - 1)) - 1, emax = (1 << ebits) - 1;
+    int E = e + 63 + bias;
+    if (E >= emax) return (uint32_t)emax << mbits;
+    int drop = 63 - mbits + (E < 1 ? 1 - E : 0);
+    uint64_t sig;
+    if (drop > 64) {
+        sig = 0;
+    } else if (drop == 64) {
+        sig = m > (UINT64_C(1) << 63); /* exactly half rounds to even (0) */
+    } else {
+        sig = m >> drop;
+        uint64_t rem = m & ((UINT64_C(1) << drop) - 1), half = UINT64_C(1) << (drop - 1);
+        if (rem > half || (rem == half && (sig & 1))) sig++;
+    }
+    uint64_t bits = (E >= 1 ? (uint64_t)(E - 1) << mbits : 0) + sig;
+    if (bits >= ((uint64_t)emax << mbits)) bits = (uint64_t)emax << mbits;
+    return (uint32_t)bits;
+}
+
+static uint16_t f64_to_small(double x, int mbits, int ebits, uint16_t qnan) {
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    uint16_t sign = (uint16_t)((b >> 63) << 15);
+    int exp = (int)((b >> 52) & 0x7ff);
+    uint64_t frac = b & ((UINT64_C(1) << 52) - 1);
+    if (exp == 0x7ff) {
+        if (frac) return (uint16_t)(sign | qnan);
+        return (uint16_t)(sign | (((1u << ebits) - 1) << mbits));
+    }
+    uint64_t m = exp ? (frac | (UINT64_C(1) << 52)) : frac;
+    int e = exp ? exp - 1075 : -1074;
+    if (m == 0) return sign;
+    return (uint16_t)(sign | round_small(m, e, mbits, ebits));
+}
+
+uint16_t ref_f64_to_f16(double x) { return f64_to_small(x, 10, 5, 0x7e00); }
+uint16_t ref_f64_to_bf16(double x) { return f64_to_small(x, 7, 8, 0x7fc0); }
+uint16_t ref_f32_to_f16(float x) { return ref_f64_to_f16((double)x); }
+
+uint16_t ref_f32_to_bf16(float x) {
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    if ((b & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((b >> 16) | 0x40); /* quiet NaN */
+    b += 0x7fffu + ((b >> 16) & 1u);
+    return (uint16_t)(b >> 16);
+}
+
+float ref_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31;
+    uint32_t exp = (h >> 10) & 0x1f, frac = h & 0x3ffu, b;
+    if (exp == 0x1f) {
+        b = sign | 0x7f800000u | (frac << 13);
+    } else if (exp == 0) {
+        float v = ldexpf((float)frac, -24);
+        return sign ? -v : v;
+    } else {
+        b = sign | ((exp + 112u) << 23) | (frac << 13);
+    }
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+float ref_bf16_to_f32(uint16_t h) {
+    uint32_t b = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+/* ---- Cast --------------------------------------------------------------- */
+
+/* Conversion goes through a chunk of an intermediate: double for float
+ * sources, int64 (or uint64 bits) for integer and bool sources. */
+enum { CHUNK = 256 };
+typedef enum mid_kind { MID_F64, MID_I64, MID_U64 } mid_kind;
+
+bool ref_cast_supported(mopt_dtype t) {
+    switch (t) {
+    case MOPT_DTYPE_F32:
+    case MOPT_DTYPE_F64:
+    case MOPT_DTYPE_F16:
+    case MOPT_DTYPE_BF16:
+    case MOPT_DTYPE_I8:
+    case MOPT_DTYPE_I16:
+    case MOPT_DTYPE_I32:
+    case MOPT_DTYPE_I64:
+    case MOPT_DTYPE_U8:
+    case MOPT_DTYPE_U16:
+    case MOPT_DTYPE_U32:
+    case MOPT_DTYPE_U64:
+    case MOPT_DTYPE_BOOL: return true;
+    default: return false;
+    }
+}
+
+#define READ(T, CONV)                                                                              \
+    do {                                                                                           \
+        const T *s = (const T *)x + off;                                                           \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            dst[i] = CONV(s[i]);                                                                   \
+    } while (0)
+#define SAME(v) (v)
+#define NONZERO(v) ((v) != 0)
+
+/* Reads n elements starting at off into d (doubles) or q (int64 bits). */
+static mid_kind read_mid(mopt_dtype from, const void *x, int64_t off, int64_t n, double *d,
+                         int64_t *q) {
+    switch (from) {
+    case MOPT_DTYPE_F32: {
+        double *dst = d;
+        READ(float, (double));
+        return MID_F64;
+    }
+    case MOPT_DTYPE_F64: {
+        double *dst = d;
+        READ(double, SAME);
+        return MID_F64;
+    }
+    case MOPT_DTYPE_F16: {
+        double *dst = d;
+        READ(uint16_t, (double)ref_f16_to_f32);
+        return MID_F64;
+    }
+    case MOPT_DTYPE_BF16: {
+        double *dst = d;
+        READ(uint16_t, (double)ref_bf16_to_f32);
+        return MID_F64;
+    }
+    case MOPT_DTYPE_I8: {
+        int64_t *dst = q;
+        READ(int8_t, SAME);
+        return MID_I64;
+    }
+    case MOPT_DTYPE_I16: {
+        int64_t *dst = q;
+        READ(int16_t, SAME);
+        return MID_I64;
+    }
+    case MOPT_DTYPE_I32: {
+        int64_t *dst = q;
+        READ(int32_t, SAME);
+        return MID_I64;
+    }
+    case MOPT_DTYPE_I64: {
+        int64_t *dst = q;
+        READ(int64_t, SAME);
+        return MID_I64;
+    }
+    case MOPT_DTYPE_BOOL: {
+        int64_t *dst = q;
+        READ(uint8_t, NONZERO);
+        return MID_I64;
+    }
+    case MOPT_DTYPE_U8: {
+        int64_t *dst = q;
+        READ(uint8_t, SAME);
+        return MID_I64;
+    }
+    case MOPT_DTYPE_U16: {
+        int64_t *dst = q;
+        READ(uint16_t, SAME);
+        return MID_I64;
+    }
+    case MOPT_DTYPE_U32: {
+        int64_t *dst = q;
+        READ(uint32_t, SAME);
+        return MID_I64;
+    }
+    case MOPT_DTYPE_U64: {
+        const uint64_t *s = (const uint64_t *)x + off;
+        memcpy(q, s, (size_t)n * sizeof *s);
+        return MID_U64;
+    }
+    default: return MID_F64; /* unreachable: checked by the caller */
+    }
+}
+
+/* float -> integer: truncate toward zero, saturate, NaN -> 0 */
+static int64_t f2i(double v, double lo, double hi) {
+    if (v != v) return 0;
+    v = trunc(v);
+    if (v < lo) v = lo;
+    if (v > hi) v = hi;
+    return (int64_t)v;
+}
+static int64_t f2i64(double v) {
+    if (v != v) return 0;
+    if (v >= 0x1p63) return INT64_MAX;
+    if (v < -0x1p63) return INT64_MIN;
+    return (int64_t)v;
+}
+static uint64_t f2u64(double v) {
+    if (v != v || v <= -1.0) return 0;
+    if (v >= 0x1p64) return UINT64_MAX;
+    return v < 0 ? 0 : (uint64_t)v;
+}
+
+#define WRITE(T, EXPR)                                                                             \
+    do {                                                                                           \
+        T *o = (T *)y + off;                                                                       \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            o[i] = (T)(EXPR);                                                                      \
+    } while (0)
+
+static void write_from_f64(mopt_dtype to, const double *d, void *y, int64_t off, int64_t n) {
+    switch (to) {
+    case MOPT_DTYPE_F32: WRITE(float, d[i]); break;
+    case MOPT_DTYPE_F64: WRITE(double, d[i]); break;
+    case MOPT_DTYPE_F16: WRITE(uint16_t, ref_f64_to_f16(d[i])); break;
+    case MOPT_DTYPE_BF16: WRITE(uint16_t, ref_f64_to_bf16(d[i])); break;
+    case MOPT_DTYPE_I8: WRITE(int8_t, f2i(d[i], INT8_MIN, INT8_MAX)); break;
+    case MOPT_DTYPE_I16: WRITE(int16_t, f2i(d[i], INT16_MIN, INT16_MAX)); break;
+    case MOPT_DTYPE_I32: WRITE(int32_t, f2i(d[i], INT32_MIN, INT32_MAX)); break;
+    case MOPT_DTYPE_I64: WRITE(int64_t, f2i64(d[i])); break;
+    case MOPT_DTYPE_U8: WRITE(uint8_t, f2i(d[i], 0, UINT8_MAX)); break;
+    case MOPT_DTYPE_U16: WRITE(uint16_t, f2i(d[i], 0, UINT16_MAX)); break;
+    case MOPT_DTYPE_U32: WRITE(uint32_t, f2i(d[i], 0, UINT32_MAX)); break;
+    case MOPT_DTYPE_U64: WRITE(uint64_t, f2u64(d[i])); break;
+    case MOPT_DTYPE_BOOL: WRITE(uint8_t, d[i] != 0); break;
+    default: break;
+    }
+}
+
+/* integers: q holds int64 values (MID_I64) or uint64 bits (MID_U64);
+ * narrowing goes through uint64 so that it wraps. */
+static void write_from_int(mopt_dtype to, const int64_t *q, bool is_unsigned, void *y, int64_t off,
+                           int64_t n) {
+#define AS_DBL(v) (is_unsigned ? (double)(uint64_t)(v) : (double)(v))
+    switch (to) {
+    case MOPT_DTYPE_F32:
+        if (is_unsigned)
+            WRITE(float, (float)(uint64_t)q[i]);
+        else
+            WRITE(float, (float)q[i]);
+        break;
+    case MOPT_DTYPE_F64: WRITE(double, AS_DBL(q[i])); break;
+    case MOPT_DTYPE_F16: WRITE(uint16_t, ref_f64_to_f16(AS_DBL(q[i]))); break;
+    case MOPT_DTYPE_BF16: WRITE(uint16_t, ref_f64_to_bf16(AS_DBL(q[i]))); break;
+    case MOPT_DTYPE_I8: WRITE(int8_t, (uint8_t)(uint64_t)q[i]); break;
+    case MOPT_DTYPE_I16: WRITE(int16_t, (uint16_t)(uint64_t)q[i]); break;
+    case MOPT_DTYPE_I32: WRITE(int32_t, (uint32_t)(uint64_t)q[i]); break;
+    case MOPT_DTYPE_I64: WRITE(int64_t, q[i]); break;
+    case MOPT_DTYPE_U8: WRITE(uint8_t, (uint64_t)q[i]); break;
+    case MOPT_DTYPE_U16: WRITE(uint16_t, (uint64_t)q[i]); break;
+    case MOPT_DTYPE_U32: WRITE(uint32_t, (uint64_t)q[i]); break;
+    case MOPT_DTYPE_U64: WRITE(uint64_t, (uint64_t)q[i]); break;
+    case MOPT_DTYPE_BOOL: WRITE(uint8_t, q[i] != 0); break;
+    default: break;
+    }
+#undef AS_DBL
+}
+
+int ref_cast(mopt_dtype from, const void *x, mopt_dtype to, void *y, int64_t n) {
+    if (!ref_cast_supported(from) || !ref_cast_supported(to)) return -1;
+    if (from == to) {
+        if (n > 0 && x != y) memcpy(y, x, (size_t)n * mopt_dtype_size(from));
+        return 0;
+    }
+    if (from == MOPT_DTYPE_F32 && to == MOPT_DTYPE_BF16) { /* common: skip the detour */
+        const float *s = x;
+        uint16_t *o = y;
+        for (int64_t i = 0; i < n; i++)
+            o[i] = ref_f32_to_bf16(s[i]);
+        return 0;
+    }
+    double d[CHUNK];
+    int64_t q[CHUNK];
+    for (int64_t off = 0; off < n; off += CHUNK) {
+        int64_t len = n - off < CHUNK ? n - off : CHUNK;
+        mid_kind k = read_mid(from, x, off, len, d, q);
+        if (k == MID_F64)
+            write_from_f64(to, d, y, off, len);
+        else
+            write_from_int(to, q, k == MID_U64, y, off, len);
+    }
+    return 0;
+}

@@ -1,9 +1,378 @@
 /*
- * elementwise.c — the "elementwise" operator family (placeholder until implemented).
+ * elementwise.c — the "elementwise" operator family: binary arithmetic with
+ * numpy broadcasting (Add Sub Mul Div Pow Mod PRelu, variadic Min Max Sum
+ * Mean), unary math and activations (Sqrt Exp Log ... Gelu), and Clip (the
+ * attribute form before opset 11, optional min/max inputs from 11).
+ *
+ * Inference checks types and broadcasts shapes; run parses attributes and
+ * calls kernels/ref/elementwise.c. Integer Div/Mod by zero give 0 (never a
+ * trap); see ref_elementwise.h.
  */
+#include <inttypes.h>
+#include <string.h>
+
+#include "kernels/ref/ref_elementwise.h"
 #include "ops/ops.h"
 
-const op_def *ops_family_elementwise(size_t *count) {
-    *count = 0;
+static const mopt_dtype k_arith_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
+                                           MOPT_DTYPE_I64};
+static const mopt_dtype k_float_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64};
+static const mopt_dtype k_pow_exp_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
+                                             MOPT_DTYPE_I64};
+static const mopt_dtype k_clip_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
+                                          MOPT_DTYPE_I64, MOPT_DTYPE_I8,  MOPT_DTYPE_U8};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* At run time every required input must be present. */
+static mopt_status require_inputs(const op_ctx *ctx, const op_tensor *in, int n) {
+    if (!ctx->runtime) return MOPT_OK;
+    for (int k = 0; k < n; k++)
+        if (in[k].dtype == MOPT_DTYPE_UNDEFINED || !in[k].data)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input %d is missing", k);
+    return MOPT_OK;
+}
+
+/* ---- binary and variadic ------------------------------------------------ */
+
+typedef enum bin_kind { BIN_PLAIN, BIN_VARIADIC, BIN_MEAN } bin_kind;
+
+typedef struct bin_desc {
+    const char *op_type;
+    ref_binop op;
+    bin_kind kind;
+    bool float_only;
+} bin_desc;
+
+static const bin_desc k_binops[] = {
+    {"Add", REF_BIN_ADD, BIN_PLAIN, false},    {"Sub", REF_BIN_SUB, BIN_PLAIN, false},
+    {"Mul", REF_BIN_MUL, BIN_PLAIN, false},    {"Div", REF_BIN_DIV, BIN_PLAIN, false},
+    {"Pow", REF_BIN_POW, BIN_PLAIN, false},    {"Mod", REF_BIN_MOD, BIN_PLAIN, false},
+    {"PRelu", REF_BIN_PRELU, BIN_PLAIN, true}, {"Min", REF_BIN_MIN, BIN_VARIADIC, false},
+    {"Max", REF_BIN_MAX, BIN_VARIADIC, false}, {"Sum", REF_BIN_ADD, BIN_VARIADIC, false},
+    {"Mean", REF_BIN_ADD, BIN_MEAN, true},
+};
+
+static const bin_desc *bin_find(const char *op_type) {
+    for (int i = 0; i < COUNT(k_binops); i++)
+        if (strcmp(k_binops[i].op_type, op_type) == 0) return &k_binops[i];
     return NULL;
+}
+
+static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    const bin_desc *d = bin_find(ctx->node->op_type);
+    if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a binary elementwise op");
+    if (n_in < 1 || (d->kind == BIN_PLAIN && n_in != 2))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes %s inputs, not %d",
+                       d->kind == BIN_PLAIN ? "2" : "1 or more", n_in);
+    mopt_status st = require_inputs(ctx, in, n_in);
+    if (st) return st;
+    mopt_dtype t = MOPT_DTYPE_UNDEFINED;
+    if (d->op == REF_BIN_POW) {
+        if ((st = op_expect_dtype(ctx, &in[0], 0, k_float_types, COUNT(k_float_types))) ||
+            (st = op_expect_dtype(ctx, &in[1], 1, k_pow_exp_types, COUNT(k_pow_exp_types))))
+            return st;
+        t = in[0].dtype;
+    } else {
+        const mopt_dtype *allowed = d->float_only ? k_float_types : k_arith_types;
+        int n_allowed = d->float_only ? COUNT(k_float_types) : COUNT(k_arith_types);
+        for (int k = 0; k < n_in; k++) {
+            if ((st = op_expect_dtype(ctx, &in[k], k, allowed, n_allowed))) return st;
+            if (in[k].dtype == MOPT_DTYPE_UNDEFINED) continue;
+            if (t == MOPT_DTYPE_UNDEFINED) {
+                t = in[k].dtype;
+            } else if (in[k].dtype != t) {
+                return op_fail(ctx, MOPT_ERR_TYPE,
+                               "input types differ: %s and %s (input %d); all inputs must have "
+                               "the same type",
+                               mopt_dtype_name(t), mopt_dtype_name(in[k].dtype), k);
+            }
+        }
+    }
+    if (d->op == REF_BIN_MOD) {
+        int64_t fm = ir_node_attr_int(ctx->node, "fmod", 0);
+        if (fm != 0 && fm != 1)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                           "attribute fmod must be 0 or 1, not %" PRId64, fm);
+    }
+    ir_shape shape = in[0].shape;
+    for (int k = 1; k < n_in; k++)
+        if ((st = op_broadcast(ctx, &shape, &in[k].shape, &shape))) return st;
+    for (int k = 0; k < n_out; k++) {
+        out[k].dtype = t;
+        out[k].shape = shape;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status run_binary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    const bin_desc *d = bin_find(ctx->node->op_type);
+    if (!d || n_in < 1 || n_out < 1) return op_fail(ctx, MOPT_ERR_INTERNAL, "bad call");
+    ref_binop op = d->op;
+    if (op == REF_BIN_MOD && ir_node_attr_int(ctx->node, "fmod", 0) == 1) op = REF_BIN_FMOD;
+    op_tensor *y = &out[0];
+    size_t esz = mopt_dtype_size(y->dtype);
+    const ir_shape *ys = &y->shape;
+    if (n_in == 1) {
+        int64_t n = op_numel(y);
+        if (n > 0) memcpy(y->data, in[0].data, (size_t)n * esz);
+        return MOPT_OK;
+    }
+    ref_row2_fn row = ref_binary_row(op, in[0].dtype, in[1].dtype);
+    if (!row)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "not implemented for %s and %s",
+                       mopt_dtype_name(in[0].dtype), mopt_dtype_name(in[1].dtype));
+    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], sy[IR_MAX_RANK];
+    op_broadcast_strides(&in[0].shape, ys, sa);
+    op_broadcast_strides(&in[1].shape, ys, sb);
+    ref_broadcast2(row, ys->rank, ys->dims, in[0].data, mopt_dtype_size(in[0].dtype), sa,
+                   in[1].data, mopt_dtype_size(in[1].dtype), sb, y->data, esz);
+    /* variadic: fold the remaining inputs into the output in place */
+    op_strides(ys, sy);
+    for (int k = 2; k < n_in; k++) {
+        op_broadcast_strides(&in[k].shape, ys, sb);
+        ref_broadcast2(row, ys->rank, ys->dims, y->data, esz, sy, in[k].data, esz, sb, y->data,
+                       esz);
+    }
+    if (d->kind == BIN_MEAN) {
+        int64_t zero[IR_MAX_RANK] = {0};
+        ref_row2_fn div = ref_binary_row(REF_BIN_DIV, y->dtype, y->dtype);
+        float nf = (float)n_in;
+        double nd = (double)n_in;
+        const void *count = y->dtype == MOPT_DTYPE_F32 ? (const void *)&nf : (const void *)&nd;
+        if (!div) return op_fail(ctx, MOPT_ERR_INTERNAL, "no division kernel");
+        ref_broadcast2(div, ys->rank, ys->dims, y->data, esz, sy, count, esz, zero, y->data, esz);
+    }
+    return MOPT_OK;
+}
+
+/* ---- unary -------------------------------------------------------------- */
+
+typedef struct un_desc {
+    const char *op_type;
+    ref_unop op;
+    float alpha, beta, gamma; /* attribute defaults */
+} un_desc;
+
+static const un_desc k_unops[] = {
+    {"Sqrt", REF_UN_SQRT, 0, 0, 0},
+    {"Exp", REF_UN_EXP, 0, 0, 0},
+    {"Log", REF_UN_LOG, 0, 0, 0},
+    {"Neg", REF_UN_NEG, 0, 0, 0},
+    {"Abs", REF_UN_ABS, 0, 0, 0},
+    {"Reciprocal", REF_UN_RECIPROCAL, 0, 0, 0},
+    {"Erf", REF_UN_ERF, 0, 0, 0},
+    {"Tanh", REF_UN_TANH, 0, 0, 0},
+    {"Relu", REF_UN_RELU, 0, 0, 0},
+    {"LeakyRelu", REF_UN_LEAKY_RELU, 0.01f, 0, 0},
+    {"Sigmoid", REF_UN_SIGMOID, 0, 0, 0},
+    {"HardSigmoid", REF_UN_HARD_SIGMOID, 0.2f, 0.5f, 0},
+    {"HardSwish", REF_UN_HARD_SWISH, 0, 0, 0},
+    {"Floor", REF_UN_FLOOR, 0, 0, 0},
+    {"Ceil", REF_UN_CEIL, 0, 0, 0},
+    {"Round", REF_UN_ROUND, 0, 0, 0},
+    {"Sign", REF_UN_SIGN, 0, 0, 0},
+    {"Sin", REF_UN_SIN, 0, 0, 0},
+    {"Cos", REF_UN_COS, 0, 0, 0},
+    {"Tan", REF_UN_TAN, 0, 0, 0},
+    {"Atan", REF_UN_ATAN, 0, 0, 0},
+    {"Asin", REF_UN_ASIN, 0, 0, 0},
+    {"Acos", REF_UN_ACOS, 0, 0, 0},
+    {"Sinh", REF_UN_SINH, 0, 0, 0},
+    {"Cosh", REF_UN_COSH, 0, 0, 0},
+    {"Asinh", REF_UN_ASINH, 0, 0, 0},
+    {"Acosh", REF_UN_ACOSH, 0, 0, 0},
+    {"Atanh", REF_UN_ATANH, 0, 0, 0},
+    {"Elu", REF_UN_ELU, 1.0f, 0, 0},
+    {"Selu", REF_UN_SELU, 1.67326319217681884765625f, 0, 1.05070102214813232421875f},
+    {"Softplus", REF_UN_SOFTPLUS, 0, 0, 0},
+    {"Softsign", REF_UN_SOFTSIGN, 0, 0, 0},
+    {"Celu", REF_UN_CELU, 1.0f, 0, 0},
+    {"ThresholdedRelu", REF_UN_THRESHOLDED_RELU, 1.0f, 0, 0},
+    {"Gelu", REF_UN_GELU, 0, 0, 0},
+    {"Mish", REF_UN_MISH, 0, 0, 0},
+};
+
+static const un_desc *un_find(const char *op_type) {
+    for (int i = 0; i < COUNT(k_unops); i++)
+        if (strcmp(k_unops[i].op_type, op_type) == 0) return &k_unops[i];
+    return NULL;
+}
+
+/* The kernel op for a node (Gelu's `approximate` attribute picks a variant). */
+static mopt_status un_resolve(const op_ctx *ctx, const un_desc *d, ref_unop *op,
+                              ref_unary_params *p) {
+    *op = d->op;
+    p->alpha = ir_node_attr_float(ctx->node, "alpha", d->alpha);
+    p->beta = ir_node_attr_float(ctx->node, "beta", d->beta);
+    p->gamma = ir_node_attr_float(ctx->node, "gamma", d->gamma);
+    if (d->op == REF_UN_GELU) {
+        const char *ap = ir_node_attr_string(ctx->node, "approximate", "none");
+        if (strcmp(ap, "tanh") == 0)
+            *op = REF_UN_GELU_TANH;
+        else if (strcmp(ap, "none") != 0)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                           "attribute approximate must be \"none\" or \"tanh\", not \"%s\"", ap);
+    }
+    if (d->op == REF_UN_CELU && p->alpha == 0.0f)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute alpha must not be 0");
+    return MOPT_OK;
+}
+
+static mopt_status infer_unary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    const un_desc *d = un_find(ctx->node->op_type);
+    if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a unary elementwise op");
+    if (n_in != 1) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes 1 input, not %d", n_in);
+    mopt_status st = require_inputs(ctx, in, 1);
+    if (st) return st;
+    ref_unop op;
+    ref_unary_params p;
+    if ((st = un_resolve(ctx, d, &op, &p))) return st;
+    if (in[0].dtype != MOPT_DTYPE_UNDEFINED && !ref_unary_supported(op, in[0].dtype)) {
+        bool int_ok = ref_unary_supported(op, MOPT_DTYPE_I64);
+        return op_fail(ctx, MOPT_ERR_TYPE, "input 0 has type %s; expected one of: f32, f64%s",
+                       mopt_dtype_name(in[0].dtype), int_ok ? ", i32, i64" : "");
+    }
+    for (int k = 0; k < n_out; k++) {
+        out[k].dtype = in[0].dtype;
+        out[k].shape = in[0].shape;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status run_unary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    const un_desc *d = un_find(ctx->node->op_type);
+    if (!d || n_in < 1 || n_out < 1) return op_fail(ctx, MOPT_ERR_INTERNAL, "bad call");
+    ref_unop op;
+    ref_unary_params p;
+    mopt_status st = un_resolve(ctx, d, &op, &p);
+    if (st) return st;
+    if (ref_unary(op, in[0].dtype, in[0].data, out[0].data, op_numel(&in[0]), &p) != 0)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "not implemented for %s",
+                       mopt_dtype_name(in[0].dtype));
+    return MOPT_OK;
+}
+
+/* ---- Clip --------------------------------------------------------------- */
+
+static bool is_int_type(mopt_dtype t) {
+    return t == MOPT_DTYPE_I32 || t == MOPT_DTYPE_I64 || t == MOPT_DTYPE_I8 || t == MOPT_DTYPE_U8;
+}
+
+static bool present(const op_tensor *in, int n_in, int k) {
+    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
+}
+
+static mopt_status infer_clip(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    if (n_in < 1 || n_in > 3)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes 1 to 3 inputs, not %d", n_in);
+    mopt_status st = require_inputs(ctx, in, 1);
+    if (st) return st;
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_clip_types, COUNT(k_clip_types)))) return st;
+    if (ctx->opset < 11) {
+        if (n_in > 1)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                           "takes min/max as attributes before opset 11, not as inputs");
+        if (is_int_type(in[0].dtype))
+            return op_fail(ctx, MOPT_ERR_TYPE,
+                           "input 0 has type %s; before opset 11 only f32 "
+                           "and f64 are allowed",
+                           mopt_dtype_name(in[0].dtype));
+    }
+    static const char *const names[3] = {"input", "min", "max"};
+    for (int k = 1; k < n_in; k++) {
+        if (!present(in, n_in, k)) continue;
+        if ((st = op_same_dtype(ctx, in, 0, k))) return st;
+        int64_t n = in[k].shape.rank >= 0 && ir_shape_is_concrete(&in[k].shape)
+                        ? ir_shape_numel(&in[k].shape)
+                        : 1;
+        if (n != 1) {
+            char b[IR_SHAPE_STR_CAP];
+            return op_fail(ctx, MOPT_ERR_SHAPE, "%s must be a scalar, not %s", names[k],
+                           op_shape_str(ctx, &in[k].shape, b));
+        }
+    }
+    for (int k = 0; k < n_out; k++) {
+        out[k].dtype = in[0].dtype;
+        out[k].shape = in[0].shape;
+    }
+    return MOPT_OK;
+}
+
+/* Reads a Clip bound input (same dtype as x, one element). */
+static mopt_status clip_bound(const op_ctx *ctx, const op_tensor *t, const char *what, double *f,
+                              int64_t *i) {
+    if (!t->data || op_numel(t) != 1)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "%s must have exactly one element", what);
+    switch (t->dtype) {
+    case MOPT_DTYPE_I64: *i = *(const int64_t *)t->data; return MOPT_OK;
+    case MOPT_DTYPE_I32: *i = *(const int32_t *)t->data; return MOPT_OK;
+    case MOPT_DTYPE_I8: *i = *(const int8_t *)t->data; return MOPT_OK;
+    case MOPT_DTYPE_U8: *i = *(const uint8_t *)t->data; return MOPT_OK;
+    default: break;
+    }
+    return op_read_scalar(ctx, t, what, f) ? MOPT_ERR_TYPE : MOPT_OK;
+}
+
+static mopt_status run_clip(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    ref_clip_params p = {0};
+    mopt_status st;
+    if (ctx->opset < 11) {
+        const ir_attr *lo = ir_node_attr(ctx->node, "min");
+        const ir_attr *hi = ir_node_attr(ctx->node, "max");
+        if (lo && lo->type == IR_ATTR_FLOAT) p.has_lo = true, p.lo = lo->f;
+        if (hi && hi->type == IR_ATTR_FLOAT) p.has_hi = true, p.hi = hi->f;
+    } else {
+        if (present(in, n_in, 1)) {
+            if ((st = clip_bound(ctx, &in[1], "min", &p.lo, &p.ilo))) return st;
+            p.has_lo = true;
+        }
+        if (present(in, n_in, 2)) {
+            if ((st = clip_bound(ctx, &in[2], "max", &p.hi, &p.ihi))) return st;
+            p.has_hi = true;
+        }
+    }
+    if (ref_clip(in[0].dtype, in[0].data, out[0].data, op_numel(&in[0]), &p) != 0)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "not implemented for %s",
+                       mopt_dtype_name(in[0].dtype));
+    return MOPT_OK;
+}
+
+/* ---- registry ----------------------------------------------------------- */
+
+#define BIN(name)                                                                                  \
+    { name, "", 2, 2, 1, 1, infer_binary, run_binary }
+#define VAR(name)                                                                                  \
+    { name, "", 1, 64, 1, 1, infer_binary, run_binary }
+#define UN(name)                                                                                   \
+    { name, "", 1, 1, 1, 1, infer_unary, run_unary }
+
+static const op_def k_ops[] = {
+    BIN("Add"),     BIN("Sub"),        BIN("Mul"),
+    BIN("Div"),     BIN("Pow"),        BIN("Mod"),
+    BIN("PRelu"),   VAR("Min"),        VAR("Max"),
+    VAR("Sum"),     VAR("Mean"),       UN("Sqrt"),
+    UN("Exp"),      UN("Log"),         UN("Neg"),
+    UN("Abs"),      UN("Reciprocal"),  UN("Erf"),
+    UN("Tanh"),     UN("Relu"),        UN("LeakyRelu"),
+    UN("Sigmoid"),  UN("HardSigmoid"), UN("HardSwish"),
+    UN("Floor"),    UN("Ceil"),        UN("Round"),
+    UN("Sign"),     UN("Sin"),         UN("Cos"),
+    UN("Tan"),      UN("Atan"),        UN("Asin"),
+    UN("Acos"),     UN("Sinh"),        UN("Cosh"),
+    UN("Asinh"),    UN("Acosh"),       UN("Atanh"),
+    UN("Elu"),      UN("Selu"),        UN("Softplus"),
+    UN("Softsign"), UN("Celu"),        UN("ThresholdedRelu"),
+    UN("Gelu"),     UN("Mish"),        {"Clip", "", 1, 3, 1, 1, infer_clip, run_clip},
+};
+
+const op_def *ops_family_elementwise(size_t *count) {
+    *count = sizeof k_ops / sizeof k_ops[0];
+    return k_ops;
 }

@@ -1,9 +1,254 @@
 /*
- * logic.c — the "logic" operator family (placeholder until implemented).
+ * logic.c — the "logic" operator family: comparisons (Equal Less Greater
+ * LessOrEqual GreaterOrEqual) and boolean ops (And Or Xor Not) with numpy
+ * broadcasting, Where (3-way broadcast, any dtype by element size), IsNaN,
+ * IsInf, Cast and CastLike.
+ *
+ * Inference checks types and broadcasts shapes; run calls
+ * kernels/ref/logic.c. Cast semantics (rounding, saturation, NaN) are
+ * documented in ref_logic.h.
  */
+#include <inttypes.h>
+#include <string.h>
+
+#include "kernels/ref/ref_logic.h"
 #include "ops/ops.h"
 
-const op_def *ops_family_logic(size_t *count) {
-    *count = 0;
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const mopt_dtype k_cmp_types[] = {
+    MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I8,  MOPT_DTYPE_U8,  MOPT_DTYPE_I16, MOPT_DTYPE_U16,
+    MOPT_DTYPE_I32, MOPT_DTYPE_U32, MOPT_DTYPE_I64, MOPT_DTYPE_U64, MOPT_DTYPE_BOOL};
+static const mopt_dtype k_bool_type[] = {MOPT_DTYPE_BOOL};
+static const mopt_dtype k_float_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64};
+
+static mopt_status require_inputs(const op_ctx *ctx, const op_tensor *in, int n) {
+    if (!ctx->runtime) return MOPT_OK;
+    for (int k = 0; k < n; k++)
+        if (in[k].dtype == MOPT_DTYPE_UNDEFINED || !in[k].data)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input %d is missing", k);
+    return MOPT_OK;
+}
+
+static mopt_status check_count(const op_ctx *ctx, int n_in, int want) {
+    if (n_in != want)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes %d input%s, not %d", want,
+                       want == 1 ? "" : "s", n_in);
+    return MOPT_OK;
+}
+
+/* ---- comparisons and boolean binary ops --------------------------------- */
+
+typedef struct cmp_desc {
+    const char *op_type;
+    bool logical; /* And/Or/Xor: bool inputs */
+    int op;       /* ref_cmpop or ref_boolop */
+} cmp_desc;
+
+static const cmp_desc k_cmps[] = {
+    {"Equal", false, REF_CMP_EQ},
+    {"Less", false, REF_CMP_LT},
+    {"Greater", false, REF_CMP_GT},
+    {"LessOrEqual", false, REF_CMP_LE},
+    {"GreaterOrEqual", false, REF_CMP_GE},
+    {"And", true, REF_BOOL_AND},
+    {"Or", true, REF_BOOL_OR},
+    {"Xor", true, REF_BOOL_XOR},
+};
+
+static const cmp_desc *cmp_find(const char *op_type) {
+    for (int i = 0; i < COUNT(k_cmps); i++)
+        if (strcmp(k_cmps[i].op_type, op_type) == 0) return &k_cmps[i];
     return NULL;
+}
+
+static mopt_status infer_cmp(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    const cmp_desc *d = cmp_find(ctx->node->op_type);
+    if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a comparison op");
+    mopt_status st;
+    if ((st = check_count(ctx, n_in, 2)) || (st = require_inputs(ctx, in, 2))) return st;
+    const mopt_dtype *allowed = d->logical ? k_bool_type : k_cmp_types;
+    int n_allowed = d->logical ? COUNT(k_bool_type) : COUNT(k_cmp_types);
+    for (int k = 0; k < 2; k++)
+        if ((st = op_expect_dtype(ctx, &in[k], k, allowed, n_allowed))) return st;
+    if ((st = op_same_dtype(ctx, in, 0, 1))) return st;
+    ir_shape shape;
+    if ((st = op_broadcast(ctx, &in[0].shape, &in[1].shape, &shape))) return st;
+    for (int k = 0; k < n_out; k++) {
+        out[k].dtype = MOPT_DTYPE_BOOL;
+        out[k].shape = shape;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status run_cmp(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    const cmp_desc *d = cmp_find(ctx->node->op_type);
+    if (!d || n_in < 2 || n_out < 1) return op_fail(ctx, MOPT_ERR_INTERNAL, "bad call");
+    ref_row2_fn row = d->logical ? ref_logical_row((ref_boolop)d->op)
+                                 : ref_compare_row((ref_cmpop)d->op, in[0].dtype);
+    if (!row)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "not implemented for %s",
+                       mopt_dtype_name(in[0].dtype));
+    const ir_shape *ys = &out[0].shape;
+    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK];
+    op_broadcast_strides(&in[0].shape, ys, sa);
+    op_broadcast_strides(&in[1].shape, ys, sb);
+    size_t esz = mopt_dtype_size(in[0].dtype);
+    ref_broadcast2(row, ys->rank, ys->dims, in[0].data, esz, sa, in[1].data, esz, sb, out[0].data,
+                   1);
+    return MOPT_OK;
+}
+
+/* ---- Not, IsNaN, IsInf -------------------------------------------------- */
+
+static mopt_status infer_bool_unary(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                    op_tensor *out, int n_out) {
+    mopt_status st;
+    if ((st = check_count(ctx, n_in, 1)) || (st = require_inputs(ctx, in, 1))) return st;
+    if (strcmp(ctx->node->op_type, "Not") == 0)
+        st = op_expect_dtype(ctx, &in[0], 0, k_bool_type, COUNT(k_bool_type));
+    else
+        st = op_expect_dtype(ctx, &in[0], 0, k_float_types, COUNT(k_float_types));
+    if (st) return st;
+    for (int k = 0; k < n_out; k++) {
+        out[k].dtype = MOPT_DTYPE_BOOL;
+        out[k].shape = in[0].shape;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status run_bool_unary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    const char *t = ctx->node->op_type;
+    int64_t n = op_numel(&in[0]);
+    int rc = 0;
+    if (strcmp(t, "Not") == 0) {
+        ref_not(in[0].data, out[0].data, n);
+    } else if (strcmp(t, "IsNaN") == 0) {
+        rc = ref_isnan(in[0].dtype, in[0].data, out[0].data, n);
+    } else {
+        bool pos = ir_node_attr_int(ctx->node, "detect_positive", 1) != 0;
+        bool neg = ir_node_attr_int(ctx->node, "detect_negative", 1) != 0;
+        rc = ref_isinf(in[0].dtype, in[0].data, out[0].data, n, pos, neg);
+    }
+    if (rc)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "not implemented for %s",
+                       mopt_dtype_name(in[0].dtype));
+    return MOPT_OK;
+}
+
+/* ---- Where -------------------------------------------------------------- */
+
+static mopt_status infer_where(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    mopt_status st;
+    if ((st = check_count(ctx, n_in, 3)) || (st = require_inputs(ctx, in, 3))) return st;
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_bool_type, COUNT(k_bool_type)))) return st;
+    if ((st = op_same_dtype(ctx, in, 1, 2))) return st;
+    mopt_dtype t = in[1].dtype != MOPT_DTYPE_UNDEFINED ? in[1].dtype : in[2].dtype;
+    if (t != MOPT_DTYPE_UNDEFINED && !ref_where_row(mopt_dtype_size(t)))
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "type %s is not supported", mopt_dtype_name(t));
+    ir_shape shape;
+    if ((st = op_broadcast(ctx, &in[0].shape, &in[1].shape, &shape)) ||
+        (st = op_broadcast(ctx, &shape, &in[2].shape, &shape)))
+        return st;
+    for (int k = 0; k < n_out; k++) {
+        out[k].dtype = t;
+        out[k].shape = shape;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status run_where(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    if (n_in < 3 || n_out < 1) return op_fail(ctx, MOPT_ERR_INTERNAL, "bad call");
+    size_t esz = mopt_dtype_size(out[0].dtype);
+    ref_row3_fn row = ref_where_row(esz);
+    if (!row)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "type %s is not supported",
+                       mopt_dtype_name(out[0].dtype));
+    const ir_shape *ys = &out[0].shape;
+    int64_t sc[IR_MAX_RANK], sx[IR_MAX_RANK], sy[IR_MAX_RANK];
+    op_broadcast_strides(&in[0].shape, ys, sc);
+    op_broadcast_strides(&in[1].shape, ys, sx);
+    op_broadcast_strides(&in[2].shape, ys, sy);
+    ref_broadcast3(row, ys->rank, ys->dims, in[0].data, 1, sc, in[1].data, esz, sx, in[2].data, esz,
+                   sy, out[0].data, esz);
+    return MOPT_OK;
+}
+
+/* ---- Cast, CastLike ----------------------------------------------------- */
+
+/* The target type: Cast's `to` attribute (TensorProto.DataType values equal
+ * mopt_dtype values) or CastLike's second input. */
+static mopt_status cast_target(const op_ctx *ctx, const op_tensor *in, int n_in, mopt_dtype *to) {
+    if (strcmp(ctx->node->op_type, "CastLike") == 0) {
+        *to = in[1].dtype;
+        return MOPT_OK;
+    }
+    const ir_attr *a = ir_node_attr(ctx->node, "to");
+    if (!a || a->type != IR_ATTR_INT)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "integer attribute 'to' is missing");
+    if (a->i < 0 || a->i > 64 || !ref_cast_supported((mopt_dtype)a->i))
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cannot cast to type %" PRId64 " (%s)", a->i,
+                       a->i >= 0 && a->i <= 64 ? mopt_dtype_name((mopt_dtype)a->i) : "unknown");
+    *to = (mopt_dtype)a->i;
+    return MOPT_OK;
+}
+
+static mopt_status infer_cast(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    bool like = strcmp(ctx->node->op_type, "CastLike") == 0;
+    mopt_status st;
+    if ((st = check_count(ctx, n_in, like ? 2 : 1)) || (st = require_inputs(ctx, in, 1))) return st;
+    if (like && ctx->runtime && in[1].dtype == MOPT_DTYPE_UNDEFINED)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input 1 is missing");
+    mopt_dtype to = MOPT_DTYPE_UNDEFINED;
+    if ((st = cast_target(ctx, in, n_in, &to))) return st;
+    for (int k = 0; k < n_in; k++)
+        if (in[k].dtype != MOPT_DTYPE_UNDEFINED && !ref_cast_supported(in[k].dtype))
+            return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cannot cast %s input %d",
+                           mopt_dtype_name(in[k].dtype), k);
+    for (int k = 0; k < n_out; k++) {
+        out[k].dtype = to;
+        out[k].shape = in[0].shape;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status run_cast(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    if (ref_cast(in[0].dtype, in[0].data, out[0].dtype, out[0].data, op_numel(&in[0])) != 0)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cannot cast %s to %s",
+                       mopt_dtype_name(in[0].dtype), mopt_dtype_name(out[0].dtype));
+    return MOPT_OK;
+}
+
+/* ---- registry ----------------------------------------------------------- */
+
+#define CMP(name)                                                                                  \
+    { name, "", 2, 2, 1, 1, infer_cmp, run_cmp }
+
+static const op_def k_ops[] = {
+    CMP("Equal"),
+    CMP("Less"),
+    CMP("Greater"),
+    CMP("LessOrEqual"),
+    CMP("GreaterOrEqual"),
+    CMP("And"),
+    CMP("Or"),
+    CMP("Xor"),
+    {"Not", "", 1, 1, 1, 1, infer_bool_unary, run_bool_unary},
+    {"IsNaN", "", 1, 1, 1, 1, infer_bool_unary, run_bool_unary},
+    {"IsInf", "", 1, 1, 1, 1, infer_bool_unary, run_bool_unary},
+    {"Where", "", 3, 3, 1, 1, infer_where, run_where},
+    {"Cast", "", 1, 1, 1, 1, infer_cast, run_cast},
+    {"CastLike", "", 2, 2, 1, 1, infer_cast, run_cast},
+};
+
+const op_def *ops_family_logic(size_t *count) {
+    *count = sizeof k_ops / sizeof k_ops[0];
+    return k_ops;
 }

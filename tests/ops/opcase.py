@@ -51,6 +51,11 @@ def onnx_dtype(arr):
     return _NP_TO_ONNX[np.asarray(arr).dtype]
 
 
+def _c_order(arr):
+    """C-ordered copy that keeps 0-d arrays 0-d (np.ascontiguousarray makes them (1,))."""
+    return np.array(arr, order="C")
+
+
 class Case:
     def __init__(self, name, opset=17, domain_opsets=None):
         self.name = name
@@ -82,7 +87,10 @@ class Case:
             helper.make_tensor_value_info(k, onnx_dtype(v), input_shapes.get(k, list(np.shape(v))))
             for k, v in inputs.items()
         ]
-        g_outputs = [helper.make_tensor_value_info(k, onnx_dtype(v), None) for k, v in outputs.items()]
+        # outputs declare their rank only (dims unknown): onnx >= 1.16's checker
+        # rejects a value_info without a shape
+        g_outputs = [helper.make_tensor_value_info(k, onnx_dtype(v), [None] * np.ndim(v))
+                     for k, v in outputs.items()]
         graph = helper.make_graph(self.nodes, self.name, g_inputs, g_outputs, self.initializers)
         opsets = [helper.make_opsetid("", self.opset)]
         opsets += [helper.make_opsetid(d, v) for d, v in self.domain_opsets.items()]
@@ -95,9 +103,9 @@ class Case:
         os.makedirs(ds)
         onnx.save(model, os.path.join(out, "model.onnx"))
         for i, v in enumerate(inputs.values()):
-            np.save(os.path.join(ds, f"input_{i}.npy"), np.ascontiguousarray(v))
+            np.save(os.path.join(ds, f"input_{i}.npy"), _c_order(v))
         for i, v in enumerate(outputs.values()):
-            np.save(os.path.join(ds, f"output_{i}.npy"), np.ascontiguousarray(v))
+            np.save(os.path.join(ds, f"output_{i}.npy"), _c_order(v))
         if self.tolerance:
             with open(os.path.join(out, "tolerance"), "w") as f:
                 f.write(f"{self.tolerance[0]} {self.tolerance[1]}\n")

@@ -1,0 +1,307 @@
+/*
+ * test_ops_elementwise.c — unit tests of the elementwise and logic op
+ * families that the numpy-checked cases cannot reach: error paths (type
+ * mismatches, bad shapes, bad attributes, each naming the node), load-time
+ * inference with symbols and unknowns, integer division by zero, and
+ * exhaustive f16/bf16 conversion properties.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/error.h"
+#include "ir/ir.h"
+#include "kernels/ref/ref_logic.h"
+#include "ops/ops.h"
+
+typedef struct fixture {
+    ir_graph *g;
+    ir_node *n;
+    op_ctx ctx;
+} fixture;
+
+static void fx_init(fixture *f, const char *op_type, int n_in, int64_t opset) {
+    f->g = ir_graph_create();
+    assert_non_null(f->g);
+    f->n = ir_graph_add_node(f->g, op_type, "", "node_under_test", n_in, 1);
+    assert_non_null(f->n);
+    f->ctx = (op_ctx){.node = f->n, .graph = f->g, .opset = opset, .runtime = false};
+}
+
+static op_tensor tensor(mopt_dtype t, int32_t rank, const int64_t *dims, void *data) {
+    op_tensor x;
+    memset(&x, 0, sizeof x);
+    x.dtype = t;
+    if (rank < 0)
+        ir_shape_set_unknown(&x.shape);
+    else
+        ir_shape_set(&x.shape, rank, dims);
+    x.data = data;
+    return x;
+}
+
+/* Runs inference of op_type and returns its status; *out gets the output. */
+static mopt_status infer(fixture *f, const op_tensor *in, int n_in, op_tensor *out) {
+    const op_def *d = ops_find(f->n->op_type, "");
+    assert_non_null(d);
+    memset(out, 0, sizeof *out);
+    ir_shape_set_unknown(&out->shape);
+    return d->infer(&f->ctx, in, n_in, out, 1);
+}
+
+static void expect_error(mopt_status got, mopt_status want, const char *needle) {
+    assert_int_equal(got, want);
+    const char *msg = mopt_error_message();
+    if (!strstr(msg, "node_under_test") || (needle && !strstr(msg, needle)))
+        fail_msg("message '%s' should name the node and mention '%s'", msg, needle ? needle : "");
+}
+
+static void ops_add_type_mismatch(void **state) {
+    (void)state;
+    fixture f;
+    fx_init(&f, "Add", 2, 17);
+    int64_t d[1] = {3};
+    op_tensor in[2] = {tensor(MOPT_DTYPE_F32, 1, d, NULL), tensor(MOPT_DTYPE_I64, 1, d, NULL)}, out;
+    expect_error(infer(&f, in, 2, &out), MOPT_ERR_TYPE, "i64");
+    ir_graph_destroy(f.g);
+}
+
+static void ops_min_variadic_type_mismatch(void **state) {
+    (void)state;
+    fixture f;
+    fx_init(&f, "Min", 3, 17);
+    int64_t d[1] = {3};
+    op_tensor in[3] = {tensor(MOPT_DTYPE_I32, 1, d, NULL), tensor(MOPT_DTYPE_I32, 1, d, NULL),
+                       tensor(MOPT_DTYPE_I64, 1, d, NULL)},
+              out;
+    expect_error(infer(&f, in, 3, &out), MOPT_ERR_TYPE, "input 2");
+    ir_graph_destroy(f.g);
+}
+
+static void ops_add_broadcast_incompatible(void **state) {
+    (void)state;
+    fixture f;
+    fx_init(&f, "Mul", 2, 17);
+    int64_t a[2] = {2, 3}, b[1] = {4};
+    op_tensor in[2] = {tensor(MOPT_DTYPE_F32, 2, a, NULL), tensor(MOPT_DTYPE_F32, 1, b, NULL)}, out;
+    expect_error(infer(&f, in, 2, &out), MOPT_ERR_SHAPE, "[2,3]");
+    ir_graph_destroy(f.g);
+}
+
+static void ops_add_symbolic_and_unknown(void **state) {
+    (void)state;
+    fixture f;
+    fx_init(&f, "Add", 2, 17);
+    int32_t batch = ir_graph_symbol(f.g, "batch");
+    int64_t a[2] = {0, 3}, b[1] = {3};
+    op_tensor in[2] = {tensor(MOPT_DTYPE_UNDEFINED, 2, a, NULL),
+                       tensor(MOPT_DTYPE_F32, 1, b, NULL)};
+    in[0].shape.syms[0] = batch;
+    op_tensor out;
+    assert_int_equal(infer(&f, in, 2, &out), MOPT_OK);
+    assert_int_equal(out.dtype, MOPT_DTYPE_F32); /* the known input decides */
+    assert_int_equal(out.shape.rank, 2);
+    assert_int_equal(out.shape.syms[0], batch);
+    assert_int_equal(out.shape.syms[1], 0);
+    assert_int_equal(out.shape.dims[1], 3);
+    in[1] = tensor(MOPT_DTYPE_F32, -1, NULL, NULL);
+    assert_int_equal(infer(&f, in, 2, &out), MOPT_OK);
+    assert_true(out.shape.rank < 0);
+    ir_graph_destroy(f.g);
+}
+
+static void ops_div_int_by_zero(void **state) {
+    (void)state;
+    fixture f;
+    fx_init(&f, "Div", 2, 17);
+    f.ctx.runtime = true;
+    int32_t a[5] = {INT32_MIN, 7, -7, 5, 0}, b[5] = {-1, 0, 2, -1, 0}, y[5] = {9, 9, 9, 9, 9};
+    int64_t d[1] = {5};
+    op_tensor in[2] = {tensor(MOPT_DTYPE_I32, 1, d, a), tensor(MOPT_DTYPE_I32, 1, d, b)}, out;
+    assert_int_equal(infer(&f, in, 2, &out), MOPT_OK);
+    out.data = y;
+    assert_int_equal(ops_find("Div", "")->run(&f.ctx, in, 2, &out, 1), MOPT_OK);
+    /* C/ONNX truncation; x / 0 = 0 by libmopt's documented choice; MIN / -1 wraps */
+    assert_int_equal(y[0], INT32_MIN);
+    assert_int_equal(y[1], 0);
+    assert_int_equal(y[2], -3);
+    assert_int_equal(y[3], -5);
+    assert_int_equal(y[4], 0);
+    ir_graph_destroy(f.g);
+}
+
+static void ops_pow_bad_exponent_type(void **state) {
+    (void)state;
+    fixture f;
+    fx_init(&f, "Pow", 2, 17);
+    int64_t d[1] = {3};
+    op_tensor in[2] = {tensor(MOPT_DTYPE_F32, 1, d, NULL), tensor(MOPT_DTYPE_BOOL, 1, d, NULL)},
+              out;
+    expect_error(infer(&f, in, 2, &out), MOPT_ERR_TYPE, "bool");
+    in[0].dtype = MOPT_DTYPE_I64; /* integer base: not supported */
+    in[1].dtype = MOPT_DTYPE_I64;
+    expect_error(infer(&f, in, 2, &out), MOPT_ERR_TYPE, "i64");
+    ir_graph_destroy(f.g);
+}
+
+static void ops_unary_rejects_int_for_float_op(void **state) {
+    (void)state;
+    fixture f;
+    fx_init(&f, "Sqrt", 1, 17);
+    int64_t d[1] = {3};
+    op_tensor in[1] = {tensor(MOPT_DTYPE_I64, 1, d, NULL)}, out;
+    expect_error(infer(&f, in, 1, &out), MOPT_ERR_TYPE, "i64");
+    ir_graph_destroy(f.g);
+}
+
+static void ops_clip_errors(void **state) {
+    (void)state;
+    fixture f;
+    fx_init(&f, "Clip", 3, 13);
+    int64_t d[1] = {4}, two[1] = {2};
+    op_tensor in[3] = {tensor(MOPT_DTYPE_F32, 1, d, NULL), tensor(MOPT_DTYPE_F32, 1, two, NULL),
+                       tensor(MOPT_DTYPE_UNDEFINED, -1, NULL, NULL)},
+              out;
+    expect_error(infer(&f, in, 3, &out), MOPT_ERR_SHAPE, "min");
+    in[1] = tensor(MOPT_DTYPE_F64, 0, NULL, NULL);
+    expect_error(infer(&f, in, 3, &out), MOPT_ERR_TYPE, "f64");
+    in[1] = tensor(MOPT_DTYPE_F32, 0, NULL, NULL);
+    assert_int_equal(infer(&f, in, 3, &out), MOPT_OK);
+    f.ctx.opset = 6; /* inputs are not allowed before opset 11 */
+    expect_error(infer(&f, in, 3, &out), MOPT_ERR_INVALID_MODEL, "opset 11");
+    ir_graph_destroy(f.g);
+}
+
+static void ops_mod_bad_fmod(void **state) {
+    (void)state;
+    fixture f;
+    fx_init(&f, "Mod", 2, 17);
+    ir_attr *a = ir_node_add_attr(f.n, "fmod", IR_ATTR_INT);
+    assert_non_null(a);
+    a->i = 2;
+    int64_t d[1] = {3};
+    op_tensor in[2] = {tensor(MOPT_DTYPE_I64, 1, d, NULL), tensor(MOPT_DTYPE_I64, 1, d, NULL)}, out;
+    expect_error(infer(&f, in, 2, &out), MOPT_ERR_INVALID_MODEL, "fmod");
+    ir_graph_destroy(f.g);
+}
+
+static void ops_where_errors(void **state) {
+    (void)state;
+    fixture f;
+    fx_init(&f, "Where", 3, 17);
+    int64_t d[1] = {3};
+    op_tensor in[3] = {tensor(MOPT_DTYPE_F32, 1, d, NULL), tensor(MOPT_DTYPE_F32, 1, d, NULL),
+                       tensor(MOPT_DTYPE_F32, 1, d, NULL)},
+              out;
+    expect_error(infer(&f, in, 3, &out), MOPT_ERR_TYPE, "bool");
+    in[0].dtype = MOPT_DTYPE_BOOL;
+    in[2].dtype = MOPT_DTYPE_I32;
+    expect_error(infer(&f, in, 3, &out), MOPT_ERR_TYPE, "i32");
+    ir_graph_destroy(f.g);
+}
+
+static void ops_compare_output_bool_and_mismatch(void **state) {
+    (void)state;
+    fixture f;
+    fx_init(&f, "Less", 2, 17);
+    int64_t a[2] = {4, 1}, b[1] = {5};
+    op_tensor in[2] = {tensor(MOPT_DTYPE_I64, 2, a, NULL), tensor(MOPT_DTYPE_I64, 1, b, NULL)}, out;
+    assert_int_equal(infer(&f, in, 2, &out), MOPT_OK);
+    assert_int_equal(out.dtype, MOPT_DTYPE_BOOL);
+    assert_int_equal(out.shape.rank, 2);
+    assert_int_equal(out.shape.dims[0], 4);
+    assert_int_equal(out.shape.dims[1], 5);
+    in[1].dtype = MOPT_DTYPE_F32;
+    expect_error(infer(&f, in, 2, &out), MOPT_ERR_TYPE, "f32");
+    ir_graph_destroy(f.g);
+}
+
+static void ops_cast_errors(void **state) {
+    (void)state;
+    fixture f;
+    fx_init(&f, "Cast", 1, 17);
+    int64_t d[1] = {3};
+    op_tensor in[1] = {tensor(MOPT_DTYPE_F32, 1, d, NULL)}, out;
+    expect_error(infer(&f, in, 1, &out), MOPT_ERR_INVALID_MODEL, "to");
+    ir_attr *a = ir_node_add_attr(f.n, "to", IR_ATTR_INT);
+    assert_non_null(a);
+    a->i = MOPT_DTYPE_STRING;
+    expect_error(infer(&f, in, 1, &out), MOPT_ERR_UNSUPPORTED, "string");
+    a->i = 12345;
+    expect_error(infer(&f, in, 1, &out), MOPT_ERR_UNSUPPORTED, "12345");
+    a->i = MOPT_DTYPE_F16;
+    assert_int_equal(infer(&f, in, 1, &out), MOPT_OK);
+    assert_int_equal(out.dtype, MOPT_DTYPE_F16);
+    ir_graph_destroy(f.g);
+}
+
+/* Every finite f16 / bf16 value survives a round trip through f32 and f64;
+ * NaN stays NaN. */
+static void ops_half_roundtrip_exhaustive(void **state) {
+    (void)state;
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = ref_f16_to_f32((uint16_t)h);
+        bool nan = ((h >> 10) & 31) == 31 && (h & 1023);
+        if (nan) {
+            assert_true(isnan(f));
+            assert_true(isnan(ref_f16_to_f32(ref_f32_to_f16(f))));
+            continue;
+        }
+        if (ref_f32_to_f16(f) != h || ref_f64_to_f16((double)f) != h)
+            fail_msg("f16 0x%04x -> %g -> 0x%04x", h, (double)f, ref_f32_to_f16(f));
+        float b = ref_bf16_to_f32((uint16_t)h);
+        if (isnan(b)) {
+            assert_true(isnan(ref_bf16_to_f32(ref_f32_to_bf16(b))));
+            assert_true(isnan(ref_bf16_to_f32(ref_f64_to_bf16((double)b))));
+        } else if (ref_f32_to_bf16(b) != h || ref_f64_to_bf16((double)b) != h) {
+            fail_msg("bf16 0x%04x -> %g -> 0x%04x", h, (double)b, ref_f32_to_bf16(b));
+        }
+    }
+}
+
+/* The exact midpoint between two neighbouring finite f16 values rounds to
+ * the one with an even mantissa; anything above it rounds up. */
+static void ops_half_midpoints_round_to_even(void **state) {
+    (void)state;
+    for (uint32_t h = 0; h < 0x7bff; h++) {
+        double lo = ref_f16_to_f32((uint16_t)h), hi = ref_f16_to_f32((uint16_t)(h + 1));
+        double mid = (lo + hi) / 2; /* exact in double */
+        uint16_t even = (h & 1) ? (uint16_t)(h + 1) : (uint16_t)h;
+        if (ref_f64_to_f16(mid) != even || ref_f32_to_f16((float)mid) != even)
+            fail_msg("midpoint of 0x%04x and 0x%04x rounds to 0x%04x", h, h + 1,
+                     ref_f64_to_f16(mid));
+        if (ref_f64_to_f16(nextafter(mid, INFINITY)) != h + 1) fail_msg("above mid 0x%04x", h);
+        if (ref_f64_to_f16(-nextafter(mid, 0)) != (0x8000 | h)) fail_msg("below -mid 0x%04x", h);
+    }
+    /* beyond the largest finite value: 65520 is the midpoint to "65536" -> inf */
+    assert_int_equal(ref_f64_to_f16(65519.99), 0x7bff);
+    assert_int_equal(ref_f64_to_f16(65520.0), 0x7c00);
+    assert_int_equal(ref_f64_to_f16(-1e300), 0xfc00);
+    assert_int_equal(ref_f64_to_f16(1e-300), 0x0000);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ops_add_type_mismatch),
+        cmocka_unit_test(ops_min_variadic_type_mismatch),
+        cmocka_unit_test(ops_add_broadcast_incompatible),
+        cmocka_unit_test(ops_add_symbolic_and_unknown),
+        cmocka_unit_test(ops_div_int_by_zero),
+        cmocka_unit_test(ops_pow_bad_exponent_type),
+        cmocka_unit_test(ops_unary_rejects_int_for_float_op),
+        cmocka_unit_test(ops_clip_errors),
+        cmocka_unit_test(ops_mod_bad_fmod),
+        cmocka_unit_test(ops_where_errors),
+        cmocka_unit_test(ops_compare_output_bool_and_mismatch),
+        cmocka_unit_test(ops_cast_errors),
+        cmocka_unit_test(ops_half_roundtrip_exhaustive),
+        cmocka_unit_test(ops_half_midpoints_round_to_even),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
