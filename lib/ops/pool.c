@@ -92,6 +92,7 @@ static mopt_status window_pool_infer(const op_ctx *ctx, const op_tensor *in, int
     out[0].dtype = MOPT_DTYPE_F32;
     if (S < 0) {
         ir_shape_set_unknown(&out[0].shape);
+        if (n_out > 1) out[1].dtype = MOPT_DTYPE_I64;
         return MOPT_OK;
     }
     pool_attrs a;
@@ -119,6 +120,10 @@ static mopt_status window_pool_infer(const op_ctx *ctx, const op_tensor *in, int
         y.dims[2 + i] = o;
     }
     out[0].shape = y;
+    if (n_out > 1) { /* an omitted Indices output still gets a type and shape */
+        out[1].dtype = MOPT_DTYPE_I64;
+        out[1].shape = y;
+    }
     return MOPT_OK;
 }
 
