@@ -82,7 +82,10 @@ class Case:
             helper.make_tensor_value_info(k, onnx_dtype(v), input_shapes.get(k, list(np.shape(v))))
             for k, v in inputs.items()
         ]
-        g_outputs = [helper.make_tensor_value_info(k, onnx_dtype(v), None) for k, v in outputs.items()]
+        # outputs declare their rank only (dims unknown): onnx >= 1.16's checker
+        # rejects a value_info without a shape
+        g_outputs = [helper.make_tensor_value_info(k, onnx_dtype(v), [None] * np.ndim(v))
+                     for k, v in outputs.items()]
         graph = helper.make_graph(self.nodes, self.name, g_inputs, g_outputs, self.initializers)
         opsets = [helper.make_opsetid("", self.opset)]
         opsets += [helper.make_opsetid(d, v) for d, v in self.domain_opsets.items()]
