@@ -51,6 +51,11 @@ def onnx_dtype(arr):
     return _NP_TO_ONNX[np.asarray(arr).dtype]
 
 
+def _c_order(arr):
+    """C-ordered copy that keeps 0-d arrays 0-d (np.ascontiguousarray makes them (1,))."""
+    return np.array(arr, order="C")
+
+
 class Case:
     def __init__(self, name, opset=17, domain_opsets=None):
         self.name = name
@@ -98,9 +103,9 @@ class Case:
         os.makedirs(ds)
         onnx.save(model, os.path.join(out, "model.onnx"))
         for i, v in enumerate(inputs.values()):
-            np.save(os.path.join(ds, f"input_{i}.npy"), np.ascontiguousarray(v))
+            np.save(os.path.join(ds, f"input_{i}.npy"), _c_order(v))
         for i, v in enumerate(outputs.values()):
-            np.save(os.path.join(ds, f"output_{i}.npy"), np.ascontiguousarray(v))
+            np.save(os.path.join(ds, f"output_{i}.npy"), _c_order(v))
         if self.tolerance:
             with open(os.path.join(out, "tolerance"), "w") as f:
                 f.write(f"{self.tolerance[0]} {self.tolerance[1]}\n")
