@@ -51,7 +51,8 @@ void ref_conv_f32(const ref_conv_params *p, const float *x, const float *w, cons
             const int64_t g = m / cout_g;
             float *yo = y + (n * p->c_out + m) * out_plane;
             const float b0 = bias ? bias[m] : 0.0f;
-            for (int64_t i = 0; i < out_plane; i++) yo[i] = b0;
+            for (int64_t i = 0; i < out_plane; i++)
+                yo[i] = b0;
             for (int64_t ic = 0; ic < cin_g; ic++) {
                 const float *xi = x + (n * p->c_in + g * cin_g + ic) * in_plane;
                 const float *wk = w + (m * cin_g + ic) * k_size;

@@ -17,7 +17,8 @@ void ref_batchnorm_f32(int64_t n, int64_t c, int64_t inner, const float *x, cons
         for (int64_t i = 0; i < n; i++) {
             const float *xp = x + (i * c + j) * inner;
             float *yp = y + (i * c + j) * inner;
-            for (int64_t k = 0; k < inner; k++) yp[k] = xp[k] * a + b;
+            for (int64_t k = 0; k < inner; k++)
+                yp[k] = xp[k] * a + b;
         }
     }
 }
@@ -25,7 +26,8 @@ void ref_batchnorm_f32(int64_t n, int64_t c, int64_t inner, const float *x, cons
 /* Mean and 1 / sqrt(var + eps) of v[0..len), two-pass in double. */
 static void moments(const float *v, int64_t len, float eps, double *mean, double *inv_std) {
     double s = 0.0;
-    for (int64_t k = 0; k < len; k++) s += v[k];
+    for (int64_t k = 0; k < len; k++)
+        s += v[k];
     const double m = len > 0 ? s / (double)len : 0.0;
     double q = 0.0;
     for (int64_t k = 0; k < len; k++) {
@@ -36,8 +38,8 @@ static void moments(const float *v, int64_t len, float eps, double *mean, double
     *inv_std = 1.0 / sqrt((len > 0 ? q / (double)len : 0.0) + (double)eps);
 }
 
-void ref_instancenorm_f32(int64_t n, int64_t c, int64_t inner, const float *x,
-                          const float *scale, const float *bias, float eps, float *y) {
+void ref_instancenorm_f32(int64_t n, int64_t c, int64_t inner, const float *x, const float *scale,
+                          const float *bias, float eps, float *y) {
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < c; j++) {
             const float *xp = x + (i * c + j) * inner;
@@ -45,7 +47,8 @@ void ref_instancenorm_f32(int64_t n, int64_t c, int64_t inner, const float *x,
             double m, r;
             moments(xp, inner, eps, &m, &r);
             const double a = scale[j] * r, b = bias[j] - m * a;
-            for (int64_t k = 0; k < inner; k++) yp[k] = (float)(xp[k] * a + b);
+            for (int64_t k = 0; k < inner; k++)
+                yp[k] = (float)(xp[k] * a + b);
         }
 }
 
@@ -72,7 +75,8 @@ void ref_softmax_f32(int64_t outer, int64_t len, int64_t inner, const float *x, 
         const float *xb = x + o * len * inner;
         float *yb = y + o * len * inner;
         /* rows of `inner` values, reduced along `len`, so that memory streams */
-        for (int64_t i = 0; i < inner; i++) mx[i] = -INFINITY, sum[i] = 0.0f;
+        for (int64_t i = 0; i < inner; i++)
+            mx[i] = -INFINITY, sum[i] = 0.0f;
         for (int64_t k = 0; k < len; k++) {
             const float *xr = xb + k * inner;
             for (int64_t i = 0; i < inner; i++)
@@ -88,17 +92,21 @@ void ref_softmax_f32(int64_t outer, int64_t len, int64_t inner, const float *x, 
             }
         }
         if (log) {
-            for (int64_t i = 0; i < inner; i++) sum[i] = mx[i] + logf(sum[i]);
+            for (int64_t i = 0; i < inner; i++)
+                sum[i] = mx[i] + logf(sum[i]);
             for (int64_t k = 0; k < len; k++) {
                 const float *xr = xb + k * inner;
                 float *yr = yb + k * inner;
-                for (int64_t i = 0; i < inner; i++) yr[i] = xr[i] - sum[i];
+                for (int64_t i = 0; i < inner; i++)
+                    yr[i] = xr[i] - sum[i];
             }
         } else {
-            for (int64_t i = 0; i < inner; i++) sum[i] = 1.0f / sum[i];
+            for (int64_t i = 0; i < inner; i++)
+                sum[i] = 1.0f / sum[i];
             for (int64_t k = 0; k < len; k++) {
                 float *yr = yb + k * inner;
-                for (int64_t i = 0; i < inner; i++) yr[i] *= sum[i];
+                for (int64_t i = 0; i < inner; i++)
+                    yr[i] *= sum[i];
             }
         }
     }

@@ -84,8 +84,7 @@ void ref_avgpool_f32(const ref_pool_params *p, const float *x, float *y) {
                         }
                     }
                     /* a window entirely in the padding has no taps: 0/0 */
-                    yo[(od * p->out[1] + oh) * p->out[2] + ow] =
-                        count > 0 ? s / (float)count : NAN;
+                    yo[(od * p->out[1] + oh) * p->out[2] + ow] = count > 0 ? s / (float)count : NAN;
                 }
     }
 }
@@ -104,7 +103,8 @@ void ref_global_avgpool_f32(int64_t planes, int64_t size, const float *x, float 
     for (int64_t c = 0; c < planes; c++) {
         const float *xi = x + c * size;
         double s = 0.0;
-        for (int64_t i = 0; i < size; i++) s += xi[i];
+        for (int64_t i = 0; i < size; i++)
+            s += xi[i];
         y[c] = size > 0 ? (float)(s / (double)size) : NAN;
     }
 }

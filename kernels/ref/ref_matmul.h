@@ -21,7 +21,7 @@ void ref_gemm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, 
                   const float *B, int64_t ldb, bool transB, float *C, int64_t ldc, float alpha,
                   float beta);
 void ref_gemm_f64(int64_t M, int64_t N, int64_t K, const double *A, int64_t lda, bool transA,
-                  const double *B, int64_t ldb, bool transB, double *C, int64_t ldc,
-                  double alpha, double beta);
+                  const double *B, int64_t ldb, bool transB, double *C, int64_t ldc, double alpha,
+                  double beta);
 
 #endif

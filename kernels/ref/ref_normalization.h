@@ -14,12 +14,11 @@
 /* Inference batch norm: x and y are [n, c, inner];
  * y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + bias[c]. */
 void ref_batchnorm_f32(int64_t n, int64_t c, int64_t inner, const float *x, const float *scale,
-                       const float *bias, const float *mean, const float *var, float eps,
-                       float *y);
+                       const float *bias, const float *mean, const float *var, float eps, float *y);
 
 /* Instance norm: x and y are [n, c, inner], statistics per (n, c) plane. */
-void ref_instancenorm_f32(int64_t n, int64_t c, int64_t inner, const float *x,
-                          const float *scale, const float *bias, float eps, float *y);
+void ref_instancenorm_f32(int64_t n, int64_t c, int64_t inner, const float *x, const float *scale,
+                          const float *bias, float eps, float *y);
 
 /* Layer norm over rows: x and y are [outer, inner]; scale and bias (NULL:
  * none) are [inner]. mean and inv_std (each may be NULL) receive [outer]. */

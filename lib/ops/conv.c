@@ -29,12 +29,13 @@ static mopt_status read_ints(const op_ctx *ctx, const char *name, int32_t want, 
     int64_t n = ir_node_attr_ints(ctx->node, name, &v);
     if (present) *present = n >= 0;
     if (n < 0) {
-        for (int32_t i = 0; i < want; i++) out[i] = def;
+        for (int32_t i = 0; i < want; i++)
+            out[i] = def;
         return MOPT_OK;
     }
     if (n != want)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute %s has %" PRId64
-                       " values; expected %d", name, n, (int)want);
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute %s has %" PRId64 " values; expected %d", name, n, (int)want);
     for (int32_t i = 0; i < want; i++) {
         if (v[i] < lo || v[i] >= ATTR_LIMIT)
             return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
@@ -46,11 +47,16 @@ static mopt_status read_ints(const op_ctx *ctx, const char *name, int32_t want, 
 
 static mopt_status read_auto_pad(const op_ctx *ctx, ref_auto_pad *out) {
     const char *s = ir_node_attr_string(ctx->node, "auto_pad", "NOTSET");
-    if (strcmp(s, "NOTSET") == 0) *out = REF_PAD_NOTSET;
-    else if (strcmp(s, "SAME_UPPER") == 0) *out = REF_PAD_SAME_UPPER;
-    else if (strcmp(s, "SAME_LOWER") == 0) *out = REF_PAD_SAME_LOWER;
-    else if (strcmp(s, "VALID") == 0) *out = REF_PAD_VALID;
-    else return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown auto_pad '%s'", s);
+    if (strcmp(s, "NOTSET") == 0)
+        *out = REF_PAD_NOTSET;
+    else if (strcmp(s, "SAME_UPPER") == 0)
+        *out = REF_PAD_SAME_UPPER;
+    else if (strcmp(s, "SAME_LOWER") == 0)
+        *out = REF_PAD_SAME_LOWER;
+    else if (strcmp(s, "VALID") == 0)
+        *out = REF_PAD_VALID;
+    else
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown auto_pad '%s'", s);
     return MOPT_OK;
 }
 
@@ -110,8 +116,10 @@ static mopt_status conv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     if (has_b && in[2].shape.rank >= 0) {
         const ir_shape *b = &in[2].shape;
         if (b->rank != 1 || (dim_known(b, 0) && dim_known(w, 0) && b->dims[0] != w->dims[0]))
-            return op_fail(ctx, MOPT_ERR_SHAPE, "B %s must be 1-D with one value per output "
-                           "channel of W %s", op_shape_str(ctx, b, sb), op_shape_str(ctx, w, sw));
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "B %s must be 1-D with one value per output "
+                           "channel of W %s",
+                           op_shape_str(ctx, b, sb), op_shape_str(ctx, w, sw));
     }
     bool k_known[REF_WIN_MAX];
     for (int32_t i = 0; i < a.S; i++) {
@@ -119,8 +127,8 @@ static mopt_status conv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
         if (dim_known(w, 2 + i)) {
             if (a.has_kernel_shape && a.k[i] != w->dims[2 + i])
                 return op_fail(ctx, MOPT_ERR_SHAPE,
-                               "kernel_shape[%d] = %" PRId64 " does not match W %s", (int)i,
-                               a.k[i], op_shape_str(ctx, w, sw));
+                               "kernel_shape[%d] = %" PRId64 " does not match W %s", (int)i, a.k[i],
+                               op_shape_str(ctx, w, sw));
             if (w->dims[2 + i] < 1 || w->dims[2 + i] >= ATTR_LIMIT)
                 return op_fail(ctx, MOPT_ERR_SHAPE, "W %s has an invalid kernel size",
                                op_shape_str(ctx, w, sw));
@@ -143,8 +151,8 @@ static mopt_status conv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
         if (o <= 0)
             return op_fail(ctx, MOPT_ERR_SHAPE,
                            "output size along spatial axis %d would be %" PRId64
-                           " (X %s, W %s, stride %" PRId64 ", dilation %" PRId64
-                           ", pads %" PRId64 "+%" PRId64 ")",
+                           " (X %s, W %s, stride %" PRId64 ", dilation %" PRId64 ", pads %" PRId64
+                           "+%" PRId64 ")",
                            (int)i, o, op_shape_str(ctx, x, sx), op_shape_str(ctx, w, sw),
                            a.stride[i], a.dilation[i], pb, pe);
         y.dims[2 + i] = o;

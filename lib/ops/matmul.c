@@ -23,7 +23,8 @@ static void copy_dim(ir_shape *dst, int32_t j, const ir_shape *src, int32_t i) {
 static void batch_shape(const ir_shape *s, ir_shape *b) {
     memset(b, 0, sizeof *b);
     b->rank = s->rank > 2 ? s->rank - 2 : 0;
-    for (int32_t i = 0; i < b->rank; i++) copy_dim(b, i, s, i);
+    for (int32_t i = 0; i < b->rank; i++)
+        copy_dim(b, i, s, i);
 }
 
 static mopt_status check_float_pair(const op_ctx *ctx, const op_tensor *in, int i, int j) {
@@ -59,8 +60,9 @@ static mopt_status matmul_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     batch_shape(a, &ba);
     batch_shape(b, &bb);
     st = op_broadcast(ctx, &ba, &bb, &res);
-    if (st) return op_fail(ctx, MOPT_ERR_SHAPE, "batch dimensions of A %s and B %s do not broadcast",
-                           op_shape_str(ctx, a, sa), op_shape_str(ctx, b, sb));
+    if (st)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "batch dimensions of A %s and B %s do not broadcast",
+                       op_shape_str(ctx, a, sa), op_shape_str(ctx, b, sb));
     if (a->rank >= 2) copy_dim(&res, res.rank++, a, a->rank - 2);
     if (b->rank >= 2) copy_dim(&res, res.rank++, b, b->rank - 1);
     out[0].shape = res;
@@ -82,7 +84,8 @@ static mopt_status matmul_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     batch_shape(b, &bb);
     memset(&bo, 0, sizeof bo);
     bo.rank = y->rank - (a->rank >= 2) - (b->rank >= 2);
-    for (int32_t i = 0; i < bo.rank; i++) bo.dims[i] = y->dims[i];
+    for (int32_t i = 0; i < bo.rank; i++)
+        bo.dims[i] = y->dims[i];
     int64_t st_a[IR_MAX_RANK], st_b[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
     op_broadcast_strides(&ba, &bo, st_a);
     op_broadcast_strides(&bb, &bo, st_b);
@@ -144,8 +147,8 @@ static mopt_status gemm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
             return op_fail(ctx, MOPT_ERR_SHAPE,
                            "inner dimensions differ: A %s (transA=%d) has K=%" PRId64
                            " but B %s (transB=%d) has K=%" PRId64,
-                           op_shape_str(ctx, a, sa), (int)ta, a->dims[ka],
-                           op_shape_str(ctx, b, sb), (int)tb, b->dims[kb]);
+                           op_shape_str(ctx, a, sa), (int)ta, a->dims[ka], op_shape_str(ctx, b, sb),
+                           (int)tb, b->dims[kb]);
     }
     if (has_c && in[2].shape.rank >= 0) {
         const ir_shape *c = &in[2].shape;
@@ -182,8 +185,10 @@ static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
                 int64_t o = i * cs[0] + j * cs[1];
-                if (f32) ((float *)out[0].data)[i * N + j] = ((const float *)in[2].data)[o];
-                else ((double *)out[0].data)[i * N + j] = ((const double *)in[2].data)[o];
+                if (f32)
+                    ((float *)out[0].data)[i * N + j] = ((const float *)in[2].data)[o];
+                else
+                    ((double *)out[0].data)[i * N + j] = ((const double *)in[2].data)[o];
             }
     } else {
         beta = 0;

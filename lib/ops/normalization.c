@@ -22,7 +22,8 @@ static bool has_input(const op_tensor *in, int n_in, int k) {
 /* Product of dims [from, to) of a concrete shape. */
 static int64_t dims_product(const ir_shape *s, int32_t from, int32_t to) {
     int64_t p = 1;
-    for (int32_t i = from; i < to; i++) p *= s->dims[i];
+    for (int32_t i = from; i < to; i++)
+        p *= s->dims[i];
     return p;
 }
 
@@ -61,8 +62,8 @@ static mopt_status check_channel_op(const op_ctx *ctx, const op_tensor *in, int 
 
 /* ---- BatchNormalization ------------------------------------------------- */
 
-static mopt_status batchnorm_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                   op_tensor *out, int n_out) {
+static mopt_status batchnorm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out) {
     if (ir_node_attr_int(ctx->node, "training_mode", 0) != 0)
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "training_mode=1 is not supported");
     if (ir_node_attr_int(ctx->node, "spatial", 1) == 0)
@@ -88,8 +89,8 @@ static mopt_status batchnorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
                                  int n_out) {
     const ir_shape *x = &in[0].shape;
     float eps = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
-    ref_batchnorm_f32(x->dims[0], x->dims[1], dims_product(x, 2, x->rank), in[0].data,
-                      in[1].data, in[2].data, in[3].data, in[4].data, eps, out[0].data);
+    ref_batchnorm_f32(x->dims[0], x->dims[1], dims_product(x, 2, x->rank), in[0].data, in[1].data,
+                      in[2].data, in[3].data, in[4].data, eps, out[0].data);
     return MOPT_OK;
 }
 
@@ -133,17 +134,19 @@ static mopt_status check_norm_param(const op_ctx *ctx, const ir_shape *x, int32_
                    op_shape_str(ctx, p, sp), op_shape_str(ctx, x, sx), (int)axis);
 }
 
-static mopt_status layernorm_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                   op_tensor *out, int n_out) {
+static mopt_status layernorm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out) {
     bool has_b = has_input(in, n_in, 2);
     mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1);
     if (!st) st = op_expect_dtype(ctx, &in[1], 1, k_f32, 1);
     if (!st && has_b) st = op_expect_dtype(ctx, &in[2], 2, k_f32, 1);
     if (st) return st;
-    for (int k = 0; k < n_out; k++) out[k].dtype = MOPT_DTYPE_F32;
+    for (int k = 0; k < n_out; k++)
+        out[k].dtype = MOPT_DTYPE_F32;
     const ir_shape *x = &in[0].shape;
     if (x->rank < 0) {
-        for (int k = 0; k < n_out; k++) ir_shape_set_unknown(&out[k].shape);
+        for (int k = 0; k < n_out; k++)
+            ir_shape_set_unknown(&out[k].shape);
         return MOPT_OK;
     }
     int32_t axis;
@@ -173,7 +176,8 @@ static const float *expand_norm_param(const op_tensor *p, const ir_shape *x, int
     ir_shape norm;
     memset(&norm, 0, sizeof norm);
     norm.rank = x->rank - axis;
-    for (int32_t i = 0; i < norm.rank; i++) norm.dims[i] = x->dims[axis + i];
+    for (int32_t i = 0; i < norm.rank; i++)
+        norm.dims[i] = x->dims[axis + i];
     int64_t st[IR_MAX_RANK], idx[IR_MAX_RANK] = {0}, off = 0;
     op_broadcast_strides(&p->shape, &norm, st);
     const float *src = p->data;
@@ -190,8 +194,8 @@ static const float *expand_norm_param(const op_tensor *p, const ir_shape *x, int
     return buf;
 }
 
-static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                 op_tensor *out, int n_out) {
+static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
     mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), x->rank, "axis", &axis);
@@ -259,8 +263,8 @@ static mopt_status softmax_run(const op_ctx *ctx, const op_tensor *in, int n_in,
     return softmax_common_run(ctx, in, out, false);
 }
 
-static mopt_status logsoftmax_run(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                  op_tensor *out, int n_out) {
+static mopt_status logsoftmax_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
     return softmax_common_run(ctx, in, out, true);
 }
 

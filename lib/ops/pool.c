@@ -30,9 +30,9 @@ static mopt_status read_ints(const op_ctx *ctx, const char *name, int32_t want, 
     const int64_t *v = NULL;
     int64_t n = ir_node_attr_ints(ctx->node, name, &v);
     if (n < 0) {
-        if (required)
-            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute %s is required", name);
-        for (int32_t i = 0; i < want; i++) out[i] = def;
+        if (required) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute %s is required", name);
+        for (int32_t i = 0; i < want; i++)
+            out[i] = def;
         return MOPT_OK;
     }
     if (n != want)
@@ -56,11 +56,16 @@ static mopt_status pool_attrs_read(const op_ctx *ctx, int32_t S, pool_attrs *a) 
     if (!st) st = read_ints(ctx, "pads", 2 * S, 0, 0, false, a->pads);
     if (st) return st;
     const char *s = ir_node_attr_string(ctx->node, "auto_pad", "NOTSET");
-    if (strcmp(s, "NOTSET") == 0) a->auto_pad = REF_PAD_NOTSET;
-    else if (strcmp(s, "SAME_UPPER") == 0) a->auto_pad = REF_PAD_SAME_UPPER;
-    else if (strcmp(s, "SAME_LOWER") == 0) a->auto_pad = REF_PAD_SAME_LOWER;
-    else if (strcmp(s, "VALID") == 0) a->auto_pad = REF_PAD_VALID;
-    else return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown auto_pad '%s'", s);
+    if (strcmp(s, "NOTSET") == 0)
+        a->auto_pad = REF_PAD_NOTSET;
+    else if (strcmp(s, "SAME_UPPER") == 0)
+        a->auto_pad = REF_PAD_SAME_UPPER;
+    else if (strcmp(s, "SAME_LOWER") == 0)
+        a->auto_pad = REF_PAD_SAME_LOWER;
+    else if (strcmp(s, "VALID") == 0)
+        a->auto_pad = REF_PAD_VALID;
+    else
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown auto_pad '%s'", s);
     a->ceil_mode = ir_node_attr_int(ctx->node, "ceil_mode", 0) != 0;
     a->count_include_pad = ir_node_attr_int(ctx->node, "count_include_pad", 0) != 0;
     return MOPT_OK;
@@ -110,12 +115,11 @@ static mopt_status window_pool_infer(const op_ctx *ctx, const op_tensor *in, int
                                         a.auto_pad, a.ceil_mode, &pb, &pe);
         if (o <= 0) {
             char sx[IR_SHAPE_STR_CAP];
-            return op_fail(ctx, MOPT_ERR_SHAPE,
-                           "output size along spatial axis %d would be %" PRId64
-                           " (X %s, kernel %" PRId64 ", stride %" PRId64 ", dilation %" PRId64
-                           ", pads %" PRId64 "+%" PRId64 ")",
-                           (int)i, o, op_shape_str(ctx, x, sx), a.k[i], a.stride[i],
-                           a.dilation[i], pb, pe);
+            return op_fail(
+                ctx, MOPT_ERR_SHAPE,
+                "output size along spatial axis %d would be %" PRId64 " (X %s, kernel %" PRId64
+                ", stride %" PRId64 ", dilation %" PRId64 ", pads %" PRId64 "+%" PRId64 ")",
+                (int)i, o, op_shape_str(ctx, x, sx), a.k[i], a.stride[i], a.dilation[i], pb, pe);
         }
         y.dims[2 + i] = o;
     }
@@ -154,8 +158,10 @@ static mopt_status window_pool_run(const op_ctx *ctx, const op_tensor *in, op_te
         p.pad[lead + i] = pb;
         p.pad_end[lead + i] = pe;
     }
-    if (is_max) ref_maxpool_f32(&p, in[0].data, out[0].data);
-    else ref_avgpool_f32(&p, in[0].data, out[0].data);
+    if (is_max)
+        ref_maxpool_f32(&p, in[0].data, out[0].data);
+    else
+        ref_avgpool_f32(&p, in[0].data, out[0].data);
     return MOPT_OK;
 }
 
@@ -189,9 +195,12 @@ static mopt_status global_pool_run(const op_tensor *in, op_tensor *out, bool is_
     const ir_shape *x = &in[0].shape;
     int64_t planes = x->dims[0] * x->dims[1];
     int64_t size = 1;
-    for (int32_t i = 2; i < x->rank; i++) size *= x->dims[i];
-    if (is_max) ref_global_maxpool_f32(planes, size, in[0].data, out[0].data);
-    else ref_global_avgpool_f32(planes, size, in[0].data, out[0].data);
+    for (int32_t i = 2; i < x->rank; i++)
+        size *= x->dims[i];
+    if (is_max)
+        ref_global_maxpool_f32(planes, size, in[0].data, out[0].data);
+    else
+        ref_global_avgpool_f32(planes, size, in[0].data, out[0].data);
     return MOPT_OK;
 }
 

@@ -51,8 +51,10 @@ static void add_weight(ir_graph *g, const char *name, int32_t rank, const int64_
 static ir_node *add_node(ir_graph *g, const char *op, const char *name, int n_in,
                          const char *const *ins, int n_out, const char *const *outs) {
     ir_node *n = ir_graph_add_node(g, op, "", name, n_in, n_out);
-    for (int k = 0; k < n_in; k++) n->inputs[k] = ins[k][0] ? ir_graph_value(g, ins[k]) : -1;
-    for (int k = 0; k < n_out; k++) n->outputs[k] = outs[k][0] ? ir_graph_value(g, outs[k]) : -1;
+    for (int k = 0; k < n_in; k++)
+        n->inputs[k] = ins[k][0] ? ir_graph_value(g, ins[k]) : -1;
+    for (int k = 0; k < n_out; k++)
+        n->outputs[k] = outs[k][0] ? ir_graph_value(g, outs[k]) : -1;
     g->outputs = mopt_realloc(g->outputs, (size_t)(g->n_outputs + 1) * sizeof *g->outputs);
     g->outputs[g->n_outputs++] = n->outputs[0];
     return n;
@@ -157,8 +159,8 @@ static void gemm_c_not_broadcastable_fails(void **state) {
     add_input(g, "a", 2, (int64_t[]){3, 4}, NULL);
     add_input(g, "b", 2, (int64_t[]){5, 4}, NULL);
     add_input(g, "c", 1, (int64_t[]){3}, NULL);
-    ir_node *n = add_node(g, "Gemm", "fc", 3, (const char *[]){"a", "b", "c"}, 1,
-                          (const char *[]){"y"});
+    ir_node *n =
+        add_node(g, "Gemm", "fc", 3, (const char *[]){"a", "b", "c"}, 1, (const char *[]){"y"});
     attr_int(n, "transB", 1);
     expect_failure(g, MOPT_ERR_SHAPE, "fc", "[3]", "[3,5]");
 }
@@ -168,8 +170,8 @@ static void conv_symbolic_batch_propagates(void **state) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){0, 6, 9, 8}, (const char *[]){"N", NULL, NULL, NULL});
     add_weight(g, "w", 4, (int64_t[]){4, 3, 3, 3});
-    ir_node *n = add_node(g, "Conv", "conv", 2, (const char *[]){"x", "w"}, 1,
-                          (const char *[]){"y"});
+    ir_node *n =
+        add_node(g, "Conv", "conv", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"y"});
     attr_int(n, "group", 2);
     attr_ints(n, "strides", 2, (int64_t[]){2, 2});
     attr_ints(n, "pads", 4, (int64_t[]){1, 1, 1, 1});
@@ -186,8 +188,8 @@ static void conv_channels_vs_group_fails(void **state) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 6, 8, 8}, NULL);
     add_weight(g, "w", 4, (int64_t[]){4, 2, 3, 3});
-    ir_node *n = add_node(g, "Conv", "grouped", 2, (const char *[]){"x", "w"}, 1,
-                          (const char *[]){"y"});
+    ir_node *n =
+        add_node(g, "Conv", "grouped", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"y"});
     attr_int(n, "group", 2); /* 2 * 2 = 4 != 6 channels */
     expect_failure(g, MOPT_ERR_SHAPE, "grouped", "[1,6,8,8]", "[4,2,3,3]");
 }
@@ -197,8 +199,8 @@ static void conv_output_channels_vs_group_fails(void **state) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 6, 8, 8}, NULL);
     add_weight(g, "w", 4, (int64_t[]){5, 2, 3, 3});
-    ir_node *n = add_node(g, "Conv", "odd_out", 2, (const char *[]){"x", "w"}, 1,
-                          (const char *[]){"y"});
+    ir_node *n =
+        add_node(g, "Conv", "odd_out", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"y"});
     attr_int(n, "group", 3);
     expect_failure(g, MOPT_ERR_SHAPE, "odd_out", "multiple of group", "[5,2,3,3]");
 }
@@ -226,8 +228,7 @@ static void conv_kernel_shape_attr_mismatch_fails(void **state) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 2, 8, 8}, NULL);
     add_weight(g, "w", 4, (int64_t[]){1, 2, 3, 3});
-    ir_node *n = add_node(g, "Conv", "ks", 2, (const char *[]){"x", "w"}, 1,
-                          (const char *[]){"y"});
+    ir_node *n = add_node(g, "Conv", "ks", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"y"});
     attr_ints(n, "kernel_shape", 2, (int64_t[]){3, 2});
     expect_failure(g, MOPT_ERR_SHAPE, "ks", "kernel_shape", "[1,2,3,3]");
 }
@@ -246,8 +247,8 @@ static void maxpool_indices_unsupported(void **state) {
     (void)state;
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 2, 8, 8}, NULL);
-    ir_node *n = add_node(g, "MaxPool", "mp", 1, (const char *[]){"x"}, 2,
-                          (const char *[]){"y", "idx"});
+    ir_node *n =
+        add_node(g, "MaxPool", "mp", 1, (const char *[]){"x"}, 2, (const char *[]){"y", "idx"});
     attr_ints(n, "kernel_shape", 2, (int64_t[]){2, 2});
     expect_failure(g, MOPT_ERR_UNSUPPORTED, "mp", "Indices", NULL);
 }
@@ -284,7 +285,8 @@ static void batchnorm_training_unsupported(void **state) {
     ir_graph *g = new_graph(15);
     add_input(g, "x", 4, (int64_t[]){1, 2, 4, 4}, NULL);
     const char *p[] = {"s", "b", "m", "v"};
-    for (int i = 0; i < 4; i++) add_weight(g, p[i], 1, (int64_t[]){2});
+    for (int i = 0; i < 4; i++)
+        add_weight(g, p[i], 1, (int64_t[]){2});
     ir_node *n = add_node(g, "BatchNormalization", "bn", 5,
                           (const char *[]){"x", "s", "b", "m", "v"}, 1, (const char *[]){"y"});
     attr_int(n, "training_mode", 1);
@@ -296,7 +298,8 @@ static void batchnorm_param_size_fails(void **state) {
     ir_graph *g = new_graph(15);
     add_input(g, "x", 4, (int64_t[]){1, 3, 4, 4}, NULL);
     const char *p[] = {"s", "b", "m", "v"};
-    for (int i = 0; i < 4; i++) add_weight(g, p[i], 1, (int64_t[]){i == 2 ? 2 : 3});
+    for (int i = 0; i < 4; i++)
+        add_weight(g, p[i], 1, (int64_t[]){i == 2 ? 2 : 3});
     add_node(g, "BatchNormalization", "bn", 5, (const char *[]){"x", "s", "b", "m", "v"}, 1,
              (const char *[]){"y"});
     expect_failure(g, MOPT_ERR_SHAPE, "bn", "input_mean", "[1,3,4,4]");
@@ -313,8 +316,7 @@ static void layernorm_stats_shapes(void **state) {
     mopt_model *m = NULL;
     assert_int_equal(build(g, &m), MOPT_OK);
     char buf[IR_SHAPE_STR_CAP];
-    assert_string_equal(ir_shape_str(&value(m, "y")->shape, m->graph, buf, sizeof buf),
-                        "[B,4,6]");
+    assert_string_equal(ir_shape_str(&value(m, "y")->shape, m->graph, buf, sizeof buf), "[B,4,6]");
     assert_string_equal(ir_shape_str(&value(m, "mean")->shape, m->graph, buf, sizeof buf),
                         "[B,1,1]");
     mopt_model_destroy(m);
