@@ -11,6 +11,7 @@
 #include "ops/ops.h"
 
 #define ATTR_LIMIT ((int64_t)1 << 31) /* keeps window arithmetic far from overflow */
+#define DIM_LIMIT ((int64_t)1 << 48)
 
 /* Window attributes of a Conv node for S spatial axes. */
 typedef struct conv_attrs {
@@ -145,6 +146,9 @@ static mopt_status conv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     for (int32_t i = 0; i < a.S; i++) {
         y.syms[2 + i] = -1;
         if (!dim_known(x, 2 + i) || !k_known[i]) continue;
+        if (x->dims[2 + i] >= DIM_LIMIT)
+            return op_fail(ctx, MOPT_ERR_LIMIT, "X %s is too large along spatial axis %d",
+                           op_shape_str(ctx, x, sx), (int)i);
         int64_t pb = a.pads[i], pe = a.pads[a.S + i];
         int64_t o = ref_window_out_size(x->dims[2 + i], a.k[i], a.stride[i], a.dilation[i],
                                         a.auto_pad, false, &pb, &pe);

@@ -12,6 +12,7 @@
 #include "ops/ops.h"
 
 #define ATTR_LIMIT ((int64_t)1 << 31) /* keeps window arithmetic far from overflow */
+#define DIM_LIMIT ((int64_t)1 << 48)
 
 static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
 
@@ -109,6 +110,11 @@ static mopt_status window_pool_infer(const op_ctx *ctx, const op_tensor *in, int
         if (x->syms[2 + i] != 0) {
             y.syms[2 + i] = -1;
             continue;
+        }
+        if (x->dims[2 + i] >= DIM_LIMIT) {
+            char sx[IR_SHAPE_STR_CAP];
+            return op_fail(ctx, MOPT_ERR_LIMIT, "X %s is too large along spatial axis %d",
+                           op_shape_str(ctx, x, sx), (int)i);
         }
         int64_t pb = a.pads[i], pe = a.pads[S + i];
         int64_t o = ref_window_out_size(x->dims[2 + i], a.k[i], a.stride[i], a.dilation[i],
