@@ -296,6 +296,11 @@ def gen_conv():
     c.node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1])
     save(c, {"x": x}, {"y": ref_conv(x, w, b, pads=[1, 1, 1, 1])},
          input_shapes={"x": ["N", 3, 6, 5]})
+    # an empty batch
+    x, w, b = randn((0, 2, 5, 5), 39), randn((3, 2, 3, 3), 40), randn((3,), 41)
+    c = Case("conv2d_empty_batch", opset=13)
+    c.node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1])
+    save(c, {"x": x, "w": w, "b": b}, {"y": ref_conv(x, w, b, pads=[1, 1, 1, 1])})
     # an omitted optional bias (empty input name)
     x, w = randn((1, 2, 5, 5), 37), randn((2, 2, 3, 3), 38)
     c = Case("conv2d_omitted_bias", opset=13).tol(1e-4, 1e-4)
@@ -464,6 +469,11 @@ def gen_norm():
             attrs = {} if axis is None else {"axis": axis}
             c.node(op, ["x"], ["y"], **attrs)
             save(c, {"x": x}, {"y": softmax_2d(x, 1 if axis is None else axis, log)})
+        # empty rows
+        x = f32(np.zeros((0, 5)))
+        c = Case(f"{low}13_empty", opset=13)
+        c.node(op, ["x"], ["y"])
+        save(c, {"x": x}, {"y": softmax(x, -1, log) if x.size else x.copy()})
         # large magnitudes: only a max-subtracted kernel survives
         x = f32(np.array([[1000.0, 999.0, 990.0], [-1000.0, -1001.0, -1003.0]]))
         c = Case(f"{low}13_stable", opset=13).tol(1e-5, 1e-4)
