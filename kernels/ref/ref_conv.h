@@ -1,10 +1,48 @@
 /*
- * ref_conv.h — reference kernels for the "conv" op family. Kernels see
- * only pointers, shapes and small parameter structs, never the IR.
+ * ref_conv.h — reference kernels for the "conv" op family, plus the
+ * sliding-window geometry (output size and pads for each auto_pad mode)
+ * shared with the pooling ops. Kernels see only pointers, shapes and small
+ * parameter structs, never the IR.
  */
 #ifndef MOPT_KERNELS_REF_CONV_H
 #define MOPT_KERNELS_REF_CONV_H
 
+#include <stdbool.h>
+
 #include "kernels/ref/ref.h"
+
+/* Spatial axes handled by the window kernels (Conv/Pool 1-D, 2-D, 3-D). Lower
+ * ranks are passed as 3-D with leading axes of size 1. */
+#define REF_WIN_MAX 3
+
+typedef enum ref_auto_pad {
+    REF_PAD_NOTSET = 0,
+    REF_PAD_SAME_UPPER = 1,
+    REF_PAD_SAME_LOWER = 2,
+    REF_PAD_VALID = 3
+} ref_auto_pad;
+
+/* Output size of one window axis of input size `in`, kernel k, stride and
+ * dilation (all >= 1), following ONNX: NOTSET uses *pad_begin and *pad_end as
+ * given; SAME_* set them so that out = ceil(in / stride) (the odd pad goes at
+ * the end for SAME_UPPER, at the beginning for SAME_LOWER); VALID sets them to
+ * 0. ceil_mode rounds up, dropping a last window that would start inside the
+ * end padding. The result is <= 0 when no window fits. Arguments must be
+ * small enough not to overflow (callers limit them to 2^31). */
+int64_t ref_window_out_size(int64_t in, int64_t k, int64_t stride, int64_t dilation,
+                            ref_auto_pad auto_pad, bool ceil_mode, int64_t *pad_begin,
+                            int64_t *pad_end);
+
+/* Direct convolution, NC[D]HW layout, grouped. x is
+ * [batch, c_in, in...], w is [c_out, c_in / group, k...], bias is [c_out] or
+ * NULL, y is [batch, c_out, out...]. pad is the begin padding per axis. */
+typedef struct ref_conv_params {
+    int64_t batch, c_in, c_out, group;
+    int64_t in[REF_WIN_MAX], out[REF_WIN_MAX], k[REF_WIN_MAX];
+    int64_t stride[REF_WIN_MAX], dilation[REF_WIN_MAX], pad[REF_WIN_MAX];
+} ref_conv_params;
+
+void ref_conv_f32(const ref_conv_params *p, const float *x, const float *w, const float *bias,
+                  float *y);
 
 #endif

@@ -1,9 +1,211 @@
 /*
- * conv.c — the "conv" operator family (placeholder until implemented).
+ * conv.c — the "conv" operator family: Conv (1-D, 2-D, 3-D; group incl.
+ * depthwise, strides, dilations, pads, auto_pad, optional bias, kernel_shape
+ * from the attribute or the weights). Shape/type inference, validation and
+ * attribute parsing; the math is ref_conv_f32 in kernels/ref/conv.c.
  */
+#include <inttypes.h>
+#include <string.h>
+
+#include "kernels/ref/ref_conv.h"
 #include "ops/ops.h"
 
+#define ATTR_LIMIT ((int64_t)1 << 31) /* keeps window arithmetic far from overflow */
+#define DIM_LIMIT ((int64_t)1 << 48)
+
+/* Window attributes of a Conv node for S spatial axes. */
+typedef struct conv_attrs {
+    int32_t S;
+    int64_t group;
+    bool has_kernel_shape;
+    int64_t k[REF_WIN_MAX], stride[REF_WIN_MAX], dilation[REF_WIN_MAX];
+    int64_t pads[2 * REF_WIN_MAX];
+    ref_auto_pad auto_pad;
+} conv_attrs;
+
+/* Reads an optional ints attribute of exactly `want` values in [lo, ATTR_LIMIT). */
+static mopt_status read_ints(const op_ctx *ctx, const char *name, int32_t want, int64_t lo,
+                             int64_t def, int64_t *out, bool *present) {
+    const int64_t *v = NULL;
+    int64_t n = ir_node_attr_ints(ctx->node, name, &v);
+    if (present) *present = n >= 0;
+    if (n < 0) {
+        for (int32_t i = 0; i < want; i++)
+            out[i] = def;
+        return MOPT_OK;
+    }
+    if (n != want)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute %s has %" PRId64 " values; expected %d", name, n, (int)want);
+    for (int32_t i = 0; i < want; i++) {
+        if (v[i] < lo || v[i] >= ATTR_LIMIT)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                           "attribute %s[%d] = %" PRId64 " is out of range", name, (int)i, v[i]);
+        out[i] = v[i];
+    }
+    return MOPT_OK;
+}
+
+static mopt_status read_auto_pad(const op_ctx *ctx, ref_auto_pad *out) {
+    const char *s = ir_node_attr_string(ctx->node, "auto_pad", "NOTSET");
+    if (strcmp(s, "NOTSET") == 0)
+        *out = REF_PAD_NOTSET;
+    else if (strcmp(s, "SAME_UPPER") == 0)
+        *out = REF_PAD_SAME_UPPER;
+    else if (strcmp(s, "SAME_LOWER") == 0)
+        *out = REF_PAD_SAME_LOWER;
+    else if (strcmp(s, "VALID") == 0)
+        *out = REF_PAD_VALID;
+    else
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown auto_pad '%s'", s);
+    return MOPT_OK;
+}
+
+static mopt_status conv_attrs_read(const op_ctx *ctx, int32_t S, conv_attrs *a) {
+    memset(a, 0, sizeof *a);
+    a->S = S;
+    a->group = ir_node_attr_int(ctx->node, "group", 1);
+    if (a->group < 1 || a->group >= ATTR_LIMIT)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "group %" PRId64 " must be >= 1", a->group);
+    mopt_status st = read_ints(ctx, "kernel_shape", S, 1, 0, a->k, &a->has_kernel_shape);
+    if (!st) st = read_ints(ctx, "strides", S, 1, 1, a->stride, NULL);
+    if (!st) st = read_ints(ctx, "dilations", S, 1, 1, a->dilation, NULL);
+    if (!st) st = read_ints(ctx, "pads", 2 * S, 0, 0, a->pads, NULL);
+    if (!st) st = read_auto_pad(ctx, &a->auto_pad);
+    return st;
+}
+
+static bool dim_known(const ir_shape *s, int32_t i) { return s->rank > i && s->syms[i] == 0; }
+
+static mopt_status conv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    static const mopt_dtype f32[] = {MOPT_DTYPE_F32};
+    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    mopt_status st = op_expect_dtype(ctx, &in[0], 0, f32, 1);
+    if (!st) st = op_expect_dtype(ctx, &in[1], 1, f32, 1);
+    if (!st && has_b) st = op_expect_dtype(ctx, &in[2], 2, f32, 1);
+    if (st) return st;
+    out[0].dtype = MOPT_DTYPE_F32;
+    const ir_shape *x = &in[0].shape, *w = &in[1].shape;
+    char sx[IR_SHAPE_STR_CAP], sw[IR_SHAPE_STR_CAP], sb[IR_SHAPE_STR_CAP];
+    int32_t rank = x->rank >= 0 ? x->rank : w->rank;
+    if (rank < 0) {
+        ir_shape_set_unknown(&out[0].shape);
+        return MOPT_OK;
+    }
+    if (rank < 3 || (x->rank >= 0 && w->rank >= 0 && x->rank != w->rank))
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "X %s and W %s must have the same rank, at least 3 (N, C, spatial...)",
+                       op_shape_str(ctx, x, sx), op_shape_str(ctx, w, sw));
+    if (rank - 2 > REF_WIN_MAX)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "%d spatial dimensions (X %s); at most %d",
+                       (int)(rank - 2), op_shape_str(ctx, x, sx), REF_WIN_MAX);
+    conv_attrs a;
+    st = conv_attrs_read(ctx, rank - 2, &a);
+    if (st) return st;
+    /* channels vs group, weights vs input */
+    if (dim_known(x, 1) && dim_known(w, 1) && x->dims[1] != w->dims[1] * a.group)
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "X %s has %" PRId64 " channels but W %s with group %" PRId64
+                       " expects %" PRId64,
+                       op_shape_str(ctx, x, sx), x->dims[1], op_shape_str(ctx, w, sw), a.group,
+                       w->dims[1] * a.group);
+    if (dim_known(w, 0) && w->dims[0] % a.group != 0)
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "W %s has %" PRId64 " output channels, not a multiple of group %" PRId64,
+                       op_shape_str(ctx, w, sw), w->dims[0], a.group);
+    if (has_b && in[2].shape.rank >= 0) {
+        const ir_shape *b = &in[2].shape;
+        if (b->rank != 1 || (dim_known(b, 0) && dim_known(w, 0) && b->dims[0] != w->dims[0]))
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "B %s must be 1-D with one value per output "
+                           "channel of W %s",
+                           op_shape_str(ctx, b, sb), op_shape_str(ctx, w, sw));
+    }
+    bool k_known[REF_WIN_MAX];
+    for (int32_t i = 0; i < a.S; i++) {
+        k_known[i] = a.has_kernel_shape;
+        if (dim_known(w, 2 + i)) {
+            if (a.has_kernel_shape && a.k[i] != w->dims[2 + i])
+                return op_fail(ctx, MOPT_ERR_SHAPE,
+                               "kernel_shape[%d] = %" PRId64 " does not match W %s", (int)i, a.k[i],
+                               op_shape_str(ctx, w, sw));
+            if (w->dims[2 + i] < 1 || w->dims[2 + i] >= ATTR_LIMIT)
+                return op_fail(ctx, MOPT_ERR_SHAPE, "W %s has an invalid kernel size",
+                               op_shape_str(ctx, w, sw));
+            a.k[i] = w->dims[2 + i];
+            k_known[i] = true;
+        }
+    }
+    ir_shape y;
+    memset(&y, 0, sizeof y);
+    y.rank = rank;
+    y.syms[0] = y.syms[1] = -1;
+    if (x->rank >= 0) y.dims[0] = x->dims[0], y.syms[0] = x->syms[0];
+    if (w->rank >= 0) y.dims[1] = w->dims[0], y.syms[1] = w->syms[0];
+    for (int32_t i = 0; i < a.S; i++) {
+        y.syms[2 + i] = -1;
+        if (!dim_known(x, 2 + i) || !k_known[i]) continue;
+        if (x->dims[2 + i] >= DIM_LIMIT)
+            return op_fail(ctx, MOPT_ERR_LIMIT, "X %s is too large along spatial axis %d",
+                           op_shape_str(ctx, x, sx), (int)i);
+        int64_t pb = a.pads[i], pe = a.pads[a.S + i];
+        int64_t o = ref_window_out_size(x->dims[2 + i], a.k[i], a.stride[i], a.dilation[i],
+                                        a.auto_pad, false, &pb, &pe);
+        if (o <= 0)
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "output size along spatial axis %d would be %" PRId64
+                           " (X %s, W %s, stride %" PRId64 ", dilation %" PRId64 ", pads %" PRId64
+                           "+%" PRId64 ")",
+                           (int)i, o, op_shape_str(ctx, x, sx), op_shape_str(ctx, w, sw),
+                           a.stride[i], a.dilation[i], pb, pe);
+        y.dims[2 + i] = o;
+        y.syms[2 + i] = 0;
+    }
+    out[0].shape = y;
+    return MOPT_OK;
+}
+
+static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    const ir_shape *x = &in[0].shape, *w = &in[1].shape, *y = &out[0].shape;
+    int32_t S = x->rank - 2;
+    conv_attrs a;
+    mopt_status st = conv_attrs_read(ctx, S, &a);
+    if (st) return st;
+    ref_conv_params p;
+    p.batch = x->dims[0];
+    p.c_in = x->dims[1];
+    p.c_out = w->dims[0];
+    p.group = a.group;
+    int32_t lead = REF_WIN_MAX - S;
+    for (int32_t i = 0; i < REF_WIN_MAX; i++) {
+        p.in[i] = p.out[i] = p.k[i] = p.stride[i] = p.dilation[i] = 1;
+        p.pad[i] = 0;
+    }
+    for (int32_t i = 0; i < S; i++) {
+        int64_t pb = a.pads[i], pe = a.pads[S + i];
+        int64_t k = w->dims[2 + i];
+        ref_window_out_size(x->dims[2 + i], k, a.stride[i], a.dilation[i], a.auto_pad, false, &pb,
+                            &pe);
+        p.in[lead + i] = x->dims[2 + i];
+        p.out[lead + i] = y->dims[2 + i];
+        p.k[lead + i] = k;
+        p.stride[lead + i] = a.stride[i];
+        p.dilation[lead + i] = a.dilation[i];
+        p.pad[lead + i] = pb;
+    }
+    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    if (p.c_out == 0 || p.batch == 0) return MOPT_OK;
+    ref_conv_f32(&p, in[0].data, in[1].data, has_b ? in[2].data : NULL, out[0].data);
+    return MOPT_OK;
+}
+
+static const op_def k_ops[] = {
+    {"Conv", "", 2, 3, 1, 1, conv_infer, conv_run},
+};
+
 const op_def *ops_family_conv(size_t *count) {
-    *count = 0;
-    return NULL;
+    *count = sizeof k_ops / sizeof k_ops[0];
+    return k_ops;
 }

@@ -1,9 +1,233 @@
 /*
- * pool.c — the "pool" operator family (placeholder until implemented).
+ * pool.c — the "pool" operator family: MaxPool (kernel_shape, strides, pads,
+ * dilations, auto_pad, ceil_mode; the Indices output is unsupported),
+ * AveragePool (count_include_pad, ceil_mode, dilations), GlobalMaxPool and
+ * GlobalAveragePool, over 1..3 spatial axes. Shape inference, validation and
+ * attribute parsing; the math is in kernels/ref/pool.c.
  */
+#include <inttypes.h>
+#include <string.h>
+
+#include "kernels/ref/ref_pool.h"
 #include "ops/ops.h"
 
+#define ATTR_LIMIT ((int64_t)1 << 31) /* keeps window arithmetic far from overflow */
+#define DIM_LIMIT ((int64_t)1 << 48)
+
+static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
+
+typedef struct pool_attrs {
+    int32_t S;
+    int64_t k[REF_WIN_MAX], stride[REF_WIN_MAX], dilation[REF_WIN_MAX];
+    int64_t pads[2 * REF_WIN_MAX];
+    ref_auto_pad auto_pad;
+    bool ceil_mode, count_include_pad;
+} pool_attrs;
+
+/* Reads an ints attribute of exactly `want` values in [lo, ATTR_LIMIT);
+ * absent: `def` everywhere, or an error when `required`. */
+static mopt_status read_ints(const op_ctx *ctx, const char *name, int32_t want, int64_t lo,
+                             int64_t def, bool required, int64_t *out) {
+    const int64_t *v = NULL;
+    int64_t n = ir_node_attr_ints(ctx->node, name, &v);
+    if (n < 0) {
+        if (required) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute %s is required", name);
+        for (int32_t i = 0; i < want; i++)
+            out[i] = def;
+        return MOPT_OK;
+    }
+    if (n != want)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute %s has %" PRId64 " values; expected %d", name, n, (int)want);
+    for (int32_t i = 0; i < want; i++) {
+        if (v[i] < lo || v[i] >= ATTR_LIMIT)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                           "attribute %s[%d] = %" PRId64 " is out of range", name, (int)i, v[i]);
+        out[i] = v[i];
+    }
+    return MOPT_OK;
+}
+
+static mopt_status pool_attrs_read(const op_ctx *ctx, int32_t S, pool_attrs *a) {
+    memset(a, 0, sizeof *a);
+    a->S = S;
+    mopt_status st = read_ints(ctx, "kernel_shape", S, 1, 0, true, a->k);
+    if (!st) st = read_ints(ctx, "strides", S, 1, 1, false, a->stride);
+    if (!st) st = read_ints(ctx, "dilations", S, 1, 1, false, a->dilation);
+    if (!st) st = read_ints(ctx, "pads", 2 * S, 0, 0, false, a->pads);
+    if (st) return st;
+    const char *s = ir_node_attr_string(ctx->node, "auto_pad", "NOTSET");
+    if (strcmp(s, "NOTSET") == 0)
+        a->auto_pad = REF_PAD_NOTSET;
+    else if (strcmp(s, "SAME_UPPER") == 0)
+        a->auto_pad = REF_PAD_SAME_UPPER;
+    else if (strcmp(s, "SAME_LOWER") == 0)
+        a->auto_pad = REF_PAD_SAME_LOWER;
+    else if (strcmp(s, "VALID") == 0)
+        a->auto_pad = REF_PAD_VALID;
+    else
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown auto_pad '%s'", s);
+    a->ceil_mode = ir_node_attr_int(ctx->node, "ceil_mode", 0) != 0;
+    a->count_include_pad = ir_node_attr_int(ctx->node, "count_include_pad", 0) != 0;
+    return MOPT_OK;
+}
+
+/* Checks X and returns its spatial rank in *S (or -1 when the rank is unknown). */
+static mopt_status pool_check_input(const op_ctx *ctx, const op_tensor *x, int32_t min_rank,
+                                    int32_t *S) {
+    mopt_status st = op_expect_dtype(ctx, x, 0, k_f32, 1);
+    if (st) return st;
+    char sx[IR_SHAPE_STR_CAP];
+    *S = x->shape.rank < 0 ? -1 : x->shape.rank - 2;
+    if (x->shape.rank >= 0 && x->shape.rank < min_rank)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "X %s must have rank >= %d (N, C, spatial...)",
+                       op_shape_str(ctx, &x->shape, sx), (int)min_rank);
+    if (*S > REF_WIN_MAX)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "%d spatial dimensions (X %s); at most %d",
+                       (int)*S, op_shape_str(ctx, &x->shape, sx), REF_WIN_MAX);
+    return MOPT_OK;
+}
+
+static mopt_status window_pool_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                     op_tensor *out, int n_out) {
+    if (n_out > 1 && ctx->node->outputs[1] >= 0)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "the Indices output is not supported");
+    int32_t S;
+    mopt_status st = pool_check_input(ctx, &in[0], 3, &S);
+    if (st) return st;
+    out[0].dtype = MOPT_DTYPE_F32;
+    if (S < 0) {
+        ir_shape_set_unknown(&out[0].shape);
+        if (n_out > 1) out[1].dtype = MOPT_DTYPE_I64;
+        return MOPT_OK;
+    }
+    pool_attrs a;
+    st = pool_attrs_read(ctx, S, &a);
+    if (st) return st;
+    const ir_shape *x = &in[0].shape;
+    ir_shape y = *x;
+    for (int32_t i = 0; i < S; i++) {
+        if (x->syms[2 + i] != 0) {
+            y.syms[2 + i] = -1;
+            continue;
+        }
+        if (x->dims[2 + i] >= DIM_LIMIT) {
+            char sx[IR_SHAPE_STR_CAP];
+            return op_fail(ctx, MOPT_ERR_LIMIT, "X %s is too large along spatial axis %d",
+                           op_shape_str(ctx, x, sx), (int)i);
+        }
+        int64_t pb = a.pads[i], pe = a.pads[S + i];
+        int64_t o = ref_window_out_size(x->dims[2 + i], a.k[i], a.stride[i], a.dilation[i],
+                                        a.auto_pad, a.ceil_mode, &pb, &pe);
+        if (o <= 0) {
+            char sx[IR_SHAPE_STR_CAP];
+            return op_fail(
+                ctx, MOPT_ERR_SHAPE,
+                "output size along spatial axis %d would be %" PRId64 " (X %s, kernel %" PRId64
+                ", stride %" PRId64 ", dilation %" PRId64 ", pads %" PRId64 "+%" PRId64 ")",
+                (int)i, o, op_shape_str(ctx, x, sx), a.k[i], a.stride[i], a.dilation[i], pb, pe);
+        }
+        y.dims[2 + i] = o;
+    }
+    out[0].shape = y;
+    if (n_out > 1) { /* an omitted Indices output still gets a type and shape */
+        out[1].dtype = MOPT_DTYPE_I64;
+        out[1].shape = y;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status window_pool_run(const op_ctx *ctx, const op_tensor *in, op_tensor *out,
+                                   bool is_max) {
+    const ir_shape *x = &in[0].shape, *y = &out[0].shape;
+    int32_t S = x->rank - 2;
+    pool_attrs a;
+    mopt_status st = pool_attrs_read(ctx, S, &a);
+    if (st) return st;
+    ref_pool_params p;
+    p.planes = x->dims[0] * x->dims[1];
+    p.count_include_pad = a.count_include_pad;
+    int32_t lead = REF_WIN_MAX - S;
+    for (int32_t i = 0; i < REF_WIN_MAX; i++) {
+        p.in[i] = p.out[i] = p.k[i] = p.stride[i] = p.dilation[i] = 1;
+        p.pad[i] = p.pad_end[i] = 0;
+    }
+    for (int32_t i = 0; i < S; i++) {
+        int64_t pb = a.pads[i], pe = a.pads[S + i];
+        ref_window_out_size(x->dims[2 + i], a.k[i], a.stride[i], a.dilation[i], a.auto_pad,
+                            a.ceil_mode, &pb, &pe);
+        p.in[lead + i] = x->dims[2 + i];
+        p.out[lead + i] = y->dims[2 + i];
+        p.k[lead + i] = a.k[i];
+        p.stride[lead + i] = a.stride[i];
+        p.dilation[lead + i] = a.dilation[i];
+        p.pad[lead + i] = pb;
+        p.pad_end[lead + i] = pe;
+    }
+    if (is_max)
+        ref_maxpool_f32(&p, in[0].data, out[0].data);
+    else
+        ref_avgpool_f32(&p, in[0].data, out[0].data);
+    return MOPT_OK;
+}
+
+static mopt_status maxpool_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    return window_pool_run(ctx, in, out, true);
+}
+
+static mopt_status avgpool_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    return window_pool_run(ctx, in, out, false);
+}
+
+/* ---- global pools ------------------------------------------------------- */
+
+static mopt_status global_pool_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                     op_tensor *out, int n_out) {
+    int32_t S;
+    mopt_status st = pool_check_input(ctx, &in[0], 2, &S);
+    if (st) return st;
+    out[0].dtype = MOPT_DTYPE_F32;
+    out[0].shape = in[0].shape;
+    for (int32_t i = 0; i < S; i++) {
+        out[0].shape.dims[2 + i] = 1;
+        out[0].shape.syms[2 + i] = 0;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status global_pool_run(const op_tensor *in, op_tensor *out, bool is_max) {
+    const ir_shape *x = &in[0].shape;
+    int64_t planes = x->dims[0] * x->dims[1];
+    int64_t size = 1;
+    for (int32_t i = 2; i < x->rank; i++)
+        size *= x->dims[i];
+    if (is_max)
+        ref_global_maxpool_f32(planes, size, in[0].data, out[0].data);
+    else
+        ref_global_avgpool_f32(planes, size, in[0].data, out[0].data);
+    return MOPT_OK;
+}
+
+static mopt_status global_maxpool_run(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                      op_tensor *out, int n_out) {
+    return global_pool_run(in, out, true);
+}
+
+static mopt_status global_avgpool_run(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                      op_tensor *out, int n_out) {
+    return global_pool_run(in, out, false);
+}
+
+static const op_def k_ops[] = {
+    {"MaxPool", "", 1, 1, 1, 2, window_pool_infer, maxpool_run},
+    {"AveragePool", "", 1, 1, 1, 1, window_pool_infer, avgpool_run},
+    {"GlobalMaxPool", "", 1, 1, 1, 1, global_pool_infer, global_maxpool_run},
+    {"GlobalAveragePool", "", 1, 1, 1, 1, global_pool_infer, global_avgpool_run},
+};
+
 const op_def *ops_family_pool(size_t *count) {
-    *count = 0;
-    return NULL;
+    *count = sizeof k_ops / sizeof k_ops[0];
+    return k_ops;
 }
