@@ -1,9 +1,920 @@
 /*
- * movement.c — the "movement" operator family (placeholder until implemented).
+ * movement.c — the "movement" operator family: ops that move elements
+ * around without arithmetic: Transpose, Concat, Split, Slice, Gather, Tile,
+ * Pad, Trilu, GatherElements. They work on any dtype by element size.
+ *
+ * Inference propagates symbolic dims where the op keeps an axis whole
+ * (Transpose, Concat's other axes, Gather's other axes, full-range Slice);
+ * a sliced/tiled/padded symbolic axis becomes unknown. Index checks (Gather)
+ * happen at run time and fail with a message, never a crash. The copying
+ * itself lives in kernels/ref/movement.c.
  */
+#include <inttypes.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "kernels/ref/ref_movement.h"
 #include "ops/ops.h"
 
+/* ---- helpers ------------------------------------------------------------ */
+
+static bool wired(const op_ctx *ctx, int k) {
+    return k < ctx->node->n_inputs && ctx->node->inputs[k] >= 0;
+}
+
+static mopt_status any_dtype(const op_ctx *ctx, const op_tensor *t, int index) {
+    if (t->dtype == MOPT_DTYPE_UNDEFINED) return MOPT_OK;
+    if (t->dtype == MOPT_DTYPE_STRING || mopt_dtype_size(t->dtype) == 0)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "input %d has type %s, which is not supported",
+                       index, mopt_dtype_name(t->dtype));
+    return MOPT_OK;
+}
+
+static mopt_status int_dtype(const op_ctx *ctx, const op_tensor *t, int index) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64, MOPT_DTYPE_I32};
+    return op_expect_dtype(ctx, t, index, k_types, 2);
+}
+
+/* Reads a small integer tensor when its values are known: 1 (read), 0
+ * (unknown at load time), -1 (error set). */
+static int known_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *buf,
+                      int64_t cap, int64_t *n) {
+    if (t->shape.rank >= 0 && ir_shape_is_concrete(&t->shape) && ir_shape_numel(&t->shape) == 0) {
+        *n = 0;
+        return 1;
+    }
+    if (!t->data) {
+        if (ctx->runtime) {
+            op_fail(ctx, MOPT_ERR_INTERNAL, "%s has no data", what);
+            return -1;
+        }
+        return 0;
+    }
+    int64_t k = op_read_ints(ctx, t, what, buf, cap);
+    if (k < 0) return -1;
+    *n = k;
+    return 1;
+}
+
+static void set_unknown_dims(ir_shape *s, int32_t rank) {
+    memset(s, 0, sizeof *s);
+    s->rank = rank;
+    for (int32_t i = 0; i < rank; i++) s->syms[i] = -1;
+}
+
+static void dim_unknown(ir_shape *s, int32_t a) {
+    s->dims[a] = 0;
+    s->syms[a] = -1;
+}
+
+static size_t esize(const op_tensor *t) { return mopt_dtype_size(t->dtype); }
+
+/* Reads integer indices (i32 or i64) into a new int64 buffer, normalizing
+ * negatives against dim and failing on out-of-range values. *out is NULL for
+ * an empty tensor. */
+static mopt_status read_indices(const op_ctx *ctx, const op_tensor *t, int64_t dim,
+                                int64_t **out, int64_t *count) {
+    *out = NULL;
+    int64_t n = op_numel(t);
+    *count = n;
+    if (n <= 0) return MOPT_OK;
+    size_t nb;
+    if (!mopt_mul_overflow((size_t)n, sizeof(int64_t), &nb))
+        return op_fail(ctx, MOPT_ERR_LIMIT, "too many indices");
+    int64_t *idx = mopt_malloc(nb);
+    if (!idx) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for %" PRId64 " indices", n);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = t->dtype == MOPT_DTYPE_I64 ? ((const int64_t *)t->data)[i]
+                                               : ((const int32_t *)t->data)[i];
+        if (v < -dim || v >= dim) {
+            mopt_free(idx);
+            return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
+                           "index %" PRId64 " (element %" PRId64 " of the indices) is out of "
+                           "range for a dimension of size %" PRId64,
+                           v, i, dim);
+        }
+        idx[i] = v < 0 ? v + dim : v;
+    }
+    *out = idx;
+    return MOPT_OK;
+}
+
+/* ---- Transpose ------------------------------------------------------------ */
+
+static mopt_status transpose_perm(const op_ctx *ctx, int32_t rank, int32_t *perm) {
+    const int64_t *p = NULL;
+    int64_t n = ir_node_attr_ints(ctx->node, "perm", &p);
+    if (n < 0) {
+        for (int32_t i = 0; i < rank; i++) perm[i] = rank - 1 - i;
+        return MOPT_OK;
+    }
+    if (n != rank)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "perm has %" PRId64 " entries for rank %d", n,
+                       (int)rank);
+    bool seen[IR_MAX_RANK] = {false};
+    for (int32_t i = 0; i < rank; i++) {
+        if (p[i] < 0 || p[i] >= rank || seen[p[i]])
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                           "perm is not a permutation of 0..%d (entry %d is %" PRId64 ")",
+                           (int)rank - 1, (int)i, p[i]);
+        seen[p[i]] = true;
+        perm[i] = (int32_t)p[i];
+    }
+    return MOPT_OK;
+}
+
+static mopt_status transpose_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                   op_tensor *out, int n_out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    const ir_shape *x = &in[0].shape;
+    if (x->rank < 0) {
+        const int64_t *p = NULL;
+        int64_t n = ir_node_attr_ints(ctx->node, "perm", &p);
+        if (n >= 0 && n <= IR_MAX_RANK) set_unknown_dims(&out[0].shape, (int32_t)n);
+        else ir_shape_set_unknown(&out[0].shape);
+        return MOPT_OK;
+    }
+    int32_t perm[IR_MAX_RANK];
+    if ((st = transpose_perm(ctx, x->rank, perm))) return st;
+    ir_shape o;
+    memset(&o, 0, sizeof o);
+    o.rank = x->rank;
+    for (int32_t i = 0; i < o.rank; i++) {
+        o.dims[i] = x->dims[perm[i]];
+        o.syms[i] = x->syms[perm[i]];
+    }
+    out[0].shape = o;
+    return MOPT_OK;
+}
+
+static mopt_status transpose_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    int32_t perm[IR_MAX_RANK];
+    int64_t in_st[IR_MAX_RANK], src_st[IR_MAX_RANK];
+    const ir_shape *x = &in[0].shape;
+    mopt_status st = transpose_perm(ctx, x->rank, perm);
+    if (st) return st;
+    op_strides(x, in_st);
+    for (int32_t i = 0; i < x->rank; i++) src_st[i] = in_st[perm[i]];
+    ref_copy_strided(out[0].data, in[0].data, esize(&in[0]), x->rank, out[0].shape.dims, src_st);
+    return MOPT_OK;
+}
+
+/* ---- Concat ------------------------------------------------------------- */
+
+static mopt_status concat_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    const ir_attr *aa = ir_node_attr(ctx->node, "axis");
+    if (!aa || aa->type != IR_ATTR_INT)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'axis' (int) is required");
+    mopt_status st = MOPT_OK;
+    out[0].dtype = MOPT_DTYPE_UNDEFINED;
+    for (int k = 0; k < n_in; k++) {
+        if ((st = any_dtype(ctx, &in[k], k))) return st;
+        if (in[k].dtype == MOPT_DTYPE_UNDEFINED) continue;
+        if (out[0].dtype != MOPT_DTYPE_UNDEFINED && out[0].dtype != in[k].dtype)
+            return op_fail(ctx, MOPT_ERR_TYPE, "input %d has type %s but an earlier input has %s",
+                           k, mopt_dtype_name(in[k].dtype), mopt_dtype_name(out[0].dtype));
+        out[0].dtype = in[k].dtype;
+    }
+    int32_t rank = -1;
+    for (int k = 0; k < n_in; k++) {
+        if (in[k].shape.rank < 0) continue;
+        if (rank >= 0 && in[k].shape.rank != rank)
+            return op_fail(ctx, MOPT_ERR_SHAPE, "input %d has rank %d but input 0 has rank %d", k,
+                           (int)in[k].shape.rank, (int)rank);
+        rank = in[k].shape.rank;
+    }
+    ir_shape_set_unknown(&out[0].shape);
+    if (rank < 0) return MOPT_OK;
+    if (rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "cannot concatenate scalars");
+    int32_t axis;
+    if ((st = op_axis(ctx, aa->i, rank, "axis", &axis))) return st;
+    ir_shape o;
+    set_unknown_dims(&o, rank);
+    bool sum_known = true;
+    int64_t sum = 0;
+    char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
+    int first = -1;
+    for (int k = 0; k < n_in; k++) {
+        const ir_shape *s = &in[k].shape;
+        if (s->rank < 0) {
+            sum_known = false;
+            continue;
+        }
+        if (first < 0) first = k;
+        for (int32_t a = 0; a < rank; a++) {
+            if (a == axis) {
+                if (s->syms[a] != 0) sum_known = false;
+                else if (sum > INT64_MAX - s->dims[a])
+                    return op_fail(ctx, MOPT_ERR_LIMIT, "concatenated size overflows");
+                else sum += s->dims[a];
+                continue;
+            }
+            if (s->syms[a] == 0) {
+                if (o.syms[a] == 0 && o.dims[a] != s->dims[a])
+                    return op_fail(ctx, MOPT_ERR_SHAPE,
+                                   "input %d has shape %s but input %d has %s (axis %d differs)",
+                                   k, op_shape_str(ctx, s, b1), first,
+                                   op_shape_str(ctx, &in[first].shape, b2), (int)a);
+                o.dims[a] = s->dims[a];
+                o.syms[a] = 0;
+            } else if (s->syms[a] > 0 && o.syms[a] < 0) {
+                o.syms[a] = s->syms[a];
+            }
+        }
+    }
+    if (sum_known) {
+        o.dims[axis] = sum;
+        o.syms[axis] = 0;
+    }
+    out[0].shape = o;
+    return MOPT_OK;
+}
+
+static mopt_status concat_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    const ir_shape *o = &out[0].shape;
+    int32_t axis;
+    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), o->rank, "axis", &axis);
+    if (st) return st;
+    size_t esz = esize(&out[0]);
+    int64_t outer = 1, inner = 1;
+    for (int32_t a = 0; a < axis; a++) outer *= o->dims[a];
+    for (int32_t a = axis + 1; a < o->rank; a++) inner *= o->dims[a];
+    size_t out_row = (size_t)(o->dims[axis] * inner) * esz;
+    char *dst = out[0].data;
+    for (int k = 0; k < n_in; k++) {
+        size_t block = (size_t)(in[k].shape.dims[axis] * inner) * esz;
+        ref_copy_blocks(dst, out_row, in[k].data, block, outer, block);
+        dst += block;
+    }
+    return MOPT_OK;
+}
+
+/* ---- Split ---------------------------------------------------------------- */
+
+/* Split sizes: 1 (known, in sizes[0..n_out)), 0 (unknown), -1 (error). dim
+ * is the axis size (sym != 0 means not concrete). */
+static int split_sizes(const op_ctx *ctx, const op_tensor *in, int n_in, int n_out, int64_t dim,
+                       bool dim_known, int64_t *sizes, mopt_status *st) {
+    int64_t n = -1;
+    int64_t buf[64];
+    *st = MOPT_OK;
+    if (ctx->opset < 13) {
+        const int64_t *p = NULL;
+        n = ir_node_attr_ints(ctx->node, "split", &p);
+        if (n > 64) {
+            *st = op_fail(ctx, MOPT_ERR_LIMIT, "split has too many entries");
+            return -1;
+        }
+        if (n > 0) memcpy(buf, p, (size_t)n * sizeof *buf);
+    } else if (wired(ctx, 1)) {
+        int r = known_ints(ctx, &in[1], "split", buf, 64, &n);
+        if (r < 0) {
+            *st = MOPT_ERR_INVALID_MODEL;
+            return -1;
+        }
+        if (r == 0) return 0;
+    }
+    if (n >= 0) {
+        if (n != n_out) {
+            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                          "split has %" PRId64 " entries but the node has %d outputs", n, n_out);
+            return -1;
+        }
+        int64_t sum = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (buf[i] < 0 || sum > INT64_MAX - buf[i]) {
+                *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "split[%d] is %" PRId64, (int)i,
+                              buf[i]);
+                return -1;
+            }
+            sum += buf[i];
+            sizes[i] = buf[i];
+        }
+        if (dim_known && sum != dim) {
+            *st = op_fail(ctx, MOPT_ERR_SHAPE,
+                          "split sizes add up to %" PRId64 " but the axis has size %" PRId64, sum,
+                          dim);
+            return -1;
+        }
+        return 1;
+    }
+    if (!dim_known) return 0;
+    if (ctx->opset >= 18 && ir_node_attr(ctx->node, "num_outputs")) {
+        int64_t num = ir_node_attr_int(ctx->node, "num_outputs", 0);
+        if (num != n_out) {
+            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                          "num_outputs is %" PRId64 " but the node has %d outputs", num, n_out);
+            return -1;
+        }
+        int64_t chunk = (dim + n_out - 1) / n_out;
+        if (chunk * (n_out - 1) > dim) {
+            *st = op_fail(ctx, MOPT_ERR_SHAPE, "an axis of size %" PRId64
+                          " cannot be split into %d chunks", dim, n_out);
+            return -1;
+        }
+        for (int i = 0; i < n_out; i++) sizes[i] = i < n_out - 1 ? chunk : dim - chunk * i;
+        return 1;
+    }
+    if (dim % n_out != 0) {
+        *st = op_fail(ctx, MOPT_ERR_SHAPE,
+                      "an axis of size %" PRId64 " cannot be split evenly into %d outputs", dim,
+                      n_out);
+        return -1;
+    }
+    for (int i = 0; i < n_out; i++) sizes[i] = dim / n_out;
+    return 1;
+}
+
+static mopt_status split_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (!st && n_in > 1) st = int_dtype(ctx, &in[1], 1);
+    if (st) return st;
+    const ir_shape *x = &in[0].shape;
+    for (int k = 0; k < n_out; k++) {
+        out[k].dtype = in[0].dtype;
+        ir_shape_set_unknown(&out[k].shape);
+    }
+    if (x->rank < 0) return MOPT_OK;
+    int32_t axis;
+    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
+        return st;
+    int64_t sizes[64];
+    int r = split_sizes(ctx, in, n_in, n_out, x->dims[axis], x->syms[axis] == 0, sizes, &st);
+    if (r < 0) return st;
+    for (int k = 0; k < n_out; k++) {
+        out[k].shape = *x;
+        if (r == 1) {
+            out[k].shape.dims[axis] = sizes[k];
+            out[k].shape.syms[axis] = 0;
+        } else {
+            dim_unknown(&out[k].shape, axis);
+        }
+    }
+    return MOPT_OK;
+}
+
+static mopt_status split_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    const ir_shape *x = &in[0].shape;
+    int32_t axis;
+    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    if (st) return st;
+    size_t esz = esize(&in[0]);
+    int64_t outer = 1, inner = 1;
+    for (int32_t a = 0; a < axis; a++) outer *= x->dims[a];
+    for (int32_t a = axis + 1; a < x->rank; a++) inner *= x->dims[a];
+    size_t in_row = (size_t)(x->dims[axis] * inner) * esz;
+    const char *src = in[0].data;
+    for (int k = 0; k < n_out; k++) {
+        size_t block = (size_t)(out[k].shape.dims[axis] * inner) * esz;
+        ref_copy_blocks(out[k].data, block, src, in_row, outer, block);
+        src += block;
+    }
+    return MOPT_OK;
+}
+
+/* ---- Slice ---------------------------------------------------------------- */
+
+typedef struct slice_params {
+    int32_t n;                  /* number of sliced axes */
+    int32_t axes[IR_MAX_RANK];  /* normalized */
+    int64_t starts[IR_MAX_RANK], ends[IR_MAX_RANK], steps[IR_MAX_RANK];
+} slice_params;
+
+/* Reads starts/ends/axes/steps (inputs since opset 10, attributes before).
+ * Returns 1 (known), 0 (unknown at load; *axes_known tells whether at least
+ * the axes are), -1 (error, *st set). rank must be known. */
+static int slice_read(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t rank,
+                      slice_params *p, bool *axes_known, mopt_status *st) {
+    int64_t starts[IR_MAX_RANK], ends[IR_MAX_RANK], axes[IR_MAX_RANK], steps[IR_MAX_RANK];
+    int64_t ns = 0, ne = 0, na = -1, nst = -1;
+    *st = MOPT_OK;
+    *axes_known = false;
+    bool values_known = true;
+    if (ctx->opset < 10) {
+        const int64_t *v = NULL;
+        ns = ir_node_attr_ints(ctx->node, "starts", &v);
+        if (ns > IR_MAX_RANK) goto too_many;
+        if (ns > 0) memcpy(starts, v, (size_t)ns * sizeof *v);
+        ne = ir_node_attr_ints(ctx->node, "ends", &v);
+        if (ne > IR_MAX_RANK) goto too_many;
+        if (ne > 0) memcpy(ends, v, (size_t)ne * sizeof *v);
+        na = ir_node_attr_ints(ctx->node, "axes", &v);
+        if (na > IR_MAX_RANK) goto too_many;
+        if (na > 0) memcpy(axes, v, (size_t)na * sizeof *v);
+        if (ns < 0 || ne < 0) {
+            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attributes 'starts' and 'ends' are required");
+            return -1;
+        }
+    } else {
+        int r;
+        if ((r = known_ints(ctx, &in[1], "starts", starts, IR_MAX_RANK, &ns)) < 0) goto bad;
+        if (r == 0) values_known = false;
+        if ((r = known_ints(ctx, &in[2], "ends", ends, IR_MAX_RANK, &ne)) < 0) goto bad;
+        if (r == 0) values_known = false;
+        if (wired(ctx, 3)) {
+            if ((r = known_ints(ctx, &in[3], "axes", axes, IR_MAX_RANK, &na)) < 0) goto bad;
+            if (r == 0) {
+                *axes_known = false;
+                return 0;
+            }
+        }
+        if (wired(ctx, 4)) {
+            if ((r = known_ints(ctx, &in[4], "steps", steps, IR_MAX_RANK, &nst)) < 0) goto bad;
+            if (r == 0) values_known = false;
+        }
+    }
+    if (!values_known) {
+        /* the axes alone: from the axes input, or all leading axes when
+         * absent and the starts length is known */
+        if (na < 0) {
+            const ir_shape *s = &in[1].shape;
+            if (s->rank != 1 || s->syms[0] != 0 || s->dims[0] > rank) return 0;
+            na = s->dims[0];
+            for (int64_t i = 0; i < na; i++) axes[i] = i;
+        }
+    } else if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns)) {
+        *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                      "starts, ends, axes and steps must have equal lengths (%" PRId64 ", %" PRId64
+                      ", %" PRId64 ", %" PRId64 ")",
+                      ns, ne, na, nst);
+        return -1;
+    }
+    int64_t n = na >= 0 ? na : ns;
+    if (n > rank) {
+        *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "%" PRId64 " axes sliced but the rank is %d", n,
+                      (int)rank);
+        return -1;
+    }
+    bool seen[IR_MAX_RANK] = {false};
+    p->n = (int32_t)n;
+    for (int32_t i = 0; i < p->n; i++) {
+        int32_t a = i;
+        if (na >= 0 && (*st = op_axis(ctx, axes[i], rank, "axis", &a))) return -1;
+        if (seen[a]) {
+            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "axis %d repeats", (int)a);
+            return -1;
+        }
+        seen[a] = true;
+        p->axes[i] = a;
+        if (!values_known) continue;
+        p->starts[i] = starts[i];
+        p->ends[i] = ends[i];
+        p->steps[i] = nst >= 0 ? steps[i] : 1;
+        if (p->steps[i] == 0) {
+            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "steps[%d] is 0", (int)i);
+            return -1;
+        }
+    }
+    *axes_known = true;
+    return values_known ? 1 : 0;
+too_many:
+    *st = op_fail(ctx, MOPT_ERR_LIMIT, "too many slice entries");
+    return -1;
+bad:
+    *st = MOPT_ERR_INVALID_MODEL;
+    return -1;
+}
+
+/* ONNX clamping of one sliced axis of size dim: start index and count. */
+static void slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first,
+                       int64_t *count) {
+    if (start < 0) start += dim;
+    if (end < 0) end += dim;
+    if (step > 0) {
+        start = start < 0 ? 0 : (start > dim ? dim : start);
+        end = end < 0 ? 0 : (end > dim ? dim : end);
+        *count = end > start ? (end - start + step - 1) / step : 0;
+    } else {
+        start = start < 0 ? 0 : (start > dim - 1 ? dim - 1 : start);
+        end = end < -1 ? -1 : (end > dim - 1 ? dim - 1 : end);
+        *count = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+    }
+    *first = start;
+}
+
+/* A slice that keeps a whole axis whatever its size (full range, step 1). */
+static bool slice_full(int64_t start, int64_t end, int64_t step) {
+    return step == 1 && start == 0 && end >= INT32_MAX;
+}
+
+static mopt_status slice_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    for (int k = 1; k < n_in && !st; k++) st = int_dtype(ctx, &in[k], k);
+    if (st) return st;
+    if (ctx->opset >= 10 && (!wired(ctx, 1) || !wired(ctx, 2)))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "inputs 'starts' and 'ends' are required");
+    out[0].dtype = in[0].dtype;
+    const ir_shape *x = &in[0].shape;
+    ir_shape_set_unknown(&out[0].shape);
+    if (x->rank < 0) return MOPT_OK;
+    slice_params p;
+    bool axes_known;
+    int r = slice_read(ctx, in, n_in, x->rank, &p, &axes_known, &st);
+    if (r < 0) return st;
+    ir_shape o = *x;
+    if (r == 0) {
+        if (!axes_known) set_unknown_dims(&o, x->rank);
+        else
+            for (int32_t i = 0; i < p.n; i++) dim_unknown(&o, p.axes[i]);
+        out[0].shape = o;
+        return MOPT_OK;
+    }
+    for (int32_t i = 0; i < p.n; i++) {
+        int32_t a = p.axes[i];
+        if (x->syms[a] != 0) {
+            if (!slice_full(p.starts[i], p.ends[i], p.steps[i])) dim_unknown(&o, a);
+            continue;
+        }
+        int64_t first, count;
+        slice_axis(x->dims[a], p.starts[i], p.ends[i], p.steps[i], &first, &count);
+        o.dims[a] = count;
+    }
+    out[0].shape = o;
+    return MOPT_OK;
+}
+
+static mopt_status slice_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    const ir_shape *x = &in[0].shape;
+    slice_params p;
+    bool axes_known;
+    mopt_status st;
+    if (slice_read(ctx, in, n_in, x->rank, &p, &axes_known, &st) != 1)
+        return st ? st : op_fail(ctx, MOPT_ERR_INTERNAL, "slice parameters unknown at run time");
+    if (op_numel(&out[0]) == 0) return MOPT_OK;
+    int64_t in_st[IR_MAX_RANK], src_st[IR_MAX_RANK], off = 0;
+    op_strides(x, in_st);
+    for (int32_t a = 0; a < x->rank; a++) src_st[a] = in_st[a];
+    for (int32_t i = 0; i < p.n; i++) {
+        int32_t a = p.axes[i];
+        int64_t first, count;
+        slice_axis(x->dims[a], p.starts[i], p.ends[i], p.steps[i], &first, &count);
+        off += first * in_st[a];
+        src_st[a] = in_st[a] * p.steps[i];
+    }
+    size_t esz = esize(&in[0]);
+    ref_copy_strided(out[0].data, (const char *)in[0].data + (size_t)off * esz, esz, x->rank,
+                     out[0].shape.dims, src_st);
+    return MOPT_OK;
+}
+
+/* ---- Gather ----------------------------------------------------------------- */
+
+static mopt_status gather_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (!st) st = int_dtype(ctx, &in[1], 1);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    const ir_shape *x = &in[0].shape, *ix = &in[1].shape;
+    ir_shape_set_unknown(&out[0].shape);
+    if (x->rank < 0) return MOPT_OK;
+    if (x->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "cannot gather from a scalar");
+    int32_t axis;
+    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
+        return st;
+    if (ix->rank < 0) return MOPT_OK;
+    int64_t rank = (int64_t)x->rank - 1 + ix->rank;
+    if (rank > IR_MAX_RANK)
+        return op_fail(ctx, MOPT_ERR_LIMIT, "output rank %" PRId64 " exceeds %d", rank, IR_MAX_RANK);
+    ir_shape o;
+    memset(&o, 0, sizeof o);
+    o.rank = (int32_t)rank;
+    int32_t j = 0;
+    for (int32_t a = 0; a < axis; a++, j++) o.dims[j] = x->dims[a], o.syms[j] = x->syms[a];
+    for (int32_t a = 0; a < ix->rank; a++, j++) o.dims[j] = ix->dims[a], o.syms[j] = ix->syms[a];
+    for (int32_t a = axis + 1; a < x->rank; a++, j++)
+        o.dims[j] = x->dims[a], o.syms[j] = x->syms[a];
+    out[0].shape = o;
+    return MOPT_OK;
+}
+
+static mopt_status gather_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    const ir_shape *x = &in[0].shape;
+    int32_t axis;
+    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    if (st) return st;
+    int64_t *idx, n_idx;
+    if ((st = read_indices(ctx, &in[1], x->dims[axis], &idx, &n_idx))) return st;
+    int64_t outer = 1, inner = 1;
+    for (int32_t a = 0; a < axis; a++) outer *= x->dims[a];
+    for (int32_t a = axis + 1; a < x->rank; a++) inner *= x->dims[a];
+    if (idx && op_numel(&out[0]) > 0)
+        ref_gather(out[0].data, in[0].data, esize(&in[0]), outer, x->dims[axis], inner, idx,
+                   n_idx);
+    mopt_free(idx);
+    return MOPT_OK;
+}
+
+/* ---- GatherElements --------------------------------------------------------- */
+
+static mopt_status gather_elements_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                         op_tensor *out, int n_out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (!st) st = int_dtype(ctx, &in[1], 1);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[1].shape;
+    const ir_shape *x = &in[0].shape, *ix = &in[1].shape;
+    if (x->rank < 0) return MOPT_OK;
+    if (x->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "cannot gather from a scalar");
+    int32_t axis;
+    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
+        return st;
+    char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
+    if (ix->rank >= 0 && ix->rank != x->rank)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "indices %s and data %s must have the same rank",
+                       op_shape_str(ctx, ix, b1), op_shape_str(ctx, x, b2));
+    if (ctx->runtime)
+        for (int32_t a = 0; a < x->rank; a++)
+            if (a != axis && ix->dims[a] > x->dims[a])
+                return op_fail(ctx, MOPT_ERR_SHAPE,
+                               "indices %s exceed data %s on axis %d",
+                               op_shape_str(ctx, ix, b1), op_shape_str(ctx, x, b2), (int)a);
+    return MOPT_OK;
+}
+
+static mopt_status gather_elements_run(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                       op_tensor *out, int n_out) {
+    const ir_shape *x = &in[0].shape;
+    int32_t axis;
+    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    if (st) return st;
+    int64_t *idx, n_idx;
+    if ((st = read_indices(ctx, &in[1], x->dims[axis], &idx, &n_idx))) return st;
+    if (idx)
+        ref_gather_elements(out[0].data, in[0].data, esize(&in[0]), x->rank, x->dims,
+                            in[1].shape.dims, axis, idx);
+    mopt_free(idx);
+    return MOPT_OK;
+}
+
+/* ---- Tile ------------------------------------------------------------------- */
+
+static mopt_status tile_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (!st) st = int_dtype(ctx, &in[1], 1);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    const ir_shape *x = &in[0].shape;
+    ir_shape_set_unknown(&out[0].shape);
+    if (x->rank < 0) return MOPT_OK;
+    int64_t rep[IR_MAX_RANK], n = 0;
+    int r = known_ints(ctx, &in[1], "repeats", rep, IR_MAX_RANK, &n);
+    if (r < 0) return MOPT_ERR_INVALID_MODEL;
+    if (r == 0) {
+        set_unknown_dims(&out[0].shape, x->rank);
+        return MOPT_OK;
+    }
+    if (n != x->rank)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "repeats has %" PRId64 " entries for rank %d", n,
+                       (int)x->rank);
+    ir_shape o = *x;
+    for (int32_t a = 0; a < x->rank; a++) {
+        if (rep[a] < 0)
+            return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT, "repeats[%d] is negative", (int)a);
+        if (x->syms[a] != 0) {
+            if (rep[a] == 0) o.dims[a] = 0, o.syms[a] = 0;
+            else if (rep[a] != 1) dim_unknown(&o, a);
+            continue;
+        }
+        if (x->dims[a] && rep[a] > INT64_MAX / x->dims[a])
+            return op_fail(ctx, MOPT_ERR_LIMIT, "tiled size overflows");
+        o.dims[a] = x->dims[a] * rep[a];
+    }
+    if (ir_shape_is_concrete(&o) && ir_shape_numel(&o) < 0)
+        return op_fail(ctx, MOPT_ERR_LIMIT, "tiled size overflows");
+    out[0].shape = o;
+    return MOPT_OK;
+}
+
+static mopt_status tile_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    const ir_shape *x = &in[0].shape;
+    if (op_numel(&out[0]) == 0) return MOPT_OK;
+    int64_t in_st[IR_MAX_RANK], dims[2 * IR_MAX_RANK], st[2 * IR_MAX_RANK];
+    op_strides(x, in_st);
+    for (int32_t a = 0; a < x->rank; a++) {
+        dims[2 * a] = out[0].shape.dims[a] / x->dims[a]; /* the repeat count */
+        st[2 * a] = 0;
+        dims[2 * a + 1] = x->dims[a];
+        st[2 * a + 1] = in_st[a];
+    }
+    ref_copy_strided(out[0].data, in[0].data, esize(&in[0]), 2 * x->rank, dims, st);
+    return MOPT_OK;
+}
+
+/* ---- Pad -------------------------------------------------------------------- */
+
+static int pad_mode(const op_ctx *ctx, ref_pad_mode *mode) {
+    const char *m = ir_node_attr_string(ctx->node, "mode", "constant");
+    if (!strcmp(m, "constant")) *mode = REF_PAD_CONSTANT;
+    else if (!strcmp(m, "reflect")) *mode = REF_PAD_REFLECT;
+    else if (!strcmp(m, "edge")) *mode = REF_PAD_EDGE;
+    else return -1;
+    return 0;
+}
+
+/* Begin/end pads per axis. 1 known, 0 unknown at load, -1 error (*st). */
+static int pad_amounts(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t rank,
+                       int64_t *begin, int64_t *end, mopt_status *st) {
+    int64_t pads[2 * IR_MAX_RANK], n = 0, axes[IR_MAX_RANK], na = -1;
+    *st = MOPT_OK;
+    if (ctx->opset < 11) {
+        const int64_t *v = NULL;
+        n = ir_node_attr_ints(ctx->node, "pads", &v);
+        if (n < 0) {
+            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'pads' is required");
+            return -1;
+        }
+        if (n > 2 * IR_MAX_RANK) n = 2 * IR_MAX_RANK + 1; /* reported below */
+        else if (n) memcpy(pads, v, (size_t)n * sizeof *v);
+    } else {
+        int r = known_ints(ctx, &in[1], "pads", pads, 2 * IR_MAX_RANK, &n);
+        if (r < 0) {
+            *st = MOPT_ERR_INVALID_MODEL;
+            return -1;
+        }
+        if (r == 0) return 0;
+        if (wired(ctx, 3)) {
+            r = known_ints(ctx, &in[3], "axes", axes, IR_MAX_RANK, &na);
+            if (r < 0) {
+                *st = MOPT_ERR_INVALID_MODEL;
+                return -1;
+            }
+            if (r == 0) return 0;
+        }
+    }
+    int64_t n_axes = na >= 0 ? na : rank;
+    if (n != 2 * n_axes) {
+        *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                      "pads has %" PRId64 " entries; expected %" PRId64 " (2 per axis)", n,
+                      2 * n_axes);
+        return -1;
+    }
+    for (int32_t a = 0; a < rank; a++) begin[a] = end[a] = 0;
+    for (int64_t i = 0; i < n_axes; i++) {
+        int32_t a = (int32_t)i;
+        if (na >= 0 && (*st = op_axis(ctx, axes[i], rank, "axis", &a))) return -1;
+        begin[a] = pads[i];
+        end[a] = pads[i + n_axes];
+    }
+    return 1;
+}
+
+static mopt_status pad_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (!st && ctx->opset >= 11) st = int_dtype(ctx, &in[1], 1);
+    if (!st && ctx->opset >= 11 && n_in > 2) st = op_same_dtype(ctx, in, 0, 2);
+    if (!st && n_in > 3) st = int_dtype(ctx, &in[3], 3);
+    if (st) return st;
+    if (ctx->opset >= 11 && !wired(ctx, 1))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input 'pads' is required");
+    ref_pad_mode mode;
+    if (pad_mode(ctx, &mode))
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "mode '%s' is not supported",
+                       ir_node_attr_string(ctx->node, "mode", ""));
+    out[0].dtype = in[0].dtype;
+    const ir_shape *x = &in[0].shape;
+    ir_shape_set_unknown(&out[0].shape);
+    if (x->rank < 0) return MOPT_OK;
+    int64_t begin[IR_MAX_RANK], end[IR_MAX_RANK];
+    int r = pad_amounts(ctx, in, n_in, x->rank, begin, end, &st);
+    if (r < 0) return st;
+    if (r == 0) {
+        set_unknown_dims(&out[0].shape, x->rank);
+        return MOPT_OK;
+    }
+    ir_shape o = *x;
+    char b1[IR_SHAPE_STR_CAP];
+    for (int32_t a = 0; a < x->rank; a++) {
+        if (begin[a] < -(INT64_MAX / 4) || begin[a] > INT64_MAX / 4 || end[a] < -(INT64_MAX / 4) ||
+            end[a] > INT64_MAX / 4)
+            return op_fail(ctx, MOPT_ERR_LIMIT, "pads on axis %d are too large", (int)a);
+        if (x->syms[a] != 0) {
+            if (begin[a] != 0 || end[a] != 0) dim_unknown(&o, a);
+            continue;
+        }
+        int64_t d = x->dims[a] + begin[a] + end[a];
+        if (d < 0)
+            return op_fail(ctx, MOPT_ERR_SHAPE, "pads remove more than axis %d of %s holds",
+                           (int)a, op_shape_str(ctx, x, b1));
+        if (mode != REF_PAD_CONSTANT && (begin[a] > 0 || end[a] > 0) && x->dims[a] == 0)
+            return op_fail(ctx, MOPT_ERR_SHAPE, "cannot pad the empty axis %d of %s in this mode",
+                           (int)a, op_shape_str(ctx, x, b1));
+        o.dims[a] = d;
+    }
+    if (ir_shape_is_concrete(&o) && ir_shape_numel(&o) < 0)
+        return op_fail(ctx, MOPT_ERR_LIMIT, "padded size overflows");
+    out[0].shape = o;
+    return MOPT_OK;
+}
+
+/* The pad value as one element of dtype dt (opset < 11: the float attribute). */
+static mopt_status pad_value(const op_ctx *ctx, const op_tensor *in, int n_in, mopt_dtype dt,
+                             unsigned char *value) {
+    memset(value, 0, 16);
+    if (ctx->opset >= 11) {
+        if (n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED) {
+            if (op_numel(&in[2]) != 1)
+                return op_fail(ctx, MOPT_ERR_SHAPE, "constant_value must have one element");
+            memcpy(value, in[2].data, mopt_dtype_size(dt));
+        }
+        return MOPT_OK;
+    }
+    double v = ir_node_attr_float(ctx->node, "value", 0.0f);
+    switch (dt) {
+    case MOPT_DTYPE_F32: { float f = (float)v; memcpy(value, &f, 4); break; }
+    case MOPT_DTYPE_F64: memcpy(value, &v, 8); break;
+    case MOPT_DTYPE_I64: { int64_t i = (int64_t)v; memcpy(value, &i, 8); break; }
+    case MOPT_DTYPE_I32: { int32_t i = (int32_t)v; memcpy(value, &i, 4); break; }
+    default:
+        if (v != 0)
+            return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "a non-zero pad value for type %s",
+                           mopt_dtype_name(dt));
+    }
+    return MOPT_OK;
+}
+
+static mopt_status pad_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    const ir_shape *x = &in[0].shape;
+    int64_t begin[IR_MAX_RANK], end[IR_MAX_RANK];
+    mopt_status st;
+    if (pad_amounts(ctx, in, n_in, x->rank, begin, end, &st) != 1)
+        return st ? st : op_fail(ctx, MOPT_ERR_INTERNAL, "pads unknown at run time");
+    ref_pad_mode mode = REF_PAD_CONSTANT;
+    pad_mode(ctx, &mode);
+    unsigned char value[16];
+    if ((st = pad_value(ctx, in, n_in, in[0].dtype, value))) return st;
+    if (op_numel(&out[0]) == 0) return MOPT_OK;
+    ref_pad(out[0].data, in[0].data, esize(&in[0]), x->rank, x->dims, out[0].shape.dims, begin,
+            mode, value);
+    return MOPT_OK;
+}
+
+/* ---- Trilu ------------------------------------------------------------------ */
+
+static mopt_status trilu_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64};
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (!st && n_in > 1) st = op_expect_dtype(ctx, &in[1], 1, k_types, 1);
+    if (st) return st;
+    char b1[IR_SHAPE_STR_CAP];
+    if (in[0].shape.rank >= 0 && in[0].shape.rank < 2)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "input must have rank >= 2, not %s",
+                       op_shape_str(ctx, &in[0].shape, b1));
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+static mopt_status trilu_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    const ir_shape *x = &in[0].shape;
+    int64_t k = 0;
+    if (n_in > 1 && in[1].dtype != MOPT_DTYPE_UNDEFINED) {
+        if (op_numel(&in[1]) != 1) return op_fail(ctx, MOPT_ERR_SHAPE, "k must be a scalar");
+        k = *(const int64_t *)in[1].data;
+    }
+    int64_t rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
+    int64_t n = op_numel(&in[0]);
+    if (n == 0) return MOPT_OK;
+    /* keep k within the matrix range so that i + k cannot overflow */
+    if (k > cols) k = cols;
+    if (k < -rows) k = -rows;
+    ref_trilu(out[0].data, in[0].data, esize(&in[0]), n / (rows * cols), rows, cols, k,
+              ir_node_attr_int(ctx->node, "upper", 1) != 0);
+    return MOPT_OK;
+}
+
+/* ---- table ------------------------------------------------------------------ */
+
+static const op_def k_movement_ops[] = {
+    {"Transpose", "", 1, 1, 1, 1, transpose_infer, transpose_run},
+    {"Concat", "", 1, 64, 1, 1, concat_infer, concat_run},
+    {"Split", "", 1, 2, 1, 64, split_infer, split_run},
+    {"Slice", "", 1, 5, 1, 1, slice_infer, slice_run},
+    {"Gather", "", 2, 2, 1, 1, gather_infer, gather_run},
+    {"GatherElements", "", 2, 2, 1, 1, gather_elements_infer, gather_elements_run},
+    {"Tile", "", 2, 2, 1, 1, tile_infer, tile_run},
+    {"Pad", "", 1, 4, 1, 1, pad_infer, pad_run},
+    {"Trilu", "", 1, 2, 1, 1, trilu_infer, trilu_run},
+};
+
 const op_def *ops_family_movement(size_t *count) {
-    *count = 0;
-    return NULL;
+    *count = sizeof k_movement_ops / sizeof k_movement_ops[0];
+    return k_movement_ops;
 }

@@ -1,9 +1,255 @@
 /*
- * reduce.c — the "reduce" operator family (placeholder until implemented).
+ * reduce.c — the "reduce" operator family: ReduceSum, ReduceMean, ReduceMax,
+ * ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
+ * ReduceLogSumExp, ArgMax, ArgMin.
+ *
+ * Axes come from the attribute (ReduceSum before opset 13, the others before
+ * 18) or from the optional second input (with noop_with_empty_axes).
+ * Inference keeps symbols on kept axes. f32 everywhere; int64/int32 for
+ * Sum/Max/Min/Prod/SumSquare/L1 and ArgMax/ArgMin. The math lives in
+ * kernels/ref/reduce.c.
  */
+#include <inttypes.h>
+#include <string.h>
+
+#include "kernels/ref/ref_reduce.h"
 #include "ops/ops.h"
 
-const op_def *ops_family_reduce(size_t *count) {
-    *count = 0;
+typedef struct reduce_kind {
+    const char *op_type;
+    ref_reduce_op op;
+    bool ints; /* int64/int32 supported */
+} reduce_kind;
+
+static const reduce_kind k_kinds[] = {
+    {"ReduceSum", REF_REDUCE_SUM, true},
+    {"ReduceMean", REF_REDUCE_MEAN, false},
+    {"ReduceMax", REF_REDUCE_MAX, true},
+    {"ReduceMin", REF_REDUCE_MIN, true},
+    {"ReduceProd", REF_REDUCE_PROD, true},
+    {"ReduceL1", REF_REDUCE_L1, true},
+    {"ReduceL2", REF_REDUCE_L2, false},
+    {"ReduceSumSquare", REF_REDUCE_SUM_SQUARE, true},
+    {"ReduceLogSum", REF_REDUCE_LOG_SUM, false},
+    {"ReduceLogSumExp", REF_REDUCE_LOG_SUM_EXP, false},
+};
+
+static const reduce_kind *kind_of(const op_ctx *ctx) {
+    for (size_t i = 0; i < sizeof k_kinds / sizeof k_kinds[0]; i++)
+        if (!strcmp(k_kinds[i].op_type, ctx->node->op_type)) return &k_kinds[i];
     return NULL;
+}
+
+/* Which axes are reduced: mask[a] for a < rank. Returns 1 (known), 0 (axes
+ * input not known at load time), -1 (error, *st set). *noop: the op is an
+ * identity (empty axes with noop_with_empty_axes). */
+static int reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t rank,
+                       uint8_t *mask, bool *noop, mopt_status *st) {
+    const bool is_sum = !strcmp(ctx->node->op_type, "ReduceSum");
+    const bool axes_input = ctx->opset >= (is_sum ? 13 : 18);
+    int64_t axes[IR_MAX_RANK * 2], n = -1;
+    *st = MOPT_OK;
+    *noop = false;
+    if (!axes_input) {
+        const int64_t *v = NULL;
+        n = ir_node_attr_ints(ctx->node, "axes", &v);
+        if (n > IR_MAX_RANK * 2) {
+            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "too many axes (%" PRId64 ")", n);
+            return -1;
+        }
+        if (n > 0) memcpy(axes, v, (size_t)n * sizeof *v);
+        if (n == 0) n = -1; /* an empty list means all axes */
+    } else if (n_in > 1 && ctx->node->inputs[1] >= 0) {
+        const op_tensor *t = &in[1];
+        if (t->shape.rank >= 0 && ir_shape_is_concrete(&t->shape) &&
+            ir_shape_numel(&t->shape) == 0) {
+            n = 0;
+        } else if (!t->data) {
+            if (ctx->runtime) {
+                *st = op_fail(ctx, MOPT_ERR_INTERNAL, "axes have no data");
+                return -1;
+            }
+            return 0;
+        } else {
+            n = op_read_ints(ctx, t, "axes", axes, IR_MAX_RANK * 2);
+            if (n < 0) {
+                *st = MOPT_ERR_INVALID_MODEL;
+                return -1;
+            }
+        }
+        if (n == 0) {
+            if (ir_node_attr_int(ctx->node, "noop_with_empty_axes", 0)) *noop = true;
+            n = -1;
+        }
+    } else if (ir_node_attr_int(ctx->node, "noop_with_empty_axes", 0)) {
+        *noop = true;
+    }
+    for (int32_t a = 0; a < rank; a++) mask[a] = (n < 0 && !*noop) ? 1 : 0;
+    for (int64_t i = 0; i < n; i++) {
+        int32_t a;
+        if ((*st = op_axis(ctx, axes[i], rank, "axis", &a))) return -1;
+        mask[a] = 1;
+    }
+    return 1;
+}
+
+static mopt_status reduce_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    static const mopt_dtype k_float[] = {MOPT_DTYPE_F32};
+    static const mopt_dtype k_all[] = {MOPT_DTYPE_F32, MOPT_DTYPE_I64, MOPT_DTYPE_I32};
+    static const mopt_dtype k_axes[] = {MOPT_DTYPE_I64};
+    const reduce_kind *kind = kind_of(ctx);
+    if (!kind) return op_fail(ctx, MOPT_ERR_INTERNAL, "unknown reduction");
+    mopt_status st = kind->ints ? op_expect_dtype(ctx, &in[0], 0, k_all, 3)
+                                : op_expect_dtype(ctx, &in[0], 0, k_float, 1);
+    if (!st && n_in > 1) st = op_expect_dtype(ctx, &in[1], 1, k_axes, 1);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    const ir_shape *x = &in[0].shape;
+    bool keep = ir_node_attr_int(ctx->node, "keepdims", 1) != 0;
+    ir_shape_set_unknown(&out[0].shape);
+    if (x->rank < 0) return MOPT_OK;
+    uint8_t mask[IR_MAX_RANK];
+    bool noop;
+    int r = reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st);
+    if (r < 0) return st;
+    if (r == 0) {
+        if (keep) {
+            out[0].shape.rank = x->rank;
+            for (int32_t a = 0; a < x->rank; a++) out[0].shape.syms[a] = -1;
+        }
+        return MOPT_OK;
+    }
+    ir_shape o;
+    memset(&o, 0, sizeof o);
+    for (int32_t a = 0; a < x->rank; a++) {
+        if (!mask[a]) {
+            o.dims[o.rank] = x->dims[a];
+            o.syms[o.rank] = x->syms[a];
+            o.rank++;
+        } else if (keep) {
+            o.dims[o.rank++] = 1;
+        }
+    }
+    out[0].shape = o;
+    return MOPT_OK;
+}
+
+static mopt_status reduce_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    const reduce_kind *kind = kind_of(ctx);
+    const ir_shape *x = &in[0].shape;
+    uint8_t mask[IR_MAX_RANK];
+    bool noop;
+    mopt_status st;
+    if (!kind) return op_fail(ctx, MOPT_ERR_INTERNAL, "unknown reduction");
+    if (reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st) != 1)
+        return st ? st : op_fail(ctx, MOPT_ERR_INTERNAL, "axes unknown at run time");
+    int64_t n_out_el = op_numel(&out[0]);
+    if (n_out_el == 0) return MOPT_OK;
+    if (noop) {
+        memcpy(out[0].data, in[0].data, (size_t)n_out_el * mopt_dtype_size(in[0].dtype));
+        return MOPT_OK;
+    }
+    switch (in[0].dtype) {
+    case MOPT_DTYPE_F32:
+        ref_reduce_f32(kind->op, in[0].data, out[0].data, x->rank, x->dims, mask);
+        return MOPT_OK;
+    case MOPT_DTYPE_I64:
+        if (!kind->ints) break;
+        ref_reduce_i64(kind->op, in[0].data, out[0].data, x->rank, x->dims, mask);
+        return MOPT_OK;
+    case MOPT_DTYPE_I32:
+        if (!kind->ints) break;
+        ref_reduce_i32(kind->op, in[0].data, out[0].data, x->rank, x->dims, mask);
+        return MOPT_OK;
+    default: break;
+    }
+    return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "type %s is not supported",
+                   mopt_dtype_name(in[0].dtype));
+}
+
+/* ---- ArgMax / ArgMin ------------------------------------------------------- */
+
+static mopt_status arg_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_I64, MOPT_DTYPE_I32};
+    mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_types, 3);
+    if (st) return st;
+    out[0].dtype = MOPT_DTYPE_I64;
+    const ir_shape *x = &in[0].shape;
+    ir_shape_set_unknown(&out[0].shape);
+    if (x->rank < 0) return MOPT_OK;
+    if (x->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "input must have rank >= 1");
+    int32_t axis;
+    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
+        return st;
+    if (x->syms[axis] == 0 && x->dims[axis] == 0) {
+        char b1[IR_SHAPE_STR_CAP];
+        return op_fail(ctx, MOPT_ERR_SHAPE, "cannot reduce the empty axis %d of %s", (int)axis,
+                       op_shape_str(ctx, x, b1));
+    }
+    bool keep = ir_node_attr_int(ctx->node, "keepdims", 1) != 0;
+    ir_shape o;
+    memset(&o, 0, sizeof o);
+    for (int32_t a = 0; a < x->rank; a++) {
+        if (a != axis) {
+            o.dims[o.rank] = x->dims[a];
+            o.syms[o.rank] = x->syms[a];
+            o.rank++;
+        } else if (keep) {
+            o.dims[o.rank++] = 1;
+        }
+    }
+    out[0].shape = o;
+    return MOPT_OK;
+}
+
+static mopt_status arg_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    const ir_shape *x = &in[0].shape;
+    int32_t axis;
+    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    if (st) return st;
+    int is_max = !strcmp(ctx->node->op_type, "ArgMax");
+    int last = ctx->opset >= 12 && ir_node_attr_int(ctx->node, "select_last_index", 0) != 0;
+    int64_t outer = 1, inner = 1, n = x->dims[axis];
+    for (int32_t a = 0; a < axis; a++) outer *= x->dims[a];
+    for (int32_t a = axis + 1; a < x->rank; a++) inner *= x->dims[a];
+    if (op_numel(&out[0]) == 0) return MOPT_OK;
+    switch (in[0].dtype) {
+    case MOPT_DTYPE_F32:
+        ref_argreduce_f32(in[0].data, out[0].data, outer, n, inner, is_max, last);
+        break;
+    case MOPT_DTYPE_I64:
+        ref_argreduce_i64(in[0].data, out[0].data, outer, n, inner, is_max, last);
+        break;
+    case MOPT_DTYPE_I32:
+        ref_argreduce_i32(in[0].data, out[0].data, outer, n, inner, is_max, last);
+        break;
+    default:
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "type %s is not supported",
+                       mopt_dtype_name(in[0].dtype));
+    }
+    return MOPT_OK;
+}
+
+static const op_def k_reduce_ops[] = {
+    {"ReduceSum", "", 1, 2, 1, 1, reduce_infer, reduce_run},
+    {"ReduceMean", "", 1, 2, 1, 1, reduce_infer, reduce_run},
+    {"ReduceMax", "", 1, 2, 1, 1, reduce_infer, reduce_run},
+    {"ReduceMin", "", 1, 2, 1, 1, reduce_infer, reduce_run},
+    {"ReduceProd", "", 1, 2, 1, 1, reduce_infer, reduce_run},
+    {"ReduceL1", "", 1, 2, 1, 1, reduce_infer, reduce_run},
+    {"ReduceL2", "", 1, 2, 1, 1, reduce_infer, reduce_run},
+    {"ReduceSumSquare", "", 1, 2, 1, 1, reduce_infer, reduce_run},
+    {"ReduceLogSum", "", 1, 2, 1, 1, reduce_infer, reduce_run},
+    {"ReduceLogSumExp", "", 1, 2, 1, 1, reduce_infer, reduce_run},
+    {"ArgMax", "", 1, 1, 1, 1, arg_infer, arg_run},
+    {"ArgMin", "", 1, 1, 1, 1, arg_infer, arg_run},
+};
+
+const op_def *ops_family_reduce(size_t *count) {
+    *count = sizeof k_reduce_ops / sizeof k_reduce_ops[0];
+    return k_reduce_ops;
 }

@@ -1,9 +1,779 @@
 /*
- * shape.c — the "shape" operator family (placeholder until implemented).
+ * shape.c — the "shape" operator family: ops that change how a tensor is
+ * viewed or that make tensors from shapes: Reshape, Flatten, Squeeze,
+ * Unsqueeze, Shape, Size, ConstantOfShape, Range, Constant, Identity,
+ * Dropout (inference), Expand.
+ *
+ * Inference propagates symbolic dims (Reshape's 0 copies a symbol; -1 is
+ * solved when the symbols on both sides cancel). Ops whose output bytes are
+ * the input bytes (Identity, Reshape, Flatten, Squeeze, Unsqueeze) pass a
+ * load-time constant through by pointing out->data at the input's
+ * graph-owned data; Constant exposes its attribute data. Data movement works
+ * on any dtype by element size; the math lives in kernels/ref.
  */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "kernels/ref/ref_movement.h"
 #include "ops/ops.h"
 
+/* ---- helpers ------------------------------------------------------------ */
+
+static bool has_input(const op_tensor *in, int n_in, int k) {
+    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
+}
+
+/* An optional input that is wired (may still be of unknown type at load). */
+static bool wired(const op_ctx *ctx, int k) {
+    return k < ctx->node->n_inputs && ctx->node->inputs[k] >= 0;
+}
+
+static mopt_status any_dtype(const op_ctx *ctx, const op_tensor *t, int index) {
+    if (t->dtype == MOPT_DTYPE_UNDEFINED) return MOPT_OK;
+    if (t->dtype == MOPT_DTYPE_STRING || mopt_dtype_size(t->dtype) == 0)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "input %d has type %s, which is not supported",
+                       index, mopt_dtype_name(t->dtype));
+    return MOPT_OK;
+}
+
+/* Reads a small integer tensor when its values are known. Returns 1 (read),
+ * 0 (unknown at load time) or -1 (error set). A tensor whose concrete shape
+ * has no elements is known (empty) even without data. */
+static int known_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *buf,
+                      int64_t cap, int64_t *n) {
+    if (t->shape.rank >= 0 && ir_shape_is_concrete(&t->shape) && ir_shape_numel(&t->shape) == 0) {
+        *n = 0;
+        return 1;
+    }
+    if (!t->data) {
+        if (ctx->runtime) {
+            op_fail(ctx, MOPT_ERR_INTERNAL, "%s has no data", what);
+            return -1;
+        }
+        return 0;
+    }
+    int64_t k = op_read_ints(ctx, t, what, buf, cap);
+    if (k < 0) return -1;
+    *n = k;
+    return 1;
+}
+
+static void set_unknown_dims(ir_shape *s, int32_t rank) {
+    memset(s, 0, sizeof *s);
+    s->rank = rank;
+    for (int32_t i = 0; i < rank; i++) s->syms[i] = -1;
+}
+
+static mopt_status rank_limit(const op_ctx *ctx, int64_t rank) {
+    if (rank > IR_MAX_RANK)
+        return op_fail(ctx, MOPT_ERR_LIMIT, "output rank %" PRId64 " exceeds the maximum %d", rank,
+                       IR_MAX_RANK);
+    return MOPT_OK;
+}
+
+static size_t tensor_bytes(const op_tensor *t) {
+    int64_t n = op_numel(t);
+    return n > 0 ? (size_t)n * mopt_dtype_size(t->dtype) : 0;
+}
+
+/* Output = input bytes (Identity, Reshape, ...). */
+static mopt_status run_copy(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    size_t nb = tensor_bytes(&in[0]);
+    if (nb != tensor_bytes(&out[0]))
+        return op_fail(ctx, MOPT_ERR_INTERNAL, "input and output sizes differ");
+    if (nb) memcpy(out[0].data, in[0].data, nb);
+    return MOPT_OK;
+}
+
+/* Load-time constant pass-through for byte-identical outputs. */
+static void pass_data(const op_ctx *ctx, const op_tensor *in, op_tensor *out) {
+    if (!ctx->runtime && in->data && ir_shape_is_concrete(&out->shape)) out->data = in->data;
+}
+
+/* Product of dims [lo, hi) of s as one dim: concrete, a single symbol (the
+ * others all 1), 0 if any concrete dim is 0, else unknown. */
+static mopt_status dims_product(const op_ctx *ctx, const ir_shape *s, int32_t lo, int32_t hi,
+                                int64_t *dim, int32_t *sym) {
+    int64_t p = 1;
+    int32_t n_sym = 0, the_sym = 0;
+    bool zero = false;
+    for (int32_t i = lo; i < hi; i++) {
+        if (s->syms[i] != 0) {
+            n_sym++;
+            the_sym = s->syms[i];
+            continue;
+        }
+        if (s->dims[i] == 0) zero = true;
+        else if (p > INT64_MAX / s->dims[i])
+            return op_fail(ctx, MOPT_ERR_LIMIT, "dimension product overflows");
+        else p *= s->dims[i];
+    }
+    *dim = 0;
+    *sym = 0;
+    if (zero) return MOPT_OK;
+    if (n_sym == 0) *dim = p;
+    else if (n_sym == 1 && p == 1 && the_sym > 0) *sym = the_sym;
+    else *sym = -1;
+    return MOPT_OK;
+}
+
+/* ---- Identity ------------------------------------------------------------ */
+
+static mopt_status identity_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                  op_tensor *out, int n_out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    pass_data(ctx, &in[0], &out[0]);
+    return MOPT_OK;
+}
+
+/* ---- Dropout (inference only) -------------------------------------------- */
+
+static mopt_status dropout_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (st) return st;
+    if (has_input(in, n_in, 2) && in[2].data) {
+        double training = 0;
+        if (op_read_scalar(ctx, &in[2], "training_mode", &training)) return MOPT_ERR_TYPE;
+        if (training != 0)
+            return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
+                           "training_mode=true is not supported (inference only)");
+    }
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    if (n_out > 1) {
+        if (ctx->opset < 10)
+            return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "the mask output needs opset >= 10");
+        out[1].dtype = MOPT_DTYPE_BOOL;
+        out[1].shape = in[0].shape;
+    }
+    pass_data(ctx, &in[0], &out[0]);
+    return MOPT_OK;
+}
+
+static mopt_status dropout_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    mopt_status st = run_copy(ctx, in, n_in, out, n_out);
+    if (st) return st;
+    if (n_out > 1) {
+        size_t nb = tensor_bytes(&out[1]);
+        if (nb) memset(out[1].data, 1, nb);
+    }
+    return MOPT_OK;
+}
+
+/* ---- Reshape ------------------------------------------------------------- */
+
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static mopt_status reshape_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    static const mopt_dtype k_shape_types[] = {MOPT_DTYPE_I64, MOPT_DTYPE_I32};
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (!st) st = op_expect_dtype(ctx, &in[1], 1, k_shape_types, 2);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    const ir_shape *x = &in[0].shape;
+    char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
+    if (in[1].shape.rank >= 0 && in[1].shape.rank != 1)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "the shape input must be 1-D, not %s",
+                       op_shape_str(ctx, &in[1].shape, b1));
+    int64_t allowzero = ctx->opset >= 14 ? ir_node_attr_int(ctx->node, "allowzero", 0) : 0;
+    int64_t sh[IR_MAX_RANK];
+    int64_t n = 0;
+    int r = known_ints(ctx, &in[1], "shape", sh, IR_MAX_RANK, &n);
+    if (r < 0) return MOPT_ERR_SHAPE;
+    if (r == 0) {
+        if (in[1].shape.rank == 1 && in[1].shape.syms[0] == 0) {
+            if ((st = rank_limit(ctx, in[1].shape.dims[0]))) return st;
+            set_unknown_dims(&out[0].shape, (int32_t)in[1].shape.dims[0]);
+        } else {
+            ir_shape_set_unknown(&out[0].shape);
+        }
+        return MOPT_OK;
+    }
+    ir_shape o;
+    memset(&o, 0, sizeof o);
+    o.rank = (int32_t)n;
+    int32_t neg = -1;
+    bool has_zero = false;
+    for (int32_t i = 0; i < o.rank; i++) {
+        int64_t v = sh[i];
+        if (v == -1) {
+            if (neg >= 0) return op_fail(ctx, MOPT_ERR_SHAPE, "the shape has more than one -1");
+            neg = i;
+            o.syms[i] = -1;
+        } else if (v == 0 && !allowzero) {
+            if (x->rank < 0) {
+                o.syms[i] = -1;
+            } else if (i >= x->rank) {
+                return op_fail(ctx, MOPT_ERR_SHAPE,
+                               "shape[%d] is 0 (copy the input dim) but the input %s has rank %d",
+                               (int)i, op_shape_str(ctx, x, b1), (int)x->rank);
+            } else {
+                o.dims[i] = x->dims[i];
+                o.syms[i] = x->syms[i];
+            }
+        } else if (v < 0) {
+            return op_fail(ctx, MOPT_ERR_SHAPE, "shape[%d] is %" PRId64 "; dims must be >= -1",
+                           (int)i, v);
+        } else {
+            if (v == 0) has_zero = true;
+            o.dims[i] = v;
+        }
+    }
+    if (allowzero && has_zero && neg >= 0)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "with allowzero=1 the shape cannot hold both 0 and -1");
+    /* products of the fixed parts and the symbols of both sides */
+    bool in_unknown = x->rank < 0, out_unknown = false;
+    int32_t in_syms[IR_MAX_RANK], out_syms[IR_MAX_RANK], n_in_syms = 0, n_out_syms = 0;
+    int64_t in_p = 1, out_p = 1;
+    bool overflow = false;
+    for (int32_t i = 0; !in_unknown && i < x->rank; i++) {
+        if (x->syms[i] < 0) in_unknown = true;
+        else if (x->syms[i] > 0) in_syms[n_in_syms++] = x->syms[i];
+        else if (x->dims[i] && in_p > INT64_MAX / x->dims[i]) overflow = true;
+        else in_p *= x->dims[i];
+    }
+    for (int32_t i = 0; i < o.rank; i++) {
+        if (i == neg) continue;
+        if (o.syms[i] < 0) out_unknown = true;
+        else if (o.syms[i] > 0) out_syms[n_out_syms++] = o.syms[i];
+        else if (o.dims[i] && out_p > INT64_MAX / o.dims[i]) overflow = true;
+        else out_p *= o.dims[i];
+    }
+    if (overflow) return op_fail(ctx, MOPT_ERR_LIMIT, "shape product overflows");
+    bool same_syms = !in_unknown && !out_unknown && n_in_syms == n_out_syms;
+    if (same_syms) {
+        qsort(in_syms, (size_t)n_in_syms, sizeof in_syms[0], cmp_i32);
+        qsort(out_syms, (size_t)n_out_syms, sizeof out_syms[0], cmp_i32);
+        same_syms = memcmp(in_syms, out_syms, (size_t)n_in_syms * sizeof in_syms[0]) == 0;
+    }
+    bool concrete = same_syms && n_in_syms == 0;
+    if (neg >= 0) {
+        if (same_syms && out_p != 0 && in_p % out_p == 0) {
+            o.dims[neg] = in_p / out_p;
+            o.syms[neg] = 0;
+        } else if (concrete) {
+            return op_fail(ctx, MOPT_ERR_SHAPE, "cannot reshape %s (%" PRId64
+                           " elements) to %s: the -1 cannot be inferred",
+                           op_shape_str(ctx, x, b1), in_p, op_shape_str(ctx, &o, b2));
+        }
+    } else if (same_syms && in_p != out_p) {
+        return op_fail(ctx, MOPT_ERR_SHAPE, "cannot reshape %s to %s: element counts differ",
+                       op_shape_str(ctx, x, b1), op_shape_str(ctx, &o, b2));
+    }
+    out[0].shape = o;
+    pass_data(ctx, &in[0], &out[0]);
+    return MOPT_OK;
+}
+
+/* ---- Flatten ------------------------------------------------------------- */
+
+static mopt_status flatten_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    const ir_shape *x = &in[0].shape;
+    int64_t axis = ir_node_attr_int(ctx->node, "axis", 1);
+    set_unknown_dims(&out[0].shape, 2);
+    if (x->rank < 0) return MOPT_OK;
+    if (axis < -(int64_t)x->rank || axis > x->rank)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "axis %" PRId64 " is out of range for rank %d",
+                       axis, (int)x->rank);
+    if (axis < 0) axis += x->rank;
+    for (int i = 0; i < 2; i++) {
+        int32_t lo = i == 0 ? 0 : (int32_t)axis, hi = i == 0 ? (int32_t)axis : x->rank;
+        st = dims_product(ctx, x, lo, hi, &out[0].shape.dims[i], &out[0].shape.syms[i]);
+        if (st) return st;
+    }
+    pass_data(ctx, &in[0], &out[0]);
+    return MOPT_OK;
+}
+
+/* ---- Squeeze / Unsqueeze ------------------------------------------------- */
+
+/* The axes of Squeeze/Unsqueeze: attribute before opset 13, input 1 since.
+ * Returns 1 (known, *n set; *n = -1 when absent), 0 (input wired but values
+ * unknown; *n = element count or -1), or -1 (error). */
+static int squeeze_axes(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *axes,
+                        int64_t *n) {
+    if (ctx->opset < 13) {
+        const int64_t *a = NULL;
+        int64_t k = ir_node_attr_ints(ctx->node, "axes", &a);
+        if (k > IR_MAX_RANK * 2) {
+            op_fail(ctx, MOPT_ERR_INVALID_MODEL, "too many axes (%" PRId64 ")", k);
+            return -1;
+        }
+        if (k > 0) memcpy(axes, a, (size_t)k * sizeof *axes);
+        *n = k < 0 ? -1 : k;
+        return 1;
+    }
+    if (!wired(ctx, 1)) {
+        *n = -1;
+        return 1;
+    }
+    int r = known_ints(ctx, &in[1], "axes", axes, IR_MAX_RANK * 2, n);
+    if (r == 0) {
+        const ir_shape *s = &in[1].shape;
+        *n = (s->rank == 1 && s->syms[0] == 0) ? s->dims[0] : (s->rank == 0 ? 1 : -1);
+    }
+    return r;
+}
+
+static mopt_status squeeze_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    const ir_shape *x = &in[0].shape;
+    int64_t axes[IR_MAX_RANK * 2], n = 0;
+    int r = squeeze_axes(ctx, in, n_in, axes, &n);
+    if (r < 0) return MOPT_ERR_INVALID_MODEL;
+    ir_shape_set_unknown(&out[0].shape);
+    if (x->rank < 0) return MOPT_OK;
+    if (r == 0) {
+        if (n >= 0 && n <= x->rank) set_unknown_dims(&out[0].shape, x->rank - (int32_t)n);
+        return MOPT_OK;
+    }
+    bool drop[IR_MAX_RANK] = {false};
+    char b1[IR_SHAPE_STR_CAP];
+    if (n < 0) { /* all dims of size 1 */
+        for (int32_t i = 0; i < x->rank; i++) {
+            if (x->syms[i] != 0) return MOPT_OK; /* unknown whether it is 1 */
+            drop[i] = x->dims[i] == 1;
+        }
+    } else {
+        for (int64_t k = 0; k < n; k++) {
+            int32_t a;
+            if ((st = op_axis(ctx, axes[k], x->rank, "axis", &a))) return st;
+            if (drop[a]) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "axis %d repeats", (int)a);
+            if (x->syms[a] == 0 && x->dims[a] != 1)
+                return op_fail(ctx, MOPT_ERR_SHAPE, "cannot squeeze axis %d of %s: its size is not 1",
+                               (int)a, op_shape_str(ctx, x, b1));
+            drop[a] = true;
+        }
+    }
+    ir_shape o;
+    memset(&o, 0, sizeof o);
+    for (int32_t i = 0; i < x->rank; i++) {
+        if (drop[i]) continue;
+        o.dims[o.rank] = x->dims[i];
+        o.syms[o.rank] = x->syms[i];
+        o.rank++;
+    }
+    out[0].shape = o;
+    pass_data(ctx, &in[0], &out[0]);
+    return MOPT_OK;
+}
+
+static mopt_status unsqueeze_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                   op_tensor *out, int n_out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    const ir_shape *x = &in[0].shape;
+    int64_t axes[IR_MAX_RANK * 2], n = 0;
+    int r = squeeze_axes(ctx, in, n_in, axes, &n);
+    if (r < 0) return MOPT_ERR_INVALID_MODEL;
+    if (r == 1 && n < 0) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "axes are required");
+    ir_shape_set_unknown(&out[0].shape);
+    if (x->rank < 0) return MOPT_OK;
+    int64_t rank = x->rank + (n < 0 ? 0 : n);
+    if ((st = rank_limit(ctx, rank))) return st;
+    if (r == 0) {
+        if (n >= 0) set_unknown_dims(&out[0].shape, (int32_t)rank);
+        return MOPT_OK;
+    }
+    bool ins[IR_MAX_RANK] = {false};
+    for (int64_t k = 0; k < n; k++) {
+        int32_t a;
+        if ((st = op_axis(ctx, axes[k], (int32_t)rank, "axis", &a))) return st;
+        if (ins[a]) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "axis %d repeats", (int)a);
+        ins[a] = true;
+    }
+    ir_shape o;
+    memset(&o, 0, sizeof o);
+    o.rank = (int32_t)rank;
+    for (int32_t i = 0, j = 0; i < o.rank; i++) {
+        if (ins[i]) {
+            o.dims[i] = 1;
+        } else {
+            o.dims[i] = x->dims[j];
+            o.syms[i] = x->syms[j];
+            j++;
+        }
+    }
+    out[0].shape = o;
+    pass_data(ctx, &in[0], &out[0]);
+    return MOPT_OK;
+}
+
+/* ---- Shape / Size -------------------------------------------------------- */
+
+static void shape_range(const op_ctx *ctx, int32_t rank, int64_t *start, int64_t *end) {
+    int64_t s = 0, e = rank;
+    if (ctx->opset >= 15) {
+        s = ir_node_attr_int(ctx->node, "start", 0);
+        e = ir_node_attr_int(ctx->node, "end", rank);
+    }
+    if (s < 0) s += rank;
+    if (e < 0) e += rank;
+    s = s < 0 ? 0 : (s > rank ? rank : s);
+    e = e < 0 ? 0 : (e > rank ? rank : e);
+    *start = s;
+    *end = e > s ? e : s;
+}
+
+static mopt_status shape_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    out[0].dtype = MOPT_DTYPE_I64;
+    set_unknown_dims(&out[0].shape, 1);
+    if (in[0].shape.rank < 0) return MOPT_OK;
+    int64_t s, e;
+    shape_range(ctx, in[0].shape.rank, &s, &e);
+    out[0].shape.dims[0] = e - s;
+    out[0].shape.syms[0] = 0;
+    return MOPT_OK;
+}
+
+static mopt_status shape_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    int64_t s, e;
+    shape_range(ctx, in[0].shape.rank, &s, &e);
+    int64_t *y = out[0].data;
+    for (int64_t i = s; i < e; i++) y[i - s] = in[0].shape.dims[i];
+    return MOPT_OK;
+}
+
+static mopt_status size_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    out[0].dtype = MOPT_DTYPE_I64;
+    ir_shape_set_scalar(&out[0].shape);
+    return MOPT_OK;
+}
+
+static mopt_status size_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    int64_t n = op_numel(&in[0]);
+    if (n < 0) return op_fail(ctx, MOPT_ERR_LIMIT, "element count overflows");
+    *(int64_t *)out[0].data = n;
+    return MOPT_OK;
+}
+
+/* ---- ConstantOfShape ----------------------------------------------------- */
+
+static const float k_zero_f32 = 0.0f;
+
+static mopt_status cos_value(const op_ctx *ctx, mopt_dtype *dtype, const void **value) {
+    const ir_attr *a = ir_node_attr(ctx->node, "value");
+    *dtype = MOPT_DTYPE_F32;
+    *value = &k_zero_f32;
+    if (!a) return MOPT_OK;
+    if (a->type != IR_ATTR_TENSOR || !a->t)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'value' must be a tensor");
+    const ir_tensor *t = a->t;
+    if (ir_numel(t->rank, t->dims) != 1 || !t->data)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'value' must hold one element");
+    if (t->dtype == MOPT_DTYPE_STRING || mopt_dtype_size(t->dtype) == 0)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "value type %s is not supported",
+                       mopt_dtype_name(t->dtype));
+    *dtype = t->dtype;
+    *value = t->data;
+    return MOPT_OK;
+}
+
+static mopt_status cos_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64};
+    const void *value;
+    mopt_status st = cos_value(ctx, &out[0].dtype, &value);
+    if (!st) st = op_expect_dtype(ctx, &in[0], 0, k_types, 1);
+    if (st) return st;
+    char b1[IR_SHAPE_STR_CAP];
+    if (in[0].shape.rank >= 0 && in[0].shape.rank != 1)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "the shape input must be 1-D, not %s",
+                       op_shape_str(ctx, &in[0].shape, b1));
+    int64_t sh[IR_MAX_RANK], n = 0;
+    int r = known_ints(ctx, &in[0], "shape", sh, IR_MAX_RANK, &n);
+    if (r < 0) return MOPT_ERR_SHAPE;
+    if (r == 0) {
+        if (in[0].shape.rank == 1 && in[0].shape.syms[0] == 0) {
+            if ((st = rank_limit(ctx, in[0].shape.dims[0]))) return st;
+            set_unknown_dims(&out[0].shape, (int32_t)in[0].shape.dims[0]);
+        } else {
+            ir_shape_set_unknown(&out[0].shape);
+        }
+        return MOPT_OK;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (sh[i] < 0)
+            return op_fail(ctx, MOPT_ERR_SHAPE, "shape[%d] is negative (%" PRId64 ")", (int)i,
+                           sh[i]);
+    if (ir_numel((int32_t)n, sh) < 0) return op_fail(ctx, MOPT_ERR_LIMIT, "size overflows");
+    ir_shape_set(&out[0].shape, (int32_t)n, sh);
+    return MOPT_OK;
+}
+
+static mopt_status cos_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    mopt_dtype dt;
+    const void *value;
+    mopt_status st = cos_value(ctx, &dt, &value);
+    if (st) return st;
+    ref_fill(out[0].data, mopt_dtype_size(dt), op_numel(&out[0]), value);
+    return MOPT_OK;
+}
+
+/* ---- Range --------------------------------------------------------------- */
+
+static bool range_int(mopt_dtype t) {
+    return t == MOPT_DTYPE_I64 || t == MOPT_DTYPE_I32 || t == MOPT_DTYPE_I16;
+}
+
+static int64_t read_int_scalar(const op_tensor *t) {
+    switch (t->dtype) {
+    case MOPT_DTYPE_I64: return *(const int64_t *)t->data;
+    case MOPT_DTYPE_I32: return *(const int32_t *)t->data;
+    default: return *(const int16_t *)t->data;
+    }
+}
+
+/* Number of elements of Range; -1 with an error set (INVALID_ARGUMENT or LIMIT). */
+static int64_t range_count(const op_ctx *ctx, const op_tensor *in) {
+    if (range_int(in[0].dtype)) {
+        int64_t s = read_int_scalar(&in[0]), l = read_int_scalar(&in[1]),
+                d = read_int_scalar(&in[2]);
+        if (d == 0) {
+            op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT, "delta is 0");
+            return -1;
+        }
+        if (d > 0 ? l <= s : l >= s) return 0;
+        uint64_t diff = d > 0 ? (uint64_t)l - (uint64_t)s : (uint64_t)s - (uint64_t)l;
+        uint64_t step = d > 0 ? (uint64_t)d : (uint64_t)0 - (uint64_t)d;
+        return (int64_t)(diff / step + (diff % step != 0));
+    }
+    double s, l, d;
+    if (op_read_scalar(ctx, &in[0], "start", &s) || op_read_scalar(ctx, &in[1], "limit", &l) ||
+        op_read_scalar(ctx, &in[2], "delta", &d))
+        return -1;
+    if (in[0].dtype == MOPT_DTYPE_F32) /* the difference in the tensor's precision */
+        s = (double)((float)l - (float)s), l = 0;
+    else
+        s = l - s, l = 0;
+    double c = d != 0 ? ceil(s / d) : NAN;
+    if (!(c == c) || isinf(c) || d == 0) {
+        op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT, "start, limit and delta give no finite count");
+        return -1;
+    }
+    if (c <= 0) return 0;
+    if (c > (double)((int64_t)1 << 40)) {
+        op_fail(ctx, MOPT_ERR_LIMIT, "Range would have %.0f elements", c);
+        return -1;
+    }
+    return (int64_t)c;
+}
+
+static mopt_status range_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I64,
+                                         MOPT_DTYPE_I32, MOPT_DTYPE_I16};
+    mopt_status st = MOPT_OK;
+    for (int k = 0; k < 3 && !st; k++) {
+        st = op_expect_dtype(ctx, &in[k], k, k_types, 5);
+        if (!st && k) st = op_same_dtype(ctx, in, 0, k);
+        if (!st && in[k].shape.rank >= 0 && ir_shape_is_concrete(&in[k].shape) &&
+            ir_shape_numel(&in[k].shape) != 1)
+            st = op_fail(ctx, MOPT_ERR_SHAPE, "input %d must be a scalar", k);
+    }
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    set_unknown_dims(&out[0].shape, 1);
+    if (!in[0].data || !in[1].data || !in[2].data || in[0].dtype == MOPT_DTYPE_UNDEFINED)
+        return MOPT_OK;
+    int64_t n = range_count(ctx, in);
+    if (n < 0) return MOPT_ERR_INVALID_ARGUMENT;
+    out[0].shape.dims[0] = n;
+    out[0].shape.syms[0] = 0;
+    return MOPT_OK;
+}
+
+static mopt_status range_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    int64_t n = out[0].shape.dims[0];
+    if (range_int(in[0].dtype)) {
+        int64_t s = read_int_scalar(&in[0]), d = read_int_scalar(&in[2]);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t v = (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d);
+            if (in[0].dtype == MOPT_DTYPE_I64) ((int64_t *)out[0].data)[i] = v;
+            else if (in[0].dtype == MOPT_DTYPE_I32) ((int32_t *)out[0].data)[i] = (int32_t)v;
+            else ((int16_t *)out[0].data)[i] = (int16_t)v;
+        }
+    } else if (in[0].dtype == MOPT_DTYPE_F32) {
+        float s = *(const float *)in[0].data, d = *(const float *)in[2].data;
+        float *y = out[0].data;
+        for (int64_t i = 0; i < n; i++) y[i] = s + (float)i * d;
+    } else {
+        double s = *(const double *)in[0].data, d = *(const double *)in[2].data;
+        double *y = out[0].data;
+        for (int64_t i = 0; i < n; i++) y[i] = s + (double)i * d;
+    }
+    return MOPT_OK;
+}
+
+/* ---- Constant ------------------------------------------------------------ */
+
+/* The constant's dtype, shape and bytes (owned by the node). */
+static mopt_status constant_get(const op_ctx *ctx, mopt_dtype *dtype, ir_shape *shape,
+                                void **data) {
+    const ir_node *n = ctx->node;
+    const ir_attr *found = NULL;
+    for (int32_t i = 0; i < n->n_attrs; i++) {
+        const ir_attr *a = &n->attrs[i];
+        if (strcmp(a->name, "value") && strcmp(a->name, "value_float") &&
+            strcmp(a->name, "value_floats") && strcmp(a->name, "value_int") &&
+            strcmp(a->name, "value_ints") && strcmp(a->name, "sparse_value") &&
+            strcmp(a->name, "value_string") && strcmp(a->name, "value_strings"))
+            continue;
+        if (found)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "has both '%s' and '%s'", found->name,
+                           a->name);
+        found = a;
+    }
+    if (!found) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "has no value attribute");
+    ir_attr *a = (ir_attr *)found; /* the node owns it; exposing it is allowed */
+    memset(shape, 0, sizeof *shape);
+    if (!strcmp(a->name, "value") && a->type == IR_ATTR_TENSOR && a->t) {
+        if (a->t->dtype == MOPT_DTYPE_STRING || mopt_dtype_size(a->t->dtype) == 0)
+            return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "value type %s is not supported",
+                           mopt_dtype_name(a->t->dtype));
+        *dtype = a->t->dtype;
+        ir_shape_set(shape, a->t->rank, a->t->dims);
+        *data = a->t->data;
+    } else if (!strcmp(a->name, "value_float") && a->type == IR_ATTR_FLOAT) {
+        *dtype = MOPT_DTYPE_F32;
+        *data = &a->f;
+    } else if (!strcmp(a->name, "value_int") && a->type == IR_ATTR_INT) {
+        *dtype = MOPT_DTYPE_I64;
+        *data = &a->i;
+    } else if (!strcmp(a->name, "value_floats") && a->type == IR_ATTR_FLOATS) {
+        *dtype = MOPT_DTYPE_F32;
+        shape->rank = 1;
+        shape->dims[0] = (int64_t)a->n;
+        *data = a->n ? a->floats : NULL;
+    } else if (!strcmp(a->name, "value_ints") && a->type == IR_ATTR_INTS) {
+        *dtype = MOPT_DTYPE_I64;
+        shape->rank = 1;
+        shape->dims[0] = (int64_t)a->n;
+        *data = a->n ? a->ints : NULL;
+    } else {
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "attribute '%s' is not supported", a->name);
+    }
+    int64_t numel = ir_shape_numel(shape);
+    if (numel < 0) return op_fail(ctx, MOPT_ERR_LIMIT, "constant size overflows");
+    if (numel > 0 && !*data) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "constant has no data");
+    return MOPT_OK;
+}
+
+static mopt_status constant_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                  op_tensor *out, int n_out) {
+    void *data = NULL;
+    mopt_status st = constant_get(ctx, &out[0].dtype, &out[0].shape, &data);
+    if (st) return st;
+    if (!ctx->runtime) out[0].data = data;
+    return MOPT_OK;
+}
+
+static mopt_status constant_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    void *data = NULL;
+    mopt_dtype dt;
+    ir_shape s;
+    mopt_status st = constant_get(ctx, &dt, &s, &data);
+    if (st) return st;
+    size_t nb = tensor_bytes(&out[0]);
+    if (nb) memcpy(out[0].data, data, nb);
+    return MOPT_OK;
+}
+
+/* ---- Expand -------------------------------------------------------------- */
+
+static mopt_status expand_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64};
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (!st) st = op_expect_dtype(ctx, &in[1], 1, k_types, 1);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    char b1[IR_SHAPE_STR_CAP];
+    if (in[1].shape.rank >= 0 && in[1].shape.rank != 1)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "the shape input must be 1-D, not %s",
+                       op_shape_str(ctx, &in[1].shape, b1));
+    int64_t sh[IR_MAX_RANK], n = 0;
+    int r = known_ints(ctx, &in[1], "shape", sh, IR_MAX_RANK, &n);
+    if (r < 0) return MOPT_ERR_SHAPE;
+    if (r == 0) {
+        ir_shape_set_unknown(&out[0].shape);
+        if (in[1].shape.rank == 1 && in[1].shape.syms[0] == 0 && in[0].shape.rank >= 0) {
+            int64_t rank = in[1].shape.dims[0] > in[0].shape.rank ? in[1].shape.dims[0]
+                                                                   : in[0].shape.rank;
+            if ((st = rank_limit(ctx, rank))) return st;
+            set_unknown_dims(&out[0].shape, (int32_t)rank);
+        }
+        return MOPT_OK;
+    }
+    ir_shape target;
+    for (int64_t i = 0; i < n; i++)
+        if (sh[i] < 0)
+            return op_fail(ctx, MOPT_ERR_SHAPE, "shape[%d] is negative (%" PRId64 ")", (int)i,
+                           sh[i]);
+    ir_shape_set(&target, (int32_t)n, sh);
+    st = op_broadcast(ctx, &in[0].shape, &target, &out[0].shape);
+    if (st) return st;
+    if (ir_shape_is_concrete(&out[0].shape) && ir_shape_numel(&out[0].shape) < 0)
+        return op_fail(ctx, MOPT_ERR_LIMIT, "output size overflows");
+    return MOPT_OK;
+}
+
+static mopt_status expand_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    int64_t strides[IR_MAX_RANK];
+    if (op_numel(&out[0]) == 0) return MOPT_OK;
+    op_broadcast_strides(&in[0].shape, &out[0].shape, strides);
+    ref_copy_strided(out[0].data, in[0].data, mopt_dtype_size(in[0].dtype), out[0].shape.rank,
+                     out[0].shape.dims, strides);
+    return MOPT_OK;
+}
+
+/* ---- table ---------------------------------------------------------------- */
+
+static const op_def k_shape_ops[] = {
+    {"Identity", "", 1, 1, 1, 1, identity_infer, run_copy},
+    {"Dropout", "", 1, 3, 1, 2, dropout_infer, dropout_run},
+    {"Reshape", "", 2, 2, 1, 1, reshape_infer, run_copy},
+    {"Flatten", "", 1, 1, 1, 1, flatten_infer, run_copy},
+    {"Squeeze", "", 1, 2, 1, 1, squeeze_infer, run_copy},
+    {"Unsqueeze", "", 1, 2, 1, 1, unsqueeze_infer, run_copy},
+    {"Shape", "", 1, 1, 1, 1, shape_infer, shape_run},
+    {"Size", "", 1, 1, 1, 1, size_infer, size_run},
+    {"ConstantOfShape", "", 1, 1, 1, 1, cos_infer, cos_run},
+    {"Range", "", 3, 3, 1, 1, range_infer, range_run},
+    {"Constant", "", 0, 0, 1, 1, constant_infer, constant_run},
+    {"Expand", "", 2, 2, 1, 1, expand_infer, expand_run},
+};
+
 const op_def *ops_family_shape(size_t *count) {
-    *count = 0;
-    return NULL;
+    *count = sizeof k_shape_ops / sizeof k_shape_ops[0];
+    return k_shape_ops;
 }
