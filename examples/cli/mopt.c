@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #define EXIT_USAGE 2
 #define DEFAULT_SEED 0x6d6f7074u /* "mopt" */
@@ -670,6 +672,31 @@ static char *output_path(const char *dir, const char *name, size_t i) {
     return p;
 }
 
+/* mkdir -p: creates `dir` and its missing parents. Returns 0 or -1 (errno). */
+static int make_dirs(const char *dir) {
+    char path[4096];
+    size_t len = strlen(dir);
+    if (len == 0 || len >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(path, dir, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (path[i] != '/' && path[i] != '\0') continue;
+        char saved = path[i];
+        path[i] = '\0';
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            if (mkdir(path, 0777) != 0 && errno != EEXIST) return -1;
+        } else if (!S_ISDIR(st.st_mode)) {
+            errno = ENOTDIR;
+            return -1;
+        }
+        path[i] = saved;
+    }
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv) {
     common_opts c = {0};
     const char *out_dir = ".", *seed_s = NULL;
@@ -741,6 +768,11 @@ static int cmd_run(int argc, char **argv) {
     }
     if (*out_dir == '\0') {
         rc = usage_error("--output-dir is empty");
+        goto done;
+    }
+    if (make_dirs(out_dir) != 0) {
+        fprintf(stderr, "mopt: cannot create output folder '%s': %s\n", out_dir, strerror(errno));
+        rc = 1;
         goto done;
     }
     uint64_t seed = DEFAULT_SEED;
