@@ -51,6 +51,7 @@ static const char k_usage[] =
     "      --opt-level (0..3), --threads (0 = all cores), --precision (fp32, bf16,\n"
     "      int8) and --backend (auto, ref, cpu, onednn, openblas) override it.\n"
     "\n"
+    "  ops           List the operators this libmopt supports, one per line.\n"
     "  version       Print the version of mopt and of the libmopt it runs with.\n"
     "  help, --help  Print this text.\n"
     "\n"
@@ -908,6 +909,12 @@ static int cmd_version(void) {
     return EXIT_SUCCESS;
 }
 
+static int cmd_ops(void) {
+    size_t n = mopt_supported_op_count();
+    for (size_t i = 0; i < n; i++) printf("%s\n", mopt_supported_op_name(i));
+    return EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "mopt: %s: no command given\n\n",
@@ -921,6 +928,7 @@ int main(int argc, char **argv) {
         return EXIT_SUCCESS;
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) return cmd_version();
+    if (strcmp(cmd, "ops") == 0) return cmd_ops();
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(k_usage, stdout);
