@@ -62,6 +62,7 @@ mopt_status mopt_model_load_from_memory(const void *data, size_t size, const mop
 
 void mopt_model_destroy(mopt_model *m) {
     if (!m) return;
+    rt_release_kernels(m);
     ir_graph_destroy(m->graph);
     mopt_free(m);
 }

@@ -25,7 +25,9 @@ mopt_status mopt_session_create(const mopt_model *model, const mopt_options *opt
     size_t nv = (size_t)(g->n_values ? g->n_values : 1);
     s->slots = mopt_calloc(nv, sizeof *s->slots);
     s->consumers = mopt_calloc(nv, sizeof *s->consumers);
-    if (!s->slots || !s->consumers) {
+    s->scratch = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->scratch);
+    s->threads = s->config.threads > 0 ? s->config.threads : rt_default_threads();
+    if (!s->slots || !s->consumers || !s->scratch) {
         mopt_session_destroy(s);
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
     }
@@ -54,6 +56,14 @@ void mopt_session_destroy(mopt_session *s) {
         /* destroy cannot report failure; the message stays in mopt_last_error() */
         rt_trace_write(s, s->config.profile);
     }
+    if (s->scratch) {
+        const mopt_model *m = s->model;
+        for (int32_t i = 0; i < m->graph->n_nodes; i++) {
+            const op_impl *impl = m->plans ? m->plans[i].impl : NULL;
+            if (s->scratch[i] && impl && impl->release_scratch) impl->release_scratch(s->scratch[i]);
+        }
+    }
+    mopt_free(s->scratch);
     mopt_free(s->trace);
     mopt_free(s->prof);
     mopt_free(s->slots);
@@ -103,7 +113,7 @@ const char *mopt_session_profile_op(const mopt_session *s, size_t i) {
 }
 
 const char *mopt_session_profile_kernel(const mopt_session *s, size_t i) {
-    return prof_at(s, i) ? "ref" : NULL;
+    return prof_at(s, i) ? rt_node_kernel_name(s->model, (int32_t)i) : NULL;
 }
 
 int64_t mopt_session_profile_ns(const mopt_session *s, size_t i) {

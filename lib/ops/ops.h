@@ -35,6 +35,11 @@ typedef struct op_ctx {
     ir_graph *graph; /* the node's graph: symbol names; may be NULL at run time */
     int64_t opset;   /* opset version of the node's domain */
     bool runtime;    /* false during load-time inference */
+    /* Set for an op_impl's run only: */
+    const void *state; /* what impl->prepare made at model load (immutable) */
+    void **scratch;    /* per-session, per-node slot the impl may fill lazily
+                          (e.g. a primitive cache); freed by release_scratch */
+    int threads;       /* the session's thread count (>= 1) */
 } op_ctx;
 
 /* Shape and type inference. Reads in[0..n_in) (n_in == node->n_inputs) and
@@ -54,13 +59,36 @@ typedef mopt_status (*op_infer_fn)(const op_ctx *ctx, const op_tensor *in, int n
 typedef mopt_status (*op_run_fn)(const op_ctx *ctx, const op_tensor *in, int n_in,
                                  op_tensor *out, int n_out);
 
+/* A faster implementation of an op on some backend. An op_def lists its
+ * implementations in preference order; the reference `run` of the op_def is
+ * always the last resort. The choice is made once per node when the model
+ * is built (after the passes), from the `backend` option, the CPU's features
+ * and what `supports` says for the node's load-time shapes and dtypes. */
+typedef struct op_impl {
+    const char *name;    /* shown by MOPT_VERBOSE and profiles: "onednn", "cpu-avx512" */
+    const char *backend; /* "cpu", "onednn" or "openblas" */
+    /* May this impl run this node? in[k].data is set for weights. Symbolic
+     * dims may be present: an impl must then handle any size at run time. */
+    bool (*supports)(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                     int n_out);
+    /* Optional: builds immutable per-node state at model load (e.g. weights
+     * reordered for the kernel). UNSUPPORTED makes the builder try the next
+     * impl; any other failure fails the load. */
+    mopt_status (*prepare)(const op_ctx *ctx, const op_tensor *in, int n_in,
+                           const op_tensor *out, int n_out, void **state);
+    void (*release)(void *state);          /* optional */
+    op_run_fn run;                         /* ctx->state, ctx->scratch are set */
+    void (*release_scratch)(void *scratch); /* optional */
+} op_impl;
+
 typedef struct op_def {
     const char *op_type;
     const char *domain; /* "" = default ONNX domain */
     int min_inputs, max_inputs;
     int min_outputs, max_outputs;
     op_infer_fn infer;
-    op_run_fn run;
+    op_run_fn run;               /* the reference implementation */
+    const op_impl *const *impls; /* NULL-terminated, preference order; may be NULL */
 } op_def;
 
 /* Finds an op; NULL when unsupported. */

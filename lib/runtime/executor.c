@@ -117,6 +117,7 @@ static mopt_status run_nodes(mopt_session *s) {
         }
         op_ctx ctx = {.node = n, .graph = (ir_graph *)g, .runtime = true};
         ctx.opset = n->domain[0] ? ir_graph_opset(g, n->domain) : opset;
+        ctx.threads = s->threads;
         mopt_status st = n->op->infer(&ctx, in, n->n_inputs, out, n->n_outputs);
         if (st) return st;
         for (int32_t k = 0; k < n->n_outputs; k++) {
@@ -150,7 +151,14 @@ static mopt_status run_nodes(mopt_session *s) {
         }
         if (s->live_bytes > s->peak_bytes) s->peak_bytes = s->live_bytes;
         int64_t t_start = s->profiling ? rt_now_ns() : 0;
-        st = n->op->run(&ctx, in, n->n_inputs, out, n->n_outputs);
+        const rt_node_plan *plan = &s->model->plans[i];
+        if (plan->impl) {
+            ctx.state = plan->state;
+            ctx.scratch = &s->scratch[i];
+            st = plan->impl->run(&ctx, in, n->n_inputs, out, n->n_outputs);
+        } else {
+            st = n->op->run(&ctx, in, n->n_inputs, out, n->n_outputs);
+        }
         if (s->profiling && !st) {
             rt_prof_entry *pe = &s->prof[i];
             pe->start_ns = t_start - s->t0_ns;

@@ -170,14 +170,21 @@ mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **o
     m->graph = graph;
     m->config = *cfg;
     count_parameters(m);
+    st = rt_plan_kernels(m);
+    if (st) {
+        rt_release_kernels(m);
+        ir_graph_destroy(graph);
+        mopt_free(m);
+        return st;
+    }
     if (cfg->verbose) {
         char buf[IR_SHAPE_STR_CAP];
         for (int32_t i = 0; i < graph->n_nodes; i++) {
             const ir_node *n = graph->nodes[i];
             const ir_value *o = n->n_outputs && n->outputs[0] >= 0 ? graph->values[n->outputs[0]]
                                                                    : NULL;
-            fprintf(stderr, "mopt: node %d '%s' %s kernel=ref out=%s %s\n", (int)i, n->name,
-                    n->op_type, o ? mopt_dtype_name(o->dtype) : "-",
+            fprintf(stderr, "mopt: node %d '%s' %s kernel=%s out=%s %s\n", (int)i, n->name,
+                    n->op_type, rt_node_kernel_name(m, i), o ? mopt_dtype_name(o->dtype) : "-",
                     o ? ir_shape_str(&o->shape, graph, buf, sizeof buf) : "");
         }
     }

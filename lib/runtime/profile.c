@@ -3,12 +3,24 @@
  * compute-heavy operators, and writing Chrome trace files.
  */
 #include <errno.h>
+#include <sched.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/error.h"
 #include "runtime/runtime.h"
+
+int rt_default_threads(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0) return n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
 
 int64_t rt_now_ns(void) {
     struct timespec ts;

@@ -60,9 +60,15 @@ mopt_status rt_tensor_new(mopt_dtype dtype, int32_t rank, const int64_t *dims, v
                           size_t nbytes, bool owned, mopt_tensor **out);
 
 /* ---- model ---- */
+typedef struct rt_node_plan {
+    const op_impl *impl; /* NULL: the op's reference run */
+    void *state;         /* impl->prepare's product */
+} rt_node_plan;
+
 struct mopt_model {
     ir_graph *graph;
     rt_config config;
+    rt_node_plan *plans; /* one per node */
     int64_t parameter_count;
     int64_t parameter_bytes;
 };
@@ -71,6 +77,12 @@ struct mopt_model {
  * every op (listing all unsupported nodes at once), runs load-time inference
  * and the passes the options ask for. */
 mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **out);
+
+/* Chooses an implementation for every node (see op_impl). */
+mopt_status rt_plan_kernels(mopt_model *m);
+void rt_release_kernels(mopt_model *m);
+/* The kernel name of node i ("ref" or the impl's name). */
+const char *rt_node_kernel_name(const mopt_model *m, int32_t i);
 
 /* Load-time shape and type inference over the whole graph. */
 mopt_status rt_infer_graph(ir_graph *graph);
@@ -99,6 +111,8 @@ struct mopt_session {
     const mopt_model *model;
     rt_config config;
     rt_slot *slots;      /* one per graph value */
+    void **scratch;      /* one per node, for op_impl scratch */
+    int threads;         /* resolved thread count (>= 1) */
     int32_t *consumers;  /* static consumer count per value (+1 for outputs) */
     int64_t live_bytes;
     int64_t peak_bytes;
@@ -111,6 +125,9 @@ struct mopt_session {
     rt_trace_event *trace;  /* every node of every run, when writing a trace */
     size_t n_trace, cap_trace;
 };
+
+/* Number of cores available to this process (>= 1). */
+int rt_default_threads(void);
 
 /* Monotonic clock in nanoseconds. */
 int64_t rt_now_ns(void);
