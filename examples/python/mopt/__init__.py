@@ -1,0 +1,26 @@
+"""mopt — Python binding (ctypes) for libmopt, the embeddable ONNX CPU runtime.
+
+    import mopt, numpy as np
+    with mopt.Model("model.onnx", threads=2) as model:
+        with mopt.Session(model) as sess:
+            out = sess.run({"input": np.zeros((1, 3, 32, 32), np.float32)})
+
+The shared library is found through MOPT_LIBRARY, next to the package, in
+the source tree's build/ folder, or by the dynamic loader (see _capi.py).
+"""
+from .errors import (ClosedError, DTypeError, FileError, InternalError, InvalidArgumentError,
+                     InvalidModelError, LimitError, MoptError, NotFoundError, OutOfMemoryError,
+                     ParseError, ShapeError, UnsupportedError)
+from ._capi import BINDING_VERSION_NUMBER, LibraryNotFoundError
+from .core import (Model, Options, Session, TensorInfo, library_path, mopt_dtype, numpy_dtype,
+                   supported_ops, version, version_number)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Model", "Session", "Options", "TensorInfo", "supported_ops", "version", "version_number",
+    "library_path", "numpy_dtype", "mopt_dtype", "BINDING_VERSION_NUMBER",
+    "LibraryNotFoundError", "MoptError", "InvalidArgumentError", "OutOfMemoryError", "FileError",
+    "ParseError", "InvalidModelError", "UnsupportedError", "ShapeError", "DTypeError",
+    "NotFoundError", "LimitError", "InternalError", "ClosedError",
+]

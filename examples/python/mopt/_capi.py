@@ -1,0 +1,166 @@
+"""_capi.py — finds libmopt.so, loads it with ctypes and declares the C API.
+
+Discovery order (the first that exists wins):
+  1. the MOPT_LIBRARY environment variable (a path to libmopt.so; if it is
+     set, nothing else is tried, so a wrong path is an error, not a fallback);
+  2. libmopt.so next to the package (inside the package folder or beside it);
+  3. build/libmopt.so in the nearest folder above the package that has one
+     (the source tree's meson build folder);
+  4. ctypes.util.find_library("mopt") (an installed libmopt).
+"""
+import ctypes
+import ctypes.util
+import os
+from pathlib import Path
+
+# The libmopt version this binding was written against (MOPT_VERSION_NUMBER
+# of include/mopt/mopt.h). The major number must match the library's.
+BINDING_VERSION_NUMBER = 100  # 0.1.0
+BINDING_VERSION_MAJOR = BINDING_VERSION_NUMBER // 10000
+
+_LIB_NAMES = ("libmopt.so", "libmopt.so.0", "libmopt.dylib")
+
+
+class LibraryNotFoundError(ImportError):
+    """libmopt could not be found or loaded, or its version does not fit."""
+
+
+def _candidates():
+    """Yields (path, how-found) pairs in discovery order, after MOPT_LIBRARY."""
+    pkg_dir = Path(__file__).resolve().parent
+    for folder in (pkg_dir, pkg_dir.parent):
+        for name in _LIB_NAMES:
+            yield folder / name, "next to the package"
+    for folder in pkg_dir.parents:
+        for name in _LIB_NAMES:
+            cand = folder / "build" / name
+            if cand.is_file():
+                yield cand, "in the build folder " + str(folder / "build")
+    found = ctypes.util.find_library("mopt")
+    if found:
+        yield Path(found), "by ctypes.util.find_library('mopt')"
+
+
+def find_library():
+    """Returns (path, how) of the library to load, or raises LibraryNotFoundError."""
+    env = os.environ.get("MOPT_LIBRARY")
+    if env:
+        p = Path(env)
+        if not p.is_file():
+            raise LibraryNotFoundError(
+                "MOPT_LIBRARY is set to '%s', which is not a file; point it at libmopt.so "
+                "(e.g. build/libmopt.so after 'meson setup build && ninja -C build')" % env)
+        return p, "from MOPT_LIBRARY"
+    tried = []
+    for path, how in _candidates():
+        # find_library returns a bare soname ("libmopt.so.0") that dlopen resolves itself.
+        if path.is_file() or (how.startswith("by ctypes") and not path.is_absolute()):
+            return path, how
+        tried.append(str(path))
+    raise LibraryNotFoundError(
+        "cannot find libmopt: set MOPT_LIBRARY to the path of libmopt.so, or build the "
+        "library (meson setup build && ninja -C build) in the source tree that holds this "
+        "package, or install it where the dynamic loader finds it. Tried: MOPT_LIBRARY "
+        "(unset), " + ", ".join(tried) + ", ctypes.util.find_library('mopt') (nothing)")
+
+
+c_int64_p = ctypes.POINTER(ctypes.c_int64)
+c_size_p = ctypes.POINTER(ctypes.c_size_t)
+c_void_pp = ctypes.POINTER(ctypes.c_void_p)
+c_char_pp = ctypes.POINTER(ctypes.c_char_p)
+
+# name: (restype, argtypes). Opaque handles are c_void_p.
+_PROTOTYPES = {
+    "mopt_version_number": (ctypes.c_int, []),
+    "mopt_version": (ctypes.c_char_p, []),
+    "mopt_status_string": (ctypes.c_char_p, [ctypes.c_int]),
+    "mopt_last_error": (ctypes.c_char_p, []),
+    "mopt_dtype_name": (ctypes.c_char_p, [ctypes.c_int]),
+    "mopt_dtype_size": (ctypes.c_size_t, [ctypes.c_int]),
+    "mopt_options_create": (ctypes.c_int, [c_void_pp]),
+    "mopt_options_destroy": (None, [ctypes.c_void_p]),
+    "mopt_options_set_int": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64]),
+    "mopt_options_set_double": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_double]),
+    "mopt_options_set_string": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]),
+    "mopt_options_get_int": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, c_int64_p]),
+    "mopt_options_get_double": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
+                                               ctypes.POINTER(ctypes.c_double)]),
+    "mopt_options_get_string": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, c_char_pp]),
+    "mopt_options_load_yaml": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "mopt_options_load_yaml_string": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
+                                                     ctypes.c_size_t]),
+    "mopt_model_load": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_void_p, c_void_pp]),
+    "mopt_model_load_from_memory": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t,
+                                                   ctypes.c_void_p, c_void_pp]),
+    "mopt_model_destroy": (None, [ctypes.c_void_p]),
+    "mopt_model_io_count": (ctypes.c_size_t, [ctypes.c_void_p, ctypes.c_int]),
+    "mopt_model_io_name": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]),
+    "mopt_model_io_dtype": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]),
+    "mopt_model_io_rank": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]),
+    "mopt_model_io_dim": (ctypes.c_int64, [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t,
+                                           ctypes.c_int]),
+    "mopt_model_io_dim_name": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t,
+                                                 ctypes.c_int]),
+    "mopt_model_io_find": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p,
+                                          c_size_p]),
+    "mopt_model_node_count": (ctypes.c_size_t, [ctypes.c_void_p]),
+    "mopt_model_node_op_type": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_size_t]),
+    "mopt_model_node_name": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_size_t]),
+    "mopt_model_opset": (ctypes.c_int64, [ctypes.c_void_p, ctypes.c_char_p]),
+    "mopt_model_parameter_count": (ctypes.c_int64, [ctypes.c_void_p]),
+    "mopt_model_parameter_bytes": (ctypes.c_int64, [ctypes.c_void_p]),
+    "mopt_supported_op_count": (ctypes.c_size_t, []),
+    "mopt_supported_op_name": (ctypes.c_char_p, [ctypes.c_size_t]),
+    "mopt_tensor_create": (ctypes.c_int, [ctypes.c_int, ctypes.c_int, c_int64_p, c_void_pp]),
+    "mopt_tensor_wrap": (ctypes.c_int, [ctypes.c_int, ctypes.c_int, c_int64_p, ctypes.c_void_p,
+                                        ctypes.c_size_t, c_void_pp]),
+    "mopt_tensor_destroy": (None, [ctypes.c_void_p]),
+    "mopt_tensor_dtype": (ctypes.c_int, [ctypes.c_void_p]),
+    "mopt_tensor_rank": (ctypes.c_int, [ctypes.c_void_p]),
+    "mopt_tensor_dims": (c_int64_p, [ctypes.c_void_p]),
+    "mopt_tensor_element_count": (ctypes.c_int64, [ctypes.c_void_p]),
+    "mopt_tensor_size_bytes": (ctypes.c_size_t, [ctypes.c_void_p]),
+    "mopt_tensor_data": (ctypes.c_void_p, [ctypes.c_void_p]),
+    "mopt_session_create": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, c_void_pp]),
+    "mopt_session_destroy": (None, [ctypes.c_void_p]),
+    "mopt_session_run": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, c_char_pp,
+                                        c_void_pp, ctypes.c_size_t, c_char_pp, c_void_pp]),
+    "mopt_session_get_stat": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, c_int64_p]),
+    "mopt_session_profile_count": (ctypes.c_size_t, [ctypes.c_void_p]),
+    "mopt_session_profile_node": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_size_t]),
+    "mopt_session_profile_op": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_size_t]),
+    "mopt_session_profile_kernel": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_size_t]),
+    "mopt_session_profile_ns": (ctypes.c_int64, [ctypes.c_void_p, ctypes.c_size_t]),
+    "mopt_session_profile_flops": (ctypes.c_int64, [ctypes.c_void_p, ctypes.c_size_t]),
+}
+
+
+def load():
+    """Loads the library, declares every prototype and checks the version.
+
+    Returns (CDLL, path). Raises LibraryNotFoundError with the reason."""
+    path, how = find_library()
+    try:
+        lib = ctypes.CDLL(str(path))
+    except OSError as e:
+        raise LibraryNotFoundError("cannot load libmopt %s (%s): %s" % (how, path, e)) from e
+    missing = []
+    for name, (restype, argtypes) in _PROTOTYPES.items():
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            missing.append(name)
+            continue
+        fn.restype = restype
+        fn.argtypes = argtypes
+    if missing:
+        raise LibraryNotFoundError("libmopt at %s (%s) lacks %s: it is too old for this binding"
+                                   % (path, how, ", ".join(missing)))
+    number = lib.mopt_version_number()
+    if number // 10000 != BINDING_VERSION_MAJOR:
+        raise LibraryNotFoundError(
+            "libmopt at %s (%s) is version %s (%d) but this binding was written for major "
+            "version %d (%d); use a matching library or binding"
+            % (path, how, lib.mopt_version().decode(), number, BINDING_VERSION_MAJOR,
+               BINDING_VERSION_NUMBER))
+    return lib, path

@@ -1,0 +1,592 @@
+"""core.py — Options, Model and Session: the Python face of the libmopt C API.
+
+Ownership mirrors the C API. Each object owns one C handle, released by
+close(), by leaving a `with` block, or (as a last resort) by the garbage
+collector. A Session keeps its Model alive; closing a Model first closes the
+sessions made from it, so a session is never left pointing at a freed model.
+
+Copies (see README.md, "Copies"):
+  - inputs: a C-contiguous, aligned, native-byte-order numpy array whose dtype
+    is a libmopt dtype is handed to the library as is (mopt_tensor_wrap on the
+    array's own buffer; the array is kept alive for the call). Anything else
+    (a strided view, a Fortran-order or byte-swapped array) is first copied
+    by numpy into a contiguous array. Non-array feeds (lists, scalars) are
+    converted with np.asarray to the input's dtype. The dtype of an array is
+    never changed silently: a wrong dtype raises mopt.DTypeError.
+  - outputs: the library allocates each output tensor; the binding copies it
+    into a fresh numpy array and destroys the tensor at once, so the returned
+    arrays are ordinary, independent numpy arrays (one memcpy per output).
+"""
+import ctypes
+import os
+import threading
+from collections import Counter
+from collections.abc import Mapping
+from typing import NamedTuple, Optional, Tuple, Union
+
+import numpy as np
+
+from . import errors
+from ._capi import load as _load
+
+_lib, library_path = _load()
+
+MOPT_INPUT = 0
+MOPT_OUTPUT = 1
+
+# mopt_dtype -> numpy dtype (STRING and BF16 have no plain numpy counterpart).
+_NP_BY_MOPT = {
+    1: np.dtype(np.float32), 2: np.dtype(np.uint8), 3: np.dtype(np.int8),
+    4: np.dtype(np.uint16), 5: np.dtype(np.int16), 6: np.dtype(np.int32),
+    7: np.dtype(np.int64), 9: np.dtype(np.bool_), 10: np.dtype(np.float16),
+    11: np.dtype(np.float64), 12: np.dtype(np.uint32), 13: np.dtype(np.uint64),
+}
+_MOPT_BY_NP = {v: k for k, v in _NP_BY_MOPT.items()}
+_DTYPE_BF16 = 16
+
+_STAT_KEYS = ("runs", "peak_bytes", "arena_bytes", "last_run_ns")
+
+
+def _str(b):
+    return None if b is None else b.decode("utf-8", "replace")
+
+
+def _raise(status, context=None):
+    msg = _str(_lib.mopt_last_error()) or ""
+    if context:
+        msg = "%s: %s" % (context, msg) if msg else context
+    raise errors.error_class(status)(msg, status, _str(_lib.mopt_status_string(status)))
+
+
+def _check(status, context=None):
+    if status != errors.OK:
+        _raise(status, context)
+
+
+def version():
+    """The library's version string, e.g. "0.1.0"."""
+    return _str(_lib.mopt_version())
+
+
+def version_number():
+    """The library's MOPT_VERSION_NUMBER (MAJOR * 10000 + MINOR * 100 + PATCH)."""
+    return int(_lib.mopt_version_number())
+
+
+def supported_ops():
+    """Names of the operators this build of libmopt supports ("Conv", "domain.Op")."""
+    return [_str(_lib.mopt_supported_op_name(i)) for i in range(_lib.mopt_supported_op_count())]
+
+
+def numpy_dtype(mopt_dtype):
+    """The numpy dtype for a mopt_dtype value, or None (undefined, string, bf16)."""
+    return _NP_BY_MOPT.get(int(mopt_dtype))
+
+
+def mopt_dtype(dtype):
+    """The mopt_dtype value for a numpy dtype; raises DTypeError if libmopt has none."""
+    dt = np.dtype(dtype)
+    code = _MOPT_BY_NP.get(dt.newbyteorder("=")) if dt.byteorder != "|" else _MOPT_BY_NP.get(dt)
+    if code is None:
+        raise errors.DTypeError("numpy dtype %s has no libmopt element type" % dt,
+                                errors.ERR_TYPE, "incompatible type")
+    return code
+
+
+# --------------------------------------------------------------------------- options
+
+class Options:
+    """A libmopt option set, used like a dict: Options(threads=2, backend="ref").
+
+    Values: int (and bool) -> mopt_options_set_int, float -> set_double,
+    str / path -> set_string. A bool for a string option (profile=True) means
+    "1" / "". Reading an option (opts["threads"]) gives its value or default.
+    Iterating gives the keys set explicitly, in order."""
+
+    def __init__(self, options=None, **kwargs):
+        self._handle = None
+        self._log = []  # replayable ("set", key, value) / ("yaml", path) / ("yaml_string", text)
+        h = ctypes.c_void_p()
+        _check(_lib.mopt_options_create(ctypes.byref(h)))
+        self._handle = h.value
+        if options is not None:
+            self.update(options)
+        self.update(kwargs)
+
+    @property
+    def _as_parameter_(self):  # lets ctypes pass an Options where a mopt_options* goes
+        if self._handle is None:
+            raise errors.ClosedError("the Options object is closed")
+        return ctypes.c_void_p(self._handle)
+
+    def __setitem__(self, key, value):
+        if not isinstance(key, str):
+            raise errors.InvalidArgumentError("option keys are strings, not %r" % (key,))
+        k = key.encode()
+        h = self._as_parameter_
+        if isinstance(value, (bool, np.bool_)):
+            probe = ctypes.c_char_p()
+            if _lib.mopt_options_get_string(h, k, ctypes.byref(probe)) == errors.OK:
+                st = _lib.mopt_options_set_string(h, k, b"1" if value else b"")
+            else:
+                st = _lib.mopt_options_set_int(h, k, int(value))
+        elif isinstance(value, (int, np.integer)):
+            st = _lib.mopt_options_set_int(h, k, int(value))
+        elif isinstance(value, (float, np.floating)):
+            st = _lib.mopt_options_set_double(h, k, float(value))
+        elif isinstance(value, (str, os.PathLike)):
+            st = _lib.mopt_options_set_string(h, k, os.fsencode(value))
+        else:
+            raise errors.InvalidArgumentError(
+                "option '%s': values are int, float, bool or str, not %s"
+                % (key, type(value).__name__), errors.ERR_INVALID_ARGUMENT, "invalid argument")
+        _check(st)
+        self._log = [e for e in self._log if not (e[0] == "set" and e[1] == key)]
+        self._log.append(("set", key, value))
+
+    def __getitem__(self, key):
+        k = str(key).encode()
+        h = self._as_parameter_
+        i, d, s = ctypes.c_int64(), ctypes.c_double(), ctypes.c_char_p()
+        st = _lib.mopt_options_get_int(h, k, ctypes.byref(i))
+        if st == errors.OK:
+            return i.value
+        if st == errors.ERR_NOT_FOUND:
+            _raise(st)
+        if _lib.mopt_options_get_double(h, k, ctypes.byref(d)) == errors.OK:
+            return d.value
+        st = _lib.mopt_options_get_string(h, k, ctypes.byref(s))
+        _check(st)
+        return _str(s.value)
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except errors.NotFoundError:
+            return default
+
+    def update(self, other=(), **kwargs):
+        """Sets every key of a mapping, another Options object, or keyword arguments."""
+        if isinstance(other, Options):
+            self._replay(other._log)
+        else:
+            items = other.items() if isinstance(other, Mapping) else other
+            for key, value in items:
+                self[key] = value
+        for key, value in kwargs.items():
+            self[key] = value
+
+    def load_yaml(self, path):
+        """Sets every key of a flat YAML mapping file (mopt_options_load_yaml)."""
+        _check(_lib.mopt_options_load_yaml(self._as_parameter_, os.fsencode(path)))
+        self._log.append(("yaml", os.fspath(path)))
+
+    def load_yaml_string(self, text):
+        """Sets every key of a flat YAML mapping given as text."""
+        data = text.encode() if isinstance(text, str) else bytes(text)
+        _check(_lib.mopt_options_load_yaml_string(self._as_parameter_, data, len(data)))
+        self._log.append(("yaml_string", data))
+
+    def _replay(self, log):
+        for entry in log:
+            if entry[0] == "set":
+                self[entry[1]] = entry[2]
+            elif entry[0] == "yaml":
+                self.load_yaml(entry[1])
+            else:
+                self.load_yaml_string(entry[1])
+
+    def copy(self):
+        """An independent Options object with the same settings."""
+        o = Options()
+        o._replay(self._log)
+        return o
+
+    def keys(self):
+        return [e[1] for e in self._log if e[0] == "set"]
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self):
+        return len(self.keys())
+
+    def __contains__(self, key):
+        return key in self.keys()
+
+    def items(self):
+        return [(k, self[k]) for k in self.keys()]
+
+    def to_dict(self):
+        return dict(self.items())
+
+    def __repr__(self):
+        if self._handle is None:
+            return "<mopt.Options (closed)>"
+        return "mopt.Options(%s)" % ", ".join("%s=%r" % kv for kv in self.items())
+
+    def close(self):
+        """Releases the C option set; further use raises ClosedError. Idempotent."""
+        h, self._handle = self._handle, None
+        if h is not None:
+            self._destroy(h)
+
+    _destroy = staticmethod(_lib.mopt_options_destroy)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # never raise from a finalizer (e.g. at interpreter exit)
+            pass
+
+
+def _merged_options(base, options, kwargs):
+    """A fresh Options: base's settings, then options' (Options or mapping), then kwargs."""
+    o = base.copy() if base is not None else Options()
+    try:
+        if options is not None:
+            o.update(options)
+        o.update(kwargs)
+    except BaseException:
+        o.close()
+        raise
+    return o
+
+
+# --------------------------------------------------------------------------- model
+
+class TensorInfo(NamedTuple):
+    """A model input or output. shape is None when the rank is unknown; each
+    dimension is an int, the name of a symbolic dimension ("batch"), or None
+    when unknown. dtype is a numpy dtype, or None when libmopt's element type
+    has no numpy counterpart (see mopt_dtype)."""
+    name: str
+    dtype: Optional[np.dtype]
+    shape: Optional[Tuple[Union[int, str, None], ...]]
+    mopt_dtype: int
+
+
+class _Box:
+    """A C handle shared between a Session and its Model, so whichever of the
+    two is finalized first can release the session before the model."""
+    __slots__ = ("handle", "__weakref__")
+
+    def __init__(self, handle):
+        self.handle = handle
+
+
+class Model:
+    """A loaded, optimized ONNX model: Model("model.onnx", opt_level=2).
+
+    source is a path (str or os.PathLike) or the model's bytes (bytes,
+    bytearray, memoryview). Options are given as an Options object / dict
+    (`options=`) and/or as keyword arguments; they are kept and become the
+    defaults of every Session created from this model."""
+
+    def __init__(self, source, options=None, **kwargs):
+        self._handle = None
+        self._sessions = set()
+        self.options = _merged_options(None, options, kwargs)
+        h = ctypes.c_void_p()
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            data = bytes(source)
+            self.path = None
+            st = _lib.mopt_model_load_from_memory(data, len(data), self.options, ctypes.byref(h))
+        else:
+            self.path = os.fspath(source)
+            st = _lib.mopt_model_load(os.fsencode(self.path), self.options, ctypes.byref(h))
+        if st != errors.OK:
+            self.options.close()
+            _raise(st)
+        self._handle = h.value
+        self.inputs = [self._io_info(MOPT_INPUT, i)
+                       for i in range(_lib.mopt_model_io_count(self._handle, MOPT_INPUT))]
+        self.outputs = [self._io_info(MOPT_OUTPUT, i)
+                        for i in range(_lib.mopt_model_io_count(self._handle, MOPT_OUTPUT))]
+
+    def _io_info(self, kind, index):
+        h = self._handle
+        name = _str(_lib.mopt_model_io_name(h, kind, index))
+        code = _lib.mopt_model_io_dtype(h, kind, index)
+        rank = _lib.mopt_model_io_rank(h, kind, index)
+        shape = None
+        if rank >= 0:
+            dims = []
+            for axis in range(rank):
+                d = _lib.mopt_model_io_dim(h, kind, index, axis)
+                dims.append(int(d) if d >= 0 else _str(_lib.mopt_model_io_dim_name(h, kind, index,
+                                                                                    axis)))
+            shape = tuple(dims)
+        return TensorInfo(name, numpy_dtype(code), shape, int(code))
+
+    def _check_open(self):
+        if self._handle is None:
+            raise errors.ClosedError("the Model is closed")
+        return self._handle
+
+    @property
+    def node_count(self):
+        """Nodes of the graph as it will run (after optimization)."""
+        return int(_lib.mopt_model_node_count(self._check_open()))
+
+    @property
+    def nodes(self):
+        """[(name, op_type)] of the graph as it will run, in order."""
+        h = self._check_open()
+        return [(_str(_lib.mopt_model_node_name(h, i)), _str(_lib.mopt_model_node_op_type(h, i)))
+                for i in range(_lib.mopt_model_node_count(h))]
+
+    @property
+    def op_histogram(self):
+        """{op_type: node count}, most frequent first."""
+        return dict(Counter(op for _, op in self.nodes).most_common())
+
+    @property
+    def opset(self):
+        """The opset imported for the default ONNX domain (-1 if none)."""
+        return int(_lib.mopt_model_opset(self._check_open(), b""))
+
+    def opset_for(self, domain):
+        """The opset imported for an operator domain, or -1."""
+        return int(_lib.mopt_model_opset(self._check_open(), domain.encode()))
+
+    @property
+    def parameter_count(self):
+        """Number of weight elements over all initializers."""
+        return int(_lib.mopt_model_parameter_count(self._check_open()))
+
+    @property
+    def parameter_bytes(self):
+        return int(_lib.mopt_model_parameter_bytes(self._check_open()))
+
+    def session(self, options=None, **kwargs):
+        """Same as Session(self, ...)."""
+        return Session(self, options, **kwargs)
+
+    def __repr__(self):
+        if self._handle is None:
+            return "<mopt.Model (closed)>"
+        return "<mopt.Model %s: %d nodes, inputs %s, outputs %s>" % (
+            self.path or "(from memory)", self.node_count,
+            [(i.name, i.shape) for i in self.inputs], [(o.name, o.shape) for o in self.outputs])
+
+    def close(self):
+        """Closes the sessions made from this model, then releases it. Idempotent."""
+        for box in list(self._sessions):
+            h, box.handle = box.handle, None
+            if h is not None:
+                self._destroy_session(h)
+        self._sessions.clear()
+        h, self._handle = self._handle, None
+        if h is not None:
+            self._destroy(h)
+        if getattr(self, "options", None) is not None:
+            self.options.close()
+
+    _destroy = staticmethod(_lib.mopt_model_destroy)
+    _destroy_session = staticmethod(_lib.mopt_session_destroy)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+# --------------------------------------------------------------------------- session
+
+class Session:
+    """Runs a Model: Session(model, threads=4).run({"input": x}).
+
+    Options default to the model's; options / keyword arguments given here
+    override them for this session (session keys: threads, profile, ...).
+    A session serializes its own runs with a lock (libmopt sessions are
+    single-threaded); use one session per thread for parallel runs."""
+
+    def __init__(self, model, options=None, **kwargs):
+        if not isinstance(model, Model):
+            raise errors.InvalidArgumentError("Session needs a mopt.Model, not %s"
+                                              % type(model).__name__)
+        self._box = None
+        mh = model._check_open()
+        self.options = _merged_options(model.options, options, kwargs)
+        h = ctypes.c_void_p()
+        st = _lib.mopt_session_create(mh, self.options, ctypes.byref(h))
+        if st != errors.OK:
+            self.options.close()
+            _raise(st)
+        self.model = model
+        self._box = _Box(h.value)
+        model._sessions.add(self._box)
+        self._lock = threading.Lock()
+        self._inputs = {info.name: info for info in model.inputs}
+
+    def _check_open(self):
+        if self._box is None or self._box.handle is None:
+            raise errors.ClosedError("the Session is closed" if self._box is None or
+                                     self.model._handle is not None else
+                                     "the Session is closed (its Model was closed)")
+        return self._box.handle
+
+    def _wrap_input(self, name, value):
+        """Returns (tensor handle, array) for one feed; the handle borrows the
+        array's buffer (zero copy) when the array allows it. The caller must
+        keep the array alive until the tensor is destroyed."""
+        info = self._inputs.get(name)
+        if isinstance(value, np.ndarray):
+            arr = value
+        else:
+            want = info.dtype if info is not None else None
+            arr = np.asarray(value, dtype=want)
+        code = mopt_dtype(arr.dtype)  # raises DTypeError for dtypes libmopt lacks
+        if arr.dtype.byteorder not in ("=", "|"):
+            arr = arr.astype(arr.dtype.newbyteorder("="))  # byte-swapped: copy to native
+        if not (arr.flags.c_contiguous and arr.flags.aligned):
+            arr = np.ascontiguousarray(arr)  # strided / Fortran order / unaligned: copy
+        rank = arr.ndim
+        dims = (ctypes.c_int64 * rank)(*arr.shape) if rank else None
+        t = ctypes.c_void_p()
+        st = _lib.mopt_tensor_wrap(code, rank, dims, ctypes.c_void_p(arr.ctypes.data),
+                                   arr.nbytes, ctypes.byref(t))
+        _check(st, "input '%s'" % name)
+        return t.value, arr
+
+    @staticmethod
+    def _to_numpy(handle):
+        """Copies a library-owned output tensor into a new numpy array."""
+        code = _lib.mopt_tensor_dtype(handle)
+        rank = _lib.mopt_tensor_rank(handle)
+        dims_p = _lib.mopt_tensor_dims(handle)
+        shape = tuple(int(dims_p[i]) for i in range(rank))
+        nbytes = _lib.mopt_tensor_size_bytes(handle)
+        data = _lib.mopt_tensor_data(handle)
+        if code == _DTYPE_BF16:  # no numpy bf16: widen exactly to float32
+            raw = np.empty(shape, np.uint16)
+            if nbytes:
+                ctypes.memmove(raw.ctypes.data, data, nbytes)
+            return (raw.astype(np.uint32) << 16).view(np.float32)
+        dt = _NP_BY_MOPT.get(code)
+        if dt is None:
+            raise errors.UnsupportedError("output of type %s cannot be returned as numpy"
+                                          % _str(_lib.mopt_dtype_name(code)),
+                                          errors.ERR_UNSUPPORTED, "unsupported")
+        out = np.empty(shape, dt)
+        if nbytes:
+            ctypes.memmove(out.ctypes.data, data, nbytes)
+        return out
+
+    def run(self, feeds, output_names=None):
+        """Runs the model once.
+
+        feeds: {input name: array} (or a list of arrays in model input order).
+        output_names: names of the outputs wanted (default: all, model order).
+        Returns {output name: numpy array}. Raises a MoptError subclass
+        (DTypeError, ShapeError, NotFoundError, ...) with the library's message."""
+        h = self._check_open()
+        if isinstance(feeds, Mapping):
+            items = list(feeds.items())
+        elif isinstance(feeds, (list, tuple)):
+            if len(feeds) != len(self.model.inputs):
+                raise errors.InvalidArgumentError(
+                    "the model has %d inputs but %d were given"
+                    % (len(self.model.inputs), len(feeds)), errors.ERR_INVALID_ARGUMENT,
+                    "invalid argument")
+            items = [(info.name, v) for info, v in zip(self.model.inputs, feeds)]
+        else:
+            raise errors.InvalidArgumentError("feeds must be a dict {name: array} or a list, "
+                                              "not %s" % type(feeds).__name__,
+                                              errors.ERR_INVALID_ARGUMENT, "invalid argument")
+        if output_names is None:
+            out_names = [o.name for o in self.model.outputs]
+        elif isinstance(output_names, str):
+            out_names = [output_names]
+        else:
+            out_names = list(output_names)
+        n_in, n_out = len(items), len(out_names)
+        handles, keep = [], []
+        outs = (ctypes.c_void_p * max(n_out, 1))()
+        with self._lock:
+            try:
+                for name, value in items:
+                    if not isinstance(name, str):
+                        raise errors.InvalidArgumentError("input names are strings, not %r"
+                                                          % (name,))
+                    t, arr = self._wrap_input(name, value)
+                    handles.append(t)
+                    keep.append(arr)
+                in_names = (ctypes.c_char_p * max(n_in, 1))(*[n.encode() for n, _ in items])
+                in_tensors = (ctypes.c_void_p * max(n_in, 1))(*handles)
+                o_names = (ctypes.c_char_p * max(n_out, 1))(*[n.encode() for n in out_names])
+                st = _lib.mopt_session_run(h, n_in, in_names, in_tensors, n_out, o_names, outs)
+                _check(st)
+                return {name: self._to_numpy(outs[i]) for i, name in enumerate(out_names)}
+            finally:
+                for i in range(n_out):
+                    if outs[i]:
+                        _lib.mopt_tensor_destroy(outs[i])
+                for t in handles:
+                    _lib.mopt_tensor_destroy(t)
+                del keep
+
+    def stats(self):
+        """{key: int} from mopt_session_get_stat: runs, peak_bytes, arena_bytes, last_run_ns."""
+        h = self._check_open()
+        out = {}
+        v = ctypes.c_int64()
+        for key in _STAT_KEYS:
+            st = _lib.mopt_session_get_stat(h, key.encode(), ctypes.byref(v))
+            if st == errors.ERR_NOT_FOUND:  # an older library without that statistic
+                continue
+            _check(st, "statistic '%s'" % key)
+            out[key] = int(v.value)
+        return out
+
+    def profile(self):
+        """Per-node timings of the last run, in execution order:
+        [{"node", "op", "kernel", "ns", "flops"}]. Empty unless the session was
+        created with profile=True (or "1", or a Chrome-trace path) and has run."""
+        h = self._check_open()
+        return [{
+            "node": _str(_lib.mopt_session_profile_node(h, i)),
+            "op": _str(_lib.mopt_session_profile_op(h, i)),
+            "kernel": _str(_lib.mopt_session_profile_kernel(h, i)),
+            "ns": int(_lib.mopt_session_profile_ns(h, i)),
+            "flops": int(_lib.mopt_session_profile_flops(h, i)),
+        } for i in range(_lib.mopt_session_profile_count(h))]
+
+    def close(self):
+        """Releases the session (writing its Chrome trace if one was asked for). Idempotent."""
+        box, self._box = self._box, None
+        if box is not None:
+            h, box.handle = box.handle, None
+            if h is not None:
+                self._destroy(h)
+            self.model._sessions.discard(box)
+        if getattr(self, "options", None) is not None:
+            self.options.close()
+
+    _destroy = staticmethod(_lib.mopt_session_destroy)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
