@@ -548,3 +548,20 @@ def test_garbage_collection_in_any_order():
 def test_session_requires_model():
     with pytest.raises(mopt.InvalidArgumentError):
         mopt.Session("model.onnx")
+
+
+def test_package_builds_as_a_wheel(tmp_path):
+    """pip can build the package from its folder (copied, so the tree stays clean)."""
+    import shutil
+    import zipfile
+    src = tmp_path / "src"
+    shutil.copytree(PKG_ROOT, src, ignore=shutil.ignore_patterns("__pycache__", "build",
+                                                                  "*.egg-info", "*.so*"))
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                        "-q", "-w", str(tmp_path / "dist"), str(src)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    wheels = list((tmp_path / "dist").glob("mopt-*.whl"))
+    assert len(wheels) == 1
+    names = set(zipfile.ZipFile(wheels[0]).namelist())
+    assert {"mopt/__init__.py", "mopt/_capi.py", "mopt/core.py", "mopt/errors.py"} <= names

@@ -1,0 +1,567 @@
+#!/usr/bin/env python3
+"""compare.py — libmopt vs ONNX Runtime (and optionally PyTorch) on one ONNX model.
+
+Every system gets the same seeded inputs and the same thread count, and runs
+alternate inside one process (after a warm-up, round i runs every system once,
+in an order rotated each round), so that frequency scaling, cache state and
+noisy neighbours hit all of them alike. Prints p50/p95/p99 latency,
+throughput and the ratio to ONNX Runtime, then the output differences (max
+abs, cosine similarity) against ONNX Runtime, and libmopt's time per op type.
+
+    python3 bench/compare.py tests/models/bert/model.onnx --dim batch=8 --dim seq=64 \
+        --threads 4 --iterations 200 --mopt-config opt_level=0 --mopt-config opt_level=2 \
+        --plots out/compare --json out/compare.json
+
+See bench/COMPARE.md for every flag and how to read the output.
+"""
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+
+try:
+    import mopt
+except ImportError:  # not installed: use the in-tree binding
+    sys.path.insert(0, str(REPO / "examples" / "python"))
+    import mopt
+
+
+# --------------------------------------------------------------------------- statistics
+
+def percentile(samples, q):
+    """The q-th percentile (0..100) with linear interpolation between order statistics
+    (numpy's default 'linear' method); samples must be non-empty."""
+    s = sorted(samples)
+    if not s:
+        raise ValueError("percentile of no samples")
+    pos = (len(s) - 1) * q / 100.0
+    lo = int(np.floor(pos))
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def summarize(samples_ms, items_per_run=1):
+    """Latency summary in ms and throughput of a list of per-run latencies."""
+    mean = float(np.mean(samples_ms))
+    return {
+        "p50": percentile(samples_ms, 50), "p95": percentile(samples_ms, 95),
+        "p99": percentile(samples_ms, 99), "mean": mean, "min": min(samples_ms),
+        "max": max(samples_ms), "runs": len(samples_ms),
+        "throughput_per_s": 1000.0 / mean if mean > 0 else float("inf"),
+        "items_per_s": items_per_run * 1000.0 / mean if mean > 0 else float("inf"),
+    }
+
+
+def difference(got, ref):
+    """max |got - ref| and cosine similarity of two arrays, in float64."""
+    a = np.asarray(got, np.float64).ravel()
+    b = np.asarray(ref, np.float64).ravel()
+    if a.shape != b.shape:
+        return {"max_abs": float("nan"), "cosine": float("nan"),
+                "error": "shape %s vs %s" % (np.shape(got), np.shape(ref))}
+    if a.size == 0:
+        return {"max_abs": 0.0, "cosine": 1.0}
+    max_abs = float(np.max(np.abs(a - b)))
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    if na == 0 and nb == 0:
+        cos = 1.0
+    elif na == 0 or nb == 0:
+        cos = 0.0
+    else:
+        cos = float(np.dot(a, b) / (na * nb))
+    return {"max_abs": max_abs, "cosine": cos}
+
+
+# --------------------------------------------------------------------------- inputs
+
+def parse_kv_list(text, what):
+    """"a=1,b=x" -> {"a": 1, "b": "x"} (ints and floats converted)."""
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise SystemExit("compare.py: %s '%s': expected KEY=VALUE" % (what, part))
+        k, v = (s.strip() for s in part.split("=", 1))
+        for conv in (int, float):
+            try:
+                v = conv(v)
+                break
+            except ValueError:
+                pass
+        out[k] = v
+    return out
+
+
+def make_inputs(model, dims, shapes, files, seed, int_range):
+    """Seeded inputs for every model input: shapes from --shape, else the model's
+    shape with symbolic dims from --dim (unset ones become 1, with a note)."""
+    rng = np.random.default_rng(seed)
+    feeds, notes = {}, []
+    for info in model.inputs:
+        if info.name in files:
+            feeds[info.name] = np.load(files[info.name])
+            continue
+        if info.name in shapes:
+            shape = shapes[info.name]
+        elif info.shape is None:
+            raise SystemExit("compare.py: input '%s' has unknown rank: give --shape %s=D0,D1,..."
+                             % (info.name, info.name))
+        else:
+            shape = []
+            for axis, d in enumerate(info.shape):
+                if isinstance(d, int):
+                    shape.append(d)
+                elif d is not None and d in dims:
+                    shape.append(dims[d])
+                else:
+                    label = d if d is not None else "%s[%d]" % (info.name, axis)
+                    notes.append("dimension '%s' not given (--dim %s=N): using 1" % (label, d or
+                                                                                     "NAME"))
+                    shape.append(1)
+        dt = info.dtype
+        if dt is None:
+            raise SystemExit("compare.py: input '%s' has an element type numpy lacks" % info.name)
+        if dt.kind == "f":
+            a = rng.standard_normal(shape).astype(dt)
+        elif dt.kind == "b":
+            a = rng.integers(0, 2, shape).astype(dt)
+        elif "mask" in info.name.lower():
+            a = np.ones(shape, dt)
+        else:
+            a = rng.integers(int_range[0], int_range[1], shape).astype(dt)
+        feeds[info.name] = a
+    return feeds, notes
+
+
+# --------------------------------------------------------------------------- systems
+
+class System:
+    """One column of the comparison: a name, a run(feeds) -> [arrays] callable."""
+
+    def __init__(self, label, kind):
+        self.label, self.kind = label, kind
+        self.samples_ms = []
+        self.outputs = None
+        self.error = None
+        self.load_ms = None
+        self.first_ms = None
+
+    def close(self):
+        pass
+
+
+class MoptSystem(System):
+    def __init__(self, path, options, threads, label):
+        super().__init__(label, "mopt")
+        self.options = dict(options)
+        t0 = time.perf_counter()
+        self.model = mopt.Model(path, **self.options)
+        self.session = mopt.Session(self.model, threads=threads)
+        self.load_ms = (time.perf_counter() - t0) * 1e3
+        self.output_names = [o.name for o in self.model.outputs]
+
+    def run(self, feeds):
+        out = self.session.run(feeds)
+        return [out[n] for n in self.output_names]
+
+    def profile(self, feeds, runs, threads):
+        """Mean time per op type (ms) over `runs` profiled runs of a separate session."""
+        per_op, per_node = {}, {}
+        with mopt.Session(self.model, threads=threads, profile=True) as s:
+            s.run(feeds)  # warm-up
+            for _ in range(runs):
+                s.run(feeds)
+                for p in s.profile():
+                    per_op.setdefault(p["op"], [0.0, 0, 0])
+                    per_op[p["op"]][0] += p["ns"] / 1e6 / runs
+                    per_op[p["op"]][1] += p["flops"] / runs
+                    per_node[p["node"]] = per_node.get(p["node"], 0.0) + p["ns"] / 1e6 / runs
+            nodes_per_op = {}
+            for p in s.profile():
+                nodes_per_op[p["op"]] = nodes_per_op.get(p["op"], 0) + 1
+        total = sum(v[0] for v in per_op.values()) or 1.0
+        rows = [{"op": op, "ms": v[0], "share": v[0] / total, "nodes": nodes_per_op.get(op, 0),
+                 "gflops": (v[1] / (v[0] * 1e6)) if v[1] and v[0] > 0 else None}
+                for op, v in per_op.items()]
+        rows.sort(key=lambda r: -r["ms"])
+        return rows
+
+    def close(self):
+        self.session.close()
+        self.model.close()
+
+
+class OrtSystem(System):
+    def __init__(self, path, threads, output_names):
+        import onnxruntime as ort
+        super().__init__("onnxruntime", "ort")
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        t0 = time.perf_counter()
+        self.sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        self.load_ms = (time.perf_counter() - t0) * 1e3
+        self.output_names = output_names
+        self.version = ort.__version__
+
+    def run(self, feeds):
+        return self.sess.run(self.output_names, feeds)
+
+
+class TorchSystem(System):
+    """A TorchScript file (--torch-script) or a factory "module_or_file.py:function"
+    (--torch-factory) returning an nn.Module; called with the inputs in model order."""
+
+    def __init__(self, script, factory, threads, input_names):
+        import torch
+        super().__init__("torch", "torch")
+        self.torch = torch
+        torch.set_num_threads(threads)
+        t0 = time.perf_counter()
+        if script:
+            self.module = torch.jit.load(script, map_location="cpu")
+        else:
+            import importlib
+            import importlib.util
+            mod_name, _, fn = factory.rpartition(":")
+            if not mod_name or not fn:
+                raise SystemExit("compare.py: --torch-factory wants MODULE:FUNCTION or FILE.py:FUNCTION")
+            if mod_name.endswith(".py"):
+                spec = importlib.util.spec_from_file_location("_compare_factory", mod_name)
+                mod = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(mod)
+            else:
+                mod = importlib.import_module(mod_name)
+            self.module = getattr(mod, fn)()
+        self.module.eval()
+        self.load_ms = (time.perf_counter() - t0) * 1e3
+        self.input_names = input_names
+        self.version = torch.__version__
+
+    def run(self, feeds):
+        torch = self.torch
+        with torch.inference_mode():
+            out = self.module(*[torch.from_numpy(feeds[n]) for n in self.input_names])
+        if isinstance(out, dict):
+            out = list(out.values())
+        elif not isinstance(out, (list, tuple)):
+            out = [out]
+        return [o.detach().numpy() for o in out]
+
+
+# --------------------------------------------------------------------------- the run
+
+def measure(systems, feeds, warmup, iterations, duration, progress):
+    """Warm-up, then alternating timed rounds; fills each system's samples_ms."""
+    live = [s for s in systems if s.error is None]
+    for s in live:
+        try:
+            t0 = time.perf_counter_ns()
+            s.outputs = s.run(feeds)
+            s.first_ms = (time.perf_counter_ns() - t0) / 1e6
+            for _ in range(warmup):
+                s.run(feeds)
+        except Exception as e:  # a system that cannot run is reported, not fatal
+            s.error = "%s: %s" % (type(e).__name__, e)
+    live = [s for s in systems if s.error is None]
+    if not live:
+        return
+    start = time.perf_counter()
+    i = 0
+    while True:
+        if duration is not None:
+            if time.perf_counter() - start >= duration:
+                break
+        elif i >= iterations:
+            break
+        k = i % len(live)
+        for s in live[k:] + live[:k]:
+            t0 = time.perf_counter_ns()
+            s.run(feeds)
+            s.samples_ms.append((time.perf_counter_ns() - t0) / 1e6)
+        i += 1
+        if progress and (i % 10 == 0):
+            total = ("%.0fs" % duration) if duration is not None else str(iterations)
+            sys.stderr.write("\r  round %d / %s" % (i, total))
+            sys.stderr.flush()
+    if progress:
+        sys.stderr.write("\r" + " " * 40 + "\r")
+
+
+def fmt(v, spec="%.3f"):
+    return "-" if v is None else spec % v
+
+
+def print_tables(result, out=None):
+    out = out or sys.stdout
+    sysres = result["systems"]
+    ref = result["reference"]
+    w = max([len(k) for k in sysres] + [12])
+    out.write("\nlatency (ms) over %s alternating rounds, %d thread(s)%s\n" % (
+        result["rounds"], result["threads"],
+        ", %s" % ", ".join("%s=%s" % kv for kv in result["dims"].items()) if result["dims"] else ""))
+    head = "%-*s %9s %9s %9s %9s %9s %10s %10s %10s" % (
+        w, "system", "load ms", "first ms", "p50", "p95", "p99", "mean", "inf/s",
+        "p50/%s" % ("ORT" if ref == "onnxruntime" else "ref"))
+    out.write(head + "\n" + "-" * len(head) + "\n")
+    ref_p50 = sysres.get(ref, {}).get("latency_ms", {}).get("p50") if ref else None
+    for label, r in sysres.items():
+        if r.get("error"):
+            out.write("%-*s  failed: %s\n" % (w, label, r["error"]))
+            continue
+        lat = r["latency_ms"]
+        ratio = "%.2fx" % (lat["p50"] / ref_p50) if ref_p50 else "-"
+        out.write("%-*s %9s %9s %9.3f %9.3f %9.3f %10.3f %10.1f %10s\n" % (
+            w, label, fmt(r.get("load_ms"), "%.1f"), fmt(r.get("first_ms"), "%.2f"), lat["p50"],
+            lat["p95"], lat["p99"], lat["mean"], r["throughput_per_s"], ratio))
+    if result.get("items_per_run", 1) != 1:
+        out.write("(items/s = inf/s x %d)\n" % result["items_per_run"])
+    if ref_p50:
+        out.write("p50/%s < 1 means faster than %s\n" % ("ORT" if ref == "onnxruntime" else "ref",
+                                                         ref))
+    diffs = result.get("differences", {})
+    if diffs:
+        out.write("\noutput difference vs %s\n" % ref)
+        head = "%-*s %-24s %12s %12s" % (w, "system", "output", "max abs", "cosine")
+        out.write(head + "\n" + "-" * len(head) + "\n")
+        for label, per_out in diffs.items():
+            for oname, d in per_out.items():
+                if d.get("error"):
+                    out.write("%-*s %-24s %s\n" % (w, label, oname, d["error"]))
+                else:
+                    out.write("%-*s %-24s %12.3g %12.8f\n" % (w, label, oname[:24], d["max_abs"],
+                                                               d["cosine"]))
+    for label, rows in result.get("mopt_profile", {}).items():
+        out.write("\n%s: time per op type (profiled runs, ms per inference)\n" % label)
+        head = "%-24s %6s %10s %7s %9s" % ("op", "nodes", "ms", "share", "GFLOP/s")
+        out.write(head + "\n" + "-" * len(head) + "\n")
+        for r in rows[:12]:
+            out.write("%-24s %6d %10.4f %6.1f%% %9s\n" % (r["op"][:24], r["nodes"], r["ms"],
+                                                           100 * r["share"],
+                                                           fmt(r["gflops"], "%.2f")))
+
+
+def write_plots(result, samples, folder):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.stderr.write("warning: matplotlib is not installed: skipping plots "
+                         "(pip install matplotlib)\n")
+        return []
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    mp = Path(result["model"])
+    stem = mp.parent.name if mp.stem == "model" and mp.parent.name else mp.stem
+    if result["dims"]:
+        stem += "_" + "_".join("%s%s" % kv for kv in result["dims"].items())
+    written = []
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for label, s in samples.items():
+        if not s:
+            continue
+        xs = np.sort(s)
+        ax.plot(xs, np.arange(1, len(xs) + 1) / len(xs), label=label, drawstyle="steps-post")
+    ax.set_xscale("log")  # keeps the body of the distribution readable next to its tail
+    ax.set_xlabel("latency (ms, log scale)")
+    ax.set_ylabel("fraction of runs")
+    ax.set_title("latency CDF: %s, threads=%d" % (stem, result["threads"]))
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    p = folder / ("%s_latency_cdf.png" % stem)
+    fig.tight_layout()
+    fig.savefig(p, dpi=120)
+    plt.close(fig)
+    written.append(str(p))
+    for label, rows in result.get("mopt_profile", {}).items():
+        rows = rows[:20][::-1]
+        if not rows:
+            continue
+        fig, ax = plt.subplots(figsize=(7, 0.3 * len(rows) + 1.5))
+        ax.barh([r["op"] for r in rows], [r["ms"] for r in rows])
+        ax.set_xlabel("ms per inference (sum over nodes of the op type)")
+        ax.set_title("%s per-op time: %s" % (label, stem))
+        ax.grid(True, axis="x", alpha=0.3)
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in label)
+        p = folder / ("%s_ops_%s.png" % (stem, safe))
+        fig.tight_layout()
+        fig.savefig(p, dpi=120)
+        plt.close(fig)
+        written.append(str(p))
+    return written
+
+
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model", help="the ONNX model")
+    ap.add_argument("--dim", action="append", default=[], metavar="NAME=N",
+                    help="value of a symbolic dimension (repeatable): --dim batch=8 --dim seq=128")
+    ap.add_argument("--shape", action="append", default=[], metavar="INPUT=D0,D1,..",
+                    help="the full shape of an input (overrides --dim for it)")
+    ap.add_argument("--input", action="append", default=[], metavar="INPUT=FILE.npy",
+                    help="feed an input from a .npy file instead of random data")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the random inputs (0)")
+    ap.add_argument("--int-range", default="0:100", metavar="LOW:HIGH",
+                    help="range of random integer inputs, e.g. token ids (0:100); "
+                         "inputs named *mask* get ones")
+    ap.add_argument("--threads", type=int, default=1, help="threads for every system (1)")
+    ap.add_argument("--warmup", type=int, default=5, help="untimed runs per system (5)")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--iterations", type=int, default=None, help="timed rounds (default 100)")
+    g.add_argument("--duration", type=float, default=None, metavar="S",
+                   help="run rounds for S seconds instead")
+    ap.add_argument("--mopt-config", action="append", default=[], metavar="K=V,K=V",
+                    help="a libmopt option set (repeatable; one column each), e.g. "
+                         "'opt_level=0' or 'opt_level=2,precision=bf16'. Default: library defaults")
+    ap.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime out")
+    ap.add_argument("--torch-script", metavar="MODULE.pt", help="also run this TorchScript file")
+    ap.add_argument("--torch-factory", metavar="MOD:FN",
+                    help="also run the nn.Module returned by FN() of a module or FILE.py")
+    ap.add_argument("--profile-runs", type=int, default=10,
+                    help="profiled libmopt runs for the per-op table (10; 0 = off)")
+    ap.add_argument("--plots", metavar="DIR", help="write PNG plots there (needs matplotlib)")
+    ap.add_argument("--json", metavar="FILE", help="write all figures as JSON")
+    ap.add_argument("--samples", action="store_true", help="include raw latencies in the JSON")
+    ap.add_argument("--quiet", action="store_true", help="no progress output")
+    args = ap.parse_args(argv)
+
+    if args.threads < 1:
+        ap.error("--threads must be >= 1 (every system gets the same explicit count)")
+    iterations = args.iterations if args.iterations is not None else 100
+    dims = {}
+    for d in args.dim:
+        dims.update(parse_kv_list(d, "--dim"))
+    for k, v in dims.items():
+        if not isinstance(v, int) or v < 0:
+            ap.error("--dim %s=%s: the value must be a non-negative integer" % (k, v))
+    shapes = {}
+    for s in args.shape:
+        name, _, text = s.partition("=")
+        try:
+            shapes[name] = [int(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            ap.error("--shape %s: expected INPUT=D0,D1,..." % s)
+    files = dict(s.split("=", 1) for s in args.input)
+    lo, _, hi = args.int_range.partition(":")
+    int_range = (int(lo), int(hi))
+    configs = [parse_kv_list(c, "--mopt-config") for c in args.mopt_config] or [{}]
+    path = Path(args.model)
+    progress = not args.quiet and sys.stderr.isatty()
+
+    # The first libmopt config is also where the input description comes from.
+    systems = []
+    for cfg in configs:
+        label = "mopt" + ("[%s]" % ",".join("%s=%s" % kv for kv in cfg.items()) if cfg else "")
+        try:
+            systems.append(MoptSystem(path, cfg, args.threads, label))
+        except mopt.MoptError as e:
+            s = System(label, "mopt")
+            s.error = str(e)
+            systems.append(s)
+    info_model = next((s.model for s in systems if s.error is None), None)
+    if info_model is None:
+        # describe the inputs with a defaults-only model load if every config failed
+        try:
+            info_model = mopt.Model(path, opt_level=0)
+        except mopt.MoptError as e:
+            raise SystemExit("compare.py: libmopt cannot load %s: %s" % (path, e))
+    feeds, notes = make_inputs(info_model, dims, shapes, files, args.seed, int_range)
+    output_names = [o.name for o in info_model.outputs]
+    for n in notes:
+        print("note: " + n)
+    if not args.no_ort:
+        try:
+            systems.insert(0, OrtSystem(path, args.threads, output_names))
+        except ImportError:
+            print("note: onnxruntime is not installed: comparing libmopt configurations only")
+    if args.torch_script or args.torch_factory:
+        try:
+            systems.append(TorchSystem(args.torch_script, args.torch_factory, args.threads,
+                                       [i.name for i in info_model.inputs]))
+        except ImportError:
+            print("note: torch is not importable: leaving PyTorch out")
+
+    measure(systems, feeds, args.warmup, iterations, args.duration, progress)
+
+    batch = dims.get("batch", 1)
+    live = [s for s in systems if s.error is None]
+    ref = live[0] if live else None
+    result = {
+        "model": str(path), "dims": dims, "threads": args.threads, "seed": args.seed,
+        "warmup": args.warmup, "rounds": len(live[0].samples_ms) if live else 0,
+        "items_per_run": batch,
+        "inputs": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in feeds.items()},
+        "reference": ref.label if ref else None,
+        "env": {"cpu": cpu_model(), "python": platform.python_version(),
+                "mopt": mopt.version(), "mopt_library": str(mopt.library_path),
+                **{s.kind: s.version for s in systems if hasattr(s, "version")}},
+        "systems": {}, "differences": {}, "mopt_profile": {},
+    }
+    for s in systems:
+        if s.error is not None or not s.samples_ms:
+            result["systems"][s.label] = {"error": s.error or "no samples"}
+            continue
+        summ = summarize(s.samples_ms, batch)
+        entry = {"load_ms": s.load_ms, "first_ms": s.first_ms,
+                 "latency_ms": {k: summ[k] for k in ("p50", "p95", "p99", "mean", "min", "max")},
+                 "throughput_per_s": summ["throughput_per_s"], "items_per_s": summ["items_per_s"],
+                 "runs": summ["runs"]}
+        if s.kind == "mopt":
+            entry["config"] = s.options
+        if args.samples:
+            entry["samples_ms"] = s.samples_ms
+        result["systems"][s.label] = entry
+    ref_p50 = result["systems"][ref.label]["latency_ms"]["p50"] if ref else None
+    for s in live:
+        result["systems"][s.label]["p50_ratio_vs_reference"] = (
+            result["systems"][s.label]["latency_ms"]["p50"] / ref_p50 if ref_p50 else None)
+        if s is ref:
+            continue
+        names = output_names if len(s.outputs) == len(output_names) else [
+            "output_%d" % i for i in range(len(s.outputs))]
+        result["differences"][s.label] = {n: difference(g, r) for n, g, r in
+                                          zip(names, s.outputs, ref.outputs)}
+    if args.profile_runs > 0:
+        for s in live:
+            if s.kind == "mopt":
+                result["mopt_profile"][s.label] = s.profile(feeds, args.profile_runs, args.threads)
+
+    print("model %s, inputs %s" % (path, ", ".join("%s %s%s" % (k, v.dtype, list(v.shape))
+                                                  for k, v in feeds.items())))
+    print_tables(result)
+    if args.plots:
+        written = write_plots(result, {s.label: s.samples_ms for s in systems}, args.plots)
+        for p in written:
+            print("wrote " + p)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2, default=float)
+        print("wrote " + args.json)
+    for s in systems:
+        s.close()
+    return 0 if all(s.error is None for s in systems) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
