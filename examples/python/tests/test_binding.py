@@ -479,10 +479,22 @@ def test_profile_chrome_trace(tiny, tmp_path):
     s.run({"x": np.ones((1, 8), np.float32)})
     assert len(s.profile()) == model.node_count
     s.close()
-    events = json.loads(trace.read_text())
-    events = events["traceEvents"] if isinstance(events, dict) else events
-    assert {e.get("name") for e in events} >= {"mm", "sm"} or \
-        {e.get("args", {}).get("op") for e in events} >= {"MatMul", "Softmax"}
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert [(e["name"], e["cat"], e["ph"]) for e in events] == [
+        ("mm", "MatMul", "X"), ("sm", "Softmax", "X")]
+    assert all(e["dur"] >= 0 for e in events)
+
+
+def test_trace_written_when_model_closed_first(tiny, tmp_path):
+    """Closing the model closes its sessions first, so the trace (which reads the
+    model's graph) is still written correctly."""
+    data, _ = tiny_model_bytes()
+    trace = tmp_path / "t.json"
+    model = mopt.Model(data)
+    s = mopt.Session(model, profile=str(trace))
+    s.run({"x": np.ones((1, 8), np.float32)})
+    model.close()
+    assert [e["name"] for e in json.loads(trace.read_text())["traceEvents"]] == ["mm", "sm"]
 
 
 def test_profile_models_cnn():
