@@ -206,6 +206,7 @@ class OrtSystem(System):
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.log_severity_level = 3  # errors are reported in the table, not logged twice
         t0 = time.perf_counter()
         self.sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
         self.load_ms = (time.perf_counter() - t0) * 1e3
@@ -270,7 +271,7 @@ def measure(systems, feeds, warmup, iterations, duration, progress):
             for _ in range(warmup):
                 s.run(feeds)
         except Exception as e:  # a system that cannot run is reported, not fatal
-            s.error = "%s: %s" % (type(e).__name__, e)
+            s.error = ("%s: %s" % (type(e).__name__, e)).strip()
     live = [s for s in systems if s.error is None]
     if not live:
         return
@@ -391,7 +392,7 @@ def write_plots(result, samples, folder):
         ax.set_xlabel("ms per inference (sum over nodes of the op type)")
         ax.set_title("%s per-op time: %s" % (label, stem))
         ax.grid(True, axis="x", alpha=0.3)
-        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in label)
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in label).strip("_")
         p = folder / ("%s_ops_%s.png" % (stem, safe))
         fig.tight_layout()
         fig.savefig(p, dpi=120)
