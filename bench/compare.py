@@ -171,24 +171,32 @@ class MoptSystem(System):
         return [out[n] for n in self.output_names]
 
     def profile(self, feeds, runs, threads):
-        """Mean time per op type (ms) over `runs` profiled runs of a separate session."""
-        per_op, per_node = {}, {}
+        """Time per op type over `runs` profiled runs of a separate session (so that
+        profiling never touches the timed runs): per op type, the median over runs of
+        the summed node times (robust to the odd preempted run), in ms."""
+        per_run = []  # [{op: [ns, flops]}]
+        nodes_per_op = {}
         with mopt.Session(self.model, threads=threads, profile=True) as s:
             s.run(feeds)  # warm-up
             for _ in range(runs):
                 s.run(feeds)
+                acc = {}
                 for p in s.profile():
-                    per_op.setdefault(p["op"], [0.0, 0, 0])
-                    per_op[p["op"]][0] += p["ns"] / 1e6 / runs
-                    per_op[p["op"]][1] += p["flops"] / runs
-                    per_node[p["node"]] = per_node.get(p["node"], 0.0) + p["ns"] / 1e6 / runs
-            nodes_per_op = {}
+                    a = acc.setdefault(p["op"], [0, 0])
+                    a[0] += p["ns"]
+                    a[1] += p["flops"]
+                per_run.append(acc)
             for p in s.profile():
                 nodes_per_op[p["op"]] = nodes_per_op.get(p["op"], 0) + 1
-        total = sum(v[0] for v in per_op.values()) or 1.0
-        rows = [{"op": op, "ms": v[0], "share": v[0] / total, "nodes": nodes_per_op.get(op, 0),
-                 "gflops": (v[1] / (v[0] * 1e6)) if v[1] and v[0] > 0 else None}
-                for op, v in per_op.items()]
+        rows = []
+        for op in nodes_per_op:
+            ms = float(np.median([r.get(op, [0, 0])[0] for r in per_run])) / 1e6
+            flops = per_run[-1].get(op, [0, 0])[1] if per_run else 0
+            rows.append({"op": op, "ms": ms, "nodes": nodes_per_op[op],
+                         "gflops": flops / (ms * 1e6) if flops and ms > 0 else None})
+        total = sum(r["ms"] for r in rows) or 1.0
+        for r in rows:
+            r["share"] = r["ms"] / total
         rows.sort(key=lambda r: -r["ms"])
         return rows
 
@@ -201,12 +209,13 @@ class OrtSystem(System):
     def __init__(self, path, threads, output_names):
         import onnxruntime as ort
         super().__init__("onnxruntime", "ort")
+        ort.set_default_logger_severity(4)  # failures are reported in the table instead
         so = ort.SessionOptions()
         so.intra_op_num_threads = threads
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.log_severity_level = 3  # errors are reported in the table, not logged twice
+        so.log_severity_level = 4
         t0 = time.perf_counter()
         self.sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
         self.load_ms = (time.perf_counter() - t0) * 1e3
@@ -309,6 +318,10 @@ def print_tables(result, out=None):
     out.write("\nlatency (ms) over %s alternating rounds, %d thread(s)%s\n" % (
         result["rounds"], result["threads"],
         ", %s" % ", ".join("%s=%s" % kv for kv in result["dims"].items()) if result["dims"] else ""))
+    if not any(not r.get("error") for r in sysres.values()):
+        for label, r in sysres.items():
+            out.write("%-*s  failed: %s\n" % (w, label, r["error"]))
+        return
     head = "%-*s %9s %9s %9s %9s %9s %10s %10s %10s" % (
         w, "system", "load ms", "first ms", "p50", "p95", "p99", "mean", "inf/s",
         "p50/%s" % ("ORT" if ref == "onnxruntime" else "ref"))
@@ -341,7 +354,8 @@ def print_tables(result, out=None):
                     out.write("%-*s %-24s %12.3g %12.8f\n" % (w, label, oname[:24], d["max_abs"],
                                                                d["cosine"]))
     for label, rows in result.get("mopt_profile", {}).items():
-        out.write("\n%s: time per op type (profiled runs, ms per inference)\n" % label)
+        out.write("\n%s: time per op type (median of profiled runs, ms per inference)\n"
+                  % label)
         head = "%-24s %6s %10s %7s %9s" % ("op", "nodes", "ms", "share", "GFLOP/s")
         out.write(head + "\n" + "-" * len(head) + "\n")
         for r in rows[:12]:
@@ -550,7 +564,7 @@ def main(argv=None):
     print("model %s, inputs %s" % (path, ", ".join("%s %s%s" % (k, v.dtype, list(v.shape))
                                                   for k, v in feeds.items())))
     print_tables(result)
-    if args.plots:
+    if args.plots and live:
         written = write_plots(result, {s.label: s.samples_ms for s in systems}, args.plots)
         for p in written:
             print("wrote " + p)
