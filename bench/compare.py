@@ -369,6 +369,7 @@ def write_plots(result, samples, folder):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib import ticker
     except ImportError:
         sys.stderr.write("warning: matplotlib is not installed: skipping plots "
                          "(pip install matplotlib)\n")
@@ -387,6 +388,9 @@ def write_plots(result, samples, folder):
         xs = np.sort(s)
         ax.plot(xs, np.arange(1, len(xs) + 1) / len(xs), label=label, drawstyle="steps-post")
     ax.set_xscale("log")  # keeps the body of the distribution readable next to its tail
+    ax.xaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: "%g" % v))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     ax.set_xlabel("latency (ms, log scale)")
     ax.set_ylabel("fraction of runs")
     ax.set_title("latency CDF: %s, threads=%d" % (stem, result["threads"]))
