@@ -26,8 +26,12 @@ mopt_status mopt_session_create(const mopt_model *model, const mopt_options *opt
     s->slots = mopt_calloc(nv, sizeof *s->slots);
     s->consumers = mopt_calloc(nv, sizeof *s->consumers);
     s->scratch = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->scratch);
+    s->user_out = mopt_calloc(nv, sizeof *s->user_out);
+    s->run_shapes = mopt_calloc(nv, sizeof *s->run_shapes);
+    s->run_dtypes = mopt_calloc(nv, sizeof *s->run_dtypes);
     s->threads = s->config.threads > 0 ? s->config.threads : rt_default_threads();
-    if (!s->slots || !s->consumers || !s->scratch) {
+    if (!s->slots || !s->consumers || !s->scratch || !s->user_out || !s->run_shapes ||
+        !s->run_dtypes) {
         mopt_session_destroy(s);
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
     }
@@ -64,6 +68,10 @@ void mopt_session_destroy(mopt_session *s) {
         }
     }
     mopt_free(s->scratch);
+    rt_session_release_plans(s);
+    mopt_free(s->user_out);
+    mopt_free(s->run_shapes);
+    mopt_free(s->run_dtypes);
     mopt_free(s->trace);
     mopt_free(s->prof);
     mopt_free(s->slots);
@@ -85,12 +93,17 @@ mopt_status mopt_session_get_stat(const mopt_session *s, const char *key, int64_
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_session_get_stat: NULL argument");
     if (strcmp(key, "runs") == 0) *value = s->runs;
     else if (strcmp(key, "peak_bytes") == 0) *value = s->peak_bytes;
-    else if (strcmp(key, "arena_bytes") == 0) *value = 0;
+    else if (strcmp(key, "arena_bytes") == 0)
+        *value = s->plan ? (int64_t)s->plan->arena_size : 0;
+    else if (strcmp(key, "intermediate_bytes") == 0)
+        *value = s->plan ? (int64_t)s->plan->intermediate_bytes : 0;
+    else if (strcmp(key, "plans") == 0)
+        *value = s->n_plans;
     else if (strcmp(key, "last_run_ns") == 0) *value = s->last_run_ns;
     else
         return mopt_fail(MOPT_ERR_NOT_FOUND,
                          "unknown session statistic '%s' (known: runs, peak_bytes, arena_bytes, "
-                         "last_run_ns)",
+                         "intermediate_bytes, plans, last_run_ns)",
                          key);
     return MOPT_OK;
 }

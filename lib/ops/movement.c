@@ -603,11 +603,25 @@ static mopt_status gather_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     int32_t axis;
     mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
     if (st) return st;
-    int64_t *idx, n_idx;
-    if ((st = read_indices(ctx, &in[1], x->dims[axis], &idx, &n_idx))) return st;
     int64_t outer = 1, inner = 1;
     for (int32_t a = 0; a < axis; a++) outer *= x->dims[a];
     for (int32_t a = axis + 1; a < x->rank; a++) inner *= x->dims[a];
+    /* int64 indices already in [0, dim) are used in place: no allocation in
+     * the steady state (embedding lookups, position ids) */
+    int64_t n_direct = op_numel(&in[1]);
+    if (in[1].dtype == MOPT_DTYPE_I64 && n_direct > 0) {
+        const int64_t *d = in[1].data;
+        bool direct = true;
+        for (int64_t i = 0; i < n_direct && direct; i++) direct = d[i] >= 0 && d[i] < x->dims[axis];
+        if (direct) {
+            if (op_numel(&out[0]) > 0)
+                ref_gather(out[0].data, in[0].data, esize(&in[0]), outer, x->dims[axis], inner, d,
+                           n_direct);
+            return MOPT_OK;
+        }
+    }
+    int64_t *idx, n_idx;
+    if ((st = read_indices(ctx, &in[1], x->dims[axis], &idx, &n_idx))) return st;
     if (idx && op_numel(&out[0]) > 0)
         ref_gather(out[0].data, in[0].data, esize(&in[0]), outer, x->dims[axis], inner, idx,
                    n_idx);

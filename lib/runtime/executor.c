@@ -1,8 +1,11 @@
 /*
  * executor.c — runs a model's nodes in order for one set of inputs: binds
  * and checks inputs (symbolic dims must agree across inputs), infers each
- * node's concrete output shapes, allocates outputs, runs the op, frees each
- * intermediate after its last use, and hands outputs to the caller.
+ * node's concrete output shapes, places outputs (in the arena of the memory
+ * plan for this input-shape signature, straight in the caller's buffer for
+ * graph outputs the caller provides, else on the heap), runs the kernel,
+ * frees heap intermediates after their last use, and hands outputs over.
+ * With a plan in place and caller-provided outputs, a run allocates nothing.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -102,6 +105,7 @@ static mopt_status run_nodes(mopt_session *s) {
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
         op_tensor in[64], out[64];
+        bool heap[64];
         for (int32_t k = 0; k < n->n_inputs; k++) {
             int32_t v = n->inputs[k];
             if (v < 0) {
@@ -134,6 +138,29 @@ static mopt_status run_nodes(mopt_session *s) {
                 return mopt_fail(MOPT_ERR_LIMIT, "node '%s' (%s): output %d is too large (%s)",
                                  n->name, n->op_type, (int)k,
                                  ir_shape_str(&out[k].shape, g, b, sizeof b));
+            int32_t v = n->outputs[k];
+            /* 1: the caller's buffer, when this is a requested graph output */
+            const mopt_tensor *ut = v >= 0 ? s->user_out[v] : NULL;
+            if (ut && ut->dtype == out[k].dtype && ut->rank == out[k].shape.rank &&
+                memcmp(ut->dims, out[k].shape.dims, (size_t)ut->rank * sizeof(int64_t)) == 0 &&
+                ut->nbytes == nbytes) {
+                out[k].data = ut->data ? ut->data : (void *)&s->consumers;
+                heap[k] = false;
+                continue;
+            }
+            /* 2: the arena, when the plan agrees on this value's shape */
+            if (s->plan && v >= 0 && s->plan->offsets[v] >= 0) {
+                if (s->plan->dtypes[v] == out[k].dtype &&
+                    s->plan->shapes[v].rank == out[k].shape.rank &&
+                    memcmp(s->plan->shapes[v].dims, out[k].shape.dims,
+                           (size_t)out[k].shape.rank * sizeof(int64_t)) == 0) {
+                    out[k].data = s->arena + s->plan->offsets[v];
+                    heap[k] = false;
+                    continue;
+                }
+                s->plan_broken = true;
+            }
+            /* 3: the heap */
             if (s->config.memory_limit && s->live_bytes + (int64_t)nbytes > s->config.memory_limit)
                 return mopt_fail(MOPT_ERR_LIMIT,
                                  "node '%s' (%s): output %d needs %zu bytes; memory_limit %" PRId64
@@ -142,11 +169,13 @@ static mopt_status run_nodes(mopt_session *s) {
                                  s->live_bytes);
             out[k].data = mopt_aligned_alloc(nbytes ? nbytes : 1);
             if (!out[k].data) {
-                for (int32_t j = 0; j < k; j++) mopt_aligned_free(out[j].data);
+                for (int32_t j = 0; j < k; j++)
+                    if (heap[j]) mopt_aligned_free(out[j].data);
                 return mopt_fail(MOPT_ERR_OUT_OF_MEMORY,
                                  "node '%s' (%s): out of memory for output %d (%zu bytes)",
                                  n->name, n->op_type, (int)k, nbytes);
             }
+            heap[k] = true;
             s->live_bytes += (int64_t)nbytes;
         }
         if (s->live_bytes > s->peak_bytes) s->peak_bytes = s->live_bytes;
@@ -182,14 +211,18 @@ static mopt_status run_nodes(mopt_session *s) {
         for (int32_t k = 0; k < n->n_outputs; k++) {
             int32_t v = n->outputs[k];
             if (v < 0) {
-                s->live_bytes -= ir_shape_numel(&out[k].shape) *
-                                 (int64_t)mopt_dtype_size(out[k].dtype);
-                mopt_aligned_free(out[k].data);
+                if (heap[k]) {
+                    s->live_bytes -= ir_shape_numel(&out[k].shape) *
+                                     (int64_t)mopt_dtype_size(out[k].dtype);
+                    mopt_aligned_free(out[k].data);
+                }
                 continue;
             }
             rt_slot *sl = &s->slots[v];
             sl->t = out[k];
-            sl->owned = true;
+            sl->owned = heap[k];
+            s->run_shapes[v] = out[k].shape;
+            s->run_dtypes[v] = out[k].dtype;
             sl->refs = s->consumers[v];
             if (sl->refs == 0) release_slot(s, sl);
         }
@@ -204,12 +237,12 @@ static mopt_status run_nodes(mopt_session *s) {
     return MOPT_OK;
 }
 
-static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, const char *const *names,
-                                   mopt_tensor **outputs) {
+/* Resolves requested output names to graph output indices and records the
+ * caller's buffers so that producing nodes can write straight into them. */
+static mopt_status resolve_outputs(mopt_session *s, size_t n_outputs, const char *const *names,
+                                   mopt_tensor **outputs, int32_t *idx_of) {
     const ir_graph *g = s->model->graph;
-    int32_t idx_of[256];
     if (n_outputs > 256) return mopt_fail(MOPT_ERR_LIMIT, "at most 256 outputs per run");
-    /* validate everything before handing anything over */
     for (size_t i = 0; i < n_outputs; i++) {
         int32_t idx = (int32_t)i;
         if (names) {
@@ -224,6 +257,18 @@ static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, const char
                              (int)g->n_outputs);
         }
         idx_of[i] = idx;
+        int32_t v = g->outputs[idx];
+        if (outputs[i] && !s->user_out[v]) s->user_out[v] = outputs[i];
+    }
+    return MOPT_OK;
+}
+
+static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, mopt_tensor **outputs,
+                                   const int32_t *idx_of) {
+    const ir_graph *g = s->model->graph;
+    /* validate everything before handing anything over */
+    for (size_t i = 0; i < n_outputs; i++) {
+        int32_t idx = idx_of[i];
         const rt_slot *sl = &s->slots[g->outputs[idx]];
         const mopt_tensor *t = outputs[i];
         if (t) {
@@ -263,10 +308,135 @@ static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, const char
     for (size_t i = 0; i < n_outputs; i++) {
         rt_slot *sl = &s->slots[g->outputs[idx_of[i]]];
         mopt_tensor *t = outputs[i] ? outputs[i] : made[i];
-        if (t->nbytes) memcpy(t->data, sl->t.data, t->nbytes);
+        if (t->nbytes && t->data != sl->t.data) memcpy(t->data, sl->t.data, t->nbytes);
         outputs[i] = t;
     }
     return MOPT_OK;
+}
+
+/* ---- memory plans --------------------------------------------------------- */
+
+/* The input-shape signature: per graph input, dtype, rank and dims. */
+static size_t signature(const mopt_session *s, int64_t *sig, size_t cap) {
+    const ir_graph *g = s->model->graph;
+    size_t n = 0;
+    for (int32_t i = 0; i < g->n_inputs; i++) {
+        const op_tensor *t = &s->slots[g->inputs[i]].t;
+        if (n + 2 + (size_t)t->shape.rank > cap) return 0;
+        sig[n++] = t->dtype;
+        sig[n++] = t->shape.rank;
+        for (int32_t d = 0; d < t->shape.rank; d++) sig[n++] = t->shape.dims[d];
+    }
+    return n;
+}
+
+static void plan_clear(rt_mem_plan *p) {
+    mopt_free(p->sig);
+    mopt_free(p->offsets);
+    mopt_free(p->shapes);
+    mopt_free(p->dtypes);
+    memset(p, 0, sizeof *p);
+}
+
+void rt_session_release_plans(mopt_session *s) {
+    for (int i = 0; i < s->n_plans; i++) plan_clear(&s->plans[i]);
+    s->n_plans = 0;
+    s->plan = NULL;
+    mopt_aligned_free(s->arena);
+    s->arena = NULL;
+    s->arena_cap = 0;
+}
+
+/* Picks the plan for this run's signature and makes the arena big enough. */
+static void plan_select(mopt_session *s) {
+    const int64_t *sig = s->sig;
+    size_t n = s->sig_len = signature(s, s->sig, RT_SIG_CAP);
+    s->plan = NULL;
+    s->plan_broken = false;
+    if (n == 0 && s->model->graph->n_inputs > 0) return;
+    for (int i = 0; i < s->n_plans; i++) {
+        rt_mem_plan *p = &s->plans[i];
+        if (p->sig_len == n && memcmp(p->sig, sig, n * sizeof *sig) == 0) {
+            if (s->config.memory_limit && (int64_t)p->arena_size > s->config.memory_limit) return;
+            if (p->arena_size > s->arena_cap) {
+                uint8_t *a = mopt_aligned_alloc(p->arena_size);
+                if (!a) return; /* run on the heap instead */
+                mopt_aligned_free(s->arena);
+                s->arena = a;
+                s->arena_cap = p->arena_size;
+            }
+            p->last_used = ++s->plan_clock;
+            s->plan = p;
+            return;
+        }
+    }
+}
+
+/* After a successful run without a (valid) plan: plans the shapes this run
+ * produced (recorded in s->run_shapes / run_dtypes). Failure to plan only
+ * means the next run uses the heap again. */
+static void plan_record(mopt_session *s) {
+    const ir_graph *g = s->model->graph;
+    const int64_t *sig = s->sig; /* computed by plan_select while inputs were bound */
+    size_t n = s->sig_len;
+    if (n == 0 && g->n_inputs > 0) return;
+    rt_mem_plan *p = s->plan;
+    if (!p) {
+        if (s->n_plans < RT_MAX_PLANS) {
+            p = &s->plans[s->n_plans++];
+        } else { /* evict the least recently used */
+            p = &s->plans[0];
+            for (int i = 1; i < s->n_plans; i++)
+                if (s->plans[i].last_used < p->last_used) p = &s->plans[i];
+        }
+    }
+    plan_clear(p);
+    size_t nv = (size_t)(g->n_values ? g->n_values : 1);
+    size_t *sizes = mopt_calloc(nv, sizeof *sizes);
+    p->sig = mopt_malloc((n ? n : 1) * sizeof *sig);
+    p->offsets = mopt_malloc(nv * sizeof *p->offsets);
+    p->shapes = mopt_malloc(nv * sizeof *p->shapes);
+    p->dtypes = mopt_malloc(nv * sizeof *p->dtypes);
+    if (!sizes || !p->sig || !p->offsets || !p->shapes || !p->dtypes) goto fail;
+    memcpy(p->sig, sig, n * sizeof *sig);
+    p->sig_len = n;
+    memcpy(p->shapes, s->run_shapes, nv * sizeof *p->shapes);
+    memcpy(p->dtypes, s->run_dtypes, nv * sizeof *p->dtypes);
+    for (int32_t v = 0; v < g->n_values; v++) {
+        if (g->values[v]->producer < 0 || p->dtypes[v] == MOPT_DTYPE_UNDEFINED) continue;
+        int64_t numel = ir_shape_numel(&p->shapes[v]);
+        if (numel < 0) continue;
+        sizes[v] = (size_t)numel * mopt_dtype_size(p->dtypes[v]);
+        if (!sizes[v]) sizes[v] = 1;
+        p->intermediate_bytes += sizes[v];
+    }
+    if (rt_memplan(g, sizes, p->offsets, &p->arena_size) != MOPT_OK) goto fail;
+    p->last_used = ++s->plan_clock;
+    s->plan = p;
+    mopt_free(sizes);
+    /* size the arena now, so that the next run with these shapes allocates
+     * nothing at all */
+    if (p->arena_size > s->arena_cap &&
+        !(s->config.memory_limit && (int64_t)p->arena_size > s->config.memory_limit)) {
+        uint8_t *a = mopt_aligned_alloc(p->arena_size);
+        if (a) {
+            mopt_aligned_free(s->arena);
+            s->arena = a;
+            s->arena_cap = p->arena_size;
+        }
+    }
+    mopt_clear_error();
+    return;
+fail:
+    mopt_free(sizes);
+    plan_clear(p);
+    /* keep the slot array dense */
+    int idx = (int)(p - s->plans);
+    s->plans[idx] = s->plans[s->n_plans - 1];
+    memset(&s->plans[s->n_plans - 1], 0, sizeof s->plans[0]);
+    s->n_plans--;
+    s->plan = NULL;
+    mopt_clear_error();
 }
 
 mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *input_names,
@@ -275,10 +445,13 @@ mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *
     const ir_graph *g = s->model->graph;
     if (n_outputs && !outputs) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "outputs is NULL");
     release_all(s);
+    memset(s->user_out, 0, (size_t)g->n_values * sizeof *s->user_out);
     s->peak_bytes = 0;
     s->prof_valid = false;
     int64_t t_run = rt_now_ns();
-    mopt_status st = bind_inputs(s, n_inputs, input_names, inputs);
+    int32_t idx_of[256];
+    mopt_status st = resolve_outputs(s, n_outputs, output_names, outputs, idx_of);
+    if (!st) st = bind_inputs(s, n_inputs, input_names, inputs);
     if (!st) {
         for (int32_t i = 0; i < g->n_values; i++) {
             const ir_value *v = g->values[i];
@@ -289,11 +462,15 @@ mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *
             sl->t.data = v->data ? v->data : (void *)&s->consumers;
             sl->owned = false;
         }
+        plan_select(s);
         st = run_nodes(s);
     }
-    if (!st) st = deliver_outputs(s, n_outputs, output_names, outputs);
+    if (!st) st = deliver_outputs(s, n_outputs, outputs, idx_of);
     release_all(s);
     if (!st) {
+        if (s->plan && !s->plan_broken && (int64_t)s->plan->arena_size > s->peak_bytes)
+            s->peak_bytes = (int64_t)s->plan->arena_size;
+        if (!s->plan || s->plan_broken) plan_record(s);
         s->runs++;
         s->last_run_ns = rt_now_ns() - t_run;
         s->prof_valid = s->profiling;

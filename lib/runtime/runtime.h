@@ -94,6 +94,25 @@ typedef struct rt_slot {
     int32_t refs;   /* remaining consumers in this run */
 } rt_slot;
 
+/* The memory plan of one input-shape signature: every value's shape and
+ * dtype as the first run with that signature computed them, and its arena
+ * offset. Later runs with the same signature use the arena and allocate
+ * nothing; a value whose shape turns out different (data-dependent shapes)
+ * falls back to the heap for that run and the plan is rebuilt. */
+typedef struct rt_mem_plan {
+    int64_t *sig;      /* the signature: per input, dtype, rank, dims */
+    size_t sig_len;
+    int64_t *offsets;  /* per value, -1 if not in the arena */
+    ir_shape *shapes;  /* per value */
+    mopt_dtype *dtypes;
+    size_t arena_size;
+    size_t intermediate_bytes; /* sum of all planned tensors, for comparison */
+    uint64_t last_used;
+} rt_mem_plan;
+
+#define RT_MAX_PLANS 8
+#define RT_SIG_CAP 1024
+
 typedef struct rt_prof_entry {
     int64_t start_ns; /* since the session was created */
     int64_t ns;
@@ -112,6 +131,18 @@ struct mopt_session {
     rt_config config;
     rt_slot *slots;      /* one per graph value */
     void **scratch;      /* one per node, for op_impl scratch */
+    rt_mem_plan plans[RT_MAX_PLANS];
+    int n_plans;
+    uint64_t plan_clock;
+    rt_mem_plan *plan;   /* the plan of the current run, or NULL */
+    int64_t sig[RT_SIG_CAP]; /* this run's input-shape signature */
+    size_t sig_len;
+    bool plan_broken;    /* a shape differed from the plan during this run */
+    uint8_t *arena;      /* 64-byte aligned */
+    size_t arena_cap;
+    const mopt_tensor **user_out; /* per value: caller's output buffer this run */
+    ir_shape *run_shapes;         /* per value: shapes produced by this run */
+    mopt_dtype *run_dtypes;
     int threads;         /* resolved thread count (>= 1) */
     int32_t *consumers;  /* static consumer count per value (+1 for outputs) */
     int64_t live_bytes;
@@ -126,6 +157,12 @@ struct mopt_session {
     size_t n_trace, cap_trace;
 };
 
+/* Places the values with sizes[v] > 0 (bytes; node outputs only) in one
+ * arena by liveness: offsets[v] gets the byte offset (or -1), *arena_size the
+ * total. */
+mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
+                       size_t *arena_size);
+
 /* Number of cores available to this process (>= 1). */
 int rt_default_threads(void);
 
@@ -137,6 +174,7 @@ int64_t rt_node_flops(const ir_node *n, const op_tensor *in, int n_in, const op_
 /* Writes the session's trace as Chrome trace JSON. */
 mopt_status rt_trace_write(const mopt_session *s, const char *path);
 
+void rt_session_release_plans(mopt_session *s);
 mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *input_names,
                            const mopt_tensor *const *inputs, size_t n_outputs,
                            const char *const *output_names, mopt_tensor **outputs);
