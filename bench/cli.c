@@ -148,27 +148,36 @@ int bench_cli_parse(int argc, char **argv, bench_cli *out, char *err, size_t err
             if (bench_config_add_dim(c, name, v)) goto oom;
         } else if (strcmp(opt, "--batch") == 0) {
             if (want_int(opt, val, 1, &c->batch, err, errlen)) goto fail;
+            out->set |= BENCH_CLI_BATCH;
         } else if (strcmp(opt, "--seq") == 0) {
             if (want_int(opt, val, 1, &c->seq, err, errlen)) goto fail;
+            out->set |= BENCH_CLI_SEQ;
         } else if (strcmp(opt, "--precision") == 0) {
             if (bench_config_set_str(&c->precision, val)) goto oom;
+            out->set |= BENCH_CLI_PRECISION;
         } else if (strcmp(opt, "--backend") == 0) {
             if (bench_config_set_str(&c->backend, val)) goto oom;
+            out->set |= BENCH_CLI_BACKEND;
         } else if (strcmp(opt, "--opt-level") == 0) {
             if (want_int(opt, val, 0, &c->opt_level, err, errlen)) goto fail;
+            out->set |= BENCH_CLI_OPT_LEVEL;
         } else if (strcmp(opt, "--threads") == 0) {
             if (want_int(opt, val, 0, &c->threads, err, errlen)) goto fail;
+            out->set |= BENCH_CLI_THREADS;
         } else if (strcmp(opt, "--warmup") == 0) {
             if (want_int(opt, val, 0, &c->warmup, err, errlen)) goto fail;
+            out->set |= BENCH_CLI_WARMUP;
         } else if (strcmp(opt, "--iterations") == 0) {
             if (want_int(opt, val, 1, &c->iterations, err, errlen)) goto fail;
             has_iter = 1;
+            out->set |= BENCH_CLI_ITERATIONS;
         } else if (strcmp(opt, "--duration") == 0) {
             if (bench_parse_double(val, &c->duration_s) != 0 || !(c->duration_s > 0)) {
                 set_err(err, errlen, "%s wants a number of seconds > 0, got '%s'", opt, val);
                 goto fail;
             }
             has_dur = 1;
+            out->set |= BENCH_CLI_ITERATIONS;
         } else if (strcmp(opt, "--int-range") == 0) {
             const char *comma = strchr(val, ',');
             int64_t lo, hi;
@@ -186,9 +195,11 @@ int bench_cli_parse(int argc, char **argv, bench_cli *out, char *err, size_t err
             }
             c->int_lo = lo;
             c->int_hi = hi;
+            out->set |= BENCH_CLI_INT_RANGE;
         } else if (strcmp(opt, "--seed") == 0) {
             if (want_int(opt, val, 0, &v, err, errlen)) goto fail;
             c->seed = (uint64_t)v;
+            out->set |= BENCH_CLI_SEED;
         } else if (strcmp(opt, "--json") == 0) {
             out->json_path = val;
         } else if (strcmp(opt, "--journal") == 0) {
@@ -202,6 +213,7 @@ int bench_cli_parse(int argc, char **argv, bench_cli *out, char *err, size_t err
         } else if (strcmp(opt, "--top") == 0) {
             if (want_int(opt, val, 1, &c->top, err, errlen)) goto fail;
             has_top = 1;
+            out->set |= BENCH_CLI_TOP;
         } else {
             set_err(err, errlen, "unknown option '%s' (see --help)%s", opt, "");
             goto fail;
@@ -211,6 +223,7 @@ int bench_cli_parse(int argc, char **argv, bench_cli *out, char *err, size_t err
         set_err(err, errlen, "give --iterations or --duration, not both%s%s", "", "");
         goto fail;
     }
+    if (profile_path || has_top) out->set |= BENCH_CLI_PROFILE;
     if (profile_path) {
         if (bench_config_set_str(&c->profile, profile_path)) goto oom;
     } else if (has_top) {
@@ -233,3 +246,36 @@ fail:
 }
 
 void bench_cli_free(bench_cli *cli) { bench_config_free(&cli->base); }
+
+int bench_cli_apply(const bench_cli *cli, bench_config *c) {
+    const bench_config *b = &cli->base;
+    unsigned s = cli->set;
+    int bad = 0;
+    if (s & BENCH_CLI_PRECISION) bad |= bench_config_set_str(&c->precision, b->precision);
+    if (s & BENCH_CLI_BACKEND) bad |= bench_config_set_str(&c->backend, b->backend);
+    if (s & BENCH_CLI_PROFILE) bad |= bench_config_set_str(&c->profile, b->profile);
+    if (s & BENCH_CLI_THREADS) c->threads = b->threads;
+    if (s & BENCH_CLI_OPT_LEVEL) c->opt_level = b->opt_level;
+    if (s & BENCH_CLI_BATCH) c->batch = b->batch;
+    if (s & BENCH_CLI_SEQ) c->seq = b->seq;
+    if (s & BENCH_CLI_WARMUP) c->warmup = b->warmup;
+    if (s & BENCH_CLI_ITERATIONS) {
+        c->iterations = b->iterations;
+        c->duration_s = b->duration_s;
+    }
+    if (s & BENCH_CLI_INT_RANGE) {
+        c->int_lo = b->int_lo;
+        c->int_hi = b->int_hi;
+    }
+    if (s & BENCH_CLI_SEED) c->seed = b->seed;
+    if (s & BENCH_CLI_TOP) c->top = b->top;
+    for (size_t i = 0; i < b->n_inputs && !bad; i++)
+        bad |= bench_config_add_input(c, b->inputs[i].name, b->inputs[i].path);
+    for (size_t i = 0; i < b->n_dims && !bad; i++)
+        bad |= bench_config_add_dim(c, b->dims[i].name, b->dims[i].value);
+    for (size_t i = 0; i < b->n_shapes && !bad; i++) {
+        bench_shape sh;
+        bad |= bench_shape_copy(&sh, &b->shapes[i]) || bench_config_add_shape(c, &sh);
+    }
+    return bad ? -1 : 0;
+}

@@ -28,10 +28,26 @@ void bench_config_init(bench_config *c) {
     c->top = BENCH_DEFAULT_TOP;
 }
 
+static char *dup_or_null(const char *s, int *bad) {
+    if (!s) return NULL;
+    char *d = strdup(s);
+    if (!d) *bad = 1;
+    return d;
+}
+
 void bench_shape_free(bench_shape *s) {
     free(s->name);
     for (int i = 0; i < BENCH_MAX_RANK; i++) free(s->syms[i]);
     memset(s, 0, sizeof *s);
+}
+
+int bench_shape_copy(bench_shape *dst, const bench_shape *src) {
+    *dst = *src;
+    int bad = 0;
+    dst->name = dup_or_null(src->name, &bad);
+    for (int k = 0; k < BENCH_MAX_RANK; k++) dst->syms[k] = dup_or_null(src->syms[k], &bad);
+    if (bad) bench_shape_free(dst);
+    return bad ? -1 : 0;
 }
 
 void bench_config_free(bench_config *c) {
@@ -50,13 +66,6 @@ void bench_config_free(bench_config *c) {
     free(c->backend);
     free(c->profile);
     bench_config_init(c);
-}
-
-static char *dup_or_null(const char *s, int *bad) {
-    if (!s) return NULL;
-    char *d = strdup(s);
-    if (!d) *bad = 1;
-    return d;
 }
 
 int bench_config_copy(bench_config *dst, const bench_config *src) {
@@ -82,12 +91,8 @@ int bench_config_copy(bench_config *dst, const bench_config *src) {
     }
     if (src->n_shapes && (c.shapes = calloc(src->n_shapes, sizeof *c.shapes)) != NULL) {
         c.n_shapes = src->n_shapes;
-        for (size_t i = 0; i < src->n_shapes; i++) {
-            c.shapes[i] = src->shapes[i];
-            c.shapes[i].name = dup_or_null(src->shapes[i].name, &bad);
-            for (int k = 0; k < BENCH_MAX_RANK; k++)
-                c.shapes[i].syms[k] = dup_or_null(src->shapes[i].syms[k], &bad);
-        }
+        for (size_t i = 0; i < src->n_shapes; i++)
+            if (bench_shape_copy(&c.shapes[i], &src->shapes[i]) != 0) bad = 1;
     } else if (src->n_shapes) {
         bad = 1;
     }

@@ -83,6 +83,8 @@ int bench_config_add_shape(bench_config *c, bench_shape *s);
  * Returns 0, or -1 with a message in err. */
 int bench_shape_parse_dims(const char *text, bench_shape *s, char *err, size_t errlen);
 void bench_shape_free(bench_shape *s);
+/* Deep copy; 0 or -1 (out of memory; dst is then empty). */
+int bench_shape_copy(bench_shape *dst, const bench_shape *src);
 
 /* Parses a whole decimal int64 ("12", "-3"); 0 or -1. */
 int bench_parse_int(const char *text, int64_t *out);

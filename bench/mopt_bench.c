@@ -57,6 +57,13 @@ int main(int argc, char **argv) {
             bench_cli_free(&cli);
             return 2;
         }
+        for (size_t k = 0; k < list.count; k++)
+            if (bench_cli_apply(&cli, &list.items[k]) != 0) {
+                fprintf(stderr, "mopt-bench: out of memory\n");
+                bench_config_list_free(&list);
+                bench_cli_free(&cli);
+                return 2;
+            }
     } else {
         list.items = malloc(sizeof *list.items);
         if (!list.items) {

@@ -385,7 +385,7 @@ void bench_report_print_summary(FILE *f, const bench_result *r) {
     fprintf(f, "  latency ms   p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  max %.3f  mean %.3f"
                "  (n=%zu, sd %.3f)\n",
             l->p50, l->p90, l->p95, l->p99, l->max, l->mean, l->n, l->stddev);
-    fprintf(f, "  throughput   %.1f inferences/s, %.1f items/s (%" PRId64 " items per inference)\n",
+    fprintf(f, "  throughput   %.1f inferences/s, %.1f items/s (batch of %" PRId64 ")\n",
             r->throughput_per_s, r->items_per_s, r->items);
     char rss[32], arena[32], peak[32];
     bench_format_bytes(rss, sizeof rss, r->peak_rss_bytes);

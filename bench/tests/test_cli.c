@@ -71,6 +71,36 @@ static void cli_profile_path_and_scenario(void **state) {
     bench_cli_free(&cli);
 }
 
+static void cli_explicit_options_override_scenario(void **state) {
+    (void)state;
+    bench_cli cli;
+    char err[512];
+    assert_int_equal(PARSE(&cli, err, "s.yaml", "--iterations", "7", "--threads", "3",
+                           "--shape", "x=batch,4", "--dim", "seq=9"),
+                     0);
+    bench_config c;
+    bench_config_init(&c);
+    c.iterations = 50;
+    c.duration_s = 2.0;
+    c.threads = 1;
+    c.warmup = 9; /* not given on the command line: kept */
+    assert_int_equal(bench_config_set_str(&c.precision, "bf16"), 0);
+    assert_int_equal(bench_config_add_dim(&c, "seq", 64), 0);
+    assert_int_equal(bench_cli_apply(&cli, &c), 0);
+    assert_int_equal(c.iterations, 7);
+    assert_true(c.duration_s == 0.0);
+    assert_int_equal(c.threads, 3);
+    assert_int_equal(c.warmup, 9);
+    assert_string_equal(c.precision, "bf16");
+    assert_int_equal(c.n_dims, 1);
+    assert_int_equal(c.dims[0].value, 9);
+    assert_int_equal(c.n_shapes, 1);
+    assert_string_equal(c.shapes[0].syms[0], "batch");
+    assert_int_equal(c.shapes[0].dims[1], 4);
+    bench_config_free(&c);
+    bench_cli_free(&cli);
+}
+
 static void expect_cli_error(int argc, char **argv, const char *fragment) {
     bench_cli cli;
     char err[512];
@@ -126,6 +156,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cli_parses_everything),
         cmocka_unit_test(cli_profile_path_and_scenario),
+        cmocka_unit_test(cli_explicit_options_override_scenario),
         cmocka_unit_test(cli_errors),
         cmocka_unit_test(cli_dims_syntax),
     };
