@@ -201,6 +201,15 @@ static void sym_list(const mopt_model *m, char *buf, size_t len) {
     if (!buf[0]) snprintf(buf, len, "none");
 }
 
+static void input_list(const mopt_model *m, char *buf, size_t len) {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < mopt_model_io_count(m, MOPT_INPUT) && n < len; i++) {
+        int k = snprintf(buf + n, len - n, "%s%s", i ? ", " : "", mopt_model_io_name(m, MOPT_INPUT, i));
+        if (k > 0) n += (size_t)k;
+    }
+}
+
 static const bench_input_file *find_file(const bench_config *c, const char *name) {
     for (size_t i = 0; i < c->n_inputs; i++)
         if (strcmp(c->inputs[i].name, name) == 0) return &c->inputs[i];
@@ -391,17 +400,22 @@ int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r
         rfail(r, "out of memory");
         goto done;
     }
+    char syms[512];
     for (size_t i = 0; i < c->n_inputs; i++) {
         size_t idx;
         if (mopt_model_io_find(m, MOPT_INPUT, c->inputs[i].name, &idx) != MOPT_OK) {
-            rfail(r, "--input %s: the model has no input of that name", c->inputs[i].name);
+            input_list(m, syms, sizeof syms);
+            rfail(r, "--input %s: the model has no input of that name (inputs: %s)",
+                  c->inputs[i].name, syms);
             goto done;
         }
     }
     for (size_t i = 0; i < c->n_shapes; i++) {
         size_t idx;
         if (mopt_model_io_find(m, MOPT_INPUT, c->shapes[i].name, &idx) != MOPT_OK) {
-            rfail(r, "--shape %s: the model has no input of that name", c->shapes[i].name);
+            input_list(m, syms, sizeof syms);
+            rfail(r, "--shape %s: the model has no input of that name (inputs: %s)",
+                  c->shapes[i].name, syms);
             goto done;
         }
     }
@@ -420,7 +434,6 @@ int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r
             io->dims[a] = mopt_tensor_dim(in[i], a);
         if (i < 16) r->n_io = (int)i + 1;
     }
-    char syms[512];
     if (c->batch >= 0 && !use.batch) {
         sym_list(m, syms, sizeof syms);
         rfail(r, "batch=%" PRId64 " was given, but no random input has a dim named 'batch' "
