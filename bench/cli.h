@@ -13,7 +13,7 @@
 typedef struct bench_cli {
     const char *target; /* MODEL.onnx or SCENARIO.yaml (borrowed from argv) */
     int is_scenario;
-    bench_config base; /* the configuration, or the scenario's defaults */
+    bench_config base;        /* the configuration, or the scenario's defaults */
     const char *json_path;    /* --json, borrowed */
     const char *journal_path; /* --journal, borrowed */
     int progress;             /* -1: when stderr is a terminal; 0: never */

@@ -37,7 +37,8 @@ static char *dup_or_null(const char *s, int *bad) {
 
 void bench_shape_free(bench_shape *s) {
     free(s->name);
-    for (int i = 0; i < BENCH_MAX_RANK; i++) free(s->syms[i]);
+    for (int i = 0; i < BENCH_MAX_RANK; i++)
+        free(s->syms[i]);
     memset(s, 0, sizeof *s);
 }
 
@@ -45,7 +46,8 @@ int bench_shape_copy(bench_shape *dst, const bench_shape *src) {
     *dst = *src;
     int bad = 0;
     dst->name = dup_or_null(src->name, &bad);
-    for (int k = 0; k < BENCH_MAX_RANK; k++) dst->syms[k] = dup_or_null(src->syms[k], &bad);
+    for (int k = 0; k < BENCH_MAX_RANK; k++)
+        dst->syms[k] = dup_or_null(src->syms[k], &bad);
     if (bad) bench_shape_free(dst);
     return bad ? -1 : 0;
 }
@@ -58,9 +60,11 @@ void bench_config_free(bench_config *c) {
         free(c->inputs[i].path);
     }
     free(c->inputs);
-    for (size_t i = 0; i < c->n_shapes; i++) bench_shape_free(&c->shapes[i]);
+    for (size_t i = 0; i < c->n_shapes; i++)
+        bench_shape_free(&c->shapes[i]);
     free(c->shapes);
-    for (size_t i = 0; i < c->n_dims; i++) free(c->dims[i].name);
+    for (size_t i = 0; i < c->n_dims; i++)
+        free(c->dims[i].name);
     free(c->dims);
     free(c->precision);
     free(c->backend);
@@ -123,7 +127,8 @@ int bench_config_set_str(char **field, const char *value) {
 
 int bench_config_add_input(bench_config *c, const char *name, const char *path) {
     for (size_t i = 0; i < c->n_inputs; i++)
-        if (strcmp(c->inputs[i].name, name) == 0) return bench_config_set_str(&c->inputs[i].path, path);
+        if (strcmp(c->inputs[i].name, name) == 0)
+            return bench_config_set_str(&c->inputs[i].path, path);
     bench_input_file *n = realloc(c->inputs, (c->n_inputs + 1) * sizeof *n);
     if (!n) return -1;
     c->inputs = n;
@@ -197,9 +202,11 @@ int bench_parse_double(const char *text, double *out) {
 
 /* Trims spaces in place: returns the first non-space, cuts trailing ones. */
 static char *trim(char *s) {
-    while (isspace((unsigned char)*s)) s++;
+    while (isspace((unsigned char)*s))
+        s++;
     size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
     return s;
 }
 
@@ -291,21 +298,24 @@ void bench_config_label(const bench_config *c, char *buf, size_t len) {
         }                                                                                          \
     } while (0)
     if (len) buf[0] = '\0';
-    if (c->name) ADD("%s", c->name);
+    if (c->name)
+        ADD("%s", c->name);
     else {
         const char *m = c->model ? c->model : "?";
         const char *slash = strrchr(m, '/');
         /* "bert/model.onnx" reads better than "model.onnx" */
         if (slash && slash > m) {
             const char *p = slash - 1;
-            while (p > m && p[-1] != '/') p--;
+            while (p > m && p[-1] != '/')
+                p--;
             m = p;
         }
         ADD("%s", m);
     }
     if (c->batch >= 0) ADD(" batch=%" PRId64, c->batch);
     if (c->seq >= 0) ADD(" seq=%" PRId64, c->seq);
-    for (size_t i = 0; i < c->n_dims; i++) ADD(" %s=%" PRId64, c->dims[i].name, c->dims[i].value);
+    for (size_t i = 0; i < c->n_dims; i++)
+        ADD(" %s=%" PRId64, c->dims[i].name, c->dims[i].value);
     if (c->threads >= 0) ADD(" threads=%" PRId64, c->threads);
     if (c->opt_level >= 0) ADD(" O%" PRId64, c->opt_level);
     if (c->precision) ADD(" %s", c->precision);

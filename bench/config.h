@@ -42,15 +42,15 @@ typedef struct bench_config {
     size_t n_shapes;
     bench_dim *dims;
     size_t n_dims;
-    char *precision;   /* NULL: library default */
-    char *backend;     /* NULL: library default */
-    int64_t threads;   /* -1: library default */
-    int64_t opt_level; /* -1: library default */
-    int64_t batch;     /* -1: not given; else the value of the symbol "batch" */
-    int64_t seq;       /* -1: not given; else the value of the symbol "seq" */
-    int64_t warmup;     /* runs after the first run, before measuring */
-    int64_t iterations; /* measured runs (used when duration_s <= 0) */
-    double duration_s;  /* > 0: measure for this many seconds instead */
+    char *precision;        /* NULL: library default */
+    char *backend;          /* NULL: library default */
+    int64_t threads;        /* -1: library default */
+    int64_t opt_level;      /* -1: library default */
+    int64_t batch;          /* -1: not given; else the value of the symbol "batch" */
+    int64_t seq;            /* -1: not given; else the value of the symbol "seq" */
+    int64_t warmup;         /* runs after the first run, before measuring */
+    int64_t iterations;     /* measured runs (used when duration_s <= 0) */
+    double duration_s;      /* > 0: measure for this many seconds instead */
     int64_t int_lo, int_hi; /* random integer inputs are drawn from [lo, hi) */
     uint64_t seed;
     char *profile; /* NULL or "": off; "1": timings only; else a trace path */

@@ -86,8 +86,8 @@ int main(int argc, char **argv) {
 
     bench_env env;
     bench_env_collect(&env);
-    printf("mopt-bench: libmopt %s, git %s, %s (%d CPUs), %s\n", env.mopt_version,
-           env.git_revision, env.cpu_model, env.cpu_count, env.timestamp);
+    printf("mopt-bench: libmopt %s, git %s, %s (%d CPUs), %s\n", env.mopt_version, env.git_revision,
+           env.cpu_model, env.cpu_count, env.timestamp);
     bench_result *results = calloc(list.count, sizeof *results);
     if (!results) {
         fprintf(stderr, "mopt-bench: out of memory\n");
@@ -98,8 +98,10 @@ int main(int argc, char **argv) {
     bench_run_opts ro = {cli.progress != 0 && isatty(STDERR_FILENO)};
     int failed = 0;
     for (size_t k = 0; k < list.count; k++) {
-        if (list.count > 1) printf("\n[%zu/%zu] ", k + 1, list.count);
-        else printf("\n");
+        if (list.count > 1)
+            printf("\n[%zu/%zu] ", k + 1, list.count);
+        else
+            printf("\n");
         fflush(stdout);
         if (bench_run(&list.items[k], &ro, &results[k]) != 0) failed++;
         bench_report_print_summary(stdout, &results[k]);
@@ -116,12 +118,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "mopt-bench: %s\n", err);
         out_err = 1;
     }
-    if (cli.journal_path && bench_report_append_journal(cli.journal_path, results, list.count,
-                                                        &env, err, sizeof err) != 0) {
+    if (cli.journal_path && bench_report_append_journal(cli.journal_path, results, list.count, &env,
+                                                        err, sizeof err) != 0) {
         fprintf(stderr, "mopt-bench: %s\n", err);
         out_err = 1;
     }
-    for (size_t k = 0; k < list.count; k++) bench_result_free(&results[k]);
+    for (size_t k = 0; k < list.count; k++)
+        bench_result_free(&results[k]);
     free(results);
     bench_config_list_free(&list);
     bench_cli_free(&cli);

@@ -72,7 +72,8 @@ void bench_prof_end_run(bench_prof *p) { p->runs++; }
 
 int64_t bench_prof_total_ns(const bench_prof *p) {
     int64_t t = 0;
-    for (size_t i = 0; i < p->n; i++) t += p->rows[i].ns;
+    for (size_t i = 0; i < p->n; i++)
+        t += p->rows[i].ns;
     return t;
 }
 
@@ -107,7 +108,8 @@ int bench_prof_by_op(const bench_prof *p, bench_prof_row **rows, size_t *n) {
     for (size_t i = 0; i < p->n; i++) {
         const bench_prof_row *s = &p->rows[i];
         size_t j = 0;
-        while (j < m && strcmp(r[j].op, s->op) != 0) j++;
+        while (j < m && strcmp(r[j].op, s->op) != 0)
+            j++;
         if (j == m) {
             r[m].op = s->op;
             m++;

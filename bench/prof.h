@@ -10,9 +10,9 @@
 #include <stdint.h>
 
 typedef struct bench_prof_row {
-    char *node;   /* node name (by-node rows); NULL in by-op rows */
-    char *op;     /* op type */
-    char *kernel; /* kernel of the node's last run; NULL in by-op rows */
+    char *node;    /* node name (by-node rows); NULL in by-op rows */
+    char *op;      /* op type */
+    char *kernel;  /* kernel of the node's last run; NULL in by-op rows */
     int64_t ns;    /* total time over all recorded runs */
     int64_t flops; /* total flops over all recorded runs (0: not meaningful) */
     int64_t calls; /* executions recorded */

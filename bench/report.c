@@ -35,7 +35,8 @@ void bench_json_init(bench_json *j, FILE *f, int pretty) {
 static void newline(bench_json *j) {
     if (!j->pretty) return;
     fputc('\n', j->f);
-    for (int i = 0; i < j->depth; i++) fputs("  ", j->f);
+    for (int i = 0; i < j->depth; i++)
+        fputs("  ", j->f);
 }
 
 /* Before a value or key: a comma unless it is the first at this level. A
@@ -81,8 +82,10 @@ static void write_escaped(FILE *f, const char *s) {
         case '\r': fputs("\\r", f); break;
         case '\t': fputs("\\t", f); break;
         default:
-            if (*p < 0x20 || *p == 0x7f) fprintf(f, "\\u%04x", *p);
-            else fputc(*p, f);
+            if (*p < 0x20 || *p == 0x7f)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
         }
     }
     fputc('"', f);
@@ -97,8 +100,10 @@ void bench_json_key(bench_json *j, const char *key) {
 
 void bench_json_string(bench_json *j, const char *s) {
     before_item(j);
-    if (s) write_escaped(j->f, s);
-    else fputs("null", j->f);
+    if (s)
+        write_escaped(j->f, s);
+    else
+        fputs("null", j->f);
 }
 
 void bench_json_int(bench_json *j, int64_t v) {
@@ -108,8 +113,10 @@ void bench_json_int(bench_json *j, int64_t v) {
 
 void bench_json_double(bench_json *j, double v) {
     before_item(j);
-    if (isfinite(v)) fprintf(j->f, "%.9g", v);
-    else fputs("null", j->f);
+    if (isfinite(v))
+        fprintf(j->f, "%.9g", v);
+    else
+        fputs("null", j->f);
 }
 
 void bench_json_bool(bench_json *j, int v) {
@@ -139,8 +146,10 @@ static void kv_dbl(bench_json *j, const char *k, double v) {
 /* An int that may be "unset" (< 0): null then. */
 static void kv_opt_int(bench_json *j, const char *k, int64_t v) {
     bench_json_key(j, k);
-    if (v >= 0) bench_json_int(j, v);
-    else bench_json_null(j);
+    if (v >= 0)
+        bench_json_int(j, v);
+    else
+        bench_json_null(j);
 }
 
 static void json_config(bench_json *j, const bench_result *r) {
@@ -157,7 +166,8 @@ static void json_config(bench_json *j, const bench_result *r) {
     kv_opt_int(j, "seq", c ? c->seq : -1);
     bench_json_key(j, "dims");
     bench_json_begin_object(j);
-    for (size_t i = 0; c && i < c->n_dims; i++) kv_int(j, c->dims[i].name, c->dims[i].value);
+    for (size_t i = 0; c && i < c->n_dims; i++)
+        kv_int(j, c->dims[i].name, c->dims[i].value);
     bench_json_end_object(j);
     bench_json_key(j, "shapes");
     bench_json_begin_object(j);
@@ -171,7 +181,8 @@ static void json_config(bench_json *j, const bench_result *r) {
     bench_json_end_object(j);
     bench_json_key(j, "input_types");
     bench_json_begin_object(j);
-    for (int i = 0; i < r->n_io; i++) kv_str(j, r->io[i].name, r->io[i].dtype);
+    for (int i = 0; i < r->n_io; i++)
+        kv_str(j, r->io[i].name, r->io[i].dtype);
     bench_json_end_object(j);
     bench_json_key(j, "input_sources");
     bench_json_begin_object(j);
@@ -210,16 +221,20 @@ static void json_prof_rows(bench_json *j, const bench_prof_row *rows, size_t n, 
         bench_json_begin_object(j);
         if (by_node) kv_str(j, "node", w->node);
         kv_str(j, "op", w->op);
-        if (by_node) kv_str(j, "kernel", w->kernel);
-        else kv_int(j, "nodes", w->nodes);
+        if (by_node)
+            kv_str(j, "kernel", w->kernel);
+        else
+            kv_int(j, "nodes", w->nodes);
         kv_dbl(j, "total_ms", (double)w->ns / 1e6);
         kv_dbl(j, "ms_per_run", runs > 0 ? (double)w->ns / 1e6 / (double)runs : 0.0);
         kv_dbl(j, "share", total > 0 ? (double)w->ns / (double)total : 0.0);
         kv_int(j, "calls", w->calls);
         kv_int(j, "flops", w->flops);
         bench_json_key(j, "gflops_per_s");
-        if (w->flops > 0) bench_json_double(j, bench_prof_gflops(w));
-        else bench_json_null(j);
+        if (w->flops > 0)
+            bench_json_double(j, bench_prof_gflops(w));
+        else
+            bench_json_null(j);
         bench_json_end_object(j);
     }
     bench_json_end_array(j);
@@ -241,19 +256,20 @@ static void json_profile(bench_json *j, const bench_result *r, int top) {
     bench_json_key(j, "by_op");
     if (bench_prof_by_op(&r->prof, &rows, &n) == 0)
         json_prof_rows(j, rows, n, total, r->prof.runs, 0, top);
-    else bench_json_null(j);
+    else
+        bench_json_null(j);
     free(rows);
     rows = NULL;
     bench_json_key(j, "by_node");
     if (bench_prof_sorted_nodes(&r->prof, &rows, &n) == 0)
         json_prof_rows(j, rows, n, total, r->prof.runs, 1, top);
-    else bench_json_null(j);
+    else
+        bench_json_null(j);
     free(rows);
     bench_json_end_object(j);
 }
 
-void bench_report_json_result(bench_json *j, const bench_result *r, const bench_env *env,
-                              int top) {
+void bench_report_json_result(bench_json *j, const bench_result *r, const bench_env *env, int top) {
     bench_json_begin_object(j);
     if (env) {
         kv_str(j, "timestamp", env->timestamp);
@@ -354,8 +370,10 @@ void bench_format_bytes(char *buf, size_t len, int64_t bytes) {
         v /= 1024.0;
         u++;
     }
-    if (u == 0) snprintf(buf, len, "%" PRId64 " B", bytes);
-    else snprintf(buf, len, "%.1f %s", v, units[u]);
+    if (u == 0)
+        snprintf(buf, len, "%" PRId64 " B", bytes);
+    else
+        snprintf(buf, len, "%.1f %s", v, units[u]);
 }
 
 void bench_report_print_summary(FILE *f, const bench_result *r) {
@@ -367,14 +385,16 @@ void bench_report_print_summary(FILE *f, const bench_result *r) {
     const bench_config *c = r->config;
     fprintf(f, "  model        %s (%" PRId64 " nodes after optimization, %" PRId64 " parameters)\n",
             c && c->model ? c->model : "?", r->model_nodes, r->model_params);
-    fprintf(f, "  settings     precision %s, backend %s, threads %" PRId64 "%s, opt_level %" PRId64
-               "\n",
+    fprintf(f,
+            "  settings     precision %s, backend %s, threads %" PRId64 "%s, opt_level %" PRId64
+            "\n",
             r->precision, r->backend, r->threads, r->threads == 0 ? " (one per core)" : "",
             r->opt_level);
     fprintf(f, "  inputs      ");
     for (int i = 0; i < r->n_io; i++) {
         fprintf(f, "%s %s %s[", i ? "," : "", r->io[i].name, r->io[i].dtype);
-        for (int a = 0; a < r->io[i].rank; a++) fprintf(f, "%s%" PRId64, a ? "," : "", r->io[i].dims[a]);
+        for (int a = 0; a < r->io[i].rank; a++)
+            fprintf(f, "%s%" PRId64, a ? "," : "", r->io[i].dims[a]);
         fprintf(f, "] %s", r->io[i].source);
     }
     fputc('\n', f);
@@ -382,8 +402,9 @@ void bench_report_print_summary(FILE *f, const bench_result *r) {
             r->session_ms);
     fprintf(f, "  first run    %.3f ms\n", r->first_run_ms);
     const bench_latency *l = &r->latency_ms;
-    fprintf(f, "  latency ms   p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  max %.3f  mean %.3f"
-               "  (n=%zu, sd %.3f)\n",
+    fprintf(f,
+            "  latency ms   p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  max %.3f  mean %.3f"
+            "  (n=%zu, sd %.3f)\n",
             l->p50, l->p90, l->p95, l->p99, l->max, l->mean, l->n, l->stddev);
     fprintf(f, "  throughput   %.1f inferences/s, %.1f items/s (batch of %" PRId64 ")\n",
             r->throughput_per_s, r->items_per_s, r->items);
@@ -399,8 +420,10 @@ void bench_report_print_summary(FILE *f, const bench_result *r) {
 }
 
 static void print_gflops(FILE *f, const bench_prof_row *w) {
-    if (w->flops > 0) fprintf(f, " %9.2f\n", bench_prof_gflops(w));
-    else fprintf(f, " %9s\n", "-");
+    if (w->flops > 0)
+        fprintf(f, " %9.2f\n", bench_prof_gflops(w));
+    else
+        fprintf(f, " %9s\n", "-");
 }
 
 /* Shortens s to at most w characters, keeping its end ("...tail"). */

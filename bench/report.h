@@ -35,7 +35,7 @@ void bench_json_begin_object(bench_json *j);
 void bench_json_end_object(bench_json *j);
 void bench_json_begin_array(bench_json *j);
 void bench_json_end_array(bench_json *j);
-void bench_json_key(bench_json *j, const char *key); /* inside an object, before a value */
+void bench_json_key(bench_json *j, const char *key);  /* inside an object, before a value */
 void bench_json_string(bench_json *j, const char *s); /* NULL writes null */
 void bench_json_int(bench_json *j, int64_t v);
 void bench_json_double(bench_json *j, double v); /* non-finite writes null */
@@ -44,8 +44,7 @@ void bench_json_null(bench_json *j);
 
 /* One result as a JSON object (schema in bench/README.md). env may be NULL
  * (then no timestamp/git/cpu keys); top limits the profile rows. */
-void bench_report_json_result(bench_json *j, const bench_result *r, const bench_env *env,
-                              int top);
+void bench_report_json_result(bench_json *j, const bench_result *r, const bench_env *env, int top);
 
 /* Writes all results as a JSON array to path. Returns 0, or -1 with err. */
 int bench_report_write_json(const char *path, const bench_result *rs, size_t n,

@@ -32,9 +32,9 @@ typedef struct bench_result {
     int64_t threads;
     int64_t opt_level;
     bench_io io[16];
-    int n_io;        /* inputs shown (at most 16) */
-    int64_t items;   /* items per inference: the batch size */
-    double load_ms;  /* mopt_model_load: parse + optimize */
+    int n_io;          /* inputs shown (at most 16) */
+    int64_t items;     /* items per inference: the batch size */
+    double load_ms;    /* mopt_model_load: parse + optimize */
     double session_ms; /* mopt_session_create */
     double first_run_ms;
     double measure_s; /* wall time of the measured runs */
@@ -48,7 +48,7 @@ typedef struct bench_result {
     int64_t model_nodes;
     int64_t model_params;
     int profiled;
-    bench_prof prof; /* aggregated over the measured runs */
+    bench_prof prof;      /* aggregated over the measured runs */
     char trace_path[512]; /* Chrome trace written, or "" */
 } bench_result;
 

@@ -114,10 +114,14 @@ static int fill_random(bench_result *r, const bench_config *c, const char *name,
         dt == MOPT_DTYPE_BF16) {
         for (int64_t i = 0; i < n; i++) {
             float v = rng_float(rng);
-            if (dt == MOPT_DTYPE_F32) ((float *)data)[i] = v;
-            else if (dt == MOPT_DTYPE_F64) ((double *)data)[i] = v;
-            else if (dt == MOPT_DTYPE_F16) ((uint16_t *)data)[i] = f32_to_f16(v);
-            else ((uint16_t *)data)[i] = f32_to_bf16(v);
+            if (dt == MOPT_DTYPE_F32)
+                ((float *)data)[i] = v;
+            else if (dt == MOPT_DTYPE_F64)
+                ((double *)data)[i] = v;
+            else if (dt == MOPT_DTYPE_F16)
+                ((uint16_t *)data)[i] = f32_to_f16(v);
+            else
+                ((uint16_t *)data)[i] = f32_to_bf16(v);
         }
         return 0;
     }
@@ -205,7 +209,8 @@ static void input_list(const mopt_model *m, char *buf, size_t len) {
     size_t n = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < mopt_model_io_count(m, MOPT_INPUT) && n < len; i++) {
-        int k = snprintf(buf + n, len - n, "%s%s", i ? ", " : "", mopt_model_io_name(m, MOPT_INPUT, i));
+        int k =
+            snprintf(buf + n, len - n, "%s%s", i ? ", " : "", mopt_model_io_name(m, MOPT_INPUT, i));
         if (k > 0) n += (size_t)k;
     }
 }
@@ -230,8 +235,9 @@ static int make_input(bench_result *r, const bench_config *c, const mopt_model *
     mopt_status st;
     if (f) {
         st = mopt_tensor_load(f->path, out);
-        if (st) return rfail(r, "input '%s': cannot read '%s': %s: %s", name, f->path,
-                             mopt_status_string(st), mopt_last_error());
+        if (st)
+            return rfail(r, "input '%s': cannot read '%s': %s: %s", name, f->path,
+                         mopt_status_string(st), mopt_last_error());
         snprintf(io->source, sizeof io->source, "%s", "file");
         return 0;
     }
@@ -298,7 +304,8 @@ static void progress_draw(progress *p, const char *phase, double frac, int64_t d
     if (frac > 1) frac = 1;
     char bar[31];
     int fill = (int)(frac * 30.0);
-    for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '.';
     bar[30] = '\0';
     fprintf(stderr, "\r\033[K[%s] %3d%% %s %s %" PRId64, bar, (int)(frac * 100.0), p->label, phase,
             done);
@@ -436,15 +443,17 @@ int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r
     }
     if (c->batch >= 0 && !use.batch) {
         sym_list(m, syms, sizeof syms);
-        rfail(r, "batch=%" PRId64 " was given, but no random input has a dim named 'batch' "
-                 "(model symbols: %s); map it with a shape template, e.g. --shape NAME=batch,...",
+        rfail(r,
+              "batch=%" PRId64 " was given, but no random input has a dim named 'batch' "
+              "(model symbols: %s); map it with a shape template, e.g. --shape NAME=batch,...",
               c->batch, syms);
         goto done;
     }
     if (c->seq >= 0 && !use.seq) {
         sym_list(m, syms, sizeof syms);
-        rfail(r, "seq=%" PRId64 " was given, but no random input has a dim named 'seq' "
-                 "(model symbols: %s); map it with a shape template, e.g. --shape NAME=batch,seq",
+        rfail(r,
+              "seq=%" PRId64 " was given, but no random input has a dim named 'seq' "
+              "(model symbols: %s); map it with a shape template, e.g. --shape NAME=batch,seq",
               c->seq, syms);
         goto done;
     }
@@ -456,7 +465,8 @@ int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r
             goto done;
         }
     /* items per inference: the batch size */
-    if (c->batch >= 0) r->items = c->batch;
+    if (c->batch >= 0)
+        r->items = c->batch;
     else {
         int64_t b = -1;
         for (size_t i = 0; i < c->n_dims; i++)
@@ -532,7 +542,8 @@ int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r
         goto done;
     }
     double sum_ms = 0.0;
-    for (size_t i = 0; i < n; i++) sum_ms += samples[i];
+    for (size_t i = 0; i < n; i++)
+        sum_ms += samples[i];
     /* Throughput from the summed run times (excludes the harness's own loop). */
     r->throughput_per_s = sum_ms > 0 ? (double)n * 1e3 / sum_ms : 0.0;
     r->items_per_s = r->throughput_per_s * (double)r->items;
@@ -545,8 +556,10 @@ int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r
 done:
     progress_clear(&pg);
     r->peak_rss_bytes = bench_peak_rss_bytes();
-    for (size_t i = 0; in && i < n_in; i++) mopt_tensor_destroy(in[i]);
-    for (size_t i = 0; out && i < n_out; i++) mopt_tensor_destroy(out[i]);
+    for (size_t i = 0; in && i < n_in; i++)
+        mopt_tensor_destroy(in[i]);
+    for (size_t i = 0; out && i < n_out; i++)
+        mopt_tensor_destroy(out[i]);
     free(in);
     free(out);
     free(samples);

@@ -15,8 +15,8 @@
 
 /* Values that may be given as lists, expanded into their product. */
 typedef struct axis {
-    size_t n; /* 0: not given, use the base config's value */
-    char **s; /* string values (precision, backend) */
+    size_t n;   /* 0: not given, use the base config's value */
+    char **s;   /* string values (precision, backend) */
     int64_t *v; /* integer values (threads, opt_level, batch, seq) */
 } axis;
 
@@ -54,7 +54,8 @@ static int fail(ctx *c, const yaml_node_t *n, const char *fmt, ...) {
 
 static void axis_free(axis *a) {
     if (a->s)
-        for (size_t i = 0; i < a->n; i++) free(a->s[i]);
+        for (size_t i = 0; i < a->n; i++)
+            free(a->s[i]);
     free(a->s);
     free(a->v);
     memset(a, 0, sizeof *a);
@@ -62,7 +63,8 @@ static void axis_free(axis *a) {
 
 static void tmpl_free(tmpl *t) {
     bench_config_free(&t->base);
-    for (int i = 0; i < AX_COUNT; i++) axis_free(&t->ax[i]);
+    for (int i = 0; i < AX_COUNT; i++)
+        axis_free(&t->ax[i]);
 }
 
 static int axis_copy(axis *dst, const axis *src) {
@@ -102,7 +104,8 @@ static const char *scalar(const yaml_node_t *n) {
 static int oom(ctx *c, const yaml_node_t *n) { return fail(c, n, "out of memory"); }
 
 static int want_scalar(ctx *c, const char *key, const yaml_node_t *v, const char **out) {
-    if (!(*out = scalar(v))) return fail(c, v, "'%s' wants a single value, not a list or mapping", key);
+    if (!(*out = scalar(v)))
+        return fail(c, v, "'%s' wants a single value, not a list or mapping", key);
     return 0;
 }
 
@@ -135,8 +138,10 @@ static int get_axis(ctx *c, const char *key, const yaml_node_t *v, int is_int, i
     } else if (v->type != YAML_SCALAR_NODE) {
         return fail(c, v, "'%s' wants a value or a list of values, not a mapping", key);
     }
-    if (is_int) a->v = calloc(n, sizeof *a->v);
-    else a->s = calloc(n, sizeof *a->s);
+    if (is_int)
+        a->v = calloc(n, sizeof *a->v);
+    else
+        a->s = calloc(n, sizeof *a->s);
     if (!a->v && !a->s) return oom(c, v);
     a->n = n;
     for (size_t i = 0; i < n; i++) {
@@ -155,8 +160,9 @@ static int get_axis(ctx *c, const char *key, const yaml_node_t *v, int is_int, i
 
 static int get_shapes(ctx *c, const yaml_node_t *v, bench_config *b) {
     if (v->type != YAML_MAPPING_NODE)
-        return fail(c, v, "'shapes' wants a mapping of input name to dims, e.g. "
-                          "{input: [batch, 3, 32, 32]}");
+        return fail(c, v,
+                    "'shapes' wants a mapping of input name to dims, e.g. "
+                    "{input: [batch, 3, 32, 32]}");
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
         const yaml_node_t *k = node_at(c, p->key), *d = node_at(c, p->value);
         const char *name = k ? scalar(k) : NULL;
@@ -226,8 +232,7 @@ static int get_string_map(ctx *c, const char *key, const yaml_node_t *v, bench_c
 }
 
 static int is_false(const char *s) {
-    return !strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off") || !strcmp(s, "0") ||
-           !*s;
+    return !strcmp(s, "false") || !strcmp(s, "no") || !strcmp(s, "off") || !strcmp(s, "0") || !*s;
 }
 static int is_true(const char *s) {
     return !strcmp(s, "true") || !strcmp(s, "yes") || !strcmp(s, "on") || !strcmp(s, "1");
@@ -359,7 +364,8 @@ static int expand(ctx *c, const yaml_node_t *where, const tmpl *t, bench_config_
 }
 
 void bench_config_list_free(bench_config_list *l) {
-    for (size_t i = 0; i < l->count; i++) bench_config_free(&l->items[i]);
+    for (size_t i = 0; i < l->count; i++)
+        bench_config_free(&l->items[i]);
     free(l->items);
     l->items = NULL;
     l->count = 0;
@@ -382,12 +388,13 @@ static int parse_doc(ctx *c, const bench_config *defaults, bench_config_list *ou
              p++) {
             const yaml_node_t *kn = node_at(c, p->key), *v = node_at(c, p->value);
             const char *key = kn ? scalar(kn) : NULL;
-            if (key && v && strcmp(key, "configs") == 0) configs = v;
-            else if (key && v && strcmp(key, "defaults") == 0) defs = v;
+            if (key && v && strcmp(key, "configs") == 0)
+                configs = v;
+            else if (key && v && strcmp(key, "defaults") == 0)
+                defs = v;
             else {
                 rc = fail(c, kn ? kn : root,
-                          "unknown top-level key '%s' (known: defaults, configs)",
-                          key ? key : "?");
+                          "unknown top-level key '%s' (known: defaults, configs)", key ? key : "?");
                 goto done;
             }
         }
@@ -503,8 +510,10 @@ int bench_scenario_load(const char *path, const bench_config *defaults, bench_co
         return -1;
     }
     char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-    else dir[0] = '\0';
+    if (slash)
+        *slash = '\0';
+    else
+        dir[0] = '\0';
     if (slash == dir) strcpy(dir, "/");
     int rc = bench_scenario_parse(buf, len, path, dir, defaults, out, err, errlen);
     free(dir);

@@ -39,10 +39,12 @@ int bench_latency_compute(const double *samples, size_t n, bench_latency *out) {
     memcpy(s, samples, n * sizeof *s);
     qsort(s, n, sizeof *s, cmp_double);
     double sum = 0.0;
-    for (size_t i = 0; i < n; i++) sum += s[i];
+    for (size_t i = 0; i < n; i++)
+        sum += s[i];
     double mean = sum / (double)n;
     double ss = 0.0;
-    for (size_t i = 0; i < n; i++) ss += (s[i] - mean) * (s[i] - mean);
+    for (size_t i = 0; i < n; i++)
+        ss += (s[i] - mean) * (s[i] - mean);
     out->n = n;
     out->min = s[0];
     out->max = s[n - 1];

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 typedef struct bench_latency {
-    size_t n; /* number of samples */
+    size_t n;                      /* number of samples */
     double min, max, mean, stddev; /* stddev: population (ddof = 0), like numpy.std */
     double p50, p90, p95, p99;
 } bench_latency;

@@ -18,9 +18,11 @@
 #include "bench_build.h"
 
 static void copy_trimmed(char *buf, size_t len, const char *s) {
-    while (isspace((unsigned char)*s)) s++;
+    while (isspace((unsigned char)*s))
+        s++;
     size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1])) n--;
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
     if (n >= len) n = len - 1;
     memcpy(buf, s, n);
     buf[n] = '\0';
@@ -74,7 +76,8 @@ static int run_capture(char *const argv[], char *buf, size_t len) {
         char tmp[256];
         ssize_t k = read(fd[0], tmp, sizeof tmp);
         if (k <= 0) break;
-        for (ssize_t i = 0; i < k && got + 1 < len; i++) buf[got++] = tmp[i];
+        for (ssize_t i = 0; i < k && got + 1 < len; i++)
+            buf[got++] = tmp[i];
     }
     buf[got] = '\0';
     close(fd[0]);
@@ -86,14 +89,15 @@ static int run_capture(char *const argv[], char *buf, size_t len) {
 void bench_git_revision(char *buf, size_t len) {
     snprintf(buf, len, "unknown");
     char out[128];
-    char *rev[] = {"git", "-C", (char *)MOPT_BENCH_SOURCE_DIR, "rev-parse", "--short", "HEAD",
-                   NULL};
+    char *rev[] = {"git",  "-C", (char *)MOPT_BENCH_SOURCE_DIR, "rev-parse", "--short",
+                   "HEAD", NULL};
     if (run_capture(rev, out, sizeof out) != 0) return;
     char hash[64];
     copy_trimmed(hash, sizeof hash, out);
     if (!hash[0]) return;
-    char *st[] = {"git", "-C", (char *)MOPT_BENCH_SOURCE_DIR, "status", "--porcelain",
-                  "--untracked-files=no", NULL};
+    char *st[] = {"git",    "-C",          (char *)MOPT_BENCH_SOURCE_DIR,
+                  "status", "--porcelain", "--untracked-files=no",
+                  NULL};
     int dirty = run_capture(st, out, sizeof out) == 0 && out[0] != '\0';
     snprintf(buf, len, "%s%s", hash, dirty ? "-dirty" : "");
 }

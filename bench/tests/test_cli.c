@@ -24,8 +24,8 @@ static void cli_parses_everything(void **state) {
     int rc = PARSE(&cli, err, "m.onnx", "--input", "ids=ids.npy", "--shape=input=1x3x32x32",
                    "--shape", "tok=batch,seq", "--dim", "seq=128", "--precision", "bf16",
                    "--backend=ref", "--opt-level", "0", "--threads", "4", "--warmup", "3",
-                   "--iterations", "20", "--json", "o.json", "--journal", "j.jsonl", "--top",
-                   "5", "--int-range", "-3,7", "--seed", "9", "--batch", "2");
+                   "--iterations", "20", "--json", "o.json", "--journal", "j.jsonl", "--top", "5",
+                   "--int-range", "-3,7", "--seed", "9", "--batch", "2");
     if (rc) fail_msg("%s", err);
     const bench_config *c = &cli.base;
     assert_string_equal(cli.target, "m.onnx");
@@ -75,8 +75,8 @@ static void cli_explicit_options_override_scenario(void **state) {
     (void)state;
     bench_cli cli;
     char err[512];
-    assert_int_equal(PARSE(&cli, err, "s.yaml", "--iterations", "7", "--threads", "3",
-                           "--shape", "x=batch,4", "--dim", "seq=9"),
+    assert_int_equal(PARSE(&cli, err, "s.yaml", "--iterations", "7", "--threads", "3", "--shape",
+                           "x=batch,4", "--dim", "seq=9"),
                      0);
     bench_config c;
     bench_config_init(&c);

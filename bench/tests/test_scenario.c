@@ -202,8 +202,7 @@ static void scenario_bad_values_name_line(void **state) {
                  "not both");
     expect_error("configs:\n  - model: a.onnx\n    duration: -1\n", 3, "seconds > 0");
     expect_error("configs:\n  - model: a.onnx\n    int_range: [5, 1]\n", 3, "LO < HI");
-    expect_error("configs:\n  - model: a.onnx\n    shapes: {x: [1, two words]}\n", 3,
-                 "input 'x'");
+    expect_error("configs:\n  - model: a.onnx\n    shapes: {x: [1, two words]}\n", 3, "input 'x'");
     expect_error("configs:\n  - batch: 1\n", 2, "has no 'model'");
     expect_error("configs: []\n", 1, "non-empty list");
     expect_error("configs:\n  - just a string\n", 2, "must be a mapping");
