@@ -236,3 +236,34 @@ void ref_gather_elements(void *dst, const void *src, size_t esz, int32_t rank,
         }
     }
 }
+
+void ref_scatter_copy(void *dst, size_t esz, const int64_t *off, int64_t n, const void *updates,
+                      int64_t chunk) {
+    char *o = dst;
+    const char *u = updates;
+    size_t bytes = (size_t)chunk * esz;
+    for (int64_t j = 0; j < n; j++) memcpy(o + (size_t)off[j] * esz, u + (size_t)j * bytes, bytes);
+}
+
+/* Reductions; integer add/mul wrap (unsigned arithmetic). */
+#define DEFINE_SCATTER(NAME, T, UT)                                                                \
+    void NAME(T *dst, const int64_t *off, int64_t n, const T *updates, int64_t chunk,            \
+              ref_scatter_op op) {                                                                 \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            T *d = dst + off[j];                                                                   \
+            const T *u = updates + j * chunk;                                                      \
+            for (int64_t e = 0; e < chunk; e++) {                                                  \
+                switch (op) {                                                                      \
+                case REF_SCATTER_ADD: d[e] = (T)((UT)d[e] + (UT)u[e]); break;                      \
+                case REF_SCATTER_MUL: d[e] = (T)((UT)d[e] * (UT)u[e]); break;                      \
+                case REF_SCATTER_MAX: d[e] = u[e] > d[e] ? u[e] : d[e]; break;                     \
+                case REF_SCATTER_MIN: d[e] = u[e] < d[e] ? u[e] : d[e]; break;                     \
+                default: d[e] = u[e]; break;                                                       \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEFINE_SCATTER(ref_scatter_f32, float, float)
+DEFINE_SCATTER(ref_scatter_i64, int64_t, uint64_t)
+DEFINE_SCATTER(ref_scatter_i32, int32_t, uint32_t)

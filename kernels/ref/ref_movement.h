@@ -50,6 +50,26 @@ void ref_gather_elements(void *dst, const void *src, size_t esz, int32_t rank,
                          const int64_t *src_dims, const int64_t *idx_dims, int32_t axis,
                          const int64_t *idx);
 
+typedef enum ref_scatter_op {
+    REF_SCATTER_NONE = 0,
+    REF_SCATTER_ADD = 1,
+    REF_SCATTER_MUL = 2,
+    REF_SCATTER_MAX = 3,
+    REF_SCATTER_MIN = 4
+} ref_scatter_op;
+
+/* Scatter (dst already holds the data): for j < n, the chunk elements at
+ * element offset off[j] of dst take (or combine with) updates
+ * [j * chunk, (j + 1) * chunk). Later updates win for REF_SCATTER_NONE. */
+void ref_scatter_copy(void *dst, size_t esz, const int64_t *off, int64_t n, const void *updates,
+                      int64_t chunk);
+void ref_scatter_f32(float *dst, const int64_t *off, int64_t n, const float *updates,
+                     int64_t chunk, ref_scatter_op op);
+void ref_scatter_i64(int64_t *dst, const int64_t *off, int64_t n, const int64_t *updates,
+                     int64_t chunk, ref_scatter_op op);
+void ref_scatter_i32(int32_t *dst, const int64_t *off, int64_t n, const int32_t *updates,
+                     int64_t chunk, ref_scatter_op op);
+
 /* Fills n elements of dst with the element at value. */
 void ref_fill(void *dst, size_t esz, int64_t n, const void *value);
 

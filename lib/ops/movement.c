@@ -1,7 +1,7 @@
 /*
  * movement.c — the "movement" operator family: ops that move elements
  * around without arithmetic: Transpose, Concat, Split, Slice, Gather, Tile,
- * Pad, Trilu, GatherElements. They work on any dtype by element size.
+ * Pad, Trilu, GatherElements, ScatterND, ScatterElements. They work on any dtype by element size.
  *
  * Inference propagates symbolic dims where the op keeps an axis whole
  * (Transpose, Concat's other axes, Gather's other axes, full-range Slice);
@@ -900,6 +900,162 @@ static mopt_status trilu_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     return MOPT_OK;
 }
 
+/* ---- ScatterND / ScatterElements ------------------------------------------ */
+
+static mopt_status scatter_reduction(const op_ctx *ctx, mopt_dtype dt, ref_scatter_op *op) {
+    const char *r = ctx->opset >= 16 ? ir_node_attr_string(ctx->node, "reduction", "none") : "none";
+    if (!strcmp(r, "none")) *op = REF_SCATTER_NONE;
+    else if (!strcmp(r, "add")) *op = REF_SCATTER_ADD;
+    else if (!strcmp(r, "mul")) *op = REF_SCATTER_MUL;
+    else if (!strcmp(r, "max") && ctx->opset >= 18) *op = REF_SCATTER_MAX;
+    else if (!strcmp(r, "min") && ctx->opset >= 18) *op = REF_SCATTER_MIN;
+    else return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "reduction '%s' is not supported", r);
+    if (*op != REF_SCATTER_NONE && dt != MOPT_DTYPE_UNDEFINED && dt != MOPT_DTYPE_F32 &&
+        dt != MOPT_DTYPE_I64 && dt != MOPT_DTYPE_I32)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "reduction '%s' on type %s is not supported", r,
+                       mopt_dtype_name(dt));
+    return MOPT_OK;
+}
+
+/* Applies the updates at the element offsets off[0..n) (chunk elements each). */
+static void scatter_apply(const op_tensor *out, ref_scatter_op op, const int64_t *off, int64_t n,
+                          const void *updates, int64_t chunk) {
+    if (op == REF_SCATTER_NONE) ref_scatter_copy(out->data, esize(out), off, n, updates, chunk);
+    else if (out->dtype == MOPT_DTYPE_F32) ref_scatter_f32(out->data, off, n, updates, chunk, op);
+    else if (out->dtype == MOPT_DTYPE_I64) ref_scatter_i64(out->data, off, n, updates, chunk, op);
+    else ref_scatter_i32(out->data, off, n, updates, chunk, op);
+}
+
+static mopt_status scatter_common_infer(const op_ctx *ctx, const op_tensor *in, op_tensor *out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (!st) st = int_dtype(ctx, &in[1], 1);
+    if (!st) st = op_same_dtype(ctx, in, 0, 2);
+    ref_scatter_op op;
+    if (!st) st = scatter_reduction(ctx, in[0].dtype, &op);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+static mopt_status scatter_nd_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                    op_tensor *out, int n_out) {
+    mopt_status st = scatter_common_infer(ctx, in, out);
+    if (st) return st;
+    const ir_shape *x = &in[0].shape, *ix = &in[1].shape, *u = &in[2].shape;
+    char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP], b3[IR_SHAPE_STR_CAP];
+    if (ix->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "indices must have rank >= 1");
+    if (x->rank < 0 || ix->rank < 0 || ix->syms[ix->rank - 1] != 0) return MOPT_OK;
+    int64_t k = ix->dims[ix->rank - 1];
+    if (k < 1 || k > x->rank)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "indices %s address %" PRId64 " axes of data %s",
+                       op_shape_str(ctx, ix, b1), k, op_shape_str(ctx, x, b2));
+    if (u->rank < 0) return MOPT_OK;
+    /* updates = indices.shape[:-1] + data.shape[k:] */
+    bool ok = u->rank == ix->rank - 1 + x->rank - (int32_t)k;
+    for (int32_t a = 0; ok && a < u->rank; a++) {
+        const ir_shape *src = a < ix->rank - 1 ? ix : x;
+        int32_t sa = a < ix->rank - 1 ? a : a - (ix->rank - 1) + (int32_t)k;
+        if (u->syms[a] == 0 && src->syms[sa] == 0 && u->dims[a] != src->dims[sa]) ok = false;
+    }
+    if (!ok)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "updates %s do not match indices %s and data %s",
+                       op_shape_str(ctx, u, b1), op_shape_str(ctx, ix, b2),
+                       op_shape_str(ctx, x, b3));
+    return MOPT_OK;
+}
+
+static mopt_status scatter_nd_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    const ir_shape *x = &in[0].shape, *ix = &in[1].shape;
+    ref_scatter_op op;
+    mopt_status st = scatter_reduction(ctx, in[0].dtype, &op);
+    if (st) return st;
+    size_t nb = (size_t)op_numel(&in[0]) * esize(&in[0]);
+    if (nb) memcpy(out[0].data, in[0].data, nb);
+    int32_t k = (int32_t)ix->dims[ix->rank - 1];
+    int64_t n_idx = op_numel(&in[1]) / k, chunk = 1, strides[IR_MAX_RANK];
+    for (int32_t a = k; a < x->rank; a++) chunk *= x->dims[a];
+    if (n_idx == 0 || chunk == 0) return MOPT_OK;
+    op_strides(x, strides);
+    int64_t *off = mopt_malloc((size_t)n_idx * sizeof *off);
+    if (!off) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for indices");
+    for (int64_t j = 0; j < n_idx; j++) {
+        int64_t o = 0;
+        for (int32_t a = 0; a < k; a++) {
+            int64_t e = j * k + a;
+            int64_t v = in[1].dtype == MOPT_DTYPE_I64 ? ((const int64_t *)in[1].data)[e]
+                                                      : ((const int32_t *)in[1].data)[e];
+            if (v < -x->dims[a] || v >= x->dims[a]) {
+                mopt_free(off);
+                return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
+                               "index %" PRId64 " (row %" PRId64 ", axis %d) is out of range for "
+                               "a dimension of size %" PRId64,
+                               v, j, (int)a, x->dims[a]);
+            }
+            o += (v < 0 ? v + x->dims[a] : v) * strides[a];
+        }
+        off[j] = o;
+    }
+    scatter_apply(&out[0], op, off, n_idx, in[2].data, chunk);
+    mopt_free(off);
+    return MOPT_OK;
+}
+
+static mopt_status scatter_el_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                    op_tensor *out, int n_out) {
+    mopt_status st = scatter_common_infer(ctx, in, out);
+    if (st) return st;
+    const ir_shape *x = &in[0].shape, *ix = &in[1].shape, *u = &in[2].shape;
+    char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
+    if (x->rank < 0) return MOPT_OK;
+    int32_t axis;
+    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
+        return st;
+    if (ix->rank >= 0 && ix->rank != x->rank)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "indices %s and data %s must have the same rank",
+                       op_shape_str(ctx, ix, b1), op_shape_str(ctx, x, b2));
+    if (ctx->runtime) {
+        bool ok = u->rank == ix->rank;
+        for (int32_t a = 0; ok && a < ix->rank; a++)
+            ok = u->dims[a] == ix->dims[a] && (a == axis || ix->dims[a] <= x->dims[a]);
+        if (!ok)
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "updates %s must equal indices %s, which must fit in data",
+                           op_shape_str(ctx, u, b1), op_shape_str(ctx, ix, b2));
+    }
+    return MOPT_OK;
+}
+
+static mopt_status scatter_el_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    const ir_shape *x = &in[0].shape, *ix = &in[1].shape;
+    ref_scatter_op op;
+    int32_t axis;
+    mopt_status st = scatter_reduction(ctx, in[0].dtype, &op);
+    if (!st) st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    if (st) return st;
+    size_t nb = (size_t)op_numel(&in[0]) * esize(&in[0]);
+    if (nb) memcpy(out[0].data, in[0].data, nb);
+    int64_t *idx, n;
+    if ((st = read_indices(ctx, &in[1], x->dims[axis], &idx, &n))) return st;
+    if (!idx) return MOPT_OK;
+    int64_t strides[IR_MAX_RANK], cnt[IR_MAX_RANK] = {0};
+    op_strides(x, strides);
+    for (int64_t e = 0; e < n; e++) { /* idx[e] becomes the element offset */
+        int64_t o = 0;
+        for (int32_t a = 0; a < x->rank; a++) o += (a == axis ? idx[e] : cnt[a]) * strides[a];
+        idx[e] = o;
+        for (int32_t a = x->rank - 1; a >= 0; a--) {
+            if (++cnt[a] < ix->dims[a]) break;
+            cnt[a] = 0;
+        }
+    }
+    scatter_apply(&out[0], op, idx, n, in[2].data, 1);
+    mopt_free(idx);
+    return MOPT_OK;
+}
+
 /* ---- table ------------------------------------------------------------------ */
 
 static const op_def k_movement_ops[] = {
@@ -912,6 +1068,8 @@ static const op_def k_movement_ops[] = {
     {"Tile", "", 2, 2, 1, 1, tile_infer, tile_run},
     {"Pad", "", 1, 4, 1, 1, pad_infer, pad_run},
     {"Trilu", "", 1, 2, 1, 1, trilu_infer, trilu_run},
+    {"ScatterND", "", 3, 3, 1, 1, scatter_nd_infer, scatter_nd_run},
+    {"ScatterElements", "", 3, 3, 1, 1, scatter_el_infer, scatter_el_run},
 };
 
 const op_def *ops_family_movement(size_t *count) {

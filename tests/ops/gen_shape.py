@@ -459,3 +459,52 @@ trilu_case("trilu_batched_upper_k_neg2", f32(2, 3, 5, 4), upper=1, k=-2)
 trilu_case("trilu_lower_k_large", x, upper=0, k=100)
 trilu_case("trilu_upper_k_large_neg", x, upper=1, k=-100)
 trilu_case("trilu_int64_lower", i64(3, 3), upper=0, k=0)
+
+# ---- ScatterND / ScatterElements ---------------------------------------------------------
+COMBINE = {"none": lambda a, b: b, "add": lambda a, b: a + b, "mul": lambda a, b: a * b,
+           "max": np.maximum, "min": np.minimum}
+
+
+def scatter_nd_case(name, x, idx, upd, reduction=None, opset=13):
+    c = Case(name, opset=opset)
+    attrs = {} if reduction is None else {"reduction": reduction}
+    c.node("ScatterND", ["x", "idx", "upd"], ["y"], **attrs)
+    y = x.copy()
+    f = COMBINE[reduction or "none"]
+    for pos in np.ndindex(*idx.shape[:-1]):
+        t = tuple(int(v) for v in idx[pos])
+        y[t] = f(y[t], upd[pos])
+    c.save({"x": x, "idx": idx, "upd": upd}, {"y": y})
+
+
+def scatter_el_case(name, x, idx, upd, axis, reduction=None, opset=13):
+    c = Case(name, opset=opset)
+    attrs = {"axis": axis}
+    if reduction is not None:
+        attrs["reduction"] = reduction
+    c.node("ScatterElements", ["x", "idx", "upd"], ["y"], **attrs)
+    y = x.copy()
+    f = COMBINE[reduction or "none"]
+    a = axis % x.ndim
+    for pos in np.ndindex(*idx.shape):
+        t = list(pos)
+        t[a] = int(idx[pos])
+        y[tuple(t)] = f(y[tuple(t)], upd[pos])
+    c.save({"x": x, "idx": idx, "upd": upd}, {"y": y})
+
+
+scatter_nd_case("scatternd_rows", f32(4, 3), ints(2, 0).reshape(2, 1), f32(2, 3))
+scatter_nd_case("scatternd_elements_negative", f32(3, 4), ints(0, 1, -1, -1, 1, 0).reshape(3, 2),
+                f32(3))
+scatter_nd_case("scatternd_3d_int64", i64(2, 3, 2), ints(1, 2, 0, 0).reshape(2, 2), i64(2, 2))
+scatter_nd_case("scatternd_add_duplicates_opset16", f32(5), ints(1, 3, 1).reshape(3, 1), f32(3),
+                reduction="add", opset=16)
+scatter_nd_case("scatternd_max_opset18", i64(4), ints(0, 2, 0).reshape(3, 1), i64(3),
+                reduction="max", opset=18)
+scatter_el_case("scatterelements_axis0", f32(3, 3), ints(1, 0, 2, 0, 2, 1).reshape(2, 3),
+                f32(2, 3), 0)
+scatter_el_case("scatterelements_axis_neg", f32(2, 5), ints(3, -1, 0, 1).reshape(2, 2),
+                f32(2, 2), -1)
+scatter_el_case("scatterelements_mul_opset16", f32(2, 4), ints(1, 1, 3, 0).reshape(2, 2),
+                f32(2, 2), 1, reduction="mul", opset=16)
+scatter_el_case("scatterelements_bool", boolean(3, 2), ints(2, 0).reshape(1, 2), boolean(1, 2), 0)
