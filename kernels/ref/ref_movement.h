@@ -21,8 +21,8 @@ void ref_copy_strided(void *dst, const void *src, size_t esz, int32_t rank, cons
 
 /* n_blocks times: copy block bytes from src to dst, advancing src by
  * src_step and dst by dst_step bytes (Concat and Split). */
-void ref_copy_blocks(void *dst, size_t dst_step, const void *src, size_t src_step,
-                     int64_t n_blocks, size_t block);
+void ref_copy_blocks(void *dst, size_t dst_step, const void *src, size_t src_step, int64_t n_blocks,
+                     size_t block);
 
 /* Gather along one axis: data seen as [outer, axis_dim, inner], indices
  * (already normalized to [0, axis_dim)) of count n_idx; dst is
@@ -30,7 +30,11 @@ void ref_copy_blocks(void *dst, size_t dst_step, const void *src, size_t src_ste
 void ref_gather(void *dst, const void *src, size_t esz, int64_t outer, int64_t axis_dim,
                 int64_t inner, const int64_t *idx, int64_t n_idx);
 
-typedef enum ref_pad_mode { REF_PAD_CONSTANT = 0, REF_PAD_REFLECT = 1, REF_PAD_EDGE = 2 } ref_pad_mode;
+typedef enum ref_pad_mode {
+    REF_PAD_CONSTANT = 0,
+    REF_PAD_REFLECT = 1,
+    REF_PAD_EDGE = 2
+} ref_pad_mode;
 
 /* Pads src (in_dims) into dst (out_dims = in_dims + begin + end, per axis).
  * begin[] may be negative (cropping). value: one element (constant mode).
@@ -63,8 +67,8 @@ typedef enum ref_scatter_op {
  * [j * chunk, (j + 1) * chunk). Later updates win for REF_SCATTER_NONE. */
 void ref_scatter_copy(void *dst, size_t esz, const int64_t *off, int64_t n, const void *updates,
                       int64_t chunk);
-void ref_scatter_f32(float *dst, const int64_t *off, int64_t n, const float *updates,
-                     int64_t chunk, ref_scatter_op op);
+void ref_scatter_f32(float *dst, const int64_t *off, int64_t n, const float *updates, int64_t chunk,
+                     ref_scatter_op op);
 void ref_scatter_i64(int64_t *dst, const int64_t *off, int64_t n, const int64_t *updates,
                      int64_t chunk, ref_scatter_op op);
 void ref_scatter_i32(int32_t *dst, const int64_t *off, int64_t n, const int32_t *updates,

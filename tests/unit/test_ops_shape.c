@@ -47,9 +47,12 @@ static void add_input(ir_graph *g, const char *name, mopt_dtype dt, const char *
     snprintf(buf, sizeof buf, "%s", spec);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         int32_t i = v->shape.rank++;
-        if (tok[0] == '?') v->shape.syms[i] = -1;
-        else if (tok[0] >= '0' && tok[0] <= '9') v->shape.dims[i] = strtoll(tok, NULL, 10);
-        else v->shape.syms[i] = ir_graph_symbol(g, tok);
+        if (tok[0] == '?')
+            v->shape.syms[i] = -1;
+        else if (tok[0] >= '0' && tok[0] <= '9')
+            v->shape.dims[i] = strtoll(tok, NULL, 10);
+        else
+            v->shape.syms[i] = ir_graph_symbol(g, tok);
     }
     v->flags |= IR_VALUE_INPUT;
     append(&g->inputs, &g->n_inputs, vi);
@@ -76,15 +79,18 @@ static ir_node *add_node(ir_graph *g, const char *op, const char *ins, const cha
     int ni = 0, no = 0;
     snprintf(a, sizeof a, "%s", ins);
     snprintf(b, sizeof b, "%s", outs);
-    for (char *t = strtok(a, " "); t; t = strtok(NULL, " ")) in_names[ni++] = t;
-    for (char *t = strtok(b, " "); t; t = strtok(NULL, " ")) out_names[no++] = t;
+    for (char *t = strtok(a, " "); t; t = strtok(NULL, " "))
+        in_names[ni++] = t;
+    for (char *t = strtok(b, " "); t; t = strtok(NULL, " "))
+        out_names[no++] = t;
     char nm[64];
     snprintf(nm, sizeof nm, "%s_%d", op, (int)g->n_nodes);
     ir_node *n = ir_graph_add_node(g, op, "", nm, ni, no);
     assert_non_null(n);
     for (int i = 0; i < ni; i++)
         n->inputs[i] = strcmp(in_names[i], "-") ? ir_graph_value(g, in_names[i]) : -1;
-    for (int i = 0; i < no; i++) n->outputs[i] = ir_graph_value(g, out_names[i]);
+    for (int i = 0; i < no; i++)
+        n->outputs[i] = ir_graph_value(g, out_names[i]);
     return n;
 }
 
@@ -119,7 +125,8 @@ static void expect_shape(const mopt_model *m, const char *name, const char *want
     assert_true(vi >= 0);
     char buf[IR_SHAPE_STR_CAP];
     const char *got = ir_shape_str(&m->graph->values[vi]->shape, m->graph, buf, sizeof buf);
-    if (strcmp(got, want) != 0) fail_msg("value '%s': load-time shape %s, expected %s", name, got, want);
+    if (strcmp(got, want) != 0)
+        fail_msg("value '%s': load-time shape %s, expected %s", name, got, want);
 }
 
 static void expect_load_error(ir_graph *g, mopt_status want, const char *needle) {
@@ -138,8 +145,7 @@ static void ops_reshape_symbols(void **state) {
     (void)state;
     ir_graph *g = new_graph(13);
     add_input(g, "x", MOPT_DTYPE_F32, "batch,seq,768");
-    static const int64_t split_heads[] = {0, 0, 12, 64}, merge[] = {0, 0, -1},
-                         flat[] = {-1, 64};
+    static const int64_t split_heads[] = {0, 0, 12, 64}, merge[] = {0, 0, -1}, flat[] = {-1, 64};
     add_init_i64(g, "s1", 4, split_heads);
     add_init_i64(g, "s2", 3, merge);
     add_init_i64(g, "s3", 2, flat);
@@ -188,9 +194,9 @@ static void ops_movement_symbols(void **state) {
     ir_node *r = add_node(g, "ReduceMean", "x", "mean");
     static const int64_t last[] = {-1};
     attr_ints(r, "axes", 1, last);
-    const char *outs[] = {"t", "cat", "cat0", "sq", "gat", "sl_sym", "sl_fixed", "sl_full",
-                          "mean"};
-    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) add_output(g, outs[i]);
+    const char *outs[] = {"t", "cat", "cat0", "sq", "gat", "sl_sym", "sl_fixed", "sl_full", "mean"};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        add_output(g, outs[i]);
     mopt_model *m;
     if (build(g, &m) != MOPT_OK) fail_msg("%s", mopt_error_message());
     expect_shape(m, "t", "[batch,16,seq]");
