@@ -16,16 +16,20 @@ static void copy_row(char *dst, const char *src, size_t esz, int64_t n, int64_t 
     }
     switch (esz) {
     case 1:
-        for (int64_t i = 0; i < n; i++) dst[i] = src[i * st];
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = src[i * st];
         break;
     case 2:
-        for (int64_t i = 0; i < n; i++) memcpy(dst + i * 2, src + i * st * 2, 2);
+        for (int64_t i = 0; i < n; i++)
+            memcpy(dst + i * 2, src + i * st * 2, 2);
         break;
     case 4:
-        for (int64_t i = 0; i < n; i++) memcpy(dst + i * 4, src + i * st * 4, 4);
+        for (int64_t i = 0; i < n; i++)
+            memcpy(dst + i * 4, src + i * st * 4, 4);
         break;
     case 8:
-        for (int64_t i = 0; i < n; i++) memcpy(dst + i * 8, src + i * st * 8, 8);
+        for (int64_t i = 0; i < n; i++)
+            memcpy(dst + i * 8, src + i * st * 8, 8);
         break;
     default:
         for (int64_t i = 0; i < n; i++)
@@ -64,7 +68,8 @@ void ref_copy_strided(void *dst, const void *src, size_t esz, int32_t rank, cons
     char *o = dst;
     const char *base = src;
     int64_t off = 0;
-    for (int32_t a = 0; a < r; a++) cnt[a] = 0;
+    for (int32_t a = 0; a < r; a++)
+        cnt[a] = 0;
     for (int64_t row = 0; row < n_rows; row++) {
         copy_row(o, base + off * (int64_t)esz, esz, n, st);
         o += (size_t)n * esz;
@@ -77,8 +82,8 @@ void ref_copy_strided(void *dst, const void *src, size_t esz, int32_t rank, cons
     }
 }
 
-void ref_copy_blocks(void *dst, size_t dst_step, const void *src, size_t src_step,
-                     int64_t n_blocks, size_t block) {
+void ref_copy_blocks(void *dst, size_t dst_step, const void *src, size_t src_step, int64_t n_blocks,
+                     size_t block) {
     char *o = dst;
     const char *p = src;
     if (block == 0) return;
@@ -110,7 +115,8 @@ void ref_fill(void *dst, size_t esz, int64_t n, const void *value) {
         memset(dst, *(const unsigned char *)value, (size_t)n);
         return;
     }
-    for (int64_t i = 0; i < n; i++) memcpy(o + (size_t)i * esz, value, esz);
+    for (int64_t i = 0; i < n; i++)
+        memcpy(o + (size_t)i * esz, value, esz);
 }
 
 /* Source index of padded position i (already shifted by -begin), or -1. */
@@ -132,7 +138,8 @@ static int64_t pad_map(int64_t i, int64_t n, ref_pad_mode mode) {
 void ref_pad(void *dst, const void *src, size_t esz, int32_t rank, const int64_t *in_dims,
              const int64_t *out_dims, const int64_t *begin, ref_pad_mode mode, const void *value) {
     int64_t total = 1, in_st[REF_COPY_MAX_RANK], cnt[REF_COPY_MAX_RANK];
-    for (int32_t a = 0; a < rank; a++) total *= out_dims[a];
+    for (int32_t a = 0; a < rank; a++)
+        total *= out_dims[a];
     if (total == 0) return;
     if (rank == 0) {
         memcpy(dst, src, esz);
@@ -170,15 +177,20 @@ void ref_pad(void *dst, const void *src, size_t esz, int32_t rank, const int64_t
             if (hi < lo) hi = lo;
             for (int64_t j = 0; j < lo; j++) {
                 int64_t si = pad_map(j - b, n_in, mode);
-                if (si < 0) memcpy(o + (size_t)j * esz, value, esz);
-                else memcpy(o + (size_t)j * esz, rowp + (size_t)si * esz, esz);
+                if (si < 0)
+                    memcpy(o + (size_t)j * esz, value, esz);
+                else
+                    memcpy(o + (size_t)j * esz, rowp + (size_t)si * esz, esz);
             }
-            if (hi > lo) memcpy(o + (size_t)lo * esz, rowp + (size_t)(lo - b) * esz,
-                                (size_t)(hi - lo) * esz);
+            if (hi > lo)
+                memcpy(o + (size_t)lo * esz, rowp + (size_t)(lo - b) * esz,
+                       (size_t)(hi - lo) * esz);
             for (int64_t j = hi; j < n_out; j++) {
                 int64_t si = pad_map(j - b, n_in, mode);
-                if (si < 0) memcpy(o + (size_t)j * esz, value, esz);
-                else memcpy(o + (size_t)j * esz, rowp + (size_t)si * esz, esz);
+                if (si < 0)
+                    memcpy(o + (size_t)j * esz, value, esz);
+                else
+                    memcpy(o + (size_t)j * esz, rowp + (size_t)si * esz, esz);
             }
         }
         o += (size_t)n_out * esz;
@@ -228,7 +240,8 @@ void ref_gather_elements(void *dst, const void *src, size_t esz, int32_t rank,
     const char *p = src;
     for (int64_t e = 0; e < total; e++) {
         int64_t off = 0;
-        for (int32_t a = 0; a < rank; a++) off += (a == axis ? idx[e] : cnt[a]) * st[a];
+        for (int32_t a = 0; a < rank; a++)
+            off += (a == axis ? idx[e] : cnt[a]) * st[a];
         memcpy(o + (size_t)e * esz, p + (size_t)off * esz, esz);
         for (int32_t a = rank - 1; a >= 0; a--) {
             if (++cnt[a] < idx_dims[a]) break;
@@ -236,3 +249,35 @@ void ref_gather_elements(void *dst, const void *src, size_t esz, int32_t rank,
         }
     }
 }
+
+void ref_scatter_copy(void *dst, size_t esz, const int64_t *off, int64_t n, const void *updates,
+                      int64_t chunk) {
+    char *o = dst;
+    const char *u = updates;
+    size_t bytes = (size_t)chunk * esz;
+    for (int64_t j = 0; j < n; j++)
+        memcpy(o + (size_t)off[j] * esz, u + (size_t)j * bytes, bytes);
+}
+
+/* Reductions; integer add/mul wrap (unsigned arithmetic). */
+#define DEFINE_SCATTER(NAME, T, UT)                                                                \
+    void NAME(T *dst, const int64_t *off, int64_t n, const T *updates, int64_t chunk,              \
+              ref_scatter_op op) {                                                                 \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            T *d = dst + off[j];                                                                   \
+            const T *u = updates + j * chunk;                                                      \
+            for (int64_t e = 0; e < chunk; e++) {                                                  \
+                switch (op) {                                                                      \
+                case REF_SCATTER_ADD: d[e] = (T)((UT)d[e] + (UT)u[e]); break;                      \
+                case REF_SCATTER_MUL: d[e] = (T)((UT)d[e] * (UT)u[e]); break;                      \
+                case REF_SCATTER_MAX: d[e] = u[e] > d[e] ? u[e] : d[e]; break;                     \
+                case REF_SCATTER_MIN: d[e] = u[e] < d[e] ? u[e] : d[e]; break;                     \
+                default: d[e] = u[e]; break;                                                       \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEFINE_SCATTER(ref_scatter_f32, float, float)
+DEFINE_SCATTER(ref_scatter_i64, int64_t, uint64_t)
+DEFINE_SCATTER(ref_scatter_i32, int32_t, uint32_t)

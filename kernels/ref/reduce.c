@@ -138,7 +138,7 @@ void ref_reduce_f32(ref_reduce_op op, const float *x, float *y, int32_t rank, co
 
 /* Integer reductions in wrapping unsigned arithmetic (no signed overflow). */
 #define DEFINE_REDUCE_INT(NAME, T, UT, TMIN, TMAX)                                                 \
-    void NAME(ref_reduce_op op, const T *x, T *y, int32_t rank, const int64_t *dims,              \
+    void NAME(ref_reduce_op op, const T *x, T *y, int32_t rank, const int64_t *dims,               \
               const uint8_t *mask) {                                                               \
         red_view v;                                                                                \
         red_split(rank, dims, mask, &v);                                                           \
@@ -179,7 +179,7 @@ DEFINE_REDUCE_INT(ref_reduce_i64, int64_t, uint64_t, INT64_MIN, INT64_MAX)
 DEFINE_REDUCE_INT(ref_reduce_i32, int32_t, uint32_t, INT32_MIN, INT32_MAX)
 
 #define DEFINE_ARGREDUCE(NAME, T, ISNAN)                                                           \
-    void NAME(const T *x, int64_t *y, int64_t outer, int64_t n, int64_t inner, int is_max,        \
+    void NAME(const T *x, int64_t *y, int64_t outer, int64_t n, int64_t inner, int is_max,         \
               int select_last) {                                                                   \
         for (int64_t o = 0; o < outer; o++) {                                                      \
             for (int64_t i = 0; i < inner; i++) {                                                  \
@@ -189,9 +189,12 @@ DEFINE_REDUCE_INT(ref_reduce_i32, int32_t, uint32_t, INT32_MIN, INT32_MAX)
                 for (int64_t j = 1; j < n && !ISNAN(best); j++) {                                  \
                     T t = p[j * inner];                                                            \
                     int better;                                                                    \
-                    if (ISNAN(t)) better = 1;                                                      \
-                    else if (is_max) better = select_last ? t >= best : t > best;                  \
-                    else better = select_last ? t <= best : t < best;                              \
+                    if (ISNAN(t))                                                                  \
+                        better = 1;                                                                \
+                    else if (is_max)                                                               \
+                        better = select_last ? t >= best : t > best;                               \
+                    else                                                                           \
+                        better = select_last ? t <= best : t < best;                               \
                     if (better) {                                                                  \
                         best = t;                                                                  \
                         best_i = j;                                                                \

@@ -21,8 +21,8 @@ void ref_copy_strided(void *dst, const void *src, size_t esz, int32_t rank, cons
 
 /* n_blocks times: copy block bytes from src to dst, advancing src by
  * src_step and dst by dst_step bytes (Concat and Split). */
-void ref_copy_blocks(void *dst, size_t dst_step, const void *src, size_t src_step,
-                     int64_t n_blocks, size_t block);
+void ref_copy_blocks(void *dst, size_t dst_step, const void *src, size_t src_step, int64_t n_blocks,
+                     size_t block);
 
 /* Gather along one axis: data seen as [outer, axis_dim, inner], indices
  * (already normalized to [0, axis_dim)) of count n_idx; dst is
@@ -30,7 +30,11 @@ void ref_copy_blocks(void *dst, size_t dst_step, const void *src, size_t src_ste
 void ref_gather(void *dst, const void *src, size_t esz, int64_t outer, int64_t axis_dim,
                 int64_t inner, const int64_t *idx, int64_t n_idx);
 
-typedef enum ref_pad_mode { REF_PAD_CONSTANT = 0, REF_PAD_REFLECT = 1, REF_PAD_EDGE = 2 } ref_pad_mode;
+typedef enum ref_pad_mode {
+    REF_PAD_CONSTANT = 0,
+    REF_PAD_REFLECT = 1,
+    REF_PAD_EDGE = 2
+} ref_pad_mode;
 
 /* Pads src (in_dims) into dst (out_dims = in_dims + begin + end, per axis).
  * begin[] may be negative (cropping). value: one element (constant mode).
@@ -49,6 +53,26 @@ void ref_trilu(void *dst, const void *src, size_t esz, int64_t batch, int64_t ro
 void ref_gather_elements(void *dst, const void *src, size_t esz, int32_t rank,
                          const int64_t *src_dims, const int64_t *idx_dims, int32_t axis,
                          const int64_t *idx);
+
+typedef enum ref_scatter_op {
+    REF_SCATTER_NONE = 0,
+    REF_SCATTER_ADD = 1,
+    REF_SCATTER_MUL = 2,
+    REF_SCATTER_MAX = 3,
+    REF_SCATTER_MIN = 4
+} ref_scatter_op;
+
+/* Scatter (dst already holds the data): for j < n, the chunk elements at
+ * element offset off[j] of dst take (or combine with) updates
+ * [j * chunk, (j + 1) * chunk). Later updates win for REF_SCATTER_NONE. */
+void ref_scatter_copy(void *dst, size_t esz, const int64_t *off, int64_t n, const void *updates,
+                      int64_t chunk);
+void ref_scatter_f32(float *dst, const int64_t *off, int64_t n, const float *updates, int64_t chunk,
+                     ref_scatter_op op);
+void ref_scatter_i64(int64_t *dst, const int64_t *off, int64_t n, const int64_t *updates,
+                     int64_t chunk, ref_scatter_op op);
+void ref_scatter_i32(int32_t *dst, const int64_t *off, int64_t n, const int32_t *updates,
+                     int64_t chunk, ref_scatter_op op);
 
 /* Fills n elements of dst with the element at value. */
 void ref_fill(void *dst, size_t esz, int64_t n, const void *value);

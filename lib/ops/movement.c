@@ -1,7 +1,7 @@
 /*
  * movement.c — the "movement" operator family: ops that move elements
  * around without arithmetic: Transpose, Concat, Split, Slice, Gather, Tile,
- * Pad, Trilu, GatherElements. They work on any dtype by element size.
+ * Pad, Trilu, GatherElements, ScatterND, ScatterElements. They work on any dtype by element size.
  *
  * Inference propagates symbolic dims where the op keeps an axis whole
  * (Transpose, Concat's other axes, Gather's other axes, full-range Slice);
@@ -59,7 +59,8 @@ static int known_ints(const op_ctx *ctx, const op_tensor *t, const char *what, i
 static void set_unknown_dims(ir_shape *s, int32_t rank) {
     memset(s, 0, sizeof *s);
     s->rank = rank;
-    for (int32_t i = 0; i < rank; i++) s->syms[i] = -1;
+    for (int32_t i = 0; i < rank; i++)
+        s->syms[i] = -1;
 }
 
 static void dim_unknown(ir_shape *s, int32_t a) {
@@ -72,8 +73,8 @@ static size_t esize(const op_tensor *t) { return mopt_dtype_size(t->dtype); }
 /* Reads integer indices (i32 or i64) into a new int64 buffer, normalizing
  * negatives against dim and failing on out-of-range values. *out is NULL for
  * an empty tensor. */
-static mopt_status read_indices(const op_ctx *ctx, const op_tensor *t, int64_t dim,
-                                int64_t **out, int64_t *count) {
+static mopt_status read_indices(const op_ctx *ctx, const op_tensor *t, int64_t dim, int64_t **out,
+                                int64_t *count) {
     *out = NULL;
     int64_t n = op_numel(t);
     *count = n;
@@ -82,7 +83,8 @@ static mopt_status read_indices(const op_ctx *ctx, const op_tensor *t, int64_t d
     if (!mopt_mul_overflow((size_t)n, sizeof(int64_t), &nb))
         return op_fail(ctx, MOPT_ERR_LIMIT, "too many indices");
     int64_t *idx = mopt_malloc(nb);
-    if (!idx) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for %" PRId64 " indices", n);
+    if (!idx)
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for %" PRId64 " indices", n);
     for (int64_t i = 0; i < n; i++) {
         int64_t v = t->dtype == MOPT_DTYPE_I64 ? ((const int64_t *)t->data)[i]
                                                : ((const int32_t *)t->data)[i];
@@ -105,7 +107,8 @@ static mopt_status transpose_perm(const op_ctx *ctx, int32_t rank, int32_t *perm
     const int64_t *p = NULL;
     int64_t n = ir_node_attr_ints(ctx->node, "perm", &p);
     if (n < 0) {
-        for (int32_t i = 0; i < rank; i++) perm[i] = rank - 1 - i;
+        for (int32_t i = 0; i < rank; i++)
+            perm[i] = rank - 1 - i;
         return MOPT_OK;
     }
     if (n != rank)
@@ -123,8 +126,8 @@ static mopt_status transpose_perm(const op_ctx *ctx, int32_t rank, int32_t *perm
     return MOPT_OK;
 }
 
-static mopt_status transpose_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                   op_tensor *out, int n_out) {
+static mopt_status transpose_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out) {
     mopt_status st = any_dtype(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = in[0].dtype;
@@ -132,8 +135,10 @@ static mopt_status transpose_infer(const op_ctx *ctx, const op_tensor *in, int n
     if (x->rank < 0) {
         const int64_t *p = NULL;
         int64_t n = ir_node_attr_ints(ctx->node, "perm", &p);
-        if (n >= 0 && n <= IR_MAX_RANK) set_unknown_dims(&out[0].shape, (int32_t)n);
-        else ir_shape_set_unknown(&out[0].shape);
+        if (n >= 0 && n <= IR_MAX_RANK)
+            set_unknown_dims(&out[0].shape, (int32_t)n);
+        else
+            ir_shape_set_unknown(&out[0].shape);
         return MOPT_OK;
     }
     int32_t perm[IR_MAX_RANK];
@@ -157,7 +162,8 @@ static mopt_status transpose_run(const op_ctx *ctx, const op_tensor *in, int n_i
     mopt_status st = transpose_perm(ctx, x->rank, perm);
     if (st) return st;
     op_strides(x, in_st);
-    for (int32_t i = 0; i < x->rank; i++) src_st[i] = in_st[perm[i]];
+    for (int32_t i = 0; i < x->rank; i++)
+        src_st[i] = in_st[perm[i]];
     ref_copy_strided(out[0].data, in[0].data, esize(&in[0]), x->rank, out[0].shape.dims, src_st);
     return MOPT_OK;
 }
@@ -207,17 +213,19 @@ static mopt_status concat_infer(const op_ctx *ctx, const op_tensor *in, int n_in
         if (first < 0) first = k;
         for (int32_t a = 0; a < rank; a++) {
             if (a == axis) {
-                if (s->syms[a] != 0) sum_known = false;
+                if (s->syms[a] != 0)
+                    sum_known = false;
                 else if (sum > INT64_MAX - s->dims[a])
                     return op_fail(ctx, MOPT_ERR_LIMIT, "concatenated size overflows");
-                else sum += s->dims[a];
+                else
+                    sum += s->dims[a];
                 continue;
             }
             if (s->syms[a] == 0) {
                 if (o.syms[a] == 0 && o.dims[a] != s->dims[a])
                     return op_fail(ctx, MOPT_ERR_SHAPE,
-                                   "input %d has shape %s but input %d has %s (axis %d differs)",
-                                   k, op_shape_str(ctx, s, b1), first,
+                                   "input %d has shape %s but input %d has %s (axis %d differs)", k,
+                                   op_shape_str(ctx, s, b1), first,
                                    op_shape_str(ctx, &in[first].shape, b2), (int)a);
                 o.dims[a] = s->dims[a];
                 o.syms[a] = 0;
@@ -242,8 +250,10 @@ static mopt_status concat_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     if (st) return st;
     size_t esz = esize(&out[0]);
     int64_t outer = 1, inner = 1;
-    for (int32_t a = 0; a < axis; a++) outer *= o->dims[a];
-    for (int32_t a = axis + 1; a < o->rank; a++) inner *= o->dims[a];
+    for (int32_t a = 0; a < axis; a++)
+        outer *= o->dims[a];
+    for (int32_t a = axis + 1; a < o->rank; a++)
+        inner *= o->dims[a];
     size_t out_row = (size_t)(o->dims[axis] * inner) * esz;
     char *dst = out[0].data;
     for (int k = 0; k < n_in; k++) {
@@ -288,8 +298,7 @@ static int split_sizes(const op_ctx *ctx, const op_tensor *in, int n_in, int n_o
         int64_t sum = 0;
         for (int64_t i = 0; i < n; i++) {
             if (buf[i] < 0 || sum > INT64_MAX - buf[i]) {
-                *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "split[%d] is %" PRId64, (int)i,
-                              buf[i]);
+                *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "split[%d] is %" PRId64, (int)i, buf[i]);
                 return -1;
             }
             sum += buf[i];
@@ -313,11 +322,12 @@ static int split_sizes(const op_ctx *ctx, const op_tensor *in, int n_in, int n_o
         }
         int64_t chunk = (dim + n_out - 1) / n_out;
         if (chunk * (n_out - 1) > dim) {
-            *st = op_fail(ctx, MOPT_ERR_SHAPE, "an axis of size %" PRId64
-                          " cannot be split into %d chunks", dim, n_out);
+            *st = op_fail(ctx, MOPT_ERR_SHAPE,
+                          "an axis of size %" PRId64 " cannot be split into %d chunks", dim, n_out);
             return -1;
         }
-        for (int i = 0; i < n_out; i++) sizes[i] = i < n_out - 1 ? chunk : dim - chunk * i;
+        for (int i = 0; i < n_out; i++)
+            sizes[i] = i < n_out - 1 ? chunk : dim - chunk * i;
         return 1;
     }
     if (dim % n_out != 0) {
@@ -326,7 +336,8 @@ static int split_sizes(const op_ctx *ctx, const op_tensor *in, int n_in, int n_o
                       n_out);
         return -1;
     }
-    for (int i = 0; i < n_out; i++) sizes[i] = dim / n_out;
+    for (int i = 0; i < n_out; i++)
+        sizes[i] = dim / n_out;
     return 1;
 }
 
@@ -367,8 +378,10 @@ static mopt_status split_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     if (st) return st;
     size_t esz = esize(&in[0]);
     int64_t outer = 1, inner = 1;
-    for (int32_t a = 0; a < axis; a++) outer *= x->dims[a];
-    for (int32_t a = axis + 1; a < x->rank; a++) inner *= x->dims[a];
+    for (int32_t a = 0; a < axis; a++)
+        outer *= x->dims[a];
+    for (int32_t a = axis + 1; a < x->rank; a++)
+        inner *= x->dims[a];
     size_t in_row = (size_t)(x->dims[axis] * inner) * esz;
     const char *src = in[0].data;
     for (int k = 0; k < n_out; k++) {
@@ -382,8 +395,8 @@ static mopt_status split_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
 /* ---- Slice ---------------------------------------------------------------- */
 
 typedef struct slice_params {
-    int32_t n;                  /* number of sliced axes */
-    int32_t axes[IR_MAX_RANK];  /* normalized */
+    int32_t n;                 /* number of sliced axes */
+    int32_t axes[IR_MAX_RANK]; /* normalized */
     int64_t starts[IR_MAX_RANK], ends[IR_MAX_RANK], steps[IR_MAX_RANK];
 } slice_params;
 
@@ -409,7 +422,8 @@ static int slice_read(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t 
         if (na > IR_MAX_RANK) goto too_many;
         if (na > 0) memcpy(axes, v, (size_t)na * sizeof *v);
         if (ns < 0 || ne < 0) {
-            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attributes 'starts' and 'ends' are required");
+            *st =
+                op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attributes 'starts' and 'ends' are required");
             return -1;
         }
     } else {
@@ -437,7 +451,8 @@ static int slice_read(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t 
             const ir_shape *s = &in[1].shape;
             if (s->rank != 1 || s->syms[0] != 0 || s->dims[0] > rank) return 0;
             na = s->dims[0];
-            for (int64_t i = 0; i < na; i++) axes[i] = i;
+            for (int64_t i = 0; i < na; i++)
+                axes[i] = i;
         }
     } else if (ns != ne || (na >= 0 && na != ns) || (nst >= 0 && nst != ns)) {
         *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL,
@@ -507,7 +522,8 @@ static bool slice_full(int64_t start, int64_t end, int64_t step) {
 static mopt_status slice_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
     mopt_status st = any_dtype(ctx, &in[0], 0);
-    for (int k = 1; k < n_in && !st; k++) st = int_dtype(ctx, &in[k], k);
+    for (int k = 1; k < n_in && !st; k++)
+        st = int_dtype(ctx, &in[k], k);
     if (st) return st;
     if (ctx->opset >= 10 && (!wired(ctx, 1) || !wired(ctx, 2)))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "inputs 'starts' and 'ends' are required");
@@ -521,9 +537,11 @@ static mopt_status slice_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
     if (r < 0) return st;
     ir_shape o = *x;
     if (r == 0) {
-        if (!axes_known) set_unknown_dims(&o, x->rank);
+        if (!axes_known)
+            set_unknown_dims(&o, x->rank);
         else
-            for (int32_t i = 0; i < p.n; i++) dim_unknown(&o, p.axes[i]);
+            for (int32_t i = 0; i < p.n; i++)
+                dim_unknown(&o, p.axes[i]);
         out[0].shape = o;
         return MOPT_OK;
     }
@@ -552,7 +570,8 @@ static mopt_status slice_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     if (op_numel(&out[0]) == 0) return MOPT_OK;
     int64_t in_st[IR_MAX_RANK], src_st[IR_MAX_RANK], off = 0;
     op_strides(x, in_st);
-    for (int32_t a = 0; a < x->rank; a++) src_st[a] = in_st[a];
+    for (int32_t a = 0; a < x->rank; a++)
+        src_st[a] = in_st[a];
     for (int32_t i = 0; i < p.n; i++) {
         int32_t a = p.axes[i];
         int64_t first, count;
@@ -584,13 +603,16 @@ static mopt_status gather_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     if (ix->rank < 0) return MOPT_OK;
     int64_t rank = (int64_t)x->rank - 1 + ix->rank;
     if (rank > IR_MAX_RANK)
-        return op_fail(ctx, MOPT_ERR_LIMIT, "output rank %" PRId64 " exceeds %d", rank, IR_MAX_RANK);
+        return op_fail(ctx, MOPT_ERR_LIMIT, "output rank %" PRId64 " exceeds %d", rank,
+                       IR_MAX_RANK);
     ir_shape o;
     memset(&o, 0, sizeof o);
     o.rank = (int32_t)rank;
     int32_t j = 0;
-    for (int32_t a = 0; a < axis; a++, j++) o.dims[j] = x->dims[a], o.syms[j] = x->syms[a];
-    for (int32_t a = 0; a < ix->rank; a++, j++) o.dims[j] = ix->dims[a], o.syms[j] = ix->syms[a];
+    for (int32_t a = 0; a < axis; a++, j++)
+        o.dims[j] = x->dims[a], o.syms[j] = x->syms[a];
+    for (int32_t a = 0; a < ix->rank; a++, j++)
+        o.dims[j] = ix->dims[a], o.syms[j] = ix->syms[a];
     for (int32_t a = axis + 1; a < x->rank; a++, j++)
         o.dims[j] = x->dims[a], o.syms[j] = x->syms[a];
     out[0].shape = o;
@@ -623,8 +645,7 @@ static mopt_status gather_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     int64_t *idx, n_idx;
     if ((st = read_indices(ctx, &in[1], x->dims[axis], &idx, &n_idx))) return st;
     if (idx && op_numel(&out[0]) > 0)
-        ref_gather(out[0].data, in[0].data, esize(&in[0]), outer, x->dims[axis], inner, idx,
-                   n_idx);
+        ref_gather(out[0].data, in[0].data, esize(&in[0]), outer, x->dims[axis], inner, idx, n_idx);
     mopt_free(idx);
     return MOPT_OK;
 }
@@ -651,8 +672,7 @@ static mopt_status gather_elements_infer(const op_ctx *ctx, const op_tensor *in,
     if (ctx->runtime)
         for (int32_t a = 0; a < x->rank; a++)
             if (a != axis && ix->dims[a] > x->dims[a])
-                return op_fail(ctx, MOPT_ERR_SHAPE,
-                               "indices %s exceed data %s on axis %d",
+                return op_fail(ctx, MOPT_ERR_SHAPE, "indices %s exceed data %s on axis %d",
                                op_shape_str(ctx, ix, b1), op_shape_str(ctx, x, b2), (int)a);
     return MOPT_OK;
 }
@@ -698,8 +718,10 @@ static mopt_status tile_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
         if (rep[a] < 0)
             return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT, "repeats[%d] is negative", (int)a);
         if (x->syms[a] != 0) {
-            if (rep[a] == 0) o.dims[a] = 0, o.syms[a] = 0;
-            else if (rep[a] != 1) dim_unknown(&o, a);
+            if (rep[a] == 0)
+                o.dims[a] = 0, o.syms[a] = 0;
+            else if (rep[a] != 1)
+                dim_unknown(&o, a);
             continue;
         }
         if (x->dims[a] && rep[a] > INT64_MAX / x->dims[a])
@@ -732,10 +754,14 @@ static mopt_status tile_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 static int pad_mode(const op_ctx *ctx, ref_pad_mode *mode) {
     const char *m = ir_node_attr_string(ctx->node, "mode", "constant");
-    if (!strcmp(m, "constant")) *mode = REF_PAD_CONSTANT;
-    else if (!strcmp(m, "reflect")) *mode = REF_PAD_REFLECT;
-    else if (!strcmp(m, "edge")) *mode = REF_PAD_EDGE;
-    else return -1;
+    if (!strcmp(m, "constant"))
+        *mode = REF_PAD_CONSTANT;
+    else if (!strcmp(m, "reflect"))
+        *mode = REF_PAD_REFLECT;
+    else if (!strcmp(m, "edge"))
+        *mode = REF_PAD_EDGE;
+    else
+        return -1;
     return 0;
 }
 
@@ -751,8 +777,10 @@ static int pad_amounts(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t
             *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'pads' is required");
             return -1;
         }
-        if (n > 2 * IR_MAX_RANK) n = 2 * IR_MAX_RANK + 1; /* reported below */
-        else if (n) memcpy(pads, v, (size_t)n * sizeof *v);
+        if (n > 2 * IR_MAX_RANK)
+            n = 2 * IR_MAX_RANK + 1; /* reported below */
+        else if (n)
+            memcpy(pads, v, (size_t)n * sizeof *v);
     } else {
         int r = known_ints(ctx, &in[1], "pads", pads, 2 * IR_MAX_RANK, &n);
         if (r < 0) {
@@ -776,7 +804,8 @@ static int pad_amounts(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t
                       2 * n_axes);
         return -1;
     }
-    for (int32_t a = 0; a < rank; a++) begin[a] = end[a] = 0;
+    for (int32_t a = 0; a < rank; a++)
+        begin[a] = end[a] = 0;
     for (int64_t i = 0; i < n_axes; i++) {
         int32_t a = (int32_t)i;
         if (na >= 0 && (*st = op_axis(ctx, axes[i], rank, "axis", &a))) return -1;
@@ -822,8 +851,8 @@ static mopt_status pad_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
         }
         int64_t d = x->dims[a] + begin[a] + end[a];
         if (d < 0)
-            return op_fail(ctx, MOPT_ERR_SHAPE, "pads remove more than axis %d of %s holds",
-                           (int)a, op_shape_str(ctx, x, b1));
+            return op_fail(ctx, MOPT_ERR_SHAPE, "pads remove more than axis %d of %s holds", (int)a,
+                           op_shape_str(ctx, x, b1));
         if (mode != REF_PAD_CONSTANT && (begin[a] > 0 || end[a] > 0) && x->dims[a] == 0)
             return op_fail(ctx, MOPT_ERR_SHAPE, "cannot pad the empty axis %d of %s in this mode",
                            (int)a, op_shape_str(ctx, x, b1));
@@ -849,10 +878,22 @@ static mopt_status pad_value(const op_ctx *ctx, const op_tensor *in, int n_in, m
     }
     double v = ir_node_attr_float(ctx->node, "value", 0.0f);
     switch (dt) {
-    case MOPT_DTYPE_F32: { float f = (float)v; memcpy(value, &f, 4); break; }
+    case MOPT_DTYPE_F32: {
+        float f = (float)v;
+        memcpy(value, &f, 4);
+        break;
+    }
     case MOPT_DTYPE_F64: memcpy(value, &v, 8); break;
-    case MOPT_DTYPE_I64: { int64_t i = (int64_t)v; memcpy(value, &i, 8); break; }
-    case MOPT_DTYPE_I32: { int32_t i = (int32_t)v; memcpy(value, &i, 4); break; }
+    case MOPT_DTYPE_I64: {
+        int64_t i = (int64_t)v;
+        memcpy(value, &i, 8);
+        break;
+    }
+    case MOPT_DTYPE_I32: {
+        int32_t i = (int32_t)v;
+        memcpy(value, &i, 4);
+        break;
+    }
     default:
         if (v != 0)
             return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "a non-zero pad value for type %s",
@@ -914,6 +955,174 @@ static mopt_status trilu_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     return MOPT_OK;
 }
 
+/* ---- ScatterND / ScatterElements ------------------------------------------ */
+
+static mopt_status scatter_reduction(const op_ctx *ctx, mopt_dtype dt, ref_scatter_op *op) {
+    const char *r = ctx->opset >= 16 ? ir_node_attr_string(ctx->node, "reduction", "none") : "none";
+    if (!strcmp(r, "none"))
+        *op = REF_SCATTER_NONE;
+    else if (!strcmp(r, "add"))
+        *op = REF_SCATTER_ADD;
+    else if (!strcmp(r, "mul"))
+        *op = REF_SCATTER_MUL;
+    else if (!strcmp(r, "max") && ctx->opset >= 18)
+        *op = REF_SCATTER_MAX;
+    else if (!strcmp(r, "min") && ctx->opset >= 18)
+        *op = REF_SCATTER_MIN;
+    else
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "reduction '%s' is not supported", r);
+    if (*op != REF_SCATTER_NONE && dt != MOPT_DTYPE_UNDEFINED && dt != MOPT_DTYPE_F32 &&
+        dt != MOPT_DTYPE_I64 && dt != MOPT_DTYPE_I32)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "reduction '%s' on type %s is not supported", r,
+                       mopt_dtype_name(dt));
+    return MOPT_OK;
+}
+
+/* Applies the updates at the element offsets off[0..n) (chunk elements each). */
+static void scatter_apply(const op_tensor *out, ref_scatter_op op, const int64_t *off, int64_t n,
+                          const void *updates, int64_t chunk) {
+    if (op == REF_SCATTER_NONE)
+        ref_scatter_copy(out->data, esize(out), off, n, updates, chunk);
+    else if (out->dtype == MOPT_DTYPE_F32)
+        ref_scatter_f32(out->data, off, n, updates, chunk, op);
+    else if (out->dtype == MOPT_DTYPE_I64)
+        ref_scatter_i64(out->data, off, n, updates, chunk, op);
+    else
+        ref_scatter_i32(out->data, off, n, updates, chunk, op);
+}
+
+static mopt_status scatter_common_infer(const op_ctx *ctx, const op_tensor *in, op_tensor *out) {
+    mopt_status st = any_dtype(ctx, &in[0], 0);
+    if (!st) st = int_dtype(ctx, &in[1], 1);
+    if (!st) st = op_same_dtype(ctx, in, 0, 2);
+    ref_scatter_op op;
+    if (!st) st = scatter_reduction(ctx, in[0].dtype, &op);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+static mopt_status scatter_nd_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                    op_tensor *out, int n_out) {
+    mopt_status st = scatter_common_infer(ctx, in, out);
+    if (st) return st;
+    const ir_shape *x = &in[0].shape, *ix = &in[1].shape, *u = &in[2].shape;
+    char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP], b3[IR_SHAPE_STR_CAP];
+    if (ix->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "indices must have rank >= 1");
+    if (x->rank < 0 || ix->rank < 0 || ix->syms[ix->rank - 1] != 0) return MOPT_OK;
+    int64_t k = ix->dims[ix->rank - 1];
+    if (k < 1 || k > x->rank)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "indices %s address %" PRId64 " axes of data %s",
+                       op_shape_str(ctx, ix, b1), k, op_shape_str(ctx, x, b2));
+    if (u->rank < 0) return MOPT_OK;
+    /* updates = indices.shape[:-1] + data.shape[k:] */
+    bool ok = u->rank == ix->rank - 1 + x->rank - (int32_t)k;
+    for (int32_t a = 0; ok && a < u->rank; a++) {
+        const ir_shape *src = a < ix->rank - 1 ? ix : x;
+        int32_t sa = a < ix->rank - 1 ? a : a - (ix->rank - 1) + (int32_t)k;
+        if (u->syms[a] == 0 && src->syms[sa] == 0 && u->dims[a] != src->dims[sa]) ok = false;
+    }
+    if (!ok)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "updates %s do not match indices %s and data %s",
+                       op_shape_str(ctx, u, b1), op_shape_str(ctx, ix, b2),
+                       op_shape_str(ctx, x, b3));
+    return MOPT_OK;
+}
+
+static mopt_status scatter_nd_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    const ir_shape *x = &in[0].shape, *ix = &in[1].shape;
+    ref_scatter_op op;
+    mopt_status st = scatter_reduction(ctx, in[0].dtype, &op);
+    if (st) return st;
+    size_t nb = (size_t)op_numel(&in[0]) * esize(&in[0]);
+    if (nb) memcpy(out[0].data, in[0].data, nb);
+    int32_t k = (int32_t)ix->dims[ix->rank - 1];
+    int64_t n_idx = op_numel(&in[1]) / k, chunk = 1, strides[IR_MAX_RANK];
+    for (int32_t a = k; a < x->rank; a++)
+        chunk *= x->dims[a];
+    if (n_idx == 0 || chunk == 0) return MOPT_OK;
+    op_strides(x, strides);
+    int64_t *off = mopt_malloc((size_t)n_idx * sizeof *off);
+    if (!off) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for indices");
+    for (int64_t j = 0; j < n_idx; j++) {
+        int64_t o = 0;
+        for (int32_t a = 0; a < k; a++) {
+            int64_t e = j * k + a;
+            int64_t v = in[1].dtype == MOPT_DTYPE_I64 ? ((const int64_t *)in[1].data)[e]
+                                                      : ((const int32_t *)in[1].data)[e];
+            if (v < -x->dims[a] || v >= x->dims[a]) {
+                mopt_free(off);
+                return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
+                               "index %" PRId64 " (row %" PRId64 ", axis %d) is out of range for "
+                               "a dimension of size %" PRId64,
+                               v, j, (int)a, x->dims[a]);
+            }
+            o += (v < 0 ? v + x->dims[a] : v) * strides[a];
+        }
+        off[j] = o;
+    }
+    scatter_apply(&out[0], op, off, n_idx, in[2].data, chunk);
+    mopt_free(off);
+    return MOPT_OK;
+}
+
+static mopt_status scatter_el_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                    op_tensor *out, int n_out) {
+    mopt_status st = scatter_common_infer(ctx, in, out);
+    if (st) return st;
+    const ir_shape *x = &in[0].shape, *ix = &in[1].shape, *u = &in[2].shape;
+    char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
+    if (x->rank < 0) return MOPT_OK;
+    int32_t axis;
+    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
+        return st;
+    if (ix->rank >= 0 && ix->rank != x->rank)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "indices %s and data %s must have the same rank",
+                       op_shape_str(ctx, ix, b1), op_shape_str(ctx, x, b2));
+    if (ctx->runtime) {
+        bool ok = u->rank == ix->rank;
+        for (int32_t a = 0; ok && a < ix->rank; a++)
+            ok = u->dims[a] == ix->dims[a] && (a == axis || ix->dims[a] <= x->dims[a]);
+        if (!ok)
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "updates %s must equal indices %s, which must fit in data",
+                           op_shape_str(ctx, u, b1), op_shape_str(ctx, ix, b2));
+    }
+    return MOPT_OK;
+}
+
+static mopt_status scatter_el_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    const ir_shape *x = &in[0].shape, *ix = &in[1].shape;
+    ref_scatter_op op;
+    int32_t axis;
+    mopt_status st = scatter_reduction(ctx, in[0].dtype, &op);
+    if (!st) st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    if (st) return st;
+    size_t nb = (size_t)op_numel(&in[0]) * esize(&in[0]);
+    if (nb) memcpy(out[0].data, in[0].data, nb);
+    int64_t *idx, n;
+    if ((st = read_indices(ctx, &in[1], x->dims[axis], &idx, &n))) return st;
+    if (!idx) return MOPT_OK;
+    int64_t strides[IR_MAX_RANK], cnt[IR_MAX_RANK] = {0};
+    op_strides(x, strides);
+    for (int64_t e = 0; e < n; e++) { /* idx[e] becomes the element offset */
+        int64_t o = 0;
+        for (int32_t a = 0; a < x->rank; a++)
+            o += (a == axis ? idx[e] : cnt[a]) * strides[a];
+        idx[e] = o;
+        for (int32_t a = x->rank - 1; a >= 0; a--) {
+            if (++cnt[a] < ix->dims[a]) break;
+            cnt[a] = 0;
+        }
+    }
+    scatter_apply(&out[0], op, idx, n, in[2].data, 1);
+    mopt_free(idx);
+    return MOPT_OK;
+}
+
 /* ---- table ------------------------------------------------------------------ */
 
 static const op_def k_movement_ops[] = {
@@ -926,6 +1135,8 @@ static const op_def k_movement_ops[] = {
     {"Tile", "", 2, 2, 1, 1, tile_infer, tile_run},
     {"Pad", "", 1, 4, 1, 1, pad_infer, pad_run},
     {"Trilu", "", 1, 2, 1, 1, trilu_infer, trilu_run},
+    {"ScatterND", "", 3, 3, 1, 1, scatter_nd_infer, scatter_nd_run},
+    {"ScatterElements", "", 3, 3, 1, 1, scatter_el_infer, scatter_el_run},
 };
 
 const op_def *ops_family_movement(size_t *count) {

@@ -22,16 +22,11 @@ typedef struct reduce_kind {
 } reduce_kind;
 
 static const reduce_kind k_kinds[] = {
-    {"ReduceSum", REF_REDUCE_SUM, true},
-    {"ReduceMean", REF_REDUCE_MEAN, false},
-    {"ReduceMax", REF_REDUCE_MAX, true},
-    {"ReduceMin", REF_REDUCE_MIN, true},
-    {"ReduceProd", REF_REDUCE_PROD, true},
-    {"ReduceL1", REF_REDUCE_L1, true},
-    {"ReduceL2", REF_REDUCE_L2, false},
-    {"ReduceSumSquare", REF_REDUCE_SUM_SQUARE, true},
-    {"ReduceLogSum", REF_REDUCE_LOG_SUM, false},
-    {"ReduceLogSumExp", REF_REDUCE_LOG_SUM_EXP, false},
+    {"ReduceSum", REF_REDUCE_SUM, true},         {"ReduceMean", REF_REDUCE_MEAN, false},
+    {"ReduceMax", REF_REDUCE_MAX, true},         {"ReduceMin", REF_REDUCE_MIN, true},
+    {"ReduceProd", REF_REDUCE_PROD, true},       {"ReduceL1", REF_REDUCE_L1, true},
+    {"ReduceL2", REF_REDUCE_L2, false},          {"ReduceSumSquare", REF_REDUCE_SUM_SQUARE, true},
+    {"ReduceLogSum", REF_REDUCE_LOG_SUM, false}, {"ReduceLogSumExp", REF_REDUCE_LOG_SUM_EXP, false},
 };
 
 static const reduce_kind *kind_of(const op_ctx *ctx) {
@@ -84,7 +79,8 @@ static int reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t
     } else if (ir_node_attr_int(ctx->node, "noop_with_empty_axes", 0)) {
         *noop = true;
     }
-    for (int32_t a = 0; a < rank; a++) mask[a] = (n < 0 && !*noop) ? 1 : 0;
+    for (int32_t a = 0; a < rank; a++)
+        mask[a] = (n < 0 && !*noop) ? 1 : 0;
     for (int64_t i = 0; i < n; i++) {
         int32_t a;
         if ((*st = op_axis(ctx, axes[i], rank, "axis", &a))) return -1;
@@ -116,7 +112,8 @@ static mopt_status reduce_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     if (r == 0) {
         if (keep) {
             out[0].shape.rank = x->rank;
-            for (int32_t a = 0; a < x->rank; a++) out[0].shape.syms[a] = -1;
+            for (int32_t a = 0; a < x->rank; a++)
+                out[0].shape.syms[a] = -1;
         }
         return MOPT_OK;
     }
@@ -214,8 +211,10 @@ static mopt_status arg_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     int is_max = !strcmp(ctx->node->op_type, "ArgMax");
     int last = ctx->opset >= 12 && ir_node_attr_int(ctx->node, "select_last_index", 0) != 0;
     int64_t outer = 1, inner = 1, n = x->dims[axis];
-    for (int32_t a = 0; a < axis; a++) outer *= x->dims[a];
-    for (int32_t a = axis + 1; a < x->rank; a++) inner *= x->dims[a];
+    for (int32_t a = 0; a < axis; a++)
+        outer *= x->dims[a];
+    for (int32_t a = axis + 1; a < x->rank; a++)
+        inner *= x->dims[a];
     if (op_numel(&out[0]) == 0) return MOPT_OK;
     switch (in[0].dtype) {
     case MOPT_DTYPE_F32:

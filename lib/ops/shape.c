@@ -64,7 +64,8 @@ static int known_ints(const op_ctx *ctx, const op_tensor *t, const char *what, i
 static void set_unknown_dims(ir_shape *s, int32_t rank) {
     memset(s, 0, sizeof *s);
     s->rank = rank;
-    for (int32_t i = 0; i < rank; i++) s->syms[i] = -1;
+    for (int32_t i = 0; i < rank; i++)
+        s->syms[i] = -1;
 }
 
 static mopt_status rank_limit(const op_ctx *ctx, int64_t rank) {
@@ -107,24 +108,29 @@ static mopt_status dims_product(const op_ctx *ctx, const ir_shape *s, int32_t lo
             the_sym = s->syms[i];
             continue;
         }
-        if (s->dims[i] == 0) zero = true;
+        if (s->dims[i] == 0)
+            zero = true;
         else if (p > INT64_MAX / s->dims[i])
             return op_fail(ctx, MOPT_ERR_LIMIT, "dimension product overflows");
-        else p *= s->dims[i];
+        else
+            p *= s->dims[i];
     }
     *dim = 0;
     *sym = 0;
     if (zero) return MOPT_OK;
-    if (n_sym == 0) *dim = p;
-    else if (n_sym == 1 && p == 1 && the_sym > 0) *sym = the_sym;
-    else *sym = -1;
+    if (n_sym == 0)
+        *dim = p;
+    else if (n_sym == 1 && p == 1 && the_sym > 0)
+        *sym = the_sym;
+    else
+        *sym = -1;
     return MOPT_OK;
 }
 
 /* ---- Identity ------------------------------------------------------------ */
 
-static mopt_status identity_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                  op_tensor *out, int n_out) {
+static mopt_status identity_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
     mopt_status st = any_dtype(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = in[0].dtype;
@@ -240,17 +246,25 @@ static mopt_status reshape_infer(const op_ctx *ctx, const op_tensor *in, int n_i
     int64_t in_p = 1, out_p = 1;
     bool overflow = false;
     for (int32_t i = 0; !in_unknown && i < x->rank; i++) {
-        if (x->syms[i] < 0) in_unknown = true;
-        else if (x->syms[i] > 0) in_syms[n_in_syms++] = x->syms[i];
-        else if (x->dims[i] && in_p > INT64_MAX / x->dims[i]) overflow = true;
-        else in_p *= x->dims[i];
+        if (x->syms[i] < 0)
+            in_unknown = true;
+        else if (x->syms[i] > 0)
+            in_syms[n_in_syms++] = x->syms[i];
+        else if (x->dims[i] && in_p > INT64_MAX / x->dims[i])
+            overflow = true;
+        else
+            in_p *= x->dims[i];
     }
     for (int32_t i = 0; i < o.rank; i++) {
         if (i == neg) continue;
-        if (o.syms[i] < 0) out_unknown = true;
-        else if (o.syms[i] > 0) out_syms[n_out_syms++] = o.syms[i];
-        else if (o.dims[i] && out_p > INT64_MAX / o.dims[i]) overflow = true;
-        else out_p *= o.dims[i];
+        if (o.syms[i] < 0)
+            out_unknown = true;
+        else if (o.syms[i] > 0)
+            out_syms[n_out_syms++] = o.syms[i];
+        else if (o.dims[i] && out_p > INT64_MAX / o.dims[i])
+            overflow = true;
+        else
+            out_p *= o.dims[i];
     }
     if (overflow) return op_fail(ctx, MOPT_ERR_LIMIT, "shape product overflows");
     bool same_syms = !in_unknown && !out_unknown && n_in_syms == n_out_syms;
@@ -265,7 +279,8 @@ static mopt_status reshape_infer(const op_ctx *ctx, const op_tensor *in, int n_i
             o.dims[neg] = in_p / out_p;
             o.syms[neg] = 0;
         } else if (concrete) {
-            return op_fail(ctx, MOPT_ERR_SHAPE, "cannot reshape %s (%" PRId64
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "cannot reshape %s (%" PRId64
                            " elements) to %s: the -1 cannot be inferred",
                            op_shape_str(ctx, x, b1), in_p, op_shape_str(ctx, &o, b2));
         }
@@ -360,8 +375,9 @@ static mopt_status squeeze_infer(const op_ctx *ctx, const op_tensor *in, int n_i
             if ((st = op_axis(ctx, axes[k], x->rank, "axis", &a))) return st;
             if (drop[a]) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "axis %d repeats", (int)a);
             if (x->syms[a] == 0 && x->dims[a] != 1)
-                return op_fail(ctx, MOPT_ERR_SHAPE, "cannot squeeze axis %d of %s: its size is not 1",
-                               (int)a, op_shape_str(ctx, x, b1));
+                return op_fail(ctx, MOPT_ERR_SHAPE,
+                               "cannot squeeze axis %d of %s: its size is not 1", (int)a,
+                               op_shape_str(ctx, x, b1));
             drop[a] = true;
         }
     }
@@ -378,8 +394,8 @@ static mopt_status squeeze_infer(const op_ctx *ctx, const op_tensor *in, int n_i
     return MOPT_OK;
 }
 
-static mopt_status unsqueeze_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                   op_tensor *out, int n_out) {
+static mopt_status unsqueeze_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out) {
     mopt_status st = any_dtype(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = in[0].dtype;
@@ -453,7 +469,8 @@ static mopt_status shape_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     int64_t s, e;
     shape_range(ctx, in[0].shape.rank, &s, &e);
     int64_t *y = out[0].data;
-    for (int64_t i = s; i < e; i++) y[i - s] = in[0].shape.dims[i];
+    for (int64_t i = s; i < e; i++)
+        y[i - s] = in[0].shape.dims[i];
     return MOPT_OK;
 }
 
@@ -616,18 +633,23 @@ static mopt_status range_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
         int64_t s = read_int_scalar(&in[0]), d = read_int_scalar(&in[2]);
         for (int64_t i = 0; i < n; i++) {
             int64_t v = (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d);
-            if (in[0].dtype == MOPT_DTYPE_I64) ((int64_t *)out[0].data)[i] = v;
-            else if (in[0].dtype == MOPT_DTYPE_I32) ((int32_t *)out[0].data)[i] = (int32_t)v;
-            else ((int16_t *)out[0].data)[i] = (int16_t)v;
+            if (in[0].dtype == MOPT_DTYPE_I64)
+                ((int64_t *)out[0].data)[i] = v;
+            else if (in[0].dtype == MOPT_DTYPE_I32)
+                ((int32_t *)out[0].data)[i] = (int32_t)v;
+            else
+                ((int16_t *)out[0].data)[i] = (int16_t)v;
         }
     } else if (in[0].dtype == MOPT_DTYPE_F32) {
         float s = *(const float *)in[0].data, d = *(const float *)in[2].data;
         float *y = out[0].data;
-        for (int64_t i = 0; i < n; i++) y[i] = s + (float)i * d;
+        for (int64_t i = 0; i < n; i++)
+            y[i] = s + (float)i * d;
     } else {
         double s = *(const double *)in[0].data, d = *(const double *)in[2].data;
         double *y = out[0].data;
-        for (int64_t i = 0; i < n; i++) y[i] = s + (double)i * d;
+        for (int64_t i = 0; i < n; i++)
+            y[i] = s + (double)i * d;
     }
     return MOPT_OK;
 }
@@ -686,8 +708,8 @@ static mopt_status constant_get(const op_ctx *ctx, mopt_dtype *dtype, ir_shape *
     return MOPT_OK;
 }
 
-static mopt_status constant_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                  op_tensor *out, int n_out) {
+static mopt_status constant_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
     void *data = NULL;
     mopt_status st = constant_get(ctx, &out[0].dtype, &out[0].shape, &data);
     if (st) return st;
@@ -726,8 +748,8 @@ static mopt_status expand_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     if (r == 0) {
         ir_shape_set_unknown(&out[0].shape);
         if (in[1].shape.rank == 1 && in[1].shape.syms[0] == 0 && in[0].shape.rank >= 0) {
-            int64_t rank = in[1].shape.dims[0] > in[0].shape.rank ? in[1].shape.dims[0]
-                                                                   : in[0].shape.rank;
+            int64_t rank =
+                in[1].shape.dims[0] > in[0].shape.rank ? in[1].shape.dims[0] : in[0].shape.rank;
             if ((st = rank_limit(ctx, rank))) return st;
             set_unknown_dims(&out[0].shape, (int32_t)rank);
         }

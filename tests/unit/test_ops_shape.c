@@ -1,0 +1,331 @@
+/*
+ * test_ops_shape.c — unit tests of load-time shape inference for the shape,
+ * movement and reduce op families on hand-built graphs: symbolic dims
+ * flowing through Reshape (0 copies a symbol, -1 solved when symbols
+ * cancel), Transpose, Concat, Squeeze/Unsqueeze, Gather, Slice, ReduceMean,
+ * Constant feeding Reshape; and error paths (bad shapes at load, an
+ * out-of-range Gather index at run time) that must fail with a message
+ * naming the node, never crash. The op cases (tests/ops) check values.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "ir/ir.h"
+#include "runtime/runtime.h"
+
+/* ---- graph building helpers ------------------------------------------------ */
+
+static ir_graph *new_graph(int64_t opset) {
+    ir_graph *g = ir_graph_create();
+    assert_non_null(g);
+    assert_int_equal(ir_graph_set_opset(g, "", opset), 0);
+    return g;
+}
+
+static void append(int32_t **list, int32_t *n, int32_t v) {
+    *list = mopt_realloc(*list, sizeof **list * (size_t)(*n + 1));
+    assert_non_null(*list);
+    (*list)[(*n)++] = v;
+}
+
+/* A graph input; spec like "batch,seq,768" (names are symbols, ? unknown). */
+static void add_input(ir_graph *g, const char *name, mopt_dtype dt, const char *spec) {
+    int32_t vi = ir_graph_value(g, name);
+    ir_value *v = g->values[vi];
+    v->dtype = dt;
+    memset(&v->shape, 0, sizeof v->shape);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int32_t i = v->shape.rank++;
+        if (tok[0] == '?')
+            v->shape.syms[i] = -1;
+        else if (tok[0] >= '0' && tok[0] <= '9')
+            v->shape.dims[i] = strtoll(tok, NULL, 10);
+        else
+            v->shape.syms[i] = ir_graph_symbol(g, tok);
+    }
+    v->flags |= IR_VALUE_INPUT;
+    append(&g->inputs, &g->n_inputs, vi);
+}
+
+static void add_init_i64(ir_graph *g, const char *name, int n, const int64_t *vals) {
+    int32_t vi = ir_graph_value(g, name);
+    ir_value *v = g->values[vi];
+    v->dtype = MOPT_DTYPE_I64;
+    int64_t d = n;
+    ir_shape_set(&v->shape, 1, &d);
+    v->flags |= IR_VALUE_INITIALIZER;
+    v->nbytes = (size_t)n * sizeof(int64_t);
+    if (n) {
+        v->data = mopt_aligned_alloc(v->nbytes);
+        memcpy(v->data, vals, v->nbytes);
+    }
+}
+
+/* A node; ins/outs are space-separated names ("-" = omitted). */
+static ir_node *add_node(ir_graph *g, const char *op, const char *ins, const char *outs) {
+    char a[256], b[256];
+    char *in_names[16], *out_names[16];
+    int ni = 0, no = 0;
+    snprintf(a, sizeof a, "%s", ins);
+    snprintf(b, sizeof b, "%s", outs);
+    for (char *t = strtok(a, " "); t; t = strtok(NULL, " "))
+        in_names[ni++] = t;
+    for (char *t = strtok(b, " "); t; t = strtok(NULL, " "))
+        out_names[no++] = t;
+    char nm[64];
+    snprintf(nm, sizeof nm, "%s_%d", op, (int)g->n_nodes);
+    ir_node *n = ir_graph_add_node(g, op, "", nm, ni, no);
+    assert_non_null(n);
+    for (int i = 0; i < ni; i++)
+        n->inputs[i] = strcmp(in_names[i], "-") ? ir_graph_value(g, in_names[i]) : -1;
+    for (int i = 0; i < no; i++)
+        n->outputs[i] = ir_graph_value(g, out_names[i]);
+    return n;
+}
+
+static void attr_int(ir_node *n, const char *name, int64_t v) {
+    ir_attr *a = ir_node_add_attr(n, name, IR_ATTR_INT);
+    a->i = v;
+}
+
+static void attr_ints(ir_node *n, const char *name, int count, const int64_t *v) {
+    ir_attr *a = ir_node_add_attr(n, name, IR_ATTR_INTS);
+    a->n = (size_t)count;
+    a->ints = mopt_malloc(sizeof(int64_t) * (size_t)(count ? count : 1));
+    memcpy(a->ints, v, sizeof(int64_t) * (size_t)count);
+}
+
+static void add_output(ir_graph *g, const char *name) {
+    int32_t vi = ir_graph_value(g, name);
+    g->values[vi]->flags |= IR_VALUE_OUTPUT;
+    append(&g->outputs, &g->n_outputs, vi);
+}
+
+/* Builds the model (graph handed over); returns status, model in *out. */
+static mopt_status build(ir_graph *g, mopt_model **out) {
+    rt_config cfg;
+    assert_int_equal(rt_config_read(NULL, &cfg), MOPT_OK);
+    return rt_model_build(g, &cfg, out);
+}
+
+/* Asserts the load-time shape of value `name`. */
+static void expect_shape(const mopt_model *m, const char *name, const char *want) {
+    int32_t vi = ir_graph_find_value(m->graph, name);
+    assert_true(vi >= 0);
+    char buf[IR_SHAPE_STR_CAP];
+    const char *got = ir_shape_str(&m->graph->values[vi]->shape, m->graph, buf, sizeof buf);
+    if (strcmp(got, want) != 0)
+        fail_msg("value '%s': load-time shape %s, expected %s", name, got, want);
+}
+
+static void expect_load_error(ir_graph *g, mopt_status want, const char *needle) {
+    mopt_model *m = NULL;
+    mopt_status st = build(g, &m);
+    if (st != want)
+        fail_msg("expected status %d, got %d (%s)", (int)want, (int)st, mopt_error_message());
+    if (!strstr(mopt_error_message(), needle))
+        fail_msg("message '%s' lacks '%s'", mopt_error_message(), needle);
+    assert_null(m);
+}
+
+/* ---- symbolic inference ----------------------------------------------------- */
+
+static void ops_reshape_symbols(void **state) {
+    (void)state;
+    ir_graph *g = new_graph(13);
+    add_input(g, "x", MOPT_DTYPE_F32, "batch,seq,768");
+    static const int64_t split_heads[] = {0, 0, 12, 64}, merge[] = {0, 0, -1}, flat[] = {-1, 64};
+    add_init_i64(g, "s1", 4, split_heads);
+    add_init_i64(g, "s2", 3, merge);
+    add_init_i64(g, "s3", 2, flat);
+    add_input(g, "dyn", MOPT_DTYPE_I64, "3");
+    add_node(g, "Reshape", "x s1", "heads");
+    add_node(g, "Reshape", "heads s2", "merged");
+    add_node(g, "Reshape", "x s3", "flat");
+    add_node(g, "Reshape", "x dyn", "dynamic");
+    add_output(g, "merged");
+    add_output(g, "flat");
+    add_output(g, "dynamic");
+    mopt_model *m;
+    assert_int_equal(build(g, &m), MOPT_OK);
+    expect_shape(m, "heads", "[batch,seq,12,64]");
+    expect_shape(m, "merged", "[batch,seq,768]"); /* -1 solved: symbols cancel */
+    expect_shape(m, "flat", "[?,64]");            /* -1 depends on batch*seq */
+    expect_shape(m, "dynamic", "[?,?,?]");        /* shape not constant: rank only */
+    mopt_model_destroy(m);
+}
+
+static void ops_movement_symbols(void **state) {
+    (void)state;
+    ir_graph *g = new_graph(13);
+    add_input(g, "x", MOPT_DTYPE_F32, "batch,seq,16");
+    add_input(g, "z", MOPT_DTYPE_F32, "batch,seq,4");
+    add_input(g, "idx", MOPT_DTYPE_I64, "n,3");
+    static const int64_t perm[] = {0, 2, 1}, one[] = {1}, neg3[] = {-3}, s1[] = {1}, e3[] = {3},
+                         zero[] = {0}, big[] = {INT64_MAX}, two[] = {2}, eight[] = {8};
+    add_init_i64(g, "ax1", 1, one);
+    add_init_i64(g, "axm3", 1, neg3);
+    add_init_i64(g, "s1", 1, s1);
+    add_init_i64(g, "e3", 1, e3);
+    add_init_i64(g, "s0", 1, zero);
+    add_init_i64(g, "emax", 1, big);
+    add_init_i64(g, "a2", 1, two);
+    add_init_i64(g, "e8", 1, eight);
+    attr_ints(add_node(g, "Transpose", "x", "t"), "perm", 3, perm);
+    attr_int(add_node(g, "Concat", "x z", "cat"), "axis", -1);
+    attr_int(add_node(g, "Concat", "x x", "cat0"), "axis", 0);
+    add_node(g, "Unsqueeze", "x ax1", "u");
+    add_node(g, "Squeeze", "u axm3", "sq");
+    attr_int(add_node(g, "Gather", "x idx", "gat"), "axis", 1);
+    add_node(g, "Slice", "x s1 e3 ax1", "sl_sym");
+    add_node(g, "Slice", "x s0 e8 a2", "sl_fixed");
+    add_node(g, "Slice", "x s0 emax ax1", "sl_full");
+    ir_node *r = add_node(g, "ReduceMean", "x", "mean");
+    static const int64_t last[] = {-1};
+    attr_ints(r, "axes", 1, last);
+    const char *outs[] = {"t", "cat", "cat0", "sq", "gat", "sl_sym", "sl_fixed", "sl_full", "mean"};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        add_output(g, outs[i]);
+    mopt_model *m;
+    if (build(g, &m) != MOPT_OK) fail_msg("%s", mopt_error_message());
+    expect_shape(m, "t", "[batch,16,seq]");
+    expect_shape(m, "cat", "[batch,seq,20]");
+    expect_shape(m, "cat0", "[?,seq,16]");
+    expect_shape(m, "u", "[batch,1,seq,16]");
+    expect_shape(m, "sq", "[batch,seq,16]");
+    expect_shape(m, "gat", "[batch,n,3,16]");
+    expect_shape(m, "sl_sym", "[batch,?,16]");
+    expect_shape(m, "sl_fixed", "[batch,seq,8]");
+    expect_shape(m, "sl_full", "[batch,seq,16]");
+    expect_shape(m, "mean", "[batch,seq,1]");
+    mopt_model_destroy(m);
+}
+
+static void ops_constant_feeds_reshape(void **state) {
+    (void)state;
+    ir_graph *g = new_graph(13);
+    add_input(g, "x", MOPT_DTYPE_F32, "n,2,2");
+    static const int64_t v[] = {0, -1};
+    attr_ints(add_node(g, "Constant", "", "c"), "value_ints", 2, v);
+    add_node(g, "Reshape", "x c", "y");
+    add_output(g, "y");
+    mopt_model *m;
+    assert_int_equal(build(g, &m), MOPT_OK);
+    expect_shape(m, "c", "[2]");
+    expect_shape(m, "y", "[n,4]");
+    mopt_model_destroy(m);
+}
+
+/* ---- errors ------------------------------------------------------------------ */
+
+static void ops_reshape_bad_count(void **state) {
+    (void)state;
+    ir_graph *g = new_graph(13);
+    add_input(g, "x", MOPT_DTYPE_F32, "2,3");
+    static const int64_t s[] = {4, -1};
+    add_init_i64(g, "s", 2, s);
+    add_node(g, "Reshape", "x s", "y");
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_SHAPE, "Reshape");
+}
+
+static void ops_concat_mismatch(void **state) {
+    (void)state;
+    ir_graph *g = new_graph(13);
+    add_input(g, "a", MOPT_DTYPE_F32, "2,3");
+    add_input(g, "b", MOPT_DTYPE_F32, "2,4");
+    attr_int(add_node(g, "Concat", "a b", "y"), "axis", 0);
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_SHAPE, "axis 1 differs");
+}
+
+static void ops_transpose_bad_perm(void **state) {
+    (void)state;
+    ir_graph *g = new_graph(13);
+    add_input(g, "x", MOPT_DTYPE_F32, "2,3");
+    static const int64_t perm[] = {0, 0};
+    attr_ints(add_node(g, "Transpose", "x", "y"), "perm", 2, perm);
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_INVALID_MODEL, "perm");
+}
+
+static void ops_split_uneven(void **state) {
+    (void)state;
+    ir_graph *g = new_graph(13);
+    add_input(g, "x", MOPT_DTYPE_F32, "5,2");
+    add_node(g, "Split", "x", "y0 y1");
+    add_output(g, "y0");
+    add_output(g, "y1");
+    expect_load_error(g, MOPT_ERR_SHAPE, "evenly");
+}
+
+static void ops_squeeze_not_one(void **state) {
+    (void)state;
+    ir_graph *g = new_graph(11);
+    add_input(g, "x", MOPT_DTYPE_F32, "2,3");
+    static const int64_t axes[] = {1};
+    attr_ints(add_node(g, "Squeeze", "x", "y"), "axes", 1, axes);
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_SHAPE, "squeeze axis 1");
+}
+
+static void ops_gather_index_out_of_range(void **state) {
+    (void)state;
+    ir_graph *g = new_graph(13);
+    add_input(g, "x", MOPT_DTYPE_F32, "2,3");
+    add_input(g, "i", MOPT_DTYPE_I64, "2");
+    attr_int(add_node(g, "Gather", "x i", "y"), "axis", 1);
+    add_output(g, "y");
+    mopt_model *m;
+    assert_int_equal(build(g, &m), MOPT_OK);
+    mopt_session *s;
+    assert_int_equal(mopt_session_create(m, NULL, &s), MOPT_OK);
+    float xd[6] = {0};
+    int64_t xdims[] = {2, 3}, idims[] = {2};
+    int64_t good[] = {-3, 2}, bad[] = {1, 3};
+    mopt_tensor *in[2], *out = NULL;
+    assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_F32, 2, xdims, xd, sizeof xd, &in[0]), MOPT_OK);
+    assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_I64, 1, idims, good, sizeof good, &in[1]),
+                     MOPT_OK);
+    assert_int_equal(mopt_session_run(s, 2, NULL, (const mopt_tensor *const *)in, 1, NULL, &out),
+                     MOPT_OK);
+    mopt_tensor_destroy(out);
+    out = NULL;
+    mopt_tensor_destroy(in[1]);
+    assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_I64, 1, idims, bad, sizeof bad, &in[1]), MOPT_OK);
+    mopt_status st = mopt_session_run(s, 2, NULL, (const mopt_tensor *const *)in, 1, NULL, &out);
+    assert_int_equal(st, MOPT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mopt_last_error(), "Gather"));
+    assert_non_null(strstr(mopt_last_error(), "index 3"));
+    assert_null(out);
+    mopt_tensor_destroy(in[0]);
+    mopt_tensor_destroy(in[1]);
+    mopt_session_destroy(s);
+    mopt_model_destroy(m);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ops_reshape_symbols),
+        cmocka_unit_test(ops_movement_symbols),
+        cmocka_unit_test(ops_constant_feeds_reshape),
+        cmocka_unit_test(ops_reshape_bad_count),
+        cmocka_unit_test(ops_concat_mismatch),
+        cmocka_unit_test(ops_transpose_bad_perm),
+        cmocka_unit_test(ops_split_uneven),
+        cmocka_unit_test(ops_squeeze_not_one),
+        cmocka_unit_test(ops_gather_index_out_of_range),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
