@@ -1,6 +1,7 @@
 /*
  * pass_manager.c — runs the optimization passes for an opt_level:
- *   1: constant folding, eliminations, CSE, DCE
+ *   1: constant folding (incl. symbolic shape arithmetic), eliminations,
+ *      CSE, DCE
  *   2: level 1 plus fusions (to come)
  *   3: level 2 plus layout changes and weight prepacking (to come)
  * and records, per pass, its time, node counts before/after and rewrites.
@@ -16,6 +17,7 @@ static const pass_def k_passes[] = {
     {"fold_constants", 1, pass_fold_constants},
     {"eliminate", 1, pass_eliminate},
     {"cse", 1, pass_cse},
+    {"fold_shapes", 1, pass_fold_shapes},
     {"fold_constants", 1, pass_fold_constants},
     {"dce", 1, pass_dce},
 };
