@@ -19,6 +19,14 @@ static const pass_def k_passes[] = {
     {"cse", 1, pass_cse},
     {"fold_shapes", 1, pass_fold_shapes},
     {"fold_constants", 1, pass_fold_constants},
+    /* fusions: Conv+BN before Conv+activation; LayerNorm and GELU before
+     * the MatMul epilogues (which absorb Gelu). An attention fusion belongs
+     * before fuse_matmul, which would otherwise take its projections. */
+    {"fuse_conv_bn", 2, pass_fuse_conv_bn},
+    {"fuse_conv_act", 2, pass_fuse_conv_act},
+    {"fuse_layernorm", 2, pass_fuse_layernorm},
+    {"fuse_gelu", 2, pass_fuse_gelu},
+    {"fuse_matmul", 2, pass_fuse_matmul},
     {"dce", 1, pass_dce},
 };
 #define N_PASSES (int)(sizeof k_passes / sizeof k_passes[0])
