@@ -5,7 +5,8 @@
  *   erf form   0.5 * x * (1 + Erf(x / sqrt(2)))         -> Gelu approximate "none"
  *              (Div by 1.4142135 or Mul by 0.70710678)
  *   tanh form  0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
- *              (x^3 as Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x))
+ *              (0.044715 * x^3 as any tree of Mul over x, x, x (or Pow(x, 3))
+ *              and the constant, e.g. Mul(c, Mul(x, Mul(x, x))), ((c * x) * x) * x)
  *                                                       -> Gelu approximate "tanh"
  *
  * The final "0.5 * x * s" (s = 1 + Erf/Tanh) is accepted as Mul(Mul(x, s), 0.5),
@@ -23,7 +24,7 @@
 
 typedef struct gelu_match {
     int32_t x;
-    ir_node *nodes[10];
+    ir_node *nodes[16];
     int n_nodes;
 } gelu_match;
 
@@ -100,28 +101,49 @@ static bool match_erf(const fu_graph *f, ir_node *e, gelu_match *m) {
     return match_tail(f, e->outputs[0], m->x, m);
 }
 
-/* cube is x^3 (Pow(x, 3), Mul(x, Mul(x, x)), Mul(Mul(x, x), x)) read only by
- * its consumer; appends its nodes. */
-static bool is_cube(const fu_graph *f, int32_t cube, int32_t x, gelu_match *m) {
-    ir_node *p = fu_producer(f, cube);
-    if (!p || f->uses[cube] != 1) return false;
+/* Leaves of the product tree rooted at v: Mul nodes whose output is read
+ * once (the root always) are expanded, Pow(x, 3) read once counts as three
+ * x; every other value is a leaf. Returns false when the tree is too big. */
+typedef struct mul_tree {
+    int32_t leaves[8];
+    int n_leaves, n_x;
+} mul_tree;
+
+static bool mul_leaves(const fu_graph *f, int32_t v, int32_t x, bool root, mul_tree *t,
+                       gelu_match *m, int depth) {
+    ir_node *p = fu_producer(f, v);
     double e;
-    if (fu_is(p, "Pow")) {
-        if (p->inputs[0] != x || !fu_const_scalar(f->g, p->inputs[1], &e) || e != 3.0)
-            return false;
-        add_node(m, p);
+    if (v != x && p && (root || f->uses[v] == 1) && depth < 5 && m->n_nodes < 9) {
+        if (fu_is(p, "Mul") && p->n_inputs == 2) {
+            add_node(m, p);
+            return mul_leaves(f, p->inputs[0], x, false, t, m, depth + 1) &&
+                   mul_leaves(f, p->inputs[1], x, false, t, m, depth + 1);
+        }
+        if (fu_is(p, "Pow") && p->inputs[0] == x && fu_const_scalar(f->g, p->inputs[1], &e) &&
+            e == 3.0) {
+            add_node(m, p);
+            t->n_x += 3;
+            return true;
+        }
+    }
+    if (v == x) {
+        t->n_x++;
         return true;
     }
-    if (!fu_is(p, "Mul")) return false;
-    int o = fu_other_input(p, x);
-    if (o < 0) return false;
-    int32_t sq = p->inputs[o];
-    ir_node *q = fu_producer(f, sq);
-    if (!fu_is(q, "Mul") || q->inputs[0] != x || q->inputs[1] != x || f->uses[sq] != 1)
-        return false;
-    add_node(m, q);
-    add_node(m, p);
+    if (t->n_leaves == 8) return false;
+    t->leaves[t->n_leaves++] = v;
     return true;
+}
+
+/* v is 0.044715 * x^3 as any product tree of x, x, x (or Pow(x, 3)) and the
+ * constant; appends its nodes to m. */
+static bool is_cubic_term(const fu_graph *f, int32_t v, int32_t x, gelu_match *m) {
+    mul_tree t;
+    memset(&t, 0, sizeof t);
+    if (f->uses[v] != 1 || !mul_leaves(f, v, x, true, &t, m, 0)) return false;
+    double c;
+    return t.n_x == 3 && t.n_leaves == 1 && fu_const_scalar(f->g, t.leaves[0], &c) &&
+           fu_near(c, 0.044715, REL);
 }
 
 /* Tanh node t: its input is sqrt(2/pi) * (x + 0.044715 * x^3). */
@@ -137,16 +159,11 @@ static bool match_tanh(const fu_graph *f, ir_node *t, gelu_match *m) {
     if (!fu_is(add, "Add") || add->n_inputs != 2 || f->uses[inner] != 1) return false;
     for (int j = 0; j < 2; j++) {
         int32_t x = add->inputs[j], p = add->inputs[1 - j];
-        ir_node *c = fu_producer(f, p);
-        if (!fu_is(c, "Mul") || f->uses[p] != 1) continue;
-        int kc = fu_scalar_input(f->g, c, 0.044715, REL);
-        if (kc < 0) continue;
         gelu_match tmp;
         memset(&tmp, 0, sizeof tmp);
-        if (!is_cube(f, c->inputs[1 - kc], x, &tmp)) continue;
+        if (!is_cubic_term(f, p, x, &tmp)) continue;
         *m = tmp;
         m->x = x;
-        add_node(m, c);
         add_node(m, add);
         add_node(m, scale);
         add_node(m, t);
