@@ -7,7 +7,11 @@
  * test_data_set_0 and compare with ONNX Runtime's outputs and with the same
  * model run at opt_level 0, within 1e-4.
  *
- * usage: test_fusions DATA_DIR
+ * With BAD_DIR, also loads every BAD_DIR/<status>_<what>.onnx (malformed
+ * fused nodes, from gen_fused_ops.py) and expects the load to fail with that
+ * status ("shape" or "invalid") and a message naming the node.
+ *
+ * usage: test_fusions DATA_DIR [BAD_DIR]
  */
 #include <dirent.h>
 #include <math.h>
@@ -178,13 +182,35 @@ static void test_case(void **state) {
     mopt_model_destroy(m0);
 }
 
+static void test_bad(void **state) {
+    const fcase *c = *state;
+    mopt_status want = strncmp(c->name, "shape_", 6) == 0 ? MOPT_ERR_SHAPE
+                                                          : MOPT_ERR_INVALID_MODEL;
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "opt_level", 0), MOPT_OK);
+    mopt_model *m = NULL;
+    mopt_status st = mopt_model_load(c->path, o, &m);
+    mopt_options_destroy(o);
+    if (st == MOPT_OK) {
+        mopt_model_destroy(m);
+        fail_msg("%s: loaded, expected %s", c->name, mopt_status_string(want));
+    }
+    if (st != want)
+        fail_msg("%s: %s (%s), expected %s", c->name, mopt_status_string(st), mopt_last_error(),
+                 mopt_status_string(want));
+    if (!strstr(mopt_last_error(), "bad_node"))
+        fail_msg("%s: message does not name the node: %s", c->name, mopt_last_error());
+    printf("[ BAD      ] %s: %s\n", c->name, mopt_last_error());
+}
+
 static int cmp_case(const void *a, const void *b) {
     return strcmp(((const fcase *)a)->name, ((const fcase *)b)->name);
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_fusions DATA_DIR\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: test_fusions DATA_DIR [BAD_DIR]\n");
         return 2;
     }
     DIR *d = opendir(argv[1]);
@@ -208,11 +234,28 @@ int main(int argc, char **argv) {
         return 1;
     }
     qsort(g_cases, (size_t)g_n, sizeof g_cases[0], cmp_case);
+    int n_good = g_n;
+    if (argc == 3) {
+        d = opendir(argv[2]);
+        if (!d) {
+            fprintf(stderr, "test_fusions: cannot open %s\n", argv[2]);
+            return 1;
+        }
+        while ((e = readdir(d)) && g_n < MAX_CASES) {
+            size_t len = strlen(e->d_name);
+            if (len < 6 || strcmp(e->d_name + len - 5, ".onnx") != 0) continue;
+            fcase *c = &g_cases[g_n++];
+            snprintf(c->path, sizeof c->path, "%s/%s", argv[2], e->d_name);
+            snprintf(c->name, sizeof c->name, "%s", e->d_name);
+        }
+        closedir(d);
+        qsort(g_cases + n_good, (size_t)(g_n - n_good), sizeof g_cases[0], cmp_case);
+    }
     struct CMUnitTest *tests = calloc((size_t)g_n, sizeof *tests);
     if (!tests) return 1;
     for (int i = 0; i < g_n; i++) {
         tests[i].name = g_cases[i].name;
-        tests[i].test_func = test_case;
+        tests[i].test_func = i < n_good ? test_case : test_bad;
         tests[i].initial_state = &g_cases[i];
     }
     int rc = _cmocka_run_group_tests("fusions", tests, (size_t)g_n, NULL, NULL);
