@@ -22,7 +22,8 @@ static inline float act_one(float v, const ref_act_params *p) {
     case REF_ACT_HARD_SWISH: return v * clamp01(v * (1.0f / 6.0f) + 0.5f);
     case REF_ACT_HARD_SIGMOID: return clamp01(p->alpha * v + p->beta);
     case REF_ACT_SIGMOID:
-        if (v >= 0.0f) return 1.0f / (1.0f + expf(-v));
+        if (v >= 0.0f)
+            return 1.0f / (1.0f + expf(-v));
         else {
             float e = expf(v);
             return e / (1.0f + e);

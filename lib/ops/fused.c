@@ -62,8 +62,8 @@ const char *fused_activation_name(ref_act act) {
 /* ---- shared checks ------------------------------------------------------- */
 
 /* Checks that addend p (bias, residual) broadcasts to y without growing it. */
-static mopt_status check_addend(const op_ctx *ctx, const ir_shape *y, const op_tensor *p,
-                                int index, const char *what) {
+static mopt_status check_addend(const op_ctx *ctx, const ir_shape *y, const op_tensor *p, int index,
+                                const char *what) {
     mopt_status st = op_expect_dtype(ctx, p, index, k_f32, 1);
     if (st) return st;
     const ir_shape *s = &p->shape;

@@ -166,9 +166,8 @@ int32_t fu_add_f32_weight(ir_graph *g, const char *base, int32_t rank, const int
     return v;
 }
 
-ir_node *fu_replace_node(fu_graph *f, ir_node *replaced, const char *op_type,
-                         const char *domain, const char *name, int32_t n_inputs,
-                         int32_t out_value) {
+ir_node *fu_replace_node(fu_graph *f, ir_node *replaced, const char *op_type, const char *domain,
+                         const char *name, int32_t n_inputs, int32_t out_value) {
     ir_graph *g = f->g;
     int32_t at = fu_node_index(f, replaced);
     if (at < 0) {
@@ -294,9 +293,12 @@ bool fu_activation(const ir_graph *g, const ir_node *n, fu_act *a) {
     }
     if (!strcmp(op, "Gelu")) {
         const char *ap = ir_node_attr_string(n, "approximate", "none");
-        if (!strcmp(ap, "none")) a->name = "Gelu";
-        else if (!strcmp(ap, "tanh")) a->name = "GeluTanh";
-        else return false;
+        if (!strcmp(ap, "none"))
+            a->name = "Gelu";
+        else if (!strcmp(ap, "tanh"))
+            a->name = "GeluTanh";
+        else
+            return false;
         return true;
     }
     if (!strcmp(op, "Clip")) {
@@ -316,8 +318,10 @@ bool fu_activation(const ir_graph *g, const ir_node *n, fu_act *a) {
             if (v < 0) continue;
             double s;
             if (g->values[v]->dtype != MOPT_DTYPE_F32 || !fu_const_scalar(g, v, &s)) return false;
-            if (k == 1) a->alpha = (float)s;
-            else a->beta = (float)s;
+            if (k == 1)
+                a->alpha = (float)s;
+            else
+                a->beta = (float)s;
         }
         return true;
     }

@@ -62,9 +62,8 @@ int32_t fu_add_f32_weight(ir_graph *g, const char *base, int32_t rank, const int
  * `out_value`, resolves its operator, and puts it at the position of node
  * `replaced` (which is marked dead and moved to the end). Returns NULL when
  * out of memory (message set). */
-ir_node *fu_replace_node(fu_graph *f, ir_node *replaced, const char *op_type,
-                         const char *domain, const char *name, int32_t n_inputs,
-                         int32_t out_value);
+ir_node *fu_replace_node(fu_graph *f, ir_node *replaced, const char *op_type, const char *domain,
+                         const char *name, int32_t n_inputs, int32_t out_value);
 
 /* Attribute setters; false when out of memory (message set). */
 bool fu_set_int(ir_node *n, const char *name, int64_t v);

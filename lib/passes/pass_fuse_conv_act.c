@@ -77,9 +77,12 @@ mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r) {
         conv_match m;
         if (!fu_is(n, "Conv") || !match(&f, n, &m)) continue;
         st = fuse_one(&f, n, &m);
-        if (m.add && m.act) n_both++;
-        else if (m.add) n_res++;
-        else n_act++;
+        if (m.add && m.act)
+            n_both++;
+        else if (m.add)
+            n_res++;
+        else
+            n_act++;
     }
     fu_free(&f);
     r->rewrites = n_res + n_act + n_both;

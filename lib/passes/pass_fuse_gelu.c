@@ -54,8 +54,8 @@ static bool match_tail(const fu_graph *f, int32_t t, int32_t x, gelu_match *m) {
     int32_t other = m1->inputs[o];
     add_node(m, m1);
     if (other == x) { /* Mul(Mul(x, s), 0.5) */
-        ir_node *m2 = with_scalar(f, fu_sole_consumer(f, m1->outputs[0], NULL), "Mul",
-                                  m1->outputs[0], 0.5);
+        ir_node *m2 =
+            with_scalar(f, fu_sole_consumer(f, m1->outputs[0], NULL), "Mul", m1->outputs[0], 0.5);
         if (!m2) return false;
         add_node(m, m2);
         return true;

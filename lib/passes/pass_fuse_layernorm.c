@@ -63,12 +63,10 @@ static bool match(const fu_graph *f, ir_node *m1, ln_match *m) {
     if (x < 0) return false;
     const ir_value *xv = g->values[x];
     int32_t rank = xv->shape.rank;
-    if (xv->dtype != MOPT_DTYPE_F32 || rank < 1 || !reduces_last_axis(g, m1, x, rank))
-        return false;
+    if (xv->dtype != MOPT_DTYPE_F32 || rank < 1 || !reduces_last_axis(g, m1, x, rank)) return false;
     int64_t d_last = xv->shape.syms[rank - 1] == 0 ? xv->shape.dims[rank - 1] : -1;
     ir_node *sub = fu_sole_consumer(f, m1->outputs[0], NULL);
-    if (!fu_is(sub, "Sub") || sub->inputs[0] != x || sub->inputs[1] != m1->outputs[0])
-        return false;
+    if (!fu_is(sub, "Sub") || sub->inputs[0] != x || sub->inputs[1] != m1->outputs[0]) return false;
     int32_t d = sub->outputs[0];
     if (d < 0 || (g->values[d]->flags & IR_VALUE_OUTPUT)) return false;
     /* the readers of d: one squaring node and the Div */

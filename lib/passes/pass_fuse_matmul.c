@@ -22,8 +22,8 @@
 typedef struct mm_match {
     int32_t a, b, bias, residual;
     bool ta, tb, gemm;
-    float alpha, beta;  /* beta: Gemm's scale of C */
-    int n_transposes;   /* absorbed Transpose nodes */
+    float alpha, beta; /* beta: Gemm's scale of C */
+    int n_transposes;  /* absorbed Transpose nodes */
     ir_node *bias_add, *res_add, *act;
     fu_act act_p;
 } mm_match;

@@ -75,8 +75,8 @@ static mopt_model *load(const fcase *c, int level) {
     mopt_status st = mopt_model_load(p, o, &m);
     mopt_options_destroy(o);
     if (st != MOPT_OK)
-        fail_msg("%s: load at opt_level %d failed: %s: %s", c->name, level,
-                 mopt_status_string(st), mopt_last_error());
+        fail_msg("%s: load at opt_level %d failed: %s: %s", c->name, level, mopt_status_string(st),
+                 mopt_last_error());
     return m;
 }
 
@@ -94,9 +94,12 @@ static void check_rules(const fcase *c, const mopt_model *m) {
         if (got < 2) continue;
         int have = count_op(m, op);
         bool ok = false;
-        if (strcmp(kind, "absent") == 0) ok = have == 0, n = 0;
-        else if (strcmp(kind, "count") == 0 && got == 3) ok = have == n;
-        else if (strcmp(kind, "min") == 0 && got == 3) ok = have >= n;
+        if (strcmp(kind, "absent") == 0)
+            ok = have == 0, n = 0;
+        else if (strcmp(kind, "count") == 0 && got == 3)
+            ok = have == n;
+        else if (strcmp(kind, "min") == 0 && got == 3)
+            ok = have >= n;
         else {
             fclose(f);
             fail_msg("%s: bad rule '%s'", c->name, line);
@@ -148,8 +151,8 @@ static void compare(const fcase *c, const char *what, int k, const mopt_tensor *
     for (int64_t i = 0; i < n; i++) {
         double err = fabs((double)g[i] - (double)w[i]);
         if (!(err <= TOL + TOL * fabs((double)w[i])))
-            fail_msg("%s: output %d element %lld is %.9g, %s gives %.9g", c->name, k,
-                     (long long)i, g[i], what, w[i]);
+            fail_msg("%s: output %d element %lld is %.9g, %s gives %.9g", c->name, k, (long long)i,
+                     g[i], what, w[i]);
     }
 }
 
@@ -170,7 +173,8 @@ static void test_case(void **state) {
         compare(c, "ONNX Runtime", k, o2[k], ref[k]);
         compare(c, "opt_level 0", k, o2[k], o0[k]);
     }
-    for (int k = 0; k < n_in; k++) mopt_tensor_destroy(in[k]);
+    for (int k = 0; k < n_in; k++)
+        mopt_tensor_destroy(in[k]);
     for (int k = 0; k < n_out; k++) {
         mopt_tensor_destroy(ref[k]);
         mopt_tensor_destroy(o2[k]);
@@ -184,8 +188,7 @@ static void test_case(void **state) {
 
 static void test_bad(void **state) {
     const fcase *c = *state;
-    mopt_status want = strncmp(c->name, "shape_", 6) == 0 ? MOPT_ERR_SHAPE
-                                                          : MOPT_ERR_INVALID_MODEL;
+    mopt_status want = strncmp(c->name, "shape_", 6) == 0 ? MOPT_ERR_SHAPE : MOPT_ERR_INVALID_MODEL;
     mopt_options *o = NULL;
     assert_int_equal(mopt_options_create(&o), MOPT_OK);
     assert_int_equal(mopt_options_set_int(o, "opt_level", 0), MOPT_OK);
