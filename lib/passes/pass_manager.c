@@ -18,6 +18,7 @@ static const pass_def k_passes[] = {
     {"cse", 1, pass_cse},
     {"fold_constants", 1, pass_fold_constants},
     {"dce", 1, pass_dce},
+    {"fuse_attention", 2, pass_fuse_attention},
 };
 #define N_PASSES (int)(sizeof k_passes / sizeof k_passes[0])
 
