@@ -55,8 +55,8 @@ static void unfused(const attn_params *p, const float *Q, const float *K, const 
     for (int64_t b = 0; b < p->B; b++)
         for (int64_t h = 0; h < p->H; h++)
             gemm(p->Sq, p->Sk, p->D, Q + b * p->q_sb + h * p->q_sh, p->q_ss, false,
-                 K + b * p->k_sb + h * p->k_sh, p->k_ss, true, S + (b * p->H + h) * ss, p->Sk,
-                 1.0f, 0.0f);
+                 K + b * p->k_sb + h * p->k_sh, p->k_ss, true, S + (b * p->H + h) * ss, p->Sk, 1.0f,
+                 0.0f);
     for (int64_t b = 0; b < p->B; b++) /* scale + additive mask [B,1,1,Sk] */
         for (int64_t r = 0; r < p->H * p->Sq; r++) {
             float *row = S + b * p->H * ss + r * p->Sk;
@@ -65,9 +65,12 @@ static void unfused(const attn_params *p, const float *Q, const float *K, const 
         }
     for (int64_t r = 0; r < p->B * p->H * p->Sq; r++) { /* softmax over the last axis */
         float *row = S + r * p->Sk, mx = -INFINITY, sum = 0.0f;
-        for (int64_t j = 0; j < p->Sk; j++) mx = row[j] > mx ? row[j] : mx;
-        for (int64_t j = 0; j < p->Sk; j++) sum += (row[j] = expf(row[j] - mx));
-        for (int64_t j = 0; j < p->Sk; j++) row[j] /= sum;
+        for (int64_t j = 0; j < p->Sk; j++)
+            mx = row[j] > mx ? row[j] : mx;
+        for (int64_t j = 0; j < p->Sk; j++)
+            sum += (row[j] = expf(row[j] - mx));
+        for (int64_t j = 0; j < p->Sk; j++)
+            row[j] /= sum;
     }
     for (int64_t b = 0; b < p->B; b++)
         for (int64_t h = 0; h < p->H; h++)
@@ -102,12 +105,18 @@ int main(int argc, char **argv) {
     int64_t seqs[16];
     int n_seq = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--batch") && i + 1 < argc) B = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--heads") && i + 1 < argc) H = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--dim") && i + 1 < argc) D = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-        else if (argv[i][0] != '-' && n_seq < 16) seqs[n_seq++] = atoll(argv[i]);
+        if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+            B = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--heads") && i + 1 < argc)
+            H = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--dim") && i + 1 < argc)
+            D = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (argv[i][0] != '-' && n_seq < 16)
+            seqs[n_seq++] = atoll(argv[i]);
         else {
             fprintf(stderr, "usage: attention_bench [--batch B] [--heads H] [--dim D] "
                             "[--threads T] [--reps N] [SEQ ...]\n");
@@ -140,10 +149,9 @@ int main(int argc, char **argv) {
 #endif
     printf("attention: B=%lld H=%lld D=%lld, mask [B,1,1,S], fused kernel %s, %d thread%s, "
            "best of %d\n",
-           (long long)B, (long long)H, (long long)D, f->isa, threads, threads > 1 ? "s" : "",
-           reps);
-    printf("%6s %10s %10s %9s%s %12s %12s %12s %10s\n", "seq", "unfused ms", "fused ms",
-           "speedup", blas_col, "scores B", "tile B", "fused B/thr", "max |diff|");
+           (long long)B, (long long)H, (long long)D, f->isa, threads, threads > 1 ? "s" : "", reps);
+    printf("%6s %10s %10s %9s%s %12s %12s %12s %10s\n", "seq", "unfused ms", "fused ms", "speedup",
+           blas_col, "scores B", "tile B", "fused B/thr", "max |diff|");
     for (int s = 0; s < n_seq; s++) {
         const int64_t S = seqs[s];
         attn_params p;
@@ -168,7 +176,8 @@ int main(int argc, char **argv) {
         fill(K, n, &seed, 4.0f);
         fill(V, n, &seed, 2.0f);
         for (int64_t b = 0; b < B; b++) /* pad the last eighth of each sequence */
-            for (int64_t j = 0; j < S; j++) M[b * S + j] = j >= S - S / 8 ? -10000.0f : 0.0f;
+            for (int64_t j = 0; j < S; j++)
+                M[b * S + j] = j >= S - S / 8 ? -10000.0f : 0.0f;
         p.mask_add = M;
         p.m_sb = S, p.m_sh = 0, p.m_sq = 0, p.m_sk = 1;
         double t_unf = 1e30, t_fus = 1e30, t_blas = 1e30;
@@ -196,8 +205,8 @@ int main(int argc, char **argv) {
         (void)t_blas;
 #endif
         size_t tile = 0, per_thread = scratch(&p, &tile);
-        printf("%6lld %10.2f %10.2f %8.2fx%s %12zu %12zu %12zu %10.2g\n", (long long)S,
-               1e3 * t_unf, 1e3 * t_fus, t_unf / t_fus, blas_txt, ns * 4, tile, per_thread, diff);
+        printf("%6lld %10.2f %10.2f %8.2fx%s %12zu %12zu %12zu %10.2g\n", (long long)S, 1e3 * t_unf,
+               1e3 * t_fus, t_unf / t_fus, blas_txt, ns * 4, tile, per_thread, diff);
         mopt_aligned_free(Q), mopt_aligned_free(K), mopt_aligned_free(V);
         mopt_aligned_free(O1), mopt_aligned_free(O2), mopt_aligned_free(M), mopt_aligned_free(Sc);
     }

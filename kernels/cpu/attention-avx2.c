@@ -12,7 +12,7 @@
 /* Not built for avx2 (not x86-64): never called, since cpu_get() cannot report it. */
 #include "kernels/cpu/cpu_attention.h"
 bool cpu_attention_f32_avx2(const attn_params *p, const float *Q, const float *K, const float *V,
-                           float *O, int threads) {
+                            float *O, int threads) {
     (void)p, (void)Q, (void)K, (void)V, (void)O, (void)threads;
     return false;
 }

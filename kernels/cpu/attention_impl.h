@@ -78,21 +78,23 @@ static inline vf vexp(vf x) {
 
 static inline float hmax(vf v) {
     float m = v[0];
-    for (int k = 1; k < ATTN_VLEN; k++) m = v[k] > m ? v[k] : m;
+    for (int k = 1; k < ATTN_VLEN; k++)
+        m = v[k] > m ? v[k] : m;
     return m;
 }
 
 static inline float hsum(vf v) {
     float s = 0.0f;
-    for (int k = 0; k < ATTN_VLEN; k++) s += v[k];
+    for (int k = 0; k < ATTN_VLEN; k++)
+        s += v[k];
     return s;
 }
 
 typedef struct attn_scratch {
-    vf *kt;   /* [D][Sk_pad / VLEN] K^T, zero-padded */
-    vf *vp;   /* [Sk_pad][Dv_pad / VLEN] V, zero-padded */
-    vf *oacc; /* [QB][Dv_pad / VLEN] */
-    vf *pt;   /* [QB][NV] probabilities of the current tile */
+    vf *kt;    /* [D][Sk_pad / VLEN] K^T, zero-padded */
+    vf *vp;    /* [Sk_pad][Dv_pad / VLEN] V, zero-padded */
+    vf *oacc;  /* [QB][Dv_pad / VLEN] */
+    vf *pt;    /* [QB][NV] probabilities of the current tile */
     float *qs; /* [QB][D] scaled query rows */
     int64_t packed_b, packed_h;
 } attn_scratch;
@@ -105,8 +107,10 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
     int64_t skp = nkv * ATTN_VLEN, dvp = nvd * ATTN_VLEN;
     for (int64_t d = 0; d < p->D; d++) {
         float *row = kt + d * skp;
-        for (int64_t j = 0; j < p->Sk; j++) row[j] = k[j * p->k_ss + d];
-        for (int64_t j = p->Sk; j < skp; j++) row[j] = 0.0f;
+        for (int64_t j = 0; j < p->Sk; j++)
+            row[j] = k[j * p->k_ss + d];
+        for (int64_t j = p->Sk; j < skp; j++)
+            row[j] = 0.0f;
     }
     for (int64_t j = 0; j < skp; j++) {
         float *row = vp + j * dvp;
@@ -115,7 +119,8 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
             memcpy(row, v + j * p->v_ss, (size_t)p->Dv * sizeof(float));
             c = p->Dv;
         }
-        for (; c < dvp; c++) row[c] = 0.0f;
+        for (; c < dvp; c++)
+            row[c] = 0.0f;
     }
     s->packed_b = b;
     s->packed_h = h;
@@ -125,21 +130,25 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
 static inline __attribute__((always_inline)) void pv_block(vf *oacc, const vf *pt, const vf *vp,
                                                            int64_t nvd, int64_t j0, int64_t kn,
                                                            int64_t c0, const int NVC) {
-    vf acc[ATTN_QB][ATTN_NV];
+    vf acc[ATTN_QB][4]; /* NVC <= 4 */
     for (int r = 0; r < ATTN_QB; r++)
-        for (int c = 0; c < NVC; c++) acc[r][c] = oacc[r * nvd + c0 + c];
+        for (int c = 0; c < NVC; c++)
+            acc[r][c] = oacc[r * nvd + c0 + c];
     const float *pf = (const float *)pt;
     for (int64_t j = 0; j < kn; j++) {
         const vf *vrow = vp + (j0 + j) * nvd + c0;
-        vf vv[ATTN_NV];
-        for (int c = 0; c < NVC; c++) vv[c] = vrow[c];
+        vf vv[4];
+        for (int c = 0; c < NVC; c++)
+            vv[c] = vrow[c];
         for (int r = 0; r < ATTN_QB; r++) {
             float pr = pf[r * ATTN_KT + j];
-            for (int c = 0; c < NVC; c++) acc[r][c] += pr * vv[c];
+            for (int c = 0; c < NVC; c++)
+                acc[r][c] += pr * vv[c];
         }
     }
     for (int r = 0; r < ATTN_QB; r++)
-        for (int c = 0; c < NVC; c++) oacc[r * nvd + c0 + c] = acc[r][c];
+        for (int c = 0; c < NVC; c++)
+            oacc[r * nvd + c0 + c] = acc[r][c];
 }
 
 /* One block of up to QB query rows [i0, i0 + nb) of head (b, h). */
@@ -158,36 +167,44 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
             limit[r] = p->causal ? i0 + r + (Sk - p->Sq) : Sk - 1;
             if (limit[r] > Sk - 1) limit[r] = Sk - 1;
             const float *qr = q + (i0 + r) * p->q_ss;
-            for (int64_t d = 0; d < D; d++) qs[d] = qr[d] * p->scale;
+            for (int64_t d = 0; d < D; d++)
+                qs[d] = qr[d] * p->scale;
         } else {
-            for (int64_t d = 0; d < D; d++) qs[d] = 0.0f;
+            for (int64_t d = 0; d < D; d++)
+                qs[d] = 0.0f;
         }
-        for (int64_t c = 0; c < nvd; c++) s->oacc[r * nvd + c] = vsplat(0.0f);
+        for (int64_t c = 0; c < nvd; c++)
+            s->oacc[r * nvd + c] = vsplat(0.0f);
     }
     int64_t last = -1; /* last key any row of the block sees */
-    for (int r = 0; r < nb; r++) last = limit[r] > last ? limit[r] : last;
+    for (int r = 0; r < nb; r++)
+        last = limit[r] > last ? limit[r] : last;
     const int64_t moff = b * p->m_sb + h * p->m_sh;
     float *ptf = (float *)s->pt;
     for (int64_t j0 = 0; j0 <= last; j0 += ATTN_KT) {
         /* scores of the tile: acc[r][c] = sum_d qs[r][d] * K^T[d][j0 + c*VLEN ..] */
         vf acc[ATTN_QB][ATTN_NV];
         for (int r = 0; r < ATTN_QB; r++)
-            for (int c = 0; c < ATTN_NV; c++) acc[r][c] = vsplat(0.0f);
+            for (int c = 0; c < ATTN_NV; c++)
+                acc[r][c] = vsplat(0.0f);
         const vf *kt = s->kt + j0 / ATTN_VLEN;
         for (int64_t d = 0; d < D; d++) {
             const vf *krow = kt + d * nkv;
             vf kv[ATTN_NV];
-            for (int c = 0; c < ATTN_NV; c++) kv[c] = krow[c];
+            for (int c = 0; c < ATTN_NV; c++)
+                kv[c] = krow[c];
             for (int r = 0; r < ATTN_QB; r++) {
                 float qv = s->qs[r * D + d];
-                for (int c = 0; c < ATTN_NV; c++) acc[r][c] += qv * kv[c];
+                for (int c = 0; c < ATTN_NV; c++)
+                    acc[r][c] += qv * kv[c];
             }
         }
         int64_t kn = last + 1 - j0 < ATTN_KT ? last + 1 - j0 : ATTN_KT; /* keys used */
         for (int r = 0; r < ATTN_QB; r++) {
             vf *prow = s->pt + r * ATTN_NV;
             if (r >= nb || limit[r] < j0) { /* row sees nothing of this tile */
-                for (int c = 0; c < ATTN_NV; c++) prow[c] = vsplat(0.0f);
+                for (int c = 0; c < ATTN_NV; c++)
+                    prow[c] = vsplat(0.0f);
                 continue;
             }
             const int64_t mrow = moff + (i0 + r) * p->m_sq;
@@ -199,21 +216,23 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
                         acc[r][c] += vload(p->mask_add + mrow + j0 + c * ATTN_VLEN);
                 } else if (p->mask_add) {
                     float mv = p->mask_add[mrow];
-                    for (int c = 0; c < ATTN_NV; c++) acc[r][c] += mv;
+                    for (int c = 0; c < ATTN_NV; c++)
+                        acc[r][c] += mv;
                 }
             } else { /* partial tile: fix the scores one by one */
                 float *sr = ptf + r * ATTN_KT;
-                for (int c = 0; c < ATTN_NV; c++) prow[c] = acc[r][c];
+                for (int c = 0; c < ATTN_NV; c++)
+                    prow[c] = acc[r][c];
                 for (int64_t j = 0; j < ATTN_KT; j++) {
                     int64_t key = j0 + j;
-                    if (key > limit[r] ||
-                        (p->mask_bool && !p->mask_bool[mrow + key * p->m_sk])) {
+                    if (key > limit[r] || (p->mask_bool && !p->mask_bool[mrow + key * p->m_sk])) {
                         sr[j] = -INFINITY;
                     } else if (p->mask_add) {
                         sr[j] += p->mask_add[mrow + key * p->m_sk];
                     }
                 }
-                for (int c = 0; c < ATTN_NV; c++) acc[r][c] = prow[c];
+                for (int c = 0; c < ATTN_NV; c++)
+                    acc[r][c] = prow[c];
             }
             /* online softmax update */
             vf vmax = acc[r][0];
@@ -224,14 +243,16 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
             float tmax = hmax(vmax);
             float mnew = tmax > m[r] ? tmax : m[r];
             if (mnew == -INFINITY) { /* nothing visible yet */
-                for (int c = 0; c < ATTN_NV; c++) prow[c] = vsplat(0.0f);
+                for (int c = 0; c < ATTN_NV; c++)
+                    prow[c] = vsplat(0.0f);
                 continue;
             }
             if (mnew != m[r]) {
                 float corr = m[r] == -INFINITY ? 0.0f : expf(m[r] - mnew);
                 l[r] *= corr;
                 vf *o = s->oacc + r * nvd;
-                for (int64_t c = 0; c < nvd; c++) o[c] *= corr;
+                for (int64_t c = 0; c < nvd; c++)
+                    o[c] *= corr;
                 m[r] = mnew;
             }
             vf vsum = vsplat(0.0f);
@@ -244,7 +265,8 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
         }
         /* O_acc += P V over the used keys, four vectors of Dv at a time */
         int64_t c0 = 0;
-        for (; c0 + 4 <= nvd; c0 += 4) pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, 4);
+        for (; c0 + 4 <= nvd; c0 += 4)
+            pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, 4);
         switch (nvd - c0) {
         case 3: pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, 3); break;
         case 2: pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, 2); break;
@@ -257,7 +279,8 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
         float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
         const float *acc = (const float *)(s->oacc + r * nvd);
         float *orow = o + (i0 + r) * p->o_ss;
-        for (int64_t c = 0; c < p->Dv; c++) orow[c] = acc[c] * inv;
+        for (int64_t c = 0; c < p->Dv; c++)
+            orow[c] = acc[c] * inv;
     }
 }
 
@@ -310,8 +333,8 @@ bool ATTN_FN(const attn_params *p, const float *Q, const float *K, const float *
              int threads) {
     if (p->B <= 0 || p->H <= 0 || p->Sq <= 0 || p->Dv <= 0) return true;
     const int64_t nkv = (p->Sk + ATTN_KT - 1) / ATTN_KT * ATTN_NV; /* vectors per K^T row */
-    const int64_t nvd = (p->Dv + ATTN_VLEN - 1) / ATTN_VLEN;      /* vectors per V row */
-    const int64_t nqb = (p->Sq + ATTN_QB - 1) / ATTN_QB;          /* query blocks per head */
+    const int64_t nvd = (p->Dv + ATTN_VLEN - 1) / ATTN_VLEN;       /* vectors per V row */
+    const int64_t nqb = (p->Sq + ATTN_QB - 1) / ATTN_QB;           /* query blocks per head */
     const int64_t heads = p->B * p->H;
     if (threads < 1) threads = 1;
     /* split a head's query blocks into chunks when there are fewer heads

@@ -18,8 +18,8 @@
 #include "kernels/ref/ref_attention.h"
 
 /* Return false only when out of memory. threads >= 1 (used with OpenMP). */
-bool cpu_attention_f32_avx512(const attn_params *p, const float *Q, const float *K,
-                              const float *V, float *O, int threads);
+bool cpu_attention_f32_avx512(const attn_params *p, const float *Q, const float *K, const float *V,
+                              float *O, int threads);
 bool cpu_attention_f32_avx2(const attn_params *p, const float *Q, const float *K, const float *V,
                             float *O, int threads);
 bool cpu_attention_f32_portable(const attn_params *p, const float *Q, const float *K,

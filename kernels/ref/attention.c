@@ -28,7 +28,8 @@ static void softmax_row(const attn_params *p, int64_t b, int64_t h, int64_t i, f
         if (s[j] > mx) mx = s[j];
     }
     if (mx == -INFINITY) { /* no key to attend: a row of zeros */
-        for (int64_t j = 0; j < p->Sk; j++) s[j] = 0.0f;
+        for (int64_t j = 0; j < p->Sk; j++)
+            s[j] = 0.0f;
         return;
     }
     double sum = 0.0;
@@ -38,7 +39,8 @@ static void softmax_row(const attn_params *p, int64_t b, int64_t h, int64_t i, f
         sum += e;
     }
     float inv = (float)(1.0 / sum);
-    for (int64_t j = 0; j < p->Sk; j++) s[j] *= inv;
+    for (int64_t j = 0; j < p->Sk; j++)
+        s[j] *= inv;
 }
 
 bool ref_attention_f32(const attn_params *p, const float *Q, const float *K, const float *V,
@@ -57,14 +59,16 @@ bool ref_attention_f32(const attn_params *p, const float *Q, const float *K, con
             const float *v = V + b * p->v_sb + h * p->v_sh;
             float *o = O + b * p->o_sb + h * p->o_sh;
             if (p->Sk == 0) {
-                for (int64_t i = 0; i < p->Sq; i++) memset(o + i * p->o_ss, 0, (size_t)p->Dv * 4);
+                for (int64_t i = 0; i < p->Sq; i++)
+                    memset(o + i * p->o_ss, 0, (size_t)p->Dv * 4);
                 continue;
             }
             ref_gemm_f32(p->Sq, p->Sk, p->D, q, p->q_ss, false, k, p->k_ss, true, S, p->Sk,
                          p->scale, 0.0f);
-            for (int64_t i = 0; i < p->Sq; i++) softmax_row(p, b, h, i, S + i * p->Sk);
-            ref_gemm_f32(p->Sq, p->Dv, p->Sk, S, p->Sk, false, v, p->v_ss, false, o, p->o_ss,
-                         1.0f, 0.0f);
+            for (int64_t i = 0; i < p->Sq; i++)
+                softmax_row(p, b, h, i, S + i * p->Sk);
+            ref_gemm_f32(p->Sq, p->Dv, p->Sk, S, p->Sk, false, v, p->v_ss, false, o, p->o_ss, 1.0f,
+                         0.0f);
         }
     }
     mopt_aligned_free(S);

@@ -34,18 +34,18 @@ static mopt_status parse_attrs(const op_ctx *ctx, attn_attrs *a) {
     if (la && la->type != IR_ATTR_STRING)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'layout' must be a string");
     const char *layout = ir_node_attr_string(n, "layout", "bhsd");
-    if (strcmp(layout, "bsh") == 0) a->bsh = true;
+    if (strcmp(layout, "bsh") == 0)
+        a->bsh = true;
     else if (strcmp(layout, "bhsd") != 0)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
                        "attribute 'layout' is '%s'; expected 'bhsd' or 'bsh'", layout);
     a->num_heads = ir_node_attr_int(n, "num_heads", 0);
     if (a->bsh && a->num_heads <= 0)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
-                       "layout 'bsh' needs a positive 'num_heads' (got %" PRId64 ")",
-                       a->num_heads);
+                       "layout 'bsh' needs a positive 'num_heads' (got %" PRId64 ")", a->num_heads);
     if (!a->bsh && ir_node_attr(n, "num_heads") && a->num_heads <= 0)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "'num_heads' must be positive (got %" PRId64 ")",
-                       a->num_heads);
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "'num_heads' must be positive (got %" PRId64 ")", a->num_heads);
     const ir_attr *sa = ir_node_attr(n, "scale");
     if (sa) {
         if (sa->type != IR_ATTR_FLOAT || !isfinite(sa->f))
@@ -55,7 +55,8 @@ static mopt_status parse_attrs(const op_ctx *ctx, attn_attrs *a) {
     }
     int64_t c = ir_node_attr_int(n, "causal", 0);
     if (c != 0 && c != 1)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'causal' must be 0 or 1 (got %" PRId64 ")", c);
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute 'causal' must be 0 or 1 (got %" PRId64 ")", c);
     a->causal = c == 1;
     return MOPT_OK;
 }
@@ -82,10 +83,10 @@ static mopt_status dim_merge(const op_ctx *ctx, dimv *acc, dimv b, const char *w
     if (acc->sym == 0 && b.sym == 0) {
         if (acc->d != b.d) {
             char sq[IR_SHAPE_STR_CAP], sk[IR_SHAPE_STR_CAP], sv[IR_SHAPE_STR_CAP];
-            return op_fail(ctx, MOPT_ERR_SHAPE,
-                           "%s differs (%" PRId64 " vs %" PRId64 "): Q %s, K %s, V %s", what,
-                           acc->d, b.d, op_shape_str(ctx, &in[0].shape, sq),
-                           op_shape_str(ctx, &in[1].shape, sk), op_shape_str(ctx, &in[2].shape, sv));
+            return op_fail(
+                ctx, MOPT_ERR_SHAPE, "%s differs (%" PRId64 " vs %" PRId64 "): Q %s, K %s, V %s",
+                what, acc->d, b.d, op_shape_str(ctx, &in[0].shape, sq),
+                op_shape_str(ctx, &in[1].shape, sk), op_shape_str(ctx, &in[2].shape, sv));
         }
         return MOPT_OK;
     }
@@ -124,8 +125,7 @@ static mopt_status infer_dims(const op_ctx *ctx, const attn_attrs *a, const op_t
         if (in[k].shape.rank >= 0 && in[k].shape.rank != rank) {
             char s[IR_SHAPE_STR_CAP];
             return op_fail(ctx, MOPT_ERR_SHAPE, "%s is %s; layout '%s' needs rank %d", names[k],
-                           op_shape_str(ctx, &in[k].shape, s), a->bsh ? "bsh" : "bhsd",
-                           (int)rank);
+                           op_shape_str(ctx, &in[k].shape, s), a->bsh ? "bsh" : "bhsd", (int)rank);
         }
     }
     const ir_shape *q = &in[0].shape, *k = &in[1].shape, *v = &in[2].shape;
@@ -189,11 +189,12 @@ static mopt_status check_mask(const op_ctx *ctx, const op_tensor *m, const attn_
 static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
 static const mopt_dtype k_mask_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_BOOL};
 
-static mopt_status attention_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                   op_tensor *out, int n_out) {
+static mopt_status attention_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out) {
     attn_attrs a;
     mopt_status st = parse_attrs(ctx, &a);
-    for (int k = 0; k < 3 && !st; k++) st = op_expect_dtype(ctx, &in[k], k, k_f32, 1);
+    for (int k = 0; k < 3 && !st; k++)
+        st = op_expect_dtype(ctx, &in[k], k, k_f32, 1);
     if (!st && n_in > 3) st = op_expect_dtype(ctx, &in[3], 3, k_mask_types, 2);
     if (st) return st;
     attn_dims ad;
@@ -254,8 +255,10 @@ static mopt_status make_params(const op_ctx *ctx, const op_tensor *in, int n_in,
         int64_t ms[IR_MAX_RANK];
         op_broadcast_strides(&in[3].shape, &target, ms);
         p->m_sb = ms[0], p->m_sh = ms[1], p->m_sq = ms[2], p->m_sk = ms[3];
-        if (in[3].dtype == MOPT_DTYPE_BOOL) p->mask_bool = in[3].data;
-        else p->mask_add = in[3].data;
+        if (in[3].dtype == MOPT_DTYPE_BOOL)
+            p->mask_bool = in[3].data;
+        else
+            p->mask_add = in[3].data;
     }
     return MOPT_OK;
 }
@@ -266,8 +269,8 @@ static mopt_status attention_run(const op_ctx *ctx, const op_tensor *in, int n_i
     mopt_status st = make_params(ctx, in, n_in, &out[0], &p);
     if (st) return st;
     if (!ref_attention_f32(&p, in[0].data, in[1].data, in[2].data, out[0].data))
-        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for the %" PRId64 " x %" PRId64
-                       " score block", p.Sq, p.Sk);
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY,
+                       "out of memory for the %" PRId64 " x %" PRId64 " score block", p.Sq, p.Sk);
     return MOPT_OK;
 }
 
@@ -324,12 +327,12 @@ static mopt_status portable_run(const op_ctx *ctx, const op_tensor *in, int n_in
     return fused_run(ctx, in, n_in, out, cpu_attention_f32_portable);
 }
 
-static const op_impl k_avx512 = {.name = "cpu-avx512", .backend = "cpu",
-                                 .supports = avx512_supports, .run = avx512_run};
-static const op_impl k_avx2 = {.name = "cpu-avx2", .backend = "cpu", .supports = avx2_supports,
-                               .run = avx2_run};
-static const op_impl k_portable = {.name = "cpu", .backend = "cpu",
-                                   .supports = portable_supports, .run = portable_run};
+static const op_impl k_avx512 = {
+    .name = "cpu-avx512", .backend = "cpu", .supports = avx512_supports, .run = avx512_run};
+static const op_impl k_avx2 = {
+    .name = "cpu-avx2", .backend = "cpu", .supports = avx2_supports, .run = avx2_run};
+static const op_impl k_portable = {
+    .name = "cpu", .backend = "cpu", .supports = portable_supports, .run = portable_run};
 static const op_impl *const k_impls[] = {&k_avx512, &k_avx2, &k_portable, NULL};
 
 static const op_def k_defs[] = {

@@ -75,8 +75,8 @@ static int32_t rank_of(const fctx *c, int32_t v) {
  * does not reach axis i (e.g. a bias), LayerNormalization and unary ops, and
  * mopt.FusedMatMul with a 2-D B and low-rank bias/residual. */
 static void dim_root(const fctx *c, int32_t v, int32_t i, int32_t *rv, int32_t *ri) {
-    static const char *const unary[] = {"Cast", "Relu", "Tanh", "Erf", "Sigmoid", "Sqrt",
-                                        "Identity", "Gelu", "LayerNormalization"};
+    static const char *const unary[] = {
+        "Cast", "Relu", "Tanh", "Erf", "Sigmoid", "Sqrt", "Identity", "Gelu", "LayerNormalization"};
     static const char *const binary[] = {"Add", "Sub", "Mul", "Div"};
     for (int depth = 0; depth < 64; depth++) {
         *rv = v, *ri = i;
@@ -102,8 +102,7 @@ static void dim_root(const fctx *c, int32_t v, int32_t i, int32_t *rv, int32_t *
                 if (!op_is(n, binary[k]) || n->n_inputs != 2) continue;
                 for (int x = 0; x < 2 && next < 0; x++) {
                     int32_t ry = rank_of(c, n->inputs[1 - x]);
-                    if (rank_of(c, n->inputs[x]) == r && ry >= 0 && ry < r - i)
-                        next = n->inputs[x];
+                    if (rank_of(c, n->inputs[x]) == r && ry >= 0 && ry < r - i) next = n->inputs[x];
                 }
             }
             for (size_t k = 0; k < sizeof unary / sizeof unary[0] && next < 0; k++)
@@ -126,7 +125,6 @@ static pdim pdim_of(const fctx *c, int32_t v, int32_t axis) {
     return p;
 }
 
-
 /* The producer of v, if it has op type `op` and v is used exactly once
  * (and is no graph output). */
 static ir_node *single_use_producer(const fctx *c, int32_t v, const char *op) {
@@ -148,9 +146,12 @@ static bool const_scalar_f(const fctx *c, int32_t v, double *out) {
     if (!is_const(c, v)) return false;
     const ir_value *val = c->g->values[v];
     if (val->shape.rank > 4) return false;
-    if (val->dtype == MOPT_DTYPE_F32 && val->nbytes == 4) *out = *(const float *)val->data;
-    else if (val->dtype == MOPT_DTYPE_F64 && val->nbytes == 8) *out = *(const double *)val->data;
-    else return false;
+    if (val->dtype == MOPT_DTYPE_F32 && val->nbytes == 4)
+        *out = *(const float *)val->data;
+    else if (val->dtype == MOPT_DTYPE_F64 && val->nbytes == 8)
+        *out = *(const double *)val->data;
+    else
+        return false;
     return true;
 }
 
@@ -158,9 +159,12 @@ static bool const_scalar_f(const fctx *c, int32_t v, double *out) {
 static bool const_scalar_i(const fctx *c, int32_t v, int64_t *out) {
     if (!is_const(c, v)) return false;
     const ir_value *val = c->g->values[v];
-    if (val->dtype == MOPT_DTYPE_I64 && val->nbytes == 8) *out = *(const int64_t *)val->data;
-    else if (val->dtype == MOPT_DTYPE_I32 && val->nbytes == 4) *out = *(const int32_t *)val->data;
-    else return false;
+    if (val->dtype == MOPT_DTYPE_I64 && val->nbytes == 8)
+        *out = *(const int64_t *)val->data;
+    else if (val->dtype == MOPT_DTYPE_I32 && val->nbytes == 4)
+        *out = *(const int32_t *)val->data;
+    else
+        return false;
     return true;
 }
 
@@ -190,7 +194,8 @@ static bool shape_dim(const fctx *c, int32_t v, bool scalar_out, pdim *out) {
     if (!is_const(c, iv)) return false;
     const ir_value *idx = c->g->values[iv];
     if ((idx->shape.rank == 0) != scalar_out) return false;
-    if (!scalar_out && !(idx->shape.rank == 1 && idx->shape.dims[0] == 1 && idx->shape.syms[0] == 0))
+    if (!scalar_out &&
+        !(idx->shape.rank == 1 && idx->shape.dims[0] == 1 && idx->shape.syms[0] == 0))
         return false;
     int64_t i;
     if (!const_scalar_i(c, iv, &i)) return false;
@@ -216,7 +221,8 @@ static int32_t shape_vector(const fctx *c, int32_t v, pdim *out, int32_t cap) {
         if (val->dtype != MOPT_DTYPE_I64 || val->shape.rank != 1) return -1;
         int64_t n = (int64_t)(val->nbytes / 8);
         if (n > cap) return -1;
-        for (int64_t k = 0; k < n; k++) out[k] = pdim_const(((const int64_t *)val->data)[k]);
+        for (int64_t k = 0; k < n; k++)
+            out[k] = pdim_const(((const int64_t *)val->data)[k]);
         return (int32_t)n;
     }
     ir_node *cc = producer(c, v);
@@ -236,8 +242,7 @@ static int32_t shape_vector(const fctx *c, int32_t v, pdim *out, int32_t cap) {
         if (n >= cap) return -1;
         ir_node *u = producer(c, e);
         if (op_is(u, "Unsqueeze")) {
-            if (!unsqueeze_axes_zero(c, u) || !shape_dim(c, u->inputs[0], true, &out[n]))
-                return -1;
+            if (!unsqueeze_axes_zero(c, u) || !shape_dim(c, u->inputs[0], true, &out[n])) return -1;
         } else if (!shape_dim(c, e, false, &out[n])) {
             return -1;
         }
@@ -280,7 +285,8 @@ static bool is_causal_ones(const fctx *c, int32_t v, pdim sq, pdim sk) {
     const ir_tensor *val = ir_node_attr_tensor(cs, "value");
     if (!val || val->nbytes == 0 || !val->data) return false; /* default 0: all masked */
     bool nonzero = false;
-    for (size_t k = 0; k < val->nbytes; k++) nonzero |= ((const uint8_t *)val->data)[k] != 0;
+    for (size_t k = 0; k < val->nbytes; k++)
+        nonzero |= ((const uint8_t *)val->data)[k] != 0;
     if (!nonzero || ir_numel(val->rank, val->dims) != 1) return false;
     if (val->dtype != MOPT_DTYPE_F32 && val->dtype != MOPT_DTYPE_I64 &&
         val->dtype != MOPT_DTYPE_BOOL && val->dtype != MOPT_DTYPE_F64 &&
@@ -402,8 +408,7 @@ static bool match_softmax(const fctx *c, ir_node *sm, attn_match *m) {
         if (n->dead || n->n_inputs < 1) continue;
         if (n->inputs[0] == mm2->outputs[0]) t_out = n;
     }
-    static const int64_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1},
-                         p0132[4] = {0, 1, 3, 2};
+    static const int64_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1}, p0132[4] = {0, 1, 3, 2};
     if (!op_is(t_out, "Transpose") || !perm_is(t_out, p0213, 4) || c->uses[mm2->outputs[0]] != 1)
         return false;
     for (int32_t i = 0; i < c->g->n_nodes; i++) {
@@ -528,7 +533,8 @@ static mopt_status rewrite(fctx *c, const attn_match *m, const ir_node *sm) {
     if (n_in == 4) inputs[3] = m->mask;
     mopt_free(n->inputs), mopt_free(n->op_type), mopt_free(n->domain), mopt_free(n->name);
     n->inputs = inputs, n->n_inputs = n_in, n->op_type = op, n->domain = dom, n->name = nm;
-    for (int32_t i = 0; i < n->n_attrs; i++) ir_attr_clear(&n->attrs[i]);
+    for (int32_t i = 0; i < n->n_attrs; i++)
+        ir_attr_clear(&n->attrs[i]);
     mopt_free(n->attrs);
     n->attrs = NULL, n->n_attrs = 0;
     n->op = ops_find("Attention", "mopt");
