@@ -1,8 +1,10 @@
 /*
  * layernorm-impl.h — body of cpu_layernorm_f32_<tier> (layernorm-<tier>.c
  * includes a simd-<tier>.h, then this): layer normalization of contiguous
- * rows, two-pass statistics (mean, then the mean of squared deviations)
- * accumulated in float vectors, then y = (x - mean) * inv_std * scale + bias.
+ * rows: float-vector statistics in two passes (the mean, then deviations
+ * from it with the corrected two-pass formula, so the mean's rounding does
+ * not leak into rows of small variance), then
+ * y = (x - mean) * inv_std * scale + bias.
  */
 #include <math.h>
 
@@ -23,35 +25,44 @@ void CPU_FN(cpu_layernorm_f32)(const float *x, const float *scale, const float *
         if (i < len) s1 = v_add(s1, v_load_n(xr + i, len - i));
         const float mu = v_hsum(v_add(s0, s1)) / (float)len;
         const vf m = v_set1(mu);
+        /* deviations d = x - mu and their sum: mu's rounding error c = sum(d)/len
+         * is taken out of both the variance and the output (corrected two-pass) */
+        vf q0 = v_zero(), q1 = v_zero();
         s0 = v_zero(), s1 = v_zero();
         for (i = 0; i + 2 * VW <= len; i += 2 * VW) {
             const vf d0 = v_sub(v_load(xr + i), m), d1 = v_sub(v_load(xr + i + VW), m);
-            s0 = v_fmadd(d0, d0, s0);
-            s1 = v_fmadd(d1, d1, s1);
+            s0 = v_add(s0, d0);
+            s1 = v_add(s1, d1);
+            q0 = v_fmadd(d0, d0, q0);
+            q1 = v_fmadd(d1, d1, q1);
         }
         for (; i + VW <= len; i += VW) {
             const vf d = v_sub(v_load(xr + i), m);
-            s0 = v_fmadd(d, d, s0);
+            s0 = v_add(s0, d);
+            q0 = v_fmadd(d, d, q0);
         }
         if (i < len) {
             const vf d = v_sub(v_load_fill(xr + i, len - i, mu), m); /* missing lanes: 0 */
-            s1 = v_fmadd(d, d, s1);
+            s1 = v_add(s1, d);
+            q1 = v_fmadd(d, d, q1);
         }
-        const float var = v_hsum(v_add(s0, s1)) / (float)len;
+        const float c = v_hsum(v_add(s0, s1)) / (float)len;
+        float var = v_hsum(v_add(q0, q1)) / (float)len - c * c;
+        if (var < 0) var = 0;
         const float rs = 1.0f / sqrtf(var + eps);
-        const vf rv = v_set1(rs);
+        const vf rv = v_set1(rs), cv = v_set1(c);
         for (i = 0; i + VW <= len; i += VW) {
-            const vf t = v_mul(v_sub(v_load(xr + i), m), rv);
+            const vf t = v_mul(v_sub(v_sub(v_load(xr + i), m), cv), rv);
             const vf b = bias ? v_load(bias + i) : v_zero();
             v_store(yr + i, v_fmadd(t, v_load(scale + i), b));
         }
         if (i < len) {
             const int64_t k = len - i;
-            const vf t = v_mul(v_sub(v_load_n(xr + i, k), m), rv);
+            const vf t = v_mul(v_sub(v_sub(v_load_n(xr + i, k), m), cv), rv);
             const vf b = bias ? v_load_n(bias + i, k) : v_zero();
             v_store_n(yr + i, v_fmadd(t, v_load_n(scale + i, k), b), k);
         }
-        if (mean) mean[r] = mu;
+        if (mean) mean[r] = mu + c;
         if (inv_std) inv_std[r] = rs;
     }
 }
