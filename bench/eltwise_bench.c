@@ -70,7 +70,8 @@ static double time_run(op_run_fn run, const op_ctx *ctx, op_tensor *in, int n_in
     double best = 1e30, t_end = now_s() + ms / 1000.0;
     while (now_s() < t_end) {
         double t0 = now_s();
-        for (int r = 0; r < reps; r++) run(ctx, in, n_in, out, 1);
+        for (int r = 0; r < reps; r++)
+            run(ctx, in, n_in, out, 1);
         double dt = (now_s() - t0) / reps;
         if (dt < best) best = dt;
     }
@@ -81,8 +82,10 @@ int main(int argc, char **argv) {
     int threads = 1;
     double ms = 300;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--ms") && i + 1 < argc) ms = atof(argv[++i]);
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--ms") && i + 1 < argc)
+            ms = atof(argv[++i]);
         else {
             fprintf(stderr, "usage: eltwise_bench [--threads N] [--ms MILLISECONDS]\n");
             return 2;
@@ -91,22 +94,112 @@ int main(int argc, char **argv) {
     if (threads == 1) g_clock = CLOCK_THREAD_CPUTIME_ID;
     static const int64_t perm_bhsd[4] = {0, 2, 1, 3}, perm_bhds[4] = {0, 2, 3, 1};
     const bcase cases[] = {
-        {"Add bias [128,3072]+[3072]", "Add", 2, {2, 1}, {{128, 3072}, {3072}}, NULL, 0, NULL, NULL, NULL},
-        {"Add residual [128,768]x2", "Add", 2, {2, 2}, {{128, 768}, {128, 768}}, NULL, 0, NULL, NULL, NULL},
-        {"Mul scalar [128,3072]*[]", "Mul", 2, {2, 0}, {{128, 3072}, {0}}, NULL, 0, NULL, NULL, NULL},
+        {"Add bias [128,3072]+[3072]",
+         "Add",
+         2,
+         {2, 1},
+         {{128, 3072}, {3072}},
+         NULL,
+         0,
+         NULL,
+         NULL,
+         NULL},
+        {"Add residual [128,768]x2",
+         "Add",
+         2,
+         {2, 2},
+         {{128, 768}, {128, 768}},
+         NULL,
+         0,
+         NULL,
+         NULL,
+         NULL},
+        {"Mul scalar [128,3072]*[]",
+         "Mul",
+         2,
+         {2, 0},
+         {{128, 3072}, {0}},
+         NULL,
+         0,
+         NULL,
+         NULL,
+         NULL},
         {"Gelu erf [128,3072]", "Gelu", 1, {2}, {{128, 3072}}, NULL, 0, NULL, NULL, NULL},
-        {"Gelu tanh [128,3072]", "Gelu", 1, {2}, {{128, 3072}}, NULL, 0, "approximate", "tanh", NULL},
+        {"Gelu tanh [128,3072]",
+         "Gelu",
+         1,
+         {2},
+         {{128, 3072}},
+         NULL,
+         0,
+         "approximate",
+         "tanh",
+         NULL},
         {"Erf [128,3072]", "Erf", 1, {2}, {{128, 3072}}, NULL, 0, NULL, NULL, NULL},
         {"Tanh [128,3072]", "Tanh", 1, {2}, {{128, 3072}}, NULL, 0, NULL, NULL, NULL},
         {"Sigmoid [128,3072]", "Sigmoid", 1, {2}, {{128, 3072}}, NULL, 0, NULL, NULL, NULL},
         {"Exp [128,3072]", "Exp", 1, {2}, {{128, 3072}}, NULL, 0, NULL, NULL, NULL},
         {"Relu [128,3072]", "Relu", 1, {2}, {{128, 3072}}, NULL, 0, NULL, NULL, NULL},
-        {"Softmax [12,128,128] rows 128", "Softmax", 1, {3}, {{12, 128, 128}}, "axis", -1, NULL, NULL, NULL},
-        {"LogSoftmax [128,30522]", "LogSoftmax", 1, {2}, {{128, 30522}}, "axis", -1, NULL, NULL, NULL},
-        {"LayerNorm [128,768]", "LayerNormalization", 3, {2, 1, 1}, {{128, 768}, {768}, {768}}, "axis", -1, NULL, NULL, NULL},
-        {"ReduceMean [128,768] last", "ReduceMean", 1, {2}, {{128, 768}}, NULL, 0, NULL, NULL, NULL},
-        {"Transpose [1,128,12,64]->BHSD", "Transpose", 1, {4}, {{1, 128, 12, 64}}, NULL, 0, NULL, NULL, perm_bhsd},
-        {"Transpose [1,128,12,64]->BHDS", "Transpose", 1, {4}, {{1, 128, 12, 64}}, NULL, 0, NULL, NULL, perm_bhds},
+        {"Softmax [12,128,128] rows 128",
+         "Softmax",
+         1,
+         {3},
+         {{12, 128, 128}},
+         "axis",
+         -1,
+         NULL,
+         NULL,
+         NULL},
+        {"LogSoftmax [128,30522]",
+         "LogSoftmax",
+         1,
+         {2},
+         {{128, 30522}},
+         "axis",
+         -1,
+         NULL,
+         NULL,
+         NULL},
+        {"LayerNorm [128,768]",
+         "LayerNormalization",
+         3,
+         {2, 1, 1},
+         {{128, 768}, {768}, {768}},
+         "axis",
+         -1,
+         NULL,
+         NULL,
+         NULL},
+        {"ReduceMean [128,768] last",
+         "ReduceMean",
+         1,
+         {2},
+         {{128, 768}},
+         NULL,
+         0,
+         NULL,
+         NULL,
+         NULL},
+        {"Transpose [1,128,12,64]->BHSD",
+         "Transpose",
+         1,
+         {4},
+         {{1, 128, 12, 64}},
+         NULL,
+         0,
+         NULL,
+         NULL,
+         perm_bhsd},
+        {"Transpose [1,128,12,64]->BHDS",
+         "Transpose",
+         1,
+         {4},
+         {{1, 128, 12, 64}},
+         NULL,
+         0,
+         NULL,
+         NULL,
+         perm_bhds},
     };
     static const char *const tiers[] = {"portable", "avx2", "avx512"};
     printf("eltwise_bench: %d thread(s), best of %.0f ms per cell, CPU tier %s; GB/s = bytes "
@@ -179,7 +272,8 @@ int main(int argc, char **argv) {
             printf(" %8.2f |", gbs);
         }
         printf(" %6.1fx |\n", best / ref);
-        for (int k = 0; k < bc->n_in; k++) mopt_aligned_free(in[k].data);
+        for (int k = 0; k < bc->n_in; k++)
+            mopt_aligned_free(in[k].data);
         mopt_aligned_free(out[0].data);
         ir_graph_destroy(g);
     }

@@ -52,8 +52,10 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
     }
 #ifdef _OPENMP
 #pragma omp parallel for num_threads((int)nt) schedule(static, 1)
-    for (int64_t t = 0; t < nt; t++) fn(arg, n * t / nt, n * (t + 1) / nt);
+    for (int64_t t = 0; t < nt; t++)
+        fn(arg, n * t / nt, n * (t + 1) / nt);
 #else
-    for (int64_t t = 0; t < nt; t++) fn(arg, n * t / nt, n * (t + 1) / nt);
+    for (int64_t t = 0; t < nt; t++)
+        fn(arg, n * t / nt, n * (t + 1) / nt);
 #endif
 }

@@ -29,12 +29,12 @@ typedef enum cpu_binop {
 
 typedef enum cpu_unop {
     CPU_UN_RELU,
-    CPU_UN_LEAKY_RELU,   /* alpha */
+    CPU_UN_LEAKY_RELU, /* alpha */
     CPU_UN_SIGMOID,
     CPU_UN_TANH,
     CPU_UN_ERF,
-    CPU_UN_GELU,         /* exact (erf) form */
-    CPU_UN_GELU_TANH,    /* tanh approximation */
+    CPU_UN_GELU,      /* exact (erf) form */
+    CPU_UN_GELU_TANH, /* tanh approximation */
     CPU_UN_EXP,
     CPU_UN_HARD_SWISH,
     CPU_UN_HARD_SIGMOID, /* alpha, beta */
@@ -59,8 +59,8 @@ typedef enum cpu_reduce_op {
 } cpu_reduce_op;
 
 /* y[i] = a[i*sa] op b[i*sb] for i < n, with sa and sb each 0 or 1. y may be a. */
-typedef void (*cpu_binary_fn)(cpu_binop op, const float *a, int64_t sa, const float *b,
-                              int64_t sb, float *y, int64_t n);
+typedef void (*cpu_binary_fn)(cpu_binop op, const float *a, int64_t sa, const float *b, int64_t sb,
+                              float *y, int64_t n);
 /* y[i] = op(x[i]) for i < n; y may be x. p may be NULL when op takes none. */
 typedef void (*cpu_unary_fn)(cpu_unop op, const float *x, float *y, int64_t n,
                              const cpu_unary_params *p);

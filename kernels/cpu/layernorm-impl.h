@@ -21,7 +21,8 @@ void CPU_FN(cpu_layernorm_f32)(const float *x, const float *scale, const float *
             s0 = v_add(s0, v_load(xr + i));
             s1 = v_add(s1, v_load(xr + i + VW));
         }
-        for (; i + VW <= len; i += VW) s0 = v_add(s0, v_load(xr + i));
+        for (; i + VW <= len; i += VW)
+            s0 = v_add(s0, v_load(xr + i));
         if (i < len) s1 = v_add(s1, v_load_n(xr + i, len - i));
         const float mu = v_hsum(v_add(s0, s1)) / (float)len;
         const vf m = v_set1(mu);

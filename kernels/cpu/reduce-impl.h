@@ -46,7 +46,8 @@ static float reduce_row(cpu_reduce_op op, const float *x, int64_t n) {
         a2 = v_add(a2, v_load(x + i + 2 * VW));
         a3 = v_add(a3, v_load(x + i + 3 * VW));
     }
-    for (; i + VW <= n; i += VW) a0 = v_add(a0, v_load(x + i));
+    for (; i + VW <= n; i += VW)
+        a0 = v_add(a0, v_load(x + i));
     if (i < n) a1 = v_add(a1, v_load_n(x + i, n - i));
     const float s = v_hsum(v_add(v_add(a0, a1), v_add(a2, a3)));
     return op == CPU_RED_MEAN ? s / (float)n : s;
@@ -74,24 +75,27 @@ static void fold_row(cpu_reduce_op op, float *y, const float *x, int64_t n) {
 #undef FOLD
 }
 
-void CPU_FN(cpu_reduce_f32)(cpu_reduce_op op, const float *x, float *y, int64_t outer,
-                            int64_t red, int64_t inner) {
+void CPU_FN(cpu_reduce_f32)(cpu_reduce_op op, const float *x, float *y, int64_t outer, int64_t red,
+                            int64_t inner) {
     if (inner == 1) {
-        for (int64_t o = 0; o < outer; o++) y[o] = reduce_row(op, x + o * red, red);
+        for (int64_t o = 0; o < outer; o++)
+            y[o] = reduce_row(op, x + o * red, red);
         return;
     }
     for (int64_t o = 0; o < outer; o++) {
         const float *xo = x + o * red * inner;
         float *yo = y + o * inner;
         int64_t i = 0;
-        for (; i + VW <= inner; i += VW) v_store(yo + i, v_load(xo + i));
+        for (; i + VW <= inner; i += VW)
+            v_store(yo + i, v_load(xo + i));
         if (i < inner) v_store_n(yo + i, v_load_n(xo + i, inner - i), inner - i);
-        for (int64_t r = 1; r < red; r++) fold_row(op, yo, xo + r * inner, inner);
+        for (int64_t r = 1; r < red; r++)
+            fold_row(op, yo, xo + r * inner, inner);
         if (op == CPU_RED_MEAN) {
             const vf inv = v_set1(1.0f / (float)red);
-            for (i = 0; i + VW <= inner; i += VW) v_store(yo + i, v_mul(v_load(yo + i), inv));
-            if (i < inner)
-                v_store_n(yo + i, v_mul(v_load_n(yo + i, inner - i), inv), inner - i);
+            for (i = 0; i + VW <= inner; i += VW)
+                v_store(yo + i, v_mul(v_load(yo + i), inv));
+            if (i < inner) v_store_n(yo + i, v_mul(v_load_n(yo + i, inner - i), inv), inner - i);
         }
     }
 }

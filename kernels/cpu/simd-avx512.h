@@ -25,9 +25,7 @@ static inline vm v_tail(int64_t n) { return (vm)((1u << n) - 1u); }
 static inline vf v_load(const float *p) { return _mm512_loadu_ps(p); }
 static inline void v_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
 static inline vf v_load_n(const float *p, int64_t n) { return _mm512_maskz_loadu_ps(v_tail(n), p); }
-static inline void v_store_n(float *p, vf v, int64_t n) {
-    _mm512_mask_storeu_ps(p, v_tail(n), v);
-}
+static inline void v_store_n(float *p, vf v, int64_t n) { _mm512_mask_storeu_ps(p, v_tail(n), v); }
 static inline vf v_load_fill(const float *p, int64_t n, float fill) {
     return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), v_tail(n), p);
 }

@@ -8,8 +8,8 @@
  *   v_load/v_store (unaligned), v_load_n/v_store_n (n < VW lanes; the others
  *   read as 0 and are not written), v_load_fill (the others read as fill),
  *   v_set1, v_zero, arithmetic, v_fmadd(a,b,c) = a*b+c, v_fnmadd(a,b,c) =
- *   c-a*b, v_max(a,b) = a > b ? a : b and v_min(a,b) = a < b ? a : b exactly (so the second operand wins when either is NaN:
- *   callers order operands for the NaN rule they need), v_round (to nearest
+ *   c-a*b, v_max(a,b) = a > b ? a : b and v_min(a,b) = a < b ? a : b exactly (so the second operand
+ * wins when either is NaN: callers order operands for the NaN rule they need), v_round (to nearest
  *   even; here valid for |x| < 2^22, which is all vmath.h asks), v_cvt (of
  *   integral values), masks from v_lt/v_gt/v_isnan, v_sel(m, t, f), horizontal
  *   v_hsum/v_hmax/v_hmin (NaN-unaware).
@@ -47,7 +47,9 @@ static inline vf v_load_fill(const float *p, int64_t n, float fill) {
     memcpy(&v, p, (size_t)n * sizeof(float));
     return v;
 }
-static inline void v_store_n(float *p, vf v, int64_t n) { memcpy(p, &v, (size_t)n * sizeof(float)); }
+static inline void v_store_n(float *p, vf v, int64_t n) {
+    memcpy(p, &v, (size_t)n * sizeof(float));
+}
 static inline vf v_set1(float x) { return (vf){x, x, x, x}; }
 static inline vf v_zero(void) { return v_set1(0.0f); }
 static inline vf v_add(vf a, vf b) { return a + b; }

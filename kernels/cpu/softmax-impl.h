@@ -17,7 +17,8 @@ static void softmax_row(const float *x, float *y, int64_t n, bool log) {
         m0 = v_max(m0, v_load(x + i));
         m1 = v_max(m1, v_load(x + i + VW));
     }
-    for (; i + VW <= n; i += VW) m0 = v_max(m0, v_load(x + i));
+    for (; i + VW <= n; i += VW)
+        m0 = v_max(m0, v_load(x + i));
     if (i < n) m1 = v_max(m1, v_load_fill(x + i, n - i, -INFINITY));
     const float mx = v_hmax(v_max(m0, m1));
     const vf m = v_set1(mx);
@@ -46,15 +47,18 @@ static void softmax_row(const float *x, float *y, int64_t n, bool log) {
     const float sum = v_hsum(v_add(s0, s1));
     if (log) {
         const vf lse = v_set1(mx + logf(sum));
-        for (i = 0; i + VW <= n; i += VW) v_store(y + i, v_sub(v_load(x + i), lse));
+        for (i = 0; i + VW <= n; i += VW)
+            v_store(y + i, v_sub(v_load(x + i), lse));
         if (i < n) v_store_n(y + i, v_sub(v_load_n(x + i, n - i), lse), n - i);
     } else {
         const vf inv = v_set1(1.0f / sum);
-        for (i = 0; i + VW <= n; i += VW) v_store(y + i, v_mul(v_load(y + i), inv));
+        for (i = 0; i + VW <= n; i += VW)
+            v_store(y + i, v_mul(v_load(y + i), inv));
         if (i < n) v_store_n(y + i, v_mul(v_load_n(y + i, n - i), inv), n - i);
     }
 }
 
 void CPU_FN(cpu_softmax_f32)(const float *x, float *y, int64_t rows, int64_t len, bool log) {
-    for (int64_t r = 0; r < rows; r++) softmax_row(x + r * len, y + r * len, len, log);
+    for (int64_t r = 0; r < rows; r++)
+        softmax_row(x + r * len, y + r * len, len, log);
 }

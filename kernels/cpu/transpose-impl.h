@@ -40,7 +40,8 @@ static inline void tile8x8(const uint32_t *src, int64_t ss, uint32_t *dst, int64
 #else
 static inline void tile8x8(const uint32_t *src, int64_t ss, uint32_t *dst, int64_t ds) {
     for (int64_t j = 0; j < 8; j++)
-        for (int64_t i = 0; i < 8; i++) dst[j * ds + i] = src[i * ss + j];
+        for (int64_t i = 0; i < 8; i++)
+            dst[j * ds + i] = src[i * ss + j];
 }
 #endif
 
@@ -55,12 +56,15 @@ void CPU_FN(cpu_transpose_x32)(const uint32_t *x, uint32_t *y, int64_t rows, int
             int64_t c = cb;
             for (; c + 8 <= ce; c += 8) {
                 int64_t r = rb;
-                for (; r + 8 <= re; r += 8) tile8x8(x + r * cols + c, cols, y + c * rows + r, rows);
+                for (; r + 8 <= re; r += 8)
+                    tile8x8(x + r * cols + c, cols, y + c * rows + r, rows);
                 for (int64_t j = c; j < c + 8; j++)
-                    for (int64_t i = r; i < re; i++) y[j * rows + i] = x[i * cols + j];
+                    for (int64_t i = r; i < re; i++)
+                        y[j * rows + i] = x[i * cols + j];
             }
             for (; c < ce; c++)
-                for (int64_t i = rb; i < re; i++) y[c * rows + i] = x[i * cols + c];
+                for (int64_t i = rb; i < re; i++)
+                    y[c * rows + i] = x[i * cols + c];
         }
     }
 }

@@ -19,7 +19,7 @@
 static inline vf v_exp(vf x) {
     const vm nan = v_isnan(x);
     x = v_sel(nan, v_zero(), x);
-    x = v_min(v_set1(89.0f), x); /* e^89 overflows: +inf below */
+    x = v_min(v_set1(89.0f), x);   /* e^89 overflows: +inf below */
     x = v_max(v_set1(-104.0f), x); /* e^-104 rounds to 0 */
     const vf n = v_round(v_mul(x, v_set1(1.44269504088896341f)));
     vf r = v_fnmadd(n, v_set1(0.693145751953125f), x);
@@ -129,8 +129,8 @@ static inline vf v_gelu_erf(vf x) {
 /* GELU, tanh form: x/2 (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2/pi)(x + 0.044715 x^3). */
 static inline vf v_gelu_tanh(vf x) {
     const vf x2 = v_mul(x, x);
-    const vf u = v_mul(v_fmadd(v_mul(x2, v_set1(0.044715f)), x, x),
-                       v_set1(2.0f * 0.79788456080286535588f));
+    const vf u =
+        v_mul(v_fmadd(v_mul(x2, v_set1(0.044715f)), x, x), v_set1(2.0f * 0.79788456080286535588f));
     return v_mul(x, v_sigmoid(u));
 }
 

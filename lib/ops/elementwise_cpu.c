@@ -184,8 +184,10 @@ static bool un_resolve(const op_ctx *ctx, const op_tensor *in, int n_in, cpu_uno
         p->beta = ir_node_attr_float(n, "beta", k_map[i].beta);
         if (*op == CPU_UN_GELU) {
             const char *ap = ir_node_attr_string(n, "approximate", "none");
-            if (strcmp(ap, "tanh") == 0) *op = CPU_UN_GELU_TANH;
-            else if (strcmp(ap, "none") != 0) return false;
+            if (strcmp(ap, "tanh") == 0)
+                *op = CPU_UN_GELU_TANH;
+            else if (strcmp(ap, "none") != 0)
+                return false;
         }
         if (*op == CPU_UN_CLIP) {
             p->alpha = -INFINITY;
@@ -202,8 +204,10 @@ static bool un_resolve(const op_ctx *ctx, const op_tensor *in, int n_in, cpu_uno
                     if (!ctx->runtime) continue;
                     if (!in[k].data || op_numel(&in[k]) != 1) return false;
                     float v = *(const float *)in[k].data;
-                    if (k == 1) p->alpha = v;
-                    else p->beta = v;
+                    if (k == 1)
+                        p->alpha = v;
+                    else
+                        p->beta = v;
                 }
             }
         }
@@ -234,8 +238,7 @@ static mopt_status unary_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     j.y = out[0].data;
     const bool cheap = j.op == CPU_UN_RELU || j.op == CPU_UN_LEAKY_RELU || j.op == CPU_UN_CLIP ||
                        j.op == CPU_UN_NEG || j.op == CPU_UN_ABS;
-    cpu_parallel_for(ctx->threads, op_numel(&in[0]), cheap ? GRAIN_CHEAP : GRAIN_MATH, un_span,
-                     &j);
+    cpu_parallel_for(ctx->threads, op_numel(&in[0]), cheap ? GRAIN_CHEAP : GRAIN_MATH, un_span, &j);
     return MOPT_OK;
 }
 

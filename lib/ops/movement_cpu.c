@@ -27,7 +27,8 @@ static bool tr_perm(const op_ctx *ctx, int32_t rank, int32_t *perm) {
     const int64_t *p = NULL;
     int64_t n = ir_node_attr_ints(ctx->node, "perm", &p);
     if (n < 0) {
-        for (int32_t i = 0; i < rank; i++) perm[i] = rank - 1 - i;
+        for (int32_t i = 0; i < rank; i++)
+            perm[i] = rank - 1 - i;
         return true;
     }
     if (n != rank) return false;
@@ -65,9 +66,11 @@ static tr_kind tr_classify(int32_t rank, const int64_t *dims, const int32_t *per
     pl->rank = G;
     for (int32_t g = 0; g < G; g++) {
         int32_t r = 0; /* the group's place in input order */
-        for (int32_t h = 0; h < G; h++) r += gstart[h] < gstart[g];
+        for (int32_t h = 0; h < G; h++)
+            r += gstart[h] < gstart[g];
         int64_t d = 1;
-        for (int32_t a = gstart[g]; a < gstart[g] + glen[g]; a++) d *= dims ? dims[keep[a]] : 2;
+        for (int32_t a = gstart[g]; a < gstart[g] + glen[g]; a++)
+            d *= dims ? dims[keep[a]] : 2;
         pl->perm[g] = r;
         pl->dims[r] = d;
     }
@@ -96,7 +99,7 @@ typedef struct tr_job {
     const char *x;
     char *y;
     size_t esz;
-    int64_t rows, cols, nblk;   /* TR_SWAP2 */
+    int64_t rows, cols, nblk;                                /* TR_SWAP2 */
     int64_t run, src_st[IR_MAX_RANK], out_dims[IR_MAX_RANK]; /* TR_RUNS */
 } tr_job;
 

@@ -23,7 +23,8 @@ typedef struct rows_job {
 
 static int64_t product(const ir_shape *s, int32_t from, int32_t to) {
     int64_t p = 1;
-    for (int32_t i = from; i < to; i++) p *= s->dims[i];
+    for (int32_t i = from; i < to; i++)
+        p *= s->dims[i];
     return p;
 }
 
@@ -82,8 +83,8 @@ static bool layernorm_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
 static void layernorm_rows(void *arg, int64_t lo, int64_t hi) {
     const rows_job *j = arg;
     j->k->layernorm_f32(j->x + lo * j->len, j->scale, j->bias, j->eps, j->y + lo * j->len,
-                        j->mean ? j->mean + lo : NULL, j->inv_std ? j->inv_std + lo : NULL,
-                        hi - lo, j->len);
+                        j->mean ? j->mean + lo : NULL, j->inv_std ? j->inv_std + lo : NULL, hi - lo,
+                        j->len);
 }
 
 static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,

@@ -26,8 +26,8 @@ mopt_status ops_cpu_prepare(const char *isa, void **state);
 /* Which axes a Reduce* node reduces (reduce.c): mask[a] for a < rank.
  * Returns 1 (known), 0 (axes input unknown at load time), -1 (error, *st
  * set). *noop: identity (empty axes with noop_with_empty_axes). */
-int ops_reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t rank,
-                    uint8_t *mask, bool *noop, mopt_status *st);
+int ops_reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t rank, uint8_t *mask,
+                    bool *noop, mopt_status *st);
 
 /* Defines FAM_impl_<tier> for the three tiers (FAM_supports and FAM_run must
  * exist) and the list ops_cpu_FAM_impls. */
@@ -36,9 +36,8 @@ int ops_reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t ra
                                             const op_tensor *out, int n_out, void **state) {       \
         return ops_cpu_prepare(#TIER, state);                                                      \
     }                                                                                              \
-    static const op_impl FAM##_impl_##TIER = {"cpu-" #TIER,        "cpu", FAM##_supports,          \
-                                              FAM##_prepare_##TIER, NULL,  FAM##_run,              \
-                                              NULL};
+    static const op_impl FAM##_impl_##TIER = {                                                     \
+        "cpu-" #TIER, "cpu", FAM##_supports, FAM##_prepare_##TIER, NULL, FAM##_run, NULL};
 #define OPS_CPU_IMPLS(FAM)                                                                         \
     OPS_CPU_TIER(FAM, avx512)                                                                      \
     OPS_CPU_TIER(FAM, avx2)                                                                        \

@@ -71,9 +71,12 @@ static mopt_status reduce_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         bool reduced = mask[a] && x->dims[a] != 1;
         if (first >= 0 && a > first && a < last && !reduced && x->dims[a] != 1)
             return ctx->node->op->run(ctx, in, n_in, out, n_out); /* a kept axis in between */
-        if (reduced) j.red *= x->dims[a];
-        else if (first < 0 || a < first) outer *= x->dims[a];
-        else j.inner *= x->dims[a];
+        if (reduced)
+            j.red *= x->dims[a];
+        else if (first < 0 || a < first)
+            outer *= x->dims[a];
+        else
+            j.inner *= x->dims[a];
     }
     int64_t per = j.red * j.inner;
     cpu_parallel_for(ctx->threads, outer, per >= GRAIN ? 1 : GRAIN / per, red_rows, &j);

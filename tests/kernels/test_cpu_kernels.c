@@ -33,13 +33,13 @@
 
 /* ---- promised error bounds (float32 results vs the exact function) ------
  * err(x) <= REL * |f(x)| + ABS, ABS covering subnormal results. */
-#define EXP_REL 2.5e-7     /* exp: ~2 ulp */
-#define EXP_ABS 1.5e-45    /* one subnormal step */
+#define EXP_REL 2.5e-7  /* exp: ~2 ulp */
+#define EXP_ABS 1.5e-45 /* one subnormal step */
 #define TANH_REL 2.5e-7
 #define SIGMOID_REL 3.0e-7
 #define ERF_REL 2.5e-7
 #define GELU_REL 3.0e-7
-#define GELU_ABS 1.0e-7    /* x < -5.5: GELU(x) is taken as -0 (|GELU| < 7e-8) */
+#define GELU_ABS 1.0e-7 /* x < -5.5: GELU(x) is taken as -0 (|GELU| < 7e-8) */
 #define TINY_ABS 1.5e-45
 
 static const char *const k_tiers[] = {"avx512", "avx2", "portable"};
@@ -86,10 +86,11 @@ typedef struct sweep_case {
 /* The sweep inputs: every 509th float bit pattern of either sign, plus
  * boundary values; n returned. */
 static float *sweep_inputs(int64_t *n) {
-    static const float extra[] = {0.0f, -0.0f, FLT_MIN, -FLT_MIN, FLT_MAX, -FLT_MAX, 1e-45f,
-                                  88.72283f, 88.72284f, 88.7f, 89.0f, -87.33654f, -87.34f,
-                                  -103.97f, -103.98f, -104.0f, -200.0f, 0.9f, -0.9f, 1.0f, -1.0f,
-                                  3.92f, -3.92f, 5.5f, -5.5f, 5.6f, -5.6f, 9.0f, -9.0f, 0.5f};
+    static const float extra[] = {0.0f,    -0.0f,     FLT_MIN,   -FLT_MIN, FLT_MAX, -FLT_MAX,
+                                  1e-45f,  88.72283f, 88.72284f, 88.7f,    89.0f,   -87.33654f,
+                                  -87.34f, -103.97f,  -103.98f,  -104.0f,  -200.0f, 0.9f,
+                                  -0.9f,   1.0f,      -1.0f,     3.92f,    -3.92f,  5.5f,
+                                  -5.5f,   5.6f,      -5.6f,     9.0f,     -9.0f,   0.5f};
     const int64_t step = 509, per_sign = 0x7f800000 / step + 1;
     int64_t cap = 2 * per_sign + (int64_t)(sizeof extra / sizeof extra[0]);
     float *x = mopt_malloc((size_t)cap * sizeof *x);
@@ -99,7 +100,8 @@ static float *sweep_inputs(int64_t *n) {
         x[k++] = f_of_bits(b);
         x[k++] = -f_of_bits(b);
     }
-    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) x[k++] = extra[i];
+    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+        x[k++] = extra[i];
     *n = k;
     return x;
 }
@@ -336,22 +338,28 @@ static void check_node(node_fx *f, op_tensor *in, int n_in, int n_out, tol t, co
                 const float *r = ref[k].data, *g = got[k].data;
                 for (int64_t i = 0; i < numel[k]; i++) {
                     bool ok;
-                    if (isnan(r[i]) || isnan(g[i])) ok = isnan(r[i]) && isnan(g[i]);
-                    else if (t.exact) ok = bits_of(r[i]) == bits_of(g[i]);
-                    else if (isinf(r[i]) || isinf(g[i])) ok = r[i] == g[i];
-                    else ok = fabs((double)r[i] - g[i]) <= t.atol + t.rtol * fabs((double)r[i]);
+                    if (isnan(r[i]) || isnan(g[i]))
+                        ok = isnan(r[i]) && isnan(g[i]);
+                    else if (t.exact)
+                        ok = bits_of(r[i]) == bits_of(g[i]);
+                    else if (isinf(r[i]) || isinf(g[i]))
+                        ok = r[i] == g[i];
+                    else
+                        ok = fabs((double)r[i] - g[i]) <= t.atol + t.rtol * fabs((double)r[i]);
                     if (!ok)
                         fail_msg("%s: %s (%d threads) output %d element %lld: %.9g, ref %.9g", what,
                                  want, threads, k, (long long)i, g[i], r[i]);
                 }
             }
-            for (int k = 0; k < n_out; k++) mopt_aligned_free(got[k].data);
+            for (int k = 0; k < n_out; k++)
+                mopt_aligned_free(got[k].data);
             g_op_checks++;
         }
         ran++;
     }
     assert_true(ran >= 1);
-    for (int k = 0; k < n_out; k++) mopt_aligned_free(ref[k].data);
+    for (int k = 0; k < n_out; k++)
+        mopt_aligned_free(ref[k].data);
 }
 
 static const int64_t k_sizes[] = {1, 3, 17, 129, 1000};
@@ -378,14 +386,14 @@ static void ops_binary_vs_ref(void **state) {
         int64_t a[4], b[4];
     } pair;
     const pair fixed[] = {
-        {2, 2, {17, 129}, {17, 129}},      /* same shape */
-        {0, 2, {0}, {3, 1000}},            /* scalar + tensor */
-        {2, 0, {3, 1000}, {0}},            /* tensor + scalar */
-        {2, 1, {129, 17}, {17}},           /* row broadcast (bias) */
-        {1, 3, {1000}, {3, 1, 1000}},      /* row broadcast, a is the row */
-        {2, 2, {129, 1}, {129, 17}},       /* column broadcast */
-        {3, 3, {3, 1, 17}, {1, 129, 1}},   /* outer product-like */
-        {4, 3, {2, 3, 4, 5}, {3, 1, 5}},   /* middle broadcast */
+        {2, 2, {17, 129}, {17, 129}},    /* same shape */
+        {0, 2, {0}, {3, 1000}},          /* scalar + tensor */
+        {2, 0, {3, 1000}, {0}},          /* tensor + scalar */
+        {2, 1, {129, 17}, {17}},         /* row broadcast (bias) */
+        {1, 3, {1000}, {3, 1, 1000}},    /* row broadcast, a is the row */
+        {2, 2, {129, 1}, {129, 17}},     /* column broadcast */
+        {3, 3, {3, 1, 17}, {1, 129, 1}}, /* outer product-like */
+        {4, 3, {2, 3, 4, 5}, {3, 1, 5}}, /* middle broadcast */
         {1, 1, {1}, {1}},
         {1, 1, {1000}, {1}},
         {4, 4, {1, 1, 1, 1}, {1, 1, 1, 1}},
@@ -462,8 +470,10 @@ static void ops_unary_vs_ref(void **state) {
         for (int s = 0; s < N_SIZES + 1; s++) {
             int64_t dims[4];
             int32_t rank = 1;
-            if (s < N_SIZES) dims[0] = k_sizes[s];
-            else rank = rand_shape(dims, 200000);
+            if (s < N_SIZES)
+                dims[0] = k_sizes[s];
+            else
+                rank = rand_shape(dims, 200000);
             node_fx f;
             fx_init(&f, cases[c].op, 1, 1, 17);
             if (!isnan(cases[c].alpha)) attr_float(&f, "alpha", cases[c].alpha);
@@ -484,8 +494,8 @@ static void ops_unary_vs_ref(void **state) {
 
 static void ops_clip_vs_ref(void **state) {
     (void)state;
-    const float bounds[][2] = {{-1, 1}, {0, 6}, {2, -2} /* lo > hi: all hi */, {NAN, 0.5f},
-                               {-0.5f, NAN}};
+    const float bounds[][2] = {
+        {-1, 1}, {0, 6}, {2, -2} /* lo > hi: all hi */, {NAN, 0.5f}, {-0.5f, NAN}};
     for (size_t b = 0; b < sizeof bounds / sizeof bounds[0]; b++) {
         for (int opset = 6; opset <= 13; opset += 7) {
             int64_t n = k_sizes[b % N_SIZES] * 7;
@@ -524,12 +534,16 @@ static void ops_softmax_vs_ref(void **state) {
         int64_t opset;
     } sm;
     const sm cases[] = {
-        {2, {1, 1}, INT64_MIN, 13},     {2, {3, 17}, INT64_MIN, 13},
-        {2, {129, 1000}, -1, 13},       {3, {2, 3, 129}, 2, 13},
-        {4, {2, 12, 128, 128}, -1, 13}, {3, {17, 129, 1}, 1, 13} /* trailing 1 */,
+        {2, {1, 1}, INT64_MIN, 13},
+        {2, {3, 17}, INT64_MIN, 13},
+        {2, {129, 1000}, -1, 13},
+        {3, {2, 3, 129}, 2, 13},
+        {4, {2, 12, 128, 128}, -1, 13},
+        {3, {17, 129, 1}, 1, 13} /* trailing 1 */,
         {3, {3, 17, 129}, 1, 13} /* middle axis: reference path */,
         {3, {3, 17, 129}, 1, 11} /* coerced rows of 17*129 */,
-        {3, {3, 5, 7}, 0, 11},          {1, {1000}, 0, 13},
+        {3, {3, 5, 7}, 0, 11},
+        {1, {1000}, 0, 13},
     };
     for (int lg = 0; lg < 2; lg++) {
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -563,9 +577,10 @@ static void ops_layernorm_vs_ref(void **state) {
         int n_out;
     } ln;
     const ln cases[] = {
-        {2, {1, 1}, -1, true, 1},       {2, {3, 17}, -1, true, 3},   {2, {128, 768}, -1, true, 1},
-        {3, {2, 3, 1000}, -1, false, 1}, {3, {2, 17, 129}, 1, true, 3},
-        {2, {129, 3}, 1, true, 2},      {1, {1000}, 0, true, 3},
+        {2, {1, 1}, -1, true, 1},      {2, {3, 17}, -1, true, 3},
+        {2, {128, 768}, -1, true, 1},  {3, {2, 3, 1000}, -1, false, 1},
+        {3, {2, 17, 129}, 1, true, 3}, {2, {129, 3}, 1, true, 2},
+        {1, {1000}, 0, true, 3},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         node_fx f;
@@ -578,7 +593,8 @@ static void ops_layernorm_vs_ref(void **state) {
         int64_t n = ir_numel(rank, cases[c].dims);
         int64_t len = ir_numel(rank - axis, cases[c].dims + axis);
         float *x = rand_f32(n, -4, 4, false);
-        for (int64_t i = 0; i < n; i++) x[i] += (float)(i / len % 5); /* per-row offsets */
+        for (int64_t i = 0; i < n; i++)
+            x[i] += (float)(i / len % 5); /* per-row offsets */
         float *sc = rand_f32(len, 0.5f, 1.5f, false), *bi = rand_f32(len, -1, 1, false);
         op_tensor in[3] = {tensor_of(MOPT_DTYPE_F32, rank, cases[c].dims, x),
                            tensor_of(MOPT_DTYPE_F32, rank - axis, cases[c].dims + axis, sc),
@@ -604,9 +620,15 @@ static void ops_reduce_vs_ref(void **state) {
         int keep;
     } rc;
     const rc cases[] = {
-        {2, {129, 1000}, 1, {-1}, 1},   {2, {3, 17}, 1, {1}, 0},       {3, {2, 17, 129}, 2, {1, 2}, 1},
-        {3, {3, 129, 17}, 1, {1}, 1},   {3, {1000, 3, 1}, 1, {0}, 0},  {4, {2, 3, 17, 5}, 2, {1, 2}, 0},
-        {3, {2, 1, 129}, 2, {1, 2}, 1}, {2, {1, 1}, 1, {0}, 1},        {3, {5, 7, 3}, 0, {0}, 0},
+        {2, {129, 1000}, 1, {-1}, 1},
+        {2, {3, 17}, 1, {1}, 0},
+        {3, {2, 17, 129}, 2, {1, 2}, 1},
+        {3, {3, 129, 17}, 1, {1}, 1},
+        {3, {1000, 3, 1}, 1, {0}, 0},
+        {4, {2, 3, 17, 5}, 2, {1, 2}, 0},
+        {3, {2, 1, 129}, 2, {1, 2}, 1},
+        {2, {1, 1}, 1, {0}, 1},
+        {3, {5, 7, 3}, 0, {0}, 0},
         {3, {3, 17, 5}, 2, {0, 2}, 1} /* scattered: reference path */,
     };
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
@@ -625,8 +647,8 @@ static void ops_reduce_vs_ref(void **state) {
                 /* float accumulation vs the reference's double: |x| <= 2 and
                  * at most 129000 terms; sums are compared loosely */
                 bool minmax = o >= 2;
-                check_node(&f, in, 1, 1, (tol){minmax ? 0 : 2e-3, minmax ? 0 : 1e-5, minmax},
-                           what, false);
+                check_node(&f, in, 1, 1, (tol){minmax ? 0 : 2e-3, minmax ? 0 : 1e-5, minmax}, what,
+                           false);
                 mopt_aligned_free(x);
                 fx_done(&f);
             }
@@ -653,13 +675,17 @@ static void ops_transpose_vs_ref(void **state) {
         mopt_dtype dt;
     } tc;
     const tc cases[] = {
-        {2, {1000, 129}, {1, 0}, MOPT_DTYPE_F32},          {2, {17, 3}, {1, 0}, MOPT_DTYPE_F32},
-        {2, {1, 1000}, {1, 0}, MOPT_DTYPE_F32},            {2, {129, 129}, {1, 0}, MOPT_DTYPE_I32},
+        {2, {1000, 129}, {1, 0}, MOPT_DTYPE_F32},
+        {2, {17, 3}, {1, 0}, MOPT_DTYPE_F32},
+        {2, {1, 1000}, {1, 0}, MOPT_DTYPE_F32},
+        {2, {129, 129}, {1, 0}, MOPT_DTYPE_I32},
         {4, {2, 128, 12, 64}, {0, 2, 1, 3}, MOPT_DTYPE_F32}, /* [B,S,H,D] -> [B,H,S,D] */
         {4, {2, 17, 3, 129}, {0, 2, 1, 3}, MOPT_DTYPE_I64},
         {4, {2, 128, 12, 64}, {0, 2, 3, 1}, MOPT_DTYPE_F32}, /* [B,S,H,D] -> [B,H,D,S] */
-        {3, {3, 17, 129}, {0, 2, 1}, MOPT_DTYPE_F32},      {3, {3, 1, 17}, {2, 1, 0}, MOPT_DTYPE_F32},
-        {3, {1000, 3, 1}, {1, 0, 2}, MOPT_DTYPE_U8},       {3, {5, 7, 9}, {2, 0, 1}, MOPT_DTYPE_F32},
+        {3, {3, 17, 129}, {0, 2, 1}, MOPT_DTYPE_F32},
+        {3, {3, 1, 17}, {2, 1, 0}, MOPT_DTYPE_F32},
+        {3, {1000, 3, 1}, {1, 0, 2}, MOPT_DTYPE_U8},
+        {3, {5, 7, 9}, {2, 0, 1}, MOPT_DTYPE_F32},
         {4, {2, 3, 4, 5}, {3, 2, 1, 0}, MOPT_DTYPE_F32},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -670,10 +696,12 @@ static void ops_transpose_vs_ref(void **state) {
         size_t esz = mopt_dtype_size(cases[c].dt);
         uint8_t *x = mopt_aligned_alloc((size_t)n * esz);
         assert_non_null(x);
-        for (size_t i = 0; i < (size_t)n * esz; i++) x[i] = (uint8_t)rnd();
+        for (size_t i = 0; i < (size_t)n * esz; i++)
+            x[i] = (uint8_t)rnd();
         if (cases[c].dt == MOPT_DTYPE_F32) { /* keep NaN payloads out of a bit-exact check */
             float *xf = (float *)(void *)x;
-            for (int64_t i = 0; i < n; i++) xf[i] = rnd_f(-1, 1);
+            for (int64_t i = 0; i < n; i++)
+                xf[i] = rnd_f(-1, 1);
         }
         op_tensor in[1] = {tensor_of(cases[c].dt, cases[c].rank, cases[c].dims, x)};
         char what[64];
