@@ -84,7 +84,8 @@ static const char *onnx_type_name(int64_t t) {
         "INT16",     "INT32",      "INT64",        "STRING",         "BOOL",
         "FLOAT16",   "DOUBLE",     "UINT32",       "UINT64",         "COMPLEX64",
         "COMPLEX128", "BFLOAT16",  "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
-        "FLOAT8E5M2FNUZ", "UINT4", "INT4",         "FLOAT4E2M1"};
+        "FLOAT8E5M2FNUZ", "UINT4", "INT4",         "FLOAT4E2M1",     "FLOAT8E8M0",
+        "UINT2",          "INT2"};
     if (t >= 0 && t < (int64_t)(sizeof names / sizeof names[0])) return names[t];
     return "unknown";
 }
@@ -401,8 +402,15 @@ static mopt_status parse_tensor(pb_reader *r, onnx_ctx *ctx, const char *kind, i
     if (!t) return oom("a tensor");
     mopt_status st = tensor_fields(r, &p, t);
     char what[320];
-    snprintf(what, sizeof what, "%s '%s' (TensorProto at offset %zu)", kind,
-             t->name ? t->name : "", start);
+    const char *tname = t->name ? t->name : "";
+    bool plain = strcmp(kind, "initializer") == 0 || strcmp(kind, "tensor") == 0;
+    if (plain)
+        snprintf(what, sizeof what, "%s '%s' (TensorProto at offset %zu)", kind, tname, start);
+    else if (tname[0])
+        snprintf(what, sizeof what, "%s, tensor '%s' (TensorProto at offset %zu)", kind, tname,
+                 start);
+    else
+        snprintf(what, sizeof what, "%s (TensorProto at offset %zu)", kind, start);
     if (st) {
         mopt_fail_context(st, "%s", what);
         goto fail;
@@ -621,7 +629,7 @@ static mopt_status parse_value_info(const pb_reader *r, const pb_field *f, ir_gr
         if (x.num == 2) st = parse_type(&vr, &x, g, vi);
     }
     if (!st && (!name || !name[0]))
-        st = mopt_fail(MOPT_ERR_INVALID_MODEL, "graph %s at offset %zu has no name", kind,
+        st = mopt_fail(MOPT_ERR_INVALID_MODEL, "%s at offset %zu has no name", kind,
                        f->offset);
     if (!st && vi->is_tensor && vi->elem_type != 0) {
         /* intermediate values of a type libmopt lacks stay untyped */
@@ -740,7 +748,7 @@ static mopt_status parse_attribute(const pb_reader *r, const pb_field *f, ir_gra
     pb_vec vec = {0};
     size_t idx = 0;
     char kind[360];
-    snprintf(kind, sizeof kind, "tensor of attribute '%s' of node '%s' (%s)", a->name,
+    snprintf(kind, sizeof kind, "attribute '%s' of node '%s' (%s)", a->name,
              node->name, node->op_type);
     pb_sub(r, f, "AttributeProto", NAMES(k_attr_fields), &ar);
     while (pb_more(&ar) && !st) {
@@ -1001,7 +1009,7 @@ static mopt_status parse_graph(const pb_reader *r, const pb_field *f, onnx_ctx *
     pb_sub(r, f, "GraphProto", NAMES(k_graph_fields), &gr);
     vinfo *lists[3] = {NULL, NULL, NULL}; /* input, output, value_info */
     size_t n[3] = {0, 0, 0}, cap[3] = {0, 0, 0};
-    static const char *const kinds[3] = {"input", "output", "value_info"};
+    static const char *const kinds[3] = {"graph input", "graph output", "value_info"};
     mopt_status st = MOPT_OK;
     while (pb_more(&gr) && !st) {
         pb_field x;
