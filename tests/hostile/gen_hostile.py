@@ -196,7 +196,7 @@ def build():
          "UNSUPPORTED")
     xi = value_info("xi", INT64)
     mixed = node("Add", ["x", "xi"], ["y"], "add_f32_i64")
-    case("type_mismatch_add.onnx", model(graph([mixed], [X, xi], [Y])), "any")
+    case("type_mismatch_add.onnx", model(graph([mixed], [X, xi], [Y])), "TYPE")
     case("no_graph.onnx", fv(1, 8) + fb(8, fb(1, "") + fv(2, 17)), "INVALID_MODEL")
     case("no_opset.onnx", model(BASE_G, opset=None), "INVALID_MODEL")
     case("two_graphs.onnx", fv(1, 8) + fb(7, BASE_G) + fb(7, BASE_G) + fb(8, fv(2, 17)),
