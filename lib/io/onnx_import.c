@@ -203,8 +203,10 @@ static mopt_status check_location(const char *what, const char *loc) {
     return MOPT_OK;
 }
 
+/* Reads nbytes of external data into a new aligned buffer (*dst), which is
+ * allocated only once the file proved to hold that many bytes. */
 static mopt_status read_external(onnx_ctx *ctx, const char *what, const char *loc,
-                                 const char *off_s, const char *len_s, void *dst, size_t nbytes) {
+                                 const char *off_s, const char *len_s, size_t nbytes, void **dst) {
     if (!ctx->base_dir)
         return mopt_fail(MOPT_ERR_IO,
                          "%s: its data is in the external file '%s', but the model was not "
@@ -259,12 +261,19 @@ static mopt_status read_external(onnx_ctx *ctx, const char *what, const char *lo
                          "file '%s' (%" PRIu64 " bytes)",
                          what, off, len, loc, size);
     }
-    if (nbytes && (off > (uint64_t)INT64_MAX || fseeko(fp, (off_t)off, SEEK_SET) != 0 ||
-                   fread(dst, 1, nbytes, fp) != nbytes)) {
+    void *buf = mopt_aligned_alloc(nbytes ? nbytes : 1);
+    if (!buf) {
         fclose(fp);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", what, nbytes);
+    }
+    if (nbytes && (off > (uint64_t)INT64_MAX || fseeko(fp, (off_t)off, SEEK_SET) != 0 ||
+                   fread(buf, 1, nbytes, fp) != nbytes)) {
+        fclose(fp);
+        mopt_aligned_free(buf);
         return mopt_fail(MOPT_ERR_IO, "%s: short read from external data file '%s'", what, real);
     }
     fclose(fp);
+    *dst = buf;
     return MOPT_OK;
 }
 
@@ -356,9 +365,11 @@ static mopt_status tensor_fields(pb_reader *r, tensor_parts *p, ir_tensor *t) {
     return MOPT_OK;
 }
 
-/* Converts the typed-field data of p into dst (numel elements of dtype). */
-static mopt_status typed_to_buffer(const char *what, const tensor_parts *p, mopt_dtype dtype,
-                                   size_t numel, void *dst) {
+/* The typed field that holds dtype's values; fails unless it holds exactly
+ * numel elements and no other typed field is present. Allocates nothing, so
+ * a tensor's buffer is sized only after its data proved to be there. */
+static mopt_status typed_source(const char *what, const tensor_parts *p, mopt_dtype dtype,
+                                size_t numel, const pb_vec **out) {
     const pb_vec *src;
     const char *field;
     int fnum;
@@ -386,6 +397,19 @@ static mopt_status typed_to_buffer(const char *what, const tensor_parts *p, mopt
     if (src->n != numel)
         return mopt_fail(MOPT_ERR_INVALID_MODEL, "%s: its dims imply %zu elements but %s holds %zu",
                          what, numel, field, src->n);
+    *out = src;
+    return MOPT_OK;
+}
+
+/* Converts the typed-field values src (checked by typed_source) into dst. */
+static mopt_status typed_to_buffer(const char *what, const pb_vec *src, mopt_dtype dtype,
+                                   size_t numel, void *dst) {
+    const char *field = "int32_data";
+    switch (dtype) {
+    case MOPT_DTYPE_I64: field = "int64_data"; break;
+    case MOPT_DTYPE_U32: field = "uint64_data"; break;
+    default: break;
+    }
     const uint32_t *s32 = src->data;
     const uint64_t *s64 = src->data;
     for (size_t i = 0; i < numel; i++) {
@@ -526,11 +550,21 @@ static mopt_status parse_tensor(pb_reader *r, onnx_ctx *ctx, const char *kind, i
                        "%s: data_location is EXTERNAL but external_data has no location", what);
         goto fail;
     }
-    /* Empty tensors still get a (small) buffer, so "data present" is visible. */
-    t->data = mopt_aligned_alloc(nbytes ? nbytes : 1);
-    if (!t->data) {
-        st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", what, nbytes);
+    /* Nothing is allocated before the data proved to be there: a tiny file
+     * cannot make the importer reserve what its dims claim. */
+    const pb_vec *typed = NULL;
+    if (!has_raw && !external && (st = typed_source(what, &p, t->dtype, (size_t)numel, &typed)))
         goto fail;
+    if (external) {
+        st = read_external(ctx, what, p.ext_loc, p.ext_off, p.ext_len, nbytes, &t->data);
+        if (st) goto fail;
+    } else {
+        /* Empty tensors still get a (small) buffer, so "data present" is visible. */
+        t->data = mopt_aligned_alloc(nbytes ? nbytes : 1);
+        if (!t->data) {
+            st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", what, nbytes);
+            goto fail;
+        }
     }
     t->nbytes = nbytes;
     if (has_raw) {
@@ -539,10 +573,8 @@ static mopt_status parse_tensor(pb_reader *r, onnx_ctx *ctx, const char *kind, i
         if (t->dtype == MOPT_DTYPE_BOOL)
             for (size_t i = 0; i < nbytes; i++)
                 ((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
-    } else if (external) {
-        st = read_external(ctx, what, p.ext_loc, p.ext_off, p.ext_len, t->data, nbytes);
-    } else if (has_typed || numel == 0) {
-        st = typed_to_buffer(what, &p, t->dtype, (size_t)numel, t->data);
+    } else if (typed) {
+        st = typed_to_buffer(what, typed, t->dtype, (size_t)numel, t->data);
     }
     if (st) goto fail;
     parts_free(&p);

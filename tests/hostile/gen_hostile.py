@@ -165,6 +165,10 @@ def build():
     typed = tensor("bias", FLOAT, [4], fb(4, struct.pack("<3f", 1, 2, 3)))
     case("init_typed_count_mismatch.onnx", model(graph([RELU, ADD], [X], [Y], [typed])),
          "INVALID_MODEL")
+    # dims claiming 256 GB with one float of data: refused before any allocation
+    hugetyped = tensor("bias", FLOAT, [1 << 30, 64], fb(4, struct.pack("<f", 1.0)))
+    case("init_typed_huge_dims.onnx", model(graph([RELU, ADD], [X], [Y], [hugetyped])),
+         "INVALID_MODEL")
     nodata = tensor("bias", FLOAT, [3], b"")
     case("init_no_data.onnx", model(graph([RELU, ADD], [X], [Y], [nodata])), "INVALID_MODEL")
     badtype = tensor("bias", 99, [3], raw_f32([1, 2, 3]))
@@ -252,6 +256,11 @@ def build():
         case(fname, model(graph([RELU, ADD], [X], [Y], [ext(loc)])), st)
     case("ext_offset_past_end.onnx",
          model(graph([RELU, ADD], [X], [Y], [ext("ext/w.bin", offset=8)])), "INVALID_MODEL")
+    big_ext = b"".join(fb(13, fb(1, k) + fb(2, v)) for k, v in
+                       (("location", "ext/w.bin"), ("offset", "0"))) + fv(14, 1)
+    case("ext_huge_dims.onnx",
+         model(graph([RELU, ADD], [X], [Y], [tensor("bias", FLOAT, [1 << 30, 64], big_ext)])),
+         "INVALID_MODEL")
     case("ext_length_mismatch.onnx",
          model(graph([RELU, ADD], [X], [Y], [ext("ext/w.bin", length=8)])), "INVALID_MODEL")
     case("ext_bad_offset.onnx",
