@@ -22,6 +22,10 @@
 #include "core/error.h"
 #include "io/pb.h"
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#error "onnx_import.c copies raw_data as is: little-endian hosts only"
+#endif
+
 #define ONNX_MAX_DEPTH 32 /* subgraph nesting levels */
 
 #define NAMES(a) a, sizeof a / sizeof a[0]
@@ -244,6 +248,10 @@ static mopt_status read_external(onnx_ctx *ctx, const char *what, const char *lo
                          "%s: external data file '%s' resolves to '%s', outside the model's "
                          "folder '%s'",
                          what, loc, real, ctx->base_real);
+    /* stat before opening: opening a FIFO planted in the folder would block */
+    struct stat pre;
+    if (stat(real, &pre) != 0 || !S_ISREG(pre.st_mode))
+        return mopt_fail(MOPT_ERR_IO, "%s: external data '%s' is not a regular file", what, real);
     FILE *fp = fopen(real, "rb");
     if (!fp)
         return mopt_fail(MOPT_ERR_IO, "%s: cannot open external data file '%s': %s", what, real,

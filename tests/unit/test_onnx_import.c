@@ -12,7 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -300,6 +303,30 @@ static void onnx_import_external_data_confined(void **state) {
     mopt_free(buf);
 }
 
+/* A FIFO planted where the weights should be must be refused, not opened
+ * (opening it would block forever). */
+static void onnx_import_external_data_refuses_fifo(void **state) {
+    (void)state;
+    char dir[] = "/tmp/mopt_fifo_XXXXXX", sub[64], fifo[96];
+    assert_non_null(mkdtemp(dir));
+    snprintf(sub, sizeof sub, "%s/weights", dir);
+    snprintf(fifo, sizeof fifo, "%s/w.bin", sub);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(file_read_all(DATA "ext/model.onnx", 1 << 20, &buf, &len), MOPT_OK);
+    ir_graph *g = NULL;
+    mopt_status st = onnx_import_model(buf, len, dir, &g);
+    unlink(fifo);
+    rmdir(sub);
+    rmdir(dir);
+    mopt_free(buf);
+    assert_int_equal(st, MOPT_ERR_IO);
+    assert_null(g);
+    assert_non_null(strstr(mopt_error_message(), "not a regular file"));
+}
+
 static void onnx_import_tensor_files(void **state) {
     (void)state;
     uint8_t *buf = NULL;
@@ -454,6 +481,7 @@ int main(void) {
         cmocka_unit_test(onnx_import_symbolic_dims_and_omitted_inputs),
         cmocka_unit_test(onnx_import_external_data),
         cmocka_unit_test(onnx_import_external_data_confined),
+        cmocka_unit_test(onnx_import_external_data_refuses_fifo),
         cmocka_unit_test(onnx_import_tensor_files),
         cmocka_unit_test(onnx_import_tensor_errors),
         cmocka_unit_test(onnx_import_model_load_reaches_operators),
