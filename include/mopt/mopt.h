@@ -164,10 +164,11 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *   "verbose"       int    0 = quiet, 1 = print kernel choices to stderr
  *   "external_data_dir" string  folder for external weights of a model
  *                   loaded from memory (default: external data is refused)
- *   "verify_weights" int   0 or 1: when loading a .mopt file, check the
- *                   checksum of every weight (default 1); the header is
- *                   always checked. 0 keeps untouched weights' pages unread,
- *                   for the fastest load of large models
+ *   "verify_weights" int   0 or 1: when loading a .mopt file, also check
+ *                   the checksum of every weight, reading every page of the
+ *                   file (default 0: the header's checksum and the layout
+ *                   are always checked; weights are mapped unread, which
+ *                   keeps a 90 MB model's load near 0.5 ms instead of ~40)
  * Setting an unknown key, a value of the wrong kind or out of range fails with
  * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
  * an int or double key when it parses as one. */
@@ -226,7 +227,7 @@ typedef struct mopt_model mopt_model;
  * already optimized: no pass runs, and the opt_level and precision it was
  * saved with apply. Its weights are memory-mapped, not copied (the mapping is
  * released with the model). Its header checksum and structure are always
- * checked, its weights' checksums when "verify_weights" is 1 (the default);
+ * checked, its weights' checksums when the option "verify_weights" is 1;
  * a corrupt or truncated file gives PARSE (bad magic, unknown format version,
  * checksum mismatch, malformed YAML) or INVALID_MODEL (offsets outside the
  * file, misaligned or overlapping tensors, inconsistent graph). */

@@ -33,7 +33,7 @@ struct mopt_options {
 
 /* Whether loading a .mopt checks every weight's checksum by default (the
  * "verify_weights" option); the header's checksum is always checked. */
-#define MOPT_VERIFY_WEIGHTS_DEFAULT 1
+#define MOPT_VERIFY_WEIGHTS_DEFAULT 0
 
 /* Resolved settings, read once from an option set (NULL = defaults). */
 typedef struct rt_config {
