@@ -846,7 +846,9 @@ static mopt_status yaml_tree(const uint8_t *text, size_t len, ynode **out) {
             } else if (stack[depth - 1]->kind == YN_MAP && nn->kind != YN_SCALAR &&
                        stack[depth - 1]->n % 2 == 0) {
                 ynode_free(nn);
-                st = mopt_fail(MOPT_ERR_PARSE, "line %zu: mapping keys must be scalars", line);
+                st = mopt_fail(MOPT_ERR_PARSE,
+                               "malformed YAML header at line %zu: mapping keys must be scalars",
+                               line);
                 break;
             } else if (!ynode_push(stack[depth - 1], nn)) {
                 ynode_free(nn);
@@ -855,7 +857,7 @@ static mopt_status yaml_tree(const uint8_t *text, size_t len, ynode **out) {
             }
             if (nn->kind != YN_SCALAR) {
                 if (depth == MFMT_MAX_YAML_DEPTH) {
-                    st = mopt_fail(MOPT_ERR_LIMIT,
+                    st = mopt_fail(MOPT_ERR_PARSE,
                                    "the YAML header nests more than %d levels (line %zu)",
                                    MFMT_MAX_YAML_DEPTH, line);
                     break;
@@ -889,6 +891,8 @@ typedef struct ld_tensor {
     int32_t rank;
     int64_t dims[IR_MAX_RANK];
     uint64_t offset, size;
+    uint64_t checksum;
+    size_t line;
     void *data; /* into the image; NULL when size is 0 */
 } ld_tensor;
 
@@ -1185,14 +1189,8 @@ static mopt_status load_table(loader *L, const ynode *root) {
                        "truncated or corrupt",
                        t->offset, t->offset + t->size, L->size);
         t->data = t->size ? L->base + t->offset : NULL;
-        if (L->verify) {
-            uint64_t h = mfmt_hash64(t->data ? t->data : "", (size_t)t->size);
-            if (h != sum)
-                return bad(MOPT_ERR_PARSE, cn, where,
-                           "checksum mismatch: the table says %016" PRIx64
-                           " but the data hashes to %016" PRIx64 " (corrupted weights)",
-                           sum, h);
-        }
+        t->checksum = sum;
+        t->line = cn->line;
     }
     /* no two tensors may share bytes */
     size_t *order = mopt_malloc((L->n_tab ? L->n_tab : 1) * sizeof *order);
@@ -1214,6 +1212,17 @@ static mopt_status load_table(loader *L, const ynode *root) {
         }
     }
     mopt_free(order);
+    /* the layout is sound: now, if asked, the bytes */
+    for (size_t i = 0; !st && L->verify && i < L->n_tab; i++) {
+        const ld_tensor *t = &L->tab[i];
+        uint64_t h = mfmt_hash64(t->data ? t->data : "", (size_t)t->size);
+        if (h != t->checksum)
+            st = mopt_fail(MOPT_ERR_PARSE,
+                           "header line %zu: tensors[%zu] ('%.200s'): checksum mismatch: the "
+                           "table says %016" PRIx64 " but the data hashes to %016" PRIx64
+                           " (corrupted weights)",
+                           t->line, i, t->name, t->checksum, h);
+    }
     return st;
 }
 
@@ -1376,7 +1385,8 @@ static mopt_status index_list(const ynode *map, const char *key, const char *whe
     const ynode *s;
     mopt_status st = need(map, key, YN_SEQ, where, &s);
     if (st) return st;
-    if (s->n > INT32_MAX / 8) return bad(MOPT_ERR_LIMIT, s, where, "'%s' is too long", key);
+    if (s->n > INT32_MAX / 8)
+        return bad(MOPT_ERR_INVALID_MODEL, s, where, "'%s' is too long", key);
     int32_t *arr = mopt_malloc((s->n ? s->n : 1) * sizeof *arr);
     if (!arr) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory reading the header");
     for (size_t i = 0; i < s->n; i++) {
@@ -1531,7 +1541,8 @@ static mopt_status load_graph_into(loader *L, ir_graph *g, const ynode *m, const
     }
     const ynode *vals;
     if ((st = need(m, "values", YN_SEQ, where, &vals))) return st;
-    if (vals->n > INT32_MAX / 8) return bad(MOPT_ERR_LIMIT, vals, where, "too many values");
+    if (vals->n > INT32_MAX / 8)
+        return bad(MOPT_ERR_INVALID_MODEL, vals, where, "too many values");
     for (size_t i = 0; i < vals->n; i++) {
         snprintf(sub, sizeof sub, "%.300s.values[%zu]", where, i);
         if ((st = load_value(L, g, vals->kids[i], (int32_t)i, sub))) return st;
@@ -1572,7 +1583,8 @@ static mopt_status load_graph_into(loader *L, ir_graph *g, const ynode *m, const
     }
     const ynode *nodes;
     if ((st = need(m, "nodes", YN_SEQ, where, &nodes))) return st;
-    if (nodes->n > INT32_MAX / 8) return bad(MOPT_ERR_LIMIT, nodes, where, "too many nodes");
+    if (nodes->n > INT32_MAX / 8)
+        return bad(MOPT_ERR_INVALID_MODEL, nodes, where, "too many nodes");
     for (size_t i = 0; i < nodes->n; i++) {
         const ynode *nm = nodes->kids[i];
         snprintf(sub, sizeof sub, "%.300s.nodes[%zu]", where, i);
@@ -1617,7 +1629,7 @@ static mopt_status load_graph(loader *L, const ynode *m, const char *where, int 
                               ir_graph **out) {
     *out = NULL;
     if (depth > MFMT_MAX_GRAPH_DEPTH)
-        return bad(MOPT_ERR_LIMIT, m, where, "subgraphs nest more than %d levels",
+        return bad(MOPT_ERR_INVALID_MODEL, m, where, "subgraphs nest more than %d levels",
                    MFMT_MAX_GRAPH_DEPTH);
     if (m->kind != YN_MAP) return bad(MOPT_ERR_PARSE, m, where, "expected a graph mapping");
     ir_graph *g = ir_graph_create();
@@ -1662,7 +1674,7 @@ static mopt_status load_meta(const ynode *root, mfmt_meta *meta) {
     const ynode *ps, *tot;
     if ((st = need(root, "passes", YN_SEQ, w, &ps))) return st;
     if (ps->n > PASS_REPORT_CAP)
-        return bad(MOPT_ERR_LIMIT, ps, w, "%zu passes; at most %d are recorded", ps->n,
+        return bad(MOPT_ERR_INVALID_MODEL, ps, w, "%zu passes; at most %d are recorded", ps->n,
                    PASS_REPORT_CAP);
     pass_report *r = &meta->report;
     for (size_t i = 0; i < ps->n; i++) {
@@ -1709,7 +1721,8 @@ mopt_status mfmt_load(void *base, size_t size, void (*release)(void *base, size_
     {
         int64_t ver = 0;
         size_t i = MAGIC_LEN;
-        while (i < size && i < 32 && b[i] >= '0' && b[i] <= '9') ver = ver * 10 + (b[i++] - '0');
+        while (i < size && i < MAGIC_LEN + 9 && b[i] >= '0' && b[i] <= '9')
+            ver = ver * 10 + (b[i++] - '0');
         if (i == MAGIC_LEN || i >= size || b[i] != '\n') {
             st = mopt_fail(MOPT_ERR_PARSE,
                            "malformed .mopt magic line: expected '%s<version>' and a newline",
