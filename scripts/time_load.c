@@ -27,8 +27,10 @@ static int cmp_d(const void *a, const void *b) {
 int main(int argc, char **argv) {
     int n = 20, verify = -1, first = 1;
     while (first < argc && argv[first][0] == '-') {
-        if (strcmp(argv[first], "-n") == 0 && first + 1 < argc) n = atoi(argv[++first]);
-        else if (strcmp(argv[first], "-v") == 0 && first + 1 < argc) verify = atoi(argv[++first]);
+        if (strcmp(argv[first], "-n") == 0 && first + 1 < argc)
+            n = atoi(argv[++first]);
+        else if (strcmp(argv[first], "-v") == 0 && first + 1 < argc)
+            verify = atoi(argv[++first]);
         first++;
     }
     if (n < 1 || n > 10000 || first >= argc) {
@@ -56,7 +58,10 @@ int main(int argc, char **argv) {
         }
         qsort(t, (size_t)n, sizeof *t, cmp_d);
         printf("%-48s nodes %5zu  load median %9.3f ms  min %9.3f ms  (n=%d, verify_weights=%s)\n",
-               argv[a], nodes, t[n / 2], t[0], n, verify < 0 ? "default" : verify ? "1" : "0");
+               argv[a], nodes, t[n / 2], t[0], n,
+               verify < 0 ? "default"
+               : verify   ? "1"
+                          : "0");
     }
     free(t);
     mopt_options_destroy(o);

@@ -354,11 +354,15 @@ static int cmd_info(int argc, char **argv) {
         } else if (strcmp(argv[i], "--plan") == 0) {
             plan = 1;
         } else if ((r = flag_value(argc, argv, &i, "--dim", &v)) != 0) {
-            if (r < 0) prc = EXIT_USAGE;
-            else dim_args[n_dim_args++] = v;
+            if (r < 0)
+                prc = EXIT_USAGE;
+            else
+                dim_args[n_dim_args++] = v;
         } else if ((r = flag_value(argc, argv, &i, "--shape", &v)) != 0) {
-            if (r < 0) prc = EXIT_USAGE;
-            else shape_args[n_shape_args++] = v;
+            if (r < 0)
+                prc = EXIT_USAGE;
+            else
+                shape_args[n_shape_args++] = v;
         } else if ((r = flag_value(argc, argv, &i, "--opt-level", &v)) != 0) {
             if (r < 0) prc = EXIT_USAGE;
             c.opt_level = v;
@@ -424,8 +428,7 @@ static int cmd_info(int argc, char **argv) {
             fprintf(f, ": %" PRId64, v);
         }
         fputs("}", f);
-        if (plan)
-            rc = info_plan(f, m, opts, 1, dim_args, n_dim_args, shape_args, n_shape_args);
+        if (plan) rc = info_plan(f, m, opts, 1, dim_args, n_dim_args, shape_args, n_shape_args);
         fputs("}\n", f);
     } else {
         fprintf(f, "model: %s\n", c.model);
@@ -977,8 +980,8 @@ static int info_plan(FILE *f, const mopt_model *m, const mopt_options *opts, int
                              shape_args[k], MOPT_MAX_RANK);
     }
     for (size_t i = 0; !rc && i < n_in; i++)
-        rc = make_input(m, i, NULL, 0, shapes, n_shape_args, dims, n_dim_args, DEFAULT_SEED,
-                        &in[i]);
+        rc =
+            make_input(m, i, NULL, 0, shapes, n_shape_args, dims, n_dim_args, DEFAULT_SEED, &in[i]);
     mopt_status st = MOPT_OK;
     if (!rc) st = mopt_session_create(m, opts, &s);
     if (!rc && !st)
@@ -989,8 +992,9 @@ static int info_plan(FILE *f, const mopt_model *m, const mopt_options *opts, int
     if (!rc && st) rc = fail(st);
     if (!rc) {
         if (json) {
-            fprintf(f, ", \"plan\": {\"arena_bytes\": %" PRId64 ", \"intermediate_bytes\": %" PRId64
-                       ", \"inputs\": {",
+            fprintf(f,
+                    ", \"plan\": {\"arena_bytes\": %" PRId64 ", \"intermediate_bytes\": %" PRId64
+                    ", \"inputs\": {",
                     arena, inter);
             for (size_t i = 0; i < n_in; i++) {
                 if (i) fputs(", ", f);
@@ -1014,16 +1018,19 @@ static int info_plan(FILE *f, const mopt_model *m, const mopt_options *opts, int
             }
             fputs(":\n", f);
             fprintf(f, "  arena:         %12" PRId64 " bytes (%s)\n", arena, ha);
-            fprintf(f, "  intermediates: %12" PRId64 " bytes (%s), the sum of all intermediate "
-                       "tensors\n",
+            fprintf(f,
+                    "  intermediates: %12" PRId64 " bytes (%s), the sum of all intermediate "
+                    "tensors\n",
                     inter, hi);
             if (inter > 0)
-                fprintf(f, "  the arena is %.1f%% of the sum\n", 100.0 * (double)arena /
-                                                                  (double)inter);
+                fprintf(f, "  the arena is %.1f%% of the sum\n",
+                        100.0 * (double)arena / (double)inter);
         }
     }
-    for (size_t i = 0; out && i < n_out; i++) mopt_tensor_destroy(out[i]);
-    for (size_t i = 0; in && i < n_in; i++) mopt_tensor_destroy(in[i]);
+    for (size_t i = 0; out && i < n_out; i++)
+        mopt_tensor_destroy(out[i]);
+    for (size_t i = 0; in && i < n_in; i++)
+        mopt_tensor_destroy(in[i]);
     mopt_session_destroy(s);
     free(in);
     free(out);

@@ -38,7 +38,7 @@ typedef struct mfmt_meta {
     uint64_t source_bytes;
     int opt_level;
     char precision[8];
-    char producer[64]; /* filled by mfmt_load ("libmopt 0.1.0"); ignored by mfmt_save */
+    char producer[64];  /* filled by mfmt_load ("libmopt 0.1.0"); ignored by mfmt_save */
     pass_report report; /* the passes applied; after mfmt_load the entry names
                            point into report_names of this struct */
     char report_names[PASS_REPORT_CAP][MFMT_NAME_CAP];

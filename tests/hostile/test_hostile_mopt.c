@@ -48,8 +48,8 @@ static unsigned char *slurp(const char *path, size_t *len) {
 
 /* Loads the file both ways; returns the status of the file load and checks
  * that the memory load agrees and that failures leave a message. */
-static mopt_status load_both(const char *path, const char *name, const mopt_options *o,
-                             char *msg, size_t cap) {
+static mopt_status load_both(const char *path, const char *name, const mopt_options *o, char *msg,
+                             size_t cap) {
     mopt_model *m = NULL;
     mopt_status st = mopt_model_load(path, o, &m);
     snprintf(msg, cap, "%s", mopt_last_error());

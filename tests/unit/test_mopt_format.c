@@ -9,6 +9,7 @@
  * passes, compaction and destruction respect that; weight checksums are
  * checked when verify_weights is set; save errors are reported.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,7 +75,8 @@ static int32_t weight(ir_graph *g, const char *name, mopt_dtype dt, int32_t rank
     size_t n = (size_t)ir_numel(rank, dims) * mopt_dtype_size(dt);
     val->nbytes = n;
     val->data = n ? mopt_aligned_alloc(n) : NULL;
-    for (size_t i = 0; i < n; i++) ((uint8_t *)val->data)[i] = (uint8_t)(seed + i * 7);
+    for (size_t i = 0; i < n; i++)
+        ((uint8_t *)val->data)[i] = (uint8_t)(seed + i * 7);
     return v;
 }
 
@@ -88,7 +89,8 @@ static ir_tensor *tensor(const char *name, mopt_dtype dt, int32_t rank, const in
     memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
     t->nbytes = (size_t)ir_numel(rank, dims) * mopt_dtype_size(dt);
     t->data = t->nbytes ? mopt_aligned_alloc(t->nbytes) : NULL;
-    for (size_t i = 0; i < t->nbytes; i++) ((uint8_t *)t->data)[i] = (uint8_t)(seed ^ i);
+    for (size_t i = 0; i < t->nbytes; i++)
+        ((uint8_t *)t->data)[i] = (uint8_t)(seed ^ i);
     return t;
 }
 
@@ -169,8 +171,7 @@ static ir_graph *make_everything(void) {
     a->s_len = strlen(a->s);
     int64_t dt2[2] = {2, 2}, dt_big[1] = {40};
     ir_node_add_attr(n, "t_inline", IR_ATTR_TENSOR)->t = tensor("ti", MOPT_DTYPE_I32, 2, dt2, 9);
-    ir_node_add_attr(n, "t_table", IR_ATTR_TENSOR)->t =
-        tensor("tt", MOPT_DTYPE_F64, 1, dt_big, 10);
+    ir_node_add_attr(n, "t_table", IR_ATTR_TENSOR)->t = tensor("tt", MOPT_DTYPE_F64, 1, dt_big, 10);
     ir_node_add_attr(n, "g_one", IR_ATTR_GRAPH)->g = make_subgraph(2);
     a = ir_node_add_attr(n, "floats", IR_ATTR_FLOATS);
     a->n = 3;
@@ -219,7 +220,8 @@ static void assert_attr_equal(const ir_attr *a, const ir_attr *b) {
     case IR_ATTR_GRAPH: assert_graph_equal(a->g, b->g); break;
     case IR_ATTR_GRAPHS:
         assert_int_equal(a->n, b->n);
-        for (size_t i = 0; i < a->n; i++) assert_graph_equal(a->graphs[i], b->graphs[i]);
+        for (size_t i = 0; i < a->n; i++)
+            assert_graph_equal(a->graphs[i], b->graphs[i]);
         break;
     case IR_ATTR_TYPE_PROTO:
     case IR_ATTR_TYPE_PROTOS: assert_int_equal(a->n, b->n); break;
@@ -228,7 +230,8 @@ static void assert_attr_equal(const ir_attr *a, const ir_attr *b) {
         assert_true(ir_attr_equal(a, b));
         break;
     case IR_ATTR_TENSORS:
-        for (size_t i = 0; i < a->n; i++) assert_string_equal(a->tensors[i]->name, b->tensors[i]->name);
+        for (size_t i = 0; i < a->n; i++)
+            assert_string_equal(a->tensors[i]->name, b->tensors[i]->name);
         assert_true(ir_attr_equal(a, b));
         break;
     default: assert_true(ir_attr_equal(a, b)); break;
@@ -246,7 +249,8 @@ static void assert_graph_equal(const ir_graph *a, const ir_graph *b) {
         assert_int_equal(a->opsets[i].version, b->opsets[i].version);
     }
     assert_int_equal(a->n_symbols, b->n_symbols);
-    for (int32_t i = 0; i < a->n_symbols; i++) assert_string_equal(a->symbols[i], b->symbols[i]);
+    for (int32_t i = 0; i < a->n_symbols; i++)
+        assert_string_equal(a->symbols[i], b->symbols[i]);
     assert_int_equal(a->n_values, b->n_values);
     for (int32_t i = 0; i < a->n_values; i++) {
         const ir_value *x = a->values[i], *y = b->values[i];
@@ -273,7 +277,8 @@ static void assert_graph_equal(const ir_graph *a, const ir_graph *b) {
         assert_int_equal(x->n_outputs, y->n_outputs);
         assert_memory_equal(x->outputs, y->outputs, (size_t)x->n_outputs * sizeof(int32_t));
         assert_int_equal(x->n_attrs, y->n_attrs);
-        for (int32_t k = 0; k < x->n_attrs; k++) assert_attr_equal(&x->attrs[k], &y->attrs[k]);
+        for (int32_t k = 0; k < x->n_attrs; k++)
+            assert_attr_equal(&x->attrs[k], &y->attrs[k]);
     }
 }
 
@@ -377,12 +382,14 @@ static void format_rejects_string_weights(void **state) {
 static void format_hash_sensitivity(void **state) {
     (void)state;
     uint8_t buf[300];
-    for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)(i * 31 + 7);
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)(i * 31 + 7);
     /* every prefix length hashes differently, and so does every 1-bit flip */
     uint64_t seen[301];
     for (size_t n = 0; n <= sizeof buf; n++) {
         seen[n] = mfmt_hash64(buf, n);
-        for (size_t k = 0; k < n; k++) assert_true(seen[k] != seen[n]);
+        for (size_t k = 0; k < n; k++)
+            assert_true(seen[k] != seen[n]);
     }
     uint64_t h = mfmt_hash64(buf, sizeof buf);
     for (size_t i = 0; i < sizeof buf; i++)
@@ -417,13 +424,15 @@ static size_t run_case(const mopt_model *m, const char *dir, mopt_tensor **outs)
     }
     mopt_session *s = NULL;
     assert_int_equal(mopt_session_create(m, NULL, &s), MOPT_OK);
-    for (size_t i = 0; i < n_out; i++) outs[i] = NULL;
-    mopt_status st = mopt_session_run(s, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL,
-                                      outs);
+    for (size_t i = 0; i < n_out; i++)
+        outs[i] = NULL;
+    mopt_status st =
+        mopt_session_run(s, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, outs);
     if (st) fprintf(stderr, "%s: %s\n", dir, mopt_last_error());
     assert_int_equal(st, MOPT_OK);
     mopt_session_destroy(s);
-    for (size_t i = 0; i < n_in; i++) mopt_tensor_destroy(in[i]);
+    for (size_t i = 0; i < n_in; i++)
+        mopt_tensor_destroy(in[i]);
     return n_out;
 }
 
@@ -500,10 +509,10 @@ static void models_round_trip(void **state) {
             assert_int_equal(run_case(c, dir, oc), n);
             for (size_t i = 0; i < n; i++) {
                 assert_int_equal(mopt_tensor_size_bytes(oa[i]), mopt_tensor_size_bytes(ob[i]));
-                assert_memory_equal(mopt_tensor_data_const(oa[i]),
-                                    mopt_tensor_data_const(ob[i]), mopt_tensor_size_bytes(oa[i]));
-                assert_memory_equal(mopt_tensor_data_const(oa[i]),
-                                    mopt_tensor_data_const(oc[i]), mopt_tensor_size_bytes(oa[i]));
+                assert_memory_equal(mopt_tensor_data_const(oa[i]), mopt_tensor_data_const(ob[i]),
+                                    mopt_tensor_size_bytes(oa[i]));
+                assert_memory_equal(mopt_tensor_data_const(oa[i]), mopt_tensor_data_const(oc[i]),
+                                    mopt_tensor_size_bytes(oa[i]));
             }
             check_reference(dir, ob, n);
             for (size_t i = 0; i < n; i++) {
@@ -549,7 +558,8 @@ static void passes_on_borrowed_weights(void **state) {
     mopt_tensor *out[8];
     size_t n = run_case(b, dir, out);
     check_reference(dir, out, n);
-    for (size_t i = 0; i < n; i++) mopt_tensor_destroy(out[i]);
+    for (size_t i = 0; i < n; i++)
+        mopt_tensor_destroy(out[i]);
     mopt_model_destroy(b);
     mopt_model_destroy(a);
     mopt_options_destroy(o);
