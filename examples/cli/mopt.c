@@ -28,6 +28,9 @@
 static const char k_usage[] =
     "usage: mopt <command> [arguments]\n"
     "\n"
+    "MODEL is an ONNX model or a .mopt file written by 'mopt optimize' (told\n"
+    "apart by their content).\n"
+    "\n"
     "commands:\n"
     "  info MODEL [--json] [--opt-level N] [--options FILE.yaml]\n"
     "            [--plan [--dim SYMBOL=N]... [--shape NAME=D0,D1,...]...]\n"
