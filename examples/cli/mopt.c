@@ -1,6 +1,7 @@
 /*
- * mopt.c — the `mopt` command-line tool: inspect a model (`mopt info`) and
- * run it on .npy inputs or generated ones (`mopt run`).
+ * mopt.c — the `mopt` command-line tool: inspect a model (`mopt info`), run
+ * it on .npy inputs or generated ones (`mopt run`), and save it optimized as
+ * a .mopt file (`mopt optimize`). MODEL is an .onnx or a .mopt file.
  *
  * It is also an example host program: it uses only the public API in
  * <mopt/mopt.h> and the standard C library, never libmopt's internals.
@@ -27,14 +28,22 @@
 static const char k_usage[] =
     "usage: mopt <command> [arguments]\n"
     "\n"
+    "MODEL is an ONNX model or a .mopt file written by 'mopt optimize' (told\n"
+    "apart by their content).\n"
+    "\n"
     "commands:\n"
     "  info MODEL [--json] [--opt-level N] [--options FILE.yaml]\n"
+    "            [--plan [--dim SYMBOL=N]... [--shape NAME=D0,D1,...]...]\n"
     "      Print the model's inputs and outputs (with symbolic shapes such as\n"
     "      input_ids: i64 [batch, seq]), opsets, node count, operator histogram\n"
     "      and parameter count/bytes. --json prints one JSON object with the keys\n"
     "      inputs, outputs (arrays of {name, dtype, shape}; a shape is an array of\n"
     "      numbers, symbol names, or \"?\" for unknown dims, or null for an unknown\n"
     "      rank), nodes, op_histogram, parameters {count, bytes}, opset, opsets.\n"
+    "      --plan also runs the model once on generated inputs (shapes as for\n"
+    "      'mopt run') and prints its memory plan: the arena bytes next to the\n"
+    "      sum of all intermediate tensors (JSON key plan {arena_bytes,\n"
+    "      intermediate_bytes, inputs}).\n"
     "\n"
     "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--opt-level N]\n"
     "            [--threads N] [--precision P] [--backend B] [--options FILE.yaml]\n"
@@ -50,6 +59,13 @@ static const char k_usage[] =
     "      --options loads a YAML mapping of libmopt options first; the flags\n"
     "      --opt-level (0..3), --threads (0 = all cores), --precision (fp32, bf16,\n"
     "      int8) and --backend (auto, ref, cpu, onednn, openblas) override it.\n"
+    "\n"
+    "  optimize MODEL -o OUT.mopt [--opt-level N] [--precision P] [--report]\n"
+    "           [--options FILE.yaml]\n"
+    "      Load and optimize MODEL and save the result as a .mopt file, which\n"
+    "      loads without optimizing again and maps its weights from the file.\n"
+    "      --report prints, for each pass, its time, the node count before and\n"
+    "      after and the rewrites applied.\n"
     "\n"
     "  ops           List the operators this libmopt supports, one per line.\n"
     "  version       Print the version of mopt and of the libmopt it runs with.\n"
@@ -315,33 +331,66 @@ static void human_bytes(char *buf, size_t cap, int64_t b) {
         snprintf(buf, cap, "%.1f %s", v, units[u]);
 }
 
+/* Defined with `mopt run`: runs the model once on generated inputs and
+ * reports the session's memory plan. */
+static int info_plan(FILE *f, const mopt_model *m, const mopt_options *opts, int json,
+                     const char **dim_args, int n_dim_args, const char **shape_args,
+                     int n_shape_args);
+
 static int cmd_info(int argc, char **argv) {
     common_opts c = {0};
-    int json = 0;
-    for (int i = 2; i < argc; i++) {
+    int json = 0, plan = 0, n_dim_args = 0, n_shape_args = 0;
+    const char **dim_args = calloc((size_t)argc, sizeof *dim_args);
+    const char **shape_args = calloc((size_t)argc, sizeof *shape_args);
+    int prc = 0;
+    if (!dim_args || !shape_args) {
+        free(dim_args);
+        free(shape_args);
+        fprintf(stderr, "mopt: %s\n", mopt_status_string(MOPT_ERR_OUT_OF_MEMORY));
+        return EXIT_FAILURE;
+    }
+    for (int i = 2; i < argc && !prc; i++) {
         const char *v = NULL;
         int r;
         if (strcmp(argv[i], "--json") == 0) {
             json = 1;
+        } else if (strcmp(argv[i], "--plan") == 0) {
+            plan = 1;
+        } else if ((r = flag_value(argc, argv, &i, "--dim", &v)) != 0) {
+            if (r < 0)
+                prc = EXIT_USAGE;
+            else
+                dim_args[n_dim_args++] = v;
+        } else if ((r = flag_value(argc, argv, &i, "--shape", &v)) != 0) {
+            if (r < 0)
+                prc = EXIT_USAGE;
+            else
+                shape_args[n_shape_args++] = v;
         } else if ((r = flag_value(argc, argv, &i, "--opt-level", &v)) != 0) {
-            if (r < 0) return EXIT_USAGE;
+            if (r < 0) prc = EXIT_USAGE;
             c.opt_level = v;
         } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
-            if (r < 0) return EXIT_USAGE;
+            if (r < 0) prc = EXIT_USAGE;
             c.options_file = v;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return usage_error("unknown flag '%s' for 'mopt info'", argv[i]);
+            prc = usage_error("unknown flag '%s' for 'mopt info'", argv[i]);
         } else if (!c.model) {
             c.model = argv[i];
         } else {
-            return usage_error("'mopt info' takes one model, got '%s' and '%s'", c.model, argv[i]);
+            prc = usage_error("'mopt info' takes one model, got '%s' and '%s'", c.model, argv[i]);
         }
     }
-    if (!c.model) return usage_error("'mopt info' needs a MODEL file");
+    if (!prc && !c.model) prc = usage_error("'mopt info' needs a MODEL file");
+    if (!prc && !plan && (n_dim_args || n_shape_args))
+        prc = usage_error("--dim and --shape need --plan in 'mopt info'");
     mopt_options *opts = NULL;
     mopt_model *m = NULL;
-    int rc = load_model(&c, &opts, &m);
-    if (rc) return rc;
+    int rc = prc ? prc : load_model(&c, &opts, &m);
+    if (rc) {
+        free(dim_args);
+        free(shape_args);
+        return rc;
+    }
     op_count *hist = NULL;
     long n_ops = op_histogram(m, &hist);
     if (n_ops < 0) {
@@ -349,6 +398,8 @@ static int cmd_info(int argc, char **argv) {
                 mopt_status_string(MOPT_ERR_OUT_OF_MEMORY), mopt_model_node_count(m));
         mopt_model_destroy(m);
         mopt_options_destroy(opts);
+        free(dim_args);
+        free(shape_args);
         return EXIT_FAILURE;
     }
     FILE *f = stdout;
@@ -379,7 +430,9 @@ static int cmd_info(int argc, char **argv) {
             print_json_string(f, k_domains[d][0] ? k_domains[d] : "ai.onnx");
             fprintf(f, ": %" PRId64, v);
         }
-        fputs("}}\n", f);
+        fputs("}", f);
+        if (plan) rc = info_plan(f, m, opts, 1, dim_args, n_dim_args, shape_args, n_shape_args);
+        fputs("}\n", f);
     } else {
         fprintf(f, "model: %s\n", c.model);
         fputs("opset:", f);
@@ -409,11 +462,15 @@ static int cmd_info(int argc, char **argv) {
         human_bytes(hb, sizeof hb, mopt_model_parameter_bytes(m));
         fprintf(f, "parameters: %" PRId64 " (%" PRId64 " bytes, %s)\n",
                 mopt_model_parameter_count(m), mopt_model_parameter_bytes(m), hb);
+        if (plan) rc = info_plan(f, m, opts, 0, dim_args, n_dim_args, shape_args, n_shape_args);
     }
     free(hist);
+    free(dim_args);
+    free(shape_args);
     mopt_model_destroy(m);
     mopt_options_destroy(opts);
-    return fflush(f) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    if (fflush(f) != 0) return EXIT_FAILURE;
+    return rc;
 }
 
 /* ---- run: inputs ---------------------------------------------------------- */
@@ -897,6 +954,147 @@ done:
     return rc;
 }
 
+/* ---- info --plan ---------------------------------------------------------- */
+
+static int info_plan(FILE *f, const mopt_model *m, const mopt_options *opts, int json,
+                     const char **dim_args, int n_dim_args, const char **shape_args,
+                     int n_shape_args) {
+    name_value *dims = calloc((size_t)n_dim_args + 1, sizeof *dims);
+    name_value *shapes = calloc((size_t)n_shape_args + 1, sizeof *shapes);
+    size_t n_in = mopt_model_io_count(m, MOPT_INPUT), n_out = mopt_model_io_count(m, MOPT_OUTPUT);
+    mopt_tensor **in = calloc(n_in ? n_in : 1, sizeof *in);
+    mopt_tensor **out = calloc(n_out ? n_out : 1, sizeof *out);
+    mopt_session *s = NULL;
+    int rc = 0;
+    if (!dims || !shapes || !in || !out) {
+        fprintf(stderr, "mopt: %s\n", mopt_status_string(MOPT_ERR_OUT_OF_MEMORY));
+        rc = EXIT_FAILURE;
+    }
+    for (int k = 0; !rc && k < n_dim_args; k++) {
+        int64_t x;
+        rc = split_name_value("--dim", dim_args[k], &dims[k]);
+        if (!rc && (!parse_i64(dims[k].value, &x) || x < 0))
+            rc = usage_error("--dim %s: expected SYMBOL=N with N >= 0", dim_args[k]);
+    }
+    for (int k = 0; !rc && k < n_shape_args; k++) {
+        rc = split_name_value("--shape", shape_args[k], &shapes[k]);
+        if (!rc && parse_dims(shapes[k].value, (int64_t[MOPT_MAX_RANK]){0}) < 0)
+            rc = usage_error("--shape %s: expected NAME=D0,D1,... with up to %d sizes",
+                             shape_args[k], MOPT_MAX_RANK);
+    }
+    for (size_t i = 0; !rc && i < n_in; i++)
+        rc =
+            make_input(m, i, NULL, 0, shapes, n_shape_args, dims, n_dim_args, DEFAULT_SEED, &in[i]);
+    mopt_status st = MOPT_OK;
+    if (!rc) st = mopt_session_create(m, opts, &s);
+    if (!rc && !st)
+        st = mopt_session_run(s, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, out);
+    int64_t arena = 0, inter = 0;
+    if (!rc && !st) st = mopt_session_get_stat(s, "arena_bytes", &arena);
+    if (!rc && !st) st = mopt_session_get_stat(s, "intermediate_bytes", &inter);
+    if (!rc && st) rc = fail(st);
+    if (!rc) {
+        if (json) {
+            fprintf(f,
+                    ", \"plan\": {\"arena_bytes\": %" PRId64 ", \"intermediate_bytes\": %" PRId64
+                    ", \"inputs\": {",
+                    arena, inter);
+            for (size_t i = 0; i < n_in; i++) {
+                if (i) fputs(", ", f);
+                print_json_string(f, mopt_model_io_name(m, MOPT_INPUT, i));
+                fputs(": [", f);
+                for (int a = 0; a < mopt_tensor_rank(in[i]); a++)
+                    fprintf(f, "%s%" PRId64, a ? ", " : "", mopt_tensor_dim(in[i], a));
+                fputc(']', f);
+            }
+            fputs("}}", f);
+        } else {
+            char ha[32], hi[32];
+            human_bytes(ha, sizeof ha, arena);
+            human_bytes(hi, sizeof hi, inter);
+            fputs("memory plan for inputs", f);
+            for (size_t i = 0; i < n_in; i++) {
+                fprintf(f, "%s %s [", i ? "," : "", mopt_model_io_name(m, MOPT_INPUT, i));
+                for (int a = 0; a < mopt_tensor_rank(in[i]); a++)
+                    fprintf(f, "%s%" PRId64, a ? ", " : "", mopt_tensor_dim(in[i], a));
+                fputc(']', f);
+            }
+            fputs(":\n", f);
+            fprintf(f, "  arena:         %12" PRId64 " bytes (%s)\n", arena, ha);
+            fprintf(f,
+                    "  intermediates: %12" PRId64 " bytes (%s), the sum of all intermediate "
+                    "tensors\n",
+                    inter, hi);
+            if (inter > 0)
+                fprintf(f, "  the arena is %.1f%% of the sum\n",
+                        100.0 * (double)arena / (double)inter);
+        }
+    }
+    for (size_t i = 0; out && i < n_out; i++)
+        mopt_tensor_destroy(out[i]);
+    for (size_t i = 0; in && i < n_in; i++)
+        mopt_tensor_destroy(in[i]);
+    mopt_session_destroy(s);
+    free(in);
+    free(out);
+    free(dims);
+    free(shapes);
+    return rc;
+}
+
+/* ---- optimize --------------------------------------------------------------- */
+
+static int cmd_optimize(int argc, char **argv) {
+    common_opts c = {0};
+    const char *out_path = NULL;
+    int report = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *v = NULL;
+        int r;
+        if (strcmp(argv[i], "--report") == 0) {
+            report = 1;
+        } else if ((r = flag_value(argc, argv, &i, "-o", &v)) != 0 ||
+                   (r = flag_value(argc, argv, &i, "--output", &v)) != 0) {
+            if (r < 0) return EXIT_USAGE;
+            out_path = v;
+        } else if ((r = flag_value(argc, argv, &i, "--opt-level", &v)) != 0) {
+            if (r < 0) return EXIT_USAGE;
+            c.opt_level = v;
+        } else if ((r = flag_value(argc, argv, &i, "--precision", &v)) != 0) {
+            if (r < 0) return EXIT_USAGE;
+            c.precision = v;
+        } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
+            if (r < 0) return EXIT_USAGE;
+            c.options_file = v;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return usage_error("unknown flag '%s' for 'mopt optimize'", argv[i]);
+        } else if (!c.model) {
+            c.model = argv[i];
+        } else {
+            return usage_error("'mopt optimize' takes one model, got '%s' and '%s'", c.model,
+                               argv[i]);
+        }
+    }
+    if (!c.model) return usage_error("'mopt optimize' needs a MODEL file");
+    if (!out_path || !*out_path) return usage_error("'mopt optimize' needs -o OUT.mopt");
+    mopt_options *opts = NULL;
+    mopt_model *m = NULL;
+    int rc = load_model(&c, &opts, &m);
+    if (rc) return rc;
+    mopt_status st = mopt_model_save(m, out_path);
+    if (st) {
+        rc = fail(st);
+    } else {
+        if (report) fputs(mopt_model_pass_report(m), stdout);
+        printf("%s: %zu nodes, %" PRId64 " parameter bytes -> %s\n", c.model,
+               mopt_model_node_count(m), mopt_model_parameter_bytes(m), out_path);
+    }
+    mopt_model_destroy(m);
+    mopt_options_destroy(opts);
+    if (!rc && fflush(stdout) != 0) rc = EXIT_FAILURE;
+    return rc;
+}
+
 /* ---- main ----------------------------------------------------------------- */
 
 static int cmd_version(void) {
@@ -936,5 +1134,6 @@ int main(int argc, char **argv) {
         }
     if (strcmp(cmd, "info") == 0) return cmd_info(argc, argv);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc, argv);
+    if (strcmp(cmd, "optimize") == 0) return cmd_optimize(argc, argv);
     return usage_error("unknown command '%s'", cmd);
 }

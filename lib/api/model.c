@@ -1,12 +1,16 @@
 /*
- * model.c (api) — public model loading and introspection: argument checks,
- * then the importer and rt_model_build.
+ * model.c (api) — public model loading, saving and introspection: argument
+ * checks, then the ONNX importer and rt_model_build, or for .mopt files
+ * (told apart by their first bytes) the .mopt reader and
+ * rt_model_build_optimized.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/file.h"
+#include "io/mopt_format.h"
 #include "io/onnx_import.h"
 #include "runtime/runtime.h"
 
@@ -17,7 +21,34 @@ static mopt_status load_buffer(const uint8_t *buf, size_t len, const char *base_
     ir_graph *g = NULL;
     mopt_status st = onnx_import_model(buf, len, base_dir, &g);
     if (st) return st;
-    return rt_model_build(g, cfg, out);
+    st = rt_model_build(g, cfg, out);
+    if (st) return st;
+    (*out)->source_checksum = mfmt_hash64(buf, len);
+    (*out)->source_bytes = len;
+    return MOPT_OK;
+}
+
+/* A .mopt image (handed over: see mfmt_load) into a model. The graph was
+ * optimized when it was saved: the file's opt_level and precision apply. */
+static mopt_status load_mopt(void *base, size_t size, void (*release)(void *, size_t),
+                             const rt_config *cfg, mopt_model **out) {
+    ir_graph *g = NULL;
+    mfmt_meta meta;
+    mopt_status st = mfmt_load(base, size, release, cfg->verify_weights != 0, &g, &meta);
+    if (st) return st;
+    rt_config c = *cfg;
+    c.opt_level = meta.opt_level;
+    snprintf(c.precision, sizeof c.precision, "%s", meta.precision);
+    st = rt_model_build_optimized(g, &c, &meta.report, out);
+    if (st) return st;
+    (*out)->source_checksum = meta.source_checksum;
+    (*out)->source_bytes = meta.source_bytes;
+    return MOPT_OK;
+}
+
+static void release_aligned(void *base, size_t size) {
+    (void)size;
+    mopt_aligned_free(base);
 }
 
 mopt_status mopt_model_load(const char *path, const mopt_options *opts, mopt_model **out) {
@@ -28,6 +59,14 @@ mopt_status mopt_model_load(const char *path, const mopt_options *opts, mopt_mod
     rt_config cfg;
     mopt_status st = rt_config_read(opts, &cfg);
     if (st) return st;
+    void *map = NULL;
+    size_t map_size = 0;
+    st = mfmt_map_file(path, &map, &map_size);
+    if (!st && map) st = load_mopt(map, map_size, mfmt_unmap, &cfg, out);
+    if (st || map) {
+        if (st) mopt_fail_context(st, "loading '%s'", path);
+        return st;
+    }
     uint8_t *buf = NULL;
     size_t len = 0;
     st = file_read_all(path, MOPT_MAX_MODEL_BYTES, &buf, &len);
@@ -54,8 +93,17 @@ mopt_status mopt_model_load_from_memory(const void *data, size_t size, const mop
     rt_config cfg;
     mopt_status st = rt_config_read(opts, &cfg);
     if (st) return st;
-    st = load_buffer(data ? data : (const void *)"", size,
-                     cfg.external_data_dir[0] ? cfg.external_data_dir : NULL, &cfg, out);
+    if (mfmt_detect(data, size)) {
+        /* the caller's buffer is only borrowed for the call: the weights get
+         * one aligned copy, which the model owns */
+        void *copy = mopt_aligned_alloc(size);
+        if (!copy) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory copying the model");
+        memcpy(copy, data, size);
+        st = load_mopt(copy, size, release_aligned, &cfg, out);
+    } else {
+        st = load_buffer(data ? data : (const void *)"", size,
+                         cfg.external_data_dir[0] ? cfg.external_data_dir : NULL, &cfg, out);
+    }
     if (st) mopt_fail_context(st, "loading model from memory");
     return st;
 }
@@ -65,7 +113,29 @@ void mopt_model_destroy(mopt_model *m) {
     rt_release_kernels(m);
     rt_model_free_names(m);
     ir_graph_destroy(m->graph);
+    mopt_free(m->report_text);
     mopt_free(m);
+}
+
+mopt_status mopt_model_save(const mopt_model *m, const char *path) {
+    mopt_clear_error();
+    if (!m) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_model_save: model is NULL");
+    if (!path || !*path)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_model_save: path is NULL or empty");
+    mfmt_meta meta;
+    memset(&meta, 0, sizeof meta);
+    meta.source_checksum = m->source_checksum;
+    meta.source_bytes = m->source_bytes;
+    meta.opt_level = m->config.opt_level;
+    snprintf(meta.precision, sizeof meta.precision, "%s", m->config.precision);
+    meta.report = m->report;
+    mopt_status st = mfmt_save(m->graph, &meta, path);
+    if (st) mopt_fail_context(st, "saving '%s'", path);
+    return st;
+}
+
+const char *mopt_model_pass_report(const mopt_model *m) {
+    return m && m->report_text ? m->report_text : "";
 }
 
 static const ir_value *io_value(const mopt_model *m, mopt_io_kind kind, size_t index) {

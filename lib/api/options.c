@@ -34,6 +34,7 @@ static const opt_spec k_specs[] = {
     {"memory_limit", OPT_INT, 0, INT64_MAX, 0, NULL, NULL},
     {"verbose", OPT_INT, 0, 3, 0, NULL, NULL},
     {"external_data_dir", OPT_STRING, 0, 0, 0, "", NULL},
+    {"verify_weights", OPT_INT, 0, 1, MOPT_VERIFY_WEIGHTS_DEFAULT, NULL, NULL},
 };
 #define N_SPECS (int)(sizeof k_specs / sizeof k_specs[0])
 
@@ -227,6 +228,7 @@ mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
     cfg->opt_level = 2;
     snprintf(cfg->backend, sizeof cfg->backend, "auto");
     snprintf(cfg->precision, sizeof cfg->precision, "fp32");
+    cfg->verify_weights = MOPT_VERIFY_WEIGHTS_DEFAULT;
     const char *env = getenv("MOPT_VERBOSE");
     if (env && *env && strcmp(env, "0") != 0) cfg->verbose = 1;
     if (!opts) return MOPT_OK;
@@ -236,6 +238,7 @@ mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
     if (mopt_options_get_int(opts, "opt_level", &v) == MOPT_OK) cfg->opt_level = (int)v;
     if (mopt_options_get_int(opts, "memory_limit", &v) == MOPT_OK) cfg->memory_limit = v;
     if (mopt_options_get_int(opts, "verbose", &v) == MOPT_OK && v) cfg->verbose = (int)v;
+    if (mopt_options_get_int(opts, "verify_weights", &v) == MOPT_OK) cfg->verify_weights = (int)v;
     if (mopt_options_get_string(opts, "backend", &s) == MOPT_OK)
         snprintf(cfg->backend, sizeof cfg->backend, "%s", s);
     if (mopt_options_get_string(opts, "precision", &s) == MOPT_OK)

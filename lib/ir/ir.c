@@ -65,7 +65,7 @@ void ir_graph_destroy(ir_graph *g) {
     for (int32_t i = 0; i < g->n_values; i++) {
         ir_value *v = g->values[i];
         mopt_free(v->name);
-        mopt_aligned_free(v->data);
+        if (!(v->flags & IR_VALUE_BORROWED)) mopt_aligned_free(v->data);
         mopt_free(v);
     }
     mopt_free(g->values);
@@ -80,6 +80,7 @@ void ir_graph_destroy(ir_graph *g) {
     mopt_free(g->producer_name);
     mopt_free(g->name);
     mopt_free(g->hash);
+    if (g->backing_release) g->backing_release(g->backing, g->backing_size);
     mopt_free(g);
 }
 

@@ -6,7 +6,8 @@
  * runtime (lib/runtime) executes it. Kernels never see it.
  *
  * Ownership: a graph owns all its values, nodes, attributes, strings and
- * initializer data; ir_graph_destroy releases everything.
+ * initializer data (except IR_VALUE_BORROWED data, which lives in the graph's
+ * backing storage); ir_graph_destroy releases everything.
  */
 #ifndef MOPT_IR_IR_H
 #define MOPT_IR_IR_H
@@ -80,6 +81,9 @@ enum {
     IR_VALUE_INPUT = 1u << 0,       /* a graph input */
     IR_VALUE_OUTPUT = 1u << 1,      /* a graph output */
     IR_VALUE_INITIALIZER = 1u << 2, /* has data: a weight */
+    IR_VALUE_BORROWED = 1u << 3,    /* data is not owned by the value: it points into the
+                                       graph's backing storage (a memory-mapped .mopt file);
+                                       never freed nor written, only dropped */
 };
 
 typedef struct ir_value {
@@ -88,7 +92,7 @@ typedef struct ir_value {
     ir_shape shape;
     uint32_t flags;
     int32_t producer;  /* index of the producing node, -1 if none */
-    void *data;        /* initializer data (owned, aligned), else NULL */
+    void *data;        /* initializer data (owned, aligned, unless IR_VALUE_BORROWED), else NULL */
     size_t nbytes;
 } ir_value;
 
@@ -130,6 +134,12 @@ typedef struct ir_graph {
     /* name -> value index hash table (open addressing) */
     int32_t *hash;
     size_t hash_cap;
+    /* Storage that IR_VALUE_BORROWED data (here and in subgraphs) points into,
+     * e.g. the mapping of a .mopt file; ir_graph_destroy calls
+     * backing_release(backing, backing_size) after everything else. */
+    void *backing;
+    size_t backing_size;
+    void (*backing_release)(void *base, size_t size);
 } ir_graph;
 
 /* Creation and destruction. Return NULL / -1 only when out of memory. */

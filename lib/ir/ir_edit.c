@@ -97,7 +97,7 @@ mopt_status ir_graph_compact(ir_graph *g) {
         ir_value *v = g->values[i];
         if (!keep[i]) {
             mopt_free(v->name);
-            mopt_aligned_free(v->data);
+            if (!(v->flags & IR_VALUE_BORROWED)) mopt_aligned_free(v->data);
             mopt_free(v);
             remap[i] = -1;
             continue;

@@ -83,7 +83,8 @@ static mopt_status fold_node(ir_graph *g, ir_node *n, int64_t opset, bool *folde
             continue;
         }
         ir_value *val = g->values[v];
-        mopt_aligned_free(val->data);
+        if (!(val->flags & IR_VALUE_BORROWED)) mopt_aligned_free(val->data);
+        val->flags &= ~(uint32_t)IR_VALUE_BORROWED;
         val->data = out[k].data;
         val->nbytes = sizes[k];
         val->dtype = out[k].dtype;

@@ -1,7 +1,9 @@
 /*
  * model.c — turning an imported graph into a runnable model: graph checks,
  * operator resolution (every unsupported node listed at once), load-time
- * shape/type inference, parameter statistics. Passes plug in here later.
+ * shape/type inference, the passes (their report is kept in the model),
+ * parameter statistics and kernel dispatch. Graphs read from a .mopt file
+ * were optimized when saved: they skip the passes.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -174,14 +176,47 @@ void rt_model_free_names(mopt_model *m) {
     m->op_names = NULL;
 }
 
-mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **out) {
+/* Copies a pass report into the model (names included) and formats it as
+ * the table mopt_model_pass_report returns (columns as passes_report_print).
+ * The text is optional: without memory for it the accessor gives "". */
+static void set_report(mopt_model *m, const pass_report *rep) {
+    memset(&m->report, 0, sizeof m->report);
+    if (rep) m->report = *rep;
+    if (m->report.n > PASS_REPORT_CAP) m->report.n = PASS_REPORT_CAP;
+    for (int i = 0; i < m->report.n; i++) {
+        pass_report_entry *e = &m->report.entries[i];
+        snprintf(m->report_names[i], sizeof m->report_names[i], "%s", e->name ? e->name : "");
+        e->name = m->report_names[i];
+        e->note[sizeof e->note - 1] = '\0';
+    }
+    size_t cap = (size_t)(m->report.n + 2) * (RT_PASS_NAME_CAP + PASS_NOTE_CAP + 96);
+    char *t = mopt_malloc(cap);
+    if (!t) return;
+    size_t len = (size_t)snprintf(t, cap, "%-16s %9s %7s %7s %8s  %s\n", "pass", "time(ms)",
+                                  "before", "after", "rewrites", "details");
+    for (int i = 0; i < m->report.n && len < cap; i++) {
+        const pass_report_entry *e = &m->report.entries[i];
+        len += (size_t)snprintf(t + len, cap - len, "%-16s %9.3f %7d %7d %8d  %s\n", e->name,
+                                e->ms, (int)e->nodes_before, (int)e->nodes_after,
+                                (int)e->rewrites, e->note);
+    }
+    if (len < cap)
+        snprintf(t + len, cap - len, "%-16s %9.3f %7d %7d\n", "total", m->report.total_ms,
+                 (int)m->report.nodes_before, (int)m->report.nodes_after);
+    m->report_text = t;
+}
+
+static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
+                         const pass_report *applied, mopt_model **out) {
     *out = NULL;
     mopt_status st = ir_graph_check(graph);
     if (!st) st = resolve_ops(graph);
     if (!st) st = rt_infer_graph(graph);
     pass_report rep;
     memset(&rep, 0, sizeof rep);
-    if (!st && cfg->opt_level > 0) st = passes_run(graph, cfg->opt_level, &rep, cfg->verbose);
+    rep.nodes_before = rep.nodes_after = graph->n_nodes;
+    if (!st && run_passes && cfg->opt_level > 0)
+        st = passes_run(graph, cfg->opt_level, &rep, cfg->verbose);
     if (st) {
         ir_graph_destroy(graph);
         return st;
@@ -193,6 +228,7 @@ mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **o
     }
     m->graph = graph;
     m->config = *cfg;
+    set_report(m, run_passes ? &rep : applied);
     count_parameters(m);
     st = rt_plan_kernels(m);
     if (!st) {
@@ -211,6 +247,7 @@ mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **o
         rt_model_free_names(m);
         rt_release_kernels(m);
         ir_graph_destroy(graph);
+        mopt_free(m->report_text);
         mopt_free(m);
         return st;
     }
@@ -227,4 +264,13 @@ mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **o
     }
     *out = m;
     return MOPT_OK;
+}
+
+mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **out) {
+    return build(graph, cfg, true, NULL, out);
+}
+
+mopt_status rt_model_build_optimized(ir_graph *graph, const rt_config *cfg,
+                                     const pass_report *applied, mopt_model **out) {
+    return build(graph, cfg, false, applied, out);
 }

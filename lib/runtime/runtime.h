@@ -11,6 +11,7 @@
 
 #include "ir/ir.h"
 #include "ops/ops.h"
+#include "passes/passes.h"
 
 /* ---- options ---- */
 typedef enum opt_kind { OPT_INT, OPT_DOUBLE, OPT_STRING } opt_kind;
@@ -30,6 +31,10 @@ struct mopt_options {
     int n;
 };
 
+/* Whether loading a .mopt checks every weight's checksum by default (the
+ * "verify_weights" option); the header's checksum is always checked. */
+#define MOPT_VERIFY_WEIGHTS_DEFAULT 0
+
 /* Resolved settings, read once from an option set (NULL = defaults). */
 typedef struct rt_config {
     int threads;
@@ -40,6 +45,7 @@ typedef struct rt_config {
     int64_t memory_limit;
     int verbose;
     char external_data_dir[512];
+    int verify_weights; /* .mopt loads: 1 = check every weight's checksum */
 } rt_config;
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);
@@ -60,6 +66,7 @@ mopt_status rt_tensor_new(mopt_dtype dtype, int32_t rank, const int64_t *dims, v
                           size_t nbytes, bool owned, mopt_tensor **out);
 
 /* ---- model ---- */
+#define RT_PASS_NAME_CAP 48
 typedef struct rt_node_plan {
     const op_impl *impl; /* NULL: the op's reference run */
     void *state;         /* impl->prepare's product */
@@ -72,12 +79,24 @@ struct mopt_model {
     char **op_names;     /* per node: "domain.Op" outside the default domain, else NULL */
     int64_t parameter_count;
     int64_t parameter_bytes;
+    /* What saving a .mopt needs (lib/io/mopt_format.c): */
+    uint64_t source_checksum; /* mfmt_hash64 of the source ONNX bytes */
+    uint64_t source_bytes;
+    pass_report report; /* passes applied at build (or read from a .mopt);
+                           entry names point into report_names */
+    char report_names[PASS_REPORT_CAP][RT_PASS_NAME_CAP];
+    char *report_text; /* the report as a table (mopt_model_pass_report), or NULL */
 };
 
 /* Takes ownership of graph (destroyed on failure too): checks it, resolves
  * every op (listing all unsupported nodes at once), runs load-time inference
  * and the passes the options ask for. */
 mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **out);
+/* As rt_model_build for a graph optimized earlier (a .mopt file): checks,
+ * resolves ops, runs load-time inference and kernel dispatch, but no pass;
+ * `applied` (may be NULL) is recorded as the model's pass report. */
+mopt_status rt_model_build_optimized(ir_graph *graph, const rt_config *cfg,
+                                     const pass_report *applied, mopt_model **out);
 
 /* Releases m->op_names. */
 void rt_model_free_names(mopt_model *m);
