@@ -110,6 +110,7 @@ const op_def *ops_family_movement(size_t *count);
 const op_def *ops_family_bitwise(size_t *count);
 const op_def *ops_family_attention_onnx(size_t *count);
 const op_def *ops_family_loss(size_t *count);
+const op_def *ops_family_normalization2(size_t *count);
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */
 
