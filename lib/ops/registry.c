@@ -16,6 +16,7 @@ static const family_fn k_families[] = {
     ops_family_bitwise, ops_family_attention_onnx,
     ops_family_loss,
     ops_family_normalization2,
+    ops_family_tensor_ops,
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])
