@@ -330,3 +330,9 @@ static const bridged *find_by_node(const ir_node *node) {
     cache[slot].b = found;
     return found;
 }
+
+const op_def *ops_bridge_unwrap(const op_def *d) {
+    for (size_t i = 0; i < MAXB; i++)
+        if (d == &g_bridged[i].def) return g_bridged[i].orig;
+    return d;
+}

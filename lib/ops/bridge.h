@@ -13,5 +13,8 @@
 
 /* The op_def to hand out for d: d itself, or its bridged twin. */
 const op_def *ops_bridge_wrap(const op_def *d);
+/* The original op_def behind a bridged one (d itself when not bridged): for
+ * ops that delegate to another op's infer/run under their own node. */
+const op_def *ops_bridge_unwrap(const op_def *d);
 
 #endif

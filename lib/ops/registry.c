@@ -19,6 +19,7 @@ static const family_fn k_families[] = {
     ops_family_tensor_ops,
     ops_family_quant,
     ops_family_resize,
+    ops_family_misc,
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])
