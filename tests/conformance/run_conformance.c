@@ -25,7 +25,8 @@
  * usage: run_conformance [--data DIR] [--report FILE.md] [--results FILE.tsv]
  *                        [--known-failures FILE] [--tolerances FILE]
  *                        [--jobs N] [--timeout SEC] [--opt-level N]
- *                        [--filter SUBSTRING] [--gate] [-v]
+ *                        [--filter SUBSTRING] [--gate] [--no-fork] [-v]
+ * --no-fork runs the cases in-process (debuggers, leak checkers).
  * The environment variable MOPT_CONFORMANCE_DATA overrides --data.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -547,6 +548,19 @@ static void finish_case(conf_case *c, int wstatus) {
         if (*q == '\n' || *q == '\t') *q = ' ';
 }
 
+/* --no-fork: every case in this process, one after another (for debuggers
+ * and leak checkers; a crash then ends the run). */
+static void run_all_inline(void) {
+    for (size_t i = 0; i < g_n_cases; i++) {
+        conf_case *c = &g_cases[i];
+        c->result = run_case(c, c->msg);
+        for (char *q = c->msg; *q; q++)
+            if (*q == '\n' || *q == '\t') *q = ' ';
+        if (g_verbose)
+            fprintf(stderr, "%-60s %-11s %s\n", c->name, g_result_names[c->result], c->msg);
+    }
+}
+
 static void run_all(int jobs, double timeout) {
     size_t next = 0, running = 0, done = 0;
     while (done < g_n_cases) {
@@ -746,20 +760,22 @@ static void usage(void) {
             "usage: run_conformance [--data DIR] [--report FILE.md] [--results FILE.tsv]\n"
             "                       [--known-failures FILE] [--tolerances FILE] [--jobs N]\n"
             "                       [--timeout SEC] [--opt-level N] [--filter SUBSTRING]\n"
-            "                       [--gate] [-v]\n"
+            "                       [--gate] [--no-fork] [-v]\n"
             "MOPT_CONFORMANCE_DATA overrides --data.\n");
 }
 
 int main(int argc, char **argv) {
     const char *report = NULL, *results = NULL, *known = NULL, *tolerances = NULL;
     const char *filter = NULL;
-    int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), gate = 0;
+    int jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), gate = 0, no_fork = 0;
     double timeout = 120;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--gate") == 0) {
             gate = 1;
+        } else if (strcmp(a, "--no-fork") == 0) {
+            no_fork = 1;
         } else if (strcmp(a, "-v") == 0) {
             g_verbose = 1;
         } else if (!v) {
@@ -819,7 +835,10 @@ int main(int argc, char **argv) {
 
     signal(SIGPIPE, SIG_IGN);
     double t0 = now_s();
-    run_all(jobs, timeout);
+    if (no_fork)
+        run_all_inline();
+    else
+        run_all(jobs, timeout);
     double secs = now_s() - t0;
 
     int counts[R_COUNT] = {0};
