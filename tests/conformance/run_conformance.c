@@ -657,6 +657,7 @@ static int on_tolerance(const char *name, const char *rest, int line) {
 }
 
 static int g_known_stale;
+static const char *g_filter; /* with a filter, listed cases may lie outside it */
 
 static int on_known(const char *name, const char *rest, int line) {
     if (!rest[0]) {
@@ -664,6 +665,7 @@ static int on_known(const char *name, const char *rest, int line) {
         return 1;
     }
     conf_case *c = case_named(name);
+    if (!c && g_filter) return 0;
     if (!c) {
         if (!g_known_stale) fprintf(stderr, "\n");
         fprintf(stderr, "GATE: known failure '%s' (line %d) is not a case of this data\n",
@@ -818,6 +820,7 @@ int main(int argc, char **argv) {
                 g_data && g_data[0] ? "'" : "");
         return 1;
     }
+    g_filter = filter;
     if (find_cases(filter) || g_n_cases == 0) {
         fprintf(stderr, "run_conformance: no cases (folders with model.onnx) in '%s'\n", g_data);
         return 1;
