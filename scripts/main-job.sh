@@ -1,31 +1,40 @@
 #!/usr/bin/env bash
 # main-job.sh — the main job on the bundled example model, from a fresh clone:
-# installs dependencies, builds libmopt, inspects the model, runs it on seeded
-# inputs and checks its outputs against ONNX Runtime on the same inputs.
-# usage: scripts/main-job.sh [MODEL.onnx]
+# installs dependencies, builds libmopt, then
+#   1. inspects the model (mopt info),
+#   2. optimizes it and benchmarks it against its unoptimized self
+#      (mopt-bench: load time, p50/p90/p95/p99, throughput, memory, top ops),
+#   3. runs libmopt and ONNX Runtime side by side on the same inputs and
+#      threads (bench/compare.py: latency table, ratio, output difference).
+# usage: scripts/main-job.sh [MODEL.onnx] [--dim NAME=N]...
+#        (default: examples/models/bert_tiny.onnx at batch 1, seq 128)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MODEL=${1:-examples/models/bert_tiny.onnx}
+MODEL=examples/models/bert_tiny.onnx
+if [ $# -gt 0 ] && [[ "$1" != --* ]]; then MODEL=$1; shift; fi
+DIMS=("$@")
+[ ${#DIMS[@]} -eq 0 ] && DIMS=(--dim batch=1 --dim seq=128)
+THREADS=${THREADS:-1}
 
 bash scripts/install-deps.sh
 [ -d build ] || meson setup build >/dev/null
 ninja -C build >/dev/null
 
-OUT=$(mktemp -d)
-trap 'rm -rf "$OUT"' EXIT
-echo "== mopt info $MODEL"
+echo "== 1. mopt info $MODEL"
 ./build/examples/cli/mopt info "$MODEL"
+
 echo
-echo "== inputs (seeded) and ONNX Runtime reference"
-python3 scripts/ort_reference.py "$MODEL" "$OUT"
-args=()
-for f in "$OUT"/in/*.npy; do
-    n=$(basename "$f" .npy)
-    args+=(--input "$n=$f")
+echo "== 2. optimized (opt_level 2) vs unoptimized (opt_level 0), $THREADS thread(s)"
+for lvl in 0 2; do
+    ./build/bench/mopt-bench "$MODEL" "${DIMS[@]}" --threads "$THREADS" --opt-level "$lvl" \
+        --warmup 3 --iterations 30 --no-progress --top 5
+    echo
 done
-echo
-echo "== mopt run"
-./build/examples/cli/mopt run "$MODEL" "${args[@]}" --output-dir "$OUT/mopt"
-echo
-echo "== libmopt vs ONNX Runtime"
-python3 scripts/ort_reference.py --compare "$OUT/ort" "$OUT/mopt"
+
+echo "== 3. libmopt vs ONNX Runtime, same model, inputs and threads"
+if python3 -c "import onnxruntime" 2>/dev/null; then
+    python3 bench/compare.py "$MODEL" "${DIMS[@]}" --threads "$THREADS" --iterations 30 \
+        --mopt-config opt_level=0 --mopt-config opt_level=2
+else
+    echo "(onnxruntime is not installed: skipping the side-by-side comparison)"
+fi

@@ -256,8 +256,9 @@ MOPT_API mopt_status mopt_model_io_find(const mopt_model *model,
 
 /* Nodes of the model graph as it will run (after optimization). */
 MOPT_API size_t mopt_model_node_count(const mopt_model *model);
-/* Op type ("Conv", "mopt.Attention") and name of node `index`; NULL when out
- * of range. Owned by the model. */
+/* Op type and name of node `index`; NULL when out of range. Owned by the
+ * model. Operators outside the default ONNX domain carry their domain:
+ * "Conv", "mopt.FusedConv", "com.microsoft.Foo". */
 MOPT_API const char *mopt_model_node_op_type(const mopt_model *model,
                                              size_t index);
 MOPT_API const char *mopt_model_node_name(const mopt_model *model, size_t index);

@@ -63,6 +63,7 @@ mopt_status mopt_model_load_from_memory(const void *data, size_t size, const mop
 void mopt_model_destroy(mopt_model *m) {
     if (!m) return;
     rt_release_kernels(m);
+    rt_model_free_names(m);
     ir_graph_destroy(m->graph);
     mopt_free(m);
 }
@@ -131,6 +132,7 @@ size_t mopt_model_node_count(const mopt_model *m) { return m ? (size_t)m->graph-
 
 const char *mopt_model_node_op_type(const mopt_model *m, size_t index) {
     if (!m || index >= (size_t)m->graph->n_nodes) return NULL;
+    if (m->op_names && m->op_names[index]) return m->op_names[index];
     return m->graph->nodes[index]->op_type;
 }
 

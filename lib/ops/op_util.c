@@ -50,7 +50,11 @@ mopt_status op_broadcast(const op_ctx *ctx, const ir_shape *a, const ir_shape *b
                                db);
             }
         } else if (sa != 0 && sb != 0) {
-            if (sa == sb && sa > 0) res.syms[i] = sa;
+            /* equal symbols stay; an unknown dim against a symbol is either
+             * 1 or that symbol, so the result is the symbol */
+            if (sa == sb) res.syms[i] = sa;
+            else if (sa > 0 && sb < 0) res.syms[i] = sa;
+            else if (sa < 0 && sb > 0) res.syms[i] = sb;
             else res.syms[i] = -1;
         } else if (sa != 0) { /* a symbolic, b fixed */
             if (db == 1) res.syms[i] = sa;

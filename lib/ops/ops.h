@@ -107,6 +107,8 @@ const op_def *ops_family_normalization(size_t *count);
 const op_def *ops_family_reduce(size_t *count);
 const op_def *ops_family_shape(size_t *count);
 const op_def *ops_family_movement(size_t *count);
+const op_def *ops_family_fused(size_t *count); /* domain "mopt" */
+const op_def *ops_family_attention(size_t *count); /* mopt.Attention */
 const op_def *ops_family_bitwise(size_t *count);
 const op_def *ops_family_attention_onnx(size_t *count);
 const op_def *ops_family_loss(size_t *count);
@@ -127,8 +129,9 @@ mopt_status op_fail(const op_ctx *ctx, mopt_status status, const char *fmt, ...)
 const char *op_shape_str(const op_ctx *ctx, const ir_shape *s, char buf[IR_SHAPE_STR_CAP]);
 
 /* numpy broadcasting of a and b into out. Symbols: equal symbols stay, a
- * symbol against 1 stays, a symbol against n > 1 becomes n, two different
- * symbols become unknown. Fails (SHAPE) on incompatible fixed dims. */
+ * symbol against 1 or against an unknown dim stays, a symbol against n > 1
+ * becomes n, two different symbols become unknown. Fails (SHAPE) on
+ * incompatible fixed dims. */
 mopt_status op_broadcast(const op_ctx *ctx, const ir_shape *a, const ir_shape *b, ir_shape *out);
 
 /* Normalizes axis into [0, rank) (negative counts from the end). Fails with

@@ -55,6 +55,14 @@ mopt_status pass_eliminate(ir_graph *g, pass_result *r);
 mopt_status pass_fold_constants(ir_graph *g, pass_result *r);
 mopt_status pass_cse(ir_graph *g, pass_result *r);
 mopt_status pass_dce(ir_graph *g, pass_result *r);
+mopt_status pass_fold_shapes(ir_graph *g, pass_result *r);
+/* Fusions (opt_level 2). */
+mopt_status pass_fuse_conv_bn(ir_graph *g, pass_result *r);
+mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r);
+mopt_status pass_fuse_layernorm(ir_graph *g, pass_result *r);
+mopt_status pass_fuse_gelu(ir_graph *g, pass_result *r);
+mopt_status pass_fuse_matmul(ir_graph *g, pass_result *r);
+mopt_status pass_fuse_attention(ir_graph *g, pass_result *r); /* level 2 */
 
 /* Shared helper: appends "N what" to a note, comma-separated. */
 void pass_note_add(pass_result *r, int32_t count, const char *what);

@@ -150,6 +150,13 @@ static void count_parameters(mopt_model *m) {
     }
 }
 
+void rt_model_free_names(mopt_model *m) {
+    if (!m->op_names) return;
+    for (int32_t i = 0; i < m->graph->n_nodes; i++) mopt_free(m->op_names[i]);
+    mopt_free(m->op_names);
+    m->op_names = NULL;
+}
+
 mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **out) {
     *out = NULL;
     mopt_status st = ir_graph_check(graph);
@@ -171,7 +178,20 @@ mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **o
     m->config = *cfg;
     count_parameters(m);
     st = rt_plan_kernels(m);
+    if (!st) {
+        m->op_names = mopt_calloc((size_t)(graph->n_nodes ? graph->n_nodes : 1), sizeof(char *));
+        if (!m->op_names) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating model");
+        for (int32_t i = 0; !st && i < graph->n_nodes; i++) {
+            const ir_node *n = graph->nodes[i];
+            if (!n->domain[0] || strcmp(n->domain, "ai.onnx") == 0) continue;
+            size_t len = strlen(n->domain) + strlen(n->op_type) + 2;
+            m->op_names[i] = mopt_malloc(len);
+            if (!m->op_names[i]) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+            else snprintf(m->op_names[i], len, "%s.%s", n->domain, n->op_type);
+        }
+    }
     if (st) {
+        rt_model_free_names(m);
         rt_release_kernels(m);
         ir_graph_destroy(graph);
         mopt_free(m);

@@ -69,6 +69,7 @@ struct mopt_model {
     ir_graph *graph;
     rt_config config;
     rt_node_plan *plans; /* one per node */
+    char **op_names;     /* per node: "domain.Op" outside the default domain, else NULL */
     int64_t parameter_count;
     int64_t parameter_bytes;
 };
@@ -77,6 +78,9 @@ struct mopt_model {
  * every op (listing all unsupported nodes at once), runs load-time inference
  * and the passes the options ask for. */
 mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **out);
+
+/* Releases m->op_names. */
+void rt_model_free_names(mopt_model *m);
 
 /* Chooses an implementation for every node (see op_impl). */
 mopt_status rt_plan_kernels(mopt_model *m);

@@ -7,7 +7,8 @@ rerun gives the same weights (the .onnx bytes may differ across torch
 versions; the references then have to be remade with make_references.py).
 
 Models (all exported with the legacy TorchScript exporter, dynamo=False):
-  bert       post-LN encoder, erf-GELU, additive attention mask, opset 17
+  bert       post-LN encoder, erf-GELU, additive attention mask, 128 positions,
+             opset 17
   gpt        pre-LN decoder, tanh-GELU, Trilu causal mask, opset 14 (so that
              LayerNorm is exported as the decomposed ReduceMean/Pow/Sqrt/Div
              pattern rather than LayerNormalization)
@@ -133,10 +134,14 @@ class Bert(nn.Module):
         # The HF way: a position-id buffer sliced to the sequence length.
         self.register_buffer("position_ids", torch.arange(max_pos).unsqueeze(0), persistent=False)
 
-    def init_weights(self, gen):
+    def init_weights(self, gen, pos_rows=None, extra_gen=None):
+        """pos_rows: how many position rows to draw from gen in the usual order (all
+        by default); the rest come from extra_gen after everything else. This lets
+        the test bert grow its position table without changing any other weight."""
+        rows = self.pos.weight.shape[0] if pos_rows is None else pos_rows
         with torch.no_grad():
             self.word.weight.normal_(0.0, 1.0, generator=gen)
-            self.pos.weight.normal_(0.0, 0.5, generator=gen)
+            self.pos.weight[:rows].normal_(0.0, 0.5, generator=gen)
         init_norm(self.ln_emb, gen)
         for layer in self.layers:
             # q and k a little larger so that softmax is far from uniform.
@@ -149,6 +154,9 @@ class Bert(nn.Module):
             init_norm(layer.ln1, gen)
             init_norm(layer.ln2, gen)
         init_linear(self.pool, 0.8, gen)
+        if rows < self.pos.weight.shape[0]:
+            with torch.no_grad():
+                self.pos.weight[rows:].normal_(0.0, 0.5, generator=extra_gen)
 
     def forward(self, input_ids, attention_mask):
         seq = input_ids.size(1)
@@ -386,8 +394,12 @@ def export(name, model, args, path, input_names, output_names, dynamic_axes, ops
 def build(name, gen):
     """Returns (module, example args, input names, output names, dynamic axes, opset, folding)."""
     if name == "bert":
-        m = Bert()
-        m.init_weights(gen)
+        # 128 positions so that seq 128 can be run (and benchmarked). Rows 0..63 and all
+        # other weights are drawn exactly as when the table had 64 rows (so outputs for
+        # seq <= 64 did not change); rows 64..127 come from their own seeded generator.
+        m = Bert(max_pos=128)
+        m.init_weights(gen, pos_rows=64,
+                       extra_gen=torch.Generator().manual_seed(SEED + sum(map(ord, "bert_pos"))))
         ids = torch.randint(0, 1000, (2, 8), generator=gen)
         mask = torch.ones(2, 8, dtype=torch.int64)
         mask[1, 6:] = 0

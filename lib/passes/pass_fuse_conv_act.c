@@ -1,0 +1,93 @@
+/*
+ * pass_fuse_conv_act.c — fuses a Conv with what follows it into one
+ * mopt.FusedConv (docs/fused_ops.md):
+ *   Conv -> [Add(residual)] -> [Relu | Clip | HardSwish | HardSigmoid |
+ *                               Sigmoid | LeakyRelu | Tanh | Gelu]
+ * The residual is the Add's other input: not a constant and of exactly the
+ * Conv output's shape. Each intermediate value must have a single consumer
+ * and not be a graph output. Runs after Conv+BatchNormalization folding.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "passes/fusion.h"
+
+typedef struct conv_match {
+    int32_t residual; /* value, or -1 */
+    ir_node *add;     /* the residual Add, or NULL */
+    ir_node *act;     /* the activation, or NULL */
+    fu_act a;
+} conv_match;
+
+static bool match(const fu_graph *f, ir_node *conv, conv_match *m) {
+    const ir_graph *g = f->g;
+    memset(m, 0, sizeof *m);
+    m->residual = -1;
+    if (conv->n_outputs != 1 || conv->outputs[0] < 0 || conv->n_inputs < 2) return false;
+    if (!fu_attrs_copyable(conv)) return false;
+    int32_t y = conv->outputs[0];
+    const ir_value *yv = g->values[y];
+    if (yv->dtype != MOPT_DTYPE_F32) return false;
+    int32_t cur = y;
+    ir_node *next = fu_sole_consumer(f, cur, NULL);
+    if (fu_is(next, "Add")) {
+        int o = fu_other_input(next, cur);
+        if (o >= 0) {
+            int32_t r = next->inputs[o];
+            const ir_value *rv = g->values[r];
+            if (!fu_is_const(g, r) && rv->dtype == MOPT_DTYPE_F32 &&
+                fu_same_shape(&rv->shape, &yv->shape)) {
+                m->residual = r;
+                m->add = next;
+                cur = next->outputs[0];
+                next = fu_sole_consumer(f, cur, NULL);
+            }
+        }
+    }
+    if (next && next->inputs[0] == cur && fu_activation(g, next, &m->a)) m->act = next;
+    return m->add || m->act;
+}
+
+static mopt_status fuse_one(fu_graph *f, ir_node *conv, const conv_match *m) {
+    ir_node *last = m->act ? m->act : m->add;
+    int32_t out = last->outputs[0];
+    bool has_b = conv->n_inputs > 2 && conv->inputs[2] >= 0;
+    int32_t n_in = m->residual >= 0 ? 4 : (has_b ? 3 : 2);
+    if (!fu_use_mopt_domain(f->g)) return MOPT_ERR_OUT_OF_MEMORY;
+    ir_node *n = fu_replace_node(f, last, "FusedConv", "mopt", conv->name, n_in, out);
+    if (!n) return MOPT_ERR_OUT_OF_MEMORY;
+    n->inputs[0] = conv->inputs[0];
+    n->inputs[1] = conv->inputs[1];
+    if (n_in > 2) n->inputs[2] = has_b ? conv->inputs[2] : -1;
+    if (n_in > 3) n->inputs[3] = m->residual;
+    if (!fu_copy_attrs(n, conv)) return MOPT_ERR_OUT_OF_MEMORY;
+    if (m->act && !fu_set_activation(n, &m->a)) return MOPT_ERR_OUT_OF_MEMORY;
+    conv->dead = true;
+    if (m->add) m->add->dead = true;
+    return fu_refresh(f);
+}
+
+mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r) {
+    fu_graph f;
+    mopt_status st = fu_init(&f, g);
+    int32_t n_res = 0, n_act = 0, n_both = 0;
+    for (int32_t i = 0; !st && i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        conv_match m;
+        if (!fu_is(n, "Conv") || !match(&f, n, &m)) continue;
+        st = fuse_one(&f, n, &m);
+        if (m.add && m.act)
+            n_both++;
+        else if (m.add)
+            n_res++;
+        else
+            n_act++;
+    }
+    fu_free(&f);
+    r->rewrites = n_res + n_act + n_both;
+    pass_note_add(r, n_act, "Conv+activation");
+    pass_note_add(r, n_res, "Conv+residual");
+    pass_note_add(r, n_both, "Conv+residual+activation");
+    return st;
+}

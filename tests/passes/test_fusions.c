@@ -1,0 +1,267 @@
+/*
+ * test_fusions.c — proves that the fusion passes fire on the patterns torch
+ * exports and change nothing numerically. For every case folder under
+ * tests/passes/data (written by export_patterns.py): load model.onnx through
+ * the public API at opt_level 2, check the graph against the case's
+ * `expect` rules (node op types after optimization), then run
+ * test_data_set_0 and compare with ONNX Runtime's outputs and with the same
+ * model run at opt_level 0, within 1e-4.
+ *
+ * With BAD_DIR, also loads every BAD_DIR/<status>_<what>.onnx (malformed
+ * fused nodes, from gen_fused_ops.py) and expects the load to fail with that
+ * status ("shape" or "invalid") and a message naming the node.
+ *
+ * usage: test_fusions DATA_DIR [BAD_DIR]
+ */
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+#include <mopt/mopt.h>
+
+#define MAX_CASES 256
+#define MAX_IO 16
+#define TOL 1e-4
+
+typedef struct fcase {
+    char path[1024];
+    char name[256];
+} fcase;
+
+static fcase g_cases[MAX_CASES];
+static int g_n;
+
+static int file_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Nodes of op type `op` ("FusedConv" also matches "mopt.FusedConv"). */
+static int count_op(const mopt_model *m, const char *op) {
+    int n = 0;
+    for (size_t i = 0; i < mopt_model_node_count(m); i++) {
+        const char *t = mopt_model_node_op_type(m, i);
+        if (!t) continue;
+        if (strncmp(t, "mopt.", 5) == 0) t += 5;
+        n += strcmp(t, op) == 0;
+    }
+    return n;
+}
+
+static void histogram(const mopt_model *m, char *buf, size_t cap) {
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < mopt_model_node_count(m) && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? " " : "",
+                                mopt_model_node_op_type(m, i));
+}
+
+static mopt_model *load(const fcase *c, int level) {
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "opt_level", level), MOPT_OK);
+    char p[1100];
+    snprintf(p, sizeof p, "%s/model.onnx", c->path);
+    mopt_model *m = NULL;
+    mopt_status st = mopt_model_load(p, o, &m);
+    mopt_options_destroy(o);
+    if (st != MOPT_OK)
+        fail_msg("%s: load at opt_level %d failed: %s: %s", c->name, level, mopt_status_string(st),
+                 mopt_last_error());
+    return m;
+}
+
+static void check_rules(const fcase *c, const mopt_model *m) {
+    char p[1100], line[256], hist[4096];
+    snprintf(p, sizeof p, "%s/expect", c->path);
+    FILE *f = fopen(p, "r");
+    if (!f) fail_msg("%s: no expect file", c->name);
+    histogram(m, hist, sizeof hist);
+    int rules = 0;
+    while (fgets(line, sizeof line, f)) {
+        char kind[32], op[128];
+        int n = 0;
+        int got = sscanf(line, "%31s %127s %d", kind, op, &n);
+        if (got < 2) continue;
+        int have = count_op(m, op);
+        bool ok = false;
+        if (strcmp(kind, "absent") == 0)
+            ok = have == 0, n = 0;
+        else if (strcmp(kind, "count") == 0 && got == 3)
+            ok = have == n;
+        else if (strcmp(kind, "min") == 0 && got == 3)
+            ok = have >= n;
+        else {
+            fclose(f);
+            fail_msg("%s: bad rule '%s'", c->name, line);
+        }
+        if (!ok) {
+            fclose(f);
+            fail_msg("%s: rule '%s %s %d' fails: %d %s node(s) after optimization: %s", c->name,
+                     kind, op, n, have, op, hist);
+        }
+        rules++;
+    }
+    fclose(f);
+    assert_true(rules > 0);
+}
+
+static int load_tensors(const char *dir, const char *prefix, mopt_tensor **out) {
+    int n = 0;
+    for (; n < MAX_IO; n++) {
+        char p[1200];
+        snprintf(p, sizeof p, "%s/%s_%d.npy", dir, prefix, n);
+        if (!file_exists(p)) break;
+        out[n] = NULL;
+        if (mopt_tensor_load(p, &out[n]) != MOPT_OK)
+            fail_msg("cannot read %s: %s", p, mopt_last_error());
+    }
+    return n;
+}
+
+static void run(const fcase *c, mopt_model *m, mopt_tensor **in, int n_in, mopt_tensor **out,
+                int n_out) {
+    mopt_session *s = NULL;
+    assert_int_equal(mopt_session_create(m, NULL, &s), MOPT_OK);
+    mopt_status st = mopt_session_run(s, (size_t)n_in, NULL, (const mopt_tensor *const *)in,
+                                      (size_t)n_out, NULL, out);
+    if (st != MOPT_OK)
+        fail_msg("%s: run failed: %s: %s", c->name, mopt_status_string(st), mopt_last_error());
+    mopt_session_destroy(s);
+}
+
+static void compare(const fcase *c, const char *what, int k, const mopt_tensor *got,
+                    const mopt_tensor *want) {
+    assert_int_equal(mopt_tensor_dtype(got), MOPT_DTYPE_F32);
+    assert_int_equal(mopt_tensor_dtype(want), MOPT_DTYPE_F32);
+    assert_int_equal(mopt_tensor_rank(got), mopt_tensor_rank(want));
+    for (int i = 0; i < mopt_tensor_rank(got); i++)
+        assert_int_equal(mopt_tensor_dim(got, i), mopt_tensor_dim(want, i));
+    const float *g = mopt_tensor_data_const(got), *w = mopt_tensor_data_const(want);
+    int64_t n = mopt_tensor_element_count(want);
+    for (int64_t i = 0; i < n; i++) {
+        double err = fabs((double)g[i] - (double)w[i]);
+        if (!(err <= TOL + TOL * fabs((double)w[i])))
+            fail_msg("%s: output %d element %lld is %.9g, %s gives %.9g", c->name, k, (long long)i,
+                     g[i], what, w[i]);
+    }
+}
+
+static void test_case(void **state) {
+    const fcase *c = *state;
+    mopt_model *m2 = load(c, 2), *m0 = load(c, 0);
+    check_rules(c, m2);
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/test_data_set_0", c->path);
+    mopt_tensor *in[MAX_IO] = {0}, *ref[MAX_IO] = {0}, *o2[MAX_IO] = {0}, *o0[MAX_IO] = {0};
+    int n_in = load_tensors(dir, "input", in);
+    int n_out = load_tensors(dir, "output", ref);
+    assert_int_equal((size_t)n_in, mopt_model_io_count(m2, MOPT_INPUT));
+    assert_true(n_out > 0);
+    run(c, m2, in, n_in, o2, n_out);
+    run(c, m0, in, n_in, o0, n_out);
+    for (int k = 0; k < n_out; k++) {
+        compare(c, "ONNX Runtime", k, o2[k], ref[k]);
+        compare(c, "opt_level 0", k, o2[k], o0[k]);
+    }
+    for (int k = 0; k < n_in; k++)
+        mopt_tensor_destroy(in[k]);
+    for (int k = 0; k < n_out; k++) {
+        mopt_tensor_destroy(ref[k]);
+        mopt_tensor_destroy(o2[k]);
+        mopt_tensor_destroy(o0[k]);
+    }
+    printf("[ CASE     ] %s: %zu nodes at opt_level 2, %zu at 0\n", c->name,
+           mopt_model_node_count(m2), mopt_model_node_count(m0));
+    mopt_model_destroy(m2);
+    mopt_model_destroy(m0);
+}
+
+static void test_bad(void **state) {
+    const fcase *c = *state;
+    mopt_status want = strncmp(c->name, "shape_", 6) == 0 ? MOPT_ERR_SHAPE : MOPT_ERR_INVALID_MODEL;
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "opt_level", 0), MOPT_OK);
+    mopt_model *m = NULL;
+    mopt_status st = mopt_model_load(c->path, o, &m);
+    mopt_options_destroy(o);
+    if (st == MOPT_OK) {
+        mopt_model_destroy(m);
+        fail_msg("%s: loaded, expected %s", c->name, mopt_status_string(want));
+    }
+    if (st != want)
+        fail_msg("%s: %s (%s), expected %s", c->name, mopt_status_string(st), mopt_last_error(),
+                 mopt_status_string(want));
+    if (!strstr(mopt_last_error(), "bad_node"))
+        fail_msg("%s: message does not name the node: %s", c->name, mopt_last_error());
+    printf("[ BAD      ] %s: %s\n", c->name, mopt_last_error());
+}
+
+static int cmp_case(const void *a, const void *b) {
+    return strcmp(((const fcase *)a)->name, ((const fcase *)b)->name);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: test_fusions DATA_DIR [BAD_DIR]\n");
+        return 2;
+    }
+    DIR *d = opendir(argv[1]);
+    if (!d) {
+        fprintf(stderr, "test_fusions: cannot open %s\n", argv[1]);
+        return 1;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) && g_n < MAX_CASES) {
+        if (e->d_name[0] == '.') continue;
+        fcase *c = &g_cases[g_n];
+        snprintf(c->path, sizeof c->path, "%s/%s", argv[1], e->d_name);
+        snprintf(c->name, sizeof c->name, "%s", e->d_name);
+        char p[1100];
+        snprintf(p, sizeof p, "%s/model.onnx", c->path);
+        if (file_exists(p)) g_n++;
+    }
+    closedir(d);
+    if (g_n == 0) {
+        fprintf(stderr, "test_fusions: no cases in %s\n", argv[1]);
+        return 1;
+    }
+    qsort(g_cases, (size_t)g_n, sizeof g_cases[0], cmp_case);
+    int n_good = g_n;
+    if (argc == 3) {
+        d = opendir(argv[2]);
+        if (!d) {
+            fprintf(stderr, "test_fusions: cannot open %s\n", argv[2]);
+            return 1;
+        }
+        while ((e = readdir(d)) && g_n < MAX_CASES) {
+            size_t len = strlen(e->d_name);
+            if (len < 6 || strcmp(e->d_name + len - 5, ".onnx") != 0) continue;
+            fcase *c = &g_cases[g_n++];
+            snprintf(c->path, sizeof c->path, "%s/%s", argv[2], e->d_name);
+            snprintf(c->name, sizeof c->name, "%s", e->d_name);
+        }
+        closedir(d);
+        qsort(g_cases + n_good, (size_t)(g_n - n_good), sizeof g_cases[0], cmp_case);
+    }
+    struct CMUnitTest *tests = calloc((size_t)g_n, sizeof *tests);
+    if (!tests) return 1;
+    for (int i = 0; i < g_n; i++) {
+        tests[i].name = g_cases[i].name;
+        tests[i].test_func = i < n_good ? test_case : test_bad;
+        tests[i].initial_state = &g_cases[i];
+    }
+    int rc = _cmocka_run_group_tests("fusions", tests, (size_t)g_n, NULL, NULL);
+    free(tests);
+    return rc;
+}
