@@ -23,12 +23,13 @@ echo "== clang build (-Werror)"
 [ -d build-clang ] || CC=clang meson setup build-clang -Dtests=true >/dev/null
 ninja -C build-clang
 
-echo "== ASan + UBSan: unit, hostile, ops, models, abi suites"
+echo "== ASan + UBSan: unit, hostile, ops, models, passes, patterns, abi, conformance suites"
 [ -d build-asan ] || meson setup build-asan -Dbuildtype=debug -Db_sanitize=address,undefined \
     -Db_lundef=false >/dev/null
 ninja -C build-asan
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
-    --suite unit --suite hostile --suite ops --suite models --suite passes --suite patterns --suite abi
+    --suite unit --suite hostile --suite ops --suite models --suite passes --suite patterns --suite abi \
+    --suite conformance
 
 python3 tests/models/check_models.py

@@ -105,7 +105,8 @@ int ref_onnx_attention(const ref_onnx_attn *p, const float *q, const float *k, c
                                     : y + ((b * p->q_heads + h) * p->q_len + i) * p->v_head;
                 for (int64_t d = 0; d < p->v_head; d++) {
                     double acc = 0;
-                    for (int64_t j = 0; j < total; j++) acc += prob[j] * vb[j * p->v_head + d];
+                    for (int64_t j = 0; j < total; j++)
+                        acc += prob[j] * vb[j * p->v_head + d];
                     yi[d] = (float)acc;
                 }
             }

@@ -57,8 +57,8 @@ SROWS(int64_t, uint64_t, i64)
 
 ref_row2_fn ref_bitwise_row(ref_bitop op, mopt_dtype t) {
     /* and/or/xor act on the bit pattern: signed types use the unsigned rows */
-    bool sgn = t == MOPT_DTYPE_I8 || t == MOPT_DTYPE_I16 || t == MOPT_DTYPE_I32 ||
-               t == MOPT_DTYPE_I64;
+    bool sgn =
+        t == MOPT_DTYPE_I8 || t == MOPT_DTYPE_I16 || t == MOPT_DTYPE_I32 || t == MOPT_DTYPE_I64;
     if (sgn && (op == REF_BIT_SHL || op == REF_BIT_SHR)) {
         bool l = op == REF_BIT_SHL;
         switch (t) {
@@ -83,7 +83,8 @@ ref_row2_fn ref_bitwise_row(ref_bitop op, mopt_dtype t) {
 }
 
 #define NOT_LOOP(T)                                                                                \
-    for (int64_t i = 0; i < n; i++) ((T *)y)[i] = (T) ~((const T *)x)[i];                          \
+    for (int64_t i = 0; i < n; i++)                                                                \
+        ((T *)y)[i] = (T) ~((const T *)x)[i];                                                      \
     return 0
 
 int ref_bitwise_not(mopt_dtype t, const void *x, void *y, int64_t n) {

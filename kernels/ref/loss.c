@@ -42,8 +42,10 @@ void ref_log_softmax_axis1(int64_t n, int64_t c, int64_t d, const float *x, floa
             double m = -INFINITY, s = 0;
             for (int64_t k = 0; k < c; k++)
                 if (xi[k * d] > m) m = xi[k * d];
-            for (int64_t k = 0; k < c; k++) s += exp((double)xi[k * d] - m);
+            for (int64_t k = 0; k < c; k++)
+                s += exp((double)xi[k * d] - m);
             double ls = log(s);
-            for (int64_t k = 0; k < c; k++) yi[k * d] = (float)((double)xi[k * d] - m - ls);
+            for (int64_t k = 0; k < c; k++)
+                yi[k * d] = (float)((double)xi[k * d] - m - ls);
         }
 }

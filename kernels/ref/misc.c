@@ -69,7 +69,8 @@ void ref_det(int64_t count, int64_t m, const double *x, double *y, double *a) {
             det *= a[col * m + col];
             for (int64_t r = col + 1; r < m; r++) {
                 double f = a[r * m + col] / a[col * m + col];
-                for (int64_t k = col; k < m; k++) a[r * m + k] -= f * a[col * m + k];
+                for (int64_t k = col; k < m; k++)
+                    a[r * m + k] -= f * a[col * m + k];
             }
         }
         y[t] = det;

@@ -10,9 +10,11 @@ void ref_rms_norm(int64_t outer, int64_t inner, float eps, const float *x, float
     for (int64_t o = 0; o < outer; o++) {
         const float *xo = x + o * inner;
         double ss = 0;
-        for (int64_t i = 0; i < inner; i++) ss += (double)xo[i] * xo[i];
+        for (int64_t i = 0; i < inner; i++)
+            ss += (double)xo[i] * xo[i];
         double r = 1.0 / sqrt(ss / (double)(inner > 0 ? inner : 1) + eps);
-        for (int64_t i = 0; i < inner; i++) y[o * inner + i] = (float)(xo[i] * r);
+        for (int64_t i = 0; i < inner; i++)
+            y[o * inner + i] = (float)(xo[i] * r);
     }
 }
 
@@ -25,9 +27,11 @@ void ref_group_norm(int64_t n, int64_t c, int64_t spatial, int64_t groups, float
             const float *xg = x + (b * c + g * cg) * spatial;
             float *yg = y + (b * c + g * cg) * spatial;
             double m = 0, v = 0;
-            for (int64_t i = 0; i < len; i++) m += xg[i];
+            for (int64_t i = 0; i < len; i++)
+                m += xg[i];
             m /= (double)(len > 0 ? len : 1);
-            for (int64_t i = 0; i < len; i++) v += ((double)xg[i] - m) * ((double)xg[i] - m);
+            for (int64_t i = 0; i < len; i++)
+                v += ((double)xg[i] - m) * ((double)xg[i] - m);
             v /= (double)(len > 0 ? len : 1);
             double r = 1.0 / sqrt(v + eps);
             for (int64_t ch = 0; ch < cg; ch++) {

@@ -11,7 +11,7 @@
 typedef enum ref_reduction { REF_RED_NONE, REF_RED_SUM, REF_RED_MEAN } ref_reduction;
 
 typedef struct ref_nll_params {
-    int64_t n, c, d;       /* input viewed as [n, c, d], target as [n, d] */
+    int64_t n, c, d; /* input viewed as [n, c, d], target as [n, d] */
     ref_reduction reduction;
     bool has_ignore;
     int64_t ignore_index;

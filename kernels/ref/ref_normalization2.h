@@ -15,8 +15,7 @@ void ref_rms_norm(int64_t outer, int64_t inner, float eps, const float *x, float
 /* x [n, c, spatial]: statistics over groups of c/groups channels; scale and
  * bias per channel (per_group: per group). */
 void ref_group_norm(int64_t n, int64_t c, int64_t spatial, int64_t groups, float eps,
-                    const float *scale, const float *bias, int per_group, const float *x,
-                    float *y);
+                    const float *scale, const float *bias, int per_group, const float *x, float *y);
 
 /* x viewed as [outer, len, inner]: y = x / ||x||_p along len (p 1 or 2;
  * a zero norm gives 0). */

@@ -8,7 +8,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef enum ref_resize_mode { REF_RESIZE_NEAREST, REF_RESIZE_LINEAR, REF_RESIZE_CUBIC } ref_resize_mode;
+typedef enum ref_resize_mode {
+    REF_RESIZE_NEAREST,
+    REF_RESIZE_LINEAR,
+    REF_RESIZE_CUBIC
+} ref_resize_mode;
 typedef enum ref_coord {
     REF_COORD_HALF_PIXEL,
     REF_COORD_HALF_PIXEL_SYMMETRIC,
@@ -37,7 +41,7 @@ typedef struct ref_resize_params {
  * [outer, out_len, inner] with scale (and roi_start/roi_end for
  * tf_crop_and_resize). */
 void ref_resize_axis(const ref_resize_params *p, int64_t outer, int64_t in_len, int64_t out_len,
-                     int64_t inner, double scale, double roi_start, double roi_end,
-                     const double *x, double *y);
+                     int64_t inner, double scale, double roi_start, double roi_end, const double *x,
+                     double *y);
 
 #endif

@@ -10,7 +10,7 @@
 #define REF_SPATIAL_MAX 6
 
 typedef struct ref_spatial {
-    int nd;                                  /* spatial dims */
+    int nd; /* spatial dims */
     int64_t in[REF_SPATIAL_MAX], out[REF_SPATIAL_MAX], k[REF_SPATIAL_MAX];
     int64_t stride[REF_SPATIAL_MAX], dil[REF_SPATIAL_MAX], pad[REF_SPATIAL_MAX]; /* pad: begin */
 } ref_spatial;

@@ -28,7 +28,7 @@ void ref_hardmax(int64_t outer, int64_t len, int64_t inner, const float *x, floa
 
 /* DepthToSpace (to_space) or SpaceToDepth of [n, c, h, w] (input dims),
  * mode crd (else dcr), elements of es bytes. */
-void ref_depth_space(bool to_space, bool crd, int64_t b, int64_t n, int64_t c, int64_t h,
-                     int64_t w, size_t es, const void *x, void *y);
+void ref_depth_space(bool to_space, bool crd, int64_t b, int64_t n, int64_t c, int64_t h, int64_t w,
+                     size_t es, const void *x, void *y);
 
 #endif

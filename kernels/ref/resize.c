@@ -18,8 +18,8 @@ static void cubic_coeffs(double r, double a, double *c) {
 }
 
 void ref_resize_axis(const ref_resize_params *p, int64_t outer, int64_t in_len, int64_t out_len,
-                     int64_t inner, double scale, double roi_start, double roi_end,
-                     const double *x, double *y) {
+                     int64_t inner, double scale, double roi_start, double roi_end, const double *x,
+                     double *y) {
     double out_w = scale * (double)in_len;
     for (int64_t j = 0; j < out_len; j++) {
         double yj = (double)j, xo;
@@ -35,9 +35,7 @@ void ref_resize_axis(const ref_resize_params *p, int64_t outer, int64_t in_len, 
             xo += roi_start * (double)(in_len - 1);
             extra = xo < 0 || xo > (double)(in_len - 1);
             break;
-        case REF_COORD_PYTORCH_HALF_PIXEL:
-            xo = out_w == 1 ? -0.5 : (yj + 0.5) / scale - 0.5;
-            break;
+        case REF_COORD_PYTORCH_HALF_PIXEL: xo = out_w == 1 ? -0.5 : (yj + 0.5) / scale - 0.5; break;
         case REF_COORD_HALF_PIXEL_SYMMETRIC: {
             double adj = (double)out_len / out_w, center = (double)in_len / 2;
             xo = center * (1 - adj) + (yj + 0.5) / scale - 0.5;
@@ -66,7 +64,8 @@ void ref_resize_axis(const ref_resize_params *p, int64_t outer, int64_t in_len, 
         }
         int64_t start = (int64_t)fl - (integer ? n / 2 : n / 2 - 1);
         int64_t idx[4];
-        for (int t = 0; t < n; t++) idx[t] = start + t;
+        for (int t = 0; t < n; t++)
+            idx[t] = start + t;
         if (p->exclude_outside) {
             double sum = 0;
             for (int t = 0; t < n; t++) {
@@ -74,9 +73,11 @@ void ref_resize_axis(const ref_resize_params *p, int64_t outer, int64_t in_len, 
                 sum += c[t];
             }
             if (sum == 0) sum = 1;
-            for (int t = 0; t < n; t++) c[t] /= sum;
+            for (int t = 0; t < n; t++)
+                c[t] /= sum;
         }
-        for (int t = 0; t < n; t++) idx[t] = idx[t] < 0 ? 0 : idx[t] >= in_len ? in_len - 1 : idx[t];
+        for (int t = 0; t < n; t++)
+            idx[t] = idx[t] < 0 ? 0 : idx[t] >= in_len ? in_len - 1 : idx[t];
         for (int64_t o = 0; o < outer; o++)
             for (int64_t i = 0; i < inner; i++) {
                 double v;

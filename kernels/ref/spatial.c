@@ -9,7 +9,8 @@
 
 static int64_t prod(const int64_t *d, int nd) {
     int64_t p = 1;
-    for (int i = 0; i < nd; i++) p *= d[i];
+    for (int i = 0; i < nd; i++)
+        p *= d[i];
     return p;
 }
 

@@ -57,7 +57,8 @@ int ref_cumulative(mopt_dtype t, bool prod, bool exclusive, bool reverse, int64_
                     }                                                                              \
                     if (pos >= k) continue;                                                        \
                     int64_t last = n < k ? n : k - 1;                                              \
-                    for (int64_t q = last; q > pos; q--) scratch[q] = scratch[q - 1];              \
+                    for (int64_t q = last; q > pos; q--)                                           \
+                        scratch[q] = scratch[q - 1];                                               \
                     scratch[pos] = j;                                                              \
                     if (n < k) n++;                                                                \
                 }                                                                                  \
@@ -98,8 +99,8 @@ void ref_hardmax(int64_t outer, int64_t len, int64_t inner, const float *x, floa
         }
 }
 
-void ref_depth_space(bool to_space, bool crd, int64_t b, int64_t n, int64_t c, int64_t h,
-                     int64_t w, size_t es, const void *x, void *y) {
+void ref_depth_space(bool to_space, bool crd, int64_t b, int64_t n, int64_t c, int64_t h, int64_t w,
+                     size_t es, const void *x, void *y) {
     const char *xs = x;
     char *ys = y;
     if (to_space) { /* [n, c, h, w] -> [n, c/b², h*b, w*b] */

@@ -35,8 +35,7 @@ static int attn_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, attn_
                       (int)q->rank, (int)k->rank, (int)v->rank);
         return 0;
     }
-    if (!ir_shape_is_concrete(q) || !ir_shape_is_concrete(k) || !ir_shape_is_concrete(v))
-        return 1;
+    if (!ir_shape_is_concrete(q) || !ir_shape_is_concrete(k) || !ir_shape_is_concrete(v)) return 1;
     memset(g, 0, sizeof *g);
     g->b = q->dims[0];
     if (q->rank == 4) {
@@ -177,7 +176,8 @@ static mopt_status attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     if (present(in, n_in, 3)) {
         const ir_shape *m = &in[3].shape;
         int64_t md[4] = {1, 1, 1, 1};
-        for (int32_t a = 0; a < m->rank; a++) md[4 - m->rank + a] = m->dims[a];
+        for (int32_t a = 0; a < m->rank; a++)
+            md[4 - m->rank + a] = m->dims[a];
         int64_t stride = 1;
         for (int a = 3; a >= 0; a--) {
             p.mask_strides[a] = md[a] == 1 && a != 3 ? 0 : stride;

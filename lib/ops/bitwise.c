@@ -10,19 +10,25 @@
 #include "ops/ops.h"
 
 static const mopt_dtype k_uint[] = {MOPT_DTYPE_U8, MOPT_DTYPE_U16, MOPT_DTYPE_U32, MOPT_DTYPE_U64};
-static const mopt_dtype k_int[] = {MOPT_DTYPE_U8,  MOPT_DTYPE_U16, MOPT_DTYPE_U32, MOPT_DTYPE_U64,
-                                   MOPT_DTYPE_I8,  MOPT_DTYPE_I16, MOPT_DTYPE_I32, MOPT_DTYPE_I64};
+static const mopt_dtype k_int[] = {MOPT_DTYPE_U8, MOPT_DTYPE_U16, MOPT_DTYPE_U32, MOPT_DTYPE_U64,
+                                   MOPT_DTYPE_I8, MOPT_DTYPE_I16, MOPT_DTYPE_I32, MOPT_DTYPE_I64};
 
 static int op_of(const op_ctx *ctx, ref_bitop *op) {
     const char *t = ctx->node->op_type;
-    if (strcmp(t, "BitwiseAnd") == 0) *op = REF_BIT_AND;
-    else if (strcmp(t, "BitwiseOr") == 0) *op = REF_BIT_OR;
-    else if (strcmp(t, "BitwiseXor") == 0) *op = REF_BIT_XOR;
+    if (strcmp(t, "BitwiseAnd") == 0)
+        *op = REF_BIT_AND;
+    else if (strcmp(t, "BitwiseOr") == 0)
+        *op = REF_BIT_OR;
+    else if (strcmp(t, "BitwiseXor") == 0)
+        *op = REF_BIT_XOR;
     else {
         const char *dir = ir_node_attr_string(ctx->node, "direction", "");
-        if (strcmp(dir, "LEFT") == 0) *op = REF_BIT_SHL;
-        else if (strcmp(dir, "RIGHT") == 0) *op = REF_BIT_SHR;
-        else return -1;
+        if (strcmp(dir, "LEFT") == 0)
+            *op = REF_BIT_SHL;
+        else if (strcmp(dir, "RIGHT") == 0)
+            *op = REF_BIT_SHR;
+        else
+            return -1;
     }
     return 0;
 }

@@ -25,41 +25,66 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_logic.h"
 
-#define MAXB 256
+#define MAXB 192 /* table slots (ops with a bridged twin) */
 
 /* ops never bridged for floats */
 static const char *const k_no_float[] = {
-    "Cast",         "CastLike",          "EyeLike",           "ConstantOfShape", "Constant",
-    "RandomNormal", "RandomNormalLike",  "RandomUniform",     "RandomUniformLike",
-    "Multinomial",  "Bernoulli",         "QuantizeLinear",    "DynamicQuantizeLinear",
-    "Shape",        "Size",
+    "Cast",
+    "CastLike",
+    "EyeLike",
+    "ConstantOfShape",
+    "Constant",
+    "RandomNormal",
+    "RandomNormalLike",
+    "RandomUniform",
+    "RandomUniformLike",
+    "Multinomial",
+    "Bernoulli",
+    "QuantizeLinear",
+    "DynamicQuantizeLinear",
+    "Shape",
+    "Size",
 };
 
 /* ops bridged for integers: name, whether u64 is exact, outputs mapped back
  * (bit mask; 0 = none, e.g. comparisons whose output is bool) */
 typedef struct int_rule {
     const char *op;
-    bool u64_ok;       /* u64 -> i64 keeps results exact (wrap-around ops) */
-    bool bool_ok;      /* bool (0/1) -> i64 too (max/min reductions) */
-    bool via_f32;      /* 8/16-bit integers go through f32 (exact), not i64 */
+    bool u64_ok;  /* u64 -> i64 keeps results exact (wrap-around ops) */
+    bool bool_ok; /* bool (0/1) -> i64 too (max/min reductions) */
+    bool via_f32; /* 8/16-bit integers go through f32 (exact), not i64 */
     unsigned out_mask;
 } int_rule;
 
 static const int_rule k_int_rules[] = {
-    {"Add", true, false, false, 1},         {"Sub", true, false, false, 1},
-    {"Mul", true, false, false, 1},         {"Sum", true, false, false, 1},
-    {"Neg", true, false, false, 1},         {"Div", false, false, false, 1},
-    {"Mod", false, false, false, 1},        {"Min", false, false, false, 1},
-    {"Max", false, false, false, 1},        {"Abs", false, false, false, 1},
-    {"Sign", false, false, false, 1},       {"Clip", false, false, false, 1},
-    {"ReduceSum", true, false, false, 1},   {"ReduceProd", true, false, false, 1},
-    {"ReduceMax", false, true, false, 1},   {"ReduceMin", false, true, false, 1},
-    {"Equal", true, false, false, 0},       {"Less", false, false, false, 0},
-    {"Greater", false, false, false, 0},    {"LessOrEqual", false, false, false, 0},
-    {"GreaterOrEqual", false, false, false, 0}, {"MaxPool", false, false, true, 1},
-    {"CumSum", true, false, false, 1},      {"ArgMax", false, false, false, 0},
-    {"ArgMin", false, false, false, 0},     {"TopK", false, false, false, 1},
-    {"ReduceL1", false, false, false, 1},   {"ReduceSumSquare", true, false, false, 1},
+    {"Add", true, false, false, 1},
+    {"Sub", true, false, false, 1},
+    {"Mul", true, false, false, 1},
+    {"Sum", true, false, false, 1},
+    {"Neg", true, false, false, 1},
+    {"Div", false, false, false, 1},
+    {"Mod", false, false, false, 1},
+    {"Min", false, false, false, 1},
+    {"Max", false, false, false, 1},
+    {"Abs", false, false, false, 1},
+    {"Sign", false, false, false, 1},
+    {"Clip", false, false, false, 1},
+    {"ReduceSum", true, false, false, 1},
+    {"ReduceProd", true, false, false, 1},
+    {"ReduceMax", false, true, false, 1},
+    {"ReduceMin", false, true, false, 1},
+    {"Equal", true, false, false, 0},
+    {"Less", false, false, false, 0},
+    {"Greater", false, false, false, 0},
+    {"LessOrEqual", false, false, false, 0},
+    {"GreaterOrEqual", false, false, false, 0},
+    {"MaxPool", false, false, true, 1},
+    {"CumSum", true, false, false, 1},
+    {"ArgMax", false, false, false, 0},
+    {"ArgMin", false, false, false, 0},
+    {"TopK", false, false, false, 1},
+    {"ReduceL1", false, false, false, 1},
+    {"ReduceSumSquare", true, false, false, 1},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -74,8 +99,6 @@ typedef struct bridged {
 static bridged g_bridged[MAXB];
 static size_t g_n_bridged;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static const bridged *find_by_node(const ir_node *node);
 
 static bool is_narrow_float(mopt_dtype t) {
     return t == MOPT_DTYPE_F16 || t == MOPT_DTYPE_BF16 || t == MOPT_DTYPE_F64;
@@ -156,10 +179,8 @@ static void map_back(const bplan *p, op_tensor *out, int n_out) {
     }
 }
 
-static mopt_status bridge_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                int n_out) {
-    const bridged *b = find_by_node(ctx->node);
-    if (!b) return op_fail(ctx, MOPT_ERR_INTERNAL, "bridge: op not found");
+static mopt_status bridge_infer(const bridged *b, const op_ctx *ctx, const op_tensor *in, int n_in,
+                                op_tensor *out, int n_out) {
     mopt_status st = b->orig->infer(ctx, in, n_in, out, n_out);
     if (st != MOPT_ERR_TYPE || n_in > 32) return st;
     bplan p;
@@ -192,21 +213,21 @@ static mopt_status bridge_infer(const op_ctx *ctx, const op_tensor *in, int n_in
         else
             map_back(&p, out, n_out);
     }
-    for (int k = 0; k < n_in; k++) mopt_aligned_free(tmp[k]);
+    for (int k = 0; k < n_in; k++)
+        mopt_aligned_free(tmp[k]);
     return st;
 }
 
-static mopt_status bridge_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                              int n_out) {
-    const bridged *b = find_by_node(ctx->node);
-    if (!b) return op_fail(ctx, MOPT_ERR_INTERNAL, "bridge: op not found");
+static mopt_status bridge_run(const bridged *b, const op_ctx *ctx, const op_tensor *in, int n_in,
+                              op_tensor *out, int n_out) {
     bplan p;
     if (n_in > 32 || n_out > 32) return b->orig->run(ctx, in, n_in, out, n_out);
     plan_make(b, in, n_in, &p);
     if (!p.any) return b->orig->run(ctx, in, n_in, out, n_out);
     /* Natively accepted? Then no bridging. */
     op_tensor probe[32];
-    for (int k = 0; k < n_out; k++) probe[k] = out[k];
+    for (int k = 0; k < n_out; k++)
+        probe[k] = out[k];
     if (b->orig->infer(ctx, in, n_in, probe, n_out) == MOPT_OK)
         return b->orig->run(ctx, in, n_in, out, n_out);
     op_tensor in2[32], out2[32];
@@ -234,8 +255,7 @@ static mopt_status bridge_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         out2[k] = out[k];
         mopt_dtype wide = MOPT_DTYPE_UNDEFINED;
         if (p.float_back && out[k].dtype == p.float_back) wide = MOPT_DTYPE_F32;
-        if (p.int_back && (p.int_mask >> k & 1) && out[k].dtype == p.int_back)
-            wide = p.int_wide;
+        if (p.int_back && (p.int_mask >> k & 1) && out[k].dtype == p.int_back) wide = p.int_wide;
         if (wide == MOPT_DTYPE_UNDEFINED) continue;
         int64_t n = op_numel(&out[k]);
         size_t es = mopt_dtype_size(wide);
@@ -263,9 +283,70 @@ static mopt_status bridge_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         if (n > 0 && ref_cast(out2[k].dtype, out2[k].data, out[k].dtype, out[k].data, n) != 0)
             st = op_fail(ctx, MOPT_ERR_INTERNAL, "bridge: cannot convert output %d", k);
     }
-    for (int i = 0; i < n_tmp; i++) mopt_aligned_free(tmp[i]);
+    for (int i = 0; i < n_tmp; i++)
+        mopt_aligned_free(tmp[i]);
     return st;
 }
+
+/* One infer/run trampoline pair per table slot: an op_def carries no user
+ * data, and the node's op_type cannot identify the op (an op may delegate to
+ * another's infer/run under its own node, as FusedConv does with Conv). */
+#define TRAMP(name, idx)                                                                           \
+    static mopt_status infer_##name(const op_ctx *c, const op_tensor *in, int ni, op_tensor *out,  \
+                                    int no) {                                                      \
+        return bridge_infer(&g_bridged[idx], c, in, ni, out, no);                                  \
+    }                                                                                              \
+    static mopt_status run_##name(const op_ctx *c, const op_tensor *in, int ni, op_tensor *out,    \
+                                  int no) {                                                        \
+        return bridge_run(&g_bridged[idx], c, in, ni, out, no);                                    \
+    }
+/* row r (a decimal literal) holds slots 8r .. 8r+7, named r0 .. r7 */
+#define TRAMP8(r)                                                                                  \
+    TRAMP(r##0, (r)*8 + 0)                                                                         \
+    TRAMP(r##1, (r)*8 + 1)                                                                         \
+    TRAMP(r##2, (r)*8 + 2)                                                                         \
+    TRAMP(r##3, (r)*8 + 3)                                                                         \
+    TRAMP(r##4, (r)*8 + 4)                                                                         \
+    TRAMP(r##5, (r)*8 + 5)                                                                         \
+    TRAMP(r##6, (r)*8 + 6)                                                                         \
+    TRAMP(r##7, (r)*8 + 7)
+TRAMP8(0)
+TRAMP8(1)
+TRAMP8(2)
+TRAMP8(3)
+TRAMP8(4)
+TRAMP8(5)
+TRAMP8(6)
+TRAMP8(7)
+TRAMP8(8)
+TRAMP8(9)
+TRAMP8(10)
+TRAMP8(11)
+TRAMP8(12)
+TRAMP8(13)
+TRAMP8(14)
+TRAMP8(15)
+TRAMP8(16)
+TRAMP8(17)
+TRAMP8(18)
+TRAMP8(19)
+TRAMP8(20)
+TRAMP8(21)
+TRAMP8(22)
+TRAMP8(23)
+#define ROW8(r)                                                                                    \
+    {infer_##r##0, run_##r##0}, {infer_##r##1, run_##r##1}, {infer_##r##2, run_##r##2},            \
+        {infer_##r##3, run_##r##3}, {infer_##r##4, run_##r##4}, {infer_##r##5, run_##r##5},        \
+        {infer_##r##6, run_##r##6}, {                                                              \
+        infer_##r##7, run_##r##7                                                                   \
+    }
+
+static const struct {
+    op_infer_fn infer;
+    op_run_fn run;
+} k_tramps[MAXB] = {ROW8(0),  ROW8(1),  ROW8(2),  ROW8(3),  ROW8(4),  ROW8(5),  ROW8(6),  ROW8(7),
+                    ROW8(8),  ROW8(9),  ROW8(10), ROW8(11), ROW8(12), ROW8(13), ROW8(14), ROW8(15),
+                    ROW8(16), ROW8(17), ROW8(18), ROW8(19), ROW8(20), ROW8(21), ROW8(22), ROW8(23)};
 
 static bool in_list(const char *const *list, size_t n, const char *s) {
     for (size_t i = 0; i < n; i++)
@@ -289,12 +370,13 @@ const op_def *ops_bridge_wrap(const op_def *d) {
     const op_def *res = d;
     pthread_mutex_lock(&g_lock);
     size_t i = 0;
-    while (i < g_n_bridged && g_bridged[i].orig != d) i++;
+    while (i < g_n_bridged && g_bridged[i].orig != d)
+        i++;
     if (i == g_n_bridged && i < MAXB) {
         bridged *b = &g_bridged[i];
         b->def = *d;
-        b->def.infer = bridge_infer;
-        b->def.run = bridge_run;
+        b->def.infer = k_tramps[i].infer;
+        b->def.run = k_tramps[i].run;
         b->orig = d;
         b->float_ok = float_ok;
         b->irule = ir;
@@ -303,32 +385,6 @@ const op_def *ops_bridge_wrap(const op_def *d) {
     if (i < g_n_bridged) res = &g_bridged[i].def;
     pthread_mutex_unlock(&g_lock);
     return res;
-}
-
-/* Finds the bridged entry of a node by its op type (a small per-thread cache
- * keyed by the node keeps this off the hot path). */
-static const bridged *find_by_node(const ir_node *node) {
-    static _Thread_local struct {
-        const ir_node *node;
-        const bridged *b;
-    } cache[64];
-    size_t slot = ((uintptr_t)node >> 4) & 63;
-    if (cache[slot].node == node && cache[slot].b &&
-        strcmp(cache[slot].b->def.op_type, node->op_type) == 0)
-        return cache[slot].b;
-    const bridged *found = NULL;
-    pthread_mutex_lock(&g_lock);
-    for (size_t i = 0; i < g_n_bridged; i++) {
-        if (strcmp(g_bridged[i].def.op_type, node->op_type) == 0 &&
-            domain_default(node->domain)) {
-            found = &g_bridged[i];
-            break;
-        }
-    }
-    pthread_mutex_unlock(&g_lock);
-    cache[slot].node = node;
-    cache[slot].b = found;
-    return found;
 }
 
 const op_def *ops_bridge_unwrap(const op_def *d) {

@@ -14,10 +14,14 @@
 
 static int reduction_of(const op_ctx *ctx, ref_reduction *r) {
     const char *s = ir_node_attr_string(ctx->node, "reduction", "mean");
-    if (strcmp(s, "none") == 0) *r = REF_RED_NONE;
-    else if (strcmp(s, "sum") == 0) *r = REF_RED_SUM;
-    else if (strcmp(s, "mean") == 0) *r = REF_RED_MEAN;
-    else return -1;
+    if (strcmp(s, "none") == 0)
+        *r = REF_RED_NONE;
+    else if (strcmp(s, "sum") == 0)
+        *r = REF_RED_SUM;
+    else if (strcmp(s, "mean") == 0)
+        *r = REF_RED_MEAN;
+    else
+        return -1;
     return 0;
 }
 
@@ -75,7 +79,8 @@ static mopt_status loss_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     p.n = x->dims[0];
     p.c = x->dims[1];
     p.d = 1;
-    for (int32_t a = 2; a < x->rank; a++) p.d *= x->dims[a];
+    for (int32_t a = 2; a < x->rank; a++)
+        p.d *= x->dims[a];
     int64_t nt = op_numel(&in[1]), nx = op_numel(&in[0]);
     if (n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED && op_numel(&in[2]) != p.c)
         return op_fail(ctx, MOPT_ERR_SHAPE, "weight must have C = %" PRId64 " values", p.c);
@@ -96,9 +101,9 @@ static mopt_status loss_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
         xs = lp;
     }
     int64_t bad = 0;
-    int rc = ref_nll_loss(&p, xs, t, n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED ? in[2].data
-                                                                                    : NULL,
-                          out[0].data, &bad);
+    int rc =
+        ref_nll_loss(&p, xs, t, n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED ? in[2].data : NULL,
+                     out[0].data, &bad);
     mopt_free(t);
     if (sce && n_out <= 1) mopt_free(lp);
     if (rc)

@@ -17,8 +17,8 @@ static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
 
 /* ---- BitCast ---------------------------------------------------------------------- */
 
-static mopt_status bitcast_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                 op_tensor *out, int n_out) {
+static mopt_status bitcast_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
     mopt_dtype to = (mopt_dtype)ir_node_attr_int(ctx->node, "to", 0);
     size_t a = mopt_dtype_size(in[0].dtype), b = mopt_dtype_size(to);
     if (b == 0) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "target type %d is not supported", to);
@@ -35,7 +35,8 @@ static mopt_status bitcast_run(const op_ctx *ctx, const op_tensor *in, int n_in,
     size_t n = (size_t)op_numel(&in[0]) * mopt_dtype_size(in[0].dtype);
     if (n) memcpy(out[0].data, in[0].data, n);
     if (out[0].dtype == MOPT_DTYPE_BOOL) /* keep bools 0/1 */
-        for (size_t i = 0; i < n; i++) ((uint8_t *)out[0].data)[i] = ((uint8_t *)out[0].data)[i] != 0;
+        for (size_t i = 0; i < n; i++)
+            ((uint8_t *)out[0].data)[i] = ((uint8_t *)out[0].data)[i] != 0;
     return MOPT_OK;
 }
 
@@ -77,8 +78,8 @@ static mopt_status window_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 
 /* ---- LRN, SwiGLU ----------------------------------------------------------------------- */
 
-static mopt_status f32_same_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                  op_tensor *out, int n_out) {
+static mopt_status f32_same_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
     mopt_status st;
     for (int k = 0; k < n_in; k++)
         if ((st = op_expect_dtype(ctx, &in[k], k, k_f32, 1))) return st;
@@ -94,10 +95,11 @@ static mopt_status lrn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     if (s->rank < 2 || size <= 0)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "needs X [N, C, ...] and size > 0");
     int64_t sp = 1;
-    for (int32_t a = 2; a < s->rank; a++) sp *= s->dims[a];
+    for (int32_t a = 2; a < s->rank; a++)
+        sp *= s->dims[a];
     ref_lrn(s->dims[0], s->dims[1], sp, size, ir_node_attr_float(ctx->node, "alpha", 1e-4f),
-            ir_node_attr_float(ctx->node, "beta", 0.75f), ir_node_attr_float(ctx->node, "bias", 1.0f),
-            in[0].data, out[0].data);
+            ir_node_attr_float(ctx->node, "beta", 0.75f),
+            ir_node_attr_float(ctx->node, "bias", 1.0f), in[0].data, out[0].data);
     return MOPT_OK;
 }
 
@@ -146,8 +148,8 @@ static mopt_status det_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 /* ---- TensorScatter ------------------------------------------------------------------------ */
 
-static mopt_status tscatter_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                  op_tensor *out, int n_out) {
+static mopt_status tscatter_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
     mopt_status st = op_same_dtype(ctx, in, 0, 1);
     if (st) return st;
     const char *mode = ir_node_attr_string(ctx->node, "mode", "linear");
@@ -173,8 +175,10 @@ static mopt_status tscatter_run(const op_ctx *ctx, const op_tensor *in, int n_in
     size_t es = mopt_dtype_size(in[0].dtype);
     memcpy(out[0].data, in[0].data, (size_t)op_numel(&in[0]) * es);
     int64_t outer = 1, inner = 1, batch = c->dims[0];
-    for (int32_t a = 0; a < ax; a++) outer *= c->dims[a];
-    for (int32_t a = ax + 1; a < c->rank; a++) inner *= c->dims[a];
+    for (int32_t a = 0; a < ax; a++)
+        outer *= c->dims[a];
+    for (int32_t a = ax + 1; a < c->rank; a++)
+        inner *= c->dims[a];
     int64_t maxlen = c->dims[ax], len = u->dims[ax];
     for (int64_t o = 0; o < outer; o++) {
         int64_t b = o / (outer / (batch > 0 ? batch : 1));
@@ -188,8 +192,8 @@ static mopt_status tscatter_run(const op_ctx *ctx, const op_tensor *in, int n_in
             int64_t pos = w + s;
             if (circ) pos = ((pos % maxlen) + maxlen) % maxlen;
             if (pos < 0 || pos >= maxlen)
-                return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT, "write index %" PRId64
-                               " out of range", pos);
+                return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
+                               "write index %" PRId64 " out of range", pos);
             memcpy((char *)out[0].data + (size_t)((o * maxlen + pos) * inner) * es,
                    (const char *)in[1].data + (size_t)((o * len + s) * inner) * es,
                    (size_t)inner * es);
@@ -198,7 +202,8 @@ static mopt_status tscatter_run(const op_ctx *ctx, const op_tensor *in, int n_in
     return MOPT_OK;
 }
 
-/* ---- Scatter (opset 9-10) = ScatterElements --------------------------------------------------- */
+/* ---- Scatter (opset 9-10) = ScatterElements ---------------------------------------------------
+ */
 
 static mopt_status scatter_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {

@@ -54,8 +54,7 @@ static mopt_status rms_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     (void)n_in, (void)n_out;
     int32_t ax;
     mopt_status st;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis",
-                      &ax)))
+    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis", &ax)))
         return st;
     int64_t outer = 1, inner = 1;
     for (int32_t a = 0; a < in[0].shape.rank; a++)
@@ -67,8 +66,8 @@ static mopt_status rms_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     op_strides(&out[0].shape, sy);
     op_broadcast_strides(&in[1].shape, &out[0].shape, ss);
     ref_row2_fn mul = ref_binary_row(REF_BIN_MUL, MOPT_DTYPE_F32, MOPT_DTYPE_F32);
-    ref_broadcast2(mul, out[0].shape.rank, out[0].shape.dims, out[0].data, 4, sy, in[1].data, 4,
-                   ss, out[0].data, 4);
+    ref_broadcast2(mul, out[0].shape.rank, out[0].shape.dims, out[0].data, 4, sy, in[1].data, 4, ss,
+                   out[0].data, 4);
     return MOPT_OK;
 }
 
@@ -95,7 +94,8 @@ static mopt_status group_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     int64_t g = ir_node_attr_int(ctx->node, "num_groups", 0);
     const ir_shape *x = &in[0].shape;
     int64_t c = x->dims[1], sp = 1;
-    for (int32_t a = 2; a < x->rank; a++) sp *= x->dims[a];
+    for (int32_t a = 2; a < x->rank; a++)
+        sp *= x->dims[a];
     int per_group = op_numel(&in[1]) == g && g != c;
     int64_t want = per_group ? g : c;
     if (op_numel(&in[1]) != want || op_numel(&in[2]) != want)
@@ -118,8 +118,7 @@ static mopt_status lp_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
     if (p != 1 && p != 2) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "p must be 1 or 2");
     int32_t ax;
     if (in[0].shape.rank >= 0)
-        return op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis",
-                       &ax);
+        return op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis", &ax);
     return MOPT_OK;
 }
 
@@ -128,13 +127,14 @@ static mopt_status lp_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
     (void)n_in, (void)n_out;
     int32_t ax;
     mopt_status st;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis",
-                      &ax)))
+    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis", &ax)))
         return st;
     int64_t outer = 1, inner = 1;
     for (int32_t a = 0; a < in[0].shape.rank; a++)
-        if (a < ax) outer *= in[0].shape.dims[a];
-        else if (a > ax) inner *= in[0].shape.dims[a];
+        if (a < ax)
+            outer *= in[0].shape.dims[a];
+        else if (a > ax)
+            inner *= in[0].shape.dims[a];
     ref_lp_norm(outer, in[0].shape.rank ? in[0].shape.dims[ax] : 1, inner,
                 (int)ir_node_attr_int(ctx->node, "p", 2), in[0].data, out[0].data);
     return MOPT_OK;

@@ -56,15 +56,18 @@ static mopt_status layout_of(const op_ctx *ctx, const op_tensor *x, const op_ten
     if (st) return st;
     l->outer = 1;
     for (int32_t a = 0; a < s->rank; a++)
-        if (a < ax) l->outer *= s->dims[a];
-        else if (a > ax) l->inner *= s->dims[a];
+        if (a < ax)
+            l->outer *= s->dims[a];
+        else if (a > ax)
+            l->inner *= s->dims[a];
     l->len = s->dims[ax];
     if (block > 0) {
         l->mode = 2;
         l->block = block;
         bool ok = ss->rank == s->rank;
         for (int32_t a = 0; ok && a < s->rank; a++)
-            ok = a == ax ? ss->dims[a] == (s->dims[a] + block - 1) / block : ss->dims[a] == s->dims[a];
+            ok = a == ax ? ss->dims[a] == (s->dims[a] + block - 1) / block
+                         : ss->dims[a] == s->dims[a];
         if (!ok) return op_fail(ctx, MOPT_ERR_SHAPE, "blocked scale shape does not fit x");
     } else {
         l->mode = 1;
@@ -198,8 +201,7 @@ static mopt_status dyn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 /* ---- MatMulInteger / QLinearMatMul ------------------------------------------------------ */
 
 /* [batch..., m, k] x [batch..., k, n] with equal batch dims or a 2-D B. */
-static mopt_status mm_shape(const op_ctx *ctx, const ir_shape *a, const ir_shape *b,
-                            ir_shape *y) {
+static mopt_status mm_shape(const op_ctx *ctx, const ir_shape *a, const ir_shape *b, ir_shape *y) {
     if (a->rank < 0 || b->rank < 0) {
         ir_shape_set_unknown(y);
         return MOPT_OK;
@@ -236,13 +238,16 @@ static mopt_status mmi_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
                            int n_out) {
     bool ql = strcmp(ctx->node->op_type, "QLinearMatMul") == 0;
     const op_tensor *A = &in[0], *B = &in[ql ? 3 : 1];
-    const op_tensor *ZA = ql ? (has(in, n_in, 2) ? &in[2] : NULL) : (has(in, n_in, 2) ? &in[2] : NULL);
-    const op_tensor *ZB = ql ? (has(in, n_in, 5) ? &in[5] : NULL) : (has(in, n_in, 3) ? &in[3] : NULL);
+    const op_tensor *ZA =
+        ql ? (has(in, n_in, 2) ? &in[2] : NULL) : (has(in, n_in, 2) ? &in[2] : NULL);
+    const op_tensor *ZB =
+        ql ? (has(in, n_in, 5) ? &in[5] : NULL) : (has(in, n_in, 3) ? &in[3] : NULL);
     const ir_shape *ys = &out[0].shape;
     int64_t m = ys->dims[ys->rank - 2], n = ys->dims[ys->rank - 1];
     int64_t k = A->shape.dims[A->shape.rank - 1];
     int64_t batch = 1;
-    for (int32_t a = 0; a < ys->rank - 2; a++) batch *= ys->dims[a];
+    for (int32_t a = 0; a < ys->rank - 2; a++)
+        batch *= ys->dims[a];
     int64_t a_batch = op_numel(A) / (m * k > 0 ? m * k : 1);
     int64_t b_batch = op_numel(B) / (k * n > 0 ? k * n : 1);
     if ((a_batch != batch && a_batch != 1) || (b_batch != batch && b_batch != 1))
@@ -257,8 +262,9 @@ static mopt_status mmi_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
         goto done;
     }
     for (int64_t p = 0; p < batch; p++)
-        ref_matmul_int(m, k, n, a + (a_batch > 1 ? p * m * k : 0), b + (b_batch > 1 ? p * k * n : 0),
-                       za, ZA ? op_numel(ZA) : 0, zb, ZB ? op_numel(ZB) : 0, acc + p * m * n);
+        ref_matmul_int(m, k, n, a + (a_batch > 1 ? p * m * k : 0),
+                       b + (b_batch > 1 ? p * k * n : 0), za, ZA ? op_numel(ZA) : 0, zb,
+                       ZB ? op_numel(ZB) : 0, acc + p * m * n);
     if (ql) {
         double as, bs, ysc, yzp = 0;
         float f[3];

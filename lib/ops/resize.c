@@ -24,14 +24,18 @@ static bool is_upsample(const op_ctx *ctx) { return strcmp(ctx->node->op_type, "
 static mopt_status parse_params(const op_ctx *ctx, ref_resize_params *p) {
     memset(p, 0, sizeof *p);
     const char *mode = ir_node_attr_string(ctx->node, "mode", "nearest");
-    if (strcmp(mode, "nearest") == 0) p->mode = REF_RESIZE_NEAREST;
-    else if (strcmp(mode, "linear") == 0 || strcmp(mode, "bilinear") == 0) p->mode = REF_RESIZE_LINEAR;
-    else if (strcmp(mode, "cubic") == 0 && !is_upsample(ctx)) p->mode = REF_RESIZE_CUBIC;
-    else return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown mode '%s'", mode);
+    if (strcmp(mode, "nearest") == 0)
+        p->mode = REF_RESIZE_NEAREST;
+    else if (strcmp(mode, "linear") == 0 || strcmp(mode, "bilinear") == 0)
+        p->mode = REF_RESIZE_LINEAR;
+    else if (strcmp(mode, "cubic") == 0 && !is_upsample(ctx))
+        p->mode = REF_RESIZE_CUBIC;
+    else
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown mode '%s'", mode);
     bool old = is_upsample(ctx) || ctx->opset < 11;
-    const char *ct = old ? "asymmetric"
-                         : ir_node_attr_string(ctx->node, "coordinate_transformation_mode",
-                                               "half_pixel");
+    const char *ct =
+        old ? "asymmetric"
+            : ir_node_attr_string(ctx->node, "coordinate_transformation_mode", "half_pixel");
     static const struct {
         const char *name;
         ref_coord c;
@@ -42,16 +46,23 @@ static mopt_status parse_params(const op_ctx *ctx, ref_resize_params *p) {
                     {"asymmetric", REF_COORD_ASYMMETRIC},
                     {"tf_crop_and_resize", REF_COORD_TF_CROP_AND_RESIZE}};
     size_t i = 0;
-    while (i < 6 && strcmp(k_coords[i].name, ct) != 0) i++;
-    if (i == 6) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "coordinate_transformation_mode '%s'", ct);
+    while (i < 6 && strcmp(k_coords[i].name, ct) != 0)
+        i++;
+    if (i == 6)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "coordinate_transformation_mode '%s'", ct);
     p->coord = k_coords[i].c;
-    const char *nm = old ? "floor" : ir_node_attr_string(ctx->node, "nearest_mode",
-                                                         "round_prefer_floor");
-    if (strcmp(nm, "round_prefer_floor") == 0) p->nearest = REF_NEAREST_ROUND_PREFER_FLOOR;
-    else if (strcmp(nm, "round_prefer_ceil") == 0) p->nearest = REF_NEAREST_ROUND_PREFER_CEIL;
-    else if (strcmp(nm, "floor") == 0) p->nearest = REF_NEAREST_FLOOR;
-    else if (strcmp(nm, "ceil") == 0) p->nearest = REF_NEAREST_CEIL;
-    else return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown nearest_mode '%s'", nm);
+    const char *nm =
+        old ? "floor" : ir_node_attr_string(ctx->node, "nearest_mode", "round_prefer_floor");
+    if (strcmp(nm, "round_prefer_floor") == 0)
+        p->nearest = REF_NEAREST_ROUND_PREFER_FLOOR;
+    else if (strcmp(nm, "round_prefer_ceil") == 0)
+        p->nearest = REF_NEAREST_ROUND_PREFER_CEIL;
+    else if (strcmp(nm, "floor") == 0)
+        p->nearest = REF_NEAREST_FLOOR;
+    else if (strcmp(nm, "ceil") == 0)
+        p->nearest = REF_NEAREST_CEIL;
+    else
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown nearest_mode '%s'", nm);
     p->cubic_a = ir_node_attr_float(ctx->node, "cubic_coeff_a", -0.75f);
     p->exclude_outside = ir_node_attr_int(ctx->node, "exclude_outside", 0) != 0;
     p->extrapolation = ir_node_attr_float(ctx->node, "extrapolation_value", 0.0f);
@@ -62,8 +73,8 @@ static mopt_status parse_params(const op_ctx *ctx, ref_resize_params *p) {
 
 /* Output dims, per-axis scales and roi. Returns 1 when the sizes/scales are
  * not known yet (load time). */
-static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_dims,
-                double *scales, double *roi, mopt_status *st) {
+static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_dims, double *scales,
+                double *roi, mopt_status *st) {
     *st = MOPT_OK;
     const ir_shape *x = &in[0].shape;
     int32_t r = x->rank;
@@ -72,7 +83,8 @@ static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_d
     int k_scales = old ? 1 : 2, k_sizes = old ? -1 : 3;
     int32_t axes[IR_MAX_RANK];
     int n_axes = r;
-    for (int32_t a = 0; a < r; a++) axes[a] = a;
+    for (int32_t a = 0; a < r; a++)
+        axes[a] = a;
     const int64_t *ax_attr = NULL;
     int64_t n_ax = ir_node_attr_ints(ctx->node, "axes", &ax_attr);
     if (ir_node_attr(ctx->node, "axes")) {
@@ -99,7 +111,8 @@ static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_d
             return 0;
         }
         ref_cast(in[1].dtype, in[1].data, MOPT_DTYPE_F64, rv, nr);
-        for (int i = 0; i < n_axes; i++) roi[axes[i]] = rv[i], roi[r + axes[i]] = rv[n_axes + i];
+        for (int i = 0; i < n_axes; i++)
+            roi[axes[i]] = rv[i], roi[r + axes[i]] = rv[n_axes + i];
     }
     bool have_sizes = k_sizes >= 0 && has(in, n_in, k_sizes) && op_numel(&in[k_sizes]) > 0;
     bool have_scales = has(in, n_in, k_scales) && op_numel(&in[k_scales]) > 0;
@@ -181,7 +194,8 @@ static mopt_status resize_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     double sc[IR_MAX_RANK], roi[2 * IR_MAX_RANK];
     if (plan(ctx, in, n_in, od, sc, roi, &st)) {
         out[0].shape = in[0].shape;
-        for (int32_t a = 0; a < out[0].shape.rank; a++) out[0].shape.syms[a] = -1;
+        for (int32_t a = 0; a < out[0].shape.rank; a++)
+            out[0].shape.syms[a] = -1;
         return MOPT_OK;
     }
     if (st) return st;
@@ -202,11 +216,13 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     int32_t r = x->rank;
     /* largest intermediate: every prefix of axes resized */
     int64_t cur[IR_MAX_RANK], cap = op_numel(&in[0]);
-    for (int32_t a = 0; a < r; a++) cur[a] = x->dims[a];
+    for (int32_t a = 0; a < r; a++)
+        cur[a] = x->dims[a];
     for (int32_t a = 0; a < r; a++) {
         cur[a] = od[a];
         int64_t n = 1;
-        for (int32_t b = 0; b < r; b++) n *= cur[b];
+        for (int32_t b = 0; b < r; b++)
+            n *= cur[b];
         if (n > cap) cap = n;
     }
     double *A = mopt_malloc((size_t)(cap > 0 ? cap : 1) * sizeof(double));
@@ -216,13 +232,17 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     }
     ref_cast(MOPT_DTYPE_F32, in[0].data, MOPT_DTYPE_F64, A, op_numel(&in[0]));
-    for (int32_t a = 0; a < r; a++) cur[a] = x->dims[a];
+    for (int32_t a = 0; a < r; a++)
+        cur[a] = x->dims[a];
     for (int32_t a = 0; a < r; a++) {
-        bool identity = od[a] == x->dims[a] && sc[a] == 1.0 && p.coord != REF_COORD_TF_CROP_AND_RESIZE;
+        bool identity =
+            od[a] == x->dims[a] && sc[a] == 1.0 && p.coord != REF_COORD_TF_CROP_AND_RESIZE;
         if (identity) continue;
         int64_t outer = 1, inner = 1;
-        for (int32_t b = 0; b < a; b++) outer *= cur[b];
-        for (int32_t b = a + 1; b < r; b++) inner *= cur[b];
+        for (int32_t b = 0; b < a; b++)
+            outer *= cur[b];
+        for (int32_t b = a + 1; b < r; b++)
+            inner *= cur[b];
         if (cur[a] == 0 || od[a] == 0 || outer == 0 || inner == 0) {
             cur[a] = od[a];
             continue;

@@ -18,25 +18,26 @@ static bool has(const op_tensor *in, int n_in, int k) {
 }
 
 /* Reads an ints attribute of exactly nd values (or def when absent). */
-static mopt_status ints_attr(const op_ctx *ctx, const char *name, int nd, int64_t def,
-                             int64_t *out, bool *present) {
+static mopt_status ints_attr(const op_ctx *ctx, const char *name, int nd, int64_t def, int64_t *out,
+                             bool *present) {
     const int64_t *v = NULL;
     int64_t n = ir_node_attr_ints(ctx->node, name, &v);
     bool here = ir_node_attr(ctx->node, name) != NULL;
     if (present) *present = here;
-    for (int i = 0; i < nd; i++) out[i] = def;
+    for (int i = 0; i < nd; i++)
+        out[i] = def;
     if (!here) return MOPT_OK;
     if (n != nd)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute %s must have %d values, not %" PRId64,
-                       name, nd, n);
-    for (int i = 0; i < nd; i++) out[i] = v[i];
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute %s must have %d values, not %" PRId64, name, nd, n);
+    for (int i = 0; i < nd; i++)
+        out[i] = v[i];
     return MOPT_OK;
 }
 
 /* ---- ConvTranspose ------------------------------------------------------------------ */
 
-static mopt_status ct_geometry(const op_ctx *ctx, const op_tensor *in, ref_spatial *g,
-                               int64_t *m) {
+static mopt_status ct_geometry(const op_ctx *ctx, const op_tensor *in, ref_spatial *g, int64_t *m) {
     const ir_shape *x = &in[0].shape, *w = &in[1].shape;
     int nd = x->rank - 2;
     if (nd < 1 || nd > 3 || w->rank != x->rank)
@@ -46,8 +47,10 @@ static mopt_status ct_geometry(const op_ctx *ctx, const op_tensor *in, ref_spati
     g->nd = nd;
     int64_t group = ir_node_attr_int(ctx->node, "group", 1);
     if (group < 1 || x->dims[1] % group || w->dims[0] != x->dims[1])
-        return op_fail(ctx, MOPT_ERR_SHAPE, "W [%" PRId64 ", ...] does not fit X channels %" PRId64
-                       " with group %" PRId64, w->dims[0], x->dims[1], group);
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "W [%" PRId64 ", ...] does not fit X channels %" PRId64
+                       " with group %" PRId64,
+                       w->dims[0], x->dims[1], group);
     *m = w->dims[1] * group;
     int64_t pads[2 * REF_SPATIAL_MAX], op[REF_SPATIAL_MAX], os[REF_SPATIAL_MAX];
     bool has_pads, has_os;
@@ -94,7 +97,8 @@ static mopt_status ct_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
         ir_shape_set_unknown(&out[0].shape);
         if (in[0].shape.rank >= 0) {
             out[0].shape.rank = in[0].shape.rank;
-            for (int32_t a = 0; a < in[0].shape.rank; a++) out[0].shape.syms[a] = -1;
+            for (int32_t a = 0; a < in[0].shape.rank; a++)
+                out[0].shape.syms[a] = -1;
         }
         return MOPT_OK;
     }
@@ -102,7 +106,8 @@ static mopt_status ct_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
     int64_t m;
     if ((st = ct_geometry(ctx, in, &g, &m))) return st;
     int64_t d[IR_MAX_RANK] = {in[0].shape.dims[0], m};
-    for (int i = 0; i < g.nd; i++) d[i + 2] = g.out[i];
+    for (int i = 0; i < g.nd; i++)
+        d[i + 2] = g.out[i];
     ir_shape_set(&out[0].shape, g.nd + 2, d);
     return MOPT_OK;
 }
@@ -171,13 +176,15 @@ static mopt_status lp_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
     const ir_shape *x = &in[0].shape;
     if (x->rank < 0 || !ir_shape_is_concrete(x)) {
         out[0].shape = *x;
-        for (int32_t a = 2; a < x->rank; a++) out[0].shape.syms[a] = -1;
+        for (int32_t a = 2; a < x->rank; a++)
+            out[0].shape.syms[a] = -1;
         return MOPT_OK;
     }
     ref_spatial g;
     if ((st = lp_geometry(ctx, x, &g))) return st;
     out[0].shape = *x;
-    for (int i = 0; i < g.nd; i++) out[0].shape.dims[i + 2] = g.out[i];
+    for (int i = 0; i < g.nd; i++)
+        out[0].shape.dims[i + 2] = g.out[i];
     return MOPT_OK;
 }
 
@@ -188,8 +195,7 @@ static mopt_status lp_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
     if (st) return st;
     int64_t p = ir_node_attr_int(ctx->node, "p", 2);
     if (p < 1) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "p must be >= 1");
-    ref_lp_pool(&g, in[0].shape.dims[0] * in[0].shape.dims[1], (double)p, in[0].data,
-                out[0].data);
+    ref_lp_pool(&g, in[0].shape.dims[0] * in[0].shape.dims[1], (double)p, in[0].data, out[0].data);
     return MOPT_OK;
 }
 

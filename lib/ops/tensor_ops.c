@@ -25,8 +25,10 @@ static void split3(const ir_shape *s, int32_t ax, int64_t *outer, int64_t *len, 
     *outer = *inner = 1;
     *len = s->rank ? s->dims[ax] : 1;
     for (int32_t a = 0; a < s->rank; a++)
-        if (a < ax) *outer *= s->dims[a];
-        else if (a > ax) *inner *= s->dims[a];
+        if (a < ax)
+            *outer *= s->dims[a];
+        else if (a > ax)
+            *inner *= s->dims[a];
 }
 
 static mopt_status read_one_int(const op_ctx *ctx, const op_tensor *t, const char *what,
@@ -75,10 +77,9 @@ static mopt_status cum_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 /* ---- TopK --------------------------------------------------------------------- */
 
-static const mopt_dtype k_topk[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I8,
-                                    MOPT_DTYPE_U8,  MOPT_DTYPE_I16, MOPT_DTYPE_U16,
-                                    MOPT_DTYPE_I32, MOPT_DTYPE_U32, MOPT_DTYPE_I64,
-                                    MOPT_DTYPE_U64};
+static const mopt_dtype k_topk[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I8,  MOPT_DTYPE_U8,
+                                    MOPT_DTYPE_I16, MOPT_DTYPE_U16, MOPT_DTYPE_I32, MOPT_DTYPE_U32,
+                                    MOPT_DTYPE_I64, MOPT_DTYPE_U64};
 
 static mopt_status topk_k(const op_ctx *ctx, const op_tensor *in, int64_t *k) {
     if (ctx->opset < 10) {
@@ -108,8 +109,8 @@ static mopt_status topk_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
         int64_t k;
         if ((st = topk_k(ctx, in, &k))) return st;
         if (k >= 0 && in[0].shape.syms[ax] == 0 && k > in[0].shape.dims[ax])
-            return op_fail(ctx, MOPT_ERR_SHAPE, "K = %" PRId64 " exceeds the axis size %" PRId64,
-                           k, in[0].shape.dims[ax]);
+            return op_fail(ctx, MOPT_ERR_SHAPE, "K = %" PRId64 " exceeds the axis size %" PRId64, k,
+                           in[0].shape.dims[ax]);
         out[0].shape.dims[ax] = k;
         out[0].shape.syms[ax] = k >= 0 ? 0 : -1;
     }
@@ -121,8 +122,7 @@ static mopt_status topk_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
                             int n_out) {
     int32_t ax;
     mopt_status st;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis",
-                      &ax)))
+    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis", &ax)))
         return st;
     int64_t o, l, i, k = out[0].shape.dims[ax];
     split3(&in[0].shape, ax, &o, &l, &i);
@@ -142,8 +142,8 @@ static mopt_status topk_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 /* ---- Hardmax ---------------------------------------------------------------------- */
 
-static mopt_status same_f32_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                  op_tensor *out, int n_out) {
+static mopt_status same_f32_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
     mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1);
     if (st) return st;
     out[0].dtype = in[0].dtype;
@@ -192,10 +192,9 @@ static mopt_status swish_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
 
 /* ---- OneHot ------------------------------------------------------------------------------ */
 
-static const mopt_dtype k_num[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I8,
-                                   MOPT_DTYPE_U8,  MOPT_DTYPE_I16, MOPT_DTYPE_U16,
-                                   MOPT_DTYPE_I32, MOPT_DTYPE_U32, MOPT_DTYPE_I64,
-                                   MOPT_DTYPE_U64, MOPT_DTYPE_F16, MOPT_DTYPE_BF16};
+static const mopt_dtype k_num[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I8,  MOPT_DTYPE_U8,
+                                   MOPT_DTYPE_I16, MOPT_DTYPE_U16, MOPT_DTYPE_I32, MOPT_DTYPE_U32,
+                                   MOPT_DTYPE_I64, MOPT_DTYPE_U64, MOPT_DTYPE_F16, MOPT_DTYPE_BF16};
 
 static mopt_status onehot_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
@@ -234,8 +233,8 @@ static mopt_status onehot_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out) {
     int32_t ax;
     mopt_status st;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), out[0].shape.rank, "axis",
-                      &ax)))
+    if ((st =
+             op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), out[0].shape.rank, "axis", &ax)))
         return st;
     if (op_numel(&in[2]) != 2)
         return op_fail(ctx, MOPT_ERR_SHAPE, "values must hold [off_value, on_value]");
@@ -345,8 +344,10 @@ static mopt_status gnd_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     }
     int64_t k = ix->dims[ix->rank - 1];
     if (b < 0 || b >= ix->rank || b >= d->rank || k < 1 || b + k > d->rank)
-        return op_fail(ctx, MOPT_ERR_SHAPE, "indices last dim %" PRId64 " and batch_dims %" PRId64
-                       " do not fit data of rank %d", k, b, (int)d->rank);
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "indices last dim %" PRId64 " and batch_dims %" PRId64
+                       " do not fit data of rank %d",
+                       k, b, (int)d->rank);
     int32_t r = ix->rank - 1 + d->rank - (int32_t)(b + k);
     if (r > IR_MAX_RANK) return op_fail(ctx, MOPT_ERR_SHAPE, "output rank too large");
     out[0].shape.rank = r;
@@ -366,9 +367,12 @@ static mopt_status gnd_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     int64_t ds[IR_MAX_RANK];
     op_strides(d, ds);
     int64_t slice = 1, batch = 1, per_batch = 1;
-    for (int32_t a = (int32_t)(b + k); a < d->rank; a++) slice *= d->dims[a];
-    for (int32_t a = 0; a < b; a++) batch *= ix->dims[a];
-    for (int32_t a = (int32_t)b; a < ix->rank - 1; a++) per_batch *= ix->dims[a];
+    for (int32_t a = (int32_t)(b + k); a < d->rank; a++)
+        slice *= d->dims[a];
+    for (int32_t a = 0; a < b; a++)
+        batch *= ix->dims[a];
+    for (int32_t a = (int32_t)b; a < ix->rank - 1; a++)
+        per_batch *= ix->dims[a];
     size_t es = mopt_dtype_size(in[0].dtype);
     const int64_t *idx = in[1].data;
     char *y = out[0].data;
@@ -389,7 +393,8 @@ static mopt_status gnd_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     return MOPT_OK;
 }
 
-/* ---- NonZero ---------------------------------------------------------------------------------- */
+/* ---- NonZero ----------------------------------------------------------------------------------
+ */
 
 static int64_t count_nonzero(const op_tensor *t) {
     size_t es = mopt_dtype_size(t->dtype);
@@ -409,8 +414,8 @@ static int64_t count_nonzero(const op_tensor *t) {
     return c;
 }
 
-static mopt_status nonzero_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                 op_tensor *out, int n_out) {
+static mopt_status nonzero_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
     if (in[0].dtype == MOPT_DTYPE_STRING)
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "string input not supported");
     out[0].dtype = MOPT_DTYPE_I64;
@@ -455,12 +460,13 @@ static mopt_status nonzero_run(const op_ctx *ctx, const op_tensor *in, int n_in,
 static int64_t compress_count(const op_tensor *cond, int64_t limit) {
     const uint8_t *c = cond->data;
     int64_t n = op_numel(cond), k = 0;
-    for (int64_t i = 0; i < n && i < limit; i++) k += c[i] != 0;
+    for (int64_t i = 0; i < n && i < limit; i++)
+        k += c[i] != 0;
     return k;
 }
 
-static mopt_status compress_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                  op_tensor *out, int n_out) {
+static mopt_status compress_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
     static const mopt_dtype k_bool[] = {MOPT_DTYPE_BOOL};
     mopt_status st = op_expect_dtype(ctx, &in[1], 1, k_bool, 1);
     if (st) return st;
@@ -520,8 +526,8 @@ static mopt_status compress_run(const op_ctx *ctx, const op_tensor *in, int n_in
 
 /* ---- ReverseSequence ------------------------------------------------------------------------ */
 
-static mopt_status revseq_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                op_tensor *out, int n_out) {
+static mopt_status revseq_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
     mopt_status st = op_expect_dtype(ctx, &in[1], 1, k_idx, 2);
     if (st) return st;
     out[0].dtype = in[0].dtype;
@@ -539,7 +545,8 @@ static mopt_status revseq_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "batch_axis/time_axis must be 0 and 1");
     const ir_shape *s = &in[0].shape;
     int64_t nb = s->dims[ba], nt = s->dims[ta], inner = 1, lens[4096];
-    for (int32_t a = 2; a < s->rank; a++) inner *= s->dims[a];
+    for (int32_t a = 2; a < s->rank; a++)
+        inner *= s->dims[a];
     if (nb > 4096) return op_fail(ctx, MOPT_ERR_LIMIT, "batch too large");
     if (op_read_ints(ctx, &in[1], "sequence_lens", lens, 4096) != nb)
         return op_fail(ctx, MOPT_ERR_SHAPE, "sequence_lens must have %" PRId64 " values", nb);

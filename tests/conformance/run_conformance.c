@@ -56,12 +56,12 @@ static const char *const g_result_names[R_COUNT] = {"pass",  "fail",  "unsupport
 
 typedef struct conf_case {
     char *name;
-    char op[OP_CAP];     /* the op the case belongs to ("Conv", "ai.onnx.ml.Binarizer") */
-    int non_tensor_io;   /* a graph input/output is a sequence, map or optional */
+    char op[OP_CAP];   /* the op the case belongs to ("Conv", "ai.onnx.ml.Binarizer") */
+    int non_tensor_io; /* a graph input/output is a sequence, map or optional */
     double rtol, atol;
     int result;
     char msg[MSG_CAP];
-    int known;           /* listed in known_failures */
+    int known; /* listed in known_failures */
     pid_t pid;
     int fd;
     double t0;
@@ -372,17 +372,15 @@ static int compare(const conf_case *c, int k, const mopt_tensor *got, const mopt
             int64_t va = 0, vb = 0;
             memcpy(&va, pa, es < 8 ? es : 8);
             memcpy(&vb, pb, es < 8 ? es : 8);
-            snprintf(msg, MSG_CAP, "output %d: element %lld differs (bits %llx, expected %llx)",
-                     k, (long long)i, (unsigned long long)va, (unsigned long long)vb);
+            snprintf(msg, MSG_CAP, "output %d: element %lld differs (bits %llx, expected %llx)", k,
+                     (long long)i, (unsigned long long)va, (unsigned long long)vb);
             return 1;
         }
     }
     return 0;
 }
 
-static int classify(mopt_status st) {
-    return st == MOPT_ERR_UNSUPPORTED ? R_UNSUPPORTED : R_ERROR;
-}
+static int classify(mopt_status st) { return st == MOPT_ERR_UNSUPPORTED ? R_UNSUPPORTED : R_ERROR; }
 
 /* Keeps the message after "loading '<path>': " so reasons group well. */
 static void set_lib_msg(char *msg, const char *what, mopt_status st) {
@@ -392,8 +390,8 @@ static void set_lib_msg(char *msg, const char *what, mopt_status st) {
     snprintf(msg, MSG_CAP, "%s: %s: %s", what, mopt_status_string(st), e);
 }
 
-static int load_set(const char *dir, const char *prefix, mopt_tensor **out, int *n_out,
-                    char *msg, mopt_status *st_out) {
+static int load_set(const char *dir, const char *prefix, mopt_tensor **out, int *n_out, char *msg,
+                    mopt_status *st_out) {
     *n_out = 0;
     for (int n = 0; n < MAX_IO; n++) {
         char p[4200];
@@ -458,8 +456,8 @@ static int run_case(const conf_case *c, char *msg) {
         /* Twice: the first run of a shape signature plans memory, the
          * second runs from the plan. */
         for (int rep = 0; result == R_PASS && rep < 2; rep++) {
-            st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)inputs,
-                                  (size_t)no, NULL, outputs);
+            st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)inputs, (size_t)no,
+                                  NULL, outputs);
             if (st != MOPT_OK) {
                 set_lib_msg(msg, "run", st);
                 result = classify(st);
@@ -468,8 +466,7 @@ static int run_case(const conf_case *c, char *msg) {
             for (int k = 0; k < no && result == R_PASS; k++) {
                 if (compare(c, k, outputs[k], expected[k], msg)) result = R_FAIL;
                 if (rep == 0 && mopt_tensor_size_bytes(outputs[k]))
-                    memset(mopt_tensor_data(outputs[k]), 0xa5,
-                           mopt_tensor_size_bytes(outputs[k]));
+                    memset(mopt_tensor_data(outputs[k]), 0xa5, mopt_tensor_size_bytes(outputs[k]));
             }
         }
         for (int k = 0; k < MAX_IO; k++) {
@@ -628,13 +625,16 @@ static int read_list(const char *path, int (*fn)(const char *name, const char *r
     while (fgets(line, sizeof line, f)) {
         ln++;
         char *s = line;
-        while (*s == ' ' || *s == '\t') s++;
+        while (*s == ' ' || *s == '\t')
+            s++;
         if (*s == '#' || *s == '\n' || *s == 0) continue;
         char *e = s;
-        while (*e && *e != ' ' && *e != '\t' && *e != '\n') e++;
+        while (*e && *e != ' ' && *e != '\t' && *e != '\n')
+            e++;
         char *rest = e;
         if (*rest) *rest++ = 0;
-        while (*rest == ' ' || *rest == '\t') rest++;
+        while (*rest == ' ' || *rest == '\t')
+            rest++;
         rest[strcspn(rest, "\n")] = 0;
         if (fn(s, rest, ln)) bad = 1;
     }
@@ -668,8 +668,8 @@ static int on_known(const char *name, const char *rest, int line) {
     if (!c && g_filter) return 0;
     if (!c) {
         if (!g_known_stale) fprintf(stderr, "\n");
-        fprintf(stderr, "GATE: known failure '%s' (line %d) is not a case of this data\n",
-                name, line);
+        fprintf(stderr, "GATE: known failure '%s' (line %d) is not a case of this data\n", name,
+                line);
         g_known_stale++;
         return 0;
     }
@@ -712,15 +712,17 @@ static void write_report(const char *path, double secs, int counts[R_COUNT]) {
     }
     for (size_t i = 0; i < g_n_cases; i++) {
         size_t r = 0;
-        while (r < n_rows && strcmp(rows[r].op, g_cases[i].op) != 0) r++;
+        while (r < n_rows && strcmp(rows[r].op, g_cases[i].op) != 0)
+            r++;
         if (r == n_rows) snprintf(rows[n_rows++].op, OP_CAP, "%s", g_cases[i].op);
         rows[r].n[g_cases[i].result]++;
         rows[r].total++;
     }
     qsort(rows, n_rows, sizeof *rows, cmp_row);
     fprintf(f, "# ONNX backend node tests\n\n");
-    fprintf(f, "Data: `%s`. %zu cases in %.1f s: %d passed, %d failed, %d unsupported, "
-               "%d errors, %d crashes, %d timeouts.\n\n",
+    fprintf(f,
+            "Data: `%s`. %zu cases in %.1f s: %d passed, %d failed, %d unsupported, "
+            "%d errors, %d crashes, %d timeouts.\n\n",
             g_data, g_n_cases, secs, counts[R_PASS], counts[R_FAIL], counts[R_UNSUPPORTED],
             counts[R_ERROR], counts[R_CRASH], counts[R_TIMEOUT]);
     fprintf(f, "| op | supported | cases | passed | failed | unsupported | error |\n");
@@ -734,13 +736,14 @@ static void write_report(const char *path, double secs, int counts[R_COUNT]) {
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
         int r = order[k];
         if (!counts[r]) continue;
-        fprintf(f, "\n## %s (%d)\n\n| case | op | message |\n|---|---|---|\n",
-                g_result_names[r], counts[r]);
+        fprintf(f, "\n## %s (%d)\n\n| case | op | message |\n|---|---|---|\n", g_result_names[r],
+                counts[r]);
         for (size_t i = 0; i < g_n_cases; i++) {
             const conf_case *c = &g_cases[i];
             if (c->result != r) continue;
             fprintf(f, "| %s%s | %s | ", c->name, c->known ? " (known)" : "", c->op);
-            for (const char *q = c->msg; *q; q++) fputs(*q == '|' ? "\\|" : (char[2]){*q, 0}, f);
+            for (const char *q = c->msg; *q; q++)
+                fputs(*q == '|' ? "\\|" : (char[2]){*q, 0}, f);
             fprintf(f, " |\n");
         }
     }
@@ -845,7 +848,8 @@ int main(int argc, char **argv) {
     double secs = now_s() - t0;
 
     int counts[R_COUNT] = {0};
-    for (size_t i = 0; i < g_n_cases; i++) counts[g_cases[i].result]++;
+    for (size_t i = 0; i < g_n_cases; i++)
+        counts[g_cases[i].result]++;
     if (report) write_report(report, secs, counts);
     if (results) write_results(results);
 
@@ -856,8 +860,7 @@ int main(int argc, char **argv) {
         int bad = c->result == R_FAIL || c->result == R_ERROR;
         int sup = is_supported(c->op);
         if (c->result == R_CRASH || c->result == R_TIMEOUT) {
-            printf("GATE: %s (%s): %s: %s\n", c->name, c->op, g_result_names[c->result],
-                   c->msg);
+            printf("GATE: %s (%s): %s: %s\n", c->name, c->op, g_result_names[c->result], c->msg);
             gate_fail++;
         } else if (c->known && !bad) {
             printf("GATE: %s (%s) is in the known failures but now is '%s': remove it from "
@@ -865,12 +868,10 @@ int main(int argc, char **argv) {
                    c->name, c->op, g_result_names[c->result]);
             gate_fail++;
         } else if (bad && sup && !c->known) {
-            printf("GATE: %s (%s): %s: %s\n", c->name, c->op, g_result_names[c->result],
-                   c->msg);
+            printf("GATE: %s (%s): %s: %s\n", c->name, c->op, g_result_names[c->result], c->msg);
             gate_fail++;
         } else if (g_verbose && bad) {
-            printf("note: %s (%s): %s: %s\n", c->name, c->op, g_result_names[c->result],
-                   c->msg);
+            printf("note: %s (%s): %s: %s\n", c->name, c->op, g_result_names[c->result], c->msg);
         }
     }
     int n_ops_pass = 0;
@@ -889,14 +890,17 @@ int main(int argc, char **argv) {
            g_n_cases, g_data, secs, jobs, counts[R_ERROR], counts[R_CRASH], counts[R_TIMEOUT],
            g_n_supported, n_ops_pass, 100.0 * counts[R_PASS] / (double)g_n_cases,
            report ? "; report " : "", report ? report : "");
-    if (gate) printf("gate: %s (%d problem%s)\n", gate_fail ? "FAILED" : "ok", gate_fail,
-                     gate_fail == 1 ? "" : "s");
+    if (gate)
+        printf("gate: %s (%d problem%s)\n", gate_fail ? "FAILED" : "ok", gate_fail,
+               gate_fail == 1 ? "" : "s");
     printf("%d passed, %d failed, %d skipped\n", counts[R_PASS],
            counts[R_FAIL] + counts[R_ERROR] + counts[R_CRASH] + counts[R_TIMEOUT],
            counts[R_UNSUPPORTED]);
-    for (size_t i = 0; i < g_n_supported; i++) free(g_supported[i]);
+    for (size_t i = 0; i < g_n_supported; i++)
+        free(g_supported[i]);
     free(g_supported);
-    for (size_t i = 0; i < g_n_cases; i++) free(g_cases[i].name);
+    for (size_t i = 0; i < g_n_cases; i++)
+        free(g_cases[i].name);
     free(g_cases);
     return gate && gate_fail ? 1 : 0;
 }
