@@ -3,6 +3,10 @@
 # builds with gcc (release) and runs every meson suite, builds with clang
 # (warnings as errors), and reruns the unit, hostile and ops suites under
 # AddressSanitizer + UndefinedBehaviorSanitizer (and the models suite).
+# The "conformance" suite (ONNX backend node tests) generates its data from
+# the pinned onnx package into the build folder; MOPT_CONFORMANCE_DATA
+# points it at another copy. Its per-op report lands in
+# build/tests/conformance/conformance_report.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,17 +17,19 @@ echo "== gcc release build + all suites"
 [ -d build ] || meson setup build >/dev/null
 ninja -C build
 meson test -C build --print-errorlogs --num-processes "$jobs"
+grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' build/meson-logs/testlog.txt || true
 
 echo "== clang build (-Werror)"
 [ -d build-clang ] || CC=clang meson setup build-clang -Dtests=true >/dev/null
 ninja -C build-clang
 
-echo "== ASan + UBSan: unit, hostile, ops, models, abi suites"
+echo "== ASan + UBSan: unit, hostile, ops, models, passes, patterns, abi, conformance suites"
 [ -d build-asan ] || meson setup build-asan -Dbuildtype=debug -Db_sanitize=address,undefined \
     -Db_lundef=false >/dev/null
 ninja -C build-asan
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
-    --suite unit --suite hostile --suite ops --suite models --suite passes --suite patterns --suite abi
+    --suite unit --suite hostile --suite ops --suite models --suite passes --suite patterns --suite abi \
+    --suite conformance
 
 python3 tests/models/check_models.py

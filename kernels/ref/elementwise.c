@@ -220,6 +220,34 @@ static int64_t pymod_i64(int64_t x, int64_t z) {
 INT_BINARY_ROWS(int32_t, uint32_t, i32)
 INT_BINARY_ROWS(int64_t, uint64_t, i64)
 
+/* u64 (numpy semantics; x / 0 and x % 0 give 0). */
+static uint64_t umod_u64(uint64_t x, uint64_t z) { return z == 0 ? 0 : x % z; }
+static uint64_t udiv_u64(uint64_t x, uint64_t z) { return z == 0 ? 0 : x / z; }
+ROW2(add_u64, uint64_t, uint64_t, uint64_t, x + z)
+ROW2(sub_u64, uint64_t, uint64_t, uint64_t, x - z)
+ROW2(mul_u64, uint64_t, uint64_t, uint64_t, x *z)
+ROW2(div_u64, uint64_t, uint64_t, uint64_t, udiv_u64(x, z))
+ROW2(min_u64, uint64_t, uint64_t, uint64_t, x < z ? x : z)
+ROW2(max_u64, uint64_t, uint64_t, uint64_t, x > z ? x : z)
+ROW2(mod_u64, uint64_t, uint64_t, uint64_t, umod_u64(x, z))
+ROW2(fmod_u64, uint64_t, uint64_t, uint64_t, umod_u64(x, z))
+
+/* Pow with unsigned exponents, and integer bases (computed in double, exact
+ * while the result fits 53 bits; then converted like numpy's astype). */
+static int64_t ipow_i64(int64_t x, double z) {
+    double r = pow((double)x, z);
+    if (!(r == r)) return 0;
+    if (r >= 9223372036854775807.0) return INT64_MAX;
+    if (r <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)r;
+}
+ROW2(pow_f32_u32, float, uint32_t, float, (float)pow((double)x, (double)z))
+ROW2(pow_f32_u64, float, uint64_t, float, (float)pow((double)x, (double)z))
+ROW2(pow_i64_i64, int64_t, int64_t, int64_t, ipow_i64(x, (double)z))
+ROW2(pow_i64_f32, int64_t, float, int64_t, ipow_i64(x, (double)z))
+ROW2(pow_i32_i32, int32_t, int32_t, int32_t, (int32_t)ipow_i64(x, (double)z))
+ROW2(pow_i32_f32, int32_t, float, int32_t, (int32_t)ipow_i64(x, (double)z))
+
 ref_row2_fn ref_binary_row(ref_binop op, mopt_dtype a, mopt_dtype b) {
     if (op == REF_BIN_POW) {
         if (a == MOPT_DTYPE_F32) {
@@ -228,9 +256,15 @@ ref_row2_fn ref_binary_row(ref_binop op, mopt_dtype a, mopt_dtype b) {
             case MOPT_DTYPE_F64: return pow_f32_f64;
             case MOPT_DTYPE_I64: return pow_f32_i64;
             case MOPT_DTYPE_I32: return pow_f32_i32;
+            case MOPT_DTYPE_U32: return pow_f32_u32;
+            case MOPT_DTYPE_U64: return pow_f32_u64;
             default: return NULL;
             }
         }
+        if (a == MOPT_DTYPE_I64 && b == MOPT_DTYPE_I64) return pow_i64_i64;
+        if (a == MOPT_DTYPE_I64 && b == MOPT_DTYPE_F32) return pow_i64_f32;
+        if (a == MOPT_DTYPE_I32 && b == MOPT_DTYPE_I32) return pow_i32_i32;
+        if (a == MOPT_DTYPE_I32 && b == MOPT_DTYPE_F32) return pow_i32_f32;
         if (a == MOPT_DTYPE_F64) {
             switch (b) {
             case MOPT_DTYPE_F64: return pow_f64;
@@ -266,6 +300,7 @@ ref_row2_fn ref_binary_row(ref_binop op, mopt_dtype a, mopt_dtype b) {
         return NULL;
     case MOPT_DTYPE_I32: PICK(i32) return NULL;
     case MOPT_DTYPE_I64: PICK(i64) return NULL;
+    case MOPT_DTYPE_U64: PICK(u64) return NULL;
     default: return NULL;
     }
 #undef PICK

@@ -16,10 +16,12 @@
 #include "ops/ops_cpu.h"
 
 static const mopt_dtype k_arith_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
-                                           MOPT_DTYPE_I64};
+                                           MOPT_DTYPE_I64, MOPT_DTYPE_U64};
 static const mopt_dtype k_float_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64};
+static const mopt_dtype k_pow_base_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
+                                              MOPT_DTYPE_I64};
 static const mopt_dtype k_pow_exp_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
-                                             MOPT_DTYPE_I64};
+                                             MOPT_DTYPE_I64, MOPT_DTYPE_U32, MOPT_DTYPE_U64};
 static const mopt_dtype k_clip_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
                                           MOPT_DTYPE_I64, MOPT_DTYPE_I8,  MOPT_DTYPE_U8};
 
@@ -71,9 +73,13 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
     if (st) return st;
     mopt_dtype t = MOPT_DTYPE_UNDEFINED;
     if (d->op == REF_BIN_POW) {
-        if ((st = op_expect_dtype(ctx, &in[0], 0, k_float_types, COUNT(k_float_types))) ||
+        if ((st = op_expect_dtype(ctx, &in[0], 0, k_pow_base_types, COUNT(k_pow_base_types))) ||
             (st = op_expect_dtype(ctx, &in[1], 1, k_pow_exp_types, COUNT(k_pow_exp_types))))
             return st;
+        if (in[0].dtype != MOPT_DTYPE_UNDEFINED && in[1].dtype != MOPT_DTYPE_UNDEFINED &&
+            !ref_binary_row(REF_BIN_POW, in[0].dtype, in[1].dtype))
+            return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "not implemented for %s and %s",
+                           mopt_dtype_name(in[0].dtype), mopt_dtype_name(in[1].dtype));
         t = in[0].dtype;
     } else {
         const mopt_dtype *allowed = d->float_only ? k_float_types : k_arith_types;

@@ -81,6 +81,9 @@ mopt_status op_expect_dtype(const op_ctx *ctx, const op_tensor *t, int index,
     if (t->dtype == MOPT_DTYPE_UNDEFINED) return MOPT_OK;
     for (int i = 0; i < n_allowed; i++)
         if (t->dtype == allowed[i]) return MOPT_OK;
+    if (t->dtype == MOPT_DTYPE_STRING) /* no op computes on strings yet */
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "input %d is a string tensor; not supported",
+                       index);
     char list[256];
     size_t len = 0;
     list[0] = '\0';

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "ops/bridge.h"
 #include "ops/ops.h"
 
 typedef const op_def *(*family_fn)(size_t *count);
@@ -14,6 +15,14 @@ static const family_fn k_families[] = {
     ops_family_reduce,      ops_family_shape,  ops_family_movement,
     ops_family_fused,
     ops_family_attention,
+    ops_family_bitwise, ops_family_attention_onnx,
+    ops_family_loss,
+    ops_family_normalization2,
+    ops_family_tensor_ops,
+    ops_family_quant,
+    ops_family_resize,
+    ops_family_misc,
+    ops_family_spatial,
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])
@@ -28,7 +37,7 @@ const op_def *ops_find(const char *op_type, const char *domain) {
             if (strcmp(defs[i].op_type, op_type) != 0) continue;
             if (domain_is_default(defs[i].domain) ? domain_is_default(domain)
                                                   : (domain && strcmp(defs[i].domain, domain) == 0))
-                return &defs[i];
+                return ops_bridge_wrap(&defs[i]);
         }
     }
     return NULL;

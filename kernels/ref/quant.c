@@ -1,0 +1,52 @@
+/*
+ * quant.c — reference kernels of the "quant" op family (ref_quant.h).
+ */
+#include "kernels/ref/ref_quant.h"
+
+#include <math.h>
+
+#include "kernels/ref/ref_logic.h"
+
+int64_t ref_qindex(const ref_qlayout *l, int64_t o, int64_t a, int64_t i) {
+    if (l->mode == 0) return 0;
+    if (l->mode == 1) return a;
+    int64_t nb = (l->len + l->block - 1) / l->block;
+    return (o * nb + a / l->block) * l->inner + i;
+}
+
+void ref_quantize(const ref_qlayout *l, const float *x, const float *scale, const int32_t *zp,
+                  bool half, int32_t qmin, int32_t qmax, int32_t *q) {
+    for (int64_t o = 0; o < l->outer; o++)
+        for (int64_t a = 0; a < l->len; a++)
+            for (int64_t i = 0; i < l->inner; i++) {
+                int64_t e = (o * l->len + a) * l->inner + i, s = ref_qindex(l, o, a, i);
+                float v = x[e] / scale[s];
+                if (half) v = ref_f16_to_f32(ref_f32_to_f16(v));
+                double r = nearbyint((double)v); /* ties to even (default mode) */
+                if (zp) r += zp[s];
+                if (!(r == r)) r = 0;
+                q[e] = r < qmin ? qmin : r > qmax ? qmax : (int32_t)r;
+            }
+}
+
+void ref_dequantize(const ref_qlayout *l, const int32_t *x, const float *scale, const int32_t *zp,
+                    float *y) {
+    for (int64_t o = 0; o < l->outer; o++)
+        for (int64_t a = 0; a < l->len; a++)
+            for (int64_t i = 0; i < l->inner; i++) {
+                int64_t e = (o * l->len + a) * l->inner + i, s = ref_qindex(l, o, a, i);
+                y[e] = (float)(x[e] - (zp ? zp[s] : 0)) * scale[s];
+            }
+}
+
+void ref_matmul_int(int64_t m, int64_t k, int64_t n, const int32_t *a, const int32_t *b,
+                    const int32_t *za, int64_t za_n, const int32_t *zb, int64_t zb_n, int32_t *y) {
+    for (int64_t r = 0; r < m; r++)
+        for (int64_t c = 0; c < n; c++) {
+            int64_t acc = 0;
+            int32_t zr = za ? za[za_n > 1 ? r : 0] : 0, zc = zb ? zb[zb_n > 1 ? c : 0] : 0;
+            for (int64_t j = 0; j < k; j++)
+                acc += (int64_t)(a[r * k + j] - zr) * (int64_t)(b[j * n + c] - zc);
+            y[r * n + c] = (int32_t)acc;
+        }
+}

@@ -1,0 +1,47 @@
+/*
+ * ref_resize.h — reference kernel of Resize: separable 1-D passes, one
+ * axis at a time (as the ONNX reference does), in double precision.
+ */
+#ifndef MOPT_KERNELS_REF_RESIZE_H
+#define MOPT_KERNELS_REF_RESIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum ref_resize_mode {
+    REF_RESIZE_NEAREST,
+    REF_RESIZE_LINEAR,
+    REF_RESIZE_CUBIC
+} ref_resize_mode;
+typedef enum ref_coord {
+    REF_COORD_HALF_PIXEL,
+    REF_COORD_HALF_PIXEL_SYMMETRIC,
+    REF_COORD_PYTORCH_HALF_PIXEL,
+    REF_COORD_ALIGN_CORNERS,
+    REF_COORD_ASYMMETRIC,
+    REF_COORD_TF_CROP_AND_RESIZE
+} ref_coord;
+typedef enum ref_nearest {
+    REF_NEAREST_ROUND_PREFER_FLOOR,
+    REF_NEAREST_ROUND_PREFER_CEIL,
+    REF_NEAREST_FLOOR,
+    REF_NEAREST_CEIL
+} ref_nearest;
+
+typedef struct ref_resize_params {
+    ref_resize_mode mode;
+    ref_coord coord;
+    ref_nearest nearest;
+    double cubic_a;
+    bool exclude_outside;
+    double extrapolation;
+} ref_resize_params;
+
+/* Resizes axis `axis` of x viewed as [outer, in_len, inner] to
+ * [outer, out_len, inner] with scale (and roi_start/roi_end for
+ * tf_crop_and_resize). */
+void ref_resize_axis(const ref_resize_params *p, int64_t outer, int64_t in_len, int64_t out_len,
+                     int64_t inner, double scale, double roi_start, double roi_end, const double *x,
+                     double *y);
+
+#endif

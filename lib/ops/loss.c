@@ -1,0 +1,124 @@
+/*
+ * loss.c — the "loss" operator family: NegativeLogLikelihoodLoss and
+ * SoftmaxCrossEntropyLoss (opset 12/13; reduction none/sum/mean,
+ * ignore_index, optional class weights, SCE's optional log_prob output).
+ * Inputs [N, C, d1...] f32 (f16/bf16/f64 through the dtype bridge), targets
+ * int32/int64 [N, d1...]. Math in kernels/ref/loss.c.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "kernels/ref/ref_loss.h"
+#include "ops/ops.h"
+
+static int reduction_of(const op_ctx *ctx, ref_reduction *r) {
+    const char *s = ir_node_attr_string(ctx->node, "reduction", "mean");
+    if (strcmp(s, "none") == 0)
+        *r = REF_RED_NONE;
+    else if (strcmp(s, "sum") == 0)
+        *r = REF_RED_SUM;
+    else if (strcmp(s, "mean") == 0)
+        *r = REF_RED_MEAN;
+    else
+        return -1;
+    return 0;
+}
+
+static mopt_status loss_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
+    static const mopt_dtype k_idx[] = {MOPT_DTYPE_I64, MOPT_DTYPE_I32};
+    mopt_status st;
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1)) ||
+        (st = op_expect_dtype(ctx, &in[1], 1, k_idx, 2)))
+        return st;
+    if (n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED &&
+        ((st = op_expect_dtype(ctx, &in[2], 2, k_f32, 1)) || (st = op_same_dtype(ctx, in, 0, 2))))
+        return st;
+    ref_reduction r;
+    if (reduction_of(ctx, &r))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "reduction must be none, sum or mean");
+    const ir_shape *x = &in[0].shape, *t = &in[1].shape;
+    if (x->rank >= 0 && x->rank < 2)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "input must have rank >= 2 ([N, C, ...])");
+    if (x->rank >= 0 && t->rank >= 0) {
+        bool ok = t->rank == x->rank - 1;
+        for (int32_t a = 0; ok && a < t->rank; a++) {
+            int32_t xa = a == 0 ? 0 : a + 1;
+            if (x->syms[xa] == 0 && t->syms[a] == 0 && x->dims[xa] != t->dims[a]) ok = false;
+        }
+        if (!ok) {
+            char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP];
+            return op_fail(ctx, MOPT_ERR_SHAPE, "target %s does not fit input %s [N, C, ...]",
+                           op_shape_str(ctx, t, b), op_shape_str(ctx, x, a));
+        }
+    }
+    out[0].dtype = in[0].dtype;
+    if (r == REF_RED_NONE)
+        out[0].shape = *t;
+    else
+        ir_shape_set_scalar(&out[0].shape);
+    if (n_out > 1) {
+        out[1].dtype = in[0].dtype;
+        out[1].shape = *x;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status loss_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    bool sce = strcmp(ctx->node->op_type, "SoftmaxCrossEntropyLoss") == 0;
+    ref_nll_params p;
+    memset(&p, 0, sizeof p);
+    if (reduction_of(ctx, &p.reduction)) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "reduction");
+    const ir_attr *ig = ir_node_attr(ctx->node, "ignore_index");
+    p.has_ignore = ig != NULL;
+    p.ignore_index = ig ? ig->i : 0;
+    const ir_shape *x = &in[0].shape;
+    p.n = x->dims[0];
+    p.c = x->dims[1];
+    p.d = 1;
+    for (int32_t a = 2; a < x->rank; a++)
+        p.d *= x->dims[a];
+    int64_t nt = op_numel(&in[1]), nx = op_numel(&in[0]);
+    if (n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED && op_numel(&in[2]) != p.c)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "weight must have C = %" PRId64 " values", p.c);
+    int64_t *t = mopt_malloc((size_t)(nt > 0 ? nt : 1) * sizeof(int64_t));
+    float *lp = NULL;
+    if (sce) lp = n_out > 1 ? out[1].data : mopt_malloc((size_t)(nx > 0 ? nx : 1) * sizeof(float));
+    if (!t || (sce && !lp)) {
+        mopt_free(t);
+        if (sce && n_out <= 1) mopt_free(lp);
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+    }
+    for (int64_t i = 0; i < nt; i++)
+        t[i] = in[1].dtype == MOPT_DTYPE_I64 ? ((const int64_t *)in[1].data)[i]
+                                             : ((const int32_t *)in[1].data)[i];
+    const float *xs = in[0].data;
+    if (sce) {
+        ref_log_softmax_axis1(p.n, p.c, p.d, in[0].data, lp);
+        xs = lp;
+    }
+    int64_t bad = 0;
+    int rc =
+        ref_nll_loss(&p, xs, t, n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED ? in[2].data : NULL,
+                     out[0].data, &bad);
+    mopt_free(t);
+    if (sce && n_out <= 1) mopt_free(lp);
+    if (rc)
+        return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
+                       "target %" PRId64 " is outside [0, %" PRId64 ") and not ignore_index", bad,
+                       p.c);
+    return MOPT_OK;
+}
+
+static const op_def k_ops[] = {
+    {"NegativeLogLikelihoodLoss", "", 2, 3, 1, 1, loss_infer, loss_run, NULL},
+    {"SoftmaxCrossEntropyLoss", "", 2, 3, 1, 2, loss_infer, loss_run, NULL},
+};
+
+const op_def *ops_family_loss(size_t *count) {
+    *count = sizeof k_ops / sizeof k_ops[0];
+    return k_ops;
+}

@@ -1,0 +1,315 @@
+/*
+ * quant.c — the "quant" operator family: QuantizeLinear and
+ * DequantizeLinear (per-tensor, per-axis and blocked scales; u8 i8 u16 i16
+ * and i32 for dequantization; f32/f16/bf16 scales), DynamicQuantizeLinear,
+ * MatMulInteger and QLinearMatMul. 4-bit and float8 types are not
+ * supported (UNSUPPORTED). Math in kernels/ref/quant.c.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "kernels/ref/ref_logic.h"
+#include "kernels/ref/ref_quant.h"
+#include "ops/ops.h"
+
+static bool has(const op_tensor *in, int n_in, int k) {
+    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
+}
+
+static bool is_qint(mopt_dtype t) {
+    return t == MOPT_DTYPE_U8 || t == MOPT_DTYPE_I8 || t == MOPT_DTYPE_U16 || t == MOPT_DTYPE_I16;
+}
+
+static bool is_fscale(mopt_dtype t) {
+    return t == MOPT_DTYPE_F32 || t == MOPT_DTYPE_F16 || t == MOPT_DTYPE_BF16;
+}
+
+static void qrange(mopt_dtype t, int32_t *lo, int32_t *hi) {
+    switch (t) {
+    case MOPT_DTYPE_U8: *lo = 0, *hi = 255; break;
+    case MOPT_DTYPE_I8: *lo = -128, *hi = 127; break;
+    case MOPT_DTYPE_U16: *lo = 0, *hi = 65535; break;
+    default: *lo = -32768, *hi = 32767; break;
+    }
+}
+
+/* A converted copy of t (f32 or i32), or NULL on no memory. */
+static void *conv_copy(const op_tensor *t, mopt_dtype to) {
+    int64_t n = op_numel(t);
+    void *p = mopt_malloc((size_t)(n > 0 ? n : 1) * 4);
+    if (p && n > 0) ref_cast(t->dtype, t->data, to, p, n);
+    return p;
+}
+
+static mopt_status layout_of(const op_ctx *ctx, const op_tensor *x, const op_tensor *scale,
+                             ref_qlayout *l) {
+    const ir_shape *s = &x->shape, *ss = &scale->shape;
+    int64_t block = ir_node_attr_int(ctx->node, "block_size", 0);
+    memset(l, 0, sizeof *l);
+    l->outer = op_numel(x);
+    l->len = l->inner = 1;
+    if (ss->rank == 0 || (ss->rank == 1 && ss->dims[0] == 1 && block <= 0)) return MOPT_OK;
+    int32_t ax;
+    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 1), s->rank, "axis", &ax);
+    if (st) return st;
+    l->outer = 1;
+    for (int32_t a = 0; a < s->rank; a++)
+        if (a < ax)
+            l->outer *= s->dims[a];
+        else if (a > ax)
+            l->inner *= s->dims[a];
+    l->len = s->dims[ax];
+    if (block > 0) {
+        l->mode = 2;
+        l->block = block;
+        bool ok = ss->rank == s->rank;
+        for (int32_t a = 0; ok && a < s->rank; a++)
+            ok = a == ax ? ss->dims[a] == (s->dims[a] + block - 1) / block
+                         : ss->dims[a] == s->dims[a];
+        if (!ok) return op_fail(ctx, MOPT_ERR_SHAPE, "blocked scale shape does not fit x");
+    } else {
+        l->mode = 1;
+        if (ss->rank != 1 || ss->dims[0] != l->len)
+            return op_fail(ctx, MOPT_ERR_SHAPE, "per-axis scale must have %" PRId64 " values",
+                           l->len);
+    }
+    return MOPT_OK;
+}
+
+/* ---- QuantizeLinear --------------------------------------------------------------- */
+
+static mopt_status q_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    mopt_dtype t = MOPT_DTYPE_U8;
+    const ir_attr *od = ir_node_attr(ctx->node, "output_dtype");
+    if (od) t = (mopt_dtype)od->i;
+    if (has(in, n_in, 2)) t = in[2].dtype;
+    if (!is_qint(t))
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "quantized type %s is not supported",
+                       mopt_dtype_name(t));
+    if (in[0].dtype != MOPT_DTYPE_UNDEFINED && !is_fscale(in[0].dtype) &&
+        in[0].dtype != MOPT_DTYPE_I32)
+        return op_fail(ctx, MOPT_ERR_TYPE, "x has type %s", mopt_dtype_name(in[0].dtype));
+    if (in[1].dtype != MOPT_DTYPE_UNDEFINED && !is_fscale(in[1].dtype))
+        return op_fail(ctx, MOPT_ERR_TYPE, "y_scale has type %s", mopt_dtype_name(in[1].dtype));
+    out[0].dtype = t;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+static mopt_status q_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                         int n_out) {
+    ref_qlayout l;
+    mopt_status st = layout_of(ctx, &in[0], &in[1], &l);
+    if (st) return st;
+    int64_t n = op_numel(&in[0]);
+    float *x = conv_copy(&in[0], MOPT_DTYPE_F32), *s = conv_copy(&in[1], MOPT_DTYPE_F32);
+    int32_t *zp = has(in, n_in, 2) ? conv_copy(&in[2], MOPT_DTYPE_I32) : NULL;
+    int32_t *q = mopt_malloc((size_t)(n > 0 ? n : 1) * 4);
+    if (!x || !s || !q || (has(in, n_in, 2) && !zp)) {
+        st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+    } else {
+        int32_t lo, hi;
+        qrange(out[0].dtype, &lo, &hi);
+        ref_quantize(&l, x, s, zp, in[0].dtype == MOPT_DTYPE_F16, lo, hi, q);
+        ref_cast(MOPT_DTYPE_I32, q, out[0].dtype, out[0].data, n);
+    }
+    mopt_free(x), mopt_free(s), mopt_free(zp), mopt_free(q);
+    return st;
+}
+
+/* ---- DequantizeLinear --------------------------------------------------------------- */
+
+static mopt_status dq_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    if (in[0].dtype != MOPT_DTYPE_UNDEFINED && !is_qint(in[0].dtype) &&
+        in[0].dtype != MOPT_DTYPE_I32)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "x of type %s is not supported",
+                       mopt_dtype_name(in[0].dtype));
+    if (in[1].dtype != MOPT_DTYPE_UNDEFINED && !is_fscale(in[1].dtype))
+        return op_fail(ctx, MOPT_ERR_TYPE, "x_scale has type %s", mopt_dtype_name(in[1].dtype));
+    if (has(in, n_in, 2) && in[0].dtype != MOPT_DTYPE_UNDEFINED && in[2].dtype != in[0].dtype)
+        return op_fail(ctx, MOPT_ERR_TYPE, "x_zero_point must have the type of x");
+    const ir_attr *od = ir_node_attr(ctx->node, "output_dtype");
+    out[0].dtype = od && od->i ? (mopt_dtype)od->i : in[1].dtype;
+    if (out[0].dtype != MOPT_DTYPE_UNDEFINED && !is_fscale(out[0].dtype))
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "output type %s is not supported",
+                       mopt_dtype_name(out[0].dtype));
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+static mopt_status dq_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                          int n_out) {
+    ref_qlayout l;
+    mopt_status st = layout_of(ctx, &in[0], &in[1], &l);
+    if (st) return st;
+    int64_t n = op_numel(&in[0]);
+    int32_t *x = conv_copy(&in[0], MOPT_DTYPE_I32);
+    float *s = conv_copy(&in[1], MOPT_DTYPE_F32), *y = mopt_malloc((size_t)(n > 0 ? n : 1) * 4);
+    int32_t *zp = has(in, n_in, 2) ? conv_copy(&in[2], MOPT_DTYPE_I32) : NULL;
+    if (!x || !s || !y || (has(in, n_in, 2) && !zp)) {
+        st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+    } else {
+        ref_dequantize(&l, x, s, zp, y);
+        ref_cast(MOPT_DTYPE_F32, y, out[0].dtype, out[0].data, n);
+    }
+    mopt_free(x), mopt_free(s), mopt_free(zp), mopt_free(y);
+    return st;
+}
+
+/* ---- DynamicQuantizeLinear ---------------------------------------------------------------- */
+
+static mopt_status dyn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
+    mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1);
+    if (st) return st;
+    out[0].dtype = MOPT_DTYPE_U8;
+    out[0].shape = in[0].shape;
+    for (int k = 1; k < n_out; k++) {
+        out[k].dtype = k == 1 ? MOPT_DTYPE_F32 : MOPT_DTYPE_U8;
+        ir_shape_set_scalar(&out[k].shape);
+    }
+    return MOPT_OK;
+}
+
+static mopt_status dyn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    const float *x = in[0].data;
+    int64_t n = op_numel(&in[0]);
+    float mx = 0, mn = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (x[i] > mx) mx = x[i];
+        if (x[i] < mn) mn = x[i];
+    }
+    float scale = (mx == mn ? 1.0f : (mx - mn)) / 255.0f;
+    float izp = 0.0f - mn / scale;
+    float zp = nearbyintf(izp < 0 ? 0 : izp > 255 ? 255 : izp);
+    uint8_t *y = out[0].data;
+    for (int64_t i = 0; i < n; i++) {
+        float v = nearbyintf(x[i] / scale) + zp;
+        y[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+    if (n_out > 1) *(float *)out[1].data = scale;
+    if (n_out > 2) *(uint8_t *)out[2].data = (uint8_t)zp;
+    return MOPT_OK;
+}
+
+/* ---- MatMulInteger / QLinearMatMul ------------------------------------------------------ */
+
+/* [batch..., m, k] x [batch..., k, n] with equal batch dims or a 2-D B. */
+static mopt_status mm_shape(const op_ctx *ctx, const ir_shape *a, const ir_shape *b, ir_shape *y) {
+    if (a->rank < 0 || b->rank < 0) {
+        ir_shape_set_unknown(y);
+        return MOPT_OK;
+    }
+    if (a->rank < 2 || b->rank < 2)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "1-D operands are not supported");
+    ir_shape ab = *a, bb = *b;
+    ab.rank -= 2, bb.rank -= 2;
+    mopt_status st = op_broadcast(ctx, &ab, &bb, y);
+    if (st) return st;
+    if (y->rank + 2 > IR_MAX_RANK) return op_fail(ctx, MOPT_ERR_SHAPE, "rank too large");
+    y->dims[y->rank] = a->dims[a->rank - 2], y->syms[y->rank] = a->syms[a->rank - 2];
+    y->dims[y->rank + 1] = b->dims[b->rank - 1], y->syms[y->rank + 1] = b->syms[b->rank - 1];
+    y->rank += 2;
+    if (a->syms[a->rank - 1] == 0 && b->syms[b->rank - 2] == 0 &&
+        a->dims[a->rank - 1] != b->dims[b->rank - 2])
+        return op_fail(ctx, MOPT_ERR_SHAPE, "inner dimensions differ (%" PRId64 " vs %" PRId64 ")",
+                       a->dims[a->rank - 1], b->dims[b->rank - 2]);
+    return MOPT_OK;
+}
+
+static mopt_status mmi_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    bool ql = strcmp(ctx->node->op_type, "QLinearMatMul") == 0;
+    int ia = 0, ib = ql ? 3 : 1;
+    if ((in[ia].dtype && !is_qint(in[ia].dtype)) || (in[ib].dtype && !is_qint(in[ib].dtype)))
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "operand types %s, %s are not supported",
+                       mopt_dtype_name(in[ia].dtype), mopt_dtype_name(in[ib].dtype));
+    out[0].dtype = ql ? (has(in, n_in, 7) ? in[7].dtype : in[0].dtype) : MOPT_DTYPE_I32;
+    return mm_shape(ctx, &in[ia].shape, &in[ib].shape, &out[0].shape);
+}
+
+static mopt_status mmi_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    bool ql = strcmp(ctx->node->op_type, "QLinearMatMul") == 0;
+    const op_tensor *A = &in[0], *B = &in[ql ? 3 : 1];
+    const op_tensor *ZA =
+        ql ? (has(in, n_in, 2) ? &in[2] : NULL) : (has(in, n_in, 2) ? &in[2] : NULL);
+    const op_tensor *ZB =
+        ql ? (has(in, n_in, 5) ? &in[5] : NULL) : (has(in, n_in, 3) ? &in[3] : NULL);
+    const ir_shape *ys = &out[0].shape;
+    int64_t m = ys->dims[ys->rank - 2], n = ys->dims[ys->rank - 1];
+    int64_t k = A->shape.dims[A->shape.rank - 1];
+    int64_t batch = 1;
+    for (int32_t a = 0; a < ys->rank - 2; a++)
+        batch *= ys->dims[a];
+    int64_t a_batch = op_numel(A) / (m * k > 0 ? m * k : 1);
+    int64_t b_batch = op_numel(B) / (k * n > 0 ? k * n : 1);
+    if ((a_batch != batch && a_batch != 1) || (b_batch != batch && b_batch != 1))
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "general batch broadcasting is not supported");
+    int32_t *a = conv_copy(A, MOPT_DTYPE_I32), *b = conv_copy(B, MOPT_DTYPE_I32);
+    int32_t *za = ZA ? conv_copy(ZA, MOPT_DTYPE_I32) : NULL;
+    int32_t *zb = ZB ? conv_copy(ZB, MOPT_DTYPE_I32) : NULL;
+    int32_t *acc = ql ? mopt_malloc((size_t)(op_numel(&out[0]) + 1) * 4) : out[0].data;
+    mopt_status st = MOPT_OK;
+    if (!a || !b || !acc || (ZA && !za) || (ZB && !zb)) {
+        st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+        goto done;
+    }
+    for (int64_t p = 0; p < batch; p++)
+        ref_matmul_int(m, k, n, a + (a_batch > 1 ? p * m * k : 0),
+                       b + (b_batch > 1 ? p * k * n : 0), za, ZA ? op_numel(ZA) : 0, zb,
+                       ZB ? op_numel(ZB) : 0, acc + p * m * n);
+    if (ql) {
+        double as, bs, ysc, yzp = 0;
+        float f[3];
+        const op_tensor *sc[3] = {&in[1], &in[4], &in[6]};
+        for (int i = 0; i < 3; i++) {
+            if (op_numel(sc[i]) != 1) {
+                st = op_fail(ctx, MOPT_ERR_UNSUPPORTED, "per-axis scales are not supported");
+                goto done;
+            }
+            ref_cast(sc[i]->dtype, sc[i]->data, MOPT_DTYPE_F32, &f[i], 1);
+        }
+        as = f[0], bs = f[1], ysc = f[2];
+        /* the multiplier in the scales' own precision, as the reference does */
+        float mul = (float)(as * bs);
+        if (in[1].dtype == MOPT_DTYPE_F16) mul = ref_f16_to_f32(ref_f32_to_f16(mul));
+        mul = mul / (float)ysc;
+        if (in[1].dtype == MOPT_DTYPE_F16) mul = ref_f16_to_f32(ref_f32_to_f16(mul));
+        if (has(in, n_in, 7)) {
+            int32_t z;
+            ref_cast(in[7].dtype, in[7].data, MOPT_DTYPE_I32, &z, 1);
+            yzp = z;
+        }
+        int32_t lo, hi;
+        qrange(out[0].dtype, &lo, &hi);
+        for (int64_t i = 0, nn = op_numel(&out[0]); i < nn; i++) {
+            double v = nearbyint((double)acc[i] * mul + yzp);
+            acc[i] = v < lo ? lo : v > hi ? hi : (int32_t)v;
+        }
+        ref_cast(MOPT_DTYPE_I32, acc, out[0].dtype, out[0].data, op_numel(&out[0]));
+    }
+done:
+    mopt_free(a), mopt_free(b), mopt_free(za), mopt_free(zb);
+    if (ql) mopt_free(acc);
+    return st;
+}
+
+static const op_def k_ops[] = {
+    {"QuantizeLinear", "", 2, 3, 1, 1, q_infer, q_run, NULL},
+    {"DequantizeLinear", "", 2, 3, 1, 1, dq_infer, dq_run, NULL},
+    {"DynamicQuantizeLinear", "", 1, 1, 1, 3, dyn_infer, dyn_run, NULL},
+    {"MatMulInteger", "", 2, 4, 1, 1, mmi_infer, mmi_run, NULL},
+    {"QLinearMatMul", "", 8, 8, 1, 1, mmi_infer, mmi_run, NULL},
+};
+
+const op_def *ops_family_quant(size_t *count) {
+    *count = sizeof k_ops / sizeof k_ops[0];
+    return k_ops;
+}

@@ -1,0 +1,268 @@
+/*
+ * resize.c — Resize (opsets 10..19: nearest/linear/cubic, every
+ * coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
+ * exclude_outside, extrapolation_value, axes, keep_aspect_ratio_policy;
+ * antialias is UNSUPPORTED) and the older Upsample (asymmetric, nearest
+ * floor or linear). Computed in double, f32 in and out (f16/bf16/f64 via
+ * the dtype bridge). Math in kernels/ref/resize.c.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "kernels/ref/ref_logic.h"
+#include "kernels/ref/ref_resize.h"
+#include "ops/ops.h"
+
+static bool has(const op_tensor *in, int n_in, int k) {
+    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
+}
+
+static bool is_upsample(const op_ctx *ctx) { return strcmp(ctx->node->op_type, "Upsample") == 0; }
+
+static mopt_status parse_params(const op_ctx *ctx, ref_resize_params *p) {
+    memset(p, 0, sizeof *p);
+    const char *mode = ir_node_attr_string(ctx->node, "mode", "nearest");
+    if (strcmp(mode, "nearest") == 0)
+        p->mode = REF_RESIZE_NEAREST;
+    else if (strcmp(mode, "linear") == 0 || strcmp(mode, "bilinear") == 0)
+        p->mode = REF_RESIZE_LINEAR;
+    else if (strcmp(mode, "cubic") == 0 && !is_upsample(ctx))
+        p->mode = REF_RESIZE_CUBIC;
+    else
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown mode '%s'", mode);
+    bool old = is_upsample(ctx) || ctx->opset < 11;
+    const char *ct =
+        old ? "asymmetric"
+            : ir_node_attr_string(ctx->node, "coordinate_transformation_mode", "half_pixel");
+    static const struct {
+        const char *name;
+        ref_coord c;
+    } k_coords[] = {{"half_pixel", REF_COORD_HALF_PIXEL},
+                    {"half_pixel_symmetric", REF_COORD_HALF_PIXEL_SYMMETRIC},
+                    {"pytorch_half_pixel", REF_COORD_PYTORCH_HALF_PIXEL},
+                    {"align_corners", REF_COORD_ALIGN_CORNERS},
+                    {"asymmetric", REF_COORD_ASYMMETRIC},
+                    {"tf_crop_and_resize", REF_COORD_TF_CROP_AND_RESIZE}};
+    size_t i = 0;
+    while (i < 6 && strcmp(k_coords[i].name, ct) != 0)
+        i++;
+    if (i == 6)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "coordinate_transformation_mode '%s'", ct);
+    p->coord = k_coords[i].c;
+    const char *nm =
+        old ? "floor" : ir_node_attr_string(ctx->node, "nearest_mode", "round_prefer_floor");
+    if (strcmp(nm, "round_prefer_floor") == 0)
+        p->nearest = REF_NEAREST_ROUND_PREFER_FLOOR;
+    else if (strcmp(nm, "round_prefer_ceil") == 0)
+        p->nearest = REF_NEAREST_ROUND_PREFER_CEIL;
+    else if (strcmp(nm, "floor") == 0)
+        p->nearest = REF_NEAREST_FLOOR;
+    else if (strcmp(nm, "ceil") == 0)
+        p->nearest = REF_NEAREST_CEIL;
+    else
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown nearest_mode '%s'", nm);
+    p->cubic_a = ir_node_attr_float(ctx->node, "cubic_coeff_a", -0.75f);
+    p->exclude_outside = ir_node_attr_int(ctx->node, "exclude_outside", 0) != 0;
+    p->extrapolation = ir_node_attr_float(ctx->node, "extrapolation_value", 0.0f);
+    if (ir_node_attr_int(ctx->node, "antialias", 0) != 0)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "antialias=1 is not supported");
+    return MOPT_OK;
+}
+
+/* Output dims, per-axis scales and roi. Returns 1 when the sizes/scales are
+ * not known yet (load time). */
+static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_dims, double *scales,
+                double *roi, mopt_status *st) {
+    *st = MOPT_OK;
+    const ir_shape *x = &in[0].shape;
+    int32_t r = x->rank;
+    if (r < 0 || !ir_shape_is_concrete(x)) return 1;
+    bool up = is_upsample(ctx), old = up || ctx->opset < 11;
+    int k_scales = old ? 1 : 2, k_sizes = old ? -1 : 3;
+    int32_t axes[IR_MAX_RANK];
+    int n_axes = r;
+    for (int32_t a = 0; a < r; a++)
+        axes[a] = a;
+    const int64_t *ax_attr = NULL;
+    int64_t n_ax = ir_node_attr_ints(ctx->node, "axes", &ax_attr);
+    if (ir_node_attr(ctx->node, "axes")) {
+        if (n_ax > r) {
+            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "too many axes");
+            return 0;
+        }
+        n_axes = (int)n_ax;
+        for (int i = 0; i < n_axes; i++)
+            if ((*st = op_axis(ctx, ax_attr[i], r, "axes", &axes[i]))) return 0;
+    }
+    for (int32_t a = 0; a < r; a++) {
+        out_dims[a] = x->dims[a];
+        scales[a] = 1.0;
+        roi[a] = 0.0;
+        roi[r + a] = 1.0;
+    }
+    if (!old && has(in, n_in, 1) && op_numel(&in[1]) > 0) {
+        if (!in[1].data) return 1;
+        double rv[2 * IR_MAX_RANK];
+        int64_t nr = op_numel(&in[1]);
+        if (nr != 2 * n_axes) {
+            *st = op_fail(ctx, MOPT_ERR_SHAPE, "roi must have %d values", 2 * n_axes);
+            return 0;
+        }
+        ref_cast(in[1].dtype, in[1].data, MOPT_DTYPE_F64, rv, nr);
+        for (int i = 0; i < n_axes; i++)
+            roi[axes[i]] = rv[i], roi[r + axes[i]] = rv[n_axes + i];
+    }
+    bool have_sizes = k_sizes >= 0 && has(in, n_in, k_sizes) && op_numel(&in[k_sizes]) > 0;
+    bool have_scales = has(in, n_in, k_scales) && op_numel(&in[k_scales]) > 0;
+    if (up && ctx->opset < 9) {
+        const float *sa = NULL;
+        int64_t ns = ir_node_attr_floats(ctx->node, "scales", &sa);
+        if (ns != r) {
+            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "scales must have %d values", (int)r);
+            return 0;
+        }
+        for (int32_t a = 0; a < r; a++) {
+            scales[a] = sa[a];
+            out_dims[a] = (int64_t)floor((double)x->dims[a] * sa[a]);
+        }
+        return 0;
+    }
+    if (have_sizes == have_scales) {
+        *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "exactly one of scales and sizes must be given");
+        return 0;
+    }
+    if (have_scales) {
+        if (!in[k_scales].data) return 1;
+        if (op_numel(&in[k_scales]) != n_axes) {
+            *st = op_fail(ctx, MOPT_ERR_SHAPE, "scales must have %d values", n_axes);
+            return 0;
+        }
+        float sv[IR_MAX_RANK];
+        ref_cast(in[k_scales].dtype, in[k_scales].data, MOPT_DTYPE_F32, sv, n_axes);
+        for (int i = 0; i < n_axes; i++) {
+            if (!(sv[i] > 0)) {
+                *st = op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT, "scales must be > 0");
+                return 0;
+            }
+            scales[axes[i]] = sv[i];
+            out_dims[axes[i]] = (int64_t)floor((double)x->dims[axes[i]] * (double)sv[i]);
+        }
+        return 0;
+    }
+    if (!in[k_sizes].data) return 1;
+    int64_t sz[IR_MAX_RANK];
+    if (op_read_ints(ctx, &in[k_sizes], "sizes", sz, IR_MAX_RANK) != n_axes) {
+        *st = op_fail(ctx, MOPT_ERR_SHAPE, "sizes must have %d values", n_axes);
+        return 0;
+    }
+    const char *pol = ir_node_attr_string(ctx->node, "keep_aspect_ratio_policy", "stretch");
+    if (strcmp(pol, "stretch") == 0) {
+        for (int i = 0; i < n_axes; i++) {
+            out_dims[axes[i]] = sz[i];
+            scales[axes[i]] = (double)sz[i] / (double)x->dims[axes[i]];
+        }
+    } else {
+        bool larger = strcmp(pol, "not_smaller") == 0;
+        if (!larger && strcmp(pol, "not_larger") != 0) {
+            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "keep_aspect_ratio_policy '%s'", pol);
+            return 0;
+        }
+        double s = larger ? 0 : INFINITY;
+        for (int i = 0; i < n_axes; i++) {
+            double v = (double)sz[i] / (double)x->dims[axes[i]];
+            s = larger ? fmax(s, v) : fmin(s, v);
+        }
+        for (int i = 0; i < n_axes; i++) {
+            scales[axes[i]] = s;
+            out_dims[axes[i]] = (int64_t)floor(s * (double)x->dims[axes[i]] + 0.5);
+        }
+    }
+    return 0;
+}
+
+static mopt_status resize_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
+    ref_resize_params p;
+    mopt_status st = parse_params(ctx, &p);
+    if (st) return st;
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1))) return st;
+    out[0].dtype = in[0].dtype;
+    int64_t od[IR_MAX_RANK];
+    double sc[IR_MAX_RANK], roi[2 * IR_MAX_RANK];
+    if (plan(ctx, in, n_in, od, sc, roi, &st)) {
+        out[0].shape = in[0].shape;
+        for (int32_t a = 0; a < out[0].shape.rank; a++)
+            out[0].shape.syms[a] = -1;
+        return MOPT_OK;
+    }
+    if (st) return st;
+    ir_shape_set(&out[0].shape, in[0].shape.rank, od);
+    return MOPT_OK;
+}
+
+static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    ref_resize_params p;
+    mopt_status st = parse_params(ctx, &p);
+    if (st) return st;
+    int64_t od[IR_MAX_RANK];
+    double sc[IR_MAX_RANK], roi[2 * IR_MAX_RANK];
+    if (plan(ctx, in, n_in, od, sc, roi, &st) || st)
+        return st ? st : op_fail(ctx, MOPT_ERR_INTERNAL, "sizes unknown at run time");
+    const ir_shape *x = &in[0].shape;
+    int32_t r = x->rank;
+    /* largest intermediate: every prefix of axes resized */
+    int64_t cur[IR_MAX_RANK], cap = op_numel(&in[0]);
+    for (int32_t a = 0; a < r; a++)
+        cur[a] = x->dims[a];
+    for (int32_t a = 0; a < r; a++) {
+        cur[a] = od[a];
+        int64_t n = 1;
+        for (int32_t b = 0; b < r; b++)
+            n *= cur[b];
+        if (n > cap) cap = n;
+    }
+    double *A = mopt_malloc((size_t)(cap > 0 ? cap : 1) * sizeof(double));
+    double *B = mopt_malloc((size_t)(cap > 0 ? cap : 1) * sizeof(double));
+    if (!A || !B) {
+        mopt_free(A), mopt_free(B);
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+    }
+    ref_cast(MOPT_DTYPE_F32, in[0].data, MOPT_DTYPE_F64, A, op_numel(&in[0]));
+    for (int32_t a = 0; a < r; a++)
+        cur[a] = x->dims[a];
+    for (int32_t a = 0; a < r; a++) {
+        bool identity =
+            od[a] == x->dims[a] && sc[a] == 1.0 && p.coord != REF_COORD_TF_CROP_AND_RESIZE;
+        if (identity) continue;
+        int64_t outer = 1, inner = 1;
+        for (int32_t b = 0; b < a; b++)
+            outer *= cur[b];
+        for (int32_t b = a + 1; b < r; b++)
+            inner *= cur[b];
+        if (cur[a] == 0 || od[a] == 0 || outer == 0 || inner == 0) {
+            cur[a] = od[a];
+            continue;
+        }
+        ref_resize_axis(&p, outer, cur[a], od[a], inner, sc[a], roi[a], roi[r + a], A, B);
+        cur[a] = od[a];
+        double *t = A;
+        A = B, B = t;
+    }
+    ref_cast(MOPT_DTYPE_F64, A, MOPT_DTYPE_F32, out[0].data, op_numel(&out[0]));
+    mopt_free(A), mopt_free(B);
+    return MOPT_OK;
+}
+
+static const op_def k_ops[] = {
+    {"Resize", "", 1, 4, 1, 1, resize_infer, resize_run, NULL},
+    {"Upsample", "", 1, 2, 1, 1, resize_infer, resize_run, NULL},
+};
+
+const op_def *ops_family_resize(size_t *count) {
+    *count = sizeof k_ops / sizeof k_ops[0];
+    return k_ops;
+}
