@@ -67,6 +67,8 @@ static const char k_usage[] =
     "      --report prints, for each pass, its time, the node count before and\n"
     "      after and the rewrites applied.\n"
     "\n"
+    "  check MODEL   List every node that keeps MODEL from loading (unsupported\n"
+    "                operators, attributes or dtypes; invalid nodes), not just the first.\n"
     "  ops           List the operators this libmopt supports, one per line.\n"
     "  version       Print the version of mopt and of the libmopt it runs with.\n"
     "  help, --help  Print this text.\n"
@@ -1107,6 +1109,25 @@ static int cmd_version(void) {
     return EXIT_SUCCESS;
 }
 
+static void print_problem(void *user, const char *node, const char *op, mopt_status st,
+                          const char *message) {
+    (void)user;
+    printf("  node '%s' (%s): %s: %s\n", node, op, mopt_status_string(st), message);
+}
+
+/* mopt check MODEL: every node that would keep the model from loading. */
+static int cmd_check(int argc, char **argv) {
+    if (argc != 3) return usage_error("usage: mopt check MODEL");
+    size_t n = 0;
+    mopt_status st = mopt_model_check(argv[2], NULL, print_problem, NULL, &n);
+    if (st == MOPT_OK) {
+        printf("%s: ok, every node is supported\n", argv[2]);
+        return EXIT_SUCCESS;
+    }
+    if (n) printf("%s: %zu problem node%s\n", argv[2], n, n == 1 ? "" : "s");
+    return fail(st);
+}
+
 static int cmd_ops(void) {
     size_t n = mopt_supported_op_count();
     for (size_t i = 0; i < n; i++) printf("%s\n", mopt_supported_op_name(i));
@@ -1127,6 +1148,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) return cmd_version();
     if (strcmp(cmd, "ops") == 0) return cmd_ops();
+    if (strcmp(cmd, "check") == 0) return cmd_check(argc, argv);
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(k_usage, stdout);

@@ -238,6 +238,27 @@ MOPT_API mopt_status mopt_model_load(const char *path, const mopt_options *opts,
 MOPT_API mopt_status mopt_model_load_from_memory(const void *data, size_t size,
                                                  const mopt_options *opts,
                                                  mopt_model **out);
+/* Called by mopt_model_check once per problem node: its name, op type
+ * ("domain.Op" outside the default domain), the status it would fail with
+ * (UNSUPPORTED for an operator, attribute or dtype libmopt lacks; SHAPE,
+ * TYPE, INVALID_MODEL for a bad node) and a message. The strings are valid
+ * during the call only. */
+typedef void (*mopt_check_callback)(void *user, const char *node_name,
+                                    const char *op_type, mopt_status status,
+                                    const char *message);
+
+/* Checks a model file without building it: reads it, checks the graph's
+ * structure, then resolves every node's operator and runs shape/type
+ * inference over the whole graph, reporting EVERY problem node through
+ * `callback` (may be NULL) instead of stopping at the first. *n_problems
+ * (may be NULL) gets their count. Returns OK when the model would load;
+ * otherwise UNSUPPORTED when every problem is unsupported functionality, or
+ * the status of the first other problem; and IO, PARSE, INVALID_MODEL
+ * (structure) or OUT_OF_MEMORY before any node is checked. opts may be NULL.
+ * Thread-safe. */
+MOPT_API mopt_status mopt_model_check(const char *path, const mopt_options *opts,
+                                      mopt_check_callback callback, void *user,
+                                      size_t *n_problems);
 /* Releases a model. Every session created from it must be destroyed first.
  * NULL is a no-op. */
 MOPT_API void mopt_model_destroy(mopt_model *model);

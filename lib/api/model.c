@@ -218,3 +218,98 @@ int64_t mopt_model_opset(const mopt_model *m, const char *domain) {
 
 int64_t mopt_model_parameter_count(const mopt_model *m) { return m ? m->parameter_count : 0; }
 int64_t mopt_model_parameter_bytes(const mopt_model *m) { return m ? m->parameter_bytes : 0; }
+
+/* ---- mopt_model_check ------------------------------------------------------ */
+
+typedef struct check_state {
+    mopt_check_callback cb;
+    void *user;
+    mopt_status first_other; /* first status that is not UNSUPPORTED */
+    size_t n;
+    char summary[512];
+    size_t summary_len;
+} check_state;
+
+static void check_report(check_state *cs, const ir_node *n, mopt_status st, const char *msg) {
+    char op[256];
+    if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0)
+        snprintf(op, sizeof op, "%s.%s", n->domain, n->op_type);
+    else
+        snprintf(op, sizeof op, "%s", n->op_type);
+    if (cs->cb) cs->cb(cs->user, n->name, op, st, msg);
+    if (st != MOPT_ERR_UNSUPPORTED && cs->first_other == MOPT_OK) cs->first_other = st;
+    if (cs->summary_len < sizeof cs->summary - 64)
+        cs->summary_len += (size_t)snprintf(cs->summary + cs->summary_len,
+                                            sizeof cs->summary - cs->summary_len, "%s'%s' (%s)",
+                                            cs->n ? ", " : "", n->name, op);
+    cs->n++;
+}
+
+static void check_problem(void *user, const ir_node *n, mopt_status st, const char *msg) {
+    check_report(user, n, st, msg);
+}
+
+mopt_status mopt_model_check(const char *path, const mopt_options *opts,
+                             mopt_check_callback callback, void *user, size_t *n_problems) {
+    mopt_clear_error();
+    if (n_problems) *n_problems = 0;
+    if (!path) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_model_check: path is NULL");
+    rt_config cfg;
+    mopt_status st = rt_config_read(opts, &cfg);
+    if (st) return st;
+    /* a .mopt file was checked when it was made: loading it is the check */
+    void *map = NULL;
+    size_t map_size = 0;
+    st = mfmt_map_file(path, &map, &map_size);
+    if (!st && map) {
+        mopt_model *m = NULL;
+        st = load_mopt(map, map_size, mfmt_unmap, &cfg, &m);
+        mopt_model_destroy(m);
+        if (st) mopt_fail_context(st, "checking '%s'", path);
+        if (st && n_problems) *n_problems = 1;
+        return st;
+    }
+    if (st) return st;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    st = file_read_all(path, MOPT_MAX_MODEL_BYTES, &buf, &len);
+    if (st) return st;
+    char *dir = file_dirname(path);
+    ir_graph *g = NULL;
+    if (!dir) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+    else st = onnx_import_model(buf, len, dir, &g);
+    mopt_free(dir);
+    mopt_free(buf);
+    if (!st) st = ir_graph_check(g);
+    if (st) {
+        ir_graph_destroy(g);
+        return mopt_fail_context(st, "checking '%s'", path);
+    }
+    check_state cs = {.cb = callback, .user = user};
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        n->op = ops_find(n->op_type, n->domain);
+        if (!n->op) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "operator %s%s%s is not implemented", n->domain,
+                     n->domain[0] ? "." : "", n->op_type);
+            check_report(&cs, n, MOPT_ERR_UNSUPPORTED, msg);
+        } else if (n->n_inputs < n->op->min_inputs || n->n_inputs > n->op->max_inputs ||
+                   n->n_outputs < n->op->min_outputs || n->n_outputs > n->op->max_outputs) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "%d inputs and %d outputs; the operator takes %d..%d and "
+                     "gives %d..%d", (int)n->n_inputs, (int)n->n_outputs, n->op->min_inputs,
+                     n->op->max_inputs, n->op->min_outputs, n->op->max_outputs);
+            check_report(&cs, n, MOPT_ERR_INVALID_MODEL, msg);
+            n->op = NULL; /* do not infer it */
+        }
+    }
+    st = rt_infer_graph_checked(g, check_problem, &cs, NULL);
+    ir_graph_destroy(g);
+    if (st) return mopt_fail_context(st, "checking '%s'", path);
+    if (n_problems) *n_problems = cs.n;
+    if (cs.n == 0) return MOPT_OK;
+    st = cs.first_other != MOPT_OK ? cs.first_other : MOPT_ERR_UNSUPPORTED;
+    return mopt_fail(st, "'%s': %zu node%s cannot run: %s", path, cs.n, cs.n == 1 ? "" : "s",
+                     cs.summary);
+}

@@ -114,7 +114,10 @@ void rt_node_tensors(const ir_graph *g, const ir_node *n, const void *const *dat
     }
 }
 
-mopt_status rt_infer_graph(ir_graph *g) {
+mopt_status rt_infer_graph(ir_graph *g) { return rt_infer_graph_checked(g, NULL, NULL, NULL); }
+
+mopt_status rt_infer_graph_checked(ir_graph *g, rt_problem_fn problem, void *user,
+                                   size_t *n_problems) {
     mopt_status st = MOPT_OK;
     void **cdata = mopt_calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *cdata);
     if (!cdata) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in shape inference");
@@ -136,7 +139,20 @@ mopt_status rt_infer_graph(ir_graph *g) {
         }
         op_ctx ctx = {.node = n, .graph = g, .runtime = false};
         ctx.opset = n->domain[0] ? ir_graph_opset(g, n->domain) : opset;
+        if (problem && !n->op) {
+            /* checking: the op is reported already; its outputs stay unknown */
+            for (int32_t k = 0; k < n->n_outputs; k++)
+                if (n->outputs[k] >= 0) cdata[n->outputs[k]] = NULL;
+            continue;
+        }
         st = n->op->infer(&ctx, in, n->n_inputs, out, n->n_outputs);
+        if (st && problem && st != MOPT_ERR_OUT_OF_MEMORY) {
+            /* checking: report, leave the outputs unknown, keep going */
+            problem(user, n, st, mopt_error_message());
+            if (n_problems) (*n_problems)++;
+            st = MOPT_OK;
+            continue;
+        }
         if (st) break;
         for (int32_t k = 0; k < n->n_outputs && !st; k++) {
             int32_t v = n->outputs[k];
@@ -152,6 +168,11 @@ mopt_status rt_infer_graph(ir_graph *g) {
             }
             if (!st) st = merge_shape(g, n, val, &out[k].shape);
             cdata[v] = out[k].data;
+            if (st && problem && st != MOPT_ERR_OUT_OF_MEMORY) {
+                problem(user, n, st, mopt_error_message());
+                if (n_problems) (*n_problems)++;
+                st = MOPT_OK;
+            }
         }
     }
     mopt_free(cdata);

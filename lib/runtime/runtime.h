@@ -113,8 +113,17 @@ const char *rt_node_kernel_name(const mopt_model *m, int32_t i);
 void rt_node_tensors(const ir_graph *g, const ir_node *n, const void *const *data, op_tensor *in,
                      op_tensor *out);
 
+/* A problem found while checking a model: node, status, message. */
+typedef void (*rt_problem_fn)(void *user, const ir_node *n, mopt_status status,
+                              const char *message);
+
 /* Load-time shape and type inference over the whole graph. */
 mopt_status rt_infer_graph(ir_graph *graph);
+/* The same, but when `problem` is given, a node whose op is unresolved or
+ * whose inference fails is reported (and counted) and inference goes on with
+ * its outputs unknown; only running out of memory stops it. */
+mopt_status rt_infer_graph_checked(ir_graph *g, rt_problem_fn problem, void *user,
+                                   size_t *n_problems);
 
 /* ---- session ---- */
 typedef struct rt_slot {

@@ -43,6 +43,7 @@ static const volatile symbol k_symbols[] = {
     SYM(mopt_model_load_from_memory),
     SYM(mopt_model_destroy),
     SYM(mopt_model_save),
+    SYM(mopt_model_check),
     SYM(mopt_model_pass_report),
     SYM(mopt_model_io_count),
     SYM(mopt_model_io_name),
