@@ -5,7 +5,7 @@
  * test that loads the model through the public API, feeds every data set and
  * compares every output with the expected one (dtype, shape, values).
  *
- * usage: case_runner [--opt-level N] [--atol A] [--rtol R] PATH...
+ * usage: case_runner [--opt-level N] [--backend B] [--precision P] [--atol A] [--rtol R] PATH...
  *   PATH is a case folder, or a folder whose sub-folders (two levels deep at
  *   most) are cases. Used by the "ops" and "models" suites.
  */
@@ -34,6 +34,7 @@ typedef struct test_case {
 static test_case g_cases[MAX_CASES];
 static int g_n_cases;
 static int g_opt_level = 0;
+static const char *g_backend, *g_precision; /* NULL: the library's default */
 static double g_atol = 1e-5, g_rtol = 1e-4;
 static int g_atol_set, g_rtol_set;
 
@@ -185,6 +186,9 @@ static void run_case(void **state) {
     mopt_options *opts = NULL;
     assert_int_equal(mopt_options_create(&opts), MOPT_OK);
     assert_int_equal(mopt_options_set_int(opts, "opt_level", g_opt_level), MOPT_OK);
+    if (g_backend) assert_int_equal(mopt_options_set_string(opts, "backend", g_backend), MOPT_OK);
+    if (g_precision)
+        assert_int_equal(mopt_options_set_string(opts, "precision", g_precision), MOPT_OK);
     mopt_model *model = NULL;
     snprintf(p, sizeof p, "%s/model.onnx", c->path);
     mopt_status st = mopt_model_load(p, opts, &model);
@@ -246,6 +250,10 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--opt-level") == 0 && i + 1 < argc) {
             g_opt_level = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+            g_backend = argv[++i];
+        } else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
+            g_precision = argv[++i];
         } else if (strcmp(argv[i], "--atol") == 0 && i + 1 < argc) {
             g_atol = atof(argv[++i]);
             g_atol_set = 1;
@@ -253,7 +261,8 @@ int main(int argc, char **argv) {
             g_rtol = atof(argv[++i]);
             g_rtol_set = 1;
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: case_runner [--opt-level N] [--atol A] [--rtol R] PATH...\n");
+            fprintf(stderr, "usage: case_runner [--opt-level N] [--backend B] [--precision P] "
+                            "[--atol A] [--rtol R] PATH...\n");
             return 2;
         } else {
             add_cases(argv[i], 2);

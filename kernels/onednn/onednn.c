@@ -1,0 +1,718 @@
+/*
+ * onednn.c — the oneDNN backend's C layer (see onednn.h): memory
+ * descriptors for our plain f32 tensors, post-op chains for the fused
+ * epilogues, one-time weight reorders, and a small per-session cache of
+ * primitives keyed by the run-time problem (each entry owns its memory
+ * objects, user-mode scratchpad and activation reorders).
+ *
+ * Thread safety: the CPU engine is process-wide (created once, safe to share
+ * for primitive creation); each session has its own stream and primitives,
+ * and every primitive uses its own scratchpad, so sessions may run
+ * concurrently.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <dnnl.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "kernels/omp_threads.h"
+#include "kernels/onednn/onednn.h"
+
+/* Weak references (see onednn.h): every dnnl_* function used below. */
+#pragma weak dnnl_engine_create
+#pragma weak dnnl_stream_create
+#pragma weak dnnl_stream_destroy
+#pragma weak dnnl_stream_wait
+#pragma weak dnnl_memory_desc_init_by_strides
+#pragma weak dnnl_memory_desc_init_by_tag
+#pragma weak dnnl_memory_desc_equal
+#pragma weak dnnl_memory_desc_get_size
+#pragma weak dnnl_memory_create
+#pragma weak dnnl_memory_destroy
+#pragma weak dnnl_memory_set_data_handle
+#pragma weak dnnl_matmul_desc_init
+#pragma weak dnnl_dilated_convolution_forward_desc_init
+#pragma weak dnnl_primitive_attr_create
+#pragma weak dnnl_primitive_attr_destroy
+#pragma weak dnnl_primitive_attr_set_output_scales
+#pragma weak dnnl_primitive_attr_set_post_ops
+#pragma weak dnnl_primitive_attr_set_scratchpad_mode
+#pragma weak dnnl_post_ops_create
+#pragma weak dnnl_post_ops_destroy
+#pragma weak dnnl_post_ops_append_eltwise
+#pragma weak dnnl_post_ops_append_binary
+#pragma weak dnnl_post_ops_append_sum
+#pragma weak dnnl_primitive_desc_create
+#pragma weak dnnl_primitive_desc_destroy
+#pragma weak dnnl_primitive_desc_query_md
+#pragma weak dnnl_reorder_primitive_desc_create
+#pragma weak dnnl_primitive_create
+#pragma weak dnnl_primitive_destroy
+#pragma weak dnnl_primitive_execute
+#pragma weak dnnl_version
+
+#define CACHE_SIZE 16
+
+/* ---- engine ------------------------------------------------------------- */
+
+static dnnl_engine_t g_engine;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static char g_version[32];
+
+static void engine_init(void) {
+    if (!dnnl_engine_create || !dnnl_version) return;
+    if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success) {
+        g_engine = NULL;
+        return;
+    }
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(g_version, sizeof g_version, "oneDNN %d.%d.%d", v->major, v->minor, v->patch);
+}
+
+bool onednn_available(void) {
+    pthread_once(&g_once, engine_init);
+    return g_engine != NULL;
+}
+
+const char *onednn_version(void) { return onednn_available() ? g_version : ""; }
+
+void onednn_td_dense(onednn_td *t, int32_t ndims, const int64_t *dims) {
+    t->ndims = ndims;
+    int64_t s = 1;
+    for (int32_t i = ndims - 1; i >= 0; i--) {
+        t->dims[i] = dims[i];
+        t->strides[i] = s;
+        s *= dims[i] > 0 ? dims[i] : 1;
+    }
+}
+
+/* ---- descriptors and attributes ----------------------------------------- */
+
+static dnnl_data_type_t dt_of(onednn_prec p) { return p == ONEDNN_BF16 ? dnnl_bf16 : dnnl_f32; }
+
+static bool md_strided(dnnl_memory_desc_t *md, const onednn_td *t, dnnl_data_type_t dt) {
+    dnnl_dims_t dims, strides;
+    for (int32_t i = 0; i < t->ndims; i++) {
+        dims[i] = t->dims[i];
+        strides[i] = t->strides[i];
+    }
+    return dnnl_memory_desc_init_by_strides(md, t->ndims, dims, dt, strides) == dnnl_success;
+}
+
+static bool md_dense(dnnl_memory_desc_t *md, int32_t ndims, const int64_t *dims,
+                     dnnl_data_type_t dt) {
+    onednn_td t;
+    onednn_td_dense(&t, ndims, dims);
+    return md_strided(md, &t, dt);
+}
+
+static bool md_any(dnnl_memory_desc_t *md, int32_t ndims, const int64_t *dims,
+                   dnnl_data_type_t dt) {
+    dnnl_dims_t d;
+    for (int32_t i = 0; i < ndims; i++)
+        d[i] = dims[i];
+    return dnnl_memory_desc_init_by_tag(md, ndims, d, dt, dnnl_format_tag_any) == dnnl_success;
+}
+
+static bool append_act(dnnl_post_ops_t po, onednn_act act, float alpha, float beta) {
+    dnnl_status_t s = dnnl_success;
+    switch (act) {
+    case ONEDNN_ACT_NONE: break;
+    case ONEDNN_ACT_RELU: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, 0, 0); break;
+    case ONEDNN_ACT_LEAKY_RELU:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, alpha, 0);
+        break;
+    case ONEDNN_ACT_CLIP:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, alpha, beta);
+        break;
+    case ONEDNN_ACT_HARDSWISH:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_hardswish, 1.f / 6.f, 0.5f);
+        break;
+    case ONEDNN_ACT_HARDSIGMOID:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, alpha, beta);
+        if (s == dnnl_success)
+            s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, 0.f, 1.f);
+        break;
+    case ONEDNN_ACT_SIGMOID:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_logistic, 0, 0);
+        break;
+    case ONEDNN_ACT_TANH: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_tanh, 0, 0); break;
+    case ONEDNN_ACT_GELU_ERF:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_gelu_erf, 0, 0);
+        break;
+    case ONEDNN_ACT_GELU_TANH:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_gelu_tanh, 0, 0);
+        break;
+    default: return false;
+    }
+    return s == dnnl_success;
+}
+
+/* Attributes: user scratchpad, output scale alpha, then post-ops in order
+ * [sum(sum_scale)] [binary add(bin_md)] [activation]. */
+static dnnl_primitive_attr_t make_attr(float alpha, float sum_scale,
+                                       const dnnl_memory_desc_t *bin_md, onednn_act act,
+                                       float act_alpha, float act_beta) {
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    if (dnnl_primitive_attr_create(&attr) != dnnl_success) return NULL;
+    bool ok = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ==
+              dnnl_success;
+    if (ok && alpha != 1.f)
+        ok = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha) == dnnl_success;
+    if (ok) ok = dnnl_post_ops_create(&po) == dnnl_success;
+    if (ok && sum_scale != 0.f) ok = dnnl_post_ops_append_sum(po, sum_scale) == dnnl_success;
+    if (ok && bin_md) ok = dnnl_post_ops_append_binary(po, dnnl_binary_add, bin_md) == dnnl_success;
+    if (ok) ok = append_act(po, act, act_alpha, act_beta);
+    if (ok) ok = dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
+    if (po) dnnl_post_ops_destroy(po);
+    if (!ok) {
+        dnnl_primitive_attr_destroy(attr);
+        return NULL;
+    }
+    return attr;
+}
+
+/* ---- one-shot reorders -------------------------------------------------- */
+
+static bool reorder_now(const dnnl_memory_desc_t *from_md, const void *from,
+                        const dnnl_memory_desc_t *to_md, void *to) {
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t r = NULL;
+    dnnl_memory_t mf = NULL, mt = NULL;
+    dnnl_stream_t s = NULL;
+    bool ok = dnnl_reorder_primitive_desc_create(&pd, from_md, g_engine, to_md, g_engine, NULL) ==
+              dnnl_success;
+    if (ok) ok = dnnl_primitive_create(&r, pd) == dnnl_success;
+    if (ok) ok = dnnl_memory_create(&mf, from_md, g_engine, (void *)from) == dnnl_success;
+    if (ok) ok = dnnl_memory_create(&mt, to_md, g_engine, to) == dnnl_success;
+    if (ok) ok = dnnl_stream_create(&s, g_engine, dnnl_stream_default_flags) == dnnl_success;
+    if (ok) {
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, mf}, {DNNL_ARG_TO, mt}};
+        ok = dnnl_primitive_execute(r, s, 2, args) == dnnl_success;
+        if (ok) ok = dnnl_stream_wait(s) == dnnl_success;
+    }
+    if (s) dnnl_stream_destroy(s);
+    if (mt) dnnl_memory_destroy(mt);
+    if (mf) dnnl_memory_destroy(mf);
+    if (r) dnnl_primitive_destroy(r);
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    return ok;
+}
+
+/* ---- weights ------------------------------------------------------------ */
+
+struct onednn_weights {
+    dnnl_memory_desc_t plain; /* the layout the weights came in */
+    dnnl_memory_desc_t md;    /* the layout they are in now */
+    void *data;
+};
+
+void onednn_weights_free(onednn_weights *w) {
+    if (!w) return;
+    mopt_aligned_free(w->data);
+    mopt_free(w);
+}
+
+/* Packs `src` (plain layout) into want (oneDNN's choice); NULL result with OK
+ * when want is the plain layout itself. */
+static mopt_status pack(const dnnl_memory_desc_t *plain, const dnnl_memory_desc_t *want,
+                        const void *src, onednn_weights **out) {
+    *out = NULL;
+    if (dnnl_memory_desc_equal(plain, want)) return MOPT_OK;
+    size_t size = dnnl_memory_desc_get_size(want);
+    onednn_weights *w = mopt_calloc(1, sizeof *w);
+    if (!w) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory packing weights");
+    w->plain = *plain;
+    w->md = *want;
+    w->data = mopt_aligned_alloc(size ? size : 1);
+    if (!w->data) {
+        mopt_free(w);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory packing weights (%zu bytes)",
+                         size);
+    }
+    if (!reorder_now(plain, src, want, w->data)) {
+        onednn_weights_free(w);
+        return mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN: cannot reorder the weights");
+    }
+    *out = w;
+    return MOPT_OK;
+}
+
+/* ---- matmul descriptors ------------------------------------------------- */
+
+/* wmd: the weights layout to use; NULL = format `any`. */
+static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_memory_desc_t *wmd) {
+    dnnl_memory_desc_t a, b, bias, y, res;
+    dnnl_data_type_t dt = dt_of(d->prec);
+    bool ok;
+    if (d->prec == ONEDNN_F32)
+        ok = md_strided(&a, &d->a, dnnl_f32);
+    else
+        ok = md_any(&a, d->a.ndims, d->a.dims, dt);
+    if (ok && wmd)
+        b = *wmd;
+    else if (ok)
+        ok = md_any(&b, d->b.ndims, d->b.dims, dt);
+    if (ok) ok = md_strided(&y, &d->y, dnnl_f32);
+    if (ok && d->has_bias) ok = md_strided(&bias, &d->bias, dnnl_f32);
+    if (ok && d->has_residual) ok = md_strided(&res, &d->residual, dnnl_f32);
+    if (!ok) return NULL;
+    dnnl_matmul_desc_t md;
+    if (dnnl_matmul_desc_init(&md, &a, &b, d->has_bias ? &bias : NULL, &y) != dnnl_success)
+        return NULL;
+    dnnl_primitive_attr_t attr = make_attr(d->alpha, d->sum_beta, d->has_residual ? &res : NULL,
+                                           d->act, d->act_alpha, d->act_beta);
+    if (!attr) return NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_primitive_desc_create(&pd, &md, attr, g_engine, NULL) != dnnl_success) pd = NULL;
+    dnnl_primitive_attr_destroy(attr);
+    return pd;
+}
+
+static bool matmul_plain_b(const onednn_matmul_desc *d, dnnl_memory_desc_t *md) {
+    return md_strided(md, &d->b, dnnl_f32);
+}
+
+mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int threads,
+                               onednn_weights **out) {
+    *out = NULL;
+    if (!onednn_available()) return MOPT_ERR_UNSUPPORTED;
+    mopt_omp_threads(threads);
+    dnnl_memory_desc_t plain;
+    if (!matmul_plain_b(d, &plain)) return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = matmul_pd(d, NULL);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    dnnl_memory_desc_t want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dnnl_primitive_desc_destroy(pd);
+    return pack(&plain, &want, b, out);
+}
+
+/* ---- conv descriptors --------------------------------------------------- */
+
+static void conv_dims(const onednn_conv_desc *d, int64_t *x, int64_t *w, int32_t *wnd, int64_t *y) {
+    x[0] = y[0] = d->batch;
+    x[1] = d->c_in;
+    y[1] = d->c_out;
+    int32_t o = 0;
+    if (d->group > 1) w[o++] = d->group;
+    w[o++] = d->c_out / d->group;
+    w[o++] = d->c_in / d->group;
+    for (int32_t i = 0; i < d->S; i++) {
+        x[2 + i] = d->in[i];
+        y[2 + i] = d->out[i];
+        w[o++] = d->k[i];
+    }
+    *wnd = o;
+}
+
+static bool conv_plain_w(const onednn_conv_desc *d, dnnl_memory_desc_t *md) {
+    int64_t x[5], w[6], y[5];
+    int32_t wnd;
+    conv_dims(d, x, w, &wnd, y);
+    return md_dense(md, wnd, w, dnnl_f32);
+}
+
+/* wmd: weights layout to use (NULL = any). Source/destination are `any` so
+ * oneDNN can pick its blocked layouts; the entry reorders to/from plain. */
+static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd) {
+    int64_t xd[5], wd[6], yd[5];
+    int32_t wnd, nd = 2 + d->S;
+    conv_dims(d, xd, wd, &wnd, yd);
+    dnnl_data_type_t dt = dt_of(d->prec);
+    dnnl_memory_desc_t x, w, b, y;
+    bool ok = md_any(&x, nd, xd, dt) && md_any(&y, nd, yd, dnnl_f32);
+    if (ok && wmd)
+        w = *wmd;
+    else if (ok)
+        ok = md_any(&w, wnd, wd, dt);
+    if (ok && d->has_bias) ok = md_dense(&b, 1, &d->c_out, dnnl_f32);
+    if (!ok) return NULL;
+    dnnl_dims_t strides, dil, pl, pr;
+    for (int32_t i = 0; i < d->S; i++) {
+        strides[i] = d->stride[i];
+        dil[i] = d->dilation[i] - 1;
+        pl[i] = d->pad_l[i];
+        pr[i] = d->pad_r[i];
+    }
+    dnnl_convolution_desc_t cd;
+    if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                                                   dnnl_convolution_direct, &x, &w,
+                                                   d->has_bias ? &b : NULL, &y, strides, dil, pl,
+                                                   pr) != dnnl_success)
+        return NULL;
+    dnnl_primitive_attr_t attr =
+        make_attr(1.f, d->has_residual ? 1.f : 0.f, NULL, d->act, d->act_alpha, d->act_beta);
+    if (!attr) return NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL) != dnnl_success) pd = NULL;
+    dnnl_primitive_attr_destroy(attr);
+    return pd;
+}
+
+mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int threads,
+                             onednn_weights **out) {
+    *out = NULL;
+    if (!onednn_available()) return MOPT_ERR_UNSUPPORTED;
+    mopt_omp_threads(threads);
+    dnnl_memory_desc_t plain;
+    if (!conv_plain_w(d, &plain)) return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = conv_pd(d, NULL);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    dnnl_memory_desc_t want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dnnl_primitive_desc_destroy(pd);
+    return pack(&plain, &want, w, out);
+}
+
+/* ---- the primitive cache ------------------------------------------------ */
+
+enum { KIND_EMPTY = 0, KIND_MATMUL, KIND_CONV };
+
+typedef struct cache_key {
+    int kind;
+    int threads;
+    const onednn_weights *w;
+    union {
+        onednn_matmul_desc mm;
+        onednn_conv_desc cv;
+    } u;
+} cache_key;
+
+/* A user-side tensor (plain f32) and, when the primitive wants another
+ * layout/type, the reorder and the entry-owned buffer in between. */
+typedef struct io_port {
+    dnnl_memory_t user; /* plain, handle set per run */
+    dnnl_memory_t prim; /* what the primitive sees: == user, or owns buf */
+    dnnl_primitive_t reorder;
+    void *buf;
+} io_port;
+
+typedef struct cache_entry {
+    cache_key key;
+    uint64_t stamp;
+    dnnl_primitive_t prim;
+    io_port src, dst;
+    io_port wport; /* non-constant weights in another layout: reordered per run */
+    dnnl_primitive_t res_reorder; /* residual (plain) -> dst.prim, conv only */
+    dnnl_memory_t res_user;
+    dnnl_memory_t wei, bias, bin, scratch;
+    void *scratch_buf;
+    void *own_w;         /* weights reordered for this entry when w did not fit */
+    bool wei_from_input; /* wei's handle is the op's plain input, set per run */
+} cache_entry;
+
+struct onednn_cache {
+    dnnl_stream_t stream;
+    uint64_t clock;
+    cache_entry e[CACHE_SIZE];
+};
+
+static void port_free(io_port *p) {
+    if (p->reorder) dnnl_primitive_destroy(p->reorder);
+    if (p->prim && p->prim != p->user) dnnl_memory_destroy(p->prim);
+    if (p->user) dnnl_memory_destroy(p->user);
+    mopt_aligned_free(p->buf);
+    memset(p, 0, sizeof *p);
+}
+
+static void entry_free(cache_entry *e) {
+    if (e->prim) dnnl_primitive_destroy(e->prim);
+    port_free(&e->src);
+    port_free(&e->dst);
+    port_free(&e->wport);
+    if (e->res_reorder) dnnl_primitive_destroy(e->res_reorder);
+    dnnl_memory_t m[] = {e->res_user, e->wei, e->bias, e->bin, e->scratch};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (m[i]) dnnl_memory_destroy(m[i]);
+    mopt_aligned_free(e->scratch_buf);
+    mopt_aligned_free(e->own_w);
+    memset(e, 0, sizeof *e);
+}
+
+void onednn_cache_free(onednn_cache *c) {
+    if (!c) return;
+    for (int i = 0; i < CACHE_SIZE; i++)
+        if (c->e[i].key.kind != KIND_EMPTY) entry_free(&c->e[i]);
+    if (c->stream) dnnl_stream_destroy(c->stream);
+    mopt_free(c);
+}
+
+static mopt_status cache_get(onednn_cache **pc, onednn_cache **out) {
+    if (!*pc) {
+        onednn_cache *c = mopt_calloc(1, sizeof *c);
+        if (!c) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
+        if (dnnl_stream_create(&c->stream, g_engine, dnnl_stream_default_flags) != dnnl_success) {
+            mopt_free(c);
+            return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: cannot create a stream");
+        }
+        *pc = c;
+    }
+    *out = *pc;
+    return MOPT_OK;
+}
+
+/* Finds the entry for key, or frees the least recently used slot for it
+ * (*hit = false). */
+static cache_entry *cache_slot(onednn_cache *c, const cache_key *key, bool *hit) {
+    cache_entry *lru = &c->e[0];
+    c->clock++;
+    for (int i = 0; i < CACHE_SIZE; i++) {
+        cache_entry *e = &c->e[i];
+        if (e->key.kind != KIND_EMPTY && memcmp(&e->key, key, sizeof *key) == 0) {
+            e->stamp = c->clock;
+            *hit = true;
+            return e;
+        }
+        if (e->key.kind == KIND_EMPTY || e->stamp < lru->stamp) lru = e;
+    }
+    if (lru->key.kind != KIND_EMPTY) entry_free(lru);
+    *hit = false;
+    return lru;
+}
+
+static bool mem_new(dnnl_memory_t *m, const dnnl_memory_desc_t *md) {
+    return dnnl_memory_create(m, md, g_engine, DNNL_MEMORY_NONE) == dnnl_success;
+}
+
+static bool alloc_mem(dnnl_memory_t *m, const dnnl_memory_desc_t *md, void **buf) {
+    size_t size = dnnl_memory_desc_get_size(md);
+    *buf = mopt_aligned_alloc(size ? size : 1);
+    if (!*buf) return false;
+    return dnnl_memory_create(m, md, g_engine, *buf) == dnnl_success;
+}
+
+static bool reorder_prim(dnnl_primitive_t *r, const dnnl_memory_desc_t *from,
+                         const dnnl_memory_desc_t *to) {
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_reorder_primitive_desc_create(&pd, from, g_engine, to, g_engine, NULL) !=
+        dnnl_success)
+        return false;
+    bool ok = dnnl_primitive_create(r, pd) == dnnl_success;
+    dnnl_primitive_desc_destroy(pd);
+    return ok;
+}
+
+/* Sets up a port: user layout `user_md`, primitive layout `prim_md`. */
+static bool port_init(io_port *p, const dnnl_memory_desc_t *user_md,
+                      const dnnl_memory_desc_t *prim_md, bool input) {
+    if (!mem_new(&p->user, user_md)) return false;
+    if (dnnl_memory_desc_equal(user_md, prim_md)) {
+        p->prim = p->user;
+        return true;
+    }
+    if (!alloc_mem(&p->prim, prim_md, &p->buf)) return false;
+    return input ? reorder_prim(&p->reorder, user_md, prim_md)
+                 : reorder_prim(&p->reorder, prim_md, user_md);
+}
+
+static bool exec(onednn_cache *c, dnnl_primitive_t p, int n, dnnl_exec_arg_t *args) {
+    return dnnl_primitive_execute(p, c->stream, n, args) == dnnl_success;
+}
+
+static bool run_reorder(onednn_cache *c, dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to) {
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    return exec(c, r, 2, args);
+}
+
+/* Common tail of entry creation: primitive, scratchpad. */
+static bool entry_prim(cache_entry *e, dnnl_primitive_desc_t pd) {
+    if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) return false;
+    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    if (smd && dnnl_memory_desc_get_size(smd) > 0)
+        return alloc_mem(&e->scratch, smd, &e->scratch_buf);
+    return true;
+}
+
+/* ---- matmul run --------------------------------------------------------- */
+
+static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
+                                const onednn_weights *w, const float *b) {
+    dnnl_memory_desc_t plain_b, user_a;
+    if (!matmul_plain_b(d, &plain_b) || !md_strided(&user_a, &d->a, dnnl_f32))
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = NULL;
+    const dnnl_memory_desc_t *wmd = NULL;
+    bool packed = false;
+    if (w && dnnl_memory_desc_equal(&w->plain, &plain_b)) {
+        pd = matmul_pd(d, &w->md);
+        packed = pd != NULL;
+    }
+    if (!pd && d->prec == ONEDNN_F32) pd = matmul_pd(d, &plain_b);
+    if (!pd) pd = matmul_pd(d, NULL); /* weights reordered below */
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    bool ok = entry_prim(e, pd);
+    wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (ok && packed) {
+        ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
+    } else if (ok && dnnl_memory_desc_equal(wmd, &plain_b)) {
+        ok = mem_new(&e->wei, wmd);
+        e->wei_from_input = true;
+    } else if (ok && d->b_const) {
+        ok = alloc_mem(&e->wei, wmd, &e->own_w) && reorder_now(&plain_b, b, wmd, e->own_w);
+    } else if (ok) {
+        ok = port_init(&e->wport, &plain_b, wmd, true);
+    }
+    const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    if (ok) ok = port_init(&e->src, &user_a, src_md, true);
+    if (ok) ok = mem_new(&e->dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    e->dst.prim = e->dst.user;
+    dnnl_memory_desc_t md;
+    if (ok && d->has_bias) ok = md_strided(&md, &d->bias, dnnl_f32) && mem_new(&e->bias, &md);
+    if (ok && d->has_residual)
+        ok = md_strided(&md, &d->residual, dnnl_f32) && mem_new(&e->bin, &md);
+    dnnl_primitive_desc_destroy(pd);
+    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+}
+
+mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
+                              const onednn_weights *w, const float *a, const float *b,
+                              const float *bias, const float *residual, float *y, int threads) {
+    if (!onednn_available()) return MOPT_ERR_UNSUPPORTED;
+    onednn_cache *c = NULL;
+    mopt_status st = cache_get(cache, &c);
+    if (st) return st;
+    mopt_omp_threads(threads);
+    cache_key key;
+    memset(&key, 0, sizeof key);
+    key.kind = KIND_MATMUL;
+    key.threads = threads;
+    key.w = w;
+    memcpy(&key.u.mm, d, sizeof *d);
+    bool hit;
+    cache_entry *e = cache_slot(c, &key, &hit);
+    if (!hit) {
+        st = matmul_entry(e, d, w, b);
+        if (st) {
+            entry_free(e);
+            return st;
+        }
+        e->key = key;
+        e->stamp = c->clock;
+    }
+    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)a) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    if (ok && e->wei_from_input) ok = dnnl_memory_set_data_handle(e->wei, (void *)b) == dnnl_success;
+    if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
+    if (ok && e->bin) ok = dnnl_memory_set_data_handle(e->bin, (void *)residual) == dnnl_success;
+    if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
+    if (ok && e->wport.reorder)
+        ok = dnnl_memory_set_data_handle(e->wport.user, (void *)b) == dnnl_success &&
+             run_reorder(c, e->wport.reorder, e->wport.user, e->wport.prim);
+    dnnl_exec_arg_t args[8];
+    int n = 0;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.prim};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wport.prim ? e->wport.prim : e->wei};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.user};
+    if (e->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
+    if (e->bin)
+        args[n++] =
+            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(d->sum_beta != 0.f ? 1 : 0) |
+                                  DNNL_ARG_SRC_1,
+                              e->bin};
+    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
+    if (ok) ok = exec(c, e->prim, n, args);
+    if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
+    if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: matmul execution failed");
+    return MOPT_OK;
+}
+
+/* ---- conv run ----------------------------------------------------------- */
+
+static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const onednn_weights *w,
+                              const float *wplain) {
+    int64_t xd[5], wd[6], yd[5];
+    int32_t wnd, nd = 2 + d->S;
+    conv_dims(d, xd, wd, &wnd, yd);
+    dnnl_memory_desc_t plain_w, user_x, user_y;
+    if (!conv_plain_w(d, &plain_w) || !md_dense(&user_x, nd, xd, dnnl_f32) ||
+        !md_dense(&user_y, nd, yd, dnnl_f32))
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = NULL;
+    bool packed = false;
+    if (w && dnnl_memory_desc_equal(&w->plain, &plain_w)) {
+        pd = conv_pd(d, &w->md);
+        packed = pd != NULL;
+    }
+    if (!pd) pd = conv_pd(d, NULL);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    bool ok = entry_prim(e, pd);
+    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (ok && packed) {
+        ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
+    } else if (ok && dnnl_memory_desc_equal(wmd, &plain_w)) {
+        ok = mem_new(&e->wei, wmd);
+        e->wei_from_input = true;
+    } else if (ok) {
+        ok = alloc_mem(&e->wei, wmd, &e->own_w) && reorder_now(&plain_w, wplain, wmd, e->own_w);
+    }
+    const dnnl_memory_desc_t *xmd = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    if (ok) ok = port_init(&e->src, &user_x, xmd, true);
+    if (ok) ok = port_init(&e->dst, &user_y, ymd, false);
+    if (ok && d->has_residual && e->dst.reorder) {
+        ok = mem_new(&e->res_user, &user_y) && reorder_prim(&e->res_reorder, &user_y, ymd);
+    }
+    dnnl_memory_desc_t bmd;
+    if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->bias, &bmd);
+    dnnl_primitive_desc_destroy(pd);
+    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+}
+
+mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
+                            const onednn_weights *w, const float *x, const float *wplain,
+                            const float *bias, const float *residual, float *y, int threads) {
+    if (!onednn_available()) return MOPT_ERR_UNSUPPORTED;
+    onednn_cache *c = NULL;
+    mopt_status st = cache_get(cache, &c);
+    if (st) return st;
+    mopt_omp_threads(threads);
+    cache_key key;
+    memset(&key, 0, sizeof key);
+    key.kind = KIND_CONV;
+    key.threads = threads;
+    key.w = w;
+    memcpy(&key.u.cv, d, sizeof *d);
+    bool hit;
+    cache_entry *e = cache_slot(c, &key, &hit);
+    if (!hit) {
+        st = conv_entry(e, d, w, wplain);
+        if (st) {
+            entry_free(e);
+            return st;
+        }
+        e->key = key;
+        e->stamp = c->clock;
+    }
+    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    if (ok && e->wei_from_input)
+        ok = dnnl_memory_set_data_handle(e->wei, (void *)wplain) == dnnl_success;
+    if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
+    if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
+    if (ok && d->has_residual) {
+        if (e->res_reorder) {
+            ok = dnnl_memory_set_data_handle(e->res_user, (void *)residual) == dnnl_success &&
+                 run_reorder(c, e->res_reorder, e->res_user, e->dst.prim);
+        } else {
+            size_t n = (size_t)d->batch * (size_t)d->c_out;
+            for (int32_t i = 0; i < d->S; i++)
+                n *= (size_t)d->out[i];
+            memcpy(y, residual, n * sizeof(float));
+        }
+    }
+    dnnl_exec_arg_t args[6];
+    int n = 0;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.prim};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wei};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.prim};
+    if (e->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
+    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
+    if (ok) ok = exec(c, e->prim, n, args);
+    if (ok && e->dst.reorder) ok = run_reorder(c, e->dst.reorder, e->dst.prim, e->dst.user);
+    if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
+    if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: convolution execution failed");
+    return MOPT_OK;
+}
