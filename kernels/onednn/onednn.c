@@ -152,9 +152,10 @@ static bool append_act(dnnl_post_ops_t po, onednn_act act, float alpha, float be
 }
 
 /* Attributes: user scratchpad, output scale alpha, then post-ops in order
- * [sum(sum_scale)] [binary add(bin_md)] [activation]. */
+ * [sum(sum_scale)] [binary add(bin_md)] [binary add(bin2_md)] [activation]. */
 static dnnl_primitive_attr_t make_attr(float alpha, float sum_scale,
-                                       const dnnl_memory_desc_t *bin_md, onednn_act act,
+                                       const dnnl_memory_desc_t *bin_md,
+                                       const dnnl_memory_desc_t *bin2_md, onednn_act act,
                                        float act_alpha, float act_beta) {
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
@@ -166,6 +167,8 @@ static dnnl_primitive_attr_t make_attr(float alpha, float sum_scale,
     if (ok) ok = dnnl_post_ops_create(&po) == dnnl_success;
     if (ok && sum_scale != 0.f) ok = dnnl_post_ops_append_sum(po, sum_scale) == dnnl_success;
     if (ok && bin_md) ok = dnnl_post_ops_append_binary(po, dnnl_binary_add, bin_md) == dnnl_success;
+    if (ok && bin2_md)
+        ok = dnnl_post_ops_append_binary(po, dnnl_binary_add, bin2_md) == dnnl_success;
     if (ok) ok = append_act(po, act, act_alpha, act_beta);
     if (ok) ok = dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
     if (po) dnnl_post_ops_destroy(po);
@@ -244,6 +247,30 @@ static mopt_status pack(const dnnl_memory_desc_t *plain, const dnnl_memory_desc_
 
 /* ---- matmul descriptors ------------------------------------------------- */
 
+/* oneDNN 2.6 can divide by zero creating some primitives for empty tensors:
+ * those never reach it. */
+static bool td_empty(const onednn_td *t) {
+    for (int32_t i = 0; i < t->ndims; i++)
+        if (t->dims[i] <= 0) return true;
+    return false;
+}
+
+static bool matmul_valid(const onednn_matmul_desc *d) {
+    return d->a.ndims >= 2 && d->a.ndims <= ONEDNN_MAX_DIMS && d->b.ndims == d->a.ndims &&
+           d->y.ndims == d->a.ndims && !td_empty(&d->a) && !td_empty(&d->b) && !td_empty(&d->y);
+}
+
+static bool conv_valid(const onednn_conv_desc *d) {
+    bool ok = d->S >= 1 && d->S <= 3 && d->batch > 0 && d->c_in > 0 && d->c_out > 0 &&
+              d->group > 0 && d->c_in % d->group == 0 && d->c_out % d->group == 0;
+    for (int32_t i = 0; ok && i < d->S; i++)
+        ok = d->in[i] > 0 && d->out[i] > 0 && d->k[i] > 0 && d->stride[i] > 0 &&
+             d->dilation[i] > 0;
+    return ok;
+}
+
+static bool bias_as_post_op(const onednn_matmul_desc *d) { return d->has_bias && d->alpha != 1.f; }
+
 /* wmd: the weights layout to use; NULL = format `any`. */
 static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_memory_desc_t *wmd) {
     dnnl_memory_desc_t a, b, bias, y, res;
@@ -261,11 +288,16 @@ static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_m
     if (ok && d->has_bias) ok = md_strided(&bias, &d->bias, dnnl_f32);
     if (ok && d->has_residual) ok = md_strided(&res, &d->residual, dnnl_f32);
     if (!ok) return NULL;
+    /* oneDNN scales the bias with the product: with alpha != 1 the bias is
+     * added by a binary post-op instead */
+    bool bias_post = bias_as_post_op(d);
     dnnl_matmul_desc_t md;
-    if (dnnl_matmul_desc_init(&md, &a, &b, d->has_bias ? &bias : NULL, &y) != dnnl_success)
+    if (dnnl_matmul_desc_init(&md, &a, &b, d->has_bias && !bias_post ? &bias : NULL, &y) !=
+        dnnl_success)
         return NULL;
-    dnnl_primitive_attr_t attr = make_attr(d->alpha, d->sum_beta, d->has_residual ? &res : NULL,
-                                           d->act, d->act_alpha, d->act_beta);
+    dnnl_primitive_attr_t attr =
+        make_attr(d->alpha, d->sum_beta, bias_post ? &bias : NULL, d->has_residual ? &res : NULL,
+                  d->act, d->act_alpha, d->act_beta);
     if (!attr) return NULL;
     dnnl_primitive_desc_t pd = NULL;
     if (dnnl_primitive_desc_create(&pd, &md, attr, g_engine, NULL) != dnnl_success) pd = NULL;
@@ -280,7 +312,7 @@ static bool matmul_plain_b(const onednn_matmul_desc *d, dnnl_memory_desc_t *md) 
 mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int threads,
                                onednn_weights **out) {
     *out = NULL;
-    if (!onednn_available()) return MOPT_ERR_UNSUPPORTED;
+    if (!onednn_available() || !matmul_valid(d)) return MOPT_ERR_UNSUPPORTED;
     mopt_omp_threads(threads);
     dnnl_memory_desc_t plain;
     if (!matmul_plain_b(d, &plain)) return MOPT_ERR_UNSUPPORTED;
@@ -344,8 +376,8 @@ static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memor
                                                    d->has_bias ? &b : NULL, &y, strides, dil, pl,
                                                    pr) != dnnl_success)
         return NULL;
-    dnnl_primitive_attr_t attr =
-        make_attr(1.f, d->has_residual ? 1.f : 0.f, NULL, d->act, d->act_alpha, d->act_beta);
+    dnnl_primitive_attr_t attr = make_attr(1.f, d->has_residual ? 1.f : 0.f, NULL, NULL, d->act,
+                                           d->act_alpha, d->act_beta);
     if (!attr) return NULL;
     dnnl_primitive_desc_t pd = NULL;
     if (dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL) != dnnl_success) pd = NULL;
@@ -356,7 +388,7 @@ static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memor
 mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int threads,
                              onednn_weights **out) {
     *out = NULL;
-    if (!onednn_available()) return MOPT_ERR_UNSUPPORTED;
+    if (!onednn_available() || !conv_valid(d)) return MOPT_ERR_UNSUPPORTED;
     mopt_omp_threads(threads);
     dnnl_memory_desc_t plain;
     if (!conv_plain_w(d, &plain)) return MOPT_ERR_UNSUPPORTED;
@@ -570,7 +602,7 @@ static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
 mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
                               const onednn_weights *w, const float *a, const float *b,
                               const float *bias, const float *residual, float *y, int threads) {
-    if (!onednn_available()) return MOPT_ERR_UNSUPPORTED;
+    if (!onednn_available() || !matmul_valid(d)) return MOPT_ERR_UNSUPPORTED;
     onednn_cache *c = NULL;
     mopt_status st = cache_get(cache, &c);
     if (st) return st;
@@ -606,12 +638,14 @@ mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.prim};
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wport.prim ? e->wport.prim : e->wei};
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.user};
-    if (e->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
-    if (e->bin)
+    int post = d->sum_beta != 0.f ? 1 : 0; /* index of the first binary post-op */
+    if (e->bias && bias_as_post_op(d))
         args[n++] =
-            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(d->sum_beta != 0.f ? 1 : 0) |
-                                  DNNL_ARG_SRC_1,
-                              e->bin};
+            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1, e->bias};
+    else if (e->bias)
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
+    if (e->bin)
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post) | DNNL_ARG_SRC_1, e->bin};
     if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
     if (ok) ok = exec(c, e->prim, n, args);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
@@ -664,7 +698,7 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
 mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
                             const onednn_weights *w, const float *x, const float *wplain,
                             const float *bias, const float *residual, float *y, int threads) {
-    if (!onednn_available()) return MOPT_ERR_UNSUPPORTED;
+    if (!onednn_available() || !conv_valid(d)) return MOPT_ERR_UNSUPPORTED;
     onednn_cache *c = NULL;
     mopt_status st = cache_get(cache, &c);
     if (st) return st;

@@ -50,6 +50,11 @@ static bool matmul_geometry(const ir_shape *a, const ir_shape *b, onednn_matmul_
         for (int32_t i = 0; i < b->rank; i++)
             bd[r - b->rank + i] = dim_or(b, i, i >= b->rank - 2 ? 64 : 1);
     }
+    /* an unknown K takes the other operand's */
+    bool ka = a->syms[a->rank - 1] == 0, kb = b->syms[b->rank == 1 ? 0 : b->rank - 2] == 0;
+    if (!ka && kb) ad[r - 1] = bd[r - 2];
+    if (ka && !kb) bd[r - 2] = ad[r - 1];
+    if (ad[r - 1] != bd[r - 2]) return false;
     for (int32_t i = 0; i < r - 2; i++) {
         if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1) return false;
         yd[i] = ad[i] == 1 ? bd[i] : ad[i];
@@ -106,7 +111,8 @@ static mopt_status matmul_prepare(const op_ctx *ctx, const op_tensor *in, int n_
     *state = NULL;
     onednn_matmul_desc d;
     memset(&d, 0, sizeof d);
-    if (!in[1].data || in[0].shape.rank < 0 || !matmul_geometry(&in[0].shape, &in[1].shape, &d))
+    if (!in[1].data || in[0].shape.rank < 0 || !matmul_geometry(&in[0].shape, &in[1].shape, &d) ||
+        empty_problem(&d))
         return MOPT_OK;
     return pack_b(&d, &in[1], state);
 }
@@ -195,7 +201,7 @@ static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     d.alpha = alpha;
     d.b_const = s != NULL;
     const float *bias = NULL;
-    if (has_c && alpha == 1.f && beta == 1.f && gemm_c_is_bias(&in[2], N)) {
+    if (has_c && beta == 1.f && gemm_c_is_bias(&in[2], N)) {
         int64_t bd[2] = {1, N};
         onednn_td_dense(&d.bias, 2, bd);
         d.has_bias = true;
