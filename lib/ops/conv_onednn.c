@@ -53,8 +53,8 @@ static bool conv_supports(const op_ctx *ctx, const op_tensor *in, int n_in, cons
            in[1].data != NULL && w->rank >= 3 && w->rank <= 5;
 }
 
-static mopt_status conv_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                const op_tensor *out, int n_out, void **state) {
+static mopt_status conv_prepare_p(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                  onednn_prec prec, void **state) {
     *state = NULL;
     const ir_shape *w = &in[1].shape;
     /* a representative X: batch 1, channels from W, unknown sizes 32 */
@@ -75,26 +75,38 @@ static mopt_status conv_prepare(const op_ctx *ctx, const op_tensor *in, int n_in
         return MOPT_OK;
     }
     onednn_weights *pw = NULL;
+    d.prec = prec;
     mopt_status st = onednn_conv_pack(&d, in[1].data, 1, &pw);
     if (st == MOPT_ERR_UNSUPPORTED) {
+        /* f32: layouts are then chosen per run; bf16: let f32 take over */
         mopt_clear_error();
-        return MOPT_OK;
+        return prec == ONEDNN_BF16 ? MOPT_ERR_UNSUPPORTED : MOPT_OK;
     }
     *state = pw;
     return st;
 }
 
-static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                            int n_out) {
+static mopt_status conv_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out, onednn_prec prec) {
     bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
     onednn_conv_desc d;
     mopt_status st = conv_desc(ctx, &in[0].shape, &in[1].shape, has_b, &d);
     if (st) return st;
     if (d.batch == 0 || d.c_out == 0) return MOPT_OK;
+    d.prec = prec;
     st = onednn_conv_run((onednn_cache **)ctx->scratch, &d, ctx->state, in[0].data, in[1].data,
                          has_b ? in[2].data : NULL, NULL, out[0].data, ctx->threads);
     if (st == MOPT_ERR_UNSUPPORTED) return ctx->node->op->run(ctx, in, n_in, out, n_out);
     return st;
+}
+
+static mopt_status conv_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                const op_tensor *out, int n_out, void **state) {
+    return conv_prepare_p(ctx, in, n_in, ONEDNN_F32, state);
+}
+static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    return conv_run_p(ctx, in, n_in, out, n_out, ONEDNN_F32);
 }
 
 const op_impl ops_impl_conv_onednn = {
@@ -104,6 +116,31 @@ const op_impl ops_impl_conv_onednn = {
     .prepare = conv_prepare,
     .release = state_release,
     .run = conv_run,
+    .release_scratch = scratch_release,
+};
+
+/* precision=bf16: bf16 X and W, f32 accumulation, bias and output. */
+static bool conv_supports_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
+                               const op_tensor *out, int n_out) {
+    return ctx->precision && strcmp(ctx->precision, "bf16") == 0 &&
+           conv_supports(ctx, in, n_in, out, n_out);
+}
+static mopt_status conv_prepare_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                     const op_tensor *out, int n_out, void **state) {
+    return conv_prepare_p(ctx, in, n_in, ONEDNN_BF16, state);
+}
+static mopt_status conv_run_bf16(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    return conv_run_p(ctx, in, n_in, out, n_out, ONEDNN_BF16);
+}
+
+const op_impl ops_impl_conv_onednn_bf16 = {
+    .name = "onednn-bf16",
+    .backend = "onednn",
+    .supports = conv_supports_bf16,
+    .prepare = conv_prepare_bf16,
+    .release = state_release,
+    .run = conv_run_bf16,
     .release_scratch = scratch_release,
 };
 

@@ -8,6 +8,7 @@
 
 const op_impl *const ops_matmul_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_matmul_onednn_bf16, /* precision=bf16 only */
     &ops_impl_matmul_onednn,
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
@@ -18,6 +19,7 @@ const op_impl *const ops_matmul_impls[] = {
 
 const op_impl *const ops_gemm_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_gemm_onednn_bf16, /* precision=bf16 only */
     &ops_impl_gemm_onednn,
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
@@ -28,6 +30,7 @@ const op_impl *const ops_gemm_impls[] = {
 
 const op_impl *const ops_conv_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_conv_onednn_bf16, /* precision=bf16 only */
     &ops_impl_conv_onednn,
 #endif
     NULL,

@@ -20,6 +20,9 @@ extern const op_impl *const ops_conv_impls[];
 extern const op_impl ops_impl_matmul_onednn;
 extern const op_impl ops_impl_gemm_onednn;
 extern const op_impl ops_impl_conv_onednn;
+extern const op_impl ops_impl_matmul_onednn_bf16;
+extern const op_impl ops_impl_gemm_onednn_bf16;
+extern const op_impl ops_impl_conv_onednn_bf16;
 extern const op_impl ops_impl_matmul_openblas;
 extern const op_impl ops_impl_gemm_openblas;
 

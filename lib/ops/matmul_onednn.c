@@ -5,7 +5,9 @@
  * accumulated into the output (sum post-op with scale beta). A constant B
  * is reordered once at model build into oneDNN's preferred layout; the
  * primitives are cached per session by shape. Problems oneDNN refuses at
- * run time (and empty ones) go to the reference run.
+ * run time (and empty ones) go to the reference run. With precision=bf16 the
+ * "onednn-bf16" impls compute in bf16 (weights converted once, activations
+ * per run) with f32 accumulation and f32 outputs.
  */
 #include "ops/impls.h"
 
@@ -84,7 +86,9 @@ static void state_release(void *state) {
 static void scratch_release(void *scratch) { onednn_cache_free(scratch); }
 
 /* Packs B (when constant) for the representative problem d. */
-static mopt_status pack_b(const onednn_matmul_desc *d, const op_tensor *b, void **state) {
+static mopt_status pack_b(onednn_matmul_desc *d, const op_tensor *b, onednn_prec prec,
+                          void **state) {
+    d->prec = prec;
     *state = NULL;
     if (!b->data) return MOPT_OK;
     mm_state *s = mopt_calloc(1, sizeof *s);
@@ -100,36 +104,50 @@ static mopt_status pack_b(const onednn_matmul_desc *d, const op_tensor *b, void 
 
 /* ---- MatMul ------------------------------------------------------------- */
 
+static bool is_bf16(const op_ctx *ctx) {
+    return ctx->precision && strcmp(ctx->precision, "bf16") == 0;
+}
+
 static bool matmul_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                             int n_out) {
     return onednn_available() && is_f32(&in[0]) && is_f32(&in[1]) && rank_ok(&in[0].shape) &&
            rank_ok(&in[1].shape);
 }
 
-static mopt_status matmul_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                  const op_tensor *out, int n_out, void **state) {
+static mopt_status matmul_prepare_p(const op_ctx *ctx, const op_tensor *in, onednn_prec prec,
+                                    void **state) {
     *state = NULL;
     onednn_matmul_desc d;
     memset(&d, 0, sizeof d);
     if (!in[1].data || in[0].shape.rank < 0 || !matmul_geometry(&in[0].shape, &in[1].shape, &d) ||
         empty_problem(&d))
         return MOPT_OK;
-    return pack_b(&d, &in[1], state);
+    return pack_b(&d, &in[1], prec, state);
 }
 
-static mopt_status matmul_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                              int n_out) {
+static mopt_status matmul_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out, onednn_prec prec) {
     const mm_state *s = ctx->state;
     onednn_matmul_desc d;
     memset(&d, 0, sizeof d);
     if (!matmul_geometry(&in[0].shape, &in[1].shape, &d) || empty_problem(&d))
         return ctx->node->op->run(ctx, in, n_in, out, n_out);
     d.b_const = s != NULL;
+    d.prec = prec;
     mopt_status st = onednn_matmul_run((onednn_cache **)ctx->scratch, &d, s ? s->w : NULL,
                                        in[0].data, in[1].data, NULL, NULL, out[0].data,
                                        ctx->threads);
     if (st == MOPT_ERR_UNSUPPORTED) return ctx->node->op->run(ctx, in, n_in, out, n_out);
     return st;
+}
+
+static mopt_status matmul_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                  const op_tensor *out, int n_out, void **state) {
+    return matmul_prepare_p(ctx, in, ONEDNN_F32, state);
+}
+static mopt_status matmul_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    return matmul_run_p(ctx, in, n_in, out, n_out, ONEDNN_F32);
 }
 
 const op_impl ops_impl_matmul_onednn = {
@@ -139,6 +157,31 @@ const op_impl ops_impl_matmul_onednn = {
     .prepare = matmul_prepare,
     .release = state_release,
     .run = matmul_run,
+    .release_scratch = scratch_release,
+};
+
+/* precision=bf16: bf16 operands, f32 accumulation and output. A non-constant
+ * B is converted on each run. */
+static bool matmul_supports_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                 const op_tensor *out, int n_out) {
+    return is_bf16(ctx) && matmul_supports(ctx, in, n_in, out, n_out);
+}
+static mopt_status matmul_prepare_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                       const op_tensor *out, int n_out, void **state) {
+    return matmul_prepare_p(ctx, in, ONEDNN_BF16, state);
+}
+static mopt_status matmul_run_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                   op_tensor *out, int n_out) {
+    return matmul_run_p(ctx, in, n_in, out, n_out, ONEDNN_BF16);
+}
+
+const op_impl ops_impl_matmul_onednn_bf16 = {
+    .name = "onednn-bf16",
+    .backend = "onednn",
+    .supports = matmul_supports_bf16,
+    .prepare = matmul_prepare_bf16,
+    .release = state_release,
+    .run = matmul_run_bf16,
     .release_scratch = scratch_release,
 };
 
@@ -169,8 +212,8 @@ static bool gemm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, cons
     return onednn_available() && is_f32(&in[0]) && is_f32(&in[1]) && (!has_c || is_f32(&in[2]));
 }
 
-static mopt_status gemm_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                const op_tensor *out, int n_out, void **state) {
+static mopt_status gemm_prepare_p(const op_ctx *ctx, const op_tensor *in, onednn_prec prec,
+                                  void **state) {
     *state = NULL;
     bool ta = ir_node_attr_int(ctx->node, "transA", 0) != 0;
     bool tb = ir_node_attr_int(ctx->node, "transB", 0) != 0;
@@ -180,12 +223,13 @@ static mopt_status gemm_prepare(const op_ctx *ctx, const op_tensor *in, int n_in
     int64_t M = dim_or(a, ta ? 1 : 0, 128);
     onednn_matmul_desc d;
     memset(&d, 0, sizeof d);
+    if (M <= 0 || N <= 0 || K <= 0) return MOPT_OK;
     gemm_geometry(M, N, K, ta, tb, &d);
-    return pack_b(&d, &in[1], state);
+    return pack_b(&d, &in[1], prec, state);
 }
 
-static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                            int n_out) {
+static mopt_status gemm_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out, onednn_prec prec) {
     const mm_state *s = ctx->state;
     bool ta = ir_node_attr_int(ctx->node, "transA", 0) != 0;
     bool tb = ir_node_attr_int(ctx->node, "transB", 0) != 0;
@@ -200,6 +244,7 @@ static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     gemm_geometry(M, N, K, ta, tb, &d);
     d.alpha = alpha;
     d.b_const = s != NULL;
+    d.prec = prec;
     const float *bias = NULL;
     if (has_c && beta == 1.f && gemm_c_is_bias(&in[2], N)) {
         int64_t bd[2] = {1, N};
@@ -217,6 +262,15 @@ static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     return st;
 }
 
+static mopt_status gemm_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                const op_tensor *out, int n_out, void **state) {
+    return gemm_prepare_p(ctx, in, ONEDNN_F32, state);
+}
+static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    return gemm_run_p(ctx, in, n_in, out, n_out, ONEDNN_F32);
+}
+
 const op_impl ops_impl_gemm_onednn = {
     .name = "onednn",
     .backend = "onednn",
@@ -224,6 +278,29 @@ const op_impl ops_impl_gemm_onednn = {
     .prepare = gemm_prepare,
     .release = state_release,
     .run = gemm_run,
+    .release_scratch = scratch_release,
+};
+
+static bool gemm_supports_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
+                               const op_tensor *out, int n_out) {
+    return is_bf16(ctx) && gemm_supports(ctx, in, n_in, out, n_out);
+}
+static mopt_status gemm_prepare_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                     const op_tensor *out, int n_out, void **state) {
+    return gemm_prepare_p(ctx, in, ONEDNN_BF16, state);
+}
+static mopt_status gemm_run_bf16(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    return gemm_run_p(ctx, in, n_in, out, n_out, ONEDNN_BF16);
+}
+
+const op_impl ops_impl_gemm_onednn_bf16 = {
+    .name = "onednn-bf16",
+    .backend = "onednn",
+    .supports = gemm_supports_bf16,
+    .prepare = gemm_prepare_bf16,
+    .release = state_release,
+    .run = gemm_run_bf16,
     .release_scratch = scratch_release,
 };
 

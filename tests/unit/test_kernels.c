@@ -13,6 +13,10 @@
  * u = 2^-24 (Higham's bound for dot products); we check that bound plus
  * 1e-6. Activations add their Lipschitz factor (<= 1.5) and oneDNN's own
  * approximation error (<= 1e-5 relative, 1e-6 absolute).
+ *
+ * Tolerance (bf16, precision=bf16 impls): each operand is rounded to bf16
+ * (relative error <= u = 2^-8), so each product is off by <= 2u + u^2; the
+ * bound becomes (2^-7 + 2^-16 + 2 gamma_K) * sum_k |a_ik b_kj| + 1e-6.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -37,6 +41,7 @@
 /* ---- helpers ------------------------------------------------------------ */
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+static const char *g_prec; /* ctx->precision of the impl under test (NULL = fp32) */
 
 static float frand(void) {
     g_rng ^= g_rng << 13;
@@ -114,6 +119,7 @@ static void check_impl(node_case *c, const op_impl *impl, op_tensor *in, int n_i
                        unsigned const_mask, unsigned sym_mask, bound_fn bound, int threads,
                        bool expect_ref) {
     op_ctx ctx = {.node = c->n, .graph = c->g, .opset = 17, .runtime = true, .threads = threads};
+    ctx.precision = g_prec;
     op_tensor out, ref_out;
     memset(&out, 0, sizeof out);
     assert_int_equal(g_real->infer(&ctx, in, n_in, &out, 1), MOPT_OK);
@@ -137,6 +143,7 @@ static void check_impl(node_case *c, const op_impl *impl, op_tensor *in, int n_i
                 lin[k].shape.syms[d] = ir_graph_symbol(c->g, d == 0 ? "s0" : "s1");
     }
     op_ctx lctx = {.node = c->n, .graph = c->g, .opset = 17, .runtime = false, .threads = 1};
+    lctx.precision = g_prec;
     assert_true(impl->supports(&lctx, lin, n_in, &lout, 1));
     void *state = NULL;
     if (impl->prepare) {
@@ -187,6 +194,13 @@ static double gamma_k(int64_t K) {
     return (double)K * u / (1.0 - (double)K * u);
 }
 
+/* Bound on |impl - ref| for a K-term dot product with sum |a b| = S. */
+static double tol_of(int64_t K, double S) {
+    double rel = 2 * gamma_k(K);
+    if (g_prec && strcmp(g_prec, "bf16") == 0) rel += ldexp(1.0, -7) + ldexp(1.0, -16);
+    return rel * S + 1e-6;
+}
+
 /* ---- MatMul ------------------------------------------------------------- */
 
 /* numpy-style bound: 2 gamma_K sum_k |a||b| for each output element. */
@@ -222,7 +236,7 @@ static void matmul_bound(const op_tensor *in, int n_in, const ir_shape *y, doubl
                 double s = 0;
                 for (int64_t k = 0; k < K; k++)
                     s += fabs((double)pa[i * K + k] * pb[b->rank == 1 ? k : k * N + j]);
-                tol[t * M * N + i * N + j] = 2 * gamma_k(K) * s + 1e-6;
+                tol[t * M * N + i * N + j] = tol_of(K, s);
             }
     }
 }
@@ -295,7 +309,7 @@ static void gemm_bound(const op_tensor *in, int n_in, const ir_shape *y, double 
                 double b = g_tb ? B[j * ldb + k] : B[k * ldb + j];
                 s += fabs(a * b);
             }
-            tol[i * N + j] = 2 * gamma_k(K + 2) * (fabs(g_alpha) * s + fabs(g_beta)) + 1e-6;
+            tol[i * N + j] = tol_of(K + 2, fabs(g_alpha) * s + fabs(g_beta));
         }
 }
 
@@ -344,7 +358,7 @@ static void conv_bound(const op_tensor *in, int n_in, const ir_shape *y, double 
     /* inputs are in [-1, 1]: sum |x w| <= products per output */
     int64_t n = ir_shape_numel(y);
     for (int64_t i = 0; i < n; i++)
-        tol[i] = 2 * gamma_k(g_conv_red + 1) * (double)(g_conv_red + 1) + 1e-6;
+        tol[i] = tol_of(g_conv_red + 1, (double)(g_conv_red + 1));
 }
 
 typedef struct conv_case {
@@ -402,10 +416,11 @@ static void run_conv_cases(const op_impl *impl) {
 
 /* ---- impl tests --------------------------------------------------------- */
 
-static const op_impl *find_impl(const char *op, const char *backend) {
+/* The impl of `op` named `name` (the backend's f32 impl is named after it). */
+static const op_impl *find_impl(const char *op, const char *name) {
     const op_def *d = ops_find(op, "");
     for (int k = 0; d && d->impls && d->impls[k]; k++)
-        if (strcmp(d->impls[k]->backend, backend) == 0) return d->impls[k];
+        if (strcmp(d->impls[k]->name, name) == 0) return d->impls[k];
     return NULL;
 }
 
@@ -422,6 +437,50 @@ static void onednn_gemm(void **st) {
 static void onednn_conv(void **st) {
     (void)st;
     run_conv_cases(find_impl("Conv", "onednn"));
+}
+
+/* precision=bf16 */
+static void onednn_bf16_matmul(void **st) {
+    (void)st;
+    g_prec = "bf16";
+    run_matmul_cases(find_impl("MatMul", "onednn-bf16"));
+    g_prec = NULL;
+}
+static void onednn_bf16_gemm(void **st) {
+    (void)st;
+    g_prec = "bf16";
+    run_gemm_cases(find_impl("Gemm", "onednn-bf16"));
+    g_prec = NULL;
+}
+static void onednn_bf16_conv(void **st) {
+    (void)st;
+    g_prec = "bf16";
+    run_conv_cases(find_impl("Conv", "onednn-bf16"));
+    g_prec = NULL;
+}
+
+/* The bf16 impls stay out of fp32 models. */
+static void onednn_bf16_only_when_asked(void **st) {
+    (void)st;
+    const op_impl *impl = find_impl("MatMul", "onednn-bf16");
+    assert_non_null(impl);
+    node_case c;
+    nc_init(&c, "MatMul", 2);
+    op_tensor in[2];
+    tensor(&in[0], 2, (int64_t[]){3, 4});
+    tensor(&in[1], 2, (int64_t[]){4, 5});
+    op_tensor out;
+    memset(&out, 0, sizeof out);
+    op_ctx ctx = {.node = c.n, .graph = c.g, .opset = 17, .threads = 1};
+    assert_false(impl->supports(&ctx, in, 2, &out, 1));
+    ctx.precision = "fp32";
+    assert_false(impl->supports(&ctx, in, 2, &out, 1));
+    ctx.precision = "bf16";
+    assert_true(impl->supports(&ctx, in, 2, &out, 1));
+    in[0].dtype = MOPT_DTYPE_F64;
+    assert_false(impl->supports(&ctx, in, 2, &out, 1));
+    free_inputs(in, 2);
+    ir_graph_destroy(c.g);
 }
 
 /* The epilogue at the kernel layer: act(alpha * A B + bias + residual). */
@@ -628,6 +687,10 @@ int main(void) {
         cmocka_unit_test(onednn_conv),
         cmocka_unit_test(onednn_matmul_epilogues),
         cmocka_unit_test(onednn_conv_epilogues),
+        cmocka_unit_test(onednn_bf16_matmul),
+        cmocka_unit_test(onednn_bf16_gemm),
+        cmocka_unit_test(onednn_bf16_conv),
+        cmocka_unit_test(onednn_bf16_only_when_asked),
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
         cmocka_unit_test(openblas_matmul),
