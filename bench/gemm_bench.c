@@ -5,7 +5,10 @@
  * estimate; chosen at run time, each loop compiled with function-level
  * target attributes). Y[M,N] = X[M,K] W[K,N] with W constant (reordered
  * once, as at model build), at the shapes of a BERT-base layer and a square
- * one, 1 and 2 threads, for oneDNN, OpenBLAS and the reference kernel.
+ * one, 1 and 2 threads, for oneDNN (f32; bf16 with f32 accumulation; dynamic
+ * int8: X quantized on every call, included in the time), OpenBLAS and the
+ * reference kernel. "% peak" is always of the FP32 FMA peak; "max rel" is
+ * the largest error relative to max |Y| against the reference kernel.
  *
  * usage: gemm_bench [--quick]     (--quick: shorter timing, for smoke tests)
  */
@@ -243,7 +246,9 @@ int main(int argc, char **argv) {
                 int prec;
             } rows[] = {
 #ifdef MOPT_HAVE_ONEDNN
-                {"onednn", "f32", 0},
+                {"onednn", "f32", ONEDNN_F32},
+                {"onednn", "bf16", ONEDNN_BF16},
+                {"onednn", "int8", ONEDNN_INT8},
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
                 {"openblas", "f32", -1},

@@ -10,6 +10,7 @@
  * and every primitive uses its own scratchpad, so sessions may run
  * concurrently.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -91,7 +92,9 @@ void onednn_td_dense(onednn_td *t, int32_t ndims, const int64_t *dims) {
 
 /* ---- descriptors and attributes ----------------------------------------- */
 
-static dnnl_data_type_t dt_of(onednn_prec p) { return p == ONEDNN_BF16 ? dnnl_bf16 : dnnl_f32; }
+static dnnl_data_type_t dt_of(onednn_prec p) {
+    return p == ONEDNN_BF16 ? dnnl_bf16 : p == ONEDNN_INT8 ? dnnl_s8 : dnnl_f32;
+}
 
 static bool md_strided(dnnl_memory_desc_t *md, const onednn_td *t, dnnl_data_type_t dt) {
     dnnl_dims_t dims, strides;
@@ -153,7 +156,8 @@ static bool append_act(dnnl_post_ops_t po, onednn_act act, float alpha, float be
 
 /* Attributes: user scratchpad, output scale alpha, then post-ops in order
  * [sum(sum_scale)] [binary add(bin_md)] [binary add(bin2_md)] [activation]. */
-static dnnl_primitive_attr_t make_attr(float alpha, float sum_scale,
+static dnnl_primitive_attr_t make_attr(float alpha, int64_t n_scales, const float *scales,
+                                       int scale_mask, float sum_scale,
                                        const dnnl_memory_desc_t *bin_md,
                                        const dnnl_memory_desc_t *bin2_md, onednn_act act,
                                        float act_alpha, float act_beta) {
@@ -162,8 +166,12 @@ static dnnl_primitive_attr_t make_attr(float alpha, float sum_scale,
     if (dnnl_primitive_attr_create(&attr) != dnnl_success) return NULL;
     bool ok = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ==
               dnnl_success;
-    if (ok && alpha != 1.f)
+    if (ok && scales) {
+        ok = dnnl_primitive_attr_set_output_scales(attr, n_scales, scale_mask, scales) ==
+             dnnl_success;
+    } else if (ok && alpha != 1.f) {
         ok = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha) == dnnl_success;
+    }
     if (ok) ok = dnnl_post_ops_create(&po) == dnnl_success;
     if (ok && sum_scale != 0.f) ok = dnnl_post_ops_append_sum(po, sum_scale) == dnnl_success;
     if (ok && bin_md) ok = dnnl_post_ops_append_binary(po, dnnl_binary_add, bin_md) == dnnl_success;
@@ -209,14 +217,16 @@ static bool reorder_now(const dnnl_memory_desc_t *from_md, const void *from,
 /* ---- weights ------------------------------------------------------------ */
 
 struct onednn_weights {
-    dnnl_memory_desc_t plain; /* the layout the weights came in */
+    dnnl_memory_desc_t plain; /* the layout the weights came in (f32) */
     dnnl_memory_desc_t md;    /* the layout they are in now */
     void *data;
+    float *scales; /* INT8: per output column */
 };
 
 void onednn_weights_free(onednn_weights *w) {
     if (!w) return;
     mopt_aligned_free(w->data);
+    mopt_free(w->scales);
     mopt_free(w);
 }
 
@@ -255,8 +265,25 @@ static bool td_empty(const onednn_td *t) {
     return false;
 }
 
+/* INT8 epilogue limits: only a bias along N (dense), nothing else. */
+static bool int8_ok(const onednn_matmul_desc *d) {
+    if (d->prec != ONEDNN_INT8) return true;
+    if (d->has_residual || d->sum_beta != 0.f || d->act != ONEDNN_ACT_NONE) return false;
+    int32_t r = d->y.ndims;
+    if (d->has_bias) {
+        if (d->bias.ndims != r || d->bias.dims[r - 1] != d->y.dims[r - 1]) return false;
+        if (d->bias.strides[r - 1] != 1 && d->bias.dims[r - 1] != 1) return false;
+        for (int32_t i = 0; i < r - 1; i++)
+            if (d->bias.dims[i] != 1) return false;
+    }
+    for (int32_t i = 0; i < r; i++) /* A is quantized as one dense block */
+        if (d->a.strides[i] != (i == r - 1 ? 1 : d->a.strides[i + 1] * d->a.dims[i + 1]))
+            return false;
+    return true;
+}
+
 static bool matmul_valid(const onednn_matmul_desc *d) {
-    return d->a.ndims >= 2 && d->a.ndims <= ONEDNN_MAX_DIMS && d->b.ndims == d->a.ndims &&
+    return int8_ok(d) && d->a.ndims >= 2 && d->a.ndims <= ONEDNN_MAX_DIMS && d->b.ndims == d->a.ndims &&
            d->y.ndims == d->a.ndims && !td_empty(&d->a) && !td_empty(&d->b) && !td_empty(&d->y);
 }
 
@@ -269,15 +296,23 @@ static bool conv_valid(const onednn_conv_desc *d) {
     return ok;
 }
 
-static bool bias_as_post_op(const onednn_matmul_desc *d) { return d->has_bias && d->alpha != 1.f; }
+static bool bias_as_post_op(const onednn_matmul_desc *d) {
+    return d->has_bias && d->alpha != 1.f && d->prec != ONEDNN_INT8;
+}
 
-/* wmd: the weights layout to use; NULL = format `any`. */
-static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_memory_desc_t *wmd) {
+/* wmd: the weights layout to use; NULL = format `any`. INT8: scales are the
+ * static per-column output scales (NULL: ones, enough to choose layouts);
+ * its epilogue (run-time scale of A, bias) is ours, not a post-op. */
+static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_memory_desc_t *wmd,
+                                       const float *scales) {
     dnnl_memory_desc_t a, b, bias, y, res;
     dnnl_data_type_t dt = dt_of(d->prec);
+    bool int8 = d->prec == ONEDNN_INT8;
     bool ok;
     if (d->prec == ONEDNN_F32)
         ok = md_strided(&a, &d->a, dnnl_f32);
+    else if (int8) /* quantized by us into a dense buffer */
+        ok = md_dense(&a, d->a.ndims, d->a.dims, dnnl_s8);
     else
         ok = md_any(&a, d->a.ndims, d->a.dims, dt);
     if (ok && wmd)
@@ -285,19 +320,34 @@ static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_m
     else if (ok)
         ok = md_any(&b, d->b.ndims, d->b.dims, dt);
     if (ok) ok = md_strided(&y, &d->y, dnnl_f32);
-    if (ok && d->has_bias) ok = md_strided(&bias, &d->bias, dnnl_f32);
+    bool has_bias = d->has_bias && !int8;
+    if (ok && has_bias) ok = md_strided(&bias, &d->bias, dnnl_f32);
     if (ok && d->has_residual) ok = md_strided(&res, &d->residual, dnnl_f32);
     if (!ok) return NULL;
     /* oneDNN scales the bias with the product: with alpha != 1 the bias is
      * added by a binary post-op instead */
     bool bias_post = bias_as_post_op(d);
     dnnl_matmul_desc_t md;
-    if (dnnl_matmul_desc_init(&md, &a, &b, d->has_bias && !bias_post ? &bias : NULL, &y) !=
+    if (dnnl_matmul_desc_init(&md, &a, &b, has_bias && !bias_post ? &bias : NULL, &y) !=
         dnnl_success)
         return NULL;
-    dnnl_primitive_attr_t attr =
-        make_attr(d->alpha, d->sum_beta, bias_post ? &bias : NULL, d->has_residual ? &res : NULL,
-                  d->act, d->act_alpha, d->act_beta);
+    dnnl_primitive_attr_t attr;
+    if (int8) {
+        int64_t N = d->y.dims[d->y.ndims - 1];
+        float *ones = NULL;
+        if (!scales) {
+            ones = mopt_malloc((size_t)N * sizeof(float));
+            if (!ones) return NULL;
+            for (int64_t i = 0; i < N; i++)
+                ones[i] = 1.f;
+        }
+        attr = make_attr(1.f, N, scales ? scales : ones, 1 << (d->y.ndims - 1), 0.f, NULL, NULL,
+                         ONEDNN_ACT_NONE, 0, 0);
+        mopt_free(ones);
+    } else {
+        attr = make_attr(d->alpha, 0, NULL, 0, d->sum_beta, bias_post ? &bias : NULL,
+                         d->has_residual ? &res : NULL, d->act, d->act_alpha, d->act_beta);
+    }
     if (!attr) return NULL;
     dnnl_primitive_desc_t pd = NULL;
     if (dnnl_primitive_desc_create(&pd, &md, attr, g_engine, NULL) != dnnl_success) pd = NULL;
@@ -309,14 +359,81 @@ static bool matmul_plain_b(const onednn_matmul_desc *d, dnnl_memory_desc_t *md) 
     return md_strided(md, &d->b, dnnl_f32);
 }
 
+/* INT8: B [1.., K, N] (strided) quantized per column into a dense s8
+ * [1.., K, N] buffer; scales[n] = max_k |B[k, n]| / 127 (1 for a zero
+ * column). */
+static mopt_status quantize_b(const onednn_matmul_desc *d, const float *b, int8_t **q,
+                              float **scales) {
+    int32_t r = d->b.ndims;
+    int64_t K = d->b.dims[r - 2], N = d->b.dims[r - 1];
+    int64_t sk = d->b.strides[r - 2], sn = d->b.strides[r - 1];
+    *q = mopt_aligned_alloc((size_t)(K * N));
+    *scales = mopt_malloc((size_t)N * sizeof(float));
+    if (!*q || !*scales) {
+        mopt_aligned_free(*q);
+        mopt_free(*scales);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory quantizing weights");
+    }
+    for (int64_t n = 0; n < N; n++) {
+        float m = 0;
+        for (int64_t k = 0; k < K; k++)
+            m = fmaxf(m, fabsf(b[k * sk + n * sn]));
+        float sc = m > 0 ? m / 127.f : 1.f, inv = 1.f / sc;
+        (*scales)[n] = sc;
+        for (int64_t k = 0; k < K; k++) {
+            float v = fminf(fmaxf(b[k * sk + n * sn] * inv, -127.f), 127.f);
+            (*q)[k * N + n] = (int8_t)lrintf(v);
+        }
+    }
+    return MOPT_OK;
+}
+
+static mopt_status matmul_pack_int8(const onednn_matmul_desc *d, const float *b,
+                                    onednn_weights **out) {
+    for (int32_t i = 0; i < d->b.ndims - 2; i++)
+        if (d->b.dims[i] != 1) return MOPT_ERR_UNSUPPORTED;
+    dnnl_memory_desc_t plain, qplain;
+    if (!matmul_plain_b(d, &plain) || !md_dense(&qplain, d->b.ndims, d->b.dims, dnnl_s8))
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = matmul_pd(d, NULL, NULL);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    dnnl_memory_desc_t want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dnnl_primitive_desc_destroy(pd);
+    int8_t *q = NULL;
+    float *scales = NULL;
+    mopt_status st = quantize_b(d, b, &q, &scales);
+    if (st) return st;
+    onednn_weights *w = mopt_calloc(1, sizeof *w);
+    size_t size = dnnl_memory_desc_get_size(&want);
+    if (w) w->data = mopt_aligned_alloc(size ? size : 1);
+    if (!w || !w->data) {
+        mopt_aligned_free(q);
+        mopt_free(scales);
+        if (w) mopt_free(w);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory packing weights");
+    }
+    w->plain = plain;
+    w->md = want;
+    w->scales = scales;
+    bool ok = reorder_now(&qplain, q, &want, w->data);
+    mopt_aligned_free(q);
+    if (!ok) {
+        onednn_weights_free(w);
+        return MOPT_ERR_UNSUPPORTED;
+    }
+    *out = w;
+    return MOPT_OK;
+}
+
 mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int threads,
                                onednn_weights **out) {
     *out = NULL;
     if (!onednn_available() || !matmul_valid(d)) return MOPT_ERR_UNSUPPORTED;
     mopt_omp_threads(threads);
+    if (d->prec == ONEDNN_INT8) return matmul_pack_int8(d, b, out);
     dnnl_memory_desc_t plain;
     if (!matmul_plain_b(d, &plain)) return MOPT_ERR_UNSUPPORTED;
-    dnnl_primitive_desc_t pd = matmul_pd(d, NULL);
+    dnnl_primitive_desc_t pd = matmul_pd(d, NULL, NULL);
     if (!pd) return MOPT_ERR_UNSUPPORTED;
     dnnl_memory_desc_t want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dnnl_primitive_desc_destroy(pd);
@@ -376,8 +493,8 @@ static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memor
                                                    d->has_bias ? &b : NULL, &y, strides, dil, pl,
                                                    pr) != dnnl_success)
         return NULL;
-    dnnl_primitive_attr_t attr = make_attr(1.f, d->has_residual ? 1.f : 0.f, NULL, NULL, d->act,
-                                           d->act_alpha, d->act_beta);
+    dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL,
+                                           NULL, d->act, d->act_alpha, d->act_beta);
     if (!attr) return NULL;
     dnnl_primitive_desc_t pd = NULL;
     if (dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL) != dnnl_success) pd = NULL;
@@ -433,6 +550,8 @@ typedef struct cache_entry {
     dnnl_memory_t wei, bias, bin, scratch;
     void *scratch_buf;
     void *own_w;         /* weights reordered for this entry when w did not fit */
+    int8_t *qa;          /* INT8: A quantized on each run */
+    int64_t qa_n;
     bool wei_from_input; /* wei's handle is the op's plain input, set per run */
 } cache_entry;
 
@@ -461,6 +580,7 @@ static void entry_free(cache_entry *e) {
         if (m[i]) dnnl_memory_destroy(m[i]);
     mopt_aligned_free(e->scratch_buf);
     mopt_aligned_free(e->own_w);
+    mopt_aligned_free(e->qa);
     memset(e, 0, sizeof *e);
 }
 
@@ -560,6 +680,64 @@ static bool entry_prim(cache_entry *e, dnnl_primitive_desc_t pd) {
 
 /* ---- matmul run --------------------------------------------------------- */
 
+static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d,
+                                     const onednn_weights *w) {
+    int32_t r = d->a.ndims;
+    int64_t N = d->y.dims[r - 1], na = 1;
+    for (int32_t i = 0; i < r; i++)
+        na *= d->a.dims[i];
+    float *scales = mopt_malloc((size_t)N * sizeof(float));
+    if (!scales) return MOPT_ERR_OUT_OF_MEMORY;
+    for (int64_t n = 0; n < N; n++)
+        scales[n] = w->scales[n] * d->alpha;
+    dnnl_primitive_desc_t pd = matmul_pd(d, &w->md, scales);
+    mopt_free(scales);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    bool ok = entry_prim(e, pd);
+    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (ok) ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
+    e->qa = mopt_aligned_alloc((size_t)na);
+    e->qa_n = na;
+    if (ok) ok = e->qa != NULL;
+    const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    if (ok) ok = dnnl_memory_create(&e->src.user, src_md, g_engine, e->qa) == dnnl_success;
+    e->src.prim = e->src.user;
+    if (ok) ok = mem_new(&e->dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    e->dst.prim = e->dst.user;
+    dnnl_primitive_desc_destroy(pd);
+    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+}
+
+/* INT8: quantizes A (dense f32) into e->qa; returns its scale. */
+static float quantize_a(cache_entry *e, const float *a) {
+    float m = 0;
+    for (int64_t i = 0; i < e->qa_n; i++)
+        m = fmaxf(m, fabsf(a[i]));
+    float sc = m > 0 ? m / 127.f : 1.f, inv = 1.f / sc;
+    for (int64_t i = 0; i < e->qa_n; i++) {
+        float v = a[i] * inv; /* |v| <= 127 by construction */
+        e->qa[i] = (int8_t)(v >= 0 ? (int)(v + 0.5f) : -(int)(0.5f - v));
+    }
+    return sc;
+}
+
+/* INT8 epilogue: y = sa * y (+ bias along N). */
+static void dequantize_y(const onednn_matmul_desc *d, float sa, const float *bias, float *y) {
+    int32_t r = d->y.ndims;
+    int64_t N = d->y.dims[r - 1], rows = 1;
+    for (int32_t i = 0; i < r - 1; i++)
+        rows *= d->y.dims[i];
+    for (int64_t i = 0; i < rows; i++) {
+        float *row = y + i * N;
+        if (bias)
+            for (int64_t n = 0; n < N; n++)
+                row[n] = row[n] * sa + bias[n];
+        else
+            for (int64_t n = 0; n < N; n++)
+                row[n] *= sa;
+    }
+}
+
 static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
                                 const onednn_weights *w, const float *b) {
     dnnl_memory_desc_t plain_b, user_a;
@@ -568,12 +746,17 @@ static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
     dnnl_primitive_desc_t pd = NULL;
     const dnnl_memory_desc_t *wmd = NULL;
     bool packed = false;
+    if (d->prec == ONEDNN_INT8) { /* needs B quantized at build */
+        if (!w || !w->scales || !dnnl_memory_desc_equal(&w->plain, &plain_b))
+            return MOPT_ERR_UNSUPPORTED;
+        return matmul_entry_int8(e, d, w);
+    }
     if (w && dnnl_memory_desc_equal(&w->plain, &plain_b)) {
-        pd = matmul_pd(d, &w->md);
+        pd = matmul_pd(d, &w->md, NULL);
         packed = pd != NULL;
     }
-    if (!pd && d->prec == ONEDNN_F32) pd = matmul_pd(d, &plain_b);
-    if (!pd) pd = matmul_pd(d, NULL); /* weights reordered below */
+    if (!pd && d->prec == ONEDNN_F32) pd = matmul_pd(d, &plain_b, NULL);
+    if (!pd) pd = matmul_pd(d, NULL, NULL); /* weights reordered below */
     if (!pd) return MOPT_ERR_UNSUPPORTED;
     bool ok = entry_prim(e, pd);
     wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
@@ -624,8 +807,12 @@ mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
         e->key = key;
         e->stamp = c->clock;
     }
-    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)a) == dnnl_success &&
-              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    bool ok = dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    float sa = 1.f;
+    if (e->qa)
+        sa = quantize_a(e, a);
+    else if (ok)
+        ok = dnnl_memory_set_data_handle(e->src.user, (void *)a) == dnnl_success;
     if (ok && e->wei_from_input) ok = dnnl_memory_set_data_handle(e->wei, (void *)b) == dnnl_success;
     if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
     if (ok && e->bin) ok = dnnl_memory_set_data_handle(e->bin, (void *)residual) == dnnl_success;
@@ -633,7 +820,7 @@ mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
     if (ok && e->wport.reorder)
         ok = dnnl_memory_set_data_handle(e->wport.user, (void *)b) == dnnl_success &&
              run_reorder(c, e->wport.reorder, e->wport.user, e->wport.prim);
-    dnnl_exec_arg_t args[8];
+    dnnl_exec_arg_t args[9];
     int n = 0;
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.prim};
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wport.prim ? e->wport.prim : e->wei};
@@ -650,6 +837,7 @@ mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
     if (ok) ok = exec(c, e->prim, n, args);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: matmul execution failed");
+    if (e->qa) dequantize_y(d, sa, d->has_bias ? bias : NULL, y);
     return MOPT_OK;
 }
 

@@ -37,9 +37,13 @@ typedef enum onednn_act {
 } onednn_act;
 
 /* Compute precision of the product. Inputs and outputs stay f32 in memory:
- * BF16 converts activations on each run and weights once (f32 accumulation);
- * INT8 is for onednn_qmatmul only. */
-typedef enum onednn_prec { ONEDNN_F32 = 0, ONEDNN_BF16 = 1 } onednn_prec;
+ * BF16 converts activations on each run and weights once (f32 accumulation).
+ * INT8 (matmul only, constant B): B is quantized once per output column
+ * (symmetric s8, scale max|B[:,n]| / 127), A on each run per tensor
+ * (symmetric s8, scale max|A| / 127); s32 accumulation, the product
+ * dequantized by scale_A * scale_B[n] (times alpha), then bias, residual
+ * and the activation in f32. */
+typedef enum onednn_prec { ONEDNN_F32 = 0, ONEDNN_BF16 = 1, ONEDNN_INT8 = 2 } onednn_prec;
 
 /* A strided f32 tensor: dims and strides in elements. */
 typedef struct onednn_td {
@@ -93,7 +97,8 @@ bool onednn_available(void);
 const char *onednn_version(void);
 
 /* Reorders the constant B of d (a representative shape: only b's dims and
- * strides must equal those at run time) into oneDNN's preferred layout.
+ * strides must equal those at run time) into oneDNN's preferred layout
+ * (quantizing it first for INT8: then B must have no batch dims > 1).
  * *out may be NULL on success when the plain layout is already the best.
  * UNSUPPORTED when oneDNN cannot do this problem. */
 mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int threads,

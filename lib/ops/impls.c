@@ -8,6 +8,7 @@
 
 const op_impl *const ops_matmul_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_matmul_onednn_int8, /* precision=int8 only */
     &ops_impl_matmul_onednn_bf16, /* precision=bf16 only */
     &ops_impl_matmul_onednn,
 #endif
@@ -19,6 +20,7 @@ const op_impl *const ops_matmul_impls[] = {
 
 const op_impl *const ops_gemm_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_gemm_onednn_int8, /* precision=int8 only */
     &ops_impl_gemm_onednn_bf16, /* precision=bf16 only */
     &ops_impl_gemm_onednn,
 #endif

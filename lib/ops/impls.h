@@ -23,6 +23,8 @@ extern const op_impl ops_impl_conv_onednn;
 extern const op_impl ops_impl_matmul_onednn_bf16;
 extern const op_impl ops_impl_gemm_onednn_bf16;
 extern const op_impl ops_impl_conv_onednn_bf16;
+extern const op_impl ops_impl_matmul_onednn_int8;
+extern const op_impl ops_impl_gemm_onednn_int8;
 extern const op_impl ops_impl_matmul_openblas;
 extern const op_impl ops_impl_gemm_openblas;
 

@@ -7,7 +7,8 @@
  * primitives are cached per session by shape. Problems oneDNN refuses at
  * run time (and empty ones) go to the reference run. With precision=bf16 the
  * "onednn-bf16" impls compute in bf16 (weights converted once, activations
- * per run) with f32 accumulation and f32 outputs.
+ * per run) with f32 accumulation and f32 outputs; with precision=int8 the
+ * "onednn-int8" impls run dynamic int8 (constant 2-D B only).
  */
 #include "ops/impls.h"
 
@@ -185,6 +186,42 @@ const op_impl ops_impl_matmul_onednn_bf16 = {
     .release_scratch = scratch_release,
 };
 
+/* precision=int8 (dynamic): constant 2-D B quantized once per column, A per
+ * run (see onednn.h); anything else is left to the f32 impls. */
+static bool is_int8(const op_ctx *ctx) {
+    return ctx->precision && strcmp(ctx->precision, "int8") == 0;
+}
+
+static bool matmul_supports_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                 const op_tensor *out, int n_out) {
+    return is_int8(ctx) && in[1].data && in[1].shape.rank == 2 &&
+           matmul_supports(ctx, in, n_in, out, n_out);
+}
+static mopt_status matmul_prepare_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                       const op_tensor *out, int n_out, void **state) {
+    mopt_status st = matmul_prepare_p(ctx, in, ONEDNN_INT8, state);
+    if (!st && (!*state || !((mm_state *)*state)->w)) { /* nothing quantized: not for us */
+        state_release(*state);
+        *state = NULL;
+        return MOPT_ERR_UNSUPPORTED;
+    }
+    return st;
+}
+static mopt_status matmul_run_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                   op_tensor *out, int n_out) {
+    return matmul_run_p(ctx, in, n_in, out, n_out, ONEDNN_INT8);
+}
+
+const op_impl ops_impl_matmul_onednn_int8 = {
+    .name = "onednn-int8",
+    .backend = "onednn",
+    .supports = matmul_supports_int8,
+    .prepare = matmul_prepare_int8,
+    .release = state_release,
+    .run = matmul_run_int8,
+    .release_scratch = scratch_release,
+};
+
 /* ---- Gemm --------------------------------------------------------------- */
 
 /* A (M x K, stored K x M when ta) and B (K x N, stored N x K when tb). */
@@ -301,6 +338,44 @@ const op_impl ops_impl_gemm_onednn_bf16 = {
     .prepare = gemm_prepare_bf16,
     .release = state_release,
     .run = gemm_run_bf16,
+    .release_scratch = scratch_release,
+};
+
+static bool gemm_supports_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
+                               const op_tensor *out, int n_out) {
+    /* C only as a bias along N (the int8 epilogue adds nothing else) */
+    bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    float beta = ir_node_attr_float(ctx->node, "beta", 1.0f);
+    bool tb = ir_node_attr_int(ctx->node, "transB", 0) != 0;
+    const ir_shape *b = &in[1].shape;
+    if (has_c && beta != 0.f &&
+        (beta != 1.f || b->rank != 2 || !gemm_c_is_bias(&in[2], b->dims[tb ? 0 : 1])))
+        return false;
+    return is_int8(ctx) && in[1].data && ir_node_attr_int(ctx->node, "transA", 0) == 0 &&
+           gemm_supports(ctx, in, n_in, out, n_out);
+}
+static mopt_status gemm_prepare_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                     const op_tensor *out, int n_out, void **state) {
+    mopt_status st = gemm_prepare_p(ctx, in, ONEDNN_INT8, state);
+    if (!st && (!*state || !((mm_state *)*state)->w)) {
+        state_release(*state);
+        *state = NULL;
+        return MOPT_ERR_UNSUPPORTED;
+    }
+    return st;
+}
+static mopt_status gemm_run_int8(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    return gemm_run_p(ctx, in, n_in, out, n_out, ONEDNN_INT8);
+}
+
+const op_impl ops_impl_gemm_onednn_int8 = {
+    .name = "onednn-int8",
+    .backend = "onednn",
+    .supports = gemm_supports_int8,
+    .prepare = gemm_prepare_int8,
+    .release = state_release,
+    .run = gemm_run_int8,
     .release_scratch = scratch_release,
 };
 

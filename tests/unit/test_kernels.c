@@ -17,6 +17,12 @@
  * Tolerance (bf16, precision=bf16 impls): each operand is rounded to bf16
  * (relative error <= u = 2^-8), so each product is off by <= 2u + u^2; the
  * bound becomes (2^-7 + 2^-16 + 2 gamma_K) * sum_k |a_ik b_kj| + 1e-6.
+ *
+ * Tolerance (int8, precision=int8 impls): A is quantized with one scale
+ * sa = max|A| / 127 and B per column with sb_j = max_k |B_kj| / 127, both
+ * rounded to nearest, so |a - a~| <= sa / 2 and |b - b~| <= sb_j / 2 and
+ * |ab - a~b~| <= |a| sb_j / 2 + |b| sa / 2 + sa sb_j / 4; summed over k
+ * (the int32 accumulation is exact), times |alpha|, plus the f32 bound.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -210,6 +216,10 @@ static void matmul_bound(const op_tensor *in, int n_in, const ir_shape *y, doubl
     int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
     int64_t N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
     /* batch broadcasting: index each output batch back to A's and B's */
+    bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+    double qa = 0; /* the int8 scale of A */
+    for (int64_t i = 0, na = ir_shape_numel(a); i < na; i++)
+        qa = fmax(qa, fabs(((const float *)in[0].data)[i]) / 127);
     int32_t rb = y->rank - (a->rank >= 2) - (b->rank >= 2);
     int64_t nb = 1;
     for (int32_t i = 0; i < rb; i++)
@@ -233,10 +243,15 @@ static void matmul_bound(const op_tensor *in, int n_in, const ir_shape *y, doubl
         const float *pb = (const float *)in[1].data + ob * K * N;
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
-                double s = 0;
+                double s = 0, sbj = 0, q = 0;
                 for (int64_t k = 0; k < K; k++)
-                    s += fabs((double)pa[i * K + k] * pb[b->rank == 1 ? k : k * N + j]);
-                tol[t * M * N + i * N + j] = tol_of(K, s);
+                    sbj = fmax(sbj, fabs(pb[b->rank == 1 ? k : k * N + j]) / 127);
+                for (int64_t k = 0; k < K; k++) {
+                    double av = fabs(pa[i * K + k]), bv = fabs(pb[b->rank == 1 ? k : k * N + j]);
+                    s += av * bv;
+                    q += av * sbj / 2 + bv * qa / 2 + qa * sbj / 4;
+                }
+                tol[t * M * N + i * N + j] = tol_of(K, s) + (int8 ? q : 0);
             }
     }
 }
@@ -264,10 +279,14 @@ static const mm_shape k_mm_shapes[] = {
     {3, {4, 1, 8}, 3, {1, 8, 129}},
 };
 
+/* int8: only constant 2-D B (the int8 impl refuses the rest) */
 static void run_matmul_cases(const op_impl *impl) {
+    bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
     for (size_t s = 0; s < sizeof k_mm_shapes / sizeof k_mm_shapes[0]; s++) {
         const mm_shape *sh = &k_mm_shapes[s];
+        if (int8 && sh->rb != 2) continue;
         for (int variant = 0; variant < 3; variant++) {
+            if (int8 && variant == 1) continue;
             /* 0: constant B; 1: B computed at run time; 2: constant B, symbolic A */
             node_case c;
             nc_init(&c, "MatMul", 2);
@@ -280,6 +299,7 @@ static void run_matmul_cases(const op_impl *impl) {
             ir_graph_destroy(c.g);
         }
     }
+    if (int8) return;
     /* an empty problem goes to the reference */
     node_case c;
     nc_init(&c, "MatMul", 2);
@@ -301,15 +321,23 @@ static void gemm_bound(const op_tensor *in, int n_in, const ir_shape *y, double 
     int64_t K = in[0].shape.dims[g_ta ? 0 : 1];
     int64_t lda = in[0].shape.dims[1], ldb = in[1].shape.dims[1];
     const float *A = in[0].data, *B = in[1].data;
+    bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+    double sa = 0;
+    for (int64_t i = 0; i < M * K; i++)
+        sa = fmax(sa, fabs(A[i]) / 127);
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++) {
-            double s = 0;
+            double s = 0, sbj = 0, q = 0;
+            for (int64_t k = 0; k < K; k++)
+                sbj = fmax(sbj, fabs(g_tb ? B[j * ldb + k] : B[k * ldb + j]) / 127);
             for (int64_t k = 0; k < K; k++) {
-                double a = g_ta ? A[k * lda + i] : A[i * lda + k];
-                double b = g_tb ? B[j * ldb + k] : B[k * ldb + j];
-                s += fabs(a * b);
+                double a = fabs(g_ta ? A[k * lda + i] : A[i * lda + k]);
+                double b = fabs(g_tb ? B[j * ldb + k] : B[k * ldb + j]);
+                s += a * b;
+                q += a * sbj / 2 + b * sa / 2 + sa * sbj / 4;
             }
-            tol[i * N + j] = tol_of(K + 2, fabs(g_alpha) * s + fabs(g_beta));
+            tol[i * N + j] = tol_of(K + 2, fabs(g_alpha) * s + fabs(g_beta)) +
+                             (int8 ? fabs(g_alpha) * q : 0);
         }
 }
 
@@ -323,8 +351,11 @@ static void run_gemm_cases(const op_impl *impl) {
                 int64_t M = mkn[s][0], K = mkn[s][1], N = mkn[s][2];
                 g_ta = t & 1;
                 g_tb = (t >> 1) & 1;
+                /* int8: no transA; C only as a bias [N] / [1, N] with beta 1 */
+                bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+                if (int8 && (g_ta || cshape >= 3)) continue;
                 g_alpha = (count % 3 == 0) ? 1.f : 0.5f;
-                g_beta = (count % 4 == 1) ? 2.f : 1.f;
+                g_beta = (count % 4 == 1 && !int8) ? 2.f : 1.f;
                 count++;
                 node_case c;
                 nc_init(&c, "Gemm", cshape ? 3 : 2);
@@ -343,7 +374,9 @@ static void run_gemm_cases(const op_impl *impl) {
                 if (cshape == 4) tensor(&in[2], 2, (int64_t[]){M, N});
                 if (cshape == 5) tensor(&in[2], 0, NULL);
                 if (!cshape) g_beta = 0;
-                check_impl(&c, impl, in, cshape ? 3 : 2, (count % 2) ? 6u : 4u,
+                unsigned consts = (count % 2) ? 6u : 4u;
+                if (g_prec && strcmp(g_prec, "int8") == 0) consts |= 2u;
+                check_impl(&c, impl, in, cshape ? 3 : 2, consts,
                            (count % 5 == 0) ? 1u : 0u, gemm_bound, 1 + count % 2, false);
                 free_inputs(in, cshape ? 3 : 2);
                 ir_graph_destroy(c.g);
@@ -457,6 +490,46 @@ static void onednn_bf16_conv(void **st) {
     g_prec = "bf16";
     run_conv_cases(find_impl("Conv", "onednn-bf16"));
     g_prec = NULL;
+}
+
+/* precision=int8 */
+static void onednn_int8_matmul(void **st) {
+    (void)st;
+    g_prec = "int8";
+    run_matmul_cases(find_impl("MatMul", "onednn-int8"));
+    g_prec = NULL;
+}
+static void onednn_int8_gemm(void **st) {
+    (void)st;
+    g_prec = "int8";
+    run_gemm_cases(find_impl("Gemm", "onednn-int8"));
+    g_prec = NULL;
+}
+
+/* The int8 impl refuses what it cannot quantize: a non-constant or batched B. */
+static void onednn_int8_refuses(void **st) {
+    (void)st;
+    const op_impl *impl = find_impl("MatMul", "onednn-int8");
+    assert_non_null(impl);
+    node_case c;
+    nc_init(&c, "MatMul", 2);
+    op_tensor in[2];
+    tensor(&in[0], 2, (int64_t[]){3, 4});
+    tensor(&in[1], 3, (int64_t[]){2, 4, 5});
+    op_tensor out;
+    memset(&out, 0, sizeof out);
+    op_ctx ctx = {.node = c.n, .graph = c.g, .opset = 17, .threads = 1, .precision = "int8"};
+    assert_false(impl->supports(&ctx, in, 2, &out, 1)); /* batched B */
+    ir_shape_set(&in[1].shape, 2, (int64_t[]){4, 5});
+    assert_true(impl->supports(&ctx, in, 2, &out, 1));
+    void *data = in[1].data;
+    in[1].data = NULL;
+    assert_false(impl->supports(&ctx, in, 2, &out, 1)); /* B not constant */
+    in[1].data = data;
+    ctx.precision = "bf16";
+    assert_false(impl->supports(&ctx, in, 2, &out, 1));
+    free_inputs(in, 2);
+    ir_graph_destroy(c.g);
 }
 
 /* The bf16 impls stay out of fp32 models. */
@@ -691,6 +764,9 @@ int main(void) {
         cmocka_unit_test(onednn_bf16_gemm),
         cmocka_unit_test(onednn_bf16_conv),
         cmocka_unit_test(onednn_bf16_only_when_asked),
+        cmocka_unit_test(onednn_int8_matmul),
+        cmocka_unit_test(onednn_int8_gemm),
+        cmocka_unit_test(onednn_int8_refuses),
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
         cmocka_unit_test(openblas_matmul),
