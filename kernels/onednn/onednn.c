@@ -164,8 +164,8 @@ static dnnl_primitive_attr_t make_attr(float alpha, int64_t n_scales, const floa
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
     if (dnnl_primitive_attr_create(&attr) != dnnl_success) return NULL;
-    bool ok = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ==
-              dnnl_success;
+    bool ok =
+        dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) == dnnl_success;
     if (ok && scales) {
         ok = dnnl_primitive_attr_set_output_scales(attr, n_scales, scale_mask, scales) ==
              dnnl_success;
@@ -244,8 +244,8 @@ static mopt_status pack(const dnnl_memory_desc_t *plain, const dnnl_memory_desc_
     w->data = mopt_aligned_alloc(size ? size : 1);
     if (!w->data) {
         mopt_free(w);
-        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory packing weights (%zu bytes)",
-                         size);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY,
+                         "oneDNN: out of memory packing weights (%zu bytes)", size);
     }
     if (!reorder_now(plain, src, want, w->data)) {
         onednn_weights_free(w);
@@ -283,16 +283,16 @@ static bool int8_ok(const onednn_matmul_desc *d) {
 }
 
 static bool matmul_valid(const onednn_matmul_desc *d) {
-    return int8_ok(d) && d->a.ndims >= 2 && d->a.ndims <= ONEDNN_MAX_DIMS && d->b.ndims == d->a.ndims &&
-           d->y.ndims == d->a.ndims && !td_empty(&d->a) && !td_empty(&d->b) && !td_empty(&d->y);
+    return int8_ok(d) && d->a.ndims >= 2 && d->a.ndims <= ONEDNN_MAX_DIMS &&
+           d->b.ndims == d->a.ndims && d->y.ndims == d->a.ndims && !td_empty(&d->a) &&
+           !td_empty(&d->b) && !td_empty(&d->y);
 }
 
 static bool conv_valid(const onednn_conv_desc *d) {
     bool ok = d->S >= 1 && d->S <= 3 && d->batch > 0 && d->c_in > 0 && d->c_out > 0 &&
               d->group > 0 && d->c_in % d->group == 0 && d->c_out % d->group == 0;
     for (int32_t i = 0; ok && i < d->S; i++)
-        ok = d->in[i] > 0 && d->out[i] > 0 && d->k[i] > 0 && d->stride[i] > 0 &&
-             d->dilation[i] > 0;
+        ok = d->in[i] > 0 && d->out[i] > 0 && d->k[i] > 0 && d->stride[i] > 0 && d->dilation[i] > 0;
     return ok;
 }
 
@@ -488,13 +488,12 @@ static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memor
         pr[i] = d->pad_r[i];
     }
     dnnl_convolution_desc_t cd;
-    if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
-                                                   dnnl_convolution_direct, &x, &w,
-                                                   d->has_bias ? &b : NULL, &y, strides, dil, pl,
-                                                   pr) != dnnl_success)
+    if (dnnl_dilated_convolution_forward_desc_init(
+            &cd, dnnl_forward_inference, dnnl_convolution_direct, &x, &w, d->has_bias ? &b : NULL,
+            &y, strides, dil, pl, pr) != dnnl_success)
         return NULL;
-    dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL,
-                                           NULL, d->act, d->act_alpha, d->act_beta);
+    dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL,
+                                           d->act, d->act_alpha, d->act_beta);
     if (!attr) return NULL;
     dnnl_primitive_desc_t pd = NULL;
     if (dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL) != dnnl_success) pd = NULL;
@@ -544,13 +543,13 @@ typedef struct cache_entry {
     uint64_t stamp;
     dnnl_primitive_t prim;
     io_port src, dst;
-    io_port wport; /* non-constant weights in another layout: reordered per run */
+    io_port wport;                /* non-constant weights in another layout: reordered per run */
     dnnl_primitive_t res_reorder; /* residual (plain) -> dst.prim, conv only */
     dnnl_memory_t res_user;
     dnnl_memory_t wei, bias, bin, scratch;
     void *scratch_buf;
-    void *own_w;         /* weights reordered for this entry when w did not fit */
-    int8_t *qa;          /* INT8: A quantized on each run */
+    void *own_w; /* weights reordered for this entry when w did not fit */
+    int8_t *qa;  /* INT8: A quantized on each run */
     int64_t qa_n;
     bool wei_from_input; /* wei's handle is the op's plain input, set per run */
 } cache_entry;
@@ -639,8 +638,7 @@ static bool alloc_mem(dnnl_memory_t *m, const dnnl_memory_desc_t *md, void **buf
 static bool reorder_prim(dnnl_primitive_t *r, const dnnl_memory_desc_t *from,
                          const dnnl_memory_desc_t *to) {
     dnnl_primitive_desc_t pd = NULL;
-    if (dnnl_reorder_primitive_desc_create(&pd, from, g_engine, to, g_engine, NULL) !=
-        dnnl_success)
+    if (dnnl_reorder_primitive_desc_create(&pd, from, g_engine, to, g_engine, NULL) != dnnl_success)
         return false;
     bool ok = dnnl_primitive_create(r, pd) == dnnl_success;
     dnnl_primitive_desc_destroy(pd);
@@ -813,7 +811,8 @@ mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
         sa = quantize_a(e, a);
     else if (ok)
         ok = dnnl_memory_set_data_handle(e->src.user, (void *)a) == dnnl_success;
-    if (ok && e->wei_from_input) ok = dnnl_memory_set_data_handle(e->wei, (void *)b) == dnnl_success;
+    if (ok && e->wei_from_input)
+        ok = dnnl_memory_set_data_handle(e->wei, (void *)b) == dnnl_success;
     if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
     if (ok && e->bin) ok = dnnl_memory_set_data_handle(e->bin, (void *)residual) == dnnl_success;
     if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
@@ -832,7 +831,8 @@ mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
     else if (e->bias)
         args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
     if (e->bin)
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post) | DNNL_ARG_SRC_1, e->bin};
+        args[n++] =
+            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post) | DNNL_ARG_SRC_1, e->bin};
     if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
     if (ok) ok = exec(c, e->prim, n, args);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;

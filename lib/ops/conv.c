@@ -185,10 +185,14 @@ mopt_status ops_conv_geometry(const op_ctx *ctx, const ir_shape *x, const ir_sha
     for (int32_t i = 0; i < S; i++) {
         int64_t pb = a.pads[i], pe = a.pads[S + i];
         int64_t k = w->dims[2 + i];
-        int64_t o = ref_window_out_size(x->dims[2 + i], k, a.stride[i], a.dilation[i],
-                                        a.auto_pad, false, &pb, &pe);
-        if (o <= 0)
-            return op_fail(ctx, MOPT_ERR_SHAPE, "no output along spatial axis %d", (int)i);
+        int64_t o = ref_window_out_size(x->dims[2 + i], k, a.stride[i], a.dilation[i], a.auto_pad,
+                                        false, &pb, &pe);
+        if (o <= 0) {
+            char sx[IR_SHAPE_STR_CAP], sw[IR_SHAPE_STR_CAP];
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "X %s and W %s give no output along spatial axis %d",
+                           op_shape_str(ctx, x, sx), op_shape_str(ctx, w, sw), (int)i);
+        }
         p->in[lead + i] = x->dims[2 + i];
         p->out[lead + i] = o;
         p->k[lead + i] = k;

@@ -48,9 +48,9 @@ static bool conv_supports(const op_ctx *ctx, const op_tensor *in, int n_in, cons
                           int n_out) {
     bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
     const ir_shape *w = &in[1].shape;
-    return onednn_available() && in[0].dtype == MOPT_DTYPE_F32 &&
-           in[1].dtype == MOPT_DTYPE_F32 && (!has_b || in[2].dtype == MOPT_DTYPE_F32) &&
-           in[1].data != NULL && w->rank >= 3 && w->rank <= 5;
+    return onednn_available() && in[0].dtype == MOPT_DTYPE_F32 && in[1].dtype == MOPT_DTYPE_F32 &&
+           (!has_b || in[2].dtype == MOPT_DTYPE_F32) && in[1].data != NULL && w->rank >= 3 &&
+           w->rank <= 5;
 }
 
 static mopt_status conv_prepare_p(const op_ctx *ctx, const op_tensor *in, int n_in,

@@ -135,9 +135,9 @@ static mopt_status matmul_run_p(const op_ctx *ctx, const op_tensor *in, int n_in
         return ctx->node->op->run(ctx, in, n_in, out, n_out);
     d.b_const = s != NULL;
     d.prec = prec;
-    mopt_status st = onednn_matmul_run((onednn_cache **)ctx->scratch, &d, s ? s->w : NULL,
-                                       in[0].data, in[1].data, NULL, NULL, out[0].data,
-                                       ctx->threads);
+    mopt_status st =
+        onednn_matmul_run((onednn_cache **)ctx->scratch, &d, s ? s->w : NULL, in[0].data,
+                          in[1].data, NULL, NULL, out[0].data, ctx->threads);
     if (st == MOPT_ERR_UNSUPPORTED) return ctx->node->op->run(ctx, in, n_in, out, n_out);
     return st;
 }
@@ -171,8 +171,8 @@ static mopt_status matmul_prepare_bf16(const op_ctx *ctx, const op_tensor *in, i
                                        const op_tensor *out, int n_out, void **state) {
     return matmul_prepare_p(ctx, in, ONEDNN_BF16, state);
 }
-static mopt_status matmul_run_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                   op_tensor *out, int n_out) {
+static mopt_status matmul_run_bf16(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out) {
     return matmul_run_p(ctx, in, n_in, out, n_out, ONEDNN_BF16);
 }
 
@@ -207,8 +207,8 @@ static mopt_status matmul_prepare_int8(const op_ctx *ctx, const op_tensor *in, i
     }
     return st;
 }
-static mopt_status matmul_run_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                   op_tensor *out, int n_out) {
+static mopt_status matmul_run_int8(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out) {
     return matmul_run_p(ctx, in, n_in, out, n_out, ONEDNN_INT8);
 }
 
@@ -239,8 +239,7 @@ static void gemm_geometry(int64_t M, int64_t N, int64_t K, bool ta, bool tb,
 static bool gemm_c_is_bias(const op_tensor *c, int64_t N) {
     const ir_shape *s = &c->shape;
     if (s->rank == 1) return s->syms[0] == 0 && s->dims[0] == N;
-    return s->rank == 2 && s->syms[0] == 0 && s->dims[0] == 1 && s->syms[1] == 0 &&
-           s->dims[1] == N;
+    return s->rank == 2 && s->syms[0] == 0 && s->dims[0] == 1 && s->syms[1] == 0 && s->dims[1] == N;
 }
 
 static bool gemm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
@@ -292,9 +291,9 @@ static mopt_status gemm_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, 
         ops_gemm_fill_c(&in[2], y, out[0].data);
         d.sum_beta = beta;
     }
-    mopt_status st = onednn_matmul_run((onednn_cache **)ctx->scratch, &d, s ? s->w : NULL,
-                                       in[0].data, in[1].data, bias, NULL, out[0].data,
-                                       ctx->threads);
+    mopt_status st =
+        onednn_matmul_run((onednn_cache **)ctx->scratch, &d, s ? s->w : NULL, in[0].data,
+                          in[1].data, bias, NULL, out[0].data, ctx->threads);
     if (st == MOPT_ERR_UNSUPPORTED) return ctx->node->op->run(ctx, in, n_in, out, n_out);
     return st;
 }

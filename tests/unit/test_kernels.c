@@ -172,7 +172,8 @@ static void check_impl(node_case *c, const op_impl *impl, op_tensor *in, int n_i
         mopt_status st = impl->run(&ctx, in, n_in, &out, 1);
         if (st) print_message("run failed: %s\n", mopt_error_message());
         assert_int_equal(st, MOPT_OK);
-        if (!expect_ref && g_ref_calls) print_message("%s fell back to the reference\n", impl->name);
+        if (!expect_ref && g_ref_calls)
+            print_message("%s fell back to the reference\n", impl->name);
         assert_int_equal(g_ref_calls, expect_ref ? 1 : 0);
         for (int64_t i = 0; i < n; i++) {
             double got = ((float *)out.data)[i], want = ((float *)ref_out.data)[i];
@@ -269,13 +270,13 @@ static const mm_shape k_mm_shapes[] = {
     {2, {129, 3}, 2, {3, 17}},
     {2, {17, 129}, 2, {129, 1}},
     {2, {1, 384}, 2, {384, 33}},
-    {3, {2, 17, 33}, 2, {33, 3}},            /* B broadcast over the batch */
-    {2, {5, 17}, 3, {3, 17, 4}},             /* A broadcast over the batch */
-    {4, {2, 1, 3, 17}, 3, {4, 17, 5}},       /* both broadcast */
-    {4, {2, 3, 7, 9}, 4, {2, 3, 9, 11}},     /* matching batches */
-    {1, {17}, 2, {17, 3}},                   /* 1-D A */
-    {3, {2, 3, 17}, 1, {17}},                /* 1-D B */
-    {1, {129}, 1, {129}},                    /* dot product */
+    {3, {2, 17, 33}, 2, {33, 3}},        /* B broadcast over the batch */
+    {2, {5, 17}, 3, {3, 17, 4}},         /* A broadcast over the batch */
+    {4, {2, 1, 3, 17}, 3, {4, 17, 5}},   /* both broadcast */
+    {4, {2, 3, 7, 9}, 4, {2, 3, 9, 11}}, /* matching batches */
+    {1, {17}, 2, {17, 3}},               /* 1-D A */
+    {3, {2, 3, 17}, 1, {17}},            /* 1-D B */
+    {1, {129}, 1, {129}},                /* dot product */
     {3, {4, 1, 8}, 3, {1, 8, 129}},
 };
 
@@ -336,14 +337,14 @@ static void gemm_bound(const op_tensor *in, int n_in, const ir_shape *y, double 
                 s += a * b;
                 q += a * sbj / 2 + b * sa / 2 + sa * sbj / 4;
             }
-            tol[i * N + j] = tol_of(K + 2, fabs(g_alpha) * s + fabs(g_beta)) +
-                             (int8 ? fabs(g_alpha) * q : 0);
+            tol[i * N + j] =
+                tol_of(K + 2, fabs(g_alpha) * s + fabs(g_beta)) + (int8 ? fabs(g_alpha) * q : 0);
         }
 }
 
 static void run_gemm_cases(const op_impl *impl) {
-    static const int64_t mkn[][3] = {{1, 1, 1}, {3, 17, 129}, {129, 3, 17}, {17, 129, 3},
-                                     {1, 384, 96}, {33, 64, 1}};
+    static const int64_t mkn[][3] = {{1, 1, 1},    {3, 17, 129}, {129, 3, 17},
+                                     {17, 129, 3}, {1, 384, 96}, {33, 64, 1}};
     int count = 0;
     for (size_t s = 0; s < sizeof mkn / sizeof mkn[0]; s++)
         for (int t = 0; t < 4; t++)
@@ -376,8 +377,8 @@ static void run_gemm_cases(const op_impl *impl) {
                 if (!cshape) g_beta = 0;
                 unsigned consts = (count % 2) ? 6u : 4u;
                 if (g_prec && strcmp(g_prec, "int8") == 0) consts |= 2u;
-                check_impl(&c, impl, in, cshape ? 3 : 2, consts,
-                           (count % 5 == 0) ? 1u : 0u, gemm_bound, 1 + count % 2, false);
+                check_impl(&c, impl, in, cshape ? 3 : 2, consts, (count % 5 == 0) ? 1u : 0u,
+                           gemm_bound, 1 + count % 2, false);
                 free_inputs(in, cshape ? 3 : 2);
                 ir_graph_destroy(c.g);
             }
@@ -405,15 +406,22 @@ typedef struct conv_case {
 
 static const conv_case k_conv_cases[] = {
     {4, {2, 3, 17, 17}, {5, 3, 3, 3}, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, true},
-    {4, {1, 6, 13, 11}, {9, 2, 3, 3}, 3, {1, 1}, {2, 2}, {0, 1, 2, 0}, NULL, true}, /* grouped */
-    {4, {2, 8, 15, 15}, {8, 1, 3, 3}, 8, {2, 2}, {1, 1}, {0}, "SAME_UPPER", true}, /* dw */
+    {4, {1, 6, 13, 11}, {9, 2, 3, 3}, 3, {1, 1}, {2, 2}, {0, 1, 2, 0}, NULL, true},  /* grouped */
+    {4, {2, 8, 15, 15}, {8, 1, 3, 3}, 8, {2, 2}, {1, 1}, {0}, "SAME_UPPER", true},   /* dw */
     {4, {1, 32, 9, 9}, {32, 1, 5, 5}, 32, {1, 1}, {1, 1}, {0}, "SAME_LOWER", false}, /* dw */
     {4, {3, 16, 7, 7}, {32, 16, 1, 1}, 1, {1, 1}, {1, 1}, {0}, NULL, true},          /* 1x1 */
     {4, {1, 16, 12, 12}, {24, 16, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, false},
     {4, {1, 4, 10, 9}, {4, 4, 2, 3}, 1, {3, 2}, {1, 2}, {0}, "VALID", true},
-    {3, {2, 4, 29}, {6, 4, 5}, 1, {1}, {3}, {2, 2}, NULL, true},                     /* 1-D */
-    {3, {1, 6, 17}, {6, 1, 3}, 6, {2}, {1}, {1, 0}, NULL, true},                     /* 1-D dw */
-    {5, {1, 2, 5, 6, 7}, {3, 2, 2, 3, 3}, 1, {1, 1, 2}, {1, 1, 1}, {0, 1, 1, 0, 1, 1}, NULL,
+    {3, {2, 4, 29}, {6, 4, 5}, 1, {1}, {3}, {2, 2}, NULL, true}, /* 1-D */
+    {3, {1, 6, 17}, {6, 1, 3}, 6, {2}, {1}, {1, 0}, NULL, true}, /* 1-D dw */
+    {5,
+     {1, 2, 5, 6, 7},
+     {3, 2, 2, 3, 3},
+     1,
+     {1, 1, 2},
+     {1, 1, 1},
+     {0, 1, 1, 0, 1, 1},
+     NULL,
      true}, /* 3-D */
 };
 
@@ -619,13 +627,12 @@ static void onednn_matmul_epilogues(void **st) {
                             if (d.has_residual) x += res[i * N + j], xm += 1;
                             double want = act_ref(d.act, x, d.act_alpha, d.act_beta);
                             double got = Y[(t * M + i) * N + j];
-                            double tol =
-                                1.5 * gamma_k(K + 2) * xm + 1e-5 * fabs(want) + 1e-6;
+                            double tol = 1.5 * gamma_k(K + 2) * xm + 1e-5 * fabs(want) + 1e-6;
                             if (!(fabs(got - want) <= tol)) {
                                 print_message("M=%lld K=%lld N=%lld act %d extras %d alpha %g: "
                                               "[%lld,%lld,%lld] = %.9g, expected %.9g (tol %.3g)\n",
-                                              (long long)M, (long long)K, (long long)N, act,
-                                              extras, (double)d.alpha, (long long)t, (long long)i,
+                                              (long long)M, (long long)K, (long long)N, act, extras,
+                                              (double)d.alpha, (long long)t, (long long)i,
                                               (long long)j, got, want, tol);
                                 fail();
                             }
@@ -687,9 +694,10 @@ static void onednn_conv_epilogues(void **st) {
                                         for (int64_t kx = 0; kx < k; kx++) {
                                             int64_t iy = y + ky - pad, ix = x + kx - pad;
                                             if (iy < 0 || iy >= H || ix < 0 || ix >= H) continue;
-                                            double p = (double)X[((n * C + g * icg + c) * H + iy) *
-                                                                     H + ix] *
-                                                       W[((o * icg + c) * k + ky) * k + kx];
+                                            double p =
+                                                (double)
+                                                    X[((n * C + g * icg + c) * H + iy) * H + ix] *
+                                                W[((o * icg + c) * k + ky) * k + kx];
                                             acc += p;
                                             mag += fabs(p);
                                         }
@@ -697,8 +705,8 @@ static void onednn_conv_epilogues(void **st) {
                                 if (d.has_bias) acc += bias[o], mag += 1;
                                 if (d.has_residual) acc += res[yi], mag += 1;
                                 double want = act_ref(d.act, acc, d.act_alpha, d.act_beta);
-                                double tol = 1.5 * gamma_k(icg * k * k + 2) * mag +
-                                             1e-5 * fabs(want) + 1e-6;
+                                double tol =
+                                    1.5 * gamma_k(icg * k * k + 2) * mag + 1e-5 * fabs(want) + 1e-6;
                                 if (!(fabs(Y[yi] - want) <= tol)) {
                                     print_message("conv case %zu act %d extras %d: y[%lld] = "
                                                   "%.9g, expected %.9g\n",
