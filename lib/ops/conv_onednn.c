@@ -17,9 +17,8 @@ static void state_release(void *state) { onednn_weights_free(state); }
 
 static void scratch_release(void *scratch) { onednn_cache_free(scratch); }
 
-/* Fills d from the geometry of x and w (concrete shapes). */
-static mopt_status conv_desc(const op_ctx *ctx, const ir_shape *x, const ir_shape *w, bool has_b,
-                             onednn_conv_desc *d) {
+mopt_status ops_conv_onednn_desc(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
+                                 bool has_b, onednn_conv_desc *d) {
     ref_conv_params p;
     int64_t pad_end[REF_WIN_MAX];
     mopt_status st = ops_conv_geometry(ctx, x, w, &p, pad_end);
@@ -70,7 +69,7 @@ static mopt_status conv_prepare_p(const op_ctx *ctx, const op_tensor *in, int n_
     bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
     onednn_conv_desc d;
     mopt_clear_error();
-    if (conv_desc(ctx, &x, w, has_b, &d)) {
+    if (ops_conv_onednn_desc(ctx, &x, w, has_b, &d)) {
         mopt_clear_error(); /* odd geometry for the guess: layouts chosen per run */
         return MOPT_OK;
     }
@@ -90,7 +89,7 @@ static mopt_status conv_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out, onednn_prec prec) {
     bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
     onednn_conv_desc d;
-    mopt_status st = conv_desc(ctx, &in[0].shape, &in[1].shape, has_b, &d);
+    mopt_status st = ops_conv_onednn_desc(ctx, &in[0].shape, &in[1].shape, has_b, &d);
     if (st) return st;
     if (d.batch == 0 || d.c_out == 0) return MOPT_OK;
     d.prec = prec;

@@ -38,6 +38,23 @@ const op_impl *const ops_conv_impls[] = {
     NULL,
 };
 
+const op_impl *const ops_fused_matmul_impls[] = {
+#ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_fused_matmul_onednn_int8, /* precision=int8 only */
+    &ops_impl_fused_matmul_onednn_bf16, /* precision=bf16 only */
+    &ops_impl_fused_matmul_onednn,
+#endif
+    NULL,
+};
+
+const op_impl *const ops_fused_conv_impls[] = {
+#ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_fused_conv_onednn_bf16, /* precision=bf16 only */
+    &ops_impl_fused_conv_onednn,
+#endif
+    NULL,
+};
+
 void ops_gemm_fill_c(const op_tensor *c, const ir_shape *y, float *out) {
     int64_t cs[IR_MAX_RANK];
     op_broadcast_strides(&c->shape, y, cs);

@@ -16,6 +16,8 @@
 extern const op_impl *const ops_matmul_impls[];
 extern const op_impl *const ops_gemm_impls[];
 extern const op_impl *const ops_conv_impls[];
+extern const op_impl *const ops_fused_matmul_impls[];
+extern const op_impl *const ops_fused_conv_impls[];
 
 extern const op_impl ops_impl_matmul_onednn;
 extern const op_impl ops_impl_gemm_onednn;
@@ -25,6 +27,11 @@ extern const op_impl ops_impl_gemm_onednn_bf16;
 extern const op_impl ops_impl_conv_onednn_bf16;
 extern const op_impl ops_impl_matmul_onednn_int8;
 extern const op_impl ops_impl_gemm_onednn_int8;
+extern const op_impl ops_impl_fused_matmul_onednn;
+extern const op_impl ops_impl_fused_matmul_onednn_bf16;
+extern const op_impl ops_impl_fused_matmul_onednn_int8;
+extern const op_impl ops_impl_fused_conv_onednn;
+extern const op_impl ops_impl_fused_conv_onednn_bf16;
 extern const op_impl ops_impl_matmul_openblas;
 extern const op_impl ops_impl_gemm_openblas;
 
@@ -38,5 +45,13 @@ mopt_status ops_conv_geometry(const op_ctx *ctx, const ir_shape *x, const ir_sha
 /* Gemm's C (broadcastable to y [M, N]) copied into y, for the backends that
  * compute Y = alpha A B + beta Y (impls.c). */
 void ops_gemm_fill_c(const op_tensor *c, const ir_shape *y, float *out);
+
+#ifdef MOPT_HAVE_ONEDNN
+#include "kernels/onednn/onednn.h"
+/* The oneDNN convolution problem of a Conv or FusedConv node (conv_onednn.c)
+ * for concrete X and W; the epilogue fields are left zero. */
+mopt_status ops_conv_onednn_desc(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
+                                 bool has_b, onednn_conv_desc *d);
+#endif
 
 #endif

@@ -79,16 +79,19 @@ typedef struct node_case {
     op_def def; /* copy of the real op_def, run = counting_ref */
 } node_case;
 
-static void nc_init(node_case *c, const char *op, int n_in) {
+static void nc_init_domain(node_case *c, const char *op, const char *domain, int n_in) {
     c->g = ir_graph_create();
     ir_graph_set_opset(c->g, "", 17);
-    c->n = ir_graph_add_node(c->g, op, "", "node", n_in, 1);
-    g_real = ops_find(op, "");
+    if (domain[0]) ir_graph_set_opset(c->g, domain, 1);
+    c->n = ir_graph_add_node(c->g, op, domain, "node", n_in, 1);
+    g_real = ops_find(op, domain);
     assert_non_null(g_real);
     c->def = *g_real;
     c->def.run = counting_ref;
     c->n->op = &c->def;
 }
+
+static void nc_init(node_case *c, const char *op, int n_in) { nc_init_domain(c, op, "", n_in); }
 
 static void attr_int(ir_node *n, const char *name, int64_t v) {
     ir_node_add_attr(n, name, IR_ATTR_INT)->i = v;
@@ -455,6 +458,163 @@ static void run_conv_cases(const op_impl *impl) {
     }
 }
 
+/* ---- mopt.FusedMatMul / mopt.FusedConv ---------------------------------- */
+
+/* Bound for fused products: S = sum_k |a b| is computed by the reference
+ * FusedMatMul itself on |A|, |B| (no epilogue); then the f32 (or bf16)
+ * product bound on alpha S + |bias| + |residual|, times 1.5 (the largest
+ * slope of the activations), plus oneDNN's activation error. */
+static double *g_fused_s; /* S per output element, set by the caller */
+static double *g_fused_q; /* int8: the quantization bound per element (see top) */
+static double g_fused_alpha;
+static void fused_bound(const op_tensor *in, int n_in, const ir_shape *y, double *tol) {
+    int64_t n = ir_shape_numel(y);
+    for (int64_t i = 0; i < n; i++)
+        tol[i] = 1.5 * tol_of(g_conv_red + 2, fabs(g_fused_alpha) * g_fused_s[i] + 2) + 2e-5 +
+                 (g_fused_q ? 1.5 * fabs(g_fused_alpha) * g_fused_q[i] : 0);
+}
+
+static const char *const k_act_names[] = {"",          "Relu",        "LeakyRelu", "Clip",
+                                          "HardSwish", "HardSigmoid", "Sigmoid",   "Tanh",
+                                          "Gelu",      "GeluTanh"};
+
+static void run_fused_matmul_cases(const op_impl *impl) {
+    static const mm_shape shapes[] = {
+        {2, {17, 33}, 2, {33, 129}},
+        {3, {2, 5, 64}, 2, {64, 48}},
+        {4, {2, 3, 7, 16}, 4, {2, 3, 16, 9}},
+        {3, {3, 1, 129}, 2, {129, 3}},
+    };
+    int count = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t a = 0; a < sizeof k_act_names / sizeof k_act_names[0]; a++, count++) {
+            const mm_shape *sh = &shapes[s];
+            bool ta = count % 3 == 1, tb = count % 2 == 1;
+            bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+            if (int8 && (ta || sh->rb != 2)) continue;
+            bool bias = count % 4 != 3, res = count % 3 != 2;
+            g_fused_alpha = count % 5 == 0 ? 0.5 : 1.0;
+            int64_t ad[5], bd[5];
+            memcpy(ad, sh->a, sizeof ad);
+            memcpy(bd, sh->b, sizeof bd);
+            if (ta) ad[sh->ra - 2] = sh->a[sh->ra - 1], ad[sh->ra - 1] = sh->a[sh->ra - 2];
+            if (tb) bd[sh->rb - 2] = sh->b[sh->rb - 1], bd[sh->rb - 1] = sh->b[sh->rb - 2];
+            int64_t K = sh->a[sh->ra - 1], N = sh->b[sh->rb - 1], M = sh->a[sh->ra - 2];
+            node_case c;
+            nc_init_domain(&c, "FusedMatMul", "mopt", 4);
+            attr_int(c.n, "transA", ta);
+            attr_int(c.n, "transB", tb);
+            attr_float(c.n, "alpha", (float)g_fused_alpha);
+            attr_str(c.n, "activation", k_act_names[a]);
+            if (strcmp(k_act_names[a], "Clip") == 0) {
+                attr_float(c.n, "activation_alpha", -0.5f);
+                attr_float(c.n, "activation_beta", 0.75f);
+            }
+            op_tensor in[4];
+            memset(in, 0, sizeof in);
+            tensor(&in[0], sh->ra, ad);
+            tensor(&in[1], sh->rb, bd);
+            if (bias) tensor(&in[2], 1, (int64_t[]){N});
+            if (res) tensor(&in[3], 2, (int64_t[]){M, N}); /* broadcast over the batch */
+            /* S = |A| @ |B| through a plain FusedMatMul */
+            node_case cs;
+            nc_init_domain(&cs, "FusedMatMul", "mopt", 2);
+            attr_int(cs.n, "transA", ta);
+            attr_int(cs.n, "transB", tb);
+            op_tensor ain[2], sout;
+            for (int k = 0; k < 2; k++) {
+                ain[k] = in[k];
+                int64_t n = ir_shape_numel(&in[k].shape);
+                float *p = mopt_aligned_alloc((size_t)n * sizeof(float));
+                for (int64_t i = 0; i < n; i++)
+                    p[i] = fabsf(((float *)in[k].data)[i]);
+                ain[k].data = p;
+            }
+            op_ctx sctx = {.node = cs.n, .graph = cs.g, .opset = 1, .runtime = true, .threads = 1};
+            memset(&sout, 0, sizeof sout);
+            assert_int_equal(g_real->infer(&sctx, ain, 2, &sout, 1), MOPT_OK);
+            int64_t ny = ir_shape_numel(&sout.shape);
+            sout.data = mopt_aligned_alloc((size_t)ny * sizeof(float));
+            assert_int_equal(g_real->run(&sctx, ain, 2, &sout, 1), MOPT_OK);
+            g_fused_s = mopt_malloc((size_t)ny * sizeof(double));
+            for (int64_t i = 0; i < ny; i++)
+                g_fused_s[i] = ((float *)sout.data)[i];
+            g_conv_red = K;
+            g_fused_q = NULL;
+            if (int8) { /* A dense [..., M, K], B [K, N] or [N, K] */
+                g_fused_q = mopt_malloc((size_t)ny * sizeof(double));
+                const float *A = in[0].data, *B = in[1].data;
+                int64_t na = ir_shape_numel(&in[0].shape);
+                double qa = 0;
+                for (int64_t i = 0; i < na; i++)
+                    qa = fmax(qa, fabs(A[i]) / 127);
+                for (int64_t i = 0; i < ny; i++) {
+                    int64_t j = i % N, row = i / N % (na / K);
+                    double sb = 0, q = 0;
+                    for (int64_t k = 0; k < K; k++)
+                        sb = fmax(sb, fabs(tb ? B[j * K + k] : B[k * N + j]) / 127);
+                    for (int64_t k = 0; k < K; k++)
+                        q += fabs(A[row * K + k]) * sb / 2 +
+                             fabs(tb ? B[j * K + k] : B[k * N + j]) * qa / 2 + qa * sb / 4;
+                    g_fused_q[i] = q;
+                }
+            }
+            mopt_aligned_free(sout.data);
+            free_inputs(ain, 2);
+            ir_graph_destroy(cs.g);
+            g_real = ops_find("FusedMatMul", "mopt");
+            check_impl(&c, impl, in, 4, 2u, count % 7 == 0 ? 1u : 0u, fused_bound, 1 + count % 2,
+                       false);
+            mopt_free(g_fused_s);
+            mopt_free(g_fused_q);
+            g_fused_q = NULL;
+            free_inputs(in, 4);
+            ir_graph_destroy(c.g);
+        }
+}
+
+static void run_fused_conv_cases(const op_impl *impl) {
+    int count = 0;
+    for (size_t s = 0; s < sizeof k_conv_cases / sizeof k_conv_cases[0]; s++)
+        for (size_t a = 0; a < sizeof k_act_names / sizeof k_act_names[0]; a += 3, count++) {
+            const conv_case *cc = &k_conv_cases[s];
+            int32_t S = cc->rank - 2;
+            node_case c;
+            nc_init_domain(&c, "FusedConv", "mopt", 4);
+            attr_int(c.n, "group", cc->group);
+            attr_ints(c.n, "strides", S, cc->strides);
+            attr_ints(c.n, "dilations", S, cc->dilations);
+            if (cc->auto_pad)
+                attr_str(c.n, "auto_pad", cc->auto_pad);
+            else
+                attr_ints(c.n, "pads", 2 * S, cc->pads);
+            attr_str(c.n, "activation", k_act_names[(a + s) % 10]);
+            op_tensor in[4];
+            memset(in, 0, sizeof in);
+            tensor(&in[0], cc->rank, cc->x);
+            tensor(&in[1], cc->rank, cc->w);
+            if (cc->bias) tensor(&in[2], 1, (int64_t[]){cc->w[0]});
+            /* residual of Y's shape: from the reference's own inference */
+            op_ctx ictx = {.node = c.n, .graph = c.g, .opset = 1, .runtime = true, .threads = 1};
+            op_tensor y;
+            memset(&y, 0, sizeof y);
+            assert_int_equal(g_real->infer(&ictx, in, 3, &y, 1), MOPT_OK);
+            if (count % 2) tensor(&in[3], y.shape.rank, y.shape.dims);
+            g_conv_red = cc->w[1];
+            for (int32_t i = 0; i < S; i++)
+                g_conv_red *= cc->w[2 + i];
+            int64_t ny = ir_shape_numel(&y.shape);
+            g_fused_s = mopt_malloc((size_t)ny * sizeof(double));
+            for (int64_t i = 0; i < ny; i++)
+                g_fused_s[i] = (double)g_conv_red; /* inputs in [-1, 1] */
+            g_fused_alpha = 1;
+            check_impl(&c, impl, in, 4, 6u, 0u, fused_bound, 1 + count % 2, false);
+            mopt_free(g_fused_s);
+            free_inputs(in, 4);
+            ir_graph_destroy(c.g);
+        }
+}
+
 /* ---- impl tests --------------------------------------------------------- */
 
 /* The impl of `op` named `name` (the backend's f32 impl is named after it). */
@@ -512,6 +672,24 @@ static void onednn_int8_gemm(void **st) {
     g_prec = "int8";
     run_gemm_cases(find_impl("Gemm", "onednn-int8"));
     g_prec = NULL;
+}
+
+static void onednn_fused(void **st) {
+    (void)st;
+    const char *precs[] = {NULL, "bf16", "int8"};
+    const char *names[] = {"onednn", "onednn-bf16", "onednn-int8"};
+    for (int p = 0; p < 3; p++) {
+        g_prec = precs[p];
+        const op_def *d = ops_find("FusedMatMul", "mopt");
+        for (int k = 0; d && d->impls && d->impls[k]; k++)
+            if (strcmp(d->impls[k]->name, names[p]) == 0) run_fused_matmul_cases(d->impls[k]);
+        d = ops_find("FusedConv", "mopt");
+        for (int k = 0; p < 2 && d && d->impls && d->impls[k]; k++)
+            if (strcmp(d->impls[k]->name, names[p]) == 0) run_fused_conv_cases(d->impls[k]);
+    }
+    g_prec = NULL;
+    assert_non_null(ops_find("FusedMatMul", "mopt")->impls[0]);
+    assert_non_null(ops_find("FusedConv", "mopt")->impls[0]);
 }
 
 /* The int8 impl refuses what it cannot quantize: a non-constant or batched B. */
@@ -775,6 +953,7 @@ int main(void) {
         cmocka_unit_test(onednn_int8_matmul),
         cmocka_unit_test(onednn_int8_gemm),
         cmocka_unit_test(onednn_int8_refuses),
+        cmocka_unit_test(onednn_fused),
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
         cmocka_unit_test(openblas_matmul),
