@@ -24,6 +24,6 @@ echo "== ASan + UBSan: unit, hostile, ops, models, abi suites"
 ninja -C build-asan
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
-    --suite unit --suite hostile --suite ops --suite models --suite abi
+    --suite unit --suite hostile --suite ops --suite models --suite passes --suite patterns --suite abi
 
 python3 tests/models/check_models.py

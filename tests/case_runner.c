@@ -5,8 +5,8 @@
  * test that loads the model through the public API, feeds every data set and
  * compares every output with the expected one (dtype, shape, values).
  *
- * usage: case_runner [--opt-level N] [--backend B] [--precision P] [--atol A] [--rtol R]
- *                    [--min-cosine C] PATH...
+ * usage: case_runner [--opt-level N] [--backend B] [--threads T] [--precision P]
+ *                    [--atol A] [--rtol R] [--min-cosine C] PATH...
  *   --min-cosine also fails a float output whose cosine similarity with the
  *   expected one is below C (for the bf16/int8 precisions).
  *   PATH is a case folder, or a folder whose sub-folders (two levels deep at
@@ -37,9 +37,11 @@ typedef struct test_case {
 static test_case g_cases[MAX_CASES];
 static int g_n_cases;
 static int g_opt_level = 0;
-static const char *g_backend, *g_precision; /* NULL: the library's default */
-static double g_min_cosine = -2;             /* --min-cosine: fail below it */
-static double g_last_cosine;                 /* of the last compare() of floats */
+static const char *g_backend = NULL; /* NULL: the library default */
+static int g_threads = 0;             /* 0: the library default */
+static const char *g_precision;      /* NULL: the library default */
+static double g_min_cosine = -2;      /* --min-cosine: fail below it */
+static double g_last_cosine;          /* of the last compare() of floats */
 static double g_atol = 1e-5, g_rtol = 1e-4;
 static int g_atol_set, g_rtol_set;
 
@@ -198,7 +200,9 @@ static void run_case(void **state) {
     mopt_options *opts = NULL;
     assert_int_equal(mopt_options_create(&opts), MOPT_OK);
     assert_int_equal(mopt_options_set_int(opts, "opt_level", g_opt_level), MOPT_OK);
-    if (g_backend) assert_int_equal(mopt_options_set_string(opts, "backend", g_backend), MOPT_OK);
+    if (g_backend)
+        assert_int_equal(mopt_options_set_string(opts, "backend", g_backend), MOPT_OK);
+    if (g_threads > 0) assert_int_equal(mopt_options_set_int(opts, "threads", g_threads), MOPT_OK);
     if (g_precision)
         assert_int_equal(mopt_options_set_string(opts, "precision", g_precision), MOPT_OK);
     mopt_model *model = NULL;
@@ -265,12 +269,14 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--opt-level") == 0 && i + 1 < argc) {
             g_opt_level = atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--min-cosine") == 0 && i + 1 < argc) {
-            g_min_cosine = atof(argv[++i]);
         } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
             g_backend = argv[++i];
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            g_threads = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
             g_precision = argv[++i];
+        } else if (strcmp(argv[i], "--min-cosine") == 0 && i + 1 < argc) {
+            g_min_cosine = atof(argv[++i]);
         } else if (strcmp(argv[i], "--atol") == 0 && i + 1 < argc) {
             g_atol = atof(argv[++i]);
             g_atol_set = 1;
@@ -278,8 +284,8 @@ int main(int argc, char **argv) {
             g_rtol = atof(argv[++i]);
             g_rtol_set = 1;
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: case_runner [--opt-level N] [--backend B] [--precision P] "
-                            "[--atol A] [--rtol R] [--min-cosine C] PATH...\n");
+            fprintf(stderr, "usage: case_runner [--opt-level N] [--backend B] [--threads T] "
+                            "[--precision P] [--atol A] [--rtol R] [--min-cosine C] PATH...\n");
             return 2;
         } else {
             add_cases(argv[i], 2);

@@ -22,43 +22,68 @@
 #include "core/error.h"
 #include "io/pb.h"
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#error "onnx_import.c copies raw_data as is: little-endian hosts only"
+#endif
+
 #define ONNX_MAX_DEPTH 32 /* subgraph nesting levels */
 
 #define NAMES(a) a, sizeof a / sizeof a[0]
 
 static const char *const k_model_fields[] = {
-    [1] = "ir_version", [2] = "producer_name", [3] = "producer_version", [4] = "domain",
-    [5] = "model_version", [6] = "doc_string", [7] = "graph", [8] = "opset_import",
-    [14] = "metadata_props", [20] = "training_info", [25] = "functions", [26] = "configuration"};
+    [1] = "ir_version",     [2] = "producer_name", [3] = "producer_version",
+    [4] = "domain",         [5] = "model_version", [6] = "doc_string",
+    [7] = "graph",          [8] = "opset_import",  [14] = "metadata_props",
+    [20] = "training_info", [25] = "functions",    [26] = "configuration"};
 static const char *const k_opset_fields[] = {[1] = "domain", [2] = "version"};
-static const char *const k_graph_fields[] = {
-    [1] = "node", [2] = "name", [5] = "initializer", [10] = "doc_string", [11] = "input",
-    [12] = "output", [13] = "value_info", [14] = "quantization_annotation",
-    [15] = "sparse_initializer", [16] = "metadata_props"};
-static const char *const k_node_fields[] = {
-    [1] = "input", [2] = "output", [3] = "name", [4] = "op_type", [5] = "attribute",
-    [6] = "doc_string", [7] = "domain", [8] = "overload", [9] = "metadata_props",
-    [10] = "device_configurations"};
-static const char *const k_attr_fields[] = {
-    [1] = "name", [2] = "f", [3] = "i", [4] = "s", [5] = "t", [6] = "g", [7] = "floats",
-    [8] = "ints", [9] = "strings", [10] = "tensors", [11] = "graphs", [13] = "doc_string",
-    [14] = "tp", [15] = "type_protos", [20] = "type", [21] = "ref_attr_name",
-    [22] = "sparse_tensor", [23] = "sparse_tensors"};
+static const char *const k_graph_fields[] = {[1] = "node",
+                                             [2] = "name",
+                                             [5] = "initializer",
+                                             [10] = "doc_string",
+                                             [11] = "input",
+                                             [12] = "output",
+                                             [13] = "value_info",
+                                             [14] = "quantization_annotation",
+                                             [15] = "sparse_initializer",
+                                             [16] = "metadata_props"};
+static const char *const k_node_fields[] = {[1] = "input",          [2] = "output",
+                                            [3] = "name",           [4] = "op_type",
+                                            [5] = "attribute",      [6] = "doc_string",
+                                            [7] = "domain",         [8] = "overload",
+                                            [9] = "metadata_props", [10] = "device_configurations"};
+static const char *const k_attr_fields[] = {[1] = "name",
+                                            [2] = "f",
+                                            [3] = "i",
+                                            [4] = "s",
+                                            [5] = "t",
+                                            [6] = "g",
+                                            [7] = "floats",
+                                            [8] = "ints",
+                                            [9] = "strings",
+                                            [10] = "tensors",
+                                            [11] = "graphs",
+                                            [13] = "doc_string",
+                                            [14] = "tp",
+                                            [15] = "type_protos",
+                                            [20] = "type",
+                                            [21] = "ref_attr_name",
+                                            [22] = "sparse_tensor",
+                                            [23] = "sparse_tensors"};
 static const char *const k_tensor_fields[] = {
-    [1] = "dims", [2] = "data_type", [3] = "segment", [4] = "float_data", [5] = "int32_data",
-    [6] = "string_data", [7] = "int64_data", [8] = "name", [9] = "raw_data",
-    [10] = "double_data", [11] = "uint64_data", [12] = "doc_string", [13] = "external_data",
-    [14] = "data_location", [16] = "metadata_props"};
+    [1] = "dims",           [2] = "data_type",      [3] = "segment",        [4] = "float_data",
+    [5] = "int32_data",     [6] = "string_data",    [7] = "int64_data",     [8] = "name",
+    [9] = "raw_data",       [10] = "double_data",   [11] = "uint64_data",   [12] = "doc_string",
+    [13] = "external_data", [14] = "data_location", [16] = "metadata_props"};
 static const char *const k_entry_fields[] = {[1] = "key", [2] = "value"};
-static const char *const k_vi_fields[] = {[1] = "name", [2] = "type", [3] = "doc_string",
-                                          [4] = "metadata_props"};
+static const char *const k_vi_fields[] = {
+    [1] = "name", [2] = "type", [3] = "doc_string", [4] = "metadata_props"};
 static const char *const k_type_fields[] = {
-    [1] = "tensor_type", [4] = "sequence_type", [5] = "map_type", [6] = "denotation",
+    [1] = "tensor_type", [4] = "sequence_type",      [5] = "map_type",     [6] = "denotation",
     [7] = "opaque_type", [8] = "sparse_tensor_type", [9] = "optional_type"};
 static const char *const k_ttype_fields[] = {[1] = "elem_type", [2] = "shape"};
 static const char *const k_shape_fields[] = {[1] = "dim"};
-static const char *const k_dim_fields[] = {[1] = "dim_value", [2] = "dim_param",
-                                           [3] = "denotation"};
+static const char *const k_dim_fields[] = {
+    [1] = "dim_value", [2] = "dim_param", [3] = "denotation"};
 
 #define TRY(expr)                                                                                  \
     do {                                                                                           \
@@ -80,11 +105,12 @@ static mopt_status oom(const char *what) {
 
 static const char *onnx_type_name(int64_t t) {
     static const char *const names[] = {
-        "UNDEFINED", "FLOAT",      "UINT8",        "INT8",           "UINT16",
-        "INT16",     "INT32",      "INT64",        "STRING",         "BOOL",
-        "FLOAT16",   "DOUBLE",     "UINT32",       "UINT64",         "COMPLEX64",
-        "COMPLEX128", "BFLOAT16",  "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
-        "FLOAT8E5M2FNUZ", "UINT4", "INT4",         "FLOAT4E2M1"};
+        "UNDEFINED",      "FLOAT",    "UINT8",        "INT8",           "UINT16",
+        "INT16",          "INT32",    "INT64",        "STRING",         "BOOL",
+        "FLOAT16",        "DOUBLE",   "UINT32",       "UINT64",         "COMPLEX64",
+        "COMPLEX128",     "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+        "FLOAT8E5M2FNUZ", "UINT4",    "INT4",         "FLOAT4E2M1",     "FLOAT8E8M0",
+        "UINT2",          "INT2"};
     if (t >= 0 && t < (int64_t)(sizeof names / sizeof names[0])) return names[t];
     return "unknown";
 }
@@ -93,8 +119,20 @@ static const char *onnx_type_name(int64_t t) {
  * types libmopt does not represent (complex, float8, 4-bit, unknown). */
 static bool onnx_dtype(int64_t t, mopt_dtype *out) {
     switch (t) {
-    case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 8: case 9: case 10: case 11:
-    case 12: case 13: case 16: *out = (mopt_dtype)t; return true;
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 5:
+    case 6:
+    case 7:
+    case 8:
+    case 9:
+    case 10:
+    case 11:
+    case 12:
+    case 13:
+    case 16: *out = (mopt_dtype)t; return true;
     default: return false;
     }
 }
@@ -134,8 +172,7 @@ static void dims_str(int32_t rank, const int64_t *dims, char *buf, size_t cap) {
 
 static mopt_status parse_decimal(const char *what, const char *key, const char *s, uint64_t *out) {
     uint64_t v = 0;
-    if (!*s)
-        return mopt_fail(MOPT_ERR_INVALID_MODEL, "%s: external data %s is empty", what, key);
+    if (!*s) return mopt_fail(MOPT_ERR_INVALID_MODEL, "%s: external data %s is empty", what, key);
     for (const char *p = s; *p; p++) {
         if (*p < '0' || *p > '9' || v > (UINT64_MAX - 9) / 10)
             return mopt_fail(MOPT_ERR_INVALID_MODEL,
@@ -158,7 +195,8 @@ static mopt_status check_location(const char *what, const char *loc) {
     const char *p = loc;
     while (*p) {
         const char *e = p;
-        while (*e && *e != '/' && *e != '\\') e++;
+        while (*e && *e != '/' && *e != '\\')
+            e++;
         if (e - p == 2 && p[0] == '.' && p[1] == '.')
             return mopt_fail(MOPT_ERR_INVALID_MODEL,
                              "%s: external data location '%s' contains '..'; it must stay "
@@ -169,9 +207,10 @@ static mopt_status check_location(const char *what, const char *loc) {
     return MOPT_OK;
 }
 
+/* Reads nbytes of external data into a new aligned buffer (*dst), which is
+ * allocated only once the file proved to hold that many bytes. */
 static mopt_status read_external(onnx_ctx *ctx, const char *what, const char *loc,
-                                 const char *off_s, const char *len_s, void *dst,
-                                 size_t nbytes) {
+                                 const char *off_s, const char *len_s, size_t nbytes, void **dst) {
     if (!ctx->base_dir)
         return mopt_fail(MOPT_ERR_IO,
                          "%s: its data is in the external file '%s', but the model was not "
@@ -209,6 +248,10 @@ static mopt_status read_external(onnx_ctx *ctx, const char *what, const char *lo
                          "%s: external data file '%s' resolves to '%s', outside the model's "
                          "folder '%s'",
                          what, loc, real, ctx->base_real);
+    /* stat before opening: opening a FIFO planted in the folder would block */
+    struct stat pre;
+    if (stat(real, &pre) != 0 || !S_ISREG(pre.st_mode))
+        return mopt_fail(MOPT_ERR_IO, "%s: external data '%s' is not a regular file", what, real);
     FILE *fp = fopen(real, "rb");
     if (!fp)
         return mopt_fail(MOPT_ERR_IO, "%s: cannot open external data file '%s': %s", what, real,
@@ -226,12 +269,19 @@ static mopt_status read_external(onnx_ctx *ctx, const char *what, const char *lo
                          "file '%s' (%" PRIu64 " bytes)",
                          what, off, len, loc, size);
     }
-    if (nbytes && (off > (uint64_t)INT64_MAX || fseeko(fp, (off_t)off, SEEK_SET) != 0 ||
-                   fread(dst, 1, nbytes, fp) != nbytes)) {
+    void *buf = mopt_aligned_alloc(nbytes ? nbytes : 1);
+    if (!buf) {
         fclose(fp);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", what, nbytes);
+    }
+    if (nbytes && (off > (uint64_t)INT64_MAX || fseeko(fp, (off_t)off, SEEK_SET) != 0 ||
+                   fread(buf, 1, nbytes, fp) != nbytes)) {
+        fclose(fp);
+        mopt_aligned_free(buf);
         return mopt_fail(MOPT_ERR_IO, "%s: short read from external data file '%s'", what, real);
     }
     fclose(fp);
+    *dst = buf;
     return MOPT_OK;
 }
 
@@ -280,9 +330,11 @@ static mopt_status tensor_fields(pb_reader *r, tensor_parts *p, ir_tensor *t) {
         switch (f.num) {
         case 1: TRY(pb_repeated(r, &f, PB_VARINT, &p->dims)); break;
         case 2: TRY(read_int(r, &f, &p->data_type)); break;
-        case 3: return mopt_fail(MOPT_ERR_UNSUPPORTED,
-                                 "tensor at offset %zu is split in segments (TensorProto.segment), "
-                                 "which is not supported", f.offset);
+        case 3:
+            return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                             "tensor at offset %zu is split in segments (TensorProto.segment), "
+                             "which is not supported",
+                             f.offset);
         case 4: TRY(pb_repeated(r, &f, PB_I32, &p->f32)); break;
         case 5: TRY(pb_repeated(r, &f, PB_VARINT, &p->i32)); break;
         case 6: TRY(pb_expect(r, &f, PB_LEN)); break;
@@ -321,9 +373,11 @@ static mopt_status tensor_fields(pb_reader *r, tensor_parts *p, ir_tensor *t) {
     return MOPT_OK;
 }
 
-/* Converts the typed-field data of p into dst (numel elements of dtype). */
-static mopt_status typed_to_buffer(const char *what, const tensor_parts *p, mopt_dtype dtype,
-                                   size_t numel, void *dst) {
+/* The typed field that holds dtype's values; fails unless it holds exactly
+ * numel elements and no other typed field is present. Allocates nothing, so
+ * a tensor's buffer is sized only after its data proved to be there. */
+static mopt_status typed_source(const char *what, const tensor_parts *p, mopt_dtype dtype,
+                                size_t numel, const pb_vec **out) {
     const pb_vec *src;
     const char *field;
     int fnum;
@@ -338,7 +392,10 @@ static mopt_status typed_to_buffer(const char *what, const tensor_parts *p, mopt
     static const struct {
         int num;
         const char *name;
-    } all[] = {{4, "float_data"}, {5, "int32_data"}, {7, "int64_data"}, {10, "double_data"},
+    } all[] = {{4, "float_data"},
+               {5, "int32_data"},
+               {7, "int64_data"},
+               {10, "double_data"},
                {11, "uint64_data"}};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         if (all[k].num != fnum && (p->seen & (1u << all[k].num)))
@@ -346,9 +403,21 @@ static mopt_status typed_to_buffer(const char *what, const tensor_parts *p, mopt
                              "%s: has %s, but its data type %s keeps its values in %s", what,
                              all[k].name, mopt_dtype_name(dtype), field);
     if (src->n != numel)
-        return mopt_fail(MOPT_ERR_INVALID_MODEL,
-                         "%s: its dims imply %zu elements but %s holds %zu", what, numel, field,
-                         src->n);
+        return mopt_fail(MOPT_ERR_INVALID_MODEL, "%s: its dims imply %zu elements but %s holds %zu",
+                         what, numel, field, src->n);
+    *out = src;
+    return MOPT_OK;
+}
+
+/* Converts the typed-field values src (checked by typed_source) into dst. */
+static mopt_status typed_to_buffer(const char *what, const pb_vec *src, mopt_dtype dtype,
+                                   size_t numel, void *dst) {
+    const char *field = "int32_data";
+    switch (dtype) {
+    case MOPT_DTYPE_I64: field = "int64_data"; break;
+    case MOPT_DTYPE_U32: field = "uint64_data"; break;
+    default: break;
+    }
     const uint32_t *s32 = src->data;
     const uint64_t *s64 = src->data;
     for (size_t i = 0; i < numel; i++) {
@@ -383,9 +452,9 @@ static mopt_status typed_to_buffer(const char *what, const tensor_parts *p, mopt
             }
             continue;
         }
-        return mopt_fail(MOPT_ERR_INVALID_MODEL, "%s: element %zu of %s (%" PRId64
-                         ") is out of range for %s",
-                         what, i, field, v, mopt_dtype_name(dtype));
+        return mopt_fail(MOPT_ERR_INVALID_MODEL,
+                         "%s: element %zu of %s (%" PRId64 ") is out of range for %s", what, i,
+                         field, v, mopt_dtype_name(dtype));
     }
     return MOPT_OK;
 }
@@ -401,8 +470,15 @@ static mopt_status parse_tensor(pb_reader *r, onnx_ctx *ctx, const char *kind, i
     if (!t) return oom("a tensor");
     mopt_status st = tensor_fields(r, &p, t);
     char what[320];
-    snprintf(what, sizeof what, "%s '%s' (TensorProto at offset %zu)", kind,
-             t->name ? t->name : "", start);
+    const char *tname = t->name ? t->name : "";
+    bool plain = strcmp(kind, "initializer") == 0 || strcmp(kind, "tensor") == 0;
+    if (plain)
+        snprintf(what, sizeof what, "%s '%s' (TensorProto at offset %zu)", kind, tname, start);
+    else if (tname[0])
+        snprintf(what, sizeof what, "%s, tensor '%s' (TensorProto at offset %zu)", kind, tname,
+                 start);
+    else
+        snprintf(what, sizeof what, "%s (TensorProto at offset %zu)", kind, start);
     if (st) {
         mopt_fail_context(st, "%s", what);
         goto fail;
@@ -414,8 +490,7 @@ static mopt_status parse_tensor(pb_reader *r, onnx_ctx *ctx, const char *kind, i
     if (!onnx_dtype(p.data_type, &t->dtype)) {
         st = mopt_fail(p.data_type == 0 ? MOPT_ERR_INVALID_MODEL : MOPT_ERR_UNSUPPORTED,
                        "%s: data type %" PRId64 " (%s) is %s", what, p.data_type,
-                       onnx_type_name(p.data_type),
-                       p.data_type == 0 ? "missing" : "not supported");
+                       onnx_type_name(p.data_type), p.data_type == 0 ? "missing" : "not supported");
         goto fail;
     }
     if (t->dtype == MOPT_DTYPE_STRING) {
@@ -466,7 +541,8 @@ static mopt_status parse_tensor(pb_reader *r, onnx_ctx *ctx, const char *kind, i
         goto fail;
     }
     if (!has_raw && !has_typed && !external && numel > 0) {
-        st = mopt_fail(MOPT_ERR_INVALID_MODEL, "%s: dims %s need %zu bytes of %s data but the "
+        st = mopt_fail(MOPT_ERR_INVALID_MODEL,
+                       "%s: dims %s need %zu bytes of %s data but the "
                        "tensor has no data",
                        what, ds, nbytes, mopt_dtype_name(t->dtype));
         goto fail;
@@ -482,11 +558,21 @@ static mopt_status parse_tensor(pb_reader *r, onnx_ctx *ctx, const char *kind, i
                        "%s: data_location is EXTERNAL but external_data has no location", what);
         goto fail;
     }
-    /* Empty tensors still get a (small) buffer, so "data present" is visible. */
-    t->data = mopt_aligned_alloc(nbytes ? nbytes : 1);
-    if (!t->data) {
-        st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", what, nbytes);
+    /* Nothing is allocated before the data proved to be there: a tiny file
+     * cannot make the importer reserve what its dims claim. */
+    const pb_vec *typed = NULL;
+    if (!has_raw && !external && (st = typed_source(what, &p, t->dtype, (size_t)numel, &typed)))
         goto fail;
+    if (external) {
+        st = read_external(ctx, what, p.ext_loc, p.ext_off, p.ext_len, nbytes, &t->data);
+        if (st) goto fail;
+    } else {
+        /* Empty tensors still get a (small) buffer, so "data present" is visible. */
+        t->data = mopt_aligned_alloc(nbytes ? nbytes : 1);
+        if (!t->data) {
+            st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", what, nbytes);
+            goto fail;
+        }
     }
     t->nbytes = nbytes;
     if (has_raw) {
@@ -495,10 +581,8 @@ static mopt_status parse_tensor(pb_reader *r, onnx_ctx *ctx, const char *kind, i
         if (t->dtype == MOPT_DTYPE_BOOL)
             for (size_t i = 0; i < nbytes; i++)
                 ((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
-    } else if (external) {
-        st = read_external(ctx, what, p.ext_loc, p.ext_off, p.ext_len, t->data, nbytes);
-    } else if (has_typed || numel == 0) {
-        st = typed_to_buffer(what, &p, t->dtype, (size_t)numel, t->data);
+    } else if (typed) {
+        st = typed_to_buffer(what, typed, t->dtype, (size_t)numel, t->data);
     }
     if (st) goto fail;
     parts_free(&p);
@@ -522,8 +606,7 @@ typedef struct vinfo {
     size_t offset;
 } vinfo;
 
-static mopt_status parse_shape(const pb_reader *r, const pb_field *f, ir_graph *g,
-                               ir_shape *s) {
+static mopt_status parse_shape(const pb_reader *r, const pb_field *f, ir_graph *g, ir_shape *s) {
     pb_reader sr;
     pb_sub(r, f, "TensorShapeProto", NAMES(k_shape_fields), &sr);
     s->rank = 0;
@@ -621,14 +704,13 @@ static mopt_status parse_value_info(const pb_reader *r, const pb_field *f, ir_gr
         if (x.num == 2) st = parse_type(&vr, &x, g, vi);
     }
     if (!st && (!name || !name[0]))
-        st = mopt_fail(MOPT_ERR_INVALID_MODEL, "graph %s at offset %zu has no name", kind,
-                       f->offset);
+        st = mopt_fail(MOPT_ERR_INVALID_MODEL, "%s at offset %zu has no name", kind, f->offset);
     if (!st && vi->is_tensor && vi->elem_type != 0) {
         /* intermediate values of a type libmopt lacks stay untyped */
         if (!onnx_dtype(vi->elem_type, &vi->dtype) && strcmp(kind, "value_info") != 0)
             st = mopt_fail(MOPT_ERR_UNSUPPORTED,
-                           "%s '%s' has element type %d (%s), which libmopt does not support",
-                           kind, name, (int)vi->elem_type, onnx_type_name(vi->elem_type));
+                           "%s '%s' has element type %d (%s), which libmopt does not support", kind,
+                           name, (int)vi->elem_type, onnx_type_name(vi->elem_type));
     }
     if (!st) {
         vi->value = ir_graph_value(g, name);
@@ -675,8 +757,8 @@ static mopt_status parse_attribute(const pb_reader *r, const pb_field *f, ir_gra
         return st;
     }
     char what[320];
-    snprintf(what, sizeof what, "attribute '%s' of node '%s' (%s) at offset %zu",
-             name ? name : "", node->name, node->op_type, f->offset);
+    snprintf(what, sizeof what, "attribute '%s' of node '%s' (%s) at offset %zu", name ? name : "",
+             node->name, node->op_type, f->offset);
     if (!name || !name[0]) {
         mopt_free(name);
         return mopt_fail(MOPT_ERR_INVALID_MODEL, "%s: the attribute has no name", what);
@@ -695,9 +777,9 @@ static mopt_status parse_attribute(const pb_reader *r, const pb_field *f, ir_gra
     }
     if (type == 0) { /* old files: infer the type from the field that is present */
         static const ir_attr_type order[] = {
-            IR_ATTR_FLOAT,   IR_ATTR_INT,     IR_ATTR_STRING,        IR_ATTR_TENSOR,
-            IR_ATTR_GRAPH,   IR_ATTR_FLOATS,  IR_ATTR_INTS,          IR_ATTR_STRINGS,
-            IR_ATTR_TENSORS, IR_ATTR_GRAPHS,  IR_ATTR_SPARSE_TENSOR, IR_ATTR_SPARSE_TENSORS,
+            IR_ATTR_FLOAT,      IR_ATTR_INT,        IR_ATTR_STRING,        IR_ATTR_TENSOR,
+            IR_ATTR_GRAPH,      IR_ATTR_FLOATS,     IR_ATTR_INTS,          IR_ATTR_STRINGS,
+            IR_ATTR_TENSORS,    IR_ATTR_GRAPHS,     IR_ATTR_SPARSE_TENSOR, IR_ATTR_SPARSE_TENSORS,
             IR_ATTR_TYPE_PROTO, IR_ATTR_TYPE_PROTOS};
         int found = 0;
         for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
@@ -707,15 +789,13 @@ static mopt_status parse_attribute(const pb_reader *r, const pb_field *f, ir_gra
             }
         if (found != 1) {
             mopt_free(name);
-            return mopt_fail(MOPT_ERR_INVALID_MODEL,
-                             "%s: the attribute has no type and %s", what,
+            return mopt_fail(MOPT_ERR_INVALID_MODEL, "%s: the attribute has no type and %s", what,
                              found ? "several value fields" : "no value");
         }
     }
     if (type < 1 || type > IR_ATTR_TYPE_PROTOS) {
         mopt_free(name);
-        return mopt_fail(MOPT_ERR_INVALID_MODEL, "%s: unknown attribute type %" PRId64, what,
-                         type);
+        return mopt_fail(MOPT_ERR_INVALID_MODEL, "%s: unknown attribute type %" PRId64, what, type);
     }
     if (type == IR_ATTR_SPARSE_TENSOR || type == IR_ATTR_SPARSE_TENSORS) {
         mopt_free(name);
@@ -740,8 +820,8 @@ static mopt_status parse_attribute(const pb_reader *r, const pb_field *f, ir_gra
     pb_vec vec = {0};
     size_t idx = 0;
     char kind[360];
-    snprintf(kind, sizeof kind, "tensor of attribute '%s' of node '%s' (%s)", a->name,
-             node->name, node->op_type);
+    snprintf(kind, sizeof kind, "attribute '%s' of node '%s' (%s)", a->name, node->name,
+             node->op_type);
     pb_sub(r, f, "AttributeProto", NAMES(k_attr_fields), &ar);
     while (pb_more(&ar) && !st) {
         pb_field x;
@@ -779,7 +859,9 @@ static mopt_status parse_attribute(const pb_reader *r, const pb_field *f, ir_gra
         case IR_ATTR_GRAPHS: {
             ir_graph *sg = NULL;
             if ((st = parse_graph(&ar, &x, ctx, depth + 1, &sg))) {
-                mopt_fail_context(st, "in subgraph %s", what);
+                /* only the outermost level adds context: a chain of 32
+                 * would push the reason out of the message buffer */
+                if (depth == 0) mopt_fail_context(st, "in subgraph %s", what);
                 break;
             }
             if (a->type == IR_ATTR_GRAPH) {
@@ -925,13 +1007,11 @@ static mopt_status finish_graph(ir_graph *g, const vinfo *ins, size_t n_ins, con
             if (ins[i].dtype != MOPT_DTYPE_UNDEFINED && ins[i].dtype != v->dtype)
                 return mopt_fail(MOPT_ERR_TYPE,
                                  "graph input '%s' is declared %s but its initializer is %s",
-                                 v->name, mopt_dtype_name(ins[i].dtype),
-                                 mopt_dtype_name(v->dtype));
+                                 v->name, mopt_dtype_name(ins[i].dtype), mopt_dtype_name(v->dtype));
             continue; /* a weight with a default value, not an input */
         }
         if (v->flags & IR_VALUE_INPUT)
-            return mopt_fail(MOPT_ERR_INVALID_MODEL, "graph input '%s' is listed twice",
-                             v->name);
+            return mopt_fail(MOPT_ERR_INVALID_MODEL, "graph input '%s' is listed twice", v->name);
         v->flags |= IR_VALUE_INPUT;
         apply_type(v, &ins[i]);
         g->inputs[g->n_inputs++] = ins[i].value;
@@ -955,8 +1035,7 @@ static mopt_status finish_graph(ir_graph *g, const vinfo *ins, size_t n_ins, con
     return MOPT_OK;
 }
 
-static mopt_status add_initializer(pb_reader *r, const pb_field *f, ir_graph *g,
-                                   onnx_ctx *ctx) {
+static mopt_status add_initializer(pb_reader *r, const pb_field *f, ir_graph *g, onnx_ctx *ctx) {
     TRY(pb_expect(r, f, PB_LEN));
     pb_reader tr;
     pb_sub(r, f, "TensorProto", NAMES(k_tensor_fields), &tr);
@@ -964,8 +1043,7 @@ static mopt_status add_initializer(pb_reader *r, const pb_field *f, ir_graph *g,
     TRY(parse_tensor(&tr, ctx, "initializer", &t));
     mopt_status st = MOPT_OK;
     if (!t->name[0]) {
-        st = mopt_fail(MOPT_ERR_INVALID_MODEL, "initializer at offset %zu has no name",
-                       f->offset);
+        st = mopt_fail(MOPT_ERR_INVALID_MODEL, "initializer at offset %zu has no name", f->offset);
     } else {
         int32_t vi = ir_graph_value(g, t->name);
         if (vi < 0) {
@@ -1001,7 +1079,7 @@ static mopt_status parse_graph(const pb_reader *r, const pb_field *f, onnx_ctx *
     pb_sub(r, f, "GraphProto", NAMES(k_graph_fields), &gr);
     vinfo *lists[3] = {NULL, NULL, NULL}; /* input, output, value_info */
     size_t n[3] = {0, 0, 0}, cap[3] = {0, 0, 0};
-    static const char *const kinds[3] = {"input", "output", "value_info"};
+    static const char *const kinds[3] = {"graph input", "graph output", "value_info"};
     mopt_status st = MOPT_OK;
     while (pb_more(&gr) && !st) {
         pb_field x;
@@ -1029,7 +1107,8 @@ static mopt_status parse_graph(const pb_reader *r, const pb_field *f, onnx_ctx *
         }
     }
     if (!st) st = finish_graph(g, lists[0], n[0], lists[1], n[1], lists[2], n[2], depth);
-    for (int k = 0; k < 3; k++) mopt_free(lists[k]);
+    for (int k = 0; k < 3; k++)
+        mopt_free(lists[k]);
     if (st) {
         ir_graph_destroy(g);
         return st;

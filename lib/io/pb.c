@@ -108,7 +108,8 @@ mopt_status pb_next(pb_reader *r, pb_field *f) {
                              wire_name(w), f->num, pb_field_name(r, f->num, nb, sizeof nb),
                              f->offset);
         uint64_t x = 0;
-        for (size_t i = 0; i < n; i++) x |= (uint64_t)r->base[p + i] << (8 * i);
+        for (size_t i = 0; i < n; i++)
+            x |= (uint64_t)r->base[p + i] << (8 * i);
         f->u = x;
         p += n;
         break;
@@ -150,8 +151,8 @@ mopt_status pb_expect(const pb_reader *r, const pb_field *f, pb_wire wire) {
     if (f->wire == wire) return MOPT_OK;
     char nb[96];
     return mopt_fail(MOPT_ERR_PARSE, "field %u (%s) at offset %zu has wire type %s; expected %s",
-                     f->num, pb_field_name(r, f->num, nb, sizeof nb), f->offset,
-                     wire_name(f->wire), wire_name(wire));
+                     f->num, pb_field_name(r, f->num, nb, sizeof nb), f->offset, wire_name(f->wire),
+                     wire_name(wire));
 }
 
 static mopt_status vec_reserve(const pb_reader *r, const pb_field *f, pb_vec *v, size_t esize,
@@ -162,7 +163,8 @@ static mopt_status vec_reserve(const pb_reader *r, const pb_field *f, pb_vec *v,
     size_t need = v->n + more;
     if (need <= v->cap) return MOPT_OK;
     size_t cap = v->cap ? v->cap : 8;
-    while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
     size_t bytes;
     if (!mopt_mul_overflow(cap, esize, &bytes)) {
         cap = need;
@@ -182,7 +184,8 @@ static mopt_status vec_reserve(const pb_reader *r, const pb_field *f, pb_vec *v,
 
 static uint64_t load_le(const uint8_t *p, size_t n) {
     uint64_t x = 0;
-    for (size_t i = 0; i < n; i++) x |= (uint64_t)p[i] << (8 * i);
+    for (size_t i = 0; i < n; i++)
+        x |= (uint64_t)p[i] << (8 * i);
     return x;
 }
 
@@ -199,7 +202,9 @@ mopt_status pb_repeated(const pb_reader *r, const pb_field *f, pb_wire elem, pb_
     }
     if (f->wire != PB_LEN) return pb_expect(r, f, elem);
     if (elem == PB_I32 || elem == PB_I64) {
-        if (f->len % esize) return pb_error(r, f, "packed fixed-size data length not a multiple of the element size");
+        if (f->len % esize)
+            return pb_error(r, f,
+                            "packed fixed-size data length not a multiple of the element size");
         size_t count = f->len / esize;
         if ((st = vec_reserve(r, f, v, esize, count))) return st;
         for (size_t i = 0; i < count; i++) {
@@ -213,7 +218,8 @@ mopt_status pb_repeated(const pb_reader *r, const pb_field *f, pb_wire elem, pb_
     }
     /* packed varints: count the terminating bytes first, then decode */
     size_t count = 0;
-    for (size_t i = 0; i < f->len; i++) count += !(f->data[i] & 0x80);
+    for (size_t i = 0; i < f->len; i++)
+        count += !(f->data[i] & 0x80);
     if ((st = vec_reserve(r, f, v, 8, count))) return st;
     size_t p = 0;
     while (p < f->len) {

@@ -22,8 +22,8 @@ typedef enum pb_wire { PB_VARINT = 0, PB_I64 = 1, PB_LEN = 2, PB_I32 = 5 } pb_wi
 typedef struct pb_reader {
     const uint8_t *base;
     size_t pos, end;
-    const char *msg;           /* message name for errors, e.g. "NodeProto" */
-    const char *const *names;  /* field names indexed by field number; may be NULL */
+    const char *msg;          /* message name for errors, e.g. "NodeProto" */
+    const char *const *names; /* field names indexed by field number; may be NULL */
     size_t n_names;
 } pb_reader;
 
@@ -32,7 +32,7 @@ typedef struct pb_reader {
 typedef struct pb_field {
     uint32_t num;
     pb_wire wire;
-    size_t offset;      /* offset of the tag */
+    size_t offset; /* offset of the tag */
     uint64_t u;
     const uint8_t *data;
     size_t len;

@@ -13,6 +13,7 @@
 
 #include "kernels/ref/ref_elementwise.h"
 #include "ops/ops.h"
+#include "ops/ops_cpu.h"
 
 static const mopt_dtype k_arith_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
                                            MOPT_DTYPE_I64};
@@ -352,24 +353,32 @@ static mopt_status run_clip(const op_ctx *ctx, const op_tensor *in, int n_in, op
     { name, "", 1, 64, 1, 1, infer_binary, run_binary }
 #define UN(name)                                                                                   \
     { name, "", 1, 1, 1, 1, infer_unary, run_unary }
+/* ops with kernels/cpu implementations (ops_cpu.h) */
+#define BIN_CPU(name)                                                                              \
+    { name, "", 2, 2, 1, 1, infer_binary, run_binary, ops_cpu_binary_impls }
+#define VAR_CPU(name)                                                                              \
+    { name, "", 1, 64, 1, 1, infer_binary, run_binary, ops_cpu_binary_impls }
+#define UN_CPU(name)                                                                               \
+    { name, "", 1, 1, 1, 1, infer_unary, run_unary, ops_cpu_unary_impls }
 
 static const op_def k_ops[] = {
-    BIN("Add"),     BIN("Sub"),        BIN("Mul"),
-    BIN("Div"),     BIN("Pow"),        BIN("Mod"),
-    BIN("PRelu"),   VAR("Min"),        VAR("Max"),
-    VAR("Sum"),     VAR("Mean"),       UN("Sqrt"),
-    UN("Exp"),      UN("Log"),         UN("Neg"),
-    UN("Abs"),      UN("Reciprocal"),  UN("Erf"),
-    UN("Tanh"),     UN("Relu"),        UN("LeakyRelu"),
-    UN("Sigmoid"),  UN("HardSigmoid"), UN("HardSwish"),
-    UN("Floor"),    UN("Ceil"),        UN("Round"),
-    UN("Sign"),     UN("Sin"),         UN("Cos"),
-    UN("Tan"),      UN("Atan"),        UN("Asin"),
-    UN("Acos"),     UN("Sinh"),        UN("Cosh"),
-    UN("Asinh"),    UN("Acosh"),       UN("Atanh"),
-    UN("Elu"),      UN("Selu"),        UN("Softplus"),
-    UN("Softsign"), UN("Celu"),        UN("ThresholdedRelu"),
-    UN("Gelu"),     UN("Mish"),        {"Clip", "", 1, 3, 1, 1, infer_clip, run_clip},
+    BIN_CPU("Add"),        BIN_CPU("Sub"),        BIN_CPU("Mul"),
+    BIN_CPU("Div"),        BIN("Pow"),            BIN("Mod"),
+    BIN("PRelu"),          VAR_CPU("Min"),        VAR_CPU("Max"),
+    VAR("Sum"),            VAR("Mean"),           UN_CPU("Sqrt"),
+    UN_CPU("Exp"),         UN("Log"),             UN_CPU("Neg"),
+    UN_CPU("Abs"),         UN_CPU("Reciprocal"),  UN_CPU("Erf"),
+    UN_CPU("Tanh"),        UN_CPU("Relu"),        UN_CPU("LeakyRelu"),
+    UN_CPU("Sigmoid"),     UN_CPU("HardSigmoid"), UN_CPU("HardSwish"),
+    UN("Floor"),           UN("Ceil"),            UN("Round"),
+    UN("Sign"),            UN("Sin"),             UN("Cos"),
+    UN("Tan"),             UN("Atan"),            UN("Asin"),
+    UN("Acos"),            UN("Sinh"),            UN("Cosh"),
+    UN("Asinh"),           UN("Acosh"),           UN("Atanh"),
+    UN("Elu"),             UN("Selu"),            UN("Softplus"),
+    UN("Softsign"),        UN("Celu"),            UN("ThresholdedRelu"),
+    UN_CPU("Gelu"),        UN("Mish"),
+    {"Clip", "", 1, 3, 1, 1, infer_clip, run_clip, ops_cpu_unary_impls},
 };
 
 const op_def *ops_family_elementwise(size_t *count) {

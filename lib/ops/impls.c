@@ -44,6 +44,9 @@ const op_impl *const ops_fused_matmul_impls[] = {
     &ops_impl_fused_matmul_onednn_bf16, /* precision=bf16 only */
     &ops_impl_fused_matmul_onednn,
 #endif
+#ifdef MOPT_HAVE_OPENBLAS
+    &ops_impl_fused_matmul_openblas,
+#endif
     NULL,
 };
 

@@ -33,6 +33,7 @@ extern const op_impl ops_impl_fused_matmul_onednn_int8;
 extern const op_impl ops_impl_fused_conv_onednn;
 extern const op_impl ops_impl_fused_conv_onednn_bf16;
 extern const op_impl ops_impl_matmul_openblas;
+extern const op_impl ops_impl_fused_matmul_openblas;
 extern const op_impl ops_impl_gemm_openblas;
 
 /* Window geometry of a Conv node (conv.c) for concrete X [N, C, spatial...]

@@ -15,6 +15,7 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_movement.h"
 #include "ops/ops.h"
+#include "ops/ops_cpu.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -1126,7 +1127,7 @@ static mopt_status scatter_el_run(const op_ctx *ctx, const op_tensor *in, int n_
 /* ---- table ------------------------------------------------------------------ */
 
 static const op_def k_movement_ops[] = {
-    {"Transpose", "", 1, 1, 1, 1, transpose_infer, transpose_run},
+    {"Transpose", "", 1, 1, 1, 1, transpose_infer, transpose_run, ops_cpu_transpose_impls},
     {"Concat", "", 1, 64, 1, 1, concat_infer, concat_run},
     {"Split", "", 1, 2, 1, 64, split_infer, split_run},
     {"Slice", "", 1, 5, 1, 1, slice_infer, slice_run},

@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_normalization.h"
 #include "ops/ops.h"
+#include "ops/ops_cpu.h"
 
 static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
 
@@ -271,9 +272,10 @@ static mopt_status logsoftmax_run(const op_ctx *ctx, const op_tensor *in, int n_
 static const op_def k_ops[] = {
     {"BatchNormalization", "", 5, 5, 1, 5, batchnorm_infer, batchnorm_run},
     {"InstanceNormalization", "", 3, 3, 1, 1, instancenorm_infer, instancenorm_run},
-    {"LayerNormalization", "", 2, 3, 1, 3, layernorm_infer, layernorm_run},
-    {"Softmax", "", 1, 1, 1, 1, softmax_infer, softmax_run},
-    {"LogSoftmax", "", 1, 1, 1, 1, softmax_infer, logsoftmax_run},
+    {"LayerNormalization", "", 2, 3, 1, 3, layernorm_infer, layernorm_run,
+     ops_cpu_layernorm_impls},
+    {"Softmax", "", 1, 1, 1, 1, softmax_infer, softmax_run, ops_cpu_softmax_impls},
+    {"LogSoftmax", "", 1, 1, 1, 1, softmax_infer, logsoftmax_run, ops_cpu_softmax_impls},
 };
 
 const op_def *ops_family_normalization(size_t *count) {

@@ -111,6 +111,7 @@ const op_def *ops_family_reduce(size_t *count);
 const op_def *ops_family_shape(size_t *count);
 const op_def *ops_family_movement(size_t *count);
 const op_def *ops_family_fused(size_t *count); /* domain "mopt" */
+const op_def *ops_family_attention(size_t *count); /* mopt.Attention */
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */
 

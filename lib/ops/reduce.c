@@ -14,6 +14,7 @@
 
 #include "kernels/ref/ref_reduce.h"
 #include "ops/ops.h"
+#include "ops/ops_cpu.h"
 
 typedef struct reduce_kind {
     const char *op_type;
@@ -38,8 +39,8 @@ static const reduce_kind *kind_of(const op_ctx *ctx) {
 /* Which axes are reduced: mask[a] for a < rank. Returns 1 (known), 0 (axes
  * input not known at load time), -1 (error, *st set). *noop: the op is an
  * identity (empty axes with noop_with_empty_axes). */
-static int reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t rank,
-                       uint8_t *mask, bool *noop, mopt_status *st) {
+int ops_reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t rank,
+                    uint8_t *mask, bool *noop, mopt_status *st) {
     const bool is_sum = !strcmp(ctx->node->op_type, "ReduceSum");
     const bool axes_input = ctx->opset >= (is_sum ? 13 : 18);
     int64_t axes[IR_MAX_RANK * 2], n = -1;
@@ -107,7 +108,7 @@ static mopt_status reduce_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     if (x->rank < 0) return MOPT_OK;
     uint8_t mask[IR_MAX_RANK];
     bool noop;
-    int r = reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st);
+    int r = ops_reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st);
     if (r < 0) return st;
     if (r == 0) {
         if (keep) {
@@ -140,7 +141,7 @@ static mopt_status reduce_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     bool noop;
     mopt_status st;
     if (!kind) return op_fail(ctx, MOPT_ERR_INTERNAL, "unknown reduction");
-    if (reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st) != 1)
+    if (ops_reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st) != 1)
         return st ? st : op_fail(ctx, MOPT_ERR_INTERNAL, "axes unknown at run time");
     int64_t n_out_el = op_numel(&out[0]);
     if (n_out_el == 0) return MOPT_OK;
@@ -234,10 +235,10 @@ static mopt_status arg_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 }
 
 static const op_def k_reduce_ops[] = {
-    {"ReduceSum", "", 1, 2, 1, 1, reduce_infer, reduce_run},
-    {"ReduceMean", "", 1, 2, 1, 1, reduce_infer, reduce_run},
-    {"ReduceMax", "", 1, 2, 1, 1, reduce_infer, reduce_run},
-    {"ReduceMin", "", 1, 2, 1, 1, reduce_infer, reduce_run},
+    {"ReduceSum", "", 1, 2, 1, 1, reduce_infer, reduce_run, ops_cpu_reduce_impls},
+    {"ReduceMean", "", 1, 2, 1, 1, reduce_infer, reduce_run, ops_cpu_reduce_impls},
+    {"ReduceMax", "", 1, 2, 1, 1, reduce_infer, reduce_run, ops_cpu_reduce_impls},
+    {"ReduceMin", "", 1, 2, 1, 1, reduce_infer, reduce_run, ops_cpu_reduce_impls},
     {"ReduceProd", "", 1, 2, 1, 1, reduce_infer, reduce_run},
     {"ReduceL1", "", 1, 2, 1, 1, reduce_infer, reduce_run},
     {"ReduceL2", "", 1, 2, 1, 1, reduce_infer, reduce_run},

@@ -13,6 +13,7 @@ static const family_fn k_families[] = {
     ops_family_conv,        ops_family_pool,   ops_family_normalization,
     ops_family_reduce,      ops_family_shape,  ops_family_movement,
     ops_family_fused,
+    ops_family_attention,
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])

@@ -15,6 +15,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "passes/passes.h"
+#include "runtime/runtime.h"
 
 /* A shape vector: up to IR_MAX_RANK entries (1-D), or a scalar. Entries as
  * in ir_shape: syms 0 = dims[i] is the number, > 0 = symbol, < 0 = unknown. */
@@ -179,6 +180,8 @@ static bool reshape_target(const ir_graph *g, const ir_node *n, const svec *t, s
             continue;
         }
         out->e.syms[i] = 0;
+        if (x->rank < 0 || (x->rank > i && x->syms[i] < 0))
+            return false; /* the input's dims are not inferred yet: wait for the next sweep */
         if (x->rank > i && x->syms[i] == t->e.syms[i]) {
             out->e.dims[i] = 0; /* copy the input's dim */
         } else {
@@ -189,7 +192,32 @@ static bool reshape_target(const ir_graph *g, const ir_node *n, const svec *t, s
     return n_infer <= 1;
 }
 
+static mopt_status sweep(ir_graph *g, int32_t *n_const_out, int32_t *n_reshape_out);
+
+/* Sweeps until nothing changes, re-inferring shapes in between: a Reshape
+ * made constant gives its consumers symbolic shapes, which later Reshape
+ * targets (computed from those consumers' Shape) need. */
 mopt_status pass_fold_shapes(ir_graph *g, pass_result *r) {
+    int32_t n_const = 0, n_reshape = 0;
+    for (int iter = 0; iter < 8; iter++) {
+        int32_t c = 0, rs = 0;
+        mopt_status st = sweep(g, &c, &rs);
+        if (st) return st;
+        n_const += c;
+        n_reshape += rs;
+        if (!c && !rs) break;
+        ir_graph_mark_dead_code(g);
+        st = ir_graph_compact(g);
+        if (!st) st = rt_infer_graph(g);
+        if (st) return st;
+    }
+    r->rewrites = n_const + n_reshape;
+    pass_note_add(r, n_const, "shape values made constant");
+    pass_note_add(r, n_reshape, "Reshape targets made constant");
+    return MOPT_OK;
+}
+
+static mopt_status sweep(ir_graph *g, int32_t *n_const_out, int32_t *n_reshape_out) {
     /* room for the values added below (at most one constant per node);
      * their entries stay unknown and are read from their data */
     svec *vecs = mopt_calloc((size_t)g->n_values + (size_t)g->n_nodes + 1, sizeof *vecs);
@@ -236,10 +264,7 @@ mopt_status pass_fold_shapes(ir_graph *g, pass_result *r) {
         }
     }
     mopt_free(vecs);
-    if (st) return st;
-    r->rewrites = n_const + n_reshape;
-    pass_note_add(r, n_const, "shape values made constant");
-    pass_note_add(r, n_reshape, "Reshape targets made constant");
-    if (r->rewrites) ir_graph_mark_dead_code(g);
-    return MOPT_OK;
+    *n_const_out = n_const;
+    *n_reshape_out = n_reshape;
+    return st;
 }

@@ -20,12 +20,13 @@ static const pass_def k_passes[] = {
     {"fold_shapes", 1, pass_fold_shapes},
     {"fold_constants", 1, pass_fold_constants},
     /* fusions: Conv+BN before Conv+activation; LayerNorm and GELU before
-     * the MatMul epilogues (which absorb Gelu). An attention fusion belongs
-     * before fuse_matmul, which would otherwise take its projections. */
+     * the MatMul epilogues (which absorb Gelu); attention before fuse_matmul,
+     * which would otherwise turn its Q.K^T into a transposed FusedMatMul. */
     {"fuse_conv_bn", 2, pass_fuse_conv_bn},
     {"fuse_conv_act", 2, pass_fuse_conv_act},
     {"fuse_layernorm", 2, pass_fuse_layernorm},
     {"fuse_gelu", 2, pass_fuse_gelu},
+    {"fuse_attention", 2, pass_fuse_attention},
     {"fuse_matmul", 2, pass_fuse_matmul},
     {"dce", 1, pass_dce},
 };
@@ -59,8 +60,10 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
         mopt_status st = p->run(g, &r);
         if (st) return mopt_fail_context(st, "pass '%s'", p->name);
         if (live_nodes(g) != g->n_nodes || r.rewrites) {
+            /* later passes see compact, freshly inferred shapes */
             st = ir_graph_compact(g);
-            if (st) return st;
+            if (!st) st = rt_infer_graph(g);
+            if (st) return mopt_fail_context(st, "after pass '%s'", p->name);
         }
         if (rep->n < PASS_REPORT_CAP) {
             pass_report_entry *e = &rep->entries[rep->n++];

@@ -62,6 +62,7 @@ mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_layernorm(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_gelu(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_matmul(ir_graph *g, pass_result *r);
+mopt_status pass_fuse_attention(ir_graph *g, pass_result *r); /* level 2 */
 
 /* Shared helper: appends "N what" to a note, comma-separated. */
 void pass_note_add(pass_result *r, int32_t count, const char *what);

@@ -15,30 +15,6 @@
 #include "core/error.h"
 #include "runtime/runtime.h"
 
-static void io_tensors(const ir_graph *g, const ir_node *n, op_tensor *in, op_tensor *out) {
-    for (int32_t k = 0; k < n->n_inputs; k++) {
-        memset(&in[k], 0, sizeof in[k]);
-        int32_t v = n->inputs[k];
-        if (v < 0) {
-            ir_shape_set_unknown(&in[k].shape);
-            continue;
-        }
-        in[k].dtype = g->values[v]->dtype;
-        in[k].shape = g->values[v]->shape;
-        in[k].data = (g->values[v]->flags & IR_VALUE_INITIALIZER) ? g->values[v]->data : NULL;
-    }
-    for (int32_t k = 0; k < n->n_outputs; k++) {
-        memset(&out[k], 0, sizeof out[k]);
-        int32_t v = n->outputs[k];
-        if (v < 0) {
-            ir_shape_set_unknown(&out[k].shape);
-            continue;
-        }
-        out[k].dtype = g->values[v]->dtype;
-        out[k].shape = g->values[v]->shape;
-    }
-}
-
 /* Tries impl on node i; returns OK with *taken set, or a real failure. */
 static mopt_status try_impl(mopt_model *m, int32_t i, const op_impl *impl, const op_tensor *in,
                             const op_tensor *out, bool *taken) {
@@ -75,7 +51,7 @@ mopt_status rt_plan_kernels(mopt_model *m) {
         if (!impls) continue;
         if (n->n_inputs > 64 || n->n_outputs > 64) continue;
         op_tensor in[64], out[64];
-        io_tensors(g, n, in, out);
+        rt_node_tensors(g, n, NULL, in, out);
         bool taken = false;
         /* pass 0: the requested backend; pass 1: everything else in order */
         for (int pass = any ? 1 : 0; pass < 2 && !taken; pass++) {

@@ -85,6 +85,33 @@ static mopt_status merge_shape(const ir_graph *g, const ir_node *n, ir_value *v,
     return MOPT_OK;
 }
 
+void rt_node_tensors(const ir_graph *g, const ir_node *n, const void *const *data, op_tensor *in,
+                     op_tensor *out) {
+    for (int32_t k = 0; k < n->n_inputs; k++) {
+        memset(&in[k], 0, sizeof in[k]);
+        int32_t v = n->inputs[k];
+        if (v < 0) {
+            ir_shape_set_unknown(&in[k].shape);
+            continue;
+        }
+        const ir_value *val = g->values[v];
+        in[k].dtype = val->dtype;
+        in[k].shape = val->shape;
+        in[k].data = data ? (void *)data[v]
+                          : (val->flags & IR_VALUE_INITIALIZER) ? val->data : NULL;
+    }
+    for (int32_t k = 0; out && k < n->n_outputs; k++) {
+        memset(&out[k], 0, sizeof out[k]);
+        int32_t v = n->outputs[k];
+        if (v < 0) {
+            ir_shape_set_unknown(&out[k].shape);
+            continue;
+        }
+        out[k].dtype = g->values[v]->dtype;
+        out[k].shape = g->values[v]->shape;
+    }
+}
+
 mopt_status rt_infer_graph(ir_graph *g) {
     mopt_status st = MOPT_OK;
     void **cdata = mopt_calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *cdata);
@@ -100,17 +127,7 @@ mopt_status rt_infer_graph(ir_graph *g) {
                            n->name, n->op_type);
             break;
         }
-        for (int32_t k = 0; k < n->n_inputs; k++) {
-            memset(&in[k], 0, sizeof in[k]);
-            int32_t v = n->inputs[k];
-            if (v < 0) {
-                ir_shape_set_unknown(&in[k].shape);
-                continue;
-            }
-            in[k].dtype = g->values[v]->dtype;
-            in[k].shape = g->values[v]->shape;
-            in[k].data = cdata[v];
-        }
+        rt_node_tensors(g, n, (const void *const *)cdata, in, NULL);
         for (int32_t k = 0; k < n->n_outputs; k++) {
             memset(&out[k], 0, sizeof out[k]);
             ir_shape_set_unknown(&out[k].shape);

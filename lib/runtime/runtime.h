@@ -88,6 +88,12 @@ void rt_release_kernels(mopt_model *m);
 /* The kernel name of node i ("ref" or the impl's name). */
 const char *rt_node_kernel_name(const mopt_model *m, int32_t i);
 
+/* The op_tensor views of node n's inputs (and outputs, if out is not NULL)
+ * from the IR values' load-time dtypes and shapes. Input data comes from
+ * data[value] when data is given, else from initializers. */
+void rt_node_tensors(const ir_graph *g, const ir_node *n, const void *const *data, op_tensor *in,
+                     op_tensor *out);
+
 /* Load-time shape and type inference over the whole graph. */
 mopt_status rt_infer_graph(ir_graph *graph);
 

@@ -913,6 +913,15 @@ static void openblas_gemm(void **st) {
     (void)st;
     run_gemm_cases(find_impl("Gemm", "openblas"));
 }
+static void openblas_fused_matmul(void **st) {
+    (void)st;
+    const op_def *d = ops_find("FusedMatMul", "mopt");
+    const op_impl *impl = NULL;
+    for (int k = 0; d && d->impls && d->impls[k]; k++)
+        if (strcmp(d->impls[k]->name, "openblas") == 0) impl = d->impls[k];
+    assert_non_null(impl);
+    run_fused_matmul_cases(impl);
+}
 #endif
 
 static void impl_names_are_informative(void **st) {
@@ -958,6 +967,7 @@ int main(void) {
 #ifdef MOPT_HAVE_OPENBLAS
         cmocka_unit_test(openblas_matmul),
         cmocka_unit_test(openblas_gemm),
+        cmocka_unit_test(openblas_fused_matmul),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -180,7 +183,8 @@ static void onnx_import_initializers_every_encoding(void **state) {
     (void)state;
     ir_graph *g = must_import(DATA "import_inits.onnx");
     const float *f = init_data(g, "w_raw", MOPT_DTYPE_F32, 2, 24);
-    for (int i = 0; i < 6; i++) assert_true(f[i] == 0.5f * (float)i);
+    for (int i = 0; i < 6; i++)
+        assert_true(f[i] == 0.5f * (float)i);
     assert_int_equal(find_value(g, "w_raw")->shape.dims[1], 3);
     /* an initializer listed among the inputs is not a graph input */
     assert_int_equal(g->n_inputs, 1);
@@ -299,6 +303,30 @@ static void onnx_import_external_data_confined(void **state) {
     mopt_free(buf);
 }
 
+/* A FIFO planted where the weights should be must be refused, not opened
+ * (opening it would block forever). */
+static void onnx_import_external_data_refuses_fifo(void **state) {
+    (void)state;
+    char dir[] = "/tmp/mopt_fifo_XXXXXX", sub[64], fifo[96];
+    assert_non_null(mkdtemp(dir));
+    snprintf(sub, sizeof sub, "%s/weights", dir);
+    snprintf(fifo, sizeof fifo, "%s/w.bin", sub);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(file_read_all(DATA "ext/model.onnx", 1 << 20, &buf, &len), MOPT_OK);
+    ir_graph *g = NULL;
+    mopt_status st = onnx_import_model(buf, len, dir, &g);
+    unlink(fifo);
+    rmdir(sub);
+    rmdir(dir);
+    mopt_free(buf);
+    assert_int_equal(st, MOPT_ERR_IO);
+    assert_null(g);
+    assert_non_null(strstr(mopt_error_message(), "not a regular file"));
+}
+
 static void onnx_import_tensor_files(void **state) {
     (void)state;
     uint8_t *buf = NULL;
@@ -342,42 +370,63 @@ static void onnx_import_tensor_errors(void **state) {
         const char *needle;
     } cases[] = {
         /* dims [2], FLOAT, raw_data of 4 bytes */
-        {"size mismatch", {0x08, 2, 0x10, 1, 0x4a, 4, 0, 0, 0, 0}, 10, MOPT_ERR_INVALID_MODEL,
+        {"size mismatch",
+         {0x08, 2, 0x10, 1, 0x4a, 4, 0, 0, 0, 0},
+         10,
+         MOPT_ERR_INVALID_MODEL,
          "need 8 bytes but raw_data has 4"},
         /* dims [-1] */
-        {"negative dim", {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x10,
-                          1}, 13, MOPT_ERR_INVALID_MODEL, "negative"},
+        {"negative dim",
+         {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x10, 1},
+         13,
+         MOPT_ERR_INVALID_MODEL,
+         "negative"},
         /* nine dims */
-        {"rank", {0x08, 1, 0x08, 1, 0x08, 1, 0x08, 1, 0x08, 1, 0x08, 1, 0x08, 1, 0x08, 1, 0x08, 1,
-                  0x10, 1}, 20, MOPT_ERR_LIMIT, "rank 9"},
+        {"rank",
+         {0x08, 1, 0x08, 1, 0x08, 1, 0x08, 1, 0x08, 1, 0x08, 1, 0x08, 1, 0x08, 1, 0x08, 1, 0x10, 1},
+         20,
+         MOPT_ERR_LIMIT,
+         "rank 9"},
         /* dims [2^40, 2^40], FLOAT: too large */
-        {"huge", {0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80,
-                  0x20, 0x10, 1}, 16, MOPT_ERR_LIMIT, "too large"},
+        {"huge",
+         {0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 0x10,
+          1},
+         16,
+         MOPT_ERR_LIMIT,
+         "too large"},
         /* no data_type */
         {"no type", {0x08, 1}, 2, MOPT_ERR_INVALID_MODEL, "missing"},
         /* COMPLEX64 */
         {"complex", {0x08, 1, 0x10, 14}, 4, MOPT_ERR_UNSUPPORTED, "COMPLEX64"},
         /* dims [2] FLOAT with int64_data */
-        {"wrong field", {0x08, 2, 0x10, 1, 0x38, 1, 0x38, 2}, 8, MOPT_ERR_INVALID_MODEL,
+        {"wrong field",
+         {0x08, 2, 0x10, 1, 0x38, 1, 0x38, 2},
+         8,
+         MOPT_ERR_INVALID_MODEL,
          "int64_data"},
         /* INT8 with int32_data 300 */
-        {"range", {0x08, 1, 0x10, 3, 0x28, 0xac, 0x02}, 7, MOPT_ERR_INVALID_MODEL,
-         "out of range"},
+        {"range", {0x08, 1, 0x10, 3, 0x28, 0xac, 0x02}, 7, MOPT_ERR_INVALID_MODEL, "out of range"},
         /* dims [3] FLOAT with 2 packed floats */
-        {"count", {0x08, 3, 0x10, 1, 0x22, 8, 0, 0, 0, 0, 0, 0, 0, 0}, 14,
-         MOPT_ERR_INVALID_MODEL, "imply 3 elements but float_data holds 2"},
+        {"count",
+         {0x08, 3, 0x10, 1, 0x22, 8, 0, 0, 0, 0, 0, 0, 0, 0},
+         14,
+         MOPT_ERR_INVALID_MODEL,
+         "imply 3 elements but float_data holds 2"},
         /* dims [1] FLOAT, no data */
         {"no data", {0x08, 1, 0x10, 1}, 4, MOPT_ERR_INVALID_MODEL, "no data"},
         /* external with no folder */
-        {"external", {0x10, 1, 0x6a, 7, 0x0a, 1, 'k', 0x12, 2, 'v', 'v', 0x70, 1}, 13,
-         MOPT_ERR_INVALID_MODEL, "no location"},
+        {"external",
+         {0x10, 1, 0x6a, 7, 0x0a, 1, 'k', 0x12, 2, 'v', 'v', 0x70, 1},
+         13,
+         MOPT_ERR_INVALID_MODEL,
+         "no location"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ir_tensor *t = NULL;
         mopt_status st = onnx_import_tensor(cases[i].bytes, cases[i].len, &t);
         if (st != cases[i].st || !strstr(mopt_error_message(), cases[i].needle))
-            fail_msg("case '%s': status %d (want %d), message '%s'", cases[i].what, st,
-                     cases[i].st, mopt_error_message());
+            fail_msg("case '%s': status %d (want %d), message '%s'", cases[i].what, st, cases[i].st,
+                     mopt_error_message());
         assert_null(t);
     }
 }
@@ -432,6 +481,7 @@ int main(void) {
         cmocka_unit_test(onnx_import_symbolic_dims_and_omitted_inputs),
         cmocka_unit_test(onnx_import_external_data),
         cmocka_unit_test(onnx_import_external_data_confined),
+        cmocka_unit_test(onnx_import_external_data_refuses_fifo),
         cmocka_unit_test(onnx_import_tensor_files),
         cmocka_unit_test(onnx_import_tensor_errors),
         cmocka_unit_test(onnx_import_model_load_reaches_operators),

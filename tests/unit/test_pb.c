@@ -53,11 +53,11 @@ static void pb_varint_decoding(void **state) {
 static void pb_fields_of_each_wire_type(void **state) {
     (void)state;
     const uint8_t buf[] = {
-        0x08, 0x96, 0x01,                               /* 1: varint 150 */
-        0x11, 1, 2, 3, 4, 5, 6, 7, 8,                   /* 2: fixed64 */
-        0x1d, 0x00, 0x00, 0x80, 0x3f,                   /* 3: fixed32 1.0f */
-        0x22, 0x03, 'a', 'b', 'c',                      /* 4: "abc" */
-        0xf8, 0xff, 0xff, 0xff, 0x0f, 0x05,             /* 536870911 (max field), varint 5 */
+        0x08, 0x96, 0x01,                            /* 1: varint 150 */
+        0x11, 1,    2,    3,    4,    5,    6, 7, 8, /* 2: fixed64 */
+        0x1d, 0x00, 0x00, 0x80, 0x3f,                /* 3: fixed32 1.0f */
+        0x22, 0x03, 'a',  'b',  'c',                 /* 4: "abc" */
+        0xf8, 0xff, 0xff, 0xff, 0x0f, 0x05,          /* 536870911 (max field), varint 5 */
     };
     pb_reader r;
     pb_field f;
@@ -94,11 +94,11 @@ static void pb_fields_of_each_wire_type(void **state) {
 static void pb_skips_unknown_fields(void **state) {
     (void)state;
     const uint8_t buf[] = {
-        0x50, 0xff, 0xff, 0x03,       /* 10: varint */
-        0x59, 0, 0, 0, 0, 0, 0, 0, 0, /* 11: fixed64 */
-        0x65, 0, 0, 0, 0,             /* 12: fixed32 */
-        0x6a, 0x02, 0x08, 0x01,       /* 13: nested bytes */
-        0x48, 0x2a,                   /* 9: varint 42 */
+        0x50, 0xff, 0xff, 0x03,                /* 10: varint */
+        0x59, 0,    0,    0,    0, 0, 0, 0, 0, /* 11: fixed64 */
+        0x65, 0,    0,    0,    0,             /* 12: fixed32 */
+        0x6a, 0x02, 0x08, 0x01,                /* 13: nested bytes */
+        0x48, 0x2a,                            /* 9: varint 42 */
     };
     pb_reader r;
     pb_field f;
@@ -163,7 +163,8 @@ static void pb_rejects_truncated_scalars(void **state) {
     const uint8_t f64[] = {0x11, 1, 2, 3};
     const uint8_t f32[] = {0x1d, 1, 2};
     const uint8_t tag[] = {0x88};
-    const uint8_t longv[] = {0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
+    const uint8_t longv[] = {0x08, 0x80, 0x80, 0x80, 0x80, 0x80,
+                             0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
     struct {
         const uint8_t *b;
         size_t n;
@@ -199,12 +200,12 @@ static void pb_nested_offsets_are_absolute(void **state) {
 static void pb_packed_and_unpacked(void **state) {
     (void)state;
     const uint8_t buf[] = {
-        0x08, 0x05,                   /* 1: unpacked varint 5 */
+        0x08, 0x05,                         /* 1: unpacked varint 5 */
         0x0a, 0x04, 0x01, 0xac, 0x02, 0x7f, /* 1: packed varints 1, 300, 127 */
         0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, /* -1 */
         0x12, 0x08, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40, /* 2: packed floats 1, 2 */
-        0x15, 0x00, 0x00, 0x40, 0x40, /* 2: unpacked float 3 */
-        0x1a, 0x08, 1, 0, 0, 0, 0, 0, 0, 0, /* 3: packed fixed64 1 */
+        0x15, 0x00, 0x00, 0x40, 0x40,                               /* 2: unpacked float 3 */
+        0x1a, 0x08, 1,    0,    0,    0,    0,    0,    0,    0,    /* 3: packed fixed64 1 */
     };
     pb_reader r;
     pb_field f;

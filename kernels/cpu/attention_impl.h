@@ -1,0 +1,417 @@
+/*
+ * attention_impl.h — the body of the fused attention kernel, written once
+ * with GCC/Clang vector extensions and compiled per ISA: each includer
+ * (attention-avx512.c, attention-avx2.c, attention-portable.c) defines
+ * ATTN_VLEN (floats per vector: 16, 8, 4), ATTN_FN and ATTN_SCRATCH_FN (the
+ * function names) and optionally ATTN_QB / ATTN_NV (register blocking), and
+ * is built with its own -m flags, so the vectors become zmm/ymm/xmm.
+ *
+ * Per (batch, head): K^T and V are packed once into aligned, zero-padded
+ * buffers (memory O(S*D)). Per block of ATTN_QB query rows, for each tile of
+ * ATTN_KT keys: scores = (scale*Q) K^T into QB x KT registers, mask and
+ * causality applied, the online softmax update (new running max, rescale of
+ * the running sum and of the output accumulator by exp(old max - new max)),
+ * then O_acc += P V. Only one QB x KT tile of scores ever exists. Key tiles
+ * wholly beyond the causal limit are skipped.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "core/alloc.h"
+#include "kernels/cpu/cpu_attention.h"
+
+#ifndef ATTN_VLEN
+#error "define ATTN_VLEN and ATTN_FN before including attention_impl.h"
+#endif
+
+typedef float vf __attribute__((vector_size(ATTN_VLEN * 4)));
+typedef int32_t vi __attribute__((vector_size(ATTN_VLEN * 4)));
+
+#ifndef ATTN_QB
+#define ATTN_QB 4 /* query rows per block */
+#endif
+#ifndef ATTN_NV
+#define ATTN_NV 4 /* vectors per score-tile row */
+#endif
+#define ATTN_KT (ATTN_NV * ATTN_VLEN) /* keys per tile */
+
+static inline vf vload(const float *p) {
+    vf v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline vf vsplat(float x) { return x - (vf){0}; }
+
+static inline vf vsel(vi m, vf a, vf b) { /* m ? a : b, m lanes all-ones or 0 */
+    return (vf)(((vi)a & m) | ((vi)b & ~m));
+}
+
+/* exp(x) for x <= 0 (our use: score - running max), ~2 ulp; exactly 0 below
+ * -87.33 (and for -inf); NaN stays NaN. */
+static inline vf vexp(vf x) {
+    const vf lo = vsplat(-87.3365447f);
+    vi under = x < lo;
+    x = vsel(under, lo, x);
+    const vf magic = vsplat(12582912.0f); /* 1.5 * 2^23: round to nearest */
+    vf r = x * 1.44269504089f + magic;
+    vi n = (vi)r - (vi)magic;
+    vf nf = r - magic;
+    vf f = x - nf * 0.693359375f;
+    f = f - nf * -2.12194440e-4f;
+    vf p = vsplat(1.0f / 5040.0f);
+    p = p * f + 1.0f / 720.0f;
+    p = p * f + 1.0f / 120.0f;
+    p = p * f + 1.0f / 24.0f;
+    p = p * f + 1.0f / 6.0f;
+    p = p * f + 0.5f;
+    p = p * f + 1.0f;
+    p = p * f + 1.0f;
+    vf scale = (vf)((n + 127) << 23);
+    return (vf)((vi)(p * scale) & ~under);
+}
+
+static inline float hmax(vf v) {
+    float m = v[0];
+    for (int k = 1; k < ATTN_VLEN; k++)
+        m = v[k] > m ? v[k] : m;
+    return m;
+}
+
+static inline float hsum(vf v) {
+    float s = 0.0f;
+    for (int k = 0; k < ATTN_VLEN; k++)
+        s += v[k];
+    return s;
+}
+
+typedef struct attn_scratch {
+    vf *kt;    /* [D][Sk_pad / VLEN] K^T, zero-padded */
+    vf *vp;    /* [Sk_pad][Dv_pad / VLEN] V, zero-padded */
+    vf *oacc;  /* [QB][Dv_pad / VLEN] */
+    vf *pt;    /* [QB][NV] probabilities of the current tile */
+    float *qs; /* [QB][D] scaled query rows */
+    int64_t packed_b, packed_h;
+    bool borrowed; /* buffers carved from the caller's workspace */
+} attn_scratch;
+
+static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K, const float *V,
+                      attn_scratch *s, int64_t nkv, int64_t nvd) {
+    const float *k = K + b * p->k_sb + h * p->k_sh;
+    const float *v = V + b * p->v_sb + h * p->v_sh;
+    float *kt = (float *)s->kt, *vp = (float *)s->vp;
+    int64_t skp = nkv * ATTN_VLEN, dvp = nvd * ATTN_VLEN;
+    for (int64_t d = 0; d < p->D; d++) {
+        float *row = kt + d * skp;
+        for (int64_t j = 0; j < p->Sk; j++)
+            row[j] = k[j * p->k_ss + d];
+        for (int64_t j = p->Sk; j < skp; j++)
+            row[j] = 0.0f;
+    }
+    for (int64_t j = 0; j < skp; j++) {
+        float *row = vp + j * dvp;
+        int64_t c = 0;
+        if (j < p->Sk) {
+            memcpy(row, v + j * p->v_ss, (size_t)p->Dv * sizeof(float));
+            c = p->Dv;
+        }
+        for (; c < dvp; c++)
+            row[c] = 0.0f;
+    }
+    s->packed_b = b;
+    s->packed_h = h;
+}
+
+/* O_acc[r][c0 .. c0+NVC) += sum_j P[r][j] * V[j0 + j][c0 ..], all QB rows. */
+static inline __attribute__((always_inline)) void pv_block(vf *oacc, const vf *pt, const vf *vp,
+                                                           int64_t nvd, int64_t j0, int64_t kn,
+                                                           int64_t c0, const int NVC) {
+    vf acc[ATTN_QB][4]; /* NVC <= 4 */
+    for (int r = 0; r < ATTN_QB; r++)
+        for (int c = 0; c < NVC; c++)
+            acc[r][c] = oacc[r * nvd + c0 + c];
+    const float *pf = (const float *)pt;
+    for (int64_t j = 0; j < kn; j++) {
+        const vf *vrow = vp + (j0 + j) * nvd + c0;
+        vf vv[4];
+        for (int c = 0; c < NVC; c++)
+            vv[c] = vrow[c];
+        for (int r = 0; r < ATTN_QB; r++) {
+            float pr = pf[r * ATTN_KT + j];
+            for (int c = 0; c < NVC; c++)
+                acc[r][c] += pr * vv[c];
+        }
+    }
+    for (int r = 0; r < ATTN_QB; r++)
+        for (int c = 0; c < NVC; c++)
+            oacc[r * nvd + c0 + c] = acc[r][c];
+}
+
+/* One block of up to QB query rows [i0, i0 + nb) of head (b, h). */
+static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, int64_t nb,
+                        const float *Q, float *O, attn_scratch *s, int64_t nkv, int64_t nvd) {
+    const int64_t D = p->D, Sk = p->Sk;
+    float m[ATTN_QB], l[ATTN_QB];
+    int64_t limit[ATTN_QB]; /* last visible key per row */
+    const float *q = Q + b * p->q_sb + h * p->q_sh;
+    for (int r = 0; r < ATTN_QB; r++) {
+        m[r] = -INFINITY;
+        l[r] = 0.0f;
+        limit[r] = -1;
+        float *qs = s->qs + r * D;
+        if (r < nb) {
+            limit[r] = p->causal ? i0 + r + (Sk - p->Sq) : Sk - 1;
+            if (limit[r] > Sk - 1) limit[r] = Sk - 1;
+            const float *qr = q + (i0 + r) * p->q_ss;
+            for (int64_t d = 0; d < D; d++)
+                qs[d] = qr[d] * p->scale;
+        } else {
+            for (int64_t d = 0; d < D; d++)
+                qs[d] = 0.0f;
+        }
+        for (int64_t c = 0; c < nvd; c++)
+            s->oacc[r * nvd + c] = vsplat(0.0f);
+    }
+    int64_t last = -1; /* last key any row of the block sees */
+    for (int r = 0; r < nb; r++)
+        last = limit[r] > last ? limit[r] : last;
+    const int64_t moff = b * p->m_sb + h * p->m_sh;
+    float *ptf = (float *)s->pt;
+    for (int64_t j0 = 0; j0 <= last; j0 += ATTN_KT) {
+        /* scores of the tile: acc[r][c] = sum_d qs[r][d] * K^T[d][j0 + c*VLEN ..] */
+        vf acc[ATTN_QB][ATTN_NV];
+        for (int r = 0; r < ATTN_QB; r++)
+            for (int c = 0; c < ATTN_NV; c++)
+                acc[r][c] = vsplat(0.0f);
+        const vf *kt = s->kt + j0 / ATTN_VLEN;
+        for (int64_t d = 0; d < D; d++) {
+            const vf *krow = kt + d * nkv;
+            vf kv[ATTN_NV];
+            for (int c = 0; c < ATTN_NV; c++)
+                kv[c] = krow[c];
+            for (int r = 0; r < ATTN_QB; r++) {
+                float qv = s->qs[r * D + d];
+                for (int c = 0; c < ATTN_NV; c++)
+                    acc[r][c] += qv * kv[c];
+            }
+        }
+        int64_t kn = last + 1 - j0 < ATTN_KT ? last + 1 - j0 : ATTN_KT; /* keys used */
+        for (int r = 0; r < ATTN_QB; r++) {
+            vf *prow = s->pt + r * ATTN_NV;
+            if (r >= nb || limit[r] < j0) { /* row sees nothing of this tile */
+                for (int c = 0; c < ATTN_NV; c++)
+                    prow[c] = vsplat(0.0f);
+                continue;
+            }
+            const int64_t mrow = moff + (i0 + r) * p->m_sq;
+            bool whole = limit[r] >= j0 + ATTN_KT - 1 && !p->mask_bool &&
+                         (!p->mask_add || p->m_sk == 1 || p->m_sk == 0);
+            if (whole) {
+                if (p->mask_add && p->m_sk == 1) {
+                    for (int c = 0; c < ATTN_NV; c++)
+                        acc[r][c] += vload(p->mask_add + mrow + j0 + c * ATTN_VLEN);
+                } else if (p->mask_add) {
+                    float mv = p->mask_add[mrow];
+                    for (int c = 0; c < ATTN_NV; c++)
+                        acc[r][c] += mv;
+                }
+            } else { /* partial tile: fix the scores one by one */
+                float *sr = ptf + r * ATTN_KT;
+                for (int c = 0; c < ATTN_NV; c++)
+                    prow[c] = acc[r][c];
+                for (int64_t j = 0; j < ATTN_KT; j++) {
+                    int64_t key = j0 + j;
+                    if (key > limit[r] || (p->mask_bool && !p->mask_bool[mrow + key * p->m_sk])) {
+                        sr[j] = -INFINITY;
+                    } else if (p->mask_add) {
+                        sr[j] += p->mask_add[mrow + key * p->m_sk];
+                    }
+                }
+                for (int c = 0; c < ATTN_NV; c++)
+                    acc[r][c] = prow[c];
+            }
+            /* online softmax update */
+            vf vmax = acc[r][0];
+            for (int c = 1; c < ATTN_NV; c++) {
+                vi gt = acc[r][c] > vmax;
+                vmax = vsel(gt, acc[r][c], vmax);
+            }
+            float tmax = hmax(vmax);
+            float mnew = tmax > m[r] ? tmax : m[r];
+            if (mnew == -INFINITY) { /* nothing visible yet */
+                for (int c = 0; c < ATTN_NV; c++)
+                    prow[c] = vsplat(0.0f);
+                continue;
+            }
+            if (mnew != m[r]) {
+                float corr = m[r] == -INFINITY ? 0.0f : expf(m[r] - mnew);
+                l[r] *= corr;
+                vf *o = s->oacc + r * nvd;
+                for (int64_t c = 0; c < nvd; c++)
+                    o[c] *= corr;
+                m[r] = mnew;
+            }
+            vf vsum = vsplat(0.0f);
+            for (int c = 0; c < ATTN_NV; c++) {
+                vf e = vexp(acc[r][c] - mnew);
+                prow[c] = e;
+                vsum += e;
+            }
+            l[r] += hsum(vsum);
+        }
+        /* O_acc += P V over the used keys, four vectors of Dv at a time */
+        int64_t c0 = 0;
+        for (; c0 + 4 <= nvd; c0 += 4)
+            pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, 4);
+        switch (nvd - c0) {
+        case 3: pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, 3); break;
+        case 2: pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, 2); break;
+        case 1: pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, 1); break;
+        default: break;
+        }
+    }
+    float *o = O + b * p->o_sb + h * p->o_sh;
+    for (int64_t r = 0; r < nb; r++) {
+        float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+        const float *acc = (const float *)(s->oacc + r * nvd);
+        float *orow = o + (i0 + r) * p->o_ss;
+        for (int64_t c = 0; c < p->Dv; c++)
+            orow[c] = acc[c] * inv;
+    }
+}
+
+static void scratch_free(attn_scratch *s) {
+    if (s->borrowed) {
+        memset(s, 0, sizeof *s);
+        return;
+    }
+    mopt_aligned_free(s->kt);
+    mopt_aligned_free(s->vp);
+    mopt_aligned_free(s->oacc);
+    mopt_aligned_free(s->pt);
+    mopt_aligned_free(s->qs);
+    memset(s, 0, sizeof *s);
+}
+
+/* Bytes of the packed K^T (*a) and V (*b) of one head; false on overflow. */
+static bool pack_bytes(const attn_params *p, int64_t nkv, int64_t nvd, size_t *a, size_t *b) {
+    size_t vb = sizeof(vf);
+    return mopt_mul_overflow((size_t)(p->D ? p->D : 1), (size_t)nkv, a) &&
+           mopt_mul_overflow(*a, vb, a) &&
+           mopt_mul_overflow((size_t)nkv * ATTN_VLEN, (size_t)(nvd ? nvd : 1), b) &&
+           mopt_mul_overflow(*b, vb, b);
+}
+
+#define ATTN_ROUND64(x) (((x) + 63) & ~(size_t)63)
+
+/* The five per-thread buffers' sizes; false on overflow. */
+static bool scratch_sizes(const attn_params *p, int64_t nkv, int64_t nvd, size_t sz[5]) {
+    size_t vb = sizeof(vf);
+    if (!pack_bytes(p, nkv, nvd, &sz[0], &sz[1])) return false;
+    sz[2] = (size_t)ATTN_QB * (size_t)(nvd ? nvd : 1) * vb;
+    sz[3] = (size_t)ATTN_QB * ATTN_NV * vb;
+    sz[4] = (size_t)ATTN_QB * (size_t)(p->D ? p->D : 1) * sizeof(float);
+    return true;
+}
+
+size_t ATTN_SCRATCH_FN(const attn_params *p, size_t *tile_bytes) {
+    const int64_t nkv = (p->Sk + ATTN_KT - 1) / ATTN_KT * ATTN_NV;
+    const int64_t nvd = (p->Dv + ATTN_VLEN - 1) / ATTN_VLEN;
+    size_t sz[5], total = 0;
+    if (tile_bytes) *tile_bytes = (size_t)ATTN_QB * ATTN_NV * sizeof(vf);
+    if (!scratch_sizes(p, nkv, nvd, sz)) return 0;
+    for (int i = 0; i < 5; i++) {
+        if (sz[i] > SIZE_MAX / 2 - total) return 0;
+        total += ATTN_ROUND64(sz[i]);
+    }
+    return total;
+}
+
+/* Per-thread buffers: carved from the caller's workspace when it is big
+ * enough (s->borrowed), else allocated. */
+static bool scratch_alloc(attn_scratch *s, const attn_params *p, int64_t nkv, int64_t nvd,
+                          int tid) {
+    memset(s, 0, sizeof *s);
+    s->packed_b = s->packed_h = -1;
+    size_t sz[5];
+    if (!scratch_sizes(p, nkv, nvd, sz)) return false;
+    if (p->work && p->work_per_thread >= ATTN_SCRATCH_FN(p, NULL)) {
+        char *base = (char *)p->work + (size_t)tid * p->work_per_thread;
+        void **slots[5] = {(void **)&s->kt, (void **)&s->vp, (void **)&s->oacc, (void **)&s->pt,
+                           (void **)&s->qs};
+        for (int i = 0; i < 5; i++) {
+            *slots[i] = base;
+            base += ATTN_ROUND64(sz[i]);
+        }
+        s->borrowed = true;
+        return true;
+    }
+    s->kt = mopt_aligned_alloc(sz[0]);
+    s->vp = mopt_aligned_alloc(sz[1]);
+    s->oacc = mopt_aligned_alloc(sz[2]);
+    s->pt = mopt_aligned_alloc(sz[3]);
+    s->qs = mopt_aligned_alloc(sz[4]);
+    if (!s->kt || !s->vp || !s->oacc || !s->pt || !s->qs) {
+        scratch_free(s);
+        return false;
+    }
+    return true;
+}
+
+bool ATTN_FN(const attn_params *p, const float *Q, const float *K, const float *V, float *O,
+             int threads) {
+    if (p->B <= 0 || p->H <= 0 || p->Sq <= 0 || p->Dv <= 0) return true;
+    const int64_t nkv = (p->Sk + ATTN_KT - 1) / ATTN_KT * ATTN_NV; /* vectors per K^T row */
+    const int64_t nvd = (p->Dv + ATTN_VLEN - 1) / ATTN_VLEN;       /* vectors per V row */
+    const int64_t nqb = (p->Sq + ATTN_QB - 1) / ATTN_QB;           /* query blocks per head */
+    const int64_t heads = p->B * p->H;
+    if (threads < 1) threads = 1;
+    /* split a head's query blocks into chunks when there are fewer heads
+     * than threads (each chunk packs its head's K/V itself) */
+    int64_t nchunk = (2 * (int64_t)threads + heads - 1) / heads;
+    if (threads == 1 || nchunk < 1) nchunk = 1;
+    if (nchunk > nqb) nchunk = nqb;
+    const int64_t ntask = heads * nchunk;
+    int n_threads = (int64_t)threads < ntask ? threads : (int)ntask;
+    bool failed = false;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads) if (n_threads > 1)
+#endif
+    {
+        attn_scratch s;
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        bool ok = scratch_alloc(&s, p, nkv, nvd, tid);
+        if (!ok) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            failed = true;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (int64_t t = 0; t < ntask; t++) {
+            if (!ok) continue;
+            int64_t head = t / nchunk, chunk = t % nchunk;
+            int64_t b = head / p->H, h = head % p->H;
+            int64_t qb0 = nqb * chunk / nchunk, qb1 = nqb * (chunk + 1) / nchunk;
+            if (s.packed_b != b || s.packed_h != h) pack_head(p, b, h, K, V, &s, nkv, nvd);
+            for (int64_t qb = qb0; qb < qb1; qb++) {
+                int64_t i0 = qb * ATTN_QB;
+                int64_t nb = p->Sq - i0 < ATTN_QB ? p->Sq - i0 : ATTN_QB;
+                query_block(p, b, h, i0, nb, Q, O, &s, nkv, nvd);
+            }
+        }
+        if (ok) scratch_free(&s);
+    }
+    (void)n_threads;
+    return !failed;
+}

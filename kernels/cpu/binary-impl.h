@@ -1,0 +1,69 @@
+/*
+ * binary-impl.h — body of cpu_binary_f32_<tier> (binary-<tier>.c includes a
+ * simd-<tier>.h, then this): y[i] = a[i*sa] op b[i*sb] with sa, sb in {0, 1}
+ * (same shape, scalar on either side). The broadcasting driver that walks
+ * outer axes lives in lib/ops/elementwise_cpu.c.
+ */
+#include "kernels/cpu/cpu_kernels.h"
+
+/* numpy.maximum/minimum: a NaN in either operand gives NaN. v_max(a, b)
+ * returns b when either is NaN; a NaN a is then re-selected. */
+static inline vf bin_max(vf a, vf b) { return v_sel(v_isnan(a), a, v_max(a, b)); }
+static inline vf bin_min(vf a, vf b) { return v_sel(v_isnan(a), a, v_min(a, b)); }
+
+/* One loop over n elements: LOADA/LOADB give the operands at offset i (a
+ * vector load, or the broadcast scalar), LOADA_N/LOADB_N those of the tail. */
+#define BIN_LOOP(LOADA, LOADB, LOADA_N, LOADB_N, EXPR)                                             \
+    do {                                                                                           \
+        int64_t i = 0;                                                                             \
+        for (; i + 2 * VW <= n; i += 2 * VW) {                                                     \
+            vf va = LOADA(i), vb = LOADB(i);                                                       \
+            vf va2 = LOADA(i + VW), vb2 = LOADB(i + VW);                                           \
+            v_store(y + i, EXPR(va, vb));                                                          \
+            v_store(y + i + VW, EXPR(va2, vb2));                                                   \
+        }                                                                                          \
+        for (; i + VW <= n; i += VW) {                                                             \
+            vf va = LOADA(i), vb = LOADB(i);                                                       \
+            v_store(y + i, EXPR(va, vb));                                                          \
+        }                                                                                          \
+        if (i < n) {                                                                               \
+            vf va = LOADA_N(i, n - i), vb = LOADB_N(i, n - i);                                     \
+            v_store_n(y + i, EXPR(va, vb), n - i);                                                 \
+        }                                                                                          \
+    } while (0)
+
+#define LD_A(i) v_load(a + (i))
+#define LD_B(i) v_load(b + (i))
+#define LD_A_N(i, k) v_load_n(a + (i), (k))
+#define LD_B_N(i, k) v_load_n(b + (i), (k))
+#define SC_A(i) sa_v
+#define SC_B(i) sb_v
+#define SC_A_N(i, k) sa_v
+#define SC_B_N(i, k) sb_v
+
+#define BIN_PATTERNS(EXPR)                                                                         \
+    do {                                                                                           \
+        if (sa && sb)                                                                              \
+            BIN_LOOP(LD_A, LD_B, LD_A_N, LD_B_N, EXPR);                                            \
+        else if (sa)                                                                               \
+            BIN_LOOP(LD_A, SC_B, LD_A_N, SC_B_N, EXPR);                                            \
+        else if (sb)                                                                               \
+            BIN_LOOP(SC_A, LD_B, SC_A_N, LD_B_N, EXPR);                                            \
+        else                                                                                       \
+            BIN_LOOP(SC_A, SC_B, SC_A_N, SC_B_N, EXPR);                                            \
+    } while (0)
+
+void CPU_FN(cpu_binary_f32)(cpu_binop op, const float *a, int64_t sa, const float *b, int64_t sb,
+                            float *y, int64_t n) {
+    if (n <= 0) return;
+    const vf sa_v = v_set1(a[0]), sb_v = v_set1(b[0]);
+    switch (op) {
+    case CPU_BIN_ADD: BIN_PATTERNS(v_add); break;
+    case CPU_BIN_SUB: BIN_PATTERNS(v_sub); break;
+    case CPU_BIN_MUL: BIN_PATTERNS(v_mul); break;
+    case CPU_BIN_DIV: BIN_PATTERNS(v_div); break;
+    case CPU_BIN_MAX: BIN_PATTERNS(bin_max); break;
+    case CPU_BIN_MIN: BIN_PATTERNS(bin_min); break;
+    case CPU_BIN_COUNT: break;
+    }
+}

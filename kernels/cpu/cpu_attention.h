@@ -1,0 +1,35 @@
+/*
+ * cpu_attention.h — the fused attention kernels of the "cpu" backend:
+ * O = softmax(scale * Q K^T + mask) V computed tile by tile over the keys
+ * with an online softmax (running max and sum per query row, rescaling the
+ * accumulator), so only one tile of the score matrix exists at a time.
+ *
+ * One implementation (attention_impl.h) compiled three times with different
+ * per-file flags: AVX-512, AVX2+FMA and portable C. The caller must check
+ * cpu_get() before calling a variant. Semantics are those of
+ * ref_attention_f32 (kernels/ref/ref_attention.h).
+ */
+#ifndef MOPT_KERNELS_CPU_ATTENTION_H
+#define MOPT_KERNELS_CPU_ATTENTION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernels/ref/ref_attention.h"
+
+/* Return false only when out of memory. threads >= 1 (used with OpenMP). */
+bool cpu_attention_f32_avx512(const attn_params *p, const float *Q, const float *K, const float *V,
+                              float *O, int threads);
+bool cpu_attention_f32_avx2(const attn_params *p, const float *Q, const float *K, const float *V,
+                            float *O, int threads);
+bool cpu_attention_f32_portable(const attn_params *p, const float *Q, const float *K,
+                                const float *V, float *O, int threads);
+
+/* Scratch bytes one thread of a variant needs (the score tile, the packed
+ * K^T and V of one head, the accumulators), 0 on overflow; *tile_bytes (if
+ * not NULL) gets the size of the score tile alone. */
+size_t cpu_attention_f32_avx512_scratch(const attn_params *p, size_t *tile_bytes);
+size_t cpu_attention_f32_avx2_scratch(const attn_params *p, size_t *tile_bytes);
+size_t cpu_attention_f32_portable_scratch(const attn_params *p, size_t *tile_bytes);
+
+#endif

@@ -1,0 +1,125 @@
+/*
+ * cpu_kernels.h — the project's own vectorized kernels for memory-bound ops
+ * (kernels/cpu): elementwise binary/unary f32, softmax, layer norm, row and
+ * column reductions, 32-bit transposes. Each kernel exists once per tier —
+ * _avx512, _avx2 (files compiled with those flags) and _portable (GCC/Clang
+ * vector extensions) — and is reached through a cpu_kernels table.
+ *
+ * Callers (lib/ops/<family>_cpu.c) must only use cpu_kernels_avx512/_avx2
+ * when cpu_get() reports the tier (CPU and OS support): the code in those
+ * tables faults on other machines. Kernels see only pointers and sizes,
+ * never the IR, and never allocate.
+ */
+#ifndef MOPT_KERNELS_CPU_CPU_KERNELS_H
+#define MOPT_KERNELS_CPU_CPU_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum cpu_binop {
+    CPU_BIN_ADD,
+    CPU_BIN_SUB,
+    CPU_BIN_MUL,
+    CPU_BIN_DIV,
+    CPU_BIN_MAX, /* NaN propagates (numpy.maximum) */
+    CPU_BIN_MIN, /* NaN propagates (numpy.minimum) */
+    CPU_BIN_COUNT
+} cpu_binop;
+
+typedef enum cpu_unop {
+    CPU_UN_RELU,
+    CPU_UN_LEAKY_RELU, /* alpha */
+    CPU_UN_SIGMOID,
+    CPU_UN_TANH,
+    CPU_UN_ERF,
+    CPU_UN_GELU,      /* exact (erf) form */
+    CPU_UN_GELU_TANH, /* tanh approximation */
+    CPU_UN_EXP,
+    CPU_UN_HARD_SWISH,
+    CPU_UN_HARD_SIGMOID, /* alpha, beta */
+    CPU_UN_CLIP,         /* alpha = low bound, beta = high bound (+-inf: none) */
+    CPU_UN_SQRT,
+    CPU_UN_NEG,
+    CPU_UN_ABS,
+    CPU_UN_RECIPROCAL,
+    CPU_UN_COUNT
+} cpu_unop;
+
+typedef struct cpu_unary_params {
+    float alpha, beta;
+} cpu_unary_params;
+
+typedef enum cpu_reduce_op {
+    CPU_RED_SUM,
+    CPU_RED_MEAN,
+    CPU_RED_MAX, /* NaN propagates */
+    CPU_RED_MIN, /* NaN propagates */
+    CPU_RED_COUNT
+} cpu_reduce_op;
+
+/* y[i] = a[i*sa] op b[i*sb] for i < n, with sa and sb each 0 or 1. y may be a. */
+typedef void (*cpu_binary_fn)(cpu_binop op, const float *a, int64_t sa, const float *b, int64_t sb,
+                              float *y, int64_t n);
+/* y[i] = op(x[i]) for i < n; y may be x. p may be NULL when op takes none. */
+typedef void (*cpu_unary_fn)(cpu_unop op, const float *x, float *y, int64_t n,
+                             const cpu_unary_params *p);
+/* Softmax (or log-softmax) of each of `rows` rows of `len` (>= 1) floats. */
+typedef void (*cpu_softmax_fn)(const float *x, float *y, int64_t rows, int64_t len, bool log);
+/* Layer norm of each of `rows` rows of `len` (>= 1) floats: (x - mean) /
+ * sqrt(var + eps) * scale + bias (bias may be NULL); mean and inv_std (each
+ * may be NULL) receive one value per row. */
+typedef void (*cpu_layernorm_fn)(const float *x, const float *scale, const float *bias, float eps,
+                                 float *y, float *mean, float *inv_std, int64_t rows, int64_t len);
+/* x is [outer, red, inner] (red >= 1); y[o*inner + i] reduces over red.
+ * inner == 1 is the row case. */
+typedef void (*cpu_reduce_fn)(cpu_reduce_op op, const float *x, float *y, int64_t outer,
+                              int64_t red, int64_t inner);
+/* y (cols x rows) = transpose of x (rows x cols), 32-bit elements, one matrix;
+ * only output rows [c0, c1) (input columns) are written. */
+typedef void (*cpu_transpose_fn)(const uint32_t *x, uint32_t *y, int64_t rows, int64_t cols,
+                                 int64_t c0, int64_t c1);
+
+typedef struct cpu_kernels {
+    const char *isa; /* "avx512", "avx2", "portable" */
+    cpu_binary_fn binary_f32;
+    cpu_unary_fn unary_f32;
+    cpu_softmax_fn softmax_f32;
+    cpu_layernorm_fn layernorm_f32;
+    cpu_reduce_fn reduce_f32;
+    cpu_transpose_fn transpose_x32;
+} cpu_kernels;
+
+extern const cpu_kernels cpu_kernels_avx512;
+extern const cpu_kernels cpu_kernels_avx2;
+extern const cpu_kernels cpu_kernels_portable;
+
+/* The table for tier isa ("avx512", "avx2", "portable"), or NULL when this
+ * machine (cpu_get(), capped by MOPT_ISA) cannot run it. */
+const cpu_kernels *cpu_kernels_for(const char *isa);
+
+/* Runs fn(arg, lo, hi) over [0, n) split into contiguous chunks on up to
+ * `threads` OpenMP threads, each chunk at least `grain` items (so small work
+ * stays on the calling thread). Sequential when built without OpenMP. */
+typedef void (*cpu_range_fn)(void *arg, int64_t lo, int64_t hi);
+void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, void *arg);
+
+#define CPU_DECLARE_TIER(SFX)                                                                      \
+    void cpu_binary_f32_##SFX(cpu_binop op, const float *a, int64_t sa, const float *b,            \
+                              int64_t sb, float *y, int64_t n);                                    \
+    void cpu_unary_f32_##SFX(cpu_unop op, const float *x, float *y, int64_t n,                     \
+                             const cpu_unary_params *p);                                           \
+    void cpu_softmax_f32_##SFX(const float *x, float *y, int64_t rows, int64_t len, bool log);     \
+    void cpu_layernorm_f32_##SFX(const float *x, const float *scale, const float *bias, float eps, \
+                                 float *y, float *mean, float *inv_std, int64_t rows,              \
+                                 int64_t len);                                                     \
+    void cpu_reduce_f32_##SFX(cpu_reduce_op op, const float *x, float *y, int64_t outer,           \
+                              int64_t red, int64_t inner);                                         \
+    void cpu_transpose_x32_##SFX(const uint32_t *x, uint32_t *y, int64_t rows, int64_t cols,       \
+                                 int64_t c0, int64_t c1);
+
+CPU_DECLARE_TIER(avx512)
+CPU_DECLARE_TIER(avx2)
+CPU_DECLARE_TIER(portable)
+
+#endif

@@ -1,0 +1,8 @@
+/*
+ * layernorm-avx512.c — cpu_layernorm_f32_avx512: layer normalization of f32 rows,
+ * AVX-512 (compiled with -mavx512f/bw/vl/dq -mfma; called only when cpu_get() reports avx512).
+ * The body is layernorm-impl.h, shared by all tiers.
+ */
+#include "kernels/cpu/simd-avx512.h"
+
+#include "kernels/cpu/layernorm-impl.h"

@@ -1,0 +1,101 @@
+/*
+ * reduce-impl.h — body of cpu_reduce_f32_<tier> (reduce-<tier>.c includes a
+ * simd-<tier>.h, then this): Sum, Mean, Max, Min of x seen as
+ * [outer, red, inner] over the middle axis. inner == 1 reduces contiguous
+ * rows (vector accumulators, one horizontal step per row); inner > 1 folds
+ * whole rows of `inner` values into y (streaming, vectorized along inner).
+ * Float accumulation (the reference uses double); NaN propagates in Max/Min.
+ */
+#include <math.h>
+
+#include "kernels/cpu/cpu_kernels.h"
+
+/* NaN-sticky max/min of an accumulator a and new values b. */
+static inline vf red_max(vf a, vf b) { return v_sel(v_isnan(a), a, v_max(a, b)); }
+static inline vf red_min(vf a, vf b) { return v_sel(v_isnan(a), a, v_min(a, b)); }
+
+static float reduce_row(cpu_reduce_op op, const float *x, int64_t n) {
+    const bool mx = op == CPU_RED_MAX, mn = op == CPU_RED_MIN;
+    const float fill = mx ? -INFINITY : mn ? INFINITY : 0.0f;
+    vf a0 = v_set1(fill), a1 = a0, a2 = a0, a3 = a0;
+    vm nan = v_mnone();
+    int64_t i = 0;
+    if (mx || mn) {
+        for (; i + 2 * VW <= n; i += 2 * VW) {
+            const vf v0 = v_load(x + i), v1 = v_load(x + i + VW);
+            nan = v_mor(nan, v_mor(v_isnan(v0), v_isnan(v1)));
+            a0 = mx ? v_max(a0, v0) : v_min(a0, v0);
+            a1 = mx ? v_max(a1, v1) : v_min(a1, v1);
+        }
+        for (; i + VW <= n; i += VW) {
+            const vf v = v_load(x + i);
+            nan = v_mor(nan, v_isnan(v));
+            a0 = mx ? v_max(a0, v) : v_min(a0, v);
+        }
+        if (i < n) {
+            const vf v = v_load_fill(x + i, n - i, fill);
+            nan = v_mor(nan, v_isnan(v));
+            a1 = mx ? v_max(a1, v) : v_min(a1, v);
+        }
+        if (v_any(nan)) return NAN;
+        return mx ? v_hmax(v_max(a0, a1)) : v_hmin(v_min(a0, a1));
+    }
+    for (; i + 4 * VW <= n; i += 4 * VW) {
+        a0 = v_add(a0, v_load(x + i));
+        a1 = v_add(a1, v_load(x + i + VW));
+        a2 = v_add(a2, v_load(x + i + 2 * VW));
+        a3 = v_add(a3, v_load(x + i + 3 * VW));
+    }
+    for (; i + VW <= n; i += VW)
+        a0 = v_add(a0, v_load(x + i));
+    if (i < n) a1 = v_add(a1, v_load_n(x + i, n - i));
+    const float s = v_hsum(v_add(v_add(a0, a1), v_add(a2, a3)));
+    return op == CPU_RED_MEAN ? s / (float)n : s;
+}
+
+/* y[0..n) = op(y, x) elementwise. */
+static void fold_row(cpu_reduce_op op, float *y, const float *x, int64_t n) {
+    int64_t i = 0;
+#define FOLD(EXPR)                                                                                 \
+    for (i = 0; i + VW <= n; i += VW) {                                                            \
+        const vf a = v_load(y + i), b = v_load(x + i);                                             \
+        v_store(y + i, EXPR);                                                                      \
+    }                                                                                              \
+    if (i < n) {                                                                                   \
+        const vf a = v_load_n(y + i, n - i), b = v_load_n(x + i, n - i);                           \
+        v_store_n(y + i, EXPR, n - i);                                                             \
+    }
+    switch (op) {
+    case CPU_RED_SUM:
+    case CPU_RED_MEAN: FOLD(v_add(a, b)) break;
+    case CPU_RED_MAX: FOLD(red_max(a, b)) break;
+    case CPU_RED_MIN: FOLD(red_min(a, b)) break;
+    case CPU_RED_COUNT: break;
+    }
+#undef FOLD
+}
+
+void CPU_FN(cpu_reduce_f32)(cpu_reduce_op op, const float *x, float *y, int64_t outer, int64_t red,
+                            int64_t inner) {
+    if (inner == 1) {
+        for (int64_t o = 0; o < outer; o++)
+            y[o] = reduce_row(op, x + o * red, red);
+        return;
+    }
+    for (int64_t o = 0; o < outer; o++) {
+        const float *xo = x + o * red * inner;
+        float *yo = y + o * inner;
+        int64_t i = 0;
+        for (; i + VW <= inner; i += VW)
+            v_store(yo + i, v_load(xo + i));
+        if (i < inner) v_store_n(yo + i, v_load_n(xo + i, inner - i), inner - i);
+        for (int64_t r = 1; r < red; r++)
+            fold_row(op, yo, xo + r * inner, inner);
+        if (op == CPU_RED_MEAN) {
+            const vf inv = v_set1(1.0f / (float)red);
+            for (i = 0; i + VW <= inner; i += VW)
+                v_store(yo + i, v_mul(v_load(yo + i), inv));
+            if (i < inner) v_store_n(yo + i, v_mul(v_load_n(yo + i, inner - i), inv), inner - i);
+        }
+    }
+}

@@ -1,0 +1,394 @@
+/*
+ * attention.c — the "attention" operator family: mopt.Attention (domain
+ * "mopt", see docs/fused_ops.md), O = softmax(scale * Q K^T + mask) V per
+ * batch and head, in the "bhsd" ([B,H,S,D]) or "bsh" ([B,S,H*D], heads split
+ * and merged inside) layout, with an optional additive f32 or bool mask
+ * broadcastable to [B,H,Sq,Sk] and an optional causal limit.
+ *
+ * Inference and attribute parsing here; the reference math is
+ * kernels/ref/attention.c (full score block per head), the fast one the
+ * fused kernels of kernels/cpu (online softmax over key tiles), offered as
+ * op_impls of backend "cpu" for AVX-512, AVX2 and portable C.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/cpu.h"
+#include "core/alloc.h"
+#include "kernels/cpu/cpu_attention.h"
+#include "kernels/ref/ref_attention.h"
+#include "ops/ops.h"
+
+typedef struct attn_attrs {
+    bool bsh;
+    int64_t num_heads;
+    bool has_scale;
+    float scale;
+    bool causal;
+} attn_attrs;
+
+static mopt_status parse_attrs(const op_ctx *ctx, attn_attrs *a) {
+    const ir_node *n = ctx->node;
+    memset(a, 0, sizeof *a);
+    const ir_attr *la = ir_node_attr(n, "layout");
+    if (la && la->type != IR_ATTR_STRING)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'layout' must be a string");
+    const char *layout = ir_node_attr_string(n, "layout", "bhsd");
+    if (strcmp(layout, "bsh") == 0)
+        a->bsh = true;
+    else if (strcmp(layout, "bhsd") != 0)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute 'layout' is '%s'; expected 'bhsd' or 'bsh'", layout);
+    a->num_heads = ir_node_attr_int(n, "num_heads", 0);
+    if (a->bsh && a->num_heads <= 0)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "layout 'bsh' needs a positive 'num_heads' (got %" PRId64 ")", a->num_heads);
+    if (!a->bsh && ir_node_attr(n, "num_heads") && a->num_heads <= 0)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "'num_heads' must be positive (got %" PRId64 ")", a->num_heads);
+    const ir_attr *sa = ir_node_attr(n, "scale");
+    if (sa) {
+        if (sa->type != IR_ATTR_FLOAT || !isfinite(sa->f))
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'scale' must be a finite float");
+        a->has_scale = true;
+        a->scale = sa->f;
+    }
+    int64_t c = ir_node_attr_int(n, "causal", 0);
+    if (c != 0 && c != 1)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute 'causal' must be 0 or 1 (got %" PRId64 ")", c);
+    a->causal = c == 1;
+    return MOPT_OK;
+}
+
+/* One dimension as inference sees it: concrete (sym 0), symbol (> 0) or
+ * unknown (< 0). */
+typedef struct dimv {
+    int64_t d;
+    int32_t sym;
+} dimv;
+
+static dimv dim_of(const ir_shape *s, int32_t i) {
+    dimv v = {0, -1};
+    if (s->rank > i) {
+        v.d = s->dims[i];
+        v.sym = s->syms[i];
+    }
+    return v;
+}
+
+/* Merges dims that must be equal; fails when two concrete ones differ. */
+static mopt_status dim_merge(const op_ctx *ctx, dimv *acc, dimv b, const char *what,
+                             const op_tensor *in) {
+    if (acc->sym == 0 && b.sym == 0) {
+        if (acc->d != b.d) {
+            char sq[IR_SHAPE_STR_CAP], sk[IR_SHAPE_STR_CAP], sv[IR_SHAPE_STR_CAP];
+            return op_fail(
+                ctx, MOPT_ERR_SHAPE, "%s differs (%" PRId64 " vs %" PRId64 "): Q %s, K %s, V %s",
+                what, acc->d, b.d, op_shape_str(ctx, &in[0].shape, sq),
+                op_shape_str(ctx, &in[1].shape, sk), op_shape_str(ctx, &in[2].shape, sv));
+        }
+        return MOPT_OK;
+    }
+    if (acc->sym != 0 && (b.sym == 0 || (acc->sym < 0 && b.sym > 0))) *acc = b;
+    return MOPT_OK;
+}
+
+static void set_dim(ir_shape *s, int32_t i, dimv v) {
+    s->dims[i] = v.sym == 0 ? v.d : 0;
+    s->syms[i] = v.sym;
+}
+
+/* The logical sizes [B, H, Sq, Sk, D, Dv] as dims. */
+typedef struct attn_dims {
+    dimv B, H, Sq, Sk, D, Dv;
+} attn_dims;
+
+static mopt_status check_heads(const op_ctx *ctx, dimv *hd, int64_t heads, const char *what,
+                               const op_tensor *t) {
+    if (hd->sym != 0) return MOPT_OK;
+    if (hd->d % heads != 0) {
+        char s[IR_SHAPE_STR_CAP];
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "%s %s: last dim %" PRId64 " is not a multiple of num_heads %" PRId64, what,
+                       op_shape_str(ctx, &t->shape, s), hd->d, heads);
+    }
+    hd->d /= heads;
+    return MOPT_OK;
+}
+
+static mopt_status infer_dims(const op_ctx *ctx, const attn_attrs *a, const op_tensor *in,
+                              attn_dims *ad) {
+    const int32_t rank = a->bsh ? 3 : 4;
+    static const char *const names[3] = {"Q", "K", "V"};
+    for (int k = 0; k < 3; k++) {
+        if (in[k].shape.rank >= 0 && in[k].shape.rank != rank) {
+            char s[IR_SHAPE_STR_CAP];
+            return op_fail(ctx, MOPT_ERR_SHAPE, "%s is %s; layout '%s' needs rank %d", names[k],
+                           op_shape_str(ctx, &in[k].shape, s), a->bsh ? "bsh" : "bhsd", (int)rank);
+        }
+    }
+    const ir_shape *q = &in[0].shape, *k = &in[1].shape, *v = &in[2].shape;
+    mopt_status st;
+    ad->B = dim_of(q, 0);
+    if ((st = dim_merge(ctx, &ad->B, dim_of(k, 0), "batch size", in))) return st;
+    if ((st = dim_merge(ctx, &ad->B, dim_of(v, 0), "batch size", in))) return st;
+    if (a->bsh) {
+        ad->H = (dimv){a->num_heads, 0};
+        ad->Sq = dim_of(q, 1);
+        ad->Sk = dim_of(k, 1);
+        if ((st = dim_merge(ctx, &ad->Sk, dim_of(v, 1), "key sequence length", in))) return st;
+        dimv qd = dim_of(q, 2), kd = dim_of(k, 2);
+        if ((st = dim_merge(ctx, &qd, kd, "hidden size of Q and K", in))) return st;
+        ad->D = qd;
+        ad->Dv = dim_of(v, 2);
+        if ((st = check_heads(ctx, &ad->D, a->num_heads, "Q", &in[0]))) return st;
+        if ((st = check_heads(ctx, &ad->Dv, a->num_heads, "V", &in[2]))) return st;
+    } else {
+        ad->H = dim_of(q, 1);
+        if ((st = dim_merge(ctx, &ad->H, dim_of(k, 1), "head count", in))) return st;
+        if ((st = dim_merge(ctx, &ad->H, dim_of(v, 1), "head count", in))) return st;
+        if (a->num_heads > 0 && ad->H.sym == 0 && ad->H.d != a->num_heads)
+            return op_fail(ctx, MOPT_ERR_SHAPE, "num_heads %" PRId64 " but Q has %" PRId64 " heads",
+                           a->num_heads, ad->H.d);
+        ad->Sq = dim_of(q, 2);
+        ad->Sk = dim_of(k, 2);
+        if ((st = dim_merge(ctx, &ad->Sk, dim_of(v, 2), "key sequence length", in))) return st;
+        ad->D = dim_of(q, 3);
+        if ((st = dim_merge(ctx, &ad->D, dim_of(k, 3), "head size of Q and K", in))) return st;
+        ad->Dv = dim_of(v, 3);
+    }
+    return MOPT_OK;
+}
+
+static bool has_mask(const op_tensor *in, int n_in) {
+    return n_in > 3 && in[3].dtype != MOPT_DTYPE_UNDEFINED;
+}
+
+/* The mask must broadcast to [B,H,Sq,Sk] without growing it. */
+static mopt_status check_mask(const op_ctx *ctx, const op_tensor *m, const attn_dims *ad) {
+    const ir_shape *s = &m->shape;
+    if (s->rank < 0) return MOPT_OK;
+    char b[IR_SHAPE_STR_CAP];
+    if (s->rank > 4)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "mask %s has rank > 4", op_shape_str(ctx, s, b));
+    const dimv target[4] = {ad->B, ad->H, ad->Sq, ad->Sk};
+    static const char *const names[4] = {"batch", "heads", "query length", "key length"};
+    for (int32_t i = 0; i < s->rank; i++) {
+        int32_t t = 4 - s->rank + i;
+        if (s->syms[i] != 0 || (s->dims[i] == 1)) continue;
+        if (target[t].sym == 0 && target[t].d != s->dims[i])
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "mask %s does not broadcast to [B,H,Sq,Sk]: axis %d is %" PRId64
+                           " but %s is %" PRId64,
+                           op_shape_str(ctx, s, b), (int)i, s->dims[i], names[t], target[t].d);
+    }
+    return MOPT_OK;
+}
+
+static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
+static const mopt_dtype k_mask_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_BOOL};
+
+static mopt_status attention_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out) {
+    attn_attrs a;
+    mopt_status st = parse_attrs(ctx, &a);
+    for (int k = 0; k < 3 && !st; k++)
+        st = op_expect_dtype(ctx, &in[k], k, k_f32, 1);
+    if (!st && n_in > 3) st = op_expect_dtype(ctx, &in[3], 3, k_mask_types, 2);
+    if (st) return st;
+    attn_dims ad;
+    if ((st = infer_dims(ctx, &a, in, &ad))) return st;
+    if (has_mask(in, n_in) && (st = check_mask(ctx, &in[3], &ad))) return st;
+    out[0].dtype = MOPT_DTYPE_F32;
+    ir_shape *o = &out[0].shape;
+    memset(o, 0, sizeof *o);
+    if (a.bsh) {
+        o->rank = 3;
+        set_dim(o, 0, ad.B);
+        set_dim(o, 1, ad.Sq);
+        set_dim(o, 2, dim_of(&in[2].shape, 2));
+    } else {
+        o->rank = 4;
+        set_dim(o, 0, ad.B);
+        set_dim(o, 1, ad.H);
+        set_dim(o, 2, ad.Sq);
+        set_dim(o, 3, ad.Dv);
+    }
+    return MOPT_OK;
+}
+
+/* Builds the kernel parameters from concrete run-time tensors. */
+static mopt_status make_params(const op_ctx *ctx, const op_tensor *in, int n_in,
+                               const op_tensor *out, attn_params *p) {
+    attn_attrs a;
+    mopt_status st = parse_attrs(ctx, &a);
+    if (st) return st;
+    attn_dims ad;
+    if ((st = infer_dims(ctx, &a, in, &ad))) return st;
+    memset(p, 0, sizeof *p);
+    p->B = ad.B.d;
+    p->H = ad.H.d;
+    p->Sq = ad.Sq.d;
+    p->Sk = ad.Sk.d;
+    p->D = ad.D.d;
+    p->Dv = ad.Dv.d;
+    p->scale = a.has_scale ? a.scale : (p->D > 0 ? (float)(1.0 / sqrt((double)p->D)) : 1.0f);
+    p->causal = a.causal;
+    if (a.bsh) { /* [B, S, H*D]: head h is the column block h*D */
+        p->q_sb = p->Sq * p->H * p->D, p->q_sh = p->D, p->q_ss = p->H * p->D;
+        p->k_sb = p->Sk * p->H * p->D, p->k_sh = p->D, p->k_ss = p->H * p->D;
+        p->v_sb = p->Sk * p->H * p->Dv, p->v_sh = p->Dv, p->v_ss = p->H * p->Dv;
+        p->o_sb = p->Sq * p->H * p->Dv, p->o_sh = p->Dv, p->o_ss = p->H * p->Dv;
+    } else {
+        p->q_sb = p->H * p->Sq * p->D, p->q_sh = p->Sq * p->D, p->q_ss = p->D;
+        p->k_sb = p->H * p->Sk * p->D, p->k_sh = p->Sk * p->D, p->k_ss = p->D;
+        p->v_sb = p->H * p->Sk * p->Dv, p->v_sh = p->Sk * p->Dv, p->v_ss = p->Dv;
+        p->o_sb = p->H * p->Sq * p->Dv, p->o_sh = p->Sq * p->Dv, p->o_ss = p->Dv;
+    }
+    (void)out;
+    if (has_mask(in, n_in)) {
+        if ((st = check_mask(ctx, &in[3], &ad))) return st;
+        ir_shape target;
+        const int64_t tdims[4] = {p->B, p->H, p->Sq, p->Sk};
+        ir_shape_set(&target, 4, tdims);
+        int64_t ms[IR_MAX_RANK];
+        op_broadcast_strides(&in[3].shape, &target, ms);
+        p->m_sb = ms[0], p->m_sh = ms[1], p->m_sq = ms[2], p->m_sk = ms[3];
+        if (in[3].dtype == MOPT_DTYPE_BOOL)
+            p->mask_bool = in[3].data;
+        else
+            p->mask_add = in[3].data;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status attention_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    attn_params p;
+    mopt_status st = make_params(ctx, in, n_in, &out[0], &p);
+    if (st) return st;
+    if (!ref_attention_f32(&p, in[0].data, in[1].data, in[2].data, out[0].data))
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY,
+                       "out of memory for the %" PRId64 " x %" PRId64 " score block", p.Sq, p.Sk);
+    return MOPT_OK;
+}
+
+/* ---- fused kernels (backend "cpu") -------------------------------------- */
+
+static bool cpu_supports(const op_tensor *in, int n_in) {
+    for (int k = 0; k < 3; k++)
+        if (in[k].dtype != MOPT_DTYPE_F32) return false;
+    return !has_mask(in, n_in) || in[3].dtype == MOPT_DTYPE_F32 || in[3].dtype == MOPT_DTYPE_BOOL;
+}
+
+static bool avx512_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                            int n_out) {
+    const cpu_features *f = cpu_get();
+    return f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq && cpu_supports(in, n_in);
+}
+
+static bool avx2_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                          int n_out) {
+    const cpu_features *f = cpu_get();
+    return f->avx2 && f->fma && cpu_supports(in, n_in);
+}
+
+static bool portable_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
+                              const op_tensor *out, int n_out) {
+    return cpu_supports(in, n_in);
+}
+
+typedef bool (*fused_fn)(const attn_params *, const float *, const float *, const float *, float *,
+                         int);
+
+/* Per-session workspace of the fused kernels (ctx->scratch), grown to the
+ * largest shape seen, so that steady-state runs allocate nothing. */
+typedef struct attn_work {
+    void *buf;
+    size_t cap;
+} attn_work;
+
+static void work_release(void *w) {
+    attn_work *aw = w;
+    if (!aw) return;
+    mopt_aligned_free(aw->buf);
+    mopt_free(aw);
+}
+
+typedef size_t (*scratch_fn)(const attn_params *p, size_t *tile_bytes);
+
+static mopt_status fused_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             fused_fn fn, scratch_fn sfn) {
+    attn_params p;
+    mopt_status st = make_params(ctx, in, n_in, &out[0], &p);
+    if (st) return st;
+    int threads = ctx->threads > 0 ? ctx->threads : 1;
+    size_t per = sfn(&p, NULL), need;
+    if (ctx->scratch && per && mopt_mul_overflow(per, (size_t)threads, &need)) {
+        attn_work *w = *ctx->scratch;
+        if (!w) {
+            w = mopt_calloc(1, sizeof *w);
+            *ctx->scratch = w;
+        }
+        if (w && w->cap < need) {
+            void *nb = mopt_aligned_alloc(need);
+            if (nb) {
+                mopt_aligned_free(w->buf);
+                w->buf = nb;
+                w->cap = need;
+            }
+        }
+        if (w && w->cap >= need) {
+            p.work = w->buf;
+            p.work_per_thread = per;
+        }
+    }
+    if (!fn(&p, in[0].data, in[1].data, in[2].data, out[0].data, threads))
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for attention tiles");
+    return MOPT_OK;
+}
+
+static mopt_status avx512_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx512,
+                     cpu_attention_f32_avx512_scratch);
+}
+
+static mopt_status avx2_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx2, cpu_attention_f32_avx2_scratch);
+}
+
+static mopt_status portable_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    return fused_run(ctx, in, n_in, out, cpu_attention_f32_portable,
+                     cpu_attention_f32_portable_scratch);
+}
+
+static const op_impl k_avx512 = {.name = "cpu-avx512",
+                                  .backend = "cpu",
+                                  .supports = avx512_supports,
+                                  .run = avx512_run,
+                                  .release_scratch = work_release};
+static const op_impl k_avx2 = {.name = "cpu-avx2",
+                                .backend = "cpu",
+                                .supports = avx2_supports,
+                                .run = avx2_run,
+                                .release_scratch = work_release};
+static const op_impl k_portable = {.name = "cpu",
+                                   .backend = "cpu",
+                                   .supports = portable_supports,
+                                   .run = portable_run,
+                                   .release_scratch = work_release};
+static const op_impl *const k_impls[] = {&k_avx512, &k_avx2, &k_portable, NULL};
+
+static const op_def k_defs[] = {
+    {"Attention", "mopt", 3, 4, 1, 1, attention_infer, attention_run, k_impls},
+};
+
+const op_def *ops_family_attention(size_t *count) {
+    *count = sizeof k_defs / sizeof k_defs[0];
+    return k_defs;
+}

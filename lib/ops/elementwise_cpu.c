@@ -1,0 +1,245 @@
+/*
+ * elementwise_cpu.c — the "cpu" backend for the elementwise family: binary
+ * Add/Sub/Mul/Div/Max/Min on f32 with any numpy broadcast (axes collapsed,
+ * then an outer loop over contiguous inner runs whose operands are each
+ * contiguous or a broadcast scalar), and the f32 activations and math of
+ * kernels/cpu (Relu ... Reciprocal, Gelu, Clip). Big tensors are split over
+ * ctx->threads. Also the tier check shared by every *_cpu.c family.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ops/ops_cpu.h"
+
+mopt_status ops_cpu_prepare(const char *isa, void **state) {
+    const cpu_kernels *k = cpu_kernels_for(isa);
+    if (!k) return MOPT_ERR_UNSUPPORTED;
+    *state = (void *)(uintptr_t)k;
+    return MOPT_OK;
+}
+
+/* Elements per thread below which splitting does not pay. */
+#define GRAIN_CHEAP 32768
+#define GRAIN_MATH 8192
+
+/* ---- binary ------------------------------------------------------------- */
+
+static bool bin_op_of(const char *op_type, cpu_binop *op) {
+    static const struct {
+        const char *name;
+        cpu_binop op;
+    } k_map[] = {{"Add", CPU_BIN_ADD}, {"Sub", CPU_BIN_SUB}, {"Mul", CPU_BIN_MUL},
+                 {"Div", CPU_BIN_DIV}, {"Max", CPU_BIN_MAX}, {"Min", CPU_BIN_MIN}};
+    for (size_t i = 0; i < sizeof k_map / sizeof k_map[0]; i++)
+        if (strcmp(k_map[i].name, op_type) == 0) {
+            *op = k_map[i].op;
+            return true;
+        }
+    return false;
+}
+
+static bool binary_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                            int n_out) {
+    cpu_binop op;
+    return bin_op_of(ctx->node->op_type, &op) && n_in == 2 && in[0].dtype == MOPT_DTYPE_F32 &&
+           in[1].dtype == MOPT_DTYPE_F32;
+}
+
+/* The broadcast collapsed: axes of size 1 dropped, neighbours merged when
+ * both operands walk them as one; the last axis is the inner run. */
+typedef struct bin_job {
+    const cpu_kernels *k;
+    cpu_binop op;
+    int32_t rank;
+    int64_t dims[IR_MAX_RANK], sa[IR_MAX_RANK], sb[IR_MAX_RANK];
+    const float *a, *b;
+    float *y;
+} bin_job;
+
+static int64_t bin_plan(bin_job *j, const ir_shape *ys, const int64_t *sa, const int64_t *sb) {
+    int64_t numel = 1;
+    int32_t r = 0;
+    for (int32_t i = 0; i < ys->rank; i++) {
+        numel *= ys->dims[i];
+        if (ys->dims[i] == 1) continue;
+        if (r > 0 && j->sa[r - 1] == sa[i] * ys->dims[i] && j->sb[r - 1] == sb[i] * ys->dims[i]) {
+            j->dims[r - 1] *= ys->dims[i];
+            j->sa[r - 1] = sa[i];
+            j->sb[r - 1] = sb[i];
+        } else {
+            j->dims[r] = ys->dims[i];
+            j->sa[r] = sa[i];
+            j->sb[r] = sb[i];
+            r++;
+        }
+    }
+    if (r == 0) {
+        j->dims[0] = 1;
+        j->sa[0] = j->sb[0] = 0;
+        r = 1;
+    }
+    j->rank = r;
+    return numel;
+}
+
+/* Rows [lo, hi) of the collapsed [outer, inner] view. */
+static void bin_rows(void *arg, int64_t lo, int64_t hi) {
+    const bin_job *j = arg;
+    const int32_t last = j->rank - 1;
+    const int64_t inner = j->dims[last];
+    int64_t idx[IR_MAX_RANK] = {0}, oa = 0, ob = 0, rem = lo;
+    for (int32_t d = last - 1; d >= 0; d--) {
+        idx[d] = rem % j->dims[d];
+        rem /= j->dims[d];
+        oa += idx[d] * j->sa[d];
+        ob += idx[d] * j->sb[d];
+    }
+    for (int64_t o = lo; o < hi; o++) {
+        j->k->binary_f32(j->op, j->a + oa, j->sa[last], j->b + ob, j->sb[last], j->y + o * inner,
+                         inner);
+        for (int32_t d = last - 1; d >= 0; d--) {
+            oa += j->sa[d];
+            ob += j->sb[d];
+            if (++idx[d] < j->dims[d]) break;
+            oa -= j->sa[d] * j->dims[d];
+            ob -= j->sb[d] * j->dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Elements [lo, hi) of a single row (outer == 1). */
+static void bin_span(void *arg, int64_t lo, int64_t hi) {
+    const bin_job *j = arg;
+    j->k->binary_f32(j->op, j->a + lo * j->sa[0], j->sa[0], j->b + lo * j->sb[0], j->sb[0],
+                     j->y + lo, hi - lo);
+}
+
+static mopt_status binary_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    bin_job j;
+    memset(&j, 0, sizeof j);
+    j.k = ctx->state;
+    if (!bin_op_of(ctx->node->op_type, &j.op) || n_in != 2)
+        return op_fail(ctx, MOPT_ERR_INTERNAL, "not a binary op of kernels/cpu");
+    const ir_shape *ys = &out[0].shape;
+    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK];
+    op_broadcast_strides(&in[0].shape, ys, sa);
+    op_broadcast_strides(&in[1].shape, ys, sb);
+    int64_t numel = bin_plan(&j, ys, sa, sb);
+    if (numel == 0) return MOPT_OK;
+    j.a = in[0].data;
+    j.b = in[1].data;
+    j.y = out[0].data;
+    const int64_t inner = j.dims[j.rank - 1];
+    if (inner == numel) {
+        cpu_parallel_for(ctx->threads, numel, GRAIN_CHEAP, bin_span, &j);
+    } else {
+        int64_t grain = GRAIN_CHEAP / inner;
+        cpu_parallel_for(ctx->threads, numel / inner, grain, bin_rows, &j);
+    }
+    return MOPT_OK;
+}
+
+OPS_CPU_IMPLS(binary)
+
+/* ---- unary and Clip ----------------------------------------------------- */
+
+typedef struct un_job {
+    const cpu_kernels *k;
+    cpu_unop op;
+    cpu_unary_params p;
+    const float *x;
+    float *y;
+} un_job;
+
+/* The kernel op for a node, and its parameters; false when not covered. */
+static bool un_resolve(const op_ctx *ctx, const op_tensor *in, int n_in, cpu_unop *op,
+                       cpu_unary_params *p) {
+    static const struct {
+        const char *name;
+        cpu_unop op;
+        float alpha, beta; /* attribute defaults */
+    } k_map[] = {
+        {"Relu", CPU_UN_RELU, 0, 0},
+        {"LeakyRelu", CPU_UN_LEAKY_RELU, 0.01f, 0},
+        {"Sigmoid", CPU_UN_SIGMOID, 0, 0},
+        {"Tanh", CPU_UN_TANH, 0, 0},
+        {"Erf", CPU_UN_ERF, 0, 0},
+        {"Gelu", CPU_UN_GELU, 0, 0},
+        {"Exp", CPU_UN_EXP, 0, 0},
+        {"HardSwish", CPU_UN_HARD_SWISH, 0, 0},
+        {"HardSigmoid", CPU_UN_HARD_SIGMOID, 0.2f, 0.5f},
+        {"Clip", CPU_UN_CLIP, 0, 0},
+        {"Sqrt", CPU_UN_SQRT, 0, 0},
+        {"Neg", CPU_UN_NEG, 0, 0},
+        {"Abs", CPU_UN_ABS, 0, 0},
+        {"Reciprocal", CPU_UN_RECIPROCAL, 0, 0},
+    };
+    const ir_node *n = ctx->node;
+    for (size_t i = 0; i < sizeof k_map / sizeof k_map[0]; i++) {
+        if (strcmp(k_map[i].name, n->op_type) != 0) continue;
+        *op = k_map[i].op;
+        p->alpha = ir_node_attr_float(n, "alpha", k_map[i].alpha);
+        p->beta = ir_node_attr_float(n, "beta", k_map[i].beta);
+        if (*op == CPU_UN_GELU) {
+            const char *ap = ir_node_attr_string(n, "approximate", "none");
+            if (strcmp(ap, "tanh") == 0)
+                *op = CPU_UN_GELU_TANH;
+            else if (strcmp(ap, "none") != 0)
+                return false;
+        }
+        if (*op == CPU_UN_CLIP) {
+            p->alpha = -INFINITY;
+            p->beta = INFINITY;
+            if (ctx->opset < 11) {
+                const ir_attr *lo = ir_node_attr(n, "min"), *hi = ir_node_attr(n, "max");
+                if (lo && lo->type == IR_ATTR_FLOAT) p->alpha = lo->f;
+                if (hi && hi->type == IR_ATTR_FLOAT) p->beta = hi->f;
+            } else {
+                /* bounds are f32 scalars (inference checked); read at run time */
+                for (int k = 1; k < n_in && k < 3; k++) {
+                    if (in[k].dtype == MOPT_DTYPE_UNDEFINED) continue;
+                    if (in[k].dtype != MOPT_DTYPE_F32) return false;
+                    if (!ctx->runtime) continue;
+                    if (!in[k].data || op_numel(&in[k]) != 1) return false;
+                    float v = *(const float *)in[k].data;
+                    if (k == 1)
+                        p->alpha = v;
+                    else
+                        p->beta = v;
+                }
+            }
+        }
+        return true;
+    }
+    return false;
+}
+
+static bool unary_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                           int n_out) {
+    cpu_unop op;
+    cpu_unary_params p;
+    return n_in >= 1 && in[0].dtype == MOPT_DTYPE_F32 && un_resolve(ctx, in, n_in, &op, &p);
+}
+
+static void un_span(void *arg, int64_t lo, int64_t hi) {
+    const un_job *j = arg;
+    j->k->unary_f32(j->op, j->x + lo, j->y + lo, hi - lo, &j->p);
+}
+
+static mopt_status unary_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    un_job j;
+    j.k = ctx->state;
+    if (!un_resolve(ctx, in, n_in, &j.op, &j.p))
+        return ctx->node->op->run(ctx, in, n_in, out, n_out);
+    j.x = in[0].data;
+    j.y = out[0].data;
+    const bool cheap = j.op == CPU_UN_RELU || j.op == CPU_UN_LEAKY_RELU || j.op == CPU_UN_CLIP ||
+                       j.op == CPU_UN_NEG || j.op == CPU_UN_ABS;
+    cpu_parallel_for(ctx->threads, op_numel(&in[0]), cheap ? GRAIN_CHEAP : GRAIN_MATH, un_span, &j);
+    return MOPT_OK;
+}
+
+OPS_CPU_IMPLS(unary)

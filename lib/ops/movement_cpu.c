@@ -1,0 +1,185 @@
+/*
+ * movement_cpu.c — the "cpu" backend for Transpose. Axes of size 1 are
+ * dropped and axes that stay neighbours are merged; then
+ *  - a permutation that keeps the last (merged) axis last, e.g. [B,S,H,D] ->
+ *    [B,H,S,D], copies contiguous runs (any element size);
+ *  - batch axes in place and the last two swapped, e.g. [B,S,H,D] ->
+ *    [B,H,D,S], is a batched 2-D blocked transpose (4-byte elements);
+ * anything else goes to the reference run.
+ */
+#include <string.h>
+
+#include "ops/ops_cpu.h"
+
+#define GRAIN 32768 /* elements per thread */
+
+typedef enum tr_kind { TR_COPY, TR_RUNS, TR_SWAP2, TR_OTHER } tr_kind;
+
+typedef struct tr_plan {
+    int32_t rank;
+    int64_t dims[IR_MAX_RANK]; /* merged input dims */
+    int32_t perm[IR_MAX_RANK]; /* merged permutation */
+} tr_plan;
+
+/* Reads perm (default: reversed axes); false when malformed (the reference
+ * run reports it). */
+static bool tr_perm(const op_ctx *ctx, int32_t rank, int32_t *perm) {
+    const int64_t *p = NULL;
+    int64_t n = ir_node_attr_ints(ctx->node, "perm", &p);
+    if (n < 0) {
+        for (int32_t i = 0; i < rank; i++)
+            perm[i] = rank - 1 - i;
+        return true;
+    }
+    if (n != rank) return false;
+    bool seen[IR_MAX_RANK] = {false};
+    for (int32_t i = 0; i < rank; i++) {
+        if (p[i] < 0 || p[i] >= rank || seen[p[i]]) return false;
+        seen[p[i]] = true;
+        perm[i] = (int32_t)p[i];
+    }
+    return true;
+}
+
+/* Drops size-1 axes (when dims are known) and merges output neighbours
+ * that are input neighbours; dims may be NULL (load time: the perm alone). */
+static tr_kind tr_classify(int32_t rank, const int64_t *dims, const int32_t *perm, tr_plan *pl) {
+    int32_t keep[IR_MAX_RANK], map[IR_MAX_RANK], q[IR_MAX_RANK], m = 0, n = 0;
+    for (int32_t a = 0; a < rank; a++) {
+        map[a] = -1;
+        if (dims && dims[a] == 1) continue;
+        map[a] = n;
+        keep[n++] = a;
+    }
+    for (int32_t i = 0; i < rank; i++)
+        if (map[perm[i]] >= 0) q[m++] = map[perm[i]];
+    /* groups of output positions whose input axes follow each other */
+    int32_t gstart[IR_MAX_RANK], glen[IR_MAX_RANK], G = 0;
+    for (int32_t i = 0; i < m; i++) {
+        if (i > 0 && q[i] == q[i - 1] + 1) {
+            glen[G - 1]++;
+        } else {
+            gstart[G] = q[i];
+            glen[G++] = 1;
+        }
+    }
+    pl->rank = G;
+    for (int32_t g = 0; g < G; g++) {
+        int32_t r = 0; /* the group's place in input order */
+        for (int32_t h = 0; h < G; h++)
+            r += gstart[h] < gstart[g];
+        int64_t d = 1;
+        for (int32_t a = gstart[g]; a < gstart[g] + glen[g]; a++)
+            d *= dims ? dims[keep[a]] : 2;
+        pl->perm[g] = r;
+        pl->dims[r] = d;
+    }
+    if (G <= 1) return TR_COPY;
+    if (pl->perm[G - 1] == G - 1) return TR_RUNS;
+    for (int32_t i = 0; i < G - 2; i++)
+        if (pl->perm[i] != i) return TR_OTHER;
+    return pl->perm[G - 2] == G - 1 && pl->perm[G - 1] == G - 2 ? TR_SWAP2 : TR_OTHER;
+}
+
+static bool transpose_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
+                               const op_tensor *out, int n_out) {
+    const ir_shape *x = &in[0].shape;
+    size_t esz = mopt_dtype_size(in[0].dtype);
+    int32_t perm[IR_MAX_RANK];
+    tr_plan pl;
+    if (esz == 0 || in[0].dtype == MOPT_DTYPE_STRING || x->rank < 0 || !tr_perm(ctx, x->rank, perm))
+        return false;
+    tr_kind kind = tr_classify(x->rank, NULL, perm, &pl);
+    return kind == TR_COPY || kind == TR_RUNS || (kind == TR_SWAP2 && esz == 4);
+}
+
+typedef struct tr_job {
+    const cpu_kernels *k;
+    tr_plan pl;
+    const char *x;
+    char *y;
+    size_t esz;
+    int64_t rows, cols, nblk;                                /* TR_SWAP2 */
+    int64_t run, src_st[IR_MAX_RANK], out_dims[IR_MAX_RANK]; /* TR_RUNS */
+} tr_job;
+
+#define TR_BLK 32
+
+static void tr_swap2(void *arg, int64_t lo, int64_t hi) {
+    const tr_job *j = arg;
+    const int64_t mat = j->rows * j->cols;
+    for (int64_t it = lo; it < hi; it++) {
+        int64_t b = it / j->nblk, c0 = (it % j->nblk) * TR_BLK;
+        int64_t c1 = c0 + TR_BLK < j->cols ? c0 + TR_BLK : j->cols;
+        j->k->transpose_x32((const uint32_t *)(const void *)j->x + b * mat,
+                            (uint32_t *)(void *)j->y + b * mat, j->rows, j->cols, c0, c1);
+    }
+}
+
+/* Output runs [lo, hi): run o is output index o over the first R-1 dims. */
+static void tr_runs(void *arg, int64_t lo, int64_t hi) {
+    const tr_job *j = arg;
+    const int32_t R = j->pl.rank - 1;
+    int64_t idx[IR_MAX_RANK] = {0}, off = 0, rem = lo;
+    for (int32_t d = R - 1; d >= 0; d--) {
+        idx[d] = rem % j->out_dims[d];
+        rem /= j->out_dims[d];
+        off += idx[d] * j->src_st[d];
+    }
+    const size_t bytes = (size_t)j->run * j->esz;
+    for (int64_t o = lo; o < hi; o++) {
+        memcpy(j->y + (size_t)o * bytes, j->x + (size_t)off * j->esz, bytes);
+        for (int32_t d = R - 1; d >= 0; d--) {
+            off += j->src_st[d];
+            if (++idx[d] < j->out_dims[d]) break;
+            off -= j->src_st[d] * j->out_dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+static mopt_status transpose_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    const ir_shape *x = &in[0].shape;
+    int32_t perm[IR_MAX_RANK];
+    tr_job j;
+    memset(&j, 0, sizeof j);
+    j.k = ctx->state;
+    j.x = in[0].data;
+    j.y = out[0].data;
+    j.esz = mopt_dtype_size(in[0].dtype);
+    int64_t numel = op_numel(&in[0]);
+    if (!tr_perm(ctx, x->rank, perm)) return ctx->node->op->run(ctx, in, n_in, out, n_out);
+    if (numel == 0) return MOPT_OK;
+    tr_kind kind = tr_classify(x->rank, x->dims, perm, &j.pl);
+    const int32_t R = j.pl.rank;
+    switch (kind) {
+    case TR_COPY: memcpy(j.y, j.x, (size_t)numel * j.esz); return MOPT_OK;
+    case TR_SWAP2:
+        if (j.esz != 4) break;
+        j.rows = j.pl.dims[R - 2];
+        j.cols = j.pl.dims[R - 1];
+        j.nblk = (j.cols + TR_BLK - 1) / TR_BLK;
+        cpu_parallel_for(ctx->threads, numel / (j.rows * j.cols) * j.nblk,
+                         GRAIN / (TR_BLK * j.rows) + 1, tr_swap2, &j);
+        return MOPT_OK;
+    case TR_RUNS: {
+        int64_t in_st[IR_MAX_RANK], s = 1;
+        for (int32_t a = R - 1; a >= 0; a--) {
+            in_st[a] = s;
+            s *= j.pl.dims[a];
+        }
+        j.run = j.pl.dims[R - 1];
+        for (int32_t i = 0; i < R - 1; i++) {
+            j.out_dims[i] = j.pl.dims[j.pl.perm[i]];
+            j.src_st[i] = in_st[j.pl.perm[i]];
+        }
+        cpu_parallel_for(ctx->threads, numel / j.run, GRAIN / j.run + 1, tr_runs, &j);
+        return MOPT_OK;
+    }
+    case TR_OTHER: break;
+    }
+    return ctx->node->op->run(ctx, in, n_in, out, n_out);
+}
+
+OPS_CPU_IMPLS(transpose)

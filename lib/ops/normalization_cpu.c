@@ -1,0 +1,110 @@
+/*
+ * normalization_cpu.c — the "cpu" backend for Softmax/LogSoftmax along the
+ * last axis (the whole coerced row before opset 13) and LayerNormalization
+ * whose Scale/B hold one value per normalized element; rows are split over
+ * ctx->threads. Other run-time layouts (a Softmax axis with trailing dims
+ * > 1, broadcast Scale, empty tensors) go to the op's reference run.
+ */
+#include <string.h>
+
+#include "ops/ops_cpu.h"
+
+/* Floats per thread below which splitting does not pay. */
+#define GRAIN 16384
+
+typedef struct rows_job {
+    const cpu_kernels *k;
+    const float *x, *scale, *bias;
+    float *y, *mean, *inv_std;
+    int64_t len;
+    float eps;
+    bool log;
+} rows_job;
+
+static int64_t product(const ir_shape *s, int32_t from, int32_t to) {
+    int64_t p = 1;
+    for (int32_t i = from; i < to; i++)
+        p *= s->dims[i];
+    return p;
+}
+
+static int64_t row_grain(int64_t len) { return len >= GRAIN ? 1 : GRAIN / len; }
+
+/* ---- Softmax, LogSoftmax ------------------------------------------------ */
+
+static int64_t softmax_axis_attr(const op_ctx *ctx) {
+    return ir_node_attr_int(ctx->node, "axis", ctx->opset >= 13 ? -1 : 1);
+}
+
+static bool softmax_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                             int n_out) {
+    if (in[0].dtype != MOPT_DTYPE_F32) return false;
+    if (ctx->opset < 13) return true; /* always rows of dims[axis:] */
+    int64_t axis = softmax_axis_attr(ctx);
+    const ir_shape *x = &in[0].shape;
+    if (axis == -1) return true;
+    if (x->rank < 0) return false;
+    if (axis < 0) axis += x->rank;
+    for (int32_t i = (int32_t)axis + 1; i < x->rank; i++)
+        if (x->syms[i] != 0 || x->dims[i] != 1) return false;
+    return true;
+}
+
+static void softmax_rows(void *arg, int64_t lo, int64_t hi) {
+    const rows_job *j = arg;
+    j->k->softmax_f32(j->x + lo * j->len, j->y + lo * j->len, hi - lo, j->len, j->log);
+}
+
+static mopt_status softmax_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    const ir_shape *x = &in[0].shape;
+    int64_t axis = softmax_axis_attr(ctx);
+    if (axis < 0) axis += x->rank;
+    if (axis < 0 || axis >= x->rank || op_numel(&in[0]) == 0 ||
+        (ctx->opset >= 13 && product(x, (int32_t)axis + 1, x->rank) != 1))
+        return ctx->node->op->run(ctx, in, n_in, out, n_out);
+    rows_job j = {.k = ctx->state, .x = in[0].data, .y = out[0].data};
+    j.len = product(x, (int32_t)axis, x->rank);
+    j.log = strcmp(ctx->node->op_type, "LogSoftmax") == 0;
+    cpu_parallel_for(ctx->threads, op_numel(&in[0]) / j.len, row_grain(j.len), softmax_rows, &j);
+    return MOPT_OK;
+}
+
+OPS_CPU_IMPLS(softmax)
+
+/* ---- LayerNormalization ------------------------------------------------- */
+
+static bool layernorm_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
+                               const op_tensor *out, int n_out) {
+    if (in[0].dtype != MOPT_DTYPE_F32 || in[1].dtype != MOPT_DTYPE_F32) return false;
+    return !(n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED && in[2].dtype != MOPT_DTYPE_F32);
+}
+
+static void layernorm_rows(void *arg, int64_t lo, int64_t hi) {
+    const rows_job *j = arg;
+    j->k->layernorm_f32(j->x + lo * j->len, j->scale, j->bias, j->eps, j->y + lo * j->len,
+                        j->mean ? j->mean + lo : NULL, j->inv_std ? j->inv_std + lo : NULL, hi - lo,
+                        j->len);
+}
+
+static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    const ir_shape *x = &in[0].shape;
+    int64_t axis = ir_node_attr_int(ctx->node, "axis", -1);
+    if (axis < 0) axis += x->rank;
+    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    int64_t len = axis >= 0 && axis < x->rank ? product(x, (int32_t)axis, x->rank) : 0;
+    if (len == 0 || op_numel(&in[0]) == 0 || op_numel(&in[1]) != len ||
+        (has_b && op_numel(&in[2]) != len))
+        return ctx->node->op->run(ctx, in, n_in, out, n_out);
+    rows_job j = {.k = ctx->state, .x = in[0].data, .y = out[0].data, .len = len};
+    j.scale = in[1].data;
+    j.bias = has_b ? in[2].data : NULL;
+    j.eps = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
+    j.mean = n_out > 1 && ctx->node->outputs[1] >= 0 ? out[1].data : NULL;
+    j.inv_std = n_out > 2 && ctx->node->outputs[2] >= 0 ? out[2].data : NULL;
+    cpu_parallel_for(ctx->threads, op_numel(&in[0]) / len, row_grain(len), layernorm_rows, &j);
+    return MOPT_OK;
+}
+
+OPS_CPU_IMPLS(layernorm)

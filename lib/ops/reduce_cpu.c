@@ -1,0 +1,86 @@
+/*
+ * reduce_cpu.c — the "cpu" backend for ReduceSum, ReduceMean, ReduceMax and
+ * ReduceMin on f32 when the reduced axes (ignoring those of size 1) form one
+ * contiguous block: x is then [outer, red, inner] and kernels/cpu reduces
+ * rows (inner == 1) or folds rows (inner > 1), outer split over threads.
+ * Scattered axes, empty tensors and no-op reductions use the reference run.
+ */
+#include <string.h>
+
+#include "ops/ops_cpu.h"
+
+#define GRAIN 32768
+
+static bool red_op_of(const char *op_type, cpu_reduce_op *op) {
+    static const struct {
+        const char *name;
+        cpu_reduce_op op;
+    } k_map[] = {{"ReduceSum", CPU_RED_SUM},
+                 {"ReduceMean", CPU_RED_MEAN},
+                 {"ReduceMax", CPU_RED_MAX},
+                 {"ReduceMin", CPU_RED_MIN}};
+    for (size_t i = 0; i < sizeof k_map / sizeof k_map[0]; i++)
+        if (strcmp(k_map[i].name, op_type) == 0) {
+            *op = k_map[i].op;
+            return true;
+        }
+    return false;
+}
+
+static bool reduce_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                            int n_out) {
+    cpu_reduce_op op;
+    return red_op_of(ctx->node->op_type, &op) && in[0].dtype == MOPT_DTYPE_F32;
+}
+
+typedef struct red_job {
+    const cpu_kernels *k;
+    cpu_reduce_op op;
+    const float *x;
+    float *y;
+    int64_t red, inner;
+} red_job;
+
+static void red_rows(void *arg, int64_t lo, int64_t hi) {
+    const red_job *j = arg;
+    j->k->reduce_f32(j->op, j->x + lo * j->red * j->inner, j->y + lo * j->inner, hi - lo, j->red,
+                     j->inner);
+}
+
+static mopt_status reduce_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    const ir_shape *x = &in[0].shape;
+    red_job j = {.k = ctx->state, .x = in[0].data, .y = out[0].data};
+    uint8_t mask[IR_MAX_RANK];
+    bool noop;
+    mopt_status st;
+    if (!red_op_of(ctx->node->op_type, &j.op) || x->rank > IR_MAX_RANK ||
+        ops_reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st) != 1 || noop ||
+        op_numel(&in[0]) == 0)
+        return ctx->node->op->run(ctx, in, n_in, out, n_out);
+    int32_t first = -1, last = -1;
+    for (int32_t a = 0; a < x->rank; a++) {
+        if (!mask[a] || x->dims[a] == 1) continue;
+        if (first < 0) first = a;
+        last = a;
+    }
+    int64_t outer = 1;
+    j.red = 1;
+    j.inner = 1;
+    for (int32_t a = 0; a < x->rank; a++) {
+        bool reduced = mask[a] && x->dims[a] != 1;
+        if (first >= 0 && a > first && a < last && !reduced && x->dims[a] != 1)
+            return ctx->node->op->run(ctx, in, n_in, out, n_out); /* a kept axis in between */
+        if (reduced)
+            j.red *= x->dims[a];
+        else if (first < 0 || a < first)
+            outer *= x->dims[a];
+        else
+            j.inner *= x->dims[a];
+    }
+    int64_t per = j.red * j.inner;
+    cpu_parallel_for(ctx->threads, outer, per >= GRAIN ? 1 : GRAIN / per, red_rows, &j);
+    return MOPT_OK;
+}
+
+OPS_CPU_IMPLS(reduce)

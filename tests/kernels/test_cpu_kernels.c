@@ -1,0 +1,730 @@
+/*
+ * test_cpu_kernels.c — kernels/cpu against independent references, for every
+ * tier this machine can run (avx512, avx2, portable; MOPT_ISA caps them):
+ *
+ *  - accuracy of the vector math (exp, tanh, erf, sigmoid, GELU both forms)
+ *    against double-precision libm on a dense sweep of float bit patterns
+ *    (every 509th float of either sign, subnormals to FLT_MAX) plus the
+ *    special values; the bounds below are what the kernels promise
+ *    (kernels/README.md), measured maxima are printed;
+ *  - each op's "cpu-<tier>" implementation (glue in lib/ops/<family>_cpu.c plus the
+ *    kernel) against the op's reference run on randomized shapes: odd sizes
+ *    (1, 3, 17, 129, 1000), broadcasting in every direction, NaN and
+ *    infinities in the data, 1 and 2 threads.
+ */
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/alloc.h"
+#include "core/cpu.h"
+#include "ir/ir.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/ref/ref_elementwise.h"
+#include "ops/ops.h"
+
+/* ---- promised error bounds (float32 results vs the exact function) ------
+ * err(x) <= REL * |f(x)| + ABS, ABS covering subnormal results. */
+#define EXP_REL 2.5e-7  /* exp: ~2 ulp */
+#define EXP_ABS 1.5e-45 /* one subnormal step */
+#define TANH_REL 2.5e-7
+#define SIGMOID_REL 3.0e-7
+#define ERF_REL 2.5e-7
+#define GELU_REL 3.0e-7
+#define GELU_ABS 1.0e-7 /* x < -5.5: GELU(x) is taken as -0 (|GELU| < 7e-8) */
+#define TINY_ABS 1.5e-45
+
+static const char *const k_tiers[] = {"avx512", "avx2", "portable"};
+#define N_TIERS 3
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void) {
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+static float rnd_f(float lo, float hi) {
+    return lo + (hi - lo) * (float)((double)(rnd() >> 11) / 9007199254740992.0);
+}
+
+static float f_of_bits(uint32_t b) {
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+static uint32_t bits_of(float f) {
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
+/* ---- accuracy sweeps ---------------------------------------------------- */
+
+static double gelu_erf_d(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
+static double gelu_tanh_d(double x) {
+    double u = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+    return x / (1.0 + exp(-2.0 * u)); /* = x/2 (1 + tanh u) */
+}
+static double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+typedef struct sweep_case {
+    const char *name;
+    cpu_unop op;
+    double (*truth)(double);
+    double rel, abs;
+} sweep_case;
+
+/* The sweep inputs: every 509th float bit pattern of either sign, plus
+ * boundary values; n returned. */
+static float *sweep_inputs(int64_t *n) {
+    static const float extra[] = {0.0f,    -0.0f,     FLT_MIN,   -FLT_MIN, FLT_MAX, -FLT_MAX,
+                                  1e-45f,  88.72283f, 88.72284f, 88.7f,    89.0f,   -87.33654f,
+                                  -87.34f, -103.97f,  -103.98f,  -104.0f,  -200.0f, 0.9f,
+                                  -0.9f,   1.0f,      -1.0f,     3.92f,    -3.92f,  5.5f,
+                                  -5.5f,   5.6f,      -5.6f,     9.0f,     -9.0f,   0.5f};
+    const int64_t step = 509, per_sign = 0x7f800000 / step + 1;
+    int64_t cap = 2 * per_sign + (int64_t)(sizeof extra / sizeof extra[0]);
+    float *x = mopt_malloc((size_t)cap * sizeof *x);
+    assert_non_null(x);
+    int64_t k = 0;
+    for (uint32_t b = 0; b < 0x7f800000u; b += step) {
+        x[k++] = f_of_bits(b);
+        x[k++] = -f_of_bits(b);
+    }
+    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+        x[k++] = extra[i];
+    *n = k;
+    return x;
+}
+
+static void check_sweep(const cpu_kernels *kt, const sweep_case *c, const float *x, float *y,
+                        int64_t n) {
+    kt->unary_f32(c->op, x, y, n, NULL);
+    double worst = 0, worst_x = 0, worst_abs = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double t = c->truth((double)x[i]);
+        double tf = (double)(float)t; /* the exact result rounded: what a perfect kernel gives */
+        if (isinf(tf)) {
+            if (y[i] != (float)tf)
+                fail_msg("%s/%s(%.9g) = %.9g, expected %g", kt->isa, c->name, x[i], y[i], tf);
+            continue;
+        }
+        double err = fabs((double)y[i] - t);
+        double bound = c->rel * fabs(t) + c->abs;
+        if (!(err <= bound))
+            fail_msg("%s/%s(%.9g) = %.9g, exact %.9g: error %.3g > bound %.3g", kt->isa, c->name,
+                     x[i], y[i], t, err, bound);
+        /* relative error where the relative part of the bound dominates */
+        double r = c->rel * fabs(t) > c->abs ? err / fabs(t) : 0;
+        if (r > worst) worst = r, worst_x = x[i];
+        if (err > worst_abs) worst_abs = err;
+    }
+    printf("[ BOUND    ] %-8s %-10s max rel error %.3g (x = %.9g), max abs error %.3g; "
+           "bound %.3g|f| + %.3g\n",
+           kt->isa, c->name, worst, worst_x, worst_abs, c->rel, c->abs);
+    /* special values */
+    const float sp[] = {NAN, INFINITY, -INFINITY};
+    float out[3];
+    kt->unary_f32(c->op, sp, out, 3, NULL);
+    if (!isnan(out[0])) fail_msg("%s/%s(NaN) = %g, expected NaN", kt->isa, c->name, out[0]);
+    for (int i = 1; i < 3; i++) {
+        double t = c->truth(sp[i]);
+        if (isnan(t)) continue; /* GELU(-inf): inf * 0 */
+        if (out[i] != (float)t)
+            fail_msg("%s/%s(%g) = %g, expected %g", kt->isa, c->name, sp[i], out[i], t);
+    }
+}
+
+static void math_accuracy(void **state) {
+    (void)state;
+    const sweep_case cases[] = {
+        {"exp", CPU_UN_EXP, exp, EXP_REL, EXP_ABS},
+        {"tanh", CPU_UN_TANH, tanh, TANH_REL, TINY_ABS},
+        {"erf", CPU_UN_ERF, erf, ERF_REL, TINY_ABS},
+        {"sigmoid", CPU_UN_SIGMOID, sigmoid_d, SIGMOID_REL, TINY_ABS},
+        {"gelu", CPU_UN_GELU, gelu_erf_d, GELU_REL, GELU_ABS},
+        {"gelu_tanh", CPU_UN_GELU_TANH, gelu_tanh_d, GELU_REL, GELU_ABS},
+    };
+    int64_t n;
+    float *x = sweep_inputs(&n);
+    float *y = mopt_malloc((size_t)n * sizeof *y);
+    assert_non_null(y);
+    int tiers = 0;
+    for (int t = 0; t < N_TIERS; t++) {
+        const cpu_kernels *kt = cpu_kernels_for(k_tiers[t]);
+        if (!kt) continue;
+        tiers++;
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            check_sweep(kt, &cases[c], x, y, n);
+    }
+    assert_true(tiers >= 1);
+    mopt_free(x);
+    mopt_free(y);
+}
+
+/* MOPT_ISA caps the tiers: a capped tier must be refused. */
+static void tiers_follow_cpu_features(void **state) {
+    (void)state;
+    const cpu_features *f = cpu_get();
+    const char *cap = getenv("MOPT_ISA");
+    assert_non_null(cpu_kernels_for("portable"));
+    assert_null(cpu_kernels_for("sse9"));
+    bool t512 = f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq;
+    assert_true((cpu_kernels_for("avx512") != NULL) == t512);
+    assert_true((cpu_kernels_for("avx2") != NULL) == (f->avx2 && f->fma));
+    if (cap && strcmp(cap, "avx2") == 0) assert_null(cpu_kernels_for("avx512"));
+    if (cap && strcmp(cap, "portable") == 0) assert_null(cpu_kernels_for("avx2"));
+    printf("[ TIERS    ] best tier %s (MOPT_ISA=%s)\n", f->isa, cap ? cap : "unset");
+}
+
+/* ---- op-level: cpu impl vs reference run -------------------------------- */
+
+typedef struct node_fx {
+    ir_graph *g;
+    ir_node *n;
+    const op_def *def;
+    int64_t opset;
+} node_fx;
+
+static void fx_init(node_fx *f, const char *op_type, int n_in, int n_out, int64_t opset) {
+    f->g = ir_graph_create();
+    assert_non_null(f->g);
+    f->n = ir_graph_add_node(f->g, op_type, "", "node_under_test", n_in, n_out);
+    assert_non_null(f->n);
+    char name[32];
+    for (int k = 0; k < n_in; k++) {
+        snprintf(name, sizeof name, "x%d", k);
+        f->n->inputs[k] = ir_graph_value(f->g, name);
+    }
+    for (int k = 0; k < n_out; k++) {
+        snprintf(name, sizeof name, "y%d", k);
+        f->n->outputs[k] = ir_graph_value(f->g, name);
+    }
+    f->def = ops_find(op_type, "");
+    assert_non_null(f->def);
+    f->n->op = f->def;
+    f->opset = opset;
+}
+static void fx_done(node_fx *f) { ir_graph_destroy(f->g); }
+
+static void attr_int(node_fx *f, const char *name, int64_t v) {
+    ir_attr *a = ir_node_add_attr(f->n, name, IR_ATTR_INT);
+    assert_non_null(a);
+    a->i = v;
+}
+static void attr_float(node_fx *f, const char *name, float v) {
+    ir_attr *a = ir_node_add_attr(f->n, name, IR_ATTR_FLOAT);
+    assert_non_null(a);
+    a->f = v;
+}
+static void attr_string(node_fx *f, const char *name, const char *s) {
+    ir_attr *a = ir_node_add_attr(f->n, name, IR_ATTR_STRING);
+    assert_non_null(a);
+    a->s_len = strlen(s);
+    a->s = mopt_malloc(a->s_len + 1);
+    assert_non_null(a->s);
+    memcpy(a->s, s, a->s_len + 1);
+}
+static void attr_ints(node_fx *f, const char *name, const int64_t *v, int n) {
+    ir_attr *a = ir_node_add_attr(f->n, name, IR_ATTR_INTS);
+    assert_non_null(a);
+    a->ints = mopt_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    assert_non_null(a->ints);
+    memcpy(a->ints, v, (size_t)n * sizeof(int64_t));
+    a->n = (size_t)n;
+}
+
+static op_tensor tensor_of(mopt_dtype t, int32_t rank, const int64_t *dims, void *data) {
+    op_tensor x;
+    memset(&x, 0, sizeof x);
+    x.dtype = t;
+    ir_shape_set(&x.shape, rank, dims);
+    x.data = data;
+    return x;
+}
+
+/* Random f32 data in [lo, hi]; with `specials`, about 1 in 50 values is NaN
+ * or +-inf. */
+static float *rand_f32(int64_t n, float lo, float hi, bool specials) {
+    float *x = mopt_aligned_alloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+    assert_non_null(x);
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = rnd_f(lo, hi);
+        if (specials && rnd() % 50 == 0) {
+            int k = (int)(rnd() % 3);
+            x[i] = k == 0 ? NAN : k == 1 ? INFINITY : -INFINITY;
+        }
+    }
+    return x;
+}
+
+typedef struct tol {
+    double atol, rtol;
+    bool exact; /* bit-exact except NaN payloads */
+} tol;
+
+static int g_op_checks;
+
+/* Runs the node's reference run and each available cpu-<tier> impl (1 and 2
+ * threads) on in[], comparing every output. */
+static void check_node(node_fx *f, op_tensor *in, int n_in, int n_out, tol t, const char *what,
+                       bool may_decline) {
+    op_ctx ctx = {.node = f->n, .graph = f->g, .opset = f->opset, .runtime = true, .threads = 1};
+    op_tensor ref[4], got[4];
+    memset(ref, 0, sizeof ref);
+    assert_int_equal(f->def->infer(&ctx, in, n_in, ref, n_out), MOPT_OK);
+    int64_t numel[4];
+    for (int k = 0; k < n_out; k++) {
+        numel[k] = ir_shape_numel(&ref[k].shape);
+        ref[k].data = mopt_aligned_alloc((size_t)(numel[k] > 0 ? numel[k] : 1) *
+                                         mopt_dtype_size(ref[k].dtype));
+        assert_non_null(ref[k].data);
+    }
+    if (f->def->run(&ctx, in, n_in, ref, n_out) != MOPT_OK)
+        fail_msg("%s: reference run failed: %s", what, mopt_error_message());
+    int ran = 0;
+    for (int ti = 0; ti < N_TIERS; ti++) {
+        const cpu_kernels *kt = cpu_kernels_for(k_tiers[ti]);
+        if (!kt) continue;
+        const op_impl *impl = NULL;
+        char want[32];
+        snprintf(want, sizeof want, "cpu-%s", k_tiers[ti]);
+        for (int k = 0; f->def->impls && f->def->impls[k]; k++)
+            if (strcmp(f->def->impls[k]->name, want) == 0) impl = f->def->impls[k];
+        if (!impl) fail_msg("%s: op %s has no %s implementation", what, f->n->op_type, want);
+        op_ctx lctx = ctx;
+        lctx.runtime = false;
+        if (!impl->supports(&lctx, in, n_in, ref, n_out)) {
+            if (!may_decline) fail_msg("%s: %s does not support the case", what, want);
+            printf("[ INFO     ] %s: not taken by %s (reference kernel)\n", what, want);
+            ran++;
+            continue;
+        }
+        void *st = NULL;
+        assert_int_equal(impl->prepare(&lctx, in, n_in, ref, n_out, &st), MOPT_OK);
+        assert_ptr_equal(st, kt);
+        for (int threads = 1; threads <= 2; threads++) {
+            op_ctx rctx = ctx;
+            rctx.state = st;
+            rctx.threads = threads;
+            void *scratch = NULL;
+            rctx.scratch = &scratch;
+            for (int k = 0; k < n_out; k++) {
+                got[k] = ref[k];
+                got[k].data = mopt_aligned_alloc((size_t)(numel[k] > 0 ? numel[k] : 1) *
+                                                 mopt_dtype_size(ref[k].dtype));
+                assert_non_null(got[k].data);
+                memset(got[k].data, 0xa5, (size_t)numel[k] * mopt_dtype_size(ref[k].dtype));
+            }
+            if (impl->run(&rctx, in, n_in, got, n_out) != MOPT_OK)
+                fail_msg("%s: %s run failed: %s", what, want, mopt_error_message());
+            for (int k = 0; k < n_out; k++) {
+                if (ref[k].dtype != MOPT_DTYPE_F32) {
+                    size_t nb = (size_t)numel[k] * mopt_dtype_size(ref[k].dtype);
+                    if (memcmp(ref[k].data, got[k].data, nb) != 0)
+                        fail_msg("%s: %s (%d threads) output %d differs from ref", what, want,
+                                 threads, k);
+                    continue;
+                }
+                const float *r = ref[k].data, *g = got[k].data;
+                for (int64_t i = 0; i < numel[k]; i++) {
+                    bool ok;
+                    if (isnan(r[i]) || isnan(g[i]))
+                        ok = isnan(r[i]) && isnan(g[i]);
+                    else if (t.exact)
+                        ok = bits_of(r[i]) == bits_of(g[i]);
+                    else if (isinf(r[i]) || isinf(g[i]))
+                        ok = r[i] == g[i];
+                    else
+                        ok = fabs((double)r[i] - g[i]) <= t.atol + t.rtol * fabs((double)r[i]);
+                    if (!ok)
+                        fail_msg("%s: %s (%d threads) output %d element %lld: %.9g, ref %.9g", what,
+                                 want, threads, k, (long long)i, g[i], r[i]);
+                }
+            }
+            for (int k = 0; k < n_out; k++)
+                mopt_aligned_free(got[k].data);
+            g_op_checks++;
+        }
+        ran++;
+    }
+    assert_true(ran >= 1);
+    for (int k = 0; k < n_out; k++)
+        mopt_aligned_free(ref[k].data);
+}
+
+static const int64_t k_sizes[] = {1, 3, 17, 129, 1000};
+#define N_SIZES 5
+
+/* Random shape of rank 1..4 with at most max_numel elements. */
+static int32_t rand_shape(int64_t *dims, int64_t max_numel) {
+    for (;;) {
+        int32_t r = 1 + (int32_t)(rnd() % 4);
+        int64_t n = 1;
+        for (int32_t i = 0; i < r; i++) {
+            dims[i] = k_sizes[rnd() % N_SIZES];
+            n *= dims[i];
+        }
+        if (n <= max_numel) return r;
+    }
+}
+
+static void ops_binary_vs_ref(void **state) {
+    (void)state;
+    static const char *const ops[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
+    typedef struct {
+        int32_t ra, rb;
+        int64_t a[4], b[4];
+    } pair;
+    const pair fixed[] = {
+        {2, 2, {17, 129}, {17, 129}},    /* same shape */
+        {0, 2, {0}, {3, 1000}},          /* scalar + tensor */
+        {2, 0, {3, 1000}, {0}},          /* tensor + scalar */
+        {2, 1, {129, 17}, {17}},         /* row broadcast (bias) */
+        {1, 3, {1000}, {3, 1, 1000}},    /* row broadcast, a is the row */
+        {2, 2, {129, 1}, {129, 17}},     /* column broadcast */
+        {3, 3, {3, 1, 17}, {1, 129, 1}}, /* outer product-like */
+        {4, 3, {2, 3, 4, 5}, {3, 1, 5}}, /* middle broadcast */
+        {1, 1, {1}, {1}},
+        {1, 1, {1000}, {1}},
+        {4, 4, {1, 1, 1, 1}, {1, 1, 1, 1}},
+    };
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        int n_cases = (int)(sizeof fixed / sizeof fixed[0]) + 20;
+        for (int c = 0; c < n_cases; c++) {
+            pair p;
+            if (c < (int)(sizeof fixed / sizeof fixed[0])) {
+                p = fixed[c];
+            } else { /* random broadcast: b drops leading axes and sets some to 1 */
+                p.ra = rand_shape(p.a, 60000);
+                p.rb = (int32_t)(rnd() % (uint64_t)(p.ra + 1));
+                for (int32_t i = 0; i < p.rb; i++) {
+                    p.b[i] = p.a[p.ra - p.rb + i];
+                    if (rnd() % 3 == 0) p.b[i] = 1;
+                }
+                if (rnd() % 2) {
+                    pair s = p;
+                    p.ra = s.rb, p.rb = s.ra;
+                    memcpy(p.a, s.b, sizeof p.a);
+                    memcpy(p.b, s.a, sizeof p.b);
+                }
+            }
+            node_fx f;
+            fx_init(&f, ops[o], 2, 1, 17);
+            int64_t na = ir_numel(p.ra, p.a), nb = ir_numel(p.rb, p.b);
+            float *a = rand_f32(na, -3, 3, true), *b = rand_f32(nb, -3, 3, true);
+            op_tensor in[2] = {tensor_of(MOPT_DTYPE_F32, p.ra, p.a, a),
+                               tensor_of(MOPT_DTYPE_F32, p.rb, p.b, b)};
+            char what[96];
+            snprintf(what, sizeof what, "%s case %d (ranks %d, %d)", ops[o], c, (int)p.ra,
+                     (int)p.rb);
+            check_node(&f, in, 2, 1, (tol){0, 0, true}, what, false);
+            mopt_aligned_free(a);
+            mopt_aligned_free(b);
+            fx_done(&f);
+        }
+    }
+}
+
+typedef struct un_case {
+    const char *op;
+    tol t;
+    float lo, hi;
+    float alpha, beta; /* attributes when set (NAN: absent) */
+    const char *approx;
+} un_case;
+
+static void ops_unary_vs_ref(void **state) {
+    (void)state;
+    /* The reference uses libm (about 1 ulp) and the cpu kernels the bounds
+     * above: compare with their sum. Exact ops must be bit-exact. */
+    const tol exact = {0, 0, true};
+    const un_case cases[] = {
+        {"Relu", exact, -5, 5, NAN, NAN, NULL},
+        {"LeakyRelu", exact, -5, 5, 0.1f, NAN, NULL},
+        {"LeakyRelu", exact, -5, 5, NAN, NAN, NULL},
+        {"Sigmoid", {1e-7, 5e-7, false}, -30, 30, NAN, NAN, NULL},
+        {"Tanh", {1e-7, 5e-7, false}, -10, 10, NAN, NAN, NULL},
+        {"Erf", {1e-7, 5e-7, false}, -5, 5, NAN, NAN, NULL},
+        {"Gelu", {2e-7, 5e-7, false}, -10, 10, NAN, NAN, NULL},
+        {"Gelu", {2e-7, 5e-7, false}, -10, 10, NAN, NAN, "tanh"},
+        {"Exp", {1.5e-45, 5e-7, false}, -100, 88, NAN, NAN, NULL},
+        {"HardSwish", {1e-7, 2.5e-7, false}, -5, 5, NAN, NAN, NULL},
+        {"HardSigmoid", {1e-7, 2.5e-7, false}, -5, 5, NAN, NAN, NULL},
+        {"HardSigmoid", {1e-7, 2.5e-7, false}, -5, 5, 0.3f, 0.4f, NULL},
+        {"Sqrt", exact, 0, 100, NAN, NAN, NULL},
+        {"Neg", exact, -5, 5, NAN, NAN, NULL},
+        {"Abs", exact, -5, 5, NAN, NAN, NULL},
+        {"Reciprocal", exact, -5, 5, NAN, NAN, NULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        for (int s = 0; s < N_SIZES + 1; s++) {
+            int64_t dims[4];
+            int32_t rank = 1;
+            if (s < N_SIZES)
+                dims[0] = k_sizes[s];
+            else
+                rank = rand_shape(dims, 200000);
+            node_fx f;
+            fx_init(&f, cases[c].op, 1, 1, 17);
+            if (!isnan(cases[c].alpha)) attr_float(&f, "alpha", cases[c].alpha);
+            if (!isnan(cases[c].beta)) attr_float(&f, "beta", cases[c].beta);
+            if (cases[c].approx) attr_string(&f, "approximate", cases[c].approx);
+            int64_t n = ir_numel(rank, dims);
+            float *x = rand_f32(n, cases[c].lo, cases[c].hi, true);
+            op_tensor in[1] = {tensor_of(MOPT_DTYPE_F32, rank, dims, x)};
+            char what[96];
+            snprintf(what, sizeof what, "%s%s%s n=%lld", cases[c].op, cases[c].approx ? "/" : "",
+                     cases[c].approx ? cases[c].approx : "", (long long)n);
+            check_node(&f, in, 1, 1, cases[c].t, what, false);
+            mopt_aligned_free(x);
+            fx_done(&f);
+        }
+    }
+}
+
+static void ops_clip_vs_ref(void **state) {
+    (void)state;
+    const float bounds[][2] = {
+        {-1, 1}, {0, 6}, {2, -2} /* lo > hi: all hi */, {NAN, 0.5f}, {-0.5f, NAN}};
+    for (size_t b = 0; b < sizeof bounds / sizeof bounds[0]; b++) {
+        for (int opset = 6; opset <= 13; opset += 7) {
+            int64_t n = k_sizes[b % N_SIZES] * 7;
+            node_fx f;
+            fx_init(&f, "Clip", opset >= 11 ? 3 : 1, 1, opset);
+            float lo = bounds[b][0], hi = bounds[b][1];
+            op_tensor in[3];
+            int n_in = 1;
+            float *x = rand_f32(n, -10, 10, true);
+            in[0] = tensor_of(MOPT_DTYPE_F32, 1, &n, x);
+            if (opset < 11) {
+                if (!isnan(lo)) attr_float(&f, "min", lo);
+                if (!isnan(hi)) attr_float(&f, "max", hi);
+            } else {
+                n_in = 3;
+                in[1] = tensor_of(isnan(lo) ? MOPT_DTYPE_UNDEFINED : MOPT_DTYPE_F32, 0, NULL, &lo);
+                in[2] = tensor_of(isnan(hi) ? MOPT_DTYPE_UNDEFINED : MOPT_DTYPE_F32, 0, NULL, &hi);
+                if (isnan(lo)) f.n->inputs[1] = -1, in[1].data = NULL;
+                if (isnan(hi)) f.n->inputs[2] = -1, in[2].data = NULL;
+            }
+            char what[96];
+            snprintf(what, sizeof what, "Clip opset %d [%g, %g]", opset, lo, hi);
+            check_node(&f, in, n_in, 1, (tol){0, 0, true}, what, false);
+            mopt_aligned_free(x);
+            fx_done(&f);
+        }
+    }
+}
+
+static void ops_softmax_vs_ref(void **state) {
+    (void)state;
+    typedef struct {
+        int32_t rank;
+        int64_t dims[4];
+        int64_t axis; /* INT64_MIN: default */
+        int64_t opset;
+    } sm;
+    const sm cases[] = {
+        {2, {1, 1}, INT64_MIN, 13},
+        {2, {3, 17}, INT64_MIN, 13},
+        {2, {129, 1000}, -1, 13},
+        {3, {2, 3, 129}, 2, 13},
+        {4, {2, 12, 128, 128}, -1, 13},
+        {3, {17, 129, 1}, 1, 13} /* trailing 1 */,
+        {3, {3, 17, 129}, 1, 13} /* middle axis: reference path */,
+        {3, {3, 17, 129}, 1, 11} /* coerced rows of 17*129 */,
+        {3, {3, 5, 7}, 0, 11},
+        {1, {1000}, 0, 13},
+    };
+    for (int lg = 0; lg < 2; lg++) {
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            for (int sp = 0; sp < 2; sp++) {
+                node_fx f;
+                fx_init(&f, lg ? "LogSoftmax" : "Softmax", 1, 1, cases[c].opset);
+                if (cases[c].axis != INT64_MIN) attr_int(&f, "axis", cases[c].axis);
+                int64_t n = ir_numel(cases[c].rank, cases[c].dims);
+                float *x = rand_f32(n, -20, 20, sp == 1);
+                op_tensor in[1] = {tensor_of(MOPT_DTYPE_F32, cases[c].rank, cases[c].dims, x)};
+                char what[96];
+                snprintf(what, sizeof what, "%s case %zu%s", lg ? "LogSoftmax" : "Softmax", c,
+                         sp ? " with NaN/inf" : "");
+                /* log-softmax subtracts the log-sum (about 20 here) from x: one ulp of
+                 * that (1.9e-6) is the floor of the absolute error */
+                check_node(&f, in, 1, 1, (tol){lg ? 4e-6 : 2e-7, 2e-6, false}, what, c == 6);
+                mopt_aligned_free(x);
+                fx_done(&f);
+            }
+        }
+    }
+}
+
+static void ops_layernorm_vs_ref(void **state) {
+    (void)state;
+    typedef struct {
+        int32_t rank;
+        int64_t dims[4];
+        int64_t axis;
+        bool bias;
+        int n_out;
+    } ln;
+    const ln cases[] = {
+        {2, {1, 1}, -1, true, 1},      {2, {3, 17}, -1, true, 3},
+        {2, {128, 768}, -1, true, 1},  {3, {2, 3, 1000}, -1, false, 1},
+        {3, {2, 17, 129}, 1, true, 3}, {2, {129, 3}, 1, true, 2},
+        {1, {1000}, 0, true, 3},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        node_fx f;
+        int n_in = cases[c].bias ? 3 : 2;
+        fx_init(&f, "LayerNormalization", n_in, cases[c].n_out, 17);
+        attr_int(&f, "axis", cases[c].axis);
+        attr_float(&f, "epsilon", 1e-5f);
+        const int32_t rank = cases[c].rank;
+        int32_t axis = (int32_t)(cases[c].axis < 0 ? cases[c].axis + rank : cases[c].axis);
+        int64_t n = ir_numel(rank, cases[c].dims);
+        int64_t len = ir_numel(rank - axis, cases[c].dims + axis);
+        float *x = rand_f32(n, -4, 4, false);
+        for (int64_t i = 0; i < n; i++)
+            x[i] += (float)(i / len % 5); /* per-row offsets */
+        float *sc = rand_f32(len, 0.5f, 1.5f, false), *bi = rand_f32(len, -1, 1, false);
+        op_tensor in[3] = {tensor_of(MOPT_DTYPE_F32, rank, cases[c].dims, x),
+                           tensor_of(MOPT_DTYPE_F32, rank - axis, cases[c].dims + axis, sc),
+                           tensor_of(MOPT_DTYPE_F32, rank - axis, cases[c].dims + axis, bi)};
+        char what[96];
+        snprintf(what, sizeof what, "LayerNormalization case %zu", c);
+        check_node(&f, in, n_in, cases[c].n_out, (tol){2e-6, 2e-6, false}, what, false);
+        mopt_aligned_free(x);
+        mopt_aligned_free(sc);
+        mopt_aligned_free(bi);
+        fx_done(&f);
+    }
+}
+
+static void ops_reduce_vs_ref(void **state) {
+    (void)state;
+    static const char *const ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"};
+    typedef struct {
+        int32_t rank;
+        int64_t dims[4];
+        int n_axes;
+        int64_t axes[4];
+        int keep;
+    } rc;
+    const rc cases[] = {
+        {2, {129, 1000}, 1, {-1}, 1},
+        {2, {3, 17}, 1, {1}, 0},
+        {3, {2, 17, 129}, 2, {1, 2}, 1},
+        {3, {3, 129, 17}, 1, {1}, 1},
+        {3, {1000, 3, 1}, 1, {0}, 0},
+        {4, {2, 3, 17, 5}, 2, {1, 2}, 0},
+        {3, {2, 1, 129}, 2, {1, 2}, 1},
+        {2, {1, 1}, 1, {0}, 1},
+        {3, {5, 7, 3}, 0, {0}, 0},
+        {3, {3, 17, 5}, 2, {0, 2}, 1} /* scattered: reference path */,
+    };
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            for (int sp = 0; sp < 2; sp++) {
+                node_fx f;
+                fx_init(&f, ops[o], 1, 1, 13); /* opset 13: axes attribute for ReduceSum too? */
+                if (strcmp(ops[o], "ReduceSum") == 0) f.opset = 11;
+                if (cases[c].n_axes) attr_ints(&f, "axes", cases[c].axes, cases[c].n_axes);
+                attr_int(&f, "keepdims", cases[c].keep);
+                int64_t n = ir_numel(cases[c].rank, cases[c].dims);
+                float *x = rand_f32(n, -2, 2, sp == 1);
+                op_tensor in[1] = {tensor_of(MOPT_DTYPE_F32, cases[c].rank, cases[c].dims, x)};
+                char what[96];
+                snprintf(what, sizeof what, "%s case %zu%s", ops[o], c, sp ? " with NaN/inf" : "");
+                /* float accumulation vs the reference's double: |x| <= 2 and
+                 * at most 129000 terms; sums are compared loosely */
+                bool minmax = o >= 2;
+                check_node(&f, in, 1, 1, (tol){minmax ? 0 : 2e-3, minmax ? 0 : 1e-5, minmax}, what,
+                           false);
+                mopt_aligned_free(x);
+                fx_done(&f);
+            }
+        }
+    }
+    /* ReduceSum opset 13: axes as an input */
+    node_fx f;
+    fx_init(&f, "ReduceSum", 2, 1, 13);
+    int64_t dims[3] = {3, 17, 129}, axes[1] = {-1}, one = 1;
+    float *x = rand_f32(3 * 17 * 129, -1, 1, false);
+    op_tensor in[2] = {tensor_of(MOPT_DTYPE_F32, 3, dims, x),
+                       tensor_of(MOPT_DTYPE_I64, 1, &one, axes)};
+    check_node(&f, in, 2, 1, (tol){1e-5, 1e-5, false}, "ReduceSum opset 13 axes input", false);
+    mopt_aligned_free(x);
+    fx_done(&f);
+}
+
+static void ops_transpose_vs_ref(void **state) {
+    (void)state;
+    typedef struct {
+        int32_t rank;
+        int64_t dims[4];
+        int64_t perm[4];
+        mopt_dtype dt;
+    } tc;
+    const tc cases[] = {
+        {2, {1000, 129}, {1, 0}, MOPT_DTYPE_F32},
+        {2, {17, 3}, {1, 0}, MOPT_DTYPE_F32},
+        {2, {1, 1000}, {1, 0}, MOPT_DTYPE_F32},
+        {2, {129, 129}, {1, 0}, MOPT_DTYPE_I32},
+        {4, {2, 128, 12, 64}, {0, 2, 1, 3}, MOPT_DTYPE_F32}, /* [B,S,H,D] -> [B,H,S,D] */
+        {4, {2, 17, 3, 129}, {0, 2, 1, 3}, MOPT_DTYPE_I64},
+        {4, {2, 128, 12, 64}, {0, 2, 3, 1}, MOPT_DTYPE_F32}, /* [B,S,H,D] -> [B,H,D,S] */
+        {3, {3, 17, 129}, {0, 2, 1}, MOPT_DTYPE_F32},
+        {3, {3, 1, 17}, {2, 1, 0}, MOPT_DTYPE_F32},
+        {3, {1000, 3, 1}, {1, 0, 2}, MOPT_DTYPE_U8},
+        {3, {5, 7, 9}, {2, 0, 1}, MOPT_DTYPE_F32},
+        {4, {2, 3, 4, 5}, {3, 2, 1, 0}, MOPT_DTYPE_F32},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        node_fx f;
+        fx_init(&f, "Transpose", 1, 1, 13);
+        attr_ints(&f, "perm", cases[c].perm, cases[c].rank);
+        int64_t n = ir_numel(cases[c].rank, cases[c].dims);
+        size_t esz = mopt_dtype_size(cases[c].dt);
+        uint8_t *x = mopt_aligned_alloc((size_t)n * esz);
+        assert_non_null(x);
+        for (size_t i = 0; i < (size_t)n * esz; i++)
+            x[i] = (uint8_t)rnd();
+        if (cases[c].dt == MOPT_DTYPE_F32) { /* keep NaN payloads out of a bit-exact check */
+            float *xf = (float *)(void *)x;
+            for (int64_t i = 0; i < n; i++)
+                xf[i] = rnd_f(-1, 1);
+        }
+        op_tensor in[1] = {tensor_of(cases[c].dt, cases[c].rank, cases[c].dims, x)};
+        char what[64];
+        snprintf(what, sizeof what, "Transpose case %zu", c);
+        check_node(&f, in, 1, 1, (tol){0, 0, true}, what, true); /* some perms: reference */
+        mopt_aligned_free(x);
+        fx_done(&f);
+    }
+}
+
+static int report(void **state) {
+    (void)state;
+    printf("[ CHECKS   ] %d op-level comparisons (impl x tier x threads)\n", g_op_checks);
+    return 0;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(tiers_follow_cpu_features), cmocka_unit_test(math_accuracy),
+        cmocka_unit_test(ops_binary_vs_ref),         cmocka_unit_test(ops_unary_vs_ref),
+        cmocka_unit_test(ops_clip_vs_ref),           cmocka_unit_test(ops_softmax_vs_ref),
+        cmocka_unit_test(ops_layernorm_vs_ref),      cmocka_unit_test(ops_reduce_vs_ref),
+        cmocka_unit_test(ops_transpose_vs_ref),
+    };
+    return cmocka_run_group_tests(tests, NULL, report);
+}
