@@ -5,7 +5,10 @@
  * test that loads the model through the public API, feeds every data set and
  * compares every output with the expected one (dtype, shape, values).
  *
- * usage: case_runner [--opt-level N] [--backend B] [--threads T] [--atol A] [--rtol R] PATH...
+ * usage: case_runner [--opt-level N] [--backend B] [--threads T] [--precision P]
+ *                    [--atol A] [--rtol R] [--min-cosine C] PATH...
+ *   --min-cosine also fails a float output whose cosine similarity with the
+ *   expected one is below C (for the bf16/int8 precisions).
  *   PATH is a case folder, or a folder whose sub-folders (two levels deep at
  *   most) are cases. Used by the "ops" and "models" suites.
  */
@@ -36,6 +39,9 @@ static int g_n_cases;
 static int g_opt_level = 0;
 static const char *g_backend = NULL; /* NULL: the library default */
 static int g_threads = 0;             /* 0: the library default */
+static const char *g_precision;      /* NULL: the library default */
+static double g_min_cosine = -2;      /* --min-cosine: fail below it */
+static double g_last_cosine;          /* of the last compare() of floats */
 static double g_atol = 1e-5, g_rtol = 1e-4;
 static int g_atol_set, g_rtol_set;
 
@@ -151,12 +157,15 @@ static double compare(const char *what, const mopt_tensor *got, const mopt_tenso
     }
     int64_t n = mopt_tensor_element_count(want);
     int fl = is_float(mopt_tensor_dtype(want));
-    double max_err = 0;
+    double max_err = 0, dot = 0, ng = 0, nw = 0;
     for (int64_t i = 0; i < n; i++) {
         double g = elem(got, i), w = elem(want, i);
         if (fl) {
             if (isnan(w) && isnan(g)) continue;
             if (isinf(w) && g == w) continue;
+            dot += g * w;
+            ng += g * g;
+            nw += w * w;
             double err = fabs(g - w);
             if (!(err <= atol + rtol * fabs(w)))
                 fail_msg("%s: element %lld is %.9g, expected %.9g (|diff| %.3g > atol %.3g + "
@@ -167,6 +176,10 @@ static double compare(const char *what, const mopt_tensor *got, const mopt_tenso
             fail_msg("%s: element %lld is %.17g, expected %.17g", what, (long long)i, g, w);
         }
     }
+    /* cosine similarity of the flattened tensors (1 when both are zero) */
+    g_last_cosine = ng > 0 && nw > 0 ? dot / sqrt(ng * nw) : (ng == nw ? 1.0 : 0.0);
+    if (fl && g_last_cosine < g_min_cosine)
+        fail_msg("%s: cosine similarity %.6f < %.6f", what, g_last_cosine, g_min_cosine);
     return max_err;
 }
 
@@ -190,6 +203,8 @@ static void run_case(void **state) {
     if (g_backend)
         assert_int_equal(mopt_options_set_string(opts, "backend", g_backend), MOPT_OK);
     if (g_threads > 0) assert_int_equal(mopt_options_set_int(opts, "threads", g_threads), MOPT_OK);
+    if (g_precision)
+        assert_int_equal(mopt_options_set_string(opts, "precision", g_precision), MOPT_OK);
     mopt_model *model = NULL;
     snprintf(p, sizeof p, "%s/model.onnx", c->path);
     mopt_status st = mopt_model_load(p, opts, &model);
@@ -201,7 +216,7 @@ static void run_case(void **state) {
     assert_int_equal(mopt_session_create(model, opts, &sess), MOPT_OK);
     size_t n_in = mopt_model_io_count(model, MOPT_INPUT);
     size_t n_out = mopt_model_io_count(model, MOPT_OUTPUT);
-    double case_max = 0;
+    double case_max = 0, case_cos = 1;
     int n_sets = 0;
     for (int set = 0; set < 1000; set++) {
         char dir[1100];
@@ -229,6 +244,8 @@ static void run_case(void **state) {
                          rep + 1, k, mopt_model_io_name(model, MOPT_OUTPUT, (size_t)k));
                 double e = compare(what, outputs[k], expected[k], atol, rtol);
                 if (e > case_max) case_max = e;
+                if (is_float(mopt_tensor_dtype(expected[k])) && g_last_cosine < case_cos)
+                    case_cos = g_last_cosine;
                 if (rep == 0) memset(mopt_tensor_data(outputs[k]), 0xff,
                                      mopt_tensor_size_bytes(outputs[k]));
             }
@@ -240,8 +257,9 @@ static void run_case(void **state) {
         }
     }
     if (n_sets == 0) fail_msg("%s: no test_data_set_* folder", c->name);
-    printf("[ CASE     ] %s: %d data set%s, max abs error %.3g (atol %.3g, rtol %.3g)\n",
-           c->name, n_sets, n_sets == 1 ? "" : "s", case_max, atol, rtol);
+    printf("[ CASE     ] %s: %d data set%s, max abs error %.3g (atol %.3g, rtol %.3g), "
+           "min cosine %.7f\n",
+           c->name, n_sets, n_sets == 1 ? "" : "s", case_max, atol, rtol, case_cos);
     mopt_session_destroy(sess);
     mopt_model_destroy(model);
     mopt_options_destroy(opts);
@@ -255,6 +273,10 @@ int main(int argc, char **argv) {
             g_backend = argv[++i];
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             g_threads = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
+            g_precision = argv[++i];
+        } else if (strcmp(argv[i], "--min-cosine") == 0 && i + 1 < argc) {
+            g_min_cosine = atof(argv[++i]);
         } else if (strcmp(argv[i], "--atol") == 0 && i + 1 < argc) {
             g_atol = atof(argv[++i]);
             g_atol_set = 1;
@@ -262,8 +284,8 @@ int main(int argc, char **argv) {
             g_rtol = atof(argv[++i]);
             g_rtol_set = 1;
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: case_runner [--opt-level N] [--backend B] [--threads T] [--atol A] "
-                            "[--rtol R] PATH...\n");
+            fprintf(stderr, "usage: case_runner [--opt-level N] [--backend B] [--threads T] "
+                            "[--precision P] [--atol A] [--rtol R] [--min-cosine C] PATH...\n");
             return 2;
         } else {
             add_cases(argv[i], 2);

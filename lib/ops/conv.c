@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels/ref/ref_conv.h"
+#include "ops/impls.h"
 #include "ops/ops.h"
 
 #define ATTR_LIMIT ((int64_t)1 << 31) /* keeps window arithmetic far from overflow */
@@ -166,35 +167,49 @@ static mopt_status conv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     return MOPT_OK;
 }
 
-static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                            int n_out) {
-    const ir_shape *x = &in[0].shape, *w = &in[1].shape, *y = &out[0].shape;
+mopt_status ops_conv_geometry(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
+                              ref_conv_params *p, int64_t *pad_end) {
     int32_t S = x->rank - 2;
     conv_attrs a;
     mopt_status st = conv_attrs_read(ctx, S, &a);
     if (st) return st;
-    ref_conv_params p;
-    p.batch = x->dims[0];
-    p.c_in = x->dims[1];
-    p.c_out = w->dims[0];
-    p.group = a.group;
+    p->batch = x->dims[0];
+    p->c_in = x->dims[1];
+    p->c_out = w->dims[0];
+    p->group = a.group;
     int32_t lead = REF_WIN_MAX - S;
     for (int32_t i = 0; i < REF_WIN_MAX; i++) {
-        p.in[i] = p.out[i] = p.k[i] = p.stride[i] = p.dilation[i] = 1;
-        p.pad[i] = 0;
+        p->in[i] = p->out[i] = p->k[i] = p->stride[i] = p->dilation[i] = 1;
+        p->pad[i] = pad_end[i] = 0;
     }
     for (int32_t i = 0; i < S; i++) {
         int64_t pb = a.pads[i], pe = a.pads[S + i];
         int64_t k = w->dims[2 + i];
-        ref_window_out_size(x->dims[2 + i], k, a.stride[i], a.dilation[i], a.auto_pad, false, &pb,
-                            &pe);
-        p.in[lead + i] = x->dims[2 + i];
-        p.out[lead + i] = y->dims[2 + i];
-        p.k[lead + i] = k;
-        p.stride[lead + i] = a.stride[i];
-        p.dilation[lead + i] = a.dilation[i];
-        p.pad[lead + i] = pb;
+        int64_t o = ref_window_out_size(x->dims[2 + i], k, a.stride[i], a.dilation[i], a.auto_pad,
+                                        false, &pb, &pe);
+        if (o <= 0) {
+            char sx[IR_SHAPE_STR_CAP], sw[IR_SHAPE_STR_CAP];
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "X %s and W %s give no output along spatial axis %d",
+                           op_shape_str(ctx, x, sx), op_shape_str(ctx, w, sw), (int)i);
+        }
+        p->in[lead + i] = x->dims[2 + i];
+        p->out[lead + i] = o;
+        p->k[lead + i] = k;
+        p->stride[lead + i] = a.stride[i];
+        p->dilation[lead + i] = a.dilation[i];
+        p->pad[lead + i] = pb;
+        pad_end[lead + i] = pe;
     }
+    return MOPT_OK;
+}
+
+static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    ref_conv_params p;
+    int64_t pad_end[REF_WIN_MAX];
+    mopt_status st = ops_conv_geometry(ctx, &in[0].shape, &in[1].shape, &p, pad_end);
+    if (st) return st;
     bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
     if (p.c_out == 0 || p.batch == 0) return MOPT_OK;
     ref_conv_f32(&p, in[0].data, in[1].data, has_b ? in[2].data : NULL, out[0].data);
@@ -202,7 +217,7 @@ static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 }
 
 static const op_def k_ops[] = {
-    {"Conv", "", 2, 3, 1, 1, conv_infer, conv_run},
+    {"Conv", "", 2, 3, 1, 1, conv_infer, conv_run, ops_conv_impls},
 };
 
 const op_def *ops_family_conv(size_t *count) {

@@ -14,6 +14,7 @@
 
 #include "kernels/ref/ref_matmul.h"
 #include "ops/fused.h"
+#include "ops/impls.h"
 
 static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
 
@@ -230,8 +231,8 @@ static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
 /* impls: faster backends (e.g. oneDNN) add their NULL-terminated op_impl
  * lists here. */
 static const op_def k_ops[] = {
-    {"FusedMatMul", "mopt", 2, 4, 1, 1, fmm_infer, fmm_run, NULL},
-    {"FusedConv", "mopt", 2, 4, 1, 1, fconv_infer, fconv_run, NULL},
+    {"FusedMatMul", "mopt", 2, 4, 1, 1, fmm_infer, fmm_run, ops_fused_matmul_impls},
+    {"FusedConv", "mopt", 2, 4, 1, 1, fconv_infer, fconv_run, ops_fused_conv_impls},
 };
 
 const op_def *ops_family_fused(size_t *count) {

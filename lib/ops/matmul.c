@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/ref/ref_matmul.h"
+#include "ops/impls.h"
 #include "ops/ops.h"
 
 static const mopt_dtype k_float_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64};
@@ -203,8 +204,8 @@ static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 }
 
 static const op_def k_ops[] = {
-    {"MatMul", "", 2, 2, 1, 1, matmul_infer, matmul_run},
-    {"Gemm", "", 2, 3, 1, 1, gemm_infer, gemm_run},
+    {"MatMul", "", 2, 2, 1, 1, matmul_infer, matmul_run, ops_matmul_impls},
+    {"Gemm", "", 2, 3, 1, 1, gemm_infer, gemm_run, ops_gemm_impls},
 };
 
 const op_def *ops_family_matmul(size_t *count) {

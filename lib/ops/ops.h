@@ -40,6 +40,9 @@ typedef struct op_ctx {
     void **scratch;    /* per-session, per-node slot the impl may fill lazily
                           (e.g. a primitive cache); freed by release_scratch */
     int threads;       /* the session's thread count (>= 1) */
+    const char *precision; /* the model's precision option ("fp32", "bf16",
+                              "int8"); set for supports/prepare/run of op_impls,
+                              may be NULL elsewhere (= "fp32") */
 } op_ctx;
 
 /* Shape and type inference. Reads in[0..n_in) (n_in == node->n_inputs) and

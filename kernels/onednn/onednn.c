@@ -1,0 +1,940 @@
+/*
+ * onednn.c — the oneDNN backend's C layer (see onednn.h): memory
+ * descriptors for our plain f32 tensors, post-op chains for the fused
+ * epilogues, one-time weight reorders, and a small per-session cache of
+ * primitives keyed by the run-time problem (each entry owns its memory
+ * objects, user-mode scratchpad and activation reorders).
+ *
+ * Thread safety: the CPU engine is process-wide (created once, safe to share
+ * for primitive creation); each session has its own stream and primitives,
+ * and every primitive uses its own scratchpad, so sessions may run
+ * concurrently.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <dnnl.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "kernels/omp_threads.h"
+#include "kernels/onednn/onednn.h"
+
+/* Weak references (see onednn.h): every dnnl_* function used below. */
+#pragma weak dnnl_engine_create
+#pragma weak dnnl_stream_create
+#pragma weak dnnl_stream_destroy
+#pragma weak dnnl_stream_wait
+#pragma weak dnnl_memory_desc_init_by_strides
+#pragma weak dnnl_memory_desc_init_by_tag
+#pragma weak dnnl_memory_desc_equal
+#pragma weak dnnl_memory_desc_get_size
+#pragma weak dnnl_memory_create
+#pragma weak dnnl_memory_destroy
+#pragma weak dnnl_memory_set_data_handle
+#pragma weak dnnl_matmul_desc_init
+#pragma weak dnnl_dilated_convolution_forward_desc_init
+#pragma weak dnnl_primitive_attr_create
+#pragma weak dnnl_primitive_attr_destroy
+#pragma weak dnnl_primitive_attr_set_output_scales
+#pragma weak dnnl_primitive_attr_set_post_ops
+#pragma weak dnnl_primitive_attr_set_scratchpad_mode
+#pragma weak dnnl_post_ops_create
+#pragma weak dnnl_post_ops_destroy
+#pragma weak dnnl_post_ops_append_eltwise
+#pragma weak dnnl_post_ops_append_binary
+#pragma weak dnnl_post_ops_append_sum
+#pragma weak dnnl_primitive_desc_create
+#pragma weak dnnl_primitive_desc_destroy
+#pragma weak dnnl_primitive_desc_query_md
+#pragma weak dnnl_reorder_primitive_desc_create
+#pragma weak dnnl_primitive_create
+#pragma weak dnnl_primitive_destroy
+#pragma weak dnnl_primitive_execute
+#pragma weak dnnl_version
+
+#define CACHE_SIZE 16
+
+/* ---- engine ------------------------------------------------------------- */
+
+static dnnl_engine_t g_engine;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static char g_version[32];
+
+static void engine_init(void) {
+    if (!dnnl_engine_create || !dnnl_version) return;
+    if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success) {
+        g_engine = NULL;
+        return;
+    }
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(g_version, sizeof g_version, "oneDNN %d.%d.%d", v->major, v->minor, v->patch);
+}
+
+bool onednn_available(void) {
+    pthread_once(&g_once, engine_init);
+    return g_engine != NULL;
+}
+
+const char *onednn_version(void) { return onednn_available() ? g_version : ""; }
+
+void onednn_td_dense(onednn_td *t, int32_t ndims, const int64_t *dims) {
+    t->ndims = ndims;
+    int64_t s = 1;
+    for (int32_t i = ndims - 1; i >= 0; i--) {
+        t->dims[i] = dims[i];
+        t->strides[i] = s;
+        s *= dims[i] > 0 ? dims[i] : 1;
+    }
+}
+
+/* ---- descriptors and attributes ----------------------------------------- */
+
+static dnnl_data_type_t dt_of(onednn_prec p) {
+    return p == ONEDNN_BF16 ? dnnl_bf16 : p == ONEDNN_INT8 ? dnnl_s8 : dnnl_f32;
+}
+
+static bool md_strided(dnnl_memory_desc_t *md, const onednn_td *t, dnnl_data_type_t dt) {
+    dnnl_dims_t dims, strides;
+    for (int32_t i = 0; i < t->ndims; i++) {
+        dims[i] = t->dims[i];
+        strides[i] = t->strides[i];
+    }
+    return dnnl_memory_desc_init_by_strides(md, t->ndims, dims, dt, strides) == dnnl_success;
+}
+
+static bool md_dense(dnnl_memory_desc_t *md, int32_t ndims, const int64_t *dims,
+                     dnnl_data_type_t dt) {
+    onednn_td t;
+    onednn_td_dense(&t, ndims, dims);
+    return md_strided(md, &t, dt);
+}
+
+static bool md_any(dnnl_memory_desc_t *md, int32_t ndims, const int64_t *dims,
+                   dnnl_data_type_t dt) {
+    dnnl_dims_t d;
+    for (int32_t i = 0; i < ndims; i++)
+        d[i] = dims[i];
+    return dnnl_memory_desc_init_by_tag(md, ndims, d, dt, dnnl_format_tag_any) == dnnl_success;
+}
+
+static bool append_act(dnnl_post_ops_t po, onednn_act act, float alpha, float beta) {
+    dnnl_status_t s = dnnl_success;
+    switch (act) {
+    case ONEDNN_ACT_NONE: break;
+    case ONEDNN_ACT_RELU: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, 0, 0); break;
+    case ONEDNN_ACT_LEAKY_RELU:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, alpha, 0);
+        break;
+    case ONEDNN_ACT_CLIP:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, alpha, beta);
+        break;
+    case ONEDNN_ACT_HARDSWISH:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_hardswish, 1.f / 6.f, 0.5f);
+        break;
+    case ONEDNN_ACT_HARDSIGMOID:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, alpha, beta);
+        if (s == dnnl_success)
+            s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, 0.f, 1.f);
+        break;
+    case ONEDNN_ACT_SIGMOID:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_logistic, 0, 0);
+        break;
+    case ONEDNN_ACT_TANH: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_tanh, 0, 0); break;
+    case ONEDNN_ACT_GELU_ERF:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_gelu_erf, 0, 0);
+        break;
+    case ONEDNN_ACT_GELU_TANH:
+        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_gelu_tanh, 0, 0);
+        break;
+    default: return false;
+    }
+    return s == dnnl_success;
+}
+
+/* Attributes: user scratchpad, output scale alpha, then post-ops in order
+ * [sum(sum_scale)] [binary add(bin_md)] [binary add(bin2_md)] [activation]. */
+static dnnl_primitive_attr_t make_attr(float alpha, int64_t n_scales, const float *scales,
+                                       int scale_mask, float sum_scale,
+                                       const dnnl_memory_desc_t *bin_md,
+                                       const dnnl_memory_desc_t *bin2_md, onednn_act act,
+                                       float act_alpha, float act_beta) {
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    if (dnnl_primitive_attr_create(&attr) != dnnl_success) return NULL;
+    bool ok =
+        dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) == dnnl_success;
+    if (ok && scales) {
+        ok = dnnl_primitive_attr_set_output_scales(attr, n_scales, scale_mask, scales) ==
+             dnnl_success;
+    } else if (ok && alpha != 1.f) {
+        ok = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha) == dnnl_success;
+    }
+    if (ok) ok = dnnl_post_ops_create(&po) == dnnl_success;
+    if (ok && sum_scale != 0.f) ok = dnnl_post_ops_append_sum(po, sum_scale) == dnnl_success;
+    if (ok && bin_md) ok = dnnl_post_ops_append_binary(po, dnnl_binary_add, bin_md) == dnnl_success;
+    if (ok && bin2_md)
+        ok = dnnl_post_ops_append_binary(po, dnnl_binary_add, bin2_md) == dnnl_success;
+    if (ok) ok = append_act(po, act, act_alpha, act_beta);
+    if (ok) ok = dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
+    if (po) dnnl_post_ops_destroy(po);
+    if (!ok) {
+        dnnl_primitive_attr_destroy(attr);
+        return NULL;
+    }
+    return attr;
+}
+
+/* ---- one-shot reorders -------------------------------------------------- */
+
+static bool reorder_now(const dnnl_memory_desc_t *from_md, const void *from,
+                        const dnnl_memory_desc_t *to_md, void *to) {
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t r = NULL;
+    dnnl_memory_t mf = NULL, mt = NULL;
+    dnnl_stream_t s = NULL;
+    bool ok = dnnl_reorder_primitive_desc_create(&pd, from_md, g_engine, to_md, g_engine, NULL) ==
+              dnnl_success;
+    if (ok) ok = dnnl_primitive_create(&r, pd) == dnnl_success;
+    if (ok) ok = dnnl_memory_create(&mf, from_md, g_engine, (void *)from) == dnnl_success;
+    if (ok) ok = dnnl_memory_create(&mt, to_md, g_engine, to) == dnnl_success;
+    if (ok) ok = dnnl_stream_create(&s, g_engine, dnnl_stream_default_flags) == dnnl_success;
+    if (ok) {
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, mf}, {DNNL_ARG_TO, mt}};
+        ok = dnnl_primitive_execute(r, s, 2, args) == dnnl_success;
+        if (ok) ok = dnnl_stream_wait(s) == dnnl_success;
+    }
+    if (s) dnnl_stream_destroy(s);
+    if (mt) dnnl_memory_destroy(mt);
+    if (mf) dnnl_memory_destroy(mf);
+    if (r) dnnl_primitive_destroy(r);
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    return ok;
+}
+
+/* ---- weights ------------------------------------------------------------ */
+
+struct onednn_weights {
+    dnnl_memory_desc_t plain; /* the layout the weights came in (f32) */
+    dnnl_memory_desc_t md;    /* the layout they are in now */
+    void *data;
+    float *scales; /* INT8: per output column */
+};
+
+void onednn_weights_free(onednn_weights *w) {
+    if (!w) return;
+    mopt_aligned_free(w->data);
+    mopt_free(w->scales);
+    mopt_free(w);
+}
+
+/* Packs `src` (plain layout) into want (oneDNN's choice); NULL result with OK
+ * when want is the plain layout itself. */
+static mopt_status pack(const dnnl_memory_desc_t *plain, const dnnl_memory_desc_t *want,
+                        const void *src, onednn_weights **out) {
+    *out = NULL;
+    if (dnnl_memory_desc_equal(plain, want)) return MOPT_OK;
+    size_t size = dnnl_memory_desc_get_size(want);
+    onednn_weights *w = mopt_calloc(1, sizeof *w);
+    if (!w) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory packing weights");
+    w->plain = *plain;
+    w->md = *want;
+    w->data = mopt_aligned_alloc(size ? size : 1);
+    if (!w->data) {
+        mopt_free(w);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY,
+                         "oneDNN: out of memory packing weights (%zu bytes)", size);
+    }
+    if (!reorder_now(plain, src, want, w->data)) {
+        onednn_weights_free(w);
+        return mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN: cannot reorder the weights");
+    }
+    *out = w;
+    return MOPT_OK;
+}
+
+/* ---- matmul descriptors ------------------------------------------------- */
+
+/* oneDNN 2.6 can divide by zero creating some primitives for empty tensors:
+ * those never reach it. */
+static bool td_empty(const onednn_td *t) {
+    for (int32_t i = 0; i < t->ndims; i++)
+        if (t->dims[i] <= 0) return true;
+    return false;
+}
+
+/* INT8 epilogue limits: only a bias along N (dense), nothing else. */
+static bool int8_ok(const onednn_matmul_desc *d) {
+    if (d->prec != ONEDNN_INT8) return true;
+    if (d->has_residual || d->sum_beta != 0.f || d->act != ONEDNN_ACT_NONE) return false;
+    int32_t r = d->y.ndims;
+    if (d->has_bias) {
+        if (d->bias.ndims != r || d->bias.dims[r - 1] != d->y.dims[r - 1]) return false;
+        if (d->bias.strides[r - 1] != 1 && d->bias.dims[r - 1] != 1) return false;
+        for (int32_t i = 0; i < r - 1; i++)
+            if (d->bias.dims[i] != 1) return false;
+    }
+    for (int32_t i = 0; i < r; i++) /* A is quantized as one dense block */
+        if (d->a.strides[i] != (i == r - 1 ? 1 : d->a.strides[i + 1] * d->a.dims[i + 1]))
+            return false;
+    return true;
+}
+
+static bool matmul_valid(const onednn_matmul_desc *d) {
+    return int8_ok(d) && d->a.ndims >= 2 && d->a.ndims <= ONEDNN_MAX_DIMS &&
+           d->b.ndims == d->a.ndims && d->y.ndims == d->a.ndims && !td_empty(&d->a) &&
+           !td_empty(&d->b) && !td_empty(&d->y);
+}
+
+static bool conv_valid(const onednn_conv_desc *d) {
+    bool ok = d->S >= 1 && d->S <= 3 && d->batch > 0 && d->c_in > 0 && d->c_out > 0 &&
+              d->group > 0 && d->c_in % d->group == 0 && d->c_out % d->group == 0;
+    for (int32_t i = 0; ok && i < d->S; i++)
+        ok = d->in[i] > 0 && d->out[i] > 0 && d->k[i] > 0 && d->stride[i] > 0 && d->dilation[i] > 0;
+    return ok;
+}
+
+static bool bias_as_post_op(const onednn_matmul_desc *d) {
+    return d->has_bias && d->alpha != 1.f && d->prec != ONEDNN_INT8;
+}
+
+/* wmd: the weights layout to use; NULL = format `any`. INT8: scales are the
+ * static per-column output scales (NULL: ones, enough to choose layouts);
+ * its epilogue (run-time scale of A, bias) is ours, not a post-op. */
+static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_memory_desc_t *wmd,
+                                       const float *scales) {
+    dnnl_memory_desc_t a, b, bias, y, res;
+    dnnl_data_type_t dt = dt_of(d->prec);
+    bool int8 = d->prec == ONEDNN_INT8;
+    bool ok;
+    if (d->prec == ONEDNN_F32)
+        ok = md_strided(&a, &d->a, dnnl_f32);
+    else if (int8) /* quantized by us into a dense buffer */
+        ok = md_dense(&a, d->a.ndims, d->a.dims, dnnl_s8);
+    else
+        ok = md_any(&a, d->a.ndims, d->a.dims, dt);
+    if (ok && wmd)
+        b = *wmd;
+    else if (ok)
+        ok = md_any(&b, d->b.ndims, d->b.dims, dt);
+    if (ok) ok = md_strided(&y, &d->y, dnnl_f32);
+    bool has_bias = d->has_bias && !int8;
+    if (ok && has_bias) ok = md_strided(&bias, &d->bias, dnnl_f32);
+    if (ok && d->has_residual) ok = md_strided(&res, &d->residual, dnnl_f32);
+    if (!ok) return NULL;
+    /* oneDNN scales the bias with the product: with alpha != 1 the bias is
+     * added by a binary post-op instead */
+    bool bias_post = bias_as_post_op(d);
+    dnnl_matmul_desc_t md;
+    if (dnnl_matmul_desc_init(&md, &a, &b, has_bias && !bias_post ? &bias : NULL, &y) !=
+        dnnl_success)
+        return NULL;
+    dnnl_primitive_attr_t attr;
+    if (int8) {
+        int64_t N = d->y.dims[d->y.ndims - 1];
+        float *ones = NULL;
+        if (!scales) {
+            ones = mopt_malloc((size_t)N * sizeof(float));
+            if (!ones) return NULL;
+            for (int64_t i = 0; i < N; i++)
+                ones[i] = 1.f;
+        }
+        attr = make_attr(1.f, N, scales ? scales : ones, 1 << (d->y.ndims - 1), 0.f, NULL, NULL,
+                         ONEDNN_ACT_NONE, 0, 0);
+        mopt_free(ones);
+    } else {
+        attr = make_attr(d->alpha, 0, NULL, 0, d->sum_beta, bias_post ? &bias : NULL,
+                         d->has_residual ? &res : NULL, d->act, d->act_alpha, d->act_beta);
+    }
+    if (!attr) return NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_primitive_desc_create(&pd, &md, attr, g_engine, NULL) != dnnl_success) pd = NULL;
+    dnnl_primitive_attr_destroy(attr);
+    return pd;
+}
+
+static bool matmul_plain_b(const onednn_matmul_desc *d, dnnl_memory_desc_t *md) {
+    return md_strided(md, &d->b, dnnl_f32);
+}
+
+/* INT8: B [1.., K, N] (strided) quantized per column into a dense s8
+ * [1.., K, N] buffer; scales[n] = max_k |B[k, n]| / 127 (1 for a zero
+ * column). */
+static mopt_status quantize_b(const onednn_matmul_desc *d, const float *b, int8_t **q,
+                              float **scales) {
+    int32_t r = d->b.ndims;
+    int64_t K = d->b.dims[r - 2], N = d->b.dims[r - 1];
+    int64_t sk = d->b.strides[r - 2], sn = d->b.strides[r - 1];
+    *q = mopt_aligned_alloc((size_t)(K * N));
+    *scales = mopt_malloc((size_t)N * sizeof(float));
+    if (!*q || !*scales) {
+        mopt_aligned_free(*q);
+        mopt_free(*scales);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory quantizing weights");
+    }
+    for (int64_t n = 0; n < N; n++) {
+        float m = 0;
+        for (int64_t k = 0; k < K; k++)
+            m = fmaxf(m, fabsf(b[k * sk + n * sn]));
+        float sc = m > 0 ? m / 127.f : 1.f, inv = 1.f / sc;
+        (*scales)[n] = sc;
+        for (int64_t k = 0; k < K; k++) {
+            float v = fminf(fmaxf(b[k * sk + n * sn] * inv, -127.f), 127.f);
+            (*q)[k * N + n] = (int8_t)lrintf(v);
+        }
+    }
+    return MOPT_OK;
+}
+
+static mopt_status matmul_pack_int8(const onednn_matmul_desc *d, const float *b,
+                                    onednn_weights **out) {
+    for (int32_t i = 0; i < d->b.ndims - 2; i++)
+        if (d->b.dims[i] != 1) return MOPT_ERR_UNSUPPORTED;
+    dnnl_memory_desc_t plain, qplain;
+    if (!matmul_plain_b(d, &plain) || !md_dense(&qplain, d->b.ndims, d->b.dims, dnnl_s8))
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = matmul_pd(d, NULL, NULL);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    dnnl_memory_desc_t want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dnnl_primitive_desc_destroy(pd);
+    int8_t *q = NULL;
+    float *scales = NULL;
+    mopt_status st = quantize_b(d, b, &q, &scales);
+    if (st) return st;
+    onednn_weights *w = mopt_calloc(1, sizeof *w);
+    size_t size = dnnl_memory_desc_get_size(&want);
+    if (w) w->data = mopt_aligned_alloc(size ? size : 1);
+    if (!w || !w->data) {
+        mopt_aligned_free(q);
+        mopt_free(scales);
+        if (w) mopt_free(w);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory packing weights");
+    }
+    w->plain = plain;
+    w->md = want;
+    w->scales = scales;
+    bool ok = reorder_now(&qplain, q, &want, w->data);
+    mopt_aligned_free(q);
+    if (!ok) {
+        onednn_weights_free(w);
+        return MOPT_ERR_UNSUPPORTED;
+    }
+    *out = w;
+    return MOPT_OK;
+}
+
+mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int threads,
+                               onednn_weights **out) {
+    *out = NULL;
+    if (!onednn_available() || !matmul_valid(d)) return MOPT_ERR_UNSUPPORTED;
+    mopt_omp_threads(threads);
+    if (d->prec == ONEDNN_INT8) return matmul_pack_int8(d, b, out);
+    dnnl_memory_desc_t plain;
+    if (!matmul_plain_b(d, &plain)) return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = matmul_pd(d, NULL, NULL);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    dnnl_memory_desc_t want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dnnl_primitive_desc_destroy(pd);
+    return pack(&plain, &want, b, out);
+}
+
+/* ---- conv descriptors --------------------------------------------------- */
+
+static void conv_dims(const onednn_conv_desc *d, int64_t *x, int64_t *w, int32_t *wnd, int64_t *y) {
+    x[0] = y[0] = d->batch;
+    x[1] = d->c_in;
+    y[1] = d->c_out;
+    int32_t o = 0;
+    if (d->group > 1) w[o++] = d->group;
+    w[o++] = d->c_out / d->group;
+    w[o++] = d->c_in / d->group;
+    for (int32_t i = 0; i < d->S; i++) {
+        x[2 + i] = d->in[i];
+        y[2 + i] = d->out[i];
+        w[o++] = d->k[i];
+    }
+    *wnd = o;
+}
+
+static bool conv_plain_w(const onednn_conv_desc *d, dnnl_memory_desc_t *md) {
+    int64_t x[5], w[6], y[5];
+    int32_t wnd;
+    conv_dims(d, x, w, &wnd, y);
+    return md_dense(md, wnd, w, dnnl_f32);
+}
+
+/* wmd: weights layout to use (NULL = any). Source/destination are `any` so
+ * oneDNN can pick its blocked layouts; the entry reorders to/from plain. */
+static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd) {
+    int64_t xd[5], wd[6], yd[5];
+    int32_t wnd, nd = 2 + d->S;
+    conv_dims(d, xd, wd, &wnd, yd);
+    dnnl_data_type_t dt = dt_of(d->prec);
+    dnnl_memory_desc_t x, w, b, y;
+    bool ok = md_any(&x, nd, xd, dt) && md_any(&y, nd, yd, dnnl_f32);
+    if (ok && wmd)
+        w = *wmd;
+    else if (ok)
+        ok = md_any(&w, wnd, wd, dt);
+    if (ok && d->has_bias) ok = md_dense(&b, 1, &d->c_out, dnnl_f32);
+    if (!ok) return NULL;
+    dnnl_dims_t strides, dil, pl, pr;
+    for (int32_t i = 0; i < d->S; i++) {
+        strides[i] = d->stride[i];
+        dil[i] = d->dilation[i] - 1;
+        pl[i] = d->pad_l[i];
+        pr[i] = d->pad_r[i];
+    }
+    dnnl_convolution_desc_t cd;
+    if (dnnl_dilated_convolution_forward_desc_init(
+            &cd, dnnl_forward_inference, dnnl_convolution_direct, &x, &w, d->has_bias ? &b : NULL,
+            &y, strides, dil, pl, pr) != dnnl_success)
+        return NULL;
+    dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL,
+                                           d->act, d->act_alpha, d->act_beta);
+    if (!attr) return NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL) != dnnl_success) pd = NULL;
+    dnnl_primitive_attr_destroy(attr);
+    return pd;
+}
+
+mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int threads,
+                             onednn_weights **out) {
+    *out = NULL;
+    if (!onednn_available() || !conv_valid(d)) return MOPT_ERR_UNSUPPORTED;
+    mopt_omp_threads(threads);
+    dnnl_memory_desc_t plain;
+    if (!conv_plain_w(d, &plain)) return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = conv_pd(d, NULL);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    dnnl_memory_desc_t want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dnnl_primitive_desc_destroy(pd);
+    return pack(&plain, &want, w, out);
+}
+
+/* ---- the primitive cache ------------------------------------------------ */
+
+enum { KIND_EMPTY = 0, KIND_MATMUL, KIND_CONV };
+
+typedef struct cache_key {
+    int kind;
+    int threads;
+    const onednn_weights *w;
+    union {
+        onednn_matmul_desc mm;
+        onednn_conv_desc cv;
+    } u;
+} cache_key;
+
+/* A user-side tensor (plain f32) and, when the primitive wants another
+ * layout/type, the reorder and the entry-owned buffer in between. */
+typedef struct io_port {
+    dnnl_memory_t user; /* plain, handle set per run */
+    dnnl_memory_t prim; /* what the primitive sees: == user, or owns buf */
+    dnnl_primitive_t reorder;
+    void *buf;
+} io_port;
+
+typedef struct cache_entry {
+    cache_key key;
+    uint64_t stamp;
+    dnnl_primitive_t prim;
+    io_port src, dst;
+    io_port wport;                /* non-constant weights in another layout: reordered per run */
+    dnnl_primitive_t res_reorder; /* residual (plain) -> dst.prim, conv only */
+    dnnl_memory_t res_user;
+    dnnl_memory_t wei, bias, bin, scratch;
+    void *scratch_buf;
+    void *own_w; /* weights reordered for this entry when w did not fit */
+    int8_t *qa;  /* INT8: A quantized on each run */
+    int64_t qa_n;
+    bool wei_from_input; /* wei's handle is the op's plain input, set per run */
+} cache_entry;
+
+struct onednn_cache {
+    dnnl_stream_t stream;
+    uint64_t clock;
+    cache_entry e[CACHE_SIZE];
+};
+
+static void port_free(io_port *p) {
+    if (p->reorder) dnnl_primitive_destroy(p->reorder);
+    if (p->prim && p->prim != p->user) dnnl_memory_destroy(p->prim);
+    if (p->user) dnnl_memory_destroy(p->user);
+    mopt_aligned_free(p->buf);
+    memset(p, 0, sizeof *p);
+}
+
+static void entry_free(cache_entry *e) {
+    if (e->prim) dnnl_primitive_destroy(e->prim);
+    port_free(&e->src);
+    port_free(&e->dst);
+    port_free(&e->wport);
+    if (e->res_reorder) dnnl_primitive_destroy(e->res_reorder);
+    dnnl_memory_t m[] = {e->res_user, e->wei, e->bias, e->bin, e->scratch};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (m[i]) dnnl_memory_destroy(m[i]);
+    mopt_aligned_free(e->scratch_buf);
+    mopt_aligned_free(e->own_w);
+    mopt_aligned_free(e->qa);
+    memset(e, 0, sizeof *e);
+}
+
+void onednn_cache_free(onednn_cache *c) {
+    if (!c) return;
+    for (int i = 0; i < CACHE_SIZE; i++)
+        if (c->e[i].key.kind != KIND_EMPTY) entry_free(&c->e[i]);
+    if (c->stream) dnnl_stream_destroy(c->stream);
+    mopt_free(c);
+}
+
+static mopt_status cache_get(onednn_cache **pc, onednn_cache **out) {
+    if (!*pc) {
+        onednn_cache *c = mopt_calloc(1, sizeof *c);
+        if (!c) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
+        if (dnnl_stream_create(&c->stream, g_engine, dnnl_stream_default_flags) != dnnl_success) {
+            mopt_free(c);
+            return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: cannot create a stream");
+        }
+        *pc = c;
+    }
+    *out = *pc;
+    return MOPT_OK;
+}
+
+/* Finds the entry for key, or frees the least recently used slot for it
+ * (*hit = false). */
+static cache_entry *cache_slot(onednn_cache *c, const cache_key *key, bool *hit) {
+    cache_entry *lru = &c->e[0];
+    c->clock++;
+    for (int i = 0; i < CACHE_SIZE; i++) {
+        cache_entry *e = &c->e[i];
+        if (e->key.kind != KIND_EMPTY && memcmp(&e->key, key, sizeof *key) == 0) {
+            e->stamp = c->clock;
+            *hit = true;
+            return e;
+        }
+        if (e->key.kind == KIND_EMPTY || e->stamp < lru->stamp) lru = e;
+    }
+    if (lru->key.kind != KIND_EMPTY) entry_free(lru);
+    *hit = false;
+    return lru;
+}
+
+static bool mem_new(dnnl_memory_t *m, const dnnl_memory_desc_t *md) {
+    return dnnl_memory_create(m, md, g_engine, DNNL_MEMORY_NONE) == dnnl_success;
+}
+
+static bool alloc_mem(dnnl_memory_t *m, const dnnl_memory_desc_t *md, void **buf) {
+    size_t size = dnnl_memory_desc_get_size(md);
+    *buf = mopt_aligned_alloc(size ? size : 1);
+    if (!*buf) return false;
+    return dnnl_memory_create(m, md, g_engine, *buf) == dnnl_success;
+}
+
+static bool reorder_prim(dnnl_primitive_t *r, const dnnl_memory_desc_t *from,
+                         const dnnl_memory_desc_t *to) {
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_reorder_primitive_desc_create(&pd, from, g_engine, to, g_engine, NULL) != dnnl_success)
+        return false;
+    bool ok = dnnl_primitive_create(r, pd) == dnnl_success;
+    dnnl_primitive_desc_destroy(pd);
+    return ok;
+}
+
+/* Sets up a port: user layout `user_md`, primitive layout `prim_md`. */
+static bool port_init(io_port *p, const dnnl_memory_desc_t *user_md,
+                      const dnnl_memory_desc_t *prim_md, bool input) {
+    if (!mem_new(&p->user, user_md)) return false;
+    if (dnnl_memory_desc_equal(user_md, prim_md)) {
+        p->prim = p->user;
+        return true;
+    }
+    if (!alloc_mem(&p->prim, prim_md, &p->buf)) return false;
+    return input ? reorder_prim(&p->reorder, user_md, prim_md)
+                 : reorder_prim(&p->reorder, prim_md, user_md);
+}
+
+static bool exec(onednn_cache *c, dnnl_primitive_t p, int n, dnnl_exec_arg_t *args) {
+    return dnnl_primitive_execute(p, c->stream, n, args) == dnnl_success;
+}
+
+static bool run_reorder(onednn_cache *c, dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to) {
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    return exec(c, r, 2, args);
+}
+
+/* Common tail of entry creation: primitive, scratchpad. */
+static bool entry_prim(cache_entry *e, dnnl_primitive_desc_t pd) {
+    if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) return false;
+    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    if (smd && dnnl_memory_desc_get_size(smd) > 0)
+        return alloc_mem(&e->scratch, smd, &e->scratch_buf);
+    return true;
+}
+
+/* ---- matmul run --------------------------------------------------------- */
+
+static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d,
+                                     const onednn_weights *w) {
+    int32_t r = d->a.ndims;
+    int64_t N = d->y.dims[r - 1], na = 1;
+    for (int32_t i = 0; i < r; i++)
+        na *= d->a.dims[i];
+    float *scales = mopt_malloc((size_t)N * sizeof(float));
+    if (!scales) return MOPT_ERR_OUT_OF_MEMORY;
+    for (int64_t n = 0; n < N; n++)
+        scales[n] = w->scales[n] * d->alpha;
+    dnnl_primitive_desc_t pd = matmul_pd(d, &w->md, scales);
+    mopt_free(scales);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    bool ok = entry_prim(e, pd);
+    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (ok) ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
+    e->qa = mopt_aligned_alloc((size_t)na);
+    e->qa_n = na;
+    if (ok) ok = e->qa != NULL;
+    const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    if (ok) ok = dnnl_memory_create(&e->src.user, src_md, g_engine, e->qa) == dnnl_success;
+    e->src.prim = e->src.user;
+    if (ok) ok = mem_new(&e->dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    e->dst.prim = e->dst.user;
+    dnnl_primitive_desc_destroy(pd);
+    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+}
+
+/* INT8: quantizes A (dense f32) into e->qa; returns its scale. */
+static float quantize_a(cache_entry *e, const float *a) {
+    float m = 0;
+    for (int64_t i = 0; i < e->qa_n; i++)
+        m = fmaxf(m, fabsf(a[i]));
+    float sc = m > 0 ? m / 127.f : 1.f, inv = 1.f / sc;
+    for (int64_t i = 0; i < e->qa_n; i++) {
+        float v = a[i] * inv; /* |v| <= 127 by construction */
+        e->qa[i] = (int8_t)(v >= 0 ? (int)(v + 0.5f) : -(int)(0.5f - v));
+    }
+    return sc;
+}
+
+/* INT8 epilogue: y = sa * y (+ bias along N). */
+static void dequantize_y(const onednn_matmul_desc *d, float sa, const float *bias, float *y) {
+    int32_t r = d->y.ndims;
+    int64_t N = d->y.dims[r - 1], rows = 1;
+    for (int32_t i = 0; i < r - 1; i++)
+        rows *= d->y.dims[i];
+    for (int64_t i = 0; i < rows; i++) {
+        float *row = y + i * N;
+        if (bias)
+            for (int64_t n = 0; n < N; n++)
+                row[n] = row[n] * sa + bias[n];
+        else
+            for (int64_t n = 0; n < N; n++)
+                row[n] *= sa;
+    }
+}
+
+static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
+                                const onednn_weights *w, const float *b) {
+    dnnl_memory_desc_t plain_b, user_a;
+    if (!matmul_plain_b(d, &plain_b) || !md_strided(&user_a, &d->a, dnnl_f32))
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = NULL;
+    const dnnl_memory_desc_t *wmd = NULL;
+    bool packed = false;
+    if (d->prec == ONEDNN_INT8) { /* needs B quantized at build */
+        if (!w || !w->scales || !dnnl_memory_desc_equal(&w->plain, &plain_b))
+            return MOPT_ERR_UNSUPPORTED;
+        return matmul_entry_int8(e, d, w);
+    }
+    if (w && dnnl_memory_desc_equal(&w->plain, &plain_b)) {
+        pd = matmul_pd(d, &w->md, NULL);
+        packed = pd != NULL;
+    }
+    if (!pd && d->prec == ONEDNN_F32) pd = matmul_pd(d, &plain_b, NULL);
+    if (!pd) pd = matmul_pd(d, NULL, NULL); /* weights reordered below */
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    bool ok = entry_prim(e, pd);
+    wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (ok && packed) {
+        ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
+    } else if (ok && dnnl_memory_desc_equal(wmd, &plain_b)) {
+        ok = mem_new(&e->wei, wmd);
+        e->wei_from_input = true;
+    } else if (ok && d->b_const) {
+        ok = alloc_mem(&e->wei, wmd, &e->own_w) && reorder_now(&plain_b, b, wmd, e->own_w);
+    } else if (ok) {
+        ok = port_init(&e->wport, &plain_b, wmd, true);
+    }
+    const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    if (ok) ok = port_init(&e->src, &user_a, src_md, true);
+    if (ok) ok = mem_new(&e->dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    e->dst.prim = e->dst.user;
+    dnnl_memory_desc_t md;
+    if (ok && d->has_bias) ok = md_strided(&md, &d->bias, dnnl_f32) && mem_new(&e->bias, &md);
+    if (ok && d->has_residual)
+        ok = md_strided(&md, &d->residual, dnnl_f32) && mem_new(&e->bin, &md);
+    dnnl_primitive_desc_destroy(pd);
+    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+}
+
+mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
+                              const onednn_weights *w, const float *a, const float *b,
+                              const float *bias, const float *residual, float *y, int threads) {
+    if (!onednn_available() || !matmul_valid(d)) return MOPT_ERR_UNSUPPORTED;
+    onednn_cache *c = NULL;
+    mopt_status st = cache_get(cache, &c);
+    if (st) return st;
+    mopt_omp_threads(threads);
+    cache_key key;
+    memset(&key, 0, sizeof key);
+    key.kind = KIND_MATMUL;
+    key.threads = threads;
+    key.w = w;
+    memcpy(&key.u.mm, d, sizeof *d);
+    bool hit;
+    cache_entry *e = cache_slot(c, &key, &hit);
+    if (!hit) {
+        st = matmul_entry(e, d, w, b);
+        if (st) {
+            entry_free(e);
+            return st;
+        }
+        e->key = key;
+        e->stamp = c->clock;
+    }
+    bool ok = dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    float sa = 1.f;
+    if (e->qa)
+        sa = quantize_a(e, a);
+    else if (ok)
+        ok = dnnl_memory_set_data_handle(e->src.user, (void *)a) == dnnl_success;
+    if (ok && e->wei_from_input)
+        ok = dnnl_memory_set_data_handle(e->wei, (void *)b) == dnnl_success;
+    if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
+    if (ok && e->bin) ok = dnnl_memory_set_data_handle(e->bin, (void *)residual) == dnnl_success;
+    if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
+    if (ok && e->wport.reorder)
+        ok = dnnl_memory_set_data_handle(e->wport.user, (void *)b) == dnnl_success &&
+             run_reorder(c, e->wport.reorder, e->wport.user, e->wport.prim);
+    dnnl_exec_arg_t args[9];
+    int n = 0;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.prim};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wport.prim ? e->wport.prim : e->wei};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.user};
+    int post = d->sum_beta != 0.f ? 1 : 0; /* index of the first binary post-op */
+    if (e->bias && bias_as_post_op(d))
+        args[n++] =
+            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1, e->bias};
+    else if (e->bias)
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
+    if (e->bin)
+        args[n++] =
+            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post) | DNNL_ARG_SRC_1, e->bin};
+    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
+    if (ok) ok = exec(c, e->prim, n, args);
+    if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
+    if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: matmul execution failed");
+    if (e->qa) dequantize_y(d, sa, d->has_bias ? bias : NULL, y);
+    return MOPT_OK;
+}
+
+/* ---- conv run ----------------------------------------------------------- */
+
+static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const onednn_weights *w,
+                              const float *wplain) {
+    int64_t xd[5], wd[6], yd[5];
+    int32_t wnd, nd = 2 + d->S;
+    conv_dims(d, xd, wd, &wnd, yd);
+    dnnl_memory_desc_t plain_w, user_x, user_y;
+    if (!conv_plain_w(d, &plain_w) || !md_dense(&user_x, nd, xd, dnnl_f32) ||
+        !md_dense(&user_y, nd, yd, dnnl_f32))
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = NULL;
+    bool packed = false;
+    if (w && dnnl_memory_desc_equal(&w->plain, &plain_w)) {
+        pd = conv_pd(d, &w->md);
+        packed = pd != NULL;
+    }
+    if (!pd) pd = conv_pd(d, NULL);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    bool ok = entry_prim(e, pd);
+    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (ok && packed) {
+        ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
+    } else if (ok && dnnl_memory_desc_equal(wmd, &plain_w)) {
+        ok = mem_new(&e->wei, wmd);
+        e->wei_from_input = true;
+    } else if (ok) {
+        ok = alloc_mem(&e->wei, wmd, &e->own_w) && reorder_now(&plain_w, wplain, wmd, e->own_w);
+    }
+    const dnnl_memory_desc_t *xmd = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    if (ok) ok = port_init(&e->src, &user_x, xmd, true);
+    if (ok) ok = port_init(&e->dst, &user_y, ymd, false);
+    if (ok && d->has_residual && e->dst.reorder) {
+        ok = mem_new(&e->res_user, &user_y) && reorder_prim(&e->res_reorder, &user_y, ymd);
+    }
+    dnnl_memory_desc_t bmd;
+    if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->bias, &bmd);
+    dnnl_primitive_desc_destroy(pd);
+    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+}
+
+mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
+                            const onednn_weights *w, const float *x, const float *wplain,
+                            const float *bias, const float *residual, float *y, int threads) {
+    if (!onednn_available() || !conv_valid(d)) return MOPT_ERR_UNSUPPORTED;
+    onednn_cache *c = NULL;
+    mopt_status st = cache_get(cache, &c);
+    if (st) return st;
+    mopt_omp_threads(threads);
+    cache_key key;
+    memset(&key, 0, sizeof key);
+    key.kind = KIND_CONV;
+    key.threads = threads;
+    key.w = w;
+    memcpy(&key.u.cv, d, sizeof *d);
+    bool hit;
+    cache_entry *e = cache_slot(c, &key, &hit);
+    if (!hit) {
+        st = conv_entry(e, d, w, wplain);
+        if (st) {
+            entry_free(e);
+            return st;
+        }
+        e->key = key;
+        e->stamp = c->clock;
+    }
+    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    if (ok && e->wei_from_input)
+        ok = dnnl_memory_set_data_handle(e->wei, (void *)wplain) == dnnl_success;
+    if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
+    if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
+    if (ok && d->has_residual) {
+        if (e->res_reorder) {
+            ok = dnnl_memory_set_data_handle(e->res_user, (void *)residual) == dnnl_success &&
+                 run_reorder(c, e->res_reorder, e->res_user, e->dst.prim);
+        } else {
+            size_t n = (size_t)d->batch * (size_t)d->c_out;
+            for (int32_t i = 0; i < d->S; i++)
+                n *= (size_t)d->out[i];
+            memcpy(y, residual, n * sizeof(float));
+        }
+    }
+    dnnl_exec_arg_t args[6];
+    int n = 0;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.prim};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wei};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.prim};
+    if (e->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
+    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
+    if (ok) ok = exec(c, e->prim, n, args);
+    if (ok && e->dst.reorder) ok = run_reorder(c, e->dst.reorder, e->dst.prim, e->dst.user);
+    if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
+    if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: convolution execution failed");
+    return MOPT_OK;
+}

@@ -1,0 +1,125 @@
+/*
+ * onednn.h — a thin C layer over the oneDNN C API (dnnl.h) for the ops that
+ * oneDNN runs for us: matmul (batch dims with broadcasting, strided operands
+ * for transposes) and convolution (1-3 spatial axes, groups/depthwise,
+ * strides, dilations, pads), both with fused epilogues (bias, residual add,
+ * one activation).
+ *
+ * Weights are reordered once into the layout oneDNN prefers (onednn_weights,
+ * built at model load); primitives live in a per-session cache keyed by the
+ * run-time shapes (onednn_cache). Callers see plain row-major f32 tensors
+ * only; layouts, reorders and scratchpads stay inside.
+ *
+ * The library references oneDNN weakly: in a fully static program (there is
+ * no static libdnnl) the backend is simply unavailable (onednn_available()
+ * returns false) and every op falls back to the next implementation.
+ */
+#ifndef MOPT_KERNELS_ONEDNN_ONEDNN_H
+#define MOPT_KERNELS_ONEDNN_ONEDNN_H
+
+#include <mopt/mopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ONEDNN_MAX_DIMS 12
+
+typedef enum onednn_act {
+    ONEDNN_ACT_NONE = 0,
+    ONEDNN_ACT_RELU,
+    ONEDNN_ACT_LEAKY_RELU,  /* alpha = slope */
+    ONEDNN_ACT_CLIP,        /* alpha = min, beta = max */
+    ONEDNN_ACT_HARDSWISH,   /* x * clip(x / 6 + 1/2, 0, 1) */
+    ONEDNN_ACT_HARDSIGMOID, /* clip(alpha * x + beta, 0, 1) */
+    ONEDNN_ACT_SIGMOID,
+    ONEDNN_ACT_TANH,
+    ONEDNN_ACT_GELU_ERF,
+    ONEDNN_ACT_GELU_TANH,
+} onednn_act;
+
+/* Compute precision of the product. Inputs and outputs stay f32 in memory:
+ * BF16 converts activations on each run and weights once (f32 accumulation).
+ * INT8 (matmul only, constant B): B is quantized once per output column
+ * (symmetric s8, scale max|B[:,n]| / 127), A on each run per tensor
+ * (symmetric s8, scale max|A| / 127); s32 accumulation, the product
+ * dequantized by scale_A * scale_B[n] (times alpha), then bias, residual
+ * and the activation in f32. */
+typedef enum onednn_prec { ONEDNN_F32 = 0, ONEDNN_BF16 = 1, ONEDNN_INT8 = 2 } onednn_prec;
+
+/* A strided f32 tensor: dims and strides in elements. */
+typedef struct onednn_td {
+    int32_t ndims;
+    int64_t dims[ONEDNN_MAX_DIMS];
+    int64_t strides[ONEDNN_MAX_DIMS];
+} onednn_td;
+
+/* Fills a contiguous row-major td. */
+void onednn_td_dense(onednn_td *t, int32_t ndims, const int64_t *dims);
+
+/* Y = act(alpha * (A @ B) + bias + residual + sum_beta * Y_in)
+ * a: [batch..., M, K], b: [batch..., K, N], y: [batch..., M, N] (dense), all
+ * with the same ndims (>= 2); batch dims of a and b are 1 or y's. bias and
+ * residual: dims 1 or y's, any strides. sum_beta != 0 reads Y's initial
+ * content (Gemm's C, already broadcast there by the caller).
+ * Zero-fill the struct before filling it: it is also the cache key. */
+typedef struct onednn_matmul_desc {
+    onednn_td a, b, y;
+    bool has_bias, has_residual;
+    onednn_td bias, residual;
+    float alpha;
+    float sum_beta;
+    onednn_act act;
+    float act_alpha, act_beta;
+    onednn_prec prec;
+    bool b_const; /* B never changes: a layout change may be done once */
+} onednn_matmul_desc;
+
+/* Convolution, NC[D]HW f32 in and out, W is [c_out, c_in / group, k...].
+ * Zero-fill before filling (cache key). */
+typedef struct onednn_conv_desc {
+    int32_t S; /* spatial axes, 1..3 */
+    int64_t batch, c_in, c_out, group;
+    int64_t in[3], out[3], k[3], stride[3], dilation[3], pad_l[3], pad_r[3];
+    bool has_bias, has_residual; /* residual: same shape as Y, dense */
+    onednn_act act;
+    float act_alpha, act_beta;
+    onednn_prec prec;
+} onednn_conv_desc;
+
+/* Weights reordered once for a shape family. */
+typedef struct onednn_weights onednn_weights;
+
+/* Per-session state: a stream and the primitive cache. */
+typedef struct onednn_cache onednn_cache;
+
+/* Whether oneDNN is linked in and a CPU engine could be created. */
+bool onednn_available(void);
+/* "oneDNN 2.6.3" or "" */
+const char *onednn_version(void);
+
+/* Reorders the constant B of d (a representative shape: only b's dims and
+ * strides must equal those at run time) into oneDNN's preferred layout
+ * (quantizing it first for INT8: then B must have no batch dims > 1).
+ * *out may be NULL on success when the plain layout is already the best.
+ * UNSUPPORTED when oneDNN cannot do this problem. */
+mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int threads,
+                               onednn_weights **out);
+/* Reorders conv weights for d (representative batch/spatial sizes). */
+mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int threads,
+                             onednn_weights **out);
+void onednn_weights_free(onednn_weights *w);
+
+/* Runs a matmul. w (may be NULL) is B prepacked by onednn_matmul_pack; when
+ * it does not fit d, the plain b is used. UNSUPPORTED (without side effects
+ * on y) when oneDNN refuses the problem, so the caller can run its
+ * reference instead. */
+mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
+                              const onednn_weights *w, const float *a, const float *b,
+                              const float *bias, const float *residual, float *y, int threads);
+/* Runs a convolution; residual (if any) is added before the activation. */
+mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
+                            const onednn_weights *w, const float *x, const float *wplain,
+                            const float *bias, const float *residual, float *y, int threads);
+
+void onednn_cache_free(onednn_cache *c);
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * oblas.h — the OpenBLAS backend's kernel layer: single-precision GEMM
+ * through cblas_sgemm, honouring the session's thread count. Dimensions
+ * must fit OpenBLAS's 32-bit integers (oblas_fits). The `oblas_` prefix
+ * keeps clear of OpenBLAS's own symbols in static links.
+ */
+#ifndef MOPT_KERNELS_OPENBLAS_OBLAS_H
+#define MOPT_KERNELS_OPENBLAS_OBLAS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Whether every value fits the BLAS integer type. */
+bool oblas_fits(int64_t a, int64_t b, int64_t c);
+
+/* C (M x N, row-major, ldc) = alpha * op(A) op(B) + beta * C, where op(A)
+ * is M x K (A stored K x M when transA) and op(B) is K x N (B stored N x K
+ * when transB). With beta == 0, C is not read. */
+void oblas_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, bool transA,
+                 const float *B, int64_t ldb, bool transB, float *C, int64_t ldc, float alpha,
+                 float beta);
+
+/* Sets the number of threads OpenBLAS uses (process-wide, and the calling
+ * thread's OpenMP team size). */
+void oblas_threads(int threads);
+
+/* "OpenBLAS 0.3.21 ... (config string)" */
+const char *oblas_config(void);
+
+#endif

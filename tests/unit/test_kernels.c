@@ -1,0 +1,974 @@
+/*
+ * test_kernels.c — every fast implementation (op_impl of MatMul, Gemm, Conv
+ * on oneDNN and OpenBLAS) against the reference run of the same op, on
+ * randomized inputs: odd sizes (1, 3, 17, 129), broadcast batch dims, 1-D
+ * operands, transposed operands, every Gemm C shape, grouped/depthwise conv
+ * with strides, dilations, pads and auto_pad, constant and non-constant
+ * weights, symbolic load-time shapes. The reference run is wrapped so a
+ * silent fallback to it is detected. The oneDNN post-ops (bias, residual,
+ * every activation) are checked at the kernel layer against libm formulas.
+ *
+ * Tolerance (f32): both sides round each product/sum, so they differ by at
+ * most 2 * gamma_K * sum_k |a_ik b_kj| with gamma_K = K u / (1 - K u),
+ * u = 2^-24 (Higham's bound for dot products); we check that bound plus
+ * 1e-6. Activations add their Lipschitz factor (<= 1.5) and oneDNN's own
+ * approximation error (<= 1e-5 relative, 1e-6 absolute).
+ *
+ * Tolerance (bf16, precision=bf16 impls): each operand is rounded to bf16
+ * (relative error <= u = 2^-8), so each product is off by <= 2u + u^2; the
+ * bound becomes (2^-7 + 2^-16 + 2 gamma_K) * sum_k |a_ik b_kj| + 1e-6.
+ *
+ * Tolerance (int8, precision=int8 impls): A is quantized with one scale
+ * sa = max|A| / 127 and B per column with sb_j = max_k |B_kj| / 127, both
+ * rounded to nearest, so |a - a~| <= sa / 2 and |b - b~| <= sb_j / 2 and
+ * |ab - a~b~| <= |a| sb_j / 2 + |b| sa / 2 + sa sb_j / 4; summed over k
+ * (the int32 accumulation is exact), times |alpha|, plus the f32 bound.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "ir/ir.h"
+#include "ops/impls.h"
+#include "ops/ops.h"
+#ifdef MOPT_HAVE_ONEDNN
+#include "kernels/onednn/onednn.h"
+#endif
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+static const char *g_prec; /* ctx->precision of the impl under test (NULL = fp32) */
+
+static float frand(void) {
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (float)((double)(g_rng >> 11) / (double)(1ull << 53) * 2.0 - 1.0);
+}
+
+static float *rand_buf(int64_t n) {
+    float *p = mopt_aligned_alloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++)
+        p[i] = frand();
+    return p;
+}
+
+/* The reference run of the op under test, counted: a fast impl that falls
+ * back to it (instead of computing) is noticed. */
+static const op_def *g_real;
+static int g_ref_calls;
+static mopt_status counting_ref(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    g_ref_calls++;
+    return g_real->run(ctx, in, n_in, out, n_out);
+}
+
+typedef struct node_case {
+    ir_graph *g;
+    ir_node *n;
+    op_def def; /* copy of the real op_def, run = counting_ref */
+} node_case;
+
+static void nc_init_domain(node_case *c, const char *op, const char *domain, int n_in) {
+    c->g = ir_graph_create();
+    ir_graph_set_opset(c->g, "", 17);
+    if (domain[0]) ir_graph_set_opset(c->g, domain, 1);
+    c->n = ir_graph_add_node(c->g, op, domain, "node", n_in, 1);
+    g_real = ops_find(op, domain);
+    assert_non_null(g_real);
+    c->def = *g_real;
+    c->def.run = counting_ref;
+    c->n->op = &c->def;
+}
+
+static void nc_init(node_case *c, const char *op, int n_in) { nc_init_domain(c, op, "", n_in); }
+
+static void attr_int(ir_node *n, const char *name, int64_t v) {
+    ir_node_add_attr(n, name, IR_ATTR_INT)->i = v;
+}
+static void attr_float(ir_node *n, const char *name, float v) {
+    ir_node_add_attr(n, name, IR_ATTR_FLOAT)->f = v;
+}
+static void attr_ints(ir_node *n, const char *name, int count, const int64_t *v) {
+    ir_attr *a = ir_node_add_attr(n, name, IR_ATTR_INTS);
+    a->ints = mopt_malloc((size_t)count * sizeof(int64_t));
+    memcpy(a->ints, v, (size_t)count * sizeof(int64_t));
+    a->n = (size_t)count;
+}
+static void attr_str(ir_node *n, const char *name, const char *v) {
+    ir_attr *a = ir_node_add_attr(n, name, IR_ATTR_STRING);
+    a->s = mopt_strdup(v);
+    a->s_len = strlen(v);
+}
+
+static void tensor(op_tensor *t, int32_t rank, const int64_t *dims) {
+    memset(t, 0, sizeof *t);
+    t->dtype = MOPT_DTYPE_F32;
+    ir_shape_set(&t->shape, rank, dims);
+    t->data = rand_buf(ir_shape_numel(&t->shape));
+}
+
+/* Runs impl and the reference on the same inputs and compares with the
+ * bound tol[i] per output element (computed by the caller's bound()).
+ * const_mask: inputs given to prepare as constants (weights).
+ * sym_mask: inputs whose dims are symbolic at load time. */
+typedef void (*bound_fn)(const op_tensor *in, int n_in, const ir_shape *y, double *tol);
+
+static void check_impl(node_case *c, const op_impl *impl, op_tensor *in, int n_in,
+                       unsigned const_mask, unsigned sym_mask, bound_fn bound, int threads,
+                       bool expect_ref) {
+    op_ctx ctx = {.node = c->n, .graph = c->g, .opset = 17, .runtime = true, .threads = threads};
+    ctx.precision = g_prec;
+    op_tensor out, ref_out;
+    memset(&out, 0, sizeof out);
+    assert_int_equal(g_real->infer(&ctx, in, n_in, &out, 1), MOPT_OK);
+    int64_t n = ir_shape_numel(&out.shape);
+    ref_out = out;
+    out.data = mopt_aligned_alloc((size_t)(n ? n : 1) * sizeof(float));
+    ref_out.data = mopt_aligned_alloc((size_t)(n ? n : 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++)
+        ((float *)out.data)[i] = NAN; /* every element must be written */
+    assert_int_equal(g_real->run(&ctx, in, n_in, &ref_out, 1), MOPT_OK);
+
+    /* load time: shapes may be symbolic, data only for constants */
+    op_tensor lin[8];
+    op_tensor lout = out;
+    lout.data = NULL;
+    for (int k = 0; k < n_in; k++) {
+        lin[k] = in[k];
+        if (!(const_mask & (1u << k))) lin[k].data = NULL;
+        if (sym_mask & (1u << k))
+            for (int32_t d = 0; d < lin[k].shape.rank; d++)
+                lin[k].shape.syms[d] = ir_graph_symbol(c->g, d == 0 ? "s0" : "s1");
+    }
+    op_ctx lctx = {.node = c->n, .graph = c->g, .opset = 17, .runtime = false, .threads = 1};
+    lctx.precision = g_prec;
+    assert_true(impl->supports(&lctx, lin, n_in, &lout, 1));
+    void *state = NULL;
+    if (impl->prepare) {
+        mopt_status pst = impl->prepare(&lctx, lin, n_in, &lout, 1, &state);
+        if (pst) {
+            char b0[IR_SHAPE_STR_CAP], b1[IR_SHAPE_STR_CAP];
+            print_message("%s: prepare failed (%d) for %s x %s: %s\n", impl->name, (int)pst,
+                          ir_shape_str(&lin[0].shape, c->g, b0, sizeof b0),
+                          ir_shape_str(&lin[1].shape, c->g, b1, sizeof b1), mopt_error_message());
+        }
+        assert_int_equal(pst, MOPT_OK);
+    }
+    void *scratch = NULL;
+    ctx.state = state;
+    ctx.scratch = &scratch;
+    double *tol = mopt_malloc((size_t)(n ? n : 1) * sizeof(double));
+    bound(in, n_in, &out.shape, tol);
+    for (int rep = 0; rep < 2; rep++) { /* the second run hits the primitive cache */
+        g_ref_calls = 0;
+        mopt_status st = impl->run(&ctx, in, n_in, &out, 1);
+        if (st) print_message("run failed: %s\n", mopt_error_message());
+        assert_int_equal(st, MOPT_OK);
+        if (!expect_ref && g_ref_calls)
+            print_message("%s fell back to the reference\n", impl->name);
+        assert_int_equal(g_ref_calls, expect_ref ? 1 : 0);
+        for (int64_t i = 0; i < n; i++) {
+            double got = ((float *)out.data)[i], want = ((float *)ref_out.data)[i];
+            if (!(fabs(got - want) <= tol[i])) {
+                print_message("%s: element %lld of %lld is %.9g, reference %.9g (tol %.3g)\n",
+                              impl->name, (long long)i, (long long)n, got, want, tol[i]);
+                fail();
+            }
+        }
+    }
+    if (impl->release_scratch && scratch) impl->release_scratch(scratch);
+    if (impl->release && state) impl->release(state);
+    mopt_free(tol);
+    mopt_aligned_free(out.data);
+    mopt_aligned_free(ref_out.data);
+}
+
+static void free_inputs(op_tensor *in, int n_in) {
+    for (int k = 0; k < n_in; k++)
+        if (in[k].dtype != MOPT_DTYPE_UNDEFINED) mopt_aligned_free(in[k].data);
+}
+
+static double gamma_k(int64_t K) {
+    double u = ldexp(1.0, -24);
+    return (double)K * u / (1.0 - (double)K * u);
+}
+
+/* Bound on |impl - ref| for a K-term dot product with sum |a b| = S. */
+static double tol_of(int64_t K, double S) {
+    double rel = 2 * gamma_k(K);
+    if (g_prec && strcmp(g_prec, "bf16") == 0) rel += ldexp(1.0, -7) + ldexp(1.0, -16);
+    return rel * S + 1e-6;
+}
+
+/* ---- MatMul ------------------------------------------------------------- */
+
+/* numpy-style bound: 2 gamma_K sum_k |a||b| for each output element. */
+static void matmul_bound(const op_tensor *in, int n_in, const ir_shape *y, double *tol) {
+    const ir_shape *a = &in[0].shape, *b = &in[1].shape;
+    int64_t K = a->dims[a->rank - 1];
+    int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
+    int64_t N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    /* batch broadcasting: index each output batch back to A's and B's */
+    bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+    double qa = 0; /* the int8 scale of A */
+    for (int64_t i = 0, na = ir_shape_numel(a); i < na; i++)
+        qa = fmax(qa, fabs(((const float *)in[0].data)[i]) / 127);
+    int32_t rb = y->rank - (a->rank >= 2) - (b->rank >= 2);
+    int64_t nb = 1;
+    for (int32_t i = 0; i < rb; i++)
+        nb *= y->dims[i];
+    for (int64_t t = 0; t < nb; t++) {
+        int64_t oa = 0, ob = 0, rem = t, sa = 1, sb = 1;
+        for (int32_t d = rb - 1; d >= 0; d--) {
+            int64_t idx = rem % y->dims[d];
+            rem /= y->dims[d];
+            int32_t da = d - (rb - (a->rank - 2)), db = d - (rb - (b->rank - 2));
+            if (da >= 0) {
+                oa += (a->dims[da] == 1 ? 0 : idx) * sa;
+                sa *= a->dims[da];
+            }
+            if (db >= 0) {
+                ob += (b->dims[db] == 1 ? 0 : idx) * sb;
+                sb *= b->dims[db];
+            }
+        }
+        const float *pa = (const float *)in[0].data + oa * M * K;
+        const float *pb = (const float *)in[1].data + ob * K * N;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double s = 0, sbj = 0, q = 0;
+                for (int64_t k = 0; k < K; k++)
+                    sbj = fmax(sbj, fabs(pb[b->rank == 1 ? k : k * N + j]) / 127);
+                for (int64_t k = 0; k < K; k++) {
+                    double av = fabs(pa[i * K + k]), bv = fabs(pb[b->rank == 1 ? k : k * N + j]);
+                    s += av * bv;
+                    q += av * sbj / 2 + bv * qa / 2 + qa * sbj / 4;
+                }
+                tol[t * M * N + i * N + j] = tol_of(K, s) + (int8 ? q : 0);
+            }
+    }
+}
+
+typedef struct mm_shape {
+    int32_t ra;
+    int64_t a[5];
+    int32_t rb;
+    int64_t b[5];
+} mm_shape;
+
+static const mm_shape k_mm_shapes[] = {
+    {2, {1, 1}, 2, {1, 1}},
+    {2, {3, 17}, 2, {17, 129}},
+    {2, {129, 3}, 2, {3, 17}},
+    {2, {17, 129}, 2, {129, 1}},
+    {2, {1, 384}, 2, {384, 33}},
+    {3, {2, 17, 33}, 2, {33, 3}},        /* B broadcast over the batch */
+    {2, {5, 17}, 3, {3, 17, 4}},         /* A broadcast over the batch */
+    {4, {2, 1, 3, 17}, 3, {4, 17, 5}},   /* both broadcast */
+    {4, {2, 3, 7, 9}, 4, {2, 3, 9, 11}}, /* matching batches */
+    {1, {17}, 2, {17, 3}},               /* 1-D A */
+    {3, {2, 3, 17}, 1, {17}},            /* 1-D B */
+    {1, {129}, 1, {129}},                /* dot product */
+    {3, {4, 1, 8}, 3, {1, 8, 129}},
+};
+
+/* int8: only constant 2-D B (the int8 impl refuses the rest) */
+static void run_matmul_cases(const op_impl *impl) {
+    bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+    for (size_t s = 0; s < sizeof k_mm_shapes / sizeof k_mm_shapes[0]; s++) {
+        const mm_shape *sh = &k_mm_shapes[s];
+        if (int8 && sh->rb != 2) continue;
+        for (int variant = 0; variant < 3; variant++) {
+            if (int8 && variant == 1) continue;
+            /* 0: constant B; 1: B computed at run time; 2: constant B, symbolic A */
+            node_case c;
+            nc_init(&c, "MatMul", 2);
+            op_tensor in[2];
+            tensor(&in[0], sh->ra, sh->a);
+            tensor(&in[1], sh->rb, sh->b);
+            check_impl(&c, impl, in, 2, variant == 1 ? 0u : 2u, variant == 2 ? 1u : 0u,
+                       matmul_bound, 1 + (int)(s % 2), false);
+            free_inputs(in, 2);
+            ir_graph_destroy(c.g);
+        }
+    }
+    if (int8) return;
+    /* an empty problem goes to the reference */
+    node_case c;
+    nc_init(&c, "MatMul", 2);
+    op_tensor in[2];
+    tensor(&in[0], 2, (int64_t[]){0, 5});
+    tensor(&in[1], 2, (int64_t[]){5, 3});
+    check_impl(&c, impl, in, 2, 2u, 0u, matmul_bound, 1, true);
+    free_inputs(in, 2);
+    ir_graph_destroy(c.g);
+}
+
+/* ---- Gemm --------------------------------------------------------------- */
+
+static bool g_ta, g_tb;
+static float g_alpha, g_beta;
+
+static void gemm_bound(const op_tensor *in, int n_in, const ir_shape *y, double *tol) {
+    int64_t M = y->dims[0], N = y->dims[1];
+    int64_t K = in[0].shape.dims[g_ta ? 0 : 1];
+    int64_t lda = in[0].shape.dims[1], ldb = in[1].shape.dims[1];
+    const float *A = in[0].data, *B = in[1].data;
+    bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+    double sa = 0;
+    for (int64_t i = 0; i < M * K; i++)
+        sa = fmax(sa, fabs(A[i]) / 127);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double s = 0, sbj = 0, q = 0;
+            for (int64_t k = 0; k < K; k++)
+                sbj = fmax(sbj, fabs(g_tb ? B[j * ldb + k] : B[k * ldb + j]) / 127);
+            for (int64_t k = 0; k < K; k++) {
+                double a = fabs(g_ta ? A[k * lda + i] : A[i * lda + k]);
+                double b = fabs(g_tb ? B[j * ldb + k] : B[k * ldb + j]);
+                s += a * b;
+                q += a * sbj / 2 + b * sa / 2 + sa * sbj / 4;
+            }
+            tol[i * N + j] =
+                tol_of(K + 2, fabs(g_alpha) * s + fabs(g_beta)) + (int8 ? fabs(g_alpha) * q : 0);
+        }
+}
+
+static void run_gemm_cases(const op_impl *impl) {
+    static const int64_t mkn[][3] = {{1, 1, 1},    {3, 17, 129}, {129, 3, 17},
+                                     {17, 129, 3}, {1, 384, 96}, {33, 64, 1}};
+    int count = 0;
+    for (size_t s = 0; s < sizeof mkn / sizeof mkn[0]; s++)
+        for (int t = 0; t < 4; t++)
+            for (int cshape = 0; cshape < 6; cshape++) {
+                int64_t M = mkn[s][0], K = mkn[s][1], N = mkn[s][2];
+                g_ta = t & 1;
+                g_tb = (t >> 1) & 1;
+                /* int8: no transA; C only as a bias [N] / [1, N] with beta 1 */
+                bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+                if (int8 && (g_ta || cshape >= 3)) continue;
+                g_alpha = (count % 3 == 0) ? 1.f : 0.5f;
+                g_beta = (count % 4 == 1 && !int8) ? 2.f : 1.f;
+                count++;
+                node_case c;
+                nc_init(&c, "Gemm", cshape ? 3 : 2);
+                attr_int(c.n, "transA", g_ta);
+                attr_int(c.n, "transB", g_tb);
+                attr_float(c.n, "alpha", g_alpha);
+                attr_float(c.n, "beta", g_beta);
+                op_tensor in[3];
+                int64_t ad[2] = {g_ta ? K : M, g_ta ? M : K}, bd[2] = {g_tb ? N : K, g_tb ? K : N};
+                tensor(&in[0], 2, ad);
+                tensor(&in[1], 2, bd);
+                /* C: none, [N], [1, N], [M, 1], [M, N], scalar */
+                if (cshape == 1) tensor(&in[2], 1, (int64_t[]){N});
+                if (cshape == 2) tensor(&in[2], 2, (int64_t[]){1, N});
+                if (cshape == 3) tensor(&in[2], 2, (int64_t[]){M, 1});
+                if (cshape == 4) tensor(&in[2], 2, (int64_t[]){M, N});
+                if (cshape == 5) tensor(&in[2], 0, NULL);
+                if (!cshape) g_beta = 0;
+                unsigned consts = (count % 2) ? 6u : 4u;
+                if (g_prec && strcmp(g_prec, "int8") == 0) consts |= 2u;
+                check_impl(&c, impl, in, cshape ? 3 : 2, consts, (count % 5 == 0) ? 1u : 0u,
+                           gemm_bound, 1 + count % 2, false);
+                free_inputs(in, cshape ? 3 : 2);
+                ir_graph_destroy(c.g);
+            }
+}
+
+/* ---- Conv --------------------------------------------------------------- */
+
+static int64_t g_conv_red; /* products per output: (C / group) * prod(k) */
+
+static void conv_bound(const op_tensor *in, int n_in, const ir_shape *y, double *tol) {
+    /* inputs are in [-1, 1]: sum |x w| <= products per output */
+    int64_t n = ir_shape_numel(y);
+    for (int64_t i = 0; i < n; i++)
+        tol[i] = tol_of(g_conv_red + 1, (double)(g_conv_red + 1));
+}
+
+typedef struct conv_case {
+    int32_t rank;
+    int64_t x[5], w[5];
+    int64_t group;
+    int64_t strides[3], dilations[3], pads[6];
+    const char *auto_pad; /* NULL: explicit pads */
+    bool bias;
+} conv_case;
+
+static const conv_case k_conv_cases[] = {
+    {4, {2, 3, 17, 17}, {5, 3, 3, 3}, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, true},
+    {4, {1, 6, 13, 11}, {9, 2, 3, 3}, 3, {1, 1}, {2, 2}, {0, 1, 2, 0}, NULL, true},  /* grouped */
+    {4, {2, 8, 15, 15}, {8, 1, 3, 3}, 8, {2, 2}, {1, 1}, {0}, "SAME_UPPER", true},   /* dw */
+    {4, {1, 32, 9, 9}, {32, 1, 5, 5}, 32, {1, 1}, {1, 1}, {0}, "SAME_LOWER", false}, /* dw */
+    {4, {3, 16, 7, 7}, {32, 16, 1, 1}, 1, {1, 1}, {1, 1}, {0}, NULL, true},          /* 1x1 */
+    {4, {1, 16, 12, 12}, {24, 16, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, NULL, false},
+    {4, {1, 4, 10, 9}, {4, 4, 2, 3}, 1, {3, 2}, {1, 2}, {0}, "VALID", true},
+    {3, {2, 4, 29}, {6, 4, 5}, 1, {1}, {3}, {2, 2}, NULL, true}, /* 1-D */
+    {3, {1, 6, 17}, {6, 1, 3}, 6, {2}, {1}, {1, 0}, NULL, true}, /* 1-D dw */
+    {5,
+     {1, 2, 5, 6, 7},
+     {3, 2, 2, 3, 3},
+     1,
+     {1, 1, 2},
+     {1, 1, 1},
+     {0, 1, 1, 0, 1, 1},
+     NULL,
+     true}, /* 3-D */
+};
+
+static void run_conv_cases(const op_impl *impl) {
+    for (size_t s = 0; s < sizeof k_conv_cases / sizeof k_conv_cases[0]; s++) {
+        const conv_case *cc = &k_conv_cases[s];
+        int32_t S = cc->rank - 2;
+        for (int variant = 0; variant < 2; variant++) {
+            /* variant 1: symbolic X at load time (layouts guessed), 2 threads */
+            node_case c;
+            nc_init(&c, "Conv", cc->bias ? 3 : 2);
+            attr_int(c.n, "group", cc->group);
+            attr_ints(c.n, "strides", S, cc->strides);
+            attr_ints(c.n, "dilations", S, cc->dilations);
+            if (cc->auto_pad)
+                attr_str(c.n, "auto_pad", cc->auto_pad);
+            else
+                attr_ints(c.n, "pads", 2 * S, cc->pads);
+            op_tensor in[3];
+            tensor(&in[0], cc->rank, cc->x);
+            tensor(&in[1], cc->rank, cc->w);
+            if (cc->bias) tensor(&in[2], 1, (int64_t[]){cc->w[0]});
+            g_conv_red = cc->w[1];
+            for (int32_t i = 0; i < S; i++)
+                g_conv_red *= cc->w[2 + i];
+            check_impl(&c, impl, in, cc->bias ? 3 : 2, 6u, variant ? 1u : 0u, conv_bound,
+                       1 + variant, false);
+            free_inputs(in, cc->bias ? 3 : 2);
+            ir_graph_destroy(c.g);
+        }
+    }
+}
+
+/* ---- mopt.FusedMatMul / mopt.FusedConv ---------------------------------- */
+
+/* Bound for fused products: S = sum_k |a b| is computed by the reference
+ * FusedMatMul itself on |A|, |B| (no epilogue); then the f32 (or bf16)
+ * product bound on alpha S + |bias| + |residual|, times 1.5 (the largest
+ * slope of the activations), plus oneDNN's activation error. */
+static double *g_fused_s; /* S per output element, set by the caller */
+static double *g_fused_q; /* int8: the quantization bound per element (see top) */
+static double g_fused_alpha;
+static void fused_bound(const op_tensor *in, int n_in, const ir_shape *y, double *tol) {
+    int64_t n = ir_shape_numel(y);
+    for (int64_t i = 0; i < n; i++)
+        tol[i] = 1.5 * tol_of(g_conv_red + 2, fabs(g_fused_alpha) * g_fused_s[i] + 2) + 2e-5 +
+                 (g_fused_q ? 1.5 * fabs(g_fused_alpha) * g_fused_q[i] : 0);
+}
+
+static const char *const k_act_names[] = {"",          "Relu",        "LeakyRelu", "Clip",
+                                          "HardSwish", "HardSigmoid", "Sigmoid",   "Tanh",
+                                          "Gelu",      "GeluTanh"};
+
+static void run_fused_matmul_cases(const op_impl *impl) {
+    static const mm_shape shapes[] = {
+        {2, {17, 33}, 2, {33, 129}},
+        {3, {2, 5, 64}, 2, {64, 48}},
+        {4, {2, 3, 7, 16}, 4, {2, 3, 16, 9}},
+        {3, {3, 1, 129}, 2, {129, 3}},
+    };
+    int count = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t a = 0; a < sizeof k_act_names / sizeof k_act_names[0]; a++, count++) {
+            const mm_shape *sh = &shapes[s];
+            bool ta = count % 3 == 1, tb = count % 2 == 1;
+            bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+            if (int8 && (ta || sh->rb != 2)) continue;
+            bool bias = count % 4 != 3, res = count % 3 != 2;
+            g_fused_alpha = count % 5 == 0 ? 0.5 : 1.0;
+            int64_t ad[5], bd[5];
+            memcpy(ad, sh->a, sizeof ad);
+            memcpy(bd, sh->b, sizeof bd);
+            if (ta) ad[sh->ra - 2] = sh->a[sh->ra - 1], ad[sh->ra - 1] = sh->a[sh->ra - 2];
+            if (tb) bd[sh->rb - 2] = sh->b[sh->rb - 1], bd[sh->rb - 1] = sh->b[sh->rb - 2];
+            int64_t K = sh->a[sh->ra - 1], N = sh->b[sh->rb - 1], M = sh->a[sh->ra - 2];
+            node_case c;
+            nc_init_domain(&c, "FusedMatMul", "mopt", 4);
+            attr_int(c.n, "transA", ta);
+            attr_int(c.n, "transB", tb);
+            attr_float(c.n, "alpha", (float)g_fused_alpha);
+            attr_str(c.n, "activation", k_act_names[a]);
+            if (strcmp(k_act_names[a], "Clip") == 0) {
+                attr_float(c.n, "activation_alpha", -0.5f);
+                attr_float(c.n, "activation_beta", 0.75f);
+            }
+            op_tensor in[4];
+            memset(in, 0, sizeof in);
+            tensor(&in[0], sh->ra, ad);
+            tensor(&in[1], sh->rb, bd);
+            if (bias) tensor(&in[2], 1, (int64_t[]){N});
+            if (res) tensor(&in[3], 2, (int64_t[]){M, N}); /* broadcast over the batch */
+            /* S = |A| @ |B| through a plain FusedMatMul */
+            node_case cs;
+            nc_init_domain(&cs, "FusedMatMul", "mopt", 2);
+            attr_int(cs.n, "transA", ta);
+            attr_int(cs.n, "transB", tb);
+            op_tensor ain[2], sout;
+            for (int k = 0; k < 2; k++) {
+                ain[k] = in[k];
+                int64_t n = ir_shape_numel(&in[k].shape);
+                float *p = mopt_aligned_alloc((size_t)n * sizeof(float));
+                for (int64_t i = 0; i < n; i++)
+                    p[i] = fabsf(((float *)in[k].data)[i]);
+                ain[k].data = p;
+            }
+            op_ctx sctx = {.node = cs.n, .graph = cs.g, .opset = 1, .runtime = true, .threads = 1};
+            memset(&sout, 0, sizeof sout);
+            assert_int_equal(g_real->infer(&sctx, ain, 2, &sout, 1), MOPT_OK);
+            int64_t ny = ir_shape_numel(&sout.shape);
+            sout.data = mopt_aligned_alloc((size_t)ny * sizeof(float));
+            assert_int_equal(g_real->run(&sctx, ain, 2, &sout, 1), MOPT_OK);
+            g_fused_s = mopt_malloc((size_t)ny * sizeof(double));
+            for (int64_t i = 0; i < ny; i++)
+                g_fused_s[i] = ((float *)sout.data)[i];
+            g_conv_red = K;
+            g_fused_q = NULL;
+            if (int8) { /* A dense [..., M, K], B [K, N] or [N, K] */
+                g_fused_q = mopt_malloc((size_t)ny * sizeof(double));
+                const float *A = in[0].data, *B = in[1].data;
+                int64_t na = ir_shape_numel(&in[0].shape);
+                double qa = 0;
+                for (int64_t i = 0; i < na; i++)
+                    qa = fmax(qa, fabs(A[i]) / 127);
+                for (int64_t i = 0; i < ny; i++) {
+                    int64_t j = i % N, row = i / N % (na / K);
+                    double sb = 0, q = 0;
+                    for (int64_t k = 0; k < K; k++)
+                        sb = fmax(sb, fabs(tb ? B[j * K + k] : B[k * N + j]) / 127);
+                    for (int64_t k = 0; k < K; k++)
+                        q += fabs(A[row * K + k]) * sb / 2 +
+                             fabs(tb ? B[j * K + k] : B[k * N + j]) * qa / 2 + qa * sb / 4;
+                    g_fused_q[i] = q;
+                }
+            }
+            mopt_aligned_free(sout.data);
+            free_inputs(ain, 2);
+            ir_graph_destroy(cs.g);
+            g_real = ops_find("FusedMatMul", "mopt");
+            check_impl(&c, impl, in, 4, 2u, count % 7 == 0 ? 1u : 0u, fused_bound, 1 + count % 2,
+                       false);
+            mopt_free(g_fused_s);
+            mopt_free(g_fused_q);
+            g_fused_q = NULL;
+            free_inputs(in, 4);
+            ir_graph_destroy(c.g);
+        }
+}
+
+static void run_fused_conv_cases(const op_impl *impl) {
+    int count = 0;
+    for (size_t s = 0; s < sizeof k_conv_cases / sizeof k_conv_cases[0]; s++)
+        for (size_t a = 0; a < sizeof k_act_names / sizeof k_act_names[0]; a += 3, count++) {
+            const conv_case *cc = &k_conv_cases[s];
+            int32_t S = cc->rank - 2;
+            node_case c;
+            nc_init_domain(&c, "FusedConv", "mopt", 4);
+            attr_int(c.n, "group", cc->group);
+            attr_ints(c.n, "strides", S, cc->strides);
+            attr_ints(c.n, "dilations", S, cc->dilations);
+            if (cc->auto_pad)
+                attr_str(c.n, "auto_pad", cc->auto_pad);
+            else
+                attr_ints(c.n, "pads", 2 * S, cc->pads);
+            attr_str(c.n, "activation", k_act_names[(a + s) % 10]);
+            op_tensor in[4];
+            memset(in, 0, sizeof in);
+            tensor(&in[0], cc->rank, cc->x);
+            tensor(&in[1], cc->rank, cc->w);
+            if (cc->bias) tensor(&in[2], 1, (int64_t[]){cc->w[0]});
+            /* residual of Y's shape: from the reference's own inference */
+            op_ctx ictx = {.node = c.n, .graph = c.g, .opset = 1, .runtime = true, .threads = 1};
+            op_tensor y;
+            memset(&y, 0, sizeof y);
+            assert_int_equal(g_real->infer(&ictx, in, 3, &y, 1), MOPT_OK);
+            if (count % 2) tensor(&in[3], y.shape.rank, y.shape.dims);
+            g_conv_red = cc->w[1];
+            for (int32_t i = 0; i < S; i++)
+                g_conv_red *= cc->w[2 + i];
+            int64_t ny = ir_shape_numel(&y.shape);
+            g_fused_s = mopt_malloc((size_t)ny * sizeof(double));
+            for (int64_t i = 0; i < ny; i++)
+                g_fused_s[i] = (double)g_conv_red; /* inputs in [-1, 1] */
+            g_fused_alpha = 1;
+            check_impl(&c, impl, in, 4, 6u, 0u, fused_bound, 1 + count % 2, false);
+            mopt_free(g_fused_s);
+            free_inputs(in, 4);
+            ir_graph_destroy(c.g);
+        }
+}
+
+/* ---- impl tests --------------------------------------------------------- */
+
+/* The impl of `op` named `name` (the backend's f32 impl is named after it). */
+static const op_impl *find_impl(const char *op, const char *name) {
+    const op_def *d = ops_find(op, "");
+    for (int k = 0; d && d->impls && d->impls[k]; k++)
+        if (strcmp(d->impls[k]->name, name) == 0) return d->impls[k];
+    return NULL;
+}
+
+#ifdef MOPT_HAVE_ONEDNN
+static void onednn_matmul(void **st) {
+    (void)st;
+    assert_true(onednn_available());
+    run_matmul_cases(find_impl("MatMul", "onednn"));
+}
+static void onednn_gemm(void **st) {
+    (void)st;
+    run_gemm_cases(find_impl("Gemm", "onednn"));
+}
+static void onednn_conv(void **st) {
+    (void)st;
+    run_conv_cases(find_impl("Conv", "onednn"));
+}
+
+/* precision=bf16 */
+static void onednn_bf16_matmul(void **st) {
+    (void)st;
+    g_prec = "bf16";
+    run_matmul_cases(find_impl("MatMul", "onednn-bf16"));
+    g_prec = NULL;
+}
+static void onednn_bf16_gemm(void **st) {
+    (void)st;
+    g_prec = "bf16";
+    run_gemm_cases(find_impl("Gemm", "onednn-bf16"));
+    g_prec = NULL;
+}
+static void onednn_bf16_conv(void **st) {
+    (void)st;
+    g_prec = "bf16";
+    run_conv_cases(find_impl("Conv", "onednn-bf16"));
+    g_prec = NULL;
+}
+
+/* precision=int8 */
+static void onednn_int8_matmul(void **st) {
+    (void)st;
+    g_prec = "int8";
+    run_matmul_cases(find_impl("MatMul", "onednn-int8"));
+    g_prec = NULL;
+}
+static void onednn_int8_gemm(void **st) {
+    (void)st;
+    g_prec = "int8";
+    run_gemm_cases(find_impl("Gemm", "onednn-int8"));
+    g_prec = NULL;
+}
+
+static void onednn_fused(void **st) {
+    (void)st;
+    const char *precs[] = {NULL, "bf16", "int8"};
+    const char *names[] = {"onednn", "onednn-bf16", "onednn-int8"};
+    for (int p = 0; p < 3; p++) {
+        g_prec = precs[p];
+        const op_def *d = ops_find("FusedMatMul", "mopt");
+        for (int k = 0; d && d->impls && d->impls[k]; k++)
+            if (strcmp(d->impls[k]->name, names[p]) == 0) run_fused_matmul_cases(d->impls[k]);
+        d = ops_find("FusedConv", "mopt");
+        for (int k = 0; p < 2 && d && d->impls && d->impls[k]; k++)
+            if (strcmp(d->impls[k]->name, names[p]) == 0) run_fused_conv_cases(d->impls[k]);
+    }
+    g_prec = NULL;
+    assert_non_null(ops_find("FusedMatMul", "mopt")->impls[0]);
+    assert_non_null(ops_find("FusedConv", "mopt")->impls[0]);
+}
+
+/* The int8 impl refuses what it cannot quantize: a non-constant or batched B. */
+static void onednn_int8_refuses(void **st) {
+    (void)st;
+    const op_impl *impl = find_impl("MatMul", "onednn-int8");
+    assert_non_null(impl);
+    node_case c;
+    nc_init(&c, "MatMul", 2);
+    op_tensor in[2];
+    tensor(&in[0], 2, (int64_t[]){3, 4});
+    tensor(&in[1], 3, (int64_t[]){2, 4, 5});
+    op_tensor out;
+    memset(&out, 0, sizeof out);
+    op_ctx ctx = {.node = c.n, .graph = c.g, .opset = 17, .threads = 1, .precision = "int8"};
+    assert_false(impl->supports(&ctx, in, 2, &out, 1)); /* batched B */
+    ir_shape_set(&in[1].shape, 2, (int64_t[]){4, 5});
+    assert_true(impl->supports(&ctx, in, 2, &out, 1));
+    void *data = in[1].data;
+    in[1].data = NULL;
+    assert_false(impl->supports(&ctx, in, 2, &out, 1)); /* B not constant */
+    in[1].data = data;
+    ctx.precision = "bf16";
+    assert_false(impl->supports(&ctx, in, 2, &out, 1));
+    free_inputs(in, 2);
+    ir_graph_destroy(c.g);
+}
+
+/* The bf16 impls stay out of fp32 models. */
+static void onednn_bf16_only_when_asked(void **st) {
+    (void)st;
+    const op_impl *impl = find_impl("MatMul", "onednn-bf16");
+    assert_non_null(impl);
+    node_case c;
+    nc_init(&c, "MatMul", 2);
+    op_tensor in[2];
+    tensor(&in[0], 2, (int64_t[]){3, 4});
+    tensor(&in[1], 2, (int64_t[]){4, 5});
+    op_tensor out;
+    memset(&out, 0, sizeof out);
+    op_ctx ctx = {.node = c.n, .graph = c.g, .opset = 17, .threads = 1};
+    assert_false(impl->supports(&ctx, in, 2, &out, 1));
+    ctx.precision = "fp32";
+    assert_false(impl->supports(&ctx, in, 2, &out, 1));
+    ctx.precision = "bf16";
+    assert_true(impl->supports(&ctx, in, 2, &out, 1));
+    in[0].dtype = MOPT_DTYPE_F64;
+    assert_false(impl->supports(&ctx, in, 2, &out, 1));
+    free_inputs(in, 2);
+    ir_graph_destroy(c.g);
+}
+
+/* The epilogue at the kernel layer: act(alpha * A B + bias + residual). */
+static double act_ref(onednn_act act, double x, double alpha, double beta) {
+    switch (act) {
+    case ONEDNN_ACT_NONE: return x;
+    case ONEDNN_ACT_RELU: return x > 0 ? x : 0;
+    case ONEDNN_ACT_LEAKY_RELU: return x > 0 ? x : alpha * x;
+    case ONEDNN_ACT_CLIP: return x < alpha ? alpha : x > beta ? beta : x;
+    case ONEDNN_ACT_HARDSWISH: return x * fmax(0, fmin(1, x / 6 + 0.5));
+    case ONEDNN_ACT_HARDSIGMOID: return fmax(0, fmin(1, alpha * x + beta));
+    case ONEDNN_ACT_SIGMOID: return 1 / (1 + exp(-x));
+    case ONEDNN_ACT_TANH: return tanh(x);
+    case ONEDNN_ACT_GELU_ERF: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+    case ONEDNN_ACT_GELU_TANH:
+        return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    }
+    return NAN;
+}
+
+static void onednn_matmul_epilogues(void **st) {
+    (void)st;
+    static const int64_t mkn[][3] = {{1, 17, 3}, {17, 129, 33}, {128, 384, 64}, {3, 1, 129}};
+    int combo = 0;
+    for (size_t s = 0; s < sizeof mkn / sizeof mkn[0]; s++)
+        for (int act = ONEDNN_ACT_NONE; act <= ONEDNN_ACT_GELU_TANH; act++)
+            for (int extras = 0; extras < 4; extras++, combo++) {
+                int64_t M = mkn[s][0], K = mkn[s][1], N = mkn[s][2];
+                /* batch 2 for A, B broadcast; bias [N]; residual [M, N] broadcast over batch */
+                float *A = rand_buf(2 * M * K), *B = rand_buf(K * N), *bias = rand_buf(N),
+                      *res = rand_buf(M * N), *Y = rand_buf(2 * M * N);
+                onednn_matmul_desc d;
+                memset(&d, 0, sizeof d);
+                onednn_td_dense(&d.a, 3, (int64_t[]){2, M, K});
+                onednn_td_dense(&d.b, 3, (int64_t[]){1, K, N});
+                onednn_td_dense(&d.y, 3, (int64_t[]){2, M, N});
+                d.has_bias = extras & 1;
+                onednn_td_dense(&d.bias, 3, (int64_t[]){1, 1, N});
+                d.has_residual = (extras >> 1) & 1;
+                onednn_td_dense(&d.residual, 3, (int64_t[]){1, M, N});
+                d.alpha = (combo % 3 == 0) ? 0.5f : 1.f;
+                d.act = (onednn_act)act;
+                d.act_alpha = act == ONEDNN_ACT_CLIP ? -0.5f : 0.2f;
+                d.act_beta = act == ONEDNN_ACT_CLIP ? 0.75f : 0.5f;
+                d.b_const = combo % 2;
+                onednn_weights *w = NULL;
+                if (combo % 2) assert_int_equal(onednn_matmul_pack(&d, B, 1, &w), MOPT_OK);
+                onednn_cache *cache = NULL;
+                mopt_status rs = onednn_matmul_run(&cache, &d, w, A, B, bias, res, Y, 1);
+                if (rs) print_message("act %d extras %d: %s\n", act, extras, mopt_error_message());
+                assert_int_equal(rs, MOPT_OK);
+                for (int64_t t = 0; t < 2; t++)
+                    for (int64_t i = 0; i < M; i++)
+                        for (int64_t j = 0; j < N; j++) {
+                            double acc = 0, mag = 0;
+                            for (int64_t k = 0; k < K; k++) {
+                                double p = (double)A[(t * M + i) * K + k] * B[k * N + j];
+                                acc += p;
+                                mag += fabs(p);
+                            }
+                            double x = d.alpha * acc, xm = d.alpha * mag;
+                            if (d.has_bias) x += bias[j], xm += 1;
+                            if (d.has_residual) x += res[i * N + j], xm += 1;
+                            double want = act_ref(d.act, x, d.act_alpha, d.act_beta);
+                            double got = Y[(t * M + i) * N + j];
+                            double tol = 1.5 * gamma_k(K + 2) * xm + 1e-5 * fabs(want) + 1e-6;
+                            if (!(fabs(got - want) <= tol)) {
+                                print_message("M=%lld K=%lld N=%lld act %d extras %d alpha %g: "
+                                              "[%lld,%lld,%lld] = %.9g, expected %.9g (tol %.3g)\n",
+                                              (long long)M, (long long)K, (long long)N, act, extras,
+                                              (double)d.alpha, (long long)t, (long long)i,
+                                              (long long)j, got, want, tol);
+                                fail();
+                            }
+                        }
+                onednn_cache_free(cache);
+                onednn_weights_free(w);
+                mopt_aligned_free(A);
+                mopt_aligned_free(B);
+                mopt_aligned_free(bias);
+                mopt_aligned_free(res);
+                mopt_aligned_free(Y);
+            }
+}
+
+/* Conv epilogues: act(conv + bias + residual), residual the full output. */
+static void onednn_conv_epilogues(void **st) {
+    (void)st;
+    /* plain-layout conv (1x1 on 16 channels) and a blocked one (3x3 dw) */
+    static const int64_t shapes[][5] = {{2, 16, 7, 24, 1}, {1, 32, 9, 32, 32}, {1, 3, 11, 8, 1}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int act = ONEDNN_ACT_NONE; act <= ONEDNN_ACT_GELU_TANH; act++)
+            for (int extras = 0; extras < 4; extras++) {
+                int64_t Nb = shapes[s][0], C = shapes[s][1], H = shapes[s][2], OC = shapes[s][3],
+                        G = shapes[s][4];
+                int64_t k = G > 1 || C == 3 ? 3 : 1, pad = k / 2, icg = C / G;
+                onednn_conv_desc d;
+                memset(&d, 0, sizeof d);
+                d.S = 2;
+                d.batch = Nb;
+                d.c_in = C;
+                d.c_out = OC;
+                d.group = G;
+                for (int i = 0; i < 2; i++) {
+                    d.in[i] = d.out[i] = H;
+                    d.k[i] = k;
+                    d.stride[i] = d.dilation[i] = 1;
+                    d.pad_l[i] = d.pad_r[i] = pad;
+                }
+                d.has_bias = extras & 1;
+                d.has_residual = (extras >> 1) & 1;
+                d.act = (onednn_act)act;
+                d.act_alpha = act == ONEDNN_ACT_CLIP ? -0.5f : 0.2f;
+                d.act_beta = act == ONEDNN_ACT_CLIP ? 0.75f : 0.5f;
+                int64_t ny = Nb * OC * H * H;
+                float *X = rand_buf(Nb * C * H * H), *W = rand_buf(OC * icg * k * k),
+                      *bias = rand_buf(OC), *res = rand_buf(ny), *Y = rand_buf(ny);
+                onednn_weights *w = NULL;
+                assert_int_equal(onednn_conv_pack(&d, W, 1, &w), MOPT_OK);
+                onednn_cache *cache = NULL;
+                assert_int_equal(onednn_conv_run(&cache, &d, w, X, W, bias, res, Y, 1), MOPT_OK);
+                for (int64_t n = 0; n < Nb; n++)
+                    for (int64_t o = 0; o < OC; o++)
+                        for (int64_t y = 0; y < H; y++)
+                            for (int64_t x = 0; x < H; x++) {
+                                int64_t g = o / (OC / G);
+                                double acc = 0, mag = 0;
+                                for (int64_t c = 0; c < icg; c++)
+                                    for (int64_t ky = 0; ky < k; ky++)
+                                        for (int64_t kx = 0; kx < k; kx++) {
+                                            int64_t iy = y + ky - pad, ix = x + kx - pad;
+                                            if (iy < 0 || iy >= H || ix < 0 || ix >= H) continue;
+                                            double p =
+                                                (double)
+                                                    X[((n * C + g * icg + c) * H + iy) * H + ix] *
+                                                W[((o * icg + c) * k + ky) * k + kx];
+                                            acc += p;
+                                            mag += fabs(p);
+                                        }
+                                int64_t yi = ((n * OC + o) * H + y) * H + x;
+                                if (d.has_bias) acc += bias[o], mag += 1;
+                                if (d.has_residual) acc += res[yi], mag += 1;
+                                double want = act_ref(d.act, acc, d.act_alpha, d.act_beta);
+                                double tol =
+                                    1.5 * gamma_k(icg * k * k + 2) * mag + 1e-5 * fabs(want) + 1e-6;
+                                if (!(fabs(Y[yi] - want) <= tol)) {
+                                    print_message("conv case %zu act %d extras %d: y[%lld] = "
+                                                  "%.9g, expected %.9g\n",
+                                                  s, act, extras, (long long)yi, (double)Y[yi],
+                                                  want);
+                                    fail();
+                                }
+                            }
+                onednn_cache_free(cache);
+                onednn_weights_free(w);
+                mopt_aligned_free(X);
+                mopt_aligned_free(W);
+                mopt_aligned_free(bias);
+                mopt_aligned_free(res);
+                mopt_aligned_free(Y);
+            }
+}
+#endif
+
+#ifdef MOPT_HAVE_OPENBLAS
+static void openblas_matmul(void **st) {
+    (void)st;
+    run_matmul_cases(find_impl("MatMul", "openblas"));
+}
+static void openblas_gemm(void **st) {
+    (void)st;
+    run_gemm_cases(find_impl("Gemm", "openblas"));
+}
+static void openblas_fused_matmul(void **st) {
+    (void)st;
+    const op_def *d = ops_find("FusedMatMul", "mopt");
+    const op_impl *impl = NULL;
+    for (int k = 0; d && d->impls && d->impls[k]; k++)
+        if (strcmp(d->impls[k]->name, "openblas") == 0) impl = d->impls[k];
+    assert_non_null(impl);
+    run_fused_matmul_cases(impl);
+}
+#endif
+
+static void impl_names_are_informative(void **st) {
+    (void)st;
+    static const char *const ops[] = {"MatMul", "Gemm", "Conv"};
+    for (size_t i = 0; i < 3; i++) {
+        const op_def *d = ops_find(ops[i], "");
+        assert_non_null(d);
+        for (int k = 0; d->impls && d->impls[k]; k++) {
+            assert_non_null(strstr(d->impls[k]->name, d->impls[k]->backend));
+            assert_non_null(d->impls[k]->supports);
+        }
+    }
+#ifdef MOPT_HAVE_ONEDNN
+    assert_non_null(find_impl("MatMul", "onednn"));
+    assert_non_null(find_impl("Gemm", "onednn"));
+    assert_non_null(find_impl("Conv", "onednn"));
+#endif
+#ifdef MOPT_HAVE_OPENBLAS
+    assert_non_null(find_impl("MatMul", "openblas"));
+    assert_non_null(find_impl("Gemm", "openblas"));
+#endif
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(impl_names_are_informative),
+#ifdef MOPT_HAVE_ONEDNN
+        cmocka_unit_test(onednn_matmul),
+        cmocka_unit_test(onednn_gemm),
+        cmocka_unit_test(onednn_conv),
+        cmocka_unit_test(onednn_matmul_epilogues),
+        cmocka_unit_test(onednn_conv_epilogues),
+        cmocka_unit_test(onednn_bf16_matmul),
+        cmocka_unit_test(onednn_bf16_gemm),
+        cmocka_unit_test(onednn_bf16_conv),
+        cmocka_unit_test(onednn_bf16_only_when_asked),
+        cmocka_unit_test(onednn_int8_matmul),
+        cmocka_unit_test(onednn_int8_gemm),
+        cmocka_unit_test(onednn_int8_refuses),
+        cmocka_unit_test(onednn_fused),
+#endif
+#ifdef MOPT_HAVE_OPENBLAS
+        cmocka_unit_test(openblas_matmul),
+        cmocka_unit_test(openblas_gemm),
+        cmocka_unit_test(openblas_fused_matmul),
+#endif
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
