@@ -20,6 +20,9 @@
 #   -j JOBS    parallel fuzzing processes per target (default 1)
 #   --short    the quick check of the meson test: small seed set and a
 #              throw-away corpus
+#   -k         keep going after a crash (libFuzzer -fork=JOBS with
+#              -ignore_crashes/-ignore_timeouts/-ignore_ooms): collects every
+#              finding of a long campaign instead of stopping at the first
 # Long campaigns keep their corpus in BUILD/tests/fuzz/work/<target>/corpus,
 # so each run continues where the last stopped, e.g. an hour per target on
 # two cores:
@@ -39,6 +42,7 @@ seconds=600
 seed=0
 jobs=1
 short=0
+keep=0
 targets=()
 extra=()
 while [ $# -gt 0 ]; do
@@ -48,6 +52,7 @@ while [ $# -gt 0 ]; do
     -s) seed=$2; shift 2 ;;
     -j) jobs=$2; shift 2 ;;
     --short) short=1; shift ;;
+    -k) keep=1; shift ;;
     --) shift; extra=("$@"); break ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) targets+=("$1"); shift ;;
@@ -80,7 +85,11 @@ for t in "${targets[@]}"; do
     args=(-max_total_time="$seconds" -seed="$seed" -timeout=10 -rss_limit_mb=2048
           -dict="$src/tests/fuzz/$dict" -artifact_prefix="$work/artifacts/"
           -print_final_stats=1)
-    if [ "$jobs" -gt 1 ]; then args+=(-jobs="$jobs" -workers="$jobs"); fi
+    if [ $keep = 1 ]; then
+        args+=(-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+    elif [ "$jobs" -gt 1 ]; then
+        args+=(-jobs="$jobs" -workers="$jobs")
+    fi
     echo "== fuzz_$t: ${seconds}s, seed $seed, corpus $corpus"
     rc=0
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
