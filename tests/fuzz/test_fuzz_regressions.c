@@ -111,9 +111,33 @@ static void fuzz_regressions_replay_cleanly(void **state) {
     print_message("%d regression inputs replayed\n", replayed);
 }
 
+/* 24 ConstantOfShape nodes of 16 MB each from a 2 KB file: load-time
+ * folding stops at its budget (64 MB per sweep for a model with no weights
+ * of its own, two sweeps), and the rest is refused at run time by the
+ * memory_limit instead of being allocated. */
+static void fuzz_fold_constants_budget_bounds_load(void **state) {
+    (void)state;
+    size_t len = 0;
+    uint8_t *buf = read_file(REGRESSIONS "/model_fold_constants_blowup.onnx", &len);
+    mopt_model *m = NULL;
+    assert_int_equal(mopt_model_load_from_memory(buf, len, NULL, &m), MOPT_OK);
+    int64_t bytes = mopt_model_parameter_bytes(m);
+    print_message("weights after folding: %lld bytes\n", (long long)bytes);
+    assert_true(bytes <= ((int64_t)128 << 20) + 4096); /* + the 16-byte shape */
+    mopt_model_destroy(m);
+    fuzz_model_result r;
+    fuzz_model_exercise(buf, len, &r);
+    assert_false(r.defect);
+    assert_int_equal(r.load, MOPT_OK);
+    assert_true(r.ran);
+    assert_int_equal(r.run[0], MOPT_ERR_LIMIT);
+    free(buf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fuzz_regressions_replay_cleanly),
+        cmocka_unit_test(fuzz_fold_constants_budget_bounds_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
