@@ -13,6 +13,9 @@ writes OUT_DIR/<target>/ for each target (default: all):
   npy           tests/unit/data/npy/*, a sample of the op-case .npy files, and
                 the same arrays written as format versions 1.0, 2.0 and 3.0
   options_yaml  a handful of option files (valid and invalid)
+  mopt          the hostile .mopt corpus (tests/hostile/mopt; fuzz_mopt fixes
+                the header checksum of each input, so its corrupt files are
+                good seeds) and any other committed .mopt file
 --small keeps each corpus small (the short meson test): fewer op cases and no
 large models. Needs numpy; onnx is optional (without it tensor_pb gets only
 the committed .pb files and raw copies).
@@ -24,7 +27,7 @@ import os
 import shutil
 import sys
 
-TARGETS = ["onnx_model", "tensor_pb", "npy", "options_yaml"]
+TARGETS = ["onnx_model", "tensor_pb", "npy", "options_yaml", "mopt"]
 
 
 def put(out, data):
@@ -208,6 +211,9 @@ def main(argv):
             gen_npy(d, src, small)
         elif t == "options_yaml":
             gen_options_yaml(d, src, small)
+        elif t == "mopt":
+            copy_files(d, [p for p in glob.glob(f"{src}/tests/**/*.mopt", recursive=True)
+                           if os.path.getsize(p) <= 65536])
         else:
             sys.exit(f"make_seeds.py: unknown target {t}")
         print(f"{t}: {len(os.listdir(d))} seeds in {d}")

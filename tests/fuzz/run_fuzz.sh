@@ -12,8 +12,8 @@
 #
 # Usage: tests/fuzz/run_fuzz.sh [-b BUILD] [-t SECONDS] [-s SEED] [-j JOBS]
 #                               [--short] [TARGET ...] [-- LIBFUZZER_ARGS ...]
-#   TARGET     onnx_model tensor_pb npy options_yaml (default: all, one after
-#              the other)
+#   TARGET     onnx_model tensor_pb npy options_yaml mopt (default: all, one
+#              after the other)
 #   -b BUILD   build folder (default build-fuzz)
 #   -t SECONDS time per target (default 600)
 #   -s SEED    libFuzzer seed (default 0: random)
@@ -34,7 +34,7 @@
 # it with -minimize_crash=1 -runs=20000, fix the library, and add the input
 # as a regression: tests/hostile/corpus/ (with a line in its EXPECTED) when
 # mopt_model_load must refuse it, else tests/fuzz/regressions/ (prefix
-# model_, tensor_, npy_ or options_; test_fuzz_regressions runs them).
+# model_, mopt_, tensor_, npy_ or options_; test_fuzz_regressions runs them).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=build-fuzz
@@ -58,7 +58,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
     esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(onnx_model tensor_pb npy options_yaml)
+[ ${#targets[@]} -gt 0 ] || targets=(onnx_model tensor_pb npy options_yaml mopt)
 build=$(cd "$build" && pwd)
 
 status=0

@@ -62,7 +62,7 @@ static int replay(const char *name) {
     size_t len = 0;
     uint8_t *buf = read_file(path, &len);
     int replayed = 1;
-    if (has_prefix(name, "model_")) {
+    if (has_prefix(name, "model_") || has_prefix(name, "mopt_")) {
         fuzz_model_result r;
         fuzz_model_exercise(buf, len, &r);
         print_message("%-40s load %s, %s\n", name, mopt_status_string(r.load),
