@@ -76,11 +76,19 @@ for t in "${targets[@]}"; do
         corpus=$(mktemp -d "${TMPDIR:-/tmp}/mopt-fuzz-$t.XXXXXX")
         trap 'rm -rf "$corpus"' EXIT
         python3 "$src/tests/fuzz/make_seeds.py" "$src" "$seeds" --small "$t" >/dev/null
+        small=--small
     else
         seeds="$build/tests/fuzz/seeds"
         corpus="$work/corpus"
         mkdir -p "$corpus"
         python3 "$src/tests/fuzz/make_seeds.py" "$src" "$seeds" "$t"
+        small=
+    fi
+    if [ "$t" = mopt ] && [ -x "$build/tests/fuzz/fuzz_make_mopt" ]; then
+        # valid .mopt images of the ONNX seeds (the onnx_model seed list)
+        python3 "$src/tests/fuzz/make_seeds.py" "$src" "$seeds" $small onnx_model >/dev/null
+        ASAN_OPTIONS=detect_leaks=0 "$build/tests/fuzz/fuzz_make_mopt" "$seeds/mopt" \
+            "$seeds"/onnx_model/* 2>/dev/null | tail -1 || true
     fi
     args=(-max_total_time="$seconds" -seed="$seed" -timeout=10 -rss_limit_mb=2048
           -dict="$src/tests/fuzz/$dict" -artifact_prefix="$work/artifacts/"
