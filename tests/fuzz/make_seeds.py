@@ -192,6 +192,13 @@ def gen_options_yaml(out, src, small):
             copy_files(out, [p])
 
 
+# the fuzzers' past findings (tests/fuzz/regressions, by name prefix) are
+# seeds too, so that every fuzz run replays them under libFuzzer's memory
+# and time limits, which the cmocka replay does not have
+REGRESSION_PREFIX = {"onnx_model": "model_", "mopt": "mopt_", "tensor_pb": "tensor_",
+                     "npy": "npy_", "options_yaml": "options_"}
+
+
 def main(argv):
     args = [a for a in argv if not a.startswith("--")]
     small = "--small" in argv
@@ -216,6 +223,7 @@ def main(argv):
                            if os.path.getsize(p) <= 65536])
         else:
             sys.exit(f"make_seeds.py: unknown target {t}")
+        copy_files(d, glob.glob(f"{src}/tests/fuzz/regressions/{REGRESSION_PREFIX[t]}*"))
         print(f"{t}: {len(os.listdir(d))} seeds in {d}")
 
 
