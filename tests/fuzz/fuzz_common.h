@@ -29,7 +29,8 @@ static inline void fuzz_check_failure(mopt_status st, const char *what) {
 static inline void fuzz_touch(const void *data, size_t n) {
     const volatile uint8_t *p = data;
     uint8_t acc = 0;
-    for (size_t i = 0; i < n; i++) acc ^= p[i];
+    for (size_t i = 0; i < n; i++)
+        acc ^= p[i];
     (void)acc;
 }
 
@@ -41,9 +42,12 @@ static inline void fuzz_check_tensor(mopt_dtype dtype, int rank, const int64_t *
     int ok = esz > 0 && rank >= 0 && rank <= MOPT_MAX_RANK;
     uint64_t n = 1;
     for (int i = 0; ok && i < rank; i++) {
-        if (dims[i] < 0) ok = 0;
-        else if (dims[i] && n > UINT64_MAX / (uint64_t)dims[i]) ok = 0;
-        else n *= (uint64_t)dims[i];
+        if (dims[i] < 0)
+            ok = 0;
+        else if (dims[i] && n > UINT64_MAX / (uint64_t)dims[i])
+            ok = 0;
+        else
+            n *= (uint64_t)dims[i];
     }
     if (ok && n > SIZE_MAX / esz) ok = 0;
     if (ok && (size_t)n * esz != nbytes) ok = 0;

@@ -44,7 +44,8 @@ static void check_output(fuzz_model_result *r, const mopt_tensor *t) {
         return;
     }
     uint8_t acc = 0;
-    for (size_t i = 0; i < nb; i++) acc ^= p[i];
+    for (size_t i = 0; i < nb; i++)
+        acc ^= p[i];
     (void)acc;
 }
 
@@ -125,8 +126,10 @@ void fuzz_model_exercise(const uint8_t *data, size_t size, fuzz_model_result *r)
         }
     }
     mopt_session_destroy(s);
-    for (size_t i = 0; in && i < n_in; i++) mopt_tensor_destroy(in[i]);
-    for (size_t i = 0; out && i < n_out; i++) mopt_tensor_destroy(out[i]);
+    for (size_t i = 0; in && i < n_in; i++)
+        mopt_tensor_destroy(in[i]);
+    for (size_t i = 0; out && i < n_out; i++)
+        mopt_tensor_destroy(out[i]);
     free(in);
     free(out);
     mopt_model_destroy(m);

@@ -26,7 +26,8 @@ static void fix_checksum(uint8_t *b, size_t size) {
     uint64_t h = mfmt_hash64(b, term);
     char *hx = (char *)b + term + end_len - 1;
     static const char digits[] = "0123456789abcdef";
-    for (int i = 0; i < 16; i++) hx[i] = digits[(h >> (60 - 4 * i)) & 15];
+    for (int i = 0; i < 16; i++)
+        hx[i] = digits[(h >> (60 - 4 * i)) & 15];
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
