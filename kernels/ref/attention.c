@@ -77,8 +77,8 @@ bool ref_attention_f32(const attn_params *p, const float *Q, const float *K, con
                              p->Sk, p->scale, 0.0f);
                 for (int64_t i = 0; i < r; i++)
                     softmax_row(p, b, h, i0 + i, S + i * p->Sk);
-                ref_gemm_f32(r, p->Dv, p->Sk, S, p->Sk, false, v, p->v_ss, false,
-                             o + i0 * p->o_ss, p->o_ss, 1.0f, 0.0f);
+                ref_gemm_f32(r, p->Dv, p->Sk, S, p->Sk, false, v, p->v_ss, false, o + i0 * p->o_ss,
+                             p->o_ss, 1.0f, 0.0f);
             }
         }
     }
