@@ -2,7 +2,8 @@
 # test.sh — the whole test suite from a fresh clone: installs dependencies,
 # builds with gcc (release) and runs every meson suite, builds with clang
 # (warnings as errors), and reruns the unit, hostile and ops suites under
-# AddressSanitizer + UndefinedBehaviorSanitizer (and the models suite).
+# AddressSanitizer + UndefinedBehaviorSanitizer (and the models suite), and
+# runs each libFuzzer target for 20 s (clang, suite "fuzz"; tests/fuzz).
 # The "conformance" suite (ONNX backend node tests) generates its data from
 # the pinned onnx package into the build folder; MOPT_CONFORMANCE_DATA
 # points it at another copy. Its per-op report lands in
@@ -31,5 +32,13 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
     --suite unit --suite hostile --suite ops --suite models --suite passes --suite patterns --suite abi \
     --suite conformance
+
+# ~1.5 min on 2 cores: only the fuzz targets are built (not the other tests)
+echo "== libFuzzer targets (clang, ASan + UBSan): suite fuzz, 20 s per target, fixed seed"
+[ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true -Dbuildtype=debugoptimized \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false -Dexamples=false >/dev/null
+ninja -C build-fuzz $(cd build-fuzz && ninja -t targets all | grep -oE '^tests/fuzz/fuzz_[a-z_]+:' |
+    tr -d ':' | sort -u)
+meson test -C build-fuzz --no-rebuild --print-errorlogs --num-processes "$jobs" --suite fuzz
 
 python3 tests/models/check_models.py

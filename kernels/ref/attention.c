@@ -1,8 +1,10 @@
 /*
  * attention.c — reference kernel of mopt.Attention: for each (batch, head)
- * the full score block S = scale * Q K^T (ref_gemm), mask and causality
+ * the score block S = scale * Q K^T (ref_gemm), mask and causality
  * applied, a numerically stable softmax per row, then O = P V (ref_gemm).
- * Straightforward on purpose: the oracle for the fused kernels.
+ * Straightforward on purpose: the oracle for the fused kernels. Query rows
+ * go in blocks of at most ATTN_REF_SCORE_FLOATS scores (at least one row),
+ * so the scratch stays proportional to K, not Sq * Sk.
  */
 #include <math.h>
 #include <string.h>
@@ -10,6 +12,8 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_attention.h"
 #include "kernels/ref/ref_matmul.h"
+
+#define ATTN_REF_SCORE_FLOATS ((int64_t)1 << 20) /* 4 MB of scores per block */
 
 /* Applies mask/causality to one row of scores and turns it into softmax
  * weights; dropped keys get weight 0. A row with no usable key is all 0. */
@@ -46,8 +50,12 @@ static void softmax_row(const attn_params *p, int64_t b, int64_t h, int64_t i, f
 bool ref_attention_f32(const attn_params *p, const float *Q, const float *K, const float *V,
                        float *O) {
     if (p->B == 0 || p->H == 0 || p->Sq == 0 || p->Dv == 0) return true;
+    int64_t sk = p->Sk ? p->Sk : 1;
+    int64_t rows = ATTN_REF_SCORE_FLOATS / sk;
+    if (rows < 1) rows = 1;
+    if (rows > p->Sq) rows = p->Sq;
     size_t n, bytes;
-    if (!mopt_mul_overflow((size_t)p->Sq, (size_t)(p->Sk ? p->Sk : 1), &n) ||
+    if (!mopt_mul_overflow((size_t)rows, (size_t)sk, &n) ||
         !mopt_mul_overflow(n, sizeof(float), &bytes))
         return false;
     float *S = mopt_aligned_alloc(bytes);
@@ -63,12 +71,15 @@ bool ref_attention_f32(const attn_params *p, const float *Q, const float *K, con
                     memset(o + i * p->o_ss, 0, (size_t)p->Dv * 4);
                 continue;
             }
-            ref_gemm_f32(p->Sq, p->Sk, p->D, q, p->q_ss, false, k, p->k_ss, true, S, p->Sk,
-                         p->scale, 0.0f);
-            for (int64_t i = 0; i < p->Sq; i++)
-                softmax_row(p, b, h, i, S + i * p->Sk);
-            ref_gemm_f32(p->Sq, p->Dv, p->Sk, S, p->Sk, false, v, p->v_ss, false, o, p->o_ss, 1.0f,
-                         0.0f);
+            for (int64_t i0 = 0; i0 < p->Sq; i0 += rows) {
+                int64_t r = p->Sq - i0 < rows ? p->Sq - i0 : rows;
+                ref_gemm_f32(r, p->Sk, p->D, q + i0 * p->q_ss, p->q_ss, false, k, p->k_ss, true, S,
+                             p->Sk, p->scale, 0.0f);
+                for (int64_t i = 0; i < r; i++)
+                    softmax_row(p, b, h, i0 + i, S + i * p->Sk);
+                ref_gemm_f32(r, p->Dv, p->Sk, S, p->Sk, false, v, p->v_ss, false, o + i0 * p->o_ss,
+                             p->o_ss, 1.0f, 0.0f);
+            }
         }
     }
     mopt_aligned_free(S);

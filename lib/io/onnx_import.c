@@ -887,6 +887,13 @@ static mopt_status parse_attribute(const pb_reader *r, const pb_field *f, ir_gra
         default: break;
         }
     }
+    if (!st && a->type == IR_ATTR_STRING && !a->s) {
+        /* type STRING without an 's' field: protobuf's default, "" (the IR
+         * and the operators rely on a->s being a string) */
+        a->s = mopt_strdup("");
+        a->s_len = 0;
+        if (!a->s) st = oom(what);
+    }
     if (!st && (a->type == IR_ATTR_FLOATS || a->type == IR_ATTR_INTS)) {
         size_t bytes;
         if (!mopt_mul_overflow(vec.n ? vec.n : 1, a->type == IR_ATTR_INTS ? 8 : 4, &bytes)) {

@@ -136,6 +136,9 @@ static mopt_status det_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
                            int n_out) {
     int64_t m = in[0].shape.dims[in[0].shape.rank - 1], n = op_numel(&in[0]);
     int64_t count = op_numel(&out[0]);
+    /* no matrices: nothing to do (and m * m, unbounded by n then, could be
+     * huge: a [0, 1e5, 1e5] input asked for 80 GB of scratch) */
+    if (count == 0) return MOPT_OK;
     double *x = mopt_malloc((size_t)(n + m * m + count + 1) * sizeof(double));
     if (!x) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     double *scratch = x + n, *y = scratch + m * m;

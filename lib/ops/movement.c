@@ -498,7 +498,9 @@ bad:
     return -1;
 }
 
-/* ONNX clamping of one sliced axis of size dim: start index and count. */
+/* ONNX clamping of one sliced axis of size dim: start index and count.
+ * Any step is valid, up to INT64_MIN/MAX: the count is computed without
+ * adding the step (and the magnitude of a negative step in uint64_t). */
 static void slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first,
                        int64_t *count) {
     if (start < 0) start += dim;
@@ -506,11 +508,12 @@ static void slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, in
     if (step > 0) {
         start = start < 0 ? 0 : (start > dim ? dim : start);
         end = end < 0 ? 0 : (end > dim ? dim : end);
-        *count = end > start ? (end - start + step - 1) / step : 0;
+        *count = end > start ? (end - start - 1) / step + 1 : 0;
     } else {
         start = start < 0 ? 0 : (start > dim - 1 ? dim - 1 : start);
         end = end < -1 ? -1 : (end > dim - 1 ? dim - 1 : end);
-        *count = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+        uint64_t mag = (uint64_t)(-(step + 1)) + 1;
+        *count = start > end ? (int64_t)((uint64_t)(start - end - 1) / mag + 1) : 0;
     }
     *first = start;
 }
@@ -578,7 +581,9 @@ static mopt_status slice_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
         int64_t first, count;
         slice_axis(x->dims[a], p.starts[i], p.ends[i], p.steps[i], &first, &count);
         off += first * in_st[a];
-        src_st[a] = in_st[a] * p.steps[i];
+        /* a step is only taken when the axis keeps 2+ elements, and then
+         * |step| < dim, so the stride cannot overflow */
+        src_st[a] = count > 1 ? in_st[a] * p.steps[i] : in_st[a];
     }
     size_t esz = esize(&in[0]);
     ref_copy_strided(out[0].data, (const char *)in[0].data + (size_t)off * esz, esz, x->rank,

@@ -214,11 +214,20 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         return st ? st : op_fail(ctx, MOPT_ERR_INTERNAL, "sizes unknown at run time");
     const ir_shape *x = &in[0].shape;
     int32_t r = x->rank;
-    /* largest intermediate: every prefix of axes resized */
+    /* axes that shrink (or keep their size) first, then those that grow:
+     * the intermediates then never exceed max(input, output) elements,
+     * whereas in axis order [1, N] -> [N, 1] went through [N, N] (20 GB of
+     * scratch for N = 50000). The passes are separable and commute. */
+    int32_t order[IR_MAX_RANK], n_order = 0;
+    for (int32_t pass = 0; pass < 2; pass++)
+        for (int32_t a = 0; a < r; a++)
+            if ((od[a] > x->dims[a]) == (pass == 1)) order[n_order++] = a;
+    /* largest intermediate: every prefix of the ordered axes resized */
     int64_t cur[IR_MAX_RANK], cap = op_numel(&in[0]);
     for (int32_t a = 0; a < r; a++)
         cur[a] = x->dims[a];
-    for (int32_t a = 0; a < r; a++) {
+    for (int32_t k = 0; k < r; k++) {
+        int32_t a = order[k];
         cur[a] = od[a];
         int64_t n = 1;
         for (int32_t b = 0; b < r; b++)
@@ -234,7 +243,8 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     ref_cast(MOPT_DTYPE_F32, in[0].data, MOPT_DTYPE_F64, A, op_numel(&in[0]));
     for (int32_t a = 0; a < r; a++)
         cur[a] = x->dims[a];
-    for (int32_t a = 0; a < r; a++) {
+    for (int32_t k = 0; k < r; k++) {
+        int32_t a = order[k];
         bool identity =
             od[a] == x->dims[a] && sc[a] == 1.0 && p.coord != REF_COORD_TF_CROP_AND_RESIZE;
         if (identity) continue;

@@ -3,7 +3,10 @@
  * are all weights/constants (Constant nodes included), and Shape/Size nodes
  * whose input shape is fully known, turning their outputs into weights.
  * Results larger than FOLD_MAX_BYTES are left to run time, so a small
- * constant Expand cannot blow up the model.
+ * constant Expand cannot blow up the model; and one sweep adds at most
+ * FOLD_MIN_BUDGET or the model's own weight bytes, whichever is larger, so
+ * that many such nodes cannot either (the rest runs at run time, under the
+ * session's memory_limit).
  */
 #include <string.h>
 
@@ -13,6 +16,7 @@
 #include "passes/passes.h"
 
 #define FOLD_MAX_BYTES ((size_t)16 << 20)
+#define FOLD_MIN_BUDGET ((size_t)64 << 20)
 
 static bool is_const(const ir_value *v) { return (v->flags & IR_VALUE_INITIALIZER) != 0; }
 
@@ -21,8 +25,11 @@ static bool shape_only_op(const ir_node *n) {
 }
 
 /* Tries to fold node n; *folded tells whether it did. Errors only for real
- * failures (a constant computation that fails would fail at run time too). */
-static mopt_status fold_node(ir_graph *g, ir_node *n, int64_t opset, bool *folded) {
+ * failures (a constant computation that fails would fail at run time too).
+ * *budget is the number of bytes folding may still add; a node whose
+ * outputs exceed it stays. */
+static mopt_status fold_node(ir_graph *g, ir_node *n, int64_t opset, size_t *budget,
+                             bool *folded) {
     *folded = false;
     if (!n->op || n->n_outputs < 1 || n->n_inputs > 64 || n->n_outputs > 64) return MOPT_OK;
     for (int32_t k = 0; k < n->n_attrs; k++)
@@ -56,14 +63,16 @@ static mopt_status fold_node(ir_graph *g, ir_node *n, int64_t opset, bool *folde
     op_ctx ctx = {.node = n, .graph = g, .opset = opset, .runtime = true};
     mopt_status st = n->op->infer(&ctx, in, n->n_inputs, out, n->n_outputs);
     if (st) return st;
-    size_t sizes[64];
+    size_t sizes[64], total = 0;
     for (int32_t k = 0; k < n->n_outputs; k++) {
         int64_t numel = ir_shape_numel(&out[k].shape);
         size_t esz = mopt_dtype_size(out[k].dtype);
         if (numel < 0 || esz == 0 || !mopt_mul_overflow((size_t)numel, esz, &sizes[k]) ||
             sizes[k] > FOLD_MAX_BYTES)
             return MOPT_OK;
+        total += sizes[k]; /* at most 64 * FOLD_MAX_BYTES */
     }
+    if (total > *budget) return MOPT_OK;
     for (int32_t k = 0; k < n->n_outputs; k++) {
         out[k].data = mopt_aligned_alloc(sizes[k] ? sizes[k] : 1);
         if (!out[k].data) {
@@ -94,18 +103,23 @@ static mopt_status fold_node(ir_graph *g, ir_node *n, int64_t opset, bool *folde
     }
     n->dead = true;
     *folded = true;
+    *budget -= total;
     return MOPT_OK;
 }
 
 mopt_status pass_fold_constants(ir_graph *g, pass_result *r) {
     int64_t opset = ir_graph_opset(g, "");
     int32_t folded_n = 0, shapes = 0;
+    size_t weights = 0;
+    for (int32_t i = 0; i < g->n_values; i++)
+        if (is_const(g->values[i])) weights += g->values[i]->nbytes; /* all in memory */
+    size_t budget = weights > FOLD_MIN_BUDGET ? weights : FOLD_MIN_BUDGET;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         if (n->dead) continue;
         bool folded = false;
         int64_t node_opset = n->domain[0] ? ir_graph_opset(g, n->domain) : opset;
-        mopt_status st = fold_node(g, n, node_opset, &folded);
+        mopt_status st = fold_node(g, n, node_opset, &budget, &folded);
         if (st) return st;
         if (folded) {
             if (shape_only_op(n)) shapes++;

@@ -270,7 +270,25 @@ def build():
          "INVALID_MODEL")
 
 
+def fuzz_findings():
+    """Files the fuzzers found (fuzz_*.onnx, added by hand with their line in
+    EXPECTED): kept across regenerations, with their expected status."""
+    kept = []
+    try:
+        with open(os.path.join(OUT, "EXPECTED")) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return kept
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 2 and parts[0].startswith("fuzz_"):
+            with open(os.path.join(OUT, parts[0]), "rb") as f:
+                kept.append((parts[0], f.read(), parts[1]))
+    return kept
+
+
 def main():
+    kept = fuzz_findings()
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(os.path.join(OUT, "ext"))
     # 16 bytes: enough for one 12-byte tensor at offset 0, not at offset 8
@@ -280,13 +298,13 @@ def main():
     names = set()
     with open(os.path.join(OUT, "EXPECTED"), "w") as manifest:
         manifest.write("# file expected-status (from gen_hostile.py; 'any' = any failure)\n")
-        for name, data, status in CASES:
+        for name, data, status in CASES + kept:
             assert name not in names, name
             names.add(name)
             with open(os.path.join(OUT, name), "wb") as f:
                 f.write(data)
             manifest.write(f"{name} {status}\n")
-    print(f"wrote {len(CASES)} files into {OUT}")
+    print(f"wrote {len(CASES)} files into {OUT}, kept {len(kept)} fuzzer findings")
 
 
 if __name__ == "__main__":
