@@ -270,10 +270,6 @@ static bool is_int_type(mopt_dtype t) {
     return t == MOPT_DTYPE_I32 || t == MOPT_DTYPE_I64 || t == MOPT_DTYPE_I8 || t == MOPT_DTYPE_U8;
 }
 
-static bool present(const op_tensor *in, int n_in, int k) {
-    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
-}
-
 static mopt_status infer_clip(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
     if (n_in < 1 || n_in > 3)
@@ -293,7 +289,7 @@ static mopt_status infer_clip(const op_ctx *ctx, const op_tensor *in, int n_in, 
     }
     static const char *const names[3] = {"input", "min", "max"};
     for (int k = 1; k < n_in; k++) {
-        if (!present(in, n_in, k)) continue;
+        if (!op_has_input(in, n_in, k)) continue;
         if ((st = op_same_dtype(ctx, in, 0, k))) return st;
         int64_t n = in[k].shape.rank >= 0 && ir_shape_is_concrete(&in[k].shape)
                         ? ir_shape_numel(&in[k].shape)
@@ -336,11 +332,11 @@ static mopt_status run_clip(const op_ctx *ctx, const op_tensor *in, int n_in, op
         if (lo && lo->type == IR_ATTR_FLOAT) p.has_lo = true, p.lo = lo->f;
         if (hi && hi->type == IR_ATTR_FLOAT) p.has_hi = true, p.hi = hi->f;
     } else {
-        if (present(in, n_in, 1)) {
+        if (op_has_input(in, n_in, 1)) {
             if ((st = clip_bound(ctx, &in[1], "min", &p.lo, &p.ilo))) return st;
             p.has_lo = true;
         }
-        if (present(in, n_in, 2)) {
+        if (op_has_input(in, n_in, 2)) {
             if ((st = clip_bound(ctx, &in[2], "max", &p.hi, &p.ihi))) return st;
             p.has_hi = true;
         }

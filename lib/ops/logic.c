@@ -20,7 +20,6 @@ static const mopt_dtype k_cmp_types[] = {
     MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I8,  MOPT_DTYPE_U8,  MOPT_DTYPE_I16, MOPT_DTYPE_U16,
     MOPT_DTYPE_I32, MOPT_DTYPE_U32, MOPT_DTYPE_I64, MOPT_DTYPE_U64, MOPT_DTYPE_BOOL};
 static const mopt_dtype k_bool_type[] = {MOPT_DTYPE_BOOL};
-static const mopt_dtype k_float_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64};
 
 static mopt_status require_inputs(const op_ctx *ctx, const op_tensor *in, int n) {
     if (!ctx->runtime) return MOPT_OK;
@@ -110,7 +109,7 @@ static mopt_status infer_bool_unary(const op_ctx *ctx, const op_tensor *in, int 
     if (strcmp(ctx->node->op_type, "Not") == 0)
         st = op_expect_dtype(ctx, &in[0], 0, k_bool_type, COUNT(k_bool_type));
     else
-        st = op_expect_dtype(ctx, &in[0], 0, k_float_types, COUNT(k_float_types));
+        st = op_expect_float(ctx, &in[0], 0);
     if (st) return st;
     for (int k = 0; k < n_out; k++) {
         out[k].dtype = MOPT_DTYPE_BOOL;

@@ -14,12 +14,6 @@
 #include "ops/ops.h"
 #include "ops/ops_cpu.h"
 
-static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
-
-static bool has_input(const op_tensor *in, int n_in, int k) {
-    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
-}
-
 /* Product of dims [from, to) of a concrete shape. */
 static int64_t dims_product(const ir_shape *s, int32_t from, int32_t to) {
     int64_t p = 1;
@@ -47,7 +41,7 @@ static mopt_status check_channel_param(const op_ctx *ctx, const op_tensor *in, i
 static mopt_status check_channel_op(const op_ctx *ctx, const op_tensor *in, int n_params,
                                     const char *const *names, int32_t min_rank) {
     for (int k = 0; k < n_params; k++) {
-        mopt_status st = op_expect_dtype(ctx, &in[k], k, k_f32, 1);
+        mopt_status st = op_expect_f32(ctx, &in[k], k);
         if (st) return st;
     }
     char sx[IR_SHAPE_STR_CAP];
@@ -137,10 +131,10 @@ static mopt_status check_norm_param(const op_ctx *ctx, const ir_shape *x, int32_
 
 static mopt_status layernorm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                    int n_out) {
-    bool has_b = has_input(in, n_in, 2);
-    mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1);
-    if (!st) st = op_expect_dtype(ctx, &in[1], 1, k_f32, 1);
-    if (!st && has_b) st = op_expect_dtype(ctx, &in[2], 2, k_f32, 1);
+    bool has_b = op_has_input(in, n_in, 2);
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
+    if (!st) st = op_expect_f32(ctx, &in[1], 1);
+    if (!st && has_b) st = op_expect_f32(ctx, &in[2], 2);
     if (st) return st;
     for (int k = 0; k < n_out; k++)
         out[k].dtype = MOPT_DTYPE_F32;
@@ -206,8 +200,9 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
     float *own_s = NULL, *own_b = NULL;
     const float *scale = expand_norm_param(&in[1], x, axis, inner, &own_s);
     const float *bias = NULL;
-    if (scale && has_input(in, n_in, 2)) bias = expand_norm_param(&in[2], x, axis, inner, &own_b);
-    if (!scale || (has_input(in, n_in, 2) && !bias)) {
+    if (scale && op_has_input(in, n_in, 2))
+        bias = expand_norm_param(&in[2], x, axis, inner, &own_b);
+    if (!scale || (op_has_input(in, n_in, 2) && !bias)) {
         mopt_free(own_s);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory expanding Scale/B");
     }
@@ -225,7 +220,7 @@ static int64_t softmax_default_axis(const op_ctx *ctx) { return ctx->opset >= 13
 
 static mopt_status softmax_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
-    mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1);
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = MOPT_DTYPE_F32;
     out[0].shape = in[0].shape;

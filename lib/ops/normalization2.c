@@ -14,15 +14,12 @@
 #include "kernels/ref/ref_normalization2.h"
 #include "ops/ops.h"
 
-static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
-
 static mopt_status same_as_x(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_check) {
     mopt_status st;
     for (int k = 0; k < n_check && k < n_in; k++)
         if (in[k].dtype != MOPT_DTYPE_UNDEFINED &&
-            ((st = op_expect_dtype(ctx, &in[k], k, k_f32, 1)) ||
-             (k && (st = op_same_dtype(ctx, in, 0, k)))))
+            ((st = op_expect_f32(ctx, &in[k], k)) || (k && (st = op_same_dtype(ctx, in, 0, k)))))
             return st;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;

@@ -1,7 +1,8 @@
 /*
  * op_util.c — helpers shared by operator implementations: error messages
  * naming the node, numpy broadcasting over symbolic shapes, axis handling,
- * dtype checks and reading small integer tensors.
+ * dtype checks, optional-input tests, element sizes and reading small
+ * integer tensors.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -102,7 +103,86 @@ mopt_status op_same_dtype(const op_ctx *ctx, const op_tensor *in, int i, int j) 
     return MOPT_OK;
 }
 
+mopt_status op_expect_f32(const op_ctx *ctx, const op_tensor *t, int index) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_F32};
+    return op_expect_dtype(ctx, t, index, k_types, 1);
+}
+
+mopt_status op_expect_float(const op_ctx *ctx, const op_tensor *t, int index) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64};
+    return op_expect_dtype(ctx, t, index, k_types, 2);
+}
+
+mopt_status op_expect_index(const op_ctx *ctx, const op_tensor *t, int index) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64, MOPT_DTYPE_I32};
+    return op_expect_dtype(ctx, t, index, k_types, 2);
+}
+
+bool op_dtype_sized(mopt_dtype t) { return t != MOPT_DTYPE_STRING && mopt_dtype_size(t) != 0; }
+
+mopt_status op_expect_any(const op_ctx *ctx, const op_tensor *t, int index) {
+    if (t->dtype == MOPT_DTYPE_UNDEFINED || op_dtype_sized(t->dtype)) return MOPT_OK;
+    return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "input %d has type %s, which is not supported", index,
+                   mopt_dtype_name(t->dtype));
+}
+
+bool op_has_input(const op_tensor *in, int n_in, int k) {
+    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
+}
+
+bool op_wired(const op_ctx *ctx, int k) {
+    return k < ctx->node->n_inputs && ctx->node->inputs[k] >= 0;
+}
+
+mopt_status op_require_inputs(const op_ctx *ctx, const op_tensor *in, int n) {
+    if (!ctx->runtime) return MOPT_OK;
+    for (int k = 0; k < n; k++)
+        if (in[k].dtype == MOPT_DTYPE_UNDEFINED || !in[k].data)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input %d is missing", k);
+    return MOPT_OK;
+}
+
+void op_set_outputs(op_tensor *out, int n_out, mopt_dtype dtype, const ir_shape *shape) {
+    for (int k = 0; k < n_out; k++) {
+        out[k].dtype = dtype;
+        out[k].shape = *shape;
+    }
+}
+
 int64_t op_numel(const op_tensor *t) { return ir_shape_numel(&t->shape); }
+
+size_t op_esize(const op_tensor *t) { return mopt_dtype_size(t->dtype); }
+
+size_t op_nbytes(const op_tensor *t) {
+    int64_t n = op_numel(t);
+    return n > 0 ? (size_t)n * op_esize(t) : 0;
+}
+
+void op_set_unknown_dims(ir_shape *s, int32_t rank) {
+    memset(s, 0, sizeof *s);
+    s->rank = rank;
+    for (int32_t i = 0; i < rank; i++)
+        s->syms[i] = -1;
+}
+
+int op_known_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *buf,
+                  int64_t cap, int64_t *n) {
+    if (t->shape.rank >= 0 && ir_shape_is_concrete(&t->shape) && ir_shape_numel(&t->shape) == 0) {
+        *n = 0;
+        return 1;
+    }
+    if (!t->data) {
+        if (ctx->runtime) {
+            op_fail(ctx, MOPT_ERR_INTERNAL, "%s has no data", what);
+            return -1;
+        }
+        return 0;
+    }
+    int64_t k = op_read_ints(ctx, t, what, buf, cap);
+    if (k < 0) return -1;
+    *n = k;
+    return 1;
+}
 
 int64_t op_read_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *out,
                      int64_t cap) {

@@ -148,18 +148,49 @@ mopt_status op_expect_dtype(const op_ctx *ctx, const op_tensor *t, int index,
                             const mopt_dtype *allowed, int n_allowed);
 /* Checks that inputs i and j have the same dtype (if both known). */
 mopt_status op_same_dtype(const op_ctx *ctx, const op_tensor *in, int i, int j);
+/* op_expect_dtype with the common sets: float32 only; float32 or float64;
+ * an index type (int64 or int32). */
+mopt_status op_expect_f32(const op_ctx *ctx, const op_tensor *t, int index);
+mopt_status op_expect_float(const op_ctx *ctx, const op_tensor *t, int index);
+mopt_status op_expect_index(const op_ctx *ctx, const op_tensor *t, int index);
+/* Any dtype with a fixed element size (for ops that move bytes); strings
+ * and unknown type codes fail with UNSUPPORTED. UNDEFINED passes. */
+mopt_status op_expect_any(const op_ctx *ctx, const op_tensor *t, int index);
+/* True for a dtype with a fixed element size (not string, not unknown). */
+bool op_dtype_sized(mopt_dtype t);
+
+/* Is optional input k given (k < n_in and its dtype known)? */
+bool op_has_input(const op_tensor *in, int n_in, int k);
+/* Is input k wired in the node (it may still be of unknown type at load)? */
+bool op_wired(const op_ctx *ctx, int k);
+/* At run time every one of in[0..n) must be present with data; fails with
+ * INVALID_MODEL naming the first missing input. Passes at load time. */
+mopt_status op_require_inputs(const op_ctx *ctx, const op_tensor *in, int n);
+/* Sets every output to (dtype, *shape). */
+void op_set_outputs(op_tensor *out, int n_out, mopt_dtype dtype, const ir_shape *shape);
 
 /* Reads an integer tensor (i32 or i64, any shape) into int64 values.
  * Returns the element count, or -1 with an error set (wrong dtype, too many
  * elements for cap). */
 int64_t op_read_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *out,
                      int64_t cap);
+/* Reads a small integer tensor when its values are known: returns 1 (read,
+ * *n set), 0 (unknown at load time) or -1 (error set). A tensor whose
+ * concrete shape has no elements is known (empty) even without data. */
+int op_known_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *buf,
+                  int64_t cap, int64_t *n);
 /* Reads a scalar (or 1-element tensor) of any numeric dtype as double.
  * Returns 0 on success, -1 with an error set. */
 int op_read_scalar(const op_ctx *ctx, const op_tensor *t, const char *what, double *out);
 
 /* Element count of a concrete tensor. */
 int64_t op_numel(const op_tensor *t);
+/* Element size of t's dtype in bytes (0 for strings / unknown). */
+size_t op_esize(const op_tensor *t);
+/* Byte size of a concrete tensor's data (0 when empty). */
+size_t op_nbytes(const op_tensor *t);
+/* Sets s to rank `rank` with every dim unknown. */
+void op_set_unknown_dims(ir_shape *s, int32_t rank);
 /* Row-major strides (in elements) of a concrete shape. */
 void op_strides(const ir_shape *s, int64_t *strides);
 /* Strides of `in` as seen from the broadcast `out` shape: 0 on broadcast axes,

@@ -14,8 +14,6 @@
 #define ATTR_LIMIT ((int64_t)1 << 31) /* keeps window arithmetic far from overflow */
 #define DIM_LIMIT ((int64_t)1 << 48)
 
-static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
-
 typedef struct pool_attrs {
     int32_t S;
     int64_t k[REF_WIN_MAX], stride[REF_WIN_MAX], dilation[REF_WIN_MAX];
@@ -75,7 +73,7 @@ static mopt_status pool_attrs_read(const op_ctx *ctx, int32_t S, pool_attrs *a) 
 /* Checks X and returns its spatial rank in *S (or -1 when the rank is unknown). */
 static mopt_status pool_check_input(const op_ctx *ctx, const op_tensor *x, int32_t min_rank,
                                     int32_t *S) {
-    mopt_status st = op_expect_dtype(ctx, x, 0, k_f32, 1);
+    mopt_status st = op_expect_f32(ctx, x, 0);
     if (st) return st;
     char sx[IR_SHAPE_STR_CAP];
     *S = x->shape.rank < 0 ? -1 : x->shape.rank - 2;

@@ -17,7 +17,6 @@
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
 static const mopt_dtype k_idx[] = {MOPT_DTYPE_I64, MOPT_DTYPE_I32};
 
 /* outer/len/inner around axis ax of a concrete shape */
@@ -49,7 +48,7 @@ static mopt_status cum_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
                              int n_out) {
     mopt_status st;
     if ((st = op_expect_dtype(ctx, &in[0], 0, k_cum, COUNT(k_cum))) ||
-        (st = op_expect_dtype(ctx, &in[1], 1, k_idx, 2)))
+        (st = op_expect_index(ctx, &in[1], 1)))
         return st;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
@@ -144,7 +143,7 @@ static mopt_status topk_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 static mopt_status same_f32_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                   int n_out) {
-    mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1);
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
@@ -528,7 +527,7 @@ static mopt_status compress_run(const op_ctx *ctx, const op_tensor *in, int n_in
 
 static mopt_status revseq_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
-    mopt_status st = op_expect_dtype(ctx, &in[1], 1, k_idx, 2);
+    mopt_status st = op_expect_index(ctx, &in[1], 1);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
