@@ -27,15 +27,6 @@ static const mopt_dtype k_clip_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_D
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* At run time every required input must be present. */
-static mopt_status require_inputs(const op_ctx *ctx, const op_tensor *in, int n) {
-    if (!ctx->runtime) return MOPT_OK;
-    for (int k = 0; k < n; k++)
-        if (in[k].dtype == MOPT_DTYPE_UNDEFINED || !in[k].data)
-            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input %d is missing", k);
-    return MOPT_OK;
-}
-
 /* ---- binary and variadic ------------------------------------------------ */
 
 typedef enum bin_kind { BIN_PLAIN, BIN_VARIADIC, BIN_MEAN } bin_kind;
@@ -69,7 +60,7 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
     if (n_in < 1 || (d->kind == BIN_PLAIN && n_in != 2))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes %s inputs, not %d",
                        d->kind == BIN_PLAIN ? "2" : "1 or more", n_in);
-    mopt_status st = require_inputs(ctx, in, n_in);
+    mopt_status st = op_require_inputs(ctx, in, n_in);
     if (st) return st;
     mopt_dtype t = MOPT_DTYPE_UNDEFINED;
     if (d->op == REF_BIN_POW) {
@@ -106,10 +97,7 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
     ir_shape shape = in[0].shape;
     for (int k = 1; k < n_in; k++)
         if ((st = op_broadcast(ctx, &shape, &in[k].shape, &shape))) return st;
-    for (int k = 0; k < n_out; k++) {
-        out[k].dtype = t;
-        out[k].shape = shape;
-    }
+    op_set_outputs(out, n_out, t, &shape);
     return MOPT_OK;
 }
 
@@ -233,7 +221,7 @@ static mopt_status infer_unary(const op_ctx *ctx, const op_tensor *in, int n_in,
     const un_desc *d = un_find(ctx->node->op_type);
     if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a unary elementwise op");
     if (n_in != 1) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes 1 input, not %d", n_in);
-    mopt_status st = require_inputs(ctx, in, 1);
+    mopt_status st = op_require_inputs(ctx, in, 1);
     if (st) return st;
     ref_unop op;
     ref_unary_params p;
@@ -243,10 +231,7 @@ static mopt_status infer_unary(const op_ctx *ctx, const op_tensor *in, int n_in,
         return op_fail(ctx, MOPT_ERR_TYPE, "input 0 has type %s; expected one of: f32, f64%s",
                        mopt_dtype_name(in[0].dtype), int_ok ? ", i32, i64" : "");
     }
-    for (int k = 0; k < n_out; k++) {
-        out[k].dtype = in[0].dtype;
-        out[k].shape = in[0].shape;
-    }
+    op_set_outputs(out, n_out, in[0].dtype, &in[0].shape);
     return MOPT_OK;
 }
 
@@ -274,7 +259,7 @@ static mopt_status infer_clip(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out) {
     if (n_in < 1 || n_in > 3)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes 1 to 3 inputs, not %d", n_in);
-    mopt_status st = require_inputs(ctx, in, 1);
+    mopt_status st = op_require_inputs(ctx, in, 1);
     if (st) return st;
     if ((st = op_expect_dtype(ctx, &in[0], 0, k_clip_types, COUNT(k_clip_types)))) return st;
     if (ctx->opset < 11) {
@@ -300,10 +285,7 @@ static mopt_status infer_clip(const op_ctx *ctx, const op_tensor *in, int n_in, 
                            op_shape_str(ctx, &in[k].shape, b));
         }
     }
-    for (int k = 0; k < n_out; k++) {
-        out[k].dtype = in[0].dtype;
-        out[k].shape = in[0].shape;
-    }
+    op_set_outputs(out, n_out, in[0].dtype, &in[0].shape);
     return MOPT_OK;
 }
 
