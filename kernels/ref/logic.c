@@ -9,43 +9,14 @@
 #include <math.h>
 #include <string.h>
 
-/* Same shape as ROW2 in elementwise.c: strided loops with the contiguous
- * and broadcast-scalar cases split out for vectorization. */
-#define ROW2(name, TA, TB, TY, EXPR)                                                               \
-    static void name(const void *pa, int64_t sa, const void *pb, int64_t sb, void *py,             \
-                     int64_t n) {                                                                  \
-        const TA *a = pa;                                                                          \
-        const TB *b = pb;                                                                          \
-        TY *y = py;                                                                                \
-        if (sa == 1 && sb == 1) {                                                                  \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                TA x = a[i];                                                                       \
-                TB z = b[i];                                                                       \
-                y[i] = (EXPR);                                                                     \
-            }                                                                                      \
-        } else if (sa == 1 && sb == 0) {                                                           \
-            const TB z = b[0];                                                                     \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                TA x = a[i];                                                                       \
-                y[i] = (EXPR);                                                                     \
-            }                                                                                      \
-        } else {                                                                                   \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                TA x = a[i * sa];                                                                  \
-                TB z = b[i * sb];                                                                  \
-                y[i] = (EXPR);                                                                     \
-            }                                                                                      \
-        }                                                                                          \
-    }
-
 /* ---- comparisons -------------------------------------------------------- */
 
 #define CMP_ROWS(T, SFX)                                                                           \
-    ROW2(eq_##SFX, T, T, uint8_t, (uint8_t)(x == z))                                               \
-    ROW2(lt_##SFX, T, T, uint8_t, (uint8_t)(x < z))                                                \
-    ROW2(gt_##SFX, T, T, uint8_t, (uint8_t)(x > z))                                                \
-    ROW2(le_##SFX, T, T, uint8_t, (uint8_t)(x <= z))                                               \
-    ROW2(ge_##SFX, T, T, uint8_t, (uint8_t)(x >= z))
+    REF_ROW2(eq_##SFX, T, T, uint8_t, (uint8_t)(x == z))                                           \
+    REF_ROW2(lt_##SFX, T, T, uint8_t, (uint8_t)(x < z))                                            \
+    REF_ROW2(gt_##SFX, T, T, uint8_t, (uint8_t)(x > z))                                            \
+    REF_ROW2(le_##SFX, T, T, uint8_t, (uint8_t)(x <= z))                                           \
+    REF_ROW2(ge_##SFX, T, T, uint8_t, (uint8_t)(x >= z))
 
 CMP_ROWS(float, f32)
 CMP_ROWS(double, f64)
@@ -58,11 +29,11 @@ CMP_ROWS(uint32_t, u32)
 CMP_ROWS(int64_t, i64)
 CMP_ROWS(uint64_t, u64)
 /* bools: any non-zero byte is true */
-ROW2(eq_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) == (z != 0)))
-ROW2(lt_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) < (z != 0)))
-ROW2(gt_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) > (z != 0)))
-ROW2(le_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) <= (z != 0)))
-ROW2(ge_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) >= (z != 0)))
+REF_ROW2(eq_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) == (z != 0)))
+REF_ROW2(lt_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) < (z != 0)))
+REF_ROW2(gt_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) > (z != 0)))
+REF_ROW2(le_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) <= (z != 0)))
+REF_ROW2(ge_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) >= (z != 0)))
 
 ref_row2_fn ref_compare_row(ref_cmpop op, mopt_dtype t) {
 #define PICK(SFX)                                                                                  \
@@ -93,9 +64,9 @@ ref_row2_fn ref_compare_row(ref_cmpop op, mopt_dtype t) {
 
 /* ---- boolean logic ------------------------------------------------------ */
 
-ROW2(and_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) & (z != 0)))
-ROW2(or_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) | (z != 0)))
-ROW2(xor_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) ^ (z != 0)))
+REF_ROW2(and_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) & (z != 0)))
+REF_ROW2(or_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) | (z != 0)))
+REF_ROW2(xor_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) ^ (z != 0)))
 
 ref_row2_fn ref_logical_row(ref_boolop op) {
     switch (op) {
