@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/ref/ref_conv.h"
 #include "ops/ops.h"
 
 mopt_status op_fail(const op_ctx *ctx, mopt_status status, const char *fmt, ...) {
@@ -207,6 +208,48 @@ int64_t op_read_ints(const op_ctx *ctx, const op_tensor *t, const char *what, in
         return -1;
     }
     return n;
+}
+
+mopt_status op_window_ints(const op_ctx *ctx, const char *name, int32_t want, int64_t lo,
+                           int64_t def, bool required, int64_t *out, bool *present) {
+    const int64_t *v = NULL;
+    int64_t n = ir_node_attr_ints(ctx->node, name, &v);
+    if (present) *present = n >= 0;
+    if (n < 0) {
+        if (required) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute %s is required", name);
+        for (int32_t i = 0; i < want; i++)
+            out[i] = def;
+        return MOPT_OK;
+    }
+    if (n != want)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute %s has %" PRId64 " values; expected %d", name, n, (int)want);
+    for (int32_t i = 0; i < want; i++) {
+        if (v[i] < lo || v[i] >= OP_WINDOW_ATTR_LIMIT)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                           "attribute %s[%d] = %" PRId64 " is out of range", name, (int)i, v[i]);
+        out[i] = v[i];
+    }
+    return MOPT_OK;
+}
+
+_Static_assert(REF_PAD_NOTSET == 0 && REF_PAD_SAME_UPPER == 1 && REF_PAD_SAME_LOWER == 2 &&
+                   REF_PAD_VALID == 3,
+               "op_window_auto_pad documents these values");
+
+mopt_status op_window_auto_pad(const op_ctx *ctx, int *out) {
+    const char *s = ir_node_attr_string(ctx->node, "auto_pad", "NOTSET");
+    if (strcmp(s, "NOTSET") == 0)
+        *out = REF_PAD_NOTSET;
+    else if (strcmp(s, "SAME_UPPER") == 0)
+        *out = REF_PAD_SAME_UPPER;
+    else if (strcmp(s, "SAME_LOWER") == 0)
+        *out = REF_PAD_SAME_LOWER;
+    else if (strcmp(s, "VALID") == 0)
+        *out = REF_PAD_VALID;
+    else
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown auto_pad '%s'", s);
+    return MOPT_OK;
 }
 
 int op_read_scalar(const op_ctx *ctx, const op_tensor *t, const char *what, double *out) {

@@ -179,6 +179,18 @@ int64_t op_read_ints(const op_ctx *ctx, const op_tensor *t, const char *what, in
  * concrete shape has no elements is known (empty) even without data. */
 int op_known_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *buf,
                   int64_t cap, int64_t *n);
+/* Window attributes (Conv, MaxPool, AveragePool). Values are kept below
+ * OP_WINDOW_ATTR_LIMIT so that window arithmetic stays far from overflow. */
+#define OP_WINDOW_ATTR_LIMIT ((int64_t)1 << 31)
+/* Reads an ints attribute of exactly `want` values, each in
+ * [lo, OP_WINDOW_ATTR_LIMIT). When absent: fails if `required`, else fills
+ * out with `def`. *present (may be NULL) tells whether it was given. */
+mopt_status op_window_ints(const op_ctx *ctx, const char *name, int32_t want, int64_t lo,
+                           int64_t def, bool required, int64_t *out, bool *present);
+/* Reads the auto_pad attribute (default NOTSET) as a ref_auto_pad value:
+ * 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID. */
+mopt_status op_window_auto_pad(const op_ctx *ctx, int *out);
+
 /* Reads a scalar (or 1-element tensor) of any numeric dtype as double.
  * Returns 0 on success, -1 with an error set. */
 int op_read_scalar(const op_ctx *ctx, const op_tensor *t, const char *what, double *out);

@@ -11,7 +11,6 @@
 #include "kernels/ref/ref_pool.h"
 #include "ops/ops.h"
 
-#define ATTR_LIMIT ((int64_t)1 << 31) /* keeps window arithmetic far from overflow */
 #define DIM_LIMIT ((int64_t)1 << 48)
 
 typedef struct pool_attrs {
@@ -22,49 +21,17 @@ typedef struct pool_attrs {
     bool ceil_mode, count_include_pad;
 } pool_attrs;
 
-/* Reads an ints attribute of exactly `want` values in [lo, ATTR_LIMIT);
- * absent: `def` everywhere, or an error when `required`. */
-static mopt_status read_ints(const op_ctx *ctx, const char *name, int32_t want, int64_t lo,
-                             int64_t def, bool required, int64_t *out) {
-    const int64_t *v = NULL;
-    int64_t n = ir_node_attr_ints(ctx->node, name, &v);
-    if (n < 0) {
-        if (required) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute %s is required", name);
-        for (int32_t i = 0; i < want; i++)
-            out[i] = def;
-        return MOPT_OK;
-    }
-    if (n != want)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
-                       "attribute %s has %" PRId64 " values; expected %d", name, n, (int)want);
-    for (int32_t i = 0; i < want; i++) {
-        if (v[i] < lo || v[i] >= ATTR_LIMIT)
-            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
-                           "attribute %s[%d] = %" PRId64 " is out of range", name, (int)i, v[i]);
-        out[i] = v[i];
-    }
-    return MOPT_OK;
-}
-
 static mopt_status pool_attrs_read(const op_ctx *ctx, int32_t S, pool_attrs *a) {
     memset(a, 0, sizeof *a);
     a->S = S;
-    mopt_status st = read_ints(ctx, "kernel_shape", S, 1, 0, true, a->k);
-    if (!st) st = read_ints(ctx, "strides", S, 1, 1, false, a->stride);
-    if (!st) st = read_ints(ctx, "dilations", S, 1, 1, false, a->dilation);
-    if (!st) st = read_ints(ctx, "pads", 2 * S, 0, 0, false, a->pads);
+    int ap = 0;
+    mopt_status st = op_window_ints(ctx, "kernel_shape", S, 1, 0, true, a->k, NULL);
+    if (!st) st = op_window_ints(ctx, "strides", S, 1, 1, false, a->stride, NULL);
+    if (!st) st = op_window_ints(ctx, "dilations", S, 1, 1, false, a->dilation, NULL);
+    if (!st) st = op_window_ints(ctx, "pads", 2 * S, 0, 0, false, a->pads, NULL);
+    if (!st) st = op_window_auto_pad(ctx, &ap);
     if (st) return st;
-    const char *s = ir_node_attr_string(ctx->node, "auto_pad", "NOTSET");
-    if (strcmp(s, "NOTSET") == 0)
-        a->auto_pad = REF_PAD_NOTSET;
-    else if (strcmp(s, "SAME_UPPER") == 0)
-        a->auto_pad = REF_PAD_SAME_UPPER;
-    else if (strcmp(s, "SAME_LOWER") == 0)
-        a->auto_pad = REF_PAD_SAME_LOWER;
-    else if (strcmp(s, "VALID") == 0)
-        a->auto_pad = REF_PAD_VALID;
-    else
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown auto_pad '%s'", s);
+    a->auto_pad = (ref_auto_pad)ap;
     a->ceil_mode = ir_node_attr_int(ctx->node, "ceil_mode", 0) != 0;
     a->count_include_pad = ir_node_attr_int(ctx->node, "count_include_pad", 0) != 0;
     return MOPT_OK;
