@@ -172,11 +172,8 @@ static mopt_status tscatter_run(const op_ctx *ctx, const op_tensor *in, int n_in
     bool circ = strcmp(ir_node_attr_string(ctx->node, "mode", "linear"), "circular") == 0;
     size_t es = mopt_dtype_size(in[0].dtype);
     memcpy(out[0].data, in[0].data, (size_t)op_numel(&in[0]) * es);
-    int64_t outer = 1, inner = 1, batch = c->dims[0];
-    for (int32_t a = 0; a < ax; a++)
-        outer *= c->dims[a];
-    for (int32_t a = ax + 1; a < c->rank; a++)
-        inner *= c->dims[a];
+    int64_t outer, inner, batch = c->dims[0];
+    op_axis_split(c, ax, &outer, NULL, &inner);
     int64_t maxlen = c->dims[ax], len = u->dims[ax];
     for (int64_t o = 0; o < outer; o++) {
         int64_t b = o / (outer / (batch > 0 ? batch : 1));

@@ -203,11 +203,8 @@ static mopt_status concat_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), o->rank, "axis", &axis);
     if (st) return st;
     size_t esz = op_esize(&out[0]);
-    int64_t outer = 1, inner = 1;
-    for (int32_t a = 0; a < axis; a++)
-        outer *= o->dims[a];
-    for (int32_t a = axis + 1; a < o->rank; a++)
-        inner *= o->dims[a];
+    int64_t outer, inner;
+    op_axis_split(o, axis, &outer, NULL, &inner);
     size_t out_row = (size_t)(o->dims[axis] * inner) * esz;
     char *dst = out[0].data;
     for (int k = 0; k < n_in; k++) {
@@ -331,11 +328,8 @@ static mopt_status split_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
     if (st) return st;
     size_t esz = op_esize(&in[0]);
-    int64_t outer = 1, inner = 1;
-    for (int32_t a = 0; a < axis; a++)
-        outer *= x->dims[a];
-    for (int32_t a = axis + 1; a < x->rank; a++)
-        inner *= x->dims[a];
+    int64_t outer, inner;
+    op_axis_split(x, axis, &outer, NULL, &inner);
     size_t in_row = (size_t)(x->dims[axis] * inner) * esz;
     const char *src = in[0].data;
     for (int k = 0; k < n_out; k++) {
@@ -579,9 +573,8 @@ static mopt_status gather_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     int32_t axis;
     mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
     if (st) return st;
-    int64_t outer = 1, inner = 1;
-    for (int32_t a = 0; a < axis; a++) outer *= x->dims[a];
-    for (int32_t a = axis + 1; a < x->rank; a++) inner *= x->dims[a];
+    int64_t outer, inner;
+    op_axis_split(x, axis, &outer, NULL, &inner);
     /* int64 indices already in [0, dim) are used in place: no allocation in
      * the steady state (embedding lookups, position ids) */
     int64_t n_direct = op_numel(&in[1]);

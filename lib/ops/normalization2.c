@@ -126,14 +126,10 @@ static mopt_status lp_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
     mopt_status st;
     if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis", &ax)))
         return st;
-    int64_t outer = 1, inner = 1;
-    for (int32_t a = 0; a < in[0].shape.rank; a++)
-        if (a < ax)
-            outer *= in[0].shape.dims[a];
-        else if (a > ax)
-            inner *= in[0].shape.dims[a];
-    ref_lp_norm(outer, in[0].shape.rank ? in[0].shape.dims[ax] : 1, inner,
-                (int)ir_node_attr_int(ctx->node, "p", 2), in[0].data, out[0].data);
+    int64_t outer, len, inner;
+    op_axis_split(&in[0].shape, ax, &outer, &len, &inner);
+    ref_lp_norm(outer, len, inner, (int)ir_node_attr_int(ctx->node, "p", 2), in[0].data,
+                out[0].data);
     return MOPT_OK;
 }
 

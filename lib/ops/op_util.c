@@ -159,6 +159,16 @@ size_t op_nbytes(const op_tensor *t) {
     return n > 0 ? (size_t)n * op_esize(t) : 0;
 }
 
+void op_axis_split(const ir_shape *s, int32_t axis, int64_t *outer, int64_t *len, int64_t *inner) {
+    *outer = *inner = 1;
+    if (len) *len = s->rank ? s->dims[axis] : 1;
+    for (int32_t a = 0; a < s->rank; a++)
+        if (a < axis)
+            *outer *= s->dims[a];
+        else if (a > axis)
+            *inner *= s->dims[a];
+}
+
 void op_set_unknown_dims(ir_shape *s, int32_t rank) {
     memset(s, 0, sizeof *s);
     s->rank = rank;

@@ -201,6 +201,10 @@ int64_t op_numel(const op_tensor *t);
 size_t op_esize(const op_tensor *t);
 /* Byte size of a concrete tensor's data (0 when empty). */
 size_t op_nbytes(const op_tensor *t);
+/* Splits a concrete shape around `axis`: *outer = product of the dims before
+ * it, *len = its size (1 for rank 0; len may be NULL), *inner = product of
+ * the dims after it. */
+void op_axis_split(const ir_shape *s, int32_t axis, int64_t *outer, int64_t *len, int64_t *inner);
 /* Sets s to rank `rank` with every dim unknown. */
 void op_set_unknown_dims(ir_shape *s, int32_t rank);
 /* Row-major strides (in elements) of a concrete shape. */

@@ -211,11 +211,8 @@ static mopt_status arg_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     if (st) return st;
     int is_max = !strcmp(ctx->node->op_type, "ArgMax");
     int last = ctx->opset >= 12 && ir_node_attr_int(ctx->node, "select_last_index", 0) != 0;
-    int64_t outer = 1, inner = 1, n = x->dims[axis];
-    for (int32_t a = 0; a < axis; a++)
-        outer *= x->dims[a];
-    for (int32_t a = axis + 1; a < x->rank; a++)
-        inner *= x->dims[a];
+    int64_t outer, inner, n = x->dims[axis];
+    op_axis_split(x, axis, &outer, NULL, &inner);
     if (op_numel(&out[0]) == 0) return MOPT_OK;
     switch (in[0].dtype) {
     case MOPT_DTYPE_F32:

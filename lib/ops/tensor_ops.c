@@ -19,17 +19,6 @@
 
 static const mopt_dtype k_idx[] = {MOPT_DTYPE_I64, MOPT_DTYPE_I32};
 
-/* outer/len/inner around axis ax of a concrete shape */
-static void split3(const ir_shape *s, int32_t ax, int64_t *outer, int64_t *len, int64_t *inner) {
-    *outer = *inner = 1;
-    *len = s->rank ? s->dims[ax] : 1;
-    for (int32_t a = 0; a < s->rank; a++)
-        if (a < ax)
-            *outer *= s->dims[a];
-        else if (a > ax)
-            *inner *= s->dims[a];
-}
-
 static mopt_status read_one_int(const op_ctx *ctx, const op_tensor *t, const char *what,
                                 int64_t *v) {
     int64_t n = op_read_ints(ctx, t, what, v, 1);
@@ -64,7 +53,7 @@ static mopt_status cum_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
         (st = op_axis(ctx, axis, in[0].shape.rank, "axis", &ax)))
         return st;
     int64_t o, l, i;
-    split3(&in[0].shape, ax, &o, &l, &i);
+    op_axis_split(&in[0].shape, ax, &o, &l, &i);
     bool prod = strcmp(ctx->node->op_type, "CumProd") == 0;
     if (ref_cumulative(in[0].dtype, prod, ir_node_attr_int(ctx->node, "exclusive", 0) != 0,
                        ir_node_attr_int(ctx->node, "reverse", 0) != 0, o, l, i, in[0].data,
@@ -124,7 +113,7 @@ static mopt_status topk_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis", &ax)))
         return st;
     int64_t o, l, i, k = out[0].shape.dims[ax];
-    split3(&in[0].shape, ax, &o, &l, &i);
+    op_axis_split(&in[0].shape, ax, &o, &l, &i);
     int64_t *scratch = mopt_malloc((size_t)(l + 1) * sizeof(int64_t));
     int64_t *idx =
         n_out > 1 ? out[1].data : mopt_malloc((size_t)(op_numel(&out[0]) + 1) * sizeof(int64_t));
@@ -157,7 +146,7 @@ static mopt_status hardmax_run(const op_ctx *ctx, const op_tensor *in, int n_in,
     mopt_status st = op_axis(ctx, axis, in[0].shape.rank, "axis", &ax);
     if (st) return st;
     int64_t o, l, i;
-    split3(&in[0].shape, ax, &o, &l, &i);
+    op_axis_split(&in[0].shape, ax, &o, &l, &i);
     if (ctx->opset < 13) { /* coerced to 2-D [outer, rest] */
         l *= i;
         i = 1;
@@ -239,7 +228,7 @@ static mopt_status onehot_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         return op_fail(ctx, MOPT_ERR_SHAPE, "values must hold [off_value, on_value]");
     int64_t depth = out[0].shape.dims[ax], n = op_numel(&in[0]);
     int64_t o, l, inner;
-    split3(&out[0].shape, ax, &o, &l, &inner);
+    op_axis_split(&out[0].shape, ax, &o, &l, &inner);
     size_t es = mopt_dtype_size(in[2].dtype);
     const char *vals = in[2].data;
     char *y = out[0].data;
@@ -513,7 +502,7 @@ static mopt_status compress_run(const op_ctx *ctx, const op_tensor *in, int n_in
     mopt_status st = op_axis(ctx, axa->i, s->rank, "axis", &ax);
     if (st) return st;
     int64_t o, l, inner;
-    split3(s, ax, &o, &l, &inner);
+    op_axis_split(s, ax, &o, &l, &inner);
     for (int64_t a = 0; a < o; a++)
         for (int64_t j = 0; j < l && j < nc; j++)
             if (c[j]) {
