@@ -25,8 +25,6 @@ static const mopt_dtype k_pow_exp_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOP
 static const mopt_dtype k_clip_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
                                           MOPT_DTYPE_I64, MOPT_DTYPE_I8,  MOPT_DTYPE_U8};
 
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 /* ---- binary and variadic ------------------------------------------------ */
 
 typedef enum bin_kind { BIN_PLAIN, BIN_VARIADIC, BIN_MEAN } bin_kind;
@@ -48,7 +46,7 @@ static const bin_desc k_binops[] = {
 };
 
 static const bin_desc *bin_find(const char *op_type) {
-    for (int i = 0; i < COUNT(k_binops); i++)
+    for (int i = 0; i < OP_COUNT(k_binops); i++)
         if (strcmp(k_binops[i].op_type, op_type) == 0) return &k_binops[i];
     return NULL;
 }
@@ -64,8 +62,8 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
     if (st) return st;
     mopt_dtype t = MOPT_DTYPE_UNDEFINED;
     if (d->op == REF_BIN_POW) {
-        if ((st = op_expect_dtype(ctx, &in[0], 0, k_pow_base_types, COUNT(k_pow_base_types))) ||
-            (st = op_expect_dtype(ctx, &in[1], 1, k_pow_exp_types, COUNT(k_pow_exp_types))))
+        if ((st = op_expect_dtype(ctx, &in[0], 0, k_pow_base_types, OP_COUNT(k_pow_base_types))) ||
+            (st = op_expect_dtype(ctx, &in[1], 1, k_pow_exp_types, OP_COUNT(k_pow_exp_types))))
             return st;
         if (in[0].dtype != MOPT_DTYPE_UNDEFINED && in[1].dtype != MOPT_DTYPE_UNDEFINED &&
             !ref_binary_row(REF_BIN_POW, in[0].dtype, in[1].dtype))
@@ -74,7 +72,7 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
         t = in[0].dtype;
     } else {
         const mopt_dtype *allowed = d->float_only ? k_float_types : k_arith_types;
-        int n_allowed = d->float_only ? COUNT(k_float_types) : COUNT(k_arith_types);
+        int n_allowed = d->float_only ? OP_COUNT(k_float_types) : OP_COUNT(k_arith_types);
         for (int k = 0; k < n_in; k++) {
             if ((st = op_expect_dtype(ctx, &in[k], k, allowed, n_allowed))) return st;
             if (in[k].dtype == MOPT_DTYPE_UNDEFINED) continue;
@@ -191,7 +189,7 @@ static const un_desc k_unops[] = {
 };
 
 static const un_desc *un_find(const char *op_type) {
-    for (int i = 0; i < COUNT(k_unops); i++)
+    for (int i = 0; i < OP_COUNT(k_unops); i++)
         if (strcmp(k_unops[i].op_type, op_type) == 0) return &k_unops[i];
     return NULL;
 }
@@ -261,7 +259,7 @@ static mopt_status infer_clip(const op_ctx *ctx, const op_tensor *in, int n_in, 
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes 1 to 3 inputs, not %d", n_in);
     mopt_status st = op_require_inputs(ctx, in, 1);
     if (st) return st;
-    if ((st = op_expect_dtype(ctx, &in[0], 0, k_clip_types, COUNT(k_clip_types)))) return st;
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_clip_types, OP_COUNT(k_clip_types)))) return st;
     if (ctx->opset < 11) {
         if (n_in > 1)
             return op_fail(ctx, MOPT_ERR_INVALID_MODEL,

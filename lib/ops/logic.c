@@ -14,8 +14,6 @@
 #include "kernels/ref/ref_logic.h"
 #include "ops/ops.h"
 
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 static const mopt_dtype k_cmp_types[] = {
     MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I8,  MOPT_DTYPE_U8,  MOPT_DTYPE_I16, MOPT_DTYPE_U16,
     MOPT_DTYPE_I32, MOPT_DTYPE_U32, MOPT_DTYPE_I64, MOPT_DTYPE_U64, MOPT_DTYPE_BOOL};
@@ -48,7 +46,7 @@ static const cmp_desc k_cmps[] = {
 };
 
 static const cmp_desc *cmp_find(const char *op_type) {
-    for (int i = 0; i < COUNT(k_cmps); i++)
+    for (int i = 0; i < OP_COUNT(k_cmps); i++)
         if (strcmp(k_cmps[i].op_type, op_type) == 0) return &k_cmps[i];
     return NULL;
 }
@@ -60,7 +58,7 @@ static mopt_status infer_cmp(const op_ctx *ctx, const op_tensor *in, int n_in, o
     mopt_status st;
     if ((st = check_count(ctx, n_in, 2)) || (st = op_require_inputs(ctx, in, 2))) return st;
     const mopt_dtype *allowed = d->logical ? k_bool_type : k_cmp_types;
-    int n_allowed = d->logical ? COUNT(k_bool_type) : COUNT(k_cmp_types);
+    int n_allowed = d->logical ? OP_COUNT(k_bool_type) : OP_COUNT(k_cmp_types);
     for (int k = 0; k < 2; k++)
         if ((st = op_expect_dtype(ctx, &in[k], k, allowed, n_allowed))) return st;
     if ((st = op_same_dtype(ctx, in, 0, 1))) return st;
@@ -96,7 +94,7 @@ static mopt_status infer_bool_unary(const op_ctx *ctx, const op_tensor *in, int 
     mopt_status st;
     if ((st = check_count(ctx, n_in, 1)) || (st = op_require_inputs(ctx, in, 1))) return st;
     if (strcmp(ctx->node->op_type, "Not") == 0)
-        st = op_expect_dtype(ctx, &in[0], 0, k_bool_type, COUNT(k_bool_type));
+        st = op_expect_dtype(ctx, &in[0], 0, k_bool_type, OP_COUNT(k_bool_type));
     else
         st = op_expect_float(ctx, &in[0], 0);
     if (st) return st;
@@ -130,7 +128,7 @@ static mopt_status infer_where(const op_ctx *ctx, const op_tensor *in, int n_in,
                                int n_out) {
     mopt_status st;
     if ((st = check_count(ctx, n_in, 3)) || (st = op_require_inputs(ctx, in, 3))) return st;
-    if ((st = op_expect_dtype(ctx, &in[0], 0, k_bool_type, COUNT(k_bool_type)))) return st;
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_bool_type, OP_COUNT(k_bool_type)))) return st;
     if ((st = op_same_dtype(ctx, in, 1, 2))) return st;
     mopt_dtype t = in[1].dtype != MOPT_DTYPE_UNDEFINED ? in[1].dtype : in[2].dtype;
     if (t != MOPT_DTYPE_UNDEFINED && !ref_where_row(mopt_dtype_size(t)))

@@ -124,6 +124,9 @@ const op_def *ops_family_spatial(size_t *count);
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */
 
+/* Number of elements of a static array, as int. */
+#define OP_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 /* Fails with "node 'NAME' (OpType): <message>". */
 mopt_status op_fail(const op_ctx *ctx, mopt_status status, const char *fmt, ...)
     MOPT_PRINTF(3, 4);

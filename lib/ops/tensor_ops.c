@@ -15,8 +15,6 @@
 #include "kernels/ref/ref_tensor_ops.h"
 #include "ops/ops.h"
 
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 static const mopt_dtype k_idx[] = {MOPT_DTYPE_I64, MOPT_DTYPE_I32};
 
 static mopt_status read_one_int(const op_ctx *ctx, const op_tensor *t, const char *what,
@@ -36,7 +34,7 @@ static const mopt_dtype k_cum[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I3
 static mopt_status cum_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
     mopt_status st;
-    if ((st = op_expect_dtype(ctx, &in[0], 0, k_cum, COUNT(k_cum))) ||
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_cum, OP_COUNT(k_cum))) ||
         (st = op_expect_index(ctx, &in[1], 1)))
         return st;
     out[0].dtype = in[0].dtype;
@@ -84,7 +82,7 @@ static mopt_status topk_k(const op_ctx *ctx, const op_tensor *in, int64_t *k) {
 static mopt_status topk_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
     mopt_status st;
-    if ((st = op_expect_dtype(ctx, &in[0], 0, k_topk, COUNT(k_topk)))) return st;
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_topk, OP_COUNT(k_topk)))) return st;
     if (n_in > 1 && (st = op_expect_dtype(ctx, &in[1], 1, k_idx, 1))) return st;
     out[0].dtype = in[0].dtype;
     if (n_out > 1) out[1].dtype = MOPT_DTYPE_I64;
@@ -187,8 +185,8 @@ static const mopt_dtype k_num[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I8
 static mopt_status onehot_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
     mopt_status st;
-    if ((st = op_expect_dtype(ctx, &in[0], 0, k_num, COUNT(k_num))) ||
-        (st = op_expect_dtype(ctx, &in[1], 1, k_num, COUNT(k_num))))
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_num, OP_COUNT(k_num))) ||
+        (st = op_expect_dtype(ctx, &in[1], 1, k_num, OP_COUNT(k_num))))
         return st;
     out[0].dtype = in[2].dtype;
     const ir_shape *s = &in[0].shape;
