@@ -90,6 +90,22 @@ int ops_reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t ra
     return 1;
 }
 
+/* The shape of x with the axes in mask removed (or kept as 1 with keep). */
+static void reduced_shape(const ir_shape *x, const uint8_t *mask, bool keep, ir_shape *out) {
+    ir_shape o;
+    memset(&o, 0, sizeof o);
+    for (int32_t a = 0; a < x->rank; a++) {
+        if (!mask[a]) {
+            o.dims[o.rank] = x->dims[a];
+            o.syms[o.rank] = x->syms[a];
+            o.rank++;
+        } else if (keep) {
+            o.dims[o.rank++] = 1;
+        }
+    }
+    *out = o;
+}
+
 static mopt_status reduce_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
     static const mopt_dtype k_float[] = {MOPT_DTYPE_F32};
@@ -111,25 +127,10 @@ static mopt_status reduce_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     int r = ops_reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st);
     if (r < 0) return st;
     if (r == 0) {
-        if (keep) {
-            out[0].shape.rank = x->rank;
-            for (int32_t a = 0; a < x->rank; a++)
-                out[0].shape.syms[a] = -1;
-        }
+        if (keep) op_set_unknown_dims(&out[0].shape, x->rank);
         return MOPT_OK;
     }
-    ir_shape o;
-    memset(&o, 0, sizeof o);
-    for (int32_t a = 0; a < x->rank; a++) {
-        if (!mask[a]) {
-            o.dims[o.rank] = x->dims[a];
-            o.syms[o.rank] = x->syms[a];
-            o.rank++;
-        } else if (keep) {
-            o.dims[o.rank++] = 1;
-        }
-    }
-    out[0].shape = o;
+    reduced_shape(x, mask, keep, &out[0].shape);
     return MOPT_OK;
 }
 
@@ -188,18 +189,9 @@ static mopt_status arg_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
                        op_shape_str(ctx, x, b1));
     }
     bool keep = ir_node_attr_int(ctx->node, "keepdims", 1) != 0;
-    ir_shape o;
-    memset(&o, 0, sizeof o);
-    for (int32_t a = 0; a < x->rank; a++) {
-        if (a != axis) {
-            o.dims[o.rank] = x->dims[a];
-            o.syms[o.rank] = x->syms[a];
-            o.rank++;
-        } else if (keep) {
-            o.dims[o.rank++] = 1;
-        }
-    }
-    out[0].shape = o;
+    uint8_t mask[IR_MAX_RANK] = {0};
+    mask[axis] = 1;
+    reduced_shape(x, mask, keep, &out[0].shape);
     return MOPT_OK;
 }
 
