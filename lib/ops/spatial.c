@@ -88,12 +88,10 @@ static mopt_status ct_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
     out[0].dtype = in[0].dtype;
     if (in[0].shape.rank < 0 || in[1].shape.rank < 0 || !ir_shape_is_concrete(&in[0].shape) ||
         !ir_shape_is_concrete(&in[1].shape)) {
-        ir_shape_set_unknown(&out[0].shape);
-        if (in[0].shape.rank >= 0) {
-            out[0].shape.rank = in[0].shape.rank;
-            for (int32_t a = 0; a < in[0].shape.rank; a++)
-                out[0].shape.syms[a] = -1;
-        }
+        if (in[0].shape.rank >= 0)
+            op_set_unknown_dims(&out[0].shape, in[0].shape.rank);
+        else
+            ir_shape_set_unknown(&out[0].shape);
         return MOPT_OK;
     }
     ref_spatial g;
