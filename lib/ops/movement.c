@@ -57,7 +57,7 @@ static mopt_status read_indices(const op_ctx *ctx, const op_tensor *t, int64_t d
 
 /* ---- Transpose ------------------------------------------------------------ */
 
-static mopt_status transpose_perm(const op_ctx *ctx, int32_t rank, int32_t *perm) {
+mopt_status ops_transpose_perm(const op_ctx *ctx, int32_t rank, bool report, int32_t *perm) {
     const int64_t *p = NULL;
     int64_t n = ir_node_attr_ints(ctx->node, "perm", &p);
     if (n < 0) {
@@ -66,14 +66,16 @@ static mopt_status transpose_perm(const op_ctx *ctx, int32_t rank, int32_t *perm
         return MOPT_OK;
     }
     if (n != rank)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "perm has %" PRId64 " entries for rank %d", n,
-                       (int)rank);
+        return !report ? MOPT_ERR_INVALID_MODEL
+                       : op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                                 "perm has %" PRId64 " entries for rank %d", n, (int)rank);
     bool seen[IR_MAX_RANK] = {false};
     for (int32_t i = 0; i < rank; i++) {
         if (p[i] < 0 || p[i] >= rank || seen[p[i]])
-            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
-                           "perm is not a permutation of 0..%d (entry %d is %" PRId64 ")",
-                           (int)rank - 1, (int)i, p[i]);
+            return !report ? MOPT_ERR_INVALID_MODEL
+                           : op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                                     "perm is not a permutation of 0..%d (entry %d is %" PRId64 ")",
+                                     (int)rank - 1, (int)i, p[i]);
         seen[p[i]] = true;
         perm[i] = (int32_t)p[i];
     }
@@ -96,7 +98,7 @@ static mopt_status transpose_infer(const op_ctx *ctx, const op_tensor *in, int n
         return MOPT_OK;
     }
     int32_t perm[IR_MAX_RANK];
-    if ((st = transpose_perm(ctx, x->rank, perm))) return st;
+    if ((st = ops_transpose_perm(ctx, x->rank, true, perm))) return st;
     ir_shape o;
     memset(&o, 0, sizeof o);
     o.rank = x->rank;
@@ -113,7 +115,7 @@ static mopt_status transpose_run(const op_ctx *ctx, const op_tensor *in, int n_i
     int32_t perm[IR_MAX_RANK];
     int64_t in_st[IR_MAX_RANK], src_st[IR_MAX_RANK];
     const ir_shape *x = &in[0].shape;
-    mopt_status st = transpose_perm(ctx, x->rank, perm);
+    mopt_status st = ops_transpose_perm(ctx, x->rank, true, perm);
     if (st) return st;
     op_strides(x, in_st);
     for (int32_t i = 0; i < x->rank; i++)
