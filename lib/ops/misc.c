@@ -162,7 +162,7 @@ static mopt_status tscatter_run(const op_ctx *ctx, const op_tensor *in, int n_in
                                 int n_out) {
     const ir_shape *c = &in[0].shape, *u = &in[1].shape;
     int32_t ax;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -2), c->rank, "axis", &ax);
+    mopt_status st = op_attr_axis(ctx, -2, c->rank, &ax);
     if (st) return st;
     if (u->rank != c->rank || ax < 1)
         return op_fail(ctx, MOPT_ERR_SHAPE, "update must have the cache's rank; axis > 0");

@@ -202,7 +202,7 @@ static mopt_status concat_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out) {
     const ir_shape *o = &out[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), o->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, 0, o->rank, &axis);
     if (st) return st;
     size_t esz = op_esize(&out[0]);
     int64_t outer, inner;
@@ -306,8 +306,7 @@ static mopt_status split_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
     }
     if (x->rank < 0) return MOPT_OK;
     int32_t axis;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
-        return st;
+    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
     int64_t sizes[64];
     int r = split_sizes(ctx, in, n_in, n_out, x->dims[axis], x->syms[axis] == 0, sizes, &st);
     if (r < 0) return st;
@@ -327,7 +326,7 @@ static mopt_status split_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
                              int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, 0, x->rank, &axis);
     if (st) return st;
     size_t esz = op_esize(&in[0]);
     int64_t outer, inner;
@@ -548,8 +547,7 @@ static mopt_status gather_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     if (x->rank < 0) return MOPT_OK;
     if (x->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "cannot gather from a scalar");
     int32_t axis;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
-        return st;
+    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
     if (ix->rank < 0) return MOPT_OK;
     int64_t rank = (int64_t)x->rank - 1 + ix->rank;
     if (rank > IR_MAX_RANK)
@@ -573,7 +571,7 @@ static mopt_status gather_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, 0, x->rank, &axis);
     if (st) return st;
     int64_t outer, inner;
     op_axis_split(x, axis, &outer, NULL, &inner);
@@ -613,8 +611,7 @@ static mopt_status gather_elements_infer(const op_ctx *ctx, const op_tensor *in,
     if (x->rank < 0) return MOPT_OK;
     if (x->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "cannot gather from a scalar");
     int32_t axis;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
-        return st;
+    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
     char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
     if (ix->rank >= 0 && ix->rank != x->rank)
         return op_fail(ctx, MOPT_ERR_SHAPE, "indices %s and data %s must have the same rank",
@@ -631,7 +628,7 @@ static mopt_status gather_elements_run(const op_ctx *ctx, const op_tensor *in, i
                                        op_tensor *out, int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, 0, x->rank, &axis);
     if (st) return st;
     int64_t *idx, n_idx;
     if ((st = read_indices(ctx, &in[1], x->dims[axis], &idx, &n_idx))) return st;
@@ -1026,8 +1023,7 @@ static mopt_status scatter_el_infer(const op_ctx *ctx, const op_tensor *in, int 
     char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
     if (x->rank < 0) return MOPT_OK;
     int32_t axis;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
-        return st;
+    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
     if (ix->rank >= 0 && ix->rank != x->rank)
         return op_fail(ctx, MOPT_ERR_SHAPE, "indices %s and data %s must have the same rank",
                        op_shape_str(ctx, ix, b1), op_shape_str(ctx, x, b2));
@@ -1049,7 +1045,7 @@ static mopt_status scatter_el_run(const op_ctx *ctx, const op_tensor *in, int n_
     ref_scatter_op op;
     int32_t axis;
     mopt_status st = scatter_reduction(ctx, in[0].dtype, &op);
-    if (!st) st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    if (!st) st = op_attr_axis(ctx, 0, x->rank, &axis);
     if (st) return st;
     size_t nb = (size_t)op_numel(&in[0]) * op_esize(&in[0]);
     if (nb) memcpy(out[0].data, in[0].data, nb);

@@ -145,7 +145,7 @@ static mopt_status layernorm_infer(const op_ctx *ctx, const op_tensor *in, int n
         return MOPT_OK;
     }
     int32_t axis;
-    st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), x->rank, "axis", &axis);
+    st = op_attr_axis(ctx, -1, x->rank, &axis);
     if (!st) st = check_norm_param(ctx, x, axis, &in[1].shape, "Scale");
     if (!st && has_b) st = check_norm_param(ctx, x, axis, &in[2].shape, "B");
     if (st) return st;
@@ -193,7 +193,7 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
                                  int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), x->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, -1, x->rank, &axis);
     if (st) return st;
     float eps = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
     int64_t outer = dims_product(x, 0, axis), inner = dims_product(x, axis, x->rank);
@@ -226,16 +226,14 @@ static mopt_status softmax_infer(const op_ctx *ctx, const op_tensor *in, int n_i
     out[0].shape = in[0].shape;
     if (in[0].shape.rank < 0) return MOPT_OK;
     int32_t axis;
-    return op_axis(ctx, ir_node_attr_int(ctx->node, "axis", softmax_default_axis(ctx)),
-                   in[0].shape.rank, "axis", &axis);
+    return op_attr_axis(ctx, softmax_default_axis(ctx), in[0].shape.rank, &axis);
 }
 
 static mopt_status softmax_common_run(const op_ctx *ctx, const op_tensor *in, op_tensor *out,
                                       bool log) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", softmax_default_axis(ctx)),
-                             x->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, softmax_default_axis(ctx), x->rank, &axis);
     if (st) return st;
     if (op_numel(&in[0]) == 0) return MOPT_OK;
     int64_t outer = dims_product(x, 0, axis), len, inner;

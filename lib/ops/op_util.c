@@ -78,6 +78,10 @@ mopt_status op_axis(const op_ctx *ctx, int64_t axis, int32_t rank, const char *w
     return MOPT_OK;
 }
 
+mopt_status op_attr_axis(const op_ctx *ctx, int64_t def, int32_t rank, int32_t *out) {
+    return op_axis(ctx, ir_node_attr_int(ctx->node, "axis", def), rank, "axis", out);
+}
+
 mopt_status op_expect_dtype(const op_ctx *ctx, const op_tensor *t, int index,
                             const mopt_dtype *allowed, int n_allowed) {
     if (t->dtype == MOPT_DTYPE_UNDEFINED) return MOPT_OK;

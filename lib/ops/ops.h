@@ -145,6 +145,9 @@ mopt_status op_broadcast(const op_ctx *ctx, const ir_shape *a, const ir_shape *b
 mopt_status op_axis(const op_ctx *ctx, int64_t axis, int32_t rank, const char *what,
                     int32_t *out);
 
+/* op_axis on the node's "axis" attribute (def when absent). */
+mopt_status op_attr_axis(const op_ctx *ctx, int64_t def, int32_t rank, int32_t *out);
+
 /* Checks the dtype of input i against an allowed set; fails with TYPE.
  * UNDEFINED (unknown at load) passes. */
 mopt_status op_expect_dtype(const op_ctx *ctx, const op_tensor *t, int index,

@@ -48,7 +48,7 @@ static mopt_status layout_of(const op_ctx *ctx, const op_tensor *x, const op_ten
     l->len = l->inner = 1;
     if (ss->rank == 0 || (ss->rank == 1 && ss->dims[0] == 1 && block <= 0)) return MOPT_OK;
     int32_t ax;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 1), s->rank, "axis", &ax);
+    mopt_status st = op_attr_axis(ctx, 1, s->rank, &ax);
     if (st) return st;
     l->outer = 1;
     for (int32_t a = 0; a < s->rank; a++)

@@ -181,8 +181,7 @@ static mopt_status arg_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     if (x->rank < 0) return MOPT_OK;
     if (x->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "input must have rank >= 1");
     int32_t axis;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
-        return st;
+    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
     if (x->syms[axis] == 0 && x->dims[axis] == 0) {
         char b1[IR_SHAPE_STR_CAP];
         return op_fail(ctx, MOPT_ERR_SHAPE, "cannot reduce the empty axis %d of %s", (int)axis,
@@ -199,7 +198,7 @@ static mopt_status arg_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
                            int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, 0, x->rank, &axis);
     if (st) return st;
     int is_max = !strcmp(ctx->node->op_type, "ArgMax");
     int last = ctx->opset >= 12 && ir_node_attr_int(ctx->node, "select_last_index", 0) != 0;

@@ -89,9 +89,7 @@ static mopt_status topk_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     out[0].shape = in[0].shape;
     if (in[0].shape.rank >= 0) {
         int32_t ax;
-        if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis",
-                          &ax)))
-            return st;
+        if ((st = op_attr_axis(ctx, -1, in[0].shape.rank, &ax))) return st;
         int64_t k;
         if ((st = topk_k(ctx, in, &k))) return st;
         if (k >= 0 && in[0].shape.syms[ax] == 0 && k > in[0].shape.dims[ax])
@@ -108,8 +106,7 @@ static mopt_status topk_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
                             int n_out) {
     int32_t ax;
     mopt_status st;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis", &ax)))
-        return st;
+    if ((st = op_attr_axis(ctx, -1, in[0].shape.rank, &ax))) return st;
     int64_t o, l, i, k = out[0].shape.dims[ax];
     op_axis_split(&in[0].shape, ax, &o, &l, &i);
     int64_t *scratch = mopt_malloc((size_t)(l + 1) * sizeof(int64_t));
@@ -195,8 +192,7 @@ static mopt_status onehot_infer(const op_ctx *ctx, const op_tensor *in, int n_in
         return MOPT_OK;
     }
     int32_t ax;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), s->rank + 1, "axis", &ax)))
-        return st;
+    if ((st = op_attr_axis(ctx, -1, s->rank + 1, &ax))) return st;
     double depth = -1;
     if (in[1].data && op_read_scalar(ctx, &in[1], "depth", &depth)) return MOPT_ERR_SHAPE;
     if (in[1].data && !(depth >= 1))
@@ -219,9 +215,7 @@ static mopt_status onehot_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out) {
     int32_t ax;
     mopt_status st;
-    if ((st =
-             op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), out[0].shape.rank, "axis", &ax)))
-        return st;
+    if ((st = op_attr_axis(ctx, -1, out[0].shape.rank, &ax))) return st;
     if (op_numel(&in[2]) != 2)
         return op_fail(ctx, MOPT_ERR_SHAPE, "values must hold [off_value, on_value]");
     int64_t depth = out[0].shape.dims[ax], n = op_numel(&in[0]);
