@@ -97,14 +97,13 @@ static int attn_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, attn_
 static mopt_status attn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
     static const mopt_dtype k_mask[] = {MOPT_DTYPE_F32, MOPT_DTYPE_BOOL};
-    static const mopt_dtype k_i64[] = {MOPT_DTYPE_I64};
     mopt_status st;
     for (int k = 0; k < 3; k++)
         if ((st = op_expect_f32(ctx, &in[k], k))) return st;
     if (op_has_input(in, n_in, 3) && (st = op_expect_dtype(ctx, &in[3], 3, k_mask, 2))) return st;
     for (int k = 4; k < 6; k++)
         if (op_has_input(in, n_in, k) && (st = op_expect_f32(ctx, &in[k], k))) return st;
-    if (op_has_input(in, n_in, 6) && (st = op_expect_dtype(ctx, &in[6], 6, k_i64, 1))) return st;
+    if (op_has_input(in, n_in, 6) && (st = op_expect_i64(ctx, &in[6], 6))) return st;
     int64_t mode = ir_node_attr_int(ctx->node, "qk_matmul_output_mode", 0);
     if (mode < 0 || mode > 3)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "qk_matmul_output_mode %" PRId64 " not in 0..3",

@@ -870,9 +870,8 @@ static mopt_status pad_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 static mopt_status trilu_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
-    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64};
     mopt_status st = op_expect_any(ctx, &in[0], 0);
-    if (!st && n_in > 1) st = op_expect_dtype(ctx, &in[1], 1, k_types, 1);
+    if (!st && n_in > 1) st = op_expect_i64(ctx, &in[1], 1);
     if (st) return st;
     char b1[IR_SHAPE_STR_CAP];
     if (in[0].shape.rank >= 0 && in[0].shape.rank < 2)

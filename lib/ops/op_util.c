@@ -123,6 +123,11 @@ mopt_status op_expect_index(const op_ctx *ctx, const op_tensor *t, int index) {
     return op_expect_dtype(ctx, t, index, k_types, 2);
 }
 
+mopt_status op_expect_i64(const op_ctx *ctx, const op_tensor *t, int index) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64};
+    return op_expect_dtype(ctx, t, index, k_types, 1);
+}
+
 bool op_dtype_sized(mopt_dtype t) { return t != MOPT_DTYPE_STRING && mopt_dtype_size(t) != 0; }
 
 mopt_status op_expect_any(const op_ctx *ctx, const op_tensor *t, int index) {

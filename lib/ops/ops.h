@@ -155,10 +155,11 @@ mopt_status op_expect_dtype(const op_ctx *ctx, const op_tensor *t, int index,
 /* Checks that inputs i and j have the same dtype (if both known). */
 mopt_status op_same_dtype(const op_ctx *ctx, const op_tensor *in, int i, int j);
 /* op_expect_dtype with the common sets: float32 only; float32 or float64;
- * an index type (int64 or int32). */
+ * an index type (int64 or int32); int64 only. */
 mopt_status op_expect_f32(const op_ctx *ctx, const op_tensor *t, int index);
 mopt_status op_expect_float(const op_ctx *ctx, const op_tensor *t, int index);
 mopt_status op_expect_index(const op_ctx *ctx, const op_tensor *t, int index);
+mopt_status op_expect_i64(const op_ctx *ctx, const op_tensor *t, int index);
 /* Any dtype with a fixed element size (for ops that move bytes); strings
  * and unknown type codes fail with UNSUPPORTED. UNDEFINED passes. */
 mopt_status op_expect_any(const op_ctx *ctx, const op_tensor *t, int index);

@@ -110,12 +110,11 @@ static mopt_status reduce_infer(const op_ctx *ctx, const op_tensor *in, int n_in
                                 int n_out) {
     static const mopt_dtype k_float[] = {MOPT_DTYPE_F32};
     static const mopt_dtype k_all[] = {MOPT_DTYPE_F32, MOPT_DTYPE_I64, MOPT_DTYPE_I32};
-    static const mopt_dtype k_axes[] = {MOPT_DTYPE_I64};
     const reduce_kind *kind = kind_of(ctx);
     if (!kind) return op_fail(ctx, MOPT_ERR_INTERNAL, "unknown reduction");
     mopt_status st = kind->ints ? op_expect_dtype(ctx, &in[0], 0, k_all, 3)
                                 : op_expect_dtype(ctx, &in[0], 0, k_float, 1);
-    if (!st && n_in > 1) st = op_expect_dtype(ctx, &in[1], 1, k_axes, 1);
+    if (!st && n_in > 1) st = op_expect_i64(ctx, &in[1], 1);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;

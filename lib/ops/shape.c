@@ -461,10 +461,9 @@ static mopt_status cos_value(const op_ctx *ctx, mopt_dtype *dtype, const void **
 
 static mopt_status cos_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
-    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64};
     const void *value;
     mopt_status st = cos_value(ctx, &out[0].dtype, &value);
-    if (!st) st = op_expect_dtype(ctx, &in[0], 0, k_types, 1);
+    if (!st) st = op_expect_i64(ctx, &in[0], 0);
     if (st) return st;
     char b1[IR_SHAPE_STR_CAP];
     if (in[0].shape.rank >= 0 && in[0].shape.rank != 1)
@@ -681,9 +680,8 @@ static mopt_status constant_run(const op_ctx *ctx, const op_tensor *in, int n_in
 
 static mopt_status expand_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
-    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64};
     mopt_status st = op_expect_any(ctx, &in[0], 0);
-    if (!st) st = op_expect_dtype(ctx, &in[1], 1, k_types, 1);
+    if (!st) st = op_expect_i64(ctx, &in[1], 1);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     char b1[IR_SHAPE_STR_CAP];

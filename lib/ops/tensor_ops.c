@@ -15,8 +15,6 @@
 #include "kernels/ref/ref_tensor_ops.h"
 #include "ops/ops.h"
 
-static const mopt_dtype k_idx[] = {MOPT_DTYPE_I64, MOPT_DTYPE_I32};
-
 static mopt_status read_one_int(const op_ctx *ctx, const op_tensor *t, const char *what,
                                 int64_t *v) {
     int64_t n = op_read_ints(ctx, t, what, v, 1);
@@ -83,7 +81,7 @@ static mopt_status topk_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out) {
     mopt_status st;
     if ((st = op_expect_dtype(ctx, &in[0], 0, k_topk, OP_COUNT(k_topk)))) return st;
-    if (n_in > 1 && (st = op_expect_dtype(ctx, &in[1], 1, k_idx, 1))) return st;
+    if (n_in > 1 && (st = op_expect_i64(ctx, &in[1], 1))) return st;
     out[0].dtype = in[0].dtype;
     if (n_out > 1) out[1].dtype = MOPT_DTYPE_I64;
     out[0].shape = in[0].shape;
@@ -313,7 +311,7 @@ static mopt_status eye_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 static mopt_status gnd_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
-    mopt_status st = op_expect_dtype(ctx, &in[1], 1, k_idx, 1);
+    mopt_status st = op_expect_i64(ctx, &in[1], 1);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *d = &in[0].shape, *ix = &in[1].shape;
