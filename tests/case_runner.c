@@ -26,6 +26,8 @@
 #include <cmocka.h>
 #include <mopt/mopt.h>
 
+#include "test_elem.h"
+
 #define MAX_CASES 4096
 #define MAX_IO 64
 
@@ -99,39 +101,7 @@ static int load_set(const char *dir, const char *prefix, mopt_tensor **out) {
 }
 
 static double elem(const mopt_tensor *t, int64_t i) {
-    const void *d = mopt_tensor_data_const(t);
-    switch (mopt_tensor_dtype(t)) {
-    case MOPT_DTYPE_F32: return ((const float *)d)[i];
-    case MOPT_DTYPE_F64: return ((const double *)d)[i];
-    case MOPT_DTYPE_I64: return (double)((const int64_t *)d)[i];
-    case MOPT_DTYPE_I32: return ((const int32_t *)d)[i];
-    case MOPT_DTYPE_I16: return ((const int16_t *)d)[i];
-    case MOPT_DTYPE_I8: return ((const int8_t *)d)[i];
-    case MOPT_DTYPE_U8:
-    case MOPT_DTYPE_BOOL: return ((const uint8_t *)d)[i];
-    case MOPT_DTYPE_U16: return ((const uint16_t *)d)[i];
-    case MOPT_DTYPE_U32: return ((const uint32_t *)d)[i];
-    case MOPT_DTYPE_U64: return (double)((const uint64_t *)d)[i];
-    case MOPT_DTYPE_F16: {
-        uint16_t h = ((const uint16_t *)d)[i];
-        int e = (h >> 10) & 31, m = h & 1023;
-        double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY)
-                                                    : ldexp(m + 1024, e - 25);
-        return (h & 0x8000) ? -v : v;
-    }
-    case MOPT_DTYPE_BF16: {
-        uint32_t u = (uint32_t)((const uint16_t *)d)[i] << 16;
-        float f;
-        memcpy(&f, &u, 4);
-        return f;
-    }
-    default: return NAN;
-    }
-}
-
-static int is_float(mopt_dtype t) {
-    return t == MOPT_DTYPE_F32 || t == MOPT_DTYPE_F64 || t == MOPT_DTYPE_F16 ||
-           t == MOPT_DTYPE_BF16;
+    return test_elem(mopt_tensor_data_const(t), mopt_tensor_dtype(t), i);
 }
 
 /* Compares got with want; on mismatch fails the test with a precise message. */
@@ -156,7 +126,7 @@ static double compare(const char *what, const mopt_tensor *got, const mopt_tenso
         fail_msg("%s: shape [%s], expected [%s]", what, a, b);
     }
     int64_t n = mopt_tensor_element_count(want);
-    int fl = is_float(mopt_tensor_dtype(want));
+    int fl = test_is_float(mopt_tensor_dtype(want));
     double max_err = 0, dot = 0, ng = 0, nw = 0;
     for (int64_t i = 0; i < n; i++) {
         double g = elem(got, i), w = elem(want, i);
@@ -244,7 +214,7 @@ static void run_case(void **state) {
                          rep + 1, k, mopt_model_io_name(model, MOPT_OUTPUT, (size_t)k));
                 double e = compare(what, outputs[k], expected[k], atol, rtol);
                 if (e > case_max) case_max = e;
-                if (is_float(mopt_tensor_dtype(expected[k])) && g_last_cosine < case_cos)
+                if (test_is_float(mopt_tensor_dtype(expected[k])) && g_last_cosine < case_cos)
                     case_cos = g_last_cosine;
                 if (rep == 0) memset(mopt_tensor_data(outputs[k]), 0xff,
                                      mopt_tensor_size_bytes(outputs[k]));

@@ -5,17 +5,8 @@
 
 #include <stdint.h>
 
-#define ROWB(name, T, EXPR)                                                                        \
-    static void name(const void *pa, int64_t sa, const void *pb, int64_t sb, void *py,             \
-                     int64_t n) {                                                                  \
-        const T *a = pa;                                                                           \
-        const T *b = pb;                                                                           \
-        T *y = py;                                                                                 \
-        for (int64_t i = 0; i < n; i++) {                                                          \
-            T x = a[i * sa], z = b[i * sb];                                                        \
-            y[i] = (T)(EXPR);                                                                      \
-        }                                                                                          \
-    }
+/* y = (T)(EXPR) over one type T (REF_ROW2 of ref.h). */
+#define ROWB(name, T, EXPR) REF_ROW2(name, T, T, T, (T)(EXPR))
 
 #define BITS(T) ((uint64_t)(sizeof(T) * 8))
 #define ROWS(T, SFX)                                                                               \

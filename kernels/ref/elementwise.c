@@ -112,42 +112,6 @@ void ref_broadcast3(ref_row3_fn row, int32_t rank, const int64_t *dims, const vo
 
 /* ---- binary row functions ----------------------------------------------- */
 
-/* Defines a row function computing y[i] = EXPR from x (a element) and z (b
- * element), with separate loops for the common stride patterns so that the
- * compiler can vectorize them. y may alias a when sa == 1. */
-#define ROW2(name, TA, TB, TY, EXPR)                                                               \
-    static void name(const void *pa, int64_t sa, const void *pb, int64_t sb, void *py,             \
-                     int64_t n) {                                                                  \
-        const TA *a = pa;                                                                          \
-        const TB *b = pb;                                                                          \
-        TY *y = py;                                                                                \
-        if (sa == 1 && sb == 1) {                                                                  \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                TA x = a[i];                                                                       \
-                TB z = b[i];                                                                       \
-                y[i] = (EXPR);                                                                     \
-            }                                                                                      \
-        } else if (sa == 1 && sb == 0) {                                                           \
-            const TB z = b[0];                                                                     \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                TA x = a[i];                                                                       \
-                y[i] = (EXPR);                                                                     \
-            }                                                                                      \
-        } else if (sa == 0 && sb == 1) {                                                           \
-            const TA x = a[0];                                                                     \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                TB z = b[i];                                                                       \
-                y[i] = (EXPR);                                                                     \
-            }                                                                                      \
-        } else {                                                                                   \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                TA x = a[i * sa];                                                                  \
-                TB z = b[i * sb];                                                                  \
-                y[i] = (EXPR);                                                                     \
-            }                                                                                      \
-        }                                                                                          \
-    }
-
 /* NaN-propagating min/max (numpy.minimum / numpy.maximum). */
 #define FMIN_NAN(x, z) (((x) < (z) || (x) != (x)) ? (x) : (z))
 #define FMAX_NAN(x, z) (((x) > (z) || (x) != (x)) ? (x) : (z))
@@ -165,27 +129,27 @@ static double pymod_f64(double x, double z) {
 }
 
 #define FLOAT_BINARY_ROWS(T, SFX, FMODFN, POWFN, MODFN)                                            \
-    ROW2(add_##SFX, T, T, T, x + z)                                                                \
-    ROW2(sub_##SFX, T, T, T, x - z)                                                                \
-    ROW2(mul_##SFX, T, T, T, x *z)                                                                 \
-    ROW2(div_##SFX, T, T, T, x / z)                                                                \
-    ROW2(min_##SFX, T, T, T, FMIN_NAN(x, z))                                                       \
-    ROW2(max_##SFX, T, T, T, FMAX_NAN(x, z))                                                       \
-    ROW2(mod_##SFX, T, T, T, MODFN(x, z))                                                          \
-    ROW2(fmod_##SFX, T, T, T, FMODFN(x, z))                                                        \
-    ROW2(prelu_##SFX, T, T, T, x < 0 ? x * z : x)                                                  \
-    ROW2(pow_##SFX, T, T, T, POWFN(x, z))
+    REF_ROW2(add_##SFX, T, T, T, x + z)                                                            \
+    REF_ROW2(sub_##SFX, T, T, T, x - z)                                                            \
+    REF_ROW2(mul_##SFX, T, T, T, x *z)                                                             \
+    REF_ROW2(div_##SFX, T, T, T, x / z)                                                            \
+    REF_ROW2(min_##SFX, T, T, T, FMIN_NAN(x, z))                                                   \
+    REF_ROW2(max_##SFX, T, T, T, FMAX_NAN(x, z))                                                   \
+    REF_ROW2(mod_##SFX, T, T, T, MODFN(x, z))                                                      \
+    REF_ROW2(fmod_##SFX, T, T, T, FMODFN(x, z))                                                    \
+    REF_ROW2(prelu_##SFX, T, T, T, x < 0 ? x * z : x)                                              \
+    REF_ROW2(pow_##SFX, T, T, T, POWFN(x, z))
 
 FLOAT_BINARY_ROWS(float, f32, fmodf, powf, pymod_f32)
 FLOAT_BINARY_ROWS(double, f64, fmod, pow, pymod_f64)
 
 /* Pow with an exponent of another type: computed in double, rounded once. */
-ROW2(pow_f32_f64, float, double, float, (float)pow((double)x, z))
-ROW2(pow_f32_i64, float, int64_t, float, (float)pow((double)x, (double)z))
-ROW2(pow_f32_i32, float, int32_t, float, (float)pow((double)x, (double)z))
-ROW2(pow_f64_f32, double, float, double, pow(x, (double)z))
-ROW2(pow_f64_i64, double, int64_t, double, pow(x, (double)z))
-ROW2(pow_f64_i32, double, int32_t, double, pow(x, (double)z))
+REF_ROW2(pow_f32_f64, float, double, float, (float)pow((double)x, z))
+REF_ROW2(pow_f32_i64, float, int64_t, float, (float)pow((double)x, (double)z))
+REF_ROW2(pow_f32_i32, float, int32_t, float, (float)pow((double)x, (double)z))
+REF_ROW2(pow_f64_f32, double, float, double, pow(x, (double)z))
+REF_ROW2(pow_f64_i64, double, int64_t, double, pow(x, (double)z))
+REF_ROW2(pow_f64_i32, double, int32_t, double, pow(x, (double)z))
 
 /* Integer arithmetic goes through the unsigned type so that overflow wraps
  * (as in numpy) instead of being undefined behaviour. Division and
@@ -208,14 +172,14 @@ static int64_t pymod_i64(int64_t x, int64_t z) {
 }
 
 #define INT_BINARY_ROWS(T, U, SFX)                                                                 \
-    ROW2(add_##SFX, T, T, T, (T)((U)x + (U)z))                                                     \
-    ROW2(sub_##SFX, T, T, T, (T)((U)x - (U)z))                                                     \
-    ROW2(mul_##SFX, T, T, T, (T)((U)x * (U)z))                                                     \
-    ROW2(div_##SFX, T, T, T, INT_DIV(T, U, x, z))                                                  \
-    ROW2(min_##SFX, T, T, T, x < z ? x : z)                                                        \
-    ROW2(max_##SFX, T, T, T, x > z ? x : z)                                                        \
-    ROW2(mod_##SFX, T, T, T, pymod_##SFX(x, z))                                                    \
-    ROW2(fmod_##SFX, T, T, T, (T)INT_FMOD(x, z))
+    REF_ROW2(add_##SFX, T, T, T, (T)((U)x + (U)z))                                                 \
+    REF_ROW2(sub_##SFX, T, T, T, (T)((U)x - (U)z))                                                 \
+    REF_ROW2(mul_##SFX, T, T, T, (T)((U)x * (U)z))                                                 \
+    REF_ROW2(div_##SFX, T, T, T, INT_DIV(T, U, x, z))                                              \
+    REF_ROW2(min_##SFX, T, T, T, x < z ? x : z)                                                    \
+    REF_ROW2(max_##SFX, T, T, T, x > z ? x : z)                                                    \
+    REF_ROW2(mod_##SFX, T, T, T, pymod_##SFX(x, z))                                                \
+    REF_ROW2(fmod_##SFX, T, T, T, (T)INT_FMOD(x, z))
 
 INT_BINARY_ROWS(int32_t, uint32_t, i32)
 INT_BINARY_ROWS(int64_t, uint64_t, i64)
@@ -223,14 +187,14 @@ INT_BINARY_ROWS(int64_t, uint64_t, i64)
 /* u64 (numpy semantics; x / 0 and x % 0 give 0). */
 static uint64_t umod_u64(uint64_t x, uint64_t z) { return z == 0 ? 0 : x % z; }
 static uint64_t udiv_u64(uint64_t x, uint64_t z) { return z == 0 ? 0 : x / z; }
-ROW2(add_u64, uint64_t, uint64_t, uint64_t, x + z)
-ROW2(sub_u64, uint64_t, uint64_t, uint64_t, x - z)
-ROW2(mul_u64, uint64_t, uint64_t, uint64_t, x *z)
-ROW2(div_u64, uint64_t, uint64_t, uint64_t, udiv_u64(x, z))
-ROW2(min_u64, uint64_t, uint64_t, uint64_t, x < z ? x : z)
-ROW2(max_u64, uint64_t, uint64_t, uint64_t, x > z ? x : z)
-ROW2(mod_u64, uint64_t, uint64_t, uint64_t, umod_u64(x, z))
-ROW2(fmod_u64, uint64_t, uint64_t, uint64_t, umod_u64(x, z))
+REF_ROW2(add_u64, uint64_t, uint64_t, uint64_t, x + z)
+REF_ROW2(sub_u64, uint64_t, uint64_t, uint64_t, x - z)
+REF_ROW2(mul_u64, uint64_t, uint64_t, uint64_t, x *z)
+REF_ROW2(div_u64, uint64_t, uint64_t, uint64_t, udiv_u64(x, z))
+REF_ROW2(min_u64, uint64_t, uint64_t, uint64_t, x < z ? x : z)
+REF_ROW2(max_u64, uint64_t, uint64_t, uint64_t, x > z ? x : z)
+REF_ROW2(mod_u64, uint64_t, uint64_t, uint64_t, umod_u64(x, z))
+REF_ROW2(fmod_u64, uint64_t, uint64_t, uint64_t, umod_u64(x, z))
 
 /* Pow with unsigned exponents, and integer bases (computed in double, exact
  * while the result fits 53 bits; then converted like numpy's astype). */
@@ -241,12 +205,12 @@ static int64_t ipow_i64(int64_t x, double z) {
     if (r <= -9223372036854775808.0) return INT64_MIN;
     return (int64_t)r;
 }
-ROW2(pow_f32_u32, float, uint32_t, float, (float)pow((double)x, (double)z))
-ROW2(pow_f32_u64, float, uint64_t, float, (float)pow((double)x, (double)z))
-ROW2(pow_i64_i64, int64_t, int64_t, int64_t, ipow_i64(x, (double)z))
-ROW2(pow_i64_f32, int64_t, float, int64_t, ipow_i64(x, (double)z))
-ROW2(pow_i32_i32, int32_t, int32_t, int32_t, (int32_t)ipow_i64(x, (double)z))
-ROW2(pow_i32_f32, int32_t, float, int32_t, (int32_t)ipow_i64(x, (double)z))
+REF_ROW2(pow_f32_u32, float, uint32_t, float, (float)pow((double)x, (double)z))
+REF_ROW2(pow_f32_u64, float, uint64_t, float, (float)pow((double)x, (double)z))
+REF_ROW2(pow_i64_i64, int64_t, int64_t, int64_t, ipow_i64(x, (double)z))
+REF_ROW2(pow_i64_f32, int64_t, float, int64_t, ipow_i64(x, (double)z))
+REF_ROW2(pow_i32_i32, int32_t, int32_t, int32_t, (int32_t)ipow_i64(x, (double)z))
+REF_ROW2(pow_i32_f32, int32_t, float, int32_t, (int32_t)ipow_i64(x, (double)z))
 
 ref_row2_fn ref_binary_row(ref_binop op, mopt_dtype a, mopt_dtype b) {
     if (op == REF_BIN_POW) {

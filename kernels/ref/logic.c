@@ -9,43 +9,14 @@
 #include <math.h>
 #include <string.h>
 
-/* Same shape as ROW2 in elementwise.c: strided loops with the contiguous
- * and broadcast-scalar cases split out for vectorization. */
-#define ROW2(name, TA, TB, TY, EXPR)                                                               \
-    static void name(const void *pa, int64_t sa, const void *pb, int64_t sb, void *py,             \
-                     int64_t n) {                                                                  \
-        const TA *a = pa;                                                                          \
-        const TB *b = pb;                                                                          \
-        TY *y = py;                                                                                \
-        if (sa == 1 && sb == 1) {                                                                  \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                TA x = a[i];                                                                       \
-                TB z = b[i];                                                                       \
-                y[i] = (EXPR);                                                                     \
-            }                                                                                      \
-        } else if (sa == 1 && sb == 0) {                                                           \
-            const TB z = b[0];                                                                     \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                TA x = a[i];                                                                       \
-                y[i] = (EXPR);                                                                     \
-            }                                                                                      \
-        } else {                                                                                   \
-            for (int64_t i = 0; i < n; i++) {                                                      \
-                TA x = a[i * sa];                                                                  \
-                TB z = b[i * sb];                                                                  \
-                y[i] = (EXPR);                                                                     \
-            }                                                                                      \
-        }                                                                                          \
-    }
-
 /* ---- comparisons -------------------------------------------------------- */
 
 #define CMP_ROWS(T, SFX)                                                                           \
-    ROW2(eq_##SFX, T, T, uint8_t, (uint8_t)(x == z))                                               \
-    ROW2(lt_##SFX, T, T, uint8_t, (uint8_t)(x < z))                                                \
-    ROW2(gt_##SFX, T, T, uint8_t, (uint8_t)(x > z))                                                \
-    ROW2(le_##SFX, T, T, uint8_t, (uint8_t)(x <= z))                                               \
-    ROW2(ge_##SFX, T, T, uint8_t, (uint8_t)(x >= z))
+    REF_ROW2(eq_##SFX, T, T, uint8_t, (uint8_t)(x == z))                                           \
+    REF_ROW2(lt_##SFX, T, T, uint8_t, (uint8_t)(x < z))                                            \
+    REF_ROW2(gt_##SFX, T, T, uint8_t, (uint8_t)(x > z))                                            \
+    REF_ROW2(le_##SFX, T, T, uint8_t, (uint8_t)(x <= z))                                           \
+    REF_ROW2(ge_##SFX, T, T, uint8_t, (uint8_t)(x >= z))
 
 CMP_ROWS(float, f32)
 CMP_ROWS(double, f64)
@@ -58,11 +29,11 @@ CMP_ROWS(uint32_t, u32)
 CMP_ROWS(int64_t, i64)
 CMP_ROWS(uint64_t, u64)
 /* bools: any non-zero byte is true */
-ROW2(eq_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) == (z != 0)))
-ROW2(lt_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) < (z != 0)))
-ROW2(gt_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) > (z != 0)))
-ROW2(le_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) <= (z != 0)))
-ROW2(ge_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) >= (z != 0)))
+REF_ROW2(eq_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) == (z != 0)))
+REF_ROW2(lt_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) < (z != 0)))
+REF_ROW2(gt_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) > (z != 0)))
+REF_ROW2(le_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) <= (z != 0)))
+REF_ROW2(ge_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) >= (z != 0)))
 
 ref_row2_fn ref_compare_row(ref_cmpop op, mopt_dtype t) {
 #define PICK(SFX)                                                                                  \
@@ -93,9 +64,9 @@ ref_row2_fn ref_compare_row(ref_cmpop op, mopt_dtype t) {
 
 /* ---- boolean logic ------------------------------------------------------ */
 
-ROW2(and_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) & (z != 0)))
-ROW2(or_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) | (z != 0)))
-ROW2(xor_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) ^ (z != 0)))
+REF_ROW2(and_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) & (z != 0)))
+REF_ROW2(or_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) | (z != 0)))
+REF_ROW2(xor_b, uint8_t, uint8_t, uint8_t, (uint8_t)((x != 0) ^ (z != 0)))
 
 ref_row2_fn ref_logical_row(ref_boolop op) {
     switch (op) {
@@ -304,70 +275,36 @@ bool ref_cast_supported(mopt_dtype t) {
 #define SAME(v) (v)
 #define NONZERO(v) ((v) != 0)
 
+/* One case of read_mid: widen T elements into d (as double) or q (as int64). */
+#define TO_F64(T, CONV)                                                                            \
+    do {                                                                                           \
+        double *dst = d;                                                                           \
+        READ(T, CONV);                                                                             \
+        return MID_F64;                                                                            \
+    } while (0)
+#define TO_I64(T, CONV)                                                                            \
+    do {                                                                                           \
+        int64_t *dst = q;                                                                          \
+        READ(T, CONV);                                                                             \
+        return MID_I64;                                                                            \
+    } while (0)
+
 /* Reads n elements starting at off into d (doubles) or q (int64 bits). */
 static mid_kind read_mid(mopt_dtype from, const void *x, int64_t off, int64_t n, double *d,
                          int64_t *q) {
     switch (from) {
-    case MOPT_DTYPE_F32: {
-        double *dst = d;
-        READ(float, (double));
-        return MID_F64;
-    }
-    case MOPT_DTYPE_F64: {
-        double *dst = d;
-        READ(double, SAME);
-        return MID_F64;
-    }
-    case MOPT_DTYPE_F16: {
-        double *dst = d;
-        READ(uint16_t, (double)ref_f16_to_f32);
-        return MID_F64;
-    }
-    case MOPT_DTYPE_BF16: {
-        double *dst = d;
-        READ(uint16_t, (double)ref_bf16_to_f32);
-        return MID_F64;
-    }
-    case MOPT_DTYPE_I8: {
-        int64_t *dst = q;
-        READ(int8_t, SAME);
-        return MID_I64;
-    }
-    case MOPT_DTYPE_I16: {
-        int64_t *dst = q;
-        READ(int16_t, SAME);
-        return MID_I64;
-    }
-    case MOPT_DTYPE_I32: {
-        int64_t *dst = q;
-        READ(int32_t, SAME);
-        return MID_I64;
-    }
-    case MOPT_DTYPE_I64: {
-        int64_t *dst = q;
-        READ(int64_t, SAME);
-        return MID_I64;
-    }
-    case MOPT_DTYPE_BOOL: {
-        int64_t *dst = q;
-        READ(uint8_t, NONZERO);
-        return MID_I64;
-    }
-    case MOPT_DTYPE_U8: {
-        int64_t *dst = q;
-        READ(uint8_t, SAME);
-        return MID_I64;
-    }
-    case MOPT_DTYPE_U16: {
-        int64_t *dst = q;
-        READ(uint16_t, SAME);
-        return MID_I64;
-    }
-    case MOPT_DTYPE_U32: {
-        int64_t *dst = q;
-        READ(uint32_t, SAME);
-        return MID_I64;
-    }
+    case MOPT_DTYPE_F32: TO_F64(float, (double));
+    case MOPT_DTYPE_F64: TO_F64(double, SAME);
+    case MOPT_DTYPE_F16: TO_F64(uint16_t, (double)ref_f16_to_f32);
+    case MOPT_DTYPE_BF16: TO_F64(uint16_t, (double)ref_bf16_to_f32);
+    case MOPT_DTYPE_I8: TO_I64(int8_t, SAME);
+    case MOPT_DTYPE_I16: TO_I64(int16_t, SAME);
+    case MOPT_DTYPE_I32: TO_I64(int32_t, SAME);
+    case MOPT_DTYPE_I64: TO_I64(int64_t, SAME);
+    case MOPT_DTYPE_BOOL: TO_I64(uint8_t, NONZERO);
+    case MOPT_DTYPE_U8: TO_I64(uint8_t, SAME);
+    case MOPT_DTYPE_U16: TO_I64(uint16_t, SAME);
+    case MOPT_DTYPE_U32: TO_I64(uint32_t, SAME);
     case MOPT_DTYPE_U64: {
         const uint64_t *s = (const uint64_t *)x + off;
         memcpy(q, s, (size_t)n * sizeof *s);

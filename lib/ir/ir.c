@@ -48,7 +48,7 @@ void ir_attr_clear(ir_attr *a) {
     memset(a, 0, sizeof *a);
 }
 
-static void node_destroy(ir_node *n) {
+void ir_node_destroy(ir_node *n) {
     if (!n) return;
     mopt_free(n->name);
     mopt_free(n->op_type);
@@ -69,7 +69,8 @@ void ir_graph_destroy(ir_graph *g) {
         mopt_free(v);
     }
     mopt_free(g->values);
-    for (int32_t i = 0; i < g->n_nodes; i++) node_destroy(g->nodes[i]);
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        ir_node_destroy(g->nodes[i]);
     mopt_free(g->nodes);
     mopt_free(g->inputs);
     mopt_free(g->outputs);
@@ -182,7 +183,7 @@ ir_node *ir_graph_add_node(ir_graph *g, const char *op_type, const char *domain,
     n->inputs = mopt_malloc((size_t)(n_inputs > 0 ? n_inputs : 1) * sizeof(int32_t));
     n->outputs = mopt_malloc((size_t)(n_outputs > 0 ? n_outputs : 1) * sizeof(int32_t));
     if (!n->op_type || !n->domain || !n->name || !n->inputs || !n->outputs) {
-        node_destroy(n);
+        ir_node_destroy(n);
         goto oom;
     }
     n->n_inputs = n_inputs;

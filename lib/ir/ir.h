@@ -147,6 +147,8 @@ ir_graph *ir_graph_create(void);
 void ir_graph_destroy(ir_graph *g);
 void ir_tensor_destroy(ir_tensor *t);
 void ir_attr_clear(ir_attr *a);
+/* Frees a node that is not (or no longer) in a graph's node list; NULL is a no-op. */
+void ir_node_destroy(ir_node *n);
 
 /* Finds a value by name, or adds a new one (dtype UNDEFINED, rank -1).
  * Returns its index, or -1 when out of memory (message set). */

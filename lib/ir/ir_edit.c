@@ -54,17 +54,6 @@ int32_t ir_graph_mark_dead_code(ir_graph *g) {
     return removed;
 }
 
-static void free_node(ir_node *n) {
-    mopt_free(n->name);
-    mopt_free(n->op_type);
-    mopt_free(n->domain);
-    mopt_free(n->inputs);
-    mopt_free(n->outputs);
-    for (int32_t i = 0; i < n->n_attrs; i++) ir_attr_clear(&n->attrs[i]);
-    mopt_free(n->attrs);
-    mopt_free(n);
-}
-
 mopt_status ir_graph_compact(ir_graph *g) {
     int32_t nv = g->n_values;
     int32_t *remap = mopt_malloc((size_t)(nv ? nv : 1) * sizeof *remap);
@@ -79,7 +68,7 @@ mopt_status ir_graph_compact(ir_graph *g) {
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         if (n->dead) {
-            free_node(n);
+            ir_node_destroy(n);
             continue;
         }
         g->nodes[w++] = n;

@@ -162,9 +162,7 @@ static mopt_status infer_dims(const op_ctx *ctx, const attn_attrs *a, const op_t
     return MOPT_OK;
 }
 
-static bool has_mask(const op_tensor *in, int n_in) {
-    return n_in > 3 && in[3].dtype != MOPT_DTYPE_UNDEFINED;
-}
+static bool has_mask(const op_tensor *in, int n_in) { return op_has_input(in, n_in, 3); }
 
 /* The mask must broadcast to [B,H,Sq,Sk] without growing it. */
 static mopt_status check_mask(const op_ctx *ctx, const op_tensor *m, const attn_dims *ad) {
@@ -187,7 +185,6 @@ static mopt_status check_mask(const op_ctx *ctx, const op_tensor *m, const attn_
     return MOPT_OK;
 }
 
-static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
 static const mopt_dtype k_mask_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_BOOL};
 
 static mopt_status attention_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -195,7 +192,7 @@ static mopt_status attention_infer(const op_ctx *ctx, const op_tensor *in, int n
     attn_attrs a;
     mopt_status st = parse_attrs(ctx, &a);
     for (int k = 0; k < 3 && !st; k++)
-        st = op_expect_dtype(ctx, &in[k], k, k_f32, 1);
+        st = op_expect_f32(ctx, &in[k], k);
     if (!st && n_in > 3) st = op_expect_dtype(ctx, &in[3], 3, k_mask_types, 2);
     if (st) return st;
     attn_dims ad;

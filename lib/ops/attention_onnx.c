@@ -15,10 +15,6 @@
 #include "kernels/ref/ref_attention_onnx.h"
 #include "ops/ops.h"
 
-static bool present(const op_tensor *in, int n_in, int k) {
-    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
-}
-
 typedef struct attn_dims {
     int64_t b, hq, hk, sq, skv, past, d, dv;
     bool q3, kv3;
@@ -79,11 +75,11 @@ static int attn_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, attn_
                       g->hk);
         return 0;
     }
-    if (present(in, n_in, 4) != present(in, n_in, 5)) {
+    if (op_has_input(in, n_in, 4) != op_has_input(in, n_in, 5)) {
         *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "past_key and past_value go together");
         return 0;
     }
-    if (present(in, n_in, 4)) {
+    if (op_has_input(in, n_in, 4)) {
         const ir_shape *pk = &in[4].shape, *pv = &in[5].shape;
         if (pk->rank < 0 || pv->rank < 0 || !ir_shape_is_concrete(pk) || !ir_shape_is_concrete(pv))
             return 1;
@@ -100,16 +96,14 @@ static int attn_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, attn_
 
 static mopt_status attn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
-    static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
     static const mopt_dtype k_mask[] = {MOPT_DTYPE_F32, MOPT_DTYPE_BOOL};
-    static const mopt_dtype k_i64[] = {MOPT_DTYPE_I64};
     mopt_status st;
     for (int k = 0; k < 3; k++)
-        if ((st = op_expect_dtype(ctx, &in[k], k, k_f32, 1))) return st;
-    if (present(in, n_in, 3) && (st = op_expect_dtype(ctx, &in[3], 3, k_mask, 2))) return st;
+        if ((st = op_expect_f32(ctx, &in[k], k))) return st;
+    if (op_has_input(in, n_in, 3) && (st = op_expect_dtype(ctx, &in[3], 3, k_mask, 2))) return st;
     for (int k = 4; k < 6; k++)
-        if (present(in, n_in, k) && (st = op_expect_dtype(ctx, &in[k], k, k_f32, 1))) return st;
-    if (present(in, n_in, 6) && (st = op_expect_dtype(ctx, &in[6], 6, k_i64, 1))) return st;
+        if (op_has_input(in, n_in, k) && (st = op_expect_f32(ctx, &in[k], k))) return st;
+    if (op_has_input(in, n_in, 6) && (st = op_expect_i64(ctx, &in[6], 6))) return st;
     int64_t mode = ir_node_attr_int(ctx->node, "qk_matmul_output_mode", 0);
     if (mode < 0 || mode > 3)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "qk_matmul_output_mode %" PRId64 " not in 0..3",
@@ -123,7 +117,7 @@ static mopt_status attn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     }
     if (unknown) return MOPT_OK;
     int64_t total = g.past + g.skv;
-    if (present(in, n_in, 3)) {
+    if (op_has_input(in, n_in, 3)) {
         const ir_shape *m = &in[3].shape;
         if (m->rank > 4 || m->rank < 1)
             return op_fail(ctx, MOPT_ERR_SHAPE, "attn_mask must have rank 1 to 4");
@@ -173,7 +167,7 @@ static mopt_status attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     p.right_window = ir_node_attr_int(ctx->node, "right_window_size", -1);
     p.mode = (int)ir_node_attr_int(ctx->node, "qk_matmul_output_mode", 0);
     int64_t total = g.past + g.skv;
-    if (present(in, n_in, 3)) {
+    if (op_has_input(in, n_in, 3)) {
         const ir_shape *m = &in[3].shape;
         int64_t md[4] = {1, 1, 1, 1};
         for (int32_t a = 0; a < m->rank; a++)
@@ -188,7 +182,7 @@ static mopt_status attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
         p.mask = in[3].data;
         p.mask_bool = in[3].dtype == MOPT_DTYPE_BOOL;
     }
-    if (present(in, n_in, 6)) {
+    if (op_has_input(in, n_in, 6)) {
         if (op_numel(&in[6]) != g.b)
             return op_fail(ctx, MOPT_ERR_SHAPE, "nonpad_kv_seqlen must have %" PRId64 " values",
                            g.b);
@@ -203,8 +197,8 @@ static mopt_status attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
         st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for attention scratch");
     else
         ref_onnx_attention(&p, in[0].data, in[1].data, in[2].data,
-                           present(in, n_in, 4) ? in[4].data : NULL,
-                           present(in, n_in, 5) ? in[5].data : NULL, out[0].data, pk, pv,
+                           op_has_input(in, n_in, 4) ? in[4].data : NULL,
+                           op_has_input(in, n_in, 5) ? in[5].data : NULL, out[0].data, pk, pv,
                            n_out > 3 ? out[3].data : NULL, scratch);
     if (n_out <= 1) mopt_free(pk);
     if (n_out <= 2) mopt_free(pv);

@@ -24,55 +24,20 @@ typedef struct conv_attrs {
     ref_auto_pad auto_pad;
 } conv_attrs;
 
-/* Reads an optional ints attribute of exactly `want` values in [lo, ATTR_LIMIT). */
-static mopt_status read_ints(const op_ctx *ctx, const char *name, int32_t want, int64_t lo,
-                             int64_t def, int64_t *out, bool *present) {
-    const int64_t *v = NULL;
-    int64_t n = ir_node_attr_ints(ctx->node, name, &v);
-    if (present) *present = n >= 0;
-    if (n < 0) {
-        for (int32_t i = 0; i < want; i++)
-            out[i] = def;
-        return MOPT_OK;
-    }
-    if (n != want)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
-                       "attribute %s has %" PRId64 " values; expected %d", name, n, (int)want);
-    for (int32_t i = 0; i < want; i++) {
-        if (v[i] < lo || v[i] >= ATTR_LIMIT)
-            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
-                           "attribute %s[%d] = %" PRId64 " is out of range", name, (int)i, v[i]);
-        out[i] = v[i];
-    }
-    return MOPT_OK;
-}
-
-static mopt_status read_auto_pad(const op_ctx *ctx, ref_auto_pad *out) {
-    const char *s = ir_node_attr_string(ctx->node, "auto_pad", "NOTSET");
-    if (strcmp(s, "NOTSET") == 0)
-        *out = REF_PAD_NOTSET;
-    else if (strcmp(s, "SAME_UPPER") == 0)
-        *out = REF_PAD_SAME_UPPER;
-    else if (strcmp(s, "SAME_LOWER") == 0)
-        *out = REF_PAD_SAME_LOWER;
-    else if (strcmp(s, "VALID") == 0)
-        *out = REF_PAD_VALID;
-    else
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown auto_pad '%s'", s);
-    return MOPT_OK;
-}
-
 static mopt_status conv_attrs_read(const op_ctx *ctx, int32_t S, conv_attrs *a) {
     memset(a, 0, sizeof *a);
     a->S = S;
     a->group = ir_node_attr_int(ctx->node, "group", 1);
     if (a->group < 1 || a->group >= ATTR_LIMIT)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "group %" PRId64 " must be >= 1", a->group);
-    mopt_status st = read_ints(ctx, "kernel_shape", S, 1, 0, a->k, &a->has_kernel_shape);
-    if (!st) st = read_ints(ctx, "strides", S, 1, 1, a->stride, NULL);
-    if (!st) st = read_ints(ctx, "dilations", S, 1, 1, a->dilation, NULL);
-    if (!st) st = read_ints(ctx, "pads", 2 * S, 0, 0, a->pads, NULL);
-    if (!st) st = read_auto_pad(ctx, &a->auto_pad);
+    int ap = 0;
+    mopt_status st =
+        op_window_ints(ctx, "kernel_shape", S, 1, 0, false, a->k, &a->has_kernel_shape);
+    if (!st) st = op_window_ints(ctx, "strides", S, 1, 1, false, a->stride, NULL);
+    if (!st) st = op_window_ints(ctx, "dilations", S, 1, 1, false, a->dilation, NULL);
+    if (!st) st = op_window_ints(ctx, "pads", 2 * S, 0, 0, false, a->pads, NULL);
+    if (!st) st = op_window_auto_pad(ctx, &ap);
+    a->auto_pad = (ref_auto_pad)ap;
     return st;
 }
 

@@ -25,17 +25,6 @@ static const mopt_dtype k_pow_exp_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOP
 static const mopt_dtype k_clip_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
                                           MOPT_DTYPE_I64, MOPT_DTYPE_I8,  MOPT_DTYPE_U8};
 
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-/* At run time every required input must be present. */
-static mopt_status require_inputs(const op_ctx *ctx, const op_tensor *in, int n) {
-    if (!ctx->runtime) return MOPT_OK;
-    for (int k = 0; k < n; k++)
-        if (in[k].dtype == MOPT_DTYPE_UNDEFINED || !in[k].data)
-            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input %d is missing", k);
-    return MOPT_OK;
-}
-
 /* ---- binary and variadic ------------------------------------------------ */
 
 typedef enum bin_kind { BIN_PLAIN, BIN_VARIADIC, BIN_MEAN } bin_kind;
@@ -57,7 +46,7 @@ static const bin_desc k_binops[] = {
 };
 
 static const bin_desc *bin_find(const char *op_type) {
-    for (int i = 0; i < COUNT(k_binops); i++)
+    for (int i = 0; i < OP_COUNT(k_binops); i++)
         if (strcmp(k_binops[i].op_type, op_type) == 0) return &k_binops[i];
     return NULL;
 }
@@ -69,12 +58,12 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
     if (n_in < 1 || (d->kind == BIN_PLAIN && n_in != 2))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes %s inputs, not %d",
                        d->kind == BIN_PLAIN ? "2" : "1 or more", n_in);
-    mopt_status st = require_inputs(ctx, in, n_in);
+    mopt_status st = op_require_inputs(ctx, in, n_in);
     if (st) return st;
     mopt_dtype t = MOPT_DTYPE_UNDEFINED;
     if (d->op == REF_BIN_POW) {
-        if ((st = op_expect_dtype(ctx, &in[0], 0, k_pow_base_types, COUNT(k_pow_base_types))) ||
-            (st = op_expect_dtype(ctx, &in[1], 1, k_pow_exp_types, COUNT(k_pow_exp_types))))
+        if ((st = op_expect_dtype(ctx, &in[0], 0, k_pow_base_types, OP_COUNT(k_pow_base_types))) ||
+            (st = op_expect_dtype(ctx, &in[1], 1, k_pow_exp_types, OP_COUNT(k_pow_exp_types))))
             return st;
         if (in[0].dtype != MOPT_DTYPE_UNDEFINED && in[1].dtype != MOPT_DTYPE_UNDEFINED &&
             !ref_binary_row(REF_BIN_POW, in[0].dtype, in[1].dtype))
@@ -83,7 +72,7 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
         t = in[0].dtype;
     } else {
         const mopt_dtype *allowed = d->float_only ? k_float_types : k_arith_types;
-        int n_allowed = d->float_only ? COUNT(k_float_types) : COUNT(k_arith_types);
+        int n_allowed = d->float_only ? OP_COUNT(k_float_types) : OP_COUNT(k_arith_types);
         for (int k = 0; k < n_in; k++) {
             if ((st = op_expect_dtype(ctx, &in[k], k, allowed, n_allowed))) return st;
             if (in[k].dtype == MOPT_DTYPE_UNDEFINED) continue;
@@ -106,10 +95,7 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
     ir_shape shape = in[0].shape;
     for (int k = 1; k < n_in; k++)
         if ((st = op_broadcast(ctx, &shape, &in[k].shape, &shape))) return st;
-    for (int k = 0; k < n_out; k++) {
-        out[k].dtype = t;
-        out[k].shape = shape;
-    }
+    op_set_outputs(out, n_out, t, &shape);
     return MOPT_OK;
 }
 
@@ -203,7 +189,7 @@ static const un_desc k_unops[] = {
 };
 
 static const un_desc *un_find(const char *op_type) {
-    for (int i = 0; i < COUNT(k_unops); i++)
+    for (int i = 0; i < OP_COUNT(k_unops); i++)
         if (strcmp(k_unops[i].op_type, op_type) == 0) return &k_unops[i];
     return NULL;
 }
@@ -233,7 +219,7 @@ static mopt_status infer_unary(const op_ctx *ctx, const op_tensor *in, int n_in,
     const un_desc *d = un_find(ctx->node->op_type);
     if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a unary elementwise op");
     if (n_in != 1) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes 1 input, not %d", n_in);
-    mopt_status st = require_inputs(ctx, in, 1);
+    mopt_status st = op_require_inputs(ctx, in, 1);
     if (st) return st;
     ref_unop op;
     ref_unary_params p;
@@ -243,10 +229,7 @@ static mopt_status infer_unary(const op_ctx *ctx, const op_tensor *in, int n_in,
         return op_fail(ctx, MOPT_ERR_TYPE, "input 0 has type %s; expected one of: f32, f64%s",
                        mopt_dtype_name(in[0].dtype), int_ok ? ", i32, i64" : "");
     }
-    for (int k = 0; k < n_out; k++) {
-        out[k].dtype = in[0].dtype;
-        out[k].shape = in[0].shape;
-    }
+    op_set_outputs(out, n_out, in[0].dtype, &in[0].shape);
     return MOPT_OK;
 }
 
@@ -270,17 +253,13 @@ static bool is_int_type(mopt_dtype t) {
     return t == MOPT_DTYPE_I32 || t == MOPT_DTYPE_I64 || t == MOPT_DTYPE_I8 || t == MOPT_DTYPE_U8;
 }
 
-static bool present(const op_tensor *in, int n_in, int k) {
-    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
-}
-
 static mopt_status infer_clip(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
     if (n_in < 1 || n_in > 3)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes 1 to 3 inputs, not %d", n_in);
-    mopt_status st = require_inputs(ctx, in, 1);
+    mopt_status st = op_require_inputs(ctx, in, 1);
     if (st) return st;
-    if ((st = op_expect_dtype(ctx, &in[0], 0, k_clip_types, COUNT(k_clip_types)))) return st;
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_clip_types, OP_COUNT(k_clip_types)))) return st;
     if (ctx->opset < 11) {
         if (n_in > 1)
             return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
@@ -293,7 +272,7 @@ static mopt_status infer_clip(const op_ctx *ctx, const op_tensor *in, int n_in, 
     }
     static const char *const names[3] = {"input", "min", "max"};
     for (int k = 1; k < n_in; k++) {
-        if (!present(in, n_in, k)) continue;
+        if (!op_has_input(in, n_in, k)) continue;
         if ((st = op_same_dtype(ctx, in, 0, k))) return st;
         int64_t n = in[k].shape.rank >= 0 && ir_shape_is_concrete(&in[k].shape)
                         ? ir_shape_numel(&in[k].shape)
@@ -304,10 +283,7 @@ static mopt_status infer_clip(const op_ctx *ctx, const op_tensor *in, int n_in, 
                            op_shape_str(ctx, &in[k].shape, b));
         }
     }
-    for (int k = 0; k < n_out; k++) {
-        out[k].dtype = in[0].dtype;
-        out[k].shape = in[0].shape;
-    }
+    op_set_outputs(out, n_out, in[0].dtype, &in[0].shape);
     return MOPT_OK;
 }
 
@@ -336,11 +312,11 @@ static mopt_status run_clip(const op_ctx *ctx, const op_tensor *in, int n_in, op
         if (lo && lo->type == IR_ATTR_FLOAT) p.has_lo = true, p.lo = lo->f;
         if (hi && hi->type == IR_ATTR_FLOAT) p.has_hi = true, p.hi = hi->f;
     } else {
-        if (present(in, n_in, 1)) {
+        if (op_has_input(in, n_in, 1)) {
             if ((st = clip_bound(ctx, &in[1], "min", &p.lo, &p.ilo))) return st;
             p.has_lo = true;
         }
-        if (present(in, n_in, 2)) {
+        if (op_has_input(in, n_in, 2)) {
             if ((st = clip_bound(ctx, &in[2], "max", &p.hi, &p.ihi))) return st;
             p.has_hi = true;
         }

@@ -16,12 +16,6 @@
 #include "ops/fused.h"
 #include "ops/impls.h"
 
-static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
-
-static bool has_input(const op_tensor *in, int n_in, int k) {
-    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
-}
-
 /* ---- activation attributes ---------------------------------------------- */
 
 static const struct {
@@ -65,7 +59,7 @@ const char *fused_activation_name(ref_act act) {
 /* Checks that addend p (bias, residual) broadcasts to y without growing it. */
 static mopt_status check_addend(const op_ctx *ctx, const ir_shape *y, const op_tensor *p, int index,
                                 const char *what) {
-    mopt_status st = op_expect_dtype(ctx, p, index, k_f32, 1);
+    mopt_status st = op_expect_f32(ctx, p, index);
     if (st) return st;
     const ir_shape *s = &p->shape;
     if (s->rank < 0 || y->rank < 0) return MOPT_OK;
@@ -85,7 +79,7 @@ static mopt_status check_addend(const op_ctx *ctx, const ir_shape *y, const op_t
 
 static void addend_of(const op_tensor *in, int n_in, int k, const ir_shape *y, ref_addend *a) {
     memset(a, 0, sizeof *a);
-    if (!has_input(in, n_in, k)) return;
+    if (!op_has_input(in, n_in, k)) return;
     a->data = in[k].data;
     op_broadcast_strides(&in[k].shape, y, a->strides);
 }
@@ -107,8 +101,8 @@ static void batch_shape(const ir_shape *s, ir_shape *b) {
 static mopt_status fmm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
     (void)n_out;
-    mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1);
-    if (!st) st = op_expect_dtype(ctx, &in[1], 1, k_f32, 1);
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
+    if (!st) st = op_expect_f32(ctx, &in[1], 1);
     ref_act_params act;
     if (!st) st = fused_read_activation(ctx, &act);
     if (st) return st;
@@ -143,8 +137,8 @@ static mopt_status fmm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
         return op_fail(ctx, MOPT_ERR_LIMIT, "output rank above %d", IR_MAX_RANK);
     copy_dim(&y, y.rank++, a, am);
     copy_dim(&y, y.rank++, b, bn);
-    if (has_input(in, n_in, 2) && (st = check_addend(ctx, &y, &in[2], 2, "bias"))) return st;
-    if (has_input(in, n_in, 3) && (st = check_addend(ctx, &y, &in[3], 3, "residual"))) return st;
+    if (op_has_input(in, n_in, 2) && (st = check_addend(ctx, &y, &in[2], 2, "bias"))) return st;
+    if (op_has_input(in, n_in, 3) && (st = check_addend(ctx, &y, &in[3], 3, "residual"))) return st;
     out[0].shape = y;
     return MOPT_OK;
 }
@@ -210,7 +204,7 @@ static mopt_status fconv_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
     ref_act_params act;
     if ((st = fused_read_activation(ctx, &act))) return st;
     if ((st = conv->infer(ctx, in, n_in < 3 ? n_in : 3, out, n_out))) return st;
-    if (has_input(in, n_in, 3)) st = check_addend(ctx, &out[0].shape, &in[3], 3, "residual");
+    if (op_has_input(in, n_in, 3)) st = check_addend(ctx, &out[0].shape, &in[3], 3, "residual");
     return st;
 }
 

@@ -14,21 +14,10 @@
 #include "kernels/ref/ref_logic.h"
 #include "ops/ops.h"
 
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 static const mopt_dtype k_cmp_types[] = {
     MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I8,  MOPT_DTYPE_U8,  MOPT_DTYPE_I16, MOPT_DTYPE_U16,
     MOPT_DTYPE_I32, MOPT_DTYPE_U32, MOPT_DTYPE_I64, MOPT_DTYPE_U64, MOPT_DTYPE_BOOL};
 static const mopt_dtype k_bool_type[] = {MOPT_DTYPE_BOOL};
-static const mopt_dtype k_float_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64};
-
-static mopt_status require_inputs(const op_ctx *ctx, const op_tensor *in, int n) {
-    if (!ctx->runtime) return MOPT_OK;
-    for (int k = 0; k < n; k++)
-        if (in[k].dtype == MOPT_DTYPE_UNDEFINED || !in[k].data)
-            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input %d is missing", k);
-    return MOPT_OK;
-}
 
 static mopt_status check_count(const op_ctx *ctx, int n_in, int want) {
     if (n_in != want)
@@ -57,7 +46,7 @@ static const cmp_desc k_cmps[] = {
 };
 
 static const cmp_desc *cmp_find(const char *op_type) {
-    for (int i = 0; i < COUNT(k_cmps); i++)
+    for (int i = 0; i < OP_COUNT(k_cmps); i++)
         if (strcmp(k_cmps[i].op_type, op_type) == 0) return &k_cmps[i];
     return NULL;
 }
@@ -67,18 +56,15 @@ static mopt_status infer_cmp(const op_ctx *ctx, const op_tensor *in, int n_in, o
     const cmp_desc *d = cmp_find(ctx->node->op_type);
     if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a comparison op");
     mopt_status st;
-    if ((st = check_count(ctx, n_in, 2)) || (st = require_inputs(ctx, in, 2))) return st;
+    if ((st = check_count(ctx, n_in, 2)) || (st = op_require_inputs(ctx, in, 2))) return st;
     const mopt_dtype *allowed = d->logical ? k_bool_type : k_cmp_types;
-    int n_allowed = d->logical ? COUNT(k_bool_type) : COUNT(k_cmp_types);
+    int n_allowed = d->logical ? OP_COUNT(k_bool_type) : OP_COUNT(k_cmp_types);
     for (int k = 0; k < 2; k++)
         if ((st = op_expect_dtype(ctx, &in[k], k, allowed, n_allowed))) return st;
     if ((st = op_same_dtype(ctx, in, 0, 1))) return st;
     ir_shape shape;
     if ((st = op_broadcast(ctx, &in[0].shape, &in[1].shape, &shape))) return st;
-    for (int k = 0; k < n_out; k++) {
-        out[k].dtype = MOPT_DTYPE_BOOL;
-        out[k].shape = shape;
-    }
+    op_set_outputs(out, n_out, MOPT_DTYPE_BOOL, &shape);
     return MOPT_OK;
 }
 
@@ -106,16 +92,13 @@ static mopt_status run_cmp(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 static mopt_status infer_bool_unary(const op_ctx *ctx, const op_tensor *in, int n_in,
                                     op_tensor *out, int n_out) {
     mopt_status st;
-    if ((st = check_count(ctx, n_in, 1)) || (st = require_inputs(ctx, in, 1))) return st;
+    if ((st = check_count(ctx, n_in, 1)) || (st = op_require_inputs(ctx, in, 1))) return st;
     if (strcmp(ctx->node->op_type, "Not") == 0)
-        st = op_expect_dtype(ctx, &in[0], 0, k_bool_type, COUNT(k_bool_type));
+        st = op_expect_dtype(ctx, &in[0], 0, k_bool_type, OP_COUNT(k_bool_type));
     else
-        st = op_expect_dtype(ctx, &in[0], 0, k_float_types, COUNT(k_float_types));
+        st = op_expect_float(ctx, &in[0], 0);
     if (st) return st;
-    for (int k = 0; k < n_out; k++) {
-        out[k].dtype = MOPT_DTYPE_BOOL;
-        out[k].shape = in[0].shape;
-    }
+    op_set_outputs(out, n_out, MOPT_DTYPE_BOOL, &in[0].shape);
     return MOPT_OK;
 }
 
@@ -144,8 +127,8 @@ static mopt_status run_bool_unary(const op_ctx *ctx, const op_tensor *in, int n_
 static mopt_status infer_where(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
     mopt_status st;
-    if ((st = check_count(ctx, n_in, 3)) || (st = require_inputs(ctx, in, 3))) return st;
-    if ((st = op_expect_dtype(ctx, &in[0], 0, k_bool_type, COUNT(k_bool_type)))) return st;
+    if ((st = check_count(ctx, n_in, 3)) || (st = op_require_inputs(ctx, in, 3))) return st;
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_bool_type, OP_COUNT(k_bool_type)))) return st;
     if ((st = op_same_dtype(ctx, in, 1, 2))) return st;
     mopt_dtype t = in[1].dtype != MOPT_DTYPE_UNDEFINED ? in[1].dtype : in[2].dtype;
     if (t != MOPT_DTYPE_UNDEFINED && !ref_where_row(mopt_dtype_size(t)))
@@ -154,10 +137,7 @@ static mopt_status infer_where(const op_ctx *ctx, const op_tensor *in, int n_in,
     if ((st = op_broadcast(ctx, &in[0].shape, &in[1].shape, &shape)) ||
         (st = op_broadcast(ctx, &shape, &in[2].shape, &shape)))
         return st;
-    for (int k = 0; k < n_out; k++) {
-        out[k].dtype = t;
-        out[k].shape = shape;
-    }
+    op_set_outputs(out, n_out, t, &shape);
     return MOPT_OK;
 }
 
@@ -202,7 +182,8 @@ static mopt_status infer_cast(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out) {
     bool like = strcmp(ctx->node->op_type, "CastLike") == 0;
     mopt_status st;
-    if ((st = check_count(ctx, n_in, like ? 2 : 1)) || (st = require_inputs(ctx, in, 1))) return st;
+    if ((st = check_count(ctx, n_in, like ? 2 : 1)) || (st = op_require_inputs(ctx, in, 1)))
+        return st;
     if (like && ctx->runtime && in[1].dtype == MOPT_DTYPE_UNDEFINED)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input 1 is missing");
     mopt_dtype to = MOPT_DTYPE_UNDEFINED;
@@ -211,10 +192,7 @@ static mopt_status infer_cast(const op_ctx *ctx, const op_tensor *in, int n_in, 
         if (in[k].dtype != MOPT_DTYPE_UNDEFINED && !ref_cast_supported(in[k].dtype))
             return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cannot cast %s input %d",
                            mopt_dtype_name(in[k].dtype), k);
-    for (int k = 0; k < n_out; k++) {
-        out[k].dtype = to;
-        out[k].shape = in[0].shape;
-    }
+    op_set_outputs(out, n_out, to, &in[0].shape);
     return MOPT_OK;
 }
 

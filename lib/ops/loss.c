@@ -27,14 +27,10 @@ static int reduction_of(const op_ctx *ctx, ref_reduction *r) {
 
 static mopt_status loss_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
-    static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
-    static const mopt_dtype k_idx[] = {MOPT_DTYPE_I64, MOPT_DTYPE_I32};
     mopt_status st;
-    if ((st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1)) ||
-        (st = op_expect_dtype(ctx, &in[1], 1, k_idx, 2)))
-        return st;
-    if (n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED &&
-        ((st = op_expect_dtype(ctx, &in[2], 2, k_f32, 1)) || (st = op_same_dtype(ctx, in, 0, 2))))
+    if ((st = op_expect_f32(ctx, &in[0], 0)) || (st = op_expect_index(ctx, &in[1], 1))) return st;
+    if (op_has_input(in, n_in, 2) &&
+        ((st = op_expect_f32(ctx, &in[2], 2)) || (st = op_same_dtype(ctx, in, 0, 2))))
         return st;
     ref_reduction r;
     if (reduction_of(ctx, &r))
@@ -82,7 +78,7 @@ static mopt_status loss_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     for (int32_t a = 2; a < x->rank; a++)
         p.d *= x->dims[a];
     int64_t nt = op_numel(&in[1]), nx = op_numel(&in[0]);
-    if (n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED && op_numel(&in[2]) != p.c)
+    if (op_has_input(in, n_in, 2) && op_numel(&in[2]) != p.c)
         return op_fail(ctx, MOPT_ERR_SHAPE, "weight must have C = %" PRId64 " values", p.c);
     int64_t *t = mopt_malloc((size_t)(nt > 0 ? nt : 1) * sizeof(int64_t));
     float *lp = NULL;
@@ -102,8 +98,7 @@ static mopt_status loss_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     }
     int64_t bad = 0;
     int rc =
-        ref_nll_loss(&p, xs, t, n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED ? in[2].data : NULL,
-                     out[0].data, &bad);
+        ref_nll_loss(&p, xs, t, op_has_input(in, n_in, 2) ? in[2].data : NULL, out[0].data, &bad);
     mopt_free(t);
     if (sce && n_out <= 1) mopt_free(lp);
     if (rc)

@@ -13,8 +13,6 @@
 #include "ops/bridge.h"
 #include "ops/ops.h"
 
-static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
-
 /* ---- BitCast ---------------------------------------------------------------------- */
 
 static mopt_status bitcast_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -82,7 +80,7 @@ static mopt_status f32_same_infer(const op_ctx *ctx, const op_tensor *in, int n_
                                   int n_out) {
     mopt_status st;
     for (int k = 0; k < n_in; k++)
-        if ((st = op_expect_dtype(ctx, &in[k], k, k_f32, 1))) return st;
+        if ((st = op_expect_f32(ctx, &in[k], k))) return st;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
     return MOPT_OK;
@@ -116,7 +114,7 @@ static mopt_status swiglu_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 
 static mopt_status det_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
-    mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1);
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *s = &in[0].shape;
@@ -167,7 +165,7 @@ static mopt_status tscatter_run(const op_ctx *ctx, const op_tensor *in, int n_in
                                 int n_out) {
     const ir_shape *c = &in[0].shape, *u = &in[1].shape;
     int32_t ax;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -2), c->rank, "axis", &ax);
+    mopt_status st = op_attr_axis(ctx, -2, c->rank, &ax);
     if (st) return st;
     if (u->rank != c->rank || ax < 1)
         return op_fail(ctx, MOPT_ERR_SHAPE, "update must have the cache's rank; axis > 0");
@@ -177,16 +175,13 @@ static mopt_status tscatter_run(const op_ctx *ctx, const op_tensor *in, int n_in
     bool circ = strcmp(ir_node_attr_string(ctx->node, "mode", "linear"), "circular") == 0;
     size_t es = mopt_dtype_size(in[0].dtype);
     memcpy(out[0].data, in[0].data, (size_t)op_numel(&in[0]) * es);
-    int64_t outer = 1, inner = 1, batch = c->dims[0];
-    for (int32_t a = 0; a < ax; a++)
-        outer *= c->dims[a];
-    for (int32_t a = ax + 1; a < c->rank; a++)
-        inner *= c->dims[a];
+    int64_t outer, inner, batch = c->dims[0];
+    op_axis_split(c, ax, &outer, NULL, &inner);
     int64_t maxlen = c->dims[ax], len = u->dims[ax];
     for (int64_t o = 0; o < outer; o++) {
         int64_t b = o / (outer / (batch > 0 ? batch : 1));
         int64_t w = 0;
-        if (n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED) {
+        if (op_has_input(in, n_in, 2)) {
             const op_tensor *wi = &in[2];
             w = wi->dtype == MOPT_DTYPE_I64 ? ((const int64_t *)wi->data)[b]
                                             : ((const int32_t *)wi->data)[b];

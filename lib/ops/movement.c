@@ -19,57 +19,10 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static bool wired(const op_ctx *ctx, int k) {
-    return k < ctx->node->n_inputs && ctx->node->inputs[k] >= 0;
-}
-
-static mopt_status any_dtype(const op_ctx *ctx, const op_tensor *t, int index) {
-    if (t->dtype == MOPT_DTYPE_UNDEFINED) return MOPT_OK;
-    if (t->dtype == MOPT_DTYPE_STRING || mopt_dtype_size(t->dtype) == 0)
-        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "input %d has type %s, which is not supported",
-                       index, mopt_dtype_name(t->dtype));
-    return MOPT_OK;
-}
-
-static mopt_status int_dtype(const op_ctx *ctx, const op_tensor *t, int index) {
-    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64, MOPT_DTYPE_I32};
-    return op_expect_dtype(ctx, t, index, k_types, 2);
-}
-
-/* Reads a small integer tensor when its values are known: 1 (read), 0
- * (unknown at load time), -1 (error set). */
-static int known_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *buf,
-                      int64_t cap, int64_t *n) {
-    if (t->shape.rank >= 0 && ir_shape_is_concrete(&t->shape) && ir_shape_numel(&t->shape) == 0) {
-        *n = 0;
-        return 1;
-    }
-    if (!t->data) {
-        if (ctx->runtime) {
-            op_fail(ctx, MOPT_ERR_INTERNAL, "%s has no data", what);
-            return -1;
-        }
-        return 0;
-    }
-    int64_t k = op_read_ints(ctx, t, what, buf, cap);
-    if (k < 0) return -1;
-    *n = k;
-    return 1;
-}
-
-static void set_unknown_dims(ir_shape *s, int32_t rank) {
-    memset(s, 0, sizeof *s);
-    s->rank = rank;
-    for (int32_t i = 0; i < rank; i++)
-        s->syms[i] = -1;
-}
-
 static void dim_unknown(ir_shape *s, int32_t a) {
     s->dims[a] = 0;
     s->syms[a] = -1;
 }
-
-static size_t esize(const op_tensor *t) { return mopt_dtype_size(t->dtype); }
 
 /* Reads integer indices (i32 or i64) into a new int64 buffer, normalizing
  * negatives against dim and failing on out-of-range values. *out is NULL for
@@ -104,7 +57,7 @@ static mopt_status read_indices(const op_ctx *ctx, const op_tensor *t, int64_t d
 
 /* ---- Transpose ------------------------------------------------------------ */
 
-static mopt_status transpose_perm(const op_ctx *ctx, int32_t rank, int32_t *perm) {
+mopt_status ops_transpose_perm(const op_ctx *ctx, int32_t rank, bool report, int32_t *perm) {
     const int64_t *p = NULL;
     int64_t n = ir_node_attr_ints(ctx->node, "perm", &p);
     if (n < 0) {
@@ -113,14 +66,16 @@ static mopt_status transpose_perm(const op_ctx *ctx, int32_t rank, int32_t *perm
         return MOPT_OK;
     }
     if (n != rank)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "perm has %" PRId64 " entries for rank %d", n,
-                       (int)rank);
+        return !report ? MOPT_ERR_INVALID_MODEL
+                       : op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                                 "perm has %" PRId64 " entries for rank %d", n, (int)rank);
     bool seen[IR_MAX_RANK] = {false};
     for (int32_t i = 0; i < rank; i++) {
         if (p[i] < 0 || p[i] >= rank || seen[p[i]])
-            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
-                           "perm is not a permutation of 0..%d (entry %d is %" PRId64 ")",
-                           (int)rank - 1, (int)i, p[i]);
+            return !report ? MOPT_ERR_INVALID_MODEL
+                           : op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                                     "perm is not a permutation of 0..%d (entry %d is %" PRId64 ")",
+                                     (int)rank - 1, (int)i, p[i]);
         seen[p[i]] = true;
         perm[i] = (int32_t)p[i];
     }
@@ -129,7 +84,7 @@ static mopt_status transpose_perm(const op_ctx *ctx, int32_t rank, int32_t *perm
 
 static mopt_status transpose_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                    int n_out) {
-    mopt_status st = any_dtype(ctx, &in[0], 0);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
@@ -137,13 +92,13 @@ static mopt_status transpose_infer(const op_ctx *ctx, const op_tensor *in, int n
         const int64_t *p = NULL;
         int64_t n = ir_node_attr_ints(ctx->node, "perm", &p);
         if (n >= 0 && n <= IR_MAX_RANK)
-            set_unknown_dims(&out[0].shape, (int32_t)n);
+            op_set_unknown_dims(&out[0].shape, (int32_t)n);
         else
             ir_shape_set_unknown(&out[0].shape);
         return MOPT_OK;
     }
     int32_t perm[IR_MAX_RANK];
-    if ((st = transpose_perm(ctx, x->rank, perm))) return st;
+    if ((st = ops_transpose_perm(ctx, x->rank, true, perm))) return st;
     ir_shape o;
     memset(&o, 0, sizeof o);
     o.rank = x->rank;
@@ -160,12 +115,12 @@ static mopt_status transpose_run(const op_ctx *ctx, const op_tensor *in, int n_i
     int32_t perm[IR_MAX_RANK];
     int64_t in_st[IR_MAX_RANK], src_st[IR_MAX_RANK];
     const ir_shape *x = &in[0].shape;
-    mopt_status st = transpose_perm(ctx, x->rank, perm);
+    mopt_status st = ops_transpose_perm(ctx, x->rank, true, perm);
     if (st) return st;
     op_strides(x, in_st);
     for (int32_t i = 0; i < x->rank; i++)
         src_st[i] = in_st[perm[i]];
-    ref_copy_strided(out[0].data, in[0].data, esize(&in[0]), x->rank, out[0].shape.dims, src_st);
+    ref_copy_strided(out[0].data, in[0].data, op_esize(&in[0]), x->rank, out[0].shape.dims, src_st);
     return MOPT_OK;
 }
 
@@ -179,7 +134,7 @@ static mopt_status concat_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     mopt_status st = MOPT_OK;
     out[0].dtype = MOPT_DTYPE_UNDEFINED;
     for (int k = 0; k < n_in; k++) {
-        if ((st = any_dtype(ctx, &in[k], k))) return st;
+        if ((st = op_expect_any(ctx, &in[k], k))) return st;
         if (in[k].dtype == MOPT_DTYPE_UNDEFINED) continue;
         if (out[0].dtype != MOPT_DTYPE_UNDEFINED && out[0].dtype != in[k].dtype)
             return op_fail(ctx, MOPT_ERR_TYPE, "input %d has type %s but an earlier input has %s",
@@ -200,7 +155,7 @@ static mopt_status concat_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     int32_t axis;
     if ((st = op_axis(ctx, aa->i, rank, "axis", &axis))) return st;
     ir_shape o;
-    set_unknown_dims(&o, rank);
+    op_set_unknown_dims(&o, rank);
     bool sum_known = true;
     int64_t sum = 0;
     char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
@@ -247,14 +202,11 @@ static mopt_status concat_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out) {
     const ir_shape *o = &out[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), o->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, 0, o->rank, &axis);
     if (st) return st;
-    size_t esz = esize(&out[0]);
-    int64_t outer = 1, inner = 1;
-    for (int32_t a = 0; a < axis; a++)
-        outer *= o->dims[a];
-    for (int32_t a = axis + 1; a < o->rank; a++)
-        inner *= o->dims[a];
+    size_t esz = op_esize(&out[0]);
+    int64_t outer, inner;
+    op_axis_split(o, axis, &outer, NULL, &inner);
     size_t out_row = (size_t)(o->dims[axis] * inner) * esz;
     char *dst = out[0].data;
     for (int k = 0; k < n_in; k++) {
@@ -282,8 +234,8 @@ static int split_sizes(const op_ctx *ctx, const op_tensor *in, int n_in, int n_o
             return -1;
         }
         if (n > 0) memcpy(buf, p, (size_t)n * sizeof *buf);
-    } else if (wired(ctx, 1)) {
-        int r = known_ints(ctx, &in[1], "split", buf, 64, &n);
+    } else if (op_wired(ctx, 1)) {
+        int r = op_known_ints(ctx, &in[1], "split", buf, 64, &n);
         if (r < 0) {
             *st = MOPT_ERR_INVALID_MODEL;
             return -1;
@@ -344,8 +296,8 @@ static int split_sizes(const op_ctx *ctx, const op_tensor *in, int n_in, int n_o
 
 static mopt_status split_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
-    mopt_status st = any_dtype(ctx, &in[0], 0);
-    if (!st && n_in > 1) st = int_dtype(ctx, &in[1], 1);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    if (!st && n_in > 1) st = op_expect_index(ctx, &in[1], 1);
     if (st) return st;
     const ir_shape *x = &in[0].shape;
     for (int k = 0; k < n_out; k++) {
@@ -354,8 +306,7 @@ static mopt_status split_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
     }
     if (x->rank < 0) return MOPT_OK;
     int32_t axis;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
-        return st;
+    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
     int64_t sizes[64];
     int r = split_sizes(ctx, in, n_in, n_out, x->dims[axis], x->syms[axis] == 0, sizes, &st);
     if (r < 0) return st;
@@ -375,14 +326,11 @@ static mopt_status split_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
                              int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, 0, x->rank, &axis);
     if (st) return st;
-    size_t esz = esize(&in[0]);
-    int64_t outer = 1, inner = 1;
-    for (int32_t a = 0; a < axis; a++)
-        outer *= x->dims[a];
-    for (int32_t a = axis + 1; a < x->rank; a++)
-        inner *= x->dims[a];
+    size_t esz = op_esize(&in[0]);
+    int64_t outer, inner;
+    op_axis_split(x, axis, &outer, NULL, &inner);
     size_t in_row = (size_t)(x->dims[axis] * inner) * esz;
     const char *src = in[0].data;
     for (int k = 0; k < n_out; k++) {
@@ -429,19 +377,19 @@ static int slice_read(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t 
         }
     } else {
         int r;
-        if ((r = known_ints(ctx, &in[1], "starts", starts, IR_MAX_RANK, &ns)) < 0) goto bad;
+        if ((r = op_known_ints(ctx, &in[1], "starts", starts, IR_MAX_RANK, &ns)) < 0) goto bad;
         if (r == 0) values_known = false;
-        if ((r = known_ints(ctx, &in[2], "ends", ends, IR_MAX_RANK, &ne)) < 0) goto bad;
+        if ((r = op_known_ints(ctx, &in[2], "ends", ends, IR_MAX_RANK, &ne)) < 0) goto bad;
         if (r == 0) values_known = false;
-        if (wired(ctx, 3)) {
-            if ((r = known_ints(ctx, &in[3], "axes", axes, IR_MAX_RANK, &na)) < 0) goto bad;
+        if (op_wired(ctx, 3)) {
+            if ((r = op_known_ints(ctx, &in[3], "axes", axes, IR_MAX_RANK, &na)) < 0) goto bad;
             if (r == 0) {
                 *axes_known = false;
                 return 0;
             }
         }
-        if (wired(ctx, 4)) {
-            if ((r = known_ints(ctx, &in[4], "steps", steps, IR_MAX_RANK, &nst)) < 0) goto bad;
+        if (op_wired(ctx, 4)) {
+            if ((r = op_known_ints(ctx, &in[4], "steps", steps, IR_MAX_RANK, &nst)) < 0) goto bad;
             if (r == 0) values_known = false;
         }
     }
@@ -525,11 +473,11 @@ static bool slice_full(int64_t start, int64_t end, int64_t step) {
 
 static mopt_status slice_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
-    mopt_status st = any_dtype(ctx, &in[0], 0);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
     for (int k = 1; k < n_in && !st; k++)
-        st = int_dtype(ctx, &in[k], k);
+        st = op_expect_index(ctx, &in[k], k);
     if (st) return st;
-    if (ctx->opset >= 10 && (!wired(ctx, 1) || !wired(ctx, 2)))
+    if (ctx->opset >= 10 && (!op_wired(ctx, 1) || !op_wired(ctx, 2)))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "inputs 'starts' and 'ends' are required");
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
@@ -542,7 +490,7 @@ static mopt_status slice_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
     ir_shape o = *x;
     if (r == 0) {
         if (!axes_known)
-            set_unknown_dims(&o, x->rank);
+            op_set_unknown_dims(&o, x->rank);
         else
             for (int32_t i = 0; i < p.n; i++)
                 dim_unknown(&o, p.axes[i]);
@@ -585,7 +533,7 @@ static mopt_status slice_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
          * |step| < dim, so the stride cannot overflow */
         src_st[a] = count > 1 ? in_st[a] * p.steps[i] : in_st[a];
     }
-    size_t esz = esize(&in[0]);
+    size_t esz = op_esize(&in[0]);
     ref_copy_strided(out[0].data, (const char *)in[0].data + (size_t)off * esz, esz, x->rank,
                      out[0].shape.dims, src_st);
     return MOPT_OK;
@@ -595,8 +543,8 @@ static mopt_status slice_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
 
 static mopt_status gather_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
-    mopt_status st = any_dtype(ctx, &in[0], 0);
-    if (!st) st = int_dtype(ctx, &in[1], 1);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    if (!st) st = op_expect_index(ctx, &in[1], 1);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape, *ix = &in[1].shape;
@@ -604,8 +552,7 @@ static mopt_status gather_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     if (x->rank < 0) return MOPT_OK;
     if (x->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "cannot gather from a scalar");
     int32_t axis;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
-        return st;
+    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
     if (ix->rank < 0) return MOPT_OK;
     int64_t rank = (int64_t)x->rank - 1 + ix->rank;
     if (rank > IR_MAX_RANK)
@@ -629,11 +576,10 @@ static mopt_status gather_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, 0, x->rank, &axis);
     if (st) return st;
-    int64_t outer = 1, inner = 1;
-    for (int32_t a = 0; a < axis; a++) outer *= x->dims[a];
-    for (int32_t a = axis + 1; a < x->rank; a++) inner *= x->dims[a];
+    int64_t outer, inner;
+    op_axis_split(x, axis, &outer, NULL, &inner);
     /* int64 indices already in [0, dim) are used in place: no allocation in
      * the steady state (embedding lookups, position ids) */
     int64_t n_direct = op_numel(&in[1]);
@@ -643,15 +589,16 @@ static mopt_status gather_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         for (int64_t i = 0; i < n_direct && direct; i++) direct = d[i] >= 0 && d[i] < x->dims[axis];
         if (direct) {
             if (op_numel(&out[0]) > 0)
-                ref_gather(out[0].data, in[0].data, esize(&in[0]), outer, x->dims[axis], inner, d,
-                           n_direct);
+                ref_gather(out[0].data, in[0].data, op_esize(&in[0]), outer, x->dims[axis], inner,
+                           d, n_direct);
             return MOPT_OK;
         }
     }
     int64_t *idx, n_idx;
     if ((st = read_indices(ctx, &in[1], x->dims[axis], &idx, &n_idx))) return st;
     if (idx && op_numel(&out[0]) > 0)
-        ref_gather(out[0].data, in[0].data, esize(&in[0]), outer, x->dims[axis], inner, idx, n_idx);
+        ref_gather(out[0].data, in[0].data, op_esize(&in[0]), outer, x->dims[axis], inner, idx,
+                   n_idx);
     mopt_free(idx);
     return MOPT_OK;
 }
@@ -660,8 +607,8 @@ static mopt_status gather_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 
 static mopt_status gather_elements_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
                                          op_tensor *out, int n_out) {
-    mopt_status st = any_dtype(ctx, &in[0], 0);
-    if (!st) st = int_dtype(ctx, &in[1], 1);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    if (!st) st = op_expect_index(ctx, &in[1], 1);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[1].shape;
@@ -669,8 +616,7 @@ static mopt_status gather_elements_infer(const op_ctx *ctx, const op_tensor *in,
     if (x->rank < 0) return MOPT_OK;
     if (x->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "cannot gather from a scalar");
     int32_t axis;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
-        return st;
+    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
     char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
     if (ix->rank >= 0 && ix->rank != x->rank)
         return op_fail(ctx, MOPT_ERR_SHAPE, "indices %s and data %s must have the same rank",
@@ -687,12 +633,12 @@ static mopt_status gather_elements_run(const op_ctx *ctx, const op_tensor *in, i
                                        op_tensor *out, int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, 0, x->rank, &axis);
     if (st) return st;
     int64_t *idx, n_idx;
     if ((st = read_indices(ctx, &in[1], x->dims[axis], &idx, &n_idx))) return st;
     if (idx)
-        ref_gather_elements(out[0].data, in[0].data, esize(&in[0]), x->rank, x->dims,
+        ref_gather_elements(out[0].data, in[0].data, op_esize(&in[0]), x->rank, x->dims,
                             in[1].shape.dims, axis, idx);
     mopt_free(idx);
     return MOPT_OK;
@@ -702,18 +648,18 @@ static mopt_status gather_elements_run(const op_ctx *ctx, const op_tensor *in, i
 
 static mopt_status tile_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
-    mopt_status st = any_dtype(ctx, &in[0], 0);
-    if (!st) st = int_dtype(ctx, &in[1], 1);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    if (!st) st = op_expect_index(ctx, &in[1], 1);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
     ir_shape_set_unknown(&out[0].shape);
     if (x->rank < 0) return MOPT_OK;
     int64_t rep[IR_MAX_RANK], n = 0;
-    int r = known_ints(ctx, &in[1], "repeats", rep, IR_MAX_RANK, &n);
+    int r = op_known_ints(ctx, &in[1], "repeats", rep, IR_MAX_RANK, &n);
     if (r < 0) return MOPT_ERR_INVALID_MODEL;
     if (r == 0) {
-        set_unknown_dims(&out[0].shape, x->rank);
+        op_set_unknown_dims(&out[0].shape, x->rank);
         return MOPT_OK;
     }
     if (n != x->rank)
@@ -752,7 +698,7 @@ static mopt_status tile_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
         dims[2 * a + 1] = x->dims[a];
         st[2 * a + 1] = in_st[a];
     }
-    ref_copy_strided(out[0].data, in[0].data, esize(&in[0]), 2 * x->rank, dims, st);
+    ref_copy_strided(out[0].data, in[0].data, op_esize(&in[0]), 2 * x->rank, dims, st);
     return MOPT_OK;
 }
 
@@ -788,14 +734,14 @@ static int pad_amounts(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t
         else if (n)
             memcpy(pads, v, (size_t)n * sizeof *v);
     } else {
-        int r = known_ints(ctx, &in[1], "pads", pads, 2 * IR_MAX_RANK, &n);
+        int r = op_known_ints(ctx, &in[1], "pads", pads, 2 * IR_MAX_RANK, &n);
         if (r < 0) {
             *st = MOPT_ERR_INVALID_MODEL;
             return -1;
         }
         if (r == 0) return 0;
-        if (wired(ctx, 3)) {
-            r = known_ints(ctx, &in[3], "axes", axes, IR_MAX_RANK, &na);
+        if (op_wired(ctx, 3)) {
+            r = op_known_ints(ctx, &in[3], "axes", axes, IR_MAX_RANK, &na);
             if (r < 0) {
                 *st = MOPT_ERR_INVALID_MODEL;
                 return -1;
@@ -823,12 +769,12 @@ static int pad_amounts(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t
 
 static mopt_status pad_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
-    mopt_status st = any_dtype(ctx, &in[0], 0);
-    if (!st && ctx->opset >= 11) st = int_dtype(ctx, &in[1], 1);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    if (!st && ctx->opset >= 11) st = op_expect_index(ctx, &in[1], 1);
     if (!st && ctx->opset >= 11 && n_in > 2) st = op_same_dtype(ctx, in, 0, 2);
-    if (!st && n_in > 3) st = int_dtype(ctx, &in[3], 3);
+    if (!st && n_in > 3) st = op_expect_index(ctx, &in[3], 3);
     if (st) return st;
-    if (ctx->opset >= 11 && !wired(ctx, 1))
+    if (ctx->opset >= 11 && !op_wired(ctx, 1))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input 'pads' is required");
     ref_pad_mode mode;
     if (pad_mode(ctx, &mode))
@@ -842,7 +788,7 @@ static mopt_status pad_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     int r = pad_amounts(ctx, in, n_in, x->rank, begin, end, &st);
     if (r < 0) return st;
     if (r == 0) {
-        set_unknown_dims(&out[0].shape, x->rank);
+        op_set_unknown_dims(&out[0].shape, x->rank);
         return MOPT_OK;
     }
     ir_shape o = *x;
@@ -875,7 +821,7 @@ static mopt_status pad_value(const op_ctx *ctx, const op_tensor *in, int n_in, m
                              unsigned char *value) {
     memset(value, 0, 16);
     if (ctx->opset >= 11) {
-        if (n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED) {
+        if (op_has_input(in, n_in, 2)) {
             if (op_numel(&in[2]) != 1)
                 return op_fail(ctx, MOPT_ERR_SHAPE, "constant_value must have one element");
             memcpy(value, in[2].data, mopt_dtype_size(dt));
@@ -920,7 +866,7 @@ static mopt_status pad_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     unsigned char value[16];
     if ((st = pad_value(ctx, in, n_in, in[0].dtype, value))) return st;
     if (op_numel(&out[0]) == 0) return MOPT_OK;
-    ref_pad(out[0].data, in[0].data, esize(&in[0]), x->rank, x->dims, out[0].shape.dims, begin,
+    ref_pad(out[0].data, in[0].data, op_esize(&in[0]), x->rank, x->dims, out[0].shape.dims, begin,
             mode, value);
     return MOPT_OK;
 }
@@ -929,9 +875,8 @@ static mopt_status pad_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 static mopt_status trilu_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
-    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64};
-    mopt_status st = any_dtype(ctx, &in[0], 0);
-    if (!st && n_in > 1) st = op_expect_dtype(ctx, &in[1], 1, k_types, 1);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    if (!st && n_in > 1) st = op_expect_i64(ctx, &in[1], 1);
     if (st) return st;
     char b1[IR_SHAPE_STR_CAP];
     if (in[0].shape.rank >= 0 && in[0].shape.rank < 2)
@@ -946,7 +891,7 @@ static mopt_status trilu_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
                              int n_out) {
     const ir_shape *x = &in[0].shape;
     int64_t k = 0;
-    if (n_in > 1 && in[1].dtype != MOPT_DTYPE_UNDEFINED) {
+    if (op_has_input(in, n_in, 1)) {
         if (op_numel(&in[1]) != 1) return op_fail(ctx, MOPT_ERR_SHAPE, "k must be a scalar");
         k = *(const int64_t *)in[1].data;
     }
@@ -956,7 +901,7 @@ static mopt_status trilu_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     /* keep k within the matrix range so that i + k cannot overflow */
     if (k > cols) k = cols;
     if (k < -rows) k = -rows;
-    ref_trilu(out[0].data, in[0].data, esize(&in[0]), n / (rows * cols), rows, cols, k,
+    ref_trilu(out[0].data, in[0].data, op_esize(&in[0]), n / (rows * cols), rows, cols, k,
               ir_node_attr_int(ctx->node, "upper", 1) != 0);
     return MOPT_OK;
 }
@@ -988,7 +933,7 @@ static mopt_status scatter_reduction(const op_ctx *ctx, mopt_dtype dt, ref_scatt
 static void scatter_apply(const op_tensor *out, ref_scatter_op op, const int64_t *off, int64_t n,
                           const void *updates, int64_t chunk) {
     if (op == REF_SCATTER_NONE)
-        ref_scatter_copy(out->data, esize(out), off, n, updates, chunk);
+        ref_scatter_copy(out->data, op_esize(out), off, n, updates, chunk);
     else if (out->dtype == MOPT_DTYPE_F32)
         ref_scatter_f32(out->data, off, n, updates, chunk, op);
     else if (out->dtype == MOPT_DTYPE_I64)
@@ -998,8 +943,8 @@ static void scatter_apply(const op_tensor *out, ref_scatter_op op, const int64_t
 }
 
 static mopt_status scatter_common_infer(const op_ctx *ctx, const op_tensor *in, op_tensor *out) {
-    mopt_status st = any_dtype(ctx, &in[0], 0);
-    if (!st) st = int_dtype(ctx, &in[1], 1);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    if (!st) st = op_expect_index(ctx, &in[1], 1);
     if (!st) st = op_same_dtype(ctx, in, 0, 2);
     ref_scatter_op op;
     if (!st) st = scatter_reduction(ctx, in[0].dtype, &op);
@@ -1042,7 +987,7 @@ static mopt_status scatter_nd_run(const op_ctx *ctx, const op_tensor *in, int n_
     ref_scatter_op op;
     mopt_status st = scatter_reduction(ctx, in[0].dtype, &op);
     if (st) return st;
-    size_t nb = (size_t)op_numel(&in[0]) * esize(&in[0]);
+    size_t nb = (size_t)op_numel(&in[0]) * op_esize(&in[0]);
     if (nb) memcpy(out[0].data, in[0].data, nb);
     int32_t k = (int32_t)ix->dims[ix->rank - 1];
     int64_t n_idx = op_numel(&in[1]) / k, chunk = 1, strides[IR_MAX_RANK];
@@ -1082,8 +1027,7 @@ static mopt_status scatter_el_infer(const op_ctx *ctx, const op_tensor *in, int 
     char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
     if (x->rank < 0) return MOPT_OK;
     int32_t axis;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
-        return st;
+    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
     if (ix->rank >= 0 && ix->rank != x->rank)
         return op_fail(ctx, MOPT_ERR_SHAPE, "indices %s and data %s must have the same rank",
                        op_shape_str(ctx, ix, b1), op_shape_str(ctx, x, b2));
@@ -1105,9 +1049,9 @@ static mopt_status scatter_el_run(const op_ctx *ctx, const op_tensor *in, int n_
     ref_scatter_op op;
     int32_t axis;
     mopt_status st = scatter_reduction(ctx, in[0].dtype, &op);
-    if (!st) st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    if (!st) st = op_attr_axis(ctx, 0, x->rank, &axis);
     if (st) return st;
-    size_t nb = (size_t)op_numel(&in[0]) * esize(&in[0]);
+    size_t nb = (size_t)op_numel(&in[0]) * op_esize(&in[0]);
     if (nb) memcpy(out[0].data, in[0].data, nb);
     int64_t *idx, n;
     if ((st = read_indices(ctx, &in[1], x->dims[axis], &idx, &n))) return st;

@@ -21,26 +21,6 @@ typedef struct tr_plan {
     int32_t perm[IR_MAX_RANK]; /* merged permutation */
 } tr_plan;
 
-/* Reads perm (default: reversed axes); false when malformed (the reference
- * run reports it). */
-static bool tr_perm(const op_ctx *ctx, int32_t rank, int32_t *perm) {
-    const int64_t *p = NULL;
-    int64_t n = ir_node_attr_ints(ctx->node, "perm", &p);
-    if (n < 0) {
-        for (int32_t i = 0; i < rank; i++)
-            perm[i] = rank - 1 - i;
-        return true;
-    }
-    if (n != rank) return false;
-    bool seen[IR_MAX_RANK] = {false};
-    for (int32_t i = 0; i < rank; i++) {
-        if (p[i] < 0 || p[i] >= rank || seen[p[i]]) return false;
-        seen[p[i]] = true;
-        perm[i] = (int32_t)p[i];
-    }
-    return true;
-}
-
 /* Drops size-1 axes (when dims are known) and merges output neighbours
  * that are input neighbours; dims may be NULL (load time: the perm alone). */
 static tr_kind tr_classify(int32_t rank, const int64_t *dims, const int32_t *perm, tr_plan *pl) {
@@ -87,7 +67,8 @@ static bool transpose_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
     size_t esz = mopt_dtype_size(in[0].dtype);
     int32_t perm[IR_MAX_RANK];
     tr_plan pl;
-    if (esz == 0 || in[0].dtype == MOPT_DTYPE_STRING || x->rank < 0 || !tr_perm(ctx, x->rank, perm))
+    if (esz == 0 || in[0].dtype == MOPT_DTYPE_STRING || x->rank < 0 ||
+        ops_transpose_perm(ctx, x->rank, false, perm))
         return false;
     tr_kind kind = tr_classify(x->rank, NULL, perm, &pl);
     return kind == TR_COPY || kind == TR_RUNS || (kind == TR_SWAP2 && esz == 4);
@@ -149,7 +130,8 @@ static mopt_status transpose_run(const op_ctx *ctx, const op_tensor *in, int n_i
     j.y = out[0].data;
     j.esz = mopt_dtype_size(in[0].dtype);
     int64_t numel = op_numel(&in[0]);
-    if (!tr_perm(ctx, x->rank, perm)) return ctx->node->op->run(ctx, in, n_in, out, n_out);
+    if (ops_transpose_perm(ctx, x->rank, false, perm))
+        return ctx->node->op->run(ctx, in, n_in, out, n_out);
     if (numel == 0) return MOPT_OK;
     tr_kind kind = tr_classify(x->rank, x->dims, perm, &j.pl);
     const int32_t R = j.pl.rank;

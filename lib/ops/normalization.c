@@ -14,12 +14,6 @@
 #include "ops/ops.h"
 #include "ops/ops_cpu.h"
 
-static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
-
-static bool has_input(const op_tensor *in, int n_in, int k) {
-    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
-}
-
 /* Product of dims [from, to) of a concrete shape. */
 static int64_t dims_product(const ir_shape *s, int32_t from, int32_t to) {
     int64_t p = 1;
@@ -47,7 +41,7 @@ static mopt_status check_channel_param(const op_ctx *ctx, const op_tensor *in, i
 static mopt_status check_channel_op(const op_ctx *ctx, const op_tensor *in, int n_params,
                                     const char *const *names, int32_t min_rank) {
     for (int k = 0; k < n_params; k++) {
-        mopt_status st = op_expect_dtype(ctx, &in[k], k, k_f32, 1);
+        mopt_status st = op_expect_f32(ctx, &in[k], k);
         if (st) return st;
     }
     char sx[IR_SHAPE_STR_CAP];
@@ -137,10 +131,10 @@ static mopt_status check_norm_param(const op_ctx *ctx, const ir_shape *x, int32_
 
 static mopt_status layernorm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                    int n_out) {
-    bool has_b = has_input(in, n_in, 2);
-    mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1);
-    if (!st) st = op_expect_dtype(ctx, &in[1], 1, k_f32, 1);
-    if (!st && has_b) st = op_expect_dtype(ctx, &in[2], 2, k_f32, 1);
+    bool has_b = op_has_input(in, n_in, 2);
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
+    if (!st) st = op_expect_f32(ctx, &in[1], 1);
+    if (!st && has_b) st = op_expect_f32(ctx, &in[2], 2);
     if (st) return st;
     for (int k = 0; k < n_out; k++)
         out[k].dtype = MOPT_DTYPE_F32;
@@ -151,7 +145,7 @@ static mopt_status layernorm_infer(const op_ctx *ctx, const op_tensor *in, int n
         return MOPT_OK;
     }
     int32_t axis;
-    st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), x->rank, "axis", &axis);
+    st = op_attr_axis(ctx, -1, x->rank, &axis);
     if (!st) st = check_norm_param(ctx, x, axis, &in[1].shape, "Scale");
     if (!st && has_b) st = check_norm_param(ctx, x, axis, &in[2].shape, "B");
     if (st) return st;
@@ -199,15 +193,16 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
                                  int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), x->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, -1, x->rank, &axis);
     if (st) return st;
     float eps = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
     int64_t outer = dims_product(x, 0, axis), inner = dims_product(x, axis, x->rank);
     float *own_s = NULL, *own_b = NULL;
     const float *scale = expand_norm_param(&in[1], x, axis, inner, &own_s);
     const float *bias = NULL;
-    if (scale && has_input(in, n_in, 2)) bias = expand_norm_param(&in[2], x, axis, inner, &own_b);
-    if (!scale || (has_input(in, n_in, 2) && !bias)) {
+    if (scale && op_has_input(in, n_in, 2))
+        bias = expand_norm_param(&in[2], x, axis, inner, &own_b);
+    if (!scale || (op_has_input(in, n_in, 2) && !bias)) {
         mopt_free(own_s);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory expanding Scale/B");
     }
@@ -225,22 +220,20 @@ static int64_t softmax_default_axis(const op_ctx *ctx) { return ctx->opset >= 13
 
 static mopt_status softmax_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
-    mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1);
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = MOPT_DTYPE_F32;
     out[0].shape = in[0].shape;
     if (in[0].shape.rank < 0) return MOPT_OK;
     int32_t axis;
-    return op_axis(ctx, ir_node_attr_int(ctx->node, "axis", softmax_default_axis(ctx)),
-                   in[0].shape.rank, "axis", &axis);
+    return op_attr_axis(ctx, softmax_default_axis(ctx), in[0].shape.rank, &axis);
 }
 
 static mopt_status softmax_common_run(const op_ctx *ctx, const op_tensor *in, op_tensor *out,
                                       bool log) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", softmax_default_axis(ctx)),
-                             x->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, softmax_default_axis(ctx), x->rank, &axis);
     if (st) return st;
     if (op_numel(&in[0]) == 0) return MOPT_OK;
     int64_t outer = dims_product(x, 0, axis), len, inner;

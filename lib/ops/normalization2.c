@@ -14,15 +14,12 @@
 #include "kernels/ref/ref_normalization2.h"
 #include "ops/ops.h"
 
-static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
-
 static mopt_status same_as_x(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_check) {
     mopt_status st;
     for (int k = 0; k < n_check && k < n_in; k++)
         if (in[k].dtype != MOPT_DTYPE_UNDEFINED &&
-            ((st = op_expect_dtype(ctx, &in[k], k, k_f32, 1)) ||
-             (k && (st = op_same_dtype(ctx, in, 0, k)))))
+            ((st = op_expect_f32(ctx, &in[k], k)) || (k && (st = op_same_dtype(ctx, in, 0, k)))))
             return st;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
@@ -38,9 +35,7 @@ static mopt_status rms_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     if (st) return st;
     if (in[0].shape.rank >= 0) {
         int32_t ax;
-        if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis",
-                          &ax)))
-            return st;
+        if ((st = op_attr_axis(ctx, -1, in[0].shape.rank, &ax))) return st;
         ir_shape tmp;
         if ((st = op_broadcast(ctx, &in[0].shape, &in[1].shape, &tmp))) return st;
         if (tmp.rank != in[0].shape.rank)
@@ -54,8 +49,7 @@ static mopt_status rms_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     (void)n_in, (void)n_out;
     int32_t ax;
     mopt_status st;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis", &ax)))
-        return st;
+    if ((st = op_attr_axis(ctx, -1, in[0].shape.rank, &ax))) return st;
     int64_t outer = 1, inner = 1;
     for (int32_t a = 0; a < in[0].shape.rank; a++)
         *(a < ax ? &outer : &inner) *= in[0].shape.dims[a];
@@ -117,8 +111,7 @@ static mopt_status lp_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
     int64_t p = ir_node_attr_int(ctx->node, "p", 2);
     if (p != 1 && p != 2) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "p must be 1 or 2");
     int32_t ax;
-    if (in[0].shape.rank >= 0)
-        return op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis", &ax);
+    if (in[0].shape.rank >= 0) return op_attr_axis(ctx, -1, in[0].shape.rank, &ax);
     return MOPT_OK;
 }
 
@@ -127,16 +120,11 @@ static mopt_status lp_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
     (void)n_in, (void)n_out;
     int32_t ax;
     mopt_status st;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis", &ax)))
-        return st;
-    int64_t outer = 1, inner = 1;
-    for (int32_t a = 0; a < in[0].shape.rank; a++)
-        if (a < ax)
-            outer *= in[0].shape.dims[a];
-        else if (a > ax)
-            inner *= in[0].shape.dims[a];
-    ref_lp_norm(outer, in[0].shape.rank ? in[0].shape.dims[ax] : 1, inner,
-                (int)ir_node_attr_int(ctx->node, "p", 2), in[0].data, out[0].data);
+    if ((st = op_attr_axis(ctx, -1, in[0].shape.rank, &ax))) return st;
+    int64_t outer, len, inner;
+    op_axis_split(&in[0].shape, ax, &outer, &len, &inner);
+    ref_lp_norm(outer, len, inner, (int)ir_node_attr_int(ctx->node, "p", 2), in[0].data,
+                out[0].data);
     return MOPT_OK;
 }
 

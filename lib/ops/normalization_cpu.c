@@ -77,7 +77,7 @@ OPS_CPU_IMPLS(softmax)
 static bool layernorm_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
                                const op_tensor *out, int n_out) {
     if (in[0].dtype != MOPT_DTYPE_F32 || in[1].dtype != MOPT_DTYPE_F32) return false;
-    return !(n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED && in[2].dtype != MOPT_DTYPE_F32);
+    return !(op_has_input(in, n_in, 2) && in[2].dtype != MOPT_DTYPE_F32);
 }
 
 static void layernorm_rows(void *arg, int64_t lo, int64_t hi) {
@@ -92,7 +92,7 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
     const ir_shape *x = &in[0].shape;
     int64_t axis = ir_node_attr_int(ctx->node, "axis", -1);
     if (axis < 0) axis += x->rank;
-    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_b = op_has_input(in, n_in, 2);
     int64_t len = axis >= 0 && axis < x->rank ? product(x, (int32_t)axis, x->rank) : 0;
     if (len == 0 || op_numel(&in[0]) == 0 || op_numel(&in[1]) != len ||
         (has_b && op_numel(&in[2]) != len))

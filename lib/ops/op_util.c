@@ -1,13 +1,15 @@
 /*
  * op_util.c — helpers shared by operator implementations: error messages
  * naming the node, numpy broadcasting over symbolic shapes, axis handling,
- * dtype checks and reading small integer tensors.
+ * dtype checks, optional-input tests, element sizes and reading small
+ * integer tensors.
  */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/ref/ref_conv.h"
 #include "ops/ops.h"
 
 mopt_status op_fail(const op_ctx *ctx, mopt_status status, const char *fmt, ...) {
@@ -76,6 +78,10 @@ mopt_status op_axis(const op_ctx *ctx, int64_t axis, int32_t rank, const char *w
     return MOPT_OK;
 }
 
+mopt_status op_attr_axis(const op_ctx *ctx, int64_t def, int32_t rank, int32_t *out) {
+    return op_axis(ctx, ir_node_attr_int(ctx->node, "axis", def), rank, "axis", out);
+}
+
 mopt_status op_expect_dtype(const op_ctx *ctx, const op_tensor *t, int index,
                             const mopt_dtype *allowed, int n_allowed) {
     if (t->dtype == MOPT_DTYPE_UNDEFINED) return MOPT_OK;
@@ -102,7 +108,101 @@ mopt_status op_same_dtype(const op_ctx *ctx, const op_tensor *in, int i, int j) 
     return MOPT_OK;
 }
 
+mopt_status op_expect_f32(const op_ctx *ctx, const op_tensor *t, int index) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_F32};
+    return op_expect_dtype(ctx, t, index, k_types, 1);
+}
+
+mopt_status op_expect_float(const op_ctx *ctx, const op_tensor *t, int index) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64};
+    return op_expect_dtype(ctx, t, index, k_types, 2);
+}
+
+mopt_status op_expect_index(const op_ctx *ctx, const op_tensor *t, int index) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64, MOPT_DTYPE_I32};
+    return op_expect_dtype(ctx, t, index, k_types, 2);
+}
+
+mopt_status op_expect_i64(const op_ctx *ctx, const op_tensor *t, int index) {
+    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64};
+    return op_expect_dtype(ctx, t, index, k_types, 1);
+}
+
+bool op_dtype_sized(mopt_dtype t) { return t != MOPT_DTYPE_STRING && mopt_dtype_size(t) != 0; }
+
+mopt_status op_expect_any(const op_ctx *ctx, const op_tensor *t, int index) {
+    if (t->dtype == MOPT_DTYPE_UNDEFINED || op_dtype_sized(t->dtype)) return MOPT_OK;
+    return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "input %d has type %s, which is not supported", index,
+                   mopt_dtype_name(t->dtype));
+}
+
+bool op_has_input(const op_tensor *in, int n_in, int k) {
+    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
+}
+
+bool op_wired(const op_ctx *ctx, int k) {
+    return k < ctx->node->n_inputs && ctx->node->inputs[k] >= 0;
+}
+
+mopt_status op_require_inputs(const op_ctx *ctx, const op_tensor *in, int n) {
+    if (!ctx->runtime) return MOPT_OK;
+    for (int k = 0; k < n; k++)
+        if (in[k].dtype == MOPT_DTYPE_UNDEFINED || !in[k].data)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input %d is missing", k);
+    return MOPT_OK;
+}
+
+void op_set_outputs(op_tensor *out, int n_out, mopt_dtype dtype, const ir_shape *shape) {
+    for (int k = 0; k < n_out; k++) {
+        out[k].dtype = dtype;
+        out[k].shape = *shape;
+    }
+}
+
 int64_t op_numel(const op_tensor *t) { return ir_shape_numel(&t->shape); }
+
+size_t op_esize(const op_tensor *t) { return mopt_dtype_size(t->dtype); }
+
+size_t op_nbytes(const op_tensor *t) {
+    int64_t n = op_numel(t);
+    return n > 0 ? (size_t)n * op_esize(t) : 0;
+}
+
+void op_axis_split(const ir_shape *s, int32_t axis, int64_t *outer, int64_t *len, int64_t *inner) {
+    *outer = *inner = 1;
+    if (len) *len = s->rank ? s->dims[axis] : 1;
+    for (int32_t a = 0; a < s->rank; a++)
+        if (a < axis)
+            *outer *= s->dims[a];
+        else if (a > axis)
+            *inner *= s->dims[a];
+}
+
+void op_set_unknown_dims(ir_shape *s, int32_t rank) {
+    memset(s, 0, sizeof *s);
+    s->rank = rank;
+    for (int32_t i = 0; i < rank; i++)
+        s->syms[i] = -1;
+}
+
+int op_known_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *buf,
+                  int64_t cap, int64_t *n) {
+    if (t->shape.rank >= 0 && ir_shape_is_concrete(&t->shape) && ir_shape_numel(&t->shape) == 0) {
+        *n = 0;
+        return 1;
+    }
+    if (!t->data) {
+        if (ctx->runtime) {
+            op_fail(ctx, MOPT_ERR_INTERNAL, "%s has no data", what);
+            return -1;
+        }
+        return 0;
+    }
+    int64_t k = op_read_ints(ctx, t, what, buf, cap);
+    if (k < 0) return -1;
+    *n = k;
+    return 1;
+}
 
 int64_t op_read_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *out,
                      int64_t cap) {
@@ -127,6 +227,48 @@ int64_t op_read_ints(const op_ctx *ctx, const op_tensor *t, const char *what, in
         return -1;
     }
     return n;
+}
+
+mopt_status op_window_ints(const op_ctx *ctx, const char *name, int32_t want, int64_t lo,
+                           int64_t def, bool required, int64_t *out, bool *present) {
+    const int64_t *v = NULL;
+    int64_t n = ir_node_attr_ints(ctx->node, name, &v);
+    if (present) *present = n >= 0;
+    if (n < 0) {
+        if (required) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute %s is required", name);
+        for (int32_t i = 0; i < want; i++)
+            out[i] = def;
+        return MOPT_OK;
+    }
+    if (n != want)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute %s has %" PRId64 " values; expected %d", name, n, (int)want);
+    for (int32_t i = 0; i < want; i++) {
+        if (v[i] < lo || v[i] >= OP_WINDOW_ATTR_LIMIT)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                           "attribute %s[%d] = %" PRId64 " is out of range", name, (int)i, v[i]);
+        out[i] = v[i];
+    }
+    return MOPT_OK;
+}
+
+_Static_assert(REF_PAD_NOTSET == 0 && REF_PAD_SAME_UPPER == 1 && REF_PAD_SAME_LOWER == 2 &&
+                   REF_PAD_VALID == 3,
+               "op_window_auto_pad documents these values");
+
+mopt_status op_window_auto_pad(const op_ctx *ctx, int *out) {
+    const char *s = ir_node_attr_string(ctx->node, "auto_pad", "NOTSET");
+    if (strcmp(s, "NOTSET") == 0)
+        *out = REF_PAD_NOTSET;
+    else if (strcmp(s, "SAME_UPPER") == 0)
+        *out = REF_PAD_SAME_UPPER;
+    else if (strcmp(s, "SAME_LOWER") == 0)
+        *out = REF_PAD_SAME_LOWER;
+    else if (strcmp(s, "VALID") == 0)
+        *out = REF_PAD_VALID;
+    else
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown auto_pad '%s'", s);
+    return MOPT_OK;
 }
 
 int op_read_scalar(const op_ctx *ctx, const op_tensor *t, const char *what, double *out) {

@@ -124,6 +124,9 @@ const op_def *ops_family_spatial(size_t *count);
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */
 
+/* Number of elements of a static array, as int. */
+#define OP_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 /* Fails with "node 'NAME' (OpType): <message>". */
 mopt_status op_fail(const op_ctx *ctx, mopt_status status, const char *fmt, ...)
     MOPT_PRINTF(3, 4);
@@ -142,24 +145,75 @@ mopt_status op_broadcast(const op_ctx *ctx, const ir_shape *a, const ir_shape *b
 mopt_status op_axis(const op_ctx *ctx, int64_t axis, int32_t rank, const char *what,
                     int32_t *out);
 
+/* op_axis on the node's "axis" attribute (def when absent). */
+mopt_status op_attr_axis(const op_ctx *ctx, int64_t def, int32_t rank, int32_t *out);
+
 /* Checks the dtype of input i against an allowed set; fails with TYPE.
  * UNDEFINED (unknown at load) passes. */
 mopt_status op_expect_dtype(const op_ctx *ctx, const op_tensor *t, int index,
                             const mopt_dtype *allowed, int n_allowed);
 /* Checks that inputs i and j have the same dtype (if both known). */
 mopt_status op_same_dtype(const op_ctx *ctx, const op_tensor *in, int i, int j);
+/* op_expect_dtype with the common sets: float32 only; float32 or float64;
+ * an index type (int64 or int32); int64 only. */
+mopt_status op_expect_f32(const op_ctx *ctx, const op_tensor *t, int index);
+mopt_status op_expect_float(const op_ctx *ctx, const op_tensor *t, int index);
+mopt_status op_expect_index(const op_ctx *ctx, const op_tensor *t, int index);
+mopt_status op_expect_i64(const op_ctx *ctx, const op_tensor *t, int index);
+/* Any dtype with a fixed element size (for ops that move bytes); strings
+ * and unknown type codes fail with UNSUPPORTED. UNDEFINED passes. */
+mopt_status op_expect_any(const op_ctx *ctx, const op_tensor *t, int index);
+/* True for a dtype with a fixed element size (not string, not unknown). */
+bool op_dtype_sized(mopt_dtype t);
+
+/* Is optional input k given (k < n_in and its dtype known)? */
+bool op_has_input(const op_tensor *in, int n_in, int k);
+/* Is input k wired in the node (it may still be of unknown type at load)? */
+bool op_wired(const op_ctx *ctx, int k);
+/* At run time every one of in[0..n) must be present with data; fails with
+ * INVALID_MODEL naming the first missing input. Passes at load time. */
+mopt_status op_require_inputs(const op_ctx *ctx, const op_tensor *in, int n);
+/* Sets every output to (dtype, *shape). */
+void op_set_outputs(op_tensor *out, int n_out, mopt_dtype dtype, const ir_shape *shape);
 
 /* Reads an integer tensor (i32 or i64, any shape) into int64 values.
  * Returns the element count, or -1 with an error set (wrong dtype, too many
  * elements for cap). */
 int64_t op_read_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *out,
                      int64_t cap);
+/* Reads a small integer tensor when its values are known: returns 1 (read,
+ * *n set), 0 (unknown at load time) or -1 (error set). A tensor whose
+ * concrete shape has no elements is known (empty) even without data. */
+int op_known_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *buf,
+                  int64_t cap, int64_t *n);
+/* Window attributes (Conv, MaxPool, AveragePool). Values are kept below
+ * OP_WINDOW_ATTR_LIMIT so that window arithmetic stays far from overflow. */
+#define OP_WINDOW_ATTR_LIMIT ((int64_t)1 << 31)
+/* Reads an ints attribute of exactly `want` values, each in
+ * [lo, OP_WINDOW_ATTR_LIMIT). When absent: fails if `required`, else fills
+ * out with `def`. *present (may be NULL) tells whether it was given. */
+mopt_status op_window_ints(const op_ctx *ctx, const char *name, int32_t want, int64_t lo,
+                           int64_t def, bool required, int64_t *out, bool *present);
+/* Reads the auto_pad attribute (default NOTSET) as a ref_auto_pad value:
+ * 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID. */
+mopt_status op_window_auto_pad(const op_ctx *ctx, int *out);
+
 /* Reads a scalar (or 1-element tensor) of any numeric dtype as double.
  * Returns 0 on success, -1 with an error set. */
 int op_read_scalar(const op_ctx *ctx, const op_tensor *t, const char *what, double *out);
 
 /* Element count of a concrete tensor. */
 int64_t op_numel(const op_tensor *t);
+/* Element size of t's dtype in bytes (0 for strings / unknown). */
+size_t op_esize(const op_tensor *t);
+/* Byte size of a concrete tensor's data (0 when empty). */
+size_t op_nbytes(const op_tensor *t);
+/* Splits a concrete shape around `axis`: *outer = product of the dims before
+ * it, *len = its size (1 for rank 0; len may be NULL), *inner = product of
+ * the dims after it. */
+void op_axis_split(const ir_shape *s, int32_t axis, int64_t *outer, int64_t *len, int64_t *inner);
+/* Sets s to rank `rank` with every dim unknown. */
+void op_set_unknown_dims(ir_shape *s, int32_t rank);
 /* Row-major strides (in elements) of a concrete shape. */
 void op_strides(const ir_shape *s, int64_t *strides);
 /* Strides of `in` as seen from the broadcast `out` shape: 0 on broadcast axes,

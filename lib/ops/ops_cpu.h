@@ -29,6 +29,12 @@ mopt_status ops_cpu_prepare(const char *isa, void **state);
 int ops_reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t rank, uint8_t *mask,
                     bool *noop, mopt_status *st);
 
+/* Transpose's perm attribute (movement.c; default: the axes reversed) for
+ * rank. Fails (INVALID_MODEL) when it is not a permutation of 0..rank-1,
+ * setting the error message only when `report` (an impl's supports passes
+ * false: the reference run reports it). */
+mopt_status ops_transpose_perm(const op_ctx *ctx, int32_t rank, bool report, int32_t *perm);
+
 /* Defines FAM_impl_<tier> for the three tiers (FAM_supports and FAM_run must
  * exist) and the list ops_cpu_FAM_impls. */
 #define OPS_CPU_TIER(FAM, TIER)                                                                    \

@@ -11,10 +11,7 @@
 #include "kernels/ref/ref_pool.h"
 #include "ops/ops.h"
 
-#define ATTR_LIMIT ((int64_t)1 << 31) /* keeps window arithmetic far from overflow */
 #define DIM_LIMIT ((int64_t)1 << 48)
-
-static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
 
 typedef struct pool_attrs {
     int32_t S;
@@ -24,49 +21,17 @@ typedef struct pool_attrs {
     bool ceil_mode, count_include_pad;
 } pool_attrs;
 
-/* Reads an ints attribute of exactly `want` values in [lo, ATTR_LIMIT);
- * absent: `def` everywhere, or an error when `required`. */
-static mopt_status read_ints(const op_ctx *ctx, const char *name, int32_t want, int64_t lo,
-                             int64_t def, bool required, int64_t *out) {
-    const int64_t *v = NULL;
-    int64_t n = ir_node_attr_ints(ctx->node, name, &v);
-    if (n < 0) {
-        if (required) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute %s is required", name);
-        for (int32_t i = 0; i < want; i++)
-            out[i] = def;
-        return MOPT_OK;
-    }
-    if (n != want)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
-                       "attribute %s has %" PRId64 " values; expected %d", name, n, (int)want);
-    for (int32_t i = 0; i < want; i++) {
-        if (v[i] < lo || v[i] >= ATTR_LIMIT)
-            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
-                           "attribute %s[%d] = %" PRId64 " is out of range", name, (int)i, v[i]);
-        out[i] = v[i];
-    }
-    return MOPT_OK;
-}
-
 static mopt_status pool_attrs_read(const op_ctx *ctx, int32_t S, pool_attrs *a) {
     memset(a, 0, sizeof *a);
     a->S = S;
-    mopt_status st = read_ints(ctx, "kernel_shape", S, 1, 0, true, a->k);
-    if (!st) st = read_ints(ctx, "strides", S, 1, 1, false, a->stride);
-    if (!st) st = read_ints(ctx, "dilations", S, 1, 1, false, a->dilation);
-    if (!st) st = read_ints(ctx, "pads", 2 * S, 0, 0, false, a->pads);
+    int ap = 0;
+    mopt_status st = op_window_ints(ctx, "kernel_shape", S, 1, 0, true, a->k, NULL);
+    if (!st) st = op_window_ints(ctx, "strides", S, 1, 1, false, a->stride, NULL);
+    if (!st) st = op_window_ints(ctx, "dilations", S, 1, 1, false, a->dilation, NULL);
+    if (!st) st = op_window_ints(ctx, "pads", 2 * S, 0, 0, false, a->pads, NULL);
+    if (!st) st = op_window_auto_pad(ctx, &ap);
     if (st) return st;
-    const char *s = ir_node_attr_string(ctx->node, "auto_pad", "NOTSET");
-    if (strcmp(s, "NOTSET") == 0)
-        a->auto_pad = REF_PAD_NOTSET;
-    else if (strcmp(s, "SAME_UPPER") == 0)
-        a->auto_pad = REF_PAD_SAME_UPPER;
-    else if (strcmp(s, "SAME_LOWER") == 0)
-        a->auto_pad = REF_PAD_SAME_LOWER;
-    else if (strcmp(s, "VALID") == 0)
-        a->auto_pad = REF_PAD_VALID;
-    else
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown auto_pad '%s'", s);
+    a->auto_pad = (ref_auto_pad)ap;
     a->ceil_mode = ir_node_attr_int(ctx->node, "ceil_mode", 0) != 0;
     a->count_include_pad = ir_node_attr_int(ctx->node, "count_include_pad", 0) != 0;
     return MOPT_OK;
@@ -75,7 +40,7 @@ static mopt_status pool_attrs_read(const op_ctx *ctx, int32_t S, pool_attrs *a) 
 /* Checks X and returns its spatial rank in *S (or -1 when the rank is unknown). */
 static mopt_status pool_check_input(const op_ctx *ctx, const op_tensor *x, int32_t min_rank,
                                     int32_t *S) {
-    mopt_status st = op_expect_dtype(ctx, x, 0, k_f32, 1);
+    mopt_status st = op_expect_f32(ctx, x, 0);
     if (st) return st;
     char sx[IR_SHAPE_STR_CAP];
     *S = x->shape.rank < 0 ? -1 : x->shape.rank - 2;

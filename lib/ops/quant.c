@@ -14,10 +14,6 @@
 #include "kernels/ref/ref_quant.h"
 #include "ops/ops.h"
 
-static bool has(const op_tensor *in, int n_in, int k) {
-    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
-}
-
 static bool is_qint(mopt_dtype t) {
     return t == MOPT_DTYPE_U8 || t == MOPT_DTYPE_I8 || t == MOPT_DTYPE_U16 || t == MOPT_DTYPE_I16;
 }
@@ -52,7 +48,7 @@ static mopt_status layout_of(const op_ctx *ctx, const op_tensor *x, const op_ten
     l->len = l->inner = 1;
     if (ss->rank == 0 || (ss->rank == 1 && ss->dims[0] == 1 && block <= 0)) return MOPT_OK;
     int32_t ax;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 1), s->rank, "axis", &ax);
+    mopt_status st = op_attr_axis(ctx, 1, s->rank, &ax);
     if (st) return st;
     l->outer = 1;
     for (int32_t a = 0; a < s->rank; a++)
@@ -85,7 +81,7 @@ static mopt_status q_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     mopt_dtype t = MOPT_DTYPE_U8;
     const ir_attr *od = ir_node_attr(ctx->node, "output_dtype");
     if (od) t = (mopt_dtype)od->i;
-    if (has(in, n_in, 2)) t = in[2].dtype;
+    if (op_has_input(in, n_in, 2)) t = in[2].dtype;
     if (!is_qint(t))
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "quantized type %s is not supported",
                        mopt_dtype_name(t));
@@ -106,9 +102,9 @@ static mopt_status q_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_te
     if (st) return st;
     int64_t n = op_numel(&in[0]);
     float *x = conv_copy(&in[0], MOPT_DTYPE_F32), *s = conv_copy(&in[1], MOPT_DTYPE_F32);
-    int32_t *zp = has(in, n_in, 2) ? conv_copy(&in[2], MOPT_DTYPE_I32) : NULL;
+    int32_t *zp = op_has_input(in, n_in, 2) ? conv_copy(&in[2], MOPT_DTYPE_I32) : NULL;
     int32_t *q = mopt_malloc((size_t)(n > 0 ? n : 1) * 4);
-    if (!x || !s || !q || (has(in, n_in, 2) && !zp)) {
+    if (!x || !s || !q || (op_has_input(in, n_in, 2) && !zp)) {
         st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     } else {
         int32_t lo, hi;
@@ -130,7 +126,8 @@ static mopt_status dq_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
                        mopt_dtype_name(in[0].dtype));
     if (in[1].dtype != MOPT_DTYPE_UNDEFINED && !is_fscale(in[1].dtype))
         return op_fail(ctx, MOPT_ERR_TYPE, "x_scale has type %s", mopt_dtype_name(in[1].dtype));
-    if (has(in, n_in, 2) && in[0].dtype != MOPT_DTYPE_UNDEFINED && in[2].dtype != in[0].dtype)
+    if (op_has_input(in, n_in, 2) && in[0].dtype != MOPT_DTYPE_UNDEFINED &&
+        in[2].dtype != in[0].dtype)
         return op_fail(ctx, MOPT_ERR_TYPE, "x_zero_point must have the type of x");
     const ir_attr *od = ir_node_attr(ctx->node, "output_dtype");
     out[0].dtype = od && od->i ? (mopt_dtype)od->i : in[1].dtype;
@@ -149,8 +146,8 @@ static mopt_status dq_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
     int64_t n = op_numel(&in[0]);
     int32_t *x = conv_copy(&in[0], MOPT_DTYPE_I32);
     float *s = conv_copy(&in[1], MOPT_DTYPE_F32), *y = mopt_malloc((size_t)(n > 0 ? n : 1) * 4);
-    int32_t *zp = has(in, n_in, 2) ? conv_copy(&in[2], MOPT_DTYPE_I32) : NULL;
-    if (!x || !s || !y || (has(in, n_in, 2) && !zp)) {
+    int32_t *zp = op_has_input(in, n_in, 2) ? conv_copy(&in[2], MOPT_DTYPE_I32) : NULL;
+    if (!x || !s || !y || (op_has_input(in, n_in, 2) && !zp)) {
         st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     } else {
         ref_dequantize(&l, x, s, zp, y);
@@ -164,8 +161,7 @@ static mopt_status dq_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
 
 static mopt_status dyn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
-    static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
-    mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1);
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = MOPT_DTYPE_U8;
     out[0].shape = in[0].shape;
@@ -230,7 +226,7 @@ static mopt_status mmi_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     if ((in[ia].dtype && !is_qint(in[ia].dtype)) || (in[ib].dtype && !is_qint(in[ib].dtype)))
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "operand types %s, %s are not supported",
                        mopt_dtype_name(in[ia].dtype), mopt_dtype_name(in[ib].dtype));
-    out[0].dtype = ql ? (has(in, n_in, 7) ? in[7].dtype : in[0].dtype) : MOPT_DTYPE_I32;
+    out[0].dtype = ql ? (op_has_input(in, n_in, 7) ? in[7].dtype : in[0].dtype) : MOPT_DTYPE_I32;
     return mm_shape(ctx, &in[ia].shape, &in[ib].shape, &out[0].shape);
 }
 
@@ -238,10 +234,10 @@ static mopt_status mmi_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
                            int n_out) {
     bool ql = strcmp(ctx->node->op_type, "QLinearMatMul") == 0;
     const op_tensor *A = &in[0], *B = &in[ql ? 3 : 1];
-    const op_tensor *ZA =
-        ql ? (has(in, n_in, 2) ? &in[2] : NULL) : (has(in, n_in, 2) ? &in[2] : NULL);
-    const op_tensor *ZB =
-        ql ? (has(in, n_in, 5) ? &in[5] : NULL) : (has(in, n_in, 3) ? &in[3] : NULL);
+    const op_tensor *ZA = ql ? (op_has_input(in, n_in, 2) ? &in[2] : NULL)
+                             : (op_has_input(in, n_in, 2) ? &in[2] : NULL);
+    const op_tensor *ZB = ql ? (op_has_input(in, n_in, 5) ? &in[5] : NULL)
+                             : (op_has_input(in, n_in, 3) ? &in[3] : NULL);
     const ir_shape *ys = &out[0].shape;
     int64_t m = ys->dims[ys->rank - 2], n = ys->dims[ys->rank - 1];
     int64_t k = A->shape.dims[A->shape.rank - 1];
@@ -282,7 +278,7 @@ static mopt_status mmi_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
         if (in[1].dtype == MOPT_DTYPE_F16) mul = ref_f16_to_f32(ref_f32_to_f16(mul));
         mul = mul / (float)ysc;
         if (in[1].dtype == MOPT_DTYPE_F16) mul = ref_f16_to_f32(ref_f32_to_f16(mul));
-        if (has(in, n_in, 7)) {
+        if (op_has_input(in, n_in, 7)) {
             int32_t z;
             ref_cast(in[7].dtype, in[7].data, MOPT_DTYPE_I32, &z, 1);
             yzp = z;

@@ -90,34 +90,8 @@ int ops_reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t ra
     return 1;
 }
 
-static mopt_status reduce_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                int n_out) {
-    static const mopt_dtype k_float[] = {MOPT_DTYPE_F32};
-    static const mopt_dtype k_all[] = {MOPT_DTYPE_F32, MOPT_DTYPE_I64, MOPT_DTYPE_I32};
-    static const mopt_dtype k_axes[] = {MOPT_DTYPE_I64};
-    const reduce_kind *kind = kind_of(ctx);
-    if (!kind) return op_fail(ctx, MOPT_ERR_INTERNAL, "unknown reduction");
-    mopt_status st = kind->ints ? op_expect_dtype(ctx, &in[0], 0, k_all, 3)
-                                : op_expect_dtype(ctx, &in[0], 0, k_float, 1);
-    if (!st && n_in > 1) st = op_expect_dtype(ctx, &in[1], 1, k_axes, 1);
-    if (st) return st;
-    out[0].dtype = in[0].dtype;
-    const ir_shape *x = &in[0].shape;
-    bool keep = ir_node_attr_int(ctx->node, "keepdims", 1) != 0;
-    ir_shape_set_unknown(&out[0].shape);
-    if (x->rank < 0) return MOPT_OK;
-    uint8_t mask[IR_MAX_RANK];
-    bool noop;
-    int r = ops_reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st);
-    if (r < 0) return st;
-    if (r == 0) {
-        if (keep) {
-            out[0].shape.rank = x->rank;
-            for (int32_t a = 0; a < x->rank; a++)
-                out[0].shape.syms[a] = -1;
-        }
-        return MOPT_OK;
-    }
+/* The shape of x with the axes in mask removed (or kept as 1 with keep). */
+static void reduced_shape(const ir_shape *x, const uint8_t *mask, bool keep, ir_shape *out) {
     ir_shape o;
     memset(&o, 0, sizeof o);
     for (int32_t a = 0; a < x->rank; a++) {
@@ -129,7 +103,33 @@ static mopt_status reduce_infer(const op_ctx *ctx, const op_tensor *in, int n_in
             o.dims[o.rank++] = 1;
         }
     }
-    out[0].shape = o;
+    *out = o;
+}
+
+static mopt_status reduce_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    static const mopt_dtype k_float[] = {MOPT_DTYPE_F32};
+    static const mopt_dtype k_all[] = {MOPT_DTYPE_F32, MOPT_DTYPE_I64, MOPT_DTYPE_I32};
+    const reduce_kind *kind = kind_of(ctx);
+    if (!kind) return op_fail(ctx, MOPT_ERR_INTERNAL, "unknown reduction");
+    mopt_status st = kind->ints ? op_expect_dtype(ctx, &in[0], 0, k_all, 3)
+                                : op_expect_dtype(ctx, &in[0], 0, k_float, 1);
+    if (!st && n_in > 1) st = op_expect_i64(ctx, &in[1], 1);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    const ir_shape *x = &in[0].shape;
+    bool keep = ir_node_attr_int(ctx->node, "keepdims", 1) != 0;
+    ir_shape_set_unknown(&out[0].shape);
+    if (x->rank < 0) return MOPT_OK;
+    uint8_t mask[IR_MAX_RANK];
+    bool noop;
+    int r = ops_reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st);
+    if (r < 0) return st;
+    if (r == 0) {
+        if (keep) op_set_unknown_dims(&out[0].shape, x->rank);
+        return MOPT_OK;
+    }
+    reduced_shape(x, mask, keep, &out[0].shape);
     return MOPT_OK;
 }
 
@@ -180,26 +180,16 @@ static mopt_status arg_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     if (x->rank < 0) return MOPT_OK;
     if (x->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "input must have rank >= 1");
     int32_t axis;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis)))
-        return st;
+    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
     if (x->syms[axis] == 0 && x->dims[axis] == 0) {
         char b1[IR_SHAPE_STR_CAP];
         return op_fail(ctx, MOPT_ERR_SHAPE, "cannot reduce the empty axis %d of %s", (int)axis,
                        op_shape_str(ctx, x, b1));
     }
     bool keep = ir_node_attr_int(ctx->node, "keepdims", 1) != 0;
-    ir_shape o;
-    memset(&o, 0, sizeof o);
-    for (int32_t a = 0; a < x->rank; a++) {
-        if (a != axis) {
-            o.dims[o.rank] = x->dims[a];
-            o.syms[o.rank] = x->syms[a];
-            o.rank++;
-        } else if (keep) {
-            o.dims[o.rank++] = 1;
-        }
-    }
-    out[0].shape = o;
+    uint8_t mask[IR_MAX_RANK] = {0};
+    mask[axis] = 1;
+    reduced_shape(x, mask, keep, &out[0].shape);
     return MOPT_OK;
 }
 
@@ -207,15 +197,12 @@ static mopt_status arg_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
                            int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", 0), x->rank, "axis", &axis);
+    mopt_status st = op_attr_axis(ctx, 0, x->rank, &axis);
     if (st) return st;
     int is_max = !strcmp(ctx->node->op_type, "ArgMax");
     int last = ctx->opset >= 12 && ir_node_attr_int(ctx->node, "select_last_index", 0) != 0;
-    int64_t outer = 1, inner = 1, n = x->dims[axis];
-    for (int32_t a = 0; a < axis; a++)
-        outer *= x->dims[a];
-    for (int32_t a = axis + 1; a < x->rank; a++)
-        inner *= x->dims[a];
+    int64_t outer, inner, n = x->dims[axis];
+    op_axis_split(x, axis, &outer, NULL, &inner);
     if (op_numel(&out[0]) == 0) return MOPT_OK;
     switch (in[0].dtype) {
     case MOPT_DTYPE_F32:

@@ -15,10 +15,6 @@
 #include "kernels/ref/ref_resize.h"
 #include "ops/ops.h"
 
-static bool has(const op_tensor *in, int n_in, int k) {
-    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
-}
-
 static bool is_upsample(const op_ctx *ctx) { return strcmp(ctx->node->op_type, "Upsample") == 0; }
 
 static mopt_status parse_params(const op_ctx *ctx, ref_resize_params *p) {
@@ -102,7 +98,7 @@ static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_d
         roi[a] = 0.0;
         roi[r + a] = 1.0;
     }
-    if (!old && has(in, n_in, 1) && op_numel(&in[1]) > 0) {
+    if (!old && op_has_input(in, n_in, 1) && op_numel(&in[1]) > 0) {
         if (!in[1].data) return 1;
         double rv[2 * IR_MAX_RANK];
         int64_t nr = op_numel(&in[1]);
@@ -114,8 +110,8 @@ static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_d
         for (int i = 0; i < n_axes; i++)
             roi[axes[i]] = rv[i], roi[r + axes[i]] = rv[n_axes + i];
     }
-    bool have_sizes = k_sizes >= 0 && has(in, n_in, k_sizes) && op_numel(&in[k_sizes]) > 0;
-    bool have_scales = has(in, n_in, k_scales) && op_numel(&in[k_scales]) > 0;
+    bool have_sizes = k_sizes >= 0 && op_has_input(in, n_in, k_sizes) && op_numel(&in[k_sizes]) > 0;
+    bool have_scales = op_has_input(in, n_in, k_scales) && op_numel(&in[k_scales]) > 0;
     if (up && ctx->opset < 9) {
         const float *sa = NULL;
         int64_t ns = ir_node_attr_floats(ctx->node, "scales", &sa);
@@ -184,11 +180,10 @@ static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_d
 
 static mopt_status resize_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
-    static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
     ref_resize_params p;
     mopt_status st = parse_params(ctx, &p);
     if (st) return st;
-    if ((st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1))) return st;
+    if ((st = op_expect_f32(ctx, &in[0], 0))) return st;
     out[0].dtype = in[0].dtype;
     int64_t od[IR_MAX_RANK];
     double sc[IR_MAX_RANK], roi[2 * IR_MAX_RANK];

@@ -22,52 +22,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static bool has_input(const op_tensor *in, int n_in, int k) {
-    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
-}
-
-/* An optional input that is wired (may still be of unknown type at load). */
-static bool wired(const op_ctx *ctx, int k) {
-    return k < ctx->node->n_inputs && ctx->node->inputs[k] >= 0;
-}
-
-static mopt_status any_dtype(const op_ctx *ctx, const op_tensor *t, int index) {
-    if (t->dtype == MOPT_DTYPE_UNDEFINED) return MOPT_OK;
-    if (t->dtype == MOPT_DTYPE_STRING || mopt_dtype_size(t->dtype) == 0)
-        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "input %d has type %s, which is not supported",
-                       index, mopt_dtype_name(t->dtype));
-    return MOPT_OK;
-}
-
-/* Reads a small integer tensor when its values are known. Returns 1 (read),
- * 0 (unknown at load time) or -1 (error set). A tensor whose concrete shape
- * has no elements is known (empty) even without data. */
-static int known_ints(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *buf,
-                      int64_t cap, int64_t *n) {
-    if (t->shape.rank >= 0 && ir_shape_is_concrete(&t->shape) && ir_shape_numel(&t->shape) == 0) {
-        *n = 0;
-        return 1;
-    }
-    if (!t->data) {
-        if (ctx->runtime) {
-            op_fail(ctx, MOPT_ERR_INTERNAL, "%s has no data", what);
-            return -1;
-        }
-        return 0;
-    }
-    int64_t k = op_read_ints(ctx, t, what, buf, cap);
-    if (k < 0) return -1;
-    *n = k;
-    return 1;
-}
-
-static void set_unknown_dims(ir_shape *s, int32_t rank) {
-    memset(s, 0, sizeof *s);
-    s->rank = rank;
-    for (int32_t i = 0; i < rank; i++)
-        s->syms[i] = -1;
-}
-
 static mopt_status rank_limit(const op_ctx *ctx, int64_t rank) {
     if (rank > IR_MAX_RANK)
         return op_fail(ctx, MOPT_ERR_LIMIT, "output rank %" PRId64 " exceeds the maximum %d", rank,
@@ -75,16 +29,11 @@ static mopt_status rank_limit(const op_ctx *ctx, int64_t rank) {
     return MOPT_OK;
 }
 
-static size_t tensor_bytes(const op_tensor *t) {
-    int64_t n = op_numel(t);
-    return n > 0 ? (size_t)n * mopt_dtype_size(t->dtype) : 0;
-}
-
 /* Output = input bytes (Identity, Reshape, ...). */
 static mopt_status run_copy(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
-    size_t nb = tensor_bytes(&in[0]);
-    if (nb != tensor_bytes(&out[0]))
+    size_t nb = op_nbytes(&in[0]);
+    if (nb != op_nbytes(&out[0]))
         return op_fail(ctx, MOPT_ERR_INTERNAL, "input and output sizes differ");
     if (nb) memcpy(out[0].data, in[0].data, nb);
     return MOPT_OK;
@@ -131,7 +80,7 @@ static mopt_status dims_product(const op_ctx *ctx, const ir_shape *s, int32_t lo
 
 static mopt_status identity_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                   int n_out) {
-    mopt_status st = any_dtype(ctx, &in[0], 0);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
@@ -143,9 +92,9 @@ static mopt_status identity_infer(const op_ctx *ctx, const op_tensor *in, int n_
 
 static mopt_status dropout_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
-    mopt_status st = any_dtype(ctx, &in[0], 0);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
     if (st) return st;
-    if (has_input(in, n_in, 2) && in[2].data) {
+    if (op_has_input(in, n_in, 2) && in[2].data) {
         double training = 0;
         if (op_read_scalar(ctx, &in[2], "training_mode", &training)) return MOPT_ERR_TYPE;
         if (training != 0)
@@ -169,7 +118,7 @@ static mopt_status dropout_run(const op_ctx *ctx, const op_tensor *in, int n_in,
     mopt_status st = run_copy(ctx, in, n_in, out, n_out);
     if (st) return st;
     if (n_out > 1) {
-        size_t nb = tensor_bytes(&out[1]);
+        size_t nb = op_nbytes(&out[1]);
         if (nb) memset(out[1].data, 1, nb);
     }
     return MOPT_OK;
@@ -184,9 +133,8 @@ static int cmp_i32(const void *a, const void *b) {
 
 static mopt_status reshape_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
-    static const mopt_dtype k_shape_types[] = {MOPT_DTYPE_I64, MOPT_DTYPE_I32};
-    mopt_status st = any_dtype(ctx, &in[0], 0);
-    if (!st) st = op_expect_dtype(ctx, &in[1], 1, k_shape_types, 2);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    if (!st) st = op_expect_index(ctx, &in[1], 1);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
@@ -197,12 +145,12 @@ static mopt_status reshape_infer(const op_ctx *ctx, const op_tensor *in, int n_i
     int64_t allowzero = ctx->opset >= 14 ? ir_node_attr_int(ctx->node, "allowzero", 0) : 0;
     int64_t sh[IR_MAX_RANK];
     int64_t n = 0;
-    int r = known_ints(ctx, &in[1], "shape", sh, IR_MAX_RANK, &n);
+    int r = op_known_ints(ctx, &in[1], "shape", sh, IR_MAX_RANK, &n);
     if (r < 0) return MOPT_ERR_SHAPE;
     if (r == 0) {
         if (in[1].shape.rank == 1 && in[1].shape.syms[0] == 0) {
             if ((st = rank_limit(ctx, in[1].shape.dims[0]))) return st;
-            set_unknown_dims(&out[0].shape, (int32_t)in[1].shape.dims[0]);
+            op_set_unknown_dims(&out[0].shape, (int32_t)in[1].shape.dims[0]);
         } else {
             ir_shape_set_unknown(&out[0].shape);
         }
@@ -297,12 +245,12 @@ static mopt_status reshape_infer(const op_ctx *ctx, const op_tensor *in, int n_i
 
 static mopt_status flatten_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
-    mopt_status st = any_dtype(ctx, &in[0], 0);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
     int64_t axis = ir_node_attr_int(ctx->node, "axis", 1);
-    set_unknown_dims(&out[0].shape, 2);
+    op_set_unknown_dims(&out[0].shape, 2);
     if (x->rank < 0) return MOPT_OK;
     if (axis < -(int64_t)x->rank || axis > x->rank)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "axis %" PRId64 " is out of range for rank %d",
@@ -335,11 +283,11 @@ static int squeeze_axes(const op_ctx *ctx, const op_tensor *in, int n_in, int64_
         *n = k < 0 ? -1 : k;
         return 1;
     }
-    if (!wired(ctx, 1)) {
+    if (!op_wired(ctx, 1)) {
         *n = -1;
         return 1;
     }
-    int r = known_ints(ctx, &in[1], "axes", axes, IR_MAX_RANK * 2, n);
+    int r = op_known_ints(ctx, &in[1], "axes", axes, IR_MAX_RANK * 2, n);
     if (r == 0) {
         const ir_shape *s = &in[1].shape;
         *n = (s->rank == 1 && s->syms[0] == 0) ? s->dims[0] : (s->rank == 0 ? 1 : -1);
@@ -349,7 +297,7 @@ static int squeeze_axes(const op_ctx *ctx, const op_tensor *in, int n_in, int64_
 
 static mopt_status squeeze_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
-    mopt_status st = any_dtype(ctx, &in[0], 0);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
@@ -359,7 +307,7 @@ static mopt_status squeeze_infer(const op_ctx *ctx, const op_tensor *in, int n_i
     ir_shape_set_unknown(&out[0].shape);
     if (x->rank < 0) return MOPT_OK;
     if (r == 0) {
-        if (n >= 0 && n <= x->rank) set_unknown_dims(&out[0].shape, x->rank - (int32_t)n);
+        if (n >= 0 && n <= x->rank) op_set_unknown_dims(&out[0].shape, x->rank - (int32_t)n);
         return MOPT_OK;
     }
     bool drop[IR_MAX_RANK] = {false};
@@ -396,7 +344,7 @@ static mopt_status squeeze_infer(const op_ctx *ctx, const op_tensor *in, int n_i
 
 static mopt_status unsqueeze_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                    int n_out) {
-    mopt_status st = any_dtype(ctx, &in[0], 0);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
@@ -409,7 +357,7 @@ static mopt_status unsqueeze_infer(const op_ctx *ctx, const op_tensor *in, int n
     int64_t rank = x->rank + (n < 0 ? 0 : n);
     if ((st = rank_limit(ctx, rank))) return st;
     if (r == 0) {
-        if (n >= 0) set_unknown_dims(&out[0].shape, (int32_t)rank);
+        if (n >= 0) op_set_unknown_dims(&out[0].shape, (int32_t)rank);
         return MOPT_OK;
     }
     bool ins[IR_MAX_RANK] = {false};
@@ -455,7 +403,7 @@ static void shape_range(const op_ctx *ctx, int32_t rank, int64_t *start, int64_t
 static mopt_status shape_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
     out[0].dtype = MOPT_DTYPE_I64;
-    set_unknown_dims(&out[0].shape, 1);
+    op_set_unknown_dims(&out[0].shape, 1);
     if (in[0].shape.rank < 0) return MOPT_OK;
     int64_t s, e;
     shape_range(ctx, in[0].shape.rank, &s, &e);
@@ -503,7 +451,7 @@ static mopt_status cos_value(const op_ctx *ctx, mopt_dtype *dtype, const void **
     const ir_tensor *t = a->t;
     if (ir_numel(t->rank, t->dims) != 1 || !t->data)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'value' must hold one element");
-    if (t->dtype == MOPT_DTYPE_STRING || mopt_dtype_size(t->dtype) == 0)
+    if (!op_dtype_sized(t->dtype))
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "value type %s is not supported",
                        mopt_dtype_name(t->dtype));
     *dtype = t->dtype;
@@ -513,22 +461,21 @@ static mopt_status cos_value(const op_ctx *ctx, mopt_dtype *dtype, const void **
 
 static mopt_status cos_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
-    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64};
     const void *value;
     mopt_status st = cos_value(ctx, &out[0].dtype, &value);
-    if (!st) st = op_expect_dtype(ctx, &in[0], 0, k_types, 1);
+    if (!st) st = op_expect_i64(ctx, &in[0], 0);
     if (st) return st;
     char b1[IR_SHAPE_STR_CAP];
     if (in[0].shape.rank >= 0 && in[0].shape.rank != 1)
         return op_fail(ctx, MOPT_ERR_SHAPE, "the shape input must be 1-D, not %s",
                        op_shape_str(ctx, &in[0].shape, b1));
     int64_t sh[IR_MAX_RANK], n = 0;
-    int r = known_ints(ctx, &in[0], "shape", sh, IR_MAX_RANK, &n);
+    int r = op_known_ints(ctx, &in[0], "shape", sh, IR_MAX_RANK, &n);
     if (r < 0) return MOPT_ERR_SHAPE;
     if (r == 0) {
         if (in[0].shape.rank == 1 && in[0].shape.syms[0] == 0) {
             if ((st = rank_limit(ctx, in[0].shape.dims[0]))) return st;
-            set_unknown_dims(&out[0].shape, (int32_t)in[0].shape.dims[0]);
+            op_set_unknown_dims(&out[0].shape, (int32_t)in[0].shape.dims[0]);
         } else {
             ir_shape_set_unknown(&out[0].shape);
         }
@@ -616,7 +563,7 @@ static mopt_status range_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
     }
     if (st) return st;
     out[0].dtype = in[0].dtype;
-    set_unknown_dims(&out[0].shape, 1);
+    op_set_unknown_dims(&out[0].shape, 1);
     if (!in[0].data || !in[1].data || !in[2].data || in[0].dtype == MOPT_DTYPE_UNDEFINED)
         return MOPT_OK;
     int64_t n = range_count(ctx, in);
@@ -677,7 +624,7 @@ static mopt_status constant_get(const op_ctx *ctx, mopt_dtype *dtype, ir_shape *
     ir_attr *a = (ir_attr *)found; /* the node owns it; exposing it is allowed */
     memset(shape, 0, sizeof *shape);
     if (!strcmp(a->name, "value") && a->type == IR_ATTR_TENSOR && a->t) {
-        if (a->t->dtype == MOPT_DTYPE_STRING || mopt_dtype_size(a->t->dtype) == 0)
+        if (!op_dtype_sized(a->t->dtype))
             return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "value type %s is not supported",
                            mopt_dtype_name(a->t->dtype));
         *dtype = a->t->dtype;
@@ -724,7 +671,7 @@ static mopt_status constant_run(const op_ctx *ctx, const op_tensor *in, int n_in
     ir_shape s;
     mopt_status st = constant_get(ctx, &dt, &s, &data);
     if (st) return st;
-    size_t nb = tensor_bytes(&out[0]);
+    size_t nb = op_nbytes(&out[0]);
     if (nb) memcpy(out[0].data, data, nb);
     return MOPT_OK;
 }
@@ -733,9 +680,8 @@ static mopt_status constant_run(const op_ctx *ctx, const op_tensor *in, int n_in
 
 static mopt_status expand_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
-    static const mopt_dtype k_types[] = {MOPT_DTYPE_I64};
-    mopt_status st = any_dtype(ctx, &in[0], 0);
-    if (!st) st = op_expect_dtype(ctx, &in[1], 1, k_types, 1);
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    if (!st) st = op_expect_i64(ctx, &in[1], 1);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     char b1[IR_SHAPE_STR_CAP];
@@ -743,7 +689,7 @@ static mopt_status expand_infer(const op_ctx *ctx, const op_tensor *in, int n_in
         return op_fail(ctx, MOPT_ERR_SHAPE, "the shape input must be 1-D, not %s",
                        op_shape_str(ctx, &in[1].shape, b1));
     int64_t sh[IR_MAX_RANK], n = 0;
-    int r = known_ints(ctx, &in[1], "shape", sh, IR_MAX_RANK, &n);
+    int r = op_known_ints(ctx, &in[1], "shape", sh, IR_MAX_RANK, &n);
     if (r < 0) return MOPT_ERR_SHAPE;
     if (r == 0) {
         ir_shape_set_unknown(&out[0].shape);
@@ -751,7 +697,7 @@ static mopt_status expand_infer(const op_ctx *ctx, const op_tensor *in, int n_in
             int64_t rank =
                 in[1].shape.dims[0] > in[0].shape.rank ? in[1].shape.dims[0] : in[0].shape.rank;
             if ((st = rank_limit(ctx, rank))) return st;
-            set_unknown_dims(&out[0].shape, (int32_t)rank);
+            op_set_unknown_dims(&out[0].shape, (int32_t)rank);
         }
         return MOPT_OK;
     }
@@ -773,7 +719,7 @@ static mopt_status expand_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     int64_t strides[IR_MAX_RANK];
     if (op_numel(&out[0]) == 0) return MOPT_OK;
     op_broadcast_strides(&in[0].shape, &out[0].shape, strides);
-    ref_copy_strided(out[0].data, in[0].data, mopt_dtype_size(in[0].dtype), out[0].shape.rank,
+    ref_copy_strided(out[0].data, in[0].data, op_esize(&in[0]), out[0].shape.rank,
                      out[0].shape.dims, strides);
     return MOPT_OK;
 }

@@ -11,12 +11,6 @@
 #include "kernels/ref/ref_spatial.h"
 #include "ops/ops.h"
 
-static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
-
-static bool has(const op_tensor *in, int n_in, int k) {
-    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
-}
-
 /* Reads an ints attribute of exactly nd values (or def when absent). */
 static mopt_status ints_attr(const op_ctx *ctx, const char *name, int nd, int64_t def, int64_t *out,
                              bool *present) {
@@ -88,18 +82,16 @@ static mopt_status ct_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
                             int n_out) {
     mopt_status st;
     for (int k = 0; k < 3 && k < n_in; k++)
-        if (has(in, n_in, k) && ((st = op_expect_dtype(ctx, &in[k], k, k_f32, 1)) ||
-                                 (k && (st = op_same_dtype(ctx, in, 0, k)))))
+        if (op_has_input(in, n_in, k) &&
+            ((st = op_expect_f32(ctx, &in[k], k)) || (k && (st = op_same_dtype(ctx, in, 0, k)))))
             return st;
     out[0].dtype = in[0].dtype;
     if (in[0].shape.rank < 0 || in[1].shape.rank < 0 || !ir_shape_is_concrete(&in[0].shape) ||
         !ir_shape_is_concrete(&in[1].shape)) {
-        ir_shape_set_unknown(&out[0].shape);
-        if (in[0].shape.rank >= 0) {
-            out[0].shape.rank = in[0].shape.rank;
-            for (int32_t a = 0; a < in[0].shape.rank; a++)
-                out[0].shape.syms[a] = -1;
-        }
+        if (in[0].shape.rank >= 0)
+            op_set_unknown_dims(&out[0].shape, in[0].shape.rank);
+        else
+            ir_shape_set_unknown(&out[0].shape);
         return MOPT_OK;
     }
     ref_spatial g;
@@ -118,11 +110,11 @@ static mopt_status ct_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
     int64_t m;
     mopt_status st = ct_geometry(ctx, in, &g, &m);
     if (st) return st;
-    if (has(in, n_in, 2) && op_numel(&in[2]) != m)
+    if (op_has_input(in, n_in, 2) && op_numel(&in[2]) != m)
         return op_fail(ctx, MOPT_ERR_SHAPE, "B must have %" PRId64 " values", m);
     ref_conv_transpose(&g, in[0].shape.dims[0], in[0].shape.dims[1], m,
                        ir_node_attr_int(ctx->node, "group", 1), in[0].data, in[1].data,
-                       has(in, n_in, 2) ? in[2].data : NULL, out[0].data);
+                       op_has_input(in, n_in, 2) ? in[2].data : NULL, out[0].data);
     return MOPT_OK;
 }
 
@@ -170,7 +162,7 @@ static mopt_status lp_geometry(const op_ctx *ctx, const ir_shape *x, ref_spatial
 
 static mopt_status lp_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
-    mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1);
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;

@@ -15,22 +15,6 @@
 #include "kernels/ref/ref_tensor_ops.h"
 #include "ops/ops.h"
 
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-static const mopt_dtype k_f32[] = {MOPT_DTYPE_F32};
-static const mopt_dtype k_idx[] = {MOPT_DTYPE_I64, MOPT_DTYPE_I32};
-
-/* outer/len/inner around axis ax of a concrete shape */
-static void split3(const ir_shape *s, int32_t ax, int64_t *outer, int64_t *len, int64_t *inner) {
-    *outer = *inner = 1;
-    *len = s->rank ? s->dims[ax] : 1;
-    for (int32_t a = 0; a < s->rank; a++)
-        if (a < ax)
-            *outer *= s->dims[a];
-        else if (a > ax)
-            *inner *= s->dims[a];
-}
-
 static mopt_status read_one_int(const op_ctx *ctx, const op_tensor *t, const char *what,
                                 int64_t *v) {
     int64_t n = op_read_ints(ctx, t, what, v, 1);
@@ -48,8 +32,8 @@ static const mopt_dtype k_cum[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I3
 static mopt_status cum_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
     mopt_status st;
-    if ((st = op_expect_dtype(ctx, &in[0], 0, k_cum, COUNT(k_cum))) ||
-        (st = op_expect_dtype(ctx, &in[1], 1, k_idx, 2)))
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_cum, OP_COUNT(k_cum))) ||
+        (st = op_expect_index(ctx, &in[1], 1)))
         return st;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
@@ -65,7 +49,7 @@ static mopt_status cum_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
         (st = op_axis(ctx, axis, in[0].shape.rank, "axis", &ax)))
         return st;
     int64_t o, l, i;
-    split3(&in[0].shape, ax, &o, &l, &i);
+    op_axis_split(&in[0].shape, ax, &o, &l, &i);
     bool prod = strcmp(ctx->node->op_type, "CumProd") == 0;
     if (ref_cumulative(in[0].dtype, prod, ir_node_attr_int(ctx->node, "exclusive", 0) != 0,
                        ir_node_attr_int(ctx->node, "reverse", 0) != 0, o, l, i, in[0].data,
@@ -96,16 +80,14 @@ static mopt_status topk_k(const op_ctx *ctx, const op_tensor *in, int64_t *k) {
 static mopt_status topk_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
     mopt_status st;
-    if ((st = op_expect_dtype(ctx, &in[0], 0, k_topk, COUNT(k_topk)))) return st;
-    if (n_in > 1 && (st = op_expect_dtype(ctx, &in[1], 1, k_idx, 1))) return st;
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_topk, OP_COUNT(k_topk)))) return st;
+    if (n_in > 1 && (st = op_expect_i64(ctx, &in[1], 1))) return st;
     out[0].dtype = in[0].dtype;
     if (n_out > 1) out[1].dtype = MOPT_DTYPE_I64;
     out[0].shape = in[0].shape;
     if (in[0].shape.rank >= 0) {
         int32_t ax;
-        if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis",
-                          &ax)))
-            return st;
+        if ((st = op_attr_axis(ctx, -1, in[0].shape.rank, &ax))) return st;
         int64_t k;
         if ((st = topk_k(ctx, in, &k))) return st;
         if (k >= 0 && in[0].shape.syms[ax] == 0 && k > in[0].shape.dims[ax])
@@ -122,10 +104,9 @@ static mopt_status topk_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
                             int n_out) {
     int32_t ax;
     mopt_status st;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), in[0].shape.rank, "axis", &ax)))
-        return st;
+    if ((st = op_attr_axis(ctx, -1, in[0].shape.rank, &ax))) return st;
     int64_t o, l, i, k = out[0].shape.dims[ax];
-    split3(&in[0].shape, ax, &o, &l, &i);
+    op_axis_split(&in[0].shape, ax, &o, &l, &i);
     int64_t *scratch = mopt_malloc((size_t)(l + 1) * sizeof(int64_t));
     int64_t *idx =
         n_out > 1 ? out[1].data : mopt_malloc((size_t)(op_numel(&out[0]) + 1) * sizeof(int64_t));
@@ -144,7 +125,7 @@ static mopt_status topk_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 static mopt_status same_f32_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                   int n_out) {
-    mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_f32, 1);
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
@@ -158,7 +139,7 @@ static mopt_status hardmax_run(const op_ctx *ctx, const op_tensor *in, int n_in,
     mopt_status st = op_axis(ctx, axis, in[0].shape.rank, "axis", &ax);
     if (st) return st;
     int64_t o, l, i;
-    split3(&in[0].shape, ax, &o, &l, &i);
+    op_axis_split(&in[0].shape, ax, &o, &l, &i);
     if (ctx->opset < 13) { /* coerced to 2-D [outer, rest] */
         l *= i;
         i = 1;
@@ -199,8 +180,8 @@ static const mopt_dtype k_num[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I8
 static mopt_status onehot_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
     mopt_status st;
-    if ((st = op_expect_dtype(ctx, &in[0], 0, k_num, COUNT(k_num))) ||
-        (st = op_expect_dtype(ctx, &in[1], 1, k_num, COUNT(k_num))))
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_num, OP_COUNT(k_num))) ||
+        (st = op_expect_dtype(ctx, &in[1], 1, k_num, OP_COUNT(k_num))))
         return st;
     out[0].dtype = in[2].dtype;
     const ir_shape *s = &in[0].shape;
@@ -209,8 +190,7 @@ static mopt_status onehot_infer(const op_ctx *ctx, const op_tensor *in, int n_in
         return MOPT_OK;
     }
     int32_t ax;
-    if ((st = op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), s->rank + 1, "axis", &ax)))
-        return st;
+    if ((st = op_attr_axis(ctx, -1, s->rank + 1, &ax))) return st;
     double depth = -1;
     if (in[1].data && op_read_scalar(ctx, &in[1], "depth", &depth)) return MOPT_ERR_SHAPE;
     if (in[1].data && !(depth >= 1))
@@ -233,14 +213,12 @@ static mopt_status onehot_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out) {
     int32_t ax;
     mopt_status st;
-    if ((st =
-             op_axis(ctx, ir_node_attr_int(ctx->node, "axis", -1), out[0].shape.rank, "axis", &ax)))
-        return st;
+    if ((st = op_attr_axis(ctx, -1, out[0].shape.rank, &ax))) return st;
     if (op_numel(&in[2]) != 2)
         return op_fail(ctx, MOPT_ERR_SHAPE, "values must hold [off_value, on_value]");
     int64_t depth = out[0].shape.dims[ax], n = op_numel(&in[0]);
     int64_t o, l, inner;
-    split3(&out[0].shape, ax, &o, &l, &inner);
+    op_axis_split(&out[0].shape, ax, &o, &l, &inner);
     size_t es = mopt_dtype_size(in[2].dtype);
     const char *vals = in[2].data;
     char *y = out[0].data;
@@ -333,7 +311,7 @@ static mopt_status eye_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 static mopt_status gnd_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
-    mopt_status st = op_expect_dtype(ctx, &in[1], 1, k_idx, 1);
+    mopt_status st = op_expect_i64(ctx, &in[1], 1);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *d = &in[0].shape, *ix = &in[1].shape;
@@ -514,7 +492,7 @@ static mopt_status compress_run(const op_ctx *ctx, const op_tensor *in, int n_in
     mopt_status st = op_axis(ctx, axa->i, s->rank, "axis", &ax);
     if (st) return st;
     int64_t o, l, inner;
-    split3(s, ax, &o, &l, &inner);
+    op_axis_split(s, ax, &o, &l, &inner);
     for (int64_t a = 0; a < o; a++)
         for (int64_t j = 0; j < l && j < nc; j++)
             if (c[j]) {
@@ -528,7 +506,7 @@ static mopt_status compress_run(const op_ctx *ctx, const op_tensor *in, int n_in
 
 static mopt_status revseq_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
-    mopt_status st = op_expect_dtype(ctx, &in[1], 1, k_idx, 2);
+    mopt_status st = op_expect_index(ctx, &in[1], 1);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;

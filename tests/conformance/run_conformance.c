@@ -46,6 +46,8 @@
 
 #include <mopt/mopt.h>
 
+#include "../test_elem.h"
+
 #define MAX_IO 64
 #define MSG_CAP 1024
 #define OP_CAP 96
@@ -286,33 +288,6 @@ static int find_cases(const char *filter) {
 
 /* ---- running one case (in the child) ------------------------------------ */
 
-static int is_float(mopt_dtype t) {
-    return t == MOPT_DTYPE_F32 || t == MOPT_DTYPE_F64 || t == MOPT_DTYPE_F16 ||
-           t == MOPT_DTYPE_BF16;
-}
-
-static double felem(const void *d, mopt_dtype t, int64_t i) {
-    switch (t) {
-    case MOPT_DTYPE_F32: return ((const float *)d)[i];
-    case MOPT_DTYPE_F64: return ((const double *)d)[i];
-    case MOPT_DTYPE_F16: {
-        uint16_t h = ((const uint16_t *)d)[i];
-        int e = (h >> 10) & 31, m = h & 1023;
-        double v = e == 0    ? ldexp(m, -24)
-                   : e == 31 ? (m ? NAN : INFINITY)
-                             : ldexp(m + 1024, e - 25);
-        return (h & 0x8000) ? -v : v;
-    }
-    case MOPT_DTYPE_BF16: {
-        uint32_t u = (uint32_t)((const uint16_t *)d)[i] << 16;
-        float f;
-        memcpy(&f, &u, 4);
-        return f;
-    }
-    default: return NAN;
-    }
-}
-
 static void dims_str(const mopt_tensor *t, char *buf, size_t cap) {
     size_t n = 0;
     buf[0] = 0;
@@ -342,11 +317,11 @@ static int compare(const conf_case *c, int k, const mopt_tensor *got, const mopt
     }
     int64_t n = mopt_tensor_element_count(want);
     const void *g = mopt_tensor_data_const(got), *w = mopt_tensor_data_const(want);
-    if (is_float(wt)) {
+    if (test_is_float(wt)) {
         double rtol = c->rtol, atol = c->atol;
         if (wt == MOPT_DTYPE_BF16 && rtol < 1.0 / 64) rtol = 1.0 / 64;
         for (int64_t i = 0; i < n; i++) {
-            double a = felem(g, gt, i), b = felem(w, wt, i);
+            double a = test_elem(g, gt, i), b = test_elem(w, wt, i);
             if (isnan(a) && isnan(b)) continue;
             if (isinf(b) || isinf(a)) {
                 if (a == b) continue;

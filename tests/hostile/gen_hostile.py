@@ -11,38 +11,12 @@ Run from the repository root:  python3 tests/hostile/gen_hostile.py
 import os
 import shutil
 import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pbwire import f_bytes as fb, f_varint as fv, key, varint  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
-
-
-# ---- wire format -----------------------------------------------------------------
-
-def varint(v):
-    if v < 0:
-        v += 1 << 64
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def key(num, wire):
-    return varint((num << 3) | wire)
-
-
-def fv(num, v):
-    return key(num, 0) + varint(v)
-
-
-def fb(num, b):
-    if isinstance(b, str):
-        b = b.encode()
-    return key(num, 2) + varint(len(b)) + b
 
 
 # ---- ONNX messages -------------------------------------------------------------

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opcase import Case, DATA_DIR, rng  # noqa: E402
+from opcase import Case, DATA_DIR, normal, rng  # noqa: E402
 
 OUT = "attention"
 
@@ -74,7 +74,7 @@ def case(name, q, k, v, mask=None, shapes=None, tol=None, **attrs):
 
 
 def randn(g, *shape, scale=1.0):
-    return (g.standard_normal(shape) * scale).astype(np.float32)
+    return normal(g, shape, scale=scale)
 
 
 def main():

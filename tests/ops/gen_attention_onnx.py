@@ -8,7 +8,7 @@ Run from the repo root: python3 tests/ops/gen_attention_onnx.py
 """
 import numpy as np
 
-from opcase import Case, rng
+from opcase import Case, normal, rng
 
 R = rng(41)
 
@@ -51,7 +51,7 @@ def attention(q, k, v, mask=None, past_k=None, past_v=None, causal=False, scale=
 
 
 def f(*shape):
-    return R.standard_normal(shape).astype(np.float32)
+    return normal(R, shape)
 
 
 def case(name, q, k, v, mask=None, past=None, three_d=None, **attrs):

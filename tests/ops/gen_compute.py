@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opcase import Case, rng  # noqa: E402
+from opcase import Case, normal, rng  # noqa: E402
 
 CHECK_ORT = "--check-ort" in sys.argv
 ORT_FAILS = []
@@ -30,7 +30,7 @@ def f32(a):
 
 
 def randn(shape, seed=1234, scale=1.0):
-    return f32(rng(seed).standard_normal(shape) * scale)
+    return normal(rng(seed), shape, scale=scale)
 
 
 def save(c, inputs, outputs, input_shapes=None):
@@ -215,15 +215,8 @@ def gen_gemm():
     for name, ta, tb, alpha, beta, cs, opset in cases:
         a = randn((K, M) if ta else (M, K), 11)
         b = randn((N, K) if tb else (K, N), 12)
-        attrs = {}
-        if ta:
-            attrs["transA"] = 1
-        if tb:
-            attrs["transB"] = 1
-        if alpha is not None:
-            attrs["alpha"] = alpha
-        if beta is not None:
-            attrs["beta"] = beta
+        attrs = {"transA": 1 if ta else None, "transB": 1 if tb else None, "alpha": alpha,
+                 "beta": beta}
         al = 1.0 if alpha is None else alpha
         be = 1.0 if beta is None else beta
         y = al * ((a.T if ta else a).astype(np.float64) @ (b.T if tb else b))

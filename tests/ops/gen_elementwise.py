@@ -14,14 +14,14 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opcase import Case, rng  # noqa: E402
+from opcase import Case, normal, rng  # noqa: E402
 
 F32 = np.float32
 R = rng(20240601)
 
 
 def randn(shape, dtype=F32, scale=1.0):
-    return (R.standard_normal(shape) * scale).astype(dtype)
+    return normal(R, shape, dtype, scale)
 
 
 def randint(shape, lo, hi, dtype):

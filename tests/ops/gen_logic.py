@@ -13,14 +13,14 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opcase import Case, onnx_dtype, rng  # noqa: E402
+from opcase import Case, normal, onnx_dtype, rng  # noqa: E402
 
 F32 = np.float32
 R = rng(20240602)
 
 
 def randn(shape, dtype=F32):
-    return R.standard_normal(shape).astype(dtype)
+    return normal(R, shape, dtype)
 
 
 def randint(shape, lo, hi, dtype):

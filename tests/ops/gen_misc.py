@@ -7,13 +7,13 @@ Run from the repo root: python3 tests/ops/gen_misc.py
 """
 import numpy as np
 
-from opcase import Case, rng
+from opcase import Case, normal, rng
 
 R = rng(91)
 
 
 def f(*s):
-    return R.standard_normal(s).astype(np.float32)
+    return normal(R, s)
 
 
 for src, dst, onnx_t in ((np.float32, np.int32, 6), (np.int64, np.float64, 11),

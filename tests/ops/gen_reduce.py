@@ -55,16 +55,12 @@ def reduce_case(name, op, x, axes=None, keepdims=None, form="attr", noop=None,
         opset = (axes_input_opset(op) - 2 if op == "ReduceSum" else 13) if form == "attr" \
             else axes_input_opset(op)
     c = Case(name, opset=opset)
-    attrs = {}
-    if keepdims is not None:
-        attrs["keepdims"] = keepdims
+    attrs = {"keepdims": keepdims}
     ins = ["x"]
     if form == "attr":
-        if axes is not None:
-            attrs["axes"] = axes
+        attrs["axes"] = axes
     else:
-        if noop is not None:
-            attrs["noop_with_empty_axes"] = noop
+        attrs["noop_with_empty_axes"] = noop
         if axes is not None:
             c.initializer("axes", ints(*axes))
             ins.append("axes")
@@ -132,14 +128,7 @@ c.save({"x": x, "axes": ints(0, -1)}, {"y": ref("ReduceSum", x, [0, -1], 0)})
 # ---- ArgMax / ArgMin ----------------------------------------------------------------
 def arg_case(name, op, x, axis=None, keepdims=None, last=None, opset=13):
     c = Case(name, opset=opset)
-    attrs = {}
-    if axis is not None:
-        attrs["axis"] = axis
-    if keepdims is not None:
-        attrs["keepdims"] = keepdims
-    if last is not None:
-        attrs["select_last_index"] = last
-    c.node(op, ["x"], ["y"], **attrs)
+    c.node(op, ["x"], ["y"], axis=axis, keepdims=keepdims, select_last_index=last)
     a = 0 if axis is None else axis
     f = np.argmax if op == "ArgMax" else np.argmin
     if last:

@@ -8,7 +8,7 @@ Run from the repo root: python3 tests/ops/gen_shape.py
 import numpy as np
 from onnx import helper, TensorProto
 
-from opcase import Case, rng
+from opcase import Case, normal, rng
 
 R = rng(7)
 I64_MAX = np.iinfo(np.int64).max
@@ -16,7 +16,7 @@ I64_MIN = np.iinfo(np.int64).min
 
 
 def f32(*shape):
-    return R.standard_normal(shape).astype(np.float32)
+    return normal(R, shape)
 
 
 def i64(*shape):

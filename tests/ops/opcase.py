@@ -47,6 +47,12 @@ def rng(seed=1234):
     return np.random.default_rng(seed)
 
 
+def normal(gen, shape, dtype=np.float32, scale=1.0):
+    """Standard-normal samples of `shape` from generator `gen`, times scale,
+    as dtype (the generators' usual random input)."""
+    return (gen.standard_normal(shape) * scale).astype(dtype)
+
+
 def onnx_dtype(arr):
     return _NP_TO_ONNX[np.asarray(arr).dtype]
 
@@ -69,6 +75,8 @@ class Case:
         self.tolerance = None
 
     def node(self, op_type, inputs, outputs, domain="", **attrs):
+        """Adds a node. Attributes given as None are left out (as
+        onnx.helper.make_node does), so optional ones can be passed through."""
         self.nodes.append(helper.make_node(op_type, inputs, outputs, domain=domain, **attrs))
         return self
 

@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ops"))
 import opcase  # noqa: E402
-from opcase import Case, rng  # noqa: E402
+from opcase import Case, normal, rng  # noqa: E402
 
 opcase.DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops_data")
 MOPT = {"mopt": 1}
@@ -42,7 +42,7 @@ DEFAULTS = {"LeakyRelu": (0.01, 0), "Clip": (-np.inf, np.inf), "HardSigmoid": (0
 
 
 def f32(*shape, seed=0):
-    return rng(seed).standard_normal(shape).astype(np.float32)
+    return normal(rng(seed), shape)
 
 
 def act_attrs(act, alpha, beta):

@@ -11,54 +11,16 @@ Run from the repository root:  python3 tests/unit/gen_import_models.py
 import os
 import shutil
 import struct
+import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pbwire import f_bytes, f_fixed32, f_fixed64, f_varint, packed_varints  # noqa: E402
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
-
-
-# ---- a minimal wire-format encoder -------------------------------------------
-
-def varint(v):
-    if v < 0:
-        v += 1 << 64
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def key(num, wire):
-    return varint((num << 3) | wire)
-
-
-def f_varint(num, v):
-    return key(num, 0) + varint(v)
-
-
-def f_bytes(num, b):
-    if isinstance(b, str):
-        b = b.encode()
-    return key(num, 2) + varint(len(b)) + b
-
-
-def f_fixed32(num, raw4):
-    return key(num, 5) + raw4
-
-
-def f_fixed64(num, raw8):
-    return key(num, 1) + raw8
-
-
-def packed_varints(num, values):
-    return f_bytes(num, b"".join(varint(v) for v in values))
 
 
 def model_bytes(graph_bytes, opsets=(("", 17),), ir_version=8, producer="gen_import_models"):
