@@ -108,8 +108,10 @@ def check_run(tmp, cnn_mopt):
     outs = {}
     for tag, model in (("onnx", CNN), ("mopt", cnn_mopt)):
         d = os.path.join(tmp, "run_" + tag)
+        # the .mopt was optimized at opt_level 2 and runs at it: so does the .onnx
+        level = ["--opt-level", "2"] if tag == "onnx" else []
         r = mopt("run", model, "--input", "input=" + os.path.join(data, "input_0.npy"),
-                 "--output-dir", d, "--threads", "1")
+                 "--output-dir", d, "--threads", "1", *level)
         check(r.returncode == 0, "run %s: exit %d: %s" % (tag, r.returncode, r.stderr))
         if r.returncode:
             return

@@ -154,7 +154,10 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
 
 /* A set of key/value options. Keys known today:
  *   "threads"       int    >= 0, 0 = one per core (default 0)
- *   "opt_level"     int    0..3; 0 runs the graph as imported (default 2)
+ *   "opt_level"     int    0..3 (default 3): 0 runs the graph as imported;
+ *                   1 folds constants and removes dead, duplicate and no-op
+ *                   nodes; 2 also fuses; 3 also prepacks weights into the
+ *                   kernels' own layouts (oneDNN)
  *   "backend"       string auto | ref | cpu | onednn | openblas (default auto)
  *   "precision"     string fp32 | bf16 | int8 (default fp32)
  *   "profile"       string "" = off (default); "1" = collect per-node

@@ -220,8 +220,11 @@ struct onednn_weights {
     dnnl_memory_desc_t plain; /* the layout the weights came in (f32) */
     dnnl_memory_desc_t md;    /* the layout they are in now */
     void *data;
-    float *scales; /* INT8: per output column */
+    float *scales;    /* INT8: per output column */
+    bool same_layout; /* md is plain's layout in another data type */
 };
+
+bool onednn_weights_plain(const onednn_weights *w) { return !w || w->same_layout; }
 
 void onednn_weights_free(onednn_weights *w) {
     if (!w) return;
@@ -230,10 +233,11 @@ void onednn_weights_free(onednn_weights *w) {
     mopt_free(w);
 }
 
-/* Packs `src` (plain layout) into want (oneDNN's choice); NULL result with OK
- * when want is the plain layout itself. */
+/* Packs `src` (plain layout) into want (oneDNN's choice, or the plain layout
+ * in another type: same_layout); NULL result with OK when want is the plain
+ * layout itself. */
 static mopt_status pack(const dnnl_memory_desc_t *plain, const dnnl_memory_desc_t *want,
-                        const void *src, onednn_weights **out) {
+                        bool same_layout, const void *src, onednn_weights **out) {
     *out = NULL;
     if (dnnl_memory_desc_equal(plain, want)) return MOPT_OK;
     size_t size = dnnl_memory_desc_get_size(want);
@@ -241,6 +245,7 @@ static mopt_status pack(const dnnl_memory_desc_t *plain, const dnnl_memory_desc_
     if (!w) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory packing weights");
     w->plain = *plain;
     w->md = *want;
+    w->same_layout = same_layout;
     w->data = mopt_aligned_alloc(size ? size : 1);
     if (!w->data) {
         mopt_free(w);
@@ -431,13 +436,19 @@ mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int 
     if (!onednn_available() || !matmul_valid(d)) return MOPT_ERR_UNSUPPORTED;
     mopt_omp_threads(threads);
     if (d->prec == ONEDNN_INT8) return matmul_pack_int8(d, b, out);
-    dnnl_memory_desc_t plain;
-    if (!matmul_plain_b(d, &plain)) return MOPT_ERR_UNSUPPORTED;
-    dnnl_primitive_desc_t pd = matmul_pd(d, NULL, NULL);
+    dnnl_memory_desc_t plain, plain_c, want; /* plain_c: the stored layout in the compute type */
+    if (!matmul_plain_b(d, &plain) || !md_strided(&plain_c, &d->b, dt_of(d->prec)))
+        return MOPT_ERR_UNSUPPORTED;
+    /* plain_w: the weights stay as stored, if oneDNN can use them so */
+    dnnl_primitive_desc_t pd = matmul_pd(d, d->plain_w ? &plain_c : NULL, NULL);
     if (!pd) return MOPT_ERR_UNSUPPORTED;
-    dnnl_memory_desc_t want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (d->plain_w) {
+        dnnl_primitive_desc_destroy(pd);
+        return pack(&plain, &plain_c, true, b, out);
+    }
+    want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dnnl_primitive_desc_destroy(pd);
-    return pack(&plain, &want, b, out);
+    return pack(&plain, &want, dnnl_memory_desc_equal(&want, &plain_c), b, out);
 }
 
 /* ---- conv descriptors --------------------------------------------------- */
@@ -458,11 +469,11 @@ static void conv_dims(const onednn_conv_desc *d, int64_t *x, int64_t *w, int32_t
     *wnd = o;
 }
 
-static bool conv_plain_w(const onednn_conv_desc *d, dnnl_memory_desc_t *md) {
+static bool conv_plain_w(const onednn_conv_desc *d, dnnl_memory_desc_t *md, dnnl_data_type_t dt) {
     int64_t x[5], w[6], y[5];
     int32_t wnd;
     conv_dims(d, x, w, &wnd, y);
-    return md_dense(md, wnd, w, dnnl_f32);
+    return md_dense(md, wnd, w, dt);
 }
 
 /* wmd: weights layout to use (NULL = any). Source/destination are `any` so
@@ -506,13 +517,18 @@ mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int thre
     *out = NULL;
     if (!onednn_available() || !conv_valid(d)) return MOPT_ERR_UNSUPPORTED;
     mopt_omp_threads(threads);
-    dnnl_memory_desc_t plain;
-    if (!conv_plain_w(d, &plain)) return MOPT_ERR_UNSUPPORTED;
-    dnnl_primitive_desc_t pd = conv_pd(d, NULL);
+    dnnl_memory_desc_t plain, plain_c, want; /* plain_c: the stored layout in the compute type */
+    if (!conv_plain_w(d, &plain, dnnl_f32) || !conv_plain_w(d, &plain_c, dt_of(d->prec)))
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = conv_pd(d, d->plain_w ? &plain_c : NULL);
     if (!pd) return MOPT_ERR_UNSUPPORTED;
-    dnnl_memory_desc_t want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (d->plain_w) {
+        dnnl_primitive_desc_destroy(pd);
+        return pack(&plain, &plain_c, true, w, out);
+    }
+    want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dnnl_primitive_desc_destroy(pd);
-    return pack(&plain, &want, w, out);
+    return pack(&plain, &want, dnnl_memory_desc_equal(&want, &plain_c), w, out);
 }
 
 /* ---- the primitive cache ------------------------------------------------ */
@@ -753,8 +769,13 @@ static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
         pd = matmul_pd(d, &w->md, NULL);
         packed = pd != NULL;
     }
-    if (!pd && d->prec == ONEDNN_F32) pd = matmul_pd(d, &plain_b, NULL);
-    if (!pd) pd = matmul_pd(d, NULL, NULL); /* weights reordered below */
+    dnnl_memory_desc_t plain_c; /* the stored layout in the compute type */
+    if (!pd && d->plain_w) {
+        if (md_strided(&plain_c, &d->b, dt_of(d->prec))) pd = matmul_pd(d, &plain_c, NULL);
+    } else if (!pd) {
+        if (d->prec == ONEDNN_F32) pd = matmul_pd(d, &plain_b, NULL);
+        if (!pd) pd = matmul_pd(d, NULL, NULL); /* weights reordered below */
+    }
     if (!pd) return MOPT_ERR_UNSUPPORTED;
     bool ok = entry_prim(e, pd);
     wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
@@ -849,7 +870,7 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
     int32_t wnd, nd = 2 + d->S;
     conv_dims(d, xd, wd, &wnd, yd);
     dnnl_memory_desc_t plain_w, user_x, user_y;
-    if (!conv_plain_w(d, &plain_w) || !md_dense(&user_x, nd, xd, dnnl_f32) ||
+    if (!conv_plain_w(d, &plain_w, dnnl_f32) || !md_dense(&user_x, nd, xd, dnnl_f32) ||
         !md_dense(&user_y, nd, yd, dnnl_f32))
         return MOPT_ERR_UNSUPPORTED;
     dnnl_primitive_desc_t pd = NULL;
@@ -858,7 +879,12 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
         pd = conv_pd(d, &w->md);
         packed = pd != NULL;
     }
-    if (!pd) pd = conv_pd(d, NULL);
+    dnnl_memory_desc_t plain_c; /* the stored layout in the compute type */
+    if (!pd && d->plain_w) {
+        if (conv_plain_w(d, &plain_c, dt_of(d->prec))) pd = conv_pd(d, &plain_c);
+    } else if (!pd) {
+        pd = conv_pd(d, NULL); /* weights reordered below */
+    }
     if (!pd) return MOPT_ERR_UNSUPPORTED;
     bool ok = entry_prim(e, pd);
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);

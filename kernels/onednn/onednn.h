@@ -5,10 +5,14 @@
  * strides, dilations, pads), both with fused epilogues (bias, residual add,
  * one activation).
  *
- * Weights are reordered once into the layout oneDNN prefers (onednn_weights,
- * built at model load); primitives live in a per-session cache keyed by the
- * run-time shapes (onednn_cache). Callers see plain row-major f32 tensors
- * only; layouts, reorders and scratchpads stay inside.
+ * Weights are either reordered once into the layout oneDNN prefers
+ * (onednn_weights, built at model load: "weight prepacking", opt_level 3) or,
+ * with plain_w set in a descriptor, kept in their stored layout (row-major B,
+ * [O, I, k...] W): f32 weights are then read straight from the model's
+ * buffer, bf16 ones are converted once, still in that layout (opt_level <= 2).
+ * Primitives live in a per-session cache keyed by the run-time shapes
+ * (onednn_cache). Callers see plain row-major f32 tensors only; layouts,
+ * reorders and scratchpads stay inside.
  *
  * The library references oneDNN weakly: in a fully static program (there is
  * no static libdnnl) the backend is simply unavailable (onednn_available()
@@ -71,6 +75,8 @@ typedef struct onednn_matmul_desc {
     float act_alpha, act_beta;
     onednn_prec prec;
     bool b_const; /* B never changes: a layout change may be done once */
+    bool plain_w; /* B keeps its stored layout (strides of b), only its type
+                     may change (bf16); ignored by INT8, which always packs */
 } onednn_matmul_desc;
 
 /* Convolution, NC[D]HW f32 in and out, W is [c_out, c_in / group, k...].
@@ -83,6 +89,8 @@ typedef struct onednn_conv_desc {
     onednn_act act;
     float act_alpha, act_beta;
     onednn_prec prec;
+    bool plain_w; /* W keeps its stored [O, I, k...] layout, only its type
+                     may change (bf16) */
 } onednn_conv_desc;
 
 /* Weights reordered once for a shape family. */
@@ -98,14 +106,19 @@ const char *onednn_version(void);
 
 /* Reorders the constant B of d (a representative shape: only b's dims and
  * strides must equal those at run time) into oneDNN's preferred layout
- * (quantizing it first for INT8: then B must have no batch dims > 1).
- * *out may be NULL on success when the plain layout is already the best.
- * UNSUPPORTED when oneDNN cannot do this problem. */
+ * (quantizing it first for INT8: then B must have no batch dims > 1), or with
+ * d->plain_w converts it to bf16 in its own layout (BF16) / leaves it (F32).
+ * *out may be NULL on success when the plain f32 layout is already the one
+ * to use. UNSUPPORTED when oneDNN cannot do this problem. */
 mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int threads,
                                onednn_weights **out);
-/* Reorders conv weights for d (representative batch/spatial sizes). */
+/* Reorders conv weights for d (representative batch/spatial sizes); with
+ * d->plain_w as onednn_matmul_pack. */
 mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int threads,
                              onednn_weights **out);
+/* Whether w keeps the weights' stored layout (only their type changed): false
+ * for a blocked layout (and for INT8's quantized B); true for NULL. */
+bool onednn_weights_plain(const onednn_weights *w);
 void onednn_weights_free(onednn_weights *w);
 
 /* Runs a matmul. w (may be NULL) is B prepacked by onednn_matmul_pack; when

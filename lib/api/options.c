@@ -27,7 +27,7 @@ static const char *const k_precisions[] = {"fp32", "bf16", "int8", NULL};
 
 static const opt_spec k_specs[] = {
     {"threads", OPT_INT, 0, 1024, 0, NULL, NULL},
-    {"opt_level", OPT_INT, 0, 3, 2, NULL, NULL},
+    {"opt_level", OPT_INT, 0, 3, 3, NULL, NULL},
     {"backend", OPT_STRING, 0, 0, 0, "auto", k_backends},
     {"precision", OPT_STRING, 0, 0, 0, "fp32", k_precisions},
     {"profile", OPT_STRING, 0, 0, 0, "", NULL},
@@ -225,7 +225,7 @@ mopt_status mopt_options_get_string(const mopt_options *opts, const char *key,
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
-    cfg->opt_level = 2;
+    cfg->opt_level = 3;
     snprintf(cfg->backend, sizeof cfg->backend, "auto");
     snprintf(cfg->precision, sizeof cfg->precision, "fp32");
     cfg->verify_weights = MOPT_VERIFY_WEIGHTS_DEFAULT;

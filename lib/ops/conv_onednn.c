@@ -1,10 +1,14 @@
 /*
  * conv_onednn.c — Conv on oneDNN (kernels/onednn): f32, 1-3 spatial axes,
  * groups and depthwise, strides, dilations, explicit and auto pads, bias.
- * The weights must be constant: they are reordered once at model build for
- * the load-time shape (batch 1 and 32 for unknown sizes), and once per
- * cached primitive when a run-time shape wants another layout. Problems
- * oneDNN refuses go to the reference run.
+ * The weights must be constant. Problems oneDNN refuses go to the reference
+ * run. Weight layout per opt_level (issue 5: prepacking is level 3):
+ *  - "onednn" / "onednn-bf16" (any level): W stays in its stored [O, I, k...]
+ *    layout (f32: the model's buffer itself; bf16: converted once at build);
+ *  - "onednn-packed" / "onednn-bf16-packed" (opt_level >= 3): W is reordered
+ *    once at model build into oneDNN's preferred (blocked) layout for the
+ *    load-time shape (batch 1 and 32 for unknown sizes), and once per cached
+ *    primitive when a run-time shape wants another layout.
  */
 #include "ops/impls.h"
 
@@ -53,7 +57,7 @@ static bool conv_supports(const op_ctx *ctx, const op_tensor *in, int n_in, cons
 }
 
 static mopt_status conv_prepare_p(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                  onednn_prec prec, void **state) {
+                                  onednn_prec prec, bool plain, void **state) {
     *state = NULL;
     const ir_shape *w = &in[1].shape;
     /* a representative X: batch 1, channels from W, unknown sizes 32 */
@@ -75,6 +79,7 @@ static mopt_status conv_prepare_p(const op_ctx *ctx, const op_tensor *in, int n_
     }
     onednn_weights *pw = NULL;
     d.prec = prec;
+    d.plain_w = plain;
     mopt_status st = onednn_conv_pack(&d, in[1].data, 1, &pw);
     if (st == MOPT_ERR_UNSUPPORTED) {
         /* f32: layouts are then chosen per run; bf16: let f32 take over */
@@ -86,62 +91,67 @@ static mopt_status conv_prepare_p(const op_ctx *ctx, const op_tensor *in, int n_
 }
 
 static mopt_status conv_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                              int n_out, onednn_prec prec) {
+                              int n_out, onednn_prec prec, bool plain) {
     bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
     onednn_conv_desc d;
     mopt_status st = ops_conv_onednn_desc(ctx, &in[0].shape, &in[1].shape, has_b, &d);
     if (st) return st;
     if (d.batch == 0 || d.c_out == 0) return MOPT_OK;
     d.prec = prec;
+    d.plain_w = plain;
     st = onednn_conv_run((onednn_cache **)ctx->scratch, &d, ctx->state, in[0].data, in[1].data,
                          has_b ? in[2].data : NULL, NULL, out[0].data, ctx->threads);
     if (st == MOPT_ERR_UNSUPPORTED) return ctx->node->op->run(ctx, in, n_in, out, n_out);
     return st;
 }
 
-static mopt_status conv_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                const op_tensor *out, int n_out, void **state) {
-    return conv_prepare_p(ctx, in, n_in, ONEDNN_F32, state);
-}
-static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                            int n_out) {
-    return conv_run_p(ctx, in, n_in, out, n_out, ONEDNN_F32);
+static bool is_bf16(const op_ctx *ctx) {
+    return ctx->precision && strcmp(ctx->precision, "bf16") == 0;
 }
 
-const op_impl ops_impl_conv_onednn = {
-    .name = "onednn",
-    .backend = "onednn",
-    .supports = conv_supports,
-    .prepare = conv_prepare,
-    .release = state_release,
-    .run = conv_run,
-    .release_scratch = scratch_release,
-};
-
-/* precision=bf16: bf16 X and W, f32 accumulation, bias and output. */
-static bool conv_supports_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
-                               const op_tensor *out, int n_out) {
-    return ctx->precision && strcmp(ctx->precision, "bf16") == 0 &&
-           conv_supports(ctx, in, n_in, out, n_out);
-}
-static mopt_status conv_prepare_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                     const op_tensor *out, int n_out, void **state) {
-    return conv_prepare_p(ctx, in, n_in, ONEDNN_BF16, state);
-}
-static mopt_status conv_run_bf16(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                 int n_out) {
-    return conv_run_p(ctx, in, n_in, out, n_out, ONEDNN_BF16);
+/* A "-packed" impl's prepare keeps the node only when W really was reordered
+ * into another layout (or will be, per run-time shape, when the load-time
+ * guess did not fit); otherwise the plain impl (next in the list) runs it. */
+static mopt_status packed_or_step_aside(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                        onednn_prec prec, void **state) {
+    mopt_status st = conv_prepare_p(ctx, in, n_in, prec, false, state);
+    if (st || !*state || !onednn_weights_plain(*state)) return st;
+    state_release(*state);
+    *state = NULL;
+    return MOPT_ERR_UNSUPPORTED;
 }
 
-const op_impl ops_impl_conv_onednn_bf16 = {
-    .name = "onednn-bf16",
-    .backend = "onednn",
-    .supports = conv_supports_bf16,
-    .prepare = conv_prepare_bf16,
-    .release = state_release,
-    .run = conv_run_bf16,
-    .release_scratch = scratch_release,
-};
+/* One impl per precision (f32, bf16) and weights layout (stored, packed).
+ * bf16: bf16 X and W, f32 accumulation, bias and output. */
+#define CONV_IMPL(ident, iname, prec, plain, sup)                                                  \
+    static bool ident##_supports(const op_ctx *ctx, const op_tensor *in, int n_in,                 \
+                                 const op_tensor *out, int n_out) {                                \
+        return (sup) && conv_supports(ctx, in, n_in, out, n_out);                                  \
+    }                                                                                              \
+    static mopt_status ident##_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,           \
+                                       const op_tensor *out, int n_out, void **state) {            \
+        return plain ? conv_prepare_p(ctx, in, n_in, prec, true, state)                            \
+                     : packed_or_step_aside(ctx, in, n_in, prec, state);                           \
+    }                                                                                              \
+    static mopt_status ident##_run(const op_ctx *ctx, const op_tensor *in, int n_in,               \
+                                   op_tensor *out, int n_out) {                                    \
+        return conv_run_p(ctx, in, n_in, out, n_out, prec, plain);                                 \
+    }                                                                                              \
+    const op_impl ops_impl_##ident = {                                                             \
+        .name = iname,                                                                             \
+        .backend = "onednn",                                                                       \
+        .supports = ident##_supports,                                                              \
+        .prepare = ident##_prepare,                                                                \
+        .release = state_release,                                                                  \
+        .run = ident##_run,                                                                        \
+        .release_scratch = scratch_release,                                                        \
+    };
+
+CONV_IMPL(conv_onednn, "onednn", ONEDNN_F32, true, true)
+CONV_IMPL(conv_onednn_packed, "onednn-packed", ONEDNN_F32, false, ctx->opt_level >= 3)
+CONV_IMPL(conv_onednn_bf16, "onednn-bf16", ONEDNN_BF16, true, is_bf16(ctx))
+CONV_IMPL(conv_onednn_bf16_packed, "onednn-bf16-packed", ONEDNN_BF16, false,
+          is_bf16(ctx) && ctx->opt_level >= 3)
 
 #else
 typedef int conv_onednn_unused; /* ISO C forbids an empty translation unit */

@@ -3,12 +3,15 @@
  * on oneDNN (kernels/onednn): the whole epilogue (bias, residual, the
  * activation) runs as oneDNN post-ops of the product. FusedMatMul takes
  * transA/transB as strides, alpha as the output scale, broadcast batch dims,
- * bias and residual; FusedConv a residual of Y's shape. A constant B / W is
- * reordered once at model build. Variants per precision: "onednn" (f32),
- * "onednn-bf16" (bf16 operands, f32 accumulation and epilogue) and, for
- * FusedMatMul with a constant 2-D B, "onednn-int8" (dynamic int8 product,
- * then the reference epilogue in f32). Problems oneDNN refuses at run time
- * go to the reference run.
+ * bias and residual; FusedConv a residual of Y's shape. Variants per
+ * precision: "onednn" (f32), "onednn-bf16" (bf16 operands, f32 accumulation
+ * and epilogue) and, for FusedMatMul with a constant 2-D B, "onednn-int8"
+ * (dynamic int8 product, then the reference epilogue in f32; B always
+ * quantized into oneDNN's layout at build). As for MatMul/Conv
+ * (matmul_onednn.c, conv_onednn.c), the f32 and bf16 variants keep a
+ * constant B / W in its stored layout, and their "-packed" twins
+ * (opt_level >= 3) reorder it once at model build into oneDNN's preferred
+ * layout. Problems oneDNN refuses at run time go to the reference run.
  */
 #include "ops/impls.h"
 
@@ -146,7 +149,7 @@ static bool fmm_supports_f32(const op_ctx *ctx, const op_tensor *in, int n_in, c
 }
 
 static mopt_status fmm_prepare_p(const op_ctx *ctx, const op_tensor *in, onednn_prec prec,
-                                 void **state) {
+                                 bool plain, void **state) {
     *state = NULL;
     onednn_matmul_desc d;
     memset(&d, 0, sizeof d);
@@ -154,6 +157,8 @@ static mopt_status fmm_prepare_p(const op_ctx *ctx, const op_tensor *in, onednn_
     for (int32_t i = 0; i < d.y.ndims; i++)
         if (d.y.dims[i] <= 0 || d.a.dims[d.a.ndims - 1] <= 0) return MOPT_OK;
     d.prec = prec;
+    d.plain_w = plain && prec != ONEDNN_INT8;
+    if (d.plain_w && prec == ONEDNN_F32) return MOPT_OK; /* B is used as stored */
     fmm_state *s = mopt_calloc(1, sizeof *s);
     if (!s) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory preparing a oneDNN matmul");
     mopt_status st = onednn_matmul_pack(&d, in[1].data, 1, &s->w);
@@ -166,7 +171,7 @@ static mopt_status fmm_prepare_p(const op_ctx *ctx, const op_tensor *in, onednn_
 }
 
 static mopt_status fmm_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                             int n_out, onednn_prec prec) {
+                             int n_out, onednn_prec prec, bool plain) {
     const fmm_state *s = ctx->state;
     onednn_matmul_desc d;
     memset(&d, 0, sizeof d);
@@ -179,6 +184,7 @@ static mopt_status fmm_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, o
     if (ok && has_res) ok = addend_td(&in[3].shape, &d.y, &d.residual);
     if (!ok) return ctx->node->op->run(ctx, in, n_in, out, n_out);
     d.prec = prec;
+    d.plain_w = plain && prec != ONEDNN_INT8;
     d.b_const = s != NULL;
     mopt_status st;
     if (prec == ONEDNN_INT8) {
@@ -209,47 +215,49 @@ static mopt_status fmm_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, o
     return st;
 }
 
-static mopt_status fmm_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
-                               const op_tensor *out, int n_out, void **state) {
-    return fmm_prepare_p(ctx, in, ONEDNN_F32, state);
-}
-static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                           int n_out) {
-    return fmm_run_p(ctx, in, n_in, out, n_out, ONEDNN_F32);
-}
-
-const op_impl ops_impl_fused_matmul_onednn = {
-    .name = "onednn",
-    .backend = "onednn",
-    .supports = fmm_supports_f32,
-    .prepare = fmm_prepare,
-    .release = fmm_state_release,
-    .run = fmm_run,
-    .release_scratch = scratch_release,
-};
-
-static bool fmm_supports_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
-                              const op_tensor *out, int n_out) {
-    return prec_is(ctx, "bf16") && fmm_supports_f32(ctx, in, n_in, out, n_out);
-}
-static mopt_status fmm_prepare_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                    const op_tensor *out, int n_out, void **state) {
-    return fmm_prepare_p(ctx, in, ONEDNN_BF16, state);
-}
-static mopt_status fmm_run_bf16(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                int n_out) {
-    return fmm_run_p(ctx, in, n_in, out, n_out, ONEDNN_BF16);
+/* A "-packed" impl's prepare keeps the node only when B really was reordered
+ * into another layout; otherwise the plain impl (next in the list) runs it. */
+static mopt_status fmm_packed_or_step_aside(mopt_status st, void **state) {
+    if (st) return st;
+    const fmm_state *s = *state;
+    if (s && !onednn_weights_plain(s->w)) return MOPT_OK;
+    fmm_state_release(*state);
+    *state = NULL;
+    mopt_clear_error();
+    return MOPT_ERR_UNSUPPORTED;
 }
 
-const op_impl ops_impl_fused_matmul_onednn_bf16 = {
-    .name = "onednn-bf16",
-    .backend = "onednn",
-    .supports = fmm_supports_bf16,
-    .prepare = fmm_prepare_bf16,
-    .release = fmm_state_release,
-    .run = fmm_run_bf16,
-    .release_scratch = scratch_release,
-};
+/* One impl per precision (f32, bf16) and weights layout (stored, packed). */
+#define FMM_IMPL(ident, iname, prec, plain, sup)                                                   \
+    static bool ident##_supports(const op_ctx *ctx, const op_tensor *in, int n_in,                 \
+                                 const op_tensor *out, int n_out) {                                \
+        return (sup) && fmm_supports_f32(ctx, in, n_in, out, n_out);                               \
+    }                                                                                              \
+    static mopt_status ident##_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,           \
+                                       const op_tensor *out, int n_out, void **state) {            \
+        mopt_status st = fmm_prepare_p(ctx, in, prec, plain, state);                               \
+        return plain ? st : fmm_packed_or_step_aside(st, state);                                   \
+    }                                                                                              \
+    static mopt_status ident##_run(const op_ctx *ctx, const op_tensor *in, int n_in,               \
+                                   op_tensor *out, int n_out) {                                    \
+        return fmm_run_p(ctx, in, n_in, out, n_out, prec, plain);                                  \
+    }                                                                                              \
+    const op_impl ops_impl_##ident = {                                                             \
+        .name = iname,                                                                             \
+        .backend = "onednn",                                                                       \
+        .supports = ident##_supports,                                                              \
+        .prepare = ident##_prepare,                                                                \
+        .release = fmm_state_release,                                                              \
+        .run = ident##_run,                                                                        \
+        .release_scratch = scratch_release,                                                        \
+    };
+
+FMM_IMPL(fused_matmul_onednn, "onednn", ONEDNN_F32, true, true)
+FMM_IMPL(fused_matmul_onednn_packed, "onednn-packed", ONEDNN_F32, false,
+         ctx->opt_level >= 3 && in[1].data)
+FMM_IMPL(fused_matmul_onednn_bf16, "onednn-bf16", ONEDNN_BF16, true, prec_is(ctx, "bf16"))
+FMM_IMPL(fused_matmul_onednn_bf16_packed, "onednn-bf16-packed", ONEDNN_BF16, false,
+         prec_is(ctx, "bf16") && ctx->opt_level >= 3 && in[1].data)
 
 /* int8: constant 2-D B, A not transposed (it is quantized as stored) */
 static bool fmm_supports_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
@@ -260,7 +268,7 @@ static bool fmm_supports_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
 }
 static mopt_status fmm_prepare_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
                                     const op_tensor *out, int n_out, void **state) {
-    mopt_status st = fmm_prepare_p(ctx, in, ONEDNN_INT8, state);
+    mopt_status st = fmm_prepare_p(ctx, in, ONEDNN_INT8, false, state);
     if (!st && (!*state || !((fmm_state *)*state)->w)) {
         fmm_state_release(*state);
         *state = NULL;
@@ -270,7 +278,7 @@ static mopt_status fmm_prepare_int8(const op_ctx *ctx, const op_tensor *in, int 
 }
 static mopt_status fmm_run_int8(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
-    return fmm_run_p(ctx, in, n_in, out, n_out, ONEDNN_INT8);
+    return fmm_run_p(ctx, in, n_in, out, n_out, ONEDNN_INT8, false);
 }
 
 const op_impl ops_impl_fused_matmul_onednn_int8 = {
@@ -302,7 +310,7 @@ static bool fconv_supports_f32(const op_ctx *ctx, const op_tensor *in, int n_in,
 }
 
 static mopt_status fconv_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                               int n_out, onednn_prec prec) {
+                               int n_out, onednn_prec prec, bool plain) {
     bool has_b = has_input(in, n_in, 2), has_res = has_input(in, n_in, 3);
     onednn_conv_desc d;
     mopt_status st = ops_conv_onednn_desc(ctx, &in[0].shape, &in[1].shape, has_b, &d);
@@ -316,6 +324,7 @@ static mopt_status fconv_run_p(const op_ctx *ctx, const op_tensor *in, int n_in,
         if (!same) return ctx->node->op->run(ctx, in, n_in, out, n_out);
     }
     d.prec = prec;
+    d.plain_w = plain;
     d.has_residual = has_res;
     act_of(ctx, &d.act, &d.act_alpha, &d.act_beta);
     st = onednn_conv_run((onednn_cache **)ctx->scratch, &d, ctx->state, in[0].data, in[1].data,
@@ -325,47 +334,37 @@ static mopt_status fconv_run_p(const op_ctx *ctx, const op_tensor *in, int n_in,
     return st;
 }
 
-static mopt_status fconv_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                 const op_tensor *out, int n_out, void **state) {
-    return ops_impl_conv_onednn.prepare(ctx, in, n_in < 3 ? n_in : 3, out, n_out, state);
-}
-static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                             int n_out) {
-    return fconv_run_p(ctx, in, n_in, out, n_out, ONEDNN_F32);
-}
+/* One impl per precision and weights layout; prepare is Conv's (W, bias). */
+#define FCONV_IMPL(ident, iname, conv_impl, prec, plain, sup)                                      \
+    static bool ident##_supports(const op_ctx *ctx, const op_tensor *in, int n_in,                 \
+                                 const op_tensor *out, int n_out) {                                \
+        return (sup) && fconv_supports_f32(ctx, in, n_in, out, n_out);                             \
+    }                                                                                              \
+    static mopt_status ident##_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,           \
+                                       const op_tensor *out, int n_out, void **state) {            \
+        return conv_impl.prepare(ctx, in, n_in < 3 ? n_in : 3, out, n_out, state);                 \
+    }                                                                                              \
+    static mopt_status ident##_run(const op_ctx *ctx, const op_tensor *in, int n_in,               \
+                                   op_tensor *out, int n_out) {                                    \
+        return fconv_run_p(ctx, in, n_in, out, n_out, prec, plain);                                \
+    }                                                                                              \
+    const op_impl ops_impl_##ident = {                                                             \
+        .name = iname,                                                                             \
+        .backend = "onednn",                                                                       \
+        .supports = ident##_supports,                                                              \
+        .prepare = ident##_prepare,                                                                \
+        .release = conv_state_release,                                                             \
+        .run = ident##_run,                                                                        \
+        .release_scratch = scratch_release,                                                        \
+    };
 
-const op_impl ops_impl_fused_conv_onednn = {
-    .name = "onednn",
-    .backend = "onednn",
-    .supports = fconv_supports_f32,
-    .prepare = fconv_prepare,
-    .release = conv_state_release,
-    .run = fconv_run,
-    .release_scratch = scratch_release,
-};
-
-static bool fconv_supports_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                const op_tensor *out, int n_out) {
-    return prec_is(ctx, "bf16") && fconv_supports_f32(ctx, in, n_in, out, n_out);
-}
-static mopt_status fconv_prepare_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                      const op_tensor *out, int n_out, void **state) {
-    return ops_impl_conv_onednn_bf16.prepare(ctx, in, n_in < 3 ? n_in : 3, out, n_out, state);
-}
-static mopt_status fconv_run_bf16(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                  int n_out) {
-    return fconv_run_p(ctx, in, n_in, out, n_out, ONEDNN_BF16);
-}
-
-const op_impl ops_impl_fused_conv_onednn_bf16 = {
-    .name = "onednn-bf16",
-    .backend = "onednn",
-    .supports = fconv_supports_bf16,
-    .prepare = fconv_prepare_bf16,
-    .release = conv_state_release,
-    .run = fconv_run_bf16,
-    .release_scratch = scratch_release,
-};
+FCONV_IMPL(fused_conv_onednn, "onednn", ops_impl_conv_onednn, ONEDNN_F32, true, true)
+FCONV_IMPL(fused_conv_onednn_packed, "onednn-packed", ops_impl_conv_onednn_packed, ONEDNN_F32,
+           false, ctx->opt_level >= 3)
+FCONV_IMPL(fused_conv_onednn_bf16, "onednn-bf16", ops_impl_conv_onednn_bf16, ONEDNN_BF16, true,
+           prec_is(ctx, "bf16"))
+FCONV_IMPL(fused_conv_onednn_bf16_packed, "onednn-bf16-packed", ops_impl_conv_onednn_bf16_packed,
+           ONEDNN_BF16, false, prec_is(ctx, "bf16") && ctx->opt_level >= 3)
 
 #else
 typedef int fused_onednn_unused; /* ISO C forbids an empty translation unit */

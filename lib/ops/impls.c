@@ -1,6 +1,7 @@
 /*
  * impls.c — the preference order of the fast implementations of each op
- * (see impls.h): oneDNN first (fastest here), then OpenBLAS; the op_def's
+ * (see impls.h): oneDNN first (fastest here; its "-packed" impls, which
+ * prepack weights, only at opt_level >= 3), then OpenBLAS; the op_def's
  * reference run is always the last resort. Backends missing at build time
  * are left out.
  */
@@ -8,8 +9,10 @@
 
 const op_impl *const ops_matmul_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_matmul_onednn_int8, /* precision=int8 only */
-    &ops_impl_matmul_onednn_bf16, /* precision=bf16 only */
+    &ops_impl_matmul_onednn_int8,        /* precision=int8 only */
+    &ops_impl_matmul_onednn_bf16_packed, /* precision=bf16, opt_level >= 3 */
+    &ops_impl_matmul_onednn_bf16,        /* precision=bf16 only */
+    &ops_impl_matmul_onednn_packed,      /* opt_level >= 3 */
     &ops_impl_matmul_onednn,
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
@@ -20,8 +23,10 @@ const op_impl *const ops_matmul_impls[] = {
 
 const op_impl *const ops_gemm_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_gemm_onednn_int8, /* precision=int8 only */
-    &ops_impl_gemm_onednn_bf16, /* precision=bf16 only */
+    &ops_impl_gemm_onednn_int8,        /* precision=int8 only */
+    &ops_impl_gemm_onednn_bf16_packed, /* precision=bf16, opt_level >= 3 */
+    &ops_impl_gemm_onednn_bf16,        /* precision=bf16 only */
+    &ops_impl_gemm_onednn_packed,      /* opt_level >= 3 */
     &ops_impl_gemm_onednn,
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
@@ -32,7 +37,9 @@ const op_impl *const ops_gemm_impls[] = {
 
 const op_impl *const ops_conv_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_conv_onednn_bf16, /* precision=bf16 only */
+    &ops_impl_conv_onednn_bf16_packed, /* precision=bf16, opt_level >= 3 */
+    &ops_impl_conv_onednn_bf16,        /* precision=bf16 only */
+    &ops_impl_conv_onednn_packed,      /* opt_level >= 3 */
     &ops_impl_conv_onednn,
 #endif
     NULL,
@@ -40,8 +47,10 @@ const op_impl *const ops_conv_impls[] = {
 
 const op_impl *const ops_fused_matmul_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_fused_matmul_onednn_int8, /* precision=int8 only */
-    &ops_impl_fused_matmul_onednn_bf16, /* precision=bf16 only */
+    &ops_impl_fused_matmul_onednn_int8,        /* precision=int8 only */
+    &ops_impl_fused_matmul_onednn_bf16_packed, /* precision=bf16, opt_level >= 3 */
+    &ops_impl_fused_matmul_onednn_bf16,        /* precision=bf16 only */
+    &ops_impl_fused_matmul_onednn_packed,      /* opt_level >= 3 */
     &ops_impl_fused_matmul_onednn,
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
@@ -52,7 +61,9 @@ const op_impl *const ops_fused_matmul_impls[] = {
 
 const op_impl *const ops_fused_conv_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_fused_conv_onednn_bf16, /* precision=bf16 only */
+    &ops_impl_fused_conv_onednn_bf16_packed, /* precision=bf16, opt_level >= 3 */
+    &ops_impl_fused_conv_onednn_bf16,        /* precision=bf16 only */
+    &ops_impl_fused_conv_onednn_packed,      /* opt_level >= 3 */
     &ops_impl_fused_conv_onednn,
 #endif
     NULL,

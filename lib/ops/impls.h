@@ -32,6 +32,17 @@ extern const op_impl ops_impl_fused_matmul_onednn_bf16;
 extern const op_impl ops_impl_fused_matmul_onednn_int8;
 extern const op_impl ops_impl_fused_conv_onednn;
 extern const op_impl ops_impl_fused_conv_onednn_bf16;
+/* opt_level >= 3: weights prepacked into oneDNN's layout at build */
+extern const op_impl ops_impl_matmul_onednn_packed;
+extern const op_impl ops_impl_gemm_onednn_packed;
+extern const op_impl ops_impl_conv_onednn_packed;
+extern const op_impl ops_impl_matmul_onednn_bf16_packed;
+extern const op_impl ops_impl_gemm_onednn_bf16_packed;
+extern const op_impl ops_impl_conv_onednn_bf16_packed;
+extern const op_impl ops_impl_fused_matmul_onednn_packed;
+extern const op_impl ops_impl_fused_matmul_onednn_bf16_packed;
+extern const op_impl ops_impl_fused_conv_onednn_packed;
+extern const op_impl ops_impl_fused_conv_onednn_bf16_packed;
 extern const op_impl ops_impl_matmul_openblas;
 extern const op_impl ops_impl_fused_matmul_openblas;
 extern const op_impl ops_impl_gemm_openblas;

@@ -2,13 +2,22 @@
  * matmul_onednn.c — MatMul and Gemm on oneDNN (kernels/onednn): f32, batch
  * dims with broadcasting, 1-D operands, Gemm's transA/transB as strides,
  * alpha as the output scale, C as a fused bias (the [N] case) or
- * accumulated into the output (sum post-op with scale beta). A constant B
- * is reordered once at model build into oneDNN's preferred layout; the
- * primitives are cached per session by shape. Problems oneDNN refuses at
- * run time (and empty ones) go to the reference run. With precision=bf16 the
- * "onednn-bf16" impls compute in bf16 (weights converted once, activations
- * per run) with f32 accumulation and f32 outputs; with precision=int8 the
- * "onednn-int8" impls run dynamic int8 (constant 2-D B only).
+ * accumulated into the output (sum post-op with scale beta). The primitives
+ * are cached per session by shape. Problems oneDNN refuses at run time (and
+ * empty ones) go to the reference run.
+ *
+ * Weight layout per opt_level (issue 5: prepacking is level 3):
+ *  - "onednn" (any level): B is read in its stored row-major layout, straight
+ *    from the model's buffer;
+ *  - "onednn-packed" (opt_level >= 3, constant B): B is reordered once at
+ *    model build into oneDNN's preferred (blocked) layout; when that layout
+ *    is the stored one the impl steps aside for "onednn".
+ * With precision=bf16 the "onednn-bf16" / "onednn-bf16-packed" impls compute
+ * in bf16 (weights converted once at build, in the stored layout resp. the
+ * preferred one; activations per run) with f32 accumulation and f32 outputs.
+ * With precision=int8 the "onednn-int8" impls run dynamic int8 (constant 2-D
+ * B only); they always prepack (B is quantized into oneDNN's layout at build,
+ * whatever the opt_level).
  */
 #include "ops/impls.h"
 
@@ -86,10 +95,27 @@ static void state_release(void *state) {
 
 static void scratch_release(void *scratch) { onednn_cache_free(scratch); }
 
-/* Packs B (when constant) for the representative problem d. */
-static mopt_status pack_b(onednn_matmul_desc *d, const op_tensor *b, onednn_prec prec,
+/* Prepacking (weights in the kernel's own layout) is opt_level 3. */
+static bool prepack_level(const op_ctx *ctx) { return ctx->opt_level >= 3; }
+
+/* A "-packed" impl's prepare keeps the node only when B really was reordered
+ * into another layout; otherwise the plain impl (next in the list) runs it. */
+static mopt_status packed_or_step_aside(mopt_status st, void **state) {
+    if (st) return st;
+    const mm_state *s = *state;
+    if (s && !onednn_weights_plain(s->w)) return MOPT_OK;
+    state_release(*state);
+    *state = NULL;
+    mopt_clear_error();
+    return MOPT_ERR_UNSUPPORTED;
+}
+
+/* Packs B (when constant) for the representative problem d: into oneDNN's
+ * layout, or with plain only converted (bf16) in its stored layout. */
+static mopt_status pack_b(onednn_matmul_desc *d, const op_tensor *b, onednn_prec prec, bool plain,
                           void **state) {
     d->prec = prec;
+    d->plain_w = plain && prec != ONEDNN_INT8;
     *state = NULL;
     if (!b->data) return MOPT_OK;
     mm_state *s = mopt_calloc(1, sizeof *s);
@@ -116,18 +142,18 @@ static bool matmul_supports(const op_ctx *ctx, const op_tensor *in, int n_in, co
 }
 
 static mopt_status matmul_prepare_p(const op_ctx *ctx, const op_tensor *in, onednn_prec prec,
-                                    void **state) {
+                                    bool plain, void **state) {
     *state = NULL;
     onednn_matmul_desc d;
     memset(&d, 0, sizeof d);
     if (!in[1].data || in[0].shape.rank < 0 || !matmul_geometry(&in[0].shape, &in[1].shape, &d) ||
         empty_problem(&d))
         return MOPT_OK;
-    return pack_b(&d, &in[1], prec, state);
+    return pack_b(&d, &in[1], prec, plain, state);
 }
 
 static mopt_status matmul_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                int n_out, onednn_prec prec) {
+                                int n_out, onednn_prec prec, bool plain) {
     const mm_state *s = ctx->state;
     onednn_matmul_desc d;
     memset(&d, 0, sizeof d);
@@ -135,6 +161,7 @@ static mopt_status matmul_run_p(const op_ctx *ctx, const op_tensor *in, int n_in
         return ctx->node->op->run(ctx, in, n_in, out, n_out);
     d.b_const = s != NULL;
     d.prec = prec;
+    d.plain_w = plain && prec != ONEDNN_INT8;
     mopt_status st =
         onednn_matmul_run((onednn_cache **)ctx->scratch, &d, s ? s->w : NULL, in[0].data,
                           in[1].data, NULL, NULL, out[0].data, ctx->threads);
@@ -142,49 +169,39 @@ static mopt_status matmul_run_p(const op_ctx *ctx, const op_tensor *in, int n_in
     return st;
 }
 
-static mopt_status matmul_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                  const op_tensor *out, int n_out, void **state) {
-    return matmul_prepare_p(ctx, in, ONEDNN_F32, state);
-}
-static mopt_status matmul_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                              int n_out) {
-    return matmul_run_p(ctx, in, n_in, out, n_out, ONEDNN_F32);
-}
+/* One impl per precision (f32, bf16) and weights layout (stored, packed). */
+#define MATMUL_IMPL(ident, iname, prec, plain, sup)                                                \
+    static bool ident##_supports(const op_ctx *ctx, const op_tensor *in, int n_in,                 \
+                                 const op_tensor *out, int n_out) {                                \
+        return (sup) && matmul_supports(ctx, in, n_in, out, n_out);                                \
+    }                                                                                              \
+    static mopt_status ident##_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,           \
+                                       const op_tensor *out, int n_out, void **state) {            \
+        mopt_status st = matmul_prepare_p(ctx, in, prec, plain, state);                            \
+        return plain ? st : packed_or_step_aside(st, state);                                       \
+    }                                                                                              \
+    static mopt_status ident##_run(const op_ctx *ctx, const op_tensor *in, int n_in,               \
+                                   op_tensor *out, int n_out) {                                    \
+        return matmul_run_p(ctx, in, n_in, out, n_out, prec, plain);                               \
+    }                                                                                              \
+    const op_impl ops_impl_##ident = {                                                             \
+        .name = iname,                                                                             \
+        .backend = "onednn",                                                                       \
+        .supports = ident##_supports,                                                              \
+        .prepare = ident##_prepare,                                                                \
+        .release = state_release,                                                                  \
+        .run = ident##_run,                                                                        \
+        .release_scratch = scratch_release,                                                        \
+    };
 
-const op_impl ops_impl_matmul_onednn = {
-    .name = "onednn",
-    .backend = "onednn",
-    .supports = matmul_supports,
-    .prepare = matmul_prepare,
-    .release = state_release,
-    .run = matmul_run,
-    .release_scratch = scratch_release,
-};
-
+MATMUL_IMPL(matmul_onednn, "onednn", ONEDNN_F32, true, true)
+MATMUL_IMPL(matmul_onednn_packed, "onednn-packed", ONEDNN_F32, false,
+            prepack_level(ctx) && in[1].data)
 /* precision=bf16: bf16 operands, f32 accumulation and output. A non-constant
  * B is converted on each run. */
-static bool matmul_supports_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                 const op_tensor *out, int n_out) {
-    return is_bf16(ctx) && matmul_supports(ctx, in, n_in, out, n_out);
-}
-static mopt_status matmul_prepare_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                       const op_tensor *out, int n_out, void **state) {
-    return matmul_prepare_p(ctx, in, ONEDNN_BF16, state);
-}
-static mopt_status matmul_run_bf16(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                   int n_out) {
-    return matmul_run_p(ctx, in, n_in, out, n_out, ONEDNN_BF16);
-}
-
-const op_impl ops_impl_matmul_onednn_bf16 = {
-    .name = "onednn-bf16",
-    .backend = "onednn",
-    .supports = matmul_supports_bf16,
-    .prepare = matmul_prepare_bf16,
-    .release = state_release,
-    .run = matmul_run_bf16,
-    .release_scratch = scratch_release,
-};
+MATMUL_IMPL(matmul_onednn_bf16, "onednn-bf16", ONEDNN_BF16, true, is_bf16(ctx))
+MATMUL_IMPL(matmul_onednn_bf16_packed, "onednn-bf16-packed", ONEDNN_BF16, false,
+            is_bf16(ctx) && prepack_level(ctx) && in[1].data)
 
 /* precision=int8 (dynamic): constant 2-D B quantized once per column, A per
  * run (see onednn.h); anything else is left to the f32 impls. */
@@ -199,7 +216,7 @@ static bool matmul_supports_int8(const op_ctx *ctx, const op_tensor *in, int n_i
 }
 static mopt_status matmul_prepare_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
                                        const op_tensor *out, int n_out, void **state) {
-    mopt_status st = matmul_prepare_p(ctx, in, ONEDNN_INT8, state);
+    mopt_status st = matmul_prepare_p(ctx, in, ONEDNN_INT8, false, state);
     if (!st && (!*state || !((mm_state *)*state)->w)) { /* nothing quantized: not for us */
         state_release(*state);
         *state = NULL;
@@ -209,7 +226,7 @@ static mopt_status matmul_prepare_int8(const op_ctx *ctx, const op_tensor *in, i
 }
 static mopt_status matmul_run_int8(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                    int n_out) {
-    return matmul_run_p(ctx, in, n_in, out, n_out, ONEDNN_INT8);
+    return matmul_run_p(ctx, in, n_in, out, n_out, ONEDNN_INT8, false);
 }
 
 const op_impl ops_impl_matmul_onednn_int8 = {
@@ -249,7 +266,7 @@ static bool gemm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, cons
 }
 
 static mopt_status gemm_prepare_p(const op_ctx *ctx, const op_tensor *in, onednn_prec prec,
-                                  void **state) {
+                                  bool plain, void **state) {
     *state = NULL;
     bool ta = ir_node_attr_int(ctx->node, "transA", 0) != 0;
     bool tb = ir_node_attr_int(ctx->node, "transB", 0) != 0;
@@ -261,11 +278,11 @@ static mopt_status gemm_prepare_p(const op_ctx *ctx, const op_tensor *in, onednn
     memset(&d, 0, sizeof d);
     if (M <= 0 || N <= 0 || K <= 0) return MOPT_OK;
     gemm_geometry(M, N, K, ta, tb, &d);
-    return pack_b(&d, &in[1], prec, state);
+    return pack_b(&d, &in[1], prec, plain, state);
 }
 
 static mopt_status gemm_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                              int n_out, onednn_prec prec) {
+                              int n_out, onednn_prec prec, bool plain) {
     const mm_state *s = ctx->state;
     bool ta = ir_node_attr_int(ctx->node, "transA", 0) != 0;
     bool tb = ir_node_attr_int(ctx->node, "transB", 0) != 0;
@@ -281,6 +298,7 @@ static mopt_status gemm_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, 
     d.alpha = alpha;
     d.b_const = s != NULL;
     d.prec = prec;
+    d.plain_w = plain && prec != ONEDNN_INT8;
     const float *bias = NULL;
     if (has_c && beta == 1.f && gemm_c_is_bias(&in[2], N)) {
         int64_t bd[2] = {1, N};
@@ -298,47 +316,35 @@ static mopt_status gemm_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, 
     return st;
 }
 
-static mopt_status gemm_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                const op_tensor *out, int n_out, void **state) {
-    return gemm_prepare_p(ctx, in, ONEDNN_F32, state);
-}
-static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                            int n_out) {
-    return gemm_run_p(ctx, in, n_in, out, n_out, ONEDNN_F32);
-}
+#define GEMM_IMPL(ident, iname, prec, plain, sup)                                                  \
+    static bool ident##_supports(const op_ctx *ctx, const op_tensor *in, int n_in,                 \
+                                 const op_tensor *out, int n_out) {                                \
+        return (sup) && gemm_supports(ctx, in, n_in, out, n_out);                                  \
+    }                                                                                              \
+    static mopt_status ident##_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,           \
+                                       const op_tensor *out, int n_out, void **state) {            \
+        mopt_status st = gemm_prepare_p(ctx, in, prec, plain, state);                              \
+        return plain ? st : packed_or_step_aside(st, state);                                       \
+    }                                                                                              \
+    static mopt_status ident##_run(const op_ctx *ctx, const op_tensor *in, int n_in,               \
+                                   op_tensor *out, int n_out) {                                    \
+        return gemm_run_p(ctx, in, n_in, out, n_out, prec, plain);                                 \
+    }                                                                                              \
+    const op_impl ops_impl_##ident = {                                                             \
+        .name = iname,                                                                             \
+        .backend = "onednn",                                                                       \
+        .supports = ident##_supports,                                                              \
+        .prepare = ident##_prepare,                                                                \
+        .release = state_release,                                                                  \
+        .run = ident##_run,                                                                        \
+        .release_scratch = scratch_release,                                                        \
+    };
 
-const op_impl ops_impl_gemm_onednn = {
-    .name = "onednn",
-    .backend = "onednn",
-    .supports = gemm_supports,
-    .prepare = gemm_prepare,
-    .release = state_release,
-    .run = gemm_run,
-    .release_scratch = scratch_release,
-};
-
-static bool gemm_supports_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
-                               const op_tensor *out, int n_out) {
-    return is_bf16(ctx) && gemm_supports(ctx, in, n_in, out, n_out);
-}
-static mopt_status gemm_prepare_bf16(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                     const op_tensor *out, int n_out, void **state) {
-    return gemm_prepare_p(ctx, in, ONEDNN_BF16, state);
-}
-static mopt_status gemm_run_bf16(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                 int n_out) {
-    return gemm_run_p(ctx, in, n_in, out, n_out, ONEDNN_BF16);
-}
-
-const op_impl ops_impl_gemm_onednn_bf16 = {
-    .name = "onednn-bf16",
-    .backend = "onednn",
-    .supports = gemm_supports_bf16,
-    .prepare = gemm_prepare_bf16,
-    .release = state_release,
-    .run = gemm_run_bf16,
-    .release_scratch = scratch_release,
-};
+GEMM_IMPL(gemm_onednn, "onednn", ONEDNN_F32, true, true)
+GEMM_IMPL(gemm_onednn_packed, "onednn-packed", ONEDNN_F32, false, prepack_level(ctx) && in[1].data)
+GEMM_IMPL(gemm_onednn_bf16, "onednn-bf16", ONEDNN_BF16, true, is_bf16(ctx))
+GEMM_IMPL(gemm_onednn_bf16_packed, "onednn-bf16-packed", ONEDNN_BF16, false,
+          is_bf16(ctx) && prepack_level(ctx) && in[1].data)
 
 static bool gemm_supports_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
                                const op_tensor *out, int n_out) {
@@ -355,7 +361,7 @@ static bool gemm_supports_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
 }
 static mopt_status gemm_prepare_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
                                      const op_tensor *out, int n_out, void **state) {
-    mopt_status st = gemm_prepare_p(ctx, in, ONEDNN_INT8, state);
+    mopt_status st = gemm_prepare_p(ctx, in, ONEDNN_INT8, false, state);
     if (!st && (!*state || !((mm_state *)*state)->w)) {
         state_release(*state);
         *state = NULL;
@@ -365,7 +371,7 @@ static mopt_status gemm_prepare_int8(const op_ctx *ctx, const op_tensor *in, int
 }
 static mopt_status gemm_run_int8(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
-    return gemm_run_p(ctx, in, n_in, out, n_out, ONEDNN_INT8);
+    return gemm_run_p(ctx, in, n_in, out, n_out, ONEDNN_INT8, false);
 }
 
 const op_impl ops_impl_gemm_onednn_int8 = {

@@ -43,6 +43,9 @@ typedef struct op_ctx {
     const char *precision; /* the model's precision option ("fp32", "bf16",
                               "int8"); set for supports/prepare/run of op_impls,
                               may be NULL elsewhere (= "fp32") */
+    int opt_level;         /* the model's opt_level (0..3), set like precision
+                              (0 elsewhere); >= 3 lets impls prepack weights
+                              into their kernel's own layout */
 } op_ctx;
 
 /* Shape and type inference. Reads in[0..n_in) (n_in == node->n_inputs) and

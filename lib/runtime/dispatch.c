@@ -23,6 +23,7 @@ static mopt_status try_impl(mopt_model *m, int32_t i, const op_impl *impl, const
     *taken = false;
     op_ctx ctx = {.node = n, .graph = m->graph, .runtime = false, .threads = 1};
     ctx.precision = m->config.precision;
+    ctx.opt_level = m->config.opt_level;
     ctx.opset = ir_graph_opset(g, n->domain);
     if (impl->supports && !impl->supports(&ctx, in, n->n_inputs, out, n->n_outputs))
         return MOPT_OK;

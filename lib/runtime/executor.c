@@ -123,6 +123,7 @@ static mopt_status run_nodes(mopt_session *s) {
         ctx.opset = n->domain[0] ? ir_graph_opset(g, n->domain) : opset;
         ctx.threads = s->threads;
         ctx.precision = s->model->config.precision;
+        ctx.opt_level = s->model->config.opt_level;
         mopt_status st = n->op->infer(&ctx, in, n->n_inputs, out, n->n_outputs);
         if (st) return st;
         for (int32_t k = 0; k < n->n_outputs; k++) {

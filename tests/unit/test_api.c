@@ -123,7 +123,7 @@ static void options_defaults(void **state) {
     EXPECT_OK(mopt_options_get_int(o, "threads", &v));
     assert_int_equal(v, 0);
     EXPECT_OK(mopt_options_get_int(o, "opt_level", &v));
-    assert_int_equal(v, 2);
+    assert_int_equal(v, 3);
     EXPECT_OK(mopt_options_get_int(o, "memory_limit", &v));
     assert_int_equal(v, 0);
     EXPECT_OK(mopt_options_get_string(o, "backend", &s));

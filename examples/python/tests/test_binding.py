@@ -161,7 +161,7 @@ def test_supported_ops():
 def test_options_dict_like():
     with mopt.Options(threads=3, backend="ref") as o:
         assert o["threads"] == 3 and o["backend"] == "ref"
-        assert o["opt_level"] == 2  # the documented default (mopt.h)
+        assert o["opt_level"] == 3  # the documented default (mopt.h)
         assert list(o) == ["threads", "backend"] and len(o) == 2 and "threads" in o
         o["threads"] = 1
         o["profile"] = True
