@@ -158,14 +158,16 @@ static mopt_status fmm_prepare_p(const op_ctx *ctx, const op_tensor *in, onednn_
         if (d.y.dims[i] <= 0 || d.a.dims[d.a.ndims - 1] <= 0) return MOPT_OK;
     d.prec = prec;
     d.plain_w = plain && prec != ONEDNN_INT8;
-    if (d.plain_w && prec == ONEDNN_F32) return MOPT_OK; /* B is used as stored */
+    onednn_weights *w = NULL;
+    mopt_status st = onednn_matmul_pack(&d, in[1].data, 1, &w);
+    if (st) return st;
+    if (!w && d.plain_w) return MOPT_OK; /* f32 B is read as stored: nothing to keep */
     fmm_state *s = mopt_calloc(1, sizeof *s);
-    if (!s) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory preparing a oneDNN matmul");
-    mopt_status st = onednn_matmul_pack(&d, in[1].data, 1, &s->w);
-    if (st) {
-        mopt_free(s);
-        return st;
+    if (!s) {
+        onednn_weights_free(w);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory preparing a oneDNN matmul");
     }
+    s->w = w;
     *state = s;
     return MOPT_OK;
 }

@@ -118,13 +118,16 @@ static mopt_status pack_b(onednn_matmul_desc *d, const op_tensor *b, onednn_prec
     d->plain_w = plain && prec != ONEDNN_INT8;
     *state = NULL;
     if (!b->data) return MOPT_OK;
+    onednn_weights *w = NULL;
+    mopt_status st = onednn_matmul_pack(d, b->data, 1, &w);
+    if (st) return st;
+    if (!w && d->plain_w) return MOPT_OK; /* f32 B is read as stored: nothing to keep */
     mm_state *s = mopt_calloc(1, sizeof *s);
-    if (!s) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory preparing a oneDNN matmul");
-    mopt_status st = onednn_matmul_pack(d, b->data, 1, &s->w);
-    if (st) {
-        mopt_free(s);
-        return st;
+    if (!s) {
+        onednn_weights_free(w);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory preparing a oneDNN matmul");
     }
+    s->w = w;
     *state = s;
     return MOPT_OK;
 }

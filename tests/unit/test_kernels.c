@@ -36,6 +36,7 @@
 #include <cmocka.h>
 
 #include "core/alloc.h"
+#include "core/cpu.h"
 #include "core/error.h"
 #include "ir/ir.h"
 #include "ops/impls.h"
@@ -48,6 +49,11 @@
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 static const char *g_prec; /* ctx->precision of the impl under test (NULL = fp32) */
+static int g_opt_level;    /* ctx->opt_level of the impl under test */
+/* Under test: a "-packed" impl, which may step aside (supports false or
+ * prepare UNSUPPORTED) for a case; counted in g_stepped, the rest in g_ran. */
+static bool g_may_step_aside;
+static int g_ran, g_stepped;
 
 static float frand(void) {
     g_rng ^= g_rng << 13;
@@ -129,6 +135,7 @@ static void check_impl(node_case *c, const op_impl *impl, op_tensor *in, int n_i
                        bool expect_ref) {
     op_ctx ctx = {.node = c->n, .graph = c->g, .opset = 17, .runtime = true, .threads = threads};
     ctx.precision = g_prec;
+    ctx.opt_level = g_opt_level;
     op_tensor out, ref_out;
     memset(&out, 0, sizeof out);
     assert_int_equal(g_real->infer(&ctx, in, n_in, &out, 1), MOPT_OK);
@@ -153,10 +160,20 @@ static void check_impl(node_case *c, const op_impl *impl, op_tensor *in, int n_i
     }
     op_ctx lctx = {.node = c->n, .graph = c->g, .opset = 17, .runtime = false, .threads = 1};
     lctx.precision = g_prec;
-    assert_true(impl->supports(&lctx, lin, n_in, &lout, 1));
+    lctx.opt_level = g_opt_level;
+    bool supported = impl->supports(&lctx, lin, n_in, &lout, 1);
     void *state = NULL;
+    mopt_status pst = MOPT_OK;
+    if (supported && impl->prepare) pst = impl->prepare(&lctx, lin, n_in, &lout, 1, &state);
+    if (g_may_step_aside && (!supported || pst == MOPT_ERR_UNSUPPORTED)) {
+        g_stepped++;
+        mopt_aligned_free(out.data);
+        mopt_aligned_free(ref_out.data);
+        return;
+    }
+    g_ran++;
+    assert_true(supported);
     if (impl->prepare) {
-        mopt_status pst = impl->prepare(&lctx, lin, n_in, &lout, 1, &state);
         if (pst) {
             char b0[IR_SHAPE_STR_CAP], b1[IR_SHAPE_STR_CAP];
             print_message("%s: prepare failed (%d) for %s x %s: %s\n", impl->name, (int)pst,
@@ -674,6 +691,131 @@ static void onednn_int8_gemm(void **st) {
     g_prec = NULL;
 }
 
+/* opt_level 3: the "-packed" impls (weights reordered into oneDNN's layout at
+ * build) pass the same cases as the plain ones, where they take the node: a
+ * constant B / W that oneDNN really wants in another layout. */
+static void run_packed(void (*cases)(const op_impl *), const op_impl *impl, const char *prec,
+                       bool must_run) {
+    assert_non_null(impl);
+    assert_non_null(strstr(impl->name, "-packed"));
+    g_prec = prec;
+    g_opt_level = 3;
+    g_may_step_aside = true;
+    g_ran = g_stepped = 0;
+    cases(impl);
+    print_message("%s (%s): %d cases run, %d stepped aside\n", impl->name, prec ? prec : "fp32",
+                  g_ran, g_stepped);
+    if (must_run) assert_true(g_ran > 0);
+    g_prec = NULL;
+    g_opt_level = 0;
+    g_may_step_aside = false;
+}
+
+static const op_impl *find_impl_domain(const char *op, const char *domain, const char *name) {
+    const op_def *d = ops_find(op, domain);
+    for (int k = 0; d && d->impls && d->impls[k]; k++)
+        if (strcmp(d->impls[k]->name, name) == 0) return d->impls[k];
+    return NULL;
+}
+
+static void onednn_packed(void **st) {
+    (void)st;
+    /* oneDNN's matmul wants blocked weights with its AVX-512 kernels (brgemm);
+     * elsewhere its preferred layout may be the stored one */
+    bool mm = cpu_get()->avx512f;
+    run_packed(run_matmul_cases, find_impl("MatMul", "onednn-packed"), NULL, mm);
+    run_packed(run_gemm_cases, find_impl("Gemm", "onednn-packed"), NULL, mm);
+    run_packed(run_conv_cases, find_impl("Conv", "onednn-packed"), NULL, true);
+    run_packed(run_fused_matmul_cases, find_impl_domain("FusedMatMul", "mopt", "onednn-packed"),
+               NULL, mm);
+    run_packed(run_fused_conv_cases, find_impl_domain("FusedConv", "mopt", "onednn-packed"), NULL,
+               true);
+    run_packed(run_matmul_cases, find_impl("MatMul", "onednn-bf16-packed"), "bf16", mm);
+    run_packed(run_gemm_cases, find_impl("Gemm", "onednn-bf16-packed"), "bf16", mm);
+    run_packed(run_conv_cases, find_impl("Conv", "onednn-bf16-packed"), "bf16", true);
+    run_packed(run_fused_matmul_cases,
+               find_impl_domain("FusedMatMul", "mopt", "onednn-bf16-packed"), "bf16", mm);
+    run_packed(run_fused_conv_cases, find_impl_domain("FusedConv", "mopt", "onednn-bf16-packed"),
+               "bf16", true);
+}
+
+/* What the model builder does (dispatch.c) for a node at opt_level `level`:
+ * the first impl of the op's list that supports it and prepares. *kept:
+ * whether prepare kept any state (e.g. a copy of the weights). */
+static const op_impl *first_impl(node_case *c, const op_tensor *in, int n_in, unsigned const_mask,
+                                 int level, bool *kept) {
+    op_tensor lin[8], lout;
+    for (int k = 0; k < n_in; k++) {
+        lin[k] = in[k];
+        if (!(const_mask & (1u << k))) lin[k].data = NULL;
+    }
+    op_ctx lctx = {.node = c->n, .graph = c->g, .opset = 17, .threads = 1, .opt_level = level};
+    memset(&lout, 0, sizeof lout);
+    assert_int_equal(g_real->infer(&lctx, lin, n_in, &lout, 1), MOPT_OK);
+    const op_impl *const *impls = c->n->op->impls;
+    for (int k = 0; impls && impls[k]; k++) {
+        if (!impls[k]->supports(&lctx, lin, n_in, &lout, 1)) continue;
+        void *state = NULL;
+        if (impls[k]->prepare) {
+            mopt_status st = impls[k]->prepare(&lctx, lin, n_in, &lout, 1, &state);
+            if (st == MOPT_ERR_UNSUPPORTED) continue;
+            assert_int_equal(st, MOPT_OK);
+        }
+        *kept = state != NULL;
+        if (state && impls[k]->release) impls[k]->release(state);
+        return impls[k];
+    }
+    return NULL;
+}
+
+/* opt_level 2 runs a MatMul and a Conv with constant weights on "onednn"
+ * (weights read as stored: nothing kept), opt_level 3 on "onednn-packed"
+ * (weights reordered at build); both match the reference. */
+static void onednn_levels_named_apart(void **st) {
+    (void)st;
+    const char *names[2][2];
+    bool kept[2][2];
+    for (int op = 0; op < 2; op++)
+        for (int li = 0; li < 2; li++) {
+            int level = 2 + li;
+            node_case c;
+            op_tensor in[3];
+            int n_in = op == 0 ? 2 : 3;
+            if (op == 0) {
+                nc_init(&c, "MatMul", 2);
+                tensor(&in[0], 2, (int64_t[]){24, 256});
+                tensor(&in[1], 2, (int64_t[]){256, 128});
+            } else {
+                nc_init(&c, "Conv", 3);
+                attr_ints(c.n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+                tensor(&in[0], 4, (int64_t[]){1, 16, 14, 14});
+                tensor(&in[1], 4, (int64_t[]){32, 16, 3, 3});
+                tensor(&in[2], 1, (int64_t[]){32});
+                g_conv_red = 16 * 3 * 3;
+            }
+            unsigned consts = op == 0 ? 2u : 6u;
+            const op_impl *impl = first_impl(&c, in, n_in, consts, level, &kept[op][li]);
+            assert_non_null(impl);
+            names[op][li] = impl->name;
+            g_opt_level = level;
+            check_impl(&c, impl, in, n_in, consts, 0u, op == 0 ? matmul_bound : conv_bound, 1,
+                       false);
+            g_opt_level = 0;
+            free_inputs(in, n_in);
+            ir_graph_destroy(c.g);
+        }
+    for (int op = 0; op < 2; op++) {
+        assert_string_equal(names[op][0], "onednn");
+        assert_false(kept[op][0]); /* f32 weights used in place: no copy */
+    }
+    assert_string_equal(names[1][1], "onednn-packed");
+    assert_true(kept[1][1]);
+    if (cpu_get()->avx512f) {
+        assert_string_equal(names[0][1], "onednn-packed");
+        assert_true(kept[0][1]);
+    }
+}
+
 static void onednn_fused(void **st) {
     (void)st;
     const char *precs[] = {NULL, "bf16", "int8"};
@@ -963,6 +1105,8 @@ int main(void) {
         cmocka_unit_test(onednn_int8_gemm),
         cmocka_unit_test(onednn_int8_refuses),
         cmocka_unit_test(onednn_fused),
+        cmocka_unit_test(onednn_packed),
+        cmocka_unit_test(onednn_levels_named_apart),
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
         cmocka_unit_test(openblas_matmul),
