@@ -2,8 +2,10 @@
  * pass_manager.c — runs the optimization passes for an opt_level:
  *   1: constant folding (incl. symbolic shape arithmetic), eliminations,
  *      CSE, DCE
- *   2: level 1 plus fusions (to come)
- *   3: level 2 plus layout changes and weight prepacking (to come)
+ *   2: level 1 plus fusions
+ *   3: level 2 plus weight prepacking: no graph pass; the kernels' impls
+ *      reorder constant weights into their own layouts at model build
+ *      (op_ctx.opt_level, the "-packed" impls in lib/ops, e.g. matmul_onednn.c)
  * and records, per pass, its time, node counts before/after and rewrites.
  */
 #include <stdio.h>
