@@ -24,8 +24,8 @@ echo "== 1. mopt info $MODEL"
 ./build/examples/cli/mopt info "$MODEL"
 
 echo
-echo "== 2. optimized (opt_level 2) vs unoptimized (opt_level 0), $THREADS thread(s)"
-for lvl in 0 2; do
+echo "== 2. optimized (opt_level 3, the default) vs unoptimized (opt_level 0), $THREADS thread(s)"
+for lvl in 0 3; do
     ./build/bench/mopt-bench "$MODEL" "${DIMS[@]}" --threads "$THREADS" --opt-level "$lvl" \
         --warmup 3 --iterations 30 --no-progress --top 5
     echo
@@ -34,7 +34,7 @@ done
 echo "== 3. libmopt vs ONNX Runtime, same model, inputs and threads"
 if python3 -c "import onnxruntime" 2>/dev/null; then
     python3 bench/compare.py "$MODEL" "${DIMS[@]}" --threads "$THREADS" --iterations 30 \
-        --mopt-config opt_level=0 --mopt-config opt_level=2
+        --mopt-config opt_level=0 --mopt-config opt_level=3
 else
     echo "(onnxruntime is not installed: skipping the side-by-side comparison)"
 fi
