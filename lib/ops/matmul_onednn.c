@@ -24,13 +24,10 @@
 #ifdef MOPT_HAVE_ONEDNN
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/onednn/onednn.h"
+#include "ops/onednn_glue.h"
 
-/* What prepare leaves for run. */
-typedef struct mm_state {
-    onednn_weights *w; /* NULL: B is used as it is */
-} mm_state;
+typedef onednn_glue_mm_state mm_state;
 
 static bool is_f32(const op_tensor *t) { return t->dtype == MOPT_DTYPE_F32; }
 
@@ -86,57 +83,12 @@ static bool empty_problem(const onednn_matmul_desc *d) {
     return d->a.dims[d->a.ndims - 1] == 0;
 }
 
-static void state_release(void *state) {
-    mm_state *s = state;
-    if (!s) return;
-    onednn_weights_free(s->w);
-    mopt_free(s);
-}
-
-static void scratch_release(void *scratch) { onednn_cache_free(scratch); }
-
 /* Prepacking (weights in the kernel's own layout) is opt_level 3. */
 static bool prepack_level(const op_ctx *ctx) { return ctx->opt_level >= 3; }
 
-/* A "-packed" impl's prepare keeps the node only when B really was reordered
- * into another layout; otherwise the plain impl (next in the list) runs it. */
-static mopt_status packed_or_step_aside(mopt_status st, void **state) {
-    if (st) return st;
-    const mm_state *s = *state;
-    if (s && !onednn_weights_plain(s->w)) return MOPT_OK;
-    state_release(*state);
-    *state = NULL;
-    mopt_clear_error();
-    return MOPT_ERR_UNSUPPORTED;
-}
-
-/* Packs B (when constant) for the representative problem d: into oneDNN's
- * layout, or with plain only converted (bf16) in its stored layout. */
-static mopt_status pack_b(onednn_matmul_desc *d, const op_tensor *b, onednn_prec prec, bool plain,
-                          void **state) {
-    d->prec = prec;
-    d->plain_w = plain && prec != ONEDNN_INT8;
-    *state = NULL;
-    if (!b->data) return MOPT_OK;
-    onednn_weights *w = NULL;
-    mopt_status st = onednn_matmul_pack(d, b->data, 1, &w);
-    if (st) return st;
-    if (!w && d->plain_w) return MOPT_OK; /* f32 B is read as stored: nothing to keep */
-    mm_state *s = mopt_calloc(1, sizeof *s);
-    if (!s) {
-        onednn_weights_free(w);
-        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory preparing a oneDNN matmul");
-    }
-    s->w = w;
-    *state = s;
-    return MOPT_OK;
-}
-
 /* ---- MatMul ------------------------------------------------------------- */
 
-static bool is_bf16(const op_ctx *ctx) {
-    return ctx->precision && strcmp(ctx->precision, "bf16") == 0;
-}
+static bool is_bf16(const op_ctx *ctx) { return onednn_glue_prec_is(ctx, "bf16"); }
 
 static bool matmul_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                             int n_out) {
@@ -152,7 +104,7 @@ static mopt_status matmul_prepare_p(const op_ctx *ctx, const op_tensor *in, oned
     if (!in[1].data || in[0].shape.rank < 0 || !matmul_geometry(&in[0].shape, &in[1].shape, &d) ||
         empty_problem(&d))
         return MOPT_OK;
-    return pack_b(&d, &in[1], prec, plain, state);
+    return onednn_glue_pack_b(&d, &in[1], prec, plain, state);
 }
 
 static mopt_status matmul_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -168,8 +120,7 @@ static mopt_status matmul_run_p(const op_ctx *ctx, const op_tensor *in, int n_in
     mopt_status st =
         onednn_matmul_run((onednn_cache **)ctx->scratch, &d, s ? s->w : NULL, in[0].data,
                           in[1].data, NULL, NULL, out[0].data, ctx->threads);
-    if (st == MOPT_ERR_UNSUPPORTED) return ctx->node->op->run(ctx, in, n_in, out, n_out);
-    return st;
+    return onednn_glue_or_ref(st, ctx, in, n_in, out, n_out);
 }
 
 /* One impl per precision (f32, bf16) and weights layout (stored, packed). */
@@ -181,21 +132,13 @@ static mopt_status matmul_run_p(const op_ctx *ctx, const op_tensor *in, int n_in
     static mopt_status ident##_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,           \
                                        const op_tensor *out, int n_out, void **state) {            \
         mopt_status st = matmul_prepare_p(ctx, in, prec, plain, state);                            \
-        return plain ? st : packed_or_step_aside(st, state);                                       \
+        return plain ? st : onednn_glue_mm_packed_or_step_aside(st, state);                        \
     }                                                                                              \
     static mopt_status ident##_run(const op_ctx *ctx, const op_tensor *in, int n_in,               \
                                    op_tensor *out, int n_out) {                                    \
         return matmul_run_p(ctx, in, n_in, out, n_out, prec, plain);                               \
     }                                                                                              \
-    const op_impl ops_impl_##ident = {                                                             \
-        .name = iname,                                                                             \
-        .backend = "onednn",                                                                       \
-        .supports = ident##_supports,                                                              \
-        .prepare = ident##_prepare,                                                                \
-        .release = state_release,                                                                  \
-        .run = ident##_run,                                                                        \
-        .release_scratch = scratch_release,                                                        \
-    };
+    ONEDNN_GLUE_IMPL_TABLE(ident, iname, onednn_glue_mm_state_release)
 
 MATMUL_IMPL(matmul_onednn, "onednn", ONEDNN_F32, true, true)
 MATMUL_IMPL(matmul_onednn_packed, "onednn-packed", ONEDNN_F32, false,
@@ -208,39 +151,24 @@ MATMUL_IMPL(matmul_onednn_bf16_packed, "onednn-bf16-packed", ONEDNN_BF16, false,
 
 /* precision=int8 (dynamic): constant 2-D B quantized once per column, A per
  * run (see onednn.h); anything else is left to the f32 impls. */
-static bool is_int8(const op_ctx *ctx) {
-    return ctx->precision && strcmp(ctx->precision, "int8") == 0;
-}
+static bool is_int8(const op_ctx *ctx) { return onednn_glue_prec_is(ctx, "int8"); }
 
-static bool matmul_supports_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                 const op_tensor *out, int n_out) {
+static bool matmul_onednn_int8_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                        const op_tensor *out, int n_out) {
     return is_int8(ctx) && in[1].data && in[1].shape.rank == 2 &&
            matmul_supports(ctx, in, n_in, out, n_out);
 }
-static mopt_status matmul_prepare_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                       const op_tensor *out, int n_out, void **state) {
-    mopt_status st = matmul_prepare_p(ctx, in, ONEDNN_INT8, false, state);
-    if (!st && (!*state || !((mm_state *)*state)->w)) { /* nothing quantized: not for us */
-        state_release(*state);
-        *state = NULL;
-        return MOPT_ERR_UNSUPPORTED;
-    }
-    return st;
+static mopt_status matmul_onednn_int8_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                              const op_tensor *out, int n_out, void **state) {
+    return onednn_glue_mm_int8_or_step_aside(matmul_prepare_p(ctx, in, ONEDNN_INT8, false, state),
+                                             state);
 }
-static mopt_status matmul_run_int8(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                   int n_out) {
+static mopt_status matmul_onednn_int8_run(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                          op_tensor *out, int n_out) {
     return matmul_run_p(ctx, in, n_in, out, n_out, ONEDNN_INT8, false);
 }
 
-const op_impl ops_impl_matmul_onednn_int8 = {
-    .name = "onednn-int8",
-    .backend = "onednn",
-    .supports = matmul_supports_int8,
-    .prepare = matmul_prepare_int8,
-    .release = state_release,
-    .run = matmul_run_int8,
-    .release_scratch = scratch_release,
-};
+ONEDNN_GLUE_IMPL_TABLE(matmul_onednn_int8, "onednn-int8", onednn_glue_mm_state_release)
 
 /* ---- Gemm --------------------------------------------------------------- */
 
@@ -281,7 +209,7 @@ static mopt_status gemm_prepare_p(const op_ctx *ctx, const op_tensor *in, onednn
     memset(&d, 0, sizeof d);
     if (M <= 0 || N <= 0 || K <= 0) return MOPT_OK;
     gemm_geometry(M, N, K, ta, tb, &d);
-    return pack_b(&d, &in[1], prec, plain, state);
+    return onednn_glue_pack_b(&d, &in[1], prec, plain, state);
 }
 
 static mopt_status gemm_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -315,8 +243,7 @@ static mopt_status gemm_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, 
     mopt_status st =
         onednn_matmul_run((onednn_cache **)ctx->scratch, &d, s ? s->w : NULL, in[0].data,
                           in[1].data, bias, NULL, out[0].data, ctx->threads);
-    if (st == MOPT_ERR_UNSUPPORTED) return ctx->node->op->run(ctx, in, n_in, out, n_out);
-    return st;
+    return onednn_glue_or_ref(st, ctx, in, n_in, out, n_out);
 }
 
 #define GEMM_IMPL(ident, iname, prec, plain, sup)                                                  \
@@ -327,21 +254,13 @@ static mopt_status gemm_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, 
     static mopt_status ident##_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,           \
                                        const op_tensor *out, int n_out, void **state) {            \
         mopt_status st = gemm_prepare_p(ctx, in, prec, plain, state);                              \
-        return plain ? st : packed_or_step_aside(st, state);                                       \
+        return plain ? st : onednn_glue_mm_packed_or_step_aside(st, state);                        \
     }                                                                                              \
     static mopt_status ident##_run(const op_ctx *ctx, const op_tensor *in, int n_in,               \
                                    op_tensor *out, int n_out) {                                    \
         return gemm_run_p(ctx, in, n_in, out, n_out, prec, plain);                                 \
     }                                                                                              \
-    const op_impl ops_impl_##ident = {                                                             \
-        .name = iname,                                                                             \
-        .backend = "onednn",                                                                       \
-        .supports = ident##_supports,                                                              \
-        .prepare = ident##_prepare,                                                                \
-        .release = state_release,                                                                  \
-        .run = ident##_run,                                                                        \
-        .release_scratch = scratch_release,                                                        \
-    };
+    ONEDNN_GLUE_IMPL_TABLE(ident, iname, onednn_glue_mm_state_release)
 
 GEMM_IMPL(gemm_onednn, "onednn", ONEDNN_F32, true, true)
 GEMM_IMPL(gemm_onednn_packed, "onednn-packed", ONEDNN_F32, false, prepack_level(ctx) && in[1].data)
@@ -349,8 +268,8 @@ GEMM_IMPL(gemm_onednn_bf16, "onednn-bf16", ONEDNN_BF16, true, is_bf16(ctx))
 GEMM_IMPL(gemm_onednn_bf16_packed, "onednn-bf16-packed", ONEDNN_BF16, false,
           is_bf16(ctx) && prepack_level(ctx) && in[1].data)
 
-static bool gemm_supports_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
-                               const op_tensor *out, int n_out) {
+static bool gemm_onednn_int8_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                      const op_tensor *out, int n_out) {
     /* C only as a bias along N (the int8 epilogue adds nothing else) */
     bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
     float beta = ir_node_attr_float(ctx->node, "beta", 1.0f);
@@ -362,30 +281,17 @@ static bool gemm_supports_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
     return is_int8(ctx) && in[1].data && ir_node_attr_int(ctx->node, "transA", 0) == 0 &&
            gemm_supports(ctx, in, n_in, out, n_out);
 }
-static mopt_status gemm_prepare_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                     const op_tensor *out, int n_out, void **state) {
-    mopt_status st = gemm_prepare_p(ctx, in, ONEDNN_INT8, false, state);
-    if (!st && (!*state || !((mm_state *)*state)->w)) {
-        state_release(*state);
-        *state = NULL;
-        return MOPT_ERR_UNSUPPORTED;
-    }
-    return st;
+static mopt_status gemm_onednn_int8_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                            const op_tensor *out, int n_out, void **state) {
+    return onednn_glue_mm_int8_or_step_aside(gemm_prepare_p(ctx, in, ONEDNN_INT8, false, state),
+                                             state);
 }
-static mopt_status gemm_run_int8(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                 int n_out) {
+static mopt_status gemm_onednn_int8_run(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                        op_tensor *out, int n_out) {
     return gemm_run_p(ctx, in, n_in, out, n_out, ONEDNN_INT8, false);
 }
 
-const op_impl ops_impl_gemm_onednn_int8 = {
-    .name = "onednn-int8",
-    .backend = "onednn",
-    .supports = gemm_supports_int8,
-    .prepare = gemm_prepare_int8,
-    .release = state_release,
-    .run = gemm_run_int8,
-    .release_scratch = scratch_release,
-};
+ONEDNN_GLUE_IMPL_TABLE(gemm_onednn_int8, "onednn-int8", onednn_glue_mm_state_release)
 
 #else
 typedef int matmul_onednn_unused; /* ISO C forbids an empty translation unit */
