@@ -18,31 +18,16 @@
 #ifdef MOPT_HAVE_ONEDNN
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/onednn/onednn.h"
 #include "ops/fused.h"
+#include "ops/onednn_glue.h"
 
-typedef struct fmm_state {
-    onednn_weights *w;
-} fmm_state;
-
-static void fmm_state_release(void *state) {
-    fmm_state *s = state;
-    if (!s) return;
-    onednn_weights_free(s->w);
-    mopt_free(s);
-}
+typedef onednn_glue_mm_state fmm_state;
 
 static void conv_state_release(void *state) { onednn_weights_free(state); }
 
-static void scratch_release(void *scratch) { onednn_cache_free(scratch); }
-
 static bool has_input(const op_tensor *in, int n_in, int k) {
     return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
-}
-
-static bool prec_is(const op_ctx *ctx, const char *p) {
-    return ctx->precision && strcmp(ctx->precision, p) == 0;
 }
 
 static bool act_of(const op_ctx *ctx, onednn_act *act, float *alpha, float *beta) {
@@ -156,20 +141,7 @@ static mopt_status fmm_prepare_p(const op_ctx *ctx, const op_tensor *in, onednn_
     if (!in[1].data || !fmm_geometry(ctx, &in[0].shape, &in[1].shape, &d)) return MOPT_OK;
     for (int32_t i = 0; i < d.y.ndims; i++)
         if (d.y.dims[i] <= 0 || d.a.dims[d.a.ndims - 1] <= 0) return MOPT_OK;
-    d.prec = prec;
-    d.plain_w = plain && prec != ONEDNN_INT8;
-    onednn_weights *w = NULL;
-    mopt_status st = onednn_matmul_pack(&d, in[1].data, 1, &w);
-    if (st) return st;
-    if (!w && d.plain_w) return MOPT_OK; /* f32 B is read as stored: nothing to keep */
-    fmm_state *s = mopt_calloc(1, sizeof *s);
-    if (!s) {
-        onednn_weights_free(w);
-        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory preparing a oneDNN matmul");
-    }
-    s->w = w;
-    *state = s;
-    return MOPT_OK;
+    return onednn_glue_pack_b(&d, &in[1], prec, plain, state);
 }
 
 static mopt_status fmm_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -213,20 +185,7 @@ static mopt_status fmm_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, o
                                in[1].data, has_bias ? in[2].data : NULL,
                                has_res ? in[3].data : NULL, out[0].data, ctx->threads);
     }
-    if (st == MOPT_ERR_UNSUPPORTED) return ctx->node->op->run(ctx, in, n_in, out, n_out);
-    return st;
-}
-
-/* A "-packed" impl's prepare keeps the node only when B really was reordered
- * into another layout; otherwise the plain impl (next in the list) runs it. */
-static mopt_status fmm_packed_or_step_aside(mopt_status st, void **state) {
-    if (st) return st;
-    const fmm_state *s = *state;
-    if (s && !onednn_weights_plain(s->w)) return MOPT_OK;
-    fmm_state_release(*state);
-    *state = NULL;
-    mopt_clear_error();
-    return MOPT_ERR_UNSUPPORTED;
+    return onednn_glue_or_ref(st, ctx, in, n_in, out, n_out);
 }
 
 /* One impl per precision (f32, bf16) and weights layout (stored, packed). */
@@ -238,60 +197,41 @@ static mopt_status fmm_packed_or_step_aside(mopt_status st, void **state) {
     static mopt_status ident##_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,           \
                                        const op_tensor *out, int n_out, void **state) {            \
         mopt_status st = fmm_prepare_p(ctx, in, prec, plain, state);                               \
-        return plain ? st : fmm_packed_or_step_aside(st, state);                                   \
+        return plain ? st : onednn_glue_mm_packed_or_step_aside(st, state);                        \
     }                                                                                              \
     static mopt_status ident##_run(const op_ctx *ctx, const op_tensor *in, int n_in,               \
                                    op_tensor *out, int n_out) {                                    \
         return fmm_run_p(ctx, in, n_in, out, n_out, prec, plain);                                  \
     }                                                                                              \
-    const op_impl ops_impl_##ident = {                                                             \
-        .name = iname,                                                                             \
-        .backend = "onednn",                                                                       \
-        .supports = ident##_supports,                                                              \
-        .prepare = ident##_prepare,                                                                \
-        .release = fmm_state_release,                                                              \
-        .run = ident##_run,                                                                        \
-        .release_scratch = scratch_release,                                                        \
-    };
+    ONEDNN_GLUE_IMPL_TABLE(ident, iname, onednn_glue_mm_state_release)
 
 FMM_IMPL(fused_matmul_onednn, "onednn", ONEDNN_F32, true, true)
 FMM_IMPL(fused_matmul_onednn_packed, "onednn-packed", ONEDNN_F32, false,
          ctx->opt_level >= 3 && in[1].data)
-FMM_IMPL(fused_matmul_onednn_bf16, "onednn-bf16", ONEDNN_BF16, true, prec_is(ctx, "bf16"))
+FMM_IMPL(fused_matmul_onednn_bf16, "onednn-bf16", ONEDNN_BF16, true,
+         onednn_glue_prec_is(ctx, "bf16"))
 FMM_IMPL(fused_matmul_onednn_bf16_packed, "onednn-bf16-packed", ONEDNN_BF16, false,
-         prec_is(ctx, "bf16") && ctx->opt_level >= 3 && in[1].data)
+         onednn_glue_prec_is(ctx, "bf16") && ctx->opt_level >= 3 && in[1].data)
 
 /* int8: constant 2-D B, A not transposed (it is quantized as stored) */
-static bool fmm_supports_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
-                              const op_tensor *out, int n_out) {
-    return prec_is(ctx, "int8") && in[1].data && in[1].shape.rank == 2 &&
+static bool fused_matmul_onednn_int8_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                              const op_tensor *out, int n_out) {
+    return onednn_glue_prec_is(ctx, "int8") && in[1].data && in[1].shape.rank == 2 &&
            ir_node_attr_int(ctx->node, "transA", 0) == 0 &&
            fmm_supports_f32(ctx, in, n_in, out, n_out);
 }
-static mopt_status fmm_prepare_int8(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                    const op_tensor *out, int n_out, void **state) {
-    mopt_status st = fmm_prepare_p(ctx, in, ONEDNN_INT8, false, state);
-    if (!st && (!*state || !((fmm_state *)*state)->w)) {
-        fmm_state_release(*state);
-        *state = NULL;
-        return MOPT_ERR_UNSUPPORTED;
-    }
-    return st;
+static mopt_status fused_matmul_onednn_int8_prepare(const op_ctx *ctx, const op_tensor *in,
+                                                    int n_in, const op_tensor *out, int n_out,
+                                                    void **state) {
+    return onednn_glue_mm_int8_or_step_aside(fmm_prepare_p(ctx, in, ONEDNN_INT8, false, state),
+                                             state);
 }
-static mopt_status fmm_run_int8(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                int n_out) {
+static mopt_status fused_matmul_onednn_int8_run(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                                op_tensor *out, int n_out) {
     return fmm_run_p(ctx, in, n_in, out, n_out, ONEDNN_INT8, false);
 }
 
-const op_impl ops_impl_fused_matmul_onednn_int8 = {
-    .name = "onednn-int8",
-    .backend = "onednn",
-    .supports = fmm_supports_int8,
-    .prepare = fmm_prepare_int8,
-    .release = fmm_state_release,
-    .run = fmm_run_int8,
-    .release_scratch = scratch_release,
-};
+ONEDNN_GLUE_IMPL_TABLE(fused_matmul_onednn_int8, "onednn-int8", onednn_glue_mm_state_release)
 
 /* ---- mopt.FusedConv ----------------------------------------------------- */
 
@@ -332,8 +272,7 @@ static mopt_status fconv_run_p(const op_ctx *ctx, const op_tensor *in, int n_in,
     st = onednn_conv_run((onednn_cache **)ctx->scratch, &d, ctx->state, in[0].data, in[1].data,
                          has_b ? in[2].data : NULL, has_res ? in[3].data : NULL, out[0].data,
                          ctx->threads);
-    if (st == MOPT_ERR_UNSUPPORTED) return ctx->node->op->run(ctx, in, n_in, out, n_out);
-    return st;
+    return onednn_glue_or_ref(st, ctx, in, n_in, out, n_out);
 }
 
 /* One impl per precision and weights layout; prepare is Conv's (W, bias). */
@@ -350,23 +289,15 @@ static mopt_status fconv_run_p(const op_ctx *ctx, const op_tensor *in, int n_in,
                                    op_tensor *out, int n_out) {                                    \
         return fconv_run_p(ctx, in, n_in, out, n_out, prec, plain);                                \
     }                                                                                              \
-    const op_impl ops_impl_##ident = {                                                             \
-        .name = iname,                                                                             \
-        .backend = "onednn",                                                                       \
-        .supports = ident##_supports,                                                              \
-        .prepare = ident##_prepare,                                                                \
-        .release = conv_state_release,                                                             \
-        .run = ident##_run,                                                                        \
-        .release_scratch = scratch_release,                                                        \
-    };
+    ONEDNN_GLUE_IMPL_TABLE(ident, iname, conv_state_release)
 
 FCONV_IMPL(fused_conv_onednn, "onednn", ops_impl_conv_onednn, ONEDNN_F32, true, true)
 FCONV_IMPL(fused_conv_onednn_packed, "onednn-packed", ops_impl_conv_onednn_packed, ONEDNN_F32,
            false, ctx->opt_level >= 3)
 FCONV_IMPL(fused_conv_onednn_bf16, "onednn-bf16", ops_impl_conv_onednn_bf16, ONEDNN_BF16, true,
-           prec_is(ctx, "bf16"))
+           onednn_glue_prec_is(ctx, "bf16"))
 FCONV_IMPL(fused_conv_onednn_bf16_packed, "onednn-bf16-packed", ops_impl_conv_onednn_bf16_packed,
-           ONEDNN_BF16, false, prec_is(ctx, "bf16") && ctx->opt_level >= 3)
+           ONEDNN_BF16, false, onednn_glue_prec_is(ctx, "bf16") && ctx->opt_level >= 3)
 
 #else
 typedef int fused_onednn_unused; /* ISO C forbids an empty translation unit */
