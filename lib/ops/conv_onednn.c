@@ -16,11 +16,7 @@
 #include <string.h>
 
 #include "kernels/onednn/onednn.h"
-
-static void state_release(void *state) { onednn_weights_free(state); }
-
-static void scratch_release(void *scratch) { onednn_cache_free(scratch); }
-
+#include "ops/onednn_glue.h"
 mopt_status ops_conv_onednn_desc(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
                                  bool has_b, onednn_conv_desc *d) {
     ref_conv_params p;
@@ -101,13 +97,10 @@ static mopt_status conv_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, 
     d.plain_w = plain;
     st = onednn_conv_run((onednn_cache **)ctx->scratch, &d, ctx->state, in[0].data, in[1].data,
                          has_b ? in[2].data : NULL, NULL, out[0].data, ctx->threads);
-    if (st == MOPT_ERR_UNSUPPORTED) return ctx->node->op->run(ctx, in, n_in, out, n_out);
-    return st;
+    return onednn_glue_or_ref(st, ctx, in, n_in, out, n_out);
 }
 
-static bool is_bf16(const op_ctx *ctx) {
-    return ctx->precision && strcmp(ctx->precision, "bf16") == 0;
-}
+static bool is_bf16(const op_ctx *ctx) { return onednn_glue_prec_is(ctx, "bf16"); }
 
 /* A "-packed" impl's prepare keeps the node only when W really was reordered
  * into another layout (or will be, per run-time shape, when the load-time
@@ -116,7 +109,7 @@ static mopt_status packed_or_step_aside(const op_ctx *ctx, const op_tensor *in, 
                                         onednn_prec prec, void **state) {
     mopt_status st = conv_prepare_p(ctx, in, n_in, prec, false, state);
     if (st || !*state || !onednn_weights_plain(*state)) return st;
-    state_release(*state);
+    onednn_glue_weights_release(*state);
     *state = NULL;
     return MOPT_ERR_UNSUPPORTED;
 }
@@ -137,15 +130,7 @@ static mopt_status packed_or_step_aside(const op_ctx *ctx, const op_tensor *in, 
                                    op_tensor *out, int n_out) {                                    \
         return conv_run_p(ctx, in, n_in, out, n_out, prec, plain);                                 \
     }                                                                                              \
-    const op_impl ops_impl_##ident = {                                                             \
-        .name = iname,                                                                             \
-        .backend = "onednn",                                                                       \
-        .supports = ident##_supports,                                                              \
-        .prepare = ident##_prepare,                                                                \
-        .release = state_release,                                                                  \
-        .run = ident##_run,                                                                        \
-        .release_scratch = scratch_release,                                                        \
-    };
+    ONEDNN_GLUE_IMPL_TABLE(ident, iname, onednn_glue_weights_release)
 
 CONV_IMPL(conv_onednn, "onednn", ONEDNN_F32, true, true)
 CONV_IMPL(conv_onednn_packed, "onednn-packed", ONEDNN_F32, false, ctx->opt_level >= 3)

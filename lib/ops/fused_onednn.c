@@ -24,8 +24,6 @@
 
 typedef onednn_glue_mm_state fmm_state;
 
-static void conv_state_release(void *state) { onednn_weights_free(state); }
-
 static bool has_input(const op_tensor *in, int n_in, int k) {
     return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
 }
@@ -289,7 +287,7 @@ static mopt_status fconv_run_p(const op_ctx *ctx, const op_tensor *in, int n_in,
                                    op_tensor *out, int n_out) {                                    \
         return fconv_run_p(ctx, in, n_in, out, n_out, prec, plain);                                \
     }                                                                                              \
-    ONEDNN_GLUE_IMPL_TABLE(ident, iname, conv_state_release)
+    ONEDNN_GLUE_IMPL_TABLE(ident, iname, onednn_glue_weights_release)
 
 FCONV_IMPL(fused_conv_onednn, "onednn", ops_impl_conv_onednn, ONEDNN_F32, true, true)
 FCONV_IMPL(fused_conv_onednn_packed, "onednn-packed", ops_impl_conv_onednn_packed, ONEDNN_F32,

@@ -21,6 +21,8 @@ void onednn_glue_mm_state_release(void *state) {
     mopt_free(s);
 }
 
+void onednn_glue_weights_release(void *state) { onednn_weights_free(state); }
+
 void onednn_glue_scratch_release(void *scratch) { onednn_cache_free(scratch); }
 
 mopt_status onednn_glue_pack_b(onednn_matmul_desc *d, const op_tensor *b, onednn_prec prec,

@@ -23,6 +23,9 @@ bool onednn_glue_prec_is(const op_ctx *ctx, const char *p);
 /* Releases an onednn_glue_mm_state (NULL is fine). */
 void onednn_glue_mm_state_release(void *state);
 
+/* Releases a state that is the onednn_weights themselves (Conv's). */
+void onednn_glue_weights_release(void *state);
+
 /* Releases the per-session primitive cache. */
 void onednn_glue_scratch_release(void *scratch);
 
