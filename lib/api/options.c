@@ -291,6 +291,14 @@ static mopt_status yaml_apply(mopt_options *opts, yaml_parser_t *p, const char *
                 st = mopt_fail(MOPT_ERR_PARSE,
                                "%s: line %zu: expected a mapping of options, found a scalar",
                                origin, line);
+            } else if (memchr(ev.data.scalar.value, 0, ev.data.scalar.length)) {
+                /* "\0" escapes: the key or value would be silently cut short */
+                st = mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: a NUL character in an option %s",
+                               origin, line, have_key ? "value" : "key");
+            } else if (!have_key && ev.data.scalar.length >= sizeof key) {
+                st = mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                               "%s: line %zu: unknown option '%.40s...' (%zu characters)", origin,
+                               line, (const char *)ev.data.scalar.value, ev.data.scalar.length);
             } else if (!have_key) {
                 snprintf(key, sizeof key, "%.*s", (int)ev.data.scalar.length,
                          (const char *)ev.data.scalar.value);

@@ -134,10 +134,35 @@ static void fuzz_fold_constants_budget_bounds_load(void **state) {
     free(buf);
 }
 
+/* A "\0" escape in an option key or value is refused, not cut short:
+ * 'backend: "ref\0junk"' used to set backend "ref" silently. */
+static void fuzz_options_nul_is_refused(void **state) {
+    (void)state;
+    static const char *const files[] = {"options_nul_in_key.yaml", "options_nul_in_value.yaml"};
+    for (size_t i = 0; i < 2; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", REGRESSIONS, files[i]);
+        size_t len = 0;
+        uint8_t *buf = read_file(path, &len);
+        mopt_options *o = NULL;
+        assert_int_equal(mopt_options_create(&o), MOPT_OK);
+        mopt_status st = mopt_options_load_yaml_string(o, (const char *)buf, len);
+        print_message("%s: %s: %s\n", files[i], mopt_status_string(st), mopt_last_error());
+        assert_int_equal(st, MOPT_ERR_PARSE);
+        assert_non_null(strstr(mopt_last_error(), "NUL"));
+        const char *backend = NULL;
+        assert_int_equal(mopt_options_get_string(o, "backend", &backend), MOPT_OK);
+        assert_string_equal(backend, "auto");
+        mopt_options_destroy(o);
+        free(buf);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fuzz_regressions_replay_cleanly),
         cmocka_unit_test(fuzz_fold_constants_budget_bounds_load),
+        cmocka_unit_test(fuzz_options_nul_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
