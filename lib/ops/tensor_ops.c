@@ -65,11 +65,16 @@ static const mopt_dtype k_topk[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I
                                     MOPT_DTYPE_I16, MOPT_DTYPE_U16, MOPT_DTYPE_I32, MOPT_DTYPE_U32,
                                     MOPT_DTYPE_I64, MOPT_DTYPE_U64};
 
-static mopt_status topk_k(const op_ctx *ctx, const op_tensor *in, int64_t *k) {
+static mopt_status topk_k(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *k) {
     if (ctx->opset < 10) {
         *k = ir_node_attr_int(ctx->node, "k", -1);
         return MOPT_OK;
     }
+    /* in[1] exists only when n_in > 1 (past n_in the array is not filled),
+     * and at run time K must be there */
+    if (n_in < 2 || (ctx->runtime && !in[1].data))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input 'K' is required (opset %d)",
+                       (int)ctx->opset);
     if (!in[1].data) {
         *k = -1;
         return MOPT_OK;
@@ -89,7 +94,7 @@ static mopt_status topk_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
         int32_t ax;
         if ((st = op_attr_axis(ctx, -1, in[0].shape.rank, &ax))) return st;
         int64_t k;
-        if ((st = topk_k(ctx, in, &k))) return st;
+        if ((st = topk_k(ctx, in, n_in, &k))) return st;
         if (k >= 0 && in[0].shape.syms[ax] == 0 && k > in[0].shape.dims[ax])
             return op_fail(ctx, MOPT_ERR_SHAPE, "K = %" PRId64 " exceeds the axis size %" PRId64, k,
                            in[0].shape.dims[ax]);
