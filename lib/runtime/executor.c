@@ -106,6 +106,7 @@ static mopt_status run_nodes(mopt_session *s) {
         const ir_node *n = g->nodes[i];
         op_tensor in[64], out[64];
         bool heap[64];
+        rt_omitted_tail(in, n->n_inputs);
         for (int32_t k = 0; k < n->n_inputs; k++) {
             int32_t v = n->inputs[k];
             if (v < 0) {

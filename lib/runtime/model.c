@@ -87,8 +87,16 @@ static mopt_status merge_shape(const ir_graph *g, const ir_node *n, ir_value *v,
     return MOPT_OK;
 }
 
+void rt_omitted_tail(op_tensor *in, int32_t n_inputs) {
+    for (int32_t k = n_inputs < 0 ? 0 : n_inputs; k < RT_MAX_NODE_IO; k++) {
+        memset(&in[k], 0, sizeof in[k]);
+        ir_shape_set_unknown(&in[k].shape);
+    }
+}
+
 void rt_node_tensors(const ir_graph *g, const ir_node *n, const void *const *data, op_tensor *in,
                      op_tensor *out) {
+    rt_omitted_tail(in, n->n_inputs);
     for (int32_t k = 0; k < n->n_inputs; k++) {
         memset(&in[k], 0, sizeof in[k]);
         int32_t v = n->inputs[k];

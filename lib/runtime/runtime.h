@@ -107,6 +107,12 @@ void rt_release_kernels(mopt_model *m);
 /* The kernel name of node i ("ref" or the impl's name). */
 const char *rt_node_kernel_name(const mopt_model *m, int32_t i);
 
+/* Node input/output arrays handed to ops have this many slots. */
+#define RT_MAX_NODE_IO 64
+/* Marks in[n_inputs .. RT_MAX_NODE_IO) as omitted inputs, so an op reading
+ * an optional input past the node's count sees "absent", never stale data. */
+void rt_omitted_tail(op_tensor *in, int32_t n_inputs);
+
 /* The op_tensor views of node n's inputs (and outputs, if out is not NULL)
  * from the IR values' load-time dtypes and shapes. Input data comes from
  * data[value] when data is given, else from initializers. */
