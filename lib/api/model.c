@@ -286,25 +286,8 @@ mopt_status mopt_model_check(const char *path, const mopt_options *opts,
         return mopt_fail_context(st, "checking '%s'", path);
     }
     check_state cs = {.cb = callback, .user = user};
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        ir_node *n = g->nodes[i];
-        n->op = ops_find(n->op_type, n->domain);
-        if (!n->op) {
-            char msg[300];
-            snprintf(msg, sizeof msg, "operator %s%s%s is not implemented", n->domain,
-                     n->domain[0] ? "." : "", n->op_type);
-            check_report(&cs, n, MOPT_ERR_UNSUPPORTED, msg);
-        } else if (n->n_inputs < n->op->min_inputs || n->n_inputs > n->op->max_inputs ||
-                   n->n_outputs < n->op->min_outputs || n->n_outputs > n->op->max_outputs) {
-            char msg[300];
-            snprintf(msg, sizeof msg, "%d inputs and %d outputs; the operator takes %d..%d and "
-                     "gives %d..%d", (int)n->n_inputs, (int)n->n_outputs, n->op->min_inputs,
-                     n->op->max_inputs, n->op->min_outputs, n->op->max_outputs);
-            check_report(&cs, n, MOPT_ERR_INVALID_MODEL, msg);
-            n->op = NULL; /* do not infer it */
-        }
-    }
-    st = rt_infer_graph_checked(g, check_problem, &cs, NULL);
+    st = passes_resolve_ops(g, check_problem, &cs, NULL);
+    if (!st) st = passes_infer_graph_checked(g, check_problem, &cs, NULL);
     ir_graph_destroy(g);
     if (st) return mopt_fail_context(st, "checking '%s'", path);
     if (n_problems) *n_problems = cs.n;

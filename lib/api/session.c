@@ -13,71 +13,10 @@ mopt_status mopt_session_create(const mopt_model *model, const mopt_options *opt
     if (!out) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_session_create: out is NULL");
     *out = NULL;
     if (!model) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_session_create: model is NULL");
-    mopt_session *s = mopt_calloc(1, sizeof *s);
-    if (!s) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
-    s->model = model;
-    mopt_status st = rt_config_read(opts, &s->config);
-    if (st) {
-        mopt_free(s);
-        return st;
-    }
-    const ir_graph *g = model->graph;
-    size_t nv = (size_t)(g->n_values ? g->n_values : 1);
-    s->slots = mopt_calloc(nv, sizeof *s->slots);
-    s->consumers = mopt_calloc(nv, sizeof *s->consumers);
-    s->scratch = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->scratch);
-    s->user_out = mopt_calloc(nv, sizeof *s->user_out);
-    s->run_shapes = mopt_calloc(nv, sizeof *s->run_shapes);
-    s->run_dtypes = mopt_calloc(nv, sizeof *s->run_dtypes);
-    s->threads = s->config.threads > 0 ? s->config.threads : rt_default_threads();
-    if (!s->slots || !s->consumers || !s->scratch || !s->user_out || !s->run_shapes ||
-        !s->run_dtypes) {
-        mopt_session_destroy(s);
-        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
-    }
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        const ir_node *n = g->nodes[i];
-        for (int32_t k = 0; k < n->n_inputs; k++)
-            if (n->inputs[k] >= 0) s->consumers[n->inputs[k]]++;
-    }
-    for (int32_t i = 0; i < g->n_outputs; i++) s->consumers[g->outputs[i]]++;
-    s->t0_ns = rt_now_ns();
-    s->profiling = s->config.profile[0] != '\0';
-    if (s->profiling) {
-        s->prof = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->prof);
-        if (!s->prof) {
-            mopt_session_destroy(s);
-            return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
-        }
-    }
-    *out = s;
-    return MOPT_OK;
+    return rt_session_create(model, opts, out);
 }
 
-void mopt_session_destroy(mopt_session *s) {
-    if (!s) return;
-    if (s->n_trace && s->config.profile[0] && strcmp(s->config.profile, "1") != 0) {
-        /* destroy cannot report failure; the message stays in mopt_last_error() */
-        rt_trace_write(s, s->config.profile);
-    }
-    if (s->scratch) {
-        const mopt_model *m = s->model;
-        for (int32_t i = 0; i < m->graph->n_nodes; i++) {
-            const op_impl *impl = m->plans ? m->plans[i].impl : NULL;
-            if (s->scratch[i] && impl && impl->release_scratch) impl->release_scratch(s->scratch[i]);
-        }
-    }
-    mopt_free(s->scratch);
-    rt_session_release_plans(s);
-    mopt_free(s->user_out);
-    mopt_free(s->run_shapes);
-    mopt_free(s->run_dtypes);
-    mopt_free(s->trace);
-    mopt_free(s->prof);
-    mopt_free(s->slots);
-    mopt_free(s->consumers);
-    mopt_free(s);
-}
+void mopt_session_destroy(mopt_session *s) { rt_session_destroy(s); }
 
 mopt_status mopt_session_run(mopt_session *s, size_t n_inputs, const char *const *input_names,
                              const mopt_tensor *const *inputs, size_t n_outputs,

@@ -18,14 +18,11 @@
  */
 #include "ops/bridge.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "kernels/ref/ref_logic.h"
-
-#define MAXB 192 /* table slots (ops with a bridged twin) */
 
 /* ops never bridged for floats */
 static const char *const k_no_float[] = {
@@ -89,16 +86,13 @@ static const int_rule k_int_rules[] = {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+/* What the bridge knows of an op: may floats go through f32, and its
+ * integer rule (NULL: none). */
 typedef struct bridged {
-    op_def def;
     const op_def *orig;
     bool float_ok;
     const int_rule *irule;
 } bridged;
-
-static bridged g_bridged[MAXB];
-static size_t g_n_bridged;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool is_narrow_float(mopt_dtype t) {
     return t == MOPT_DTYPE_F16 || t == MOPT_DTYPE_BF16 || t == MOPT_DTYPE_F64;
@@ -114,15 +108,7 @@ static bool rule_takes(const int_rule *r, mopt_dtype t) {
            (r->bool_ok && t == MOPT_DTYPE_BOOL);
 }
 
-/* The plan for one call: which inputs convert to what, and the dtype the
- * mapped outputs return to. */
-typedef struct bplan {
-    mopt_dtype in_to[32];
-    mopt_dtype float_back, int_back; /* UNDEFINED: outputs not mapped */
-    mopt_dtype int_wide;             /* what int_back computes in: i64 or f32 */
-    unsigned int_mask;
-    int any;
-} bplan;
+typedef op_bridge_plan bplan;
 
 static void plan_make(const bridged *b, const op_tensor *in, int n_in, bplan *p) {
     memset(p, 0, sizeof *p);
@@ -179,7 +165,7 @@ static void map_back(const bplan *p, op_tensor *out, int n_out) {
     }
 }
 
-static mopt_status bridge_infer(const bridged *b, const op_ctx *ctx, const op_tensor *in, int n_in,
+static mopt_status bridge_infer_with(const bridged *b, const op_ctx *ctx, const op_tensor *in, int n_in,
                                 op_tensor *out, int n_out) {
     mopt_status st = b->orig->infer(ctx, in, n_in, out, n_out);
     if (st != MOPT_ERR_TYPE || n_in > 32) return st;
@@ -218,60 +204,69 @@ static mopt_status bridge_infer(const bridged *b, const op_ctx *ctx, const op_te
     return st;
 }
 
-static mopt_status bridge_run(const bridged *b, const op_ctx *ctx, const op_tensor *in, int n_in,
-                              op_tensor *out, int n_out) {
+/* Aligned room for n elements of dtype t, for carving the scratch. */
+static size_t room(int64_t n, mopt_dtype t) {
+    size_t b = (size_t)(n > 0 ? n : 1) * mopt_dtype_size(t);
+    return (b + 63) & ~(size_t)63;
+}
+
+static mopt_status bridge_run_with(const bridged *b, const bplan *planned,
+                                   op_bridge_scratch *scratch, const op_ctx *ctx,
+                                   const op_tensor *in, int n_in, op_tensor *out, int n_out) {
     bplan p;
-    if (n_in > 32 || n_out > 32) return b->orig->run(ctx, in, n_in, out, n_out);
-    plan_make(b, in, n_in, &p);
-    if (!p.any) return b->orig->run(ctx, in, n_in, out, n_out);
-    /* Natively accepted? Then no bridging. */
-    op_tensor probe[32];
-    for (int k = 0; k < n_out; k++)
-        probe[k] = out[k];
-    if (b->orig->infer(ctx, in, n_in, probe, n_out) == MOPT_OK)
-        return b->orig->run(ctx, in, n_in, out, n_out);
+    if (planned) {
+        p = *planned;
+    } else {
+        /* not planned (dtypes unknown when the model was built): decide now */
+        if (n_in > 32 || n_out > 32) return b->orig->run(ctx, in, n_in, out, n_out);
+        plan_make(b, in, n_in, &p);
+        if (!p.any) return b->orig->run(ctx, in, n_in, out, n_out);
+        op_tensor probe[32];
+        for (int k = 0; k < n_out; k++) probe[k] = out[k];
+        if (b->orig->infer(ctx, in, n_in, probe, n_out) == MOPT_OK)
+            return b->orig->run(ctx, in, n_in, out, n_out);
+    }
     op_tensor in2[32], out2[32];
-    void *tmp[64] = {0};
-    int n_tmp = 0;
-    mopt_status st = MOPT_OK;
+    mopt_dtype wide_of[32];
     plan_apply_types(&p, in, n_in, in2);
+    /* one scratch buffer holds every converted input and widened output */
+    size_t need = 0;
+    for (int k = 0; k < n_in; k++)
+        if (p.in_to[k] != MOPT_DTYPE_UNDEFINED && in[k].data) need += room(op_numel(&in[k]), p.in_to[k]);
+    for (int k = 0; k < n_out; k++) {
+        out2[k] = out[k];
+        wide_of[k] = MOPT_DTYPE_UNDEFINED;
+        if (p.float_back && out[k].dtype == p.float_back) wide_of[k] = MOPT_DTYPE_F32;
+        if (p.int_back && (p.int_mask >> k & 1) && out[k].dtype == p.int_back)
+            wide_of[k] = p.int_wide;
+        if (wide_of[k] != MOPT_DTYPE_UNDEFINED) need += room(op_numel(&out[k]), wide_of[k]);
+    }
+    if (need > scratch->cap) {
+        void *mem = mopt_aligned_alloc(need);
+        if (!mem) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "bridge: no memory (%zu bytes)", need);
+        mopt_aligned_free(scratch->mem);
+        scratch->mem = mem;
+        scratch->cap = need;
+    }
+    uint8_t *at = scratch->mem;
+    mopt_status st = MOPT_OK;
     for (int k = 0; k < n_in && st == MOPT_OK; k++) {
         if (p.in_to[k] == MOPT_DTYPE_UNDEFINED || !in[k].data) continue;
         int64_t n = op_numel(&in[k]);
-        size_t es = mopt_dtype_size(p.in_to[k]);
-        void *buf = mopt_aligned_alloc(n > 0 ? (size_t)n * es : es);
-        if (!buf) {
-            st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "bridge: no memory for input %d", k);
-            break;
-        }
-        tmp[n_tmp++] = buf;
-        if (n > 0 && ref_cast(in[k].dtype, in[k].data, p.in_to[k], buf, n) != 0)
+        if (n > 0 && ref_cast(in[k].dtype, in[k].data, p.in_to[k], at, n) != 0)
             st = op_fail(ctx, MOPT_ERR_INTERNAL, "bridge: cannot convert input %d", k);
-        in2[k].data = buf;
+        in2[k].data = at;
+        at += room(n, p.in_to[k]);
     }
-    /* outputs: the mapped ones go through f32/i64 buffers */
-    bool mapped[32] = {false};
-    for (int k = 0; k < n_out && st == MOPT_OK; k++) {
-        out2[k] = out[k];
-        mopt_dtype wide = MOPT_DTYPE_UNDEFINED;
-        if (p.float_back && out[k].dtype == p.float_back) wide = MOPT_DTYPE_F32;
-        if (p.int_back && (p.int_mask >> k & 1) && out[k].dtype == p.int_back) wide = p.int_wide;
-        if (wide == MOPT_DTYPE_UNDEFINED) continue;
-        int64_t n = op_numel(&out[k]);
-        size_t es = mopt_dtype_size(wide);
-        void *buf = mopt_aligned_alloc(n > 0 ? (size_t)n * es : es);
-        if (!buf) {
-            st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "bridge: no memory for output %d", k);
-            break;
-        }
-        tmp[n_tmp++] = buf;
-        out2[k].dtype = wide;
-        out2[k].data = buf;
-        mapped[k] = true;
+    for (int k = 0; k < n_out; k++) {
+        if (wide_of[k] == MOPT_DTYPE_UNDEFINED) continue;
+        out2[k].dtype = wide_of[k];
+        out2[k].data = at;
+        at += room(op_numel(&out[k]), wide_of[k]);
     }
     if (st == MOPT_OK) st = b->orig->run(ctx, in2, n_in, out2, n_out);
     for (int k = 0; k < n_out && st == MOPT_OK; k++) {
-        if (!mapped[k]) continue;
+        if (wide_of[k] == MOPT_DTYPE_UNDEFINED) continue;
         int64_t n = op_numel(&out[k]);
         if (out[k].dtype == MOPT_DTYPE_BOOL && out2[k].dtype == MOPT_DTYPE_I64) {
             /* bool through i64 (max/min reductions): x > 0, so the empty
@@ -283,70 +278,8 @@ static mopt_status bridge_run(const bridged *b, const op_ctx *ctx, const op_tens
         if (n > 0 && ref_cast(out2[k].dtype, out2[k].data, out[k].dtype, out[k].data, n) != 0)
             st = op_fail(ctx, MOPT_ERR_INTERNAL, "bridge: cannot convert output %d", k);
     }
-    for (int i = 0; i < n_tmp; i++)
-        mopt_aligned_free(tmp[i]);
     return st;
 }
-
-/* One infer/run trampoline pair per table slot: an op_def carries no user
- * data, and the node's op_type cannot identify the op (an op may delegate to
- * another's infer/run under its own node, as FusedConv does with Conv). */
-#define TRAMP(name, idx)                                                                           \
-    static mopt_status infer_##name(const op_ctx *c, const op_tensor *in, int ni, op_tensor *out,  \
-                                    int no) {                                                      \
-        return bridge_infer(&g_bridged[idx], c, in, ni, out, no);                                  \
-    }                                                                                              \
-    static mopt_status run_##name(const op_ctx *c, const op_tensor *in, int ni, op_tensor *out,    \
-                                  int no) {                                                        \
-        return bridge_run(&g_bridged[idx], c, in, ni, out, no);                                    \
-    }
-/* row r (a decimal literal) holds slots 8r .. 8r+7, named r0 .. r7 */
-#define TRAMP8(r)                                                                                  \
-    TRAMP(r##0, (r)*8 + 0)                                                                         \
-    TRAMP(r##1, (r)*8 + 1)                                                                         \
-    TRAMP(r##2, (r)*8 + 2)                                                                         \
-    TRAMP(r##3, (r)*8 + 3)                                                                         \
-    TRAMP(r##4, (r)*8 + 4)                                                                         \
-    TRAMP(r##5, (r)*8 + 5)                                                                         \
-    TRAMP(r##6, (r)*8 + 6)                                                                         \
-    TRAMP(r##7, (r)*8 + 7)
-TRAMP8(0)
-TRAMP8(1)
-TRAMP8(2)
-TRAMP8(3)
-TRAMP8(4)
-TRAMP8(5)
-TRAMP8(6)
-TRAMP8(7)
-TRAMP8(8)
-TRAMP8(9)
-TRAMP8(10)
-TRAMP8(11)
-TRAMP8(12)
-TRAMP8(13)
-TRAMP8(14)
-TRAMP8(15)
-TRAMP8(16)
-TRAMP8(17)
-TRAMP8(18)
-TRAMP8(19)
-TRAMP8(20)
-TRAMP8(21)
-TRAMP8(22)
-TRAMP8(23)
-#define ROW8(r)                                                                                    \
-    {infer_##r##0, run_##r##0}, {infer_##r##1, run_##r##1}, {infer_##r##2, run_##r##2},            \
-        {infer_##r##3, run_##r##3}, {infer_##r##4, run_##r##4}, {infer_##r##5, run_##r##5},        \
-        {infer_##r##6, run_##r##6}, {                                                              \
-        infer_##r##7, run_##r##7                                                                   \
-    }
-
-static const struct {
-    op_infer_fn infer;
-    op_run_fn run;
-} k_tramps[MAXB] = {ROW8(0),  ROW8(1),  ROW8(2),  ROW8(3),  ROW8(4),  ROW8(5),  ROW8(6),  ROW8(7),
-                    ROW8(8),  ROW8(9),  ROW8(10), ROW8(11), ROW8(12), ROW8(13), ROW8(14), ROW8(15),
-                    ROW8(16), ROW8(17), ROW8(18), ROW8(19), ROW8(20), ROW8(21), ROW8(22), ROW8(23)};
 
 static bool in_list(const char *const *list, size_t n, const char *s) {
     for (size_t i = 0; i < n; i++)
@@ -362,33 +295,58 @@ static const int_rule *int_rule_for(const char *op) {
 
 static bool domain_default(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }
 
-const op_def *ops_bridge_wrap(const op_def *d) {
-    if (!d || !domain_default(d->domain)) return d;
-    bool float_ok = !in_list(k_no_float, COUNT(k_no_float), d->op_type);
-    const int_rule *ir = int_rule_for(d->op_type);
-    if (!float_ok && !ir) return d;
-    const op_def *res = d;
-    pthread_mutex_lock(&g_lock);
-    size_t i = 0;
-    while (i < g_n_bridged && g_bridged[i].orig != d)
-        i++;
-    if (i == g_n_bridged && i < MAXB) {
-        bridged *b = &g_bridged[i];
-        b->def = *d;
-        b->def.infer = k_tramps[i].infer;
-        b->def.run = k_tramps[i].run;
-        b->orig = d;
-        b->float_ok = float_ok;
-        b->irule = ir;
-        g_n_bridged++;
-    }
-    if (i < g_n_bridged) res = &g_bridged[i].def;
-    pthread_mutex_unlock(&g_lock);
-    return res;
+/* The bridge rule of op d; false when it is never bridged. */
+static bool rule_of(const op_def *d, bridged *b) {
+    memset(b, 0, sizeof *b);
+    b->orig = d;
+    if (!d || !domain_default(d->domain)) return false;
+    b->float_ok = !in_list(k_no_float, COUNT(k_no_float), d->op_type);
+    b->irule = int_rule_for(d->op_type);
+    return b->float_ok || b->irule;
 }
 
-const op_def *ops_bridge_unwrap(const op_def *d) {
-    for (size_t i = 0; i < MAXB; i++)
-        if (d == &g_bridged[i].def) return g_bridged[i].orig;
-    return d;
+mopt_status ops_bridge_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    bridged b;
+    if (!rule_of(ctx->def, &b)) return ctx->def->infer(ctx, in, n_in, out, n_out);
+    return bridge_infer_with(&b, ctx, in, n_in, out, n_out);
+}
+
+bool ops_bridge_plan(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                     int n_out, op_bridge_plan *plan) {
+    memset(plan, 0, sizeof *plan);
+    bridged b;
+    if (!rule_of(ctx->def, &b) || n_in > 32 || n_out > 32) return false;
+    for (int k = 0; k < n_in; k++)
+        if (k < ctx->node->n_inputs && ctx->node->inputs[k] >= 0 &&
+            in[k].dtype == MOPT_DTYPE_UNDEFINED)
+            return false; /* a dtype unknown at build: decided per run */
+    plan_make(&b, in, n_in, plan);
+    if (!plan->any) return false;
+    op_tensor probe[OP_MAX_IO];
+    for (int k = 0; k < n_out; k++) probe[k] = out[k];
+    mopt_status st = ctx->def->infer(ctx, in, n_in, probe, n_out);
+    mopt_clear_error();
+    if (st != MOPT_ERR_TYPE) plan->any = 0; /* runs natively (or fails natively) */
+    return plan->any != 0;
+}
+
+bool ops_bridge_may_apply(const op_def *d) {
+    bridged b;
+    return rule_of(d, &b);
+}
+
+mopt_status ops_bridge_run(const op_ctx *ctx, const op_bridge_plan *plan,
+                           op_bridge_scratch *scratch, const op_tensor *in, int n_in,
+                           op_tensor *out, int n_out) {
+    bridged b;
+    rule_of(ctx->def, &b);
+    return bridge_run_with(&b, plan, scratch, ctx, in, n_in, out, n_out);
+}
+
+void ops_bridge_scratch_free(op_bridge_scratch *scratch) {
+    if (!scratch) return;
+    mopt_aligned_free(scratch->mem);
+    scratch->mem = NULL;
+    scratch->cap = 0;
 }

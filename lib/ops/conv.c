@@ -181,8 +181,18 @@ static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     return MOPT_OK;
 }
 
+/* 2 multiply-adds per weight of a group and output element. */
+int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                       int n_out) {
+    int64_t numel = ir_shape_numel(&out[0].shape);
+    if (numel <= 0 || in[1].shape.rank < 3) return 0;
+    int64_t per_out = 1; /* weights per output element: C_in/group * kernel */
+    for (int32_t i = 1; i < in[1].shape.rank; i++) per_out *= in[1].shape.dims[i];
+    return 2 * numel * per_out;
+}
+
 static const op_def k_ops[] = {
-    {"Conv", "", 2, 3, 1, 1, conv_infer, conv_run, ops_conv_impls},
+    {"Conv", "", 2, 3, 1, 1, conv_infer, conv_run, ops_conv_impls, .flops = ops_conv_flops},
 };
 
 const op_def *ops_family_conv(size_t *count) {

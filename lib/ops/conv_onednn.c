@@ -101,7 +101,7 @@ static mopt_status conv_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, 
     return onednn_glue_or_ref(st, ctx, in, n_in, out, n_out);
 }
 
-static bool is_bf16(const op_ctx *ctx) { return onednn_glue_prec_is(ctx, "bf16"); }
+static bool is_bf16(const op_ctx *ctx) { return onednn_glue_prec_is(ctx, OP_PREC_BF16); }
 
 /* A "-packed" impl's prepare keeps the node only when W really was reordered
  * into another layout (or will be, per run-time shape, when the load-time

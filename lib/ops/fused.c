@@ -222,11 +222,18 @@ static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     return MOPT_OK;
 }
 
+static int64_t fmm_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                         int n_out) {
+    return ops_matmul_flops(&in[0], ir_node_attr_int(ctx->node, "transA", 0) != 0, &out[0]);
+}
+
 /* impls: faster backends (e.g. oneDNN) add their NULL-terminated op_impl
  * lists here. */
 static const op_def k_ops[] = {
-    {"FusedMatMul", "mopt", 2, 4, 1, 1, fmm_infer, fmm_run, ops_fused_matmul_impls},
-    {"FusedConv", "mopt", 2, 4, 1, 1, fconv_infer, fconv_run, ops_fused_conv_impls},
+    {"FusedMatMul", "mopt", 2, 4, 1, 1, fmm_infer, fmm_run, ops_fused_matmul_impls,
+     .flops = fmm_flops},
+    {"FusedConv", "mopt", 2, 4, 1, 1, fconv_infer, fconv_run, ops_fused_conv_impls,
+     .flops = ops_conv_flops},
 };
 
 const op_def *ops_family_fused(size_t *count) {

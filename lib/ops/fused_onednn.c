@@ -207,14 +207,14 @@ FMM_IMPL(fused_matmul_onednn, "onednn", ONEDNN_F32, true, true)
 FMM_IMPL(fused_matmul_onednn_packed, "onednn-packed", ONEDNN_F32, false,
          ctx->opt_level >= 3 && in[1].data)
 FMM_IMPL(fused_matmul_onednn_bf16, "onednn-bf16", ONEDNN_BF16, true,
-         onednn_glue_prec_is(ctx, "bf16"))
+         onednn_glue_prec_is(ctx, OP_PREC_BF16))
 FMM_IMPL(fused_matmul_onednn_bf16_packed, "onednn-bf16-packed", ONEDNN_BF16, false,
-         onednn_glue_prec_is(ctx, "bf16") && ctx->opt_level >= 3 && in[1].data)
+         onednn_glue_prec_is(ctx, OP_PREC_BF16) && ctx->opt_level >= 3 && in[1].data)
 
 /* int8: constant 2-D B, A not transposed (it is quantized as stored) */
 static bool fused_matmul_onednn_int8_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
                                               const op_tensor *out, int n_out) {
-    return onednn_glue_prec_is(ctx, "int8") && in[1].data && in[1].shape.rank == 2 &&
+    return onednn_glue_prec_is(ctx, OP_PREC_INT8) && in[1].data && in[1].shape.rank == 2 &&
            ir_node_attr_int(ctx->node, "transA", 0) == 0 &&
            fmm_supports_f32(ctx, in, n_in, out, n_out);
 }
@@ -293,9 +293,9 @@ FCONV_IMPL(fused_conv_onednn, "onednn", ops_impl_conv_onednn, ONEDNN_F32, true, 
 FCONV_IMPL(fused_conv_onednn_packed, "onednn-packed", ops_impl_conv_onednn_packed, ONEDNN_F32,
            false, ctx->opt_level >= 3)
 FCONV_IMPL(fused_conv_onednn_bf16, "onednn-bf16", ops_impl_conv_onednn_bf16, ONEDNN_BF16, true,
-           onednn_glue_prec_is(ctx, "bf16"))
+           onednn_glue_prec_is(ctx, OP_PREC_BF16))
 FCONV_IMPL(fused_conv_onednn_bf16_packed, "onednn-bf16-packed", ops_impl_conv_onednn_bf16_packed,
-           ONEDNN_BF16, false, onednn_glue_prec_is(ctx, "bf16") && ctx->opt_level >= 3)
+           ONEDNN_BF16, false, onednn_glue_prec_is(ctx, OP_PREC_BF16) && ctx->opt_level >= 3)
 
 #else
 typedef int fused_onednn_unused; /* ISO C forbids an empty translation unit */

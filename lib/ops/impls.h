@@ -54,6 +54,12 @@ extern const op_impl ops_impl_gemm_openblas;
 mopt_status ops_conv_geometry(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
                               ref_conv_params *p, int64_t *pad_end);
 
+/* Floating-point work of a matmul with A (transposed when trans_a) giving
+ * y (matmul.c), and of a Conv/FusedConv node (conv.c). */
+int64_t ops_matmul_flops(const op_tensor *a, bool trans_a, const op_tensor *y);
+int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                       int n_out);
+
 /* Gemm's C (broadcastable to y [M, N]) copied into y, for the backends that
  * compute Y = alpha A B + beta Y (impls.c). */
 void ops_gemm_fill_c(const op_tensor *c, const ir_shape *y, float *out);

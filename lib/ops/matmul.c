@@ -203,9 +203,28 @@ static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     return MOPT_OK;
 }
 
+/* 2 M N K per product: the output's elements times K. */
+int64_t ops_matmul_flops(const op_tensor *a, bool trans_a, const op_tensor *y) {
+    int64_t numel = ir_shape_numel(&y->shape);
+    if (numel <= 0 || a->shape.rank < 1) return 0;
+    int64_t k = trans_a && a->shape.rank >= 2 ? a->shape.dims[a->shape.rank - 2]
+                                               : a->shape.dims[a->shape.rank - 1];
+    return 2 * numel * k;
+}
+
+static int64_t matmul_flops(const op_ctx *ctx, const op_tensor *in, int n_in,
+                            const op_tensor *out, int n_out) {
+    return ops_matmul_flops(&in[0], false, &out[0]);
+}
+
+static int64_t gemm_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                          int n_out) {
+    return ops_matmul_flops(&in[0], ir_node_attr_int(ctx->node, "transA", 0) != 0, &out[0]);
+}
+
 static const op_def k_ops[] = {
-    {"MatMul", "", 2, 2, 1, 1, matmul_infer, matmul_run, ops_matmul_impls},
-    {"Gemm", "", 2, 3, 1, 1, gemm_infer, gemm_run, ops_gemm_impls},
+    {"MatMul", "", 2, 2, 1, 1, matmul_infer, matmul_run, ops_matmul_impls, .flops = matmul_flops},
+    {"Gemm", "", 2, 3, 1, 1, gemm_infer, gemm_run, ops_gemm_impls, .flops = gemm_flops},
 };
 
 const op_def *ops_family_matmul(size_t *count) {

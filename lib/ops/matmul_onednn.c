@@ -88,7 +88,7 @@ static bool prepack_level(const op_ctx *ctx) { return ctx->opt_level >= 3; }
 
 /* ---- MatMul ------------------------------------------------------------- */
 
-static bool is_bf16(const op_ctx *ctx) { return onednn_glue_prec_is(ctx, "bf16"); }
+static bool is_bf16(const op_ctx *ctx) { return onednn_glue_prec_is(ctx, OP_PREC_BF16); }
 
 static bool matmul_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                             int n_out) {
@@ -151,7 +151,7 @@ MATMUL_IMPL(matmul_onednn_bf16_packed, "onednn-bf16-packed", ONEDNN_BF16, false,
 
 /* precision=int8 (dynamic): constant 2-D B quantized once per column, A per
  * run (see onednn.h); anything else is left to the f32 impls. */
-static bool is_int8(const op_ctx *ctx) { return onednn_glue_prec_is(ctx, "int8"); }
+static bool is_int8(const op_ctx *ctx) { return onednn_glue_prec_is(ctx, OP_PREC_INT8); }
 
 static bool matmul_onednn_int8_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
                                         const op_tensor *out, int n_out) {

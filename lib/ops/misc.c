@@ -10,7 +10,6 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_misc.h"
-#include "ops/bridge.h"
 #include "ops/ops.h"
 
 /* ---- BitCast ---------------------------------------------------------------------- */
@@ -205,14 +204,14 @@ static mopt_status tscatter_run(const op_ctx *ctx, const op_tensor *in, int n_in
 
 static mopt_status scatter_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
-    const op_def *d = ops_bridge_unwrap(ops_find("ScatterElements", ""));
+    const op_def *d = ops_find("ScatterElements", "");
     if (!d) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "ScatterElements is not available");
     return d->infer(ctx, in, n_in, out, n_out);
 }
 
 static mopt_status scatter_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
-    const op_def *d = ops_bridge_unwrap(ops_find("ScatterElements", ""));
+    const op_def *d = ops_find("ScatterElements", "");
     if (!d) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "ScatterElements is not available");
     return d->run(ctx, in, n_in, out, n_out);
 }

@@ -10,9 +10,7 @@
 #include "core/alloc.h"
 #include "ops/onednn_glue.h"
 
-bool onednn_glue_prec_is(const op_ctx *ctx, const char *p) {
-    return ctx->precision && strcmp(ctx->precision, p) == 0;
-}
+bool onednn_glue_prec_is(const op_ctx *ctx, op_precision p) { return ctx->precision == p; }
 
 void onednn_glue_mm_state_release(void *state) {
     onednn_glue_mm_state *s = state;

@@ -18,7 +18,7 @@ typedef struct onednn_glue_mm_state {
 } onednn_glue_mm_state;
 
 /* ctx->precision equals p. */
-bool onednn_glue_prec_is(const op_ctx *ctx, const char *p);
+bool onednn_glue_prec_is(const op_ctx *ctx, op_precision p);
 
 /* Releases an onednn_glue_mm_state (NULL is fine). */
 void onednn_glue_mm_state_release(void *state);

@@ -1,12 +1,18 @@
 /*
- * ops.h — the operator interface: what each supported operator provides
- * (shape/type inference and a reference run), and the registry that maps an
- * (op_type, domain) pair to it.
+ * ops.h — the operator contract: what each supported operator provides, and
+ * the registry that maps an (op_type, domain) pair to it.
  *
- * One file per operator family (elementwise.c, matmul.c, conv.c, ...) defines
- * an array of op_def and an ops_family_<name>() accessor; registry.c lists
- * the families. An op's `run` extracts its parameters from the node and calls
- * the math in kernels/; it never allocates its outputs (the runtime does).
+ * An op is one row (op_def) in its family file (lib/ops/<family>.c):
+ *   infer   shape/type inference (load time, symbolic; run time, concrete)
+ *   parse   its attributes -> a small params struct, once when the node is
+ *           planned (kernels read ctx->params, never the IR)
+ *   run     the reference implementation (kernels/ref), always available
+ *   flops   floating-point work of one execution, for profiles (optional)
+ *   bridge  which dtypes it may run through f32/i64 (lib/ops/bridge.c)
+ *   impls   faster implementations in preference order (lib/ops/<backend>/)
+ * A family file ends with an ops_family_<name>() accessor; registry.c lists
+ * the families. Ops never allocate their outputs (the runtime does), and
+ * every caller builds an op's view of a node with op_view_init (node_view.h).
  */
 #ifndef MOPT_OPS_OPS_H
 #define MOPT_OPS_OPS_H
@@ -30,22 +36,35 @@ typedef struct op_tensor {
     void *data;
 } op_tensor;
 
+/* The most inputs (and outputs) a node may have; a node view holds this
+ * many slots, those past the node's count marked omitted. */
+#define OP_MAX_IO 64
+
+/* The compute precision a model was built for (the "precision" option). */
+typedef enum op_precision {
+    OP_PREC_FP32 = 0,
+    OP_PREC_BF16 = 1,
+    OP_PREC_INT8 = 2,
+} op_precision;
+
+struct op_def;
+
 typedef struct op_ctx {
-    const ir_node *node;
+    const ir_node *node;       /* for messages (name, op type) and parse only */
+    const struct op_def *def;  /* the node's op */
     ir_graph *graph; /* the node's graph: symbol names; may be NULL at run time */
     int64_t opset;   /* opset version of the node's domain */
     bool runtime;    /* false during load-time inference */
+    const void *params; /* def->parse's product for this node (NULL when the op
+                           has no params) */
     /* Set for an op_impl's run only: */
     const void *state; /* what impl->prepare made at model load (immutable) */
     void **scratch;    /* per-session, per-node slot the impl may fill lazily
                           (e.g. a primitive cache); freed by release_scratch */
     int threads;       /* the session's thread count (>= 1) */
-    const char *precision; /* the model's precision option ("fp32", "bf16",
-                              "int8"); set for supports/prepare/run of op_impls,
-                              may be NULL elsewhere (= "fp32") */
-    int opt_level;         /* the model's opt_level (0..3), set like precision
-                              (0 elsewhere); >= 3 lets impls prepack weights
-                              into their kernel's own layout */
+    op_precision precision; /* the model's precision (supports/prepare/run) */
+    int opt_level;          /* the model's opt_level (0..3); >= 3 lets impls
+                               prepack weights into their kernel's own layout */
 } op_ctx;
 
 /* Shape and type inference. Reads in[0..n_in) (n_in == node->n_inputs) and
@@ -61,9 +80,37 @@ typedef mopt_status (*op_infer_fn)(const op_ctx *ctx, const op_tensor *in, int n
                                    op_tensor *out, int n_out);
 
 /* Computes outputs. in[] and out[] have concrete shapes (those inference
- * produced) and allocated data; out buffers never alias inputs. */
+ * produced) and allocated data; out buffers never alias inputs. An op_impl's
+ * run may decline a call it cannot serve (a shape its kernel does not cover,
+ * a library that refuses the problem) by returning MOPT_ERR_UNSUPPORTED
+ * before writing anything: the executor then runs the node's next
+ * implementation, finally the reference. The reference run never declines. */
 typedef mopt_status (*op_run_fn)(const op_ctx *ctx, const op_tensor *in, int n_in,
                                  op_tensor *out, int n_out);
+
+/* Turns the node's attributes (ctx->node; ctx->opset is set) into the op's
+ * params struct (def->params_size bytes, zeroed). Validates them, failing
+ * with op_fail(). Params may point into the node's attributes: the graph
+ * outlives them. */
+typedef mopt_status (*op_parse_fn)(const op_ctx *ctx, void *params);
+
+/* Floating-point operations of one execution with these concrete shapes. */
+typedef int64_t (*op_flops_fn)(const op_ctx *ctx, const op_tensor *in, int n_in,
+                               const op_tensor *out, int n_out);
+
+/* Which dtypes an op may run through a wider one (bridge.c):
+ *  - float: f16, bf16 and f64 inputs computed in f32, outputs rounded back;
+ *  - ints: the narrow integers (i8 i16 u8 u16 u32; u64 when u64_ok; bool
+ *    when bool_ok) computed in i64 (or f32 when via_f32), the outputs named
+ *    by out_mask converted back. */
+typedef struct op_bridge {
+    bool float_ok;
+    bool ints;
+    bool u64_ok;
+    bool bool_ok;
+    bool via_f32;
+    unsigned out_mask;
+} op_bridge;
 
 /* A faster implementation of an op on some backend. An op_def lists its
  * implementations in preference order; the reference `run` of the op_def is
@@ -85,6 +132,9 @@ typedef struct op_impl {
     void (*release)(void *state);          /* optional */
     op_run_fn run;                         /* ctx->state, ctx->scratch are set */
     void (*release_scratch)(void *scratch); /* optional */
+    /* Optional: the name of what prepare chose for this node, for
+     * MOPT_VERBOSE and profiles ("onednn-bf16-packed"); default `name`. */
+    const char *(*variant)(const void *state);
 } op_impl;
 
 typedef struct op_def {
@@ -95,7 +145,14 @@ typedef struct op_def {
     op_infer_fn infer;
     op_run_fn run;               /* the reference implementation */
     const op_impl *const *impls; /* NULL-terminated, preference order; may be NULL */
+    size_t params_size;          /* 0: no params */
+    op_parse_fn parse;           /* set when params_size > 0 */
+    op_flops_fn flops;           /* NULL: not counted */
+    const op_bridge *bridge;     /* NULL: never bridged */
 } op_def;
+
+/* Params structs are at most this large (checked by the registry test). */
+#define OP_PARAMS_CAP 512
 
 /* Finds an op; NULL when unsupported. */
 const op_def *ops_find(const char *op_type, const char *domain);

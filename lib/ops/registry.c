@@ -4,7 +4,6 @@
  */
 #include <string.h>
 
-#include "ops/bridge.h"
 #include "ops/ops.h"
 
 typedef const op_def *(*family_fn)(size_t *count);
@@ -37,7 +36,7 @@ const op_def *ops_find(const char *op_type, const char *domain) {
             if (strcmp(defs[i].op_type, op_type) != 0) continue;
             if (domain_is_default(defs[i].domain) ? domain_is_default(domain)
                                                   : (domain && strcmp(defs[i].domain, domain) == 0))
-                return ops_bridge_wrap(&defs[i]);
+                return &defs[i];
         }
     }
     return NULL;

@@ -12,9 +12,9 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "ops/ops.h"
+#include "ops/bridge.h"
+#include "ops/node_view.h"
 #include "passes/passes.h"
-#include "runtime/runtime.h"
 
 #define FOLD_MAX_BYTES ((size_t)16 << 20)
 #define FOLD_MIN_BUDGET ((size_t)64 << 20)
@@ -29,43 +29,35 @@ static bool shape_only_op(const ir_node *n) {
  * failures (a constant computation that fails would fail at run time too).
  * *budget is the number of bytes folding may still add; a node whose
  * outputs exceed it stays. */
-static mopt_status fold_node(ir_graph *g, ir_node *n, int64_t opset, size_t *budget,
+static mopt_status fold_node(ir_graph *g, ir_node *n, op_view *v, size_t *budget,
                              bool *folded) {
     *folded = false;
-    if (!n->op || n->n_outputs < 1 || n->n_inputs > 64 || n->n_outputs > 64) return MOPT_OK;
+    if (!n->op || n->n_outputs < 1 || n->n_inputs > OP_MAX_IO || n->n_outputs > OP_MAX_IO)
+        return MOPT_OK;
     for (int32_t k = 0; k < n->n_attrs; k++)
         if (n->attrs[k].type == IR_ATTR_GRAPH || n->attrs[k].type == IR_ATTR_GRAPHS) return MOPT_OK;
     static const uint8_t dummy[8];
-    op_tensor in[64], out[64];
-    rt_omitted_tail(in, n->n_inputs);
     bool shape_only = shape_only_op(n);
     for (int32_t k = 0; k < n->n_inputs; k++) {
-        memset(&in[k], 0, sizeof in[k]);
-        int32_t v = n->inputs[k];
-        if (v < 0) {
-            ir_shape_set_unknown(&in[k].shape);
-            continue;
-        }
-        const ir_value *val = g->values[v];
+        int32_t vi = n->inputs[k];
+        if (vi < 0) continue;
+        const ir_value *val = g->values[vi];
         if (shape_only && k == 0) {
             if (val->dtype == MOPT_DTYPE_UNDEFINED || !ir_shape_is_concrete(&val->shape))
                 return MOPT_OK;
-            in[k].data = val->data ? val->data : (void *)dummy;
-        } else {
-            if (!is_const(val)) return MOPT_OK;
-            in[k].data = val->data ? val->data : (void *)dummy;
+        } else if (!is_const(val)) {
+            return MOPT_OK;
         }
-        in[k].dtype = val->dtype;
-        in[k].shape = val->shape;
     }
-    for (int32_t k = 0; k < n->n_outputs; k++) {
-        memset(&out[k], 0, sizeof out[k]);
-        ir_shape_set_unknown(&out[k].shape);
-    }
-    op_ctx ctx = {.node = n, .graph = g, .opset = opset, .runtime = true};
-    mopt_status st = n->op->infer(&ctx, in, n->n_inputs, out, n->n_outputs);
+    op_view_src src = {.graph = g, .runtime = true};
+    mopt_status st = op_view_init(v, &src, n, NULL);
     if (st) return st;
-    size_t sizes[64], total = 0;
+    op_tensor *in = v->in, *out = v->out;
+    for (int32_t k = 0; k < n->n_inputs; k++)
+        if (n->inputs[k] >= 0 && !in[k].data) in[k].data = (void *)dummy;
+    st = op_view_infer(v);
+    if (st) return st;
+    size_t sizes[OP_MAX_IO], total = 0;
     for (int32_t k = 0; k < n->n_outputs; k++) {
         int64_t numel = ir_shape_numel(&out[k].shape);
         size_t esz = mopt_dtype_size(out[k].dtype);
@@ -82,18 +74,22 @@ static mopt_status fold_node(ir_graph *g, ir_node *n, int64_t opset, size_t *bud
             return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory folding node '%s'", n->name);
         }
     }
-    st = n->op->run(&ctx, in, n->n_inputs, out, n->n_outputs);
+    op_bridge_scratch bs = {0};
+    st = ops_bridge_may_apply(n->op)
+             ? ops_bridge_run(&v->ctx, NULL, &bs, in, n->n_inputs, out, n->n_outputs)
+             : n->op->run(&v->ctx, in, n->n_inputs, out, n->n_outputs);
+    ops_bridge_scratch_free(&bs);
     if (st) {
         for (int32_t k = 0; k < n->n_outputs; k++) mopt_aligned_free(out[k].data);
         return st;
     }
     for (int32_t k = 0; k < n->n_outputs; k++) {
-        int32_t v = n->outputs[k];
-        if (v < 0) {
+        int32_t vi = n->outputs[k];
+        if (vi < 0) {
             mopt_aligned_free(out[k].data);
             continue;
         }
-        ir_value *val = g->values[v];
+        ir_value *val = g->values[vi];
         if (!(val->flags & IR_VALUE_BORROWED)) mopt_aligned_free(val->data);
         val->flags &= ~(uint32_t)IR_VALUE_BORROWED;
         val->data = out[k].data;
@@ -110,24 +106,28 @@ static mopt_status fold_node(ir_graph *g, ir_node *n, int64_t opset, size_t *bud
 }
 
 mopt_status pass_fold_constants(ir_graph *g, pass_result *r) {
-    int64_t opset = ir_graph_opset(g, "");
     int32_t folded_n = 0, shapes = 0;
     size_t weights = 0;
     for (int32_t i = 0; i < g->n_values; i++)
         if (is_const(g->values[i])) weights += g->values[i]->nbytes; /* all in memory */
     size_t budget = weights > FOLD_MIN_BUDGET ? weights : FOLD_MIN_BUDGET;
+    op_view *v = mopt_malloc(sizeof *v);
+    if (!v) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory folding constants");
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         if (n->dead) continue;
         bool folded = false;
-        int64_t node_opset = n->domain[0] ? ir_graph_opset(g, n->domain) : opset;
-        mopt_status st = fold_node(g, n, node_opset, &budget, &folded);
-        if (st) return st;
+        mopt_status st = fold_node(g, n, v, &budget, &folded);
+        if (st) {
+            mopt_free(v);
+            return st;
+        }
         if (folded) {
             if (shape_only_op(n)) shapes++;
             else folded_n++;
         }
     }
+    mopt_free(v);
     r->rewrites = folded_n + shapes;
     pass_note_add(r, folded_n, "constant nodes");
     pass_note_add(r, shapes, "Shape/Size of known shapes");

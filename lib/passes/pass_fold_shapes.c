@@ -15,7 +15,6 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "passes/passes.h"
-#include "runtime/runtime.h"
 
 /* A shape vector: up to IR_MAX_RANK entries (1-D), or a scalar. Entries as
  * in ir_shape: syms 0 = dims[i] is the number, > 0 = symbol, < 0 = unknown. */
@@ -208,7 +207,7 @@ mopt_status pass_fold_shapes(ir_graph *g, pass_result *r) {
         if (!c && !rs) break;
         ir_graph_mark_dead_code(g);
         st = ir_graph_compact(g);
-        if (!st) st = rt_infer_graph(g);
+        if (!st) st = passes_infer_graph(g);
         if (st) return st;
     }
     r->rewrites = n_const + n_reshape;

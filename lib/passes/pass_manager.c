@@ -13,7 +13,7 @@
 
 #include "core/error.h"
 #include "passes/passes.h"
-#include "runtime/runtime.h"
+#include "core/clock.h"
 
 static const pass_def k_passes[] = {
     {"fold_constants", 1, pass_fold_constants},
@@ -51,26 +51,26 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
     if (!rep) rep = &local;
     memset(rep, 0, sizeof *rep);
     rep->nodes_before = g->n_nodes;
-    int64_t t_all = rt_now_ns();
+    int64_t t_all = mopt_now_ns();
     for (int i = 0; i < N_PASSES; i++) {
         const pass_def *p = &k_passes[i];
         if (opt_level < p->min_level) continue;
         pass_result r;
         memset(&r, 0, sizeof r);
         int32_t before = g->n_nodes;
-        int64_t t0 = rt_now_ns();
+        int64_t t0 = mopt_now_ns();
         mopt_status st = p->run(g, &r);
         if (st) return mopt_fail_context(st, "pass '%s'", p->name);
         if (live_nodes(g) != g->n_nodes || r.rewrites) {
             /* later passes see compact, freshly inferred shapes */
             st = ir_graph_compact(g);
-            if (!st) st = rt_infer_graph(g);
+            if (!st) st = passes_infer_graph(g);
             if (st) return mopt_fail_context(st, "after pass '%s'", p->name);
         }
         if (rep->n < PASS_REPORT_CAP) {
             pass_report_entry *e = &rep->entries[rep->n++];
             e->name = p->name;
-            e->ms = (double)(rt_now_ns() - t0) / 1e6;
+            e->ms = (double)(mopt_now_ns() - t0) / 1e6;
             e->nodes_before = before;
             e->nodes_after = g->n_nodes;
             e->rewrites = r.rewrites;
@@ -78,10 +78,10 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
         }
     }
     mopt_status st = ir_graph_check(g);
-    if (!st) st = rt_infer_graph(g);
+    if (!st) st = passes_infer_graph(g);
     if (st) return mopt_fail_context(st, "after optimization");
     rep->nodes_after = g->n_nodes;
-    rep->total_ms = (double)(rt_now_ns() - t_all) / 1e6;
+    rep->total_ms = (double)(mopt_now_ns() - t_all) / 1e6;
     if (verbose) passes_report_print(rep, stderr);
     return MOPT_OK;
 }

@@ -42,6 +42,24 @@ typedef struct pass_report {
     double total_ms;
 } pass_report;
 
+/* A problem found while checking a model: node, status, message. */
+typedef void (*pass_problem_fn)(void *user, const ir_node *n, mopt_status status,
+                                const char *message);
+
+/* Resolves every node's op_def (pass_infer.c). Without `problem` it fails
+ * listing every unsupported node at once, else on the first node whose
+ * input/output counts its op does not take. With `problem` each such node is
+ * reported (and counted), its op left NULL, and resolution goes on. */
+mopt_status passes_resolve_ops(ir_graph *g, pass_problem_fn problem, void *user,
+                               size_t *n_problems);
+/* Load-time shape and type inference over the whole graph (ops resolved). */
+mopt_status passes_infer_graph(ir_graph *g);
+/* The same, but when `problem` is given, a node whose op is unresolved or
+ * whose inference fails is reported (and counted) and inference goes on with
+ * its outputs unknown; only running out of memory stops it. */
+mopt_status passes_infer_graph_checked(ir_graph *g, pass_problem_fn problem, void *user,
+                                       size_t *n_problems);
+
 /* Runs every pass with min_level <= opt_level, in order, compacting the
  * graph after each and re-running shape inference at the end. Fills rep
  * (may be NULL); prints it to stderr when verbose. */

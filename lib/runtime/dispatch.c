@@ -1,8 +1,11 @@
 /*
- * dispatch.c — chooses, once per node at model build, which implementation
- * runs it: the first op_impl of the op's list that the `backend` option
- * allows and that supports the node (then prepares its state, e.g.
- * reordered weights), else the op's reference run.
+ * dispatch.c — plans every node once, at model build: parses its params
+ * (the op's parse), decides whether it runs through the dtype bridge, and
+ * chooses which implementation runs it: the first op_impl of the op's list
+ * that the `backend` option allows and that supports the node (then
+ * prepares its state, e.g. reordered weights), else the op's reference run.
+ * The stateless impls after the chosen one are kept, in order, as the
+ * fallbacks the executor tries when a run declines (then the reference).
  *
  * backend=auto   every impl is eligible, in the op's preference order
  * backend=X      impls of backend X first; ops X lacks use the auto order
@@ -13,72 +16,144 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "ops/node_view.h"
 #include "runtime/runtime.h"
 
-/* Tries impl on node i; returns OK with *taken set, or a real failure. */
-static mopt_status try_impl(mopt_model *m, int32_t i, const op_impl *impl, const op_tensor *in,
-                            const op_tensor *out, bool *taken) {
-    const ir_graph *g = m->graph;
-    const ir_node *n = g->nodes[i];
+op_precision rt_config_precision(const rt_config *cfg) {
+    if (strcmp(cfg->precision, "bf16") == 0) return OP_PREC_BF16;
+    if (strcmp(cfg->precision, "int8") == 0) return OP_PREC_INT8;
+    return OP_PREC_FP32;
+}
+
+/* Tries impl on the view's node; *taken tells whether it was chosen (state
+ * in *state). Errors are real failures only. */
+static mopt_status try_impl(const op_impl *impl, op_view *v, bool *taken, void **state) {
     *taken = false;
-    op_ctx ctx = {.node = n, .graph = m->graph, .runtime = false, .threads = 1};
-    ctx.precision = m->config.precision;
-    ctx.opt_level = m->config.opt_level;
-    ctx.opset = ir_graph_opset(g, n->domain);
-    if (impl->supports && !impl->supports(&ctx, in, n->n_inputs, out, n->n_outputs))
-        return MOPT_OK;
-    void *state = NULL;
+    *state = NULL;
+    op_ctx *ctx = &v->ctx;
+    if (impl->supports && !impl->supports(ctx, v->in, v->n_in, v->out, v->n_out)) return MOPT_OK;
     if (impl->prepare) {
-        mopt_status st = impl->prepare(&ctx, in, n->n_inputs, out, n->n_outputs, &state);
-        if (st == MOPT_ERR_UNSUPPORTED) return MOPT_OK;
+        mopt_status st = impl->prepare(ctx, v->in, v->n_in, v->out, v->n_out, state);
+        if (st == MOPT_ERR_UNSUPPORTED) {
+            mopt_clear_error();
+            return MOPT_OK;
+        }
         if (st) return st;
     }
-    m->plans[i].impl = impl;
-    m->plans[i].state = state;
     *taken = true;
+    return MOPT_OK;
+}
+
+static bool eligible(const op_impl *impl, const char *backend, int pass, bool any) {
+    bool mine = strcmp(impl->backend, backend) == 0;
+    if (pass == 0) return mine;
+    return any || !mine;
+}
+
+/* Chooses node i's implementation and its fallbacks. */
+static mopt_status choose_impl(mopt_model *m, int32_t i, op_view *v) {
+    const ir_node *n = m->graph->nodes[i];
+    rt_node_plan *p = &m->plans[i];
+    const op_impl *const *impls = n->op->impls;
+    const char *backend = m->config.backend;
+    if (!impls || strcmp(backend, "ref") == 0 || p->bridge || p->bridge_per_run) return MOPT_OK;
+    bool any = strcmp(backend, "auto") == 0;
+    /* pass 0: the requested backend; pass 1: everything else in order */
+    for (int pass = any ? 1 : 0; pass < 2; pass++) {
+        for (int k = 0; impls[k]; k++) {
+            const op_impl *impl = impls[k];
+            if (!eligible(impl, backend, pass, any)) continue;
+            if (p->impl) {
+                /* a fallback: stateless impls that support the node */
+                if (p->n_next < RT_FALLBACKS_MAX && !impl->prepare &&
+                    (!impl->supports || impl->supports(&v->ctx, v->in, v->n_in, v->out, v->n_out)))
+                    p->next[p->n_next++] = impl;
+                continue;
+            }
+            bool taken;
+            void *state;
+            mopt_status st = try_impl(impl, v, &taken, &state);
+            if (st)
+                return mopt_fail_context(st, "node '%s' (%s), kernel %s", n->name, n->op_type,
+                                         impl->name);
+            if (!taken) continue;
+            p->impl = impl;
+            p->state = state;
+            v->ctx.state = state;
+        }
+    }
+    if (p->impl)
+        p->kernel = p->impl->variant ? p->impl->variant(p->state) : p->impl->name;
     return MOPT_OK;
 }
 
 mopt_status rt_plan_kernels(mopt_model *m) {
     const ir_graph *g = m->graph;
-    m->plans = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *m->plans);
-    if (!m->plans) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory planning kernels");
-    const char *backend = m->config.backend;
-    if (strcmp(backend, "ref") == 0) return MOPT_OK;
-    bool any = strcmp(backend, "auto") == 0;
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        const ir_node *n = g->nodes[i];
-        const op_impl *const *impls = n->op ? n->op->impls : NULL;
-        if (!impls) continue;
-        if (n->n_inputs > 64 || n->n_outputs > 64) continue;
-        op_tensor in[64], out[64];
-        rt_node_tensors(g, n, NULL, in, out);
-        bool taken = false;
-        /* pass 0: the requested backend; pass 1: everything else in order */
-        for (int pass = any ? 1 : 0; pass < 2 && !taken; pass++) {
-            for (int k = 0; impls[k] && !taken; k++) {
-                bool mine = strcmp(impls[k]->backend, backend) == 0;
-                if (pass == 0 && !mine) continue;
-                if (pass == 1 && !any && mine) continue;
-                mopt_status st = try_impl(m, i, impls[k], in, out, &taken);
-                if (st) return mopt_fail_context(st, "node '%s' (%s), kernel %s", n->name,
-                                                 n->op_type, impls[k]->name);
-            }
-        }
+    size_t nn = (size_t)(g->n_nodes ? g->n_nodes : 1);
+    m->plans = mopt_calloc(nn, sizeof *m->plans);
+    /* one block for every node's params, each 16-byte aligned */
+    size_t total = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        total += (g->nodes[i]->op->params_size + 15) & ~(size_t)15;
+    m->params_block = mopt_aligned_alloc(total ? total : 1);
+    op_view *v = mopt_malloc(sizeof *v);
+    if (!m->plans || !m->params_block || !v) {
+        mopt_free(v);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory planning kernels");
     }
-    return MOPT_OK;
+    op_view_src src = {.graph = m->graph,
+                       .outputs_from_ir = true,
+                       .precision = rt_config_precision(&m->config),
+                       .opt_level = m->config.opt_level,
+                       .threads = 1};
+    uint8_t *at = m->params_block;
+    mopt_status st = MOPT_OK;
+    for (int32_t i = 0; i < g->n_nodes && !st; i++) {
+        const ir_node *n = g->nodes[i];
+        rt_node_plan *p = &m->plans[i];
+        p->kernel = "ref";
+        st = op_view_init(v, &src, n, NULL);
+        if (st) break;
+        if (n->op->params_size) {
+            memcpy(at, v->params_buf, n->op->params_size);
+            p->params = at;
+            at += (n->op->params_size + 15) & ~(size_t)15;
+        }
+        op_bridge_plan bp;
+        if (ops_bridge_plan(&v->ctx, v->in, v->n_in, v->out, v->n_out, &bp)) {
+            p->bridge = mopt_malloc(sizeof *p->bridge);
+            if (!p->bridge) {
+                st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory planning kernels");
+                break;
+            }
+            *p->bridge = bp;
+        } else {
+            /* an input dtype unknown at build: bridging is decided per run */
+            for (int32_t k = 0; k < n->n_inputs; k++)
+                if (n->inputs[k] >= 0 && v->in[k].dtype == MOPT_DTYPE_UNDEFINED &&
+                    ops_bridge_may_apply(n->op))
+                    p->bridge_per_run = true;
+        }
+        st = choose_impl(m, i, v);
+    }
+    mopt_free(v);
+    return st;
 }
 
 void rt_release_kernels(mopt_model *m) {
     if (!m->plans) return;
-    for (int32_t i = 0; i < m->graph->n_nodes; i++)
-        if (m->plans[i].impl && m->plans[i].impl->release && m->plans[i].state)
-            m->plans[i].impl->release(m->plans[i].state);
+    for (int32_t i = 0; i < m->graph->n_nodes; i++) {
+        rt_node_plan *p = &m->plans[i];
+        if (p->impl && p->impl->release && p->state) p->impl->release(p->state);
+        mopt_free(p->bridge);
+    }
     mopt_free(m->plans);
+    mopt_aligned_free(m->params_block);
     m->plans = NULL;
+    m->params_block = NULL;
 }
 
 const char *rt_node_kernel_name(const mopt_model *m, int32_t i) {
-    if (!m->plans || i < 0 || i >= m->graph->n_nodes || !m->plans[i].impl) return "ref";
-    return m->plans[i].impl->name;
+    if (!m->plans || i < 0 || i >= m->graph->n_nodes || !m->plans[i].kernel) return "ref";
+    return m->plans[i].kernel;
 }

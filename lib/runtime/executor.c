@@ -15,18 +15,21 @@
 #include "core/error.h"
 #include "runtime/runtime.h"
 
-static void release_slot(mopt_session *s, rt_slot *sl) {
+static void release_value(mopt_session *s, int32_t v) {
+    rt_slot *sl = &s->slots[v];
+    op_tensor *t = &s->vals[v];
     if (sl->owned) {
-        mopt_aligned_free(sl->t.data);
-        int64_t n = ir_shape_numel(&sl->t.shape);
-        s->live_bytes -= n * (int64_t)mopt_dtype_size(sl->t.dtype);
+        mopt_aligned_free(t->data);
+        int64_t n = ir_shape_numel(&t->shape);
+        s->live_bytes -= n * (int64_t)mopt_dtype_size(t->dtype);
     }
     memset(sl, 0, sizeof *sl);
+    memset(t, 0, sizeof *t);
 }
 
 static void release_all(mopt_session *s) {
     const ir_graph *g = s->model->graph;
-    for (int32_t i = 0; i < g->n_values; i++) release_slot(s, &s->slots[i]);
+    for (int32_t i = 0; i < g->n_values; i++) release_value(s, i);
     s->live_bytes = 0;
 }
 
@@ -53,8 +56,8 @@ static mopt_status bind_inputs(mopt_session *s, size_t n_inputs, const char *con
             if (idx < 0) return mopt_fail(MOPT_ERR_NOT_FOUND, "the model has no input '%s'", names[i]);
         }
         const ir_value *v = g->values[g->inputs[idx]];
-        rt_slot *sl = &s->slots[g->inputs[idx]];
-        if (sl->t.data)
+        op_tensor *slt = &s->vals[g->inputs[idx]];
+        if (slt->data)
             return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "input '%s' is given twice", v->name);
         const mopt_tensor *t = inputs[i];
         if (!t) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "input '%s' tensor is NULL", v->name);
@@ -91,42 +94,86 @@ static mopt_status bind_inputs(mopt_session *s, size_t n_inputs, const char *con
                 }
             }
         }
-        sl->t.dtype = t->dtype;
-        sl->t.shape = ts;
-        sl->t.data = t->data ? t->data : (void *)&s->consumers; /* any non-NULL for empty */
-        sl->owned = false;
+        slt->dtype = t->dtype;
+        slt->shape = ts;
+        s->run_dtypes[g->inputs[idx]] = t->dtype;
+        s->run_shapes[g->inputs[idx]] = ts;
+        slt->data = t->data ? t->data : (void *)&s->consumers; /* any non-NULL for empty */
+        s->slots[g->inputs[idx]].owned = false;
     }
     return MOPT_OK;
 }
 
+/* Does this run's output k of node n agree with the plan? A node whose
+ * inference ran may give other shapes (data-dependent ones): then the plan
+ * is broken for the rest of the run and every later node infers again. */
+static void check_against_plan(mopt_session *s, const ir_node *n, const op_tensor *out) {
+    const rt_mem_plan *p = s->plan;
+    for (int32_t k = 0; k < n->n_outputs && !s->plan_broken; k++) {
+        int32_t v = n->outputs[k];
+        if (v < 0) continue;
+        if (p->dtypes[v] != out[k].dtype || p->shapes[v].rank != out[k].shape.rank ||
+            memcmp(p->shapes[v].dims, out[k].shape.dims,
+                   (size_t)out[k].shape.rank * sizeof(int64_t)) != 0)
+            s->plan_broken = true;
+    }
+}
+
+/* Runs node i's chosen implementation; when it declines (UNSUPPORTED), its
+ * fallbacks in order, then the reference. Bridged nodes run the reference
+ * through the dtype bridge. */
+static mopt_status run_impl(mopt_session *s, int32_t i, op_view *v) {
+    const rt_node_plan *plan = &s->model->plans[i];
+    op_ctx *ctx = &v->ctx;
+    const op_def *d = ctx->def;
+    if (plan->bridge || plan->bridge_per_run)
+        return ops_bridge_run(ctx, plan->bridge, &s->bridge_scratch[i], v->in, v->n_in, v->out,
+                              v->n_out);
+    if (!plan->impl) return d->run(ctx, v->in, v->n_in, v->out, v->n_out);
+    ctx->state = plan->state;
+    ctx->scratch = &s->scratch[i];
+    mopt_status st = plan->impl->run(ctx, v->in, v->n_in, v->out, v->n_out);
+    ctx->state = NULL;
+    ctx->scratch = NULL;
+    for (int j = 0; st == MOPT_ERR_UNSUPPORTED && j < plan->n_next; j++) {
+        mopt_clear_error();
+        st = plan->next[j]->run(ctx, v->in, v->n_in, v->out, v->n_out);
+    }
+    if (st == MOPT_ERR_UNSUPPORTED) {
+        mopt_clear_error();
+        st = d->run(ctx, v->in, v->n_in, v->out, v->n_out);
+    }
+    return st;
+}
+
 static mopt_status run_nodes(mopt_session *s) {
     const ir_graph *g = s->model->graph;
-    int64_t opset = ir_graph_opset(g, "");
+    const rt_node_plan *plans = s->model->plans;
+    op_view *v = s->view;
+    op_view_src src = {.graph = (ir_graph *)g,
+                       .values = s->vals,
+                       .runtime = true,
+                       .precision = rt_config_precision(&s->model->config),
+                       .opt_level = s->model->config.opt_level,
+                       .threads = s->threads};
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
-        op_tensor in[64], out[64];
-        bool heap[64];
-        rt_omitted_tail(in, n->n_inputs);
-        for (int32_t k = 0; k < n->n_inputs; k++) {
-            int32_t v = n->inputs[k];
-            if (v < 0) {
-                memset(&in[k], 0, sizeof in[k]);
-                ir_shape_set_unknown(&in[k].shape);
-            } else {
-                in[k] = s->slots[v].t;
-            }
-        }
-        for (int32_t k = 0; k < n->n_outputs; k++) {
-            memset(&out[k], 0, sizeof out[k]);
-            ir_shape_set_unknown(&out[k].shape);
-        }
-        op_ctx ctx = {.node = n, .graph = (ir_graph *)g, .runtime = true};
-        ctx.opset = n->domain[0] ? ir_graph_opset(g, n->domain) : opset;
-        ctx.threads = s->threads;
-        ctx.precision = s->model->config.precision;
-        ctx.opt_level = s->model->config.opt_level;
-        mopt_status st = n->op->infer(&ctx, in, n->n_inputs, out, n->n_outputs);
+        bool heap[OP_MAX_IO];
+        mopt_status st = op_view_init(v, &src, n, plans[i].params);
         if (st) return st;
+        op_tensor *in = v->in, *out = v->out;
+        if (s->plan && !s->plan_broken && s->plan->shapes_fixed[i]) {
+            /* this signature's plan holds every output shape of the node */
+            for (int32_t k = 0; k < n->n_outputs; k++) {
+                int32_t val = n->outputs[k];
+                out[k].dtype = s->plan->dtypes[val];
+                out[k].shape = s->plan->shapes[val];
+            }
+        } else {
+            st = op_view_infer(v);
+            if (st) return st;
+            if (s->plan) check_against_plan(s, n, out);
+        }
         for (int32_t k = 0; k < n->n_outputs; k++) {
             char b[IR_SHAPE_STR_CAP];
             int64_t numel = ir_shape_numel(&out[k].shape);
@@ -141,9 +188,9 @@ static mopt_status run_nodes(mopt_session *s) {
                 return mopt_fail(MOPT_ERR_LIMIT, "node '%s' (%s): output %d is too large (%s)",
                                  n->name, n->op_type, (int)k,
                                  ir_shape_str(&out[k].shape, g, b, sizeof b));
-            int32_t v = n->outputs[k];
+            int32_t val = n->outputs[k];
             /* 1: the caller's buffer, when this is a requested graph output */
-            const mopt_tensor *ut = v >= 0 ? s->user_out[v] : NULL;
+            const mopt_tensor *ut = val >= 0 ? s->user_out[val] : NULL;
             if (ut && ut->dtype == out[k].dtype && ut->rank == out[k].shape.rank &&
                 memcmp(ut->dims, out[k].shape.dims, (size_t)ut->rank * sizeof(int64_t)) == 0 &&
                 ut->nbytes == nbytes) {
@@ -152,12 +199,12 @@ static mopt_status run_nodes(mopt_session *s) {
                 continue;
             }
             /* 2: the arena, when the plan agrees on this value's shape */
-            if (s->plan && v >= 0 && s->plan->offsets[v] >= 0) {
-                if (s->plan->dtypes[v] == out[k].dtype &&
-                    s->plan->shapes[v].rank == out[k].shape.rank &&
-                    memcmp(s->plan->shapes[v].dims, out[k].shape.dims,
+            if (s->plan && val >= 0 && s->plan->offsets[val] >= 0) {
+                if (s->plan->dtypes[val] == out[k].dtype &&
+                    s->plan->shapes[val].rank == out[k].shape.rank &&
+                    memcmp(s->plan->shapes[val].dims, out[k].shape.dims,
                            (size_t)out[k].shape.rank * sizeof(int64_t)) == 0) {
-                    out[k].data = s->arena + s->plan->offsets[v];
+                    out[k].data = s->arena + s->plan->offsets[val];
                     heap[k] = false;
                     continue;
                 }
@@ -182,20 +229,13 @@ static mopt_status run_nodes(mopt_session *s) {
             s->live_bytes += (int64_t)nbytes;
         }
         if (s->live_bytes > s->peak_bytes) s->peak_bytes = s->live_bytes;
-        int64_t t_start = s->profiling ? rt_now_ns() : 0;
-        const rt_node_plan *plan = &s->model->plans[i];
-        if (plan->impl) {
-            ctx.state = plan->state;
-            ctx.scratch = &s->scratch[i];
-            st = plan->impl->run(&ctx, in, n->n_inputs, out, n->n_outputs);
-        } else {
-            st = n->op->run(&ctx, in, n->n_inputs, out, n->n_outputs);
-        }
+        int64_t t_start = s->profiling ? mopt_now_ns() : 0;
+        st = run_impl(s, i, v);
         if (s->profiling && !st) {
             rt_prof_entry *pe = &s->prof[i];
             pe->start_ns = t_start - s->t0_ns;
-            pe->ns = rt_now_ns() - t_start;
-            pe->flops = rt_node_flops(n, in, n->n_inputs, out, n->n_outputs);
+            pe->ns = mopt_now_ns() - t_start;
+            pe->flops = n->op->flops ? n->op->flops(&v->ctx, in, n->n_inputs, out, n->n_outputs) : 0;
             if (s->config.profile[0] && strcmp(s->config.profile, "1") != 0) {
                 if (s->n_trace == s->cap_trace) {
                     size_t cap = s->cap_trace ? s->cap_trace * 2 : 1024;
@@ -212,8 +252,8 @@ static mopt_status run_nodes(mopt_session *s) {
         }
         /* store outputs (even on failure, so release_all frees them) */
         for (int32_t k = 0; k < n->n_outputs; k++) {
-            int32_t v = n->outputs[k];
-            if (v < 0) {
+            int32_t val = n->outputs[k];
+            if (val < 0) {
                 if (heap[k]) {
                     s->live_bytes -= ir_shape_numel(&out[k].shape) *
                                      (int64_t)mopt_dtype_size(out[k].dtype);
@@ -221,20 +261,20 @@ static mopt_status run_nodes(mopt_session *s) {
                 }
                 continue;
             }
-            rt_slot *sl = &s->slots[v];
-            sl->t = out[k];
+            rt_slot *sl = &s->slots[val];
+            s->vals[val] = out[k];
             sl->owned = heap[k];
-            s->run_shapes[v] = out[k].shape;
-            s->run_dtypes[v] = out[k].dtype;
-            sl->refs = s->consumers[v];
-            if (sl->refs == 0) release_slot(s, sl);
+            s->run_shapes[val] = out[k].shape;
+            s->run_dtypes[val] = out[k].dtype;
+            sl->refs = s->consumers[val];
+            if (sl->refs == 0) release_value(s, val);
         }
         if (st) return st;
         for (int32_t k = 0; k < n->n_inputs; k++) {
-            int32_t v = n->inputs[k];
-            if (v < 0) continue;
-            rt_slot *sl = &s->slots[v];
-            if (sl->owned && --sl->refs == 0) release_slot(s, sl);
+            int32_t val = n->inputs[k];
+            if (val < 0) continue;
+            rt_slot *sl = &s->slots[val];
+            if (sl->owned && --sl->refs == 0) release_value(s, val);
         }
     }
     return MOPT_OK;
@@ -272,22 +312,22 @@ static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, mopt_tenso
     /* validate everything before handing anything over */
     for (size_t i = 0; i < n_outputs; i++) {
         int32_t idx = idx_of[i];
-        const rt_slot *sl = &s->slots[g->outputs[idx]];
+        const op_tensor *slt = &s->vals[g->outputs[idx]];
         const mopt_tensor *t = outputs[i];
         if (t) {
             ir_shape ts;
             ir_shape_set(&ts, t->rank, t->dims);
             char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP];
-            if (t->dtype != sl->t.dtype)
+            if (t->dtype != slt->dtype)
                 return mopt_fail(MOPT_ERR_TYPE, "output '%s' is %s but the given tensor is %s",
-                                 g->values[g->outputs[idx]]->name, mopt_dtype_name(sl->t.dtype),
+                                 g->values[g->outputs[idx]]->name, mopt_dtype_name(slt->dtype),
                                  mopt_dtype_name(t->dtype));
-            if (t->rank != sl->t.shape.rank ||
-                memcmp(t->dims, sl->t.shape.dims, (size_t)t->rank * sizeof(int64_t)) != 0)
+            if (t->rank != slt->shape.rank ||
+                memcmp(t->dims, slt->shape.dims, (size_t)t->rank * sizeof(int64_t)) != 0)
                 return mopt_fail(MOPT_ERR_SHAPE,
                                  "output '%s' has shape %s but the given tensor has %s",
                                  g->values[g->outputs[idx]]->name,
-                                 ir_shape_str(&sl->t.shape, g, a, sizeof a),
+                                 ir_shape_str(&slt->shape, g, a, sizeof a),
                                  ir_shape_str(&ts, g, b, sizeof b));
         }
     }
@@ -295,11 +335,11 @@ static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, mopt_tenso
     mopt_tensor *made[256] = {0};
     for (size_t i = 0; i < n_outputs; i++) {
         if (outputs[i]) continue;
-        rt_slot *sl = &s->slots[g->outputs[idx_of[i]]];
-        int64_t numel = ir_shape_numel(&sl->t.shape);
-        size_t nbytes = (size_t)numel * mopt_dtype_size(sl->t.dtype);
+        const op_tensor *slt = &s->vals[g->outputs[idx_of[i]]];
+        int64_t numel = ir_shape_numel(&slt->shape);
+        size_t nbytes = (size_t)numel * mopt_dtype_size(slt->dtype);
         void *buf = mopt_aligned_alloc(nbytes ? nbytes : 1);
-        mopt_status st = buf ? rt_tensor_new(sl->t.dtype, sl->t.shape.rank, sl->t.shape.dims,
+        mopt_status st = buf ? rt_tensor_new(slt->dtype, slt->shape.rank, slt->shape.dims,
                                              buf, nbytes, true, &made[i])
                              : mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory for outputs");
         if (st) {
@@ -309,9 +349,9 @@ static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, mopt_tenso
         }
     }
     for (size_t i = 0; i < n_outputs; i++) {
-        rt_slot *sl = &s->slots[g->outputs[idx_of[i]]];
+        const op_tensor *slt = &s->vals[g->outputs[idx_of[i]]];
         mopt_tensor *t = outputs[i] ? outputs[i] : made[i];
-        if (t->nbytes && t->data != sl->t.data) memcpy(t->data, sl->t.data, t->nbytes);
+        if (t->nbytes && t->data != slt->data) memcpy(t->data, slt->data, t->nbytes);
         outputs[i] = t;
     }
     return MOPT_OK;
@@ -324,7 +364,7 @@ static size_t signature(const mopt_session *s, int64_t *sig, size_t cap) {
     const ir_graph *g = s->model->graph;
     size_t n = 0;
     for (int32_t i = 0; i < g->n_inputs; i++) {
-        const op_tensor *t = &s->slots[g->inputs[i]].t;
+        const op_tensor *t = &s->vals[g->inputs[i]];
         if (n + 2 + (size_t)t->shape.rank > cap) return 0;
         sig[n++] = t->dtype;
         sig[n++] = t->shape.rank;
@@ -338,6 +378,7 @@ static void plan_clear(rt_mem_plan *p) {
     mopt_free(p->offsets);
     mopt_free(p->shapes);
     mopt_free(p->dtypes);
+    mopt_free(p->shapes_fixed);
     memset(p, 0, sizeof *p);
 }
 
@@ -375,6 +416,45 @@ static void plan_select(mopt_session *s) {
     }
 }
 
+/* Which nodes' output shapes follow from the input-shape signature alone:
+ * inference run with the planned input shapes but no tensor data (only
+ * weights have data, as at load time) must give the planned outputs exactly.
+ * Those nodes skip inference in later runs with this signature; a node whose
+ * shapes depend on tensor values (Reshape by a computed shape, NonZero) keeps
+ * inferring every run. */
+static void mark_fixed_shapes(mopt_session *s, rt_mem_plan *p) {
+    const ir_graph *g = s->model->graph;
+    op_view *v = s->view;
+    op_view_src src = {.graph = (ir_graph *)g,
+                       .precision = rt_config_precision(&s->model->config),
+                       .opt_level = s->model->config.opt_level};
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        p->shapes_fixed[i] = 0;
+        if (op_view_init(v, &src, n, s->model->plans[i].params)) continue;
+        bool ok = true;
+        for (int32_t k = 0; k < n->n_inputs; k++) {
+            int32_t val = n->inputs[k];
+            if (val < 0) continue;
+            v->in[k].dtype = p->dtypes[val] ? p->dtypes[val] : g->values[val]->dtype;
+            if (g->values[val]->flags & IR_VALUE_INITIALIZER) continue;
+            v->in[k].shape = p->shapes[val];
+            ok = ok && v->in[k].dtype != MOPT_DTYPE_UNDEFINED;
+        }
+        if (!ok || op_view_infer(v) != MOPT_OK) continue;
+        for (int32_t k = 0; k < n->n_outputs && ok; k++) {
+            int32_t val = n->outputs[k];
+            const op_tensor *o = &v->out[k];
+            ok = val >= 0 && o->dtype == p->dtypes[val] && ir_shape_is_concrete(&o->shape) &&
+                 o->shape.rank == p->shapes[val].rank &&
+                 memcmp(o->shape.dims, p->shapes[val].dims,
+                        (size_t)o->shape.rank * sizeof(int64_t)) == 0;
+        }
+        p->shapes_fixed[i] = ok;
+    }
+    mopt_clear_error();
+}
+
 /* After a successful run without a (valid) plan: plans the shapes this run
  * produced (recorded in s->run_shapes / run_dtypes). Failure to plan only
  * means the next run uses the heap again. */
@@ -400,11 +480,14 @@ static void plan_record(mopt_session *s) {
     p->offsets = mopt_malloc(nv * sizeof *p->offsets);
     p->shapes = mopt_malloc(nv * sizeof *p->shapes);
     p->dtypes = mopt_malloc(nv * sizeof *p->dtypes);
-    if (!sizes || !p->sig || !p->offsets || !p->shapes || !p->dtypes) goto fail;
+    p->shapes_fixed = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), 1);
+    if (!sizes || !p->sig || !p->offsets || !p->shapes || !p->dtypes || !p->shapes_fixed)
+        goto fail;
     memcpy(p->sig, sig, n * sizeof *sig);
     p->sig_len = n;
     memcpy(p->shapes, s->run_shapes, nv * sizeof *p->shapes);
     memcpy(p->dtypes, s->run_dtypes, nv * sizeof *p->dtypes);
+    mark_fixed_shapes(s, p);
     for (int32_t v = 0; v < g->n_values; v++) {
         if (g->values[v]->producer < 0 || p->dtypes[v] == MOPT_DTYPE_UNDEFINED) continue;
         int64_t numel = ir_shape_numel(&p->shapes[v]);
@@ -451,7 +534,7 @@ mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *
     memset(s->user_out, 0, (size_t)g->n_values * sizeof *s->user_out);
     s->peak_bytes = 0;
     s->prof_valid = false;
-    int64_t t_run = rt_now_ns();
+    int64_t t_run = mopt_now_ns();
     int32_t idx_of[256];
     mopt_status st = resolve_outputs(s, n_outputs, output_names, outputs, idx_of);
     if (!st) st = bind_inputs(s, n_inputs, input_names, inputs);
@@ -459,11 +542,11 @@ mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *
         for (int32_t i = 0; i < g->n_values; i++) {
             const ir_value *v = g->values[i];
             if (!(v->flags & IR_VALUE_INITIALIZER)) continue;
-            rt_slot *sl = &s->slots[i];
-            sl->t.dtype = v->dtype;
-            sl->t.shape = v->shape;
-            sl->t.data = v->data ? v->data : (void *)&s->consumers;
-            sl->owned = false;
+            op_tensor *t = &s->vals[i];
+            t->dtype = v->dtype;
+            t->shape = v->shape;
+            t->data = v->data ? v->data : (void *)&s->consumers;
+            s->slots[i].owned = false;
         }
         plan_select(s);
         st = run_nodes(s);
@@ -475,7 +558,7 @@ mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *
             s->peak_bytes = (int64_t)s->plan->arena_size;
         if (!s->plan || s->plan_broken) plan_record(s);
         s->runs++;
-        s->last_run_ns = rt_now_ns() - t_run;
+        s->last_run_ns = mopt_now_ns() - t_run;
         s->prof_valid = s->profiling;
     }
     return st;

@@ -1,6 +1,6 @@
 /*
- * profile.c — per-node profiling support: the clock, flop counts of the
- * compute-heavy operators, and writing Chrome trace files.
+ * profile.c — per-node profiling support: the default thread count and
+ * writing Chrome trace files (flop counts come from each op's table).
  */
 #include <errno.h>
 #include <sched.h>
@@ -20,35 +20,6 @@ int rt_default_threads(void) {
     }
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
-}
-
-int64_t rt_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t rt_node_flops(const ir_node *n, const op_tensor *in, int n_in, const op_tensor *out,
-                      int n_out) {
-    if (n_in < 2 || n_out < 1 || in[0].shape.rank < 1) return 0;
-    int64_t out_numel = ir_shape_numel(&out[0].shape);
-    if (out_numel <= 0) return 0;
-    bool fmm = strcmp(n->op_type, "FusedMatMul") == 0 && strcmp(n->domain, "mopt") == 0;
-    bool fconv = strcmp(n->op_type, "FusedConv") == 0 && strcmp(n->domain, "mopt") == 0;
-    if (strcmp(n->op_type, "MatMul") == 0 || strcmp(n->op_type, "Gemm") == 0 || fmm) {
-        int64_t k;
-        if ((strcmp(n->op_type, "Gemm") == 0 || fmm) && ir_node_attr_int(n, "transA", 0))
-            k = in[0].shape.dims[in[0].shape.rank - 2];
-        else
-            k = in[0].shape.dims[in[0].shape.rank - 1];
-        return 2 * out_numel * k;
-    }
-    if ((strcmp(n->op_type, "Conv") == 0 || fconv) && in[1].shape.rank >= 3) {
-        int64_t per_out = 1; /* weights per output element: C_in/group * kernel */
-        for (int32_t i = 1; i < in[1].shape.rank; i++) per_out *= in[1].shape.dims[i];
-        return 2 * out_numel * per_out;
-    }
-    return 0;
 }
 
 static void json_string(FILE *f, const char *s) {

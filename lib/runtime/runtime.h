@@ -9,7 +9,10 @@
 #include <mopt/mopt.h>
 #include <stdbool.h>
 
+#include "core/clock.h"
 #include "ir/ir.h"
+#include "ops/bridge.h"
+#include "ops/node_view.h"
 #include "ops/ops.h"
 #include "passes/passes.h"
 
@@ -49,6 +52,8 @@ typedef struct rt_config {
 } rt_config;
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);
+/* The precision option as the ops' enum. */
+op_precision rt_config_precision(const rt_config *cfg);
 
 /* ---- tensors ---- */
 struct mopt_tensor {
@@ -67,15 +72,28 @@ mopt_status rt_tensor_new(mopt_dtype dtype, int32_t rank, const int64_t *dims, v
 
 /* ---- model ---- */
 #define RT_PASS_NAME_CAP 48
+/* Most stateless fallbacks kept per node (dispatch.c). */
+#define RT_FALLBACKS_MAX 4
+
+/* What dispatch decided for one node, once, at model build. */
 typedef struct rt_node_plan {
     const op_impl *impl; /* NULL: the op's reference run */
     void *state;         /* impl->prepare's product */
+    const char *kernel;  /* the name MOPT_VERBOSE and profiles show */
+    /* tried in order when impl's run declines (MOPT_ERR_UNSUPPORTED), then
+     * the reference */
+    const op_impl *next[RT_FALLBACKS_MAX];
+    int n_next;
+    const void *params;     /* the op's parsed params (NULL: none) */
+    op_bridge_plan *bridge; /* runs through the dtype bridge (NULL: native) */
+    bool bridge_per_run;    /* dtypes unknown at build: bridge decided per run */
 } rt_node_plan;
 
 struct mopt_model {
     ir_graph *graph;
     rt_config config;
     rt_node_plan *plans; /* one per node */
+    void *params_block;  /* every node's params (plans[i].params point here) */
     char **op_names;     /* per node: "domain.Op" outside the default domain, else NULL */
     int64_t parameter_count;
     int64_t parameter_bytes;
@@ -107,34 +125,10 @@ void rt_release_kernels(mopt_model *m);
 /* The kernel name of node i ("ref" or the impl's name). */
 const char *rt_node_kernel_name(const mopt_model *m, int32_t i);
 
-/* Node input/output arrays handed to ops have this many slots. */
-#define RT_MAX_NODE_IO 64
-/* Marks in[n_inputs .. RT_MAX_NODE_IO) as omitted inputs, so an op reading
- * an optional input past the node's count sees "absent", never stale data. */
-void rt_omitted_tail(op_tensor *in, int32_t n_inputs);
-
-/* The op_tensor views of node n's inputs (and outputs, if out is not NULL)
- * from the IR values' load-time dtypes and shapes. Input data comes from
- * data[value] when data is given, else from initializers. */
-void rt_node_tensors(const ir_graph *g, const ir_node *n, const void *const *data, op_tensor *in,
-                     op_tensor *out);
-
-/* A problem found while checking a model: node, status, message. */
-typedef void (*rt_problem_fn)(void *user, const ir_node *n, mopt_status status,
-                              const char *message);
-
-/* Load-time shape and type inference over the whole graph. */
-mopt_status rt_infer_graph(ir_graph *graph);
-/* The same, but when `problem` is given, a node whose op is unresolved or
- * whose inference fails is reported (and counted) and inference goes on with
- * its outputs unknown; only running out of memory stops it. */
-mopt_status rt_infer_graph_checked(ir_graph *g, rt_problem_fn problem, void *user,
-                                   size_t *n_problems);
-
 /* ---- session ---- */
+/* The run-time bookkeeping of one value (its tensor is in session->vals). */
 typedef struct rt_slot {
-    op_tensor t;
-    bool owned;     /* t.data allocated by the session for this run */
+    bool owned;     /* the data was allocated by the session for this run */
     int32_t refs;   /* remaining consumers in this run */
 } rt_slot;
 
@@ -149,6 +143,8 @@ typedef struct rt_mem_plan {
     int64_t *offsets;  /* per value, -1 if not in the arena */
     ir_shape *shapes;  /* per value */
     mopt_dtype *dtypes;
+    uint8_t *shapes_fixed; /* per node: its output shapes follow from the
+                              signature alone, so runs skip its inference */
     size_t arena_size;
     size_t intermediate_bytes; /* sum of all planned tensors, for comparison */
     uint64_t last_used;
@@ -173,8 +169,11 @@ typedef struct rt_trace_event {
 struct mopt_session {
     const mopt_model *model;
     rt_config config;
+    op_tensor *vals;     /* one per graph value: this run's tensors */
     rt_slot *slots;      /* one per graph value */
+    op_view *view;       /* the node view the executor fills */
     void **scratch;      /* one per node, for op_impl scratch */
+    op_bridge_scratch *bridge_scratch; /* one per node, for bridged nodes */
     rt_mem_plan plans[RT_MAX_PLANS];
     int n_plans;
     uint64_t plan_clock;
@@ -210,14 +209,14 @@ mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
 /* Number of cores available to this process (>= 1). */
 int rt_default_threads(void);
 
-/* Monotonic clock in nanoseconds. */
-int64_t rt_now_ns(void);
-/* Floating-point operations of one node execution (0 if not meaningful). */
-int64_t rt_node_flops(const ir_node *n, const op_tensor *in, int n_in, const op_tensor *out,
-                      int n_out);
 /* Writes the session's trace as Chrome trace JSON. */
 mopt_status rt_trace_write(const mopt_session *s, const char *path);
 
+/* Creates a session of model (arguments already checked) / destroys one
+ * (NULL is fine). */
+mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
+                              mopt_session **out);
+void rt_session_destroy(mopt_session *s);
 void rt_session_release_plans(mopt_session *s);
 mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *input_names,
                            const mopt_tensor *const *inputs, size_t n_outputs,

@@ -48,7 +48,7 @@
 /* ---- helpers ------------------------------------------------------------ */
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-static const char *g_prec; /* ctx->precision of the impl under test (NULL = fp32) */
+static op_precision g_prec; /* ctx->precision of the impl under test */
 static int g_opt_level;    /* ctx->opt_level of the impl under test */
 /* Under test: a "-packed" impl, which may step aside (supports false or
  * prepare UNSUPPORTED) for a case; counted in g_stepped, the rest in g_ran. */
@@ -224,7 +224,7 @@ static double gamma_k(int64_t K) {
 /* Bound on |impl - ref| for a K-term dot product with sum |a b| = S. */
 static double tol_of(int64_t K, double S) {
     double rel = 2 * gamma_k(K);
-    if (g_prec && strcmp(g_prec, "bf16") == 0) rel += ldexp(1.0, -7) + ldexp(1.0, -16);
+    if (g_prec == OP_PREC_BF16) rel += ldexp(1.0, -7) + ldexp(1.0, -16);
     return rel * S + 1e-6;
 }
 
@@ -237,7 +237,7 @@ static void matmul_bound(const op_tensor *in, int n_in, const ir_shape *y, doubl
     int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
     int64_t N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
     /* batch broadcasting: index each output batch back to A's and B's */
-    bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+    bool int8 = g_prec == OP_PREC_INT8;
     double qa = 0; /* the int8 scale of A */
     for (int64_t i = 0, na = ir_shape_numel(a); i < na; i++)
         qa = fmax(qa, fabs(((const float *)in[0].data)[i]) / 127);
@@ -302,7 +302,7 @@ static const mm_shape k_mm_shapes[] = {
 
 /* int8: only constant 2-D B (the int8 impl refuses the rest) */
 static void run_matmul_cases(const op_impl *impl) {
-    bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+    bool int8 = g_prec == OP_PREC_INT8;
     for (size_t s = 0; s < sizeof k_mm_shapes / sizeof k_mm_shapes[0]; s++) {
         const mm_shape *sh = &k_mm_shapes[s];
         if (int8 && sh->rb != 2) continue;
@@ -342,7 +342,7 @@ static void gemm_bound(const op_tensor *in, int n_in, const ir_shape *y, double 
     int64_t K = in[0].shape.dims[g_ta ? 0 : 1];
     int64_t lda = in[0].shape.dims[1], ldb = in[1].shape.dims[1];
     const float *A = in[0].data, *B = in[1].data;
-    bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+    bool int8 = g_prec == OP_PREC_INT8;
     double sa = 0;
     for (int64_t i = 0; i < M * K; i++)
         sa = fmax(sa, fabs(A[i]) / 127);
@@ -373,7 +373,7 @@ static void run_gemm_cases(const op_impl *impl) {
                 g_ta = t & 1;
                 g_tb = (t >> 1) & 1;
                 /* int8: no transA; C only as a bias [N] / [1, N] with beta 1 */
-                bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+                bool int8 = g_prec == OP_PREC_INT8;
                 if (int8 && (g_ta || cshape >= 3)) continue;
                 g_alpha = (count % 3 == 0) ? 1.f : 0.5f;
                 g_beta = (count % 4 == 1 && !int8) ? 2.f : 1.f;
@@ -396,7 +396,7 @@ static void run_gemm_cases(const op_impl *impl) {
                 if (cshape == 5) tensor(&in[2], 0, NULL);
                 if (!cshape) g_beta = 0;
                 unsigned consts = (count % 2) ? 6u : 4u;
-                if (g_prec && strcmp(g_prec, "int8") == 0) consts |= 2u;
+                if (g_prec == OP_PREC_INT8) consts |= 2u;
                 check_impl(&c, impl, in, cshape ? 3 : 2, consts, (count % 5 == 0) ? 1u : 0u,
                            gemm_bound, 1 + count % 2, false);
                 free_inputs(in, cshape ? 3 : 2);
@@ -507,7 +507,7 @@ static void run_fused_matmul_cases(const op_impl *impl) {
         for (size_t a = 0; a < sizeof k_act_names / sizeof k_act_names[0]; a++, count++) {
             const mm_shape *sh = &shapes[s];
             bool ta = count % 3 == 1, tb = count % 2 == 1;
-            bool int8 = g_prec && strcmp(g_prec, "int8") == 0;
+            bool int8 = g_prec == OP_PREC_INT8;
             if (int8 && (ta || sh->rb != 2)) continue;
             bool bias = count % 4 != 3, res = count % 3 != 2;
             g_fused_alpha = count % 5 == 0 ? 0.5 : 1.0;
@@ -660,41 +660,41 @@ static void onednn_conv(void **st) {
 /* precision=bf16 */
 static void onednn_bf16_matmul(void **st) {
     (void)st;
-    g_prec = "bf16";
+    g_prec = OP_PREC_BF16;
     run_matmul_cases(find_impl("MatMul", "onednn-bf16"));
-    g_prec = NULL;
+    g_prec = OP_PREC_FP32;
 }
 static void onednn_bf16_gemm(void **st) {
     (void)st;
-    g_prec = "bf16";
+    g_prec = OP_PREC_BF16;
     run_gemm_cases(find_impl("Gemm", "onednn-bf16"));
-    g_prec = NULL;
+    g_prec = OP_PREC_FP32;
 }
 static void onednn_bf16_conv(void **st) {
     (void)st;
-    g_prec = "bf16";
+    g_prec = OP_PREC_BF16;
     run_conv_cases(find_impl("Conv", "onednn-bf16"));
-    g_prec = NULL;
+    g_prec = OP_PREC_FP32;
 }
 
 /* precision=int8 */
 static void onednn_int8_matmul(void **st) {
     (void)st;
-    g_prec = "int8";
+    g_prec = OP_PREC_INT8;
     run_matmul_cases(find_impl("MatMul", "onednn-int8"));
-    g_prec = NULL;
+    g_prec = OP_PREC_FP32;
 }
 static void onednn_int8_gemm(void **st) {
     (void)st;
-    g_prec = "int8";
+    g_prec = OP_PREC_INT8;
     run_gemm_cases(find_impl("Gemm", "onednn-int8"));
-    g_prec = NULL;
+    g_prec = OP_PREC_FP32;
 }
 
 /* opt_level 3: the "-packed" impls (weights reordered into oneDNN's layout at
  * build) pass the same cases as the plain ones, where they take the node: a
  * constant B / W that oneDNN really wants in another layout. */
-static void run_packed(void (*cases)(const op_impl *), const op_impl *impl, const char *prec,
+static void run_packed(void (*cases)(const op_impl *), const op_impl *impl, op_precision prec,
                        bool must_run) {
     assert_non_null(impl);
     assert_non_null(strstr(impl->name, "-packed"));
@@ -703,10 +703,10 @@ static void run_packed(void (*cases)(const op_impl *), const op_impl *impl, cons
     g_may_step_aside = true;
     g_ran = g_stepped = 0;
     cases(impl);
-    print_message("%s (%s): %d cases run, %d stepped aside\n", impl->name, prec ? prec : "fp32",
+    print_message("%s (%s): %d cases run, %d stepped aside\n", impl->name, prec == OP_PREC_BF16 ? "bf16" : "fp32",
                   g_ran, g_stepped);
     if (must_run) assert_true(g_ran > 0);
-    g_prec = NULL;
+    g_prec = OP_PREC_FP32;
     g_opt_level = 0;
     g_may_step_aside = false;
 }
@@ -723,20 +723,18 @@ static void onednn_packed(void **st) {
     /* oneDNN's matmul wants blocked weights with its AVX-512 kernels (brgemm);
      * elsewhere its preferred layout may be the stored one */
     bool mm = cpu_get()->avx512f;
-    run_packed(run_matmul_cases, find_impl("MatMul", "onednn-packed"), NULL, mm);
-    run_packed(run_gemm_cases, find_impl("Gemm", "onednn-packed"), NULL, mm);
-    run_packed(run_conv_cases, find_impl("Conv", "onednn-packed"), NULL, true);
-    run_packed(run_fused_matmul_cases, find_impl_domain("FusedMatMul", "mopt", "onednn-packed"),
-               NULL, mm);
-    run_packed(run_fused_conv_cases, find_impl_domain("FusedConv", "mopt", "onednn-packed"), NULL,
+    run_packed(run_matmul_cases, find_impl("MatMul", "onednn-packed"), OP_PREC_FP32, mm);
+    run_packed(run_gemm_cases, find_impl("Gemm", "onednn-packed"), OP_PREC_FP32, mm);
+    run_packed(run_conv_cases, find_impl("Conv", "onednn-packed"), OP_PREC_FP32, true);
+    run_packed(run_fused_matmul_cases, find_impl_domain("FusedMatMul", "mopt", "onednn-packed"), OP_PREC_FP32, mm);
+    run_packed(run_fused_conv_cases, find_impl_domain("FusedConv", "mopt", "onednn-packed"), OP_PREC_FP32,
                true);
-    run_packed(run_matmul_cases, find_impl("MatMul", "onednn-bf16-packed"), "bf16", mm);
-    run_packed(run_gemm_cases, find_impl("Gemm", "onednn-bf16-packed"), "bf16", mm);
-    run_packed(run_conv_cases, find_impl("Conv", "onednn-bf16-packed"), "bf16", true);
+    run_packed(run_matmul_cases, find_impl("MatMul", "onednn-bf16-packed"), OP_PREC_BF16, mm);
+    run_packed(run_gemm_cases, find_impl("Gemm", "onednn-bf16-packed"), OP_PREC_BF16, mm);
+    run_packed(run_conv_cases, find_impl("Conv", "onednn-bf16-packed"), OP_PREC_BF16, true);
     run_packed(run_fused_matmul_cases,
-               find_impl_domain("FusedMatMul", "mopt", "onednn-bf16-packed"), "bf16", mm);
-    run_packed(run_fused_conv_cases, find_impl_domain("FusedConv", "mopt", "onednn-bf16-packed"),
-               "bf16", true);
+               find_impl_domain("FusedMatMul", "mopt", "onednn-bf16-packed"), OP_PREC_BF16, mm);
+    run_packed(run_fused_conv_cases, find_impl_domain("FusedConv", "mopt", "onednn-bf16-packed"), OP_PREC_BF16, true);
 }
 
 /* What the model builder does (dispatch.c) for a node at opt_level `level`:
@@ -818,7 +816,7 @@ static void onednn_levels_named_apart(void **st) {
 
 static void onednn_fused(void **st) {
     (void)st;
-    const char *precs[] = {NULL, "bf16", "int8"};
+    const op_precision precs[] = {OP_PREC_FP32, OP_PREC_BF16, OP_PREC_INT8};
     const char *names[] = {"onednn", "onednn-bf16", "onednn-int8"};
     for (int p = 0; p < 3; p++) {
         g_prec = precs[p];
@@ -829,7 +827,7 @@ static void onednn_fused(void **st) {
         for (int k = 0; p < 2 && d && d->impls && d->impls[k]; k++)
             if (strcmp(d->impls[k]->name, names[p]) == 0) run_fused_conv_cases(d->impls[k]);
     }
-    g_prec = NULL;
+    g_prec = OP_PREC_FP32;
     assert_non_null(ops_find("FusedMatMul", "mopt")->impls[0]);
     assert_non_null(ops_find("FusedConv", "mopt")->impls[0]);
 }
@@ -846,7 +844,7 @@ static void onednn_int8_refuses(void **st) {
     tensor(&in[1], 3, (int64_t[]){2, 4, 5});
     op_tensor out;
     memset(&out, 0, sizeof out);
-    op_ctx ctx = {.node = c.n, .graph = c.g, .opset = 17, .threads = 1, .precision = "int8"};
+    op_ctx ctx = {.node = c.n, .graph = c.g, .opset = 17, .threads = 1, .precision = OP_PREC_INT8};
     assert_false(impl->supports(&ctx, in, 2, &out, 1)); /* batched B */
     ir_shape_set(&in[1].shape, 2, (int64_t[]){4, 5});
     assert_true(impl->supports(&ctx, in, 2, &out, 1));
@@ -854,7 +852,7 @@ static void onednn_int8_refuses(void **st) {
     in[1].data = NULL;
     assert_false(impl->supports(&ctx, in, 2, &out, 1)); /* B not constant */
     in[1].data = data;
-    ctx.precision = "bf16";
+    ctx.precision = OP_PREC_BF16;
     assert_false(impl->supports(&ctx, in, 2, &out, 1));
     free_inputs(in, 2);
     ir_graph_destroy(c.g);
@@ -874,9 +872,9 @@ static void onednn_bf16_only_when_asked(void **st) {
     memset(&out, 0, sizeof out);
     op_ctx ctx = {.node = c.n, .graph = c.g, .opset = 17, .threads = 1};
     assert_false(impl->supports(&ctx, in, 2, &out, 1));
-    ctx.precision = "fp32";
+    ctx.precision = OP_PREC_FP32;
     assert_false(impl->supports(&ctx, in, 2, &out, 1));
-    ctx.precision = "bf16";
+    ctx.precision = OP_PREC_BF16;
     assert_true(impl->supports(&ctx, in, 2, &out, 1));
     in[0].dtype = MOPT_DTYPE_F64;
     assert_false(impl->supports(&ctx, in, 2, &out, 1));

@@ -1,0 +1,178 @@
+/*
+ * pass_infer.c — the passes every load runs first, and the check runs too:
+ * operator resolution (each node's op_def from the registry, with its input
+ * and output counts checked against the op's) and whole-graph shape/type
+ * inference (symbolic dims, load-time constants propagated so that shape
+ * arithmetic resolves). Loading fails on the first problem (unsupported
+ * operators listed all at once); checking (mopt_model_check) reports every
+ * problem through a callback and goes on.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "ops/node_view.h"
+#include "passes/passes.h"
+
+/* Why node n cannot take its op (counts, missing required inputs), into
+ * msg; OK when it can. */
+static mopt_status arity_problem(const ir_node *n, char *msg, size_t cap) {
+    const op_def *d = n->op;
+    /* trailing omitted inputs do not count */
+    if (n->n_inputs < d->min_inputs || n->n_inputs > d->max_inputs) {
+        snprintf(msg, cap, "node '%s' (%s) has %d inputs; the operator takes %d to %d", n->name,
+                 n->op_type, (int)n->n_inputs, d->min_inputs, d->max_inputs);
+        return MOPT_ERR_INVALID_MODEL;
+    }
+    if (n->n_outputs < d->min_outputs || n->n_outputs > d->max_outputs) {
+        snprintf(msg, cap, "node '%s' (%s) has %d outputs; the operator gives %d to %d", n->name,
+                 n->op_type, (int)n->n_outputs, d->min_outputs, d->max_outputs);
+        return MOPT_ERR_INVALID_MODEL;
+    }
+    for (int k = 0; k < d->min_inputs && k < n->n_inputs; k++)
+        if (n->inputs[k] < 0) {
+            snprintf(msg, cap, "node '%s' (%s): required input %d is missing", n->name,
+                     n->op_type, k);
+            return MOPT_ERR_INVALID_MODEL;
+        }
+    return MOPT_OK;
+}
+
+mopt_status passes_resolve_ops(ir_graph *g, pass_problem_fn problem, void *user,
+                               size_t *n_problems) {
+    char list[1800], msg[600];
+    size_t len = 0;
+    int n_bad = 0;
+    list[0] = '\0';
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        n->op = ops_find(n->op_type, n->domain);
+        if (n->op) continue;
+        if (problem) {
+            snprintf(msg, sizeof msg, "operator %s%s%s is not implemented", n->domain,
+                     n->domain[0] ? "." : "", n->op_type);
+            problem(user, n, MOPT_ERR_UNSUPPORTED, msg);
+            if (n_problems) (*n_problems)++;
+            continue;
+        }
+        if (len < sizeof list - 64)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s' (%s%s%s)",
+                                    n_bad ? ", " : "", n->name, n->domain,
+                                    n->domain[0] ? "." : "", n->op_type);
+        n_bad++;
+    }
+    if (n_bad)
+        return mopt_fail(MOPT_ERR_UNSUPPORTED, "%d node%s use%s unsupported operators: %s", n_bad,
+                         n_bad == 1 ? "" : "s", n_bad == 1 ? "s" : "", list);
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        if (!n->op) continue;
+        mopt_status st = arity_problem(n, msg, sizeof msg);
+        if (!st) continue;
+        if (!problem) return mopt_fail(st, "%s", msg);
+        problem(user, n, st, msg);
+        if (n_problems) (*n_problems)++;
+        n->op = NULL; /* do not infer it */
+    }
+    return MOPT_OK;
+}
+
+/* Merges an inferred shape into a declared one: known beats unknown; two
+ * known fixed dims that disagree are an error. */
+static mopt_status merge_shape(const ir_graph *g, const ir_node *n, ir_value *v,
+                               const ir_shape *inferred) {
+    if (inferred->rank < 0) return MOPT_OK;
+    if (v->shape.rank < 0) {
+        v->shape = *inferred;
+        return MOPT_OK;
+    }
+    char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP];
+    if (v->shape.rank != inferred->rank)
+        return mopt_fail(MOPT_ERR_SHAPE,
+                         "node '%s' (%s): output '%s' is declared %s but computes to %s",
+                         n->name, n->op_type, v->name, ir_shape_str(&v->shape, g, a, sizeof a),
+                         ir_shape_str(inferred, g, b, sizeof b));
+    for (int32_t i = 0; i < inferred->rank; i++) {
+        if (inferred->syms[i] == 0) {
+            if (v->shape.syms[i] == 0 && v->shape.dims[i] != inferred->dims[i])
+                return mopt_fail(MOPT_ERR_SHAPE,
+                                 "node '%s' (%s): output '%s' is declared %s but computes to %s",
+                                 n->name, n->op_type, v->name,
+                                 ir_shape_str(&v->shape, g, a, sizeof a),
+                                 ir_shape_str(inferred, g, b, sizeof b));
+            v->shape.dims[i] = inferred->dims[i];
+            v->shape.syms[i] = 0;
+        } else if (inferred->syms[i] > 0 && v->shape.syms[i] < 0) {
+            v->shape.syms[i] = inferred->syms[i];
+        }
+    }
+    return MOPT_OK;
+}
+
+mopt_status passes_infer_graph(ir_graph *g) {
+    return passes_infer_graph_checked(g, NULL, NULL, NULL);
+}
+
+/* A problem while checking: report, count, go on. */
+static void report(pass_problem_fn problem, void *user, size_t *n_problems, const ir_node *n,
+                   mopt_status st) {
+    problem(user, n, st, mopt_error_message());
+    if (n_problems) (*n_problems)++;
+}
+
+mopt_status passes_infer_graph_checked(ir_graph *g, pass_problem_fn problem, void *user,
+                                       size_t *n_problems) {
+    mopt_status st = MOPT_OK;
+    void **cdata = mopt_calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *cdata);
+    op_view *v = mopt_malloc(sizeof *v);
+    if (!cdata || !v) {
+        mopt_free(cdata);
+        mopt_free(v);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in shape inference");
+    }
+    for (int32_t i = 0; i < g->n_values; i++)
+        if (g->values[i]->flags & IR_VALUE_INITIALIZER) cdata[i] = g->values[i]->data;
+    op_view_src src = {.graph = g, .data = (const void *const *)cdata};
+    for (int32_t i = 0; i < g->n_nodes && !st; i++) {
+        ir_node *n = g->nodes[i];
+        if (problem && !n->op) {
+            /* checking: the op is reported already; its outputs stay unknown */
+            for (int32_t k = 0; k < n->n_outputs; k++)
+                if (n->outputs[k] >= 0) cdata[n->outputs[k]] = NULL;
+            continue;
+        }
+        st = op_view_init(v, &src, n, NULL);
+        if (!st) st = op_view_infer(v);
+        if (st && problem && st != MOPT_ERR_OUT_OF_MEMORY) {
+            /* checking: report, leave the outputs unknown, keep going */
+            report(problem, user, n_problems, n, st);
+            st = MOPT_OK;
+            continue;
+        }
+        if (st) break;
+        for (int32_t k = 0; k < n->n_outputs && !st; k++) {
+            int32_t vi = n->outputs[k];
+            if (vi < 0) continue;
+            ir_value *val = g->values[vi];
+            const op_tensor *o = &v->out[k];
+            if (o->dtype != MOPT_DTYPE_UNDEFINED) {
+                if (val->dtype != MOPT_DTYPE_UNDEFINED && val->dtype != o->dtype)
+                    st = mopt_fail(MOPT_ERR_TYPE,
+                                   "node '%s' (%s): output '%s' is declared %s but computes to %s",
+                                   n->name, n->op_type, val->name, mopt_dtype_name(val->dtype),
+                                   mopt_dtype_name(o->dtype));
+                val->dtype = o->dtype;
+            }
+            if (!st) st = merge_shape(g, n, val, &o->shape);
+            cdata[vi] = o->data;
+            if (st && problem && st != MOPT_ERR_OUT_OF_MEMORY) {
+                report(problem, user, n_problems, n, st);
+                st = MOPT_OK;
+            }
+        }
+    }
+    mopt_free(v);
+    mopt_free(cdata);
+    return st;
+}
