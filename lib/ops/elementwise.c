@@ -13,7 +13,7 @@
 
 #include "kernels/ref/ref_elementwise.h"
 #include "ops/ops.h"
-#include "ops/ops_cpu.h"
+#include "ops/cpu/ops_cpu.h"
 
 static const mopt_dtype k_arith_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
                                            MOPT_DTYPE_I64, MOPT_DTYPE_U64};

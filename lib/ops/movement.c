@@ -15,7 +15,7 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_movement.h"
 #include "ops/ops.h"
-#include "ops/ops_cpu.h"
+#include "ops/cpu/ops_cpu.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 

@@ -12,7 +12,7 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_normalization.h"
 #include "ops/ops.h"
-#include "ops/ops_cpu.h"
+#include "ops/cpu/ops_cpu.h"
 
 /* Product of dims [from, to) of a concrete shape. */
 static int64_t dims_product(const ir_shape *s, int32_t from, int32_t to) {

@@ -14,7 +14,7 @@
 
 #include "kernels/ref/ref_reduce.h"
 #include "ops/ops.h"
-#include "ops/ops_cpu.h"
+#include "ops/cpu/ops_cpu.h"
 
 typedef struct reduce_kind {
     const char *op_type;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "ops/onednn_glue.h"
+#include "ops/onednn/onednn_glue.h"
 
 bool onednn_glue_prec_is(const op_ctx *ctx, op_precision p) { return ctx->precision == p; }
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "kernels/onednn/onednn.h"
-#include "ops/onednn_glue.h"
+#include "ops/onednn/onednn_glue.h"
 
 mopt_status ops_conv_onednn_desc(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
                                  bool has_b, onednn_conv_desc *d) {

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "ops/ops_cpu.h"
+#include "ops/cpu/ops_cpu.h"
 
 /* Floats per thread below which splitting does not pay. */
 #define GRAIN 16384

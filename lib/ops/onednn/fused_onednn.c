@@ -20,7 +20,7 @@
 
 #include "kernels/onednn/onednn.h"
 #include "ops/fused.h"
-#include "ops/onednn_glue.h"
+#include "ops/onednn/onednn_glue.h"
 
 typedef onednn_glue_mm_state fmm_state;
 

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "ops/ops_cpu.h"
+#include "ops/cpu/ops_cpu.h"
 
 #define GRAIN 32768
 

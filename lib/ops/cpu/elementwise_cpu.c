@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ops/ops_cpu.h"
+#include "ops/cpu/ops_cpu.h"
 
 mopt_status ops_cpu_prepare(const char *isa, void **state) {
     const cpu_kernels *k = cpu_kernels_for(isa);

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "kernels/onednn/onednn.h"
-#include "ops/onednn_glue.h"
+#include "ops/onednn/onednn_glue.h"
 
 typedef onednn_glue_mm_state mm_state;
 
