@@ -92,6 +92,7 @@ typedef struct bridged {
     const op_def *orig;
     bool float_ok;
     const int_rule *irule;
+    int_rule own_rule; /* irule's storage for a declared rule */
 } bridged;
 
 static bool is_narrow_float(mopt_dtype t) {
@@ -295,11 +296,31 @@ static const int_rule *int_rule_for(const char *op) {
 
 static bool domain_default(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }
 
-/* The bridge rule of op d; false when it is never bridged. */
+/* The rules ops declare in their tables (bridge.h). */
+const op_bridge ops_bridge_float = {.float_ok = true};
+const op_bridge ops_bridge_wrap_arith = {.float_ok = true, .ints = true, .u64_ok = true, .out_mask = 1};
+const op_bridge ops_bridge_arith = {.float_ok = true, .ints = true, .out_mask = 1};
+const op_bridge ops_bridge_minmax_bool = {.float_ok = true, .ints = true, .bool_ok = true, .out_mask = 1};
+const op_bridge ops_bridge_compare_wrap = {.float_ok = true, .ints = true, .u64_ok = true};
+const op_bridge ops_bridge_compare = {.float_ok = true, .ints = true};
+const op_bridge ops_bridge_via_f32 = {.float_ok = true, .ints = true, .via_f32 = true, .out_mask = 1};
+
+/* The bridge rule of op d; false when it is never bridged. A declared rule
+ * (d->bridge) wins; ops that declare none yet follow the name lists above. */
 static bool rule_of(const op_def *d, bridged *b) {
     memset(b, 0, sizeof *b);
     b->orig = d;
-    if (!d || !domain_default(d->domain)) return false;
+    if (!d) return false;
+    if (d->bridge) {
+        b->float_ok = d->bridge->float_ok;
+        if (d->bridge->ints) {
+            b->own_rule = (int_rule){d->op_type, d->bridge->u64_ok, d->bridge->bool_ok,
+                                     d->bridge->via_f32, d->bridge->out_mask};
+            b->irule = &b->own_rule;
+        }
+        return b->float_ok || b->irule;
+    }
+    if (!domain_default(d->domain)) return false;
     b->float_ok = !in_list(k_no_float, COUNT(k_no_float), d->op_type);
     b->irule = int_rule_for(d->op_type);
     return b->float_ok || b->irule;

@@ -29,6 +29,27 @@ typedef struct op_bridge_scratch {
     size_t cap;
 } op_bridge_scratch;
 
+/* The rules an op_def's `bridge` points to (what each op may bridge):
+ *  float            f16/bf16/f64 through f32 (most float ops)
+ *  wrap_arith       + narrow ints and u64 through i64, result back (Add Sub
+ *                   Mul Sum Neg CumSum ReduceSum ReduceProd ReduceSumSquare)
+ *  arith            + narrow ints (not u64) through i64 (Div Mod Min Max Abs
+ *                   Sign Clip TopK ReduceL1)
+ *  minmax_bool      arith, and bool too (ReduceMax ReduceMin)
+ *  compare_wrap     ints and u64 through i64, bool output kept (Equal)
+ *  compare          ints through i64, output kept (Less Greater LessOrEqual
+ *                   GreaterOrEqual ArgMax ArgMin)
+ *  via_f32          8/16-bit ints through f32 (MaxPool)
+ * Ops whose meaning depends on a named output dtype (Cast, Constant,
+ * Random*, Shape, QuantizeLinear, ...) declare none. */
+extern const op_bridge ops_bridge_float;
+extern const op_bridge ops_bridge_wrap_arith;
+extern const op_bridge ops_bridge_arith;
+extern const op_bridge ops_bridge_minmax_bool;
+extern const op_bridge ops_bridge_compare_wrap;
+extern const op_bridge ops_bridge_compare;
+extern const op_bridge ops_bridge_via_f32;
+
 /* ctx->def's inference, through the bridge when the op's own inference
  * rejects the dtypes and its rule allows them. */
 mopt_status ops_bridge_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
