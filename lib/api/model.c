@@ -108,14 +108,7 @@ mopt_status mopt_model_load_from_memory(const void *data, size_t size, const mop
     return st;
 }
 
-void mopt_model_destroy(mopt_model *m) {
-    if (!m) return;
-    rt_release_kernels(m);
-    rt_model_free_names(m);
-    ir_graph_destroy(m->graph);
-    mopt_free(m->report_text);
-    mopt_free(m);
-}
+void mopt_model_destroy(mopt_model *m) { rt_model_destroy(m); }
 
 mopt_status mopt_model_save(const mopt_model *m, const char *path) {
     mopt_clear_error();

@@ -130,3 +130,12 @@ mopt_status rt_model_build_optimized(ir_graph *graph, const rt_config *cfg,
                                      const pass_report *applied, mopt_model **out) {
     return build(graph, cfg, false, applied, out);
 }
+
+void rt_model_destroy(mopt_model *m) {
+    if (!m) return;
+    rt_release_kernels(m);
+    rt_model_free_names(m);
+    ir_graph_destroy(m->graph);
+    mopt_free(m->report_text);
+    mopt_free(m);
+}

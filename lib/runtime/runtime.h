@@ -116,6 +116,9 @@ mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **o
 mopt_status rt_model_build_optimized(ir_graph *graph, const rt_config *cfg,
                                      const pass_report *applied, mopt_model **out);
 
+/* Destroys a model (NULL is fine). */
+void rt_model_destroy(mopt_model *m);
+
 /* Releases m->op_names. */
 void rt_model_free_names(mopt_model *m);
 
