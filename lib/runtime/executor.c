@@ -15,6 +15,8 @@
 #include "core/error.h"
 #include "runtime/runtime.h"
 
+/* Frees a value's data if this run allocated it; the value is then unset
+ * (data NULL). Weights stay bound for the session's life. */
 static void release_value(mopt_session *s, int32_t v) {
     rt_slot *sl = &s->slots[v];
     op_tensor *t = &s->vals[v];
@@ -23,14 +25,28 @@ static void release_value(mopt_session *s, int32_t v) {
         int64_t n = ir_shape_numel(&t->shape);
         s->live_bytes -= n * (int64_t)mopt_dtype_size(t->dtype);
     }
-    memset(sl, 0, sizeof *sl);
-    memset(t, 0, sizeof *t);
+    sl->owned = false;
+    sl->refs = 0;
+    t->data = NULL;
 }
 
 static void release_all(mopt_session *s) {
     const ir_graph *g = s->model->graph;
-    for (int32_t i = 0; i < g->n_values; i++) release_value(s, i);
+    for (int32_t i = 0; i < g->n_values; i++)
+        if (s->vals[i].data && !(g->values[i]->flags & IR_VALUE_INITIALIZER)) release_value(s, i);
     s->live_bytes = 0;
+}
+
+void rt_session_bind_weights(mopt_session *s) {
+    const ir_graph *g = s->model->graph;
+    for (int32_t i = 0; i < g->n_values; i++) {
+        const ir_value *v = g->values[i];
+        if (!(v->flags & IR_VALUE_INITIALIZER)) continue;
+        op_tensor *t = &s->vals[i];
+        t->dtype = v->dtype;
+        t->shape = v->shape;
+        t->data = v->data ? v->data : (void *)&s->consumers; /* any non-NULL for empty */
+    }
 }
 
 static mopt_status bind_inputs(mopt_session *s, size_t n_inputs, const char *const *names,
@@ -539,15 +555,6 @@ mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *
     mopt_status st = resolve_outputs(s, n_outputs, output_names, outputs, idx_of);
     if (!st) st = bind_inputs(s, n_inputs, input_names, inputs);
     if (!st) {
-        for (int32_t i = 0; i < g->n_values; i++) {
-            const ir_value *v = g->values[i];
-            if (!(v->flags & IR_VALUE_INITIALIZER)) continue;
-            op_tensor *t = &s->vals[i];
-            t->dtype = v->dtype;
-            t->shape = v->shape;
-            t->data = v->data ? v->data : (void *)&s->consumers;
-            s->slots[i].owned = false;
-        }
         plan_select(s);
         st = run_nodes(s);
     }

@@ -220,6 +220,9 @@ mopt_status rt_trace_write(const mopt_session *s, const char *path);
 mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
                               mopt_session **out);
 void rt_session_destroy(mopt_session *s);
+/* Binds the model's weights to the session's value tensors (once, at
+ * creation: runs never unbind them). */
+void rt_session_bind_weights(mopt_session *s);
 void rt_session_release_plans(mopt_session *s);
 mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *input_names,
                            const mopt_tensor *const *inputs, size_t n_outputs,

@@ -43,6 +43,7 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
             if (n->inputs[k] >= 0) s->consumers[n->inputs[k]]++;
     }
     for (int32_t i = 0; i < g->n_outputs; i++) s->consumers[g->outputs[i]]++;
+    rt_session_bind_weights(s);
     s->t0_ns = mopt_now_ns();
     s->profiling = s->config.profile[0] != '\0';
     if (s->profiling) {
