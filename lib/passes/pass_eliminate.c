@@ -16,13 +16,24 @@ static bool is_graph_output(const ir_graph *g, int32_t v) {
     return (g->values[v]->flags & IR_VALUE_OUTPUT) != 0;
 }
 
-/* Replaces node n (single data output) by its input `src`. */
-static bool bypass(ir_graph *g, ir_node *n, int32_t src) {
+/* Replaces node n (single data output) by its input `src`: later nodes
+ * read src where they read n's output. Nodes are visited in topological
+ * order, so every consumer comes after n and is redirected when visited
+ * (forward[]), one pass in all instead of a sweep of the graph per bypass. */
+static bool bypass(ir_graph *g, ir_node *n, int32_t src, int32_t *forward) {
     int32_t out = n->outputs[0];
     if (out < 0 || src < 0 || is_graph_output(g, out)) return false;
-    ir_graph_replace_uses(g, out, src);
+    forward[out] = src;
     n->dead = true;
     return true;
+}
+
+/* Points node n's inputs at what bypassed values forward to. */
+static void redirect_inputs(ir_node *n, const int32_t *forward) {
+    for (int32_t k = 0; k < n->n_inputs; k++) {
+        int32_t v = n->inputs[k];
+        if (v >= 0 && forward[v] >= 0) n->inputs[k] = forward[v];
+    }
 }
 
 static bool op_is(const ir_node *n, const char *op) {
@@ -59,16 +70,25 @@ static bool reshape_shape_is_self_contained(const ir_graph *g, const ir_node *n)
 }
 
 mopt_status pass_eliminate(ir_graph *g, pass_result *r) {
-    int32_t *uses = mopt_malloc((size_t)(g->n_values ? g->n_values : 1) * sizeof *uses);
-    if (!uses) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in eliminate pass");
+    size_t nv = (size_t)(g->n_values ? g->n_values : 1);
+    int32_t *uses = mopt_malloc(nv * sizeof *uses);
+    int32_t *forward = mopt_malloc(nv * sizeof *forward);
+    if (!uses || !forward) {
+        mopt_free(uses);
+        mopt_free(forward);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in eliminate pass");
+    }
     ir_graph_use_counts(g, uses);
+    for (size_t v = 0; v < nv; v++) forward[v] = -1;
     int32_t n_identity = 0, n_dropout = 0, n_cast = 0, n_reshape = 0, n_transpose = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
-        if (n->dead || n->n_inputs < 1 || n->inputs[0] < 0 || n->n_outputs < 1) continue;
+        if (n->dead) continue;
+        redirect_inputs(n, forward); /* a bypassed producer's forward is final */
+        if (n->n_inputs < 1 || n->inputs[0] < 0 || n->n_outputs < 1) continue;
         int32_t in = n->inputs[0];
         if (op_is(n, "Identity")) {
-            n_identity += bypass(g, n, in);
+            n_identity += bypass(g, n, in, forward);
         } else if (op_is(n, "Dropout")) {
             bool mask_used = n->n_outputs > 1 && n->outputs[1] >= 0 && uses[n->outputs[1]] > 0;
             /* training_mode (input 2) must be absent or a constant false */
@@ -78,12 +98,12 @@ mopt_status pass_eliminate(ir_graph *g, pass_result *r) {
                 training = !(t->flags & IR_VALUE_INITIALIZER) || !t->data ||
                            *(const uint8_t *)t->data != 0;
             }
-            if (!mask_used && !training) n_dropout += bypass(g, n, in);
+            if (!mask_used && !training) n_dropout += bypass(g, n, in, forward);
         } else if (op_is(n, "Cast")) {
             const ir_value *v = g->values[in];
             int64_t to = ir_node_attr_int(n, "to", -1);
             if (v->dtype != MOPT_DTYPE_UNDEFINED && (int64_t)v->dtype == to)
-                n_cast += bypass(g, n, in);
+                n_cast += bypass(g, n, in, forward);
         } else if (op_is(n, "Reshape")) {
             const ir_value *v = g->values[in];
             if (v->producer >= 0) {
@@ -104,12 +124,13 @@ mopt_status pass_eliminate(ir_graph *g, pass_result *r) {
                     bool inverse = r1 > 0 && r1 == r2;
                     for (int32_t k = 0; inverse && k < r1; k++)
                         inverse = p2[k] >= 0 && p2[k] < r1 && p1[p2[k]] == k;
-                    if (inverse) n_transpose += bypass(g, n, p->inputs[0]);
+                    if (inverse) n_transpose += bypass(g, n, p->inputs[0], forward);
                 }
             }
         }
     }
     mopt_free(uses);
+    mopt_free(forward);
     r->rewrites = n_identity + n_dropout + n_cast + n_reshape + n_transpose;
     pass_note_add(r, n_identity, "Identity");
     pass_note_add(r, n_dropout, "Dropout");
