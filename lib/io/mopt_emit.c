@@ -57,28 +57,24 @@ void mfmt_emit_event(mfmt_emitter *e, yaml_event_t *ev, int ok) {
     if (!yaml_emitter_emit(&e->y, ev)) e->failed = true;
 }
 
-void mfmt_emit_map(mfmt_emitter *e, bool flow) {
+/* The start (or, with end, the end) of a mapping or a sequence. */
+static void emit_collection(mfmt_emitter *e, bool seq, bool end, bool flow) {
     yaml_event_t ev;
-    mfmt_emit_event(e, &ev,
-                    yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
-                                                        flow ? YAML_FLOW_MAPPING_STYLE
-                                                             : YAML_BLOCK_MAPPING_STYLE));
+    int ok;
+    if (end)
+        ok = seq ? yaml_sequence_end_event_initialize(&ev) : yaml_mapping_end_event_initialize(&ev);
+    else if (seq)
+        ok = yaml_sequence_start_event_initialize(
+            &ev, NULL, NULL, 1, flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE);
+    else
+        ok = yaml_mapping_start_event_initialize(
+            &ev, NULL, NULL, 1, flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE);
+    mfmt_emit_event(e, &ev, ok);
 }
-void mfmt_emit_map_end(mfmt_emitter *e) {
-    yaml_event_t ev;
-    mfmt_emit_event(e, &ev, yaml_mapping_end_event_initialize(&ev));
-}
-void mfmt_emit_seq(mfmt_emitter *e, bool flow) {
-    yaml_event_t ev;
-    mfmt_emit_event(e, &ev,
-                    yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
-                                                         flow ? YAML_FLOW_SEQUENCE_STYLE
-                                                              : YAML_BLOCK_SEQUENCE_STYLE));
-}
-void mfmt_emit_seq_end(mfmt_emitter *e) {
-    yaml_event_t ev;
-    mfmt_emit_event(e, &ev, yaml_sequence_end_event_initialize(&ev));
-}
+void mfmt_emit_map(mfmt_emitter *e, bool flow) { emit_collection(e, false, false, flow); }
+void mfmt_emit_map_end(mfmt_emitter *e) { emit_collection(e, false, true, false); }
+void mfmt_emit_seq(mfmt_emitter *e, bool flow) { emit_collection(e, true, false, flow); }
+void mfmt_emit_seq_end(mfmt_emitter *e) { emit_collection(e, true, true, false); }
 void mfmt_emit_plain(mfmt_emitter *e, const char *s) {
     yaml_event_t ev;
     mfmt_emit_event(e, &ev,

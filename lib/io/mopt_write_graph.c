@@ -35,6 +35,28 @@ static void emit_tensor(mfmt_emitter *e, const ir_tensor *t, const char *what) {
     mfmt_emit_map_end(e);
 }
 
+/* Item i of a list attribute; null for a missing tensor or graph. */
+static void emit_attr_item(mfmt_emitter *e, const ir_attr *a, size_t i, const char *what,
+                           int depth) {
+    switch (a->type) {
+    case IR_ATTR_FLOATS: mfmt_emit_float(e, a->floats[i]); break;
+    case IR_ATTR_INTS: mfmt_emit_int(e, a->ints[i]); break;
+    case IR_ATTR_STRINGS: mfmt_emit_str(e, a->strings[i] ? a->strings[i] : ""); break;
+    case IR_ATTR_TENSORS:
+        if (a->tensors[i])
+            emit_tensor(e, a->tensors[i], what);
+        else
+            mfmt_emit_plain(e, "null");
+        break;
+    default:
+        if (a->graphs[i])
+            mfmt_emit_graph(e, a->graphs[i], depth + 1);
+        else
+            mfmt_emit_plain(e, "null");
+        break;
+    }
+}
+
 static void emit_attr(mfmt_emitter *e, const ir_node *n, const ir_attr *a, int depth) {
     const char *tn = mfmt_attr_type_name(a->type);
     char what[320];
@@ -67,41 +89,13 @@ static void emit_attr(mfmt_emitter *e, const ir_node *n, const ir_attr *a, int d
             mfmt_emit_plain(e, "null");
         break;
     case IR_ATTR_FLOATS:
-        mfmt_emit_seq(e, true);
-        for (size_t i = 0; i < a->n; i++)
-            mfmt_emit_float(e, a->floats[i]);
-        mfmt_emit_seq_end(e);
-        break;
     case IR_ATTR_INTS:
-        mfmt_emit_seq(e, true);
-        for (size_t i = 0; i < a->n; i++)
-            mfmt_emit_int(e, a->ints[i]);
-        mfmt_emit_seq_end(e);
-        break;
     case IR_ATTR_STRINGS:
-        mfmt_emit_seq(e, true);
-        for (size_t i = 0; i < a->n; i++)
-            mfmt_emit_str(e, a->strings[i] ? a->strings[i] : "");
-        mfmt_emit_seq_end(e);
-        break;
     case IR_ATTR_TENSORS:
-        mfmt_emit_seq(e, true);
-        for (size_t i = 0; i < a->n; i++) {
-            if (a->tensors[i])
-                emit_tensor(e, a->tensors[i], what);
-            else
-                mfmt_emit_plain(e, "null");
-        }
-        mfmt_emit_seq_end(e);
-        break;
     case IR_ATTR_GRAPHS:
-        mfmt_emit_seq(e, false);
-        for (size_t i = 0; i < a->n; i++) {
-            if (a->graphs[i])
-                mfmt_emit_graph(e, a->graphs[i], depth + 1);
-            else
-                mfmt_emit_plain(e, "null");
-        }
+        mfmt_emit_seq(e, a->type != IR_ATTR_GRAPHS);
+        for (size_t i = 0; i < a->n; i++)
+            emit_attr_item(e, a, i, what, depth);
         mfmt_emit_seq_end(e);
         break;
     case IR_ATTR_TYPE_PROTO: mfmt_emit_plain(e, "null"); break; /* not kept by the importer */
@@ -126,6 +120,63 @@ static void emit_shape(mfmt_emitter *e, const ir_graph *g, const ir_shape *s) {
             mfmt_emit_int(e, -1);
     }
     mfmt_emit_seq_end(e);
+}
+
+/* key: [i, j, ...] for a list of value indices. */
+static void emit_key_indices(mfmt_emitter *e, const char *key, const int32_t *idx, int32_t n) {
+    mfmt_emit_plain(e, key);
+    mfmt_emit_seq(e, true);
+    for (int32_t i = 0; i < n; i++)
+        mfmt_emit_int(e, idx[i]);
+    mfmt_emit_seq_end(e);
+}
+
+/* One value: name, dtype, shape, flags, and a weight's table index. */
+static void emit_value(mfmt_emitter *e, const ir_graph *g, const ir_value *v) {
+    mfmt_emit_map(e, true);
+    mfmt_emit_key_str(e, "name", v->name);
+    mfmt_emit_key_str(e, "dtype", mopt_dtype_name(v->dtype));
+    mfmt_emit_plain(e, "shape");
+    emit_shape(e, g, &v->shape);
+    mfmt_emit_plain(e, "flags");
+    mfmt_emit_seq(e, true);
+    if (v->flags & IR_VALUE_INPUT) mfmt_emit_plain(e, "input");
+    if (v->flags & IR_VALUE_OUTPUT) mfmt_emit_plain(e, "output");
+    if (v->flags & IR_VALUE_INITIALIZER) mfmt_emit_plain(e, "initializer");
+    mfmt_emit_seq_end(e);
+    if (v->flags & IR_VALUE_INITIALIZER) {
+        if (!mfmt_dtype_storable(v->dtype) || v->shape.rank < 0 ||
+            !ir_shape_is_concrete(&v->shape)) {
+            char sb[IR_SHAPE_STR_CAP];
+            if (!e->st)
+                e->st = mopt_fail(MOPT_ERR_UNSUPPORTED,
+                                  "initializer '%s' (%s %s) cannot be saved: only "
+                                  "numeric tensors of known shape can",
+                                  v->name, mopt_dtype_name(v->dtype),
+                                  ir_shape_str(&v->shape, g, sb, sizeof sb));
+        } else {
+            mfmt_emit_key_int(e, "tensor",
+                              mfmt_table_take(e, v->name, v->dtype, v->shape.rank, v->shape.dims,
+                                              v->data, v->data ? v->nbytes : 0));
+        }
+    }
+    mfmt_emit_map_end(e);
+}
+
+/* One node: name, op, domain, value indices and attributes. */
+static void emit_node(mfmt_emitter *e, const ir_node *n, int depth) {
+    mfmt_emit_map(e, false);
+    mfmt_emit_key_str(e, "name", n->name);
+    mfmt_emit_key_str(e, "op_type", n->op_type);
+    mfmt_emit_key_str(e, "domain", n->domain);
+    emit_key_indices(e, "inputs", n->inputs, n->n_inputs);
+    emit_key_indices(e, "outputs", n->outputs, n->n_outputs);
+    mfmt_emit_plain(e, "attributes");
+    mfmt_emit_seq(e, false);
+    for (int32_t k = 0; k < n->n_attrs; k++)
+        emit_attr(e, n, &n->attrs[k], depth);
+    mfmt_emit_seq_end(e);
+    mfmt_emit_map_end(e);
 }
 
 void mfmt_emit_graph(mfmt_emitter *e, const ir_graph *g, int depth) {
@@ -160,71 +211,15 @@ void mfmt_emit_graph(mfmt_emitter *e, const ir_graph *g, int depth) {
     mfmt_emit_plain(e, "values");
     mfmt_emit_seq(e, false);
     for (int32_t i = 0; i < g->n_values; i++) {
-        const ir_value *v = g->values[i];
-        mfmt_emit_map(e, true);
-        mfmt_emit_key_str(e, "name", v->name);
-        mfmt_emit_key_str(e, "dtype", mopt_dtype_name(v->dtype));
-        mfmt_emit_plain(e, "shape");
-        emit_shape(e, g, &v->shape);
-        mfmt_emit_plain(e, "flags");
-        mfmt_emit_seq(e, true);
-        if (v->flags & IR_VALUE_INPUT) mfmt_emit_plain(e, "input");
-        if (v->flags & IR_VALUE_OUTPUT) mfmt_emit_plain(e, "output");
-        if (v->flags & IR_VALUE_INITIALIZER) mfmt_emit_plain(e, "initializer");
-        mfmt_emit_seq_end(e);
-        if (v->flags & IR_VALUE_INITIALIZER) {
-            if (!mfmt_dtype_storable(v->dtype) || v->shape.rank < 0 ||
-                !ir_shape_is_concrete(&v->shape)) {
-                char sb[IR_SHAPE_STR_CAP];
-                if (!e->st)
-                    e->st = mopt_fail(MOPT_ERR_UNSUPPORTED,
-                                      "initializer '%s' (%s %s) cannot be saved: only "
-                                      "numeric tensors of known shape can",
-                                      v->name, mopt_dtype_name(v->dtype),
-                                      ir_shape_str(&v->shape, g, sb, sizeof sb));
-            } else {
-                mfmt_emit_key_int(e, "tensor",
-                                  mfmt_table_take(e, v->name, v->dtype, v->shape.rank,
-                                                  v->shape.dims, v->data, v->data ? v->nbytes : 0));
-            }
-        }
-        mfmt_emit_map_end(e);
+        emit_value(e, g, g->values[i]);
     }
     mfmt_emit_seq_end(e);
-    mfmt_emit_plain(e, "inputs");
-    mfmt_emit_seq(e, true);
-    for (int32_t i = 0; i < g->n_inputs; i++)
-        mfmt_emit_int(e, g->inputs[i]);
-    mfmt_emit_seq_end(e);
-    mfmt_emit_plain(e, "outputs");
-    mfmt_emit_seq(e, true);
-    for (int32_t i = 0; i < g->n_outputs; i++)
-        mfmt_emit_int(e, g->outputs[i]);
-    mfmt_emit_seq_end(e);
+    emit_key_indices(e, "inputs", g->inputs, g->n_inputs);
+    emit_key_indices(e, "outputs", g->outputs, g->n_outputs);
     mfmt_emit_plain(e, "nodes");
     mfmt_emit_seq(e, false);
     for (int32_t i = 0; i < g->n_nodes; i++) {
-        const ir_node *n = g->nodes[i];
-        mfmt_emit_map(e, false);
-        mfmt_emit_key_str(e, "name", n->name);
-        mfmt_emit_key_str(e, "op_type", n->op_type);
-        mfmt_emit_key_str(e, "domain", n->domain);
-        mfmt_emit_plain(e, "inputs");
-        mfmt_emit_seq(e, true);
-        for (int32_t k = 0; k < n->n_inputs; k++)
-            mfmt_emit_int(e, n->inputs[k]);
-        mfmt_emit_seq_end(e);
-        mfmt_emit_plain(e, "outputs");
-        mfmt_emit_seq(e, true);
-        for (int32_t k = 0; k < n->n_outputs; k++)
-            mfmt_emit_int(e, n->outputs[k]);
-        mfmt_emit_seq_end(e);
-        mfmt_emit_plain(e, "attributes");
-        mfmt_emit_seq(e, false);
-        for (int32_t k = 0; k < n->n_attrs; k++)
-            emit_attr(e, n, &n->attrs[k], depth);
-        mfmt_emit_seq_end(e);
-        mfmt_emit_map_end(e);
+        emit_node(e, g->nodes[i], depth);
     }
     mfmt_emit_seq_end(e);
     mfmt_emit_map_end(e);
