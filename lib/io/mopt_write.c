@@ -148,7 +148,7 @@ static mopt_status emit_header(mfmt_emitter *e, const ir_graph *g, const mfmt_me
     /* the YAML ends with a newline; the terminator carries the checksum */
     if (out->len == 0 || out->p[out->len - 1] != '\n') mfmt_buf_add(out, "\n", 1);
     uint64_t h = mfmt_hash64(out->p, out->len);
-    ll = snprintf(line, sizeof line, "%s%016" PRIx64 "\n", MFMT_END + 1, h);
+    ll = snprintf(line, sizeof line, "%s%016" PRIx64 "\n", &MFMT_END[1], h); /* no leading \n */
     mfmt_buf_add(out, line, (size_t)ll);
     if (out->oom) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory writing a .mopt header");
     return MOPT_OK;
