@@ -1,6 +1,6 @@
 /*
  * options.c — the public option set: typed keys with validation, reading
- * them into an rt_config, and loading a flat YAML mapping with libyaml.
+ * them into an rt_config, and loading a flat YAML mapping (read by io/yaml_tree).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "io/yaml_tree.h"
 #include "runtime/runtime.h"
 
 typedef struct opt_spec {
@@ -253,85 +253,84 @@ mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
 
 /* ---- YAML ---------------------------------------------------------------- */
 
-static mopt_status yaml_apply(mopt_options *opts, yaml_parser_t *p, const char *origin) {
-    yaml_event_t ev;
-    int depth = 0, in_map = 0;
+/* An options file is a few lines; this bounds what a hostile one can make the
+ * reader hold (about ten thousand entries). */
+#define OPTIONS_YAML_MAX_BYTES ((size_t)1 << 20)
+
+static mopt_status lists_refused(const char *origin, size_t line) {
+    return mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: lists are not allowed in options", origin,
+                     line);
+}
+
+/* Sets one document's options in order and stops at the first bad entry, so
+ * the entries before it stay set, as when the file is read line by line. */
+static mopt_status apply_document(mopt_options *opts, const ytree_node *doc, const char *origin) {
+    if (doc->kind == YTREE_SCALAR)
+        return mopt_fail(MOPT_ERR_PARSE,
+                         "%s: line %zu: expected a mapping of options, found a scalar", origin,
+                         doc->line);
+    if (doc->kind == YTREE_SEQ) return lists_refused(origin, doc->line);
     char key[128];
-    int have_key = 0;
-    mopt_status st = MOPT_OK;
-    for (;;) {
-        if (!yaml_parser_parse(p, &ev)) {
-            return mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: %s", origin,
-                             p->problem_mark.line + 1, p->problem ? p->problem : "YAML error");
+    for (size_t i = 0; i < doc->n; i++) {
+        const ytree_node *n = doc->kids[i];
+        bool is_key = i % 2 == 0;
+        if (n->kind == YTREE_MAP)
+            return mopt_fail(MOPT_ERR_PARSE,
+                             "%s: line %zu: nested mappings are not allowed; "
+                             "options are a flat 'key: value' mapping",
+                             origin, n->line);
+        if (n->kind == YTREE_SEQ) return lists_refused(origin, n->line);
+        if (memchr(n->s, 0, n->len)) /* "\0" escapes: the key or value would be cut short */
+            return mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: a NUL character in an option %s",
+                             origin, n->line, is_key ? "key" : "value");
+        if (is_key && n->len >= sizeof key)
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                             "%s: line %zu: unknown option '%.40s...' (%zu characters)", origin,
+                             n->line, n->s, n->len);
+        if (is_key) {
+            memcpy(key, n->s, n->len + 1);
+            continue;
         }
-        yaml_event_type_t t = ev.type;
-        size_t line = ev.start_mark.line + 1;
-        if (t == YAML_STREAM_END_EVENT) {
-            yaml_event_delete(&ev);
-            break;
-        }
-        switch (t) {
-        case YAML_MAPPING_START_EVENT:
-            if (in_map)
-                st = mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: nested mappings are not allowed; "
-                               "options are a flat 'key: value' mapping", origin, line);
-            in_map = 1;
-            depth++;
-            break;
-        case YAML_MAPPING_END_EVENT:
-            in_map = 0;
-            depth--;
-            break;
-        case YAML_SEQUENCE_START_EVENT:
-            st = mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: lists are not allowed in options",
-                           origin, line);
-            break;
-        case YAML_SCALAR_EVENT:
-            if (!in_map) {
-                st = mopt_fail(MOPT_ERR_PARSE,
-                               "%s: line %zu: expected a mapping of options, found a scalar",
-                               origin, line);
-            } else if (memchr(ev.data.scalar.value, 0, ev.data.scalar.length)) {
-                /* "\0" escapes: the key or value would be silently cut short */
-                st = mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: a NUL character in an option %s",
-                               origin, line, have_key ? "value" : "key");
-            } else if (!have_key && ev.data.scalar.length >= sizeof key) {
-                st = mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
-                               "%s: line %zu: unknown option '%.40s...' (%zu characters)", origin,
-                               line, (const char *)ev.data.scalar.value, ev.data.scalar.length);
-            } else if (!have_key) {
-                snprintf(key, sizeof key, "%.*s", (int)ev.data.scalar.length,
-                         (const char *)ev.data.scalar.value);
-                have_key = 1;
-            } else {
-                have_key = 0;
-                st = mopt_options_set_string(opts, key, (const char *)ev.data.scalar.value);
-                if (st) mopt_fail_context(st, "%s: line %zu", origin, line);
-            }
-            break;
-        case YAML_ALIAS_EVENT:
-            st = mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: aliases are not allowed", origin, line);
-            break;
-        default: break;
-        }
-        yaml_event_delete(&ev);
-        if (st) return st;
+        mopt_status st = mopt_options_set_string(opts, key, n->s);
+        if (st) return mopt_fail_context(st, "%s: line %zu", origin, n->line);
     }
-    (void)depth;
     return MOPT_OK;
+}
+
+/* Reads the YAML text (or the open file f) and applies it. A stream may hold
+ * several documents; what was read before a YAML error is applied first, so
+ * the error reported is the first one in the text. */
+static mopt_status yaml_apply(mopt_options *opts, const char *text, size_t length, FILE *f,
+                              const char *origin) {
+    const ytree_limits lim = {.first_line = 1, .max_depth = 8, .max_bytes = OPTIONS_YAML_MAX_BYTES};
+    ytree tree = {0};
+    ytree_error e;
+    mopt_status rst =
+        f ? ytree_read_file(&tree, &lim, f, &e) : ytree_read_string(&tree, &lim, text, length, &e);
+    mopt_status st = MOPT_OK;
+    for (size_t i = 0; !st && i < tree.n_docs; i++)
+        st = apply_document(opts, tree.docs[i], origin);
+    ytree_free(&tree);
+    if (st || !rst) return st;
+    switch (e.problem) {
+    case YTREE_PARSER_MEMORY: return mopt_fail(rst, "out of memory creating YAML parser");
+    case YTREE_MEMORY: return mopt_fail(rst, "%s: out of memory reading the options", origin);
+    case YTREE_SYNTAX:
+        return mopt_fail(rst, "%s: line %zu: %s", origin, e.line, e.what ? e.what : "YAML error");
+    case YTREE_ALIAS:
+        return mopt_fail(rst, "%s: line %zu: aliases are not allowed", origin, e.line);
+    case YTREE_SIZE:
+        return mopt_fail(rst, "%s: line %zu: more YAML than an options file holds (over %zu bytes)",
+                         origin, e.line, OPTIONS_YAML_MAX_BYTES);
+    default: return mopt_fail(rst, "%s: line %zu: malformed options YAML", origin, e.line);
+    }
 }
 
 mopt_status mopt_options_load_yaml_string(mopt_options *opts, const char *text, size_t length) {
     mopt_clear_error();
     if (!opts || !text)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_options_load_yaml_string: NULL argument");
-    yaml_parser_t p;
-    if (!yaml_parser_initialize(&p))
-        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating YAML parser");
-    yaml_parser_set_input_string(&p, (const unsigned char *)text, length);
-    mopt_status st = yaml_apply(opts, &p, "<string>");
-    yaml_parser_delete(&p);
-    return st;
+    return yaml_apply(opts, text, length, NULL, "<string>");
 }
 
 mopt_status mopt_options_load_yaml(mopt_options *opts, const char *path) {
@@ -340,14 +339,7 @@ mopt_status mopt_options_load_yaml(mopt_options *opts, const char *path) {
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_options_load_yaml: NULL argument");
     FILE *f = fopen(path, "rb");
     if (!f) return mopt_fail(MOPT_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    yaml_parser_t p;
-    if (!yaml_parser_initialize(&p)) {
-        fclose(f);
-        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating YAML parser");
-    }
-    yaml_parser_set_input_file(&p, f);
-    mopt_status st = yaml_apply(opts, &p, path);
-    yaml_parser_delete(&p);
+    mopt_status st = yaml_apply(opts, NULL, 0, f, path);
     fclose(f);
     return st;
 }

@@ -735,6 +735,24 @@ static uint32_t attr_field(ir_attr_type t) {
     return (unsigned)t < sizeof k / sizeof k[0] ? k[t] : 0;
 }
 
+/* Keeps a parsed tensor (t) or graph (g) as the attribute's value: the single
+ * one (a later field replaces an earlier one, as protobuf's last one wins) or
+ * the next element of its list. */
+static void attr_keep(ir_attr *a, ir_tensor *t, ir_graph *g, size_t *idx) {
+    switch (a->type) {
+    case IR_ATTR_TENSOR:
+        ir_tensor_destroy(a->t);
+        a->t = t;
+        break;
+    case IR_ATTR_TENSORS: a->tensors[(*idx)++] = t; break;
+    case IR_ATTR_GRAPH:
+        ir_graph_destroy(a->g);
+        a->g = g;
+        break;
+    default: a->graphs[(*idx)++] = g; break;
+    }
+}
+
 static mopt_status parse_attribute(const pb_reader *r, const pb_field *f, ir_graph *g,
                                    ir_node *node, onnx_ctx *ctx, int depth) {
     TRY(pb_expect(r, f, PB_LEN));
@@ -847,12 +865,7 @@ static mopt_status parse_attribute(const pb_reader *r, const pb_field *f, ir_gra
             pb_sub(&ar, &x, "TensorProto", NAMES(k_tensor_fields), &tr);
             ir_tensor *t = NULL;
             if ((st = parse_tensor(&tr, ctx, kind, &t))) break;
-            if (a->type == IR_ATTR_TENSOR) {
-                ir_tensor_destroy(a->t);
-                a->t = t;
-            } else {
-                a->tensors[idx++] = t;
-            }
+            attr_keep(a, t, NULL, &idx);
             break;
         }
         case IR_ATTR_GRAPH:
@@ -864,12 +877,7 @@ static mopt_status parse_attribute(const pb_reader *r, const pb_field *f, ir_gra
                 if (depth == 0) mopt_fail_context(st, "in subgraph %s", what);
                 break;
             }
-            if (a->type == IR_ATTR_GRAPH) {
-                ir_graph_destroy(a->g);
-                a->g = sg;
-            } else {
-                a->graphs[idx++] = sg;
-            }
+            attr_keep(a, NULL, sg, &idx);
             break;
         }
         case IR_ATTR_FLOATS: st = pb_repeated(&ar, &x, PB_I32, &vec); break;
@@ -997,6 +1005,17 @@ static void apply_type(ir_value *v, const vinfo *vi) {
     if (vi->shape.rank >= 0) v->shape = vi->shape;
 }
 
+/* The main graph's inputs and outputs must be tensors, not sequences, maps or
+ * optionals (what is "input" or "output"). */
+static mopt_status tensor_only(const vinfo *vi, const ir_value *v, const char *what, int depth) {
+    if (depth == 0 && vi->has_type && !vi->is_tensor)
+        return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                         "graph %s '%s' is not a tensor (a sequence, map or optional); "
+                         "only tensors are supported",
+                         what, v->name);
+    return MOPT_OK;
+}
+
 /* After all of a graph's fields are read: inputs, outputs, declared types. */
 static mopt_status finish_graph(ir_graph *g, const vinfo *ins, size_t n_ins, const vinfo *outs,
                                 size_t n_outs, const vinfo *vis, size_t n_vis, int depth) {
@@ -1005,11 +1024,8 @@ static mopt_status finish_graph(ir_graph *g, const vinfo *ins, size_t n_ins, con
     if (!g->inputs || !g->outputs) return oom("graph inputs and outputs");
     for (size_t i = 0; i < n_ins; i++) {
         ir_value *v = g->values[ins[i].value];
-        if (depth == 0 && ins[i].has_type && !ins[i].is_tensor)
-            return mopt_fail(MOPT_ERR_UNSUPPORTED,
-                             "graph input '%s' is not a tensor (a sequence, map or optional); "
-                             "only tensors are supported",
-                             v->name);
+        mopt_status st = tensor_only(&ins[i], v, "input", depth);
+        if (st) return st;
         if (v->flags & IR_VALUE_INITIALIZER) {
             if (ins[i].dtype != MOPT_DTYPE_UNDEFINED && ins[i].dtype != v->dtype)
                 return mopt_fail(MOPT_ERR_TYPE,
@@ -1025,11 +1041,8 @@ static mopt_status finish_graph(ir_graph *g, const vinfo *ins, size_t n_ins, con
     }
     for (size_t i = 0; i < n_outs; i++) {
         ir_value *v = g->values[outs[i].value];
-        if (depth == 0 && outs[i].has_type && !outs[i].is_tensor)
-            return mopt_fail(MOPT_ERR_UNSUPPORTED,
-                             "graph output '%s' is not a tensor (a sequence, map or optional); "
-                             "only tensors are supported",
-                             v->name);
+        mopt_status st = tensor_only(&outs[i], v, "output", depth);
+        if (st) return st;
         v->flags |= IR_VALUE_OUTPUT;
         if (!(v->flags & (IR_VALUE_INPUT | IR_VALUE_INITIALIZER))) apply_type(v, &outs[i]);
         g->outputs[g->n_outputs++] = outs[i].value;

@@ -1,5 +1,5 @@
 /*
- * fuzz_mopt.c — libFuzzer target for the .mopt reader (lib/io/mopt_format.c)
+ * fuzz_mopt.c — libFuzzer target for the .mopt reader (lib/io/mopt_read*.c)
  * through mopt_model_load_from_memory, then the same two session runs as
  * fuzz_onnx_model (fuzz_model_path.c). The header checksum would refuse
  * nearly every mutation before the YAML is read, so the target first

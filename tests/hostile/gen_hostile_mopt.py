@@ -8,7 +8,7 @@ weight table, two initializers, symbolic dims; saved at opt_level 0 so the
 Constants stay), then re-laid out with 4 KiB of slack before the weights so
 that mutated headers fit. Each corrupted file breaks one thing; where the
 header is changed, its checksum is recomputed (mh64, the same function as
-lib/io/mopt_format.c) so that the defect itself, not the checksum, is what
+lib/io/mopt_hash.c) so that the defect itself, not the checksum, is what
 the reader must catch.
 
 File names say what the runner expects:
@@ -40,7 +40,7 @@ def rotl(x, r):
 
 
 def mh64(data):
-    """mfmt_hash64 of lib/io/mopt_format.c."""
+    """mfmt_hash64 of lib/io/mopt_hash.c."""
     n = len(data)
     a, b, c, d = P1, P2, P3, P1 ^ P3
     blocks = n // 32

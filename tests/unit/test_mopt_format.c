@@ -1,5 +1,5 @@
 /*
- * test_mopt_format.c — the .mopt format (lib/io/mopt_format.c): a hand-built
+ * test_mopt_format.c — the .mopt format (lib/io/mopt_*.c): a hand-built
  * graph with every attribute type (inline and table tensors, subgraphs, NaN
  * payloads, non-UTF-8 strings) survives save -> load unchanged and saves to
  * the same bytes again; every test model at every opt_level round-trips
