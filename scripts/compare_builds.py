@@ -40,7 +40,8 @@ Options:
   --lib PATH                 libmopt.so to load (default: searched under BUILD)
   --models DIR               model corpus (default: tests/models of this repo)
   --conformance-data DIR     node-test cases (default: $MOPT_CONFORMANCE_DATA,
-                             else BUILD/tests/conformance/onnx_node_data, else
+                             else with --against the saved run's folder if it
+                             still exists, else BUILD/tests/conformance/onnx_node_data, else
                              generated once with tests/conformance/gen_node_data.py
                              into ~/.cache/mopt/onnx_node_data)
   --suites LIST              models,conformance (default both)
@@ -585,6 +586,23 @@ def find_conformance_data(args, builds):
     return cache
 
 
+def corpus_digest(folders):
+    """sha256 over the models and inputs the cases read (their paths relative
+    to the corpus and their bytes), so two runs can tell they fed the same
+    data even from different checkouts."""
+    h = hashlib.sha256()
+    for root in folders:
+        for d, dirs, files in sorted(os.walk(root)):
+            dirs.sort()
+            for f in sorted(files):
+                if f == "model.onnx" or f.startswith("input_"):
+                    p = os.path.join(d, f)
+                    h.update(os.path.relpath(p, root).encode() + b"\0")
+                    with open(p, "rb") as fh:
+                        h.update(hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()
+
+
 def build_meta(build, lib, args, conf_data):
     src, rev = source_of(build) if build else (None, "unknown")
     cpu = platform.processor()
@@ -595,6 +613,8 @@ def build_meta(build, lib, args, conf_data):
         pass
     return {"build": os.path.abspath(build) if build else None, "lib": lib, "source": src,
             "git": rev, "models": args.models, "conformance_data": conf_data,
+            "models_digest": corpus_digest([args.models]) if "models" in args.suites else None,
+            "conformance_digest": corpus_digest([conf_data]) if conf_data else None,
             "threads": args.threads, "set": args.set, "suites": args.suites,
             "filter": args.filter, "cpu": cpu, "host": platform.node(),
             "env": {k: v for k, v in os.environ.items() if k.startswith("MOPT_")},
@@ -668,6 +688,10 @@ def main(argv):
         ap.error("nothing to do: see the modes above")
     if args.lib and len(builds) != 1:
         ap.error("--lib goes with --build")
+    if args.against and not args.conformance_data and not os.environ.get("MOPT_CONFORMANCE_DATA"):
+        saved = load_manifest(args.against)["meta"].get("conformance_data")
+        if saved and case_dirs(saved, 1):  # the very cases the baseline ran
+            args.conformance_data = saved
     conf_data = find_conformance_data(args, builds) if "conformance" in args.suites else None
     jobs = make_jobs(args, conf_data)
     if not jobs:
@@ -710,12 +734,13 @@ def main(argv):
             keys = set(man_new["cases"])
             # compare only what was rerun, so --filter/--suites work against a full baseline
             man_old = dict(man_old, cases={k: v for k, v in man_old["cases"].items() if k in keys})
-            checked = ["set"] + (["threads", "models"] if "models" in args.suites else []) + (
-                ["conformance_data"] if "conformance" in args.suites else [])
+            checked = ["set"] + (["threads", "models_digest"] if "models" in args.suites else []) + (
+                ["conformance_digest"] if "conformance" in args.suites else [])
             for k in checked:
                 if man_old["meta"].get(k) != man_new["meta"].get(k):
                     print(f"note: {k} differs: saved {man_old['meta'].get(k)!r}, "
-                          f"now {man_new['meta'].get(k)!r}")
+                          f"now {man_new['meta'].get(k)!r} (the runs did not see the same inputs "
+                          "or options)")
         return 1 if compare(old_dir, new_dir, man_old, man_new, args.max_report) else 0
     finally:
         if tmp:
