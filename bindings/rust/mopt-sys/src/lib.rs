@@ -1,0 +1,249 @@
+//! mopt-sys — raw `extern "C"` declarations for libmopt's public API
+//! (`include/mopt/mopt.h`), one for one, with no safety added: see the
+//! `mopt` crate for the safe wrapper. The comments of mopt.h (ownership,
+//! thread-safety, status codes) apply unchanged.
+//!
+//! C enums are passed as `c_int` with their values as constants, so a value
+//! this crate does not know yet (the header only ever appends) is still
+//! representable. Linking: see build.rs (MOPT_LIB_DIR or pkg-config).
+#![allow(non_camel_case_types)]
+
+use std::marker::{PhantomData, PhantomPinned};
+use std::os::raw::{c_char, c_int, c_void};
+
+macro_rules! opaque {
+    ($($name:ident),*) => {$(
+        /// An opaque libmopt handle: only ever used behind a pointer.
+        #[repr(C)]
+        pub struct $name {
+            _private: [u8; 0],
+            _marker: PhantomData<(*mut u8, PhantomPinned)>,
+        }
+    )*};
+}
+opaque!(mopt_options, mopt_model, mopt_session, mopt_tensor);
+
+pub const MOPT_VERSION_MAJOR: c_int = 0;
+pub const MOPT_VERSION_MINOR: c_int = 1;
+pub const MOPT_VERSION_PATCH: c_int = 0;
+pub const MOPT_VERSION_NUMBER: c_int =
+    MOPT_VERSION_MAJOR * 10000 + MOPT_VERSION_MINOR * 100 + MOPT_VERSION_PATCH;
+pub const MOPT_MAX_RANK: c_int = 8;
+
+pub type mopt_status = c_int;
+pub const MOPT_OK: mopt_status = 0;
+pub const MOPT_ERR_INVALID_ARGUMENT: mopt_status = 1;
+pub const MOPT_ERR_OUT_OF_MEMORY: mopt_status = 2;
+pub const MOPT_ERR_IO: mopt_status = 3;
+pub const MOPT_ERR_PARSE: mopt_status = 4;
+pub const MOPT_ERR_INVALID_MODEL: mopt_status = 5;
+pub const MOPT_ERR_UNSUPPORTED: mopt_status = 6;
+pub const MOPT_ERR_SHAPE: mopt_status = 7;
+pub const MOPT_ERR_TYPE: mopt_status = 8;
+pub const MOPT_ERR_NOT_FOUND: mopt_status = 9;
+pub const MOPT_ERR_LIMIT: mopt_status = 10;
+pub const MOPT_ERR_INTERNAL: mopt_status = 11;
+
+pub type mopt_dtype = c_int;
+pub const MOPT_DTYPE_UNDEFINED: mopt_dtype = 0;
+pub const MOPT_DTYPE_F32: mopt_dtype = 1;
+pub const MOPT_DTYPE_U8: mopt_dtype = 2;
+pub const MOPT_DTYPE_I8: mopt_dtype = 3;
+pub const MOPT_DTYPE_U16: mopt_dtype = 4;
+pub const MOPT_DTYPE_I16: mopt_dtype = 5;
+pub const MOPT_DTYPE_I32: mopt_dtype = 6;
+pub const MOPT_DTYPE_I64: mopt_dtype = 7;
+pub const MOPT_DTYPE_STRING: mopt_dtype = 8;
+pub const MOPT_DTYPE_BOOL: mopt_dtype = 9;
+pub const MOPT_DTYPE_F16: mopt_dtype = 10;
+pub const MOPT_DTYPE_F64: mopt_dtype = 11;
+pub const MOPT_DTYPE_U32: mopt_dtype = 12;
+pub const MOPT_DTYPE_U64: mopt_dtype = 13;
+pub const MOPT_DTYPE_BF16: mopt_dtype = 16;
+
+pub type mopt_io_kind = c_int;
+pub const MOPT_INPUT: mopt_io_kind = 0;
+pub const MOPT_OUTPUT: mopt_io_kind = 1;
+
+/// Called by `mopt_model_check` once per problem node; the strings are
+/// valid during the call only.
+pub type mopt_check_callback = Option<
+    unsafe extern "C" fn(
+        user: *mut c_void,
+        node_name: *const c_char,
+        op_type: *const c_char,
+        status: mopt_status,
+        message: *const c_char,
+    ),
+>;
+
+extern "C" {
+    // Version
+    pub fn mopt_version_number() -> c_int;
+    pub fn mopt_version() -> *const c_char;
+
+    // Status and errors
+    pub fn mopt_status_string(status: mopt_status) -> *const c_char;
+    pub fn mopt_last_error() -> *const c_char;
+
+    // Element types
+    pub fn mopt_dtype_name(dtype: mopt_dtype) -> *const c_char;
+    pub fn mopt_dtype_size(dtype: mopt_dtype) -> usize;
+
+    // Options
+    pub fn mopt_options_create(out: *mut *mut mopt_options) -> mopt_status;
+    pub fn mopt_options_destroy(opts: *mut mopt_options);
+    pub fn mopt_options_set_int(
+        opts: *mut mopt_options,
+        key: *const c_char,
+        value: i64,
+    ) -> mopt_status;
+    pub fn mopt_options_set_double(
+        opts: *mut mopt_options,
+        key: *const c_char,
+        value: f64,
+    ) -> mopt_status;
+    pub fn mopt_options_set_string(
+        opts: *mut mopt_options,
+        key: *const c_char,
+        value: *const c_char,
+    ) -> mopt_status;
+    pub fn mopt_options_get_int(
+        opts: *const mopt_options,
+        key: *const c_char,
+        value: *mut i64,
+    ) -> mopt_status;
+    pub fn mopt_options_get_double(
+        opts: *const mopt_options,
+        key: *const c_char,
+        value: *mut f64,
+    ) -> mopt_status;
+    pub fn mopt_options_get_string(
+        opts: *const mopt_options,
+        key: *const c_char,
+        value: *mut *const c_char,
+    ) -> mopt_status;
+    pub fn mopt_options_load_yaml(opts: *mut mopt_options, path: *const c_char) -> mopt_status;
+    pub fn mopt_options_load_yaml_string(
+        opts: *mut mopt_options,
+        text: *const c_char,
+        length: usize,
+    ) -> mopt_status;
+
+    // Models
+    pub fn mopt_model_load(
+        path: *const c_char,
+        opts: *const mopt_options,
+        out: *mut *mut mopt_model,
+    ) -> mopt_status;
+    pub fn mopt_model_load_from_memory(
+        data: *const c_void,
+        size: usize,
+        opts: *const mopt_options,
+        out: *mut *mut mopt_model,
+    ) -> mopt_status;
+    pub fn mopt_model_check(
+        path: *const c_char,
+        opts: *const mopt_options,
+        callback: mopt_check_callback,
+        user: *mut c_void,
+        n_problems: *mut usize,
+    ) -> mopt_status;
+    pub fn mopt_model_destroy(model: *mut mopt_model);
+    pub fn mopt_model_save(model: *const mopt_model, path: *const c_char) -> mopt_status;
+    pub fn mopt_model_pass_report(model: *const mopt_model) -> *const c_char;
+    pub fn mopt_model_io_count(model: *const mopt_model, kind: mopt_io_kind) -> usize;
+    pub fn mopt_model_io_name(
+        model: *const mopt_model,
+        kind: mopt_io_kind,
+        index: usize,
+    ) -> *const c_char;
+    pub fn mopt_model_io_dtype(
+        model: *const mopt_model,
+        kind: mopt_io_kind,
+        index: usize,
+    ) -> mopt_dtype;
+    pub fn mopt_model_io_rank(model: *const mopt_model, kind: mopt_io_kind, index: usize) -> c_int;
+    pub fn mopt_model_io_dim(
+        model: *const mopt_model,
+        kind: mopt_io_kind,
+        index: usize,
+        axis: c_int,
+    ) -> i64;
+    pub fn mopt_model_io_dim_name(
+        model: *const mopt_model,
+        kind: mopt_io_kind,
+        index: usize,
+        axis: c_int,
+    ) -> *const c_char;
+    pub fn mopt_model_io_find(
+        model: *const mopt_model,
+        kind: mopt_io_kind,
+        name: *const c_char,
+        index_out: *mut usize,
+    ) -> mopt_status;
+    pub fn mopt_model_node_count(model: *const mopt_model) -> usize;
+    pub fn mopt_model_node_op_type(model: *const mopt_model, index: usize) -> *const c_char;
+    pub fn mopt_model_node_name(model: *const mopt_model, index: usize) -> *const c_char;
+    pub fn mopt_model_opset(model: *const mopt_model, domain: *const c_char) -> i64;
+    pub fn mopt_model_parameter_count(model: *const mopt_model) -> i64;
+    pub fn mopt_model_parameter_bytes(model: *const mopt_model) -> i64;
+    pub fn mopt_supported_op_count() -> usize;
+    pub fn mopt_supported_op_name(index: usize) -> *const c_char;
+
+    // Tensors
+    pub fn mopt_tensor_create(
+        dtype: mopt_dtype,
+        rank: c_int,
+        dims: *const i64,
+        out: *mut *mut mopt_tensor,
+    ) -> mopt_status;
+    pub fn mopt_tensor_wrap(
+        dtype: mopt_dtype,
+        rank: c_int,
+        dims: *const i64,
+        data: *mut c_void,
+        size: usize,
+        out: *mut *mut mopt_tensor,
+    ) -> mopt_status;
+    pub fn mopt_tensor_destroy(tensor: *mut mopt_tensor);
+    pub fn mopt_tensor_dtype(tensor: *const mopt_tensor) -> mopt_dtype;
+    pub fn mopt_tensor_rank(tensor: *const mopt_tensor) -> c_int;
+    pub fn mopt_tensor_dim(tensor: *const mopt_tensor, axis: c_int) -> i64;
+    pub fn mopt_tensor_dims(tensor: *const mopt_tensor) -> *const i64;
+    pub fn mopt_tensor_element_count(tensor: *const mopt_tensor) -> i64;
+    pub fn mopt_tensor_size_bytes(tensor: *const mopt_tensor) -> usize;
+    pub fn mopt_tensor_data(tensor: *mut mopt_tensor) -> *mut c_void;
+    pub fn mopt_tensor_data_const(tensor: *const mopt_tensor) -> *const c_void;
+    pub fn mopt_tensor_load(path: *const c_char, out: *mut *mut mopt_tensor) -> mopt_status;
+    pub fn mopt_tensor_save_npy(tensor: *const mopt_tensor, path: *const c_char) -> mopt_status;
+
+    // Sessions
+    pub fn mopt_session_create(
+        model: *const mopt_model,
+        opts: *const mopt_options,
+        out: *mut *mut mopt_session,
+    ) -> mopt_status;
+    pub fn mopt_session_destroy(session: *mut mopt_session);
+    pub fn mopt_session_run(
+        session: *mut mopt_session,
+        n_inputs: usize,
+        input_names: *const *const c_char,
+        inputs: *const *const mopt_tensor,
+        n_outputs: usize,
+        output_names: *const *const c_char,
+        outputs: *mut *mut mopt_tensor,
+    ) -> mopt_status;
+    pub fn mopt_session_get_stat(
+        session: *const mopt_session,
+        key: *const c_char,
+        value: *mut i64,
+    ) -> mopt_status;
+    pub fn mopt_session_profile_count(session: *const mopt_session) -> usize;
+    pub fn mopt_session_profile_node(session: *const mopt_session, index: usize) -> *const c_char;
+    pub fn mopt_session_profile_op(session: *const mopt_session, index: usize) -> *const c_char;
+    pub fn mopt_session_profile_kernel(session: *const mopt_session, index: usize)
+        -> *const c_char;
+    pub fn mopt_session_profile_ns(session: *const mopt_session, index: usize) -> i64;
+    pub fn mopt_session_profile_flops(session: *const mopt_session, index: usize) -> i64;
+}
