@@ -134,10 +134,10 @@ def test_discovery_next_to_package(tmp_path):
 
 
 def test_discovery_build_folder_above(tmp_path):
-    copy_package(tmp_path / "tree" / "examples" / "python" / "mopt")
+    copy_package(tmp_path / "tree" / "bindings" / "python" / "mopt")
     (tmp_path / "tree" / "build").mkdir()
     (tmp_path / "tree" / "build" / "libmopt.so").symlink_to(mopt.library_path)
-    r = run_import(None, tmp_path / "tree" / "examples" / "python", tmp_path)
+    r = run_import(None, tmp_path / "tree" / "bindings" / "python", tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(tmp_path / "tree" / "build" / "libmopt.so")
 
