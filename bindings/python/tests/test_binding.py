@@ -644,4 +644,6 @@ def test_package_builds_as_a_wheel(tmp_path):
     wheels = list((tmp_path / "dist").glob("mopt-*.whl"))
     assert len(wheels) == 1
     names = set(zipfile.ZipFile(wheels[0]).namelist())
-    assert {"mopt/__init__.py", "mopt/_capi.py", "mopt/core.py", "mopt/errors.py"} <= names
+    assert {"mopt/__init__.py", "mopt/_capi.py", "mopt/core.py", "mopt/errors.py", "mopt/ort.py",
+            "mopt/__init__.pyi", "mopt/py.typed"} <= names
+    assert not any("libmopt" in n for n in names)  # nothing bundled unless asked
