@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 try:
     import mopt
 except ImportError:  # not installed: use the in-tree binding
-    sys.path.insert(0, str(REPO / "examples" / "python"))
+    sys.path.insert(0, str(REPO / "bindings" / "python"))
     import mopt
 
 

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # install-deps.sh — installs what building and testing libmopt needs on a
 # Debian 12 machine: Debian packages (compilers, meson, oneDNN, OpenBLAS,
-# libyaml, cmocka) and the Python test tooling from PyPI. Idempotent: skips
-# what is already there. Needs root (or sudo) for apt-get.
+# libyaml, cmocka, python3-venv) and the project's Python virtual environment
+# .venv, made from the exact pins of requirements.txt without the system's
+# site-packages. Idempotent: skips what is already there (the venv is
+# reinstalled only when requirements.txt changes). Needs root (or sudo) for
+# apt-get. Scripts then use the venv with:  export PATH="$PWD/.venv/bin:$PATH"
+# (meson finds .venv/bin/python3 by itself: see meson.build).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(build-essential clang meson ninja-build pkg-config libyaml-dev libcmocka-dev
-              libdnnl-dev libopenblas-openmp-dev python3 python3-pip)
-# onnx is pinned: the conformance suite generates the ONNX backend node tests
-# from it, and tests/conformance/known_failures.txt is reviewed against that
-# version (tests/conformance/meson.build checks the same pin).
-ONNX_VERSION=1.23.2
-PIP_PACKAGES=(numpy "onnx==$ONNX_VERSION" onnxruntime pytest)
+              libdnnl-dev libopenblas-openmp-dev python3 python3-pip python3-venv)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -25,9 +25,26 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if ! python3 -c "import numpy, onnx, onnxruntime, pytest
-assert onnx.__version__ == '$ONNX_VERSION'" >/dev/null 2>&1; then
-    echo "install-deps: pip install ${PIP_PACKAGES[*]}"
-    python3 -m pip install -q "${PIP_PACKAGES[@]}" 2>/dev/null ||
-        python3 -m pip install -q --break-system-packages "${PIP_PACKAGES[@]}"
+VENV=$PWD/.venv
+REQ=$PWD/requirements.txt
+# A venv that sees the system's site-packages (made by hand with
+# --system-site-packages) is not hermetic: start again.
+if [ -f "$VENV/pyvenv.cfg" ] &&
+   grep -qiE '^include-system-site-packages *= *true' "$VENV/pyvenv.cfg"; then
+    echo "install-deps: $VENV sees the system site-packages; recreating it"
+    rm -rf "$VENV"
+fi
+if [ ! -x "$VENV/bin/python3" ] || ! "$VENV/bin/python3" -c 'import sys' 2>/dev/null; then
+    echo "install-deps: creating the virtual environment $VENV"
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+fi
+want=$(sha256sum "$REQ" | cut -d' ' -f1)
+have=$(cat "$VENV/.requirements.sha256" 2>/dev/null || true)
+if [ "$want" != "$have" ]; then
+    echo "install-deps: pip install -r requirements.txt into $VENV"
+    PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV/bin/python3" -m pip install -q --no-input \
+        --require-virtualenv -r "$REQ"
+    PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV/bin/python3" -m pip check
+    echo "$want" > "$VENV/.requirements.sha256"
 fi

@@ -17,7 +17,14 @@ DIMS=("$@")
 THREADS=${THREADS:-1}
 
 bash scripts/install-deps.sh
-[ -d build ] || meson setup build >/dev/null
+# Every Python step runs in the project's venv (requirements.txt), nothing else.
+export VIRTUAL_ENV=$PWD/.venv PATH="$PWD/.venv/bin:$PATH"
+unset PYTHONPATH PYTHONHOME
+if [ ! -d build ]; then
+    meson setup build >/dev/null
+elif [ .venv/pyvenv.cfg -nt build/meson-private/coredata.dat ]; then
+    meson setup --reconfigure build >/dev/null   # so meson picks the venv's python
+fi
 ninja -C build >/dev/null
 
 echo "== 1. mopt info $MODEL"
@@ -32,9 +39,5 @@ for lvl in 0 3; do
 done
 
 echo "== 3. libmopt vs ONNX Runtime, same model, inputs and threads"
-if python3 -c "import onnxruntime" 2>/dev/null; then
-    python3 bench/compare.py "$MODEL" "${DIMS[@]}" --threads "$THREADS" --iterations 30 \
-        --mopt-config opt_level=0 --mopt-config opt_level=3
-else
-    echo "(onnxruntime is not installed: skipping the side-by-side comparison)"
-fi
+python3 bench/compare.py "$MODEL" "${DIMS[@]}" --threads "$THREADS" --iterations 30 \
+    --mopt-config opt_level=0 --mopt-config opt_level=3

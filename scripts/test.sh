@@ -12,21 +12,35 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
+# Every Python step runs in the project's venv (requirements.txt), nothing else.
+export VIRTUAL_ENV=$PWD/.venv PATH="$PWD/.venv/bin:$PATH"
+unset PYTHONPATH PYTHONHOME
+
+# setup DIR ARGS...: configures DIR, or reconfigures it when the venv is newer
+# than its configuration (so that meson's find_program picks the venv's python).
+setup() {
+    local dir=$1
+    shift
+    if [ ! -d "$dir" ]; then
+        meson setup "$dir" "$@" >/dev/null
+    elif [ .venv/pyvenv.cfg -nt "$dir/meson-private/coredata.dat" ]; then
+        meson setup --reconfigure "$dir" >/dev/null
+    fi
+}
 
 jobs=$(nproc)
 echo "== gcc release build + all suites"
-[ -d build ] || meson setup build >/dev/null
+setup build
 ninja -C build
 meson test -C build --print-errorlogs --num-processes "$jobs"
 grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' build/meson-logs/testlog.txt || true
 
 echo "== clang build (-Werror)"
-[ -d build-clang ] || CC=clang meson setup build-clang -Dtests=true >/dev/null
+CC=clang setup build-clang -Dtests=true
 ninja -C build-clang
 
 echo "== ASan + UBSan: unit, hostile, ops, models, passes, patterns, abi, conformance suites"
-[ -d build-asan ] || meson setup build-asan -Dbuildtype=debug -Db_sanitize=address,undefined \
-    -Db_lundef=false >/dev/null
+setup build-asan -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
 ninja -C build-asan
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
@@ -35,8 +49,8 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
 
 # ~1.5 min on 2 cores: only the fuzz targets are built (not the other tests)
 echo "== libFuzzer targets (clang, ASan + UBSan): suite fuzz, 20 s per target, fixed seed"
-[ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true -Dbuildtype=debugoptimized \
-    -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false -Dexamples=false >/dev/null
+CC=clang setup build-fuzz -Dfuzz=true -Dbuildtype=debugoptimized \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false -Dexamples=false
 ninja -C build-fuzz $(cd build-fuzz && ninja -t targets all | grep -oE '^tests/fuzz/fuzz_[a-z_]+:' |
     tr -d ':' | sort -u)
 meson test -C build-fuzz --no-rebuild --print-errorlogs --num-processes "$jobs" --suite fuzz

@@ -134,10 +134,10 @@ def test_discovery_next_to_package(tmp_path):
 
 
 def test_discovery_build_folder_above(tmp_path):
-    copy_package(tmp_path / "tree" / "examples" / "python" / "mopt")
+    copy_package(tmp_path / "tree" / "bindings" / "python" / "mopt")
     (tmp_path / "tree" / "build").mkdir()
     (tmp_path / "tree" / "build" / "libmopt.so").symlink_to(mopt.library_path)
-    r = run_import(None, tmp_path / "tree" / "examples" / "python", tmp_path)
+    r = run_import(None, tmp_path / "tree" / "bindings" / "python", tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(tmp_path / "tree" / "build" / "libmopt.so")
 
@@ -294,7 +294,11 @@ def test_tiny_run_matches_numpy(tiny):
     assert list(out) == ["z", "y"]
     np.testing.assert_allclose(out["y"], x.astype(np.float64) @ w, atol=1e-5, rtol=1e-5)
     np.testing.assert_allclose(out["z"], softmax(x.astype(np.float64) @ w), atol=1e-6)
-    assert out["y"].dtype == np.float32 and out["y"].flags.c_contiguous and out["y"].flags.owndata
+    y = out["y"]
+    assert y.dtype == np.float32 and y.flags.c_contiguous and y.flags.writeable
+    # no copy: the array views the library's output tensor, which its base owns
+    assert isinstance(y.base, core._TensorMemory)
+    assert y.ctypes.data == y.base.__array_interface__["data"][0]
 
 
 def test_output_selection_and_list_feeds(tiny):
@@ -439,6 +443,70 @@ def test_run_passes_the_callers_buffer(tiny, monkeypatch):
     np.testing.assert_allclose(y, x @ w, atol=1e-5)
 
 
+def test_outputs_outlive_session_and_model(monkeypatch):
+    """An output array owns its library tensor: it stays valid after the session,
+    the model and every other reference are gone, and frees it when dropped."""
+    import weakref
+    destroyed = []
+    real = core._TensorMemory._destroy
+    monkeypatch.setattr(core._TensorMemory, "_destroy",
+                        staticmethod(lambda h: (destroyed.append(h), real(h))))
+    data, w = tiny_model_bytes()
+    x = np.random.default_rng(7).standard_normal((3, 8)).astype(np.float32)
+    model = mopt.Model(data)
+    y = mopt.Session(model).run({"x": x})["y"]
+    model.close()
+    del model
+    gc.collect()
+    np.testing.assert_allclose(y, x @ w, atol=1e-5)
+    owner = weakref.ref(y.base)
+    handle = y.base._handle
+    assert handle
+    view = y[1:]
+    del y
+    gc.collect()
+    assert owner() is not None and handle not in destroyed  # a view still uses it
+    del view
+    gc.collect()
+    assert owner() is None and destroyed.count(handle) == 1  # freed with the last array
+
+
+def test_run_into_callers_arrays(tiny):
+    """run_into: the library writes into the caller's arrays (zero copy out)."""
+    model, w = tiny
+    x = np.random.default_rng(4).standard_normal((5, 8)).astype(np.float32)
+    y = np.full((5, 4), np.nan, np.float32)
+    z = np.full((5, 4), np.nan, np.float32)
+    ptr = y.ctypes.data
+    with mopt.Session(model) as s:
+        got = s.run_into({"x": x}, {"y": y, "z": z})
+        assert got["y"] is y and y.ctypes.data == ptr
+        np.testing.assert_allclose(y, x @ w, atol=1e-5)
+        np.testing.assert_allclose(z, softmax(x.astype(np.float64) @ w), atol=1e-6)
+        with pytest.raises(mopt.ShapeError):
+            s.run_into({"x": x}, {"y": np.zeros((4, 4), np.float32)})
+        with pytest.raises(mopt.DTypeError):
+            s.run_into({"x": x}, {"y": np.zeros((5, 4), np.float64)})
+        with pytest.raises(mopt.InvalidArgumentError, match="C-contiguous"):
+            s.run_into({"x": x}, {"y": np.zeros((4, 5), np.float32).T})
+        ro = np.zeros((5, 4), np.float32)
+        ro.setflags(write=False)
+        with pytest.raises(mopt.InvalidArgumentError, match="writable"):
+            s.run_into({"x": x}, {"y": ro})
+
+
+def test_unknown_and_missing_names_are_named(tiny):
+    model, _ = tiny
+    x = np.ones((1, 8), np.float32)
+    with mopt.Session(model) as s:
+        with pytest.raises(mopt.NotFoundError, match="unknown input 'image'.*inputs are 'x'"):
+            s.run({"x": x, "image": x})
+        with pytest.raises(mopt.InvalidArgumentError, match="missing input 'x'"):
+            s.run({})
+        with pytest.raises(mopt.NotFoundError, match="unknown output 'w'.*'z', 'y'"):
+            s.run({"x": x}, ["y", "w"])
+
+
 def test_readonly_input(tiny):
     model, w = tiny
     x = np.ones((2, 8), np.float32)
@@ -576,4 +644,6 @@ def test_package_builds_as_a_wheel(tmp_path):
     wheels = list((tmp_path / "dist").glob("mopt-*.whl"))
     assert len(wheels) == 1
     names = set(zipfile.ZipFile(wheels[0]).namelist())
-    assert {"mopt/__init__.py", "mopt/_capi.py", "mopt/core.py", "mopt/errors.py"} <= names
+    assert {"mopt/__init__.py", "mopt/_capi.py", "mopt/core.py", "mopt/errors.py", "mopt/ort.py",
+            "mopt/__init__.pyi", "mopt/py.typed"} <= names
+    assert not any("libmopt" in n for n in names)  # nothing bundled unless asked

@@ -1,16 +1,23 @@
-"""_capi.py — finds libmopt.so, loads it with ctypes and declares the C API.
+"""_capi.py — finds libmopt, loads it with ctypes and declares the C API.
 
-Discovery order (the first that exists wins):
+Discovery order (the first that loads wins):
   1. the MOPT_LIBRARY environment variable (a path to libmopt.so; if it is
      set, nothing else is tried, so a wrong path is an error, not a fallback);
-  2. libmopt.so next to the package (inside the package folder or beside it);
+  2. libmopt.so* next to the package (inside the package folder or beside
+     it): a copy bundled into the wheel of a local build;
   3. build/libmopt.so in the nearest folder above the package that has one
      (the source tree's meson build folder);
-  4. ctypes.util.find_library("mopt") (an installed libmopt).
+  4. the system's dynamic loader, by soname (libmopt.so.0: LD_LIBRARY_PATH,
+     the ld.so cache, the default folders), i.e. a `meson install`ed libmopt;
+  5. `pkg-config --variable=libdir mopt` (an install under a prefix the
+     loader does not search, found through PKG_CONFIG_PATH);
+  6. ctypes.util.find_library("mopt").
+library_path is the file actually loaded (from dladdr), whichever way.
 """
 import ctypes
 import ctypes.util
 import os
+import subprocess
 from pathlib import Path
 
 # The libmopt version this binding was written against (MOPT_VERSION_NUMBER
@@ -25,8 +32,23 @@ class LibraryNotFoundError(ImportError):
     """libmopt could not be found or loaded, or its version does not fit."""
 
 
+_SONAME = "libmopt.so.0"
+
+
+def _pkg_config_libdir():
+    """libdir of an installed mopt.pc, or None (no pkg-config, no mopt.pc)."""
+    try:
+        r = subprocess.run(["pkg-config", "--variable=libdir", "mopt"], capture_output=True,
+                           text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    libdir = r.stdout.strip()
+    return Path(libdir) if r.returncode == 0 and libdir else None
+
+
 def _candidates():
-    """Yields (path, how-found) pairs in discovery order, after MOPT_LIBRARY."""
+    """Yields (path or soname, how-found) pairs in discovery order, after MOPT_LIBRARY.
+    A bare soname (no folder) is for the dynamic loader to resolve."""
     pkg_dir = Path(__file__).resolve().parent
     for folder in (pkg_dir, pkg_dir.parent):
         for name in _LIB_NAMES:
@@ -36,13 +58,30 @@ def _candidates():
             cand = folder / "build" / name
             if cand.is_file():
                 yield cand, "in the build folder " + str(folder / "build")
+    yield _SONAME, "by the dynamic loader (soname %s)" % _SONAME
+    libdir = _pkg_config_libdir()
+    if libdir is not None:
+        for name in _LIB_NAMES:
+            yield libdir / name, "by pkg-config (libdir %s)" % libdir
     found = ctypes.util.find_library("mopt")
     if found:
-        yield Path(found), "by ctypes.util.find_library('mopt')"
+        yield found, "by ctypes.util.find_library('mopt')"
+
+
+def _open(path):
+    """ctypes.CDLL(path), or None when it is not a file / the loader cannot find it."""
+    if isinstance(path, Path) and not path.is_file():
+        return None
+    try:
+        return ctypes.CDLL(str(path))
+    except OSError:
+        if isinstance(path, Path):  # a file that is there but does not load: say why
+            raise
+        return None
 
 
 def find_library():
-    """Returns (path, how) of the library to load, or raises LibraryNotFoundError."""
+    """Returns (CDLL, how) of the library to use, or raises LibraryNotFoundError."""
     env = os.environ.get("MOPT_LIBRARY")
     if env:
         p = Path(env)
@@ -50,18 +89,43 @@ def find_library():
             raise LibraryNotFoundError(
                 "MOPT_LIBRARY is set to '%s', which is not a file; point it at libmopt.so "
                 "(e.g. build/libmopt.so after 'meson setup build && ninja -C build')" % env)
-        return p, "from MOPT_LIBRARY"
+        candidates = iter([(p, "from MOPT_LIBRARY")])
+    else:
+        candidates = _candidates()
     tried = []
-    for path, how in _candidates():
-        # find_library returns a bare soname ("libmopt.so.0") that dlopen resolves itself.
-        if path.is_file() or (how.startswith("by ctypes") and not path.is_absolute()):
-            return path, how
+    for path, how in candidates:
+        try:
+            lib = _open(path)
+        except OSError as e:
+            raise LibraryNotFoundError("cannot load libmopt %s (%s): %s" % (how, path, e)) from e
+        if lib is not None:
+            return lib, how
         tried.append(str(path))
     raise LibraryNotFoundError(
         "cannot find libmopt: set MOPT_LIBRARY to the path of libmopt.so, or build the "
         "library (meson setup build && ninja -C build) in the source tree that holds this "
-        "package, or install it where the dynamic loader finds it. Tried: MOPT_LIBRARY "
-        "(unset), " + ", ".join(tried) + ", ctypes.util.find_library('mopt') (nothing)")
+        "package, or install it (meson install) where the dynamic loader or pkg-config finds "
+        "it. Tried: MOPT_LIBRARY (unset), " + ", ".join(tried) +
+        ", pkg-config --variable=libdir mopt, ctypes.util.find_library('mopt')")
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def _loaded_path(lib):
+    """The file the loader actually mapped for lib (dladdr of one of its functions)."""
+    try:
+        dladdr = ctypes.CDLL(None).dladdr
+        dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+        info = _DlInfo()
+        addr = ctypes.cast(lib.mopt_version, ctypes.c_void_p)
+        if dladdr(addr, ctypes.byref(info)) and info.dli_fname:
+            return Path(os.fsdecode(info.dli_fname))
+    except (AttributeError, OSError):
+        pass
+    return Path(lib._name)
 
 
 c_int64_p = ctypes.POINTER(ctypes.c_int64)
@@ -138,12 +202,9 @@ _PROTOTYPES = {
 def load():
     """Loads the library, declares every prototype and checks the version.
 
-    Returns (CDLL, path). Raises LibraryNotFoundError with the reason."""
-    path, how = find_library()
-    try:
-        lib = ctypes.CDLL(str(path))
-    except OSError as e:
-        raise LibraryNotFoundError("cannot load libmopt %s (%s): %s" % (how, path, e)) from e
+    Returns (CDLL, path of the loaded file). Raises LibraryNotFoundError with the reason."""
+    lib, how = find_library()
+    path = _loaded_path(lib)
     missing = []
     for name, (restype, argtypes) in _PROTOTYPES.items():
         try:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-PKG_ROOT = HERE.parent                 # examples/python
+PKG_ROOT = HERE.parent                 # bindings/python
 REPO = PKG_ROOT.parent.parent          # the source tree
 sys.path.insert(0, str(PKG_ROOT))
 

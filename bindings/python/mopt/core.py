@@ -13,9 +13,12 @@ Copies (see README.md, "Copies"):
     by numpy into a contiguous array. Non-array feeds (lists, scalars) are
     converted with np.asarray to the input's dtype. The dtype of an array is
     never changed silently: a wrong dtype raises mopt.DTypeError.
-  - outputs: the library allocates each output tensor; the binding copies it
-    into a fresh numpy array and destroys the tensor at once, so the returned
-    arrays are ordinary, independent numpy arrays (one memcpy per output).
+  - outputs: no copy either. By default the library allocates each output
+    tensor and the returned numpy array views its buffer; the tensor is
+    destroyed when the last array using it goes (array.base owns it). With
+    Session.run_into / the IO binding (ort.py) the caller hands in its own
+    numpy arrays and the library writes into them (mopt_tensor_wrap as the
+    output tensor). Only bf16 outputs are widened (copied) to float32.
 """
 import ctypes
 import os
@@ -272,6 +275,26 @@ class TensorInfo(NamedTuple):
     mopt_dtype: int
 
 
+class _TensorMemory:
+    """Owns a library-allocated output tensor for the numpy array that views
+    its buffer (the array's .base); destroys the tensor when freed."""
+
+    def __init__(self, handle, shape, dtype, data):
+        self._handle = handle
+        self.__array_interface__ = {"shape": shape, "typestr": dtype.str,
+                                    "data": (data, False), "version": 3}
+
+    _destroy = staticmethod(_lib.mopt_tensor_destroy)
+
+    def __del__(self):
+        h, self._handle = self._handle, None
+        if h:
+            try:
+                self._destroy(h)
+            except Exception:  # never raise from a finalizer
+                pass
+
+
 class _Box:
     """A C handle shared between a Session and its Model, so whichever of the
     two is finalized first can release the session before the model."""
@@ -464,8 +487,9 @@ class Session:
         return t.value, arr
 
     @staticmethod
-    def _to_numpy(handle):
-        """Copies a library-owned output tensor into a new numpy array."""
+    def _adopt(handle):
+        """A numpy array over a library-owned output tensor, which it then owns
+        (no copy; bf16 is widened to float32, which copies)."""
         code = _lib.mopt_tensor_dtype(handle)
         rank = _lib.mopt_tensor_rank(handle)
         dims_p = _lib.mopt_tensor_dims(handle)
@@ -476,62 +500,125 @@ class Session:
             raw = np.empty(shape, np.uint16)
             if nbytes:
                 ctypes.memmove(raw.ctypes.data, data, nbytes)
+            _lib.mopt_tensor_destroy(handle)
             return (raw.astype(np.uint32) << 16).view(np.float32)
         dt = _NP_BY_MOPT.get(code)
         if dt is None:
             raise errors.UnsupportedError("output of type %s cannot be returned as numpy"
                                           % _str(_lib.mopt_dtype_name(code)),
                                           errors.ERR_UNSUPPORTED, "unsupported")
-        out = np.empty(shape, dt)
-        if nbytes:
-            ctypes.memmove(out.ctypes.data, data, nbytes)
-        return out
+        if not nbytes or not data:
+            _lib.mopt_tensor_destroy(handle)
+            return np.empty(shape, dt)
+        return np.asarray(_TensorMemory(handle, shape, dt, data))
 
-    def run(self, feeds, output_names=None):
-        """Runs the model once.
+    def _wrap_output(self, name, arr):
+        """A tensor handle over a caller-owned output array (the library writes into it)."""
+        if not isinstance(arr, np.ndarray):
+            raise errors.InvalidArgumentError(
+                "output '%s': a caller-provided output must be a numpy array, not %s"
+                % (name, type(arr).__name__), errors.ERR_INVALID_ARGUMENT, "invalid argument")
+        code = mopt_dtype(arr.dtype)
+        if not (arr.flags.c_contiguous and arr.flags.aligned and arr.flags.writeable and
+                arr.dtype.byteorder in ("=", "|")):
+            raise errors.InvalidArgumentError(
+                "output '%s': a caller-provided output array must be C-contiguous, aligned, "
+                "writable and in native byte order (the library writes into it)" % name,
+                errors.ERR_INVALID_ARGUMENT, "invalid argument")
+        rank = arr.ndim
+        dims = (ctypes.c_int64 * rank)(*arr.shape) if rank else None
+        t = ctypes.c_void_p()
+        st = _lib.mopt_tensor_wrap(code, rank, dims, ctypes.c_void_p(arr.ctypes.data),
+                                   arr.nbytes, ctypes.byref(t))
+        _check(st, "output '%s'" % name)
+        return t.value
 
-        feeds: {input name: array} (or a list of arrays in model input order).
-        output_names: names of the outputs wanted (default: all, model order).
-        Returns {output name: numpy array}. Raises a MoptError subclass
-        (DTypeError, ShapeError, NotFoundError, ...) with the library's message."""
-        h = self._check_open()
+    def _check_names(self, in_names, out_names):
+        """Names every unknown or missing input and every unknown output."""
+        model_in = [i.name for i in self.model.inputs]
+        model_out = [o.name for o in self.model.outputs]
+        unknown = [n for n in in_names if n not in self._inputs]
+        if unknown:
+            raise errors.NotFoundError(
+                "unknown input%s %s; the model's inputs are %s"
+                % ("s" if len(unknown) > 1 else "", ", ".join("'%s'" % n for n in unknown),
+                   ", ".join("'%s'" % n for n in model_in)), errors.ERR_NOT_FOUND, "not found")
+        missing = [n for n in model_in if n not in in_names]
+        if missing:
+            raise errors.InvalidArgumentError(
+                "missing input%s %s: every model input must be fed (given: %s)"
+                % ("s" if len(missing) > 1 else "", ", ".join("'%s'" % n for n in missing),
+                   ", ".join("'%s'" % n for n in in_names) or "none"),
+                errors.ERR_INVALID_ARGUMENT, "invalid argument")
+        unknown = [n for n in out_names if n not in model_out]
+        if unknown:
+            raise errors.NotFoundError(
+                "unknown output%s %s; the model's outputs are %s"
+                % ("s" if len(unknown) > 1 else "", ", ".join("'%s'" % n for n in unknown),
+                   ", ".join("'%s'" % n for n in model_out)), errors.ERR_NOT_FOUND, "not found")
+
+    def _feed_items(self, feeds):
         if isinstance(feeds, Mapping):
             items = list(feeds.items())
         elif isinstance(feeds, (list, tuple)):
             if len(feeds) != len(self.model.inputs):
                 raise errors.InvalidArgumentError(
-                    "the model has %d inputs but %d were given"
-                    % (len(self.model.inputs), len(feeds)), errors.ERR_INVALID_ARGUMENT,
-                    "invalid argument")
+                    "the model has %d inputs (%s) but %d were given"
+                    % (len(self.model.inputs), ", ".join(i.name for i in self.model.inputs),
+                       len(feeds)), errors.ERR_INVALID_ARGUMENT, "invalid argument")
             items = [(info.name, v) for info, v in zip(self.model.inputs, feeds)]
         else:
             raise errors.InvalidArgumentError("feeds must be a dict {name: array} or a list, "
                                               "not %s" % type(feeds).__name__,
                                               errors.ERR_INVALID_ARGUMENT, "invalid argument")
+        for name, _ in items:
+            if not isinstance(name, str):
+                raise errors.InvalidArgumentError("input names are strings, not %r" % (name,))
+        return items
+
+    def _out_names(self, output_names):
         if output_names is None:
-            out_names = [o.name for o in self.model.outputs]
-        elif isinstance(output_names, str):
-            out_names = [output_names]
-        else:
-            out_names = list(output_names)
+            return [o.name for o in self.model.outputs]
+        if isinstance(output_names, str):
+            return [output_names]
+        return list(output_names)
+
+    def _run(self, items, out_names, out_arrays=None):
+        """Runs once; returns the outputs as a list in out_names order. out_arrays:
+        None, or one entry per output: a caller-owned numpy array to write into,
+        or None to let the library allocate it."""
+        h = self._check_open()
+        self._check_names([n for n, _ in items], out_names)
         n_in, n_out = len(items), len(out_names)
+        if out_arrays is None:
+            out_arrays = [None] * n_out
+        elif len(out_arrays) != n_out:
+            raise errors.InvalidArgumentError("%d output arrays for %d outputs"
+                                              % (len(out_arrays), n_out))
         handles, keep = [], []
         outs = (ctypes.c_void_p * max(n_out, 1))()
         with self._lock:
             try:
                 for name, value in items:
-                    if not isinstance(name, str):
-                        raise errors.InvalidArgumentError("input names are strings, not %r"
-                                                          % (name,))
                     t, arr = self._wrap_input(name, value)
                     handles.append(t)
                     keep.append(arr)
+                for i, arr in enumerate(out_arrays):
+                    if arr is not None:
+                        outs[i] = self._wrap_output(out_names[i], arr)
                 in_names = (ctypes.c_char_p * max(n_in, 1))(*[n.encode() for n, _ in items])
                 in_tensors = (ctypes.c_void_p * max(n_in, 1))(*handles)
                 o_names = (ctypes.c_char_p * max(n_out, 1))(*[n.encode() for n in out_names])
                 st = _lib.mopt_session_run(h, n_in, in_names, in_tensors, n_out, o_names, outs)
                 _check(st)
-                return {name: self._to_numpy(outs[i]) for i, name in enumerate(out_names)}
+                results = []
+                for i in range(n_out):
+                    if out_arrays[i] is not None:
+                        results.append(out_arrays[i])
+                    else:
+                        results.append(self._adopt(outs[i]))
+                        outs[i] = None  # the array owns it now
+                return results
             finally:
                 for i in range(n_out):
                     if outs[i]:
@@ -539,6 +626,28 @@ class Session:
                 for t in handles:
                     _lib.mopt_tensor_destroy(t)
                 del keep
+
+    def run(self, feeds, output_names=None):
+        """Runs the model once.
+
+        feeds: {input name: array} (or a list of arrays in model input order).
+        output_names: names of the outputs wanted (default: all, model order).
+        Returns {output name: numpy array}; each array views the library's
+        output buffer (no copy). Raises a MoptError subclass (DTypeError,
+        ShapeError, NotFoundError naming an unknown input or output,
+        InvalidArgumentError naming a missing input, ...)."""
+        out_names = self._out_names(output_names)
+        got = self._run(self._feed_items(feeds), out_names)
+        return dict(zip(out_names, got))
+
+    def run_into(self, feeds, outputs):
+        """Runs the model once, writing into caller-owned arrays (no copy either way).
+
+        outputs: {output name: numpy array} with exactly the output's dtype and
+        shape, C-contiguous and writable. Returns the same dict."""
+        names = list(outputs)
+        self._run(self._feed_items(feeds), names, [outputs[n] for n in names])
+        return outputs
 
     def stats(self):
         """{key: int} from mopt_session_get_stat: runs, peak_bytes, arena_bytes, last_run_ns."""

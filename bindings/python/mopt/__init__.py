@@ -5,8 +5,16 @@
         with mopt.Session(model) as sess:
             out = sess.run({"input": np.zeros((1, 3, 32, 32), np.float32)})
 
+onnxruntime's API is here too (ort.py), so ORT programs run with only
+their import changed:
+
+    import mopt as ort
+    sess = ort.InferenceSession("model.onnx", providers=["CPUExecutionProvider"])
+    outputs = sess.run(None, {sess.get_inputs()[0].name: x})
+
 The shared library is found through MOPT_LIBRARY, next to the package, in
-the source tree's build/ folder, or by the dynamic loader (see _capi.py).
+the source tree's build/ folder, by the dynamic loader or pkg-config (see
+_capi.py).
 """
 from .errors import (ClosedError, DTypeError, FileError, InternalError, InvalidArgumentError,
                      InvalidModelError, LimitError, MoptError, NotFoundError, OutOfMemoryError,
@@ -14,6 +22,9 @@ from .errors import (ClosedError, DTypeError, FileError, InternalError, InvalidA
 from ._capi import BINDING_VERSION_NUMBER, LibraryNotFoundError
 from .core import (Model, Options, Session, TensorInfo, library_path, mopt_dtype, numpy_dtype,
                    supported_ops, version, version_number)
+from .ort import (ExecutionMode, GraphOptimizationLevel, InferenceSession, IOBinding,
+                  ModelMetadata, NodeArg, OrtValue, RunOptions, SessionOptions,
+                  get_all_providers, get_available_providers, get_device, get_version_string)
 
 __version__ = "0.1.0"
 
@@ -23,4 +34,8 @@ __all__ = [
     "LibraryNotFoundError", "MoptError", "InvalidArgumentError", "OutOfMemoryError", "FileError",
     "ParseError", "InvalidModelError", "UnsupportedError", "ShapeError", "DTypeError",
     "NotFoundError", "LimitError", "InternalError", "ClosedError",
+    # onnxruntime-compatible API (ort.py)
+    "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
+    "ExecutionMode", "NodeArg", "ModelMetadata", "IOBinding", "OrtValue",
+    "get_available_providers", "get_all_providers", "get_device", "get_version_string",
 ]
