@@ -347,27 +347,46 @@ static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, mopt_tenso
                                  ir_shape_str(&ts, g, b, sizeof b));
         }
     }
-    /* allocate the new tensors first so that failure hands nothing over */
+    /* Make the new tensors first so that failure hands nothing over. A
+     * graph output the session allocated for this run (graph outputs are
+     * never in the arena) is handed over as it is, without a copy. */
     mopt_tensor *made[256] = {0};
-    for (size_t i = 0; i < n_outputs; i++) {
+    bool stolen[256] = {false};
+    mopt_status st = MOPT_OK;
+    for (size_t i = 0; i < n_outputs && !st; i++) {
         if (outputs[i]) continue;
-        const op_tensor *slt = &s->vals[g->outputs[idx_of[i]]];
+        int32_t v = g->outputs[idx_of[i]];
+        const op_tensor *slt = &s->vals[v];
         int64_t numel = ir_shape_numel(&slt->shape);
         size_t nbytes = (size_t)numel * mopt_dtype_size(slt->dtype);
-        void *buf = mopt_aligned_alloc(nbytes ? nbytes : 1);
-        mopt_status st = buf ? rt_tensor_new(slt->dtype, slt->shape.rank, slt->shape.dims,
-                                             buf, nbytes, true, &made[i])
-                             : mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory for outputs");
-        if (st) {
-            mopt_aligned_free(buf);
-            for (size_t j = 0; j < i; j++) mopt_tensor_destroy(made[j]);
-            return st;
+        bool steal = s->slots[v].owned;
+        for (size_t j = 0; steal && j < i; j++)
+            if (stolen[j] && g->outputs[idx_of[j]] == v) steal = false; /* asked twice */
+        void *buf = steal ? slt->data : mopt_aligned_alloc(nbytes ? nbytes : 1);
+        st = buf ? rt_tensor_new(slt->dtype, slt->shape.rank, slt->shape.dims, buf, nbytes, true,
+                                 &made[i])
+                 : mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory for output '%s'",
+                             g->values[v]->name);
+        if (st && !steal) mopt_aligned_free(buf);
+        stolen[i] = steal && !st;
+    }
+    if (st) {
+        for (size_t j = 0; j < n_outputs; j++) {
+            if (stolen[j]) made[j]->owned = false; /* the session still owns it */
+            mopt_tensor_destroy(made[j]);
         }
+        return st;
     }
     for (size_t i = 0; i < n_outputs; i++) {
-        const op_tensor *slt = &s->vals[g->outputs[idx_of[i]]];
+        int32_t v = g->outputs[idx_of[i]];
+        const op_tensor *slt = &s->vals[v];
         mopt_tensor *t = outputs[i] ? outputs[i] : made[i];
-        if (t->nbytes && t->data != slt->data) memcpy(t->data, slt->data, t->nbytes);
+        if (stolen[i]) {
+            s->slots[v].owned = false; /* now the caller's */
+            s->live_bytes -= (int64_t)t->nbytes;
+        } else if (t->nbytes && t->data != slt->data) {
+            memcpy(t->data, slt->data, t->nbytes);
+        }
         outputs[i] = t;
     }
     return MOPT_OK;
@@ -505,7 +524,11 @@ static void plan_record(mopt_session *s) {
     memcpy(p->dtypes, s->run_dtypes, nv * sizeof *p->dtypes);
     mark_fixed_shapes(s, p);
     for (int32_t v = 0; v < g->n_values; v++) {
-        if (g->values[v]->producer < 0 || p->dtypes[v] == MOPT_DTYPE_UNDEFINED) continue;
+        /* graph outputs stay out of the arena: they go to the caller's buffer
+         * or are handed over without a copy */
+        if (g->values[v]->producer < 0 || p->dtypes[v] == MOPT_DTYPE_UNDEFINED ||
+            (g->values[v]->flags & IR_VALUE_OUTPUT))
+            continue;
         int64_t numel = ir_shape_numel(&p->shapes[v]);
         if (numel < 0) continue;
         sizes[v] = (size_t)numel * mopt_dtype_size(p->dtypes[v]);
