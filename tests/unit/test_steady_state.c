@@ -20,6 +20,8 @@
 #include <cmocka.h>
 #include <mopt/mopt.h>
 
+#include "mopt_config.h"
+
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
