@@ -12,7 +12,11 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "mopt_config.h"
 #include "runtime/runtime.h"
+#ifdef MOPT_HAVE_ONEDNN
+#include "kernels/onednn/onednn.h"
+#endif
 
 typedef struct opt_spec {
     const char *key;
@@ -223,6 +227,31 @@ mopt_status mopt_options_get_string(const mopt_options *opts, const char *key,
     return MOPT_OK;
 }
 
+/* A backend asked for by name must be there: never a silent substitute.
+ * oneDNN is referenced weakly, so a program linked with libmopt.a but
+ * without -ldnnl (a -static link: Debian ships no libdnnl.a) lacks it. */
+static mopt_status backend_check(const char *name) {
+    if (strcmp(name, "onednn") == 0) {
+#ifdef MOPT_HAVE_ONEDNN
+        if (onednn_available()) return MOPT_OK;
+        return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                         "option backend=onednn: oneDNN is not available in this program "
+                         "(libdnnl is not linked in, e.g. a -static link, or its CPU engine "
+                         "failed); link with `pkg-config --static --libs mopt` or use "
+                         "backend=auto");
+#else
+        return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                         "option backend=onednn: this libmopt was built without oneDNN");
+#endif
+    }
+#ifndef MOPT_HAVE_OPENBLAS
+    if (strcmp(name, "openblas") == 0)
+        return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                         "option backend=openblas: this libmopt was built without OpenBLAS");
+#endif
+    return MOPT_OK;
+}
+
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->opt_level = 3;
@@ -239,8 +268,11 @@ mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
     if (mopt_options_get_int(opts, "memory_limit", &v) == MOPT_OK) cfg->memory_limit = v;
     if (mopt_options_get_int(opts, "verbose", &v) == MOPT_OK && v) cfg->verbose = (int)v;
     if (mopt_options_get_int(opts, "verify_weights", &v) == MOPT_OK) cfg->verify_weights = (int)v;
-    if (mopt_options_get_string(opts, "backend", &s) == MOPT_OK)
+    if (mopt_options_get_string(opts, "backend", &s) == MOPT_OK) {
+        mopt_status st = backend_check(s);
+        if (st) return st;
         snprintf(cfg->backend, sizeof cfg->backend, "%s", s);
+    }
     if (mopt_options_get_string(opts, "precision", &s) == MOPT_OK)
         snprintf(cfg->precision, sizeof cfg->precision, "%s", s);
     if (mopt_options_get_string(opts, "profile", &s) == MOPT_OK)
