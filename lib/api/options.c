@@ -52,8 +52,8 @@ static mopt_status unknown_key(const char *key) {
     char list[512];
     size_t len = 0;
     for (int i = 0; i < N_SPECS; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
-                                k_specs[i].key);
+        len +=
+            (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", k_specs[i].key);
     return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "unknown option '%s' (known: %s)", key, list);
 }
 
@@ -74,7 +74,8 @@ mopt_status mopt_options_create(mopt_options **out) {
 
 void mopt_options_destroy(mopt_options *opts) {
     if (!opts) return;
-    for (int i = 0; i < opts->n; i++) mopt_free(opts->entries[i].s);
+    for (int i = 0; i < opts->n; i++)
+        mopt_free(opts->entries[i].s);
     mopt_free(opts);
 }
 
@@ -122,8 +123,8 @@ mopt_status mopt_options_set_double(mopt_options *opts, const char *key, double 
     if (!sp) return unknown_key(key);
     if (sp->kind == OPT_INT) {
         if (!isfinite(value) || value != floor(value) || fabs(value) > 9e18)
-            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes an integer, not %g",
-                             key, value);
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes an integer, not %g", key,
+                             value);
         return set_int(opts, sp, (int64_t)value);
     }
     if (sp->kind != OPT_DOUBLE)
@@ -149,16 +150,16 @@ mopt_status mopt_options_set_string(mopt_options *opts, const char *key, const c
         errno = 0;
         long long v = strtoll(value, &end, 10);
         if (errno || end == value || *end != '\0')
-            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
-                             "option '%s' takes an integer, not '%s'", key, value);
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes an integer, not '%s'",
+                             key, value);
         return set_int(opts, sp, (int64_t)v);
     }
     if (sp->kind == OPT_DOUBLE) {
         char *end = NULL;
         double v = strtod(value, &end);
         if (end == value || *end != '\0')
-            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes a number, not '%s'",
-                             key, value);
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes a number, not '%s'", key,
+                             value);
         return mopt_options_set_double(opts, key, v);
     }
     if (sp->choices) {
@@ -171,8 +172,8 @@ mopt_status mopt_options_set_string(mopt_options *opts, const char *key, const c
                                     sp->choices[i]);
         }
         if (!ok)
-            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' = '%s' is not one of: %s",
-                             key, value, list);
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' = '%s' is not one of: %s", key,
+                             value, list);
     }
     if (strlen(value) >= 512)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' value is too long", key);
@@ -217,8 +218,7 @@ mopt_status mopt_options_get_double(const mopt_options *opts, const char *key, d
     return MOPT_OK;
 }
 
-mopt_status mopt_options_get_string(const mopt_options *opts, const char *key,
-                                    const char **value) {
+mopt_status mopt_options_get_string(const mopt_options *opts, const char *key, const char **value) {
     const opt_spec *sp;
     mopt_status st = get_common(opts, key, value, OPT_STRING, &sp, "mopt_options_get_string");
     if (st) return st;
@@ -293,8 +293,8 @@ static mopt_status yaml_apply(mopt_options *opts, yaml_parser_t *p, const char *
     mopt_status st = MOPT_OK;
     for (;;) {
         if (!yaml_parser_parse(p, &ev)) {
-            return mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: %s", origin,
-                             p->problem_mark.line + 1, p->problem ? p->problem : "YAML error");
+            return mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: %s", origin, p->problem_mark.line + 1,
+                             p->problem ? p->problem : "YAML error");
         }
         yaml_event_type_t t = ev.type;
         size_t line = ev.start_mark.line + 1;
@@ -305,8 +305,10 @@ static mopt_status yaml_apply(mopt_options *opts, yaml_parser_t *p, const char *
         switch (t) {
         case YAML_MAPPING_START_EVENT:
             if (in_map)
-                st = mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: nested mappings are not allowed; "
-                               "options are a flat 'key: value' mapping", origin, line);
+                st = mopt_fail(MOPT_ERR_PARSE,
+                               "%s: line %zu: nested mappings are not allowed; "
+                               "options are a flat 'key: value' mapping",
+                               origin, line);
             in_map = 1;
             depth++;
             break;
@@ -315,8 +317,8 @@ static mopt_status yaml_apply(mopt_options *opts, yaml_parser_t *p, const char *
             depth--;
             break;
         case YAML_SEQUENCE_START_EVENT:
-            st = mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: lists are not allowed in options",
-                           origin, line);
+            st = mopt_fail(MOPT_ERR_PARSE, "%s: line %zu: lists are not allowed in options", origin,
+                           line);
             break;
         case YAML_SCALAR_EVENT:
             if (!in_map) {

@@ -40,7 +40,8 @@ mopt_status mopt_session_create(const mopt_model *model, const mopt_options *opt
         for (int32_t k = 0; k < n->n_inputs; k++)
             if (n->inputs[k] >= 0) s->consumers[n->inputs[k]]++;
     }
-    for (int32_t i = 0; i < g->n_outputs; i++) s->consumers[g->outputs[i]]++;
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        s->consumers[g->outputs[i]]++;
     s->t0_ns = rt_now_ns();
     s->profiling = s->config.profile[0] != '\0';
     if (s->profiling) {
@@ -64,7 +65,8 @@ void mopt_session_destroy(mopt_session *s) {
         const mopt_model *m = s->model;
         for (int32_t i = 0; i < m->graph->n_nodes; i++) {
             const op_impl *impl = m->plans ? m->plans[i].impl : NULL;
-            if (s->scratch[i] && impl && impl->release_scratch) impl->release_scratch(s->scratch[i]);
+            if (s->scratch[i] && impl && impl->release_scratch)
+                impl->release_scratch(s->scratch[i]);
         }
     }
     mopt_free(s->scratch);
@@ -91,15 +93,18 @@ mopt_status mopt_session_get_stat(const mopt_session *s, const char *key, int64_
     mopt_clear_error();
     if (!s || !key || !value)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_session_get_stat: NULL argument");
-    if (strcmp(key, "runs") == 0) *value = s->runs;
-    else if (strcmp(key, "peak_bytes") == 0) *value = s->peak_bytes;
+    if (strcmp(key, "runs") == 0)
+        *value = s->runs;
+    else if (strcmp(key, "peak_bytes") == 0)
+        *value = s->peak_bytes;
     else if (strcmp(key, "arena_bytes") == 0)
         *value = s->plan ? (int64_t)s->plan->arena_size : 0;
     else if (strcmp(key, "intermediate_bytes") == 0)
         *value = s->plan ? (int64_t)s->plan->intermediate_bytes : 0;
     else if (strcmp(key, "plans") == 0)
         *value = s->n_plans;
-    else if (strcmp(key, "last_run_ns") == 0) *value = s->last_run_ns;
+    else if (strcmp(key, "last_run_ns") == 0)
+        *value = s->last_run_ns;
     else
         return mopt_fail(MOPT_ERR_NOT_FOUND,
                          "unknown session statistic '%s' (known: runs, peak_bytes, arena_bytes, "

@@ -16,7 +16,7 @@ mopt_status npy_read_memory(const uint8_t *buf, size_t len, ir_tensor **out);
 /* Reads a .npy file. */
 mopt_status npy_read_file(const char *path, ir_tensor **out);
 /* Writes a .npy (version 1.0) file. */
-mopt_status npy_write_file(const char *path, mopt_dtype dtype, int32_t rank,
-                           const int64_t *dims, const void *data);
+mopt_status npy_write_file(const char *path, mopt_dtype dtype, int32_t rank, const int64_t *dims,
+                           const void *data);
 
 #endif

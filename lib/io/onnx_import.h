@@ -17,8 +17,7 @@
  * Graph inputs that are also initializers are not reported as inputs.
  * Does not check the graph (ir_graph_check) nor resolve operators.
  * Returns OK, PARSE, INVALID_MODEL, UNSUPPORTED, IO, LIMIT, OUT_OF_MEMORY. */
-mopt_status onnx_import_model(const uint8_t *buf, size_t len, const char *base_dir,
-                              ir_graph **out);
+mopt_status onnx_import_model(const uint8_t *buf, size_t len, const char *base_dir, ir_graph **out);
 
 /* Decodes one TensorProto (a .pb tensor file) into *out (owned by caller).
  * Returns OK, PARSE, UNSUPPORTED, LIMIT, OUT_OF_MEMORY. */

@@ -22,15 +22,15 @@
 static bool is_const(const ir_value *v) { return (v->flags & IR_VALUE_INITIALIZER) != 0; }
 
 static bool shape_only_op(const ir_node *n) {
-    return n->domain[0] == '\0' && (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);
+    return n->domain[0] == '\0' &&
+           (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);
 }
 
 /* Tries to fold node n; *folded tells whether it did. Errors only for real
  * failures (a constant computation that fails would fail at run time too).
  * *budget is the number of bytes folding may still add; a node whose
  * outputs exceed it stays. */
-static mopt_status fold_node(ir_graph *g, ir_node *n, int64_t opset, size_t *budget,
-                             bool *folded) {
+static mopt_status fold_node(ir_graph *g, ir_node *n, int64_t opset, size_t *budget, bool *folded) {
     *folded = false;
     if (!n->op || n->n_outputs < 1 || n->n_inputs > 64 || n->n_outputs > 64) return MOPT_OK;
     for (int32_t k = 0; k < n->n_attrs; k++)
@@ -78,13 +78,15 @@ static mopt_status fold_node(ir_graph *g, ir_node *n, int64_t opset, size_t *bud
     for (int32_t k = 0; k < n->n_outputs; k++) {
         out[k].data = mopt_aligned_alloc(sizes[k] ? sizes[k] : 1);
         if (!out[k].data) {
-            for (int32_t j = 0; j < k; j++) mopt_aligned_free(out[j].data);
+            for (int32_t j = 0; j < k; j++)
+                mopt_aligned_free(out[j].data);
             return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory folding node '%s'", n->name);
         }
     }
     st = n->op->run(&ctx, in, n->n_inputs, out, n->n_outputs);
     if (st) {
-        for (int32_t k = 0; k < n->n_outputs; k++) mopt_aligned_free(out[k].data);
+        for (int32_t k = 0; k < n->n_outputs; k++)
+            mopt_aligned_free(out[k].data);
         return st;
     }
     for (int32_t k = 0; k < n->n_outputs; k++) {
@@ -124,8 +126,10 @@ mopt_status pass_fold_constants(ir_graph *g, pass_result *r) {
         mopt_status st = fold_node(g, n, node_opset, &budget, &folded);
         if (st) return st;
         if (folded) {
-            if (shape_only_op(n)) shapes++;
-            else folded_n++;
+            if (shape_only_op(n))
+                shapes++;
+            else
+                folded_n++;
         }
     }
     r->rewrites = folded_n + shapes;

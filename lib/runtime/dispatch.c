@@ -25,8 +25,7 @@ static mopt_status try_impl(mopt_model *m, int32_t i, const op_impl *impl, const
     ctx.precision = m->config.precision;
     ctx.opt_level = m->config.opt_level;
     ctx.opset = ir_graph_opset(g, n->domain);
-    if (impl->supports && !impl->supports(&ctx, in, n->n_inputs, out, n->n_outputs))
-        return MOPT_OK;
+    if (impl->supports && !impl->supports(&ctx, in, n->n_inputs, out, n->n_outputs)) return MOPT_OK;
     void *state = NULL;
     if (impl->prepare) {
         mopt_status st = impl->prepare(&ctx, in, n->n_inputs, out, n->n_outputs, &state);
@@ -61,8 +60,9 @@ mopt_status rt_plan_kernels(mopt_model *m) {
                 if (pass == 0 && !mine) continue;
                 if (pass == 1 && !any && mine) continue;
                 mopt_status st = try_impl(m, i, impls[k], in, out, &taken);
-                if (st) return mopt_fail_context(st, "node '%s' (%s), kernel %s", n->name,
-                                                 n->op_type, impls[k]->name);
+                if (st)
+                    return mopt_fail_context(st, "node '%s' (%s), kernel %s", n->name, n->op_type,
+                                             impls[k]->name);
             }
         }
     }

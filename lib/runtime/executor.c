@@ -26,7 +26,8 @@ static void release_slot(mopt_session *s, rt_slot *sl) {
 
 static void release_all(mopt_session *s) {
     const ir_graph *g = s->model->graph;
-    for (int32_t i = 0; i < g->n_values; i++) release_slot(s, &s->slots[i]);
+    for (int32_t i = 0; i < g->n_values; i++)
+        release_slot(s, &s->slots[i]);
     s->live_bytes = 0;
 }
 
@@ -36,13 +37,13 @@ static mopt_status bind_inputs(mopt_session *s, size_t n_inputs, const char *con
     if (n_inputs != (size_t)g->n_inputs)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "the model has %d inputs but %zu were given",
                          (int)g->n_inputs, n_inputs);
-    if (n_inputs && !inputs)
-        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "inputs is NULL");
+    if (n_inputs && !inputs) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "inputs is NULL");
     /* symbol bindings: value of each symbol, and which input fixed it */
     int64_t sym_val[256];
     int32_t sym_from[256];
     int32_t n_sym = g->n_symbols < 256 ? g->n_symbols : 256;
-    for (int32_t i = 0; i < n_sym; i++) sym_from[i] = -1;
+    for (int32_t i = 0; i < n_sym; i++)
+        sym_from[i] = -1;
     for (size_t i = 0; i < n_inputs; i++) {
         int32_t idx = (int32_t)i;
         if (names) {
@@ -50,7 +51,8 @@ static mopt_status bind_inputs(mopt_session *s, size_t n_inputs, const char *con
             idx = -1;
             for (int32_t k = 0; k < g->n_inputs; k++)
                 if (strcmp(g->values[g->inputs[k]]->name, names[i]) == 0) idx = k;
-            if (idx < 0) return mopt_fail(MOPT_ERR_NOT_FOUND, "the model has no input '%s'", names[i]);
+            if (idx < 0)
+                return mopt_fail(MOPT_ERR_NOT_FOUND, "the model has no input '%s'", names[i]);
         }
         const ir_value *v = g->values[g->inputs[idx]];
         rt_slot *sl = &s->slots[g->inputs[idx]];
@@ -81,12 +83,12 @@ static mopt_status bind_inputs(mopt_session *s, size_t n_inputs, const char *con
                         sym_from[sy - 1] = idx;
                         sym_val[sy - 1] = t->dims[d];
                     } else if (sym_val[sy - 1] != t->dims[d]) {
-                        return mopt_fail(
-                            MOPT_ERR_SHAPE,
-                            "dimension '%s' is %" PRId64 " in input '%s' but %" PRId64
-                            " in input '%s'",
-                            g->symbols[sy - 1], sym_val[sy - 1],
-                            g->values[g->inputs[sym_from[sy - 1]]]->name, t->dims[d], v->name);
+                        return mopt_fail(MOPT_ERR_SHAPE,
+                                         "dimension '%s' is %" PRId64 " in input '%s' but %" PRId64
+                                         " in input '%s'",
+                                         g->symbols[sy - 1], sym_val[sy - 1],
+                                         g->values[g->inputs[sym_from[sy - 1]]]->name, t->dims[d],
+                                         v->name);
                     }
                 }
             }
@@ -175,8 +177,8 @@ static mopt_status run_nodes(mopt_session *s) {
                 for (int32_t j = 0; j < k; j++)
                     if (heap[j]) mopt_aligned_free(out[j].data);
                 return mopt_fail(MOPT_ERR_OUT_OF_MEMORY,
-                                 "node '%s' (%s): out of memory for output %d (%zu bytes)",
-                                 n->name, n->op_type, (int)k, nbytes);
+                                 "node '%s' (%s): out of memory for output %d (%zu bytes)", n->name,
+                                 n->op_type, (int)k, nbytes);
             }
             heap[k] = true;
             s->live_bytes += (int64_t)nbytes;
@@ -215,8 +217,8 @@ static mopt_status run_nodes(mopt_session *s) {
             int32_t v = n->outputs[k];
             if (v < 0) {
                 if (heap[k]) {
-                    s->live_bytes -= ir_shape_numel(&out[k].shape) *
-                                     (int64_t)mopt_dtype_size(out[k].dtype);
+                    s->live_bytes -=
+                        ir_shape_numel(&out[k].shape) * (int64_t)mopt_dtype_size(out[k].dtype);
                     mopt_aligned_free(out[k].data);
                 }
                 continue;
@@ -249,7 +251,8 @@ static mopt_status resolve_outputs(mopt_session *s, size_t n_outputs, const char
     for (size_t i = 0; i < n_outputs; i++) {
         int32_t idx = (int32_t)i;
         if (names) {
-            if (!names[i]) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "output name %zu is NULL", i);
+            if (!names[i])
+                return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "output name %zu is NULL", i);
             idx = -1;
             for (int32_t k = 0; k < g->n_outputs; k++)
                 if (strcmp(g->values[g->outputs[k]]->name, names[i]) == 0) idx = k;
@@ -284,11 +287,10 @@ static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, mopt_tenso
                                  mopt_dtype_name(t->dtype));
             if (t->rank != sl->t.shape.rank ||
                 memcmp(t->dims, sl->t.shape.dims, (size_t)t->rank * sizeof(int64_t)) != 0)
-                return mopt_fail(MOPT_ERR_SHAPE,
-                                 "output '%s' has shape %s but the given tensor has %s",
-                                 g->values[g->outputs[idx]]->name,
-                                 ir_shape_str(&sl->t.shape, g, a, sizeof a),
-                                 ir_shape_str(&ts, g, b, sizeof b));
+                return mopt_fail(
+                    MOPT_ERR_SHAPE, "output '%s' has shape %s but the given tensor has %s",
+                    g->values[g->outputs[idx]]->name, ir_shape_str(&sl->t.shape, g, a, sizeof a),
+                    ir_shape_str(&ts, g, b, sizeof b));
         }
     }
     /* allocate the new tensors first so that failure hands nothing over */
@@ -299,12 +301,13 @@ static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, mopt_tenso
         int64_t numel = ir_shape_numel(&sl->t.shape);
         size_t nbytes = (size_t)numel * mopt_dtype_size(sl->t.dtype);
         void *buf = mopt_aligned_alloc(nbytes ? nbytes : 1);
-        mopt_status st = buf ? rt_tensor_new(sl->t.dtype, sl->t.shape.rank, sl->t.shape.dims,
-                                             buf, nbytes, true, &made[i])
+        mopt_status st = buf ? rt_tensor_new(sl->t.dtype, sl->t.shape.rank, sl->t.shape.dims, buf,
+                                             nbytes, true, &made[i])
                              : mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory for outputs");
         if (st) {
             mopt_aligned_free(buf);
-            for (size_t j = 0; j < i; j++) mopt_tensor_destroy(made[j]);
+            for (size_t j = 0; j < i; j++)
+                mopt_tensor_destroy(made[j]);
             return st;
         }
     }
@@ -328,7 +331,8 @@ static size_t signature(const mopt_session *s, int64_t *sig, size_t cap) {
         if (n + 2 + (size_t)t->shape.rank > cap) return 0;
         sig[n++] = t->dtype;
         sig[n++] = t->shape.rank;
-        for (int32_t d = 0; d < t->shape.rank; d++) sig[n++] = t->shape.dims[d];
+        for (int32_t d = 0; d < t->shape.rank; d++)
+            sig[n++] = t->shape.dims[d];
     }
     return n;
 }
@@ -342,7 +346,8 @@ static void plan_clear(rt_mem_plan *p) {
 }
 
 void rt_session_release_plans(mopt_session *s) {
-    for (int i = 0; i < s->n_plans; i++) plan_clear(&s->plans[i]);
+    for (int i = 0; i < s->n_plans; i++)
+        plan_clear(&s->plans[i]);
     s->n_plans = 0;
     s->plan = NULL;
     mopt_aligned_free(s->arena);

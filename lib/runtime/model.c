@@ -39,13 +39,12 @@ static mopt_status resolve_ops(ir_graph *g) {
         /* trailing omitted inputs do not count */
         if (n->n_inputs < d->min_inputs || n->n_inputs > d->max_inputs)
             return mopt_fail(MOPT_ERR_INVALID_MODEL,
-                             "node '%s' (%s) has %d inputs; the operator takes %d to %d",
-                             n->name, n->op_type, (int)n->n_inputs, d->min_inputs, d->max_inputs);
+                             "node '%s' (%s) has %d inputs; the operator takes %d to %d", n->name,
+                             n->op_type, (int)n->n_inputs, d->min_inputs, d->max_inputs);
         if (n->n_outputs < d->min_outputs || n->n_outputs > d->max_outputs)
             return mopt_fail(MOPT_ERR_INVALID_MODEL,
-                             "node '%s' (%s) has %d outputs; the operator gives %d to %d",
-                             n->name, n->op_type, (int)n->n_outputs, d->min_outputs,
-                             d->max_outputs);
+                             "node '%s' (%s) has %d outputs; the operator gives %d to %d", n->name,
+                             n->op_type, (int)n->n_outputs, d->min_outputs, d->max_outputs);
         for (int k = 0; k < d->min_inputs && k < n->n_inputs; k++)
             if (n->inputs[k] < 0)
                 return mopt_fail(MOPT_ERR_INVALID_MODEL,
@@ -67,17 +66,16 @@ static mopt_status merge_shape(const ir_graph *g, const ir_node *n, ir_value *v,
     char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP];
     if (v->shape.rank != inferred->rank)
         return mopt_fail(MOPT_ERR_SHAPE,
-                         "node '%s' (%s): output '%s' is declared %s but computes to %s",
-                         n->name, n->op_type, v->name, ir_shape_str(&v->shape, g, a, sizeof a),
+                         "node '%s' (%s): output '%s' is declared %s but computes to %s", n->name,
+                         n->op_type, v->name, ir_shape_str(&v->shape, g, a, sizeof a),
                          ir_shape_str(inferred, g, b, sizeof b));
     for (int32_t i = 0; i < inferred->rank; i++) {
         if (inferred->syms[i] == 0) {
             if (v->shape.syms[i] == 0 && v->shape.dims[i] != inferred->dims[i])
-                return mopt_fail(MOPT_ERR_SHAPE,
-                                 "node '%s' (%s): output '%s' is declared %s but computes to %s",
-                                 n->name, n->op_type, v->name,
-                                 ir_shape_str(&v->shape, g, a, sizeof a),
-                                 ir_shape_str(inferred, g, b, sizeof b));
+                return mopt_fail(
+                    MOPT_ERR_SHAPE, "node '%s' (%s): output '%s' is declared %s but computes to %s",
+                    n->name, n->op_type, v->name, ir_shape_str(&v->shape, g, a, sizeof a),
+                    ir_shape_str(inferred, g, b, sizeof b));
             v->shape.dims[i] = inferred->dims[i];
             v->shape.syms[i] = 0;
         } else if (inferred->syms[i] > 0 && v->shape.syms[i] < 0) {
@@ -107,8 +105,9 @@ void rt_node_tensors(const ir_graph *g, const ir_node *n, const void *const *dat
         const ir_value *val = g->values[v];
         in[k].dtype = val->dtype;
         in[k].shape = val->shape;
-        in[k].data = data ? (void *)data[v]
-                          : (val->flags & IR_VALUE_INITIALIZER) ? val->data : NULL;
+        in[k].data = data                                  ? (void *)data[v]
+                     : (val->flags & IR_VALUE_INITIALIZER) ? val->data
+                                                           : NULL;
     }
     for (int32_t k = 0; out && k < n->n_outputs; k++) {
         memset(&out[k], 0, sizeof out[k]);
@@ -136,8 +135,8 @@ mopt_status rt_infer_graph_checked(ir_graph *g, rt_problem_fn problem, void *use
         ir_node *n = g->nodes[i];
         op_tensor in[64], out[64];
         if (n->n_inputs > 64 || n->n_outputs > 64) {
-            st = mopt_fail(MOPT_ERR_LIMIT, "node '%s' (%s) has too many inputs or outputs",
-                           n->name, n->op_type);
+            st = mopt_fail(MOPT_ERR_LIMIT, "node '%s' (%s) has too many inputs or outputs", n->name,
+                           n->op_type);
             break;
         }
         rt_node_tensors(g, n, (const void *const *)cdata, in, NULL);
@@ -200,7 +199,8 @@ static void count_parameters(mopt_model *m) {
 
 void rt_model_free_names(mopt_model *m) {
     if (!m->op_names) return;
-    for (int32_t i = 0; i < m->graph->n_nodes; i++) mopt_free(m->op_names[i]);
+    for (int32_t i = 0; i < m->graph->n_nodes; i++)
+        mopt_free(m->op_names[i]);
     mopt_free(m->op_names);
     m->op_names = NULL;
 }
@@ -225,9 +225,9 @@ static void set_report(mopt_model *m, const pass_report *rep) {
                                   "before", "after", "rewrites", "details");
     for (int i = 0; i < m->report.n && len < cap; i++) {
         const pass_report_entry *e = &m->report.entries[i];
-        len += (size_t)snprintf(t + len, cap - len, "%-16s %9.3f %7d %7d %8d  %s\n", e->name,
-                                e->ms, (int)e->nodes_before, (int)e->nodes_after,
-                                (int)e->rewrites, e->note);
+        len +=
+            (size_t)snprintf(t + len, cap - len, "%-16s %9.3f %7d %7d %8d  %s\n", e->name, e->ms,
+                             (int)e->nodes_before, (int)e->nodes_after, (int)e->rewrites, e->note);
     }
     if (len < cap)
         snprintf(t + len, cap - len, "%-16s %9.3f %7d %7d\n", "total", m->report.total_ms,
@@ -268,8 +268,10 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
             if (!n->domain[0] || strcmp(n->domain, "ai.onnx") == 0) continue;
             size_t len = strlen(n->domain) + strlen(n->op_type) + 2;
             m->op_names[i] = mopt_malloc(len);
-            if (!m->op_names[i]) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
-            else snprintf(m->op_names[i], len, "%s.%s", n->domain, n->op_type);
+            if (!m->op_names[i])
+                st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+            else
+                snprintf(m->op_names[i], len, "%s.%s", n->domain, n->op_type);
         }
     }
     if (st) {
@@ -284,8 +286,8 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
         char buf[IR_SHAPE_STR_CAP];
         for (int32_t i = 0; i < graph->n_nodes; i++) {
             const ir_node *n = graph->nodes[i];
-            const ir_value *o = n->n_outputs && n->outputs[0] >= 0 ? graph->values[n->outputs[0]]
-                                                                   : NULL;
+            const ir_value *o =
+                n->n_outputs && n->outputs[0] >= 0 ? graph->values[n->outputs[0]] : NULL;
             fprintf(stderr, "mopt: node %d '%s' %s kernel=%s out=%s %s\n", (int)i, n->name,
                     n->op_type, rt_node_kernel_name(m, i), o ? mopt_dtype_name(o->dtype) : "-",
                     o ? ir_shape_str(&o->shape, graph, buf, sizeof buf) : "");

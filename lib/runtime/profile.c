@@ -4,10 +4,10 @@
  */
 #include <errno.h>
 #include <sched.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "runtime/runtime.h"
@@ -45,7 +45,8 @@ int64_t rt_node_flops(const ir_node *n, const op_tensor *in, int n_in, const op_
     }
     if ((strcmp(n->op_type, "Conv") == 0 || fconv) && in[1].shape.rank >= 3) {
         int64_t per_out = 1; /* weights per output element: C_in/group * kernel */
-        for (int32_t i = 1; i < in[1].shape.rank; i++) per_out *= in[1].shape.dims[i];
+        for (int32_t i = 1; i < in[1].shape.rank; i++)
+            per_out *= in[1].shape.dims[i];
         return 2 * out_numel * per_out;
     }
     return 0;
@@ -55,9 +56,12 @@ static void json_string(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
     }
     fputc('"', f);
 }
@@ -74,8 +78,9 @@ mopt_status rt_trace_write(const mopt_session *s, const char *path) {
         json_string(f, n->name[0] ? n->name : n->op_type);
         fprintf(f, ",\"cat\":");
         json_string(f, n->op_type);
-        fprintf(f, ",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
-                   "\"args\":{\"op\":",
+        fprintf(f,
+                ",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
+                "\"args\":{\"op\":",
                 (double)e->start_ns / 1000.0, (double)e->ns / 1000.0);
         json_string(f, n->op_type);
         fprintf(f, ",\"run\":%d}}", (int)e->run);
