@@ -23,6 +23,7 @@
 #include "core/alloc.h"
 #include "core/cpu.h"
 #include "kernels/ref/ref_matmul.h"
+#include "mopt_config.h"
 #ifdef MOPT_HAVE_ONEDNN
 #include "kernels/onednn/onednn.h"
 #endif

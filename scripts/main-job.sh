@@ -28,7 +28,7 @@ fi
 ninja -C build >/dev/null
 
 echo "== 1. mopt info $MODEL"
-./build/examples/cli/mopt info "$MODEL"
+./build/tools/mopt/mopt info "$MODEL"
 
 echo
 echo "== 2. optimized (opt_level 3, the default) vs unoptimized (opt_level 0), $THREADS thread(s)"

@@ -40,10 +40,10 @@ static test_case g_cases[MAX_CASES];
 static int g_n_cases;
 static int g_opt_level = 0;
 static const char *g_backend = NULL; /* NULL: the library default */
-static int g_threads = 0;             /* 0: the library default */
+static int g_threads = 0;            /* 0: the library default */
 static const char *g_precision;      /* NULL: the library default */
-static double g_min_cosine = -2;      /* --min-cosine: fail below it */
-static double g_last_cosine;          /* of the last compare() of floats */
+static double g_min_cosine = -2;     /* --min-cosine: fail below it */
+static double g_last_cosine;         /* of the last compare() of floats */
 static double g_atol = 1e-5, g_rtol = 1e-4;
 static int g_atol_set, g_rtol_set;
 
@@ -170,8 +170,7 @@ static void run_case(void **state) {
     mopt_options *opts = NULL;
     assert_int_equal(mopt_options_create(&opts), MOPT_OK);
     assert_int_equal(mopt_options_set_int(opts, "opt_level", g_opt_level), MOPT_OK);
-    if (g_backend)
-        assert_int_equal(mopt_options_set_string(opts, "backend", g_backend), MOPT_OK);
+    if (g_backend) assert_int_equal(mopt_options_set_string(opts, "backend", g_backend), MOPT_OK);
     if (g_threads > 0) assert_int_equal(mopt_options_set_int(opts, "threads", g_threads), MOPT_OK);
     if (g_precision)
         assert_int_equal(mopt_options_set_string(opts, "precision", g_precision), MOPT_OK);
@@ -203,8 +202,8 @@ static void run_case(void **state) {
         /* Twice: the first run of a shape signature plans memory, the second
          * runs from the plan (arena, outputs written in place). */
         for (int rep = 0; rep < 2; rep++) {
-            st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)inputs,
-                                  (size_t)no, NULL, outputs);
+            st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)inputs, (size_t)no,
+                                  NULL, outputs);
             if (st != MOPT_OK)
                 fail_msg("%s: run %d of data set %d failed: %s: %s", c->name, rep + 1, set,
                          mopt_status_string(st), mopt_last_error());
@@ -216,11 +215,12 @@ static void run_case(void **state) {
                 if (e > case_max) case_max = e;
                 if (test_is_float(mopt_tensor_dtype(expected[k])) && g_last_cosine < case_cos)
                     case_cos = g_last_cosine;
-                if (rep == 0) memset(mopt_tensor_data(outputs[k]), 0xff,
-                                     mopt_tensor_size_bytes(outputs[k]));
+                if (rep == 0)
+                    memset(mopt_tensor_data(outputs[k]), 0xff, mopt_tensor_size_bytes(outputs[k]));
             }
         }
-        for (int k = 0; k < ni; k++) mopt_tensor_destroy(inputs[k]);
+        for (int k = 0; k < ni; k++)
+            mopt_tensor_destroy(inputs[k]);
         for (int k = 0; k < no; k++) {
             mopt_tensor_destroy(expected[k]);
             mopt_tensor_destroy(outputs[k]);

@@ -79,7 +79,7 @@ extern "C" {
 #define MOPT_VERSION_MINOR 1
 #define MOPT_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH */
-#define MOPT_VERSION_NUMBER \
+#define MOPT_VERSION_NUMBER                                                                        \
     (MOPT_VERSION_MAJOR * 10000 + MOPT_VERSION_MINOR * 100 + MOPT_VERSION_PATCH)
 
 /* The library's MOPT_VERSION_NUMBER, so a program can check that the header it
@@ -185,31 +185,26 @@ MOPT_API mopt_status mopt_options_create(mopt_options **out);
 MOPT_API void mopt_options_destroy(mopt_options *opts);
 /* Set an option. Returns OK, INVALID_ARGUMENT (NULL argument, unknown key,
  * wrong kind, out of range) or OUT_OF_MEMORY. The key and value are copied. */
-MOPT_API mopt_status mopt_options_set_int(mopt_options *opts, const char *key,
-                                          int64_t value);
-MOPT_API mopt_status mopt_options_set_double(mopt_options *opts, const char *key,
-                                             double value);
+MOPT_API mopt_status mopt_options_set_int(mopt_options *opts, const char *key, int64_t value);
+MOPT_API mopt_status mopt_options_set_double(mopt_options *opts, const char *key, double value);
 MOPT_API mopt_status mopt_options_set_string(mopt_options *opts, const char *key,
                                              const char *value);
 /* Read an option (its value if set, else its default). Returns OK,
  * INVALID_ARGUMENT (NULL argument, wrong kind) or NOT_FOUND (unknown key).
  * A string is owned by the option set and valid until the key is set again
  * or the set is destroyed. */
-MOPT_API mopt_status mopt_options_get_int(const mopt_options *opts,
-                                          const char *key, int64_t *value);
-MOPT_API mopt_status mopt_options_get_double(const mopt_options *opts,
-                                             const char *key, double *value);
-MOPT_API mopt_status mopt_options_get_string(const mopt_options *opts,
-                                             const char *key,
+MOPT_API mopt_status mopt_options_get_int(const mopt_options *opts, const char *key,
+                                          int64_t *value);
+MOPT_API mopt_status mopt_options_get_double(const mopt_options *opts, const char *key,
+                                             double *value);
+MOPT_API mopt_status mopt_options_get_string(const mopt_options *opts, const char *key,
                                              const char **value);
 /* Sets every key of a YAML mapping ("threads: 2\nbackend: ref\n"). Stops at
  * the first bad entry; the error names the line. Returns OK, IO (cannot read
  * the file), PARSE (not YAML, or not a flat mapping of scalars),
  * INVALID_ARGUMENT (a bad key or value) or OUT_OF_MEMORY. */
-MOPT_API mopt_status mopt_options_load_yaml(mopt_options *opts,
-                                            const char *path);
-MOPT_API mopt_status mopt_options_load_yaml_string(mopt_options *opts,
-                                                   const char *text,
+MOPT_API mopt_status mopt_options_load_yaml(mopt_options *opts, const char *path);
+MOPT_API mopt_status mopt_options_load_yaml_string(mopt_options *opts, const char *text,
                                                    size_t length);
 
 /* ------------------------------------------------------------------------ */
@@ -234,21 +229,18 @@ typedef struct mopt_model mopt_model;
  * a corrupt or truncated file gives PARSE (bad magic, unknown format version,
  * checksum mismatch, malformed YAML) or INVALID_MODEL (offsets outside the
  * file, misaligned or overlapping tensors, inconsistent graph). */
-MOPT_API mopt_status mopt_model_load(const char *path, const mopt_options *opts,
-                                     mopt_model **out);
+MOPT_API mopt_status mopt_model_load(const char *path, const mopt_options *opts, mopt_model **out);
 /* As mopt_model_load, from size bytes at data (only read during the call;
  * the weights of a .mopt image are copied once into memory the model owns). */
 MOPT_API mopt_status mopt_model_load_from_memory(const void *data, size_t size,
-                                                 const mopt_options *opts,
-                                                 mopt_model **out);
+                                                 const mopt_options *opts, mopt_model **out);
 /* Called by mopt_model_check once per problem node: its name, op type
  * ("domain.Op" outside the default domain), the status it would fail with
  * (UNSUPPORTED for an operator, attribute or dtype libmopt lacks; SHAPE,
  * TYPE, INVALID_MODEL for a bad node) and a message. The strings are valid
  * during the call only. */
-typedef void (*mopt_check_callback)(void *user, const char *node_name,
-                                    const char *op_type, mopt_status status,
-                                    const char *message);
+typedef void (*mopt_check_callback)(void *user, const char *node_name, const char *op_type,
+                                    mopt_status status, const char *message);
 
 /* Checks a model file without building it: reads it, checks the graph's
  * structure, then resolves every node's operator and runs shape/type
@@ -260,8 +252,7 @@ typedef void (*mopt_check_callback)(void *user, const char *node_name,
  * (structure) or OUT_OF_MEMORY before any node is checked. opts may be NULL.
  * Thread-safe. */
 MOPT_API mopt_status mopt_model_check(const char *path, const mopt_options *opts,
-                                      mopt_check_callback callback, void *user,
-                                      size_t *n_problems);
+                                      mopt_check_callback callback, void *user, size_t *n_problems);
 /* Releases a model. Every session created from it must be destroyed first.
  * NULL is a no-op. */
 MOPT_API void mopt_model_destroy(mopt_model *model);
@@ -291,34 +282,28 @@ typedef enum mopt_io_kind { MOPT_INPUT = 0, MOPT_OUTPUT = 1 } mopt_io_kind;
 /* Number of graph inputs (weights excluded) or outputs; 0 if model is NULL. */
 MOPT_API size_t mopt_model_io_count(const mopt_model *model, mopt_io_kind kind);
 /* Name of input/output `index`; NULL when out of range. Owned by the model. */
-MOPT_API const char *mopt_model_io_name(const mopt_model *model,
-                                        mopt_io_kind kind, size_t index);
+MOPT_API const char *mopt_model_io_name(const mopt_model *model, mopt_io_kind kind, size_t index);
 /* Element type; MOPT_DTYPE_UNDEFINED when out of range or unknown. */
-MOPT_API mopt_dtype mopt_model_io_dtype(const mopt_model *model,
-                                        mopt_io_kind kind, size_t index);
+MOPT_API mopt_dtype mopt_model_io_dtype(const mopt_model *model, mopt_io_kind kind, size_t index);
 /* Rank; -1 when unknown or out of range. */
-MOPT_API int mopt_model_io_rank(const mopt_model *model, mopt_io_kind kind,
-                                size_t index);
+MOPT_API int mopt_model_io_rank(const mopt_model *model, mopt_io_kind kind, size_t index);
 /* Size of dimension `axis`; -1 when it is symbolic, unknown or out of range. */
-MOPT_API int64_t mopt_model_io_dim(const mopt_model *model, mopt_io_kind kind,
-                                   size_t index, int axis);
+MOPT_API int64_t mopt_model_io_dim(const mopt_model *model, mopt_io_kind kind, size_t index,
+                                   int axis);
 /* Name of a symbolic dimension ("batch", "seq"); NULL when the dimension is
  * fixed, unnamed or out of range. Owned by the model. */
-MOPT_API const char *mopt_model_io_dim_name(const mopt_model *model,
-                                            mopt_io_kind kind, size_t index,
-                                            int axis);
+MOPT_API const char *mopt_model_io_dim_name(const mopt_model *model, mopt_io_kind kind,
+                                            size_t index, int axis);
 /* Finds an input/output by name. Returns OK, INVALID_ARGUMENT or NOT_FOUND. */
-MOPT_API mopt_status mopt_model_io_find(const mopt_model *model,
-                                        mopt_io_kind kind, const char *name,
-                                        size_t *index_out);
+MOPT_API mopt_status mopt_model_io_find(const mopt_model *model, mopt_io_kind kind,
+                                        const char *name, size_t *index_out);
 
 /* Nodes of the model graph as it will run (after optimization). */
 MOPT_API size_t mopt_model_node_count(const mopt_model *model);
 /* Op type and name of node `index`; NULL when out of range. Owned by the
  * model. Operators outside the default ONNX domain carry their domain:
  * "Conv", "mopt.FusedConv", "com.microsoft.Foo". */
-MOPT_API const char *mopt_model_node_op_type(const mopt_model *model,
-                                             size_t index);
+MOPT_API const char *mopt_model_node_op_type(const mopt_model *model, size_t index);
 MOPT_API const char *mopt_model_node_name(const mopt_model *model, size_t index);
 /* Opset version imported for an operator domain ("" or "ai.onnx" for the
  * default domain); -1 when the model does not import it. */
@@ -346,15 +331,14 @@ typedef struct mopt_tensor mopt_tensor;
  * be NULL when rank is 0 (a scalar). Returns OK, INVALID_ARGUMENT (bad dtype,
  * rank outside 0..MOPT_MAX_RANK, negative dim), LIMIT (size overflows) or
  * OUT_OF_MEMORY. */
-MOPT_API mopt_status mopt_tensor_create(mopt_dtype dtype, int rank,
-                                        const int64_t *dims, mopt_tensor **out);
+MOPT_API mopt_status mopt_tensor_create(mopt_dtype dtype, int rank, const int64_t *dims,
+                                        mopt_tensor **out);
 /* Wraps a caller's buffer without copying. data is borrowed: it must stay
  * valid, and be at least `size` bytes, until the tensor is destroyed. size
  * must equal the element count times the element size. Returns OK,
  * INVALID_ARGUMENT (as for create, NULL data with a non-empty shape, or a
  * size that does not match) or OUT_OF_MEMORY. */
-MOPT_API mopt_status mopt_tensor_wrap(mopt_dtype dtype, int rank,
-                                      const int64_t *dims, void *data,
+MOPT_API mopt_status mopt_tensor_wrap(mopt_dtype dtype, int rank, const int64_t *dims, void *data,
                                       size_t size, mopt_tensor **out);
 /* Releases the tensor, and its buffer if owned. NULL is a no-op. */
 MOPT_API void mopt_tensor_destroy(mopt_tensor *tensor);
@@ -370,7 +354,6 @@ MOPT_API size_t mopt_tensor_size_bytes(const mopt_tensor *tensor);
 MOPT_API void *mopt_tensor_data(mopt_tensor *tensor);
 MOPT_API const void *mopt_tensor_data_const(const mopt_tensor *tensor);
 
-
 /* Reads a tensor file: NumPy .npy (version 1-3, little-endian, C order) or
  * an ONNX TensorProto .pb, told apart by content. *out is owned by the
  * caller. Returns OK, INVALID_ARGUMENT, IO, PARSE (malformed or truncated
@@ -379,8 +362,7 @@ MOPT_API const void *mopt_tensor_data_const(const mopt_tensor *tensor);
 MOPT_API mopt_status mopt_tensor_load(const char *path, mopt_tensor **out);
 /* Writes the tensor as a NumPy .npy file (version 1.0). Returns OK,
  * INVALID_ARGUMENT, UNSUPPORTED or IO. */
-MOPT_API mopt_status mopt_tensor_save_npy(const mopt_tensor *tensor,
-                                          const char *path);
+MOPT_API mopt_status mopt_tensor_save_npy(const mopt_tensor *tensor, const char *path);
 
 /* ------------------------------------------------------------------------ */
 /* Sessions                                                                  */
@@ -393,8 +375,7 @@ typedef struct mopt_session mopt_session;
 /* Creates a session. model is borrowed and must outlive the session. opts may
  * be NULL (defaults; session keys such as "threads" and "profile" are read
  * here). Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
-MOPT_API mopt_status mopt_session_create(const mopt_model *model,
-                                         const mopt_options *opts,
+MOPT_API mopt_status mopt_session_create(const mopt_model *model, const mopt_options *opts,
                                          mopt_session **out);
 /* Releases a session. NULL is a no-op. */
 MOPT_API void mopt_session_destroy(mopt_session *session);
@@ -413,10 +394,8 @@ MOPT_API void mopt_session_destroy(mopt_session *session);
  * OUT_OF_MEMORY or LIMIT. On failure no output is handed over. */
 MOPT_API mopt_status mopt_session_run(mopt_session *session, size_t n_inputs,
                                       const char *const *input_names,
-                                      const mopt_tensor *const *inputs,
-                                      size_t n_outputs,
-                                      const char *const *output_names,
-                                      mopt_tensor **outputs);
+                                      const mopt_tensor *const *inputs, size_t n_outputs,
+                                      const char *const *output_names, mopt_tensor **outputs);
 
 /* Statistics of a session, by key. Keys known today:
  *   "runs"         number of successful runs so far
@@ -425,8 +404,8 @@ MOPT_API mopt_status mopt_session_run(mopt_session *session, size_t n_inputs,
  *                  planning is in place; then the arena of the last run)
  *   "last_run_ns"  wall time of the last run in nanoseconds
  * Returns OK, INVALID_ARGUMENT (NULL argument) or NOT_FOUND (unknown key). */
-MOPT_API mopt_status mopt_session_get_stat(const mopt_session *session,
-                                           const char *key, int64_t *value);
+MOPT_API mopt_status mopt_session_get_stat(const mopt_session *session, const char *key,
+                                           int64_t *value);
 
 /* Per-node profile of the last run. Profiling is on when the "profile"
  * option is set for the session: "1" collects timings only; any other value
@@ -436,20 +415,15 @@ MOPT_API mopt_status mopt_session_get_stat(const mopt_session *session,
  * owned by the session and valid until the next run or its destruction.
  * Out-of-range indices give NULL / 0. */
 MOPT_API size_t mopt_session_profile_count(const mopt_session *session);
-MOPT_API const char *mopt_session_profile_node(const mopt_session *session,
-                                               size_t index);
-MOPT_API const char *mopt_session_profile_op(const mopt_session *session,
-                                             size_t index);
+MOPT_API const char *mopt_session_profile_node(const mopt_session *session, size_t index);
+MOPT_API const char *mopt_session_profile_op(const mopt_session *session, size_t index);
 /* The kernel that ran the node ("ref", later "onednn", "cpu-avx512", ...). */
-MOPT_API const char *mopt_session_profile_kernel(const mopt_session *session,
-                                                 size_t index);
+MOPT_API const char *mopt_session_profile_kernel(const mopt_session *session, size_t index);
 /* Wall time of the node in the last run, in nanoseconds. */
-MOPT_API int64_t mopt_session_profile_ns(const mopt_session *session,
-                                         size_t index);
+MOPT_API int64_t mopt_session_profile_ns(const mopt_session *session, size_t index);
 /* Floating-point operations the node performed (multiply-add = 2), or 0
  * when not meaningful for the operator. */
-MOPT_API int64_t mopt_session_profile_flops(const mopt_session *session,
-                                            size_t index);
+MOPT_API int64_t mopt_session_profile_flops(const mopt_session *session, size_t index);
 
 #ifdef __cplusplus
 }

@@ -86,7 +86,8 @@ mopt_status mopt_model_load(const char *path, const mopt_options *opts, mopt_mod
 mopt_status mopt_model_load_from_memory(const void *data, size_t size, const mopt_options *opts,
                                         mopt_model **out) {
     mopt_clear_error();
-    if (!out) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_model_load_from_memory: out is NULL");
+    if (!out)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_model_load_from_memory: out is NULL");
     *out = NULL;
     if (!data && size)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_model_load_from_memory: data is NULL");
@@ -167,8 +168,7 @@ int64_t mopt_model_io_dim(const mopt_model *m, mopt_io_kind kind, size_t index, 
     return v->shape.dims[axis];
 }
 
-const char *mopt_model_io_dim_name(const mopt_model *m, mopt_io_kind kind, size_t index,
-                                   int axis) {
+const char *mopt_model_io_dim_name(const mopt_model *m, mopt_io_kind kind, size_t index, int axis) {
     const ir_value *v = io_value(m, kind, index);
     if (!v || axis < 0 || axis >= v->shape.rank) return NULL;
     int32_t sy = v->shape.syms[axis];
@@ -232,9 +232,9 @@ static void check_report(check_state *cs, const ir_node *n, mopt_status st, cons
     if (cs->cb) cs->cb(cs->user, n->name, op, st, msg);
     if (st != MOPT_ERR_UNSUPPORTED && cs->first_other == MOPT_OK) cs->first_other = st;
     if (cs->summary_len < sizeof cs->summary - 64)
-        cs->summary_len += (size_t)snprintf(cs->summary + cs->summary_len,
-                                            sizeof cs->summary - cs->summary_len, "%s'%s' (%s)",
-                                            cs->n ? ", " : "", n->name, op);
+        cs->summary_len +=
+            (size_t)snprintf(cs->summary + cs->summary_len, sizeof cs->summary - cs->summary_len,
+                             "%s'%s' (%s)", cs->n ? ", " : "", n->name, op);
     cs->n++;
 }
 
@@ -269,8 +269,10 @@ mopt_status mopt_model_check(const char *path, const mopt_options *opts,
     if (st) return st;
     char *dir = file_dirname(path);
     ir_graph *g = NULL;
-    if (!dir) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
-    else st = onnx_import_model(buf, len, dir, &g);
+    if (!dir)
+        st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+    else
+        st = onnx_import_model(buf, len, dir, &g);
     mopt_free(dir);
     mopt_free(buf);
     if (!st) st = ir_graph_check(g);

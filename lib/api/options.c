@@ -12,7 +12,11 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/yaml_tree.h"
+#include "mopt_config.h"
 #include "runtime/runtime.h"
+#ifdef MOPT_HAVE_ONEDNN
+#include "kernels/onednn/onednn.h"
+#endif
 
 typedef struct opt_spec {
     const char *key;
@@ -48,8 +52,8 @@ static mopt_status unknown_key(const char *key) {
     char list[512];
     size_t len = 0;
     for (int i = 0; i < N_SPECS; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
-                                k_specs[i].key);
+        len +=
+            (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", k_specs[i].key);
     return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "unknown option '%s' (known: %s)", key, list);
 }
 
@@ -70,7 +74,8 @@ mopt_status mopt_options_create(mopt_options **out) {
 
 void mopt_options_destroy(mopt_options *opts) {
     if (!opts) return;
-    for (int i = 0; i < opts->n; i++) mopt_free(opts->entries[i].s);
+    for (int i = 0; i < opts->n; i++)
+        mopt_free(opts->entries[i].s);
     mopt_free(opts);
 }
 
@@ -118,8 +123,8 @@ mopt_status mopt_options_set_double(mopt_options *opts, const char *key, double 
     if (!sp) return unknown_key(key);
     if (sp->kind == OPT_INT) {
         if (!isfinite(value) || value != floor(value) || fabs(value) > 9e18)
-            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes an integer, not %g",
-                             key, value);
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes an integer, not %g", key,
+                             value);
         return set_int(opts, sp, (int64_t)value);
     }
     if (sp->kind != OPT_DOUBLE)
@@ -145,16 +150,16 @@ mopt_status mopt_options_set_string(mopt_options *opts, const char *key, const c
         errno = 0;
         long long v = strtoll(value, &end, 10);
         if (errno || end == value || *end != '\0')
-            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
-                             "option '%s' takes an integer, not '%s'", key, value);
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes an integer, not '%s'",
+                             key, value);
         return set_int(opts, sp, (int64_t)v);
     }
     if (sp->kind == OPT_DOUBLE) {
         char *end = NULL;
         double v = strtod(value, &end);
         if (end == value || *end != '\0')
-            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes a number, not '%s'",
-                             key, value);
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes a number, not '%s'", key,
+                             value);
         return mopt_options_set_double(opts, key, v);
     }
     if (sp->choices) {
@@ -167,8 +172,8 @@ mopt_status mopt_options_set_string(mopt_options *opts, const char *key, const c
                                     sp->choices[i]);
         }
         if (!ok)
-            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' = '%s' is not one of: %s",
-                             key, value, list);
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' = '%s' is not one of: %s", key,
+                             value, list);
     }
     if (strlen(value) >= 512)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' value is too long", key);
@@ -213,13 +218,37 @@ mopt_status mopt_options_get_double(const mopt_options *opts, const char *key, d
     return MOPT_OK;
 }
 
-mopt_status mopt_options_get_string(const mopt_options *opts, const char *key,
-                                    const char **value) {
+mopt_status mopt_options_get_string(const mopt_options *opts, const char *key, const char **value) {
     const opt_spec *sp;
     mopt_status st = get_common(opts, key, value, OPT_STRING, &sp, "mopt_options_get_string");
     if (st) return st;
     const opt_entry *e = entry_find(opts, key);
     *value = e->set ? e->s : sp->sdef;
+    return MOPT_OK;
+}
+
+/* A backend asked for by name must be there: never a silent substitute.
+ * oneDNN is referenced weakly, so a program linked with libmopt.a but
+ * without -ldnnl (a -static link: Debian ships no libdnnl.a) lacks it. */
+static mopt_status backend_check(const char *name) {
+    if (strcmp(name, "onednn") == 0) {
+#ifdef MOPT_HAVE_ONEDNN
+        if (onednn_available()) return MOPT_OK;
+        return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                         "option backend=onednn: oneDNN is not available in this program "
+                         "(libdnnl is not linked in, e.g. a -static link, or its CPU engine "
+                         "failed); link with `pkg-config --static --libs mopt` or use "
+                         "backend=auto");
+#else
+        return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                         "option backend=onednn: this libmopt was built without oneDNN");
+#endif
+    }
+#ifndef MOPT_HAVE_OPENBLAS
+    if (strcmp(name, "openblas") == 0)
+        return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                         "option backend=openblas: this libmopt was built without OpenBLAS");
+#endif
     return MOPT_OK;
 }
 
@@ -239,8 +268,11 @@ mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
     if (mopt_options_get_int(opts, "memory_limit", &v) == MOPT_OK) cfg->memory_limit = v;
     if (mopt_options_get_int(opts, "verbose", &v) == MOPT_OK && v) cfg->verbose = (int)v;
     if (mopt_options_get_int(opts, "verify_weights", &v) == MOPT_OK) cfg->verify_weights = (int)v;
-    if (mopt_options_get_string(opts, "backend", &s) == MOPT_OK)
+    if (mopt_options_get_string(opts, "backend", &s) == MOPT_OK) {
+        mopt_status st = backend_check(s);
+        if (st) return st;
         snprintf(cfg->backend, sizeof cfg->backend, "%s", s);
+    }
     if (mopt_options_get_string(opts, "precision", &s) == MOPT_OK)
         snprintf(cfg->precision, sizeof cfg->precision, "%s", s);
     if (mopt_options_get_string(opts, "profile", &s) == MOPT_OK)

@@ -30,15 +30,18 @@ mopt_status mopt_session_get_stat(const mopt_session *s, const char *key, int64_
     mopt_clear_error();
     if (!s || !key || !value)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_session_get_stat: NULL argument");
-    if (strcmp(key, "runs") == 0) *value = s->runs;
-    else if (strcmp(key, "peak_bytes") == 0) *value = s->peak_bytes;
+    if (strcmp(key, "runs") == 0)
+        *value = s->runs;
+    else if (strcmp(key, "peak_bytes") == 0)
+        *value = s->peak_bytes;
     else if (strcmp(key, "arena_bytes") == 0)
         *value = s->plan ? (int64_t)s->plan->arena_size : 0;
     else if (strcmp(key, "intermediate_bytes") == 0)
         *value = s->plan ? (int64_t)s->plan->intermediate_bytes : 0;
     else if (strcmp(key, "plans") == 0)
         *value = s->n_plans;
-    else if (strcmp(key, "last_run_ns") == 0) *value = s->last_run_ns;
+    else if (strcmp(key, "last_run_ns") == 0)
+        *value = s->last_run_ns;
     else
         return mopt_fail(MOPT_ERR_NOT_FOUND,
                          "unknown session statistic '%s' (known: runs, peak_bytes, arena_bytes, "

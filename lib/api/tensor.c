@@ -36,7 +36,8 @@ mopt_status rt_tensor_new(mopt_dtype dtype, int32_t rank, const int64_t *dims, v
     if (!t) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating tensor");
     t->dtype = dtype;
     t->rank = rank;
-    for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
+    for (int i = 0; i < rank; i++)
+        t->dims[i] = dims[i];
     t->data = data;
     t->nbytes = nbytes;
     t->owned = owned;
@@ -44,8 +45,7 @@ mopt_status rt_tensor_new(mopt_dtype dtype, int32_t rank, const int64_t *dims, v
     return MOPT_OK;
 }
 
-mopt_status mopt_tensor_create(mopt_dtype dtype, int rank, const int64_t *dims,
-                               mopt_tensor **out) {
+mopt_status mopt_tensor_create(mopt_dtype dtype, int rank, const int64_t *dims, mopt_tensor **out) {
     mopt_clear_error();
     if (!out) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_tensor_create: out is NULL");
     *out = NULL;
@@ -100,7 +100,8 @@ const void *mopt_tensor_data_const(const mopt_tensor *t) { return t ? t->data : 
 mopt_status mopt_tensor_load(const char *path, mopt_tensor **out) {
     mopt_clear_error();
     if (out) *out = NULL; /* left NULL on every failure, as the header promises */
-    if (!path || !out) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_tensor_load: NULL argument");
+    if (!path || !out)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_tensor_load: NULL argument");
     uint8_t *buf = NULL;
     size_t len = 0;
     mopt_status st = file_read_all(path, (size_t)1 << 40, &buf, &len);

@@ -37,13 +37,16 @@ void ir_attr_clear(ir_attr *a) {
     mopt_free(a->floats);
     mopt_free(a->ints);
     if (a->strings)
-        for (size_t i = 0; i < a->n; i++) mopt_free(a->strings[i]);
+        for (size_t i = 0; i < a->n; i++)
+            mopt_free(a->strings[i]);
     mopt_free(a->strings);
     if (a->tensors)
-        for (size_t i = 0; i < a->n; i++) ir_tensor_destroy(a->tensors[i]);
+        for (size_t i = 0; i < a->n; i++)
+            ir_tensor_destroy(a->tensors[i]);
     mopt_free(a->tensors);
     if (a->graphs)
-        for (size_t i = 0; i < a->n; i++) ir_graph_destroy(a->graphs[i]);
+        for (size_t i = 0; i < a->n; i++)
+            ir_graph_destroy(a->graphs[i]);
     mopt_free(a->graphs);
     memset(a, 0, sizeof *a);
 }
@@ -55,7 +58,8 @@ void ir_node_destroy(ir_node *n) {
     mopt_free(n->domain);
     mopt_free(n->inputs);
     mopt_free(n->outputs);
-    for (int32_t i = 0; i < n->n_attrs; i++) ir_attr_clear(&n->attrs[i]);
+    for (int32_t i = 0; i < n->n_attrs; i++)
+        ir_attr_clear(&n->attrs[i]);
     mopt_free(n->attrs);
     mopt_free(n);
 }
@@ -74,9 +78,11 @@ void ir_graph_destroy(ir_graph *g) {
     mopt_free(g->nodes);
     mopt_free(g->inputs);
     mopt_free(g->outputs);
-    for (int32_t i = 0; i < g->n_symbols; i++) mopt_free(g->symbols[i]);
+    for (int32_t i = 0; i < g->n_symbols; i++)
+        mopt_free(g->symbols[i]);
     mopt_free(g->symbols);
-    for (int32_t i = 0; i < g->n_opsets; i++) mopt_free(g->opsets[i].domain);
+    for (int32_t i = 0; i < g->n_opsets; i++)
+        mopt_free(g->opsets[i].domain);
     mopt_free(g->opsets);
     mopt_free(g->producer_name);
     mopt_free(g->name);
@@ -89,17 +95,20 @@ void ir_graph_destroy(ir_graph *g) {
 
 static uint64_t hash_str(const char *s) {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
 }
 
 static int hash_rebuild(ir_graph *g, size_t cap) {
     int32_t *h = mopt_malloc(cap * sizeof *h);
     if (!h) return -1;
-    for (size_t i = 0; i < cap; i++) h[i] = -1;
+    for (size_t i = 0; i < cap; i++)
+        h[i] = -1;
     for (int32_t i = 0; i < g->n_values; i++) {
         size_t k = hash_str(g->values[i]->name) & (cap - 1);
-        while (h[k] >= 0) k = (k + 1) & (cap - 1);
+        while (h[k] >= 0)
+            k = (k + 1) & (cap - 1);
         h[k] = i;
     }
     mopt_free(g->hash);
@@ -110,7 +119,8 @@ static int hash_rebuild(ir_graph *g, size_t cap) {
 
 int ir_graph_reindex(ir_graph *g) {
     size_t cap = 64;
-    while (cap < (size_t)g->n_values * 2) cap *= 2;
+    while (cap < (size_t)g->n_values * 2)
+        cap *= 2;
     return hash_rebuild(g, cap);
 }
 
@@ -157,7 +167,8 @@ int32_t ir_graph_value(ir_graph *g, const char *name) {
         }
     } else {
         size_t k = hash_str(name) & (g->hash_cap - 1);
-        while (g->hash[k] >= 0) k = (k + 1) & (g->hash_cap - 1);
+        while (g->hash[k] >= 0)
+            k = (k + 1) & (g->hash_cap - 1);
         g->hash[k] = g->n_values - 1;
     }
     return g->n_values - 1;
@@ -166,8 +177,8 @@ oom:
     return -1;
 }
 
-ir_node *ir_graph_add_node(ir_graph *g, const char *op_type, const char *domain,
-                           const char *name, int32_t n_inputs, int32_t n_outputs) {
+ir_node *ir_graph_add_node(ir_graph *g, const char *op_type, const char *domain, const char *name,
+                           int32_t n_inputs, int32_t n_outputs) {
     if (g->n_nodes == g->cap_nodes) {
         int32_t cap = g->cap_nodes ? g->cap_nodes * 2 : 16;
         ir_node **nn = mopt_realloc(g->nodes, (size_t)cap * sizeof *nn);
@@ -188,8 +199,10 @@ ir_node *ir_graph_add_node(ir_graph *g, const char *op_type, const char *domain,
     }
     n->n_inputs = n_inputs;
     n->n_outputs = n_outputs;
-    for (int32_t i = 0; i < n_inputs; i++) n->inputs[i] = -1;
-    for (int32_t i = 0; i < n_outputs; i++) n->outputs[i] = -1;
+    for (int32_t i = 0; i < n_inputs; i++)
+        n->inputs[i] = -1;
+    for (int32_t i = 0; i < n_outputs; i++)
+        n->outputs[i] = -1;
     g->nodes[g->n_nodes++] = n;
     return n;
 oom:
@@ -310,7 +323,8 @@ mopt_status ir_graph_check(ir_graph *g) {
     ir_node **sorted = NULL;
     size_t n_edges = 0;
 
-    for (int32_t i = 0; i < g->n_values; i++) g->values[i]->producer = -1;
+    for (int32_t i = 0; i < g->n_values; i++)
+        g->values[i]->producer = -1;
     /* producers */
     for (int32_t i = 0; i < nn; i++) {
         ir_node *n = g->nodes[i];
@@ -377,7 +391,8 @@ mopt_status ir_graph_check(ir_graph *g) {
             indeg[i]++;
         }
     }
-    for (int32_t i = 0; i < nn; i++) edge_start[i + 1] += edge_start[i];
+    for (int32_t i = 0; i < nn; i++)
+        edge_start[i + 1] += edge_start[i];
     {
         int32_t *fill = mopt_calloc((size_t)nn, sizeof *fill);
         if (!fill) {
@@ -412,12 +427,13 @@ mopt_status ir_graph_check(ir_graph *g) {
         for (int32_t i = 0; i < nn; i++)
             if (indeg[i] > 0) {
                 st = mopt_fail(MOPT_ERR_INVALID_MODEL,
-                               "the graph has a cycle through node '%s' (%s)",
-                               g->nodes[i]->name, g->nodes[i]->op_type);
+                               "the graph has a cycle through node '%s' (%s)", g->nodes[i]->name,
+                               g->nodes[i]->op_type);
                 goto done;
             }
     }
-    for (int32_t i = 0; i < nn; i++) sorted[i] = g->nodes[order[i]];
+    for (int32_t i = 0; i < nn; i++)
+        sorted[i] = g->nodes[order[i]];
     memcpy(g->nodes, sorted, (size_t)nn * sizeof *sorted);
     for (int32_t i = 0; i < nn; i++) {
         ir_node *n = g->nodes[i];
@@ -449,7 +465,8 @@ void ir_shape_set_scalar(ir_shape *s) {
 void ir_shape_set(ir_shape *s, int32_t rank, const int64_t *dims) {
     memset(s, 0, sizeof *s);
     s->rank = rank;
-    for (int32_t i = 0; i < rank; i++) s->dims[i] = dims[i];
+    for (int32_t i = 0; i < rank; i++)
+        s->dims[i] = dims[i];
 }
 
 bool ir_shape_is_concrete(const ir_shape *s) {

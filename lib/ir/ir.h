@@ -91,8 +91,8 @@ typedef struct ir_value {
     mopt_dtype dtype; /* UNDEFINED until known */
     ir_shape shape;
     uint32_t flags;
-    int32_t producer;  /* index of the producing node, -1 if none */
-    void *data;        /* initializer data (owned, aligned, unless IR_VALUE_BORROWED), else NULL */
+    int32_t producer; /* index of the producing node, -1 if none */
+    void *data;       /* initializer data (owned, aligned, unless IR_VALUE_BORROWED), else NULL */
     size_t nbytes;
 } ir_value;
 
@@ -157,8 +157,8 @@ int32_t ir_graph_value(ir_graph *g, const char *name);
 int32_t ir_graph_find_value(const ir_graph *g, const char *name);
 /* Appends a node with n_inputs/n_outputs slots set to -1 and no attributes.
  * The strings are copied. Returns NULL when out of memory (message set). */
-ir_node *ir_graph_add_node(ir_graph *g, const char *op_type, const char *domain,
-                           const char *name, int32_t n_inputs, int32_t n_outputs);
+ir_node *ir_graph_add_node(ir_graph *g, const char *op_type, const char *domain, const char *name,
+                           int32_t n_inputs, int32_t n_outputs);
 /* Appends an attribute slot (zeroed, name copied) and returns it, or NULL. */
 ir_attr *ir_node_add_attr(ir_node *n, const char *name, ir_attr_type type);
 /* Interns a symbolic dimension name; returns its id (>= 1) or -1 on OOM. */

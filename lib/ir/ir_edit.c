@@ -18,7 +18,8 @@ void ir_graph_use_counts(const ir_graph *g, int32_t *counts) {
         for (int32_t k = 0; k < n->n_inputs; k++)
             if (n->inputs[k] >= 0) counts[n->inputs[k]]++;
     }
-    for (int32_t i = 0; i < g->n_outputs; i++) counts[g->outputs[i]]++;
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        counts[g->outputs[i]]++;
 }
 
 void ir_graph_replace_uses(ir_graph *g, int32_t from, int32_t to) {
@@ -34,7 +35,8 @@ int32_t ir_graph_mark_dead_code(ir_graph *g) {
     if (g->n_values == 0) return 0;
     bool *live = mopt_calloc((size_t)g->n_values, sizeof *live);
     if (!live) return 0; /* DCE is an optimization: skipping it is safe */
-    for (int32_t i = 0; i < g->n_outputs; i++) live[g->outputs[i]] = true;
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        live[g->outputs[i]] = true;
     int32_t removed = 0;
     for (int32_t i = g->n_nodes - 1; i >= 0; i--) {
         ir_node *n = g->nodes[i];
@@ -78,8 +80,10 @@ mopt_status ir_graph_compact(ir_graph *g) {
             if (n->outputs[k] >= 0) keep[n->outputs[k]] = true;
     }
     g->n_nodes = w;
-    for (int32_t i = 0; i < g->n_inputs; i++) keep[g->inputs[i]] = true;
-    for (int32_t i = 0; i < g->n_outputs; i++) keep[g->outputs[i]] = true;
+    for (int32_t i = 0; i < g->n_inputs; i++)
+        keep[g->inputs[i]] = true;
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        keep[g->outputs[i]] = true;
     /* values */
     w = 0;
     for (int32_t i = 0; i < nv; i++) {
@@ -102,9 +106,12 @@ mopt_status ir_graph_compact(ir_graph *g) {
         for (int32_t k = 0; k < n->n_outputs; k++)
             if (n->outputs[k] >= 0) n->outputs[k] = remap[n->outputs[k]];
     }
-    for (int32_t i = 0; i < g->n_inputs; i++) g->inputs[i] = remap[g->inputs[i]];
-    for (int32_t i = 0; i < g->n_outputs; i++) g->outputs[i] = remap[g->outputs[i]];
-    for (int32_t i = 0; i < g->n_values; i++) g->values[i]->producer = -1;
+    for (int32_t i = 0; i < g->n_inputs; i++)
+        g->inputs[i] = remap[g->inputs[i]];
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        g->outputs[i] = remap[g->outputs[i]];
+    for (int32_t i = 0; i < g->n_values; i++)
+        g->values[i]->producer = -1;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         for (int32_t k = 0; k < n->n_outputs; k++)
@@ -133,7 +140,8 @@ bool ir_attr_equal(const ir_attr *a, const ir_attr *b) {
     case IR_ATTR_STRING: return a->s_len == b->s_len && memcmp(a->s, b->s, a->s_len) == 0;
     case IR_ATTR_TENSOR: return tensor_equal(a->t, b->t);
     case IR_ATTR_FLOATS:
-        return a->n == b->n && (a->n == 0 || memcmp(a->floats, b->floats, a->n * sizeof(float)) == 0);
+        return a->n == b->n &&
+               (a->n == 0 || memcmp(a->floats, b->floats, a->n * sizeof(float)) == 0);
     case IR_ATTR_INTS:
         return a->n == b->n && (a->n == 0 || memcmp(a->ints, b->ints, a->n * sizeof(int64_t)) == 0);
     case IR_ATTR_STRINGS:

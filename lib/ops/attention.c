@@ -14,8 +14,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/cpu.h"
 #include "core/alloc.h"
+#include "core/cpu.h"
 #include "kernels/cpu/cpu_attention.h"
 #include "kernels/ref/ref_attention.h"
 #include "ops/ops.h"
@@ -365,15 +365,15 @@ static mopt_status portable_run(const op_ctx *ctx, const op_tensor *in, int n_in
 }
 
 static const op_impl k_avx512 = {.name = "cpu-avx512",
-                                  .backend = "cpu",
-                                  .supports = avx512_supports,
-                                  .run = avx512_run,
-                                  .release_scratch = work_release};
+                                 .backend = "cpu",
+                                 .supports = avx512_supports,
+                                 .run = avx512_run,
+                                 .release_scratch = work_release};
 static const op_impl k_avx2 = {.name = "cpu-avx2",
-                                .backend = "cpu",
-                                .supports = avx2_supports,
-                                .run = avx2_run,
-                                .release_scratch = work_release};
+                               .backend = "cpu",
+                               .supports = avx2_supports,
+                               .run = avx2_run,
+                               .release_scratch = work_release};
 static const op_impl k_portable = {.name = "cpu",
                                    .backend = "cpu",
                                    .supports = portable_supports,

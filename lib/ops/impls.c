@@ -7,6 +7,8 @@
  */
 #include "ops/impls.h"
 
+#include "mopt_config.h"
+
 const op_impl *const ops_matmul_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
     &ops_impl_matmul_onednn_int8,        /* precision=int8 only */

@@ -10,6 +10,7 @@
 #define MOPT_OPS_IMPLS_H
 
 #include "kernels/ref/ref_conv.h"
+#include "mopt_config.h"
 #include "ops/ops.h"
 
 /* NULL-terminated preference lists, for the op_defs. */

@@ -586,7 +586,8 @@ static mopt_status gather_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     if (in[1].dtype == MOPT_DTYPE_I64 && n_direct > 0) {
         const int64_t *d = in[1].data;
         bool direct = true;
-        for (int64_t i = 0; i < n_direct && direct; i++) direct = d[i] >= 0 && d[i] < x->dims[axis];
+        for (int64_t i = 0; i < n_direct && direct; i++)
+            direct = d[i] >= 0 && d[i] < x->dims[axis];
         if (direct) {
             if (op_numel(&out[0]) > 0)
                 ref_gather(out[0].data, in[0].data, op_esize(&in[0]), outer, x->dims[axis], inner,

@@ -265,8 +265,7 @@ static mopt_status logsoftmax_run(const op_ctx *ctx, const op_tensor *in, int n_
 static const op_def k_ops[] = {
     {"BatchNormalization", "", 5, 5, 1, 5, batchnorm_infer, batchnorm_run},
     {"InstanceNormalization", "", 3, 3, 1, 1, instancenorm_infer, instancenorm_run},
-    {"LayerNormalization", "", 2, 3, 1, 3, layernorm_infer, layernorm_run,
-     ops_cpu_layernorm_impls},
+    {"LayerNormalization", "", 2, 3, 1, 3, layernorm_infer, layernorm_run, ops_cpu_layernorm_impls},
     {"Softmax", "", 1, 1, 1, 1, softmax_infer, softmax_run, ops_cpu_softmax_impls},
     {"LogSoftmax", "", 1, 1, 1, 1, softmax_infer, logsoftmax_run, ops_cpu_softmax_impls},
 };

@@ -41,29 +41,38 @@ mopt_status op_broadcast(const op_ctx *ctx, const ir_shape *a, const ir_shape *b
         if (ia >= 0) da = a->dims[ia], sa = a->syms[ia];
         if (ib >= 0) db = b->dims[ib], sb = b->syms[ib];
         if (sa == 0 && sb == 0) {
-            if (da == db || db == 1) res.dims[i] = da;
-            else if (da == 1) res.dims[i] = db;
+            if (da == db || db == 1)
+                res.dims[i] = da;
+            else if (da == 1)
+                res.dims[i] = db;
             else {
                 char bufa[IR_SHAPE_STR_CAP], bufb[IR_SHAPE_STR_CAP];
-                return op_fail(ctx, MOPT_ERR_SHAPE,
-                               "shapes %s and %s cannot be broadcast (axis %d: %" PRId64
-                               " vs %" PRId64 ")",
-                               op_shape_str(ctx, a, bufa), op_shape_str(ctx, b, bufb), (int)i, da,
-                               db);
+                return op_fail(
+                    ctx, MOPT_ERR_SHAPE,
+                    "shapes %s and %s cannot be broadcast (axis %d: %" PRId64 " vs %" PRId64 ")",
+                    op_shape_str(ctx, a, bufa), op_shape_str(ctx, b, bufb), (int)i, da, db);
             }
         } else if (sa != 0 && sb != 0) {
             /* equal symbols stay; an unknown dim against a symbol is either
              * 1 or that symbol, so the result is the symbol */
-            if (sa == sb) res.syms[i] = sa;
-            else if (sa > 0 && sb < 0) res.syms[i] = sa;
-            else if (sa < 0 && sb > 0) res.syms[i] = sb;
-            else res.syms[i] = -1;
+            if (sa == sb)
+                res.syms[i] = sa;
+            else if (sa > 0 && sb < 0)
+                res.syms[i] = sa;
+            else if (sa < 0 && sb > 0)
+                res.syms[i] = sb;
+            else
+                res.syms[i] = -1;
         } else if (sa != 0) { /* a symbolic, b fixed */
-            if (db == 1) res.syms[i] = sa;
-            else res.dims[i] = db;
+            if (db == 1)
+                res.syms[i] = sa;
+            else
+                res.dims[i] = db;
         } else {
-            if (da == 1) res.syms[i] = sb;
-            else res.dims[i] = da;
+            if (da == 1)
+                res.syms[i] = sb;
+            else
+                res.dims[i] = da;
         }
     }
     *out = res;
@@ -220,7 +229,8 @@ int64_t op_read_ints(const op_ctx *ctx, const op_tensor *t, const char *what, in
         memcpy(out, t->data, (size_t)n * sizeof(int64_t));
     } else if (t->dtype == MOPT_DTYPE_I32) {
         const int32_t *p = t->data;
-        for (int64_t i = 0; i < n; i++) out[i] = p[i];
+        for (int64_t i = 0; i < n; i++)
+            out[i] = p[i];
     } else {
         op_fail(ctx, MOPT_ERR_TYPE, "%s must be int32 or int64, not %s", what,
                 mopt_dtype_name(t->dtype));

@@ -50,18 +50,18 @@ typedef enum op_precision {
 struct op_def;
 
 typedef struct op_ctx {
-    const ir_node *node;       /* for messages (name, op type) and parse only */
-    const struct op_def *def;  /* the node's op */
-    ir_graph *graph; /* the node's graph: symbol names; may be NULL at run time */
-    int64_t opset;   /* opset version of the node's domain */
-    bool runtime;    /* false during load-time inference */
-    const void *params; /* def->parse's product for this node (NULL when the op
-                           has no params) */
+    const ir_node *node;      /* for messages (name, op type) and parse only */
+    const struct op_def *def; /* the node's op */
+    ir_graph *graph;          /* the node's graph: symbol names; may be NULL at run time */
+    int64_t opset;            /* opset version of the node's domain */
+    bool runtime;             /* false during load-time inference */
+    const void *params;       /* def->parse's product for this node (NULL when the op
+                                 has no params) */
     /* Set for an op_impl's run only: */
-    const void *state; /* what impl->prepare made at model load (immutable) */
-    void **scratch;    /* per-session, per-node slot the impl may fill lazily
-                          (e.g. a primitive cache); freed by release_scratch */
-    int threads;       /* the session's thread count (>= 1) */
+    const void *state;      /* what impl->prepare made at model load (immutable) */
+    void **scratch;         /* per-session, per-node slot the impl may fill lazily
+                               (e.g. a primitive cache); freed by release_scratch */
+    int threads;            /* the session's thread count (>= 1) */
     op_precision precision; /* the model's precision (supports/prepare/run) */
     int opt_level;          /* the model's opt_level (0..3); >= 3 lets impls
                                prepack weights into their kernel's own layout */
@@ -76,8 +76,8 @@ typedef struct op_ctx {
  * output shape is unknown. It may set out->data only to memory owned by the
  * node or graph (e.g. Constant's attribute tensor) to expose a load-time
  * constant; at run time out->data is ignored and replaced by the runtime. */
-typedef mopt_status (*op_infer_fn)(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                   op_tensor *out, int n_out);
+typedef mopt_status (*op_infer_fn)(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out);
 
 /* Computes outputs. in[] and out[] have concrete shapes (those inference
  * produced) and allocated data; out buffers never alias inputs. An op_impl's
@@ -85,8 +85,8 @@ typedef mopt_status (*op_infer_fn)(const op_ctx *ctx, const op_tensor *in, int n
  * a library that refuses the problem) by returning MOPT_ERR_UNSUPPORTED
  * before writing anything: the executor then runs the node's next
  * implementation, finally the reference. The reference run never declines. */
-typedef mopt_status (*op_run_fn)(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                 op_tensor *out, int n_out);
+typedef mopt_status (*op_run_fn)(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out);
 
 /* Turns the node's attributes (ctx->node; ctx->opset is set) into the op's
  * params struct (def->params_size bytes, zeroed). Validates them, failing
@@ -127,10 +127,10 @@ typedef struct op_impl {
     /* Optional: builds immutable per-node state at model load (e.g. weights
      * reordered for the kernel). UNSUPPORTED makes the builder try the next
      * impl; any other failure fails the load. */
-    mopt_status (*prepare)(const op_ctx *ctx, const op_tensor *in, int n_in,
-                           const op_tensor *out, int n_out, void **state);
-    void (*release)(void *state);          /* optional */
-    op_run_fn run;                         /* ctx->state, ctx->scratch are set */
+    mopt_status (*prepare)(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                           int n_out, void **state);
+    void (*release)(void *state);           /* optional */
+    op_run_fn run;                          /* ctx->state, ctx->scratch are set */
     void (*release_scratch)(void *scratch); /* optional */
     /* Optional: the name of what prepare chose for this node, for
      * MOPT_VERBOSE and profiles ("onednn-bf16-packed"); default `name`. */
@@ -170,7 +170,7 @@ const op_def *ops_family_normalization(size_t *count);
 const op_def *ops_family_reduce(size_t *count);
 const op_def *ops_family_shape(size_t *count);
 const op_def *ops_family_movement(size_t *count);
-const op_def *ops_family_fused(size_t *count); /* domain "mopt" */
+const op_def *ops_family_fused(size_t *count);     /* domain "mopt" */
 const op_def *ops_family_attention(size_t *count); /* mopt.Attention */
 const op_def *ops_family_bitwise(size_t *count);
 const op_def *ops_family_attention_onnx(size_t *count);
@@ -188,8 +188,7 @@ const op_def *ops_family_spatial(size_t *count);
 #define OP_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* Fails with "node 'NAME' (OpType): <message>". */
-mopt_status op_fail(const op_ctx *ctx, mopt_status status, const char *fmt, ...)
-    MOPT_PRINTF(3, 4);
+mopt_status op_fail(const op_ctx *ctx, mopt_status status, const char *fmt, ...) MOPT_PRINTF(3, 4);
 
 /* Formats a shape for messages (symbol names resolved via ctx->graph). */
 const char *op_shape_str(const op_ctx *ctx, const ir_shape *s, char buf[IR_SHAPE_STR_CAP]);
@@ -202,8 +201,7 @@ mopt_status op_broadcast(const op_ctx *ctx, const ir_shape *a, const ir_shape *b
 
 /* Normalizes axis into [0, rank) (negative counts from the end). Fails with
  * a message naming the attribute when out of range. */
-mopt_status op_axis(const op_ctx *ctx, int64_t axis, int32_t rank, const char *what,
-                    int32_t *out);
+mopt_status op_axis(const op_ctx *ctx, int64_t axis, int32_t rank, const char *what, int32_t *out);
 
 /* op_axis on the node's "axis" attribute (def when absent). */
 mopt_status op_attr_axis(const op_ctx *ctx, int64_t def, int32_t rank, int32_t *out);

@@ -39,8 +39,8 @@ static const reduce_kind *kind_of(const op_ctx *ctx) {
 /* Which axes are reduced: mask[a] for a < rank. Returns 1 (known), 0 (axes
  * input not known at load time), -1 (error, *st set). *noop: the op is an
  * identity (empty axes with noop_with_empty_axes). */
-int ops_reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t rank,
-                    uint8_t *mask, bool *noop, mopt_status *st) {
+int ops_reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t rank, uint8_t *mask,
+                    bool *noop, mopt_status *st) {
     const bool is_sum = !strcmp(ctx->node->op_type, "ReduceSum");
     const bool axes_input = ctx->opset >= (is_sum ? 13 : 18);
     int64_t axes[IR_MAX_RANK * 2], n = -1;

@@ -9,19 +9,13 @@
 typedef const op_def *(*family_fn)(size_t *count);
 
 static const family_fn k_families[] = {
-    ops_family_elementwise, ops_family_logic,  ops_family_matmul,
-    ops_family_conv,        ops_family_pool,   ops_family_normalization,
-    ops_family_reduce,      ops_family_shape,  ops_family_movement,
-    ops_family_fused,
-    ops_family_attention,
-    ops_family_bitwise, ops_family_attention_onnx,
-    ops_family_loss,
-    ops_family_normalization2,
-    ops_family_tensor_ops,
-    ops_family_quant,
-    ops_family_resize,
-    ops_family_misc,
-    ops_family_spatial,
+    ops_family_elementwise,    ops_family_logic,     ops_family_matmul,
+    ops_family_conv,           ops_family_pool,      ops_family_normalization,
+    ops_family_reduce,         ops_family_shape,     ops_family_movement,
+    ops_family_fused,          ops_family_attention, ops_family_bitwise,
+    ops_family_attention_onnx, ops_family_loss,      ops_family_normalization2,
+    ops_family_tensor_ops,     ops_family_quant,     ops_family_resize,
+    ops_family_misc,           ops_family_spatial,
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])

@@ -21,10 +21,13 @@ static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ull;
 
 static uint64_t node_hash(const ir_node *n) {
     uint64_t h = 1469598103934665603ull;
-    for (const char *p = n->op_type; *p; p++) h = mix(h, (unsigned char)*p);
-    for (const char *p = n->domain; *p; p++) h = mix(h, (unsigned char)*p);
+    for (const char *p = n->op_type; *p; p++)
+        h = mix(h, (unsigned char)*p);
+    for (const char *p = n->domain; *p; p++)
+        h = mix(h, (unsigned char)*p);
     h = mix(h, (uint64_t)n->n_inputs);
-    for (int32_t k = 0; k < n->n_inputs; k++) h = mix(h, (uint64_t)(int64_t)n->inputs[k]);
+    for (int32_t k = 0; k < n->n_inputs; k++)
+        h = mix(h, (uint64_t)(int64_t)n->inputs[k]);
     h = mix(h, (uint64_t)n->n_outputs);
     h = mix(h, (uint64_t)n->n_attrs);
     return h;
@@ -38,9 +41,9 @@ static int cmp_sig(const void *a, const void *b) {
 
 static bool mergeable(const ir_node *n) {
     if (n->n_outputs < 1) return false;
-    static const char *const k_random[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                           "RandomUniformLike", "Multinomial", "Bernoulli",
-                                           "Dropout"};
+    static const char *const k_random[] = {
+        "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+        "Multinomial",  "Bernoulli",     "Dropout"};
     for (size_t i = 0; i < sizeof k_random / sizeof k_random[0]; i++)
         if (strcmp(n->op_type, k_random[i]) == 0) return false;
     for (int32_t k = 0; k < n->n_attrs; k++)

@@ -51,7 +51,8 @@ static int32_t transpose_perm(const ir_graph *g, const ir_node *n, int64_t *perm
     }
     int32_t r = g->values[n->inputs[0]]->shape.rank;
     if (r < 0) return -1;
-    for (int32_t i = 0; i < r; i++) perm[i] = r - 1 - i;
+    for (int32_t i = 0; i < r; i++)
+        perm[i] = r - 1 - i;
     return r;
 }
 

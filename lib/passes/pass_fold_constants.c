@@ -22,15 +22,15 @@
 static bool is_const(const ir_value *v) { return (v->flags & IR_VALUE_INITIALIZER) != 0; }
 
 static bool shape_only_op(const ir_node *n) {
-    return n->domain[0] == '\0' && (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);
+    return n->domain[0] == '\0' &&
+           (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);
 }
 
 /* Tries to fold node n; *folded tells whether it did. Errors only for real
  * failures (a constant computation that fails would fail at run time too).
  * *budget is the number of bytes folding may still add; a node whose
  * outputs exceed it stays. */
-static mopt_status fold_node(ir_graph *g, ir_node *n, op_view *v, size_t *budget,
-                             bool *folded) {
+static mopt_status fold_node(ir_graph *g, ir_node *n, op_view *v, size_t *budget, bool *folded) {
     *folded = false;
     if (!n->op || n->n_outputs < 1 || n->n_inputs > OP_MAX_IO || n->n_outputs > OP_MAX_IO)
         return MOPT_OK;
@@ -70,7 +70,8 @@ static mopt_status fold_node(ir_graph *g, ir_node *n, op_view *v, size_t *budget
     for (int32_t k = 0; k < n->n_outputs; k++) {
         out[k].data = mopt_aligned_alloc(sizes[k] ? sizes[k] : 1);
         if (!out[k].data) {
-            for (int32_t j = 0; j < k; j++) mopt_aligned_free(out[j].data);
+            for (int32_t j = 0; j < k; j++)
+                mopt_aligned_free(out[j].data);
             return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory folding node '%s'", n->name);
         }
     }
@@ -80,7 +81,8 @@ static mopt_status fold_node(ir_graph *g, ir_node *n, op_view *v, size_t *budget
              : n->op->run(&v->ctx, in, n->n_inputs, out, n->n_outputs);
     ops_bridge_scratch_free(&bs);
     if (st) {
-        for (int32_t k = 0; k < n->n_outputs; k++) mopt_aligned_free(out[k].data);
+        for (int32_t k = 0; k < n->n_outputs; k++)
+            mopt_aligned_free(out[k].data);
         return st;
     }
     for (int32_t k = 0; k < n->n_outputs; k++) {
@@ -123,8 +125,10 @@ mopt_status pass_fold_constants(ir_graph *g, pass_result *r) {
             return st;
         }
         if (folded) {
-            if (shape_only_op(n)) shapes++;
-            else folded_n++;
+            if (shape_only_op(n))
+                shapes++;
+            else
+                folded_n++;
         }
     }
     mopt_free(v);

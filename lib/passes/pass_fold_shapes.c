@@ -155,15 +155,19 @@ static int32_t add_const(ir_graph *g, const char *base, mopt_dtype dtype, const 
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        if (dtype == MOPT_DTYPE_I32) ((int32_t *)val->data)[i] = (int32_t)v->e.dims[i];
-        else ((int64_t *)val->data)[i] = v->e.dims[i];
+        if (dtype == MOPT_DTYPE_I32)
+            ((int32_t *)val->data)[i] = (int32_t)v->e.dims[i];
+        else
+            ((int64_t *)val->data)[i] = v->e.dims[i];
     }
     val->nbytes = n * esz;
     val->dtype = dtype;
     val->flags = IR_VALUE_INITIALIZER;
     int64_t d = (int64_t)n;
-    if (v->scalar) ir_shape_set_scalar(&val->shape);
-    else ir_shape_set(&val->shape, 1, &d);
+    if (v->scalar)
+        ir_shape_set_scalar(&val->shape);
+    else
+        ir_shape_set(&val->shape, 1, &d);
     return idx;
 }
 
@@ -230,7 +234,8 @@ static mopt_status sweep(ir_graph *g, int32_t *n_const_out, int32_t *n_reshape_o
         if (eval(g, n, vecs, &res)) {
             int32_t v = n->outputs[0];
             ir_value *val = g->values[v];
-            if ((val->dtype == MOPT_DTYPE_I64 || val->dtype == MOPT_DTYPE_I32) && n->n_outputs == 1) {
+            if ((val->dtype == MOPT_DTYPE_I64 || val->dtype == MOPT_DTYPE_I32) &&
+                n->n_outputs == 1) {
                 vecs[v] = res;
                 if (all_numbers(&res) && !(val->flags & IR_VALUE_OUTPUT)) {
                     int32_t c = add_const(g, val->name, val->dtype, &res);

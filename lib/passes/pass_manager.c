@@ -42,7 +42,8 @@ void pass_note_add(pass_result *r, int32_t count, const char *what) {
 
 static int32_t live_nodes(const ir_graph *g) {
     int32_t n = 0;
-    for (int32_t i = 0; i < g->n_nodes; i++) n += !g->nodes[i]->dead;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        n += !g->nodes[i]->dead;
     return n;
 }
 

@@ -14,8 +14,8 @@
 #define PASS_NOTE_CAP 160
 
 typedef struct pass_result {
-    int32_t rewrites;          /* how many rewrites the pass applied */
-    char note[PASS_NOTE_CAP];  /* e.g. "12 Identity, 2 Dropout" */
+    int32_t rewrites;         /* how many rewrites the pass applied */
+    char note[PASS_NOTE_CAP]; /* e.g. "12 Identity, 2 Dropout" */
 } pass_result;
 
 typedef mopt_status (*pass_fn)(ir_graph *g, pass_result *r);

@@ -82,8 +82,7 @@ static mopt_status choose_impl(mopt_model *m, int32_t i, op_view *v) {
             v->ctx.state = state;
         }
     }
-    if (p->impl)
-        p->kernel = p->impl->variant ? p->impl->variant(p->state) : p->impl->name;
+    if (p->impl) p->kernel = p->impl->variant ? p->impl->variant(p->state) : p->impl->name;
     return MOPT_OK;
 }
 

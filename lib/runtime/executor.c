@@ -55,13 +55,13 @@ static mopt_status bind_inputs(mopt_session *s, size_t n_inputs, const char *con
     if (n_inputs != (size_t)g->n_inputs)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "the model has %d inputs but %zu were given",
                          (int)g->n_inputs, n_inputs);
-    if (n_inputs && !inputs)
-        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "inputs is NULL");
+    if (n_inputs && !inputs) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "inputs is NULL");
     /* symbol bindings: value of each symbol, and which input fixed it */
     int64_t sym_val[256];
     int32_t sym_from[256];
     int32_t n_sym = g->n_symbols < 256 ? g->n_symbols : 256;
-    for (int32_t i = 0; i < n_sym; i++) sym_from[i] = -1;
+    for (int32_t i = 0; i < n_sym; i++)
+        sym_from[i] = -1;
     for (size_t i = 0; i < n_inputs; i++) {
         int32_t idx = (int32_t)i;
         if (names) {
@@ -69,7 +69,8 @@ static mopt_status bind_inputs(mopt_session *s, size_t n_inputs, const char *con
             idx = -1;
             for (int32_t k = 0; k < g->n_inputs; k++)
                 if (strcmp(g->values[g->inputs[k]]->name, names[i]) == 0) idx = k;
-            if (idx < 0) return mopt_fail(MOPT_ERR_NOT_FOUND, "the model has no input '%s'", names[i]);
+            if (idx < 0)
+                return mopt_fail(MOPT_ERR_NOT_FOUND, "the model has no input '%s'", names[i]);
         }
         const ir_value *v = g->values[g->inputs[idx]];
         op_tensor *slt = &s->vals[g->inputs[idx]];
@@ -100,12 +101,12 @@ static mopt_status bind_inputs(mopt_session *s, size_t n_inputs, const char *con
                         sym_from[sy - 1] = idx;
                         sym_val[sy - 1] = t->dims[d];
                     } else if (sym_val[sy - 1] != t->dims[d]) {
-                        return mopt_fail(
-                            MOPT_ERR_SHAPE,
-                            "dimension '%s' is %" PRId64 " in input '%s' but %" PRId64
-                            " in input '%s'",
-                            g->symbols[sy - 1], sym_val[sy - 1],
-                            g->values[g->inputs[sym_from[sy - 1]]]->name, t->dims[d], v->name);
+                        return mopt_fail(MOPT_ERR_SHAPE,
+                                         "dimension '%s' is %" PRId64 " in input '%s' but %" PRId64
+                                         " in input '%s'",
+                                         g->symbols[sy - 1], sym_val[sy - 1],
+                                         g->values[g->inputs[sym_from[sy - 1]]]->name, t->dims[d],
+                                         v->name);
                     }
                 }
             }
@@ -238,8 +239,8 @@ static mopt_status run_nodes(mopt_session *s) {
                 for (int32_t j = 0; j < k; j++)
                     if (heap[j]) mopt_aligned_free(out[j].data);
                 return mopt_fail(MOPT_ERR_OUT_OF_MEMORY,
-                                 "node '%s' (%s): out of memory for output %d (%zu bytes)",
-                                 n->name, n->op_type, (int)k, nbytes);
+                                 "node '%s' (%s): out of memory for output %d (%zu bytes)", n->name,
+                                 n->op_type, (int)k, nbytes);
             }
             heap[k] = true;
             s->live_bytes += (int64_t)nbytes;
@@ -251,7 +252,8 @@ static mopt_status run_nodes(mopt_session *s) {
             rt_prof_entry *pe = &s->prof[i];
             pe->start_ns = t_start - s->t0_ns;
             pe->ns = mopt_now_ns() - t_start;
-            pe->flops = n->op->flops ? n->op->flops(&v->ctx, in, n->n_inputs, out, n->n_outputs) : 0;
+            pe->flops =
+                n->op->flops ? n->op->flops(&v->ctx, in, n->n_inputs, out, n->n_outputs) : 0;
             if (s->config.profile[0] && strcmp(s->config.profile, "1") != 0) {
                 if (s->n_trace == s->cap_trace) {
                     size_t cap = s->cap_trace ? s->cap_trace * 2 : 1024;
@@ -271,8 +273,8 @@ static mopt_status run_nodes(mopt_session *s) {
             int32_t val = n->outputs[k];
             if (val < 0) {
                 if (heap[k]) {
-                    s->live_bytes -= ir_shape_numel(&out[k].shape) *
-                                     (int64_t)mopt_dtype_size(out[k].dtype);
+                    s->live_bytes -=
+                        ir_shape_numel(&out[k].shape) * (int64_t)mopt_dtype_size(out[k].dtype);
                     mopt_aligned_free(out[k].data);
                 }
                 continue;
@@ -305,7 +307,8 @@ static mopt_status resolve_outputs(mopt_session *s, size_t n_outputs, const char
     for (size_t i = 0; i < n_outputs; i++) {
         int32_t idx = (int32_t)i;
         if (names) {
-            if (!names[i]) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "output name %zu is NULL", i);
+            if (!names[i])
+                return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "output name %zu is NULL", i);
             idx = -1;
             for (int32_t k = 0; k < g->n_outputs; k++)
                 if (strcmp(g->values[g->outputs[k]]->name, names[i]) == 0) idx = k;
@@ -340,11 +343,10 @@ static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, mopt_tenso
                                  mopt_dtype_name(t->dtype));
             if (t->rank != slt->shape.rank ||
                 memcmp(t->dims, slt->shape.dims, (size_t)t->rank * sizeof(int64_t)) != 0)
-                return mopt_fail(MOPT_ERR_SHAPE,
-                                 "output '%s' has shape %s but the given tensor has %s",
-                                 g->values[g->outputs[idx]]->name,
-                                 ir_shape_str(&slt->shape, g, a, sizeof a),
-                                 ir_shape_str(&ts, g, b, sizeof b));
+                return mopt_fail(
+                    MOPT_ERR_SHAPE, "output '%s' has shape %s but the given tensor has %s",
+                    g->values[g->outputs[idx]]->name, ir_shape_str(&slt->shape, g, a, sizeof a),
+                    ir_shape_str(&ts, g, b, sizeof b));
         }
     }
     /* Make the new tensors first so that failure hands nothing over. A
@@ -403,7 +405,8 @@ static size_t signature(const mopt_session *s, int64_t *sig, size_t cap) {
         if (n + 2 + (size_t)t->shape.rank > cap) return 0;
         sig[n++] = t->dtype;
         sig[n++] = t->shape.rank;
-        for (int32_t d = 0; d < t->shape.rank; d++) sig[n++] = t->shape.dims[d];
+        for (int32_t d = 0; d < t->shape.rank; d++)
+            sig[n++] = t->shape.dims[d];
     }
     return n;
 }
@@ -418,7 +421,8 @@ static void plan_clear(rt_mem_plan *p) {
 }
 
 void rt_session_release_plans(mopt_session *s) {
-    for (int i = 0; i < s->n_plans; i++) plan_clear(&s->plans[i]);
+    for (int i = 0; i < s->n_plans; i++)
+        plan_clear(&s->plans[i]);
     s->n_plans = 0;
     s->plan = NULL;
     mopt_aligned_free(s->arena);
@@ -516,8 +520,7 @@ static void plan_record(mopt_session *s) {
     p->shapes = mopt_malloc(nv * sizeof *p->shapes);
     p->dtypes = mopt_malloc(nv * sizeof *p->dtypes);
     p->shapes_fixed = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), 1);
-    if (!sizes || !p->sig || !p->offsets || !p->shapes || !p->dtypes || !p->shapes_fixed)
-        goto fail;
+    if (!sizes || !p->sig || !p->offsets || !p->shapes || !p->dtypes || !p->shapes_fixed) goto fail;
     memcpy(p->sig, sig, n * sizeof *sig);
     p->sig_len = n;
     memcpy(p->shapes, s->run_shapes, nv * sizeof *p->shapes);

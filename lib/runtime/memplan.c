@@ -35,7 +35,8 @@ mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
                        size_t *arena_size) {
     int32_t nv = g->n_values;
     *arena_size = 0;
-    for (int32_t v = 0; v < nv; v++) offsets[v] = -1;
+    for (int32_t v = 0; v < nv; v++)
+        offsets[v] = -1;
     item *items = mopt_malloc((size_t)(nv ? nv : 1) * sizeof *items);
     item **placed = mopt_malloc((size_t)(nv ? nv : 1) * sizeof *placed);
     int32_t *last = mopt_malloc((size_t)(nv ? nv : 1) * sizeof *last);
@@ -45,13 +46,15 @@ mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
         mopt_free(last);
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory planning memory");
     }
-    for (int32_t v = 0; v < nv; v++) last[v] = -1;
+    for (int32_t v = 0; v < nv; v++)
+        last[v] = -1;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
         for (int32_t k = 0; k < n->n_inputs; k++)
             if (n->inputs[k] >= 0) last[n->inputs[k]] = i;
     }
-    for (int32_t i = 0; i < g->n_outputs; i++) last[g->outputs[i]] = g->n_nodes;
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        last[g->outputs[i]] = g->n_nodes;
     int32_t n_items = 0;
     for (int32_t v = 0; v < nv; v++) {
         const ir_value *val = g->values[v];

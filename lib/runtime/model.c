@@ -27,7 +27,8 @@ static void count_parameters(mopt_model *m) {
 
 void rt_model_free_names(mopt_model *m) {
     if (!m->op_names) return;
-    for (int32_t i = 0; i < m->graph->n_nodes; i++) mopt_free(m->op_names[i]);
+    for (int32_t i = 0; i < m->graph->n_nodes; i++)
+        mopt_free(m->op_names[i]);
     mopt_free(m->op_names);
     m->op_names = NULL;
 }
@@ -52,9 +53,9 @@ static void set_report(mopt_model *m, const pass_report *rep) {
                                   "before", "after", "rewrites", "details");
     for (int i = 0; i < m->report.n && len < cap; i++) {
         const pass_report_entry *e = &m->report.entries[i];
-        len += (size_t)snprintf(t + len, cap - len, "%-16s %9.3f %7d %7d %8d  %s\n", e->name,
-                                e->ms, (int)e->nodes_before, (int)e->nodes_after,
-                                (int)e->rewrites, e->note);
+        len +=
+            (size_t)snprintf(t + len, cap - len, "%-16s %9.3f %7d %7d %8d  %s\n", e->name, e->ms,
+                             (int)e->nodes_before, (int)e->nodes_after, (int)e->rewrites, e->note);
     }
     if (len < cap)
         snprintf(t + len, cap - len, "%-16s %9.3f %7d %7d\n", "total", m->report.total_ms,
@@ -95,8 +96,10 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
             if (!n->domain[0] || strcmp(n->domain, "ai.onnx") == 0) continue;
             size_t len = strlen(n->domain) + strlen(n->op_type) + 2;
             m->op_names[i] = mopt_malloc(len);
-            if (!m->op_names[i]) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
-            else snprintf(m->op_names[i], len, "%s.%s", n->domain, n->op_type);
+            if (!m->op_names[i])
+                st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+            else
+                snprintf(m->op_names[i], len, "%s.%s", n->domain, n->op_type);
         }
     }
     if (st) {
@@ -111,8 +114,8 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
         char buf[IR_SHAPE_STR_CAP];
         for (int32_t i = 0; i < graph->n_nodes; i++) {
             const ir_node *n = graph->nodes[i];
-            const ir_value *o = n->n_outputs && n->outputs[0] >= 0 ? graph->values[n->outputs[0]]
-                                                                   : NULL;
+            const ir_value *o =
+                n->n_outputs && n->outputs[0] >= 0 ? graph->values[n->outputs[0]] : NULL;
             fprintf(stderr, "mopt: node %d '%s' %s kernel=%s out=%s %s\n", (int)i, n->name,
                     n->op_type, rt_node_kernel_name(m, i), o ? mopt_dtype_name(o->dtype) : "-",
                     o ? ir_shape_str(&o->shape, graph, buf, sizeof buf) : "");

@@ -4,10 +4,10 @@
  */
 #include <errno.h>
 #include <sched.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "runtime/runtime.h"
@@ -26,9 +26,12 @@ static void json_string(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
     }
     fputc('"', f);
 }
@@ -45,8 +48,9 @@ mopt_status rt_trace_write(const mopt_session *s, const char *path) {
         json_string(f, n->name[0] ? n->name : n->op_type);
         fprintf(f, ",\"cat\":");
         json_string(f, n->op_type);
-        fprintf(f, ",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
-                   "\"args\":{\"op\":",
+        fprintf(f,
+                ",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
+                "\"args\":{\"op\":",
                 (double)e->start_ns / 1000.0, (double)e->ns / 1000.0);
         json_string(f, n->op_type);
         fprintf(f, ",\"run\":%d}}", (int)e->run);

@@ -131,8 +131,8 @@ const char *rt_node_kernel_name(const mopt_model *m, int32_t i);
 /* ---- session ---- */
 /* The run-time bookkeeping of one value (its tensor is in session->vals). */
 typedef struct rt_slot {
-    bool owned;     /* the data was allocated by the session for this run */
-    int32_t refs;   /* remaining consumers in this run */
+    bool owned;   /* the data was allocated by the session for this run */
+    int32_t refs; /* remaining consumers in this run */
 } rt_slot;
 
 /* The memory plan of one input-shape signature: every value's shape and
@@ -141,10 +141,10 @@ typedef struct rt_slot {
  * nothing; a value whose shape turns out different (data-dependent shapes)
  * falls back to the heap for that run and the plan is rebuilt. */
 typedef struct rt_mem_plan {
-    int64_t *sig;      /* the signature: per input, dtype, rank, dims */
+    int64_t *sig; /* the signature: per input, dtype, rank, dims */
     size_t sig_len;
-    int64_t *offsets;  /* per value, -1 if not in the arena */
-    ir_shape *shapes;  /* per value */
+    int64_t *offsets; /* per value, -1 if not in the arena */
+    ir_shape *shapes; /* per value */
     mopt_dtype *dtypes;
     uint8_t *shapes_fixed; /* per node: its output shapes follow from the
                               signature alone, so runs skip its inference */
@@ -172,34 +172,34 @@ typedef struct rt_trace_event {
 struct mopt_session {
     const mopt_model *model;
     rt_config config;
-    op_tensor *vals;     /* one per graph value: this run's tensors */
-    rt_slot *slots;      /* one per graph value */
-    op_view *view;       /* the node view the executor fills */
-    void **scratch;      /* one per node, for op_impl scratch */
+    op_tensor *vals;                   /* one per graph value: this run's tensors */
+    rt_slot *slots;                    /* one per graph value */
+    op_view *view;                     /* the node view the executor fills */
+    void **scratch;                    /* one per node, for op_impl scratch */
     op_bridge_scratch *bridge_scratch; /* one per node, for bridged nodes */
     rt_mem_plan plans[RT_MAX_PLANS];
     int n_plans;
     uint64_t plan_clock;
-    rt_mem_plan *plan;   /* the plan of the current run, or NULL */
+    rt_mem_plan *plan;       /* the plan of the current run, or NULL */
     int64_t sig[RT_SIG_CAP]; /* this run's input-shape signature */
     size_t sig_len;
-    bool plan_broken;    /* a shape differed from the plan during this run */
-    uint8_t *arena;      /* 64-byte aligned */
+    bool plan_broken; /* a shape differed from the plan during this run */
+    uint8_t *arena;   /* 64-byte aligned */
     size_t arena_cap;
     const mopt_tensor **user_out; /* per value: caller's output buffer this run */
     ir_shape *run_shapes;         /* per value: shapes produced by this run */
     mopt_dtype *run_dtypes;
-    int threads;         /* resolved thread count (>= 1) */
-    int32_t *consumers;  /* static consumer count per value (+1 for outputs) */
+    int threads;        /* resolved thread count (>= 1) */
+    int32_t *consumers; /* static consumer count per value (+1 for outputs) */
     int64_t live_bytes;
     int64_t peak_bytes;
     int64_t runs;
     int64_t last_run_ns;
-    int64_t t0_ns;          /* creation time, origin of trace timestamps */
+    int64_t t0_ns; /* creation time, origin of trace timestamps */
     bool profiling;
-    rt_prof_entry *prof;    /* one per node, last run; NULL when not profiling */
+    rt_prof_entry *prof; /* one per node, last run; NULL when not profiling */
     bool prof_valid;
-    rt_trace_event *trace;  /* every node of every run, when writing a trace */
+    rt_trace_event *trace; /* every node of every run, when writing a trace */
     size_t n_trace, cap_trace;
 };
 

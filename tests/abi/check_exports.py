@@ -1,17 +1,30 @@
 #!/usr/bin/env python3
-"""check_exports.py — the ABI check of libmopt.so (meson suite "abi").
+"""check_exports.py — the ABI check of libmopt.so and libmopt.a (meson suite "abi").
 
-Asserts that the dynamic symbols the shared library defines are exactly the
-MOPT_API functions declared in include/mopt/mopt.h: no internal symbol leaks
-out, and nothing declared is missing. With a third argument it also checks
-that tests/abi/test_symbols.c takes the address of every declared function,
-so that list cannot silently fall behind the header.
+Asserts that
+- lib/mopt.exports (the explicit export list that drives the version script
+  and the static localization) names exactly the MOPT_API functions
+  declared in include/mopt/mopt.h;
+- the dynamic symbols libmopt.so defines are exactly those: no internal
+  symbol leaks out, and nothing declared is missing;
+- libmopt.a is one prelinked object whose defined globals (nm -g) are
+  exactly those too. Undefined references (libc, oneDNN, OpenMP...) are
+  not definitions and are not counted; nothing else from the toolchain is
+  allowed (STATIC_TOOLCHAIN_GLOBALS, empty with gcc 12 and clang 14, is
+  where such a symbol would have to be named);
+- tests/abi/test_symbols.c takes the address of every declared function,
+  so that list cannot silently fall behind the header.
 
-usage: check_exports.py LIBMOPT.so include/mopt/mopt.h [tests/abi/test_symbols.c]
+usage: check_exports.py include/mopt/mopt.h lib/mopt.exports LIBMOPT.so LIBMOPT.a
+                        tests/abi/test_symbols.c
 """
 import re
 import subprocess
 import sys
+
+# Defined globals that the toolchain itself would add to libmopt.a and that
+# cannot be made local; none today.
+STATIC_TOOLCHAIN_GLOBALS = set()
 
 
 def strip_comments(text):
@@ -43,40 +56,93 @@ def exported_symbols(lib):
     return syms
 
 
+def listed_exports(path):
+    names = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                names.append(line)
+    return names
+
+
+def static_globals(lib):
+    """Members of the archive and {name: nm type} of its defined globals."""
+    members = subprocess.run(["ar", "t", lib], check=True, capture_output=True,
+                             text=True).stdout.split()
+    out = subprocess.run(["nm", "-g", "--defined-only", lib], check=True,
+                         capture_output=True, text=True).stdout
+    syms = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 2 or line.endswith(":"):
+            continue
+        syms[parts[-1]] = parts[-2]
+    return members, syms
+
+
 def main():
-    if len(sys.argv) not in (3, 4):
+    if len(sys.argv) != 6:
         raise SystemExit(__doc__)
-    lib, header = sys.argv[1], sys.argv[2]
+    header, exports_file, shared, static, test_symbols = sys.argv[1:6]
     declared = header_functions(header)
     if len(declared) < 10:
         raise SystemExit("check_exports: found only %d MOPT_API functions in %s; the parser "
                          "is broken" % (len(declared), header))
-    exported = exported_symbols(lib)
     errors = []
+    listed = listed_exports(exports_file)
+    for name in sorted(set(n for n in listed if listed.count(n) > 1)):
+        errors.append("%s lists %s twice" % (exports_file, name))
+    for name in sorted(declared - set(listed)):
+        errors.append("%s is declared MOPT_API in mopt.h but missing from %s (add it there)"
+                      % (name, exports_file))
+    for name in sorted(set(listed) - declared):
+        errors.append("%s lists %s, which mopt.h does not declare MOPT_API"
+                      % (exports_file, name))
+
+    exported = exported_symbols(shared)
     for name in sorted(set(exported) - declared):
-        errors.append("exported but not declared MOPT_API in mopt.h (an internal symbol "
-                      "leaks): %s (nm type %s)" % (name, exported[name]))
+        errors.append("%s: exported but not declared MOPT_API in mopt.h (an internal symbol "
+                      "leaks): %s (nm type %s)" % (shared, name, exported[name]))
     for name in sorted(declared - set(exported)):
-        errors.append("declared MOPT_API in mopt.h but not exported by %s: %s" % (lib, name))
+        errors.append("declared MOPT_API in mopt.h but not exported by %s: %s" % (shared, name))
     for name in sorted(declared & set(exported)):
         if exported[name] not in ("T", "t", "i"):
-            errors.append("%s is exported as nm type %s, not as a function"
-                          % (name, exported[name]))
-    if len(sys.argv) == 4:
-        with open(sys.argv[3], encoding="utf-8") as f:
-            test_src = strip_comments(f.read())
-        listed = set(re.findall(r"\bSYM\(\s*(mopt_\w+)\s*\)", test_src))
-        for name in sorted(declared - listed):
-            errors.append("%s does not take the address of %s (add SYM(%s))"
-                          % (sys.argv[3], name, name))
-        for name in sorted(listed - declared):
-            errors.append("%s lists %s, which mopt.h does not declare" % (sys.argv[3], name))
+            errors.append("%s: %s is exported as nm type %s, not as a function"
+                          % (shared, name, exported[name]))
+
+    members, sglobals = static_globals(static)
+    if len(members) != 1:
+        errors.append("%s has %d members (%s), not one prelinked object"
+                      % (static, len(members), " ".join(members[:5])))
+    allowed = declared | STATIC_TOOLCHAIN_GLOBALS
+    leaks = sorted(set(sglobals) - allowed)
+    for name in leaks[:40]:
+        errors.append("%s: defined global that is not in the API (a host program defining "
+                      "the same name would clash): %s (nm type %s)"
+                      % (static, name, sglobals[name]))
+    if len(leaks) > 40:
+        errors.append("%s: ... and %d more internal globals" % (static, len(leaks) - 40))
+    for name in sorted(declared - set(sglobals)):
+        errors.append("declared MOPT_API in mopt.h but not a global of %s: %s" % (static, name))
+    for name in sorted(declared & set(sglobals)):
+        if sglobals[name] != "T":
+            errors.append("%s: %s has nm type %s, not T" % (static, name, sglobals[name]))
+
+    with open(test_symbols, encoding="utf-8") as f:
+        test_src = strip_comments(f.read())
+    taken = set(re.findall(r"\bSYM\(\s*(mopt_\w+)\s*\)", test_src))
+    for name in sorted(declared - taken):
+        errors.append("%s does not take the address of %s (add SYM(%s))"
+                      % (test_symbols, name, name))
+    for name in sorted(taken - declared):
+        errors.append("%s lists %s, which mopt.h does not declare" % (test_symbols, name))
     for e in errors:
         print("check_exports: " + e, file=sys.stderr)
     if errors:
         return 1
-    print("check_exports: %d functions declared and exported, nothing else exported"
-          % len(declared))
+    print("check_exports: %d functions declared, listed in %s, exported by %s and the only "
+          "globals of %s (one object)" % (len(declared), exports_file, shared, static))
     return 0
 
 

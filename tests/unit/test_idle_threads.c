@@ -41,8 +41,8 @@ static void run_then_idle(const char *model_path, const int64_t *dims, int rank,
     assert_int_equal(mopt_tensor_create(dt, rank, dims, &in), MOPT_OK);
     double t0 = cpu_seconds();
     for (int i = 0; i < 20; i++) {
-        mopt_status st = mopt_session_run(s, 1, NULL, (const mopt_tensor *const *)&in, 1, NULL,
-                                          &out);
+        mopt_status st =
+            mopt_session_run(s, 1, NULL, (const mopt_tensor *const *)&in, 1, NULL, &out);
         if (st != MOPT_OK) fail_msg("run: %s", mopt_last_error());
     }
     double busy = cpu_seconds() - t0;

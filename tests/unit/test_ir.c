@@ -14,8 +14,8 @@
 #include "core/error.h"
 #include "ir/ir.h"
 
-static ir_node *add(ir_graph *g, const char *op, const char *name, const char *in0,
-                    const char *in1, const char *out) {
+static ir_node *add(ir_graph *g, const char *op, const char *name, const char *in0, const char *in1,
+                    const char *out) {
     ir_node *n = ir_graph_add_node(g, op, "", name, in1 ? 2 : 1, 1);
     n->inputs[0] = ir_graph_value(g, in0);
     if (in1) n->inputs[1] = ir_graph_value(g, in1);

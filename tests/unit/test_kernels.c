@@ -39,6 +39,7 @@
 #include "core/cpu.h"
 #include "core/error.h"
 #include "ir/ir.h"
+#include "mopt_config.h"
 #include "ops/impls.h"
 #include "ops/ops.h"
 #ifdef MOPT_HAVE_ONEDNN

@@ -41,8 +41,8 @@ static void check_lists_every_problem(void **state) {
     (void)state;
     seen s = {0};
     size_t n = 0;
-    mopt_status st = mopt_model_check("tests/unit/data/check_three_problems.onnx", NULL, record,
-                                      &s, &n);
+    mopt_status st =
+        mopt_model_check("tests/unit/data/check_three_problems.onnx", NULL, record, &s, &n);
     assert_int_equal(n, 3);
     assert_int_equal(s.n, 3);
     assert_true(find(&s, "Einsum") >= 0 && s.status[find(&s, "Einsum")] == MOPT_ERR_UNSUPPORTED);

@@ -20,6 +20,8 @@
 #include <cmocka.h>
 #include <mopt/mopt.h>
 
+#include "mopt_config.h"
+
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
@@ -65,7 +67,8 @@ static void make_inputs(run_set *r, int64_t batch, int64_t seq) {
     for (int k = 0; k < 2; k++) {
         assert_int_equal(mopt_tensor_create(MOPT_DTYPE_I64, 2, dims, &r->in[k]), MOPT_OK);
         int64_t *d = mopt_tensor_data(r->in[k]);
-        for (int64_t i = 0; i < batch * seq; i++) d[i] = k == 0 ? (i * 7) % 50 : 1;
+        for (int64_t i = 0; i < batch * seq; i++)
+            d[i] = k == 0 ? (i * 7) % 50 : 1;
     }
     r->out[0] = r->out[1] = NULL;
 }
@@ -104,7 +107,8 @@ static void steady_state_runs_allocate_nothing(void **state) {
     make_inputs(&b, 1, 9);
     run(s, &a); /* plans [2,16]; outputs allocated by the library */
     long before = atomic_load(&g_allocs);
-    for (int i = 0; i < 10; i++) run(s, &a);
+    for (int i = 0; i < 10; i++)
+        run(s, &a);
     long during = atomic_load(&g_allocs) - before;
     if (during != 0) fail_msg("10 steady-state runs made %ld heap allocations", during);
 

@@ -10,6 +10,7 @@
  *    load-time shape (batch 1 and 32 for unknown sizes), and once per cached
  *    primitive when a run-time shape wants another layout.
  */
+#include "mopt_config.h"
 #include "ops/impls.h"
 
 #ifdef MOPT_HAVE_ONEDNN

@@ -13,6 +13,7 @@
  * (opt_level >= 3) reorder it once at model build into oneDNN's preferred
  * layout. Problems oneDNN refuses at run time go to the reference run.
  */
+#include "mopt_config.h"
 #include "ops/impls.h"
 
 #ifdef MOPT_HAVE_ONEDNN

@@ -19,6 +19,7 @@
  * B only); they always prepack (B is quantized into oneDNN's layout at build,
  * whatever the opt_level).
  */
+#include "mopt_config.h"
 #include "ops/impls.h"
 
 #ifdef MOPT_HAVE_ONEDNN

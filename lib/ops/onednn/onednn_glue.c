@@ -2,6 +2,7 @@
  * onednn_glue.c — private glue shared by the oneDNN operator impls (see
  * onednn_glue.h).
  */
+#include "mopt_config.h"
 #include "ops/impls.h"
 
 #ifdef MOPT_HAVE_ONEDNN

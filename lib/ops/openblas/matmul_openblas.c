@@ -7,6 +7,7 @@
  * 32-bit ints and empty problems go to the reference run. No allocation
  * per run (unlike oneDNN's execute).
  */
+#include "mopt_config.h"
 #include "ops/impls.h"
 
 #ifdef MOPT_HAVE_OPENBLAS

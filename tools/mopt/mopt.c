@@ -1131,7 +1131,8 @@ static int cmd_check(int argc, char **argv) {
 
 static int cmd_ops(void) {
     size_t n = mopt_supported_op_count();
-    for (size_t i = 0; i < n; i++) printf("%s\n", mopt_supported_op_name(i));
+    for (size_t i = 0; i < n; i++)
+        printf("%s\n", mopt_supported_op_name(i));
     return EXIT_SUCCESS;
 }
 
