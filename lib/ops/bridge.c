@@ -166,8 +166,8 @@ static void map_back(const bplan *p, op_tensor *out, int n_out) {
     }
 }
 
-static mopt_status bridge_infer_with(const bridged *b, const op_ctx *ctx, const op_tensor *in, int n_in,
-                                op_tensor *out, int n_out) {
+static mopt_status bridge_infer_with(const bridged *b, const op_ctx *ctx, const op_tensor *in,
+                                     int n_in, op_tensor *out, int n_out) {
     mopt_status st = b->orig->infer(ctx, in, n_in, out, n_out);
     if (st != MOPT_ERR_TYPE || n_in > 32) return st;
     bplan p;
@@ -223,7 +223,8 @@ static mopt_status bridge_run_with(const bridged *b, const bplan *planned,
         plan_make(b, in, n_in, &p);
         if (!p.any) return b->orig->run(ctx, in, n_in, out, n_out);
         op_tensor probe[32];
-        for (int k = 0; k < n_out; k++) probe[k] = out[k];
+        for (int k = 0; k < n_out; k++)
+            probe[k] = out[k];
         if (b->orig->infer(ctx, in, n_in, probe, n_out) == MOPT_OK)
             return b->orig->run(ctx, in, n_in, out, n_out);
     }
@@ -233,7 +234,8 @@ static mopt_status bridge_run_with(const bridged *b, const bplan *planned,
     /* one scratch buffer holds every converted input and widened output */
     size_t need = 0;
     for (int k = 0; k < n_in; k++)
-        if (p.in_to[k] != MOPT_DTYPE_UNDEFINED && in[k].data) need += room(op_numel(&in[k]), p.in_to[k]);
+        if (p.in_to[k] != MOPT_DTYPE_UNDEFINED && in[k].data)
+            need += room(op_numel(&in[k]), p.in_to[k]);
     for (int k = 0; k < n_out; k++) {
         out2[k] = out[k];
         wide_of[k] = MOPT_DTYPE_UNDEFINED;
@@ -244,7 +246,8 @@ static mopt_status bridge_run_with(const bridged *b, const bplan *planned,
     }
     if (need > scratch->cap) {
         void *mem = mopt_aligned_alloc(need);
-        if (!mem) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "bridge: no memory (%zu bytes)", need);
+        if (!mem)
+            return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "bridge: no memory (%zu bytes)", need);
         mopt_aligned_free(scratch->mem);
         scratch->mem = mem;
         scratch->cap = need;
@@ -298,12 +301,15 @@ static bool domain_default(const char *d) { return !d || !*d || strcmp(d, "ai.on
 
 /* The rules ops declare in their tables (bridge.h). */
 const op_bridge ops_bridge_float = {.float_ok = true};
-const op_bridge ops_bridge_wrap_arith = {.float_ok = true, .ints = true, .u64_ok = true, .out_mask = 1};
+const op_bridge ops_bridge_wrap_arith = {
+    .float_ok = true, .ints = true, .u64_ok = true, .out_mask = 1};
 const op_bridge ops_bridge_arith = {.float_ok = true, .ints = true, .out_mask = 1};
-const op_bridge ops_bridge_minmax_bool = {.float_ok = true, .ints = true, .bool_ok = true, .out_mask = 1};
+const op_bridge ops_bridge_minmax_bool = {
+    .float_ok = true, .ints = true, .bool_ok = true, .out_mask = 1};
 const op_bridge ops_bridge_compare_wrap = {.float_ok = true, .ints = true, .u64_ok = true};
 const op_bridge ops_bridge_compare = {.float_ok = true, .ints = true};
-const op_bridge ops_bridge_via_f32 = {.float_ok = true, .ints = true, .via_f32 = true, .out_mask = 1};
+const op_bridge ops_bridge_via_f32 = {
+    .float_ok = true, .ints = true, .via_f32 = true, .out_mask = 1};
 
 /* The bridge rule of op d; false when it is never bridged. A declared rule
  * (d->bridge) wins; ops that declare none yet follow the name lists above. */
@@ -345,7 +351,8 @@ bool ops_bridge_plan(const op_ctx *ctx, const op_tensor *in, int n_in, const op_
     plan_make(&b, in, n_in, plan);
     if (!plan->any) return false;
     op_tensor probe[OP_MAX_IO];
-    for (int k = 0; k < n_out; k++) probe[k] = out[k];
+    for (int k = 0; k < n_out; k++)
+        probe[k] = out[k];
     mopt_status st = ctx->def->infer(ctx, in, n_in, probe, n_out);
     mopt_clear_error();
     if (st != MOPT_ERR_TYPE) plan->any = 0; /* runs natively (or fails natively) */

@@ -23,8 +23,7 @@ mopt_status op_parse_params(const op_ctx *ctx, void *buf) {
     return d->parse(ctx, buf);
 }
 
-mopt_status op_view_init(op_view *v, const op_view_src *src, const ir_node *n,
-                         const void *params) {
+mopt_status op_view_init(op_view *v, const op_view_src *src, const ir_node *n, const void *params) {
     const ir_graph *g = src->graph;
     const op_def *d = n->op;
     if (n->n_inputs > OP_MAX_IO || n->n_outputs > OP_MAX_IO)
@@ -55,7 +54,7 @@ mopt_status op_view_init(op_view *v, const op_view_src *src, const ir_node *n,
             const ir_value *iv = g->values[val];
             t->dtype = iv->dtype;
             t->shape = iv->shape;
-            t->data = src->data ? (void *)src->data[val]
+            t->data = src->data                            ? (void *)src->data[val]
                       : (iv->flags & IR_VALUE_INITIALIZER) ? iv->data
                                                            : NULL;
         }
@@ -63,7 +62,8 @@ mopt_status op_view_init(op_view *v, const op_view_src *src, const ir_node *n,
     /* an op may look at optional inputs up to its max_inputs: past the
      * node's count they are omitted */
     int tail = d && d->max_inputs < OP_MAX_IO ? d->max_inputs : OP_MAX_IO;
-    for (int k = n->n_inputs; k < tail; k++) omitted(&v->in[k]);
+    for (int k = n->n_inputs; k < tail; k++)
+        omitted(&v->in[k]);
     for (int32_t k = 0; k < n->n_outputs; k++) {
         op_tensor *t = &v->out[k];
         int32_t val = n->outputs[k];

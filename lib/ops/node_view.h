@@ -42,8 +42,7 @@ typedef struct op_view {
  * parsed params when the caller planned them (the executor), else NULL: the
  * op's parse runs into v->params_buf. Fails (LIMIT) for a node with more
  * than OP_MAX_IO inputs or outputs, or with parse's error. */
-mopt_status op_view_init(op_view *v, const op_view_src *src, const ir_node *n,
-                         const void *params);
+mopt_status op_view_init(op_view *v, const op_view_src *src, const ir_node *n, const void *params);
 
 /* Parses node n's params into buf (def->params_size bytes, zeroed first):
  * what op_view_init does without params, for callers that keep them (the

@@ -80,7 +80,8 @@ mopt_status pass_eliminate(ir_graph *g, pass_result *r) {
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in eliminate pass");
     }
     ir_graph_use_counts(g, uses);
-    for (size_t v = 0; v < nv; v++) forward[v] = -1;
+    for (size_t v = 0; v < nv; v++)
+        forward[v] = -1;
     int32_t n_identity = 0, n_dropout = 0, n_cast = 0, n_reshape = 0, n_transpose = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];

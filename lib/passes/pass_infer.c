@@ -32,8 +32,8 @@ static mopt_status arity_problem(const ir_node *n, char *msg, size_t cap) {
     }
     for (int k = 0; k < d->min_inputs && k < n->n_inputs; k++)
         if (n->inputs[k] < 0) {
-            snprintf(msg, cap, "node '%s' (%s): required input %d is missing", n->name,
-                     n->op_type, k);
+            snprintf(msg, cap, "node '%s' (%s): required input %d is missing", n->name, n->op_type,
+                     k);
             return MOPT_ERR_INVALID_MODEL;
         }
     return MOPT_OK;
@@ -58,8 +58,8 @@ mopt_status passes_resolve_ops(ir_graph *g, pass_problem_fn problem, void *user,
         }
         if (len < sizeof list - 64)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s' (%s%s%s)",
-                                    n_bad ? ", " : "", n->name, n->domain,
-                                    n->domain[0] ? "." : "", n->op_type);
+                                    n_bad ? ", " : "", n->name, n->domain, n->domain[0] ? "." : "",
+                                    n->op_type);
         n_bad++;
     }
     if (n_bad)
@@ -90,17 +90,16 @@ static mopt_status merge_shape(const ir_graph *g, const ir_node *n, ir_value *v,
     char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP];
     if (v->shape.rank != inferred->rank)
         return mopt_fail(MOPT_ERR_SHAPE,
-                         "node '%s' (%s): output '%s' is declared %s but computes to %s",
-                         n->name, n->op_type, v->name, ir_shape_str(&v->shape, g, a, sizeof a),
+                         "node '%s' (%s): output '%s' is declared %s but computes to %s", n->name,
+                         n->op_type, v->name, ir_shape_str(&v->shape, g, a, sizeof a),
                          ir_shape_str(inferred, g, b, sizeof b));
     for (int32_t i = 0; i < inferred->rank; i++) {
         if (inferred->syms[i] == 0) {
             if (v->shape.syms[i] == 0 && v->shape.dims[i] != inferred->dims[i])
-                return mopt_fail(MOPT_ERR_SHAPE,
-                                 "node '%s' (%s): output '%s' is declared %s but computes to %s",
-                                 n->name, n->op_type, v->name,
-                                 ir_shape_str(&v->shape, g, a, sizeof a),
-                                 ir_shape_str(inferred, g, b, sizeof b));
+                return mopt_fail(
+                    MOPT_ERR_SHAPE, "node '%s' (%s): output '%s' is declared %s but computes to %s",
+                    n->name, n->op_type, v->name, ir_shape_str(&v->shape, g, a, sizeof a),
+                    ir_shape_str(inferred, g, b, sizeof b));
             v->shape.dims[i] = inferred->dims[i];
             v->shape.syms[i] = 0;
         } else if (inferred->syms[i] > 0 && v->shape.syms[i] < 0) {

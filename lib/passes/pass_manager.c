@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "passes/passes.h"
-#include "core/clock.h"
 
 static const pass_def k_passes[] = {
     {"fold_constants", 1, pass_fold_constants},

@@ -32,8 +32,8 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
     s->run_shapes = mopt_calloc(nv, sizeof *s->run_shapes);
     s->run_dtypes = mopt_calloc(nv, sizeof *s->run_dtypes);
     s->threads = s->config.threads > 0 ? s->config.threads : rt_default_threads();
-    if (!s->vals || !s->view || !s->bridge_scratch || !s->slots || !s->consumers || !s->scratch || !s->user_out || !s->run_shapes ||
-        !s->run_dtypes) {
+    if (!s->vals || !s->view || !s->bridge_scratch || !s->slots || !s->consumers || !s->scratch ||
+        !s->user_out || !s->run_shapes || !s->run_dtypes) {
         rt_session_destroy(s);
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
     }
@@ -42,7 +42,8 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
         for (int32_t k = 0; k < n->n_inputs; k++)
             if (n->inputs[k] >= 0) s->consumers[n->inputs[k]]++;
     }
-    for (int32_t i = 0; i < g->n_outputs; i++) s->consumers[g->outputs[i]]++;
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        s->consumers[g->outputs[i]]++;
     rt_session_bind_weights(s);
     s->t0_ns = mopt_now_ns();
     s->profiling = s->config.profile[0] != '\0';
@@ -67,7 +68,8 @@ void rt_session_destroy(mopt_session *s) {
         const mopt_model *m = s->model;
         for (int32_t i = 0; i < m->graph->n_nodes; i++) {
             const op_impl *impl = m->plans ? m->plans[i].impl : NULL;
-            if (s->scratch[i] && impl && impl->release_scratch) impl->release_scratch(s->scratch[i]);
+            if (s->scratch[i] && impl && impl->release_scratch)
+                impl->release_scratch(s->scratch[i]);
         }
     }
     mopt_free(s->scratch);
@@ -87,4 +89,3 @@ void rt_session_destroy(mopt_session *s) {
     mopt_free(s->consumers);
     mopt_free(s);
 }
-
