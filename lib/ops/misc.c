@@ -1,7 +1,6 @@
 /*
  * misc.c — more ONNX operators: BitCast, HannWindow, HammingWindow,
- * BlackmanWindow, LRN, Det, SwiGLU, TensorScatter, and Scatter (the
- * deprecated opset 9-10 name of ScatterElements, delegated to it). Math in
+ * BlackmanWindow, LRN, Det, SwiGLU and TensorScatter. Math in
  * kernels/ref/misc.c.
  */
 #include <inttypes.h>
@@ -199,23 +198,6 @@ static mopt_status tscatter_run(const op_ctx *ctx, const op_tensor *in, int n_in
     return MOPT_OK;
 }
 
-/* ---- Scatter (opset 9-10) = ScatterElements ---------------------------------------------------
- */
-
-static mopt_status scatter_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                 int n_out) {
-    const op_def *d = ops_find("ScatterElements", "");
-    if (!d) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "ScatterElements is not available");
-    return d->infer(ctx, in, n_in, out, n_out);
-}
-
-static mopt_status scatter_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                               int n_out) {
-    const op_def *d = ops_find("ScatterElements", "");
-    if (!d) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "ScatterElements is not available");
-    return d->run(ctx, in, n_in, out, n_out);
-}
-
 static const op_def k_ops[] = {
     {"BitCast", "", 1, 1, 1, 1, bitcast_infer, bitcast_run, NULL},
     {"HannWindow", "", 1, 1, 1, 1, window_infer, window_run, NULL},
@@ -225,7 +207,6 @@ static const op_def k_ops[] = {
     {"SwiGLU", "", 1, 2, 1, 1, f32_same_infer, swiglu_run, NULL},
     {"Det", "", 1, 1, 1, 1, det_infer, det_run, NULL},
     {"TensorScatter", "", 2, 3, 1, 1, tscatter_infer, tscatter_run, NULL},
-    {"Scatter", "", 3, 3, 1, 1, scatter_infer, scatter_run, NULL},
 };
 
 const op_def *ops_family_misc(size_t *count) {
