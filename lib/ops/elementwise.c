@@ -2,13 +2,15 @@
  * elementwise.c — the "elementwise" operator family: binary arithmetic with
  * numpy broadcasting (Add Sub Mul Div Pow Mod PRelu, variadic Min Max Sum
  * Mean), unary math and activations (Sqrt Exp Log ... Gelu), and Clip (the
- * attribute form before opset 11, optional min/max inputs from 11).
+ * attribute form before opset 11, optional min/max inputs from 11), and the
+ * activations Shrink, Swish and SwiGLU.
  *
  * Attributes are parsed once into the params of elementwise.h; inference
  * checks types and broadcasts shapes; run calls kernels/ref/elementwise.c. Integer Div/Mod by zero
  * give 0 (never a trap); see ref_elementwise.h.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "kernels/ref/ref_elementwise.h"
@@ -346,6 +348,76 @@ static mopt_status run_clip(const op_ctx *ctx, const op_tensor *in, int n_in, op
     return MOPT_OK;
 }
 
+/* ---- Shrink, Swish, SwiGLU ------------------------------------------------ */
+
+/* f32 input 0, output like it (Shrink, Swish) */
+static mopt_status same_f32_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+/* every input f32, output like input 0 (SwiGLU) */
+static mopt_status f32_same_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    mopt_status st;
+    for (int k = 0; k < n_in; k++)
+        if ((st = op_expect_f32(ctx, &in[k], k))) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+/* Shrink's lambd and bias, Swish's and SwiGLU's alpha */
+typedef struct act_params {
+    float lambd, bias, alpha;
+} act_params;
+
+static mopt_status shrink_parse(const op_ctx *ctx, void *params) {
+    act_params *p = params;
+    p->lambd = ir_node_attr_float(ctx->node, "lambd", 0.5f);
+    p->bias = ir_node_attr_float(ctx->node, "bias", 0.0f);
+    return MOPT_OK;
+}
+
+static mopt_status alpha_parse(const op_ctx *ctx, void *params) {
+    ((act_params *)params)->alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
+    return MOPT_OK;
+}
+
+static mopt_status shrink_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    const act_params *p = ctx->params;
+    float lambd = p->lambd, bias = p->bias;
+    const float *x = in[0].data;
+    float *y = out[0].data;
+    for (int64_t k = 0, n = op_numel(&in[0]); k < n; k++)
+        y[k] = x[k] < -lambd ? x[k] + bias : x[k] > lambd ? x[k] - bias : 0.0f;
+    return MOPT_OK;
+}
+
+static mopt_status swish_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    double alpha = ((const act_params *)ctx->params)->alpha;
+    const float *x = in[0].data;
+    float *y = out[0].data;
+    for (int64_t k = 0, n = op_numel(&in[0]); k < n; k++)
+        y[k] = (float)(x[k] / (1.0 + exp(-alpha * x[k])));
+    return MOPT_OK;
+}
+
+static mopt_status swiglu_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    if (n_in < 2 || op_numel(&in[1]) != op_numel(&in[0]))
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "only the two-input form with equal shapes");
+    ref_swiglu(op_numel(&in[0]), ((const act_params *)ctx->params)->alpha, in[0].data, in[1].data,
+               out[0].data);
+    return MOPT_OK;
+}
+
 /* ---- registry ----------------------------------------------------------- */
 
 /* BR: the op's dtype bridging rule (ops_bridge_<BR>, bridge.h) */
@@ -419,6 +491,12 @@ static const op_def k_ops[] = {
     UN("Mish", float),
     {"Clip", "", 1, 3, 1, 1, infer_clip, run_clip, ops_cpu_unary_impls,
      .params_size = sizeof(ew_unary_params), .parse = parse_clip, .bridge = &ops_bridge_arith},
+    {"Shrink", "", 1, 1, 1, 1, same_f32_infer, shrink_run, NULL, .params_size = sizeof(act_params),
+     .parse = shrink_parse, .bridge = &ops_bridge_float},
+    {"Swish", "", 1, 1, 1, 1, same_f32_infer, swish_run, NULL, .params_size = sizeof(act_params),
+     .parse = alpha_parse, .bridge = &ops_bridge_float},
+    {"SwiGLU", "", 1, 2, 1, 1, f32_same_infer, swiglu_run, NULL, .params_size = sizeof(act_params),
+     .parse = alpha_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_elementwise(size_t *count) {

@@ -2,7 +2,7 @@
  * logic.c — the "logic" operator family: comparisons (Equal Less Greater
  * LessOrEqual GreaterOrEqual) and boolean ops (And Or Xor Not) with numpy
  * broadcasting, Where (3-way broadcast, any dtype by element size), IsNaN,
- * IsInf, Cast and CastLike.
+ * IsInf, Cast, CastLike and BitCast (the same bytes as another type).
  *
  * Attributes (and which op of a shared row a node is) are parsed once into
  * params; inference checks types and broadcasts shapes; run calls
@@ -240,6 +240,36 @@ static mopt_status run_cast(const op_ctx *ctx, const op_tensor *in, int n_in, op
     return MOPT_OK;
 }
 
+/* ---- BitCast ---------------------------------------------------------------------- */
+
+static mopt_status bitcast_parse(const op_ctx *ctx, void *params) {
+    ((cast_params *)params)->to = (mopt_dtype)ir_node_attr_int(ctx->node, "to", 0);
+    return MOPT_OK;
+}
+
+static mopt_status bitcast_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    mopt_dtype to = ((const cast_params *)ctx->params)->to;
+    size_t a = mopt_dtype_size(in[0].dtype), b = mopt_dtype_size(to);
+    if (b == 0) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "target type %d is not supported", to);
+    if (in[0].dtype != MOPT_DTYPE_UNDEFINED && a != b)
+        return op_fail(ctx, MOPT_ERR_TYPE, "%s and %s differ in size", mopt_dtype_name(in[0].dtype),
+                       mopt_dtype_name(to));
+    out[0].dtype = to;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+static mopt_status bitcast_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    size_t n = (size_t)op_numel(&in[0]) * mopt_dtype_size(in[0].dtype);
+    if (n) memcpy(out[0].data, in[0].data, n);
+    if (out[0].dtype == MOPT_DTYPE_BOOL) /* keep bools 0/1 */
+        for (size_t i = 0; i < n; i++)
+            ((uint8_t *)out[0].data)[i] = ((uint8_t *)out[0].data)[i] != 0;
+    return MOPT_OK;
+}
+
 /* ---- registry ----------------------------------------------------------- */
 
 /* BR: the op's dtype bridging rule (ops_bridge_<BR>, bridge.h) */
@@ -276,6 +306,8 @@ static const op_def k_ops[] = {
     {"Where", "", 3, 3, 1, 1, infer_where, run_where, NULL, .bridge = &ops_bridge_float},
     CAST("Cast", 1),
     CAST("CastLike", 2),
+    {"BitCast", "", 1, 1, 1, 1, bitcast_infer, bitcast_run, NULL,
+     .params_size = sizeof(cast_params), .parse = bitcast_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_logic(size_t *count) {

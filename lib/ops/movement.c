@@ -1,9 +1,10 @@
 /*
  * movement.c — the "movement" operator family: ops that move elements
  * around without arithmetic: Transpose, Concat, Split, Slice, Gather, Tile,
- * Pad, Trilu, GatherElements, ScatterND, ScatterElements (and Scatter, its
- * opset 9-10 name). They work on any dtype by element size. Attributes are
- * parsed once into each op's params.
+ * Pad, Trilu, GatherElements, GatherND, ScatterND, ScatterElements (and
+ * Scatter, its opset 9-10 name), TensorScatter, SpaceToDepth, DepthToSpace
+ * and ReverseSequence. They work on any dtype by element size. Attributes
+ * are parsed once into each op's params.
  *
  * Inference propagates symbolic dims where the op keeps an axis whole
  * (Transpose, Concat's other axes, Gather's other axes, full-range Slice);
@@ -1177,6 +1178,251 @@ static mopt_status scatter_el_run(const op_ctx *ctx, const op_tensor *in, int n_
     return MOPT_OK;
 }
 
+/* ---- SpaceToDepth / DepthToSpace ------------------------------------------------------ */
+
+typedef struct ds_params {
+    bool to_space; /* DepthToSpace; else SpaceToDepth */
+    bool crd;      /* mode CRD; else DCR */
+    int64_t b;     /* blocksize */
+} ds_params;
+
+static mopt_status ds_parse(const op_ctx *ctx, void *params) {
+    ds_params *p = params;
+    p->to_space = strcmp(ctx->node->op_type, "DepthToSpace") == 0;
+    p->b = ir_node_attr_int(ctx->node, "blocksize", 0);
+    if (p->b <= 0) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "blocksize must be > 0");
+    const char *mode = ir_node_attr_string(ctx->node, "mode", "DCR");
+    if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "mode must be DCR or CRD");
+    p->crd = strcmp(mode, "CRD") == 0;
+    return MOPT_OK;
+}
+
+static mopt_status ds_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    const ds_params *p = ctx->params;
+    bool to_space = p->to_space;
+    int64_t b = p->b;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    const ir_shape *s = &in[0].shape;
+    if (s->rank < 0) return MOPT_OK;
+    if (s->rank != 4) return op_fail(ctx, MOPT_ERR_SHAPE, "input must be 4-D [N, C, H, W]");
+    ir_shape *o = &out[0].shape;
+    if (to_space) {
+        if (s->syms[1] == 0 && s->dims[1] % (b * b))
+            return op_fail(ctx, MOPT_ERR_SHAPE, "C must be a multiple of blocksize^2");
+        o->dims[1] /= b * b, o->dims[2] *= b, o->dims[3] *= b;
+    } else {
+        if ((s->syms[2] == 0 && s->dims[2] % b) || (s->syms[3] == 0 && s->dims[3] % b))
+            return op_fail(ctx, MOPT_ERR_SHAPE, "H and W must be multiples of blocksize");
+        o->dims[1] *= b * b, o->dims[2] /= b, o->dims[3] /= b;
+    }
+    for (int a = 1; a < 4; a++)
+        if (o->syms[a]) o->syms[a] = -1;
+    return MOPT_OK;
+}
+
+static mopt_status ds_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                          int n_out) {
+    const ds_params *p = ctx->params;
+    const int64_t *d = in[0].shape.dims;
+    ref_depth_space(p->to_space, p->crd, p->b, d[0], d[1], d[2], d[3], mopt_dtype_size(in[0].dtype),
+                    in[0].data, out[0].data);
+    return MOPT_OK;
+}
+
+/* ---- GatherND ------------------------------------------------------------------------------- */
+
+typedef struct gnd_params {
+    int64_t batch_dims;
+} gnd_params;
+
+static mopt_status gnd_parse(const op_ctx *ctx, void *params) {
+    ((gnd_params *)params)->batch_dims = ir_node_attr_int(ctx->node, "batch_dims", 0);
+    return MOPT_OK;
+}
+
+static mopt_status gnd_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    mopt_status st = op_expect_i64(ctx, &in[1], 1);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    const ir_shape *d = &in[0].shape, *ix = &in[1].shape;
+    int64_t b = ((const gnd_params *)ctx->params)->batch_dims;
+    if (d->rank < 0 || ix->rank < 0 || ix->syms[ix->rank - 1] != 0) {
+        ir_shape_set_unknown(&out[0].shape);
+        return MOPT_OK;
+    }
+    int64_t k = ix->dims[ix->rank - 1];
+    if (b < 0 || b >= ix->rank || b >= d->rank || k < 1 || b + k > d->rank)
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "indices last dim %" PRId64 " and batch_dims %" PRId64
+                       " do not fit data of rank %d",
+                       k, b, (int)d->rank);
+    int32_t r = ix->rank - 1 + d->rank - (int32_t)(b + k);
+    if (r > IR_MAX_RANK) return op_fail(ctx, MOPT_ERR_SHAPE, "output rank too large");
+    out[0].shape.rank = r;
+    int32_t o = 0;
+    for (int32_t a = 0; a < ix->rank - 1; a++, o++)
+        out[0].shape.dims[o] = ix->dims[a], out[0].shape.syms[o] = ix->syms[a];
+    for (int32_t a = (int32_t)(b + k); a < d->rank; a++, o++)
+        out[0].shape.dims[o] = d->dims[a], out[0].shape.syms[o] = d->syms[a];
+    return MOPT_OK;
+}
+
+static mopt_status gnd_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    const ir_shape *d = &in[0].shape, *ix = &in[1].shape;
+    int64_t b = ((const gnd_params *)ctx->params)->batch_dims;
+    int64_t k = ix->dims[ix->rank - 1];
+    int64_t ds[IR_MAX_RANK];
+    op_strides(d, ds);
+    int64_t slice = 1, batch = 1, per_batch = 1;
+    for (int32_t a = (int32_t)(b + k); a < d->rank; a++)
+        slice *= d->dims[a];
+    for (int32_t a = 0; a < b; a++)
+        batch *= ix->dims[a];
+    for (int32_t a = (int32_t)b; a < ix->rank - 1; a++)
+        per_batch *= ix->dims[a];
+    size_t es = mopt_dtype_size(in[0].dtype);
+    const int64_t *idx = in[1].data;
+    char *y = out[0].data;
+    for (int64_t p = 0; p < batch * per_batch; p++) {
+        int64_t off = (p / per_batch) * (b > 0 ? ds[b - 1] : 0);
+        for (int64_t j = 0; j < k; j++) {
+            int64_t v = idx[p * k + j], dim = d->dims[b + j];
+            if (v < 0) v += dim;
+            if (v < 0 || v >= dim)
+                return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
+                               "index %" PRId64 " out of range for axis %d of size %" PRId64,
+                               idx[p * k + j], (int)(b + j), dim);
+            off += v * ds[b + j];
+        }
+        memcpy(y + (size_t)(p * slice) * es, (const char *)in[0].data + (size_t)off * es,
+               (size_t)slice * es);
+    }
+    return MOPT_OK;
+}
+
+/* ---- ReverseSequence ------------------------------------------------------------------------ */
+
+typedef struct revseq_params {
+    int64_t batch_axis, time_axis;
+} revseq_params;
+
+static mopt_status revseq_parse(const op_ctx *ctx, void *params) {
+    revseq_params *p = params;
+    p->batch_axis = ir_node_attr_int(ctx->node, "batch_axis", 1);
+    p->time_axis = ir_node_attr_int(ctx->node, "time_axis", 0);
+    return MOPT_OK;
+}
+
+static mopt_status revseq_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    mopt_status st = op_expect_index(ctx, &in[1], 1);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    if (in[0].shape.rank >= 0 && in[0].shape.rank < 2)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "input must have rank >= 2");
+    return MOPT_OK;
+}
+
+static mopt_status revseq_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    const revseq_params *p = ctx->params;
+    int64_t ba = p->batch_axis, ta = p->time_axis;
+    if (!((ba == 0 && ta == 1) || (ba == 1 && ta == 0)))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "batch_axis/time_axis must be 0 and 1");
+    const ir_shape *s = &in[0].shape;
+    int64_t nb = s->dims[ba], nt = s->dims[ta], inner = 1, lens[4096];
+    for (int32_t a = 2; a < s->rank; a++)
+        inner *= s->dims[a];
+    if (nb > 4096) return op_fail(ctx, MOPT_ERR_LIMIT, "batch too large");
+    if (op_read_ints(ctx, &in[1], "sequence_lens", lens, 4096) != nb)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "sequence_lens must have %" PRId64 " values", nb);
+    size_t es = mopt_dtype_size(in[0].dtype);
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t t = 0; t < nt; t++) {
+            int64_t len = lens[b] < 0 ? 0 : lens[b] > nt ? nt : lens[b];
+            int64_t src_t = t < len ? len - 1 - t : t;
+            int64_t dst = ba == 0 ? b * nt + t : t * nb + b;
+            int64_t src = ba == 0 ? b * nt + src_t : src_t * nb + b;
+            memcpy((char *)out[0].data + (size_t)(dst * inner) * es,
+                   (const char *)in[0].data + (size_t)(src * inner) * es, (size_t)inner * es);
+        }
+    return MOPT_OK;
+}
+
+/* ---- TensorScatter (a cache updated in place along an axis) ------------------ */
+
+typedef struct tscatter_params {
+    int64_t axis;  /* default -2 */
+    bool circular; /* mode circular; else linear */
+    bool mode_ok;  /* mode is linear or circular */
+} tscatter_params;
+
+static mopt_status tscatter_parse(const op_ctx *ctx, void *params) {
+    tscatter_params *p = params;
+    const char *mode = ir_node_attr_string(ctx->node, "mode", "linear");
+    p->circular = strcmp(mode, "circular") == 0;
+    p->mode_ok = p->circular || strcmp(mode, "linear") == 0;
+    p->axis = ir_node_attr_int(ctx->node, "axis", -2);
+    return MOPT_OK;
+}
+
+static mopt_status tscatter_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    mopt_status st = op_same_dtype(ctx, in, 0, 1);
+    if (st) return st;
+    const tscatter_params *p = ctx->params;
+    if (!p->mode_ok) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "mode must be linear or circular");
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+static mopt_status tscatter_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    const ir_shape *c = &in[0].shape, *u = &in[1].shape;
+    int32_t ax;
+    const tscatter_params *p = ctx->params;
+    mopt_status st = op_axis(ctx, p->axis, c->rank, "axis", &ax);
+    if (st) return st;
+    if (u->rank != c->rank || ax < 1)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "update must have the cache's rank; axis > 0");
+    for (int32_t a = 0; a < c->rank; a++)
+        if (a == ax ? u->dims[a] > c->dims[a] : u->dims[a] != c->dims[a])
+            return op_fail(ctx, MOPT_ERR_SHAPE, "update does not fit the cache on axis %d", (int)a);
+    bool circ = p->circular;
+    size_t es = mopt_dtype_size(in[0].dtype);
+    memcpy(out[0].data, in[0].data, (size_t)op_numel(&in[0]) * es);
+    int64_t outer, inner, batch = c->dims[0];
+    op_axis_split(c, ax, &outer, NULL, &inner);
+    int64_t maxlen = c->dims[ax], len = u->dims[ax];
+    for (int64_t o = 0; o < outer; o++) {
+        int64_t b = o / (outer / (batch > 0 ? batch : 1));
+        int64_t w = 0;
+        if (op_has_input(in, n_in, 2)) {
+            const op_tensor *wi = &in[2];
+            w = wi->dtype == MOPT_DTYPE_I64 ? ((const int64_t *)wi->data)[b]
+                                            : ((const int32_t *)wi->data)[b];
+        }
+        for (int64_t s = 0; s < len; s++) {
+            int64_t pos = w + s;
+            if (circ) pos = ((pos % maxlen) + maxlen) % maxlen;
+            if (pos < 0 || pos >= maxlen)
+                return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
+                               "write index %" PRId64 " out of range", pos);
+            memcpy((char *)out[0].data + (size_t)((o * maxlen + pos) * inner) * es,
+                   (const char *)in[1].data + (size_t)((o * len + s) * inner) * es,
+                   (size_t)inner * es);
+        }
+    }
+    return MOPT_OK;
+}
+
 /* ---- table ------------------------------------------------------------------ */
 
 #define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
@@ -1206,6 +1452,16 @@ static const op_def k_movement_ops[] = {
     /* opset 9-10's name of ScatterElements */
     {"Scatter", "", 3, 3, 1, 1, scatter_el_infer, scatter_el_run, NULL,
      PARAMS(scatter_params, scatter_parse), FLOAT_BRIDGE},
+    {"GatherND", "", 2, 2, 1, 1, gnd_infer, gnd_run, NULL, PARAMS(gnd_params, gnd_parse),
+     FLOAT_BRIDGE},
+    {"TensorScatter", "", 2, 3, 1, 1, tscatter_infer, tscatter_run, NULL,
+     PARAMS(tscatter_params, tscatter_parse), FLOAT_BRIDGE},
+    {"SpaceToDepth", "", 1, 1, 1, 1, ds_infer, ds_run, NULL, PARAMS(ds_params, ds_parse),
+     FLOAT_BRIDGE},
+    {"DepthToSpace", "", 1, 1, 1, 1, ds_infer, ds_run, NULL, PARAMS(ds_params, ds_parse),
+     FLOAT_BRIDGE},
+    {"ReverseSequence", "", 2, 2, 1, 1, revseq_infer, revseq_run, NULL,
+     PARAMS(revseq_params, revseq_parse), FLOAT_BRIDGE},
 };
 
 const op_def *ops_family_movement(size_t *count) {

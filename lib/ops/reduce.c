@@ -1,7 +1,8 @@
 /*
  * reduce.c — the "reduce" operator family: ReduceSum, ReduceMean, ReduceMax,
  * ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
- * ReduceLogSumExp, ArgMax, ArgMin.
+ * ReduceLogSumExp, ArgMax, ArgMin, and Hardmax (1 at the first maximum
+ * along an axis).
  *
  * Axes come from the attribute (ReduceSum before opset 13, the others before
  * 18) or from the optional second input (with noop_with_empty_axes).
@@ -254,6 +255,44 @@ static mopt_status arg_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     return MOPT_OK;
 }
 
+/* ---- Hardmax ---------------------------------------------------------------------- */
+
+static mopt_status same_f32_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+/* Hardmax's axis: default -1 from opset 13, 1 before */
+typedef struct hardmax_params {
+    int64_t axis;
+} hardmax_params;
+
+static mopt_status hardmax_parse(const op_ctx *ctx, void *params) {
+    ((hardmax_params *)params)->axis =
+        ir_node_attr_int(ctx->node, "axis", ctx->opset >= 13 ? -1 : 1);
+    return MOPT_OK;
+}
+
+static mopt_status hardmax_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    int64_t axis = ((const hardmax_params *)ctx->params)->axis;
+    int32_t ax;
+    mopt_status st = op_axis(ctx, axis, in[0].shape.rank, "axis", &ax);
+    if (st) return st;
+    int64_t o, l, i;
+    op_axis_split(&in[0].shape, ax, &o, &l, &i);
+    if (ctx->opset < 13) { /* coerced to 2-D [outer, rest] */
+        l *= i;
+        i = 1;
+    }
+    ref_hardmax(o, l, i, in[0].data, out[0].data);
+    return MOPT_OK;
+}
+
 /* BR: the op's dtype bridging rule (ops_bridge_<BR>, bridge.h) */
 #define REDUCE(name, impls, BR)                                                                    \
     {                                                                                              \
@@ -280,6 +319,8 @@ static const op_def k_reduce_ops[] = {
     REDUCE("ReduceLogSumExp", NULL, float),
     ARG("ArgMax"),
     ARG("ArgMin"),
+    {"Hardmax", "", 1, 1, 1, 1, same_f32_infer, hardmax_run, NULL,
+     .params_size = sizeof(hardmax_params), .parse = hardmax_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_reduce(size_t *count) {

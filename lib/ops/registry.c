@@ -17,10 +17,14 @@ static const family_fn k_families[] = {
     ops_family_bitwise, ops_family_attention_onnx,
     ops_family_loss,
     ops_family_normalization2,
-    ops_family_tensor_ops,
+    ops_family_cumulative,
+    ops_family_sort,
+    ops_family_index,
     ops_family_quant,
     ops_family_resize,
-    ops_family_misc,
+    ops_family_signal,
+    ops_family_linalg,
+    ops_family_lrn,
     ops_family_spatial,
 };
 

@@ -2,7 +2,7 @@
  * shape.c — the "shape" operator family: ops that change how a tensor is
  * viewed or that make tensors from shapes: Reshape, Flatten, Squeeze,
  * Unsqueeze, Shape, Size, ConstantOfShape, Range, Constant, Identity,
- * Dropout (inference), Expand.
+ * Dropout (inference), Expand, EyeLike.
  *
  * Inference propagates symbolic dims (Reshape's 0 copies a symbol; -1 is
  * solved when the symbols on both sides cancel). Ops whose output bytes are
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_movement.h"
 #include "ops/bridge.h"
 #include "ops/ops.h"
@@ -786,9 +787,53 @@ static mopt_status expand_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 
 /* ---- table ---------------------------------------------------------------- */
 
+/* ---- EyeLike -------------------------------------------------------------------------- */
+
+typedef struct eye_params {
+    bool has_dtype; /* else input 0's */
+    int64_t dtype;
+    int64_t k;
+} eye_params;
+
+static mopt_status eye_parse(const op_ctx *ctx, void *params) {
+    eye_params *p = params;
+    const ir_attr *dt = ir_node_attr(ctx->node, "dtype");
+    p->has_dtype = dt != NULL;
+    p->dtype = dt ? dt->i : 0;
+    p->k = ir_node_attr_int(ctx->node, "k", 0);
+    return MOPT_OK;
+}
+
+static mopt_status eye_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    const eye_params *p = ctx->params;
+    out[0].dtype = p->has_dtype ? (mopt_dtype)p->dtype : in[0].dtype;
+    if (p->has_dtype && mopt_dtype_size(out[0].dtype) == 0)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "dtype %d is not supported", (int)p->dtype);
+    out[0].shape = in[0].shape;
+    if (in[0].shape.rank >= 0 && in[0].shape.rank != 2)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "input must be 2-D");
+    return MOPT_OK;
+}
+
+static mopt_status eye_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    int64_t k = ((const eye_params *)ctx->params)->k;
+    int64_t r = out[0].shape.dims[0], c = out[0].shape.dims[1];
+    size_t es = mopt_dtype_size(out[0].dtype);
+    memset(out[0].data, 0, (size_t)(r * c) * es);
+    double one = 1.0;
+    char v[8];
+    ref_cast(MOPT_DTYPE_F64, &one, out[0].dtype, v, 1);
+    for (int64_t i = 0; i < r; i++)
+        if (i + k >= 0 && i + k < c)
+            memcpy((char *)out[0].data + (size_t)(i * c + i + k) * es, v, es);
+    return MOPT_OK;
+}
+
 #define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
 
-/* Shape, Size, ConstantOfShape and Constant name their output type: never
+/* Shape, Size, ConstantOfShape, Constant and EyeLike name their output type: never
  * bridged; the others through f32 (bridge.h) */
 static const op_def k_shape_ops[] = {
     {"Identity", "", 1, 1, 1, 1, identity_infer, run_copy, .bridge = &ops_bridge_float},
@@ -808,6 +853,7 @@ static const op_def k_shape_ops[] = {
     {"Constant", "", 0, 0, 1, 1, constant_infer, constant_run, NULL,
      PARAMS(constant_params, constant_parse)},
     {"Expand", "", 2, 2, 1, 1, expand_infer, expand_run, .bridge = &ops_bridge_float},
+    {"EyeLike", "", 1, 1, 1, 1, eye_infer, eye_run, NULL, PARAMS(eye_params, eye_parse)},
 };
 
 const op_def *ops_family_shape(size_t *count) {
