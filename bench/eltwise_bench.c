@@ -18,6 +18,7 @@
 #include "core/cpu.h"
 #include "ir/ir.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "ops/node_view.h"
 #include "ops/ops.h"
 
 typedef struct bcase {
@@ -245,7 +246,12 @@ int main(int argc, char **argv) {
             in[k].data = rand_buf(ne > 0 ? ne : 1);
             bytes += 4.0 * (double)ne;
         }
-        op_ctx ctx = {.node = n, .graph = g, .opset = 17, .runtime = true, .threads = threads};
+        /* the op's view of the node: its ctx with the params parsed (in v) */
+        if (ir_graph_set_opset(g, "", 17) != 0) return 1;
+        op_view v;
+        op_view_src src = {.graph = g, .runtime = true, .threads = threads};
+        if (op_view_init(&v, &src, n, NULL) != MOPT_OK) return 1;
+        op_ctx ctx = v.ctx;
         if (n->op->infer(&ctx, in, bc->n_in, out, 1) != MOPT_OK) return 1;
         int64_t no = ir_shape_numel(&out[0].shape);
         out[0].data = mopt_aligned_alloc((size_t)no * 4);

@@ -426,3 +426,10 @@ int ref_clip(mopt_dtype dtype, const void *px, void *py, int64_t n, const ref_cl
     default: return -1;
     }
 }
+
+void ref_swiglu(int64_t n, double alpha, const float *a, const float *b, float *y) {
+    for (int64_t i = 0; i < n; i++) {
+        float sg = (float)(1.0 / (1.0 + exp(-alpha * a[i])));
+        y[i] = (a[i] * sg) * b[i];
+    }
+}

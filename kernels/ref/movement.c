@@ -281,3 +281,34 @@ void ref_scatter_copy(void *dst, size_t esz, const int64_t *off, int64_t n, cons
 DEFINE_SCATTER(ref_scatter_f32, float, float)
 DEFINE_SCATTER(ref_scatter_i64, int64_t, uint64_t)
 DEFINE_SCATTER(ref_scatter_i32, int32_t, uint32_t)
+
+void ref_depth_space(bool to_space, bool crd, int64_t b, int64_t n, int64_t c, int64_t h, int64_t w,
+                     size_t es, const void *x, void *y) {
+    const char *xs = x;
+    char *ys = y;
+    if (to_space) { /* [n, c, h, w] -> [n, c/b², h*b, w*b] */
+        int64_t oc = c / (b * b), oh = h * b, ow = w * b;
+        for (int64_t in = 0; in < n; in++)
+            for (int64_t co = 0; co < oc; co++)
+                for (int64_t yh = 0; yh < oh; yh++)
+                    for (int64_t yw = 0; yw < ow; yw++) {
+                        int64_t i = yh % b, j = yw % b;
+                        int64_t ci = crd ? co * b * b + i * b + j : (i * b + j) * oc + co;
+                        int64_t src = ((in * c + ci) * h + yh / b) * w + yw / b;
+                        int64_t dst = ((in * oc + co) * oh + yh) * ow + yw;
+                        memcpy(ys + (size_t)dst * es, xs + (size_t)src * es, es);
+                    }
+    } else { /* [n, c, h, w] -> [n, c*b², h/b, w/b] */
+        int64_t oh = h / b, ow = w / b, oc = c * b * b;
+        for (int64_t in = 0; in < n; in++)
+            for (int64_t ci = 0; ci < c; ci++)
+                for (int64_t xh = 0; xh < h; xh++)
+                    for (int64_t xw = 0; xw < w; xw++) {
+                        int64_t i = xh % b, j = xw % b;
+                        int64_t co = crd ? ci * b * b + i * b + j : (i * b + j) * c + ci;
+                        int64_t src = ((in * c + ci) * h + xh) * w + xw;
+                        int64_t dst = ((in * oc + co) * oh + xh / b) * ow + xw / b;
+                        memcpy(ys + (size_t)dst * es, xs + (size_t)src * es, es);
+                    }
+    }
+}

@@ -210,3 +210,15 @@ DEFINE_REDUCE_INT(ref_reduce_i32, int32_t, uint32_t, INT32_MIN, INT32_MAX)
 DEFINE_ARGREDUCE(ref_argreduce_f32, float, F_ISNAN)
 DEFINE_ARGREDUCE(ref_argreduce_i64, int64_t, NOT_NAN)
 DEFINE_ARGREDUCE(ref_argreduce_i32, int32_t, NOT_NAN)
+
+void ref_hardmax(int64_t outer, int64_t len, int64_t inner, const float *x, float *y) {
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            const float *row = x + o * len * inner + i;
+            int64_t best = 0;
+            for (int64_t j = 1; j < len; j++)
+                if (row[j * inner] > row[best * inner]) best = j;
+            for (int64_t j = 0; j < len; j++)
+                y[(o * len + j) * inner + i] = j == best ? 1.0f : 0.0f;
+        }
+}

@@ -123,4 +123,7 @@ typedef struct ref_clip_params {
  * is unsupported. */
 int ref_clip(mopt_dtype dtype, const void *x, void *y, int64_t n, const ref_clip_params *p);
 
+/* SwiGLU: y = a * sigmoid(alpha * a) * b over n elements. */
+void ref_swiglu(int64_t n, double alpha, const float *a, const float *b, float *y);
+
 #endif

@@ -7,6 +7,9 @@
 #ifndef MOPT_KERNELS_REF_MOVEMENT_H
 #define MOPT_KERNELS_REF_MOVEMENT_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "kernels/ref/ref.h"
 
 /* Highest rank the strided copy accepts (Tile views a rank-8 tensor as rank 16). */
@@ -76,5 +79,10 @@ void ref_scatter_i32(int32_t *dst, const int64_t *off, int64_t n, const int32_t 
 
 /* Fills n elements of dst with the element at value. */
 void ref_fill(void *dst, size_t esz, int64_t n, const void *value);
+
+/* DepthToSpace (to_space) or SpaceToDepth of [n, c, h, w] (input dims),
+ * mode crd (else dcr), elements of es bytes. */
+void ref_depth_space(bool to_space, bool crd, int64_t b, int64_t n, int64_t c, int64_t h, int64_t w,
+                     size_t es, const void *x, void *y);
 
 #endif

@@ -47,4 +47,7 @@ void ref_argreduce_i64(const int64_t *x, int64_t *y, int64_t outer, int64_t n, i
 void ref_argreduce_i32(const int32_t *x, int64_t *y, int64_t outer, int64_t n, int64_t inner,
                        int is_max, int select_last);
 
+/* Hardmax along len of f32 x [outer, len, inner]: 1 at the first maximum. */
+void ref_hardmax(int64_t outer, int64_t len, int64_t inner, const float *x, float *y);
+
 #endif

@@ -7,11 +7,17 @@
 #include <string.h>
 
 #include "kernels/ref/ref_bitwise.h"
+#include "ops/bridge.h"
 #include "ops/ops.h"
 
 static const mopt_dtype k_uint[] = {MOPT_DTYPE_U8, MOPT_DTYPE_U16, MOPT_DTYPE_U32, MOPT_DTYPE_U64};
 static const mopt_dtype k_int[] = {MOPT_DTYPE_U8, MOPT_DTYPE_U16, MOPT_DTYPE_U32, MOPT_DTYPE_U64,
                                    MOPT_DTYPE_I8, MOPT_DTYPE_I16, MOPT_DTYPE_I32, MOPT_DTYPE_I64};
+
+/* params: the kernel op (BitShift's direction resolved) */
+typedef struct bitwise_params {
+    ref_bitop op;
+} bitwise_params;
 
 static int op_of(const op_ctx *ctx, ref_bitop *op) {
     const char *t = ctx->node->op_type;
@@ -33,12 +39,17 @@ static int op_of(const op_ctx *ctx, ref_bitop *op) {
     return 0;
 }
 
+static mopt_status binary_parse(const op_ctx *ctx, void *params) {
+    bitwise_params *p = params;
+    if (op_of(ctx, &p->op))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute direction must be LEFT or RIGHT");
+    return MOPT_OK;
+}
+
 static mopt_status binary_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
     (void)n_in, (void)n_out;
-    ref_bitop op;
-    if (op_of(ctx, &op))
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute direction must be LEFT or RIGHT");
+    ref_bitop op = ((const bitwise_params *)ctx->params)->op;
     bool shift = op == REF_BIT_SHL || op == REF_BIT_SHR;
     mopt_status st;
     for (int k = 0; k < 2; k++)
@@ -53,8 +64,7 @@ static mopt_status binary_infer(const op_ctx *ctx, const op_tensor *in, int n_in
 static mopt_status binary_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
     (void)n_in, (void)n_out;
-    ref_bitop op;
-    if (op_of(ctx, &op)) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "bad direction");
+    ref_bitop op = ((const bitwise_params *)ctx->params)->op;
     ref_row2_fn row = ref_bitwise_row(op, in[0].dtype);
     if (!row)
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "not implemented for %s",
@@ -87,12 +97,19 @@ static mopt_status not_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     return MOPT_OK;
 }
 
+#define BITWISE(name)                                                                              \
+    {                                                                                              \
+        name, "", 2, 2, 1, 1, binary_infer, binary_run, NULL,                                      \
+            .params_size = sizeof(bitwise_params), .parse = binary_parse,                          \
+            .bridge = &ops_bridge_float                                                            \
+    }
+
 static const op_def k_ops[] = {
-    {"BitShift", "", 2, 2, 1, 1, binary_infer, binary_run, NULL},
-    {"BitwiseAnd", "", 2, 2, 1, 1, binary_infer, binary_run, NULL},
-    {"BitwiseOr", "", 2, 2, 1, 1, binary_infer, binary_run, NULL},
-    {"BitwiseXor", "", 2, 2, 1, 1, binary_infer, binary_run, NULL},
-    {"BitwiseNot", "", 1, 1, 1, 1, not_infer, not_run, NULL},
+    BITWISE("BitShift"),
+    BITWISE("BitwiseAnd"),
+    BITWISE("BitwiseOr"),
+    BITWISE("BitwiseXor"),
+    {"BitwiseNot", "", 1, 1, 1, 1, not_infer, not_run, NULL, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_bitwise(size_t *count) {

@@ -2,18 +2,22 @@
  * elementwise.c — the "elementwise" operator family: binary arithmetic with
  * numpy broadcasting (Add Sub Mul Div Pow Mod PRelu, variadic Min Max Sum
  * Mean), unary math and activations (Sqrt Exp Log ... Gelu), and Clip (the
- * attribute form before opset 11, optional min/max inputs from 11).
+ * attribute form before opset 11, optional min/max inputs from 11), and the
+ * activations Shrink, Swish and SwiGLU.
  *
- * Inference checks types and broadcasts shapes; run parses attributes and
- * calls kernels/ref/elementwise.c. Integer Div/Mod by zero give 0 (never a
- * trap); see ref_elementwise.h.
+ * Attributes are parsed once into the params of elementwise.h; inference
+ * checks types and broadcasts shapes; run calls kernels/ref/elementwise.c. Integer Div/Mod by zero
+ * give 0 (never a trap); see ref_elementwise.h.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "kernels/ref/ref_elementwise.h"
-#include "ops/ops.h"
+#include "ops/bridge.h"
 #include "ops/cpu/ops_cpu.h"
+#include "ops/elementwise.h"
+#include "ops/ops.h"
 
 static const mopt_dtype k_arith_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
                                            MOPT_DTYPE_I64, MOPT_DTYPE_U64};
@@ -27,22 +31,20 @@ static const mopt_dtype k_clip_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_D
 
 /* ---- binary and variadic ------------------------------------------------ */
 
-typedef enum bin_kind { BIN_PLAIN, BIN_VARIADIC, BIN_MEAN } bin_kind;
-
 typedef struct bin_desc {
     const char *op_type;
     ref_binop op;
-    bin_kind kind;
+    ew_bin_kind kind;
     bool float_only;
 } bin_desc;
 
 static const bin_desc k_binops[] = {
-    {"Add", REF_BIN_ADD, BIN_PLAIN, false},    {"Sub", REF_BIN_SUB, BIN_PLAIN, false},
-    {"Mul", REF_BIN_MUL, BIN_PLAIN, false},    {"Div", REF_BIN_DIV, BIN_PLAIN, false},
-    {"Pow", REF_BIN_POW, BIN_PLAIN, false},    {"Mod", REF_BIN_MOD, BIN_PLAIN, false},
-    {"PRelu", REF_BIN_PRELU, BIN_PLAIN, true}, {"Min", REF_BIN_MIN, BIN_VARIADIC, false},
-    {"Max", REF_BIN_MAX, BIN_VARIADIC, false}, {"Sum", REF_BIN_ADD, BIN_VARIADIC, false},
-    {"Mean", REF_BIN_ADD, BIN_MEAN, true},
+    {"Add", REF_BIN_ADD, EW_BIN_PLAIN, false},    {"Sub", REF_BIN_SUB, EW_BIN_PLAIN, false},
+    {"Mul", REF_BIN_MUL, EW_BIN_PLAIN, false},    {"Div", REF_BIN_DIV, EW_BIN_PLAIN, false},
+    {"Pow", REF_BIN_POW, EW_BIN_PLAIN, false},    {"Mod", REF_BIN_MOD, EW_BIN_PLAIN, false},
+    {"PRelu", REF_BIN_PRELU, EW_BIN_PLAIN, true}, {"Min", REF_BIN_MIN, EW_BIN_VARIADIC, false},
+    {"Max", REF_BIN_MAX, EW_BIN_VARIADIC, false}, {"Sum", REF_BIN_ADD, EW_BIN_VARIADIC, false},
+    {"Mean", REF_BIN_ADD, EW_BIN_MEAN, true},
 };
 
 static const bin_desc *bin_find(const char *op_type) {
@@ -51,13 +53,29 @@ static const bin_desc *bin_find(const char *op_type) {
     return NULL;
 }
 
-static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                int n_out) {
+static mopt_status parse_binary(const op_ctx *ctx, void *params) {
+    ew_binary_params *p = params;
     const bin_desc *d = bin_find(ctx->node->op_type);
     if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a binary elementwise op");
-    if (n_in < 1 || (d->kind == BIN_PLAIN && n_in != 2))
+    p->op = d->op;
+    p->kind = d->kind;
+    p->float_only = d->float_only;
+    if (d->op == REF_BIN_MOD) {
+        int64_t fm = ir_node_attr_int(ctx->node, "fmod", 0);
+        if (fm != 0 && fm != 1)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                           "attribute fmod must be 0 or 1, not %" PRId64, fm);
+        if (fm == 1) p->op = REF_BIN_FMOD;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    const ew_binary_params *d = ctx->params;
+    if (n_in < 1 || (d->kind == EW_BIN_PLAIN && n_in != 2))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes %s inputs, not %d",
-                       d->kind == BIN_PLAIN ? "2" : "1 or more", n_in);
+                       d->kind == EW_BIN_PLAIN ? "2" : "1 or more", n_in);
     mopt_status st = op_require_inputs(ctx, in, n_in);
     if (st) return st;
     mopt_dtype t = MOPT_DTYPE_UNDEFINED;
@@ -86,12 +104,6 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
             }
         }
     }
-    if (d->op == REF_BIN_MOD) {
-        int64_t fm = ir_node_attr_int(ctx->node, "fmod", 0);
-        if (fm != 0 && fm != 1)
-            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
-                           "attribute fmod must be 0 or 1, not %" PRId64, fm);
-    }
     ir_shape shape = in[0].shape;
     for (int k = 1; k < n_in; k++)
         if ((st = op_broadcast(ctx, &shape, &in[k].shape, &shape))) return st;
@@ -101,10 +113,9 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
 
 static mopt_status run_binary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
-    const bin_desc *d = bin_find(ctx->node->op_type);
-    if (!d || n_in < 1 || n_out < 1) return op_fail(ctx, MOPT_ERR_INTERNAL, "bad call");
+    const ew_binary_params *d = ctx->params;
+    if (n_in < 1 || n_out < 1) return op_fail(ctx, MOPT_ERR_INTERNAL, "bad call");
     ref_binop op = d->op;
-    if (op == REF_BIN_MOD && ir_node_attr_int(ctx->node, "fmod", 0) == 1) op = REF_BIN_FMOD;
     op_tensor *y = &out[0];
     size_t esz = mopt_dtype_size(y->dtype);
     const ir_shape *ys = &y->shape;
@@ -129,7 +140,7 @@ static mopt_status run_binary(const op_ctx *ctx, const op_tensor *in, int n_in, 
         ref_broadcast2(row, ys->rank, ys->dims, y->data, esz, sy, in[k].data, esz, sb, y->data,
                        esz);
     }
-    if (d->kind == BIN_MEAN) {
+    if (d->kind == EW_BIN_MEAN) {
         int64_t zero[IR_MAX_RANK] = {0};
         ref_row2_fn div = ref_binary_row(REF_BIN_DIV, y->dtype, y->dtype);
         float nf = (float)n_in;
@@ -194,9 +205,14 @@ static const un_desc *un_find(const char *op_type) {
     return NULL;
 }
 
-/* The kernel op for a node (Gelu's `approximate` attribute picks a variant). */
-static mopt_status un_resolve(const op_ctx *ctx, const un_desc *d, ref_unop *op,
-                              ref_unary_params *p) {
+/* The kernel op for a node (Gelu's `approximate` attribute picks a variant)
+ * and its alpha, beta, gamma. */
+static mopt_status parse_unary(const op_ctx *ctx, void *params) {
+    ew_unary_params *up = params;
+    const un_desc *d = un_find(ctx->node->op_type);
+    if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a unary elementwise op");
+    ref_unop *op = &up->op;
+    ref_unary_params *p = &up->p;
     *op = d->op;
     p->alpha = ir_node_attr_float(ctx->node, "alpha", d->alpha);
     p->beta = ir_node_attr_float(ctx->node, "beta", d->beta);
@@ -216,14 +232,11 @@ static mopt_status un_resolve(const op_ctx *ctx, const un_desc *d, ref_unop *op,
 
 static mopt_status infer_unary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
-    const un_desc *d = un_find(ctx->node->op_type);
-    if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a unary elementwise op");
+    const ew_unary_params *up = ctx->params;
     if (n_in != 1) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes 1 input, not %d", n_in);
     mopt_status st = op_require_inputs(ctx, in, 1);
     if (st) return st;
-    ref_unop op;
-    ref_unary_params p;
-    if ((st = un_resolve(ctx, d, &op, &p))) return st;
+    ref_unop op = up->op;
     if (in[0].dtype != MOPT_DTYPE_UNDEFINED && !ref_unary_supported(op, in[0].dtype)) {
         bool int_ok = ref_unary_supported(op, MOPT_DTYPE_I64);
         return op_fail(ctx, MOPT_ERR_TYPE, "input 0 has type %s; expected one of: f32, f64%s",
@@ -235,13 +248,9 @@ static mopt_status infer_unary(const op_ctx *ctx, const op_tensor *in, int n_in,
 
 static mopt_status run_unary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
-    const un_desc *d = un_find(ctx->node->op_type);
-    if (!d || n_in < 1 || n_out < 1) return op_fail(ctx, MOPT_ERR_INTERNAL, "bad call");
-    ref_unop op;
-    ref_unary_params p;
-    mopt_status st = un_resolve(ctx, d, &op, &p);
-    if (st) return st;
-    if (ref_unary(op, in[0].dtype, in[0].data, out[0].data, op_numel(&in[0]), &p) != 0)
+    const ew_unary_params *up = ctx->params;
+    if (n_in < 1 || n_out < 1) return op_fail(ctx, MOPT_ERR_INTERNAL, "bad call");
+    if (ref_unary(up->op, in[0].dtype, in[0].data, out[0].data, op_numel(&in[0]), &up->p) != 0)
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "not implemented for %s",
                        mopt_dtype_name(in[0].dtype));
     return MOPT_OK;
@@ -251,6 +260,19 @@ static mopt_status run_unary(const op_ctx *ctx, const op_tensor *in, int n_in, o
 
 static bool is_int_type(mopt_dtype t) {
     return t == MOPT_DTYPE_I32 || t == MOPT_DTYPE_I64 || t == MOPT_DTYPE_I8 || t == MOPT_DTYPE_U8;
+}
+
+/* Clip's min/max attributes (before opset 11). */
+static mopt_status parse_clip(const op_ctx *ctx, void *params) {
+    ew_unary_params *p = params;
+    p->clip = true;
+    if (ctx->opset < 11) {
+        const ir_attr *lo = ir_node_attr(ctx->node, "min");
+        const ir_attr *hi = ir_node_attr(ctx->node, "max");
+        if (lo && lo->type == IR_ATTR_FLOAT) p->has_lo = true, p->lo = lo->f;
+        if (hi && hi->type == IR_ATTR_FLOAT) p->has_hi = true, p->hi = hi->f;
+    }
+    return MOPT_OK;
 }
 
 static mopt_status infer_clip(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -307,10 +329,9 @@ static mopt_status run_clip(const op_ctx *ctx, const op_tensor *in, int n_in, op
     ref_clip_params p = {0};
     mopt_status st;
     if (ctx->opset < 11) {
-        const ir_attr *lo = ir_node_attr(ctx->node, "min");
-        const ir_attr *hi = ir_node_attr(ctx->node, "max");
-        if (lo && lo->type == IR_ATTR_FLOAT) p.has_lo = true, p.lo = lo->f;
-        if (hi && hi->type == IR_ATTR_FLOAT) p.has_hi = true, p.hi = hi->f;
+        const ew_unary_params *cp = ctx->params;
+        if (cp->has_lo) p.has_lo = true, p.lo = cp->lo;
+        if (cp->has_hi) p.has_hi = true, p.hi = cp->hi;
     } else {
         if (op_has_input(in, n_in, 1)) {
             if ((st = clip_bound(ctx, &in[1], "min", &p.lo, &p.ilo))) return st;
@@ -327,71 +348,155 @@ static mopt_status run_clip(const op_ctx *ctx, const op_tensor *in, int n_in, op
     return MOPT_OK;
 }
 
+/* ---- Shrink, Swish, SwiGLU ------------------------------------------------ */
+
+/* f32 input 0, output like it (Shrink, Swish) */
+static mopt_status same_f32_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+/* every input f32, output like input 0 (SwiGLU) */
+static mopt_status f32_same_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    mopt_status st;
+    for (int k = 0; k < n_in; k++)
+        if ((st = op_expect_f32(ctx, &in[k], k))) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+/* Shrink's lambd and bias, Swish's and SwiGLU's alpha */
+typedef struct act_params {
+    float lambd, bias, alpha;
+} act_params;
+
+static mopt_status shrink_parse(const op_ctx *ctx, void *params) {
+    act_params *p = params;
+    p->lambd = ir_node_attr_float(ctx->node, "lambd", 0.5f);
+    p->bias = ir_node_attr_float(ctx->node, "bias", 0.0f);
+    return MOPT_OK;
+}
+
+static mopt_status alpha_parse(const op_ctx *ctx, void *params) {
+    ((act_params *)params)->alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
+    return MOPT_OK;
+}
+
+static mopt_status shrink_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    const act_params *p = ctx->params;
+    float lambd = p->lambd, bias = p->bias;
+    const float *x = in[0].data;
+    float *y = out[0].data;
+    for (int64_t k = 0, n = op_numel(&in[0]); k < n; k++)
+        y[k] = x[k] < -lambd ? x[k] + bias : x[k] > lambd ? x[k] - bias : 0.0f;
+    return MOPT_OK;
+}
+
+static mopt_status swish_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    double alpha = ((const act_params *)ctx->params)->alpha;
+    const float *x = in[0].data;
+    float *y = out[0].data;
+    for (int64_t k = 0, n = op_numel(&in[0]); k < n; k++)
+        y[k] = (float)(x[k] / (1.0 + exp(-alpha * x[k])));
+    return MOPT_OK;
+}
+
+static mopt_status swiglu_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    if (n_in < 2 || op_numel(&in[1]) != op_numel(&in[0]))
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "only the two-input form with equal shapes");
+    ref_swiglu(op_numel(&in[0]), ((const act_params *)ctx->params)->alpha, in[0].data, in[1].data,
+               out[0].data);
+    return MOPT_OK;
+}
+
 /* ---- registry ----------------------------------------------------------- */
 
-#define BIN(name)                                                                                  \
-    { name, "", 2, 2, 1, 1, infer_binary, run_binary }
-#define VAR(name)                                                                                  \
-    { name, "", 1, 64, 1, 1, infer_binary, run_binary }
-#define UN(name)                                                                                   \
-    { name, "", 1, 1, 1, 1, infer_unary, run_unary }
+/* BR: the op's dtype bridging rule (ops_bridge_<BR>, bridge.h) */
+#define BIN_ROW(name, max_in, impls, BR)                                                           \
+    {                                                                                              \
+        name, "", max_in == 2 ? 2 : 1, max_in, 1, 1, infer_binary, run_binary, impls,              \
+            .params_size = sizeof(ew_binary_params), .parse = parse_binary,                        \
+            .bridge = &ops_bridge_##BR                                                             \
+    }
+#define UN_ROW(name, impls, BR)                                                                    \
+    {                                                                                              \
+        name, "", 1, 1, 1, 1, infer_unary, run_unary, impls,                                       \
+            .params_size = sizeof(ew_unary_params), .parse = parse_unary,                          \
+            .bridge = &ops_bridge_##BR                                                             \
+    }
+#define BIN(name, BR) BIN_ROW(name, 2, NULL, BR)
+#define VAR(name, BR) BIN_ROW(name, 64, NULL, BR)
+#define UN(name, BR) UN_ROW(name, NULL, BR)
 /* ops with kernels/cpu implementations (ops_cpu.h) */
-#define BIN_CPU(name)                                                                              \
-    { name, "", 2, 2, 1, 1, infer_binary, run_binary, ops_cpu_binary_impls }
-#define VAR_CPU(name)                                                                              \
-    { name, "", 1, 64, 1, 1, infer_binary, run_binary, ops_cpu_binary_impls }
-#define UN_CPU(name)                                                                               \
-    { name, "", 1, 1, 1, 1, infer_unary, run_unary, ops_cpu_unary_impls }
+#define BIN_CPU(name, BR) BIN_ROW(name, 2, ops_cpu_binary_impls, BR)
+#define VAR_CPU(name, BR) BIN_ROW(name, 64, ops_cpu_binary_impls, BR)
+#define UN_CPU(name, BR) UN_ROW(name, ops_cpu_unary_impls, BR)
 
 static const op_def k_ops[] = {
-    BIN_CPU("Add"),
-    BIN_CPU("Sub"),
-    BIN_CPU("Mul"),
-    BIN_CPU("Div"),
-    BIN("Pow"),
-    BIN("Mod"),
-    BIN("PRelu"),
-    VAR_CPU("Min"),
-    VAR_CPU("Max"),
-    VAR("Sum"),
-    VAR("Mean"),
-    UN_CPU("Sqrt"),
-    UN_CPU("Exp"),
-    UN("Log"),
-    UN_CPU("Neg"),
-    UN_CPU("Abs"),
-    UN_CPU("Reciprocal"),
-    UN_CPU("Erf"),
-    UN_CPU("Tanh"),
-    UN_CPU("Relu"),
-    UN_CPU("LeakyRelu"),
-    UN_CPU("Sigmoid"),
-    UN_CPU("HardSigmoid"),
-    UN_CPU("HardSwish"),
-    UN("Floor"),
-    UN("Ceil"),
-    UN("Round"),
-    UN("Sign"),
-    UN("Sin"),
-    UN("Cos"),
-    UN("Tan"),
-    UN("Atan"),
-    UN("Asin"),
-    UN("Acos"),
-    UN("Sinh"),
-    UN("Cosh"),
-    UN("Asinh"),
-    UN("Acosh"),
-    UN("Atanh"),
-    UN("Elu"),
-    UN("Selu"),
-    UN("Softplus"),
-    UN("Softsign"),
-    UN("Celu"),
-    UN("ThresholdedRelu"),
-    UN_CPU("Gelu"),
-    UN("Mish"),
-    {"Clip", "", 1, 3, 1, 1, infer_clip, run_clip, ops_cpu_unary_impls},
+    BIN_CPU("Add", wrap_arith),
+    BIN_CPU("Sub", wrap_arith),
+    BIN_CPU("Mul", wrap_arith),
+    BIN_CPU("Div", arith),
+    BIN("Pow", float),
+    BIN("Mod", arith),
+    BIN("PRelu", float),
+    VAR_CPU("Min", arith),
+    VAR_CPU("Max", arith),
+    VAR("Sum", wrap_arith),
+    VAR("Mean", float),
+    UN_CPU("Sqrt", float),
+    UN_CPU("Exp", float),
+    UN("Log", float),
+    UN_CPU("Neg", wrap_arith),
+    UN_CPU("Abs", arith),
+    UN_CPU("Reciprocal", float),
+    UN_CPU("Erf", float),
+    UN_CPU("Tanh", float),
+    UN_CPU("Relu", float),
+    UN_CPU("LeakyRelu", float),
+    UN_CPU("Sigmoid", float),
+    UN_CPU("HardSigmoid", float),
+    UN_CPU("HardSwish", float),
+    UN("Floor", float),
+    UN("Ceil", float),
+    UN("Round", float),
+    UN("Sign", arith),
+    UN("Sin", float),
+    UN("Cos", float),
+    UN("Tan", float),
+    UN("Atan", float),
+    UN("Asin", float),
+    UN("Acos", float),
+    UN("Sinh", float),
+    UN("Cosh", float),
+    UN("Asinh", float),
+    UN("Acosh", float),
+    UN("Atanh", float),
+    UN("Elu", float),
+    UN("Selu", float),
+    UN("Softplus", float),
+    UN("Softsign", float),
+    UN("Celu", float),
+    UN("ThresholdedRelu", float),
+    UN_CPU("Gelu", float),
+    UN("Mish", float),
+    {"Clip", "", 1, 3, 1, 1, infer_clip, run_clip, ops_cpu_unary_impls,
+     .params_size = sizeof(ew_unary_params), .parse = parse_clip, .bridge = &ops_bridge_arith},
+    {"Shrink", "", 1, 1, 1, 1, same_f32_infer, shrink_run, NULL, .params_size = sizeof(act_params),
+     .parse = shrink_parse, .bridge = &ops_bridge_float},
+    {"Swish", "", 1, 1, 1, 1, same_f32_infer, swish_run, NULL, .params_size = sizeof(act_params),
+     .parse = alpha_parse, .bridge = &ops_bridge_float},
+    {"SwiGLU", "", 1, 2, 1, 1, f32_same_infer, swiglu_run, NULL, .params_size = sizeof(act_params),
+     .parse = alpha_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_elementwise(size_t *count) {

@@ -2,9 +2,10 @@
  * logic.c — the "logic" operator family: comparisons (Equal Less Greater
  * LessOrEqual GreaterOrEqual) and boolean ops (And Or Xor Not) with numpy
  * broadcasting, Where (3-way broadcast, any dtype by element size), IsNaN,
- * IsInf, Cast and CastLike.
+ * IsInf, Cast, CastLike and BitCast (the same bytes as another type).
  *
- * Inference checks types and broadcasts shapes; run calls
+ * Attributes (and which op of a shared row a node is) are parsed once into
+ * params; inference checks types and broadcasts shapes; run calls
  * kernels/ref/logic.c. Cast semantics (rounding, saturation, NaN) are
  * documented in ref_logic.h.
  */
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "kernels/ref/ref_logic.h"
+#include "ops/bridge.h"
 #include "ops/ops.h"
 
 static const mopt_dtype k_cmp_types[] = {
@@ -51,10 +53,21 @@ static const cmp_desc *cmp_find(const char *op_type) {
     return NULL;
 }
 
+/* params: the node's row of k_cmps */
+typedef struct cmp_params {
+    const cmp_desc *d;
+} cmp_params;
+
+static mopt_status parse_cmp(const op_ctx *ctx, void *params) {
+    cmp_params *p = params;
+    p->d = cmp_find(ctx->node->op_type);
+    if (!p->d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a comparison op");
+    return MOPT_OK;
+}
+
 static mopt_status infer_cmp(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
-    const cmp_desc *d = cmp_find(ctx->node->op_type);
-    if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a comparison op");
+    const cmp_desc *d = ((const cmp_params *)ctx->params)->d;
     mopt_status st;
     if ((st = check_count(ctx, n_in, 2)) || (st = op_require_inputs(ctx, in, 2))) return st;
     const mopt_dtype *allowed = d->logical ? k_bool_type : k_cmp_types;
@@ -70,8 +83,8 @@ static mopt_status infer_cmp(const op_ctx *ctx, const op_tensor *in, int n_in, o
 
 static mopt_status run_cmp(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
-    const cmp_desc *d = cmp_find(ctx->node->op_type);
-    if (!d || n_in < 2 || n_out < 1) return op_fail(ctx, MOPT_ERR_INTERNAL, "bad call");
+    const cmp_desc *d = ((const cmp_params *)ctx->params)->d;
+    if (n_in < 2 || n_out < 1) return op_fail(ctx, MOPT_ERR_INTERNAL, "bad call");
     ref_row2_fn row = d->logical ? ref_logical_row((ref_boolop)d->op)
                                  : ref_compare_row((ref_cmpop)d->op, in[0].dtype);
     if (!row)
@@ -89,11 +102,29 @@ static mopt_status run_cmp(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 /* ---- Not, IsNaN, IsInf -------------------------------------------------- */
 
+typedef enum bool_unary_kind { BU_NOT, BU_ISNAN, BU_ISINF } bool_unary_kind;
+
+typedef struct bool_unary_params {
+    bool_unary_kind kind;
+    bool pos, neg; /* IsInf: detect_positive, detect_negative */
+} bool_unary_params;
+
+static mopt_status parse_bool_unary(const op_ctx *ctx, void *params) {
+    bool_unary_params *p = params;
+    const char *t = ctx->node->op_type;
+    p->kind = strcmp(t, "Not") == 0 ? BU_NOT : strcmp(t, "IsNaN") == 0 ? BU_ISNAN : BU_ISINF;
+    if (p->kind == BU_ISINF) {
+        p->pos = ir_node_attr_int(ctx->node, "detect_positive", 1) != 0;
+        p->neg = ir_node_attr_int(ctx->node, "detect_negative", 1) != 0;
+    }
+    return MOPT_OK;
+}
+
 static mopt_status infer_bool_unary(const op_ctx *ctx, const op_tensor *in, int n_in,
                                     op_tensor *out, int n_out) {
     mopt_status st;
     if ((st = check_count(ctx, n_in, 1)) || (st = op_require_inputs(ctx, in, 1))) return st;
-    if (strcmp(ctx->node->op_type, "Not") == 0)
+    if (((const bool_unary_params *)ctx->params)->kind == BU_NOT)
         st = op_expect_dtype(ctx, &in[0], 0, k_bool_type, OP_COUNT(k_bool_type));
     else
         st = op_expect_float(ctx, &in[0], 0);
@@ -104,17 +135,15 @@ static mopt_status infer_bool_unary(const op_ctx *ctx, const op_tensor *in, int 
 
 static mopt_status run_bool_unary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                   int n_out) {
-    const char *t = ctx->node->op_type;
+    const bool_unary_params *p = ctx->params;
     int64_t n = op_numel(&in[0]);
     int rc = 0;
-    if (strcmp(t, "Not") == 0) {
+    if (p->kind == BU_NOT) {
         ref_not(in[0].data, out[0].data, n);
-    } else if (strcmp(t, "IsNaN") == 0) {
+    } else if (p->kind == BU_ISNAN) {
         rc = ref_isnan(in[0].dtype, in[0].data, out[0].data, n);
     } else {
-        bool pos = ir_node_attr_int(ctx->node, "detect_positive", 1) != 0;
-        bool neg = ir_node_attr_int(ctx->node, "detect_negative", 1) != 0;
-        rc = ref_isinf(in[0].dtype, in[0].data, out[0].data, n, pos, neg);
+        rc = ref_isinf(in[0].dtype, in[0].data, out[0].data, n, p->pos, p->neg);
     }
     if (rc)
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "not implemented for %s",
@@ -161,13 +190,20 @@ static mopt_status run_where(const op_ctx *ctx, const op_tensor *in, int n_in, o
 
 /* ---- Cast, CastLike ----------------------------------------------------- */
 
+typedef struct cast_params {
+    bool like;     /* CastLike: the target is input 1's type */
+    mopt_dtype to; /* Cast */
+} cast_params;
+
 /* The target type: Cast's `to` attribute (TensorProto.DataType values equal
- * mopt_dtype values) or CastLike's second input. */
-static mopt_status cast_target(const op_ctx *ctx, const op_tensor *in, int n_in, mopt_dtype *to) {
+ * mopt_dtype values); CastLike's comes from its second input. */
+static mopt_status parse_cast(const op_ctx *ctx, void *params) {
+    cast_params *p = params;
     if (strcmp(ctx->node->op_type, "CastLike") == 0) {
-        *to = in[1].dtype;
+        p->like = true;
         return MOPT_OK;
     }
+    mopt_dtype *to = &p->to;
     const ir_attr *a = ir_node_attr(ctx->node, "to");
     if (!a || a->type != IR_ATTR_INT)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "integer attribute 'to' is missing");
@@ -180,14 +216,14 @@ static mopt_status cast_target(const op_ctx *ctx, const op_tensor *in, int n_in,
 
 static mopt_status infer_cast(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
-    bool like = strcmp(ctx->node->op_type, "CastLike") == 0;
+    const cast_params *p = ctx->params;
+    bool like = p->like;
     mopt_status st;
     if ((st = check_count(ctx, n_in, like ? 2 : 1)) || (st = op_require_inputs(ctx, in, 1)))
         return st;
     if (like && ctx->runtime && in[1].dtype == MOPT_DTYPE_UNDEFINED)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input 1 is missing");
-    mopt_dtype to = MOPT_DTYPE_UNDEFINED;
-    if ((st = cast_target(ctx, in, n_in, &to))) return st;
+    mopt_dtype to = like ? in[1].dtype : p->to;
     for (int k = 0; k < n_in; k++)
         if (in[k].dtype != MOPT_DTYPE_UNDEFINED && !ref_cast_supported(in[k].dtype))
             return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cannot cast %s input %d",
@@ -204,26 +240,74 @@ static mopt_status run_cast(const op_ctx *ctx, const op_tensor *in, int n_in, op
     return MOPT_OK;
 }
 
+/* ---- BitCast ---------------------------------------------------------------------- */
+
+static mopt_status bitcast_parse(const op_ctx *ctx, void *params) {
+    ((cast_params *)params)->to = (mopt_dtype)ir_node_attr_int(ctx->node, "to", 0);
+    return MOPT_OK;
+}
+
+static mopt_status bitcast_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    mopt_dtype to = ((const cast_params *)ctx->params)->to;
+    size_t a = mopt_dtype_size(in[0].dtype), b = mopt_dtype_size(to);
+    if (b == 0) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "target type %d is not supported", to);
+    if (in[0].dtype != MOPT_DTYPE_UNDEFINED && a != b)
+        return op_fail(ctx, MOPT_ERR_TYPE, "%s and %s differ in size", mopt_dtype_name(in[0].dtype),
+                       mopt_dtype_name(to));
+    out[0].dtype = to;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+static mopt_status bitcast_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    size_t n = (size_t)op_numel(&in[0]) * mopt_dtype_size(in[0].dtype);
+    if (n) memcpy(out[0].data, in[0].data, n);
+    if (out[0].dtype == MOPT_DTYPE_BOOL) /* keep bools 0/1 */
+        for (size_t i = 0; i < n; i++)
+            ((uint8_t *)out[0].data)[i] = ((uint8_t *)out[0].data)[i] != 0;
+    return MOPT_OK;
+}
+
 /* ---- registry ----------------------------------------------------------- */
 
-#define CMP(name)                                                                                  \
-    { name, "", 2, 2, 1, 1, infer_cmp, run_cmp }
+/* BR: the op's dtype bridging rule (ops_bridge_<BR>, bridge.h) */
+#define CMP(name, BR)                                                                              \
+    {                                                                                              \
+        name, "", 2, 2, 1, 1, infer_cmp, run_cmp, NULL,                                            \
+            .params_size = sizeof(cmp_params), .parse = parse_cmp, .bridge = &ops_bridge_##BR      \
+    }
+#define BOOL_UN(name)                                                                              \
+    {                                                                                              \
+        name, "", 1, 1, 1, 1, infer_bool_unary, run_bool_unary, NULL,                              \
+            .params_size = sizeof(bool_unary_params), .parse = parse_bool_unary,                   \
+            .bridge = &ops_bridge_float                                                            \
+    }
+/* Cast and CastLike name their output type: never bridged */
+#define CAST(name, n)                                                                              \
+    {                                                                                              \
+        name, "", n, n, 1, 1, infer_cast, run_cast, NULL, .params_size = sizeof(cast_params),      \
+                                                          .parse = parse_cast                      \
+    }
 
 static const op_def k_ops[] = {
-    CMP("Equal"),
-    CMP("Less"),
-    CMP("Greater"),
-    CMP("LessOrEqual"),
-    CMP("GreaterOrEqual"),
-    CMP("And"),
-    CMP("Or"),
-    CMP("Xor"),
-    {"Not", "", 1, 1, 1, 1, infer_bool_unary, run_bool_unary},
-    {"IsNaN", "", 1, 1, 1, 1, infer_bool_unary, run_bool_unary},
-    {"IsInf", "", 1, 1, 1, 1, infer_bool_unary, run_bool_unary},
-    {"Where", "", 3, 3, 1, 1, infer_where, run_where},
-    {"Cast", "", 1, 1, 1, 1, infer_cast, run_cast},
-    {"CastLike", "", 2, 2, 1, 1, infer_cast, run_cast},
+    CMP("Equal", compare_wrap),
+    CMP("Less", compare),
+    CMP("Greater", compare),
+    CMP("LessOrEqual", compare),
+    CMP("GreaterOrEqual", compare),
+    CMP("And", float),
+    CMP("Or", float),
+    CMP("Xor", float),
+    BOOL_UN("Not"),
+    BOOL_UN("IsNaN"),
+    BOOL_UN("IsInf"),
+    {"Where", "", 3, 3, 1, 1, infer_where, run_where, NULL, .bridge = &ops_bridge_float},
+    CAST("Cast", 1),
+    CAST("CastLike", 2),
+    {"BitCast", "", 1, 1, 1, 1, bitcast_infer, bitcast_run, NULL,
+     .params_size = sizeof(cast_params), .parse = bitcast_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_logic(size_t *count) {

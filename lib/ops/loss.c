@@ -10,6 +10,7 @@
 
 #include "core/alloc.h"
 #include "kernels/ref/ref_loss.h"
+#include "ops/bridge.h"
 #include "ops/ops.h"
 
 static int reduction_of(const op_ctx *ctx, ref_reduction *r) {
@@ -25,6 +26,24 @@ static int reduction_of(const op_ctx *ctx, ref_reduction *r) {
     return 0;
 }
 
+typedef struct loss_params {
+    bool sce; /* SoftmaxCrossEntropyLoss; else NegativeLogLikelihoodLoss */
+    ref_reduction reduction;
+    bool has_ignore;
+    int64_t ignore_index;
+} loss_params;
+
+static mopt_status loss_parse(const op_ctx *ctx, void *params) {
+    loss_params *p = params;
+    p->sce = strcmp(ctx->node->op_type, "SoftmaxCrossEntropyLoss") == 0;
+    if (reduction_of(ctx, &p->reduction))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "reduction must be none, sum or mean");
+    const ir_attr *ig = ir_node_attr(ctx->node, "ignore_index");
+    p->has_ignore = ig != NULL;
+    p->ignore_index = ig ? ig->i : 0;
+    return MOPT_OK;
+}
+
 static mopt_status loss_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
     mopt_status st;
@@ -32,9 +51,7 @@ static mopt_status loss_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     if (op_has_input(in, n_in, 2) &&
         ((st = op_expect_f32(ctx, &in[2], 2)) || (st = op_same_dtype(ctx, in, 0, 2))))
         return st;
-    ref_reduction r;
-    if (reduction_of(ctx, &r))
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "reduction must be none, sum or mean");
+    ref_reduction r = ((const loss_params *)ctx->params)->reduction;
     const ir_shape *x = &in[0].shape, *t = &in[1].shape;
     if (x->rank >= 0 && x->rank < 2)
         return op_fail(ctx, MOPT_ERR_SHAPE, "input must have rank >= 2 ([N, C, ...])");
@@ -64,13 +81,13 @@ static mopt_status loss_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
 
 static mopt_status loss_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
-    bool sce = strcmp(ctx->node->op_type, "SoftmaxCrossEntropyLoss") == 0;
+    const loss_params *lpar = ctx->params;
+    bool sce = lpar->sce;
     ref_nll_params p;
     memset(&p, 0, sizeof p);
-    if (reduction_of(ctx, &p.reduction)) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "reduction");
-    const ir_attr *ig = ir_node_attr(ctx->node, "ignore_index");
-    p.has_ignore = ig != NULL;
-    p.ignore_index = ig ? ig->i : 0;
+    p.reduction = lpar->reduction;
+    p.has_ignore = lpar->has_ignore;
+    p.ignore_index = lpar->ignore_index;
     const ir_shape *x = &in[0].shape;
     p.n = x->dims[0];
     p.c = x->dims[1];
@@ -109,8 +126,10 @@ static mopt_status loss_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 }
 
 static const op_def k_ops[] = {
-    {"NegativeLogLikelihoodLoss", "", 2, 3, 1, 1, loss_infer, loss_run, NULL},
-    {"SoftmaxCrossEntropyLoss", "", 2, 3, 1, 2, loss_infer, loss_run, NULL},
+    {"NegativeLogLikelihoodLoss", "", 2, 3, 1, 1, loss_infer, loss_run, NULL,
+     .params_size = sizeof(loss_params), .parse = loss_parse, .bridge = &ops_bridge_float},
+    {"SoftmaxCrossEntropyLoss", "", 2, 3, 1, 2, loss_infer, loss_run, NULL,
+     .params_size = sizeof(loss_params), .parse = loss_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_loss(size_t *count) {

@@ -1,7 +1,10 @@
 /*
  * movement.c — the "movement" operator family: ops that move elements
  * around without arithmetic: Transpose, Concat, Split, Slice, Gather, Tile,
- * Pad, Trilu, GatherElements, ScatterND, ScatterElements. They work on any dtype by element size.
+ * Pad, Trilu, GatherElements, GatherND, ScatterND, ScatterElements (and
+ * Scatter, its opset 9-10 name), TensorScatter, SpaceToDepth, DepthToSpace
+ * and ReverseSequence. They work on any dtype by element size. Attributes
+ * are parsed once into each op's params.
  *
  * Inference propagates symbolic dims where the op keeps an axis whole
  * (Transpose, Concat's other axes, Gather's other axes, full-range Slice);
@@ -14,8 +17,9 @@
 
 #include "core/alloc.h"
 #include "kernels/ref/ref_movement.h"
-#include "ops/ops.h"
+#include "ops/bridge.h"
 #include "ops/cpu/ops_cpu.h"
+#include "ops/ops.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -55,11 +59,37 @@ static mopt_status read_indices(const op_ctx *ctx, const op_tensor *t, int64_t d
     return MOPT_OK;
 }
 
+/* The axis attribute (default 0) of Gather, GatherElements, Split, ... */
+typedef struct axis_params {
+    int64_t axis; /* normalized against the input's rank when used */
+} axis_params;
+
+static mopt_status axis_parse(const op_ctx *ctx, void *params) {
+    ((axis_params *)params)->axis = ir_node_attr_int(ctx->node, "axis", 0);
+    return MOPT_OK;
+}
+
+static mopt_status params_axis(const op_ctx *ctx, int32_t rank, int32_t *out) {
+    return op_axis(ctx, ((const axis_params *)ctx->params)->axis, rank, "axis", out);
+}
+
 /* ---- Transpose ------------------------------------------------------------ */
 
+typedef struct transpose_params {
+    const int64_t *perm;
+    int64_t n_perm; /* -1: absent (the axes reversed) */
+} transpose_params;
+
+static mopt_status transpose_parse(const op_ctx *ctx, void *params) {
+    transpose_params *p = params;
+    p->n_perm = ir_node_attr_ints(ctx->node, "perm", &p->perm);
+    return MOPT_OK;
+}
+
 mopt_status ops_transpose_perm(const op_ctx *ctx, int32_t rank, bool report, int32_t *perm) {
-    const int64_t *p = NULL;
-    int64_t n = ir_node_attr_ints(ctx->node, "perm", &p);
+    const transpose_params *tp = ctx->params;
+    const int64_t *p = tp->perm;
+    int64_t n = tp->n_perm;
     if (n < 0) {
         for (int32_t i = 0; i < rank; i++)
             perm[i] = rank - 1 - i;
@@ -89,8 +119,7 @@ static mopt_status transpose_infer(const op_ctx *ctx, const op_tensor *in, int n
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
     if (x->rank < 0) {
-        const int64_t *p = NULL;
-        int64_t n = ir_node_attr_ints(ctx->node, "perm", &p);
+        int64_t n = ((const transpose_params *)ctx->params)->n_perm;
         if (n >= 0 && n <= IR_MAX_RANK)
             op_set_unknown_dims(&out[0].shape, (int32_t)n);
         else
@@ -126,11 +155,17 @@ static mopt_status transpose_run(const op_ctx *ctx, const op_tensor *in, int n_i
 
 /* ---- Concat ------------------------------------------------------------- */
 
-static mopt_status concat_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                int n_out) {
+static mopt_status concat_parse(const op_ctx *ctx, void *params) {
     const ir_attr *aa = ir_node_attr(ctx->node, "axis");
     if (!aa || aa->type != IR_ATTR_INT)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'axis' (int) is required");
+    ((axis_params *)params)->axis = aa->i;
+    return MOPT_OK;
+}
+
+static mopt_status concat_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    const axis_params *aa = ctx->params;
     mopt_status st = MOPT_OK;
     out[0].dtype = MOPT_DTYPE_UNDEFINED;
     for (int k = 0; k < n_in; k++) {
@@ -153,7 +188,7 @@ static mopt_status concat_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     if (rank < 0) return MOPT_OK;
     if (rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "cannot concatenate scalars");
     int32_t axis;
-    if ((st = op_axis(ctx, aa->i, rank, "axis", &axis))) return st;
+    if ((st = op_axis(ctx, aa->axis, rank, "axis", &axis))) return st;
     ir_shape o;
     op_set_unknown_dims(&o, rank);
     bool sum_known = true;
@@ -202,7 +237,7 @@ static mopt_status concat_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out) {
     const ir_shape *o = &out[0].shape;
     int32_t axis;
-    mopt_status st = op_attr_axis(ctx, 0, o->rank, &axis);
+    mopt_status st = params_axis(ctx, o->rank, &axis);
     if (st) return st;
     size_t esz = op_esize(&out[0]);
     int64_t outer, inner;
@@ -219,6 +254,27 @@ static mopt_status concat_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 
 /* ---- Split ---------------------------------------------------------------- */
 
+typedef struct split_params {
+    int64_t axis;         /* first: read by params_axis */
+    const int64_t *split; /* the split attribute (before opset 13) */
+    int64_t n_split;      /* -1: absent */
+    bool has_num;         /* num_outputs given (opset 18+) */
+    int64_t num;
+} split_params;
+
+static mopt_status split_parse(const op_ctx *ctx, void *params) {
+    split_params *p = params;
+    p->axis = ir_node_attr_int(ctx->node, "axis", 0);
+    p->n_split = -1;
+    if (ctx->opset < 13) {
+        p->n_split = ir_node_attr_ints(ctx->node, "split", &p->split);
+        if (p->n_split > 64) return op_fail(ctx, MOPT_ERR_LIMIT, "split has too many entries");
+    }
+    p->has_num = ctx->opset >= 18 && ir_node_attr(ctx->node, "num_outputs");
+    p->num = ir_node_attr_int(ctx->node, "num_outputs", 0);
+    return MOPT_OK;
+}
+
 /* Split sizes: 1 (known, in sizes[0..n_out)), 0 (unknown), -1 (error). dim
  * is the axis size (sym != 0 means not concrete). */
 static int split_sizes(const op_ctx *ctx, const op_tensor *in, int n_in, int n_out, int64_t dim,
@@ -226,14 +282,10 @@ static int split_sizes(const op_ctx *ctx, const op_tensor *in, int n_in, int n_o
     int64_t n = -1;
     int64_t buf[64];
     *st = MOPT_OK;
+    const split_params *sp = ctx->params;
     if (ctx->opset < 13) {
-        const int64_t *p = NULL;
-        n = ir_node_attr_ints(ctx->node, "split", &p);
-        if (n > 64) {
-            *st = op_fail(ctx, MOPT_ERR_LIMIT, "split has too many entries");
-            return -1;
-        }
-        if (n > 0) memcpy(buf, p, (size_t)n * sizeof *buf);
+        n = sp->n_split;
+        if (n > 0) memcpy(buf, sp->split, (size_t)n * sizeof *buf);
     } else if (op_wired(ctx, 1)) {
         int r = op_known_ints(ctx, &in[1], "split", buf, 64, &n);
         if (r < 0) {
@@ -266,8 +318,8 @@ static int split_sizes(const op_ctx *ctx, const op_tensor *in, int n_in, int n_o
         return 1;
     }
     if (!dim_known) return 0;
-    if (ctx->opset >= 18 && ir_node_attr(ctx->node, "num_outputs")) {
-        int64_t num = ir_node_attr_int(ctx->node, "num_outputs", 0);
+    if (sp->has_num) {
+        int64_t num = sp->num;
         if (num != n_out) {
             *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL,
                           "num_outputs is %" PRId64 " but the node has %d outputs", num, n_out);
@@ -306,7 +358,7 @@ static mopt_status split_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
     }
     if (x->rank < 0) return MOPT_OK;
     int32_t axis;
-    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
+    if ((st = params_axis(ctx, x->rank, &axis))) return st;
     int64_t sizes[64];
     int r = split_sizes(ctx, in, n_in, n_out, x->dims[axis], x->syms[axis] == 0, sizes, &st);
     if (r < 0) return st;
@@ -326,7 +378,7 @@ static mopt_status split_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
                              int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_attr_axis(ctx, 0, x->rank, &axis);
+    mopt_status st = params_axis(ctx, x->rank, &axis);
     if (st) return st;
     size_t esz = op_esize(&in[0]);
     int64_t outer, inner;
@@ -349,6 +401,29 @@ typedef struct slice_params {
     int64_t starts[IR_MAX_RANK], ends[IR_MAX_RANK], steps[IR_MAX_RANK];
 } slice_params;
 
+/* Slice's attributes (before opset 10) */
+typedef struct slice_attr_params {
+    const int64_t *starts, *ends, *axes;
+    int64_t ns, ne, na; /* -1: absent */
+} slice_attr_params;
+
+static mopt_status slice_parse(const op_ctx *ctx, void *params) {
+    slice_attr_params *p = params;
+    p->ns = p->ne = p->na = -1;
+    if (ctx->opset >= 10) return MOPT_OK;
+    p->ns = ir_node_attr_ints(ctx->node, "starts", &p->starts);
+    if (p->ns > IR_MAX_RANK) goto too_many;
+    p->ne = ir_node_attr_ints(ctx->node, "ends", &p->ends);
+    if (p->ne > IR_MAX_RANK) goto too_many;
+    p->na = ir_node_attr_ints(ctx->node, "axes", &p->axes);
+    if (p->na > IR_MAX_RANK) goto too_many;
+    if (p->ns < 0 || p->ne < 0)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attributes 'starts' and 'ends' are required");
+    return MOPT_OK;
+too_many:
+    return op_fail(ctx, MOPT_ERR_LIMIT, "too many slice entries");
+}
+
 /* Reads starts/ends/axes/steps (inputs since opset 10, attributes before).
  * Returns 1 (known), 0 (unknown at load; *axes_known tells whether at least
  * the axes are), -1 (error, *st set). rank must be known. */
@@ -360,21 +435,11 @@ static int slice_read(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t 
     *axes_known = false;
     bool values_known = true;
     if (ctx->opset < 10) {
-        const int64_t *v = NULL;
-        ns = ir_node_attr_ints(ctx->node, "starts", &v);
-        if (ns > IR_MAX_RANK) goto too_many;
-        if (ns > 0) memcpy(starts, v, (size_t)ns * sizeof *v);
-        ne = ir_node_attr_ints(ctx->node, "ends", &v);
-        if (ne > IR_MAX_RANK) goto too_many;
-        if (ne > 0) memcpy(ends, v, (size_t)ne * sizeof *v);
-        na = ir_node_attr_ints(ctx->node, "axes", &v);
-        if (na > IR_MAX_RANK) goto too_many;
-        if (na > 0) memcpy(axes, v, (size_t)na * sizeof *v);
-        if (ns < 0 || ne < 0) {
-            *st =
-                op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attributes 'starts' and 'ends' are required");
-            return -1;
-        }
+        const slice_attr_params *sa = ctx->params;
+        ns = sa->ns, ne = sa->ne, na = sa->na;
+        if (ns > 0) memcpy(starts, sa->starts, (size_t)ns * sizeof *starts);
+        if (ne > 0) memcpy(ends, sa->ends, (size_t)ne * sizeof *ends);
+        if (na > 0) memcpy(axes, sa->axes, (size_t)na * sizeof *axes);
     } else {
         int r;
         if ((r = op_known_ints(ctx, &in[1], "starts", starts, IR_MAX_RANK, &ns)) < 0) goto bad;
@@ -438,9 +503,6 @@ static int slice_read(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t 
     }
     *axes_known = true;
     return values_known ? 1 : 0;
-too_many:
-    *st = op_fail(ctx, MOPT_ERR_LIMIT, "too many slice entries");
-    return -1;
 bad:
     *st = MOPT_ERR_INVALID_MODEL;
     return -1;
@@ -552,7 +614,7 @@ static mopt_status gather_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     if (x->rank < 0) return MOPT_OK;
     if (x->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "cannot gather from a scalar");
     int32_t axis;
-    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
+    if ((st = params_axis(ctx, x->rank, &axis))) return st;
     if (ix->rank < 0) return MOPT_OK;
     int64_t rank = (int64_t)x->rank - 1 + ix->rank;
     if (rank > IR_MAX_RANK)
@@ -576,7 +638,7 @@ static mopt_status gather_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
                               int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_attr_axis(ctx, 0, x->rank, &axis);
+    mopt_status st = params_axis(ctx, x->rank, &axis);
     if (st) return st;
     int64_t outer, inner;
     op_axis_split(x, axis, &outer, NULL, &inner);
@@ -617,7 +679,7 @@ static mopt_status gather_elements_infer(const op_ctx *ctx, const op_tensor *in,
     if (x->rank < 0) return MOPT_OK;
     if (x->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "cannot gather from a scalar");
     int32_t axis;
-    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
+    if ((st = params_axis(ctx, x->rank, &axis))) return st;
     char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
     if (ix->rank >= 0 && ix->rank != x->rank)
         return op_fail(ctx, MOPT_ERR_SHAPE, "indices %s and data %s must have the same rank",
@@ -634,7 +696,7 @@ static mopt_status gather_elements_run(const op_ctx *ctx, const op_tensor *in, i
                                        op_tensor *out, int n_out) {
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_attr_axis(ctx, 0, x->rank, &axis);
+    mopt_status st = params_axis(ctx, x->rank, &axis);
     if (st) return st;
     int64_t *idx, n_idx;
     if ((st = read_indices(ctx, &in[1], x->dims[axis], &idx, &n_idx))) return st;
@@ -705,6 +767,13 @@ static mopt_status tile_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 /* ---- Pad -------------------------------------------------------------------- */
 
+typedef struct pad_params {
+    ref_pad_mode mode;
+    const int64_t *pads; /* the pads attribute (before opset 11) */
+    int64_t n_pads;      /* -1: absent */
+    double value;        /* the value attribute (before opset 11) */
+} pad_params;
+
 static int pad_mode(const op_ctx *ctx, ref_pad_mode *mode) {
     const char *m = ir_node_attr_string(ctx->node, "mode", "constant");
     if (!strcmp(m, "constant"))
@@ -718,18 +787,30 @@ static int pad_mode(const op_ctx *ctx, ref_pad_mode *mode) {
     return 0;
 }
 
+static mopt_status pad_parse(const op_ctx *ctx, void *params) {
+    pad_params *p = params;
+    if (pad_mode(ctx, &p->mode))
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "mode '%s' is not supported",
+                       ir_node_attr_string(ctx->node, "mode", ""));
+    p->n_pads = -1;
+    if (ctx->opset < 11) {
+        p->n_pads = ir_node_attr_ints(ctx->node, "pads", &p->pads);
+        if (p->n_pads < 0)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'pads' is required");
+        p->value = ir_node_attr_float(ctx->node, "value", 0.0f);
+    }
+    return MOPT_OK;
+}
+
 /* Begin/end pads per axis. 1 known, 0 unknown at load, -1 error (*st). */
 static int pad_amounts(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t rank,
                        int64_t *begin, int64_t *end, mopt_status *st) {
     int64_t pads[2 * IR_MAX_RANK], n = 0, axes[IR_MAX_RANK], na = -1;
     *st = MOPT_OK;
     if (ctx->opset < 11) {
-        const int64_t *v = NULL;
-        n = ir_node_attr_ints(ctx->node, "pads", &v);
-        if (n < 0) {
-            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'pads' is required");
-            return -1;
-        }
+        const pad_params *pp = ctx->params;
+        const int64_t *v = pp->pads;
+        n = pp->n_pads;
         if (n > 2 * IR_MAX_RANK)
             n = 2 * IR_MAX_RANK + 1; /* reported below */
         else if (n)
@@ -777,10 +858,7 @@ static mopt_status pad_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     if (st) return st;
     if (ctx->opset >= 11 && !op_wired(ctx, 1))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input 'pads' is required");
-    ref_pad_mode mode;
-    if (pad_mode(ctx, &mode))
-        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "mode '%s' is not supported",
-                       ir_node_attr_string(ctx->node, "mode", ""));
+    ref_pad_mode mode = ((const pad_params *)ctx->params)->mode;
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
     ir_shape_set_unknown(&out[0].shape);
@@ -829,7 +907,7 @@ static mopt_status pad_value(const op_ctx *ctx, const op_tensor *in, int n_in, m
         }
         return MOPT_OK;
     }
-    double v = ir_node_attr_float(ctx->node, "value", 0.0f);
+    double v = ((const pad_params *)ctx->params)->value;
     switch (dt) {
     case MOPT_DTYPE_F32: {
         float f = (float)v;
@@ -862,8 +940,7 @@ static mopt_status pad_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     mopt_status st;
     if (pad_amounts(ctx, in, n_in, x->rank, begin, end, &st) != 1)
         return st ? st : op_fail(ctx, MOPT_ERR_INTERNAL, "pads unknown at run time");
-    ref_pad_mode mode = REF_PAD_CONSTANT;
-    pad_mode(ctx, &mode);
+    ref_pad_mode mode = ((const pad_params *)ctx->params)->mode;
     unsigned char value[16];
     if ((st = pad_value(ctx, in, n_in, in[0].dtype, value))) return st;
     if (op_numel(&out[0]) == 0) return MOPT_OK;
@@ -873,6 +950,15 @@ static mopt_status pad_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 }
 
 /* ---- Trilu ------------------------------------------------------------------ */
+
+typedef struct trilu_params {
+    bool upper;
+} trilu_params;
+
+static mopt_status trilu_parse(const op_ctx *ctx, void *params) {
+    ((trilu_params *)params)->upper = ir_node_attr_int(ctx->node, "upper", 1) != 0;
+    return MOPT_OK;
+}
 
 static mopt_status trilu_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
@@ -903,14 +989,24 @@ static mopt_status trilu_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     if (k > cols) k = cols;
     if (k < -rows) k = -rows;
     ref_trilu(out[0].data, in[0].data, op_esize(&in[0]), n / (rows * cols), rows, cols, k,
-              ir_node_attr_int(ctx->node, "upper", 1) != 0);
+              ((const trilu_params *)ctx->params)->upper);
     return MOPT_OK;
 }
 
 /* ---- ScatterND / ScatterElements ------------------------------------------ */
 
-static mopt_status scatter_reduction(const op_ctx *ctx, mopt_dtype dt, ref_scatter_op *op) {
+typedef struct scatter_params {
+    int64_t axis; /* first: read by params_axis (ScatterElements) */
+    ref_scatter_op op;
+    const char *reduction; /* its name, for messages */
+} scatter_params;
+
+static mopt_status scatter_parse(const op_ctx *ctx, void *params) {
+    scatter_params *p = params;
+    p->axis = ir_node_attr_int(ctx->node, "axis", 0);
     const char *r = ctx->opset >= 16 ? ir_node_attr_string(ctx->node, "reduction", "none") : "none";
+    ref_scatter_op *op = &p->op;
+    p->reduction = r;
     if (!strcmp(r, "none"))
         *op = REF_SCATTER_NONE;
     else if (!strcmp(r, "add"))
@@ -923,6 +1019,14 @@ static mopt_status scatter_reduction(const op_ctx *ctx, mopt_dtype dt, ref_scatt
         *op = REF_SCATTER_MIN;
     else
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "reduction '%s' is not supported", r);
+    return MOPT_OK;
+}
+
+/* The reduction of the node's params, checked against the data type dt. */
+static mopt_status scatter_reduction(const op_ctx *ctx, mopt_dtype dt, ref_scatter_op *op) {
+    const scatter_params *p = ctx->params;
+    const char *r = p->reduction;
+    *op = p->op;
     if (*op != REF_SCATTER_NONE && dt != MOPT_DTYPE_UNDEFINED && dt != MOPT_DTYPE_F32 &&
         dt != MOPT_DTYPE_I64 && dt != MOPT_DTYPE_I32)
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "reduction '%s' on type %s is not supported", r,
@@ -1028,7 +1132,7 @@ static mopt_status scatter_el_infer(const op_ctx *ctx, const op_tensor *in, int 
     char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
     if (x->rank < 0) return MOPT_OK;
     int32_t axis;
-    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
+    if ((st = params_axis(ctx, x->rank, &axis))) return st;
     if (ix->rank >= 0 && ix->rank != x->rank)
         return op_fail(ctx, MOPT_ERR_SHAPE, "indices %s and data %s must have the same rank",
                        op_shape_str(ctx, ix, b1), op_shape_str(ctx, x, b2));
@@ -1050,7 +1154,7 @@ static mopt_status scatter_el_run(const op_ctx *ctx, const op_tensor *in, int n_
     ref_scatter_op op;
     int32_t axis;
     mopt_status st = scatter_reduction(ctx, in[0].dtype, &op);
-    if (!st) st = op_attr_axis(ctx, 0, x->rank, &axis);
+    if (!st) st = params_axis(ctx, x->rank, &axis);
     if (st) return st;
     size_t nb = (size_t)op_numel(&in[0]) * op_esize(&in[0]);
     if (nb) memcpy(out[0].data, in[0].data, nb);
@@ -1074,20 +1178,290 @@ static mopt_status scatter_el_run(const op_ctx *ctx, const op_tensor *in, int n_
     return MOPT_OK;
 }
 
+/* ---- SpaceToDepth / DepthToSpace ------------------------------------------------------ */
+
+typedef struct ds_params {
+    bool to_space; /* DepthToSpace; else SpaceToDepth */
+    bool crd;      /* mode CRD; else DCR */
+    int64_t b;     /* blocksize */
+} ds_params;
+
+static mopt_status ds_parse(const op_ctx *ctx, void *params) {
+    ds_params *p = params;
+    p->to_space = strcmp(ctx->node->op_type, "DepthToSpace") == 0;
+    p->b = ir_node_attr_int(ctx->node, "blocksize", 0);
+    if (p->b <= 0) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "blocksize must be > 0");
+    const char *mode = ir_node_attr_string(ctx->node, "mode", "DCR");
+    if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "mode must be DCR or CRD");
+    p->crd = strcmp(mode, "CRD") == 0;
+    return MOPT_OK;
+}
+
+static mopt_status ds_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    const ds_params *p = ctx->params;
+    bool to_space = p->to_space;
+    int64_t b = p->b;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    const ir_shape *s = &in[0].shape;
+    if (s->rank < 0) return MOPT_OK;
+    if (s->rank != 4) return op_fail(ctx, MOPT_ERR_SHAPE, "input must be 4-D [N, C, H, W]");
+    ir_shape *o = &out[0].shape;
+    if (to_space) {
+        if (s->syms[1] == 0 && s->dims[1] % (b * b))
+            return op_fail(ctx, MOPT_ERR_SHAPE, "C must be a multiple of blocksize^2");
+        o->dims[1] /= b * b, o->dims[2] *= b, o->dims[3] *= b;
+    } else {
+        if ((s->syms[2] == 0 && s->dims[2] % b) || (s->syms[3] == 0 && s->dims[3] % b))
+            return op_fail(ctx, MOPT_ERR_SHAPE, "H and W must be multiples of blocksize");
+        o->dims[1] *= b * b, o->dims[2] /= b, o->dims[3] /= b;
+    }
+    for (int a = 1; a < 4; a++)
+        if (o->syms[a]) o->syms[a] = -1;
+    return MOPT_OK;
+}
+
+static mopt_status ds_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                          int n_out) {
+    const ds_params *p = ctx->params;
+    const int64_t *d = in[0].shape.dims;
+    ref_depth_space(p->to_space, p->crd, p->b, d[0], d[1], d[2], d[3], mopt_dtype_size(in[0].dtype),
+                    in[0].data, out[0].data);
+    return MOPT_OK;
+}
+
+/* ---- GatherND ------------------------------------------------------------------------------- */
+
+typedef struct gnd_params {
+    int64_t batch_dims;
+} gnd_params;
+
+static mopt_status gnd_parse(const op_ctx *ctx, void *params) {
+    ((gnd_params *)params)->batch_dims = ir_node_attr_int(ctx->node, "batch_dims", 0);
+    return MOPT_OK;
+}
+
+static mopt_status gnd_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    mopt_status st = op_expect_i64(ctx, &in[1], 1);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    const ir_shape *d = &in[0].shape, *ix = &in[1].shape;
+    int64_t b = ((const gnd_params *)ctx->params)->batch_dims;
+    if (d->rank < 0 || ix->rank < 0 || ix->syms[ix->rank - 1] != 0) {
+        ir_shape_set_unknown(&out[0].shape);
+        return MOPT_OK;
+    }
+    int64_t k = ix->dims[ix->rank - 1];
+    if (b < 0 || b >= ix->rank || b >= d->rank || k < 1 || b + k > d->rank)
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "indices last dim %" PRId64 " and batch_dims %" PRId64
+                       " do not fit data of rank %d",
+                       k, b, (int)d->rank);
+    int32_t r = ix->rank - 1 + d->rank - (int32_t)(b + k);
+    if (r > IR_MAX_RANK) return op_fail(ctx, MOPT_ERR_SHAPE, "output rank too large");
+    out[0].shape.rank = r;
+    int32_t o = 0;
+    for (int32_t a = 0; a < ix->rank - 1; a++, o++)
+        out[0].shape.dims[o] = ix->dims[a], out[0].shape.syms[o] = ix->syms[a];
+    for (int32_t a = (int32_t)(b + k); a < d->rank; a++, o++)
+        out[0].shape.dims[o] = d->dims[a], out[0].shape.syms[o] = d->syms[a];
+    return MOPT_OK;
+}
+
+static mopt_status gnd_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    const ir_shape *d = &in[0].shape, *ix = &in[1].shape;
+    int64_t b = ((const gnd_params *)ctx->params)->batch_dims;
+    int64_t k = ix->dims[ix->rank - 1];
+    int64_t ds[IR_MAX_RANK];
+    op_strides(d, ds);
+    int64_t slice = 1, batch = 1, per_batch = 1;
+    for (int32_t a = (int32_t)(b + k); a < d->rank; a++)
+        slice *= d->dims[a];
+    for (int32_t a = 0; a < b; a++)
+        batch *= ix->dims[a];
+    for (int32_t a = (int32_t)b; a < ix->rank - 1; a++)
+        per_batch *= ix->dims[a];
+    size_t es = mopt_dtype_size(in[0].dtype);
+    const int64_t *idx = in[1].data;
+    char *y = out[0].data;
+    for (int64_t p = 0; p < batch * per_batch; p++) {
+        int64_t off = (p / per_batch) * (b > 0 ? ds[b - 1] : 0);
+        for (int64_t j = 0; j < k; j++) {
+            int64_t v = idx[p * k + j], dim = d->dims[b + j];
+            if (v < 0) v += dim;
+            if (v < 0 || v >= dim)
+                return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
+                               "index %" PRId64 " out of range for axis %d of size %" PRId64,
+                               idx[p * k + j], (int)(b + j), dim);
+            off += v * ds[b + j];
+        }
+        memcpy(y + (size_t)(p * slice) * es, (const char *)in[0].data + (size_t)off * es,
+               (size_t)slice * es);
+    }
+    return MOPT_OK;
+}
+
+/* ---- ReverseSequence ------------------------------------------------------------------------ */
+
+typedef struct revseq_params {
+    int64_t batch_axis, time_axis;
+} revseq_params;
+
+static mopt_status revseq_parse(const op_ctx *ctx, void *params) {
+    revseq_params *p = params;
+    p->batch_axis = ir_node_attr_int(ctx->node, "batch_axis", 1);
+    p->time_axis = ir_node_attr_int(ctx->node, "time_axis", 0);
+    return MOPT_OK;
+}
+
+static mopt_status revseq_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    mopt_status st = op_expect_index(ctx, &in[1], 1);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    if (in[0].shape.rank >= 0 && in[0].shape.rank < 2)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "input must have rank >= 2");
+    return MOPT_OK;
+}
+
+static mopt_status revseq_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    const revseq_params *p = ctx->params;
+    int64_t ba = p->batch_axis, ta = p->time_axis;
+    if (!((ba == 0 && ta == 1) || (ba == 1 && ta == 0)))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "batch_axis/time_axis must be 0 and 1");
+    const ir_shape *s = &in[0].shape;
+    int64_t nb = s->dims[ba], nt = s->dims[ta], inner = 1, lens[4096];
+    for (int32_t a = 2; a < s->rank; a++)
+        inner *= s->dims[a];
+    if (nb > 4096) return op_fail(ctx, MOPT_ERR_LIMIT, "batch too large");
+    if (op_read_ints(ctx, &in[1], "sequence_lens", lens, 4096) != nb)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "sequence_lens must have %" PRId64 " values", nb);
+    size_t es = mopt_dtype_size(in[0].dtype);
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t t = 0; t < nt; t++) {
+            int64_t len = lens[b] < 0 ? 0 : lens[b] > nt ? nt : lens[b];
+            int64_t src_t = t < len ? len - 1 - t : t;
+            int64_t dst = ba == 0 ? b * nt + t : t * nb + b;
+            int64_t src = ba == 0 ? b * nt + src_t : src_t * nb + b;
+            memcpy((char *)out[0].data + (size_t)(dst * inner) * es,
+                   (const char *)in[0].data + (size_t)(src * inner) * es, (size_t)inner * es);
+        }
+    return MOPT_OK;
+}
+
+/* ---- TensorScatter (a cache updated in place along an axis) ------------------ */
+
+typedef struct tscatter_params {
+    int64_t axis;  /* default -2 */
+    bool circular; /* mode circular; else linear */
+    bool mode_ok;  /* mode is linear or circular */
+} tscatter_params;
+
+static mopt_status tscatter_parse(const op_ctx *ctx, void *params) {
+    tscatter_params *p = params;
+    const char *mode = ir_node_attr_string(ctx->node, "mode", "linear");
+    p->circular = strcmp(mode, "circular") == 0;
+    p->mode_ok = p->circular || strcmp(mode, "linear") == 0;
+    p->axis = ir_node_attr_int(ctx->node, "axis", -2);
+    return MOPT_OK;
+}
+
+static mopt_status tscatter_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    mopt_status st = op_same_dtype(ctx, in, 0, 1);
+    if (st) return st;
+    const tscatter_params *p = ctx->params;
+    if (!p->mode_ok) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "mode must be linear or circular");
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+static mopt_status tscatter_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    const ir_shape *c = &in[0].shape, *u = &in[1].shape;
+    int32_t ax;
+    const tscatter_params *p = ctx->params;
+    mopt_status st = op_axis(ctx, p->axis, c->rank, "axis", &ax);
+    if (st) return st;
+    if (u->rank != c->rank || ax < 1)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "update must have the cache's rank; axis > 0");
+    for (int32_t a = 0; a < c->rank; a++)
+        if (a == ax ? u->dims[a] > c->dims[a] : u->dims[a] != c->dims[a])
+            return op_fail(ctx, MOPT_ERR_SHAPE, "update does not fit the cache on axis %d", (int)a);
+    bool circ = p->circular;
+    size_t es = mopt_dtype_size(in[0].dtype);
+    memcpy(out[0].data, in[0].data, (size_t)op_numel(&in[0]) * es);
+    int64_t outer, inner, batch = c->dims[0];
+    op_axis_split(c, ax, &outer, NULL, &inner);
+    int64_t maxlen = c->dims[ax], len = u->dims[ax];
+    for (int64_t o = 0; o < outer; o++) {
+        int64_t b = o / (outer / (batch > 0 ? batch : 1));
+        int64_t w = 0;
+        if (op_has_input(in, n_in, 2)) {
+            const op_tensor *wi = &in[2];
+            w = wi->dtype == MOPT_DTYPE_I64 ? ((const int64_t *)wi->data)[b]
+                                            : ((const int32_t *)wi->data)[b];
+        }
+        for (int64_t s = 0; s < len; s++) {
+            int64_t pos = w + s;
+            if (circ) pos = ((pos % maxlen) + maxlen) % maxlen;
+            if (pos < 0 || pos >= maxlen)
+                return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
+                               "write index %" PRId64 " out of range", pos);
+            memcpy((char *)out[0].data + (size_t)((o * maxlen + pos) * inner) * es,
+                   (const char *)in[1].data + (size_t)((o * len + s) * inner) * es,
+                   (size_t)inner * es);
+        }
+    }
+    return MOPT_OK;
+}
+
 /* ---- table ------------------------------------------------------------------ */
 
+#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
+#define FLOAT_BRIDGE .bridge = &ops_bridge_float
+
 static const op_def k_movement_ops[] = {
-    {"Transpose", "", 1, 1, 1, 1, transpose_infer, transpose_run, ops_cpu_transpose_impls},
-    {"Concat", "", 1, 64, 1, 1, concat_infer, concat_run},
-    {"Split", "", 1, 2, 1, 64, split_infer, split_run},
-    {"Slice", "", 1, 5, 1, 1, slice_infer, slice_run},
-    {"Gather", "", 2, 2, 1, 1, gather_infer, gather_run},
-    {"GatherElements", "", 2, 2, 1, 1, gather_elements_infer, gather_elements_run},
-    {"Tile", "", 2, 2, 1, 1, tile_infer, tile_run},
-    {"Pad", "", 1, 4, 1, 1, pad_infer, pad_run},
-    {"Trilu", "", 1, 2, 1, 1, trilu_infer, trilu_run},
-    {"ScatterND", "", 3, 3, 1, 1, scatter_nd_infer, scatter_nd_run},
-    {"ScatterElements", "", 3, 3, 1, 1, scatter_el_infer, scatter_el_run},
+    {"Transpose", "", 1, 1, 1, 1, transpose_infer, transpose_run, ops_cpu_transpose_impls,
+     PARAMS(transpose_params, transpose_parse), FLOAT_BRIDGE},
+    {"Concat", "", 1, 64, 1, 1, concat_infer, concat_run, NULL, PARAMS(axis_params, concat_parse),
+     FLOAT_BRIDGE},
+    {"Split", "", 1, 2, 1, 64, split_infer, split_run, NULL, PARAMS(split_params, split_parse),
+     FLOAT_BRIDGE},
+    {"Slice", "", 1, 5, 1, 1, slice_infer, slice_run, NULL, PARAMS(slice_attr_params, slice_parse),
+     FLOAT_BRIDGE},
+    {"Gather", "", 2, 2, 1, 1, gather_infer, gather_run, NULL, PARAMS(axis_params, axis_parse),
+     FLOAT_BRIDGE},
+    {"GatherElements", "", 2, 2, 1, 1, gather_elements_infer, gather_elements_run, NULL,
+     PARAMS(axis_params, axis_parse), FLOAT_BRIDGE},
+    {"Tile", "", 2, 2, 1, 1, tile_infer, tile_run, FLOAT_BRIDGE},
+    {"Pad", "", 1, 4, 1, 1, pad_infer, pad_run, NULL, PARAMS(pad_params, pad_parse), FLOAT_BRIDGE},
+    {"Trilu", "", 1, 2, 1, 1, trilu_infer, trilu_run, NULL, PARAMS(trilu_params, trilu_parse),
+     FLOAT_BRIDGE},
+    {"ScatterND", "", 3, 3, 1, 1, scatter_nd_infer, scatter_nd_run, NULL,
+     PARAMS(scatter_params, scatter_parse), FLOAT_BRIDGE},
+    {"ScatterElements", "", 3, 3, 1, 1, scatter_el_infer, scatter_el_run, NULL,
+     PARAMS(scatter_params, scatter_parse), FLOAT_BRIDGE},
+    /* opset 9-10's name of ScatterElements */
+    {"Scatter", "", 3, 3, 1, 1, scatter_el_infer, scatter_el_run, NULL,
+     PARAMS(scatter_params, scatter_parse), FLOAT_BRIDGE},
+    {"GatherND", "", 2, 2, 1, 1, gnd_infer, gnd_run, NULL, PARAMS(gnd_params, gnd_parse),
+     FLOAT_BRIDGE},
+    {"TensorScatter", "", 2, 3, 1, 1, tscatter_infer, tscatter_run, NULL,
+     PARAMS(tscatter_params, tscatter_parse), FLOAT_BRIDGE},
+    {"SpaceToDepth", "", 1, 1, 1, 1, ds_infer, ds_run, NULL, PARAMS(ds_params, ds_parse),
+     FLOAT_BRIDGE},
+    {"DepthToSpace", "", 1, 1, 1, 1, ds_infer, ds_run, NULL, PARAMS(ds_params, ds_parse),
+     FLOAT_BRIDGE},
+    {"ReverseSequence", "", 2, 2, 1, 1, revseq_infer, revseq_run, NULL,
+     PARAMS(revseq_params, revseq_parse), FLOAT_BRIDGE},
 };
 
 const op_def *ops_family_movement(size_t *count) {

@@ -176,10 +176,14 @@ const op_def *ops_family_bitwise(size_t *count);
 const op_def *ops_family_attention_onnx(size_t *count);
 const op_def *ops_family_loss(size_t *count);
 const op_def *ops_family_normalization2(size_t *count);
-const op_def *ops_family_tensor_ops(size_t *count);
+const op_def *ops_family_cumulative(size_t *count);
+const op_def *ops_family_sort(size_t *count);
+const op_def *ops_family_index(size_t *count);
 const op_def *ops_family_quant(size_t *count);
 const op_def *ops_family_resize(size_t *count);
-const op_def *ops_family_misc(size_t *count);
+const op_def *ops_family_signal(size_t *count);
+const op_def *ops_family_linalg(size_t *count);
+const op_def *ops_family_lrn(size_t *count);
 const op_def *ops_family_spatial(size_t *count);
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */

@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_quant.h"
+#include "ops/bridge.h"
 #include "ops/ops.h"
 
 static bool is_qint(mopt_dtype t) {
@@ -39,16 +40,35 @@ static void *conv_copy(const op_tensor *t, mopt_dtype to) {
     return p;
 }
 
+/* QuantizeLinear, DequantizeLinear */
+typedef struct q_params {
+    bool has_od;   /* output_dtype given */
+    int64_t od;    /* its value */
+    int64_t block; /* block_size (0: none) */
+    int64_t axis;  /* axis (default 1), normalized against x's rank when used */
+} q_params;
+
+static mopt_status q_parse(const op_ctx *ctx, void *params) {
+    q_params *p = params;
+    const ir_attr *od = ir_node_attr(ctx->node, "output_dtype");
+    p->has_od = od != NULL;
+    p->od = od ? od->i : 0;
+    p->block = ir_node_attr_int(ctx->node, "block_size", 0);
+    p->axis = ir_node_attr_int(ctx->node, "axis", 1);
+    return MOPT_OK;
+}
+
 static mopt_status layout_of(const op_ctx *ctx, const op_tensor *x, const op_tensor *scale,
                              ref_qlayout *l) {
     const ir_shape *s = &x->shape, *ss = &scale->shape;
-    int64_t block = ir_node_attr_int(ctx->node, "block_size", 0);
+    const q_params *p = ctx->params;
+    int64_t block = p->block;
     memset(l, 0, sizeof *l);
     l->outer = op_numel(x);
     l->len = l->inner = 1;
     if (ss->rank == 0 || (ss->rank == 1 && ss->dims[0] == 1 && block <= 0)) return MOPT_OK;
     int32_t ax;
-    mopt_status st = op_attr_axis(ctx, 1, s->rank, &ax);
+    mopt_status st = op_axis(ctx, p->axis, s->rank, "axis", &ax);
     if (st) return st;
     l->outer = 1;
     for (int32_t a = 0; a < s->rank; a++)
@@ -79,8 +99,8 @@ static mopt_status layout_of(const op_ctx *ctx, const op_tensor *x, const op_ten
 static mopt_status q_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     mopt_dtype t = MOPT_DTYPE_U8;
-    const ir_attr *od = ir_node_attr(ctx->node, "output_dtype");
-    if (od) t = (mopt_dtype)od->i;
+    const q_params *p = ctx->params;
+    if (p->has_od) t = (mopt_dtype)p->od;
     if (op_has_input(in, n_in, 2)) t = in[2].dtype;
     if (!is_qint(t))
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "quantized type %s is not supported",
@@ -129,8 +149,8 @@ static mopt_status dq_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
     if (op_has_input(in, n_in, 2) && in[0].dtype != MOPT_DTYPE_UNDEFINED &&
         in[2].dtype != in[0].dtype)
         return op_fail(ctx, MOPT_ERR_TYPE, "x_zero_point must have the type of x");
-    const ir_attr *od = ir_node_attr(ctx->node, "output_dtype");
-    out[0].dtype = od && od->i ? (mopt_dtype)od->i : in[1].dtype;
+    const q_params *p = ctx->params;
+    out[0].dtype = p->has_od && p->od ? (mopt_dtype)p->od : in[1].dtype;
     if (out[0].dtype != MOPT_DTYPE_UNDEFINED && !is_fscale(out[0].dtype))
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "output type %s is not supported",
                        mopt_dtype_name(out[0].dtype));
@@ -196,6 +216,16 @@ static mopt_status dyn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 /* ---- MatMulInteger / QLinearMatMul ------------------------------------------------------ */
 
+/* params: QLinearMatMul (else MatMulInteger) */
+typedef struct mmi_params {
+    bool ql;
+} mmi_params;
+
+static mopt_status mmi_parse(const op_ctx *ctx, void *params) {
+    ((mmi_params *)params)->ql = strcmp(ctx->node->op_type, "QLinearMatMul") == 0;
+    return MOPT_OK;
+}
+
 /* [batch..., m, k] x [batch..., k, n] with equal batch dims or a 2-D B. */
 static mopt_status mm_shape(const op_ctx *ctx, const ir_shape *a, const ir_shape *b, ir_shape *y) {
     if (a->rank < 0 || b->rank < 0) {
@@ -221,7 +251,7 @@ static mopt_status mm_shape(const op_ctx *ctx, const ir_shape *a, const ir_shape
 
 static mopt_status mmi_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
-    bool ql = strcmp(ctx->node->op_type, "QLinearMatMul") == 0;
+    bool ql = ((const mmi_params *)ctx->params)->ql;
     int ia = 0, ib = ql ? 3 : 1;
     if ((in[ia].dtype && !is_qint(in[ia].dtype)) || (in[ib].dtype && !is_qint(in[ib].dtype)))
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "operand types %s, %s are not supported",
@@ -232,7 +262,7 @@ static mopt_status mmi_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
 
 static mopt_status mmi_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
-    bool ql = strcmp(ctx->node->op_type, "QLinearMatMul") == 0;
+    bool ql = ((const mmi_params *)ctx->params)->ql;
     const op_tensor *A = &in[0], *B = &in[ql ? 3 : 1];
     const op_tensor *ZA = ql ? (op_has_input(in, n_in, 2) ? &in[2] : NULL)
                              : (op_has_input(in, n_in, 2) ? &in[2] : NULL);
@@ -298,11 +328,16 @@ done:
 }
 
 static const op_def k_ops[] = {
-    {"QuantizeLinear", "", 2, 3, 1, 1, q_infer, q_run, NULL},
-    {"DequantizeLinear", "", 2, 3, 1, 1, dq_infer, dq_run, NULL},
+    /* QuantizeLinear and DynamicQuantizeLinear name their output type: never bridged */
+    {"QuantizeLinear", "", 2, 3, 1, 1, q_infer, q_run, NULL, .params_size = sizeof(q_params),
+     .parse = q_parse},
+    {"DequantizeLinear", "", 2, 3, 1, 1, dq_infer, dq_run, NULL, .params_size = sizeof(q_params),
+     .parse = q_parse, .bridge = &ops_bridge_float},
     {"DynamicQuantizeLinear", "", 1, 1, 1, 3, dyn_infer, dyn_run, NULL},
-    {"MatMulInteger", "", 2, 4, 1, 1, mmi_infer, mmi_run, NULL},
-    {"QLinearMatMul", "", 8, 8, 1, 1, mmi_infer, mmi_run, NULL},
+    {"MatMulInteger", "", 2, 4, 1, 1, mmi_infer, mmi_run, NULL, .params_size = sizeof(mmi_params),
+     .parse = mmi_parse, .bridge = &ops_bridge_float},
+    {"QLinearMatMul", "", 8, 8, 1, 1, mmi_infer, mmi_run, NULL, .params_size = sizeof(mmi_params),
+     .parse = mmi_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_quant(size_t *count) {

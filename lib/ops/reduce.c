@@ -1,7 +1,8 @@
 /*
  * reduce.c — the "reduce" operator family: ReduceSum, ReduceMean, ReduceMax,
  * ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
- * ReduceLogSumExp, ArgMax, ArgMin.
+ * ReduceLogSumExp, ArgMax, ArgMin, and Hardmax (1 at the first maximum
+ * along an axis).
  *
  * Axes come from the attribute (ReduceSum before opset 13, the others before
  * 18) or from the optional second input (with noop_with_empty_axes).
@@ -13,8 +14,10 @@
 #include <string.h>
 
 #include "kernels/ref/ref_reduce.h"
-#include "ops/ops.h"
+#include "ops/bridge.h"
 #include "ops/cpu/ops_cpu.h"
+#include "ops/ops.h"
+#include "ops/reduce.h"
 
 typedef struct reduce_kind {
     const char *op_type;
@@ -36,25 +39,41 @@ static const reduce_kind *kind_of(const op_ctx *ctx) {
     return NULL;
 }
 
+static mopt_status reduce_parse(const op_ctx *ctx, void *params) {
+    reduce_params *p = params;
+    const reduce_kind *kind = kind_of(ctx);
+    if (!kind) return op_fail(ctx, MOPT_ERR_INTERNAL, "unknown reduction");
+    p->op = kind->op;
+    p->ints = kind->ints;
+    p->axes_input = ctx->opset >= (kind->op == REF_REDUCE_SUM ? 13 : 18);
+    p->keep = ir_node_attr_int(ctx->node, "keepdims", 1) != 0;
+    p->noop_empty = ir_node_attr_int(ctx->node, "noop_with_empty_axes", 0) != 0;
+    p->n_axes = -1;
+    if (!p->axes_input) {
+        const int64_t *v = NULL;
+        int64_t n = ir_node_attr_ints(ctx->node, "axes", &v);
+        if (n > IR_MAX_RANK * 2)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "too many axes (%" PRId64 ")", n);
+        if (n > 0) {
+            p->axes = v;
+            p->n_axes = n;
+        } /* absent or empty: all axes */
+    }
+    return MOPT_OK;
+}
+
 /* Which axes are reduced: mask[a] for a < rank. Returns 1 (known), 0 (axes
  * input not known at load time), -1 (error, *st set). *noop: the op is an
  * identity (empty axes with noop_with_empty_axes). */
 int ops_reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t rank, uint8_t *mask,
                     bool *noop, mopt_status *st) {
-    const bool is_sum = !strcmp(ctx->node->op_type, "ReduceSum");
-    const bool axes_input = ctx->opset >= (is_sum ? 13 : 18);
+    const reduce_params *p = ctx->params;
     int64_t axes[IR_MAX_RANK * 2], n = -1;
     *st = MOPT_OK;
     *noop = false;
-    if (!axes_input) {
-        const int64_t *v = NULL;
-        n = ir_node_attr_ints(ctx->node, "axes", &v);
-        if (n > IR_MAX_RANK * 2) {
-            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "too many axes (%" PRId64 ")", n);
-            return -1;
-        }
-        if (n > 0) memcpy(axes, v, (size_t)n * sizeof *v);
-        if (n == 0) n = -1; /* an empty list means all axes */
+    if (!p->axes_input) {
+        n = p->n_axes; /* -1: all axes (absent or an empty list) */
+        if (n > 0) memcpy(axes, p->axes, (size_t)n * sizeof *axes);
     } else if (n_in > 1 && ctx->node->inputs[1] >= 0) {
         const op_tensor *t = &in[1];
         if (t->shape.rank >= 0 && ir_shape_is_concrete(&t->shape) &&
@@ -74,10 +93,10 @@ int ops_reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t ra
             }
         }
         if (n == 0) {
-            if (ir_node_attr_int(ctx->node, "noop_with_empty_axes", 0)) *noop = true;
+            if (p->noop_empty) *noop = true;
             n = -1;
         }
-    } else if (ir_node_attr_int(ctx->node, "noop_with_empty_axes", 0)) {
+    } else if (p->noop_empty) {
         *noop = true;
     }
     for (int32_t a = 0; a < rank; a++)
@@ -110,15 +129,14 @@ static mopt_status reduce_infer(const op_ctx *ctx, const op_tensor *in, int n_in
                                 int n_out) {
     static const mopt_dtype k_float[] = {MOPT_DTYPE_F32};
     static const mopt_dtype k_all[] = {MOPT_DTYPE_F32, MOPT_DTYPE_I64, MOPT_DTYPE_I32};
-    const reduce_kind *kind = kind_of(ctx);
-    if (!kind) return op_fail(ctx, MOPT_ERR_INTERNAL, "unknown reduction");
+    const reduce_params *kind = ctx->params;
     mopt_status st = kind->ints ? op_expect_dtype(ctx, &in[0], 0, k_all, 3)
                                 : op_expect_dtype(ctx, &in[0], 0, k_float, 1);
     if (!st && n_in > 1) st = op_expect_i64(ctx, &in[1], 1);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
-    bool keep = ir_node_attr_int(ctx->node, "keepdims", 1) != 0;
+    bool keep = kind->keep;
     ir_shape_set_unknown(&out[0].shape);
     if (x->rank < 0) return MOPT_OK;
     uint8_t mask[IR_MAX_RANK];
@@ -135,12 +153,11 @@ static mopt_status reduce_infer(const op_ctx *ctx, const op_tensor *in, int n_in
 
 static mopt_status reduce_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
-    const reduce_kind *kind = kind_of(ctx);
+    const reduce_params *kind = ctx->params;
     const ir_shape *x = &in[0].shape;
     uint8_t mask[IR_MAX_RANK];
     bool noop;
     mopt_status st;
-    if (!kind) return op_fail(ctx, MOPT_ERR_INTERNAL, "unknown reduction");
     if (ops_reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st) != 1)
         return st ? st : op_fail(ctx, MOPT_ERR_INTERNAL, "axes unknown at run time");
     int64_t n_out_el = op_numel(&out[0]);
@@ -169,6 +186,22 @@ static mopt_status reduce_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 
 /* ---- ArgMax / ArgMin ------------------------------------------------------- */
 
+typedef struct arg_params {
+    int64_t axis; /* normalized against the input's rank when used */
+    bool keep;    /* keepdims */
+    int is_max;   /* ArgMax; else ArgMin */
+    int last;     /* select_last_index (opset 12+) */
+} arg_params;
+
+static mopt_status arg_parse(const op_ctx *ctx, void *params) {
+    arg_params *p = params;
+    p->axis = ir_node_attr_int(ctx->node, "axis", 0);
+    p->keep = ir_node_attr_int(ctx->node, "keepdims", 1) != 0;
+    p->is_max = !strcmp(ctx->node->op_type, "ArgMax");
+    p->last = ctx->opset >= 12 && ir_node_attr_int(ctx->node, "select_last_index", 0) != 0;
+    return MOPT_OK;
+}
+
 static mopt_status arg_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
     static const mopt_dtype k_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_I64, MOPT_DTYPE_I32};
@@ -179,14 +212,15 @@ static mopt_status arg_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     ir_shape_set_unknown(&out[0].shape);
     if (x->rank < 0) return MOPT_OK;
     if (x->rank == 0) return op_fail(ctx, MOPT_ERR_SHAPE, "input must have rank >= 1");
+    const arg_params *p = ctx->params;
     int32_t axis;
-    if ((st = op_attr_axis(ctx, 0, x->rank, &axis))) return st;
+    if ((st = op_axis(ctx, p->axis, x->rank, "axis", &axis))) return st;
     if (x->syms[axis] == 0 && x->dims[axis] == 0) {
         char b1[IR_SHAPE_STR_CAP];
         return op_fail(ctx, MOPT_ERR_SHAPE, "cannot reduce the empty axis %d of %s", (int)axis,
                        op_shape_str(ctx, x, b1));
     }
-    bool keep = ir_node_attr_int(ctx->node, "keepdims", 1) != 0;
+    bool keep = p->keep;
     uint8_t mask[IR_MAX_RANK] = {0};
     mask[axis] = 1;
     reduced_shape(x, mask, keep, &out[0].shape);
@@ -196,11 +230,11 @@ static mopt_status arg_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
 static mopt_status arg_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     const ir_shape *x = &in[0].shape;
+    const arg_params *p = ctx->params;
     int32_t axis;
-    mopt_status st = op_attr_axis(ctx, 0, x->rank, &axis);
+    mopt_status st = op_axis(ctx, p->axis, x->rank, "axis", &axis);
     if (st) return st;
-    int is_max = !strcmp(ctx->node->op_type, "ArgMax");
-    int last = ctx->opset >= 12 && ir_node_attr_int(ctx->node, "select_last_index", 0) != 0;
+    int is_max = p->is_max, last = p->last;
     int64_t outer, inner, n = x->dims[axis];
     op_axis_split(x, axis, &outer, NULL, &inner);
     if (op_numel(&out[0]) == 0) return MOPT_OK;
@@ -221,19 +255,72 @@ static mopt_status arg_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     return MOPT_OK;
 }
 
+/* ---- Hardmax ---------------------------------------------------------------------- */
+
+static mopt_status same_f32_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+/* Hardmax's axis: default -1 from opset 13, 1 before */
+typedef struct hardmax_params {
+    int64_t axis;
+} hardmax_params;
+
+static mopt_status hardmax_parse(const op_ctx *ctx, void *params) {
+    ((hardmax_params *)params)->axis =
+        ir_node_attr_int(ctx->node, "axis", ctx->opset >= 13 ? -1 : 1);
+    return MOPT_OK;
+}
+
+static mopt_status hardmax_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    int64_t axis = ((const hardmax_params *)ctx->params)->axis;
+    int32_t ax;
+    mopt_status st = op_axis(ctx, axis, in[0].shape.rank, "axis", &ax);
+    if (st) return st;
+    int64_t o, l, i;
+    op_axis_split(&in[0].shape, ax, &o, &l, &i);
+    if (ctx->opset < 13) { /* coerced to 2-D [outer, rest] */
+        l *= i;
+        i = 1;
+    }
+    ref_hardmax(o, l, i, in[0].data, out[0].data);
+    return MOPT_OK;
+}
+
+/* BR: the op's dtype bridging rule (ops_bridge_<BR>, bridge.h) */
+#define REDUCE(name, impls, BR)                                                                    \
+    {                                                                                              \
+        name, "", 1, 2, 1, 1, reduce_infer, reduce_run, impls,                                     \
+            .params_size = sizeof(reduce_params), .parse = reduce_parse,                           \
+            .bridge = &ops_bridge_##BR                                                             \
+    }
+#define ARG(name)                                                                                  \
+    {                                                                                              \
+        name, "", 1, 1, 1, 1, arg_infer, arg_run, NULL,                                            \
+            .params_size = sizeof(arg_params), .parse = arg_parse, .bridge = &ops_bridge_compare   \
+    }
+
 static const op_def k_reduce_ops[] = {
-    {"ReduceSum", "", 1, 2, 1, 1, reduce_infer, reduce_run, ops_cpu_reduce_impls},
-    {"ReduceMean", "", 1, 2, 1, 1, reduce_infer, reduce_run, ops_cpu_reduce_impls},
-    {"ReduceMax", "", 1, 2, 1, 1, reduce_infer, reduce_run, ops_cpu_reduce_impls},
-    {"ReduceMin", "", 1, 2, 1, 1, reduce_infer, reduce_run, ops_cpu_reduce_impls},
-    {"ReduceProd", "", 1, 2, 1, 1, reduce_infer, reduce_run},
-    {"ReduceL1", "", 1, 2, 1, 1, reduce_infer, reduce_run},
-    {"ReduceL2", "", 1, 2, 1, 1, reduce_infer, reduce_run},
-    {"ReduceSumSquare", "", 1, 2, 1, 1, reduce_infer, reduce_run},
-    {"ReduceLogSum", "", 1, 2, 1, 1, reduce_infer, reduce_run},
-    {"ReduceLogSumExp", "", 1, 2, 1, 1, reduce_infer, reduce_run},
-    {"ArgMax", "", 1, 1, 1, 1, arg_infer, arg_run},
-    {"ArgMin", "", 1, 1, 1, 1, arg_infer, arg_run},
+    REDUCE("ReduceSum", ops_cpu_reduce_impls, wrap_arith),
+    REDUCE("ReduceMean", ops_cpu_reduce_impls, float),
+    REDUCE("ReduceMax", ops_cpu_reduce_impls, minmax_bool),
+    REDUCE("ReduceMin", ops_cpu_reduce_impls, minmax_bool),
+    REDUCE("ReduceProd", NULL, wrap_arith),
+    REDUCE("ReduceL1", NULL, arith),
+    REDUCE("ReduceL2", NULL, float),
+    REDUCE("ReduceSumSquare", NULL, wrap_arith),
+    REDUCE("ReduceLogSum", NULL, float),
+    REDUCE("ReduceLogSumExp", NULL, float),
+    ARG("ArgMax"),
+    ARG("ArgMin"),
+    {"Hardmax", "", 1, 1, 1, 1, same_f32_infer, hardmax_run, NULL,
+     .params_size = sizeof(hardmax_params), .parse = hardmax_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_reduce(size_t *count) {

@@ -14,8 +14,9 @@ static const family_fn k_families[] = {
     ops_family_reduce,         ops_family_shape,     ops_family_movement,
     ops_family_fused,          ops_family_attention, ops_family_bitwise,
     ops_family_attention_onnx, ops_family_loss,      ops_family_normalization2,
-    ops_family_tensor_ops,     ops_family_quant,     ops_family_resize,
-    ops_family_misc,           ops_family_spatial,
+    ops_family_cumulative,     ops_family_sort,      ops_family_index,
+    ops_family_quant,          ops_family_resize,    ops_family_signal,
+    ops_family_linalg,         ops_family_lrn,       ops_family_spatial,
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])

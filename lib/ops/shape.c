@@ -2,7 +2,7 @@
  * shape.c — the "shape" operator family: ops that change how a tensor is
  * viewed or that make tensors from shapes: Reshape, Flatten, Squeeze,
  * Unsqueeze, Shape, Size, ConstantOfShape, Range, Constant, Identity,
- * Dropout (inference), Expand.
+ * Dropout (inference), Expand, EyeLike.
  *
  * Inference propagates symbolic dims (Reshape's 0 copies a symbol; -1 is
  * solved when the symbols on both sides cancel). Ops whose output bytes are
@@ -17,7 +17,9 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_movement.h"
+#include "ops/bridge.h"
 #include "ops/ops.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -131,6 +133,17 @@ static int cmp_i32(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Reshape's allowzero (opset 14+), Flatten's axis */
+typedef struct int_attr_params {
+    int64_t v;
+} int_attr_params;
+
+static mopt_status reshape_parse(const op_ctx *ctx, void *params) {
+    ((int_attr_params *)params)->v =
+        ctx->opset >= 14 ? ir_node_attr_int(ctx->node, "allowzero", 0) : 0;
+    return MOPT_OK;
+}
+
 static mopt_status reshape_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
     mopt_status st = op_expect_any(ctx, &in[0], 0);
@@ -142,7 +155,7 @@ static mopt_status reshape_infer(const op_ctx *ctx, const op_tensor *in, int n_i
     if (in[1].shape.rank >= 0 && in[1].shape.rank != 1)
         return op_fail(ctx, MOPT_ERR_SHAPE, "the shape input must be 1-D, not %s",
                        op_shape_str(ctx, &in[1].shape, b1));
-    int64_t allowzero = ctx->opset >= 14 ? ir_node_attr_int(ctx->node, "allowzero", 0) : 0;
+    int64_t allowzero = ((const int_attr_params *)ctx->params)->v;
     int64_t sh[IR_MAX_RANK];
     int64_t n = 0;
     int r = op_known_ints(ctx, &in[1], "shape", sh, IR_MAX_RANK, &n);
@@ -243,13 +256,18 @@ static mopt_status reshape_infer(const op_ctx *ctx, const op_tensor *in, int n_i
 
 /* ---- Flatten ------------------------------------------------------------- */
 
+static mopt_status flatten_parse(const op_ctx *ctx, void *params) {
+    ((int_attr_params *)params)->v = ir_node_attr_int(ctx->node, "axis", 1);
+    return MOPT_OK;
+}
+
 static mopt_status flatten_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
     mopt_status st = op_expect_any(ctx, &in[0], 0);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
-    int64_t axis = ir_node_attr_int(ctx->node, "axis", 1);
+    int64_t axis = ((const int_attr_params *)ctx->params)->v;
     op_set_unknown_dims(&out[0].shape, 2);
     if (x->rank < 0) return MOPT_OK;
     if (axis < -(int64_t)x->rank || axis > x->rank)
@@ -267,20 +285,35 @@ static mopt_status flatten_infer(const op_ctx *ctx, const op_tensor *in, int n_i
 
 /* ---- Squeeze / Unsqueeze ------------------------------------------------- */
 
+/* Squeeze/Unsqueeze: the axes attribute (before opset 13) */
+typedef struct squeeze_params {
+    const int64_t *axes;
+    int64_t n_axes; /* -1: absent */
+} squeeze_params;
+
+static mopt_status squeeze_parse(const op_ctx *ctx, void *params) {
+    squeeze_params *p = params;
+    p->n_axes = -1;
+    if (ctx->opset < 13) {
+        const int64_t *a = NULL;
+        int64_t k = ir_node_attr_ints(ctx->node, "axes", &a);
+        if (k > IR_MAX_RANK * 2)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "too many axes (%" PRId64 ")", k);
+        p->axes = a;
+        p->n_axes = k < 0 ? -1 : k;
+    }
+    return MOPT_OK;
+}
+
 /* The axes of Squeeze/Unsqueeze: attribute before opset 13, input 1 since.
  * Returns 1 (known, *n set; *n = -1 when absent), 0 (input wired but values
  * unknown; *n = element count or -1), or -1 (error). */
 static int squeeze_axes(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *axes,
                         int64_t *n) {
     if (ctx->opset < 13) {
-        const int64_t *a = NULL;
-        int64_t k = ir_node_attr_ints(ctx->node, "axes", &a);
-        if (k > IR_MAX_RANK * 2) {
-            op_fail(ctx, MOPT_ERR_INVALID_MODEL, "too many axes (%" PRId64 ")", k);
-            return -1;
-        }
-        if (k > 0) memcpy(axes, a, (size_t)k * sizeof *axes);
-        *n = k < 0 ? -1 : k;
+        const squeeze_params *p = ctx->params;
+        if (p->n_axes > 0) memcpy(axes, p->axes, (size_t)p->n_axes * sizeof *axes);
+        *n = p->n_axes;
         return 1;
     }
     if (!op_wired(ctx, 1)) {
@@ -386,12 +419,26 @@ static mopt_status unsqueeze_infer(const op_ctx *ctx, const op_tensor *in, int n
 
 /* ---- Shape / Size -------------------------------------------------------- */
 
-static void shape_range(const op_ctx *ctx, int32_t rank, int64_t *start, int64_t *end) {
-    int64_t s = 0, e = rank;
+/* Shape's start and end (opset 15+) */
+typedef struct shape_params {
+    int64_t start, end;
+    bool has_end; /* else the rank */
+} shape_params;
+
+static mopt_status shape_parse(const op_ctx *ctx, void *params) {
+    shape_params *p = params;
     if (ctx->opset >= 15) {
-        s = ir_node_attr_int(ctx->node, "start", 0);
-        e = ir_node_attr_int(ctx->node, "end", rank);
+        const ir_attr *e = ir_node_attr(ctx->node, "end");
+        p->start = ir_node_attr_int(ctx->node, "start", 0);
+        p->has_end = e && e->type == IR_ATTR_INT;
+        p->end = p->has_end ? e->i : 0;
     }
+    return MOPT_OK;
+}
+
+static void shape_range(const op_ctx *ctx, int32_t rank, int64_t *start, int64_t *end) {
+    const shape_params *p = ctx->params;
+    int64_t s = p->start, e = p->has_end ? p->end : rank;
     if (s < 0) s += rank;
     if (e < 0) e += rank;
     s = s < 0 ? 0 : (s > rank ? rank : s);
@@ -441,6 +488,12 @@ static mopt_status size_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 static const float k_zero_f32 = 0.0f;
 
+/* ConstantOfShape's value: its dtype and one element (the node's or k_zero_f32) */
+typedef struct cos_params {
+    mopt_dtype dtype;
+    const void *value;
+} cos_params;
+
 static mopt_status cos_value(const op_ctx *ctx, mopt_dtype *dtype, const void **value) {
     const ir_attr *a = ir_node_attr(ctx->node, "value");
     *dtype = MOPT_DTYPE_F32;
@@ -459,11 +512,15 @@ static mopt_status cos_value(const op_ctx *ctx, mopt_dtype *dtype, const void **
     return MOPT_OK;
 }
 
+static mopt_status cos_parse(const op_ctx *ctx, void *params) {
+    cos_params *p = params;
+    return cos_value(ctx, &p->dtype, &p->value);
+}
+
 static mopt_status cos_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
-    const void *value;
-    mopt_status st = cos_value(ctx, &out[0].dtype, &value);
-    if (!st) st = op_expect_i64(ctx, &in[0], 0);
+    out[0].dtype = ((const cos_params *)ctx->params)->dtype;
+    mopt_status st = op_expect_i64(ctx, &in[0], 0);
     if (st) return st;
     char b1[IR_SHAPE_STR_CAP];
     if (in[0].shape.rank >= 0 && in[0].shape.rank != 1)
@@ -492,11 +549,8 @@ static mopt_status cos_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
 
 static mopt_status cos_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
-    mopt_dtype dt;
-    const void *value;
-    mopt_status st = cos_value(ctx, &dt, &value);
-    if (st) return st;
-    ref_fill(out[0].data, mopt_dtype_size(dt), op_numel(&out[0]), value);
+    const cos_params *p = ctx->params;
+    ref_fill(out[0].data, mopt_dtype_size(p->dtype), op_numel(&out[0]), p->value);
     return MOPT_OK;
 }
 
@@ -604,6 +658,12 @@ static mopt_status range_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
 /* ---- Constant ------------------------------------------------------------ */
 
 /* The constant's dtype, shape and bytes (owned by the node). */
+typedef struct constant_params {
+    mopt_dtype dtype;
+    ir_shape shape;
+    void *data;
+} constant_params;
+
 static mopt_status constant_get(const op_ctx *ctx, mopt_dtype *dtype, ir_shape *shape,
                                 void **data) {
     const ir_node *n = ctx->node;
@@ -655,24 +715,25 @@ static mopt_status constant_get(const op_ctx *ctx, mopt_dtype *dtype, ir_shape *
     return MOPT_OK;
 }
 
+static mopt_status constant_parse(const op_ctx *ctx, void *params) {
+    constant_params *p = params;
+    return constant_get(ctx, &p->dtype, &p->shape, &p->data);
+}
+
 static mopt_status constant_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                   int n_out) {
-    void *data = NULL;
-    mopt_status st = constant_get(ctx, &out[0].dtype, &out[0].shape, &data);
-    if (st) return st;
-    if (!ctx->runtime) out[0].data = data;
+    const constant_params *p = ctx->params;
+    out[0].dtype = p->dtype;
+    out[0].shape = p->shape;
+    if (!ctx->runtime) out[0].data = p->data;
     return MOPT_OK;
 }
 
 static mopt_status constant_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
-    void *data = NULL;
-    mopt_dtype dt;
-    ir_shape s;
-    mopt_status st = constant_get(ctx, &dt, &s, &data);
-    if (st) return st;
+    const constant_params *p = ctx->params;
     size_t nb = op_nbytes(&out[0]);
-    if (nb) memcpy(out[0].data, data, nb);
+    if (nb) memcpy(out[0].data, p->data, nb);
     return MOPT_OK;
 }
 
@@ -726,19 +787,73 @@ static mopt_status expand_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 
 /* ---- table ---------------------------------------------------------------- */
 
+/* ---- EyeLike -------------------------------------------------------------------------- */
+
+typedef struct eye_params {
+    bool has_dtype; /* else input 0's */
+    int64_t dtype;
+    int64_t k;
+} eye_params;
+
+static mopt_status eye_parse(const op_ctx *ctx, void *params) {
+    eye_params *p = params;
+    const ir_attr *dt = ir_node_attr(ctx->node, "dtype");
+    p->has_dtype = dt != NULL;
+    p->dtype = dt ? dt->i : 0;
+    p->k = ir_node_attr_int(ctx->node, "k", 0);
+    return MOPT_OK;
+}
+
+static mopt_status eye_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    const eye_params *p = ctx->params;
+    out[0].dtype = p->has_dtype ? (mopt_dtype)p->dtype : in[0].dtype;
+    if (p->has_dtype && mopt_dtype_size(out[0].dtype) == 0)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "dtype %d is not supported", (int)p->dtype);
+    out[0].shape = in[0].shape;
+    if (in[0].shape.rank >= 0 && in[0].shape.rank != 2)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "input must be 2-D");
+    return MOPT_OK;
+}
+
+static mopt_status eye_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    int64_t k = ((const eye_params *)ctx->params)->k;
+    int64_t r = out[0].shape.dims[0], c = out[0].shape.dims[1];
+    size_t es = mopt_dtype_size(out[0].dtype);
+    memset(out[0].data, 0, (size_t)(r * c) * es);
+    double one = 1.0;
+    char v[8];
+    ref_cast(MOPT_DTYPE_F64, &one, out[0].dtype, v, 1);
+    for (int64_t i = 0; i < r; i++)
+        if (i + k >= 0 && i + k < c)
+            memcpy((char *)out[0].data + (size_t)(i * c + i + k) * es, v, es);
+    return MOPT_OK;
+}
+
+#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
+
+/* Shape, Size, ConstantOfShape, Constant and EyeLike name their output type: never
+ * bridged; the others through f32 (bridge.h) */
 static const op_def k_shape_ops[] = {
-    {"Identity", "", 1, 1, 1, 1, identity_infer, run_copy},
-    {"Dropout", "", 1, 3, 1, 2, dropout_infer, dropout_run},
-    {"Reshape", "", 2, 2, 1, 1, reshape_infer, run_copy},
-    {"Flatten", "", 1, 1, 1, 1, flatten_infer, run_copy},
-    {"Squeeze", "", 1, 2, 1, 1, squeeze_infer, run_copy},
-    {"Unsqueeze", "", 1, 2, 1, 1, unsqueeze_infer, run_copy},
-    {"Shape", "", 1, 1, 1, 1, shape_infer, shape_run},
+    {"Identity", "", 1, 1, 1, 1, identity_infer, run_copy, .bridge = &ops_bridge_float},
+    {"Dropout", "", 1, 3, 1, 2, dropout_infer, dropout_run, .bridge = &ops_bridge_float},
+    {"Reshape", "", 2, 2, 1, 1, reshape_infer, run_copy, NULL,
+     PARAMS(int_attr_params, reshape_parse), .bridge = &ops_bridge_float},
+    {"Flatten", "", 1, 1, 1, 1, flatten_infer, run_copy, NULL,
+     PARAMS(int_attr_params, flatten_parse), .bridge = &ops_bridge_float},
+    {"Squeeze", "", 1, 2, 1, 1, squeeze_infer, run_copy, NULL,
+     PARAMS(squeeze_params, squeeze_parse), .bridge = &ops_bridge_float},
+    {"Unsqueeze", "", 1, 2, 1, 1, unsqueeze_infer, run_copy, NULL,
+     PARAMS(squeeze_params, squeeze_parse), .bridge = &ops_bridge_float},
+    {"Shape", "", 1, 1, 1, 1, shape_infer, shape_run, NULL, PARAMS(shape_params, shape_parse)},
     {"Size", "", 1, 1, 1, 1, size_infer, size_run},
-    {"ConstantOfShape", "", 1, 1, 1, 1, cos_infer, cos_run},
-    {"Range", "", 3, 3, 1, 1, range_infer, range_run},
-    {"Constant", "", 0, 0, 1, 1, constant_infer, constant_run},
-    {"Expand", "", 2, 2, 1, 1, expand_infer, expand_run},
+    {"ConstantOfShape", "", 1, 1, 1, 1, cos_infer, cos_run, NULL, PARAMS(cos_params, cos_parse)},
+    {"Range", "", 3, 3, 1, 1, range_infer, range_run, .bridge = &ops_bridge_float},
+    {"Constant", "", 0, 0, 1, 1, constant_infer, constant_run, NULL,
+     PARAMS(constant_params, constant_parse)},
+    {"Expand", "", 2, 2, 1, 1, expand_infer, expand_run, .bridge = &ops_bridge_float},
+    {"EyeLike", "", 1, 1, 1, 1, eye_infer, eye_run, NULL, PARAMS(eye_params, eye_parse)},
 };
 
 const op_def *ops_family_shape(size_t *count) {

@@ -18,12 +18,15 @@
 #include "core/error.h"
 #include "ir/ir.h"
 #include "kernels/ref/ref_logic.h"
+#include "ops/node_view.h"
 #include "ops/ops.h"
 
 typedef struct fixture {
     ir_graph *g;
     ir_node *n;
-    op_ctx ctx;
+    int64_t opset;
+    bool runtime;
+    op_view v; /* the op's view of n (its ctx and params), rebuilt per call */
 } fixture;
 
 static void fx_init(fixture *f, const char *op_type, int n_in, int64_t opset) {
@@ -31,7 +34,17 @@ static void fx_init(fixture *f, const char *op_type, int n_in, int64_t opset) {
     assert_non_null(f->g);
     f->n = ir_graph_add_node(f->g, op_type, "", "node_under_test", n_in, 1);
     assert_non_null(f->n);
-    f->ctx = (op_ctx){.node = f->n, .graph = f->g, .opset = opset, .runtime = false};
+    f->n->op = ops_find(op_type, "");
+    assert_non_null(f->n->op);
+    f->opset = opset;
+    f->runtime = false;
+}
+
+/* Builds f->v from the node as it is now (attributes parsed, opset set). */
+static mopt_status view(fixture *f) {
+    assert_int_equal(ir_graph_set_opset(f->g, "", f->opset), 0);
+    op_view_src src = {.graph = f->g, .runtime = f->runtime};
+    return op_view_init(&f->v, &src, f->n, NULL);
 }
 
 static op_tensor tensor(mopt_dtype t, int32_t rank, const int64_t *dims, void *data) {
@@ -52,7 +65,9 @@ static mopt_status infer(fixture *f, const op_tensor *in, int n_in, op_tensor *o
     assert_non_null(d);
     memset(out, 0, sizeof *out);
     ir_shape_set_unknown(&out->shape);
-    return d->infer(&f->ctx, in, n_in, out, 1);
+    mopt_status st = view(f);
+    if (st) return st; /* an attribute rejected when parsed */
+    return d->infer(&f->v.ctx, in, n_in, out, 1);
 }
 
 static void expect_error(mopt_status got, mopt_status want, const char *needle) {
@@ -120,13 +135,13 @@ static void ops_div_int_by_zero(void **state) {
     (void)state;
     fixture f;
     fx_init(&f, "Div", 2, 17);
-    f.ctx.runtime = true;
+    f.runtime = true;
     int32_t a[5] = {INT32_MIN, 7, -7, 5, 0}, b[5] = {-1, 0, 2, -1, 0}, y[5] = {9, 9, 9, 9, 9};
     int64_t d[1] = {5};
     op_tensor in[2] = {tensor(MOPT_DTYPE_I32, 1, d, a), tensor(MOPT_DTYPE_I32, 1, d, b)}, out;
     assert_int_equal(infer(&f, in, 2, &out), MOPT_OK);
     out.data = y;
-    assert_int_equal(ops_find("Div", "")->run(&f.ctx, in, 2, &out, 1), MOPT_OK);
+    assert_int_equal(ops_find("Div", "")->run(&f.v.ctx, in, 2, &out, 1), MOPT_OK);
     /* C/ONNX truncation; x / 0 = 0 by libmopt's documented choice; MIN / -1 wraps */
     assert_int_equal(y[0], INT32_MIN);
     assert_int_equal(y[1], 0);
@@ -173,7 +188,7 @@ static void ops_clip_errors(void **state) {
     expect_error(infer(&f, in, 3, &out), MOPT_ERR_TYPE, "f64");
     in[1] = tensor(MOPT_DTYPE_F32, 0, NULL, NULL);
     assert_int_equal(infer(&f, in, 3, &out), MOPT_OK);
-    f.ctx.opset = 6; /* inputs are not allowed before opset 11 */
+    f.opset = 6; /* inputs are not allowed before opset 11 */
     expect_error(infer(&f, in, 3, &out), MOPT_ERR_INVALID_MODEL, "opset 11");
     ir_graph_destroy(f.g);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ops/cpu/ops_cpu.h"
+#include "ops/elementwise.h"
 
 mopt_status ops_cpu_prepare(const char *isa, void **state) {
     const cpu_kernels *k = cpu_kernels_for(isa);
@@ -24,24 +25,25 @@ mopt_status ops_cpu_prepare(const char *isa, void **state) {
 
 /* ---- binary ------------------------------------------------------------- */
 
-static bool bin_op_of(const char *op_type, cpu_binop *op) {
-    static const struct {
-        const char *name;
-        cpu_binop op;
-    } k_map[] = {{"Add", CPU_BIN_ADD}, {"Sub", CPU_BIN_SUB}, {"Mul", CPU_BIN_MUL},
-                 {"Div", CPU_BIN_DIV}, {"Max", CPU_BIN_MAX}, {"Min", CPU_BIN_MIN}};
-    for (size_t i = 0; i < sizeof k_map / sizeof k_map[0]; i++)
-        if (strcmp(k_map[i].name, op_type) == 0) {
-            *op = k_map[i].op;
-            return true;
-        }
-    return false;
+/* The kernels/cpu op of a node's params; false when not covered. */
+static bool bin_op_of(const op_ctx *ctx, cpu_binop *op) {
+    const ew_binary_params *p = ctx->params;
+    switch (p->op) {
+    case REF_BIN_ADD: *op = CPU_BIN_ADD; break;
+    case REF_BIN_SUB: *op = CPU_BIN_SUB; break;
+    case REF_BIN_MUL: *op = CPU_BIN_MUL; break;
+    case REF_BIN_DIV: *op = CPU_BIN_DIV; break;
+    case REF_BIN_MAX: *op = CPU_BIN_MAX; break;
+    case REF_BIN_MIN: *op = CPU_BIN_MIN; break;
+    default: return false;
+    }
+    return p->kind != EW_BIN_MEAN;
 }
 
 static bool binary_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                             int n_out) {
     cpu_binop op;
-    return bin_op_of(ctx->node->op_type, &op) && n_in == 2 && in[0].dtype == MOPT_DTYPE_F32 &&
+    return bin_op_of(ctx, &op) && n_in == 2 && in[0].dtype == MOPT_DTYPE_F32 &&
            in[1].dtype == MOPT_DTYPE_F32;
 }
 
@@ -120,7 +122,7 @@ static mopt_status binary_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     bin_job j;
     memset(&j, 0, sizeof j);
     j.k = ctx->state;
-    if (!bin_op_of(ctx->node->op_type, &j.op) || n_in != 2)
+    if (!bin_op_of(ctx, &j.op) || n_in != 2)
         return op_fail(ctx, MOPT_ERR_INTERNAL, "not a binary op of kernels/cpu");
     const ir_shape *ys = &out[0].shape;
     int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK];
@@ -156,64 +158,52 @@ typedef struct un_job {
 /* The kernel op for a node, and its parameters; false when not covered. */
 static bool un_resolve(const op_ctx *ctx, const op_tensor *in, int n_in, cpu_unop *op,
                        cpu_unary_params *p) {
-    static const struct {
-        const char *name;
-        cpu_unop op;
-        float alpha, beta; /* attribute defaults */
-    } k_map[] = {
-        {"Relu", CPU_UN_RELU, 0, 0},
-        {"LeakyRelu", CPU_UN_LEAKY_RELU, 0.01f, 0},
-        {"Sigmoid", CPU_UN_SIGMOID, 0, 0},
-        {"Tanh", CPU_UN_TANH, 0, 0},
-        {"Erf", CPU_UN_ERF, 0, 0},
-        {"Gelu", CPU_UN_GELU, 0, 0},
-        {"Exp", CPU_UN_EXP, 0, 0},
-        {"HardSwish", CPU_UN_HARD_SWISH, 0, 0},
-        {"HardSigmoid", CPU_UN_HARD_SIGMOID, 0.2f, 0.5f},
-        {"Clip", CPU_UN_CLIP, 0, 0},
-        {"Sqrt", CPU_UN_SQRT, 0, 0},
-        {"Neg", CPU_UN_NEG, 0, 0},
-        {"Abs", CPU_UN_ABS, 0, 0},
-        {"Reciprocal", CPU_UN_RECIPROCAL, 0, 0},
-    };
-    const ir_node *n = ctx->node;
-    for (size_t i = 0; i < sizeof k_map / sizeof k_map[0]; i++) {
-        if (strcmp(k_map[i].name, n->op_type) != 0) continue;
-        *op = k_map[i].op;
-        p->alpha = ir_node_attr_float(n, "alpha", k_map[i].alpha);
-        p->beta = ir_node_attr_float(n, "beta", k_map[i].beta);
-        if (*op == CPU_UN_GELU) {
-            const char *ap = ir_node_attr_string(n, "approximate", "none");
-            if (strcmp(ap, "tanh") == 0)
-                *op = CPU_UN_GELU_TANH;
-            else if (strcmp(ap, "none") != 0)
-                return false;
-        }
-        if (*op == CPU_UN_CLIP) {
-            p->alpha = -INFINITY;
-            p->beta = INFINITY;
-            if (ctx->opset < 11) {
-                const ir_attr *lo = ir_node_attr(n, "min"), *hi = ir_node_attr(n, "max");
-                if (lo && lo->type == IR_ATTR_FLOAT) p->alpha = lo->f;
-                if (hi && hi->type == IR_ATTR_FLOAT) p->beta = hi->f;
-            } else {
-                /* bounds are f32 scalars (inference checked); read at run time */
-                for (int k = 1; k < n_in && k < 3; k++) {
-                    if (in[k].dtype == MOPT_DTYPE_UNDEFINED) continue;
-                    if (in[k].dtype != MOPT_DTYPE_F32) return false;
-                    if (!ctx->runtime) continue;
-                    if (!in[k].data || op_numel(&in[k]) != 1) return false;
-                    float v = *(const float *)in[k].data;
-                    if (k == 1)
-                        p->alpha = v;
-                    else
-                        p->beta = v;
-                }
+    const ew_unary_params *up = ctx->params;
+    if (up->clip) {
+        *op = CPU_UN_CLIP;
+        p->alpha = -INFINITY;
+        p->beta = INFINITY;
+        if (ctx->opset < 11) {
+            if (up->has_lo) p->alpha = up->lo;
+            if (up->has_hi) p->beta = up->hi;
+        } else {
+            /* bounds are f32 scalars (inference checked); read at run time */
+            for (int k = 1; k < n_in && k < 3; k++) {
+                if (in[k].dtype == MOPT_DTYPE_UNDEFINED) continue;
+                if (in[k].dtype != MOPT_DTYPE_F32) return false;
+                if (!ctx->runtime) continue;
+                if (!in[k].data || op_numel(&in[k]) != 1) return false;
+                float v = *(const float *)in[k].data;
+                if (k == 1)
+                    p->alpha = v;
+                else
+                    p->beta = v;
             }
         }
         return true;
     }
-    return false;
+    switch (up->op) {
+    case REF_UN_RELU: *op = CPU_UN_RELU; break;
+    case REF_UN_LEAKY_RELU: *op = CPU_UN_LEAKY_RELU; break;
+    case REF_UN_SIGMOID: *op = CPU_UN_SIGMOID; break;
+    case REF_UN_TANH: *op = CPU_UN_TANH; break;
+    case REF_UN_ERF: *op = CPU_UN_ERF; break;
+    case REF_UN_GELU: *op = CPU_UN_GELU; break;
+    case REF_UN_GELU_TANH: *op = CPU_UN_GELU_TANH; break;
+    case REF_UN_EXP: *op = CPU_UN_EXP; break;
+    case REF_UN_HARD_SWISH: *op = CPU_UN_HARD_SWISH; break;
+    case REF_UN_HARD_SIGMOID: *op = CPU_UN_HARD_SIGMOID; break;
+    case REF_UN_SQRT: *op = CPU_UN_SQRT; break;
+    case REF_UN_NEG: *op = CPU_UN_NEG; break;
+    case REF_UN_ABS: *op = CPU_UN_ABS; break;
+    case REF_UN_RECIPROCAL: *op = CPU_UN_RECIPROCAL; break;
+    default: return false;
+    }
+    /* the attributes, or the op's defaults (alpha of LeakyRelu, alpha and
+     * beta of HardSigmoid; 0 elsewhere) */
+    p->alpha = up->p.alpha;
+    p->beta = up->p.beta;
+    return true;
 }
 
 static bool unary_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,

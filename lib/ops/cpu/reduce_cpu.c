@@ -8,29 +8,25 @@
 #include <string.h>
 
 #include "ops/cpu/ops_cpu.h"
+#include "ops/reduce.h"
 
 #define GRAIN 32768
 
-static bool red_op_of(const char *op_type, cpu_reduce_op *op) {
-    static const struct {
-        const char *name;
-        cpu_reduce_op op;
-    } k_map[] = {{"ReduceSum", CPU_RED_SUM},
-                 {"ReduceMean", CPU_RED_MEAN},
-                 {"ReduceMax", CPU_RED_MAX},
-                 {"ReduceMin", CPU_RED_MIN}};
-    for (size_t i = 0; i < sizeof k_map / sizeof k_map[0]; i++)
-        if (strcmp(k_map[i].name, op_type) == 0) {
-            *op = k_map[i].op;
-            return true;
-        }
-    return false;
+/* The kernels/cpu op of a node's params; false when not covered. */
+static bool red_op_of(const op_ctx *ctx, cpu_reduce_op *op) {
+    switch (((const reduce_params *)ctx->params)->op) {
+    case REF_REDUCE_SUM: *op = CPU_RED_SUM; return true;
+    case REF_REDUCE_MEAN: *op = CPU_RED_MEAN; return true;
+    case REF_REDUCE_MAX: *op = CPU_RED_MAX; return true;
+    case REF_REDUCE_MIN: *op = CPU_RED_MIN; return true;
+    default: return false;
+    }
 }
 
 static bool reduce_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                             int n_out) {
     cpu_reduce_op op;
-    return red_op_of(ctx->node->op_type, &op) && in[0].dtype == MOPT_DTYPE_F32;
+    return red_op_of(ctx, &op) && in[0].dtype == MOPT_DTYPE_F32;
 }
 
 typedef struct red_job {
@@ -54,7 +50,7 @@ static mopt_status reduce_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     uint8_t mask[IR_MAX_RANK];
     bool noop;
     mopt_status st;
-    if (!red_op_of(ctx->node->op_type, &j.op) || x->rank > IR_MAX_RANK ||
+    if (!red_op_of(ctx, &j.op) || x->rank > IR_MAX_RANK ||
         ops_reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st) != 1 || noop ||
         op_numel(&in[0]) == 0)
         return ctx->node->op->run(ctx, in, n_in, out, n_out);

@@ -1,0 +1,81 @@
+/*
+ * cumulative.c — the "cumulative" operator family: running sums and
+ * products along an axis (CumSum, CumProd; exclusive and reverse), on f32
+ * f64 i32 i64 u32 u64 (CumSum also on narrower ints and halves through the
+ * dtype bridge). Math in kernels/ref/cumulative.c.
+ */
+#include <string.h>
+
+#include "kernels/ref/ref_cumulative.h"
+#include "ops/bridge.h"
+#include "ops/ops.h"
+
+static mopt_status read_one_int(const op_ctx *ctx, const op_tensor *t, const char *what,
+                                int64_t *v) {
+    int64_t n = op_read_ints(ctx, t, what, v, 1);
+    if (n != 1)
+        return n < 0 ? MOPT_ERR_INVALID_ARGUMENT
+                     : op_fail(ctx, MOPT_ERR_SHAPE, "%s must hold one value", what);
+    return MOPT_OK;
+}
+
+/* ---- CumSum / CumProd -------------------------------------------------------- */
+
+static const mopt_dtype k_cum[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
+                                   MOPT_DTYPE_I64, MOPT_DTYPE_U32, MOPT_DTYPE_U64};
+
+typedef struct cum_params {
+    bool prod; /* CumProd; else CumSum */
+    bool exclusive, reverse;
+} cum_params;
+
+static mopt_status cum_parse(const op_ctx *ctx, void *params) {
+    cum_params *p = params;
+    p->prod = strcmp(ctx->node->op_type, "CumProd") == 0;
+    p->exclusive = ir_node_attr_int(ctx->node, "exclusive", 0) != 0;
+    p->reverse = ir_node_attr_int(ctx->node, "reverse", 0) != 0;
+    return MOPT_OK;
+}
+
+static mopt_status cum_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    mopt_status st;
+    if ((st = op_expect_dtype(ctx, &in[0], 0, k_cum, OP_COUNT(k_cum))) ||
+        (st = op_expect_index(ctx, &in[1], 1)))
+        return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+static mopt_status cum_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    int64_t axis;
+    int32_t ax;
+    mopt_status st;
+    if ((st = read_one_int(ctx, &in[1], "axis", &axis)) ||
+        (st = op_axis(ctx, axis, in[0].shape.rank, "axis", &ax)))
+        return st;
+    int64_t o, l, i;
+    op_axis_split(&in[0].shape, ax, &o, &l, &i);
+    const cum_params *p = ctx->params;
+    if (ref_cumulative(in[0].dtype, p->prod, p->exclusive, p->reverse, o, l, i, in[0].data,
+                       out[0].data))
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "not implemented for %s",
+                       mopt_dtype_name(in[0].dtype));
+    return MOPT_OK;
+}
+
+#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
+
+static const op_def k_ops[] = {
+    {"CumSum", "", 2, 2, 1, 1, cum_infer, cum_run, NULL, PARAMS(cum_params, cum_parse),
+     .bridge = &ops_bridge_wrap_arith},
+    {"CumProd", "", 2, 2, 1, 1, cum_infer, cum_run, NULL, PARAMS(cum_params, cum_parse),
+     .bridge = &ops_bridge_float},
+};
+
+const op_def *ops_family_cumulative(size_t *count) {
+    *count = sizeof k_ops / sizeof k_ops[0];
+    return k_ops;
+}

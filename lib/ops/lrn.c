@@ -1,0 +1,61 @@
+/*
+ * lrn.c — LRN, local response normalization: each element divided by a
+ * power of the sum of squares over `size` neighbouring channels of X
+ * [N, C, ...] (f32). Its own family until the normalization families are
+ * regrouped. Math in kernels/ref/lrn.c.
+ */
+#include "kernels/ref/ref_lrn.h"
+#include "ops/bridge.h"
+#include "ops/ops.h"
+
+/* ---- LRN ------------------------------------------------------------------------------- */
+
+static mopt_status lrn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    mopt_status st;
+    for (int k = 0; k < n_in; k++)
+        if ((st = op_expect_f32(ctx, &in[k], k))) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+typedef struct lrn_params {
+    int64_t size;
+    float alpha, beta, bias;
+} lrn_params;
+
+static mopt_status lrn_parse(const op_ctx *ctx, void *params) {
+    lrn_params *p = params;
+    p->size = ir_node_attr_int(ctx->node, "size", 0);
+    p->alpha = ir_node_attr_float(ctx->node, "alpha", 1e-4f);
+    p->beta = ir_node_attr_float(ctx->node, "beta", 0.75f);
+    p->bias = ir_node_attr_float(ctx->node, "bias", 1.0f);
+    return MOPT_OK;
+}
+
+static mopt_status lrn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    const ir_shape *s = &in[0].shape;
+    const lrn_params *p = ctx->params;
+    int64_t size = p->size;
+    if (s->rank < 2 || size <= 0)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "needs X [N, C, ...] and size > 0");
+    int64_t sp = 1;
+    for (int32_t a = 2; a < s->rank; a++)
+        sp *= s->dims[a];
+    ref_lrn(s->dims[0], s->dims[1], sp, size, p->alpha, p->beta, p->bias, in[0].data, out[0].data);
+    return MOPT_OK;
+}
+
+#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
+
+static const op_def k_ops[] = {
+    {"LRN", "", 1, 1, 1, 1, lrn_infer, lrn_run, NULL, PARAMS(lrn_params, lrn_parse),
+     .bridge = &ops_bridge_float},
+};
+
+const op_def *ops_family_lrn(size_t *count) {
+    *count = sizeof k_ops / sizeof k_ops[0];
+    return k_ops;
+}
