@@ -4,6 +4,7 @@
  * drivers, Where, IsNaN/IsInf, and Cast between every numeric type with
  * exact f16/bf16 rounding. Never sees the IR.
  */
+#include "core/half.h"
 #include "kernels/ref/ref_logic.h"
 
 #include <math.h>
@@ -149,97 +150,6 @@ int ref_isinf(mopt_dtype t, const void *px, uint8_t *y, int64_t n, bool positive
     return -1;
 }
 
-/* ---- f16 / bf16 --------------------------------------------------------- */
-
-static int clz64(uint64_t m) {
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_clzll(m);
-#else
-    int n = 0;
-    while (!(m & (UINT64_C(1) << 63)))
-        m <<= 1, n++;
-    return n;
-#endif
-}
-
-/* Rounds |x| = m * 2^e (m > 0) to a small binary float with mbits fraction
- * bits and ebits exponent bits (ties to even, overflow to inf, gradual
- * underflow). Returns the bits without the sign. */
-static uint32_t round_small(uint64_t m, int e, int mbits, int ebits) {
-    int sh = clz64(m);
-    m <<= sh;
-    e -= sh;
-    /* m in [2^63, 2^64): |x| in [2^(e+63), 2^(e+64)) */
-    int bias = (1 << (ebits - 1)) - 1, emax = (1 << ebits) - 1;
-    int E = e + 63 + bias;
-    if (E >= emax) return (uint32_t)emax << mbits;
-    int drop = 63 - mbits + (E < 1 ? 1 - E : 0);
-    uint64_t sig;
-    if (drop > 64) {
-        sig = 0;
-    } else if (drop == 64) {
-        sig = m > (UINT64_C(1) << 63); /* exactly half rounds to even (0) */
-    } else {
-        sig = m >> drop;
-        uint64_t rem = m & ((UINT64_C(1) << drop) - 1), half = UINT64_C(1) << (drop - 1);
-        if (rem > half || (rem == half && (sig & 1))) sig++;
-    }
-    uint64_t bits = (E >= 1 ? (uint64_t)(E - 1) << mbits : 0) + sig;
-    if (bits >= ((uint64_t)emax << mbits)) bits = (uint64_t)emax << mbits;
-    return (uint32_t)bits;
-}
-
-static uint16_t f64_to_small(double x, int mbits, int ebits, uint16_t qnan) {
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    uint16_t sign = (uint16_t)((b >> 63) << 15);
-    int exp = (int)((b >> 52) & 0x7ff);
-    uint64_t frac = b & ((UINT64_C(1) << 52) - 1);
-    if (exp == 0x7ff) {
-        if (frac) return (uint16_t)(sign | qnan);
-        return (uint16_t)(sign | (((1u << ebits) - 1) << mbits));
-    }
-    uint64_t m = exp ? (frac | (UINT64_C(1) << 52)) : frac;
-    int e = exp ? exp - 1075 : -1074;
-    if (m == 0) return sign;
-    return (uint16_t)(sign | round_small(m, e, mbits, ebits));
-}
-
-uint16_t ref_f64_to_f16(double x) { return f64_to_small(x, 10, 5, 0x7e00); }
-uint16_t ref_f64_to_bf16(double x) { return f64_to_small(x, 7, 8, 0x7fc0); }
-uint16_t ref_f32_to_f16(float x) { return ref_f64_to_f16((double)x); }
-
-uint16_t ref_f32_to_bf16(float x) {
-    uint32_t b;
-    memcpy(&b, &x, sizeof b);
-    if ((b & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((b >> 16) | 0x40); /* quiet NaN */
-    b += 0x7fffu + ((b >> 16) & 1u);
-    return (uint16_t)(b >> 16);
-}
-
-float ref_f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h >> 15) << 31;
-    uint32_t exp = (h >> 10) & 0x1f, frac = h & 0x3ffu, b;
-    if (exp == 0x1f) {
-        b = sign | 0x7f800000u | (frac << 13);
-    } else if (exp == 0) {
-        float v = ldexpf((float)frac, -24);
-        return sign ? -v : v;
-    } else {
-        b = sign | ((exp + 112u) << 23) | (frac << 13);
-    }
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
-
-float ref_bf16_to_f32(uint16_t h) {
-    uint32_t b = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
-
 /* ---- Cast --------------------------------------------------------------- */
 
 /* Conversion goes through a chunk of an intermediate: double for float
@@ -295,8 +205,8 @@ static mid_kind read_mid(mopt_dtype from, const void *x, int64_t off, int64_t n,
     switch (from) {
     case MOPT_DTYPE_F32: TO_F64(float, (double));
     case MOPT_DTYPE_F64: TO_F64(double, SAME);
-    case MOPT_DTYPE_F16: TO_F64(uint16_t, (double)ref_f16_to_f32);
-    case MOPT_DTYPE_BF16: TO_F64(uint16_t, (double)ref_bf16_to_f32);
+    case MOPT_DTYPE_F16: TO_F64(uint16_t, (double)half_to_f32);
+    case MOPT_DTYPE_BF16: TO_F64(uint16_t, (double)bf16_to_f32);
     case MOPT_DTYPE_I8: TO_I64(int8_t, SAME);
     case MOPT_DTYPE_I16: TO_I64(int16_t, SAME);
     case MOPT_DTYPE_I32: TO_I64(int32_t, SAME);
@@ -345,8 +255,8 @@ static void write_from_f64(mopt_dtype to, const double *d, void *y, int64_t off,
     switch (to) {
     case MOPT_DTYPE_F32: WRITE(float, d[i]); break;
     case MOPT_DTYPE_F64: WRITE(double, d[i]); break;
-    case MOPT_DTYPE_F16: WRITE(uint16_t, ref_f64_to_f16(d[i])); break;
-    case MOPT_DTYPE_BF16: WRITE(uint16_t, ref_f64_to_bf16(d[i])); break;
+    case MOPT_DTYPE_F16: WRITE(uint16_t, half_from_f64(d[i])); break;
+    case MOPT_DTYPE_BF16: WRITE(uint16_t, bf16_from_f64(d[i])); break;
     case MOPT_DTYPE_I8: WRITE(int8_t, f2i(d[i], INT8_MIN, INT8_MAX)); break;
     case MOPT_DTYPE_I16: WRITE(int16_t, f2i(d[i], INT16_MIN, INT16_MAX)); break;
     case MOPT_DTYPE_I32: WRITE(int32_t, f2i(d[i], INT32_MIN, INT32_MAX)); break;
@@ -373,8 +283,8 @@ static void write_from_int(mopt_dtype to, const int64_t *q, bool is_unsigned, vo
             WRITE(float, (float)q[i]);
         break;
     case MOPT_DTYPE_F64: WRITE(double, AS_DBL(q[i])); break;
-    case MOPT_DTYPE_F16: WRITE(uint16_t, ref_f64_to_f16(AS_DBL(q[i]))); break;
-    case MOPT_DTYPE_BF16: WRITE(uint16_t, ref_f64_to_bf16(AS_DBL(q[i]))); break;
+    case MOPT_DTYPE_F16: WRITE(uint16_t, half_from_f64(AS_DBL(q[i]))); break;
+    case MOPT_DTYPE_BF16: WRITE(uint16_t, bf16_from_f64(AS_DBL(q[i]))); break;
     case MOPT_DTYPE_I8: WRITE(int8_t, (uint8_t)(uint64_t)q[i]); break;
     case MOPT_DTYPE_I16: WRITE(int16_t, (uint16_t)(uint64_t)q[i]); break;
     case MOPT_DTYPE_I32: WRITE(int32_t, (uint32_t)(uint64_t)q[i]); break;
@@ -399,7 +309,7 @@ int ref_cast(mopt_dtype from, const void *x, mopt_dtype to, void *y, int64_t n) 
         const float *s = x;
         uint16_t *o = y;
         for (int64_t i = 0; i < n; i++)
-            o[i] = ref_f32_to_bf16(s[i]);
+            o[i] = bf16_from_f32(s[i]);
         return 0;
     }
     double d[CHUNK];

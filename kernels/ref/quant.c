@@ -1,6 +1,7 @@
 /*
  * quant.c — reference kernels of the "quant" op family (ref_quant.h).
  */
+#include "core/half.h"
 #include "kernels/ref/ref_quant.h"
 
 #include <math.h>
@@ -21,7 +22,7 @@ void ref_quantize(const ref_qlayout *l, const float *x, const float *scale, cons
             for (int64_t i = 0; i < l->inner; i++) {
                 int64_t e = (o * l->len + a) * l->inner + i, s = ref_qindex(l, o, a, i);
                 float v = x[e] / scale[s];
-                if (half) v = ref_f16_to_f32(ref_f32_to_f16(v));
+                if (half) v = half_to_f32(half_from_f32(v));
                 double r = nearbyint((double)v); /* ties to even (default mode) */
                 if (zp) r += zp[s];
                 if (!(r == r)) r = 0;

@@ -50,12 +50,4 @@ int ref_isinf(mopt_dtype t, const void *x, uint8_t *y, int64_t n, bool positive,
 int ref_cast(mopt_dtype from, const void *x, mopt_dtype to, void *y, int64_t n);
 bool ref_cast_supported(mopt_dtype t);
 
-/* Scalar conversions (exposed for tests and other kernels). */
-uint16_t ref_f64_to_f16(double x);
-uint16_t ref_f64_to_bf16(double x);
-uint16_t ref_f32_to_f16(float x);
-uint16_t ref_f32_to_bf16(float x);
-float ref_f16_to_f32(uint16_t h);
-float ref_bf16_to_f32(uint16_t h);
-
 #endif

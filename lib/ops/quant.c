@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/half.h"
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_quant.h"
 #include "ops/bridge.h"
@@ -305,9 +306,9 @@ static mopt_status mmi_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
         as = f[0], bs = f[1], ysc = f[2];
         /* the multiplier in the scales' own precision, as the reference does */
         float mul = (float)(as * bs);
-        if (in[1].dtype == MOPT_DTYPE_F16) mul = ref_f16_to_f32(ref_f32_to_f16(mul));
+        if (in[1].dtype == MOPT_DTYPE_F16) mul = half_to_f32(half_from_f32(mul));
         mul = mul / (float)ysc;
-        if (in[1].dtype == MOPT_DTYPE_F16) mul = ref_f16_to_f32(ref_f32_to_f16(mul));
+        if (in[1].dtype == MOPT_DTYPE_F16) mul = half_to_f32(half_from_f32(mul));
         if (op_has_input(in, n_in, 7)) {
             int32_t z;
             ref_cast(in[7].dtype, in[7].data, MOPT_DTYPE_I32, &z, 1);

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "core/error.h"
+#include "core/half.h"
 #include "ir/ir.h"
 #include "kernels/ref/ref_logic.h"
 #include "ops/node_view.h"
@@ -261,21 +262,21 @@ static void ops_cast_errors(void **state) {
 static void ops_half_roundtrip_exhaustive(void **state) {
     (void)state;
     for (uint32_t h = 0; h < 65536; h++) {
-        float f = ref_f16_to_f32((uint16_t)h);
+        float f = half_to_f32((uint16_t)h);
         bool nan = ((h >> 10) & 31) == 31 && (h & 1023);
         if (nan) {
             assert_true(isnan(f));
-            assert_true(isnan(ref_f16_to_f32(ref_f32_to_f16(f))));
+            assert_true(isnan(half_to_f32(half_from_f32(f))));
             continue;
         }
-        if (ref_f32_to_f16(f) != h || ref_f64_to_f16((double)f) != h)
-            fail_msg("f16 0x%04x -> %g -> 0x%04x", h, (double)f, ref_f32_to_f16(f));
-        float b = ref_bf16_to_f32((uint16_t)h);
+        if (half_from_f32(f) != h || half_from_f64((double)f) != h)
+            fail_msg("f16 0x%04x -> %g -> 0x%04x", h, (double)f, half_from_f32(f));
+        float b = bf16_to_f32((uint16_t)h);
         if (isnan(b)) {
-            assert_true(isnan(ref_bf16_to_f32(ref_f32_to_bf16(b))));
-            assert_true(isnan(ref_bf16_to_f32(ref_f64_to_bf16((double)b))));
-        } else if (ref_f32_to_bf16(b) != h || ref_f64_to_bf16((double)b) != h) {
-            fail_msg("bf16 0x%04x -> %g -> 0x%04x", h, (double)b, ref_f32_to_bf16(b));
+            assert_true(isnan(bf16_to_f32(bf16_from_f32(b))));
+            assert_true(isnan(bf16_to_f32(bf16_from_f64((double)b))));
+        } else if (bf16_from_f32(b) != h || bf16_from_f64((double)b) != h) {
+            fail_msg("bf16 0x%04x -> %g -> 0x%04x", h, (double)b, bf16_from_f32(b));
         }
     }
 }
@@ -285,20 +286,20 @@ static void ops_half_roundtrip_exhaustive(void **state) {
 static void ops_half_midpoints_round_to_even(void **state) {
     (void)state;
     for (uint32_t h = 0; h < 0x7bff; h++) {
-        double lo = ref_f16_to_f32((uint16_t)h), hi = ref_f16_to_f32((uint16_t)(h + 1));
+        double lo = half_to_f32((uint16_t)h), hi = half_to_f32((uint16_t)(h + 1));
         double mid = (lo + hi) / 2; /* exact in double */
         uint16_t even = (h & 1) ? (uint16_t)(h + 1) : (uint16_t)h;
-        if (ref_f64_to_f16(mid) != even || ref_f32_to_f16((float)mid) != even)
+        if (half_from_f64(mid) != even || half_from_f32((float)mid) != even)
             fail_msg("midpoint of 0x%04x and 0x%04x rounds to 0x%04x", h, h + 1,
-                     ref_f64_to_f16(mid));
-        if (ref_f64_to_f16(nextafter(mid, INFINITY)) != h + 1) fail_msg("above mid 0x%04x", h);
-        if (ref_f64_to_f16(-nextafter(mid, 0)) != (0x8000 | h)) fail_msg("below -mid 0x%04x", h);
+                     half_from_f64(mid));
+        if (half_from_f64(nextafter(mid, INFINITY)) != h + 1) fail_msg("above mid 0x%04x", h);
+        if (half_from_f64(-nextafter(mid, 0)) != (0x8000 | h)) fail_msg("below -mid 0x%04x", h);
     }
     /* beyond the largest finite value: 65520 is the midpoint to "65536" -> inf */
-    assert_int_equal(ref_f64_to_f16(65519.99), 0x7bff);
-    assert_int_equal(ref_f64_to_f16(65520.0), 0x7c00);
-    assert_int_equal(ref_f64_to_f16(-1e300), 0xfc00);
-    assert_int_equal(ref_f64_to_f16(1e-300), 0x0000);
+    assert_int_equal(half_from_f64(65519.99), 0x7bff);
+    assert_int_equal(half_from_f64(65520.0), 0x7c00);
+    assert_int_equal(half_from_f64(-1e300), 0xfc00);
+    assert_int_equal(half_from_f64(1e-300), 0x0000);
 }
 
 int main(void) {
