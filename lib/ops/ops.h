@@ -181,6 +181,7 @@ const op_def *ops_family_quant(size_t *count);
 const op_def *ops_family_resize(size_t *count);
 const op_def *ops_family_misc(size_t *count);
 const op_def *ops_family_spatial(size_t *count);
+const op_def *ops_family_recurrent(size_t *count); /* LSTM GRU RNN */
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */
 
