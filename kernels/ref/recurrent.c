@@ -97,7 +97,7 @@ static void step(const ref_rnn_params *p, const ref_rnn_act *a, const float *x, 
             float cn = f * c[j] + i * cc;
             float o = act(p, &a[0], go[j] + (P ? P[H + j] * cn : 0.0f));
             c[j] = cn;
-            h[j] = o * act(p, &a[2], cn);
+            h[j] = o * ref_rnn_act_apply(&a[2], cn); /* Ct unclipped, as ORT */
         }
         break;
     }

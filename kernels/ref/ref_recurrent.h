@@ -57,7 +57,9 @@ typedef struct ref_rnn_params {
     bool layout_batch_first; /* layout 1: X [batch, seq, input], Y [batch, seq, dirs, hidden],
                                 initial/final states [batch, dirs, hidden] */
     bool has_clip;
-    float clip;               /* pre-activation values clamped to [-clip, clip] */
+    /* gate pre-activations clamped to [-clip, clip]; LSTM's Ct is not clipped
+     * before h (as ONNX Runtime) */
+    float clip;
     bool input_forget;        /* LSTM: f = 1 - i */
     bool linear_before_reset; /* GRU: r (.) (H Rh^T + Rbh) instead of (r (.) H) Rh^T */
     ref_rnn_act act[2][REF_RNN_MAX_ACTS];
