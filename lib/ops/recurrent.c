@@ -70,8 +70,8 @@ static mopt_status parse_acts(const op_ctx *ctx, ops_rnn_params *p) {
     size_t n = a->n;
     if (n != (size_t)per && n != (size_t)(per * dirs))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
-                       "activations has %zu names; %d (or %d per direction) expected", n,
-                       per * dirs, per);
+                       "activations has %zu names; expected %d (one per function%s)", n, per,
+                       dirs == 2 ? ", or twice that: one list per direction" : "");
     const float *alphas = NULL, *betas = NULL;
     int64_t n_al = ir_node_attr_floats(ctx->node, "activation_alpha", &alphas);
     int64_t n_be = ir_node_attr_floats(ctx->node, "activation_beta", &betas);
