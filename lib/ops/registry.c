@@ -9,14 +9,31 @@
 typedef const op_def *(*family_fn)(size_t *count);
 
 static const family_fn k_families[] = {
-    ops_family_elementwise,    ops_family_logic,     ops_family_matmul,
-    ops_family_conv,           ops_family_pool,      ops_family_normalization,
-    ops_family_reduce,         ops_family_shape,     ops_family_movement,
-    ops_family_fused,          ops_family_attention, ops_family_bitwise,
-    ops_family_attention_onnx, ops_family_loss,      ops_family_normalization2,
-    ops_family_cumulative,     ops_family_sort,      ops_family_index,
-    ops_family_quant,          ops_family_resize,    ops_family_signal,
-    ops_family_linalg,         ops_family_lrn,       ops_family_spatial,
+    ops_family_elementwise,    /* lib/ops/elementwise.c */
+    ops_family_logic,          /* lib/ops/logic.c */
+    ops_family_matmul,         /* lib/ops/matmul.c */
+    ops_family_conv,           /* lib/ops/conv.c */
+    ops_family_pool,           /* lib/ops/pool.c */
+    ops_family_normalization,  /* lib/ops/normalization.c */
+    ops_family_reduce,         /* lib/ops/reduce.c */
+    ops_family_shape,          /* lib/ops/shape.c */
+    ops_family_movement,       /* lib/ops/movement.c */
+    ops_family_fused,          /* lib/ops/fused.c */
+    ops_family_attention,      /* lib/ops/attention.c */
+    ops_family_bitwise,        /* lib/ops/bitwise.c */
+    ops_family_attention_onnx, /* lib/ops/attention_onnx.c */
+    ops_family_loss,           /* lib/ops/loss.c */
+    ops_family_normalization2, /* lib/ops/normalization2.c */
+    ops_family_cumulative,     /* lib/ops/cumulative.c */
+    ops_family_sort,           /* lib/ops/sort.c */
+    ops_family_index,          /* lib/ops/index.c */
+    ops_family_quant,          /* lib/ops/quant.c */
+    ops_family_resize,         /* lib/ops/resize.c */
+    ops_family_signal,         /* lib/ops/signal.c */
+    ops_family_linalg,         /* lib/ops/linalg.c */
+    ops_family_lrn,            /* lib/ops/lrn.c */
+    ops_family_spatial,        /* lib/ops/spatial.c */
+    ops_family_recurrent,      /* lib/ops/recurrent.c */
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])

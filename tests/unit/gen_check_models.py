@@ -1,5 +1,6 @@
 """gen_check_models.py — writes tests/unit/data/check_three_problems.onnx for
-test_model_check.c: one graph with two unsupported operators (Einsum, LSTM),
+test_model_check.c: one graph with two unsupported operators (Einsum, and NoSuchOp of a domain
+libmopt never registers: LSTM served here until it became supported),
 one type error (Add of f32 and i64) and one good node (Relu)."""
 import os
 
@@ -9,7 +10,7 @@ from onnx import helper
 
 nodes = [helper.make_node("Einsum", ["a", "a"], ["e"], equation="ij,ij->ij"),
          helper.make_node("Add", ["a", "i"], ["bad"]),
-         helper.make_node("LSTM", ["x", "w", "r"], ["y"]),
+         helper.make_node("NoSuchOp", ["x", "w", "r"], ["y"], domain="test.unsupported"),
          helper.make_node("Relu", ["a"], ["ok"])]
 inputs = [helper.make_tensor_value_info("a", T.FLOAT, [2, 2]),
           helper.make_tensor_value_info("i", T.INT64, [2, 2]),
@@ -18,6 +19,7 @@ inputs = [helper.make_tensor_value_info("a", T.FLOAT, [2, 2]),
           helper.make_tensor_value_info("r", T.FLOAT, [1, 4, 1])]
 outputs = [helper.make_tensor_value_info(n, T.FLOAT, None) for n in ["e", "bad", "y", "ok"]]
 g = helper.make_graph(nodes, "g", inputs, outputs)
-m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                              helper.make_opsetid("test.unsupported", 1)])
 onnx.save(m, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
                           "check_three_problems.onnx"))

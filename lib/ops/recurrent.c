@@ -1,0 +1,351 @@
+/*
+ * recurrent.c — the "recurrent" op family: ONNX LSTM, GRU and RNN (opset 7
+ * to 22; layout from 14) with every attribute (direction, activations with
+ * alpha/beta, clip, hidden_size, input_forget, linear_before_reset, layout),
+ * every optional input (B, sequence_lens, initial_h, initial_c, P) and
+ * output (Y, Y_h, Y_c). f32; f16/bf16/f64 through the dtype bridge. Math in
+ * kernels/ref/recurrent.c; the fast path is lib/ops/cpu/recurrent_cpu.c.
+ */
+#include "ops/recurrent.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "ops/bridge.h"
+
+/* ---- parse ------------------------------------------------------------------ */
+
+typedef struct act_name {
+    const char *name;
+    ref_rnn_act_kind kind;
+    bool uses_alpha, uses_beta;
+    float alpha, beta; /* defaults (those of the ONNX op of the same name) */
+} act_name;
+
+static const act_name k_acts[] = {
+    {"Sigmoid", REF_RNN_ACT_SIGMOID, false, false, 0, 0},
+    {"Tanh", REF_RNN_ACT_TANH, false, false, 0, 0},
+    {"Relu", REF_RNN_ACT_RELU, false, false, 0, 0},
+    {"Affine", REF_RNN_ACT_AFFINE, true, true, 1.0f, 0.0f},
+    {"LeakyRelu", REF_RNN_ACT_LEAKY_RELU, true, false, 0.01f, 0},
+    {"ThresholdedRelu", REF_RNN_ACT_THRESHOLDED_RELU, true, false, 1.0f, 0},
+    {"ScaledTanh", REF_RNN_ACT_SCALED_TANH, true, true, 1.0f, 1.0f},
+    {"HardSigmoid", REF_RNN_ACT_HARD_SIGMOID, true, true, 0.2f, 0.5f},
+    {"Elu", REF_RNN_ACT_ELU, true, false, 1.0f, 0},
+    {"Softsign", REF_RNN_ACT_SOFTSIGN, false, false, 0, 0},
+    {"Softplus", REF_RNN_ACT_SOFTPLUS, false, false, 0, 0},
+};
+
+static bool same_ci(const char *a, const char *b) {
+    for (; *a && *b; a++, b++) {
+        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
+        char y = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
+        if (x != y) return false;
+    }
+    return *a == *b;
+}
+
+/* Default activations per cell: LSTM f g h, GRU f g, RNN f. */
+static int n_acts(ref_rnn_cell cell) {
+    return cell == REF_RNN_CELL_LSTM ? 3 : cell == REF_RNN_CELL_GRU ? 2 : 1;
+}
+
+static mopt_status parse_acts(const op_ctx *ctx, ops_rnn_params *p) {
+    ref_rnn_params *k = &p->k;
+    const int per = n_acts(k->cell), dirs = ref_rnn_dirs(k->direction);
+    static const ref_rnn_act_kind defaults[3][3] = {
+        {REF_RNN_ACT_TANH}, /* RNN */
+        {REF_RNN_ACT_SIGMOID, REF_RNN_ACT_TANH, REF_RNN_ACT_TANH},
+        {REF_RNN_ACT_SIGMOID, REF_RNN_ACT_TANH},
+    };
+    for (int d = 0; d < 2; d++)
+        for (int j = 0; j < per; j++)
+            k->act[d][j] = (ref_rnn_act){defaults[k->cell][j], 0, 0};
+    const ir_attr *a = ir_node_attr(ctx->node, "activations");
+    if (!a) return MOPT_OK;
+    if (a->type != IR_ATTR_STRINGS)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "activations must be a list of strings");
+    size_t n = a->n;
+    if (n != (size_t)per && n != (size_t)(per * dirs))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "activations has %zu names; expected %d (one per function%s)", n, per,
+                       dirs == 2 ? ", or twice that: one list per direction" : "");
+    const float *alphas = NULL, *betas = NULL;
+    int64_t n_al = ir_node_attr_floats(ctx->node, "activation_alpha", &alphas);
+    int64_t n_be = ir_node_attr_floats(ctx->node, "activation_beta", &betas);
+    int64_t ia = 0, ib = 0;
+    /* alpha and beta values are consumed in the order of the functions that
+     * take them; a function past the end of a list gets its default */
+    for (size_t i = 0; i < (size_t)(per * dirs); i++) {
+        const char *name = a->strings[i % n];
+        const act_name *e = NULL;
+        for (int j = 0; j < OP_COUNT(k_acts); j++)
+            if (same_ci(name, k_acts[j].name)) e = &k_acts[j];
+        if (!e) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "activation '%s' is not supported", name);
+        ref_rnn_act *r = &k->act[i / (size_t)per][i % (size_t)per];
+        r->kind = e->kind;
+        r->alpha = e->alpha;
+        r->beta = e->beta;
+        if (e->uses_alpha && ia < n_al) r->alpha = alphas[ia++];
+        if (e->uses_beta && ib < n_be) r->beta = betas[ib++];
+    }
+    return MOPT_OK;
+}
+
+static mopt_status rnn_parse_cell(const op_ctx *ctx, void *params, ref_rnn_cell cell) {
+    ops_rnn_params *p = params;
+    ref_rnn_params *k = &p->k;
+    const ir_node *n = ctx->node;
+    k->cell = cell;
+    const char *dir = ir_node_attr_string(n, "direction", "forward");
+    if (strcmp(dir, "forward") == 0)
+        k->direction = REF_RNN_FORWARD;
+    else if (strcmp(dir, "reverse") == 0)
+        k->direction = REF_RNN_REVERSE;
+    else if (strcmp(dir, "bidirectional") == 0)
+        k->direction = REF_RNN_BIDIRECTIONAL;
+    else
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "direction '%s' is not forward, reverse or bidirectional", dir);
+    p->hidden_size = ir_node_attr_int(n, "hidden_size", 0);
+    if (ir_node_attr(n, "hidden_size") && p->hidden_size <= 0)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "hidden_size must be > 0");
+    if (p->hidden_size > ((int64_t)1 << 30))
+        return op_fail(ctx, MOPT_ERR_LIMIT, "hidden_size %" PRId64 " is too large", p->hidden_size);
+    if (ir_node_attr(n, "clip")) {
+        k->has_clip = true;
+        k->clip = ir_node_attr_float(n, "clip", 0.0f);
+        if (!(k->clip >= 0.0f)) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "clip must be >= 0");
+    }
+    int64_t layout = ir_node_attr_int(n, "layout", 0);
+    if (layout != 0 && layout != 1)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "layout must be 0 or 1");
+    k->layout_batch_first = layout == 1;
+    if (cell == REF_RNN_CELL_LSTM) {
+        int64_t f = ir_node_attr_int(n, "input_forget", 0);
+        if (f != 0 && f != 1)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input_forget must be 0 or 1");
+        k->input_forget = f == 1;
+    }
+    if (cell == REF_RNN_CELL_GRU) {
+        int64_t l = ir_node_attr_int(n, "linear_before_reset", 0);
+        if (l != 0 && l != 1)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "linear_before_reset must be 0 or 1");
+        k->linear_before_reset = l == 1;
+    }
+    return parse_acts(ctx, p);
+}
+
+static mopt_status lstm_parse(const op_ctx *ctx, void *params) {
+    return rnn_parse_cell(ctx, params, REF_RNN_CELL_LSTM);
+}
+static mopt_status gru_parse(const op_ctx *ctx, void *params) {
+    return rnn_parse_cell(ctx, params, REF_RNN_CELL_GRU);
+}
+static mopt_status rnn_parse(const op_ctx *ctx, void *params) {
+    return rnn_parse_cell(ctx, params, REF_RNN_CELL_RNN);
+}
+
+/* ---- infer ------------------------------------------------------------------ */
+
+/* A dimension that may be symbolic (sym > 0) or unknown (sym < 0). */
+typedef struct rnn_dim {
+    int64_t v;
+    int32_t sym;
+} rnn_dim;
+
+static rnn_dim dim_of(const ir_shape *s, int32_t axis) {
+    if (s->rank <= axis) return (rnn_dim){0, -1};
+    return (rnn_dim){s->dims[axis], s->syms[axis]};
+}
+static rnn_dim fixed(int64_t v) { return (rnn_dim){v, 0}; }
+static rnn_dim unknown(void) { return (rnn_dim){0, -1}; }
+
+/* Fails when both dims are known (equal symbols, or fixed values) to differ. */
+static mopt_status expect_dim(const op_ctx *ctx, const op_tensor *t, int index, int32_t axis,
+                              rnn_dim want, const char *what) {
+    rnn_dim got = dim_of(&t->shape, axis);
+    if (got.sym == 0 && want.sym == 0 && got.v != want.v) {
+        char b[IR_SHAPE_STR_CAP];
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "input %d %s: dimension %d is %" PRId64 ", expected %" PRId64 " (%s)", index,
+                       op_shape_str(ctx, &t->shape, b), (int)axis, got.v, want.v, what);
+    }
+    return MOPT_OK;
+}
+
+static mopt_status expect_rank(const op_ctx *ctx, const op_tensor *t, int index, int32_t rank) {
+    if (t->shape.rank >= 0 && t->shape.rank != rank) {
+        char b[IR_SHAPE_STR_CAP];
+        return op_fail(ctx, MOPT_ERR_SHAPE, "input %d %s must have rank %d", index,
+                       op_shape_str(ctx, &t->shape, b), (int)rank);
+    }
+    return MOPT_OK;
+}
+
+static void set_dims(ir_shape *s, int32_t rank, const rnn_dim *d) {
+    s->rank = rank;
+    for (int32_t a = 0; a < rank; a++) {
+        s->dims[a] = d[a].sym == 0 ? d[a].v : 0;
+        s->syms[a] = d[a].sym;
+    }
+}
+
+static mopt_status rnn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    const ops_rnn_params *p = ctx->params;
+    const ref_rnn_params *k = &p->k;
+    const int G = ref_rnn_gates(k->cell), dirs = ref_rnn_dirs(k->direction);
+    const bool bf = k->layout_batch_first;
+    mopt_status st;
+    static const int float_inputs[] = {RNN_IN_X,  RNN_IN_W,  RNN_IN_R, RNN_IN_B,
+                                       RNN_IN_H0, RNN_IN_C0, RNN_IN_P};
+    for (int i = 0; i < OP_COUNT(float_inputs); i++) {
+        int j = float_inputs[i];
+        if (j >= n_in || in[j].dtype == MOPT_DTYPE_UNDEFINED) continue;
+        if ((st = op_expect_f32(ctx, &in[j], j)) || (j && (st = op_same_dtype(ctx, in, 0, j))))
+            return st;
+    }
+    if (op_has_input(in, n_in, RNN_IN_SEQ_LENS)) {
+        static const mopt_dtype i32[] = {MOPT_DTYPE_I32};
+        if ((st = op_expect_dtype(ctx, &in[RNN_IN_SEQ_LENS], RNN_IN_SEQ_LENS, i32, 1))) return st;
+    }
+    if ((st = op_require_inputs(ctx, in, 3))) return st;
+    if ((st = expect_rank(ctx, &in[RNN_IN_X], RNN_IN_X, 3)) ||
+        (st = expect_rank(ctx, &in[RNN_IN_W], RNN_IN_W, 3)) ||
+        (st = expect_rank(ctx, &in[RNN_IN_R], RNN_IN_R, 3)))
+        return st;
+    const ir_shape *xs = &in[RNN_IN_X].shape;
+    rnn_dim seq = dim_of(xs, bf ? 1 : 0), batch = dim_of(xs, bf ? 0 : 1), isz = dim_of(xs, 2);
+    rnn_dim hid = p->hidden_size ? fixed(p->hidden_size) : dim_of(&in[RNN_IN_R].shape, 2);
+    if (!p->hidden_size && hid.sym == 0 && hid.v <= 0)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "hidden size (R's last dimension) must be > 0");
+    rnn_dim gh = hid.sym == 0 ? fixed(G * hid.v) : unknown();
+    if ((st = expect_dim(ctx, &in[RNN_IN_W], RNN_IN_W, 0, fixed(dirs), "num_directions")) ||
+        (st = expect_dim(ctx, &in[RNN_IN_W], RNN_IN_W, 1, gh, "gates * hidden_size")) ||
+        (st = expect_dim(ctx, &in[RNN_IN_W], RNN_IN_W, 2, isz, "X's input size")) ||
+        (st = expect_dim(ctx, &in[RNN_IN_R], RNN_IN_R, 0, fixed(dirs), "num_directions")) ||
+        (st = expect_dim(ctx, &in[RNN_IN_R], RNN_IN_R, 1, gh, "gates * hidden_size")) ||
+        (st = expect_dim(ctx, &in[RNN_IN_R], RNN_IN_R, 2, hid, "hidden_size")))
+        return st;
+    if (op_has_input(in, n_in, RNN_IN_B)) {
+        rnn_dim g2 = hid.sym == 0 ? fixed(2 * G * hid.v) : unknown();
+        if ((st = expect_rank(ctx, &in[RNN_IN_B], RNN_IN_B, 2)) ||
+            (st = expect_dim(ctx, &in[RNN_IN_B], RNN_IN_B, 0, fixed(dirs), "num_directions")) ||
+            (st = expect_dim(ctx, &in[RNN_IN_B], RNN_IN_B, 1, g2, "2 * gates * hidden_size")))
+            return st;
+    }
+    if (op_has_input(in, n_in, RNN_IN_SEQ_LENS) &&
+        ((st = expect_rank(ctx, &in[RNN_IN_SEQ_LENS], RNN_IN_SEQ_LENS, 1)) ||
+         (st = expect_dim(ctx, &in[RNN_IN_SEQ_LENS], RNN_IN_SEQ_LENS, 0, batch, "batch size"))))
+        return st;
+    /* states: [dirs, batch, hidden] (layout 1: [batch, dirs, hidden]) */
+    rnn_dim sdims[3] = {bf ? batch : fixed(dirs), bf ? fixed(dirs) : batch, hid};
+    int n_states = k->cell == REF_RNN_CELL_LSTM ? 2 : 1;
+    for (int s = 0; s < n_states; s++) {
+        int j = RNN_IN_H0 + s;
+        if (!op_has_input(in, n_in, j)) continue;
+        if ((st = expect_rank(ctx, &in[j], j, 3))) return st;
+        for (int32_t a = 0; a < 3; a++)
+            if ((st = expect_dim(ctx, &in[j], j, a, sdims[a],
+                                 a == 2           ? "hidden_size"
+                                 : bf == (a == 0) ? "batch size"
+                                                  : "num_directions")))
+                return st;
+    }
+    if (k->cell == REF_RNN_CELL_LSTM && op_has_input(in, n_in, RNN_IN_P)) {
+        rnn_dim h3 = hid.sym == 0 ? fixed(3 * hid.v) : unknown();
+        if ((st = expect_rank(ctx, &in[RNN_IN_P], RNN_IN_P, 2)) ||
+            (st = expect_dim(ctx, &in[RNN_IN_P], RNN_IN_P, 0, fixed(dirs), "num_directions")) ||
+            (st = expect_dim(ctx, &in[RNN_IN_P], RNN_IN_P, 1, h3, "3 * hidden_size")))
+            return st;
+    }
+    if (k->cell != REF_RNN_CELL_LSTM && (op_wired(ctx, RNN_IN_C0) || op_wired(ctx, RNN_IN_P)))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "only LSTM takes initial_c and P");
+    if (k->cell != REF_RNN_CELL_LSTM && n_out > 2)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "only LSTM has a Y_c output");
+    mopt_dtype dt = in[RNN_IN_X].dtype;
+    if (xs->rank < 0) seq = batch = unknown();
+    rnn_dim ydims[4] = {bf ? batch : seq, bf ? seq : fixed(dirs), bf ? fixed(dirs) : batch, hid};
+    for (int o = 0; o < n_out; o++) {
+        out[o].dtype = dt;
+        if (o == 0)
+            set_dims(&out[o].shape, 4, ydims);
+        else
+            set_dims(&out[o].shape, 3, sdims);
+    }
+    return MOPT_OK;
+}
+
+/* ---- run -------------------------------------------------------------------- */
+
+const void *ops_rnn_input(const op_tensor *in, int n_in, int k) {
+    return op_has_input(in, n_in, k) ? in[k].data : NULL;
+}
+
+mopt_status ops_rnn_setup(const op_ctx *ctx, const op_tensor *in, int n_in, ref_rnn_params *k) {
+    const ops_rnn_params *p = ctx->params;
+    *k = p->k;
+    const ir_shape *xs = &in[RNN_IN_X].shape;
+    k->seq = xs->dims[k->layout_batch_first ? 1 : 0];
+    k->batch = xs->dims[k->layout_batch_first ? 0 : 1];
+    k->input = xs->dims[2];
+    k->hidden = p->hidden_size ? p->hidden_size : in[RNN_IN_R].shape.dims[2];
+    const int32_t *lens = ops_rnn_input(in, n_in, RNN_IN_SEQ_LENS);
+    for (int64_t b = 0; lens && b < k->batch; b++)
+        if (lens[b] < 0 || lens[b] > k->seq)
+            return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
+                           "sequence_lens[%" PRId64 "] = %d is outside [0, %" PRId64 "]", b,
+                           (int)lens[b], k->seq);
+    return MOPT_OK;
+}
+
+static mopt_status rnn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    ref_rnn_params k;
+    mopt_status st = ops_rnn_setup(ctx, in, n_in, &k);
+    if (st) return st;
+    float *work = mopt_malloc(ref_rnn_work_floats(&k) * sizeof(float) + 1);
+    if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the recurrent state");
+    ref_rnn_f32(&k, in[RNN_IN_X].data, in[RNN_IN_W].data, in[RNN_IN_R].data,
+                ops_rnn_input(in, n_in, RNN_IN_B), ops_rnn_input(in, n_in, RNN_IN_SEQ_LENS),
+                ops_rnn_input(in, n_in, RNN_IN_H0),
+                k.cell == REF_RNN_CELL_LSTM ? ops_rnn_input(in, n_in, RNN_IN_C0) : NULL,
+                k.cell == REF_RNN_CELL_LSTM ? ops_rnn_input(in, n_in, RNN_IN_P) : NULL,
+                n_out > 0 ? out[0].data : NULL, n_out > 1 ? out[1].data : NULL,
+                n_out > 2 ? out[2].data : NULL, work);
+    mopt_free(work);
+    return MOPT_OK;
+}
+
+/* 2 flops per multiply-add of the input and recurrent projections of every
+ * step, plus a few per gate element. */
+static int64_t rnn_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                         int n_out) {
+    (void)n_in, (void)out, (void)n_out;
+    const ops_rnn_params *p = ctx->params;
+    const ir_shape *xs = &in[RNN_IN_X].shape;
+    int64_t T = xs->dims[0], N = xs->dims[1], I = xs->dims[2];
+    int64_t H = p->hidden_size ? p->hidden_size : in[RNN_IN_R].shape.dims[2];
+    int64_t G = ref_rnn_gates(p->k.cell), D = ref_rnn_dirs(p->k.direction);
+    return D * T * N * (2 * G * H * (I + H) + 8 * G * H);
+}
+
+static const op_def k_ops[] = {
+    {"LSTM", "", 3, 8, 0, 3, rnn_infer, rnn_run, ops_cpu_recurrent_impls,
+     .params_size = sizeof(ops_rnn_params), .parse = lstm_parse, .flops = rnn_flops,
+     .bridge = &ops_bridge_float},
+    {"GRU", "", 3, 6, 0, 2, rnn_infer, rnn_run, ops_cpu_recurrent_impls,
+     .params_size = sizeof(ops_rnn_params), .parse = gru_parse, .flops = rnn_flops,
+     .bridge = &ops_bridge_float},
+    {"RNN", "", 3, 6, 0, 2, rnn_infer, rnn_run, ops_cpu_recurrent_impls,
+     .params_size = sizeof(ops_rnn_params), .parse = rnn_parse, .flops = rnn_flops,
+     .bridge = &ops_bridge_float},
+};
+
+const op_def *ops_family_recurrent(size_t *count) {
+    *count = sizeof k_ops / sizeof k_ops[0];
+    return k_ops;
+}

@@ -1,0 +1,32 @@
+/*
+ * recurrent.h — private to the "recurrent" op family (lib/ops/recurrent.c)
+ * and its fast path (lib/ops/cpu/recurrent_cpu.c): the parsed params of an
+ * LSTM, GRU or RNN node, and the run-time setup both runs share. Never read
+ * attributes here: parse did.
+ */
+#ifndef MOPT_OPS_RECURRENT_H
+#define MOPT_OPS_RECURRENT_H
+
+#include "kernels/ref/ref_recurrent.h"
+#include "ops/ops.h"
+
+/* Input slots. */
+enum { RNN_IN_X, RNN_IN_W, RNN_IN_R, RNN_IN_B, RNN_IN_SEQ_LENS, RNN_IN_H0, RNN_IN_C0, RNN_IN_P };
+
+typedef struct ops_rnn_params {
+    ref_rnn_params k;    /* attributes; sizes are 0 (ops_rnn_setup fills a copy) */
+    int64_t hidden_size; /* the attribute, 0 when absent (then from R's shape) */
+} ops_rnn_params;
+
+/* The kernel params of a run: the node's params with the concrete sizes of
+ * in[], after checking that sequence_lens (when given) lies in [0, seq].
+ * Fails (INVALID_ARGUMENT) naming the bad length. */
+mopt_status ops_rnn_setup(const op_ctx *ctx, const op_tensor *in, int n_in, ref_rnn_params *k);
+
+/* Input k when given, else NULL. */
+const void *ops_rnn_input(const op_tensor *in, int n_in, int k);
+
+/* The "cpu" fast path (recurrent_cpu.c), NULL-terminated. */
+extern const op_impl *const ops_cpu_recurrent_impls[];
+
+#endif
