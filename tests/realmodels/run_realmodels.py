@@ -449,7 +449,7 @@ def fmt(v, spec):
 
 def print_table(rows):
     log("")
-    hdr = "%-62s %-5s %9s %9s %17s %17s %8s %8s %6s  %s" % (
+    hdr = "%-64s %-5s %9s %9s %17s %17s %8s %8s %6s  %s" % (
         "model", "loads", "max abs", "cosine", "bf16 cos/task", "int8 cos/task", "mopt ms",
         "ORT ms", "ratio", "result")
     log(hdr)
@@ -461,8 +461,8 @@ def print_table(rows):
             red.append("-" if v is None else
                        "%.5f/%s" % (v[0], "-" if v[1] is None else "%.3f" % v[1]))
         ratio = (r["t_mopt"] / r["t_ort"]) if r["t_mopt"] and r["t_ort"] else None
-        log("%-62s %-5s %9s %9s %17s %17s %8s %8s %6s  %s" % (
-            r["id"][-62:], "yes" if r["loads"] else "no", fmt(r["abs"], "%.2e"),
+        log("%-64s %-5s %9s %9s %17s %17s %8s %8s %6s  %s" % (
+            r["id"][-64:], "yes" if r["loads"] else "no", fmt(r["abs"], "%.2e"),
             fmt(r["cos"], "%.7f"), red[0], red[1],
             fmt(r["t_mopt"] and r["t_mopt"] * 1e3, "%.2f"),
             fmt(r["t_ort"] and r["t_ort"] * 1e3, "%.2f"), fmt(ratio, "%.2f"), r["result"]))
