@@ -237,8 +237,11 @@ MOPT_API mopt_status mopt_model_load_from_memory(const void *data, size_t size,
 /* Called by mopt_model_check once per problem node: its name, op type
  * ("domain.Op" outside the default domain), the status it would fail with
  * (UNSUPPORTED for an operator, attribute or dtype libmopt lacks; SHAPE,
- * TYPE, INVALID_MODEL for a bad node) and a message. The strings are valid
- * during the call only. */
+ * TYPE, INVALID_MODEL for a bad node) and a message. A warning that does not
+ * keep the model from loading (a declared output or value_info shape that
+ * shape inference contradicts: the inferred shape is used) comes with status
+ * OK, names the value in its message and is not counted as a problem. The
+ * strings are valid during the call only. */
 typedef void (*mopt_check_callback)(void *user, const char *node_name, const char *op_type,
                                     mopt_status status, const char *message);
 

@@ -230,6 +230,7 @@ static void check_report(check_state *cs, const ir_node *n, mopt_status st, cons
     else
         snprintf(op, sizeof op, "%s", n->op_type);
     if (cs->cb) cs->cb(cs->user, n->name, op, st, msg);
+    if (st == MOPT_OK) return; /* a warning: the model still loads */
     if (st != MOPT_ERR_UNSUPPORTED && cs->first_other == MOPT_OK) cs->first_other = st;
     if (cs->summary_len < sizeof cs->summary - 64)
         cs->summary_len +=

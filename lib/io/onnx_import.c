@@ -635,8 +635,11 @@ static mopt_status parse_shape(const pb_reader *r, const pb_field *f, ir_graph *
             } else if (x.num == 2) {
                 char *name;
                 TRY(pb_string(&dr, &x, false, &name, NULL));
-                int32_t id = -1; /* an empty dim_param: unknown */
-                if (name[0]) {
+                /* An empty dim_param, or paddle2onnx's "?", is an unknown dim
+                 * of its own at each occurrence: binding every "?" to one
+                 * symbol would force x: [-1, 3, "?", "?"] to be square. */
+                int32_t id = -1;
+                if (name[0] && strcmp(name, "?") != 0) {
                     id = ir_graph_symbol(g, name);
                     if (id < 0) {
                         mopt_free(name);

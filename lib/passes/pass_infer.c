@@ -78,39 +78,62 @@ mopt_status passes_resolve_ops(ir_graph *g, pass_problem_fn problem, void *user,
     return MOPT_OK;
 }
 
-/* Merges an inferred shape into a declared one: known beats unknown; two
- * known fixed dims that disagree are an error. */
-static mopt_status merge_shape(const ir_graph *g, const ir_node *n, ir_value *v,
-                               const ir_shape *inferred) {
-    if (inferred->rank < 0) return MOPT_OK;
+/* Merges an inferred shape into a declared one (a graph output's or a
+ * value_info's): known beats unknown. A declaration that contradicts
+ * inference (another rank, another fixed size) is the exporter's mistake,
+ * as ONNX Runtime treats it too: the inferred shape replaces it whole, and
+ * `warn` (may be NULL) hears of it with status OK and a message that names
+ * the value first. Never fails. */
+static void merge_shape(const ir_graph *g, const ir_node *n, ir_value *v, const ir_shape *inferred,
+                        pass_problem_fn warn, void *user) {
+    if (inferred->rank < 0) return;
     if (v->shape.rank < 0) {
         v->shape = *inferred;
-        return MOPT_OK;
+        return;
     }
-    char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP];
-    if (v->shape.rank != inferred->rank)
-        return mopt_fail(MOPT_ERR_SHAPE,
-                         "node '%s' (%s): output '%s' is declared %s but computes to %s", n->name,
-                         n->op_type, v->name, ir_shape_str(&v->shape, g, a, sizeof a),
-                         ir_shape_str(inferred, g, b, sizeof b));
+    bool conflict = v->shape.rank != inferred->rank;
+    for (int32_t i = 0; i < inferred->rank && !conflict; i++)
+        conflict = inferred->syms[i] == 0 && v->shape.syms[i] == 0 &&
+                   v->shape.dims[i] != inferred->dims[i];
+    if (conflict) {
+        if (warn) {
+            char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP], msg[2 * IR_SHAPE_STR_CAP + 320];
+            snprintf(msg, sizeof msg,
+                     "%s '%s' is declared %s but computes to %s (by node '%s' (%s)); "
+                     "the computed shape is used",
+                     (v->flags & IR_VALUE_OUTPUT) ? "output" : "value", v->name,
+                     ir_shape_str(&v->shape, g, a, sizeof a),
+                     ir_shape_str(inferred, g, b, sizeof b), n->name, n->op_type);
+            warn(user, n, MOPT_OK, msg);
+        }
+        v->shape = *inferred;
+        return;
+    }
     for (int32_t i = 0; i < inferred->rank; i++) {
         if (inferred->syms[i] == 0) {
-            if (v->shape.syms[i] == 0 && v->shape.dims[i] != inferred->dims[i])
-                return mopt_fail(
-                    MOPT_ERR_SHAPE, "node '%s' (%s): output '%s' is declared %s but computes to %s",
-                    n->name, n->op_type, v->name, ir_shape_str(&v->shape, g, a, sizeof a),
-                    ir_shape_str(inferred, g, b, sizeof b));
             v->shape.dims[i] = inferred->dims[i];
             v->shape.syms[i] = 0;
         } else if (inferred->syms[i] > 0 && v->shape.syms[i] < 0) {
             v->shape.syms[i] = inferred->syms[i];
         }
     }
-    return MOPT_OK;
 }
 
-mopt_status passes_infer_graph(ir_graph *g) {
-    return passes_infer_graph_checked(g, NULL, NULL, NULL);
+/* A warning while loading with verbose on. */
+static void print_warning(void *user, const ir_node *n, mopt_status status, const char *message) {
+    (void)user;
+    (void)n;
+    (void)status;
+    fprintf(stderr, "mopt: warning: %s\n", message);
+}
+
+static mopt_status infer(ir_graph *g, pass_problem_fn problem, pass_problem_fn warn, void *user,
+                         size_t *n_problems);
+
+mopt_status passes_infer_graph(ir_graph *g) { return infer(g, NULL, NULL, NULL, NULL); }
+
+mopt_status passes_infer_graph_load(ir_graph *g, int verbose) {
+    return infer(g, NULL, verbose ? print_warning : NULL, NULL, NULL);
 }
 
 /* A problem while checking: report, count, go on. */
@@ -122,6 +145,11 @@ static void report(pass_problem_fn problem, void *user, size_t *n_problems, cons
 
 mopt_status passes_infer_graph_checked(ir_graph *g, pass_problem_fn problem, void *user,
                                        size_t *n_problems) {
+    return infer(g, problem, problem, user, n_problems);
+}
+
+static mopt_status infer(ir_graph *g, pass_problem_fn problem, pass_problem_fn warn, void *user,
+                         size_t *n_problems) {
     mopt_status st = MOPT_OK;
     void **cdata = mopt_calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *cdata);
     op_view *v = mopt_malloc(sizeof *v);
@@ -163,7 +191,7 @@ mopt_status passes_infer_graph_checked(ir_graph *g, pass_problem_fn problem, voi
                                    mopt_dtype_name(o->dtype));
                 val->dtype = o->dtype;
             }
-            if (!st) st = merge_shape(g, n, val, &o->shape);
+            if (!st) merge_shape(g, n, val, &o->shape, warn, user);
             cdata[vi] = o->data;
             if (st && problem && st != MOPT_ERR_OUT_OF_MEMORY) {
                 report(problem, user, n_problems, n, st);

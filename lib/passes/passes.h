@@ -54,9 +54,15 @@ mopt_status passes_resolve_ops(ir_graph *g, pass_problem_fn problem, void *user,
                                size_t *n_problems);
 /* Load-time shape and type inference over the whole graph (ops resolved). */
 mopt_status passes_infer_graph(ir_graph *g);
+/* The same as loading runs it: with verbose, each declared output or
+ * value_info shape that inference contradicts (the inferred one wins) is
+ * printed to stderr as a warning naming the value. */
+mopt_status passes_infer_graph_load(ir_graph *g, int verbose);
 /* The same, but when `problem` is given, a node whose op is unresolved or
  * whose inference fails is reported (and counted) and inference goes on with
- * its outputs unknown; only running out of memory stops it. */
+ * its outputs unknown; only running out of memory stops it. Warnings (a
+ * contradicted declared shape) go to `problem` too, with status OK, and are
+ * not counted. */
 mopt_status passes_infer_graph_checked(ir_graph *g, pass_problem_fn problem, void *user,
                                        size_t *n_problems);
 

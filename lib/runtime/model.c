@@ -68,7 +68,7 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     *out = NULL;
     mopt_status st = ir_graph_check(graph);
     if (!st) st = passes_resolve_ops(graph, NULL, NULL, NULL);
-    if (!st) st = passes_infer_graph(graph);
+    if (!st) st = passes_infer_graph_load(graph, cfg->verbose);
     pass_report rep;
     memset(&rep, 0, sizeof rep);
     rep.nodes_before = rep.nodes_after = graph->n_nodes;
