@@ -9,10 +9,28 @@
 #include <string.h>
 
 #include "kernels/ref/ref_pool.h"
+#include "ops/bridge.h"
 #include "ops/ops.h"
+#include "ops/window.h"
 
 #define DIM_LIMIT ((int64_t)1 << 48)
 
+/* MaxPool and AveragePool attributes. */
+typedef struct pool_params {
+    op_window_attrs win;
+    bool ceil_mode, count_include_pad;
+} pool_params;
+
+static mopt_status pool_parse(const op_ctx *ctx, void *params) {
+    pool_params *p = params;
+    mopt_status st = op_window_parse(ctx, true, &p->win);
+    if (st) return st;
+    p->ceil_mode = ir_node_attr_int(ctx->node, "ceil_mode", 0) != 0;
+    p->count_include_pad = ir_node_attr_int(ctx->node, "count_include_pad", 0) != 0;
+    return MOPT_OK;
+}
+
+/* The window of a node with S spatial axes. */
 typedef struct pool_attrs {
     int32_t S;
     int64_t k[REF_WIN_MAX], stride[REF_WIN_MAX], dilation[REF_WIN_MAX];
@@ -22,18 +40,17 @@ typedef struct pool_attrs {
 } pool_attrs;
 
 static mopt_status pool_attrs_read(const op_ctx *ctx, int32_t S, pool_attrs *a) {
+    const pool_params *p = ctx->params;
     memset(a, 0, sizeof *a);
     a->S = S;
-    int ap = 0;
-    mopt_status st = op_window_ints(ctx, "kernel_shape", S, 1, 0, true, a->k, NULL);
-    if (!st) st = op_window_ints(ctx, "strides", S, 1, 1, false, a->stride, NULL);
-    if (!st) st = op_window_ints(ctx, "dilations", S, 1, 1, false, a->dilation, NULL);
-    if (!st) st = op_window_ints(ctx, "pads", 2 * S, 0, 0, false, a->pads, NULL);
-    if (!st) st = op_window_auto_pad(ctx, &ap);
+    mopt_status st = op_window_get(ctx, &p->win.kernel_shape, "kernel_shape", S, a->k, NULL);
+    if (!st) st = op_window_get(ctx, &p->win.strides, "strides", S, a->stride, NULL);
+    if (!st) st = op_window_get(ctx, &p->win.dilations, "dilations", S, a->dilation, NULL);
+    if (!st) st = op_window_get(ctx, &p->win.pads, "pads", 2 * S, a->pads, NULL);
     if (st) return st;
-    a->auto_pad = (ref_auto_pad)ap;
-    a->ceil_mode = ir_node_attr_int(ctx->node, "ceil_mode", 0) != 0;
-    a->count_include_pad = ir_node_attr_int(ctx->node, "count_include_pad", 0) != 0;
+    a->auto_pad = p->win.auto_pad;
+    a->ceil_mode = p->ceil_mode;
+    a->count_include_pad = p->count_include_pad;
     return MOPT_OK;
 }
 
@@ -186,10 +203,14 @@ static mopt_status global_avgpool_run(const op_ctx *ctx, const op_tensor *in, in
 }
 
 static const op_def k_ops[] = {
-    {"MaxPool", "", 1, 1, 1, 2, window_pool_infer, maxpool_run},
-    {"AveragePool", "", 1, 1, 1, 1, window_pool_infer, avgpool_run},
-    {"GlobalMaxPool", "", 1, 1, 1, 1, global_pool_infer, global_maxpool_run},
-    {"GlobalAveragePool", "", 1, 1, 1, 1, global_pool_infer, global_avgpool_run},
+    {"MaxPool", "", 1, 1, 1, 2, window_pool_infer, maxpool_run, .params_size = sizeof(pool_params),
+     .parse = pool_parse, .bridge = &ops_bridge_via_f32},
+    {"AveragePool", "", 1, 1, 1, 1, window_pool_infer, avgpool_run,
+     .params_size = sizeof(pool_params), .parse = pool_parse, .bridge = &ops_bridge_float},
+    {"GlobalMaxPool", "", 1, 1, 1, 1, global_pool_infer, global_maxpool_run,
+     .bridge = &ops_bridge_float},
+    {"GlobalAveragePool", "", 1, 1, 1, 1, global_pool_infer, global_avgpool_run,
+     .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_pool(size_t *count) {
