@@ -11,8 +11,10 @@
 
 #include "core/alloc.h"
 #include "kernels/ref/ref_normalization.h"
-#include "ops/ops.h"
+#include "ops/bridge.h"
 #include "ops/cpu/ops_cpu.h"
+#include "ops/normalization.h"
+#include "ops/ops.h"
 
 /* Product of dims [from, to) of a concrete shape. */
 static int64_t dims_product(const ir_shape *s, int32_t from, int32_t to) {
@@ -55,14 +57,29 @@ static mopt_status check_channel_op(const op_ctx *ctx, const op_tensor *in, int 
     return MOPT_OK;
 }
 
+/* BatchNormalization, InstanceNormalization: epsilon. */
+typedef struct eps_params {
+    float epsilon;
+} eps_params;
+
+static mopt_status eps_parse(const op_ctx *ctx, void *params) {
+    eps_params *p = params;
+    p->epsilon = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
+    return MOPT_OK;
+}
+
 /* ---- BatchNormalization ------------------------------------------------- */
 
-static mopt_status batchnorm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                   int n_out) {
+static mopt_status batchnorm_parse(const op_ctx *ctx, void *params) {
     if (ir_node_attr_int(ctx->node, "training_mode", 0) != 0)
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "training_mode=1 is not supported");
     if (ir_node_attr_int(ctx->node, "spatial", 1) == 0)
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "spatial=0 is not supported");
+    return eps_parse(ctx, params);
+}
+
+static mopt_status batchnorm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out) {
     for (int k = 1; k < n_out; k++)
         if (ctx->node->outputs[k] >= 0)
             return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
@@ -83,7 +100,7 @@ static mopt_status batchnorm_infer(const op_ctx *ctx, const op_tensor *in, int n
 static mopt_status batchnorm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
     const ir_shape *x = &in[0].shape;
-    float eps = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
+    float eps = ((const eps_params *)ctx->params)->epsilon;
     ref_batchnorm_f32(x->dims[0], x->dims[1], dims_product(x, 2, x->rank), in[0].data, in[1].data,
                       in[2].data, in[3].data, in[4].data, eps, out[0].data);
     return MOPT_OK;
@@ -104,13 +121,20 @@ static mopt_status instancenorm_infer(const op_ctx *ctx, const op_tensor *in, in
 static mopt_status instancenorm_run(const op_ctx *ctx, const op_tensor *in, int n_in,
                                     op_tensor *out, int n_out) {
     const ir_shape *x = &in[0].shape;
-    float eps = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
+    float eps = ((const eps_params *)ctx->params)->epsilon;
     ref_instancenorm_f32(x->dims[0], x->dims[1], dims_product(x, 2, x->rank), in[0].data,
                          in[1].data, in[2].data, eps, out[0].data);
     return MOPT_OK;
 }
 
 /* ---- LayerNormalization ------------------------------------------------- */
+
+static mopt_status layernorm_parse(const op_ctx *ctx, void *params) {
+    layernorm_params *p = params;
+    p->axis = ir_node_attr_int(ctx->node, "axis", -1);
+    p->epsilon = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
+    return MOPT_OK;
+}
 
 /* Checks that p broadcasts (unidirectionally) to the normalized dims x[axis:]. */
 static mopt_status check_norm_param(const op_ctx *ctx, const ir_shape *x, int32_t axis,
@@ -145,7 +169,7 @@ static mopt_status layernorm_infer(const op_ctx *ctx, const op_tensor *in, int n
         return MOPT_OK;
     }
     int32_t axis;
-    st = op_attr_axis(ctx, -1, x->rank, &axis);
+    st = op_axis(ctx, ((const layernorm_params *)ctx->params)->axis, x->rank, "axis", &axis);
     if (!st) st = check_norm_param(ctx, x, axis, &in[1].shape, "Scale");
     if (!st && has_b) st = check_norm_param(ctx, x, axis, &in[2].shape, "B");
     if (st) return st;
@@ -191,11 +215,12 @@ static const float *expand_norm_param(const op_tensor *p, const ir_shape *x, int
 
 static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
+    const layernorm_params *p = ctx->params;
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_attr_axis(ctx, -1, x->rank, &axis);
+    mopt_status st = op_axis(ctx, p->axis, x->rank, "axis", &axis);
     if (st) return st;
-    float eps = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
+    float eps = p->epsilon;
     int64_t outer = dims_product(x, 0, axis), inner = dims_product(x, axis, x->rank);
     float *own_s = NULL, *own_b = NULL;
     const float *scale = expand_norm_param(&in[1], x, axis, inner, &own_s);
@@ -216,7 +241,19 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
 
 /* ---- Softmax, LogSoftmax ------------------------------------------------ */
 
-static int64_t softmax_default_axis(const op_ctx *ctx) { return ctx->opset >= 13 ? -1 : 1; }
+static mopt_status softmax_parse_as(const op_ctx *ctx, softmax_params *p, bool log) {
+    p->axis = ir_node_attr_int(ctx->node, "axis", ctx->opset >= 13 ? -1 : 1);
+    p->log = log;
+    return MOPT_OK;
+}
+
+static mopt_status softmax_parse(const op_ctx *ctx, void *params) {
+    return softmax_parse_as(ctx, params, false);
+}
+
+static mopt_status logsoftmax_parse(const op_ctx *ctx, void *params) {
+    return softmax_parse_as(ctx, params, true);
+}
 
 static mopt_status softmax_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
@@ -226,14 +263,16 @@ static mopt_status softmax_infer(const op_ctx *ctx, const op_tensor *in, int n_i
     out[0].shape = in[0].shape;
     if (in[0].shape.rank < 0) return MOPT_OK;
     int32_t axis;
-    return op_attr_axis(ctx, softmax_default_axis(ctx), in[0].shape.rank, &axis);
+    return op_axis(ctx, ((const softmax_params *)ctx->params)->axis, in[0].shape.rank, "axis",
+                   &axis);
 }
 
-static mopt_status softmax_common_run(const op_ctx *ctx, const op_tensor *in, op_tensor *out,
-                                      bool log) {
+static mopt_status softmax_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    const softmax_params *p = ctx->params;
     const ir_shape *x = &in[0].shape;
     int32_t axis;
-    mopt_status st = op_attr_axis(ctx, softmax_default_axis(ctx), x->rank, &axis);
+    mopt_status st = op_axis(ctx, p->axis, x->rank, "axis", &axis);
     if (st) return st;
     if (op_numel(&in[0]) == 0) return MOPT_OK;
     int64_t outer = dims_product(x, 0, axis), len, inner;
@@ -247,28 +286,23 @@ static mopt_status softmax_common_run(const op_ctx *ctx, const op_tensor *in, op
     float small[64];
     float *scratch = inner <= 32 ? small : mopt_malloc((size_t)inner * 2 * sizeof(float));
     if (!scratch) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for scratch");
-    ref_softmax_f32(outer, len, inner, in[0].data, out[0].data, log, scratch);
+    ref_softmax_f32(outer, len, inner, in[0].data, out[0].data, p->log, scratch);
     if (scratch != small) mopt_free(scratch);
     return MOPT_OK;
 }
 
-static mopt_status softmax_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                               int n_out) {
-    return softmax_common_run(ctx, in, out, false);
-}
-
-static mopt_status logsoftmax_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                  int n_out) {
-    return softmax_common_run(ctx, in, out, true);
-}
-
 static const op_def k_ops[] = {
-    {"BatchNormalization", "", 5, 5, 1, 5, batchnorm_infer, batchnorm_run},
-    {"InstanceNormalization", "", 3, 3, 1, 1, instancenorm_infer, instancenorm_run},
-    {"LayerNormalization", "", 2, 3, 1, 3, layernorm_infer, layernorm_run,
-     ops_cpu_layernorm_impls},
-    {"Softmax", "", 1, 1, 1, 1, softmax_infer, softmax_run, ops_cpu_softmax_impls},
-    {"LogSoftmax", "", 1, 1, 1, 1, softmax_infer, logsoftmax_run, ops_cpu_softmax_impls},
+    {"BatchNormalization", "", 5, 5, 1, 5, batchnorm_infer, batchnorm_run,
+     .params_size = sizeof(eps_params), .parse = batchnorm_parse, .bridge = &ops_bridge_float},
+    {"InstanceNormalization", "", 3, 3, 1, 1, instancenorm_infer, instancenorm_run,
+     .params_size = sizeof(eps_params), .parse = eps_parse, .bridge = &ops_bridge_float},
+    {"LayerNormalization", "", 2, 3, 1, 3, layernorm_infer, layernorm_run, ops_cpu_layernorm_impls,
+     .params_size = sizeof(layernorm_params), .parse = layernorm_parse,
+     .bridge = &ops_bridge_float},
+    {"Softmax", "", 1, 1, 1, 1, softmax_infer, softmax_run, ops_cpu_softmax_impls,
+     .params_size = sizeof(softmax_params), .parse = softmax_parse, .bridge = &ops_bridge_float},
+    {"LogSoftmax", "", 1, 1, 1, 1, softmax_infer, softmax_run, ops_cpu_softmax_impls,
+     .params_size = sizeof(softmax_params), .parse = logsoftmax_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_normalization(size_t *count) {

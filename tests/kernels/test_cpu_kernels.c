@@ -29,6 +29,7 @@
 #include "ir/ir.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/ref/ref_elementwise.h"
+#include "ops/node_view.h"
 #include "ops/ops.h"
 
 /* ---- promised error bounds (float32 results vs the exact function) ------
@@ -278,7 +279,13 @@ static int g_op_checks;
  * threads) on in[], comparing every output. */
 static void check_node(node_fx *f, op_tensor *in, int n_in, int n_out, tol t, const char *what,
                        bool may_decline) {
-    op_ctx ctx = {.node = f->n, .graph = f->g, .opset = f->opset, .runtime = true, .threads = 1};
+    /* the node's op_ctx as every caller builds it (params parsed) */
+    op_view view;
+    op_view_src src = {.graph = f->g, .runtime = true};
+    assert_int_equal(ir_graph_set_opset(f->g, "", f->opset), 0);
+    if (op_view_init(&view, &src, f->n, NULL) != MOPT_OK)
+        fail_msg("%s: %s", what, mopt_error_message());
+    op_ctx ctx = view.ctx;
     op_tensor ref[4], got[4];
     memset(ref, 0, sizeof ref);
     assert_int_equal(f->def->infer(&ctx, in, n_in, ref, n_out), MOPT_OK);
