@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_elementwise.h"
 #include "kernels/ref/ref_normalization2.h"
+#include "ops/bridge.h"
 #include "ops/ops.h"
 
 static mopt_status same_as_x(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -28,6 +29,18 @@ static mopt_status same_as_x(const op_ctx *ctx, const op_tensor *in, int n_in, o
 
 /* ---- RMSNormalization ------------------------------------------------------ */
 
+typedef struct rms_params {
+    int64_t axis;
+    float epsilon;
+} rms_params;
+
+static mopt_status rms_parse(const op_ctx *ctx, void *params) {
+    rms_params *p = params;
+    p->axis = ir_node_attr_int(ctx->node, "axis", -1);
+    p->epsilon = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
+    return MOPT_OK;
+}
+
 static mopt_status rms_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
     (void)n_out;
@@ -35,7 +48,8 @@ static mopt_status rms_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     if (st) return st;
     if (in[0].shape.rank >= 0) {
         int32_t ax;
-        if ((st = op_attr_axis(ctx, -1, in[0].shape.rank, &ax))) return st;
+        const rms_params *p = ctx->params;
+        if ((st = op_axis(ctx, p->axis, in[0].shape.rank, "axis", &ax))) return st;
         ir_shape tmp;
         if ((st = op_broadcast(ctx, &in[0].shape, &in[1].shape, &tmp))) return st;
         if (tmp.rank != in[0].shape.rank)
@@ -47,14 +61,14 @@ static mopt_status rms_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
 static mopt_status rms_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     (void)n_in, (void)n_out;
+    const rms_params *p = ctx->params;
     int32_t ax;
     mopt_status st;
-    if ((st = op_attr_axis(ctx, -1, in[0].shape.rank, &ax))) return st;
+    if ((st = op_axis(ctx, p->axis, in[0].shape.rank, "axis", &ax))) return st;
     int64_t outer = 1, inner = 1;
     for (int32_t a = 0; a < in[0].shape.rank; a++)
         *(a < ax ? &outer : &inner) *= in[0].shape.dims[a];
-    ref_rms_norm(outer, inner, ir_node_attr_float(ctx->node, "epsilon", 1e-5f), in[0].data,
-                 out[0].data);
+    ref_rms_norm(outer, inner, p->epsilon, in[0].data, out[0].data);
     /* y *= scale (broadcast) */
     int64_t sy[IR_MAX_RANK], ss[IR_MAX_RANK];
     op_strides(&out[0].shape, sy);
@@ -67,13 +81,25 @@ static mopt_status rms_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 /* ---- GroupNormalization ---------------------------------------------------- */
 
+typedef struct group_params {
+    int64_t num_groups; /* > 0 */
+    float epsilon;
+} group_params;
+
+static mopt_status group_parse(const op_ctx *ctx, void *params) {
+    group_params *p = params;
+    p->num_groups = ir_node_attr_int(ctx->node, "num_groups", 0);
+    if (p->num_groups <= 0) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "num_groups must be > 0");
+    p->epsilon = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
+    return MOPT_OK;
+}
+
 static mopt_status group_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
     (void)n_out;
     mopt_status st = same_as_x(ctx, in, n_in, out, 3);
     if (st) return st;
-    int64_t g = ir_node_attr_int(ctx->node, "num_groups", 0);
-    if (g <= 0) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "num_groups must be > 0");
+    int64_t g = ((const group_params *)ctx->params)->num_groups;
     const ir_shape *x = &in[0].shape;
     if (x->rank >= 0 && x->rank < 2) return op_fail(ctx, MOPT_ERR_SHAPE, "X must be [N, C, ...]");
     if (x->rank >= 2 && x->syms[1] == 0 && x->dims[1] % g)
@@ -85,7 +111,8 @@ static mopt_status group_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
 static mopt_status group_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
     (void)n_in, (void)n_out;
-    int64_t g = ir_node_attr_int(ctx->node, "num_groups", 0);
+    const group_params *p = ctx->params;
+    int64_t g = p->num_groups;
     const ir_shape *x = &in[0].shape;
     int64_t c = x->dims[1], sp = 1;
     for (int32_t a = 2; a < x->rank; a++)
@@ -96,39 +123,65 @@ static mopt_status group_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
         return op_fail(ctx, MOPT_ERR_SHAPE, "scale and bias must have C (or num_groups) values");
     if (per_group && ctx->opset >= 21)
         return op_fail(ctx, MOPT_ERR_SHAPE, "scale and bias must have C values (opset 21)");
-    ref_group_norm(x->dims[0], c, sp, g, ir_node_attr_float(ctx->node, "epsilon", 1e-5f),
-                   in[1].data, in[2].data, per_group, in[0].data, out[0].data);
+    ref_group_norm(x->dims[0], c, sp, g, p->epsilon, in[1].data, in[2].data, per_group, in[0].data,
+                   out[0].data);
     return MOPT_OK;
 }
 
 /* ---- LpNormalization --------------------------------------------------------- */
+
+typedef struct lp_params {
+    int64_t axis;
+    int p; /* 1 or 2 */
+} lp_params;
+
+static mopt_status lp_parse(const op_ctx *ctx, void *params) {
+    lp_params *lp = params;
+    int64_t p = ir_node_attr_int(ctx->node, "p", 2);
+    if (p != 1 && p != 2) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "p must be 1 or 2");
+    lp->p = (int)p;
+    lp->axis = ir_node_attr_int(ctx->node, "axis", -1);
+    return MOPT_OK;
+}
 
 static mopt_status lp_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
     (void)n_out;
     mopt_status st = same_as_x(ctx, in, n_in, out, 1);
     if (st) return st;
-    int64_t p = ir_node_attr_int(ctx->node, "p", 2);
-    if (p != 1 && p != 2) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "p must be 1 or 2");
     int32_t ax;
-    if (in[0].shape.rank >= 0) return op_attr_axis(ctx, -1, in[0].shape.rank, &ax);
+    if (in[0].shape.rank >= 0)
+        return op_axis(ctx, ((const lp_params *)ctx->params)->axis, in[0].shape.rank, "axis", &ax);
     return MOPT_OK;
 }
 
 static mopt_status lp_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                           int n_out) {
     (void)n_in, (void)n_out;
+    const lp_params *p = ctx->params;
     int32_t ax;
     mopt_status st;
-    if ((st = op_attr_axis(ctx, -1, in[0].shape.rank, &ax))) return st;
+    if ((st = op_axis(ctx, p->axis, in[0].shape.rank, "axis", &ax))) return st;
     int64_t outer, len, inner;
     op_axis_split(&in[0].shape, ax, &outer, &len, &inner);
-    ref_lp_norm(outer, len, inner, (int)ir_node_attr_int(ctx->node, "p", 2), in[0].data,
-                out[0].data);
+    ref_lp_norm(outer, len, inner, p->p, in[0].data, out[0].data);
     return MOPT_OK;
 }
 
 /* ---- MeanVarianceNormalization -------------------------------------------- */
+
+typedef struct mvn_params {
+    const int64_t *axes; /* the node's attribute, or [0, 2, 3] when absent */
+    int64_t n_axes;
+} mvn_params;
+
+static mopt_status mvn_parse(const op_ctx *ctx, void *params) {
+    mvn_params *p = params;
+    static const int64_t k_def[] = {0, 2, 3};
+    p->n_axes = ir_node_attr_ints(ctx->node, "axes", &p->axes);
+    if (!ir_node_attr(ctx->node, "axes")) p->axes = k_def, p->n_axes = 3;
+    return MOPT_OK;
+}
 
 static mopt_status mvn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
@@ -140,10 +193,9 @@ static mopt_status mvn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
                            int n_out) {
     (void)n_in, (void)n_out;
     const ir_shape *x = &in[0].shape;
-    const int64_t *axes = NULL;
-    int64_t n_axes = ir_node_attr_ints(ctx->node, "axes", &axes);
-    static const int64_t k_def[] = {0, 2, 3};
-    if (!ir_node_attr(ctx->node, "axes")) axes = k_def, n_axes = 3;
+    const mvn_params *p = ctx->params;
+    const int64_t *axes = p->axes;
+    int64_t n_axes = p->n_axes;
     bool red[IR_MAX_RANK] = {false};
     for (int64_t i = 0; i < n_axes; i++) {
         int32_t a;
@@ -187,10 +239,14 @@ static mopt_status mvn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 }
 
 static const op_def k_ops[] = {
-    {"RMSNormalization", "", 2, 2, 1, 1, rms_infer, rms_run, NULL},
-    {"GroupNormalization", "", 3, 3, 1, 1, group_infer, group_run, NULL},
-    {"LpNormalization", "", 1, 1, 1, 1, lp_infer, lp_run, NULL},
-    {"MeanVarianceNormalization", "", 1, 1, 1, 1, mvn_infer, mvn_run, NULL},
+    {"RMSNormalization", "", 2, 2, 1, 1, rms_infer, rms_run, NULL,
+     .params_size = sizeof(rms_params), .parse = rms_parse, .bridge = &ops_bridge_float},
+    {"GroupNormalization", "", 3, 3, 1, 1, group_infer, group_run, NULL,
+     .params_size = sizeof(group_params), .parse = group_parse, .bridge = &ops_bridge_float},
+    {"LpNormalization", "", 1, 1, 1, 1, lp_infer, lp_run, NULL, .params_size = sizeof(lp_params),
+     .parse = lp_parse, .bridge = &ops_bridge_float},
+    {"MeanVarianceNormalization", "", 1, 1, 1, 1, mvn_infer, mvn_run, NULL,
+     .params_size = sizeof(mvn_params), .parse = mvn_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_normalization2(size_t *count) {
