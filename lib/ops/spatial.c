@@ -9,27 +9,29 @@
 #include <string.h>
 
 #include "kernels/ref/ref_spatial.h"
+#include "ops/bridge.h"
 #include "ops/ops.h"
-
-/* Reads an ints attribute of exactly nd values (or def when absent). */
-static mopt_status ints_attr(const op_ctx *ctx, const char *name, int nd, int64_t def, int64_t *out,
-                             bool *present) {
-    const int64_t *v = NULL;
-    int64_t n = ir_node_attr_ints(ctx->node, name, &v);
-    bool here = ir_node_attr(ctx->node, name) != NULL;
-    if (present) *present = here;
-    for (int i = 0; i < nd; i++)
-        out[i] = def;
-    if (!here) return MOPT_OK;
-    if (n != nd)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
-                       "attribute %s must have %d values, not %" PRId64, name, nd, n);
-    for (int i = 0; i < nd; i++)
-        out[i] = v[i];
-    return MOPT_OK;
-}
+#include "ops/window.h"
 
 /* ---- ConvTranspose ------------------------------------------------------------------ */
+
+typedef struct ct_params {
+    int64_t group;
+    op_ints_attr strides, dilations, output_padding, output_shape, pads;
+    ref_auto_pad auto_pad; /* VALID and unknown values: explicit (or zero) pads */
+} ct_params;
+
+static mopt_status ct_parse(const op_ctx *ctx, void *params) {
+    ct_params *p = params;
+    p->group = ir_node_attr_int(ctx->node, "group", 1);
+    op_ints_attr_parse(ctx, "strides", &p->strides);
+    op_ints_attr_parse(ctx, "dilations", &p->dilations);
+    op_ints_attr_parse(ctx, "output_padding", &p->output_padding);
+    op_ints_attr_parse(ctx, "output_shape", &p->output_shape);
+    op_ints_attr_parse(ctx, "pads", &p->pads);
+    p->auto_pad = op_window_auto_pad_lenient(ctx);
+    return MOPT_OK;
+}
 
 static mopt_status ct_geometry(const op_ctx *ctx, const op_tensor *in, ref_spatial *g, int64_t *m) {
     const ir_shape *x = &in[0].shape, *w = &in[1].shape;
@@ -39,7 +41,8 @@ static mopt_status ct_geometry(const op_ctx *ctx, const op_tensor *in, ref_spati
                        (int)x->rank);
     memset(g, 0, sizeof *g);
     g->nd = nd;
-    int64_t group = ir_node_attr_int(ctx->node, "group", 1);
+    const ct_params *p = ctx->params;
+    int64_t group = p->group;
     if (group < 1 || x->dims[1] % group || w->dims[0] != x->dims[1])
         return op_fail(ctx, MOPT_ERR_SHAPE,
                        "W [%" PRId64 ", ...] does not fit X channels %" PRId64
@@ -47,16 +50,15 @@ static mopt_status ct_geometry(const op_ctx *ctx, const op_tensor *in, ref_spati
                        w->dims[0], x->dims[1], group);
     *m = w->dims[1] * group;
     int64_t pads[2 * REF_SPATIAL_MAX], op[REF_SPATIAL_MAX], os[REF_SPATIAL_MAX];
-    bool has_pads, has_os;
+    bool has_pads = p->pads.present, has_os = p->output_shape.present;
     mopt_status st;
-    if ((st = ints_attr(ctx, "strides", nd, 1, g->stride, NULL)) ||
-        (st = ints_attr(ctx, "dilations", nd, 1, g->dil, NULL)) ||
-        (st = ints_attr(ctx, "output_padding", nd, 0, op, NULL)) ||
-        (st = ints_attr(ctx, "output_shape", nd, 0, os, &has_os)) ||
-        (st = ints_attr(ctx, "pads", 2 * nd, 0, pads, &has_pads)))
+    if ((st = op_ints_attr_get(ctx, &p->strides, "strides", nd, 1, g->stride)) ||
+        (st = op_ints_attr_get(ctx, &p->dilations, "dilations", nd, 1, g->dil)) ||
+        (st = op_ints_attr_get(ctx, &p->output_padding, "output_padding", nd, 0, op)) ||
+        (st = op_ints_attr_get(ctx, &p->output_shape, "output_shape", nd, 0, os)) ||
+        (st = op_ints_attr_get(ctx, &p->pads, "pads", 2 * nd, 0, pads)))
         return st;
-    const char *ap = ir_node_attr_string(ctx->node, "auto_pad", "NOTSET");
-    bool same = strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0;
+    bool same = p->auto_pad == REF_PAD_SAME_UPPER || p->auto_pad == REF_PAD_SAME_LOWER;
     for (int i = 0; i < nd; i++) {
         g->in[i] = x->dims[i + 2];
         g->k[i] = w->dims[i + 2];
@@ -66,7 +68,7 @@ static mopt_status ct_geometry(const op_ctx *ctx, const op_tensor *in, ref_spati
         if (!has_pads && same) { /* the reference: explicit or zero pads otherwise */
             int64_t o = has_os ? os[i] : g->in[i] * g->stride[i];
             int64_t total = full - o;
-            bool upper = strcmp(ap, "SAME_UPPER") == 0;
+            bool upper = p->auto_pad == REF_PAD_SAME_UPPER;
             g->pad[i] = upper ? total / 2 : total - total / 2;
             g->out[i] = o;
         } else {
@@ -95,7 +97,7 @@ static mopt_status ct_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
         return MOPT_OK;
     }
     ref_spatial g;
-    int64_t m;
+    int64_t m = 0;
     if ((st = ct_geometry(ctx, in, &g, &m))) return st;
     int64_t d[IR_MAX_RANK] = {in[0].shape.dims[0], m};
     for (int i = 0; i < g.nd; i++)
@@ -107,46 +109,66 @@ static mopt_status ct_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
 static mopt_status ct_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                           int n_out) {
     ref_spatial g;
-    int64_t m;
+    int64_t m = 0;
     mopt_status st = ct_geometry(ctx, in, &g, &m);
     if (st) return st;
     if (op_has_input(in, n_in, 2) && op_numel(&in[2]) != m)
         return op_fail(ctx, MOPT_ERR_SHAPE, "B must have %" PRId64 " values", m);
     ref_conv_transpose(&g, in[0].shape.dims[0], in[0].shape.dims[1], m,
-                       ir_node_attr_int(ctx->node, "group", 1), in[0].data, in[1].data,
+                       ((const ct_params *)ctx->params)->group, in[0].data, in[1].data,
                        op_has_input(in, n_in, 2) ? in[2].data : NULL, out[0].data);
     return MOPT_OK;
 }
 
 /* ---- LpPool ------------------------------------------------------------------------- */
 
+typedef struct lppool_params {
+    op_ints_attr kernel_shape, strides, dilations, pads;
+    ref_auto_pad auto_pad; /* unknown values: NOTSET */
+    bool ceil_mode;
+    int64_t p; /* checked (>= 1) by the run */
+} lppool_params;
+
+static mopt_status lp_parse(const op_ctx *ctx, void *params) {
+    lppool_params *p = params;
+    op_ints_attr_parse(ctx, "kernel_shape", &p->kernel_shape);
+    op_ints_attr_parse(ctx, "strides", &p->strides);
+    op_ints_attr_parse(ctx, "dilations", &p->dilations);
+    op_ints_attr_parse(ctx, "pads", &p->pads);
+    p->auto_pad = op_window_auto_pad_lenient(ctx);
+    p->ceil_mode = ir_node_attr_int(ctx->node, "ceil_mode", 0) != 0;
+    p->p = ir_node_attr_int(ctx->node, "p", 2);
+    return MOPT_OK;
+}
+
 static mopt_status lp_geometry(const op_ctx *ctx, const ir_shape *x, ref_spatial *g) {
     int nd = x->rank - 2;
     if (nd < 1 || nd > 3) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "only 1 to 3 spatial dims");
     memset(g, 0, sizeof *g);
     g->nd = nd;
+    const lppool_params *p = ctx->params;
     int64_t pads[2 * REF_SPATIAL_MAX];
-    bool has_k;
+    bool has_k = p->kernel_shape.present;
     mopt_status st;
-    if ((st = ints_attr(ctx, "kernel_shape", nd, 0, g->k, &has_k)) ||
-        (st = ints_attr(ctx, "strides", nd, 1, g->stride, NULL)) ||
-        (st = ints_attr(ctx, "dilations", nd, 1, g->dil, NULL)) ||
-        (st = ints_attr(ctx, "pads", 2 * nd, 0, pads, NULL)))
+    if ((st = op_ints_attr_get(ctx, &p->kernel_shape, "kernel_shape", nd, 0, g->k)) ||
+        (st = op_ints_attr_get(ctx, &p->strides, "strides", nd, 1, g->stride)) ||
+        (st = op_ints_attr_get(ctx, &p->dilations, "dilations", nd, 1, g->dil)) ||
+        (st = op_ints_attr_get(ctx, &p->pads, "pads", 2 * nd, 0, pads)))
         return st;
     if (!has_k) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "kernel_shape is required");
-    const char *ap = ir_node_attr_string(ctx->node, "auto_pad", "NOTSET");
-    bool ceil_mode = ir_node_attr_int(ctx->node, "ceil_mode", 0) != 0;
+    ref_auto_pad ap = p->auto_pad;
+    bool ceil_mode = p->ceil_mode;
     for (int i = 0; i < nd; i++) {
         int64_t in = x->dims[i + 2], ke = (g->k[i] - 1) * g->dil[i] + 1, s = g->stride[i];
         if (g->k[i] < 1 || s < 1 || g->dil[i] < 1)
             return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "kernel, strides, dilations must be >= 1");
         g->in[i] = in;
-        if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
+        if (ap == REF_PAD_SAME_UPPER || ap == REF_PAD_SAME_LOWER) {
             int64_t o = (in + s - 1) / s, total = (o - 1) * s + ke - in;
             if (total < 0) total = 0;
-            g->pad[i] = strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+            g->pad[i] = ap == REF_PAD_SAME_UPPER ? total / 2 : total - total / 2;
             g->out[i] = o;
-        } else if (strcmp(ap, "VALID") == 0) {
+        } else if (ap == REF_PAD_VALID) {
             g->pad[i] = 0;
             g->out[i] = in >= ke ? (in - ke) / s + 1 : 0;
         } else {
@@ -185,15 +207,17 @@ static mopt_status lp_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
     ref_spatial g;
     mopt_status st = lp_geometry(ctx, &in[0].shape, &g);
     if (st) return st;
-    int64_t p = ir_node_attr_int(ctx->node, "p", 2);
+    int64_t p = ((const lppool_params *)ctx->params)->p;
     if (p < 1) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "p must be >= 1");
     ref_lp_pool(&g, in[0].shape.dims[0] * in[0].shape.dims[1], (double)p, in[0].data, out[0].data);
     return MOPT_OK;
 }
 
 static const op_def k_ops[] = {
-    {"ConvTranspose", "", 2, 3, 1, 1, ct_infer, ct_run, NULL},
-    {"LpPool", "", 1, 1, 1, 1, lp_infer, lp_run, NULL},
+    {"ConvTranspose", "", 2, 3, 1, 1, ct_infer, ct_run, NULL, .params_size = sizeof(ct_params),
+     .parse = ct_parse, .bridge = &ops_bridge_float},
+    {"LpPool", "", 1, 1, 1, 1, lp_infer, lp_run, NULL, .params_size = sizeof(lppool_params),
+     .parse = lp_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_spatial(size_t *count) {

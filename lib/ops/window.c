@@ -1,10 +1,11 @@
 /*
  * window.c — parsing and checking the sliding-window attributes of Conv,
- * MaxPool and AveragePool (window.h).
+ * the pools and ConvTranspose (window.h).
  */
 #include "ops/window.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 static mopt_status list_parse(const op_ctx *ctx, const char *name, int64_t lo, int64_t def,
                               bool required, op_window_list *l) {
@@ -36,4 +37,31 @@ mopt_status op_window_get(const op_ctx *ctx, const op_window_list *l, const char
     for (int32_t i = 0; i < want; i++)
         out[i] = l->v[i];
     return MOPT_OK;
+}
+
+void op_ints_attr_parse(const op_ctx *ctx, const char *name, op_ints_attr *a) {
+    a->v = NULL;
+    a->n = ir_node_attr_ints(ctx->node, name, &a->v);
+    a->present = ir_node_attr(ctx->node, name) != NULL;
+}
+
+mopt_status op_ints_attr_get(const op_ctx *ctx, const op_ints_attr *a, const char *name, int nd,
+                             int64_t def, int64_t *out) {
+    for (int i = 0; i < nd; i++)
+        out[i] = def;
+    if (!a->present) return MOPT_OK;
+    if (a->n != nd)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute %s must have %d values, not %" PRId64, name, nd, a->n);
+    for (int i = 0; i < nd; i++)
+        out[i] = a->v[i];
+    return MOPT_OK;
+}
+
+ref_auto_pad op_window_auto_pad_lenient(const op_ctx *ctx) {
+    const char *s = ir_node_attr_string(ctx->node, "auto_pad", "NOTSET");
+    if (strcmp(s, "SAME_UPPER") == 0) return REF_PAD_SAME_UPPER;
+    if (strcmp(s, "SAME_LOWER") == 0) return REF_PAD_SAME_LOWER;
+    if (strcmp(s, "VALID") == 0) return REF_PAD_VALID;
+    return REF_PAD_NOTSET;
 }

@@ -1,8 +1,8 @@
 /*
  * window.h — the sliding-window attributes of Conv, MaxPool and AveragePool
- * (kernel_shape, strides, dilations, pads, auto_pad), parsed once into the
- * ops' params. Values are range-checked when parsed (op_window_ints); how
- * many there must be depends on the input's spatial rank, so the counts are
+ * (kernel_shape, strides, dilations, pads, auto_pad), and those of
+ * ConvTranspose and LpPool, parsed once into the ops' params. Values are range-checked when parsed
+ * (op_window_ints); how many there must be depends on the input's spatial rank, so the counts are
  * checked when the rank is known (op_window_get), with the messages
  * op_window_ints gives.
  */
@@ -35,5 +35,23 @@ mopt_status op_window_parse(const op_ctx *ctx, bool kernel_required, op_window_a
  * (may be NULL) tells whether it was given. */
 mopt_status op_window_get(const op_ctx *ctx, const op_window_list *l, const char *name,
                           int32_t want, int64_t *out, bool *present);
+
+/* An ints attribute kept as given, for ConvTranspose and LpPool (which check
+ * counts only, with their own message): the node's values. */
+typedef struct op_ints_attr {
+    const int64_t *v;
+    int64_t n;    /* -1 when of another type than ints */
+    bool present; /* given at all */
+} op_ints_attr;
+
+/* Parse time: the attribute `name` of ctx's node. */
+void op_ints_attr_parse(const op_ctx *ctx, const char *name, op_ints_attr *a);
+/* Its nd values into out (def when absent); fails (INVALID_MODEL) when it
+ * has another count. */
+mopt_status op_ints_attr_get(const op_ctx *ctx, const op_ints_attr *a, const char *name, int nd,
+                             int64_t def, int64_t *out);
+/* Parse time: auto_pad where an unknown value counts as NOTSET (ConvTranspose,
+ * LpPool). */
+ref_auto_pad op_window_auto_pad_lenient(const op_ctx *ctx);
 
 #endif
