@@ -175,7 +175,6 @@ const op_def *ops_family_attention(size_t *count); /* mopt.Attention */
 const op_def *ops_family_bitwise(size_t *count);
 const op_def *ops_family_attention_onnx(size_t *count);
 const op_def *ops_family_loss(size_t *count);
-const op_def *ops_family_normalization2(size_t *count);
 const op_def *ops_family_tensor_ops(size_t *count);
 const op_def *ops_family_quant(size_t *count);
 const op_def *ops_family_resize(size_t *count);

@@ -16,7 +16,6 @@ static const family_fn k_families[] = {
     ops_family_attention,
     ops_family_bitwise, ops_family_attention_onnx,
     ops_family_loss,
-    ops_family_normalization2,
     ops_family_tensor_ops,
     ops_family_quant,
     ops_family_resize,
