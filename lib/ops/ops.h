@@ -179,7 +179,7 @@ const op_def *ops_family_tensor_ops(size_t *count);
 const op_def *ops_family_quant(size_t *count);
 const op_def *ops_family_resize(size_t *count);
 const op_def *ops_family_misc(size_t *count);
-const op_def *ops_family_spatial(size_t *count);
+const op_def *ops_family_conv_transpose(size_t *count);
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */
 

@@ -20,7 +20,7 @@ static const family_fn k_families[] = {
     ops_family_quant,
     ops_family_resize,
     ops_family_misc,
-    ops_family_spatial,
+    ops_family_conv_transpose,
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])
