@@ -1,7 +1,8 @@
 /*
  * pool.c — portable reference kernels for the "pool" op family (declared in
- * ref_pool.h): windowed max and average over 1..3 spatial axes, and global
- * pools. The oracle for faster backends; never sees the IR.
+ * ref_pool.h): windowed max and average over 1..3 spatial axes, global
+ * pools, and LpPool (plain loops over flattened spatial indices). The oracle for faster backends;
+ * never sees the IR.
  */
 #include <math.h>
 
@@ -107,4 +108,28 @@ void ref_global_avgpool_f32(int64_t planes, int64_t size, const float *x, float 
             s += xi[i];
         y[c] = size > 0 ? (float)(s / (double)size) : NAN;
     }
+}
+
+void ref_lp_pool(const ref_window_nd *g, int64_t nc, double p, const float *x, float *y) {
+    int nd = g->nd;
+    int64_t in_sz = ref_window_nd_size(g->in, nd), out_sz = ref_window_nd_size(g->out, nd),
+            k_sz = ref_window_nd_size(g->k, nd);
+    int64_t oo[REF_WIN_MAX], kk[REF_WIN_MAX];
+    for (int64_t ch = 0; ch < nc; ch++)
+        for (int64_t o = 0; o < out_sz; o++) {
+            ref_window_nd_index(o, g->out, nd, oo);
+            double s = 0;
+            for (int64_t kf = 0; kf < k_sz; kf++) {
+                ref_window_nd_index(kf, g->k, nd, kk);
+                int64_t off = 0;
+                int ok = 1;
+                for (int d = 0; d < nd && ok; d++) {
+                    int64_t pos = oo[d] * g->stride[d] - g->pad[d] + kk[d] * g->dil[d];
+                    if (pos < 0 || pos >= g->in[d]) ok = 0;
+                    off = off * g->in[d] + pos;
+                }
+                if (ok) s += pow(fabs((double)x[ch * in_sz + off]), p);
+            }
+            y[ch * out_sz + o] = (float)pow(s, 1.0 / p);
+        }
 }

@@ -1,8 +1,8 @@
 /*
  * ref_conv.h — reference kernels for the "conv" op family, plus the
- * sliding-window geometry (output size and pads for each auto_pad mode)
- * shared with the pooling ops. Kernels see only pointers, shapes and small
- * parameter structs, never the IR.
+ * sliding-window geometry (output size and pads for each auto_pad mode, the
+ * N-d window of ConvTranspose and LpPool) shared with the pooling ops. Kernels see only pointers,
+ * shapes and small parameter structs, never the IR.
  */
 #ifndef MOPT_KERNELS_REF_CONV_H
 #define MOPT_KERNELS_REF_CONV_H
@@ -32,6 +32,31 @@ typedef enum ref_auto_pad {
 int64_t ref_window_out_size(int64_t in, int64_t k, int64_t stride, int64_t dilation,
                             ref_auto_pad auto_pad, bool ceil_mode, int64_t *pad_begin,
                             int64_t *pad_end);
+
+/* A window over nd (1..REF_WIN_MAX) spatial axes, walked by flat index
+ * (ConvTranspose, LpPool): input and output sizes, kernel, stride, dilation
+ * and begin padding per axis. */
+typedef struct ref_window_nd {
+    int nd;
+    int64_t in[REF_WIN_MAX], out[REF_WIN_MAX], k[REF_WIN_MAX];
+    int64_t stride[REF_WIN_MAX], dil[REF_WIN_MAX], pad[REF_WIN_MAX];
+} ref_window_nd;
+
+/* Product of d[0..nd). */
+static inline int64_t ref_window_nd_size(const int64_t *d, int nd) {
+    int64_t p = 1;
+    for (int i = 0; i < nd; i++)
+        p *= d[i];
+    return p;
+}
+
+/* The multi-index idx[0..nd) of flat index f over dims d. */
+static inline void ref_window_nd_index(int64_t f, const int64_t *d, int nd, int64_t *idx) {
+    for (int i = nd - 1; i >= 0; i--) {
+        idx[i] = d[i] ? f % d[i] : 0;
+        f = d[i] ? f / d[i] : 0;
+    }
+}
 
 /* Direct convolution, NC[D]HW layout, grouped. x is
  * [batch, c_in, in...], w is [c_out, c_in / group, k...], bias is [c_out] or

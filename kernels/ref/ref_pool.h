@@ -1,6 +1,6 @@
 /*
  * ref_pool.h — reference kernels for the "pool" op family (MaxPool,
- * AveragePool, GlobalMaxPool, GlobalAveragePool). Kernels see only pointers,
+ * AveragePool, GlobalMaxPool, GlobalAveragePool, LpPool). Kernels see only pointers,
  * shapes and small parameter structs, never the IR.
  */
 #ifndef MOPT_KERNELS_REF_POOL_H
@@ -30,5 +30,8 @@ void ref_avgpool_f32(const ref_pool_params *p, const float *x, float *y);
 /* y[i] = max or mean of x[i * size .. (i + 1) * size), for i < planes. */
 void ref_global_maxpool_f32(int64_t planes, int64_t size, const float *x, float *y);
 void ref_global_avgpool_f32(int64_t planes, int64_t size, const float *x, float *y);
+/* LpPool: y [nc, out...] = (sum over the window of |x|^p)^(1/p) for each of
+ * the nc planes of x [nc, in...]; padding counts as 0. */
+void ref_lp_pool(const ref_window_nd *g, int64_t nc, double p, const float *x, float *y);
 
 #endif

@@ -13,7 +13,38 @@
 
 #include "core/alloc.h"
 #include "kernels/ref/ref_attention_onnx.h"
+#include "ops/bridge.h"
 #include "ops/ops.h"
+
+typedef struct attn_params {
+    bool has_q_num_heads;              /* given at all (must not be for 4-D inputs from opset 25) */
+    int64_t q_num_heads, kv_num_heads; /* 3-D inputs; 0 when absent */
+    bool has_scale;
+    float scale, softcap;
+    bool causal;
+    int64_t left_window, right_window;
+    int mode; /* qk_matmul_output_mode, 0..3 */
+} attn_params;
+
+static mopt_status attn_parse(const op_ctx *ctx, void *params) {
+    attn_params *p = params;
+    int64_t mode = ir_node_attr_int(ctx->node, "qk_matmul_output_mode", 0);
+    if (mode < 0 || mode > 3)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "qk_matmul_output_mode %" PRId64 " not in 0..3",
+                       mode);
+    p->mode = (int)mode;
+    p->has_q_num_heads = ir_node_attr(ctx->node, "q_num_heads") != NULL;
+    p->q_num_heads = ir_node_attr_int(ctx->node, "q_num_heads", 0);
+    p->kv_num_heads = ir_node_attr_int(ctx->node, "kv_num_heads", 0);
+    const ir_attr *sa = ir_node_attr(ctx->node, "scale");
+    p->has_scale = sa != NULL;
+    p->scale = sa ? sa->f : 0.0f;
+    p->softcap = ir_node_attr_float(ctx->node, "softcap", 0.0f);
+    p->causal = ir_node_attr_int(ctx->node, "is_causal", 0) != 0;
+    p->left_window = ir_node_attr_int(ctx->node, "left_window_size", -1);
+    p->right_window = ir_node_attr_int(ctx->node, "right_window_size", -1);
+    return MOPT_OK;
+}
 
 typedef struct attn_dims {
     int64_t b, hq, hk, sq, skv, past, d, dv;
@@ -24,6 +55,7 @@ typedef struct attn_dims {
 static int attn_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, attn_dims *g,
                          mopt_status *st) {
     *st = MOPT_OK;
+    const attn_params *p = ctx->params;
     const ir_shape *q = &in[0].shape, *k = &in[1].shape, *v = &in[2].shape;
     if (q->rank < 0 || k->rank < 0 || v->rank < 0) return 1;
     if ((q->rank != 3 && q->rank != 4) || k->rank != q->rank || v->rank != q->rank) {
@@ -35,7 +67,7 @@ static int attn_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, attn_
     memset(g, 0, sizeof *g);
     g->b = q->dims[0];
     if (q->rank == 4) {
-        if (ir_node_attr(ctx->node, "q_num_heads") && ctx->opset >= 25) {
+        if (p->has_q_num_heads && ctx->opset >= 25) {
             *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL,
                           "q_num_heads/kv_num_heads must not be set for 4-D inputs");
             return 0;
@@ -50,8 +82,8 @@ static int attn_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, attn_
         }
     } else {
         g->q3 = g->kv3 = true;
-        g->hq = ir_node_attr_int(ctx->node, "q_num_heads", 0);
-        g->hk = ir_node_attr_int(ctx->node, "kv_num_heads", 0);
+        g->hq = p->q_num_heads;
+        g->hk = p->kv_num_heads;
         if (g->hq <= 0 || g->hk <= 0 || q->dims[2] % g->hq || k->dims[2] % g->hk ||
             v->dims[2] % g->hk) {
             *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL,
@@ -104,10 +136,6 @@ static mopt_status attn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     for (int k = 4; k < 6; k++)
         if (op_has_input(in, n_in, k) && (st = op_expect_f32(ctx, &in[k], k))) return st;
     if (op_has_input(in, n_in, 6) && (st = op_expect_i64(ctx, &in[6], 6))) return st;
-    int64_t mode = ir_node_attr_int(ctx->node, "qk_matmul_output_mode", 0);
-    if (mode < 0 || mode > 3)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "qk_matmul_output_mode %" PRId64 " not in 0..3",
-                       mode);
     attn_dims g;
     int unknown = attn_geometry(ctx, in, n_in, &g, &st);
     if (st) return st;
@@ -158,14 +186,14 @@ static mopt_status attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     p.q_len = g.sq, p.kv_new = g.skv, p.past = g.past;
     p.head = g.d, p.v_head = g.dv;
     p.q_3d = g.q3, p.kv_3d = g.kv3;
-    const ir_attr *sa = ir_node_attr(ctx->node, "scale");
-    double scale = sa ? (double)sa->f : 1.0 / sqrt((double)g.d);
+    const attn_params *at = ctx->params;
+    double scale = at->has_scale ? (double)at->scale : 1.0 / sqrt((double)g.d);
     p.scale_sqrt = (float)sqrt(scale);
-    p.softcap = ir_node_attr_float(ctx->node, "softcap", 0.0f);
-    p.causal = ir_node_attr_int(ctx->node, "is_causal", 0) != 0;
-    p.left_window = ir_node_attr_int(ctx->node, "left_window_size", -1);
-    p.right_window = ir_node_attr_int(ctx->node, "right_window_size", -1);
-    p.mode = (int)ir_node_attr_int(ctx->node, "qk_matmul_output_mode", 0);
+    p.softcap = at->softcap;
+    p.causal = at->causal;
+    p.left_window = at->left_window;
+    p.right_window = at->right_window;
+    p.mode = at->mode;
     int64_t total = g.past + g.skv;
     if (op_has_input(in, n_in, 3)) {
         const ir_shape *m = &in[3].shape;
@@ -207,7 +235,8 @@ static mopt_status attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 }
 
 static const op_def k_ops[] = {
-    {"Attention", "", 3, 7, 1, 4, attn_infer, attn_run, NULL},
+    {"Attention", "", 3, 7, 1, 4, attn_infer, attn_run, NULL, .params_size = sizeof(attn_params),
+     .parse = attn_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_attention_onnx(size_t *count) {

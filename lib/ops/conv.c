@@ -8,11 +8,21 @@
 #include <string.h>
 
 #include "kernels/ref/ref_conv.h"
+#include "ops/bridge.h"
+#include "ops/conv.h"
 #include "ops/impls.h"
 #include "ops/ops.h"
 
 #define ATTR_LIMIT ((int64_t)1 << 31) /* keeps window arithmetic far from overflow */
 #define DIM_LIMIT ((int64_t)1 << 48)
+
+mopt_status ops_conv_parse(const op_ctx *ctx, void *params) {
+    conv_params *p = params;
+    p->group = ir_node_attr_int(ctx->node, "group", 1);
+    if (p->group < 1 || p->group >= ATTR_LIMIT)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "group %" PRId64 " must be >= 1", p->group);
+    return op_window_parse(ctx, false, &p->win);
+}
 
 /* Window attributes of a Conv node for S spatial axes. */
 typedef struct conv_attrs {
@@ -25,26 +35,23 @@ typedef struct conv_attrs {
 } conv_attrs;
 
 static mopt_status conv_attrs_read(const op_ctx *ctx, int32_t S, conv_attrs *a) {
+    const conv_params *p = ctx->params;
     memset(a, 0, sizeof *a);
     a->S = S;
-    a->group = ir_node_attr_int(ctx->node, "group", 1);
-    if (a->group < 1 || a->group >= ATTR_LIMIT)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "group %" PRId64 " must be >= 1", a->group);
-    int ap = 0;
+    a->group = p->group;
     mopt_status st =
-        op_window_ints(ctx, "kernel_shape", S, 1, 0, false, a->k, &a->has_kernel_shape);
-    if (!st) st = op_window_ints(ctx, "strides", S, 1, 1, false, a->stride, NULL);
-    if (!st) st = op_window_ints(ctx, "dilations", S, 1, 1, false, a->dilation, NULL);
-    if (!st) st = op_window_ints(ctx, "pads", 2 * S, 0, 0, false, a->pads, NULL);
-    if (!st) st = op_window_auto_pad(ctx, &ap);
-    a->auto_pad = (ref_auto_pad)ap;
+        op_window_get(ctx, &p->win.kernel_shape, "kernel_shape", S, a->k, &a->has_kernel_shape);
+    if (!st) st = op_window_get(ctx, &p->win.strides, "strides", S, a->stride, NULL);
+    if (!st) st = op_window_get(ctx, &p->win.dilations, "dilations", S, a->dilation, NULL);
+    if (!st) st = op_window_get(ctx, &p->win.pads, "pads", 2 * S, a->pads, NULL);
+    a->auto_pad = p->win.auto_pad;
     return st;
 }
 
 static bool dim_known(const ir_shape *s, int32_t i) { return s->rank > i && s->syms[i] == 0; }
 
-static mopt_status conv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                              int n_out) {
+mopt_status ops_conv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
     static const mopt_dtype f32[] = {MOPT_DTYPE_F32};
     bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
     mopt_status st = op_expect_dtype(ctx, &in[0], 0, f32, 1);
@@ -169,8 +176,8 @@ mopt_status ops_conv_geometry(const op_ctx *ctx, const ir_shape *x, const ir_sha
     return MOPT_OK;
 }
 
-static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                            int n_out) {
+mopt_status ops_conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                         int n_out) {
     ref_conv_params p;
     int64_t pad_end[REF_WIN_MAX];
     mopt_status st = ops_conv_geometry(ctx, &in[0].shape, &in[1].shape, &p, pad_end);
@@ -187,12 +194,15 @@ int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const o
     int64_t numel = ir_shape_numel(&out[0].shape);
     if (numel <= 0 || in[1].shape.rank < 3) return 0;
     int64_t per_out = 1; /* weights per output element: C_in/group * kernel */
-    for (int32_t i = 1; i < in[1].shape.rank; i++) per_out *= in[1].shape.dims[i];
+    for (int32_t i = 1; i < in[1].shape.rank; i++)
+        per_out *= in[1].shape.dims[i];
     return 2 * numel * per_out;
 }
 
 static const op_def k_ops[] = {
-    {"Conv", "", 2, 3, 1, 1, conv_infer, conv_run, ops_conv_impls, .flops = ops_conv_flops},
+    {"Conv", "", 2, 3, 1, 1, ops_conv_infer, ops_conv_run, ops_conv_impls,
+     .params_size = sizeof(conv_params), .parse = ops_conv_parse, .flops = ops_conv_flops,
+     .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_conv(size_t *count) {

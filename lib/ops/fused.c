@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kernels/ref/ref_matmul.h"
+#include "ops/conv.h"
 #include "ops/fused.h"
 #include "ops/impls.h"
 
@@ -233,7 +234,7 @@ static const op_def k_ops[] = {
     {"FusedMatMul", "mopt", 2, 4, 1, 1, fmm_infer, fmm_run, ops_fused_matmul_impls,
      .flops = fmm_flops},
     {"FusedConv", "mopt", 2, 4, 1, 1, fconv_infer, fconv_run, ops_fused_conv_impls,
-     .flops = ops_conv_flops},
+     .params_size = sizeof(conv_params), .parse = ops_conv_parse, .flops = ops_conv_flops},
 };
 
 const op_def *ops_family_fused(size_t *count) {

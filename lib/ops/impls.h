@@ -51,7 +51,9 @@ extern const op_impl ops_impl_gemm_openblas;
 /* Window geometry of a Conv node (conv.c) for concrete X [N, C, spatial...]
  * and W [M, C/group, k...]: filled like the reference kernel wants it (the
  * S spatial axes are the last S of REF_WIN_MAX, leading ones are 1), with
- * the end pads in pad_end. Fails when no output position exists. */
+ * the end pads in pad_end. Fails when no output position exists. Reads the
+ * attributes from ctx->params, a conv_params (conv.h) or params starting
+ * with one (FusedConv). */
 mopt_status ops_conv_geometry(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
                               ref_conv_params *p, int64_t *pad_end);
 

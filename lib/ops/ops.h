@@ -175,7 +175,6 @@ const op_def *ops_family_attention(size_t *count); /* mopt.Attention */
 const op_def *ops_family_bitwise(size_t *count);
 const op_def *ops_family_attention_onnx(size_t *count);
 const op_def *ops_family_loss(size_t *count);
-const op_def *ops_family_normalization2(size_t *count);
 const op_def *ops_family_cumulative(size_t *count);
 const op_def *ops_family_sort(size_t *count);
 const op_def *ops_family_index(size_t *count);
@@ -184,7 +183,7 @@ const op_def *ops_family_resize(size_t *count);
 const op_def *ops_family_signal(size_t *count);
 const op_def *ops_family_linalg(size_t *count);
 const op_def *ops_family_lrn(size_t *count);
-const op_def *ops_family_spatial(size_t *count);
+const op_def *ops_family_conv_transpose(size_t *count);
 const op_def *ops_family_recurrent(size_t *count); /* LSTM GRU RNN */
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */

@@ -1,18 +1,37 @@
 /*
  * pool.c — the "pool" operator family: MaxPool (kernel_shape, strides, pads,
  * dilations, auto_pad, ceil_mode; the Indices output is unsupported),
- * AveragePool (count_include_pad, ceil_mode, dilations), GlobalMaxPool and
- * GlobalAveragePool, over 1..3 spatial axes. Shape inference, validation and
+ * AveragePool (count_include_pad, ceil_mode, dilations), GlobalMaxPool,
+ * GlobalAveragePool and LpPool (p, pads, auto_pad, dilations, ceil_mode),
+ * over 1..3 spatial axes. Shape inference, validation and
  * attribute parsing; the math is in kernels/ref/pool.c.
  */
 #include <inttypes.h>
 #include <string.h>
 
 #include "kernels/ref/ref_pool.h"
+#include "ops/bridge.h"
 #include "ops/ops.h"
+#include "ops/window.h"
 
 #define DIM_LIMIT ((int64_t)1 << 48)
 
+/* MaxPool and AveragePool attributes. */
+typedef struct pool_params {
+    op_window_attrs win;
+    bool ceil_mode, count_include_pad;
+} pool_params;
+
+static mopt_status pool_parse(const op_ctx *ctx, void *params) {
+    pool_params *p = params;
+    mopt_status st = op_window_parse(ctx, true, &p->win);
+    if (st) return st;
+    p->ceil_mode = ir_node_attr_int(ctx->node, "ceil_mode", 0) != 0;
+    p->count_include_pad = ir_node_attr_int(ctx->node, "count_include_pad", 0) != 0;
+    return MOPT_OK;
+}
+
+/* The window of a node with S spatial axes. */
 typedef struct pool_attrs {
     int32_t S;
     int64_t k[REF_WIN_MAX], stride[REF_WIN_MAX], dilation[REF_WIN_MAX];
@@ -22,18 +41,17 @@ typedef struct pool_attrs {
 } pool_attrs;
 
 static mopt_status pool_attrs_read(const op_ctx *ctx, int32_t S, pool_attrs *a) {
+    const pool_params *p = ctx->params;
     memset(a, 0, sizeof *a);
     a->S = S;
-    int ap = 0;
-    mopt_status st = op_window_ints(ctx, "kernel_shape", S, 1, 0, true, a->k, NULL);
-    if (!st) st = op_window_ints(ctx, "strides", S, 1, 1, false, a->stride, NULL);
-    if (!st) st = op_window_ints(ctx, "dilations", S, 1, 1, false, a->dilation, NULL);
-    if (!st) st = op_window_ints(ctx, "pads", 2 * S, 0, 0, false, a->pads, NULL);
-    if (!st) st = op_window_auto_pad(ctx, &ap);
+    mopt_status st = op_window_get(ctx, &p->win.kernel_shape, "kernel_shape", S, a->k, NULL);
+    if (!st) st = op_window_get(ctx, &p->win.strides, "strides", S, a->stride, NULL);
+    if (!st) st = op_window_get(ctx, &p->win.dilations, "dilations", S, a->dilation, NULL);
+    if (!st) st = op_window_get(ctx, &p->win.pads, "pads", 2 * S, a->pads, NULL);
     if (st) return st;
-    a->auto_pad = (ref_auto_pad)ap;
-    a->ceil_mode = ir_node_attr_int(ctx->node, "ceil_mode", 0) != 0;
-    a->count_include_pad = ir_node_attr_int(ctx->node, "count_include_pad", 0) != 0;
+    a->auto_pad = p->win.auto_pad;
+    a->ceil_mode = p->ceil_mode;
+    a->count_include_pad = p->count_include_pad;
     return MOPT_OK;
 }
 
@@ -185,11 +203,110 @@ static mopt_status global_avgpool_run(const op_ctx *ctx, const op_tensor *in, in
     return global_pool_run(in, out, false);
 }
 
+/* ---- LpPool ------------------------------------------------------------- */
+
+typedef struct lppool_params {
+    op_ints_attr kernel_shape, strides, dilations, pads;
+    ref_auto_pad auto_pad; /* unknown values: NOTSET */
+    bool ceil_mode;
+    int64_t p; /* checked (>= 1) by the run */
+} lppool_params;
+
+static mopt_status lppool_parse(const op_ctx *ctx, void *params) {
+    lppool_params *p = params;
+    op_ints_attr_parse(ctx, "kernel_shape", &p->kernel_shape);
+    op_ints_attr_parse(ctx, "strides", &p->strides);
+    op_ints_attr_parse(ctx, "dilations", &p->dilations);
+    op_ints_attr_parse(ctx, "pads", &p->pads);
+    p->auto_pad = op_window_auto_pad_lenient(ctx);
+    p->ceil_mode = ir_node_attr_int(ctx->node, "ceil_mode", 0) != 0;
+    p->p = ir_node_attr_int(ctx->node, "p", 2);
+    return MOPT_OK;
+}
+
+static mopt_status lppool_geometry(const op_ctx *ctx, const ir_shape *x, ref_window_nd *g) {
+    int nd = x->rank - 2;
+    if (nd < 1 || nd > 3) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "only 1 to 3 spatial dims");
+    memset(g, 0, sizeof *g);
+    g->nd = nd;
+    const lppool_params *p = ctx->params;
+    int64_t pads[2 * REF_WIN_MAX];
+    bool has_k = p->kernel_shape.present;
+    mopt_status st;
+    if ((st = op_ints_attr_get(ctx, &p->kernel_shape, "kernel_shape", nd, 0, g->k)) ||
+        (st = op_ints_attr_get(ctx, &p->strides, "strides", nd, 1, g->stride)) ||
+        (st = op_ints_attr_get(ctx, &p->dilations, "dilations", nd, 1, g->dil)) ||
+        (st = op_ints_attr_get(ctx, &p->pads, "pads", 2 * nd, 0, pads)))
+        return st;
+    if (!has_k) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "kernel_shape is required");
+    ref_auto_pad ap = p->auto_pad;
+    bool ceil_mode = p->ceil_mode;
+    for (int i = 0; i < nd; i++) {
+        int64_t in = x->dims[i + 2], ke = (g->k[i] - 1) * g->dil[i] + 1, s = g->stride[i];
+        if (g->k[i] < 1 || s < 1 || g->dil[i] < 1)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "kernel, strides, dilations must be >= 1");
+        g->in[i] = in;
+        if (ap == REF_PAD_SAME_UPPER || ap == REF_PAD_SAME_LOWER) {
+            int64_t o = (in + s - 1) / s, total = (o - 1) * s + ke - in;
+            if (total < 0) total = 0;
+            g->pad[i] = ap == REF_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+            g->out[i] = o;
+        } else if (ap == REF_PAD_VALID) {
+            g->pad[i] = 0;
+            g->out[i] = in >= ke ? (in - ke) / s + 1 : 0;
+        } else {
+            int64_t span = in + pads[i] + pads[i + nd] - ke;
+            g->pad[i] = pads[i];
+            if (span < 0) return op_fail(ctx, MOPT_ERR_SHAPE, "kernel larger than padded input");
+            g->out[i] = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+            if (ceil_mode && (g->out[i] - 1) * s >= in + pads[i]) g->out[i]--;
+        }
+    }
+    return MOPT_OK;
+}
+
+static mopt_status lppool_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    const ir_shape *x = &in[0].shape;
+    if (x->rank < 0 || !ir_shape_is_concrete(x)) {
+        out[0].shape = *x;
+        for (int32_t a = 2; a < x->rank; a++)
+            out[0].shape.syms[a] = -1;
+        return MOPT_OK;
+    }
+    ref_window_nd g;
+    if ((st = lppool_geometry(ctx, x, &g))) return st;
+    out[0].shape = *x;
+    for (int i = 0; i < g.nd; i++)
+        out[0].shape.dims[i + 2] = g.out[i];
+    return MOPT_OK;
+}
+
+static mopt_status lppool_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    ref_window_nd g;
+    mopt_status st = lppool_geometry(ctx, &in[0].shape, &g);
+    if (st) return st;
+    int64_t p = ((const lppool_params *)ctx->params)->p;
+    if (p < 1) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "p must be >= 1");
+    ref_lp_pool(&g, in[0].shape.dims[0] * in[0].shape.dims[1], (double)p, in[0].data, out[0].data);
+    return MOPT_OK;
+}
+
 static const op_def k_ops[] = {
-    {"MaxPool", "", 1, 1, 1, 2, window_pool_infer, maxpool_run},
-    {"AveragePool", "", 1, 1, 1, 1, window_pool_infer, avgpool_run},
-    {"GlobalMaxPool", "", 1, 1, 1, 1, global_pool_infer, global_maxpool_run},
-    {"GlobalAveragePool", "", 1, 1, 1, 1, global_pool_infer, global_avgpool_run},
+    {"MaxPool", "", 1, 1, 1, 2, window_pool_infer, maxpool_run, .params_size = sizeof(pool_params),
+     .parse = pool_parse, .bridge = &ops_bridge_via_f32},
+    {"AveragePool", "", 1, 1, 1, 1, window_pool_infer, avgpool_run,
+     .params_size = sizeof(pool_params), .parse = pool_parse, .bridge = &ops_bridge_float},
+    {"GlobalMaxPool", "", 1, 1, 1, 1, global_pool_infer, global_maxpool_run,
+     .bridge = &ops_bridge_float},
+    {"GlobalAveragePool", "", 1, 1, 1, 1, global_pool_infer, global_avgpool_run,
+     .bridge = &ops_bridge_float},
+    {"LpPool", "", 1, 1, 1, 1, lppool_infer, lppool_run, NULL, .params_size = sizeof(lppool_params),
+     .parse = lppool_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_pool(size_t *count) {

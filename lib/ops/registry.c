@@ -23,7 +23,6 @@ static const family_fn k_families[] = {
     ops_family_bitwise,        /* lib/ops/bitwise.c */
     ops_family_attention_onnx, /* lib/ops/attention_onnx.c */
     ops_family_loss,           /* lib/ops/loss.c */
-    ops_family_normalization2, /* lib/ops/normalization2.c */
     ops_family_cumulative,     /* lib/ops/cumulative.c */
     ops_family_sort,           /* lib/ops/sort.c */
     ops_family_index,          /* lib/ops/index.c */
@@ -32,7 +31,7 @@ static const family_fn k_families[] = {
     ops_family_signal,         /* lib/ops/signal.c */
     ops_family_linalg,         /* lib/ops/linalg.c */
     ops_family_lrn,            /* lib/ops/lrn.c */
-    ops_family_spatial,        /* lib/ops/spatial.c */
+    ops_family_conv_transpose, /* lib/ops/conv_transpose.c */
     ops_family_recurrent,      /* lib/ops/recurrent.c */
 };
 

@@ -13,22 +13,43 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_resize.h"
+#include "ops/bridge.h"
 #include "ops/ops.h"
 
-static bool is_upsample(const op_ctx *ctx) { return strcmp(ctx->node->op_type, "Upsample") == 0; }
+/* keep_aspect_ratio_policy */
+typedef enum resize_policy {
+    POLICY_STRETCH,
+    POLICY_NOT_LARGER,
+    POLICY_NOT_SMALLER,
+    POLICY_UNKNOWN, /* fails when sizes are given */
+} resize_policy;
 
-static mopt_status parse_params(const op_ctx *ctx, ref_resize_params *p) {
+typedef struct resize_params {
+    ref_resize_params k;
+    bool upsample; /* the node is an Upsample */
+    /* axes (Resize 18+); has_axes: given at all */
+    bool has_axes;
+    const int64_t *axes;
+    int64_t n_axes;
+    /* Upsample before opset 9: the scales attribute */
+    const float *scales;
+    int64_t n_scales;
+    resize_policy policy;
+    const char *policy_name;
+} resize_params;
+
+static mopt_status parse_kernel_params(const op_ctx *ctx, bool upsample, ref_resize_params *p) {
     memset(p, 0, sizeof *p);
     const char *mode = ir_node_attr_string(ctx->node, "mode", "nearest");
     if (strcmp(mode, "nearest") == 0)
         p->mode = REF_RESIZE_NEAREST;
     else if (strcmp(mode, "linear") == 0 || strcmp(mode, "bilinear") == 0)
         p->mode = REF_RESIZE_LINEAR;
-    else if (strcmp(mode, "cubic") == 0 && !is_upsample(ctx))
+    else if (strcmp(mode, "cubic") == 0 && !upsample)
         p->mode = REF_RESIZE_CUBIC;
     else
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown mode '%s'", mode);
-    bool old = is_upsample(ctx) || ctx->opset < 11;
+    bool old = upsample || ctx->opset < 11;
     const char *ct =
         old ? "asymmetric"
             : ir_node_attr_string(ctx->node, "coordinate_transformation_mode", "half_pixel");
@@ -67,6 +88,33 @@ static mopt_status parse_params(const op_ctx *ctx, ref_resize_params *p) {
     return MOPT_OK;
 }
 
+static mopt_status parse_as(const op_ctx *ctx, resize_params *p, bool upsample) {
+    mopt_status st = parse_kernel_params(ctx, upsample, &p->k);
+    if (st) return st;
+    p->upsample = upsample;
+    p->has_axes = ir_node_attr(ctx->node, "axes") != NULL;
+    p->n_axes = ir_node_attr_ints(ctx->node, "axes", &p->axes);
+    p->n_scales = ir_node_attr_floats(ctx->node, "scales", &p->scales);
+    p->policy_name = ir_node_attr_string(ctx->node, "keep_aspect_ratio_policy", "stretch");
+    if (strcmp(p->policy_name, "stretch") == 0)
+        p->policy = POLICY_STRETCH;
+    else if (strcmp(p->policy_name, "not_larger") == 0)
+        p->policy = POLICY_NOT_LARGER;
+    else if (strcmp(p->policy_name, "not_smaller") == 0)
+        p->policy = POLICY_NOT_SMALLER;
+    else
+        p->policy = POLICY_UNKNOWN;
+    return MOPT_OK;
+}
+
+static mopt_status resize_parse(const op_ctx *ctx, void *params) {
+    return parse_as(ctx, params, false);
+}
+
+static mopt_status upsample_parse(const op_ctx *ctx, void *params) {
+    return parse_as(ctx, params, true);
+}
+
 /* Output dims, per-axis scales and roi. Returns 1 when the sizes/scales are
  * not known yet (load time). */
 static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_dims, double *scales,
@@ -75,15 +123,16 @@ static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_d
     const ir_shape *x = &in[0].shape;
     int32_t r = x->rank;
     if (r < 0 || !ir_shape_is_concrete(x)) return 1;
-    bool up = is_upsample(ctx), old = up || ctx->opset < 11;
+    const resize_params *p = ctx->params;
+    bool up = p->upsample, old = up || ctx->opset < 11;
     int k_scales = old ? 1 : 2, k_sizes = old ? -1 : 3;
     int32_t axes[IR_MAX_RANK];
     int n_axes = r;
     for (int32_t a = 0; a < r; a++)
         axes[a] = a;
-    const int64_t *ax_attr = NULL;
-    int64_t n_ax = ir_node_attr_ints(ctx->node, "axes", &ax_attr);
-    if (ir_node_attr(ctx->node, "axes")) {
+    const int64_t *ax_attr = p->axes;
+    int64_t n_ax = p->n_axes;
+    if (p->has_axes) {
         if (n_ax > r) {
             *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "too many axes");
             return 0;
@@ -113,8 +162,8 @@ static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_d
     bool have_sizes = k_sizes >= 0 && op_has_input(in, n_in, k_sizes) && op_numel(&in[k_sizes]) > 0;
     bool have_scales = op_has_input(in, n_in, k_scales) && op_numel(&in[k_scales]) > 0;
     if (up && ctx->opset < 9) {
-        const float *sa = NULL;
-        int64_t ns = ir_node_attr_floats(ctx->node, "scales", &sa);
+        const float *sa = p->scales;
+        int64_t ns = p->n_scales;
         if (ns != r) {
             *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "scales must have %d values", (int)r);
             return 0;
@@ -153,16 +202,16 @@ static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_d
         *st = op_fail(ctx, MOPT_ERR_SHAPE, "sizes must have %d values", n_axes);
         return 0;
     }
-    const char *pol = ir_node_attr_string(ctx->node, "keep_aspect_ratio_policy", "stretch");
-    if (strcmp(pol, "stretch") == 0) {
+    if (p->policy == POLICY_STRETCH) {
         for (int i = 0; i < n_axes; i++) {
             out_dims[axes[i]] = sz[i];
             scales[axes[i]] = (double)sz[i] / (double)x->dims[axes[i]];
         }
     } else {
-        bool larger = strcmp(pol, "not_smaller") == 0;
-        if (!larger && strcmp(pol, "not_larger") != 0) {
-            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "keep_aspect_ratio_policy '%s'", pol);
+        bool larger = p->policy == POLICY_NOT_SMALLER;
+        if (p->policy == POLICY_UNKNOWN) {
+            *st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "keep_aspect_ratio_policy '%s'",
+                          p->policy_name);
             return 0;
         }
         double s = larger ? 0 : INFINITY;
@@ -180,9 +229,7 @@ static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_d
 
 static mopt_status resize_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
-    ref_resize_params p;
-    mopt_status st = parse_params(ctx, &p);
-    if (st) return st;
+    mopt_status st;
     if ((st = op_expect_f32(ctx, &in[0], 0))) return st;
     out[0].dtype = in[0].dtype;
     int64_t od[IR_MAX_RANK];
@@ -200,9 +247,8 @@ static mopt_status resize_infer(const op_ctx *ctx, const op_tensor *in, int n_in
 
 static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
-    ref_resize_params p;
-    mopt_status st = parse_params(ctx, &p);
-    if (st) return st;
+    const ref_resize_params *p = &((const resize_params *)ctx->params)->k;
+    mopt_status st;
     int64_t od[IR_MAX_RANK];
     double sc[IR_MAX_RANK], roi[2 * IR_MAX_RANK];
     if (plan(ctx, in, n_in, od, sc, roi, &st) || st)
@@ -241,7 +287,7 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     for (int32_t k = 0; k < r; k++) {
         int32_t a = order[k];
         bool identity =
-            od[a] == x->dims[a] && sc[a] == 1.0 && p.coord != REF_COORD_TF_CROP_AND_RESIZE;
+            od[a] == x->dims[a] && sc[a] == 1.0 && p->coord != REF_COORD_TF_CROP_AND_RESIZE;
         if (identity) continue;
         int64_t outer = 1, inner = 1;
         for (int32_t b = 0; b < a; b++)
@@ -252,7 +298,7 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
             cur[a] = od[a];
             continue;
         }
-        ref_resize_axis(&p, outer, cur[a], od[a], inner, sc[a], roi[a], roi[r + a], A, B);
+        ref_resize_axis(p, outer, cur[a], od[a], inner, sc[a], roi[a], roi[r + a], A, B);
         cur[a] = od[a];
         double *t = A;
         A = B, B = t;
@@ -263,8 +309,10 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 }
 
 static const op_def k_ops[] = {
-    {"Resize", "", 1, 4, 1, 1, resize_infer, resize_run, NULL},
-    {"Upsample", "", 1, 2, 1, 1, resize_infer, resize_run, NULL},
+    {"Resize", "", 1, 4, 1, 1, resize_infer, resize_run, NULL, .params_size = sizeof(resize_params),
+     .parse = resize_parse, .bridge = &ops_bridge_float},
+    {"Upsample", "", 1, 2, 1, 1, resize_infer, resize_run, NULL,
+     .params_size = sizeof(resize_params), .parse = upsample_parse, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_resize(size_t *count) {

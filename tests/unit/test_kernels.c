@@ -41,6 +41,7 @@
 #include "ir/ir.h"
 #include "mopt_config.h"
 #include "ops/impls.h"
+#include "ops/node_view.h"
 #include "ops/ops.h"
 #ifdef MOPT_HAVE_ONEDNN
 #include "kernels/onednn/onednn.h"
@@ -125,6 +126,20 @@ static void tensor(op_tensor *t, int32_t rank, const int64_t *dims) {
     t->data = rand_buf(ir_shape_numel(&t->shape));
 }
 
+/* c's op_ctx as every caller builds it (op_view_init, which parses the
+ * node's params into *v: v must outlive the ctx). */
+static op_ctx node_ctx(op_view *v, const node_case *c, bool runtime, int threads, int level) {
+    op_view_src src = {.graph = c->g,
+                       .runtime = runtime,
+                       .threads = threads,
+                       .precision = g_prec,
+                       .opt_level = level};
+    mopt_status st = op_view_init(v, &src, c->n, NULL);
+    if (st) print_message("op_view_init: %s\n", mopt_error_message());
+    assert_int_equal(st, MOPT_OK);
+    return v->ctx;
+}
+
 /* Runs impl and the reference on the same inputs and compares with the
  * bound tol[i] per output element (computed by the caller's bound()).
  * const_mask: inputs given to prepare as constants (weights).
@@ -134,9 +149,8 @@ typedef void (*bound_fn)(const op_tensor *in, int n_in, const ir_shape *y, doubl
 static void check_impl(node_case *c, const op_impl *impl, op_tensor *in, int n_in,
                        unsigned const_mask, unsigned sym_mask, bound_fn bound, int threads,
                        bool expect_ref) {
-    op_ctx ctx = {.node = c->n, .graph = c->g, .opset = 17, .runtime = true, .threads = threads};
-    ctx.precision = g_prec;
-    ctx.opt_level = g_opt_level;
+    op_view view;
+    op_ctx ctx = node_ctx(&view, c, true, threads, g_opt_level);
     op_tensor out, ref_out;
     memset(&out, 0, sizeof out);
     assert_int_equal(g_real->infer(&ctx, in, n_in, &out, 1), MOPT_OK);
@@ -159,9 +173,9 @@ static void check_impl(node_case *c, const op_impl *impl, op_tensor *in, int n_i
             for (int32_t d = 0; d < lin[k].shape.rank; d++)
                 lin[k].shape.syms[d] = ir_graph_symbol(c->g, d == 0 ? "s0" : "s1");
     }
-    op_ctx lctx = {.node = c->n, .graph = c->g, .opset = 17, .runtime = false, .threads = 1};
-    lctx.precision = g_prec;
-    lctx.opt_level = g_opt_level;
+    op_ctx lctx = ctx;
+    lctx.runtime = false;
+    lctx.threads = 1;
     bool supported = impl->supports(&lctx, lin, n_in, &lout, 1);
     void *state = NULL;
     mopt_status pst = MOPT_OK;
@@ -613,7 +627,8 @@ static void run_fused_conv_cases(const op_impl *impl) {
             tensor(&in[1], cc->rank, cc->w);
             if (cc->bias) tensor(&in[2], 1, (int64_t[]){cc->w[0]});
             /* residual of Y's shape: from the reference's own inference */
-            op_ctx ictx = {.node = c.n, .graph = c.g, .opset = 1, .runtime = true, .threads = 1};
+            op_view iview;
+            op_ctx ictx = node_ctx(&iview, &c, true, 1, 0);
             op_tensor y;
             memset(&y, 0, sizeof y);
             assert_int_equal(g_real->infer(&ictx, in, 3, &y, 1), MOPT_OK);
@@ -748,7 +763,9 @@ static const op_impl *first_impl(node_case *c, const op_tensor *in, int n_in, un
         lin[k] = in[k];
         if (!(const_mask & (1u << k))) lin[k].data = NULL;
     }
-    op_ctx lctx = {.node = c->n, .graph = c->g, .opset = 17, .threads = 1, .opt_level = level};
+    op_view view;
+    op_ctx lctx = node_ctx(&view, c, false, 1, level);
+    lctx.precision = OP_PREC_FP32;
     memset(&lout, 0, sizeof lout);
     assert_int_equal(g_real->infer(&lctx, lin, n_in, &lout, 1), MOPT_OK);
     const op_impl *const *impls = c->n->op->impls;

@@ -5,9 +5,8 @@
  * ctx->threads. Other run-time layouts (a Softmax axis with trailing dims
  * > 1, broadcast Scale, empty tensors) go to the op's reference run.
  */
-#include <string.h>
-
 #include "ops/cpu/ops_cpu.h"
+#include "ops/normalization.h"
 
 /* Floats per thread below which splitting does not pay. */
 #define GRAIN 16384
@@ -32,15 +31,11 @@ static int64_t row_grain(int64_t len) { return len >= GRAIN ? 1 : GRAIN / len; }
 
 /* ---- Softmax, LogSoftmax ------------------------------------------------ */
 
-static int64_t softmax_axis_attr(const op_ctx *ctx) {
-    return ir_node_attr_int(ctx->node, "axis", ctx->opset >= 13 ? -1 : 1);
-}
-
 static bool softmax_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                              int n_out) {
     if (in[0].dtype != MOPT_DTYPE_F32) return false;
     if (ctx->opset < 13) return true; /* always rows of dims[axis:] */
-    int64_t axis = softmax_axis_attr(ctx);
+    int64_t axis = ((const softmax_params *)ctx->params)->axis;
     const ir_shape *x = &in[0].shape;
     if (axis == -1) return true;
     if (x->rank < 0) return false;
@@ -57,15 +52,16 @@ static void softmax_rows(void *arg, int64_t lo, int64_t hi) {
 
 static mopt_status softmax_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
+    const softmax_params *p = ctx->params;
     const ir_shape *x = &in[0].shape;
-    int64_t axis = softmax_axis_attr(ctx);
+    int64_t axis = p->axis;
     if (axis < 0) axis += x->rank;
     if (axis < 0 || axis >= x->rank || op_numel(&in[0]) == 0 ||
         (ctx->opset >= 13 && product(x, (int32_t)axis + 1, x->rank) != 1))
         return ctx->node->op->run(ctx, in, n_in, out, n_out);
     rows_job j = {.k = ctx->state, .x = in[0].data, .y = out[0].data};
     j.len = product(x, (int32_t)axis, x->rank);
-    j.log = strcmp(ctx->node->op_type, "LogSoftmax") == 0;
+    j.log = p->log;
     cpu_parallel_for(ctx->threads, op_numel(&in[0]) / j.len, row_grain(j.len), softmax_rows, &j);
     return MOPT_OK;
 }
@@ -89,8 +85,9 @@ static void layernorm_rows(void *arg, int64_t lo, int64_t hi) {
 
 static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
+    const layernorm_params *p = ctx->params;
     const ir_shape *x = &in[0].shape;
-    int64_t axis = ir_node_attr_int(ctx->node, "axis", -1);
+    int64_t axis = p->axis;
     if (axis < 0) axis += x->rank;
     bool has_b = op_has_input(in, n_in, 2);
     int64_t len = axis >= 0 && axis < x->rank ? product(x, (int32_t)axis, x->rank) : 0;
@@ -100,7 +97,7 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
     rows_job j = {.k = ctx->state, .x = in[0].data, .y = out[0].data, .len = len};
     j.scale = in[1].data;
     j.bias = has_b ? in[2].data : NULL;
-    j.eps = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
+    j.eps = p->epsilon;
     j.mean = n_out > 1 && ctx->node->outputs[1] >= 0 ? out[1].data : NULL;
     j.inv_std = n_out > 2 && ctx->node->outputs[2] >= 0 ? out[2].data : NULL;
     cpu_parallel_for(ctx->threads, op_numel(&in[0]) / len, row_grain(len), layernorm_rows, &j);

@@ -1,0 +1,28 @@
+/*
+ * conv.h — Conv's parsed attributes and its shape inference and reference
+ * run (conv.c), for the code that runs a Conv outside conv.c: the op that
+ * wraps one (mopt.FusedConv, fused.c) and Conv's backend implementations
+ * (ops_conv_geometry in impls.h). These functions read ctx->params as a
+ * conv_params: an op that calls them with its own ctx must have params that
+ * start with a conv_params (parsed by ops_conv_parse).
+ */
+#ifndef MOPT_OPS_CONV_H
+#define MOPT_OPS_CONV_H
+
+#include "ops/ops.h"
+#include "ops/window.h"
+
+typedef struct conv_params {
+    int64_t group;       /* >= 1 */
+    op_window_attrs win; /* kernel_shape (optional), strides, dilations, pads, auto_pad */
+} conv_params;
+
+/* Reads group and the window attributes into a conv_params. */
+mopt_status ops_conv_parse(const op_ctx *ctx, void *params);
+/* Conv's shape inference and reference run (ctx->params: a conv_params). */
+mopt_status ops_conv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out);
+mopt_status ops_conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                         int n_out);
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * normalization.h — the parsed attributes of the normalization ops whose
+ * backend implementations (lib/ops/cpu/normalization_cpu.c) read them:
+ * Softmax/LogSoftmax and LayerNormalization (normalization.c parses them).
+ */
+#ifndef MOPT_OPS_NORMALIZATION_H
+#define MOPT_OPS_NORMALIZATION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Softmax, LogSoftmax: the axis attribute as given (default -1 from opset
+ * 13, 1 before; normalized against the rank by infer), and which of the
+ * two the node is. */
+typedef struct softmax_params {
+    int64_t axis;
+    bool log;
+} softmax_params;
+
+/* LayerNormalization: axis as given (default -1) and epsilon. */
+typedef struct layernorm_params {
+    int64_t axis;
+    float epsilon;
+} layernorm_params;
+
+#endif
