@@ -7,7 +7,7 @@
  * One implementation (attention_impl.h) compiled three times with different
  * per-file flags: AVX-512, AVX2+FMA and portable C. The caller must check
  * cpu_get() before calling a variant. Semantics are those of
- * ref_attention_f32 (kernels/ref/ref_attention.h).
+ * attn_params (kernels/kernels.h), those of ref_attention_f32.
  */
 #ifndef MOPT_KERNELS_CPU_ATTENTION_H
 #define MOPT_KERNELS_CPU_ATTENTION_H
@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "kernels/ref/ref_attention.h"
+#include "kernels/kernels.h"
 
 /* Return false only when out of memory. threads >= 1 (used with OpenMP). */
 bool cpu_attention_f32_avx512(const attn_params *p, const float *Q, const float *K, const float *V,

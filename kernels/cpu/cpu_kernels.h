@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/kernels.h"
+
 typedef enum cpu_binop {
     CPU_BIN_ADD,
     CPU_BIN_SUB,
@@ -27,18 +29,20 @@ typedef enum cpu_binop {
     CPU_BIN_COUNT
 } cpu_binop;
 
+/* Unary ops: the activations of kernels.h under the same values (so a
+ * kn_act other than NONE is a cpu_unop), then more math. */
 typedef enum cpu_unop {
-    CPU_UN_RELU,
-    CPU_UN_LEAKY_RELU, /* alpha */
-    CPU_UN_SIGMOID,
-    CPU_UN_TANH,
-    CPU_UN_ERF,
-    CPU_UN_GELU,      /* exact (erf) form */
-    CPU_UN_GELU_TANH, /* tanh approximation */
+    CPU_UN_RELU = KN_ACT_RELU,
+    CPU_UN_LEAKY_RELU = KN_ACT_LEAKY_RELU, /* alpha */
+    CPU_UN_CLIP = KN_ACT_CLIP,             /* alpha = low bound, beta = high bound (+-inf: none) */
+    CPU_UN_HARD_SWISH = KN_ACT_HARD_SWISH,
+    CPU_UN_HARD_SIGMOID = KN_ACT_HARD_SIGMOID, /* alpha, beta */
+    CPU_UN_SIGMOID = KN_ACT_SIGMOID,
+    CPU_UN_TANH = KN_ACT_TANH,
+    CPU_UN_GELU = KN_ACT_GELU,           /* exact (erf) form */
+    CPU_UN_GELU_TANH = KN_ACT_GELU_TANH, /* tanh approximation */
+    CPU_UN_ERF = KN_ACT_COUNT,
     CPU_UN_EXP,
-    CPU_UN_HARD_SWISH,
-    CPU_UN_HARD_SIGMOID, /* alpha, beta */
-    CPU_UN_CLIP,         /* alpha = low bound, beta = high bound (+-inf: none) */
     CPU_UN_SQRT,
     CPU_UN_NEG,
     CPU_UN_ABS,

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <dnnl.h>
@@ -49,6 +50,7 @@
 #pragma weak dnnl_primitive_desc_create
 #pragma weak dnnl_primitive_desc_destroy
 #pragma weak dnnl_primitive_desc_query_md
+#pragma weak dnnl_primitive_desc_query
 #pragma weak dnnl_reorder_primitive_desc_create
 #pragma weak dnnl_primitive_create
 #pragma weak dnnl_primitive_destroy
@@ -62,8 +64,11 @@
 static dnnl_engine_t g_engine;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static char g_version[32];
+static bool g_verbose; /* MOPT_VERBOSE set: print oneDNN's choice per primitive */
 
 static void engine_init(void) {
+    const char *verbose = getenv("MOPT_VERBOSE");
+    g_verbose = verbose && *verbose && strcmp(verbose, "0") != 0;
     if (!dnnl_engine_create || !dnnl_version) return;
     if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success) {
         g_engine = NULL;
@@ -88,6 +93,41 @@ void onednn_td_dense(onednn_td *t, int32_t ndims, const int64_t *dims) {
         t->strides[i] = s;
         s *= dims[i] > 0 ? dims[i] : 1;
     }
+}
+
+/* One operand of g: its batch dims (1 where it broadcasts), then its stored
+ * rows x cols with row stride ld, swapped to the logical order when trans. */
+static void operand_td(const kn_gemm *g, const int64_t *bs, int64_t rows, int64_t cols, int64_t ld,
+                       bool trans, onednn_td *t) {
+    int32_t r = g->batch_rank + 2;
+    int64_t dims[ONEDNN_MAX_DIMS];
+    for (int32_t i = 0; i < g->batch_rank; i++)
+        dims[i] = bs[i] != 0 ? g->batch[i] : 1;
+    dims[r - 2] = rows;
+    dims[r - 1] = cols;
+    onednn_td_dense(t, r, dims);
+    /* the given strides where they matter (axes longer than 1) */
+    if (rows > 1) t->strides[r - 2] = ld;
+    for (int32_t i = 0; i < g->batch_rank; i++)
+        if (dims[i] > 1) t->strides[i] = bs[i];
+    if (trans) {
+        int64_t d = t->dims[r - 2], st = t->strides[r - 2];
+        t->dims[r - 2] = t->dims[r - 1];
+        t->strides[r - 2] = t->strides[r - 1];
+        t->dims[r - 1] = d;
+        t->strides[r - 1] = st;
+    }
+}
+
+bool onednn_matmul_geometry(const kn_gemm *g, onednn_matmul_desc *d) {
+    if (g->batch_rank < 0 || g->batch_rank > ONEDNN_MAX_DIMS - 2) return false;
+    operand_td(g, g->a_bs, g->trans_a ? g->K : g->M, g->trans_a ? g->M : g->K, g->lda, g->trans_a,
+               &d->a);
+    operand_td(g, g->b_bs, g->trans_b ? g->N : g->K, g->trans_b ? g->K : g->N, g->ldb, g->trans_b,
+               &d->b);
+    operand_td(g, g->c_bs, g->M, g->N, g->ldc, false, &d->y);
+    d->alpha = g->alpha;
+    return true;
 }
 
 /* ---- descriptors and attributes ----------------------------------------- */
@@ -120,33 +160,31 @@ static bool md_any(dnnl_memory_desc_t *md, int32_t ndims, const int64_t *dims,
     return dnnl_memory_desc_init_by_tag(md, ndims, d, dt, dnnl_format_tag_any) == dnnl_success;
 }
 
-static bool append_act(dnnl_post_ops_t po, onednn_act act, float alpha, float beta) {
+static bool append_act(dnnl_post_ops_t po, kn_act act, float alpha, float beta) {
     dnnl_status_t s = dnnl_success;
     switch (act) {
-    case ONEDNN_ACT_NONE: break;
-    case ONEDNN_ACT_RELU: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, 0, 0); break;
-    case ONEDNN_ACT_LEAKY_RELU:
+    case KN_ACT_NONE: break;
+    case KN_ACT_RELU: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, 0, 0); break;
+    case KN_ACT_LEAKY_RELU:
         s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, alpha, 0);
         break;
-    case ONEDNN_ACT_CLIP:
+    case KN_ACT_CLIP:
         s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, alpha, beta);
         break;
-    case ONEDNN_ACT_HARDSWISH:
+    case KN_ACT_HARD_SWISH:
         s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_hardswish, 1.f / 6.f, 0.5f);
         break;
-    case ONEDNN_ACT_HARDSIGMOID:
+    case KN_ACT_HARD_SIGMOID:
         s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, alpha, beta);
         if (s == dnnl_success)
             s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, 0.f, 1.f);
         break;
-    case ONEDNN_ACT_SIGMOID:
+    case KN_ACT_SIGMOID:
         s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_logistic, 0, 0);
         break;
-    case ONEDNN_ACT_TANH: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_tanh, 0, 0); break;
-    case ONEDNN_ACT_GELU_ERF:
-        s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_gelu_erf, 0, 0);
-        break;
-    case ONEDNN_ACT_GELU_TANH:
+    case KN_ACT_TANH: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_tanh, 0, 0); break;
+    case KN_ACT_GELU: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_gelu_erf, 0, 0); break;
+    case KN_ACT_GELU_TANH:
         s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_gelu_tanh, 0, 0);
         break;
     default: return false;
@@ -159,7 +197,7 @@ static bool append_act(dnnl_post_ops_t po, onednn_act act, float alpha, float be
 static dnnl_primitive_attr_t make_attr(float alpha, int64_t n_scales, const float *scales,
                                        int scale_mask, float sum_scale,
                                        const dnnl_memory_desc_t *bin_md,
-                                       const dnnl_memory_desc_t *bin2_md, onednn_act act,
+                                       const dnnl_memory_desc_t *bin2_md, kn_act act,
                                        float act_alpha, float act_beta) {
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
@@ -273,7 +311,7 @@ static bool td_empty(const onednn_td *t) {
 /* INT8 epilogue limits: only a bias along N (dense), nothing else. */
 static bool int8_ok(const onednn_matmul_desc *d) {
     if (d->prec != ONEDNN_INT8) return true;
-    if (d->has_residual || d->sum_beta != 0.f || d->act != ONEDNN_ACT_NONE) return false;
+    if (d->has_residual || d->sum_beta != 0.f || d->act != KN_ACT_NONE) return false;
     int32_t r = d->y.ndims;
     if (d->has_bias) {
         if (d->bias.ndims != r || d->bias.dims[r - 1] != d->y.dims[r - 1]) return false;
@@ -347,7 +385,7 @@ static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_m
                 ones[i] = 1.f;
         }
         attr = make_attr(1.f, N, scales ? scales : ones, 1 << (d->y.ndims - 1), 0.f, NULL, NULL,
-                         ONEDNN_ACT_NONE, 0, 0);
+                         KN_ACT_NONE, 0, 0);
         mopt_free(ones);
     } else {
         attr = make_attr(d->alpha, 0, NULL, 0, d->sum_beta, bias_post ? &bias : NULL,
@@ -683,8 +721,28 @@ static bool run_reorder(onednn_cache *c, dnnl_primitive_t r, dnnl_memory_t from,
     return exec(c, r, 2, args);
 }
 
-/* Common tail of entry creation: primitive, scratchpad. */
-static bool entry_prim(cache_entry *e, dnnl_primitive_desc_t pd) {
+/* What oneDNN chose for pd ("brg:avx512_core", "jit:avx512_core", ...):
+ * never a silent slow path — its reference implementations ("ref:any",
+ * "ref_int8:any", ...) are declined, so the caller's impl declines and the
+ * executor runs ours. With MOPT_VERBOSE set, each choice is printed. */
+static bool pd_accepted(dnnl_primitive_desc_t pd, const char *what) {
+    const char *info = NULL;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &info) != dnnl_success || !info)
+        info = "";
+    bool ok = strncmp(info, "ref", 3) != 0;
+    if (!ok)
+        mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN %s: declined its reference implementation %s", what,
+                  info);
+    if (g_verbose)
+        fprintf(stderr, "mopt: oneDNN %s: implementation %s%s\n", what, info,
+                ok ? "" : " (a reference implementation: declined)");
+    return ok;
+}
+
+/* Common tail of entry creation: the check of oneDNN's choice, primitive,
+ * scratchpad. */
+static bool entry_prim(cache_entry *e, dnnl_primitive_desc_t pd, const char *what) {
+    if (!pd_accepted(pd, what)) return false;
     if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) return false;
     const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     if (smd && dnnl_memory_desc_get_size(smd) > 0)
@@ -707,7 +765,7 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     dnnl_primitive_desc_t pd = matmul_pd(d, &w->md, scales);
     mopt_free(scales);
     if (!pd) return MOPT_ERR_UNSUPPORTED;
-    bool ok = entry_prim(e, pd);
+    bool ok = entry_prim(e, pd, "matmul (int8)");
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok) ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
     e->qa = mopt_aligned_alloc((size_t)na);
@@ -777,7 +835,7 @@ static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
         if (!pd) pd = matmul_pd(d, NULL, NULL); /* weights reordered below */
     }
     if (!pd) return MOPT_ERR_UNSUPPORTED;
-    bool ok = entry_prim(e, pd);
+    bool ok = entry_prim(e, pd, d->prec == ONEDNN_BF16 ? "matmul (bf16)" : "matmul");
     wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok && packed) {
         ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
@@ -886,7 +944,7 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
         pd = conv_pd(d, NULL); /* weights reordered below */
     }
     if (!pd) return MOPT_ERR_UNSUPPORTED;
-    bool ok = entry_prim(e, pd);
+    bool ok = entry_prim(e, pd, d->prec == ONEDNN_BF16 ? "convolution (bf16)" : "convolution");
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok && packed) {
         ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;

@@ -25,20 +25,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define ONEDNN_MAX_DIMS 12
+#include "kernels/kernels.h"
 
-typedef enum onednn_act {
-    ONEDNN_ACT_NONE = 0,
-    ONEDNN_ACT_RELU,
-    ONEDNN_ACT_LEAKY_RELU,  /* alpha = slope */
-    ONEDNN_ACT_CLIP,        /* alpha = min, beta = max */
-    ONEDNN_ACT_HARDSWISH,   /* x * clip(x / 6 + 1/2, 0, 1) */
-    ONEDNN_ACT_HARDSIGMOID, /* clip(alpha * x + beta, 0, 1) */
-    ONEDNN_ACT_SIGMOID,
-    ONEDNN_ACT_TANH,
-    ONEDNN_ACT_GELU_ERF,
-    ONEDNN_ACT_GELU_TANH,
-} onednn_act;
+#define ONEDNN_MAX_DIMS 12
 
 /* Compute precision of the product. Inputs and outputs stay f32 in memory:
  * BF16 converts activations on each run and weights once (f32 accumulation).
@@ -71,13 +60,20 @@ typedef struct onednn_matmul_desc {
     onednn_td bias, residual;
     float alpha;
     float sum_beta;
-    onednn_act act;
+    kn_act act;
     float act_alpha, act_beta;
     onednn_prec prec;
     bool b_const; /* B never changes: a layout change may be done once */
     bool plain_w; /* B keeps its stored layout (strides of b), only its type
                      may change (bf16); ignored by INT8, which always packs */
 } onednn_matmul_desc;
+
+/* The oneDNN provider of kernels.h's batched GEMM: fills d's a, b, y and
+ * alpha from g (oneDNN runs the batch itself, broadcasting by dims of 1).
+ * Operands keep their strides; an axis of size 1 gets the stride a dense
+ * layout of the stored operand gives it, so equal problems make equal cache
+ * keys. False when g has more than ONEDNN_MAX_DIMS - 2 batch axes. */
+bool onednn_matmul_geometry(const kn_gemm *g, onednn_matmul_desc *d);
 
 /* Convolution, NC[D]HW f32 in and out, W is [c_out, c_in / group, k...].
  * Zero-fill before filling (cache key). */
@@ -86,7 +82,7 @@ typedef struct onednn_conv_desc {
     int64_t batch, c_in, c_out, group;
     int64_t in[3], out[3], k[3], stride[3], dilation[3], pad_l[3], pad_r[3];
     bool has_bias, has_residual; /* residual: same shape as Y, dense */
-    onednn_act act;
+    kn_act act;
     float act_alpha, act_beta;
     onednn_prec prec;
     bool plain_w; /* W keeps its stored [O, I, k...] layout, only its type

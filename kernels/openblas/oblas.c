@@ -1,5 +1,6 @@
 /*
- * oblas.c — cblas_sgemm wrapper for the OpenBLAS backend (see oblas.h).
+ * oblas.c — cblas_sgemm wrapper for the OpenBLAS backend (see oblas.h), and
+ * its provider of the batched GEMM of kernels.h.
  */
 #include <limits.h>
 
@@ -20,6 +21,27 @@ void oblas_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
                 transB ? CblasTrans : CblasNoTrans, (blasint)M, (blasint)N, (blasint)K, alpha, A,
                 (blasint)(lda > 0 ? lda : 1), B, (blasint)(ldb > 0 ? ldb : 1), beta, C,
                 (blasint)(ldc > 0 ? ldc : 1));
+}
+
+typedef struct batch {
+    const float *A, *B;
+    float *C;
+} batch;
+
+static void one(void *arg, const kn_gemm *g, int64_t oa, int64_t ob, int64_t oc) {
+    const batch *b = arg;
+    oblas_sgemm(g->M, g->N, g->K, b->A + oa, g->lda, g->trans_a, b->B + ob, g->ldb, g->trans_b,
+                b->C + oc, g->ldc, g->alpha, g->beta);
+}
+
+bool oblas_gemm_batched(const kn_gemm *g, const float *A, const float *B, float *C, int threads) {
+    if (!oblas_fits(g->M, g->N, g->K) || !oblas_fits(g->lda, g->ldb, g->ldc) ||
+        !oblas_fits(g->M * g->K, g->K * g->N, g->M * g->N))
+        return false;
+    oblas_threads(threads);
+    batch b = {A, B, C};
+    kn_gemm_each(g, one, &b);
+    return true;
 }
 
 void oblas_threads(int threads) {

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernels/kernels.h"
+
 /* Whether every value fits the BLAS integer type. */
 bool oblas_fits(int64_t a, int64_t b, int64_t c);
 
@@ -19,6 +21,12 @@ bool oblas_fits(int64_t a, int64_t b, int64_t c);
 void oblas_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, bool transA,
                  const float *B, int64_t ldb, bool transB, float *C, int64_t ldc, float alpha,
                  float beta);
+
+/* The OpenBLAS provider of kernels.h's batched GEMM: sets the thread count,
+ * then one oblas_sgemm per product. False, with nothing written, when a size
+ * (M, N, K, a leading dimension or a matrix's element count) does not fit
+ * BLAS's integers. */
+bool oblas_gemm_batched(const kn_gemm *g, const float *A, const float *B, float *C, int threads);
 
 /* Sets the number of threads OpenBLAS uses (process-wide, and the calling
  * thread's OpenMP team size). */

@@ -2,7 +2,8 @@
  * matmul.c — portable reference kernels for the "matmul" op family
  * (declared in ref_matmul.h). Obvious and correct, with loop orders that
  * stream memory (i-k-j for B untransposed, row dot products for B^T); the
- * oracle for faster backends. Never sees the IR.
+ * oracle for faster backends; and the reference provider of kernels.h's
+ * batched GEMM. Never sees the IR.
  */
 #include "kernels/ref/ref_matmul.h"
 
@@ -64,3 +65,35 @@ DEFINE_DOT(dot_f64, double)
 
 DEFINE_GEMM(ref_gemm_f32, float, dot_f32)
 DEFINE_GEMM(ref_gemm_f64, double, dot_f64)
+
+typedef struct batch_f32 {
+    const float *A, *B;
+    float *C;
+} batch_f32;
+
+static void one_f32(void *arg, const kn_gemm *g, int64_t oa, int64_t ob, int64_t oc) {
+    const batch_f32 *b = arg;
+    ref_gemm_f32(g->M, g->N, g->K, b->A + oa, g->lda, g->trans_a, b->B + ob, g->ldb, g->trans_b,
+                 b->C + oc, g->ldc, g->alpha, g->beta);
+}
+
+void ref_gemm_batched_f32(const kn_gemm *g, const float *A, const float *B, float *C) {
+    batch_f32 b = {A, B, C};
+    kn_gemm_each(g, one_f32, &b);
+}
+
+typedef struct batch_f64 {
+    const double *A, *B;
+    double *C;
+} batch_f64;
+
+static void one_f64(void *arg, const kn_gemm *g, int64_t oa, int64_t ob, int64_t oc) {
+    const batch_f64 *b = arg;
+    ref_gemm_f64(g->M, g->N, g->K, b->A + oa, g->lda, g->trans_a, b->B + ob, g->ldb, g->trans_b,
+                 b->C + oc, g->ldc, g->alpha, g->beta);
+}
+
+void ref_gemm_batched_f64(const kn_gemm *g, const double *A, const double *B, double *C) {
+    batch_f64 b = {A, B, C};
+    kn_gemm_each(g, one_f64, &b);
+}

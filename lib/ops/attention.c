@@ -5,32 +5,25 @@
  * and merged inside) layout, with an optional additive f32 or bool mask
  * broadcastable to [B,H,Sq,Sk] and an optional causal limit.
  *
- * Inference and attribute parsing here; the reference math is
- * kernels/ref/attention.c (full score block per head), the fast one the
- * fused kernels of kernels/cpu (online softmax over key tiles), offered as
- * op_impls of backend "cpu" for AVX-512, AVX2 and portable C.
+ * Attribute parsing (params in attention.h) and inference here; the
+ * reference math is kernels/ref/attention.c (full score block per head), the
+ * fast one the fused kernels of kernels/cpu (online softmax over key tiles),
+ * whose impl is lib/ops/cpu/attention_cpu.c (listed in lib/ops/impls.c).
  */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/cpu.h"
-#include "kernels/cpu/cpu_attention.h"
 #include "kernels/ref/ref_attention.h"
+#include "ops/attention.h"
+#include "ops/impls.h"
 #include "ops/ops.h"
 
-typedef struct attn_attrs {
-    bool bsh;
-    int64_t num_heads;
-    bool has_scale;
-    float scale;
-    bool causal;
-} attn_attrs;
+typedef attention_params attn_attrs;
 
-static mopt_status parse_attrs(const op_ctx *ctx, attn_attrs *a) {
+static mopt_status attention_parse(const op_ctx *ctx, void *params) {
     const ir_node *n = ctx->node;
-    memset(a, 0, sizeof *a);
+    attn_attrs *a = params;
     const ir_attr *la = ir_node_attr(n, "layout");
     if (la && la->type != IR_ATTR_STRING)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'layout' must be a string");
@@ -189,19 +182,19 @@ static const mopt_dtype k_mask_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_BOOL};
 
 static mopt_status attention_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                    int n_out) {
-    attn_attrs a;
-    mopt_status st = parse_attrs(ctx, &a);
+    const attn_attrs *a = ctx->params;
+    mopt_status st = MOPT_OK;
     for (int k = 0; k < 3 && !st; k++)
         st = op_expect_f32(ctx, &in[k], k);
     if (!st && n_in > 3) st = op_expect_dtype(ctx, &in[3], 3, k_mask_types, 2);
     if (st) return st;
     attn_dims ad;
-    if ((st = infer_dims(ctx, &a, in, &ad))) return st;
+    if ((st = infer_dims(ctx, a, in, &ad))) return st;
     if (has_mask(in, n_in) && (st = check_mask(ctx, &in[3], &ad))) return st;
     out[0].dtype = MOPT_DTYPE_F32;
     ir_shape *o = &out[0].shape;
     memset(o, 0, sizeof *o);
-    if (a.bsh) {
+    if (a->bsh) {
         o->rank = 3;
         set_dim(o, 0, ad.B);
         set_dim(o, 1, ad.Sq);
@@ -216,14 +209,12 @@ static mopt_status attention_infer(const op_ctx *ctx, const op_tensor *in, int n
     return MOPT_OK;
 }
 
-/* Builds the kernel parameters from concrete run-time tensors. */
-static mopt_status make_params(const op_ctx *ctx, const op_tensor *in, int n_in,
-                               const op_tensor *out, attn_params *p) {
-    attn_attrs a;
-    mopt_status st = parse_attrs(ctx, &a);
-    if (st) return st;
+mopt_status ops_attention_kernel_params(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                        attn_params *p) {
+    const attn_attrs *a = ctx->params;
+    mopt_status st;
     attn_dims ad;
-    if ((st = infer_dims(ctx, &a, in, &ad))) return st;
+    if ((st = infer_dims(ctx, a, in, &ad))) return st;
     memset(p, 0, sizeof *p);
     p->B = ad.B.d;
     p->H = ad.H.d;
@@ -231,9 +222,9 @@ static mopt_status make_params(const op_ctx *ctx, const op_tensor *in, int n_in,
     p->Sk = ad.Sk.d;
     p->D = ad.D.d;
     p->Dv = ad.Dv.d;
-    p->scale = a.has_scale ? a.scale : (p->D > 0 ? (float)(1.0 / sqrt((double)p->D)) : 1.0f);
-    p->causal = a.causal;
-    if (a.bsh) { /* [B, S, H*D]: head h is the column block h*D */
+    p->scale = a->has_scale ? a->scale : (p->D > 0 ? (float)(1.0 / sqrt((double)p->D)) : 1.0f);
+    p->causal = a->causal;
+    if (a->bsh) { /* [B, S, H*D]: head h is the column block h*D */
         p->q_sb = p->Sq * p->H * p->D, p->q_sh = p->D, p->q_ss = p->H * p->D;
         p->k_sb = p->Sk * p->H * p->D, p->k_sh = p->D, p->k_ss = p->H * p->D;
         p->v_sb = p->Sk * p->H * p->Dv, p->v_sh = p->Dv, p->v_ss = p->H * p->Dv;
@@ -244,7 +235,6 @@ static mopt_status make_params(const op_ctx *ctx, const op_tensor *in, int n_in,
         p->v_sb = p->H * p->Sk * p->Dv, p->v_sh = p->Sk * p->Dv, p->v_ss = p->Dv;
         p->o_sb = p->H * p->Sq * p->Dv, p->o_sh = p->Sq * p->Dv, p->o_ss = p->Dv;
     }
-    (void)out;
     if (has_mask(in, n_in)) {
         if ((st = check_mask(ctx, &in[3], &ad))) return st;
         ir_shape target;
@@ -264,7 +254,7 @@ static mopt_status make_params(const op_ctx *ctx, const op_tensor *in, int n_in,
 static mopt_status attention_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
     attn_params p;
-    mopt_status st = make_params(ctx, in, n_in, &out[0], &p);
+    mopt_status st = ops_attention_kernel_params(ctx, in, n_in, &p);
     if (st) return st;
     if (!ref_attention_f32(&p, in[0].data, in[1].data, in[2].data, out[0].data))
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY,
@@ -272,117 +262,10 @@ static mopt_status attention_run(const op_ctx *ctx, const op_tensor *in, int n_i
     return MOPT_OK;
 }
 
-/* ---- fused kernels (backend "cpu") -------------------------------------- */
-
-static bool cpu_supports(const op_tensor *in, int n_in) {
-    for (int k = 0; k < 3; k++)
-        if (in[k].dtype != MOPT_DTYPE_F32) return false;
-    return !has_mask(in, n_in) || in[3].dtype == MOPT_DTYPE_F32 || in[3].dtype == MOPT_DTYPE_BOOL;
-}
-
-static bool avx512_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
-                            int n_out) {
-    const cpu_features *f = cpu_get();
-    return f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq && cpu_supports(in, n_in);
-}
-
-static bool avx2_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
-                          int n_out) {
-    const cpu_features *f = cpu_get();
-    return f->avx2 && f->fma && cpu_supports(in, n_in);
-}
-
-static bool portable_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
-                              const op_tensor *out, int n_out) {
-    return cpu_supports(in, n_in);
-}
-
-typedef bool (*fused_fn)(const attn_params *, const float *, const float *, const float *, float *,
-                         int);
-
-/* Per-session workspace of the fused kernels (ctx->scratch), grown to the
- * largest shape seen, so that steady-state runs allocate nothing. */
-typedef struct attn_work {
-    void *buf;
-    size_t cap;
-} attn_work;
-
-static void work_release(void *w) {
-    attn_work *aw = w;
-    if (!aw) return;
-    mopt_aligned_free(aw->buf);
-    mopt_free(aw);
-}
-
-typedef size_t (*scratch_fn)(const attn_params *p, size_t *tile_bytes);
-
-static mopt_status fused_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                             fused_fn fn, scratch_fn sfn) {
-    attn_params p;
-    mopt_status st = make_params(ctx, in, n_in, &out[0], &p);
-    if (st) return st;
-    int threads = ctx->threads > 0 ? ctx->threads : 1;
-    size_t per = sfn(&p, NULL), need;
-    if (ctx->scratch && per && mopt_mul_overflow(per, (size_t)threads, &need)) {
-        attn_work *w = *ctx->scratch;
-        if (!w) {
-            w = mopt_calloc(1, sizeof *w);
-            *ctx->scratch = w;
-        }
-        if (w && w->cap < need) {
-            void *nb = mopt_aligned_alloc(need);
-            if (nb) {
-                mopt_aligned_free(w->buf);
-                w->buf = nb;
-                w->cap = need;
-            }
-        }
-        if (w && w->cap >= need) {
-            p.work = w->buf;
-            p.work_per_thread = per;
-        }
-    }
-    if (!fn(&p, in[0].data, in[1].data, in[2].data, out[0].data, threads))
-        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for attention tiles");
-    return MOPT_OK;
-}
-
-static mopt_status avx512_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                              int n_out) {
-    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx512,
-                     cpu_attention_f32_avx512_scratch);
-}
-
-static mopt_status avx2_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                            int n_out) {
-    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx2, cpu_attention_f32_avx2_scratch);
-}
-
-static mopt_status portable_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                int n_out) {
-    return fused_run(ctx, in, n_in, out, cpu_attention_f32_portable,
-                     cpu_attention_f32_portable_scratch);
-}
-
-static const op_impl k_avx512 = {.name = "cpu-avx512",
-                                 .backend = "cpu",
-                                 .supports = avx512_supports,
-                                 .run = avx512_run,
-                                 .release_scratch = work_release};
-static const op_impl k_avx2 = {.name = "cpu-avx2",
-                               .backend = "cpu",
-                               .supports = avx2_supports,
-                               .run = avx2_run,
-                               .release_scratch = work_release};
-static const op_impl k_portable = {.name = "cpu",
-                                   .backend = "cpu",
-                                   .supports = portable_supports,
-                                   .run = portable_run,
-                                   .release_scratch = work_release};
-static const op_impl *const k_impls[] = {&k_avx512, &k_avx2, &k_portable, NULL};
-
+/* Domain "mopt": never bridged. */
 static const op_def k_defs[] = {
-    {"Attention", "mopt", 3, 4, 1, 1, attention_infer, attention_run, k_impls},
+    {"Attention", "mopt", 3, 4, 1, 1, attention_infer, attention_run, ops_attention_impls,
+     .params_size = sizeof(attention_params), .parse = attention_parse},
 };
 
 const op_def *ops_family_attention(size_t *count) {

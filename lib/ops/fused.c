@@ -3,41 +3,47 @@
  * load-time fusion passes (docs/fused_ops.md):
  *   mopt.FusedMatMul  Y = act(alpha * (op(A) @ op(B)) + bias + residual)
  *   mopt.FusedConv    Y = act(conv(X, W) + B + residual)
- * Shape/type inference (symbolic dims) and reference runs: the products are
- * ref_gemm_f32 and the Conv operator's own reference run, the epilogue is
- * ref_epilogue_f32 (kernels/ref/epilogue.c). Faster backends list their
- * implementations in the `impls` field of the entries below.
+ * Attribute parsing (params in fused.h), shape/type inference (symbolic
+ * dims) and reference runs: the products are the batched GEMM of kernels.h
+ * (ref_gemm_batched_f32) and the Conv operator's own reference run, the
+ * epilogue is ref_epilogue_f32 (kernels/ref/epilogue.c). The backend impls
+ * are listed in lib/ops/impls.c.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
+#include "kernels/ref/ref_epilogue.h"
 #include "kernels/ref/ref_matmul.h"
 #include "ops/conv.h"
 #include "ops/fused.h"
 #include "ops/impls.h"
+#include "ops/matmul.h"
 
 /* ---- activation attributes ---------------------------------------------- */
 
 static const struct {
     const char *name;
-    ref_act act;
+    kn_act act;
     float alpha, beta; /* defaults */
 } k_acts[] = {
-    {"", REF_ACT_NONE, 0.0f, 0.0f},
-    {"Relu", REF_ACT_RELU, 0.0f, 0.0f},
-    {"LeakyRelu", REF_ACT_LEAKY_RELU, 0.01f, 0.0f},
-    {"Clip", REF_ACT_CLIP, -INFINITY, INFINITY},
-    {"HardSwish", REF_ACT_HARD_SWISH, 0.0f, 0.0f},
-    {"HardSigmoid", REF_ACT_HARD_SIGMOID, 0.2f, 0.5f},
-    {"Sigmoid", REF_ACT_SIGMOID, 0.0f, 0.0f},
-    {"Tanh", REF_ACT_TANH, 0.0f, 0.0f},
-    {"Gelu", REF_ACT_GELU, 0.0f, 0.0f},
-    {"GeluTanh", REF_ACT_GELU_TANH, 0.0f, 0.0f},
+    {"", KN_ACT_NONE, 0.0f, 0.0f},
+    {"Relu", KN_ACT_RELU, 0.0f, 0.0f},
+    {"LeakyRelu", KN_ACT_LEAKY_RELU, 0.01f, 0.0f},
+    {"Clip", KN_ACT_CLIP, -INFINITY, INFINITY},
+    {"HardSwish", KN_ACT_HARD_SWISH, 0.0f, 0.0f},
+    {"HardSigmoid", KN_ACT_HARD_SIGMOID, 0.2f, 0.5f},
+    {"Sigmoid", KN_ACT_SIGMOID, 0.0f, 0.0f},
+    {"Tanh", KN_ACT_TANH, 0.0f, 0.0f},
+    {"Gelu", KN_ACT_GELU, 0.0f, 0.0f},
+    {"GeluTanh", KN_ACT_GELU_TANH, 0.0f, 0.0f},
 };
 #define N_ACTS (int)(sizeof k_acts / sizeof k_acts[0])
 
-mopt_status fused_read_activation(const op_ctx *ctx, ref_act_params *p) {
+/* The `activation`, `activation_alpha` and `activation_beta` attributes
+ * (defaults per docs/fused_ops.md). Fails (INVALID_MODEL) on an unknown
+ * activation name. */
+static mopt_status read_activation(const op_ctx *ctx, kn_act_params *p) {
     const char *name = ir_node_attr_string(ctx->node, "activation", "");
     for (int i = 0; i < N_ACTS; i++) {
         if (strcmp(k_acts[i].name, name) != 0) continue;
@@ -47,12 +53,6 @@ mopt_status fused_read_activation(const op_ctx *ctx, ref_act_params *p) {
         return MOPT_OK;
     }
     return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown activation '%s'", name);
-}
-
-const char *fused_activation_name(ref_act act) {
-    for (int i = 0; i < N_ACTS; i++)
-        if (k_acts[i].act == act) return k_acts[i].name;
-    return "";
 }
 
 /* ---- shared checks ------------------------------------------------------- */
@@ -78,7 +78,7 @@ static mopt_status check_addend(const op_ctx *ctx, const ir_shape *y, const op_t
                    op_shape_str(ctx, s, a), op_shape_str(ctx, y, b));
 }
 
-static void addend_of(const op_tensor *in, int n_in, int k, const ir_shape *y, ref_addend *a) {
+static void addend_of(const op_tensor *in, int n_in, int k, const ir_shape *y, kn_addend *a) {
     memset(a, 0, sizeof *a);
     if (!op_has_input(in, n_in, k)) return;
     a->data = in[k].data;
@@ -102,14 +102,12 @@ static void batch_shape(const ir_shape *s, ir_shape *b) {
 static mopt_status fmm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
     (void)n_out;
+    const fused_matmul_params *p = ctx->params;
     mopt_status st = op_expect_f32(ctx, &in[0], 0);
     if (!st) st = op_expect_f32(ctx, &in[1], 1);
-    ref_act_params act;
-    if (!st) st = fused_read_activation(ctx, &act);
     if (st) return st;
     out[0].dtype = MOPT_DTYPE_F32;
-    bool ta = ir_node_attr_int(ctx->node, "transA", 0) != 0;
-    bool tb = ir_node_attr_int(ctx->node, "transB", 0) != 0;
+    bool ta = p->trans_a, tb = p->trans_b;
     const ir_shape *a = &in[0].shape, *b = &in[1].shape;
     char sa[IR_SHAPE_STR_CAP], sb[IR_SHAPE_STR_CAP];
     if ((a->rank >= 0 && a->rank < 2) || (b->rank >= 0 && b->rank < 2))
@@ -147,94 +145,87 @@ static mopt_status fmm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
 static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     (void)n_out;
-    ref_act_params act;
-    mopt_status st = fused_read_activation(ctx, &act);
-    if (st) return st;
-    bool ta = ir_node_attr_int(ctx->node, "transA", 0) != 0;
-    bool tb = ir_node_attr_int(ctx->node, "transB", 0) != 0;
-    float alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
-    const ir_shape *a = &in[0].shape, *b = &in[1].shape, *y = &out[0].shape;
-    int64_t M = y->dims[y->rank - 2], N = y->dims[y->rank - 1];
-    int64_t K = ta ? a->dims[a->rank - 2] : a->dims[a->rank - 1];
-    int64_t lda = ta ? M : K, ldb = tb ? K : N;
-    ir_shape ba, bb, bo;
-    batch_shape(a, &ba);
-    batch_shape(b, &bb);
-    batch_shape(y, &bo);
-    int64_t st_a[IR_MAX_RANK], st_b[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
-    op_broadcast_strides(&ba, &bo, st_a);
-    op_broadcast_strides(&bb, &bo, st_b);
-    int64_t n_batch = ir_shape_numel(&bo);
-    if (n_batch < 0) return op_fail(ctx, MOPT_ERR_INTERNAL, "batch shape is not concrete");
-    int64_t off_a = 0, off_b = 0;
-    for (int64_t t = 0; t < n_batch && M > 0 && N > 0; t++) {
-        const float *pa = (const float *)in[0].data + off_a * M * K;
-        const float *pb = (const float *)in[1].data + off_b * K * N;
-        float *pc = (float *)out[0].data + t * M * N;
-        ref_gemm_f32(M, N, K, pa, lda, ta, pb, ldb, tb, pc, N, alpha, 0.0f);
-        for (int32_t d = bo.rank - 1; d >= 0; d--) {
-            off_a += st_a[d];
-            off_b += st_b[d];
-            if (++idx[d] < bo.dims[d]) break;
-            off_a -= st_a[d] * bo.dims[d];
-            off_b -= st_b[d] * bo.dims[d];
-            idx[d] = 0;
-        }
-    }
-    ref_addend bias, res;
+    const fused_matmul_params *p = ctx->params;
+    const ir_shape *y = &out[0].shape;
+    kn_gemm g;
+    if (!ops_matmul_gemm(&in[0].shape, p->trans_a, &in[1].shape, p->trans_b, &g))
+        return op_fail(ctx, MOPT_ERR_INTERNAL, "shapes do not make a matrix product");
+    g.alpha = p->alpha;
+    ref_gemm_batched_f32(&g, in[0].data, in[1].data, out[0].data);
+    kn_addend bias, res;
     addend_of(in, n_in, 2, y, &bias);
     addend_of(in, n_in, 3, y, &res);
-    ref_epilogue_f32(y->rank, y->dims, out[0].data, &bias, &res, &act);
+    ref_epilogue_f32(y->rank, y->dims, out[0].data, &bias, &res, &p->act);
+    return MOPT_OK;
+}
+
+static mopt_status fmm_parse(const op_ctx *ctx, void *params) {
+    fused_matmul_params *p = params;
+    mopt_status st = read_activation(ctx, &p->act);
+    if (st) return st;
+    p->trans_a = ir_node_attr_int(ctx->node, "transA", 0) != 0;
+    p->trans_b = ir_node_attr_int(ctx->node, "transB", 0) != 0;
+    p->alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
     return MOPT_OK;
 }
 
 /* ---- mopt.FusedConv ------------------------------------------------------- */
 
-/* The convolution itself is the Conv operator's (same attributes). */
-static const op_def *conv_def(const op_ctx *ctx, mopt_status *st) {
-    const op_def *d = ops_find("Conv", "");
-    *st = d ? MOPT_OK : op_fail(ctx, MOPT_ERR_INTERNAL, "the Conv operator is not registered");
-    return d;
+static mopt_status fconv_parse(const op_ctx *ctx, void *params) {
+    fused_conv_params *p = params;
+    mopt_status st = ops_conv_parse(ctx, &p->conv);
+    if (st) return st;
+    return read_activation(ctx, &p->act);
+}
+
+void fused_conv_ctx(const op_ctx *ctx, op_ctx *conv_ctx) {
+    const fused_conv_params *p = ctx->params;
+    *conv_ctx = *ctx;
+    conv_ctx->params = &p->conv; /* Conv's functions read a conv_params */
 }
 
 static mopt_status fconv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
-    mopt_status st;
-    const op_def *conv = conv_def(ctx, &st);
+    op_ctx cc;
+    fused_conv_ctx(ctx, &cc);
+    mopt_status st = ops_conv_infer(&cc, in, n_in < 3 ? n_in : 3, out, n_out);
     if (st) return st;
-    ref_act_params act;
-    if ((st = fused_read_activation(ctx, &act))) return st;
-    if ((st = conv->infer(ctx, in, n_in < 3 ? n_in : 3, out, n_out))) return st;
     if (op_has_input(in, n_in, 3)) st = check_addend(ctx, &out[0].shape, &in[3], 3, "residual");
     return st;
 }
 
 static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
-    mopt_status st;
-    const op_def *conv = conv_def(ctx, &st);
+    const fused_conv_params *p = ctx->params;
+    op_ctx cc;
+    fused_conv_ctx(ctx, &cc);
+    mopt_status st = ops_conv_run(&cc, in, n_in < 3 ? n_in : 3, out, n_out);
     if (st) return st;
-    ref_act_params act;
-    if ((st = fused_read_activation(ctx, &act))) return st;
-    if ((st = conv->run(ctx, in, n_in < 3 ? n_in : 3, out, n_out))) return st;
-    ref_addend res;
+    kn_addend res;
     addend_of(in, n_in, 3, &out[0].shape, &res);
-    ref_epilogue_f32(out[0].shape.rank, out[0].shape.dims, out[0].data, NULL, &res, &act);
+    ref_epilogue_f32(out[0].shape.rank, out[0].shape.dims, out[0].data, NULL, &res, &p->act);
     return MOPT_OK;
 }
 
 static int64_t fmm_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                          int n_out) {
-    return ops_matmul_flops(&in[0], ir_node_attr_int(ctx->node, "transA", 0) != 0, &out[0]);
+    const fused_matmul_params *p = ctx->params;
+    return ops_matmul_flops(&in[0], p->trans_a, &out[0]);
 }
 
-/* impls: faster backends (e.g. oneDNN) add their NULL-terminated op_impl
- * lists here. */
+static int64_t fconv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                           int n_out) {
+    op_ctx cc;
+    fused_conv_ctx(ctx, &cc);
+    return ops_conv_flops(&cc, in, n_in, out, n_out);
+}
+
+/* Domain "mopt": never bridged. */
 static const op_def k_ops[] = {
     {"FusedMatMul", "mopt", 2, 4, 1, 1, fmm_infer, fmm_run, ops_fused_matmul_impls,
-     .flops = fmm_flops},
+     .params_size = sizeof(fused_matmul_params), .parse = fmm_parse, .flops = fmm_flops},
     {"FusedConv", "mopt", 2, 4, 1, 1, fconv_infer, fconv_run, ops_fused_conv_impls,
-     .params_size = sizeof(conv_params), .parse = ops_conv_parse, .flops = ops_conv_flops},
+     .params_size = sizeof(fused_conv_params), .parse = fconv_parse, .flops = fconv_flops},
 };
 
 const op_def *ops_family_fused(size_t *count) {

@@ -1,20 +1,32 @@
 /*
- * fused.h — helpers shared by the implementations of the fused operators
- * (mopt.FusedMatMul, mopt.FusedConv; docs/fused_ops.md): the activation
- * attributes of the epilogue, for the reference run and backend impls.
+ * fused.h — private to the fused operators (mopt.FusedMatMul, mopt.FusedConv;
+ * docs/fused_ops.md) and their backend impls: their params (parsed once
+ * per node by fused.c).
  */
 #ifndef MOPT_OPS_FUSED_H
 #define MOPT_OPS_FUSED_H
 
-#include "kernels/ref/ref_epilogue.h"
+#include "kernels/kernels.h"
+#include "ops/conv.h"
 #include "ops/ops.h"
 
-/* Reads the `activation`, `activation_alpha` and `activation_beta`
- * attributes of a fused node (defaults per docs/fused_ops.md). Fails
- * (INVALID_MODEL) on an unknown activation name. */
-mopt_status fused_read_activation(const op_ctx *ctx, ref_act_params *p);
+/* mopt.FusedMatMul: Y = act(alpha * (op(A) @ op(B)) + bias + residual). */
+typedef struct fused_matmul_params {
+    bool trans_a, trans_b;
+    float alpha;
+    kn_act_params act;
+} fused_matmul_params;
 
-/* The name of an activation as the `activation` attribute spells it. */
-const char *fused_activation_name(ref_act act);
+/* mopt.FusedConv: Y = act(conv(X, W) + B + residual). The convolution is
+ * the Conv operator's (conv.h), on the same attributes, parsed by Conv's own
+ * parse into the first member. */
+typedef struct fused_conv_params {
+    conv_params conv; /* first: Conv's functions read ctx->params as this */
+    kn_act_params act;
+} fused_conv_params;
+
+/* The context FusedConv gives Conv's functions (infer, run, geometry) for
+ * node ctx: ctx with Conv's op and params. */
+void fused_conv_ctx(const op_ctx *ctx, op_ctx *conv_ctx);
 
 #endif

@@ -1,10 +1,17 @@
 /*
- * impls.h — the fast implementations (op_impl, see ops.h) of ops whose
- * reference lives in lib/ops/<family>.c, and the ordered lists the op_defs
- * point at (lib/ops/impls.c). Each impl sits in its own file
- * (matmul_onednn.c, matmul_openblas.c, conv_onednn.c), compiled empty when
- * its backend was not found at build time (MOPT_HAVE_ONEDNN,
- * MOPT_HAVE_OPENBLAS).
+ * impls.h — the backend implementations (op_impl, see ops.h) of the ops, and
+ * the one ordered list per op that the op_defs point at, all defined in
+ * lib/ops/impls.c. Each impl sits in its backend's folder:
+ *   lib/ops/cpu/      the project's own kernels (kernels/cpu), one impl per
+ *                     ISA tier ("cpu-avx512", "cpu-avx2", "cpu-portable");
+ *                     prepare refuses a tier the CPU lacks
+ *   lib/ops/onednn/   one impl per op; prepare picks precision and weight
+ *                     layout, `variant` names the choice ("onednn-bf16-packed")
+ *   lib/ops/openblas/ stateless sgemm impls
+ * A backend missing at build time (MOPT_HAVE_ONEDNN, MOPT_HAVE_OPENBLAS)
+ * compiles its files empty and is left out of the lists. A run that cannot
+ * serve a call returns MOPT_ERR_UNSUPPORTED; the executor then runs the
+ * stateless impls after it, then the op's reference run.
  */
 #ifndef MOPT_OPS_IMPLS_H
 #define MOPT_OPS_IMPLS_H
@@ -13,40 +20,47 @@
 #include "mopt_config.h"
 #include "ops/ops.h"
 
-/* NULL-terminated preference lists, for the op_defs. */
+/* ---- the lists (NULL-terminated, preference order) ---------------------- */
+
 extern const op_impl *const ops_matmul_impls[];
 extern const op_impl *const ops_gemm_impls[];
 extern const op_impl *const ops_conv_impls[];
 extern const op_impl *const ops_fused_matmul_impls[];
 extern const op_impl *const ops_fused_conv_impls[];
+extern const op_impl *const ops_attention_impls[];
+extern const op_impl *const ops_cpu_binary_impls[];    /* Add Sub Mul Div Max Min (2 inputs) */
+extern const op_impl *const ops_cpu_unary_impls[];     /* Relu ... Reciprocal, Gelu, Clip */
+extern const op_impl *const ops_cpu_softmax_impls[];   /* Softmax LogSoftmax */
+extern const op_impl *const ops_cpu_layernorm_impls[]; /* LayerNormalization */
+extern const op_impl *const ops_cpu_reduce_impls[];    /* ReduceSum Mean Max Min */
+extern const op_impl *const ops_cpu_transpose_impls[]; /* Transpose */
 
+/* ---- the impls ----------------------------------------------------------- */
+
+/* oneDNN (lib/ops/onednn) */
 extern const op_impl ops_impl_matmul_onednn;
 extern const op_impl ops_impl_gemm_onednn;
 extern const op_impl ops_impl_conv_onednn;
-extern const op_impl ops_impl_matmul_onednn_bf16;
-extern const op_impl ops_impl_gemm_onednn_bf16;
-extern const op_impl ops_impl_conv_onednn_bf16;
-extern const op_impl ops_impl_matmul_onednn_int8;
-extern const op_impl ops_impl_gemm_onednn_int8;
 extern const op_impl ops_impl_fused_matmul_onednn;
-extern const op_impl ops_impl_fused_matmul_onednn_bf16;
-extern const op_impl ops_impl_fused_matmul_onednn_int8;
 extern const op_impl ops_impl_fused_conv_onednn;
-extern const op_impl ops_impl_fused_conv_onednn_bf16;
-/* opt_level >= 3: weights prepacked into oneDNN's layout at build */
-extern const op_impl ops_impl_matmul_onednn_packed;
-extern const op_impl ops_impl_gemm_onednn_packed;
-extern const op_impl ops_impl_conv_onednn_packed;
-extern const op_impl ops_impl_matmul_onednn_bf16_packed;
-extern const op_impl ops_impl_gemm_onednn_bf16_packed;
-extern const op_impl ops_impl_conv_onednn_bf16_packed;
-extern const op_impl ops_impl_fused_matmul_onednn_packed;
-extern const op_impl ops_impl_fused_matmul_onednn_bf16_packed;
-extern const op_impl ops_impl_fused_conv_onednn_packed;
-extern const op_impl ops_impl_fused_conv_onednn_bf16_packed;
+/* OpenBLAS (lib/ops/openblas) */
 extern const op_impl ops_impl_matmul_openblas;
-extern const op_impl ops_impl_fused_matmul_openblas;
 extern const op_impl ops_impl_gemm_openblas;
+extern const op_impl ops_impl_fused_matmul_openblas;
+/* cpu (lib/ops/cpu): ops_impl_cpu_<family>_<tier> */
+#define OPS_CPU_DECLARE(FAM)                                                                       \
+    extern const op_impl ops_impl_cpu_##FAM##_avx512;                                              \
+    extern const op_impl ops_impl_cpu_##FAM##_avx2;                                                \
+    extern const op_impl ops_impl_cpu_##FAM##_portable;
+OPS_CPU_DECLARE(binary)
+OPS_CPU_DECLARE(unary)
+OPS_CPU_DECLARE(softmax)
+OPS_CPU_DECLARE(layernorm)
+OPS_CPU_DECLARE(reduce)
+OPS_CPU_DECLARE(transpose)
+OPS_CPU_DECLARE(attention)
+
+/* ---- helpers the impls share with the families -------------------------- */
 
 /* Window geometry of a Conv node (conv.c) for concrete X [N, C, spatial...]
  * and W [M, C/group, k...]: filled like the reference kernel wants it (the
@@ -57,15 +71,9 @@ extern const op_impl ops_impl_gemm_openblas;
 mopt_status ops_conv_geometry(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
                               ref_conv_params *p, int64_t *pad_end);
 
-/* Floating-point work of a matmul with A (transposed when trans_a) giving
- * y (matmul.c), and of a Conv/FusedConv node (conv.c). */
-int64_t ops_matmul_flops(const op_tensor *a, bool trans_a, const op_tensor *y);
+/* Floating-point work of a Conv/FusedConv node (conv.c). */
 int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                        int n_out);
-
-/* Gemm's C (broadcastable to y [M, N]) copied into y, for the backends that
- * compute Y = alpha A B + beta Y (impls.c). */
-void ops_gemm_fill_c(const op_tensor *c, const ir_shape *y, float *out);
 
 #ifdef MOPT_HAVE_ONEDNN
 #include "kernels/onednn/onednn.h"
@@ -73,6 +81,11 @@ void ops_gemm_fill_c(const op_tensor *c, const ir_shape *y, float *out);
  * for concrete X and W; the epilogue fields are left zero. */
 mopt_status ops_conv_onednn_desc(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
                                  bool has_b, onednn_conv_desc *d);
+/* Conv's oneDNN support test and prepare (W, bias), shared with FusedConv. */
+bool ops_conv_onednn_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
+                              const op_tensor *out, int n_out);
+mopt_status ops_conv_onednn_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                    const op_tensor *out, int n_out, void **state);
 #endif
 
 #endif

@@ -2,14 +2,18 @@
  * matmul.c — the "matmul" operator family: MatMul (numpy matmul semantics:
  * 1-D operands promoted then their axis removed, broadcasting of the leading
  * batch dims) and Gemm (transA/transB, alpha, beta, optional C broadcast to
- * (M, N)). Shape/type inference and attribute parsing only; the math is
- * ref_gemm_* in kernels/ref/matmul.c.
+ * (M, N)). Shape/type inference, attribute parsing, and the description of
+ * a product as kernels.h's batched GEMM (kn_gemm, see matmul.h) that the
+ * reference runs with ref_gemm_batched_* (kernels/ref/matmul.c) and the
+ * backend impls with their own providers.
  */
 #include <inttypes.h>
 #include <string.h>
 
 #include "kernels/ref/ref_matmul.h"
+#include "ops/bridge.h"
 #include "ops/impls.h"
+#include "ops/matmul.h"
 #include "ops/ops.h"
 
 static const mopt_dtype k_float_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64};
@@ -70,51 +74,64 @@ static mopt_status matmul_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     return MOPT_OK;
 }
 
-static mopt_status matmul_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                              int n_out) {
-    const ir_shape *a = &in[0].shape, *b = &in[1].shape, *y = &out[0].shape;
-    int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
-    int64_t K = a->dims[a->rank - 1];
-    int64_t N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
-    /* a 1-D B is a K x 1 column: read it as the transpose of a 1 x K row so
-     * that the kernel takes its dot-product path */
-    bool transB = b->rank == 1;
-    int64_t ldb = transB ? K : N;
+bool ops_matmul_gemm(const ir_shape *a, bool trans_a, const ir_shape *b, bool trans_b, kn_gemm *g) {
+    if (a->rank < 1 || b->rank < 1 || a->rank > IR_MAX_RANK || b->rank > IR_MAX_RANK) return false;
+    memset(g, 0, sizeof *g);
+    /* the stored matrices: a 1-D A is a row, a 1-D B a column */
+    int64_t ar = a->rank >= 2 ? a->dims[a->rank - 2] : 1, ac = a->dims[a->rank - 1];
+    int64_t br = b->rank >= 2 ? b->dims[b->rank - 2] : b->dims[0];
+    int64_t bc = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    g->trans_a = trans_a;
+    g->trans_b = trans_b;
+    g->M = trans_a ? ac : ar;
+    g->K = trans_a ? ar : ac;
+    g->N = trans_b ? br : bc;
+    if ((trans_b ? bc : br) != g->K) return false;
+    g->lda = ac;
+    g->ldb = bc;
+    g->ldc = g->N;
+    g->alpha = 1.0f;
     ir_shape ba, bb, bo;
     batch_shape(a, &ba);
     batch_shape(b, &bb);
     memset(&bo, 0, sizeof bo);
-    bo.rank = y->rank - (a->rank >= 2) - (b->rank >= 2);
-    for (int32_t i = 0; i < bo.rank; i++)
-        bo.dims[i] = y->dims[i];
-    int64_t st_a[IR_MAX_RANK], st_b[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
+    bo.rank = ba.rank > bb.rank ? ba.rank : bb.rank;
+    for (int32_t i = 0; i < bo.rank; i++) {
+        int32_t ia = i - (bo.rank - ba.rank), ib = i - (bo.rank - bb.rank);
+        int64_t da = ia >= 0 ? ba.dims[ia] : 1, db = ib >= 0 ? bb.dims[ib] : 1;
+        if (da != db && da != 1 && db != 1) return false;
+        bo.dims[i] = da == 1 ? db : da;
+    }
+    int64_t st_a[IR_MAX_RANK], st_b[IR_MAX_RANK], st_c[IR_MAX_RANK];
     op_broadcast_strides(&ba, &bo, st_a);
     op_broadcast_strides(&bb, &bo, st_b);
-    int64_t n_batch = ir_shape_numel(&bo);
-    if (n_batch < 0) return op_fail(ctx, MOPT_ERR_INTERNAL, "batch shape is not concrete");
-    int64_t off_a = 0, off_b = 0;
-    for (int64_t t = 0; t < n_batch; t++) {
-        if (out[0].dtype == MOPT_DTYPE_F32) {
-            const float *pa = (const float *)in[0].data + off_a * M * K;
-            const float *pb = (const float *)in[1].data + off_b * K * N;
-            float *pc = (float *)out[0].data + t * M * N;
-            ref_gemm_f32(M, N, K, pa, K, false, pb, ldb, transB, pc, N, 1.0f, 0.0f);
-        } else {
-            const double *pa = (const double *)in[0].data + off_a * M * K;
-            const double *pb = (const double *)in[1].data + off_b * K * N;
-            double *pc = (double *)out[0].data + t * M * N;
-            ref_gemm_f64(M, N, K, pa, K, false, pb, ldb, transB, pc, N, 1.0, 0.0);
-        }
-        /* advance the batch index, odometer style */
-        for (int32_t d = bo.rank - 1; d >= 0; d--) {
-            off_a += st_a[d];
-            off_b += st_b[d];
-            if (++idx[d] < bo.dims[d]) break;
-            off_a -= st_a[d] * bo.dims[d];
-            off_b -= st_b[d] * bo.dims[d];
-            idx[d] = 0;
-        }
+    op_strides(&bo, st_c);
+    g->batch_rank = bo.rank;
+    for (int32_t i = 0; i < bo.rank; i++) {
+        g->batch[i] = bo.dims[i];
+        g->a_bs[i] = st_a[i] * g->M * g->K;
+        g->b_bs[i] = st_b[i] * g->K * g->N;
+        g->c_bs[i] = st_c[i] * g->M * g->N;
     }
+    return true;
+}
+
+void ops_matmul_vector_b_as_row(const ir_shape *b, kn_gemm *g) {
+    if (b->rank != 1) return;
+    g->trans_b = true;
+    g->ldb = g->K;
+}
+
+static mopt_status matmul_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    kn_gemm g;
+    if (!ops_matmul_gemm(&in[0].shape, false, &in[1].shape, false, &g))
+        return op_fail(ctx, MOPT_ERR_INTERNAL, "shapes do not make a matrix product");
+    ops_matmul_vector_b_as_row(&in[1].shape, &g);
+    if (out[0].dtype == MOPT_DTYPE_F32)
+        ref_gemm_batched_f32(&g, in[0].data, in[1].data, out[0].data);
+    else
+        ref_gemm_batched_f64(&g, in[0].data, in[1].data, out[0].data);
     return MOPT_OK;
 }
 
@@ -129,8 +146,8 @@ static mopt_status gemm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     if (n_in < 3 && ctx->opset < 11)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input C is required before opset 11");
     out[0].dtype = in[0].dtype != MOPT_DTYPE_UNDEFINED ? in[0].dtype : in[1].dtype;
-    bool ta = ir_node_attr_int(ctx->node, "transA", 0) != 0;
-    bool tb = ir_node_attr_int(ctx->node, "transB", 0) != 0;
+    const gemm_params *p = ctx->params;
+    bool ta = p->trans_a, tb = p->trans_b;
     const ir_shape *a = &in[0].shape, *b = &in[1].shape;
     char sa[IR_SHAPE_STR_CAP], sb[IR_SHAPE_STR_CAP];
     if ((a->rank >= 0 && a->rank != 2) || (b->rank >= 0 && b->rank != 2))
@@ -168,16 +185,25 @@ static mopt_status gemm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     return MOPT_OK;
 }
 
+static mopt_status gemm_parse(const op_ctx *ctx, void *params) {
+    gemm_params *p = params;
+    p->trans_a = ir_node_attr_int(ctx->node, "transA", 0) != 0;
+    p->trans_b = ir_node_attr_int(ctx->node, "transB", 0) != 0;
+    p->alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
+    p->beta = ir_node_attr_float(ctx->node, "beta", 1.0f);
+    return MOPT_OK;
+}
+
 static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
-    bool ta = ir_node_attr_int(ctx->node, "transA", 0) != 0;
-    bool tb = ir_node_attr_int(ctx->node, "transB", 0) != 0;
-    float alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
-    float beta = ir_node_attr_float(ctx->node, "beta", 1.0f);
+    const gemm_params *p = ctx->params;
+    float beta = p->beta;
     bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
-    const ir_shape *a = &in[0].shape, *b = &in[1].shape, *y = &out[0].shape;
-    int64_t M = y->dims[0], N = y->dims[1], K = a->dims[ta ? 0 : 1];
-    int64_t lda = a->dims[1], ldb = b->dims[1];
+    const ir_shape *y = &out[0].shape;
+    int64_t M = y->dims[0], N = y->dims[1];
+    kn_gemm g;
+    if (!ops_matmul_gemm(&in[0].shape, p->trans_a, &in[1].shape, p->trans_b, &g))
+        return op_fail(ctx, MOPT_ERR_INTERNAL, "shapes do not make a matrix product");
     bool f32 = out[0].dtype == MOPT_DTYPE_F32;
     if (has_c) {
         /* Y = broadcast(C), then Y = alpha * A'B' + beta * Y */
@@ -194,12 +220,12 @@ static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     } else {
         beta = 0;
     }
+    g.alpha = p->alpha;
+    g.beta = beta;
     if (f32)
-        ref_gemm_f32(M, N, K, in[0].data, lda, ta, in[1].data, ldb, tb, out[0].data, N, alpha,
-                     beta);
+        ref_gemm_batched_f32(&g, in[0].data, in[1].data, out[0].data);
     else
-        ref_gemm_f64(M, N, K, in[0].data, lda, ta, in[1].data, ldb, tb, out[0].data, N, alpha,
-                     beta);
+        ref_gemm_batched_f64(&g, in[0].data, in[1].data, out[0].data);
     return MOPT_OK;
 }
 
@@ -208,23 +234,37 @@ int64_t ops_matmul_flops(const op_tensor *a, bool trans_a, const op_tensor *y) {
     int64_t numel = ir_shape_numel(&y->shape);
     if (numel <= 0 || a->shape.rank < 1) return 0;
     int64_t k = trans_a && a->shape.rank >= 2 ? a->shape.dims[a->shape.rank - 2]
-                                               : a->shape.dims[a->shape.rank - 1];
+                                              : a->shape.dims[a->shape.rank - 1];
     return 2 * numel * k;
 }
 
-static int64_t matmul_flops(const op_ctx *ctx, const op_tensor *in, int n_in,
-                            const op_tensor *out, int n_out) {
+static int64_t matmul_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                            int n_out) {
     return ops_matmul_flops(&in[0], false, &out[0]);
 }
 
 static int64_t gemm_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                           int n_out) {
-    return ops_matmul_flops(&in[0], ir_node_attr_int(ctx->node, "transA", 0) != 0, &out[0]);
+    const gemm_params *p = ctx->params;
+    return ops_matmul_flops(&in[0], p->trans_a, &out[0]);
+}
+
+void ops_gemm_fill_c(const op_tensor *c, const ir_shape *y, float *out) {
+    int64_t cs[IR_MAX_RANK];
+    op_broadcast_strides(&c->shape, y, cs);
+    const float *src = c->data;
+    int64_t M = y->dims[0], N = y->dims[1];
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++)
+            out[i * N + j] = src[i * cs[0] + j * cs[1]];
 }
 
 static const op_def k_ops[] = {
-    {"MatMul", "", 2, 2, 1, 1, matmul_infer, matmul_run, ops_matmul_impls, .flops = matmul_flops},
-    {"Gemm", "", 2, 3, 1, 1, gemm_infer, gemm_run, ops_gemm_impls, .flops = gemm_flops},
+    {"MatMul", "", 2, 2, 1, 1, matmul_infer, matmul_run, ops_matmul_impls, .flops = matmul_flops,
+     .bridge = &ops_bridge_float},
+    {"Gemm", "", 2, 3, 1, 1, gemm_infer, gemm_run, ops_gemm_impls,
+     .params_size = sizeof(gemm_params), .parse = gemm_parse, .flops = gemm_flops,
+     .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_matmul(size_t *count) {

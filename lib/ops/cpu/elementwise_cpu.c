@@ -222,8 +222,7 @@ static mopt_status unary_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
                              int n_out) {
     un_job j;
     j.k = ctx->state;
-    if (!un_resolve(ctx, in, n_in, &j.op, &j.p))
-        return ctx->node->op->run(ctx, in, n_in, out, n_out);
+    if (!un_resolve(ctx, in, n_in, &j.op, &j.p)) return MOPT_ERR_UNSUPPORTED;
     j.x = in[0].data;
     j.y = out[0].data;
     const bool cheap = j.op == CPU_UN_RELU || j.op == CPU_UN_LEAKY_RELU || j.op == CPU_UN_CLIP ||

@@ -58,7 +58,7 @@ static mopt_status softmax_run(const op_ctx *ctx, const op_tensor *in, int n_in,
     if (axis < 0) axis += x->rank;
     if (axis < 0 || axis >= x->rank || op_numel(&in[0]) == 0 ||
         (ctx->opset >= 13 && product(x, (int32_t)axis + 1, x->rank) != 1))
-        return ctx->node->op->run(ctx, in, n_in, out, n_out);
+        return MOPT_ERR_UNSUPPORTED;
     rows_job j = {.k = ctx->state, .x = in[0].data, .y = out[0].data};
     j.len = product(x, (int32_t)axis, x->rank);
     j.log = p->log;
@@ -93,7 +93,7 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
     int64_t len = axis >= 0 && axis < x->rank ? product(x, (int32_t)axis, x->rank) : 0;
     if (len == 0 || op_numel(&in[0]) == 0 || op_numel(&in[1]) != len ||
         (has_b && op_numel(&in[2]) != len))
-        return ctx->node->op->run(ctx, in, n_in, out, n_out);
+        return MOPT_ERR_UNSUPPORTED;
     rows_job j = {.k = ctx->state, .x = in[0].data, .y = out[0].data, .len = len};
     j.scale = in[1].data;
     j.bias = has_b ? in[2].data : NULL;

@@ -53,7 +53,7 @@ static mopt_status reduce_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     if (!red_op_of(ctx, &j.op) || x->rank > IR_MAX_RANK ||
         ops_reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st) != 1 || noop ||
         op_numel(&in[0]) == 0)
-        return ctx->node->op->run(ctx, in, n_in, out, n_out);
+        return MOPT_ERR_UNSUPPORTED;
     int32_t first = -1, last = -1;
     for (int32_t a = 0; a < x->rank; a++) {
         if (!mask[a] || x->dims[a] == 1) continue;
@@ -66,7 +66,7 @@ static mopt_status reduce_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     for (int32_t a = 0; a < x->rank; a++) {
         bool reduced = mask[a] && x->dims[a] != 1;
         if (first >= 0 && a > first && a < last && !reduced && x->dims[a] != 1)
-            return ctx->node->op->run(ctx, in, n_in, out, n_out); /* a kept axis in between */
+            return MOPT_ERR_UNSUPPORTED; /* a kept axis in between */
         if (reduced)
             j.red *= x->dims[a];
         else if (first < 0 || a < first)

@@ -1,16 +1,20 @@
 /*
  * conv_onednn.c — Conv on oneDNN (kernels/onednn): f32, 1-3 spatial axes,
  * groups and depthwise, strides, dilations, explicit and auto pads, bias.
- * The weights must be constant. Problems oneDNN refuses go to the reference
- * run. Weight layout per opt_level (issue 5: prepacking is level 3):
+ * The weights must be constant. Problems oneDNN refuses are declined
+ * (MOPT_ERR_UNSUPPORTED: the executor runs the reference). One impl; its
+ * prepare picks the variant (onednn_glue.h), the weight layout per opt_level
+ * (issue 5: prepacking is level 3):
  *  - "onednn" / "onednn-bf16" (any level): W stays in its stored [O, I, k...]
  *    layout (f32: the model's buffer itself; bf16: converted once at build);
  *  - "onednn-packed" / "onednn-bf16-packed" (opt_level >= 3): W is reordered
  *    once at model build into oneDNN's preferred (blocked) layout for the
  *    load-time shape (batch 1 and 32 for unknown sizes), and once per cached
  *    primitive when a run-time shape wants another layout.
+ * FusedConv (fused_onednn.c) shares the support test and prepare.
  */
 #include "mopt_config.h"
+#include "ops/conv.h"
 #include "ops/impls.h"
 
 #ifdef MOPT_HAVE_ONEDNN
@@ -45,8 +49,8 @@ mopt_status ops_conv_onednn_desc(const op_ctx *ctx, const ir_shape *x, const ir_
     return MOPT_OK;
 }
 
-static bool conv_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
-                          int n_out) {
+bool ops_conv_onednn_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
+                              const op_tensor *out, int n_out) {
     bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
     const ir_shape *w = &in[1].shape;
     return onednn_available() && in[0].dtype == MOPT_DTYPE_F32 && in[1].dtype == MOPT_DTYPE_F32 &&
@@ -54,16 +58,17 @@ static bool conv_supports(const op_ctx *ctx, const op_tensor *in, int n_in, cons
            w->rank <= 5;
 }
 
-static mopt_status conv_prepare_p(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                  onednn_prec prec, bool plain, void **state) {
-    *state = NULL;
-    const ir_shape *w = &in[1].shape;
-    /* a representative X: batch 1, channels from W, unknown sizes 32 */
+/* Prepares W for variant v with a representative X (batch 1, channels from
+ * W and the group, unknown sizes 32). *w stays NULL when the guess does not
+ * fit (layouts are then chosen per run) and for f32 W read as stored. */
+static mopt_status conv_try(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                            const onednn_glue_variant *v, onednn_weights **w) {
+    const ir_shape *ws = &in[1].shape;
     ir_shape x;
     memset(&x, 0, sizeof x);
-    x.rank = w->rank;
+    x.rank = ws->rank;
     x.dims[0] = 1;
-    x.dims[1] = w->dims[1] * ir_node_attr_int(ctx->node, "group", 1);
+    x.dims[1] = ws->dims[1] * ((const conv_params *)ctx->params)->group;
     for (int32_t i = 2; i < x.rank; i++) {
         const ir_shape *s = &in[0].shape;
         x.dims[i] = s->rank == x.rank && s->syms[i] == 0 ? s->dims[i] : 32;
@@ -71,74 +76,49 @@ static mopt_status conv_prepare_p(const op_ctx *ctx, const op_tensor *in, int n_
     bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
     onednn_conv_desc d;
     mopt_clear_error();
-    if (ops_conv_onednn_desc(ctx, &x, w, has_b, &d)) {
+    if (ops_conv_onednn_desc(ctx, &x, ws, has_b, &d)) {
         mopt_clear_error(); /* odd geometry for the guess: layouts chosen per run */
         return MOPT_OK;
     }
-    onednn_weights *pw = NULL;
-    d.prec = prec;
-    d.plain_w = plain;
-    mopt_status st = onednn_conv_pack(&d, in[1].data, 1, &pw);
+    d.prec = v->prec;
+    d.plain_w = v->plain;
+    mopt_status st = onednn_conv_pack(&d, in[1].data, 1, w);
     if (st == MOPT_ERR_UNSUPPORTED) {
         /* f32: layouts are then chosen per run; bf16: let f32 take over */
         mopt_clear_error();
-        return prec == ONEDNN_BF16 ? MOPT_ERR_UNSUPPORTED : MOPT_OK;
+        return v->prec == ONEDNN_BF16 ? MOPT_ERR_UNSUPPORTED : MOPT_OK;
     }
-    *state = pw;
-    return st;
+    if (st) return st;
+    /* a packed variant keeps the node only when W really was reordered into
+     * another layout (or will be, per run-time shape, when the guess did not
+     * fit); otherwise the plain one runs it */
+    if (!v->plain && *w && onednn_weights_plain(*w)) return MOPT_ERR_UNSUPPORTED;
+    return MOPT_OK;
 }
 
-static mopt_status conv_run_p(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                              int n_out, onednn_prec prec, bool plain) {
+mopt_status ops_conv_onednn_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                    const op_tensor *out, int n_out, void **state) {
+    onednn_glue_variant v[5];
+    int n = onednn_glue_variants(ctx, false, true, v);
+    return onednn_glue_choose(ctx, in, n_in < 3 ? n_in : 3, out, v, n, conv_try, state);
+}
+
+static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    const onednn_glue_state *s = ctx->state;
     bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
     onednn_conv_desc d;
     mopt_status st = ops_conv_onednn_desc(ctx, &in[0].shape, &in[1].shape, has_b, &d);
     if (st) return st;
     if (d.batch == 0 || d.c_out == 0) return MOPT_OK;
-    d.prec = prec;
-    d.plain_w = plain;
-    st = onednn_conv_run((onednn_cache **)ctx->scratch, &d, ctx->state, in[0].data, in[1].data,
-                         has_b ? in[2].data : NULL, NULL, out[0].data, ctx->threads);
-    return onednn_glue_or_ref(st, ctx, in, n_in, out, n_out);
+    d.prec = s->v.prec;
+    d.plain_w = s->v.plain;
+    return onednn_conv_run((onednn_cache **)ctx->scratch, &d, s->w, in[0].data, in[1].data,
+                           has_b ? in[2].data : NULL, NULL, out[0].data, ctx->threads);
 }
 
-static bool is_bf16(const op_ctx *ctx) { return onednn_glue_prec_is(ctx, OP_PREC_BF16); }
-
-/* A "-packed" impl's prepare keeps the node only when W really was reordered
- * into another layout (or will be, per run-time shape, when the load-time
- * guess did not fit); otherwise the plain impl (next in the list) runs it. */
-static mopt_status packed_or_step_aside(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                        onednn_prec prec, void **state) {
-    mopt_status st = conv_prepare_p(ctx, in, n_in, prec, false, state);
-    if (st || !*state || !onednn_weights_plain(*state)) return st;
-    onednn_glue_weights_release(*state);
-    *state = NULL;
-    return MOPT_ERR_UNSUPPORTED;
-}
-
-/* One impl per precision (f32, bf16) and weights layout (stored, packed).
- * bf16: bf16 X and W, f32 accumulation, bias and output. */
-#define CONV_IMPL(ident, iname, prec, plain, sup)                                                  \
-    static bool ident##_supports(const op_ctx *ctx, const op_tensor *in, int n_in,                 \
-                                 const op_tensor *out, int n_out) {                                \
-        return (sup) && conv_supports(ctx, in, n_in, out, n_out);                                  \
-    }                                                                                              \
-    static mopt_status ident##_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,           \
-                                       const op_tensor *out, int n_out, void **state) {            \
-        return plain ? conv_prepare_p(ctx, in, n_in, prec, true, state)                            \
-                     : packed_or_step_aside(ctx, in, n_in, prec, state);                           \
-    }                                                                                              \
-    static mopt_status ident##_run(const op_ctx *ctx, const op_tensor *in, int n_in,               \
-                                   op_tensor *out, int n_out) {                                    \
-        return conv_run_p(ctx, in, n_in, out, n_out, prec, plain);                                 \
-    }                                                                                              \
-    ONEDNN_GLUE_IMPL_TABLE(ident, iname, onednn_glue_weights_release)
-
-CONV_IMPL(conv_onednn, "onednn", ONEDNN_F32, true, true)
-CONV_IMPL(conv_onednn_packed, "onednn-packed", ONEDNN_F32, false, ctx->opt_level >= 3)
-CONV_IMPL(conv_onednn_bf16, "onednn-bf16", ONEDNN_BF16, true, is_bf16(ctx))
-CONV_IMPL(conv_onednn_bf16_packed, "onednn-bf16-packed", ONEDNN_BF16, false,
-          is_bf16(ctx) && ctx->opt_level >= 3)
+const op_impl ops_impl_conv_onednn =
+    ONEDNN_GLUE_IMPL(ops_conv_onednn_supports, ops_conv_onednn_prepare, conv_run);
 
 #else
 typedef int conv_onednn_unused; /* ISO C forbids an empty translation unit */

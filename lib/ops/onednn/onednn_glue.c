@@ -1,6 +1,6 @@
 /*
- * onednn_glue.c — private glue shared by the oneDNN operator impls (see
- * onednn_glue.h).
+ * onednn_glue.c — private glue shared by the oneDNN op impls (see
+ * onednn_glue.h): the variant choice, the per-node state, packing B.
  */
 #include "mopt_config.h"
 #include "ops/impls.h"
@@ -11,62 +11,89 @@
 #include "core/alloc.h"
 #include "ops/onednn/onednn_glue.h"
 
-bool onednn_glue_prec_is(const op_ctx *ctx, op_precision p) { return ctx->precision == p; }
+int onednn_glue_variants(const op_ctx *ctx, bool int8_ok, bool pack_ok, onednn_glue_variant *out) {
+    int n = 0;
+    bool packs = pack_ok && ctx->opt_level >= 3;
+    if (ctx->precision == OP_PREC_INT8 && int8_ok)
+        out[n++] = (onednn_glue_variant){ONEDNN_INT8, false, "onednn-int8"};
+    if (ctx->precision == OP_PREC_BF16) {
+        if (packs) out[n++] = (onednn_glue_variant){ONEDNN_BF16, false, "onednn-bf16-packed"};
+        out[n++] = (onednn_glue_variant){ONEDNN_BF16, true, "onednn-bf16"};
+    }
+    if (packs) out[n++] = (onednn_glue_variant){ONEDNN_F32, false, "onednn-packed"};
+    out[n++] = (onednn_glue_variant){ONEDNN_F32, true, "onednn"};
+    return n;
+}
 
-void onednn_glue_mm_state_release(void *state) {
-    onednn_glue_mm_state *s = state;
+mopt_status onednn_glue_choose(const op_ctx *ctx, const op_tensor *in, int n_in,
+                               const op_tensor *out, const onednn_glue_variant *cands, int n,
+                               onednn_glue_try_fn fn, void **state) {
+    *state = NULL;
+    for (int i = 0; i < n; i++) {
+        onednn_weights *w = NULL;
+        mopt_status st = fn(ctx, in, n_in, out, &cands[i], &w);
+        if (st == MOPT_ERR_UNSUPPORTED) {
+            onednn_weights_free(w);
+            mopt_clear_error();
+            continue;
+        }
+        if (st) {
+            onednn_weights_free(w);
+            return st;
+        }
+        onednn_glue_state *s = mopt_calloc(1, sizeof *s);
+        if (!s) {
+            onednn_weights_free(w);
+            return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory preparing a oneDNN kernel");
+        }
+        s->v = cands[i];
+        s->w = w;
+        *state = s;
+        return MOPT_OK;
+    }
+    return MOPT_ERR_UNSUPPORTED;
+}
+
+mopt_status onednn_glue_pack_b(onednn_matmul_desc *d, const op_tensor *b,
+                               const onednn_glue_variant *v, onednn_weights **w) {
+    d->prec = v->prec;
+    d->plain_w = v->plain && v->prec != ONEDNN_INT8;
+    *w = NULL;
+    if (!b->data) return MOPT_OK;
+    return onednn_matmul_pack(d, b->data, 1, w);
+}
+
+mopt_status onednn_glue_mm_keep(const onednn_glue_variant *v, mopt_status st, onednn_weights **w) {
+    if (st) return st;
+    if (v->prec == ONEDNN_INT8) return *w ? MOPT_OK : MOPT_ERR_UNSUPPORTED; /* nothing quantized */
+    if (!v->plain && onednn_weights_plain(*w)) return MOPT_ERR_UNSUPPORTED; /* same layout */
+    return MOPT_OK;
+}
+
+void onednn_glue_mm_desc(const op_ctx *ctx, onednn_matmul_desc *d) {
+    const onednn_glue_state *s = ctx->state;
+    d->prec = s->v.prec;
+    d->plain_w = s->v.plain && s->v.prec != ONEDNN_INT8;
+    d->b_const = s->w != NULL;
+}
+
+const onednn_weights *onednn_glue_weights(const op_ctx *ctx) {
+    const onednn_glue_state *s = ctx->state;
+    return s->w;
+}
+
+void onednn_glue_release(void *state) {
+    onednn_glue_state *s = state;
     if (!s) return;
     onednn_weights_free(s->w);
     mopt_free(s);
 }
 
-void onednn_glue_weights_release(void *state) { onednn_weights_free(state); }
-
 void onednn_glue_scratch_release(void *scratch) { onednn_cache_free(scratch); }
 
-mopt_status onednn_glue_pack_b(onednn_matmul_desc *d, const op_tensor *b, onednn_prec prec,
-                               bool plain, void **state) {
-    d->prec = prec;
-    d->plain_w = plain && prec != ONEDNN_INT8;
-    *state = NULL;
-    if (!b->data) return MOPT_OK;
-    onednn_weights *w = NULL;
-    mopt_status st = onednn_matmul_pack(d, b->data, 1, &w);
-    if (st) return st;
-    if (!w && d->plain_w) return MOPT_OK; /* f32 B is read as stored: nothing to keep */
-    onednn_glue_mm_state *s = mopt_calloc(1, sizeof *s);
-    if (!s) {
-        onednn_weights_free(w);
-        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory preparing a oneDNN matmul");
-    }
-    s->w = w;
-    *state = s;
-    return MOPT_OK;
-}
-
-mopt_status onednn_glue_mm_packed_or_step_aside(mopt_status st, void **state) {
-    if (st) return st;
-    const onednn_glue_mm_state *s = *state;
-    if (s && !onednn_weights_plain(s->w)) return MOPT_OK;
-    onednn_glue_mm_state_release(*state);
-    *state = NULL;
-    mopt_clear_error();
-    return MOPT_ERR_UNSUPPORTED;
-}
-
-mopt_status onednn_glue_mm_int8_or_step_aside(mopt_status st, void **state) {
-    if (!st && (!*state || !((onednn_glue_mm_state *)*state)->w)) { /* nothing quantized */
-        onednn_glue_mm_state_release(*state);
-        *state = NULL;
-        return MOPT_ERR_UNSUPPORTED;
-    }
-    return st;
-}
-
-mopt_status onednn_glue_or_ref(mopt_status st, const op_ctx *ctx, const op_tensor *in, int n_in,
-                               op_tensor *out, int n_out) {
-    if (st == MOPT_ERR_UNSUPPORTED) return ctx->node->op->run(ctx, in, n_in, out, n_out);
-    return st;
+const char *onednn_glue_variant_name(const void *state) {
+    const onednn_glue_state *s = state;
+    return s ? s->v.name : "onednn";
 }
 
 #else

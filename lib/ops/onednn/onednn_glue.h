@@ -1,10 +1,19 @@
 /*
- * onednn_glue.h — private glue shared by the oneDNN operator impls
- * (matmul_onednn.c, conv_onednn.c, fused_onednn.c): the precision test, the
- * per-node state holding packed B, the prepare steps common to the matmul
- * family ("-packed" stepping aside, int8 needing quantized B), the fallback
- * to the reference run, and the op_impl table every variant fills alike.
- * Only built with MOPT_HAVE_ONEDNN.
+ * onednn_glue.h — private glue shared by the oneDNN op impls
+ * (matmul_onednn.c, conv_onednn.c, fused_onednn.c): the per-node state
+ * every one of them keeps (the precision and weight layout that prepare
+ * chose, the weights it prepared), the choice itself, and the op_impl fields
+ * they share. Only built with MOPT_HAVE_ONEDNN.
+ *
+ * One impl per op: its prepare tries the variants the model's precision and
+ * opt_level allow, in order, and keeps the first that takes the node:
+ *   onednn-int8         precision=int8 (matmul family, constant 2-D B)
+ *   onednn-bf16-packed  precision=bf16, opt_level >= 3, constant weights
+ *                       that oneDNN wants in another layout
+ *   onednn-bf16         precision=bf16, weights in their stored layout
+ *   onednn-packed       opt_level >= 3, as bf16-packed in f32
+ *   onednn              f32, weights read as stored
+ * The variant's name is what MOPT_VERBOSE and profiles show.
  */
 #ifndef MOPT_OPS_ONEDNN_GLUE_H
 #define MOPT_OPS_ONEDNN_GLUE_H
@@ -12,54 +21,63 @@
 #include "kernels/onednn/onednn.h"
 #include "ops/impls.h"
 
-/* What a matmul-family prepare leaves for run. */
-typedef struct onednn_glue_mm_state {
-    onednn_weights *w; /* NULL: B is used as it is */
-} onednn_glue_mm_state;
+/* One candidate way to run a node. */
+typedef struct onednn_glue_variant {
+    onednn_prec prec;
+    bool plain; /* weights keep their stored layout (else prepacked) */
+    const char *name;
+} onednn_glue_variant;
 
-/* ctx->precision equals p. */
-bool onednn_glue_prec_is(const op_ctx *ctx, op_precision p);
+/* What prepare chose and made (the impl's state). */
+typedef struct onednn_glue_state {
+    onednn_glue_variant v;
+    onednn_weights *w; /* prepared weights; NULL: read from the model's buffer
+                          (or layouts chosen per run) */
+} onednn_glue_state;
 
-/* Releases an onednn_glue_mm_state (NULL is fine). */
-void onednn_glue_mm_state_release(void *state);
+/* Prepares candidate v for the node: *w gets the weights it made (or stays
+ * NULL). UNSUPPORTED: the variant steps aside (the next one is tried); any
+ * other failure fails the load. */
+typedef mopt_status (*onednn_glue_try_fn)(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                          const op_tensor *out, const onednn_glue_variant *v,
+                                          onednn_weights **w);
 
-/* Releases a state that is the onednn_weights themselves (Conv's). */
-void onednn_glue_weights_release(void *state);
+/* The candidates for this node, in order: int8 when `int8_ok` and
+ * precision=int8, the bf16 ones with precision=bf16, the packed ones when
+ * `pack_ok` (opt_level >= 3 and constant weights), then f32. Returns the
+ * count (at most 5). */
+int onednn_glue_variants(const op_ctx *ctx, bool int8_ok, bool pack_ok, onednn_glue_variant *out);
 
-/* Releases the per-session primitive cache. */
+/* Tries the candidates with fn, keeping the first that takes the node in a
+ * new onednn_glue_state; UNSUPPORTED when every one steps aside. */
+mopt_status onednn_glue_choose(const op_ctx *ctx, const op_tensor *in, int n_in,
+                               const op_tensor *out, const onednn_glue_variant *cands, int n,
+                               onednn_glue_try_fn fn, void **state);
+
+/* Packs constant B for the representative problem d, as variant v asks
+ * (d->prec and d->plain_w set here); *w stays NULL when there is nothing to
+ * keep (f32 B read as stored, or B not constant). */
+mopt_status onednn_glue_pack_b(onednn_matmul_desc *d, const op_tensor *b,
+                               const onednn_glue_variant *v, onednn_weights **w);
+
+/* The step-aside rules of the matmul family for what onednn_glue_pack_b
+ * returned: int8 needs B quantized, a packed variant B in another layout. */
+mopt_status onednn_glue_mm_keep(const onednn_glue_variant *v, mopt_status st, onednn_weights **w);
+
+/* Sets d's precision and weight layout from the node's state. */
+void onednn_glue_mm_desc(const op_ctx *ctx, onednn_matmul_desc *d);
+const onednn_weights *onednn_glue_weights(const op_ctx *ctx);
+
+void onednn_glue_release(void *state);
 void onednn_glue_scratch_release(void *scratch);
+const char *onednn_glue_variant_name(const void *state);
 
-/* Packs constant B for the representative problem d (prec and plain_w set
- * here): into oneDNN's layout, or with plain only converted (bf16) in its
- * stored layout. *state: an onednn_glue_mm_state, or NULL when there is
- * nothing to keep. */
-mopt_status onednn_glue_pack_b(onednn_matmul_desc *d, const op_tensor *b, onednn_prec prec,
-                               bool plain, void **state);
-
-/* A "-packed" matmul-family prepare keeps the node only when B really was
- * reordered into another layout; otherwise the plain impl (next in the list)
- * runs it. */
-mopt_status onednn_glue_mm_packed_or_step_aside(mopt_status st, void **state);
-
-/* An int8 matmul-family prepare keeps the node only when B was quantized. */
-mopt_status onednn_glue_mm_int8_or_step_aside(mopt_status st, void **state);
-
-/* A kernel status: MOPT_ERR_UNSUPPORTED (oneDNN refused) goes to the
- * reference run of the node. */
-mopt_status onednn_glue_or_ref(mopt_status st, const op_ctx *ctx, const op_tensor *in, int n_in,
-                               op_tensor *out, int n_out);
-
-/* Defines the impl ops_impl_<ident> from <ident>_supports, <ident>_prepare
- * and <ident>_run, with the given state release. */
-#define ONEDNN_GLUE_IMPL_TABLE(ident, iname, release_fn)                                           \
-    const op_impl ops_impl_##ident = {                                                             \
-        .name = iname,                                                                             \
-        .backend = "onednn",                                                                       \
-        .supports = ident##_supports,                                                              \
-        .prepare = ident##_prepare,                                                                \
-        .release = release_fn,                                                                     \
-        .run = ident##_run,                                                                        \
-        .release_scratch = onednn_glue_scratch_release,                                            \
-    };
+/* The op_impl fields every oneDNN impl shares. */
+#define ONEDNN_GLUE_IMPL(supports_fn, prepare_fn, run_fn)                                          \
+    {                                                                                              \
+        .name = "onednn", .backend = "onednn", .supports = supports_fn, .prepare = prepare_fn,     \
+        .release = onednn_glue_release, .run = run_fn,                                             \
+        .release_scratch = onednn_glue_scratch_release, .variant = onednn_glue_variant_name,       \
+    }
 
 #endif

@@ -1,11 +1,13 @@
 /*
- * matmul_openblas.c — MatMul and Gemm on OpenBLAS (kernels/openblas): f32
- * cblas_sgemm, one call per batch matrix for MatMul (the batch dims
- * broadcast by strides, as in the reference), Gemm's C broadcast into the
- * output first and accumulated with beta; mopt.FusedMatMul as sgemm per
- * batch matrix followed by the reference epilogue. Sizes beyond BLAS's
- * 32-bit ints and empty problems go to the reference run. No allocation
- * per run (unlike oneDNN's execute).
+ * matmul_openblas.c — MatMul, Gemm and mopt.FusedMatMul on OpenBLAS
+ * (kernels/openblas): the node's product as kernels.h's batched GEMM
+ * (kn_gemm, matmul.h) run by oblas_gemm_batched, one cblas_sgemm per batch
+ * matrix (the batch dims broadcast by strides, as in the reference); Gemm's
+ * C broadcast into the output first and accumulated with beta;
+ * FusedMatMul's epilogue is the reference one. Sizes beyond BLAS's 32-bit
+ * ints and empty problems are declined (MOPT_ERR_UNSUPPORTED, nothing
+ * written): the executor runs the reference. No allocation per run (unlike
+ * oneDNN's execute).
  */
 #include "mopt_config.h"
 #include "ops/impls.h"
@@ -14,16 +16,13 @@
 #include <string.h>
 
 #include "kernels/openblas/oblas.h"
+#include "kernels/ref/ref_epilogue.h"
 #include "ops/fused.h"
+#include "ops/matmul.h"
 
 static bool is_f32(const op_tensor *t) { return t->dtype == MOPT_DTYPE_F32; }
 
-static void batch_shape(const ir_shape *s, ir_shape *b) {
-    memset(b, 0, sizeof *b);
-    b->rank = s->rank > 2 ? s->rank - 2 : 0;
-    for (int32_t i = 0; i < b->rank; i++)
-        b->dims[i] = s->dims[i];
-}
+static bool empty(const kn_gemm *g) { return g->M == 0 || g->N == 0 || g->K == 0; }
 
 static bool matmul_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                             int n_out) {
@@ -32,43 +31,13 @@ static bool matmul_supports(const op_ctx *ctx, const op_tensor *in, int n_in, co
 
 static mopt_status matmul_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
-    const ir_shape *a = &in[0].shape, *b = &in[1].shape, *y = &out[0].shape;
-    int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
-    int64_t K = a->dims[a->rank - 1];
-    int64_t N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
-    if (M == 0 || N == 0 || K == 0 || !oblas_fits(M, N, K) || !oblas_fits(M * K, K * N, M * N))
-        return ctx->node->op->run(ctx, in, n_in, out, n_out);
-    bool transB = b->rank == 1; /* a K x 1 column read as the transpose of a row */
-    int64_t ldb = transB ? K : N;
-    ir_shape ba, bb, bo;
-    batch_shape(a, &ba);
-    batch_shape(b, &bb);
-    memset(&bo, 0, sizeof bo);
-    bo.rank = y->rank - (a->rank >= 2) - (b->rank >= 2);
-    for (int32_t i = 0; i < bo.rank; i++)
-        bo.dims[i] = y->dims[i];
-    int64_t st_a[IR_MAX_RANK], st_b[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
-    op_broadcast_strides(&ba, &bo, st_a);
-    op_broadcast_strides(&bb, &bo, st_b);
-    int64_t n_batch = ir_shape_numel(&bo);
-    if (n_batch < 0) return op_fail(ctx, MOPT_ERR_INTERNAL, "batch shape is not concrete");
-    oblas_threads(ctx->threads);
-    int64_t off_a = 0, off_b = 0;
-    for (int64_t t = 0; t < n_batch; t++) {
-        const float *pa = (const float *)in[0].data + off_a * M * K;
-        const float *pb = (const float *)in[1].data + off_b * K * N;
-        float *pc = (float *)out[0].data + t * M * N;
-        oblas_sgemm(M, N, K, pa, K, false, pb, ldb, transB, pc, N, 1.0f, 0.0f);
-        for (int32_t d = bo.rank - 1; d >= 0; d--) {
-            off_a += st_a[d];
-            off_b += st_b[d];
-            if (++idx[d] < bo.dims[d]) break;
-            off_a -= st_a[d] * bo.dims[d];
-            off_b -= st_b[d] * bo.dims[d];
-            idx[d] = 0;
-        }
-    }
-    return MOPT_OK;
+    kn_gemm g;
+    if (!ops_matmul_gemm(&in[0].shape, false, &in[1].shape, false, &g) || empty(&g))
+        return MOPT_ERR_UNSUPPORTED;
+    ops_matmul_vector_b_as_row(&in[1].shape, &g);
+    return oblas_gemm_batched(&g, in[0].data, in[1].data, out[0].data, ctx->threads)
+               ? MOPT_OK
+               : MOPT_ERR_UNSUPPORTED;
 }
 
 const op_impl ops_impl_matmul_openblas = {
@@ -86,24 +55,22 @@ static bool gemm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, cons
 
 static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
-    bool ta = ir_node_attr_int(ctx->node, "transA", 0) != 0;
-    bool tb = ir_node_attr_int(ctx->node, "transB", 0) != 0;
-    float alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
-    float beta = ir_node_attr_float(ctx->node, "beta", 1.0f);
+    const gemm_params *p = ctx->params;
     bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
-    const ir_shape *a = &in[0].shape, *b = &in[1].shape, *y = &out[0].shape;
-    int64_t M = y->dims[0], N = y->dims[1], K = a->dims[ta ? 0 : 1];
-    if (M == 0 || N == 0 || K == 0 || !oblas_fits(M, N, K) ||
-        !oblas_fits(a->dims[1], b->dims[1], M * N))
-        return ctx->node->op->run(ctx, in, n_in, out, n_out);
-    if (has_c && beta != 0.f)
-        ops_gemm_fill_c(&in[2], y, out[0].data);
+    kn_gemm g;
+    if (!ops_matmul_gemm(&in[0].shape, p->trans_a, &in[1].shape, p->trans_b, &g) || empty(&g) ||
+        !oblas_fits(g.M * g.K, g.K * g.N, g.M * g.N) || !oblas_fits(g.lda, g.ldb, g.ldc) ||
+        !oblas_fits(g.M, g.N, g.K))
+        return MOPT_ERR_UNSUPPORTED;
+    g.alpha = p->alpha;
+    g.beta = p->beta;
+    if (has_c && g.beta != 0.f)
+        ops_gemm_fill_c(&in[2], &out[0].shape, out[0].data);
     else
-        beta = 0.f;
-    oblas_threads(ctx->threads);
-    oblas_sgemm(M, N, K, in[0].data, a->dims[1], ta, in[1].data, b->dims[1], tb, out[0].data, N,
-                alpha, beta);
-    return MOPT_OK;
+        g.beta = 0.f;
+    return oblas_gemm_batched(&g, in[0].data, in[1].data, out[0].data, ctx->threads)
+               ? MOPT_OK
+               : MOPT_ERR_UNSUPPORTED;
 }
 
 const op_impl ops_impl_gemm_openblas = {
@@ -117,11 +84,6 @@ const op_impl ops_impl_gemm_openblas = {
 
 static bool fmm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                          int n_out) {
-    ref_act_params act;
-    if (fused_read_activation(ctx, &act)) {
-        mopt_clear_error();
-        return false;
-    }
     for (int k = 0; k < n_in && k < 4; k++)
         if (in[k].dtype != MOPT_DTYPE_UNDEFINED && in[k].dtype != MOPT_DTYPE_F32) return false;
     return in[0].shape.rank >= 2 && in[1].shape.rank >= 2;
@@ -129,44 +91,15 @@ static bool fmm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const
 
 static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
-    ref_act_params act;
-    mopt_status st = fused_read_activation(ctx, &act);
-    if (st) return st;
-    bool ta = ir_node_attr_int(ctx->node, "transA", 0) != 0;
-    bool tb = ir_node_attr_int(ctx->node, "transB", 0) != 0;
-    float alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
-    const ir_shape *a = &in[0].shape, *b = &in[1].shape, *y = &out[0].shape;
-    int64_t M = y->dims[y->rank - 2], N = y->dims[y->rank - 1];
-    int64_t K = ta ? a->dims[a->rank - 2] : a->dims[a->rank - 1];
-    if (M == 0 || N == 0 || K == 0 || !oblas_fits(M, N, K) || !oblas_fits(M * K, K * N, M * N))
-        return ctx->node->op->run(ctx, in, n_in, out, n_out);
-    int64_t lda = ta ? M : K, ldb = tb ? K : N;
-    ir_shape ba, bb, bo;
-    batch_shape(a, &ba);
-    batch_shape(b, &bb);
-    batch_shape(y, &bo);
-    int64_t st_a[IR_MAX_RANK], st_b[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
-    op_broadcast_strides(&ba, &bo, st_a);
-    op_broadcast_strides(&bb, &bo, st_b);
-    int64_t n_batch = ir_shape_numel(&bo);
-    if (n_batch < 0) return op_fail(ctx, MOPT_ERR_INTERNAL, "batch shape is not concrete");
-    oblas_threads(ctx->threads);
-    int64_t off_a = 0, off_b = 0;
-    for (int64_t t = 0; t < n_batch; t++) {
-        const float *pa = (const float *)in[0].data + off_a * M * K;
-        const float *pb = (const float *)in[1].data + off_b * K * N;
-        oblas_sgemm(M, N, K, pa, lda, ta, pb, ldb, tb, (float *)out[0].data + t * M * N, N, alpha,
-                    0.0f);
-        for (int32_t d = bo.rank - 1; d >= 0; d--) {
-            off_a += st_a[d];
-            off_b += st_b[d];
-            if (++idx[d] < bo.dims[d]) break;
-            off_a -= st_a[d] * bo.dims[d];
-            off_b -= st_b[d] * bo.dims[d];
-            idx[d] = 0;
-        }
-    }
-    ref_addend bias, res;
+    const fused_matmul_params *p = ctx->params;
+    const ir_shape *y = &out[0].shape;
+    kn_gemm g;
+    if (!ops_matmul_gemm(&in[0].shape, p->trans_a, &in[1].shape, p->trans_b, &g) || empty(&g))
+        return MOPT_ERR_UNSUPPORTED;
+    g.alpha = p->alpha;
+    if (!oblas_gemm_batched(&g, in[0].data, in[1].data, out[0].data, ctx->threads))
+        return MOPT_ERR_UNSUPPORTED;
+    kn_addend bias, res;
     memset(&bias, 0, sizeof bias);
     memset(&res, 0, sizeof res);
     if (n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED) {
@@ -177,7 +110,7 @@ static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
         res.data = in[3].data;
         op_broadcast_strides(&in[3].shape, y, res.strides);
     }
-    ref_epilogue_f32(y->rank, y->dims, out[0].data, &bias, &res, &act);
+    ref_epilogue_f32(y->rank, y->dims, out[0].data, &bias, &res, &p->act);
     return MOPT_OK;
 }
 

@@ -1,0 +1,112 @@
+/*
+ * kernels.h — the kernel contract: the descriptions every backend under
+ * kernels/ (ref, cpu, onednn, openblas) shares with the op layer (lib/ops),
+ * so that one problem is described once whoever computes it:
+ *   - kn_act, kn_act_params: the activations a fused epilogue (or the cpu
+ *     unary kernels) apply, one enum for every backend;
+ *   - kn_addend: an operand added to an output with broadcast strides;
+ *   - kn_gemm: one batched, strided GEMM problem, and kn_gemm_each, the one
+ *     walk over its batch; its providers are ref_gemm_batched_f32/_f64
+ *     (kernels/ref/ref_matmul.h), oblas_gemm_batched (kernels/openblas) and
+ *     onednn_matmul_geometry (kernels/onednn, which runs the batch itself);
+ *   - attn_params: the attention kernels' parameter block (ref and cpu).
+ * Kernels see only pointers, shapes and these structs, never the IR; nothing
+ * under kernels/ includes lib/.
+ */
+#ifndef MOPT_KERNELS_KERNELS_H
+#define MOPT_KERNELS_KERNELS_H
+
+#include <mopt/mopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- activations and epilogues ------------------------------------------ */
+
+/* Activations an epilogue applies (docs/fused_ops.md). The values are shared
+ * by every backend (cpu_unop extends them with more math). */
+typedef enum kn_act {
+    KN_ACT_NONE = 0,
+    KN_ACT_RELU = 1,
+    KN_ACT_LEAKY_RELU = 2,   /* alpha: slope */
+    KN_ACT_CLIP = 3,         /* alpha: min, beta: max */
+    KN_ACT_HARD_SWISH = 4,   /* x * clamp(x / 6 + 1/2, 0, 1) */
+    KN_ACT_HARD_SIGMOID = 5, /* clamp(alpha * x + beta, 0, 1) */
+    KN_ACT_SIGMOID = 6,
+    KN_ACT_TANH = 7,
+    KN_ACT_GELU = 8,      /* erf form */
+    KN_ACT_GELU_TANH = 9, /* tanh approximation */
+    KN_ACT_COUNT = 10
+} kn_act;
+
+typedef struct kn_act_params {
+    kn_act act;
+    float alpha, beta;
+} kn_act_params;
+
+/* An operand added to an output: data read at the element strides given per
+ * output axis (0 on broadcast axes). */
+typedef struct kn_addend {
+    const float *data; /* NULL: absent */
+    int64_t strides[MOPT_MAX_RANK];
+} kn_addend;
+
+/* ---- batched, strided GEMM ----------------------------------------------- */
+
+/* For every batch index t (row-major over batch[0..batch_rank)):
+ *   C_t[M,N] = alpha * op(A_t)[M,K] * op(B_t)[K,N] + beta * C_t
+ * with X_t = X + sum_i t_i * x_bs[i] (element strides, 0 on an axis the
+ * operand broadcasts over). A_t is M x K with row stride lda (>= K), or
+ * stored K x M (lda >= M) when trans_a; likewise B_t is K x N (ldb) or
+ * stored N x K when trans_b; C_t is M x N with row stride ldc. beta == 0:
+ * C is not read. C never overlaps A or B. */
+typedef struct kn_gemm {
+    int64_t M, N, K;
+    bool trans_a, trans_b;
+    int64_t lda, ldb, ldc;
+    float alpha, beta;
+    int32_t batch_rank; /* 0 .. MOPT_MAX_RANK - 2 */
+    int64_t batch[MOPT_MAX_RANK];
+    int64_t a_bs[MOPT_MAX_RANK], b_bs[MOPT_MAX_RANK], c_bs[MOPT_MAX_RANK];
+} kn_gemm;
+
+/* Number of products of g (the batch's element count; 1 without batch). */
+int64_t kn_gemm_count(const kn_gemm *g);
+
+/* Calls fn once per batch index, in row-major order, with the element
+ * offsets of that product's A, B and C. */
+typedef void (*kn_gemm_one_fn)(void *arg, const kn_gemm *g, int64_t off_a, int64_t off_b,
+                               int64_t off_c);
+void kn_gemm_each(const kn_gemm *g, kn_gemm_one_fn fn, void *arg);
+
+/* ---- attention ----------------------------------------------------------- */
+
+/* mopt.Attention: O = softmax(scale * Q @ K^T + mask) @ V per batch and head.
+ * Layouts are element strides, so one kernel serves both "bhsd" ([B,H,S,D])
+ * and "bsh" ([B,S,H*D]) tensors. Semantics shared by every attention kernel:
+ * scores of keys excluded by the bool mask or causality are dropped; a row
+ * left with no key, or whose every score is -inf, gives zeros. Otherwise it
+ * is the exact unfused sequence (a finite additive mask never empties a row). */
+typedef struct attn_params {
+    int64_t B, H, Sq, Sk, D, Dv;
+    /* element strides (batch, head, sequence) of Q, K, V and O; the last
+     * (feature) axis is contiguous */
+    int64_t q_sb, q_sh, q_ss;
+    int64_t k_sb, k_sh, k_ss;
+    int64_t v_sb, v_sh, v_ss;
+    int64_t o_sb, o_sh, o_ss;
+    float scale;
+    bool causal; /* query i sees keys j <= i + (Sk - Sq) */
+    /* optional mask, one of the two (or neither), with broadcast strides
+     * (0 on broadcast axes) over [B, H, Sq, Sk] */
+    const float *mask_add;    /* additive */
+    const uint8_t *mask_bool; /* nonzero = attend */
+    int64_t m_sb, m_sh, m_sq, m_sk;
+    /* optional workspace for the fused kernels: `threads` blocks of
+     * work_per_thread bytes, 64-byte aligned (see cpu_attention_*_scratch);
+     * NULL: the kernel allocates its own */
+    void *work;
+    size_t work_per_thread;
+} attn_params;
+
+#endif

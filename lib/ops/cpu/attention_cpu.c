@@ -1,0 +1,118 @@
+/*
+ * attention_cpu.c — the "cpu" backend for mopt.Attention: the fused kernels
+ * of kernels/cpu (online softmax over key tiles), one impl per ISA tier
+ * ("cpu-avx512", "cpu-avx2", and "cpu" for portable C), listed best first in
+ * lib/ops/impls.c. A tier's supports checks the CPU (cpu_get()); each keeps
+ * a per-session workspace (ctx->scratch) grown to the largest shape seen, so
+ * that steady-state runs allocate nothing.
+ */
+#include "core/alloc.h"
+#include "core/cpu.h"
+#include "kernels/cpu/cpu_attention.h"
+#include "ops/attention.h"
+#include "ops/impls.h"
+
+static bool dtypes_ok(const op_tensor *in, int n_in) {
+    for (int k = 0; k < 3; k++)
+        if (in[k].dtype != MOPT_DTYPE_F32) return false;
+    return !op_has_input(in, n_in, 3) || in[3].dtype == MOPT_DTYPE_F32 ||
+           in[3].dtype == MOPT_DTYPE_BOOL;
+}
+
+static bool avx512_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                            int n_out) {
+    const cpu_features *f = cpu_get();
+    return f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq && dtypes_ok(in, n_in);
+}
+
+static bool avx2_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                          int n_out) {
+    const cpu_features *f = cpu_get();
+    return f->avx2 && f->fma && dtypes_ok(in, n_in);
+}
+
+static bool portable_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
+                              const op_tensor *out, int n_out) {
+    return dtypes_ok(in, n_in);
+}
+
+typedef bool (*fused_fn)(const attn_params *, const float *, const float *, const float *, float *,
+                         int);
+typedef size_t (*scratch_fn)(const attn_params *p, size_t *tile_bytes);
+
+/* The per-session workspace (ctx->scratch). */
+typedef struct attn_work {
+    void *buf;
+    size_t cap;
+} attn_work;
+
+static void work_release(void *w) {
+    attn_work *aw = w;
+    if (!aw) return;
+    mopt_aligned_free(aw->buf);
+    mopt_free(aw);
+}
+
+static mopt_status fused_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             fused_fn fn, scratch_fn sfn) {
+    attn_params p;
+    mopt_status st = ops_attention_kernel_params(ctx, in, n_in, &p);
+    if (st) return st;
+    int threads = ctx->threads > 0 ? ctx->threads : 1;
+    size_t per = sfn(&p, NULL), need;
+    if (ctx->scratch && per && mopt_mul_overflow(per, (size_t)threads, &need)) {
+        attn_work *w = *ctx->scratch;
+        if (!w) {
+            w = mopt_calloc(1, sizeof *w);
+            *ctx->scratch = w;
+        }
+        if (w && w->cap < need) {
+            void *nb = mopt_aligned_alloc(need);
+            if (nb) {
+                mopt_aligned_free(w->buf);
+                w->buf = nb;
+                w->cap = need;
+            }
+        }
+        if (w && w->cap >= need) {
+            p.work = w->buf;
+            p.work_per_thread = per;
+        }
+    }
+    if (!fn(&p, in[0].data, in[1].data, in[2].data, out[0].data, threads))
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for attention tiles");
+    return MOPT_OK;
+}
+
+static mopt_status avx512_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx512,
+                     cpu_attention_f32_avx512_scratch);
+}
+
+static mopt_status avx2_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx2, cpu_attention_f32_avx2_scratch);
+}
+
+static mopt_status portable_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    return fused_run(ctx, in, n_in, out, cpu_attention_f32_portable,
+                     cpu_attention_f32_portable_scratch);
+}
+
+const op_impl ops_impl_cpu_attention_avx512 = {.name = "cpu-avx512",
+                                               .backend = "cpu",
+                                               .supports = avx512_supports,
+                                               .run = avx512_run,
+                                               .release_scratch = work_release};
+const op_impl ops_impl_cpu_attention_avx2 = {.name = "cpu-avx2",
+                                             .backend = "cpu",
+                                             .supports = avx2_supports,
+                                             .run = avx2_run,
+                                             .release_scratch = work_release};
+const op_impl ops_impl_cpu_attention_portable = {.name = "cpu",
+                                                 .backend = "cpu",
+                                                 .supports = portable_supports,
+                                                 .run = portable_run,
+                                                 .release_scratch = work_release};
