@@ -8,13 +8,14 @@
  *    So a result is the f32 computation rounded once, which is what numpy
  *    does for one f16 ufunc; f64 results carry f32 precision (rtol ~1e-7).
  *    Ops whose semantics depend on a named output dtype (Cast, CastLike,
- *    EyeLike, ConstantOfShape, Constant, Random*) are never bridged.
- *  - Integers: only for ops on an explicit list whose result is exact when
+ *    EyeLike, ConstantOfShape, Constant, Random*) declare no rule.
+ *  - Integers: only for ops whose declared rule says their result is exact when
  *    computed in int64 and wrapped back to the narrow type (two's
  *    complement: add, sub, mul, truncating div, floor mod, min, max,
  *    comparisons ...): i8 i16 u8 u16 u32 -> i64, and u64 -> i64 only for
  *    ops where wrap-around keeps the result exact (add, sub, mul, sums).
- *    Only the outputs the list names are converted back.
+ *    Only the outputs the rule names are converted back.
+ * Each op declares its rule in its table row (op_def.bridge, bridge.h).
  */
 #include "ops/bridge.h"
 
@@ -24,27 +25,9 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_logic.h"
 
-/* ops never bridged for floats */
-static const char *const k_no_float[] = {
-    "Cast",
-    "CastLike",
-    "EyeLike",
-    "ConstantOfShape",
-    "Constant",
-    "RandomNormal",
-    "RandomNormalLike",
-    "RandomUniform",
-    "RandomUniformLike",
-    "Multinomial",
-    "Bernoulli",
-    "QuantizeLinear",
-    "DynamicQuantizeLinear",
-    "Shape",
-    "Size",
-};
-
-/* ops bridged for integers: name, whether u64 is exact, outputs mapped back
- * (bit mask; 0 = none, e.g. comparisons whose output is bool) */
+/* An integer rule (an op's op_bridge, unpacked): whether u64 is exact,
+ * outputs mapped back (bit mask; 0 = none, e.g. comparisons whose output is
+ * bool) */
 typedef struct int_rule {
     const char *op;
     bool u64_ok;  /* u64 -> i64 keeps results exact (wrap-around ops) */
@@ -53,46 +36,13 @@ typedef struct int_rule {
     unsigned out_mask;
 } int_rule;
 
-static const int_rule k_int_rules[] = {
-    {"Add", true, false, false, 1},
-    {"Sub", true, false, false, 1},
-    {"Mul", true, false, false, 1},
-    {"Sum", true, false, false, 1},
-    {"Neg", true, false, false, 1},
-    {"Div", false, false, false, 1},
-    {"Mod", false, false, false, 1},
-    {"Min", false, false, false, 1},
-    {"Max", false, false, false, 1},
-    {"Abs", false, false, false, 1},
-    {"Sign", false, false, false, 1},
-    {"Clip", false, false, false, 1},
-    {"ReduceSum", true, false, false, 1},
-    {"ReduceProd", true, false, false, 1},
-    {"ReduceMax", false, true, false, 1},
-    {"ReduceMin", false, true, false, 1},
-    {"Equal", true, false, false, 0},
-    {"Less", false, false, false, 0},
-    {"Greater", false, false, false, 0},
-    {"LessOrEqual", false, false, false, 0},
-    {"GreaterOrEqual", false, false, false, 0},
-    {"MaxPool", false, false, true, 1},
-    {"CumSum", true, false, false, 1},
-    {"ArgMax", false, false, false, 0},
-    {"ArgMin", false, false, false, 0},
-    {"TopK", false, false, false, 1},
-    {"ReduceL1", false, false, false, 1},
-    {"ReduceSumSquare", true, false, false, 1},
-};
-
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
 /* What the bridge knows of an op: may floats go through f32, and its
  * integer rule (NULL: none). */
 typedef struct bridged {
     const op_def *orig;
     bool float_ok;
     const int_rule *irule;
-    int_rule own_rule; /* irule's storage for a declared rule */
+    int_rule own_rule; /* irule's storage */
 } bridged;
 
 static bool is_narrow_float(mopt_dtype t) {
@@ -285,20 +235,6 @@ static mopt_status bridge_run_with(const bridged *b, const bplan *planned,
     return st;
 }
 
-static bool in_list(const char *const *list, size_t n, const char *s) {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(list[i], s) == 0) return true;
-    return false;
-}
-
-static const int_rule *int_rule_for(const char *op) {
-    for (size_t i = 0; i < COUNT(k_int_rules); i++)
-        if (strcmp(k_int_rules[i].op, op) == 0) return &k_int_rules[i];
-    return NULL;
-}
-
-static bool domain_default(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }
-
 /* The rules ops declare in their tables (bridge.h). */
 const op_bridge ops_bridge_float = {.float_ok = true};
 const op_bridge ops_bridge_wrap_arith = {
@@ -311,8 +247,7 @@ const op_bridge ops_bridge_compare = {.float_ok = true, .ints = true};
 const op_bridge ops_bridge_via_f32 = {
     .float_ok = true, .ints = true, .via_f32 = true, .out_mask = 1};
 
-/* The bridge rule of op d; false when it is never bridged. A declared rule
- * (d->bridge) wins; ops that declare none yet follow the name lists above. */
+/* The bridge rule op d declares in its table; false when it has none. */
 static bool rule_of(const op_def *d, bridged *b) {
     memset(b, 0, sizeof *b);
     b->orig = d;
@@ -324,11 +259,7 @@ static bool rule_of(const op_def *d, bridged *b) {
                                      d->bridge->via_f32, d->bridge->out_mask};
             b->irule = &b->own_rule;
         }
-        return b->float_ok || b->irule;
     }
-    if (!domain_default(d->domain)) return false;
-    b->float_ok = !in_list(k_no_float, COUNT(k_no_float), d->op_type);
-    b->irule = int_rule_for(d->op_type);
     return b->float_ok || b->irule;
 }
 
