@@ -138,6 +138,10 @@ static mopt_status merge_group(ir_graph *g, ir_uses *u, const sig *sigs, int32_t
             continue;
         }
         const ir_node *first = g->nodes[sigs[into].node];
+        if (!u->head) { /* the first merge of the pass builds the index */
+            mopt_status st = ir_uses_build(u, g);
+            if (st) return st;
+        }
         for (int32_t k = 0; k < dup->n_outputs; k++)
             if (dup->outputs[k] >= 0) {
                 mopt_status st = ir_uses_replace(u, g, dup->outputs[k], first->outputs[k]);
@@ -154,8 +158,8 @@ mopt_status pass_cse(ir_graph *g, pass_result *r) {
     size_t cnt = (size_t)(g->n_nodes ? g->n_nodes : 1);
     sig *sigs = mopt_malloc(cnt * sizeof *sigs);
     int32_t *scratch = mopt_malloc(3 * cnt * sizeof *scratch);
-    ir_uses u;
-    mopt_status st = sigs && scratch ? ir_uses_build(&u, g)
+    ir_uses u = {0};
+    mopt_status st = sigs && scratch ? MOPT_OK
                                      : mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in CSE");
     /* Iterate to a fixed point: merging two nodes can make their consumers
      * identical. Each round is O(n log n). */
@@ -178,7 +182,7 @@ mopt_status pass_cse(ir_graph *g, pass_result *r) {
         merged += merged_round;
         if (!merged_round) break;
     }
-    if (sigs && scratch) ir_uses_free(&u);
+    ir_uses_free(&u);
     mopt_free(sigs);
     mopt_free(scratch);
     if (st) return st;

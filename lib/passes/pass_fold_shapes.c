@@ -221,12 +221,8 @@ static mopt_status sweep(ir_graph *g, int32_t *n_const_out, int32_t *n_reshape_o
      * their entries stay unknown and are read from their data */
     svec *vecs = mopt_calloc((size_t)g->n_values + (size_t)g->n_nodes + 1, sizeof *vecs);
     if (!vecs) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory folding shapes");
-    ir_uses uses;
-    mopt_status st = ir_uses_build(&uses, g);
-    if (st) {
-        mopt_free(vecs);
-        return st;
-    }
+    ir_uses uses = {0}; /* built at the first rewrite */
+    mopt_status st = MOPT_OK;
     int32_t n_const = 0, n_reshape = 0;
     for (int32_t i = 0; i < g->n_nodes && !st; i++) {
         ir_node *n = g->nodes[i];
@@ -243,7 +239,8 @@ static mopt_status sweep(ir_graph *g, int32_t *n_const_out, int32_t *n_reshape_o
                         st = MOPT_ERR_OUT_OF_MEMORY;
                         break;
                     }
-                    st = ir_uses_replace(&uses, g, v, c);
+                    if (!uses.head) st = ir_uses_build(&uses, g);
+                    if (!st) st = ir_uses_replace(&uses, g, v, c);
                     if (st) break;
                     n->dead = true;
                     n_const++;
@@ -264,7 +261,8 @@ static mopt_status sweep(ir_graph *g, int32_t *n_const_out, int32_t *n_reshape_o
                 st = MOPT_ERR_OUT_OF_MEMORY;
                 break;
             }
-            st = ir_uses_set_input(&uses, g, i, 1, c);
+            if (!uses.head) st = ir_uses_build(&uses, g);
+            if (!st) st = ir_uses_set_input(&uses, g, i, 1, c);
             n_reshape++;
         }
     }

@@ -52,6 +52,7 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
     memset(rep, 0, sizeof *rep);
     rep->nodes_before = g->n_nodes;
     int64_t t_all = mopt_now_ns();
+    bool changed = false; /* the graph comes checked and inferred (model.c) */
     for (int i = 0; i < N_PASSES; i++) {
         const pass_def *p = &k_passes[i];
         if (opt_level < p->min_level) continue;
@@ -62,6 +63,7 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
         mopt_status st = p->run(g, &r);
         if (st) return mopt_fail_context(st, "pass '%s'", p->name);
         if (live_nodes(g) != g->n_nodes || r.rewrites) {
+            changed = true;
             /* later passes see compact, freshly inferred shapes */
             st = ir_graph_compact(g);
             if (!st) st = passes_infer_graph(g);
@@ -77,9 +79,11 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
             memcpy(e->note, r.note, sizeof e->note);
         }
     }
-    mopt_status st = ir_graph_check(g);
-    if (!st) st = passes_infer_graph(g);
-    if (st) return mopt_fail_context(st, "after optimization");
+    if (changed) {
+        mopt_status st = ir_graph_check(g);
+        if (!st) st = passes_infer_graph(g);
+        if (st) return mopt_fail_context(st, "after optimization");
+    }
     rep->nodes_after = g->n_nodes;
     rep->total_ms = (double)(mopt_now_ns() - t_all) / 1e6;
     if (verbose) passes_report_print(rep, stderr);

@@ -12,7 +12,7 @@
  * than MEMPLAN_MAX_OVERLAPS placed ones (only in graphs where that many
  * values are alive at once) is instead stacked above all of them, read from
  * a second segment tree over time that holds the highest end placed at each
- * node (range max-assign, range max). Planning is therefore
+ * node (range max-assign, range max; built at the first such value). Planning is therefore
  * O(n log n + n * MEMPLAN_MAX_OVERLAPS * log n) for n planned values; for a
  * graph never holding more than MEMPLAN_MAX_OVERLAPS values alive at once the
  * placement is exactly the plain greedy one.
@@ -165,9 +165,7 @@ mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
     tt.cap = pow2_at_least(g->n_nodes + 1);
     ot.max_last = mopt_malloc(2 * (size_t)ot.cap * sizeof *ot.max_last);
     ot.leaf = mopt_malloc((size_t)ot.cap * sizeof *ot.leaf);
-    tt.tag = mopt_calloc(2 * (size_t)tt.cap, sizeof *tt.tag);
-    tt.sub = mopt_calloc(2 * (size_t)tt.cap, sizeof *tt.sub);
-    if (!ot.max_last || !ot.leaf || !tt.tag || !tt.sub) goto oom;
+    if (!ot.max_last || !ot.leaf) goto oom;
     for (int32_t i = 0; i < 2 * ot.cap; i++)
         ot.max_last[i] = -1;
     for (int32_t a = 0; a < n_items; a++)
@@ -185,6 +183,14 @@ mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
                                        placed, 0, MEMPLAN_MAX_OVERLAPS);
         size_t off = 0;
         if (n_ov < 0) {
+            if (!tt.tag) { /* the first value past the cap: the top tree, from what is placed */
+                tt.tag = mopt_calloc(2 * (size_t)tt.cap, sizeof *tt.tag);
+                tt.sub = mopt_calloc(2 * (size_t)tt.cap, sizeof *tt.sub);
+                if (!tt.tag || !tt.sub) goto oom;
+                for (int32_t b = 0; b < a; b++)
+                    top_raise(&tt, 1, 0, tt.cap, items[b].first, items[b].last,
+                              items[b].offset + items[b].size);
+            }
             off = top_max(&tt, 1, 0, tt.cap, it->first, it->last); /* above them all */
         } else {
             qsort(placed, (size_t)n_ov, sizeof *placed, by_offset);
@@ -198,7 +204,7 @@ mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
         offsets[it->value] = (int64_t)off;
         if (off + it->size > total) total = off + it->size;
         overlap_place(&ot, it);
-        top_raise(&tt, 1, 0, tt.cap, it->first, it->last, off + it->size);
+        if (tt.tag) top_raise(&tt, 1, 0, tt.cap, it->first, it->last, off + it->size);
     }
     *arena_size = total;
     goto done;
