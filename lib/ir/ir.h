@@ -131,7 +131,8 @@ typedef struct ir_graph {
     int32_t n_opsets;
     int64_t ir_version;
     char *producer_name;
-    /* name -> value index hash table (open addressing) */
+    /* name -> value index hash table (open addressing, ir.c): hash_cap slots
+     * of two int32, the value index and its name's hash */
     int32_t *hash;
     size_t hash_cap;
     /* Storage that IR_VALUE_BORROWED data (here and in subgraphs) points into,
