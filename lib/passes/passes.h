@@ -24,6 +24,10 @@ typedef struct pass_def {
     const char *name;
     int min_level; /* runs when opt_level >= min_level */
     pass_fn run;
+    /* Bits of the pass manager's anchor ops (pass_manager.c): when set, the
+     * pass rewrites only around live default-domain nodes of those types,
+     * and is not run on a graph that has none (0: always run). */
+    unsigned anchors;
 } pass_def;
 
 typedef struct pass_report_entry {
