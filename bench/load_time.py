@@ -9,8 +9,9 @@ tensor:
   add       x -> Add(c) -> Add(c) -> ... -> y      (one shared [1, 8] constant)
 and times, with build/bench/load_time (one process per measurement, one
 thread), mopt_model_load + mopt_session_create + the first mopt_session_run
-at every opt level. Prints a table of seconds per (chain, N, opt level) and
-the CPU model; --json writes the rows too.
+at every opt level. Prints a table of seconds per (chain, N, opt level), wall
+and process CPU time (on a shared machine the CPU figure is the steadier),
+and the CPU model; --json writes the rows too.
 
 usage: load_time.py [--build DIR | --bench PATH] [--nodes 1000,10000,100000,1000000]
                     [--kinds identity,relu,add] [--opt-levels 0,1,2,3] [--json FILE]
@@ -106,9 +107,9 @@ def main():
             sys.exit(f"load_time.py: unknown chain kind '{k}' (known: {', '.join(KINDS)})")
     levels = [int(v) for v in args.opt_levels.split(",")]
     rows = []
-    print(f"load + session + first run, wall seconds, 1 thread; {cpu_model()}; "
-          f"load average {os.getloadavg()[0]:.1f}")
-    print(f"{'chain':9} {'nodes':>8} " + " ".join(f"{'O' + str(v):>8}" for v in levels)
+    print(f"load + session + first run: wall seconds (process CPU seconds), 1 thread; "
+          f"{cpu_model()}; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'chain':9} {'nodes':>8} " + " ".join(f"{'O' + str(v):>15}" for v in levels)
           + "   nodes after O" + str(levels[-1]))
     with tempfile.TemporaryDirectory(prefix="mopt-load-time-") as tmp:
         for kind in kinds:
@@ -124,7 +125,7 @@ def main():
                         r = subprocess.run(cmd, capture_output=True, text=True,
                                            timeout=args.timeout)
                     except subprocess.TimeoutExpired:
-                        cells.append(f"{'>' + str(int(args.timeout)):>8}")
+                        cells.append(f"{'>' + str(int(args.timeout)):>15}")
                         rows.append({"chain": kind, "nodes": n, "opt_level": lvl,
                                      "timeout_s": args.timeout})
                         continue
@@ -133,7 +134,7 @@ def main():
                     res = json.loads(r.stdout)
                     after = res["nodes_after"]
                     rows.append(dict(res, chain=kind, nodes=n, generate_s=gen_s))
-                    cells.append(f"{res['total_s']:8.3f}")
+                    cells.append(f"{res['total_s']:7.3f} ({res['total_cpu_s']:.3f})")
                 print(f"{kind:9} {n:8d} " + " ".join(cells) + f"   {after}", flush=True)
                 os.remove(path)
     if args.json:
