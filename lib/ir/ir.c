@@ -98,7 +98,8 @@ static uint64_t hash_str(const char *s) {
  * (a lookup then touches one cache line per probe, not three). */
 static void hash_put(int32_t *h, size_t cap, int32_t v, uint32_t fp) {
     size_t k = fp & (cap - 1);
-    while (h[2 * k] >= 0) k = (k + 1) & (cap - 1);
+    while (h[2 * k] >= 0)
+        k = (k + 1) & (cap - 1);
     h[2 * k] = v;
     h[2 * k + 1] = (int32_t)fp;
 }
@@ -106,7 +107,8 @@ static void hash_put(int32_t *h, size_t cap, int32_t v, uint32_t fp) {
 static int32_t *hash_alloc(size_t cap) {
     int32_t *h = mopt_malloc(2 * cap * sizeof *h);
     if (h)
-        for (size_t i = 0; i < cap; i++) h[2 * i] = -1;
+        for (size_t i = 0; i < cap; i++)
+            h[2 * i] = -1;
     return h;
 }
 
@@ -146,7 +148,8 @@ int32_t ir_graph_find_value(const ir_graph *g, const char *name) {
     uint32_t fp = (uint32_t)hash_str(name);
     size_t k = fp & (g->hash_cap - 1);
     for (; g->hash[2 * k] >= 0; k = (k + 1) & (g->hash_cap - 1))
-        if ((uint32_t)g->hash[2 * k + 1] == fp && strcmp(g->values[g->hash[2 * k]]->name, name) == 0)
+        if ((uint32_t)g->hash[2 * k + 1] == fp &&
+            strcmp(g->values[g->hash[2 * k]]->name, name) == 0)
             return g->hash[2 * k];
     return -1;
 }

@@ -36,7 +36,8 @@ mopt_status fu_refresh(fu_graph *f) {
         for (int32_t k = 0; k < n->n_outputs; k++)
             if (n->outputs[k] >= 0) f->prod[n->outputs[k]] = i;
     }
-    for (int32_t i = 0; i < g->n_outputs; i++) f->uses[g->outputs[i]]++;
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        f->uses[g->outputs[i]]++;
     return MOPT_OK;
 }
 

@@ -159,8 +159,8 @@ mopt_status pass_cse(ir_graph *g, pass_result *r) {
     sig *sigs = mopt_malloc(cnt * sizeof *sigs);
     int32_t *scratch = mopt_malloc(3 * cnt * sizeof *scratch);
     ir_uses u = {0};
-    mopt_status st = sigs && scratch ? MOPT_OK
-                                     : mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in CSE");
+    mopt_status st =
+        sigs && scratch ? MOPT_OK : mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in CSE");
     /* Iterate to a fixed point: merging two nodes can make their consumers
      * identical. Each round is O(n log n). */
     for (int round = 0; round < 16 && !st; round++) {

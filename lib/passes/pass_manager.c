@@ -18,8 +18,8 @@
 /* The op types the fusion passes start their patterns from (each pass's
  * loop skips every other node): a pass whose anchors are all absent from the
  * graph would only pay for a sweep of it, so it is not run. */
-static const char *const k_anchor_ops[] = {"BatchNormalization", "Conv", "ReduceMean", "Erf",
-                                           "Tanh", "Softmax", "MatMul", "Gemm"};
+static const char *const k_anchor_ops[] = {
+    "BatchNormalization", "Conv", "ReduceMean", "Erf", "Tanh", "Softmax", "MatMul", "Gemm"};
 #define N_ANCHORS (int)(sizeof k_anchor_ops / sizeof k_anchor_ops[0])
 #define ANCHOR(i) (1u << (i))
 

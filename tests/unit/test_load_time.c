@@ -42,7 +42,8 @@ typedef struct buf {
 static void put(buf *b, const void *data, size_t n) {
     if (b->n + n > b->cap) {
         size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->n + n) cap *= 2;
+        while (cap < b->n + n)
+            cap *= 2;
         b->p = realloc(b->p, cap);
         assert_non_null(b->p);
         b->cap = cap;
@@ -107,8 +108,10 @@ static buf chain_model(chain_kind kind, long n_nodes) {
     char in[32], out[32], name[32];
     snprintf(in, sizeof in, "x");
     for (long i = 0; i < n_nodes; i++) {
-        if (i == n_nodes - 1) snprintf(out, sizeof out, "y");
-        else snprintf(out, sizeof out, "t%ld", i);
+        if (i == n_nodes - 1)
+            snprintf(out, sizeof out, "y");
+        else
+            snprintf(out, sizeof out, "t%ld", i);
         snprintf(name, sizeof name, "n%ld", i);
         f_str(&node, 1, in);
         if (kind == CHAIN_ADD) f_str(&node, 1, "c");
@@ -160,7 +163,8 @@ static double load_and_run(const buf *m, chain_kind kind, long n_nodes, int opt_
     int64_t dims[2] = {1, 8};
     assert_int_equal(mopt_tensor_create(MOPT_DTYPE_F32, 2, dims, &x), MOPT_OK);
     float *xv = mopt_tensor_data(x);
-    for (int i = 0; i < 8; i++) xv[i] = (float)i - 3.0f;
+    for (int i = 0; i < 8; i++)
+        xv[i] = (float)i - 3.0f;
 
     double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
     mopt_status st = mopt_model_load_from_memory(m->p, m->n, opts, &model);
@@ -221,8 +225,10 @@ static void chains_1e6(void **state) {
 
 int main(int argc, char **argv) {
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--scale") == 0) g_scale = atof(argv[i + 1]);
-        else if (strcmp(argv[i], "--max-nodes") == 0) g_max_nodes = atol(argv[i + 1]);
+        if (strcmp(argv[i], "--scale") == 0)
+            g_scale = atof(argv[i + 1]);
+        else if (strcmp(argv[i], "--max-nodes") == 0)
+            g_max_nodes = atol(argv[i + 1]);
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(chains_1e5),
