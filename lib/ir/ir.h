@@ -131,7 +131,8 @@ typedef struct ir_graph {
     int32_t n_opsets;
     int64_t ir_version;
     char *producer_name;
-    /* name -> value index hash table (open addressing) */
+    /* name -> value index hash table (open addressing, ir.c): hash_cap slots
+     * of two int32, the value index and its name's hash */
     int32_t *hash;
     size_t hash_cap;
     /* Storage that IR_VALUE_BORROWED data (here and in subgraphs) points into,
@@ -191,8 +192,46 @@ mopt_status ir_graph_check(ir_graph *g);
 /* Number of node inputs referring to each value, plus 1 for each graph
  * output; counts must hold g->n_values entries. Dead nodes are skipped. */
 void ir_graph_use_counts(const ir_graph *g, int32_t *counts);
-/* Makes every (live) node input that reads `from` read `to` instead. */
+/* Makes every (live) node input that reads `from` read `to` instead, by a
+ * sweep of the whole graph: O(nodes). In a loop, use an ir_uses index. */
 void ir_graph_replace_uses(ir_graph *g, int32_t from, int32_t to);
+
+/* A use index: for each value, the (node, input slot) pairs that read it,
+ * so that replacing a value's uses costs O(its uses), not O(graph).
+ *
+ * A pass builds it once (O(nodes + inputs)) and keeps it while the node and
+ * value numbering stays put (until ir_graph_compact). Entries are verified
+ * when read: an entry whose node is dead or whose slot no longer reads the
+ * value is dropped, so a pass may remove or redirect inputs by writing
+ * n->inputs[k] directly. A new use (an input made to read a value) must be
+ * recorded, through ir_uses_set_input or ir_uses_add, else ir_uses_replace
+ * would miss it; values added to the graph after the build are covered. */
+typedef struct ir_use {
+    int32_t node, slot;
+    int32_t next; /* next entry of the same value, -1 at the end */
+} ir_use;
+
+typedef struct ir_uses {
+    int32_t *head; /* per value: first entry, or -1 */
+    int32_t n_head;
+    ir_use *entries;
+    int32_t n_entries, cap_entries;
+} ir_uses;
+
+/* Builds the index of g's live nodes. Returns OK or OUT_OF_MEMORY (u is
+ * then empty; ir_uses_free is still safe). */
+mopt_status ir_uses_build(ir_uses *u, const ir_graph *g);
+void ir_uses_free(ir_uses *u);
+/* Records that input `slot` of node `node` reads v (v >= 0). Returns OK or
+ * OUT_OF_MEMORY. */
+mopt_status ir_uses_add(ir_uses *u, int32_t v, int32_t node, int32_t slot);
+/* Sets g->nodes[node]->inputs[slot] = v and records the use. */
+mopt_status ir_uses_set_input(ir_uses *u, ir_graph *g, int32_t node, int32_t slot, int32_t v);
+/* Makes every live node input that reads `from` read `to` instead (what
+ * ir_graph_replace_uses does), in O(uses of from); the uses move to `to`.
+ * Returns OK or OUT_OF_MEMORY (only when `to` is a value added since the
+ * build; nothing is changed then). */
+mopt_status ir_uses_replace(ir_uses *u, ir_graph *g, int32_t from, int32_t to);
 /* Removes dead nodes and values nothing refers to any more (keeping graph
  * inputs, outputs and values named by live nodes), renumbering values.
  * Returns OK or OUT_OF_MEMORY (the graph is unchanged then). */

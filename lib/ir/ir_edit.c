@@ -31,6 +31,112 @@ void ir_graph_replace_uses(ir_graph *g, int32_t from, int32_t to) {
     }
 }
 
+void ir_uses_free(ir_uses *u) {
+    mopt_free(u->head);
+    mopt_free(u->entries);
+    memset(u, 0, sizeof *u);
+}
+
+mopt_status ir_uses_build(ir_uses *u, const ir_graph *g) {
+    memset(u, 0, sizeof *u);
+    int64_t n_inputs = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (!g->nodes[i]->dead) n_inputs += g->nodes[i]->n_inputs;
+    if (n_inputs > INT32_MAX / 2)
+        return mopt_fail(MOPT_ERR_LIMIT, "too many node inputs (%lld) to index",
+                         (long long)n_inputs);
+    u->n_head = g->n_values;
+    u->cap_entries = (int32_t)n_inputs + 16;
+    u->head = mopt_malloc((size_t)(u->n_head ? u->n_head : 1) * sizeof *u->head);
+    u->entries = mopt_malloc((size_t)u->cap_entries * sizeof *u->entries);
+    if (!u->head || !u->entries) {
+        ir_uses_free(u);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory indexing uses");
+    }
+    for (int32_t v = 0; v < u->n_head; v++)
+        u->head[v] = -1;
+    /* backwards, so that each value's list comes out in node order */
+    for (int32_t i = g->n_nodes - 1; i >= 0; i--) {
+        const ir_node *n = g->nodes[i];
+        if (n->dead) continue;
+        for (int32_t k = n->n_inputs - 1; k >= 0; k--) {
+            int32_t v = n->inputs[k];
+            if (v < 0 || v >= u->n_head) continue;
+            u->entries[u->n_entries] = (ir_use){i, k, u->head[v]};
+            u->head[v] = u->n_entries++;
+        }
+    }
+    return MOPT_OK;
+}
+
+/* Makes room for value v in u->head. */
+static mopt_status uses_cover(ir_uses *u, int32_t v) {
+    if (v < u->n_head) return MOPT_OK;
+    int32_t cap = u->n_head > 16 ? u->n_head : 16;
+    while (cap <= v)
+        cap = cap > INT32_MAX / 2 ? INT32_MAX : cap * 2;
+    int32_t *h = mopt_realloc(u->head, (size_t)cap * sizeof *h);
+    if (!h) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory indexing uses");
+    for (int32_t i = u->n_head; i < cap; i++)
+        h[i] = -1;
+    u->head = h;
+    u->n_head = cap;
+    return MOPT_OK;
+}
+
+mopt_status ir_uses_add(ir_uses *u, int32_t v, int32_t node, int32_t slot) {
+    mopt_status st = uses_cover(u, v);
+    if (st) return st;
+    if (u->n_entries == u->cap_entries) {
+        if (u->cap_entries > INT32_MAX / 2)
+            return mopt_fail(MOPT_ERR_LIMIT, "too many uses to index");
+        int32_t cap = u->cap_entries > 16 ? u->cap_entries * 2 : 32;
+        ir_use *e = mopt_realloc(u->entries, (size_t)cap * sizeof *e);
+        if (!e) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory indexing uses");
+        u->entries = e;
+        u->cap_entries = cap;
+    }
+    u->entries[u->n_entries] = (ir_use){node, slot, u->head[v]};
+    u->head[v] = u->n_entries++;
+    return MOPT_OK;
+}
+
+mopt_status ir_uses_set_input(ir_uses *u, ir_graph *g, int32_t node, int32_t slot, int32_t v) {
+    ir_node *n = g->nodes[node];
+    if (n->inputs[slot] == v) return MOPT_OK;
+    if (v >= 0) {
+        mopt_status st = ir_uses_add(u, v, node, slot);
+        if (st) return st;
+    }
+    n->inputs[slot] = v;
+    return MOPT_OK;
+}
+
+mopt_status ir_uses_replace(ir_uses *u, ir_graph *g, int32_t from, int32_t to) {
+    if (from < 0 || from >= u->n_head || from == to) return MOPT_OK;
+    if (to >= 0) {
+        mopt_status st = uses_cover(u, to);
+        if (st) return st;
+    }
+    int32_t e = u->head[from];
+    u->head[from] = -1;
+    while (e >= 0) {
+        ir_use *use = &u->entries[e];
+        int32_t next = use->next;
+        ir_node *n = use->node < g->n_nodes ? g->nodes[use->node] : NULL;
+        /* stale entries (dead node, slot redirected since) are dropped */
+        if (n && !n->dead && use->slot < n->n_inputs && n->inputs[use->slot] == from) {
+            n->inputs[use->slot] = to;
+            if (to >= 0) {
+                use->next = u->head[to];
+                u->head[to] = e;
+            }
+        }
+        e = next;
+    }
+    return MOPT_OK;
+}
+
 int32_t ir_graph_mark_dead_code(ir_graph *g) {
     if (g->n_values == 0) return 0;
     bool *live = mopt_calloc((size_t)g->n_values, sizeof *live);

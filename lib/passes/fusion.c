@@ -22,15 +22,22 @@ mopt_status fu_refresh(fu_graph *f) {
         if (!u || !p) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in a fusion pass");
         f->cap = need;
     }
-    ir_graph_use_counts(g, f->uses);
-    for (int32_t v = 0; v < g->n_values; v++)
+    /* use counts as ir_graph_use_counts gives them, and producers, in one
+     * sweep of the nodes */
+    for (int32_t v = 0; v < g->n_values; v++) {
+        f->uses[v] = 0;
         f->prod[v] = -1;
+    }
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
         if (n->dead) continue;
+        for (int32_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0) f->uses[n->inputs[k]]++;
         for (int32_t k = 0; k < n->n_outputs; k++)
             if (n->outputs[k] >= 0) f->prod[n->outputs[k]] = i;
     }
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        f->uses[g->outputs[i]]++;
     return MOPT_OK;
 }
 
@@ -47,7 +54,8 @@ void fu_free(fu_graph *f) {
 }
 
 bool fu_is(const ir_node *n, const char *op_type) {
-    return n && !n->dead && n->domain[0] == '\0' && strcmp(n->op_type, op_type) == 0;
+    return n && !n->dead && n->domain[0] == '\0' && n->op_type[0] == op_type[0] &&
+           strcmp(n->op_type, op_type) == 0;
 }
 
 ir_node *fu_producer(const fu_graph *f, int32_t v) {

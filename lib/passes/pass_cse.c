@@ -19,6 +19,31 @@ typedef struct sig {
 
 static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ull; }
 
+static uint64_t mix_bytes(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = mix(h, b[i]);
+    return h;
+}
+
+/* A hash of what ir_attr_equal compares (tensor data: its first 64 bytes). */
+static uint64_t attr_hash(const ir_attr *a) {
+    uint64_t h = mix_bytes(1469598103934665603ull, a->name, strlen(a->name));
+    h = mix(h, (uint64_t)a->type);
+    switch (a->type) {
+    case IR_ATTR_FLOAT: return mix_bytes(h, &a->f, sizeof a->f);
+    case IR_ATTR_INT: return mix(h, (uint64_t)a->i);
+    case IR_ATTR_STRING: return mix_bytes(h, a->s, a->s_len);
+    case IR_ATTR_FLOATS: return mix_bytes(mix(h, a->n), a->floats, a->n * sizeof *a->floats);
+    case IR_ATTR_INTS: return mix_bytes(mix(h, a->n), a->ints, a->n * sizeof *a->ints);
+    case IR_ATTR_TENSOR:
+        if (!a->t) return h;
+        h = mix(mix(h, (uint64_t)a->t->dtype), a->t->nbytes);
+        return a->t->data ? mix_bytes(h, a->t->data, a->t->nbytes < 64 ? a->t->nbytes : 64) : h;
+    default: return mix(h, a->n);
+    }
+}
+
 static uint64_t node_hash(const ir_node *n) {
     uint64_t h = 1469598103934665603ull;
     for (const char *p = n->op_type; *p; p++)
@@ -30,7 +55,13 @@ static uint64_t node_hash(const ir_node *n) {
         h = mix(h, (uint64_t)(int64_t)n->inputs[k]);
     h = mix(h, (uint64_t)n->n_outputs);
     h = mix(h, (uint64_t)n->n_attrs);
-    return h;
+    /* attributes, summed so that their order does not matter (same_node
+     * looks them up by name): nodes that differ only in an attribute value
+     * land in different groups */
+    uint64_t ah = 0;
+    for (int32_t k = 0; k < n->n_attrs; k++)
+        ah += attr_hash(&n->attrs[k]);
+    return mix(h, ah);
 }
 
 static int cmp_sig(const void *a, const void *b) {
@@ -63,45 +94,101 @@ static bool same_node(const ir_node *a, const ir_node *b) {
     return true;
 }
 
+static bool writes_output(const ir_graph *g, const ir_node *n) {
+    for (int32_t k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0 && (g->values[n->outputs[k]]->flags & IR_VALUE_OUTPUT)) return true;
+    return false;
+}
+
+/* dup's outputs all exist on `first` too. */
+static bool outputs_match(const ir_node *first, const ir_node *dup) {
+    for (int32_t k = 0; k < dup->n_outputs; k++)
+        if (dup->outputs[k] >= 0 && first->outputs[k] < 0) return false;
+    return true;
+}
+
+/* Within one group of equal hashes (sigs[lo..hi), in node order), merges
+ * each node into the first earlier live node that computes the same thing
+ * and has its outputs. The live nodes are kept per class of equal nodes
+ * (class heads in cls[], members chained through next[] in node order), so
+ * a node is compared with one node per class, then with that class's
+ * members until one can take it: linear in the group size unless hashes
+ * collide or nodes differ in which optional outputs they have. */
+static mopt_status merge_group(ir_graph *g, ir_uses *u, const sig *sigs, int32_t lo, int32_t hi,
+                               int32_t *cls, int32_t *tail, int32_t *next, int32_t *merged) {
+    int32_t n_cls = 0;
+    for (int32_t b = lo; b < hi; b++) {
+        ir_node *dup = g->nodes[sigs[b].node];
+        next[b] = -1;
+        if (dup->dead) continue;
+        int32_t c = 0;
+        while (c < n_cls && !same_node(g->nodes[sigs[cls[c]].node], dup))
+            c++;
+        if (c == n_cls) {
+            cls[n_cls] = tail[n_cls] = b;
+            n_cls++;
+            continue;
+        }
+        int32_t into = -1;
+        if (!writes_output(g, dup))
+            for (int32_t a = cls[c]; a >= 0 && into < 0; a = next[a]) {
+                const ir_node *first = g->nodes[sigs[a].node];
+                if (outputs_match(first, dup) && same_node(first, dup)) into = a;
+            }
+        if (into < 0) { /* stays live: a candidate for the later ones */
+            next[tail[c]] = b;
+            tail[c] = b;
+            continue;
+        }
+        const ir_node *first = g->nodes[sigs[into].node];
+        if (!u->head) { /* the first merge of the pass builds the index */
+            mopt_status st = ir_uses_build(u, g);
+            if (st) return st;
+        }
+        for (int32_t k = 0; k < dup->n_outputs; k++)
+            if (dup->outputs[k] >= 0) {
+                mopt_status st = ir_uses_replace(u, g, dup->outputs[k], first->outputs[k]);
+                if (st) return st;
+            }
+        dup->dead = true;
+        (*merged)++;
+    }
+    return MOPT_OK;
+}
+
 mopt_status pass_cse(ir_graph *g, pass_result *r) {
     int32_t merged = 0;
-    sig *sigs = mopt_malloc((size_t)(g->n_nodes ? g->n_nodes : 1) * sizeof *sigs);
-    if (!sigs) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in CSE");
+    size_t cnt = (size_t)(g->n_nodes ? g->n_nodes : 1);
+    sig *sigs = mopt_malloc(cnt * sizeof *sigs);
+    int32_t *scratch = mopt_malloc(3 * cnt * sizeof *scratch);
+    ir_uses u = {0};
+    mopt_status st =
+        sigs && scratch ? MOPT_OK : mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in CSE");
     /* Iterate to a fixed point: merging two nodes can make their consumers
      * identical. Each round is O(n log n). */
-    for (int round = 0; round < 16; round++) {
+    for (int round = 0; round < 16 && !st; round++) {
         int32_t n_sigs = 0, merged_round = 0;
         for (int32_t i = 0; i < g->n_nodes; i++) {
             const ir_node *n = g->nodes[i];
             if (!n->dead && mergeable(n)) sigs[n_sigs++] = (sig){node_hash(n), i};
         }
         qsort(sigs, (size_t)n_sigs, sizeof *sigs, cmp_sig);
-        for (int32_t a = 0; a < n_sigs; a++) {
-            ir_node *first = g->nodes[sigs[a].node];
-            if (first->dead) continue;
-            for (int32_t b = a + 1; b < n_sigs && sigs[b].hash == sigs[a].hash; b++) {
-                ir_node *dup = g->nodes[sigs[b].node];
-                if (dup->dead || !same_node(first, dup)) continue;
-                bool writes_output = false;
-                for (int32_t k = 0; k < dup->n_outputs; k++)
-                    if (dup->outputs[k] >= 0 &&
-                        (g->values[dup->outputs[k]]->flags & IR_VALUE_OUTPUT))
-                        writes_output = true;
-                bool outputs_match = true;
-                for (int32_t k = 0; k < dup->n_outputs; k++)
-                    if (dup->outputs[k] >= 0 && first->outputs[k] < 0) outputs_match = false;
-                if (writes_output || !outputs_match) continue;
-                for (int32_t k = 0; k < dup->n_outputs; k++)
-                    if (dup->outputs[k] >= 0)
-                        ir_graph_replace_uses(g, dup->outputs[k], first->outputs[k]);
-                dup->dead = true;
-                merged_round++;
-            }
+        for (int32_t a = 0; a < n_sigs && !st;) {
+            int32_t b = a + 1;
+            while (b < n_sigs && sigs[b].hash == sigs[a].hash)
+                b++;
+            if (b - a > 1)
+                st = merge_group(g, &u, sigs, a, b, scratch, scratch + cnt, scratch + 2 * cnt,
+                                 &merged_round);
+            a = b;
         }
         merged += merged_round;
         if (!merged_round) break;
     }
+    ir_uses_free(&u);
     mopt_free(sigs);
+    mopt_free(scratch);
+    if (st) return st;
     r->rewrites = merged;
     pass_note_add(r, merged, "duplicate nodes merged");
     return MOPT_OK;

@@ -225,8 +225,9 @@ static mopt_status sweep(ir_graph *g, int32_t *n_const_out, int32_t *n_reshape_o
      * their entries stay unknown and are read from their data */
     svec *vecs = mopt_calloc((size_t)g->n_values + (size_t)g->n_nodes + 1, sizeof *vecs);
     if (!vecs) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory folding shapes");
-    int32_t n_const = 0, n_reshape = 0;
+    ir_uses uses = {0}; /* built at the first rewrite */
     mopt_status st = MOPT_OK;
+    int32_t n_const = 0, n_reshape = 0;
     for (int32_t i = 0; i < g->n_nodes && !st; i++) {
         ir_node *n = g->nodes[i];
         if (n->dead) continue;
@@ -243,7 +244,9 @@ static mopt_status sweep(ir_graph *g, int32_t *n_const_out, int32_t *n_reshape_o
                         st = MOPT_ERR_OUT_OF_MEMORY;
                         break;
                     }
-                    ir_graph_replace_uses(g, v, c);
+                    if (!uses.head) st = ir_uses_build(&uses, g);
+                    if (!st) st = ir_uses_replace(&uses, g, v, c);
+                    if (st) break;
                     n->dead = true;
                     n_const++;
                 }
@@ -263,10 +266,12 @@ static mopt_status sweep(ir_graph *g, int32_t *n_const_out, int32_t *n_reshape_o
                 st = MOPT_ERR_OUT_OF_MEMORY;
                 break;
             }
-            n->inputs[1] = c;
+            if (!uses.head) st = ir_uses_build(&uses, g);
+            if (!st) st = ir_uses_set_input(&uses, g, i, 1, c);
             n_reshape++;
         }
     }
+    ir_uses_free(&uses);
     mopt_free(vecs);
     *n_const_out = n_const;
     *n_reshape_out = n_reshape;

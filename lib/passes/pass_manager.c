@@ -15,24 +15,45 @@
 #include "core/error.h"
 #include "passes/passes.h"
 
+/* The op types the fusion passes start their patterns from (each pass's
+ * loop skips every other node): a pass whose anchors are all absent from the
+ * graph would only pay for a sweep of it, so it is not run. */
+static const char *const k_anchor_ops[] = {
+    "BatchNormalization", "Conv", "ReduceMean", "Erf", "Tanh", "Softmax", "MatMul", "Gemm"};
+#define N_ANCHORS (int)(sizeof k_anchor_ops / sizeof k_anchor_ops[0])
+#define ANCHOR(i) (1u << (i))
+
 static const pass_def k_passes[] = {
-    {"fold_constants", 1, pass_fold_constants},
-    {"eliminate", 1, pass_eliminate},
-    {"cse", 1, pass_cse},
-    {"fold_shapes", 1, pass_fold_shapes},
-    {"fold_constants", 1, pass_fold_constants},
+    {"fold_constants", 1, pass_fold_constants, 0},
+    {"eliminate", 1, pass_eliminate, 0},
+    {"cse", 1, pass_cse, 0},
+    {"fold_shapes", 1, pass_fold_shapes, 0},
+    {"fold_constants", 1, pass_fold_constants, 0},
     /* fusions: Conv+BN before Conv+activation; LayerNorm and GELU before
      * the MatMul epilogues (which absorb Gelu); attention before fuse_matmul,
      * which would otherwise turn its Q.K^T into a transposed FusedMatMul. */
-    {"fuse_conv_bn", 2, pass_fuse_conv_bn},
-    {"fuse_conv_act", 2, pass_fuse_conv_act},
-    {"fuse_layernorm", 2, pass_fuse_layernorm},
-    {"fuse_gelu", 2, pass_fuse_gelu},
-    {"fuse_attention", 2, pass_fuse_attention},
-    {"fuse_matmul", 2, pass_fuse_matmul},
-    {"dce", 1, pass_dce},
+    {"fuse_conv_bn", 2, pass_fuse_conv_bn, ANCHOR(0)},
+    {"fuse_conv_act", 2, pass_fuse_conv_act, ANCHOR(1)},
+    {"fuse_layernorm", 2, pass_fuse_layernorm, ANCHOR(2)},
+    {"fuse_gelu", 2, pass_fuse_gelu, ANCHOR(3) | ANCHOR(4)},
+    {"fuse_attention", 2, pass_fuse_attention, ANCHOR(5)},
+    {"fuse_matmul", 2, pass_fuse_matmul, ANCHOR(6) | ANCHOR(7)},
+    {"dce", 1, pass_dce, 0},
 };
 #define N_PASSES (int)(sizeof k_passes / sizeof k_passes[0])
+
+/* Which anchor ops the graph's live default-domain nodes have. */
+static unsigned anchors_present(const ir_graph *g) {
+    unsigned present = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        if (n->dead || n->domain[0] != '\0') continue;
+        for (int a = 0; a < N_ANCHORS; a++)
+            if (n->op_type[0] == k_anchor_ops[a][0] && strcmp(n->op_type, k_anchor_ops[a]) == 0)
+                present |= ANCHOR(a);
+    }
+    return present;
+}
 
 void pass_note_add(pass_result *r, int32_t count, const char *what) {
     if (count <= 0) return;
@@ -53,6 +74,9 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
     memset(rep, 0, sizeof *rep);
     rep->nodes_before = g->n_nodes;
     int64_t t_all = mopt_now_ns();
+    bool changed = false; /* the graph comes checked and inferred (model.c) */
+    bool anchors_known = false;
+    unsigned anchors = 0;
     for (int i = 0; i < N_PASSES; i++) {
         const pass_def *p = &k_passes[i];
         if (opt_level < p->min_level) continue;
@@ -60,9 +84,17 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
         memset(&r, 0, sizeof r);
         int32_t before = g->n_nodes;
         int64_t t0 = mopt_now_ns();
-        mopt_status st = p->run(g, &r);
+        if (p->anchors && !anchors_known) {
+            anchors = anchors_present(g);
+            anchors_known = true;
+        }
+        mopt_status st = MOPT_OK;
+        bool run = !p->anchors || (p->anchors & anchors);
+        if (run) st = p->run(g, &r);
         if (st) return mopt_fail_context(st, "pass '%s'", p->name);
-        if (live_nodes(g) != g->n_nodes || r.rewrites) {
+        if (run && (live_nodes(g) != g->n_nodes || r.rewrites)) {
+            changed = true;
+            anchors_known = false;
             /* later passes see compact, freshly inferred shapes */
             st = ir_graph_compact(g);
             if (!st) st = passes_infer_graph(g);
@@ -78,9 +110,11 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
             memcpy(e->note, r.note, sizeof e->note);
         }
     }
-    mopt_status st = ir_graph_check(g);
-    if (!st) st = passes_infer_graph(g);
-    if (st) return mopt_fail_context(st, "after optimization");
+    if (changed) {
+        mopt_status st = ir_graph_check(g);
+        if (!st) st = passes_infer_graph(g);
+        if (st) return mopt_fail_context(st, "after optimization");
+    }
     rep->nodes_after = g->n_nodes;
     rep->total_ms = (double)(mopt_now_ns() - t_all) / 1e6;
     if (verbose) passes_report_print(rep, stderr);

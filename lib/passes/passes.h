@@ -24,6 +24,10 @@ typedef struct pass_def {
     const char *name;
     int min_level; /* runs when opt_level >= min_level */
     pass_fn run;
+    /* Bits of the pass manager's anchor ops (pass_manager.c): when set, the
+     * pass rewrites only around live default-domain nodes of those types,
+     * and is not run on a graph that has none (0: always run). */
+    unsigned anchors;
 } pass_def;
 
 typedef struct pass_report_entry {
@@ -66,9 +70,11 @@ mopt_status passes_infer_graph_load(ir_graph *g, int verbose);
 mopt_status passes_infer_graph_checked(ir_graph *g, pass_problem_fn problem, void *user,
                                        size_t *n_problems);
 
-/* Runs every pass with min_level <= opt_level, in order, compacting the
- * graph after each and re-running shape inference at the end. Fills rep
- * (may be NULL); prints it to stderr when verbose. */
+/* Runs every pass with min_level <= opt_level, in order, on a checked graph
+ * with inferred shapes (ir_graph_check, passes_infer_graph): after each pass
+ * that changed the graph, compacts it and re-infers shapes; at the end, if
+ * anything changed, checks (and topologically sorts) it and infers again.
+ * Fills rep (may be NULL); prints it to stderr when verbose. */
 mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose);
 
 /* Prints a report as a table. */
