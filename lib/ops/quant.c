@@ -279,6 +279,15 @@ static mopt_status mmi_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     int64_t b_batch = op_numel(B) / (k * n > 0 ? k * n : 1);
     if ((a_batch != batch && a_batch != 1) || (b_batch != batch && b_batch != 1))
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "general batch broadcasting is not supported");
+    /* a zero point is a scalar, or one per row of A (m) / column of B (n) */
+    if (ZA && op_numel(ZA) > 1 && op_numel(ZA) != m)
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "A's zero point has %" PRId64 " values; expected 1 or %" PRId64,
+                       op_numel(ZA), m);
+    if (ZB && op_numel(ZB) > 1 && op_numel(ZB) != n)
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "B's zero point has %" PRId64 " values; expected 1 or %" PRId64,
+                       op_numel(ZB), n);
     int32_t *a = conv_copy(A, MOPT_DTYPE_I32), *b = conv_copy(B, MOPT_DTYPE_I32);
     int32_t *za = ZA ? conv_copy(ZA, MOPT_DTYPE_I32) : NULL;
     int32_t *zb = ZB ? conv_copy(ZB, MOPT_DTYPE_I32) : NULL;
