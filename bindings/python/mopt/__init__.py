@@ -26,7 +26,7 @@ from .ort import (ExecutionMode, GraphOptimizationLevel, InferenceSession, IOBin
                   ModelMetadata, NodeArg, OrtValue, RunOptions, SessionOptions,
                   get_all_providers, get_available_providers, get_device, get_version_string)
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Model", "Session", "Options", "TensorInfo", "supported_ops", "version", "version_number",
