@@ -96,6 +96,8 @@ static mopt_status fix_dims(ir_graph *g, const rt_config *cfg, rt_fixed_dim **fi
     }
     rt_fixed_dim *f = mopt_calloc(cap ? cap : 1, sizeof *f);
     if (!f) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory fixing dimensions");
+    char names[256]; /* before any is fixed, for the error message */
+    input_dim_names(g, names, sizeof names);
     int32_t n = 0;
     for (int k = 0; k < cfg->n_dims; k++) {
         const opt_dim *od = &cfg->dims[k];
@@ -115,8 +117,6 @@ static mopt_status fix_dims(ir_graph *g, const rt_config *cfg, rt_fixed_dim **fi
         int32_t n_axes = 0;
         mopt_status st = passes_fix_dim(g, od->name, od->value, &n_axes);
         if (!st && n_axes == 0) {
-            char names[256];
-            input_dim_names(g, names, sizeof names);
             st = mopt_fail(MOPT_ERR_NOT_FOUND,
                            "option 'dim.%s': no input of the model has a dimension named '%s' "
                            "(the inputs' named dimensions: %s)",
