@@ -20,8 +20,8 @@
  *       if (st == MOPT_OK) st = mopt_model_load(path, opts, &model);
  *       if (st == MOPT_OK) st = mopt_session_create(model, opts, &session);
  *       if (st == MOPT_OK)   // borrow the caller's buffers: no copies
- *           st = mopt_tensor_wrap(MOPT_DTYPE_F32, 4, in_dims, (void *)pixels,
- *                                 sizeof(float) * 3 * 8 * 8, &in);
+ *           st = mopt_tensor_wrap_const(MOPT_DTYPE_F32, 4, in_dims, pixels,
+ *                                       sizeof(float) * 3 * 8 * 8, &in);
  *       if (st == MOPT_OK)
  *           st = mopt_tensor_wrap(MOPT_DTYPE_F32, 2, out_dims, scores,
  *                                 sizeof(float) * 10, &out);
@@ -244,7 +244,11 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   timings (mopt_session_profile_*); any other value = also
  *                   write a Chrome trace to that path
  *   "memory_limit"  int    bytes a session may hold for tensors, 0 = none
- *   "verbose"       int    0 = quiet, 1 = print kernel choices to stderr
+ *   "verbose"       int    0 = quiet, 1 = log each node's kernel and the
+ *                   pass report at load (MOPT_LOG_INFO, stderr unless a log
+ *                   callback is set), 2 = also every run with its tag and
+ *                   time (MOPT_LOG_DEBUG); the environment variable
+ *                   MOPT_VERBOSE=1 (or 2) sets it for every model and session
  *   "external_data_dir" string  folder for external weights of a model
  *                   loaded from memory (default: external data is refused)
  *   "verify_weights" int   0 or 1: when loading a .mopt file, also check
