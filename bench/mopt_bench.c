@@ -4,6 +4,7 @@
  * and write --json / --journal. Uses only <mopt/mopt.h> (through run.c).
  * Exit status: 0 all configurations ran, 1 some failed, 2 usage error.
  */
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -24,6 +24,7 @@
  * Exit status: 0 ok, 1 a libmopt error, 2 usage.
  */
 #define _POSIX_C_SOURCE 200809L
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

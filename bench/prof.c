@@ -2,6 +2,7 @@
  * prof.c — summing per-node profile entries over runs and grouping them by
  * op type (see prof.h).
  */
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include "prof.h"
 
 #include <stdio.h>

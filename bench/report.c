@@ -2,6 +2,7 @@
  * report.c — the text tables, the JSON array (--json) and the JSON-lines
  * journal (--journal) of mopt-bench. Writes only; measures nothing.
  */
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include "report.h"
 
 #include <errno.h>

@@ -4,6 +4,7 @@
  * session statistics and the per-node profile. Never exits; errors go into
  * bench_result.error with the library's message.
  */
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include "run.h"
 
 #include <inttypes.h>

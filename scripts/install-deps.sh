@@ -11,7 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(build-essential clang meson ninja-build pkg-config libyaml-dev libcmocka-dev
-              libdnnl-dev libopenblas-openmp-dev python3 python3-pip python3-venv)
+              libdnnl-dev libopenblas-openmp-dev python3 python3-pip python3-venv
+              abigail-tools)
+# abigail-tools: abidw/abidiff for the ABI baseline check (tests/abi).
 # cargo builds and tests the Rust crates (bindings/rust, offline, std only);
 # one already on PATH (rustup's) is used as it is.
 command -v cargo >/dev/null 2>&1 || APT_PACKAGES+=(cargo)

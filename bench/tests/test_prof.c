@@ -2,6 +2,7 @@
  * test_prof.c — aggregation of per-node profiles over runs: sums, grouping by
  * op type, ordering, GFLOP/s, unnamed nodes, and the text tables.
  */
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

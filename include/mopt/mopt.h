@@ -20,8 +20,8 @@
  *       if (st == MOPT_OK) st = mopt_model_load(path, opts, &model);
  *       if (st == MOPT_OK) st = mopt_session_create(model, opts, &session);
  *       if (st == MOPT_OK)   // borrow the caller's buffers: no copies
- *           st = mopt_tensor_wrap(MOPT_DTYPE_F32, 4, in_dims, (void *)pixels,
- *                                 sizeof(float) * 3 * 8 * 8, &in);
+ *           st = mopt_tensor_wrap_const(MOPT_DTYPE_F32, 4, in_dims, pixels,
+ *                                       sizeof(float) * 3 * 8 * 8, &in);
  *       if (st == MOPT_OK)
  *           st = mopt_tensor_wrap(MOPT_DTYPE_F32, 2, out_dims, scores,
  *                                 sizeof(float) * 10, &out);
@@ -49,6 +49,17 @@
  *   - Pointer parameters are borrowed for the duration of the call unless the
  *     comment says otherwise.
  *   - Enum values are stable and only ever appended.
+ *   - Status-returning functions are MOPT_NODISCARD: the compiler warns when
+ *     a status is dropped. To ignore one deliberately, test it
+ *     (`if (mopt_...(...) != MOPT_OK) { ... }`): gcc does not accept a
+ *     (void) cast for this attribute. Define MOPT_NODISCARD empty before
+ *     including this header to turn the warning off.
+ *   - Stable and experimental: everything declared here is frozen (it keeps
+ *     its meaning and ABI until the next major version) except the section
+ *     at the end, which is declared only when MOPT_EXPERIMENTAL_API is
+ *     defined before this header is included (as zstd's
+ *     ZSTD_STATIC_LINKING_ONLY): profiling, statistics, the model check and
+ *     the pass report may still change between minor versions.
  *   - Thread-safety: a mopt_model is immutable after load and may be shared by
  *     any number of sessions and threads. A mopt_session, mopt_options or
  *     mopt_tensor must be used by one thread at a time.
@@ -71,12 +82,22 @@ extern "C" {
 #define MOPT_API
 #endif
 
+#ifndef MOPT_NODISCARD
+#if defined(__cplusplus) && __cplusplus >= 201703L
+#define MOPT_NODISCARD [[nodiscard]]
+#elif defined(__GNUC__) || defined(__clang__)
+#define MOPT_NODISCARD __attribute__((warn_unused_result))
+#else
+#define MOPT_NODISCARD
+#endif
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Version                                                                   */
 /* ------------------------------------------------------------------------ */
 
 #define MOPT_VERSION_MAJOR 0
-#define MOPT_VERSION_MINOR 1
+#define MOPT_VERSION_MINOR 2
 #define MOPT_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH */
 #define MOPT_VERSION_NUMBER                                                                        \
@@ -85,7 +106,7 @@ extern "C" {
 /* The library's MOPT_VERSION_NUMBER, so a program can check that the header it
  * was compiled with matches the library it runs with. Thread-safe. */
 MOPT_API int mopt_version_number(void);
-/* The version as a static string, e.g. "0.1.0". Thread-safe. */
+/* The version as a static string, e.g. "0.2.0". Thread-safe. */
 MOPT_API const char *mopt_version(void);
 
 /* ------------------------------------------------------------------------ */
@@ -104,7 +125,8 @@ typedef enum mopt_status {
     MOPT_ERR_TYPE = 8,             /* incompatible element types */
     MOPT_ERR_NOT_FOUND = 9,        /* no input/output/option of that name */
     MOPT_ERR_LIMIT = 10,           /* a configured limit (memory_limit, sizes) exceeded */
-    MOPT_ERR_INTERNAL = 11         /* a bug in libmopt: please report it */
+    MOPT_ERR_INTERNAL = 11,        /* a bug in libmopt: please report it */
+    MOPT_ERR_CANCELLED = 12        /* the run was cancelled (mopt_run_options_set_terminate) */
 } mopt_status;
 
 /* A static, human-readable name for a status ("invalid argument"). Needs no
@@ -116,6 +138,64 @@ MOPT_API const char *mopt_status_string(mopt_status status);
  * if none failed. Owned by the library; valid until the next libmopt call on
  * this thread. Thread-safe (the message is thread-local). */
 MOPT_API const char *mopt_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Logging                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef enum mopt_log_level {
+    MOPT_LOG_ERROR = 0,
+    MOPT_LOG_WARNING = 1, /* something the caller should know: e.g. a trace file not written */
+    MOPT_LOG_INFO = 2,    /* what "verbose" / MOPT_VERBOSE=1 asks for: kernel choices, passes */
+    MOPT_LOG_DEBUG = 3    /* "verbose" 2 and more: every run */
+} mopt_log_level;
+
+/* Receives one message (one line, without the newline). message is valid
+ * during the call only. May be called from any thread that calls libmopt,
+ * possibly from several at once; it must not call libmopt. */
+typedef void (*mopt_log_callback)(void *user, mopt_log_level level, const char *message);
+
+/* Sends every message of the library to callback (with user), instead of
+ * the default: each message as a line on stderr. NULL restores the default.
+ * The library writes nothing to stderr or stdout other than through this.
+ * Thread-safe: a call being logged while the callback is replaced gets
+ * either the old or the new one. */
+MOPT_API void mopt_set_log_callback(mopt_log_callback callback, void *user);
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                    */
+/* ------------------------------------------------------------------------ */
+
+#define MOPT_ALLOCATOR_VERSION 1
+
+/* Allocation hooks. Every allocation of the library (models, weights,
+ * sessions, arenas, tensors, options) goes through them; third-party
+ * libraries (oneDNN, OpenBLAS, libyaml, the OpenMP runtime) keep their own.
+ * version must be MOPT_ALLOCATOR_VERSION; later versions only append
+ * members, and the library reads only those of the version given. Every
+ * function must be set. allocate/reallocate follow malloc/realloc (size is
+ * never 0); allocate_aligned returns size bytes aligned to `alignment` (a
+ * power of two, 64 today; size is a multiple of it) and is released with
+ * release_aligned; release(user, NULL) need not be handled (never called).
+ * Returning NULL makes the call at hand fail with MOPT_ERR_OUT_OF_MEMORY. */
+typedef struct mopt_allocator {
+    int version;
+    void *user;
+    void *(*allocate)(void *user, size_t size);
+    void *(*reallocate)(void *user, void *ptr, size_t size);
+    void (*release)(void *user, void *ptr);
+    void *(*allocate_aligned)(void *user, size_t alignment, size_t size);
+    void (*release_aligned)(void *user, void *ptr);
+} mopt_allocator;
+
+/* Installs allocation hooks (copied; NULL restores the C library's
+ * malloc/realloc/free/aligned_alloc). Only while no memory of the library is
+ * held, i.e. before the first object is created or after the last one of
+ * every kind (options, model, session, tensor, run options) is destroyed.
+ * Not thread-safe: call it while no other thread uses libmopt. Returns OK,
+ * INVALID_ARGUMENT (wrong version, a NULL function, or objects still alive:
+ * the message gives how many blocks are held). */
+MOPT_NODISCARD MOPT_API mopt_status mopt_set_allocator(const mopt_allocator *allocator);
 
 /* ------------------------------------------------------------------------ */
 /* Element types (values are those of ONNX TensorProto.DataType)             */
@@ -164,7 +244,11 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   timings (mopt_session_profile_*); any other value = also
  *                   write a Chrome trace to that path
  *   "memory_limit"  int    bytes a session may hold for tensors, 0 = none
- *   "verbose"       int    0 = quiet, 1 = print kernel choices to stderr
+ *   "verbose"       int    0 = quiet, 1 = log each node's kernel and the
+ *                   pass report at load (MOPT_LOG_INFO, stderr unless a log
+ *                   callback is set), 2 = also every run with its tag and
+ *                   time (MOPT_LOG_DEBUG); the environment variable
+ *                   MOPT_VERBOSE=1 (or 2) sets it for every model and session
  *   "external_data_dir" string  folder for external weights of a model
  *                   loaded from memory (default: external data is refused)
  *   "verify_weights" int   0 or 1: when loading a .mopt file, also check
@@ -172,6 +256,14 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   file (default 0: the header's checksum and the layout
  *                   are always checked; weights are mapped unread, which
  *                   keeps a 90 MB model's load near 0.5 ms instead of ~40)
+ *   "dim.<name>"    int    >= 0: fixes the symbolic (free) dimension <name>
+ *                   of the model's inputs ("dim.batch" = 1) when it is
+ *                   loaded, so that it is optimized for that size; a run
+ *                   with another size fails with SHAPE, naming the input
+ *                   and the dimension. Loading fails with NOT_FOUND when no
+ *                   input has a dimension of that name. See
+ *                   mopt_options_set_dim. Reading a "dim.<name>" that was
+ *                   never set gives NOT_FOUND.
  * Setting an unknown key, a value of the wrong kind or out of range fails with
  * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
  * an int or double key when it parses as one. */
@@ -180,32 +272,40 @@ typedef struct mopt_options mopt_options;
 /* Creates an empty option set (all defaults). *out is owned by the caller and
  * released with mopt_options_destroy. Returns OK, INVALID_ARGUMENT (out NULL)
  * or OUT_OF_MEMORY. */
-MOPT_API mopt_status mopt_options_create(mopt_options **out);
+MOPT_NODISCARD MOPT_API mopt_status mopt_options_create(mopt_options **out);
 /* Releases an option set. NULL is a no-op. */
 MOPT_API void mopt_options_destroy(mopt_options *opts);
 /* Set an option. Returns OK, INVALID_ARGUMENT (NULL argument, unknown key,
  * wrong kind, out of range) or OUT_OF_MEMORY. The key and value are copied. */
-MOPT_API mopt_status mopt_options_set_int(mopt_options *opts, const char *key, int64_t value);
-MOPT_API mopt_status mopt_options_set_double(mopt_options *opts, const char *key, double value);
-MOPT_API mopt_status mopt_options_set_string(mopt_options *opts, const char *key,
-                                             const char *value);
+MOPT_NODISCARD MOPT_API mopt_status mopt_options_set_int(mopt_options *opts, const char *key,
+                                                         int64_t value);
+MOPT_NODISCARD MOPT_API mopt_status mopt_options_set_double(mopt_options *opts, const char *key,
+                                                            double value);
+MOPT_NODISCARD MOPT_API mopt_status mopt_options_set_string(mopt_options *opts, const char *key,
+                                                            const char *value);
 /* Read an option (its value if set, else its default). Returns OK,
  * INVALID_ARGUMENT (NULL argument, wrong kind) or NOT_FOUND (unknown key).
  * A string is owned by the option set and valid until the key is set again
  * or the set is destroyed. */
-MOPT_API mopt_status mopt_options_get_int(const mopt_options *opts, const char *key,
-                                          int64_t *value);
-MOPT_API mopt_status mopt_options_get_double(const mopt_options *opts, const char *key,
-                                             double *value);
-MOPT_API mopt_status mopt_options_get_string(const mopt_options *opts, const char *key,
-                                             const char **value);
+MOPT_NODISCARD MOPT_API mopt_status mopt_options_get_int(const mopt_options *opts, const char *key,
+                                                         int64_t *value);
+MOPT_NODISCARD MOPT_API mopt_status mopt_options_get_double(const mopt_options *opts,
+                                                            const char *key, double *value);
+MOPT_NODISCARD MOPT_API mopt_status mopt_options_get_string(const mopt_options *opts,
+                                                            const char *key, const char **value);
 /* Sets every key of a YAML mapping ("threads: 2\nbackend: ref\n"). Stops at
  * the first bad entry; the error names the line. Returns OK, IO (cannot read
  * the file), PARSE (not YAML, or not a flat mapping of scalars),
  * INVALID_ARGUMENT (a bad key or value) or OUT_OF_MEMORY. */
-MOPT_API mopt_status mopt_options_load_yaml(mopt_options *opts, const char *path);
-MOPT_API mopt_status mopt_options_load_yaml_string(mopt_options *opts, const char *text,
-                                                   size_t length);
+MOPT_NODISCARD MOPT_API mopt_status mopt_options_load_yaml(mopt_options *opts, const char *path);
+MOPT_NODISCARD MOPT_API mopt_status mopt_options_load_yaml_string(mopt_options *opts,
+                                                                  const char *text, size_t length);
+/* Fixes a free dimension: the same as setting the int option "dim.<name>"
+ * (see the keys above). name: 1 to 63 characters. Returns OK,
+ * INVALID_ARGUMENT (NULL, empty or too long name, value out of range, more
+ * than 64 dimensions) or OUT_OF_MEMORY. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_options_set_dim(mopt_options *opts, const char *name,
+                                                         int64_t value);
 
 /* ------------------------------------------------------------------------ */
 /* Models                                                                    */
@@ -229,33 +329,32 @@ typedef struct mopt_model mopt_model;
  * a corrupt or truncated file gives PARSE (bad magic, unknown format version,
  * checksum mismatch, malformed YAML) or INVALID_MODEL (offsets outside the
  * file, misaligned or overlapping tensors, inconsistent graph). */
-MOPT_API mopt_status mopt_model_load(const char *path, const mopt_options *opts, mopt_model **out);
+MOPT_NODISCARD MOPT_API mopt_status mopt_model_load(const char *path, const mopt_options *opts,
+                                                    mopt_model **out);
+
+/* Flags of mopt_model_load_v2 (OR them). */
+/* A .mopt file is read into memory the model owns instead of being mapped:
+ * the file may then change or go away while the model lives (costs one copy
+ * of the weights and the time to read them). */
+#define MOPT_LOAD_NO_MMAP 1
+/* A .mopt file's weights are checked against their checksums, as the
+ * option verify_weights=1 does (whatever the option says). */
+#define MOPT_LOAD_VERIFY_WEIGHTS 2
+
+/* As mopt_model_load, with a flags word (0 = mopt_model_load exactly). A
+ * flag that does not apply (both only concern .mopt files) is accepted and
+ * has no effect. Unknown bits give INVALID_ARGUMENT: a program written for a
+ * later libmopt fails clearly instead of losing what it asked for.
+ * Why a _v2 and not a new name: it is mopt_model_load with the one argument
+ * that was missing (SQLite's sqlite3_open_v2 convention); the options set
+ * and the flags word grow without new functions, so there will be no _v3. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_model_load_v2(const char *path, const mopt_options *opts,
+                                                       uint32_t flags, mopt_model **out);
 /* As mopt_model_load, from size bytes at data (only read during the call;
  * the weights of a .mopt image are copied once into memory the model owns). */
-MOPT_API mopt_status mopt_model_load_from_memory(const void *data, size_t size,
-                                                 const mopt_options *opts, mopt_model **out);
-/* Called by mopt_model_check once per problem node: its name, op type
- * ("domain.Op" outside the default domain), the status it would fail with
- * (UNSUPPORTED for an operator, attribute or dtype libmopt lacks; SHAPE,
- * TYPE, INVALID_MODEL for a bad node) and a message. A warning that does not
- * keep the model from loading (a declared output or value_info shape that
- * shape inference contradicts: the inferred shape is used) comes with status
- * OK, names the value in its message and is not counted as a problem. The
- * strings are valid during the call only. */
-typedef void (*mopt_check_callback)(void *user, const char *node_name, const char *op_type,
-                                    mopt_status status, const char *message);
-
-/* Checks a model file without building it: reads it, checks the graph's
- * structure, then resolves every node's operator and runs shape/type
- * inference over the whole graph, reporting EVERY problem node through
- * `callback` (may be NULL) instead of stopping at the first. *n_problems
- * (may be NULL) gets their count. Returns OK when the model would load;
- * otherwise UNSUPPORTED when every problem is unsupported functionality, or
- * the status of the first other problem; and IO, PARSE, INVALID_MODEL
- * (structure) or OUT_OF_MEMORY before any node is checked. opts may be NULL.
- * Thread-safe. */
-MOPT_API mopt_status mopt_model_check(const char *path, const mopt_options *opts,
-                                      mopt_check_callback callback, void *user, size_t *n_problems);
+MOPT_NODISCARD MOPT_API mopt_status mopt_model_load_from_memory(const void *data, size_t size,
+                                                                const mopt_options *opts,
+                                                                mopt_model **out);
 /* Releases a model. Every session created from it must be destroyed first.
  * NULL is a no-op. */
 MOPT_API void mopt_model_destroy(mopt_model *model);
@@ -270,14 +369,35 @@ MOPT_API void mopt_model_destroy(mopt_model *model);
  * .mopt file gives the same bytes. Returns OK, INVALID_ARGUMENT (NULL model,
  * NULL or empty path), IO (cannot write the file), UNSUPPORTED (string
  * weights), LIMIT or OUT_OF_MEMORY. */
-MOPT_API mopt_status mopt_model_save(const mopt_model *model, const char *path);
+MOPT_NODISCARD MOPT_API mopt_status mopt_model_save(const mopt_model *model, const char *path);
 
-/* The report of the optimization passes the model went through (for a .mopt
- * file, as recorded when it was saved): a table with one line per pass (its
- * time in ms, the node count before and after, the rewrites applied and
- * their details) and a total line. Owned by the model, valid until it is
- * destroyed; "" for NULL. Thread-safe. */
-MOPT_API const char *mopt_model_pass_report(const mopt_model *model);
+/* What the model says about itself (ONNX ModelProto / GraphProto fields,
+ * kept through mopt_model_save). */
+typedef enum mopt_info {
+    MOPT_INFO_PRODUCER_NAME = 0,    /* "pytorch" */
+    MOPT_INFO_PRODUCER_VERSION = 1, /* "2.3.0" */
+    MOPT_INFO_DOMAIN = 2,           /* the model's domain, "ai.example" */
+    MOPT_INFO_DOC_STRING = 3,       /* the model's doc_string */
+    MOPT_INFO_GRAPH_NAME = 4,       /* the main graph's name */
+    MOPT_INFO_GRAPH_DOC_STRING = 5  /* the main graph's doc_string */
+} mopt_info;
+
+/* A metadata string of the model; "" when the file does not set it, NULL
+ * for a NULL model or an unknown field. Owned by the model. Thread-safe. */
+MOPT_API const char *mopt_model_info(const mopt_model *model, mopt_info field);
+/* The model's own version (ONNX model_version); 0 when not set or NULL. */
+MOPT_API int64_t mopt_model_version(const mopt_model *model);
+/* Custom metadata (ONNX metadata_props), in file order: the count, and the
+ * key and value of entry `index` (NULL when out of range). Owned by the
+ * model. Thread-safe. */
+MOPT_API size_t mopt_model_metadata_count(const mopt_model *model);
+MOPT_API const char *mopt_model_metadata_key(const mopt_model *model, size_t index);
+MOPT_API const char *mopt_model_metadata_value(const mopt_model *model, size_t index);
+/* The value of custom metadata `key` (the first entry of that key). *value
+ * is owned by the model. Returns OK, INVALID_ARGUMENT (NULL argument) or
+ * NOT_FOUND. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_model_metadata(const mopt_model *model, const char *key,
+                                                        const char **value);
 
 /* Which side of the model an introspection call refers to. */
 typedef enum mopt_io_kind { MOPT_INPUT = 0, MOPT_OUTPUT = 1 } mopt_io_kind;
@@ -298,8 +418,8 @@ MOPT_API int64_t mopt_model_io_dim(const mopt_model *model, mopt_io_kind kind, s
 MOPT_API const char *mopt_model_io_dim_name(const mopt_model *model, mopt_io_kind kind,
                                             size_t index, int axis);
 /* Finds an input/output by name. Returns OK, INVALID_ARGUMENT or NOT_FOUND. */
-MOPT_API mopt_status mopt_model_io_find(const mopt_model *model, mopt_io_kind kind,
-                                        const char *name, size_t *index_out);
+MOPT_NODISCARD MOPT_API mopt_status mopt_model_io_find(const mopt_model *model, mopt_io_kind kind,
+                                                       const char *name, size_t *index_out);
 
 /* Nodes of the model graph as it will run (after optimization). */
 MOPT_API size_t mopt_model_node_count(const mopt_model *model);
@@ -334,15 +454,23 @@ typedef struct mopt_tensor mopt_tensor;
  * be NULL when rank is 0 (a scalar). Returns OK, INVALID_ARGUMENT (bad dtype,
  * rank outside 0..MOPT_MAX_RANK, negative dim), LIMIT (size overflows) or
  * OUT_OF_MEMORY. */
-MOPT_API mopt_status mopt_tensor_create(mopt_dtype dtype, int rank, const int64_t *dims,
-                                        mopt_tensor **out);
+MOPT_NODISCARD MOPT_API mopt_status mopt_tensor_create(mopt_dtype dtype, int rank,
+                                                       const int64_t *dims, mopt_tensor **out);
 /* Wraps a caller's buffer without copying. data is borrowed: it must stay
  * valid, and be at least `size` bytes, until the tensor is destroyed. size
  * must equal the element count times the element size. Returns OK,
  * INVALID_ARGUMENT (as for create, NULL data with a non-empty shape, or a
  * size that does not match) or OUT_OF_MEMORY. */
-MOPT_API mopt_status mopt_tensor_wrap(mopt_dtype dtype, int rank, const int64_t *dims, void *data,
-                                      size_t size, mopt_tensor **out);
+MOPT_NODISCARD MOPT_API mopt_status mopt_tensor_wrap(mopt_dtype dtype, int rank,
+                                                     const int64_t *dims, void *data, size_t size,
+                                                     mopt_tensor **out);
+/* As mopt_tensor_wrap, for a read-only buffer: the tensor may be an input
+ * of a run, never an output (the run fails with INVALID_ARGUMENT naming the
+ * output), and mopt_tensor_data gives NULL for it (use
+ * mopt_tensor_data_const). */
+MOPT_NODISCARD MOPT_API mopt_status mopt_tensor_wrap_const(mopt_dtype dtype, int rank,
+                                                           const int64_t *dims, const void *data,
+                                                           size_t size, mopt_tensor **out);
 /* Releases the tensor, and its buffer if owned. NULL is a no-op. */
 MOPT_API void mopt_tensor_destroy(mopt_tensor *tensor);
 MOPT_API mopt_dtype mopt_tensor_dtype(const mopt_tensor *tensor);
@@ -353,7 +481,8 @@ MOPT_API int64_t mopt_tensor_dim(const mopt_tensor *tensor, int axis);
 MOPT_API const int64_t *mopt_tensor_dims(const mopt_tensor *tensor);
 MOPT_API int64_t mopt_tensor_element_count(const mopt_tensor *tensor);
 MOPT_API size_t mopt_tensor_size_bytes(const mopt_tensor *tensor);
-/* The data buffer (owned or borrowed); NULL only for an empty tensor. */
+/* The data buffer (owned or borrowed); NULL for an empty tensor and for one
+ * made by mopt_tensor_wrap_const (read-only). */
 MOPT_API void *mopt_tensor_data(mopt_tensor *tensor);
 MOPT_API const void *mopt_tensor_data_const(const mopt_tensor *tensor);
 
@@ -362,10 +491,49 @@ MOPT_API const void *mopt_tensor_data_const(const mopt_tensor *tensor);
  * caller. Returns OK, INVALID_ARGUMENT, IO, PARSE (malformed or truncated
  * file, the message gives the offset), UNSUPPORTED (e.g. Fortran order, a
  * dtype libmopt lacks) or OUT_OF_MEMORY. */
-MOPT_API mopt_status mopt_tensor_load(const char *path, mopt_tensor **out);
+MOPT_NODISCARD MOPT_API mopt_status mopt_tensor_load(const char *path, mopt_tensor **out);
 /* Writes the tensor as a NumPy .npy file (version 1.0). Returns OK,
  * INVALID_ARGUMENT, UNSUPPORTED or IO. */
-MOPT_API mopt_status mopt_tensor_save_npy(const mopt_tensor *tensor, const char *path);
+MOPT_NODISCARD MOPT_API mopt_status mopt_tensor_save_npy(const mopt_tensor *tensor,
+                                                         const char *path);
+
+/* ------------------------------------------------------------------------ */
+/* Run options                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Settings of one run (mopt_session_run_v2): a tag, per-run profiling, and a
+ * cancellation flag. One set may serve many runs, also of several sessions
+ * at once (the runs only read it). */
+typedef struct mopt_run_options mopt_run_options;
+
+/* Creates run options (no tag, the session's profiling, not terminated).
+ * *out is owned by the caller. Returns OK, INVALID_ARGUMENT or
+ * OUT_OF_MEMORY. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_run_options_create(mopt_run_options **out);
+/* Releases run options. No run may be using them. NULL is a no-op. */
+MOPT_API void mopt_run_options_destroy(mopt_run_options *run_options);
+/* A tag naming the runs made with these options (a request id): it appears
+ * in log messages and cancellation errors, and in the profile trace (the
+ * "tag" of each event). Copied; at most 127 bytes; "" removes it. Not
+ * while a run uses the options. Returns OK, INVALID_ARGUMENT (NULL, too
+ * long) or OUT_OF_MEMORY. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_run_options_set_tag(mopt_run_options *run_options,
+                                                             const char *tag);
+/* The tag ("" when none or NULL). Owned by the options. */
+MOPT_API const char *mopt_run_options_tag(const mopt_run_options *run_options);
+/* Per-run profiling: 1 = profile these runs (mopt_session_profile_*), even
+ * when the session's "profile" option is off; 0 = do not, even when it is
+ * on; -1 = as the session says (default). Returns OK or INVALID_ARGUMENT. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_run_options_set_profiling(mopt_run_options *run_options,
+                                                                   int profiling);
+/* Sets (1) or clears (0) the cancellation flag. Any thread may call it at
+ * any time, also during a run: a run using these options checks the flag
+ * before each node and stops with MOPT_ERR_CANCELLED, handing no output
+ * over; the session stays usable. The flag stays set until cleared, so
+ * later runs with these options fail at once too (as ORT's terminate).
+ * Thread-safe (atomic). Returns OK or INVALID_ARGUMENT (NULL). */
+MOPT_NODISCARD MOPT_API mopt_status mopt_run_options_set_terminate(mopt_run_options *run_options,
+                                                                   int terminate);
 
 /* ------------------------------------------------------------------------ */
 /* Sessions                                                                  */
@@ -378,8 +546,9 @@ typedef struct mopt_session mopt_session;
 /* Creates a session. model is borrowed and must outlive the session. opts may
  * be NULL (defaults; session keys such as "threads" and "profile" are read
  * here). Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
-MOPT_API mopt_status mopt_session_create(const mopt_model *model, const mopt_options *opts,
-                                         mopt_session **out);
+MOPT_NODISCARD MOPT_API mopt_status mopt_session_create(const mopt_model *model,
+                                                        const mopt_options *opts,
+                                                        mopt_session **out);
 /* Releases a session. NULL is a no-op. */
 MOPT_API void mopt_session_destroy(mopt_session *session);
 
@@ -394,11 +563,75 @@ MOPT_API void mopt_session_destroy(mopt_session *session);
  *   must match exactly.
  * Returns OK, INVALID_ARGUMENT, NOT_FOUND (an unknown name), TYPE, SHAPE
  * (inputs that contradict the model or each other), UNSUPPORTED,
- * OUT_OF_MEMORY or LIMIT. On failure no output is handed over. */
-MOPT_API mopt_status mopt_session_run(mopt_session *session, size_t n_inputs,
-                                      const char *const *input_names,
-                                      const mopt_tensor *const *inputs, size_t n_outputs,
-                                      const char *const *output_names, mopt_tensor **outputs);
+ * OUT_OF_MEMORY or LIMIT. On failure no output is handed over. Every
+ * error names the input or output at fault (or the node, for a failure
+ * inside the graph). */
+MOPT_NODISCARD MOPT_API mopt_status mopt_session_run(mopt_session *session, size_t n_inputs,
+                                                     const char *const *input_names,
+                                                     const mopt_tensor *const *inputs,
+                                                     size_t n_outputs,
+                                                     const char *const *output_names,
+                                                     mopt_tensor **outputs);
+/* As mopt_session_run, with run options (NULL: as mopt_session_run). Also
+ * returns CANCELLED when the options' terminate flag is set before or during
+ * the run. Named _v2 (SQLite's sqlite3_open_v2 convention) because it is
+ * mopt_session_run with the one argument that was missing; the run options
+ * object grows without new functions, so there will be no _v3. */
+MOPT_NODISCARD MOPT_API mopt_status
+mopt_session_run_v2(mopt_session *session, const mopt_run_options *run_options, size_t n_inputs,
+                    const char *const *input_names, const mopt_tensor *const *inputs,
+                    size_t n_outputs, const char *const *output_names, mopt_tensor **outputs);
+
+/* ======================================================================== */
+/* Experimental: declared only with MOPT_EXPERIMENTAL_API defined before     */
+/* this header is included. These calls work and are tested, but their names */
+/* and meaning may still change in a minor version (they are exported, so a  */
+/* program built against them keeps linking as long as they exist).          */
+/* ======================================================================== */
+#ifdef MOPT_EXPERIMENTAL_API
+
+/* Called by mopt_model_check once per problem node: its name, op type
+ * ("domain.Op" outside the default domain), the status it would fail with
+ * (UNSUPPORTED for an operator, attribute or dtype libmopt lacks; SHAPE,
+ * TYPE, INVALID_MODEL for a bad node) and a message. A warning that does not
+ * keep the model from loading (a declared output or value_info shape that
+ * shape inference contradicts: the inferred shape is used) comes with status
+ * OK, names the value in its message and is not counted as a problem. The
+ * strings are valid during the call only. */
+typedef void (*mopt_check_callback)(void *user, const char *node_name, const char *op_type,
+                                    mopt_status status, const char *message);
+
+/* Checks a model file without building it: reads it, checks the graph's
+ * structure, then resolves every node's operator and runs shape/type
+ * inference over the whole graph, reporting EVERY problem node through
+ * `callback` (may be NULL) instead of stopping at the first. *n_problems
+ * (may be NULL) gets their count. Returns OK when the model would load;
+ * otherwise UNSUPPORTED when every problem is unsupported functionality, or
+ * the status of the first other problem; and IO, PARSE, INVALID_MODEL
+ * (structure) or OUT_OF_MEMORY before any node is checked. opts may be NULL.
+ * Thread-safe. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_model_check(const char *path, const mopt_options *opts,
+                                                     mopt_check_callback callback, void *user,
+                                                     size_t *n_problems);
+/* The report of the optimization passes the model went through (for a .mopt
+ * file, as recorded when it was saved): a table with one line per pass (its
+ * time in ms, the node count before and after, the rewrites applied and
+ * their details) and a total line. Owned by the model, valid until it is
+ * destroyed; "" for NULL. Thread-safe. */
+MOPT_API const char *mopt_model_pass_report(const mopt_model *model);
+
+/* The same report, entry by entry: the number of passes run, and per pass
+ * (in the order they ran) its name ("fuse_matmul"), time in milliseconds,
+ * node counts before and after it, the rewrites it applied and a note on
+ * them ("3 Gemm+Relu", may be ""). Out-of-range indices give NULL / -1.
+ * Strings are owned by the model. Thread-safe. */
+MOPT_API size_t mopt_model_pass_count(const mopt_model *model);
+MOPT_API const char *mopt_model_pass_name(const mopt_model *model, size_t index);
+MOPT_API double mopt_model_pass_ms(const mopt_model *model, size_t index);
+MOPT_API int64_t mopt_model_pass_nodes_before(const mopt_model *model, size_t index);
+MOPT_API int64_t mopt_model_pass_nodes_after(const mopt_model *model, size_t index);
+MOPT_API int64_t mopt_model_pass_rewrites(const mopt_model *model, size_t index);
+MOPT_API const char *mopt_model_pass_note(const mopt_model *model, size_t index);
 
 /* Statistics of a session, by key. Keys known today:
  *   "runs"         number of successful runs so far
@@ -407,8 +640,8 @@ MOPT_API mopt_status mopt_session_run(mopt_session *session, size_t n_inputs,
  *                  planning is in place; then the arena of the last run)
  *   "last_run_ns"  wall time of the last run in nanoseconds
  * Returns OK, INVALID_ARGUMENT (NULL argument) or NOT_FOUND (unknown key). */
-MOPT_API mopt_status mopt_session_get_stat(const mopt_session *session, const char *key,
-                                           int64_t *value);
+MOPT_NODISCARD MOPT_API mopt_status mopt_session_get_stat(const mopt_session *session,
+                                                          const char *key, int64_t *value);
 
 /* Per-node profile of the last run. Profiling is on when the "profile"
  * option is set for the session: "1" collects timings only; any other value
@@ -427,6 +660,8 @@ MOPT_API int64_t mopt_session_profile_ns(const mopt_session *session, size_t ind
 /* Floating-point operations the node performed (multiply-add = 2), or 0
  * when not meaningful for the operator. */
 MOPT_API int64_t mopt_session_profile_flops(const mopt_session *session, size_t index);
+
+#endif /* MOPT_EXPERIMENTAL_API */
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,9 @@
  *   - Threading is the C API's: a model may be shared by any number of
  *     threads and sessions; a session, options or tensor is used by one thread
  *     at a time.
+ *   - model::pass_report, session::stat and session::profile wrap the
+ *     experimental calls of mopt.h: define MOPT_EXPERIMENTAL_API before
+ *     including this header to have them.
  */
 #ifndef MOPT_MOPT_HPP
 #define MOPT_MOPT_HPP
@@ -446,7 +449,9 @@ class model {
     void save(const std::string &path) const {
         detail::check(mopt_model_save(get(), path.c_str()));
     }
+#ifdef MOPT_EXPERIMENTAL_API
     std::string pass_report() const { return detail::str_or_empty(mopt_model_pass_report(get())); }
+#endif
 
     std::size_t input_count() const noexcept { return mopt_model_io_count(get(), MOPT_INPUT); }
     std::size_t output_count() const noexcept { return mopt_model_io_count(get(), MOPT_OUTPUT); }
@@ -520,11 +525,13 @@ class model {
 /* Sessions                                                                  */
 /* ------------------------------------------------------------------------ */
 
+#ifdef MOPT_EXPERIMENTAL_API
 /* One node's entry in a session's profile of its last run. */
 struct profile_entry {
     std::string node, op, kernel;
     int64_t ns = 0, flops = 0;
 };
+#endif
 
 /* Per-caller execution state for one model. Move-only; driven by one thread
  * at a time. It keeps the model's handle alive (see the rules on top). */
@@ -580,6 +587,7 @@ class session {
         (void)handed; // every slot was a caller tensor: nothing is handed over
     }
 
+#ifdef MOPT_EXPERIMENTAL_API /* statistics and profiles may still change */
     /* A statistic by key ("runs", "peak_bytes", "arena_bytes", "last_run_ns"). */
     int64_t stat(const char *key) const {
         int64_t v = 0;
@@ -600,6 +608,7 @@ class session {
         }
         return r;
     }
+#endif
 
     mopt_session *get() const noexcept { return handle_.get(); }
     explicit operator bool() const noexcept { return handle_ != nullptr; }

@@ -51,18 +51,48 @@ static void release_aligned(void *base, size_t size) {
     mopt_aligned_free(base);
 }
 
-mopt_status mopt_model_load(const char *path, const mopt_options *opts, mopt_model **out) {
+#define LOAD_FLAGS_KNOWN ((uint32_t)(MOPT_LOAD_NO_MMAP | MOPT_LOAD_VERIFY_WEIGHTS))
+
+/* A .mopt file read into aligned memory the model owns (MOPT_LOAD_NO_MMAP):
+ * map it, copy it, unmap it, so the file is no longer needed. */
+static mopt_status copy_mapping(void **map, size_t size) {
+    void *copy = mopt_aligned_alloc(size ? size : 1);
+    if (!copy) {
+        mfmt_unmap(*map, size);
+        *map = NULL;
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory reading the model (%zu bytes)",
+                         size);
+    }
+    memcpy(copy, *map, size);
+    mfmt_unmap(*map, size);
+    *map = copy;
+    return MOPT_OK;
+}
+
+static mopt_status load_path(const char *path, const mopt_options *opts, uint32_t flags,
+                             const char *fn, mopt_model **out) {
     mopt_clear_error();
-    if (!out) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_model_load: out is NULL");
+    if (!out) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
     *out = NULL;
-    if (!path) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_model_load: path is NULL");
+    if (!path) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "%s: path is NULL", fn);
+    if (flags & ~LOAD_FLAGS_KNOWN)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                         "%s: unknown flags 0x%x (this libmopt %s knows MOPT_LOAD_NO_MMAP and "
+                         "MOPT_LOAD_VERIFY_WEIGHTS)",
+                         fn, (unsigned)(flags & ~LOAD_FLAGS_KNOWN), mopt_version());
     rt_config cfg;
     mopt_status st = rt_config_read(opts, &cfg);
     if (st) return st;
+    if (flags & MOPT_LOAD_VERIFY_WEIGHTS) cfg.verify_weights = 1;
     void *map = NULL;
     size_t map_size = 0;
     st = mfmt_map_file(path, &map, &map_size);
-    if (!st && map) st = load_mopt(map, map_size, mfmt_unmap, &cfg, out);
+    if (!st && map && (flags & MOPT_LOAD_NO_MMAP)) {
+        st = copy_mapping(&map, map_size);
+        if (!st) st = load_mopt(map, map_size, release_aligned, &cfg, out);
+    } else if (!st && map) {
+        st = load_mopt(map, map_size, mfmt_unmap, &cfg, out);
+    }
     if (st || map) {
         if (st) mopt_fail_context(st, "loading '%s'", path);
         return st;
@@ -81,6 +111,15 @@ mopt_status mopt_model_load(const char *path, const mopt_options *opts, mopt_mod
     mopt_free(buf);
     if (st) mopt_fail_context(st, "loading '%s'", path);
     return st;
+}
+
+mopt_status mopt_model_load(const char *path, const mopt_options *opts, mopt_model **out) {
+    return load_path(path, opts, 0, "mopt_model_load", out);
+}
+
+mopt_status mopt_model_load_v2(const char *path, const mopt_options *opts, uint32_t flags,
+                               mopt_model **out) {
+    return load_path(path, opts, flags, "mopt_model_load_v2", out);
 }
 
 mopt_status mopt_model_load_from_memory(const void *data, size_t size, const mopt_options *opts,
@@ -130,6 +169,85 @@ mopt_status mopt_model_save(const mopt_model *m, const char *path) {
 
 const char *mopt_model_pass_report(const mopt_model *m) {
     return m && m->report_text ? m->report_text : "";
+}
+
+static const pass_report_entry *pass_at(const mopt_model *m, size_t i) {
+    return m && i < (size_t)m->report.n ? &m->report.entries[i] : NULL;
+}
+
+size_t mopt_model_pass_count(const mopt_model *m) { return m ? (size_t)m->report.n : 0; }
+
+const char *mopt_model_pass_name(const mopt_model *m, size_t i) {
+    const pass_report_entry *e = pass_at(m, i);
+    return e ? e->name : NULL;
+}
+
+double mopt_model_pass_ms(const mopt_model *m, size_t i) {
+    const pass_report_entry *e = pass_at(m, i);
+    return e ? e->ms : -1.0;
+}
+
+int64_t mopt_model_pass_nodes_before(const mopt_model *m, size_t i) {
+    const pass_report_entry *e = pass_at(m, i);
+    return e ? e->nodes_before : -1;
+}
+
+int64_t mopt_model_pass_nodes_after(const mopt_model *m, size_t i) {
+    const pass_report_entry *e = pass_at(m, i);
+    return e ? e->nodes_after : -1;
+}
+
+int64_t mopt_model_pass_rewrites(const mopt_model *m, size_t i) {
+    const pass_report_entry *e = pass_at(m, i);
+    return e ? e->rewrites : -1;
+}
+
+const char *mopt_model_pass_note(const mopt_model *m, size_t i) {
+    const pass_report_entry *e = pass_at(m, i);
+    return e ? e->note : NULL;
+}
+
+/* ---- metadata ---------------------------------------------------------- */
+
+const char *mopt_model_info(const mopt_model *m, mopt_info field) {
+    if (!m) return NULL;
+    const ir_graph *g = m->graph;
+    const char *s;
+    switch (field) {
+    case MOPT_INFO_PRODUCER_NAME: s = g->producer_name; break;
+    case MOPT_INFO_PRODUCER_VERSION: s = g->producer_version; break;
+    case MOPT_INFO_DOMAIN: s = g->domain; break;
+    case MOPT_INFO_DOC_STRING: s = g->doc_string; break;
+    case MOPT_INFO_GRAPH_NAME: s = g->name; break;
+    case MOPT_INFO_GRAPH_DOC_STRING: s = g->graph_doc_string; break;
+    default: return NULL;
+    }
+    return s ? s : "";
+}
+
+int64_t mopt_model_version(const mopt_model *m) { return m ? m->graph->model_version : 0; }
+
+size_t mopt_model_metadata_count(const mopt_model *m) { return m ? (size_t)m->graph->n_props : 0; }
+
+const char *mopt_model_metadata_key(const mopt_model *m, size_t i) {
+    return m && i < (size_t)m->graph->n_props ? m->graph->props[i].key : NULL;
+}
+
+const char *mopt_model_metadata_value(const mopt_model *m, size_t i) {
+    return m && i < (size_t)m->graph->n_props ? m->graph->props[i].value : NULL;
+}
+
+mopt_status mopt_model_metadata(const mopt_model *m, const char *key, const char **value) {
+    mopt_clear_error();
+    if (value) *value = NULL;
+    if (!m || !key || !value)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_model_metadata: NULL argument");
+    for (int32_t i = 0; i < m->graph->n_props; i++)
+        if (strcmp(m->graph->props[i].key, key) == 0) {
+            *value = m->graph->props[i].value;
+            return MOPT_OK;
+        }
+    return mopt_fail(MOPT_ERR_NOT_FOUND, "the model has no metadata '%s'", key);
 }
 
 static const ir_value *io_value(const mopt_model *m, mopt_io_kind kind, size_t index) {

@@ -54,7 +54,8 @@ static mopt_status unknown_key(const char *key) {
     for (int i = 0; i < N_SPECS; i++)
         len +=
             (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", k_specs[i].key);
-    return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "unknown option '%s' (known: %s)", key, list);
+    return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "unknown option '%s' (known: %s, dim.<name>)", key,
+                     list);
 }
 
 mopt_status mopt_options_create(mopt_options **out) {
@@ -91,6 +92,46 @@ static mopt_status check_args(const mopt_options *o, const char *key, const char
     return MOPT_OK;
 }
 
+/* ---- free dimensions ("dim.<name>") ---- */
+
+#define DIM_PREFIX "dim."
+#define DIM_MAX ((int64_t)1 << 40)
+
+static const char *dim_name(const char *key) {
+    return strncmp(key, DIM_PREFIX, strlen(DIM_PREFIX)) == 0 ? key + strlen(DIM_PREFIX) : NULL;
+}
+
+static mopt_status set_dim(mopt_options *o, const char *name, int64_t v) {
+    size_t len = strlen(name);
+    if (len == 0 || len >= OPT_DIM_NAME_CAP)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                         "option 'dim.%.80s': a dimension name has 1 to %d characters", name,
+                         OPT_DIM_NAME_CAP - 1);
+    if (v < 0 || v > DIM_MAX)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                         "option 'dim.%s' = %" PRId64 " is out of range [0, %" PRId64 "]", name, v,
+                         DIM_MAX);
+    for (int i = 0; i < o->n_dims; i++)
+        if (strcmp(o->dims[i].name, name) == 0) {
+            o->dims[i].value = v;
+            return MOPT_OK;
+        }
+    if (o->n_dims == OPT_MAX_DIMS)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                         "option 'dim.%s': at most %d dimensions can be fixed", name, OPT_MAX_DIMS);
+    opt_dim *d = &o->dims[o->n_dims++];
+    memcpy(d->name, name, len + 1);
+    d->value = v;
+    return MOPT_OK;
+}
+
+mopt_status mopt_options_set_dim(mopt_options *opts, const char *name, int64_t value) {
+    mopt_clear_error();
+    if (!opts) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_options_set_dim: options is NULL");
+    if (!name) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_options_set_dim: name is NULL");
+    return set_dim(opts, name, value);
+}
+
 static mopt_status set_int(mopt_options *o, const opt_spec *sp, int64_t v) {
     if (v < sp->imin || v > sp->imax)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
@@ -106,6 +147,7 @@ mopt_status mopt_options_set_int(mopt_options *opts, const char *key, int64_t va
     mopt_clear_error();
     mopt_status st = check_args(opts, key, "mopt_options_set_int");
     if (st) return st;
+    if (dim_name(key)) return set_dim(opts, dim_name(key), value);
     const opt_spec *sp = spec_find(key);
     if (!sp) return unknown_key(key);
     if (sp->kind == OPT_DOUBLE) return mopt_options_set_double(opts, key, (double)value);
@@ -120,12 +162,13 @@ mopt_status mopt_options_set_double(mopt_options *opts, const char *key, double 
     mopt_status st = check_args(opts, key, "mopt_options_set_double");
     if (st) return st;
     const opt_spec *sp = spec_find(key);
-    if (!sp) return unknown_key(key);
-    if (sp->kind == OPT_INT) {
+    if (!sp && !dim_name(key)) return unknown_key(key);
+    if (!sp || sp->kind == OPT_INT) {
         if (!isfinite(value) || value != floor(value) || fabs(value) > 9e18)
             return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes an integer, not %g", key,
                              value);
-        return set_int(opts, sp, (int64_t)value);
+        return sp ? set_int(opts, sp, (int64_t)value)
+                  : set_dim(opts, dim_name(key), (int64_t)value);
     }
     if (sp->kind != OPT_DOUBLE)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes a string, not a number",
@@ -144,15 +187,15 @@ mopt_status mopt_options_set_string(mopt_options *opts, const char *key, const c
     if (st) return st;
     if (!value) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s': value is NULL", key);
     const opt_spec *sp = spec_find(key);
-    if (!sp) return unknown_key(key);
-    if (sp->kind == OPT_INT) {
+    if (!sp && !dim_name(key)) return unknown_key(key);
+    if (!sp || sp->kind == OPT_INT) {
         char *end = NULL;
         errno = 0;
         long long v = strtoll(value, &end, 10);
         if (errno || end == value || *end != '\0')
             return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' takes an integer, not '%s'",
                              key, value);
-        return set_int(opts, sp, (int64_t)v);
+        return sp ? set_int(opts, sp, (int64_t)v) : set_dim(opts, dim_name(key), (int64_t)v);
     }
     if (sp->kind == OPT_DOUBLE) {
         char *end = NULL;
@@ -201,6 +244,15 @@ static mopt_status get_common(const mopt_options *opts, const char *key, const v
 }
 
 mopt_status mopt_options_get_int(const mopt_options *opts, const char *key, int64_t *value) {
+    if (opts && key && value && dim_name(key)) {
+        mopt_clear_error();
+        for (int i = 0; i < opts->n_dims; i++)
+            if (strcmp(opts->dims[i].name, dim_name(key)) == 0) {
+                *value = opts->dims[i].value;
+                return MOPT_OK;
+            }
+        return mopt_fail(MOPT_ERR_NOT_FOUND, "option '%s' is not set", key);
+    }
     const opt_spec *sp;
     mopt_status st = get_common(opts, key, value, OPT_INT, &sp, "mopt_options_get_int");
     if (st) return st;
@@ -259,14 +311,18 @@ mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
     snprintf(cfg->precision, sizeof cfg->precision, "fp32");
     cfg->verify_weights = MOPT_VERIFY_WEIGHTS_DEFAULT;
     const char *env = getenv("MOPT_VERBOSE");
-    if (env && *env && strcmp(env, "0") != 0) cfg->verbose = 1;
+    if (env && *env && strcmp(env, "0") != 0) /* "1" (any other text too) .. "3" */
+        cfg->verbose = env[0] >= '2' && env[0] <= '3' && !env[1] ? env[0] - '0' : 1;
     if (!opts) return MOPT_OK;
+    memcpy(cfg->dims, opts->dims, (size_t)opts->n_dims * sizeof cfg->dims[0]);
+    cfg->n_dims = opts->n_dims;
     int64_t v;
     const char *s;
     if (mopt_options_get_int(opts, "threads", &v) == MOPT_OK) cfg->threads = (int)v;
     if (mopt_options_get_int(opts, "opt_level", &v) == MOPT_OK) cfg->opt_level = (int)v;
     if (mopt_options_get_int(opts, "memory_limit", &v) == MOPT_OK) cfg->memory_limit = v;
-    if (mopt_options_get_int(opts, "verbose", &v) == MOPT_OK && v) cfg->verbose = (int)v;
+    if (mopt_options_get_int(opts, "verbose", &v) == MOPT_OK && v > cfg->verbose)
+        cfg->verbose = (int)v;
     if (mopt_options_get_int(opts, "verify_weights", &v) == MOPT_OK) cfg->verify_weights = (int)v;
     if (mopt_options_get_string(opts, "backend", &s) == MOPT_OK) {
         mopt_status st = backend_check(s);

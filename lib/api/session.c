@@ -23,7 +23,16 @@ mopt_status mopt_session_run(mopt_session *s, size_t n_inputs, const char *const
                              const char *const *output_names, mopt_tensor **outputs) {
     mopt_clear_error();
     if (!s) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_session_run: session is NULL");
-    return rt_session_run(s, n_inputs, input_names, inputs, n_outputs, output_names, outputs);
+    return rt_session_run(s, NULL, n_inputs, input_names, inputs, n_outputs, output_names, outputs);
+}
+
+mopt_status mopt_session_run_v2(mopt_session *s, const mopt_run_options *ro, size_t n_inputs,
+                                const char *const *input_names, const mopt_tensor *const *inputs,
+                                size_t n_outputs, const char *const *output_names,
+                                mopt_tensor **outputs) {
+    mopt_clear_error();
+    if (!s) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_session_run_v2: session is NULL");
+    return rt_session_run(s, ro, n_inputs, input_names, inputs, n_outputs, output_names, outputs);
 }
 
 mopt_status mopt_session_get_stat(const mopt_session *s, const char *key, int64_t *value) {

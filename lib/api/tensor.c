@@ -61,10 +61,12 @@ mopt_status mopt_tensor_create(mopt_dtype dtype, int rank, const int64_t *dims, 
     return st;
 }
 
-mopt_status mopt_tensor_wrap(mopt_dtype dtype, int rank, const int64_t *dims, void *data,
-                             size_t size, mopt_tensor **out) {
+static mopt_status wrap(mopt_dtype dtype, int rank, const int64_t *dims, const void *data,
+                        size_t size, bool read_only, mopt_tensor **out) {
     mopt_clear_error();
-    if (!out) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_tensor_wrap: out is NULL");
+    if (!out)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "%s: out is NULL",
+                         read_only ? "mopt_tensor_wrap_const" : "mopt_tensor_wrap");
     *out = NULL;
     size_t nbytes;
     mopt_status st = check_shape(dtype, rank, dims, &nbytes);
@@ -75,7 +77,20 @@ mopt_status mopt_tensor_wrap(mopt_dtype dtype, int rank, const int64_t *dims, vo
                          nbytes);
     if (!data && nbytes)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "data is NULL for a non-empty tensor");
-    return rt_tensor_new(dtype, rank, dims, data, nbytes, false, out);
+    /* the const is honoured by read_only: the library never writes into it */
+    st = rt_tensor_new(dtype, rank, dims, (void *)(uintptr_t)data, nbytes, false, out);
+    if (!st) (*out)->read_only = read_only;
+    return st;
+}
+
+mopt_status mopt_tensor_wrap(mopt_dtype dtype, int rank, const int64_t *dims, void *data,
+                             size_t size, mopt_tensor **out) {
+    return wrap(dtype, rank, dims, data, size, false, out);
+}
+
+mopt_status mopt_tensor_wrap_const(mopt_dtype dtype, int rank, const int64_t *dims,
+                                   const void *data, size_t size, mopt_tensor **out) {
+    return wrap(dtype, rank, dims, data, size, true, out);
 }
 
 void mopt_tensor_destroy(mopt_tensor *t) {
@@ -94,7 +109,7 @@ int64_t mopt_tensor_element_count(const mopt_tensor *t) {
     return t ? ir_numel(t->rank, t->dims) : 0;
 }
 size_t mopt_tensor_size_bytes(const mopt_tensor *t) { return t ? t->nbytes : 0; }
-void *mopt_tensor_data(mopt_tensor *t) { return t ? t->data : NULL; }
+void *mopt_tensor_data(mopt_tensor *t) { return t && !t->read_only ? t->data : NULL; }
 const void *mopt_tensor_data_const(const mopt_tensor *t) { return t ? t->data : NULL; }
 
 mopt_status mopt_tensor_load(const char *path, mopt_tensor **out) {

@@ -1,7 +1,8 @@
 /*
  * alloc.h — the library's allocation entry points. Everything in lib/ and
- * kernels/ allocates through these, so tests can inject failures (fail the
- * N-th allocation) and count allocations in a steady-state run.
+ * kernels/ allocates through these, so the caller's hooks
+ * (mopt_set_allocator) see every allocation, tests can inject failures
+ * (fail the N-th allocation) and count allocations in a steady-state run.
  */
 #ifndef MOPT_CORE_ALLOC_H
 #define MOPT_CORE_ALLOC_H
@@ -26,5 +27,8 @@ int mopt_mul_overflow(size_t a, size_t b, size_t *out);
  * succeed (-1 disables), and the number of allocations made so far. */
 void mopt_alloc_fail_after(int64_t countdown);
 uint64_t mopt_alloc_count(void);
+/* Blocks handed out and not yet released (mopt_set_allocator refuses to
+ * swap hooks while any is). */
+int64_t mopt_alloc_live(void);
 
 #endif

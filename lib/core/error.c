@@ -53,6 +53,7 @@ const char *mopt_status_string(mopt_status status) {
     case MOPT_ERR_NOT_FOUND: return "not found";
     case MOPT_ERR_LIMIT: return "limit exceeded";
     case MOPT_ERR_INTERNAL: return "internal error";
+    case MOPT_ERR_CANCELLED: return "cancelled";
     }
     return "unknown status";
 }

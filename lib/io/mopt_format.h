@@ -5,9 +5,10 @@
  *
  * Layout (offsets count from the first byte of the file):
  *   "%MOPT-1\n"                  magic line; the number is the format version
- *   a YAML document (libyaml)    format_version, producer, checksum_algorithm,
- *                                source {checksum, bytes}, opt_level, precision,
- *                                passes (the pass report), pass_totals, graph
+ *   a YAML document (libyaml)    format_version, format_minor, producer,
+ *                                checksum_algorithm, source {checksum, bytes},
+ *                                opt_level, precision, passes (the pass report),
+ *                                pass_totals, metadata (minor 1), graph
  *                                (opsets, symbols, values, inputs, outputs,
  *                                nodes with every attribute), tensors (the
  *                                tensor table: name, dtype, dims, offset, size,
@@ -29,6 +30,11 @@
 #include "passes/passes.h"
 
 #define MFMT_VERSION 1
+/* Additions within version 1, which older readers skip (unknown keys are
+ * ignored): 1 = the "metadata" mapping (producer_version, domain,
+ * model_version, doc_string, graph_doc_string, props). A file without
+ * format_minor is minor 0. */
+#define MFMT_MINOR 1
 #define MFMT_ALIGN 64
 #define MFMT_NAME_CAP 48 /* pass names */
 

@@ -57,6 +57,48 @@ static mopt_status read_tree(ytree *tree, const uint8_t *text, size_t len) {
     return mopt_fail(st, "out of memory reading the header");
 }
 
+/* The optional "metadata" mapping (format_minor 1) into the graph g. */
+static mopt_status load_model_metadata(const ytree_node *root, ir_graph *g) {
+    const ytree_node *m = ytree_get(root, "metadata");
+    if (!m) return MOPT_OK; /* minor 0 */
+    const char *w = "metadata";
+    if (m->kind != YTREE_MAP) return mfmt_fail_at(MOPT_ERR_PARSE, m, w, "expected a mapping");
+    static const char *const keys[] = {"producer_version", "domain", "doc_string",
+                                       "graph_doc_string"};
+    char **slots[] = {&g->producer_version, &g->domain, &g->doc_string, &g->graph_doc_string};
+    mopt_status st;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const ytree_node *n = ytree_get(m, keys[i]);
+        if (!n) continue;
+        char *s = NULL;
+        if ((st = mfmt_as_str(n, w, keys[i], true, &s, NULL))) return st;
+        mopt_free(*slots[i]);
+        *slots[i] = s;
+    }
+    if (ytree_get(m, "model_version") &&
+        (st = mfmt_key_int(m, "model_version", w, INT64_MIN, INT64_MAX, &g->model_version)))
+        return st;
+    const ytree_node *props = ytree_get(m, "props");
+    if (!props) return MOPT_OK;
+    if (props->kind != YTREE_SEQ)
+        return mfmt_fail_at(MOPT_ERR_PARSE, props, w, "props: expected a list");
+    for (size_t i = 0; i < props->n; i++) {
+        char where[64];
+        snprintf(where, sizeof where, "metadata.props[%zu]", i);
+        const ytree_node *p = props->kids[i];
+        if (p->kind != YTREE_MAP)
+            return mfmt_fail_at(MOPT_ERR_PARSE, p, where, "expected a mapping");
+        char *k = NULL, *v = NULL;
+        st = mfmt_key_str(p, "key", where, &k);
+        if (!st) st = mfmt_key_str(p, "value", where, &v);
+        if (!st && ir_graph_add_prop(g, k, v)) st = MOPT_ERR_OUT_OF_MEMORY;
+        mopt_free(k);
+        mopt_free(v);
+        if (st) return st;
+    }
+    return MOPT_OK;
+}
+
 static mopt_status load_meta(const ytree_node *root, mfmt_meta *meta) {
     const char *w = "top level";
     int64_t v;
@@ -205,6 +247,7 @@ mopt_status mfmt_load(void *base, size_t size, void (*release)(void *base, size_
     const ytree_node *gn = NULL;
     if (!st) st = mfmt_need(root, "graph", YTREE_MAP, "top level", &gn);
     if (!st) st = mfmt_load_graph(&L, gn, "graph", 0, &g);
+    if (!st) st = load_model_metadata(root, g);
 done:
     ytree_free(&tree);
     for (size_t i = 0; i < L.n_tab; i++)

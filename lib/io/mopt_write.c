@@ -57,6 +57,27 @@ int64_t mfmt_table_take(mfmt_emitter *e, const char *name, mopt_dtype dtype, int
 
 /* Emits the whole header (magic line, YAML, terminator) into out, with the
  * data starting at data_start. */
+/* The model's description (format_minor 1): absent strings are "". */
+static void emit_metadata(mfmt_emitter *e, const ir_graph *g) {
+    mfmt_emit_plain(e, "metadata");
+    mfmt_emit_map(e, false);
+    mfmt_emit_key_str(e, "producer_version", g->producer_version ? g->producer_version : "");
+    mfmt_emit_key_str(e, "domain", g->domain ? g->domain : "");
+    mfmt_emit_key_int(e, "model_version", g->model_version);
+    mfmt_emit_key_str(e, "doc_string", g->doc_string ? g->doc_string : "");
+    mfmt_emit_key_str(e, "graph_doc_string", g->graph_doc_string ? g->graph_doc_string : "");
+    mfmt_emit_plain(e, "props");
+    mfmt_emit_seq(e, false);
+    for (int32_t i = 0; i < g->n_props; i++) {
+        mfmt_emit_map(e, true);
+        mfmt_emit_key_str(e, "key", g->props[i].key);
+        mfmt_emit_key_str(e, "value", g->props[i].value);
+        mfmt_emit_map_end(e);
+    }
+    mfmt_emit_seq_end(e);
+    mfmt_emit_map_end(e);
+}
+
 static mopt_status emit_header(mfmt_emitter *e, const ir_graph *g, const mfmt_meta *meta,
                                uint64_t data_start, mfmt_buf *out) {
     out->len = 0;
@@ -78,6 +99,7 @@ static mopt_status emit_header(mfmt_emitter *e, const ir_graph *g, const mfmt_me
     mfmt_emit_event(e, &ev, yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1));
     mfmt_emit_map(e, false);
     mfmt_emit_key_int(e, "format_version", MFMT_VERSION);
+    mfmt_emit_key_int(e, "format_minor", MFMT_MINOR);
     char producer[64];
     snprintf(producer, sizeof producer, "libmopt %s", mopt_version());
     mfmt_emit_key_str(e, "producer", producer);
@@ -112,6 +134,7 @@ static mopt_status emit_header(mfmt_emitter *e, const ir_graph *g, const mfmt_me
     mfmt_emit_plain(e, "ms");
     mfmt_emit_ms(e, meta->report.total_ms);
     mfmt_emit_map_end(e);
+    emit_metadata(e, g);
     mfmt_emit_plain(e, "graph");
     mfmt_emit_graph(e, g, 0);
     /* the table, with offsets from data_start in table order */

@@ -36,6 +36,7 @@ static const char *const k_model_fields[] = {
     [7] = "graph",          [8] = "opset_import",  [14] = "metadata_props",
     [20] = "training_info", [25] = "functions",    [26] = "configuration"};
 static const char *const k_opset_fields[] = {[1] = "domain", [2] = "version"};
+static const char *const k_prop_fields[] = {[1] = "key", [2] = "value"};
 static const char *const k_graph_fields[] = {[1] = "node",
                                              [2] = "name",
                                              [5] = "initializer",
@@ -1111,6 +1112,7 @@ static mopt_status parse_graph(const pb_reader *r, const pb_field *f, onnx_ctx *
         case 1: st = parse_node(&gr, &x, g, ctx, depth); break;
         case 2: st = replace_string(&gr, &x, &g->name); break;
         case 5: st = add_initializer(&gr, &x, g, ctx); break;
+        case 10: st = replace_string(&gr, &x, &g->graph_doc_string); break;
         case 11:
         case 12:
         case 13: {
@@ -1163,6 +1165,27 @@ static mopt_status propagate_model_info(ir_graph *top, ir_graph *g) {
     return MOPT_OK;
 }
 
+/* One StringStringEntryProto of ModelProto.metadata_props, appended to
+ * meta's list (a scratch graph's, moved to the model's graph at the end). */
+static mopt_status parse_metadata_prop(pb_reader *r, const pb_field *f, ir_graph *meta) {
+    TRY(pb_expect(r, f, PB_LEN));
+    pb_reader pr;
+    pb_sub(r, f, "StringStringEntryProto", NAMES(k_prop_fields), &pr);
+    char *key = NULL, *value = NULL;
+    mopt_status st = MOPT_OK;
+    while (pb_more(&pr) && !st) {
+        pb_field x;
+        if ((st = pb_next(&pr, &x))) break;
+        if (x.num == 1) st = replace_string(&pr, &x, &key);
+        if (x.num == 2) st = replace_string(&pr, &x, &value);
+    }
+    if (!st && ir_graph_add_prop(meta, key ? key : "", value ? value : ""))
+        st = MOPT_ERR_OUT_OF_MEMORY;
+    mopt_free(key);
+    mopt_free(value);
+    return st;
+}
+
 static bool uses_default_domain(const ir_graph *g) {
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const char *d = g->nodes[i]->domain;
@@ -1193,6 +1216,12 @@ mopt_status onnx_import_model(const uint8_t *buf, size_t len, const char *base_d
         switch (f.num) {
         case 1: st = read_int(&r, &f, &ir_version); break;
         case 2: st = replace_string(&r, &f, &producer); break;
+        /* the model's description: gathered in the scratch graph, then moved */
+        case 3: st = replace_string(&r, &f, &ops->producer_version); break;
+        case 4: st = replace_string(&r, &f, &ops->domain); break;
+        case 5: st = read_int(&r, &f, &ops->model_version); break;
+        case 6: st = replace_string(&r, &f, &ops->doc_string); break;
+        case 14: st = parse_metadata_prop(&r, &f, ops); break;
         case 7:
             if (saw_graph) {
                 st = mopt_fail(MOPT_ERR_INVALID_MODEL, "the model has two graphs (offset %zu)",
@@ -1241,6 +1270,15 @@ mopt_status onnx_import_model(const uint8_t *buf, size_t len, const char *base_d
         g->n_opsets = ops->n_opsets;
         ops->opsets = NULL;
         ops->n_opsets = 0;
+        g->producer_version = ops->producer_version;
+        g->domain = ops->domain;
+        g->doc_string = ops->doc_string;
+        g->model_version = ops->model_version;
+        g->props = ops->props;
+        g->n_props = ops->n_props;
+        ops->producer_version = ops->domain = ops->doc_string = NULL;
+        ops->props = NULL;
+        ops->n_props = 0;
         st = propagate_model_info(g, g);
     }
     mopt_free(producer);

@@ -64,6 +64,34 @@ void ir_node_destroy(ir_node *n) {
     mopt_free(n);
 }
 
+int ir_graph_add_prop(ir_graph *g, const char *key, const char *value) {
+    if (g->n_props >= INT32_MAX / 2) {
+        mopt_fail(MOPT_ERR_LIMIT, "too many metadata entries");
+        return -1;
+    }
+    ir_meta_prop *p = g->props;
+    int32_t n = g->n_props;
+    if ((n & (n - 1)) == 0) { /* 0, 1, 2, 4, 8...: grow the capacity to the next power of two */
+        p = mopt_realloc(g->props, (size_t)(n < 2 ? 4 : 2 * n) * sizeof *p);
+        if (!p) {
+            mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory adding metadata '%.100s'", key);
+            return -1;
+        }
+        g->props = p;
+    }
+    char *k = mopt_strdup(key), *v = mopt_strdup(value);
+    if (!k || !v) {
+        mopt_free(k);
+        mopt_free(v);
+        mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory adding metadata '%.100s'", key);
+        return -1;
+    }
+    p[g->n_props].key = k;
+    p[g->n_props].value = v;
+    g->n_props++;
+    return 0;
+}
+
 void ir_graph_destroy(ir_graph *g) {
     if (!g) return;
     for (int32_t i = 0; i < g->n_values; i++) {
@@ -85,6 +113,15 @@ void ir_graph_destroy(ir_graph *g) {
         mopt_free(g->opsets[i].domain);
     mopt_free(g->opsets);
     mopt_free(g->producer_name);
+    mopt_free(g->producer_version);
+    mopt_free(g->domain);
+    mopt_free(g->doc_string);
+    mopt_free(g->graph_doc_string);
+    for (int32_t i = 0; i < g->n_props; i++) {
+        mopt_free(g->props[i].key);
+        mopt_free(g->props[i].value);
+    }
+    mopt_free(g->props);
     mopt_free(g->name);
     mopt_free(g->hash);
     if (g->backing_release) g->backing_release(g->backing, g->backing_size);

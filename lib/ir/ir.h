@@ -110,6 +110,12 @@ typedef struct ir_node {
     bool dead;               /* marked for removal by a pass (ir_graph_compact) */
 } ir_node;
 
+/* One entry of a model's custom metadata (ONNX metadata_props). */
+typedef struct ir_meta_prop {
+    char *key;
+    char *value;
+} ir_meta_prop;
+
 typedef struct ir_opset {
     char *domain; /* "" for the default domain */
     int64_t version;
@@ -131,6 +137,15 @@ typedef struct ir_graph {
     int32_t n_opsets;
     int64_t ir_version;
     char *producer_name;
+    /* What the model says about itself (ONNX ModelProto fields and the
+     * graph's doc_string; NULL when absent). Set on the top graph only. */
+    char *producer_version;
+    char *domain;
+    char *doc_string;
+    char *graph_doc_string;
+    int64_t model_version;
+    ir_meta_prop *props; /* metadata_props, in file order */
+    int32_t n_props;
     /* name -> value index hash table (open addressing, ir.c): hash_cap slots
      * of two int32, the value index and its name's hash */
     int32_t *hash;
@@ -142,6 +157,10 @@ typedef struct ir_graph {
     size_t backing_size;
     void (*backing_release)(void *base, size_t size);
 } ir_graph;
+
+/* Appends a metadata entry (both strings copied). Returns 0, or -1 when out
+ * of memory (message set). */
+int ir_graph_add_prop(ir_graph *g, const char *key, const char *value);
 
 /* Creation and destruction. Return NULL / -1 only when out of memory. */
 ir_graph *ir_graph_create(void);

@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "passes/passes.h"
 
 /* The op types the fusion passes start their patterns from (each pass's
@@ -117,19 +118,18 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
     }
     rep->nodes_after = g->n_nodes;
     rep->total_ms = (double)(mopt_now_ns() - t_all) / 1e6;
-    if (verbose) passes_report_print(rep, stderr);
+    if (verbose) passes_report_log(rep);
     return MOPT_OK;
 }
 
-void passes_report_print(const pass_report *rep, void *file) {
-    FILE *f = file;
-    fprintf(f, "%-16s %9s %7s %7s %8s  %s\n", "pass", "time(ms)", "before", "after", "rewrites",
-            "details");
+void passes_report_log(const pass_report *rep) {
+    mopt_log(MOPT_LOG_INFO, "%-16s %9s %7s %7s %8s  %s", "pass", "time(ms)", "before", "after",
+             "rewrites", "details");
     for (int i = 0; i < rep->n; i++) {
         const pass_report_entry *e = &rep->entries[i];
-        fprintf(f, "%-16s %9.3f %7d %7d %8d  %s\n", e->name, e->ms, (int)e->nodes_before,
-                (int)e->nodes_after, (int)e->rewrites, e->note);
+        mopt_log(MOPT_LOG_INFO, "%-16s %9.3f %7d %7d %8d  %s", e->name, e->ms, (int)e->nodes_before,
+                 (int)e->nodes_after, (int)e->rewrites, e->note);
     }
-    fprintf(f, "%-16s %9.3f %7d %7d\n", "total", rep->total_ms, (int)rep->nodes_before,
-            (int)rep->nodes_after);
+    mopt_log(MOPT_LOG_INFO, "%-16s %9.3f %7d %7d", "total", rep->total_ms, (int)rep->nodes_before,
+             (int)rep->nodes_after);
 }

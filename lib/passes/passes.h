@@ -70,15 +70,20 @@ mopt_status passes_infer_graph_load(ir_graph *g, int verbose);
 mopt_status passes_infer_graph_checked(ir_graph *g, pass_problem_fn problem, void *user,
                                        size_t *n_problems);
 
+/* Replaces the symbolic dimension `name` by value in every value's shape of
+ * g (pass_fix_dims.c); *n_input_axes gets how many graph-input axes had it
+ * (0 when no input names it). Run before inference. Returns OK. */
+mopt_status passes_fix_dim(ir_graph *g, const char *name, int64_t value, int32_t *n_input_axes);
+
 /* Runs every pass with min_level <= opt_level, in order, on a checked graph
  * with inferred shapes (ir_graph_check, passes_infer_graph): after each pass
  * that changed the graph, compacts it and re-infers shapes; at the end, if
  * anything changed, checks (and topologically sorts) it and infers again.
- * Fills rep (may be NULL); prints it to stderr when verbose. */
+ * Fills rep (may be NULL); logs it (MOPT_LOG_INFO, core/log.h) when verbose. */
 mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose);
 
-/* Prints a report as a table. */
-void passes_report_print(const pass_report *rep, void *file /* FILE* */);
+/* Logs a report as a table, one message per line (MOPT_LOG_INFO). */
+void passes_report_log(const pass_report *rep);
 
 /* The passes (one file each). */
 mopt_status pass_eliminate(ir_graph *g, pass_result *r);

@@ -13,6 +13,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "runtime/runtime.h"
 
 /* Frees a value's data if this run allocated it; the value is then unset
@@ -49,13 +50,68 @@ void rt_session_bind_weights(mopt_session *s) {
     }
 }
 
+/* The names of the graph inputs as "'a', 'b'" (those not fed, when fed is
+ * given), for error messages. */
+static const char *input_list(const ir_graph *g, const bool *fed, char *buf, size_t cap) {
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int32_t k = 0; k < g->n_inputs && len < cap; k++)
+        if (!fed || !fed[k])
+            len += (size_t)snprintf(buf + len, cap - len, "%s'%s'", len ? ", " : "",
+                                    g->values[g->inputs[k]]->name);
+    return buf;
+}
+
+/* Which "dim.<name>" option fixed input idx's axis, or NULL. */
+static const rt_fixed_dim *fixed_dim(const mopt_model *m, int32_t idx, int32_t axis) {
+    for (int32_t i = 0; i < m->n_fixed; i++)
+        if (m->fixed[i].input == idx && m->fixed[i].axis == axis) return &m->fixed[i];
+    return NULL;
+}
+
+/* Checks the feed as a whole before binding: every name known, none twice,
+ * every input fed; each error names the inputs at fault. */
+static mopt_status check_feed(const ir_graph *g, size_t n_inputs, const char *const *names,
+                              const mopt_tensor *const *inputs) {
+    char list[512];
+    if (n_inputs && !inputs) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "inputs is NULL");
+    if (!names) {
+        if (n_inputs != (size_t)g->n_inputs)
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                             "the model has %d input%s (%s) but %zu were given", (int)g->n_inputs,
+                             g->n_inputs == 1 ? "" : "s", input_list(g, NULL, list, sizeof list),
+                             n_inputs);
+        return MOPT_OK;
+    }
+    bool fed[256] = {false};
+    if (g->n_inputs > 256) return MOPT_OK; /* bind_inputs checks one by one */
+    for (size_t i = 0; i < n_inputs; i++) {
+        if (!names[i]) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "input name %zu is NULL", i);
+        int32_t idx = -1;
+        for (int32_t k = 0; k < g->n_inputs && idx < 0; k++)
+            if (strcmp(g->values[g->inputs[k]]->name, names[i]) == 0) idx = k;
+        if (idx < 0)
+            return mopt_fail(MOPT_ERR_NOT_FOUND, "the model has no input '%s' (its inputs: %s)",
+                             names[i], input_list(g, NULL, list, sizeof list));
+        if (fed[idx])
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "input '%s' is given twice", names[i]);
+        fed[idx] = true;
+    }
+    if (n_inputs != (size_t)g->n_inputs)
+        return mopt_fail(
+            MOPT_ERR_INVALID_ARGUMENT, "missing input%s %s: every model input must be fed",
+            (size_t)g->n_inputs - n_inputs == 1 ? "" : "s", input_list(g, fed, list, sizeof list));
+    return MOPT_OK;
+}
+
 static mopt_status bind_inputs(mopt_session *s, size_t n_inputs, const char *const *names,
                                const mopt_tensor *const *inputs) {
     const ir_graph *g = s->model->graph;
+    mopt_status cst = check_feed(g, n_inputs, names, inputs);
+    if (cst) return cst;
     if (n_inputs != (size_t)g->n_inputs)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "the model has %d inputs but %zu were given",
                          (int)g->n_inputs, n_inputs);
-    if (n_inputs && !inputs) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "inputs is NULL");
     /* symbol bindings: value of each symbol, and which input fixed it */
     int64_t sym_val[256];
     int32_t sym_from[256];
@@ -91,6 +147,15 @@ static mopt_status bind_inputs(mopt_session *s, size_t n_inputs, const char *con
                                  ir_shape_str(&ts, g, b, sizeof b));
             for (int32_t d = 0; d < t->rank; d++) {
                 int32_t sy = v->shape.syms[d];
+                const rt_fixed_dim *fx =
+                    sy == 0 && v->shape.dims[d] != t->dims[d] ? fixed_dim(s->model, idx, d) : NULL;
+                if (fx)
+                    return mopt_fail(MOPT_ERR_SHAPE,
+                                     "input '%s': dimension '%s' (axis %d) was fixed to %" PRId64
+                                     " when the model was loaded (option dim.%s), but the tensor "
+                                     "has %" PRId64 " (shape %s)",
+                                     v->name, fx->name, (int)d, fx->value, fx->name, t->dims[d],
+                                     ir_shape_str(&ts, g, b, sizeof b));
                 if (sy == 0 && v->shape.dims[d] != t->dims[d])
                     return mopt_fail(MOPT_ERR_SHAPE,
                                      "input '%s' must have shape %s, not %s (axis %d)", v->name,
@@ -163,6 +228,13 @@ static mopt_status run_impl(mopt_session *s, int32_t i, op_view *v) {
     return st;
 }
 
+/* A node's failure names the node, when the op's message does not yet. */
+static mopt_status node_failed(const ir_node *n, mopt_status st) {
+    if (n->name[0] && !strstr(mopt_error_message(), n->name))
+        return mopt_fail_context(st, "node '%s' (%s)", n->name, n->op_type);
+    return st;
+}
+
 static mopt_status run_nodes(mopt_session *s) {
     const ir_graph *g = s->model->graph;
     const rt_node_plan *plans = s->model->plans;
@@ -173,8 +245,18 @@ static mopt_status run_nodes(mopt_session *s) {
                        .precision = rt_config_precision(&s->model->config),
                        .opt_level = s->model->config.opt_level,
                        .threads = s->threads};
+    const mopt_run_options *ro = s->run_opts;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
+        if (ro && atomic_load_explicit(&ro->terminate, memory_order_relaxed)) {
+            if (s->config.verbose)
+                mopt_log(MOPT_LOG_INFO, "mopt: run%s%s%s cancelled before node %d '%s'",
+                         ro->tag[0] ? " '" : "", ro->tag, ro->tag[0] ? "'" : "", (int)i, n->name);
+            return mopt_fail(MOPT_ERR_CANCELLED,
+                             "run%s%s%s cancelled (terminate flag set) before node %d of %d '%s'",
+                             ro->tag[0] ? " '" : "", ro->tag, ro->tag[0] ? "'" : "", (int)i,
+                             (int)g->n_nodes, n->name);
+        }
         bool heap[OP_MAX_IO];
         mopt_status st = op_view_init(v, &src, n, plans[i].params);
         if (st) return st;
@@ -188,7 +270,7 @@ static mopt_status run_nodes(mopt_session *s) {
             }
         } else {
             st = op_view_infer(v);
-            if (st) return st;
+            if (st) return node_failed(n, st);
             if (s->plan) check_against_plan(s, n, out);
         }
         for (int32_t k = 0; k < n->n_outputs; k++) {
@@ -265,7 +347,7 @@ static mopt_status run_nodes(mopt_session *s) {
                 }
                 if (s->n_trace < s->cap_trace && s->n_trace < ((size_t)1 << 24))
                     s->trace[s->n_trace++] =
-                        (rt_trace_event){i, (int32_t)s->runs, pe->start_ns, pe->ns};
+                        (rt_trace_event){i, (int32_t)s->runs, s->run_tag, pe->start_ns, pe->ns};
             }
         }
         /* store outputs (even on failure, so release_all frees them) */
@@ -287,7 +369,7 @@ static mopt_status run_nodes(mopt_session *s) {
             sl->refs = s->consumers[val];
             if (sl->refs == 0) release_value(s, val);
         }
-        if (st) return st;
+        if (st) return node_failed(n, st);
         for (int32_t k = 0; k < n->n_inputs; k++) {
             int32_t val = n->inputs[k];
             if (val < 0) continue;
@@ -315,11 +397,17 @@ static mopt_status resolve_outputs(mopt_session *s, size_t n_outputs, const char
             if (idx < 0)
                 return mopt_fail(MOPT_ERR_NOT_FOUND, "the model has no output '%s'", names[i]);
         } else if (idx >= g->n_outputs) {
-            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "the model has only %d outputs",
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                             "output %zu asked for, but the model has only %d outputs", i,
                              (int)g->n_outputs);
         }
         idx_of[i] = idx;
         int32_t v = g->outputs[idx];
+        if (outputs[i] && outputs[i]->read_only)
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                             "output '%s': the given tensor is read-only (mopt_tensor_wrap_const); "
+                             "an output needs a writable buffer",
+                             g->values[v]->name);
         if (outputs[i] && !s->user_out[v]) s->user_out[v] = outputs[i];
     }
     return MOPT_OK;
@@ -567,9 +655,41 @@ fail:
     mopt_clear_error();
 }
 
-mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *input_names,
-                           const mopt_tensor *const *inputs, size_t n_outputs,
-                           const char *const *output_names, mopt_tensor **outputs) {
+/* This run's profiling (the run options' choice, else the session's) and
+ * its tag's index in the trace. Fails only when out of memory. */
+static mopt_status run_setup(mopt_session *s, const mopt_run_options *ro) {
+    s->run_opts = ro;
+    s->profiling = ro && ro->profiling >= 0 ? ro->profiling != 0 : s->profile_session;
+    if (s->profiling && !s->prof) {
+        s->prof = mopt_calloc((size_t)(s->model->graph->n_nodes ? s->model->graph->n_nodes : 1),
+                              sizeof *s->prof);
+        if (!s->prof) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory for the profile");
+    }
+    s->run_tag = -1;
+    bool tracing = s->profiling && s->config.profile[0] && strcmp(s->config.profile, "1") != 0;
+    if (!tracing || !ro || !ro->tag[0]) return MOPT_OK;
+    if (s->n_tags && strcmp(s->tags[s->n_tags - 1], ro->tag) == 0) {
+        s->run_tag = s->n_tags - 1;
+        return MOPT_OK;
+    }
+    if (s->n_tags == s->cap_tags) {
+        int32_t cap = s->cap_tags ? s->cap_tags * 2 : 16;
+        char **nt = mopt_realloc(s->tags, (size_t)cap * sizeof *nt);
+        if (!nt) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory for the run tag");
+        s->tags = nt;
+        s->cap_tags = cap;
+    }
+    char *tag = mopt_strdup(ro->tag);
+    if (!tag) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory for the run tag");
+    s->tags[s->n_tags] = tag;
+    s->run_tag = s->n_tags++;
+    return MOPT_OK;
+}
+
+mopt_status rt_session_run(mopt_session *s, const mopt_run_options *ro, size_t n_inputs,
+                           const char *const *input_names, const mopt_tensor *const *inputs,
+                           size_t n_outputs, const char *const *output_names,
+                           mopt_tensor **outputs) {
     const ir_graph *g = s->model->graph;
     if (n_outputs && !outputs) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "outputs is NULL");
     release_all(s);
@@ -578,7 +698,8 @@ mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *
     s->prof_valid = false;
     int64_t t_run = mopt_now_ns();
     int32_t idx_of[256];
-    mopt_status st = resolve_outputs(s, n_outputs, output_names, outputs, idx_of);
+    mopt_status st = run_setup(s, ro);
+    if (!st) st = resolve_outputs(s, n_outputs, output_names, outputs, idx_of);
     if (!st) st = bind_inputs(s, n_inputs, input_names, inputs);
     if (!st) {
         plan_select(s);
@@ -594,5 +715,11 @@ mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *
         s->last_run_ns = mopt_now_ns() - t_run;
         s->prof_valid = s->profiling;
     }
+    if (s->config.verbose >= 2)
+        mopt_log(MOPT_LOG_DEBUG, "mopt: run%s%s%s #%" PRId64 ": %s in %.3f ms",
+                 ro && ro->tag[0] ? " '" : "", ro ? ro->tag : "", ro && ro->tag[0] ? "'" : "",
+                 s->runs, st ? mopt_status_string(st) : "ok",
+                 (double)(mopt_now_ns() - t_run) / 1e6);
+    s->run_opts = NULL;
     return st;
 }

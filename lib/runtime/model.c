@@ -11,6 +11,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "passes/passes.h"
 #include "runtime/runtime.h"
 
@@ -34,7 +35,7 @@ void rt_model_free_names(mopt_model *m) {
 }
 
 /* Copies a pass report into the model (names included) and formats it as
- * the table mopt_model_pass_report returns (columns as passes_report_print).
+ * the table mopt_model_pass_report returns (columns as passes_report_log).
  * The text is optional: without memory for it the accessor gives "". */
 static void set_report(mopt_model *m, const pass_report *rep) {
     memset(&m->report, 0, sizeof m->report);
@@ -63,10 +64,81 @@ static void set_report(mopt_model *m, const pass_report *rep) {
     m->report_text = t;
 }
 
+/* The symbolic dimension names of the graph inputs, for an error message. */
+static void input_dim_names(const ir_graph *g, char *buf, size_t cap) {
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int32_t s = 1; s <= g->n_symbols && len < cap; s++) {
+        bool used = false;
+        for (int32_t i = 0; i < g->n_inputs && !used; i++) {
+            const ir_shape *sh = &g->values[g->inputs[i]]->shape;
+            for (int32_t d = 0; d < sh->rank && !used; d++)
+                used = sh->syms[d] == s;
+        }
+        if (used)
+            len += (size_t)snprintf(buf + len, cap - len, "%s'%s'", len ? ", " : "",
+                                    g->symbols[s - 1]);
+    }
+    if (!buf[0]) snprintf(buf, cap, "none");
+}
+
+/* Applies the "dim.<name>" options: records which input axes each fixes
+ * (*fixed, for run errors), then makes them numbers in the graph. */
+static mopt_status fix_dims(ir_graph *g, const rt_config *cfg, rt_fixed_dim **fixed,
+                            int32_t *n_fixed) {
+    *fixed = NULL;
+    *n_fixed = 0;
+    if (cfg->n_dims == 0) return MOPT_OK;
+    size_t cap = 0;
+    for (int32_t i = 0; i < g->n_inputs; i++) {
+        int32_t r = g->values[g->inputs[i]]->shape.rank;
+        cap += r > 0 ? (size_t)r : 0;
+    }
+    rt_fixed_dim *f = mopt_calloc(cap ? cap : 1, sizeof *f);
+    if (!f) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory fixing dimensions");
+    char names[256]; /* before any is fixed, for the error message */
+    input_dim_names(g, names, sizeof names);
+    int32_t n = 0;
+    for (int k = 0; k < cfg->n_dims; k++) {
+        const opt_dim *od = &cfg->dims[k];
+        for (int32_t i = 0; i < g->n_inputs; i++) {
+            const ir_shape *sh = &g->values[g->inputs[i]]->shape;
+            for (int32_t d = 0; d < sh->rank; d++) {
+                int32_t sy = sh->syms[d];
+                if (sy <= 0 || sy > g->n_symbols || strcmp(g->symbols[sy - 1], od->name) != 0)
+                    continue;
+                f[n].input = i;
+                f[n].axis = d;
+                f[n].value = od->value;
+                snprintf(f[n].name, sizeof f[n].name, "%s", od->name);
+                n++;
+            }
+        }
+        int32_t n_axes = 0;
+        mopt_status st = passes_fix_dim(g, od->name, od->value, &n_axes);
+        if (!st && n_axes == 0) {
+            st = mopt_fail(MOPT_ERR_NOT_FOUND,
+                           "option 'dim.%s': no input of the model has a dimension named '%s' "
+                           "(the inputs' named dimensions: %s)",
+                           od->name, od->name, names);
+        }
+        if (st) {
+            mopt_free(f);
+            return st;
+        }
+    }
+    *fixed = f;
+    *n_fixed = n;
+    return MOPT_OK;
+}
+
 static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
                          const pass_report *applied, mopt_model **out) {
     *out = NULL;
-    mopt_status st = ir_graph_check(graph);
+    rt_fixed_dim *fixed = NULL;
+    int32_t n_fixed = 0;
+    mopt_status st = fix_dims(graph, cfg, &fixed, &n_fixed);
+    if (!st) st = ir_graph_check(graph);
     if (!st) st = passes_resolve_ops(graph, NULL, NULL, NULL);
     if (!st) st = passes_infer_graph_load(graph, cfg->verbose);
     pass_report rep;
@@ -75,15 +147,19 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     if (!st && run_passes && cfg->opt_level > 0)
         st = passes_run(graph, cfg->opt_level, &rep, cfg->verbose);
     if (st) {
+        mopt_free(fixed);
         ir_graph_destroy(graph);
         return st;
     }
     mopt_model *m = mopt_calloc(1, sizeof *m);
     if (!m) {
+        mopt_free(fixed);
         ir_graph_destroy(graph);
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating model");
     }
     m->graph = graph;
+    m->fixed = fixed;
+    m->n_fixed = n_fixed;
     m->config = *cfg;
     set_report(m, run_passes ? &rep : applied);
     count_parameters(m);
@@ -107,6 +183,7 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
         rt_release_kernels(m);
         ir_graph_destroy(graph);
         mopt_free(m->report_text);
+        mopt_free(m->fixed);
         mopt_free(m);
         return st;
     }
@@ -116,9 +193,9 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
             const ir_node *n = graph->nodes[i];
             const ir_value *o =
                 n->n_outputs && n->outputs[0] >= 0 ? graph->values[n->outputs[0]] : NULL;
-            fprintf(stderr, "mopt: node %d '%s' %s kernel=%s out=%s %s\n", (int)i, n->name,
-                    n->op_type, rt_node_kernel_name(m, i), o ? mopt_dtype_name(o->dtype) : "-",
-                    o ? ir_shape_str(&o->shape, graph, buf, sizeof buf) : "");
+            mopt_log(MOPT_LOG_INFO, "mopt: node %d '%s' %s kernel=%s out=%s %s", (int)i, n->name,
+                     n->op_type, rt_node_kernel_name(m, i), o ? mopt_dtype_name(o->dtype) : "-",
+                     o ? ir_shape_str(&o->shape, graph, buf, sizeof buf) : "");
         }
     }
     *out = m;
@@ -140,5 +217,6 @@ void rt_model_destroy(mopt_model *m) {
     rt_model_free_names(m);
     ir_graph_destroy(m->graph);
     mopt_free(m->report_text);
+    mopt_free(m->fixed);
     mopt_free(m);
 }

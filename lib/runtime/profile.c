@@ -53,7 +53,12 @@ mopt_status rt_trace_write(const mopt_session *s, const char *path) {
                 "\"args\":{\"op\":",
                 (double)e->start_ns / 1000.0, (double)e->ns / 1000.0);
         json_string(f, n->op_type);
-        fprintf(f, ",\"run\":%d}}", (int)e->run);
+        fprintf(f, ",\"run\":%d", (int)e->run);
+        if (e->tag >= 0 && e->tag < s->n_tags) {
+            fprintf(f, ",\"tag\":");
+            json_string(f, s->tags[e->tag]);
+        }
+        fprintf(f, "}}");
     }
     fprintf(f, "\n],\"displayTimeUnit\":\"ms\"}\n");
     int bad = ferror(f);

@@ -7,6 +7,7 @@
 #define MOPT_RUNTIME_RUNTIME_H
 
 #include <mopt/mopt.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "core/clock.h"
@@ -29,9 +30,27 @@ typedef struct opt_entry {
 } opt_entry;
 
 #define OPT_MAX_KEYS 16
+/* Free-dimension overrides ("dim.<name>" options). */
+#define OPT_MAX_DIMS 64
+#define OPT_DIM_NAME_CAP 64
+typedef struct opt_dim {
+    char name[OPT_DIM_NAME_CAP];
+    int64_t value;
+} opt_dim;
+
 struct mopt_options {
     opt_entry entries[OPT_MAX_KEYS];
     int n;
+    opt_dim dims[OPT_MAX_DIMS];
+    int n_dims;
+};
+
+/* ---- run options ---- */
+#define RT_TAG_CAP 128
+struct mopt_run_options {
+    atomic_int terminate; /* set by any thread; runs read it before each node */
+    int profiling;        /* -1: as the session says, 0 off, 1 on */
+    char tag[RT_TAG_CAP];
 };
 
 /* Whether loading a .mopt checks every weight's checksum by default (the
@@ -48,7 +67,9 @@ typedef struct rt_config {
     int64_t memory_limit;
     int verbose;
     char external_data_dir[512];
-    int verify_weights; /* .mopt loads: 1 = check every weight's checksum */
+    int verify_weights;         /* .mopt loads: 1 = check every weight's checksum */
+    opt_dim dims[OPT_MAX_DIMS]; /* free dimensions fixed at load */
+    int n_dims;
 } rt_config;
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);
@@ -62,7 +83,8 @@ struct mopt_tensor {
     int64_t dims[MOPT_MAX_RANK];
     void *data;
     size_t nbytes;
-    bool owned; /* data from mopt_aligned_alloc, freed with the tensor */
+    bool owned;     /* data from mopt_aligned_alloc, freed with the tensor */
+    bool read_only; /* mopt_tensor_wrap_const: an input only */
 };
 
 /* Makes a tensor around an already-allocated (owned=true: aligned-alloc'd)
@@ -74,6 +96,15 @@ mopt_status rt_tensor_new(mopt_dtype dtype, int32_t rank, const int64_t *dims, v
 #define RT_PASS_NAME_CAP 48
 /* Most stateless fallbacks kept per node (dispatch.c). */
 #define RT_FALLBACKS_MAX 4
+
+/* A graph input's axis whose symbolic dimension a "dim.<name>" option fixed
+ * at load (so a run's error can name it). */
+typedef struct rt_fixed_dim {
+    int32_t input; /* index among the graph inputs */
+    int32_t axis;
+    int64_t value;
+    char name[OPT_DIM_NAME_CAP];
+} rt_fixed_dim;
 
 /* What dispatch decided for one node, once, at model build. */
 typedef struct rt_node_plan {
@@ -103,7 +134,9 @@ struct mopt_model {
     pass_report report; /* passes applied at build (or read from a .mopt);
                            entry names point into report_names */
     char report_names[PASS_REPORT_CAP][RT_PASS_NAME_CAP];
-    char *report_text; /* the report as a table (mopt_model_pass_report), or NULL */
+    char *report_text;   /* the report as a table (mopt_model_pass_report), or NULL */
+    rt_fixed_dim *fixed; /* input axes fixed by "dim.<name>" at load */
+    int32_t n_fixed;
 };
 
 /* Takes ownership of graph (destroyed on failure too): checks it, resolves
@@ -165,6 +198,7 @@ typedef struct rt_prof_entry {
 typedef struct rt_trace_event {
     int32_t node;
     int32_t run;
+    int32_t tag; /* index into session->tags, -1 for none */
     int64_t start_ns;
     int64_t ns;
 } rt_trace_event;
@@ -195,12 +229,17 @@ struct mopt_session {
     int64_t peak_bytes;
     int64_t runs;
     int64_t last_run_ns;
-    int64_t t0_ns; /* creation time, origin of trace timestamps */
-    bool profiling;
-    rt_prof_entry *prof; /* one per node, last run; NULL when not profiling */
+    int64_t t0_ns;        /* creation time, origin of trace timestamps */
+    bool profiling;       /* this run is profiled */
+    bool profile_session; /* the "profile" option: runs are profiled by default */
+    rt_prof_entry *prof;  /* one per node, last run; NULL until a run is profiled */
     bool prof_valid;
     rt_trace_event *trace; /* every node of every run, when writing a trace */
     size_t n_trace, cap_trace;
+    const mopt_run_options *run_opts; /* of the run in progress, or NULL */
+    int32_t run_tag;                  /* this run's tag in tags, -1 for none */
+    char **tags;                      /* the distinct run tags the trace names */
+    int32_t n_tags, cap_tags;
 };
 
 /* Places the values with sizes[v] > 0 (bytes; node outputs only) in one
@@ -224,8 +263,9 @@ void rt_session_destroy(mopt_session *s);
  * creation: runs never unbind them). */
 void rt_session_bind_weights(mopt_session *s);
 void rt_session_release_plans(mopt_session *s);
-mopt_status rt_session_run(mopt_session *s, size_t n_inputs, const char *const *input_names,
-                           const mopt_tensor *const *inputs, size_t n_outputs,
-                           const char *const *output_names, mopt_tensor **outputs);
+mopt_status rt_session_run(mopt_session *s, const mopt_run_options *ro, size_t n_inputs,
+                           const char *const *input_names, const mopt_tensor *const *inputs,
+                           size_t n_outputs, const char *const *output_names,
+                           mopt_tensor **outputs);
 
 #endif

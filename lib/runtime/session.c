@@ -7,6 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "runtime/runtime.h"
 
 mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
@@ -46,8 +47,9 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
         s->consumers[g->outputs[i]]++;
     rt_session_bind_weights(s);
     s->t0_ns = mopt_now_ns();
-    s->profiling = s->config.profile[0] != '\0';
-    if (s->profiling) {
+    s->profile_session = s->config.profile[0] != '\0';
+    s->run_tag = -1;
+    if (s->profile_session) {
         s->prof = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->prof);
         if (!s->prof) {
             rt_session_destroy(s);
@@ -61,8 +63,9 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
 void rt_session_destroy(mopt_session *s) {
     if (!s) return;
     if (s->n_trace && s->config.profile[0] && strcmp(s->config.profile, "1") != 0) {
-        /* destroy cannot report failure; the message stays in mopt_last_error() */
-        rt_trace_write(s, s->config.profile);
+        /* destroy cannot report failure: it is logged (and stays in mopt_last_error()) */
+        if (rt_trace_write(s, s->config.profile))
+            mopt_log(MOPT_LOG_WARNING, "mopt: %s", mopt_error_message());
     }
     if (s->scratch) {
         const mopt_model *m = s->model;
@@ -84,6 +87,9 @@ void rt_session_destroy(mopt_session *s) {
     mopt_free(s->run_shapes);
     mopt_free(s->run_dtypes);
     mopt_free(s->trace);
+    for (int32_t i = 0; i < s->n_tags; i++)
+        mopt_free(s->tags[i]);
+    mopt_free(s->tags);
     mopt_free(s->prof);
     mopt_free(s->slots);
     mopt_free(s->consumers);

@@ -6,6 +6,7 @@
  * complete (one SYM() per MOPT_API declaration) and that libmopt.so exports
  * exactly these functions.
  */
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <mopt/mopt.h>
 
 #include <stdio.h>
@@ -23,6 +24,31 @@ typedef struct symbol {
 
 /* volatile: the compiler must not assume the addresses are non-NULL. */
 static const volatile symbol k_symbols[] = {
+    SYM(mopt_set_log_callback),
+    SYM(mopt_set_allocator),
+    SYM(mopt_options_set_dim),
+    SYM(mopt_model_load_v2),
+    SYM(mopt_model_info),
+    SYM(mopt_model_version),
+    SYM(mopt_model_metadata_count),
+    SYM(mopt_model_metadata_key),
+    SYM(mopt_model_metadata_value),
+    SYM(mopt_model_metadata),
+    SYM(mopt_tensor_wrap_const),
+    SYM(mopt_run_options_create),
+    SYM(mopt_run_options_destroy),
+    SYM(mopt_run_options_set_tag),
+    SYM(mopt_run_options_tag),
+    SYM(mopt_run_options_set_profiling),
+    SYM(mopt_run_options_set_terminate),
+    SYM(mopt_session_run_v2),
+    SYM(mopt_model_pass_count),
+    SYM(mopt_model_pass_name),
+    SYM(mopt_model_pass_ms),
+    SYM(mopt_model_pass_nodes_before),
+    SYM(mopt_model_pass_nodes_after),
+    SYM(mopt_model_pass_rewrites),
+    SYM(mopt_model_pass_note),
     SYM(mopt_version_number),
     SYM(mopt_version),
     SYM(mopt_status_string),

@@ -30,6 +30,7 @@
  * The environment variable MOPT_CONFORMANCE_DATA overrides --data.
  */
 #define _POSIX_C_SOURCE 200809L
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -390,8 +391,13 @@ static int run_case(const conf_case *c, char *msg) {
     msg[0] = 0;
     mopt_options *opts = NULL;
     if (mopt_options_create(&opts) != MOPT_OK) return R_ERROR;
-    mopt_options_set_int(opts, "threads", 1);
-    if (g_opt_level >= 0) mopt_options_set_int(opts, "opt_level", g_opt_level);
+    mopt_status ost = mopt_options_set_int(opts, "threads", 1);
+    if (!ost && g_opt_level >= 0) ost = mopt_options_set_int(opts, "opt_level", g_opt_level);
+    if (ost) {
+        set_lib_msg(msg, "options", ost);
+        mopt_options_destroy(opts);
+        return R_ERROR;
+    }
     snprintf(p, sizeof p, "%s/%s/model.onnx", g_data, c->name);
     /* The up-front check lists every problem node; a model whose problems
      * are all unsupported functionality is "unsupported" before it runs. */

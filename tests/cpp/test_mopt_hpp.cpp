@@ -5,6 +5,7 @@
  * tolerance), errors carry the status and message the C call produced, and
  * the owners move as documented. Usage: test_mopt_hpp TESTS_MODELS_DIR
  */
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <cmath>
 #include <cstring>
 #include <fstream>

@@ -14,6 +14,7 @@
  * Exit status: 0 ran; 3 the load failed with MOPT_ERR_UNSUPPORTED (its
  * message is printed as "unsupported: ..."); 1 any other failure.
  */
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <mopt/mopt.h>
 #include <stdio.h>
 #include <stdlib.h>

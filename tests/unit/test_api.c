@@ -7,6 +7,7 @@
  * what went wrong in mopt_last_error(). Expected values come from the
  * header's documentation and the ONNX spec, not from the implementation.
  */
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <mopt/mopt.h>
 
 #include <setjmp.h>
@@ -58,8 +59,8 @@ static void api_version(void **state) {
 
 static void api_status_strings(void **state) {
     (void)state;
-    const char *seen[12];
-    for (int s = MOPT_OK; s <= MOPT_ERR_INTERNAL; s++) {
+    const char *seen[13];
+    for (int s = MOPT_OK; s <= MOPT_ERR_CANCELLED; s++) {
         const char *str = mopt_status_string((mopt_status)s);
         assert_non_null(str);
         assert_true(str[0] != '\0');
@@ -69,12 +70,14 @@ static void api_status_strings(void **state) {
         seen[s] = str;
     }
     assert_string_equal(mopt_status_string(MOPT_ERR_INVALID_ARGUMENT), "invalid argument");
-    assert_string_equal(mopt_status_string((mopt_status)12), "unknown status");
+    assert_string_equal(mopt_status_string(MOPT_ERR_CANCELLED), "cancelled");
+    assert_string_equal(mopt_status_string((mopt_status)13), "unknown status");
     assert_string_equal(mopt_status_string((mopt_status)-1), "unknown status");
     assert_string_equal(mopt_status_string((mopt_status)1000), "unknown status");
     /* the enum values are part of the ABI */
     assert_int_equal(MOPT_ERR_PARSE, 4);
     assert_int_equal(MOPT_ERR_INTERNAL, 11);
+    assert_int_equal(MOPT_ERR_CANCELLED, 12);
 }
 
 static void api_dtypes(void **state) {

@@ -3,6 +3,7 @@
  * model at once (unsupported operators and failing inference alike), and
  * says OK for a model that loads.
  */
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

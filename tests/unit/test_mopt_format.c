@@ -9,6 +9,7 @@
  * passes, compaction and destruction respect that; weight checksums are
  * checked when verify_weights is set; save errors are reported.
  */
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

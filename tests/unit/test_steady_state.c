@@ -8,6 +8,7 @@
  * than the sum of all intermediate tensors, and that changing shapes and
  * coming back reuses the cached plan.
  */
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>

@@ -9,6 +9,7 @@
  * Exit codes: 0 success, 1 a libmopt call failed (the message is
  * "mopt: <status string>: <mopt_last_error()>"), 2 a bad command line.
  */
+#define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <mopt/mopt.h>
 
 #include <errno.h>

@@ -16,7 +16,7 @@ The shared library is found through MOPT_LIBRARY, next to the package, in
 the source tree's build/ folder, by the dynamic loader or pkg-config (see
 _capi.py).
 """
-from .errors import (ClosedError, DTypeError, FileError, InternalError, InvalidArgumentError,
+from .errors import (CancelledError, ClosedError, DTypeError, FileError, InternalError, InvalidArgumentError,
                      InvalidModelError, LimitError, MoptError, NotFoundError, OutOfMemoryError,
                      ParseError, ShapeError, UnsupportedError)
 from ._capi import BINDING_VERSION_NUMBER, LibraryNotFoundError
@@ -26,14 +26,14 @@ from .ort import (ExecutionMode, GraphOptimizationLevel, InferenceSession, IOBin
                   ModelMetadata, NodeArg, OrtValue, RunOptions, SessionOptions,
                   get_all_providers, get_available_providers, get_device, get_version_string)
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Model", "Session", "Options", "TensorInfo", "supported_ops", "version", "version_number",
     "library_path", "numpy_dtype", "mopt_dtype", "BINDING_VERSION_NUMBER",
     "LibraryNotFoundError", "MoptError", "InvalidArgumentError", "OutOfMemoryError", "FileError",
     "ParseError", "InvalidModelError", "UnsupportedError", "ShapeError", "DTypeError",
-    "NotFoundError", "LimitError", "InternalError", "ClosedError",
+    "NotFoundError", "LimitError", "InternalError", "CancelledError", "ClosedError",
     # onnxruntime-compatible API (ort.py)
     "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
     "ExecutionMode", "NodeArg", "ModelMetadata", "IOBinding", "OrtValue",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 # The libmopt version this binding was written against (MOPT_VERSION_NUMBER
 # of include/mopt/mopt.h). The major number must match the library's.
-BINDING_VERSION_NUMBER = 100  # 0.1.0
+BINDING_VERSION_NUMBER = 200  # 0.2.0
 BINDING_VERSION_MAJOR = BINDING_VERSION_NUMBER // 10000
 
 _LIB_NAMES = ("libmopt.so", "libmopt.so.0", "libmopt.dylib")
@@ -189,6 +189,23 @@ _PROTOTYPES = {
     "mopt_session_destroy": (None, [ctypes.c_void_p]),
     "mopt_session_run": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, c_char_pp,
                                         c_void_pp, ctypes.c_size_t, c_char_pp, c_void_pp]),
+    "mopt_session_run_v2": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                           c_char_pp, c_void_pp, ctypes.c_size_t, c_char_pp,
+                                           c_void_pp]),
+    "mopt_run_options_create": (ctypes.c_int, [c_void_pp]),
+    "mopt_run_options_destroy": (None, [ctypes.c_void_p]),
+    "mopt_run_options_set_tag": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
+    "mopt_run_options_tag": (ctypes.c_char_p, [ctypes.c_void_p]),
+    "mopt_run_options_set_profiling": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
+    "mopt_run_options_set_terminate": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
+    "mopt_model_info": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int]),
+    "mopt_model_version": (ctypes.c_int64, [ctypes.c_void_p]),
+    "mopt_model_metadata_count": (ctypes.c_size_t, [ctypes.c_void_p]),
+    "mopt_model_metadata_key": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_size_t]),
+    "mopt_model_metadata_value": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_size_t]),
+    "mopt_options_set_dim": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64]),
+    "mopt_tensor_wrap_const": (ctypes.c_int, [ctypes.c_int, ctypes.c_int, c_int64_p,
+                                              ctypes.c_void_p, ctypes.c_size_t, c_void_pp]),
     "mopt_session_get_stat": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, c_int64_p]),
     "mopt_session_profile_count": (ctypes.c_size_t, [ctypes.c_void_p]),
     "mopt_session_profile_node": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_size_t]),

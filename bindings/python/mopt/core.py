@@ -48,6 +48,9 @@ _MOPT_BY_NP = {v: k for k, v in _NP_BY_MOPT.items()}
 _DTYPE_BF16 = 16
 
 _STAT_KEYS = ("runs", "peak_bytes", "arena_bytes", "last_run_ns")
+# mopt_info values 0.. in order (include/mopt/mopt.h)
+_INFO_FIELDS = ("producer_name", "producer_version", "domain", "doc_string", "graph_name",
+                "graph_doc_string")
 
 
 def _str(b):
@@ -388,6 +391,21 @@ class Model:
     def parameter_bytes(self):
         return int(_lib.mopt_model_parameter_bytes(self._check_open()))
 
+    @property
+    def metadata(self):
+        """What the model says about itself (ONNX ModelProto fields, kept in .mopt
+        files): {"producer_name", "producer_version", "domain", "doc_string",
+        "graph_name", "graph_doc_string": str ("" when absent), "model_version":
+        int, "custom": {key: value} (metadata_props, in file order)}."""
+        h = self._check_open()
+        meta = {name: _str(_lib.mopt_model_info(h, code)) or ""
+                for code, name in enumerate(_INFO_FIELDS)}
+        meta["model_version"] = int(_lib.mopt_model_version(h))
+        meta["custom"] = {_str(_lib.mopt_model_metadata_key(h, i)):
+                          _str(_lib.mopt_model_metadata_value(h, i))
+                          for i in range(_lib.mopt_model_metadata_count(h))}
+        return meta
+
     def session(self, options=None, **kwargs):
         """Same as Session(self, ...)."""
         return Session(self, options, **kwargs)
@@ -583,10 +601,12 @@ class Session:
             return [output_names]
         return list(output_names)
 
-    def _run(self, items, out_names, out_arrays=None):
+    def _run(self, items, out_names, out_arrays=None, run_options=None):
         """Runs once; returns the outputs as a list in out_names order. out_arrays:
         None, or one entry per output: a caller-owned numpy array to write into,
-        or None to let the library allocate it."""
+        or None to let the library allocate it. run_options: None or a
+        mopt_run_options handle (int), e.g. ort.RunOptions's, whose terminate
+        flag another thread may set during the run (CancelledError)."""
         h = self._check_open()
         self._check_names([n for n, _ in items], out_names)
         n_in, n_out = len(items), len(out_names)
@@ -609,7 +629,8 @@ class Session:
                 in_names = (ctypes.c_char_p * max(n_in, 1))(*[n.encode() for n, _ in items])
                 in_tensors = (ctypes.c_void_p * max(n_in, 1))(*handles)
                 o_names = (ctypes.c_char_p * max(n_out, 1))(*[n.encode() for n in out_names])
-                st = _lib.mopt_session_run(h, n_in, in_names, in_tensors, n_out, o_names, outs)
+                st = _lib.mopt_session_run_v2(h, run_options, n_in, in_names, in_tensors, n_out,
+                                              o_names, outs)
                 _check(st)
                 results = []
                 for i in range(n_out):

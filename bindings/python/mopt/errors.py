@@ -20,6 +20,7 @@ ERR_TYPE = 8
 ERR_NOT_FOUND = 9
 ERR_LIMIT = 10
 ERR_INTERNAL = 11
+ERR_CANCELLED = 12
 
 
 class MoptError(Exception):
@@ -94,6 +95,11 @@ class InternalError(MoptError, RuntimeError):
     status = ERR_INTERNAL
 
 
+class CancelledError(MoptError, RuntimeError):
+    """The run was cancelled: its RunOptions.terminate was set (MOPT_ERR_CANCELLED)."""
+    status = ERR_CANCELLED
+
+
 class ClosedError(MoptError, ValueError):
     """The Model or Session was closed (a binding-side error, status INVALID_ARGUMENT)."""
     status = ERR_INVALID_ARGUMENT
@@ -101,7 +107,8 @@ class ClosedError(MoptError, ValueError):
 
 _BY_STATUS = {cls.status: cls for cls in (
     InvalidArgumentError, OutOfMemoryError, FileError, ParseError, InvalidModelError,
-    UnsupportedError, ShapeError, DTypeError, NotFoundError, LimitError, InternalError)}
+    UnsupportedError, ShapeError, DTypeError, NotFoundError, LimitError, InternalError,
+    CancelledError)}
 
 
 def error_class(status):

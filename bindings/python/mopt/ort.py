@@ -16,6 +16,7 @@ EXTENDED 2, LAYOUT and ALL 3), enable_profiling -> profile,
 log_severity_level 0 (verbose) -> verbose. Session config entries whose key
 starts with "mopt." set libmopt options directly ("mopt.backend" = "onednn").
 """
+import ctypes
 import enum
 import json
 import os
@@ -81,7 +82,8 @@ class _Settable:
     with (as ORT's pybind11 objects do): a misspelt option is an error."""
 
     def __setattr__(self, name, value):
-        if name not in self.__dict__ and not name.startswith("_"):
+        if (name not in self.__dict__ and not name.startswith("_") and
+                not isinstance(getattr(type(self), name, None), property)):
             raise AttributeError("'%s' object has no attribute '%s'"
                                  % (type(self).__name__, name))
         object.__setattr__(self, name, value)
@@ -152,16 +154,51 @@ class SessionOptions(_Settable):
 
 
 class RunOptions(_Settable):
-    """onnxruntime.RunOptions. terminate=True makes run() fail at once, as in ORT."""
+    """onnxruntime.RunOptions over libmopt's run options (mopt_run_options).
+
+    terminate is real cancellation: setting it to True, from any thread and
+    at any time, stops a run using these options before its next node
+    (mopt.CancelledError, a RuntimeError); it stays set, so later runs fail
+    at once too, until it is set back to False (as in ORT). logid is the run
+    tag: it appears in libmopt's log lines and profile trace."""
 
     def __init__(self):
         d = self.__dict__
         d["log_severity_level"] = 2
         d["log_verbosity_level"] = 0
-        d["logid"] = ""
-        d["terminate"] = False
         d["only_execute_path_to_fetches"] = False
         d["_config"] = {}
+        d["_terminate"] = False
+        d["_handle"] = None
+        h = ctypes.c_void_p()
+        st = core._lib.mopt_run_options_create(ctypes.byref(h))
+        if st != errors.OK:
+            core._raise(st)
+        d["_handle"] = h.value
+
+    @property
+    def terminate(self) -> bool:
+        return self._terminate
+
+    @terminate.setter
+    def terminate(self, value: bool) -> None:
+        core._check(core._lib.mopt_run_options_set_terminate(self._handle, 1 if value else 0))
+        self.__dict__["_terminate"] = bool(value)
+
+    @property
+    def logid(self) -> str:
+        return core._str(core._lib.mopt_run_options_tag(self._handle)) or ""
+
+    @logid.setter
+    def logid(self, value: str) -> None:
+        core._check(core._lib.mopt_run_options_set_tag(self._handle, str(value).encode()),
+                    "RunOptions.logid")
+
+    def __del__(self):
+        h = self.__dict__.get("_handle")
+        if h:
+            self.__dict__["_handle"] = None
+            _destroy_run_options(h)
 
     def add_run_config_entry(self, key: str, value: str) -> None:
         self._config[str(key)] = str(value)
@@ -170,6 +207,9 @@ class RunOptions(_Settable):
         if key not in self._config:
             raise errors.InvalidArgumentError("RunOptions: no config entry '%s'" % key)
         return self._config[key]
+
+
+_destroy_run_options = core._lib.mopt_run_options_destroy
 
 
 class NodeArg:
@@ -186,8 +226,10 @@ class NodeArg:
 
 
 class ModelMetadata:
-    """What the model says about itself. libmopt's C API does not expose the
-    ONNX metadata fields yet, so these are empty (graph_name aside)."""
+    """What the model says about itself (ORT's names for the ONNX fields):
+    producer_name, graph_name, graph_description (the graph's doc_string),
+    domain, description (the model's doc_string), version (model_version)
+    and custom_metadata_map (metadata_props)."""
 
     def __init__(self, graph_name: str = ""):
         self.producer_name = ""
@@ -197,6 +239,18 @@ class ModelMetadata:
         self.description = ""
         self.version = 0
         self.custom_metadata_map: Dict[str, str] = {}
+
+    @staticmethod
+    def _of(model: core.Model) -> "ModelMetadata":
+        meta = model.metadata
+        m = ModelMetadata(meta["graph_name"])
+        m.producer_name = meta["producer_name"]
+        m.graph_description = meta["graph_doc_string"]
+        m.domain = meta["domain"]
+        m.description = meta["doc_string"]
+        m.version = meta["model_version"]
+        m.custom_metadata_map = dict(meta["custom"])
+        return m
 
 
 def _check_cpu(device_type, device_id=0):
@@ -383,7 +437,7 @@ class InferenceSession:
         return []
 
     def get_modelmeta(self) -> ModelMetadata:
-        return ModelMetadata()
+        return ModelMetadata._of(self._model)
 
     def get_providers(self) -> List[str]:
         return [PROVIDER]
@@ -410,10 +464,16 @@ class InferenceSession:
                                               errors.ERR_INVALID_ARGUMENT, "invalid argument")
         return [(k, v.numpy() if isinstance(v, OrtValue) else v) for k, v in input_feed.items()]
 
-    def _before(self, run_options):
-        if run_options is not None and run_options.terminate:
-            raise errors.MoptError("Exiting due to terminate flag being set to true.",
-                                   errors.ERR_INVALID_ARGUMENT, "invalid argument")
+    @staticmethod
+    def _handle(run_options):
+        """The mopt_run_options handle of an ORT RunOptions (None: none)."""
+        if run_options is None:
+            return None
+        if not isinstance(run_options, RunOptions):
+            raise errors.InvalidArgumentError("run_options must be a RunOptions, not %s"
+                                              % type(run_options).__name__,
+                                              errors.ERR_INVALID_ARGUMENT, "invalid argument")
+        return run_options._handle
 
     def _after(self):
         if self._sess_options.enable_profiling:
@@ -424,9 +484,9 @@ class InferenceSession:
         """Returns the outputs named in output_names (None or []: all, model order)
         as a list of numpy arrays. Unknown or missing input names are named in
         the error."""
-        self._before(run_options)
         names = list(output_names) if output_names else [o.name for o in self._outputs_meta]
-        got = self._session._run(self._feed(input_feed), names)
+        got = self._session._run(self._feed(input_feed), names,
+                                 run_options=self._handle(run_options))
         self._after()
         return got
 
@@ -437,10 +497,10 @@ class InferenceSession:
         return IOBinding(self)
 
     def run_with_iobinding(self, iobinding: IOBinding, run_options=None) -> None:
-        self._before(run_options)
         names = list(iobinding._outputs)
         got = self._session._run(list(iobinding._inputs.items()), names,
-                                 [iobinding._outputs[n] for n in names])
+                                 [iobinding._outputs[n] for n in names],
+                                 run_options=self._handle(run_options))
         iobinding._results = [OrtValue(a) for a in got]
         self._after()
 

@@ -159,8 +159,69 @@ def test_wrong_names_are_reported_by_name(tiny):
         sess.run(["q"], {"x": x})
     ro = mopt.RunOptions()
     ro.terminate = True
-    with pytest.raises(mopt.MoptError, match="terminate"):
+    with pytest.raises(mopt.CancelledError, match="terminate"):
         sess.run(None, {"x": x}, ro)
+    ro.terminate = False  # as in ORT: the flag stays until cleared
+    assert len(sess.run(None, {"x": x}, ro)) == 2
+
+
+UNIT_DATA = PKG_ROOT.parent.parent / "tests" / "unit" / "data"
+
+
+def test_modelmeta_matches_onnxruntime():
+    """Every ModelMetadata field libmopt reads from the file, compared with ORT's."""
+    ort = pytest.importorskip("onnxruntime")
+    path = str(UNIT_DATA / "metadata.onnx")
+    got = mopt.InferenceSession(path).get_modelmeta()
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).get_modelmeta()
+    for field in ("producer_name", "graph_name", "graph_description", "domain", "description",
+                  "version", "custom_metadata_map"):
+        assert getattr(got, field) == getattr(want, field), field
+    assert got.custom_metadata_map == {"author": "libmopt tests", "license": "MIT"}
+    assert got.version == 42
+    m = mopt.Model(path)
+    assert m.metadata["producer_version"] == "1.2.3"
+    m.close()
+
+
+def test_terminate_cancels_a_run_in_progress():
+    """RunOptions.terminate set by another thread stops the run that is going on
+    (400 chained nodes checked one by one), with CancelledError naming the tag."""
+    import threading
+    import time
+
+    so = mopt.SessionOptions()
+    so.graph_optimization_level = mopt.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    sess = mopt.InferenceSession(str(UNIT_DATA / "chain.onnx"), so)
+    x = np.zeros((256, 256), np.float32)
+    ro = mopt.RunOptions()
+    ro.logid = "req-42"
+    assert ro.logid == "req-42"
+    (y,) = sess.run(None, {"x": x}, ro)
+    np.testing.assert_array_equal(y, x + 200)
+    started = threading.Event()
+
+    def cancel():
+        started.wait()
+        time.sleep(0.002)
+        ro.terminate = True
+
+    t = threading.Thread(target=cancel)
+    t.start()
+    started.set()
+    with pytest.raises(mopt.CancelledError, match="req-42") as info:
+        for _ in range(2000):  # bounded: the flag is seen within a run or two
+            sess.run(None, {"x": x}, ro)
+    t.join()
+    assert isinstance(info.value, RuntimeError)
+    ro.terminate = False
+    (y,) = sess.run(None, {"x": x}, ro)
+    np.testing.assert_array_equal(y, x + 200)
+    with pytest.raises(mopt.InvalidArgumentError, match="127"):
+        ro.logid = "x" * 200
+    with pytest.raises(AttributeError):
+        ro.no_such_option = 1
 
 
 def test_io_binding_is_zero_copy_both_ways(tiny, monkeypatch):

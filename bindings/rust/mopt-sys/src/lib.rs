@@ -21,10 +21,16 @@ macro_rules! opaque {
         }
     )*};
 }
-opaque!(mopt_options, mopt_model, mopt_session, mopt_tensor);
+opaque!(
+    mopt_options,
+    mopt_model,
+    mopt_session,
+    mopt_tensor,
+    mopt_run_options
+);
 
 pub const MOPT_VERSION_MAJOR: c_int = 0;
-pub const MOPT_VERSION_MINOR: c_int = 1;
+pub const MOPT_VERSION_MINOR: c_int = 2;
 pub const MOPT_VERSION_PATCH: c_int = 0;
 pub const MOPT_VERSION_NUMBER: c_int =
     MOPT_VERSION_MAJOR * 10000 + MOPT_VERSION_MINOR * 100 + MOPT_VERSION_PATCH;
@@ -43,6 +49,45 @@ pub const MOPT_ERR_TYPE: mopt_status = 8;
 pub const MOPT_ERR_NOT_FOUND: mopt_status = 9;
 pub const MOPT_ERR_LIMIT: mopt_status = 10;
 pub const MOPT_ERR_INTERNAL: mopt_status = 11;
+pub const MOPT_ERR_CANCELLED: mopt_status = 12;
+
+pub type mopt_log_level = c_int;
+pub const MOPT_LOG_ERROR: mopt_log_level = 0;
+pub const MOPT_LOG_WARNING: mopt_log_level = 1;
+pub const MOPT_LOG_INFO: mopt_log_level = 2;
+pub const MOPT_LOG_DEBUG: mopt_log_level = 3;
+
+/// Receives one log message (valid during the call only).
+pub type mopt_log_callback =
+    Option<unsafe extern "C" fn(user: *mut c_void, level: mopt_log_level, message: *const c_char)>;
+
+pub const MOPT_ALLOCATOR_VERSION: c_int = 1;
+
+/// Allocation hooks (`mopt_set_allocator`); layout as in mopt.h.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct mopt_allocator {
+    pub version: c_int,
+    pub user: *mut c_void,
+    pub allocate: Option<unsafe extern "C" fn(user: *mut c_void, size: usize) -> *mut c_void>,
+    pub reallocate:
+        Option<unsafe extern "C" fn(user: *mut c_void, ptr: *mut c_void, size: usize) -> *mut c_void>,
+    pub release: Option<unsafe extern "C" fn(user: *mut c_void, ptr: *mut c_void)>,
+    pub allocate_aligned:
+        Option<unsafe extern "C" fn(user: *mut c_void, alignment: usize, size: usize) -> *mut c_void>,
+    pub release_aligned: Option<unsafe extern "C" fn(user: *mut c_void, ptr: *mut c_void)>,
+}
+
+pub const MOPT_LOAD_NO_MMAP: u32 = 1;
+pub const MOPT_LOAD_VERIFY_WEIGHTS: u32 = 2;
+
+pub type mopt_info = c_int;
+pub const MOPT_INFO_PRODUCER_NAME: mopt_info = 0;
+pub const MOPT_INFO_PRODUCER_VERSION: mopt_info = 1;
+pub const MOPT_INFO_DOMAIN: mopt_info = 2;
+pub const MOPT_INFO_DOC_STRING: mopt_info = 3;
+pub const MOPT_INFO_GRAPH_NAME: mopt_info = 4;
+pub const MOPT_INFO_GRAPH_DOC_STRING: mopt_info = 5;
 
 pub type mopt_dtype = c_int;
 pub const MOPT_DTYPE_UNDEFINED: mopt_dtype = 0;
@@ -86,6 +131,10 @@ extern "C" {
     pub fn mopt_status_string(status: mopt_status) -> *const c_char;
     pub fn mopt_last_error() -> *const c_char;
 
+    // Logging and memory
+    pub fn mopt_set_log_callback(callback: mopt_log_callback, user: *mut c_void);
+    pub fn mopt_set_allocator(allocator: *const mopt_allocator) -> mopt_status;
+
     // Element types
     pub fn mopt_dtype_name(dtype: mopt_dtype) -> *const c_char;
     pub fn mopt_dtype_size(dtype: mopt_dtype) -> usize;
@@ -124,6 +173,11 @@ extern "C" {
         value: *mut *const c_char,
     ) -> mopt_status;
     pub fn mopt_options_load_yaml(opts: *mut mopt_options, path: *const c_char) -> mopt_status;
+    pub fn mopt_options_set_dim(
+        opts: *mut mopt_options,
+        name: *const c_char,
+        value: i64,
+    ) -> mopt_status;
     pub fn mopt_options_load_yaml_string(
         opts: *mut mopt_options,
         text: *const c_char,
@@ -136,6 +190,29 @@ extern "C" {
         opts: *const mopt_options,
         out: *mut *mut mopt_model,
     ) -> mopt_status;
+    pub fn mopt_model_load_v2(
+        path: *const c_char,
+        opts: *const mopt_options,
+        flags: u32,
+        out: *mut *mut mopt_model,
+    ) -> mopt_status;
+    pub fn mopt_model_info(model: *const mopt_model, field: mopt_info) -> *const c_char;
+    pub fn mopt_model_version(model: *const mopt_model) -> i64;
+    pub fn mopt_model_metadata_count(model: *const mopt_model) -> usize;
+    pub fn mopt_model_metadata_key(model: *const mopt_model, index: usize) -> *const c_char;
+    pub fn mopt_model_metadata_value(model: *const mopt_model, index: usize) -> *const c_char;
+    pub fn mopt_model_metadata(
+        model: *const mopt_model,
+        key: *const c_char,
+        value: *mut *const c_char,
+    ) -> mopt_status;
+    pub fn mopt_model_pass_count(model: *const mopt_model) -> usize;
+    pub fn mopt_model_pass_name(model: *const mopt_model, index: usize) -> *const c_char;
+    pub fn mopt_model_pass_ms(model: *const mopt_model, index: usize) -> f64;
+    pub fn mopt_model_pass_nodes_before(model: *const mopt_model, index: usize) -> i64;
+    pub fn mopt_model_pass_nodes_after(model: *const mopt_model, index: usize) -> i64;
+    pub fn mopt_model_pass_rewrites(model: *const mopt_model, index: usize) -> i64;
+    pub fn mopt_model_pass_note(model: *const mopt_model, index: usize) -> *const c_char;
     pub fn mopt_model_load_from_memory(
         data: *const c_void,
         size: usize,
@@ -206,6 +283,14 @@ extern "C" {
         size: usize,
         out: *mut *mut mopt_tensor,
     ) -> mopt_status;
+    pub fn mopt_tensor_wrap_const(
+        dtype: mopt_dtype,
+        rank: c_int,
+        dims: *const i64,
+        data: *const c_void,
+        size: usize,
+        out: *mut *mut mopt_tensor,
+    ) -> mopt_status;
     pub fn mopt_tensor_destroy(tensor: *mut mopt_tensor);
     pub fn mopt_tensor_dtype(tensor: *const mopt_tensor) -> mopt_dtype;
     pub fn mopt_tensor_rank(tensor: *const mopt_tensor) -> c_int;
@@ -218,6 +303,23 @@ extern "C" {
     pub fn mopt_tensor_load(path: *const c_char, out: *mut *mut mopt_tensor) -> mopt_status;
     pub fn mopt_tensor_save_npy(tensor: *const mopt_tensor, path: *const c_char) -> mopt_status;
 
+    // Run options
+    pub fn mopt_run_options_create(out: *mut *mut mopt_run_options) -> mopt_status;
+    pub fn mopt_run_options_destroy(run_options: *mut mopt_run_options);
+    pub fn mopt_run_options_set_tag(
+        run_options: *mut mopt_run_options,
+        tag: *const c_char,
+    ) -> mopt_status;
+    pub fn mopt_run_options_tag(run_options: *const mopt_run_options) -> *const c_char;
+    pub fn mopt_run_options_set_profiling(
+        run_options: *mut mopt_run_options,
+        profiling: c_int,
+    ) -> mopt_status;
+    pub fn mopt_run_options_set_terminate(
+        run_options: *mut mopt_run_options,
+        terminate: c_int,
+    ) -> mopt_status;
+
     // Sessions
     pub fn mopt_session_create(
         model: *const mopt_model,
@@ -227,6 +329,16 @@ extern "C" {
     pub fn mopt_session_destroy(session: *mut mopt_session);
     pub fn mopt_session_run(
         session: *mut mopt_session,
+        n_inputs: usize,
+        input_names: *const *const c_char,
+        inputs: *const *const mopt_tensor,
+        n_outputs: usize,
+        output_names: *const *const c_char,
+        outputs: *mut *mut mopt_tensor,
+    ) -> mopt_status;
+    pub fn mopt_session_run_v2(
+        session: *mut mopt_session,
+        run_options: *const mopt_run_options,
         n_inputs: usize,
         input_names: *const *const c_char,
         inputs: *const *const mopt_tensor,

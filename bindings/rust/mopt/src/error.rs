@@ -22,6 +22,8 @@ pub enum Error {
     NotFound(String),
     Limit(String),
     Internal(String),
+    /// The run was cancelled (its run options' terminate flag).
+    Cancelled(String),
     /// A status this crate does not know yet (the C enum only grows).
     Other {
         status: i32,
@@ -47,6 +49,7 @@ impl Error {
             sys::MOPT_ERR_NOT_FOUND => Error::NotFound(message),
             sys::MOPT_ERR_LIMIT => Error::Limit(message),
             sys::MOPT_ERR_INTERNAL => Error::Internal(message),
+            sys::MOPT_ERR_CANCELLED => Error::Cancelled(message),
             status => Error::Other { status, message },
         }
     }
@@ -65,6 +68,7 @@ impl Error {
             Error::NotFound(_) => sys::MOPT_ERR_NOT_FOUND,
             Error::Limit(_) => sys::MOPT_ERR_LIMIT,
             Error::Internal(_) => sys::MOPT_ERR_INTERNAL,
+            Error::Cancelled(_) => sys::MOPT_ERR_CANCELLED,
             Error::Other { status, .. } => *status,
         }
     }
@@ -82,7 +86,8 @@ impl Error {
             | Error::Type(m)
             | Error::NotFound(m)
             | Error::Limit(m)
-            | Error::Internal(m) => m,
+            | Error::Internal(m)
+            | Error::Cancelled(m) => m,
             Error::Other { message, .. } => message,
         }
     }
