@@ -35,6 +35,7 @@ static const family_fn k_families[] = {
     ops_family_spatial,        /* lib/ops/spatial.c */
     ops_family_recurrent,      /* lib/ops/recurrent.c */
     ops_family_einsum,         /* lib/ops/einsum.c */
+    ops_family_detection,      /* lib/ops/detection.c */
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])
