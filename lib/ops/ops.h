@@ -189,6 +189,7 @@ const op_def *ops_family_recurrent(size_t *count); /* LSTM GRU RNN */
 const op_def *ops_family_einsum(size_t *count);
 const op_def *ops_family_detection(size_t *count); /* NonMaxSuppression RoiAlign */
 const op_def *ops_family_unique(size_t *count);
+const op_def *ops_family_fold(size_t *count); /* Col2Im MaxUnpool */
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */
 
