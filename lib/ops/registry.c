@@ -38,6 +38,7 @@ static const family_fn k_families[] = {
     ops_family_detection,      /* lib/ops/detection.c */
     ops_family_unique,         /* lib/ops/unique.c */
     ops_family_fold,           /* lib/ops/fold.c */
+    ops_family_crop,           /* lib/ops/crop.c */
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])
