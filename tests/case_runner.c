@@ -4,6 +4,9 @@
  * an optional CASE/tolerance file ("atol rtol"). Each case becomes one cmocka
  * test that loads the model through the public API, feeds every data set and
  * compares every output with the expected one (dtype, shape, values).
+ * A case with a CASE/expect_error file (line 1: the status as
+ * mopt_status_string names it, line 2: text the message must contain) must
+ * instead fail, at load or when run on test_data_set_0's inputs.
  *
  * usage: case_runner [--opt-level N] [--backend B] [--threads T] [--precision P]
  *                    [--atol A] [--rtol R] [--min-cosine C] PATH...
@@ -153,6 +156,61 @@ static double compare(const char *what, const mopt_tensor *got, const mopt_tenso
     return max_err;
 }
 
+/* Strips the trailing newline of a line read by fgets. */
+static void chomp(char *s) {
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = 0;
+}
+
+/* Checks a failure against the case's expect_error file. */
+static void check_error(const test_case *c, const char *when, mopt_status st, const char *status,
+                        const char *text) {
+    const char *msg = mopt_last_error();
+    if (strcmp(mopt_status_string(st), status) != 0 || !strstr(msg, text))
+        fail_msg("%s: %s failed with \"%s: %s\", expected \"%s\" and a message containing "
+                 "\"%s\"",
+                 c->name, when, mopt_status_string(st), msg, status, text);
+    printf("[ CASE     ] %s: %s fails as expected: %s: %s\n", c->name, when, mopt_status_string(st),
+           msg);
+}
+
+/* A case whose model must be refused (expect_error): at load, or when run. */
+static void run_error_case(const test_case *c, FILE *ef, mopt_options *opts) {
+    char status[128] = "", text[512] = "", p[1200];
+    if (!fgets(status, sizeof status, ef) || !fgets(text, sizeof text, ef))
+        fail_msg("%s: expect_error needs two lines (status, message text)", c->name);
+    chomp(status);
+    chomp(text);
+    mopt_model *model = NULL;
+    snprintf(p, sizeof p, "%s/model.onnx", c->path);
+    mopt_status st = mopt_model_load(p, opts, &model);
+    if (st != MOPT_OK) {
+        check_error(c, "load", st, status, text);
+        return;
+    }
+    mopt_session *sess = NULL;
+    assert_int_equal(mopt_session_create(model, opts, &sess), MOPT_OK);
+    size_t n_in = mopt_model_io_count(model, MOPT_INPUT);
+    size_t n_out = mopt_model_io_count(model, MOPT_OUTPUT);
+    mopt_tensor *inputs[MAX_IO] = {0}, *outputs[MAX_IO] = {0};
+    snprintf(p, sizeof p, "%s/test_data_set_0", c->path);
+    int ni = load_set(p, "input", inputs);
+    if ((size_t)ni != n_in || n_out > MAX_IO)
+        fail_msg("%s: data set 0 has %d inputs, the model %zu", c->name, ni, n_in);
+    st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)inputs, n_out, NULL,
+                          outputs);
+    if (st == MOPT_OK)
+        fail_msg("%s: the model loaded and ran, expected \"%s\" (%s)", c->name, status, text);
+    check_error(c, "run", st, status, text);
+    for (int k = 0; k < ni; k++)
+        mopt_tensor_destroy(inputs[k]);
+    for (size_t k = 0; k < n_out; k++)
+        mopt_tensor_destroy(outputs[k]);
+    mopt_session_destroy(sess);
+    mopt_model_destroy(model);
+}
+
 static void run_case(void **state) {
     const test_case *c = *state;
     double atol = g_atol, rtol = g_rtol;
@@ -174,6 +232,14 @@ static void run_case(void **state) {
     if (g_threads > 0) assert_int_equal(mopt_options_set_int(opts, "threads", g_threads), MOPT_OK);
     if (g_precision)
         assert_int_equal(mopt_options_set_string(opts, "precision", g_precision), MOPT_OK);
+    snprintf(p, sizeof p, "%s/expect_error", c->path);
+    FILE *ef = fopen(p, "r");
+    if (ef) {
+        run_error_case(c, ef, opts);
+        fclose(ef);
+        mopt_options_destroy(opts);
+        return;
+    }
     mopt_model *model = NULL;
     snprintf(p, sizeof p, "%s/model.onnx", c->path);
     mopt_status st = mopt_model_load(p, opts, &model);

@@ -185,6 +185,11 @@ const op_def *ops_family_linalg(size_t *count);
 const op_def *ops_family_lrn(size_t *count);
 const op_def *ops_family_conv_transpose(size_t *count);
 const op_def *ops_family_recurrent(size_t *count); /* LSTM GRU RNN */
+const op_def *ops_family_einsum(size_t *count);
+const op_def *ops_family_detection(size_t *count); /* NonMaxSuppression RoiAlign */
+const op_def *ops_family_unique(size_t *count);
+const op_def *ops_family_fold(size_t *count); /* Col2Im MaxUnpool */
+const op_def *ops_family_crop(size_t *count); /* CenterCropPad */
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */
 

@@ -33,6 +33,11 @@ static const family_fn k_families[] = {
     ops_family_lrn,            /* lib/ops/lrn.c */
     ops_family_conv_transpose, /* lib/ops/conv_transpose.c */
     ops_family_recurrent,      /* lib/ops/recurrent.c */
+    ops_family_einsum,         /* lib/ops/einsum.c */
+    ops_family_detection,      /* lib/ops/detection.c */
+    ops_family_unique,         /* lib/ops/unique.c */
+    ops_family_fold,           /* lib/ops/fold.c */
+    ops_family_crop,           /* lib/ops/crop.c */
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])

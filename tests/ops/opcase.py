@@ -89,7 +89,17 @@ class Case:
         self.tolerance = (atol, rtol)
         return self
 
-    def save(self, inputs, outputs, input_shapes=None):
+    def save_error(self, inputs, outputs, status, text, input_shapes=None):
+        """A case the library must refuse, at load or when run on `inputs`:
+        with the status mopt_status_string names (e.g. "shape error") and a
+        message containing `text`. `outputs` gives the graph outputs' dtypes
+        and ranks (their values are not written)."""
+        out = self.save(inputs, outputs, input_shapes, write_outputs=False)
+        with open(os.path.join(out, "expect_error"), "w") as f:
+            f.write(f"{status}\n{text}\n")
+        return out
+
+    def save(self, inputs, outputs, input_shapes=None, write_outputs=True):
         """inputs/outputs: dicts name -> numpy array, in graph order.
         input_shapes: optional dict name -> list of dims/str to declare symbolic
         dims (e.g. ["batch", 3]); default is the concrete shape."""
@@ -116,7 +126,7 @@ class Case:
         onnx.save(model, os.path.join(out, "model.onnx"))
         for i, v in enumerate(inputs.values()):
             np.save(os.path.join(ds, f"input_{i}.npy"), _c_order(v))
-        for i, v in enumerate(outputs.values()):
+        for i, v in enumerate(outputs.values() if write_outputs else []):
             np.save(os.path.join(ds, f"output_{i}.npy"), _c_order(v))
         if self.tolerance:
             with open(os.path.join(out, "tolerance"), "w") as f:

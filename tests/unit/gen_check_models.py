@@ -1,6 +1,6 @@
 """gen_check_models.py — writes tests/unit/data/check_three_problems.onnx for
-test_model_check.c: one graph with two unsupported operators (Einsum, and NoSuchOp of a domain
-libmopt never registers: LSTM served here until it became supported),
+test_model_check.c: one graph with two unsupported operators (NoSuchOp and OtherOp of a domain
+libmopt never registers: LSTM and then Einsum served here until they became supported),
 one type error (Add of f32 and i64) and one good node (Relu)."""
 import os
 
@@ -8,7 +8,7 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper
 
-nodes = [helper.make_node("Einsum", ["a", "a"], ["e"], equation="ij,ij->ij"),
+nodes = [helper.make_node("OtherOp", ["a", "a"], ["e"], domain="test.unsupported"),
          helper.make_node("Add", ["a", "i"], ["bad"]),
          helper.make_node("NoSuchOp", ["x", "w", "r"], ["y"], domain="test.unsupported"),
          helper.make_node("Relu", ["a"], ["ok"])]
