@@ -11,6 +11,9 @@
  *   expected one is below C (for the bf16/int8 precisions).
  *   PATH is a case folder, or a folder whose sub-folders (two levels deep at
  *   most) are cases. Used by the "ops" and "models" suites.
+ * An error case has a file CASE/expect_error ("STATUS TEXT", STATUS the
+ * mopt_status number): loading its model, or else running its first data
+ * set, must fail with that status and a message containing TEXT.
  */
 #include <dirent.h>
 #include <math.h>
@@ -153,6 +156,36 @@ static double compare(const char *what, const mopt_tensor *got, const mopt_tenso
     return max_err;
 }
 
+/* The expect_error case (see the header): *status and text from the file. */
+static void run_error_case(const test_case *c, mopt_options *opts, int want, const char *text) {
+    char p[1200];
+    mopt_model *model = NULL;
+    snprintf(p, sizeof p, "%s/model.onnx", c->path);
+    mopt_status st = mopt_model_load(p, opts, &model);
+    if (st == MOPT_OK) {
+        mopt_session *sess = NULL;
+        assert_int_equal(mopt_session_create(model, opts, &sess), MOPT_OK);
+        mopt_tensor *inputs[MAX_IO] = {0}, *outputs[MAX_IO] = {0};
+        snprintf(p, sizeof p, "%s/test_data_set_0", c->path);
+        int ni = load_set(p, "input", inputs);
+        size_t n_out = mopt_model_io_count(model, MOPT_OUTPUT);
+        st = mopt_session_run(sess, (size_t)ni, NULL, (const mopt_tensor *const *)inputs, n_out,
+                              NULL, outputs);
+        for (int k = 0; k < ni; k++)
+            mopt_tensor_destroy(inputs[k]);
+        for (size_t k = 0; k < n_out && k < MAX_IO; k++)
+            mopt_tensor_destroy(outputs[k]);
+        mopt_session_destroy(sess);
+        mopt_model_destroy(model);
+    }
+    const char *msg = mopt_last_error();
+    printf("[ CASE     ] %s: %s: %s\n", c->name, mopt_status_string(st), msg);
+    if ((int)st != want)
+        fail_msg("%s: status %s, expected %s (%s)", c->name, mopt_status_string(st),
+                 mopt_status_string((mopt_status)want), msg);
+    if (!strstr(msg, text)) fail_msg("%s: message \"%s\" lacks \"%s\"", c->name, msg, text);
+}
+
 static void run_case(void **state) {
     const test_case *c = *state;
     double atol = g_atol, rtol = g_rtol;
@@ -174,6 +207,18 @@ static void run_case(void **state) {
     if (g_threads > 0) assert_int_equal(mopt_options_set_int(opts, "threads", g_threads), MOPT_OK);
     if (g_precision)
         assert_int_equal(mopt_options_set_string(opts, "precision", g_precision), MOPT_OK);
+    snprintf(p, sizeof p, "%s/expect_error", c->path);
+    FILE *ef = fopen(p, "r");
+    if (ef) {
+        int want = -1;
+        char text[512] = "";
+        int ok = fscanf(ef, "%d %511[^\n]", &want, text) == 2;
+        fclose(ef);
+        if (!ok) fail_msg("%s: expect_error must read \"STATUS TEXT\"", c->name);
+        run_error_case(c, opts, want, text);
+        mopt_options_destroy(opts);
+        return;
+    }
     mopt_model *model = NULL;
     snprintf(p, sizeof p, "%s/model.onnx", c->path);
     mopt_status st = mopt_model_load(p, opts, &model);
