@@ -35,6 +35,7 @@ static const family_fn k_families[] = {
     ops_family_recurrent,      /* lib/ops/recurrent.c */
     ops_family_grid,           /* lib/ops/grid.c */
     ops_family_spectral,       /* lib/ops/spectral.c */
+    ops_family_conv_quant,     /* lib/ops/conv_quant.c */
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])
