@@ -184,10 +184,11 @@ const op_def *ops_family_signal(size_t *count);
 const op_def *ops_family_linalg(size_t *count);
 const op_def *ops_family_lrn(size_t *count);
 const op_def *ops_family_conv_transpose(size_t *count);
-const op_def *ops_family_recurrent(size_t *count);  /* LSTM GRU RNN */
-const op_def *ops_family_grid(size_t *count);       /* GridSample AffineGrid */
-const op_def *ops_family_spectral(size_t *count);   /* DFT STFT MelWeightMatrix */
-const op_def *ops_family_conv_quant(size_t *count); /* ConvInteger QLinearConv */
+const op_def *ops_family_recurrent(size_t *count);   /* LSTM GRU RNN */
+const op_def *ops_family_grid(size_t *count);        /* GridSample AffineGrid */
+const op_def *ops_family_spectral(size_t *count);    /* DFT STFT MelWeightMatrix */
+const op_def *ops_family_conv_quant(size_t *count);  /* ConvInteger QLinearConv */
+const op_def *ops_family_deform_conv(size_t *count); /* DeformConv */
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */
 
