@@ -13,6 +13,7 @@
 
 #include "core/alloc.h"
 #include "kernels/ref/ref_grid.h"
+#include "kernels/ref/ref_logic.h"
 #include "ops/bridge.h"
 #include "ops/ops.h"
 
@@ -63,7 +64,12 @@ static mopt_status grid_sample_parse(const op_ctx *ctx, void *params) {
 static mopt_status grid_sample_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
                                      op_tensor *out, int n_out) {
     const grid_sample_params *p = ctx->params;
-    mopt_status st = op_expect_f32(ctx, &in[1], 1);
+    static const mopt_dtype floats[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_F16,
+                                        MOPT_DTYPE_BF16};
+    /* nearest copies X as it is, so its grid may be any float type (converted
+     * in run); the other modes compute in f32 (the bridge converts) */
+    mopt_status st = p->mode == REF_GRID_NEAREST ? op_expect_dtype(ctx, &in[1], 1, floats, 4)
+                                                 : op_expect_f32(ctx, &in[1], 1);
     if (st) return st;
     if (p->mode == REF_GRID_NEAREST) {
         st = op_expect_any(ctx, &in[0], 0);
@@ -145,8 +151,19 @@ static mopt_status grid_sample_run(const op_ctx *ctx, const op_tensor *in, int n
         memset(out[0].data, 0, op_nbytes(&out[0]));
         return MOPT_OK;
     }
-    if (in[0].dtype != MOPT_DTYPE_F32) {
-        ref_grid_sample_nearest_bytes(&k, in[0].data, op_esize(&in[0]), in[1].data, out[0].data);
+    if (p->mode == REF_GRID_NEAREST &&
+        (in[0].dtype != MOPT_DTYPE_F32 || in[1].dtype != MOPT_DTYPE_F32)) {
+        const float *grid = in[1].data;
+        float *conv = NULL;
+        if (in[1].dtype != MOPT_DTYPE_F32) {
+            int64_t ng = op_numel(&in[1]);
+            conv = mopt_malloc((size_t)ng * sizeof(float));
+            if (!conv) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the grid");
+            ref_cast(in[1].dtype, in[1].data, MOPT_DTYPE_F32, conv, ng);
+            grid = conv;
+        }
+        ref_grid_sample_nearest_bytes(&k, in[0].data, op_esize(&in[0]), grid, out[0].data);
+        mopt_free(conv);
         return MOPT_OK;
     }
     int64_t taps = ref_grid_sample_taps(&k);

@@ -177,6 +177,12 @@ def main():
     c = Case("gridsample_nearest_i32")
     c.node("GridSample", ["X", "grid"], ["Y"], mode="nearest")
     c.save({"X": Xi, "grid": grid[:1]}, {"Y": y})
+    # nearest copies f64 X exactly, whatever the grid's float type
+    Xd = (g.standard_normal((1, 2, 3, 5)) * 1e10 + 1e-3).astype(np.float64)
+    y = grid_sample(Xd, grid[:1], "nearest", "border", 0)
+    c = Case("gridsample_nearest_f64_exact", opset=20).tol(0, 0)
+    c.node("GridSample", ["X", "grid"], ["Y"], mode="nearest", padding_mode="border")
+    c.save({"X": Xd, "grid": grid[:1].astype(np.float64)}, {"Y": y})
     # f64 and f16 X go through the float bridge
     gs_case("gridsample_f64_linear", X.astype(np.float64), grid.astype(np.float64), "linear",
             "zeros", 0, check_onnx=False, tol=(1e-5, 1e-5))
