@@ -175,6 +175,37 @@ static void check_error(const test_case *c, const char *when, mopt_status st, co
            msg);
 }
 
+/* A refused case in the "<status number> text" spelling. */
+static void run_error_case_numeric(const test_case *c, mopt_options *opts, int want,
+                                   const char *text) {
+    char p[1200];
+    mopt_model *model = NULL;
+    snprintf(p, sizeof p, "%s/model.onnx", c->path);
+    mopt_status st = mopt_model_load(p, opts, &model);
+    if (st == MOPT_OK) {
+        mopt_session *sess = NULL;
+        assert_int_equal(mopt_session_create(model, opts, &sess), MOPT_OK);
+        mopt_tensor *inputs[MAX_IO] = {0}, *outputs[MAX_IO] = {0};
+        snprintf(p, sizeof p, "%s/test_data_set_0", c->path);
+        int ni = load_set(p, "input", inputs);
+        size_t n_out = mopt_model_io_count(model, MOPT_OUTPUT);
+        st = mopt_session_run(sess, (size_t)ni, NULL, (const mopt_tensor *const *)inputs, n_out,
+                              NULL, outputs);
+        for (int k = 0; k < ni; k++)
+            mopt_tensor_destroy(inputs[k]);
+        for (size_t k = 0; k < n_out && k < MAX_IO; k++)
+            mopt_tensor_destroy(outputs[k]);
+        mopt_session_destroy(sess);
+        mopt_model_destroy(model);
+    }
+    const char *msg = mopt_last_error();
+    printf("[ CASE     ] %s: %s: %s\n", c->name, mopt_status_string(st), msg);
+    if ((int)st != want)
+        fail_msg("%s: status %s, expected %s (%s)", c->name, mopt_status_string(st),
+                 mopt_status_string((mopt_status)want), msg);
+    if (!strstr(msg, text)) fail_msg("%s: message \"%s\" lacks \"%s\"", c->name, msg, text);
+}
+
 /* A case whose model must be refused (expect_error): at load, or when run. */
 static void run_error_case(const test_case *c, FILE *ef, mopt_options *opts) {
     char status[128] = "", text[512] = "", p[1200];
@@ -235,8 +266,20 @@ static void run_case(void **state) {
     snprintf(p, sizeof p, "%s/expect_error", c->path);
     FILE *ef = fopen(p, "r");
     if (ef) {
-        run_error_case(c, ef, opts);
-        fclose(ef);
+        /* two spellings: "STATUS_NAME\ntext" or "<status number> text" */
+        int c0 = fgetc(ef);
+        if (c0 != EOF) ungetc(c0, ef);
+        if (c0 >= '0' && c0 <= '9') {
+            int want = -1;
+            char text[512] = "";
+            int ok = fscanf(ef, "%d %511[^\n]", &want, text) == 2;
+            fclose(ef);
+            if (!ok) fail_msg("%s: expect_error must read \"STATUS TEXT\"", c->name);
+            run_error_case_numeric(c, opts, want, text);
+        } else {
+            run_error_case(c, ef, opts);
+            fclose(ef);
+        }
         mopt_options_destroy(opts);
         return;
     }

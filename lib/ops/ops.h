@@ -188,8 +188,12 @@ const op_def *ops_family_recurrent(size_t *count); /* LSTM GRU RNN */
 const op_def *ops_family_einsum(size_t *count);
 const op_def *ops_family_detection(size_t *count); /* NonMaxSuppression RoiAlign */
 const op_def *ops_family_unique(size_t *count);
-const op_def *ops_family_fold(size_t *count); /* Col2Im MaxUnpool */
-const op_def *ops_family_crop(size_t *count); /* CenterCropPad */
+const op_def *ops_family_fold(size_t *count);        /* Col2Im MaxUnpool */
+const op_def *ops_family_crop(size_t *count);        /* CenterCropPad */
+const op_def *ops_family_grid(size_t *count);        /* GridSample AffineGrid */
+const op_def *ops_family_spectral(size_t *count);    /* DFT STFT MelWeightMatrix */
+const op_def *ops_family_conv_quant(size_t *count);  /* ConvInteger QLinearConv */
+const op_def *ops_family_deform_conv(size_t *count); /* DeformConv */
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */
 

@@ -38,6 +38,10 @@ static const family_fn k_families[] = {
     ops_family_unique,         /* lib/ops/unique.c */
     ops_family_fold,           /* lib/ops/fold.c */
     ops_family_crop,           /* lib/ops/crop.c */
+    ops_family_grid,           /* lib/ops/grid.c */
+    ops_family_spectral,       /* lib/ops/spectral.c */
+    ops_family_conv_quant,     /* lib/ops/conv_quant.c */
+    ops_family_deform_conv,    /* lib/ops/deform_conv.c */
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])

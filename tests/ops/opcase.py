@@ -73,6 +73,7 @@ class Case:
         self.nodes = []
         self.initializers = []
         self.tolerance = None
+        self.error = None
 
     def node(self, op_type, inputs, outputs, domain="", **attrs):
         """Adds a node. Attributes given as None are left out (as
@@ -83,6 +84,14 @@ class Case:
     def initializer(self, name, array):
         """A weight baked into the model (not fed as an input)."""
         self.initializers.append(numpy_helper.from_array(np.asarray(array), name))
+        return self
+
+    def expect_error(self, status, text):
+        """Makes this an error case: loading the model (or running its data
+        set) must fail with mopt_status number `status` and a message that
+        contains `text`. The outputs given to save() only declare the
+        graph's outputs then."""
+        self.error = (status, text)
         return self
 
     def tol(self, atol, rtol):
@@ -128,6 +137,9 @@ class Case:
             np.save(os.path.join(ds, f"input_{i}.npy"), _c_order(v))
         for i, v in enumerate(outputs.values() if write_outputs else []):
             np.save(os.path.join(ds, f"output_{i}.npy"), _c_order(v))
+        if self.error:
+            with open(os.path.join(out, "expect_error"), "w") as f:
+                f.write(f"{self.error[0]} {self.error[1]}\n")
         if self.tolerance:
             with open(os.path.join(out, "tolerance"), "w") as f:
                 f.write(f"{self.tolerance[0]} {self.tolerance[1]}\n")

@@ -5,6 +5,7 @@
  * computed shape wins), reported by mopt_model_check with status OK and
  * printed under verbose, naming the value. Models: gen_leniency_models.py.
  */
+#define MOPT_EXPERIMENTAL_API /* mopt_model_check */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
