@@ -265,7 +265,7 @@ static mopt_status attention_run(const op_ctx *ctx, const op_tensor *in, int n_i
 /* Domain "mopt": never bridged. */
 static const op_def k_defs[] = {
     {"Attention", "mopt", 3, 4, 1, 1, attention_infer, attention_run, ops_attention_impls,
-     .params_size = sizeof(attention_params), .parse = attention_parse},
+     OP_PARAMS(attention_params, attention_parse)},
 };
 
 const op_def *ops_family_attention(size_t *count) {

@@ -100,8 +100,7 @@ static mopt_status not_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 #define BITWISE(name)                                                                              \
     {                                                                                              \
         name, "", 2, 2, 1, 1, binary_infer, binary_run, NULL,                                      \
-            .params_size = sizeof(bitwise_params), .parse = binary_parse,                          \
-            .bridge = &ops_bridge_float                                                            \
+            OP_PARAMS(bitwise_params, binary_parse), .bridge = &ops_bridge_float                   \
     }
 
 static const op_def k_ops[] = {

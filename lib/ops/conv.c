@@ -201,8 +201,7 @@ int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const o
 
 static const op_def k_ops[] = {
     {"Conv", "", 2, 3, 1, 1, ops_conv_infer, ops_conv_run, ops_conv_impls,
-     .params_size = sizeof(conv_params), .parse = ops_conv_parse, .flops = ops_conv_flops,
-     .bridge = &ops_bridge_float},
+     OP_PARAMS(conv_params, ops_conv_parse), .flops = ops_conv_flops, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_conv(size_t *count) {

@@ -119,8 +119,8 @@ static mopt_status ct_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
 }
 
 static const op_def k_ops[] = {
-    {"ConvTranspose", "", 2, 3, 1, 1, ct_infer, ct_run, NULL, .params_size = sizeof(ct_params),
-     .parse = ct_parse, .bridge = &ops_bridge_float},
+    {"ConvTranspose", "", 2, 3, 1, 1, ct_infer, ct_run, NULL, OP_PARAMS(ct_params, ct_parse),
+     .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_conv_transpose(size_t *count) {

@@ -223,9 +223,9 @@ static int64_t fconv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, con
 /* Domain "mopt": never bridged. */
 static const op_def k_ops[] = {
     {"FusedMatMul", "mopt", 2, 4, 1, 1, fmm_infer, fmm_run, ops_fused_matmul_impls,
-     .params_size = sizeof(fused_matmul_params), .parse = fmm_parse, .flops = fmm_flops},
+     OP_PARAMS(fused_matmul_params, fmm_parse), .flops = fmm_flops},
     {"FusedConv", "mopt", 2, 4, 1, 1, fconv_infer, fconv_run, ops_fused_conv_impls,
-     .params_size = sizeof(fused_conv_params), .parse = fconv_parse, .flops = fconv_flops},
+     OP_PARAMS(fused_conv_params, fconv_parse), .flops = fconv_flops},
 };
 
 const op_def *ops_family_fused(size_t *count) {

@@ -236,14 +236,12 @@ static mopt_status compress_run(const op_ctx *ctx, const op_tensor *in, int n_in
     return MOPT_OK;
 }
 
-#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
-
 static const op_def k_ops[] = {
-    {"OneHot", "", 3, 3, 1, 1, onehot_infer, onehot_run, NULL, PARAMS(onehot_params, onehot_parse),
-     .bridge = &ops_bridge_float},
+    {"OneHot", "", 3, 3, 1, 1, onehot_infer, onehot_run, NULL,
+     OP_PARAMS(onehot_params, onehot_parse), .bridge = &ops_bridge_float},
     {"NonZero", "", 1, 1, 1, 1, nonzero_infer, nonzero_run, .bridge = &ops_bridge_float},
     {"Compress", "", 2, 2, 1, 1, compress_infer, compress_run, NULL,
-     PARAMS(compress_params, compress_parse), .bridge = &ops_bridge_float},
+     OP_PARAMS(compress_params, compress_parse), .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_index(size_t *count) {

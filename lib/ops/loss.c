@@ -127,9 +127,9 @@ static mopt_status loss_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 static const op_def k_ops[] = {
     {"NegativeLogLikelihoodLoss", "", 2, 3, 1, 1, loss_infer, loss_run, NULL,
-     .params_size = sizeof(loss_params), .parse = loss_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(loss_params, loss_parse), .bridge = &ops_bridge_float},
     {"SoftmaxCrossEntropyLoss", "", 2, 3, 1, 2, loss_infer, loss_run, NULL,
-     .params_size = sizeof(loss_params), .parse = loss_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(loss_params, loss_parse), .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_loss(size_t *count) {

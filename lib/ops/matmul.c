@@ -263,8 +263,7 @@ static const op_def k_ops[] = {
     {"MatMul", "", 2, 2, 1, 1, matmul_infer, matmul_run, ops_matmul_impls, .flops = matmul_flops,
      .bridge = &ops_bridge_float},
     {"Gemm", "", 2, 3, 1, 1, gemm_infer, gemm_run, ops_gemm_impls,
-     .params_size = sizeof(gemm_params), .parse = gemm_parse, .flops = gemm_flops,
-     .bridge = &ops_bridge_float},
+     OP_PARAMS(gemm_params, gemm_parse), .flops = gemm_flops, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_matmul(size_t *count) {

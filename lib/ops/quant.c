@@ -330,15 +330,14 @@ done:
 
 static const op_def k_ops[] = {
     /* QuantizeLinear and DynamicQuantizeLinear name their output type: never bridged */
-    {"QuantizeLinear", "", 2, 3, 1, 1, q_infer, q_run, NULL, .params_size = sizeof(q_params),
-     .parse = q_parse},
-    {"DequantizeLinear", "", 2, 3, 1, 1, dq_infer, dq_run, NULL, .params_size = sizeof(q_params),
-     .parse = q_parse, .bridge = &ops_bridge_float},
+    {"QuantizeLinear", "", 2, 3, 1, 1, q_infer, q_run, NULL, OP_PARAMS(q_params, q_parse)},
+    {"DequantizeLinear", "", 2, 3, 1, 1, dq_infer, dq_run, NULL, OP_PARAMS(q_params, q_parse),
+     .bridge = &ops_bridge_float},
     {"DynamicQuantizeLinear", "", 1, 1, 1, 3, dyn_infer, dyn_run, NULL},
-    {"MatMulInteger", "", 2, 4, 1, 1, mmi_infer, mmi_run, NULL, .params_size = sizeof(mmi_params),
-     .parse = mmi_parse, .bridge = &ops_bridge_float},
-    {"QLinearMatMul", "", 8, 8, 1, 1, mmi_infer, mmi_run, NULL, .params_size = sizeof(mmi_params),
-     .parse = mmi_parse, .bridge = &ops_bridge_float},
+    {"MatMulInteger", "", 2, 4, 1, 1, mmi_infer, mmi_run, NULL, OP_PARAMS(mmi_params, mmi_parse),
+     .bridge = &ops_bridge_float},
+    {"QLinearMatMul", "", 8, 8, 1, 1, mmi_infer, mmi_run, NULL, OP_PARAMS(mmi_params, mmi_parse),
+     .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_quant(size_t *count) {

@@ -309,10 +309,10 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 }
 
 static const op_def k_ops[] = {
-    {"Resize", "", 1, 4, 1, 1, resize_infer, resize_run, NULL, .params_size = sizeof(resize_params),
-     .parse = resize_parse, .bridge = &ops_bridge_float},
+    {"Resize", "", 1, 4, 1, 1, resize_infer, resize_run, NULL,
+     OP_PARAMS(resize_params, resize_parse), .bridge = &ops_bridge_float},
     {"Upsample", "", 1, 2, 1, 1, resize_infer, resize_run, NULL,
-     .params_size = sizeof(resize_params), .parse = upsample_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(resize_params, upsample_parse), .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_resize(size_t *count) {

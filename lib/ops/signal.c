@@ -61,11 +61,10 @@ static mopt_status window_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     return MOPT_OK;
 }
 
-#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
 #define WINDOW(name)                                                                               \
     {                                                                                              \
-        name, "", 1, 1, 1, 1, window_infer, window_run, NULL, PARAMS(window_params, window_parse), \
-            .bridge = &ops_bridge_float                                                            \
+        name, "", 1, 1, 1, 1, window_infer, window_run, NULL,                                      \
+            OP_PARAMS(window_params, window_parse), .bridge = &ops_bridge_float                    \
     }
 
 static const op_def k_ops[] = {
