@@ -19,26 +19,12 @@
 
 #include <mopt/mopt.h>
 
+#include "../test_file.h"
 #include "fuzz_model_path.h"
 #include "io/npy.h"
 #include "io/onnx_import.h"
 
 #define REGRESSIONS "tests/fuzz/regressions"
-
-static uint8_t *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    /* exactly n bytes, so that ASan sees any read past the end */
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    assert_non_null(buf);
-    if (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) fail_msg("short read on %s", path);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
 static int has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
@@ -60,7 +46,7 @@ static int replay(const char *name) {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", REGRESSIONS, name);
     size_t len = 0;
-    uint8_t *buf = read_file(path, &len);
+    uint8_t *buf = test_read_file(path, &len);
     int replayed = 1;
     if (has_prefix(name, "model_") || has_prefix(name, "mopt_")) {
         fuzz_model_result r;
@@ -118,7 +104,7 @@ static void fuzz_regressions_replay_cleanly(void **state) {
 static void fuzz_fold_constants_budget_bounds_load(void **state) {
     (void)state;
     size_t len = 0;
-    uint8_t *buf = read_file(REGRESSIONS "/model_fold_constants_blowup.onnx", &len);
+    uint8_t *buf = test_read_file(REGRESSIONS "/model_fold_constants_blowup.onnx", &len);
     mopt_model *m = NULL;
     assert_int_equal(mopt_model_load_from_memory(buf, len, NULL, &m), MOPT_OK);
     int64_t bytes = mopt_model_parameter_bytes(m);
@@ -143,7 +129,7 @@ static void fuzz_options_nul_is_refused(void **state) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", REGRESSIONS, files[i]);
         size_t len = 0;
-        uint8_t *buf = read_file(path, &len);
+        uint8_t *buf = test_read_file(path, &len);
         mopt_options *o = NULL;
         assert_int_equal(mopt_options_create(&o), MOPT_OK);
         mopt_status st = mopt_options_load_yaml_string(o, (const char *)buf, len);
