@@ -17,6 +17,7 @@
 #include "kernels/ref/ref_attention.h"
 #include "ops/attention.h"
 #include "ops/impls.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 typedef attention_params attn_attrs;
@@ -268,7 +269,4 @@ static const op_def k_defs[] = {
      OP_PARAMS(attention_params, attention_parse)},
 };
 
-const op_def *ops_family_attention(size_t *count) {
-    *count = sizeof k_defs / sizeof k_defs[0];
-    return k_defs;
-}
+OP_FAMILY(attention, k_defs)

@@ -14,6 +14,7 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_attention_onnx.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 typedef struct attn_params {
@@ -239,7 +240,4 @@ static const op_def k_ops[] = {
      .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_attention_onnx(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(attention_onnx, k_ops)

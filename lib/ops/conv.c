@@ -11,6 +11,7 @@
 #include "ops/bridge.h"
 #include "ops/conv.h"
 #include "ops/impls.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 #define ATTR_LIMIT ((int64_t)1 << 31) /* keeps window arithmetic far from overflow */
@@ -204,7 +205,4 @@ static const op_def k_ops[] = {
      OP_PARAMS(conv_params, ops_conv_parse), .flops = ops_conv_flops, .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_conv(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(conv, k_ops)

@@ -9,6 +9,7 @@
 
 #include "kernels/ref/ref_conv_transpose.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 #include "ops/window.h"
 
@@ -123,7 +124,4 @@ static const op_def k_ops[] = {
      .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_conv_transpose(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(conv_transpose, k_ops)

@@ -65,7 +65,4 @@ static const op_def k_ops[] = {
      .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_cumulative(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(cumulative, k_ops)

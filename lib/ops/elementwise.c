@@ -477,7 +477,4 @@ static const op_def k_ops[] = {
      OP_PARAMS(act_params, alpha_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_elementwise(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(elementwise, k_ops)

@@ -19,6 +19,7 @@
 #include "ops/fused.h"
 #include "ops/impls.h"
 #include "ops/matmul.h"
+#include "ops/op_common.h"
 
 /* ---- activation attributes ---------------------------------------------- */
 
@@ -228,7 +229,4 @@ static const op_def k_ops[] = {
      OP_PARAMS(fused_conv_params, fconv_parse), .flops = fconv_flops},
 };
 
-const op_def *ops_family_fused(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(fused, k_ops)

@@ -14,6 +14,7 @@
 
 #include "kernels/ref/ref_logic.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 static const mopt_dtype k_cmp_types[] = {
@@ -306,7 +307,4 @@ static const op_def k_ops[] = {
      OP_PARAMS(cast_params, bitcast_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_logic(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(logic, k_ops)

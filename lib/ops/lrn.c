@@ -44,7 +44,4 @@ static const op_def k_ops[] = {
      OP_PARAMS(lrn_params, lrn_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_lrn(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(lrn, k_ops)

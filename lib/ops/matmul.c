@@ -14,6 +14,7 @@
 #include "ops/bridge.h"
 #include "ops/impls.h"
 #include "ops/matmul.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 static const mopt_dtype k_float_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64};
@@ -266,7 +267,4 @@ static const op_def k_ops[] = {
      OP_PARAMS(gemm_params, gemm_parse), .flops = gemm_flops, .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_matmul(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(matmul, k_ops)

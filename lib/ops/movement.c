@@ -19,6 +19,7 @@
 #include "kernels/ref/ref_movement.h"
 #include "ops/bridge.h"
 #include "ops/cpu/ops_cpu.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -1464,7 +1465,4 @@ static const op_def k_movement_ops[] = {
      OP_PARAMS(revseq_params, revseq_parse), FLOAT_BRIDGE},
 };
 
-const op_def *ops_family_movement(size_t *count) {
-    *count = sizeof k_movement_ops / sizeof k_movement_ops[0];
-    return k_movement_ops;
-}
+OP_FAMILY(movement, k_movement_ops)

@@ -19,6 +19,7 @@
 #include "ops/bridge.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/normalization.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* Product of dims [from, to) of a concrete shape. */
@@ -542,7 +543,4 @@ static const op_def k_ops[] = {
      OP_PARAMS(softmax_params, logsoftmax_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_normalization(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(normalization, k_ops)

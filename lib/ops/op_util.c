@@ -351,3 +351,9 @@ mopt_status op_read_one_int(const op_ctx *ctx, const op_tensor *t, const char *w
                      : op_fail(ctx, MOPT_ERR_SHAPE, "%s must hold one value", what);
     return MOPT_OK;
 }
+
+bool op_attr_int_opt(const op_ctx *ctx, const char *name, int64_t *v) {
+    const ir_attr *a = ir_node_attr(ctx->node, name);
+    *v = a ? a->i : 0;
+    return a != NULL;
+}

@@ -11,6 +11,7 @@
 
 #include "kernels/ref/ref_pool.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 #include "ops/window.h"
 
@@ -309,7 +310,4 @@ static const op_def k_ops[] = {
      OP_PARAMS(lppool_params, lppool_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_pool(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(pool, k_ops)

@@ -14,6 +14,7 @@
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_quant.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 static bool is_qint(mopt_dtype t) {
@@ -51,9 +52,7 @@ typedef struct q_params {
 
 static mopt_status q_parse(const op_ctx *ctx, void *params) {
     q_params *p = params;
-    const ir_attr *od = ir_node_attr(ctx->node, "output_dtype");
-    p->has_od = od != NULL;
-    p->od = od ? od->i : 0;
+    p->has_od = op_attr_int_opt(ctx, "output_dtype", &p->od);
     p->block = ir_node_attr_int(ctx->node, "block_size", 0);
     p->axis = ir_node_attr_int(ctx->node, "axis", 1);
     return MOPT_OK;
@@ -340,7 +339,4 @@ static const op_def k_ops[] = {
      .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_quant(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(quant, k_ops)

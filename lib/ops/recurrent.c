@@ -14,6 +14,7 @@
 
 #include "core/alloc.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 
 /* ---- parse ------------------------------------------------------------------ */
 
@@ -342,7 +343,4 @@ static const op_def k_ops[] = {
      OP_PARAMS(ops_rnn_params, rnn_parse), .flops = rnn_flops, .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_recurrent(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(recurrent, k_ops)

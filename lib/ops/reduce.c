@@ -314,7 +314,4 @@ static const op_def k_reduce_ops[] = {
      OP_PARAMS(hardmax_params, hardmax_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_reduce(size_t *count) {
-    *count = sizeof k_reduce_ops / sizeof k_reduce_ops[0];
-    return k_reduce_ops;
-}
+OP_FAMILY(reduce, k_reduce_ops)

@@ -14,6 +14,7 @@
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_resize.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* keep_aspect_ratio_policy */
@@ -315,7 +316,4 @@ static const op_def k_ops[] = {
      OP_PARAMS(resize_params, upsample_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_resize(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(resize, k_ops)

@@ -20,6 +20,7 @@
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_movement.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -797,9 +798,7 @@ typedef struct eye_params {
 
 static mopt_status eye_parse(const op_ctx *ctx, void *params) {
     eye_params *p = params;
-    const ir_attr *dt = ir_node_attr(ctx->node, "dtype");
-    p->has_dtype = dt != NULL;
-    p->dtype = dt ? dt->i : 0;
+    p->has_dtype = op_attr_int_opt(ctx, "dtype", &p->dtype);
     p->k = ir_node_attr_int(ctx->node, "k", 0);
     return MOPT_OK;
 }
@@ -854,7 +853,4 @@ static const op_def k_shape_ops[] = {
     {"EyeLike", "", 1, 1, 1, 1, eye_infer, eye_run, NULL, OP_PARAMS(eye_params, eye_parse)},
 };
 
-const op_def *ops_family_shape(size_t *count) {
-    *count = sizeof k_shape_ops / sizeof k_shape_ops[0];
-    return k_shape_ops;
-}
+OP_FAMILY(shape, k_shape_ops)

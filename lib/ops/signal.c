@@ -9,6 +9,7 @@
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_signal.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* ---- window functions -------------------------------------------------------------- */
@@ -73,7 +74,4 @@ static const op_def k_ops[] = {
     WINDOW("BlackmanWindow"),
 };
 
-const op_def *ops_family_signal(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(signal, k_ops)

@@ -101,7 +101,4 @@ static const op_def k_ops[] = {
      .bridge = &ops_bridge_arith},
 };
 
-const op_def *ops_family_sort(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(sort, k_ops)
