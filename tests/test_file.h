@@ -1,15 +1,17 @@
 /*
- * test_file.h — reading a whole file in cmocka tests (the hostile and fuzz
- * regression suites): the buffer is exactly the file's size, so that ASan
- * sees any read past its end; a missing or short file fails the test.
- * Include after <cmocka.h>.
+ * test_file.h — files for cmocka tests (the hostile and fuzz regression
+ * suites): reading a whole file into a buffer of exactly its size, so that
+ * ASan sees any read past its end (a missing or short file fails the test),
+ * and listing a folder's files in name order. Include after <cmocka.h>.
  */
 #ifndef MOPT_TESTS_TEST_FILE_H
 #define MOPT_TESTS_TEST_FILE_H
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The file's bytes (release with free) and their count in *len. */
 static inline uint8_t *test_read_file(const char *path, size_t *len) {
@@ -26,6 +28,38 @@ static inline uint8_t *test_read_file(const char *path, size_t *len) {
     fclose(f);
     *len = size;
     return buf;
+}
+
+static inline int test_cmp_names(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in folder dir, sorted, leaving out those starting with '.' and,
+ * when suffix is given, those not ending with it (after at least one
+ * character); *n is their count. Release each name and the array with free. */
+static inline char **test_list_dir(const char *dir, const char *suffix, size_t *n) {
+    DIR *d = opendir(dir);
+    if (!d) fail_msg("cannot open %s", dir);
+    char **names = NULL;
+    size_t count = 0, cap = 0;
+    size_t ls = suffix ? strlen(suffix) : 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (e->d_name[0] == '.' || (suffix && (l <= ls || strcmp(e->d_name + l - ls, suffix))))
+            continue;
+        if (count == cap) {
+            cap = cap ? 2 * cap : 64;
+            names = realloc(names, cap * sizeof *names);
+            assert_non_null(names);
+        }
+        names[count] = strdup(e->d_name);
+        assert_non_null(names[count]);
+        count++;
+    }
+    closedir(d);
+    if (count) qsort(names, count, sizeof *names, test_cmp_names);
+    *n = count;
+    return names;
 }
 
 #endif

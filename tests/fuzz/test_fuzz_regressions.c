@@ -6,7 +6,6 @@
  * without a message, an output handed over on failure, an inconsistent
  * tensor). The file name's prefix picks the path (see regressions/README.md).
  */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,26 +73,16 @@ static int replay(const char *name) {
     return replayed;
 }
 
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void fuzz_regressions_replay_cleanly(void **state) {
     (void)state;
-    DIR *d = opendir(REGRESSIONS);
-    assert_non_null(d);
-    char *names[1024];
     size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 1024)
-        if (e->d_name[0] != '.') names[n++] = strdup(e->d_name);
-    closedir(d);
-    qsort(names, n, sizeof names[0], cmp_str);
+    char **names = test_list_dir(REGRESSIONS, NULL, &n);
     int replayed = 0;
     for (size_t i = 0; i < n; i++) {
         replayed += replay(names[i]);
         free(names[i]);
     }
+    free(names);
     print_message("%d regression inputs replayed\n", replayed);
 }
 
