@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "ir/ir.h"
 #include "runtime/runtime.h"
+#include "tests/test_attrs.h"
 
 /* Declares a graph input; dims given as numbers, a symbol name replaces the
  * dim wherever names[i] is non-NULL. */
@@ -58,17 +59,6 @@ static ir_node *add_node(ir_graph *g, const char *op, const char *name, int n_in
     g->outputs = mopt_realloc(g->outputs, (size_t)(g->n_outputs + 1) * sizeof *g->outputs);
     g->outputs[g->n_outputs++] = n->outputs[0];
     return n;
-}
-
-static void attr_int(ir_node *n, const char *name, int64_t v) {
-    ir_node_add_attr(n, name, IR_ATTR_INT)->i = v;
-}
-
-static void attr_ints(ir_node *n, const char *name, int count, const int64_t *v) {
-    ir_attr *a = ir_node_add_attr(n, name, IR_ATTR_INTS);
-    a->ints = mopt_malloc((size_t)count * sizeof(int64_t));
-    memcpy(a->ints, v, (size_t)count * sizeof(int64_t));
-    a->n = (size_t)count;
 }
 
 static ir_graph *new_graph(int64_t opset) {
