@@ -1,8 +1,8 @@
 /*
  * chain_bench.h — what the single-file chain benchmarks (load_time.c,
  * node_overhead.c) share: a clock reading, a libmopt failure message, an
- * input's shape with symbolic dims taken as 1, and releasing what they
- * created. Public API only.
+ * input's shape with symbolic dims taken as 1, making the inputs and
+ * releasing what they created. Public API only.
  */
 #ifndef MOPT_BENCH_CHAIN_BENCH_H
 #define MOPT_BENCH_CHAIN_BENCH_H
@@ -40,6 +40,18 @@ static inline int chain_input_dims(const mopt_model *m, size_t i, int64_t *dims)
         dims[a] = d > 0 ? d : 1;
     }
     return rank;
+}
+
+/* Makes inputs 0..n_in-1 with make; 0, or 1 after chain_fail when one
+ * cannot be made. */
+static inline int chain_make_inputs(const char *prog, const mopt_model *m, size_t n_in,
+                                    mopt_status (*make)(const mopt_model *, size_t, mopt_tensor **),
+                                    mopt_tensor **in) {
+    for (size_t i = 0; i < n_in; i++) {
+        mopt_status st = make(m, i, &in[i]);
+        if (st != MOPT_OK) return chain_fail(prog, "input", st);
+    }
+    return 0;
 }
 
 /* Destroys the tensors of in[] and out[] (CHAIN_MAX_IO each; NULLs allowed),

@@ -73,11 +73,7 @@ int main(int argc, char **argv) {
         rc = 1;
         goto done;
     }
-    for (size_t i = 0; i < n_in; i++)
-        if ((st = make_input(model, i, &in[i])) != MOPT_OK) {
-            rc = chain_fail("load_time", "input", st);
-            goto done;
-        }
+    if ((rc = chain_make_inputs("load_time", model, n_in, make_input, in))) goto done;
     double t3 = chain_clock_s(CLOCK_MONOTONIC), c3 = chain_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, out);
     double t4 = chain_clock_s(CLOCK_MONOTONIC), c4 = chain_clock_s(CLOCK_PROCESS_CPUTIME_ID);

@@ -129,11 +129,7 @@ int main(int argc, char **argv) {
         rc = 1;
         goto done;
     }
-    for (size_t i = 0; i < n_in; i++)
-        if ((st = make_input(model, i, &in[i])) != MOPT_OK) {
-            rc = chain_fail("node_overhead", "input", st);
-            goto done;
-        }
+    if ((rc = chain_make_inputs("node_overhead", model, n_in, make_input, in))) goto done;
     size_t nodes = mopt_model_node_count(model);
     /* the first run (plans, allocates the outputs), then the batch size */
     for (int r = 0; r < 2; r++) {
