@@ -15,37 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include <mopt/mopt.h>
+#include "chain_bench.h"
 
-#define MAX_IO 16
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cpu_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int fail(const char *what, mopt_status st) {
-    fprintf(stderr, "load_time: %s: %s: %s\n", what, mopt_status_string(st), mopt_last_error());
-    return 1;
-}
-
+/* A zero-filled input of the model's dtype and shape. */
 static mopt_status make_input(const mopt_model *m, size_t i, mopt_tensor **out) {
-    int rank = mopt_model_io_rank(m, MOPT_INPUT, i);
     int64_t dims[MOPT_MAX_RANK];
-    if (rank < 0 || rank > MOPT_MAX_RANK) return MOPT_ERR_UNSUPPORTED;
-    for (int a = 0; a < rank; a++) {
-        int64_t d = mopt_model_io_dim(m, MOPT_INPUT, i, a);
-        dims[a] = d > 0 ? d : 1;
-    }
+    int rank = chain_input_dims(m, i, dims);
+    if (rank < 0) return MOPT_ERR_UNSUPPORTED;
     mopt_status st = mopt_tensor_create(mopt_model_io_dtype(m, MOPT_INPUT, i), rank, dims, out);
     if (!st) memset(mopt_tensor_data(*out), 0, mopt_tensor_size_bytes(*out));
     return st;
@@ -72,40 +49,36 @@ int main(int argc, char **argv) {
     mopt_options *opts = NULL;
     mopt_model *model = NULL;
     mopt_session *sess = NULL;
-    mopt_tensor *in[MAX_IO] = {0}, *out[MAX_IO] = {0};
+    mopt_tensor *in[CHAIN_MAX_IO] = {0}, *out[CHAIN_MAX_IO] = {0};
     size_t n_in = 0, n_out = 0;
     mopt_status st = mopt_options_create(&opts);
     if (!st) st = mopt_options_set_int(opts, "opt_level", opt_level);
     if (!st) st = mopt_options_set_int(opts, "threads", threads);
-    if (st) return fail("options", st);
-    double c0 = cpu_s(), t0 = now_s();
+    if (st) return chain_fail("load_time", "options", st);
+    double c0 = chain_clock_s(CLOCK_PROCESS_CPUTIME_ID), t0 = chain_clock_s(CLOCK_MONOTONIC);
     if ((st = mopt_model_load(path, opts, &model)) != MOPT_OK) {
-        rc = fail("load", st);
+        rc = chain_fail("load_time", "load", st);
         goto done;
     }
-    double t1 = now_s();
+    double t1 = chain_clock_s(CLOCK_MONOTONIC);
     if ((st = mopt_session_create(model, opts, &sess)) != MOPT_OK) {
-        rc = fail("session", st);
+        rc = chain_fail("load_time", "session", st);
         goto done;
     }
-    double t2 = now_s(), c2 = cpu_s();
+    double t2 = chain_clock_s(CLOCK_MONOTONIC), c2 = chain_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     n_in = mopt_model_io_count(model, MOPT_INPUT);
     n_out = mopt_model_io_count(model, MOPT_OUTPUT);
-    if (n_in > MAX_IO || n_out > MAX_IO) {
-        fprintf(stderr, "load_time: at most %d inputs and outputs\n", MAX_IO);
+    if (n_in > CHAIN_MAX_IO || n_out > CHAIN_MAX_IO) {
+        fprintf(stderr, "load_time: at most %d inputs and outputs\n", CHAIN_MAX_IO);
         rc = 1;
         goto done;
     }
-    for (size_t i = 0; i < n_in; i++)
-        if ((st = make_input(model, i, &in[i])) != MOPT_OK) {
-            rc = fail("input", st);
-            goto done;
-        }
-    double t3 = now_s(), c3 = cpu_s();
+    if ((rc = chain_make_inputs("load_time", model, n_in, make_input, in))) goto done;
+    double t3 = chain_clock_s(CLOCK_MONOTONIC), c3 = chain_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, out);
-    double t4 = now_s(), c4 = cpu_s();
+    double t4 = chain_clock_s(CLOCK_MONOTONIC), c4 = chain_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     if (st) {
-        rc = fail("run", st);
+        rc = chain_fail("load_time", "run", st);
         goto done;
     }
     printf("{\"opt_level\": %d, \"nodes_after\": %zu, \"load_s\": %.6f, \"session_s\": %.6f, "
@@ -113,12 +86,6 @@ int main(int argc, char **argv) {
            opt_level, mopt_model_node_count(model), t1 - t0, t2 - t1, t4 - t3,
            (t1 - t0) + (t2 - t1) + (t4 - t3), (c2 - c0) + (c4 - c3));
 done:
-    for (size_t i = 0; i < MAX_IO; i++) {
-        mopt_tensor_destroy(in[i]);
-        mopt_tensor_destroy(out[i]);
-    }
-    mopt_session_destroy(sess);
-    mopt_model_destroy(model);
-    mopt_options_destroy(opts);
+    chain_release(in, out, sess, model, opts);
     return rc;
 }

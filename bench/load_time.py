@@ -26,62 +26,17 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
+import chains
+
 KINDS = {"identity": "Identity", "relu": "Relu", "add": "Add"}
 
 
 def write_chain(path, kind, n_nodes):
     import numpy as np
-    from onnx import TensorProto, helper, numpy_helper, save
 
     op = KINDS[kind]
-    nodes = []
-    prev = "x"
-    for i in range(n_nodes):
-        out = "y" if i == n_nodes - 1 else f"t{i}"
-        ins = [prev, "c"] if op == "Add" else [prev]
-        nodes.append(helper.make_node(op, ins, [out], name=f"n{i}"))
-        prev = out
-    inits = []
-    if op == "Add":
-        inits.append(numpy_helper.from_array(np.full((1, 8), 0.5, np.float32), "c"))
-    graph = helper.make_graph(
-        nodes, f"{kind}{n_nodes}",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])],
-        initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    save(model, path)
-
-
-def find_bench(args):
-    if args.bench:
-        return args.bench
-    for d in [args.build, os.path.join(REPO, "build")]:
-        if d:
-            p = os.path.join(d, "bench", "load_time")
-            if os.path.isfile(p) and os.access(p, os.X_OK):
-                return p
-    sys.exit("load_time.py: no load_time program (build it, or give --bench/--build)")
-
-
-def cpu_model():
-    info = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if not line.strip():
-                    break
-                k, _, v = line.partition(":")
-                info[k.strip()] = v.strip()
-    except OSError:
-        pass
-    name = info.get("model name", "unknown")
-    if "cpu family" in info and "model" in info:
-        name += f" (family {info['cpu family']}, model {info['model']})"
-    return name
+    consts = {"Add": ("c", np.full((1, 8), 0.5, np.float32))}
+    chains.write_chain(path, n_nodes, [op], consts, f"{kind}{n_nodes}")
 
 
 def main():
@@ -99,7 +54,7 @@ def main():
     except ImportError:
         print("load_time.py: the onnx package is not installed: skipped")
         return 77
-    bench = find_bench(args)
+    bench = chains.find_bench(args, "load_time", "load_time.py")
     sizes = [int(n) for n in args.nodes.split(",")]
     kinds = args.kinds.split(",")
     for k in kinds:
@@ -108,7 +63,7 @@ def main():
     levels = [int(v) for v in args.opt_levels.split(",")]
     rows = []
     print(f"load + session + first run: wall seconds (process CPU seconds), 1 thread; "
-          f"{cpu_model()}; load average {os.getloadavg()[0]:.1f}")
+          f"{chains.cpu_model()}; load average {os.getloadavg()[0]:.1f}")
     print(f"{'chain':9} {'nodes':>8} " + " ".join(f"{'O' + str(v):>15}" for v in levels)
           + "   nodes after O" + str(levels[-1]))
     with tempfile.TemporaryDirectory(prefix="mopt-load-time-") as tmp:
@@ -139,7 +94,7 @@ def main():
                 os.remove(path)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"cpu": cpu_model(), "rows": rows}, f, indent=1)
+            json.dump({"cpu": chains.cpu_model(), "rows": rows}, f, indent=1)
     return 0
 
 

@@ -29,21 +29,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include <mopt/mopt.h>
-
-#define MAX_IO 16
+#include "chain_bench.h"
 
 typedef struct sample {
     double cpu_ns, wall_ns;
 } sample;
-
-static double now_ns(clockid_t clock) {
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -61,23 +52,13 @@ static int usage(void) {
     return 2;
 }
 
-static int fail(const char *what, mopt_status st) {
-    fprintf(stderr, "node_overhead: %s: %s: %s\n", what, mopt_status_string(st), mopt_last_error());
-    return 1;
-}
-
 /* A float32 input of the model's shape (symbolic dims taken as 1), seeded. */
 static mopt_status make_input(const mopt_model *m, size_t i, mopt_tensor **out) {
-    int rank = mopt_model_io_rank(m, MOPT_INPUT, i);
     int64_t dims[MOPT_MAX_RANK];
-    if (rank < 0 || rank > MOPT_MAX_RANK ||
-        mopt_model_io_dtype(m, MOPT_INPUT, i) != MOPT_DTYPE_F32) {
+    int rank = chain_input_dims(m, i, dims);
+    if (rank < 0 || mopt_model_io_dtype(m, MOPT_INPUT, i) != MOPT_DTYPE_F32) {
         fprintf(stderr, "node_overhead: input %zu: only float32 inputs of known rank\n", i);
         return MOPT_ERR_UNSUPPORTED;
-    }
-    for (int a = 0; a < rank; a++) {
-        int64_t d = mopt_model_io_dim(m, MOPT_INPUT, i, a);
-        dims[a] = d > 0 ? d : 1;
     }
     mopt_status st = mopt_tensor_create(MOPT_DTYPE_F32, rank, dims, out);
     if (st) return st;
@@ -119,7 +100,7 @@ int main(int argc, char **argv) {
     mopt_options *opts = NULL;
     mopt_model *model = NULL;
     mopt_session *sess = NULL;
-    mopt_tensor *in[MAX_IO] = {0}, *out[MAX_IO] = {0};
+    mopt_tensor *in[CHAIN_MAX_IO] = {0}, *out[CHAIN_MAX_IO] = {0};
     size_t n_in = 0, n_out = 0;
     sample *s = calloc((size_t)iterations, sizeof *s);
     double *v = calloc((size_t)iterations, sizeof *v);
@@ -127,53 +108,49 @@ int main(int argc, char **argv) {
     if (!st) st = mopt_options_set_int(opts, "opt_level", opt_level);
     if (!st) st = mopt_options_set_int(opts, "threads", threads);
     if (st) {
-        rc = fail("options", st);
+        rc = chain_fail("node_overhead", "options", st);
         goto done;
     }
-    double t0 = now_ns(CLOCK_MONOTONIC);
+    double t0 = chain_clock_ns(CLOCK_MONOTONIC);
     st = mopt_model_load(path, opts, &model);
-    double load_ms = (now_ns(CLOCK_MONOTONIC) - t0) * 1e-6;
+    double load_ms = (chain_clock_ns(CLOCK_MONOTONIC) - t0) * 1e-6;
     if (st) {
-        rc = fail("load", st);
+        rc = chain_fail("node_overhead", "load", st);
         goto done;
     }
     if ((st = mopt_session_create(model, opts, &sess)) != MOPT_OK) {
-        rc = fail("session", st);
+        rc = chain_fail("node_overhead", "session", st);
         goto done;
     }
     n_in = mopt_model_io_count(model, MOPT_INPUT);
     n_out = mopt_model_io_count(model, MOPT_OUTPUT);
-    if (n_in > MAX_IO || n_out > MAX_IO || n_out == 0) {
+    if (n_in > CHAIN_MAX_IO || n_out > CHAIN_MAX_IO || n_out == 0) {
         fprintf(stderr, "node_overhead: %zu inputs, %zu outputs: at most %d, at least 1 output\n",
-                n_in, n_out, MAX_IO);
+                n_in, n_out, CHAIN_MAX_IO);
         rc = 1;
         goto done;
     }
-    for (size_t i = 0; i < n_in; i++)
-        if ((st = make_input(model, i, &in[i])) != MOPT_OK) {
-            rc = fail("input", st);
-            goto done;
-        }
+    if ((rc = chain_make_inputs("node_overhead", model, n_in, make_input, in))) goto done;
     size_t nodes = mopt_model_node_count(model);
     /* the first run (plans, allocates the outputs), then the batch size */
     for (int r = 0; r < 2; r++) {
-        double w0 = now_ns(CLOCK_MONOTONIC);
+        double w0 = chain_clock_ns(CLOCK_MONOTONIC);
         st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, out);
         if (st) {
-            rc = fail("run", st);
+            rc = chain_fail("node_overhead", "run", st);
             goto done;
         }
-        double w = now_ns(CLOCK_MONOTONIC) - w0;
+        double w = chain_clock_ns(CLOCK_MONOTONIC) - w0;
         if (r == 1 && batch == 0) batch = w >= 1e5 ? 1 : w < 10 ? 10000 : (long)(1e5 / w) + 1;
     }
     for (long r = 0; r < warmup + iterations; r++) {
-        double c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), w0 = now_ns(CLOCK_MONOTONIC);
+        double c0 = chain_clock_ns(CLOCK_THREAD_CPUTIME_ID), w0 = chain_clock_ns(CLOCK_MONOTONIC);
         for (long b = 0; b < batch && st == MOPT_OK; b++)
             st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL,
                                   out);
-        double w1 = now_ns(CLOCK_MONOTONIC), c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+        double w1 = chain_clock_ns(CLOCK_MONOTONIC), c1 = chain_clock_ns(CLOCK_THREAD_CPUTIME_ID);
         if (st) {
-            rc = fail("run", st);
+            rc = chain_fail("node_overhead", "run", st);
             goto done;
         }
         if (r >= warmup)
@@ -209,13 +186,7 @@ int main(int argc, char **argv) {
         printf("  per node: %.1f ns (median run / nodes)\n", per_node);
     }
 done:
-    for (size_t i = 0; i < MAX_IO; i++) {
-        mopt_tensor_destroy(in[i]);
-        mopt_tensor_destroy(out[i]);
-    }
-    mopt_session_destroy(sess);
-    mopt_model_destroy(model);
-    mopt_options_destroy(opts);
+    chain_release(in, out, sess, model, opts);
     free(s);
     free(v);
     return rc;

@@ -26,55 +26,23 @@ Needs onnx (and onnxruntime unless --no-ort); exits 77 (skipped) without onnx.
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
+import chains
+
 OPS = ["Add", "Relu", "Mul"]
 
 
 def write_chain(path, n_nodes):
     """A chain of n_nodes ops cycling through OPS on a float [1, 8] tensor."""
     import numpy as np
-    from onnx import TensorProto, helper, numpy_helper, save
 
-    add_c = numpy_helper.from_array(np.linspace(-0.25, 0.3, 8, dtype=np.float32).reshape(1, 8), "a")
-    mul_c = numpy_helper.from_array(np.linspace(0.6, 1.1, 8, dtype=np.float32).reshape(1, 8), "m")
-    nodes = []
-    prev = "x"
-    used = set()
-    for i in range(n_nodes):
-        op = OPS[i % len(OPS)]
-        out = "y" if i == n_nodes - 1 else f"t{i}"
-        ins = [prev] if op == "Relu" else [prev, "a" if op == "Add" else "m"]
-        used.update(ins[1:])
-        nodes.append(helper.make_node(op, ins, [out], name=f"n{i}"))
-        prev = out
-    graph = helper.make_graph(
-        nodes, f"chain{n_nodes}",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])],
-        initializer=[c for c in (add_c, mul_c) if c.name in used])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    save(model, path)
-
-
-def find_bench(args):
-    if args.bench:
-        return args.bench
-    for d in [args.build, os.path.join(REPO, "build")]:
-        if not d:
-            continue
-        for sub in ["bench", "."]:
-            p = os.path.join(d, sub, "node_overhead")
-            if os.path.isfile(p) and os.access(p, os.X_OK):
-                return p
-    sys.exit("node_overhead.py: no node_overhead program (build it, or give --bench/--build)")
+    consts = {"Add": ("a", np.linspace(-0.25, 0.3, 8, dtype=np.float32).reshape(1, 8)),
+              "Mul": ("m", np.linspace(0.6, 1.1, 8, dtype=np.float32).reshape(1, 8))}
+    chains.write_chain(path, n_nodes, OPS, consts, f"chain{n_nodes}")
 
 
 def run_mopt(bench, model, opt_level, iterations, lib_dir):
@@ -130,25 +98,6 @@ def run_ort(model, optimize, iterations, n_nodes, tmp):
             "batch": batch, "ort_version": ort.__version__}
 
 
-def cpu_model():
-    """The model name from /proc/cpuinfo, with its family/model numbers (a VM's
-    name can be as vague as "AMD EPYC")."""
-    info = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if not line.strip():
-                    break
-                k, _, v = line.partition(":")
-                info[k.strip()] = v.strip()
-    except OSError:
-        pass
-    name = info.get("model name") or platform.processor() or "unknown"
-    if "cpu family" in info and "model" in info:
-        name += f" (family {info['cpu family']}, model {info['model']})"
-    return name
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bench", help="the node_overhead program")
@@ -168,7 +117,7 @@ def main():
     except ImportError:
         print("node_overhead.py: the onnx package is not installed: skipped")
         return 77
-    bench = find_bench(args)
+    bench = chains.find_bench(args, "node_overhead", "node_overhead.py")
     sizes = [int(n) for n in args.nodes.split(",")]
     levels = [int(n) for n in args.opt_levels.split(",")]
     libs = args.lib_dir or [None]
@@ -190,7 +139,7 @@ def main():
                                      config="all optimizations" if opt else "no optimizations"))
     big, small = max(sizes), min(sizes)
     print(f"chain of Add/Relu/Mul on float [1, 8], 1 thread, median of {args.iterations} samples "
-          f"of the calling thread's CPU time per run; {cpu_model()}")
+          f"of the calling thread's CPU time per run; {chains.cpu_model()}")
     if len(libs) > 1:
         for k, lib in enumerate(libs):
             print(f"libmopt[{k}] = {os.path.abspath(lib)}")
@@ -212,8 +161,8 @@ def main():
     print(f"command: {sys.executable} {' '.join(sys.argv)}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"cpu_model": cpu_model(), "iterations": args.iterations, "rows": rows}, f,
-                      indent=1)
+            json.dump({"cpu_model": chains.cpu_model(), "iterations": args.iterations,
+                       "rows": rows}, f, indent=1)
     bad = [r for r in rows if r["runtime"].startswith("libmopt") and r["config"] == "opt_level 0"
            and r["nodes"] != r["chain"]]
     if bad:  # at opt_level 0 the chain must run as written, or the figure means nothing

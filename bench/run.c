@@ -216,6 +216,16 @@ static void input_list(const mopt_model *m, char *buf, size_t len) {
     }
 }
 
+/* 0 when the model has an input called name (given with option opt); else
+ * the run fails naming the inputs it has. */
+static int want_input(bench_result *r, const mopt_model *m, const char *opt, const char *name) {
+    size_t idx;
+    if (mopt_model_io_find(m, MOPT_INPUT, name, &idx) == MOPT_OK) return 0;
+    char names[512];
+    input_list(m, names, sizeof names);
+    return rfail(r, "%s %s: the model has no input of that name (inputs: %s)", opt, name, names);
+}
+
 static const bench_input_file *find_file(const bench_config *c, const char *name) {
     for (size_t i = 0; i < c->n_inputs; i++)
         if (strcmp(c->inputs[i].name, name) == 0) return &c->inputs[i];
@@ -409,24 +419,10 @@ int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r
         goto done;
     }
     char syms[512];
-    for (size_t i = 0; i < c->n_inputs; i++) {
-        size_t idx;
-        if (mopt_model_io_find(m, MOPT_INPUT, c->inputs[i].name, &idx) != MOPT_OK) {
-            input_list(m, syms, sizeof syms);
-            rfail(r, "--input %s: the model has no input of that name (inputs: %s)",
-                  c->inputs[i].name, syms);
-            goto done;
-        }
-    }
-    for (size_t i = 0; i < c->n_shapes; i++) {
-        size_t idx;
-        if (mopt_model_io_find(m, MOPT_INPUT, c->shapes[i].name, &idx) != MOPT_OK) {
-            input_list(m, syms, sizeof syms);
-            rfail(r, "--shape %s: the model has no input of that name (inputs: %s)",
-                  c->shapes[i].name, syms);
-            goto done;
-        }
-    }
+    for (size_t i = 0; i < c->n_inputs; i++)
+        if (want_input(r, m, "--input", c->inputs[i].name)) goto done;
+    for (size_t i = 0; i < c->n_shapes; i++)
+        if (want_input(r, m, "--shape", c->shapes[i].name)) goto done;
     uint64_t rng = c->seed;
     sym_use use;
     memset(&use, 0, sizeof use);

@@ -30,6 +30,7 @@
 #include <mopt/mopt.h>
 
 #include "test_elem.h"
+#include "test_paths.h"
 
 #define MAX_CASES 4096
 #define MAX_IO 64
@@ -49,16 +50,6 @@ static double g_min_cosine = -2;     /* --min-cosine: fail below it */
 static double g_last_cosine;         /* of the last compare() of floats */
 static double g_atol = 1e-5, g_rtol = 1e-4;
 static int g_atol_set, g_rtol_set;
-
-static int is_dir(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int file_exists(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
 
 static int cmp_str(const void *a, const void *b) {
     return strcmp(((const test_case *)a)->path, ((const test_case *)b)->path);

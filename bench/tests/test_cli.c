@@ -108,26 +108,22 @@ static void expect_cli_error(int argc, char **argv, const char *fragment) {
         fail_msg("expected an error mentioning '%s'", fragment);
     if (!strstr(err, fragment)) fail_msg("error should mention '%s', got '%s'", fragment, err);
 }
+/* The arguments after the program name are refused with a message holding fragment. */
+#define EXPECT_CLI_ERROR(fragment, ...)                                                            \
+    expect_cli_error(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), fragment)
 
 static void cli_errors(void **state) {
     (void)state;
-    expect_cli_error(ARGC("--threads", "2"), ARGV("--threads", "2"), "no model");
-    expect_cli_error(ARGC("m.onnx", "--threads", "x"), ARGV("m.onnx", "--threads", "x"),
-                     "--threads wants an integer");
-    expect_cli_error(ARGC("m.onnx", "--threads"), ARGV("m.onnx", "--threads"), "needs a value");
-    expect_cli_error(ARGC("m.onnx", "--input", "x.npy"), ARGV("m.onnx", "--input", "x.npy"),
-                     "NAME=VALUE");
-    expect_cli_error(ARGC("m.onnx", "--shape", "x=1x-2"), ARGV("m.onnx", "--shape", "x=1x-2"),
-                     "--shape x");
-    expect_cli_error(ARGC("m.onnx", "--iterations", "5", "--duration", "1"),
-                     ARGV("m.onnx", "--iterations", "5", "--duration", "1"), "not both");
-    expect_cli_error(ARGC("m.onnx", "--bogus", "1"), ARGV("m.onnx", "--bogus", "1"),
-                     "unknown option '--bogus'");
-    expect_cli_error(ARGC("a.onnx", "b.onnx"), ARGV("a.onnx", "b.onnx"), "more than one");
-    expect_cli_error(ARGC("m.onnx", "--int-range", "5,5"), ARGV("m.onnx", "--int-range", "5,5"),
-                     "LO < HI");
-    expect_cli_error(ARGC("m.onnx", "--iterations", "0"), ARGV("m.onnx", "--iterations", "0"),
-                     ">= 1");
+    EXPECT_CLI_ERROR("no model", "--threads", "2");
+    EXPECT_CLI_ERROR("--threads wants an integer", "m.onnx", "--threads", "x");
+    EXPECT_CLI_ERROR("needs a value", "m.onnx", "--threads");
+    EXPECT_CLI_ERROR("NAME=VALUE", "m.onnx", "--input", "x.npy");
+    EXPECT_CLI_ERROR("--shape x", "m.onnx", "--shape", "x=1x-2");
+    EXPECT_CLI_ERROR("not both", "m.onnx", "--iterations", "5", "--duration", "1");
+    EXPECT_CLI_ERROR("unknown option '--bogus'", "m.onnx", "--bogus", "1");
+    EXPECT_CLI_ERROR("more than one", "a.onnx", "b.onnx");
+    EXPECT_CLI_ERROR("LO < HI", "m.onnx", "--int-range", "5,5");
+    EXPECT_CLI_ERROR(">= 1", "m.onnx", "--iterations", "0");
 }
 
 static void cli_dims_syntax(void **state) {

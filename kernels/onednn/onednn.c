@@ -678,6 +678,30 @@ static cache_entry *cache_slot(onednn_cache *c, const cache_key *key, bool *hit)
     return lru;
 }
 
+/* A primitive's key: every byte set (padding zeroed), as keys compare with
+ * memcmp. desc is the kind's descriptor (onednn_matmul_desc, _conv_desc). */
+static void key_init(cache_key *key, int kind, int threads, const onednn_weights *w,
+                     const void *desc, size_t desc_size) {
+    memset(key, 0, sizeof *key);
+    key->kind = kind;
+    key->threads = threads;
+    key->w = w;
+    memcpy(&key->u, desc, desc_size);
+}
+
+/* After the build (status st) of a slot cache_slot() missed: keeps it under
+ * key, or frees what the failed build left. Returns st. */
+static mopt_status slot_built(onednn_cache *c, cache_entry *e, const cache_key *key,
+                              mopt_status st) {
+    if (st) {
+        entry_free(e);
+        return st;
+    }
+    e->key = *key;
+    e->stamp = c->clock;
+    return MOPT_OK;
+}
+
 static bool mem_new(dnnl_memory_t *m, const dnnl_memory_desc_t *md) {
     return dnnl_memory_create(m, md, g_engine, DNNL_MEMORY_NONE) == dnnl_success;
 }
@@ -868,22 +892,10 @@ mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
     if (st) return st;
     mopt_omp_threads(threads);
     cache_key key;
-    memset(&key, 0, sizeof key);
-    key.kind = KIND_MATMUL;
-    key.threads = threads;
-    key.w = w;
-    memcpy(&key.u.mm, d, sizeof *d);
+    key_init(&key, KIND_MATMUL, threads, w, d, sizeof *d);
     bool hit;
     cache_entry *e = cache_slot(c, &key, &hit);
-    if (!hit) {
-        st = matmul_entry(e, d, w, b);
-        if (st) {
-            entry_free(e);
-            return st;
-        }
-        e->key = key;
-        e->stamp = c->clock;
-    }
+    if (!hit && (st = slot_built(c, e, &key, matmul_entry(e, d, w, b)))) return st;
     bool ok = dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
     float sa = 1.f;
     if (e->qa)
@@ -976,22 +988,10 @@ mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
     if (st) return st;
     mopt_omp_threads(threads);
     cache_key key;
-    memset(&key, 0, sizeof key);
-    key.kind = KIND_CONV;
-    key.threads = threads;
-    key.w = w;
-    memcpy(&key.u.cv, d, sizeof *d);
+    key_init(&key, KIND_CONV, threads, w, d, sizeof *d);
     bool hit;
     cache_entry *e = cache_slot(c, &key, &hit);
-    if (!hit) {
-        st = conv_entry(e, d, w, wplain);
-        if (st) {
-            entry_free(e);
-            return st;
-        }
-        e->key = key;
-        e->stamp = c->clock;
-    }
+    if (!hit && (st = slot_built(c, e, &key, conv_entry(e, d, w, wplain)))) return st;
     bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
               dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
     if (ok && e->wei_from_input)

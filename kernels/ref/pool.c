@@ -5,41 +5,13 @@
  * never sees the IR.
  */
 #include <math.h>
+#include <stdbool.h>
 
 #include "kernels/ref/ref_pool.h"
 
 /* Position of tap t of output o along axis a (may fall in the padding). */
 static int64_t tap_pos(const ref_pool_params *p, int a, int64_t o, int64_t t) {
     return o * p->stride[a] - p->pad[a] + t * p->dilation[a];
-}
-
-void ref_maxpool_f32(const ref_pool_params *p, const float *x, float *y) {
-    const int64_t in_plane = p->in[0] * p->in[1] * p->in[2];
-    const int64_t out_plane = p->out[0] * p->out[1] * p->out[2];
-    for (int64_t c = 0; c < p->planes; c++) {
-        const float *xi = x + c * in_plane;
-        float *yo = y + c * out_plane;
-        for (int64_t od = 0; od < p->out[0]; od++)
-            for (int64_t oh = 0; oh < p->out[1]; oh++)
-                for (int64_t ow = 0; ow < p->out[2]; ow++) {
-                    float m = -INFINITY;
-                    for (int64_t kd = 0; kd < p->k[0]; kd++) {
-                        int64_t id = tap_pos(p, 0, od, kd);
-                        if (id < 0 || id >= p->in[0]) continue;
-                        for (int64_t kh = 0; kh < p->k[1]; kh++) {
-                            int64_t ih = tap_pos(p, 1, oh, kh);
-                            if (ih < 0 || ih >= p->in[1]) continue;
-                            const float *xr = xi + (id * p->in[1] + ih) * p->in[2];
-                            for (int64_t kw = 0; kw < p->k[2]; kw++) {
-                                int64_t iw = tap_pos(p, 2, ow, kw);
-                                if (iw < 0 || iw >= p->in[2]) continue;
-                                if (xr[iw] > m) m = xr[iw];
-                            }
-                        }
-                    }
-                    yo[(od * p->out[1] + oh) * p->out[2] + ow] = m;
-                }
-    }
 }
 
 /* Taps of window o along axis a that fall inside the input, and inside the
@@ -54,7 +26,9 @@ static void tap_counts(const ref_pool_params *p, int a, int64_t o, int64_t *insi
     }
 }
 
-void ref_avgpool_f32(const ref_pool_params *p, const float *x, float *y) {
+/* Each window's maximum, or (avg) its mean over the taps inside the input
+ * (count_include_pad: inside the padded input). */
+static void window_pool_f32(const ref_pool_params *p, const float *x, float *y, bool avg) {
     const int64_t in_plane = p->in[0] * p->in[1] * p->in[2];
     const int64_t out_plane = p->out[0] * p->out[1] * p->out[2];
     for (int64_t c = 0; c < p->planes; c++) {
@@ -63,13 +37,7 @@ void ref_avgpool_f32(const ref_pool_params *p, const float *x, float *y) {
         for (int64_t od = 0; od < p->out[0]; od++)
             for (int64_t oh = 0; oh < p->out[1]; oh++)
                 for (int64_t ow = 0; ow < p->out[2]; ow++) {
-                    /* the window is a box: its tap count is a product over axes */
-                    int64_t in0, pad0, in1, pad1, in2, pad2;
-                    tap_counts(p, 0, od, &in0, &pad0);
-                    tap_counts(p, 1, oh, &in1, &pad1);
-                    tap_counts(p, 2, ow, &in2, &pad2);
-                    int64_t count = p->count_include_pad ? pad0 * pad1 * pad2 : in0 * in1 * in2;
-                    float s = 0.0f;
+                    float acc = avg ? 0.0f : -INFINITY;
                     for (int64_t kd = 0; kd < p->k[0]; kd++) {
                         int64_t id = tap_pos(p, 0, od, kd);
                         if (id < 0 || id >= p->in[0]) continue;
@@ -80,14 +48,34 @@ void ref_avgpool_f32(const ref_pool_params *p, const float *x, float *y) {
                             for (int64_t kw = 0; kw < p->k[2]; kw++) {
                                 int64_t iw = tap_pos(p, 2, ow, kw);
                                 if (iw < 0 || iw >= p->in[2]) continue;
-                                s += xr[iw];
+                                if (avg)
+                                    acc += xr[iw];
+                                else if (xr[iw] > acc)
+                                    acc = xr[iw];
                             }
                         }
                     }
-                    /* a window entirely in the padding has no taps: 0/0 */
-                    yo[(od * p->out[1] + oh) * p->out[2] + ow] = count > 0 ? s / (float)count : NAN;
+                    if (avg) {
+                        /* the window is a box: its tap count is a product over axes */
+                        int64_t in0, pad0, in1, pad1, in2, pad2;
+                        tap_counts(p, 0, od, &in0, &pad0);
+                        tap_counts(p, 1, oh, &in1, &pad1);
+                        tap_counts(p, 2, ow, &in2, &pad2);
+                        int64_t count = p->count_include_pad ? pad0 * pad1 * pad2 : in0 * in1 * in2;
+                        /* a window entirely in the padding has no taps: 0/0 */
+                        acc = count > 0 ? acc / (float)count : NAN;
+                    }
+                    yo[(od * p->out[1] + oh) * p->out[2] + ow] = acc;
                 }
     }
+}
+
+void ref_maxpool_f32(const ref_pool_params *p, const float *x, float *y) {
+    window_pool_f32(p, x, y, false);
+}
+
+void ref_avgpool_f32(const ref_pool_params *p, const float *x, float *y) {
+    window_pool_f32(p, x, y, true);
 }
 
 void ref_global_maxpool_f32(int64_t planes, int64_t size, const float *x, float *y) {

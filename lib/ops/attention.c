@@ -17,6 +17,7 @@
 #include "kernels/ref/ref_attention.h"
 #include "ops/attention.h"
 #include "ops/impls.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 typedef attention_params attn_attrs;
@@ -265,10 +266,7 @@ static mopt_status attention_run(const op_ctx *ctx, const op_tensor *in, int n_i
 /* Domain "mopt": never bridged. */
 static const op_def k_defs[] = {
     {"Attention", "mopt", 3, 4, 1, 1, attention_infer, attention_run, ops_attention_impls,
-     .params_size = sizeof(attention_params), .parse = attention_parse},
+     OP_PARAMS(attention_params, attention_parse)},
 };
 
-const op_def *ops_family_attention(size_t *count) {
-    *count = sizeof k_defs / sizeof k_defs[0];
-    return k_defs;
-}
+OP_FAMILY(attention, k_defs)

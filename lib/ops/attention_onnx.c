@@ -14,6 +14,7 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_attention_onnx.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 typedef struct attn_params {
@@ -235,11 +236,8 @@ static mopt_status attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 }
 
 static const op_def k_ops[] = {
-    {"Attention", "", 3, 7, 1, 4, attn_infer, attn_run, NULL, .params_size = sizeof(attn_params),
-     .parse = attn_parse, .bridge = &ops_bridge_float},
+    {"Attention", "", 3, 7, 1, 4, attn_infer, attn_run, NULL, OP_PARAMS(attn_params, attn_parse),
+     .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_attention_onnx(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(attention_onnx, k_ops)

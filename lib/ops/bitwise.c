@@ -8,6 +8,7 @@
 
 #include "kernels/ref/ref_bitwise.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 static const mopt_dtype k_uint[] = {MOPT_DTYPE_U8, MOPT_DTYPE_U16, MOPT_DTYPE_U32, MOPT_DTYPE_U64};
@@ -100,8 +101,7 @@ static mopt_status not_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 #define BITWISE(name)                                                                              \
     {                                                                                              \
         name, "", 2, 2, 1, 1, binary_infer, binary_run, NULL,                                      \
-            .params_size = sizeof(bitwise_params), .parse = binary_parse,                          \
-            .bridge = &ops_bridge_float                                                            \
+            OP_PARAMS(bitwise_params, binary_parse), .bridge = &ops_bridge_float                   \
     }
 
 static const op_def k_ops[] = {
@@ -112,7 +112,4 @@ static const op_def k_ops[] = {
     {"BitwiseNot", "", 1, 1, 1, 1, not_infer, not_run, NULL, .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_bitwise(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(bitwise, k_ops)

@@ -11,6 +11,7 @@
 #include "ops/bridge.h"
 #include "ops/conv.h"
 #include "ops/impls.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 #define ATTR_LIMIT ((int64_t)1 << 31) /* keeps window arithmetic far from overflow */
@@ -201,11 +202,7 @@ int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const o
 
 static const op_def k_ops[] = {
     {"Conv", "", 2, 3, 1, 1, ops_conv_infer, ops_conv_run, ops_conv_impls,
-     .params_size = sizeof(conv_params), .parse = ops_conv_parse, .flops = ops_conv_flops,
-     .bridge = &ops_bridge_float},
+     OP_PARAMS(conv_params, ops_conv_parse), .flops = ops_conv_flops, .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_conv(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(conv, k_ops)

@@ -9,6 +9,7 @@
 
 #include "kernels/ref/ref_conv_transpose.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 #include "ops/window.h"
 
@@ -119,11 +120,8 @@ static mopt_status ct_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
 }
 
 static const op_def k_ops[] = {
-    {"ConvTranspose", "", 2, 3, 1, 1, ct_infer, ct_run, NULL, .params_size = sizeof(ct_params),
-     .parse = ct_parse, .bridge = &ops_bridge_float},
+    {"ConvTranspose", "", 2, 3, 1, 1, ct_infer, ct_run, NULL, OP_PARAMS(ct_params, ct_parse),
+     .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_conv_transpose(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(conv_transpose, k_ops)

@@ -8,16 +8,8 @@
 
 #include "kernels/ref/ref_cumulative.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
-
-static mopt_status read_one_int(const op_ctx *ctx, const op_tensor *t, const char *what,
-                                int64_t *v) {
-    int64_t n = op_read_ints(ctx, t, what, v, 1);
-    if (n != 1)
-        return n < 0 ? MOPT_ERR_INVALID_ARGUMENT
-                     : op_fail(ctx, MOPT_ERR_SHAPE, "%s must hold one value", what);
-    return MOPT_OK;
-}
 
 /* ---- CumSum / CumProd -------------------------------------------------------- */
 
@@ -53,7 +45,7 @@ static mopt_status cum_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     int64_t axis;
     int32_t ax;
     mopt_status st;
-    if ((st = read_one_int(ctx, &in[1], "axis", &axis)) ||
+    if ((st = op_read_one_int(ctx, &in[1], "axis", &axis)) ||
         (st = op_axis(ctx, axis, in[0].shape.rank, "axis", &ax)))
         return st;
     int64_t o, l, i;
@@ -66,16 +58,11 @@ static mopt_status cum_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     return MOPT_OK;
 }
 
-#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
-
 static const op_def k_ops[] = {
-    {"CumSum", "", 2, 2, 1, 1, cum_infer, cum_run, NULL, PARAMS(cum_params, cum_parse),
+    {"CumSum", "", 2, 2, 1, 1, cum_infer, cum_run, NULL, OP_PARAMS(cum_params, cum_parse),
      .bridge = &ops_bridge_wrap_arith},
-    {"CumProd", "", 2, 2, 1, 1, cum_infer, cum_run, NULL, PARAMS(cum_params, cum_parse),
+    {"CumProd", "", 2, 2, 1, 1, cum_infer, cum_run, NULL, OP_PARAMS(cum_params, cum_parse),
      .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_cumulative(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(cumulative, k_ops)

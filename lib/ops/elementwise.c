@@ -17,6 +17,7 @@
 #include "ops/bridge.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/elementwise.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 static const mopt_dtype k_arith_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64, MOPT_DTYPE_I32,
@@ -350,27 +351,6 @@ static mopt_status run_clip(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 /* ---- Shrink, Swish, SwiGLU ------------------------------------------------ */
 
-/* f32 input 0, output like it (Shrink, Swish) */
-static mopt_status same_f32_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                  int n_out) {
-    mopt_status st = op_expect_f32(ctx, &in[0], 0);
-    if (st) return st;
-    out[0].dtype = in[0].dtype;
-    out[0].shape = in[0].shape;
-    return MOPT_OK;
-}
-
-/* every input f32, output like input 0 (SwiGLU) */
-static mopt_status f32_same_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                  int n_out) {
-    mopt_status st;
-    for (int k = 0; k < n_in; k++)
-        if ((st = op_expect_f32(ctx, &in[k], k))) return st;
-    out[0].dtype = in[0].dtype;
-    out[0].shape = in[0].shape;
-    return MOPT_OK;
-}
-
 /* Shrink's lambd and bias, Swish's and SwiGLU's alpha */
 typedef struct act_params {
     float lambd, bias, alpha;
@@ -424,14 +404,12 @@ static mopt_status swiglu_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 #define BIN_ROW(name, max_in, impls, BR)                                                           \
     {                                                                                              \
         name, "", max_in == 2 ? 2 : 1, max_in, 1, 1, infer_binary, run_binary, impls,              \
-            .params_size = sizeof(ew_binary_params), .parse = parse_binary,                        \
-            .bridge = &ops_bridge_##BR                                                             \
+            OP_PARAMS(ew_binary_params, parse_binary), .bridge = &ops_bridge_##BR                  \
     }
 #define UN_ROW(name, impls, BR)                                                                    \
     {                                                                                              \
         name, "", 1, 1, 1, 1, infer_unary, run_unary, impls,                                       \
-            .params_size = sizeof(ew_unary_params), .parse = parse_unary,                          \
-            .bridge = &ops_bridge_##BR                                                             \
+            OP_PARAMS(ew_unary_params, parse_unary), .bridge = &ops_bridge_##BR                    \
     }
 #define BIN(name, BR) BIN_ROW(name, 2, NULL, BR)
 #define VAR(name, BR) BIN_ROW(name, 64, NULL, BR)
@@ -490,16 +468,13 @@ static const op_def k_ops[] = {
     UN_CPU("Gelu", float),
     UN("Mish", float),
     {"Clip", "", 1, 3, 1, 1, infer_clip, run_clip, ops_cpu_unary_impls,
-     .params_size = sizeof(ew_unary_params), .parse = parse_clip, .bridge = &ops_bridge_arith},
-    {"Shrink", "", 1, 1, 1, 1, same_f32_infer, shrink_run, NULL, .params_size = sizeof(act_params),
-     .parse = shrink_parse, .bridge = &ops_bridge_float},
-    {"Swish", "", 1, 1, 1, 1, same_f32_infer, swish_run, NULL, .params_size = sizeof(act_params),
-     .parse = alpha_parse, .bridge = &ops_bridge_float},
-    {"SwiGLU", "", 1, 2, 1, 1, f32_same_infer, swiglu_run, NULL, .params_size = sizeof(act_params),
-     .parse = alpha_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(ew_unary_params, parse_clip), .bridge = &ops_bridge_arith},
+    {"Shrink", "", 1, 1, 1, 1, op_infer_f32_like_input0, shrink_run, NULL,
+     OP_PARAMS(act_params, shrink_parse), .bridge = &ops_bridge_float},
+    {"Swish", "", 1, 1, 1, 1, op_infer_f32_like_input0, swish_run, NULL,
+     OP_PARAMS(act_params, alpha_parse), .bridge = &ops_bridge_float},
+    {"SwiGLU", "", 1, 2, 1, 1, op_infer_all_f32_like_input0, swiglu_run, NULL,
+     OP_PARAMS(act_params, alpha_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_elementwise(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(elementwise, k_ops)

@@ -19,6 +19,7 @@
 #include "ops/fused.h"
 #include "ops/impls.h"
 #include "ops/matmul.h"
+#include "ops/op_common.h"
 
 /* ---- activation attributes ---------------------------------------------- */
 
@@ -87,18 +88,6 @@ static void addend_of(const op_tensor *in, int n_in, int k, const ir_shape *y, k
 
 /* ---- mopt.FusedMatMul ----------------------------------------------------- */
 
-static void copy_dim(ir_shape *dst, int32_t j, const ir_shape *src, int32_t i) {
-    dst->dims[j] = src->dims[i];
-    dst->syms[j] = src->syms[i];
-}
-
-static void batch_shape(const ir_shape *s, ir_shape *b) {
-    memset(b, 0, sizeof *b);
-    b->rank = s->rank - 2;
-    for (int32_t i = 0; i < b->rank; i++)
-        copy_dim(b, i, s, i);
-}
-
 static mopt_status fmm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
     (void)n_out;
@@ -125,17 +114,12 @@ static mopt_status fmm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
                        " but B %s (transB=%d) has K=%" PRId64,
                        op_shape_str(ctx, a, sa), (int)ta, a->dims[ak], op_shape_str(ctx, b, sb),
                        (int)tb, b->dims[bk]);
-    ir_shape ba, bb, y;
-    batch_shape(a, &ba);
-    batch_shape(b, &bb);
-    st = op_broadcast(ctx, &ba, &bb, &y);
-    if (st)
-        return op_fail(ctx, MOPT_ERR_SHAPE, "batch dimensions of A %s and B %s do not broadcast",
-                       op_shape_str(ctx, a, sa), op_shape_str(ctx, b, sb));
+    ir_shape y;
+    if ((st = ops_matmul_batch_dims(ctx, a, b, &y))) return st;
     if (y.rank + 2 > IR_MAX_RANK)
         return op_fail(ctx, MOPT_ERR_LIMIT, "output rank above %d", IR_MAX_RANK);
-    copy_dim(&y, y.rank++, a, am);
-    copy_dim(&y, y.rank++, b, bn);
+    ops_copy_dim(&y, y.rank++, a, am);
+    ops_copy_dim(&y, y.rank++, b, bn);
     if (op_has_input(in, n_in, 2) && (st = check_addend(ctx, &y, &in[2], 2, "bias"))) return st;
     if (op_has_input(in, n_in, 3) && (st = check_addend(ctx, &y, &in[3], 3, "residual"))) return st;
     out[0].shape = y;
@@ -223,12 +207,9 @@ static int64_t fconv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, con
 /* Domain "mopt": never bridged. */
 static const op_def k_ops[] = {
     {"FusedMatMul", "mopt", 2, 4, 1, 1, fmm_infer, fmm_run, ops_fused_matmul_impls,
-     .params_size = sizeof(fused_matmul_params), .parse = fmm_parse, .flops = fmm_flops},
+     OP_PARAMS(fused_matmul_params, fmm_parse), .flops = fmm_flops},
     {"FusedConv", "mopt", 2, 4, 1, 1, fconv_infer, fconv_run, ops_fused_conv_impls,
-     .params_size = sizeof(fused_conv_params), .parse = fconv_parse, .flops = fconv_flops},
+     OP_PARAMS(fused_conv_params, fconv_parse), .flops = fconv_flops},
 };
 
-const op_def *ops_family_fused(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(fused, k_ops)

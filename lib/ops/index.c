@@ -9,6 +9,7 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_logic.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* ---- OneHot ------------------------------------------------------------------------------ */
@@ -171,9 +172,7 @@ typedef struct compress_params {
 
 static mopt_status compress_parse(const op_ctx *ctx, void *params) {
     compress_params *p = params;
-    const ir_attr *axa = ir_node_attr(ctx->node, "axis");
-    p->has_axis = axa != NULL;
-    p->axis = axa ? axa->i : 0;
+    p->has_axis = op_attr_int_opt(ctx, "axis", &p->axis);
     return MOPT_OK;
 }
 
@@ -236,17 +235,12 @@ static mopt_status compress_run(const op_ctx *ctx, const op_tensor *in, int n_in
     return MOPT_OK;
 }
 
-#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
-
 static const op_def k_ops[] = {
-    {"OneHot", "", 3, 3, 1, 1, onehot_infer, onehot_run, NULL, PARAMS(onehot_params, onehot_parse),
-     .bridge = &ops_bridge_float},
+    {"OneHot", "", 3, 3, 1, 1, onehot_infer, onehot_run, NULL,
+     OP_PARAMS(onehot_params, onehot_parse), .bridge = &ops_bridge_float},
     {"NonZero", "", 1, 1, 1, 1, nonzero_infer, nonzero_run, .bridge = &ops_bridge_float},
     {"Compress", "", 2, 2, 1, 1, compress_infer, compress_run, NULL,
-     PARAMS(compress_params, compress_parse), .bridge = &ops_bridge_float},
+     OP_PARAMS(compress_params, compress_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_index(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(index, k_ops)

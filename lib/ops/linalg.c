@@ -7,6 +7,7 @@
 #include "kernels/ref/ref_linalg.h"
 #include "kernels/ref/ref_logic.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* ---- Det ------------------------------------------------------------------------------- */
@@ -50,7 +51,4 @@ static const op_def k_ops[] = {
     {"Det", "", 1, 1, 1, 1, det_infer, det_run, .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_linalg(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(linalg, k_ops)

@@ -14,6 +14,7 @@
 
 #include "kernels/ref/ref_logic.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 static const mopt_dtype k_cmp_types[] = {
@@ -275,21 +276,17 @@ static mopt_status bitcast_run(const op_ctx *ctx, const op_tensor *in, int n_in,
 /* BR: the op's dtype bridging rule (ops_bridge_<BR>, bridge.h) */
 #define CMP(name, BR)                                                                              \
     {                                                                                              \
-        name, "", 2, 2, 1, 1, infer_cmp, run_cmp, NULL,                                            \
-            .params_size = sizeof(cmp_params), .parse = parse_cmp, .bridge = &ops_bridge_##BR      \
+        name, "", 2, 2, 1, 1, infer_cmp, run_cmp, NULL, OP_PARAMS(cmp_params, parse_cmp),          \
+            .bridge = &ops_bridge_##BR                                                             \
     }
 #define BOOL_UN(name)                                                                              \
     {                                                                                              \
         name, "", 1, 1, 1, 1, infer_bool_unary, run_bool_unary, NULL,                              \
-            .params_size = sizeof(bool_unary_params), .parse = parse_bool_unary,                   \
-            .bridge = &ops_bridge_float                                                            \
+            OP_PARAMS(bool_unary_params, parse_bool_unary), .bridge = &ops_bridge_float            \
     }
 /* Cast and CastLike name their output type: never bridged */
 #define CAST(name, n)                                                                              \
-    {                                                                                              \
-        name, "", n, n, 1, 1, infer_cast, run_cast, NULL, .params_size = sizeof(cast_params),      \
-                                                          .parse = parse_cast                      \
-    }
+    { name, "", n, n, 1, 1, infer_cast, run_cast, NULL, OP_PARAMS(cast_params, parse_cast) }
 
 static const op_def k_ops[] = {
     CMP("Equal", compare_wrap),
@@ -307,10 +304,7 @@ static const op_def k_ops[] = {
     CAST("Cast", 1),
     CAST("CastLike", 2),
     {"BitCast", "", 1, 1, 1, 1, bitcast_infer, bitcast_run, NULL,
-     .params_size = sizeof(cast_params), .parse = bitcast_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(cast_params, bitcast_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_logic(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(logic, k_ops)

@@ -11,6 +11,7 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_loss.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 static int reduction_of(const op_ctx *ctx, ref_reduction *r) {
@@ -38,9 +39,7 @@ static mopt_status loss_parse(const op_ctx *ctx, void *params) {
     p->sce = strcmp(ctx->node->op_type, "SoftmaxCrossEntropyLoss") == 0;
     if (reduction_of(ctx, &p->reduction))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "reduction must be none, sum or mean");
-    const ir_attr *ig = ir_node_attr(ctx->node, "ignore_index");
-    p->has_ignore = ig != NULL;
-    p->ignore_index = ig ? ig->i : 0;
+    p->has_ignore = op_attr_int_opt(ctx, "ignore_index", &p->ignore_index);
     return MOPT_OK;
 }
 
@@ -127,12 +126,9 @@ static mopt_status loss_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 static const op_def k_ops[] = {
     {"NegativeLogLikelihoodLoss", "", 2, 3, 1, 1, loss_infer, loss_run, NULL,
-     .params_size = sizeof(loss_params), .parse = loss_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(loss_params, loss_parse), .bridge = &ops_bridge_float},
     {"SoftmaxCrossEntropyLoss", "", 2, 3, 1, 2, loss_infer, loss_run, NULL,
-     .params_size = sizeof(loss_params), .parse = loss_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(loss_params, loss_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_loss(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(loss, k_ops)

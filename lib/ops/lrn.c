@@ -6,19 +6,10 @@
  */
 #include "kernels/ref/ref_lrn.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* ---- LRN ------------------------------------------------------------------------------- */
-
-static mopt_status lrn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                             int n_out) {
-    mopt_status st;
-    for (int k = 0; k < n_in; k++)
-        if ((st = op_expect_f32(ctx, &in[k], k))) return st;
-    out[0].dtype = in[0].dtype;
-    out[0].shape = in[0].shape;
-    return MOPT_OK;
-}
 
 typedef struct lrn_params {
     int64_t size;
@@ -48,14 +39,9 @@ static mopt_status lrn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     return MOPT_OK;
 }
 
-#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
-
 static const op_def k_ops[] = {
-    {"LRN", "", 1, 1, 1, 1, lrn_infer, lrn_run, NULL, PARAMS(lrn_params, lrn_parse),
-     .bridge = &ops_bridge_float},
+    {"LRN", "", 1, 1, 1, 1, op_infer_all_f32_like_input0, lrn_run, NULL,
+     OP_PARAMS(lrn_params, lrn_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_lrn(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(lrn, k_ops)

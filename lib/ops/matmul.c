@@ -14,22 +14,17 @@
 #include "ops/bridge.h"
 #include "ops/impls.h"
 #include "ops/matmul.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 static const mopt_dtype k_float_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_F64};
-
-/* Copies axis `i` (dim and symbol) of src to axis `j` of dst. */
-static void copy_dim(ir_shape *dst, int32_t j, const ir_shape *src, int32_t i) {
-    dst->dims[j] = src->dims[i];
-    dst->syms[j] = src->syms[i];
-}
 
 /* The leading batch dims of a matmul operand: all but the last two axes. */
 static void batch_shape(const ir_shape *s, ir_shape *b) {
     memset(b, 0, sizeof *b);
     b->rank = s->rank > 2 ? s->rank - 2 : 0;
     for (int32_t i = 0; i < b->rank; i++)
-        copy_dim(b, i, s, i);
+        ops_copy_dim(b, i, s, i);
 }
 
 static mopt_status check_float_pair(const op_ctx *ctx, const op_tensor *in, int i, int j) {
@@ -37,6 +32,17 @@ static mopt_status check_float_pair(const op_ctx *ctx, const op_tensor *in, int 
     if (!st) st = op_expect_dtype(ctx, &in[j], j, k_float_types, 2);
     if (!st) st = op_same_dtype(ctx, in, i, j);
     return st;
+}
+
+mopt_status ops_matmul_batch_dims(const op_ctx *ctx, const ir_shape *a, const ir_shape *b,
+                                  ir_shape *batch) {
+    ir_shape ba, bb;
+    batch_shape(a, &ba);
+    batch_shape(b, &bb);
+    if (op_broadcast(ctx, &ba, &bb, batch) == MOPT_OK) return MOPT_OK;
+    char sa[IR_SHAPE_STR_CAP], sb[IR_SHAPE_STR_CAP];
+    return op_fail(ctx, MOPT_ERR_SHAPE, "batch dimensions of A %s and B %s do not broadcast",
+                   op_shape_str(ctx, a, sa), op_shape_str(ctx, b, sb));
 }
 
 /* ---- MatMul ------------------------------------------------------------- */
@@ -61,15 +67,10 @@ static mopt_status matmul_infer(const op_ctx *ctx, const op_tensor *in, int n_in
                        "inner dimensions differ: A %s has K=%" PRId64 " but B %s has K=%" PRId64,
                        op_shape_str(ctx, a, sa), a->dims[ka], op_shape_str(ctx, b, sb),
                        b->dims[kb]);
-    ir_shape ba, bb, res;
-    batch_shape(a, &ba);
-    batch_shape(b, &bb);
-    st = op_broadcast(ctx, &ba, &bb, &res);
-    if (st)
-        return op_fail(ctx, MOPT_ERR_SHAPE, "batch dimensions of A %s and B %s do not broadcast",
-                       op_shape_str(ctx, a, sa), op_shape_str(ctx, b, sb));
-    if (a->rank >= 2) copy_dim(&res, res.rank++, a, a->rank - 2);
-    if (b->rank >= 2) copy_dim(&res, res.rank++, b, b->rank - 1);
+    ir_shape res;
+    if ((st = ops_matmul_batch_dims(ctx, a, b, &res))) return st;
+    if (a->rank >= 2) ops_copy_dim(&res, res.rank++, a, a->rank - 2);
+    if (b->rank >= 2) ops_copy_dim(&res, res.rank++, b, b->rank - 1);
     out[0].shape = res;
     return MOPT_OK;
 }
@@ -157,8 +158,8 @@ static mopt_status gemm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     memset(&y, 0, sizeof y);
     y.rank = 2;
     y.syms[0] = y.syms[1] = -1;
-    if (a->rank == 2) copy_dim(&y, 0, a, ta ? 1 : 0);
-    if (b->rank == 2) copy_dim(&y, 1, b, tb ? 0 : 1);
+    if (a->rank == 2) ops_copy_dim(&y, 0, a, ta ? 1 : 0);
+    if (b->rank == 2) ops_copy_dim(&y, 1, b, tb ? 0 : 1);
     if (a->rank == 2 && b->rank == 2) {
         int32_t ka = ta ? 0 : 1, kb = tb ? 1 : 0;
         if (a->syms[ka] == 0 && b->syms[kb] == 0 && a->dims[ka] != b->dims[kb])
@@ -263,11 +264,7 @@ static const op_def k_ops[] = {
     {"MatMul", "", 2, 2, 1, 1, matmul_infer, matmul_run, ops_matmul_impls, .flops = matmul_flops,
      .bridge = &ops_bridge_float},
     {"Gemm", "", 2, 3, 1, 1, gemm_infer, gemm_run, ops_gemm_impls,
-     .params_size = sizeof(gemm_params), .parse = gemm_parse, .flops = gemm_flops,
-     .bridge = &ops_bridge_float},
+     OP_PARAMS(gemm_params, gemm_parse), .flops = gemm_flops, .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_matmul(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(matmul, k_ops)

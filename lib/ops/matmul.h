@@ -23,6 +23,18 @@ typedef struct gemm_params {
  * dimensions or batch dims that do not broadcast, a rank above the limit). */
 bool ops_matmul_gemm(const ir_shape *a, bool trans_a, const ir_shape *b, bool trans_b, kn_gemm *g);
 
+/* Copies axis i (dim and symbol) of src to axis j of dst. */
+static inline void ops_copy_dim(ir_shape *dst, int32_t j, const ir_shape *src, int32_t i) {
+    dst->dims[j] = src->dims[i];
+    dst->syms[j] = src->syms[i];
+}
+
+/* The batch dims (all but the last two axes) of matmul operands A and B
+ * broadcast together into *batch; fails naming both shapes when they do not
+ * broadcast. */
+mopt_status ops_matmul_batch_dims(const op_ctx *ctx, const ir_shape *a, const ir_shape *b,
+                                  ir_shape *batch);
+
 /* A MatMul's 1-D B (a K x 1 column) read as the transpose of a 1 x K row,
  * so that ref_gemm takes its dot-product path (what the reference and the
  * OpenBLAS impl run). */

@@ -19,6 +19,7 @@
 #include "kernels/ref/ref_movement.h"
 #include "ops/bridge.h"
 #include "ops/cpu/ops_cpu.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -1425,46 +1426,43 @@ static mopt_status tscatter_run(const op_ctx *ctx, const op_tensor *in, int n_in
 
 /* ---- table ------------------------------------------------------------------ */
 
-#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
 #define FLOAT_BRIDGE .bridge = &ops_bridge_float
 
 static const op_def k_movement_ops[] = {
     {"Transpose", "", 1, 1, 1, 1, transpose_infer, transpose_run, ops_cpu_transpose_impls,
-     PARAMS(transpose_params, transpose_parse), FLOAT_BRIDGE},
-    {"Concat", "", 1, 64, 1, 1, concat_infer, concat_run, NULL, PARAMS(axis_params, concat_parse),
+     OP_PARAMS(transpose_params, transpose_parse), FLOAT_BRIDGE},
+    {"Concat", "", 1, 64, 1, 1, concat_infer, concat_run, NULL,
+     OP_PARAMS(axis_params, concat_parse), FLOAT_BRIDGE},
+    {"Split", "", 1, 2, 1, 64, split_infer, split_run, NULL, OP_PARAMS(split_params, split_parse),
      FLOAT_BRIDGE},
-    {"Split", "", 1, 2, 1, 64, split_infer, split_run, NULL, PARAMS(split_params, split_parse),
-     FLOAT_BRIDGE},
-    {"Slice", "", 1, 5, 1, 1, slice_infer, slice_run, NULL, PARAMS(slice_attr_params, slice_parse),
-     FLOAT_BRIDGE},
-    {"Gather", "", 2, 2, 1, 1, gather_infer, gather_run, NULL, PARAMS(axis_params, axis_parse),
+    {"Slice", "", 1, 5, 1, 1, slice_infer, slice_run, NULL,
+     OP_PARAMS(slice_attr_params, slice_parse), FLOAT_BRIDGE},
+    {"Gather", "", 2, 2, 1, 1, gather_infer, gather_run, NULL, OP_PARAMS(axis_params, axis_parse),
      FLOAT_BRIDGE},
     {"GatherElements", "", 2, 2, 1, 1, gather_elements_infer, gather_elements_run, NULL,
-     PARAMS(axis_params, axis_parse), FLOAT_BRIDGE},
+     OP_PARAMS(axis_params, axis_parse), FLOAT_BRIDGE},
     {"Tile", "", 2, 2, 1, 1, tile_infer, tile_run, FLOAT_BRIDGE},
-    {"Pad", "", 1, 4, 1, 1, pad_infer, pad_run, NULL, PARAMS(pad_params, pad_parse), FLOAT_BRIDGE},
-    {"Trilu", "", 1, 2, 1, 1, trilu_infer, trilu_run, NULL, PARAMS(trilu_params, trilu_parse),
+    {"Pad", "", 1, 4, 1, 1, pad_infer, pad_run, NULL, OP_PARAMS(pad_params, pad_parse),
+     FLOAT_BRIDGE},
+    {"Trilu", "", 1, 2, 1, 1, trilu_infer, trilu_run, NULL, OP_PARAMS(trilu_params, trilu_parse),
      FLOAT_BRIDGE},
     {"ScatterND", "", 3, 3, 1, 1, scatter_nd_infer, scatter_nd_run, NULL,
-     PARAMS(scatter_params, scatter_parse), FLOAT_BRIDGE},
+     OP_PARAMS(scatter_params, scatter_parse), FLOAT_BRIDGE},
     {"ScatterElements", "", 3, 3, 1, 1, scatter_el_infer, scatter_el_run, NULL,
-     PARAMS(scatter_params, scatter_parse), FLOAT_BRIDGE},
+     OP_PARAMS(scatter_params, scatter_parse), FLOAT_BRIDGE},
     /* opset 9-10's name of ScatterElements */
     {"Scatter", "", 3, 3, 1, 1, scatter_el_infer, scatter_el_run, NULL,
-     PARAMS(scatter_params, scatter_parse), FLOAT_BRIDGE},
-    {"GatherND", "", 2, 2, 1, 1, gnd_infer, gnd_run, NULL, PARAMS(gnd_params, gnd_parse),
+     OP_PARAMS(scatter_params, scatter_parse), FLOAT_BRIDGE},
+    {"GatherND", "", 2, 2, 1, 1, gnd_infer, gnd_run, NULL, OP_PARAMS(gnd_params, gnd_parse),
      FLOAT_BRIDGE},
     {"TensorScatter", "", 2, 3, 1, 1, tscatter_infer, tscatter_run, NULL,
-     PARAMS(tscatter_params, tscatter_parse), FLOAT_BRIDGE},
-    {"SpaceToDepth", "", 1, 1, 1, 1, ds_infer, ds_run, NULL, PARAMS(ds_params, ds_parse),
+     OP_PARAMS(tscatter_params, tscatter_parse), FLOAT_BRIDGE},
+    {"SpaceToDepth", "", 1, 1, 1, 1, ds_infer, ds_run, NULL, OP_PARAMS(ds_params, ds_parse),
      FLOAT_BRIDGE},
-    {"DepthToSpace", "", 1, 1, 1, 1, ds_infer, ds_run, NULL, PARAMS(ds_params, ds_parse),
+    {"DepthToSpace", "", 1, 1, 1, 1, ds_infer, ds_run, NULL, OP_PARAMS(ds_params, ds_parse),
      FLOAT_BRIDGE},
     {"ReverseSequence", "", 2, 2, 1, 1, revseq_infer, revseq_run, NULL,
-     PARAMS(revseq_params, revseq_parse), FLOAT_BRIDGE},
+     OP_PARAMS(revseq_params, revseq_parse), FLOAT_BRIDGE},
 };
 
-const op_def *ops_family_movement(size_t *count) {
-    *count = sizeof k_movement_ops / sizeof k_movement_ops[0];
-    return k_movement_ops;
-}
+OP_FAMILY(movement, k_movement_ops)

@@ -19,6 +19,7 @@
 #include "ops/bridge.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/normalization.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* Product of dims [from, to) of a concrete shape. */
@@ -523,27 +524,23 @@ static mopt_status softmax_run(const op_ctx *ctx, const op_tensor *in, int n_in,
 
 static const op_def k_ops[] = {
     {"BatchNormalization", "", 5, 5, 1, 5, batchnorm_infer, batchnorm_run,
-     .params_size = sizeof(eps_params), .parse = batchnorm_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(eps_params, batchnorm_parse), .bridge = &ops_bridge_float},
     {"InstanceNormalization", "", 3, 3, 1, 1, instancenorm_infer, instancenorm_run,
-     .params_size = sizeof(eps_params), .parse = eps_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(eps_params, eps_parse), .bridge = &ops_bridge_float},
     {"LayerNormalization", "", 2, 3, 1, 3, layernorm_infer, layernorm_run, ops_cpu_layernorm_impls,
-     .params_size = sizeof(layernorm_params), .parse = layernorm_parse,
+     OP_PARAMS(layernorm_params, layernorm_parse), .bridge = &ops_bridge_float},
+    {"RMSNormalization", "", 2, 2, 1, 1, rms_infer, rms_run, NULL, OP_PARAMS(rms_params, rms_parse),
      .bridge = &ops_bridge_float},
-    {"RMSNormalization", "", 2, 2, 1, 1, rms_infer, rms_run, NULL,
-     .params_size = sizeof(rms_params), .parse = rms_parse, .bridge = &ops_bridge_float},
     {"GroupNormalization", "", 3, 3, 1, 1, group_infer, group_run, NULL,
-     .params_size = sizeof(group_params), .parse = group_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(group_params, group_parse), .bridge = &ops_bridge_float},
     {"LpNormalization", "", 1, 1, 1, 1, lpnorm_infer, lpnorm_run, NULL,
-     .params_size = sizeof(lpnorm_params), .parse = lpnorm_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(lpnorm_params, lpnorm_parse), .bridge = &ops_bridge_float},
     {"MeanVarianceNormalization", "", 1, 1, 1, 1, mvn_infer, mvn_run, NULL,
-     .params_size = sizeof(mvn_params), .parse = mvn_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(mvn_params, mvn_parse), .bridge = &ops_bridge_float},
     {"Softmax", "", 1, 1, 1, 1, softmax_infer, softmax_run, ops_cpu_softmax_impls,
-     .params_size = sizeof(softmax_params), .parse = softmax_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(softmax_params, softmax_parse), .bridge = &ops_bridge_float},
     {"LogSoftmax", "", 1, 1, 1, 1, softmax_infer, softmax_run, ops_cpu_softmax_impls,
-     .params_size = sizeof(softmax_params), .parse = logsoftmax_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(softmax_params, logsoftmax_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_normalization(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(normalization, k_ops)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernels/ref/ref_conv.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 mopt_status op_fail(const op_ctx *ctx, mopt_status status, const char *fmt, ...) {
@@ -320,4 +321,39 @@ void op_broadcast_strides(const ir_shape *in, const ir_shape *out, int64_t *stri
         int32_t j = i - off;
         strides[i] = (j < 0 || in->dims[j] == 1) ? 0 : own[j];
     }
+}
+
+mopt_status op_infer_f32_like_input0(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                     op_tensor *out, int n_out) {
+    (void)n_in, (void)n_out;
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+mopt_status op_infer_all_f32_like_input0(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                         op_tensor *out, int n_out) {
+    (void)n_out;
+    mopt_status st;
+    for (int k = 0; k < n_in; k++)
+        if ((st = op_expect_f32(ctx, &in[k], k))) return st;
+    out[0].dtype = in[0].dtype;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+mopt_status op_read_one_int(const op_ctx *ctx, const op_tensor *t, const char *what, int64_t *v) {
+    int64_t n = op_read_ints(ctx, t, what, v, 1);
+    if (n != 1)
+        return n < 0 ? MOPT_ERR_INVALID_ARGUMENT
+                     : op_fail(ctx, MOPT_ERR_SHAPE, "%s must hold one value", what);
+    return MOPT_OK;
+}
+
+bool op_attr_int_opt(const op_ctx *ctx, const char *name, int64_t *v) {
+    const ir_attr *a = ir_node_attr(ctx->node, name);
+    *v = a ? a->i : 0;
+    return a != NULL;
 }

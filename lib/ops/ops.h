@@ -154,6 +154,9 @@ typedef struct op_def {
 /* Params structs are at most this large (checked by the registry test). */
 #define OP_PARAMS_CAP 512
 
+/* An op_def's params fields in a table row: OP_PARAMS(my_params, my_parse). */
+#define OP_PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
+
 /* Finds an op; NULL when unsupported. */
 const op_def *ops_find(const char *op_type, const char *domain);
 /* Every registered op, for listings (`mopt ops`) and counts. */

@@ -11,6 +11,7 @@
 
 #include "kernels/ref/ref_pool.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 #include "ops/window.h"
 
@@ -297,19 +298,16 @@ static mopt_status lppool_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 }
 
 static const op_def k_ops[] = {
-    {"MaxPool", "", 1, 1, 1, 2, window_pool_infer, maxpool_run, .params_size = sizeof(pool_params),
-     .parse = pool_parse, .bridge = &ops_bridge_via_f32},
+    {"MaxPool", "", 1, 1, 1, 2, window_pool_infer, maxpool_run, OP_PARAMS(pool_params, pool_parse),
+     .bridge = &ops_bridge_via_f32},
     {"AveragePool", "", 1, 1, 1, 1, window_pool_infer, avgpool_run,
-     .params_size = sizeof(pool_params), .parse = pool_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(pool_params, pool_parse), .bridge = &ops_bridge_float},
     {"GlobalMaxPool", "", 1, 1, 1, 1, global_pool_infer, global_maxpool_run,
      .bridge = &ops_bridge_float},
     {"GlobalAveragePool", "", 1, 1, 1, 1, global_pool_infer, global_avgpool_run,
      .bridge = &ops_bridge_float},
-    {"LpPool", "", 1, 1, 1, 1, lppool_infer, lppool_run, NULL, .params_size = sizeof(lppool_params),
-     .parse = lppool_parse, .bridge = &ops_bridge_float},
+    {"LpPool", "", 1, 1, 1, 1, lppool_infer, lppool_run, NULL,
+     OP_PARAMS(lppool_params, lppool_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_pool(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(pool, k_ops)

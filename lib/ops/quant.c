@@ -14,6 +14,7 @@
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_quant.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 static bool is_qint(mopt_dtype t) {
@@ -51,9 +52,7 @@ typedef struct q_params {
 
 static mopt_status q_parse(const op_ctx *ctx, void *params) {
     q_params *p = params;
-    const ir_attr *od = ir_node_attr(ctx->node, "output_dtype");
-    p->has_od = od != NULL;
-    p->od = od ? od->i : 0;
+    p->has_od = op_attr_int_opt(ctx, "output_dtype", &p->od);
     p->block = ir_node_attr_int(ctx->node, "block_size", 0);
     p->axis = ir_node_attr_int(ctx->node, "axis", 1);
     return MOPT_OK;
@@ -339,18 +338,14 @@ done:
 
 static const op_def k_ops[] = {
     /* QuantizeLinear and DynamicQuantizeLinear name their output type: never bridged */
-    {"QuantizeLinear", "", 2, 3, 1, 1, q_infer, q_run, NULL, .params_size = sizeof(q_params),
-     .parse = q_parse},
-    {"DequantizeLinear", "", 2, 3, 1, 1, dq_infer, dq_run, NULL, .params_size = sizeof(q_params),
-     .parse = q_parse, .bridge = &ops_bridge_float},
+    {"QuantizeLinear", "", 2, 3, 1, 1, q_infer, q_run, NULL, OP_PARAMS(q_params, q_parse)},
+    {"DequantizeLinear", "", 2, 3, 1, 1, dq_infer, dq_run, NULL, OP_PARAMS(q_params, q_parse),
+     .bridge = &ops_bridge_float},
     {"DynamicQuantizeLinear", "", 1, 1, 1, 3, dyn_infer, dyn_run, NULL},
-    {"MatMulInteger", "", 2, 4, 1, 1, mmi_infer, mmi_run, NULL, .params_size = sizeof(mmi_params),
-     .parse = mmi_parse, .bridge = &ops_bridge_float},
-    {"QLinearMatMul", "", 8, 8, 1, 1, mmi_infer, mmi_run, NULL, .params_size = sizeof(mmi_params),
-     .parse = mmi_parse, .bridge = &ops_bridge_float},
+    {"MatMulInteger", "", 2, 4, 1, 1, mmi_infer, mmi_run, NULL, OP_PARAMS(mmi_params, mmi_parse),
+     .bridge = &ops_bridge_float},
+    {"QLinearMatMul", "", 8, 8, 1, 1, mmi_infer, mmi_run, NULL, OP_PARAMS(mmi_params, mmi_parse),
+     .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_quant(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(quant, k_ops)

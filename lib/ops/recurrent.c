@@ -14,6 +14,7 @@
 
 #include "core/alloc.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 
 /* ---- parse ------------------------------------------------------------------ */
 
@@ -335,17 +336,11 @@ static int64_t rnn_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const
 
 static const op_def k_ops[] = {
     {"LSTM", "", 3, 8, 0, 3, rnn_infer, rnn_run, ops_cpu_recurrent_impls,
-     .params_size = sizeof(ops_rnn_params), .parse = lstm_parse, .flops = rnn_flops,
-     .bridge = &ops_bridge_float},
+     OP_PARAMS(ops_rnn_params, lstm_parse), .flops = rnn_flops, .bridge = &ops_bridge_float},
     {"GRU", "", 3, 6, 0, 2, rnn_infer, rnn_run, ops_cpu_recurrent_impls,
-     .params_size = sizeof(ops_rnn_params), .parse = gru_parse, .flops = rnn_flops,
-     .bridge = &ops_bridge_float},
+     OP_PARAMS(ops_rnn_params, gru_parse), .flops = rnn_flops, .bridge = &ops_bridge_float},
     {"RNN", "", 3, 6, 0, 2, rnn_infer, rnn_run, ops_cpu_recurrent_impls,
-     .params_size = sizeof(ops_rnn_params), .parse = rnn_parse, .flops = rnn_flops,
-     .bridge = &ops_bridge_float},
+     OP_PARAMS(ops_rnn_params, rnn_parse), .flops = rnn_flops, .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_recurrent(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(recurrent, k_ops)

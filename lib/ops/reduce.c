@@ -16,6 +16,7 @@
 #include "kernels/ref/ref_reduce.h"
 #include "ops/bridge.h"
 #include "ops/cpu/ops_cpu.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 #include "ops/reduce.h"
 
@@ -257,15 +258,6 @@ static mopt_status arg_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 /* ---- Hardmax ---------------------------------------------------------------------- */
 
-static mopt_status same_f32_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                  int n_out) {
-    mopt_status st = op_expect_f32(ctx, &in[0], 0);
-    if (st) return st;
-    out[0].dtype = in[0].dtype;
-    out[0].shape = in[0].shape;
-    return MOPT_OK;
-}
-
 /* Hardmax's axis: default -1 from opset 13, 1 before */
 typedef struct hardmax_params {
     int64_t axis;
@@ -297,13 +289,12 @@ static mopt_status hardmax_run(const op_ctx *ctx, const op_tensor *in, int n_in,
 #define REDUCE(name, impls, BR)                                                                    \
     {                                                                                              \
         name, "", 1, 2, 1, 1, reduce_infer, reduce_run, impls,                                     \
-            .params_size = sizeof(reduce_params), .parse = reduce_parse,                           \
-            .bridge = &ops_bridge_##BR                                                             \
+            OP_PARAMS(reduce_params, reduce_parse), .bridge = &ops_bridge_##BR                     \
     }
 #define ARG(name)                                                                                  \
     {                                                                                              \
-        name, "", 1, 1, 1, 1, arg_infer, arg_run, NULL,                                            \
-            .params_size = sizeof(arg_params), .parse = arg_parse, .bridge = &ops_bridge_compare   \
+        name, "", 1, 1, 1, 1, arg_infer, arg_run, NULL, OP_PARAMS(arg_params, arg_parse),          \
+            .bridge = &ops_bridge_compare                                                          \
     }
 
 static const op_def k_reduce_ops[] = {
@@ -319,11 +310,8 @@ static const op_def k_reduce_ops[] = {
     REDUCE("ReduceLogSumExp", NULL, float),
     ARG("ArgMax"),
     ARG("ArgMin"),
-    {"Hardmax", "", 1, 1, 1, 1, same_f32_infer, hardmax_run, NULL,
-     .params_size = sizeof(hardmax_params), .parse = hardmax_parse, .bridge = &ops_bridge_float},
+    {"Hardmax", "", 1, 1, 1, 1, op_infer_f32_like_input0, hardmax_run, NULL,
+     OP_PARAMS(hardmax_params, hardmax_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_reduce(size_t *count) {
-    *count = sizeof k_reduce_ops / sizeof k_reduce_ops[0];
-    return k_reduce_ops;
-}
+OP_FAMILY(reduce, k_reduce_ops)

@@ -14,6 +14,7 @@
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_resize.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* keep_aspect_ratio_policy */
@@ -309,13 +310,10 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 }
 
 static const op_def k_ops[] = {
-    {"Resize", "", 1, 4, 1, 1, resize_infer, resize_run, NULL, .params_size = sizeof(resize_params),
-     .parse = resize_parse, .bridge = &ops_bridge_float},
+    {"Resize", "", 1, 4, 1, 1, resize_infer, resize_run, NULL,
+     OP_PARAMS(resize_params, resize_parse), .bridge = &ops_bridge_float},
     {"Upsample", "", 1, 2, 1, 1, resize_infer, resize_run, NULL,
-     .params_size = sizeof(resize_params), .parse = upsample_parse, .bridge = &ops_bridge_float},
+     OP_PARAMS(resize_params, upsample_parse), .bridge = &ops_bridge_float},
 };
 
-const op_def *ops_family_resize(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(resize, k_ops)

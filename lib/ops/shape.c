@@ -20,6 +20,7 @@
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_movement.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -797,9 +798,7 @@ typedef struct eye_params {
 
 static mopt_status eye_parse(const op_ctx *ctx, void *params) {
     eye_params *p = params;
-    const ir_attr *dt = ir_node_attr(ctx->node, "dtype");
-    p->has_dtype = dt != NULL;
-    p->dtype = dt ? dt->i : 0;
+    p->has_dtype = op_attr_int_opt(ctx, "dtype", &p->dtype);
     p->k = ir_node_attr_int(ctx->node, "k", 0);
     return MOPT_OK;
 }
@@ -831,32 +830,27 @@ static mopt_status eye_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     return MOPT_OK;
 }
 
-#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
-
 /* Shape, Size, ConstantOfShape, Constant and EyeLike name their output type: never
  * bridged; the others through f32 (bridge.h) */
 static const op_def k_shape_ops[] = {
     {"Identity", "", 1, 1, 1, 1, identity_infer, run_copy, .bridge = &ops_bridge_float},
     {"Dropout", "", 1, 3, 1, 2, dropout_infer, dropout_run, .bridge = &ops_bridge_float},
     {"Reshape", "", 2, 2, 1, 1, reshape_infer, run_copy, NULL,
-     PARAMS(int_attr_params, reshape_parse), .bridge = &ops_bridge_float},
+     OP_PARAMS(int_attr_params, reshape_parse), .bridge = &ops_bridge_float},
     {"Flatten", "", 1, 1, 1, 1, flatten_infer, run_copy, NULL,
-     PARAMS(int_attr_params, flatten_parse), .bridge = &ops_bridge_float},
+     OP_PARAMS(int_attr_params, flatten_parse), .bridge = &ops_bridge_float},
     {"Squeeze", "", 1, 2, 1, 1, squeeze_infer, run_copy, NULL,
-     PARAMS(squeeze_params, squeeze_parse), .bridge = &ops_bridge_float},
+     OP_PARAMS(squeeze_params, squeeze_parse), .bridge = &ops_bridge_float},
     {"Unsqueeze", "", 1, 2, 1, 1, unsqueeze_infer, run_copy, NULL,
-     PARAMS(squeeze_params, squeeze_parse), .bridge = &ops_bridge_float},
-    {"Shape", "", 1, 1, 1, 1, shape_infer, shape_run, NULL, PARAMS(shape_params, shape_parse)},
+     OP_PARAMS(squeeze_params, squeeze_parse), .bridge = &ops_bridge_float},
+    {"Shape", "", 1, 1, 1, 1, shape_infer, shape_run, NULL, OP_PARAMS(shape_params, shape_parse)},
     {"Size", "", 1, 1, 1, 1, size_infer, size_run},
-    {"ConstantOfShape", "", 1, 1, 1, 1, cos_infer, cos_run, NULL, PARAMS(cos_params, cos_parse)},
+    {"ConstantOfShape", "", 1, 1, 1, 1, cos_infer, cos_run, NULL, OP_PARAMS(cos_params, cos_parse)},
     {"Range", "", 3, 3, 1, 1, range_infer, range_run, .bridge = &ops_bridge_float},
     {"Constant", "", 0, 0, 1, 1, constant_infer, constant_run, NULL,
-     PARAMS(constant_params, constant_parse)},
+     OP_PARAMS(constant_params, constant_parse)},
     {"Expand", "", 2, 2, 1, 1, expand_infer, expand_run, .bridge = &ops_bridge_float},
-    {"EyeLike", "", 1, 1, 1, 1, eye_infer, eye_run, NULL, PARAMS(eye_params, eye_parse)},
+    {"EyeLike", "", 1, 1, 1, 1, eye_infer, eye_run, NULL, OP_PARAMS(eye_params, eye_parse)},
 };
 
-const op_def *ops_family_shape(size_t *count) {
-    *count = sizeof k_shape_ops / sizeof k_shape_ops[0];
-    return k_shape_ops;
-}
+OP_FAMILY(shape, k_shape_ops)

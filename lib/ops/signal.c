@@ -9,6 +9,7 @@
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_signal.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* ---- window functions -------------------------------------------------------------- */
@@ -61,11 +62,10 @@ static mopt_status window_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     return MOPT_OK;
 }
 
-#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
 #define WINDOW(name)                                                                               \
     {                                                                                              \
-        name, "", 1, 1, 1, 1, window_infer, window_run, NULL, PARAMS(window_params, window_parse), \
-            .bridge = &ops_bridge_float                                                            \
+        name, "", 1, 1, 1, 1, window_infer, window_run, NULL,                                      \
+            OP_PARAMS(window_params, window_parse), .bridge = &ops_bridge_float                    \
     }
 
 static const op_def k_ops[] = {
@@ -74,7 +74,4 @@ static const op_def k_ops[] = {
     WINDOW("BlackmanWindow"),
 };
 
-const op_def *ops_family_signal(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(signal, k_ops)

@@ -8,16 +8,8 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_sort.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
-
-static mopt_status read_one_int(const op_ctx *ctx, const op_tensor *t, const char *what,
-                                int64_t *v) {
-    int64_t n = op_read_ints(ctx, t, what, v, 1);
-    if (n != 1)
-        return n < 0 ? MOPT_ERR_INVALID_ARGUMENT
-                     : op_fail(ctx, MOPT_ERR_SHAPE, "%s must hold one value", what);
-    return MOPT_OK;
-}
 
 /* ---- TopK --------------------------------------------------------------------- */
 
@@ -53,7 +45,7 @@ static mopt_status topk_k(const op_ctx *ctx, const op_tensor *in, int n_in, int6
         *k = -1;
         return MOPT_OK;
     }
-    return read_one_int(ctx, &in[1], "K", k);
+    return op_read_one_int(ctx, &in[1], "K", k);
 }
 
 static mopt_status topk_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -104,14 +96,9 @@ static mopt_status topk_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     return MOPT_OK;
 }
 
-#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
-
 static const op_def k_ops[] = {
-    {"TopK", "", 1, 2, 1, 2, topk_infer, topk_run, NULL, PARAMS(topk_params, topk_parse),
+    {"TopK", "", 1, 2, 1, 2, topk_infer, topk_run, NULL, OP_PARAMS(topk_params, topk_parse),
      .bridge = &ops_bridge_arith},
 };
 
-const op_def *ops_family_sort(size_t *count) {
-    *count = sizeof k_ops / sizeof k_ops[0];
-    return k_ops;
-}
+OP_FAMILY(sort, k_ops)

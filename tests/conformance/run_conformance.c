@@ -48,6 +48,7 @@
 #include <mopt/mopt.h>
 
 #include "../test_elem.h"
+#include "../test_paths.h"
 
 #define MAX_IO 64
 #define MSG_CAP 1024
@@ -82,16 +83,6 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int file_exists(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static int is_dir(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static unsigned char *read_file(const char *path, size_t *size) {

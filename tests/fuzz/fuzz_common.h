@@ -1,7 +1,8 @@
 /*
  * fuzz_common.h — small helpers shared by the libFuzzer targets: reading
- * every byte of a decoded tensor (so ASan sees an undersized buffer) and
- * aborting when a failure leaves no message. Header-only; targets only.
+ * every byte of a decoded tensor (so ASan sees an undersized buffer),
+ * aborting when a failure leaves no message, and checking what a tensor
+ * decoder returned. Header-only; targets only.
  */
 #ifndef MOPT_FUZZ_COMMON_H
 #define MOPT_FUZZ_COMMON_H
@@ -12,6 +13,8 @@
 #include <stdlib.h>
 
 #include <mopt/mopt.h>
+
+#include "ir/ir.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -58,6 +61,20 @@ static inline void fuzz_check_tensor(mopt_dtype dtype, int rank, const int64_t *
         abort();
     }
     fuzz_touch(data, nbytes);
+}
+
+/* What a tensor decoder (`what`) returned: OK with a consistent tensor
+ * (checked, then destroyed), or a failure with a message and no tensor
+ * handed over. */
+static inline void fuzz_check_decoded(mopt_status st, ir_tensor *t, const char *what) {
+    fuzz_check_failure(st, what);
+    if (st != MOPT_OK) {
+        if (t) abort();
+        return;
+    }
+    if (!t) abort();
+    fuzz_check_tensor(t->dtype, t->rank, t->dims, t->data, t->nbytes, what);
+    ir_tensor_destroy(t);
 }
 
 #endif

@@ -10,13 +10,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ir_tensor *t = NULL;
     mopt_status st = npy_read_memory(data, size, &t);
-    fuzz_check_failure(st, "npy_read_memory");
-    if (st == MOPT_OK) {
-        if (!t) abort();
-        fuzz_check_tensor(t->dtype, t->rank, t->dims, t->data, t->nbytes, "npy_read_memory");
-        ir_tensor_destroy(t);
-    } else if (t) {
-        abort();
-    }
+    fuzz_check_decoded(st, t, "npy_read_memory");
     return 0;
 }

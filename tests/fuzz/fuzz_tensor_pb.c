@@ -10,13 +10,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ir_tensor *t = NULL;
     mopt_status st = onnx_import_tensor(data, size, &t);
-    fuzz_check_failure(st, "onnx_import_tensor");
-    if (st == MOPT_OK) {
-        if (!t) abort();
-        fuzz_check_tensor(t->dtype, t->rank, t->dims, t->data, t->nbytes, "onnx_import_tensor");
-        ir_tensor_destroy(t);
-    } else if (t) {
-        abort(); /* nothing is handed over on failure */
-    }
+    fuzz_check_decoded(st, t, "onnx_import_tensor");
     return 0;
 }

@@ -6,7 +6,6 @@
  * without a message, an output handed over on failure, an inconsistent
  * tensor). The file name's prefix picks the path (see regressions/README.md).
  */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,26 +18,12 @@
 
 #include <mopt/mopt.h>
 
+#include "../test_file.h"
 #include "fuzz_model_path.h"
 #include "io/npy.h"
 #include "io/onnx_import.h"
 
 #define REGRESSIONS "tests/fuzz/regressions"
-
-static uint8_t *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    /* exactly n bytes, so that ASan sees any read past the end */
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    assert_non_null(buf);
-    if (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) fail_msg("short read on %s", path);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
 static int has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
@@ -60,7 +45,7 @@ static int replay(const char *name) {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", REGRESSIONS, name);
     size_t len = 0;
-    uint8_t *buf = read_file(path, &len);
+    uint8_t *buf = test_read_file(path, &len);
     int replayed = 1;
     if (has_prefix(name, "model_") || has_prefix(name, "mopt_")) {
         fuzz_model_result r;
@@ -88,26 +73,16 @@ static int replay(const char *name) {
     return replayed;
 }
 
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void fuzz_regressions_replay_cleanly(void **state) {
     (void)state;
-    DIR *d = opendir(REGRESSIONS);
-    assert_non_null(d);
-    char *names[1024];
     size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 1024)
-        if (e->d_name[0] != '.') names[n++] = strdup(e->d_name);
-    closedir(d);
-    qsort(names, n, sizeof names[0], cmp_str);
+    char **names = test_list_dir(REGRESSIONS, NULL, &n);
     int replayed = 0;
     for (size_t i = 0; i < n; i++) {
         replayed += replay(names[i]);
         free(names[i]);
     }
+    free(names);
     print_message("%d regression inputs replayed\n", replayed);
 }
 
@@ -118,7 +93,7 @@ static void fuzz_regressions_replay_cleanly(void **state) {
 static void fuzz_fold_constants_budget_bounds_load(void **state) {
     (void)state;
     size_t len = 0;
-    uint8_t *buf = read_file(REGRESSIONS "/model_fold_constants_blowup.onnx", &len);
+    uint8_t *buf = test_read_file(REGRESSIONS "/model_fold_constants_blowup.onnx", &len);
     mopt_model *m = NULL;
     assert_int_equal(mopt_model_load_from_memory(buf, len, NULL, &m), MOPT_OK);
     int64_t bytes = mopt_model_parameter_bytes(m);
@@ -143,7 +118,7 @@ static void fuzz_options_nul_is_refused(void **state) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", REGRESSIONS, files[i]);
         size_t len = 0;
-        uint8_t *buf = read_file(path, &len);
+        uint8_t *buf = test_read_file(path, &len);
         mopt_options *o = NULL;
         assert_int_equal(mopt_options_create(&o), MOPT_OK);
         mopt_status st = mopt_options_load_yaml_string(o, (const char *)buf, len);

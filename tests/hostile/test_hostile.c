@@ -6,7 +6,6 @@
  * prefix of a valid model is refused, and single-byte corruptions of valid
  * models never crash (ASan/UBSan builds make that check sharp).
  */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,23 +18,11 @@
 
 #include <mopt/mopt.h>
 
+#include "../test_file.h"
+
 #define CORPUS "tests/hostile/corpus"
 #define VALID_SMALL "tests/unit/data/relu_add.onnx"
 #define VALID_ATTRS "tests/unit/data/import_attrs.onnx"
-
-static uint8_t *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    assert_non_null(buf);
-    if (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) fail_msg("short read on %s", path);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
 static const struct {
     const char *name;
@@ -53,7 +40,7 @@ static const struct {
 /* Expected status for a corpus file from EXPECTED: -1 for "any". */
 static int expected_status(const char *file) {
     size_t len = 0;
-    char *text = (char *)read_file(CORPUS "/EXPECTED", &len);
+    char *text = (char *)test_read_file(CORPUS "/EXPECTED", &len);
     char *copy = realloc(text, len + 1);
     assert_non_null(copy);
     copy[len] = '\0';
@@ -72,23 +59,10 @@ static int expected_status(const char *file) {
     return result;
 }
 
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void hostile_corpus_is_refused(void **state) {
     (void)state;
-    DIR *d = opendir(CORPUS);
-    assert_non_null(d);
-    char *names[512];
     size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 512) {
-        size_t l = strlen(e->d_name);
-        if (l > 5 && strcmp(e->d_name + l - 5, ".onnx") == 0) names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(names, n, sizeof names[0], cmp_str);
+    char **names = test_list_dir(CORPUS, ".onnx", &n);
     assert_true(n >= 30);
     int failures = 0;
     for (size_t i = 0; i < n; i++) {
@@ -107,7 +81,7 @@ static void hostile_corpus_is_refused(void **state) {
         mopt_model_destroy(m);
         /* the same bytes from memory (no folder: external data refused) */
         size_t len = 0;
-        uint8_t *buf = read_file(path, &len);
+        uint8_t *buf = test_read_file(path, &len);
         m = NULL;
         st = mopt_model_load_from_memory(buf, len, NULL, &m);
         if (st == MOPT_OK || m != NULL || mopt_last_error()[0] == '\0') {
@@ -118,13 +92,14 @@ static void hostile_corpus_is_refused(void **state) {
         free(buf);
         free(names[i]);
     }
+    free(names);
     assert_int_equal(failures, 0);
 }
 
 static void hostile_every_prefix_is_refused(void **state) {
     (void)state;
     size_t len = 0;
-    uint8_t *buf = read_file(VALID_SMALL, &len);
+    uint8_t *buf = test_read_file(VALID_SMALL, &len);
     assert_true(len > 50);
     for (size_t cut = 0; cut < len; cut++) {
         /* a copy of exactly `cut` bytes, so ASan sees any read past the end */
@@ -153,7 +128,7 @@ static void hostile_every_prefix_is_refused(void **state) {
  * a message. */
 static void corrupt_each_byte(const char *path) {
     size_t len = 0;
-    uint8_t *buf = read_file(path, &len);
+    uint8_t *buf = test_read_file(path, &len);
     static const uint8_t values[] = {0x00, 0xff, 0x80, 0x7f, 0x01};
     uint8_t *p = malloc(len);
     assert_non_null(p);

@@ -31,6 +31,7 @@
 #include "kernels/ref/ref_elementwise.h"
 #include "ops/node_view.h"
 #include "ops/ops.h"
+#include "tests/test_attrs.h"
 
 /* ---- promised error bounds (float32 results vs the exact function) ------
  * err(x) <= REL * |f(x)| + ABS, ABS covering subnormal results. */
@@ -216,33 +217,6 @@ static void fx_init(node_fx *f, const char *op_type, int n_in, int n_out, int64_
     f->opset = opset;
 }
 static void fx_done(node_fx *f) { ir_graph_destroy(f->g); }
-
-static void attr_int(node_fx *f, const char *name, int64_t v) {
-    ir_attr *a = ir_node_add_attr(f->n, name, IR_ATTR_INT);
-    assert_non_null(a);
-    a->i = v;
-}
-static void attr_float(node_fx *f, const char *name, float v) {
-    ir_attr *a = ir_node_add_attr(f->n, name, IR_ATTR_FLOAT);
-    assert_non_null(a);
-    a->f = v;
-}
-static void attr_string(node_fx *f, const char *name, const char *s) {
-    ir_attr *a = ir_node_add_attr(f->n, name, IR_ATTR_STRING);
-    assert_non_null(a);
-    a->s_len = strlen(s);
-    a->s = mopt_malloc(a->s_len + 1);
-    assert_non_null(a->s);
-    memcpy(a->s, s, a->s_len + 1);
-}
-static void attr_ints(node_fx *f, const char *name, const int64_t *v, int n) {
-    ir_attr *a = ir_node_add_attr(f->n, name, IR_ATTR_INTS);
-    assert_non_null(a);
-    a->ints = mopt_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
-    assert_non_null(a->ints);
-    memcpy(a->ints, v, (size_t)n * sizeof(int64_t));
-    a->n = (size_t)n;
-}
 
 static op_tensor tensor_of(mopt_dtype t, int32_t rank, const int64_t *dims, void *data) {
     op_tensor x;
@@ -486,9 +460,9 @@ static void ops_unary_vs_ref(void **state) {
                 rank = rand_shape(dims, 200000);
             node_fx f;
             fx_init(&f, cases[c].op, 1, 1, 17);
-            if (!isnan(cases[c].alpha)) attr_float(&f, "alpha", cases[c].alpha);
-            if (!isnan(cases[c].beta)) attr_float(&f, "beta", cases[c].beta);
-            if (cases[c].approx) attr_string(&f, "approximate", cases[c].approx);
+            if (!isnan(cases[c].alpha)) attr_float(f.n, "alpha", cases[c].alpha);
+            if (!isnan(cases[c].beta)) attr_float(f.n, "beta", cases[c].beta);
+            if (cases[c].approx) attr_str(f.n, "approximate", cases[c].approx);
             int64_t n = ir_numel(rank, dims);
             float *x = rand_f32(n, cases[c].lo, cases[c].hi, true);
             op_tensor in[1] = {tensor_of(MOPT_DTYPE_F32, rank, dims, x)};
@@ -517,8 +491,8 @@ static void ops_clip_vs_ref(void **state) {
             float *x = rand_f32(n, -10, 10, true);
             in[0] = tensor_of(MOPT_DTYPE_F32, 1, &n, x);
             if (opset < 11) {
-                if (!isnan(lo)) attr_float(&f, "min", lo);
-                if (!isnan(hi)) attr_float(&f, "max", hi);
+                if (!isnan(lo)) attr_float(f.n, "min", lo);
+                if (!isnan(hi)) attr_float(f.n, "max", hi);
             } else {
                 n_in = 3;
                 in[1] = tensor_of(isnan(lo) ? MOPT_DTYPE_UNDEFINED : MOPT_DTYPE_F32, 0, NULL, &lo);
@@ -560,7 +534,7 @@ static void ops_softmax_vs_ref(void **state) {
             for (int sp = 0; sp < 2; sp++) {
                 node_fx f;
                 fx_init(&f, lg ? "LogSoftmax" : "Softmax", 1, 1, cases[c].opset);
-                if (cases[c].axis != INT64_MIN) attr_int(&f, "axis", cases[c].axis);
+                if (cases[c].axis != INT64_MIN) attr_int(f.n, "axis", cases[c].axis);
                 int64_t n = ir_numel(cases[c].rank, cases[c].dims);
                 float *x = rand_f32(n, -20, 20, sp == 1);
                 op_tensor in[1] = {tensor_of(MOPT_DTYPE_F32, cases[c].rank, cases[c].dims, x)};
@@ -596,8 +570,8 @@ static void ops_layernorm_vs_ref(void **state) {
         node_fx f;
         int n_in = cases[c].bias ? 3 : 2;
         fx_init(&f, "LayerNormalization", n_in, cases[c].n_out, 17);
-        attr_int(&f, "axis", cases[c].axis);
-        attr_float(&f, "epsilon", 1e-5f);
+        attr_int(f.n, "axis", cases[c].axis);
+        attr_float(f.n, "epsilon", 1e-5f);
         const int32_t rank = cases[c].rank;
         int32_t axis = (int32_t)(cases[c].axis < 0 ? cases[c].axis + rank : cases[c].axis);
         int64_t n = ir_numel(rank, cases[c].dims);
@@ -647,8 +621,8 @@ static void ops_reduce_vs_ref(void **state) {
                 node_fx f;
                 fx_init(&f, ops[o], 1, 1, 13); /* opset 13: axes attribute for ReduceSum too? */
                 if (strcmp(ops[o], "ReduceSum") == 0) f.opset = 11;
-                if (cases[c].n_axes) attr_ints(&f, "axes", cases[c].axes, cases[c].n_axes);
-                attr_int(&f, "keepdims", cases[c].keep);
+                if (cases[c].n_axes) attr_ints(f.n, "axes", cases[c].n_axes, cases[c].axes);
+                attr_int(f.n, "keepdims", cases[c].keep);
                 int64_t n = ir_numel(cases[c].rank, cases[c].dims);
                 float *x = rand_f32(n, -2, 2, sp == 1);
                 op_tensor in[1] = {tensor_of(MOPT_DTYPE_F32, cases[c].rank, cases[c].dims, x)};
@@ -701,7 +675,7 @@ static void ops_transpose_vs_ref(void **state) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         node_fx f;
         fx_init(&f, "Transpose", 1, 1, 13);
-        attr_ints(&f, "perm", cases[c].perm, cases[c].rank);
+        attr_ints(f.n, "perm", cases[c].rank, cases[c].perm);
         int64_t n = ir_numel(cases[c].rank, cases[c].dims);
         size_t esz = mopt_dtype_size(cases[c].dt);
         uint8_t *x = mopt_aligned_alloc((size_t)n * esz);

@@ -56,6 +56,17 @@ def act_attrs(act, alpha, beta):
     return attrs
 
 
+def node_inputs(*pairs):
+    """(name, array or None) pairs in input order -> (feeds, input names):
+    an absent input before a present one is named "", trailing absent ones
+    are left out."""
+    feeds = {n: v for n, v in pairs if v is not None}
+    names = [n if v is not None else "" for n, v in pairs]
+    while names and not names[-1]:
+        names.pop()
+    return feeds, names
+
+
 def apply_act(y, act, alpha, beta):
     da, db = DEFAULTS.get(act, (0, 0))
     return ACTS[act](y, da if alpha is None else alpha, db if beta is None else beta)
@@ -64,15 +75,7 @@ def apply_act(y, act, alpha, beta):
 def fused_matmul(name, a, b, bias=None, res=None, trans_a=0, trans_b=0, alpha=None, act="",
                  act_alpha=None, act_beta=None, shapes=None):
     c = Case(name, opset=17, domain_opsets=MOPT)
-    ins = {"a": a, "b": b}
-    names = ["a", "b"]
-    if bias is not None or res is not None:
-        names.append("bias" if bias is not None else "")
-        if bias is not None:
-            ins["bias"] = bias
-    if res is not None:
-        names.append("res")
-        ins["res"] = res
+    ins, names = node_inputs(("a", a), ("b", b), ("bias", bias), ("res", res))
     attrs = act_attrs(act, act_alpha, act_beta)
     if trans_a:
         attrs["transA"] = 1
@@ -115,15 +118,7 @@ def conv_ref(x, w, b, stride, pad, group):
 def fused_conv(name, x, w, b=None, res=None, stride=1, pad=0, group=1, act="", act_alpha=None,
                act_beta=None, shapes=None):
     c = Case(name, opset=17, domain_opsets=MOPT)
-    ins = {"x": x, "w": w}
-    names = ["x", "w"]
-    if b is not None or res is not None:
-        names.append("b" if b is not None else "")
-        if b is not None:
-            ins["b"] = b
-    if res is not None:
-        names.append("res")
-        ins["res"] = res
+    ins, names = node_inputs(("x", x), ("w", w), ("b", b), ("res", res))
     attrs = act_attrs(act, act_alpha, act_beta)
     c.node("FusedConv", names, ["y"], domain="mopt", strides=[stride, stride],
            pads=[pad] * 4, group=group, **attrs)

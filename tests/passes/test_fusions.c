@@ -28,6 +28,8 @@
 #include <cmocka.h>
 #include <mopt/mopt.h>
 
+#include "../test_paths.h"
+
 #define MAX_CASES 256
 #define MAX_IO 16
 #define TOL 1e-4
@@ -39,11 +41,6 @@ typedef struct fcase {
 
 static fcase g_cases[MAX_CASES];
 static int g_n;
-
-static int file_exists(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
 
 /* Nodes of op type `op` ("FusedConv" also matches "mopt.FusedConv"). */
 static int count_op(const mopt_model *m, const char *op) {

@@ -48,6 +48,7 @@
 #include "ops/impls.h"
 #include "ops/node_view.h"
 #include "ops/ops.h"
+#include "tests/test_attrs.h"
 #ifdef MOPT_HAVE_ONEDNN
 #include "kernels/onednn/onednn.h"
 #include "ops/onednn/onednn_glue.h"
@@ -110,24 +111,6 @@ static void nc_init_domain(node_case *c, const char *op, const char *domain, int
 }
 
 static void nc_init(node_case *c, const char *op, int n_in) { nc_init_domain(c, op, "", n_in); }
-
-static void attr_int(ir_node *n, const char *name, int64_t v) {
-    ir_node_add_attr(n, name, IR_ATTR_INT)->i = v;
-}
-static void attr_float(ir_node *n, const char *name, float v) {
-    ir_node_add_attr(n, name, IR_ATTR_FLOAT)->f = v;
-}
-static void attr_ints(ir_node *n, const char *name, int count, const int64_t *v) {
-    ir_attr *a = ir_node_add_attr(n, name, IR_ATTR_INTS);
-    a->ints = mopt_malloc((size_t)count * sizeof(int64_t));
-    memcpy(a->ints, v, (size_t)count * sizeof(int64_t));
-    a->n = (size_t)count;
-}
-static void attr_str(ir_node *n, const char *name, const char *v) {
-    ir_attr *a = ir_node_add_attr(n, name, IR_ATTR_STRING);
-    a->s = mopt_strdup(v);
-    a->s_len = strlen(v);
-}
 
 /* The node's op_ctx with its params parsed (op_view_init; they live in v). */
 static op_ctx node_ctx(const node_case *c, op_view *v, bool runtime, int threads) {

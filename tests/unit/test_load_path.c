@@ -137,22 +137,30 @@ static void uses_match_sweep(void **state) {
 }
 
 /* The plain greedy placement, O(n^2): what rt_memplan must reproduce. */
-static size_t reference_plan(const ir_graph *g, const size_t *sizes, int64_t *offsets) {
-    int32_t nv = g->n_values;
-    int32_t *first = calloc((size_t)nv, sizeof *first), *last = calloc((size_t)nv, sizeof *last);
-    size_t *sz = calloc((size_t)nv, sizeof *sz);
-    int32_t *order = calloc((size_t)nv, sizeof *order);
-    bool *done = calloc((size_t)nv, sizeof *done);
-    int32_t n = 0;
-    for (int32_t v = 0; v < nv; v++) {
-        offsets[v] = -1;
+/* Each value's last use: the index of the last node reading it, n_nodes for
+ * a graph output, -1 when unread (release with free). */
+static int32_t *last_uses(const ir_graph *g) {
+    int32_t *last = malloc((size_t)g->n_values * sizeof *last);
+    assert_non_null(last);
+    for (int32_t v = 0; v < g->n_values; v++)
         last[v] = -1;
-    }
     for (int32_t i = 0; i < g->n_nodes; i++)
         for (int32_t k = 0; k < g->nodes[i]->n_inputs; k++)
             if (g->nodes[i]->inputs[k] >= 0) last[g->nodes[i]->inputs[k]] = i;
     for (int32_t i = 0; i < g->n_outputs; i++)
         last[g->outputs[i]] = g->n_nodes;
+    return last;
+}
+
+static size_t reference_plan(const ir_graph *g, const size_t *sizes, int64_t *offsets) {
+    int32_t nv = g->n_values;
+    int32_t *first = calloc((size_t)nv, sizeof *first), *last = last_uses(g);
+    size_t *sz = calloc((size_t)nv, sizeof *sz);
+    int32_t *order = calloc((size_t)nv, sizeof *order);
+    bool *done = calloc((size_t)nv, sizeof *done);
+    int32_t n = 0;
+    for (int32_t v = 0; v < nv; v++)
+        offsets[v] = -1;
     for (int32_t v = 0; v < nv; v++) {
         if (!sizes[v] || g->values[v]->producer < 0) continue;
         first[v] = g->values[v]->producer;
@@ -199,14 +207,7 @@ static size_t reference_plan(const ir_graph *g, const size_t *sizes, int64_t *of
 static void assert_plan_valid(const ir_graph *g, const size_t *sizes, const int64_t *offsets,
                               size_t arena) {
     int32_t nv = g->n_values;
-    int32_t *last = malloc((size_t)nv * sizeof *last);
-    for (int32_t v = 0; v < nv; v++)
-        last[v] = -1;
-    for (int32_t i = 0; i < g->n_nodes; i++)
-        for (int32_t k = 0; k < g->nodes[i]->n_inputs; k++)
-            if (g->nodes[i]->inputs[k] >= 0) last[g->nodes[i]->inputs[k]] = i;
-    for (int32_t i = 0; i < g->n_outputs; i++)
-        last[g->outputs[i]] = g->n_nodes;
+    int32_t *last = last_uses(g);
     for (int32_t v = 0; v < nv; v++) {
         int32_t fv = g->values[v]->producer;
         if (!sizes[v] || fv < 0) {

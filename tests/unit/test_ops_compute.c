@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "ir/ir.h"
 #include "runtime/runtime.h"
+#include "tests/test_attrs.h"
 
 /* Declares a graph input; dims given as numbers, a symbol name replaces the
  * dim wherever names[i] is non-NULL. */
@@ -60,17 +61,6 @@ static ir_node *add_node(ir_graph *g, const char *op, const char *name, int n_in
     return n;
 }
 
-static void attr_int(ir_node *n, const char *name, int64_t v) {
-    ir_node_add_attr(n, name, IR_ATTR_INT)->i = v;
-}
-
-static void attr_ints(ir_node *n, const char *name, int count, const int64_t *v) {
-    ir_attr *a = ir_node_add_attr(n, name, IR_ATTR_INTS);
-    a->ints = mopt_malloc((size_t)count * sizeof(int64_t));
-    memcpy(a->ints, v, (size_t)count * sizeof(int64_t));
-    a->n = (size_t)count;
-}
-
 static ir_graph *new_graph(int64_t opset) {
     ir_graph *g = ir_graph_create();
     ir_graph_set_opset(g, "", opset);
@@ -107,6 +97,20 @@ static const ir_value *value(const mopt_model *m, const char *name) {
     return m->graph->values[ir_graph_find_value(m->graph, name)];
 }
 
+/* Value `name` of the built model has the shape written `want`. */
+static void assert_shape(const mopt_model *m, const char *name, const char *want) {
+    char buf[IR_SHAPE_STR_CAP];
+    assert_string_equal(ir_shape_str(&value(m, name)->shape, m->graph, buf, sizeof buf), want);
+}
+
+/* Builds the model (takes g): it loads, and its "y" has the shape `want`. */
+static void expect_y_shape(ir_graph *g, const char *want) {
+    mopt_model *m = NULL;
+    assert_int_equal(build(g, &m), MOPT_OK);
+    assert_shape(m, "y", want);
+    mopt_model_destroy(m);
+}
+
 static void matmul_symbolic_dims_propagate(void **state) {
     (void)state;
     ir_graph *g = new_graph(17);
@@ -114,12 +118,7 @@ static void matmul_symbolic_dims_propagate(void **state) {
     add_input(g, "a", 4, (int64_t[]){0, 1, 3, 8}, names);
     add_weight(g, "w", 3, (int64_t[]){5, 8, 4});
     add_node(g, "MatMul", "mm", 2, (const char *[]){"a", "w"}, 1, (const char *[]){"y"});
-    mopt_model *m = NULL;
-    assert_int_equal(build(g, &m), MOPT_OK);
-    char buf[IR_SHAPE_STR_CAP];
-    assert_string_equal(ir_shape_str(&value(m, "y")->shape, m->graph, buf, sizeof buf),
-                        "[batch,5,3,4]");
-    mopt_model_destroy(m);
+    expect_y_shape(g, "[batch,5,3,4]");
 }
 
 static void matmul_vector_operands_drop_axes(void **state) {
@@ -128,11 +127,7 @@ static void matmul_vector_operands_drop_axes(void **state) {
     add_input(g, "a", 1, (int64_t[]){6}, NULL);
     add_input(g, "b", 3, (int64_t[]){2, 6, 0}, (const char *[]){NULL, NULL, "n"});
     add_node(g, "MatMul", "mv", 2, (const char *[]){"a", "b"}, 1, (const char *[]){"y"});
-    mopt_model *m = NULL;
-    assert_int_equal(build(g, &m), MOPT_OK);
-    char buf[IR_SHAPE_STR_CAP];
-    assert_string_equal(ir_shape_str(&value(m, "y")->shape, m->graph, buf, sizeof buf), "[2,n]");
-    mopt_model_destroy(m);
+    expect_y_shape(g, "[2,n]");
 }
 
 static void matmul_inner_mismatch_fails(void **state) {
@@ -175,12 +170,7 @@ static void conv_symbolic_batch_propagates(void **state) {
     attr_int(n, "group", 2);
     attr_ints(n, "strides", 2, (int64_t[]){2, 2});
     attr_ints(n, "pads", 4, (int64_t[]){1, 1, 1, 1});
-    mopt_model *m = NULL;
-    assert_int_equal(build(g, &m), MOPT_OK);
-    char buf[IR_SHAPE_STR_CAP];
-    assert_string_equal(ir_shape_str(&value(m, "y")->shape, m->graph, buf, sizeof buf),
-                        "[N,4,5,4]");
-    mopt_model_destroy(m);
+    expect_y_shape(g, "[N,4,5,4]");
 }
 
 static void conv_channels_vs_group_fails(void **state) {
@@ -270,14 +260,9 @@ static void pool_ceil_mode_shape(void **state) {
     attr_ints(n, "strides", 2, (int64_t[]){2, 2});
     attr_ints(n, "pads", 4, (int64_t[]){1, 0, 1, 0});
     attr_int(n, "ceil_mode", 1);
-    mopt_model *m = NULL;
-    assert_int_equal(build(g, &m), MOPT_OK);
-    char buf[IR_SHAPE_STR_CAP];
     /* H: 5 + 2 pads, ceil -> 4 windows, the last would start in the end pad -> 3;
      * W: ceil(5 / 2) + 1 = 4 */
-    assert_string_equal(ir_shape_str(&value(m, "y")->shape, m->graph, buf, sizeof buf),
-                        "[N,3,3,4]");
-    mopt_model_destroy(m);
+    expect_y_shape(g, "[N,3,3,4]");
 }
 
 static void batchnorm_training_unsupported(void **state) {
@@ -315,10 +300,8 @@ static void layernorm_stats_shapes(void **state) {
     attr_int(n, "axis", -2);
     mopt_model *m = NULL;
     assert_int_equal(build(g, &m), MOPT_OK);
-    char buf[IR_SHAPE_STR_CAP];
-    assert_string_equal(ir_shape_str(&value(m, "y")->shape, m->graph, buf, sizeof buf), "[B,4,6]");
-    assert_string_equal(ir_shape_str(&value(m, "mean")->shape, m->graph, buf, sizeof buf),
-                        "[B,1,1]");
+    assert_shape(m, "y", "[B,4,6]");
+    assert_shape(m, "mean", "[B,1,1]");
     mopt_model_destroy(m);
 }
 

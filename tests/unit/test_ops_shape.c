@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "ir/ir.h"
 #include "runtime/runtime.h"
+#include "tests/test_attrs.h"
 
 /* ---- graph building helpers ------------------------------------------------ */
 
@@ -92,18 +93,6 @@ static ir_node *add_node(ir_graph *g, const char *op, const char *ins, const cha
     for (int i = 0; i < no; i++)
         n->outputs[i] = ir_graph_value(g, out_names[i]);
     return n;
-}
-
-static void attr_int(ir_node *n, const char *name, int64_t v) {
-    ir_attr *a = ir_node_add_attr(n, name, IR_ATTR_INT);
-    a->i = v;
-}
-
-static void attr_ints(ir_node *n, const char *name, int count, const int64_t *v) {
-    ir_attr *a = ir_node_add_attr(n, name, IR_ATTR_INTS);
-    a->n = (size_t)count;
-    a->ints = mopt_malloc(sizeof(int64_t) * (size_t)(count ? count : 1));
-    memcpy(a->ints, v, sizeof(int64_t) * (size_t)count);
 }
 
 static void add_output(ir_graph *g, const char *name) {
