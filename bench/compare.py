@@ -231,6 +231,7 @@ class TorchSystem(System):
     (--torch-factory) returning an nn.Module; called with the inputs in model order."""
 
     def __init__(self, script, factory, threads, input_names):
+        # optional (not in requirements.txt): only --torch-* comparisons need it
         import torch
         super().__init__("torch", "torch")
         self.torch = torch
@@ -366,6 +367,8 @@ def print_tables(result, out=None):
 
 def write_plots(result, samples, folder):
     try:
+        # optional (not in requirements.txt): only --plots needs it, and without
+        # it the plots are skipped with a warning; CI never passes --plots
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt

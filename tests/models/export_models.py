@@ -29,6 +29,8 @@ import sys
 import warnings
 
 import onnx
+# torch is not in requirements.txt on purpose: this generator is run by hand
+# (its outputs are committed); CI and the main job never run it.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -27,6 +27,8 @@ import warnings
 import numpy as np
 import onnx
 import onnxruntime as ort
+# torch is not in requirements.txt on purpose: this generator is run by hand
+# (its outputs are committed); CI and the main job never run it.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
