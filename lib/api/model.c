@@ -12,6 +12,7 @@
 #include "io/file.h"
 #include "io/mopt_format.h"
 #include "io/onnx_import.h"
+#include "ir/ir_subgraph.h"
 #include "runtime/runtime.h"
 
 #define MOPT_MAX_MODEL_BYTES ((size_t)4 << 30)
@@ -275,6 +276,7 @@ mopt_status mopt_model_check(const char *path, const mopt_options *opts,
         st = onnx_import_model(buf, len, dir, &g);
     mopt_free(dir);
     mopt_free(buf);
+    if (!st) st = ir_graph_bind_captures(g);
     if (!st) st = ir_graph_check(g);
     if (st) {
         ir_graph_destroy(g);

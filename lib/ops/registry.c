@@ -34,6 +34,7 @@ static const family_fn k_families[] = {
     ops_family_lrn,            /* lib/ops/lrn.c */
     ops_family_spatial,        /* lib/ops/spatial.c */
     ops_family_recurrent,      /* lib/ops/recurrent.c */
+    ops_family_control,        /* lib/ops/control.c */
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])

@@ -60,6 +60,32 @@ mopt_status passes_infer_graph(ir_graph *g);
 mopt_status passes_infer_graph_checked(ir_graph *g, pass_problem_fn problem, void *user,
                                        size_t *n_problems);
 
+/* ---- subgraphs (pass_subgraphs.c) ---- */
+
+/* Where a graph being resolved or inferred sits: how problems are reported
+ * (check mode) and the path that prefixes its nodes' names in messages ("",
+ * or "If_3/then_branch/" for a branch of node If_3). */
+struct op_subgraphs;
+typedef struct pass_scope {
+    pass_problem_fn problem; /* NULL: fail on the first problem (load) */
+    void *user;
+    size_t *n_problems;
+    const char *path;
+} pass_scope;
+
+/* Inference of g as passes_infer_graph_checked, in scope sc; control-flow
+ * nodes infer their subgraphs through the service of pass_subgraphs.c. */
+mopt_status passes_infer_graph_scoped(ir_graph *g, const pass_scope *sc);
+/* The load-time subgraph service (ops.h) for the nodes of a graph in sc. */
+void passes_subgraph_service(const pass_scope *sc, struct op_subgraphs *out);
+/* Reports a problem of node n of the graph in sc (its name prefixed by the
+ * path), and counts it. */
+void passes_report_problem(const pass_scope *sc, const ir_node *n, mopt_status st,
+                           const char *message);
+/* "<path><node>/<attribute>/": the scope path of subgraph k of node n (a
+ * node without a name goes by its op type). */
+void passes_subgraph_path(const char *path, const ir_node *n, int32_t k, char *buf, size_t cap);
+
 /* Runs every pass with min_level <= opt_level, in order, compacting the
  * graph after each and re-running shape inference at the end. Fills rep
  * (may be NULL); prints it to stderr when verbose. */

@@ -176,6 +176,7 @@ static mopt_status run_nodes(mopt_session *s) {
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
         bool heap[OP_MAX_IO];
+        src.subgraphs = rt_subgraphs_service(s, i);
         mopt_status st = op_view_init(v, &src, n, plans[i].params);
         if (st) return st;
         op_tensor *in = v->in, *out = v->out;

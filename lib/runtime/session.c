@@ -54,6 +54,11 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
             return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
         }
     }
+    st = rt_subgraphs_session_create(s);
+    if (st) {
+        rt_session_destroy(s);
+        return st;
+    }
     *out = s;
     return MOPT_OK;
 }
@@ -72,6 +77,7 @@ void rt_session_destroy(mopt_session *s) {
                 impl->release_scratch(s->scratch[i]);
         }
     }
+    rt_subgraphs_session_destroy(s);
     mopt_free(s->scratch);
     if (s->bridge_scratch)
         for (int32_t i = 0; i < s->model->graph->n_nodes; i++)
