@@ -100,6 +100,7 @@ mopt_status pass_fold_constants(ir_graph *g, pass_result *r);
 mopt_status pass_cse(ir_graph *g, pass_result *r);
 mopt_status pass_dce(ir_graph *g, pass_result *r);
 mopt_status pass_fold_shapes(ir_graph *g, pass_result *r);
+mopt_status pass_fold_if(ir_graph *g, pass_result *r);
 /* Fusions (opt_level 2). */
 mopt_status pass_fuse_conv_bn(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r);
