@@ -172,6 +172,11 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   file (default 0: the header's checksum and the layout
  *                   are always checked; weights are mapped unread, which
  *                   keeps a 90 MB model's load near 0.5 ms instead of ~40)
+ *   "inspect_only"  int    0 or 1: a model that cannot run (unsupported
+ *                   operators, failing shape inference) still loads, for the
+ *                   model queries below (no pass runs then); creating a
+ *                   session or saving it fails with UNSUPPORTED, and
+ *                   mopt_model_check names its problems (default 0)
  * Setting an unknown key, a value of the wrong kind or out of range fails with
  * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
  * an int or double key when it parses as one. */

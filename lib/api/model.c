@@ -117,6 +117,11 @@ mopt_status mopt_model_save(const mopt_model *m, const char *path) {
     if (!m) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_model_save: model is NULL");
     if (!path || !*path)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_model_save: path is NULL or empty");
+    if (m->n_problems)
+        return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                         "mopt_model_save: the model was loaded for inspection only (%zu node%s "
+                         "cannot run)",
+                         m->n_problems, m->n_problems == 1 ? "" : "s");
     mfmt_meta meta;
     memset(&meta, 0, sizeof meta);
     meta.source_checksum = m->source_checksum;

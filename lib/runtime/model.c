@@ -73,8 +73,16 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     *out = NULL;
     mopt_status st = ir_graph_bind_captures(graph);
     if (!st) st = ir_graph_check(graph);
-    if (!st) st = passes_resolve_ops(graph, NULL, NULL, NULL);
-    if (!st) st = passes_infer_graph(graph);
+    size_t problems = 0;
+    if (!st && cfg->inspect_only && !borrowed) {
+        /* for inspection: every problem is counted, none is fatal */
+        st = passes_resolve_ops(graph, ignore_problem, NULL, &problems);
+        if (!st) st = passes_infer_graph_checked(graph, ignore_problem, NULL, &problems);
+        if (problems) run_passes = false;
+    } else {
+        if (!st) st = passes_resolve_ops(graph, NULL, NULL, NULL);
+        if (!st) st = passes_infer_graph(graph);
+    }
     if (st && st != MOPT_ERR_OUT_OF_MEMORY && borrowed) {
         /* An If branch that cannot be inferred for the inputs it is given
          * (one its condition never selects for them): it is built as it
@@ -102,8 +110,9 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     m->config = *cfg;
     set_report(m, run_passes ? &rep : applied);
     count_parameters(m);
-    st = rt_plan_kernels(m);
-    if (!st) st = rt_subgraphs_build(m, run_passes);
+    m->n_problems = problems;
+    if (!problems) st = rt_plan_kernels(m);
+    if (!st && !problems) st = rt_subgraphs_build(m, run_passes);
     if (!st) {
         m->op_names = mopt_calloc((size_t)(graph->n_nodes ? graph->n_nodes : 1), sizeof(char *));
         if (!m->op_names) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating model");

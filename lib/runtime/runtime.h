@@ -49,6 +49,7 @@ typedef struct rt_config {
     int verbose;
     char external_data_dir[512];
     int verify_weights; /* .mopt loads: 1 = check every weight's checksum */
+    int inspect_only;   /* 1 = a model that cannot run still loads, for queries */
 } rt_config;
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);
@@ -93,6 +94,8 @@ typedef struct rt_node_plan {
 struct mopt_model {
     ir_graph *graph;
     bool graph_borrowed; /* a subgraph's model: the graph is its node's */
+    size_t n_problems;   /* loaded with inspect_only: nodes that cannot run (then no
+                            pass ran, no kernel is planned, no session can be made) */
     rt_config config;
     rt_node_plan *plans; /* one per node */
     void *params_block;  /* every node's params (plans[i].params point here) */

@@ -11,6 +11,11 @@
 
 mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
                               mopt_session **out) {
+    if (model->n_problems)
+        return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                         "the model was loaded for inspection only: %zu node%s cannot run (see "
+                         "mopt_model_check)",
+                         model->n_problems, model->n_problems == 1 ? "" : "s");
     mopt_session *s = mopt_calloc(1, sizeof *s);
     if (!s) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
     s->model = model;

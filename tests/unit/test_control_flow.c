@@ -3,7 +3,8 @@
  * constant condition is folded into its branch by the pass `fold_if` (pass
  * report, node list, same outputs as the unfolded model at opt_level 0);
  * problems inside subgraphs are named by their path in mopt_model_check
- * and in load errors. Models: tests/unit/gen_control_models.py. (Results of
+ * and in load errors; the option inspect_only loads a model that cannot
+ * run, for queries only. Models: tests/unit/gen_control_models.py. (Results of
  * If/Loop/Scan against numpy and ORT: tests/ops/data/control.)
  */
 #include <setjmp.h>
@@ -141,11 +142,38 @@ static void body_error_is_the_loops_with_its_path(void **state) {
     assert_non_null(strstr(mopt_last_error(), "Add_5"));
 }
 
+static void inspect_only_loads_a_model_that_cannot_run(void **state) {
+    (void)state;
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "inspect_only", 1), MOPT_OK);
+    mopt_model *m = NULL;
+    assert_int_equal(mopt_model_load(CHECK_NESTED, o, &m), MOPT_OK);
+    assert_int_equal(mopt_model_io_count(m, MOPT_INPUT), 3);
+    assert_int_equal(mopt_model_io_count(m, MOPT_OUTPUT), 2);
+    assert_int_equal(mopt_model_node_count(m), 2);
+    assert_true(has_op(m, "If") && has_op(m, "Loop"));
+    mopt_session *s = NULL;
+    assert_int_equal(mopt_session_create(m, NULL, &s), MOPT_ERR_UNSUPPORTED);
+    assert_null(s);
+    assert_non_null(strstr(mopt_last_error(), "2 nodes cannot run"));
+    assert_int_equal(mopt_model_save(m, "/tmp/never-written.mopt"), MOPT_ERR_UNSUPPORTED);
+    mopt_model_destroy(m);
+    /* a model without problems loads for real with the option */
+    m = NULL;
+    assert_int_equal(mopt_model_load(IF_CONST, o, &m), MOPT_OK);
+    assert_int_equal(mopt_session_create(m, NULL, &s), MOPT_OK);
+    mopt_session_destroy(s);
+    mopt_model_destroy(m);
+    mopt_options_destroy(o);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(if_with_constant_condition_is_folded),
         cmocka_unit_test(check_names_nested_problems_by_path),
         cmocka_unit_test(body_error_is_the_loops_with_its_path),
+        cmocka_unit_test(inspect_only_loads_a_model_that_cannot_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
