@@ -264,6 +264,11 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   input has a dimension of that name. See
  *                   mopt_options_set_dim. Reading a "dim.<name>" that was
  *                   never set gives NOT_FOUND.
+ *   "inspect_only"  int    0 or 1: a model that cannot run (unsupported
+ *                   operators, failing shape inference) still loads, for the
+ *                   model queries below (no pass runs then); creating a
+ *                   session or saving it fails with UNSUPPORTED, and
+ *                   mopt_model_check names its problems (default 0)
  * Setting an unknown key, a value of the wrong kind or out of range fails with
  * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
  * an int or double key when it parses as one. */

@@ -12,6 +12,7 @@
 #include "io/file.h"
 #include "io/mopt_format.h"
 #include "io/onnx_import.h"
+#include "ir/ir_subgraph.h"
 #include "runtime/runtime.h"
 
 #define MOPT_MAX_MODEL_BYTES ((size_t)4 << 30)
@@ -155,6 +156,11 @@ mopt_status mopt_model_save(const mopt_model *m, const char *path) {
     if (!m) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_model_save: model is NULL");
     if (!path || !*path)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_model_save: path is NULL or empty");
+    if (m->n_problems)
+        return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                         "mopt_model_save: the model was loaded for inspection only (%zu node%s "
+                         "cannot run)",
+                         m->n_problems, m->n_problems == 1 ? "" : "s");
     mfmt_meta meta;
     memset(&meta, 0, sizeof meta);
     meta.source_checksum = m->source_checksum;
@@ -394,6 +400,7 @@ mopt_status mopt_model_check(const char *path, const mopt_options *opts,
         st = onnx_import_model(buf, len, dir, &g);
     mopt_free(dir);
     mopt_free(buf);
+    if (!st) st = ir_graph_bind_captures(g);
     if (!st) st = ir_graph_check(g);
     if (st) {
         ir_graph_destroy(g);

@@ -39,6 +39,7 @@ static const opt_spec k_specs[] = {
     {"verbose", OPT_INT, 0, 3, 0, NULL, NULL},
     {"external_data_dir", OPT_STRING, 0, 0, 0, "", NULL},
     {"verify_weights", OPT_INT, 0, 1, MOPT_VERIFY_WEIGHTS_DEFAULT, NULL, NULL},
+    {"inspect_only", OPT_INT, 0, 1, 0, NULL, NULL},
 };
 #define N_SPECS (int)(sizeof k_specs / sizeof k_specs[0])
 
@@ -324,6 +325,7 @@ mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
     if (mopt_options_get_int(opts, "verbose", &v) == MOPT_OK && v > cfg->verbose)
         cfg->verbose = (int)v;
     if (mopt_options_get_int(opts, "verify_weights", &v) == MOPT_OK) cfg->verify_weights = (int)v;
+    if (mopt_options_get_int(opts, "inspect_only", &v) == MOPT_OK) cfg->inspect_only = (int)v;
     if (mopt_options_get_string(opts, "backend", &s) == MOPT_OK) {
         mopt_status st = backend_check(s);
         if (st) return st;

@@ -43,6 +43,7 @@ mopt_status op_view_init(op_view *v, const op_view_src *src, const ir_node *n, c
     c->threads = src->threads > 0 ? src->threads : 1;
     c->precision = src->precision;
     c->opt_level = src->opt_level;
+    c->subgraphs = src->subgraphs;
     for (int32_t k = 0; k < n->n_inputs; k++) {
         int32_t val = n->inputs[k];
         op_tensor *t = &v->in[k];

@@ -27,7 +27,8 @@ typedef struct op_view_src {
     bool runtime;         /* ctx.runtime */
     op_precision precision;
     int opt_level;
-    int threads; /* 0 means 1 */
+    int threads;                   /* 0 means 1 */
+    const op_subgraphs *subgraphs; /* ctx.subgraphs (for nodes with subgraphs) */
 } op_view_src;
 
 typedef struct op_view {

@@ -48,6 +48,7 @@ typedef enum op_precision {
 } op_precision;
 
 struct op_def;
+struct op_subgraphs;
 
 typedef struct op_ctx {
     const ir_node *node;      /* for messages (name, op type) and parse only */
@@ -65,6 +66,9 @@ typedef struct op_ctx {
     op_precision precision; /* the model's precision (supports/prepare/run) */
     int opt_level;          /* the model's opt_level (0..3); >= 3 lets impls
                                prepack weights into their kernel's own layout */
+    /* For nodes with subgraphs (If, Loop, Scan): what infers or runs them,
+     * given by the caller that built the view (NULL when it gives none). */
+    const struct op_subgraphs *subgraphs;
 } op_ctx;
 
 /* Shape and type inference. Reads in[0..n_in) (n_in == node->n_inputs) and
@@ -151,6 +155,38 @@ typedef struct op_def {
     const op_bridge *bridge;     /* NULL: never bridged */
 } op_def;
 
+/* ---- subgraphs (If, Loop, Scan: lib/ops/control.c) ----------------------
+ * A node's subgraphs are its GRAPH attributes. ir_subgraph.h makes every
+ * outer-scope value a subgraph reads explicit: the node's last inputs (its
+ * captures) feed the subgraph's last inputs, in the same order, after its
+ * formal ones. Ops cannot infer or run a graph themselves (the passes and the
+ * runtime sit above them), so whoever builds a view of such a node hands the
+ * op this service: load-time inference (lib/passes/pass_subgraphs.c) or
+ * execution (lib/runtime/subgraph.c). `sub` is one of the node's subgraphs;
+ * in[] are its inputs in order (formal inputs, then captures). */
+typedef struct op_subgraph_service {
+    /* Load time: sets out[0..n_out) (n_out == sub->n_outputs) to the dtypes
+     * and shapes (in ctx->graph's symbols) of sub's outputs for inputs of
+     * in[]'s dtypes and shapes. NULL at run time. */
+    mopt_status (*infer)(void *self, const op_ctx *ctx, ir_graph *sub, const op_tensor *in,
+                         int n_in, op_tensor *out, int n_out);
+    /* Run time: runs sub on in[] (concrete, with data). Every out[k] gets a
+     * concrete dtype, shape and a buffer from mopt_aligned_alloc that the
+     * caller owns from then on. NULL at load time. */
+    mopt_status (*run)(void *self, const op_ctx *ctx, const ir_graph *sub, const op_tensor *in,
+                       int n_in, op_tensor *out, int n_out);
+    /* Run time: an op whose output shapes are known only once it has run
+     * does the work while inferring and keeps the outputs (their buffers
+     * handed over) until its run takes them back (false: nothing kept). */
+    void (*keep)(void *self, const op_tensor *out, int n_out);
+    bool (*take)(void *self, op_tensor *out, int n_out);
+} op_subgraph_service;
+
+typedef struct op_subgraphs {
+    const op_subgraph_service *fn;
+    void *self;
+} op_subgraphs;
+
 /* Params structs are at most this large (checked by the registry test). */
 #define OP_PARAMS_CAP 512
 
@@ -197,6 +233,7 @@ const op_def *ops_family_grid(size_t *count);        /* GridSample AffineGrid */
 const op_def *ops_family_spectral(size_t *count);    /* DFT STFT MelWeightMatrix */
 const op_def *ops_family_conv_quant(size_t *count);  /* ConvInteger QLinearConv */
 const op_def *ops_family_deform_conv(size_t *count); /* DeformConv */
+const op_def *ops_family_control(size_t *count);     /* If Loop Scan */
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */
 

@@ -12,6 +12,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "ir/ir_subgraph.h"
 #include "ops/node_view.h"
 #include "passes/passes.h"
 
@@ -39,43 +40,86 @@ static mopt_status arity_problem(const ir_node *n, char *msg, size_t cap) {
     return MOPT_OK;
 }
 
-mopt_status passes_resolve_ops(ir_graph *g, pass_problem_fn problem, void *user,
-                               size_t *n_problems) {
-    char list[1800], msg[600];
-    size_t len = 0;
-    int n_bad = 0;
-    list[0] = '\0';
+/* Unsupported operators found while loading: listed all at once. */
+typedef struct resolve_list {
+    char text[1800];
+    size_t len;
+    int n_bad;
+} resolve_list;
+
+/* Resolves the ops of g and of its subgraphs, at every depth. */
+static mopt_status resolve_graph(ir_graph *g, const pass_scope *sc, resolve_list *bad) {
+    char msg[600], path[512];
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         n->op = ops_find(n->op_type, n->domain);
+        for (int32_t k = 0; k < ir_node_subgraph_count(n); k++) {
+            ir_graph *sub = ir_node_subgraph(n, k, NULL);
+            if (!sub) continue;
+            passes_subgraph_path(sc->path, n, k, path, sizeof path);
+            pass_scope child = *sc;
+            child.path = path;
+            mopt_status st = resolve_graph(sub, &child, bad);
+            if (st) return st;
+        }
         if (n->op) continue;
-        if (problem) {
+        if (sc->problem) {
             snprintf(msg, sizeof msg, "operator %s%s%s is not implemented", n->domain,
                      n->domain[0] ? "." : "", n->op_type);
-            problem(user, n, MOPT_ERR_UNSUPPORTED, msg);
-            if (n_problems) (*n_problems)++;
+            passes_report_problem(sc, n, MOPT_ERR_UNSUPPORTED, msg);
             continue;
         }
-        if (len < sizeof list - 64)
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s' (%s%s%s)",
-                                    n_bad ? ", " : "", n->name, n->domain, n->domain[0] ? "." : "",
-                                    n->op_type);
-        n_bad++;
+        if (bad->len < sizeof bad->text - 64)
+            bad->len += (size_t)snprintf(bad->text + bad->len, sizeof bad->text - bad->len,
+                                         "%s'%s%s' (%s%s%s)", bad->n_bad ? ", " : "", sc->path,
+                                         n->name, n->domain, n->domain[0] ? "." : "", n->op_type);
+        bad->n_bad++;
     }
-    if (n_bad)
-        return mopt_fail(MOPT_ERR_UNSUPPORTED, "%d node%s use%s unsupported operators: %s", n_bad,
-                         n_bad == 1 ? "" : "s", n_bad == 1 ? "s" : "", list);
+    return MOPT_OK;
+}
+
+/* Checks the input/output counts of every resolved node, at every depth. */
+static mopt_status check_arity(ir_graph *g, const pass_scope *sc) {
+    char msg[600], path[512];
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
+        for (int32_t k = 0; k < ir_node_subgraph_count(n); k++) {
+            ir_graph *sub = ir_node_subgraph(n, k, NULL);
+            if (!sub) continue;
+            passes_subgraph_path(sc->path, n, k, path, sizeof path);
+            pass_scope child = *sc;
+            child.path = path;
+            mopt_status st = check_arity(sub, &child);
+            if (st) return st;
+        }
         if (!n->op) continue;
         mopt_status st = arity_problem(n, msg, sizeof msg);
         if (!st) continue;
-        if (!problem) return mopt_fail(st, "%s", msg);
-        problem(user, n, st, msg);
-        if (n_problems) (*n_problems)++;
+        if (!sc->problem) {
+            if (sc->path[0])
+                return mopt_fail(st, "in subgraph '%.*s': %s", (int)strlen(sc->path) - 1, sc->path,
+                                 msg);
+            return mopt_fail(st, "%s", msg);
+        }
+        passes_report_problem(sc, n, st, msg);
         n->op = NULL; /* do not infer it */
     }
     return MOPT_OK;
+}
+
+mopt_status passes_resolve_ops(ir_graph *g, pass_problem_fn problem, void *user,
+                               size_t *n_problems) {
+    pass_scope sc = {.problem = problem, .user = user, .n_problems = n_problems, .path = ""};
+    resolve_list bad;
+    bad.len = 0;
+    bad.n_bad = 0;
+    bad.text[0] = '\0';
+    mopt_status st = resolve_graph(g, &sc, &bad);
+    if (st) return st;
+    if (bad.n_bad)
+        return mopt_fail(MOPT_ERR_UNSUPPORTED, "%d node%s use%s unsupported operators: %s",
+                         bad.n_bad, bad.n_bad == 1 ? "" : "s", bad.n_bad == 1 ? "s" : "", bad.text);
+    return check_arity(g, &sc);
 }
 
 /* Merges an inferred shape into a declared one (a graph output's or a
@@ -127,29 +171,30 @@ static void print_warning(void *user, const ir_node *n, mopt_status status, cons
     fprintf(stderr, "mopt: warning: %s\n", message);
 }
 
-static mopt_status infer(ir_graph *g, pass_problem_fn problem, pass_problem_fn warn, void *user,
-                         size_t *n_problems);
-
-mopt_status passes_infer_graph(ir_graph *g) { return infer(g, NULL, NULL, NULL, NULL); }
+mopt_status passes_infer_graph(ir_graph *g) {
+    pass_scope sc = {.path = ""};
+    return passes_infer_graph_scoped(g, &sc);
+}
 
 mopt_status passes_infer_graph_load(ir_graph *g, int verbose) {
-    return infer(g, NULL, verbose ? print_warning : NULL, NULL, NULL);
+    pass_scope sc = {.warn = verbose ? print_warning : NULL, .path = ""};
+    return passes_infer_graph_scoped(g, &sc);
 }
 
 /* A problem while checking: report, count, go on. */
-static void report(pass_problem_fn problem, void *user, size_t *n_problems, const ir_node *n,
-                   mopt_status st) {
-    problem(user, n, st, mopt_error_message());
-    if (n_problems) (*n_problems)++;
+static void report(const pass_scope *sc, const ir_node *n, mopt_status st) {
+    passes_report_problem(sc, n, st, mopt_error_message());
 }
 
 mopt_status passes_infer_graph_checked(ir_graph *g, pass_problem_fn problem, void *user,
                                        size_t *n_problems) {
-    return infer(g, problem, problem, user, n_problems);
+    pass_scope sc = {
+        .problem = problem, .warn = problem, .user = user, .n_problems = n_problems, .path = ""};
+    return passes_infer_graph_scoped(g, &sc);
 }
 
-static mopt_status infer(ir_graph *g, pass_problem_fn problem, pass_problem_fn warn, void *user,
-                         size_t *n_problems) {
+mopt_status passes_infer_graph_scoped(ir_graph *g, const pass_scope *sc) {
+    pass_problem_fn problem = sc->problem;
     mopt_status st = MOPT_OK;
     void **cdata = mopt_calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *cdata);
     op_view *v = mopt_malloc(sizeof *v);
@@ -160,7 +205,9 @@ static mopt_status infer(ir_graph *g, pass_problem_fn problem, pass_problem_fn w
     }
     for (int32_t i = 0; i < g->n_values; i++)
         if (g->values[i]->flags & IR_VALUE_INITIALIZER) cdata[i] = g->values[i]->data;
-    op_view_src src = {.graph = g, .data = (const void *const *)cdata};
+    op_subgraphs subgraphs;
+    passes_subgraph_service(sc, &subgraphs);
+    op_view_src src = {.graph = g, .data = (const void *const *)cdata, .subgraphs = &subgraphs};
     for (int32_t i = 0; i < g->n_nodes && !st; i++) {
         ir_node *n = g->nodes[i];
         if (problem && !n->op) {
@@ -173,7 +220,7 @@ static mopt_status infer(ir_graph *g, pass_problem_fn problem, pass_problem_fn w
         if (!st) st = op_view_infer(v);
         if (st && problem && st != MOPT_ERR_OUT_OF_MEMORY) {
             /* checking: report, leave the outputs unknown, keep going */
-            report(problem, user, n_problems, n, st);
+            report(sc, n, st);
             st = MOPT_OK;
             continue;
         }
@@ -191,10 +238,10 @@ static mopt_status infer(ir_graph *g, pass_problem_fn problem, pass_problem_fn w
                                    mopt_dtype_name(o->dtype));
                 val->dtype = o->dtype;
             }
-            if (!st) merge_shape(g, n, val, &o->shape, warn, user);
+            if (!st) merge_shape(g, n, val, &o->shape, sc->warn, sc->user);
             cdata[vi] = o->data;
             if (st && problem && st != MOPT_ERR_OUT_OF_MEMORY) {
-                report(problem, user, n_problems, n, st);
+                report(sc, n, st);
                 st = MOPT_OK;
             }
         }

@@ -1,7 +1,7 @@
 /*
  * pass_manager.c — runs the optimization passes for an opt_level:
- *   1: constant folding (incl. symbolic shape arithmetic), eliminations,
- *      CSE, DCE
+ *   1: constant folding (incl. symbolic shape arithmetic), If with a
+ *      constant condition replaced by its branch, eliminations, CSE, DCE
  *   2: level 1 plus fusions
  *   3: level 2 plus weight prepacking: no graph pass; the kernels' impls
  *      reorder constant weights into their own layouts at model build
@@ -26,6 +26,9 @@ static const char *const k_anchor_ops[] = {
 
 static const pass_def k_passes[] = {
     {"fold_constants", 1, pass_fold_constants, 0},
+    /* an If whose condition folded to a constant becomes its branch, which
+     * every later pass then sees as part of the graph */
+    {"fold_if", 1, pass_fold_if, 0},
     {"eliminate", 1, pass_eliminate, 0},
     {"cse", 1, pass_cse, 0},
     {"fold_shapes", 1, pass_fold_shapes, 0},

@@ -75,6 +75,33 @@ mopt_status passes_infer_graph_checked(ir_graph *g, pass_problem_fn problem, voi
  * (0 when no input names it). Run before inference. Returns OK. */
 mopt_status passes_fix_dim(ir_graph *g, const char *name, int64_t value, int32_t *n_input_axes);
 
+/* ---- subgraphs (pass_subgraphs.c) ---- */
+
+/* Where a graph being resolved or inferred sits: how problems are reported
+ * (check mode) and the path that prefixes its nodes' names in messages ("",
+ * or "If_3/then_branch/" for a branch of node If_3). */
+struct op_subgraphs;
+typedef struct pass_scope {
+    pass_problem_fn problem; /* NULL: fail on the first problem (load) */
+    pass_problem_fn warn;    /* hears declared shapes inference overrides; may be NULL */
+    void *user;
+    size_t *n_problems;
+    const char *path;
+} pass_scope;
+
+/* Inference of g as passes_infer_graph_checked, in scope sc; control-flow
+ * nodes infer their subgraphs through the service of pass_subgraphs.c. */
+mopt_status passes_infer_graph_scoped(ir_graph *g, const pass_scope *sc);
+/* The load-time subgraph service (ops.h) for the nodes of a graph in sc. */
+void passes_subgraph_service(const pass_scope *sc, struct op_subgraphs *out);
+/* Reports a problem of node n of the graph in sc (its name prefixed by the
+ * path), and counts it. */
+void passes_report_problem(const pass_scope *sc, const ir_node *n, mopt_status st,
+                           const char *message);
+/* "<path><node>/<attribute>/": the scope path of subgraph k of node n (a
+ * node without a name goes by its op type). */
+void passes_subgraph_path(const char *path, const ir_node *n, int32_t k, char *buf, size_t cap);
+
 /* Runs every pass with min_level <= opt_level, in order, on a checked graph
  * with inferred shapes (ir_graph_check, passes_infer_graph): after each pass
  * that changed the graph, compacts it and re-infers shapes; at the end, if
@@ -91,6 +118,7 @@ mopt_status pass_fold_constants(ir_graph *g, pass_result *r);
 mopt_status pass_cse(ir_graph *g, pass_result *r);
 mopt_status pass_dce(ir_graph *g, pass_result *r);
 mopt_status pass_fold_shapes(ir_graph *g, pass_result *r);
+mopt_status pass_fold_if(ir_graph *g, pass_result *r);
 /* Fusions (opt_level 2). */
 mopt_status pass_fuse_conv_bn(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r);

@@ -258,6 +258,7 @@ static mopt_status run_nodes(mopt_session *s) {
                              (int)g->n_nodes, n->name);
         }
         bool heap[OP_MAX_IO];
+        src.subgraphs = rt_subgraphs_service(s, i);
         mopt_status st = op_view_init(v, &src, n, plans[i].params);
         if (st) return st;
         op_tensor *in = v->in, *out = v->out;

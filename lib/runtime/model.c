@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "ir/ir_subgraph.h"
 #include "passes/passes.h"
 #include "runtime/runtime.h"
 
@@ -132,15 +133,37 @@ static mopt_status fix_dims(ir_graph *g, const rt_config *cfg, rt_fixed_dim **fi
     return MOPT_OK;
 }
 
+static void ignore_problem(void *user, const ir_node *n, mopt_status status, const char *message) {
+    (void)user, (void)n, (void)status, (void)message;
+}
+
 static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
-                         const pass_report *applied, mopt_model **out) {
+                         const pass_report *applied, bool borrowed, mopt_model **out) {
     *out = NULL;
     rt_fixed_dim *fixed = NULL;
     int32_t n_fixed = 0;
-    mopt_status st = fix_dims(graph, cfg, &fixed, &n_fixed);
+    mopt_status st = ir_graph_bind_captures(graph);
+    /* "dim.<name>" options name the main graph's inputs, not a subgraph's */
+    if (!st && !borrowed) st = fix_dims(graph, cfg, &fixed, &n_fixed);
     if (!st) st = ir_graph_check(graph);
-    if (!st) st = passes_resolve_ops(graph, NULL, NULL, NULL);
-    if (!st) st = passes_infer_graph_load(graph, cfg->verbose);
+    size_t problems = 0;
+    if (!st && cfg->inspect_only && !borrowed) {
+        /* for inspection: every problem is counted, none is fatal */
+        st = passes_resolve_ops(graph, ignore_problem, NULL, &problems);
+        if (!st) st = passes_infer_graph_checked(graph, ignore_problem, NULL, &problems);
+        if (problems) run_passes = false;
+    } else {
+        if (!st) st = passes_resolve_ops(graph, NULL, NULL, NULL);
+        if (!st) st = passes_infer_graph_load(graph, borrowed ? 0 : cfg->verbose);
+    }
+    if (st && st != MOPT_ERR_OUT_OF_MEMORY && borrowed) {
+        /* An If branch that cannot be inferred for the inputs it is given
+         * (one its condition never selects for them): it is built as it
+         * is, unoptimized, and fails at run time if it is ever taken. */
+        mopt_clear_error();
+        st = passes_infer_graph_checked(graph, ignore_problem, NULL, NULL);
+        run_passes = false;
+    }
     pass_report rep;
     memset(&rep, 0, sizeof rep);
     rep.nodes_before = rep.nodes_after = graph->n_nodes;
@@ -148,22 +171,25 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
         st = passes_run(graph, cfg->opt_level, &rep, cfg->verbose);
     if (st) {
         mopt_free(fixed);
-        ir_graph_destroy(graph);
+        if (!borrowed) ir_graph_destroy(graph);
         return st;
     }
     mopt_model *m = mopt_calloc(1, sizeof *m);
     if (!m) {
         mopt_free(fixed);
-        ir_graph_destroy(graph);
+        if (!borrowed) ir_graph_destroy(graph);
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating model");
     }
     m->graph = graph;
+    m->graph_borrowed = borrowed;
     m->fixed = fixed;
     m->n_fixed = n_fixed;
     m->config = *cfg;
     set_report(m, run_passes ? &rep : applied);
     count_parameters(m);
-    st = rt_plan_kernels(m);
+    m->n_problems = problems;
+    if (!problems) st = rt_plan_kernels(m);
+    if (!st && !problems) st = rt_subgraphs_build(m, run_passes);
     if (!st) {
         m->op_names = mopt_calloc((size_t)(graph->n_nodes ? graph->n_nodes : 1), sizeof(char *));
         if (!m->op_names) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating model");
@@ -180,8 +206,9 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     }
     if (st) {
         rt_model_free_names(m);
+        rt_subgraphs_release(m);
         rt_release_kernels(m);
-        ir_graph_destroy(graph);
+        if (!borrowed) ir_graph_destroy(graph);
         mopt_free(m->report_text);
         mopt_free(m->fixed);
         mopt_free(m);
@@ -203,19 +230,27 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
 }
 
 mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **out) {
-    return build(graph, cfg, true, NULL, out);
+    return build(graph, cfg, true, NULL, false, out);
+}
+
+mopt_status rt_model_build_nested(ir_graph *sub, const rt_config *cfg, bool run_passes,
+                                  mopt_model **out) {
+    rt_config c = *cfg;
+    c.verbose = 0; /* the enclosing model's listing is the one shown */
+    return build(sub, &c, run_passes, NULL, true, out);
 }
 
 mopt_status rt_model_build_optimized(ir_graph *graph, const rt_config *cfg,
                                      const pass_report *applied, mopt_model **out) {
-    return build(graph, cfg, false, applied, out);
+    return build(graph, cfg, false, applied, false, out);
 }
 
 void rt_model_destroy(mopt_model *m) {
     if (!m) return;
+    rt_subgraphs_release(m);
     rt_release_kernels(m);
     rt_model_free_names(m);
-    ir_graph_destroy(m->graph);
+    if (!m->graph_borrowed) ir_graph_destroy(m->graph);
     mopt_free(m->report_text);
     mopt_free(m->fixed);
     mopt_free(m);

@@ -70,6 +70,7 @@ typedef struct rt_config {
     int verify_weights;         /* .mopt loads: 1 = check every weight's checksum */
     opt_dim dims[OPT_MAX_DIMS]; /* free dimensions fixed at load */
     int n_dims;
+    int inspect_only; /* 1 = a model that cannot run still loads, for queries */
 } rt_config;
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);
@@ -115,13 +116,17 @@ typedef struct rt_node_plan {
      * the reference */
     const op_impl *next[RT_FALLBACKS_MAX];
     int n_next;
-    const void *params;     /* the op's parsed params (NULL: none) */
-    op_bridge_plan *bridge; /* runs through the dtype bridge (NULL: native) */
-    bool bridge_per_run;    /* dtypes unknown at build: bridge decided per run */
+    const void *params;             /* the op's parsed params (NULL: none) */
+    op_bridge_plan *bridge;         /* runs through the dtype bridge (NULL: native) */
+    bool bridge_per_run;            /* dtypes unknown at build: bridge decided per run */
+    struct rt_subgraphs *subgraphs; /* nested models of its subgraphs (subgraph.c) */
 } rt_node_plan;
 
 struct mopt_model {
     ir_graph *graph;
+    bool graph_borrowed; /* a subgraph's model: the graph is its node's */
+    size_t n_problems;   /* loaded with inspect_only: nodes that cannot run (then no
+                            pass ran, no kernel is planned, no session can be made) */
     rt_config config;
     rt_node_plan *plans; /* one per node */
     void *params_block;  /* every node's params (plans[i].params point here) */
@@ -148,6 +153,11 @@ mopt_status rt_model_build(ir_graph *graph, const rt_config *cfg, mopt_model **o
  * `applied` (may be NULL) is recorded as the model's pass report. */
 mopt_status rt_model_build_optimized(ir_graph *graph, const rt_config *cfg,
                                      const pass_report *applied, mopt_model **out);
+
+/* The model of a subgraph (subgraph.c): built as rt_model_build (passes
+ * when run_passes) from a graph that stays owned by its node. */
+mopt_status rt_model_build_nested(ir_graph *sub, const rt_config *cfg, bool run_passes,
+                                  mopt_model **out);
 
 /* Destroys a model (NULL is fine). */
 void rt_model_destroy(mopt_model *m);
@@ -240,7 +250,19 @@ struct mopt_session {
     int32_t run_tag;                  /* this run's tag in tags, -1 for none */
     char **tags;                      /* the distinct run tags the trace names */
     int32_t n_tags, cap_tags;
+    struct rt_sub_state **subs; /* per node with subgraphs: nested sessions
+                                   (subgraph.c); NULL when the model has none */
 };
+
+/* ---- subgraphs (subgraph.c) ---- */
+/* Builds the nested model of every subgraph of m's nodes. */
+mopt_status rt_subgraphs_build(mopt_model *m, bool run_passes);
+void rt_subgraphs_release(mopt_model *m);
+/* Makes / frees a session's nested sessions. */
+mopt_status rt_subgraphs_session_create(mopt_session *s);
+void rt_subgraphs_session_destroy(mopt_session *s);
+/* The run service for node i of s's model (NULL when it has no subgraphs). */
+const op_subgraphs *rt_subgraphs_service(const mopt_session *s, int32_t node);
 
 /* Places the values with sizes[v] > 0 (bytes; node outputs only) in one
  * arena by liveness: offsets[v] gets the byte offset (or -1), *arena_size the

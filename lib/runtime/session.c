@@ -12,6 +12,11 @@
 
 mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
                               mopt_session **out) {
+    if (model->n_problems)
+        return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                         "the model was loaded for inspection only: %zu node%s cannot run (see "
+                         "mopt_model_check)",
+                         model->n_problems, model->n_problems == 1 ? "" : "s");
     mopt_session *s = mopt_calloc(1, sizeof *s);
     if (!s) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
     s->model = model;
@@ -56,6 +61,11 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
             return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
         }
     }
+    st = rt_subgraphs_session_create(s);
+    if (st) {
+        rt_session_destroy(s);
+        return st;
+    }
     *out = s;
     return MOPT_OK;
 }
@@ -75,6 +85,7 @@ void rt_session_destroy(mopt_session *s) {
                 impl->release_scratch(s->scratch[i]);
         }
     }
+    rt_subgraphs_session_destroy(s);
     mopt_free(s->scratch);
     if (s->bridge_scratch)
         for (int32_t i = 0; i < s->model->graph->n_nodes; i++)

@@ -41,6 +41,10 @@ static const char k_usage[] =
     "      inputs, outputs (arrays of {name, dtype, shape}; a shape is an array of\n"
     "      numbers, symbol names, or \"?\" for unknown dims, or null for an unknown\n"
     "      rank), nodes, op_histogram, parameters {count, bytes}, opset, opsets.\n"
+    "      A model that parses but cannot run (unsupported operators, failing\n"
+    "      shape inference) is still described, followed by the nodes that cannot\n"
+    "      run, nested ones by path (If_3/then_branch/LSTM_7) (JSON key\n"
+    "      cannot_run: array of {node, op, status, message}); --plan is skipped.\n"
     "      --plan also runs the model once on generated inputs (shapes as for\n"
     "      'mopt run') and prints its memory plan: the arena bytes next to the\n"
     "      sum of all intermediate tensors (JSON key plan {arena_bytes,\n"
@@ -224,6 +228,110 @@ static int load_model(const common_opts *c, mopt_options **opts, mopt_model **mo
 
 /* ---- info ----------------------------------------------------------------- */
 
+/* The nodes mopt_model_check names, for `mopt info` on a model that cannot run. */
+typedef struct problem_entry {
+    char *node, *op, *message;
+    mopt_status status;
+} problem_entry;
+
+typedef struct problem_list {
+    problem_entry *items;
+    size_t n, cap;
+    int inspect; /* the model was loaded with inspect_only */
+    int oom;
+} problem_list;
+
+static char *dup_str(const char *s) {
+    size_t n = strlen(s ? s : "") + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s ? s : "", n);
+    return d;
+}
+
+static void collect_problem(void *user, const char *node, const char *op, mopt_status st,
+                            const char *message) {
+    problem_list *l = user;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        problem_entry *ni = realloc(l->items, cap * sizeof *ni);
+        if (!ni) {
+            l->oom = 1;
+            return;
+        }
+        l->items = ni;
+        l->cap = cap;
+    }
+    problem_entry *e = &l->items[l->n];
+    e->node = dup_str(node);
+    e->op = dup_str(op);
+    e->message = dup_str(message);
+    e->status = st;
+    if (!e->node || !e->op || !e->message) {
+        free(e->node);
+        free(e->op);
+        free(e->message);
+        l->oom = 1;
+        return;
+    }
+    l->n++;
+}
+
+static void problems_free(problem_list *l) {
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->items[i].node);
+        free(l->items[i].op);
+        free(l->items[i].message);
+    }
+    free(l->items);
+    memset(l, 0, sizeof *l);
+}
+
+/* Loads the model; when it parses but cannot run, loads it again for
+ * inspection only and lists why (cannot_run->inspect set). */
+static int load_for_info(const common_opts *c, mopt_options **opts, mopt_model **model,
+                         problem_list *cannot_run) {
+    int rc = make_options(c, opts);
+    if (rc) return rc;
+    mopt_status st = mopt_model_load(c->model, *opts, model);
+    if (st == MOPT_ERR_UNSUPPORTED || st == MOPT_ERR_SHAPE || st == MOPT_ERR_TYPE ||
+        st == MOPT_ERR_INVALID_MODEL) {
+        mopt_status first = st;
+        char why[512];
+        snprintf(why, sizeof why, "%s", mopt_last_error());
+        st = mopt_options_set_int(*opts, "inspect_only", 1);
+        if (!st) st = mopt_model_load(c->model, *opts, model);
+        if (st) { /* not even that: the first error is the one to show */
+            fprintf(stderr, "mopt: %s: %s\n", mopt_status_string(first), why);
+            mopt_options_destroy(*opts);
+            *opts = NULL;
+            return EXIT_FAILURE;
+        }
+        cannot_run->inspect = 1;
+        /* it fails (with the status of its problems) by design here: what
+         * matters is the list the callback collects, unless memory ran out */
+        mopt_status cst = mopt_model_check(c->model, *opts, collect_problem, cannot_run, NULL);
+        if (cst == MOPT_ERR_OUT_OF_MEMORY) cannot_run->oom = 1;
+        if (cannot_run->oom) {
+            fprintf(stderr, "mopt: %s: listing the nodes that cannot run\n",
+                    mopt_status_string(MOPT_ERR_OUT_OF_MEMORY));
+            problems_free(cannot_run);
+            mopt_model_destroy(*model);
+            *model = NULL;
+            mopt_options_destroy(*opts);
+            *opts = NULL;
+            return EXIT_FAILURE;
+        }
+        return 0;
+    }
+    if (st) {
+        rc = fail(st);
+        mopt_options_destroy(*opts);
+        *opts = NULL;
+        return rc;
+    }
+    return 0;
+}
+
 /* Prints "[batch, seq, 768]" (or "?" for an unknown rank). */
 static void print_io_shape(FILE *f, const mopt_model *m, mopt_io_kind kind, size_t i) {
     int rank = mopt_model_io_rank(m, kind, i);
@@ -389,12 +497,14 @@ static int cmd_info(int argc, char **argv) {
         prc = usage_error("--dim and --shape need --plan in 'mopt info'");
     mopt_options *opts = NULL;
     mopt_model *m = NULL;
-    int rc = prc ? prc : load_model(&c, &opts, &m);
+    problem_list cannot_run = {0};
+    int rc = prc ? prc : load_for_info(&c, &opts, &m, &cannot_run);
     if (rc) {
         free(dim_args);
         free(shape_args);
         return rc;
     }
+    if (cannot_run.inspect) plan = 0; /* it cannot run */
     op_count *hist = NULL;
     long n_ops = op_histogram(m, &hist);
     if (n_ops < 0) {
@@ -435,6 +545,22 @@ static int cmd_info(int argc, char **argv) {
             fprintf(f, ": %" PRId64, v);
         }
         fputs("}", f);
+        if (cannot_run.inspect) {
+            fputs(", \"cannot_run\": [", f);
+            for (size_t i = 0; i < cannot_run.n; i++) {
+                const problem_entry *e = &cannot_run.items[i];
+                fputs(i ? ", {\"node\": " : "{\"node\": ", f);
+                print_json_string(f, e->node);
+                fputs(", \"op\": ", f);
+                print_json_string(f, e->op);
+                fputs(", \"status\": ", f);
+                print_json_string(f, mopt_status_string(e->status));
+                fputs(", \"message\": ", f);
+                print_json_string(f, e->message);
+                fputc('}', f);
+            }
+            fputc(']', f);
+        }
         if (plan) rc = info_plan(f, m, opts, 1, dim_args, n_dim_args, shape_args, n_shape_args);
         fputs("}\n", f);
     } else {
@@ -466,8 +592,17 @@ static int cmd_info(int argc, char **argv) {
         human_bytes(hb, sizeof hb, mopt_model_parameter_bytes(m));
         fprintf(f, "parameters: %" PRId64 " (%" PRId64 " bytes, %s)\n",
                 mopt_model_parameter_count(m), mopt_model_parameter_bytes(m), hb);
+        if (cannot_run.inspect) {
+            fprintf(f, "cannot run (%zu node%s):\n", cannot_run.n, cannot_run.n == 1 ? "" : "s");
+            for (size_t i = 0; i < cannot_run.n; i++) {
+                const problem_entry *e = &cannot_run.items[i];
+                fprintf(f, "  %s (%s): %s: %s\n", e->node, e->op, mopt_status_string(e->status),
+                        e->message);
+            }
+        }
         if (plan) rc = info_plan(f, m, opts, 0, dim_args, n_dim_args, shape_args, n_shape_args);
     }
+    problems_free(&cannot_run);
     free(hist);
     free(dim_args);
     free(shape_args);
