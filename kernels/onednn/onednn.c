@@ -808,10 +808,14 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
 static float quantize_a(cache_entry *e, const float *a) {
     float m = 0;
     for (int64_t i = 0; i < e->qa_n; i++)
-        m = fmaxf(m, fabsf(a[i]));
+        if (isfinite(a[i])) m = fmaxf(m, fabsf(a[i]));
     float sc = m > 0 ? m / 127.f : 1.f, inv = 1.f / sc;
     for (int64_t i = 0; i < e->qa_n; i++) {
-        float v = a[i] * inv; /* |v| <= 127 by construction */
+        /* |v| <= 127 for finite inputs; an infinity saturates and a NaN
+         * becomes 0 (a float-to-int conversion of either is undefined) */
+        float v = a[i] * inv;
+        if (!(v == v)) v = 0;
+        v = fminf(fmaxf(v, -127.f), 127.f);
         e->qa[i] = (int8_t)(v >= 0 ? (int)(v + 0.5f) : -(int)(0.5f - v));
     }
     return sc;
