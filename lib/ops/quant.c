@@ -203,10 +203,14 @@ static mopt_status dyn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     }
     float scale = (mx == mn ? 1.0f : (mx - mn)) / 255.0f;
     float izp = 0.0f - mn / scale;
+    /* a NaN (from a NaN or infinite input) becomes 0: converting it to an
+     * integer would be undefined */
+    if (!(izp == izp)) izp = 0;
     float zp = nearbyintf(izp < 0 ? 0 : izp > 255 ? 255 : izp);
     uint8_t *y = out[0].data;
     for (int64_t i = 0; i < n; i++) {
         float v = nearbyintf(x[i] / scale) + zp;
+        if (!(v == v)) v = 0;
         y[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
     }
     if (n_out > 1) *(float *)out[1].data = scale;
