@@ -525,7 +525,9 @@ def add_other_systems(systems, path, threads, output_names, feeds, ort=True, ope
                 break
             except Exception as e:  # reported in the table, like a libmopt load failure
                 s = System("openvino[%s]" % (precision or "default"), "openvino")
-                s.error = ("%s: %s" % (type(e).__name__, e)).strip().splitlines()[0]
+                # OpenVINO's messages open with a source location: keep the last lines
+                lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+                s.error = "%s: %s" % (type(e).__name__, " ".join(lines[-2:]))
                 out.append(s)
     return out
 
