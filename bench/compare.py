@@ -322,10 +322,12 @@ class TorchSystem(System):
 
 # --------------------------------------------------------------------------- the run
 
-def measure(systems, feeds, warmup, iterations, duration, progress, min_iterations=0):
+def measure(systems, feeds, warmup, iterations, duration, progress, min_iterations=0,
+            hard_limit=None):
     """Warm-up, then alternating timed rounds; fills each system's samples_ms.
     With a duration, rounds run until it has passed and at least min_iterations
-    rounds are done, and never more than `iterations` rounds if that is set."""
+    rounds are done, and never more than `iterations` rounds if that is set;
+    past hard_limit seconds no new round starts (min_iterations or not)."""
     live = [s for s in systems if s.error is None]
     for s in live:
         try:
@@ -346,6 +348,8 @@ def measure(systems, feeds, warmup, iterations, duration, progress, min_iteratio
             if time.perf_counter() - start >= duration and i >= min_iterations:
                 break
             if iterations is not None and i >= iterations:
+                break
+            if hard_limit is not None and i > 0 and time.perf_counter() - start >= hard_limit:
                 break
         elif i >= iterations:
             break

@@ -116,11 +116,15 @@ HOG_MODELS = ["PP-OCRv4 det 320", "NudeNet YOLOv8n 320", "ResNet-18-like b1",
               "MobileNetV3-like b1", "silero-vad v6 (ifless)"]
 
 # Per (model, threads): a time budget for the timed rounds, with a floor and a
-# cap on the number of rounds; the full suite (16 models x 2 thread counts x 4
-# systems + the hog runs) stays under 10 minutes on 2 cores.
+# cap on the number of rounds, and a hard limit past which no round starts
+# (a system that is pathologically slow on a loaded machine cannot stretch
+# the suite); the full suite (16 models x 2 thread counts x 4 systems + the
+# hog runs) stays under 10 minutes on 2 cores.
 MODES = {
-    "full": {"warmup": 3, "budget_s": 6.0, "min_rounds": 10, "max_rounds": 300, "hog_s": 6.0},
-    "quick": {"warmup": 2, "budget_s": 2.0, "min_rounds": 5, "max_rounds": 100, "hog_s": 2.5},
+    "full": {"warmup": 3, "budget_s": 6.0, "min_rounds": 10, "max_rounds": 300,
+             "hard_limit_s": 15.0, "hog_s": 6.0},
+    "quick": {"warmup": 2, "budget_s": 2.0, "min_rounds": 5, "max_rounds": 100,
+              "hard_limit_s": 6.0, "hog_s": 2.5},
 }
 
 
@@ -168,7 +172,8 @@ def run_pair(path, feeds, threads, mode, openvino, systems_wanted=("mopt", "ort"
         compare.measure(systems, feeds, 0, iterations, None, False)
     else:
         compare.measure(systems, feeds, mode["warmup"], mode["max_rounds"], mode["budget_s"],
-                        False, min_iterations=mode["min_rounds"])
+                        False, min_iterations=mode["min_rounds"],
+                        hard_limit=mode["hard_limit_s"])
     result = compare.summarize_systems(systems, feeds, output_names)
     result["threads"] = threads
     for s in systems:
