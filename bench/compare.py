@@ -327,7 +327,8 @@ def measure(systems, feeds, warmup, iterations, duration, progress, min_iteratio
     """Warm-up, then alternating timed rounds; fills each system's samples_ms.
     With a duration, rounds run until it has passed and at least min_iterations
     rounds are done, and never more than `iterations` rounds if that is set;
-    past hard_limit seconds no new round starts (min_iterations or not)."""
+    past hard_limit seconds no new round starts (min_iterations or not), and a
+    system's warm-up stops once it has taken hard_limit seconds."""
     live = [s for s in systems if s.error is None]
     for s in live:
         try:
@@ -335,6 +336,8 @@ def measure(systems, feeds, warmup, iterations, duration, progress, min_iteratio
             s.outputs = s.run(feeds)
             s.first_ms = (time.perf_counter_ns() - t0) / 1e6
             for _ in range(warmup):
+                if hard_limit is not None and (time.perf_counter_ns() - t0) / 1e9 >= hard_limit:
+                    break
                 s.run(feeds)
         except Exception as e:  # a system that cannot run is reported, not fatal
             s.error = ("%s: %s" % (type(e).__name__, e)).strip()
