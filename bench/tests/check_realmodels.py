@@ -5,7 +5,11 @@ through every system at 1 and 2 threads with one round each, and this checks
 that realmodels.md has every column filled (p50s, ratios, max abs
 differences), a geometric-mean row per thread count, outputs that agree with
 ONNX Runtime, and that realmodels.json holds the same rows. The OpenVINO
-columns are required unless `import openvino` fails here.
+columns are required unless `import openvino` fails here. It also checks the
+structure of the generated 224x224 benchmark CNNs (bench/genmodels.py, built
+in memory): ResNet-18's convolutions and stride-2 projections, MobileNetV3's
+depthwise convolutions, squeeze-excitation and HardSwish, and that ONNX
+Runtime runs them at batch 1 and 8.
 
     check_realmodels.py SOURCE_ROOT OUT_DIR     (MOPT_LIBRARY names libmopt.so)
 """
@@ -39,8 +43,51 @@ def number(text, what):
     return v
 
 
+def check_generated(root):
+    sys.path.insert(0, str(root / "bench"))
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    import genmodels
+
+    def attr(n, name, default=None):
+        return next((onnx.helper.get_attribute_value(a) for a in n.attribute if a.name == name),
+                    default)
+
+    for name, want in (("resnet18_like", {"Conv": 20, "Add": 8, "MaxPool": 1, "Gemm": 1}),
+                       ("mobilenetv3_like", {"HardSwish": 21, "HardSigmoid": 8, "Mul": 8})):
+        m = genmodels.GENERATORS[name]()
+        nodes = m.graph.node
+        counts = {op: sum(1 for n in nodes if n.op_type == op) for op in want}
+        if counts != want:
+            fail("%s: op counts %s, want %s" % (name, counts, want))
+        inits = {i.name: i for i in m.graph.initializer}
+        convs = [n for n in nodes if n.op_type == "Conv"]
+        if name == "resnet18_like":
+            proj = [n for n in convs if attr(n, "kernel_shape") == [1, 1]
+                    and attr(n, "strides") == [2, 2]]
+            if len(proj) != 3:
+                fail("resnet18_like: %d stride-2 1x1 projections, want 3" % len(proj))
+        else:
+            dw = [n for n in convs if attr(n, "group", 1) > 1
+                  and attr(n, "group") == inits[n.input[1]].dims[0]
+                  and inits[n.input[1]].dims[1] == 1]
+            if len(dw) != 15 or sum(1 for n in dw if attr(n, "strides") == [2, 2]) != 4:
+                fail("mobilenetv3_like: %d depthwise convs (want 15, 4 of them stride 2)"
+                     % len(dw))
+        sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+        for batch in (1, 8):
+            x = np.random.default_rng(batch).standard_normal((batch, 3, 224, 224))
+            y = sess.run(None, {"input": x.astype(np.float32)})[0]
+            if y.shape != (batch, 1000) or not np.all(np.isfinite(y)) or float(np.std(y)) <= 0:
+                fail("%s batch %d: output %s, finite %s" % (name, batch, y.shape,
+                                                           np.all(np.isfinite(y))))
+    print("ok: generated ResNet-18-like and MobileNetV3-like structure, ORT at batch 1 and 8")
+
+
 def main():
     root, out = Path(sys.argv[1]), Path(sys.argv[2])
+    check_generated(root)
     try:
         import openvino  # noqa: F401
         have_ov = True
