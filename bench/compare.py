@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""compare.py — libmopt vs ONNX Runtime (and optionally PyTorch) on one ONNX model.
+"""compare.py — libmopt vs ONNX Runtime (and optionally OpenVINO, PyTorch) on one ONNX model.
 
 Every system gets the same seeded inputs and the same thread count, and runs
 alternate inside one process (after a warm-up, round i runs every system once,
@@ -11,6 +11,10 @@ abs, cosine similarity) against ONNX Runtime, and libmopt's time per op type.
     python3 bench/compare.py tests/models/bert/model.onnx --dim batch=8 --dim seq=64 \
         --threads 4 --iterations 200 --mopt-config opt_level=0 --mopt-config opt_level=2 \
         --plots out/compare --json out/compare.json
+    python3 bench/compare.py model.onnx --threads 2 --openvino   # + OpenVINO f32 and default
+
+The functions below are also the machinery of bench/realmodels.py (the
+real-model suite): make_systems, measure, summarize_systems.
 
 See bench/COMPARE.md for every flag and how to read the output.
 """
@@ -226,6 +230,54 @@ class OrtSystem(System):
         return self.sess.run(self.output_names, feeds)
 
 
+class OpenvinoSystem(System):
+    """OpenVINO's CPU plugin on the same ONNX file. precision "f32" sets
+    INFERENCE_PRECISION_HINT=f32; None keeps the plugin's default (bf16 on CPUs
+    with AVX512-BF16 or AMX, f32 elsewhere), and the label says which it chose.
+    Dynamic dimensions are fixed to the feeds' shapes before compiling (as an
+    application would), so the plugin compiles one static graph."""
+
+    def __init__(self, path, threads, precision, output_names, feeds):
+        import openvino as ov
+        super().__init__("openvino", "openvino")
+        core = ov.Core()
+        config = {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+                  "PERFORMANCE_HINT": "LATENCY"}
+        if precision:
+            config["INFERENCE_PRECISION_HINT"] = precision
+        t0 = time.perf_counter()
+        model = core.read_model(str(path))
+        shapes = {}
+        for port in model.inputs:
+            for n in port.get_names():
+                if n in feeds:
+                    shapes[n] = list(feeds[n].shape)
+                    break
+        if any(port.get_partial_shape().is_dynamic for port in model.inputs):
+            model.reshape(shapes)
+        self.compiled = core.compile_model(model, "CPU", config)
+        self.request = self.compiled.create_infer_request()
+        self.load_ms = (time.perf_counter() - t0) * 1e3
+        chosen = self.compiled.get_property("INFERENCE_PRECISION_HINT")
+        chosen = str(getattr(chosen, "get_type_name", lambda: chosen)())
+        chosen = {"bfloat16": "bf16", "float32": "f32", "float16": "f16"}.get(chosen, chosen)
+        self.precision = chosen
+        self.label = "openvino[%s%s]" % ("" if precision else "default=", chosen)
+        self.threads = int(self.compiled.get_property("INFERENCE_NUM_THREADS"))
+        self.version = ov.__version__
+        # outputs in the model's order, matched by name (index if a name is gone)
+        ports = list(self.compiled.outputs)
+        self.out_index = []
+        for i, name in enumerate(output_names):
+            k = next((j for j, p in enumerate(ports) if name in p.get_names()), i)
+            self.out_index.append(k)
+        self.input_names = list(shapes) or [n for n in feeds]
+
+    def run(self, feeds):
+        self.request.infer({n: feeds[n] for n in self.input_names})
+        return [self.request.get_output_tensor(k).data.copy() for k in self.out_index]
+
+
 class TorchSystem(System):
     """A TorchScript file (--torch-script) or a factory "module_or_file.py:function"
     (--torch-factory) returning an nn.Module; called with the inputs in model order."""
@@ -270,8 +322,13 @@ class TorchSystem(System):
 
 # --------------------------------------------------------------------------- the run
 
-def measure(systems, feeds, warmup, iterations, duration, progress):
-    """Warm-up, then alternating timed rounds; fills each system's samples_ms."""
+def measure(systems, feeds, warmup, iterations, duration, progress, min_iterations=0,
+            hard_limit=None):
+    """Warm-up, then alternating timed rounds; fills each system's samples_ms.
+    With a duration, rounds run until it has passed and at least min_iterations
+    rounds are done, and never more than `iterations` rounds if that is set;
+    past hard_limit seconds no new round starts (min_iterations or not), and a
+    system's warm-up stops once it has taken hard_limit seconds."""
     live = [s for s in systems if s.error is None]
     for s in live:
         try:
@@ -279,6 +336,8 @@ def measure(systems, feeds, warmup, iterations, duration, progress):
             s.outputs = s.run(feeds)
             s.first_ms = (time.perf_counter_ns() - t0) / 1e6
             for _ in range(warmup):
+                if hard_limit is not None and (time.perf_counter_ns() - t0) / 1e9 >= hard_limit:
+                    break
                 s.run(feeds)
         except Exception as e:  # a system that cannot run is reported, not fatal
             s.error = ("%s: %s" % (type(e).__name__, e)).strip()
@@ -289,7 +348,11 @@ def measure(systems, feeds, warmup, iterations, duration, progress):
     i = 0
     while True:
         if duration is not None:
-            if time.perf_counter() - start >= duration:
+            if time.perf_counter() - start >= duration and i >= min_iterations:
+                break
+            if iterations is not None and i >= iterations:
+                break
+            if hard_limit is not None and i > 0 and time.perf_counter() - start >= hard_limit:
                 break
         elif i >= iterations:
             break
@@ -432,6 +495,95 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
+# --------------------------------------------------------------------------- reusable steps
+
+def make_mopt_systems(path, configs, threads):
+    """One libmopt column per option set; a config that fails to load becomes a
+    column that reports its error."""
+    systems = []
+    for cfg in configs:
+        label = "mopt" + ("[%s]" % ",".join("%s=%s" % kv for kv in cfg.items()) if cfg else "")
+        try:
+            systems.append(MoptSystem(path, cfg, threads, label))
+        except mopt.MoptError as e:
+            s = System(label, "mopt")
+            s.error = str(e)
+            systems.append(s)
+    return systems
+
+
+def add_other_systems(systems, path, threads, output_names, feeds, ort=True, openvino=False):
+    """ONNX Runtime first (the reference), then the libmopt columns, then two
+    OpenVINO columns (f32 and the plugin's default precision) when asked.
+    A system that is not installed is left out with a note; one that fails to
+    compile becomes a column that reports the error."""
+    out = list(systems)
+    if ort:
+        try:
+            out.insert(0, OrtSystem(path, threads, output_names))
+        except ImportError:
+            print("note: onnxruntime is not installed: comparing libmopt configurations only")
+    if openvino:
+        for precision in ("f32", None):
+            try:
+                out.append(OpenvinoSystem(path, threads, precision, output_names, feeds))
+            except ImportError:
+                print("note: openvino is not importable: leaving OpenVINO out")
+                break
+            except Exception as e:  # reported in the table, like a libmopt load failure
+                s = System("openvino[%s]" % (precision or "default"), "openvino")
+                # OpenVINO's messages open with a source location: keep the last lines
+                lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+                s.error = "%s: %s" % (type(e).__name__, " ".join(lines[-2:]))
+                out.append(s)
+    return out
+
+
+def summarize_systems(systems, feeds, output_names, batch=1, samples=False):
+    """The result dict (without model/dims/threads) of measured systems:
+    latency summaries, the p50 ratio to the reference (the first system that
+    ran, ONNX Runtime when present) and output differences against it."""
+    live = [s for s in systems if s.error is None and s.samples_ms]
+    ref = live[0] if live else None
+    result = {
+        "rounds": len(live[0].samples_ms) if live else 0,
+        "items_per_run": batch,
+        "inputs": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in feeds.items()},
+        "reference": ref.label if ref else None,
+        "env": {"cpu": cpu_model(), "python": platform.python_version(),
+                "mopt": mopt.version(), "mopt_library": str(mopt.library_path),
+                **{s.kind: s.version for s in systems if hasattr(s, "version")}},
+        "systems": {}, "differences": {}, "mopt_profile": {},
+    }
+    for s in systems:
+        if s.error is not None or not s.samples_ms:
+            result["systems"][s.label] = {"error": s.error or "no samples"}
+            continue
+        summ = summarize(s.samples_ms, batch)
+        entry = {"load_ms": s.load_ms, "first_ms": s.first_ms,
+                 "latency_ms": {k: summ[k] for k in ("p50", "p95", "p99", "mean", "min", "max")},
+                 "throughput_per_s": summ["throughput_per_s"], "items_per_s": summ["items_per_s"],
+                 "runs": summ["runs"]}
+        if s.kind == "mopt":
+            entry["config"] = s.options
+        if s.kind == "openvino":
+            entry["precision"] = s.precision
+        if samples:
+            entry["samples_ms"] = s.samples_ms
+        result["systems"][s.label] = entry
+    ref_p50 = result["systems"][ref.label]["latency_ms"]["p50"] if ref else None
+    for s in live:
+        result["systems"][s.label]["p50_ratio_vs_reference"] = (
+            result["systems"][s.label]["latency_ms"]["p50"] / ref_p50 if ref_p50 else None)
+        if s is ref:
+            continue
+        names = output_names if len(s.outputs) == len(output_names) else [
+            "output_%d" % i for i in range(len(s.outputs))]
+        result["differences"][s.label] = {n: difference(g, r) for n, g, r in
+                                          zip(names, s.outputs, ref.outputs)}
+    return result
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -456,6 +608,9 @@ def main(argv=None):
                     help="a libmopt option set (repeatable; one column each), e.g. "
                          "'opt_level=0' or 'opt_level=2,precision=bf16'. Default: library defaults")
     ap.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime out")
+    ap.add_argument("--openvino", action="store_true",
+                    help="add OpenVINO's CPU plugin: one column with INFERENCE_PRECISION_HINT=f32, "
+                         "one with its default precision (same threads: INFERENCE_NUM_THREADS)")
     ap.add_argument("--torch-script", metavar="MODULE.pt", help="also run this TorchScript file")
     ap.add_argument("--torch-factory", metavar="MOD:FN",
                     help="also run the nn.Module returned by FN() of a module or FILE.py")
@@ -491,15 +646,7 @@ def main(argv=None):
     progress = not args.quiet and sys.stderr.isatty()
 
     # The first libmopt config is also where the input description comes from.
-    systems = []
-    for cfg in configs:
-        label = "mopt" + ("[%s]" % ",".join("%s=%s" % kv for kv in cfg.items()) if cfg else "")
-        try:
-            systems.append(MoptSystem(path, cfg, args.threads, label))
-        except mopt.MoptError as e:
-            s = System(label, "mopt")
-            s.error = str(e)
-            systems.append(s)
+    systems = make_mopt_systems(path, configs, args.threads)
     info_model = next((s.model for s in systems if s.error is None), None)
     if info_model is None:
         # describe the inputs with a defaults-only model load if every config failed
@@ -511,11 +658,8 @@ def main(argv=None):
     output_names = [o.name for o in info_model.outputs]
     for n in notes:
         print("note: " + n)
-    if not args.no_ort:
-        try:
-            systems.insert(0, OrtSystem(path, args.threads, output_names))
-        except ImportError:
-            print("note: onnxruntime is not installed: comparing libmopt configurations only")
+    systems = add_other_systems(systems, path, args.threads, output_names, feeds,
+                                ort=not args.no_ort, openvino=args.openvino)
     if args.torch_script or args.torch_factory:
         try:
             systems.append(TorchSystem(args.torch_script, args.torch_factory, args.threads,
@@ -523,46 +667,14 @@ def main(argv=None):
         except ImportError:
             print("note: torch is not importable: leaving PyTorch out")
 
-    measure(systems, feeds, args.warmup, iterations, args.duration, progress)
+    measure(systems, feeds, args.warmup,
+            args.iterations if args.duration is not None else iterations, args.duration, progress)
 
     batch = dims.get("batch", 1)
+    result = summarize_systems(systems, feeds, output_names, batch, samples=args.samples)
+    result.update({"model": str(path), "dims": dims, "threads": args.threads, "seed": args.seed,
+                   "warmup": args.warmup})
     live = [s for s in systems if s.error is None]
-    ref = live[0] if live else None
-    result = {
-        "model": str(path), "dims": dims, "threads": args.threads, "seed": args.seed,
-        "warmup": args.warmup, "rounds": len(live[0].samples_ms) if live else 0,
-        "items_per_run": batch,
-        "inputs": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in feeds.items()},
-        "reference": ref.label if ref else None,
-        "env": {"cpu": cpu_model(), "python": platform.python_version(),
-                "mopt": mopt.version(), "mopt_library": str(mopt.library_path),
-                **{s.kind: s.version for s in systems if hasattr(s, "version")}},
-        "systems": {}, "differences": {}, "mopt_profile": {},
-    }
-    for s in systems:
-        if s.error is not None or not s.samples_ms:
-            result["systems"][s.label] = {"error": s.error or "no samples"}
-            continue
-        summ = summarize(s.samples_ms, batch)
-        entry = {"load_ms": s.load_ms, "first_ms": s.first_ms,
-                 "latency_ms": {k: summ[k] for k in ("p50", "p95", "p99", "mean", "min", "max")},
-                 "throughput_per_s": summ["throughput_per_s"], "items_per_s": summ["items_per_s"],
-                 "runs": summ["runs"]}
-        if s.kind == "mopt":
-            entry["config"] = s.options
-        if args.samples:
-            entry["samples_ms"] = s.samples_ms
-        result["systems"][s.label] = entry
-    ref_p50 = result["systems"][ref.label]["latency_ms"]["p50"] if ref else None
-    for s in live:
-        result["systems"][s.label]["p50_ratio_vs_reference"] = (
-            result["systems"][s.label]["latency_ms"]["p50"] / ref_p50 if ref_p50 else None)
-        if s is ref:
-            continue
-        names = output_names if len(s.outputs) == len(output_names) else [
-            "output_%d" % i for i in range(len(s.outputs))]
-        result["differences"][s.label] = {n: difference(g, r) for n, g, r in
-                                          zip(names, s.outputs, ref.outputs)}
     if args.profile_runs > 0:
         for s in live:
             if s.kind == "mopt":
