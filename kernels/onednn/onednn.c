@@ -12,6 +12,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "kernels/omp_threads.h"
 #include "kernels/onednn/onednn.h"
 
@@ -64,11 +66,14 @@
 static dnnl_engine_t g_engine;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static char g_version[32];
-static bool g_verbose; /* MOPT_VERBOSE set: print oneDNN's choice per primitive */
+static bool g_verbose;     /* MOPT_VERBOSE set: print oneDNN's choice per primitive */
+static bool g_fail_on_ref; /* MOPT_FAIL_ON_REF=1: a reference implementation is an error */
 
 static void engine_init(void) {
     const char *verbose = getenv("MOPT_VERBOSE");
     g_verbose = verbose && *verbose && strcmp(verbose, "0") != 0;
+    const char *fail = getenv("MOPT_FAIL_ON_REF");
+    g_fail_on_ref = fail && strcmp(fail, "1") == 0;
     if (!dnnl_engine_create || !dnnl_version) return;
     if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success) {
         g_engine = NULL;
@@ -745,33 +750,67 @@ static bool run_reorder(onednn_cache *c, dnnl_primitive_t r, dnnl_memory_t from,
     return exec(c, r, 2, args);
 }
 
-/* What oneDNN chose for pd ("brg:avx512_core", "jit:avx512_core", ...):
- * never a silent slow path — its reference implementations ("ref:any",
- * "ref_int8:any", ...) are declined, so the caller's impl declines and the
- * executor runs ours. With MOPT_VERBOSE set, each choice is printed. */
-static bool pd_accepted(dnnl_primitive_desc_t pd, const char *what) {
+/* What oneDNN chose for pd: "brg:avx512_core", "jit:avx512_core", ... */
+static const char *pd_impl(dnnl_primitive_desc_t pd) {
     const char *info = NULL;
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &info) != dnnl_success || !info)
         info = "";
-    bool ok = strncmp(info, "ref", 3) != 0;
-    if (!ok)
-        mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN %s: declined its reference implementation %s", what,
-                  info);
+    return info;
+}
+
+/* oneDNN's reference implementations: "ref:any", "ref_int8:any", ... */
+static bool pd_is_ref(dnnl_primitive_desc_t pd) { return strncmp(pd_impl(pd), "ref", 3) == 0; }
+
+/* Keeps pd only when oneDNN did not fall back to a reference implementation
+ * for it (destroys it otherwise): used for a weights layout given in advance
+ * (prepacked for another shape, or the stored one), so the caller then asks
+ * for `any` weights and reorders its plain copy for this shape. */
+static dnnl_primitive_desc_t pd_unless_ref(dnnl_primitive_desc_t pd, const char *what,
+                                           const char *layout) {
+    if (!pd || !pd_is_ref(pd)) return pd;
     if (g_verbose)
-        fprintf(stderr, "mopt: oneDNN %s: implementation %s%s\n", what, info,
-                ok ? "" : " (a reference implementation: declined)");
-    return ok;
+        mopt_log(MOPT_LOG_INFO,
+                 "mopt: oneDNN %s: %s weights would get %s; weights reordered for this shape", what,
+                 layout, pd_impl(pd));
+    dnnl_primitive_desc_destroy(pd);
+    return NULL;
+}
+
+static atomic_llong g_ref_count; /* reference implementations oneDNN chose (declined) */
+
+long long onednn_ref_count(void) { return atomic_load(&g_ref_count); }
+
+/* Never a silent slow path: a reference implementation oneDNN chose ("ref:any",
+ * "ref_int8:any", ...) is declined (UNSUPPORTED: the caller's impl declines and
+ * the executor runs ours) and counted; with MOPT_FAIL_ON_REF=1 in the
+ * environment it is an error instead (INTERNAL), so a test finds it. With
+ * MOPT_VERBOSE set, each choice is printed. */
+static mopt_status pd_accepted(dnnl_primitive_desc_t pd, const char *what) {
+    const char *info = pd_impl(pd);
+    bool ok = strncmp(info, "ref", 3) != 0;
+    if (g_verbose)
+        mopt_log(MOPT_LOG_INFO, "mopt: oneDNN %s: implementation %s%s", what, info,
+                 ok ? "" : " (a reference implementation: declined)");
+    if (ok) return MOPT_OK;
+    atomic_fetch_add(&g_ref_count, 1);
+    if (g_fail_on_ref)
+        return mopt_fail(MOPT_ERR_INTERNAL,
+                         "oneDNN %s: chose its reference implementation %s (MOPT_FAIL_ON_REF=1)",
+                         what, info);
+    return mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN %s: declined its reference implementation %s",
+                     what, info);
 }
 
 /* Common tail of entry creation: the check of oneDNN's choice, primitive,
  * scratchpad. */
-static bool entry_prim(cache_entry *e, dnnl_primitive_desc_t pd, const char *what) {
-    if (!pd_accepted(pd, what)) return false;
-    if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) return false;
+static mopt_status entry_prim(cache_entry *e, dnnl_primitive_desc_t pd, const char *what) {
+    mopt_status st = pd_accepted(pd, what);
+    if (st) return st;
+    if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) return MOPT_ERR_UNSUPPORTED;
     const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    if (smd && dnnl_memory_desc_get_size(smd) > 0)
-        return alloc_mem(&e->scratch, smd, &e->scratch_buf);
-    return true;
+    if (smd && dnnl_memory_desc_get_size(smd) > 0 && !alloc_mem(&e->scratch, smd, &e->scratch_buf))
+        return MOPT_ERR_UNSUPPORTED;
+    return MOPT_OK;
 }
 
 /* ---- matmul run --------------------------------------------------------- */
@@ -789,7 +828,8 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     dnnl_primitive_desc_t pd = matmul_pd(d, &w->md, scales);
     mopt_free(scales);
     if (!pd) return MOPT_ERR_UNSUPPORTED;
-    bool ok = entry_prim(e, pd, "matmul (int8)");
+    mopt_status st = entry_prim(e, pd, "matmul (int8)");
+    bool ok = st == MOPT_OK;
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok) ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
     e->qa = mopt_aligned_alloc((size_t)na);
@@ -801,7 +841,7 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     if (ok) ok = mem_new(&e->dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
     e->dst.prim = e->dst.user;
     dnnl_primitive_desc_destroy(pd);
-    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+    return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
 
 /* INT8: quantizes A (dense f32) into e->qa; returns its scale. */
@@ -847,19 +887,23 @@ static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
             return MOPT_ERR_UNSUPPORTED;
         return matmul_entry_int8(e, d, w);
     }
+    const char *what = d->prec == ONEDNN_BF16 ? "matmul (bf16)" : "matmul";
+    /* a given weights layout (prepacked for another shape, or the stored
+     * one) must never force a reference implementation on this shape: then
+     * B is reordered from its plain copy for this shape (issue 10) */
     if (w && dnnl_memory_desc_equal(&w->plain, &plain_b)) {
-        pd = matmul_pd(d, &w->md, NULL);
+        pd = pd_unless_ref(matmul_pd(d, &w->md, NULL), what, "prepacked");
         packed = pd != NULL;
     }
     dnnl_memory_desc_t plain_c; /* the stored layout in the compute type */
-    if (!pd && d->plain_w) {
-        if (md_strided(&plain_c, &d->b, dt_of(d->prec))) pd = matmul_pd(d, &plain_c, NULL);
-    } else if (!pd) {
-        if (d->prec == ONEDNN_F32) pd = matmul_pd(d, &plain_b, NULL);
-        if (!pd) pd = matmul_pd(d, NULL, NULL); /* weights reordered below */
-    }
+    if (!pd && d->plain_w && md_strided(&plain_c, &d->b, dt_of(d->prec)))
+        pd = pd_unless_ref(matmul_pd(d, &plain_c, NULL), what, "stored");
+    if (!pd && !d->plain_w && d->prec == ONEDNN_F32)
+        pd = pd_unless_ref(matmul_pd(d, &plain_b, NULL), what, "stored");
+    if (!pd) pd = matmul_pd(d, NULL, NULL); /* weights reordered below */
     if (!pd) return MOPT_ERR_UNSUPPORTED;
-    bool ok = entry_prim(e, pd, d->prec == ONEDNN_BF16 ? "matmul (bf16)" : "matmul");
+    mopt_status st = entry_prim(e, pd, what);
+    bool ok = st == MOPT_OK;
     wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok && packed) {
         ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
@@ -880,7 +924,7 @@ static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
     if (ok && d->has_residual)
         ok = md_strided(&md, &d->residual, dnnl_f32) && mem_new(&e->bin, &md);
     dnnl_primitive_desc_destroy(pd);
-    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+    return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
 
 mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
@@ -945,18 +989,22 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
         return MOPT_ERR_UNSUPPORTED;
     dnnl_primitive_desc_t pd = NULL;
     bool packed = false;
+    const char *what = d->prec == ONEDNN_BF16 ? "convolution (bf16)" : "convolution";
+    /* W prepacked for the load-time guess of the shape (or kept as stored)
+     * must never force a reference implementation on this shape: then it is
+     * reordered from the plain weights for this shape, once, into this
+     * entry (issue 10) */
     if (w && dnnl_memory_desc_equal(&w->plain, &plain_w)) {
-        pd = conv_pd(d, &w->md);
+        pd = pd_unless_ref(conv_pd(d, &w->md), what, "prepacked");
         packed = pd != NULL;
     }
     dnnl_memory_desc_t plain_c; /* the stored layout in the compute type */
-    if (!pd && d->plain_w) {
-        if (conv_plain_w(d, &plain_c, dt_of(d->prec))) pd = conv_pd(d, &plain_c);
-    } else if (!pd) {
-        pd = conv_pd(d, NULL); /* weights reordered below */
-    }
+    if (!pd && d->plain_w && conv_plain_w(d, &plain_c, dt_of(d->prec)))
+        pd = pd_unless_ref(conv_pd(d, &plain_c), what, "stored");
+    if (!pd) pd = conv_pd(d, NULL); /* weights reordered below */
     if (!pd) return MOPT_ERR_UNSUPPORTED;
-    bool ok = entry_prim(e, pd, d->prec == ONEDNN_BF16 ? "convolution (bf16)" : "convolution");
+    mopt_status st = entry_prim(e, pd, what);
+    bool ok = st == MOPT_OK;
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok && packed) {
         ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
@@ -976,7 +1024,7 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
     dnnl_memory_desc_t bmd;
     if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->bias, &bmd);
     dnnl_primitive_desc_destroy(pd);
-    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+    return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
 
 mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,

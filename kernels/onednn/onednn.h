@@ -131,4 +131,14 @@ mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
 
 void onednn_cache_free(onednn_cache *c);
 
+/* How many times oneDNN chose one of its reference implementations
+ * ("ref:any", ...) for a primitive we then declined, since the process
+ * started (all sessions). A given weights layout never counts: when the
+ * prepacked (or stored) layout would make oneDNN fall back to a reference
+ * implementation for a run-time shape, the weights are reordered for that
+ * shape instead. With MOPT_FAIL_ON_REF=1 in the environment such a choice
+ * fails the run (MOPT_ERR_INTERNAL) instead of being declined: the `noref`
+ * test suite runs with it. */
+long long onednn_ref_count(void);
+
 #endif
