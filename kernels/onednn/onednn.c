@@ -22,6 +22,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "kernels/limits.h"
 #include "kernels/omp_threads.h"
 #include "kernels/onednn/onednn.h"
 
@@ -230,6 +231,90 @@ static dnnl_primitive_attr_t make_attr(float alpha, int64_t n_scales, const floa
     return attr;
 }
 
+/* ---- the one door to oneDNN: sizes checked (issue 17) -------------------- */
+
+static bool md_fits(const dnnl_memory_desc_t *md, const char *what, char *why, size_t n) {
+    if (md->ndims == 0) return true; /* absent (no bias) */
+    char sub[160];
+    if (kn_limits_tensor(md->ndims, md->dims, NULL, sub, sizeof sub)) return true;
+    snprintf(why, n, "%s: %s", what, sub);
+    return false;
+}
+
+/* Window of a convolution/deconvolution (kernel sizes from its weights) or
+ * a pooling; oneDNN's dilations count from 0. */
+static bool window_fits(const dnnl_memory_desc_t *src, const int64_t *k, const int64_t *strides,
+                        const int64_t *dil0, const dnnl_dims_t pad[2], char *why, size_t n) {
+    int32_t S = src->ndims - 2;
+    if (S < 1 || S > 3) return true; /* oneDNN refuses these itself */
+    int64_t dil[3];
+    for (int32_t i = 0; i < S; i++)
+        dil[i] = dil0 ? (dil0[i] >= 0 && dil0[i] < KN_LIMIT - 1 ? dil0[i] + 1 : -1) : 1;
+    char sub[160];
+    if (kn_limits_window(S, src->dims + 2, k, strides, dil, pad[0], pad[1], sub, sizeof sub))
+        return true;
+    snprintf(why, n, "window: %s", sub);
+    return false;
+}
+
+bool onednn_desc_fits(const void *op_desc, char *why, size_t n) {
+    char dummy[8];
+    if (!why) {
+        why = dummy;
+        n = sizeof dummy;
+    }
+    why[0] = '\0';
+    dnnl_primitive_kind_t kind = *(const dnnl_primitive_kind_t *)op_desc;
+    switch (kind) {
+    case dnnl_convolution:
+    case dnnl_deconvolution: {
+        const dnnl_convolution_desc_t *c = op_desc;
+        const dnnl_memory_desc_t *w = &c->weights_desc;
+        int32_t S = c->src_desc.ndims - 2;
+        if (!md_fits(&c->src_desc, "source", why, n) || !md_fits(w, "weights", why, n) ||
+            !md_fits(&c->bias_desc, "bias", why, n) ||
+            !md_fits(&c->dst_desc, "destination", why, n))
+            return false;
+        if (S < 1 || S > 3 || w->ndims < S) return true;
+        return window_fits(&c->src_desc, w->dims + (w->ndims - S), c->strides, c->dilates,
+                           c->padding, why, n);
+    }
+    case dnnl_pooling:
+    case dnnl_pooling_v2: {
+        const dnnl_pooling_v2_desc_t *p = op_desc; /* pooling_desc_t is its prefix */
+        if (!md_fits(&p->src_desc, "source", why, n) ||
+            !md_fits(&p->dst_desc, "destination", why, n))
+            return false;
+        return window_fits(&p->src_desc, p->kernel, p->strides,
+                           kind == dnnl_pooling_v2 ? p->dilation : NULL, p->padding, why, n);
+    }
+    case dnnl_matmul: {
+        const dnnl_matmul_desc_t *m = op_desc;
+        return md_fits(&m->src_desc, "source", why, n) &&
+               md_fits(&m->weights_desc, "weights", why, n) &&
+               md_fits(&m->bias_desc, "bias", why, n) &&
+               md_fits(&m->dst_desc, "destination", why, n);
+    }
+    default: return true; /* kinds we do not create */
+    }
+}
+
+/* Every primitive descriptor is made here, after onednn_desc_fits: NULL
+ * (with the reason as the thread's error, status UNSUPPORTED) when the
+ * problem is outside the sizes oneDNN is trusted with or oneDNN refuses it. */
+static dnnl_primitive_desc_t pd_create(const void *op_desc, const_dnnl_primitive_attr_t attr) {
+    char why[256];
+    if (!onednn_desc_fits(op_desc, why, sizeof why)) {
+        mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN declined: %s (backend size limits)", why);
+        if (g_verbose)
+            mopt_log(MOPT_LOG_INFO, "mopt: oneDNN declined: %s (backend size limits)", why);
+        return NULL;
+    }
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_primitive_desc_create(&pd, op_desc, attr, g_engine, NULL) != dnnl_success) pd = NULL;
+    return pd;
+}
+
 /* ---- one-shot reorders -------------------------------------------------- */
 
 static bool reorder_now(const dnnl_memory_desc_t *from_md, const void *from,
@@ -330,10 +415,19 @@ static bool int8_ok(const onednn_matmul_desc *d) {
     return true;
 }
 
+static bool td_fits(const onednn_td *t, const char *what) {
+    char why[160];
+    if (kn_limits_tensor(t->ndims, t->dims, t->strides, why, sizeof why)) return true;
+    mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN declined: %s: %s (backend size limits)", what, why);
+    return false;
+}
+
 static bool matmul_valid(const onednn_matmul_desc *d) {
     return int8_ok(d) && d->a.ndims >= 2 && d->a.ndims <= ONEDNN_MAX_DIMS &&
            d->b.ndims == d->a.ndims && d->y.ndims == d->a.ndims && !td_empty(&d->a) &&
-           !td_empty(&d->b) && !td_empty(&d->y);
+           !td_empty(&d->b) && !td_empty(&d->y) && td_fits(&d->a, "A") && td_fits(&d->b, "B") &&
+           td_fits(&d->y, "Y") && (!d->has_bias || td_fits(&d->bias, "bias")) &&
+           (!d->has_residual || td_fits(&d->residual, "residual"));
 }
 
 static bool conv_valid(const onednn_conv_desc *d) {
@@ -341,7 +435,28 @@ static bool conv_valid(const onednn_conv_desc *d) {
               d->group > 0 && d->c_in % d->group == 0 && d->c_out % d->group == 0;
     for (int32_t i = 0; ok && i < d->S; i++)
         ok = d->in[i] > 0 && d->out[i] > 0 && d->k[i] > 0 && d->stride[i] > 0 && d->dilation[i] > 0;
-    return ok;
+    if (!ok) return false;
+    /* sizes: the tensors (products checked before they are formed) and the
+     * window */
+    int64_t x[5] = {d->batch, d->c_in}, y[5] = {d->batch, d->c_out}, w[5] = {d->c_out, d->c_in};
+    for (int32_t i = 0; i < d->S; i++) {
+        x[2 + i] = d->in[i];
+        y[2 + i] = d->out[i];
+        w[2 + i] = d->k[i];
+    }
+    char why[160];
+    const int64_t *t[3] = {x, y, w};
+    const char *names[4] = {"X", "Y", "W", "window"};
+    int bad = -1;
+    for (int i = 0; i < 3 && bad < 0; i++)
+        if (!kn_limits_tensor(2 + d->S, t[i], NULL, why, sizeof why)) bad = i;
+    if (bad < 0 && !kn_limits_window(d->S, d->in, d->k, d->stride, d->dilation, d->pad_l, d->pad_r,
+                                     why, sizeof why))
+        bad = 3;
+    if (bad >= 0)
+        mopt_fail(MOPT_ERR_UNSUPPORTED,
+                  "oneDNN declined the convolution: %s: %s (backend size limits)", names[bad], why);
+    return bad < 0;
 }
 
 static bool bias_as_post_op(const onednn_matmul_desc *d) {
@@ -397,8 +512,7 @@ static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_m
                          d->has_residual ? &res : NULL, d->act, d->act_alpha, d->act_beta);
     }
     if (!attr) return NULL;
-    dnnl_primitive_desc_t pd = NULL;
-    if (dnnl_primitive_desc_create(&pd, &md, attr, g_engine, NULL) != dnnl_success) pd = NULL;
+    dnnl_primitive_desc_t pd = pd_create(&md, attr);
     dnnl_primitive_attr_destroy(attr);
     return pd;
 }
@@ -549,8 +663,7 @@ static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memor
     dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL,
                                            d->act, d->act_alpha, d->act_beta);
     if (!attr) return NULL;
-    dnnl_primitive_desc_t pd = NULL;
-    if (dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL) != dnnl_success) pd = NULL;
+    dnnl_primitive_desc_t pd = pd_create(&cd, attr);
     dnnl_primitive_attr_destroy(attr);
     return pd;
 }

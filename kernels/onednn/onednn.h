@@ -23,6 +23,7 @@
 
 #include <mopt/mopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kernels/kernels.h"
@@ -88,6 +89,16 @@ typedef struct onednn_conv_desc {
     bool plain_w; /* W keeps its stored [O, I, k...] layout, only its type
                      may change (bf16) */
 } onednn_conv_desc;
+
+/* Whether an op descriptor of oneDNN's C API (a dnnl_convolution_desc_t,
+ * dnnl_deconvolution_desc_t, dnnl_pooling_v2_desc_t, dnnl_matmul_desc_t, ...:
+ * whatever dnnl_primitive_desc_create takes) is within the sizes oneDNN is
+ * trusted with (kernels/limits.h): every tensor, and the window of a
+ * convolution, deconvolution or pooling. False with the reason in why (n
+ * bytes; why may be NULL). Every primitive descriptor of this backend is
+ * created only after this check (issue 17): a primitive added in another
+ * file calls it before dnnl_primitive_desc_create and declines on false. */
+bool onednn_desc_fits(const void *op_desc, char *why, size_t n);
 
 /* Weights reordered once for a shape family. */
 typedef struct onednn_weights onednn_weights;
