@@ -134,12 +134,12 @@ static mopt_status choose_impl(mopt_model *m, int32_t i, op_view *v) {
     rt_node_plan *p = &m->plans[i];
     const op_impl *const *impls = n->op->impls;
     const char *backend = m->config.backend;
-    if (!impls || strcmp(backend, "ref") == 0 || p->bridge || p->bridge_per_run) return MOPT_OK;
-    bool any = strcmp(backend, "auto") == 0;
     bool backends_ok;
     char why[512];
     mopt_status st = rt_node_sizes(m->graph, n, &backends_ok, why, sizeof why);
     if (st) return mopt_fail(st, "node '%s' (%s): %s", n->name, n->op_type, why);
+    if (!impls || strcmp(backend, "ref") == 0 || p->bridge || p->bridge_per_run) return MOPT_OK;
+    bool any = strcmp(backend, "auto") == 0;
     if (!backends_ok && m->config.verbose)
         mopt_log(MOPT_LOG_INFO,
                  "mopt: node %d '%s': no oneDNN/OpenBLAS kernel, sizes beyond their limits (%s)",
