@@ -294,6 +294,10 @@ static mopt_status run_nodes(mopt_session *s) {
             char b[IR_SHAPE_STR_CAP];
             int64_t numel = ir_shape_numel(&out[k].shape);
             size_t esz = mopt_dtype_size(out[k].dtype);
+            if (numel < 0 && esz != 0 && ir_shape_is_concrete(&out[k].shape))
+                return mopt_fail(MOPT_ERR_LIMIT, "node '%s' (%s): output %d is too large (%s)",
+                                 n->name, n->op_type, (int)k,
+                                 ir_shape_str(&out[k].shape, g, b, sizeof b));
             if (numel < 0 || esz == 0)
                 return mopt_fail(MOPT_ERR_INTERNAL,
                                  "node '%s' (%s): output %d has no concrete shape/type (%s %s)",
