@@ -600,8 +600,11 @@ mopt_session_run_v2(mopt_session *session, const mopt_run_options *run_options, 
  * (UNSUPPORTED for an operator, attribute or dtype libmopt lacks; SHAPE,
  * TYPE, INVALID_MODEL for a bad node) and a message. A warning that does not
  * keep the model from loading (a declared output or value_info shape that
- * shape inference contradicts: the inferred shape is used) comes with status
- * OK, names the value in its message and is not counted as a problem. The
+ * shape inference contradicts: the inferred shape is used; a node whose
+ * sizes are beyond what oneDNN/OpenBLAS are trusted with, which then runs on
+ * the reference kernel) comes with status OK, names the value or the size in
+ * its message and is not counted as a problem. A tensor too large for any
+ * run is a problem with status LIMIT, as at load. The
  * strings are valid during the call only. */
 typedef void (*mopt_check_callback)(void *user, const char *node_name, const char *op_type,
                                     mopt_status status, const char *message);

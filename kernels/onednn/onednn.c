@@ -12,6 +12,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/log.h"
+#include "kernels/limits.h"
 #include "kernels/omp_threads.h"
 #include "kernels/onednn/onednn.h"
 
@@ -64,11 +67,14 @@
 static dnnl_engine_t g_engine;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static char g_version[32];
-static bool g_verbose; /* MOPT_VERBOSE set: print oneDNN's choice per primitive */
+static bool g_verbose;     /* MOPT_VERBOSE set: print oneDNN's choice per primitive */
+static bool g_fail_on_ref; /* MOPT_FAIL_ON_REF=1: a reference implementation is an error */
 
 static void engine_init(void) {
     const char *verbose = getenv("MOPT_VERBOSE");
     g_verbose = verbose && *verbose && strcmp(verbose, "0") != 0;
+    const char *fail = getenv("MOPT_FAIL_ON_REF");
+    g_fail_on_ref = fail && strcmp(fail, "1") == 0;
     if (!dnnl_engine_create || !dnnl_version) return;
     if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success) {
         g_engine = NULL;
@@ -225,6 +231,90 @@ static dnnl_primitive_attr_t make_attr(float alpha, int64_t n_scales, const floa
     return attr;
 }
 
+/* ---- the one door to oneDNN: sizes checked (issue 17) -------------------- */
+
+static bool md_fits(const dnnl_memory_desc_t *md, const char *what, char *why, size_t n) {
+    if (md->ndims == 0) return true; /* absent (no bias) */
+    char sub[160];
+    if (kn_limits_tensor(md->ndims, md->dims, NULL, sub, sizeof sub)) return true;
+    snprintf(why, n, "%s: %s", what, sub);
+    return false;
+}
+
+/* Window of a convolution/deconvolution (kernel sizes from its weights) or
+ * a pooling; oneDNN's dilations count from 0. */
+static bool window_fits(const dnnl_memory_desc_t *src, const int64_t *k, const int64_t *strides,
+                        const int64_t *dil0, const dnnl_dims_t pad[2], char *why, size_t n) {
+    int32_t S = src->ndims - 2;
+    if (S < 1 || S > 3) return true; /* oneDNN refuses these itself */
+    int64_t dil[3];
+    for (int32_t i = 0; i < S; i++)
+        dil[i] = dil0 ? (dil0[i] >= 0 && dil0[i] < KN_LIMIT - 1 ? dil0[i] + 1 : -1) : 1;
+    char sub[160];
+    if (kn_limits_window(S, src->dims + 2, k, strides, dil, pad[0], pad[1], sub, sizeof sub))
+        return true;
+    snprintf(why, n, "window: %s", sub);
+    return false;
+}
+
+bool onednn_desc_fits(const void *op_desc, char *why, size_t n) {
+    char dummy[8];
+    if (!why) {
+        why = dummy;
+        n = sizeof dummy;
+    }
+    why[0] = '\0';
+    dnnl_primitive_kind_t kind = *(const dnnl_primitive_kind_t *)op_desc;
+    switch (kind) {
+    case dnnl_convolution:
+    case dnnl_deconvolution: {
+        const dnnl_convolution_desc_t *c = op_desc;
+        const dnnl_memory_desc_t *w = &c->weights_desc;
+        int32_t S = c->src_desc.ndims - 2;
+        if (!md_fits(&c->src_desc, "source", why, n) || !md_fits(w, "weights", why, n) ||
+            !md_fits(&c->bias_desc, "bias", why, n) ||
+            !md_fits(&c->dst_desc, "destination", why, n))
+            return false;
+        if (S < 1 || S > 3 || w->ndims < S) return true;
+        return window_fits(&c->src_desc, w->dims + (w->ndims - S), c->strides, c->dilates,
+                           c->padding, why, n);
+    }
+    case dnnl_pooling:
+    case dnnl_pooling_v2: {
+        const dnnl_pooling_v2_desc_t *p = op_desc; /* pooling_desc_t is its prefix */
+        if (!md_fits(&p->src_desc, "source", why, n) ||
+            !md_fits(&p->dst_desc, "destination", why, n))
+            return false;
+        return window_fits(&p->src_desc, p->kernel, p->strides,
+                           kind == dnnl_pooling_v2 ? p->dilation : NULL, p->padding, why, n);
+    }
+    case dnnl_matmul: {
+        const dnnl_matmul_desc_t *m = op_desc;
+        return md_fits(&m->src_desc, "source", why, n) &&
+               md_fits(&m->weights_desc, "weights", why, n) &&
+               md_fits(&m->bias_desc, "bias", why, n) &&
+               md_fits(&m->dst_desc, "destination", why, n);
+    }
+    default: return true; /* kinds we do not create */
+    }
+}
+
+/* Every primitive descriptor is made here, after onednn_desc_fits: NULL
+ * (with the reason as the thread's error, status UNSUPPORTED) when the
+ * problem is outside the sizes oneDNN is trusted with or oneDNN refuses it. */
+static dnnl_primitive_desc_t pd_create(const void *op_desc, const_dnnl_primitive_attr_t attr) {
+    char why[256];
+    if (!onednn_desc_fits(op_desc, why, sizeof why)) {
+        mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN declined: %s (backend size limits)", why);
+        if (g_verbose)
+            mopt_log(MOPT_LOG_INFO, "mopt: oneDNN declined: %s (backend size limits)", why);
+        return NULL;
+    }
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_primitive_desc_create(&pd, op_desc, attr, g_engine, NULL) != dnnl_success) pd = NULL;
+    return pd;
+}
+
 /* ---- one-shot reorders -------------------------------------------------- */
 
 static bool reorder_now(const dnnl_memory_desc_t *from_md, const void *from,
@@ -325,10 +415,19 @@ static bool int8_ok(const onednn_matmul_desc *d) {
     return true;
 }
 
+static bool td_fits(const onednn_td *t, const char *what) {
+    char why[160];
+    if (kn_limits_tensor(t->ndims, t->dims, t->strides, why, sizeof why)) return true;
+    mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN declined: %s: %s (backend size limits)", what, why);
+    return false;
+}
+
 static bool matmul_valid(const onednn_matmul_desc *d) {
     return int8_ok(d) && d->a.ndims >= 2 && d->a.ndims <= ONEDNN_MAX_DIMS &&
            d->b.ndims == d->a.ndims && d->y.ndims == d->a.ndims && !td_empty(&d->a) &&
-           !td_empty(&d->b) && !td_empty(&d->y);
+           !td_empty(&d->b) && !td_empty(&d->y) && td_fits(&d->a, "A") && td_fits(&d->b, "B") &&
+           td_fits(&d->y, "Y") && (!d->has_bias || td_fits(&d->bias, "bias")) &&
+           (!d->has_residual || td_fits(&d->residual, "residual"));
 }
 
 static bool conv_valid(const onednn_conv_desc *d) {
@@ -336,7 +435,28 @@ static bool conv_valid(const onednn_conv_desc *d) {
               d->group > 0 && d->c_in % d->group == 0 && d->c_out % d->group == 0;
     for (int32_t i = 0; ok && i < d->S; i++)
         ok = d->in[i] > 0 && d->out[i] > 0 && d->k[i] > 0 && d->stride[i] > 0 && d->dilation[i] > 0;
-    return ok;
+    if (!ok) return false;
+    /* sizes: the tensors (products checked before they are formed) and the
+     * window */
+    int64_t x[5] = {d->batch, d->c_in}, y[5] = {d->batch, d->c_out}, w[5] = {d->c_out, d->c_in};
+    for (int32_t i = 0; i < d->S; i++) {
+        x[2 + i] = d->in[i];
+        y[2 + i] = d->out[i];
+        w[2 + i] = d->k[i];
+    }
+    char why[160];
+    const int64_t *t[3] = {x, y, w};
+    const char *names[4] = {"X", "Y", "W", "window"};
+    int bad = -1;
+    for (int i = 0; i < 3 && bad < 0; i++)
+        if (!kn_limits_tensor(2 + d->S, t[i], NULL, why, sizeof why)) bad = i;
+    if (bad < 0 && !kn_limits_window(d->S, d->in, d->k, d->stride, d->dilation, d->pad_l, d->pad_r,
+                                     why, sizeof why))
+        bad = 3;
+    if (bad >= 0)
+        mopt_fail(MOPT_ERR_UNSUPPORTED,
+                  "oneDNN declined the convolution: %s: %s (backend size limits)", names[bad], why);
+    return bad < 0;
 }
 
 static bool bias_as_post_op(const onednn_matmul_desc *d) {
@@ -392,8 +512,7 @@ static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_m
                          d->has_residual ? &res : NULL, d->act, d->act_alpha, d->act_beta);
     }
     if (!attr) return NULL;
-    dnnl_primitive_desc_t pd = NULL;
-    if (dnnl_primitive_desc_create(&pd, &md, attr, g_engine, NULL) != dnnl_success) pd = NULL;
+    dnnl_primitive_desc_t pd = pd_create(&md, attr);
     dnnl_primitive_attr_destroy(attr);
     return pd;
 }
@@ -544,8 +663,7 @@ static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memor
     dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL,
                                            d->act, d->act_alpha, d->act_beta);
     if (!attr) return NULL;
-    dnnl_primitive_desc_t pd = NULL;
-    if (dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL) != dnnl_success) pd = NULL;
+    dnnl_primitive_desc_t pd = pd_create(&cd, attr);
     dnnl_primitive_attr_destroy(attr);
     return pd;
 }
@@ -745,33 +863,67 @@ static bool run_reorder(onednn_cache *c, dnnl_primitive_t r, dnnl_memory_t from,
     return exec(c, r, 2, args);
 }
 
-/* What oneDNN chose for pd ("brg:avx512_core", "jit:avx512_core", ...):
- * never a silent slow path — its reference implementations ("ref:any",
- * "ref_int8:any", ...) are declined, so the caller's impl declines and the
- * executor runs ours. With MOPT_VERBOSE set, each choice is printed. */
-static bool pd_accepted(dnnl_primitive_desc_t pd, const char *what) {
+/* What oneDNN chose for pd: "brg:avx512_core", "jit:avx512_core", ... */
+static const char *pd_impl(dnnl_primitive_desc_t pd) {
     const char *info = NULL;
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &info) != dnnl_success || !info)
         info = "";
-    bool ok = strncmp(info, "ref", 3) != 0;
-    if (!ok)
-        mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN %s: declined its reference implementation %s", what,
-                  info);
+    return info;
+}
+
+/* oneDNN's reference implementations: "ref:any", "ref_int8:any", ... */
+static bool pd_is_ref(dnnl_primitive_desc_t pd) { return strncmp(pd_impl(pd), "ref", 3) == 0; }
+
+/* Keeps pd only when oneDNN did not fall back to a reference implementation
+ * for it (destroys it otherwise): used for a weights layout given in advance
+ * (prepacked for another shape, or the stored one), so the caller then asks
+ * for `any` weights and reorders its plain copy for this shape. */
+static dnnl_primitive_desc_t pd_unless_ref(dnnl_primitive_desc_t pd, const char *what,
+                                           const char *layout) {
+    if (!pd || !pd_is_ref(pd)) return pd;
     if (g_verbose)
-        fprintf(stderr, "mopt: oneDNN %s: implementation %s%s\n", what, info,
-                ok ? "" : " (a reference implementation: declined)");
-    return ok;
+        mopt_log(MOPT_LOG_INFO,
+                 "mopt: oneDNN %s: %s weights would get %s; weights reordered for this shape", what,
+                 layout, pd_impl(pd));
+    dnnl_primitive_desc_destroy(pd);
+    return NULL;
+}
+
+static atomic_llong g_ref_count; /* reference implementations oneDNN chose (declined) */
+
+long long onednn_ref_count(void) { return atomic_load(&g_ref_count); }
+
+/* Never a silent slow path: a reference implementation oneDNN chose ("ref:any",
+ * "ref_int8:any", ...) is declined (UNSUPPORTED: the caller's impl declines and
+ * the executor runs ours) and counted; with MOPT_FAIL_ON_REF=1 in the
+ * environment it is an error instead (INTERNAL), so a test finds it. With
+ * MOPT_VERBOSE set, each choice is printed. */
+static mopt_status pd_accepted(dnnl_primitive_desc_t pd, const char *what) {
+    const char *info = pd_impl(pd);
+    bool ok = strncmp(info, "ref", 3) != 0;
+    if (g_verbose)
+        mopt_log(MOPT_LOG_INFO, "mopt: oneDNN %s: implementation %s%s", what, info,
+                 ok ? "" : " (a reference implementation: declined)");
+    if (ok) return MOPT_OK;
+    atomic_fetch_add(&g_ref_count, 1);
+    if (g_fail_on_ref)
+        return mopt_fail(MOPT_ERR_INTERNAL,
+                         "oneDNN %s: chose its reference implementation %s (MOPT_FAIL_ON_REF=1)",
+                         what, info);
+    return mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN %s: declined its reference implementation %s",
+                     what, info);
 }
 
 /* Common tail of entry creation: the check of oneDNN's choice, primitive,
  * scratchpad. */
-static bool entry_prim(cache_entry *e, dnnl_primitive_desc_t pd, const char *what) {
-    if (!pd_accepted(pd, what)) return false;
-    if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) return false;
+static mopt_status entry_prim(cache_entry *e, dnnl_primitive_desc_t pd, const char *what) {
+    mopt_status st = pd_accepted(pd, what);
+    if (st) return st;
+    if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) return MOPT_ERR_UNSUPPORTED;
     const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    if (smd && dnnl_memory_desc_get_size(smd) > 0)
-        return alloc_mem(&e->scratch, smd, &e->scratch_buf);
-    return true;
+    if (smd && dnnl_memory_desc_get_size(smd) > 0 && !alloc_mem(&e->scratch, smd, &e->scratch_buf))
+        return MOPT_ERR_UNSUPPORTED;
+    return MOPT_OK;
 }
 
 /* ---- matmul run --------------------------------------------------------- */
@@ -789,7 +941,8 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     dnnl_primitive_desc_t pd = matmul_pd(d, &w->md, scales);
     mopt_free(scales);
     if (!pd) return MOPT_ERR_UNSUPPORTED;
-    bool ok = entry_prim(e, pd, "matmul (int8)");
+    mopt_status st = entry_prim(e, pd, "matmul (int8)");
+    bool ok = st == MOPT_OK;
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok) ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
     e->qa = mopt_aligned_alloc((size_t)na);
@@ -801,7 +954,7 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     if (ok) ok = mem_new(&e->dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
     e->dst.prim = e->dst.user;
     dnnl_primitive_desc_destroy(pd);
-    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+    return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
 
 /* INT8: quantizes A (dense f32) into e->qa; returns its scale. */
@@ -851,19 +1004,23 @@ static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
             return MOPT_ERR_UNSUPPORTED;
         return matmul_entry_int8(e, d, w);
     }
+    const char *what = d->prec == ONEDNN_BF16 ? "matmul (bf16)" : "matmul";
+    /* a given weights layout (prepacked for another shape, or the stored
+     * one) must never force a reference implementation on this shape: then
+     * B is reordered from its plain copy for this shape (issue 10) */
     if (w && dnnl_memory_desc_equal(&w->plain, &plain_b)) {
-        pd = matmul_pd(d, &w->md, NULL);
+        pd = pd_unless_ref(matmul_pd(d, &w->md, NULL), what, "prepacked");
         packed = pd != NULL;
     }
     dnnl_memory_desc_t plain_c; /* the stored layout in the compute type */
-    if (!pd && d->plain_w) {
-        if (md_strided(&plain_c, &d->b, dt_of(d->prec))) pd = matmul_pd(d, &plain_c, NULL);
-    } else if (!pd) {
-        if (d->prec == ONEDNN_F32) pd = matmul_pd(d, &plain_b, NULL);
-        if (!pd) pd = matmul_pd(d, NULL, NULL); /* weights reordered below */
-    }
+    if (!pd && d->plain_w && md_strided(&plain_c, &d->b, dt_of(d->prec)))
+        pd = pd_unless_ref(matmul_pd(d, &plain_c, NULL), what, "stored");
+    if (!pd && !d->plain_w && d->prec == ONEDNN_F32)
+        pd = pd_unless_ref(matmul_pd(d, &plain_b, NULL), what, "stored");
+    if (!pd) pd = matmul_pd(d, NULL, NULL); /* weights reordered below */
     if (!pd) return MOPT_ERR_UNSUPPORTED;
-    bool ok = entry_prim(e, pd, d->prec == ONEDNN_BF16 ? "matmul (bf16)" : "matmul");
+    mopt_status st = entry_prim(e, pd, what);
+    bool ok = st == MOPT_OK;
     wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok && packed) {
         ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
@@ -884,7 +1041,7 @@ static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
     if (ok && d->has_residual)
         ok = md_strided(&md, &d->residual, dnnl_f32) && mem_new(&e->bin, &md);
     dnnl_primitive_desc_destroy(pd);
-    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+    return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
 
 mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
@@ -949,18 +1106,22 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
         return MOPT_ERR_UNSUPPORTED;
     dnnl_primitive_desc_t pd = NULL;
     bool packed = false;
+    const char *what = d->prec == ONEDNN_BF16 ? "convolution (bf16)" : "convolution";
+    /* W prepacked for the load-time guess of the shape (or kept as stored)
+     * must never force a reference implementation on this shape: then it is
+     * reordered from the plain weights for this shape, once, into this
+     * entry (issue 10) */
     if (w && dnnl_memory_desc_equal(&w->plain, &plain_w)) {
-        pd = conv_pd(d, &w->md);
+        pd = pd_unless_ref(conv_pd(d, &w->md), what, "prepacked");
         packed = pd != NULL;
     }
     dnnl_memory_desc_t plain_c; /* the stored layout in the compute type */
-    if (!pd && d->plain_w) {
-        if (conv_plain_w(d, &plain_c, dt_of(d->prec))) pd = conv_pd(d, &plain_c);
-    } else if (!pd) {
-        pd = conv_pd(d, NULL); /* weights reordered below */
-    }
+    if (!pd && d->plain_w && conv_plain_w(d, &plain_c, dt_of(d->prec)))
+        pd = pd_unless_ref(conv_pd(d, &plain_c), what, "stored");
+    if (!pd) pd = conv_pd(d, NULL); /* weights reordered below */
     if (!pd) return MOPT_ERR_UNSUPPORTED;
-    bool ok = entry_prim(e, pd, d->prec == ONEDNN_BF16 ? "convolution (bf16)" : "convolution");
+    mopt_status st = entry_prim(e, pd, what);
+    bool ok = st == MOPT_OK;
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok && packed) {
         ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
@@ -980,7 +1141,7 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
     dnnl_memory_desc_t bmd;
     if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->bias, &bmd);
     dnnl_primitive_desc_destroy(pd);
-    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+    return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
 
 mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,

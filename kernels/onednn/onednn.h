@@ -23,6 +23,7 @@
 
 #include <mopt/mopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kernels/kernels.h"
@@ -89,6 +90,16 @@ typedef struct onednn_conv_desc {
                      may change (bf16) */
 } onednn_conv_desc;
 
+/* Whether an op descriptor of oneDNN's C API (a dnnl_convolution_desc_t,
+ * dnnl_deconvolution_desc_t, dnnl_pooling_v2_desc_t, dnnl_matmul_desc_t, ...:
+ * whatever dnnl_primitive_desc_create takes) is within the sizes oneDNN is
+ * trusted with (kernels/limits.h): every tensor, and the window of a
+ * convolution, deconvolution or pooling. False with the reason in why (n
+ * bytes; why may be NULL). Every primitive descriptor of this backend is
+ * created only after this check (issue 17): a primitive added in another
+ * file calls it before dnnl_primitive_desc_create and declines on false. */
+bool onednn_desc_fits(const void *op_desc, char *why, size_t n);
+
 /* Weights reordered once for a shape family. */
 typedef struct onednn_weights onednn_weights;
 
@@ -130,5 +141,15 @@ mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
                             const float *bias, const float *residual, float *y, int threads);
 
 void onednn_cache_free(onednn_cache *c);
+
+/* How many times oneDNN chose one of its reference implementations
+ * ("ref:any", ...) for a primitive we then declined, since the process
+ * started (all sessions). A given weights layout never counts: when the
+ * prepacked (or stored) layout would make oneDNN fall back to a reference
+ * implementation for a run-time shape, the weights are reordered for that
+ * shape instead. With MOPT_FAIL_ON_REF=1 in the environment such a choice
+ * fails the run (MOPT_ERR_INTERNAL) instead of being declined: the `noref`
+ * test suite runs with it. */
+long long onednn_ref_count(void);
 
 #endif

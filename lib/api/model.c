@@ -409,6 +409,23 @@ mopt_status mopt_model_check(const char *path, const mopt_options *opts,
     check_state cs = {.cb = callback, .user = user};
     st = passes_resolve_ops(g, check_problem, &cs, NULL);
     if (!st) st = passes_infer_graph_checked(g, check_problem, &cs, NULL);
+    /* the sizes model build checks before any backend sees a shape
+     * (rt_node_sizes): beyond the backends' limits is a warning */
+    for (int32_t i = 0; !st && i < g->n_nodes; i++) {
+        bool backends_ok;
+        char why[512], msg[640];
+        mopt_status ss = rt_node_sizes(g, g->nodes[i], &backends_ok, why, sizeof why);
+        if (ss) {
+            snprintf(msg, sizeof msg, "%s", why);
+            check_report(&cs, g->nodes[i], ss, msg);
+        } else if (!backends_ok) {
+            snprintf(msg, sizeof msg,
+                     "no oneDNN/OpenBLAS kernel: sizes beyond their limits (%s); the reference "
+                     "kernel runs",
+                     why);
+            check_report(&cs, g->nodes[i], MOPT_OK, msg);
+        }
+    }
     ir_graph_destroy(g);
     if (st) return mopt_fail_context(st, "checking '%s'", path);
     if (n_problems) *n_problems = cs.n;

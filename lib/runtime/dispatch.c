@@ -16,6 +16,8 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/log.h"
+#include "kernels/limits.h"
 #include "ops/node_view.h"
 #include "runtime/runtime.h"
 
@@ -50,19 +52,104 @@ static bool eligible(const op_impl *impl, const char *backend, int pass, bool an
     return any || !mine;
 }
 
+/* ---- sizes, before any backend sees a shape (issue 17) ------------------ */
+
+#define RT_MAX_TENSOR_BYTES ((size_t)1 << 46) /* as the executor's per-output cap */
+
+/* The window of a node with ONNX window attributes (pads, strides,
+ * dilations, kernel_shape, or the kernel from a weights input 1) over input
+ * 0's spatial axes; true when there is none or it is within limits. */
+static bool window_fits(const ir_graph *g, const ir_node *n, char *why, size_t cap) {
+    const int64_t *pads = NULL, *strides = NULL, *dil = NULL, *ks = NULL;
+    int64_t np = ir_node_attr_ints(n, "pads", &pads);
+    int64_t ns = ir_node_attr_ints(n, "strides", &strides);
+    int64_t nd = ir_node_attr_ints(n, "dilations", &dil);
+    int64_t nk = ir_node_attr_ints(n, "kernel_shape", &ks);
+    if (np <= 0 && ns <= 0 && nd <= 0) return true;
+    if (n->n_inputs < 1 || n->inputs[0] < 0) return true;
+    const ir_shape *x = &g->values[n->inputs[0]]->shape;
+    if (!ir_shape_is_concrete(x) || x->rank < 3 || x->rank > 5) return true;
+    int32_t S = x->rank - 2;
+    int64_t k[3], st[3], dl[3], pl[3], pr[3];
+    const ir_shape *w =
+        n->n_inputs > 1 && n->inputs[1] >= 0 ? &g->values[n->inputs[1]]->shape : NULL;
+    for (int32_t i = 0; i < S; i++) {
+        if (nk == S)
+            k[i] = ks[i];
+        else if (w && w->rank == x->rank && w->syms[2 + i] == 0)
+            k[i] = w->dims[2 + i];
+        else
+            k[i] = 1;
+        st[i] = ns == S ? strides[i] : 1;
+        dl[i] = nd == S ? dil[i] : 1;
+        pl[i] = np == 2 * S ? pads[i] : 0;
+        pr[i] = np == 2 * S ? pads[S + i] : 0;
+    }
+    return kn_limits_window(S, x->dims + 2, k, st, dl, pl, pr, why, cap);
+}
+
+mopt_status rt_node_sizes(const ir_graph *g, const ir_node *n, bool *backends_ok, char *why,
+                          size_t cap) {
+    *backends_ok = true;
+    why[0] = '\0';
+    char b[IR_SHAPE_STR_CAP], sub[160];
+    for (int32_t io = 0; io < 2; io++) {
+        int32_t count = io ? n->n_outputs : n->n_inputs;
+        const int32_t *ids = io ? n->outputs : n->inputs;
+        for (int32_t k = 0; k < count; k++) {
+            if (ids[k] < 0) continue;
+            const ir_value *v = g->values[ids[k]];
+            if (!ir_shape_is_concrete(&v->shape)) continue;
+            int64_t numel = ir_shape_numel(&v->shape);
+            size_t esz = mopt_dtype_size(v->dtype), bytes = 0;
+            if (numel < 0 || (esz && (!mopt_mul_overflow((size_t)numel, esz, &bytes) ||
+                                      bytes > RT_MAX_TENSOR_BYTES))) {
+                snprintf(why, cap, "%s '%s' %s is too large", io ? "output" : "input", v->name,
+                         ir_shape_str(&v->shape, g, b, sizeof b));
+                return MOPT_ERR_LIMIT;
+            }
+            if (*backends_ok &&
+                !kn_limits_tensor(v->shape.rank, v->shape.dims, NULL, sub, sizeof sub)) {
+                *backends_ok = false;
+                snprintf(why, cap, "%s '%s' %s: %s", io ? "output" : "input", v->name,
+                         ir_shape_str(&v->shape, g, b, sizeof b), sub);
+            }
+        }
+    }
+    if (*backends_ok && !window_fits(g, n, sub, sizeof sub)) {
+        *backends_ok = false;
+        snprintf(why, cap, "window: %s", sub);
+    }
+    return MOPT_OK;
+}
+
+/* Backends whose libraries index in 32 bits somewhere (kernels/limits.h). */
+static bool external_backend(const op_impl *impl) {
+    return strcmp(impl->backend, "onednn") == 0 || strcmp(impl->backend, "openblas") == 0;
+}
+
 /* Chooses node i's implementation and its fallbacks. */
 static mopt_status choose_impl(mopt_model *m, int32_t i, op_view *v) {
     const ir_node *n = m->graph->nodes[i];
     rt_node_plan *p = &m->plans[i];
     const op_impl *const *impls = n->op->impls;
     const char *backend = m->config.backend;
+    bool backends_ok;
+    char why[512];
+    mopt_status st = rt_node_sizes(m->graph, n, &backends_ok, why, sizeof why);
+    if (st) return mopt_fail(st, "node '%s' (%s): %s", n->name, n->op_type, why);
     if (!impls || strcmp(backend, "ref") == 0 || p->bridge || p->bridge_per_run) return MOPT_OK;
     bool any = strcmp(backend, "auto") == 0;
+    if (!backends_ok && m->config.verbose)
+        mopt_log(MOPT_LOG_INFO,
+                 "mopt: node %d '%s': no oneDNN/OpenBLAS kernel, sizes beyond their limits (%s)",
+                 (int)i, n->name, why);
     /* pass 0: the requested backend; pass 1: everything else in order */
     for (int pass = any ? 1 : 0; pass < 2; pass++) {
         for (int k = 0; impls[k]; k++) {
             const op_impl *impl = impls[k];
             if (!eligible(impl, backend, pass, any)) continue;
+            if (!backends_ok && external_backend(impl)) continue;
             if (p->impl) {
                 /* a fallback: stateless impls that support the node */
                 if (p->n_next < RT_FALLBACKS_MAX && !impl->prepare &&
@@ -72,7 +159,7 @@ static mopt_status choose_impl(mopt_model *m, int32_t i, op_view *v) {
             }
             bool taken;
             void *state;
-            mopt_status st = try_impl(impl, v, &taken, &state);
+            st = try_impl(impl, v, &taken, &state);
             if (st)
                 return mopt_fail_context(st, "node '%s' (%s), kernel %s", n->name, n->op_type,
                                          impl->name);

@@ -201,6 +201,20 @@ static void check_against_plan(mopt_session *s, const ir_node *n, const op_tenso
     }
 }
 
+/* Never a silent slow path (issue 10): with verbose set, the first run of
+ * each input-shape signature says why node i's kernel declined and what runs
+ * instead. Clears the decline's error either way. */
+static void fallback_note(const mopt_session *s, int32_t i, const char *declined,
+                          const char *next) {
+    if (s->config.verbose && (!s->plan || s->plan_broken)) {
+        const ir_node *n = s->model->graph->nodes[i];
+        const char *why = mopt_error_message();
+        mopt_log(MOPT_LOG_INFO, "mopt: node %d '%s' (%s): %s declined, fell back to %s because: %s",
+                 (int)i, n->name, n->op_type, declined, next, why[0] ? why : "(no reason given)");
+    }
+    mopt_clear_error();
+}
+
 /* Runs node i's chosen implementation; when it declines (UNSUPPORTED), its
  * fallbacks in order, then the reference. Bridged nodes run the reference
  * through the dtype bridge. */
@@ -217,12 +231,14 @@ static mopt_status run_impl(mopt_session *s, int32_t i, op_view *v) {
     mopt_status st = plan->impl->run(ctx, v->in, v->n_in, v->out, v->n_out);
     ctx->state = NULL;
     ctx->scratch = NULL;
+    const char *declined = plan->kernel;
     for (int j = 0; st == MOPT_ERR_UNSUPPORTED && j < plan->n_next; j++) {
-        mopt_clear_error();
+        fallback_note(s, i, declined, plan->next[j]->name);
+        declined = plan->next[j]->name;
         st = plan->next[j]->run(ctx, v->in, v->n_in, v->out, v->n_out);
     }
     if (st == MOPT_ERR_UNSUPPORTED) {
-        mopt_clear_error();
+        fallback_note(s, i, declined, "reference");
         st = d->run(ctx, v->in, v->n_in, v->out, v->n_out);
     }
     return st;
@@ -278,6 +294,10 @@ static mopt_status run_nodes(mopt_session *s) {
             char b[IR_SHAPE_STR_CAP];
             int64_t numel = ir_shape_numel(&out[k].shape);
             size_t esz = mopt_dtype_size(out[k].dtype);
+            if (numel < 0 && esz != 0 && ir_shape_is_concrete(&out[k].shape))
+                return mopt_fail(MOPT_ERR_LIMIT, "node '%s' (%s): output %d is too large (%s)",
+                                 n->name, n->op_type, (int)k,
+                                 ir_shape_str(&out[k].shape, g, b, sizeof b));
             if (numel < 0 || esz == 0)
                 return mopt_fail(MOPT_ERR_INTERNAL,
                                  "node '%s' (%s): output %d has no concrete shape/type (%s %s)",

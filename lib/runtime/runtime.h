@@ -165,6 +165,15 @@ void rt_model_destroy(mopt_model *m);
 /* Releases m->op_names. */
 void rt_model_free_names(mopt_model *m);
 
+/* Sizes of node n's concrete tensors and window, checked before any backend
+ * sees them (issue 17): LIMIT (reason in why) for a tensor that can never be
+ * allocated; otherwise OK, *backends_ok false (reason in why) when a tensor or
+ * the window is beyond what oneDNN/OpenBLAS are trusted with
+ * (kernels/limits.h): the node then gets no kernel of theirs. Model build and
+ * mopt_model_check run it on every node. */
+mopt_status rt_node_sizes(const ir_graph *g, const ir_node *n, bool *backends_ok, char *why,
+                          size_t cap);
+
 /* Chooses an implementation for every node (see op_impl). */
 mopt_status rt_plan_kernels(mopt_model *m);
 void rt_release_kernels(mopt_model *m);
