@@ -37,6 +37,7 @@
 #pragma weak dnnl_memory_set_data_handle
 #pragma weak dnnl_matmul_desc_init
 #pragma weak dnnl_dilated_convolution_forward_desc_init
+#pragma weak dnnl_dilated_deconvolution_forward_desc_init
 #pragma weak dnnl_primitive_attr_create
 #pragma weak dnnl_primitive_attr_destroy
 #pragma weak dnnl_primitive_attr_set_output_scales
@@ -571,7 +572,7 @@ mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int thre
 
 /* ---- the primitive cache ------------------------------------------------ */
 
-enum { KIND_EMPTY = 0, KIND_MATMUL, KIND_CONV };
+enum { KIND_EMPTY = 0, KIND_MATMUL, KIND_CONV, KIND_DECONV };
 
 typedef struct cache_key {
     int kind;
@@ -1020,5 +1021,175 @@ mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
     if (ok && e->dst.reorder) ok = run_reorder(c, e->dst.reorder, e->dst.prim, e->dst.user);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: convolution execution failed");
+    return MOPT_OK;
+}
+
+/* ---- transposed convolution (deconvolution) ----------------------------- */
+
+/* oneDNN's deconvolution takes weights [g, c_out/g, c_in/g, k...]; ONNX
+ * stores ConvTranspose's W as [c_in, c_out/g, k...] = [g, c_in/g, c_out/g,
+ * k...]: the stored layout is the logical one with the two channel axes'
+ * strides swapped. No kernel flip: oneDNN's deconvolution is the backward
+ * data pass of a convolution, y[o*s - pl + k*d] += x[i] * w[i, o, k], which
+ * is ONNX's definition. */
+static bool deconv_plain_w(const onednn_conv_desc *d, dnnl_memory_desc_t *md, dnnl_data_type_t dt) {
+    onednn_td t;
+    int64_t ksz = 1, og = d->c_out / d->group, ig = d->c_in / d->group;
+    for (int32_t i = 0; i < d->S; i++)
+        ksz *= d->k[i];
+    int32_t o = 0;
+    if (d->group > 1) {
+        t.dims[o] = d->group;
+        t.strides[o++] = ig * og * ksz;
+    }
+    t.dims[o] = og;
+    t.strides[o++] = ksz;
+    t.dims[o] = ig;
+    t.strides[o++] = og * ksz;
+    int64_t s = ksz;
+    for (int32_t i = 0; i < d->S; i++) {
+        s /= d->k[i];
+        t.dims[o] = d->k[i];
+        t.strides[o++] = s;
+    }
+    t.ndims = o;
+    return md_strided(md, &t, dt);
+}
+
+static bool deconv_valid(const onednn_conv_desc *d) {
+    bool ok = conv_valid(d);
+    for (int32_t i = 0; ok && i < d->S; i++)
+        ok = d->pad_l[i] >= 0 && (d->in[i] - 1) * d->stride[i] + (d->k[i] - 1) * d->dilation[i] +
+                                         1 - d->pad_l[i] - d->pad_r[i] ==
+                                     d->out[i];
+    return ok;
+}
+
+/* As conv_pd, for the deconvolution. */
+static dnnl_primitive_desc_t deconv_pd(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd) {
+    int64_t xd[5], wd[6], yd[5];
+    int32_t wnd, nd = 2 + d->S;
+    conv_dims(d, xd, wd, &wnd, yd);
+    dnnl_data_type_t dt = dt_of(d->prec);
+    dnnl_memory_desc_t x, w, b, y;
+    bool ok = md_any(&x, nd, xd, dt) && md_any(&y, nd, yd, dnnl_f32);
+    if (ok && wmd)
+        w = *wmd;
+    else if (ok)
+        ok = md_any(&w, wnd, wd, dt);
+    if (ok && d->has_bias) ok = md_dense(&b, 1, &d->c_out, dnnl_f32);
+    if (!ok || !dnnl_dilated_deconvolution_forward_desc_init) return NULL;
+    dnnl_dims_t strides, dil, pl, pr;
+    for (int32_t i = 0; i < d->S; i++) {
+        strides[i] = d->stride[i];
+        dil[i] = d->dilation[i] - 1;
+        pl[i] = d->pad_l[i];
+        pr[i] = d->pad_r[i];
+    }
+    dnnl_deconvolution_desc_t dd;
+    if (dnnl_dilated_deconvolution_forward_desc_init(
+            &dd, dnnl_forward_inference, dnnl_deconvolution_direct, &x, &w, d->has_bias ? &b : NULL,
+            &y, strides, dil, pl, pr) != dnnl_success)
+        return NULL;
+    dnnl_primitive_attr_t attr =
+        make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, d->act, d->act_alpha, d->act_beta);
+    if (!attr) return NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_primitive_desc_create(&pd, &dd, attr, g_engine, NULL) != dnnl_success) pd = NULL;
+    dnnl_primitive_attr_destroy(attr);
+    return pd;
+}
+
+mopt_status onednn_deconv_pack(const onednn_conv_desc *d, const float *w, int threads,
+                               onednn_weights **out) {
+    *out = NULL;
+    if (!onednn_available() || !deconv_valid(d) || d->has_residual) return MOPT_ERR_UNSUPPORTED;
+    mopt_omp_threads(threads);
+    dnnl_memory_desc_t plain, plain_c, want;
+    if (!deconv_plain_w(d, &plain, dnnl_f32) || !deconv_plain_w(d, &plain_c, dt_of(d->prec)))
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = deconv_pd(d, d->plain_w ? &plain_c : NULL);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    if (d->plain_w) {
+        dnnl_primitive_desc_destroy(pd);
+        return pack(&plain, &plain_c, true, w, out);
+    }
+    want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dnnl_primitive_desc_destroy(pd);
+    return pack(&plain, &want, dnnl_memory_desc_equal(&want, &plain_c), w, out);
+}
+
+static mopt_status deconv_entry(cache_entry *e, const onednn_conv_desc *d, const onednn_weights *w,
+                                const float *wplain) {
+    int64_t xd[5], wd[6], yd[5];
+    int32_t wnd, nd = 2 + d->S;
+    conv_dims(d, xd, wd, &wnd, yd);
+    dnnl_memory_desc_t plain_w, user_x, user_y;
+    if (!deconv_plain_w(d, &plain_w, dnnl_f32) || !md_dense(&user_x, nd, xd, dnnl_f32) ||
+        !md_dense(&user_y, nd, yd, dnnl_f32))
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = NULL;
+    bool packed = false;
+    if (w && dnnl_memory_desc_equal(&w->plain, &plain_w)) {
+        pd = deconv_pd(d, &w->md);
+        packed = pd != NULL;
+    }
+    dnnl_memory_desc_t plain_c;
+    if (!pd && d->plain_w) {
+        if (deconv_plain_w(d, &plain_c, dt_of(d->prec))) pd = deconv_pd(d, &plain_c);
+    } else if (!pd) {
+        pd = deconv_pd(d, NULL); /* weights reordered below */
+    }
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    bool ok = entry_prim(e, pd, d->prec == ONEDNN_BF16 ? "deconvolution (bf16)" : "deconvolution");
+    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (ok && packed) {
+        ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
+    } else if (ok && dnnl_memory_desc_equal(wmd, &plain_w)) {
+        ok = mem_new(&e->wei, wmd);
+        e->wei_from_input = true;
+    } else if (ok) {
+        ok = alloc_mem(&e->wei, wmd, &e->own_w) && reorder_now(&plain_w, wplain, wmd, e->own_w);
+    }
+    const dnnl_memory_desc_t *xmd = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    if (ok) ok = port_init(&e->src, &user_x, xmd, true);
+    if (ok) ok = port_init(&e->dst, &user_y, ymd, false);
+    dnnl_memory_desc_t bmd;
+    if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->bias, &bmd);
+    dnnl_primitive_desc_destroy(pd);
+    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+}
+
+mopt_status onednn_deconv_run(onednn_cache **cache, const onednn_conv_desc *d,
+                              const onednn_weights *w, const float *x, const float *wplain,
+                              const float *bias, float *y, int threads) {
+    if (!onednn_available() || !deconv_valid(d) || d->has_residual) return MOPT_ERR_UNSUPPORTED;
+    onednn_cache *c = NULL;
+    mopt_status st = cache_get(cache, &c);
+    if (st) return st;
+    mopt_omp_threads(threads);
+    cache_key key;
+    key_init(&key, KIND_DECONV, threads, w, d, sizeof *d);
+    bool hit;
+    cache_entry *e = cache_slot(c, &key, &hit);
+    if (!hit && (st = slot_built(c, e, &key, deconv_entry(e, d, w, wplain)))) return st;
+    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    if (ok && e->wei_from_input)
+        ok = dnnl_memory_set_data_handle(e->wei, (void *)wplain) == dnnl_success;
+    if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
+    if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
+    dnnl_exec_arg_t args[5];
+    int n = 0;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.prim};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wei};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.prim};
+    if (e->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
+    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
+    if (ok) ok = exec(c, e->prim, n, args);
+    if (ok && e->dst.reorder) ok = run_reorder(c, e->dst.reorder, e->dst.prim, e->dst.user);
+    if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
+    if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: deconvolution execution failed");
     return MOPT_OK;
 }

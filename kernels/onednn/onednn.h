@@ -129,6 +129,18 @@ mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
                             const onednn_weights *w, const float *x, const float *wplain,
                             const float *bias, const float *residual, float *y, int threads);
 
+/* Transposed convolution (ONNX ConvTranspose) with the conv descriptor:
+ * X [batch, c_in, in...], W as ONNX stores it, [c_in, c_out / group, k...],
+ * Y [batch, c_out, out...] with out[i] = (in[i] - 1) * stride[i] +
+ * (k[i] - 1) * dilation[i] + 1 - pad_l[i] - pad_r[i] (output_padding is a
+ * smaller pad_r, which may go below 0; pad_l >= 0). No residual; act as for conv. Pack and
+ * run as onednn_conv_pack / onednn_conv_run. */
+mopt_status onednn_deconv_pack(const onednn_conv_desc *d, const float *w, int threads,
+                               onednn_weights **out);
+mopt_status onednn_deconv_run(onednn_cache **cache, const onednn_conv_desc *d,
+                              const onednn_weights *w, const float *x, const float *wplain,
+                              const float *bias, float *y, int threads);
+
 void onednn_cache_free(onednn_cache *c);
 
 #endif

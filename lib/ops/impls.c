@@ -40,6 +40,13 @@ const op_impl *const ops_conv_impls[] = {
     NULL,
 };
 
+const op_impl *const ops_conv_transpose_impls[] = {
+#ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_conv_transpose_onednn,
+#endif
+    NULL,
+};
+
 const op_impl *const ops_fused_matmul_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
     &ops_impl_fused_matmul_onednn,

@@ -25,6 +25,7 @@
 extern const op_impl *const ops_matmul_impls[];
 extern const op_impl *const ops_gemm_impls[];
 extern const op_impl *const ops_conv_impls[];
+extern const op_impl *const ops_conv_transpose_impls[];
 extern const op_impl *const ops_fused_matmul_impls[];
 extern const op_impl *const ops_fused_conv_impls[];
 extern const op_impl *const ops_attention_impls[];
@@ -41,6 +42,7 @@ extern const op_impl *const ops_cpu_transpose_impls[]; /* Transpose */
 extern const op_impl ops_impl_matmul_onednn;
 extern const op_impl ops_impl_gemm_onednn;
 extern const op_impl ops_impl_conv_onednn;
+extern const op_impl ops_impl_conv_transpose_onednn;
 extern const op_impl ops_impl_fused_matmul_onednn;
 extern const op_impl ops_impl_fused_conv_onednn;
 /* OpenBLAS (lib/ops/openblas) */
@@ -70,6 +72,12 @@ OPS_CPU_DECLARE(attention)
  * with one (FusedConv). */
 mopt_status ops_conv_geometry(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
                               ref_conv_params *p, int64_t *pad_end);
+
+/* Window geometry of a ConvTranspose node (conv_transpose.c) for concrete X
+ * and W (in[0], in[1]): g's first g->nd axes are the spatial ones (begin pads
+ * in g->pad), *c_out the output channels, *group the group attribute. */
+mopt_status ops_conv_transpose_geometry(const op_ctx *ctx, const op_tensor *in, ref_window_nd *g,
+                                        int64_t *c_out, int64_t *group);
 
 /* Floating-point work of a Conv/FusedConv node (conv.c). */
 int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,

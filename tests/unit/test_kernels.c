@@ -658,6 +658,93 @@ static void run_fused_conv_cases(const op_impl *impl) {
         }
 }
 
+/* ---- ConvTranspose ------------------------------------------------------ */
+
+typedef struct ct_case {
+    int32_t rank;
+    int64_t x[5], w[5], group;
+    int64_t strides[3], dilations[3], pads[6], output_padding[3], output_shape[3];
+    bool bias, has_output_shape;
+    const char *auto_pad;
+} ct_case;
+
+/* odd shapes: PP-OCR's 2x2 stride-2 upsampler, groups, asymmetric pads,
+ * output_padding, output_shape, dilations, auto_pad, 1-D and 3-D, batch > 1 */
+static const ct_case k_ct_cases[] = {
+    {4, {1, 16, 20, 20}, {16, 4, 2, 2}, 1, {2, 2}, {1, 1}, {0}, {0}, {0}, true, false, NULL},
+    {4,
+     {2, 6, 7, 9},
+     {6, 3, 3, 3},
+     2,
+     {2, 1},
+     {1, 2},
+     {1, 0, 0, 2},
+     {1, 0},
+     {0},
+     true,
+     false,
+     NULL},
+    {3, {3, 4, 11}, {4, 5, 4}, 1, {3}, {1}, {2, 1}, {2}, {0}, true, false, NULL},
+    {5,
+     {1, 2, 3, 4, 5},
+     {2, 3, 2, 3, 2},
+     1,
+     {1, 2, 2},
+     {1, 1, 1},
+     {0, 1, 0, 0, 0, 1},
+     {0, 1, 0},
+     {0},
+     false,
+     false,
+     NULL},
+    {4, {1, 3, 5, 5}, {3, 2, 3, 3}, 1, {2, 2}, {1, 1}, {0}, {0}, {0}, false, false, "SAME_UPPER"},
+    {4, {2, 4, 5, 6}, {4, 2, 3, 3}, 2, {2, 2}, {1, 1}, {0}, {0}, {12, 13}, true, true, NULL},
+    {4,
+     {1, 8, 6, 6},
+     {8, 1, 4, 4},
+     8,
+     {2, 2},
+     {1, 1},
+     {1, 1, 1, 1},
+     {0},
+     {0},
+     true,
+     false,
+     NULL}, /* depthwise */
+};
+
+static void run_ct_cases(const op_impl *impl) {
+    for (size_t s = 0; s < sizeof k_ct_cases / sizeof k_ct_cases[0]; s++) {
+        const ct_case *cc = &k_ct_cases[s];
+        int32_t S = cc->rank - 2;
+        for (int variant = 0; variant < 2; variant++) {
+            /* variant 1: symbolic X at load time (layouts guessed), 2 threads */
+            node_case c;
+            nc_init(&c, "ConvTranspose", cc->bias ? 3 : 2);
+            attr_int(c.n, "group", cc->group);
+            attr_ints(c.n, "strides", S, cc->strides);
+            attr_ints(c.n, "dilations", S, cc->dilations);
+            attr_ints(c.n, "output_padding", S, cc->output_padding);
+            if (cc->has_output_shape) attr_ints(c.n, "output_shape", S, cc->output_shape);
+            if (cc->auto_pad)
+                attr_str(c.n, "auto_pad", cc->auto_pad);
+            else
+                attr_ints(c.n, "pads", 2 * S, cc->pads);
+            op_tensor in[3];
+            tensor(&in[0], cc->rank, cc->x);
+            tensor(&in[1], cc->rank, cc->w);
+            if (cc->bias) tensor(&in[2], 1, (int64_t[]){cc->w[1] * cc->group});
+            g_conv_red = cc->x[1] / cc->group;
+            for (int32_t i = 0; i < S; i++)
+                g_conv_red *= cc->w[2 + i];
+            check_impl(&c, impl, in, cc->bias ? 3 : 2, 6u, variant ? 1u : 0u, conv_bound,
+                       1 + variant, false);
+            free_inputs(in, cc->bias ? 3 : 2);
+            ir_graph_destroy(c.g);
+        }
+    }
+}
+
 /* ---- impl tests --------------------------------------------------------- */
 
 /* The impl of `op` (domain `domain`) named `name`. */
@@ -753,6 +840,14 @@ static void onednn_packed(void **st) {
         run_packed(run_fused_matmul_cases, "FusedMatMul", "mopt", prec, mm);
         run_packed(run_fused_conv_cases, "FusedConv", "mopt", prec, true);
     }
+}
+
+static void onednn_conv_transpose(void **st) {
+    (void)st;
+    run_variant(run_ct_cases, "ConvTranspose", "", OP_PREC_FP32, 0, "onednn");
+    run_variant(run_ct_cases, "ConvTranspose", "", OP_PREC_BF16, 0, "onednn-bf16");
+    for (int p = 0; p < 2; p++)
+        run_packed(run_ct_cases, "ConvTranspose", "", p ? OP_PREC_BF16 : OP_PREC_FP32, false);
 }
 
 /* What the model builder does (dispatch.c) for a node at opt_level `level`:
@@ -1144,6 +1239,7 @@ int main(void) {
         cmocka_unit_test(onednn_matmul),
         cmocka_unit_test(onednn_gemm),
         cmocka_unit_test(onednn_conv),
+        cmocka_unit_test(onednn_conv_transpose),
         cmocka_unit_test(onednn_matmul_epilogues),
         cmocka_unit_test(onednn_conv_epilogues),
         cmocka_unit_test(onednn_bf16_matmul),
