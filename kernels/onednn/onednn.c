@@ -184,6 +184,7 @@ static bool append_act(dnnl_post_ops_t po, kn_act act, float alpha, float beta) 
         s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_logistic, 0, 0);
         break;
     case KN_ACT_TANH: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_tanh, 0, 0); break;
+    case KN_ACT_SWISH: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_swish, 1.f, 0); break;
     case KN_ACT_GELU: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_gelu_erf, 0, 0); break;
     case KN_ACT_GELU_TANH:
         s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_gelu_tanh, 0, 0);
@@ -746,6 +747,13 @@ static bool run_reorder(onednn_cache *c, dnnl_primitive_t r, dnnl_memory_t from,
     return exec(c, r, 2, args);
 }
 
+/* Whether oneDNN would run pd on one of its reference kernels (quietly). */
+static bool pd_is_ref(dnnl_primitive_desc_t pd) {
+    const char *info = NULL;
+    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &info) == dnnl_success &&
+           info && strncmp(info, "ref", 3) == 0;
+}
+
 /* What oneDNN chose for pd ("brg:avx512_core", "jit:avx512_core", ...):
  * never a silent slow path — its reference implementations ("ref:any",
  * "ref_int8:any", ...) are declined, so the caller's impl declines and the
@@ -948,6 +956,10 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
     bool packed = false;
     if (w && dnnl_memory_desc_equal(&w->plain, &plain_w)) {
         pd = conv_pd(d, &w->md);
+        if (pd && pd_is_ref(pd)) { /* the layout packed for another shape: ask anew */
+            dnnl_primitive_desc_destroy(pd);
+            pd = NULL;
+        }
         packed = pd != NULL;
     }
     dnnl_memory_desc_t plain_c; /* the stored layout in the compute type */
@@ -1132,6 +1144,10 @@ static mopt_status deconv_entry(cache_entry *e, const onednn_conv_desc *d, const
     bool packed = false;
     if (w && dnnl_memory_desc_equal(&w->plain, &plain_w)) {
         pd = deconv_pd(d, &w->md);
+        if (pd && pd_is_ref(pd)) { /* the layout packed for another shape: ask anew */
+            dnnl_primitive_desc_destroy(pd);
+            pd = NULL;
+        }
         packed = pd != NULL;
     }
     dnnl_memory_desc_t plain_c;

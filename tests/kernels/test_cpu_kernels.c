@@ -77,6 +77,7 @@ static double gelu_tanh_d(double x) {
     return x / (1.0 + exp(-2.0 * u)); /* = x/2 (1 + tanh u) */
 }
 static double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+static double swish_d(double x) { return x * sigmoid_d(x); }
 
 typedef struct sweep_case {
     const char *name;
@@ -155,6 +156,7 @@ static void math_accuracy(void **state) {
         {"sigmoid", CPU_UN_SIGMOID, sigmoid_d, SIGMOID_REL, TINY_ABS},
         {"gelu", CPU_UN_GELU, gelu_erf_d, GELU_REL, GELU_ABS},
         {"gelu_tanh", CPU_UN_GELU_TANH, gelu_tanh_d, GELU_REL, GELU_ABS},
+        {"swish", CPU_UN_SWISH, swish_d, GELU_REL, GELU_ABS}, /* sigmoid's bound + 1 rounding */
     };
     int64_t n;
     float *x = sweep_inputs(&n);

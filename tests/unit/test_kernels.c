@@ -1019,6 +1019,7 @@ static double act_ref(kn_act act, double x, double alpha, double beta) {
     case KN_ACT_TANH: return tanh(x);
     case KN_ACT_GELU: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
     case KN_ACT_GELU_TANH: return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    case KN_ACT_SWISH: return x / (1 + exp(-x));
     case KN_ACT_COUNT: break;
     }
     return NAN;
@@ -1029,7 +1030,7 @@ static void onednn_matmul_epilogues(void **st) {
     static const int64_t mkn[][3] = {{1, 17, 3}, {17, 129, 33}, {128, 384, 64}, {3, 1, 129}};
     int combo = 0, declined = 0;
     for (size_t s = 0; s < sizeof mkn / sizeof mkn[0]; s++)
-        for (int act = KN_ACT_NONE; act <= KN_ACT_GELU_TANH; act++)
+        for (int act = KN_ACT_NONE; act <= KN_ACT_SWISH; act++)
             for (int extras = 0; extras < 4; extras++, combo++) {
                 int64_t M = mkn[s][0], K = mkn[s][1], N = mkn[s][2];
                 /* batch 2 for A, B broadcast; bias [N]; residual [M, N] broadcast over batch */
@@ -1106,7 +1107,7 @@ static void onednn_conv_epilogues(void **st) {
     /* plain-layout conv (1x1 on 16 channels) and a blocked one (3x3 dw) */
     static const int64_t shapes[][5] = {{2, 16, 7, 24, 1}, {1, 32, 9, 32, 32}, {1, 3, 11, 8, 1}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int act = KN_ACT_NONE; act <= KN_ACT_GELU_TANH; act++)
+        for (int act = KN_ACT_NONE; act <= KN_ACT_SWISH; act++)
             for (int extras = 0; extras < 4; extras++) {
                 int64_t Nb = shapes[s][0], C = shapes[s][1], H = shapes[s][2], OC = shapes[s][3],
                         G = shapes[s][4];
