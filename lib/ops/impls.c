@@ -71,3 +71,4 @@ const op_impl *const ops_cpu_softmax_impls[] = {CPU_TIERS(softmax), NULL};
 const op_impl *const ops_cpu_layernorm_impls[] = {CPU_TIERS(layernorm), NULL};
 const op_impl *const ops_cpu_reduce_impls[] = {CPU_TIERS(reduce), NULL};
 const op_impl *const ops_cpu_transpose_impls[] = {CPU_TIERS(transpose), NULL};
+const op_impl *const ops_cpu_gavgpool_impls[] = {CPU_TIERS(gavgpool), NULL};

@@ -35,6 +35,7 @@ extern const op_impl *const ops_cpu_softmax_impls[];   /* Softmax LogSoftmax */
 extern const op_impl *const ops_cpu_layernorm_impls[]; /* LayerNormalization */
 extern const op_impl *const ops_cpu_reduce_impls[];    /* ReduceSum Mean Max Min */
 extern const op_impl *const ops_cpu_transpose_impls[]; /* Transpose */
+extern const op_impl *const ops_cpu_gavgpool_impls[];  /* GlobalAveragePool */
 
 /* ---- the impls ----------------------------------------------------------- */
 
@@ -61,6 +62,7 @@ OPS_CPU_DECLARE(layernorm)
 OPS_CPU_DECLARE(reduce)
 OPS_CPU_DECLARE(transpose)
 OPS_CPU_DECLARE(attention)
+OPS_CPU_DECLARE(gavgpool)
 
 /* ---- helpers the impls share with the families -------------------------- */
 

@@ -11,6 +11,7 @@
 
 #include "kernels/ref/ref_pool.h"
 #include "ops/bridge.h"
+#include "ops/impls.h"
 #include "ops/op_common.h"
 #include "ops/ops.h"
 #include "ops/window.h"
@@ -305,7 +306,7 @@ static const op_def k_ops[] = {
     {"GlobalMaxPool", "", 1, 1, 1, 1, global_pool_infer, global_maxpool_run,
      .bridge = &ops_bridge_float},
     {"GlobalAveragePool", "", 1, 1, 1, 1, global_pool_infer, global_avgpool_run,
-     .bridge = &ops_bridge_float},
+     ops_cpu_gavgpool_impls, .bridge = &ops_bridge_float},
     {"LpPool", "", 1, 1, 1, 1, lppool_infer, lppool_run, NULL,
      OP_PARAMS(lppool_params, lppool_parse), .bridge = &ops_bridge_float},
 };
