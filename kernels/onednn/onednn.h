@@ -1,9 +1,9 @@
 /*
  * onednn.h — a thin C layer over the oneDNN C API (dnnl.h) for the ops that
  * oneDNN runs for us: matmul (batch dims with broadcasting, strided operands
- * for transposes) and convolution (1-3 spatial axes, groups/depthwise,
- * strides, dilations, pads), both with fused epilogues (bias, residual add,
- * one activation).
+ * for transposes), convolution (1-3 spatial axes, groups/depthwise,
+ * strides, dilations, pads) and transposed convolution (deconvolution), with
+ * fused epilogues (bias, residual add, one activation).
  *
  * Weights are either reordered once into the layout oneDNN prefers
  * (onednn_weights, built at model load: "weight prepacking", opt_level 3) or,
