@@ -38,6 +38,7 @@
 #pragma weak dnnl_matmul_desc_init
 #pragma weak dnnl_dilated_convolution_forward_desc_init
 #pragma weak dnnl_dilated_deconvolution_forward_desc_init
+#pragma weak dnnl_pooling_v2_forward_desc_init
 #pragma weak dnnl_primitive_attr_create
 #pragma weak dnnl_primitive_attr_destroy
 #pragma weak dnnl_primitive_attr_set_output_scales
@@ -573,7 +574,7 @@ mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int thre
 
 /* ---- the primitive cache ------------------------------------------------ */
 
-enum { KIND_EMPTY = 0, KIND_MATMUL, KIND_CONV, KIND_DECONV };
+enum { KIND_EMPTY = 0, KIND_MATMUL, KIND_CONV, KIND_DECONV, KIND_POOL };
 
 typedef struct cache_key {
     int kind;
@@ -1207,5 +1208,84 @@ mopt_status onednn_deconv_run(onednn_cache **cache, const onednn_conv_desc *d,
     if (ok && e->dst.reorder) ok = run_reorder(c, e->dst.reorder, e->dst.prim, e->dst.user);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: deconvolution execution failed");
+    return MOPT_OK;
+}
+
+/* ---- pooling ------------------------------------------------------------- */
+
+static bool pool_valid(const onednn_pool_desc *d) {
+    bool ok = d->S >= 1 && d->S <= 3 && d->batch > 0 && d->c > 0;
+    for (int32_t i = 0; ok && i < d->S; i++)
+        ok = d->in[i] > 0 && d->out[i] > 0 && d->k[i] > 0 && d->stride[i] > 0 &&
+             d->dilation[i] > 0 && d->pad_l[i] >= 0 && d->pad_r[i] >= 0 &&
+             (d->in[i] + d->pad_l[i] + d->pad_r[i] - (d->k[i] - 1) * d->dilation[i] - 1) /
+                         d->stride[i] +
+                     1 ==
+                 d->out[i];
+    return ok;
+}
+
+/* Source and destination in the user's plain layout: pooling is memory
+ * bound, a reorder to a blocked layout and back would cost as much. */
+static mopt_status pool_entry(cache_entry *e, const onednn_pool_desc *d) {
+    int64_t xd[5] = {d->batch, d->c}, yd[5] = {d->batch, d->c};
+    int32_t nd = 2 + d->S;
+    dnnl_dims_t strides, kernel, dil, pl, pr;
+    for (int32_t i = 0; i < d->S; i++) {
+        xd[2 + i] = d->in[i];
+        yd[2 + i] = d->out[i];
+        strides[i] = d->stride[i];
+        kernel[i] = d->k[i];
+        dil[i] = d->dilation[i] - 1;
+        pl[i] = d->pad_l[i];
+        pr[i] = d->pad_r[i];
+    }
+    dnnl_memory_desc_t x, y;
+    if (!md_dense(&x, nd, xd, dnnl_f32) || !md_dense(&y, nd, yd, dnnl_f32) ||
+        !dnnl_pooling_v2_forward_desc_init)
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_alg_kind_t alg = d->max           ? dnnl_pooling_max
+                          : d->include_pad ? dnnl_pooling_avg_include_padding
+                                           : dnnl_pooling_avg_exclude_padding;
+    dnnl_pooling_v2_desc_t pdesc;
+    if (dnnl_pooling_v2_forward_desc_init(&pdesc, dnnl_forward_inference, alg, &x, &y, strides,
+                                          kernel, dil, pl, pr) != dnnl_success)
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, KN_ACT_NONE, 0.f, 0.f);
+    if (!attr) return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_primitive_desc_create(&pd, &pdesc, attr, g_engine, NULL) != dnnl_success) pd = NULL;
+    dnnl_primitive_attr_destroy(attr);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    bool ok = entry_prim(e, pd, d->max ? "max pooling" : "average pooling");
+    if (ok) ok = mem_new(&e->src.user, &x) && mem_new(&e->dst.user, &y);
+    e->src.prim = e->src.user;
+    e->dst.prim = e->dst.user;
+    dnnl_primitive_desc_destroy(pd);
+    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+}
+
+mopt_status onednn_pool_run(onednn_cache **cache, const onednn_pool_desc *d, const float *x,
+                            float *y, int threads) {
+    if (!onednn_available() || !pool_valid(d)) return MOPT_ERR_UNSUPPORTED;
+    onednn_cache *c = NULL;
+    mopt_status st = cache_get(cache, &c);
+    if (st) return st;
+    mopt_omp_threads(threads);
+    cache_key key;
+    key_init(&key, KIND_POOL, threads, NULL, d, sizeof *d);
+    bool hit;
+    cache_entry *e = cache_slot(c, &key, &hit);
+    if (!hit && (st = slot_built(c, e, &key, pool_entry(e, d)))) return st;
+    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    dnnl_exec_arg_t args[3];
+    int n = 0;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.user};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.user};
+    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
+    if (ok) ok = exec(c, e->prim, n, args);
+    if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
+    if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: pooling execution failed");
     return MOPT_OK;
 }

@@ -141,6 +141,23 @@ mopt_status onednn_deconv_run(onednn_cache **cache, const onednn_conv_desc *d,
                               const onednn_weights *w, const float *x, const float *wplain,
                               const float *bias, float *y, int threads);
 
+/* Max or average pooling, NC[D]HW f32 in and out: out[i] = (in[i] + pad_l[i]
+ * + pad_r[i] - (k[i] - 1) * dilation[i] - 1) / stride[i] + 1 (pad_r covers a
+ * ceil_mode overhang). Average: include_pad divides by the taps inside the
+ * padded input, else by those inside the input. Zero-fill before filling
+ * (cache key). */
+typedef struct onednn_pool_desc {
+    int32_t S; /* spatial axes, 1..3 */
+    int64_t batch, c;
+    int64_t in[3], out[3], k[3], stride[3], dilation[3], pad_l[3], pad_r[3];
+    bool max, include_pad;
+} onednn_pool_desc;
+
+/* Runs a pooling; UNSUPPORTED (y untouched) when oneDNN refuses it or
+ * would use its reference kernel. */
+mopt_status onednn_pool_run(onednn_cache **cache, const onednn_pool_desc *d, const float *x,
+                            float *y, int threads);
+
 void onednn_cache_free(onednn_cache *c);
 
 #endif

@@ -47,6 +47,20 @@ const op_impl *const ops_conv_transpose_impls[] = {
     NULL,
 };
 
+const op_impl *const ops_maxpool_impls[] = {
+#ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_maxpool_onednn,
+#endif
+    NULL,
+};
+
+const op_impl *const ops_avgpool_impls[] = {
+#ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_avgpool_onednn,
+#endif
+    NULL,
+};
+
 const op_impl *const ops_fused_matmul_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
     &ops_impl_fused_matmul_onednn,

@@ -745,6 +745,67 @@ static void run_ct_cases(const op_impl *impl) {
     }
 }
 
+/* ---- MaxPool, AveragePool ------------------------------------------------ */
+
+typedef struct pool_case {
+    int32_t rank;
+    int64_t x[5], k[3], strides[3], dilations[3], pads[6];
+    bool ceil_mode, include_pad;
+    const char *auto_pad;
+} pool_case;
+
+/* odd shapes: asymmetric pads, ceil_mode (with and without an overhang),
+ * dilations, SAME_UPPER, 1-D and 3-D, batch > 1, YOLO's SPPF 5x5 */
+static const pool_case k_pool_cases[] = {
+    {4, {1, 8, 20, 20}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, false, false, NULL},
+    {4, {2, 3, 7, 9}, {3, 2}, {2, 2}, {1, 1}, {1, 0, 0, 1}, true, false, NULL},
+    {4, {2, 3, 8, 7}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, true, NULL},
+    {4, {1, 4, 9, 11}, {3, 2}, {3, 2}, {1, 1}, {0}, false, false, NULL},
+    {4, {1, 2, 10, 9}, {2, 3}, {1, 2}, {2, 1}, {1, 1, 0, 2}, false, true, NULL},
+    {3, {3, 5, 17}, {4}, {3}, {1}, {2, 1}, true, false, NULL},
+    {5, {1, 2, 5, 6, 7}, {2, 3, 2}, {2, 1, 2}, {1, 1, 1}, {0, 1, 1, 1, 1, 0}, false, true, NULL},
+    {4, {1, 3, 7, 7}, {3, 3}, {2, 2}, {1, 1}, {0}, false, true, "SAME_UPPER"},
+};
+
+static bool g_pool_avg;
+static void pool_bound(const op_tensor *in, int n_in, const ir_shape *y, double *tol) {
+    /* max: exact; average: at most 27 terms of |x| <= 1, then a division */
+    int64_t n = ir_shape_numel(y);
+    for (int64_t i = 0; i < n; i++)
+        tol[i] = g_pool_avg ? 2e-6 : 0;
+}
+
+static void run_pool_cases(const op_impl *impl, bool avg) {
+    g_pool_avg = avg;
+    for (size_t s = 0; s < sizeof k_pool_cases / sizeof k_pool_cases[0]; s++) {
+        const pool_case *pc = &k_pool_cases[s];
+        int32_t S = pc->rank - 2;
+        for (int variant = 0; variant < 2; variant++) {
+            node_case c;
+            nc_init(&c, avg ? "AveragePool" : "MaxPool", 1);
+            attr_ints(c.n, "kernel_shape", S, pc->k);
+            attr_ints(c.n, "strides", S, pc->strides);
+            attr_ints(c.n, "dilations", S, pc->dilations);
+            attr_int(c.n, "ceil_mode", pc->ceil_mode);
+            if (avg) attr_int(c.n, "count_include_pad", pc->include_pad);
+            if (pc->auto_pad)
+                attr_str(c.n, "auto_pad", pc->auto_pad);
+            else
+                attr_ints(c.n, "pads", 2 * S, pc->pads);
+            op_tensor in[1];
+            tensor(&in[0], pc->rank, pc->x);
+            /* an AveragePool with count_include_pad whose ceil_mode window
+             * runs past the declared pads is declined (the reference runs) */
+            bool decline = avg && pc->include_pad && pc->ceil_mode;
+            check_impl(&c, impl, in, 1, 0u, variant ? 1u : 0u, pool_bound, 1 + variant, decline);
+            free_inputs(in, 1);
+            ir_graph_destroy(c.g);
+        }
+    }
+}
+static void run_maxpool_cases(const op_impl *impl) { run_pool_cases(impl, false); }
+static void run_avgpool_cases(const op_impl *impl) { run_pool_cases(impl, true); }
+
 /* ---- impl tests --------------------------------------------------------- */
 
 /* The impl of `op` (domain `domain`) named `name`. */
@@ -848,6 +909,12 @@ static void onednn_conv_transpose(void **st) {
     run_variant(run_ct_cases, "ConvTranspose", "", OP_PREC_BF16, 0, "onednn-bf16");
     for (int p = 0; p < 2; p++)
         run_packed(run_ct_cases, "ConvTranspose", "", p ? OP_PREC_BF16 : OP_PREC_FP32, false);
+}
+
+static void onednn_pools(void **st) {
+    (void)st;
+    run_variant(run_maxpool_cases, "MaxPool", "", OP_PREC_FP32, 0, NULL);
+    run_variant(run_avgpool_cases, "AveragePool", "", OP_PREC_FP32, 3, NULL);
 }
 
 /* What the model builder does (dispatch.c) for a node at opt_level `level`:
@@ -1241,6 +1308,7 @@ int main(void) {
         cmocka_unit_test(onednn_gemm),
         cmocka_unit_test(onednn_conv),
         cmocka_unit_test(onednn_conv_transpose),
+        cmocka_unit_test(onednn_pools),
         cmocka_unit_test(onednn_matmul_epilogues),
         cmocka_unit_test(onednn_conv_epilogues),
         cmocka_unit_test(onednn_bf16_matmul),
