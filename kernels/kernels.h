@@ -36,7 +36,8 @@ typedef enum kn_act {
     KN_ACT_TANH = 7,
     KN_ACT_GELU = 8,      /* erf form */
     KN_ACT_GELU_TANH = 9, /* tanh approximation */
-    KN_ACT_COUNT = 10
+    KN_ACT_SWISH = 10,    /* x * sigmoid(x) (SiLU) */
+    KN_ACT_COUNT = 11
 } kn_act;
 
 typedef struct kn_act_params {

@@ -41,6 +41,7 @@ typedef enum cpu_unop {
     CPU_UN_TANH = KN_ACT_TANH,
     CPU_UN_GELU = KN_ACT_GELU,           /* exact (erf) form */
     CPU_UN_GELU_TANH = KN_ACT_GELU_TANH, /* tanh approximation */
+    CPU_UN_SWISH = KN_ACT_SWISH,         /* x * sigmoid(x) */
     CPU_UN_ERF = KN_ACT_COUNT,
     CPU_UN_EXP,
     CPU_UN_SQRT,

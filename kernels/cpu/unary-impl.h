@@ -34,6 +34,7 @@ void CPU_FN(cpu_unary_f32)(cpu_unop op, const float *x, float *y, int64_t n,
     case CPU_UN_RELU: UN_LOOP(v_max(zero, v)); break;
     case CPU_UN_LEAKY_RELU: UN_LOOP(v_sel(v_lt(v, zero), v_mul(al, v), v)); break;
     case CPU_UN_SIGMOID: UN_LOOP(v_sigmoid(v)); break;
+    case CPU_UN_SWISH: UN_LOOP(v_mul(v, v_sigmoid(v))); break;
     case CPU_UN_TANH: UN_LOOP(v_tanh(v)); break;
     case CPU_UN_ERF: UN_LOOP(v_erf(v)); break;
     case CPU_UN_GELU: UN_LOOP(v_gelu_erf(v)); break;

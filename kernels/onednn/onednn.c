@@ -40,6 +40,8 @@
 #pragma weak dnnl_memory_set_data_handle
 #pragma weak dnnl_matmul_desc_init
 #pragma weak dnnl_dilated_convolution_forward_desc_init
+#pragma weak dnnl_dilated_deconvolution_forward_desc_init
+#pragma weak dnnl_pooling_v2_forward_desc_init
 #pragma weak dnnl_primitive_attr_create
 #pragma weak dnnl_primitive_attr_destroy
 #pragma weak dnnl_primitive_attr_set_output_scales
@@ -189,6 +191,7 @@ static bool append_act(dnnl_post_ops_t po, kn_act act, float alpha, float beta) 
         s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_logistic, 0, 0);
         break;
     case KN_ACT_TANH: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_tanh, 0, 0); break;
+    case KN_ACT_SWISH: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_swish, 1.f, 0); break;
     case KN_ACT_GELU: s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_gelu_erf, 0, 0); break;
     case KN_ACT_GELU_TANH:
         s = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_gelu_tanh, 0, 0);
@@ -276,6 +279,31 @@ bool onednn_desc_fits(const void *op_desc, char *why, size_t n) {
             !md_fits(&c->dst_desc, "destination", why, n))
             return false;
         if (S < 1 || S > 3 || w->ndims < S) return true;
+        if (kind == dnnl_deconvolution) {
+            /* the convolution it is the backward of runs its window over the
+             * destination: each pad is bounded by the span the source
+             * covers there ((in - 1) * stride + extent; dims are < 2^31
+             * here, so this cannot overflow); output_padding or
+             * output_shape make an end pad negative, bounded the same way */
+            for (int32_t s = 0; s < 2; s++)
+                for (int32_t i = 0; i < S; i++) {
+                    int64_t p = c->padding[s][i], in = c->src_desc.dims[2 + i];
+                    int64_t k = w->dims[w->ndims - S + i], st = c->strides[i];
+                    int64_t dl = c->dilates[i];
+                    if (st < 1 || st >= KN_LIMIT || dl < 0 || dl >= KN_LIMIT || in < 1) {
+                        snprintf(why, n, "window: axis %d: stride %lld, dilation %lld", (int)i,
+                                 (long long)st, (long long)dl);
+                        return false;
+                    }
+                    int64_t span = (in - 1) * st + (k - 1) * (dl + 1) + 1;
+                    if (p > span || -p > span + c->dst_desc.dims[2 + i]) {
+                        snprintf(why, n, "window: axis %d: pad %lld for a span of %lld", (int)i,
+                                 (long long)p, (long long)span);
+                        return false;
+                    }
+                }
+            return true;
+        }
         return window_fits(&c->src_desc, w->dims + (w->ndims - S), c->strides, c->dilates,
                            c->padding, why, n);
     }
@@ -430,7 +458,10 @@ static bool matmul_valid(const onednn_matmul_desc *d) {
            (!d->has_residual || td_fits(&d->residual, "residual"));
 }
 
-static bool conv_valid(const onednn_conv_desc *d) {
+/* window: also check the convolution window (a deconvolution's, with
+ * output_padding, may have a negative end pad: its extents are checked by the
+ * tensor limits and by onednn_desc_fits) */
+static bool conv_valid_sizes(const onednn_conv_desc *d, bool window) {
     bool ok = d->S >= 1 && d->S <= 3 && d->batch > 0 && d->c_in > 0 && d->c_out > 0 &&
               d->group > 0 && d->c_in % d->group == 0 && d->c_out % d->group == 0;
     for (int32_t i = 0; ok && i < d->S; i++)
@@ -450,14 +481,17 @@ static bool conv_valid(const onednn_conv_desc *d) {
     int bad = -1;
     for (int i = 0; i < 3 && bad < 0; i++)
         if (!kn_limits_tensor(2 + d->S, t[i], NULL, why, sizeof why)) bad = i;
-    if (bad < 0 && !kn_limits_window(d->S, d->in, d->k, d->stride, d->dilation, d->pad_l, d->pad_r,
-                                     why, sizeof why))
+    if (bad < 0 && window &&
+        !kn_limits_window(d->S, d->in, d->k, d->stride, d->dilation, d->pad_l, d->pad_r, why,
+                          sizeof why))
         bad = 3;
     if (bad >= 0)
         mopt_fail(MOPT_ERR_UNSUPPORTED,
                   "oneDNN declined the convolution: %s: %s (backend size limits)", names[bad], why);
     return bad < 0;
 }
+
+static bool conv_valid(const onednn_conv_desc *d) { return conv_valid_sizes(d, true); }
 
 static bool bias_as_post_op(const onednn_matmul_desc *d) {
     return d->has_bias && d->alpha != 1.f && d->prec != ONEDNN_INT8;
@@ -689,7 +723,7 @@ mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int thre
 
 /* ---- the primitive cache ------------------------------------------------ */
 
-enum { KIND_EMPTY = 0, KIND_MATMUL, KIND_CONV };
+enum { KIND_EMPTY = 0, KIND_MATMUL, KIND_CONV, KIND_DECONV, KIND_POOL };
 
 typedef struct cache_key {
     int kind;
@@ -1185,5 +1219,258 @@ mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
     if (ok && e->dst.reorder) ok = run_reorder(c, e->dst.reorder, e->dst.prim, e->dst.user);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: convolution execution failed");
+    return MOPT_OK;
+}
+
+/* ---- transposed convolution (deconvolution) ----------------------------- */
+
+/* oneDNN's deconvolution takes weights [g, c_out/g, c_in/g, k...]; ONNX
+ * stores ConvTranspose's W as [c_in, c_out/g, k...] = [g, c_in/g, c_out/g,
+ * k...]: the stored layout is the logical one with the two channel axes'
+ * strides swapped. No kernel flip: oneDNN's deconvolution is the backward
+ * data pass of a convolution, y[o*s - pl + k*d] += x[i] * w[i, o, k], which
+ * is ONNX's definition. */
+static bool deconv_plain_w(const onednn_conv_desc *d, dnnl_memory_desc_t *md, dnnl_data_type_t dt) {
+    onednn_td t;
+    int64_t ksz = 1, og = d->c_out / d->group, ig = d->c_in / d->group;
+    for (int32_t i = 0; i < d->S; i++)
+        ksz *= d->k[i];
+    int32_t o = 0;
+    if (d->group > 1) {
+        t.dims[o] = d->group;
+        t.strides[o++] = ig * og * ksz;
+    }
+    t.dims[o] = og;
+    t.strides[o++] = ksz;
+    t.dims[o] = ig;
+    t.strides[o++] = og * ksz;
+    int64_t s = ksz;
+    for (int32_t i = 0; i < d->S; i++) {
+        s /= d->k[i];
+        t.dims[o] = d->k[i];
+        t.strides[o++] = s;
+    }
+    t.ndims = o;
+    return md_strided(md, &t, dt);
+}
+
+static bool deconv_valid(const onednn_conv_desc *d) {
+    bool ok = conv_valid_sizes(d, false);
+    for (int32_t i = 0; ok && i < d->S; i++)
+        ok = d->pad_l[i] >= 0 && (d->in[i] - 1) * d->stride[i] + (d->k[i] - 1) * d->dilation[i] +
+                                         1 - d->pad_l[i] - d->pad_r[i] ==
+                                     d->out[i];
+    return ok;
+}
+
+/* As conv_pd, for the deconvolution. */
+static dnnl_primitive_desc_t deconv_pd(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd) {
+    int64_t xd[5], wd[6], yd[5];
+    int32_t wnd, nd = 2 + d->S;
+    conv_dims(d, xd, wd, &wnd, yd);
+    dnnl_data_type_t dt = dt_of(d->prec);
+    dnnl_memory_desc_t x, w, b, y;
+    bool ok = md_any(&x, nd, xd, dt) && md_any(&y, nd, yd, dnnl_f32);
+    if (ok && wmd)
+        w = *wmd;
+    else if (ok)
+        ok = md_any(&w, wnd, wd, dt);
+    if (ok && d->has_bias) ok = md_dense(&b, 1, &d->c_out, dnnl_f32);
+    if (!ok || !dnnl_dilated_deconvolution_forward_desc_init) return NULL;
+    dnnl_dims_t strides, dil, pl, pr;
+    for (int32_t i = 0; i < d->S; i++) {
+        strides[i] = d->stride[i];
+        dil[i] = d->dilation[i] - 1;
+        pl[i] = d->pad_l[i];
+        pr[i] = d->pad_r[i];
+    }
+    dnnl_deconvolution_desc_t dd;
+    if (dnnl_dilated_deconvolution_forward_desc_init(
+            &dd, dnnl_forward_inference, dnnl_deconvolution_direct, &x, &w, d->has_bias ? &b : NULL,
+            &y, strides, dil, pl, pr) != dnnl_success)
+        return NULL;
+    dnnl_primitive_attr_t attr =
+        make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, d->act, d->act_alpha, d->act_beta);
+    if (!attr) return NULL;
+    dnnl_primitive_desc_t pd = pd_create(&dd, attr);
+    dnnl_primitive_attr_destroy(attr);
+    return pd;
+}
+
+mopt_status onednn_deconv_pack(const onednn_conv_desc *d, const float *w, int threads,
+                               onednn_weights **out) {
+    *out = NULL;
+    if (!onednn_available() || !deconv_valid(d) || d->has_residual) return MOPT_ERR_UNSUPPORTED;
+    mopt_omp_threads(threads);
+    dnnl_memory_desc_t plain, plain_c, want;
+    if (!deconv_plain_w(d, &plain, dnnl_f32) || !deconv_plain_w(d, &plain_c, dt_of(d->prec)))
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = deconv_pd(d, d->plain_w ? &plain_c : NULL);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    if (d->plain_w) {
+        dnnl_primitive_desc_destroy(pd);
+        return pack(&plain, &plain_c, true, w, out);
+    }
+    want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dnnl_primitive_desc_destroy(pd);
+    return pack(&plain, &want, dnnl_memory_desc_equal(&want, &plain_c), w, out);
+}
+
+static mopt_status deconv_entry(cache_entry *e, const onednn_conv_desc *d, const onednn_weights *w,
+                                const float *wplain) {
+    int64_t xd[5], wd[6], yd[5];
+    int32_t wnd, nd = 2 + d->S;
+    conv_dims(d, xd, wd, &wnd, yd);
+    dnnl_memory_desc_t plain_w, user_x, user_y;
+    if (!deconv_plain_w(d, &plain_w, dnnl_f32) || !md_dense(&user_x, nd, xd, dnnl_f32) ||
+        !md_dense(&user_y, nd, yd, dnnl_f32))
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = NULL;
+    bool packed = false;
+    if (w && dnnl_memory_desc_equal(&w->plain, &plain_w)) {
+        pd = deconv_pd(d, &w->md);
+        if (pd && pd_is_ref(pd)) { /* the layout packed for another shape: ask anew */
+            dnnl_primitive_desc_destroy(pd);
+            pd = NULL;
+        }
+        packed = pd != NULL;
+    }
+    dnnl_memory_desc_t plain_c;
+    if (!pd && d->plain_w) {
+        if (deconv_plain_w(d, &plain_c, dt_of(d->prec))) pd = deconv_pd(d, &plain_c);
+    } else if (!pd) {
+        pd = deconv_pd(d, NULL); /* weights reordered below */
+    }
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    bool ok =
+        entry_prim(e, pd, d->prec == ONEDNN_BF16 ? "deconvolution (bf16)" : "deconvolution") ==
+        MOPT_OK;
+    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (ok && packed) {
+        ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
+    } else if (ok && dnnl_memory_desc_equal(wmd, &plain_w)) {
+        ok = mem_new(&e->wei, wmd);
+        e->wei_from_input = true;
+    } else if (ok) {
+        ok = alloc_mem(&e->wei, wmd, &e->own_w) && reorder_now(&plain_w, wplain, wmd, e->own_w);
+    }
+    const dnnl_memory_desc_t *xmd = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    if (ok) ok = port_init(&e->src, &user_x, xmd, true);
+    if (ok) ok = port_init(&e->dst, &user_y, ymd, false);
+    dnnl_memory_desc_t bmd;
+    if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->bias, &bmd);
+    dnnl_primitive_desc_destroy(pd);
+    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+}
+
+mopt_status onednn_deconv_run(onednn_cache **cache, const onednn_conv_desc *d,
+                              const onednn_weights *w, const float *x, const float *wplain,
+                              const float *bias, float *y, int threads) {
+    if (!onednn_available() || !deconv_valid(d) || d->has_residual) return MOPT_ERR_UNSUPPORTED;
+    onednn_cache *c = NULL;
+    mopt_status st = cache_get(cache, &c);
+    if (st) return st;
+    mopt_omp_threads(threads);
+    cache_key key;
+    key_init(&key, KIND_DECONV, threads, w, d, sizeof *d);
+    bool hit;
+    cache_entry *e = cache_slot(c, &key, &hit);
+    if (!hit && (st = slot_built(c, e, &key, deconv_entry(e, d, w, wplain)))) return st;
+    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    if (ok && e->wei_from_input)
+        ok = dnnl_memory_set_data_handle(e->wei, (void *)wplain) == dnnl_success;
+    if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
+    if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
+    dnnl_exec_arg_t args[5];
+    int n = 0;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.prim};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wei};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.prim};
+    if (e->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
+    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
+    if (ok) ok = exec(c, e->prim, n, args);
+    if (ok && e->dst.reorder) ok = run_reorder(c, e->dst.reorder, e->dst.prim, e->dst.user);
+    if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
+    if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: deconvolution execution failed");
+    return MOPT_OK;
+}
+
+/* ---- pooling ------------------------------------------------------------- */
+
+static bool pool_valid(const onednn_pool_desc *d) {
+    bool ok = d->S >= 1 && d->S <= 3 && d->batch > 0 && d->c > 0;
+    for (int32_t i = 0; ok && i < d->S; i++)
+        ok = d->in[i] > 0 && d->out[i] > 0 && d->k[i] > 0 && d->stride[i] > 0 &&
+             d->dilation[i] > 0 && d->pad_l[i] >= 0 && d->pad_r[i] >= 0 &&
+             (d->in[i] + d->pad_l[i] + d->pad_r[i] - (d->k[i] - 1) * d->dilation[i] - 1) /
+                         d->stride[i] +
+                     1 ==
+                 d->out[i];
+    return ok;
+}
+
+/* Source and destination in the user's plain layout: pooling is memory
+ * bound, a reorder to a blocked layout and back would cost as much. */
+static mopt_status pool_entry(cache_entry *e, const onednn_pool_desc *d) {
+    int64_t xd[5] = {d->batch, d->c}, yd[5] = {d->batch, d->c};
+    int32_t nd = 2 + d->S;
+    dnnl_dims_t strides, kernel, dil, pl, pr;
+    for (int32_t i = 0; i < d->S; i++) {
+        xd[2 + i] = d->in[i];
+        yd[2 + i] = d->out[i];
+        strides[i] = d->stride[i];
+        kernel[i] = d->k[i];
+        dil[i] = d->dilation[i] - 1;
+        pl[i] = d->pad_l[i];
+        pr[i] = d->pad_r[i];
+    }
+    dnnl_memory_desc_t x, y;
+    if (!md_dense(&x, nd, xd, dnnl_f32) || !md_dense(&y, nd, yd, dnnl_f32) ||
+        !dnnl_pooling_v2_forward_desc_init)
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_alg_kind_t alg = d->max           ? dnnl_pooling_max
+                          : d->include_pad ? dnnl_pooling_avg_include_padding
+                                           : dnnl_pooling_avg_exclude_padding;
+    dnnl_pooling_v2_desc_t pdesc;
+    if (dnnl_pooling_v2_forward_desc_init(&pdesc, dnnl_forward_inference, alg, &x, &y, strides,
+                                          kernel, dil, pl, pr) != dnnl_success)
+        return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, KN_ACT_NONE, 0.f, 0.f);
+    if (!attr) return MOPT_ERR_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = pd_create(&pdesc, attr);
+    dnnl_primitive_attr_destroy(attr);
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    bool ok = entry_prim(e, pd, d->max ? "max pooling" : "average pooling") == MOPT_OK;
+    if (ok) ok = mem_new(&e->src.user, &x) && mem_new(&e->dst.user, &y);
+    e->src.prim = e->src.user;
+    e->dst.prim = e->dst.user;
+    dnnl_primitive_desc_destroy(pd);
+    return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
+}
+
+mopt_status onednn_pool_run(onednn_cache **cache, const onednn_pool_desc *d, const float *x,
+                            float *y, int threads) {
+    if (!onednn_available() || !pool_valid(d)) return MOPT_ERR_UNSUPPORTED;
+    onednn_cache *c = NULL;
+    mopt_status st = cache_get(cache, &c);
+    if (st) return st;
+    mopt_omp_threads(threads);
+    cache_key key;
+    key_init(&key, KIND_POOL, threads, NULL, d, sizeof *d);
+    bool hit;
+    cache_entry *e = cache_slot(c, &key, &hit);
+    if (!hit && (st = slot_built(c, e, &key, pool_entry(e, d)))) return st;
+    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    dnnl_exec_arg_t args[3];
+    int n = 0;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.user};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.user};
+    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
+    if (ok) ok = exec(c, e->prim, n, args);
+    if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
+    if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: pooling execution failed");
     return MOPT_OK;
 }

@@ -1,9 +1,9 @@
 /*
  * onednn.h — a thin C layer over the oneDNN C API (dnnl.h) for the ops that
  * oneDNN runs for us: matmul (batch dims with broadcasting, strided operands
- * for transposes) and convolution (1-3 spatial axes, groups/depthwise,
- * strides, dilations, pads), both with fused epilogues (bias, residual add,
- * one activation).
+ * for transposes), convolution (1-3 spatial axes, groups/depthwise,
+ * strides, dilations, pads) and transposed convolution (deconvolution), with
+ * fused epilogues (bias, residual add, one activation).
  *
  * Weights are either reordered once into the layout oneDNN prefers
  * (onednn_weights, built at model load: "weight prepacking", opt_level 3) or,
@@ -139,6 +139,35 @@ mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
 mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
                             const onednn_weights *w, const float *x, const float *wplain,
                             const float *bias, const float *residual, float *y, int threads);
+
+/* Transposed convolution (ONNX ConvTranspose) with the conv descriptor:
+ * X [batch, c_in, in...], W as ONNX stores it, [c_in, c_out / group, k...],
+ * Y [batch, c_out, out...] with out[i] = (in[i] - 1) * stride[i] +
+ * (k[i] - 1) * dilation[i] + 1 - pad_l[i] - pad_r[i] (output_padding is a
+ * smaller pad_r, which may go below 0; pad_l >= 0). No residual; act as for conv. Pack and
+ * run as onednn_conv_pack / onednn_conv_run. */
+mopt_status onednn_deconv_pack(const onednn_conv_desc *d, const float *w, int threads,
+                               onednn_weights **out);
+mopt_status onednn_deconv_run(onednn_cache **cache, const onednn_conv_desc *d,
+                              const onednn_weights *w, const float *x, const float *wplain,
+                              const float *bias, float *y, int threads);
+
+/* Max or average pooling, NC[D]HW f32 in and out: out[i] = (in[i] + pad_l[i]
+ * + pad_r[i] - (k[i] - 1) * dilation[i] - 1) / stride[i] + 1 (pad_r covers a
+ * ceil_mode overhang). Average: include_pad divides by the taps inside the
+ * padded input, else by those inside the input. Zero-fill before filling
+ * (cache key). */
+typedef struct onednn_pool_desc {
+    int32_t S; /* spatial axes, 1..3 */
+    int64_t batch, c;
+    int64_t in[3], out[3], k[3], stride[3], dilation[3], pad_l[3], pad_r[3];
+    bool max, include_pad;
+} onednn_pool_desc;
+
+/* Runs a pooling; UNSUPPORTED (y untouched) when oneDNN refuses it or
+ * would use its reference kernel. */
+mopt_status onednn_pool_run(onednn_cache **cache, const onednn_pool_desc *d, const float *x,
+                            float *y, int threads);
 
 void onednn_cache_free(onednn_cache *c);
 

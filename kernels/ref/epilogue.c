@@ -29,6 +29,10 @@ static inline float act_one(float v, const kn_act_params *p) {
             return e / (1.0f + e);
         }
     case KN_ACT_TANH: return tanhf(v);
+    case KN_ACT_SWISH: {
+        kn_act_params s = {KN_ACT_SIGMOID, 0.0f, 0.0f};
+        return v * act_one(v, &s);
+    }
     case KN_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
     case KN_ACT_GELU_TANH:
         return 0.5f * v * (1.0f + tanhf(0.79788456080286535588f * (v + 0.044715f * v * v * v)));

@@ -2,13 +2,14 @@
  * conv_transpose.c — ConvTranspose (groups, strides, dilations, pads,
  * output_padding, output_shape, auto_pad) over 1 to 3 spatial dims, f32
  * (f16/bf16/f64 through the dtype bridge). Math in
- * kernels/ref/conv_transpose.c.
+ * kernels/ref/conv_transpose.c; faster: lib/ops/onednn/conv_transpose_onednn.c.
  */
 #include <inttypes.h>
 #include <string.h>
 
 #include "kernels/ref/ref_conv_transpose.h"
 #include "ops/bridge.h"
+#include "ops/impls.h"
 #include "ops/op_common.h"
 #include "ops/ops.h"
 #include "ops/window.h"
@@ -79,6 +80,12 @@ static mopt_status ct_geometry(const op_ctx *ctx, const op_tensor *in, ref_windo
     return MOPT_OK;
 }
 
+mopt_status ops_conv_transpose_geometry(const op_ctx *ctx, const op_tensor *in, ref_window_nd *g,
+                                        int64_t *c_out, int64_t *group) {
+    *group = ((const ct_params *)ctx->params)->group;
+    return ct_geometry(ctx, in, g, c_out);
+}
+
 static mopt_status ct_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
     mopt_status st;
@@ -120,8 +127,8 @@ static mopt_status ct_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
 }
 
 static const op_def k_ops[] = {
-    {"ConvTranspose", "", 2, 3, 1, 1, ct_infer, ct_run, NULL, OP_PARAMS(ct_params, ct_parse),
-     .bridge = &ops_bridge_float},
+    {"ConvTranspose", "", 2, 3, 1, 1, ct_infer, ct_run, ops_conv_transpose_impls,
+     OP_PARAMS(ct_params, ct_parse), .bridge = &ops_bridge_float},
 };
 
 OP_FAMILY(conv_transpose, k_ops)

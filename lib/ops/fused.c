@@ -38,6 +38,7 @@ static const struct {
     {"Tanh", KN_ACT_TANH, 0.0f, 0.0f},
     {"Gelu", KN_ACT_GELU, 0.0f, 0.0f},
     {"GeluTanh", KN_ACT_GELU_TANH, 0.0f, 0.0f},
+    {"Swish", KN_ACT_SWISH, 0.0f, 0.0f},
 };
 #define N_ACTS (int)(sizeof k_acts / sizeof k_acts[0])
 

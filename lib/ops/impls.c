@@ -40,6 +40,27 @@ const op_impl *const ops_conv_impls[] = {
     NULL,
 };
 
+const op_impl *const ops_conv_transpose_impls[] = {
+#ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_conv_transpose_onednn,
+#endif
+    NULL,
+};
+
+const op_impl *const ops_maxpool_impls[] = {
+#ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_maxpool_onednn,
+#endif
+    NULL,
+};
+
+const op_impl *const ops_avgpool_impls[] = {
+#ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_avgpool_onednn,
+#endif
+    NULL,
+};
+
 const op_impl *const ops_fused_matmul_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
     &ops_impl_fused_matmul_onednn,
@@ -64,3 +85,4 @@ const op_impl *const ops_cpu_softmax_impls[] = {CPU_TIERS(softmax), NULL};
 const op_impl *const ops_cpu_layernorm_impls[] = {CPU_TIERS(layernorm), NULL};
 const op_impl *const ops_cpu_reduce_impls[] = {CPU_TIERS(reduce), NULL};
 const op_impl *const ops_cpu_transpose_impls[] = {CPU_TIERS(transpose), NULL};
+const op_impl *const ops_cpu_gavgpool_impls[] = {CPU_TIERS(gavgpool), NULL};

@@ -17,6 +17,7 @@
 #define MOPT_OPS_IMPLS_H
 
 #include "kernels/ref/ref_conv.h"
+#include "kernels/ref/ref_pool.h"
 #include "mopt_config.h"
 #include "ops/ops.h"
 
@@ -25,6 +26,9 @@
 extern const op_impl *const ops_matmul_impls[];
 extern const op_impl *const ops_gemm_impls[];
 extern const op_impl *const ops_conv_impls[];
+extern const op_impl *const ops_conv_transpose_impls[];
+extern const op_impl *const ops_maxpool_impls[];
+extern const op_impl *const ops_avgpool_impls[];
 extern const op_impl *const ops_fused_matmul_impls[];
 extern const op_impl *const ops_fused_conv_impls[];
 extern const op_impl *const ops_attention_impls[];
@@ -34,6 +38,7 @@ extern const op_impl *const ops_cpu_softmax_impls[];   /* Softmax LogSoftmax */
 extern const op_impl *const ops_cpu_layernorm_impls[]; /* LayerNormalization */
 extern const op_impl *const ops_cpu_reduce_impls[];    /* ReduceSum Mean Max Min */
 extern const op_impl *const ops_cpu_transpose_impls[]; /* Transpose */
+extern const op_impl *const ops_cpu_gavgpool_impls[];  /* GlobalAveragePool */
 
 /* ---- the impls ----------------------------------------------------------- */
 
@@ -41,6 +46,9 @@ extern const op_impl *const ops_cpu_transpose_impls[]; /* Transpose */
 extern const op_impl ops_impl_matmul_onednn;
 extern const op_impl ops_impl_gemm_onednn;
 extern const op_impl ops_impl_conv_onednn;
+extern const op_impl ops_impl_conv_transpose_onednn;
+extern const op_impl ops_impl_maxpool_onednn;
+extern const op_impl ops_impl_avgpool_onednn;
 extern const op_impl ops_impl_fused_matmul_onednn;
 extern const op_impl ops_impl_fused_conv_onednn;
 /* OpenBLAS (lib/ops/openblas) */
@@ -59,6 +67,7 @@ OPS_CPU_DECLARE(layernorm)
 OPS_CPU_DECLARE(reduce)
 OPS_CPU_DECLARE(transpose)
 OPS_CPU_DECLARE(attention)
+OPS_CPU_DECLARE(gavgpool)
 
 /* ---- helpers the impls share with the families -------------------------- */
 
@@ -70,6 +79,18 @@ OPS_CPU_DECLARE(attention)
  * with one (FusedConv). */
 mopt_status ops_conv_geometry(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
                               ref_conv_params *p, int64_t *pad_end);
+
+/* Window geometry of a ConvTranspose node (conv_transpose.c) for concrete X
+ * and W (in[0], in[1]): g's first g->nd axes are the spatial ones (begin pads
+ * in g->pad), *c_out the output channels, *group the group attribute. */
+mopt_status ops_conv_transpose_geometry(const op_ctx *ctx, const op_tensor *in, ref_window_nd *g,
+                                        int64_t *c_out, int64_t *group);
+
+/* Window geometry of a MaxPool/AveragePool node (pool.c) for concrete X and
+ * Y, as the reference kernel takes it (the S spatial axes are the last S of
+ * REF_WIN_MAX; pad_end as the output size needs it, ceil_mode included). */
+mopt_status ops_pool_geometry(const op_ctx *ctx, const ir_shape *x, const ir_shape *y,
+                              ref_pool_params *p);
 
 /* Floating-point work of a Conv/FusedConv node (conv.c). */
 int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,

@@ -11,6 +11,7 @@
 
 #include "kernels/ref/ref_pool.h"
 #include "ops/bridge.h"
+#include "ops/impls.h"
 #include "ops/op_common.h"
 #include "ops/ops.h"
 #include "ops/window.h"
@@ -121,10 +122,11 @@ static mopt_status window_pool_infer(const op_ctx *ctx, const op_tensor *in, int
     return MOPT_OK;
 }
 
-static mopt_status window_pool_run(const op_ctx *ctx, const op_tensor *in, op_tensor *out,
-                                   bool is_max) {
-    const ir_shape *x = &in[0].shape, *y = &out[0].shape;
+mopt_status ops_pool_geometry(const op_ctx *ctx, const ir_shape *x, const ir_shape *y,
+                              ref_pool_params *pp) {
     int32_t S = x->rank - 2;
+    if (S < 1 || S > REF_WIN_MAX || y->rank != x->rank)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "only 1 to %d spatial dims", REF_WIN_MAX);
     pool_attrs a;
     mopt_status st = pool_attrs_read(ctx, S, &a);
     if (st) return st;
@@ -148,6 +150,15 @@ static mopt_status window_pool_run(const op_ctx *ctx, const op_tensor *in, op_te
         p.pad[lead + i] = pb;
         p.pad_end[lead + i] = pe;
     }
+    *pp = p;
+    return MOPT_OK;
+}
+
+static mopt_status window_pool_run(const op_ctx *ctx, const op_tensor *in, op_tensor *out,
+                                   bool is_max) {
+    ref_pool_params p;
+    mopt_status st = ops_pool_geometry(ctx, &in[0].shape, &out[0].shape, &p);
+    if (st) return st;
     if (is_max)
         ref_maxpool_f32(&p, in[0].data, out[0].data);
     else
@@ -298,14 +309,14 @@ static mopt_status lppool_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 }
 
 static const op_def k_ops[] = {
-    {"MaxPool", "", 1, 1, 1, 2, window_pool_infer, maxpool_run, OP_PARAMS(pool_params, pool_parse),
-     .bridge = &ops_bridge_via_f32},
-    {"AveragePool", "", 1, 1, 1, 1, window_pool_infer, avgpool_run,
+    {"MaxPool", "", 1, 1, 1, 2, window_pool_infer, maxpool_run, ops_maxpool_impls,
+     OP_PARAMS(pool_params, pool_parse), .bridge = &ops_bridge_via_f32},
+    {"AveragePool", "", 1, 1, 1, 1, window_pool_infer, avgpool_run, ops_avgpool_impls,
      OP_PARAMS(pool_params, pool_parse), .bridge = &ops_bridge_float},
     {"GlobalMaxPool", "", 1, 1, 1, 1, global_pool_infer, global_maxpool_run,
      .bridge = &ops_bridge_float},
     {"GlobalAveragePool", "", 1, 1, 1, 1, global_pool_infer, global_avgpool_run,
-     .bridge = &ops_bridge_float},
+     ops_cpu_gavgpool_impls, .bridge = &ops_bridge_float},
     {"LpPool", "", 1, 1, 1, 1, lppool_infer, lppool_run, NULL,
      OP_PARAMS(lppool_params, lppool_parse), .bridge = &ops_bridge_float},
 };

@@ -2,7 +2,9 @@
  * pass_fuse_conv_act.c — fuses a Conv with what follows it into one
  * mopt.FusedConv (docs/fused_ops.md):
  *   Conv -> [Add(residual)] -> [Relu | Clip | HardSwish | HardSigmoid |
- *                               Sigmoid | LeakyRelu | Tanh | Gelu]
+ *                               Sigmoid | LeakyRelu | Tanh | Gelu | Swish]
+ * Swish (SiLU) is the pair that reads y twice:
+ *   y -> Sigmoid -> s;  Mul(y, s) (either order)  =>  activation "Swish"
  * The residual is the Add's other input: not a constant and of exactly the
  * Conv output's shape. Each intermediate value must have a single consumer
  * and not be a graph output. Runs after Conv+BatchNormalization folding.
@@ -16,9 +18,36 @@
 typedef struct conv_match {
     int32_t residual; /* value, or -1 */
     ir_node *add;     /* the residual Add, or NULL */
-    ir_node *act;     /* the activation, or NULL */
+    ir_node *act;     /* the activation (Swish: the Mul), or NULL */
+    ir_node *sig;     /* Swish: the Sigmoid, else NULL */
     fu_act a;
 } conv_match;
+
+/* v read only by Sigmoid(v) -> s and Mul(v, s): returns the Mul, *sig the
+ * Sigmoid; else NULL. */
+static ir_node *match_swish(const fu_graph *f, int32_t v, ir_node **sig) {
+    const ir_graph *g = f->g;
+    if (v < 0 || f->uses[v] != 2 || (g->values[v]->flags & IR_VALUE_OUTPUT)) return NULL;
+    ir_node *s = NULL, *m = NULL;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        bool reads = false;
+        for (int32_t k = 0; !n->dead && k < n->n_inputs; k++)
+            reads = reads || n->inputs[k] == v;
+        if (!reads) continue;
+        if (fu_is(n, "Sigmoid") && n->n_inputs == 1 && n->n_outputs == 1 && !s)
+            s = n;
+        else if (fu_is(n, "Mul") && n->n_inputs == 2 && n->n_outputs == 1 && !m)
+            m = n;
+        else
+            return NULL;
+    }
+    if (!s || !m || fu_sole_consumer(f, s->outputs[0], NULL) != m) return NULL;
+    int o = fu_other_input(m, v);
+    if (o < 0 || m->inputs[o] != s->outputs[0]) return NULL;
+    *sig = s;
+    return m;
+}
 
 static bool match(const fu_graph *f, ir_node *conv, conv_match *m) {
     const ir_graph *g = f->g;
@@ -45,7 +74,14 @@ static bool match(const fu_graph *f, ir_node *conv, conv_match *m) {
             }
         }
     }
-    if (next && next->inputs[0] == cur && fu_activation(g, next, &m->a)) m->act = next;
+    ir_node *sig = NULL, *mul = NULL;
+    if (next && next->inputs[0] == cur && fu_activation(g, next, &m->a)) {
+        m->act = next;
+    } else if (!next && (mul = match_swish(f, cur, &sig)) != NULL) {
+        m->act = mul;
+        m->sig = sig;
+        m->a.name = "Swish";
+    }
     return m->add || m->act;
 }
 
@@ -65,6 +101,7 @@ static mopt_status fuse_one(fu_graph *f, ir_node *conv, const conv_match *m) {
     if (m->act && !fu_set_activation(n, &m->a)) return MOPT_ERR_OUT_OF_MEMORY;
     conv->dead = true;
     if (m->add) m->add->dead = true;
+    if (m->sig) m->sig->dead = true;
     return fu_refresh(f);
 }
 

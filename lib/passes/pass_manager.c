@@ -33,10 +33,13 @@ static const pass_def k_passes[] = {
     {"cse", 1, pass_cse, 0},
     {"fold_shapes", 1, pass_fold_shapes, 0},
     {"fold_constants", 1, pass_fold_constants, 0},
-    /* fusions: Conv+BN before Conv+activation; LayerNorm and GELU before
+    /* fusions: Conv+BN and Conv+constant Mul/Add folds, and spelled-out
+     * HardSwish, before Conv+activation; LayerNorm and GELU before
      * the MatMul epilogues (which absorb Gelu); attention before fuse_matmul,
      * which would otherwise turn its Q.K^T into a transposed FusedMatMul. */
     {"fuse_conv_bn", 2, pass_fuse_conv_bn, ANCHOR(0)},
+    {"fuse_conv_affine", 2, pass_fuse_conv_affine, ANCHOR(1)},
+    {"fuse_hardswish", 2, pass_fuse_hardswish, 0},
     {"fuse_conv_act", 2, pass_fuse_conv_act, ANCHOR(1)},
     {"fuse_layernorm", 2, pass_fuse_layernorm, ANCHOR(2)},
     {"fuse_gelu", 2, pass_fuse_gelu, ANCHOR(3) | ANCHOR(4)},

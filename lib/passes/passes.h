@@ -121,6 +121,8 @@ mopt_status pass_fold_shapes(ir_graph *g, pass_result *r);
 mopt_status pass_fold_if(ir_graph *g, pass_result *r);
 /* Fusions (opt_level 2). */
 mopt_status pass_fuse_conv_bn(ir_graph *g, pass_result *r);
+mopt_status pass_fuse_conv_affine(ir_graph *g, pass_result *r);
+mopt_status pass_fuse_hardswish(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_layernorm(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_gelu(ir_graph *g, pass_result *r);

@@ -77,6 +77,7 @@ static double gelu_tanh_d(double x) {
     return x / (1.0 + exp(-2.0 * u)); /* = x/2 (1 + tanh u) */
 }
 static double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+static double swish_d(double x) { return x * sigmoid_d(x); }
 
 typedef struct sweep_case {
     const char *name;
@@ -155,6 +156,7 @@ static void math_accuracy(void **state) {
         {"sigmoid", CPU_UN_SIGMOID, sigmoid_d, SIGMOID_REL, TINY_ABS},
         {"gelu", CPU_UN_GELU, gelu_erf_d, GELU_REL, GELU_ABS},
         {"gelu_tanh", CPU_UN_GELU_TANH, gelu_tanh_d, GELU_REL, GELU_ABS},
+        {"swish", CPU_UN_SWISH, swish_d, GELU_REL, GELU_ABS}, /* sigmoid's bound + 1 rounding */
     };
     int64_t n;
     float *x = sweep_inputs(&n);
@@ -593,6 +595,38 @@ static void ops_layernorm_vs_ref(void **state) {
     }
 }
 
+/* GlobalAveragePool: 1-3 spatial axes, batch > 1, a spatial size of 1, one
+ * large plane (split over threads), NaN/inf. GlobalMaxPool has no cpu impl:
+ * its reference skips NaN where the cpu max would propagate it. */
+static void ops_global_pool_vs_ref(void **state) {
+    (void)state;
+    static const char *const ops[] = {"GlobalAveragePool"};
+    typedef struct {
+        int32_t rank;
+        int64_t dims[5];
+    } gc;
+    const gc cases[] = {
+        {4, {2, 3, 7, 9}}, {3, {3, 17, 129}},     {5, {1, 4, 3, 5, 2}},
+        {4, {2, 5, 1, 1}}, {4, {1, 2, 300, 301}}, {4, {1, 960, 20, 20}},
+    };
+    for (size_t o = 0; o < 1; o++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (int sp = 0; sp < 2; sp++) {
+                node_fx f;
+                fx_init(&f, ops[o], 1, 1, 17);
+                int64_t n = ir_numel(cases[c].rank, cases[c].dims);
+                float *x = rand_f32(n, -2, 2, sp == 1);
+                op_tensor in[1] = {tensor_of(MOPT_DTYPE_F32, cases[c].rank, cases[c].dims, x)};
+                char what[96];
+                snprintf(what, sizeof what, "%s case %zu%s", ops[o], c, sp ? " with NaN/inf" : "");
+                /* float accumulation vs the reference's, up to 90300 terms of
+                 * |x| <= 2 */
+                check_node(&f, in, 1, 1, (tol){2e-3, 1e-5, false}, what, false);
+                mopt_aligned_free(x);
+                fx_done(&f);
+            }
+}
+
 static void ops_reduce_vs_ref(void **state) {
     (void)state;
     static const char *const ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"};
@@ -708,7 +742,7 @@ int main(void) {
         cmocka_unit_test(ops_binary_vs_ref),         cmocka_unit_test(ops_unary_vs_ref),
         cmocka_unit_test(ops_clip_vs_ref),           cmocka_unit_test(ops_softmax_vs_ref),
         cmocka_unit_test(ops_layernorm_vs_ref),      cmocka_unit_test(ops_reduce_vs_ref),
-        cmocka_unit_test(ops_transpose_vs_ref),
+        cmocka_unit_test(ops_transpose_vs_ref),      cmocka_unit_test(ops_global_pool_vs_ref),
     };
     return cmocka_run_group_tests(tests, NULL, report);
 }

@@ -37,6 +37,7 @@ ACTS = {
     "Gelu": lambda y, a, b: 0.5 * y * (1 + _erf(y / math.sqrt(2))),
     "GeluTanh": lambda y, a, b: 0.5 * y * (1 + np.tanh(math.sqrt(2 / math.pi) *
                                                        (y + 0.044715 * y ** 3))),
+    "Swish": lambda y, a, b: y / (1 + np.exp(-y)),
 }
 DEFAULTS = {"LeakyRelu": (0.01, 0), "Clip": (-np.inf, np.inf), "HardSigmoid": (0.2, 0.5)}
 
@@ -147,7 +148,8 @@ def main():
                                        ("HardSwish", None, None), ("HardSigmoid", 0.3, 0.4),
                                        ("HardSigmoid", None, None), ("LeakyRelu", None, None),
                                        ("Sigmoid", None, None), ("Tanh", None, None),
-                                       ("Gelu", None, None), ("GeluTanh", None, None)]):
+                                       ("Gelu", None, None), ("GeluTanh", None, None),
+                                       ("Swish", None, None)]):
         suffix = act.lower() + ("_params" if al is not None else "")
         fused_matmul(f"fmm_act_{suffix}", f32(4, 6, seed=30 + i) * 2, f32(6, 5, seed=50 + i),
                      bias=f32(5, seed=70 + i), act=act, act_alpha=al, act_beta=be)
@@ -161,6 +163,8 @@ def main():
                res=f32(2, 4, 5, 5, seed=99))
     fused_conv("fconv_clip", f32(1, 3, 6, 6, seed=100), f32(3, 1, 3, 3, seed=101),
                b=f32(3, seed=102), pad=1, group=3, act="Clip", act_alpha=0.0, act_beta=6.0)
+    fused_conv("fconv_swish", f32(2, 5, 6, 7, seed=103) * 3, f32(4, 5, 3, 2, seed=104),
+               b=f32(4, seed=105), pad=1, act="Swish")
 
 
 def bad_models():
@@ -187,7 +191,7 @@ def bad_models():
     for f in os.listdir(out):
         os.remove(os.path.join(out, f))
     save("invalid_unknown_activation", "FusedMatMul", ["a", "b"], [[2, 3], [3, 4]],
-         activation="Swish")
+         activation="Mish")
     save("shape_inner_dims", "FusedMatMul", ["a", "b"], [[2, 3], [5, 4]])
     save("shape_inner_dims_transposed", "FusedMatMul", ["a", "b"], [[2, 3], [3, 4]], transB=1)
     save("shape_bias_grows_output", "FusedMatMul", ["a", "b", "bias"],

@@ -658,6 +658,154 @@ static void run_fused_conv_cases(const op_impl *impl) {
         }
 }
 
+/* ---- ConvTranspose ------------------------------------------------------ */
+
+typedef struct ct_case {
+    int32_t rank;
+    int64_t x[5], w[5], group;
+    int64_t strides[3], dilations[3], pads[6], output_padding[3], output_shape[3];
+    bool bias, has_output_shape;
+    const char *auto_pad;
+} ct_case;
+
+/* odd shapes: PP-OCR's 2x2 stride-2 upsampler, groups, asymmetric pads,
+ * output_padding, output_shape, dilations, auto_pad, 1-D and 3-D, batch > 1 */
+static const ct_case k_ct_cases[] = {
+    {4, {1, 16, 20, 20}, {16, 4, 2, 2}, 1, {2, 2}, {1, 1}, {0}, {0}, {0}, true, false, NULL},
+    {4,
+     {2, 6, 7, 9},
+     {6, 3, 3, 3},
+     2,
+     {2, 1},
+     {1, 2},
+     {1, 0, 0, 2},
+     {1, 0},
+     {0},
+     true,
+     false,
+     NULL},
+    {3, {3, 4, 11}, {4, 5, 4}, 1, {3}, {1}, {2, 1}, {2}, {0}, true, false, NULL},
+    {5,
+     {1, 2, 3, 4, 5},
+     {2, 3, 2, 3, 2},
+     1,
+     {1, 2, 2},
+     {1, 1, 1},
+     {0, 1, 0, 0, 0, 1},
+     {0, 1, 0},
+     {0},
+     false,
+     false,
+     NULL},
+    {4, {1, 3, 5, 5}, {3, 2, 3, 3}, 1, {2, 2}, {1, 1}, {0}, {0}, {0}, false, false, "SAME_UPPER"},
+    {4, {2, 4, 5, 6}, {4, 2, 3, 3}, 2, {2, 2}, {1, 1}, {0}, {0}, {12, 13}, true, true, NULL},
+    {4,
+     {1, 8, 6, 6},
+     {8, 1, 4, 4},
+     8,
+     {2, 2},
+     {1, 1},
+     {1, 1, 1, 1},
+     {0},
+     {0},
+     true,
+     false,
+     NULL}, /* depthwise */
+};
+
+static void run_ct_cases(const op_impl *impl) {
+    for (size_t s = 0; s < sizeof k_ct_cases / sizeof k_ct_cases[0]; s++) {
+        const ct_case *cc = &k_ct_cases[s];
+        int32_t S = cc->rank - 2;
+        for (int variant = 0; variant < 2; variant++) {
+            /* variant 1: symbolic X at load time (layouts guessed), 2 threads */
+            node_case c;
+            nc_init(&c, "ConvTranspose", cc->bias ? 3 : 2);
+            attr_int(c.n, "group", cc->group);
+            attr_ints(c.n, "strides", S, cc->strides);
+            attr_ints(c.n, "dilations", S, cc->dilations);
+            attr_ints(c.n, "output_padding", S, cc->output_padding);
+            if (cc->has_output_shape) attr_ints(c.n, "output_shape", S, cc->output_shape);
+            if (cc->auto_pad)
+                attr_str(c.n, "auto_pad", cc->auto_pad);
+            else
+                attr_ints(c.n, "pads", 2 * S, cc->pads);
+            op_tensor in[3];
+            tensor(&in[0], cc->rank, cc->x);
+            tensor(&in[1], cc->rank, cc->w);
+            if (cc->bias) tensor(&in[2], 1, (int64_t[]){cc->w[1] * cc->group});
+            g_conv_red = cc->x[1] / cc->group;
+            for (int32_t i = 0; i < S; i++)
+                g_conv_red *= cc->w[2 + i];
+            check_impl(&c, impl, in, cc->bias ? 3 : 2, 6u, variant ? 1u : 0u, conv_bound,
+                       1 + variant, false);
+            free_inputs(in, cc->bias ? 3 : 2);
+            ir_graph_destroy(c.g);
+        }
+    }
+}
+
+/* ---- MaxPool, AveragePool ------------------------------------------------ */
+
+typedef struct pool_case {
+    int32_t rank;
+    int64_t x[5], k[3], strides[3], dilations[3], pads[6];
+    bool ceil_mode, include_pad;
+    const char *auto_pad;
+} pool_case;
+
+/* odd shapes: asymmetric pads, ceil_mode (with and without an overhang),
+ * dilations, SAME_UPPER, 1-D and 3-D, batch > 1, YOLO's SPPF 5x5 */
+static const pool_case k_pool_cases[] = {
+    {4, {1, 8, 20, 20}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, false, false, NULL},
+    {4, {2, 3, 7, 9}, {3, 2}, {2, 2}, {1, 1}, {1, 0, 0, 1}, true, false, NULL},
+    {4, {2, 3, 8, 7}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, true, NULL},
+    {4, {1, 4, 9, 11}, {3, 2}, {3, 2}, {1, 1}, {0}, false, false, NULL},
+    {4, {1, 2, 10, 9}, {2, 3}, {1, 2}, {2, 1}, {1, 1, 0, 2}, false, true, NULL},
+    {3, {3, 5, 17}, {4}, {3}, {1}, {2, 1}, true, false, NULL},
+    {5, {1, 2, 5, 6, 7}, {2, 3, 2}, {2, 1, 2}, {1, 1, 1}, {0, 1, 1, 1, 1, 0}, false, true, NULL},
+    {4, {1, 3, 7, 7}, {3, 3}, {2, 2}, {1, 1}, {0}, false, true, "SAME_UPPER"},
+};
+
+static bool g_pool_avg;
+static void pool_bound(const op_tensor *in, int n_in, const ir_shape *y, double *tol) {
+    /* max: exact; average: at most 27 terms of |x| <= 1, then a division */
+    int64_t n = ir_shape_numel(y);
+    for (int64_t i = 0; i < n; i++)
+        tol[i] = g_pool_avg ? 2e-6 : 0;
+}
+
+static void run_pool_cases(const op_impl *impl, bool avg) {
+    g_pool_avg = avg;
+    for (size_t s = 0; s < sizeof k_pool_cases / sizeof k_pool_cases[0]; s++) {
+        const pool_case *pc = &k_pool_cases[s];
+        int32_t S = pc->rank - 2;
+        for (int variant = 0; variant < 2; variant++) {
+            node_case c;
+            nc_init(&c, avg ? "AveragePool" : "MaxPool", 1);
+            attr_ints(c.n, "kernel_shape", S, pc->k);
+            attr_ints(c.n, "strides", S, pc->strides);
+            attr_ints(c.n, "dilations", S, pc->dilations);
+            attr_int(c.n, "ceil_mode", pc->ceil_mode);
+            if (avg) attr_int(c.n, "count_include_pad", pc->include_pad);
+            if (pc->auto_pad)
+                attr_str(c.n, "auto_pad", pc->auto_pad);
+            else
+                attr_ints(c.n, "pads", 2 * S, pc->pads);
+            op_tensor in[1];
+            tensor(&in[0], pc->rank, pc->x);
+            /* an AveragePool with count_include_pad whose ceil_mode window
+             * runs past the declared pads is declined (the reference runs) */
+            bool decline = avg && pc->include_pad && pc->ceil_mode;
+            check_impl(&c, impl, in, 1, 0u, variant ? 1u : 0u, pool_bound, 1 + variant, decline);
+            free_inputs(in, 1);
+            ir_graph_destroy(c.g);
+        }
+    }
+}
+static void run_maxpool_cases(const op_impl *impl) { run_pool_cases(impl, false); }
+static void run_avgpool_cases(const op_impl *impl) { run_pool_cases(impl, true); }
+
 /* ---- impl tests --------------------------------------------------------- */
 
 /* The impl of `op` (domain `domain`) named `name`. */
@@ -753,6 +901,20 @@ static void onednn_packed(void **st) {
         run_packed(run_fused_matmul_cases, "FusedMatMul", "mopt", prec, mm);
         run_packed(run_fused_conv_cases, "FusedConv", "mopt", prec, true);
     }
+}
+
+static void onednn_conv_transpose(void **st) {
+    (void)st;
+    run_variant(run_ct_cases, "ConvTranspose", "", OP_PREC_FP32, 0, "onednn");
+    run_variant(run_ct_cases, "ConvTranspose", "", OP_PREC_BF16, 0, "onednn-bf16");
+    for (int p = 0; p < 2; p++)
+        run_packed(run_ct_cases, "ConvTranspose", "", p ? OP_PREC_BF16 : OP_PREC_FP32, false);
+}
+
+static void onednn_pools(void **st) {
+    (void)st;
+    run_variant(run_maxpool_cases, "MaxPool", "", OP_PREC_FP32, 0, NULL);
+    run_variant(run_avgpool_cases, "AveragePool", "", OP_PREC_FP32, 3, NULL);
 }
 
 /* What the model builder does (dispatch.c) for a node at opt_level `level`:
@@ -924,6 +1086,7 @@ static double act_ref(kn_act act, double x, double alpha, double beta) {
     case KN_ACT_TANH: return tanh(x);
     case KN_ACT_GELU: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
     case KN_ACT_GELU_TANH: return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    case KN_ACT_SWISH: return x / (1 + exp(-x));
     case KN_ACT_COUNT: break;
     }
     return NAN;
@@ -934,7 +1097,7 @@ static void onednn_matmul_epilogues(void **st) {
     static const int64_t mkn[][3] = {{1, 17, 3}, {17, 129, 33}, {128, 384, 64}, {3, 1, 129}};
     int combo = 0, declined = 0;
     for (size_t s = 0; s < sizeof mkn / sizeof mkn[0]; s++)
-        for (int act = KN_ACT_NONE; act <= KN_ACT_GELU_TANH; act++)
+        for (int act = KN_ACT_NONE; act <= KN_ACT_SWISH; act++)
             for (int extras = 0; extras < 4; extras++, combo++) {
                 int64_t M = mkn[s][0], K = mkn[s][1], N = mkn[s][2];
                 /* batch 2 for A, B broadcast; bias [N]; residual [M, N] broadcast over batch */
@@ -1011,7 +1174,7 @@ static void onednn_conv_epilogues(void **st) {
     /* plain-layout conv (1x1 on 16 channels) and a blocked one (3x3 dw) */
     static const int64_t shapes[][5] = {{2, 16, 7, 24, 1}, {1, 32, 9, 32, 32}, {1, 3, 11, 8, 1}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int act = KN_ACT_NONE; act <= KN_ACT_GELU_TANH; act++)
+        for (int act = KN_ACT_NONE; act <= KN_ACT_SWISH; act++)
             for (int extras = 0; extras < 4; extras++) {
                 int64_t Nb = shapes[s][0], C = shapes[s][1], H = shapes[s][2], OC = shapes[s][3],
                         G = shapes[s][4];
@@ -1144,6 +1307,8 @@ int main(void) {
         cmocka_unit_test(onednn_matmul),
         cmocka_unit_test(onednn_gemm),
         cmocka_unit_test(onednn_conv),
+        cmocka_unit_test(onednn_conv_transpose),
+        cmocka_unit_test(onednn_pools),
         cmocka_unit_test(onednn_matmul_epilogues),
         cmocka_unit_test(onednn_conv_epilogues),
         cmocka_unit_test(onednn_bf16_matmul),
