@@ -2,7 +2,9 @@
  * binary-impl.h — body of cpu_binary_f32_<tier> (binary-<tier>.c includes a
  * simd-<tier>.h, then this): y[i] = a[i*sa] op b[i*sb] with sa, sb in {0, 1}
  * (same shape, scalar on either side). The broadcasting driver that walks
- * outer axes lives in lib/ops/elementwise_cpu.c.
+ * outer axes lives in lib/ops/elementwise_cpu.c. Also cpu_binary_rows_f32:
+ * rows of contiguous elements against one scalar per row (the per-channel
+ * broadcast of [N,C,H,W] op [N|1,C,1,1]), the op chosen once per call.
  */
 #include "kernels/cpu/cpu_kernels.h"
 
@@ -64,6 +66,38 @@ void CPU_FN(cpu_binary_f32)(cpu_binop op, const float *a, int64_t sa, const floa
     case CPU_BIN_DIV: BIN_PATTERNS(v_div); break;
     case CPU_BIN_MAX: BIN_PATTERNS(bin_max); break;
     case CPU_BIN_MIN: BIN_PATTERNS(bin_min); break;
+    case CPU_BIN_COUNT: break;
+    }
+}
+
+/* One row of n: y[i] = a[i] op s (row_a) or s op b[i]. */
+#define ROW_PATTERNS(EXPR)                                                                         \
+    do {                                                                                           \
+        for (int64_t r = 0; r < rows; r++, a += len, y += len) {                                   \
+            const vf sv = v_set1(b[r]);                                                            \
+            if (row_a)                                                                             \
+                BIN_LOOP(LD_A, SC_S, LD_A_N, SC_S_N, EXPR);                                        \
+            else                                                                                   \
+                BIN_LOOP(SC_S, LD_A, SC_S_N, LD_A_N, EXPR);                                        \
+        }                                                                                          \
+    } while (0)
+#define SC_S(i) sv
+#define SC_S_N(i, k) sv
+
+void CPU_FN(cpu_binary_rows_f32)(cpu_binop op, const float *x, const float *s, float *y,
+                                 int64_t rows, int64_t len, bool row_first) {
+    if (rows <= 0 || len <= 0) return;
+    /* a: the rows, b: the per-row scalars; row_a: the rows are the left operand */
+    const float *a = x, *b = s;
+    const bool row_a = row_first;
+    const int64_t n = len;
+    switch (op) {
+    case CPU_BIN_ADD: ROW_PATTERNS(v_add); break;
+    case CPU_BIN_SUB: ROW_PATTERNS(v_sub); break;
+    case CPU_BIN_MUL: ROW_PATTERNS(v_mul); break;
+    case CPU_BIN_DIV: ROW_PATTERNS(v_div); break;
+    case CPU_BIN_MAX: ROW_PATTERNS(bin_max); break;
+    case CPU_BIN_MIN: ROW_PATTERNS(bin_min); break;
     case CPU_BIN_COUNT: break;
     }
 }

@@ -14,11 +14,14 @@
     const cpu_kernels cpu_kernels_##SFX = {                                                        \
         #SFX,                                                                                      \
         cpu_binary_f32_##SFX,                                                                      \
+        cpu_binary_rows_f32_##SFX,                                                                 \
         cpu_unary_f32_##SFX,                                                                       \
         cpu_softmax_f32_##SFX,                                                                     \
         cpu_layernorm_f32_##SFX,                                                                   \
         cpu_reduce_f32_##SFX,                                                                      \
         cpu_transpose_x32_##SFX,                                                                   \
+        cpu_resize_f32_##SFX,                                                                      \
+        cpu_gemv_f32_##SFX,                                                                        \
     };
 
 #if defined(__x86_64__)

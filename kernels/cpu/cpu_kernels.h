@@ -1,7 +1,8 @@
 /*
  * cpu_kernels.h — the project's own vectorized kernels for memory-bound ops
  * (kernels/cpu): elementwise binary/unary f32, softmax, layer norm, row and
- * column reductions, 32-bit transposes. Each kernel exists once per tier —
+ * column reductions, 32-bit transposes, nearest/bilinear resize, the M = 1
+ * matrix product. Each kernel exists once per tier —
  * _avx512, _avx2 (files compiled with those flags) and _portable (GCC/Clang
  * vector extensions) — and is reached through a cpu_kernels table.
  *
@@ -66,6 +67,10 @@ typedef enum cpu_reduce_op {
 /* y[i] = a[i*sa] op b[i*sb] for i < n, with sa and sb each 0 or 1. y may be a. */
 typedef void (*cpu_binary_fn)(cpu_binop op, const float *a, int64_t sa, const float *b, int64_t sb,
                               float *y, int64_t n);
+/* Row r (r < rows) of x (rows x len, contiguous) against the scalar s[r]:
+ * y[r*len + i] = x[r*len + i] op s[r] when row_first, else s[r] op x[...]. */
+typedef void (*cpu_binary_rows_fn)(cpu_binop op, const float *x, const float *s, float *y,
+                                   int64_t rows, int64_t len, bool row_first);
 /* y[i] = op(x[i]) for i < n; y may be x. p may be NULL when op takes none. */
 typedef void (*cpu_unary_fn)(cpu_unop op, const float *x, float *y, int64_t n,
                              const cpu_unary_params *p);
@@ -85,14 +90,37 @@ typedef void (*cpu_reduce_fn)(cpu_reduce_op op, const float *x, float *y, int64_
 typedef void (*cpu_transpose_fn)(const uint32_t *x, uint32_t *y, int64_t rows, int64_t cols,
                                  int64_t c0, int64_t c1);
 
+/* Resize of the last two axes of planes [ih, iw] -> [oh, ow], from tables
+ * the caller builds once per shape (lib/ops/cpu/resize_cpu.c). Nearest:
+ * y[r][c] = x[y0[r]][x0[c]] (wy, wx, y1, x1 unused); x2 says x0[c] == c / 2
+ * and ow == 2 iw (the integer 2x upscale, duplicated without gathers).
+ * Linear: y[r][c] = sum over the taps (y0|y1, x0|x1) of x times the tap
+ * weights: wy[r] weighs row y0[r], wy[oh + r] row y1[r]; wx likewise. */
+typedef struct cpu_resize_plan {
+    int64_t ih, iw, oh, ow;
+    bool linear, x2;
+    const int32_t *y0, *y1, *x0, *x1;
+    const float *wy, *wx; /* linear: 2 * oh and 2 * ow weights */
+} cpu_resize_plan;
+/* Resizes `planes` planes of x into y. work: 2 * ow floats (linear only). */
+typedef void (*cpu_resize_fn)(const cpu_resize_plan *p, const float *x, float *y, int64_t planes,
+                              float *work);
+
+/* y (1 x width) = x (1 x K) @ b (K rows of width floats, row stride ld >= width). */
+typedef void (*cpu_gemv_fn)(const float *x, const float *b, int64_t K, int64_t ld, int64_t width,
+                            float *y);
+
 typedef struct cpu_kernels {
     const char *isa; /* "avx512", "avx2", "portable" */
     cpu_binary_fn binary_f32;
+    cpu_binary_rows_fn binary_rows_f32;
     cpu_unary_fn unary_f32;
     cpu_softmax_fn softmax_f32;
     cpu_layernorm_fn layernorm_f32;
     cpu_reduce_fn reduce_f32;
     cpu_transpose_fn transpose_x32;
+    cpu_resize_fn resize_f32;
+    cpu_gemv_fn gemv_f32;
 } cpu_kernels;
 
 extern const cpu_kernels cpu_kernels_avx512;
@@ -112,6 +140,8 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
 #define CPU_DECLARE_TIER(SFX)                                                                      \
     void cpu_binary_f32_##SFX(cpu_binop op, const float *a, int64_t sa, const float *b,            \
                               int64_t sb, float *y, int64_t n);                                    \
+    void cpu_binary_rows_f32_##SFX(cpu_binop op, const float *x, const float *s, float *y,         \
+                                   int64_t rows, int64_t len, bool row_first);                     \
     void cpu_unary_f32_##SFX(cpu_unop op, const float *x, float *y, int64_t n,                     \
                              const cpu_unary_params *p);                                           \
     void cpu_softmax_f32_##SFX(const float *x, float *y, int64_t rows, int64_t len, bool log);     \
@@ -121,7 +151,11 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
     void cpu_reduce_f32_##SFX(cpu_reduce_op op, const float *x, float *y, int64_t outer,           \
                               int64_t red, int64_t inner);                                         \
     void cpu_transpose_x32_##SFX(const uint32_t *x, uint32_t *y, int64_t rows, int64_t cols,       \
-                                 int64_t c0, int64_t c1);
+                                 int64_t c0, int64_t c1);                                          \
+    void cpu_resize_f32_##SFX(const cpu_resize_plan *p, const float *x, float *y, int64_t planes,  \
+                              float *work);                                                        \
+    void cpu_gemv_f32_##SFX(const float *x, const float *b, int64_t K, int64_t ld, int64_t width,  \
+                            float *y);
 
 CPU_DECLARE_TIER(avx512)
 CPU_DECLARE_TIER(avx2)

@@ -37,6 +37,16 @@ typedef struct ref_resize_params {
     double extrapolation;
 } ref_resize_params;
 
+/* The source coordinate of output position j along an axis of in_len ->
+ * out_len (coordinate_transformation_mode); *extra: outside the input
+ * (tf_crop_and_resize), the value is then the extrapolation value. */
+double ref_resize_source(const ref_resize_params *p, int64_t j, int64_t in_len, int64_t out_len,
+                         double scale, double roi_start, double roi_end, bool *extra);
+/* The taps of source coordinate xo: returns their count n (2 for nearest
+ * and linear, 4 for cubic) and fills idx[0..n) (clamped to the axis) and
+ * their weights c[0..n); a tap of weight 0 is not read. */
+int ref_resize_taps(const ref_resize_params *p, double xo, int64_t in_len, int64_t *idx, double *c);
+
 /* Resizes axis `axis` of x viewed as [outer, in_len, inner] to
  * [outer, out_len, inner] with scale (and roi_start/roi_end for
  * tf_crop_and_resize). */

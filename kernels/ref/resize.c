@@ -17,67 +17,79 @@ static void cubic_coeffs(double r, double a, double *c) {
     c[3] = ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a;
 }
 
+double ref_resize_source(const ref_resize_params *p, int64_t j, int64_t in_len, int64_t out_len,
+                         double scale, double roi_start, double roi_end, bool *extra) {
+    double out_w = scale * (double)in_len, yj = (double)j, xo;
+    *extra = false;
+    switch (p->coord) {
+    case REF_COORD_ALIGN_CORNERS:
+        xo = out_w == 1 ? 0 : yj * (double)(in_len - 1) / (out_w - 1);
+        break;
+    case REF_COORD_ASYMMETRIC: xo = yj / scale; break;
+    case REF_COORD_TF_CROP_AND_RESIZE:
+        xo = out_w == 1 ? (roi_end - roi_start) * (double)(in_len - 1) / 2
+                        : yj * (roi_end - roi_start) * (double)(in_len - 1) / (out_w - 1);
+        xo += roi_start * (double)(in_len - 1);
+        *extra = xo < 0 || xo > (double)(in_len - 1);
+        break;
+    case REF_COORD_PYTORCH_HALF_PIXEL: xo = out_w == 1 ? -0.5 : (yj + 0.5) / scale - 0.5; break;
+    case REF_COORD_HALF_PIXEL_SYMMETRIC: {
+        double adj = (double)out_len / out_w, center = (double)in_len / 2;
+        xo = center * (1 - adj) + (yj + 0.5) / scale - 0.5;
+        break;
+    }
+    default: xo = (yj + 0.5) / scale - 0.5; break;
+    }
+    return xo;
+}
+
+int ref_resize_taps(const ref_resize_params *p, double xo, int64_t in_len, int64_t *idx,
+                    double *c) {
+    double fl = floor(xo);
+    bool integer = xo == fl;
+    double r = integer ? 1.0 : xo - fl;
+    int n = p->mode == REF_RESIZE_CUBIC ? 4 : 2;
+    if (p->mode == REF_RESIZE_CUBIC) {
+        cubic_coeffs(r, p->cubic_a, c);
+    } else if (p->mode == REF_RESIZE_LINEAR) {
+        c[0] = 1 - r, c[1] = r;
+    } else {
+        bool right;
+        switch (p->nearest) {
+        case REF_NEAREST_ROUND_PREFER_CEIL: right = r >= 0.5; break;
+        case REF_NEAREST_FLOOR: right = r == 1.0; break;
+        case REF_NEAREST_CEIL: right = true; break;
+        default: right = r > 0.5; break;
+        }
+        c[0] = right ? 0 : 1, c[1] = right ? 1 : 0;
+    }
+    int64_t start = (int64_t)fl - (integer ? n / 2 : n / 2 - 1);
+    for (int t = 0; t < n; t++)
+        idx[t] = start + t;
+    if (p->exclude_outside) {
+        double sum = 0;
+        for (int t = 0; t < n; t++) {
+            if (idx[t] < 0 || idx[t] >= in_len) c[t] = 0;
+            sum += c[t];
+        }
+        if (sum == 0) sum = 1;
+        for (int t = 0; t < n; t++)
+            c[t] /= sum;
+    }
+    for (int t = 0; t < n; t++)
+        idx[t] = idx[t] < 0 ? 0 : idx[t] >= in_len ? in_len - 1 : idx[t];
+    return n;
+}
+
 void ref_resize_axis(const ref_resize_params *p, int64_t outer, int64_t in_len, int64_t out_len,
                      int64_t inner, double scale, double roi_start, double roi_end, const double *x,
                      double *y) {
-    double out_w = scale * (double)in_len;
     for (int64_t j = 0; j < out_len; j++) {
-        double yj = (double)j, xo;
-        bool extra = false;
-        switch (p->coord) {
-        case REF_COORD_ALIGN_CORNERS:
-            xo = out_w == 1 ? 0 : yj * (double)(in_len - 1) / (out_w - 1);
-            break;
-        case REF_COORD_ASYMMETRIC: xo = yj / scale; break;
-        case REF_COORD_TF_CROP_AND_RESIZE:
-            xo = out_w == 1 ? (roi_end - roi_start) * (double)(in_len - 1) / 2
-                            : yj * (roi_end - roi_start) * (double)(in_len - 1) / (out_w - 1);
-            xo += roi_start * (double)(in_len - 1);
-            extra = xo < 0 || xo > (double)(in_len - 1);
-            break;
-        case REF_COORD_PYTORCH_HALF_PIXEL: xo = out_w == 1 ? -0.5 : (yj + 0.5) / scale - 0.5; break;
-        case REF_COORD_HALF_PIXEL_SYMMETRIC: {
-            double adj = (double)out_len / out_w, center = (double)in_len / 2;
-            xo = center * (1 - adj) + (yj + 0.5) / scale - 0.5;
-            break;
-        }
-        default: xo = (yj + 0.5) / scale - 0.5; break;
-        }
-        double fl = floor(xo);
-        bool integer = xo == fl;
-        double r = integer ? 1.0 : xo - fl;
-        int n = p->mode == REF_RESIZE_CUBIC ? 4 : 2;
-        double c[4];
-        if (p->mode == REF_RESIZE_CUBIC) {
-            cubic_coeffs(r, p->cubic_a, c);
-        } else if (p->mode == REF_RESIZE_LINEAR) {
-            c[0] = 1 - r, c[1] = r;
-        } else {
-            bool right;
-            switch (p->nearest) {
-            case REF_NEAREST_ROUND_PREFER_CEIL: right = r >= 0.5; break;
-            case REF_NEAREST_FLOOR: right = r == 1.0; break;
-            case REF_NEAREST_CEIL: right = true; break;
-            default: right = r > 0.5; break;
-            }
-            c[0] = right ? 0 : 1, c[1] = right ? 1 : 0;
-        }
-        int64_t start = (int64_t)fl - (integer ? n / 2 : n / 2 - 1);
+        bool extra;
+        double xo = ref_resize_source(p, j, in_len, out_len, scale, roi_start, roi_end, &extra);
         int64_t idx[4];
-        for (int t = 0; t < n; t++)
-            idx[t] = start + t;
-        if (p->exclude_outside) {
-            double sum = 0;
-            for (int t = 0; t < n; t++) {
-                if (idx[t] < 0 || idx[t] >= in_len) c[t] = 0;
-                sum += c[t];
-            }
-            if (sum == 0) sum = 1;
-            for (int t = 0; t < n; t++)
-                c[t] /= sum;
-        }
-        for (int t = 0; t < n; t++)
-            idx[t] = idx[t] < 0 ? 0 : idx[t] >= in_len ? in_len - 1 : idx[t];
+        double c[4];
+        int n = ref_resize_taps(p, xo, in_len, idx, c);
         for (int64_t o = 0; o < outer; o++)
             for (int64_t i = 0; i < inner; i++) {
                 double v;

@@ -2,7 +2,9 @@
  * impls.c — every op's backend implementations, in preference order, in one
  * place (see impls.h): oneDNN first (fastest here; its prepare picks the
  * precision and weight layout), then OpenBLAS; the own cpu kernels by ISA
- * tier, best first (a tier the CPU lacks refuses in prepare). The op_def's
+ * tier, best first (a tier the CPU lacks refuses in prepare). MatMul, Gemm
+ * and FusedMatMul try the own M = 1 kernel (cpu-gemv) first: it streams the
+ * weight at memory speed where the GEMM libraries' per-call setup dominates. The op_def's
  * reference run is always the last resort. Backends missing at build time
  * are left out.
  */
@@ -14,22 +16,28 @@
     &ops_impl_cpu_##FAM##_avx512, &ops_impl_cpu_##FAM##_avx2, &ops_impl_cpu_##FAM##_portable
 
 const op_impl *const ops_matmul_impls[] = {
+    &ops_impl_cpu_gemv_matmul_avx512,
+    &ops_impl_cpu_gemv_matmul_avx2,
 #ifdef MOPT_HAVE_ONEDNN
     &ops_impl_matmul_onednn,
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
     &ops_impl_matmul_openblas,
 #endif
+    &ops_impl_cpu_gemv_matmul_portable,
     NULL,
 };
 
 const op_impl *const ops_gemm_impls[] = {
+    &ops_impl_cpu_gemv_gemm_avx512,
+    &ops_impl_cpu_gemv_gemm_avx2,
 #ifdef MOPT_HAVE_ONEDNN
     &ops_impl_gemm_onednn,
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
     &ops_impl_gemm_openblas,
 #endif
+    &ops_impl_cpu_gemv_gemm_portable,
     NULL,
 };
 
@@ -62,12 +70,15 @@ const op_impl *const ops_avgpool_impls[] = {
 };
 
 const op_impl *const ops_fused_matmul_impls[] = {
+    &ops_impl_cpu_gemv_fused_matmul_avx512,
+    &ops_impl_cpu_gemv_fused_matmul_avx2,
 #ifdef MOPT_HAVE_ONEDNN
     &ops_impl_fused_matmul_onednn,
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
     &ops_impl_fused_matmul_openblas,
 #endif
+    &ops_impl_cpu_gemv_fused_matmul_portable,
     NULL,
 };
 
@@ -86,3 +97,4 @@ const op_impl *const ops_cpu_layernorm_impls[] = {CPU_TIERS(layernorm), NULL};
 const op_impl *const ops_cpu_reduce_impls[] = {CPU_TIERS(reduce), NULL};
 const op_impl *const ops_cpu_transpose_impls[] = {CPU_TIERS(transpose), NULL};
 const op_impl *const ops_cpu_gavgpool_impls[] = {CPU_TIERS(gavgpool), NULL};
+const op_impl *const ops_cpu_resize_impls[] = {CPU_TIERS(resize), NULL};

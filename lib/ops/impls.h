@@ -39,6 +39,7 @@ extern const op_impl *const ops_cpu_layernorm_impls[]; /* LayerNormalization */
 extern const op_impl *const ops_cpu_reduce_impls[];    /* ReduceSum Mean Max Min */
 extern const op_impl *const ops_cpu_transpose_impls[]; /* Transpose */
 extern const op_impl *const ops_cpu_gavgpool_impls[];  /* GlobalAveragePool */
+extern const op_impl *const ops_cpu_resize_impls[];    /* Resize Upsample (4-D, last two axes) */
 
 /* ---- the impls ----------------------------------------------------------- */
 
@@ -68,6 +69,10 @@ OPS_CPU_DECLARE(reduce)
 OPS_CPU_DECLARE(transpose)
 OPS_CPU_DECLARE(attention)
 OPS_CPU_DECLARE(gavgpool)
+OPS_CPU_DECLARE(resize)
+OPS_CPU_DECLARE(gemv_matmul) /* M = 1 with a constant weight (gemv_cpu.c) */
+OPS_CPU_DECLARE(gemv_gemm)
+OPS_CPU_DECLARE(gemv_fused_matmul)
 
 /* ---- helpers the impls share with the families -------------------------- */
 

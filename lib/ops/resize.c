@@ -14,6 +14,8 @@
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_resize.h"
 #include "ops/bridge.h"
+#include "ops/cpu/ops_cpu.h"
+#include "ops/impls.h"
 #include "ops/op_common.h"
 #include "ops/ops.h"
 
@@ -228,6 +230,15 @@ static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_d
     return 0;
 }
 
+int ops_resize_plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_dims,
+                    double *scales, double *roi, mopt_status *st) {
+    return plan(ctx, in, n_in, out_dims, scales, roi, st);
+}
+
+const ref_resize_params *ops_resize_kernel_params(const op_ctx *ctx) {
+    return &((const resize_params *)ctx->params)->k;
+}
+
 static mopt_status resize_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
     mopt_status st;
@@ -310,9 +321,9 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 }
 
 static const op_def k_ops[] = {
-    {"Resize", "", 1, 4, 1, 1, resize_infer, resize_run, NULL,
+    {"Resize", "", 1, 4, 1, 1, resize_infer, resize_run, ops_cpu_resize_impls,
      OP_PARAMS(resize_params, resize_parse), .bridge = &ops_bridge_float},
-    {"Upsample", "", 1, 2, 1, 1, resize_infer, resize_run, NULL,
+    {"Upsample", "", 1, 2, 1, 1, resize_infer, resize_run, ops_cpu_resize_impls,
      OP_PARAMS(resize_params, upsample_parse), .bridge = &ops_bridge_float},
 };
 

@@ -250,6 +250,9 @@ typedef struct tol {
 } tol;
 
 static int g_op_checks;
+static bool g_must_run;            /* an impl that supports a case must not decline its run */
+static const char *g_impl = "cpu"; /* the impls under test: "<g_impl>-<tier>" */
+static int g_opt_level;            /* the opt_level the impls see (3: weights prepacked) */
 
 /* Runs the node's reference run and each available cpu-<tier> impl (1 and 2
  * threads) on in[], comparing every output. */
@@ -279,12 +282,13 @@ static void check_node(node_fx *f, op_tensor *in, int n_in, int n_out, tol t, co
         if (!kt) continue;
         const op_impl *impl = NULL;
         char want[32];
-        snprintf(want, sizeof want, "cpu-%s", k_tiers[ti]);
+        snprintf(want, sizeof want, "%s-%s", g_impl, k_tiers[ti]);
         for (int k = 0; f->def->impls && f->def->impls[k]; k++)
             if (strcmp(f->def->impls[k]->name, want) == 0) impl = f->def->impls[k];
         if (!impl) fail_msg("%s: op %s has no %s implementation", what, f->n->op_type, want);
         op_ctx lctx = ctx;
         lctx.runtime = false;
+        lctx.opt_level = g_opt_level;
         if (!impl->supports(&lctx, in, n_in, ref, n_out)) {
             if (!may_decline) fail_msg("%s: %s does not support the case", what, want);
             printf("[ INFO     ] %s: not taken by %s (reference kernel)\n", what, want);
@@ -293,11 +297,12 @@ static void check_node(node_fx *f, op_tensor *in, int n_in, int n_out, tol t, co
         }
         void *st = NULL;
         assert_int_equal(impl->prepare(&lctx, in, n_in, ref, n_out, &st), MOPT_OK);
-        assert_ptr_equal(st, kt);
+        if (!impl->release) assert_ptr_equal(st, kt); /* stateful impls keep their own */
         for (int threads = 1; threads <= 2; threads++) {
             op_ctx rctx = ctx;
             rctx.state = st;
             rctx.threads = threads;
+            rctx.opt_level = g_opt_level;
             void *scratch = NULL;
             rctx.scratch = &scratch;
             for (int k = 0; k < n_out; k++) {
@@ -308,6 +313,12 @@ static void check_node(node_fx *f, op_tensor *in, int n_in, int n_out, tol t, co
                 memset(got[k].data, 0xa5, (size_t)numel[k] * mopt_dtype_size(ref[k].dtype));
             }
             mopt_status rs = impl->run(&rctx, in, n_in, got, n_out);
+            if (scratch) {
+                assert_non_null(impl->release_scratch);
+                impl->release_scratch(scratch);
+            }
+            if (rs == MOPT_ERR_UNSUPPORTED && g_must_run)
+                fail_msg("%s: %s declined the run", what, want);
             if (rs == MOPT_ERR_UNSUPPORTED) { /* declined: the executor runs the reference */
                 mopt_clear_error();
                 rs = f->def->run(&ctx, in, n_in, got, n_out);
@@ -341,6 +352,7 @@ static void check_node(node_fx *f, op_tensor *in, int n_in, int n_out, tol t, co
                 mopt_aligned_free(got[k].data);
             g_op_checks++;
         }
+        if (impl->release) impl->release(st);
         ran++;
     }
     assert_true(ran >= 1);
@@ -383,6 +395,14 @@ static void ops_binary_vs_ref(void **state) {
         {1, 1, {1}, {1}},
         {1, 1, {1000}, {1}},
         {4, 4, {1, 1, 1, 1}, {1, 1, 1, 1}},
+        /* per-channel (squeeze-excitation) broadcasts: rows against a scalar each */
+        {4, 4, {2, 3, 5, 19}, {1, 3, 1, 1}},
+        {4, 4, {2, 3, 5, 19}, {2, 3, 1, 1}},
+        {4, 4, {1, 3, 1, 1}, {2, 3, 5, 19}}, /* the scalars on the left */
+        {4, 4, {2, 5, 3, 3}, {2, 5, 1, 1}},
+        {4, 4, {3, 40, 33, 35}, {1, 40, 1, 1}}, /* split over threads mid-block */
+        {4, 4, {2, 40, 1, 1}, {2, 40, 33, 35}},
+        {4, 4, {2, 7, 9, 17}, {1, 1, 9, 17}}, /* a plane per channel */
     };
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
         int n_cases = (int)(sizeof fixed / sizeof fixed[0]) + 20;
@@ -730,6 +750,156 @@ static void ops_transpose_vs_ref(void **state) {
     }
 }
 
+/* Resize on 4-D NCHW: every nearest_mode and coordinate mode exporters
+ * emit, linear too, with scales (< 1, > 1, the integer 2x) or sizes, batch
+ * 2, widths that are no multiple of any vector width. The cpu tables are
+ * built with the reference's own coordinate rules, so nearest is bit-exact;
+ * linear blends in float (ref: double). Cubic is left to the reference. */
+static void ops_resize_vs_ref(void **state) {
+    (void)state;
+    typedef struct {
+        const char *mode, *coord, *nearest;
+        int64_t ih, iw;
+        float sh, sw;   /* scales, or 0: sizes */
+        int64_t oh, ow; /* sizes when the scales are 0 */
+    } rc;
+    const rc cases[] = {
+        {"nearest", "asymmetric", "floor", 5, 19, 2, 2, 0, 0},
+        {"nearest", "asymmetric", "floor", 4, 40, 2, 2, 0, 0},
+        {"nearest", "half_pixel", "round_prefer_floor", 7, 37, 2, 2, 0, 0},
+        {"nearest", "half_pixel", "round_prefer_ceil", 7, 37, 0.6f, 1.7f, 0, 0},
+        {"nearest", "align_corners", "round_prefer_floor", 9, 33, 3, 0.5f, 0, 0},
+        {"nearest", "pytorch_half_pixel", "ceil", 6, 21, 0, 0, 11, 50},
+        {"nearest", "asymmetric", "floor", 16, 33, 0, 0, 9, 13},
+        {"nearest", "half_pixel_symmetric", "floor", 5, 17, 1.5f, 2.5f, 0, 0},
+        {"linear", "half_pixel", NULL, 5, 19, 2, 2, 0, 0},
+        {"linear", "half_pixel", NULL, 7, 37, 0.6f, 1.7f, 0, 0},
+        {"linear", "align_corners", NULL, 9, 33, 2, 2, 0, 0},
+        {"linear", "pytorch_half_pixel", NULL, 6, 21, 0, 0, 1, 50},
+        {"linear", "asymmetric", NULL, 16, 1030, 0.5f, 1.25f, 0, 0},
+        {"linear", "half_pixel", NULL, 1, 1, 0, 0, 3, 5},
+        {"cubic", "half_pixel", NULL, 5, 19, 2, 2, 0, 0}, /* reference */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        node_fx f;
+        fx_init(&f, "Resize", 4, 1, 13);
+        attr_str(f.n, "mode", cases[c].mode);
+        attr_str(f.n, "coordinate_transformation_mode", cases[c].coord);
+        if (cases[c].nearest) attr_str(f.n, "nearest_mode", cases[c].nearest);
+        int64_t dims[4] = {2, 3, cases[c].ih, cases[c].iw}, four = 4, zero = 0;
+        float *x = rand_f32(ir_numel(4, dims), -3, 3, false);
+        float scales[4] = {1, 1, cases[c].sh, cases[c].sw};
+        int64_t sizes[4] = {2, 3, cases[c].oh, cases[c].ow};
+        bool by_scale = cases[c].sh > 0;
+        op_tensor in[4] = {tensor_of(MOPT_DTYPE_F32, 4, dims, x),
+                           tensor_of(MOPT_DTYPE_F32, 1, &zero, NULL),
+                           tensor_of(MOPT_DTYPE_F32, 1, by_scale ? &four : &zero, scales),
+                           tensor_of(MOPT_DTYPE_I64, 1, by_scale ? &zero : &four, sizes)};
+        char what[128];
+        snprintf(what, sizeof what, "Resize case %zu (%s %s %s)", c, cases[c].mode, cases[c].coord,
+                 cases[c].nearest ? cases[c].nearest : "");
+        bool cubic = strcmp(cases[c].mode, "cubic") == 0;
+        bool nearest = strcmp(cases[c].mode, "nearest") == 0;
+        g_must_run = !cubic;
+        check_node(&f, in, 4, 1, (tol){nearest ? 0 : 1e-6, nearest ? 0 : 1e-6, nearest}, what,
+                   false);
+        g_must_run = false;
+        /* the name MOPT_VERBOSE lists says whether the cpu kernel runs, or why not */
+        op_view v;
+        op_view_src src = {.graph = f.g, .runtime = false};
+        assert_int_equal(op_view_init(&v, &src, f.n, NULL), MOPT_OK);
+        const op_impl *impl = f.def->impls[2]; /* cpu-portable: every machine has it */
+        assert_string_equal(impl->name, "cpu-portable");
+        void *st = NULL;
+        assert_int_equal(impl->prepare(&v.ctx, in, 4, NULL, 1, &st), MOPT_OK);
+        const char *shown = impl->variant(st);
+        if (cubic ? strstr(shown, "declines: mode cubic") == NULL
+                  : strcmp(shown, "cpu-portable") != 0)
+            fail_msg("%s: listed as kernel=%s", what, shown);
+        impl->release(st);
+        mopt_aligned_free(x);
+        fx_done(&f);
+    }
+}
+
+/* The M = 1 product (cpu-gemv) of MatMul, Gemm (transB, alpha, beta, C)
+ * and FusedMatMul (bias, Relu) with a constant weight, against the
+ * reference: widths that are no multiple of a vector or a 128-column panel,
+ * K odd, the weight as stored (opt_level 0) and packed (3). Float sums in
+ * another order than the reference's: 1e-6 K absolute, 1e-5 relative, on |x|, |w| <= 1. */
+static void ops_gemv_vs_ref(void **state) {
+    (void)state;
+    const int64_t ks[] = {1, 7, 256, 385}, ns[] = {1, 13, 128, 200, 1030};
+    g_impl = "cpu-gemv";
+    g_must_run = true;
+    for (int lvl = 0; lvl <= 3; lvl += 3) {
+        g_opt_level = lvl;
+        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+            for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+                const int64_t K = ks[ki], N = ns[ni];
+                float *x = rand_f32(K, -1, 1, false), *w = rand_f32(K * N, -1, 1, false);
+                float *c = rand_f32(N, -1, 1, false);
+                char what[96];
+                for (int kind = 0; kind < 4; kind++) {
+                    node_fx f;
+                    int64_t xd[3] = {1, 1, K}, wd[2] = {K, N}, wt[2] = {N, K}, cd[1] = {N};
+                    op_tensor in[3];
+                    int n_in = 2;
+                    if (kind == 0) { /* MatMul [1, 1, K] x [K, N] */
+                        fx_init(&f, "MatMul", 2, 1, 13);
+                        in[0] = tensor_of(MOPT_DTYPE_F32, 3, xd, x);
+                        in[1] = tensor_of(MOPT_DTYPE_F32, 2, wd, w);
+                    } else if (kind <= 2) { /* Gemm, kind 2: transB, alpha, beta, C */
+                        n_in = kind == 2 ? 3 : 2;
+                        fx_init(&f, "Gemm", n_in, 1, 13);
+                        if (kind == 2) {
+                            attr_int(f.n, "transB", 1);
+                            attr_float(f.n, "alpha", 0.75f);
+                            attr_float(f.n, "beta", -1.5f);
+                        }
+                        in[0] = tensor_of(MOPT_DTYPE_F32, 2, xd + 1, x);
+                        in[1] = tensor_of(MOPT_DTYPE_F32, 2, kind == 2 ? wt : wd, w);
+                        in[2] = tensor_of(MOPT_DTYPE_F32, 1, cd, c);
+                    } else { /* mopt.FusedMatMul with bias and Relu */
+                        n_in = 3;
+                        f.g = ir_graph_create();
+                        assert_non_null(f.g);
+                        f.n =
+                            ir_graph_add_node(f.g, "FusedMatMul", "mopt", "node_under_test", 3, 1);
+                        assert_non_null(f.n);
+                        f.n->inputs[0] = ir_graph_value(f.g, "x0");
+                        f.n->inputs[1] = ir_graph_value(f.g, "x1");
+                        f.n->inputs[2] = ir_graph_value(f.g, "x2");
+                        f.n->outputs[0] = ir_graph_value(f.g, "y0");
+                        f.def = ops_find("FusedMatMul", "mopt");
+                        assert_non_null(f.def);
+                        f.n->op = f.def;
+                        f.opset = 13;
+                        attr_str(f.n, "activation", "Relu");
+                        in[0] = tensor_of(MOPT_DTYPE_F32, 2, xd + 1, x);
+                        in[1] = tensor_of(MOPT_DTYPE_F32, 2, wd, w);
+                        in[2] = tensor_of(MOPT_DTYPE_F32, 1, cd, c);
+                    }
+                    snprintf(what, sizeof what, "GEMV %s K=%lld N=%lld opt_level %d",
+                             kind == 0   ? "MatMul"
+                             : kind == 1 ? "Gemm"
+                             : kind == 2 ? "Gemm transB alpha beta C"
+                                         : "FusedMatMul bias Relu",
+                             (long long)K, (long long)N, lvl);
+                    check_node(&f, in, n_in, 1, (tol){1e-6 * (double)K, 1e-5, false}, what, false);
+                    fx_done(&f);
+                }
+                mopt_aligned_free(x);
+                mopt_aligned_free(w);
+                mopt_aligned_free(c);
+            }
+        }
+    }
+    g_opt_level = 0;
+    g_must_run = false;
+    g_impl = "cpu";
+}
+
 static int report(void **state) {
     (void)state;
     printf("[ CHECKS   ] %d op-level comparisons (impl x tier x threads)\n", g_op_checks);
@@ -743,6 +913,7 @@ int main(void) {
         cmocka_unit_test(ops_clip_vs_ref),           cmocka_unit_test(ops_softmax_vs_ref),
         cmocka_unit_test(ops_layernorm_vs_ref),      cmocka_unit_test(ops_reduce_vs_ref),
         cmocka_unit_test(ops_transpose_vs_ref),      cmocka_unit_test(ops_global_pool_vs_ref),
+        cmocka_unit_test(ops_resize_vs_ref),         cmocka_unit_test(ops_gemv_vs_ref),
     };
     return cmocka_run_group_tests(tests, NULL, report);
 }

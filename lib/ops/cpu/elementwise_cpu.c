@@ -2,7 +2,8 @@
  * elementwise_cpu.c — the "cpu" backend for the elementwise family: binary
  * Add/Sub/Mul/Div/Max/Min on f32 with any numpy broadcast (axes collapsed,
  * then an outer loop over contiguous inner runs whose operands are each
- * contiguous or a broadcast scalar), and the f32 activations and math of
+ * contiguous or a broadcast scalar; the per-channel pattern [N,C,H,W] op
+ * [N|1,C,1,1] as rows against one scalar each), and the f32 activations and math of
  * kernels/cpu (Relu ... Reciprocal, Gelu, Clip). Big tensors are split over
  * ctx->threads. Also the tier check shared by every *_cpu.c family.
  */
@@ -110,6 +111,41 @@ static void bin_rows(void *arg, int64_t lo, int64_t hi) {
     }
 }
 
+/* The per-channel broadcast: the last two collapsed axes are [C, L], one
+ * operand walks them as contiguous rows (strides L, 1), the other as one
+ * scalar per row (strides 1, 0); axes before are walked per block of C
+ * rows. Rows [lo, hi) of the [blocks * C, L] view. */
+static void bin_rowscalar(void *arg, int64_t lo, int64_t hi) {
+    const bin_job *j = arg;
+    const int32_t last = j->rank - 1, ch = last - 1;
+    const int64_t len = j->dims[last], C = j->dims[ch];
+    const bool row_a = j->sa[last] == 1;
+    const int64_t *srow = row_a ? j->sa : j->sb, *ssc = row_a ? j->sb : j->sa;
+    const float *xrow = row_a ? j->a : j->b, *xsc = row_a ? j->b : j->a;
+    for (int64_t o = lo; o < hi;) {
+        int64_t blk = o / C, c0 = o % C, n = C - c0 < hi - o ? C - c0 : hi - o;
+        int64_t orow = c0 * srow[ch], osc = c0 * ssc[ch], rem = blk;
+        for (int32_t d = ch - 1; d >= 0; d--) {
+            int64_t i = rem % j->dims[d];
+            rem /= j->dims[d];
+            orow += i * srow[d];
+            osc += i * ssc[d];
+        }
+        j->k->binary_rows_f32(j->op, xrow + orow, xsc + osc, j->y + o * len, n, len, row_a);
+        o += n;
+    }
+}
+
+/* Is the collapsed broadcast the per-channel pattern of bin_rowscalar? */
+static bool bin_is_rowscalar(const bin_job *j) {
+    if (j->rank < 2) return false;
+    const int32_t last = j->rank - 1, ch = last - 1;
+    const int64_t len = j->dims[last];
+    bool a_rows = j->sa[last] == 1 && j->sa[ch] == len && j->sb[last] == 0 && j->sb[ch] == 1;
+    bool b_rows = j->sb[last] == 1 && j->sb[ch] == len && j->sa[last] == 0 && j->sa[ch] == 1;
+    return a_rows || b_rows;
+}
+
 /* Elements [lo, hi) of a single row (outer == 1). */
 static void bin_span(void *arg, int64_t lo, int64_t hi) {
     const bin_job *j = arg;
@@ -138,7 +174,8 @@ static mopt_status binary_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         cpu_parallel_for(ctx->threads, numel, GRAIN_CHEAP, bin_span, &j);
     } else {
         int64_t grain = GRAIN_CHEAP / inner;
-        cpu_parallel_for(ctx->threads, numel / inner, grain, bin_rows, &j);
+        cpu_parallel_for(ctx->threads, numel / inner, grain,
+                         bin_is_rowscalar(&j) ? bin_rowscalar : bin_rows, &j);
     }
     return MOPT_OK;
 }

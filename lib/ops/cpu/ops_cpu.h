@@ -17,6 +17,7 @@
 #define MOPT_OPS_OPS_CPU_H
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/ref/ref_resize.h"
 #include "ops/impls.h"
 #include "ops/ops.h"
 
@@ -34,6 +35,15 @@ int ops_reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t ra
  * setting the error message only when `report` (an impl's supports passes
  * false: the reference run reports it). */
 mopt_status ops_transpose_perm(const op_ctx *ctx, int32_t rank, bool report, int32_t *perm);
+
+/* Resize/Upsample (resize.c): the output dims, per-axis scales and roi
+ * (2 * rank values) of the node for these inputs. Returns 1 when they are
+ * not known yet (sizes or scales without data), else 0 with *st set
+ * (MOPT_OK or the failure). */
+int ops_resize_plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_dims,
+                    double *scales, double *roi, mopt_status *st);
+/* The node's mode, coordinate and nearest rules (resize.c's params). */
+const ref_resize_params *ops_resize_kernel_params(const op_ctx *ctx);
 
 /* Defines ops_impl_cpu_FAM_<TIER> (FAM_supports and FAM_run must exist). */
 #define OPS_CPU_TIER(FAM, TIER)                                                                    \
