@@ -3,6 +3,7 @@
 # builds with gcc (release) and runs every meson suite, builds with clang
 # (warnings as errors), and reruns the unit, hostile and ops suites under
 # AddressSanitizer + UndefinedBehaviorSanitizer (and the models suite), and
+# reruns the suite "tsan" (sessions on threads) under ThreadSanitizer, and
 # runs each libFuzzer target for 20 s (clang, suite "fuzz"; tests/fuzz).
 # The "conformance" suite (ONNX backend node tests) generates its data from
 # the pinned onnx package into the build folder; MOPT_CONFORMANCE_DATA
@@ -46,6 +47,18 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
     --suite unit --suite hostile --suite ops --suite models --suite passes --suite patterns --suite abi \
     --suite conformance
+
+# ~1 min: only the library and the suite's tests are built. Every session
+# runs with 1 thread, so the only concurrency is the callers' threads (the
+# OpenMP runtime is not TSan-instrumented).
+echo "== ThreadSanitizer (clang): suite tsan"
+CC=clang setup build-tsan -Dbuildtype=debug -Db_sanitize=thread -Db_lundef=false \
+    -Dbench=false -Dexamples=false
+ninja -C build-tsan $(meson introspect build-tsan --tests |
+    python3 -c 'import json,sys; print(" ".join(sorted({t["cmd"][0] for t in json.load(sys.stdin) if "mopt:tsan" in t["suite"]})))' |
+    sed "s|$PWD/build-tsan/||g")
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes "$jobs" --suite tsan
 
 # ~1.5 min on 2 cores: only the fuzz targets are built (not the other tests)
 echo "== libFuzzer targets (clang, ASan + UBSan): suite fuzz, 20 s per target, fixed seed"

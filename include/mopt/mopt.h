@@ -126,7 +126,8 @@ typedef enum mopt_status {
     MOPT_ERR_NOT_FOUND = 9,        /* no input/output/option of that name */
     MOPT_ERR_LIMIT = 10,           /* a configured limit (memory_limit, sizes) exceeded */
     MOPT_ERR_INTERNAL = 11,        /* a bug in libmopt: please report it */
-    MOPT_ERR_CANCELLED = 12        /* the run was cancelled (mopt_run_options_set_terminate) */
+    MOPT_ERR_CANCELLED = 12,       /* the run was cancelled (mopt_run_options_set_terminate) */
+    MOPT_ERR_BUSY = 13             /* the session is running on another thread right now */
 } mopt_status;
 
 /* A static, human-readable name for a status ("invalid argument"). Needs no
@@ -360,8 +361,10 @@ MOPT_NODISCARD MOPT_API mopt_status mopt_model_load_v2(const char *path, const m
 MOPT_NODISCARD MOPT_API mopt_status mopt_model_load_from_memory(const void *data, size_t size,
                                                                 const mopt_options *opts,
                                                                 mopt_model **out);
-/* Releases a model. Every session created from it must be destroyed first.
- * NULL is a no-op. */
+/* Releases the caller's handle on a model. Sessions created from it keep it
+ * alive: the memory is freed when the last of them is destroyed, so the
+ * order of destruction does not matter. NULL is a no-op. The handle must not
+ * be used after this call (except by the sessions that already exist). */
 MOPT_API void mopt_model_destroy(mopt_model *model);
 
 /* Saves the model as it runs (its optimized graph and weights, the passes
@@ -545,10 +548,15 @@ MOPT_NODISCARD MOPT_API mopt_status mopt_run_options_set_terminate(mopt_run_opti
 /* ------------------------------------------------------------------------ */
 
 /* Per-thread execution state for one model. Drive it from one thread at a
- * time; create one session per concurrent caller. */
+ * time; create one session per concurrent caller. Misuse is detected: a run
+ * entered while another thread is running the same session returns
+ * MOPT_ERR_BUSY at once (and does not touch the session). Sessions of one
+ * model may run concurrently; each holds a reference on its model, so
+ * mopt_model_destroy before the sessions are destroyed is safe (the model is
+ * released with its last session). */
 typedef struct mopt_session mopt_session;
 
-/* Creates a session. model is borrowed and must outlive the session. opts may
+/* Creates a session. It holds a reference on model (see above). opts may
  * be NULL (defaults; session keys such as "threads" and "profile" are read
  * here). Returns OK, INVALID_ARGUMENT or OUT_OF_MEMORY. */
 MOPT_NODISCARD MOPT_API mopt_status mopt_session_create(const mopt_model *model,
@@ -568,9 +576,9 @@ MOPT_API void mopt_session_destroy(mopt_session *session);
  *   must match exactly.
  * Returns OK, INVALID_ARGUMENT, NOT_FOUND (an unknown name), TYPE, SHAPE
  * (inputs that contradict the model or each other), UNSUPPORTED,
- * OUT_OF_MEMORY or LIMIT. On failure no output is handed over. Every
- * error names the input or output at fault (or the node, for a failure
- * inside the graph). */
+ * OUT_OF_MEMORY, LIMIT, or BUSY (another thread is running this session). On failure no output is
+ * handed over. Every error names the input or output at fault (or the node, for a failure inside
+ * the graph). */
 MOPT_NODISCARD MOPT_API mopt_status mopt_session_run(mopt_session *session, size_t n_inputs,
                                                      const char *const *input_names,
                                                      const mopt_tensor *const *inputs,

@@ -149,7 +149,10 @@ mopt_status mopt_model_load_from_memory(const void *data, size_t size, const mop
     return st;
 }
 
-void mopt_model_destroy(mopt_model *m) { rt_model_destroy(m); }
+/* Drops the caller's reference; the last session holding one frees it. */
+void mopt_model_destroy(mopt_model *m) {
+    if (m && atomic_fetch_sub(&m->refs, 1) == 1) rt_model_destroy(m);
+}
 
 mopt_status mopt_model_save(const mopt_model *m, const char *path) {
     mopt_clear_error();

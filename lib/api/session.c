@@ -13,17 +13,46 @@ mopt_status mopt_session_create(const mopt_model *model, const mopt_options *opt
     if (!out) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_session_create: out is NULL");
     *out = NULL;
     if (!model) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_session_create: model is NULL");
-    return rt_session_create(model, opts, out);
+    mopt_status st = rt_session_create(model, opts, out);
+    /* the session holds a reference: the model outlives mopt_model_destroy
+     * until its last session is gone (the count is the only mutable part of
+     * a model, and it is atomic) */
+    if (st == MOPT_OK) atomic_fetch_add(&((mopt_model *)model)->refs, 1);
+    return st;
 }
 
-void mopt_session_destroy(mopt_session *s) { rt_session_destroy(s); }
+void mopt_session_destroy(mopt_session *s) {
+    if (!s) return;
+    mopt_model *m = (mopt_model *)s->model;
+    rt_session_destroy(s);
+    if (atomic_fetch_sub(&m->refs, 1) == 1) rt_model_destroy(m);
+}
+
+/* Runs one call with the session marked busy, so that a second thread
+ * entering the same session is told so instead of corrupting it. */
+static mopt_status run_exclusive(mopt_session *s, const mopt_run_options *ro, const char *fn,
+                                 size_t n_inputs, const char *const *input_names,
+                                 const mopt_tensor *const *inputs, size_t n_outputs,
+                                 const char *const *output_names, mopt_tensor **outputs) {
+    bool idle = false;
+    if (!atomic_compare_exchange_strong(&s->busy, &idle, true))
+        return mopt_fail(MOPT_ERR_BUSY,
+                         "%s: the session is running on another thread; a session is driven by "
+                         "one thread at a time (create one session per thread)",
+                         fn);
+    mopt_status st =
+        rt_session_run(s, ro, n_inputs, input_names, inputs, n_outputs, output_names, outputs);
+    atomic_store(&s->busy, false);
+    return st;
+}
 
 mopt_status mopt_session_run(mopt_session *s, size_t n_inputs, const char *const *input_names,
                              const mopt_tensor *const *inputs, size_t n_outputs,
                              const char *const *output_names, mopt_tensor **outputs) {
     mopt_clear_error();
     if (!s) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_session_run: session is NULL");
-    return rt_session_run(s, NULL, n_inputs, input_names, inputs, n_outputs, output_names, outputs);
+    return run_exclusive(s, NULL, "mopt_session_run", n_inputs, input_names, inputs, n_outputs,
+                         output_names, outputs);
 }
 
 mopt_status mopt_session_run_v2(mopt_session *s, const mopt_run_options *ro, size_t n_inputs,
@@ -32,7 +61,8 @@ mopt_status mopt_session_run_v2(mopt_session *s, const mopt_run_options *ro, siz
                                 mopt_tensor **outputs) {
     mopt_clear_error();
     if (!s) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_session_run_v2: session is NULL");
-    return rt_session_run(s, ro, n_inputs, input_names, inputs, n_outputs, output_names, outputs);
+    return run_exclusive(s, ro, "mopt_session_run_v2", n_inputs, input_names, inputs, n_outputs,
+                         output_names, outputs);
 }
 
 mopt_status mopt_session_get_stat(const mopt_session *s, const char *key, int64_t *value) {

@@ -54,6 +54,7 @@ const char *mopt_status_string(mopt_status status) {
     case MOPT_ERR_LIMIT: return "limit exceeded";
     case MOPT_ERR_INTERNAL: return "internal error";
     case MOPT_ERR_CANCELLED: return "cancelled";
+    case MOPT_ERR_BUSY: return "session busy";
     }
     return "unknown status";
 }

@@ -182,6 +182,7 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     }
     m->graph = graph;
     m->graph_borrowed = borrowed;
+    atomic_init(&m->refs, 1);
     m->fixed = fixed;
     m->n_fixed = n_fixed;
     m->config = *cfg;

@@ -142,6 +142,7 @@ struct mopt_model {
     char *report_text;   /* the report as a table (mopt_model_pass_report), or NULL */
     rt_fixed_dim *fixed; /* input axes fixed by "dim.<name>" at load */
     int32_t n_fixed;
+    atomic_int refs; /* the caller's handle + one per public session (api) */
 };
 
 /* Takes ownership of graph (destroyed on failure too): checks it, resolves
@@ -261,6 +262,7 @@ struct mopt_session {
     int32_t n_tags, cap_tags;
     struct rt_sub_state **subs; /* per node with subgraphs: nested sessions
                                    (subgraph.c); NULL when the model has none */
+    atomic_bool busy;           /* a public run is in progress (MOPT_ERR_BUSY) */
 };
 
 /* ---- subgraphs (subgraph.c) ---- */

@@ -20,6 +20,7 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
     mopt_session *s = mopt_calloc(1, sizeof *s);
     if (!s) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
     s->model = model;
+    atomic_init(&s->busy, false);
     mopt_status st = rt_config_read(opts, &s->config);
     if (st) {
         mopt_free(s);

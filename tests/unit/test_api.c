@@ -59,8 +59,8 @@ static void api_version(void **state) {
 
 static void api_status_strings(void **state) {
     (void)state;
-    const char *seen[13];
-    for (int s = MOPT_OK; s <= MOPT_ERR_CANCELLED; s++) {
+    const char *seen[14];
+    for (int s = MOPT_OK; s <= MOPT_ERR_BUSY; s++) {
         const char *str = mopt_status_string((mopt_status)s);
         assert_non_null(str);
         assert_true(str[0] != '\0');
@@ -71,13 +71,15 @@ static void api_status_strings(void **state) {
     }
     assert_string_equal(mopt_status_string(MOPT_ERR_INVALID_ARGUMENT), "invalid argument");
     assert_string_equal(mopt_status_string(MOPT_ERR_CANCELLED), "cancelled");
-    assert_string_equal(mopt_status_string((mopt_status)13), "unknown status");
+    assert_string_equal(mopt_status_string(MOPT_ERR_BUSY), "session busy");
+    assert_string_equal(mopt_status_string((mopt_status)14), "unknown status");
     assert_string_equal(mopt_status_string((mopt_status)-1), "unknown status");
     assert_string_equal(mopt_status_string((mopt_status)1000), "unknown status");
     /* the enum values are part of the ABI */
     assert_int_equal(MOPT_ERR_PARSE, 4);
     assert_int_equal(MOPT_ERR_INTERNAL, 11);
     assert_int_equal(MOPT_ERR_CANCELLED, 12);
+    assert_int_equal(MOPT_ERR_BUSY, 13);
 }
 
 static void api_dtypes(void **state) {

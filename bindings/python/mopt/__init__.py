@@ -16,7 +16,7 @@ The shared library is found through MOPT_LIBRARY, next to the package, in
 the source tree's build/ folder, by the dynamic loader or pkg-config (see
 _capi.py).
 """
-from .errors import (CancelledError, ClosedError, DTypeError, FileError, InternalError, InvalidArgumentError,
+from .errors import (BusyError, CancelledError, ClosedError, DTypeError, FileError, InternalError, InvalidArgumentError,
                      InvalidModelError, LimitError, MoptError, NotFoundError, OutOfMemoryError,
                      ParseError, ShapeError, UnsupportedError)
 from ._capi import BINDING_VERSION_NUMBER, LibraryNotFoundError
@@ -33,7 +33,7 @@ __all__ = [
     "library_path", "numpy_dtype", "mopt_dtype", "BINDING_VERSION_NUMBER",
     "LibraryNotFoundError", "MoptError", "InvalidArgumentError", "OutOfMemoryError", "FileError",
     "ParseError", "InvalidModelError", "UnsupportedError", "ShapeError", "DTypeError",
-    "NotFoundError", "LimitError", "InternalError", "CancelledError", "ClosedError",
+    "NotFoundError", "LimitError", "InternalError", "CancelledError", "BusyError", "ClosedError",
     # onnxruntime-compatible API (ort.py)
     "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel",
     "ExecutionMode", "NodeArg", "ModelMetadata", "IOBinding", "OrtValue",

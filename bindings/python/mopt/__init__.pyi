@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import errors as errors
-from .errors import (CancelledError as CancelledError, ClosedError as ClosedError, DTypeError as DTypeError,
+from .errors import (BusyError as BusyError, CancelledError as CancelledError, ClosedError as ClosedError, DTypeError as DTypeError,
                      FileError as FileError, InternalError as InternalError,
                      InvalidArgumentError as InvalidArgumentError,
                      InvalidModelError as InvalidModelError, LimitError as LimitError,

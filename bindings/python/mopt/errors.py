@@ -21,6 +21,7 @@ ERR_NOT_FOUND = 9
 ERR_LIMIT = 10
 ERR_INTERNAL = 11
 ERR_CANCELLED = 12
+ERR_BUSY = 13
 
 
 class MoptError(Exception):
@@ -100,6 +101,11 @@ class CancelledError(MoptError, RuntimeError):
     status = ERR_CANCELLED
 
 
+class BusyError(MoptError, RuntimeError):
+    """The session is running on another thread (MOPT_ERR_BUSY): use one session per thread."""
+    status = ERR_BUSY
+
+
 class ClosedError(MoptError, ValueError):
     """The Model or Session was closed (a binding-side error, status INVALID_ARGUMENT)."""
     status = ERR_INVALID_ARGUMENT
@@ -108,7 +114,7 @@ class ClosedError(MoptError, ValueError):
 _BY_STATUS = {cls.status: cls for cls in (
     InvalidArgumentError, OutOfMemoryError, FileError, ParseError, InvalidModelError,
     UnsupportedError, ShapeError, DTypeError, NotFoundError, LimitError, InternalError,
-    CancelledError)}
+    CancelledError, BusyError)}
 
 
 def error_class(status):

@@ -50,6 +50,7 @@ pub const MOPT_ERR_NOT_FOUND: mopt_status = 9;
 pub const MOPT_ERR_LIMIT: mopt_status = 10;
 pub const MOPT_ERR_INTERNAL: mopt_status = 11;
 pub const MOPT_ERR_CANCELLED: mopt_status = 12;
+pub const MOPT_ERR_BUSY: mopt_status = 13;
 
 pub type mopt_log_level = c_int;
 pub const MOPT_LOG_ERROR: mopt_log_level = 0;

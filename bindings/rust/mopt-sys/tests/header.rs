@@ -203,7 +203,7 @@ fn declarations_link_and_run() {
         );
         assert_eq!(v, expect);
         let mut seen = Vec::new();
-        for s in mopt_sys::MOPT_OK..=mopt_sys::MOPT_ERR_CANCELLED {
+        for s in mopt_sys::MOPT_OK..=mopt_sys::MOPT_ERR_BUSY {
             let name = CStr::from_ptr(mopt_sys::mopt_status_string(s))
                 .to_str()
                 .unwrap();

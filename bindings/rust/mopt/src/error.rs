@@ -24,6 +24,8 @@ pub enum Error {
     Internal(String),
     /// The run was cancelled (its run options' terminate flag).
     Cancelled(String),
+    /// The session is running on another thread (use one session per thread).
+    Busy(String),
     /// A status this crate does not know yet (the C enum only grows).
     Other {
         status: i32,
@@ -50,6 +52,7 @@ impl Error {
             sys::MOPT_ERR_LIMIT => Error::Limit(message),
             sys::MOPT_ERR_INTERNAL => Error::Internal(message),
             sys::MOPT_ERR_CANCELLED => Error::Cancelled(message),
+            sys::MOPT_ERR_BUSY => Error::Busy(message),
             status => Error::Other { status, message },
         }
     }
@@ -69,6 +72,7 @@ impl Error {
             Error::Limit(_) => sys::MOPT_ERR_LIMIT,
             Error::Internal(_) => sys::MOPT_ERR_INTERNAL,
             Error::Cancelled(_) => sys::MOPT_ERR_CANCELLED,
+            Error::Busy(_) => sys::MOPT_ERR_BUSY,
             Error::Other { status, .. } => *status,
         }
     }
@@ -87,7 +91,8 @@ impl Error {
             | Error::NotFound(m)
             | Error::Limit(m)
             | Error::Internal(m)
-            | Error::Cancelled(m) => m,
+            | Error::Cancelled(m)
+            | Error::Busy(m) => m,
             Error::Other { message, .. } => message,
         }
     }

@@ -1,0 +1,284 @@
+/*
+ * test_concurrency.c — sessions on threads (suites unit and tsan): N threads,
+ * each with its own session on one shared model, give outputs bitwise equal
+ * to serial runs; a session entered by a second thread answers
+ * MOPT_ERR_BUSY and is not disturbed; a model destroyed before its sessions
+ * stays alive until the last one is gone (ASan/TSan would see a use after
+ * free or a race). Public API only. Every session runs with 1 thread, so the
+ * only concurrency is the callers' (what TSan can check without an
+ * instrumented OpenMP runtime).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <mopt/mopt.h>
+#include <pthread.h>
+
+#define N_THREADS 4
+#define N_SETS 3
+
+/* each test model: its file and its committed input sets */
+typedef struct {
+    const char *dir;
+    mopt_model *model;
+    int n_inputs;
+    mopt_tensor *inputs[N_SETS][4];
+    mopt_tensor *serial[N_SETS]; /* output 0 of a serial run */
+} model_case;
+
+static void load_case(model_case *c, const char *dir) {
+    memset(c, 0, sizeof *c);
+    c->dir = dir;
+    char path[512];
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "threads", 1), MOPT_OK);
+    mopt_status st = mopt_model_load(path, o, &c->model);
+    if (st) fail_msg("loading %s: %s", path, mopt_last_error());
+    c->n_inputs = (int)mopt_model_io_count(c->model, MOPT_INPUT);
+    assert_true(c->n_inputs >= 1 && c->n_inputs <= 4);
+    for (int k = 0; k < N_SETS; k++)
+        for (int i = 0; i < c->n_inputs; i++) {
+            snprintf(path, sizeof path, "%s/test_data_set_%d/input_%d.npy", dir, k, i);
+            st = mopt_tensor_load(path, &c->inputs[k][i]);
+            if (st) fail_msg("%s: %s", path, mopt_last_error());
+        }
+    mopt_options_destroy(o);
+}
+
+static void free_case(model_case *c) {
+    for (int k = 0; k < N_SETS; k++) {
+        for (int i = 0; i < c->n_inputs; i++)
+            mopt_tensor_destroy(c->inputs[k][i]);
+        mopt_tensor_destroy(c->serial[k]);
+    }
+    mopt_model_destroy(c->model);
+}
+
+static mopt_session *new_session(const mopt_model *m) {
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "threads", 1), MOPT_OK);
+    mopt_session *s = NULL;
+    mopt_status st = mopt_session_create(m, o, &s);
+    mopt_options_destroy(o);
+    if (st) fail_msg("session: %s", mopt_last_error());
+    return s;
+}
+
+/* Runs set k, returns output 0 (owned) or NULL with *st set. */
+static mopt_tensor *run_set(mopt_session *s, const model_case *c, int k, mopt_status *st) {
+    mopt_tensor *out[1] = {NULL};
+    *st = mopt_session_run(s, (size_t)c->n_inputs, NULL, (const mopt_tensor *const *)c->inputs[k],
+                           1, NULL, out);
+    return *st ? NULL : out[0];
+}
+
+static int same_bits(const mopt_tensor *a, const mopt_tensor *b) {
+    size_t na = mopt_tensor_size_bytes(a), nb = mopt_tensor_size_bytes(b);
+    return na == nb && memcmp(mopt_tensor_data_const(a), mopt_tensor_data_const(b), na) == 0;
+}
+
+static void serial_reference(model_case *c) {
+    mopt_session *s = new_session(c->model);
+    for (int k = 0; k < N_SETS; k++) {
+        mopt_status st;
+        c->serial[k] = run_set(s, c, k, &st);
+        if (st) fail_msg("%s set %d: %s", c->dir, k, mopt_last_error());
+    }
+    mopt_session_destroy(s);
+}
+
+typedef struct {
+    model_case *c;
+    int runs;
+    int mismatches;
+    int failures;
+} worker_arg;
+
+static void *worker(void *p) {
+    worker_arg *w = p;
+    mopt_options *o = NULL;
+    mopt_session *s = NULL;
+    if (mopt_options_create(&o) || mopt_options_set_int(o, "threads", 1) ||
+        mopt_session_create(w->c->model, o, &s)) {
+        w->failures++;
+        mopt_options_destroy(o);
+        return NULL;
+    }
+    mopt_options_destroy(o);
+    for (int r = 0; r < w->runs; r++) {
+        int k = r % N_SETS;
+        mopt_status st;
+        mopt_tensor *y = run_set(s, w->c, k, &st);
+        if (!y)
+            w->failures++;
+        else if (!same_bits(y, w->c->serial[k]))
+            w->mismatches++;
+        mopt_tensor_destroy(y);
+    }
+    mopt_session_destroy(s);
+    return NULL;
+}
+
+static void threads_match_serial(const char *dir, int runs) {
+    model_case c;
+    load_case(&c, dir);
+    serial_reference(&c);
+    pthread_t th[N_THREADS];
+    worker_arg w[N_THREADS];
+    for (int t = 0; t < N_THREADS; t++) {
+        w[t] = (worker_arg){.c = &c, .runs = runs};
+        assert_int_equal(pthread_create(&th[t], NULL, worker, &w[t]), 0);
+    }
+    for (int t = 0; t < N_THREADS; t++) {
+        pthread_join(th[t], NULL);
+        if (w[t].failures || w[t].mismatches)
+            fail_msg("%s thread %d: %d failed runs, %d outputs differ from the serial run", dir, t,
+                     w[t].failures, w[t].mismatches);
+    }
+    free_case(&c);
+}
+
+static void sessions_cnn(void **state) {
+    (void)state;
+    threads_match_serial("tests/models/cnn", 12);
+}
+
+static void sessions_mobilenet(void **state) {
+    (void)state;
+    threads_match_serial("tests/models/mobilenet", 12);
+}
+
+static void sessions_bert(void **state) {
+    (void)state;
+    threads_match_serial("tests/models/bert", 12);
+}
+
+/* --- one session, two threads: the second is told BUSY ------------------ */
+
+typedef struct {
+    model_case *c;
+    mopt_session *s;
+    atomic_int stop;
+    int ok, busy, other, mismatches;
+} busy_arg;
+
+static void *hammer(void *p) {
+    busy_arg *b = p;
+    while (!atomic_load(&b->stop)) {
+        mopt_status st;
+        mopt_tensor *y = run_set(b->s, b->c, 0, &st);
+        if (st == MOPT_OK) {
+            b->ok++;
+            if (!same_bits(y, b->c->serial[0])) b->mismatches++;
+        } else if (st == MOPT_ERR_BUSY) {
+            b->busy++;
+            /* the status comes with a message (thread-local, like all errors) */
+            if (!strstr(mopt_last_error(), "another thread")) b->other++;
+        } else {
+            b->other++;
+        }
+        mopt_tensor_destroy(y);
+    }
+    return NULL;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void shared_session_is_busy(void **state) {
+    (void)state;
+    model_case c;
+    load_case(&c, "tests/models/bert");
+    serial_reference(&c);
+    busy_arg a = {.c = &c, .s = new_session(c.model)}, b = a;
+    atomic_init(&a.stop, 0);
+    atomic_init(&b.stop, 0);
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, hammer, &a), 0);
+    assert_int_equal(pthread_create(&tb, NULL, hammer, &b), 0);
+    /* until both saw BUSY at least once and ran at least once (bounded: a
+     * loaded machine may serialize the two threads for a while) */
+    double t0 = now_s();
+    struct timespec ms = {0, 1000000};
+    while (now_s() - t0 < 20.0 && !(a.busy + b.busy >= 2 && a.ok && b.ok))
+        nanosleep(&ms, NULL);
+    atomic_store(&a.stop, 1);
+    atomic_store(&b.stop, 1);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    print_message("shared session: %d+%d runs ok, %d+%d BUSY\n", a.ok, b.ok, a.busy, b.busy);
+    assert_int_equal(a.other + b.other, 0);
+    assert_int_equal(a.mismatches + b.mismatches, 0);
+    assert_true(a.ok + b.ok > 0);
+    assert_true(a.busy + b.busy > 0);
+    /* the session is idle again and still correct */
+    mopt_status st;
+    mopt_tensor *y = run_set(a.s, &c, 1, &st);
+    assert_int_equal(st, MOPT_OK);
+    assert_true(same_bits(y, c.serial[1]));
+    mopt_tensor_destroy(y);
+    mopt_session_destroy(a.s);
+    free_case(&c);
+}
+
+/* --- the model goes before its sessions ---------------------------------- */
+
+typedef struct {
+    mopt_session *s;
+    model_case *c;
+    int bad;
+} late_arg;
+
+static void *late_runs(void *p) {
+    late_arg *l = p;
+    for (int r = 0; r < 4; r++) {
+        mopt_status st;
+        mopt_tensor *y = run_set(l->s, l->c, r % N_SETS, &st);
+        if (!y || !same_bits(y, l->c->serial[r % N_SETS])) l->bad++;
+        mopt_tensor_destroy(y);
+    }
+    mopt_session_destroy(l->s); /* the last of these frees the model */
+    return NULL;
+}
+
+static void model_destroyed_before_sessions(void **state) {
+    (void)state;
+    model_case c;
+    load_case(&c, "tests/models/cnn");
+    serial_reference(&c);
+    late_arg l[2] = {{.s = new_session(c.model), .c = &c}, {.s = new_session(c.model), .c = &c}};
+    mopt_model_destroy(c.model); /* the caller lets go first */
+    c.model = NULL;
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, late_runs, &l[t]), 0);
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    assert_int_equal(l[0].bad + l[1].bad, 0);
+    free_case(&c); /* destroys the inputs; mopt_model_destroy(NULL) is a no-op */
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sessions_cnn),
+        cmocka_unit_test(sessions_mobilenet),
+        cmocka_unit_test(sessions_bert),
+        cmocka_unit_test(shared_session_is_busy),
+        cmocka_unit_test(model_destroyed_before_sessions),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
