@@ -195,6 +195,13 @@ c = Case("dropout_training_false_opset13", opset=13)
 c.initializer("ratio", np.array(0.5, np.float32)).initializer("training", np.array(False))
 c.node("Dropout", ["x", "ratio", "training"], ["y"])
 c.save({"x": x}, {"y": x})
+c = Case("dropout_training_zero_ratio_mask_opset13", opset=13)  # training, ratio 0: identity
+c.node("Dropout", ["x", "ratio", "training"], ["y", "mask"])
+c.save({"x": x, "ratio": np.array(0.0, np.float32), "training": np.array(True)},
+       {"y": x, "mask": np.ones(x.shape, np.bool_)})
+c = Case("dropout_training_random_unsupported", opset=13).expect_error(6, "draws a random mask")
+c.node("Dropout", ["x", "ratio", "training"], ["y"])
+c.save({"x": x, "ratio": np.array(0.25, np.float32), "training": np.array(True)}, {"y": x})
 
 # ---- Expand ------------------------------------------------------------------------
 x = f32(3, 1)
