@@ -383,6 +383,25 @@ def gen_norm():
         c.node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"], **attrs)
         save(c, {"x": x}, {"y": f32(y)})
 
+    # training_mode=1: batch statistics normalize X, running statistics come out
+    x = randn((3, 4, 5), 59)
+    scale, bias, mean = randn((4,), 60), randn((4,), 61), randn((4,), 62)
+    var = f32(rng(63).uniform(0.5, 2.0, (4,)))
+    xd = x.astype(np.float64)
+    bm, bv = xd.mean(axis=(0, 2)), xd.var(axis=(0, 2))
+    y = (xd - bm[None, :, None]) / np.sqrt(bv[None, :, None] + 1e-3) * scale[None, :, None] \
+        + bias[None, :, None]
+    c = Case("batchnorm_training_3d_momentum", opset=15).tol(1e-5, 1e-4)
+    c.node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y", "rm", "rv"],
+           training_mode=1, epsilon=1e-3, momentum=0.7)
+    save(c, {"x": x, "scale": scale, "bias": bias, "mean": mean, "var": var},
+         {"y": f32(y), "rm": f32(mean * 0.7 + bm * 0.3), "rv": f32(var * 0.7 + bv * 0.3)})
+    c = Case("batchnorm_stats_output_needs_training", opset=15, check=False).expect_error(
+        6, "needs training_mode=1")
+    c.node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y", "rm"])
+    save(c, {"x": x, "scale": scale, "bias": bias, "mean": mean, "var": var},
+         {"y": x, "rm": mean})
+
     x = randn((2, 3, 4, 5), 56)
     scale, bias = randn((3,), 57), randn((3,), 58)
     xd = x.astype(np.float64)
