@@ -120,7 +120,15 @@ void ref_fill(void *dst, size_t esz, int64_t n, const void *value) {
 }
 
 /* Source index of padded position i (already shifted by -begin), or -1. */
-static int64_t pad_map(int64_t i, int64_t n, ref_pad_mode mode) {
+static int64_t pad_map(int64_t i, int64_t n, ref_pad_mode mode, int64_t begin, int64_t out) {
+    if (mode == REF_PAD_WRAP) {
+        /* the kept part [lo, hi) of the axis, after negative pads crop it */
+        int64_t end = out - n - begin;
+        int64_t lo = begin < 0 ? -begin : 0, hi = end < 0 ? n + end : n;
+        if (i >= lo && i < hi) return i;
+        int64_t m = (i - lo) % (hi - lo);
+        return lo + (m < 0 ? m + (hi - lo) : m);
+    }
     if (i >= 0 && i < n) return i;
     switch (mode) {
     case REF_PAD_EDGE: return i < 0 ? 0 : n - 1;
@@ -160,7 +168,7 @@ void ref_pad(void *dst, const void *src, size_t esz, int32_t rank, const int64_t
         int64_t off = 0;
         int outside = 0;
         for (int32_t a = 0; a < last; a++) {
-            int64_t si = pad_map(cnt[a] - begin[a], in_dims[a], mode);
+            int64_t si = pad_map(cnt[a] - begin[a], in_dims[a], mode, begin[a], out_dims[a]);
             if (si < 0) {
                 outside = 1;
                 break;
@@ -176,7 +184,7 @@ void ref_pad(void *dst, const void *src, size_t esz, int32_t rank, const int64_t
             if (lo > n_out) lo = n_out;
             if (hi < lo) hi = lo;
             for (int64_t j = 0; j < lo; j++) {
-                int64_t si = pad_map(j - b, n_in, mode);
+                int64_t si = pad_map(j - b, n_in, mode, b, n_out);
                 if (si < 0)
                     memcpy(o + (size_t)j * esz, value, esz);
                 else
@@ -186,7 +194,7 @@ void ref_pad(void *dst, const void *src, size_t esz, int32_t rank, const int64_t
                 memcpy(o + (size_t)lo * esz, rowp + (size_t)(lo - b) * esz,
                        (size_t)(hi - lo) * esz);
             for (int64_t j = hi; j < n_out; j++) {
-                int64_t si = pad_map(j - b, n_in, mode);
+                int64_t si = pad_map(j - b, n_in, mode, b, n_out);
                 if (si < 0)
                     memcpy(o + (size_t)j * esz, value, esz);
                 else

@@ -23,6 +23,25 @@ void ref_batchnorm_f32(int64_t n, int64_t c, int64_t inner, const float *x, cons
     }
 }
 
+void ref_batchnorm_stats_f32(int64_t n, int64_t c, int64_t inner, const float *x, float *mean,
+                             float *var) {
+    double count = (double)n * (double)inner;
+    for (int64_t j = 0; j < c; j++) {
+        double s = 0.0, q = 0.0;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t k = 0; k < inner; k++)
+                s += x[(i * c + j) * inner + k];
+        double m = count > 0 ? s / count : 0.0;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t k = 0; k < inner; k++) {
+                double d = x[(i * c + j) * inner + k] - m;
+                q += d * d;
+            }
+        mean[j] = (float)m;
+        var[j] = count > 0 ? (float)(q / count) : 0.0f;
+    }
+}
+
 /* Mean and 1 / sqrt(var + eps) of v[0..len), two-pass in double. */
 static void moments(const float *v, int64_t len, float eps, double *mean, double *inv_std) {
     double s = 0.0;

@@ -78,6 +78,44 @@ void ref_avgpool_f32(const ref_pool_params *p, const float *x, float *y) {
     window_pool_f32(p, x, y, true);
 }
 
+void ref_maxpool_indices_f32(const ref_pool_params *p, const float *x, float *y, int64_t *idx,
+                             bool col_major) {
+    const int64_t in_plane = p->in[0] * p->in[1] * p->in[2];
+    const int64_t out_plane = p->out[0] * p->out[1] * p->out[2];
+    for (int64_t c = 0; c < p->planes; c++) {
+        const float *xi = x + c * in_plane;
+        for (int64_t od = 0; od < p->out[0]; od++)
+            for (int64_t oh = 0; oh < p->out[1]; oh++)
+                for (int64_t ow = 0; ow < p->out[2]; ow++) {
+                    float best = -INFINITY;
+                    int64_t at = -1; /* spatial coordinates of the best tap */
+                    int64_t bd = 0, bh = 0, bw = 0;
+                    for (int64_t kd = 0; kd < p->k[0]; kd++) {
+                        int64_t id = tap_pos(p, 0, od, kd);
+                        if (id < 0 || id >= p->in[0]) continue;
+                        for (int64_t kh = 0; kh < p->k[1]; kh++) {
+                            int64_t ih = tap_pos(p, 1, oh, kh);
+                            if (ih < 0 || ih >= p->in[1]) continue;
+                            for (int64_t kw = 0; kw < p->k[2]; kw++) {
+                                int64_t iw = tap_pos(p, 2, ow, kw);
+                                if (iw < 0 || iw >= p->in[2]) continue;
+                                float v = xi[(id * p->in[1] + ih) * p->in[2] + iw];
+                                if (at < 0 || v > best) best = v, at = 0, bd = id, bh = ih, bw = iw;
+                            }
+                        }
+                    }
+                    int64_t o = c * out_plane + (od * p->out[1] + oh) * p->out[2] + ow;
+                    y[o] = best;
+                    if (at < 0)
+                        idx[o] = -1;
+                    else if (col_major)
+                        idx[o] = c * in_plane + bd + bh * p->in[0] + bw * p->in[0] * p->in[1];
+                    else
+                        idx[o] = c * in_plane + (bd * p->in[1] + bh) * p->in[2] + bw;
+                }
+    }
+}
+
 void ref_global_maxpool_f32(int64_t planes, int64_t size, const float *x, float *y) {
     for (int64_t c = 0; c < planes; c++) {
         const float *xi = x + c * size;

@@ -36,13 +36,16 @@ void ref_gather(void *dst, const void *src, size_t esz, int64_t outer, int64_t a
 typedef enum ref_pad_mode {
     REF_PAD_CONSTANT = 0,
     REF_PAD_REFLECT = 1,
-    REF_PAD_EDGE = 2
+    REF_PAD_EDGE = 2,
+    REF_PAD_WRAP = 3 /* the (cropped) input repeated periodically */
 } ref_pad_mode;
 
 /* Pads src (in_dims) into dst (out_dims = in_dims + begin + end, per axis).
  * begin[] may be negative (cropping). value: one element (constant mode).
  * reflect requires in_dims[a] >= 2 on padded axes (checked by the caller);
- * edge and reflect require in_dims[a] >= 1 where padding is added. */
+ * edge, reflect and wrap require in_dims[a] >= 1 where padding is added;
+ * wrap repeats what is left of the axis after the negative pads crop it
+ * (at least one element where padding is added, checked by the caller). */
 void ref_pad(void *dst, const void *src, size_t esz, int32_t rank, const int64_t *in_dims,
              const int64_t *out_dims, const int64_t *begin, ref_pad_mode mode, const void *value);
 

@@ -17,6 +17,11 @@
 void ref_batchnorm_f32(int64_t n, int64_t c, int64_t inner, const float *x, const float *scale,
                        const float *bias, const float *mean, const float *var, float eps, float *y);
 
+/* Training batch norm's statistics of x [n, c, inner] per channel: mean and
+ * population variance (computed in double, two passes). */
+void ref_batchnorm_stats_f32(int64_t n, int64_t c, int64_t inner, const float *x, float *mean,
+                             float *var);
+
 /* Instance norm: x and y are [n, c, inner], statistics per (n, c) plane. */
 void ref_instancenorm_f32(int64_t n, int64_t c, int64_t inner, const float *x, const float *scale,
                           const float *bias, float eps, float *y);

@@ -27,6 +27,13 @@ typedef struct ref_pool_params {
 
 void ref_maxpool_f32(const ref_pool_params *p, const float *x, float *y);
 void ref_avgpool_f32(const ref_pool_params *p, const float *x, float *y);
+/* MaxPool with its Indices output: y as ref_maxpool_f32 (the first tap
+ * inside the input, then any strictly greater one), idx the flat index of
+ * that tap in x (plane offset included), with the spatial axes row-major or,
+ * col_major (storage_order=1), column-major. A window with no tap inside the
+ * input gets -inf and index -1. */
+void ref_maxpool_indices_f32(const ref_pool_params *p, const float *x, float *y, int64_t *idx,
+                             bool col_major);
 /* y[i] = max or mean of x[i * size .. (i + 1) * size), for i < planes. */
 void ref_global_maxpool_f32(int64_t planes, int64_t size, const float *x, float *y);
 void ref_global_avgpool_f32(int64_t planes, int64_t size, const float *x, float *y);

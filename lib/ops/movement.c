@@ -783,6 +783,8 @@ static int pad_mode(const op_ctx *ctx, ref_pad_mode *mode) {
         *mode = REF_PAD_REFLECT;
     else if (!strcmp(m, "edge"))
         *mode = REF_PAD_EDGE;
+    else if (!strcmp(m, "wrap") && ctx->opset >= 19)
+        *mode = REF_PAD_WRAP;
     else
         return -1;
     return 0;
@@ -885,9 +887,13 @@ static mopt_status pad_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
         if (d < 0)
             return op_fail(ctx, MOPT_ERR_SHAPE, "pads remove more than axis %d of %s holds", (int)a,
                            op_shape_str(ctx, x, b1));
-        if (mode != REF_PAD_CONSTANT && (begin[a] > 0 || end[a] > 0) && x->dims[a] == 0)
-            return op_fail(ctx, MOPT_ERR_SHAPE, "cannot pad the empty axis %d of %s in this mode",
-                           (int)a, op_shape_str(ctx, x, b1));
+        int64_t kept = x->dims[a];
+        if (mode == REF_PAD_WRAP) /* wrap repeats what the negative pads leave */
+            kept += (begin[a] < 0 ? begin[a] : 0) + (end[a] < 0 ? end[a] : 0);
+        if (mode != REF_PAD_CONSTANT && (begin[a] > 0 || end[a] > 0) && kept <= 0)
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "nothing of axis %d of %s is left to pad in this mode", (int)a,
+                           op_shape_str(ctx, x, b1));
         o.dims[a] = d;
     }
     if (ir_shape_is_concrete(&o) && ir_shape_numel(&o) < 0)

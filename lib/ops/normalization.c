@@ -76,26 +76,36 @@ static mopt_status eps_parse(const op_ctx *ctx, void *params) {
 
 /* ---- BatchNormalization ------------------------------------------------- */
 
+typedef struct batchnorm_params {
+    float epsilon, momentum;
+    bool training; /* training_mode=1 (opset 14+): statistics of X, running ones out */
+} batchnorm_params;
+
 static mopt_status batchnorm_parse(const op_ctx *ctx, void *params) {
-    if (ir_node_attr_int(ctx->node, "training_mode", 0) != 0)
-        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "training_mode=1 is not supported");
+    batchnorm_params *p = params;
+    p->epsilon = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
+    p->momentum = ir_node_attr_float(ctx->node, "momentum", 0.9f);
+    p->training = ir_node_attr_int(ctx->node, "training_mode", 0) != 0;
+    if (p->training && ctx->opset < 14)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "training_mode needs opset >= 14");
     if (ir_node_attr_int(ctx->node, "spatial", 1) == 0)
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "spatial=0 is not supported");
-    return eps_parse(ctx, params);
+    return MOPT_OK;
 }
 
 static mopt_status batchnorm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                    int n_out) {
+    const batchnorm_params *p = ctx->params;
     for (int k = 1; k < n_out; k++)
-        if (ctx->node->outputs[k] >= 0)
+        if (ctx->node->outputs[k] >= 0 && (!p->training || k > 2))
             return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
-                           "output %d (training statistics) is not supported", k);
+                           "output %d (statistics) needs training_mode=1 (opset 14+)", k);
     static const char *const names[] = {"X", "scale", "B", "input_mean", "input_var"};
     mopt_status st = check_channel_op(ctx, in, 5, names, 2);
     if (st) return st;
     out[0].dtype = MOPT_DTYPE_F32;
     out[0].shape = in[0].shape;
-    /* omitted statistics outputs still get a type and shape ([C]) */
+    /* running_mean, running_var (and omitted outputs) are [C] */
     for (int k = 1; k < n_out; k++) {
         out[k].dtype = MOPT_DTYPE_F32;
         out[k].shape = in[3].shape;
@@ -106,9 +116,27 @@ static mopt_status batchnorm_infer(const op_ctx *ctx, const op_tensor *in, int n
 static mopt_status batchnorm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
     const ir_shape *x = &in[0].shape;
-    float eps = ((const eps_params *)ctx->params)->epsilon;
-    ref_batchnorm_f32(x->dims[0], x->dims[1], dims_product(x, 2, x->rank), in[0].data, in[1].data,
-                      in[2].data, in[3].data, in[4].data, eps, out[0].data);
+    const batchnorm_params *p = ctx->params;
+    int64_t n = x->dims[0], c = x->dims[1], inner = dims_product(x, 2, x->rank);
+    if (!p->training) {
+        ref_batchnorm_f32(n, c, inner, in[0].data, in[1].data, in[2].data, in[3].data, in[4].data,
+                          p->epsilon, out[0].data);
+        return MOPT_OK;
+    }
+    float *stats = mopt_malloc((size_t)(c > 0 ? 2 * c : 1) * sizeof(float));
+    if (!stats) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for batch statistics");
+    float *mean = stats, *var = stats + c;
+    ref_batchnorm_stats_f32(n, c, inner, in[0].data, mean, var);
+    ref_batchnorm_f32(n, c, inner, in[0].data, in[1].data, in[2].data, mean, var, p->epsilon,
+                      out[0].data);
+    const float *rm = in[3].data, *rv = in[4].data;
+    for (int64_t j = 0; j < c; j++) {
+        if (n_out > 1 && out[1].data)
+            ((float *)out[1].data)[j] = rm[j] * p->momentum + mean[j] * (1.0f - p->momentum);
+        if (n_out > 2 && out[2].data)
+            ((float *)out[2].data)[j] = rv[j] * p->momentum + var[j] * (1.0f - p->momentum);
+    }
+    mopt_free(stats);
     return MOPT_OK;
 }
 
@@ -524,7 +552,7 @@ static mopt_status softmax_run(const op_ctx *ctx, const op_tensor *in, int n_in,
 
 static const op_def k_ops[] = {
     {"BatchNormalization", "", 5, 5, 1, 5, batchnorm_infer, batchnorm_run,
-     OP_PARAMS(eps_params, batchnorm_parse), .bridge = &ops_bridge_float},
+     OP_PARAMS(batchnorm_params, batchnorm_parse), .bridge = &ops_bridge_float},
     {"InstanceNormalization", "", 3, 3, 1, 1, instancenorm_infer, instancenorm_run,
      OP_PARAMS(eps_params, eps_parse), .bridge = &ops_bridge_float},
     {"LayerNormalization", "", 2, 3, 1, 3, layernorm_infer, layernorm_run, ops_cpu_layernorm_impls,

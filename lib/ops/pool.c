@@ -1,6 +1,6 @@
 /*
  * pool.c — the "pool" operator family: MaxPool (kernel_shape, strides, pads,
- * dilations, auto_pad, ceil_mode; the Indices output is unsupported),
+ * dilations, auto_pad, ceil_mode, the Indices output with storage_order),
  * AveragePool (count_include_pad, ceil_mode, dilations), GlobalMaxPool,
  * GlobalAveragePool and LpPool (p, pads, auto_pad, dilations, ceil_mode),
  * over 1..3 spatial axes. Shape inference, validation and
@@ -22,6 +22,7 @@
 typedef struct pool_params {
     op_window_attrs win;
     bool ceil_mode, count_include_pad;
+    bool col_major; /* MaxPool storage_order=1: Indices counted column-major */
 } pool_params;
 
 static mopt_status pool_parse(const op_ctx *ctx, void *params) {
@@ -30,6 +31,11 @@ static mopt_status pool_parse(const op_ctx *ctx, void *params) {
     if (st) return st;
     p->ceil_mode = ir_node_attr_int(ctx->node, "ceil_mode", 0) != 0;
     p->count_include_pad = ir_node_attr_int(ctx->node, "count_include_pad", 0) != 0;
+    int64_t order = ir_node_attr_int(ctx->node, "storage_order", 0);
+    if (order != 0 && order != 1)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "storage_order %" PRId64 " is not 0 or 1",
+                       order);
+    p->col_major = order == 1;
     return MOPT_OK;
 }
 
@@ -75,8 +81,6 @@ static mopt_status pool_check_input(const op_ctx *ctx, const op_tensor *x, int32
 
 static mopt_status window_pool_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
                                      op_tensor *out, int n_out) {
-    if (n_out > 1 && ctx->node->outputs[1] >= 0)
-        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "the Indices output is not supported");
     int32_t S;
     mopt_status st = pool_check_input(ctx, &in[0], 3, &S);
     if (st) return st;
@@ -168,6 +172,14 @@ static mopt_status window_pool_run(const op_ctx *ctx, const op_tensor *in, op_te
 
 static mopt_status maxpool_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
+    if (n_out > 1 && out[1].data && out[1].dtype == MOPT_DTYPE_I64) {
+        ref_pool_params p;
+        mopt_status st = ops_pool_geometry(ctx, &in[0].shape, &out[0].shape, &p);
+        if (st) return st;
+        ref_maxpool_indices_f32(&p, in[0].data, out[0].data, out[1].data,
+                                ((const pool_params *)ctx->params)->col_major);
+        return MOPT_OK;
+    }
     return window_pool_run(ctx, in, out, true);
 }
 

@@ -43,6 +43,8 @@ static const family_fn k_families[] = {
     ops_family_conv_quant,     /* lib/ops/conv_quant.c */
     ops_family_deform_conv,    /* lib/ops/deform_conv.c */
     ops_family_control,        /* lib/ops/control.c */
+    ops_family_rotary,         /* lib/ops/rotary.c */
+    ops_family_state_space,    /* lib/ops/state_space.c */
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])

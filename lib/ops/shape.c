@@ -2,7 +2,7 @@
  * shape.c — the "shape" operator family: ops that change how a tensor is
  * viewed or that make tensors from shapes: Reshape, Flatten, Squeeze,
  * Unsqueeze, Shape, Size, ConstantOfShape, Range, Constant, Identity,
- * Dropout (inference), Expand, EyeLike.
+ * Dropout (the identity; training with ratio > 0 unsupported), Expand, EyeLike.
  *
  * Inference propagates symbolic dims (Reshape's 0 copies a symbol; -1 is
  * solved when the symbols on both sides cancel). Ops whose output bytes are
@@ -91,19 +91,46 @@ static mopt_status identity_infer(const op_ctx *ctx, const op_tensor *in, int n_
     return MOPT_OK;
 }
 
-/* ---- Dropout (inference only) -------------------------------------------- */
+/* ---- Dropout ------------------------------------------------------------- */
+
+/* Dropout is the identity (and its mask all ones) unless training_mode is
+ * true and ratio > 0: that draws a random mask, which ONNX leaves to the
+ * runtime's generator, and is not implemented. *identity: 1 when the node is
+ * known to be the identity, 0 when training_mode or ratio is not known yet
+ * (load time). Fails (UNSUPPORTED) when it would draw a mask. */
+static mopt_status dropout_identity(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                    int *identity) {
+    *identity = 0;
+    double training = 0, ratio = 0.5;
+    if (op_has_input(in, n_in, 2)) {
+        if (!in[2].data) return MOPT_OK;
+        if (op_read_scalar(ctx, &in[2], "training_mode", &training)) return MOPT_ERR_TYPE;
+    }
+    if (training == 0) {
+        *identity = 1;
+        return MOPT_OK;
+    }
+    if (op_has_input(in, n_in, 1)) {
+        if (!in[1].data) return MOPT_OK;
+        if (op_read_scalar(ctx, &in[1], "ratio", &ratio)) return MOPT_ERR_TYPE;
+    }
+    if (!(ratio >= 0 && ratio < 1))
+        return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT, "ratio %g is not in [0, 1)", ratio);
+    if (ratio != 0)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
+                       "training_mode=true with ratio %g draws a random mask: not supported "
+                       "(inference only)",
+                       ratio);
+    *identity = 1;
+    return MOPT_OK;
+}
 
 static mopt_status dropout_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
     mopt_status st = op_expect_any(ctx, &in[0], 0);
     if (st) return st;
-    if (op_has_input(in, n_in, 2) && in[2].data) {
-        double training = 0;
-        if (op_read_scalar(ctx, &in[2], "training_mode", &training)) return MOPT_ERR_TYPE;
-        if (training != 0)
-            return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
-                           "training_mode=true is not supported (inference only)");
-    }
+    int identity;
+    if ((st = dropout_identity(ctx, in, n_in, &identity))) return st;
     out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
     if (n_out > 1) {
@@ -112,13 +139,16 @@ static mopt_status dropout_infer(const op_ctx *ctx, const op_tensor *in, int n_i
         out[1].dtype = MOPT_DTYPE_BOOL;
         out[1].shape = in[0].shape;
     }
-    pass_data(ctx, &in[0], &out[0]);
+    if (identity) pass_data(ctx, &in[0], &out[0]);
     return MOPT_OK;
 }
 
 static mopt_status dropout_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
-    mopt_status st = run_copy(ctx, in, n_in, out, n_out);
+    int identity;
+    mopt_status st = dropout_identity(ctx, in, n_in, &identity);
+    if (st) return st;
+    st = run_copy(ctx, in, n_in, out, n_out);
     if (st) return st;
     if (n_out > 1) {
         size_t nb = op_nbytes(&out[1]);

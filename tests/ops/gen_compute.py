@@ -353,6 +353,42 @@ def gen_pool():
         c = Case(name, opset=13 if "ceil" in name or "dil" in name else 11).tol(1e-5, 1e-4)
         c.node("MaxPool" if kind == "max" else "AveragePool", ["x"], ["y"], **attrs)
         save(c, {"x": x}, {"y": y})
+    # MaxPool's Indices: flat index of each window's maximum in X (row-major, or
+    # column-major over the spatial axes with storage_order=1), plane offset included
+    for name, xs, a, order in (
+            ("maxpool2d_indices_pads_dil", (2, 3, 7, 6),
+             dict(k=[3, 2], strides=[2, 1], dil=[1, 2], pads=[1, 0, 1, 1]), 0),
+            ("maxpool2d_indices_colmajor_ceil", (1, 2, 7, 5),
+             dict(k=[2, 2], strides=[2, 2], ceil_mode=True), 1),
+            ("maxpool1d_indices", (2, 2, 9), dict(k=[3], strides=[2], pads=[1, 1]), 0),
+            ("maxpool3d_indices_colmajor", (1, 2, 4, 5, 3), dict(k=[2, 3, 2], pads=[0, 1, 1, 1, 1, 0]),
+             1)):
+        x = randn(xs, 43)
+        S = len(xs) - 2
+        strides, dil = a.get("strides") or [1] * S, a.get("dil") or [1] * S
+        out, pb, _ = window_geometry(list(xs[2:]), a["k"], strides, dil, a.get("pads") or [0] * 2 * S,
+                                     "NOTSET", a.get("ceil_mode", False))
+        y = np.zeros(xs[:2] + tuple(out), np.float32)
+        ind = np.zeros(xs[:2] + tuple(out), np.int64)
+        plane = int(np.prod(xs[2:]))
+        for n, ch in itertools.product(range(xs[0]), range(xs[1])):
+            for o in itertools.product(*[range(m) for m in out]):
+                best, at = None, None
+                for t in itertools.product(*[range(m) for m in a["k"]]):
+                    pos = tuple(o[i] * strides[i] - pb[i] + t[i] * dil[i] for i in range(S))
+                    if any(p_ < 0 or p_ >= xs[2 + i] for i, p_ in enumerate(pos)):
+                        continue
+                    if best is None or x[(n, ch) + pos] > best:
+                        best, at = x[(n, ch) + pos], pos
+                y[(n, ch) + o] = best
+                ind[(n, ch) + o] = (n * xs[1] + ch) * plane + np.ravel_multi_index(
+                    at, xs[2:], order="F" if order else "C")
+        attrs = pool_attrs(a["k"], a.get("strides"), a.get("dil"), a.get("pads"), None,
+                           a.get("ceil_mode"), None)
+        c = Case(name, opset=12)
+        c.node("MaxPool", ["x"], ["y", "indices"], storage_order=order or None, **attrs)
+        save(c, {"x": x}, {"y": y, "indices": ind})
+
     for op, fn in (("GlobalAveragePool", np.mean), ("GlobalMaxPool", np.max)):
         for xs in ((2, 3, 5, 4), (1, 4, 7), (1, 2, 3, 2, 4)):
             x = randn(xs, 42)
@@ -382,6 +418,25 @@ def gen_norm():
         c.initializer("mean", mean).initializer("var", var)
         c.node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"], **attrs)
         save(c, {"x": x}, {"y": f32(y)})
+
+    # training_mode=1: batch statistics normalize X, running statistics come out
+    x = randn((3, 4, 5), 59)
+    scale, bias, mean = randn((4,), 60), randn((4,), 61), randn((4,), 62)
+    var = f32(rng(63).uniform(0.5, 2.0, (4,)))
+    xd = x.astype(np.float64)
+    bm, bv = xd.mean(axis=(0, 2)), xd.var(axis=(0, 2))
+    y = (xd - bm[None, :, None]) / np.sqrt(bv[None, :, None] + 1e-3) * scale[None, :, None] \
+        + bias[None, :, None]
+    c = Case("batchnorm_training_3d_momentum", opset=15).tol(1e-5, 1e-4)
+    c.node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y", "rm", "rv"],
+           training_mode=1, epsilon=1e-3, momentum=0.7)
+    save(c, {"x": x, "scale": scale, "bias": bias, "mean": mean, "var": var},
+         {"y": f32(y), "rm": f32(mean * 0.7 + bm * 0.3), "rv": f32(var * 0.7 + bv * 0.3)})
+    c = Case("batchnorm_stats_output_needs_training", opset=15, check=False).expect_error(
+        6, "needs training_mode=1")
+    c.node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y", "rm"])
+    save(c, {"x": x, "scale": scale, "bias": bias, "mean": mean, "var": var},
+         {"y": x, "rm": mean})
 
     x = randn((2, 3, 4, 5), 56)
     scale, bias = randn((3,), 57), randn((3,), 58)

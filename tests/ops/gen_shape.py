@@ -195,6 +195,13 @@ c = Case("dropout_training_false_opset13", opset=13)
 c.initializer("ratio", np.array(0.5, np.float32)).initializer("training", np.array(False))
 c.node("Dropout", ["x", "ratio", "training"], ["y"])
 c.save({"x": x}, {"y": x})
+c = Case("dropout_training_zero_ratio_mask_opset13", opset=13)  # training, ratio 0: identity
+c.node("Dropout", ["x", "ratio", "training"], ["y", "mask"])
+c.save({"x": x, "ratio": np.array(0.0, np.float32), "training": np.array(True)},
+       {"y": x, "mask": np.ones(x.shape, np.bool_)})
+c = Case("dropout_training_random_unsupported", opset=13).expect_error(6, "draws a random mask")
+c.node("Dropout", ["x", "ratio", "training"], ["y"])
+c.save({"x": x, "ratio": np.array(0.25, np.float32), "training": np.array(True)}, {"y": x})
 
 # ---- Expand ------------------------------------------------------------------------
 x = f32(3, 1)
@@ -508,3 +515,26 @@ scatter_el_case("scatterelements_axis_neg", f32(2, 5), ints(3, -1, 0, 1).reshape
 scatter_el_case("scatterelements_mul_opset16", f32(2, 4), ints(1, 1, 3, 0).reshape(2, 2),
                 f32(2, 2), 1, reduction="mul", opset=16)
 scatter_el_case("scatterelements_bool", boolean(3, 2), ints(2, 0).reshape(1, 2), boolean(1, 2), 0)
+
+# ---- Pad wrap (last, so that the cases above keep their random data) ---------------------
+pad_case("pad_wrap_multi_period", f32(2, 3), [3, 5, 1, 7], mode="wrap", opset=19)
+pad_case("pad_wrap_int64_3d", i64(2, 3, 2), [1, 0, 3, 0, 2, 1], mode="wrap", opset=19)
+
+
+def pad_wrap_crop(name, x, pads):
+    """wrap with negative pads: the crop comes first, then the kept part repeats
+    (as ONNX Runtime does: negative pads become a slice of the input)"""
+    r = x.ndim
+    kept = x[tuple(slice(max(-pads[a], 0), x.shape[a] - max(-pads[a + r], 0)) for a in range(r))]
+    y = np.pad(kept, [[max(pads[a], 0), max(pads[a + r], 0)] for a in range(r)], mode="wrap")
+    c = Case(name, opset=19)
+    c.initializer("pads", ints(*pads))
+    c.node("Pad", ["x", "pads"], ["y"], mode="wrap")
+    c.save({"x": x}, {"y": y})
+
+
+pad_wrap_crop("pad_wrap_crop_then_wrap", f32(4, 5), [-1, 3, 2, -2])
+c = Case("pad_wrap_cropped_away", opset=19).expect_error(7, "nothing of axis 0 of [3,2] is left to pad")
+c.initializer("pads", ints(-3, 0, 1, 0))
+c.node("Pad", ["x", "pads"], ["y"], mode="wrap")
+c.save({"x": f32(3, 2)}, {"y": f32(1, 2)})
