@@ -233,14 +233,21 @@ static void conv_bias_size_fails(void **state) {
     expect_failure(g, MOPT_ERR_SHAPE, "bias", "[3]", "[4,2,3,3]");
 }
 
-static void maxpool_indices_unsupported(void **state) {
+/* The Indices output has the pooled shape and int64 elements. */
+static void maxpool_indices_shape(void **state) {
     (void)state;
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 2, 8, 8}, NULL);
     ir_node *n =
         add_node(g, "MaxPool", "mp", 1, (const char *[]){"x"}, 2, (const char *[]){"y", "idx"});
     attr_ints(n, "kernel_shape", 2, (int64_t[]){2, 2});
-    expect_failure(g, MOPT_ERR_UNSUPPORTED, "mp", "Indices", NULL);
+    attr_ints(n, "strides", 2, (int64_t[]){2, 2});
+    mopt_model *m = NULL;
+    assert_int_equal(build(g, &m), MOPT_OK);
+    assert_shape(m, "y", "[1,2,4,4]");
+    assert_shape(m, "idx", "[1,2,4,4]");
+    assert_int_equal(value(m, "idx")->dtype, MOPT_DTYPE_I64);
+    mopt_model_destroy(m);
 }
 
 static void pool_missing_kernel_shape_fails(void **state) {
@@ -265,17 +272,27 @@ static void pool_ceil_mode_shape(void **state) {
     expect_y_shape(g, "[N,3,3,4]");
 }
 
-static void batchnorm_training_unsupported(void **state) {
+/* training_mode=1 adds the running mean and variance outputs, one per
+ * channel. */
+static void batchnorm_training_outputs(void **state) {
     (void)state;
     ir_graph *g = new_graph(15);
     add_input(g, "x", 4, (int64_t[]){1, 2, 4, 4}, NULL);
     const char *p[] = {"s", "b", "m", "v"};
     for (int i = 0; i < 4; i++)
         add_weight(g, p[i], 1, (int64_t[]){2});
-    ir_node *n = add_node(g, "BatchNormalization", "bn", 5,
-                          (const char *[]){"x", "s", "b", "m", "v"}, 1, (const char *[]){"y"});
+    ir_node *n =
+        add_node(g, "BatchNormalization", "bn", 5, (const char *[]){"x", "s", "b", "m", "v"}, 3,
+                 (const char *[]){"y", "rm", "rv"});
     attr_int(n, "training_mode", 1);
-    expect_failure(g, MOPT_ERR_UNSUPPORTED, "bn", "training_mode", NULL);
+    mopt_model *m = NULL;
+    mopt_status st = build(g, &m);
+    if (st) print_message("%s\n", mopt_error_message());
+    assert_int_equal(st, MOPT_OK);
+    assert_shape(m, "y", "[1,2,4,4]");
+    assert_shape(m, "rm", "[2]");
+    assert_shape(m, "rv", "[2]");
+    mopt_model_destroy(m);
 }
 
 static void batchnorm_param_size_fails(void **state) {
@@ -338,10 +355,10 @@ int main(void) {
         cmocka_unit_test(conv_rank_mismatch_fails),
         cmocka_unit_test(conv_kernel_shape_attr_mismatch_fails),
         cmocka_unit_test(conv_bias_size_fails),
-        cmocka_unit_test(maxpool_indices_unsupported),
+        cmocka_unit_test(maxpool_indices_shape),
         cmocka_unit_test(pool_missing_kernel_shape_fails),
         cmocka_unit_test(pool_ceil_mode_shape),
-        cmocka_unit_test(batchnorm_training_unsupported),
+        cmocka_unit_test(batchnorm_training_outputs),
         cmocka_unit_test(batchnorm_param_size_fails),
         cmocka_unit_test(layernorm_stats_shapes),
         cmocka_unit_test(layernorm_scale_mismatch_fails),
