@@ -3,7 +3,8 @@
 # from the committed test files (make_seeds.py). Used by the meson suite
 # "fuzz" (20 s per target, fixed seed, fresh corpus) and by hand for longer
 # campaigns. Nothing it writes is committed: corpora, seeds and crash
-# artifacts live in the build folder.
+# artifacts live in the build folder; only the minimized corpus of
+# tests/fuzz/corpus/ is committed (see below).
 #
 # Build (clang only; the library itself is instrumented for coverage):
 #   CC=clang meson setup build-fuzz -Dfuzz=true -Dbuildtype=debugoptimized \
@@ -27,6 +28,13 @@
 # so each run continues where the last stopped, e.g. an hour per target on
 # two cores:
 #   tests/fuzz/run_fuzz.sh -t 3600 -j 2 onnx_model
+# and start from the committed corpus tests/fuzz/corpus/<target> too: what
+# earlier campaigns found, minimized (files under 64 KB, libFuzzer -merge=1,
+# without the seeds, which make_seeds.py rebuilds from the committed tests).
+# Refresh it after a campaign:
+#   mkdir new && fuzz_<target> -merge=1 new BUILD/tests/fuzz/work/<target>/corpus
+#   (keep files < 64 KB), then replace tests/fuzz/corpus/<target> with new.
+# The meson test fuzz_corpus_<target> replays it (no mutation) every run.
 # A crash, leak, sanitizer report, timeout (> 10 s per input) or a broken
 # API promise (a failure without a message, ...) stops the target with a
 # non-zero status and leaves the input in BUILD/tests/fuzz/work/<target>/
@@ -90,6 +98,10 @@ for t in "${targets[@]}"; do
         ASAN_OPTIONS=detect_leaks=0 "$build/tests/fuzz/fuzz_make_mopt" "$seeds/mopt" \
             "$seeds"/onnx_model/* 2>/dev/null | tail -1 || true
     fi
+    # the committed, minimized corpus (tests/fuzz/corpus/<target>) joins
+    # the seeds of long runs; the short meson test keeps its small set
+    committed=
+    [ $short = 1 ] || [ ! -d "$src/tests/fuzz/corpus/$t" ] || committed="$src/tests/fuzz/corpus/$t"
     args=(-max_total_time="$seconds" -seed="$seed" -timeout=10 -rss_limit_mb=2048
           -dict="$src/tests/fuzz/$dict" -artifact_prefix="$work/artifacts/"
           -print_final_stats=1)
@@ -102,7 +114,7 @@ for t in "${targets[@]}"; do
     rc=0
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
-        "$exe" "${args[@]}" "${extra[@]}" "$corpus" "$seeds/$t" || rc=$?
+        "$exe" "${args[@]}" "${extra[@]}" "$corpus" "$seeds/$t" $committed || rc=$?
     if [ $rc != 0 ]; then
         echo "== fuzz_$t FAILED (exit $rc); inputs in $work/artifacts/" >&2
         status=1
