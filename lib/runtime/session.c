@@ -3,6 +3,7 @@
  * tensors and bookkeeping, per-node scratch (impl caches, bridge buffers),
  * consumer counts, the profiler's buffers. Running it is executor.c.
  */
+#include <inttypes.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -40,6 +41,13 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
     }
     st = session_fill(model, s);
     if (!outer) mopt_budget_swap(NULL);
+    size_t refused;
+    int64_t in_use;
+    if (st && st != MOPT_ERR_LIMIT && mopt_budget_refused(s->budget, &refused, &in_use))
+        st = mopt_fail(MOPT_ERR_LIMIT,
+                       "creating the session: %zu more bytes would exceed memory_limit %" PRId64
+                       " (%" PRId64 " in use)",
+                       refused, s->config.memory_limit, in_use);
     if (st) {
         rt_session_destroy(s);
         return st;

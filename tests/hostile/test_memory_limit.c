@@ -4,6 +4,8 @@
  * the library's own count:
  *   - a ~200-byte ConstantOfShape model whose output is 6 GB, under a 50 MB
  *     limit: LIMIT, and the RSS barely moves;
+ *   - a 64 MB output under a 100 MB limit: handed over without a copy (peak
+ *     RSS under 64 MB + slack) and no longer charged to the session;
  *   - an Expand to a 256 MB intermediate reduced to a scalar, under 50 MB;
  *   - TopK over 4M floats, whose kernel needs 32 MB of scratch while every
  *     tensor it makes is a few bytes: LIMIT under 24 MB (naming the scratch),
@@ -174,9 +176,9 @@ static void graphs_attr(buf *attrs, const char *name, int n) {
 
 /* ---- the models ---- */
 
-static buf model_constant_of_shape(void) {
+/* ConstantOfShape of n floats (1.5e9: 6 GB). */
+static buf model_constant_of_shape(int64_t n) {
     buf g = {0};
-    static const int64_t n = 1500000000; /* 1.5e9 floats: 6 GB */
     init_i64(&g, "shape", &n, 1);
     node(&g, "ConstantOfShape", (const char *[]){"shape"}, 1, (const char *[]){"y"}, 1, NULL);
     value_info(&g, 12, "y", 1, 1, &n);
@@ -240,7 +242,8 @@ static buf model_relu_input(int rank, const int64_t *dims) {
 typedef struct result {
     int status;   /* mopt_status, or the CLI's exit code */
     int64_t peak; /* peak RSS growth (or the CLI's peak RSS), bytes */
-    int64_t stat; /* case-specific: memory_peak_bytes */
+    int64_t stat; /* the session's memory_peak_bytes after a run */
+    int64_t held; /* the session's memory_bytes after the run */
     char msg[600];
 } result;
 
@@ -339,6 +342,7 @@ static void run_api_case(const void *arg, result *r) {
         st = mopt_session_run(s, in ? 1 : 0, NULL, (const mopt_tensor *const *)&in, n_out, NULL,
                               out);
         if (!st) st = mopt_session_get_stat(s, "memory_peak_bytes", &r->stat);
+        if (!st) st = mopt_session_get_stat(s, "memory_bytes", &r->held);
     }
     r->status = st;
     snprintf(r->msg, sizeof r->msg, "%s", st ? mopt_last_error() : "");
@@ -372,13 +376,27 @@ static result api(const char *name, buf bytes, int64_t limit, int rank, int64_t 
 
 static void constant_of_shape_6gb_under_50mb(void **state) {
     (void)state;
-    buf b = model_constant_of_shape();
+    buf b = model_constant_of_shape(1500000000);
     print_message("ConstantOfShape model: %zu bytes\n", b.n);
     assert_true(b.n < 256);
     result r = api("ConstantOfShape -> 6 GB output", b, 50 * MB, 0, 0, 0);
     assert_int_equal(r.status, MOPT_ERR_LIMIT);
     assert_non_null(strstr(r.msg, "memory_limit"));
     assert_true(r.peak < 50 * MB + g_slack);
+}
+
+/* A 64 MB output under a 100 MB limit: handed over without a copy (a copy
+ * would take the peak to 128 MB), and no longer charged to the session. */
+static void output_handed_over_without_copy(void **state) {
+    (void)state;
+    result r = api("ConstantOfShape -> 64 MB output, handed over",
+                   model_constant_of_shape(16 << 20), 100 * MB, 0, 0, 0);
+    assert_int_equal(r.status, MOPT_OK);
+    print_message("  memory_peak_bytes %lld, memory_bytes after the run %lld\n", (long long)r.stat,
+                  (long long)r.held);
+    assert_true(r.stat >= 64 * MB && r.stat < 65 * MB);
+    assert_true(r.held < MB);
+    assert_true(r.peak < 64 * MB + g_slack);
 }
 
 static void intermediate_past_limit(void **state) {
@@ -540,6 +558,7 @@ int main(int argc, char **argv) {
     print_message("| %-44s | %-9s | %12s | %-12s |\n", "case", "limit", "peak RSS", "status");
     const struct CMUnitTest api_tests[] = {
         cmocka_unit_test(constant_of_shape_6gb_under_50mb),
+        cmocka_unit_test(output_handed_over_without_copy),
         cmocka_unit_test(intermediate_past_limit),
         cmocka_unit_test(kernel_scratch_past_limit),
         cmocka_unit_test(unknown_attribute_100k_graphs),
