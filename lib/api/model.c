@@ -72,9 +72,10 @@ static mopt_status load_end(mopt_budget *b, mopt_budget *prev, mopt_status st) {
         char why[256];
         snprintf(why, sizeof why, "%s", mopt_error_message());
         st = mopt_fail(MOPT_ERR_LIMIT,
-                       "an allocation of %zu bytes would exceed memory_limit %" PRId64 " (%" PRId64
-                       " in use by the load)%s%s",
-                       size, mopt_budget_limit(b), in_use, why[0] ? ": " : "", why);
+                       "%s%s%zu more bytes would exceed memory_limit %" PRId64 " (%" PRId64
+                       " in use by the load)",
+                       why, why[0] ? " (refused by the budget, not the system): " : "", size,
+                       mopt_budget_limit(b), in_use);
     }
     mopt_budget_release(b);
     return st;

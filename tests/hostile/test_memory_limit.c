@@ -10,6 +10,7 @@
  *   - TopK over 4M floats, whose kernel needs 32 MB of scratch while every
  *     tensor it makes is a few bytes: LIMIT under 24 MB (naming the scratch),
  *     OK under 64 MB with the session's memory_peak_bytes counting the scratch;
+ *   - loading a model whose 32 MB weight does not fit in 16 MB;
  *   - an unknown attribute holding 100k graphs (a 4 MB file; 422 MB of RSS
  *     before the subgraph cap), and two attributes of 3000 graphs each (the
  *     cap counts the whole model);
@@ -211,6 +212,22 @@ static buf model_topk(void) {
     value_info(&g, 11, "x", 1, 2, xs);
     value_info(&g, 12, "v", 1, 2, ys);
     value_info(&g, 12, "i", 7, 2, ys);
+    return model(&g);
+}
+
+/* Relu over a weight of n zero floats (raw_data, n * 4 bytes in the file). */
+static buf model_relu_weight(int64_t n) {
+    buf g = {0}, t = {0};
+    f_int(&t, 1, (uint64_t)n);
+    f_int(&t, 2, 1); /* FLOAT */
+    f_str(&t, 8, "w");
+    float *zeros = calloc((size_t)n, sizeof *zeros);
+    if (!zeros) abort();
+    f_bytes(&t, 9, zeros, (size_t)n * sizeof *zeros);
+    free(zeros);
+    f_msg(&g, 5, &t);
+    node(&g, "Relu", (const char *[]){"w"}, 1, (const char *[]){"y"}, 1, NULL);
+    value_info(&g, 12, "y", 1, 1, &n);
     return model(&g);
 }
 
@@ -422,6 +439,17 @@ static void kernel_scratch_past_limit(void **state) {
     assert_true(r.peak < 64 * MB + g_slack);
 }
 
+/* Loading is bounded too: a model whose 32 MB weight does not fit in 16 MB
+ * (the caller's copy of the file is made before the mark). */
+static void load_past_limit(void **state) {
+    (void)state;
+    result r =
+        api("load a 32 MB weight (from memory)", model_relu_weight(8 << 20), 16 * MB, 0, 0, 0);
+    assert_int_equal(r.status, MOPT_ERR_LIMIT);
+    assert_non_null(strstr(r.msg, "memory_limit 16777216"));
+    assert_true(r.peak < 16 * MB + g_slack);
+}
+
 static void unknown_attribute_100k_graphs(void **state) {
     (void)state;
     buf b = model_relu_graphs(1, 100000);
@@ -561,6 +589,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(output_handed_over_without_copy),
         cmocka_unit_test(intermediate_past_limit),
         cmocka_unit_test(kernel_scratch_past_limit),
+        cmocka_unit_test(load_past_limit),
         cmocka_unit_test(unknown_attribute_100k_graphs),
         cmocka_unit_test(subgraph_cap_counts_the_model),
     };
