@@ -510,7 +510,8 @@ static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, mopt_tenso
         int32_t v = g->outputs[idx_of[i]];
         const op_tensor *slt = &s->vals[v];
         mopt_tensor *t = outputs[i] ? outputs[i] : made[i];
-        if (made[i]) { /* the caller's now: no longer charged to the session */
+        if (made[i] && s->budget) { /* the caller's now: no longer charged to the session
+                                       (a nested session's stay charged to the enclosing run) */
             mopt_alloc_detach(made[i]->data);
             mopt_alloc_detach(made[i]);
         }
