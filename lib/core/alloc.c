@@ -264,7 +264,9 @@ bool mopt_budget_refused(const mopt_budget *b, size_t *size, int64_t *in_use) {
 }
 
 void mopt_budget_clear_refusal(mopt_budget *b) {
-    if (b) atomic_store(&b->refused, 0);
+    /* once per node: a plain load, and a store only after a refusal */
+    if (b && atomic_load_explicit(&b->refused, memory_order_relaxed))
+        atomic_store_explicit(&b->refused, 0, memory_order_relaxed);
 }
 
 /* ---- hooks ---- */
