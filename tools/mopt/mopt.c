@@ -292,6 +292,18 @@ static int64_t memory_limit_of(const mopt_options *opts) {
     return opts && mopt_options_get_int(opts, "memory_limit", &v) == MOPT_OK ? v : 0;
 }
 
+/* The memory limit is the whole program's: the session gets what the n
+ * inputs leave of it (at least a byte, so that it still fails cleanly). */
+static mopt_status limit_session(mopt_options *opts, mopt_tensor *const *in, size_t n) {
+    int64_t limit = memory_limit_of(opts);
+    if (limit <= 0) return MOPT_OK;
+    uint64_t held = 0;
+    for (size_t i = 0; i < n; i++)
+        held += in[i] ? mopt_tensor_size_bytes(in[i]) : 0;
+    return mopt_options_set_int(opts, "memory_limit",
+                                held < (uint64_t)limit ? limit - (int64_t)held : 1);
+}
+
 static int load_model(const common_opts *c, mopt_options **opts, mopt_model **model) {
     int rc = make_options(c, opts);
     if (rc) return rc;
@@ -524,7 +536,7 @@ static void human_bytes(char *buf, size_t cap, int64_t b) {
 
 /* Defined with `mopt run`: runs the model once on generated inputs and
  * reports the session's memory plan. */
-static int info_plan(FILE *f, const mopt_model *m, const mopt_options *opts, int json,
+static int info_plan(FILE *f, const mopt_model *m, mopt_options *opts, int json,
                      const char **dim_args, int n_dim_args, const char **shape_args,
                      int n_shape_args);
 
@@ -1139,21 +1151,8 @@ static int cmd_run(int argc, char **argv) {
                     "mopt: warning: --dim %.*s: no generated input has a symbolic dimension of "
                     "that name\n",
                     (int)dims[k].name_len, dims[k].name);
-    /* the limit is the whole program's: the session gets what the inputs
-     * leave of it */
-    int64_t limit = memory_limit_of(opts);
-    if (limit > 0) {
-        uint64_t held = 0;
-        for (size_t i = 0; i < n_in; i++)
-            held += mopt_tensor_size_bytes(in[i]);
-        st = mopt_options_set_int(opts, "memory_limit",
-                                  held < (uint64_t)limit ? limit - (int64_t)held : 1);
-        if (st) {
-            rc = fail(st);
-            goto done;
-        }
-    }
-    st = mopt_session_create(m, opts, &s);
+    st = limit_session(opts, in, n_in);
+    if (!st) st = mopt_session_create(m, opts, &s);
     if (st) {
         rc = fail(st);
         goto done;
@@ -1225,7 +1224,7 @@ done:
 
 /* ---- info --plan ---------------------------------------------------------- */
 
-static int info_plan(FILE *f, const mopt_model *m, const mopt_options *opts, int json,
+static int info_plan(FILE *f, const mopt_model *m, mopt_options *opts, int json,
                      const char **dim_args, int n_dim_args, const char **shape_args,
                      int n_shape_args) {
     name_value *dims = calloc((size_t)n_dim_args + 1, sizeof *dims);
@@ -1256,7 +1255,8 @@ static int info_plan(FILE *f, const mopt_model *m, const mopt_options *opts, int
         rc = make_input(m, i, NULL, 0, shapes, n_shape_args, dims, n_dim_args, DEFAULT_SEED,
                         memory_limit_of(opts), &generated, &in[i]);
     mopt_status st = MOPT_OK;
-    if (!rc) st = mopt_session_create(m, opts, &s);
+    if (!rc) st = limit_session(opts, in, n_in);
+    if (!rc && !st) st = mopt_session_create(m, opts, &s);
     if (!rc && !st)
         st = mopt_session_run(s, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, out);
     int64_t arena = 0, inter = 0;
