@@ -244,7 +244,15 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *   "profile"       string "" = off (default); "1" = collect per-node
  *                   timings (mopt_session_profile_*); any other value = also
  *                   write a Chrome trace to that path
- *   "memory_limit"  int    bytes a session may hold for tensors, 0 = none
+ *   "memory_limit"  int    bytes, 0 = none (default): the most a session may
+ *                   hold (its tables, arena, intermediates, outputs until
+ *                   they are handed over, kernel scratch and oneDNN
+ *                   scratchpads; allocations made by OpenMP worker threads
+ *                   inside a kernel are not counted), and the most loading a
+ *                   model may allocate (the file read, import, constant
+ *                   folding, prepacking; mapped .mopt weights are not
+ *                   allocations). A run or load that would pass it fails
+ *                   with LIMIT, naming what was being allocated
  *   "verbose"       int    0 = quiet, 1 = log each node's kernel and the
  *                   pass report at load (MOPT_LOG_INFO, stderr unless a log
  *                   callback is set), 2 = also every run with its tag and
@@ -655,6 +663,11 @@ MOPT_API const char *mopt_model_pass_note(const mopt_model *model, size_t index)
  *   "arena_bytes"  bytes of the planned activation arena (0 until memory
  *                  planning is in place; then the arena of the last run)
  *   "last_run_ns"  wall time of the last run in nanoseconds
+ *   "memory_peak_bytes"  peak of everything the session held during the last
+ *                  run (what memory_limit bounds: arena, intermediates,
+ *                  outputs until handed over, kernel scratch, oneDNN
+ *                  scratchpads, the session's own tables)
+ *   "memory_bytes" what the session holds now (arena, caches, tables)
  * Returns OK, INVALID_ARGUMENT (NULL argument) or NOT_FOUND (unknown key). */
 MOPT_NODISCARD MOPT_API mopt_status mopt_session_get_stat(const mopt_session *session,
                                                           const char *key, int64_t *value);

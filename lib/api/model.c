@@ -4,6 +4,7 @@
  * (told apart by their first bytes) the .mopt reader and
  * rt_model_build_optimized.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,6 +48,39 @@ static mopt_status load_mopt(void *base, size_t size, void (*release)(void *, si
     return MOPT_OK;
 }
 
+/* Loading is charged to a budget of memory_limit bytes (none without a
+ * limit): the file read, import, constant folding, prepacking. load_begin
+ * installs it; load_end reinstalls the previous one and turns a refused
+ * allocation's OUT_OF_MEMORY into LIMIT. The model's blocks keep the budget
+ * alive after the load (they credit it when freed). */
+static mopt_status load_begin(const rt_config *cfg, mopt_budget **b, mopt_budget **prev) {
+    *b = NULL;
+    *prev = mopt_budget_current();
+    if (!cfg->memory_limit || *prev) return MOPT_OK;
+    *b = mopt_budget_create(cfg->memory_limit);
+    if (!*b) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+    mopt_budget_swap(*b);
+    return MOPT_OK;
+}
+
+static mopt_status load_end(mopt_budget *b, mopt_budget *prev, mopt_status st) {
+    if (!b) return st;
+    mopt_budget_swap(prev);
+    size_t size;
+    int64_t in_use;
+    if (st && st != MOPT_ERR_LIMIT && mopt_budget_refused(b, &size, &in_use)) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", mopt_error_message());
+        st = mopt_fail(MOPT_ERR_LIMIT,
+                       "%s%s%zu more bytes would exceed memory_limit %" PRId64 " (%" PRId64
+                       " in use by the load)",
+                       why, why[0] ? " (refused by the budget, not the system): " : "", size,
+                       mopt_budget_limit(b), in_use);
+    }
+    mopt_budget_release(b);
+    return st;
+}
+
 static void release_aligned(void *base, size_t size) {
     (void)size;
     mopt_aligned_free(base);
@@ -70,6 +104,9 @@ static mopt_status copy_mapping(void **map, size_t size) {
     return MOPT_OK;
 }
 
+static mopt_status load_path_budgeted(const char *path, const rt_config *cfgp, uint32_t flags,
+                                      mopt_model **out);
+
 static mopt_status load_path(const char *path, const mopt_options *opts, uint32_t flags,
                              const char *fn, mopt_model **out) {
     mopt_clear_error();
@@ -85,6 +122,16 @@ static mopt_status load_path(const char *path, const mopt_options *opts, uint32_
     mopt_status st = rt_config_read(opts, &cfg);
     if (st) return st;
     if (flags & MOPT_LOAD_VERIFY_WEIGHTS) cfg.verify_weights = 1;
+    mopt_budget *b, *prev;
+    if ((st = load_begin(&cfg, &b, &prev))) return st;
+    st = load_path_budgeted(path, &cfg, flags, out);
+    return load_end(b, prev, st);
+}
+
+static mopt_status load_path_budgeted(const char *path, const rt_config *cfgp, uint32_t flags,
+                                      mopt_model **out) {
+    rt_config cfg = *cfgp;
+    mopt_status st;
     void *map = NULL;
     size_t map_size = 0;
     st = mfmt_map_file(path, &map, &map_size);
@@ -123,6 +170,9 @@ mopt_status mopt_model_load_v2(const char *path, const mopt_options *opts, uint3
     return load_path(path, opts, flags, "mopt_model_load_v2", out);
 }
 
+static mopt_status load_memory_budgeted(const void *data, size_t size, const rt_config *cfgp,
+                                        mopt_model **out);
+
 mopt_status mopt_model_load_from_memory(const void *data, size_t size, const mopt_options *opts,
                                         mopt_model **out) {
     mopt_clear_error();
@@ -134,6 +184,16 @@ mopt_status mopt_model_load_from_memory(const void *data, size_t size, const mop
     rt_config cfg;
     mopt_status st = rt_config_read(opts, &cfg);
     if (st) return st;
+    mopt_budget *b, *prev;
+    if ((st = load_begin(&cfg, &b, &prev))) return st;
+    st = load_memory_budgeted(data, size, &cfg, out);
+    return load_end(b, prev, st);
+}
+
+static mopt_status load_memory_budgeted(const void *data, size_t size, const rt_config *cfgp,
+                                        mopt_model **out) {
+    rt_config cfg = *cfgp;
+    mopt_status st;
     if (mfmt_detect(data, size)) {
         /* the caller's buffer is only borrowed for the call: the weights get
          * one aligned copy, which the model owns */

@@ -81,10 +81,14 @@ mopt_status mopt_session_get_stat(const mopt_session *s, const char *key, int64_
         *value = s->n_plans;
     else if (strcmp(key, "last_run_ns") == 0)
         *value = s->last_run_ns;
+    else if (strcmp(key, "memory_peak_bytes") == 0)
+        *value = s->budget_peak;
+    else if (strcmp(key, "memory_bytes") == 0)
+        *value = mopt_budget_used(s->budget);
     else
         return mopt_fail(MOPT_ERR_NOT_FOUND,
                          "unknown session statistic '%s' (known: runs, peak_bytes, arena_bytes, "
-                         "intermediate_bytes, plans, last_run_ns)",
+                         "intermediate_bytes, plans, last_run_ns, memory_peak_bytes, memory_bytes)",
                          key);
     return MOPT_OK;
 }

@@ -27,6 +27,12 @@
 #endif
 
 #define ONNX_MAX_DEPTH 32 /* subgraph nesting levels */
+/* Subgraphs in a whole model (every If/Loop/Scan branch, at every level, and
+ * any graph an unknown attribute holds): each costs a few KB once parsed, so
+ * a file of tiny graphs cannot make the import take 100x its size. */
+#define ONNX_MAX_SUBGRAPHS 4096
+/* Tensors or strings in one attribute list (each is a separate object). */
+#define ONNX_MAX_ATTR_OBJECTS ((size_t)1 << 20)
 
 #define NAMES(a) a, sizeof a / sizeof a[0]
 
@@ -96,6 +102,7 @@ typedef struct onnx_ctx {
     const char *base_dir; /* NULL: external data refused */
     char base_real[PATH_MAX];
     bool have_real;
+    size_t n_subgraphs; /* parsed so far (ONNX_MAX_SUBGRAPHS) */
 } onnx_ctx;
 
 static mopt_status oom(const char *what) {
@@ -830,6 +837,14 @@ static mopt_status parse_attribute(const pb_reader *r, const pb_field *f, ir_gra
     uint32_t want = attr_field(a->type);
     /* lists of objects: size the arrays from the counted fields */
     size_t n_list = counts[want];
+    if (a->type == IR_ATTR_GRAPHS && n_list > ONNX_MAX_SUBGRAPHS)
+        return mopt_fail(MOPT_ERR_LIMIT,
+                         "%s: holds %zu graphs; a model may have at most %d subgraphs", what,
+                         n_list, ONNX_MAX_SUBGRAPHS);
+    if ((a->type == IR_ATTR_STRINGS || a->type == IR_ATTR_TENSORS) &&
+        n_list > ONNX_MAX_ATTR_OBJECTS)
+        return mopt_fail(MOPT_ERR_LIMIT, "%s: holds %zu %s; at most %zu are accepted", what, n_list,
+                         a->type == IR_ATTR_STRINGS ? "strings" : "tensors", ONNX_MAX_ATTR_OBJECTS);
     if (a->type == IR_ATTR_STRINGS || a->type == IR_ATTR_TENSORS || a->type == IR_ATTR_GRAPHS) {
         void **arr = mopt_calloc(n_list ? n_list : 1, sizeof(void *));
         if (!arr) return oom(what);
@@ -1097,6 +1112,11 @@ static mopt_status parse_graph(const pb_reader *r, const pb_field *f, onnx_ctx *
         return mopt_fail(MOPT_ERR_LIMIT,
                          "subgraphs are nested more than %d levels deep (graph at offset %zu)",
                          ONNX_MAX_DEPTH, f->offset);
+    if (depth > 0 && ++ctx->n_subgraphs > ONNX_MAX_SUBGRAPHS)
+        return mopt_fail(MOPT_ERR_LIMIT,
+                         "the model has more than %d subgraphs (graph at offset %zu); nested "
+                         "graphs are limited to keep the import's memory bounded",
+                         ONNX_MAX_SUBGRAPHS, f->offset);
     ir_graph *g = ir_graph_create();
     if (!g) return oom("a graph");
     pb_reader gr;

@@ -5,8 +5,8 @@
  * Results larger than FOLD_MAX_BYTES are left to run time, so a small
  * constant Expand cannot blow up the model; and one sweep adds at most
  * FOLD_MIN_BUDGET or the model's own weight bytes, whichever is larger, so
- * that many such nodes cannot either (the rest runs at run time, under the
- * session's memory_limit).
+ * that many such nodes cannot either, nor past the load's memory_limit (the
+ * rest runs at run time, under the session's memory_limit).
  */
 #include <string.h>
 
@@ -66,7 +66,8 @@ static mopt_status fold_node(ir_graph *g, ir_node *n, op_view *v, size_t *budget
             return MOPT_OK;
         total += sizes[k]; /* at most 64 * FOLD_MAX_BYTES */
     }
-    if (total > *budget) return MOPT_OK;
+    /* nor when the load's memory_limit (core/alloc.h) has no room left */
+    if (total > *budget || !mopt_budget_fits(mopt_budget_current(), total)) return MOPT_OK;
     for (int32_t k = 0; k < n->n_outputs; k++) {
         out[k].data = mopt_aligned_alloc(sizes[k] ? sizes[k] : 1);
         if (!out[k].data) {

@@ -262,6 +262,7 @@ static mopt_status run_nodes(mopt_session *s) {
                        .opt_level = s->model->config.opt_level,
                        .threads = s->threads};
     const mopt_run_options *ro = s->run_opts;
+    mopt_budget *budget = mopt_budget_current();
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
         if (ro && atomic_load_explicit(&ro->terminate, memory_order_relaxed)) {
@@ -330,17 +331,19 @@ static mopt_status run_nodes(mopt_session *s) {
                 }
                 s->plan_broken = true;
             }
-            /* 3: the heap */
-            if (s->config.memory_limit && s->live_bytes + (int64_t)nbytes > s->config.memory_limit)
-                return mopt_fail(MOPT_ERR_LIMIT,
-                                 "node '%s' (%s): output %d needs %zu bytes; memory_limit %" PRId64
-                                 " would be exceeded (%" PRId64 " in use)",
-                                 n->name, n->op_type, (int)k, nbytes, s->config.memory_limit,
-                                 s->live_bytes);
-            out[k].data = mopt_aligned_alloc(nbytes ? nbytes : 1);
+            /* 3: the heap, charged to the run's budget (memory_limit) */
+            out[k].data =
+                mopt_budget_fits(budget, nbytes) ? mopt_aligned_alloc(nbytes ? nbytes : 1) : NULL;
             if (!out[k].data) {
                 for (int32_t j = 0; j < k; j++)
                     if (heap[j]) mopt_aligned_free(out[j].data);
+                if (!mopt_budget_fits(budget, nbytes))
+                    return mopt_fail(MOPT_ERR_LIMIT,
+                                     "node '%s' (%s): output %d needs %zu bytes; memory_limit "
+                                     "%" PRId64 " would be exceeded (%" PRId64
+                                     " in use: arena, intermediates, scratch)",
+                                     n->name, n->op_type, (int)k, nbytes, mopt_budget_limit(budget),
+                                     mopt_budget_used(budget));
                 return mopt_fail(MOPT_ERR_OUT_OF_MEMORY,
                                  "node '%s' (%s): out of memory for output %d (%zu bytes)", n->name,
                                  n->op_type, (int)k, nbytes);
@@ -350,7 +353,16 @@ static mopt_status run_nodes(mopt_session *s) {
         }
         if (s->live_bytes > s->peak_bytes) s->peak_bytes = s->live_bytes;
         int64_t t_start = s->profiling ? mopt_now_ns() : 0;
+        mopt_budget_clear_refusal(budget);
         st = run_impl(s, i, v);
+        size_t refused;
+        int64_t in_use;
+        if (st == MOPT_ERR_OUT_OF_MEMORY && mopt_budget_refused(budget, &refused, &in_use))
+            st = mopt_fail(MOPT_ERR_LIMIT,
+                           "node '%s' (%s): its kernel's scratch or workspace needs %zu more "
+                           "bytes; memory_limit %" PRId64 " would be exceeded (%" PRId64
+                           " in use: arena, intermediates, scratch)",
+                           n->name, n->op_type, refused, mopt_budget_limit(budget), in_use);
         if (s->profiling && !st) {
             rt_prof_entry *pe = &s->prof[i];
             pe->start_ns = t_start - s->t0_ns;
@@ -474,8 +486,14 @@ static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, mopt_tenso
         for (size_t j = 0; steal && j < i; j++)
             if (stolen[j] && g->outputs[idx_of[j]] == v) steal = false; /* asked twice */
         void *buf = steal ? slt->data : mopt_aligned_alloc(nbytes ? nbytes : 1);
+        mopt_budget *b = mopt_budget_current();
         st = buf ? rt_tensor_new(slt->dtype, slt->shape.rank, slt->shape.dims, buf, nbytes, true,
                                  &made[i])
+             : mopt_budget_refused(b, NULL, NULL)
+                 ? mopt_fail(MOPT_ERR_LIMIT,
+                             "output '%s': a copy of %zu bytes would exceed memory_limit %" PRId64
+                             " (%" PRId64 " in use)",
+                             g->values[v]->name, nbytes, mopt_budget_limit(b), mopt_budget_used(b))
                  : mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory for output '%s'",
                              g->values[v]->name);
         if (st && !steal) mopt_aligned_free(buf);
@@ -492,6 +510,11 @@ static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, mopt_tenso
         int32_t v = g->outputs[idx_of[i]];
         const op_tensor *slt = &s->vals[v];
         mopt_tensor *t = outputs[i] ? outputs[i] : made[i];
+        if (made[i] && s->budget) { /* the caller's now: no longer charged to the session
+                                       (a nested session's stay charged to the enclosing run) */
+            mopt_alloc_detach(made[i]->data);
+            mopt_alloc_detach(made[i]);
+        }
         if (stolen[i]) {
             s->slots[v].owned = false; /* now the caller's */
             s->live_bytes -= (int64_t)t->nbytes;
@@ -707,12 +730,38 @@ static mopt_status run_setup(mopt_session *s, const mopt_run_options *ro) {
     return MOPT_OK;
 }
 
+static mopt_status run_budgeted(mopt_session *s, const mopt_run_options *ro, size_t n_inputs,
+                                const char *const *input_names, const mopt_tensor *const *inputs,
+                                size_t n_outputs, const char *const *output_names,
+                                mopt_tensor **outputs);
+
 mopt_status rt_session_run(mopt_session *s, const mopt_run_options *ro, size_t n_inputs,
                            const char *const *input_names, const mopt_tensor *const *inputs,
                            size_t n_outputs, const char *const *output_names,
                            mopt_tensor **outputs) {
-    const ir_graph *g = s->model->graph;
     if (n_outputs && !outputs) return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "outputs is NULL");
+    /* every block the run makes is charged to the session's budget (a nested
+     * session's run, inside the enclosing run, to the enclosing budget) */
+    bool own_budget = s->budget && !mopt_budget_current();
+    if (own_budget) {
+        mopt_budget_swap(s->budget);
+        mopt_budget_reset_peak(s->budget);
+    }
+    mopt_status st =
+        run_budgeted(s, ro, n_inputs, input_names, inputs, n_outputs, output_names, outputs);
+    if (own_budget) {
+        s->budget_peak = mopt_budget_peak(s->budget);
+        mopt_budget_swap(NULL);
+    }
+    return st;
+}
+
+/* rt_session_run with the budget installed. */
+static mopt_status run_budgeted(mopt_session *s, const mopt_run_options *ro, size_t n_inputs,
+                                const char *const *input_names, const mopt_tensor *const *inputs,
+                                size_t n_outputs, const char *const *output_names,
+                                mopt_tensor **outputs) {
+    const ir_graph *g = s->model->graph;
     release_all(s);
     memset(s->user_out, 0, (size_t)g->n_values * sizeof *s->user_out);
     s->peak_bytes = 0;

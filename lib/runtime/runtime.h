@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "ir/ir.h"
 #include "ops/bridge.h"
@@ -263,6 +264,10 @@ struct mopt_session {
     struct rt_sub_state **subs; /* per node with subgraphs: nested sessions
                                    (subgraph.c); NULL when the model has none */
     atomic_bool busy;           /* a public run is in progress (MOPT_ERR_BUSY) */
+    mopt_budget *budget;        /* memory_limit: charged with every block the session
+                                   makes (creation, runs); NULL for a nested session,
+                                   whose blocks go to the enclosing one's */
+    int64_t budget_peak;        /* the budget's peak during the last run */
 };
 
 /* ---- subgraphs (subgraph.c) ---- */

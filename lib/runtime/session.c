@@ -3,12 +3,15 @@
  * tensors and bookkeeping, per-node scratch (impl caches, bridge buffers),
  * consumer counts, the profiler's buffers. Running it is executor.c.
  */
+#include <inttypes.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "runtime/runtime.h"
+
+static mopt_status session_fill(const mopt_model *model, mopt_session *s);
 
 mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
                               mopt_session **out) {
@@ -26,6 +29,36 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
         mopt_free(s);
         return st;
     }
+    /* everything the session makes from here on is charged to its budget
+     * (a nested session's, made inside the enclosing one, to that one's) */
+    mopt_budget *outer = mopt_budget_current();
+    if (!outer) {
+        s->budget = mopt_budget_create(s->config.memory_limit);
+        if (!s->budget) {
+            mopt_free(s);
+            return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
+        }
+        mopt_budget_swap(s->budget);
+    }
+    st = session_fill(model, s);
+    if (!outer) mopt_budget_swap(NULL);
+    size_t refused;
+    int64_t in_use;
+    if (st && st != MOPT_ERR_LIMIT && mopt_budget_refused(s->budget, &refused, &in_use))
+        st = mopt_fail(MOPT_ERR_LIMIT,
+                       "creating the session: %zu more bytes would exceed memory_limit %" PRId64
+                       " (%" PRId64 " in use)",
+                       refused, s->config.memory_limit, in_use);
+    if (st) {
+        rt_session_destroy(s);
+        return st;
+    }
+    *out = s;
+    return MOPT_OK;
+}
+
+/* The rest of rt_session_create, with the session's budget installed. */
+static mopt_status session_fill(const mopt_model *model, mopt_session *s) {
     const ir_graph *g = model->graph;
     size_t nv = (size_t)(g->n_values ? g->n_values : 1);
     s->vals = mopt_calloc(nv, sizeof *s->vals);
@@ -41,7 +74,6 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
     s->threads = s->config.threads > 0 ? s->config.threads : rt_default_threads();
     if (!s->vals || !s->view || !s->bridge_scratch || !s->slots || !s->consumers || !s->scratch ||
         !s->user_out || !s->run_shapes || !s->run_dtypes) {
-        rt_session_destroy(s);
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
     }
     for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -58,17 +90,10 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
     if (s->profile_session) {
         s->prof = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->prof);
         if (!s->prof) {
-            rt_session_destroy(s);
             return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
         }
     }
-    st = rt_subgraphs_session_create(s);
-    if (st) {
-        rt_session_destroy(s);
-        return st;
-    }
-    *out = s;
-    return MOPT_OK;
+    return rt_subgraphs_session_create(s);
 }
 
 void rt_session_destroy(mopt_session *s) {
@@ -105,5 +130,7 @@ void rt_session_destroy(mopt_session *s) {
     mopt_free(s->prof);
     mopt_free(s->slots);
     mopt_free(s->consumers);
+    mopt_budget *b = s->budget;
     mopt_free(s);
+    mopt_budget_release(b); /* gone once every block charged to it is freed */
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #define EXIT_USAGE 2
 #define DEFAULT_SEED 0x6d6f7074u /* "mopt" */
@@ -33,7 +34,7 @@ static const char k_usage[] =
     "apart by their content).\n"
     "\n"
     "commands:\n"
-    "  info MODEL [--json] [--opt-level N] [--options FILE.yaml]\n"
+    "  info MODEL [--json] [--opt-level N] [--options FILE.yaml] [--memory-limit SIZE]\n"
     "            [--plan [--dim SYMBOL=N]... [--shape NAME=D0,D1,...]...]\n"
     "      Print the model's inputs and outputs (with symbolic shapes such as\n"
     "      input_ids: i64 [batch, seq]), opsets, node count, operator histogram\n"
@@ -53,6 +54,7 @@ static const char k_usage[] =
     "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--opt-level N]\n"
     "            [--threads N] [--precision P] [--backend B] [--options FILE.yaml]\n"
     "            [--shape NAME=D0,D1,...]... [--dim SYMBOL=N]... [--seed N]\n"
+    "            [--memory-limit SIZE]\n"
     "      Run the model once and write DIR/<output name>.npy for every output\n"
     "      ('/' and '\\' in names become '_'; default DIR is \".\"), printing each\n"
     "      output's name, dtype, shape and min/max/mean/std.\n"
@@ -65,6 +67,10 @@ static const char k_usage[] =
     "      --opt-level (0..3, default 3), --threads (0 = all cores), --precision\n"
     "      (fp32, bf16, int8) and --backend (auto, ref, cpu, onednn, openblas)\n"
     "      override it.\n"
+    "      --memory-limit SIZE (bytes, or with K, M, G, T: 512M, 4G; 0 = none)\n"
+    "      bounds what libmopt may allocate to load the model and for a run\n"
+    "      (the memory_limit option); the default is half of the physical\n"
+    "      memory. Random inputs are refused when they would take more.\n"
     "\n"
     "  optimize MODEL -o OUT.mopt [--opt-level N] [--precision P] [--report]\n"
     "           [--options FILE.yaml]\n"
@@ -114,6 +120,53 @@ static int parse_i64(const char *s, int64_t *out) {
     if (errno || end == s || *end != '\0') return 0;
     *out = (int64_t)v;
     return 1;
+}
+
+/* Parses a size in bytes: digits with an optional K, M, G or T suffix
+ * (powers of 1024; "512M", "4G"; a trailing "B" or "iB" is accepted).
+ * Returns 1, or 0 for anything else or an overflow. */
+static int parse_size(const char *s, int64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    if (*s < '0' || *s > '9') return 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s) return 0;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    case 't':
+    case 'T':
+        shift = 40;
+        end++;
+        break;
+    default: break;
+    }
+    if (shift && *end == 'i') end++;
+    if (*end == 'B' || (shift && *end == 'b')) end++;
+    if (*end != '\0' || v > ((unsigned long long)INT64_MAX >> shift)) return 0;
+    *out = (int64_t)(v << shift);
+    return 1;
+}
+
+/* The default memory limit: half of the physical memory (0 if unknown). */
+static int64_t default_memory_limit(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return 0;
+    return (int64_t)pages / 2 * (int64_t)page;
 }
 
 /* Matches argv[*i] against "--name VALUE" or "--name=VALUE". Returns 1 and
@@ -182,6 +235,7 @@ typedef struct common_opts {
     const char *model;
     const char *options_file;
     const char *opt_level, *threads, *precision, *backend;
+    const char *memory_limit; /* --memory-limit SIZE, or NULL for the default */
 } common_opts;
 
 /* Builds the option set from --options and the individual flags. Returns 0,
@@ -209,8 +263,45 @@ static int make_options(const common_opts *c, mopt_options **out) {
             return rc;
         }
     }
+    /* memory_limit: --memory-limit, else the options file's, else half of
+     * the physical memory */
+    int64_t limit = 0;
+    if (c->memory_limit) {
+        if (!parse_size(c->memory_limit, &limit)) {
+            int rc = usage_error("--memory-limit %s: expected a size in bytes such as 1048576, "
+                                 "512M or 4G (0 = no limit)",
+                                 c->memory_limit);
+            mopt_options_destroy(o);
+            return rc;
+        }
+    } else if (mopt_options_get_int(o, "memory_limit", &limit) != MOPT_OK || limit == 0) {
+        limit = default_memory_limit();
+    }
+    st = mopt_options_set_int(o, "memory_limit", limit);
+    if (st) {
+        mopt_options_destroy(o);
+        return fail(st);
+    }
     *out = o;
     return 0;
+}
+
+/* The memory limit in force for opts (0 = none). */
+static int64_t memory_limit_of(const mopt_options *opts) {
+    int64_t v = 0;
+    return opts && mopt_options_get_int(opts, "memory_limit", &v) == MOPT_OK ? v : 0;
+}
+
+/* The memory limit is the whole program's: the session gets what the n
+ * inputs leave of it (at least a byte, so that it still fails cleanly). */
+static mopt_status limit_session(mopt_options *opts, mopt_tensor *const *in, size_t n) {
+    int64_t limit = memory_limit_of(opts);
+    if (limit <= 0) return MOPT_OK;
+    uint64_t held = 0;
+    for (size_t i = 0; i < n; i++)
+        held += in[i] ? mopt_tensor_size_bytes(in[i]) : 0;
+    return mopt_options_set_int(opts, "memory_limit",
+                                held < (uint64_t)limit ? limit - (int64_t)held : 1);
 }
 
 static int load_model(const common_opts *c, mopt_options **opts, mopt_model **model) {
@@ -445,7 +536,7 @@ static void human_bytes(char *buf, size_t cap, int64_t b) {
 
 /* Defined with `mopt run`: runs the model once on generated inputs and
  * reports the session's memory plan. */
-static int info_plan(FILE *f, const mopt_model *m, const mopt_options *opts, int json,
+static int info_plan(FILE *f, const mopt_model *m, mopt_options *opts, int json,
                      const char **dim_args, int n_dim_args, const char **shape_args,
                      int n_shape_args);
 
@@ -484,6 +575,9 @@ static int cmd_info(int argc, char **argv) {
         } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
             if (r < 0) prc = EXIT_USAGE;
             c.options_file = v;
+        } else if ((r = flag_value(argc, argv, &i, "--memory-limit", &v)) != 0) {
+            if (r < 0) prc = EXIT_USAGE;
+            c.memory_limit = v;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             prc = usage_error("unknown flag '%s' for 'mopt info'", argv[i]);
         } else if (!c.model) {
@@ -749,7 +843,7 @@ static int parse_dims(const char *s, int64_t *dims) {
  * Returns 0 or an exit code. */
 static int make_input(const mopt_model *m, size_t i, name_value *files, int n_files,
                       name_value *shapes, int n_shapes, name_value *dims, int n_dims, uint64_t seed,
-                      mopt_tensor **out) {
+                      int64_t limit, uint64_t *generated, mopt_tensor **out) {
     const char *name = mopt_model_io_name(m, MOPT_INPUT, i);
     name_value *file = find_nv(files, n_files, name);
     if (file) {
@@ -793,6 +887,35 @@ static int make_input(const mopt_model *m, size_t i, name_value *files, int n_fi
                 mopt_status_string(MOPT_ERR_UNSUPPORTED), name, mopt_dtype_name(dt), name);
         return EXIT_FAILURE;
     }
+    /* generated data counts against the memory limit, checked before any
+     * byte is allocated */
+    uint64_t bytes = mopt_dtype_size(dt);
+    char shape_s[160];
+    int len = snprintf(shape_s, sizeof shape_s, "[");
+    for (int a = 0; a < rank; a++) {
+        if (len < (int)sizeof shape_s)
+            len += snprintf(shape_s + len, sizeof shape_s - (size_t)len, "%s%" PRId64, a ? "," : "",
+                            d[a]);
+        if (d[a] < 0 || (d[a] && bytes > UINT64_MAX / (uint64_t)d[a]))
+            bytes = UINT64_MAX;
+        else
+            bytes *= (uint64_t)d[a];
+    }
+    if (len < (int)sizeof shape_s) snprintf(shape_s + len, sizeof shape_s - (size_t)len, "]");
+    uint64_t total = bytes > UINT64_MAX - *generated ? UINT64_MAX : *generated + bytes;
+    if (limit > 0 && total > (uint64_t)limit) {
+        fprintf(stderr,
+                "mopt: %s: refusing to generate random data for input '%s' (%s %s, %" PRIu64
+                " bytes%s): the generated inputs would take %" PRIu64
+                " bytes, more than the memory limit of %" PRId64
+                " bytes (--memory-limit; default: half of the physical memory). Give a smaller "
+                "--shape or --dim, the data with --input %s=FILE.npy, or --memory-limit 0 for "
+                "no limit\n",
+                mopt_status_string(MOPT_ERR_LIMIT), name, mopt_dtype_name(dt), shape_s, bytes,
+                bytes == UINT64_MAX ? ", overflowing" : "", total, limit, name);
+        return EXIT_FAILURE;
+    }
+    *generated = total;
     mopt_status st = mopt_tensor_create(dt, rank, d, out);
     if (st) return fail(st);
     fill_random(*out, seed ^ ((uint64_t)i * 0x2545f4914f6cdd1du));
@@ -941,6 +1064,9 @@ static int cmd_run(int argc, char **argv) {
         } else if ((r = flag_value(argc, argv, &i, "--backend", &v)) != 0) {
             rc = r < 0 ? EXIT_USAGE : 0;
             c.backend = v;
+        } else if ((r = flag_value(argc, argv, &i, "--memory-limit", &v)) != 0) {
+            rc = r < 0 ? EXIT_USAGE : 0;
+            c.memory_limit = v;
         } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
             rc = r < 0 ? EXIT_USAGE : 0;
             c.options_file = v;
@@ -979,11 +1105,7 @@ static int cmd_run(int argc, char **argv) {
         seed = (uint64_t)x;
     }
     if ((rc = load_model(&c, &opts, &m)) != 0) goto done;
-    mopt_status st = mopt_session_create(m, opts, &s);
-    if (st) {
-        rc = fail(st);
-        goto done;
-    }
+    mopt_status st;
     for (int k = 0; k < n_files; k++) {
         char name[512];
         size_t idx;
@@ -1007,8 +1129,10 @@ static int cmd_run(int argc, char **argv) {
         rc = EXIT_FAILURE;
         goto done;
     }
+    uint64_t generated = 0;
     for (size_t i = 0; i < n_in && !rc; i++)
-        rc = make_input(m, i, files, n_files, shapes, n_shapes, dims, n_dims, seed, &in[i]);
+        rc = make_input(m, i, files, n_files, shapes, n_shapes, dims, n_dims, seed,
+                        memory_limit_of(opts), &generated, &in[i]);
     if (rc) goto done;
     for (int k = 0; k < n_shapes; k++) {
         if (shapes[k].used) continue;
@@ -1027,7 +1151,12 @@ static int cmd_run(int argc, char **argv) {
                     "mopt: warning: --dim %.*s: no generated input has a symbolic dimension of "
                     "that name\n",
                     (int)dims[k].name_len, dims[k].name);
-
+    st = limit_session(opts, in, n_in);
+    if (!st) st = mopt_session_create(m, opts, &s);
+    if (st) {
+        rc = fail(st);
+        goto done;
+    }
     st = mopt_session_run(s, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, out);
     if (st) {
         rc = fail(st);
@@ -1095,7 +1224,7 @@ done:
 
 /* ---- info --plan ---------------------------------------------------------- */
 
-static int info_plan(FILE *f, const mopt_model *m, const mopt_options *opts, int json,
+static int info_plan(FILE *f, const mopt_model *m, mopt_options *opts, int json,
                      const char **dim_args, int n_dim_args, const char **shape_args,
                      int n_shape_args) {
     name_value *dims = calloc((size_t)n_dim_args + 1, sizeof *dims);
@@ -1121,11 +1250,13 @@ static int info_plan(FILE *f, const mopt_model *m, const mopt_options *opts, int
             rc = usage_error("--shape %s: expected NAME=D0,D1,... with up to %d sizes",
                              shape_args[k], MOPT_MAX_RANK);
     }
+    uint64_t generated = 0;
     for (size_t i = 0; !rc && i < n_in; i++)
-        rc =
-            make_input(m, i, NULL, 0, shapes, n_shape_args, dims, n_dim_args, DEFAULT_SEED, &in[i]);
+        rc = make_input(m, i, NULL, 0, shapes, n_shape_args, dims, n_dim_args, DEFAULT_SEED,
+                        memory_limit_of(opts), &generated, &in[i]);
     mopt_status st = MOPT_OK;
-    if (!rc) st = mopt_session_create(m, opts, &s);
+    if (!rc) st = limit_session(opts, in, n_in);
+    if (!rc && !st) st = mopt_session_create(m, opts, &s);
     if (!rc && !st)
         st = mopt_session_run(s, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, out);
     int64_t arena = 0, inter = 0;
