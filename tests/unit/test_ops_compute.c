@@ -233,14 +233,15 @@ static void conv_bias_size_fails(void **state) {
     expect_failure(g, MOPT_ERR_SHAPE, "bias", "[3]", "[4,2,3,3]");
 }
 
-static void maxpool_indices_unsupported(void **state) {
+static void maxpool_storage_order_invalid_fails(void **state) {
     (void)state;
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 2, 8, 8}, NULL);
     ir_node *n =
         add_node(g, "MaxPool", "mp", 1, (const char *[]){"x"}, 2, (const char *[]){"y", "idx"});
     attr_ints(n, "kernel_shape", 2, (int64_t[]){2, 2});
-    expect_failure(g, MOPT_ERR_UNSUPPORTED, "mp", "Indices", NULL);
+    attr_int(n, "storage_order", 2);
+    expect_failure(g, MOPT_ERR_INVALID_MODEL, "mp", "storage_order 2", NULL);
 }
 
 static void pool_missing_kernel_shape_fails(void **state) {
@@ -265,9 +266,9 @@ static void pool_ceil_mode_shape(void **state) {
     expect_y_shape(g, "[N,3,3,4]");
 }
 
-static void batchnorm_training_unsupported(void **state) {
+static void batchnorm_training_before_opset14_fails(void **state) {
     (void)state;
-    ir_graph *g = new_graph(15);
+    ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 2, 4, 4}, NULL);
     const char *p[] = {"s", "b", "m", "v"};
     for (int i = 0; i < 4; i++)
@@ -275,7 +276,19 @@ static void batchnorm_training_unsupported(void **state) {
     ir_node *n = add_node(g, "BatchNormalization", "bn", 5,
                           (const char *[]){"x", "s", "b", "m", "v"}, 1, (const char *[]){"y"});
     attr_int(n, "training_mode", 1);
-    expect_failure(g, MOPT_ERR_UNSUPPORTED, "bn", "training_mode", NULL);
+    expect_failure(g, MOPT_ERR_INVALID_MODEL, "bn", "training_mode needs opset >= 14", NULL);
+}
+
+static void batchnorm_stats_need_training_fails(void **state) {
+    (void)state;
+    ir_graph *g = new_graph(15);
+    add_input(g, "x", 4, (int64_t[]){1, 2, 4, 4}, NULL);
+    const char *p[] = {"s", "b", "m", "v"};
+    for (int i = 0; i < 4; i++)
+        add_weight(g, p[i], 1, (int64_t[]){2});
+    add_node(g, "BatchNormalization", "bn", 5, (const char *[]){"x", "s", "b", "m", "v"}, 2,
+             (const char *[]){"y", "rm"});
+    expect_failure(g, MOPT_ERR_UNSUPPORTED, "bn", "needs training_mode=1", NULL);
 }
 
 static void batchnorm_param_size_fails(void **state) {
@@ -338,10 +351,11 @@ int main(void) {
         cmocka_unit_test(conv_rank_mismatch_fails),
         cmocka_unit_test(conv_kernel_shape_attr_mismatch_fails),
         cmocka_unit_test(conv_bias_size_fails),
-        cmocka_unit_test(maxpool_indices_unsupported),
+        cmocka_unit_test(maxpool_storage_order_invalid_fails),
         cmocka_unit_test(pool_missing_kernel_shape_fails),
         cmocka_unit_test(pool_ceil_mode_shape),
-        cmocka_unit_test(batchnorm_training_unsupported),
+        cmocka_unit_test(batchnorm_training_before_opset14_fails),
+        cmocka_unit_test(batchnorm_stats_need_training_fails),
         cmocka_unit_test(batchnorm_param_size_fails),
         cmocka_unit_test(layernorm_stats_shapes),
         cmocka_unit_test(layernorm_scale_mismatch_fails),
