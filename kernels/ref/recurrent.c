@@ -236,9 +236,9 @@ static float dq_act(const ref_rnn_params *p, const ref_rnn_act *a, float v) {
 size_t ref_dq_lstm_work_bytes(const ref_rnn_params *p) {
     size_t rows = (size_t)(p->seq * p->batch), G4 = (size_t)(4 * p->hidden);
     size_t bh = (size_t)(p->batch * p->hidden);
-    /* xg [rows, 4H] f32, h and c [batch, H] f32, col_scale [4H] f32, acc [4H] i64,
+    /* xg [rows, 4H] f32, h and c [batch, H] f32, col_scale [4H] f32, acc [4H] i32,
      * wc [input + hidden, 4H] i16, xq [rows, input] and hq [batch, H] u8 */
-    return (rows * G4 + 2 * bh + G4) * sizeof(float) + G4 * sizeof(int64_t) +
+    return (rows * G4 + 2 * bh + G4) * sizeof(float) + G4 * sizeof(int32_t) +
            (size_t)(p->input + p->hidden) * G4 * sizeof(int16_t) + rows * (size_t)p->input + bh +
            64;
 }
@@ -260,12 +260,13 @@ static void dq_center(const ref_dq_weights *w, int d, int64_t K, int64_t cols, i
  * f32 scale (ascale * wscale rounded to f32 first). */
 static void dq_gemm(const uint8_t *a, uint8_t azp, float ascale, int64_t m, int64_t K,
                     const int16_t *wc, const ref_dq_weights *w, int d, int64_t cols,
-                    bool accumulate, float *scale, int64_t *acc, float *out) {
+                    bool accumulate, float *scale, int32_t *acc, float *out) {
     for (int64_t col = 0; col < cols; col++)
         scale[col] = ascale * w->scale[w->n_scale == 1 ? d : (int64_t)d * cols + col];
     for (int64_t r = 0; r < m; r++) {
         for (int64_t col = 0; col < cols; col++)
             acc[col] = 0;
+        /* |a - azp| and |wc| are <= 255, and K <= REF_DQ_MAX_K: no int32 overflow */
         for (int64_t k = 0; k < K; k++) {
             int32_t av = (int32_t)a[r * K + k] - azp;
             if (av == 0) continue;
@@ -287,7 +288,7 @@ void ref_dq_lstm_f32(const ref_rnn_params *p, const float *X, const ref_dq_weigh
     const int64_t H = p->hidden, I = p->input, N = p->batch, T = p->seq, G4 = 4 * H;
     const int dirs = ref_rnn_dirs(p->direction);
     float *xg = work, *h = xg + T * N * G4, *c = h + N * H, *scale = c + N * H;
-    int64_t *acc = (int64_t *)(scale + G4);
+    int32_t *acc = (int32_t *)(scale + G4);
     int16_t *wc = (int16_t *)(acc + G4), *rc = wc + I * G4;
     uint8_t *xq = (uint8_t *)(rc + H * G4), *hq = xq + T * N * I;
     for (int d = 0; d < dirs; d++) {
@@ -321,13 +322,16 @@ void ref_dq_lstm_f32(const ref_rnn_params *p, const float *X, const ref_dq_weigh
                         gb[r] += Bd[r] + Bd[G4 + r];
                 const float *gi = gb, *go = gb + H, *gf = gb + 2 * H, *gc = gb + 3 * H;
                 for (int64_t j = 0; j < H; j++) {
-                    float i = dq_act(p, &a[0], gi[j] + (Pd ? Pd[j] * cb[j] : 0.0f));
-                    float f = p->input_forget
-                                  ? 1.0f - i
-                                  : dq_act(p, &a[0], gf[j] + (Pd ? Pd[2 * H + j] * cb[j] : 0.0f));
+                    /* one rounding per product and per sum, in ORT's order: each in
+                     * its own statement, so that no compiler contracts a*b+c */
+                    float pi = Pd ? Pd[j] * cb[j] : 0.0f, pf = Pd ? Pd[2 * H + j] * cb[j] : 0.0f;
+                    float i = dq_act(p, &a[0], gi[j] + pi);
+                    float f = p->input_forget ? 1.0f - i : dq_act(p, &a[0], gf[j] + pf);
                     float cc = dq_act(p, &a[1], gc[j]);
-                    float cn = cb[j] * f + i * cc;
-                    float o = dq_act(p, &a[0], go[j] + (Pd ? Pd[H + j] * cn : 0.0f));
+                    float keep = cb[j] * f, add = i * cc;
+                    float cn = keep + add;
+                    float po = Pd ? Pd[H + j] * cn : 0.0f;
+                    float o = dq_act(p, &a[0], go[j] + po);
                     cb[j] = cn;
                     hb[j] = o * dq_act_raw(&a[2], cn); /* Ct unclipped */
                 }

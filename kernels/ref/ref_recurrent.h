@@ -107,6 +107,10 @@ typedef struct ref_dq_weights {
  * clamped -min/scale rounded half to even, q = clamp(rint(x / scale) + zp). */
 void ref_dq_quantize_u8(const float *x, int64_t n, uint8_t *q, float *scale, uint8_t *zp);
 
+/* The largest input or hidden size ref_dq_lstm_f32 takes: its integer sums
+ * of up to this many products of 9-bit values fit int32. */
+#define REF_DQ_MAX_K 33000
+
 /* Bytes of work memory ref_dq_lstm_f32 needs. */
 size_t ref_dq_lstm_work_bytes(const ref_rnn_params *p);
 

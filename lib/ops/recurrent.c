@@ -475,6 +475,10 @@ static mopt_status dq_lstm_run(const op_ctx *ctx, const op_tensor *in, int n_in,
                            "sequence_lens[%" PRId64 "] = %d: only full-length sequences (%" PRId64
                            ") are supported",
                            b, (int)lens[b], k.seq);
+    if (k.input > REF_DQ_MAX_K || k.hidden > REF_DQ_MAX_K)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
+                       "input size %" PRId64 " or hidden size %" PRId64 " above %d", k.input,
+                       k.hidden, REF_DQ_MAX_K);
     void *work = mopt_malloc(ref_dq_lstm_work_bytes(&k));
     if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the recurrent state");
     ref_dq_weights w = dq_weights(in, RNN_IN_W, DQ_IN_W_SCALE, DQ_IN_W_ZP);
