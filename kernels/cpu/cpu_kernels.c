@@ -44,21 +44,32 @@ const cpu_kernels *cpu_kernels_for(const char *isa) {
     return NULL;
 }
 
+/* Chunks per thread: enough that a thread descheduled by another process
+ * holds up at most a small slice of the op (the others take the rest),
+ * few enough that claiming chunks stays cheap next to a chunk's work. */
+#define CHUNKS_PER_THREAD 8
+
 void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, void *arg) {
     if (n <= 0) return;
     if (grain < 1) grain = 1;
-    int64_t nt = n / grain;
-    if (nt > threads) nt = threads;
+    int64_t most = n / grain; /* chunks of at least `grain` items */
+    int64_t nt = most < threads ? most : threads;
     if (nt <= 1) {
         fn(arg, 0, n);
         return;
     }
+    int64_t nc = nt * CHUNKS_PER_THREAD;
+    if (nc > most) nc = most;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads((int)nt) schedule(static, 1)
-    for (int64_t t = 0; t < nt; t++)
-        fn(arg, n * t / nt, n * (t + 1) / nt);
+        /* The calling thread is a member of the team and claims chunks like the
+         * others; dynamic claiming means no chunk waits on a thread that is not
+         * running. num_threads() is per region: the caller's OpenMP setting is
+         * untouched. */
+#pragma omp parallel for num_threads((int)nt) schedule(dynamic, 1)
+    for (int64_t c = 0; c < nc; c++)
+        fn(arg, n * c / nc, n * (c + 1) / nc);
 #else
-    for (int64_t t = 0; t < nt; t++)
-        fn(arg, n * t / nt, n * (t + 1) / nt);
+    for (int64_t c = 0; c < nc; c++)
+        fn(arg, n * c / nc, n * (c + 1) / nc);
 #endif
 }

@@ -244,6 +244,25 @@ static mopt_status run_impl(mopt_session *s, int32_t i, op_view *v) {
     return st;
 }
 
+/* The threads node i gets: the session's, unless its work is below
+ * par_min_flops (then 1: a fork-join costs more than it saves on a small
+ * op, and far more when another process holds one of the cores). Work is
+ * the op's flop count, or for ops without one the elements read and
+ * written. Nodes with subgraphs keep the session's count. */
+static int node_threads(const mopt_session *s, const ir_node *n, op_view *v) {
+    if (s->threads <= 1 || v->ctx.subgraphs) return s->threads;
+    int64_t work = n->op->flops ? n->op->flops(&v->ctx, v->in, v->n_in, v->out, v->n_out) : -1;
+    if (work < 0) {
+        work = 0;
+        for (int k = 0; k < v->n_in + v->n_out && work < s->par_min_flops; k++) {
+            const op_tensor *t = k < v->n_in ? &v->in[k] : &v->out[k - v->n_in];
+            int64_t numel = t->data || k >= v->n_in ? ir_shape_numel(&t->shape) : 0;
+            if (numel > 0) work += numel;
+        }
+    }
+    return work < s->par_min_flops ? 1 : s->threads;
+}
+
 /* A node's failure names the node, when the op's message does not yet. */
 static mopt_status node_failed(const ir_node *n, mopt_status st) {
     if (n->name[0] && !strstr(mopt_error_message(), n->name))
@@ -349,6 +368,7 @@ static mopt_status run_nodes(mopt_session *s) {
             s->live_bytes += (int64_t)nbytes;
         }
         if (s->live_bytes > s->peak_bytes) s->peak_bytes = s->live_bytes;
+        v->ctx.threads = node_threads(s, n, v);
         int64_t t_start = s->profiling ? mopt_now_ns() : 0;
         st = run_impl(s, i, v);
         if (s->profiling && !st) {

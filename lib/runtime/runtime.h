@@ -242,8 +242,9 @@ struct mopt_session {
     const mopt_tensor **user_out; /* per value: caller's output buffer this run */
     ir_shape *run_shapes;         /* per value: shapes produced by this run */
     mopt_dtype *run_dtypes;
-    int threads;        /* resolved thread count (>= 1) */
-    int32_t *consumers; /* static consumer count per value (+1 for outputs) */
+    int threads;           /* resolved thread count (>= 1) */
+    int64_t par_min_flops; /* nodes with less work run on 1 thread (MOPT_PARALLEL_MIN_FLOPS) */
+    int32_t *consumers;    /* static consumer count per value (+1 for outputs) */
     int64_t live_bytes;
     int64_t peak_bytes;
     int64_t runs;
@@ -281,6 +282,10 @@ mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
 
 /* Number of cores available to this process (>= 1). */
 int rt_default_threads(void);
+
+/* The work below which a node runs on 1 thread: MOPT_PARALLEL_MIN_FLOPS
+ * (a number >= 0, e.g. "1e6"; 0 parallelizes every node), else 1e6. */
+int64_t rt_parallel_min_flops(void);
 
 /* Writes the session's trace as Chrome trace JSON. */
 mopt_status rt_trace_write(const mopt_session *s, const char *path);

@@ -38,6 +38,7 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
     s->run_shapes = mopt_calloc(nv, sizeof *s->run_shapes);
     s->run_dtypes = mopt_calloc(nv, sizeof *s->run_dtypes);
     s->threads = s->config.threads > 0 ? s->config.threads : rt_default_threads();
+    s->par_min_flops = rt_parallel_min_flops();
     if (!s->vals || !s->view || !s->bridge_scratch || !s->slots || !s->consumers || !s->scratch ||
         !s->user_out || !s->run_shapes || !s->run_dtypes) {
         rt_session_destroy(s);
