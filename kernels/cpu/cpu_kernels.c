@@ -1,8 +1,8 @@
 /*
  * cpu_kernels.c — the per-tier kernel tables of kernels/cpu, the tier check
- * against the run-time CPU features (cpu_get(), capped by MOPT_ISA), and the
- * OpenMP range splitter the op glue uses for big tensors. Compiled without
- * ISA flags: it must run on any CPU.
+ * against the run-time CPU features (cpu_get(), capped by MOPT_ISA).
+ * Compiled without ISA flags: it must run on any CPU. The range splitter
+ * the op glue uses for big tensors is in cpu_pool.c.
  */
 #include "kernels/cpu/cpu_kernels.h"
 
@@ -42,34 +42,4 @@ const cpu_kernels *cpu_kernels_for(const char *isa) {
 #endif
     if (strcmp(isa, "portable") == 0) return &cpu_kernels_portable;
     return NULL;
-}
-
-/* Chunks per thread: enough that a thread descheduled by another process
- * holds up at most a small slice of the op (the others take the rest),
- * few enough that claiming chunks stays cheap next to a chunk's work. */
-#define CHUNKS_PER_THREAD 8
-
-void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, void *arg) {
-    if (n <= 0) return;
-    if (grain < 1) grain = 1;
-    int64_t most = n / grain; /* chunks of at least `grain` items */
-    int64_t nt = most < threads ? most : threads;
-    if (nt <= 1) {
-        fn(arg, 0, n);
-        return;
-    }
-    int64_t nc = nt * CHUNKS_PER_THREAD;
-    if (nc > most) nc = most;
-#ifdef _OPENMP
-        /* The calling thread is a member of the team and claims chunks like the
-         * others; dynamic claiming means no chunk waits on a thread that is not
-         * running. num_threads() is per region: the caller's OpenMP setting is
-         * untouched. */
-#pragma omp parallel for num_threads((int)nt) schedule(dynamic, 1)
-    for (int64_t c = 0; c < nc; c++)
-        fn(arg, n * c / nc, n * (c + 1) / nc);
-#else
-    for (int64_t c = 0; c < nc; c++)
-        fn(arg, n * c / nc, n * (c + 1) / nc);
-#endif
 }
