@@ -34,6 +34,11 @@ int64_t rt_parallel_min_flops(void) {
     return 1000000;
 }
 
+bool rt_adaptive_threads(void) {
+    const char *env = getenv("MOPT_ADAPTIVE_THREADS");
+    return env && strcmp(env, "1") == 0;
+}
+
 static void json_string(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {
