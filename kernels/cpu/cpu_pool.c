@@ -95,12 +95,26 @@ static void *worker(void *unused) {
     return NULL;
 }
 
+/* fork(): the child has none of the workers and none of the other threads'
+ * jobs. prepare takes mu so that the child's copy is consistent. */
+static void atfork_prepare(void) { pthread_mutex_lock(&g_pool.mu); }
+static void atfork_parent(void) { pthread_mutex_unlock(&g_pool.mu); }
+static void atfork_child(void) {
+    g_pool.job = NULL;
+    g_pool.seats = 0;
+    g_pool.workers = 0;
+    pthread_mutex_unlock(&g_pool.mu);
+}
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+static void atfork_register(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
+
 /* Starts workers up to `want` (under mu); fewer when the system refuses
  * (the caller then runs more chunks itself). Workers block every signal, so
  * the host's signals go to its own threads. */
 static void ensure_workers(int want) {
     if (want > POOL_MAX) want = POOL_MAX;
     if (g_pool.workers >= want) return;
+    pthread_once(&g_atfork_once, atfork_register);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);

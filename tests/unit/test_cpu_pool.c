@@ -4,8 +4,8 @@
  * many (threads, n, grain); several threads calling it at once each get
  * their whole range done; and sessions on one model driven from several
  * threads at once, 2 threads each, give outputs bitwise equal to a serial
- * run. Meant to run under TSan too (suite unit of a -Db_sanitize=thread
- * build): the CPU backend keeps OpenMP out of the way.
+ * run, also with MOPT_ADAPTIVE_THREADS=1. Meant to run under TSan too (suite unit of a
+ * -Db_sanitize=thread build): the CPU backend keeps OpenMP out of the way.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -170,11 +170,56 @@ static void sessions_in_parallel_bitwise_equal(void **state) {
     unsetenv("MOPT_PARALLEL_MIN_FLOPS");
 }
 
+/* MOPT_ADAPTIVE_THREADS=1: over 60 runs nodes switch between 1 and 2
+ * threads (both are tried in the first runs, the slower again later); the
+ * outputs must stay bitwise equal to a 1-thread session's. */
+static void adaptive_threads_same_outputs(void **state) {
+    (void)state;
+    setenv("MOPT_ADAPTIVE_THREADS", "1", 1);
+    setenv("MOPT_PARALLEL_MIN_FLOPS", "0", 1);
+    mopt_options *o = options();
+    mopt_model *m = NULL;
+    if (mopt_model_load("tests/models/mobilenet/model.onnx", o, &m) != MOPT_OK)
+        fail_msg("%s", mopt_last_error());
+    int64_t dims[4] = {2, 3, 32, 32};
+    mopt_tensor *in = NULL, *ref = NULL;
+    assert_int_equal(mopt_tensor_create(MOPT_DTYPE_F32, 4, dims, &in), MOPT_OK);
+    float *x = mopt_tensor_data(in);
+    for (int64_t i = 0; i < 2 * 3 * 32 * 32; i++)
+        x[i] = (float)((i * 104729) % 4001) / 2000.f - 1.f;
+    const mopt_tensor *cin = in;
+    mopt_options *o1 = options();
+    assert_int_equal(mopt_options_set_int(o1, "threads", 1), MOPT_OK);
+    mopt_session *s1 = NULL, *s2 = NULL;
+    assert_int_equal(mopt_session_create(m, o1, &s1), MOPT_OK);
+    assert_int_equal(mopt_session_run(s1, 1, NULL, &cin, 1, NULL, &ref), MOPT_OK);
+    assert_int_equal(mopt_session_create(m, o, &s2), MOPT_OK);
+    for (int r = 0; r < 60; r++) {
+        mopt_tensor *out = NULL;
+        assert_int_equal(mopt_session_run(s2, 1, NULL, &cin, 1, NULL, &out), MOPT_OK);
+        assert_int_equal(mopt_tensor_size_bytes(out), mopt_tensor_size_bytes(ref));
+        if (memcmp(mopt_tensor_data_const(out), mopt_tensor_data_const(ref),
+                   mopt_tensor_size_bytes(ref)) != 0)
+            fail_msg("run %d differs from the 1-thread session", r);
+        mopt_tensor_destroy(out);
+    }
+    mopt_session_destroy(s2);
+    mopt_session_destroy(s1);
+    mopt_tensor_destroy(ref);
+    mopt_tensor_destroy(in);
+    mopt_model_destroy(m);
+    mopt_options_destroy(o1);
+    mopt_options_destroy(o);
+    unsetenv("MOPT_ADAPTIVE_THREADS");
+    unsetenv("MOPT_PARALLEL_MIN_FLOPS");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pool_covers_every_index_once),
         cmocka_unit_test(pool_concurrent_callers),
         cmocka_unit_test(sessions_in_parallel_bitwise_equal),
+        cmocka_unit_test(adaptive_threads_same_outputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
