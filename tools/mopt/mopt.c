@@ -24,7 +24,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define EXIT_USAGE 2
+#include "mopt_cli.h"
+
 #define DEFAULT_SEED 0x6d6f7074u /* "mopt" */
 
 static const char k_usage[] =
@@ -91,17 +92,13 @@ static const char k_usage[] =
 /* ---- errors --------------------------------------------------------------- */
 
 /* Reports a failed libmopt call; returns the exit code 1. */
-static int fail(mopt_status st) {
+int fail(mopt_status st) {
     fprintf(stderr, "mopt: %s: %s\n", mopt_status_string(st), mopt_last_error());
     return EXIT_FAILURE;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-#endif
-
 /* Reports a bad command line; returns the exit code 2. */
-static int usage_error(const char *fmt, ...) {
+int usage_error(const char *fmt, ...) {
     va_list ap;
     fprintf(stderr, "mopt: %s: ", mopt_status_string(MOPT_ERR_INVALID_ARGUMENT));
     va_start(ap, fmt);
@@ -113,7 +110,7 @@ static int usage_error(const char *fmt, ...) {
 
 /* ---- small helpers -------------------------------------------------------- */
 
-static int parse_i64(const char *s, int64_t *out) {
+int parse_i64(const char *s, int64_t *out) {
     char *end = NULL;
     errno = 0;
     long long v = strtoll(s, &end, 10);
@@ -172,7 +169,7 @@ static int64_t default_memory_limit(void) {
 /* Matches argv[*i] against "--name VALUE" or "--name=VALUE". Returns 1 and
  * sets *value on a match, 0 when it is another argument, -1 when the value is
  * missing (message printed). */
-static int flag_value(int argc, char **argv, int *i, const char *name, const char **value) {
+int flag_value(int argc, char **argv, int *i, const char *name, const char **value) {
     const char *a = argv[*i];
     size_t n = strlen(name);
     if (strncmp(a, name, n) != 0) return 0;
@@ -231,16 +228,9 @@ static void print_json_string(FILE *f, const char *s) {
 
 /* ---- loading -------------------------------------------------------------- */
 
-typedef struct common_opts {
-    const char *model;
-    const char *options_file;
-    const char *opt_level, *threads, *precision, *backend;
-    const char *memory_limit; /* --memory-limit SIZE, or NULL for the default */
-} common_opts;
-
 /* Builds the option set from --options and the individual flags. Returns 0,
  * or the exit code to stop with. */
-static int make_options(const common_opts *c, mopt_options **out) {
+int make_options(const common_opts *c, mopt_options **out) {
     mopt_options *o = NULL;
     mopt_status st = mopt_options_create(&o);
     if (st) return fail(st);
@@ -924,7 +914,7 @@ static int make_input(const mopt_model *m, size_t i, name_value *files, int n_fi
 
 /* ---- run: outputs --------------------------------------------------------- */
 
-static double element(const mopt_tensor *t, int64_t i) {
+double element(const mopt_tensor *t, int64_t i) {
     const void *p = mopt_tensor_data_const(t);
     switch (mopt_tensor_dtype(t)) {
     case MOPT_DTYPE_F32: return ((const float *)p)[i];
@@ -1426,5 +1416,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "info") == 0) return cmd_info(argc, argv);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc, argv);
     if (strcmp(cmd, "optimize") == 0) return cmd_optimize(argc, argv);
+    if (strcmp(cmd, "compare") == 0) return cmd_compare(argc, argv);
     return usage_error("unknown command '%s'", cmd);
 }
