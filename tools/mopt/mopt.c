@@ -1,13 +1,17 @@
 /*
  * mopt.c — the `mopt` command-line tool: inspect a model (`mopt info`), run
  * it on .npy inputs or generated ones (`mopt run`), and save it optimized as
- * a .mopt file (`mopt optimize`). MODEL is an .onnx or a .mopt file.
+ * a .mopt file (`mopt optimize`); measure the quality of one model or
+ * option set against another on a golden set (`mopt compare`, compare.c).
+ * MODEL is an .onnx or a .mopt file.
  *
  * It is also an example host program: it uses only the public API in
- * <mopt/mopt.h> and the standard C library, never libmopt's internals.
+ * <mopt/mopt.h> and the standard C library, never libmopt's internals
+ * (compare.c compiles lib/io/yaml_tree.c in, a libyaml reader).
  *
  * Exit codes: 0 success, 1 a libmopt call failed (the message is
  * "mopt: <status string>: <mopt_last_error()>"), 2 a bad command line.
+ * `mopt compare`: 0 the budget holds, 1 violated, 2 any error.
  */
 #define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <mopt/mopt.h>
@@ -28,6 +32,8 @@
 
 #define DEFAULT_SEED 0x6d6f7074u /* "mopt" */
 
+/* In parts, joined by print_usage (one literal would pass the 4095
+ * characters C11 promises). */
 static const char k_usage[] =
     "usage: mopt <command> [arguments]\n"
     "\n"
@@ -79,7 +85,8 @@ static const char k_usage[] =
     "      loads without optimizing again and maps its weights from the file.\n"
     "      --report prints, for each pass, its time, the node count before and\n"
     "      after and the rewrites applied.\n"
-    "\n"
+    "\n";
+static const char k_usage_tail[] =
     "  check MODEL   List every node that keeps MODEL from loading (unsupported\n"
     "                operators, attributes or dtypes; invalid nodes), not just the first.\n"
     "  ops           List the operators this libmopt supports, one per line.\n"
@@ -88,6 +95,31 @@ static const char k_usage[] =
     "\n"
     "Flags also accept the --flag=value form. Exit status: 0 on success, 1 when\n"
     "libmopt reports an error, 2 for a bad command line.\n";
+
+static const char k_usage_compare[] =
+    "  compare REF TEST --golden DIR [--budget FILE.yaml] [--set KEY=VALUE]...\n"
+    "          [--ref-set KEY=VALUE]... [--test-set KEY=VALUE]... [--options FILE.yaml]\n"
+    "          [--ref-options FILE.yaml] [--test-options FILE.yaml] [--threads N]\n"
+    "          [--memory-limit SIZE] [--top-k K] [--recompute]\n"
+    "      Run REF and TEST (two models, or one model twice with different\n"
+    "      options: --set for both, --ref-set/--test-set for one) on every input\n"
+    "      set of the golden set DIR: folders DIR/<set>/ holding input_<i>.npy\n"
+    "      (or .pb, or <input name>.npy) and optionally the references\n"
+    "      output_<j>.npy (used instead of REF's outputs unless --recompute), or\n"
+    "      lone .npy files in DIR for a one-input model. Prints per output and\n"
+    "      metric (max_abs, max_rel, cosine; top1 and topK, K = --top-k, default\n"
+    "      5, along the last axis of rank <= 2 outputs; per-position argmax of\n"
+    "      rank >= 3 outputs; spearman of the pairwise cosine similarities of all\n"
+    "      last-axis rows) the worst value, the set where it occurred and the\n"
+    "      mean. --budget checks rules (see tools/mopt/README.md). Exit status:\n"
+    "      0 the budget holds, 1 it is violated, 2 any error.\n"
+    "\n";
+
+static void print_usage(FILE *f) {
+    fputs(k_usage, f);
+    fputs(k_usage_compare, f);
+    fputs(k_usage_tail, f);
+}
 
 /* ---- errors --------------------------------------------------------------- */
 
@@ -1397,12 +1429,12 @@ int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "mopt: %s: no command given\n\n",
                 mopt_status_string(MOPT_ERR_INVALID_ARGUMENT));
-        fputs(k_usage, stderr);
+        print_usage(stderr);
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        fputs(k_usage, stdout);
+        print_usage(stdout);
         return EXIT_SUCCESS;
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) return cmd_version();
@@ -1410,7 +1442,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "check") == 0) return cmd_check(argc, argv);
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(k_usage, stdout);
+            print_usage(stdout);
             return EXIT_SUCCESS;
         }
     if (strcmp(cmd, "info") == 0) return cmd_info(argc, argv);
