@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """test_cli_compare.py — end-to-end test of `mopt compare` (meson suite "cli").
 
-Builds a small two-output model (features = Relu(x W1 + b1), logits =
-features W2 + b2) and a broken copy (one weight of W2 perturbed) with the
+Builds a small model with three outputs (features = Relu(x W1 + b1),
+logits = features W2 + b2, and logits as a [batch, 2, 5] sequence) and a
+broken copy (one weight of W2 perturbed) with the
 onnx helper API, writes golden sets, and checks:
 - a model against itself exits 0 with cosine 1 and max_abs 0;
 - against the broken copy with a budget (cosine >= 0.999) it exits 1 and
   names the output (logits) and the metric; the untouched output passes; the
-  worst cosine and its input set equal what numpy computes;
+  worst cosine and its input set, the mean top-1 agreement, the sequence's
+  per-position argmax agreement and the Spearman correlation of pairwise
+  cosine similarities equal what numpy computes;
 - stored reference outputs are used (and --recompute ignores them);
 - a folder of lone .npy files is a golden set;
 - precision=int8 of tests/models/mobilenet against FP32 prints finite metrics;
@@ -69,17 +72,20 @@ W2_BROKEN[3, 4] += 4.0  # one weight perturbed
 
 def make_model(path, w2):
     inits = [numpy_helper.from_array(a, n) for a, n in
-             ((W1, "W1"), (B1, "B1"), (w2, "W2"), (B2, "B2"))]
+             ((W1, "W1"), (B1, "B1"), (w2, "W2"), (B2, "B2"),
+              (np.array([-1, 2, 5], dtype=np.int64), "seq_shape"))]
     nodes = [helper.make_node("MatMul", ["x", "W1"], ["h0"]),
              helper.make_node("Add", ["h0", "B1"], ["h1"]),
              helper.make_node("Relu", ["h1"], ["features"]),
              helper.make_node("MatMul", ["features", "W2"], ["l0"]),
-             helper.make_node("Add", ["l0", "B2"], ["logits"])]
+             helper.make_node("Add", ["l0", "B2"], ["logits"]),
+             helper.make_node("Reshape", ["logits", "seq_shape"], ["sequence"])]
     g = helper.make_graph(
         nodes, "golden_mlp",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 10]),
-         helper.make_tensor_value_info("features", TensorProto.FLOAT, ["batch", 32])],
+         helper.make_tensor_value_info("features", TensorProto.FLOAT, ["batch", 32]),
+         helper.make_tensor_value_info("sequence", TensorProto.FLOAT, ["batch", 2, 5])],
         inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
@@ -134,9 +140,11 @@ with tempfile.TemporaryDirectory() as tmp:
     t = table(r.stdout)
     check(r.returncode == 1, "broken compare exits 1 (got %d)" % r.returncode, r)
     viol = [ln for ln in r.stdout.splitlines() if ln.startswith("budget violated")]
-    check(len(viol) == 1 and "'logits'" in viol[0] and "cosine" in viol[0] and "min" in viol[0],
-          "one violation naming logits and cosine: %s" % viol, r)
-    check("budget %s: 1 violation" % budget in r.stdout, "violation summary", r)
+    check(len(viol) == 2 and all("cosine worst" in v and "< min 0.999 (line 3)" in v for v in viol)
+          and "'logits'" in viol[0] and "'sequence'" in viol[1],
+          "violations name logits and sequence (its reshape) and cosine: %s" % viol, r)
+    check("features" not in r.stdout.split("budget violated", 1)[-1], "features holds", r)
+    check("budget %s: 2 violations" % budget in r.stdout, "violation summary", r)
     # the figures equal numpy's
     cos = [cosine(forward(x, W2)[0], forward(x, W2_BROKEN)[0]) for x in inputs]
     worst = int(np.argmin(cos))
@@ -152,6 +160,30 @@ with tempfile.TemporaryDirectory() as tmp:
     check(abs(float(t.get(("logits", "top1"), (0, 0, "nan"))[2]) - agree) < 1e-5,
           "logits mean top1 vs numpy %.6g" % agree, r)
     check(t.get(("features", "max_abs"), (1,))[0] == 0.0, "features untouched", r)
+    pos = [np.mean(np.argmax(forward(x, W2)[0].reshape(-1, 2, 5), 2)
+                   == np.argmax(forward(x, W2_BROKEN)[0].reshape(-1, 2, 5), 2)) for x in inputs]
+    got = t.get(("sequence", "argmax"), (None, None, "nan"))
+    check(got[0] is not None and abs(got[0] - min(pos)) < 1e-9
+          and abs(float(got[2]) - np.mean(pos)) < 1e-5,
+          "sequence argmax worst/mean %s vs numpy %.6g/%.6g" % (got, min(pos), np.mean(pos)), r)
+    check(("sequence", "top1") not in t and ("logits", "argmax") not in t,
+          "top-k for rank 2, argmax for rank 3", r)
+
+    def ranks(v):
+        _, inv, counts = np.unique(v, return_inverse=True, return_counts=True)
+        ends = np.cumsum(counts)
+        return ((ends - counts + 1 + ends) / 2.0)[inv]
+
+    def sims(rows):
+        rows = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+        return (rows @ rows.T)[np.triu_indices(rows.shape[0], k=1)]
+
+    ref_rows = np.concatenate([forward(x, W2)[0] for x in inputs])
+    test_rows = np.concatenate([forward(x, W2_BROKEN)[0] for x in inputs])
+    rho = np.corrcoef(ranks(sims(ref_rows)), ranks(sims(test_rows)))[0, 1]
+    got = t.get(("logits", "spearman"), (None,))[0]
+    check(got is not None and abs(got - rho) < 1e-4,
+          "logits spearman %s vs numpy %.6g" % (got, rho), r)
     # the same budget on the model itself holds
     r = mopt("compare", good, good, "--golden", golden, "--budget", budget)
     check(r.returncode == 0 and "all 2 rules hold" in r.stdout, "budget holds on itself", r)
@@ -223,6 +255,11 @@ with tempfile.TemporaryDirectory() as tmp:
         "- metric: cosine\n")
     bad([good, good, "--golden", golden, "--budget", bad_budget], ["no output named 'probs'"],
         "- output: probs\n  metric: cosine\n  min: 0.9\n")
+    bad([good, good, "--golden", golden, "--budget", bad_budget],
+        ["argmax does not apply to output 'features'"],
+        "- output: features\n  metric: argmax\n  min: 0.9\n")
+    bad([good, good, "--golden", golden, "--budget", bad_budget], ["unknown key 'minimum'"],
+        "- metric: cosine\n  minimum: 0.9\n")
     bad([good, good, "--golden", golden, "--budget", bad_budget], ["not valid YAML"],
         "- metric: [cosine\n")
     # a budget's topK sets k; it must agree with --top-k
