@@ -101,6 +101,10 @@ mopt_status ops_pool_geometry(const op_ctx *ctx, const ir_shape *x, const ir_sha
 int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                        int n_out);
 
+/* Whether convolutions can keep channels-last activations (a backend that
+ * takes them is available: oneDNN); the layout pass runs only then. */
+bool ops_conv_channels_last_ok(void);
+
 #ifdef MOPT_HAVE_ONEDNN
 #include "kernels/onednn/onednn.h"
 /* The oneDNN convolution problem of a Conv or FusedConv node (conv_onednn.c)
