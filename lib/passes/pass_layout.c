@@ -77,8 +77,9 @@ static bool conv_ok(const ir_graph *g, const ir_node *n) {
 
 /* Spatial signatures: two values with the same signature have the same
  * spatial sizes for every input, though inference may not know them (an
- * OCR model's H and W are unknown): a convolution's is a hash of its X's and
- * its window attributes; an elementwise node's is its full operand's; any
+ * OCR model's H and W are unknown): a convolution's is its X's when it keeps
+ * the size (stride 1, pads making up for the window), else a hash of its X's
+ * and its window attributes; an elementwise node's is its full operand's; any
  * other value's is its own index. */
 static uint64_t mix(uint64_t h, uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -94,7 +95,34 @@ static uint64_t mix_ints(uint64_t h, const ir_node *n, const char *name) {
     return h;
 }
 
+/* Whether a convolution keeps X's spatial sizes whatever they are: stride
+ * 1 and pads (explicit or SAME) that make up for the window. */
+static bool keeps_size(const ir_graph *g, const ir_node *n) {
+    const ir_shape *w = &g->values[n->inputs[1]]->shape;
+    int32_t S = w->rank - 2;
+    const int64_t *st = NULL, *pads = NULL, *dil = NULL;
+    int64_t n_st = ir_node_attr_ints(n, "strides", &st);
+    int64_t n_pads = ir_node_attr_ints(n, "pads", &pads);
+    int64_t n_dil = ir_node_attr_ints(n, "dilations", &dil);
+    const char *ap = ir_node_attr_string(n, "auto_pad", "NOTSET");
+    bool same = strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0;
+    if (!same && strcmp(ap, "NOTSET") != 0) return false;
+    if ((n_st >= 0 && n_st != S) || (n_dil >= 0 && n_dil != S) ||
+        (!same && n_pads >= 0 && n_pads != 2 * S))
+        return false;
+    for (int32_t i = 0; i < S; i++) {
+        if (w->syms[2 + i] || w->dims[2 + i] < 1) return false;
+        if (n_st >= 0 && st[i] != 1) return false;
+        if (same) continue;
+        int64_t d = n_dil >= 0 ? dil[i] : 1;
+        int64_t pad = n_pads >= 0 ? pads[i] + pads[S + i] : 0;
+        if (pad != d * (w->dims[2 + i] - 1)) return false;
+    }
+    return true;
+}
+
 static uint64_t conv_sig(const ir_graph *g, const ir_node *n, uint64_t x) {
+    if (keeps_size(g, n)) return x;
     uint64_t h = mix(x, 0xc0);
     const ir_shape *w = &g->values[n->inputs[1]]->shape;
     for (int32_t i = 2; i < w->rank; i++)
