@@ -234,6 +234,7 @@ const op_def *ops_family_spectral(size_t *count);    /* DFT STFT MelWeightMatrix
 const op_def *ops_family_conv_quant(size_t *count);  /* ConvInteger QLinearConv */
 const op_def *ops_family_deform_conv(size_t *count); /* DeformConv */
 const op_def *ops_family_control(size_t *count);     /* If Loop Scan */
+const op_def *ops_family_layout(size_t *count);      /* mopt.ChannelsLast* */
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */
 

@@ -8,26 +8,30 @@
  *
  * A value V is kept channels-last when
  *  - it is a 3-5-D f32 tensor, not a graph output, produced by a
- *    convolution (Conv, or mopt.FusedConv) or by a layout-agnostic
- *    elementwise node (below) whose every full-shape input is kept so too;
+ *    convolution (Conv, or mopt.FusedConv), by a layout-agnostic
+ *    elementwise node (below) whose every full-shape input is kept too, or
+ *    by a squeeze-excitation scale Mul(X, S) whose X is kept;
  *  - every node reading it reads it as a convolution's X, as a FusedConv's
  *    residual when that FusedConv's Y is kept too (and then Y only when the
- *    residual is), or as a full-shape operand of a layout-agnostic node whose
- *    output is kept.
+ *    residual is), as a GlobalAveragePool's X, or as a full-shape operand of
+ *    a layout-agnostic node or the X of a scale whose output is kept.
  * Layout-agnostic: unary elementwise activations (Relu, Sigmoid, Clip, ...)
  * and Add/Sub/Mul/Div, whose every input is either a value of the output's
- * exact shape or a constant of one element: they work element for element,
- * whatever the order in memory. Everything else (a graph output, pooling,
- * Concat, broadcasting Mul, Resize, ...) reads plain data, so the
- * convolution producing it writes plain, as before.
+ * shape or a constant of one element: they work element for element,
+ * whatever the order in memory. A scale is Mul(X, S) with S [N or 1, C or
+ * 1, 1...] (squeeze-excitation). Everything else (a graph output, pooling,
+ * Concat, Resize, ...) reads plain data, so the node producing it writes
+ * plain, as before.
  *
  * Convolutions reading or writing a kept value become mopt.FusedConv (a
  * Conv with no epilogue is one) with the `layout` attribute: bit 0 X, bit 1
  * Y (and residual) channels-last (ops/conv.h CONV_LAYOUT_*). FusedConv's
  * oneDNN implementation gives those layouts to its primitive; its reference
  * run (any fallback) converts to plain and back, so every implementation is
- * correct for any layout. Channels-last has the plain layout's size: the
- * memory planner needs nothing new. The pass runs only when oneDNN is
+ * correct for any layout. A GlobalAveragePool reading channels-last and a
+ * scale writing it become mopt.ChannelsLastGlobalAveragePool and
+ * mopt.ChannelsLastScale (lib/ops/layout.c). Channels-last has the plain
+ * layout's size: the memory planner needs nothing new. The pass runs only when oneDNN is
  * available (ops_conv_channels_last_ok).
  */
 #include <string.h>
@@ -37,6 +41,15 @@
 #include "ops/conv.h"
 #include "ops/impls.h"
 #include "passes/fusion.h"
+
+/* What a node is to the pass. */
+enum {
+    NODE_OTHER = 0,
+    NODE_CONV,     /* conv_ok */
+    NODE_AGNOSTIC, /* agnostic: output kept with its full operands */
+    NODE_GAP,      /* GlobalAveragePool: may read channels-last, writes plain */
+    NODE_SCALE,    /* se_scale: like NODE_AGNOSTIC for X; S stays plain */
+};
 
 static const char *const k_unary[] = {"Relu",      "LeakyRelu", "Sigmoid",  "Tanh", "HardSigmoid",
                                       "HardSwish", "Clip",      "Elu",      "Abs",  "Neg",
@@ -178,12 +191,38 @@ static unsigned agnostic(const ir_graph *g, const ir_node *n, const uint64_t *si
     return full;
 }
 
+/* A squeeze-excitation scale: Mul(X, S) (either order) with X a 3-5-D f32
+ * value and S of its rank, [N or 1, C or 1, 1...]: returns the mask of X's
+ * slot (0: not one). */
+static unsigned se_scale(const ir_graph *g, const ir_node *n) {
+    if (!fu_is(n, "Mul") || n->n_inputs != 2 || n->n_outputs != 1 || n->outputs[0] < 0 ||
+        n->inputs[0] < 0 || n->inputs[1] < 0)
+        return 0;
+    const ir_value *y = g->values[n->outputs[0]];
+    if (!f32_spatial(y)) return 0;
+    for (int k = 0; k < 2; k++) {
+        const ir_value *x = g->values[n->inputs[k]], *sv = g->values[n->inputs[1 - k]];
+        const ir_shape *xs = &x->shape, *ss = &sv->shape;
+        if (fu_is_const(g, n->inputs[k]) || x->dtype != MOPT_DTYPE_F32 ||
+            sv->dtype != MOPT_DTYPE_F32 || xs->rank != y->shape.rank || ss->rank != xs->rank ||
+            !same_dim(xs, &y->shape, 0) || !same_dim(xs, &y->shape, 1))
+            continue;
+        bool ok = true;
+        for (int32_t i = 2; ok && i < ss->rank; i++)
+            ok = ss->syms[i] == 0 && ss->dims[i] == 1;
+        for (int32_t i = 0; ok && i < 2; i++)
+            ok = (ss->syms[i] == 0 && ss->dims[i] == 1) || same_dim(ss, xs, i);
+        if (ok) return 1u << k;
+    }
+    return 0;
+}
+
 typedef struct layout_state {
     ir_graph *g;
     fu_graph f;
     ir_uses uses;
     bool *keep;    /* per value: kept channels-last */
-    uint8_t *ok;   /* per node: 1 conv_ok, 2 agnostic, 0 neither */
+    uint8_t *ok;   /* per node: NODE_* */
     uint8_t *full; /* per agnostic node: mask of its full operands */
     uint64_t *sig; /* per value: spatial signature */
 } layout_state;
@@ -196,10 +235,10 @@ static bool still_ok(const layout_state *s, int32_t v) {
     int32_t pi = s->f.prod[v];
     if (pi < 0) return false;
     const ir_node *p = g->nodes[pi];
-    if (s->ok[pi] == 2) {
+    if (s->ok[pi] == NODE_AGNOSTIC || s->ok[pi] == NODE_SCALE) {
         for (int32_t k = 0; k < p->n_inputs; k++)
             if ((s->full[pi] >> k & 1u) && !s->keep[p->inputs[k]]) return false;
-    } else if (s->ok[pi] == 1) {
+    } else if (s->ok[pi] == NODE_CONV) {
         /* Y with a residual: both or neither */
         if (p->n_inputs > 3 && p->inputs[3] >= 0 && !s->keep[p->inputs[3]]) return false;
     } else {
@@ -210,36 +249,57 @@ static bool still_ok(const layout_state *s, int32_t v) {
         const ir_use *u = &s->uses.entries[e];
         const ir_node *n = g->nodes[u->node];
         if (n->dead || u->slot >= n->n_inputs || n->inputs[u->slot] != v) continue;
-        if (s->ok[u->node] == 1 && u->slot == 0) continue;
-        if (s->ok[u->node] == 1 && u->slot == 3 && s->keep[n->outputs[0]]) continue;
-        if (s->ok[u->node] == 2 && (s->full[u->node] >> u->slot & 1u) && s->keep[n->outputs[0]])
+        uint8_t kind = s->ok[u->node];
+        if (kind == NODE_CONV && u->slot == 0) continue;
+        if (kind == NODE_CONV && u->slot == 3 && s->keep[n->outputs[0]]) continue;
+        if (kind == NODE_GAP && u->slot == 0) continue;
+        if ((kind == NODE_AGNOSTIC || kind == NODE_SCALE) && (s->full[u->node] >> u->slot & 1u) &&
+            s->keep[n->outputs[0]])
             continue;
         return false;
     }
     return true;
 }
 
-/* Sets the layouts; a Conv becomes a FusedConv in its place (the replaced
- * node moves past nn, the node count before the pass). */
-static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv) {
-    ir_graph *g = s->g;
+/* Node n replaced in its place by mopt.<op> reading `ins` (the replaced
+ * node moves past the node count the pass started with). */
+static ir_node *replace(layout_state *s, ir_node *n, const char *op, int32_t n_in,
+                        const int32_t *ins) {
+    if (!fu_use_mopt_domain(s->g)) return NULL;
+    ir_node *f = fu_replace_node(&s->f, n, op, "mopt", n->name, n_in, n->outputs[0]);
+    if (!f) return NULL;
+    for (int32_t k = 0; k < n_in; k++)
+        f->inputs[k] = ins[k];
+    return f;
+}
+
+/* Sets the layouts: a convolution with a channels-last X or Y becomes a
+ * FusedConv (a Conv is one with no epilogue) with its `layout`; a
+ * GlobalAveragePool reading channels-last, a scale writing it, their
+ * mopt.ChannelsLast* operator. */
+static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_t *n_se) {
     for (int32_t i = 0; i < nn; i++) {
-        ir_node *n = g->nodes[i];
-        if (s->ok[i] != 1) continue;
+        ir_node *n = s->g->nodes[i];
+        if (s->ok[i] == NODE_GAP && s->keep[n->inputs[0]]) {
+            if (!replace(s, n, "ChannelsLastGlobalAveragePool", 1, n->inputs))
+                return MOPT_ERR_OUT_OF_MEMORY;
+            (*n_se)++;
+            continue;
+        }
+        if (s->ok[i] == NODE_SCALE && s->keep[n->outputs[0]]) {
+            int32_t x = s->full[i] & 1u ? 0 : 1, ins[2] = {n->inputs[x], n->inputs[1 - x]};
+            if (!replace(s, n, "ChannelsLastScale", 2, ins)) return MOPT_ERR_OUT_OF_MEMORY;
+            (*n_se)++;
+            continue;
+        }
+        if (s->ok[i] != NODE_CONV) continue;
         int64_t layout = (s->keep[n->inputs[0]] ? CONV_LAYOUT_X_NHWC : 0) |
                          (s->keep[n->outputs[0]] ? CONV_LAYOUT_Y_NHWC : 0);
         if (!layout) continue;
         if (!is_fused(n)) {
-            if (!fu_use_mopt_domain(g)) return MOPT_ERR_OUT_OF_MEMORY;
             bool has_b = n->n_inputs > 2 && n->inputs[2] >= 0;
-            ir_node *f = fu_replace_node(&s->f, n, "FusedConv", "mopt", n->name, has_b ? 3 : 2,
-                                         n->outputs[0]);
-            if (!f) return MOPT_ERR_OUT_OF_MEMORY;
-            f->inputs[0] = n->inputs[0];
-            f->inputs[1] = n->inputs[1];
-            if (has_b) f->inputs[2] = n->inputs[2];
-            if (!fu_copy_attrs(f, n)) return MOPT_ERR_OUT_OF_MEMORY;
-            n->dead = true;
+            ir_node *f = replace(s, n, "FusedConv", has_b ? 3 : 2, n->inputs);
+            if (!f || !fu_copy_attrs(f, n)) return MOPT_ERR_OUT_OF_MEMORY;
             n = f;
         }
         if (!fu_set_int(n, "layout", layout)) return MOPT_ERR_OUT_OF_MEMORY;
@@ -264,7 +324,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         if (!s.keep || !s.ok || !s.full || !s.sig)
             st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
     }
-    int32_t kept = 0, n_conv = 0;
+    int32_t kept = 0, n_conv = 0, n_se = 0;
     if (!st) {
         /* candidates: every output of a convolution or agnostic node */
         for (int32_t v = 0; v < nv; v++)
@@ -272,10 +332,15 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         for (int32_t i = 0; i < nn; i++) {
             const ir_node *n = g->nodes[i];
             if (conv_ok(g, n)) {
-                s.ok[i] = 1;
+                s.ok[i] = NODE_CONV;
                 s.sig[n->outputs[0]] = conv_sig(g, n, s.sig[n->inputs[0]]);
-            } else if ((s.full[i] = (uint8_t)agnostic(g, n, s.sig)) != 0) {
-                s.ok[i] = 2;
+            } else if (fu_is(n, "GlobalAveragePool") && n->n_outputs == 1 && n->inputs[0] >= 0 &&
+                       f32_spatial(g->values[n->inputs[0]])) {
+                s.ok[i] = NODE_GAP;
+                continue; /* its output stays plain */
+            } else if ((s.full[i] = (uint8_t)agnostic(g, n, s.sig)) != 0 ||
+                       (s.full[i] = (uint8_t)se_scale(g, n)) != 0) {
+                s.ok[i] = agnostic(g, n, s.sig) ? NODE_AGNOSTIC : NODE_SCALE;
                 int32_t k = 0;
                 while (!(s.full[i] >> k & 1u))
                     k++;
@@ -295,7 +360,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         }
         for (int32_t v = 0; v < nv; v++)
             kept += s.keep[v];
-        if (kept) st = relayout(&s, nn, &n_conv);
+        if (kept) st = relayout(&s, nn, &n_conv, &n_se);
     }
     mopt_free(s.keep);
     mopt_free(s.ok);
@@ -303,8 +368,9 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
     mopt_free(s.sig);
     ir_uses_free(&s.uses);
     fu_free(&s.f);
-    r->rewrites = n_conv;
+    r->rewrites = n_conv + n_se;
     pass_note_add(r, kept, "values channels-last");
     pass_note_add(r, n_conv, "convolutions");
+    pass_note_add(r, n_se, "squeeze-excitation ops");
     return st;
 }

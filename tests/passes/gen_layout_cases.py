@@ -4,16 +4,18 @@ tests/passes/layout_data (run by hand; the files are committed), each a
 model.onnx with inputs of unknown height and width, two input sets
 (test_data_set_0/1: different batch and sizes) with ONNX Runtime's outputs,
 and `expect`: the layout pass's report at opt_level 3 ("values N",
-"convs N"), checked by test_layout.c.
+"convs N", "se N"), checked by test_layout.c.
   chain: Conv(stride 2)+Relu -> depthwise Conv -> Add(the Relu's output)
-    -> Mul by a scalar -> 1x1 Conv, read by GlobalAveragePool (plain) and a
-    last Conv (graph output): 4 values channels-last (the Relu's output, the
-    depthwise Conv's, the Add's, the Mul's), 3 convolutions (the first
-    writes channels-last, the depthwise reads and writes it, the 1x1 reads
-    it);
+    -> Mul by a scalar -> 1x1 Conv, read by GlobalAveragePool and a last
+    Conv (graph output): 5 values channels-last (the Relu's output, the
+    depthwise Conv's, the Add's, the Mul's, the 1x1's), 4 convolutions, 1
+    GlobalAveragePool reading channels-last;
+  se: squeeze-excitation: Conv -> GlobalAveragePool -> Conv+Relu ->
+    Conv+HardSigmoid -> Mul(scale, the Conv's output) -> Conv(stride 2):
+    3 values (the first Conv's output, the Mul's, and the 1x1 one between
+    the two excitation Convs), 4 convolutions, 2 squeeze-excitation ops;
   boundary: a Conv whose output is also a graph output, and a Conv read by
-    GlobalAveragePool and a broadcasting Mul (squeeze-excitation): nothing
-    stays channels-last."""
+    a Concat: nothing stays channels-last."""
 import os
 import shutil
 
@@ -80,8 +82,20 @@ def chain():
     c3 = b.conv(m, "c3", 16, 24, 1)
     b.node("GlobalAveragePool", [c3], "y1")
     b.conv(c3, "y2", 24, 8, 3, pad=1, bias=False)
-    save("chain", b.nodes, b.inits, ["y1", "y2"], ["values 4", "convs 3"],
+    save("chain", b.nodes, b.inits, ["y1", "y2"], ["values 5", "convs 4", "se 1"],
          [(1, 3, 20, 24), (2, 3, 17, 13)])
+
+
+def se():
+    b = Builder(3)
+    c1 = b.conv("x", "c1", 3, 16, 3, pad=1)
+    g = b.node("GlobalAveragePool", [c1], "g")
+    s1 = b.node("Relu", [b.conv(g, "s1", 16, 4, 1)], "s1r")
+    s2 = b.node("HardSigmoid", [b.conv(s1, "s2", 4, 16, 1)], "s2h", alpha=1.0 / 6, beta=0.5)
+    m = b.node("Mul", [s2, c1], "m")
+    b.conv(m, "y", 16, 8, 3, stride=2, pad=1)
+    save("se", b.nodes, b.inits, ["y"], ["values 3", "convs 4", "se 2"],
+         [(1, 3, 12, 10), (2, 3, 9, 16)])
 
 
 def boundary():
@@ -89,13 +103,13 @@ def boundary():
     c1 = b.conv("x", "c1", 3, 8, 3, pad=1)
     b.conv(c1, "y2", 8, 8, 1)
     c3 = b.conv("x", "c3", 3, 8, 1)
-    s = b.node("GlobalAveragePool", [c3], "s")
-    b.node("Mul", [c3, s], "m")
-    b.conv("m", "y3", 8, 4, 1)
-    save("boundary", b.nodes, b.inits, ["c1", "y2", "y3"], ["values 0", "convs 0"],
+    b.node("Concat", [c3, "x"], "cat", axis=1)
+    b.conv("cat", "y3", 11, 4, 1)
+    save("boundary", b.nodes, b.inits, ["c1", "y2", "y3"], ["values 0", "convs 0", "se 0"],
          [(1, 3, 9, 11), (3, 3, 6, 5)])
 
 
 if __name__ == "__main__":
     chain()
+    se()
     boundary()

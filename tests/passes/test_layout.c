@@ -3,12 +3,11 @@
  * for every case folder under DATA_DIR (written by gen_layout_cases.py),
  * loads model.onnx at opt_level 3 and checks the pass's report against the
  * case's `expect` ("values N": values kept channels-last, "convs N":
- * convolutions given a layout), then runs each test_data_set_K (different
- * batch and spatial sizes, H and W unknown to inference) and compares with
- * ONNX Runtime's outputs and with opt_level 0. Each is also run with
- * backend=ref (FusedConv's reference run converts channels-last data) and
- * after a save and reload as a .mopt file (the layouts are attributes of the
- * graph).
+ * convolutions given a layout, "se N": squeeze-excitation ops rewritten), then runs each
+ * test_data_set_K (different batch and spatial sizes, H and W unknown to inference) and compares
+ * with ONNX Runtime's outputs and with opt_level 0. Each is also run with backend=ref (FusedConv's
+ * reference run converts channels-last data) and after a save and reload as a .mopt file (the
+ * layouts are attributes of the graph).
  *
  * usage: test_layout DATA_DIR TMP_DIR
  */
@@ -57,48 +56,49 @@ static mopt_model *load(const char *path, int level, const char *backend) {
     return m;
 }
 
-/* The `layout` pass's rewrites and the count before "values channels-last"
- * in its note (0 when the note does not say). */
-static void layout_report(const mopt_model *m, int64_t *convs, int64_t *values) {
-    *convs = *values = -1;
+/* The count before `phrase` in the `layout` pass's note (0 when the note
+ * does not say), or -1 when the pass did not run. */
+static int64_t layout_note(const mopt_model *m, const char *phrase) {
     for (size_t i = 0; i < mopt_model_pass_count(m); i++) {
         if (strcmp(mopt_model_pass_name(m, i), "layout") != 0) continue;
-        *convs = mopt_model_pass_rewrites(m, i);
         const char *note = mopt_model_pass_note(m, i);
-        const char *v = strstr(note, " values channels-last");
-        *values = 0;
-        if (v) {
-            while (v > note && v[-1] >= '0' && v[-1] <= '9')
-                v--;
-            *values = strtoll(v, NULL, 10);
-        }
+        const char *v = strstr(note, phrase);
+        if (!v) return 0;
+        while (v > note && v[-1] == ' ')
+            v--;
+        while (v > note && v[-1] >= '0' && v[-1] <= '9')
+            v--;
+        return strtoll(v, NULL, 10);
     }
+    return -1;
 }
 
 static void check_expect(const lcase *c, const mopt_model *m) {
+    static const char *const keys[][2] = {{"values", "values channels-last"},
+                                          {"convs", "convolutions"},
+                                          {"se", "squeeze-excitation ops"}};
     char p[1100], line[128];
     snprintf(p, sizeof p, "%s/expect", c->path);
     FILE *f = fopen(p, "r");
     if (!f) fail_msg("%s: no expect file", c->name);
-    int64_t convs, values;
-    layout_report(m, &convs, &values);
-    if (convs < 0) fail_msg("%s: no layout pass at opt_level 3", c->name);
     int rules = 0;
     while (fgets(line, sizeof line, f)) {
         char kind[32];
         long long n;
         if (sscanf(line, "%31s %lld", kind, &n) != 2) continue;
-        int64_t have = strcmp(kind, "values") == 0  ? values
-                       : strcmp(kind, "convs") == 0 ? convs
-                                                    : -2;
-        if (have == -2) fail_msg("%s: bad rule '%s'", c->name, line);
+        int k = 0;
+        while (k < 3 && strcmp(kind, keys[k][0]) != 0)
+            k++;
+        if (k == 3) fail_msg("%s: bad rule '%s'", c->name, line);
+        int64_t have = layout_note(m, keys[k][1]);
+        if (have < 0) fail_msg("%s: no layout pass at opt_level 3", c->name);
         if (have != n)
             fail_msg("%s: %s: the layout pass reports %lld, expected %lld (%s)", c->name, kind,
                      (long long)have, n, mopt_model_pass_report(m));
         rules++;
     }
     fclose(f);
-    assert_true(rules == 2);
+    assert_true(rules == 3);
 }
 
 static int load_tensors(const char *dir, const char *prefix, mopt_tensor **out) {
@@ -226,8 +226,8 @@ int main(int argc, char **argv) {
         g_n++;
     }
     closedir(d);
-    if (g_n < 2) {
-        fprintf(stderr, "test_layout: fewer than 2 cases in %s\n", argv[1]);
+    if (g_n < 3) {
+        fprintf(stderr, "test_layout: fewer than 3 cases in %s\n", argv[1]);
         return 1;
     }
     qsort(g_cases, (size_t)g_n, sizeof g_cases[0], by_name);
