@@ -1468,7 +1468,9 @@ static mopt_status pool_entry(cache_entry *e, const onednn_pool_desc *d) {
         pr[i] = d->pad_r[i];
     }
     dnnl_memory_desc_t x, y;
-    if (!md_dense(&x, nd, xd, dnnl_f32) || !md_dense(&y, nd, yd, dnnl_f32) ||
+    bool (*md)(dnnl_memory_desc_t *, int32_t, const int64_t *, dnnl_data_type_t) =
+        d->nhwc ? md_nhwc : md_dense;
+    if (!md(&x, nd, xd, dnnl_f32) || !md(&y, nd, yd, dnnl_f32) ||
         !dnnl_pooling_v2_forward_desc_init)
         return MOPT_ERR_UNSUPPORTED;
     dnnl_alg_kind_t alg = d->max           ? dnnl_pooling_max

@@ -167,6 +167,7 @@ typedef struct onednn_pool_desc {
     int64_t batch, c;
     int64_t in[3], out[3], k[3], stride[3], dilation[3], pad_l[3], pad_r[3];
     bool max, include_pad;
+    bool nhwc; /* X and Y channels-last ([N, spatial..., C] in memory) */
 } onednn_pool_desc;
 
 /* Runs a pooling; UNSUPPORTED (y untouched) when oneDNN refuses it or

@@ -49,6 +49,7 @@ enum {
     NODE_AGNOSTIC, /* agnostic: output kept with its full operands */
     NODE_GAP,      /* GlobalAveragePool: may read channels-last, writes plain */
     NODE_SCALE,    /* se_scale: like NODE_AGNOSTIC for X; S stays plain */
+    NODE_POOL,     /* MaxPool/AveragePool: output kept with its input */
 };
 
 static const char *const k_unary[] = {"Relu",      "LeakyRelu", "Sigmoid",  "Tanh", "HardSigmoid",
@@ -235,7 +236,7 @@ static bool still_ok(const layout_state *s, int32_t v) {
     int32_t pi = s->f.prod[v];
     if (pi < 0) return false;
     const ir_node *p = g->nodes[pi];
-    if (s->ok[pi] == NODE_AGNOSTIC || s->ok[pi] == NODE_SCALE) {
+    if (s->ok[pi] == NODE_AGNOSTIC || s->ok[pi] == NODE_SCALE || s->ok[pi] == NODE_POOL) {
         for (int32_t k = 0; k < p->n_inputs; k++)
             if ((s->full[pi] >> k & 1u) && !s->keep[p->inputs[k]]) return false;
     } else if (s->ok[pi] == NODE_CONV) {
@@ -253,8 +254,8 @@ static bool still_ok(const layout_state *s, int32_t v) {
         if (kind == NODE_CONV && u->slot == 0) continue;
         if (kind == NODE_CONV && u->slot == 3 && s->keep[n->outputs[0]]) continue;
         if (kind == NODE_GAP && u->slot == 0) continue;
-        if ((kind == NODE_AGNOSTIC || kind == NODE_SCALE) && (s->full[u->node] >> u->slot & 1u) &&
-            s->keep[n->outputs[0]])
+        if ((kind == NODE_AGNOSTIC || kind == NODE_SCALE || kind == NODE_POOL) &&
+            (s->full[u->node] >> u->slot & 1u) && s->keep[n->outputs[0]])
             continue;
         return false;
     }
@@ -277,7 +278,8 @@ static ir_node *replace(layout_state *s, ir_node *n, const char *op, int32_t n_i
  * FusedConv (a Conv is one with no epilogue) with its `layout`; a
  * GlobalAveragePool reading channels-last, a scale writing it, their
  * mopt.ChannelsLast* operator. */
-static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_t *n_se) {
+static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_t *n_se,
+                            int32_t *n_pool) {
     for (int32_t i = 0; i < nn; i++) {
         ir_node *n = s->g->nodes[i];
         if (s->ok[i] == NODE_GAP && s->keep[n->inputs[0]]) {
@@ -290,6 +292,14 @@ static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_
             int32_t x = s->full[i] & 1u ? 0 : 1, ins[2] = {n->inputs[x], n->inputs[1 - x]};
             if (!replace(s, n, "ChannelsLastScale", 2, ins)) return MOPT_ERR_OUT_OF_MEMORY;
             (*n_se)++;
+            continue;
+        }
+        if (s->ok[i] == NODE_POOL && s->keep[n->outputs[0]]) {
+            ir_node *f = replace(
+                s, n, fu_is(n, "MaxPool") ? "ChannelsLastMaxPool" : "ChannelsLastAveragePool", 1,
+                n->inputs);
+            if (!f || !fu_copy_attrs(f, n)) return MOPT_ERR_OUT_OF_MEMORY;
+            (*n_pool)++;
             continue;
         }
         if (s->ok[i] != NODE_CONV) continue;
@@ -324,7 +334,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         if (!s.keep || !s.ok || !s.full || !s.sig)
             st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
     }
-    int32_t kept = 0, n_conv = 0, n_se = 0;
+    int32_t kept = 0, n_conv = 0, n_se = 0, n_pool = 0;
     if (!st) {
         /* candidates: every output of a convolution or agnostic node */
         for (int32_t v = 0; v < nv; v++)
@@ -338,6 +348,13 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
                        f32_spatial(g->values[n->inputs[0]])) {
                 s.ok[i] = NODE_GAP;
                 continue; /* its output stays plain */
+            } else if ((fu_is(n, "MaxPool") || fu_is(n, "AveragePool")) && n->n_inputs == 1 &&
+                       n->inputs[0] >= 0 && f32_spatial(g->values[n->inputs[0]]) &&
+                       (n->n_outputs == 1 || n->outputs[1] < 0) && n->outputs[0] >= 0 &&
+                       fu_attrs_copyable(n)) {
+                s.ok[i] = NODE_POOL;
+                s.full[i] = 1;
+                s.sig[n->outputs[0]] = mix(s.sig[n->inputs[0]], 0x9001 + (uint64_t)i);
             } else if ((s.full[i] = (uint8_t)agnostic(g, n, s.sig)) != 0 ||
                        (s.full[i] = (uint8_t)se_scale(g, n)) != 0) {
                 s.ok[i] = agnostic(g, n, s.sig) ? NODE_AGNOSTIC : NODE_SCALE;
@@ -360,7 +377,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         }
         for (int32_t v = 0; v < nv; v++)
             kept += s.keep[v];
-        if (kept) st = relayout(&s, nn, &n_conv, &n_se);
+        if (kept) st = relayout(&s, nn, &n_conv, &n_se, &n_pool);
     }
     mopt_free(s.keep);
     mopt_free(s.ok);
@@ -368,9 +385,10 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
     mopt_free(s.sig);
     ir_uses_free(&s.uses);
     fu_free(&s.f);
-    r->rewrites = n_conv + n_se;
+    r->rewrites = n_conv + n_se + n_pool;
     pass_note_add(r, kept, "values channels-last");
     pass_note_add(r, n_conv, "convolutions");
     pass_note_add(r, n_se, "squeeze-excitation ops");
+    pass_note_add(r, n_pool, "pools");
     return st;
 }

@@ -4,7 +4,7 @@ tests/passes/layout_data (run by hand; the files are committed), each a
 model.onnx with inputs of unknown height and width, two input sets
 (test_data_set_0/1: different batch and sizes) with ONNX Runtime's outputs,
 and `expect`: the layout pass's report at opt_level 3 ("values N",
-"convs N", "se N"), checked by test_layout.c.
+"convs N", "se N", "pools N"; absent: 0), checked by test_layout.c.
   chain: Conv(stride 2)+Relu -> depthwise Conv -> Add(the Relu's output)
     -> Mul by a scalar -> 1x1 Conv, read by GlobalAveragePool and a last
     Conv (graph output): 5 values channels-last (the Relu's output, the
@@ -14,6 +14,8 @@ and `expect`: the layout pass's report at opt_level 3 ("values N",
     Conv+HardSigmoid -> Mul(scale, the Conv's output) -> Conv(stride 2):
     3 values (the first Conv's output, the Mul's, and the 1x1 one between
     the two excitation Convs), 4 convolutions, 2 squeeze-excitation ops;
+  pools: Conv -> MaxPool(3, stride 2, pads 1) -> Conv -> AveragePool(2,
+    stride 2, ceil_mode) -> Conv: 4 values, 3 convolutions, 2 pools;
   boundary: a Conv whose output is also a graph output, and a Conv read by
     a Concat: nothing stays channels-last."""
 import os
@@ -98,6 +100,17 @@ def se():
          [(1, 3, 12, 10), (2, 3, 9, 16)])
 
 
+def pools():
+    b = Builder(4)
+    c1 = b.conv("x", "c1", 3, 16, 3, pad=1)
+    mp = b.node("MaxPool", [c1], "mp", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    c2 = b.conv(mp, "c2", 16, 16, 3, pad=1)
+    ap = b.node("AveragePool", [c2], "ap", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
+    b.conv(ap, "y", 16, 8, 1)
+    save("pools", b.nodes, b.inits, ["y"], ["values 4", "convs 3", "se 0", "pools 2"],
+         [(1, 3, 16, 20), (2, 3, 11, 9)])
+
+
 def boundary():
     b = Builder(2)
     c1 = b.conv("x", "c1", 3, 8, 3, pad=1)
@@ -112,4 +125,5 @@ def boundary():
 if __name__ == "__main__":
     chain()
     se()
+    pools()
     boundary()
