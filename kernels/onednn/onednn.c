@@ -160,6 +160,24 @@ static bool md_dense(dnnl_memory_desc_t *md, int32_t ndims, const int64_t *dims,
     return md_strided(md, &t, dt);
 }
 
+/* Channels-last f32/bf16 layout of logical [N, C, spatial...] dims. */
+static bool md_nhwc(dnnl_memory_desc_t *md, int32_t ndims, const int64_t *dims,
+                    dnnl_data_type_t dt) {
+    onednn_td t;
+    t.ndims = ndims;
+    int64_t s = dims[1];
+    for (int32_t i = ndims - 1; i >= 2; i--) {
+        t.dims[i] = dims[i];
+        t.strides[i] = s;
+        s *= dims[i];
+    }
+    t.dims[0] = dims[0];
+    t.strides[0] = s;
+    t.dims[1] = dims[1];
+    t.strides[1] = 1;
+    return md_strided(md, &t, dt);
+}
+
 static bool md_any(dnnl_memory_desc_t *md, int32_t ndims, const int64_t *dims,
                    dnnl_data_type_t dt) {
     dnnl_dims_t d;
@@ -675,14 +693,19 @@ static bool conv_plain_w(const onednn_conv_desc *d, dnnl_memory_desc_t *md, dnnl
 }
 
 /* wmd: weights layout to use (NULL = any). Source/destination are `any` so
- * oneDNN can pick its blocked layouts; the entry reorders to/from plain. */
-static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd) {
+ * oneDNN can pick its blocked layouts (the entry reorders to/from the
+ * user's), unless `forced`: then a channels-last X or Y (d->x_nhwc,
+ * d->y_nhwc) is given as such, so no reorder is needed for it. */
+static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd,
+                                        bool forced) {
     int64_t xd[5], wd[6], yd[5];
     int32_t wnd, nd = 2 + d->S;
     conv_dims(d, xd, wd, &wnd, yd);
     dnnl_data_type_t dt = dt_of(d->prec);
     dnnl_memory_desc_t x, w, b, y;
-    bool ok = md_any(&x, nd, xd, dt) && md_any(&y, nd, yd, dnnl_f32);
+    bool ok =
+        forced && d->x_nhwc && dt == dnnl_f32 ? md_nhwc(&x, nd, xd, dt) : md_any(&x, nd, xd, dt);
+    ok = ok && (forced && d->y_nhwc ? md_nhwc(&y, nd, yd, dnnl_f32) : md_any(&y, nd, yd, dnnl_f32));
     if (ok && wmd)
         w = *wmd;
     else if (ok)
@@ -709,6 +732,12 @@ static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memor
     return pd;
 }
 
+static bool pd_is_ref(dnnl_primitive_desc_t pd);
+
+static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd) {
+    return conv_pd_as(d, wmd, false);
+}
+
 static mopt_status conv_pack_body(const onednn_conv_desc *d, const float *w, int threads,
                                   onednn_weights **out) {
     *out = NULL;
@@ -716,7 +745,13 @@ static mopt_status conv_pack_body(const onednn_conv_desc *d, const float *w, int
     dnnl_memory_desc_t plain, plain_c, want; /* plain_c: the stored layout in the compute type */
     if (!conv_plain_w(d, &plain, dnnl_f32) || !conv_plain_w(d, &plain_c, dt_of(d->prec)))
         return MOPT_ERR_UNSUPPORTED;
-    dnnl_primitive_desc_t pd = conv_pd(d, d->plain_w ? &plain_c : NULL);
+    dnnl_primitive_desc_t pd = NULL;
+    if (d->x_nhwc || d->y_nhwc) pd = conv_pd_as(d, d->plain_w ? &plain_c : NULL, true);
+    if (pd && pd_is_ref(pd)) {
+        dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+    }
+    if (!pd) pd = conv_pd(d, d->plain_w ? &plain_c : NULL);
     if (!pd) return MOPT_ERR_UNSUPPORTED;
     if (d->plain_w) {
         dnnl_primitive_desc_destroy(pd);
@@ -1158,8 +1193,9 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
     int32_t wnd, nd = 2 + d->S;
     conv_dims(d, xd, wd, &wnd, yd);
     dnnl_memory_desc_t plain_w, user_x, user_y;
-    if (!conv_plain_w(d, &plain_w, dnnl_f32) || !md_dense(&user_x, nd, xd, dnnl_f32) ||
-        !md_dense(&user_y, nd, yd, dnnl_f32))
+    if (!conv_plain_w(d, &plain_w, dnnl_f32) ||
+        !(d->x_nhwc ? md_nhwc : md_dense)(&user_x, nd, xd, dnnl_f32) ||
+        !(d->y_nhwc ? md_nhwc : md_dense)(&user_y, nd, yd, dnnl_f32))
         return MOPT_ERR_UNSUPPORTED;
     dnnl_primitive_desc_t pd = NULL;
     bool packed = false;
@@ -1167,14 +1203,19 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
     /* W prepacked for the load-time guess of the shape (or kept as stored)
      * must never force a reference implementation on this shape: then it is
      * reordered from the plain weights for this shape, once, into this
-     * entry (issue 10) */
-    if (w && dnnl_memory_desc_equal(&w->plain, &plain_w)) {
-        pd = pd_unless_ref(conv_pd(d, &w->md), what, "prepacked");
-        packed = pd != NULL;
-    }
+     * entry (issue 10). Channels-last X/Y are first offered to the primitive
+     * as they are (no reorder), then oneDNN picks (reorders in the ports). */
     dnnl_memory_desc_t plain_c; /* the stored layout in the compute type */
-    if (!pd && d->plain_w && conv_plain_w(d, &plain_c, dt_of(d->prec)))
-        pd = pd_unless_ref(conv_pd(d, &plain_c), what, "stored");
+    bool has_plain_c = d->plain_w && conv_plain_w(d, &plain_c, dt_of(d->prec));
+    for (int forced = d->x_nhwc || d->y_nhwc; !pd && forced >= 0; forced--) {
+        if (w && dnnl_memory_desc_equal(&w->plain, &plain_w)) {
+            pd = pd_unless_ref(conv_pd_as(d, &w->md, forced), what, "prepacked");
+            packed = pd != NULL;
+        }
+        if (!pd && has_plain_c) pd = pd_unless_ref(conv_pd_as(d, &plain_c, forced), what, "stored");
+        /* weights reordered below */
+        if (!pd && forced) pd = pd_unless_ref(conv_pd_as(d, NULL, true), what, "channels-last");
+    }
     if (!pd) pd = conv_pd(d, NULL); /* weights reordered below */
     if (!pd) return MOPT_ERR_UNSUPPORTED;
     mopt_status st = entry_prim(e, pd, what);
@@ -1473,7 +1514,9 @@ static mopt_status pool_entry(cache_entry *e, const onednn_pool_desc *d) {
         pr[i] = d->pad_r[i];
     }
     dnnl_memory_desc_t x, y;
-    if (!md_dense(&x, nd, xd, dnnl_f32) || !md_dense(&y, nd, yd, dnnl_f32) ||
+    bool (*md)(dnnl_memory_desc_t *, int32_t, const int64_t *, dnnl_data_type_t) =
+        d->nhwc ? md_nhwc : md_dense;
+    if (!md(&x, nd, xd, dnnl_f32) || !md(&y, nd, yd, dnnl_f32) ||
         !dnnl_pooling_v2_forward_desc_init)
         return MOPT_ERR_UNSUPPORTED;
     dnnl_alg_kind_t alg = d->max           ? dnnl_pooling_max

@@ -88,6 +88,11 @@ typedef struct onednn_conv_desc {
     onednn_prec prec;
     bool plain_w; /* W keeps its stored [O, I, k...] layout, only its type
                      may change (bf16) */
+    /* Channels-last (N, spatial..., C: "nhwc") instead of NC[D]HW in memory,
+     * for X and for Y (and the residual): the layout pass (pass_layout.c)
+     * keeps conv-chain activations so. The primitive is then asked for that
+     * layout first (no reorder), else for the one it prefers. */
+    bool x_nhwc, y_nhwc;
 } onednn_conv_desc;
 
 /* Whether an op descriptor of oneDNN's C API (a dnnl_convolution_desc_t,
@@ -162,6 +167,7 @@ typedef struct onednn_pool_desc {
     int64_t batch, c;
     int64_t in[3], out[3], k[3], stride[3], dilation[3], pad_l[3], pad_r[3];
     bool max, include_pad;
+    bool nhwc; /* X and Y channels-last ([N, spatial..., C] in memory) */
 } onednn_pool_desc;
 
 /* Runs a pooling; UNSUPPORTED (y untouched) when oneDNN refuses it or

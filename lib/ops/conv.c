@@ -189,6 +189,21 @@ mopt_status ops_conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_te
     return MOPT_OK;
 }
 
+void ops_conv_relayout(const float *src, float *dst, int64_t n, int64_t c, int64_t n_sp,
+                       bool to_nhwc) {
+    for (int64_t b = 0; b < n; b++) {
+        const float *s = src + b * c * n_sp;
+        float *d = dst + b * c * n_sp;
+        for (int64_t ch = 0; ch < c; ch++)
+            for (int64_t i = 0; i < n_sp; i++) {
+                if (to_nhwc)
+                    d[i * c + ch] = s[ch * n_sp + i];
+                else
+                    d[ch * n_sp + i] = s[i * c + ch];
+            }
+    }
+}
+
 /* 2 multiply-adds per weight of a group and output element. */
 int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                        int n_out) {

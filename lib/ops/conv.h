@@ -12,10 +12,21 @@
 #include "ops/ops.h"
 #include "ops/window.h"
 
+/* Bits of conv_params.layout: which tensors are channels-last in memory. */
+#define CONV_LAYOUT_X_NHWC 1 /* X is [N, spatial..., C] in memory */
+#define CONV_LAYOUT_Y_NHWC 2 /* Y (and FusedConv's residual) likewise */
+
 typedef struct conv_params {
     int64_t group;       /* >= 1 */
     op_window_attrs win; /* kernel_shape (optional), strides, dilations, pads, auto_pad */
+    int32_t layout;      /* CONV_LAYOUT_* bits: 0 for Conv; mopt.FusedConv's
+                            `layout` attribute (set by pass_layout.c) */
 } conv_params;
+
+/* Copies a [N, C, spatial... (n_sp elements)] tensor between the plain
+ * layout and channels-last (to_nhwc: plain -> channels-last). */
+void ops_conv_relayout(const float *src, float *dst, int64_t n, int64_t c, int64_t n_sp,
+                       bool to_nhwc);
 
 /* Reads group and the window attributes into a conv_params. */
 mopt_status ops_conv_parse(const op_ctx *ctx, void *params);

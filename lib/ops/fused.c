@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kernels/ref/ref_epilogue.h"
 #include "kernels/ref/ref_matmul.h"
 #include "ops/conv.h"
@@ -160,6 +161,10 @@ static mopt_status fconv_parse(const op_ctx *ctx, void *params) {
     fused_conv_params *p = params;
     mopt_status st = ops_conv_parse(ctx, &p->conv);
     if (st) return st;
+    int64_t layout = ir_node_attr_int(ctx->node, "layout", 0);
+    if (layout < 0 || layout > (CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "layout %" PRId64 " is not 0..3", layout);
+    p->conv.layout = (int32_t)layout;
     return read_activation(ctx, &p->act);
 }
 
@@ -176,11 +181,85 @@ static mopt_status fconv_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
     mopt_status st = ops_conv_infer(&cc, in, n_in < 3 ? n_in : 3, out, n_out);
     if (st) return st;
     if (op_has_input(in, n_in, 3)) st = check_addend(ctx, &out[0].shape, &in[3], 3, "residual");
+    const fused_conv_params *p = ctx->params;
+    if (!st && p->conv.layout && in[0].shape.rank >= 0 && in[0].shape.rank < 3)
+        st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "a channels-last layout needs a spatial axis");
+    if (!st && (p->conv.layout & CONV_LAYOUT_Y_NHWC) && op_has_input(in, n_in, 3) &&
+        in[3].shape.rank >= 0 && out[0].shape.rank >= 0) {
+        /* a channels-last residual is read element for element */
+        bool same = in[3].shape.rank == out[0].shape.rank;
+        for (int32_t i = 0; same && i < out[0].shape.rank; i++)
+            same = in[3].shape.syms[i] == out[0].shape.syms[i] &&
+                   (in[3].shape.syms[i] != 0 || in[3].shape.dims[i] == out[0].shape.dims[i]);
+        if (!same)
+            st = op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                         "a channels-last output needs a residual of its shape");
+    }
+    return st;
+}
+
+/* Channels-last in memory (layout != 0): the reference works on plain
+ * copies of X and the residual, then writes Y channels-last. */
+static mopt_status fconv_run_plain(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out);
+
+static void shape_nc_sp(const ir_shape *s, int64_t *n, int64_t *c, int64_t *sp) {
+    *n = s->dims[0];
+    *c = s->dims[1];
+    *sp = 1;
+    for (int32_t i = 2; i < s->rank; i++)
+        *sp *= s->dims[i];
+}
+
+static mopt_status fconv_run_relayout(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                      op_tensor *out, int n_out) {
+    const fused_conv_params *p = ctx->params;
+    op_tensor lin[4], lout = out[0];
+    int n = n_in < 4 ? n_in : 4;
+    for (int k = 0; k < n; k++)
+        lin[k] = in[k];
+    float *tmp[3] = {NULL, NULL, NULL};
+    int64_t nb = 0, c = 0, sp = 0;
+    mopt_status st = MOPT_OK;
+    if (p->conv.layout & CONV_LAYOUT_X_NHWC) {
+        shape_nc_sp(&in[0].shape, &nb, &c, &sp);
+        tmp[0] = mopt_malloc((size_t)(nb * c * sp) * sizeof(float) + 1);
+        if (!tmp[0]) st = MOPT_ERR_OUT_OF_MEMORY;
+        if (!st) ops_conv_relayout(in[0].data, tmp[0], nb, c, sp, false);
+        lin[0].data = tmp[0];
+    }
+    if (!st && (p->conv.layout & CONV_LAYOUT_Y_NHWC)) {
+        shape_nc_sp(&out[0].shape, &nb, &c, &sp);
+        size_t bytes = (size_t)(nb * c * sp) * sizeof(float) + 1;
+        tmp[1] = mopt_malloc(bytes);
+        if (!tmp[1]) st = MOPT_ERR_OUT_OF_MEMORY;
+        lout.data = tmp[1];
+        if (!st && op_has_input(in, n_in, 3)) {
+            tmp[2] = mopt_malloc(bytes);
+            if (!tmp[2]) st = MOPT_ERR_OUT_OF_MEMORY;
+            if (!st) ops_conv_relayout(in[3].data, tmp[2], nb, c, sp, false);
+            lin[3].data = tmp[2];
+        }
+    }
+    if (!st) st = fconv_run_plain(ctx, lin, n, &lout, n_out);
+    if (!st && (p->conv.layout & CONV_LAYOUT_Y_NHWC))
+        ops_conv_relayout(tmp[1], out[0].data, nb, c, sp, true);
+    for (int k = 0; k < 3; k++)
+        mopt_free(tmp[k]);
+    if (st == MOPT_ERR_OUT_OF_MEMORY)
+        return op_fail(ctx, st, "out of memory for a channels-last copy");
     return st;
 }
 
 static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
+    const fused_conv_params *p = ctx->params;
+    if (p->conv.layout) return fconv_run_relayout(ctx, in, n_in, out, n_out);
+    return fconv_run_plain(ctx, in, n_in, out, n_out);
+}
+
+static mopt_status fconv_run_plain(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out) {
     const fused_conv_params *p = ctx->params;
     op_ctx cc;
     fused_conv_ctx(ctx, &cc);

@@ -98,3 +98,11 @@ const op_impl *const ops_cpu_reduce_impls[] = {CPU_TIERS(reduce), NULL};
 const op_impl *const ops_cpu_transpose_impls[] = {CPU_TIERS(transpose), NULL};
 const op_impl *const ops_cpu_gavgpool_impls[] = {CPU_TIERS(gavgpool), NULL};
 const op_impl *const ops_cpu_resize_impls[] = {CPU_TIERS(resize), NULL};
+
+bool ops_conv_channels_last_ok(void) {
+#ifdef MOPT_HAVE_ONEDNN
+    return onednn_available();
+#else
+    return false;
+#endif
+}

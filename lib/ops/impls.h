@@ -96,10 +96,17 @@ mopt_status ops_conv_transpose_geometry(const op_ctx *ctx, const op_tensor *in, 
  * REF_WIN_MAX; pad_end as the output size needs it, ceil_mode included). */
 mopt_status ops_pool_geometry(const op_ctx *ctx, const ir_shape *x, const ir_shape *y,
                               ref_pool_params *p);
+/* Whether a MaxPool/AveragePool node is the channels-last variant
+ * (mopt.ChannelsLast*Pool: X and Y stored [N, spatial..., C]). */
+bool ops_pool_channels_last(const op_ctx *ctx);
 
 /* Floating-point work of a Conv/FusedConv node (conv.c). */
 int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                        int n_out);
+
+/* Whether convolutions can keep channels-last activations (a backend that
+ * takes them is available: oneDNN); the layout pass runs only then. */
+bool ops_conv_channels_last_ok(void);
 
 #ifdef MOPT_HAVE_ONEDNN
 #include "kernels/onednn/onednn.h"

@@ -9,8 +9,10 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kernels/ref/ref_pool.h"
 #include "ops/bridge.h"
+#include "ops/conv.h"
 #include "ops/impls.h"
 #include "ops/op_common.h"
 #include "ops/ops.h"
@@ -22,7 +24,8 @@
 typedef struct pool_params {
     op_window_attrs win;
     bool ceil_mode, count_include_pad;
-    bool col_major; /* MaxPool storage_order=1: Indices counted column-major */
+    bool col_major;     /* MaxPool storage_order=1: Indices counted column-major */
+    bool channels_last; /* mopt.ChannelsLast*Pool: X and Y [N, spatial..., C] */
 } pool_params;
 
 static mopt_status pool_parse(const op_ctx *ctx, void *params) {
@@ -36,7 +39,12 @@ static mopt_status pool_parse(const op_ctx *ctx, void *params) {
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "storage_order %" PRId64 " is not 0 or 1",
                        order);
     p->col_major = order == 1;
+    p->channels_last = strcmp(ctx->def->domain, "mopt") == 0;
     return MOPT_OK;
+}
+
+bool ops_pool_channels_last(const op_ctx *ctx) {
+    return ((const pool_params *)ctx->params)->channels_last;
 }
 
 /* The window of a node with S spatial axes. */
@@ -163,10 +171,30 @@ static mopt_status window_pool_run(const op_ctx *ctx, const op_tensor *in, op_te
     ref_pool_params p;
     mopt_status st = ops_pool_geometry(ctx, &in[0].shape, &out[0].shape, &p);
     if (st) return st;
+    const float *x = in[0].data;
+    float *y = out[0].data, *tx = NULL, *ty = NULL;
+    int64_t n = in[0].shape.dims[0], c = in[0].shape.dims[1];
+    int64_t nc = n * c;
+    int64_t sx = nc > 0 ? op_numel(&in[0]) / nc : 0, sy = nc > 0 ? op_numel(&out[0]) / nc : 0;
+    if (ops_pool_channels_last(ctx)) { /* the reference works on plain copies */
+        tx = mopt_malloc((size_t)op_numel(&in[0]) * sizeof(float) + 1);
+        ty = mopt_malloc((size_t)op_numel(&out[0]) * sizeof(float) + 1);
+        if (!tx || !ty) {
+            mopt_free(tx);
+            mopt_free(ty);
+            return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for a channels-last copy");
+        }
+        ops_conv_relayout(x, tx, n, c, sx, false);
+        x = tx;
+        y = ty;
+    }
     if (is_max)
-        ref_maxpool_f32(&p, in[0].data, out[0].data);
+        ref_maxpool_f32(&p, x, y);
     else
-        ref_avgpool_f32(&p, in[0].data, out[0].data);
+        ref_avgpool_f32(&p, x, y);
+    if (ty) ops_conv_relayout(ty, out[0].data, n, c, sy, true);
+    mopt_free(tx);
+    mopt_free(ty);
     return MOPT_OK;
 }
 
@@ -331,6 +359,11 @@ static const op_def k_ops[] = {
      ops_cpu_gavgpool_impls, .bridge = &ops_bridge_float},
     {"LpPool", "", 1, 1, 1, 1, lppool_infer, lppool_run, NULL,
      OP_PARAMS(lppool_params, lppool_parse), .bridge = &ops_bridge_float},
+    /* the layout pass's (pass_layout.c): the same on channels-last X and Y */
+    {"ChannelsLastMaxPool", "mopt", 1, 1, 1, 1, window_pool_infer, maxpool_run, ops_maxpool_impls,
+     OP_PARAMS(pool_params, pool_parse)},
+    {"ChannelsLastAveragePool", "mopt", 1, 1, 1, 1, window_pool_infer, avgpool_run,
+     ops_avgpool_impls, OP_PARAMS(pool_params, pool_parse)},
 };
 
 OP_FAMILY(pool, k_ops)

@@ -27,6 +27,7 @@ static const family_fn k_families[] = {
     ops_family_sort,           /* lib/ops/sort.c */
     ops_family_index,          /* lib/ops/index.c */
     ops_family_quant,          /* lib/ops/quant.c */
+    ops_family_layout,         /* lib/ops/layout.c */
     ops_family_resize,         /* lib/ops/resize.c */
     ops_family_signal,         /* lib/ops/signal.c */
     ops_family_linalg,         /* lib/ops/linalg.c */

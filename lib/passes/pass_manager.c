@@ -3,9 +3,10 @@
  *   1: constant folding (incl. symbolic shape arithmetic), If with a
  *      constant condition replaced by its branch, eliminations, CSE, DCE
  *   2: level 1 plus fusions
- *   3: level 2 plus weight prepacking: no graph pass; the kernels' impls
- *      reorder constant weights into their own layouts at model build
- *      (op_ctx.opt_level, the "-packed" impls in lib/ops, e.g. matmul_onednn.c)
+ *   3: level 2 plus weight prepacking (the kernels' impls reorder constant
+ *      weights into their own layouts at model build: op_ctx.opt_level, the
+ *      "-packed" impls in lib/ops, e.g. matmul_onednn.c) and the layout pass
+ *      (pass_layout.c: channels-last activations between convolutions)
  * and records, per pass, its time, node counts before/after and rewrites.
  */
 #include <stdio.h>
@@ -46,6 +47,8 @@ static const pass_def k_passes[] = {
     {"fuse_attention", 2, pass_fuse_attention, ANCHOR(5)},
     {"fuse_matmul", 2, pass_fuse_matmul, ANCHOR(6) | ANCHOR(7)},
     {"dce", 1, pass_dce, 0},
+    /* last: channels-last activations between convolutions (opt_level 3) */
+    {"layout", 3, pass_layout, 0},
 };
 #define N_PASSES (int)(sizeof k_passes / sizeof k_passes[0])
 

@@ -124,6 +124,7 @@ mopt_status pass_fuse_conv_bn(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_conv_affine(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_hardswish(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r);
+mopt_status pass_layout(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_layernorm(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_gelu(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_matmul(ir_graph *g, pass_result *r);

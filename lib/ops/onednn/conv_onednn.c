@@ -46,6 +46,9 @@ mopt_status ops_conv_onednn_desc(const op_ctx *ctx, const ir_shape *x, const ir_
         d->pad_r[i] = pad_end[lead + i];
     }
     d->has_bias = has_b;
+    int32_t layout = ((const conv_params *)ctx->params)->layout;
+    d->x_nhwc = (layout & CONV_LAYOUT_X_NHWC) != 0;
+    d->y_nhwc = (layout & CONV_LAYOUT_Y_NHWC) != 0;
     return MOPT_OK;
 }
 

@@ -2,9 +2,9 @@
  * pool_onednn.c — MaxPool (without the Indices output) and AveragePool
  * (count_include_pad either way, ceil_mode, dilations, explicit and auto
  * pads) on oneDNN's pooling, f32, 1-3 spatial axes, in the plain NC[D]HW
- * layout. No state: the primitive is cached per session and shape. Shapes
- * oneDNN refuses, or would run on its reference kernel, are declined: the
- * executor runs the reference.
+ * layout, or channels-last for mopt.ChannelsLast*Pool (the layout pass). No state: the primitive is
+ * cached per session and shape. Shapes oneDNN refuses, or would run on its reference kernel, are
+ * declined: the executor runs the reference.
  */
 #include "mopt_config.h"
 #include "ops/impls.h"
@@ -34,6 +34,7 @@ static mopt_status pool_run(const op_ctx *ctx, const op_tensor *in, op_tensor *o
     d.batch = x->dims[0];
     d.c = x->dims[1];
     d.max = max;
+    d.nhwc = ops_pool_channels_last(ctx);
     d.include_pad = p.count_include_pad;
     int32_t lead = REF_WIN_MAX - d.S;
     for (int32_t i = 0; i < d.S; i++) {

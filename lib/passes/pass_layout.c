@@ -1,0 +1,394 @@
+/*
+ * pass_layout.c — keeps CNN activations channels-last (NHWC) between
+ * convolutions (opt_level 3; issue 10). oneDNN's convolutions prefer
+ * channels-last (or blocked) data: with plain NCHW tensors every one of them
+ * reorders its input in and its output back on each run. This pass finds the
+ * values that can stay channels-last in memory and tells their producers and
+ * consumers so; shapes in the IR stay the logical [N, C, spatial...] ones.
+ *
+ * A value V is kept channels-last when
+ *  - it is a 3-5-D f32 tensor, not a graph output, produced by a
+ *    convolution (Conv, or mopt.FusedConv), by a layout-agnostic
+ *    elementwise node (below) whose every full-shape input is kept too, or
+ *    by a squeeze-excitation scale Mul(X, S) whose X is kept;
+ *  - every node reading it reads it as a convolution's X, as a FusedConv's
+ *    residual when that FusedConv's Y is kept too (and then Y only when the
+ *    residual is), as a GlobalAveragePool's X, or as a full-shape operand of
+ *    a layout-agnostic node or the X of a scale whose output is kept.
+ * Layout-agnostic: unary elementwise activations (Relu, Sigmoid, Clip, ...)
+ * and Add/Sub/Mul/Div, whose every input is either a value of the output's
+ * shape or a constant of one element: they work element for element,
+ * whatever the order in memory. A scale is Mul(X, S) with S [N or 1, C or
+ * 1, 1...] (squeeze-excitation). Everything else (a graph output, pooling,
+ * Concat, Resize, ...) reads plain data, so the node producing it writes
+ * plain, as before.
+ *
+ * Convolutions reading or writing a kept value become mopt.FusedConv (a
+ * Conv with no epilogue is one) with the `layout` attribute: bit 0 X, bit 1
+ * Y (and residual) channels-last (ops/conv.h CONV_LAYOUT_*). FusedConv's
+ * oneDNN implementation gives those layouts to its primitive; its reference
+ * run (any fallback) converts to plain and back, so every implementation is
+ * correct for any layout. A GlobalAveragePool reading channels-last and a
+ * scale writing it become mopt.ChannelsLastGlobalAveragePool and
+ * mopt.ChannelsLastScale (lib/ops/layout.c). Channels-last has the plain
+ * layout's size: the memory planner needs nothing new. The pass runs only when oneDNN is
+ * available (ops_conv_channels_last_ok).
+ */
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "ops/conv.h"
+#include "ops/impls.h"
+#include "passes/fusion.h"
+
+/* What a node is to the pass. */
+enum {
+    NODE_OTHER = 0,
+    NODE_CONV,     /* conv_ok */
+    NODE_AGNOSTIC, /* agnostic: output kept with its full operands */
+    NODE_GAP,      /* GlobalAveragePool: may read channels-last, writes plain */
+    NODE_SCALE,    /* se_scale: like NODE_AGNOSTIC for X; S stays plain */
+    NODE_POOL,     /* MaxPool/AveragePool: output kept with its input */
+};
+
+static const char *const k_unary[] = {"Relu",      "LeakyRelu", "Sigmoid",  "Tanh", "HardSigmoid",
+                                      "HardSwish", "Clip",      "Elu",      "Abs",  "Neg",
+                                      "Exp",       "Sqrt",      "Softplus", "Erf",  "Gelu"};
+static const char *const k_binary[] = {"Add", "Sub", "Mul", "Div"};
+
+static bool in_list(const ir_node *n, const char *const *list, size_t count) {
+    for (size_t i = 0; i < count; i++)
+        if (fu_is(n, list[i])) return true;
+    return false;
+}
+
+static bool is_conv(const ir_node *n) {
+    return !n->dead && (fu_is(n, "Conv") ||
+                        (strcmp(n->op_type, "FusedConv") == 0 && strcmp(n->domain, "mopt") == 0));
+}
+
+static bool is_fused(const ir_node *n) { return strcmp(n->op_type, "FusedConv") == 0; }
+
+static bool f32_spatial(const ir_value *v) {
+    return v->dtype == MOPT_DTYPE_F32 && v->shape.rank >= 3 && v->shape.rank <= 5;
+}
+
+/* A convolution oneDNN may run with channels-last X/Y: f32, constant W of
+ * X's rank, one output; attributes a FusedConv can take. */
+static bool conv_ok(const ir_graph *g, const ir_node *n) {
+    if (!is_conv(n) || n->n_outputs != 1 || n->outputs[0] < 0 || n->n_inputs < 2 ||
+        n->inputs[0] < 0 || n->inputs[1] < 0)
+        return false;
+    const ir_value *x = g->values[n->inputs[0]], *w = g->values[n->inputs[1]];
+    const ir_value *y = g->values[n->outputs[0]];
+    if (!f32_spatial(x) || !f32_spatial(y) || w->dtype != MOPT_DTYPE_F32 || !w->data ||
+        w->shape.rank != x->shape.rank || y->shape.rank != x->shape.rank)
+        return false;
+    if (!is_fused(n)) return fu_attrs_copyable(n);
+    return true;
+}
+
+/* Spatial signatures: two values with the same signature have the same
+ * spatial sizes for every input, though inference may not know them (an
+ * OCR model's H and W are unknown): a convolution's is its X's when it keeps
+ * the size (stride 1, pads making up for the window), else a hash of its X's
+ * and its window attributes; an elementwise node's is its full operand's; any
+ * other value's is its own index. */
+static uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t mix_ints(uint64_t h, const ir_node *n, const char *name) {
+    const int64_t *v = NULL;
+    int64_t k = ir_node_attr_ints(n, name, &v);
+    h = mix(h, (uint64_t)k);
+    for (int64_t i = 0; i < k; i++)
+        h = mix(h, (uint64_t)v[i]);
+    return h;
+}
+
+/* Whether a convolution keeps X's spatial sizes whatever they are: stride
+ * 1 and pads (explicit or SAME) that make up for the window. */
+static bool keeps_size(const ir_graph *g, const ir_node *n) {
+    const ir_shape *w = &g->values[n->inputs[1]]->shape;
+    int32_t S = w->rank - 2;
+    const int64_t *st = NULL, *pads = NULL, *dil = NULL;
+    int64_t n_st = ir_node_attr_ints(n, "strides", &st);
+    int64_t n_pads = ir_node_attr_ints(n, "pads", &pads);
+    int64_t n_dil = ir_node_attr_ints(n, "dilations", &dil);
+    const char *ap = ir_node_attr_string(n, "auto_pad", "NOTSET");
+    bool same = strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0;
+    if (!same && strcmp(ap, "NOTSET") != 0) return false;
+    if ((n_st >= 0 && n_st != S) || (n_dil >= 0 && n_dil != S) ||
+        (!same && n_pads >= 0 && n_pads != 2 * S))
+        return false;
+    for (int32_t i = 0; i < S; i++) {
+        if (w->syms[2 + i] || w->dims[2 + i] < 1) return false;
+        if (n_st >= 0 && st[i] != 1) return false;
+        if (same) continue;
+        int64_t d = n_dil >= 0 ? dil[i] : 1;
+        int64_t pad = n_pads >= 0 ? pads[i] + pads[S + i] : 0;
+        if (pad != d * (w->dims[2 + i] - 1)) return false;
+    }
+    return true;
+}
+
+static uint64_t conv_sig(const ir_graph *g, const ir_node *n, uint64_t x) {
+    if (keeps_size(g, n)) return x;
+    uint64_t h = mix(x, 0xc0);
+    const ir_shape *w = &g->values[n->inputs[1]]->shape;
+    for (int32_t i = 2; i < w->rank; i++)
+        h = mix(h, (uint64_t)w->dims[i]);
+    h = mix_ints(h, n, "strides");
+    h = mix_ints(h, n, "pads");
+    h = mix_ints(h, n, "dilations");
+    const char *ap = ir_node_attr_string(n, "auto_pad", "NOTSET");
+    for (const char *c = ap; *c; c++)
+        h = mix(h, (uint64_t)(unsigned char)*c);
+    return h;
+}
+
+/* Axis i of a and b provably equal (same known size or same symbol). */
+static bool same_dim(const ir_shape *a, const ir_shape *b, int32_t i) {
+    if (a->syms[i] || b->syms[i]) return a->syms[i] == b->syms[i];
+    return a->dims[i] >= 0 && a->dims[i] == b->dims[i];
+}
+
+/* A layout-agnostic elementwise node: one f32 output; each input a
+ * one-element constant of at most the output's rank, or a "full" operand:
+ * a non-constant f32 value of the output's rank (the first input of a
+ * unary op; both of a binary one when they provably have the same shape:
+ * batch and channels equal, same spatial signature). Returns the mask of
+ * full operands (0: not agnostic). */
+static unsigned agnostic(const ir_graph *g, const ir_node *n, const uint64_t *sig) {
+    if (n->dead || n->n_outputs != 1 || n->outputs[0] < 0 || n->n_inputs > 8) return 0;
+    bool unary = in_list(n, k_unary, sizeof k_unary / sizeof k_unary[0]);
+    if (!unary && !in_list(n, k_binary, sizeof k_binary / sizeof k_binary[0])) return 0;
+    const ir_value *y = g->values[n->outputs[0]];
+    if (!f32_spatial(y)) return 0;
+    unsigned full = 0;
+    int32_t first = -1;
+    for (int32_t k = 0; k < n->n_inputs; k++) {
+        int32_t v = n->inputs[k];
+        if (v < 0) continue;
+        const ir_value *val = g->values[v];
+        if (fu_is_const(g, v)) {
+            if (ir_shape_numel(&val->shape) != 1 || val->shape.rank > y->shape.rank) return 0;
+            continue;
+        }
+        if ((unary && k != 0) || val->dtype != MOPT_DTYPE_F32 || val->shape.rank != y->shape.rank)
+            return 0;
+        if (first >= 0) {
+            const ir_shape *a = &g->values[first]->shape;
+            if (sig[first] != sig[v] || !same_dim(a, &val->shape, 0) ||
+                !same_dim(a, &val->shape, 1))
+                return 0;
+        }
+        if (first < 0) first = v;
+        full |= 1u << k;
+    }
+    return full;
+}
+
+/* A squeeze-excitation scale: Mul(X, S) (either order) with X a 3-5-D f32
+ * value and S of its rank, [N or 1, C or 1, 1...]: returns the mask of X's
+ * slot (0: not one). */
+static unsigned se_scale(const ir_graph *g, const ir_node *n) {
+    if (!fu_is(n, "Mul") || n->n_inputs != 2 || n->n_outputs != 1 || n->outputs[0] < 0 ||
+        n->inputs[0] < 0 || n->inputs[1] < 0)
+        return 0;
+    const ir_value *y = g->values[n->outputs[0]];
+    if (!f32_spatial(y)) return 0;
+    for (int k = 0; k < 2; k++) {
+        const ir_value *x = g->values[n->inputs[k]], *sv = g->values[n->inputs[1 - k]];
+        const ir_shape *xs = &x->shape, *ss = &sv->shape;
+        if (fu_is_const(g, n->inputs[k]) || x->dtype != MOPT_DTYPE_F32 ||
+            sv->dtype != MOPT_DTYPE_F32 || xs->rank != y->shape.rank || ss->rank != xs->rank ||
+            !same_dim(xs, &y->shape, 0) || !same_dim(xs, &y->shape, 1))
+            continue;
+        bool ok = true;
+        for (int32_t i = 2; ok && i < ss->rank; i++)
+            ok = ss->syms[i] == 0 && ss->dims[i] == 1;
+        for (int32_t i = 0; ok && i < 2; i++)
+            ok = (ss->syms[i] == 0 && ss->dims[i] == 1) || same_dim(ss, xs, i);
+        if (ok) return 1u << k;
+    }
+    return 0;
+}
+
+typedef struct layout_state {
+    ir_graph *g;
+    fu_graph f;
+    ir_uses uses;
+    bool *keep;    /* per value: kept channels-last */
+    uint8_t *ok;   /* per node: NODE_* */
+    uint8_t *full; /* per agnostic node: mask of its full operands */
+    uint64_t *sig; /* per value: spatial signature */
+} layout_state;
+
+/* Whether value v may stay channels-last given the current `keep` set. */
+static bool still_ok(const layout_state *s, int32_t v) {
+    const ir_graph *g = s->g;
+    const ir_value *val = g->values[v];
+    if (val->flags & IR_VALUE_OUTPUT) return false;
+    int32_t pi = s->f.prod[v];
+    if (pi < 0) return false;
+    const ir_node *p = g->nodes[pi];
+    if (s->ok[pi] == NODE_AGNOSTIC || s->ok[pi] == NODE_SCALE || s->ok[pi] == NODE_POOL) {
+        for (int32_t k = 0; k < p->n_inputs; k++)
+            if ((s->full[pi] >> k & 1u) && !s->keep[p->inputs[k]]) return false;
+    } else if (s->ok[pi] == NODE_CONV) {
+        /* Y with a residual: both or neither */
+        if (p->n_inputs > 3 && p->inputs[3] >= 0 && !s->keep[p->inputs[3]]) return false;
+    } else {
+        return false;
+    }
+    for (int32_t e = v < s->uses.n_head ? s->uses.head[v] : -1; e >= 0;
+         e = s->uses.entries[e].next) {
+        const ir_use *u = &s->uses.entries[e];
+        const ir_node *n = g->nodes[u->node];
+        if (n->dead || u->slot >= n->n_inputs || n->inputs[u->slot] != v) continue;
+        uint8_t kind = s->ok[u->node];
+        if (kind == NODE_CONV && u->slot == 0) continue;
+        if (kind == NODE_CONV && u->slot == 3 && s->keep[n->outputs[0]]) continue;
+        if (kind == NODE_GAP && u->slot == 0) continue;
+        if ((kind == NODE_AGNOSTIC || kind == NODE_SCALE || kind == NODE_POOL) &&
+            (s->full[u->node] >> u->slot & 1u) && s->keep[n->outputs[0]])
+            continue;
+        return false;
+    }
+    return true;
+}
+
+/* Node n replaced in its place by mopt.<op> reading `ins` (the replaced
+ * node moves past the node count the pass started with). */
+static ir_node *replace(layout_state *s, ir_node *n, const char *op, int32_t n_in,
+                        const int32_t *ins) {
+    if (!fu_use_mopt_domain(s->g)) return NULL;
+    ir_node *f = fu_replace_node(&s->f, n, op, "mopt", n->name, n_in, n->outputs[0]);
+    if (!f) return NULL;
+    for (int32_t k = 0; k < n_in; k++)
+        f->inputs[k] = ins[k];
+    return f;
+}
+
+/* Sets the layouts: a convolution with a channels-last X or Y becomes a
+ * FusedConv (a Conv is one with no epilogue) with its `layout`; a
+ * GlobalAveragePool reading channels-last, a scale writing it, their
+ * mopt.ChannelsLast* operator. */
+static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_t *n_se,
+                            int32_t *n_pool) {
+    for (int32_t i = 0; i < nn; i++) {
+        ir_node *n = s->g->nodes[i];
+        if (s->ok[i] == NODE_GAP && s->keep[n->inputs[0]]) {
+            if (!replace(s, n, "ChannelsLastGlobalAveragePool", 1, n->inputs))
+                return MOPT_ERR_OUT_OF_MEMORY;
+            (*n_se)++;
+            continue;
+        }
+        if (s->ok[i] == NODE_SCALE && s->keep[n->outputs[0]]) {
+            int32_t x = s->full[i] & 1u ? 0 : 1, ins[2] = {n->inputs[x], n->inputs[1 - x]};
+            if (!replace(s, n, "ChannelsLastScale", 2, ins)) return MOPT_ERR_OUT_OF_MEMORY;
+            (*n_se)++;
+            continue;
+        }
+        if (s->ok[i] == NODE_POOL && s->keep[n->outputs[0]]) {
+            ir_node *f = replace(
+                s, n, fu_is(n, "MaxPool") ? "ChannelsLastMaxPool" : "ChannelsLastAveragePool", 1,
+                n->inputs);
+            if (!f || !fu_copy_attrs(f, n)) return MOPT_ERR_OUT_OF_MEMORY;
+            (*n_pool)++;
+            continue;
+        }
+        if (s->ok[i] != NODE_CONV) continue;
+        int64_t layout = (s->keep[n->inputs[0]] ? CONV_LAYOUT_X_NHWC : 0) |
+                         (s->keep[n->outputs[0]] ? CONV_LAYOUT_Y_NHWC : 0);
+        if (!layout) continue;
+        if (!is_fused(n)) {
+            bool has_b = n->n_inputs > 2 && n->inputs[2] >= 0;
+            ir_node *f = replace(s, n, "FusedConv", has_b ? 3 : 2, n->inputs);
+            if (!f || !fu_copy_attrs(f, n)) return MOPT_ERR_OUT_OF_MEMORY;
+            n = f;
+        }
+        if (!fu_set_int(n, "layout", layout)) return MOPT_ERR_OUT_OF_MEMORY;
+        (*n_conv)++;
+    }
+    return MOPT_OK;
+}
+
+mopt_status pass_layout(ir_graph *g, pass_result *r) {
+    if (!ops_conv_channels_last_ok()) return MOPT_OK;
+    layout_state s;
+    memset(&s, 0, sizeof s);
+    s.g = g;
+    mopt_status st = fu_init(&s.f, g);
+    if (!st) st = ir_uses_build(&s.uses, g);
+    int32_t nv = g->n_values, nn = g->n_nodes;
+    if (!st) {
+        s.keep = mopt_calloc((size_t)(nv ? nv : 1), sizeof *s.keep);
+        s.ok = mopt_calloc((size_t)(nn ? nn : 1), sizeof *s.ok);
+        s.full = mopt_calloc((size_t)(nn ? nn : 1), sizeof *s.full);
+        s.sig = mopt_calloc((size_t)(nv ? nv : 1), sizeof *s.sig);
+        if (!s.keep || !s.ok || !s.full || !s.sig)
+            st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
+    }
+    int32_t kept = 0, n_conv = 0, n_se = 0, n_pool = 0;
+    if (!st) {
+        /* candidates: every output of a convolution or agnostic node */
+        for (int32_t v = 0; v < nv; v++)
+            s.sig[v] = mix(0x5157, (uint64_t)v);
+        for (int32_t i = 0; i < nn; i++) {
+            const ir_node *n = g->nodes[i];
+            if (conv_ok(g, n)) {
+                s.ok[i] = NODE_CONV;
+                s.sig[n->outputs[0]] = conv_sig(g, n, s.sig[n->inputs[0]]);
+            } else if (fu_is(n, "GlobalAveragePool") && n->n_outputs == 1 && n->inputs[0] >= 0 &&
+                       f32_spatial(g->values[n->inputs[0]])) {
+                s.ok[i] = NODE_GAP;
+                continue; /* its output stays plain */
+            } else if ((fu_is(n, "MaxPool") || fu_is(n, "AveragePool")) && n->n_inputs == 1 &&
+                       n->inputs[0] >= 0 && f32_spatial(g->values[n->inputs[0]]) &&
+                       (n->n_outputs == 1 || n->outputs[1] < 0) && n->outputs[0] >= 0 &&
+                       fu_attrs_copyable(n)) {
+                s.ok[i] = NODE_POOL;
+                s.full[i] = 1;
+                s.sig[n->outputs[0]] = mix(s.sig[n->inputs[0]], 0x9001 + (uint64_t)i);
+            } else if ((s.full[i] = (uint8_t)agnostic(g, n, s.sig)) != 0 ||
+                       (s.full[i] = (uint8_t)se_scale(g, n)) != 0) {
+                s.ok[i] = agnostic(g, n, s.sig) ? NODE_AGNOSTIC : NODE_SCALE;
+                int32_t k = 0;
+                while (!(s.full[i] >> k & 1u))
+                    k++;
+                s.sig[n->outputs[0]] = s.sig[n->inputs[k]];
+            }
+            if (s.ok[i]) s.keep[n->outputs[0]] = true;
+        }
+        /* drop what breaks a rule until nothing changes (only removals:
+         * it ends) */
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (int32_t v = 0; v < nv; v++)
+                if (s.keep[v] && !still_ok(&s, v)) {
+                    s.keep[v] = false;
+                    changed = true;
+                }
+        }
+        for (int32_t v = 0; v < nv; v++)
+            kept += s.keep[v];
+        if (kept) st = relayout(&s, nn, &n_conv, &n_se, &n_pool);
+    }
+    mopt_free(s.keep);
+    mopt_free(s.ok);
+    mopt_free(s.full);
+    mopt_free(s.sig);
+    ir_uses_free(&s.uses);
+    fu_free(&s.f);
+    r->rewrites = n_conv + n_se + n_pool;
+    pass_note_add(r, kept, "values channels-last");
+    pass_note_add(r, n_conv, "convolutions");
+    pass_note_add(r, n_se, "squeeze-excitation ops");
+    pass_note_add(r, n_pool, "pools");
+    return st;
+}

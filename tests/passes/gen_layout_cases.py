@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""gen_layout_cases.py — writes the layout pass's cases under
+tests/passes/layout_data (run by hand; the files are committed), each a
+model.onnx with inputs of unknown height and width, two input sets
+(test_data_set_0/1: different batch and sizes) with ONNX Runtime's outputs,
+and `expect`: the layout pass's report at opt_level 3 ("values N",
+"convs N", "se N", "pools N"; absent: 0), checked by test_layout.c.
+  chain: Conv(stride 2)+Relu -> depthwise Conv -> Add(the Relu's output)
+    -> Mul by a scalar -> 1x1 Conv, read by GlobalAveragePool and a last
+    Conv (graph output): 5 values channels-last (the Relu's output, the
+    depthwise Conv's, the Add's, the Mul's, the 1x1's), 4 convolutions, 1
+    GlobalAveragePool reading channels-last;
+  se: squeeze-excitation: Conv -> GlobalAveragePool -> Conv+Relu ->
+    Conv+HardSigmoid -> Mul(scale, the Conv's output) -> Conv(stride 2):
+    3 values (the first Conv's output, the Mul's, and the 1x1 one between
+    the two excitation Convs), 4 convolutions, 2 squeeze-excitation ops;
+  pools: Conv -> MaxPool(3, stride 2, pads 1) -> Conv -> AveragePool(2,
+    stride 2, ceil_mode) -> Conv: 4 values, 3 convolutions, 2 pools;
+  boundary: a Conv whose output is also a graph output, and a Conv read by
+    a Concat: nothing stays channels-last."""
+import os
+import shutil
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "layout_data")
+
+
+def save(name, nodes, inits, outputs, expect, sizes):
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, None, None])],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, [None] * 4) for o in outputs], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    data = os.path.join(ROOT, name)
+    shutil.rmtree(data, ignore_errors=True)
+    os.makedirs(data)
+    onnx.save(model, os.path.join(data, "model.onnx"))
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(99)
+    for k, shape in enumerate(sizes):
+        d = os.path.join(data, "test_data_set_%d" % k)
+        os.makedirs(d)
+        x = rng.uniform(-1, 1, shape).astype(np.float32)
+        np.save(os.path.join(d, "input_0.npy"), x)
+        for i, y in enumerate(sess.run(None, {"x": x})):
+            np.save(os.path.join(d, "output_%d.npy" % i), y)
+    with open(os.path.join(data, "expect"), "w") as f:
+        f.write("\n".join(expect) + "\n")
+
+
+class Builder:
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.inits, self.nodes = [], []
+
+    def const(self, name, arr):
+        self.inits.append(numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name))
+        return name
+
+    def conv(self, x, y, cin, cout, k, group=1, stride=1, pad=0, bias=True):
+        w = self.const(y + "_w", self.rng.normal(0, 0.3, (cout, cin // group, k, k)))
+        ins = [x, w] + ([self.const(y + "_b", self.rng.normal(0, 0.1, cout))] if bias else [])
+        self.nodes.append(helper.make_node("Conv", ins, [y], group=group, strides=[stride] * 2,
+                                           pads=[pad] * 4, kernel_shape=[k, k]))
+        return y
+
+    def node(self, op, ins, y, **attrs):
+        self.nodes.append(helper.make_node(op, ins, [y], **attrs))
+        return y
+
+
+def chain():
+    b = Builder(1)
+    c1 = b.conv("x", "c1", 3, 16, 3, stride=2, pad=1)
+    r1 = b.node("Relu", [c1], "r1")
+    c2 = b.conv(r1, "c2", 16, 16, 3, group=16, pad=1)
+    a = b.node("Add", [c2, r1], "a")
+    m = b.node("Mul", [a, b.const("half", [0.5])], "m")
+    c3 = b.conv(m, "c3", 16, 24, 1)
+    b.node("GlobalAveragePool", [c3], "y1")
+    b.conv(c3, "y2", 24, 8, 3, pad=1, bias=False)
+    save("chain", b.nodes, b.inits, ["y1", "y2"], ["values 5", "convs 4", "se 1"],
+         [(1, 3, 20, 24), (2, 3, 17, 13)])
+
+
+def se():
+    b = Builder(3)
+    c1 = b.conv("x", "c1", 3, 16, 3, pad=1)
+    g = b.node("GlobalAveragePool", [c1], "g")
+    s1 = b.node("Relu", [b.conv(g, "s1", 16, 4, 1)], "s1r")
+    s2 = b.node("HardSigmoid", [b.conv(s1, "s2", 4, 16, 1)], "s2h", alpha=1.0 / 6, beta=0.5)
+    m = b.node("Mul", [s2, c1], "m")
+    b.conv(m, "y", 16, 8, 3, stride=2, pad=1)
+    save("se", b.nodes, b.inits, ["y"], ["values 3", "convs 4", "se 2"],
+         [(1, 3, 12, 10), (2, 3, 9, 16)])
+
+
+def pools():
+    b = Builder(4)
+    c1 = b.conv("x", "c1", 3, 16, 3, pad=1)
+    mp = b.node("MaxPool", [c1], "mp", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    c2 = b.conv(mp, "c2", 16, 16, 3, pad=1)
+    ap = b.node("AveragePool", [c2], "ap", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
+    b.conv(ap, "y", 16, 8, 1)
+    save("pools", b.nodes, b.inits, ["y"], ["values 4", "convs 3", "se 0", "pools 2"],
+         [(1, 3, 16, 20), (2, 3, 11, 9)])
+
+
+def boundary():
+    b = Builder(2)
+    c1 = b.conv("x", "c1", 3, 8, 3, pad=1)
+    b.conv(c1, "y2", 8, 8, 1)
+    c3 = b.conv("x", "c3", 3, 8, 1)
+    b.node("Concat", [c3, "x"], "cat", axis=1)
+    b.conv("cat", "y3", 11, 4, 1)
+    save("boundary", b.nodes, b.inits, ["c1", "y2", "y3"], ["values 0", "convs 0", "se 0"],
+         [(1, 3, 9, 11), (3, 3, 6, 5)])
+
+
+if __name__ == "__main__":
+    chain()
+    se()
+    pools()
+    boundary()

@@ -1,0 +1,239 @@
+/*
+ * test_layout.c — the layout pass (lib/passes/pass_layout.c, opt_level 3):
+ * for every case folder under DATA_DIR (written by gen_layout_cases.py),
+ * loads model.onnx at opt_level 3 and checks the pass's report against the
+ * case's `expect` ("values N": values kept channels-last, "convs N":
+ * convolutions given a layout, "se N": squeeze-excitation ops rewritten, "pools N"), then runs each
+ * test_data_set_K (different batch and spatial sizes, H and W unknown to inference) and compares
+ * with ONNX Runtime's outputs and with opt_level 0. Each is also run with backend=ref (FusedConv's
+ * reference run converts channels-last data) and after a save and reload as a .mopt file (the
+ * layouts are attributes of the graph).
+ *
+ * usage: test_layout DATA_DIR TMP_DIR
+ */
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#define MOPT_EXPERIMENTAL_API /* the pass report entries */
+#include <mopt/mopt.h>
+
+#include "../test_paths.h"
+
+#define MAX_CASES 16
+#define MAX_IO 8
+#define TOL 1e-4
+
+typedef struct lcase {
+    char path[1024];
+    char name[256];
+} lcase;
+
+static lcase g_cases[MAX_CASES];
+static int g_n;
+static const char *g_tmp;
+
+static mopt_model *load(const char *path, int level, const char *backend) {
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "opt_level", level), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "threads", 1), MOPT_OK);
+    if (backend) assert_int_equal(mopt_options_set_string(o, "backend", backend), MOPT_OK);
+    mopt_model *m = NULL;
+    mopt_status st = mopt_model_load(path, o, &m);
+    mopt_options_destroy(o);
+    if (st != MOPT_OK)
+        fail_msg("%s: load at opt_level %d failed: %s: %s", path, level, mopt_status_string(st),
+                 mopt_last_error());
+    return m;
+}
+
+/* The count before `phrase` in the `layout` pass's note (0 when the note
+ * does not say), or -1 when the pass did not run. */
+static int64_t layout_note(const mopt_model *m, const char *phrase) {
+    for (size_t i = 0; i < mopt_model_pass_count(m); i++) {
+        if (strcmp(mopt_model_pass_name(m, i), "layout") != 0) continue;
+        const char *note = mopt_model_pass_note(m, i);
+        const char *v = strstr(note, phrase);
+        if (!v) return 0;
+        while (v > note && v[-1] == ' ')
+            v--;
+        while (v > note && v[-1] >= '0' && v[-1] <= '9')
+            v--;
+        return strtoll(v, NULL, 10);
+    }
+    return -1;
+}
+
+static void check_expect(const lcase *c, const mopt_model *m) {
+    static const char *const keys[][2] = {{"values", "values channels-last"},
+                                          {"convs", "convolutions"},
+                                          {"se", "squeeze-excitation ops"},
+                                          {"pools", "pools"}};
+    char p[1100], line[128];
+    snprintf(p, sizeof p, "%s/expect", c->path);
+    FILE *f = fopen(p, "r");
+    if (!f) fail_msg("%s: no expect file", c->name);
+    int rules = 0;
+    while (fgets(line, sizeof line, f)) {
+        char kind[32];
+        long long n;
+        if (sscanf(line, "%31s %lld", kind, &n) != 2) continue;
+        int k = 0;
+        while (k < 4 && strcmp(kind, keys[k][0]) != 0)
+            k++;
+        if (k == 4) fail_msg("%s: bad rule '%s'", c->name, line);
+        int64_t have = layout_note(m, keys[k][1]);
+        if (have < 0) fail_msg("%s: no layout pass at opt_level 3", c->name);
+        if (have != n)
+            fail_msg("%s: %s: the layout pass reports %lld, expected %lld (%s)", c->name, kind,
+                     (long long)have, n, mopt_model_pass_report(m));
+        rules++;
+    }
+    fclose(f);
+    assert_true(rules >= 3);
+}
+
+static int load_tensors(const char *dir, const char *prefix, mopt_tensor **out) {
+    int n = 0;
+    for (; n < MAX_IO; n++) {
+        char p[1200];
+        snprintf(p, sizeof p, "%s/%s_%d.npy", dir, prefix, n);
+        if (!file_exists(p)) break;
+        out[n] = NULL;
+        if (mopt_tensor_load(p, &out[n]) != MOPT_OK)
+            fail_msg("cannot read %s: %s", p, mopt_last_error());
+    }
+    return n;
+}
+
+static void run(const lcase *c, mopt_model *m, mopt_tensor **in, int n_in, mopt_tensor **out,
+                int n_out) {
+    mopt_session *s = NULL;
+    assert_int_equal(mopt_session_create(m, NULL, &s), MOPT_OK);
+    /* twice: the second run reuses the cached primitives and memory plan */
+    for (int r = 0; r < 2; r++) {
+        for (int k = 0; r && k < n_out; k++) {
+            mopt_tensor_destroy(out[k]);
+            out[k] = NULL;
+        }
+        mopt_status st = mopt_session_run(s, (size_t)n_in, NULL, (const mopt_tensor *const *)in,
+                                          (size_t)n_out, NULL, out);
+        if (st != MOPT_OK)
+            fail_msg("%s: run failed: %s: %s", c->name, mopt_status_string(st), mopt_last_error());
+    }
+    mopt_session_destroy(s);
+}
+
+static void compare(const lcase *c, const char *run, const char *what, int set, int k,
+                    const mopt_tensor *got, const mopt_tensor *want) {
+    assert_int_equal(mopt_tensor_dtype(got), MOPT_DTYPE_F32);
+    assert_int_equal(mopt_tensor_rank(got), mopt_tensor_rank(want));
+    for (int i = 0; i < mopt_tensor_rank(got); i++)
+        assert_int_equal(mopt_tensor_dim(got, i), mopt_tensor_dim(want, i));
+    const float *g = mopt_tensor_data_const(got), *w = mopt_tensor_data_const(want);
+    int64_t n = mopt_tensor_element_count(want);
+    assert_true(n > 0);
+    for (int64_t i = 0; i < n; i++) {
+        double err = fabs((double)g[i] - (double)w[i]);
+        if (!(err <= TOL + TOL * fabs((double)w[i])))
+            fail_msg("%s set %d, %s: output %d element %lld is %.9g, %s gives %.9g", c->name, set,
+                     run, k, (long long)i, g[i], what, w[i]);
+    }
+}
+
+static void free_all(mopt_tensor **t, int n) {
+    for (int k = 0; k < n; k++) {
+        mopt_tensor_destroy(t[k]);
+        t[k] = NULL;
+    }
+}
+
+static void test_case(void **state) {
+    const lcase *c = *state;
+    char model[1100], saved[1400];
+    snprintf(model, sizeof model, "%s/model.onnx", c->path);
+    snprintf(saved, sizeof saved, "%s/layout_%s.mopt", g_tmp, c->name);
+    mopt_model *m3 = load(model, 3, NULL), *m0 = load(model, 0, NULL);
+    mopt_model *mref = load(model, 3, "ref");
+    check_expect(c, m3);
+    check_expect(c, mref);
+    assert_int_equal(mopt_model_save(m3, saved), MOPT_OK);
+    mopt_model *msaved = load(saved, 3, NULL);
+    remove(saved);
+    mopt_model *ms[3] = {m3, mref, msaved};
+    const char *names[3] = {"opt_level 3", "opt_level 3 backend=ref", "opt_level 3 saved"};
+    int sets = 0;
+    for (int set = 0;; set++) {
+        char dir[1200];
+        snprintf(dir, sizeof dir, "%s/test_data_set_%d", c->path, set);
+        if (!is_dir(dir)) break;
+        mopt_tensor *in[MAX_IO] = {0}, *ref[MAX_IO] = {0}, *o0[MAX_IO] = {0}, *o[MAX_IO] = {0};
+        int n_in = load_tensors(dir, "input", in);
+        int n_out = load_tensors(dir, "output", ref);
+        assert_true(n_in == 1 && n_out > 0);
+        run(c, m0, in, n_in, o0, n_out);
+        for (int k = 0; k < n_out; k++)
+            compare(c, "opt_level 0", "ONNX Runtime", set, k, o0[k], ref[k]);
+        for (int v = 0; v < 3; v++) {
+            run(c, ms[v], in, n_in, o, n_out);
+            for (int k = 0; k < n_out; k++) {
+                compare(c, names[v], "ONNX Runtime", set, k, o[k], ref[k]);
+                compare(c, names[v], "opt_level 0", set, k, o[k], o0[k]);
+            }
+            free_all(o, n_out);
+        }
+        free_all(in, n_in);
+        free_all(ref, n_out);
+        free_all(o0, n_out);
+        sets++;
+    }
+    assert_true(sets >= 2);
+    for (int v = 0; v < 3; v++)
+        mopt_model_destroy(ms[v]);
+    mopt_model_destroy(m0);
+}
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(((const lcase *)a)->name, ((const lcase *)b)->name);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_layout DATA_DIR TMP_DIR\n");
+        return 2;
+    }
+    g_tmp = argv[2];
+    DIR *d = opendir(argv[1]);
+    if (!d) {
+        fprintf(stderr, "test_layout: cannot open %s\n", argv[1]);
+        return 1;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) && g_n < MAX_CASES) {
+        if (e->d_name[0] == '.') continue;
+        lcase *c = &g_cases[g_n];
+        snprintf(c->path, sizeof c->path, "%s/%s", argv[1], e->d_name);
+        if (!is_dir(c->path)) continue;
+        snprintf(c->name, sizeof c->name, "%s", e->d_name);
+        g_n++;
+    }
+    closedir(d);
+    if (g_n < 3) {
+        fprintf(stderr, "test_layout: fewer than 3 cases in %s\n", argv[1]);
+        return 1;
+    }
+    qsort(g_cases, (size_t)g_n, sizeof g_cases[0], by_name);
+    struct CMUnitTest tests[MAX_CASES];
+    for (int i = 0; i < g_n; i++)
+        tests[i] = (struct CMUnitTest){g_cases[i].name, test_case, NULL, NULL, &g_cases[i]};
+    return _cmocka_run_group_tests("layout pass", tests, (size_t)g_n, NULL, NULL);
+}
