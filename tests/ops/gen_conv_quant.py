@@ -165,5 +165,46 @@ def main():
            {"y": np.zeros((2, 6, 4, 3), np.uint8)})
 
 
+def fast_path_cases():
+    """data/conv_quant/: sizes that cross the cpu fast path's blocks (12 output
+    channels, 32-pixel micro-tiles, 192-pixel tiles) with tails, every mix of
+    int8/uint8 data and weights, and an int32 sum that wraps around. tests/
+    meson.build runs them on the reference, cpu-vnni and cpu-portable: each
+    must equal these numpy integers exactly."""
+    g = rng(12)
+    d = "conv_quant/"
+    conv_integer_case(d + "convinteger_u8_u8w_tiles", qint(g, (2, 20, 17, 23), np.uint8),
+                      qint(g, (29, 20, 3, 3), np.uint8), np.uint8(117), np.uint8(131),
+                      pads=[1, 1, 1, 1])
+    conv_integer_case(d + "convinteger_s8_s8w_per_channel_group",
+                      qint(g, (1, 12, 15, 40), np.int8), qint(g, (30, 4, 3, 5), np.int8),
+                      np.int8(-7), qint(g, (30,), np.int8), group=3, strides=[2, 1],
+                      dilations=[1, 2], pads=[2, 1, 0, 3])
+    conv_integer_case(d + "convinteger_u8_u8w_per_channel_1d", qint(g, (3, 7, 300), np.uint8),
+                      qint(g, (13, 7, 5), np.uint8), np.uint8(255), qint(g, (13,), np.uint8),
+                      strides=[3], pads=[4, 4])
+    conv_integer_case(d + "convinteger_s8_u8w_3d", qint(g, (1, 5, 6, 7, 8), np.int8),
+                      qint(g, (14, 5, 2, 3, 3), np.uint8), np.int8(100), np.uint8(0),
+                      strides=[1, 2, 1], dilations=[2, 1, 1], pads=[1, 0, 1, 0, 2, 1])
+    conv_integer_case(d + "convinteger_u8_s8w_depthwise", qint(g, (1, 16, 15, 21), np.uint8),
+                      qint(g, (16, 1, 3, 3), np.int8), group=16, pads=[1, 1, 1, 1])
+    conv_integer_case(d + "convinteger_u8_u8w_pointwise", qint(g, (1, 64, 8, 30), np.uint8),
+                      qint(g, (40, 64, 1, 1), np.uint8), np.uint8(3), np.uint8(140))
+    # 255 * -255 * 4096 * 9 = -2397081600 wraps to 1897885696 in int32
+    xw = np.full((1, 4096, 3, 3), 255, np.uint8)
+    ww = np.zeros((2, 4096, 3, 3), np.uint8)
+    ww[1] = qint(g, (4096, 3, 3), np.uint8)
+    conv_integer_case(d + "convinteger_int32_wraps", xw, ww, np.uint8(0), np.uint8(255))
+    qlinear_case(d + "qlinearconv_u8_u8w_per_channel_bias", qint(g, (1, 16, 14, 30), np.uint8),
+                 0.05, np.uint8(128), qint(g, (27, 16, 3, 3), np.uint8),
+                 g.uniform(0.001, 0.01, 27).astype(np.float32), qint(g, (27,), np.uint8), 2.0,
+                 np.uint8(120), bias=g.integers(-20000, 20000, 27).astype(np.int32),
+                 pads=[1, 1, 1, 1])
+    qlinear_case(d + "qlinearconv_s8_s8w_group_s8_out", qint(g, (2, 8, 21, 19), np.int8), 0.1,
+                 np.int8(-3), qint(g, (14, 4, 3, 3), np.int8), 0.02, np.int8(5), 4.0,
+                 np.int8(-1), group=2, strides=[2, 2], pads=[0, 1, 1, 0])
+
+
 if __name__ == "__main__":
     main()
+    fast_path_cases()
