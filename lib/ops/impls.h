@@ -42,12 +42,15 @@ extern const op_impl *const ops_cpu_transpose_impls[]; /* Transpose */
 extern const op_impl *const ops_cpu_gavgpool_impls[];  /* GlobalAveragePool */
 extern const op_impl *const ops_cpu_resize_impls[];    /* Resize Upsample (4-D, last two axes) */
 extern const op_impl *const ops_conv_quant_impls[];    /* ConvInteger QLinearConv */
+extern const op_impl *const ops_matmul_int_impls[];    /* MatMulInteger */
 
 /* ---- the impls ----------------------------------------------------------- */
 
 /* cpu: the integer convolution (lib/ops/cpu/conv_quant_cpu.c) */
 extern const op_impl ops_impl_cpu_qconv_vnni;
 extern const op_impl ops_impl_cpu_qconv_portable;
+extern const op_impl ops_impl_cpu_matmul_int_vnni;
+extern const op_impl ops_impl_cpu_matmul_int_portable;
 
 /* oneDNN (lib/ops/onednn) */
 extern const op_impl ops_impl_matmul_onednn;

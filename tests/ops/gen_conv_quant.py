@@ -204,6 +204,37 @@ def fast_path_cases():
                  np.int8(-3), qint(g, (14, 4, 3, 3), np.int8), 0.02, np.int8(5), 4.0,
                  np.int8(-1), group=2, strides=[2, 2], pads=[0, 1, 1, 0])
 
+    # MatMulInteger (the cpu impls run it as a 1x1 convolution)
+    def mmi(name, a, b, za=None, zb=None):
+        zr = 0 if za is None else np.asarray(za, np.int64).reshape(
+            (-1, 1) if np.ndim(za) == 1 else ())
+        zc = 0 if zb is None else np.asarray(zb, np.int64)
+        y = np.matmul(a.astype(np.int64) - zr, b.astype(np.int64) - zc)
+        c = Case(d + name, opset=10)
+        names, ins = ["a", "b"], {"a": a, "b": b}
+        if za is not None or zb is not None:
+            names.append("za" if za is not None else "")
+            if za is not None:
+                ins["za"] = np.asarray(za, a.dtype)
+        if zb is not None:
+            names.append("zb")
+            ins["zb"] = np.asarray(zb, b.dtype)
+        c.node("MatMulInteger", names, ["y"])
+        c.save(ins, {"y": y.astype(np.int32)})
+
+    mmi("matmulinteger_u8_u8_batch_a", qint(g, (3, 29, 70), np.uint8),
+        qint(g, (70, 450), np.uint8), np.uint8(131), np.uint8(7))
+    mmi("matmulinteger_s8_s8_rows_zp_batched", qint(g, (2, 13, 33), np.int8),
+        qint(g, (2, 33, 200), np.int8), qint(g, (13,), np.int8), np.int8(-9))
+    mmi("matmulinteger_u8_s8_column_zp", qint(g, (5, 20), np.uint8), qint(g, (20, 37), np.int8),
+        np.uint8(200), qint(g, (37,), np.int8))
+    mmi("matmulinteger_s8_u8_no_zp", qint(g, (17, 65), np.int8), qint(g, (65, 33), np.uint8))
+    # 255 * -255 * 36864 wraps in int32
+    wa = np.full((2, 36864), 255, np.uint8)
+    wb = np.zeros((36864, 3), np.uint8)
+    wb[:, 1] = qint(g, (36864,), np.uint8)
+    mmi("matmulinteger_int32_wraps", wa, wb, np.uint8(0), np.uint8(255))
+
 
 if __name__ == "__main__":
     main()

@@ -1,5 +1,6 @@
 /*
- * conv_quant_cpu.c — the "cpu" backend's ConvInteger and QLinearConv: the
+ * conv_quant_cpu.c — the "cpu" backend's ConvInteger, QLinearConv and
+ * MatMulInteger (as a 1x1 convolution, see below): the
  * integer convolution as im2col + an int8 GEMM (kernels/cpu/qconv.h),
  * bit-identical to the reference (same int32 sums modulo 2^32; the zero
  * points, u8 weights and s8 inputs are folded in exactly, see qconv.h), on
@@ -73,6 +74,88 @@ static mopt_status vnni_prepare(const op_ctx *ctx, const op_tensor *in, int n_in
 #endif
     return MOPT_ERR_UNSUPPORTED;
 }
+
+/* ---- MatMulInteger: a 1x1 convolution ------------------------------------------
+ * Y[i][j] = sum_k (A[i][k] - za) (B[k][j] - zb) is the 1x1 convolution of x = B
+ * ([K channels, N pixels]) by w = A ([M output channels, K]); A's zero point
+ * (scalar or one per row) is w's (scalar or per channel), B's must be a scalar:
+ * one per column of B is declined (the reference runs it, MOPT_VERBOSE says so).
+ * Sums wrap like the reference's int64 sum cast to int32. */
+
+static bool mmi_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                         int n_out) {
+    return int8_dtype(in[0].dtype) && int8_dtype(in[1].dtype);
+}
+
+static mopt_status mmi_run_with(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                cpu_qgemm_fn gemm) {
+    const op_tensor *A = &in[0], *B = &in[1];
+    const op_tensor *ZA = op_has_input(in, n_in, 2) ? &in[2] : NULL;
+    const op_tensor *ZB = op_has_input(in, n_in, 3) ? &in[3] : NULL;
+    const ir_shape *ys = &out[0].shape;
+    if (op_numel(&out[0]) == 0 || A->shape.rank < 2 || B->shape.rank < 2)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cpu: empty or 1-D operands");
+    int64_t m = ys->dims[ys->rank - 2], n = ys->dims[ys->rank - 1];
+    int64_t k = A->shape.dims[A->shape.rank - 1];
+    int64_t batch = op_numel(&out[0]) / (m * n);
+    int64_t a_batch = m * k > 0 ? op_numel(A) / (m * k) : 0;
+    int64_t b_batch = k * n > 0 ? op_numel(B) / (k * n) : 0;
+    if (k <= 0 || (a_batch != batch && a_batch != 1) || (b_batch != batch && b_batch != 1))
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cpu: K = 0 or a batch broadcast");
+    if (ZB && op_numel(ZB) != 1)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
+                       "cpu: B's zero point has %lld values (one per column: reference only)",
+                       (long long)op_numel(ZB));
+    if (ZA && op_numel(ZA) != 1 && op_numel(ZA) != m)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cpu: A's zero point count");
+    int32_t *za = mopt_malloc((size_t)m * sizeof(int32_t));
+    if (!za) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for MatMulInteger");
+    int64_t nza = ZA ? op_numel(ZA) : 1;
+    for (int64_t i = 0; i < nza; i++)
+        za[i] = !ZA                          ? 0
+                : ZA->dtype == MOPT_DTYPE_I8 ? ((const int8_t *)ZA->data)[i]
+                                             : ((const uint8_t *)ZA->data)[i];
+    int32_t zb = !ZB                          ? 0
+                 : ZB->dtype == MOPT_DTYPE_I8 ? *(const int8_t *)ZB->data
+                                              : *(const uint8_t *)ZB->data;
+    ref_conv_params g = {.batch = 1, .c_in = k, .c_out = m, .group = 1};
+    for (int d = 0; d < REF_WIN_MAX; d++) {
+        g.in[d] = g.out[d] = d == REF_WIN_MAX - 1 ? n : 1;
+        g.k[d] = g.stride[d] = g.dilation[d] = 1;
+    }
+    mopt_status st = MOPT_OK;
+    for (int64_t p = 0; p < batch && !st; p++) {
+        ref_qconv_args a = {.x = (const uint8_t *)B->data + (b_batch > 1 ? p * k * n : 0),
+                            .x_s8 = B->dtype == MOPT_DTYPE_I8,
+                            .x_zp = zb,
+                            .w = (const uint8_t *)A->data + (a_batch > 1 ? p * m * k : 0),
+                            .w_s8 = A->dtype == MOPT_DTYPE_I8,
+                            .w_zp = za,
+                            .w_zp_per_channel = nza > 1};
+        st = qconv_s32(ctx, &g, &a, (int32_t *)out[0].data + p * m * n, gemm);
+    }
+    mopt_free(za);
+    return st;
+}
+
+static mopt_status mmi_portable_run(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                    op_tensor *out, int n_out) {
+    return mmi_run_with(ctx, in, n_in, out, cpu_qgemm_u8s8_portable);
+}
+
+static mopt_status mmi_vnni_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+#if defined(__x86_64__)
+    return mmi_run_with(ctx, in, n_in, out, cpu_qgemm_u8s8_vnni);
+#else
+    return MOPT_ERR_UNSUPPORTED; /* prepare never takes it */
+#endif
+}
+
+const op_impl ops_impl_cpu_matmul_int_vnni = {"cpu-vnni", "cpu",        mmi_supports, vnni_prepare,
+                                              NULL,       mmi_vnni_run, NULL};
+const op_impl ops_impl_cpu_matmul_int_portable = {"cpu-portable",   "cpu", mmi_supports, NULL, NULL,
+                                                  mmi_portable_run, NULL};
 
 const op_impl ops_impl_cpu_qconv_vnni = {"cpu-vnni", "cpu", qconv_supports, vnni_prepare, NULL,
                                          vnni_run,   NULL};
