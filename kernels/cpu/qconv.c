@@ -64,50 +64,83 @@ typedef struct qc_job {
     int32_t *y;
 } qc_job;
 
+/* ceil(a / b) for b > 0 and any sign of a. */
+static int64_t qc_ceil_div(int64_t a, int64_t b) { return a <= 0 ? -((-a) / b) : (a + b - 1) / b; }
+
+/* Row k of the tile (the tap k of output pixels [t0, t0 + np)) into
+ * t[0..np), walking it by runs of one output row: out-of-range rows and
+ * the pads at either end are the zero point, the rest a (strided) copy. */
+static void qc_tap_row(const qc_job *j, const uint8_t *x, int64_t k, int64_t t0, int64_t np,
+                       uint8_t *t) {
+    const ref_conv_params *p = j->p;
+    const qc_geom *q = j->q;
+    const uint8_t flip = j->xflip, zp = j->xzp;
+    const int64_t D = p->in[0], H = p->in[1], W = p->in[2], OW = p->out[2], OH = p->out[1];
+    const int64_t sw = p->stride[2];
+    const int64_t ic = k / q->k_size, r = k % q->k_size;
+    const int64_t kw = r % p->k[2] * p->dilation[2];
+    const int64_t kh = r / p->k[2] % p->k[1] * p->dilation[1];
+    const int64_t kd = r / (p->k[2] * p->k[1]) * p->dilation[0];
+    const uint8_t *xc = x + ic * q->in_plane;
+    const int64_t base = kw - p->pad[2];
+    /* output columns whose tap falls inside the row: [w_lo, w_hi) */
+    const int64_t w_lo = qc_ceil_div(-base, sw), w_hi = qc_ceil_div(W - base, sw);
+    for (int64_t i = 0; i < np;) {
+        const int64_t o = t0 + i, ow = o % OW, oh = (o / OW) % OH, od = o / (OW * OH);
+        const int64_t len = OW - ow < np - i ? OW - ow : np - i;
+        const int64_t id = od * p->stride[0] - p->pad[0] + kd;
+        const int64_t ih = oh * p->stride[1] - p->pad[1] + kh;
+        uint8_t *dst = t + i - ow; /* dst[c] for output column c */
+        int64_t lo = ow, hi = ow;
+        if (id >= 0 && id < D && ih >= 0 && ih < H) {
+            lo = w_lo > ow ? w_lo : ow;
+            hi = w_hi < ow + len ? w_hi : ow + len;
+            if (hi < lo) hi = lo = ow;
+        }
+        for (int64_t c = ow; c < lo; c++)
+            dst[c] = zp;
+        if (hi > lo) {
+            const uint8_t *xr = xc + (id * H + ih) * W + (lo * sw + base); /* tap of lo */
+            uint8_t *d = dst + lo;
+            if (sw == 1)
+                for (int64_t c = 0; c < hi - lo; c++)
+                    d[c] = xr[c] ^ flip;
+            else
+                for (int64_t c = 0; c < hi - lo; c++)
+                    d[c] = xr[c * sw] ^ flip;
+        }
+        for (int64_t c = hi; c < ow + len; c++)
+            dst[c] = zp;
+        i += len;
+    }
+}
+
 /* Packs the output pixels [t0, t0 + np) of image n, group g into a (see
- * qconv.h) and their sums of packed values into sx. */
+ * qconv.h) and their sums of packed values into sx: four tap rows at a
+ * time, interleaved into 4-byte groups. */
 static void qc_pack_x(const qc_job *j, int64_t n, int64_t g, int64_t t0, int64_t np, uint8_t *a,
                       int32_t *sx) {
     const ref_conv_params *p = j->p;
     const qc_geom *q = j->q;
     const uint8_t *x = (const uint8_t *)j->a->x + (n * p->c_in + g * q->cin_g) * q->in_plane;
-    int32_t bd[CPU_QCONV_TILE], bh[CPU_QCONV_TILE], bw[CPU_QCONV_TILE];
     const int64_t npad = (np + CPU_QGEMM_NR - 1) / CPU_QGEMM_NR * CPU_QGEMM_NR;
-    for (int64_t i = 0; i < np; i++) {
-        int64_t o = t0 + i, ow = o % p->out[2], oh = (o / p->out[2]) % p->out[1],
-                od = o / (p->out[2] * p->out[1]);
-        bd[i] = (int32_t)(od * p->stride[0] - p->pad[0]);
-        bh[i] = (int32_t)(oh * p->stride[1] - p->pad[1]);
-        bw[i] = (int32_t)(ow * p->stride[2] - p->pad[2]);
+    uint8_t t[4][CPU_QCONV_TILE];
+    for (int64_t i = 0; i < npad; i++)
         sx[i] = 0;
-    }
-    for (int64_t i = np; i < npad; i++)
-        sx[i] = 0;
-    const uint8_t flip = j->xflip, zp = j->xzp;
-    const int32_t D = (int32_t)p->in[0], H = (int32_t)p->in[1], W = (int32_t)p->in[2];
-    for (int64_t k = 0; k < q->K; k++) {
-        const int64_t ic = k / q->k_size, r = k % q->k_size;
-        const int32_t kw = (int32_t)(r % p->k[2] * p->dilation[2]);
-        const int32_t kh = (int32_t)(r / p->k[2] % p->k[1] * p->dilation[1]);
-        const int32_t kd = (int32_t)(r / (p->k[2] * p->k[1]) * p->dilation[0]);
-        const uint8_t *xc = x + ic * q->in_plane;
-        uint8_t *ak = a + (k >> 2) * CPU_QCONV_TILE * 4 + (k & 3);
-        for (int64_t i = 0; i < np; i++) {
-            const int32_t id = bd[i] + kd, ih = bh[i] + kh, iw = bw[i] + kw;
-            uint8_t v = zp;
-            if ((uint32_t)id < (uint32_t)D && (uint32_t)ih < (uint32_t)H &&
-                (uint32_t)iw < (uint32_t)W)
-                v = xc[((int64_t)id * H + ih) * W + iw] ^ flip;
-            ak[i * 4] = v;
-            sx[i] += v;
+    for (int64_t k4 = 0; k4 < q->k4; k4++) {
+        for (int64_t e = 0; e < 4; e++) {
+            memset(t[e] + np, 0, (size_t)(npad - np));
+            if (k4 * 4 + e < q->K)
+                qc_tap_row(j, x, k4 * 4 + e, t0, np, t[e]);
+            else
+                memset(t[e], 0, (size_t)np);
         }
-        for (int64_t i = np; i < npad; i++)
-            ak[i * 4] = 0;
-    }
-    for (int64_t k = q->K; k < q->k4 * 4; k++) {
-        uint8_t *ak = a + (k >> 2) * CPU_QCONV_TILE * 4 + (k & 3);
-        for (int64_t i = 0; i < npad; i++)
-            ak[i * 4] = 0;
+        uint32_t *ak = (uint32_t *)(a + k4 * CPU_QCONV_TILE * 4);
+        for (int64_t i = 0; i < npad; i++) {
+            ak[i] = (uint32_t)t[0][i] | (uint32_t)t[1][i] << 8 | (uint32_t)t[2][i] << 16 |
+                    (uint32_t)t[3][i] << 24;
+            sx[i] += (int32_t)t[0][i] + t[1][i] + t[2][i] + t[3][i];
+        }
     }
 }
 

@@ -31,11 +31,14 @@ void cpu_qgemm_u8s8_vnni(const uint8_t *a, const int32_t *w, int64_t k4, int64_t
         for (int64_t m0 = 0; m0 < m; m0 += MR) {
             const int32_t *wb = w + (m0 / MR) * k4 * MR;
             __m512i c0[MR], c1[MR];
+            /* every loop over r fully unrolled: the accumulators stay in registers */
+#pragma GCC unroll 12
             for (int r = 0; r < MR; r++)
                 c0[r] = c1[r] = _mm512_setzero_si512();
             const uint8_t *ak = a + p0 * 4;
             for (int64_t k = 0; k < k4; k++, ak += CPU_QCONV_TILE * 4, wb += MR) {
                 const __m512i a0 = _mm512_loadu_si512(ak), a1 = _mm512_loadu_si512(ak + 64);
+#pragma GCC unroll 12
                 for (int r = 0; r < MR; r++) {
                     const __m512i wv = _mm512_set1_epi32(wb[r]);
                     c0[r] = _mm512_dpbusd_epi32(c0[r], a0, wv);
@@ -43,7 +46,9 @@ void cpu_qgemm_u8s8_vnni(const uint8_t *a, const int32_t *w, int64_t k4, int64_t
                 }
             }
             const int64_t mn = m - m0 < MR ? m - m0 : MR;
-            for (int64_t r = 0; r < mn; r++) {
+#pragma GCC unroll 12
+            for (int r = 0; r < MR; r++) {
+                if (r >= mn) break;
                 const __m512i c = _mm512_set1_epi32(rowc[m0 + r]),
                               z = _mm512_set1_epi32(zw[m0 + r]);
                 int32_t *yr = y + (m0 + r) * ldy + p0;
