@@ -58,6 +58,7 @@ typedef struct qc_job {
     cpu_qgemm_fn gemm;
     const int32_t *w, *rowc, *zw;
     uint8_t *slots;
+    const uint8_t *xpack; /* NULL: pack each tile into the slot */
     int nt;
     uint8_t xflip; /* 0x80 for s8 x */
     uint8_t xzp;   /* the zero point as u8 */
@@ -158,16 +159,55 @@ static void qc_slot(void *arg, int64_t lo, int64_t hi) {
             const int64_t t0 = tile * CPU_QCONV_TILE;
             const int64_t np =
                 q->out_plane - t0 < CPU_QCONV_TILE ? q->out_plane - t0 : CPU_QCONV_TILE;
-            qc_pack_x(j, n, g, t0, np, a, sx);
+            const uint8_t *ta = a;
+            const int32_t *tsx = sx;
+            if (j->xpack) {
+                ta = j->xpack + (size_t)it * qc_slot_bytes(q);
+                tsx = (const int32_t *)(ta + ALIGN64((size_t)(q->k4 * CPU_QCONV_TILE * 4)));
+            } else {
+                qc_pack_x(j, n, g, t0, np, a, sx);
+            }
             const int64_t m0 = g * q->cout_g;
-            j->gemm(a, j->w + g * q->nmb * q->k4 * CPU_QGEMM_MR, q->k4, np, q->cout_g, j->rowc + m0,
-                    j->zw + m0, sx, j->y + (n * p->c_out + m0) * q->out_plane + t0, q->out_plane);
+            j->gemm(ta, j->w + g * q->nmb * q->k4 * CPU_QGEMM_MR, q->k4, np, q->cout_g,
+                    j->rowc + m0, j->zw + m0, tsx, j->y + (n * p->c_out + m0) * q->out_plane + t0,
+                    q->out_plane);
         }
     }
 }
 
 void cpu_qconv_s32(const ref_conv_params *p, const ref_qconv_args *a, cpu_qgemm_fn gemm,
                    int threads, void *work, int32_t *y) {
+    cpu_qconv_s32_packed(p, a, NULL, gemm, threads, work, y);
+}
+
+/* x's zero point as u8 (+ 128 for s8 x). */
+static uint32_t qc_xzp(const ref_qconv_args *a) {
+    return (uint32_t)(a->x_s8 ? a->x_zp + 128 : a->x_zp);
+}
+
+size_t cpu_qconv_xpack_bytes(const ref_conv_params *p) {
+    qc_geom q;
+    qc_geometry(p, &q);
+    return (size_t)q.items * qc_slot_bytes(&q);
+}
+
+void cpu_qconv_pack_x(const ref_conv_params *p, const ref_qconv_args *a, void *xpack) {
+    qc_geom q;
+    qc_geometry(p, &q);
+    qc_job j = {.p = p, .a = a, .q = &q, .xflip = a->x_s8 ? 0x80 : 0, .xzp = (uint8_t)qc_xzp(a)};
+    for (int64_t it = 0; it < q.items; it++) {
+        const int64_t tile = it % q.ntiles, g = (it / q.ntiles) % p->group,
+                      n = it / (q.ntiles * p->group);
+        const int64_t t0 = tile * CPU_QCONV_TILE;
+        const int64_t np = q.out_plane - t0 < CPU_QCONV_TILE ? q.out_plane - t0 : CPU_QCONV_TILE;
+        uint8_t *ta = (uint8_t *)xpack + (size_t)it * qc_slot_bytes(&q);
+        qc_pack_x(&j, n, g, t0, np, ta,
+                  (int32_t *)(ta + ALIGN64((size_t)(q.k4 * CPU_QCONV_TILE * 4))));
+    }
+}
+
+void cpu_qconv_s32_packed(const ref_conv_params *p, const ref_qconv_args *a, const void *xpack,
+                          cpu_qgemm_fn gemm, int threads, void *work, int32_t *y) {
     qc_geom q;
     qc_geometry(p, &q);
     if (q.items == 0) return;
@@ -177,7 +217,7 @@ void cpu_qconv_s32(const ref_conv_params *p, const ref_qconv_args *a, cpu_qgemm_
     int32_t *zw = (int32_t *)(base + qc_wbytes(p, &q) + qc_cbytes(p));
     uint8_t *slots = base + qc_wbytes(p, &q) + 2 * qc_cbytes(p);
     /* x as u8: X = zp (+ 128 for s8) */
-    const uint32_t X = (uint32_t)(a->x_s8 ? a->x_zp + 128 : a->x_zp);
+    const uint32_t X = qc_xzp(a);
     memset(wp, 0, qc_wbytes(p, &q));
     for (int64_t m = 0; m < p->c_out; m++) {
         const int64_t g = m / q.cout_g, r = m % q.cout_g;
@@ -204,6 +244,7 @@ void cpu_qconv_s32(const ref_conv_params *p, const ref_qconv_args *a, cpu_qgemm_
                 .rowc = (const int32_t *)rowc,
                 .zw = zw,
                 .slots = slots,
+                .xpack = xpack,
                 .nt = qc_threads(&q, threads),
                 .xflip = a->x_s8 ? 0x80 : 0,
                 .xzp = (uint8_t)X,

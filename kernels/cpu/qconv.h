@@ -55,4 +55,12 @@ size_t cpu_qconv_work_bytes(const ref_conv_params *p, int threads);
 void cpu_qconv_s32(const ref_conv_params *p, const ref_qconv_args *a, cpu_qgemm_fn gemm,
                    int threads, void *work, int32_t *y);
 
+/* x packed once for every tile, for an x that does not change (MatMulInteger's
+ * constant B): bytes (64-byte aligned) for p (c_out does not matter), the
+ * packing of a's x, and cpu_qconv_s32 reading it instead of packing. */
+size_t cpu_qconv_xpack_bytes(const ref_conv_params *p);
+void cpu_qconv_pack_x(const ref_conv_params *p, const ref_qconv_args *a, void *xpack);
+void cpu_qconv_s32_packed(const ref_conv_params *p, const ref_qconv_args *a, const void *xpack,
+                          cpu_qgemm_fn gemm, int threads, void *work, int32_t *y);
+
 #endif

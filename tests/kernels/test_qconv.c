@@ -4,7 +4,8 @@
  * bit for bit: 300 random geometries (1-3 spatial axes, groups, strides,
  * dilations, asymmetric pads, sizes around the 12-channel / 32-pixel /
  * 192-pixel blocks), every mix of int8/uint8 data and weights, scalar and
- * per-channel weight zero points, bias, 1 and 3 threads; extreme values
+ * per-channel weight zero points, bias, 1 and 3 threads (3: with x packed
+ * beforehand by cpu_qconv_pack_x); extreme values
  * whose int32 sums wrap. The portable GEMM always, the VNNI one when
  * cpu_get() reports it (MOPT_ISA caps it).
  */
@@ -66,7 +67,14 @@ static void check(const ref_conv_params *p, const ref_qconv_args *a, int *runs) 
             void *w = mopt_aligned_alloc(cpu_qconv_work_bytes(p, threads));
             assert_non_null(w);
             memset(got, 0x5A, ny * 4);
-            cpu_qconv_s32(p, a, gc[i].fn, threads, w, got);
+            void *xpack = NULL;
+            if (threads == 3) { /* x packed beforehand (MatMulInteger's constant B) */
+                xpack = mopt_aligned_alloc(cpu_qconv_xpack_bytes(p) + 1);
+                assert_non_null(xpack);
+                cpu_qconv_pack_x(p, a, xpack);
+            }
+            cpu_qconv_s32_packed(p, a, xpack, gc[i].fn, threads, w, got);
+            mopt_aligned_free(xpack);
             mopt_aligned_free(w);
             for (size_t k = 0; k < ny; k++)
                 if (got[k] != want[k]) {

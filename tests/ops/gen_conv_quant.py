@@ -205,20 +205,26 @@ def fast_path_cases():
                  np.int8(-1), group=2, strides=[2, 2], pads=[0, 1, 1, 0])
 
     # MatMulInteger (the cpu impls run it as a 1x1 convolution)
-    def mmi(name, a, b, za=None, zb=None):
+    def mmi(name, a, b, za=None, zb=None, const_b=False):
         zr = 0 if za is None else np.asarray(za, np.int64).reshape(
             (-1, 1) if np.ndim(za) == 1 else ())
         zc = 0 if zb is None else np.asarray(zb, np.int64)
         y = np.matmul(a.astype(np.int64) - zr, b.astype(np.int64) - zc)
         c = Case(d + name, opset=10)
         names, ins = ["a", "b"], {"a": a, "b": b}
+        if const_b:  # B and its zero point as initializers: the cpu impls pack B at load
+            del ins["b"]
+            c.initializer("b", b)
+            if zb is not None:
+                c.initializer("zb", np.asarray(zb, b.dtype))
         if za is not None or zb is not None:
             names.append("za" if za is not None else "")
             if za is not None:
                 ins["za"] = np.asarray(za, a.dtype)
         if zb is not None:
             names.append("zb")
-            ins["zb"] = np.asarray(zb, b.dtype)
+            if not const_b:
+                ins["zb"] = np.asarray(zb, b.dtype)
         c.node("MatMulInteger", names, ["y"])
         c.save(ins, {"y": y.astype(np.int32)})
 
@@ -229,6 +235,10 @@ def fast_path_cases():
     mmi("matmulinteger_u8_s8_column_zp", qint(g, (5, 20), np.uint8), qint(g, (20, 37), np.int8),
         np.uint8(200), qint(g, (37,), np.int8))
     mmi("matmulinteger_s8_u8_no_zp", qint(g, (17, 65), np.int8), qint(g, (65, 33), np.uint8))
+    mmi("matmulinteger_const_b_u8_u8", qint(g, (2, 41, 300), np.uint8),
+        qint(g, (300, 410), np.uint8), np.uint8(121), np.uint8(133), const_b=True)
+    mmi("matmulinteger_const_b_s8_s8_rows_zp", qint(g, (13, 70), np.int8),
+        qint(g, (70, 50), np.int8), qint(g, (13,), np.int8), np.int8(-4), const_b=True)
     # 255 * -255 * 36864 wraps in int32
     wa = np.full((2, 36864), 255, np.uint8)
     wb = np.zeros((36864, 3), np.uint8)

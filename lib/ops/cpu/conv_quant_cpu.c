@@ -30,18 +30,18 @@ static bool qconv_supports(const op_ctx *ctx, const op_tensor *in, int n_in, con
 }
 
 static mopt_status qconv_s32(const op_ctx *ctx, const ref_conv_params *g, const ref_qconv_args *a,
-                             int32_t *acc, cpu_qgemm_fn gemm) {
+                             const void *xpack, int32_t *acc, cpu_qgemm_fn gemm) {
     size_t bytes = cpu_qconv_work_bytes(g, ctx->threads);
     void *work = mopt_aligned_alloc(bytes);
     if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the integer convolution");
-    cpu_qconv_s32(g, a, gemm, ctx->threads, work, acc);
+    cpu_qconv_s32_packed(g, a, xpack, gemm, ctx->threads, work, acc);
     mopt_aligned_free(work);
     return MOPT_OK;
 }
 
 static mopt_status portable_s32(const op_ctx *ctx, const ref_conv_params *g,
                                 const ref_qconv_args *a, int32_t *acc) {
-    return qconv_s32(ctx, g, a, acc, cpu_qgemm_u8s8_portable);
+    return qconv_s32(ctx, g, a, NULL, acc, cpu_qgemm_u8s8_portable);
 }
 
 static mopt_status portable_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -52,7 +52,7 @@ static mopt_status portable_run(const op_ctx *ctx, const op_tensor *in, int n_in
 #if defined(__x86_64__)
 static mopt_status vnni_s32(const op_ctx *ctx, const ref_conv_params *g, const ref_qconv_args *a,
                             int32_t *acc) {
-    return qconv_s32(ctx, g, a, acc, cpu_qgemm_u8s8_vnni);
+    return qconv_s32(ctx, g, a, NULL, acc, cpu_qgemm_u8s8_vnni);
 }
 #endif
 
@@ -87,8 +87,74 @@ static bool mmi_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const
     return int8_dtype(in[0].dtype) && int8_dtype(in[1].dtype);
 }
 
+/* A constant B (with a constant or absent scalar zero point) packed once
+ * at load (opt_level 3), as every run would pack it. */
+typedef struct mmi_state {
+    void *xpack;
+    int64_t k, n;
+} mmi_state;
+
+static void mmi_release(void *state) {
+    mmi_state *s = state;
+    if (s) mopt_aligned_free(s->xpack);
+    mopt_free(s);
+}
+
+static void mmi_geometry(int64_t k, int64_t m, int64_t n, ref_conv_params *g) {
+    *g = (ref_conv_params){.batch = 1, .c_in = k, .c_out = m, .group = 1};
+    for (int d = 0; d < REF_WIN_MAX; d++) {
+        g->in[d] = g->out[d] = d == REF_WIN_MAX - 1 ? n : 1;
+        g->k[d] = g->stride[d] = g->dilation[d] = 1;
+    }
+}
+
+static int32_t zp_value(const op_tensor *z, int64_t i) {
+    if (!z) return 0;
+    return z->dtype == MOPT_DTYPE_I8 ? ((const int8_t *)z->data)[i] : ((const uint8_t *)z->data)[i];
+}
+
+static mopt_status mmi_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
+                               const op_tensor *out, int n_out, void **state, bool vnni) {
+    *state = NULL;
+    if (vnni) {
+        void *unused;
+        if (vnni_prepare(ctx, in, n_in, out, n_out, &unused)) return MOPT_ERR_UNSUPPORTED;
+    }
+    const op_tensor *B = &in[1];
+    const op_tensor *ZB = op_has_input(in, n_in, 3) ? &in[3] : NULL;
+    if (ctx->opt_level < 3 || !B->data || B->shape.rank != 2 || !ir_shape_is_concrete(&B->shape) ||
+        (ZB && (!ZB->data || !ir_shape_is_concrete(&ZB->shape) || op_numel(ZB) != 1)) ||
+        op_numel(B) == 0)
+        return MOPT_OK; /* packed at each run */
+    mmi_state *s = mopt_calloc(1, sizeof *s);
+    if (!s) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+    s->k = B->shape.dims[0], s->n = B->shape.dims[1];
+    ref_conv_params g;
+    mmi_geometry(s->k, 1, s->n, &g);
+    s->xpack = mopt_aligned_alloc(cpu_qconv_xpack_bytes(&g));
+    if (!s->xpack) {
+        mopt_free(s);
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed B");
+    }
+    ref_qconv_args a = {.x = B->data, .x_s8 = B->dtype == MOPT_DTYPE_I8, .x_zp = zp_value(ZB, 0)};
+    cpu_qconv_pack_x(&g, &a, s->xpack);
+    *state = s;
+    return MOPT_OK;
+}
+
+static mopt_status mmi_prepare_vnni(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                    const op_tensor *out, int n_out, void **state) {
+    return mmi_prepare(ctx, in, n_in, out, n_out, state, true);
+}
+
+static mopt_status mmi_prepare_portable(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                        const op_tensor *out, int n_out, void **state) {
+    return mmi_prepare(ctx, in, n_in, out, n_out, state, false);
+}
+
 static mopt_status mmi_run_with(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 cpu_qgemm_fn gemm) {
+    const mmi_state *state = ctx->state;
     const op_tensor *A = &in[0], *B = &in[1];
     const op_tensor *ZA = op_has_input(in, n_in, 2) ? &in[2] : NULL;
     const op_tensor *ZB = op_has_input(in, n_in, 3) ? &in[3] : NULL;
@@ -112,17 +178,13 @@ static mopt_status mmi_run_with(const op_ctx *ctx, const op_tensor *in, int n_in
     if (!za) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for MatMulInteger");
     int64_t nza = ZA ? op_numel(ZA) : 1;
     for (int64_t i = 0; i < nza; i++)
-        za[i] = !ZA                          ? 0
-                : ZA->dtype == MOPT_DTYPE_I8 ? ((const int8_t *)ZA->data)[i]
-                                             : ((const uint8_t *)ZA->data)[i];
-    int32_t zb = !ZB                          ? 0
-                 : ZB->dtype == MOPT_DTYPE_I8 ? *(const int8_t *)ZB->data
-                                              : *(const uint8_t *)ZB->data;
-    ref_conv_params g = {.batch = 1, .c_in = k, .c_out = m, .group = 1};
-    for (int d = 0; d < REF_WIN_MAX; d++) {
-        g.in[d] = g.out[d] = d == REF_WIN_MAX - 1 ? n : 1;
-        g.k[d] = g.stride[d] = g.dilation[d] = 1;
-    }
+        za[i] = zp_value(ZA, i);
+    int32_t zb = zp_value(ZB, 0);
+    ref_conv_params g;
+    mmi_geometry(k, m, n, &g);
+    /* the packed B, when prepare made it (B constant: these are its dims) */
+    const void *xpack =
+        state && state->k == k && state->n == n && b_batch == 1 ? state->xpack : NULL;
     mopt_status st = MOPT_OK;
     for (int64_t p = 0; p < batch && !st; p++) {
         ref_qconv_args a = {.x = (const uint8_t *)B->data + (b_batch > 1 ? p * k * n : 0),
@@ -132,7 +194,7 @@ static mopt_status mmi_run_with(const op_ctx *ctx, const op_tensor *in, int n_in
                             .w_s8 = A->dtype == MOPT_DTYPE_I8,
                             .w_zp = za,
                             .w_zp_per_channel = nza > 1};
-        st = qconv_s32(ctx, &g, &a, (int32_t *)out[0].data + p * m * n, gemm);
+        st = qconv_s32(ctx, &g, &a, xpack, (int32_t *)out[0].data + p * m * n, gemm);
     }
     mopt_free(za);
     return st;
@@ -152,10 +214,27 @@ static mopt_status mmi_vnni_run(const op_ctx *ctx, const op_tensor *in, int n_in
 #endif
 }
 
-const op_impl ops_impl_cpu_matmul_int_vnni = {"cpu-vnni", "cpu",        mmi_supports, vnni_prepare,
-                                              NULL,       mmi_vnni_run, NULL};
-const op_impl ops_impl_cpu_matmul_int_portable = {"cpu-portable",   "cpu", mmi_supports, NULL, NULL,
-                                                  mmi_portable_run, NULL};
+static const char *mmi_variant_vnni(const void *state) {
+    return state ? "cpu-vnni-packed" : "cpu-vnni";
+}
+static const char *mmi_variant_portable(const void *state) {
+    return state ? "cpu-portable-packed" : "cpu-portable";
+}
+
+const op_impl ops_impl_cpu_matmul_int_vnni = {.name = "cpu-vnni",
+                                              .backend = "cpu",
+                                              .supports = mmi_supports,
+                                              .prepare = mmi_prepare_vnni,
+                                              .release = mmi_release,
+                                              .run = mmi_vnni_run,
+                                              .variant = mmi_variant_vnni};
+const op_impl ops_impl_cpu_matmul_int_portable = {.name = "cpu-portable",
+                                                  .backend = "cpu",
+                                                  .supports = mmi_supports,
+                                                  .prepare = mmi_prepare_portable,
+                                                  .release = mmi_release,
+                                                  .run = mmi_portable_run,
+                                                  .variant = mmi_variant_portable};
 
 const op_impl ops_impl_cpu_qconv_vnni = {"cpu-vnni", "cpu", qconv_supports, vnni_prepare, NULL,
                                          vnni_run,   NULL};
