@@ -123,8 +123,9 @@ static int run_ref(problem *p) {
 
 #ifdef MOPT_HAVE_OPENBLAS
 static int run_openblas(problem *p) {
-    oblas_threads(p->threads);
+    oblas_scope host = oblas_threads_enter(p->threads);
     oblas_sgemm(p->M, p->N, p->K, p->X, p->K, false, p->W, p->N, false, p->Y, p->N, 1.f, 0.f);
+    oblas_threads_leave(host);
     return 0;
 }
 #endif

@@ -1,8 +1,15 @@
 /*
- * omp_threads.h — the two OpenMP runtime calls the oneDNN and OpenBLAS
- * backends need to honour a session's thread count. Declared here rather
- * than through <omp.h> because the library is built without -fopenmp (see
- * meson.build: it links GNU libgomp, the runtime both backends use).
+ * omp_threads.h — the OpenMP runtime calls the oneDNN and OpenBLAS backends
+ * need to honour a session's thread count without changing the host's
+ * settings. Declared here rather than through <omp.h> because the library
+ * is built without -fopenmp (see meson.build: it links GNU libgomp, the
+ * runtime both backends use).
+ *
+ * omp_set_num_threads() writes the calling thread's nthreads-var, which is
+ * also what the host's own parallel regions on that thread read. So every
+ * backend call brackets its work: mopt_omp_enter() sets the session's count
+ * and returns the caller's, mopt_omp_leave() puts it back. No call into the
+ * library returns with the host's OpenMP thread count changed (issue 14).
  */
 #ifndef MOPT_KERNELS_OMP_THREADS_H
 #define MOPT_KERNELS_OMP_THREADS_H
@@ -11,10 +18,18 @@ void omp_set_num_threads(int n);
 int omp_get_max_threads(void);
 
 /* Sets the calling thread's OpenMP team size for the next parallel regions
- * (only when it differs, to keep the call cheap). */
-static inline void mopt_omp_threads(int n) {
+ * to n (>= 1) and returns the previous value, to give to mopt_omp_leave. */
+static inline int mopt_omp_enter(int n) {
     if (n < 1) n = 1;
-    if (omp_get_max_threads() != n) omp_set_num_threads(n);
+    int old = omp_get_max_threads();
+    if (old != n) omp_set_num_threads(n);
+    return old;
+}
+
+/* Restores the value mopt_omp_enter returned (only when it differs, to keep
+ * the call cheap). */
+static inline void mopt_omp_leave(int old) {
+    if (old >= 1 && omp_get_max_threads() != old) omp_set_num_threads(old);
 }
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * cpu_kernels.c — the per-tier kernel tables of kernels/cpu, the tier check
- * against the run-time CPU features (cpu_get(), capped by MOPT_ISA), and the
- * OpenMP range splitter the op glue uses for big tensors. Compiled without
- * ISA flags: it must run on any CPU.
+ * against the run-time CPU features (cpu_get(), capped by MOPT_ISA).
+ * Compiled without ISA flags: it must run on any CPU. The range splitter
+ * the op glue uses for big tensors is in cpu_pool.c.
  */
 #include "kernels/cpu/cpu_kernels.h"
 
@@ -42,23 +42,4 @@ const cpu_kernels *cpu_kernels_for(const char *isa) {
 #endif
     if (strcmp(isa, "portable") == 0) return &cpu_kernels_portable;
     return NULL;
-}
-
-void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, void *arg) {
-    if (n <= 0) return;
-    if (grain < 1) grain = 1;
-    int64_t nt = n / grain;
-    if (nt > threads) nt = threads;
-    if (nt <= 1) {
-        fn(arg, 0, n);
-        return;
-    }
-#ifdef _OPENMP
-#pragma omp parallel for num_threads((int)nt) schedule(static, 1)
-    for (int64_t t = 0; t < nt; t++)
-        fn(arg, n * t / nt, n * (t + 1) / nt);
-#else
-    for (int64_t t = 0; t < nt; t++)
-        fn(arg, n * t / nt, n * (t + 1) / nt);
-#endif
 }

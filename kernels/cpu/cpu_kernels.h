@@ -132,8 +132,11 @@ extern const cpu_kernels cpu_kernels_portable;
 const cpu_kernels *cpu_kernels_for(const char *isa);
 
 /* Runs fn(arg, lo, hi) over [0, n) split into contiguous chunks on up to
- * `threads` OpenMP threads, each chunk at least `grain` items (so small work
- * stays on the calling thread). Sequential when built without OpenMP. */
+ * `threads` threads (the calling thread and the library's own workers, see
+ * cpu_pool.c), each chunk at least `grain` items (so small work stays on
+ * the calling thread). Up to 8 chunks per thread, claimed one by one, so a
+ * descheduled thread stalls at most its chunk; the caller never waits for
+ * a worker to start. fn must not depend on which thread runs a range. */
 typedef void (*cpu_range_fn)(void *arg, int64_t lo, int64_t hi);
 void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, void *arg);
 

@@ -145,7 +145,8 @@ static void qc_pack_x(const qc_job *j, int64_t n, int64_t g, int64_t t0, int64_t
     }
 }
 
-/* Thread slot lo (of j->nt) runs items lo, lo + nt, ... */
+/* Slots [lo, hi) of j->nt: slot t owns scratch t (no two ranges share one,
+ * whichever threads run them) and runs items t, t + nt, ... */
 static void qc_slot(void *arg, int64_t lo, int64_t hi) {
     const qc_job *j = arg;
     const ref_conv_params *p = j->p;

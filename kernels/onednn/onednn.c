@@ -621,11 +621,10 @@ static mopt_status matmul_pack_int8(const onednn_matmul_desc *d, const float *b,
     return MOPT_OK;
 }
 
-mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int threads,
-                               onednn_weights **out) {
+static mopt_status matmul_pack_body(const onednn_matmul_desc *d, const float *b, int threads,
+                                    onednn_weights **out) {
     *out = NULL;
     if (!onednn_available() || !matmul_valid(d)) return MOPT_ERR_UNSUPPORTED;
-    mopt_omp_threads(threads);
     if (d->prec == ONEDNN_INT8) return matmul_pack_int8(d, b, out);
     dnnl_memory_desc_t plain, plain_c, want; /* plain_c: the stored layout in the compute type */
     if (!matmul_plain_b(d, &plain) || !md_strided(&plain_c, &d->b, dt_of(d->prec)))
@@ -640,6 +639,14 @@ mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int 
     want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dnnl_primitive_desc_destroy(pd);
     return pack(&plain, &want, dnnl_memory_desc_equal(&want, &plain_c), b, out);
+}
+
+mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int threads,
+                               onednn_weights **out) {
+    int host = mopt_omp_enter(threads);
+    mopt_status st = matmul_pack_body(d, b, threads, out);
+    mopt_omp_leave(host);
+    return st;
 }
 
 /* ---- conv descriptors --------------------------------------------------- */
@@ -702,11 +709,10 @@ static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memor
     return pd;
 }
 
-mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int threads,
-                             onednn_weights **out) {
+static mopt_status conv_pack_body(const onednn_conv_desc *d, const float *w, int threads,
+                                  onednn_weights **out) {
     *out = NULL;
     if (!onednn_available() || !conv_valid(d)) return MOPT_ERR_UNSUPPORTED;
-    mopt_omp_threads(threads);
     dnnl_memory_desc_t plain, plain_c, want; /* plain_c: the stored layout in the compute type */
     if (!conv_plain_w(d, &plain, dnnl_f32) || !conv_plain_w(d, &plain_c, dt_of(d->prec)))
         return MOPT_ERR_UNSUPPORTED;
@@ -719,6 +725,14 @@ mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int thre
     want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dnnl_primitive_desc_destroy(pd);
     return pack(&plain, &want, dnnl_memory_desc_equal(&want, &plain_c), w, out);
+}
+
+mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int threads,
+                             onednn_weights **out) {
+    int host = mopt_omp_enter(threads);
+    mopt_status st = conv_pack_body(d, w, threads, out);
+    mopt_omp_leave(host);
+    return st;
 }
 
 /* ---- the primitive cache ------------------------------------------------ */
@@ -1078,14 +1092,14 @@ static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
     return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
 
-mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
-                              const onednn_weights *w, const float *a, const float *b,
-                              const float *bias, const float *residual, float *y, int threads) {
+static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_desc *d,
+                                   const onednn_weights *w, const float *a, const float *b,
+                                   const float *bias, const float *residual, float *y,
+                                   int threads) {
     if (!onednn_available() || !matmul_valid(d)) return MOPT_ERR_UNSUPPORTED;
     onednn_cache *c = NULL;
     mopt_status st = cache_get(cache, &c);
     if (st) return st;
-    mopt_omp_threads(threads);
     cache_key key;
     key_init(&key, KIND_MATMUL, threads, w, d, sizeof *d);
     bool hit;
@@ -1125,6 +1139,15 @@ mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: matmul execution failed");
     if (e->qa) dequantize_y(d, sa, d->has_bias ? bias : NULL, y);
     return MOPT_OK;
+}
+
+mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
+                              const onednn_weights *w, const float *a, const float *b,
+                              const float *bias, const float *residual, float *y, int threads) {
+    int host = mopt_omp_enter(threads);
+    mopt_status st = matmul_run_body(cache, d, w, a, b, bias, residual, y, threads);
+    mopt_omp_leave(host);
+    return st;
 }
 
 /* ---- conv run ----------------------------------------------------------- */
@@ -1178,14 +1201,13 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
     return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
 
-mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
-                            const onednn_weights *w, const float *x, const float *wplain,
-                            const float *bias, const float *residual, float *y, int threads) {
+static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d,
+                                 const onednn_weights *w, const float *x, const float *wplain,
+                                 const float *bias, const float *residual, float *y, int threads) {
     if (!onednn_available() || !conv_valid(d)) return MOPT_ERR_UNSUPPORTED;
     onednn_cache *c = NULL;
     mopt_status st = cache_get(cache, &c);
     if (st) return st;
-    mopt_omp_threads(threads);
     cache_key key;
     key_init(&key, KIND_CONV, threads, w, d, sizeof *d);
     bool hit;
@@ -1220,6 +1242,15 @@ mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: convolution execution failed");
     return MOPT_OK;
+}
+
+mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
+                            const onednn_weights *w, const float *x, const float *wplain,
+                            const float *bias, const float *residual, float *y, int threads) {
+    int host = mopt_omp_enter(threads);
+    mopt_status st = conv_run_body(cache, d, w, x, wplain, bias, residual, y, threads);
+    mopt_omp_leave(host);
+    return st;
 }
 
 /* ---- transposed convolution (deconvolution) ----------------------------- */
@@ -1297,11 +1328,10 @@ static dnnl_primitive_desc_t deconv_pd(const onednn_conv_desc *d, const dnnl_mem
     return pd;
 }
 
-mopt_status onednn_deconv_pack(const onednn_conv_desc *d, const float *w, int threads,
-                               onednn_weights **out) {
+static mopt_status deconv_pack_body(const onednn_conv_desc *d, const float *w, int threads,
+                                    onednn_weights **out) {
     *out = NULL;
     if (!onednn_available() || !deconv_valid(d) || d->has_residual) return MOPT_ERR_UNSUPPORTED;
-    mopt_omp_threads(threads);
     dnnl_memory_desc_t plain, plain_c, want;
     if (!deconv_plain_w(d, &plain, dnnl_f32) || !deconv_plain_w(d, &plain_c, dt_of(d->prec)))
         return MOPT_ERR_UNSUPPORTED;
@@ -1314,6 +1344,14 @@ mopt_status onednn_deconv_pack(const onednn_conv_desc *d, const float *w, int th
     want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dnnl_primitive_desc_destroy(pd);
     return pack(&plain, &want, dnnl_memory_desc_equal(&want, &plain_c), w, out);
+}
+
+mopt_status onednn_deconv_pack(const onednn_conv_desc *d, const float *w, int threads,
+                               onednn_weights **out) {
+    int host = mopt_omp_enter(threads);
+    mopt_status st = deconv_pack_body(d, w, threads, out);
+    mopt_omp_leave(host);
+    return st;
 }
 
 static mopt_status deconv_entry(cache_entry *e, const onednn_conv_desc *d, const onednn_weights *w,
@@ -1364,14 +1402,13 @@ static mopt_status deconv_entry(cache_entry *e, const onednn_conv_desc *d, const
     return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
 
-mopt_status onednn_deconv_run(onednn_cache **cache, const onednn_conv_desc *d,
-                              const onednn_weights *w, const float *x, const float *wplain,
-                              const float *bias, float *y, int threads) {
+static mopt_status deconv_run_body(onednn_cache **cache, const onednn_conv_desc *d,
+                                   const onednn_weights *w, const float *x, const float *wplain,
+                                   const float *bias, float *y, int threads) {
     if (!onednn_available() || !deconv_valid(d) || d->has_residual) return MOPT_ERR_UNSUPPORTED;
     onednn_cache *c = NULL;
     mopt_status st = cache_get(cache, &c);
     if (st) return st;
-    mopt_omp_threads(threads);
     cache_key key;
     key_init(&key, KIND_DECONV, threads, w, d, sizeof *d);
     bool hit;
@@ -1395,6 +1432,15 @@ mopt_status onednn_deconv_run(onednn_cache **cache, const onednn_conv_desc *d,
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: deconvolution execution failed");
     return MOPT_OK;
+}
+
+mopt_status onednn_deconv_run(onednn_cache **cache, const onednn_conv_desc *d,
+                              const onednn_weights *w, const float *x, const float *wplain,
+                              const float *bias, float *y, int threads) {
+    int host = mopt_omp_enter(threads);
+    mopt_status st = deconv_run_body(cache, d, w, x, wplain, bias, y, threads);
+    mopt_omp_leave(host);
+    return st;
 }
 
 /* ---- pooling ------------------------------------------------------------- */
@@ -1450,13 +1496,12 @@ static mopt_status pool_entry(cache_entry *e, const onednn_pool_desc *d) {
     return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
 
-mopt_status onednn_pool_run(onednn_cache **cache, const onednn_pool_desc *d, const float *x,
-                            float *y, int threads) {
+static mopt_status pool_run_body(onednn_cache **cache, const onednn_pool_desc *d, const float *x,
+                                 float *y, int threads) {
     if (!onednn_available() || !pool_valid(d)) return MOPT_ERR_UNSUPPORTED;
     onednn_cache *c = NULL;
     mopt_status st = cache_get(cache, &c);
     if (st) return st;
-    mopt_omp_threads(threads);
     cache_key key;
     key_init(&key, KIND_POOL, threads, NULL, d, sizeof *d);
     bool hit;
@@ -1473,4 +1518,12 @@ mopt_status onednn_pool_run(onednn_cache **cache, const onednn_pool_desc *d, con
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: pooling execution failed");
     return MOPT_OK;
+}
+
+mopt_status onednn_pool_run(onednn_cache **cache, const onednn_pool_desc *d, const float *x,
+                            float *y, int threads) {
+    int host = mopt_omp_enter(threads);
+    mopt_status st = pool_run_body(cache, d, x, y, threads);
+    mopt_omp_leave(host);
+    return st;
 }

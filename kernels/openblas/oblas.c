@@ -38,16 +38,30 @@ bool oblas_gemm_batched(const kn_gemm *g, const float *A, const float *B, float 
     if (!oblas_fits(g->M, g->N, g->K) || !oblas_fits(g->lda, g->ldb, g->ldc) ||
         !oblas_fits(g->M * g->K, g->K * g->N, g->M * g->N))
         return false;
-    oblas_threads(threads);
+    oblas_scope host = oblas_threads_enter(threads);
     batch b = {A, B, C};
     kn_gemm_each(g, one, &b);
+    oblas_threads_leave(host);
     return true;
 }
 
-void oblas_threads(int threads) {
+/* The OpenMP build of OpenBLAS (openblas_get_parallel() == 2) sizes each
+ * call by the calling thread's omp_get_max_threads(), so the thread-local
+ * OpenMP setting is all it needs; it then syncs its own process-wide count
+ * to that value by itself, which oblas_threads_leave undoes. Other builds
+ * only have the process-wide count. */
+oblas_scope oblas_threads_enter(int threads) {
     if (threads < 1) threads = 1;
-    if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
-    mopt_omp_threads(threads);
+    oblas_scope s = {openblas_get_num_threads(), mopt_omp_enter(threads)};
+    if (openblas_get_parallel() != 2 && s.blas != threads) openblas_set_num_threads(threads);
+    return s;
+}
+
+void oblas_threads_leave(oblas_scope s) {
+    /* first OpenBLAS's count: in its OpenMP build, setting it also sets the
+     * calling thread's OpenMP count, which mopt_omp_leave then puts back */
+    if (s.blas >= 1 && openblas_get_num_threads() != s.blas) openblas_set_num_threads(s.blas);
+    mopt_omp_leave(s.omp);
 }
 
 const char *oblas_config(void) { return openblas_get_config(); }

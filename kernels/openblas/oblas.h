@@ -28,9 +28,19 @@ void oblas_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
  * BLAS's integers. */
 bool oblas_gemm_batched(const kn_gemm *g, const float *A, const float *B, float *C, int threads);
 
-/* Sets the number of threads OpenBLAS uses (process-wide, and the calling
- * thread's OpenMP team size). */
-void oblas_threads(int threads);
+/* The host's settings oblas_threads_enter replaced. */
+typedef struct oblas_scope {
+    int blas; /* openblas_get_num_threads() */
+    int omp;  /* the calling thread's omp_get_max_threads() */
+} oblas_scope;
+
+/* Makes the next OpenBLAS calls on this thread use `threads` threads, and
+ * returns what to restore. Every enter is paired with oblas_threads_leave
+ * before returning to the caller of the library, so the host's OpenMP and
+ * OpenBLAS thread counts are unchanged after any libmopt call. With a
+ * non-OpenMP OpenBLAS build the count is process-wide in between. */
+oblas_scope oblas_threads_enter(int threads);
+void oblas_threads_leave(oblas_scope s);
 
 /* "OpenBLAS 0.3.21 ... (config string)" */
 const char *oblas_config(void);

@@ -244,6 +244,65 @@ static mopt_status run_impl(mopt_session *s, int32_t i, op_view *v) {
     return st;
 }
 
+/* The threads node i gets: the session's, unless its work is below
+ * par_min_flops (then 1: a fork-join costs more than it saves on a small
+ * op, and far more when another process holds one of the cores). Work is
+ * the op's flop count, or for ops without one the elements read and
+ * written. Nodes with subgraphs keep the session's count. */
+static int node_threads(const mopt_session *s, const ir_node *n, op_view *v) {
+    if (s->threads <= 1 || v->ctx.subgraphs) return s->threads;
+    int64_t work = n->op->flops ? n->op->flops(&v->ctx, v->in, v->n_in, v->out, v->n_out) : -1;
+    if (work < 0) {
+        work = 0;
+        for (int k = 0; k < v->n_in + v->n_out && work < s->par_min_flops; k++) {
+            const op_tensor *t = k < v->n_in ? &v->in[k] : &v->out[k - v->n_in];
+            int64_t numel = t->data || k >= v->n_in ? ir_shape_numel(&t->shape) : 0;
+            if (numel > 0) work += numel;
+        }
+    }
+    return work < s->par_min_flops ? 1 : s->threads;
+}
+
+/* Adaptive threads: which arm node i runs this time (0: 1 thread, 1: the
+ * session's), see rt_thread_tune. */
+static int tune_pick(const rt_thread_tune *t, int64_t run) {
+    if (!(t->seen & 2)) return 1;
+    if (!(t->seen & 1)) return 0;
+    int best = t->ns[1] <= t->ns[0];
+    return run >= t->next_try ? !best : best;
+}
+
+/* Runs until the slower arm is tried again: the backoff, times how much
+ * slower it was (a try costs that much), at most 1024. */
+static int64_t tune_interval(rt_thread_tune *t) {
+    int64_t lo = t->ns[0] < t->ns[1] ? t->ns[0] : t->ns[1];
+    int64_t hi = t->ns[0] < t->ns[1] ? t->ns[1] : t->ns[0];
+    int64_t ratio = lo > 0 ? hi / lo : 1;
+    if (ratio < 1) ratio = 1;
+    if (t->backoff > 1024) t->backoff = 1024;
+    int64_t k = (int64_t)t->backoff * ratio;
+    return k < 1024 ? k : 1024;
+}
+
+static void tune_note(rt_thread_tune *t, int32_t node, int64_t run, int arm, int64_t ns) {
+    if ((t->seen & 3) != 3) { /* the first sample of an arm */
+        t->ns[arm] = ns;
+        t->seen |= (uint8_t)(1 << arm);
+        t->backoff = 16;
+        t->next_try = run + tune_interval(t) + node % 16; /* spread the tries over runs */
+        return;
+    }
+    int best = t->ns[1] <= t->ns[0];
+    if (arm == best) {
+        t->ns[arm] += (ns - t->ns[arm]) / 4;
+        return;
+    }
+    /* a try of the other arm: its old figure is stale, take the new one */
+    t->ns[arm] = ns;
+    t->backoff = ns < t->ns[best] ? 16 : t->backoff * 2;
+    t->next_try = run + tune_interval(t);
+}
+
 /* A node's failure names the node, when the op's message does not yet. */
 static mopt_status node_failed(const ir_node *n, mopt_status st) {
     if (n->name[0] && !strstr(mopt_error_message(), n->name))
@@ -352,6 +411,14 @@ static mopt_status run_nodes(mopt_session *s) {
             s->live_bytes += (int64_t)nbytes;
         }
         if (s->live_bytes > s->peak_bytes) s->peak_bytes = s->live_bytes;
+        v->ctx.threads = node_threads(s, n, v);
+        int arm = -1;
+        int64_t t_tune = 0;
+        if (s->tune && v->ctx.threads > 1) {
+            arm = tune_pick(&s->tune[i], s->runs);
+            if (arm == 0) v->ctx.threads = 1;
+            t_tune = mopt_now_ns();
+        }
         int64_t t_start = s->profiling ? mopt_now_ns() : 0;
         mopt_budget_clear_refusal(budget);
         st = run_impl(s, i, v);
@@ -363,6 +430,7 @@ static mopt_status run_nodes(mopt_session *s) {
                            "bytes; memory_limit %" PRId64 " would be exceeded (%" PRId64
                            " in use: arena, intermediates, scratch)",
                            n->name, n->op_type, refused, mopt_budget_limit(budget), in_use);
+        if (arm >= 0 && !st) tune_note(&s->tune[i], i, s->runs, arm, mopt_now_ns() - t_tune);
         if (s->profiling && !st) {
             rt_prof_entry *pe = &s->prof[i];
             pe->start_ns = t_start - s->t0_ns;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,22 @@ int rt_default_threads(void) {
     }
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+int64_t rt_parallel_min_flops(void) {
+    const char *env = getenv("MOPT_PARALLEL_MIN_FLOPS");
+    if (env && *env) {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(env, &end);
+        if (errno == 0 && end != env && *end == '\0' && v >= 0 && v < 9e18) return (int64_t)v;
+    }
+    return 1000000;
+}
+
+bool rt_adaptive_threads(void) {
+    const char *env = getenv("MOPT_ADAPTIVE_THREADS");
+    return env && strcmp(env, "1") == 0;
 }
 
 static void json_string(FILE *f, const char *s) {

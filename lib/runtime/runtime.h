@@ -244,8 +244,10 @@ struct mopt_session {
     const mopt_tensor **user_out; /* per value: caller's output buffer this run */
     ir_shape *run_shapes;         /* per value: shapes produced by this run */
     mopt_dtype *run_dtypes;
-    int threads;        /* resolved thread count (>= 1) */
-    int32_t *consumers; /* static consumer count per value (+1 for outputs) */
+    int threads;           /* resolved thread count (>= 1) */
+    int64_t par_min_flops; /* nodes with less work run on 1 thread (MOPT_PARALLEL_MIN_FLOPS) */
+    struct rt_thread_tune *tune; /* per node, with MOPT_ADAPTIVE_THREADS=1; else NULL */
+    int32_t *consumers;          /* static consumer count per value (+1 for outputs) */
     int64_t live_bytes;
     int64_t peak_bytes;
     int64_t runs;
@@ -288,6 +290,25 @@ mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
 
 /* Number of cores available to this process (>= 1). */
 int rt_default_threads(void);
+
+/* The work below which a node runs on 1 thread: MOPT_PARALLEL_MIN_FLOPS
+ * (a number >= 0, e.g. "1e6"; 0 parallelizes every node), else 1e6. */
+int64_t rt_parallel_min_flops(void);
+
+/* Adaptive threads (MOPT_ADAPTIVE_THREADS=1, opt-in): each node that would
+ * run on the session's N > 1 threads keeps the recent time of its runs at
+ * 1 and at N threads and takes the faster; the other is tried again after
+ * 16 runs, an interval that doubles each time it is still slower. So a node whose fork-join loses
+ * to a busy machine drops to 1 thread, and comes back when the cores are free. The interval is also
+ * multiplied by how much slower the other arm was (a try costs that much),
+ * capped at 1024 runs. */
+typedef struct rt_thread_tune {
+    int64_t ns[2];    /* recent time: [0] at 1 thread, [1] at the session's */
+    int64_t next_try; /* the run at which the other arm is tried again */
+    int32_t backoff;  /* the current interval between tries (runs) */
+    uint8_t seen;     /* bit k: arm k measured */
+} rt_thread_tune;
+bool rt_adaptive_threads(void);
 
 /* Writes the session's trace as Chrome trace JSON. */
 mopt_status rt_trace_write(const mopt_session *s, const char *path);

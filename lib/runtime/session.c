@@ -72,6 +72,14 @@ static mopt_status session_fill(const mopt_model *model, mopt_session *s) {
     s->run_shapes = mopt_calloc(nv, sizeof *s->run_shapes);
     s->run_dtypes = mopt_calloc(nv, sizeof *s->run_dtypes);
     s->threads = s->config.threads > 0 ? s->config.threads : rt_default_threads();
+    s->par_min_flops = rt_parallel_min_flops();
+    if (s->threads > 1 && rt_adaptive_threads()) {
+        s->tune = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->tune);
+        if (!s->tune) {
+            rt_session_destroy(s);
+            return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
+        }
+    }
     if (!s->vals || !s->view || !s->bridge_scratch || !s->slots || !s->consumers || !s->scratch ||
         !s->user_out || !s->run_shapes || !s->run_dtypes) {
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
@@ -113,6 +121,7 @@ void rt_session_destroy(mopt_session *s) {
     }
     rt_subgraphs_session_destroy(s);
     mopt_free(s->scratch);
+    mopt_free(s->tune);
     if (s->bridge_scratch)
         for (int32_t i = 0; i < s->model->graph->n_nodes; i++)
             ops_bridge_scratch_free(&s->bridge_scratch[i]);

@@ -1,13 +1,17 @@
 /*
  * mopt.c — the `mopt` command-line tool: inspect a model (`mopt info`), run
  * it on .npy inputs or generated ones (`mopt run`), and save it optimized as
- * a .mopt file (`mopt optimize`). MODEL is an .onnx or a .mopt file.
+ * a .mopt file (`mopt optimize`); measure the quality of one model or
+ * option set against another on a golden set (`mopt compare`, compare.c).
+ * MODEL is an .onnx or a .mopt file.
  *
  * It is also an example host program: it uses only the public API in
- * <mopt/mopt.h> and the standard C library, never libmopt's internals.
+ * <mopt/mopt.h> and the standard C library, never libmopt's internals
+ * (compare.c compiles lib/io/yaml_tree.c in, a libyaml reader).
  *
  * Exit codes: 0 success, 1 a libmopt call failed (the message is
  * "mopt: <status string>: <mopt_last_error()>"), 2 a bad command line.
+ * `mopt compare`: 0 the budget holds, 1 violated, 2 any error.
  */
 #define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <mopt/mopt.h>
@@ -24,9 +28,12 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define EXIT_USAGE 2
+#include "mopt_cli.h"
+
 #define DEFAULT_SEED 0x6d6f7074u /* "mopt" */
 
+/* In parts, joined by print_usage (one literal would pass the 4095
+ * characters C11 promises). */
 static const char k_usage[] =
     "usage: mopt <command> [arguments]\n"
     "\n"
@@ -78,7 +85,8 @@ static const char k_usage[] =
     "      loads without optimizing again and maps its weights from the file.\n"
     "      --report prints, for each pass, its time, the node count before and\n"
     "      after and the rewrites applied.\n"
-    "\n"
+    "\n";
+static const char k_usage_tail[] =
     "  check MODEL   List every node that keeps MODEL from loading (unsupported\n"
     "                operators, attributes or dtypes; invalid nodes), not just the first.\n"
     "  ops           List the operators this libmopt supports, one per line.\n"
@@ -88,20 +96,41 @@ static const char k_usage[] =
     "Flags also accept the --flag=value form. Exit status: 0 on success, 1 when\n"
     "libmopt reports an error, 2 for a bad command line.\n";
 
+static const char k_usage_compare[] =
+    "  compare REF TEST --golden DIR [--budget FILE.yaml] [--set KEY=VALUE]...\n"
+    "          [--ref-set KEY=VALUE]... [--test-set KEY=VALUE]... [--options FILE.yaml]\n"
+    "          [--ref-options FILE.yaml] [--test-options FILE.yaml] [--threads N]\n"
+    "          [--memory-limit SIZE] [--top-k K] [--recompute]\n"
+    "      Run REF and TEST (two models, or one model twice with different\n"
+    "      options: --set for both, --ref-set/--test-set for one) on every input\n"
+    "      set of the golden set DIR: folders DIR/<set>/ holding input_<i>.npy\n"
+    "      (or .pb, or <input name>.npy) and optionally the references\n"
+    "      output_<j>.npy (used instead of REF's outputs unless --recompute), or\n"
+    "      lone .npy files in DIR for a one-input model. Prints per output and\n"
+    "      metric (max_abs, max_rel, cosine; top1 and topK, K = --top-k, default\n"
+    "      5, along the last axis of rank <= 2 outputs; per-position argmax of\n"
+    "      rank >= 3 outputs; spearman of the pairwise cosine similarities of all\n"
+    "      last-axis rows) the worst value, the set where it occurred and the\n"
+    "      mean. --budget checks rules (see tools/mopt/README.md). Exit status:\n"
+    "      0 the budget holds, 1 it is violated, 2 any error.\n"
+    "\n";
+
+static void print_usage(FILE *f) {
+    fputs(k_usage, f);
+    fputs(k_usage_compare, f);
+    fputs(k_usage_tail, f);
+}
+
 /* ---- errors --------------------------------------------------------------- */
 
 /* Reports a failed libmopt call; returns the exit code 1. */
-static int fail(mopt_status st) {
+int fail(mopt_status st) {
     fprintf(stderr, "mopt: %s: %s\n", mopt_status_string(st), mopt_last_error());
     return EXIT_FAILURE;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-#endif
-
 /* Reports a bad command line; returns the exit code 2. */
-static int usage_error(const char *fmt, ...) {
+int usage_error(const char *fmt, ...) {
     va_list ap;
     fprintf(stderr, "mopt: %s: ", mopt_status_string(MOPT_ERR_INVALID_ARGUMENT));
     va_start(ap, fmt);
@@ -113,7 +142,7 @@ static int usage_error(const char *fmt, ...) {
 
 /* ---- small helpers -------------------------------------------------------- */
 
-static int parse_i64(const char *s, int64_t *out) {
+int parse_i64(const char *s, int64_t *out) {
     char *end = NULL;
     errno = 0;
     long long v = strtoll(s, &end, 10);
@@ -172,7 +201,7 @@ static int64_t default_memory_limit(void) {
 /* Matches argv[*i] against "--name VALUE" or "--name=VALUE". Returns 1 and
  * sets *value on a match, 0 when it is another argument, -1 when the value is
  * missing (message printed). */
-static int flag_value(int argc, char **argv, int *i, const char *name, const char **value) {
+int flag_value(int argc, char **argv, int *i, const char *name, const char **value) {
     const char *a = argv[*i];
     size_t n = strlen(name);
     if (strncmp(a, name, n) != 0) return 0;
@@ -231,16 +260,9 @@ static void print_json_string(FILE *f, const char *s) {
 
 /* ---- loading -------------------------------------------------------------- */
 
-typedef struct common_opts {
-    const char *model;
-    const char *options_file;
-    const char *opt_level, *threads, *precision, *backend;
-    const char *memory_limit; /* --memory-limit SIZE, or NULL for the default */
-} common_opts;
-
 /* Builds the option set from --options and the individual flags. Returns 0,
  * or the exit code to stop with. */
-static int make_options(const common_opts *c, mopt_options **out) {
+int make_options(const common_opts *c, mopt_options **out) {
     mopt_options *o = NULL;
     mopt_status st = mopt_options_create(&o);
     if (st) return fail(st);
@@ -924,7 +946,7 @@ static int make_input(const mopt_model *m, size_t i, name_value *files, int n_fi
 
 /* ---- run: outputs --------------------------------------------------------- */
 
-static double element(const mopt_tensor *t, int64_t i) {
+double element(const mopt_tensor *t, int64_t i) {
     const void *p = mopt_tensor_data_const(t);
     switch (mopt_tensor_dtype(t)) {
     case MOPT_DTYPE_F32: return ((const float *)p)[i];
@@ -1407,12 +1429,12 @@ int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "mopt: %s: no command given\n\n",
                 mopt_status_string(MOPT_ERR_INVALID_ARGUMENT));
-        fputs(k_usage, stderr);
+        print_usage(stderr);
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        fputs(k_usage, stdout);
+        print_usage(stdout);
         return EXIT_SUCCESS;
     }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) return cmd_version();
@@ -1420,11 +1442,12 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "check") == 0) return cmd_check(argc, argv);
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(k_usage, stdout);
+            print_usage(stdout);
             return EXIT_SUCCESS;
         }
     if (strcmp(cmd, "info") == 0) return cmd_info(argc, argv);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc, argv);
     if (strcmp(cmd, "optimize") == 0) return cmd_optimize(argc, argv);
+    if (strcmp(cmd, "compare") == 0) return cmd_compare(argc, argv);
     return usage_error("unknown command '%s'", cmd);
 }

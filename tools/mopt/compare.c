@@ -1,0 +1,885 @@
+/*
+ * compare.c — `mopt compare REF TEST --golden DIR [--budget FILE]`: runs two
+ * models (or one model with two option sets) on every input set of a golden
+ * set, measures each output of TEST against REF's (or against the reference
+ * outputs stored in the golden set) with the metrics of quality.c, prints the
+ * worst value of every metric and where it occurred, and checks a quality
+ * budget. Exit status: 0 the budget holds, 1 it is violated, 2 anything else.
+ *
+ * The budget is YAML read with lib/io/yaml_tree.c, compiled into the tool
+ * (it depends on libyaml and nothing else of libmopt's internals).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/yaml_tree.h"
+#include "mopt_cli.h"
+#include "quality.h"
+
+#define EMBED_MAX_ROWS 1024         /* rows kept for the pairwise Spearman */
+#define EMBED_MAX_ELEMS (4u << 20)  /* and at most this many elements per side */
+#define BUDGET_MAX_BYTES (1u << 20) /* a budget file's tree */
+#define MAX_SETS 100000
+
+/* ---- metrics -------------------------------------------------------------- */
+
+enum { M_MAX_ABS, M_MAX_REL, M_COSINE, M_TOP1, M_TOPK, M_ARGMAX, M_SPEARMAN, M_COUNT };
+static const char *const k_metric_names[M_COUNT] = {"max_abs", "max_rel", "cosine",  "top1",
+                                                    "topk",    "argmax",  "spearman"};
+
+/* lower is better for the errors, higher for the rest */
+static int lower_is_better(int m) { return m == M_MAX_ABS || m == M_MAX_REL; }
+
+static void metric_label(int m, size_t k, char *buf, size_t cap) {
+    if (m == M_TOPK)
+        snprintf(buf, cap, "top%zu", k);
+    else
+        snprintf(buf, cap, "%s", k_metric_names[m]);
+}
+
+typedef struct metric_stat {
+    int applies;
+    double worst, sum;
+    size_t worst_set, count;
+} metric_stat;
+
+/* One compared output: REF output `ref_index`, TEST output `test_index`. */
+typedef struct out_state {
+    const char *name;
+    size_t ref_index, test_index;
+    int skip;  /* not numeric: not compared */
+    int64_t c; /* last axis */
+    metric_stat m[M_COUNT];
+    double *emb_ref, *emb_test; /* rows for the pairwise Spearman */
+    size_t emb_rows, emb_cap;
+    int emb_capped;
+} out_state;
+
+/* Reports running out of memory; returns the exit code 2. */
+static int oom(void) {
+    fprintf(stderr, "mopt: %s\n", mopt_status_string(MOPT_ERR_OUT_OF_MEMORY));
+    return EXIT_USAGE;
+}
+
+/* Records v for metric m of set `set`; NaN is the worst of all. */
+static void record(out_state *o, int m, double v, size_t set) {
+    metric_stat *s = &o->m[m];
+    int first = s->count == 0;
+    s->applies = 1;
+    s->count++;
+    s->sum += v;
+    if (first || isnan(s->worst)) {
+        if (first || !isnan(s->worst)) {
+            s->worst = v;
+            s->worst_set = set;
+        }
+        return;
+    }
+    if (isnan(v) || (lower_is_better(m) ? v > s->worst : v < s->worst)) {
+        s->worst = v;
+        s->worst_set = set;
+    }
+}
+
+/* ---- budget --------------------------------------------------------------- */
+
+typedef struct rule {
+    char *output; /* "*" for every output */
+    int metric;
+    size_t k; /* M_TOPK */
+    double limit;
+    int is_min;   /* the value must be >= limit (else <= limit) */
+    int use_mean; /* stat: mean */
+    size_t line;
+} rule;
+
+static int parse_metric(const char *s, int *metric, size_t *k) {
+    for (int m = 0; m < M_COUNT; m++)
+        if (m != M_TOPK && strcmp(s, k_metric_names[m]) == 0) {
+            *metric = m;
+            return 1;
+        }
+    if (strncmp(s, "top", 3) == 0 && s[3] >= '1' && s[3] <= '9') {
+        int64_t v;
+        if (!parse_i64(s + 3, &v) || v < 1) return 0;
+        *metric = v == 1 ? M_TOP1 : M_TOPK;
+        *k = (size_t)v;
+        return 1;
+    }
+    return 0;
+}
+
+static int parse_number(const ytree_node *n, double *out) {
+    if (!n || n->kind != YTREE_SCALAR || !n->len) return 0;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(n->s, &end);
+    if (errno || *end != '\0' || isnan(v)) return 0;
+    *out = v;
+    return 1;
+}
+
+/* Reads the budget file into *rules. Returns 0 or the exit code 2. */
+static int load_budget(const char *path, rule **rules, size_t *n_rules) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "mopt: cannot open budget '%s': %s\n", path, strerror(errno));
+        return EXIT_USAGE;
+    }
+    ytree t = {0};
+    ytree_error e = {0};
+    const ytree_limits lim = {.first_line = 1,
+                              .max_depth = 8,
+                              .max_documents = 1,
+                              .max_bytes = BUDGET_MAX_BYTES,
+                              .scalar_keys = true};
+    mopt_status st = ytree_read_file(&t, &lim, f, &e);
+    fclose(f);
+    int rc = 0;
+    if (st) {
+        fprintf(stderr, "mopt: budget '%s' line %zu: not valid YAML%s%s\n", path, e.line,
+                e.what ? ": " : "", e.what ? e.what : "");
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    const ytree_node *root = t.n_docs ? t.docs[0] : NULL;
+    const ytree_node *list = root;
+    if (root && root->kind == YTREE_MAP) {
+        for (size_t i = 0; i < root->n; i += 2)
+            if (strcmp(root->kids[i]->s, "rules") != 0) {
+                fprintf(stderr, "mopt: budget '%s' line %zu: unknown key '%s' (expected 'rules')\n",
+                        path, root->kids[i]->line, root->kids[i]->s);
+                rc = EXIT_USAGE;
+                goto done;
+            }
+        list = ytree_get(root, "rules");
+    }
+    if (!list || list->kind != YTREE_SEQ || list->n == 0) {
+        fprintf(stderr,
+                "mopt: budget '%s': expected a list of rules (or 'rules:' and a list), each "
+                "{output, metric, min | max | threshold}\n",
+                path);
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    *rules = calloc(list->n, sizeof **rules);
+    if (!*rules) {
+        rc = oom();
+        goto done;
+    }
+    for (size_t i = 0; i < list->n; i++) {
+        const ytree_node *r = list->kids[i];
+        rule *u = &(*rules)[i];
+        u->line = r->line;
+        if (r->kind != YTREE_MAP) {
+            fprintf(stderr, "mopt: budget '%s' line %zu: a rule is a mapping, not %s\n", path,
+                    r->line, ytree_kind_name(r->kind));
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        int have_limit = 0;
+        const char *metric = NULL, *output = "*";
+        for (size_t j = 0; j < r->n && !rc; j += 2) {
+            const char *key = r->kids[j]->s;
+            const ytree_node *v = r->kids[j + 1];
+            if (v->kind != YTREE_SCALAR) {
+                fprintf(stderr, "mopt: budget '%s' line %zu: '%s' needs a scalar value\n", path,
+                        v->line, key);
+                rc = EXIT_USAGE;
+            } else if (strcmp(key, "output") == 0) {
+                output = v->s;
+            } else if (strcmp(key, "metric") == 0) {
+                metric = v->s;
+            } else if (strcmp(key, "min") == 0 || strcmp(key, "max") == 0 ||
+                       strcmp(key, "threshold") == 0) {
+                if (have_limit++ || !parse_number(v, &u->limit)) {
+                    fprintf(stderr,
+                            "mopt: budget '%s' line %zu: give one of min, max, threshold, as a "
+                            "number\n",
+                            path, v->line);
+                    rc = EXIT_USAGE;
+                }
+                u->is_min = key[1] == 'i' ? 1 : key[1] == 'a' ? 0 : -1; /* -1: by metric */
+            } else if (strcmp(key, "stat") == 0) {
+                if (strcmp(v->s, "mean") == 0) {
+                    u->use_mean = 1;
+                } else if (strcmp(v->s, "worst") != 0) {
+                    fprintf(stderr, "mopt: budget '%s' line %zu: stat is 'worst' or 'mean'\n", path,
+                            v->line);
+                    rc = EXIT_USAGE;
+                }
+            } else {
+                fprintf(stderr,
+                        "mopt: budget '%s' line %zu: unknown key '%s' (output, metric, min, max, "
+                        "threshold, stat)\n",
+                        path, r->kids[j]->line, key);
+                rc = EXIT_USAGE;
+            }
+        }
+        if (rc) goto done;
+        if (!metric || !parse_metric(metric, &u->metric, &u->k)) {
+            fprintf(stderr,
+                    "mopt: budget '%s' line %zu: %s%s%s (one of max_abs, max_rel, cosine, top1, "
+                    "topK such as top5, argmax, spearman)\n",
+                    path, r->line, metric ? "unknown metric '" : "the rule has no metric",
+                    metric ? metric : "", metric ? "'" : "");
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        if (!have_limit) {
+            fprintf(stderr, "mopt: budget '%s' line %zu: the rule needs min, max or threshold\n",
+                    path, r->line);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        if (u->is_min < 0) u->is_min = !lower_is_better(u->metric);
+        u->output = strdup(output);
+        if (!u->output) {
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        *n_rules = i + 1;
+    }
+done:
+    ytree_free(&t);
+    return rc;
+}
+
+/* ---- golden set ----------------------------------------------------------- */
+
+typedef struct golden_set {
+    char *name; /* shown in the table */
+    char *path; /* a folder, or one .npy/.pb file (the only input) */
+    int is_file;
+} golden_set;
+
+/* Natural order: digit runs compare by value (test_data_set_2 < _10). */
+static int natural_cmp(const char *a, const char *b) {
+    while (*a && *b) {
+        if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+            while (*a == '0')
+                a++;
+            while (*b == '0')
+                b++;
+            size_t la = strspn(a, "0123456789"), lb = strspn(b, "0123456789");
+            if (la != lb) return la < lb ? -1 : 1;
+            int c = strncmp(a, b, la);
+            if (c) return c;
+            a += la;
+            b += lb;
+        } else {
+            if (*a != *b) return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+            a++;
+            b++;
+        }
+    }
+    return *a ? 1 : *b ? -1 : 0;
+}
+
+static int cmp_sets(const void *pa, const void *pb) {
+    return natural_cmp(((const golden_set *)pa)->name, ((const golden_set *)pb)->name);
+}
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static char *join(const char *dir, const char *name) {
+    size_t a = strlen(dir), b = strlen(name);
+    char *p = malloc(a + b + 2);
+    if (p) snprintf(p, a + b + 2, "%s%s%s", dir, a && dir[a - 1] == '/' ? "" : "/", name);
+    return p;
+}
+
+static int is_file(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static void free_sets(golden_set *s, size_t n) {
+    for (size_t i = 0; s && i < n; i++) {
+        free(s[i].name);
+        free(s[i].path);
+    }
+    free(s);
+}
+
+/* Lists DIR's input sets: its subfolders, and its .npy/.pb files (one set
+ * each). Returns 0 or the exit code 2. */
+static int list_sets(const char *dir, golden_set **out, size_t *n_out) {
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "mopt: cannot open golden set folder '%s': %s\n", dir, strerror(errno));
+        return EXIT_USAGE;
+    }
+    golden_set *s = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d)) != NULL && !rc) {
+        if (e->d_name[0] == '.') continue;
+        char *path = join(dir, e->d_name);
+        struct stat st;
+        if (!path || stat(path, &st) != 0) {
+            free(path);
+            continue;
+        }
+        int file =
+            S_ISREG(st.st_mode) && (ends_with(e->d_name, ".npy") || ends_with(e->d_name, ".pb"));
+        if (!file && !S_ISDIR(st.st_mode)) {
+            free(path);
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            golden_set *g = cap <= MAX_SETS ? realloc(s, cap * sizeof *s) : NULL;
+            if (!g) {
+                free(path);
+                fprintf(stderr, "mopt: golden set '%s': too many entries\n", dir);
+                rc = EXIT_USAGE;
+                break;
+            }
+            s = g;
+        }
+        s[n] = (golden_set){strdup(e->d_name), path, file};
+        if (!s[n++].name) rc = EXIT_USAGE;
+    }
+    closedir(d);
+    if (!rc && n == 0) {
+        fprintf(stderr,
+                "mopt: golden set '%s' is empty: expected input set folders (test_data_set_0/ "
+                "with input_0.npy, ...) or .npy files\n",
+                dir);
+        rc = EXIT_USAGE;
+    }
+    if (rc) {
+        free_sets(s, n);
+        return rc;
+    }
+    qsort(s, n, sizeof *s, cmp_sets);
+    *out = s;
+    *n_out = n;
+    return 0;
+}
+
+/* The file of input or output `idx` named `name` in set folder dir:
+ * PREFIX_<idx>.npy, PREFIX_<idx>.pb, or (inputs) <name>.npy with '/' and '\'
+ * as '_'. NULL when there is none. */
+static char *find_tensor_file(const char *dir, const char *prefix, size_t idx, const char *name) {
+    char buf[600];
+    const char *ext[2] = {".npy", ".pb"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(buf, sizeof buf, "%s_%zu%s", prefix, idx, ext[k]);
+        char *p = join(dir, buf);
+        if (p && is_file(p)) return p;
+        free(p);
+    }
+    if (name && *name && strlen(name) < 500) {
+        size_t j = 0;
+        for (; name[j]; j++)
+            buf[j] = name[j] == '/' || name[j] == '\\' ? '_' : name[j];
+        memcpy(buf + j, ".npy", 5);
+        char *p = join(dir, buf);
+        if (p && is_file(p)) return p;
+        free(p);
+    }
+    return NULL;
+}
+
+/* ---- one side (REF or TEST) ----------------------------------------------- */
+
+typedef struct side {
+    const char *label; /* "REF" or "TEST" */
+    common_opts c;
+    const char *options_file; /* --ref-options / --test-options */
+    const char **sets;        /* KEY=VALUE from --set, then --ref-set / --test-set */
+    int n_sets;
+    mopt_options *opts;
+    mopt_model *model;
+    mopt_session *session;
+    size_t n_in, n_out;
+} side;
+
+/* Loads the side's model and makes its session. Returns 0 or 2. */
+static int open_side(side *s) {
+    if (make_options(&s->c, &s->opts)) return EXIT_USAGE;
+    mopt_status st = MOPT_OK;
+    if (s->options_file && (st = mopt_options_load_yaml(s->opts, s->options_file))) {
+        fail(st);
+        return EXIT_USAGE;
+    }
+    for (int k = 0; k < s->n_sets; k++) {
+        const char *kv = s->sets[k], *eq = strchr(kv, '=');
+        char key[128];
+        if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof key)
+            return usage_error("%s option '%s': expected KEY=VALUE", s->label, kv);
+        snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+        if ((st = mopt_options_set_string(s->opts, key, eq + 1)) != MOPT_OK)
+            return usage_error("%s option %s: %s", s->label, kv, mopt_last_error());
+    }
+    if ((st = mopt_model_load(s->c.model, s->opts, &s->model)) != MOPT_OK ||
+        (st = mopt_session_create(s->model, s->opts, &s->session)) != MOPT_OK) {
+        fprintf(stderr, "mopt: %s model '%s': ", s->label, s->c.model);
+        fail(st);
+        return EXIT_USAGE;
+    }
+    s->n_in = mopt_model_io_count(s->model, MOPT_INPUT);
+    s->n_out = mopt_model_io_count(s->model, MOPT_OUTPUT);
+    return 0;
+}
+
+static void close_side(side *s) {
+    mopt_session_destroy(s->session);
+    mopt_model_destroy(s->model);
+    mopt_options_destroy(s->opts);
+}
+
+static void destroy_all(mopt_tensor **t, size_t n) {
+    for (size_t i = 0; t && i < n; i++) {
+        mopt_tensor_destroy(t[i]);
+        t[i] = NULL;
+    }
+}
+
+static int runs(side *s, mopt_tensor **in, mopt_tensor **out, const char *set) {
+    mopt_status st = mopt_session_run(s->session, s->n_in, NULL, (const mopt_tensor *const *)in,
+                                      s->n_out, NULL, out);
+    if (st) {
+        fprintf(stderr, "mopt: %s model on set '%s': ", s->label, set);
+        fail(st);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void shape_str(const mopt_tensor *t, char *buf, size_t cap) {
+    int len = snprintf(buf, cap, "[");
+    for (int a = 0; a < mopt_tensor_rank(t) && len < (int)cap; a++)
+        len += snprintf(buf + len, cap - (size_t)len, "%s%" PRId64, a ? "," : "",
+                        mopt_tensor_dim(t, a));
+    if (len < (int)cap) snprintf(buf + len, cap - (size_t)len, "]");
+}
+
+static int is_float(mopt_dtype d) {
+    return d == MOPT_DTYPE_F32 || d == MOPT_DTYPE_F64 || d == MOPT_DTYPE_F16 ||
+           d == MOPT_DTYPE_BF16;
+}
+
+static double *to_doubles(const mopt_tensor *t) {
+    int64_t n = mopt_tensor_element_count(t);
+    double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    for (int64_t i = 0; v && i < n; i++)
+        v[i] = element(t, i);
+    return v;
+}
+
+/* Measures one output of one set. Returns 0 or 2. */
+static int measure(out_state *o, const mopt_tensor *r, const mopt_tensor *t, size_t set,
+                   const char *set_name, size_t k) {
+    char rs[160], ts[160];
+    shape_str(r, rs, sizeof rs);
+    shape_str(t, ts, sizeof ts);
+    if (strcmp(rs, ts) != 0) {
+        fprintf(stderr, "mopt: output '%s' on set '%s': REF has shape %s, TEST %s\n", o->name,
+                set_name, rs, ts);
+        return EXIT_USAGE;
+    }
+    mopt_dtype dt = mopt_tensor_dtype(r);
+    if (dt == MOPT_DTYPE_STRING || dt == MOPT_DTYPE_UNDEFINED ||
+        mopt_tensor_dtype(t) == MOPT_DTYPE_STRING) {
+        o->skip = 1;
+        return 0;
+    }
+    size_t n = (size_t)mopt_tensor_element_count(r);
+    int rank = mopt_tensor_rank(r);
+    int64_t c = rank ? mopt_tensor_dim(r, rank - 1) : 1;
+    double *a = to_doubles(r), *b = to_doubles(t);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return oom();
+    }
+    o->c = c;
+    record(o, M_MAX_ABS, qm_max_abs(a, b, n), set);
+    record(o, M_MAX_REL, qm_max_rel(a, b, n), set);
+    record(o, M_COSINE, qm_cosine(a, b, n), set);
+    int rows_ok = is_float(dt) && c >= 2 && n >= (size_t)c;
+    if (rows_ok && rank <= 2) {
+        record(o, M_TOP1, qm_topk_agreement(a, b, n, (size_t)c, 1), set);
+        if ((size_t)c > k) record(o, M_TOPK, qm_topk_agreement(a, b, n, (size_t)c, k), set);
+    } else if (rows_ok) {
+        record(o, M_ARGMAX, qm_topk_agreement(a, b, n, (size_t)c, 1), set);
+    }
+    /* rows for the embedding metric, while they fit */
+    size_t rows = rows_ok ? n / (size_t)c : 0;
+    for (size_t q = 0; q < rows; q++) {
+        if (o->emb_rows >= EMBED_MAX_ROWS || (o->emb_rows + 1) * (size_t)c > EMBED_MAX_ELEMS) {
+            o->emb_capped = 1;
+            break;
+        }
+        if (o->emb_rows == o->emb_cap) {
+            size_t cap = o->emb_cap ? 2 * o->emb_cap : 64;
+            double *x = realloc(o->emb_ref, cap * (size_t)c * sizeof *x);
+            if (x) o->emb_ref = x;
+            double *y = x ? realloc(o->emb_test, cap * (size_t)c * sizeof *y) : NULL;
+            if (y) o->emb_test = y;
+            if (!x || !y) {
+                free(a);
+                free(b);
+                return oom();
+            }
+            o->emb_cap = cap;
+        }
+        memcpy(o->emb_ref + o->emb_rows * (size_t)c, a + q * (size_t)c, (size_t)c * sizeof *a);
+        memcpy(o->emb_test + o->emb_rows * (size_t)c, b + q * (size_t)c, (size_t)c * sizeof *b);
+        o->emb_rows++;
+    }
+    free(a);
+    free(b);
+    return 0;
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+static void print_value(char *buf, size_t cap, double v) { snprintf(buf, cap, "%.6g", v); }
+
+int cmd_compare(int argc, char **argv) {
+    const char *golden = NULL, *budget = NULL, *options = NULL, *top_k_s = NULL;
+    const char *threads = NULL, *memory_limit = NULL;
+    const char **common = calloc((size_t)argc, sizeof *common);
+    const char **ref_sets = calloc((size_t)argc * 2, sizeof *ref_sets);
+    const char **test_sets = calloc((size_t)argc * 2, sizeof *test_sets);
+    const char **only_ref = calloc((size_t)argc, sizeof *only_ref);
+    const char **only_test = calloc((size_t)argc, sizeof *only_test);
+    int n_common = 0, n_ref = 0, n_test = 0, recompute = 0, rc = 0;
+    side ref = {.label = "REF"}, test = {.label = "TEST"};
+    golden_set *sets = NULL;
+    size_t n_sets = 0, n_rules = 0, n_outs = 0;
+    rule *rules = NULL;
+    out_state *outs = NULL;
+    mopt_tensor **in = NULL, **tin = NULL, **rout = NULL, **tout = NULL, **stored = NULL;
+    if (!common || !ref_sets || !test_sets || !only_ref || !only_test) {
+        rc = oom();
+        goto done;
+    }
+    for (int i = 2; i < argc && !rc; i++) {
+        const char *v = NULL;
+        int r;
+        if ((r = flag_value(argc, argv, &i, "--golden", &v)) != 0) {
+            golden = v;
+        } else if ((r = flag_value(argc, argv, &i, "--budget", &v)) != 0) {
+            budget = v;
+        } else if ((r = flag_value(argc, argv, &i, "--set", &v)) != 0) {
+            common[n_common++] = v;
+        } else if ((r = flag_value(argc, argv, &i, "--ref-set", &v)) != 0) {
+            only_ref[n_ref++] = v;
+        } else if ((r = flag_value(argc, argv, &i, "--test-set", &v)) != 0) {
+            only_test[n_test++] = v;
+        } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
+            options = v;
+        } else if ((r = flag_value(argc, argv, &i, "--ref-options", &v)) != 0) {
+            ref.options_file = v;
+        } else if ((r = flag_value(argc, argv, &i, "--test-options", &v)) != 0) {
+            test.options_file = v;
+        } else if ((r = flag_value(argc, argv, &i, "--threads", &v)) != 0) {
+            threads = v;
+        } else if ((r = flag_value(argc, argv, &i, "--memory-limit", &v)) != 0) {
+            memory_limit = v;
+        } else if ((r = flag_value(argc, argv, &i, "--top-k", &v)) != 0) {
+            top_k_s = v;
+        } else if (strcmp(argv[i], "--recompute") == 0) {
+            recompute = 1;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            rc = usage_error("unknown flag '%s' for 'mopt compare'", argv[i]);
+        } else if (!ref.c.model) {
+            ref.c.model = argv[i];
+        } else if (!test.c.model) {
+            test.c.model = argv[i];
+        } else {
+            rc = usage_error("'mopt compare' takes two models (REF TEST), got a third: '%s'",
+                             argv[i]);
+        }
+        if (r < 0) rc = EXIT_USAGE;
+    }
+    if (rc) goto done;
+    if (!ref.c.model || !test.c.model) {
+        rc = usage_error("'mopt compare' needs REF and TEST models (they may be the same file "
+                         "with --ref-set/--test-set options)");
+        goto done;
+    }
+    if (!golden) {
+        rc = usage_error("'mopt compare' needs --golden DIR");
+        goto done;
+    }
+    size_t top_k = 5;
+    int k_given = 0;
+    if (top_k_s) {
+        int64_t x;
+        if (!parse_i64(top_k_s, &x) || x < 2 || x > 1000000) {
+            rc = usage_error("--top-k %s: expected a number >= 2", top_k_s);
+            goto done;
+        }
+        top_k = (size_t)x;
+        k_given = 1;
+    }
+    if (budget && (rc = load_budget(budget, &rules, &n_rules)) != 0) goto done;
+    for (size_t q = 0; q < n_rules; q++) {
+        if (rules[q].metric != M_TOPK || rules[q].k == top_k) continue;
+        if (k_given) {
+            rc = usage_error("budget line %zu asks for top%zu but --top-k is %zu", rules[q].line,
+                             rules[q].k, top_k);
+            goto done;
+        }
+        top_k = rules[q].k;
+        k_given = 1;
+    }
+    /* options: --options and --set for both, then the side's own */
+    for (int k = 0; k < n_common; k++)
+        ref_sets[ref.n_sets++] = test_sets[test.n_sets++] = common[k];
+    for (int k = 0; k < n_ref; k++)
+        ref_sets[ref.n_sets++] = only_ref[k];
+    for (int k = 0; k < n_test; k++)
+        test_sets[test.n_sets++] = only_test[k];
+    ref.sets = ref_sets;
+    test.sets = test_sets;
+    ref.c.options_file = test.c.options_file = options;
+    ref.c.threads = test.c.threads = threads;
+    ref.c.memory_limit = test.c.memory_limit = memory_limit;
+    if ((rc = list_sets(golden, &sets, &n_sets)) != 0) goto done;
+    if ((rc = open_side(&ref)) != 0 || (rc = open_side(&test)) != 0) goto done;
+
+    /* outputs: TEST's by REF's name, else by position */
+    n_outs = ref.n_out;
+    outs = calloc(n_outs ? n_outs : 1, sizeof *outs);
+    in = calloc(ref.n_in + 1, sizeof *in);
+    tin = calloc(test.n_in + 1, sizeof *tin);
+    rout = calloc(ref.n_out + 1, sizeof *rout);
+    tout = calloc(test.n_out + 1, sizeof *tout);
+    stored = calloc(ref.n_out + 1, sizeof *stored);
+    if (!outs || !in || !tin || !rout || !tout || !stored) {
+        rc = oom();
+        goto done;
+    }
+    for (size_t j = 0; j < n_outs; j++) {
+        outs[j].name = mopt_model_io_name(ref.model, MOPT_OUTPUT, j);
+        outs[j].ref_index = j;
+        if (mopt_model_io_find(test.model, MOPT_OUTPUT, outs[j].name, &outs[j].test_index)) {
+            if (ref.n_out != test.n_out) {
+                rc = usage_error("TEST has no output named '%s' and a different number of "
+                                 "outputs (%zu, REF %zu): cannot pair them",
+                                 outs[j].name, test.n_out, ref.n_out);
+                goto done;
+            }
+            outs[j].test_index = j;
+        }
+    }
+    for (size_t q = 0; q < n_rules; q++) {
+        size_t idx;
+        if (strcmp(rules[q].output, "*") != 0 &&
+            mopt_model_io_find(ref.model, MOPT_OUTPUT, rules[q].output, &idx)) {
+            rc = usage_error("budget line %zu: REF has no output named '%s'", rules[q].line,
+                             rules[q].output);
+            goto done;
+        }
+    }
+
+    size_t n_stored_sets = 0;
+    for (size_t s = 0; s < n_sets; s++) {
+        const golden_set *g = &sets[s];
+        /* inputs, in REF's order */
+        if (g->is_file && ref.n_in != 1) {
+            rc = usage_error("golden set file '%s': a lone file is an input set only for a "
+                             "model with one input (REF has %zu)",
+                             g->path, ref.n_in);
+            goto done;
+        }
+        for (size_t i = 0; i < ref.n_in; i++) {
+            const char *name = mopt_model_io_name(ref.model, MOPT_INPUT, i);
+            char *p = g->is_file ? strdup(g->path) : find_tensor_file(g->path, "input", i, name);
+            if (!p) {
+                fprintf(stderr,
+                        "mopt: golden set '%s': no file for input %zu '%s' (input_%zu.npy, "
+                        "input_%zu.pb or %s.npy)\n",
+                        g->name, i, name, i, i, name);
+                rc = EXIT_USAGE;
+                goto done;
+            }
+            mopt_status st = mopt_tensor_load(p, &in[i]);
+            if (st) {
+                fprintf(stderr, "mopt: golden set '%s': '%s': ", g->name, p);
+                fail(st);
+                free(p);
+                rc = EXIT_USAGE;
+                goto done;
+            }
+            free(p);
+        }
+        for (size_t i = 0; i < test.n_in; i++) {
+            size_t idx = i;
+            const char *name = mopt_model_io_name(test.model, MOPT_INPUT, i);
+            if (mopt_model_io_find(ref.model, MOPT_INPUT, name, &idx) != MOPT_OK) {
+                if (i >= ref.n_in) {
+                    rc = usage_error("TEST input '%s' has no counterpart in REF", name);
+                    goto done;
+                }
+                idx = i;
+            }
+            tin[i] = in[idx];
+        }
+        /* reference outputs: stored ones unless --recompute, else REF's */
+        size_t n_stored = 0;
+        for (size_t j = 0; j < ref.n_out && !recompute && !g->is_file; j++) {
+            char *p = find_tensor_file(g->path, "output", j, NULL);
+            if (!p) continue;
+            mopt_status st = mopt_tensor_load(p, &stored[j]);
+            if (st) {
+                fprintf(stderr, "mopt: golden set '%s': '%s': ", g->name, p);
+                fail(st);
+                free(p);
+                rc = EXIT_USAGE;
+                goto done;
+            }
+            free(p);
+            n_stored++;
+        }
+        if (n_stored) n_stored_sets++;
+        if (n_stored < ref.n_out && (rc = runs(&ref, in, rout, g->name)) != 0) goto done;
+        if ((rc = runs(&test, tin, tout, g->name)) != 0) goto done;
+        for (size_t j = 0; j < n_outs; j++) {
+            const mopt_tensor *r = stored[j] ? stored[j] : rout[j];
+            if ((rc = measure(&outs[j], r, tout[outs[j].test_index], s, g->name, top_k)) != 0)
+                goto done;
+        }
+        destroy_all(in, ref.n_in);
+        destroy_all(rout, ref.n_out);
+        destroy_all(tout, test.n_out);
+        destroy_all(stored, ref.n_out);
+    }
+    for (size_t j = 0; j < n_outs; j++) {
+        out_state *o = &outs[j];
+        if (o->emb_rows >= 3) {
+            double rho = qm_pairwise_spearman(o->emb_ref, o->emb_test, o->emb_rows, (size_t)o->c);
+            record(o, M_SPEARMAN, rho, SIZE_MAX);
+        }
+    }
+
+    /* the table */
+    printf("golden set %s: %zu input set%s; references: %s\n", golden, n_sets,
+           n_sets == 1 ? "" : "s",
+           n_stored_sets == 0        ? "computed by REF"
+           : n_stored_sets == n_sets ? "stored"
+                                     : "stored in some sets, computed by REF in the others");
+    printf("REF  %s", ref.c.model);
+    for (int k = 0; k < ref.n_sets; k++)
+        printf(" %s", ref.sets[k]);
+    printf("\nTEST %s", test.c.model);
+    for (int k = 0; k < test.n_sets; k++)
+        printf(" %s", test.sets[k]);
+    printf("\n\n%-24s %-9s %-13s %-22s %s\n", "output", "metric", "worst", "at", "mean");
+    for (size_t j = 0; j < n_outs; j++) {
+        out_state *o = &outs[j];
+        if (o->skip) {
+            printf("%-24s (not numeric: not compared)\n", o->name);
+            continue;
+        }
+        for (int m = 0; m < M_COUNT; m++) {
+            metric_stat *s = &o->m[m];
+            if (!s->applies) continue;
+            char label[32], w[32], mean[32];
+            metric_label(m, top_k, label, sizeof label);
+            print_value(w, sizeof w, s->worst);
+            print_value(mean, sizeof mean, s->sum / (double)s->count);
+            const char *at = s->worst_set == SIZE_MAX ? "(all sets)" : sets[s->worst_set].name;
+            if (m == M_SPEARMAN) snprintf(mean, sizeof mean, "-");
+            printf("%-24s %-9s %-13s %-22s %s", o->name, label, w, at, mean);
+            if (m == M_SPEARMAN)
+                printf("   (%zu rows%s)", o->emb_rows, o->emb_capped ? ", capped" : "");
+            printf("\n");
+        }
+    }
+
+    /* the budget */
+    size_t violated = 0;
+    for (size_t q = 0; q < n_rules; q++) {
+        const rule *u = &rules[q];
+        int matched = 0;
+        for (size_t j = 0; j < n_outs; j++) {
+            out_state *o = &outs[j];
+            int star = strcmp(u->output, "*") == 0;
+            if (!star && strcmp(u->output, o->name) != 0) continue;
+            const metric_stat *s = &o->m[u->metric];
+            if (!s->applies || o->skip) {
+                if (star) continue;
+                char label[32];
+                metric_label(u->metric, u->k, label, sizeof label);
+                rc = usage_error("budget line %zu: metric %s does not apply to output '%s'",
+                                 u->line, label, o->name);
+                goto done;
+            }
+            matched = 1;
+            double v =
+                u->use_mean && u->metric != M_SPEARMAN ? s->sum / (double)s->count : s->worst;
+            int ok = u->is_min ? v >= u->limit : v <= u->limit; /* NaN fails */
+            if (ok) continue;
+            char label[32];
+            metric_label(u->metric, u->k, label, sizeof label);
+            printf("budget violated: output '%s' %s %s %.6g%s%s%s %s %s %.6g (line %zu)\n", o->name,
+                   label, u->use_mean ? "mean" : "worst", v, u->use_mean ? "" : " (at ",
+                   u->use_mean                ? ""
+                   : s->worst_set == SIZE_MAX ? "all sets"
+                                              : sets[s->worst_set].name,
+                   u->use_mean ? "" : ")", u->is_min ? "<" : ">", u->is_min ? "min" : "max",
+                   u->limit, u->line);
+            violated++;
+        }
+        if (!matched) {
+            char label[32];
+            metric_label(u->metric, u->k, label, sizeof label);
+            fprintf(stderr, "mopt: warning: budget line %zu: metric %s applies to no output\n",
+                    u->line, label);
+        }
+    }
+    if (n_rules) {
+        if (violated)
+            printf("budget %s: %zu violation%s\n", budget, violated, violated == 1 ? "" : "s");
+        else
+            printf("budget %s: all %zu rule%s hold\n", budget, n_rules, n_rules == 1 ? "" : "s");
+    }
+    if (fflush(stdout) != 0) rc = EXIT_USAGE;
+    if (!rc && violated) rc = EXIT_FAILURE;
+
+done:
+    destroy_all(in, ref.n_in);
+    destroy_all(rout, ref.n_out);
+    destroy_all(tout, test.n_out);
+    destroy_all(stored, ref.n_out);
+    free(in);
+    free(tin);
+    free(rout);
+    free(tout);
+    free(stored);
+    for (size_t j = 0; outs && j < n_outs; j++) {
+        free(outs[j].emb_ref);
+        free(outs[j].emb_test);
+    }
+    free(outs);
+    for (size_t q = 0; q < n_rules; q++)
+        free(rules[q].output);
+    free(rules);
+    free_sets(sets, n_sets);
+    close_side(&test);
+    close_side(&ref);
+    free(common);
+    free(ref_sets);
+    free(test_sets);
+    free(only_ref);
+    free(only_test);
+    return rc;
+}

@@ -1,0 +1,44 @@
+/*
+ * mopt_cli.h — helpers of mopt.c shared with the other commands' files of
+ * the `mopt` tool (compare.c). Not part of libmopt: the tool uses only the
+ * public API in <mopt/mopt.h>.
+ */
+#ifndef MOPT_TOOLS_CLI_H
+#define MOPT_TOOLS_CLI_H
+
+#include <mopt/mopt.h>
+#include <stdint.h>
+
+#define EXIT_USAGE 2
+
+/* Reports a failed libmopt call; returns the exit code 1. */
+int fail(mopt_status st);
+/* Reports a bad command line; returns the exit code 2. */
+#if defined(__GNUC__) || defined(__clang__)
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#else
+int usage_error(const char *fmt, ...);
+#endif
+int parse_i64(const char *s, int64_t *out);
+/* Matches argv[*i] against "--name VALUE" or "--name=VALUE": 1 and *value on
+ * a match, 0 for another argument, -1 when the value is missing (printed). */
+int flag_value(int argc, char **argv, int *i, const char *name, const char **value);
+
+typedef struct common_opts {
+    const char *model;
+    const char *options_file;
+    const char *opt_level, *threads, *precision, *backend;
+    const char *memory_limit; /* --memory-limit SIZE, or NULL for the default */
+} common_opts;
+
+/* Builds the option set from --options and the individual flags. Returns 0,
+ * or the exit code to stop with. */
+int make_options(const common_opts *c, mopt_options **out);
+
+/* Element i of t as a double (NaN for strings and unknown types). */
+double element(const mopt_tensor *t, int64_t i);
+
+/* `mopt compare` (compare.c). */
+int cmd_compare(int argc, char **argv);
+
+#endif
