@@ -5,7 +5,8 @@
  * per output channel too, optional int32 bias, int8/uint8 y). The window
  * attributes (group, kernel_shape, strides, dilations, pads, auto_pad) and
  * the output shape are Conv's own (conv.h, impls.h); the integer math is in
- * kernels/ref/conv_quant.c.
+ * kernels/ref/conv_quant.c, and the bit-identical fast path (im2col + an
+ * int8 GEMM, VNNI or portable) in lib/ops/cpu/conv_quant_cpu.c.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -76,21 +77,27 @@ static void read_zp(const op_tensor *in, int n_in, int k, int32_t *buf, int64_t 
     *per_channel = n > 1;
 }
 
-/* Runs the integer convolution of x (input 0), w (input iw) with zero
- * points (inputs izx, izw; < 0: none) and bias into acc. */
+/* The reference integer convolution (ops_qconv_s32_fn). */
+static mopt_status ref_s32(const op_ctx *ctx, const ref_conv_params *g, const ref_qconv_args *a,
+                           int32_t *acc) {
+    int64_t nwork = ref_conv_s32_work(g);
+    int32_t *work = mopt_malloc((size_t)(nwork > 0 ? nwork : 1) * sizeof(int32_t));
+    if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the integer convolution");
+    ref_conv_s32(g, a, acc, work);
+    mopt_free(work);
+    return MOPT_OK;
+}
+
+/* Runs the integer convolution (conv) of x (input 0), w (input iw) with
+ * zero points (inputs izx, izw; < 0: none) and bias into acc. */
 static mopt_status conv_s32(const op_ctx *ctx, const op_tensor *in, int n_in, int iw, int izx,
-                            int izw, const int32_t *bias, int32_t *acc, ref_conv_params *g) {
+                            int izw, const int32_t *bias, int32_t *acc, ref_conv_params *g,
+                            ops_qconv_s32_fn conv) {
     int64_t pad_end[REF_WIN_MAX];
     mopt_status st = ops_conv_geometry(ctx, &in[0].shape, &in[iw].shape, g, pad_end);
     if (st) return st;
     int32_t *wzp = mopt_malloc((size_t)(g->c_out > 0 ? g->c_out : 1) * sizeof(int32_t));
-    int64_t nwork = ref_conv_s32_work(g);
-    int32_t *work = mopt_malloc((size_t)(nwork > 0 ? nwork : 1) * sizeof(int32_t));
-    if (!wzp || !work) {
-        mopt_free(wzp);
-        mopt_free(work);
-        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the integer convolution");
-    }
+    if (!wzp) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the integer convolution");
     int32_t xzp = 0;
     bool per_channel = false, unused;
     if (izx >= 0) read_zp(in, n_in, izx, &xzp, 1, &unused);
@@ -103,10 +110,9 @@ static mopt_status conv_s32(const op_ctx *ctx, const op_tensor *in, int n_in, in
                         .w_zp = wzp,
                         .w_zp_per_channel = per_channel,
                         .bias = bias};
-    ref_conv_s32(g, &a, acc, work);
+    st = conv(ctx, g, &a, acc);
     mopt_free(wzp);
-    mopt_free(work);
-    return MOPT_OK;
+    return st;
 }
 
 /* ---- ConvInteger -------------------------------------------------------------- */
@@ -126,11 +132,16 @@ static mopt_status conv_integer_infer(const op_ctx *ctx, const op_tensor *in, in
     return conv_shape(ctx, &in[0], &in[1], &out[0].shape);
 }
 
-static mopt_status conv_integer_run(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                    op_tensor *out, int n_out) {
+static mopt_status conv_integer_run_with(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                         op_tensor *out, ops_qconv_s32_fn conv) {
     if (op_numel(&out[0]) == 0) return MOPT_OK;
     ref_conv_params g;
-    return conv_s32(ctx, in, n_in, 1, 2, 3, NULL, out[0].data, &g);
+    return conv_s32(ctx, in, n_in, 1, 2, 3, NULL, out[0].data, &g, conv);
+}
+
+static mopt_status conv_integer_run(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                    op_tensor *out, int n_out) {
+    return conv_integer_run_with(ctx, in, n_in, out, ref_s32);
 }
 
 /* ---- QLinearConv -------------------------------------------------------------- */
@@ -168,8 +179,8 @@ static mopt_status qlinear_conv_infer(const op_ctx *ctx, const op_tensor *in, in
     return conv_shape(ctx, &in[QX], &in[QW], &out[0].shape);
 }
 
-static mopt_status qlinear_conv_run(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                    op_tensor *out, int n_out) {
+static mopt_status qlinear_conv_run_with(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                         op_tensor *out, ops_qconv_s32_fn conv) {
     int64_t numel = op_numel(&out[0]);
     if (numel == 0) return MOPT_OK;
     int64_t c_out = in[QW].shape.dims[0];
@@ -190,7 +201,7 @@ static mopt_status qlinear_conv_run(const op_ctx *ctx, const op_tensor *in, int 
     }
     const int32_t *bias = op_has_input(in, n_in, QB) ? in[QB].data : NULL;
     ref_conv_params g;
-    mopt_status st = conv_s32(ctx, in, n_in, QW, QX_ZP, QW_ZP, bias, acc, &g);
+    mopt_status st = conv_s32(ctx, in, n_in, QW, QX_ZP, QW_ZP, bias, acc, &g, conv);
     if (!st) {
         int32_t yzp = out[0].dtype == MOPT_DTYPE_I8 ? *(const int8_t *)in[QY_ZP].data
                                                     : *(const uint8_t *)in[QY_ZP].data;
@@ -203,14 +214,26 @@ static mopt_status qlinear_conv_run(const op_ctx *ctx, const op_tensor *in, int 
     return st;
 }
 
+static mopt_status qlinear_conv_run(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                    op_tensor *out, int n_out) {
+    return qlinear_conv_run_with(ctx, in, n_in, out, ref_s32);
+}
+
+mopt_status ops_conv_quant_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               ops_qconv_s32_fn conv) {
+    if (strcmp(ctx->def->op_type, "QLinearConv") == 0)
+        return qlinear_conv_run_with(ctx, in, n_in, out, conv);
+    return conv_integer_run_with(ctx, in, n_in, out, conv);
+}
+
 #define PARAMS .params_size = sizeof(qconv_params), .parse = ops_conv_parse
 
 /* The float bridge only ever applies to f16/bf16/f64 scales (the spec's are f32). */
 static const op_def k_ops[] = {
-    {"ConvInteger", "", 2, 4, 1, 1, conv_integer_infer, conv_integer_run, NULL, PARAMS,
-     .bridge = &ops_bridge_float},
-    {"QLinearConv", "", 8, 9, 1, 1, qlinear_conv_infer, qlinear_conv_run, NULL, PARAMS,
-     .bridge = &ops_bridge_float},
+    {"ConvInteger", "", 2, 4, 1, 1, conv_integer_infer, conv_integer_run, ops_conv_quant_impls,
+     PARAMS, .bridge = &ops_bridge_float},
+    {"QLinearConv", "", 8, 9, 1, 1, qlinear_conv_infer, qlinear_conv_run, ops_conv_quant_impls,
+     PARAMS, .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_conv_quant(size_t *count) {

@@ -17,6 +17,7 @@
 #define MOPT_OPS_IMPLS_H
 
 #include "kernels/ref/ref_conv.h"
+#include "kernels/ref/ref_conv_quant.h"
 #include "kernels/ref/ref_pool.h"
 #include "mopt_config.h"
 #include "ops/ops.h"
@@ -40,8 +41,16 @@ extern const op_impl *const ops_cpu_reduce_impls[];    /* ReduceSum Mean Max Min
 extern const op_impl *const ops_cpu_transpose_impls[]; /* Transpose */
 extern const op_impl *const ops_cpu_gavgpool_impls[];  /* GlobalAveragePool */
 extern const op_impl *const ops_cpu_resize_impls[];    /* Resize Upsample (4-D, last two axes) */
+extern const op_impl *const ops_conv_quant_impls[];    /* ConvInteger QLinearConv */
+extern const op_impl *const ops_matmul_int_impls[];    /* MatMulInteger */
 
 /* ---- the impls ----------------------------------------------------------- */
+
+/* cpu: the integer convolution (lib/ops/cpu/conv_quant_cpu.c) */
+extern const op_impl ops_impl_cpu_qconv_vnni;
+extern const op_impl ops_impl_cpu_qconv_portable;
+extern const op_impl ops_impl_cpu_matmul_int_vnni;
+extern const op_impl ops_impl_cpu_matmul_int_portable;
 
 /* oneDNN (lib/ops/onednn) */
 extern const op_impl ops_impl_matmul_onednn;
@@ -99,6 +108,15 @@ mopt_status ops_pool_geometry(const op_ctx *ctx, const ir_shape *x, const ir_sha
 /* Whether a MaxPool/AveragePool node is the channels-last variant
  * (mopt.ChannelsLast*Pool: X and Y stored [N, spatial..., C]). */
 bool ops_pool_channels_last(const op_ctx *ctx);
+
+/* ConvInteger / QLinearConv (conv_quant.c) with the integer convolution
+ * (y = conv(x - x_zp, w - w_zp) + bias in int32, as ref_conv_s32 computes
+ * it) done by conv: the reference's run is this with ref_conv_s32, the
+ * cpu impls' (cpu/conv_quant_cpu.c) with their kernel. */
+typedef mopt_status (*ops_qconv_s32_fn)(const op_ctx *ctx, const ref_conv_params *g,
+                                        const ref_qconv_args *a, int32_t *acc);
+mopt_status ops_conv_quant_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               ops_qconv_s32_fn conv);
 
 /* Floating-point work of a Conv/FusedConv node (conv.c). */
 int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,

@@ -14,6 +14,7 @@
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_quant.h"
 #include "ops/bridge.h"
+#include "ops/impls.h"
 #include "ops/op_common.h"
 #include "ops/ops.h"
 
@@ -346,8 +347,8 @@ static const op_def k_ops[] = {
     {"DequantizeLinear", "", 2, 3, 1, 1, dq_infer, dq_run, NULL, OP_PARAMS(q_params, q_parse),
      .bridge = &ops_bridge_float},
     {"DynamicQuantizeLinear", "", 1, 1, 1, 3, dyn_infer, dyn_run, NULL},
-    {"MatMulInteger", "", 2, 4, 1, 1, mmi_infer, mmi_run, NULL, OP_PARAMS(mmi_params, mmi_parse),
-     .bridge = &ops_bridge_float},
+    {"MatMulInteger", "", 2, 4, 1, 1, mmi_infer, mmi_run, ops_matmul_int_impls,
+     OP_PARAMS(mmi_params, mmi_parse), .bridge = &ops_bridge_float},
     {"QLinearMatMul", "", 8, 8, 1, 1, mmi_infer, mmi_run, NULL, OP_PARAMS(mmi_params, mmi_parse),
      .bridge = &ops_bridge_float},
 };

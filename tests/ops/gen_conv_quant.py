@@ -165,5 +165,87 @@ def main():
            {"y": np.zeros((2, 6, 4, 3), np.uint8)})
 
 
+def fast_path_cases():
+    """data/conv_quant/: sizes that cross the cpu fast path's blocks (12 output
+    channels, 32-pixel micro-tiles, 192-pixel tiles) with tails, every mix of
+    int8/uint8 data and weights, and an int32 sum that wraps around. tests/
+    meson.build runs them on the reference, cpu-vnni and cpu-portable: each
+    must equal these numpy integers exactly."""
+    g = rng(12)
+    d = "conv_quant/"
+    conv_integer_case(d + "convinteger_u8_u8w_tiles", qint(g, (2, 20, 17, 23), np.uint8),
+                      qint(g, (29, 20, 3, 3), np.uint8), np.uint8(117), np.uint8(131),
+                      pads=[1, 1, 1, 1])
+    conv_integer_case(d + "convinteger_s8_s8w_per_channel_group",
+                      qint(g, (1, 12, 15, 40), np.int8), qint(g, (30, 4, 3, 5), np.int8),
+                      np.int8(-7), qint(g, (30,), np.int8), group=3, strides=[2, 1],
+                      dilations=[1, 2], pads=[2, 1, 0, 3])
+    conv_integer_case(d + "convinteger_u8_u8w_per_channel_1d", qint(g, (3, 7, 300), np.uint8),
+                      qint(g, (13, 7, 5), np.uint8), np.uint8(255), qint(g, (13,), np.uint8),
+                      strides=[3], pads=[4, 4])
+    conv_integer_case(d + "convinteger_s8_u8w_3d", qint(g, (1, 5, 6, 7, 8), np.int8),
+                      qint(g, (14, 5, 2, 3, 3), np.uint8), np.int8(100), np.uint8(0),
+                      strides=[1, 2, 1], dilations=[2, 1, 1], pads=[1, 0, 1, 0, 2, 1])
+    conv_integer_case(d + "convinteger_u8_s8w_depthwise", qint(g, (1, 16, 15, 21), np.uint8),
+                      qint(g, (16, 1, 3, 3), np.int8), group=16, pads=[1, 1, 1, 1])
+    conv_integer_case(d + "convinteger_u8_u8w_pointwise", qint(g, (1, 64, 8, 30), np.uint8),
+                      qint(g, (40, 64, 1, 1), np.uint8), np.uint8(3), np.uint8(140))
+    # 255 * -255 * 4096 * 9 = -2397081600 wraps to 1897885696 in int32
+    xw = np.full((1, 4096, 3, 3), 255, np.uint8)
+    ww = np.zeros((2, 4096, 3, 3), np.uint8)
+    ww[1] = qint(g, (4096, 3, 3), np.uint8)
+    conv_integer_case(d + "convinteger_int32_wraps", xw, ww, np.uint8(0), np.uint8(255))
+    qlinear_case(d + "qlinearconv_u8_u8w_per_channel_bias", qint(g, (1, 16, 14, 30), np.uint8),
+                 0.05, np.uint8(128), qint(g, (27, 16, 3, 3), np.uint8),
+                 g.uniform(0.001, 0.01, 27).astype(np.float32), qint(g, (27,), np.uint8), 2.0,
+                 np.uint8(120), bias=g.integers(-20000, 20000, 27).astype(np.int32),
+                 pads=[1, 1, 1, 1])
+    qlinear_case(d + "qlinearconv_s8_s8w_group_s8_out", qint(g, (2, 8, 21, 19), np.int8), 0.1,
+                 np.int8(-3), qint(g, (14, 4, 3, 3), np.int8), 0.02, np.int8(5), 4.0,
+                 np.int8(-1), group=2, strides=[2, 2], pads=[0, 1, 1, 0])
+
+    # MatMulInteger (the cpu impls run it as a 1x1 convolution)
+    def mmi(name, a, b, za=None, zb=None, const_b=False):
+        zr = 0 if za is None else np.asarray(za, np.int64).reshape(
+            (-1, 1) if np.ndim(za) == 1 else ())
+        zc = 0 if zb is None else np.asarray(zb, np.int64)
+        y = np.matmul(a.astype(np.int64) - zr, b.astype(np.int64) - zc)
+        c = Case(d + name, opset=10)
+        names, ins = ["a", "b"], {"a": a, "b": b}
+        if const_b:  # B and its zero point as initializers: the cpu impls pack B at load
+            del ins["b"]
+            c.initializer("b", b)
+            if zb is not None:
+                c.initializer("zb", np.asarray(zb, b.dtype))
+        if za is not None or zb is not None:
+            names.append("za" if za is not None else "")
+            if za is not None:
+                ins["za"] = np.asarray(za, a.dtype)
+        if zb is not None:
+            names.append("zb")
+            if not const_b:
+                ins["zb"] = np.asarray(zb, b.dtype)
+        c.node("MatMulInteger", names, ["y"])
+        c.save(ins, {"y": y.astype(np.int32)})
+
+    mmi("matmulinteger_u8_u8_batch_a", qint(g, (3, 29, 70), np.uint8),
+        qint(g, (70, 450), np.uint8), np.uint8(131), np.uint8(7))
+    mmi("matmulinteger_s8_s8_rows_zp_batched", qint(g, (2, 13, 33), np.int8),
+        qint(g, (2, 33, 200), np.int8), qint(g, (13,), np.int8), np.int8(-9))
+    mmi("matmulinteger_u8_s8_column_zp", qint(g, (5, 20), np.uint8), qint(g, (20, 37), np.int8),
+        np.uint8(200), qint(g, (37,), np.int8))
+    mmi("matmulinteger_s8_u8_no_zp", qint(g, (17, 65), np.int8), qint(g, (65, 33), np.uint8))
+    mmi("matmulinteger_const_b_u8_u8", qint(g, (2, 41, 300), np.uint8),
+        qint(g, (300, 410), np.uint8), np.uint8(121), np.uint8(133), const_b=True)
+    mmi("matmulinteger_const_b_s8_s8_rows_zp", qint(g, (13, 70), np.int8),
+        qint(g, (70, 50), np.int8), qint(g, (13,), np.int8), np.int8(-4), const_b=True)
+    # 255 * -255 * 36864 wraps in int32
+    wa = np.full((2, 36864), 255, np.uint8)
+    wb = np.zeros((36864, 3), np.uint8)
+    wb[:, 1] = qint(g, (36864,), np.uint8)
+    mmi("matmulinteger_int32_wraps", wa, wb, np.uint8(0), np.uint8(255))
+
+
 if __name__ == "__main__":
     main()
+    fast_path_cases()
