@@ -36,7 +36,7 @@ int64_t rt_parallel_min_flops(void) {
 
 bool rt_adaptive_threads(void) {
     const char *env = getenv("MOPT_ADAPTIVE_THREADS");
-    return env && strcmp(env, "1") == 0;
+    return !(env && strcmp(env, "0") == 0);
 }
 
 static void json_string(FILE *f, const char *s) {

@@ -246,7 +246,7 @@ struct mopt_session {
     mopt_dtype *run_dtypes;
     int threads;           /* resolved thread count (>= 1) */
     int64_t par_min_flops; /* nodes with less work run on 1 thread (MOPT_PARALLEL_MIN_FLOPS) */
-    struct rt_thread_tune *tune; /* per node, with MOPT_ADAPTIVE_THREADS=1; else NULL */
+    struct rt_thread_tune *tune; /* per node, unless MOPT_ADAPTIVE_THREADS=0; else NULL */
     int32_t *consumers;          /* static consumer count per value (+1 for outputs) */
     int64_t live_bytes;
     int64_t peak_bytes;
@@ -295,7 +295,7 @@ int rt_default_threads(void);
  * (a number >= 0, e.g. "1e6"; 0 parallelizes every node), else 1e6. */
 int64_t rt_parallel_min_flops(void);
 
-/* Adaptive threads (MOPT_ADAPTIVE_THREADS=1, opt-in): each node that would
+/* Adaptive threads (default; MOPT_ADAPTIVE_THREADS=0 turns it off): each node that would
  * run on the session's N > 1 threads keeps the recent time of its runs at
  * 1 and at N threads and takes the faster; the other is tried again after
  * 16 runs, an interval that doubles each time it is still slower. So a node whose fork-join loses

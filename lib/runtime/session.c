@@ -75,10 +75,8 @@ static mopt_status session_fill(const mopt_model *model, mopt_session *s) {
     s->par_min_flops = rt_parallel_min_flops();
     if (s->threads > 1 && rt_adaptive_threads()) {
         s->tune = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->tune);
-        if (!s->tune) {
-            rt_session_destroy(s);
+        if (!s->tune) /* the caller destroys the half-made session */
             return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
-        }
     }
     if (!s->vals || !s->view || !s->bridge_scratch || !s->slots || !s->consumers || !s->scratch ||
         !s->user_out || !s->run_shapes || !s->run_dtypes) {
