@@ -126,4 +126,19 @@ void ref_dq_lstm_f32(const ref_rnn_params *p, const float *X, const ref_dq_weigh
                      const ref_dq_weights *R, const float *B, const float *h0, const float *c0,
                      const float *P, float *Y, float *Yh, float *Yc, void *work);
 
+/* One projection of ref_dq_lstm_f32, for a faster integer GEMM: for the m
+ * rows of a [m, K] (u8, K = input size for which == 0 (W), hidden size for
+ * which == 1 (R)), out[r, col] (+= when accumulate) the exact integer sum
+ * sum_k (a[r, k] - azp) * (w[d][k, col] - its zero point), converted to f32
+ * and times (ascale * w_scale[col]) rounded to f32, for col < 4*hidden. */
+typedef void (*ref_dq_proj_fn)(void *ctx, int which, int d, const uint8_t *a, uint8_t azp,
+                               float ascale, int64_t m, float *out, bool accumulate);
+
+/* ref_dq_lstm_f32 with its projections computed by proj(proj_ctx, ...)
+ * (NULL: the reference's); bit-identical when proj computes the same. */
+void ref_dq_lstm_f32_proj(const ref_rnn_params *p, const float *X, const ref_dq_weights *W,
+                          const ref_dq_weights *R, const float *B, const float *h0, const float *c0,
+                          const float *P, float *Y, float *Yh, float *Yc, void *work,
+                          ref_dq_proj_fn proj, void *proj_ctx);
+
 #endif
