@@ -111,9 +111,9 @@ static void ql_proj(void *arg, int which, int d, const uint8_t *a, uint8_t azp, 
 }
 
 void cpu_dq_lstm_f32(const ref_rnn_params *p, const float *X, const ref_dq_weights *W,
-                     const ref_dq_weights *R, const void *pack, cpu_qrows_fn rows, const float *B,
-                     const float *h0, const float *c0, const float *P, float *Y, float *Yh,
-                     float *Yc, void *work) {
+                     const ref_dq_weights *R, const void *pack, cpu_qrows_fn rows,
+                     ref_dq_gates_fn gates, const float *B, const float *h0, const float *c0,
+                     const float *P, float *Y, float *Yh, float *Yc, void *work) {
     const int64_t rows_n = ql_rows(p), G4 = 4 * p->hidden;
     ql_ctx c = {.pack = pack, .w = {W, R}, .rows = rows, .ldy = ql_ldy(p)};
     ql_layout_of(ref_rnn_dirs(p->direction), p->input, p->hidden, &c.l);
@@ -124,5 +124,9 @@ void cpu_dq_lstm_f32(const ref_rnn_params *p, const float *X, const ref_dq_weigh
     c.scale = (float *)(c.z + G4);
     m += ALIGN64((size_t)G4 * 8);
     c.sa = (uint32_t *)m;
-    ref_dq_lstm_f32_proj(p, X, W, R, B, h0, c0, P, Y, Yh, Yc, work, ql_proj, &c);
+    for (int d = 0; d < ref_rnn_dirs(p->direction); d++)
+        if (p->act[d][0].kind != REF_RNN_ACT_SIGMOID || p->act[d][1].kind != REF_RNN_ACT_TANH ||
+            p->act[d][2].kind != REF_RNN_ACT_TANH)
+            gates = NULL;
+    ref_dq_lstm_f32_proj(p, X, W, R, B, h0, c0, P, Y, Yh, Yc, work, ql_proj, &c, gates);
 }

@@ -27,11 +27,20 @@ void cpu_dq_lstm_pack(int64_t dirs, int64_t input, int64_t hidden, const ref_dq_
 size_t cpu_dq_lstm_work_bytes(const ref_rnn_params *p);
 
 /* ref_dq_lstm_f32 (same arguments and results, bit for bit) with W and R
- * read from pack (cpu_dq_lstm_pack of the same W and R) and the products on
- * rows (cpu_qrows_u8s8_portable or _vnni). */
+ * read from pack (cpu_dq_lstm_pack of the same W and R), the products on
+ * rows (cpu_qrows_u8s8_portable or _vnni) and, when not NULL and every
+ * activation is the default (Sigmoid, Tanh, Tanh), the gates by gates. */
 void cpu_dq_lstm_f32(const ref_rnn_params *p, const float *X, const ref_dq_weights *W,
-                     const ref_dq_weights *R, const void *pack, cpu_qrows_fn rows, const float *B,
-                     const float *h0, const float *c0, const float *P, float *Y, float *Yh,
-                     float *Yc, void *work);
+                     const ref_dq_weights *R, const void *pack, cpu_qrows_fn rows,
+                     ref_dq_gates_fn gates, const float *B, const float *h0, const float *c0,
+                     const float *P, float *Y, float *Yh, float *Yc, void *work);
+
+/* The gates with AVX-512 (qlstm-avx512.c; call only when
+ * cpu_kernels_for("avx512")), a ref_dq_gates_fn bit-identical to the
+ * reference's scalar gates. */
+#if defined(__x86_64__)
+void cpu_dq_lstm_gates_avx512(const ref_rnn_params *p, int64_t H, const float *g, const float *P,
+                              float *c, float *h);
+#endif
 
 #endif

@@ -285,13 +285,13 @@ static void dq_gemm(const uint8_t *a, uint8_t azp, float ascale, int64_t m, int6
 void ref_dq_lstm_f32(const ref_rnn_params *p, const float *X, const ref_dq_weights *W,
                      const ref_dq_weights *R, const float *B, const float *h0, const float *c0,
                      const float *P, float *Y, float *Yh, float *Yc, void *work) {
-    ref_dq_lstm_f32_proj(p, X, W, R, B, h0, c0, P, Y, Yh, Yc, work, NULL, NULL);
+    ref_dq_lstm_f32_proj(p, X, W, R, B, h0, c0, P, Y, Yh, Yc, work, NULL, NULL, NULL);
 }
 
 void ref_dq_lstm_f32_proj(const ref_rnn_params *p, const float *X, const ref_dq_weights *W,
                           const ref_dq_weights *R, const float *B, const float *h0, const float *c0,
                           const float *P, float *Y, float *Yh, float *Yc, void *work,
-                          ref_dq_proj_fn proj, void *proj_ctx) {
+                          ref_dq_proj_fn proj, void *proj_ctx, ref_dq_gates_fn gates) {
     const int64_t H = p->hidden, I = p->input, N = p->batch, T = p->seq, G4 = 4 * H;
     const int dirs = ref_rnn_dirs(p->direction);
     float *xg = work, *h = xg + T * N * G4, *c = h + N * H, *scale = c + N * H;
@@ -335,7 +335,8 @@ void ref_dq_lstm_f32_proj(const ref_rnn_params *p, const float *X, const ref_dq_
                     for (int64_t r = 0; r < G4; r++)
                         gb[r] += Bd[r] + Bd[G4 + r];
                 const float *gi = gb, *go = gb + H, *gf = gb + 2 * H, *gc = gb + 3 * H;
-                for (int64_t j = 0; j < H; j++) {
+                if (gates) gates(p, H, gb, Pd, cb, hb);
+                for (int64_t j = 0; !gates && j < H; j++) {
                     /* one rounding per product and per sum, in ORT's order: each in
                      * its own statement, so that no compiler contracts a*b+c */
                     float pi = Pd ? Pd[j] * cb[j] : 0.0f, pf = Pd ? Pd[2 * H + j] * cb[j] : 0.0f;

@@ -134,11 +134,20 @@ void ref_dq_lstm_f32(const ref_rnn_params *p, const float *X, const ref_dq_weigh
 typedef void (*ref_dq_proj_fn)(void *ctx, int which, int d, const uint8_t *a, uint8_t azp,
                                float ascale, int64_t m, float *out, bool accumulate);
 
+/* The gates of one row at one step, for default activations (Sigmoid, Tanh,
+ * Tanh) only: g [4H] the pre-activations (i o f c, bias added), P [3H] or
+ * NULL, c [H] and h [H] updated in place, exactly as ref_dq_lstm_f32 does
+ * (ONNX Runtime's rational Sigmoid and Tanh, p->clip, p->input_forget). */
+typedef void (*ref_dq_gates_fn)(const ref_rnn_params *p, int64_t H, const float *g, const float *P,
+                                float *c, float *h);
+
 /* ref_dq_lstm_f32 with its projections computed by proj(proj_ctx, ...)
- * (NULL: the reference's); bit-identical when proj computes the same. */
+ * and, when gates is not NULL (then every activation must be the
+ * default), its gates by gates (NULL: the reference's). Bit-identical
+ * when they compute the same. */
 void ref_dq_lstm_f32_proj(const ref_rnn_params *p, const float *X, const ref_dq_weights *W,
                           const ref_dq_weights *R, const float *B, const float *h0, const float *c0,
                           const float *P, float *Y, float *Yh, float *Yc, void *work,
-                          ref_dq_proj_fn proj, void *proj_ctx);
+                          ref_dq_proj_fn proj, void *proj_ctx, ref_dq_gates_fn gates);
 
 #endif

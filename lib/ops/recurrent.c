@@ -462,11 +462,12 @@ static ref_dq_weights dq_weights(const op_tensor *in, int w, int s, int z) {
 
 static mopt_status dq_lstm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
-    return ops_dq_lstm_run_with(ctx, in, n_in, out, n_out, NULL, NULL);
+    return ops_dq_lstm_run_with(ctx, in, n_in, out, n_out, NULL, NULL, NULL);
 }
 
 mopt_status ops_dq_lstm_run_with(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                 int n_out, const void *pack, cpu_qrows_fn rows) {
+                                 int n_out, const void *pack, cpu_qrows_fn rows,
+                                 ref_dq_gates_fn gates) {
     ref_rnn_params k;
     mopt_status st = ops_rnn_setup(ctx, in, n_in, &k);
     if (st) return st;
@@ -502,7 +503,8 @@ mopt_status ops_dq_lstm_run_with(const op_ctx *ctx, const op_tensor *in, int n_i
     float *Yc = n_out > 2 ? out[2].data : NULL;
     if (rows) {
         if (own) cpu_dq_lstm_pack(dirs, k.input, k.hidden, &w, &r, own);
-        cpu_dq_lstm_f32(&k, X, &w, &r, own ? own : pack, rows, B, h0, c0, P, Y, Yh, Yc, work);
+        cpu_dq_lstm_f32(&k, X, &w, &r, own ? own : pack, rows, gates, B, h0, c0, P, Y, Yh, Yc,
+                        work);
     } else {
         ref_dq_lstm_f32(&k, X, &w, &r, B, h0, c0, P, Y, Yh, Yc, work);
     }

@@ -4,8 +4,9 @@
  * sizes (across the 4-byte K groups and the 16/64-column blocks), every
  * direction, int8 and uint8 weights, per-direction and per-column scales and
  * zero points, optional bias, states and peepholes, clip and input_forget,
- * extreme weights; the portable GEMM always, the VNNI one when cpu_get()
- * reports it (MOPT_ISA caps it).
+ * extreme weights, now and then a non-default activation; the portable
+ * GEMM with the scalar gates always, with the AVX-512 gates and the VNNI
+ * GEMM when cpu_get() reports them (MOPT_ISA caps them).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -50,12 +51,20 @@ static uint8_t *bytes(int64_t n, bool extreme) {
     return v;
 }
 
-static int n_fns(cpu_qrows_fn *fns, const char **names) {
+typedef struct qfn {
+    const char *name;
+    cpu_qrows_fn rows;
+    ref_dq_gates_fn gates;
+} qfn;
+
+static int n_fns(qfn *f) {
     int n = 0;
-    names[n] = "portable", fns[n++] = cpu_qrows_u8s8_portable;
+    f[n++] = (qfn){"portable", cpu_qrows_u8s8_portable, NULL};
 #if defined(__x86_64__)
+    if (cpu_kernels_for("avx512"))
+        f[n++] = (qfn){"portable+avx512 gates", cpu_qrows_u8s8_portable, cpu_dq_lstm_gates_avx512};
     if (cpu_kernels_for("avx512") && cpu_get()->avx512_vnni)
-        names[n] = "vnni", fns[n++] = cpu_qrows_u8s8_vnni;
+        f[n++] = (qfn){"vnni+avx512 gates", cpu_qrows_u8s8_vnni, cpu_dq_lstm_gates_avx512};
 #endif
     return n;
 }
@@ -71,6 +80,8 @@ static void one_case(int it, int *runs) {
         p.act[d][1] = (ref_rnn_act){.kind = REF_RNN_ACT_TANH};
         p.act[d][2] = (ref_rnn_act){.kind = REF_RNN_ACT_TANH};
     }
+    /* now and then a non-default activation: the scalar gates must run */
+    if (it % 8 == 7) p.act[pick(0, 1)][pick(0, 2)] = (ref_rnn_act){.kind = REF_RNN_ACT_RELU};
     const int64_t D = ref_rnn_dirs(p.direction), H = p.hidden, G4 = 4 * H, I = p.input;
     const int64_t T = p.seq, N = p.batch;
     const bool extreme = it % 10 == 9;
@@ -104,15 +115,14 @@ static void one_case(int it, int *runs) {
     assert_true(want && got && rwork && work && pack);
     ref_dq_lstm_f32(&p, X, &wq[0], &wq[1], B, h0, c0, P, want, want + ny, want + ny + ns, rwork);
     cpu_dq_lstm_pack(D, I, H, &wq[0], &wq[1], pack);
-    cpu_qrows_fn fns[2];
-    const char *names[2];
-    for (int f = 0, nf = n_fns(fns, names); f < nf; f++) {
+    qfn fns[3];
+    for (int f = 0, nf = n_fns(fns); f < nf; f++) {
         memset(got, 0xA5, (ny + 2 * ns) * sizeof(float));
-        cpu_dq_lstm_f32(&p, X, &wq[0], &wq[1], pack, fns[f], B, h0, c0, P, got, got + ny,
-                        got + ny + ns, work);
+        cpu_dq_lstm_f32(&p, X, &wq[0], &wq[1], pack, fns[f].rows, fns[f].gates, B, h0, c0, P, got,
+                        got + ny, got + ny + ns, work);
         if (memcmp(want, got, (ny + 2 * ns) * sizeof(float)) != 0)
             fail_msg("case %d (%s): T %lld N %lld I %lld H %lld dir %d differs from the reference",
-                     it, names[f], (long long)T, (long long)N, (long long)I, (long long)H,
+                     it, fns[f].name, (long long)T, (long long)N, (long long)I, (long long)H,
                      (int)p.direction);
         (*runs)++;
     }
@@ -141,12 +151,11 @@ static void test_rows_large(void **state) {
     int32_t *wsum = mopt_malloc((size_t)n * 4), *y = mopt_malloc((size_t)(m * n) * 4);
     assert_true(wp && wsum && y);
     cpu_qrows_pack(w, true, K, n, n, wp, wsum);
-    cpu_qrows_fn fns[2];
-    const char *names[2];
-    for (int f = 0, nf = n_fns(fns, names); f < nf; f++)
+    qfn fns[3];
+    for (int f = 0, nf = n_fns(fns); f < nf; f++)
         for (int64_t rows = 1; rows <= m; rows += m - 1) {
             memset(y, 0, (size_t)(m * n) * 4);
-            fns[f](a, K, rows, K, wp, n, y, n);
+            fns[f].rows(a, K, rows, K, wp, n, y, n);
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t c = 0; c < n; c += 7) {
                     int32_t s = 0;

@@ -59,13 +59,15 @@ static mopt_status prepare_vnni(const op_ctx *ctx, const op_tensor *in, int n_in
 
 static mopt_status run_portable(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
-    return ops_dq_lstm_run_with(ctx, in, n_in, out, n_out, ctx->state, cpu_qrows_u8s8_portable);
+    return ops_dq_lstm_run_with(ctx, in, n_in, out, n_out, ctx->state, cpu_qrows_u8s8_portable,
+                                NULL);
 }
 
 static mopt_status run_vnni(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
 #if defined(__x86_64__)
-    return ops_dq_lstm_run_with(ctx, in, n_in, out, n_out, ctx->state, cpu_qrows_u8s8_vnni);
+    return ops_dq_lstm_run_with(ctx, in, n_in, out, n_out, ctx->state, cpu_qrows_u8s8_vnni,
+                                cpu_dq_lstm_gates_avx512);
 #else
     (void)ctx, (void)in, (void)n_in, (void)out, (void)n_out;
     return MOPT_ERR_UNSUPPORTED; /* prepare never takes it */
