@@ -283,3 +283,55 @@ void cpu_qgemm_u8s8_portable(const uint8_t *a, const int32_t *w, int64_t k4, int
         }
     }
 }
+
+/* ---- rows x packed weights ---------------------------------------------------- */
+
+size_t cpu_qrows_pack_bytes(int64_t K, int64_t n) {
+    const int64_t nb = (n + CPU_QROWS_NB - 1) / CPU_QROWS_NB, k4 = (K + 3) / 4;
+    return (size_t)(nb * k4 * CPU_QROWS_NB * 4);
+}
+
+void cpu_qrows_pack(const void *w, bool w_s8, int64_t K, int64_t n, int64_t ldw, int8_t *wp,
+                    int32_t *wsum) {
+    const int64_t k4 = (K + 3) / 4;
+    memset(wp, 0, cpu_qrows_pack_bytes(K, n));
+    for (int64_t c = 0; c < n; c++) {
+        int8_t *blk = wp + (c / CPU_QROWS_NB) * k4 * CPU_QROWS_NB * 4 + (c % CPU_QROWS_NB) * 4;
+        uint32_t s = 0;
+        for (int64_t k = 0; k < K; k++) {
+            int32_t v = w_s8 ? ((const int8_t *)w)[k * ldw + c]
+                             : (int32_t)((const uint8_t *)w)[k * ldw + c] - 128;
+            blk[(k >> 2) * CPU_QROWS_NB * 4 + (k & 3)] = (int8_t)v;
+            s += (uint32_t)v;
+        }
+        wsum[c] = (int32_t)s;
+    }
+}
+
+/* Bytes 4k..4k+3 of row a[0..K) (zeros past K), little-endian. */
+static uint32_t qr_quad(const uint8_t *a, int64_t K, int64_t k) {
+    uint32_t v = 0;
+    for (int64_t e = 0; e < 4; e++)
+        if (4 * k + e < K) v |= (uint32_t)a[4 * k + e] << (8 * e);
+    return v;
+}
+
+void cpu_qrows_u8s8_portable(const uint8_t *a, int64_t lda, int64_t m, int64_t K, const int8_t *wp,
+                             int64_t n, int32_t *y, int64_t ldy) {
+    const int64_t k4 = (K + 3) / 4, nb = (n + CPU_QROWS_NB - 1) / CPU_QROWS_NB;
+    for (int64_t r = 0; r < m; r++)
+        for (int64_t b = 0; b < nb; b++) {
+            const int8_t *wb = wp + b * k4 * CPU_QROWS_NB * 4;
+            uint32_t acc[CPU_QROWS_NB] = {0};
+            for (int64_t k = 0; k < k4; k++) {
+                const uint32_t q = qr_quad(a + r * lda, K, k);
+                const int32_t a0 = q & 255, a1 = q >> 8 & 255, a2 = q >> 16 & 255, a3 = q >> 24;
+                const int8_t *wk = wb + k * CPU_QROWS_NB * 4;
+                for (int64_t c = 0; c < CPU_QROWS_NB; c++)
+                    acc[c] += (uint32_t)(a0 * wk[c * 4] + a1 * wk[c * 4 + 1] + a2 * wk[c * 4 + 2] +
+                                         a3 * wk[c * 4 + 3]);
+            }
+            for (int64_t c = 0; c < CPU_QROWS_NB; c++)
+                y[r * ldy + b * CPU_QROWS_NB + c] = (int32_t)acc[c];
+        }
+}

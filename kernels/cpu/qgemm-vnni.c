@@ -58,3 +58,69 @@ void cpu_qgemm_u8s8_vnni(const uint8_t *a, const int32_t *w, int64_t k4, int64_t
         }
     }
 }
+
+/* ---- cpu_qrows_u8s8_vnni (qconv.h) ---------------------------------------------
+ * R rows (1 or 4, a compile-time constant after inlining) x 4 blocks of 16
+ * columns: 4R accumulators, each packed weight vector feeds R vpdpbusd. */
+
+#if CPU_QROWS_NB != 16
+#error "the VNNI rows kernel is 16 columns per vector"
+#endif
+
+static inline uint32_t qr_quad_at(const uint8_t *a, int64_t K, int64_t k) {
+    if (4 * k + 4 <= K) {
+        uint32_t v;
+        __builtin_memcpy(&v, a + 4 * k, 4);
+        return v;
+    }
+    uint32_t v = 0;
+    for (int64_t e = 0; e < 4; e++)
+        if (4 * k + e < K) v |= (uint32_t)a[4 * k + e] << (8 * e);
+    return v;
+}
+
+static inline __attribute__((always_inline)) void qrows_tile(const uint8_t *a, int64_t lda, int R,
+                                                             int64_t K, int64_t k4,
+                                                             const int8_t *wp, int CB, int32_t *y,
+                                                             int64_t ldy) {
+    __m512i acc[4][4];
+    for (int r = 0; r < R; r++)
+        for (int b = 0; b < CB; b++)
+            acc[r][b] = _mm512_setzero_si512();
+    const int64_t bstride = k4 * CPU_QROWS_NB * 4;
+    for (int64_t k = 0; k < k4; k++) {
+        __m512i av[4];
+        for (int r = 0; r < R; r++)
+            av[r] = _mm512_set1_epi32((int)qr_quad_at(a + r * lda, K, k));
+        for (int b = 0; b < CB; b++) {
+            const __m512i wv = _mm512_loadu_si512(wp + b * bstride + k * CPU_QROWS_NB * 4);
+            for (int r = 0; r < R; r++)
+                acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], av[r], wv);
+        }
+    }
+    for (int r = 0; r < R; r++)
+        for (int b = 0; b < CB; b++)
+            _mm512_storeu_si512(y + r * ldy + b * CPU_QROWS_NB, acc[r][b]);
+}
+
+void cpu_qrows_u8s8_vnni(const uint8_t *a, int64_t lda, int64_t m, int64_t K, const int8_t *wp,
+                         int64_t n, int32_t *y, int64_t ldy) {
+    const int64_t k4 = (K + 3) / 4, nb = (n + CPU_QROWS_NB - 1) / CPU_QROWS_NB;
+    const int64_t bstride = k4 * CPU_QROWS_NB * 4;
+    for (int64_t b0 = 0; b0 < nb; b0 += 4) {
+        const int8_t *wb = wp + b0 * bstride;
+        int32_t *yb = y + b0 * CPU_QROWS_NB;
+        int64_t r = 0;
+        if (nb - b0 >= 4) {
+            for (; r + 4 <= m; r += 4)
+                qrows_tile(a + r * lda, lda, 4, K, k4, wb, 4, yb + r * ldy, ldy);
+            for (; r < m; r++)
+                qrows_tile(a + r * lda, lda, 1, K, k4, wb, 4, yb + r * ldy, ldy);
+        } else {
+            for (int64_t b = 0; b < nb - b0; b++)
+                for (r = 0; r < m; r++)
+                    qrows_tile(a + r * lda, lda, 1, K, k4, wb + b * bstride, 1,
+                               yb + r * ldy + b * CPU_QROWS_NB, ldy);
+        }
+    }
+}

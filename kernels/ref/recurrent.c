@@ -285,6 +285,13 @@ static void dq_gemm(const uint8_t *a, uint8_t azp, float ascale, int64_t m, int6
 void ref_dq_lstm_f32(const ref_rnn_params *p, const float *X, const ref_dq_weights *W,
                      const ref_dq_weights *R, const float *B, const float *h0, const float *c0,
                      const float *P, float *Y, float *Yh, float *Yc, void *work) {
+    ref_dq_lstm_f32_proj(p, X, W, R, B, h0, c0, P, Y, Yh, Yc, work, NULL, NULL, NULL);
+}
+
+void ref_dq_lstm_f32_proj(const ref_rnn_params *p, const float *X, const ref_dq_weights *W,
+                          const ref_dq_weights *R, const float *B, const float *h0, const float *c0,
+                          const float *P, float *Y, float *Yh, float *Yc, void *work,
+                          ref_dq_proj_fn proj, void *proj_ctx, ref_dq_gates_fn gates) {
     const int64_t H = p->hidden, I = p->input, N = p->batch, T = p->seq, G4 = 4 * H;
     const int dirs = ref_rnn_dirs(p->direction);
     float *xg = work, *h = xg + T * N * G4, *c = h + N * H, *scale = c + N * H;
@@ -299,9 +306,13 @@ void ref_dq_lstm_f32(const ref_rnn_params *p, const float *X, const ref_dq_weigh
         float xs;
         uint8_t xzp;
         ref_dq_quantize_u8(X, T * N * I, xq, &xs, &xzp);
-        dq_center(W, d, I, G4, wc);
-        dq_center(R, d, H, G4, rc);
-        dq_gemm(xq, xzp, xs, T * N, I, wc, W, d, G4, false, scale, acc, xg);
+        if (proj) {
+            proj(proj_ctx, 0, d, xq, xzp, xs, T * N, xg, false);
+        } else {
+            dq_center(W, d, I, G4, wc);
+            dq_center(R, d, H, G4, rc);
+            dq_gemm(xq, xzp, xs, T * N, I, wc, W, d, G4, false, scale, acc, xg);
+        }
         for (int64_t b = 0; b < N; b++)
             for (int64_t j = 0; j < H; j++) {
                 int64_t so = ((int64_t)d * N + b) * H + j;
@@ -314,14 +325,18 @@ void ref_dq_lstm_f32(const ref_rnn_params *p, const float *X, const ref_dq_weigh
             float hs;
             uint8_t hzp;
             ref_dq_quantize_u8(h, N * H, hq, &hs, &hzp);
-            dq_gemm(hq, hzp, hs, N, H, rc, R, d, G4, true, scale, acc, g);
+            if (proj)
+                proj(proj_ctx, 1, d, hq, hzp, hs, N, g, true);
+            else
+                dq_gemm(hq, hzp, hs, N, H, rc, R, d, G4, true, scale, acc, g);
             for (int64_t b = 0; b < N; b++) {
                 float *gb = g + b * G4, *hb = h + b * H, *cb = c + b * H;
                 if (Bd)
                     for (int64_t r = 0; r < G4; r++)
                         gb[r] += Bd[r] + Bd[G4 + r];
                 const float *gi = gb, *go = gb + H, *gf = gb + 2 * H, *gc = gb + 3 * H;
-                for (int64_t j = 0; j < H; j++) {
+                if (gates) gates(p, H, gb, Pd, cb, hb);
+                for (int64_t j = 0; !gates && j < H; j++) {
                     /* one rounding per product and per sum, in ORT's order: each in
                      * its own statement, so that no compiler contracts a*b+c */
                     float pi = Pd ? Pd[j] * cb[j] : 0.0f, pf = Pd ? Pd[2 * H + j] * cb[j] : 0.0f;

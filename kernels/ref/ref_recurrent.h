@@ -126,4 +126,28 @@ void ref_dq_lstm_f32(const ref_rnn_params *p, const float *X, const ref_dq_weigh
                      const ref_dq_weights *R, const float *B, const float *h0, const float *c0,
                      const float *P, float *Y, float *Yh, float *Yc, void *work);
 
+/* One projection of ref_dq_lstm_f32, for a faster integer GEMM: for the m
+ * rows of a [m, K] (u8, K = input size for which == 0 (W), hidden size for
+ * which == 1 (R)), out[r, col] (+= when accumulate) the exact integer sum
+ * sum_k (a[r, k] - azp) * (w[d][k, col] - its zero point), converted to f32
+ * and times (ascale * w_scale[col]) rounded to f32, for col < 4*hidden. */
+typedef void (*ref_dq_proj_fn)(void *ctx, int which, int d, const uint8_t *a, uint8_t azp,
+                               float ascale, int64_t m, float *out, bool accumulate);
+
+/* The gates of one row at one step, for default activations (Sigmoid, Tanh,
+ * Tanh) only: g [4H] the pre-activations (i o f c, bias added), P [3H] or
+ * NULL, c [H] and h [H] updated in place, exactly as ref_dq_lstm_f32 does
+ * (ONNX Runtime's rational Sigmoid and Tanh, p->clip, p->input_forget). */
+typedef void (*ref_dq_gates_fn)(const ref_rnn_params *p, int64_t H, const float *g, const float *P,
+                                float *c, float *h);
+
+/* ref_dq_lstm_f32 with its projections computed by proj(proj_ctx, ...)
+ * and, when gates is not NULL (then every activation must be the
+ * default), its gates by gates (NULL: the reference's). Bit-identical
+ * when they compute the same. */
+void ref_dq_lstm_f32_proj(const ref_rnn_params *p, const float *X, const ref_dq_weights *W,
+                          const ref_dq_weights *R, const float *B, const float *h0, const float *c0,
+                          const float *P, float *Y, float *Yh, float *Yc, void *work,
+                          ref_dq_proj_fn proj, void *proj_ctx, ref_dq_gates_fn gates);
+
 #endif

@@ -98,6 +98,7 @@ const op_impl *const ops_cpu_reduce_impls[] = {CPU_TIERS(reduce), NULL};
 const op_impl *const ops_cpu_transpose_impls[] = {CPU_TIERS(transpose), NULL};
 const op_impl *const ops_cpu_gavgpool_impls[] = {CPU_TIERS(gavgpool), NULL};
 const op_impl *const ops_cpu_resize_impls[] = {CPU_TIERS(resize), NULL};
+const op_impl *const ops_dyn_quant_impls[] = {&ops_impl_cpu_dyn_quant_avx512, NULL};
 const op_impl *const ops_conv_quant_impls[] = {&ops_impl_cpu_qconv_vnni,
                                                &ops_impl_cpu_qconv_portable, NULL};
 const op_impl *const ops_matmul_int_impls[] = {&ops_impl_cpu_matmul_int_vnni,

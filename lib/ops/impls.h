@@ -41,12 +41,14 @@ extern const op_impl *const ops_cpu_reduce_impls[];    /* ReduceSum Mean Max Min
 extern const op_impl *const ops_cpu_transpose_impls[]; /* Transpose */
 extern const op_impl *const ops_cpu_gavgpool_impls[];  /* GlobalAveragePool */
 extern const op_impl *const ops_cpu_resize_impls[];    /* Resize Upsample (4-D, last two axes) */
+extern const op_impl *const ops_dyn_quant_impls[];     /* DynamicQuantizeLinear */
 extern const op_impl *const ops_conv_quant_impls[];    /* ConvInteger QLinearConv */
 extern const op_impl *const ops_matmul_int_impls[];    /* MatMulInteger */
 
 /* ---- the impls ----------------------------------------------------------- */
 
 /* cpu: the integer convolution (lib/ops/cpu/conv_quant_cpu.c) */
+extern const op_impl ops_impl_cpu_dyn_quant_avx512; /* cpu/dyn_quant_cpu.c */
 extern const op_impl ops_impl_cpu_qconv_vnni;
 extern const op_impl ops_impl_cpu_qconv_portable;
 extern const op_impl ops_impl_cpu_matmul_int_vnni;
@@ -117,6 +119,14 @@ typedef mopt_status (*ops_qconv_s32_fn)(const op_ctx *ctx, const ref_conv_params
                                         const ref_qconv_args *a, int32_t *acc);
 mopt_status ops_conv_quant_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                ops_qconv_s32_fn conv);
+
+/* DynamicQuantizeLinear (quant.c) with its two passes done by minmax
+ * (min and max of 0 and x, NaN skipped) and quant (y = clamp(rint(x /
+ * scale) + zp, 0, 255), NaN -> 0); NULL: the scalar loops (the reference). */
+typedef void (*ops_dyn_minmax_fn)(const float *x, int64_t n, float *mn, float *mx);
+typedef void (*ops_dyn_quant_fn)(const float *x, int64_t n, float scale, float zp, uint8_t *y);
+mopt_status ops_dyn_quant_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out, ops_dyn_minmax_fn minmax, ops_dyn_quant_fn quant);
 
 /* Floating-point work of a Conv/FusedConv node (conv.c). */
 int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,

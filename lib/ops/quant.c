@@ -195,13 +195,22 @@ static mopt_status dyn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
 
 static mopt_status dyn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
+    return ops_dyn_quant_run(ctx, in, n_in, out, n_out, NULL, NULL);
+}
+
+mopt_status ops_dyn_quant_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out, ops_dyn_minmax_fn minmax, ops_dyn_quant_fn quant) {
+    (void)ctx, (void)n_in;
     const float *x = in[0].data;
     int64_t n = op_numel(&in[0]);
     float mx = 0, mn = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (x[i] > mx) mx = x[i];
-        if (x[i] < mn) mn = x[i];
-    }
+    if (minmax)
+        minmax(x, n, &mn, &mx);
+    else
+        for (int64_t i = 0; i < n; i++) {
+            if (x[i] > mx) mx = x[i];
+            if (x[i] < mn) mn = x[i];
+        }
     float scale = (mx == mn ? 1.0f : (mx - mn)) / 255.0f;
     float izp = 0.0f - mn / scale;
     /* a NaN (from a NaN or infinite input) becomes 0: converting it to an
@@ -209,11 +218,14 @@ static mopt_status dyn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     if (!(izp == izp)) izp = 0;
     float zp = nearbyintf(izp < 0 ? 0 : izp > 255 ? 255 : izp);
     uint8_t *y = out[0].data;
-    for (int64_t i = 0; i < n; i++) {
-        float v = nearbyintf(x[i] / scale) + zp;
-        if (!(v == v)) v = 0;
-        y[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-    }
+    if (quant)
+        quant(x, n, scale, zp, y);
+    else
+        for (int64_t i = 0; i < n; i++) {
+            float v = nearbyintf(x[i] / scale) + zp;
+            if (!(v == v)) v = 0;
+            y[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
     if (n_out > 1) *(float *)out[1].data = scale;
     if (n_out > 2) *(uint8_t *)out[2].data = (uint8_t)zp;
     return MOPT_OK;
@@ -346,7 +358,7 @@ static const op_def k_ops[] = {
     {"QuantizeLinear", "", 2, 3, 1, 1, q_infer, q_run, NULL, OP_PARAMS(q_params, q_parse)},
     {"DequantizeLinear", "", 2, 3, 1, 1, dq_infer, dq_run, NULL, OP_PARAMS(q_params, q_parse),
      .bridge = &ops_bridge_float},
-    {"DynamicQuantizeLinear", "", 1, 1, 1, 3, dyn_infer, dyn_run, NULL},
+    {"DynamicQuantizeLinear", "", 1, 1, 1, 3, dyn_infer, dyn_run, ops_dyn_quant_impls},
     {"MatMulInteger", "", 2, 4, 1, 1, mmi_infer, mmi_run, ops_matmul_int_impls,
      OP_PARAMS(mmi_params, mmi_parse), .bridge = &ops_bridge_float},
     {"QLinearMatMul", "", 8, 8, 1, 1, mmi_infer, mmi_run, NULL, OP_PARAMS(mmi_params, mmi_parse),

@@ -343,8 +343,6 @@ static int64_t rnn_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const
  * input and hidden state are quantized to uint8 at run time (see
  * ref_dq_lstm_f32). Layout 0 only; sequence_lens must be the full length. */
 
-enum { DQ_IN_W_SCALE = 8, DQ_IN_W_ZP, DQ_IN_R_SCALE, DQ_IN_R_ZP };
-
 static mopt_status dq_lstm_parse(const op_ctx *ctx, void *params) {
     if (ir_node_attr(ctx->node, "layout"))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "DynamicQuantizeLSTM has no layout attribute");
@@ -464,6 +462,12 @@ static ref_dq_weights dq_weights(const op_tensor *in, int w, int s, int z) {
 
 static mopt_status dq_lstm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
+    return ops_dq_lstm_run_with(ctx, in, n_in, out, n_out, NULL, NULL, NULL);
+}
+
+mopt_status ops_dq_lstm_run_with(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out, const void *pack, cpu_qrows_fn rows,
+                                 ref_dq_gates_fn gates) {
     ref_rnn_params k;
     mopt_status st = ops_rnn_setup(ctx, in, n_in, &k);
     if (st) return st;
@@ -479,15 +483,33 @@ static mopt_status dq_lstm_run(const op_ctx *ctx, const op_tensor *in, int n_in,
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
                        "input size %" PRId64 " or hidden size %" PRId64 " above %d", k.input,
                        k.hidden, REF_DQ_MAX_K);
-    void *work = mopt_malloc(ref_dq_lstm_work_bytes(&k));
-    if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the recurrent state");
+    const int dirs = ref_rnn_dirs(k.direction);
+    void *own = NULL;
+    if (rows && !pack) {
+        own = mopt_aligned_alloc(cpu_dq_lstm_pack_bytes(dirs, k.input, k.hidden));
+        if (!own) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed weights");
+    }
+    void *work = mopt_aligned_alloc(rows ? cpu_dq_lstm_work_bytes(&k) : ref_dq_lstm_work_bytes(&k));
+    if (!work) {
+        mopt_aligned_free(own);
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the recurrent state");
+    }
     ref_dq_weights w = dq_weights(in, RNN_IN_W, DQ_IN_W_SCALE, DQ_IN_W_ZP);
     ref_dq_weights r = dq_weights(in, RNN_IN_R, DQ_IN_R_SCALE, DQ_IN_R_ZP);
-    ref_dq_lstm_f32(&k, in[RNN_IN_X].data, &w, &r, ops_rnn_input(in, n_in, RNN_IN_B),
-                    ops_rnn_input(in, n_in, RNN_IN_H0), ops_rnn_input(in, n_in, RNN_IN_C0),
-                    ops_rnn_input(in, n_in, RNN_IN_P), n_out > 0 ? out[0].data : NULL,
-                    n_out > 1 ? out[1].data : NULL, n_out > 2 ? out[2].data : NULL, work);
-    mopt_free(work);
+    const float *X = in[RNN_IN_X].data, *B = ops_rnn_input(in, n_in, RNN_IN_B);
+    const float *h0 = ops_rnn_input(in, n_in, RNN_IN_H0), *c0 = ops_rnn_input(in, n_in, RNN_IN_C0);
+    const float *P = ops_rnn_input(in, n_in, RNN_IN_P);
+    float *Y = n_out > 0 ? out[0].data : NULL, *Yh = n_out > 1 ? out[1].data : NULL;
+    float *Yc = n_out > 2 ? out[2].data : NULL;
+    if (rows) {
+        if (own) cpu_dq_lstm_pack(dirs, k.input, k.hidden, &w, &r, own);
+        cpu_dq_lstm_f32(&k, X, &w, &r, own ? own : pack, rows, gates, B, h0, c0, P, Y, Yh, Yc,
+                        work);
+    } else {
+        ref_dq_lstm_f32(&k, X, &w, &r, B, h0, c0, P, Y, Yh, Yc, work);
+    }
+    mopt_aligned_free(own);
+    mopt_aligned_free(work);
     return MOPT_OK;
 }
 
@@ -508,8 +530,8 @@ static const op_def k_ops[] = {
      OP_PARAMS(ops_rnn_params, gru_parse), .flops = rnn_flops, .bridge = &ops_bridge_float},
     {"RNN", "", 3, 6, 0, 2, rnn_infer, rnn_run, ops_cpu_recurrent_impls,
      OP_PARAMS(ops_rnn_params, rnn_parse), .flops = rnn_flops, .bridge = &ops_bridge_float},
-    {"DynamicQuantizeLSTM", "com.microsoft", 3, 12, 0, 3, dq_lstm_infer, dq_lstm_run, NULL,
-     OP_PARAMS(ops_rnn_params, dq_lstm_parse), .flops = dq_lstm_flops},
+    {"DynamicQuantizeLSTM", "com.microsoft", 3, 12, 0, 3, dq_lstm_infer, dq_lstm_run,
+     ops_cpu_dq_lstm_impls, OP_PARAMS(ops_rnn_params, dq_lstm_parse), .flops = dq_lstm_flops},
 };
 
 OP_FAMILY(recurrent, k_ops)

@@ -7,6 +7,7 @@
 #ifndef MOPT_OPS_RECURRENT_H
 #define MOPT_OPS_RECURRENT_H
 
+#include "kernels/cpu/qlstm.h"
 #include "kernels/ref/ref_recurrent.h"
 #include "ops/ops.h"
 
@@ -28,5 +29,18 @@ const void *ops_rnn_input(const op_tensor *in, int n_in, int k);
 
 /* The "cpu" fast path (recurrent_cpu.c), NULL-terminated. */
 extern const op_impl *const ops_cpu_recurrent_impls[];
+
+/* DynamicQuantizeLSTM's DQ_IN_* inputs (8..11): W's and R's scale and zero point. */
+enum { DQ_IN_W_SCALE = 8, DQ_IN_W_ZP, DQ_IN_R_SCALE, DQ_IN_R_ZP };
+
+/* DynamicQuantizeLSTM's run (checks, work memory): ref_dq_lstm_f32 when
+ * rows is NULL, else cpu_dq_lstm_f32 on rows and gates (NULL: scalar)
+ * with W and R from pack (cpu_dq_lstm_pack; NULL: packed here for this run). */
+mopt_status ops_dq_lstm_run_with(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out, const void *pack, cpu_qrows_fn rows,
+                                 ref_dq_gates_fn gates);
+
+/* DynamicQuantizeLSTM's "cpu" fast path (dq_lstm_cpu.c), NULL-terminated. */
+extern const op_impl *const ops_cpu_dq_lstm_impls[];
 
 #endif
