@@ -177,6 +177,117 @@ def seeds():
                          node("DequantizeLinear", ["q", "s", "zp"], ["y"])], [f("x", [2, 3])], ["y"],
                         [c("s", 0.1, np.float32), c("zp", 3, np.uint8)]))
 
+    more_seeds(f, i64, w, x4)
+
+
+def more_seeds(f, i64, w, x4):
+    """Seeds for the operators with the most index arithmetic."""
+    seed("gru_rnn", model([node("GRU", ["x", "W", "R"], ["g"], hidden_size=2),
+                           node("Squeeze", ["g", "a"], ["s"]),
+                           node("RNN", ["s", "W2", "R2"], ["y"], hidden_size=2)],
+                          [f("x", [2, 1, 3])], ["y"],
+                          [w("W", [1, 6, 3]), w("R", [1, 6, 2]), c("a", [1]), w("W2", [1, 2, 2]),
+                           w("R2", [1, 2, 2])]))
+    body = h.make_graph([node("Add", ["v", "one"], ["v2"]), node("Less", ["i", "lim"], ["c2"])],
+                        "body", [vi("i", [], T.INT64), vi("c", [], T.BOOL), vi("v", [2])],
+                        [vi("c2", [], T.BOOL), vi("v2", [2])],
+                        [c("one", [1, 1], np.float32), c("lim", 2)])
+    seed("loop", model([node("Loop", ["n", "cond", "x"], ["y"], body=body)], [f("x", [2])], ["y"],
+                       [c("n", 3), c("cond", True, np.bool_)]))
+    sbody = h.make_graph([node("Add", ["s", "e"], ["s2"]), node("Identity", ["s2"], ["o"])],
+                         "sbody", [vi("s", [2]), vi("e", [2])], [vi("s2", [2]), vi("o", [2])])
+    seed("scan", model([node("Scan", ["init", "x"], ["fin", "y"], body=sbody, num_scan_inputs=1)],
+                       [f("x", [3, 2])], ["fin", "y"], [c("init", [0, 0], np.float32)],
+                       opset=17))
+    seed("qlinearconv_matmulinteger",
+         model([node("QuantizeLinear", ["x", "s", "zp"], ["q"]),
+                node("QLinearConv", ["q", "s", "zp", "wq", "s", "zp", "s", "zp"], ["qc"],
+                     kernel_shape=[1, 1]),
+                node("DequantizeLinear", ["qc", "s", "zp"], ["y"])], x4, ["y"],
+               [c("s", 0.1, np.float32), c("zp", 3, np.uint8),
+                c("wq", np.arange(4).reshape(2, 2, 1, 1) + 1, np.uint8)]))
+    seed("matmulinteger", model([node("MatMulInteger", ["a", "b", "za", "zb"], ["y"])],
+                                [vi("a", [2, 3], T.UINT8)], [vi("y", None, T.INT32)],
+                                [c("b", np.arange(12).reshape(3, 4), np.uint8), c("za", 1, np.uint8),
+                                 c("zb", 2, np.uint8)]))
+    seed("convinteger", model([node("ConvInteger", ["a", "k"], ["y"], pads=[1, 1, 1, 1])],
+                              [vi("a", [1, 1, 3, 3], T.UINT8)], [vi("y", None, T.INT32)],
+                              [c("k", np.ones([1, 1, 2, 2]), np.uint8)]))
+    seed("gridsample_affinegrid",
+         model([node("AffineGrid", ["th", "sz"], ["g"], align_corners=0),
+                node("GridSample", ["x", "g"], ["y"], mode="linear")], x4, ["y"],
+               [c("th", [[[1, 0, 0], [0, 1, 0]]], np.float32), c("sz", [1, 2, 3, 3])]))
+    seed("roialign", model([node("RoiAlign", ["x", "r", "b"], ["y"], output_height=2, output_width=2,
+                                 sampling_ratio=2)], x4, ["y"],
+                           [c("r", [[0, 0, 3, 3], [1, 1, 2, 2]], np.float32), c("b", [0, 0])]))
+    seed("nms", model([node("NonMaxSuppression", ["b", "s", "m", "iou", "th"], ["y"])],
+                      [f("b", [1, 3, 4])], [vi("y", None, T.INT64)],
+                      [c("s", [[[0.9, 0.8, 0.7]]], np.float32), c("m", [2]),
+                       c("iou", [0.5], np.float32), c("th", [0.0], np.float32)]))
+    seed("unique_compress",
+         model([node("Unique", ["x"], ["u"], sorted=1),
+                node("Compress", ["u", "m"], ["y"], axis=0)], [f("x", [4])], ["y"],
+               [c("m", [True, False], np.bool_)]))
+    seed("scatternd_gatherelements",
+         model([node("ScatterND", ["x", "i", "u"], ["s"]),
+                node("GatherElements", ["s", "j"], ["y"], axis=1)], [f("x", [3, 4])], ["y"],
+               [c("i", [[1], [0]]), c("u", np.ones([2, 4]), np.float32),
+                c("j", [[0, 3], [1, 2], [2, 2]])]))
+    seed("trilu_clip_hardmax",
+         model([node("Trilu", ["x", "k"], ["t"], upper=1), node("Clip", ["t", "lo", "hi"], ["cl"]),
+                node("Hardmax", ["cl"], ["y"], axis=-1)], [f("x", [3, 4])], ["y"],
+               [c("k", 1), c("lo", 0.0, np.float32), c("hi", 1.0, np.float32)]))
+    seed("flatten_logsoftmax_mod",
+         model([node("Flatten", ["x"], ["fl"], axis=2), node("LogSoftmax", ["fl"], ["ls"], axis=1),
+                node("Mod", ["ls", "m"], ["y"], fmod=1)], x4, ["y"], [c("m", [0.7], np.float32)]))
+    seed("instance_group_norm",
+         model([node("InstanceNormalization", ["x", "sc", "b"], ["n"]),
+                node("GroupNormalization", ["n", "sc", "b"], ["y"], num_groups=2)], x4, ["y"],
+               [w("sc", [2]), w("b", [2])]))
+    seed("lrn_lppool_globalmax",
+         model([node("LRN", ["x"], ["l"], size=3), node("LpPool", ["l"], ["p"], kernel_shape=[2, 2], p=2),
+                node("GlobalMaxPool", ["p"], ["y"])], x4, ["y"]))
+    seed("dft", model([node("DFT", ["x", "", "ax"], ["y"], onesided=0)], [f("x", [1, 8, 1])], ["y"],
+                      [c("ax", 1)], opset=20))
+    seed("col2im", model([node("Col2Im", ["x", "isz", "bsz"], ["y"])], [f("x", [1, 4, 4])], ["y"],
+                         [c("isz", [3, 3]), c("bsz", [2, 2])], opset=18))
+    seed("maxunpool", model([node("MaxUnpool", ["x", "i"], ["y"], kernel_shape=[2, 2],
+                                  strides=[2, 2])], [f("x", [1, 1, 2, 2])], ["y"],
+                            [c("i", [[[[0, 3], [9, 14]]]])]))
+    seed("centercroppad", model([node("CenterCropPad", ["x", "s"], ["y"], axes=[2, 3])], x4, ["y"],
+                                [c("s", [3, 6])], opset=18))
+    seed("deformconv", model([node("DeformConv", ["x", "w", "off"], ["y"], kernel_shape=[2, 2])],
+                             [f("x", [1, 1, 3, 3])], ["y"],
+                             [w("w", [1, 1, 2, 2]), c("off", np.zeros([1, 8, 2, 2]), np.float32)],
+                             opset=19))
+    seed("shape_size_eyelike",
+         model([node("Shape", ["x"], ["sh"], start=1), node("Size", ["x"], ["sz"]),
+                node("Unsqueeze", ["sz", "z"], ["sz1"]),
+                node("Concat", ["sh", "sz1"], ["cc"], axis=0),
+                node("ConstantOfShape", ["cc"], ["y"])], [f("x", [2, 3])], ["y"], [c("z", [0])]))
+    seed("reduce_variants",
+         model([node("ReduceMax", ["x", "ax"], ["a"], keepdims=0),
+                node("ReduceLogSumExp", ["x", "ax"], ["b"], keepdims=0),
+                node("ReduceL2", ["x"], ["c"], keepdims=1, axes=[1], noop_with_empty_axes=0),
+                node("Add", ["a", "b"], ["y"])], [f("x", [2, 3])], ["y", "c"],
+               [c("ax", [1])], opset=17))
+    seed("attention", model([node("Attention", ["q", "k", "v"], ["y"])],
+                            [f("q", [1, 2, 3, 4]), f("k", [1, 2, 5, 4]), f("v", [1, 2, 5, 4])], ["y"],
+                            opset=23))
+    seed("windows_stft",
+         model([node("HannWindow", ["n"], ["win"]),
+                node("STFT", ["x", "st", "win"], ["y"])], [f("x", [1, 16, 1])], ["y"],
+               [c("n", 4), c("st", 2)], opset=17))
+    seed("mvn_lpnorm_det",
+         model([node("MeanVarianceNormalization", ["x"], ["m"]),
+                node("LpNormalization", ["m"], ["l"], axis=1, p=2),
+                node("Det", ["sq"], ["y"])], [f("x", [1, 2, 2, 2]), f("sq", [2, 2, 2])], ["y", "l"]))
+    seed("reverse_cumprod_bitshift",
+         model([node("ReverseSequence", ["x", "len"], ["y"], batch_axis=1, time_axis=0),
+                node("BitShift", ["u", "sh"], ["z"], direction="LEFT")],
+               [f("x", [3, 2]), vi("u", [3], T.UINT32)], ["y", vi("z", None, T.UINT32)],
+               [c("len", [2, 3]), c("sh", [1, 2, 3], np.uint32)]))
+
 
 def main():
     os.makedirs(SEEDS, exist_ok=True)
