@@ -81,6 +81,29 @@ def cases():
          model([node("Range", ["a", "b", "d"], ["y"])], [], [vi("y", None, T.INT64)],
                [c("a", I64_MAX), c("b", I64_MIN), c("d", I64_MIN)]), "OK")
 
+    # found by test_hostile_status's mutants
+    body = h.make_graph([node("Add", ["v", "one"], ["v2"]), node("Identity", ["c"], ["c2"])],
+                        "body", [vi("i", [], T.INT64), vi("c", [], T.BOOL), vi("v", [2])],
+                        [vi("c2", [], T.BOOL), vi("v2", [2])], [c("one", [1, 1], np.float32)])
+    case("loop_empty_carried_input",  # heap corruption in the subgraph run
+         model([node("Loop", ["n", "cond", ""], ["y"], body=body)], [vi("x", [2])], ["y"],
+               [c("n", 3), c("cond", True, np.bool_)]), "INVALID_MODEL")
+    case("nms_boxes_without_type",  # SIGSEGV at load: the kernel ran on NULL boxes
+         model([node("NonMaxSuppression", ["b", "s", "m", "iou", "th"], ["y"])],
+               [h.make_tensor_value_info("b", T.UNDEFINED, [1, 3, 4])],
+               [vi("y", None, T.INT64)],
+               [c("s", [[[0.9, 0.8, 0.7]]], np.float32), c("m", [2]),
+                c("iou", [0.5], np.float32), c("th", [0.0], np.float32)]), "OK")
+    case("depth_to_space_blocksize_2e32",  # SIGFPE: blocksize^2 wrapped to 0
+         model([node("DepthToSpace", ["x"], ["y"], blocksize=1 << 32)], [vi("x", [1, 4, 2, 2])],
+               ["y"]), "INVALID_MODEL")
+    case("concat_empty_input",  # INTERNAL at run: an output of unknown shape
+         model([node("Concat", ["x", ""], ["y"], axis=0)], [vi("x", [2, 3])], ["y"]),
+         "INVALID_MODEL")
+    case("topk_opset9_without_k",  # INTERNAL at run: K was taken as -1
+         model([node("TopK", ["x"], ["y", "i"])], [vi("x", [3, 4])],
+               ["y", vi("i", None, T.INT64)], opset=9), "INVALID_MODEL")
+
 
 def seeds():
     f = lambda n, s: vi(n, s)  # noqa: E731
