@@ -115,7 +115,8 @@ typedef struct sample {
 
 static sample sample_at(double y, double x, int64_t H, int64_t W) {
     sample s = {false, {0, 0, 0, 0}, {0, 0, 0, 0}};
-    if (y < -1.0 || y > (double)H || x < -1.0 || x > (double)W || H == 0 || W == 0) return s;
+    /* NaN coordinates fail these tests too (no int64 conversion of NaN) */
+    if (!(y >= -1.0 && y <= (double)H && x >= -1.0 && x <= (double)W) || H == 0 || W == 0) return s;
     if (y < 0) y = 0;
     if (x < 0) x = 0;
     int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1, x1;

@@ -19,10 +19,12 @@
  */
 #include "ops/bridge.h"
 
+#include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/error.h"
 #include "kernels/ref/ref_logic.h"
 
 /* An integer rule (an op's op_bridge, unpacked): whether u64 is exact,
@@ -263,11 +265,51 @@ static bool rule_of(const op_def *d, bridged *b) {
     return b->float_ok || b->irule;
 }
 
+/* What every inferred output must be, whatever the op (issue 17: an invalid
+ * model never reaches the executor as "a bug in libmopt"): a rank within
+ * IR_MAX_RANK, no negative concrete dim (a negative K, sizes or pads) and an
+ * element count that fits in int64. A failed inference always leaves a
+ * message naming the node. */
+static mopt_status check_outputs(const op_ctx *ctx, mopt_status st, const op_tensor *out,
+                                 int n_out) {
+    if (st != MOPT_OK) {
+        if (mopt_error_message()[0] == '\0')
+            op_fail(ctx, st, "shape inference failed (%s)", mopt_status_string(st));
+        return st;
+    }
+    /* at run time the shape may come from input values; at load only from
+     * the model itself */
+    mopt_status bad = ctx->runtime ? MOPT_ERR_SHAPE : MOPT_ERR_INVALID_MODEL;
+    char b[IR_SHAPE_STR_CAP];
+    for (int k = 0; k < n_out; k++) {
+        const ir_shape *s = &out[k].shape;
+        if (s->rank < 0) continue;
+        if (s->rank > IR_MAX_RANK)
+            return op_fail(ctx, bad, "output %d would have rank %d (at most %d)", k, (int)s->rank,
+                           IR_MAX_RANK);
+        uint64_t n = 1;
+        bool big = false;
+        for (int32_t i = 0; i < s->rank; i++) {
+            if (s->syms[i] != 0) continue;
+            if (s->dims[i] < 0)
+                return op_fail(ctx, bad, "output %d would have the negative dim %" PRId64 " (%s)",
+                               k, s->dims[i], op_shape_str(ctx, s, b));
+            if (s->dims[i] && n > (uint64_t)INT64_MAX / (uint64_t)s->dims[i]) big = true;
+            n = big ? n : n * (uint64_t)s->dims[i];
+        }
+        if (big && ir_shape_is_concrete(s))
+            return op_fail(ctx, MOPT_ERR_LIMIT, "output %d %s has more than 2^63 elements", k,
+                           op_shape_str(ctx, s, b));
+    }
+    return MOPT_OK;
+}
+
 mopt_status ops_bridge_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
     bridged b;
-    if (!rule_of(ctx->def, &b)) return ctx->def->infer(ctx, in, n_in, out, n_out);
-    return bridge_infer_with(&b, ctx, in, n_in, out, n_out);
+    mopt_status st = rule_of(ctx->def, &b) ? bridge_infer_with(&b, ctx, in, n_in, out, n_out)
+                                           : ctx->def->infer(ctx, in, n_in, out, n_out);
+    return check_outputs(ctx, st, out, n_out);
 }
 
 bool ops_bridge_plan(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,

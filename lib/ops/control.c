@@ -428,11 +428,22 @@ static mopt_status if_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
 
 /* ---- Loop ---------------------------------------------------------------------------- */
 
+/* Inputs from `from` on feed a subgraph: none may be omitted (an empty
+ * name), the subgraph would see a value of no type or shape. */
+static mopt_status no_omitted(const op_ctx *ctx, int32_t from) {
+    for (int32_t k = from; k < ctx->node->n_inputs; k++)
+        if (ctx->node->inputs[k] < 0)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input %d is empty (it is not optional)",
+                           (int)k);
+    return MOPT_OK;
+}
+
 static mopt_status loop_check(const op_ctx *ctx, const op_tensor *in) {
     static const mopt_dtype k_i64[] = {MOPT_DTYPE_I64};
     static const mopt_dtype k_bool[] = {MOPT_DTYPE_BOOL};
     mopt_status st = op_expect_dtype(ctx, &in[0], 0, k_i64, 1);
     if (!st) st = op_expect_dtype(ctx, &in[1], 1, k_bool, 1);
+    if (!st) st = no_omitted(ctx, 2);
     return st;
 }
 
@@ -871,6 +882,8 @@ static mopt_status scan_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
         mopt_status st = op_expect_i64(ctx, &in[0], 0);
         if (st) return st;
     }
+    mopt_status omitted = no_omitted(ctx, first);
+    if (omitted) return omitted;
     if (ctx->runtime) return infer_by_running(ctx, in, n_in, out, n_out, scan_compute);
     mopt_status st = need_service(ctx, false);
     if (st) return st;

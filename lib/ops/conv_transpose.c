@@ -62,8 +62,17 @@ static mopt_status ct_geometry(const op_ctx *ctx, const op_tensor *in, ref_windo
     for (int i = 0; i < nd; i++) {
         g->in[i] = x->dims[i + 2];
         g->k[i] = w->dims[i + 2];
-        if (g->stride[i] < 1 || g->dil[i] < 1)
-            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "strides and dilations must be >= 1");
+        if (g->stride[i] < 1 || g->dil[i] < 1 || op[i] < 0)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                           "strides and dilations must be >= 1, output_padding >= 0");
+        /* every term below 2^30 keeps `full` below 2^62 */
+        const int64_t lim = (int64_t)1 << 30;
+        if (g->stride[i] >= lim || g->dil[i] >= lim || g->in[i] >= lim || g->k[i] >= lim ||
+            op[i] >= lim)
+            return op_fail(ctx, MOPT_ERR_LIMIT,
+                           "axis %d: input, kernel, strides, dilations and output_padding must "
+                           "be below 2^30",
+                           i);
         int64_t full = g->stride[i] * (g->in[i] - 1) + op[i] + (g->k[i] - 1) * g->dil[i] + 1;
         if (!has_pads && same) { /* the reference: explicit or zero pads otherwise */
             int64_t o = has_os ? os[i] : g->in[i] * g->stride[i];

@@ -123,7 +123,7 @@ static mopt_status nms_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     out[0].shape.syms[0] = -1;
     /* the count of selected boxes needs every input's values */
     for (int k = 0; k < n_in && k <= NMS_SCORE_THR; k++)
-        if (op_has_input(in, n_in, k) &&
+        if ((op_has_input(in, n_in, k) || op_wired(ctx, k)) && /* wired: maybe of unknown type */
             (!in[k].data || in[k].shape.rank < 0 || !ir_shape_is_concrete(&in[k].shape)))
             return MOPT_OK;
     ref_nms k;

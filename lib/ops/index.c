@@ -47,6 +47,8 @@ static mopt_status onehot_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     if (in[1].data && op_read_scalar(ctx, &in[1], "depth", &depth)) return MOPT_ERR_SHAPE;
     if (in[1].data && !(depth >= 1))
         return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT, "depth must be >= 1");
+    if (in[1].data && depth >= 0x1p62)
+        return op_fail(ctx, MOPT_ERR_LIMIT, "depth %.0f is too large", depth);
     out[0].shape.rank = s->rank + 1;
     for (int32_t a = 0, b = 0; a <= s->rank; a++) {
         if (a == ax) {

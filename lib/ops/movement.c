@@ -170,6 +170,8 @@ static mopt_status concat_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     mopt_status st = MOPT_OK;
     out[0].dtype = MOPT_DTYPE_UNDEFINED;
     for (int k = 0; k < n_in; k++) {
+        if (k < ctx->node->n_inputs && ctx->node->inputs[k] < 0)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "input %d is empty (none is optional)", k);
         if ((st = op_expect_any(ctx, &in[k], k))) return st;
         if (in[k].dtype == MOPT_DTYPE_UNDEFINED) continue;
         if (out[0].dtype != MOPT_DTYPE_UNDEFINED && out[0].dtype != in[k].dtype)
@@ -1197,7 +1199,9 @@ static mopt_status ds_parse(const op_ctx *ctx, void *params) {
     ds_params *p = params;
     p->to_space = strcmp(ctx->node->op_type, "DepthToSpace") == 0;
     p->b = ir_node_attr_int(ctx->node, "blocksize", 0);
-    if (p->b <= 0) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "blocksize must be > 0");
+    if (p->b <= 0 || p->b >= ((int64_t)1 << 31))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "blocksize %" PRId64 " is not in [1, 2^31)",
+                       p->b);
     const char *mode = ir_node_attr_string(ctx->node, "mode", "DCR");
     if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "mode must be DCR or CRD");
@@ -1216,6 +1220,11 @@ static mopt_status ds_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
     if (s->rank < 0) return MOPT_OK;
     if (s->rank != 4) return op_fail(ctx, MOPT_ERR_SHAPE, "input must be 4-D [N, C, H, W]");
     ir_shape *o = &out[0].shape;
+    /* b * b < 2^62 (ds_parse); the grown dims must not overflow */
+    for (int a = 1; a < 4; a++)
+        if (s->syms[a] == 0 && s->dims[a] > INT64_MAX / (b * b))
+            return op_fail(ctx, MOPT_ERR_LIMIT, "dim %d (%" PRId64 ") times blocksize^2 overflows",
+                           a, s->dims[a]);
     if (to_space) {
         if (s->syms[1] == 0 && s->dims[1] % (b * b))
             return op_fail(ctx, MOPT_ERR_SHAPE, "C must be a multiple of blocksize^2");

@@ -294,9 +294,12 @@ static mopt_status lppool_geometry(const op_ctx *ctx, const ir_shape *x, ref_win
     ref_auto_pad ap = p->auto_pad;
     bool ceil_mode = p->ceil_mode;
     for (int i = 0; i < nd; i++) {
-        int64_t in = x->dims[i + 2], ke = (g->k[i] - 1) * g->dil[i] + 1, s = g->stride[i];
+        int64_t in = x->dims[i + 2], s = g->stride[i];
         if (g->k[i] < 1 || s < 1 || g->dil[i] < 1)
             return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "kernel, strides, dilations must be >= 1");
+        if (g->k[i] >= ((int64_t)1 << 31) || g->dil[i] >= ((int64_t)1 << 31))
+            return op_fail(ctx, MOPT_ERR_LIMIT, "kernel and dilations must be below 2^31");
+        int64_t ke = (g->k[i] - 1) * g->dil[i] + 1;
         g->in[i] = in;
         if (ap == REF_PAD_SAME_UPPER || ap == REF_PAD_SAME_LOWER) {
             int64_t o = (in + s - 1) / s, total = (o - 1) * s + ke - in;

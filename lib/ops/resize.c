@@ -195,7 +195,12 @@ static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_d
                 return 0;
             }
             scales[axes[i]] = sv[i];
-            out_dims[axes[i]] = (int64_t)floor((double)x->dims[axes[i]] * (double)sv[i]);
+            double od = floor((double)x->dims[axes[i]] * (double)sv[i]);
+            if (!(od < 0x1p62)) {
+                *st = op_fail(ctx, MOPT_ERR_LIMIT, "scales give an axis of %.0f", od);
+                return 0;
+            }
+            out_dims[axes[i]] = (int64_t)od;
         }
         return 0;
     }

@@ -599,39 +599,43 @@ static int64_t read_int_scalar(const op_tensor *t) {
     }
 }
 
-/* Number of elements of Range; -1 with an error set (INVALID_ARGUMENT or LIMIT). */
-static int64_t range_count(const op_ctx *ctx, const op_tensor *in) {
+/* Number of elements of Range into *n; LIMIT, or for delta 0 / no finite
+ * count INVALID_MODEL at load (constants) and INVALID_ARGUMENT at run (the
+ * values may come from the caller's inputs). */
+static mopt_status range_count(const op_ctx *ctx, const op_tensor *in, int64_t *n) {
+    mopt_status st, bad = ctx->runtime ? MOPT_ERR_INVALID_ARGUMENT : MOPT_ERR_INVALID_MODEL;
     if (range_int(in[0].dtype)) {
         int64_t s = read_int_scalar(&in[0]), l = read_int_scalar(&in[1]),
                 d = read_int_scalar(&in[2]);
-        if (d == 0) {
-            op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT, "delta is 0");
-            return -1;
-        }
-        if (d > 0 ? l <= s : l >= s) return 0;
+        if (d == 0) return op_fail(ctx, bad, "delta is 0");
+        *n = 0;
+        if (d > 0 ? l <= s : l >= s) return MOPT_OK;
         uint64_t diff = d > 0 ? (uint64_t)l - (uint64_t)s : (uint64_t)s - (uint64_t)l;
         uint64_t step = d > 0 ? (uint64_t)d : (uint64_t)0 - (uint64_t)d;
-        return (int64_t)(diff / step + (diff % step != 0));
+        uint64_t c = diff / step + (diff % step != 0);
+        if (c > ((uint64_t)1 << 40))
+            return op_fail(ctx, MOPT_ERR_LIMIT, "Range would have %" PRIu64 " elements", c);
+        *n = (int64_t)c;
+        return MOPT_OK;
     }
     double s, l, d;
-    if (op_read_scalar(ctx, &in[0], "start", &s) || op_read_scalar(ctx, &in[1], "limit", &l) ||
-        op_read_scalar(ctx, &in[2], "delta", &d))
-        return -1;
+    if ((st = op_read_scalar(ctx, &in[0], "start", &s)) ||
+        (st = op_read_scalar(ctx, &in[1], "limit", &l)) ||
+        (st = op_read_scalar(ctx, &in[2], "delta", &d)))
+        return st;
     if (in[0].dtype == MOPT_DTYPE_F32) /* the difference in the tensor's precision */
         s = (double)((float)l - (float)s), l = 0;
     else
         s = l - s, l = 0;
     double c = d != 0 ? ceil(s / d) : NAN;
-    if (!(c == c) || isinf(c) || d == 0) {
-        op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT, "start, limit and delta give no finite count");
-        return -1;
-    }
-    if (c <= 0) return 0;
-    if (c > (double)((int64_t)1 << 40)) {
-        op_fail(ctx, MOPT_ERR_LIMIT, "Range would have %.0f elements", c);
-        return -1;
-    }
-    return (int64_t)c;
+    if (!(c == c) || isinf(c) || d == 0)
+        return op_fail(ctx, bad, "start, limit and delta give no finite count");
+    *n = 0;
+    if (c <= 0) return MOPT_OK;
+    if (c > (double)((int64_t)1 << 40))
+        return op_fail(ctx, MOPT_ERR_LIMIT, "Range would have %.0f elements", c);
+    *n = (int64_t)c;
+    return MOPT_OK;
 }
 
 static mopt_status range_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -651,8 +655,8 @@ static mopt_status range_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
     op_set_unknown_dims(&out[0].shape, 1);
     if (!in[0].data || !in[1].data || !in[2].data || in[0].dtype == MOPT_DTYPE_UNDEFINED)
         return MOPT_OK;
-    int64_t n = range_count(ctx, in);
-    if (n < 0) return MOPT_ERR_INVALID_ARGUMENT;
+    int64_t n = 0;
+    if ((st = range_count(ctx, in, &n))) return st;
     out[0].shape.dims[0] = n;
     out[0].shape.syms[0] = 0;
     return MOPT_OK;

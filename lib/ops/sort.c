@@ -28,6 +28,10 @@ static mopt_status topk_parse(const op_ctx *ctx, void *params) {
     p->axis = ir_node_attr_int(ctx->node, "axis", -1);
     p->largest = ir_node_attr_int(ctx->node, "largest", 1) != 0;
     p->k = ctx->opset < 10 ? ir_node_attr_int(ctx->node, "k", -1) : -1;
+    if (ctx->opset < 10 && p->k < 0)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute k must be given and >= 0 before opset 10 (k = %" PRId64 ")",
+                       p->k);
     return MOPT_OK;
 }
 
@@ -45,7 +49,9 @@ static mopt_status topk_k(const op_ctx *ctx, const op_tensor *in, int n_in, int6
         *k = -1;
         return MOPT_OK;
     }
-    return op_read_one_int(ctx, &in[1], "K", k);
+    mopt_status st = op_read_one_int(ctx, &in[1], "K", k);
+    if (!st && *k < 0) return op_fail(ctx, MOPT_ERR_SHAPE, "K = %" PRId64 " is negative", *k);
+    return st;
 }
 
 static mopt_status topk_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,

@@ -111,6 +111,10 @@ static mopt_status svc_run(void *self, const op_ctx *ctx, const ir_graph *sub, c
     mopt_status st = MOPT_OK;
     if (!tin || !pin || !pout) st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < n_in && !st; i++) {
+        if (in[i].shape.rank < 0 || in[i].shape.rank > IR_MAX_RANK) {
+            st = op_fail(ctx, MOPT_ERR_INTERNAL, "subgraph input %d has no shape", i);
+            break;
+        }
         mopt_tensor *t = &tin[i];
         t->dtype = in[i].dtype;
         t->rank = in[i].shape.rank;

@@ -18,8 +18,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* A failing call must say why (mopt_last_error() non-empty). */
+/* A failing call must say why (mopt_last_error() non-empty), and no input
+ * may make libmopt report a bug in itself (MOPT_ERR_INTERNAL, issue 17). */
 static inline void fuzz_check_failure(mopt_status st, const char *what) {
+    if (st == MOPT_ERR_INTERNAL) {
+        fprintf(stderr, "%s returned INTERNAL: %s\n", what, mopt_last_error());
+        abort();
+    }
     if (st != MOPT_OK && mopt_last_error()[0] == '\0') {
         fprintf(stderr, "%s failed with status %d (%s) but left no message\n", what, (int)st,
                 mopt_status_string(st));

@@ -49,8 +49,40 @@ static void check_output(fuzz_model_result *r, const mopt_tensor *t) {
     (void)acc;
 }
 
-/* Zero inputs of the declared shapes; 0 when the model cannot be fed. */
-static int make_inputs(const mopt_model *m, size_t n_in, mopt_tensor **in) {
+/* Records a call that returned MOPT_ERR_INTERNAL. */
+static void note_internal(fuzz_model_result *r, const char *call, mopt_status st) {
+    if (st != MOPT_ERR_INTERNAL) return;
+    if (r->internal++ == 0)
+        snprintf(r->internal_msg, sizeof r->internal_msg, "%s: %s", call, mopt_last_error());
+}
+
+/* Fills a fresh input with small varied values (FUZZ_FILL_PATTERN). */
+static void fill_pattern(mopt_tensor *t) {
+    static const int ints[] = {1, 0, 2, 1, 3};
+    static const float floats[] = {0.5f, -1.0f, 2.0f, 0.0f, 1.5f, -0.25f};
+    int64_t n = mopt_tensor_element_count(t);
+    void *p = mopt_tensor_data(t);
+    for (int64_t i = 0; p && i < n; i++) {
+        int v = ints[i % 5];
+        switch (mopt_tensor_dtype(t)) {
+        case MOPT_DTYPE_F32: ((float *)p)[i] = floats[i % 6]; break;
+        case MOPT_DTYPE_F64: ((double *)p)[i] = floats[i % 6]; break;
+        case MOPT_DTYPE_I64: ((int64_t *)p)[i] = v; break;
+        case MOPT_DTYPE_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+        case MOPT_DTYPE_I32: ((int32_t *)p)[i] = v; break;
+        case MOPT_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+        case MOPT_DTYPE_I16:
+        case MOPT_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+        case MOPT_DTYPE_I8:
+        case MOPT_DTYPE_U8:
+        case MOPT_DTYPE_BOOL: ((uint8_t *)p)[i] = (uint8_t)(v & 1); break;
+        default: break; /* f16/bf16: left zero */
+        }
+    }
+}
+
+/* Inputs of the declared shapes; 0 when the model cannot be fed. */
+static int make_inputs(const mopt_model *m, size_t n_in, mopt_tensor **in, fuzz_fill fill) {
     size_t total = 0;
     for (size_t i = 0; i < n_in; i++) {
         mopt_dtype dt = mopt_model_io_dtype(m, MOPT_INPUT, i);
@@ -69,11 +101,17 @@ static int make_inputs(const mopt_model *m, size_t n_in, mopt_tensor **in) {
         total += bytes;
         if (total > FUZZ_MAX_INPUT_BYTES) return 0;
         if (mopt_tensor_create(dt, rank, dims, &in[i]) != MOPT_OK) return 0;
+        if (fill == FUZZ_FILL_PATTERN) fill_pattern(in[i]);
     }
     return 1;
 }
 
 void fuzz_model_exercise(const uint8_t *data, size_t size, fuzz_model_result *r) {
+    fuzz_model_exercise_ex(data, size, FUZZ_FILL_ZERO, r);
+}
+
+void fuzz_model_exercise_ex(const uint8_t *data, size_t size, fuzz_fill fill,
+                            fuzz_model_result *r) {
     memset(r, 0, sizeof *r);
     mopt_options *opts = NULL;
     if (mopt_options_create(&opts) != MOPT_OK ||
@@ -85,6 +123,7 @@ void fuzz_model_exercise(const uint8_t *data, size_t size, fuzz_model_result *r)
     }
     mopt_model *m = NULL;
     r->load = mopt_model_load_from_memory(data, size, opts, &m);
+    note_internal(r, "load", r->load);
     if (r->load != MOPT_OK) {
         if (mopt_last_error()[0] == '\0') defect(r, "load failed without a message", r->load);
         if (m) defect(r, "load failed but handed a model over", r->load);
@@ -101,8 +140,9 @@ void fuzz_model_exercise(const uint8_t *data, size_t size, fuzz_model_result *r)
     mopt_tensor **in = calloc(n_in ? n_in : 1, sizeof *in);
     mopt_tensor **out = calloc(n_out ? n_out : 1, sizeof *out);
     mopt_session *s = NULL;
-    if (in && out && n_in <= 4096 && make_inputs(m, n_in, in)) {
+    if (in && out && n_in <= 4096 && make_inputs(m, n_in, in, fill)) {
         mopt_status st = mopt_session_create(m, opts, &s);
+        note_internal(r, "session create", st);
         if (st != MOPT_OK) {
             defect(r, "a session could not be created for a loaded model", st);
         } else {
@@ -111,6 +151,7 @@ void fuzz_model_exercise(const uint8_t *data, size_t size, fuzz_model_result *r)
                 st = mopt_session_run(s, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL,
                                       out);
                 r->run[k] = st;
+                note_internal(r, k ? "second run" : "first run", st);
                 if (st != MOPT_OK) {
                     if (mopt_last_error()[0] == '\0') defect(r, "run failed without a message", st);
                     for (size_t i = 0; i < n_out; i++)

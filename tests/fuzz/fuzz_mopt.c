@@ -6,6 +6,7 @@
  * rewrites the "%MOPT-END <16 hex>" line with the checksum of the mutated
  * header (the checksum check itself is covered by the hostile .mopt suite).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_model_result r;
     fuzz_model_exercise(copy, size, &r);
     free(copy);
+    if (r.internal) { /* issue 17: INTERNAL on any input is a defect */
+        fprintf(stderr, "fuzz: INTERNAL from %s\n", r.internal_msg);
+        abort();
+    }
     if (r.defect) abort();
     return 0;
 }
