@@ -49,10 +49,18 @@ typedef struct rnn_state {
     float *wt, *rt, *bias;
 } rnn_state;
 
-/* Grow-only per-session buffer. */
+/* Grow-only per-session buffer, and the packing of weights that were not
+ * constant at load (e.g. a subgraph's weights captured from its enclosing
+ * graph): `raw` keeps the bytes that were packed last, so a run whose W, R
+ * and B are byte-for-byte the same reuses `packed` instead of transposing
+ * them again. The check is exact (memcmp), so changed weights are always
+ * repacked. */
 typedef struct rnn_scratch {
     float *mem;
     size_t cap; /* floats */
+    float *raw, *packed;
+    size_t n_raw, n_packed; /* floats held (valid when memo_ok) */
+    bool memo_ok;
 } rnn_scratch;
 
 static bool default_acts(const ref_rnn_params *k) {
@@ -169,7 +177,57 @@ static void rnn_release_scratch(void *scratch) {
     rnn_scratch *sc = scratch;
     if (!sc) return;
     mopt_aligned_free(sc->mem);
+    mopt_aligned_free(sc->raw);
+    mopt_aligned_free(sc->packed);
     mopt_free(sc);
+}
+
+/* The packed W, R and bias of this run for those the state lacks (written
+ * into *wt, *rt, *bias), reusing the last packing when the raw weights are
+ * unchanged. NULL when out of memory. */
+static bool packed_weights(const op_ctx *ctx, const op_tensor *in, int n_in,
+                           const ref_rnn_params *k, float **wt, float **rt, float **bias) {
+    const rnn_state *st = ctx->state;
+    rnn_scratch *sc = *ctx->scratch;
+    const int64_t G = ref_rnn_gates(k->cell), GH = G * k->hidden, D = ref_rnn_dirs(k->direction);
+    const float *W = in[RNN_IN_W].data, *R = in[RNN_IN_R].data;
+    const float *B = ops_rnn_input(in, n_in, RNN_IN_B);
+    size_t nw = st->wt ? 0 : (size_t)(D * GH * k->input);
+    size_t nr = st->rt ? 0 : (size_t)(D * GH * k->hidden);
+    size_t nb = (!st->bias && B) ? (size_t)(D * 2 * GH) : 0;
+    size_t pw = nw, pr = nr, pb = st->bias ? 0 : (size_t)(D * (GH + k->hidden));
+    size_t n_raw = nw + nr + nb, n_packed = pw + pr + pb;
+    bool same = sc->memo_ok && sc->n_raw == n_raw && sc->n_packed == n_packed &&
+                (!nw || memcmp(sc->raw, W, nw * sizeof(float)) == 0) &&
+                (!nr || memcmp(sc->raw + nw, R, nr * sizeof(float)) == 0) &&
+                (!nb || memcmp(sc->raw + nw + nr, B, nb * sizeof(float)) == 0);
+    if (!same) {
+        sc->memo_ok = false;
+        if (sc->n_raw < n_raw || !sc->raw) {
+            mopt_aligned_free(sc->raw);
+            sc->raw = mopt_aligned_alloc(n_raw * sizeof(float) + 64);
+            sc->n_raw = sc->raw ? n_raw : 0;
+        }
+        if (sc->n_packed < n_packed || !sc->packed) {
+            mopt_aligned_free(sc->packed);
+            sc->packed = mopt_aligned_alloc(n_packed * sizeof(float) + 64);
+            sc->n_packed = sc->packed ? n_packed : 0;
+        }
+        if (!sc->raw || !sc->packed) return false;
+        if (nw) memcpy(sc->raw, W, nw * sizeof(float));
+        if (nr) memcpy(sc->raw + nw, R, nr * sizeof(float));
+        if (nb) memcpy(sc->raw + nw + nr, B, nb * sizeof(float));
+        if (pw) pack_t(W, D, GH, k->input, sc->packed);
+        if (pr) pack_t(R, D, GH, k->hidden, sc->packed + pw);
+        if (pb) pack_bias(B, k->cell, D, k->hidden, sc->packed + pw + pr);
+        sc->n_raw = n_raw;
+        sc->n_packed = n_packed;
+        sc->memo_ok = true;
+    }
+    *wt = st->wt ? st->wt : sc->packed;
+    *rt = st->rt ? st->rt : sc->packed + pw;
+    *bias = st->bias ? st->bias : sc->packed + pw + pr;
+    return true;
 }
 
 /* One direction d over the whole sequence. */
@@ -281,16 +339,14 @@ static mopt_status rnn_run_cpu(const op_ctx *ctx, const op_tensor *in, int n_in,
     if (s) return s;
     const int64_t T = k.seq, N = k.batch, I = k.input, H = k.hidden;
     const int64_t G = ref_rnn_gates(k.cell), GH = G * H, D = ref_rnn_dirs(k.direction);
-    /* work: packed weights the state lacks, then gx gh h c zr rh ghh */
-    size_t need_w = st->wt ? 0 : (size_t)(D * GH * I), need_r = st->rt ? 0 : (size_t)(D * GH * H);
-    size_t need_b = st->bias ? 0 : (size_t)(D * (GH + H));
+    /* work: gx gh h c zr rh ghh; weights the state lacks are packed into
+     * the scratch's memo (packed_weights) */
+    (void)I;
     size_t work = (size_t)(T * N * GH + N * GH + 2 * N * H + 2 * N * H + 2 * N * H);
-    float *mem = scratch_get(ctx, need_w + need_r + need_b + work + 16);
-    if (!mem) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the recurrent state");
+    float *mem = scratch_get(ctx, work + 16);
     float *wt = st->wt, *rt = st->rt, *bias = st->bias, *at = mem;
-    if (!wt) pack_t(in[RNN_IN_W].data, D, GH, I, wt = at), at += need_w;
-    if (!rt) pack_t(in[RNN_IN_R].data, D, GH, H, rt = at), at += need_r;
-    if (!bias) pack_bias(ops_rnn_input(in, n_in, RNN_IN_B), k.cell, D, H, bias = at), at += need_b;
+    if (!mem || ((!wt || !rt || !bias) && !packed_weights(ctx, in, n_in, &k, &wt, &rt, &bias)))
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the recurrent state");
     rnn_dir_args a = {.k = &k,
                       .t = st->tier,
                       .dirs = (int)D,
