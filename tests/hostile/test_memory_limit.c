@@ -49,79 +49,12 @@
 #define MOPT_EXPERIMENTAL_API
 #include <mopt/mopt.h>
 
+#include "../test_pb_writer.h"
+
 #define MB ((int64_t)1 << 20)
 
 static const char *g_cli;
 static int64_t g_slack = 32 * MB;
-
-/* ---- a growable byte buffer and the protobuf wire format ---- */
-
-typedef struct buf {
-    uint8_t *p;
-    size_t n, cap;
-} buf;
-
-static void put(buf *b, const void *data, size_t n) {
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n)
-            cap *= 2;
-        uint8_t *p = realloc(b->p, cap);
-        if (!p) abort();
-        b->p = p;
-        b->cap = cap;
-    }
-    if (n) memcpy(b->p + b->n, data, n);
-    b->n += n;
-}
-
-static void varint(buf *b, uint64_t v) {
-    uint8_t t[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-        t[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    t[n++] = (uint8_t)v;
-    put(b, t, n);
-}
-
-static void f_int(buf *b, uint32_t field, uint64_t v) {
-    varint(b, (uint64_t)field << 3);
-    varint(b, v);
-}
-
-static void f_bytes(buf *b, uint32_t field, const void *data, size_t n) {
-    varint(b, ((uint64_t)field << 3) | 2);
-    varint(b, n);
-    put(b, data, n);
-}
-
-static void f_str(buf *b, uint32_t field, const char *s) { f_bytes(b, field, s, strlen(s)); }
-
-/* Appends sub as a length-delimited field and frees it. */
-static void f_msg(buf *b, uint32_t field, buf *sub) {
-    f_bytes(b, field, sub->p, sub->n);
-    free(sub->p);
-    *sub = (buf){0};
-}
-
-/* ValueInfoProto: a tensor of elem_type with the given dims. */
-static void value_info(buf *g, uint32_t field, const char *name, int elem, int rank,
-                       const int64_t *dims) {
-    buf shape = {0}, tt = {0}, tp = {0}, vi = {0};
-    for (int i = 0; i < rank; i++) {
-        buf d = {0};
-        f_int(&d, 1, (uint64_t)dims[i]);
-        f_msg(&shape, 1, &d);
-    }
-    f_int(&tt, 1, (uint64_t)elem);
-    f_msg(&tt, 2, &shape);
-    f_msg(&tp, 1, &tt);
-    f_str(&vi, 1, name);
-    f_msg(&vi, 2, &tp);
-    f_msg(g, field, &vi);
-}
 
 /* An int64 initializer of n values. */
 static void init_i64(buf *g, const char *name, const int64_t *v, int64_t n) {

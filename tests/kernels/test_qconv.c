@@ -24,16 +24,8 @@
 #include "kernels/cpu/qconv.h"
 #include "kernels/ref/ref_conv_quant.h"
 
-static uint64_t g_state = 0x9E3779B97F4A7C15ull;
-static uint32_t rnd(void) {
-    g_state ^= g_state << 13;
-    g_state ^= g_state >> 7;
-    g_state ^= g_state << 17;
-    return (uint32_t)(g_state >> 16);
-}
-static int64_t pick(int64_t lo, int64_t hi) {
-    return lo + (int64_t)(rnd() % (uint32_t)(hi - lo + 1));
-}
+#define TEST_RNG_SEED 0x9E3779B97F4A7C15ull
+#include "test_rng.h"
 
 typedef struct gemm_case {
     const char *name;

@@ -29,74 +29,14 @@
 
 #include <mopt/mopt.h>
 
+#include "../test_pb_writer.h"
+
 static double g_scale = 1.0;
 static long g_max_nodes = 1000000;
 
-/* ---- a growable byte buffer and the protobuf wire format ---- */
-
-typedef struct buf {
-    uint8_t *p;
-    size_t n, cap;
-} buf;
-
-static void put(buf *b, const void *data, size_t n) {
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->n + n)
-            cap *= 2;
-        b->p = realloc(b->p, cap);
-        assert_non_null(b->p);
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, data, n);
-    b->n += n;
-}
-
-static void varint(buf *b, uint64_t v) {
-    uint8_t tmp[10];
-    size_t n = 0;
-    do {
-        tmp[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v) tmp[n] |= 0x80;
-        n++;
-    } while (v);
-    put(b, tmp, n);
-}
-
-static void f_varint(buf *b, unsigned field, uint64_t v) {
-    varint(b, (uint64_t)field << 3);
-    varint(b, v);
-}
-
-static void f_bytes(buf *b, unsigned field, const void *data, size_t n) {
-    varint(b, (uint64_t)field << 3 | 2);
-    varint(b, n);
-    put(b, data, n);
-}
-
-static void f_str(buf *b, unsigned field, const char *s) { f_bytes(b, field, s, strlen(s)); }
-
-/* Appends a sub-message and frees it. */
-static void f_msg(buf *b, unsigned field, buf *m) {
-    f_bytes(b, field, m->p, m->n);
-    free(m->p);
-    *m = (buf){0};
-}
-
 /* ValueInfoProto: a float [1, 8] tensor. */
-static void value_info(buf *graph, unsigned field, const char *name) {
-    buf dim1 = {0}, dim8 = {0}, shape = {0}, tensor = {0}, type = {0}, vi = {0};
-    f_varint(&dim1, 1, 1);
-    f_varint(&dim8, 1, 8);
-    f_msg(&shape, 1, &dim1);
-    f_msg(&shape, 1, &dim8);
-    f_varint(&tensor, 1, 1); /* FLOAT */
-    f_msg(&tensor, 2, &shape);
-    f_msg(&type, 1, &tensor);
-    f_str(&vi, 1, name);
-    f_msg(&vi, 2, &type);
-    f_msg(graph, field, &vi);
+static void value_info_f32x8(buf *graph, uint32_t field, const char *name) {
+    value_info(graph, field, name, 1 /* FLOAT */, 2, (const int64_t[]){1, 8});
 }
 
 typedef enum chain_kind { CHAIN_IDENTITY, CHAIN_RELU, CHAIN_ADD } chain_kind;
@@ -125,19 +65,19 @@ static buf chain_model(chain_kind kind, long n_nodes) {
     if (kind == CHAIN_ADD) {
         buf t = {0};
         float half[8] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
-        f_varint(&t, 1, 1);
-        f_varint(&t, 1, 8);
-        f_varint(&t, 2, 1); /* FLOAT */
+        f_int(&t, 1, 1);
+        f_int(&t, 1, 8);
+        f_int(&t, 2, 1); /* FLOAT */
         f_str(&t, 8, "c");
         f_bytes(&t, 9, half, sizeof half); /* little-endian host */
         f_msg(&graph, 5, &t);
     }
-    value_info(&graph, 11, "x");
-    value_info(&graph, 12, "y");
+    value_info_f32x8(&graph, 11, "x");
+    value_info_f32x8(&graph, 12, "y");
     buf opset = {0};
     f_str(&opset, 1, "");
-    f_varint(&opset, 2, 17);
-    f_varint(&model, 1, 8); /* ir_version */
+    f_int(&opset, 2, 17);
+    f_int(&model, 1, 8); /* ir_version */
     f_msg(&model, 8, &opset);
     f_msg(&model, 7, &graph);
     return model;

@@ -341,7 +341,6 @@ static mopt_status rnn_run_cpu(const op_ctx *ctx, const op_tensor *in, int n_in,
     const int64_t G = ref_rnn_gates(k.cell), GH = G * H, D = ref_rnn_dirs(k.direction);
     /* work: gx gh h c zr rh ghh; weights the state lacks are packed into
      * the scratch's memo (packed_weights) */
-    (void)I;
     size_t work = (size_t)(T * N * GH + N * GH + 2 * N * H + 2 * N * H + 2 * N * H);
     float *mem = scratch_get(ctx, work + 16);
     float *wt = st->wt, *rt = st->rt, *bias = st->bias, *at = mem;
