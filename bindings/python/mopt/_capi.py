@@ -157,6 +157,7 @@ _PROTOTYPES = {
     "mopt_model_load_from_memory": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t,
                                                    ctypes.c_void_p, c_void_pp]),
     "mopt_model_destroy": (None, [ctypes.c_void_p]),
+    "mopt_model_save": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
     "mopt_model_io_count": (ctypes.c_size_t, [ctypes.c_void_p, ctypes.c_int]),
     "mopt_model_io_name": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]),
     "mopt_model_io_dtype": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]),

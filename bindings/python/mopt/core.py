@@ -406,6 +406,12 @@ class Model:
                           for i in range(_lib.mopt_model_metadata_count(h))}
         return meta
 
+    def save(self, path):
+        """Writes the model as it runs (optimized graph and weights) as a .mopt
+        file (mopt_model_save). Model(path) loads it back without optimizing
+        again, with its weights memory-mapped from the file, not copied."""
+        _check(_lib.mopt_model_save(self._check_open(), os.fsencode(path)))
+
     def session(self, options=None, **kwargs):
         """Same as Session(self, ...)."""
         return Session(self, options, **kwargs)

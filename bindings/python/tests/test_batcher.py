@@ -142,3 +142,17 @@ def test_close_and_arguments(model, repo):
         mopt.Batcher(model, seq_buckets=[16, 8])
     with pytest.raises(mopt.InvalidArgumentError, match="max_batch"):
         mopt.Batcher(model, max_batch=-2)
+
+
+def test_save_mopt_maps_weights(model, tmp_path):
+    path = tmp_path / "bert_tiny.mopt"
+    model.save(path)
+    with open(path, "rb") as f:
+        assert f.read(6) == b"%MOPT-"
+    with mopt.Model(path, threads=1) as m2:
+        maps = open("/proc/self/maps").read()
+        assert str(path) in maps  # the weights are a mapping of the file, not a copy
+        f = {"input_ids": np.array([[7, 8, 9, 10]], np.int64),
+             "attention_mask": np.ones((1, 4), np.int64)}
+        with model.session() as a, m2.session() as b:
+            np.testing.assert_array_equal(a.run(f)["pooler_output"], b.run(f)["pooler_output"])
