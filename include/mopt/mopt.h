@@ -721,16 +721,19 @@ MOPT_API int64_t mopt_session_profile_flops(const mopt_session *session, size_t 
  * input_ids).
  *
  * The cache: for every past input, two buffers of heads * max_seq *
- * head_dim floats are allocated at creation, and nothing is allocated per
- * step. Each step feeds past_key_values.N.* as tensors borrowing one buffer
- * (no copy into a fresh tensor) and binds present.N.* to the other, so the
- * graph writes the grown cache straight into preallocated memory; the two
- * swap roles after the step. The exported graph itself concatenates past
- * and new keys (Concat inside the model), so each step still moves the past
+ * head_dim floats are allocated at creation. Each step feeds
+ * past_key_values.N.* as tensors borrowing one buffer (no copy into a fresh
+ * tensor; the generator itself allocates and copies nothing per step) and
+ * binds present.N.* to the other, so the graph writes the grown cache
+ * straight into preallocated memory; the two swap roles after the step.
+ * What is not avoided: (1) the exported graph itself concatenates past and
+ * new keys (Concat inside the model), so each step still moves the past
  * once (heads * past * head_dim floats per tensor, inside the Concat node):
  * the dense [batch, heads, past, head_dim] layout the model's inputs demand
- * cannot grow in place when heads > 1. examples/generate/README.md measures
- * what that costs.
+ * cannot grow in place when heads > 1; (2) the past length changes every
+ * step, so the session meets new input shapes each step and plans them
+ * again (its memory plans are keyed by concrete shapes).
+ * examples/generate/README.md measures both.
  *
  * Prefix reuse: the generator keeps the cache of its previous request (the
  * prompt and the tokens it generated). A new prompt that starts with those
