@@ -758,8 +758,9 @@ typedef int (*mopt_token_callback)(void *user, int64_t token, size_t index);
  * session's options ("threads", "backend", ...). Holds a reference on the
  * model. Sampling settings start as greedy (temperature 0, top_k 0, top_p 1,
  * repetition_penalty 1, seed 0). Returns OK, INVALID_ARGUMENT, the model
- * statuses above, LIMIT (cache larger than memory_limit or size_t) or
- * OUT_OF_MEMORY. */
+ * statuses above, LIMIT (the cache size overflows size_t) or
+ * OUT_OF_MEMORY. The cache is allocated outside memory_limit (which
+ * bounds the session). */
 MOPT_NODISCARD MOPT_API mopt_status mopt_generator_create(const mopt_model *model,
                                                           const mopt_options *opts, int64_t max_seq,
                                                           mopt_generator **out);
