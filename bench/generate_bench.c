@@ -11,6 +11,7 @@
 #define MOPT_EXPERIMENTAL_API
 #include <mopt/mopt.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,23 @@ static int64_t run_once(const mopt_model *model, mopt_session *s, int64_t past, 
         for (size_t k = 0; k < mopt_session_profile_count(s); k++)
             if (strcmp(mopt_session_profile_op(s, k), "Concat") == 0)
                 *concat_ns += mopt_session_profile_ns(s, k);
+    }
+    if (getenv("GENERATE_BENCH_OPS") && concat_ns) { /* per-op-type breakdown */
+        const char *seen[64];
+        int64_t ns[64];
+        size_t n_seen = 0;
+        for (size_t k = 0; k < mopt_session_profile_count(s); k++) {
+            const char *op = mopt_session_profile_op(s, k);
+            size_t j = 0;
+            while (j < n_seen && strcmp(seen[j], op) != 0)
+                j++;
+            if (j == n_seen && n_seen < 64) seen[n_seen] = op, ns[n_seen++] = 0;
+            if (j < n_seen) ns[j] += mopt_session_profile_ns(s, k);
+        }
+        fprintf(stderr, "past %" PRId64 ":", past);
+        for (size_t j = 0; j < n_seen; j++)
+            fprintf(stderr, " %s %.1f", seen[j], (double)ns[j] / 1e3);
+        fprintf(stderr, "\n");
     }
     for (size_t k = 0; k < n_out; k++)
         mopt_tensor_destroy(outs[k]);
