@@ -211,6 +211,32 @@ static void generator_seeded_sampling_repeats(void **state) {
     run(h, p, n, 24, c);
     for (size_t i = 0; i < c->n; i++)
         assert_int_equal(c->tok[i], argmax(c->logits[i]));
+    /* through the generator on the real model: with top_k 3 every token is
+     * among the 3 largest logits it was drawn from; with top_p 0.5 (top_k
+     * off) inside the nucleus of its softmax */
+    assert_int_equal(mopt_generator_set_int(h, "top_k", 3), MOPT_OK);
+    assert_int_equal(mopt_generator_set_double(h, "temperature", 1.0), MOPT_OK);
+    run(h, p, n, 48, c);
+    for (size_t i = 0; i < c->n; i++) {
+        int above = 0;
+        for (int v = 0; v < VOCAB; v++)
+            above += c->logits[i][v] > c->logits[i][c->tok[i]];
+        assert_true(above < 3);
+    }
+    assert_int_equal(mopt_generator_set_int(h, "top_k", 0), MOPT_OK);
+    assert_int_equal(mopt_generator_set_double(h, "top_p", 0.5), MOPT_OK);
+    run(h, p, n, 48, c);
+    for (size_t i = 0; i < c->n; i++) {
+        const float *l = c->logits[i];
+        float mx = l[argmax(l)];
+        double z = 0, above = 0;
+        for (int v = 0; v < VOCAB; v++)
+            z += exp((double)(l[v] - mx));
+        for (int v = 0; v < VOCAB; v++)
+            if (l[v] > l[c->tok[i]]) above += exp((double)(l[v] - mx)) / z;
+        /* the tokens more likely than it hold less than top_p */
+        assert_true(above < 0.5 + 1e-6);
+    }
     free(a), free(b), free(c);
     mopt_generator_destroy(g);
     mopt_generator_destroy(h);
