@@ -319,6 +319,48 @@ static void free_items(item *it, size_t n) {
     free(it);
 }
 
+typedef struct fanout {
+    server *s;
+    req_ctx *c;
+    item *items;
+    float *vecs;
+    size_t n, dim;
+    atomic_size_t next;
+    atomic_int status; /* the first failure (MOPT_OK: none) */
+} fanout;
+
+/* Embeds items until none is left or one failed: the cache first, then the
+ * model with what is left of the request's time. */
+static void embed_items(fanout *f) {
+    server *s = f->s;
+    for (;;) {
+        size_t k = atomic_fetch_add(&f->next, 1);
+        if (k >= f->n || atomic_load(&f->status) != MOPT_OK) return;
+        const item *it = &f->items[k];
+        float *v = f->vecs + k * f->dim;
+        if (emb_cache_get(s->cache, it->ids, it->n, v)) continue;
+        int64_t timeout_us = 0;
+        mopt_status st = MOPT_OK;
+        if (s->o.timeout_ms > 0) {
+            timeout_us = s->o.timeout_ms * 1000 - (now_ns() - f->c->start_ns) / 1000;
+            if (timeout_us <= 0) st = MOPT_ERR_CANCELLED;
+        }
+        if (st == MOPT_OK) st = engine_embed(s->eng, it->ids, it->n, v, timeout_us);
+        if (st != MOPT_OK) {
+            int expected = MOPT_OK;
+            atomic_compare_exchange_strong(&f->status, &expected, (int)st);
+            return;
+        }
+        atomic_fetch_add(&s->m.inputs_embedded, 1);
+        emb_cache_put(s->cache, it->ids, it->n, v);
+    }
+}
+
+static void *fanout_thread(void *arg) {
+    embed_items(arg);
+    return NULL;
+}
+
 static enum MHD_Result handle_embeddings(server *s, struct MHD_Connection *conn, req_ctx *c) {
     const serve_opts *o = &s->o;
     char err[256];
@@ -478,45 +520,40 @@ static enum MHD_Result handle_embeddings(server *s, struct MHD_Connection *conn,
         ret = respond_error(s, conn, c, 500, NULL, "out of memory");
         goto done;
     }
-    for (size_t k = 0; k < n_items; k++) {
-        float *v = vecs + k * dim;
-        if (emb_cache_get(s->cache, items[k].ids, items[k].n, v)) continue;
-        int64_t timeout_us = 0;
-        if (o->timeout_ms > 0) {
-            timeout_us = o->timeout_ms * 1000 - (now_ns() - c->start_ns) / 1000;
-            if (timeout_us <= 0) {
-                ret = respond_error(s, conn, c, 504, NULL,
-                                    "timed out: not started within %" PRId64 " ms", o->timeout_ms);
-                goto done;
-            }
-        }
-        mopt_status st = engine_embed(s->eng, items[k].ids, items[k].n, v, timeout_us);
-        if (st == MOPT_ERR_BUSY) {
-            ret = respond_error(s, conn, c, 429, NULL,
-                                "overloaded: the inference queue (capacity %zu) is full; retry",
-                                o->queue_capacity);
-            goto done;
-        }
-        if (st == MOPT_ERR_CANCELLED) {
-            ret = respond_error(s, conn, c, 504, NULL,
-                                "timed out: not started within %" PRId64 " ms", o->timeout_ms);
-            goto done;
-        }
-        if (st != MOPT_OK) {
-            ret = respond_error(s, conn, c, 500, NULL, "inference failed: %s",
-                                mopt_status_string(st));
-            goto done;
-        }
-        atomic_fetch_add(&s->m.inputs_embedded, 1);
-        emb_cache_put(s->cache, items[k].ids, items[k].n, v);
+    /* The inputs of one request are submitted concurrently (up to 16
+     * threads), so the batcher can put them into one batch. */
+    fanout f = {.s = s, .c = c, .items = items, .vecs = vecs, .n = n_items, .dim = dim};
+    pthread_t helpers[15];
+    size_t n_helpers = 0;
+    while (n_helpers + 1 < n_items && n_helpers < 15 &&
+           pthread_create(&helpers[n_helpers], NULL, fanout_thread, &f) == 0)
+        n_helpers++;
+    embed_items(&f);
+    for (size_t k = 0; k < n_helpers; k++)
+        pthread_join(helpers[k], NULL);
+    mopt_status st = (mopt_status)atomic_load(&f.status);
+    if (st == MOPT_ERR_BUSY) {
+        ret = respond_error(s, conn, c, 429, NULL,
+                            "overloaded: the inference queue (capacity %zu) is full; retry",
+                            o->queue_capacity);
+        goto done;
+    }
+    if (st == MOPT_ERR_CANCELLED) {
+        ret = respond_error(s, conn, c, 504, NULL, "timed out: not started within %" PRId64 " ms",
+                            o->timeout_ms);
+        goto done;
+    }
+    if (st != MOPT_OK) {
+        ret = respond_error(s, conn, c, 500, NULL, "inference failed: %s", mopt_status_string(st));
+        goto done;
     }
     sbuf b = {0};
     sb_printf(&b, "{\"object\":\"list\",\"data\":[");
     for (size_t k = 0; k < n_items; k++) {
         sb_printf(&b, "%s{\"object\":\"embedding\",\"index\":%zu,\"embedding\":[", k ? "," : "", k);
         for (size_t d = 0; d < dim; d++) {
-            float f = vecs[k * dim + d];
-            sb_printf(&b, d ? ",%.9g" : "%.9g", isfinite(f) ? (double)f : 0.0);
+            float x = vecs[k * dim + d];
+            sb_printf(&b, d ? ",%.9g" : "%.9g", isfinite(x) ? (double)x : 0.0);
         }
         sb_printf(&b, "]}");
     }
