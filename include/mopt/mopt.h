@@ -690,6 +690,141 @@ MOPT_API int64_t mopt_session_profile_ns(const mopt_session *session, size_t ind
  * when not meaningful for the operator. */
 MOPT_API int64_t mopt_session_profile_flops(const mopt_session *session, size_t index);
 
+/* ---- Dynamic batching (mopt_batcher) ---------------------------------------
+ * Many threads submit single requests; the batcher coalesces them along axis
+ * 0 into one session run and hands every caller its own rows of the outputs.
+ *
+ * How a batch is formed: workers (one session and one thread each) take the
+ * oldest queued request and every later queued request compatible with it,
+ * up to max_batch, once max_batch of them are queued or the oldest has
+ * waited max_delay_us (or its timeout is due, or the batcher is draining).
+ * Compatible: the same dims on every axis but 0 and, for a ragged input, 1.
+ * A ragged input is one whose axis 1 is not fixed in the model (rank >= 2,
+ * a symbolic sequence axis): requests of different lengths share a batch
+ * and are zero-padded at the end of axis 1 to the smallest seq bucket >= the
+ * batch's longest (token ids and masks padded with 0, floats with 0.0).
+ * Padding is only harmless for models that mask padded positions (an
+ * attention mask input); set no_padding for others. An output whose axis 1
+ * is not fixed is cropped back to the request's own length when that axis
+ * carries the same symbolic name as a ragged input's axis 1 (or, for an
+ * unnamed axis, when it equals the only padded length of the batch).
+ * A batch of one request runs on the caller's tensors as they are (no
+ * copy, no padding), so it gives exactly mopt_session_run's result; in a
+ * batch of several, each request's rows equal a single run's up to the
+ * floating-point order of the kernels at another batch size (bitwise for
+ * the row-independent kernels of most models, within ~1e-6 relative
+ * otherwise; tests/unit/test_batcher.c measures it).
+ *
+ * Failures stay with their request: a request is checked alone before it
+ * is queued (input names, dtype, rank, batch dim 1, fixed dims; inputs that
+ * share a symbolic dim name must agree) and fails alone with a message
+ * naming the input; when a batch's run fails (e.g. a token id out of range
+ * in one request), its requests are rerun one at a time, so each gets its
+ * own status and only the bad one fails.
+ *
+ * Models whose batch axis cannot grow (an input or output of rank 0, or
+ * with a fixed axis 0) run with max_batch forced to 1 (logged at
+ * MOPT_LOG_WARNING, see mopt_set_log_callback); requests are then passed to
+ * the session as they are.
+ *
+ * Thread-safety: mopt_batcher_run and mopt_batcher_get_stats may be called
+ * from any number of threads at once. mopt_batcher_destroy must not overlap
+ * a call that starts after it (a call already waiting is drained). */
+typedef struct mopt_batcher mopt_batcher;
+
+typedef struct mopt_batcher_config {
+    size_t struct_size;         /* sizeof(mopt_batcher_config), for growth */
+    int max_batch;              /* >= 1: most requests coalesced into one run (0: 8) */
+    int64_t max_delay_us;       /* >= 0: longest a request waits for company
+                                   before its batch starts */
+    size_t queue_capacity;      /* >= 1: pending requests; a submit beyond it
+                                   fails at once (0: 256) */
+    int workers;                /* >= 1: sessions (threads) running batches
+                                   concurrently (0: 1) */
+    const int64_t *seq_buckets; /* optional ascending lengths >= 1 (copied):
+                                   ragged axis-1 inputs are zero-padded to the
+                                   smallest bucket >= the batch's longest;
+                                   NULL, or a batch longer than the last
+                                   bucket: pad to the longest */
+    size_t n_seq_buckets;
+    int no_padding; /* 1: never pad; requests of different
+                       axis-1 lengths go to different batches
+                       (default 0) */
+} mopt_batcher_config;
+
+/* Creates a batcher for model: `workers` sessions (each made with opts, so
+ * "threads" is per worker) and their threads. config NULL = defaults
+ * (max_batch 8, max_delay_us 2000, queue_capacity 256, workers 1, no
+ * buckets). A config whose struct_size is smaller than the fields up to
+ * n_seq_buckets is refused; fields beyond struct_size take their defaults.
+ * The sessions hold references on the model (mopt_model_destroy may come
+ * first). *out is owned by the caller (mopt_batcher_destroy). Returns OK,
+ * INVALID_ARGUMENT (NULL model or out, a value out of range, buckets not
+ * ascending), OUT_OF_MEMORY, or what mopt_session_create returns. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_batcher_create(const mopt_model *model,
+                                                        const mopt_options *opts,
+                                                        const mopt_batcher_config *config,
+                                                        mopt_batcher **out);
+
+/* Stops accepting (a run that starts now gets CANCELLED), finishes every
+ * queued request without waiting for company (drain), waits until every
+ * caller has its answer, joins the workers and releases the sessions. NULL
+ * is a no-op. */
+MOPT_API void mopt_batcher_destroy(mopt_batcher *batcher);
+
+/* Submits ONE request and waits for its own outputs. Arguments as for
+ * mopt_session_run: every input has batch dim 1 on axis 0 (as a
+ * single-request run would); outputs[i] NULL -> a new owned tensor (destroy
+ * it), else the request's rows are written into it (dtype and shape must
+ * match the single-request output exactly).
+ * timeout_us > 0: a request not started within it is dropped and returns
+ * CANCELLED (a started one always finishes); 0 waits as long as needed.
+ * Returns BUSY at once when queue_capacity requests are already queued (the
+ * message names the capacity), CANCELLED (timeout, or the batcher is being
+ * destroyed), and otherwise the status of its own work: INVALID_ARGUMENT,
+ * NOT_FOUND, TYPE, SHAPE for a request that fails the checks above (before
+ * it is queued), or what its session run returned. Every error message
+ * names the input or output at fault. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_batcher_run(mopt_batcher *batcher, size_t n_inputs,
+                                                     const char *const *input_names,
+                                                     const mopt_tensor *const *inputs,
+                                                     size_t n_outputs,
+                                                     const char *const *output_names,
+                                                     mopt_tensor **outputs, int64_t timeout_us);
+
+/* Counters since creation. When no call is in progress:
+ *   requests == completed + failed + rejected_full + timed_out
+ *   sum over k of batch_size_hist[k] == batches
+ *   sum over k of (k + 1) * batch_size_hist[k] == requests that reached a
+ *     worker (completed + failed, less the requests that failed the checks
+ *     before being queued, counted in rejected_invalid).
+ * Calls refused because the batcher is being destroyed are not counted. */
+typedef struct mopt_batcher_stats {
+    size_t struct_size;           /* set by the caller: sizeof(mopt_batcher_stats) */
+    uint64_t requests;            /* mopt_batcher_run calls */
+    uint64_t completed;           /* returned OK */
+    uint64_t failed;              /* returned another error than BUSY or CANCELLED */
+    uint64_t rejected_full;       /* returned BUSY: the queue was full */
+    uint64_t timed_out;           /* returned CANCELLED: not started within timeout_us */
+    uint64_t batches;             /* batches formed (session runs, before any rerun) */
+    uint64_t batch_size_hist[64]; /* batch_size_hist[k] = batches of k+1 requests
+                                     (last bin: >= 64) */
+    size_t queue_depth;           /* requests queued now */
+    /* added after the first draft: */
+    uint64_t rejected_invalid; /* of failed: refused by the checks before queueing */
+    uint64_t reruns;           /* batches whose run failed and were rerun request
+                                  by request */
+    uint64_t padded_elements;  /* input elements added by axis-1 padding */
+    uint64_t input_elements;   /* input elements of every batch run, padding included */
+    int effective_max_batch;   /* max_batch after the model's constraints */
+} mopt_batcher_stats;
+
+/* Fills *stats (up to stats->struct_size, which must be set; at least the
+ * fields up to queue_depth). Thread-safe. Returns OK or INVALID_ARGUMENT. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_batcher_get_stats(const mopt_batcher *batcher,
+                                                           mopt_batcher_stats *stats);
+/* ---- end of dynamic batching --------------------------------------------- */
+
 #endif /* MOPT_EXPERIMENTAL_API */
 
 #ifdef __cplusplus

@@ -109,6 +109,11 @@ static const volatile symbol k_symbols[] = {
     SYM(mopt_session_profile_kernel),
     SYM(mopt_session_profile_ns),
     SYM(mopt_session_profile_flops),
+    /* dynamic batching */
+    SYM(mopt_batcher_create),
+    SYM(mopt_batcher_destroy),
+    SYM(mopt_batcher_run),
+    SYM(mopt_batcher_get_stats),
 };
 
 int main(void) {
