@@ -7,28 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef SERVE_HAVE_MOPT_BATCHER
-typedef mopt_batcher batcher_t;
-typedef mopt_batcher_config batcher_config_t;
-typedef mopt_batcher_stats batcher_stats_t;
-#define batcher_create mopt_batcher_create
-#define batcher_destroy mopt_batcher_destroy
-#define batcher_run mopt_batcher_run
-#define batcher_get_stats mopt_batcher_get_stats
-#else
-#include "batch_shim.h"
-typedef serve_batcher batcher_t;
-typedef serve_batcher_config batcher_config_t;
-typedef serve_batcher_stats batcher_stats_t;
-#define batcher_create serve_batcher_create
-#define batcher_destroy serve_batcher_destroy
-#define batcher_run serve_batcher_run
-#define batcher_get_stats serve_batcher_get_stats
-#endif
-
 struct engine {
     mopt_model *model;
-    batcher_t *batcher;
+    mopt_batcher *batcher;
     size_t dim;
     int64_t vocab, max_tokens;
     char name[128];
@@ -96,14 +77,14 @@ engine *engine_create(const engine_config *cfg, char *err, size_t errsz) {
     mopt_session_destroy(probe);
     probe = NULL;
 
-    batcher_config_t bc;
+    mopt_batcher_config bc;
     memset(&bc, 0, sizeof bc);
     bc.struct_size = sizeof bc;
     bc.max_batch = cfg->batch ? cfg->max_batch : 1;
     bc.max_delay_us = cfg->batch ? cfg->max_delay_us : 0;
     bc.queue_capacity = cfg->queue_capacity;
     bc.workers = cfg->workers;
-    st = batcher_create(e->model, opts, &bc, &e->batcher);
+    st = mopt_batcher_create(e->model, opts, &bc, &e->batcher);
     if (st != MOPT_OK) {
         snprintf(err, errsz, "cannot create the batcher: %s (%s)", mopt_status_string(st),
                  mopt_last_error());
@@ -121,7 +102,7 @@ fail:
 
 void engine_destroy(engine *e) {
     if (!e) return;
-    batcher_destroy(e->batcher);
+    mopt_batcher_destroy(e->batcher);
     mopt_model_destroy(e->model);
     free(e);
 }
@@ -181,7 +162,7 @@ mopt_status engine_embed(engine *e, const int64_t *ids, size_t n, float *out, in
         st = mopt_tensor_wrap_const(MOPT_DTYPE_I64, 2, dims, mask, n * sizeof *mask, &tmask);
     if (st == MOPT_OK) {
         const mopt_tensor *in[2] = {tid, tmask};
-        st = batcher_run(e->batcher, 2, k_inputs, in, 1, k_outputs, &hidden, timeout_us);
+        st = mopt_batcher_run(e->batcher, 2, k_inputs, in, 1, k_outputs, &hidden, timeout_us);
     }
     /* hidden is [1, L, dim] with L >= n (a batch pads to its longest): the
      * mean over the request's own n positions. */
@@ -206,11 +187,11 @@ mopt_status engine_embed(engine *e, const int64_t *ids, size_t n, float *out, in
 }
 
 void engine_get_stats(engine *e, engine_stats *s) {
-    batcher_stats_t bs;
+    mopt_batcher_stats bs;
     memset(&bs, 0, sizeof bs);
     bs.struct_size = sizeof bs;
     memset(s, 0, sizeof *s);
-    if (batcher_get_stats(e->batcher, &bs) != MOPT_OK) return;
+    if (mopt_batcher_get_stats(e->batcher, &bs) != MOPT_OK) return;
     s->requests = bs.requests;
     s->completed = bs.completed;
     s->failed = bs.failed;
