@@ -240,13 +240,16 @@ def main():
                     help="server flags with batching on")
     ap.add_argument("--off-args", default="--workers 2 --threads 1",
                     help="server flags with batching off")
+    ap.add_argument("--modes", default="off,on", help="batching modes to run")
+    ap.add_argument("--no-open", action="store_true", help="skip the open-loop point")
     ap.add_argument("--out", default="loadtest", help="output prefix (.md, .png, .json)")
     args = ap.parse_args()
     levels = [int(x) for x in args.concurrency.split(",")]
 
     results = {}
     banners = {}
-    for mode in ("off", "on"):
+    modes = args.modes.split(",")
+    for mode in modes:
         extra = (args.on_args if mode == "on" else args.off_args).split()
         srv = Server(args.serve, args.model, ["--batch", mode, "--queue-capacity", "1024"] + extra)
         banners[mode] = srv.banner
@@ -259,6 +262,9 @@ def main():
                                                  r["errors"] or "-", fmt_hist(r["batches"])),
                       flush=True)
                 rows.append(r)
+            if args.no_open:
+                results[mode] = rows
+                continue
             r = run_point(srv.port, "open", args.rate, args)
             print("batch %-3s open %.0f/s %8.1f req/s  p50 %7.2f  p95 %7.2f  p99 %7.2f ms  "
                   "errors %s  batches %s" % (mode, args.rate, r["rps"], r["p50"], r["p95"],
@@ -269,6 +275,8 @@ def main():
         finally:
             srv.stop()
 
+    if modes != ["off", "on"]:
+        return
     single = results["off"][0]["p50"] if levels and levels[0] == 1 else float("nan")
     lines = ["| batching | load | req/s | p50 ms | p95 ms | p99 ms | errors | batch sizes (from /metrics) |",
              "|---|---|---:|---:|---:|---:|---|---|"]

@@ -11,27 +11,31 @@ struct engine {
     mopt_model *model;
     mopt_batcher *batcher;
     size_t dim;
+    size_t n_inputs; /* 2, or 3 with token_type_ids */
     int64_t vocab, max_tokens;
     char name[128];
 };
 
-static const char *const k_inputs[] = {"input_ids", "attention_mask"};
+/* token_type_ids (all zeros) is fed when the model has it (MiniLM/BERT
+ * exports from transformers); bert_tiny takes the first two only. */
+static const char *const k_inputs[] = {"input_ids", "attention_mask", "token_type_ids"};
 static const char *const k_outputs[] = {"last_hidden_state"};
 
-static mopt_status embed_session(mopt_session *s, int64_t n, mopt_tensor **out) {
+static mopt_status embed_session(mopt_session *s, size_t n_inputs, int64_t n, mopt_tensor **out) {
     int64_t dims[2] = {1, n};
-    mopt_tensor *ids = NULL, *mask = NULL;
-    mopt_status st = mopt_tensor_create(MOPT_DTYPE_I64, 2, dims, &ids);
-    if (st == MOPT_OK) st = mopt_tensor_create(MOPT_DTYPE_I64, 2, dims, &mask);
+    mopt_tensor *in[3] = {NULL, NULL, NULL};
+    mopt_status st = MOPT_OK;
+    for (size_t i = 0; i < n_inputs && st == MOPT_OK; i++)
+        st = mopt_tensor_create(MOPT_DTYPE_I64, 2, dims, &in[i]);
     if (st == MOPT_OK) {
-        int64_t *m = mopt_tensor_data(mask);
+        int64_t *m = mopt_tensor_data(in[1]);
         for (int64_t k = 0; k < n; k++)
             m[k] = 1;
-        const mopt_tensor *in[2] = {ids, mask};
-        st = mopt_session_run(s, 2, k_inputs, in, 1, k_outputs, out);
+        st = mopt_session_run(s, n_inputs, k_inputs, (const mopt_tensor *const *)in, 1, k_outputs,
+                              out);
     }
-    mopt_tensor_destroy(ids);
-    mopt_tensor_destroy(mask);
+    for (size_t i = 0; i < 3; i++)
+        mopt_tensor_destroy(in[i]);
     return st;
 }
 
@@ -54,6 +58,11 @@ engine *engine_create(const engine_config *cfg, char *err, size_t errsz) {
     mopt_status st = mopt_options_create(&opts);
     if (st == MOPT_OK) st = mopt_options_set_int(opts, "threads", cfg->threads);
     if (st == MOPT_OK) st = mopt_model_load(cfg->model_path, opts, &e->model);
+    size_t idx;
+    e->n_inputs =
+        st == MOPT_OK && mopt_model_io_find(e->model, MOPT_INPUT, "token_type_ids", &idx) == MOPT_OK
+            ? 3
+            : 2;
     if (st != MOPT_OK) {
         snprintf(err, errsz, "cannot load %s: %s (%s)", cfg->model_path, mopt_status_string(st),
                  mopt_last_error());
@@ -62,7 +71,7 @@ engine *engine_create(const engine_config *cfg, char *err, size_t errsz) {
     /* Probe: the hidden size, and that the model takes the longest sequence
      * and the largest id we will accept. */
     st = mopt_session_create(e->model, opts, &probe);
-    if (st == MOPT_OK) st = embed_session(probe, cfg->max_tokens, &out);
+    if (st == MOPT_OK) st = embed_session(probe, e->n_inputs, cfg->max_tokens, &out);
     if (st != MOPT_OK || mopt_tensor_rank(out) != 3) {
         snprintf(err, errsz,
                  "%s is not a BERT-like model taking input_ids/attention_mask [1,%lld] and "
@@ -152,20 +161,22 @@ size_t engine_tokenize(const engine *e, const char *text, size_t len, int64_t *i
 
 mopt_status engine_embed(engine *e, const int64_t *ids, size_t n, float *out, int64_t timeout_us) {
     int64_t dims[2] = {1, (int64_t)n};
-    mopt_tensor *tid = NULL, *tmask = NULL, *hidden = NULL;
-    int64_t *mask = malloc(n * sizeof *mask);
+    mopt_tensor *in[3] = {NULL, NULL, NULL}, *hidden = NULL;
+    int64_t *mask = malloc(2 * n * sizeof *mask); /* the mask (ones), then token types (zeros) */
     if (!mask) return MOPT_ERR_OUT_OF_MEMORY;
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n; k++) {
         mask[k] = 1;
-    mopt_status st = mopt_tensor_wrap_const(MOPT_DTYPE_I64, 2, dims, ids, n * sizeof *ids, &tid);
-    if (st == MOPT_OK)
-        st = mopt_tensor_wrap_const(MOPT_DTYPE_I64, 2, dims, mask, n * sizeof *mask, &tmask);
-    if (st == MOPT_OK) {
-        const mopt_tensor *in[2] = {tid, tmask};
-        st = mopt_batcher_run(e->batcher, 2, k_inputs, in, 1, k_outputs, &hidden, timeout_us);
+        mask[n + k] = 0;
     }
-    /* hidden is [1, L, dim] with L >= n (a batch pads to its longest): the
-     * mean over the request's own n positions. */
+    const int64_t *data[3] = {ids, mask, mask + n};
+    mopt_status st = MOPT_OK;
+    for (size_t i = 0; i < e->n_inputs && st == MOPT_OK; i++)
+        st = mopt_tensor_wrap_const(MOPT_DTYPE_I64, 2, dims, data[i], n * sizeof *ids, &in[i]);
+    if (st == MOPT_OK)
+        st = mopt_batcher_run(e->batcher, e->n_inputs, k_inputs, (const mopt_tensor *const *)in, 1,
+                              k_outputs, &hidden, timeout_us);
+    /* hidden is [1, L, dim] (the batcher crops padding; L > n would be
+     * padding too): the mean over the request's own n positions. */
     if (st == MOPT_OK &&
         (mopt_tensor_rank(hidden) != 3 || mopt_tensor_dim(hidden, 1) < (int64_t)n ||
          mopt_tensor_dim(hidden, 2) != (int64_t)e->dim))
@@ -180,8 +191,8 @@ mopt_status engine_embed(engine *e, const int64_t *ids, size_t n, float *out, in
         }
     }
     mopt_tensor_destroy(hidden);
-    mopt_tensor_destroy(tid);
-    mopt_tensor_destroy(tmask);
+    for (size_t i = 0; i < 3; i++)
+        mopt_tensor_destroy(in[i]);
     free(mask);
     return st;
 }
