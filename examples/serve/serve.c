@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +312,7 @@ static enum MHD_Result respond_error(server *s, struct MHD_Connection *conn, req
 typedef struct item {
     int64_t *ids;
     size_t n;
+    size_t same_as; /* index of an earlier identical input, or SIZE_MAX */
 } item;
 
 static void free_items(item *it, size_t n) {
@@ -338,6 +340,7 @@ static void embed_items(fanout *f) {
         if (k >= f->n || atomic_load(&f->status) != MOPT_OK) return;
         const item *it = &f->items[k];
         float *v = f->vecs + k * f->dim;
+        if (it->same_as != SIZE_MAX) continue; /* copied from its twin afterwards */
         if (emb_cache_get(s->cache, it->ids, it->n, v)) continue;
         int64_t timeout_us = 0;
         mopt_status st = MOPT_OK;
@@ -515,6 +518,16 @@ static enum MHD_Result handle_embeddings(server *s, struct MHD_Connection *conn,
         }
         total_tokens += items[k].n;
     }
+    /* identical inputs of one request (after normalization) run once */
+    for (size_t k = 0; k < n_items; k++) {
+        items[k].same_as = SIZE_MAX;
+        for (size_t j = 0; j < k; j++)
+            if (items[j].same_as == SIZE_MAX && items[j].n == items[k].n &&
+                !memcmp(items[j].ids, items[k].ids, items[k].n * sizeof *items[k].ids)) {
+                items[k].same_as = j;
+                break;
+            }
+    }
     vecs = malloc(n_items * dim * sizeof *vecs);
     if (!vecs) {
         ret = respond_error(s, conn, c, 500, NULL, "out of memory");
@@ -532,6 +545,9 @@ static enum MHD_Result handle_embeddings(server *s, struct MHD_Connection *conn,
     for (size_t k = 0; k < n_helpers; k++)
         pthread_join(helpers[k], NULL);
     mopt_status st = (mopt_status)atomic_load(&f.status);
+    for (size_t k = 0; k < n_items; k++)
+        if (items[k].same_as != SIZE_MAX)
+            memcpy(vecs + k * dim, vecs + items[k].same_as * dim, dim * sizeof *vecs);
     if (st == MOPT_ERR_BUSY) {
         ret = respond_error(s, conn, c, 429, NULL,
                             "overloaded: the inference queue (capacity %zu) is full; retry",

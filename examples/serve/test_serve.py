@@ -240,16 +240,24 @@ def test_text_and_cache():
         data = json.loads(body)["data"]
         assert data[0]["embedding"] == first and data[1]["embedding"] == first
         text = s.metrics()
-        assert metric(text, "serve_cache_hits_total") == 2, text
+        # the second input of that request is the first's twin: one lookup
+        assert metric(text, "serve_cache_hits_total") == 1, text
         assert metric(text, "serve_cache_misses_total") == 1
         assert metric(text, "serve_cache_entries") == 1
         assert metric(text, 'serve_batcher_requests_total{outcome="completed"}') == 1
+        # two new identical inputs in one request: one inference
+        st, _, body = s.embed({"input": ["Good night", "good NIGHT"]})
+        data = json.loads(body)["data"]
+        assert st == 200 and data[0]["embedding"] == data[1]["embedding"]
+        text = s.metrics()
+        assert metric(text, 'serve_batcher_requests_total{outcome="completed"}') == 2
+        assert metric(text, "serve_cache_misses_total") == 2
         # the bound: 40 distinct inputs leave 16 entries, 24 evictions
         for k in range(40):
             assert s.embed({"input_ids": [[k + 1, k + 2]]})[0] == 200
         text = s.metrics()
         assert metric(text, "serve_cache_entries") == 16
-        assert metric(text, "serve_cache_evictions_total") == 41 - 16
+        assert metric(text, "serve_cache_evictions_total") == 42 - 16
         assert 0 < metric(text, "serve_cache_bytes") < 16 * 4096
 
 
