@@ -93,6 +93,8 @@ engine *engine_create(const engine_config *cfg, char *err, size_t errsz) {
     bc.max_delay_us = cfg->batch ? cfg->max_delay_us : 0;
     bc.queue_capacity = cfg->queue_capacity;
     bc.workers = cfg->workers;
+    bc.seq_buckets = cfg->seq_buckets;
+    bc.n_seq_buckets = cfg->n_seq_buckets;
     st = mopt_batcher_create(e->model, opts, &bc, &e->batcher);
     if (st != MOPT_OK) {
         snprintf(err, errsz, "cannot create the batcher: %s (%s)", mopt_status_string(st),
@@ -211,4 +213,7 @@ void engine_get_stats(engine *e, engine_stats *s) {
     s->batches = bs.batches;
     memcpy(s->batch_size_hist, bs.batch_size_hist, sizeof s->batch_size_hist);
     s->queue_depth = bs.queue_depth;
+    s->reruns = bs.reruns;
+    s->padded_elements = bs.padded_elements;
+    s->input_elements = bs.input_elements;
 }

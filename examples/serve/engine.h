@@ -16,6 +16,8 @@ typedef struct engine_config {
     int batch; /* 0: every request runs alone (max_batch 1, no delay) */
     int max_batch;
     int64_t max_delay_us;
+    const int64_t *seq_buckets; /* ascending padded lengths (NULL: pad to the longest) */
+    size_t n_seq_buckets;
     size_t queue_capacity;
     int workers;        /* sessions running batches concurrently */
     int threads;        /* threads per session */
@@ -29,6 +31,7 @@ typedef struct engine_stats {
     uint64_t requests, completed, failed, rejected_full, timed_out, batches;
     uint64_t batch_size_hist[64];
     size_t queue_depth;
+    uint64_t reruns, padded_elements, input_elements;
 } engine_stats;
 
 /* NULL on failure, with a message in err. */

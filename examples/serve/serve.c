@@ -36,6 +36,8 @@ typedef struct serve_opts {
     int batch;
     int max_batch;
     int64_t max_delay_us;
+    int64_t seq_buckets[32];
+    size_t n_seq_buckets;
     size_t queue_capacity;
     int workers, threads;
     int64_t timeout_ms;
@@ -56,6 +58,8 @@ static void usage(FILE *f) {
                "  --batch on|off          dynamic batching across requests (default on)\n"
                "  --max-batch N           most requests per batch (default 32)\n"
                "  --max-delay-us N        longest wait for company (default 2000)\n"
+               "  --seq-buckets L1,L2,.. pad batched sequences to these lengths (default: to the "
+               "longest)\n"
                "  --queue-capacity N      pending inference requests; beyond: 429 (default 256)\n"
                "  --workers N             sessions running batches concurrently (default 1)\n"
                "  --threads N             threads per session (default 1)\n"
@@ -104,7 +108,21 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
             o->model = v;
         else if (!strcmp(a, "--host"))
             o->host = v;
-        else if (!strcmp(a, "--batch")) {
+        else if (!strcmp(a, "--seq-buckets")) {
+            const char *q = v;
+            o->n_seq_buckets = 0;
+            while (*q && !bad) {
+                char *end;
+                long long b = strtoll(q, &end, 10);
+                if (end == q || b < 1 || b > (1 << 20) || o->n_seq_buckets == 32 ||
+                    (o->n_seq_buckets && b <= o->seq_buckets[o->n_seq_buckets - 1]) ||
+                    (*end && *end != ','))
+                    bad = 1;
+                else
+                    o->seq_buckets[o->n_seq_buckets++] = b;
+                q = *end ? end + 1 : end;
+            }
+        } else if (!strcmp(a, "--batch")) {
             if (!strcmp(v, "on"))
                 o->batch = 1;
             else if (!strcmp(v, "off"))
@@ -653,6 +671,17 @@ static enum MHD_Result handle_metrics(server *s, struct MHD_Connection *conn, re
               "serve_batcher_requests_total{outcome=\"timed_out\"} %" PRIu64 "\n",
               es.queue_depth, s->o.queue_capacity, es.completed, es.failed, es.rejected_full,
               es.timed_out);
+    sb_printf(&b,
+              "# HELP serve_batcher_reruns_total Batches whose run failed and were rerun request "
+              "by request.\n# TYPE serve_batcher_reruns_total counter\n"
+              "serve_batcher_reruns_total %" PRIu64 "\n"
+              "# HELP serve_batcher_input_elements_total Input elements run, padding included.\n"
+              "# TYPE serve_batcher_input_elements_total counter\n"
+              "serve_batcher_input_elements_total %" PRIu64 "\n"
+              "# HELP serve_batcher_padded_elements_total Input elements added by padding.\n"
+              "# TYPE serve_batcher_padded_elements_total counter\n"
+              "serve_batcher_padded_elements_total %" PRIu64 "\n",
+              es.reruns, es.input_elements, es.padded_elements);
     emb_cache_stats cs;
     emb_cache_get_stats(s->cache, &cs);
     sb_printf(
@@ -841,6 +870,8 @@ int main(int argc, char **argv) {
                         .batch = s.o.batch,
                         .max_batch = s.o.max_batch,
                         .max_delay_us = s.o.max_delay_us,
+                        .seq_buckets = s.o.n_seq_buckets ? s.o.seq_buckets : NULL,
+                        .n_seq_buckets = s.o.n_seq_buckets,
                         .queue_capacity = s.o.queue_capacity,
                         .workers = s.o.workers,
                         .threads = s.o.threads,
