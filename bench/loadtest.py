@@ -211,12 +211,28 @@ def run_point(port, kind, level, args):
         lat, codes, dur = asyncio.run(open_loop(port, level, args.duration, args.warmup, 99))
     after = asyncio.run(scrape(port))
     return {
+        "lat": lat,
         "kind": kind, "level": level, "ok": len(lat), "rps": len(lat) / dur,
         "p50": percentile(lat, 50) * 1e3, "p95": percentile(lat, 95) * 1e3,
         "p99": percentile(lat, 99) * 1e3,
         "errors": {str(k): v for k, v in sorted(codes.items(), key=str) if k != 200},
         "batches": hist_delta(before, after),
     }
+
+
+def merge_rounds(rs):
+    lat = [x for r in rs for x in r["lat"]]
+    rps = sorted(r["rps"] for r in rs)[len(rs) // 2]
+    errors, batches = {}, {}
+    for r in rs:
+        for k, v in r["errors"].items():
+            errors[k] = errors.get(k, 0) + v
+        for k, v in r["batches"].items():
+            batches[k] = batches.get(k, 0) + v
+    return {"kind": rs[0]["kind"], "level": rs[0]["level"], "ok": len(lat), "rps": rps,
+            "rounds_rps": [r["rps"] for r in rs],
+            "p50": percentile(lat, 50) * 1e3, "p95": percentile(lat, 95) * 1e3,
+            "p99": percentile(lat, 99) * 1e3, "errors": errors, "batches": batches}
 
 
 def fmt_hist(h):
@@ -234,45 +250,51 @@ def main():
     ap.add_argument("--model", default=None, help="model (default: the server's)")
     ap.add_argument("--concurrency", default="1,4,16,64")
     ap.add_argument("--rate", type=float, default=300.0, help="open-loop arrivals per second")
-    ap.add_argument("--duration", type=float, default=8.0, help="seconds measured per point")
+    ap.add_argument("--duration", type=float, default=4.0,
+                    help="seconds measured per point and round")
     ap.add_argument("--warmup", type=float, default=1.0)
-    ap.add_argument("--on-args", default="--max-batch 64 --max-delay-us 0 --workers 1 --threads 2",
+    ap.add_argument("--on-args", default="--max-batch 32 --max-delay-us 0 --workers 2 --threads 1 "
+                    "--seq-buckets 8,16,24,32,48,64,96,128",
                     help="server flags with batching on")
     ap.add_argument("--off-args", default="--workers 2 --threads 1",
                     help="server flags with batching off")
     ap.add_argument("--modes", default="off,on", help="batching modes to run")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="repeats of each point, modes interleaved (median req/s)")
     ap.add_argument("--no-open", action="store_true", help="skip the open-loop point")
     ap.add_argument("--out", default="loadtest", help="output prefix (.md, .png, .json)")
     args = ap.parse_args()
     levels = [int(x) for x in args.concurrency.split(",")]
 
-    results = {}
-    banners = {}
     modes = args.modes.split(",")
-    for mode in modes:
-        extra = (args.on_args if mode == "on" else args.off_args).split()
-        srv = Server(args.serve, args.model, ["--batch", mode, "--queue-capacity", "1024"] + extra)
-        banners[mode] = srv.banner
-        try:
-            rows = []
-            for c in levels:
-                r = run_point(srv.port, "closed", c, args)
-                print("batch %-3s c=%-3d %8.1f req/s  p50 %7.2f  p95 %7.2f  p99 %7.2f ms  "
-                      "errors %s  batches %s" % (mode, c, r["rps"], r["p50"], r["p95"], r["p99"],
-                                                 r["errors"] or "-", fmt_hist(r["batches"])),
+    results = {m: [] for m in modes}
+    banners, servers = {}, {}
+    try:
+        for mode in modes:
+            extra = (args.on_args if mode == "on" else args.off_args).split()
+            servers[mode] = Server(args.serve, args.model,
+                                   ["--batch", mode, "--queue-capacity", "1024"] + extra)
+            banners[mode] = servers[mode].banner
+        # Both servers stay up; points are measured one at a time, the modes
+        # interleaved and repeated (--rounds), so a noisy machine's swings
+        # fall on both alike. Throughput: the median round; latency: pooled.
+        points = [("closed", c) for c in levels] + ([] if args.no_open else [("open", args.rate)])
+        for kind, level in points:
+            runs = {m: [] for m in modes}
+            for rnd in range(args.rounds):
+                for mode in (modes if rnd % 2 == 0 else modes[::-1]):
+                    runs[mode].append(run_point(servers[mode].port, kind, level, args))
+            for mode in modes:
+                r = merge_rounds(runs[mode])
+                load = ("c=%-3d" % level) if kind == "closed" else ("open %.0f/s" % level)
+                print("batch %-3s %s %8.1f req/s  p50 %7.2f  p95 %7.2f  p99 %7.2f ms  "
+                      "errors %s  batches %s  (rounds: %s req/s)"
+                      % (mode, load, r["rps"], r["p50"], r["p95"], r["p99"], r["errors"] or "-",
+                         fmt_hist(r["batches"]), " ".join("%.0f" % x["rps"] for x in runs[mode])),
                       flush=True)
-                rows.append(r)
-            if args.no_open:
-                results[mode] = rows
-                continue
-            r = run_point(srv.port, "open", args.rate, args)
-            print("batch %-3s open %.0f/s %8.1f req/s  p50 %7.2f  p95 %7.2f  p99 %7.2f ms  "
-                  "errors %s  batches %s" % (mode, args.rate, r["rps"], r["p50"], r["p95"],
-                                             r["p99"], r["errors"] or "-", fmt_hist(r["batches"])),
-                  flush=True)
-            rows.append(r)
-            results[mode] = rows
-        finally:
+                results[mode].append(r)
+    finally:
+        for srv in servers.values():
             srv.stop()
 
     if modes != ["off", "on"]:
@@ -299,13 +321,15 @@ def main():
     md = "\n".join(["# Load test: examples/serve, POST /v1/embeddings, one sentence per request",
                     "", "- server (off): `%s`" % banners["off"],
                     "- server (on): `%s`" % banners["on"],
-                    "- %.0f s measured per point after %.0f s warm-up; cache off; distinct "
-                    "sentences of 6-14 words" % (args.duration, args.warmup), ""]
+                    "- %d rounds of %.0f s per point (after %.0f s warm-up each), modes interleaved; "
+                    "req/s is the median round, latencies pooled; cache off; distinct "
+                    "sentences of 6-14 words" % (args.rounds, args.duration, args.warmup), ""]
                    + lines + [""] + summary + [""])
     with open(args.out + ".md", "w") as f:
         f.write(md)
     with open(args.out + ".json", "w") as f:
-        json.dump(results, f, indent=1)
+        json.dump({m: [{k: v for k, v in r.items() if k != "lat"} for r in rs]
+                   for m, rs in results.items()}, f, indent=1)
     series = []
     colors = {"on": (200, 40, 40), "off": (40, 80, 200)}
     for mode in ("on", "off"):

@@ -154,7 +154,7 @@ def line_chart(path, series, title="", xlabel="", ylabel="", width=900, height=5
         prev = None
         for k, (px, py) in enumerate(pts):
             cx, cy = X(px), Y(py)
-            if prev and (not dashed or True):
+            if prev:
                 if dashed:
                     # dashes: draw every other tenth of the segment
                     for i in range(0, 10, 2):
