@@ -95,6 +95,7 @@ engine *engine_create(const engine_config *cfg, char *err, size_t errsz) {
     bc.workers = cfg->workers;
     bc.seq_buckets = cfg->seq_buckets;
     bc.n_seq_buckets = cfg->n_seq_buckets;
+    bc.no_padding = cfg->no_padding;
     st = mopt_batcher_create(e->model, opts, &bc, &e->batcher);
     if (st != MOPT_OK) {
         snprintf(err, errsz, "cannot create the batcher: %s (%s)", mopt_status_string(st),

@@ -18,6 +18,7 @@ typedef struct engine_config {
     int64_t max_delay_us;
     const int64_t *seq_buckets; /* ascending padded lengths (NULL: pad to the longest) */
     size_t n_seq_buckets;
+    int no_padding; /* 1: only inputs of equal length share a batch */
     size_t queue_capacity;
     int workers;        /* sessions running batches concurrently */
     int threads;        /* threads per session */

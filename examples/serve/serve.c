@@ -38,6 +38,7 @@ typedef struct serve_opts {
     int64_t max_delay_us;
     int64_t seq_buckets[32];
     size_t n_seq_buckets;
+    int no_padding;
     size_t queue_capacity;
     int workers, threads;
     int64_t timeout_ms;
@@ -60,6 +61,8 @@ static void usage(FILE *f) {
                "  --max-delay-us N        longest wait for company (default 2000)\n"
                "  --seq-buckets L1,L2,.. pad batched sequences to these lengths (default: to the "
                "longest)\n"
+               "  --padding on|off        off: only inputs of equal length share a batch "
+               "(default on)\n"
                "  --queue-capacity N      pending inference requests; beyond: 429 (default 256)\n"
                "  --workers N             sessions running batches concurrently (default 1)\n"
                "  --threads N             threads per session (default 1)\n"
@@ -122,6 +125,13 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
                     o->seq_buckets[o->n_seq_buckets++] = b;
                 q = *end ? end + 1 : end;
             }
+        } else if (!strcmp(a, "--padding")) {
+            if (!strcmp(v, "on"))
+                o->no_padding = 0;
+            else if (!strcmp(v, "off"))
+                o->no_padding = 1;
+            else
+                bad = 1;
         } else if (!strcmp(a, "--batch")) {
             if (!strcmp(v, "on"))
                 o->batch = 1;
@@ -872,6 +882,7 @@ int main(int argc, char **argv) {
                         .max_delay_us = s.o.max_delay_us,
                         .seq_buckets = s.o.n_seq_buckets ? s.o.seq_buckets : NULL,
                         .n_seq_buckets = s.o.n_seq_buckets,
+                        .no_padding = s.o.no_padding,
                         .queue_capacity = s.o.queue_capacity,
                         .workers = s.o.workers,
                         .threads = s.o.threads,
