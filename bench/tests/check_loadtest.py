@@ -6,7 +6,7 @@ every row with no errors, the JSON has both modes, and the PNG decodes (valid
 chunks and CRCs, the declared size, non-white pixels in each series colour).
 Checks the report's shape, not the timings.
 
-Usage: check_loadtest.py SERVE_BINARY OUT_DIR
+Usage: check_loadtest.py SERVE_BINARY PROJECT_ROOT OUT_DIR
 """
 import json
 import os
@@ -16,11 +16,11 @@ import sys
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-serve, out_dir = sys.argv[1], sys.argv[2]
+serve, root, out_dir = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(out_dir, exist_ok=True)
 prefix = os.path.join(out_dir, "loadtest_smoke")
 subprocess.run([sys.executable, os.path.join(HERE, "..", "loadtest.py"), "--serve", serve,
-                "--concurrency", "1,4", "--rounds", "1", "--duration", "0.5", "--warmup", "0.2",
+                "--model", os.path.join(root, "examples/models/bert_tiny.onnx"), "--concurrency", "1,4", "--rounds", "1", "--duration", "0.5", "--warmup", "0.2",
                 "--rate", "40", "--out", prefix], check=True, timeout=120)
 
 md = open(prefix + ".md").read()
