@@ -335,6 +335,11 @@ static enum MHD_Result respond_error(server *s, struct MHD_Connection *conn, req
     return respond(s, conn, c, code, "application/json", b.p, b.len, allow);
 }
 
+/* A member name equal to word (the whole name: "input\u0000x" is not "input"). */
+static int key_is(const json_node *m, const char *word) {
+    return m->key_len == strlen(word) && !memcmp(m->key, word, m->key_len);
+}
+
 /* ---- /v1/embeddings ---------------------------------------------------- */
 
 typedef struct item {
@@ -417,17 +422,21 @@ static enum MHD_Result handle_embeddings(server *s, struct MHD_Connection *conn,
     }
     const json_node *input = NULL, *input_ids = NULL;
     for (const json_node *m = root->child; m; m = m->next) {
-        if (!strcmp(m->key, "input"))
+        if ((key_is(m, "input") && input) || (key_is(m, "input_ids") && input_ids)) {
+            ret = respond_error(s, conn, c, 400, NULL, "member \"%s\" given twice", m->key);
+            goto done;
+        }
+        if (key_is(m, "input"))
             input = m;
-        else if (!strcmp(m->key, "input_ids"))
+        else if (key_is(m, "input_ids"))
             input_ids = m;
-        else if (!strcmp(m->key, "model") || !strcmp(m->key, "user")) {
+        else if (key_is(m, "model") || key_is(m, "user")) {
             if (m->type != JSON_STRING) {
                 ret = respond_error(s, conn, c, 400, NULL, "\"%s\" must be a string", m->key);
                 goto done;
             }
-        } else if (!strcmp(m->key, "encoding_format")) {
-            if (m->type != JSON_STRING || strcmp(m->str, "float") != 0) {
+        } else if (key_is(m, "encoding_format")) {
+            if (m->type != JSON_STRING || m->len != 5 || memcmp(m->str, "float", 5) != 0) {
                 ret = respond_error(s, conn, c, 400, NULL,
                                     "\"encoding_format\" must be \"float\" (the only one served)");
                 goto done;
