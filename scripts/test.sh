@@ -4,7 +4,7 @@
 # (warnings as errors), and reruns the unit, hostile and ops suites under
 # AddressSanitizer + UndefinedBehaviorSanitizer (and the models suite, and
 # the HTTP server example's malformed-request battery), and
-# reruns the suite "tsan" (sessions on threads) under ThreadSanitizer, and
+# reruns the suite "tsan" (sessions and the batcher on threads) under ThreadSanitizer, and
 # runs each libFuzzer target for 20 s (clang, suite "fuzz"; tests/fuzz).
 # The "conformance" suite (ONNX backend node tests) generates its data from
 # the pinned onnx package into the build folder; MOPT_CONFORMANCE_DATA
