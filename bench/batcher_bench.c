@@ -3,7 +3,10 @@
  * sending single requests to a BERT-like model (inputs input_ids and
  * attention_mask of shape [1, len]), either through one mopt_batcher
  * (--mode batcher) or each on its own session (--mode sessions, batching
- * off). Prints one line per run: requests/s, p50/p99 latency, mean batch.
+ * off). Prints one line per run: requests/s, p50/p99 latency, CPU time per
+ * request (user + system of the process over the measured window: on a
+ * shared machine throughput mostly measures the share of the cores the
+ * process gets, CPU per request what each request costs), mean batch.
  * Run by hand (not a test), e.g.:
  *   build/bench/batcher_bench --model examples/models/bert_tiny.onnx \
  *       --mode batcher --clients 16 --max-batch 16 --delay-us 2000 --seconds 5
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define MOPT_EXPERIMENTAL_API
@@ -36,6 +40,14 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU seconds (user + system) of the whole process so far. */
+static double cpu_s(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
 static int parse_list(const char *s, int64_t *out, int cap) {
@@ -225,13 +237,13 @@ int main(int argc, char **argv) {
     nanosleep(&w, NULL);
     mopt_batcher_stats s0 = {.struct_size = sizeof s0}, s1 = {.struct_size = sizeof s1};
     if (b && mopt_batcher_get_stats(b, &s0)) return 1;
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s();
     atomic_store(&go, 2);
     struct timespec d = {(time_t)cfg.seconds,
                          (long)((cfg.seconds - (double)(time_t)cfg.seconds) * 1e9)};
     nanosleep(&d, NULL);
     atomic_store(&go, 3);
-    double elapsed = now_s() - t0;
+    double elapsed = now_s() - t0, cpu = cpu_s() - c0;
     if (b && mopt_batcher_get_stats(b, &s1)) return 1;
     size_t n = 0;
     long errors = 0;
@@ -257,12 +269,13 @@ int main(int argc, char **argv) {
         mean_batch = batches ? (double)reqs / (double)batches : 0;
     }
     printf("mode=%s clients=%d session_threads=%d workers=%d max_batch=%d delay_us=%" PRId64
-           " lens=%" PRId64 "%s: %.1f req/s, p50 %.2f ms, p99 %.2f ms, mean batch %.2f, "
-           "errors %ld\n",
+           " lens=%" PRId64 "%s: %.1f req/s, p50 %.2f ms, p99 %.2f ms, cpu %.3f ms/req, "
+           "mean batch %.2f, errors %ld\n",
            cfg.batcher ? "batcher" : "sessions", cfg.clients, cfg.session_threads,
            cfg.batcher ? cfg.workers : cfg.clients, cfg.batcher ? cfg.max_batch : 1,
            cfg.batcher ? cfg.delay_us : 0, cfg.lens[0], cfg.n_lens > 1 ? "..." : "",
-           (double)n / elapsed, p50 * 1e3, p99 * 1e3, mean_batch, errors);
+           (double)n / elapsed, p50 * 1e3, p99 * 1e3, n ? cpu * 1e3 / (double)n : 0.0, mean_batch,
+           errors);
     free(all);
     free(cl);
     free(th);

@@ -760,6 +760,147 @@ static void arguments(void **state) {
     mopt_batcher_destroy(NULL);
 }
 
+/* ---- other models: a fixed batch axis, images, no padding ------------------------------ */
+
+static char logged[512];
+static void capture_log(void *user, mopt_log_level level, const char *message) {
+    (void)user;
+    if (level == MOPT_LOG_WARNING && strstr(message, "mopt_batcher_create"))
+        snprintf(logged, sizeof logged, "%s", message);
+}
+
+typedef struct {
+    mopt_batcher *b;
+    const mopt_tensor *in;
+    mopt_tensor *out;
+    mopt_status st;
+} one_call;
+
+static void *submit_one(void *p) {
+    one_call *c = p;
+    c->st = mopt_batcher_run(c->b, 1, NULL, &c->in, 1, NULL, &c->out, 0);
+    return NULL;
+}
+
+/* Runs n single-input requests from n threads; returns the stats. */
+static mopt_batcher_stats run_images(const mopt_model *m, mopt_batcher *b, mopt_tensor **in,
+                                     int n) {
+    mopt_options *o = one_thread();
+    mopt_session *ses = NULL;
+    assert_int_equal(mopt_session_create(m, o, &ses), MOPT_OK);
+    mopt_options_destroy(o);
+    one_call c[8];
+    pthread_t th[8];
+    assert_true(n <= 8);
+    for (int i = 0; i < n; i++) {
+        c[i] = (one_call){.b = b, .in = in[i]};
+        assert_int_equal(pthread_create(&th[i], NULL, submit_one, &c[i]), 0);
+    }
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(c[i].st, MOPT_OK);
+        mopt_tensor *ref = NULL;
+        assert_int_equal(
+            mopt_session_run(ses, 1, NULL, (const mopt_tensor *const *)&in[i], 1, NULL, &ref),
+            MOPT_OK);
+        assert_true(same_bits(c[i].out, ref));
+        mopt_tensor_destroy(ref);
+        mopt_tensor_destroy(c[i].out);
+    }
+    mopt_session_destroy(ses);
+    mopt_batcher_stats st = get_stats(b);
+    check_counters(&st);
+    return st;
+}
+
+static void other_models(void **state) {
+    (void)state;
+    float pixels[4][3 * 32 * 32];
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 3 * 32 * 32; k++)
+            pixels[i][k] = (float)((int)(rng() % 2001) - 1000) / 1000.0f;
+    mopt_tensor *in[4];
+
+    /* axis 0 fixed at 1: max_batch forced to 1, with a warning */
+    mopt_model *m = load("tests/unit/data/header_example.onnx");
+    int64_t d8[4] = {1, 3, 8, 8};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(mopt_tensor_wrap_const(MOPT_DTYPE_F32, 4, d8, pixels[i],
+                                                3 * 8 * 8 * sizeof(float), &in[i]),
+                         MOPT_OK);
+    logged[0] = '\0';
+    mopt_set_log_callback(capture_log, NULL);
+    mopt_batcher *b = make_batcher(m, 8, 1000, 16, 1, NULL, 0);
+    mopt_set_log_callback(NULL, NULL);
+    assert_non_null(strstr(logged, "axis 0 fixed at 1"));
+    assert_non_null(strstr(logged, "max_batch is 1"));
+    mopt_batcher_stats st = run_images(m, b, in, 4);
+    assert_int_equal(st.effective_max_batch, 1);
+    assert_int_equal(st.batch_size_hist[0], 4);
+    mopt_batcher_destroy(b);
+    for (int i = 0; i < 4; i++)
+        mopt_tensor_destroy(in[i]);
+    mopt_model_destroy(m);
+
+    /* a CNN (rank-4 input, nothing ragged): one batch of 4, bitwise */
+    m = load("tests/models/cnn/model.onnx");
+    int64_t d32[4] = {1, 3, 32, 32};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(
+            mopt_tensor_wrap_const(MOPT_DTYPE_F32, 4, d32, pixels[i], sizeof pixels[i], &in[i]),
+            MOPT_OK);
+    b = make_batcher(m, 4, 20 * 1000 * 1000, 16, 1, NULL, 0);
+    st = run_images(m, b, in, 4);
+    assert_int_equal(st.batches, 1);
+    assert_int_equal(st.batch_size_hist[3], 1);
+    mopt_batcher_destroy(b);
+    for (int i = 0; i < 4; i++)
+        mopt_tensor_destroy(in[i]);
+    mopt_model_destroy(m);
+}
+
+/* no_padding: requests of two lengths form two batches, nothing padded. */
+static void no_padding_groups_by_length(void **state) {
+    (void)state;
+    mopt_model *m = load(BERT_SMALL);
+    enum { N = 4 };
+    static const int64_t lens[N] = {5, 9, 5, 9};
+    sample s[N];
+    for (int i = 0; i < N; i++)
+        make_sample(&s[i], lens[i]);
+    references(m, s, N);
+    mopt_batcher_config c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    c.max_batch = 2;
+    c.max_delay_us = 20 * 1000 * 1000; /* each group starts when it has its 2 */
+    c.no_padding = 1;
+    mopt_options *o = one_thread();
+    mopt_batcher *b = NULL;
+    assert_int_equal(mopt_batcher_create(m, o, &c, &b), MOPT_OK);
+    mopt_options_destroy(o);
+    call calls[N];
+    memset(calls, 0, sizeof calls);
+    for (int i = 0; i < N; i++)
+        calls[i] = (call){.b = b, .s = &s[i]};
+    run_on_threads(calls, N);
+    for (int i = 0; i < N; i++) {
+        if (calls[i].st) fail_msg("request %d: %s", i, calls[i].msg);
+        assert_true(same_bits(calls[i].out[0], s[i].ref[0]));
+    }
+    mopt_batcher_stats st = get_stats(b);
+    assert_int_equal(st.batches, 2);
+    assert_int_equal(st.batch_size_hist[1], 2);
+    assert_int_equal(st.padded_elements, 0);
+    check_counters(&st);
+    mopt_batcher_destroy(b);
+    free_calls(calls, N);
+    for (int i = 0; i < N; i++)
+        free_sample(&s[i]);
+    mopt_model_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(arguments),
@@ -771,6 +912,8 @@ int main(void) {
         cmocka_unit_test(timeout_cancels_unstarted),
         cmocka_unit_test(destroy_drains),
         cmocka_unit_test(many_threads),
+        cmocka_unit_test(other_models),
+        cmocka_unit_test(no_padding_groups_by_length),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
