@@ -23,9 +23,11 @@ static mopt_status load_buffer(const uint8_t *buf, size_t len, const char *base_
     ir_graph *g = NULL;
     mopt_status st = onnx_import_model(buf, len, base_dir, &g);
     if (st) return st;
-    st = rt_model_build(g, cfg, out);
+    rt_config c = *cfg;
+    c.source_hash = mfmt_hash64(buf, len); /* a calibration table names it */
+    st = rt_model_build(g, &c, out);
     if (st) return st;
-    (*out)->source_checksum = mfmt_hash64(buf, len);
+    (*out)->source_checksum = c.source_hash;
     (*out)->source_bytes = len;
     return MOPT_OK;
 }

@@ -44,6 +44,7 @@ extern const op_impl *const ops_cpu_resize_impls[];    /* Resize Upsample (4-D, 
 extern const op_impl *const ops_dyn_quant_impls[];     /* DynamicQuantizeLinear */
 extern const op_impl *const ops_conv_quant_impls[];    /* ConvInteger QLinearConv */
 extern const op_impl *const ops_matmul_int_impls[];    /* MatMulInteger */
+extern const op_impl *const ops_qstatic_impls[];       /* mopt.StaticQMatMul StaticQConv */
 
 /* ---- the impls ----------------------------------------------------------- */
 
@@ -53,6 +54,7 @@ extern const op_impl ops_impl_cpu_qconv_vnni;
 extern const op_impl ops_impl_cpu_qconv_portable;
 extern const op_impl ops_impl_cpu_matmul_int_vnni;
 extern const op_impl ops_impl_cpu_matmul_int_portable;
+extern const op_impl ops_impl_cpu_qstatic_vnni; /* cpu/qstatic_cpu.c */
 
 /* oneDNN (lib/ops/onednn) */
 extern const op_impl ops_impl_matmul_onednn;

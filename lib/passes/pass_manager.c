@@ -47,6 +47,9 @@ static const pass_def k_passes[] = {
     {"fuse_attention", 2, pass_fuse_attention, ANCHOR(5)},
     {"fuse_matmul", 2, pass_fuse_matmul, ANCHOR(6) | ANCHOR(7)},
     {"dce", 1, pass_dce, 0},
+    /* static INT8 (a calibration table given: passes_run_ex): after every
+     * fusion, so it sees the fused forms, and before layout */
+    {"quant_static", 2, NULL, 0},
     /* last: channels-last activations between convolutions (opt_level 3) */
     {"layout", 3, pass_layout, 0},
 };
@@ -79,6 +82,11 @@ static int32_t live_nodes(const ir_graph *g) {
 }
 
 mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose) {
+    return passes_run_ex(g, opt_level, rep, verbose, NULL);
+}
+
+mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verbose,
+                          pass_qtable *qt) {
     pass_report local;
     if (!rep) rep = &local;
     memset(rep, 0, sizeof *rep);
@@ -89,7 +97,7 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
     unsigned anchors = 0;
     for (int i = 0; i < N_PASSES; i++) {
         const pass_def *p = &k_passes[i];
-        if (opt_level < p->min_level) continue;
+        if (opt_level < p->min_level || (!p->run && !qt)) continue;
         pass_result r;
         memset(&r, 0, sizeof r);
         int32_t before = g->n_nodes;
@@ -100,7 +108,7 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
         }
         mopt_status st = MOPT_OK;
         bool run = !p->anchors || (p->anchors & anchors);
-        if (run) st = p->run(g, &r);
+        if (run) st = p->run ? p->run(g, &r) : pass_quant_static(g, qt, verbose, &r);
         if (st) return mopt_fail_context(st, "pass '%s'", p->name);
         if (run && (live_nodes(g) != g->n_nodes || r.rewrites)) {
             changed = true;
