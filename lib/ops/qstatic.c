@@ -151,8 +151,8 @@ mopt_status ops_qstatic_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
         int64_t pad_end[REF_WIN_MAX];
         st = ops_conv_geometry(ctx, &in[0].shape, &in[1].shape, &g, pad_end);
         int32_t wzp = 0;
-        ref_qconv_args a = {.x = qx, .x_s8 = false, .x_zp = p->x_zp, .w = w, .w_s8 = true,
-                            .w_zp = &wzp};
+        ref_qconv_args a = {
+            .x = qx, .x_s8 = false, .x_zp = p->x_zp, .w = w, .w_s8 = true, .w_zp = &wzp};
         if (!st) st = k->conv(ctx, &g, &a, acc);
         int64_t plane = ny / (g.batch * g.c_out);
         float *tmp = st ? NULL : mopt_malloc((size_t)plane * sizeof(float));
@@ -161,8 +161,7 @@ mopt_status ops_qstatic_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
             for (int64_t c = 0; c < g.c_out; c++) {
                 int64_t o = (b * g.c_out + c) * plane;
                 qs_row(p, acc + o, plane, NULL, scale + c, bias ? bias + c : NULL,
-                       res ? res + o : NULL, false, tmp,
-                       (char *)out[0].data + (size_t)o * osz);
+                       res ? res + o : NULL, false, tmp, (char *)out[0].data + (size_t)o * osz);
             }
         mopt_free(tmp);
     } else if (!st) {

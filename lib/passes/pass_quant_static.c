@@ -1,7 +1,7 @@
 /*
  * pass_quant_static.c — static INT8 from a calibration table (issue 13):
  *
- *   X (f32, in the table) -> MatMul | Conv | mopt.FusedMatMul | mopt.FusedConv
+ *   X (f32, in the table) -> MatMul | Gemm | Conv | mopt.FusedMatMul | mopt.FusedConv
  *                            (constant W, constant bias, f32 residual)
  *   =>  X -> mopt.StaticQMatMul | mopt.StaticQConv (qstatic.h)
  *
@@ -76,9 +76,9 @@ static bool match(const fu_graph *f, const ir_node *n, qs_match *m) {
     memset(m, 0, sizeof *m);
     m->alpha = 1.f;
     m->bias = m->residual = -1;
-    bool mm = fu_is(n, "MatMul"), fmm = is_mopt(n, "FusedMatMul");
+    bool mm = fu_is(n, "MatMul"), fmm = is_mopt(n, "FusedMatMul"), gemm = fu_is(n, "Gemm");
     bool cv = fu_is(n, "Conv"), fcv = is_mopt(n, "FusedConv");
-    if (!(mm || fmm || cv || fcv) || n->n_inputs < 2 || n->n_outputs != 1) return false;
+    if (!(mm || fmm || gemm || cv || fcv) || n->n_inputs < 2 || n->n_outputs != 1) return false;
     int32_t x = n->inputs[0], w = n->inputs[1];
     if (x < 0 || fu_is_const(g, x) || g->values[x]->dtype != MOPT_DTYPE_F32 || !const_f32(g, w))
         return false;
@@ -89,7 +89,9 @@ static bool match(const fu_graph *f, const ir_node *n, qs_match *m) {
         if (!const_f32(g, n->inputs[2])) return false;
         m->bias = n->inputs[2];
     }
-    if (n->n_inputs > 3 && n->inputs[3] >= 0) {
+    if (gemm && n->n_inputs > 2 && n->inputs[2] >= 0 && ir_node_attr_float(n, "beta", 1.f) != 1.f)
+        return false;
+    if (!gemm && n->n_inputs > 3 && n->inputs[3] >= 0) {
         int32_t r = n->inputs[3];
         if (g->values[r]->dtype != MOPT_DTYPE_F32 ||
             !fu_same_shape(&g->values[r]->shape, &g->values[n->outputs[0]]->shape))
@@ -99,14 +101,17 @@ static bool match(const fu_graph *f, const ir_node *n, qs_match *m) {
     if (m->conv) {
         if (ws->rank < 3 || !ir_shape_is_concrete(ws)) return false;
         if (fcv && ir_node_attr_int(n, "layout", 0) != 0) return false;
-        if (m->bias >= 0 && ir_shape_numel(&g->values[m->bias]->shape) != ws->dims[0])
-            return false;
+        if (m->bias >= 0 && ir_shape_numel(&g->values[m->bias]->shape) != ws->dims[0]) return false;
         return fu_attrs_copyable(n);
     }
     if (ws->rank != 2 || !ir_shape_is_concrete(ws) || xs->rank < 2) return false;
     if (fmm) {
         if (ir_node_attr_int(n, "trans_a", 0) != 0) return false;
         m->trans_b = ir_node_attr_int(n, "trans_b", 0) != 0;
+        m->alpha = ir_node_attr_float(n, "alpha", 1.f);
+    } else if (gemm) {
+        if (ir_node_attr_int(n, "transA", 0) != 0 || xs->rank != 2) return false;
+        m->trans_b = ir_node_attr_int(n, "transB", 0) != 0;
         m->alpha = ir_node_attr_float(n, "alpha", 1.f);
     }
     int64_t N = m->trans_b ? ws->dims[0] : ws->dims[1];
@@ -219,6 +224,7 @@ static mopt_status chain(ir_graph *g, int verbose, int32_t *n_chained) {
         if (!ok || !any) continue;
         if (!fu_set_float(s, "y_scale", xs) || !fu_set_int(s, "y_zero_point", zp))
             return MOPT_ERR_OUT_OF_MEMORY;
+        g->values[y]->dtype = MOPT_DTYPE_U8;
         (*n_chained)++;
         if (verbose)
             mopt_log(MOPT_LOG_INFO, "mopt: static int8: %s -> %s: '%s' stays u8 in between",

@@ -46,8 +46,7 @@ mopt_status rt_calib_load(const char *path, uint64_t model_hash, pass_qtable *t)
     const ytree_node *root = tree.n_docs ? tree.docs[0] : NULL;
     const char *fmt = root ? scalar(root, "format") : NULL;
     const ytree_node *tensors = root ? ytree_get(root, "tensors") : NULL;
-    if (!fmt || strcmp(fmt, "mopt-calibration/1") != 0 || !tensors ||
-        tensors->kind != YTREE_MAP) {
+    if (!fmt || strcmp(fmt, "mopt-calibration/1") != 0 || !tensors || tensors->kind != YTREE_MAP) {
         ytree_free(&tree);
         return mopt_fail(MOPT_ERR_PARSE,
                          "calibration table '%s': expected 'format: mopt-calibration/1' and a "
