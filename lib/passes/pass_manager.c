@@ -26,6 +26,10 @@ static const char *const k_anchor_ops[] = {
 #define ANCHOR(i) (1u << (i))
 
 static const pass_def k_passes[] = {
+    /* QDQ models: first, before folding turns DequantizeLinear(weights)
+     * into f32 weights (opt_level 2: the int8 kernels replace the f32
+     * emulation that opt_level 0 and 1 run) */
+    {"qdq", 2, pass_qdq, 0},
     {"fold_constants", 1, pass_fold_constants, 0},
     /* an If whose condition folded to a constant becomes its branch, which
      * every later pass then sees as part of the graph */

@@ -198,7 +198,7 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qs_match *m, const pas
 
 /* Keeps u8 between static nodes: node s's output, read only by static
  * nodes as X with one quantization, becomes u8 in it. */
-static mopt_status chain(ir_graph *g, int verbose, int32_t *n_chained) {
+mopt_status pass_quant_chain(ir_graph *g, int verbose, int32_t *n_chained) {
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *s = g->nodes[i];
         if (!is_mopt(s, "StaticQMatMul") && !is_mopt(s, "StaticQConv")) continue;
@@ -266,7 +266,7 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
                      name, op, xname, (double)e->scale, (int)e->zero_point);
     }
     fu_free(&f);
-    if (!st) st = chain(g, verbose, &n_chained);
+    if (!st) st = pass_quant_chain(g, verbose, &n_chained);
     if (st) return st;
     /* entries naming no tensor of the model: a table for another model? */
     int32_t unknown = 0;

@@ -149,6 +149,11 @@ typedef struct pass_qtable {
     char path[512]; /* for messages */
 } pass_qtable;
 mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_result *r);
+/* The u8-between-static-nodes step of both passes; counts into *n_chained. */
+mopt_status pass_quant_chain(ir_graph *g, int verbose, int32_t *n_chained);
+/* QDQ models (QuantizeLinear/DequantizeLinear around MatMul/Gemm/Conv) onto
+ * the same static ops (pass_qdq.c, opt_level 2, before constant folding). */
+mopt_status pass_qdq(ir_graph *g, pass_result *r);
 /* passes_run with a calibration table (NULL: passes_run). */
 mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verbose,
                           pass_qtable *qt);
