@@ -21,6 +21,8 @@
 typedef struct qs_state {
     int8_t *wp; /* StaticQMatMul: W packed for the rows kernel */
     int64_t K, N;
+    void *wpack;        /* StaticQConv: W packed for the integer convolution */
+    ref_conv_params wg; /* the geometry it was packed for (c_out, group, window) */
 } qs_state;
 
 static bool qs_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
@@ -31,8 +33,33 @@ static bool qs_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const 
 
 static void qs_release(void *state) {
     qs_state *s = state;
-    if (s) mopt_aligned_free(s->wp);
+    if (s) {
+        mopt_aligned_free(s->wp);
+        mopt_aligned_free(s->wpack);
+    }
     mopt_free(s);
+}
+
+/* StaticQConv: W [c_out, c_in / group, k...] packed once (the x zero
+ * point is a constant of the node). False when out of memory. */
+static bool conv_pack(const op_ctx *ctx, const op_tensor *w, qs_state *s) {
+    const qstatic_params *p = ctx->params;
+    const ir_shape *ws = &w->shape;
+    ref_conv_params *g = &s->wg;
+    memset(g, 0, sizeof *g);
+    g->batch = 1, g->group = p->conv.group, g->c_out = ws->dims[0];
+    g->c_in = ws->dims[1] * p->conv.group;
+    for (int d = 0; d < REF_WIN_MAX; d++) {
+        int32_t a = ws->rank - REF_WIN_MAX + d; /* leading window axes are 1 */
+        g->k[d] = a >= 2 ? ws->dims[a] : 1;
+        g->in[d] = g->out[d] = g->stride[d] = g->dilation[d] = 1;
+    }
+    int32_t zero = 0;
+    ref_qconv_args a = {.x_zp = p->x_zp, .w = w->data, .w_s8 = true, .w_zp = &zero};
+    s->wpack = mopt_aligned_alloc(cpu_qconv_wpack_bytes(g));
+    if (!s->wpack) return false;
+    cpu_qconv_pack_w(g, &a, s->wpack);
+    return true;
 }
 
 static mopt_status qs_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
@@ -55,6 +82,9 @@ static mopt_status qs_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
         }
         cpu_qrows_pack(in[1].data, true, s->K, s->N, s->N, s->wp, wsum);
         mopt_free(wsum);
+    } else if (!conv_pack(ctx, &in[1], s)) {
+        qs_release(s);
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed W");
     }
     *state = s;
     return MOPT_OK;
@@ -67,10 +97,15 @@ static mopt_status qs_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
 #if defined(__x86_64__)
 static mopt_status vnni_conv(const op_ctx *ctx, const ref_conv_params *g, const ref_qconv_args *a,
                              int32_t *acc) {
-    size_t bytes = cpu_qconv_work_bytes(g, ctx->threads);
-    void *work = mopt_aligned_alloc(bytes);
+    const qs_state *s = ctx->state;
+    const ref_conv_params *w = &s->wg;
+    bool packed = s->wpack && w->c_out == g->c_out && w->c_in == g->c_in && w->group == g->group;
+    for (int d = 0; packed && d < REF_WIN_MAX; d++)
+        packed = w->k[d] == g->k[d];
+    if (!packed) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cpu: W was not packed for this shape");
+    void *work = mopt_aligned_alloc(cpu_qconv_slots_bytes(g, ctx->threads));
     if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the integer convolution");
-    cpu_qconv_s32(g, a, cpu_qgemm_u8s8_vnni, ctx->threads, work, acc);
+    cpu_qconv_s32_wpacked(g, a, s->wpack, cpu_qgemm_u8s8_vnni, ctx->threads, work, acc);
     mopt_aligned_free(work);
     return MOPT_OK;
 }
