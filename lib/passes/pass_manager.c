@@ -85,6 +85,19 @@ static int32_t live_nodes(const ir_graph *g) {
     return n;
 }
 
+/* The static INT8 passes are not run, nor reported, where they have nothing
+ * to do: quant_static without a calibration table, qdq on a graph without
+ * DequantizeLinear. */
+static bool optional_pass_skipped(const pass_def *p, const ir_graph *g, const pass_qtable *qt) {
+    if (!p->run) return qt == NULL;
+    if (p->run != pass_qdq) return false;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (!g->nodes[i]->dead && !g->nodes[i]->domain[0] &&
+            strcmp(g->nodes[i]->op_type, "DequantizeLinear") == 0)
+            return false;
+    return true;
+}
+
 mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose) {
     return passes_run_ex(g, opt_level, rep, verbose, NULL);
 }
@@ -101,7 +114,7 @@ mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verb
     unsigned anchors = 0;
     for (int i = 0; i < N_PASSES; i++) {
         const pass_def *p = &k_passes[i];
-        if (opt_level < p->min_level || (!p->run && !qt)) continue;
+        if (opt_level < p->min_level || optional_pass_skipped(p, g, qt)) continue;
         pass_result r;
         memset(&r, 0, sizeof r);
         int32_t before = g->n_nodes;

@@ -189,20 +189,10 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     pass_report rep;
     memset(&rep, 0, sizeof rep);
     rep.nodes_before = rep.nodes_after = graph->n_nodes;
-    /* static INT8: calibration=FILE with precision=int8 (opt_level >= 2) */
-    pass_qtable qt = {0}, *qtp = NULL;
-    if (!st && run_passes && !borrowed && cfg->calibration[0]) {
-        if (strcmp(cfg->precision, "int8") != 0 || cfg->opt_level < 2)
-            st = mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
-                           "option calibration needs precision=int8 and opt_level >= 2 (got "
-                           "precision=%s, opt_level=%d)",
-                           cfg->precision, cfg->opt_level);
-        else if (!(st = rt_calib_load(cfg->calibration, cfg->source_hash, &qt)))
-            qtp = &qt;
-    }
+    /* static INT8: calibration=FILE (read by api/) with precision=int8 */
+    pass_qtable *qtp = run_passes && !borrowed ? cfg->qtable : NULL;
     if (!st && run_passes && cfg->opt_level > 0)
         st = passes_run_ex(graph, cfg->opt_level, &rep, cfg->verbose, qtp);
-    rt_calib_free(&qt);
     if (st) {
         mopt_free(fixed);
         if (!borrowed) ir_graph_destroy(graph);
@@ -220,6 +210,7 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     m->fixed = fixed;
     m->n_fixed = n_fixed;
     m->config = *cfg;
+    m->config.qtable = NULL; /* the caller's, read by the passes above only */
     set_report(m, run_passes ? &rep : applied);
     count_parameters(m);
     m->n_problems = problems;

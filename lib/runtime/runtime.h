@@ -74,13 +74,8 @@ typedef struct rt_config {
     int inspect_only;        /* 1 = a model that cannot run still loads, for queries */
     char calibration[512];   /* static INT8: the calibration table (YAML), "" = none */
     int calibration_capture; /* 1 = inputs of MatMul/Gemm/Conv become extra outputs */
-    uint64_t source_hash;    /* mfmt_hash64 of the ONNX bytes (0: unknown) */
+    pass_qtable *qtable;     /* the table read by api/calib_table.c, or NULL */
 } rt_config;
-
-/* The calibration table of option calibration=FILE (calib_table.c): a
- * table made for another model (model_hash) is refused. */
-mopt_status rt_calib_load(const char *path, uint64_t model_hash, pass_qtable *t);
-void rt_calib_free(pass_qtable *t);
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);
 /* The precision option as the ops' enum. */

@@ -1,5 +1,5 @@
 /*
- * calib_table.c — reads a calibration table (`mopt calibrate`'s YAML,
+ * calib_table.c (api) — reads a calibration table (`mopt calibrate`'s YAML,
  * tools/mopt/README.md) for the option calibration=FILE into the
  * pass_qtable of the static INT8 pass (passes.h). Checks: the format line,
  * the model hash (mfmt_hash64 of the ONNX bytes: a table made for another
@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/calib_table.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/yaml_tree.h"
-#include "runtime/runtime.h"
 
 void rt_calib_free(pass_qtable *t) {
     for (int32_t i = 0; t && i < t->n; i++)
