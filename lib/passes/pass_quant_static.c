@@ -106,8 +106,8 @@ static bool match(const fu_graph *f, const ir_node *n, qs_match *m) {
     }
     if (ws->rank != 2 || !ir_shape_is_concrete(ws) || xs->rank < 2) return false;
     if (fmm) {
-        if (ir_node_attr_int(n, "trans_a", 0) != 0) return false;
-        m->trans_b = ir_node_attr_int(n, "trans_b", 0) != 0;
+        if (ir_node_attr_int(n, "transA", 0) != 0) return false;
+        m->trans_b = ir_node_attr_int(n, "transB", 0) != 0;
         m->alpha = ir_node_attr_float(n, "alpha", 1.f);
     } else if (gemm) {
         if (ir_node_attr_int(n, "transA", 0) != 0 || xs->rank != 2) return false;

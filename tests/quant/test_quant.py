@@ -249,6 +249,42 @@ def test_calibration_option(tmp):
         check("scale > 0" in str(e) and "line 3" in str(e), "a bad entry is refused: %s" % e)
 
 
+def test_fused_gemm_forms(tmp):
+    """Gemm (transB 0/1) alone and with an activation (then a FusedMatMul):
+    square weights, so a transposition mistake changes values, not shapes."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    for act in (None, "Tanh", "Relu"):
+        for tb in (0, 1):
+            w = (rng.standard_normal((64, 64)) / 8).astype(np.float32)
+            nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["g"], transB=tb, alpha=0.5)]
+            out = "g"
+            if act:
+                nodes.append(helper.make_node(act, ["g"], ["y"]))
+                out = "y"
+            g = helper.make_graph(nodes, "gemm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 64])],
+                                  [helper.make_tensor_value_info(out, TensorProto.FLOAT, [16, 64])],
+                                  [numpy_helper.from_array(w, "w"),
+                                   numpy_helper.from_array(rng.standard_normal(64).astype(np.float32), "b")])
+            m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+            m.ir_version = 8
+            path = tmp / "gemm.onnx"
+            onnx.save(m, path)
+            x = rng.standard_normal((16, 64)).astype(np.float32)
+            (tmp / "gemm_sets" / "a").mkdir(parents=True, exist_ok=True)
+            np.save(tmp / "gemm_sets" / "a" / "x.npy", x)
+            calibrate(path, tmp / "gemm_sets", tmp / "gemm.yaml", "minmax")
+            with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
+                    mopt.Model(str(path), precision="int8", calibration=str(tmp / "gemm.yaml")) as mq, \
+                    mopt.Session(mq, profile=True) as sq:
+                a, b = sf.run({"x": x})[out], sq.run({"x": x})[out]
+                ops = profile_ops(sq)
+            err = float(np.abs(a - b).max())
+            # x step ~ 8 / 255, |w| <= ~0.5, K = 64, alpha 0.5: worst case ~0.5, typical ~0.02
+            check(err < 0.1 and "StaticQMatMul" in ops,
+                  "Gemm transB=%d %s: static int8 max abs error %.4f (%s)" % (tb, act, err, sorted(ops)))
+
+
 # ---- 4. ResNet-like top-1 -------------------------------------------------------------
 
 def test_resnet_top1(tmp):
@@ -280,7 +316,8 @@ def test_resnet_top1(tmp):
 def main():
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        for t in (test_calibration_methods, test_calibration_option, test_ort_models, test_resnet_top1):
+        for t in (test_calibration_methods, test_calibration_option, test_fused_gemm_forms,
+                  test_ort_models, test_resnet_top1):
             print("--", t.__name__)
             t(tmp)
     if failures:
