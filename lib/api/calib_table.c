@@ -15,6 +15,7 @@
 #include "api/calib_table.h"
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "io/yaml_tree.h"
 
 void rt_calib_free(pass_qtable *t) {
@@ -93,4 +94,22 @@ mopt_status rt_calib_load(const char *path, uint64_t model_hash, pass_qtable *t)
     ytree_free(&tree);
     if (st) rt_calib_free(t);
     return st;
+}
+
+mopt_status rt_calib_check_names(const pass_qtable *t, const ir_graph *g) {
+    int32_t unknown = 0;
+    const char *example = "";
+    for (int32_t i = 0; i < t->n; i++)
+        if (ir_graph_find_value(g, t->e[i].name) < 0 && unknown++ == 0) example = t->e[i].name;
+    if (t->n > 0 && unknown == t->n)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                         "calibration table '%s': none of its %d tensors (e.g. '%s') is a "
+                         "tensor of this model: a table made for another model?",
+                         t->path, (int)t->n, example);
+    if (unknown)
+        mopt_log(MOPT_LOG_WARNING,
+                 "mopt: warning: calibration table '%s': %d of its %d tensors (e.g. '%s') are "
+                 "not tensors of this model (ignored)",
+                 t->path, (int)unknown, (int)t->n, example);
+    return MOPT_OK;
 }

@@ -13,5 +13,8 @@
  * (PARSE, naming the line). */
 mopt_status rt_calib_load(const char *path, uint64_t model_hash, pass_qtable *t);
 void rt_calib_free(pass_qtable *t);
+/* The table's names against the imported (not yet optimized) graph: none
+ * of them a tensor of g fails (INVALID_ARGUMENT), some logs a warning. */
+mopt_status rt_calib_check_names(const pass_qtable *t, const ir_graph *g);
 
 #endif

@@ -34,11 +34,12 @@ static mopt_status load_buffer(const uint8_t *buf, size_t len, const char *base_
                            "option calibration needs precision=int8 and opt_level >= 2 (got "
                            "precision=%s, opt_level=%d)",
                            cfg->precision, cfg->opt_level);
-        else
-            st = rt_calib_load(cfg->calibration, hash, &qt);
+        else if (!(st = rt_calib_load(cfg->calibration, hash, &qt)))
+            st = rt_calib_check_names(&qt, g);
         c.qtable = &qt;
     }
     if (st) {
+        rt_calib_free(&qt);
         ir_graph_destroy(g);
         return st;
     }

@@ -97,26 +97,28 @@ static mopt_status qconv_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
 /* ---- the run ------------------------------------------------------------ */
 
 /* One output row of n values (one channel's plane, or one matrix row):
- * v = (acc - corr) * scale + bias, then the activation, then f32 or u8. */
-static void qs_row(const qstatic_params *p, const int32_t *acc, int64_t n, const int32_t *corr,
-                   const float *scale, const float *bias, const float *res, bool per_elem,
-                   float *tmp, void *y) {
-    for (int64_t i = 0; i < n; i++) {
-        int64_t c = per_elem ? i : 0;
-        tmp[i] = (float)(acc[i] - (corr ? corr[c] : 0)) * scale[c] + (bias ? bias[c] : 0.f) +
-                 (res ? res[i] : 0.f);
-    }
-    if (p->act.act != KN_ACT_NONE) ref_activation_f32(tmp, n, &p->act);
-    if (p->y_scale > 0) {
-        uint8_t *q = y;
-        float inv = 1.f / p->y_scale;
-        for (int64_t i = 0; i < n; i++) {
-            float v = nearbyintf(tmp[i] * inv) + (float)p->y_zp;
-            q[i] = (uint8_t)(v != v ? 0.f : fminf(fmaxf(v, 0.f), 255.f));
-        }
+ * v = (acc - corr) * scale + bias + res, then the activation, then f32 or
+ * u8 (k->quantize). Branch-free loops per case, so they vectorize. */
+static void qs_row(const qstatic_params *p, const qstatic_kernels *k, const int32_t *acc, int64_t n,
+                   const int32_t *corr, const float *scale, const float *bias, const float *res,
+                   bool per_elem, float *tmp, void *y) {
+    float *v = p->y_scale > 0 ? tmp : y;
+    if (per_elem) {
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)(acc[i] - corr[i]) * scale[i];
+        if (bias)
+            for (int64_t i = 0; i < n; i++)
+                v[i] += bias[i];
     } else {
-        memcpy(y, tmp, (size_t)n * sizeof(float));
+        const float s = scale[0], b = bias ? bias[0] : 0.f;
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)acc[i] * s + b;
     }
+    if (res)
+        for (int64_t i = 0; i < n; i++)
+            v[i] += res[i];
+    if (p->act.act != KN_ACT_NONE) k->act(v, n, &p->act);
+    if (p->y_scale > 0) k->quantize(v, n, p->y_scale, (float)p->y_zp, y);
 }
 
 mopt_status ops_qstatic_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -160,7 +162,7 @@ mopt_status ops_qstatic_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
         for (int64_t b = 0; !st && b < g.batch; b++)
             for (int64_t c = 0; c < g.c_out; c++) {
                 int64_t o = (b * g.c_out + c) * plane;
-                qs_row(p, acc + o, plane, NULL, scale + c, bias ? bias + c : NULL,
+                qs_row(p, k, acc + o, plane, NULL, scale + c, bias ? bias + c : NULL,
                        res ? res + o : NULL, false, tmp, (char *)out[0].data + (size_t)o * osz);
             }
         mopt_free(tmp);
@@ -177,7 +179,7 @@ mopt_status ops_qstatic_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
         for (int64_t n = 0; !st && n < N; n++)
             corr[n] *= p->x_zp;
         for (int64_t r = 0; !st && r < m; r++)
-            qs_row(p, acc + r * ldy, N, corr, scale, bias, res ? res + r * N : NULL, true, tmp,
+            qs_row(p, k, acc + r * ldy, N, corr, scale, bias, res ? res + r * N : NULL, true, tmp,
                    (char *)out[0].data + (size_t)(r * N) * osz);
         mopt_free(corr);
         mopt_free(tmp);
@@ -220,7 +222,7 @@ static void ref_rows(const op_ctx *ctx, const uint8_t *a, int64_t m, int64_t K, 
     }
 }
 
-static const qstatic_kernels k_ref = {ref_quantize, ref_conv, ref_rows};
+static const qstatic_kernels k_ref = {ref_quantize, ref_conv, ref_rows, ref_activation_f32};
 
 static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                           int n_out) {

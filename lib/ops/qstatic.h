@@ -39,6 +39,8 @@ typedef struct qstatic_kernels {
                         int32_t *acc);
     void (*rows)(const op_ctx *ctx, const uint8_t *a, int64_t m, int64_t K, const int8_t *w,
                  int64_t N, int32_t *y, int64_t ldy);
+    /* y[i] = act(y[i]) for i < n */
+    void (*act)(float *y, int64_t n, const kn_act_params *act);
 } qstatic_kernels;
 
 mopt_status ops_qstatic_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,

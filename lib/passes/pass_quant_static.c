@@ -268,24 +268,6 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
     fu_free(&f);
     if (!st) st = pass_quant_chain(g, verbose, &n_chained);
     if (st) return st;
-    /* entries naming no tensor of the model: a table for another model? */
-    int32_t unknown = 0;
-    const char *example = NULL;
-    for (int32_t i = 0; i < t->n; i++)
-        if (ir_graph_find_value(g, t->e[i].name) < 0 && !t->e[i].used) {
-            unknown++;
-            if (!example) example = t->e[i].name;
-        }
-    if (t->n > 0 && unknown == t->n)
-        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
-                         "calibration table '%s': none of its %d tensors (e.g. '%s') is a "
-                         "tensor of this model: a table made for another model?",
-                         t->path, (int)t->n, example ? example : "");
-    if (unknown)
-        mopt_log(MOPT_LOG_WARNING,
-                 "mopt: warning: calibration table '%s': %d of its %d tensors (e.g. '%s') are "
-                 "not tensors of this model (ignored)",
-                 t->path, (int)unknown, (int)t->n, example);
     r->rewrites = n_static;
     pass_note_add(r, n_static, "static int8");
     pass_note_add(r, n_chained, "u8 kept between");

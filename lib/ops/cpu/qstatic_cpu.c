@@ -133,7 +133,13 @@ static void vnni_rows(const op_ctx *ctx, const uint8_t *a, int64_t m, int64_t K,
     cpu_parallel_for(ctx->threads, m, grain < 4 ? 4 : grain, rows_range, &j);
 }
 
-static const qstatic_kernels k_vnni = {cpu_dyn_quantize_u8_avx512, vnni_conv, vnni_rows};
+static void avx512_act(float *y, int64_t n, const kn_act_params *act) {
+    const cpu_unary_params up = {act->alpha, act->beta};
+    cpu_kernels_for("avx512")->unary_f32((cpu_unop)act->act, y, y, n, &up);
+}
+
+static const qstatic_kernels k_vnni = {cpu_dyn_quantize_u8_avx512, vnni_conv, vnni_rows,
+                                       avx512_act};
 #endif
 
 static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
