@@ -42,7 +42,12 @@ mopt_status rt_calib_load(const char *path, uint64_t model_hash, pass_qtable *t)
     fclose(f);
     if (st) {
         ytree_free(&tree);
-        return mopt_fail(st, "calibration table '%s': not valid YAML (line %zu)", path, e.line);
+        static const char *const why[] = {"",         "out of memory", "out of memory", "syntax",
+                                          "an alias", "documents",     "nesting",       "a key",
+                                          "size",     "extra"};
+        return mopt_fail(st, "calibration table '%s': not valid YAML (%s%s%s, line %zu)", path,
+                         e.problem < sizeof why / sizeof why[0] ? why[e.problem] : "?",
+                         e.what ? ": " : "", e.what ? e.what : "", e.line);
     }
     const ytree_node *root = tree.n_docs ? tree.docs[0] : NULL;
     const char *fmt = root ? scalar(root, "format") : NULL;

@@ -29,8 +29,8 @@
 
     python3 tests/quant/test_quant.py BUILD_DIR SOURCE_DIR
 """
+import copy
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -218,6 +218,25 @@ def test_calibration_option(tmp):
     r = run_cli(model, opts, test[0], tmp, env)
     check(r.returncode == 0 and ("input '%s' is not in the calibration table" % first) in r.stderr,
           "a tensor missing from the table falls back to dynamic with a MOPT_VERBOSE message")
+    # some names that are not tensors of the model: a warning, the rest used
+    t2 = yaml.safe_load((tmp / "cnn.yaml").read_text())
+    t2["tensors"]["no_such_tensor"] = copy.deepcopy(t2["tensors"][next(iter(t2["tensors"]))])
+    (tmp / "extra.yaml").write_text(yaml.safe_dump(t2))
+    opts.write_text("precision: int8\ncalibration: %s\n" % (tmp / "extra.yaml"))
+    r = run_cli(model, opts, test[0], tmp)
+    check(r.returncode == 0 and "1 of its 5 tensors (e.g. 'no_such_tensor') are not tensors of this "
+          "model" in r.stderr, "unknown names in the table: a warning (%s)" % r.stderr.strip())
+    # saved by mopt optimize, the static nodes come back from the .mopt file
+    opts.write_text("precision: int8\ncalibration: %s\n" % (tmp / "cnn.yaml"))
+    saved = tmp / "cnn_static.mopt"
+    r = subprocess.run([MOPT, "optimize", str(model), "-o", str(saved), "--options", str(opts)],
+                       capture_output=True, text=True)
+    with mopt.Model(str(saved)) as ms, mopt.Session(ms, profile=True) as ss, \
+            mopt.Model(str(model), precision="int8", calibration=str(tmp / "cnn.yaml")) as mq, \
+            mopt.Session(mq) as sq:
+        same = all(np.array_equal(ss.run({"x": a})["y"], sq.run({"x": a})["y"]) for a in test)
+        n = len(profile_ops(ss).get("StaticQConv", []))
+    check(r.returncode == 0 and same and n == 3, "a .mopt saved with static INT8 runs it (bit-identical)")
     # a table for another model
     other = tmp / "mlp.onnx"
     onnx.save(quantgen.mlp(), other)
