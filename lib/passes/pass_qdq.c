@@ -75,24 +75,27 @@ static bool match_x(const fu_graph *f, int32_t v, qdq_match *m) {
     const ir_graph *g = f->g;
     ir_node *dq = fu_producer_is(f, v, "DequantizeLinear");
     int32_t zp;
-    bool s8;
-    if (!dq || !const_scale(g, dq, &m->sx) || !const_zp(g, dq, &zp, &s8)) return false;
+    bool zp_s8;
+    if (!dq || !const_scale(g, dq, &m->sx) || !const_zp(g, dq, &zp, &zp_s8)) return false;
     if (ir_node_attr_int(dq, "block_size", 0) != 0) return false;
     int32_t xq = dq->inputs[0];
+    /* the quantized type is xq's (a zero point may be absent) */
+    mopt_dtype qt = g->values[xq]->dtype;
+    if (qt != MOPT_DTYPE_U8 && qt != MOPT_DTYPE_I8) return false;
+    bool s8 = qt == MOPT_DTYPE_I8;
     ir_node *q = fu_producer_is(f, xq, "QuantizeLinear");
     m->dqx = dq;
     m->zx = s8 ? zp + 128 : zp;
     if (!q) { /* a u8 x as is */
-        if (s8 || g->values[xq]->dtype != MOPT_DTYPE_U8) return false;
+        if (s8) return false;
         m->x = xq;
         return true;
     }
     float qs;
     int32_t qz;
-    bool qs8;
-    if (!const_scale(g, q, &qs) || !const_zp(g, q, &qz, &qs8) || qs != m->sx || qz != zp ||
-        qs8 != s8 || ir_node_attr_int(q, "saturate", 1) != 1 ||
-        g->values[q->inputs[0]]->dtype != MOPT_DTYPE_F32)
+    bool qzs8;
+    if (!const_scale(g, q, &qs) || !const_zp(g, q, &qz, &qzs8) || qs != m->sx || qz != zp ||
+        ir_node_attr_int(q, "saturate", 1) != 1 || g->values[q->inputs[0]]->dtype != MOPT_DTYPE_F32)
         return false;
     m->qx = q;
     m->x = q->inputs[0];

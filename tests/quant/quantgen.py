@@ -75,7 +75,8 @@ def inputs_for(kind, n, seed):
 
 def ort_quantize(src, dst, kind, fmt, per_channel, calib):
     """onnxruntime.quantization: fmt "qdq" / "qop" (static, u8 activations,
-    s8 weights) or "dyn" (quantize_dynamic)."""
+    s8 weights), "qdq_s8" (QDQ with s8 activations) or "dyn"
+    (quantize_dynamic)."""
     from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
                                           quantize_dynamic, quantize_static)
     if fmt == "dyn":
@@ -92,7 +93,8 @@ def ort_quantize(src, dst, kind, fmt, per_channel, calib):
     # QOperator: only the ops with standard ONNX QLinear forms (QLinearAdd,
     # QGemm, QLinearGlobalAveragePool are com.microsoft contrib ops)
     quantize_static(src, dst, Reader(),
-                    quant_format=QuantFormat.QDQ if fmt == "qdq" else QuantFormat.QOperator,
-                    op_types_to_quantize=None if fmt == "qdq" else ["MatMul", "Conv"],
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                    quant_format=QuantFormat.QOperator if fmt == "qop" else QuantFormat.QDQ,
+                    op_types_to_quantize=["MatMul", "Conv"] if fmt == "qop" else None,
+                    activation_type=QuantType.QInt8 if fmt == "qdq_s8" else QuantType.QUInt8,
+                    weight_type=QuantType.QInt8,
                     per_channel=per_channel)

@@ -81,7 +81,7 @@ def test_ort_models(tmp):
         calib = quantgen.inputs_for(kind, 16, 1)
         test = quantgen.inputs_for(kind, 4, 2)
         n_float_ops = sum(n.op_type in ("MatMul", "Gemm", "Conv") for n in onnx.load(fp32).graph.node)
-        for fmt in ("qdq", "qop", "dyn"):
+        for fmt in ("qdq", "qdq_s8", "qop", "dyn"):
             for pc in (False, True):
                 q = tmp / ("%s_%s_%d.onnx" % (kind, fmt, pc))
                 quantgen.ort_quantize(str(fp32), str(q), kind, fmt, pc, calib)
@@ -96,7 +96,7 @@ def test_ort_models(tmp):
                         step = min(step, float(r.max() - r.min()) / 255)
                     ops = profile_ops(ms)
                 check(err <= step, "%s: max |mopt - ORT| %.3g <= one output step %.3g" % (tag, err, step))
-                if fmt == "qdq":
+                if fmt in ("qdq", "qdq_s8"):
                     n_static = len(ops.get("StaticQMatMul", [])) + len(ops.get("StaticQConv", []))
                     check(n_static == n_float_ops and not any(k in ops for k in ("MatMul", "Gemm", "Conv")),
                           "%s: %d MatMul/Gemm/Conv run as static int8 ops (%s)" % (tag, n_static, sorted(ops)))
