@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(build-essential clang meson ninja-build pkg-config libyaml-dev libcmocka-dev
               libdnnl-dev libopenblas-openmp-dev python3 python3-pip python3-venv
-              abigail-tools)
+              abigail-tools
+              bible-kjv bible-kjv-text)  # examples/generate/train.py: the training text
 # abigail-tools: abidw/abidiff for the ABI baseline check (tests/abi).
 # cargo builds and tests the Rust crates (bindings/rust, offline, std only);
 # one already on PATH (rustup's) is used as it is.

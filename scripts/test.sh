@@ -3,7 +3,7 @@
 # builds with gcc (release) and runs every meson suite, builds with clang
 # (warnings as errors), and reruns the unit, hostile and ops suites under
 # AddressSanitizer + UndefinedBehaviorSanitizer (and the models suite), and
-# reruns the suite "tsan" (sessions on threads) under ThreadSanitizer, and
+# reruns the suite "tsan" (sessions and the batcher on threads) under ThreadSanitizer, and
 # runs each libFuzzer target for 20 s (clang, suite "fuzz"; tests/fuzz).
 # The "conformance" suite (ONNX backend node tests) generates its data from
 # the pinned onnx package into the build folder; MOPT_CONFORMANCE_DATA
