@@ -137,6 +137,27 @@ static void ignore_problem(void *user, const ir_node *n, mopt_status status, con
     (void)user, (void)n, (void)status, (void)message;
 }
 
+/* calibration_capture (mopt calibrate): the f32 activation inputs of
+ * MatMul, Gemm and Conv become extra graph outputs, after the model's own,
+ * so one run gives every tensor a calibration table records. */
+static mopt_status add_capture_outputs(ir_graph *g) {
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        if (n->domain[0] || n->n_inputs < 1 || n->inputs[0] < 0 ||
+            (strcmp(n->op_type, "MatMul") && strcmp(n->op_type, "Gemm") &&
+             strcmp(n->op_type, "Conv")))
+            continue;
+        ir_value *v = g->values[n->inputs[0]];
+        if (v->data || v->dtype != MOPT_DTYPE_F32 || (v->flags & IR_VALUE_OUTPUT)) continue;
+        int32_t *o = mopt_realloc(g->outputs, (size_t)(g->n_outputs + 1) * sizeof(int32_t));
+        if (!o) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+        g->outputs = o;
+        g->outputs[g->n_outputs++] = n->inputs[0];
+        v->flags |= IR_VALUE_OUTPUT;
+    }
+    return MOPT_OK;
+}
+
 static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
                          const pass_report *applied, bool borrowed, mopt_model **out) {
     *out = NULL;
@@ -164,11 +185,14 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
         st = passes_infer_graph_checked(graph, ignore_problem, NULL, NULL);
         run_passes = false;
     }
+    if (!st && !borrowed && cfg->calibration_capture) st = add_capture_outputs(graph);
     pass_report rep;
     memset(&rep, 0, sizeof rep);
     rep.nodes_before = rep.nodes_after = graph->n_nodes;
+    /* static INT8: calibration=FILE (read by api/) with precision=int8 */
+    pass_qtable *qtp = run_passes && !borrowed ? cfg->qtable : NULL;
     if (!st && run_passes && cfg->opt_level > 0)
-        st = passes_run(graph, cfg->opt_level, &rep, cfg->verbose);
+        st = passes_run_ex(graph, cfg->opt_level, &rep, cfg->verbose, qtp);
     if (st) {
         mopt_free(fixed);
         if (!borrowed) ir_graph_destroy(graph);
@@ -186,6 +210,7 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     m->fixed = fixed;
     m->n_fixed = n_fixed;
     m->config = *cfg;
+    m->config.qtable = NULL; /* the caller's, read by the passes above only */
     set_report(m, run_passes ? &rep : applied);
     count_parameters(m);
     m->n_problems = problems;

@@ -253,12 +253,6 @@ done:
 
 /* ---- golden set ----------------------------------------------------------- */
 
-typedef struct golden_set {
-    char *name; /* shown in the table */
-    char *path; /* a folder, or one .npy/.pb file (the only input) */
-    int is_file;
-} golden_set;
-
 /* Natural order: digit runs compare by value (test_data_set_2 < _10). */
 static int natural_cmp(const char *a, const char *b) {
     while (*a && *b) {
@@ -303,7 +297,7 @@ static int is_file(const char *path) {
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static void free_sets(golden_set *s, size_t n) {
+void free_sets(golden_set *s, size_t n) {
     for (size_t i = 0; s && i < n; i++) {
         free(s[i].name);
         free(s[i].path);
@@ -313,7 +307,7 @@ static void free_sets(golden_set *s, size_t n) {
 
 /* Lists DIR's input sets: its subfolders, and its .npy/.pb files (one set
  * each). Returns 0 or the exit code 2. */
-static int list_sets(const char *dir, golden_set **out, size_t *n_out) {
+int list_sets(const char *dir, golden_set **out, size_t *n_out) {
     DIR *d = opendir(dir);
     if (!d) {
         fprintf(stderr, "mopt: cannot open golden set folder '%s': %s\n", dir, strerror(errno));
@@ -372,7 +366,7 @@ static int list_sets(const char *dir, golden_set **out, size_t *n_out) {
 /* The file of input or output `idx` named `name` in set folder dir:
  * PREFIX_<idx>.npy, PREFIX_<idx>.pb, or (inputs) <name>.npy with '/' and '\'
  * as '_'. NULL when there is none. */
-static char *find_tensor_file(const char *dir, const char *prefix, size_t idx, const char *name) {
+char *find_tensor_file(const char *dir, const char *prefix, size_t idx, const char *name) {
     char buf[600];
     const char *ext[2] = {".npy", ".pb"};
     for (int k = 0; k < 2; k++) {

@@ -86,6 +86,15 @@ static const char k_usage[] =
     "      --report prints, for each pass, its time, the node count before and\n"
     "      after and the rewrites applied.\n"
     "\n";
+static const char k_usage_calibrate[] =
+    "  calibrate MODEL --inputs DIR -o TABLE.yaml [--method minmax|percentile|entropy]\n"
+    "            [--percentile P] [--threads N] [--options FILE.yaml]\n"
+    "      Run MODEL on every input set of DIR (as for 'compare --golden') and\n"
+    "      write the range of each f32 input of MatMul/Gemm/Conv (min/max,\n"
+    "      percentile P (99.99), KL entropy), with the u8 scale and zero point\n"
+    "      of --method (minmax), for precision=int8 calibration=TABLE.yaml.\n"
+    "\n";
+
 static const char k_usage_tail[] =
     "  check MODEL   List every node that keeps MODEL from loading (unsupported\n"
     "                operators, attributes or dtypes; invalid nodes), not just the first.\n"
@@ -118,6 +127,7 @@ static const char k_usage_compare[] =
 static void print_usage(FILE *f) {
     fputs(k_usage, f);
     fputs(k_usage_compare, f);
+    fputs(k_usage_calibrate, f);
     fputs(k_usage_tail, f);
 }
 
@@ -1449,5 +1459,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "run") == 0) return cmd_run(argc, argv);
     if (strcmp(cmd, "optimize") == 0) return cmd_optimize(argc, argv);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc, argv);
+    if (strcmp(cmd, "calibrate") == 0) return cmd_calibrate(argc, argv);
     return usage_error("unknown command '%s'", cmd);
 }

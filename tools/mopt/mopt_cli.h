@@ -7,6 +7,7 @@
 #define MOPT_TOOLS_CLI_H
 
 #include <mopt/mopt.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define EXIT_USAGE 2
@@ -40,5 +41,21 @@ double element(const mopt_tensor *t, int64_t i);
 
 /* `mopt compare` (compare.c). */
 int cmd_compare(int argc, char **argv);
+
+/* Golden sets / input sets (compare.c): DIR's sets are its subfolders
+ * (test_data_set_N/ with input_N.npy|.pb or <input name>.npy) and its lone
+ * .npy/.pb files, in natural order. */
+typedef struct golden_set {
+    char *name; /* shown in the table */
+    char *path; /* a folder, or one .npy/.pb file (the only input) */
+    int is_file;
+} golden_set;
+int list_sets(const char *dir, golden_set **out, size_t *n_out);
+void free_sets(golden_set *s, size_t n);
+/* PREFIX_<idx>.npy, PREFIX_<idx>.pb or (inputs) <name>.npy in dir, or NULL. */
+char *find_tensor_file(const char *dir, const char *prefix, size_t idx, const char *name);
+
+/* `mopt calibrate` (calibrate.c). */
+int cmd_calibrate(int argc, char **argv);
 
 #endif
