@@ -449,11 +449,20 @@ static bool td_empty(const onednn_td *t) {
     return false;
 }
 
-/* INT8 epilogue limits: only a bias along N (dense), nothing else. */
+/* INT8 epilogue limits (ours, after dequantization): a bias along N
+ * (dense), a residual of Y's dims (dense), one activation; no sum. */
 static bool int8_ok(const onednn_matmul_desc *d) {
     if (d->prec != ONEDNN_INT8) return true;
-    if (d->has_residual || d->sum_beta != 0.f || d->act != KN_ACT_NONE) return false;
+    if (d->sum_beta != 0.f) return false;
     int32_t r = d->y.ndims;
+    if (d->has_residual) {
+        if (d->residual.ndims != r) return false;
+        for (int32_t i = 0; i < r; i++)
+            if (d->residual.dims[i] != d->y.dims[i] ||
+                d->residual.strides[i] !=
+                    (i == r - 1 ? 1 : d->residual.strides[i + 1] * d->residual.dims[i + 1]))
+                return false;
+    }
     if (d->has_bias) {
         if (d->bias.ndims != r || d->bias.dims[r - 1] != d->y.dims[r - 1]) return false;
         if (d->bias.strides[r - 1] != 1 && d->bias.dims[r - 1] != 1) return false;
@@ -1100,6 +1109,23 @@ static void dequantize_y(cache_entry *e, const onednn_matmul_desc *d, const floa
                      cpu_kernels_for("avx512") != NULL);
 }
 
+/* INT8 epilogue, after dequantize_y: + residual (dense, Y's dims), then
+ * the activation, on the best cpu tier. */
+static void int8_tail(const onednn_matmul_desc *d, const float *residual, float *y) {
+    if (!d->has_residual && d->act == KN_ACT_NONE) return;
+    const cpu_kernels *k = cpu_kernels_for("avx512");
+    if (!k) k = cpu_kernels_for("avx2");
+    if (!k) k = cpu_kernels_for("portable");
+    int64_t n = 1;
+    for (int32_t i = 0; i < d->y.ndims; i++)
+        n *= d->y.dims[i];
+    if (d->has_residual) k->binary_f32(CPU_BIN_ADD, y, 1, residual, 1, y, n);
+    if (d->act != KN_ACT_NONE) {
+        cpu_unary_params p = {d->act_alpha, d->act_beta};
+        k->unary_f32((cpu_unop)d->act, y, y, n, &p);
+    }
+}
+
 static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
                                 const onednn_weights *w, const float *b) {
     dnnl_memory_desc_t plain_b, user_a;
@@ -1197,7 +1223,10 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
     if (ok) ok = exec(c, e->prim, n, args);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: matmul execution failed");
-    if (e->qa) dequantize_y(e, d, d->has_bias ? bias : NULL, y);
+    if (e->qa) {
+        dequantize_y(e, d, d->has_bias ? bias : NULL, y);
+        int8_tail(d, residual, y);
+    }
     return MOPT_OK;
 }
 
