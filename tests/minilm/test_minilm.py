@@ -121,19 +121,32 @@ def mopt_runner(mopt, path, **options):
     return lambda feeds: sess.run(feeds)["sentence_embedding"]
 
 
+def read_split(path):
+    """Lines split on "\n" only (the corpus holds U+2028, U+0085, ...)."""
+    return Path(path).read_bytes().decode("utf-8").split("\n")[:-1]
+
+
+def corpus():
+    """The tokenizer corpus and the `tokenizers` ids of each line."""
+    lines = read_split(HERE / "golden" / "tokenizer_corpus.txt")
+    ids = [[int(t) for t in line.split()] for line in read_split(HERE / "reference" /
+                                                                 "corpus_ids.txt")]
+    return lines, ids
+
+
 def check_tokenizer(tok, sents, failures):
-    ref = HERE / "reference" / "ids.txt"
-    lines = ref.read_text().splitlines()
-    if len(lines) != len(sents):
-        failures.append("reference/ids.txt has %d lines for %d sentences" % (len(lines), len(sents)))
-        return
-    bad = [i for i, (s, line) in enumerate(zip(sents, lines))
-           if tok.encode(s) != [int(t) for t in line.split()]]
-    log("tokenizer: %d/%d golden sentences give the `tokenizers` ids" % (len(sents) - len(bad),
-                                                                         len(sents)))
-    if bad:
-        failures.append("tokenizer differs from `tokenizers` on %d sentences, first: %r"
-                        % (len(bad), sents[bad[0]]))
+    lines = (HERE / "reference" / "ids.txt").read_text().splitlines()
+    texts, refs = list(sents), [[int(t) for t in line.split()] for line in lines]
+    c_lines, c_ids = corpus()
+    for what, t, r in (("golden sentences", texts, refs), ("corpus lines", c_lines, c_ids)):
+        if len(t) != len(r):
+            failures.append("%s: %d lines but %d reference id lines" % (what, len(t), len(r)))
+            continue
+        bad = [i for i, (s, ids) in enumerate(zip(t, r)) if tok.encode(s) != ids]
+        log("tokenizer: %d/%d %s give the `tokenizers` ids" % (len(t) - len(bad), len(t), what))
+        if bad:
+            failures.append("tokenizer differs from `tokenizers` on %d %s, first: %r"
+                            % (len(bad), what, t[bad[0]]))
 
 
 def check_conversion(np, ort, path, folder, tok, failures):

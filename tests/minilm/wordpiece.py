@@ -50,7 +50,8 @@ def normalize(text):
             out.append(c)
     s = unicodedata.normalize("NFD", "".join(out))
     s = "".join(c for c in s if unicodedata.category(c) != "Mn")
-    return s.lower()
+    # per character, like `tokenizers` (str.lower() would give a final sigma)
+    return "".join(c.lower() for c in s)
 
 
 def pre_tokenize(text):
