@@ -6,8 +6,9 @@
  * s8 sums acc = sum_k q[m,k] w[k,n] come back to float as
  * y[m,n] = s[m] * (acc[m,n] * sw[n] - z[m] * cw[n]) + bias[n], with
  * cw[n] = sw[n] * sum_k w[k,n] (the zero point's share, exact in integers).
- * qmax is 255, or 127 where the u8 x s8 product would saturate (AVX2 and
- * AVX-512 without VNNI multiply in pairs into s16: 2 * 255 * 127 > 32767).
+ * qmax is 255 for the int8 matmul (where u8 x s8 pairs would saturate in
+ * s16 without VNNI, the weights keep 7 bits instead: kernels/onednn); 127
+ * is also supported.
  * Tiers: scalar C, and AVX-512 for both passes when cpu_kernels_for("avx512")
  * reports it (the same results: IEEE division, round half to even).
  */

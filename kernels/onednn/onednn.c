@@ -587,9 +587,22 @@ static bool matmul_plain_b(const onednn_matmul_desc *d, dnnl_memory_desc_t *md) 
     return md_strided(md, &d->b, dnnl_f32);
 }
 
+/* Whether oneDNN's u8 x s8 products are exact for all of u8 x s8 (VNNI's
+ * vpdpbusd); without VNNI they go through s16 pairs that saturate
+ * (2 * 255 * 127 > 32767), so B keeps 7 bits there (|q| <= 63: 2 * 255 * 63
+ * fits; better on MiniLM than a 7-bit A). ONEDNN_MAX_CPU_ISA lowers what
+ * oneDNN reports. */
+static bool int8_exact_u8(void) {
+    if (!dnnl_get_effective_cpu_isa) return false;
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    return (isa & (unsigned)dnnl_cpu_isa_avx512_core_vnni) ==
+               (unsigned)dnnl_cpu_isa_avx512_core_vnni ||
+           (isa & (unsigned)dnnl_cpu_isa_avx2_vnni) == (unsigned)dnnl_cpu_isa_avx2_vnni;
+}
+
 /* INT8: B [1.., K, N] (strided) quantized per column into a dense s8
- * [1.., K, N] buffer; scales[n] = max_k |B[k, n]| / 127 (1 for a zero
- * column), colw[n] = scales[n] * sum_k q[k, n]. */
+ * [1.., K, N] buffer; scales[n] = max_k |B[k, n]| / 127 (63 without VNNI:
+ * int8_exact_u8; 1 for a zero column), colw[n] = scales[n] * sum_k q[k, n]. */
 static mopt_status quantize_b(const onednn_matmul_desc *d, const float *b, int8_t **q,
                               float **scales, float **colw) {
     int32_t r = d->b.ndims;
@@ -604,15 +617,16 @@ static mopt_status quantize_b(const onednn_matmul_desc *d, const float *b, int8_
         mopt_free(*colw);
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory quantizing weights");
     }
+    float wmax = int8_exact_u8() ? 127.f : 63.f;
     for (int64_t n = 0; n < N; n++) {
         float m = 0;
         for (int64_t k = 0; k < K; k++)
             m = fmaxf(m, fabsf(b[k * sk + n * sn]));
-        float sc = m > 0 ? m / 127.f : 1.f, inv = 1.f / sc;
+        float sc = m > 0 ? m / wmax : 1.f, inv = 1.f / sc;
         (*scales)[n] = sc;
         int64_t sum = 0;
         for (int64_t k = 0; k < K; k++) {
-            float v = fminf(fmaxf(b[k * sk + n * sn] * inv, -127.f), 127.f);
+            float v = fminf(fmaxf(b[k * sk + n * sn] * inv, -wmax), wmax);
             (*q)[k * N + n] = (int8_t)lrintf(v);
             sum += (*q)[k * N + n];
         }
@@ -830,7 +844,7 @@ typedef struct cache_entry {
     float *qa_scale; /* INT8: per row of A */
     int32_t *qa_zp;
     float *qa_colw;      /* INT8: alpha * the weights' colw */
-    int qa_max;          /* INT8: 255, or 127 where u8 x s8 would saturate (no VNNI) */
+    int qa_max;          /* INT8: the largest u8 of A (255) */
     bool wei_from_input; /* wei's handle is the op's plain input, set per run */
 } cache_entry;
 
@@ -1039,17 +1053,6 @@ static mopt_status entry_prim(cache_entry *e, dnnl_primitive_desc_t pd, const ch
 
 /* ---- matmul run --------------------------------------------------------- */
 
-/* Whether oneDNN's u8 x s8 products are exact for all of u8 (VNNI's
- * vpdpbusd); without VNNI they go through s16 pairs that saturate, so A
- * keeps 7 bits. ONEDNN_MAX_CPU_ISA lowers what oneDNN reports. */
-static bool int8_exact_u8(void) {
-    if (!dnnl_get_effective_cpu_isa) return false;
-    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
-    return (isa & (unsigned)dnnl_cpu_isa_avx512_core_vnni) ==
-               (unsigned)dnnl_cpu_isa_avx512_core_vnni ||
-           (isa & (unsigned)dnnl_cpu_isa_avx2_vnni) == (unsigned)dnnl_cpu_isa_avx2_vnni;
-}
-
 static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d,
                                      const onednn_weights *w) {
     int32_t r = d->a.ndims;
@@ -1079,7 +1082,7 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     e->qa_n = na;
     e->qa_scale = mopt_malloc((size_t)rows * sizeof(float));
     e->qa_zp = mopt_malloc((size_t)rows * sizeof(int32_t));
-    e->qa_max = int8_exact_u8() ? 255 : 127;
+    e->qa_max = 255;
     if (ok) ok = e->qa && e->qa_scale && e->qa_zp;
     const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     if (ok) ok = dnnl_memory_create(&e->src.user, src_md, g_engine, e->qa) == dnnl_success;

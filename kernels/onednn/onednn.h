@@ -33,7 +33,8 @@
 /* Compute precision of the product. Inputs and outputs stay f32 in memory:
  * BF16 converts activations on each run and weights once (f32 accumulation).
  * INT8 (matmul only, constant B): B is quantized once per output column
- * (symmetric s8, scale max|B[:,n]| / 127), A on each run per row
+ * (symmetric s8, scale max|B[:,n]| / 127, or / 63 without VNNI), A on each
+ * run per row
  * (asymmetric u8, kernels/cpu/rowquant.h); s32 accumulation, the product
  * dequantized per row and column (times alpha), then bias, residual (Y's
  * dims, dense) and the activation in f32. */

@@ -25,11 +25,11 @@
  *
  * Tolerance (int8, precision=int8 impls): each row i of A is quantized
  * asymmetrically to u8 with its own scale sa_i = (max(0, row) - min(0,
- * row)) / qmax, qmax = 255 (VNNI) or 127, and B per column with sb_j =
- * max_k |B_kj| / 127, both rounded to nearest, so |a - a~| <= sa_i / 2 and
- * |b - b~| <= sb_j / 2 and |ab - a~b~| <= |a| sb_j / 2 + |b| sa_i / 2 +
- * sa_i sb_j / 4 (taking qmax = 127, which covers both); summed over k (the
- * int32 accumulation is exact), times |alpha|, plus the f32 bound.
+ * row)) / 255, and B per column with sb_j = max_k |B_kj| / 127 (/ 63 without
+ * VNNI), both rounded to nearest, so |a - a~| <= sa_i / 2 and |b - b~| <=
+ * sb_j / 2 and |ab - a~b~| <= |a| sb_j / 2 + |b| sa_i / 2 + sa_i sb_j / 4
+ * (taking / 63, which covers both); summed over k (the int32 accumulation
+ * is exact), times |alpha|, plus the f32 bound.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -292,9 +292,9 @@ static void matmul_bound(const op_tensor *in, int n_in, const ir_shape *y, doubl
                     lo = fmin(lo, pa[i * K + k]);
                     hi = fmax(hi, pa[i * K + k]);
                 }
-                double qa = (hi - lo) / 127; /* the int8 scale of this row of A */
+                double qa = (hi - lo) / 255; /* the int8 scale of this row of A */
                 for (int64_t k = 0; k < K; k++)
-                    sbj = fmax(sbj, fabs(pb[b->rank == 1 ? k : k * N + j]) / 127);
+                    sbj = fmax(sbj, fabs(pb[b->rank == 1 ? k : k * N + j]) / 63);
                 for (int64_t k = 0; k < K; k++) {
                     double av = fabs(pa[i * K + k]), bv = fabs(pb[b->rank == 1 ? k : k * N + j]);
                     s += av * bv;
