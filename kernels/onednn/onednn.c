@@ -1093,41 +1093,57 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
 
-/* INT8: A (dense f32, rows of K) quantized per row into e->qa (u8), with
- * e->qa_scale and e->qa_zp per row (rowquant.h). */
-static void quantize_a(cache_entry *e, const onednn_matmul_desc *d, const float *a) {
-    int64_t K = d->a.dims[d->a.ndims - 1];
-    cpu_quant_rows_u8(a, e->qa_n / K, K, K, e->qa_max, cpu_kernels_for("avx512") != NULL, e->qa,
-                      e->qa_scale, e->qa_zp);
+/* INT8 per-row work outside oneDNN, split by rows over the call's threads
+ * (cpu_parallel_for): the quantization of A before the product, the
+ * epilogue after it. */
+typedef struct int8_rows {
+    cache_entry *e;
+    const onednn_matmul_desc *d;
+    const float *a, *bias, *residual;
+    float *y;
+    int64_t K, N;
+    const cpu_kernels *k; /* the best cpu tier (residual add, activation) */
+    bool avx512;
+} int8_rows;
+
+static void int8_rows_init(int8_rows *j, cache_entry *e, const onednn_matmul_desc *d) {
+    memset(j, 0, sizeof *j);
+    j->e = e, j->d = d;
+    j->K = d->a.dims[d->a.ndims - 1];
+    j->N = d->y.dims[d->y.ndims - 1];
+    j->avx512 = cpu_kernels_for("avx512") != NULL;
+    j->k = cpu_kernels_for("avx512");
+    if (!j->k) j->k = cpu_kernels_for("avx2");
+    if (!j->k) j->k = cpu_kernels_for("portable");
 }
 
-/* INT8 epilogue: y holds alpha * sw[n] * sum q w; y = s[m] * (y - z[m] *
- * alpha * colw[n]) (+ bias along N). */
-static void dequantize_y(cache_entry *e, const onednn_matmul_desc *d, const float *bias, float *y) {
-    int32_t r = d->y.ndims;
-    int64_t N = d->y.dims[r - 1], rows = 1;
-    for (int32_t i = 0; i < r - 1; i++)
-        rows *= d->y.dims[i];
-    cpu_dequant_rows(y, rows, N, N, e->qa_scale, e->qa_zp, e->qa_colw, bias,
-                     cpu_kernels_for("avx512") != NULL);
+/* rows [lo, hi) of A quantized into e->qa (u8), e->qa_scale, e->qa_zp */
+static void quantize_rows(void *arg, int64_t lo, int64_t hi) {
+    const int8_rows *j = arg;
+    cache_entry *e = j->e;
+    cpu_quant_rows_u8(j->a + lo * j->K, hi - lo, j->K, j->K, e->qa_max, j->avx512,
+                      e->qa + lo * j->K, e->qa_scale + lo, e->qa_zp + lo);
 }
 
-/* INT8 epilogue, after dequantize_y: + residual (dense, Y's dims), then
- * the activation, on the best cpu tier. */
-static void int8_tail(const onednn_matmul_desc *d, const float *residual, float *y) {
-    if (!d->has_residual && d->act == KN_ACT_NONE) return;
-    const cpu_kernels *k = cpu_kernels_for("avx512");
-    if (!k) k = cpu_kernels_for("avx2");
-    if (!k) k = cpu_kernels_for("portable");
-    int64_t n = 1;
-    for (int32_t i = 0; i < d->y.ndims; i++)
-        n *= d->y.dims[i];
-    if (d->has_residual) k->binary_f32(CPU_BIN_ADD, y, 1, residual, 1, y, n);
+/* rows [lo, hi) of Y, which hold alpha * sw[n] * sum q w:
+ * y = s[m] * (y - z[m] * alpha * colw[n]) (+ bias along N), + residual
+ * (dense, Y's dims), then the activation */
+static void epilogue_rows(void *arg, int64_t lo, int64_t hi) {
+    const int8_rows *j = arg;
+    const onednn_matmul_desc *d = j->d;
+    float *y = j->y + lo * j->N;
+    int64_t n = (hi - lo) * j->N;
+    cpu_dequant_rows(y, hi - lo, j->N, j->N, j->e->qa_scale + lo, j->e->qa_zp + lo, j->e->qa_colw,
+                     j->bias, j->avx512);
+    if (d->has_residual) j->k->binary_f32(CPU_BIN_ADD, y, 1, j->residual + lo * j->N, 1, y, n);
     if (d->act != KN_ACT_NONE) {
         cpu_unary_params p = {d->act_alpha, d->act_beta};
-        k->unary_f32((cpu_unop)d->act, y, y, n, &p);
+        j->k->unary_f32((cpu_unop)d->act, y, y, n, &p);
     }
 }
+
+/* rows of at least ~16K elements per chunk */
+static int64_t rows_grain(int64_t width) { return width >= 16384 ? 1 : 16384 / width; }
 
 static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
                                 const onednn_weights *w, const float *b) {
@@ -1196,9 +1212,12 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
     cache_entry *e = cache_slot(c, &key, &hit);
     if (!hit && (st = slot_built(c, e, &key, matmul_entry(e, d, w, b)))) return st;
     bool ok = dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
-    if (e->qa)
-        quantize_a(e, d, a);
-    else if (ok)
+    int8_rows job;
+    if (e->qa) {
+        int8_rows_init(&job, e, d);
+        job.a = a;
+        cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.K), quantize_rows, &job);
+    } else if (ok)
         ok = dnnl_memory_set_data_handle(e->src.user, (void *)a) == dnnl_success;
     if (ok && e->wei_from_input)
         ok = dnnl_memory_set_data_handle(e->wei, (void *)b) == dnnl_success;
@@ -1227,8 +1246,10 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: matmul execution failed");
     if (e->qa) {
-        dequantize_y(e, d, d->has_bias ? bias : NULL, y);
-        int8_tail(d, residual, y);
+        job.bias = d->has_bias ? bias : NULL;
+        job.residual = residual;
+        job.y = y;
+        cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.N), epilogue_rows, &job);
     }
     return MOPT_OK;
 }
