@@ -22,6 +22,8 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/rowquant.h"
 #include "kernels/limits.h"
 #include "kernels/omp_threads.h"
 #include "kernels/onednn/onednn.h"
@@ -61,6 +63,7 @@
 #pragma weak dnnl_primitive_destroy
 #pragma weak dnnl_primitive_execute
 #pragma weak dnnl_version
+#pragma weak dnnl_get_effective_cpu_isa
 
 #define CACHE_SIZE 16
 
@@ -395,6 +398,7 @@ struct onednn_weights {
     dnnl_memory_desc_t md;    /* the layout they are in now */
     void *data;
     float *scales;    /* INT8: per output column */
+    float *colw;      /* INT8: scales[n] * sum_k of column n (zero points' share) */
     bool same_layout; /* md is plain's layout in another data type */
 };
 
@@ -404,6 +408,7 @@ void onednn_weights_free(onednn_weights *w) {
     if (!w) return;
     mopt_aligned_free(w->data);
     mopt_free(w->scales);
+    mopt_free(w->colw);
     mopt_free(w);
 }
 
@@ -444,11 +449,20 @@ static bool td_empty(const onednn_td *t) {
     return false;
 }
 
-/* INT8 epilogue limits: only a bias along N (dense), nothing else. */
+/* INT8 epilogue limits (ours, after dequantization): a bias along N
+ * (dense), a residual of Y's dims (dense), one activation; no sum. */
 static bool int8_ok(const onednn_matmul_desc *d) {
     if (d->prec != ONEDNN_INT8) return true;
-    if (d->has_residual || d->sum_beta != 0.f || d->act != KN_ACT_NONE) return false;
+    if (d->sum_beta != 0.f) return false;
     int32_t r = d->y.ndims;
+    if (d->has_residual) {
+        if (d->residual.ndims != r) return false;
+        for (int32_t i = 0; i < r; i++)
+            if (d->residual.dims[i] != d->y.dims[i] ||
+                d->residual.strides[i] !=
+                    (i == r - 1 ? 1 : d->residual.strides[i + 1] * d->residual.dims[i + 1]))
+                return false;
+    }
     if (d->has_bias) {
         if (d->bias.ndims != r || d->bias.dims[r - 1] != d->y.dims[r - 1]) return false;
         if (d->bias.strides[r - 1] != 1 && d->bias.dims[r - 1] != 1) return false;
@@ -526,8 +540,8 @@ static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_m
     bool ok;
     if (d->prec == ONEDNN_F32)
         ok = md_strided(&a, &d->a, dnnl_f32);
-    else if (int8) /* quantized by us into a dense buffer */
-        ok = md_dense(&a, d->a.ndims, d->a.dims, dnnl_s8);
+    else if (int8) /* quantized by us, per row, into a dense u8 buffer */
+        ok = md_dense(&a, d->a.ndims, d->a.dims, dnnl_u8);
     else
         ok = md_any(&a, d->a.ndims, d->a.dims, dt);
     if (ok && wmd)
@@ -573,31 +587,50 @@ static bool matmul_plain_b(const onednn_matmul_desc *d, dnnl_memory_desc_t *md) 
     return md_strided(md, &d->b, dnnl_f32);
 }
 
+/* Whether oneDNN's u8 x s8 products are exact for all of u8 x s8 (VNNI's
+ * vpdpbusd); without VNNI they go through s16 pairs that saturate
+ * (2 * 255 * 127 > 32767), so B keeps 7 bits there (|q| <= 63: 2 * 255 * 63
+ * fits; better on MiniLM than a 7-bit A). ONEDNN_MAX_CPU_ISA lowers what
+ * oneDNN reports. */
+static bool int8_exact_u8(void) {
+    if (!dnnl_get_effective_cpu_isa) return false;
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    return (isa & (unsigned)dnnl_cpu_isa_avx512_core_vnni) ==
+               (unsigned)dnnl_cpu_isa_avx512_core_vnni ||
+           (isa & (unsigned)dnnl_cpu_isa_avx2_vnni) == (unsigned)dnnl_cpu_isa_avx2_vnni;
+}
+
 /* INT8: B [1.., K, N] (strided) quantized per column into a dense s8
- * [1.., K, N] buffer; scales[n] = max_k |B[k, n]| / 127 (1 for a zero
- * column). */
+ * [1.., K, N] buffer; scales[n] = max_k |B[k, n]| / 127 (63 without VNNI:
+ * int8_exact_u8; 1 for a zero column), colw[n] = scales[n] * sum_k q[k, n]. */
 static mopt_status quantize_b(const onednn_matmul_desc *d, const float *b, int8_t **q,
-                              float **scales) {
+                              float **scales, float **colw) {
     int32_t r = d->b.ndims;
     int64_t K = d->b.dims[r - 2], N = d->b.dims[r - 1];
     int64_t sk = d->b.strides[r - 2], sn = d->b.strides[r - 1];
     *q = mopt_aligned_alloc((size_t)(K * N));
     *scales = mopt_malloc((size_t)N * sizeof(float));
-    if (!*q || !*scales) {
+    *colw = mopt_malloc((size_t)N * sizeof(float));
+    if (!*q || !*scales || !*colw) {
         mopt_aligned_free(*q);
         mopt_free(*scales);
+        mopt_free(*colw);
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory quantizing weights");
     }
+    float wmax = int8_exact_u8() ? 127.f : 63.f;
     for (int64_t n = 0; n < N; n++) {
         float m = 0;
         for (int64_t k = 0; k < K; k++)
             m = fmaxf(m, fabsf(b[k * sk + n * sn]));
-        float sc = m > 0 ? m / 127.f : 1.f, inv = 1.f / sc;
+        float sc = m > 0 ? m / wmax : 1.f, inv = 1.f / sc;
         (*scales)[n] = sc;
+        int64_t sum = 0;
         for (int64_t k = 0; k < K; k++) {
-            float v = fminf(fmaxf(b[k * sk + n * sn] * inv, -127.f), 127.f);
+            float v = fminf(fmaxf(b[k * sk + n * sn] * inv, -wmax), wmax);
             (*q)[k * N + n] = (int8_t)lrintf(v);
+            sum += (*q)[k * N + n];
         }
+        (*colw)[n] = sc * (float)sum;
     }
     return MOPT_OK;
 }
@@ -614,8 +647,8 @@ static mopt_status matmul_pack_int8(const onednn_matmul_desc *d, const float *b,
     dnnl_memory_desc_t want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     dnnl_primitive_desc_destroy(pd);
     int8_t *q = NULL;
-    float *scales = NULL;
-    mopt_status st = quantize_b(d, b, &q, &scales);
+    float *scales = NULL, *colw = NULL;
+    mopt_status st = quantize_b(d, b, &q, &scales, &colw);
     if (st) return st;
     onednn_weights *w = mopt_calloc(1, sizeof *w);
     size_t size = dnnl_memory_desc_get_size(&want);
@@ -623,12 +656,14 @@ static mopt_status matmul_pack_int8(const onednn_matmul_desc *d, const float *b,
     if (!w || !w->data) {
         mopt_aligned_free(q);
         mopt_free(scales);
+        mopt_free(colw);
         if (w) mopt_free(w);
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory packing weights");
     }
     w->plain = plain;
     w->md = want;
     w->scales = scales;
+    w->colw = colw;
     bool ok = reorder_now(&qplain, q, &want, w->data);
     mopt_aligned_free(q);
     if (!ok) {
@@ -804,8 +839,12 @@ typedef struct cache_entry {
     dnnl_memory_t wei, bias, bin, scratch;
     void *scratch_buf;
     void *own_w; /* weights reordered for this entry when w did not fit */
-    int8_t *qa;  /* INT8: A quantized on each run */
+    uint8_t *qa; /* INT8: A quantized per row on each run */
     int64_t qa_n;
+    float *qa_scale; /* INT8: per row of A */
+    int32_t *qa_zp;
+    float *qa_colw;      /* INT8: alpha * the weights' colw */
+    int qa_max;          /* INT8: the largest u8 of A (255) */
     bool wei_from_input; /* wei's handle is the op's plain input, set per run */
 } cache_entry;
 
@@ -835,6 +874,9 @@ static void entry_free(cache_entry *e) {
     mopt_aligned_free(e->scratch_buf);
     mopt_aligned_free(e->own_w);
     mopt_aligned_free(e->qa);
+    mopt_free(e->qa_scale);
+    mopt_free(e->qa_zp);
+    mopt_free(e->qa_colw);
     memset(e, 0, sizeof *e);
 }
 
@@ -1017,10 +1059,17 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     int64_t N = d->y.dims[r - 1], na = 1;
     for (int32_t i = 0; i < r; i++)
         na *= d->a.dims[i];
+    if (!w->colw) return MOPT_ERR_UNSUPPORTED;
     float *scales = mopt_malloc((size_t)N * sizeof(float));
-    if (!scales) return MOPT_ERR_OUT_OF_MEMORY;
-    for (int64_t n = 0; n < N; n++)
+    e->qa_colw = mopt_malloc((size_t)N * sizeof(float));
+    if (!scales || !e->qa_colw) {
+        mopt_free(scales);
+        return MOPT_ERR_OUT_OF_MEMORY;
+    }
+    for (int64_t n = 0; n < N; n++) {
         scales[n] = w->scales[n] * d->alpha;
+        e->qa_colw[n] = w->colw[n] * d->alpha;
+    }
     dnnl_primitive_desc_t pd = matmul_pd(d, &w->md, scales);
     mopt_free(scales);
     if (!pd) return MOPT_ERR_UNSUPPORTED;
@@ -1028,9 +1077,13 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     bool ok = st == MOPT_OK;
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok) ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
+    int64_t rows = na / d->a.dims[r - 1];
     e->qa = mopt_aligned_alloc((size_t)na);
     e->qa_n = na;
-    if (ok) ok = e->qa != NULL;
+    e->qa_scale = mopt_malloc((size_t)rows * sizeof(float));
+    e->qa_zp = mopt_malloc((size_t)rows * sizeof(int32_t));
+    e->qa_max = 255;
+    if (ok) ok = e->qa && e->qa_scale && e->qa_zp;
     const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     if (ok) ok = dnnl_memory_create(&e->src.user, src_md, g_engine, e->qa) == dnnl_success;
     e->src.prim = e->src.user;
@@ -1040,39 +1093,57 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
 
-/* INT8: quantizes A (dense f32) into e->qa; returns its scale. */
-static float quantize_a(cache_entry *e, const float *a) {
-    float m = 0;
-    for (int64_t i = 0; i < e->qa_n; i++)
-        if (isfinite(a[i])) m = fmaxf(m, fabsf(a[i]));
-    float sc = m > 0 ? m / 127.f : 1.f, inv = 1.f / sc;
-    for (int64_t i = 0; i < e->qa_n; i++) {
-        /* |v| <= 127 for finite inputs; an infinity saturates and a NaN
-         * becomes 0 (a float-to-int conversion of either is undefined) */
-        float v = a[i] * inv;
-        if (!(v == v)) v = 0;
-        v = fminf(fmaxf(v, -127.f), 127.f);
-        e->qa[i] = (int8_t)(v >= 0 ? (int)(v + 0.5f) : -(int)(0.5f - v));
-    }
-    return sc;
+/* INT8 per-row work outside oneDNN, split by rows over the call's threads
+ * (cpu_parallel_for): the quantization of A before the product, the
+ * epilogue after it. */
+typedef struct int8_rows {
+    cache_entry *e;
+    const onednn_matmul_desc *d;
+    const float *a, *bias, *residual;
+    float *y;
+    int64_t K, N;
+    const cpu_kernels *k; /* the best cpu tier (residual add, activation) */
+    bool avx512;
+} int8_rows;
+
+static void int8_rows_init(int8_rows *j, cache_entry *e, const onednn_matmul_desc *d) {
+    memset(j, 0, sizeof *j);
+    j->e = e, j->d = d;
+    j->K = d->a.dims[d->a.ndims - 1];
+    j->N = d->y.dims[d->y.ndims - 1];
+    j->avx512 = cpu_kernels_for("avx512") != NULL;
+    j->k = cpu_kernels_for("avx512");
+    if (!j->k) j->k = cpu_kernels_for("avx2");
+    if (!j->k) j->k = cpu_kernels_for("portable");
 }
 
-/* INT8 epilogue: y = sa * y (+ bias along N). */
-static void dequantize_y(const onednn_matmul_desc *d, float sa, const float *bias, float *y) {
-    int32_t r = d->y.ndims;
-    int64_t N = d->y.dims[r - 1], rows = 1;
-    for (int32_t i = 0; i < r - 1; i++)
-        rows *= d->y.dims[i];
-    for (int64_t i = 0; i < rows; i++) {
-        float *row = y + i * N;
-        if (bias)
-            for (int64_t n = 0; n < N; n++)
-                row[n] = row[n] * sa + bias[n];
-        else
-            for (int64_t n = 0; n < N; n++)
-                row[n] *= sa;
+/* rows [lo, hi) of A quantized into e->qa (u8), e->qa_scale, e->qa_zp */
+static void quantize_rows(void *arg, int64_t lo, int64_t hi) {
+    const int8_rows *j = arg;
+    cache_entry *e = j->e;
+    cpu_quant_rows_u8(j->a + lo * j->K, hi - lo, j->K, j->K, e->qa_max, j->avx512,
+                      e->qa + lo * j->K, e->qa_scale + lo, e->qa_zp + lo);
+}
+
+/* rows [lo, hi) of Y, which hold alpha * sw[n] * sum q w:
+ * y = s[m] * (y - z[m] * alpha * colw[n]) (+ bias along N), + residual
+ * (dense, Y's dims), then the activation */
+static void epilogue_rows(void *arg, int64_t lo, int64_t hi) {
+    const int8_rows *j = arg;
+    const onednn_matmul_desc *d = j->d;
+    float *y = j->y + lo * j->N;
+    int64_t n = (hi - lo) * j->N;
+    cpu_dequant_rows(y, hi - lo, j->N, j->N, j->e->qa_scale + lo, j->e->qa_zp + lo, j->e->qa_colw,
+                     j->bias, j->avx512);
+    if (d->has_residual) j->k->binary_f32(CPU_BIN_ADD, y, 1, j->residual + lo * j->N, 1, y, n);
+    if (d->act != KN_ACT_NONE) {
+        cpu_unary_params p = {d->act_alpha, d->act_beta};
+        j->k->unary_f32((cpu_unop)d->act, y, y, n, &p);
     }
 }
+
+/* rows of at least ~16K elements per chunk */
+static int64_t rows_grain(int64_t width) { return width >= 16384 ? 1 : 16384 / width; }
 
 static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
                                 const onednn_weights *w, const float *b) {
@@ -1141,10 +1212,12 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
     cache_entry *e = cache_slot(c, &key, &hit);
     if (!hit && (st = slot_built(c, e, &key, matmul_entry(e, d, w, b)))) return st;
     bool ok = dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
-    float sa = 1.f;
-    if (e->qa)
-        sa = quantize_a(e, a);
-    else if (ok)
+    int8_rows job;
+    if (e->qa) {
+        int8_rows_init(&job, e, d);
+        job.a = a;
+        cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.K), quantize_rows, &job);
+    } else if (ok)
         ok = dnnl_memory_set_data_handle(e->src.user, (void *)a) == dnnl_success;
     if (ok && e->wei_from_input)
         ok = dnnl_memory_set_data_handle(e->wei, (void *)b) == dnnl_success;
@@ -1172,7 +1245,12 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
     if (ok) ok = exec(c, e->prim, n, args);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: matmul execution failed");
-    if (e->qa) dequantize_y(d, sa, d->has_bias ? bias : NULL, y);
+    if (e->qa) {
+        job.bias = d->has_bias ? bias : NULL;
+        job.residual = residual;
+        job.y = y;
+        cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.N), epilogue_rows, &job);
+    }
     return MOPT_OK;
 }
 

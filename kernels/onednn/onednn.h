@@ -33,10 +33,11 @@
 /* Compute precision of the product. Inputs and outputs stay f32 in memory:
  * BF16 converts activations on each run and weights once (f32 accumulation).
  * INT8 (matmul only, constant B): B is quantized once per output column
- * (symmetric s8, scale max|B[:,n]| / 127), A on each run per tensor
- * (symmetric s8, scale max|A| / 127); s32 accumulation, the product
- * dequantized by scale_A * scale_B[n] (times alpha), then bias, residual
- * and the activation in f32. */
+ * (symmetric s8, scale max|B[:,n]| / 127, or / 63 without VNNI), A on each
+ * run per row
+ * (asymmetric u8, kernels/cpu/rowquant.h); s32 accumulation, the product
+ * dequantized per row and column (times alpha), then bias, residual (Y's
+ * dims, dense) and the activation in f32. */
 typedef enum onednn_prec { ONEDNN_F32 = 0, ONEDNN_BF16 = 1, ONEDNN_INT8 = 2 } onednn_prec;
 
 /* A strided f32 tensor: dims and strides in elements. */

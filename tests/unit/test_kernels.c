@@ -23,11 +23,13 @@
  * (relative error <= u = 2^-8), so each product is off by <= 2u + u^2; the
  * bound becomes (2^-7 + 2^-16 + 2 gamma_K) * sum_k |a_ik b_kj| + 1e-6.
  *
- * Tolerance (int8, precision=int8 impls): A is quantized with one scale
- * sa = max|A| / 127 and B per column with sb_j = max_k |B_kj| / 127, both
- * rounded to nearest, so |a - a~| <= sa / 2 and |b - b~| <= sb_j / 2 and
- * |ab - a~b~| <= |a| sb_j / 2 + |b| sa / 2 + sa sb_j / 4; summed over k
- * (the int32 accumulation is exact), times |alpha|, plus the f32 bound.
+ * Tolerance (int8, precision=int8 impls): each row i of A is quantized
+ * asymmetrically to u8 with its own scale sa_i = (max(0, row) - min(0,
+ * row)) / 255, and B per column with sb_j = max_k |B_kj| / 127 (/ 63 without
+ * VNNI), both rounded to nearest, so |a - a~| <= sa_i / 2 and |b - b~| <=
+ * sb_j / 2 and |ab - a~b~| <= |a| sb_j / 2 + |b| sa_i / 2 + sa_i sb_j / 4
+ * (taking / 63, which covers both); summed over k (the int32 accumulation
+ * is exact), times |alpha|, plus the f32 bound.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -262,9 +264,6 @@ static void matmul_bound(const op_tensor *in, int n_in, const ir_shape *y, doubl
     int64_t N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
     /* batch broadcasting: index each output batch back to A's and B's */
     bool int8 = g_prec == OP_PREC_INT8;
-    double qa = 0; /* the int8 scale of A */
-    for (int64_t i = 0, na = ir_shape_numel(a); i < na; i++)
-        qa = fmax(qa, fabs(((const float *)in[0].data)[i]) / 127);
     int32_t rb = y->rank - (a->rank >= 2) - (b->rank >= 2);
     int64_t nb = 1;
     for (int32_t i = 0; i < rb; i++)
@@ -288,9 +287,14 @@ static void matmul_bound(const op_tensor *in, int n_in, const ir_shape *y, doubl
         const float *pb = (const float *)in[1].data + ob * K * N;
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
-                double s = 0, sbj = 0, q = 0;
+                double s = 0, sbj = 0, q = 0, lo = 0, hi = 0;
+                for (int64_t k = 0; k < K; k++) {
+                    lo = fmin(lo, pa[i * K + k]);
+                    hi = fmax(hi, pa[i * K + k]);
+                }
+                double qa = (hi - lo) / 255; /* the int8 scale of this row of A */
                 for (int64_t k = 0; k < K; k++)
-                    sbj = fmax(sbj, fabs(pb[b->rank == 1 ? k : k * N + j]) / 127);
+                    sbj = fmax(sbj, fabs(pb[b->rank == 1 ? k : k * N + j]) / 63);
                 for (int64_t k = 0; k < K; k++) {
                     double av = fabs(pa[i * K + k]), bv = fabs(pb[b->rank == 1 ? k : k * N + j]);
                     s += av * bv;

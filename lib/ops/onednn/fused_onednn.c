@@ -10,7 +10,8 @@
  * accumulation and epilogue), their "-packed" twins (opt_level >= 3, weights
  * reordered once at model build into oneDNN's preferred layout) and, for
  * FusedMatMul with a constant 2-D B, "onednn-int8" (dynamic int8 product,
- * then the reference epilogue in f32; B always quantized into oneDNN's
+ * then its f32 epilogue, or the reference one for a bias or residual that
+ * is not dense along Y; B always quantized into oneDNN's
  * layout at build). Problems oneDNN refuses at run time are declined
  * (MOPT_ERR_UNSUPPORTED): the executor runs the next impl, then the
  * reference.
@@ -137,9 +138,19 @@ static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
                                  has_bias ? in[2].data : NULL, has_res ? in[3].data : NULL,
                                  out[0].data, ctx->threads);
     }
-    /* the int8 product, then the reference epilogue in f32 */
-    mopt_status st = onednn_matmul_run((onednn_cache **)ctx->scratch, &d, w, in[0].data, in[1].data,
-                                       NULL, NULL, out[0].data, ctx->threads);
+    /* the int8 product with bias, residual and activation in its own f32
+     * epilogue (dense bias along N, Y-shaped residual) ... */
+    onednn_matmul_desc full = d;
+    full.has_bias = has_bias;
+    full.has_residual = has_res;
+    set_act(&p->act, &full);
+    mopt_status st = onednn_matmul_run((onednn_cache **)ctx->scratch, &full, w, in[0].data,
+                                       in[1].data, has_bias ? in[2].data : NULL,
+                                       has_res ? in[3].data : NULL, out[0].data, ctx->threads);
+    if (st != MOPT_ERR_UNSUPPORTED) return st;
+    /* ... or the int8 product, then the reference epilogue in f32 */
+    st = onednn_matmul_run((onednn_cache **)ctx->scratch, &d, w, in[0].data, in[1].data, NULL, NULL,
+                           out[0].data, ctx->threads);
     if (st) return st;
     kn_addend bias, res;
     memset(&bias, 0, sizeof bias);

@@ -1,0 +1,80 @@
+/*
+ * rowquant.c — per-row dynamic asymmetric u8 quantization and the int8
+ * matmul's epilogue (rowquant.h): scalar C, with the AVX-512 passes of
+ * dynquant-avx512.c / rowquant-avx512.c when the caller says the CPU has
+ * them.
+ */
+#include "kernels/cpu/rowquant.h"
+
+#include <math.h>
+
+#include "kernels/cpu/dynquant.h"
+
+static void minmax_finite(const float *x, int64_t n, float *mn, float *mx) {
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        if (!isfinite(v)) continue;
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+    }
+    *mn = lo;
+    *mx = hi;
+}
+
+static void quantize_scalar(const float *x, int64_t n, float s, float z, float qmax, uint8_t *q) {
+    for (int64_t i = 0; i < n; i++) {
+        float v = nearbyintf(x[i] / s) + z;
+        /* NaN -> 0 (the comparison is false), then the clamp */
+        v = v > 0 ? v : 0;
+        q[i] = (uint8_t)(v < qmax ? v : qmax);
+    }
+}
+
+void cpu_quant_rows_u8(const float *a, int64_t rows, int64_t K, int64_t lda, int qmax, bool avx512,
+                       uint8_t *q, float *scale, int32_t *zp) {
+#if !defined(__x86_64__)
+    avx512 = false;
+#endif
+    for (int64_t m = 0; m < rows; m++) {
+        const float *x = a + m * lda;
+        uint8_t *qm = q + m * K;
+        float mn, mx;
+#if defined(__x86_64__)
+        if (avx512) {
+            cpu_dyn_minmax_f32_avx512(x, K, &mn, &mx);
+            if (!isfinite(mn) || !isfinite(mx)) minmax_finite(x, K, &mn, &mx); /* an infinity */
+        } else
+#endif
+            minmax_finite(x, K, &mn, &mx);
+        float s = (mx - mn) / (float)qmax;
+        if (!(s > 0) || !isfinite(s)) s = 1.f; /* an all-zero row (or a range past FLT_MAX) */
+        float z = nearbyintf(-mn / s);
+        z = z < 0 ? 0 : z > (float)qmax ? (float)qmax : z;
+        scale[m] = s;
+        zp[m] = (int32_t)z;
+#if defined(__x86_64__)
+        if (avx512 && qmax == 255) {
+            cpu_dyn_quantize_u8_avx512(x, K, s, z, qm);
+            continue;
+        }
+#endif
+        quantize_scalar(x, K, s, z, (float)qmax, qm);
+    }
+}
+
+void cpu_dequant_rows(float *y, int64_t rows, int64_t N, int64_t ldy, const float *scale,
+                      const int32_t *zp, const float *cw, const float *bias, bool avx512) {
+    for (int64_t m = 0; m < rows; m++) {
+        float *row = y + m * ldy;
+        float s = scale[m], zs = (float)zp[m];
+#if defined(__x86_64__)
+        if (avx512) {
+            cpu_dequant_row_avx512(row, N, s, zs, cw, bias);
+            continue;
+        }
+#endif
+        for (int64_t n = 0; n < N; n++)
+            row[n] = s * (row[n] - zs * cw[n]) + (bias ? bias[n] : 0.f);
+    }
+}

@@ -1,0 +1,37 @@
+/*
+ * rowquant.h — per-row dynamic asymmetric quantization of the int8 matmul
+ * (precision=int8, kernels/onednn): each row of A [rows, K] gets its own
+ * scale and zero point, q = clamp(rint(a / s) + z, 0, qmax) as u8, from
+ * min(0, row) and max(0, row) over the row's finite values; then the u8 x
+ * s8 sums acc = sum_k q[m,k] w[k,n] come back to float as
+ * y[m,n] = s[m] * (acc[m,n] * sw[n] - z[m] * cw[n]) + bias[n], with
+ * cw[n] = sw[n] * sum_k w[k,n] (the zero point's share, exact in integers).
+ * qmax is 255 for the int8 matmul (where u8 x s8 pairs would saturate in
+ * s16 without VNNI, the weights keep 7 bits instead: kernels/onednn); 127
+ * is also supported.
+ * Tiers: scalar C, and AVX-512 for both passes when cpu_kernels_for("avx512")
+ * reports it (the same results: IEEE division, round half to even).
+ */
+#ifndef MOPT_KERNELS_CPU_ROWQUANT_H
+#define MOPT_KERNELS_CPU_ROWQUANT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* q[m * K + k] for rows m < rows (row stride lda of a), scale[m], zp[m].
+ * avx512: use the AVX-512 passes (only where the CPU has them). */
+void cpu_quant_rows_u8(const float *a, int64_t rows, int64_t K, int64_t lda, int qmax, bool avx512,
+                       uint8_t *q, float *scale, int32_t *zp);
+
+/* In place on y [rows, N] (row stride ldy) that holds acc * sw[n]:
+ * y = scale[m] * (y - zp[m] * cw[n]) + (bias ? bias[n] : 0). */
+void cpu_dequant_rows(float *y, int64_t rows, int64_t N, int64_t ldy, const float *scale,
+                      const int32_t *zp, const float *cw, const float *bias, bool avx512);
+
+#if defined(__x86_64__)
+/* AVX-512 body of cpu_dequant_rows for one row (rowquant-avx512.c). */
+void cpu_dequant_row_avx512(float *y, int64_t N, float s, float zs, const float *cw,
+                            const float *bias);
+#endif
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * test_rowquant.c — the int8 matmul's per-row asymmetric u8 quantization
+ * and epilogue (kernels/cpu/rowquant.h): against a double-precision scalar
+ * reference of the definitions (scale, zero point, |s (q - z) - a| <= s/2,
+ * the zero point's share folded back by the column sums), and the AVX-512
+ * passes against the scalar ones bit for bit (where the CPU has AVX-512):
+ * random lengths (vector tails), rows all positive, all negative, mixed,
+ * all zero, with NaN and infinities, for qmax 255 and 127.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/rowquant.h"
+
+static uint64_t g_state = 0x2545F4914F6CDD1Dull;
+static uint32_t rnd(void) {
+    g_state ^= g_state << 13;
+    g_state ^= g_state >> 7;
+    g_state ^= g_state << 17;
+    return (uint32_t)(g_state >> 16);
+}
+static float frand(float lo, float hi) {
+    return lo + (hi - lo) * (float)(rnd() % 100003) / 100002.0f;
+}
+
+enum { ROWS = 9, MAXK = 300 };
+
+/* row m: kind m % 5: mixed, all positive, all negative, all zero, mixed with
+ * NaN / +-inf sprinkled in */
+static void fill(float *a, int64_t K) {
+    for (int64_t m = 0; m < ROWS; m++)
+        for (int64_t k = 0; k < K; k++) {
+            float *v = &a[m * K + k];
+            switch (m % 5) {
+            case 0: *v = frand(-3.f, 5.f); break;
+            case 1: *v = frand(0.01f, 2.f); break;
+            case 2: *v = frand(-40.f, -0.5f); break;
+            case 3: *v = 0.f; break;
+            default:
+                *v = frand(-1.f, 1.f);
+                if (rnd() % 17 == 0) *v = NAN;
+                if (rnd() % 23 == 0) *v = (rnd() & 1) ? INFINITY : -INFINITY;
+            }
+        }
+}
+
+static void check_definition(const float *a, int64_t K, int qmax, const uint8_t *q, const float *s,
+                             const int32_t *z) {
+    for (int64_t m = 0; m < ROWS; m++) {
+        double lo = 0, hi = 0;
+        for (int64_t k = 0; k < K; k++)
+            if (isfinite(a[m * K + k])) lo = fmin(lo, a[m * K + k]), hi = fmax(hi, a[m * K + k]);
+        double want = hi > lo ? (hi - lo) / qmax : 1.0;
+        assert_true(fabs(s[m] - want) <= 1e-6 * want);
+        assert_true(z[m] >= 0 && z[m] <= qmax);
+        assert_true(fabs(z[m] - (-lo / s[m])) <= 0.5 + 1e-4);
+        for (int64_t k = 0; k < K; k++) {
+            float x = a[m * K + k];
+            assert_true(q[m * K + k] <= qmax);
+            if (isnan(x)) continue;
+            double back = (double)s[m] * (q[m * K + k] - z[m]);
+            if (isinf(x)) { /* saturates at the row's end of the range */
+                assert_int_equal(q[m * K + k], x > 0 ? qmax : 0);
+                continue;
+            }
+            if (fabs(back - x) > 0.5 * s[m] * (1 + 1e-4) + 1e-7) {
+                print_error("row %lld k %lld: x %g back %g s %g z %d\n", (long long)m, (long long)k,
+                            x, back, s[m], z[m]);
+                fail();
+            }
+        }
+    }
+}
+
+static void test_quant_rows(void **state) {
+    (void)state;
+    bool avx512 = cpu_kernels_for("avx512") != NULL;
+    if (!avx512) print_message("no AVX-512 here: the scalar passes only\n");
+    static float a[ROWS * MAXK];
+    static uint8_t q0[ROWS * MAXK], q1[ROWS * MAXK];
+    float s0[ROWS], s1[ROWS];
+    int32_t z0[ROWS], z1[ROWS];
+    for (int iter = 0; iter < 60; iter++) {
+        int64_t K = 1 + rnd() % MAXK;
+        fill(a, K);
+        for (int qmax = 127; qmax <= 255; qmax += 128) {
+            cpu_quant_rows_u8(a, ROWS, K, K, qmax, false, q0, s0, z0);
+            check_definition(a, K, qmax, q0, s0, z0);
+            if (!avx512) continue;
+            cpu_quant_rows_u8(a, ROWS, K, K, qmax, true, q1, s1, z1);
+            assert_memory_equal(q0, q1, (size_t)(ROWS * K));
+            assert_memory_equal(s0, s1, sizeof s0);
+            assert_memory_equal(z0, z1, sizeof z0);
+        }
+    }
+}
+
+/* quantize A per row, multiply by s8 B in integers, dequantize: against
+ * the double evaluation of s_m (sum_k (q - z_m) w_kn) sw_n + bias_n, and
+ * close to the float product A B (the quantization bound). */
+static void test_matmul_epilogue(void **state) {
+    (void)state;
+    bool avx512 = cpu_kernels_for("avx512") != NULL;
+    enum { M = 7, K = 77, N = 37 };
+    static float a[M * K], b[K * N], sw[N], cw[N], bias[N], y0[M * N], y1[M * N];
+    static int8_t w[K * N];
+    static uint8_t q[M * K];
+    float s[M];
+    int32_t z[M];
+    for (int i = 0; i < M * K; i++)
+        a[i] = frand(-2.f, 3.f) * (i / K + 1);
+    for (int i = 0; i < K * N; i++)
+        b[i] = frand(-1.f, 1.f);
+    for (int n = 0; n < N; n++) {
+        double mx = 0;
+        for (int k = 0; k < K; k++)
+            mx = fmax(mx, fabs(b[k * N + n]));
+        sw[n] = (float)(mx / 127);
+        int64_t sum = 0;
+        for (int k = 0; k < K; k++) {
+            w[k * N + n] = (int8_t)lrintf(b[k * N + n] / sw[n]);
+            sum += w[k * N + n];
+        }
+        cw[n] = sw[n] * (float)sum;
+        bias[n] = frand(-1.f, 1.f);
+    }
+    cpu_quant_rows_u8(a, M, K, K, 255, false, q, s, z);
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            int64_t acc = 0;
+            for (int k = 0; k < K; k++)
+                acc += (int64_t)q[m * K + k] * w[k * N + n];
+            y0[m * N + n] = (float)acc * sw[n];
+        }
+    memcpy(y1, y0, sizeof y0);
+    cpu_dequant_rows(y0, M, N, N, s, z, cw, bias, false);
+    if (avx512) {
+        cpu_dequant_rows(y1, M, N, N, s, z, cw, bias, true);
+        assert_memory_equal(y0, y1, sizeof y0);
+    }
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double exact = 0, f = 0, tol = 0;
+            for (int k = 0; k < K; k++) {
+                exact += (double)(q[m * K + k] - z[m]) * w[k * N + n];
+                f += (double)a[m * K + k] * b[k * N + n];
+                tol += fabs(a[m * K + k]) * sw[n] / 2 + fabs(b[k * N + n]) * s[m] / 2 +
+                       s[m] * sw[n] / 4;
+            }
+            exact = exact * s[m] * sw[n] + bias[n];
+            double got = y0[m * N + n];
+            assert_true(fabs(got - exact) <= 1e-5 * (fabs(exact) + s[m] * sw[n] * K * 255));
+            assert_true(fabs(got - (f + bias[n])) <= tol + 1e-4);
+        }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quant_rows),
+        cmocka_unit_test(test_matmul_epilogue),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
