@@ -25,6 +25,8 @@ opaque!(
     mopt_options,
     mopt_model,
     mopt_session,
+    mopt_batcher,
+    mopt_generator,
     mopt_tensor,
     mopt_run_options
 );
@@ -71,11 +73,13 @@ pub struct mopt_allocator {
     pub version: c_int,
     pub user: *mut c_void,
     pub allocate: Option<unsafe extern "C" fn(user: *mut c_void, size: usize) -> *mut c_void>,
-    pub reallocate:
-        Option<unsafe extern "C" fn(user: *mut c_void, ptr: *mut c_void, size: usize) -> *mut c_void>,
+    pub reallocate: Option<
+        unsafe extern "C" fn(user: *mut c_void, ptr: *mut c_void, size: usize) -> *mut c_void,
+    >,
     pub release: Option<unsafe extern "C" fn(user: *mut c_void, ptr: *mut c_void)>,
-    pub allocate_aligned:
-        Option<unsafe extern "C" fn(user: *mut c_void, alignment: usize, size: usize) -> *mut c_void>,
+    pub allocate_aligned: Option<
+        unsafe extern "C" fn(user: *mut c_void, alignment: usize, size: usize) -> *mut c_void,
+    >,
     pub release_aligned: Option<unsafe extern "C" fn(user: *mut c_void, ptr: *mut c_void)>,
 }
 
@@ -122,6 +126,47 @@ pub type mopt_check_callback = Option<
         message: *const c_char,
     ),
 >;
+
+/// `mopt_batcher_config` (experimental): see mopt.h. Set `struct_size` to
+/// `size_of::<mopt_batcher_config>()`; 0 in max_batch, queue_capacity or
+/// workers means the default.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct mopt_batcher_config {
+    pub struct_size: usize,
+    pub max_batch: c_int,
+    pub max_delay_us: i64,
+    pub queue_capacity: usize,
+    pub workers: c_int,
+    pub seq_buckets: *const i64,
+    pub n_seq_buckets: usize,
+    pub no_padding: c_int,
+}
+
+/// `mopt_batcher_stats` (experimental): see mopt.h. Set `struct_size` before
+/// calling `mopt_batcher_get_stats`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct mopt_batcher_stats {
+    pub struct_size: usize,
+    pub requests: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub rejected_full: u64,
+    pub timed_out: u64,
+    pub batches: u64,
+    pub batch_size_hist: [u64; 64],
+    pub queue_depth: usize,
+    pub rejected_invalid: u64,
+    pub reruns: u64,
+    pub padded_elements: u64,
+    pub input_elements: u64,
+    pub effective_max_batch: c_int,
+}
+
+/// Called by `mopt_generator_generate` once per generated token (experimental).
+pub type mopt_token_callback =
+    Option<unsafe extern "C" fn(user: *mut c_void, token: i64, index: usize) -> c_int>;
 
 extern "C" {
     // Version
@@ -359,4 +404,68 @@ extern "C" {
         -> *const c_char;
     pub fn mopt_session_profile_ns(session: *const mopt_session, index: usize) -> i64;
     pub fn mopt_session_profile_flops(session: *const mopt_session, index: usize) -> i64;
+
+    // Dynamic batching (experimental in mopt.h).
+    pub fn mopt_batcher_create(
+        model: *const mopt_model,
+        opts: *const mopt_options,
+        config: *const mopt_batcher_config,
+        out: *mut *mut mopt_batcher,
+    ) -> mopt_status;
+    pub fn mopt_batcher_destroy(batcher: *mut mopt_batcher);
+    pub fn mopt_batcher_run(
+        batcher: *mut mopt_batcher,
+        n_inputs: usize,
+        input_names: *const *const c_char,
+        inputs: *const *const mopt_tensor,
+        n_outputs: usize,
+        output_names: *const *const c_char,
+        outputs: *mut *mut mopt_tensor,
+        timeout_us: i64,
+    ) -> mopt_status;
+    pub fn mopt_batcher_get_stats(
+        batcher: *const mopt_batcher,
+        stats: *mut mopt_batcher_stats,
+    ) -> mopt_status;
+
+    // Generation with a KV cache (experimental in mopt.h).
+    pub fn mopt_generator_create(
+        model: *const mopt_model,
+        opts: *const mopt_options,
+        max_seq: i64,
+        out: *mut *mut mopt_generator,
+    ) -> mopt_status;
+    pub fn mopt_generator_destroy(gen: *mut mopt_generator);
+    pub fn mopt_generator_set_int(
+        gen: *mut mopt_generator,
+        key: *const c_char,
+        value: i64,
+    ) -> mopt_status;
+    pub fn mopt_generator_set_double(
+        gen: *mut mopt_generator,
+        key: *const c_char,
+        value: f64,
+    ) -> mopt_status;
+    pub fn mopt_generator_set_stop_tokens(
+        gen: *mut mopt_generator,
+        tokens: *const i64,
+        n: usize,
+    ) -> mopt_status;
+    pub fn mopt_generator_set_cancel(gen: *mut mopt_generator, cancel: c_int) -> mopt_status;
+    pub fn mopt_generator_generate(
+        gen: *mut mopt_generator,
+        prompt: *const i64,
+        n_prompt: usize,
+        max_new_tokens: usize,
+        callback: mopt_token_callback,
+        user: *mut c_void,
+        n_generated: *mut usize,
+    ) -> mopt_status;
+    pub fn mopt_generator_logits(gen: *const mopt_generator) -> *const f32;
+    pub fn mopt_generator_reset(gen: *mut mopt_generator);
+    pub fn mopt_generator_get_stat(
+        gen: *const mopt_generator,
+        key: *const c_char,
+        value: *mut i64,
+    ) -> mopt_status;
 }
