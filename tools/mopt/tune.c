@@ -61,12 +61,18 @@ typedef struct tune_choice {
     const char *set[3]; /* KEY=VALUE, NULL-terminated */
 } tune_choice;
 
+/* clang-format off */
 static const tune_choice k_choices[] = {
-    {"opt_level", {"opt_level=2", NULL}},    {"opt_level", {"opt_level=1", NULL}},
-    {"opt_level", {"opt_level=0", NULL}},    {"backend", {"backend=cpu", NULL}},
-    {"backend", {"backend=onednn", NULL}},   {"backend", {"backend=openblas", NULL}},
-    {"precision", {"precision=bf16", NULL}}, {"precision", {"precision=int8", NULL}},
+    {"opt_level", {"opt_level=2", NULL}},
+    {"opt_level", {"opt_level=1", NULL}},
+    {"opt_level", {"opt_level=0", NULL}},
+    {"precision", {"precision=bf16", NULL}},
+    {"precision", {"precision=int8", NULL}},
+    {"backend", {"backend=cpu", NULL}},
+    {"backend", {"backend=onednn", NULL}},
+    {"backend", {"backend=openblas", NULL}},
 };
+/* clang-format on */
 
 /* ---- candidates ---------------------------------------------------------- */
 
@@ -835,7 +841,7 @@ static void cand_row(FILE *f, const tuner *t, const cand *c) {
         snprintf(ratio, sizeof ratio, "-");
     const bench_latency *l = &c->res.latency_ms;
     (void)t;
-    fprintf(f, "| %d | %s | %s | %.3f | %.3f | %.3f | %.1f | %.1f | %s | %s | %s | %s: %s |\n",
+    fprintf(f, "| %d | %s | %s | %.4g | %.4g | %.4g | %.1f | %.1f | %s | %s | %s | %s: %s |\n",
             c->id, c->stage, c->id ? c->label : "baseline", l->p50, l->p95, l->p99,
             c->res.items_per_s, c->res.load_ms, rss, ratio, q, c->verdict, c->why);
 }
@@ -880,7 +886,7 @@ static int write_report(tuner *t, cand *base, cand *win, const char *ops, double
                "tables `quality_N.txt`, batch inputs).\n\n");
     fprintf(f,
             "## How it is judged\n\n"
-            "Stages run in order (opt_level, backend, precision, threads, batch); each tries its "
+            "Stages run in order (opt_level, precision, backend, threads, batch); each tries its "
             "candidates on top of the current incumbent (the best so far). Within a stage the "
             "incumbent, an A/A slot (the incumbent's own session once more) and the candidates "
             "are timed in interleaved rounds, after one untimed warm-up round; the order rotates "
