@@ -278,6 +278,12 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   model queries below (no pass runs then); creating a
  *                   session or saving it fails with UNSUPPORTED, and
  *                   mopt_model_check names its problems (default 0)
+ *   "outputs"       string "" = every output (default); else a comma-separated
+ *                   list of the graph outputs to keep: the others, and the
+ *                   nodes that fed only them, are removed at load (at every
+ *                   opt_level; the pass report's "prune_outputs" row says how
+ *                   many). Loading fails with NOT_FOUND for a name the model
+ *                   does not output
  * Setting an unknown key, a value of the wrong kind or out of range fails with
  * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
  * an int or double key when it parses as one. */

@@ -71,7 +71,8 @@ typedef struct rt_config {
     int verify_weights;         /* .mopt loads: 1 = check every weight's checksum */
     opt_dim dims[OPT_MAX_DIMS]; /* free dimensions fixed at load */
     int n_dims;
-    int inspect_only; /* 1 = a model that cannot run still loads, for queries */
+    int inspect_only;   /* 1 = a model that cannot run still loads, for queries */
+    char outputs[1024]; /* "outputs" option: the graph outputs to keep ("" = all) */
 } rt_config;
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);
