@@ -124,7 +124,7 @@ static const char k_usage_tune[] =
     "      check each against the quality budget (as 'mopt compare' on --golden,\n"
     "      default --inputs; default budget: cosine >= 0.999) and keep the best\n"
     "      that holds it and is faster beyond noise (R interleaved rounds of K\n"
-    "      runs, default 7 and about 0.2 s; --min-gain default 0.03). Stops trying\n"
+    "      runs, default 10 and about 60 ms; --min-gain default 0.03). Stops trying\n"
     "      after --max-minutes (default 10; 0 = no limit). Writes OUT/model.mopt,\n"
     "      options.yaml, report.md, latency_cdf.png, op_times.png,\n"
     "      quality_speed.png (see tools/mopt/README.md).\n"

@@ -10,7 +10,7 @@
  *
  * The decision rule (also printed in the report): within a stage the
  * incumbent, an A/A slot (the incumbent's session again) and the stage's
- * candidates are timed in interleaved rounds (the order rotates every
+ * candidates are timed in interleaved rounds (a seeded shuffle of the order every
  * round); per round, each slot's target metric is taken over that round's
  * runs and divided by the incumbent's of the same round (paired against the
  * machine's drifts). noise = how far the 90% bootstrap interval of the A/A
@@ -377,10 +377,11 @@ static int cand_round(tuner *t, cand *c, size_t k) {
         c->samples = s;
         c->cap = cap;
     }
-    double *dst = c->samples + c->n_samples, discard;
-    /* one untimed run first: caches and threads after the previous slot */
-    if (bench_time(c->live, &c->res, 1, &discard) != 0 ||
-        bench_time(c->live, &c->res, k, dst) != 0) {
+    double *dst = c->samples + c->n_samples;
+    /* untimed runs first (a quarter of k, at least 2): caches, and the
+     * previous slot's threads going idle */
+    size_t nd = k / 4 > 2 ? k / 4 : 2;
+    if (bench_time(c->live, &c->res, nd, dst) != 0 || bench_time(c->live, &c->res, k, dst) != 0) {
         snprintf(c->error, sizeof c->error, "%s", c->res.error);
         return -1;
     }
@@ -425,10 +426,11 @@ static void cand_quality(tuner *t, cand *c, const cand *base) {
 
 static size_t runs_per_round(const tuner *t, const cand *inc) {
     if (t->runs > 0) return (size_t)t->runs;
-    /* about 0.2 s per candidate and round, from the incumbent's first run */
+    /* about 60 ms per slot, from the incumbent's first run: short slots
+     * pair better against a load that changes from one second to the next */
     double ms = inc->res.first_run_ms > 0 ? inc->res.first_run_ms : 1.0;
-    double k = ceil(200.0 / ms);
-    double lo = t->target == T_P95 ? 20 : 10;
+    double k = ceil(60.0 / ms);
+    double lo = t->target == T_P95 ? 40 : 10;
     if (k < lo) k = lo;
     if (k > 200) k = 200;
     return (size_t)k;
@@ -438,6 +440,7 @@ static size_t runs_per_round(const tuner *t, const cand *inc) {
  * interleaved rounds. */
 static int time_rounds(tuner *t, cand **list, size_t n, const char *stage, size_t k) {
     int64_t rounds = t->rounds;
+    uint64_t seed = BOOT_SEED ^ (uint64_t)n;
     /* an untimed warm-up round: every session sees the others' cache traffic
      * and settles its thread use before anything counts */
     double *scratch = malloc(k * sizeof *scratch);
@@ -464,8 +467,18 @@ static int time_rounds(tuner *t, cand **list, size_t n, const char *stage, size_
                   rounds);
             break;
         }
+        /* a new seeded order every round (Fisher-Yates): no slot always
+         * follows the same one (an OpenMP pool left spinning, warm caches) */
+        size_t order[MAX_LIST + 8];
+        for (size_t j = 0; j < n; j++)
+            order[j] = j;
+        for (size_t j = n; j > 1; j--) {
+            size_t q = (size_t)(splitmix(&seed) % j), tmp = order[j - 1];
+            order[j - 1] = order[q];
+            order[q] = tmp;
+        }
         for (size_t j = 0; j < n; j++) {
-            cand *c = list[(j + (size_t)r) % n];
+            cand *c = list[order[j]];
             if (!c->live) continue;
             if (t->tty)
                 progress(t, (double)(r * (int64_t)n + (int64_t)j) / (double)(rounds * (int64_t)n),
@@ -502,12 +515,14 @@ static size_t judge(tuner *t, cand **list, size_t n) {
     if (paired_ratio(list[1], inc, &med, &lo, &hi) == 0)
         noise = fmax(fabs(1.0 - lo), fabs(hi - 1.0));
     double th = noise > t->min_gain ? noise : t->min_gain;
-    if (th > 0.5) th = 0.5;
     logf_(t,
           "- noise: the incumbent #%d against itself (A/A slot): median ratio %.3f, 90%% "
           "interval %.3f..%.3f -> noise %.1f%%; threshold %.1f%%%s\n",
           inc->id, med, lo, hi, 100 * noise, 100 * th,
-          th == 0.5 ? " (capped: too noisy to tell small gains)" : "");
+          th >= 1      ? " (too noisy to tell any gain: the incumbent stays; more --rounds, or a "
+                         "quieter machine)"
+          : th >= 0.25 ? " (noisy: only large gains can be told)"
+                       : "");
     size_t best = 0;
     for (size_t j = 2; j < n; j++) {
         cand *c = list[j];
@@ -889,14 +904,16 @@ static int write_report(tuner *t, cand *base, cand *win, const char *ops, double
             "Stages run in order (opt_level, precision, backend, threads, batch); each tries its "
             "candidates on top of the current incumbent (the best so far). Within a stage the "
             "incumbent, an A/A slot (the incumbent's own session once more) and the candidates "
-            "are timed in interleaved rounds, after one untimed warm-up round; the order rotates "
-            "each round and each slot starts with one untimed run. Per round, each slot's target "
+            "are timed in interleaved rounds, after one untimed warm-up round; the order is "
+            "shuffled each round (seeded) and each slot starts with k/4 (at least 2) untimed runs. "
+            "Per round, each slot's target "
             "metric is taken over that round's runs, and its ratio to the incumbent's in the "
             "same round is formed (paired, so slow drifts of a shared machine cancel). The "
             "**noise** is what the A/A slot shows: the largest distance from 1 of the 90%% "
             "bootstrap interval (%d resamples, fixed seed) of its median ratio. A candidate is "
             "**faster** when the upper end of the same interval of its own median ratio is below "
-            "1 - threshold, threshold = max(--min-gain %.1f%%, noise), capped at 50%%. A "
+            "1 - threshold, threshold = max(--min-gain %.1f%%, noise) (at 100%% or more nothing "
+            "can win). A "
             "candidate that breaks the quality budget is never kept. Among the faster ones, the "
             "earliest in list order whose median ratio is within the threshold of the best "
             "one's is kept (simpler first). The bootstrap is seeded, so the same timings give "
@@ -1020,7 +1037,7 @@ int cmd_tune(int argc, char **argv) {
     tuner t;
     memset(&t, 0, sizeof t);
     t.target = -1;
-    t.rounds = 7;
+    t.rounds = 10;
     t.min_gain = 0.03;
     t.max_minutes = 10;
     const char *batch_s = NULL, *threads_s = NULL;
