@@ -14,8 +14,9 @@
  * round); per round, each slot's target metric is taken over that round's
  * runs and divided by the incumbent's of the same round (paired against the
  * machine's drifts). noise = how far the 90% bootstrap interval of the A/A
- * slot's median ratio reaches from 1; a candidate wins only when the upper
- * end of its own interval is below 1 - max(--min-gain, noise). Among the
+ * slot's median ratio reaches from 1; a candidate wins only when its median
+ * ratio is below 1 - max(--min-gain, noise) and the upper end of its own
+ * interval is below 1. Among the
  * winners, the earliest in list order whose median ratio is within that
  * threshold of the best one's is kept (simpler first). The bootstrap uses a
  * fixed seed, so the same timings always give the same decision.
@@ -530,7 +531,8 @@ static size_t judge(tuner *t, cand **list, size_t n) {
         if (paired_ratio(c, inc, &c->med, &c->lo, &c->hi) != 0) continue;
         c->threshold = th;
         c->judged = 1;
-        int faster = c->hi < 1.0 - th;
+        /* the gain beats the noise, and the interval excludes "no change" */
+        int faster = c->med < 1.0 - th && c->hi < 1.0;
         if (!c->q_ok) {
             snprintf(c->verdict, sizeof c->verdict, "dropped");
             snprintf(c->why, sizeof c->why, "breaks the quality budget: %s%s",
@@ -543,8 +545,8 @@ static size_t judge(tuner *t, cand **list, size_t n) {
         if (!faster) {
             snprintf(c->verdict, sizeof c->verdict, "dropped");
             snprintf(c->why, sizeof c->why,
-                     "not faster beyond noise: median ratio %.3f, 90%% interval %.3f..%.3f, "
-                     "needs the upper end < %.3f",
+                     "not faster beyond noise: median ratio %.3f, 90%% interval %.3f..%.3f; "
+                     "needs a median < %.3f and an upper end < 1",
                      c->med, c->lo, c->hi, 1.0 - th);
             continue;
         }
@@ -565,8 +567,8 @@ static size_t judge(tuner *t, cand **list, size_t n) {
         snprintf(c->verdict, sizeof c->verdict, j == pick ? "kept" : "dropped");
         if (j == pick)
             snprintf(c->why, sizeof c->why,
-                     "faster beyond noise: median ratio %.3f (90%% interval %.3f..%.3f < %.3f)%s",
-                     c->med, c->lo, c->hi, 1.0 - th,
+                     "faster beyond noise: median ratio %.3f < %.3f (90%% interval %.3f..%.3f)%s",
+                     c->med, 1.0 - th, c->lo, c->hi,
                      pick != best ? "; within the threshold of a faster later candidate, "
                                     "so the earlier (simpler) one is kept"
                                   : "");
@@ -911,14 +913,14 @@ static int write_report(tuner *t, cand *base, cand *win, const char *ops, double
             "same round is formed (paired, so slow drifts of a shared machine cancel). The "
             "**noise** is what the A/A slot shows: the largest distance from 1 of the 90%% "
             "bootstrap interval (%d resamples, fixed seed) of its median ratio. A candidate is "
-            "**faster** when the upper end of the same interval of its own median ratio is below "
-            "1 - threshold, threshold = max(--min-gain %.1f%%, noise) (at 100%% or more nothing "
-            "can win). A "
+            "**faster** when its median ratio is below 1 - threshold, threshold = "
+            "max(--min-gain %.1f%%, noise), and the upper end of the same interval of its "
+            "median ratio is below 1 (at a noise of 100%% or more nothing can win). A "
             "candidate that breaks the quality budget is never kept. Among the faster ones, the "
             "earliest in list order whose median ratio is within the threshold of the best "
             "one's is kept (simpler first). The bootstrap is seeded, so the same timings give "
-            "the same decision; a re-run decides differently only when a ratio's interval "
-            "straddles 1 - threshold, that is when the gain is within noise.\n\n",
+            "the same decision; a re-run decides differently only when a median ratio lies "
+            "within noise of 1 - threshold.\n\n",
             BOOT_N, 100 * t->min_gain);
     fprintf(f, "## Steps\n%s\n", t->stage_log);
     fprintf(f,
