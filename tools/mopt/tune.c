@@ -782,7 +782,8 @@ static int write_plots(tuner *t, cand *base, cand *win, char *notes, size_t cap)
     /* per-op bars, from fresh profiled loads */
     bench_prof_row *ra = NULL, *rb = NULL;
     size_t na = 0, nb = 0;
-    size_t k = runs_per_round(t, base);
+    size_t k = 3 * runs_per_round(t, base);
+    if (k < 30) k = 30;
     char err[512] = "";
     progress(t, 1, "profiling the baseline and the winner");
     cand *pa = profile_run(t, base, k, err, sizeof err);
@@ -816,8 +817,8 @@ static int write_plots(tuner *t, cand *base, cand *win, char *notes, size_t cap)
                           vb, nr, "baseline", bl) != 0)
             rc = -1;
         used += (size_t)snprintf(notes + used, cap - used,
-                                 "Profiled over %zu runs each (profile=1, fresh loads); "
-                                 "the top op types:\n\n"
+                                 "Profiled over %zu runs each (profile=1, fresh loads; mean ms "
+                                 "per run, so a preempted run weighs in); the top op types:\n\n"
                                  "| op type | baseline ms/run | winner ms/run |\n|---|---:|---:|\n",
                                  k);
         for (size_t i = 0; i < nr && used < cap; i++)
