@@ -386,6 +386,7 @@ struct bench_live {
 };
 
 const mopt_model *bench_live_model(const bench_live *l) { return l ? l->m : NULL; }
+const mopt_session *bench_live_session(const bench_live *l) { return l ? l->s : NULL; }
 
 void bench_close(bench_live *l, bench_result *r) {
     if (!l) return;

@@ -29,8 +29,11 @@ int bench_open(const bench_config *c, const bench_run_opts *opts, bench_result *
 int bench_time(bench_live *l, bench_result *r, size_t n, double *samples_ms);
 int bench_finish(bench_live *l, bench_result *r, const double *samples, size_t n, double measure_s);
 void bench_close(bench_live *l, bench_result *r);
-/* The loaded model (to save it), or NULL. */
+/* The loaded model (to save it) and the session (to read the profile of the
+ * last run), or NULL. */
 struct mopt_model;
+struct mopt_session;
 const struct mopt_model *bench_live_model(const bench_live *l);
+const struct mopt_session *bench_live_session(const bench_live *l);
 
 #endif

@@ -711,16 +711,52 @@ static void cand_free(cand *c) {
     free(c);
 }
 
-/* A fresh load of c's settings with profile=1, run k times: the per-node
- * profile is in the result's prof. NULL when it fails (*err says why). */
-static cand *profile_run(tuner *t, const cand *c, size_t k, char *err, size_t cap) {
+/* Per op type, the median over k profiled runs of its time in each run. */
+typedef struct op_times {
+    char (*op)[64];
+    double *ms; /* n_ops x k, op-major */
+    double *median;
+    size_t n, cap, k;
+} op_times;
+
+static void op_times_free(op_times *o) {
+    free(o->op);
+    free(o->ms);
+    free(o->median);
+    memset(o, 0, sizeof *o);
+}
+
+static int op_times_add(op_times *o, const char *op, size_t run, double ms) {
+    size_t i = 0;
+    while (i < o->n && strcmp(o->op[i], op) != 0)
+        i++;
+    if (i == o->n) {
+        if (o->n == o->cap) {
+            size_t cap = o->cap ? 2 * o->cap : 32;
+            char(*nop)[64] = realloc(o->op, cap * sizeof *nop);
+            if (nop) o->op = nop;
+            double *nms = nop ? realloc(o->ms, cap * o->k * sizeof *nms) : NULL;
+            if (nms) o->ms = nms;
+            if (!nop || !nms) return -1;
+            o->cap = cap;
+        }
+        snprintf(o->op[i], sizeof o->op[i], "%s", op);
+        memset(o->ms + i * o->k, 0, o->k * sizeof *o->ms);
+        o->n++;
+    }
+    o->ms[i * o->k + run] += ms;
+    return 0;
+}
+
+/* A fresh load of c's settings with profile=1, run k times, one by one:
+ * each op type's time per run, and its median. 0, or -1 (*err says why). */
+static int profile_run(tuner *t, const cand *c, size_t k, op_times *out, char *err, size_t cap) {
     cand *p = calloc(1, sizeof *p);
-    double *s = malloc(k * sizeof *s);
-    if (!p || !s) {
-        free(p);
-        free(s);
+    memset(out, 0, sizeof *out);
+    out->k = k;
+    if (!p) {
         snprintf(err, cap, "out of memory");
-        return NULL;
+        return -1;
     }
     memcpy(p->kv, c->kv, sizeof p->kv);
     p->n_kv = c->n_kv;
@@ -728,15 +764,44 @@ static cand *profile_run(tuner *t, const cand *c, size_t k, char *err, size_t ca
     snprintf(p->label, sizeof p->label, "%s (profiled)", c->label);
     bench_config_init(&p->cfg);
     bench_result_init(&p->res, NULL);
-    if (bench_config_set_str(&p->cfg.profile, "1") != 0 || cand_open(t, p) != 0 ||
-        bench_time(p->live, &p->res, k, s) != 0) {
-        snprintf(err, cap, "%s", p->error[0] ? p->error : p->res.error);
-        free(s);
-        cand_free(p);
-        return NULL;
+    int rc = bench_config_set_str(&p->cfg.profile, "1") != 0 || cand_open(t, p) != 0 ? -1 : 0;
+    for (size_t r = 0; rc == 0 && r < k; r++) {
+        double s;
+        if (bench_time(p->live, &p->res, 1, &s) != 0) {
+            rc = -1;
+            break;
+        }
+        const mopt_session *ss = bench_live_session(p->live);
+        size_t n = mopt_session_profile_count(ss);
+        for (size_t q = 0; rc == 0 && q < n; q++) {
+            const char *op = mopt_session_profile_op(ss, q);
+            if (op_times_add(out, op ? op : "?", r, (double)mopt_session_profile_ns(ss, q) / 1e6))
+                rc = -1;
+        }
     }
-    free(s);
-    return p;
+    if (rc == 0 && (out->median = calloc(out->n + 1, sizeof *out->median)) == NULL) rc = -1;
+    double *tmp = rc == 0 ? malloc(k * sizeof *tmp) : NULL;
+    for (size_t i = 0; tmp && i < out->n; i++) {
+        memcpy(tmp, out->ms + i * k, k * sizeof *tmp);
+        out->median[i] = median_of(tmp, k);
+    }
+    if (rc == 0 && !tmp) rc = -1;
+    free(tmp);
+    if (rc) {
+        snprintf(err, cap, "%s",
+                 p->error[0]       ? p->error
+                 : p->res.error[0] ? p->res.error
+                                   : "out of memory");
+        op_times_free(out);
+    }
+    cand_free(p);
+    return rc;
+}
+
+static double op_median(const op_times *o, const char *op) {
+    for (size_t i = 0; i < o->n; i++)
+        if (strcmp(o->op[i], op) == 0) return o->median[i];
+    return 0;
 }
 
 static int write_plots(tuner *t, cand *base, cand *win, char *notes, size_t cap) {
@@ -780,58 +845,62 @@ static int write_plots(tuner *t, cand *base, cand *win, char *notes, size_t cap)
                          "worst cosine vs REF", x, y, lp, ok, np) != 0)
         rc = -1;
     /* per-op bars, from fresh profiled loads */
-    bench_prof_row *ra = NULL, *rb = NULL;
-    size_t na = 0, nb = 0;
     size_t k = 3 * runs_per_round(t, base);
     if (k < 30) k = 30;
     char err[512] = "";
+    op_times oa, ob;
     progress(t, 1, "profiling the baseline and the winner");
-    cand *pa = profile_run(t, base, k, err, sizeof err);
-    cand *pb = pa ? profile_run(t, win, k, err, sizeof err) : NULL;
-    if (pa && pb && bench_prof_by_op(&pa->res.prof, &ra, &na) == 0 &&
-        bench_prof_by_op(&pb->res.prof, &rb, &nb) == 0) {
-        /* op types by the baseline's time, then the winner's others */
+    int pa = profile_run(t, base, k, &oa, err, sizeof err);
+    int pb = pa == 0 ? profile_run(t, win, k, &ob, err, sizeof err) : -1;
+    if (pa == 0 && pb == 0) {
+        /* the 12 op types with the largest median time in either */
         const char *rows[12];
         double va[12], vb[12];
         size_t nr = 0;
-        double runs_a = pa->res.prof.runs ? (double)pa->res.prof.runs : 1;
-        double runs_b = pb->res.prof.runs ? (double)pb->res.prof.runs : 1;
-        for (size_t i = 0; i < na + nb && nr < 12; i++) {
-            const char *op = i < na ? ra[i].op : rb[i - na].op;
-            int dup = 0;
-            for (size_t j = 0; j < nr; j++)
-                dup |= strcmp(rows[j], op) == 0;
-            if (dup) continue;
+        int *used_a = calloc(oa.n + ob.n + 1, sizeof *used_a);
+        while (used_a && nr < 12) {
+            size_t best = SIZE_MAX;
+            double bv = -1;
+            for (size_t i = 0; i < oa.n + ob.n; i++) {
+                if (used_a[i]) continue;
+                const char *op = i < oa.n ? oa.op[i] : ob.op[i - oa.n];
+                double v = fmax(op_median(&oa, op), op_median(&ob, op));
+                if (v > bv) {
+                    bv = v;
+                    best = i;
+                }
+            }
+            if (best == SIZE_MAX) break;
+            const char *op = best < oa.n ? oa.op[best] : ob.op[best - oa.n];
+            for (size_t i = 0; i < oa.n + ob.n; i++) /* both copies of the name */
+                if (strcmp(i < oa.n ? oa.op[i] : ob.op[i - oa.n], op) == 0) used_a[i] = 1;
             rows[nr] = op;
-            va[nr] = vb[nr] = 0;
-            for (size_t j = 0; j < na; j++)
-                if (strcmp(ra[j].op, op) == 0) va[nr] = (double)ra[j].ns / 1e6 / runs_a;
-            for (size_t j = 0; j < nb; j++)
-                if (strcmp(rb[j].op, op) == 0) vb[nr] = (double)rb[j].ns / 1e6 / runs_b;
+            va[nr] = op_median(&oa, op);
+            vb[nr] = op_median(&ob, op);
             nr++;
         }
+        free(used_a);
         snprintf(path, sizeof path, "%s/op_times.png", t->out);
         char bl[64];
         snprintf(bl, sizeof bl, "winner #%d", win->id);
-        if (plot_bars_png(path, "time per op type (ms per run, profiled)", "ms per run", rows, va,
-                          vb, nr, "baseline", bl) != 0)
+        if (plot_bars_png(path, "time per op type (median ms per run, profiled)", "ms per run",
+                          rows, va, vb, nr, "baseline", bl) != 0)
             rc = -1;
         used += (size_t)snprintf(notes + used, cap - used,
-                                 "Profiled over %zu runs each (profile=1, fresh loads; mean ms "
-                                 "per run, so a preempted run weighs in); the top op types:\n\n"
+                                 "Profiled over %zu runs each (profile=1, fresh loads); per op "
+                                 "type, the median over the runs of its time in a run:\n\n"
                                  "| op type | baseline ms/run | winner ms/run |\n|---|---:|---:|\n",
                                  k);
         for (size_t i = 0; i < nr && used < cap; i++)
             used += (size_t)snprintf(notes + used, cap - used, "| %s | %.4f | %.4f |\n", rows[i],
                                      va[i], vb[i]);
+        op_times_free(&oa);
+        op_times_free(&ob);
     } else {
         snprintf(notes, cap, "Profiling failed: %s\n", err);
         rc = -1;
     }
-    free(ra);
-    free(rb);
-    cand_free(pa);
-    cand_free(pb);
+    if (pa == 0 && pb != 0) op_times_free(&oa);
 done:
     free(s);
     free(labels);
