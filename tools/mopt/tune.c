@@ -636,6 +636,7 @@ static cand *run_stage(tuner *t, cand *inc, cand *base, const char *stage,
         logf_(t, "- no candidate could be measured\n");
         return inc;
     }
+    inc->n_rm = 0; /* this stage's rounds only: ratios pair rounds of one stage */
     shadow.live = inc->live;
     shadow.shadow_of = inc;
     shadow.id = inc->id;
