@@ -749,15 +749,11 @@ static int op_times_add(op_times *o, const char *op, size_t run, double ms) {
     return 0;
 }
 
-/* A fresh load of c's settings with profile=1, run k times, one by one:
- * each op type's time per run, and its median. 0, or -1 (*err says why). */
-static int profile_run(tuner *t, const cand *c, size_t k, op_times *out, char *err, size_t cap) {
+static cand *profile_open(tuner *t, const cand *c, char *err, size_t cap) {
     cand *p = calloc(1, sizeof *p);
-    memset(out, 0, sizeof *out);
-    out->k = k;
     if (!p) {
         snprintf(err, cap, "out of memory");
-        return -1;
+        return NULL;
     }
     memcpy(p->kv, c->kv, sizeof p->kv);
     p->n_kv = c->n_kv;
@@ -765,37 +761,71 @@ static int profile_run(tuner *t, const cand *c, size_t k, op_times *out, char *e
     snprintf(p->label, sizeof p->label, "%s (profiled)", c->label);
     bench_config_init(&p->cfg);
     bench_result_init(&p->res, NULL);
-    int rc = bench_config_set_str(&p->cfg.profile, "1") != 0 || cand_open(t, p) != 0 ? -1 : 0;
-    for (size_t r = 0; rc == 0 && r < k; r++) {
-        double s;
-        if (bench_time(p->live, &p->res, 1, &s) != 0) {
-            rc = -1;
-            break;
-        }
-        const mopt_session *ss = bench_live_session(p->live);
-        size_t n = mopt_session_profile_count(ss);
-        for (size_t q = 0; rc == 0 && q < n; q++) {
-            const char *op = mopt_session_profile_op(ss, q);
-            if (op_times_add(out, op ? op : "?", r, (double)mopt_session_profile_ns(ss, q) / 1e6))
-                rc = -1;
+    if (bench_config_set_str(&p->cfg.profile, "1") != 0 || cand_open(t, p) != 0) {
+        snprintf(err, cap, "%s", p->error[0] ? p->error : "out of memory");
+        cand_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* One profiled run of p: its op types' times go to run r of out (r < 0:
+ * a warm-up, not recorded). 0 or -1. */
+static int profile_step(cand *p, op_times *out, long r, char *err, size_t cap) {
+    double s;
+    if (bench_time(p->live, &p->res, 1, &s) != 0) {
+        snprintf(err, cap, "%s", p->res.error);
+        return -1;
+    }
+    if (r < 0) return 0;
+    const mopt_session *ss = bench_live_session(p->live);
+    size_t n = mopt_session_profile_count(ss);
+    for (size_t q = 0; q < n; q++) {
+        const char *op = mopt_session_profile_op(ss, q);
+        if (op_times_add(out, op ? op : "?", (size_t)r,
+                         (double)mopt_session_profile_ns(ss, q) / 1e6) != 0) {
+            snprintf(err, cap, "out of memory");
+            return -1;
         }
     }
-    if (rc == 0 && (out->median = calloc(out->n + 1, sizeof *out->median)) == NULL) rc = -1;
-    double *tmp = rc == 0 ? malloc(k * sizeof *tmp) : NULL;
-    for (size_t i = 0; tmp && i < out->n; i++) {
-        memcpy(tmp, out->ms + i * k, k * sizeof *tmp);
-        out->median[i] = median_of(tmp, k);
+    return 0;
+}
+
+static int profile_medians(op_times *o) {
+    o->median = calloc(o->n + 1, sizeof *o->median);
+    double *tmp = malloc((o->k ? o->k : 1) * sizeof *tmp);
+    for (size_t i = 0; o->median && tmp && i < o->n; i++) {
+        memcpy(tmp, o->ms + i * o->k, o->k * sizeof *tmp);
+        o->median[i] = median_of(tmp, o->k);
     }
-    if (rc == 0 && !tmp) rc = -1;
+    int rc = o->median && tmp ? 0 : -1;
     free(tmp);
-    if (rc) {
-        snprintf(err, cap, "%s",
-                 p->error[0]       ? p->error
-                 : p->res.error[0] ? p->res.error
-                                   : "out of memory");
-        op_times_free(out);
+    return rc;
+}
+
+/* Fresh profiled loads (profile=1) of a and b, run alternately: k/2
+ * warm-up runs each, then k recorded runs each; per op type, the median
+ * over the runs of its time in a run. 0, or -1 (*err says why). */
+static int profile_pair(tuner *t, const cand *a, const cand *b, size_t k, op_times *oa,
+                        op_times *ob, char *err, size_t cap) {
+    memset(oa, 0, sizeof *oa);
+    memset(ob, 0, sizeof *ob);
+    oa->k = ob->k = k;
+    cand *pa = profile_open(t, a, err, cap);
+    cand *pb = pa ? profile_open(t, b, err, cap) : NULL;
+    int rc = pa && pb ? 0 : -1;
+    for (long r = -(long)(k / 2); rc == 0 && r < (long)k; r++)
+        rc = profile_step(pa, oa, r, err, cap) || profile_step(pb, ob, r, err, cap) ? -1 : 0;
+    if (rc == 0 && (profile_medians(oa) || profile_medians(ob))) {
+        snprintf(err, cap, "out of memory");
+        rc = -1;
     }
-    cand_free(p);
+    if (rc) {
+        op_times_free(oa);
+        op_times_free(ob);
+    }
+    cand_free(pa);
+    cand_free(pb);
     return rc;
 }
 
@@ -851,9 +881,8 @@ static int write_plots(tuner *t, cand *base, cand *win, char *notes, size_t cap)
     char err[512] = "";
     op_times oa, ob;
     progress(t, 1, "profiling the baseline and the winner");
-    int pa = profile_run(t, base, k, &oa, err, sizeof err);
-    int pb = pa == 0 ? profile_run(t, win, k, &ob, err, sizeof err) : -1;
-    if (pa == 0 && pb == 0) {
+    int pr = profile_pair(t, base, win, k, &oa, &ob, err, sizeof err);
+    if (pr == 0) {
         /* the 12 op types with the largest median time in either */
         const char *rows[12];
         double va[12], vb[12];
@@ -888,8 +917,9 @@ static int write_plots(tuner *t, cand *base, cand *win, char *notes, size_t cap)
                           rows, va, vb, nr, "baseline", bl) != 0)
             rc = -1;
         used += (size_t)snprintf(notes + used, cap - used,
-                                 "Profiled over %zu runs each (profile=1, fresh loads); per op "
-                                 "type, the median over the runs of its time in a run:\n\n"
+                                 "Profiled over %zu runs each (profile=1, fresh loads run "
+                                 "alternately after a warm-up); per op type, the median over the "
+                                 "runs of its time in a run:\n\n"
                                  "| op type | baseline ms/run | winner ms/run |\n|---|---:|---:|\n",
                                  k);
         for (size_t i = 0; i < nr && used < cap; i++)
@@ -901,7 +931,6 @@ static int write_plots(tuner *t, cand *base, cand *win, char *notes, size_t cap)
         snprintf(notes, cap, "Profiling failed: %s\n", err);
         rc = -1;
     }
-    if (pa == 0 && pb != 0) op_times_free(&oa);
 done:
     free(s);
     free(labels);
