@@ -40,12 +40,13 @@
 #include "run.h"
 #include "stats.h"
 #include "sysinfo.h"
+#include "tune_decide.h"
 
 #define MAX_KV 8
 #define MAX_ROUNDS 64
 #define MAX_LIST 16
-#define BOOT_N 2000
-#define BOOT_SEED 0x74756e65u /* "tune" */
+#define BOOT_N TD_BOOT_N
+#define BOOT_SEED TD_SEED
 
 enum { T_P50, T_P95, T_THROUGHPUT };
 static const char *const k_target_names[] = {"p50", "p95", "throughput"};
@@ -220,48 +221,12 @@ static cand *cand_new(tuner *t, const cand *from, const char *stage, const char 
     return c;
 }
 
-/* ---- statistics ----------------------------------------------------------- */
+/* ---- statistics (the decision itself: tune_decide.c) ----------------- */
 
-static int cmp_d(const void *pa, const void *pb) {
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-static double median_of(double *v, size_t n) { /* sorts v */
-    qsort(v, n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Median of x[0..n) and the 5th/95th percentiles of the medians of BOOT_N
- * resamples (fixed seed). Returns -1 when out of memory. */
+static double median_of(double *v, size_t n) { return td_median(v, n); } /* sorts v */
+static uint64_t splitmix(uint64_t *s) { return td_splitmix(s); }
 static int boot_median(const double *x, size_t n, double *med, double *lo, double *hi) {
-    double *tmp = malloc((n ? n : 1) * sizeof *tmp), *meds = malloc(BOOT_N * sizeof *meds);
-    if (!tmp || !meds) {
-        free(tmp);
-        free(meds);
-        return -1;
-    }
-    memcpy(tmp, x, n * sizeof *tmp);
-    *med = n ? median_of(tmp, n) : NAN;
-    uint64_t s = BOOT_SEED;
-    for (int b = 0; b < BOOT_N; b++) {
-        for (size_t i = 0; i < n; i++)
-            tmp[i] = x[splitmix(&s) % n];
-        meds[b] = n ? median_of(tmp, n) : NAN;
-    }
-    qsort(meds, BOOT_N, sizeof *meds, cmp_d);
-    *lo = bench_percentile_sorted(meds, BOOT_N, 5.0);
-    *hi = bench_percentile_sorted(meds, BOOT_N, 95.0);
-    free(tmp);
-    free(meds);
-    return 0;
+    return td_boot_median(x, n, med, lo, hi);
 }
 
 /* The target metric of k runs (ms): p50 or p95 of the run times, or for
@@ -498,74 +463,53 @@ static int time_rounds(tuner *t, cand **list, size_t n, const char *stage, size_
     return 0;
 }
 
-/* The median per-round ratio of c to inc and its 90% interval. */
-static int paired_ratio(const cand *c, const cand *inc, double *med, double *lo, double *hi) {
-    double q[MAX_ROUNDS];
-    int m = c->n_rm < inc->n_rm ? c->n_rm : inc->n_rm;
-    if (m < 1) return -1;
-    for (int r = 0; r < m; r++)
-        q[r] = c->rm[r] / inc->rm[r];
-    return boot_median(q, (size_t)m, med, lo, hi);
-}
-
-/* Judges list[2..n) against list[0] (list[1] is the incumbent's A/A slot);
- * returns the index of the one kept (0: the incumbent). */
+/* Judges list[2..n) against list[0] (list[1] is the incumbent's A/A slot)
+ * with td_decide; returns the index of the one kept (0: the incumbent). */
 static size_t judge(tuner *t, cand **list, size_t n) {
     cand *inc = list[0];
-    double med, lo, hi, noise = 0;
-    if (paired_ratio(list[1], inc, &med, &lo, &hi) == 0)
-        noise = fmax(fabs(1.0 - lo), fabs(hi - 1.0));
-    double th = noise > t->min_gain ? noise : t->min_gain;
+    td_cand tc[MAX_LIST + 8];
+    size_t idx[MAX_LIST + 8], m = 0;
+    for (size_t j = 2; j < n; j++) {
+        cand *c = list[j];
+        if (c->status != C_MEASURED || c->n_rm == 0) continue;
+        tc[m] = (td_cand){.rm = c->rm, .n = (size_t)c->n_rm, .quality_ok = c->q_ok};
+        idx[m++] = j;
+    }
+    size_t rounds = (size_t)(list[1]->n_rm < inc->n_rm ? list[1]->n_rm : inc->n_rm);
+    td_result o;
+    if (td_decide(inc->rm, list[1]->rm, rounds, tc, m, t->min_gain, &o) != 0) return 0;
+    double th = o.threshold;
     logf_(t,
           "- noise: the incumbent #%d against itself (A/A slot): median ratio %.3f, 90%% "
           "interval %.3f..%.3f -> noise %.1f%%; threshold %.1f%%%s\n",
-          inc->id, med, lo, hi, 100 * noise, 100 * th,
+          inc->id, o.aa_med, o.aa_lo, o.aa_hi, 100 * o.noise, 100 * th,
           th >= 1      ? " (too noisy to tell any gain: the incumbent stays; more --rounds, or a "
                          "quieter machine)"
           : th >= 0.25 ? " (noisy: only large gains can be told)"
                        : "");
-    size_t best = 0;
-    for (size_t j = 2; j < n; j++) {
-        cand *c = list[j];
-        if (c->status != C_MEASURED || c->n_rm == 0) continue;
-        if (paired_ratio(c, inc, &c->med, &c->lo, &c->hi) != 0) continue;
+    size_t pick = o.pick ? idx[o.pick - 1] : 0, best = o.best ? idx[o.best - 1] : 0;
+    for (size_t q = 0; q < m; q++) {
+        cand *c = list[idx[q]];
+        const td_cand *k = &tc[q];
+        if (!k->judged) continue;
+        c->med = k->med;
+        c->lo = k->lo;
+        c->hi = k->hi;
         c->threshold = th;
         c->judged = 1;
-        /* the gain beats the noise, and the interval excludes "no change" */
-        int faster = c->med < 1.0 - th && c->hi < 1.0;
-        if (!c->q_ok) {
-            snprintf(c->verdict, sizeof c->verdict, "dropped");
+        snprintf(c->verdict, sizeof c->verdict, "%s", idx[q] == pick ? "kept" : "dropped");
+        if (!c->q_ok)
             snprintf(c->why, sizeof c->why, "breaks the quality budget: %s%s",
                      c->q.violation[0] ? c->q.violation
                      : c->q_error      ? "the comparison failed (see work/quality_N.txt)"
                                        : "",
-                     faster ? " (it was faster)" : "");
-            continue;
-        }
-        if (!faster) {
-            snprintf(c->verdict, sizeof c->verdict, "dropped");
+                     k->faster ? " (it was faster)" : "");
+        else if (!k->faster)
             snprintf(c->why, sizeof c->why,
                      "not faster beyond noise: median ratio %.3f, 90%% interval %.3f..%.3f; "
                      "needs a median < %.3f and an upper end < 1",
                      c->med, c->lo, c->hi, 1.0 - th);
-            continue;
-        }
-        snprintf(c->verdict, sizeof c->verdict, "faster");
-        if (!best || c->med < list[best]->med) best = j;
-    }
-    if (!best) return 0;
-    /* the earliest candidate within the threshold of the best */
-    size_t pick = best;
-    for (size_t j = 2; j < best; j++)
-        if (strcmp(list[j]->verdict, "faster") == 0 && list[j]->med <= list[best]->med + th) {
-            pick = j;
-            break;
-        }
-    for (size_t j = 2; j < n; j++) {
-        cand *c = list[j];
-        if (strcmp(c->verdict, "faster") != 0) continue;
-        snprintf(c->verdict, sizeof c->verdict, j == pick ? "kept" : "dropped");
-        if (j == pick)
+        else if (idx[q] == pick)
             snprintf(c->why, sizeof c->why,
                      "faster beyond noise: median ratio %.3f < %.3f (90%% interval %.3f..%.3f)%s",
                      c->med, 1.0 - th, c->lo, c->hi,
@@ -575,8 +519,8 @@ static size_t judge(tuner *t, cand **list, size_t n) {
         else
             snprintf(c->why, sizeof c->why, "faster (median ratio %.3f) but #%d was kept: %s",
                      c->med, list[pick]->id,
-                     j < pick ? "it is faster beyond the threshold"
-                              : "it is earlier in the list and within the threshold");
+                     idx[q] < pick ? "it is faster beyond the threshold"
+                                   : "it is earlier in the list and within the threshold");
     }
     return pick;
 }
