@@ -2,8 +2,9 @@
 # test.sh — the whole test suite from a fresh clone: installs dependencies,
 # builds with gcc (release) and runs every meson suite, builds with clang
 # (warnings as errors), and reruns the unit, hostile and ops suites under
-# AddressSanitizer + UndefinedBehaviorSanitizer (and the models suite), and
-# reruns the suite "tsan" (sessions on threads) under ThreadSanitizer, and
+# AddressSanitizer + UndefinedBehaviorSanitizer (and the models suite, and
+# the HTTP server example's malformed-request battery), and
+# reruns the suite "tsan" (sessions and the batcher on threads) under ThreadSanitizer, and
 # runs each libFuzzer target for 20 s (clang, suite "fuzz"; tests/fuzz).
 # The "conformance" suite (ONNX backend node tests) generates its data from
 # the pinned onnx package into the build folder; MOPT_CONFORMANCE_DATA
@@ -40,13 +41,13 @@ echo "== clang build (-Werror)"
 CC=clang setup build-clang -Dtests=true
 ninja -C build-clang
 
-echo "== ASan + UBSan: unit, hostile, ops, models, passes, patterns, abi, conformance suites"
+echo "== ASan + UBSan: unit, hostile, ops, models, passes, patterns, abi, conformance, serve-hostile suites"
 setup build-asan -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
 ninja -C build-asan
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
     --suite unit --suite hostile --suite ops --suite models --suite passes --suite patterns --suite abi \
-    --suite conformance
+    --suite conformance --suite serve-hostile
 
 # ~1 min: only the library and the suite's tests are built. Every session
 # runs with 1 thread, so the only concurrency is the callers' threads (the

@@ -696,6 +696,285 @@ MOPT_API int64_t mopt_session_profile_ns(const mopt_session *session, size_t ind
  * when not meaningful for the operator. */
 MOPT_API int64_t mopt_session_profile_flops(const mopt_session *session, size_t index);
 
+/* ---- Dynamic batching (mopt_batcher) ---------------------------------------
+ * Many threads submit single requests; the batcher coalesces them along axis
+ * 0 into one session run and hands every caller its own rows of the outputs.
+ *
+ * How a batch is formed: workers (one session and one thread each) take the
+ * oldest queued request and every later queued request compatible with it,
+ * up to max_batch, once max_batch of them are queued or the oldest has
+ * waited max_delay_us (or its timeout is due, or the batcher is draining).
+ * Compatible: the same dims on every axis but 0 and, for a ragged input, 1.
+ * A ragged input is one whose axis 1 is not fixed in the model (rank >= 2,
+ * a symbolic sequence axis): requests of different lengths share a batch
+ * and are zero-padded at the end of axis 1 to the smallest seq bucket >= the
+ * batch's longest (token ids and masks padded with 0, floats with 0.0).
+ * Padding is only harmless for models that mask padded positions (an
+ * attention mask input); set no_padding for others. An output whose axis 1
+ * is not fixed is cropped back to the request's own length when that axis
+ * carries the same symbolic name as a ragged input's axis 1 (or, for an
+ * unnamed axis, when it equals the only padded length of the batch).
+ * A batch of one request runs on the caller's tensors as they are (no
+ * copy, no padding), so it gives exactly mopt_session_run's result; in a
+ * batch of several, each request's rows equal a single run's up to the
+ * floating-point order the kernels use at another batch size (on the BERT
+ * test models, padded or not, they are bitwise equal on AVX-512;
+ * tests/unit/test_batcher.c asserts 4e-6 at outputs of magnitude ~4).
+ * A request with a timeout waits for company at most half its timeout.
+ *
+ * Failures stay with their request: a request is checked alone before it
+ * is queued (input names, dtype, rank, batch dim 1, fixed dims; inputs that
+ * share a symbolic dim name must agree) and fails alone with a message
+ * naming the input; when a batch's run fails (e.g. a token id out of range
+ * in one request), its requests are rerun one at a time, so each gets its
+ * own status and only the bad one fails.
+ *
+ * Models whose batch axis cannot grow (an input or output of rank 0, or
+ * with a fixed axis 0) run with max_batch forced to 1 (logged at
+ * MOPT_LOG_WARNING, see mopt_set_log_callback); requests are then passed to
+ * the session as they are.
+ *
+ * Thread-safety: mopt_batcher_run and mopt_batcher_get_stats may be called
+ * from any number of threads at once. mopt_batcher_destroy must not overlap
+ * a call that starts after it (a call already waiting is drained). */
+typedef struct mopt_batcher mopt_batcher;
+
+typedef struct mopt_batcher_config {
+    size_t struct_size;         /* sizeof(mopt_batcher_config), for growth */
+    int max_batch;              /* >= 1: most requests coalesced into one run (0: 8) */
+    int64_t max_delay_us;       /* >= 0: longest a request waits for company
+                                   before its batch starts */
+    size_t queue_capacity;      /* >= 1: pending requests; a submit beyond it
+                                   fails at once (0: 256) */
+    int workers;                /* >= 1: sessions (threads) running batches
+                                   concurrently (0: 1) */
+    const int64_t *seq_buckets; /* optional ascending lengths >= 1 (copied):
+                                   ragged axis-1 inputs are zero-padded to the
+                                   smallest bucket >= the batch's longest;
+                                   NULL, or a batch longer than the last
+                                   bucket: pad to the longest */
+    size_t n_seq_buckets;
+    int no_padding; /* 1: never pad; requests of different
+                       axis-1 lengths go to different batches
+                       (default 0) */
+} mopt_batcher_config;
+
+/* Creates a batcher for model: `workers` sessions (each made with opts, so
+ * "threads" is per worker) and their threads. config NULL = defaults
+ * (max_batch 8, max_delay_us 2000, queue_capacity 256, workers 1, no
+ * buckets). A config whose struct_size is smaller than the fields up to
+ * n_seq_buckets is refused; fields beyond struct_size take their defaults.
+ * The sessions hold references on the model (mopt_model_destroy may come
+ * first). *out is owned by the caller (mopt_batcher_destroy). Returns OK,
+ * INVALID_ARGUMENT (NULL model or out, a value out of range, buckets not
+ * ascending), OUT_OF_MEMORY, or what mopt_session_create returns. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_batcher_create(const mopt_model *model,
+                                                        const mopt_options *opts,
+                                                        const mopt_batcher_config *config,
+                                                        mopt_batcher **out);
+
+/* Stops accepting (a run that starts now gets CANCELLED), finishes every
+ * queued request without waiting for company (drain), waits until every
+ * caller has its answer, joins the workers and releases the sessions. NULL
+ * is a no-op. */
+MOPT_API void mopt_batcher_destroy(mopt_batcher *batcher);
+
+/* Submits ONE request and waits for its own outputs. Arguments as for
+ * mopt_session_run: every input has batch dim 1 on axis 0 (as a
+ * single-request run would); outputs[i] NULL -> a new owned tensor (destroy
+ * it), else the request's rows are written into it (dtype and shape must
+ * match the single-request output exactly).
+ * timeout_us > 0: a request not started within it is dropped and returns
+ * CANCELLED (a started one always finishes); 0 waits as long as needed.
+ * Returns BUSY at once when queue_capacity requests are already queued (the
+ * message names the capacity), CANCELLED (timeout, or the batcher is being
+ * destroyed), and otherwise the status of its own work: INVALID_ARGUMENT,
+ * NOT_FOUND, TYPE, SHAPE for a request that fails the checks above (before
+ * it is queued), or what its session run returned. Every error message
+ * names the input or output at fault. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_batcher_run(mopt_batcher *batcher, size_t n_inputs,
+                                                     const char *const *input_names,
+                                                     const mopt_tensor *const *inputs,
+                                                     size_t n_outputs,
+                                                     const char *const *output_names,
+                                                     mopt_tensor **outputs, int64_t timeout_us);
+
+/* Counters since creation. When no call is in progress:
+ *   requests == completed + failed + rejected_full + timed_out
+ *   sum over k of batch_size_hist[k] == batches
+ *   sum over k of (k + 1) * batch_size_hist[k] == requests that reached a
+ *     worker (completed + failed, less the requests that failed the checks
+ *     before being queued, counted in rejected_invalid).
+ * Calls refused because the batcher is being destroyed are not counted. */
+typedef struct mopt_batcher_stats {
+    size_t struct_size;           /* set by the caller: sizeof(mopt_batcher_stats) */
+    uint64_t requests;            /* mopt_batcher_run calls */
+    uint64_t completed;           /* returned OK */
+    uint64_t failed;              /* returned another error than BUSY or CANCELLED */
+    uint64_t rejected_full;       /* returned BUSY: the queue was full */
+    uint64_t timed_out;           /* returned CANCELLED: not started within timeout_us */
+    uint64_t batches;             /* batches formed (session runs, before any rerun) */
+    uint64_t batch_size_hist[64]; /* batch_size_hist[k] = batches of k+1 requests
+                                     (last bin: >= 64) */
+    size_t queue_depth;           /* requests queued now */
+    /* added after the first draft: */
+    uint64_t rejected_invalid; /* of failed: refused by the checks before queueing */
+    uint64_t reruns;           /* batches whose run failed and were rerun request
+                                  by request */
+    uint64_t padded_elements;  /* input elements added by axis-1 padding */
+    uint64_t input_elements;   /* input elements of every batch run, padding included */
+    int effective_max_batch;   /* max_batch after the model's constraints */
+} mopt_batcher_stats;
+
+/* Fills *stats (up to stats->struct_size, which must be set; at least the
+ * fields up to queue_depth). Thread-safe. Returns OK or INVALID_ARGUMENT. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_batcher_get_stats(const mopt_batcher *batcher,
+                                                           mopt_batcher_stats *stats);
+/* ---- end of dynamic batching --------------------------------------------- */
+/* ------------------------------------------------------------------------ */
+/* Generation with a KV cache (mopt_generator)                               */
+/* ------------------------------------------------------------------------ */
+
+/* A stateful text generator over a decoder model exported with a key/value
+ * cache, as torch.onnx / optimum export causal LMs ("decoder with past"):
+ *
+ *   inputs   input_ids                 [batch, seq]              i64 or i32
+ *            attention_mask (optional) [batch, past + seq]       i64 or i32
+ *            position_ids   (optional) [batch, seq]              i64 or i32
+ *            past_key_values.N.key     [batch, heads, past, head_dim]  f32
+ *            past_key_values.N.value   (same), N = 0 .. layers-1
+ *   outputs  logits                    [batch, seq, vocab]       f32
+ *            present.N.key / present.N.value [batch, heads, past + seq,
+ *                                       head_dim] f32
+ *
+ * Naming rules: the logits output is the one named "logits", else the first
+ * output; every past input is "past_key_values.N.key" or ".value" with N a
+ * decimal layer index, numbered from 0 without gaps, each with its partner
+ * (key and value) and an output of the same N named "present.N.key" /
+ * "present.N.value" (also accepted: "present_key_values.N.key"). heads and
+ * head_dim must be fixed numbers in the model (batch, past, seq symbolic);
+ * any other input is refused. Generation runs batch 1. Creating a generator
+ * for a model that does not match fails, naming the input or output at
+ * fault: UNSUPPORTED (no past inputs, an input the generator cannot feed),
+ * NOT_FOUND (no input_ids, a missing partner, a past without its present),
+ * SHAPE (ranks, non-fixed or unequal heads/head_dim, logits not
+ * [batch, seq, vocab] with a fixed vocab), TYPE (f16/bf16 caches, float
+ * input_ids).
+ *
+ * The cache: for every past input, two buffers of heads * max_seq *
+ * head_dim floats are allocated at creation. Each step feeds
+ * past_key_values.N.* as tensors borrowing one buffer (no copy into a fresh
+ * tensor; the generator itself allocates and copies nothing per step) and
+ * binds present.N.* to the other, so the graph writes the grown cache
+ * straight into preallocated memory; the two swap roles after the step.
+ * What is not avoided: (1) the exported graph itself concatenates past and
+ * new keys (Concat inside the model), so each step still moves the past
+ * once (heads * past * head_dim floats per tensor, inside the Concat node):
+ * the dense [batch, heads, past, head_dim] layout the model's inputs demand
+ * cannot grow in place when heads > 1; (2) the past length changes every
+ * step, so the session meets new input shapes each step and plans them
+ * again (its memory plans are keyed by concrete shapes).
+ * examples/generate/README.md measures both.
+ *
+ * Prefix reuse: the generator keeps the cache of its previous request (the
+ * prompt and the tokens it generated). A new prompt that starts with those
+ * tokens prefills only its new suffix (at least its last token, for the
+ * logits); otherwise the common prefix is kept and the rest dropped.
+ *
+ * Thread-safety: one thread at a time drives a generator, except
+ * mopt_generator_set_cancel, which any thread may call at any time. A
+ * generator holds its own session (and a reference on the model). */
+typedef struct mopt_generator mopt_generator;
+
+/* Called once per generated token, in order: token, and its index (0 for
+ * the first generated token). mopt_generator_logits gives the logits it was
+ * sampled from during the call. Return 0 to go on, nonzero to stop: the
+ * token counts as generated and mopt_generator_generate returns OK. The
+ * callback must not call the generator (except mopt_generator_logits and
+ * mopt_generator_set_cancel). */
+typedef int (*mopt_token_callback)(void *user, int64_t token, size_t index);
+
+/* Creates a generator for model with a cache of max_seq positions (prompt
+ * and generated tokens together; 1 .. 1<<20). opts (may be NULL) are the
+ * session's options ("threads", "backend", ...). Holds a reference on the
+ * model. Sampling settings start as greedy (temperature 0, top_k 0, top_p 1,
+ * repetition_penalty 1, seed 0). Returns OK, INVALID_ARGUMENT, the model
+ * statuses above, LIMIT (the cache size overflows size_t) or
+ * OUT_OF_MEMORY. The cache is allocated outside memory_limit (which
+ * bounds the session). */
+MOPT_NODISCARD MOPT_API mopt_status mopt_generator_create(const mopt_model *model,
+                                                          const mopt_options *opts, int64_t max_seq,
+                                                          mopt_generator **out);
+/* Releases a generator, its session and its cache. NULL is a no-op. */
+MOPT_API void mopt_generator_destroy(mopt_generator *gen);
+
+/* Sampling settings, by key, kept for every later request:
+ *   "temperature"         double >= 0; 0 = greedy (argmax; top_k, top_p and
+ *                         seed are then unused) (default 0)
+ *   "top_k"               int >= 0: sample among the k most likely tokens
+ *                         only; 0 = all (default 0)
+ *   "top_p"               double in (0, 1]: sample among the smallest set of
+ *                         most likely tokens whose probability reaches top_p
+ *                         (nucleus), after top_k; 1 = all (default 1)
+ *   "repetition_penalty"  double > 0: the logit of every token already in
+ *                         the context (prompt and generated) is divided by it
+ *                         when positive, multiplied when negative (CTRL's
+ *                         rule); 1 = off (default 1)
+ *   "seed"                int: the random generator is reseeded with it at
+ *                         the start of every request, so a request is
+ *                         deterministic for a seed (default 0)
+ * set_int accepts the double keys too. Returns OK, INVALID_ARGUMENT (NULL,
+ * out of range, naming the key) or NOT_FOUND (unknown key). */
+MOPT_NODISCARD MOPT_API mopt_status mopt_generator_set_int(mopt_generator *gen, const char *key,
+                                                           int64_t value);
+MOPT_NODISCARD MOPT_API mopt_status mopt_generator_set_double(mopt_generator *gen, const char *key,
+                                                              double value);
+/* Tokens that end generation when sampled (an end-of-text id): the stop
+ * token is neither passed to the callback nor counted. Copied; n = 0 clears
+ * them; at most 64. Returns OK or INVALID_ARGUMENT. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_generator_set_stop_tokens(mopt_generator *gen,
+                                                                   const int64_t *tokens, size_t n);
+/* Sets (1) or clears (0) the cancellation flag. Any thread may call it at
+ * any time: mopt_generator_generate checks it before every step (and the
+ * running step checks it before each node) and returns CANCELLED. The cache
+ * keeps every token fed before the cancelled step, so the generator stays
+ * usable. The flag stays set until cleared. Thread-safe (atomic). Returns OK
+ * or INVALID_ARGUMENT. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_generator_set_cancel(mopt_generator *gen, int cancel);
+
+/* Generates up to max_new_tokens tokens after prompt (n_prompt >= 1 token
+ * ids, each in [0, vocab)): prefill (of the prompt's part not already
+ * cached, see prefix reuse above), then one decode step per token, each
+ * token sampled with the settings above and passed to callback (may be
+ * NULL). Ends after max_new_tokens, at a stop token, when the callback
+ * returns nonzero or when the cache is full (max_seq). *n_generated (may be
+ * NULL) gets the number of tokens generated, also on failure. Returns OK,
+ * INVALID_ARGUMENT (NULL gen, empty prompt, a token id out of range),
+ * LIMIT (the prompt does not fit in max_seq), CANCELLED, or a run's status
+ * (SHAPE, OUT_OF_MEMORY, ...). */
+MOPT_NODISCARD MOPT_API mopt_status mopt_generator_generate(mopt_generator *gen,
+                                                            const int64_t *prompt, size_t n_prompt,
+                                                            size_t max_new_tokens,
+                                                            mopt_token_callback callback,
+                                                            void *user, size_t *n_generated);
+/* The logits (vocab floats, as the model gave them, before penalties and
+ * temperature) of the last position the generator ran: during a callback,
+ * those its token was sampled from. NULL before the first request or for
+ * NULL. Owned by the generator; valid until its next step. */
+MOPT_API const float *mopt_generator_logits(const mopt_generator *gen);
+/* Forgets the cache (the next request prefills its whole prompt). NULL is a
+ * no-op. */
+MOPT_API void mopt_generator_reset(mopt_generator *gen);
+/* Facts and statistics, by key: "layers", "heads", "head_dim", "vocab",
+ * "max_seq", "cached_tokens" (positions held in the cache now),
+ * "reused_tokens" and "prefill_tokens" (of the last request: prompt tokens
+ * served from the cache, and fed to the model), "generated_tokens" (of the
+ * last request), "steps" (model runs so far), "prefill_ns" and
+ * "last_step_ns" (wall time of the last prefill and of the last decode
+ * step). Returns OK, INVALID_ARGUMENT or NOT_FOUND (unknown key). */
+MOPT_NODISCARD MOPT_API mopt_status mopt_generator_get_stat(const mopt_generator *gen,
+                                                            const char *key, int64_t *value);
+
 #endif /* MOPT_EXPERIMENTAL_API */
 
 #ifdef __cplusplus

@@ -16,11 +16,12 @@ static int mopt_model_pass_report = 3;
 static int mopt_model_pass_count = 4;
 static int mopt_model_check = 5;
 static int mopt_check_callback = 6;
+static int mopt_batcher_run = 7;
 
 int main(void) {
     int sum = mopt_session_profile_count + mopt_session_get_stat + mopt_model_pass_report +
-              mopt_model_pass_count + mopt_model_check + mopt_check_callback;
-    if (sum != 21) return 1;
+              mopt_model_pass_count + mopt_model_check + mopt_check_callback + mopt_batcher_run;
+    if (sum != 28) return 1;
     if (strcmp(mopt_status_string(MOPT_ERR_CANCELLED), "cancelled") != 0) {
         fprintf(stderr, "test_experimental_hidden: wrong status string\n");
         return 1;

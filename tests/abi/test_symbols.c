@@ -109,6 +109,22 @@ static const volatile symbol k_symbols[] = {
     SYM(mopt_session_profile_kernel),
     SYM(mopt_session_profile_ns),
     SYM(mopt_session_profile_flops),
+    /* dynamic batching */
+    SYM(mopt_batcher_create),
+    SYM(mopt_batcher_destroy),
+    SYM(mopt_batcher_run),
+    SYM(mopt_batcher_get_stats),
+    /* generation (mopt_generator) */
+    SYM(mopt_generator_create),
+    SYM(mopt_generator_destroy),
+    SYM(mopt_generator_set_int),
+    SYM(mopt_generator_set_double),
+    SYM(mopt_generator_set_stop_tokens),
+    SYM(mopt_generator_set_cancel),
+    SYM(mopt_generator_generate),
+    SYM(mopt_generator_logits),
+    SYM(mopt_generator_reset),
+    SYM(mopt_generator_get_stat),
 };
 
 int main(void) {

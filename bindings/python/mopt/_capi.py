@@ -157,6 +157,7 @@ _PROTOTYPES = {
     "mopt_model_load_from_memory": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t,
                                                    ctypes.c_void_p, c_void_pp]),
     "mopt_model_destroy": (None, [ctypes.c_void_p]),
+    "mopt_model_save": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
     "mopt_model_io_count": (ctypes.c_size_t, [ctypes.c_void_p, ctypes.c_int]),
     "mopt_model_io_name": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]),
     "mopt_model_io_dtype": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]),
@@ -213,7 +214,33 @@ _PROTOTYPES = {
     "mopt_session_profile_kernel": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_size_t]),
     "mopt_session_profile_ns": (ctypes.c_int64, [ctypes.c_void_p, ctypes.c_size_t]),
     "mopt_session_profile_flops": (ctypes.c_int64, [ctypes.c_void_p, ctypes.c_size_t]),
+    # dynamic batching (experimental section of mopt.h)
+    "mopt_batcher_create": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                           c_void_pp]),
+    "mopt_batcher_destroy": (None, [ctypes.c_void_p]),
+    "mopt_batcher_run": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, c_char_pp, c_void_pp,
+                                        ctypes.c_size_t, c_char_pp, c_void_pp, ctypes.c_int64]),
+    "mopt_batcher_get_stats": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
 }
+
+
+class BatcherConfig(ctypes.Structure):
+    """mopt_batcher_config (include/mopt/mopt.h), field for field."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("max_batch", ctypes.c_int),
+                ("max_delay_us", ctypes.c_int64), ("queue_capacity", ctypes.c_size_t),
+                ("workers", ctypes.c_int), ("seq_buckets", c_int64_p),
+                ("n_seq_buckets", ctypes.c_size_t), ("no_padding", ctypes.c_int)]
+
+
+class BatcherStats(ctypes.Structure):
+    """mopt_batcher_stats (include/mopt/mopt.h), field for field."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("requests", ctypes.c_uint64),
+                ("completed", ctypes.c_uint64), ("failed", ctypes.c_uint64),
+                ("rejected_full", ctypes.c_uint64), ("timed_out", ctypes.c_uint64),
+                ("batches", ctypes.c_uint64), ("batch_size_hist", ctypes.c_uint64 * 64),
+                ("queue_depth", ctypes.c_size_t), ("rejected_invalid", ctypes.c_uint64),
+                ("reruns", ctypes.c_uint64), ("padded_elements", ctypes.c_uint64),
+                ("input_elements", ctypes.c_uint64), ("effective_max_batch", ctypes.c_int)]
 
 
 def load():

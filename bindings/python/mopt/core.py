@@ -29,7 +29,7 @@ from typing import NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
-from . import errors
+from . import _capi, errors
 from ._capi import load as _load
 
 _lib, library_path = _load()
@@ -406,6 +406,12 @@ class Model:
                           for i in range(_lib.mopt_model_metadata_count(h))}
         return meta
 
+    def save(self, path):
+        """Writes the model as it runs (optimized graph and weights) as a .mopt
+        file (mopt_model_save). Model(path) loads it back without optimizing
+        again, with its weights memory-mapped from the file, not copied."""
+        _check(_lib.mopt_model_save(self._check_open(), os.fsencode(path)))
+
     def session(self, options=None, **kwargs):
         """Same as Session(self, ...)."""
         return Session(self, options, **kwargs)
@@ -448,6 +454,56 @@ class Model:
 
 # --------------------------------------------------------------------------- session
 
+def _wrap_feed(info, name, value):
+    """(tensor handle, array) for one feed of the input described by info
+    (a TensorInfo, or None); the handle borrows the array's buffer (zero
+    copy) when the array allows it. Keep the array alive until the tensor
+    is destroyed."""
+    if isinstance(value, np.ndarray):
+        arr = value
+    else:
+        want = info.dtype if info is not None else None
+        arr = np.asarray(value, dtype=want)
+    code = mopt_dtype(arr.dtype)  # raises DTypeError for dtypes libmopt lacks
+    if arr.dtype.byteorder not in ("=", "|"):
+        arr = arr.astype(arr.dtype.newbyteorder("="))  # byte-swapped: copy to native
+    if not (arr.flags.c_contiguous and arr.flags.aligned):
+        arr = np.ascontiguousarray(arr)  # strided / Fortran order / unaligned: copy
+    rank = arr.ndim
+    dims = (ctypes.c_int64 * rank)(*arr.shape) if rank else None
+    t = ctypes.c_void_p()
+    st = _lib.mopt_tensor_wrap(code, rank, dims, ctypes.c_void_p(arr.ctypes.data),
+                               arr.nbytes, ctypes.byref(t))
+    _check(st, "input '%s'" % name)
+    return t.value, arr
+
+
+def _adopt_tensor(handle):
+    """A numpy array over a library-owned output tensor, which it then owns
+    (no copy; bf16 is widened to float32, which copies)."""
+    code = _lib.mopt_tensor_dtype(handle)
+    rank = _lib.mopt_tensor_rank(handle)
+    dims_p = _lib.mopt_tensor_dims(handle)
+    shape = tuple(int(dims_p[i]) for i in range(rank))
+    nbytes = _lib.mopt_tensor_size_bytes(handle)
+    data = _lib.mopt_tensor_data(handle)
+    if code == _DTYPE_BF16:  # no numpy bf16: widen exactly to float32
+        raw = np.empty(shape, np.uint16)
+        if nbytes:
+            ctypes.memmove(raw.ctypes.data, data, nbytes)
+        _lib.mopt_tensor_destroy(handle)
+        return (raw.astype(np.uint32) << 16).view(np.float32)
+    dt = _NP_BY_MOPT.get(code)
+    if dt is None:
+        raise errors.UnsupportedError("output of type %s cannot be returned as numpy"
+                                      % _str(_lib.mopt_dtype_name(code)),
+                                      errors.ERR_UNSUPPORTED, "unsupported")
+    if not nbytes or not data:
+        _lib.mopt_tensor_destroy(handle)
+        return np.empty(shape, dt)
+    return np.asarray(_TensorMemory(handle, shape, dt, data))
+
+
 class Session:
     """Runs a Model: Session(model, threads=4).run({"input": x}).
 
@@ -485,50 +541,12 @@ class Session:
         """Returns (tensor handle, array) for one feed; the handle borrows the
         array's buffer (zero copy) when the array allows it. The caller must
         keep the array alive until the tensor is destroyed."""
-        info = self._inputs.get(name)
-        if isinstance(value, np.ndarray):
-            arr = value
-        else:
-            want = info.dtype if info is not None else None
-            arr = np.asarray(value, dtype=want)
-        code = mopt_dtype(arr.dtype)  # raises DTypeError for dtypes libmopt lacks
-        if arr.dtype.byteorder not in ("=", "|"):
-            arr = arr.astype(arr.dtype.newbyteorder("="))  # byte-swapped: copy to native
-        if not (arr.flags.c_contiguous and arr.flags.aligned):
-            arr = np.ascontiguousarray(arr)  # strided / Fortran order / unaligned: copy
-        rank = arr.ndim
-        dims = (ctypes.c_int64 * rank)(*arr.shape) if rank else None
-        t = ctypes.c_void_p()
-        st = _lib.mopt_tensor_wrap(code, rank, dims, ctypes.c_void_p(arr.ctypes.data),
-                                   arr.nbytes, ctypes.byref(t))
-        _check(st, "input '%s'" % name)
-        return t.value, arr
+        return _wrap_feed(self._inputs.get(name), name, value)
 
     @staticmethod
     def _adopt(handle):
-        """A numpy array over a library-owned output tensor, which it then owns
-        (no copy; bf16 is widened to float32, which copies)."""
-        code = _lib.mopt_tensor_dtype(handle)
-        rank = _lib.mopt_tensor_rank(handle)
-        dims_p = _lib.mopt_tensor_dims(handle)
-        shape = tuple(int(dims_p[i]) for i in range(rank))
-        nbytes = _lib.mopt_tensor_size_bytes(handle)
-        data = _lib.mopt_tensor_data(handle)
-        if code == _DTYPE_BF16:  # no numpy bf16: widen exactly to float32
-            raw = np.empty(shape, np.uint16)
-            if nbytes:
-                ctypes.memmove(raw.ctypes.data, data, nbytes)
-            _lib.mopt_tensor_destroy(handle)
-            return (raw.astype(np.uint32) << 16).view(np.float32)
-        dt = _NP_BY_MOPT.get(code)
-        if dt is None:
-            raise errors.UnsupportedError("output of type %s cannot be returned as numpy"
-                                          % _str(_lib.mopt_dtype_name(code)),
-                                          errors.ERR_UNSUPPORTED, "unsupported")
-        if not nbytes or not data:
-            _lib.mopt_tensor_destroy(handle)
-            return np.empty(shape, dt)
-        return np.asarray(_TensorMemory(handle, shape, dt, data))
+        """A numpy array over a library-owned output tensor, which it then owns."""
+        return _adopt_tensor(handle)
 
     def _wrap_output(self, name, arr):
         """A tensor handle over a caller-owned output array (the library writes into it)."""
@@ -718,5 +736,183 @@ class Session:
     def __del__(self):
         try:
             self.close()
+        except Exception:
+            pass
+
+
+# --------------------------------------------------------------------------- batcher
+
+_BATCHER_STATS = ("requests", "completed", "failed", "rejected_full", "timed_out", "batches",
+                  "queue_depth", "rejected_invalid", "reruns", "padded_elements",
+                  "input_elements", "effective_max_batch")
+
+
+class Batcher:
+    """Dynamic batching (mopt_batcher): many threads call run() with ONE
+    sample each (batch dim 1 on axis 0); the library coalesces them along
+    axis 0 into one session run (up to max_batch, or after max_delay_us),
+    zero-pads ragged axis-1 inputs (token ids, masks) to seq_buckets and
+    hands each caller its own rows, cropped to its own length.
+
+        with mopt.Batcher("bert.onnx", max_batch=16, seq_buckets=[16, 32, 64]) as b:
+            out = b.run({"input_ids": ids[None], "attention_mask": mask[None]})
+
+    model: a mopt.Model or a path (then loaded with options/kwargs).
+    options / kwargs: session options of each worker (threads=1, ...), over
+    the model's own. Thread-safe: run() may be called from any number of
+    Python threads at once; the GIL is released while a call waits (ctypes).
+    A full queue raises BusyError at once; a request not started within
+    timeout_us raises CancelledError. close() (or leaving the `with` block)
+    stops accepting new calls, lets the running ones finish, then drains and
+    releases the C batcher."""
+
+    def __init__(self, model, max_batch=8, max_delay_us=2000, queue_capacity=256, workers=1,
+                 seq_buckets=None, no_padding=False, options=None, **kwargs):
+        self._handle = None
+        self._own_model = None
+        self._cv = threading.Condition()
+        self._active = 0
+        self._closing = False
+        if not isinstance(model, Model):
+            model = self._own_model = Model(model, options, **kwargs)
+            options, kwargs = None, {}
+        model._check_open()
+        self.model = model
+        self.options = _merged_options(model.options, options, kwargs)
+        buckets = [int(b) for b in (seq_buckets or [])]
+        self.seq_buckets = tuple(buckets)
+        barr = (ctypes.c_int64 * max(len(buckets), 1))(*buckets)
+        cfg = _capi.BatcherConfig()
+        cfg.struct_size = ctypes.sizeof(cfg)
+        cfg.max_batch = int(max_batch)
+        cfg.max_delay_us = int(max_delay_us)
+        cfg.queue_capacity = int(queue_capacity)
+        cfg.workers = int(workers)
+        cfg.seq_buckets = ctypes.cast(barr, _capi.c_int64_p) if buckets else None
+        cfg.n_seq_buckets = len(buckets)
+        cfg.no_padding = 1 if no_padding else 0
+        h = ctypes.c_void_p()
+        st = _lib.mopt_batcher_create(model._handle, self.options, ctypes.byref(cfg),
+                                      ctypes.byref(h))
+        if st != errors.OK:
+            self.options.close()
+            if self._own_model is not None:
+                self._own_model.close()
+            _raise(st)
+        self._handle = h.value
+        self._inputs = {info.name: info for info in model.inputs}
+        self._out_all = [o.name for o in model.outputs]
+
+    def _enter(self):
+        with self._cv:
+            if self._handle is None or self._closing:
+                raise errors.ClosedError("the Batcher is closed")
+            self._active += 1
+            return self._handle
+
+    def _leave(self):
+        with self._cv:
+            self._active -= 1
+            if self._active == 0:
+                self._cv.notify_all()
+
+    def run(self, inputs, timeout_us=0, output_names=None):
+        """Runs one sample: inputs {name: array with batch dim 1} (or a list in
+        model input order). Returns {output name: numpy array}, each of batch
+        dim 1 (axis 1 cropped to this sample's length where it was padded).
+        Raises BusyError (queue full), CancelledError (not started within
+        timeout_us; 0 = wait as long as needed), or the error of this sample
+        alone (ShapeError, DTypeError, ...)."""
+        if isinstance(inputs, Mapping):
+            items = list(inputs.items())
+        elif isinstance(inputs, (list, tuple)):
+            items = [(info.name, v) for info, v in zip(self.model.inputs, inputs)]
+        else:
+            raise errors.InvalidArgumentError("inputs must be a dict {name: array} or a list, "
+                                              "not %s" % type(inputs).__name__,
+                                              errors.ERR_INVALID_ARGUMENT, "invalid argument")
+        if output_names is None:
+            out_names = self._out_all
+        elif isinstance(output_names, str):
+            out_names = [output_names]
+        else:
+            out_names = list(output_names)
+        h = self._enter()
+        handles, keep = [], []
+        n_in, n_out = len(items), len(out_names)
+        outs = (ctypes.c_void_p * max(n_out, 1))()
+        try:
+            for name, value in items:
+                if not isinstance(name, str):
+                    raise errors.InvalidArgumentError("input names are strings, not %r"
+                                                      % (name,))
+                t, arr = _wrap_feed(self._inputs.get(name), name, value)
+                handles.append(t)
+                keep.append(arr)
+            in_names = (ctypes.c_char_p * max(n_in, 1))(*[n.encode() for n, _ in items])
+            in_tensors = (ctypes.c_void_p * max(n_in, 1))(*handles)
+            o_names = (ctypes.c_char_p * max(n_out, 1))(*[n.encode() for n in out_names])
+            st = _lib.mopt_batcher_run(h, n_in, in_names, in_tensors, n_out, o_names, outs,
+                                       int(timeout_us))
+            _check(st)
+            results = {}
+            for i, name in enumerate(out_names):
+                results[name] = _adopt_tensor(outs[i])
+                outs[i] = None  # the array owns it now
+            return results
+        finally:
+            for i in range(n_out):
+                if outs[i]:
+                    _lib.mopt_tensor_destroy(outs[i])
+            for t in handles:
+                _lib.mopt_tensor_destroy(t)
+            del keep
+            self._leave()
+
+    def stats(self):
+        """The counters of mopt_batcher_get_stats: {"requests", "completed", "failed",
+        "rejected_full", "timed_out", "batches", "queue_depth", "rejected_invalid",
+        "reruns", "padded_elements", "input_elements", "effective_max_batch",
+        "batch_sizes": {size: batches}}."""
+        h = self._enter()
+        try:
+            s = _capi.BatcherStats()
+            s.struct_size = ctypes.sizeof(s)
+            _check(_lib.mopt_batcher_get_stats(h, ctypes.byref(s)))
+        finally:
+            self._leave()
+        out = {k: int(getattr(s, k)) for k in _BATCHER_STATS}
+        out["batch_sizes"] = {k + 1: int(n) for k, n in enumerate(s.batch_size_hist) if n}
+        return out
+
+    def close(self):
+        """Stops accepting calls, waits for the ones in progress (they finish
+        normally), then releases the batcher (and the model if it loaded it).
+        Idempotent."""
+        with self._cv:
+            if self._handle is None:
+                return
+            self._closing = True
+            while self._active:
+                self._cv.wait()
+            h, self._handle = self._handle, None
+        self._destroy(h)
+        if getattr(self, "options", None) is not None:
+            self.options.close()
+        if self._own_model is not None:
+            self._own_model.close()
+
+    _destroy = staticmethod(_lib.mopt_batcher_destroy)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            if getattr(self, "_handle", None) is not None:
+                self.close()
         except Exception:
             pass

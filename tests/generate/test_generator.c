@@ -1,0 +1,486 @@
+/*
+ * test_generator.c — mopt_generator on the committed tiny decoder
+ * (examples/generate/kjv-tiny.onnx): cached generation equals recomputing
+ * the whole prefix without a cache, seeded sampling repeats, top-k / top-p /
+ * repetition penalty act as documented (by construction on the sampler and
+ * statistically), the callback stops, stop tokens stop, cancellation from
+ * the callback and from another thread, prefix reuse equals a fresh run,
+ * and the argument errors. Run from the project root.
+ */
+#define MOPT_EXPERIMENTAL_API
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <mopt/mopt.h>
+
+#include "api/sampling.h"
+
+#define MODEL "examples/generate/kjv-tiny.onnx"
+#define VOCAB 256
+#define MAXT 64
+
+static mopt_model *g_model;
+
+static int setup(void **state) {
+    (void)state;
+    mopt_options *o = NULL;
+    if (mopt_options_create(&o) != MOPT_OK) return -1;
+    if (mopt_options_set_int(o, "threads", 1) != MOPT_OK) return -1;
+    mopt_status st = mopt_model_load(MODEL, o, &g_model);
+    mopt_options_destroy(o);
+    if (st != MOPT_OK) fprintf(stderr, "load %s: %s\n", MODEL, mopt_last_error());
+    return st == MOPT_OK ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    mopt_model_destroy(g_model);
+    return 0;
+}
+
+static mopt_generator *make(int64_t max_seq) {
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "threads", 1), MOPT_OK);
+    mopt_generator *g = NULL;
+    mopt_status st = mopt_generator_create(g_model, o, max_seq, &g);
+    if (st != MOPT_OK) fprintf(stderr, "%s\n", mopt_last_error());
+    assert_int_equal(st, MOPT_OK);
+    mopt_options_destroy(o);
+    return g;
+}
+
+/* what the callback saw */
+typedef struct seen {
+    int64_t tok[MAXT];
+    float logits[MAXT][VOCAB];
+    size_t n;
+    size_t stop_at; /* return 1 at this index (SIZE_MAX: never) */
+    size_t cancel_at;
+    mopt_generator *gen;
+} seen;
+
+static int record(void *user, int64_t token, size_t index) {
+    seen *s = user;
+    assert_int_equal(index, s->n);
+    assert_true(s->n < MAXT);
+    s->tok[s->n] = token;
+    const float *l = mopt_generator_logits(s->gen);
+    assert_non_null(l);
+    memcpy(s->logits[s->n], l, sizeof s->logits[0]);
+    s->n++;
+    if (index == s->cancel_at) assert_int_equal(mopt_generator_set_cancel(s->gen, 1), MOPT_OK);
+    return index == s->stop_at;
+}
+
+static size_t encode(const char *text, int64_t *ids) {
+    size_t n = strlen(text);
+    for (size_t i = 0; i < n; i++)
+        ids[i] = (unsigned char)text[i];
+    return n;
+}
+
+static void run(mopt_generator *g, const int64_t *p, size_t n, size_t max_new, seen *s) {
+    memset(s->tok, 0, sizeof s->tok);
+    s->n = 0;
+    s->gen = g;
+    size_t got = 0;
+    mopt_status st = mopt_generator_generate(g, p, n, max_new, record, s, &got);
+    if (st != MOPT_OK) fprintf(stderr, "%s\n", mopt_last_error());
+    assert_int_equal(st, MOPT_OK);
+    assert_int_equal(got, s->n);
+}
+
+/* Runs the model over the whole sequence with empty past tensors: the
+ * logits of its last position. */
+static void recompute(const int64_t *seq, int64_t n, float *out) {
+    mopt_session *ss = NULL;
+    assert_int_equal(mopt_session_create(g_model, NULL, &ss), MOPT_OK);
+    size_t n_in = mopt_model_io_count(g_model, MOPT_INPUT);
+    const char *names[16];
+    mopt_tensor *ins[16];
+    int64_t *mask = malloc((size_t)n * 8), *pos = malloc((size_t)n * 8);
+    for (int64_t i = 0; i < n; i++)
+        mask[i] = 1, pos[i] = i;
+    int64_t d2[2] = {1, n};
+    static float dummy[1];
+    for (size_t i = 0; i < n_in; i++) {
+        names[i] = mopt_model_io_name(g_model, MOPT_INPUT, i);
+        const void *data = seq;
+        if (strcmp(names[i], "attention_mask") == 0) data = mask;
+        if (strcmp(names[i], "position_ids") == 0) data = pos;
+        if (strncmp(names[i], "past_key_values.", 16) == 0) {
+            int64_t d4[4] = {1, mopt_model_io_dim(g_model, MOPT_INPUT, i, 1), 0,
+                             mopt_model_io_dim(g_model, MOPT_INPUT, i, 3)};
+            assert_int_equal(mopt_tensor_wrap_const(MOPT_DTYPE_F32, 4, d4, dummy, 0, &ins[i]),
+                             MOPT_OK);
+        } else {
+            assert_int_equal(
+                mopt_tensor_wrap_const(MOPT_DTYPE_I64, 2, d2, data, (size_t)n * 8, &ins[i]),
+                MOPT_OK);
+        }
+    }
+    const char *oname = "logits";
+    mopt_tensor *logits = NULL;
+    assert_int_equal(
+        mopt_session_run(ss, n_in, names, (const mopt_tensor *const *)ins, 1, &oname, &logits),
+        MOPT_OK);
+    assert_int_equal(mopt_tensor_dim(logits, 1), n);
+    memcpy(out, (const float *)mopt_tensor_data_const(logits) + (size_t)(n - 1) * VOCAB,
+           VOCAB * sizeof(float));
+    mopt_tensor_destroy(logits);
+    for (size_t i = 0; i < n_in; i++)
+        mopt_tensor_destroy(ins[i]);
+    free(mask);
+    free(pos);
+    mopt_session_destroy(ss);
+}
+
+static int64_t argmax(const float *l) {
+    int64_t b = 0;
+    for (int64_t i = 1; i < VOCAB; i++)
+        if (l[i] > l[b]) b = i;
+    return b;
+}
+
+/* Greedy tokens with the cache are the tokens of recomputing the whole
+ * prefix each step, and the logits agree within float rounding. */
+static void generator_cache_equals_recompute(void **state) {
+    (void)state;
+    mopt_generator *g = make(256);
+    int64_t stat = -1;
+    assert_int_equal(mopt_generator_get_stat(g, "vocab", &stat), MOPT_OK);
+    assert_int_equal(stat, VOCAB);
+    int64_t seq[256];
+    size_t n = encode("And God said, Let there be", seq);
+    seen *s = calloc(1, sizeof *s);
+    s->stop_at = s->cancel_at = SIZE_MAX;
+    run(g, seq, n, 40, s);
+    assert_int_equal(s->n, 40);
+    float ref[VOCAB];
+    for (size_t i = 0; i < s->n; i++) {
+        recompute(seq, (int64_t)(n + i), ref);
+        float worst = 0;
+        for (int v = 0; v < VOCAB; v++)
+            worst = fmaxf(worst, fabsf(ref[v] - s->logits[i][v]));
+        if (worst > 1e-3f) fail_msg("step %zu: logits differ by %g from recomputation", i, worst);
+        assert_int_equal(argmax(ref), s->tok[i]);
+        seq[n + i] = s->tok[i];
+    }
+    assert_int_equal(mopt_generator_get_stat(g, "cached_tokens", &stat), MOPT_OK);
+    assert_int_equal(stat, (int64_t)(n + 39)); /* the last token is not fed */
+    free(s);
+    mopt_generator_destroy(g);
+}
+
+static void generator_seeded_sampling_repeats(void **state) {
+    (void)state;
+    mopt_generator *g = make(128);
+    assert_int_equal(mopt_generator_set_double(g, "temperature", 1.0), MOPT_OK);
+    int64_t p[32];
+    size_t n = encode("In the beginning", p);
+    seen *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b), *c = calloc(1, sizeof *c);
+    a->stop_at = b->stop_at = c->stop_at = SIZE_MAX;
+    a->cancel_at = b->cancel_at = c->cancel_at = SIZE_MAX;
+    assert_int_equal(mopt_generator_set_int(g, "seed", 42), MOPT_OK);
+    run(g, p, n, 48, a);
+    mopt_generator_reset(g);
+    run(g, p, n, 48, b);
+    assert_memory_equal(a->tok, b->tok, sizeof a->tok);
+    assert_int_equal(mopt_generator_set_int(g, "seed", 43), MOPT_OK);
+    run(g, p, n, 48, c);
+    assert_memory_not_equal(a->tok, c->tok, sizeof a->tok);
+    /* a second generator with the same seed: the same tokens */
+    mopt_generator *h = make(128);
+    assert_int_equal(mopt_generator_set_double(h, "temperature", 1.0), MOPT_OK);
+    assert_int_equal(mopt_generator_set_int(h, "seed", 42), MOPT_OK);
+    run(h, p, n, 48, c);
+    assert_memory_equal(a->tok, c->tok, sizeof a->tok);
+    /* top_k 1 at any temperature is greedy */
+    assert_int_equal(mopt_generator_set_int(h, "top_k", 1), MOPT_OK);
+    assert_int_equal(mopt_generator_set_double(h, "temperature", 5.0), MOPT_OK);
+    run(h, p, n, 24, c);
+    for (size_t i = 0; i < c->n; i++)
+        assert_int_equal(c->tok[i], argmax(c->logits[i]));
+    /* through the generator on the real model: with top_k 3 every token is
+     * among the 3 largest logits it was drawn from; with top_p 0.5 (top_k
+     * off) inside the nucleus of its softmax */
+    assert_int_equal(mopt_generator_set_int(h, "top_k", 3), MOPT_OK);
+    assert_int_equal(mopt_generator_set_double(h, "temperature", 1.0), MOPT_OK);
+    run(h, p, n, 48, c);
+    for (size_t i = 0; i < c->n; i++) {
+        int above = 0;
+        for (int v = 0; v < VOCAB; v++)
+            above += c->logits[i][v] > c->logits[i][c->tok[i]];
+        assert_true(above < 3);
+    }
+    assert_int_equal(mopt_generator_set_int(h, "top_k", 0), MOPT_OK);
+    assert_int_equal(mopt_generator_set_double(h, "top_p", 0.5), MOPT_OK);
+    run(h, p, n, 48, c);
+    for (size_t i = 0; i < c->n; i++) {
+        const float *l = c->logits[i];
+        float mx = l[argmax(l)];
+        double z = 0, above = 0;
+        for (int v = 0; v < VOCAB; v++)
+            z += exp((double)(l[v] - mx));
+        for (int v = 0; v < VOCAB; v++)
+            if (l[v] > l[c->tok[i]]) above += exp((double)(l[v] - mx)) / z;
+        /* the tokens more likely than it hold less than top_p */
+        assert_true(above < 0.5 + 1e-6);
+    }
+    free(a), free(b), free(c);
+    mopt_generator_destroy(g);
+    mopt_generator_destroy(h);
+}
+
+/* The sampler itself: top-k and top-p support by construction, the draw
+ * frequencies statistically, the repetition penalty's rule. */
+static void generator_sampler_support(void **state) {
+    (void)state;
+    float logits[8] = {0.1f, 2.0f, -1.0f, 1.5f, 0.0f, 1.0f, -3.0f, 0.5f};
+    gen_cand scratch[8];
+    uint64_t rng = 7;
+    gen_sampling cfg = {.temperature = 1.0, .top_k = 3, .top_p = 1.0, .repetition_penalty = 1.0};
+    int hist[8] = {0};
+    const int draws = 20000;
+    for (int i = 0; i < draws; i++)
+        hist[gen_sample(logits, 8, NULL, &cfg, scratch, &rng)]++;
+    /* only the three largest (ids 1, 3, 5) */
+    for (int t = 0; t < 8; t++)
+        if (t != 1 && t != 3 && t != 5) assert_int_equal(hist[t], 0);
+    double z = exp(2.0) + exp(1.5) + exp(1.0);
+    const int ids[3] = {1, 3, 5};
+    const double lg[3] = {2.0, 1.5, 1.0};
+    for (int k = 0; k < 3; k++) {
+        double p = exp(lg[k]) / z, want = p * draws, sd = sqrt(draws * p * (1 - p));
+        if (fabs(hist[ids[k]] - want) > 5 * sd)
+            fail_msg("top_k: id %d drawn %d times, expected %.0f +- %.0f", ids[k], hist[ids[k]],
+                     want, sd);
+    }
+    /* top_p: probabilities of ids 1, 3, 5, 7 ... ; the nucleus 0.6 holds
+     * ids 1 and 3 (p1 = 0.39 < 0.6 <= p1 + p3 = 0.63) */
+    cfg.top_k = 0;
+    cfg.top_p = 0.6;
+    memset(hist, 0, sizeof hist);
+    for (int i = 0; i < draws; i++)
+        hist[gen_sample(logits, 8, NULL, &cfg, scratch, &rng)]++;
+    for (int t = 0; t < 8; t++)
+        if (t != 1 && t != 3) assert_int_equal(hist[t], 0);
+    assert_true(hist[1] > hist[3] && hist[3] > draws / 5);
+    /* greedy with the repetition penalty: 2.0 / 2 = 1.0 < 1.5 */
+    cfg = (gen_sampling){.temperature = 0, .top_p = 1.0, .repetition_penalty = 2.0};
+    int32_t counts[8] = {0, 1, 0, 0, 0, 0, 0, 0};
+    assert_int_equal(gen_sample(logits, 8, counts, &cfg, scratch, &rng), 3);
+    assert_int_equal(gen_sample(logits, 8, NULL, &cfg, scratch, &rng), 1);
+    /* a negative logit is multiplied: -3 * 2 stays below; make id 6 the
+     * only candidate above 0 after the others are penalized */
+    float neg[3] = {-1.0f, -0.9f, -2.0f};
+    int32_t c2[3] = {0, 1, 0};
+    /* -0.9 * 2 = -1.8 < -1.0: id 0 wins */
+    assert_int_equal(gen_sample(neg, 3, c2, &cfg, scratch, &rng), 0);
+}
+
+static void generator_callback_stop_and_stop_tokens(void **state) {
+    (void)state;
+    mopt_generator *g = make(128);
+    int64_t p[32];
+    size_t n = encode("The LORD is my", p);
+    seen *s = calloc(1, sizeof *s);
+    s->stop_at = s->cancel_at = SIZE_MAX;
+    run(g, p, n, 30, s);
+    int64_t all[MAXT];
+    memcpy(all, s->tok, sizeof all);
+    /* the callback stops at index 4: five tokens */
+    s->stop_at = 4;
+    run(g, p, n, 30, s);
+    assert_int_equal(s->n, 5);
+    assert_memory_equal(s->tok, all, 5 * sizeof(int64_t));
+    int64_t v = 0;
+    assert_int_equal(mopt_generator_get_stat(g, "generated_tokens", &v), MOPT_OK);
+    assert_int_equal(v, 5);
+    /* a stop token: generation ends before its first occurrence */
+    size_t first = 0;
+    while (first < 29 && all[first] == all[0])
+        first++; /* a token that does not start the run */
+    int64_t stop = all[first];
+    size_t k = 0;
+    while (all[k] != stop)
+        k++;
+    assert_int_equal(mopt_generator_set_stop_tokens(g, &stop, 1), MOPT_OK);
+    s->stop_at = SIZE_MAX;
+    run(g, p, n, 30, s);
+    assert_int_equal(s->n, k);
+    assert_int_equal(mopt_generator_set_stop_tokens(g, NULL, 0), MOPT_OK);
+    run(g, p, n, 30, s);
+    assert_int_equal(s->n, 30);
+    free(s);
+    mopt_generator_destroy(g);
+}
+
+static void *cancel_later(void *arg) {
+    struct timespec ts = {0, 3 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    if (mopt_generator_set_cancel(arg, 1) != MOPT_OK) abort();
+    return NULL;
+}
+
+static int count_only(void *user, int64_t token, size_t index) {
+    (void)token, (void)index;
+    (*(size_t *)user)++;
+    return 0;
+}
+
+static void generator_cancellation(void **state) {
+    (void)state;
+    mopt_generator *g = make(1024);
+    int64_t p[32];
+    size_t n = encode("For God so loved", p);
+    seen *s = calloc(1, sizeof *s);
+    s->stop_at = SIZE_MAX;
+    s->cancel_at = 3; /* set from the callback: the next step does not run */
+    s->gen = g;
+    size_t got = 99;
+    assert_int_equal(mopt_generator_generate(g, p, n, 30, record, s, &got), MOPT_ERR_CANCELLED);
+    assert_int_equal(got, 4);
+    assert_non_null(strstr(mopt_last_error(), "cancelled"));
+    /* still set: the next request fails at once; cleared: it runs */
+    assert_int_equal(mopt_generator_generate(g, p, n, 30, NULL, NULL, &got), MOPT_ERR_CANCELLED);
+    assert_int_equal(got, 0);
+    assert_int_equal(mopt_generator_set_cancel(g, 0), MOPT_OK);
+    s->cancel_at = SIZE_MAX;
+    run(g, p, n, 10, s);
+    assert_int_equal(s->n, 10);
+    /* from another thread, during a long generation */
+    mopt_generator_reset(g);
+    size_t count = 0;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, cancel_later, g), 0);
+    mopt_status st = mopt_generator_generate(g, p, n, 1000, count_only, &count, &got);
+    pthread_join(th, NULL);
+    if (st == MOPT_OK) {
+        /* the machine was too slow to start the thread in time: all done */
+        assert_int_equal(got, 1000);
+    } else {
+        assert_int_equal(st, MOPT_ERR_CANCELLED);
+        assert_true(got < 1000);
+        assert_int_equal(got, count);
+    }
+    assert_int_equal(mopt_generator_set_cancel(g, 0), MOPT_OK);
+    free(s);
+    mopt_generator_destroy(g);
+}
+
+/* A prompt that extends the previous request reuses its cache and gives
+ * exactly what a fresh generator gives; so does one that diverges. */
+static void generator_prefix_reuse(void **state) {
+    (void)state;
+    mopt_generator *g = make(256), *fresh = make(256);
+    int64_t p[256];
+    size_t n = encode("Blessed are the meek: for they", p);
+    seen *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    a->stop_at = b->stop_at = a->cancel_at = b->cancel_at = SIZE_MAX;
+    run(g, p, n, 20, a);
+    /* the new prompt: the old prompt, 12 of its tokens and more text */
+    size_t m = n;
+    for (size_t i = 0; i < 12; i++)
+        p[m++] = a->tok[i];
+    m += encode(" shall", p + m);
+    /* the cache holds the old prompt and the 19 tokens fed after it (the
+     * 20th was sampled, never fed); " shall" may share its start with them */
+    size_t expect = n + 12;
+    while (expect < m - 1 && expect - n < 19 && p[expect] == a->tok[expect - n])
+        expect++;
+    run(g, p, m, 20, a);
+    int64_t reused = 0, prefilled = 0;
+    assert_int_equal(mopt_generator_get_stat(g, "reused_tokens", &reused), MOPT_OK);
+    assert_int_equal(mopt_generator_get_stat(g, "prefill_tokens", &prefilled), MOPT_OK);
+    assert_int_equal(reused, (int64_t)expect);
+    assert_int_equal(prefilled, (int64_t)(m - expect));
+    run(fresh, p, m, 20, b);
+    assert_memory_equal(a->tok, b->tok, sizeof a->tok);
+    for (size_t i = 0; i < a->n; i++)
+        for (int v = 0; v < VOCAB; v++)
+            assert_float_equal(a->logits[i][v], b->logits[i][v], 1e-4);
+    /* the same prompt again: only its last token is fed */
+    run(g, p, m, 20, a);
+    assert_int_equal(mopt_generator_get_stat(g, "prefill_tokens", &prefilled), MOPT_OK);
+    assert_int_equal(prefilled, 1);
+    assert_memory_equal(a->tok, b->tok, sizeof a->tok);
+    /* a prompt that diverges after 10 tokens: the cache is cut back */
+    p[10] = 'X';
+    run(g, p, m, 20, a);
+    assert_int_equal(mopt_generator_get_stat(g, "reused_tokens", &reused), MOPT_OK);
+    assert_int_equal(reused, 10);
+    mopt_generator_reset(fresh);
+    run(fresh, p, m, 20, b);
+    assert_memory_equal(a->tok, b->tok, sizeof a->tok);
+    for (size_t i = 0; i < a->n; i++)
+        for (int v = 0; v < VOCAB; v++)
+            assert_float_equal(a->logits[i][v], b->logits[i][v], 1e-4);
+    free(a), free(b);
+    mopt_generator_destroy(g);
+    mopt_generator_destroy(fresh);
+}
+
+static void generator_argument_errors(void **state) {
+    (void)state;
+    mopt_generator *g = NULL;
+    assert_int_equal(mopt_generator_create(NULL, NULL, 16, &g), MOPT_ERR_INVALID_ARGUMENT);
+    assert_null(g);
+    assert_int_equal(mopt_generator_create(g_model, NULL, 0, &g), MOPT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mopt_last_error(), "max_seq"));
+    assert_int_equal(mopt_generator_create(g_model, NULL, 16, NULL), MOPT_ERR_INVALID_ARGUMENT);
+    g = make(16);
+    int64_t p[32];
+    size_t n = encode("0123456789abcdefgh", p); /* 18 > 16 */
+    size_t got = 5;
+    assert_int_equal(mopt_generator_generate(g, p, n, 4, NULL, NULL, &got), MOPT_ERR_LIMIT);
+    assert_int_equal(got, 0);
+    assert_int_equal(mopt_generator_generate(g, p, 0, 4, NULL, NULL, &got),
+                     MOPT_ERR_INVALID_ARGUMENT);
+    p[0] = 300;
+    assert_int_equal(mopt_generator_generate(g, p, 4, 4, NULL, NULL, &got),
+                     MOPT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mopt_last_error(), "vocabulary"));
+    /* the cache fills up: generation ends at max_seq, OK */
+    p[0] = 'a';
+    assert_int_equal(mopt_generator_generate(g, p, 10, 100, NULL, NULL, &got), MOPT_OK);
+    assert_int_equal(got, 7); /* 10 + 6 fed = 16 positions, plus the last sampled */
+    assert_int_equal(mopt_generator_set_double(g, "temperature", -1), MOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mopt_generator_set_double(g, "top_p", 0), MOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mopt_generator_set_double(g, "top_p", 1.5), MOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mopt_generator_set_double(g, "repetition_penalty", 0),
+                     MOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mopt_generator_set_int(g, "top_k", -1), MOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mopt_generator_set_int(g, "beam_width", 2), MOPT_ERR_NOT_FOUND);
+    int64_t v;
+    assert_int_equal(mopt_generator_get_stat(g, "nope", &v), MOPT_ERR_NOT_FOUND);
+    int64_t many[65] = {0};
+    assert_int_equal(mopt_generator_set_stop_tokens(g, many, 65), MOPT_ERR_INVALID_ARGUMENT);
+    assert_null(mopt_generator_logits(NULL));
+    mopt_generator_destroy(g);
+    mopt_generator_destroy(NULL);
+    mopt_generator_reset(NULL);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(generator_cache_equals_recompute),
+        cmocka_unit_test(generator_seeded_sampling_repeats),
+        cmocka_unit_test(generator_sampler_support),
+        cmocka_unit_test(generator_callback_stop_and_stop_tokens),
+        cmocka_unit_test(generator_cancellation),
+        cmocka_unit_test(generator_prefix_reuse),
+        cmocka_unit_test(generator_argument_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

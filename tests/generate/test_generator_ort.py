@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""mopt_generator against ONNX Runtime, and on models it must refuse.
+
+usage: test_generator_ort.py LIBMOPT.so MODEL.onnx
+
+1. Greedy generation with the generator's KV cache (through ctypes, the C
+   API as a host would call it): at every step, ORT fed the same tokens with
+   its own past gives logits within 1e-3 and the same argmax.
+2. Models that do not follow the past_key_values convention are refused at
+   mopt_generator_create with the documented status and a message naming
+   what is wrong (built here with onnx.helper).
+"""
+import ctypes
+import os
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+OK, NOT_FOUND, UNSUPPORTED, SHAPE, TYPE = 0, 9, 6, 7, 8
+CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_size_t)
+
+
+def load_lib(path):
+    lib = ctypes.CDLL(path)
+    vp = ctypes.c_void_p
+    lib.mopt_model_load.argtypes = [ctypes.c_char_p, vp, ctypes.POINTER(vp)]
+    lib.mopt_model_destroy.argtypes = [vp]
+    lib.mopt_generator_create.argtypes = [vp, vp, ctypes.c_int64, ctypes.POINTER(vp)]
+    lib.mopt_generator_destroy.argtypes = [vp]
+    lib.mopt_generator_generate.argtypes = [vp, ctypes.POINTER(ctypes.c_int64), ctypes.c_size_t,
+                                            ctypes.c_size_t, CB, vp,
+                                            ctypes.POINTER(ctypes.c_size_t)]
+    lib.mopt_generator_logits.argtypes = [vp]
+    lib.mopt_generator_logits.restype = ctypes.POINTER(ctypes.c_float)
+    lib.mopt_last_error.restype = ctypes.c_char_p
+    return lib
+
+
+def load_model(lib, path):
+    m = ctypes.c_void_p()
+    st = lib.mopt_model_load(path.encode(), None, ctypes.byref(m))
+    assert st == OK, lib.mopt_last_error()
+    return m
+
+
+def check_against_ort(lib, path, steps=48):
+    model = load_model(lib, path)
+    gen = ctypes.c_void_p()
+    assert lib.mopt_generator_create(model, None, 256, ctypes.byref(gen)) == OK, \
+        lib.mopt_last_error()
+    prompt = list(b"And the earth was without form")
+    got, logits = [], []
+
+    def on_token(user, token, index):
+        row = lib.mopt_generator_logits(gen)
+        logits.append(np.ctypeslib.as_array(row, (256,)).copy())
+        got.append(token)
+        return 0
+
+    cb = CB(on_token)
+    arr = (ctypes.c_int64 * len(prompt))(*prompt)
+    n = ctypes.c_size_t()
+    st = lib.mopt_generator_generate(gen, arr, len(prompt), steps, cb, None, ctypes.byref(n))
+    assert st == OK, lib.mopt_last_error()
+    assert n.value == steps == len(got)
+    lib.mopt_generator_destroy(gen)
+    lib.mopt_model_destroy(model)
+
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    ins = sess.get_inputs()
+    past = {i.name: np.zeros((1, i.shape[1], 0, i.shape[3]), np.float32)
+            for i in ins if i.name.startswith("past_key_values.")}
+    feed_tokens = prompt
+    pos = 0
+    worst = 0.0
+    for step in range(steps):
+        ids = np.array([feed_tokens], np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones((1, pos + len(feed_tokens)), np.int64),
+                 "position_ids": np.arange(pos, pos + len(feed_tokens))[None]}
+        feeds.update(past)
+        outs = sess.run(None, feeds)
+        names = [o.name for o in sess.get_outputs()]
+        ref = outs[names.index("logits")][0, -1]
+        diff = float(np.abs(ref - logits[step]).max())
+        worst = max(worst, diff)
+        assert diff < 1e-3, f"step {step}: mopt and ORT logits differ by {diff}"
+        assert int(ref.argmax()) == got[step], f"step {step}: ORT argmax {ref.argmax()}, mopt {got[step]}"
+        for nm, o in zip(names, outs):
+            if nm.startswith("present."):
+                past[nm.replace("present.", "past_key_values.")] = o
+        pos += len(feed_tokens)
+        feed_tokens = [got[step]]
+    print(f"ORT agrees on {steps} steps: worst logit difference {worst:.2e}")
+
+
+def vi(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def bad_model(kind):
+    """A small decoder-like graph, broken in one way."""
+    F, I = TensorProto.FLOAT, TensorProto.INT64
+    H, D = 2, 4
+    inputs = [vi("input_ids", I, ["b", "s"])]
+    outputs = []
+    nodes = []
+    inits = [helper.make_tensor("emb", F, [16, 8], np.zeros(128, np.float32))]
+    nodes.append(helper.make_node("Gather", ["emb", "input_ids"], ["logits"]))
+    outputs.append(vi("logits", F, ["b", "s", 8]))
+    layers = 0 if kind == "no_past" else 1
+    for l in range(layers):
+        for kv in ("key", "value"):
+            if kind == "value_missing" and kv == "value":
+                continue
+            pshape = ["b", H, "p", D]
+            oshape = ["b", H, "t", D]
+            dt = F
+            if kind == "symbolic_heads":
+                pshape = ["b", "h", "p", D]
+            if kind == "rank3":
+                pshape = ["b", "p", D]
+            if kind == "f16" and kv == "key":
+                dt = TensorProto.FLOAT16
+            pin = f"past_key_values.{l}.{kv}"
+            inputs.append(vi(pin, dt, pshape))
+            out = f"present.{l}.{kv}" if kind != "wrong_present" else f"cache_out.{l}.{kv}"
+            if kind == "heads_mismatch":  # present [1, 1, t, 2D]: other heads / head_dim
+                oshape = [1, 1, "t", 2 * D]
+                inits.append(helper.make_tensor(f"shape_{kv}", I, [4], [1, 1, -1, 2 * D]))
+                nodes.append(helper.make_node("Reshape", [pin, f"shape_{kv}"], [out]))
+            else:
+                nodes.append(helper.make_node("Identity", [pin], [out]))
+            outputs.append(vi(out, dt, oshape))
+    if kind == "extra_input":
+        inputs.append(vi("token_type_ids", I, ["b", "s"]))
+        nodes.append(helper.make_node("Identity", ["token_type_ids"], ["tt"]))
+        outputs.append(vi("tt", I, ["b", "s"]))
+    if kind == "float_ids":
+        inputs[0] = vi("input_ids", F, ["b", "s"])
+        nodes[0] = helper.make_node("Cast", ["input_ids"], ["ids_i"], to=I)
+        nodes.insert(1, helper.make_node("Gather", ["emb", "ids_i"], ["logits"]))
+    if kind == "no_ids":
+        inputs[0] = vi("tokens", I, ["b", "s"])
+        nodes[0] = helper.make_node("Gather", ["emb", "tokens"], ["logits"])
+    if kind == "logits_rank2":  # one score per position: no vocabulary axis
+        inits[0] = helper.make_tensor("emb", F, [16], np.zeros(16, np.float32))
+        outputs[0] = vi("logits", F, ["b", "s"])
+    g = helper.make_graph(nodes, kind, inputs, outputs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+BAD = [  # kind, status, words the message must contain
+    ("no_past", UNSUPPORTED, "past_key_values"),
+    ("value_missing", NOT_FOUND, "past_key_values"),
+    ("wrong_present", NOT_FOUND, "present.0.key"),
+    ("symbolic_heads", SHAPE, "fixed heads"),
+    ("rank3", SHAPE, "rank 3"),
+    ("f16", TYPE, "f16"),
+    ("heads_mismatch", SHAPE, "present.0.key"),
+    ("extra_input", UNSUPPORTED, "token_type_ids"),
+    ("float_ids", TYPE, "input_ids"),
+    ("no_ids", UNSUPPORTED, "tokens"),
+    ("logits_rank2", SHAPE, "vocab"),
+]
+
+
+def check_bad_models(lib):
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, want, words in BAD:
+            path = os.path.join(tmp, kind + ".onnx")
+            onnx.save(bad_model(kind), path)
+            model = load_model(lib, path)
+            gen = ctypes.c_void_p()
+            st = lib.mopt_generator_create(model, None, 32, ctypes.byref(gen))
+            msg = lib.mopt_last_error().decode()
+            lib.mopt_model_destroy(model)
+            assert gen.value is None, kind
+            assert st == want, f"{kind}: status {st}, expected {want}: {msg}"
+            assert words in msg, f"{kind}: message '{msg}' does not mention '{words}'"
+            print(f"{kind:15s} -> {st}: {msg}")
+
+
+def main():
+    lib = load_lib(sys.argv[1])
+    check_against_ort(lib, sys.argv[2])
+    check_bad_models(lib)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
