@@ -210,9 +210,9 @@ class MoptSystem(System):
 
 
 class OrtSystem(System):
-    def __init__(self, path, threads, output_names):
+    def __init__(self, path, threads, output_names, label="onnxruntime"):
         import onnxruntime as ort
-        super().__init__("onnxruntime", "ort")
+        super().__init__(label, "ort")
         ort.set_default_logger_severity(4)  # failures are reported in the table instead
         so = ort.SessionOptions()
         so.intra_op_num_threads = threads
@@ -608,6 +608,10 @@ def main(argv=None):
                     help="a libmopt option set (repeatable; one column each), e.g. "
                          "'opt_level=0' or 'opt_level=2,precision=bf16'. Default: library defaults")
     ap.add_argument("--no-ort", action="store_true", help="leave ONNX Runtime out")
+    ap.add_argument("--ort-extra", action="append", default=[], metavar="LABEL=MODEL.onnx",
+                    help="also run ONNX Runtime on another file with the same inputs and outputs "
+                         "(e.g. LABEL=qdq with the model quantized by onnxruntime.quantization); "
+                         "its column is onnxruntime[LABEL], compared with the reference")
     ap.add_argument("--openvino", action="store_true",
                     help="add OpenVINO's CPU plugin: one column with INFERENCE_PRECISION_HINT=f32, "
                          "one with its default precision (same threads: INFERENCE_NUM_THREADS)")
@@ -660,6 +664,12 @@ def main(argv=None):
         print("note: " + n)
     systems = add_other_systems(systems, path, args.threads, output_names, feeds,
                                 ort=not args.no_ort, openvino=args.openvino)
+    for extra in args.ort_extra:
+        label, _, extra_path = extra.partition("=")
+        if not extra_path:
+            ap.error("--ort-extra %s: expected LABEL=MODEL.onnx" % extra)
+        systems.append(OrtSystem(extra_path, args.threads, output_names,
+                                 "onnxruntime[%s]" % label))
     if args.torch_script or args.torch_factory:
         try:
             systems.append(TorchSystem(args.torch_script, args.torch_factory, args.threads,

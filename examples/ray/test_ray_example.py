@@ -1,7 +1,7 @@
 """test_ray_example.py — examples/ray/batch_infer.py on a local Ray cluster of 2
 CPUs and 2 workers bound to 127.0.0.1 (meson suites 'ray' and 'python',
 bounded by meson's timeout): every row's embedding equals a single-session run
-of that row, both workers served rows, each mapped the .mopt file (its weights
+of that row, one or both workers served rows, each serving one mapped the .mopt file (its weights
 are a mapping of the file in the worker, not a copy), and the workers' batchers
 coalesced rows (fewer batches than rows)."""
 import os
@@ -37,7 +37,10 @@ def test_ray_batch_inference_matches_single_runs(tmp_path):
             np.testing.assert_allclose(cols["embedding"][i], want, rtol=0, atol=4e-6,
                                        err_msg="row %d (length %d)" % (i, n))
     pids = np.unique(cols["worker_pid"])
-    assert len(pids) == 2, "rows served by %s" % pids
+    # Two actors are started, but Ray Data hands blocks to whichever is ready:
+    # on a loaded machine the first can serve every block before the second
+    # has loaded (seen in the merge run). Each serving worker is checked below.
+    assert 1 <= len(pids) <= 2, "rows served by %s" % pids
     assert os.getpid() not in pids
     size = os.path.getsize(mopt_path)
     for pid in pids:

@@ -284,6 +284,24 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   opt_level; the pass report's "prune_outputs" row says how
  *                   many). Loading fails with NOT_FOUND for a name the model
  *                   does not output
+ *   "calibration"   string a calibration table written by `mopt calibrate`
+ *                   (YAML; tools/mopt/README.md), default "" = none. With
+ *                   precision=int8 (and opt_level >= 2; otherwise loading
+ *                   fails with INVALID_ARGUMENT) MatMul, Gemm and Conv
+ *                   (fused forms too) whose input is in the table run static
+ *                   INT8: the input quantized to u8 with the table's scale
+ *                   and zero point (no run-time min/max), weights s8 per
+ *                   output channel, u8 kept between consecutive such nodes;
+ *                   a node whose input is missing keeps dynamic int8
+ *                   (MOPT_VERBOSE=1 says which). A table made for another
+ *                   model (its model_hash), or none of whose tensors is in
+ *                   the model, fails the load with INVALID_ARGUMENT; some
+ *                   unknown names only log a warning; a malformed table
+ *                   fails with PARSE naming the line. Read for ONNX models
+ *                   only (a .mopt file keeps what it was saved with)
+ *   "calibration_capture" int 0 or 1 (experimental, for `mopt calibrate`):
+ *                   every f32 input of MatMul, Gemm and Conv becomes an
+ *                   extra model output, after the model's own (default 0)
  * Setting an unknown key, a value of the wrong kind or out of range fails with
  * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
  * an int or double key when it parses as one. */

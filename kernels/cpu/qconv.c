@@ -207,50 +207,89 @@ void cpu_qconv_pack_x(const ref_conv_params *p, const ref_qconv_args *a, void *x
     }
 }
 
+/* Packs the weights and the per-channel constants (qconv.h) into base:
+ * wp, then rowc, then zw. */
+static void qc_pack_w(const ref_conv_params *p, const ref_qconv_args *a, const qc_geom *q,
+                      uint8_t *base) {
+    int8_t *wp = (int8_t *)base;
+    uint32_t *rowc = (uint32_t *)(base + qc_wbytes(p, q));
+    int32_t *zw = (int32_t *)(base + qc_wbytes(p, q) + qc_cbytes(p));
+    /* x as u8: X = zp (+ 128 for s8) */
+    const uint32_t X = qc_xzp(a);
+    memset(wp, 0, qc_wbytes(p, q));
+    for (int64_t m = 0; m < p->c_out; m++) {
+        const int64_t g = m / q->cout_g, r = m % q->cout_g;
+        int8_t *blk = wp + ((g * q->nmb + r / CPU_QGEMM_MR) * q->k4 * CPU_QGEMM_MR) * 4 +
+                      (r % CPU_QGEMM_MR) * 4;
+        const int32_t zp = a->w_zp_per_channel ? a->w_zp[m] : a->w_zp[0];
+        /* w as s8: Z = zp (- 128 for u8) */
+        const int32_t Z = a->w_s8 ? zp : zp - 128;
+        uint32_t sw = 0;
+        for (int64_t k = 0; k < q->K; k++) {
+            int32_t v = a->w_s8 ? ((const int8_t *)a->w)[m * q->K + k]
+                                : (int32_t)((const uint8_t *)a->w)[m * q->K + k] - 128;
+            blk[(k >> 2) * CPU_QGEMM_MR * 4 + (k & 3)] = (int8_t)v;
+            sw += (uint32_t)v;
+        }
+        zw[m] = Z;
+        rowc[m] = (a->bias ? (uint32_t)a->bias[m] : 0u) - X * sw + (uint32_t)q->K * X * (uint32_t)Z;
+    }
+}
+
+/* The GEMMs over every item, with the weights packed at wbase. */
+static void qc_run(const ref_conv_params *p, const ref_qconv_args *a, const qc_geom *q,
+                   const uint8_t *wbase, const void *xpack, cpu_qgemm_fn gemm, int threads,
+                   uint8_t *slots, int32_t *y) {
+    qc_job j = {.p = p,
+                .a = a,
+                .q = q,
+                .gemm = gemm,
+                .w = (const int32_t *)wbase,
+                .rowc = (const int32_t *)(wbase + qc_wbytes(p, q)),
+                .zw = (const int32_t *)(wbase + qc_wbytes(p, q) + qc_cbytes(p)),
+                .slots = slots,
+                .xpack = xpack,
+                .nt = qc_threads(q, threads),
+                .xflip = a->x_s8 ? 0x80 : 0,
+                .xzp = (uint8_t)qc_xzp(a),
+                .y = y};
+    cpu_parallel_for(j.nt, j.nt, 1, qc_slot, &j);
+}
+
 void cpu_qconv_s32_packed(const ref_conv_params *p, const ref_qconv_args *a, const void *xpack,
                           cpu_qgemm_fn gemm, int threads, void *work, int32_t *y) {
     qc_geom q;
     qc_geometry(p, &q);
     if (q.items == 0) return;
     uint8_t *base = work;
-    int8_t *wp = (int8_t *)base;
-    uint32_t *rowc = (uint32_t *)(base + qc_wbytes(p, &q));
-    int32_t *zw = (int32_t *)(base + qc_wbytes(p, &q) + qc_cbytes(p));
-    uint8_t *slots = base + qc_wbytes(p, &q) + 2 * qc_cbytes(p);
-    /* x as u8: X = zp (+ 128 for s8) */
-    const uint32_t X = qc_xzp(a);
-    memset(wp, 0, qc_wbytes(p, &q));
-    for (int64_t m = 0; m < p->c_out; m++) {
-        const int64_t g = m / q.cout_g, r = m % q.cout_g;
-        int8_t *blk = wp + ((g * q.nmb + r / CPU_QGEMM_MR) * q.k4 * CPU_QGEMM_MR) * 4 +
-                      (r % CPU_QGEMM_MR) * 4;
-        const int32_t zp = a->w_zp_per_channel ? a->w_zp[m] : a->w_zp[0];
-        /* w as s8: Z = zp (- 128 for u8) */
-        const int32_t Z = a->w_s8 ? zp : zp - 128;
-        uint32_t sw = 0;
-        for (int64_t k = 0; k < q.K; k++) {
-            int32_t v = a->w_s8 ? ((const int8_t *)a->w)[m * q.K + k]
-                                : (int32_t)((const uint8_t *)a->w)[m * q.K + k] - 128;
-            blk[(k >> 2) * CPU_QGEMM_MR * 4 + (k & 3)] = (int8_t)v;
-            sw += (uint32_t)v;
-        }
-        zw[m] = Z;
-        rowc[m] = (a->bias ? (uint32_t)a->bias[m] : 0u) - X * sw + (uint32_t)q.K * X * (uint32_t)Z;
-    }
-    qc_job j = {.p = p,
-                .a = a,
-                .q = &q,
-                .gemm = gemm,
-                .w = (const int32_t *)wp,
-                .rowc = (const int32_t *)rowc,
-                .zw = zw,
-                .slots = slots,
-                .xpack = xpack,
-                .nt = qc_threads(&q, threads),
-                .xflip = a->x_s8 ? 0x80 : 0,
-                .xzp = (uint8_t)X,
-                .y = y};
-    cpu_parallel_for(j.nt, j.nt, 1, qc_slot, &j);
+    qc_pack_w(p, a, &q, base);
+    qc_run(p, a, &q, base, xpack, gemm, threads, base + qc_wbytes(p, &q) + 2 * qc_cbytes(p), y);
+}
+
+size_t cpu_qconv_wpack_bytes(const ref_conv_params *p) {
+    qc_geom q;
+    qc_geometry(p, &q);
+    return qc_wbytes(p, &q) + 2 * qc_cbytes(p);
+}
+
+void cpu_qconv_pack_w(const ref_conv_params *p, const ref_qconv_args *a, void *wpack) {
+    qc_geom q;
+    qc_geometry(p, &q);
+    qc_pack_w(p, a, &q, wpack);
+}
+
+size_t cpu_qconv_slots_bytes(const ref_conv_params *p, int threads) {
+    qc_geom q;
+    qc_geometry(p, &q);
+    return (size_t)qc_threads(&q, threads) * qc_slot_bytes(&q);
+}
+
+void cpu_qconv_s32_wpacked(const ref_conv_params *p, const ref_qconv_args *a, const void *wpack,
+                           cpu_qgemm_fn gemm, int threads, void *work, int32_t *y) {
+    qc_geom q;
+    qc_geometry(p, &q);
+    if (q.items == 0) return;
+    qc_run(p, a, &q, wpack, NULL, gemm, threads, work, y);
 }
 
 void cpu_qgemm_u8s8_portable(const uint8_t *a, const int32_t *w, int64_t k4, int64_t np, int64_t m,

@@ -89,6 +89,17 @@ void cpu_qconv_pack_x(const ref_conv_params *p, const ref_qconv_args *a, void *x
 void cpu_qconv_s32_packed(const ref_conv_params *p, const ref_qconv_args *a, const void *xpack,
                           cpu_qgemm_fn gemm, int threads, void *work, int32_t *y);
 
+/* w packed once for every call, for a constant w with a fixed x zero
+ * point (the static INT8 convolution, lib/ops/cpu/qstatic_cpu.c): bytes
+ * for p (only c_out, group and the window matter), the packing of a's w
+ * (and bias, x zero point), the scratch the run then needs on up to
+ * `threads` threads, and cpu_qconv_s32 reading the packed w. */
+size_t cpu_qconv_wpack_bytes(const ref_conv_params *p);
+void cpu_qconv_pack_w(const ref_conv_params *p, const ref_qconv_args *a, void *wpack);
+size_t cpu_qconv_slots_bytes(const ref_conv_params *p, int threads);
+void cpu_qconv_s32_wpacked(const ref_conv_params *p, const ref_qconv_args *a, const void *wpack,
+                           cpu_qgemm_fn gemm, int threads, void *work, int32_t *y);
+
 /* ---- rows x packed weights (DynamicQuantizeLSTM's projections) ----------------
  * y[r * ldy + c] = sum_k a[r * lda + k] * w[k][c] (modulo 2^32) for r < m and
  * c below n rounded up to CPU_QROWS_NB (pad columns give 0): a is u8 rows,

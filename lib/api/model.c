@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/calib_table.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/file.h"
@@ -23,9 +24,29 @@ static mopt_status load_buffer(const uint8_t *buf, size_t len, const char *base_
     ir_graph *g = NULL;
     mopt_status st = onnx_import_model(buf, len, base_dir, &g);
     if (st) return st;
-    st = rt_model_build(g, cfg, out);
+    rt_config c = *cfg;
+    uint64_t hash = mfmt_hash64(buf, len); /* a calibration table names it */
+    /* static INT8: calibration=FILE with precision=int8 (opt_level >= 2) */
+    pass_qtable qt = {0};
+    if (cfg->calibration[0]) {
+        if (strcmp(cfg->precision, "int8") != 0 || cfg->opt_level < 2)
+            st = mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                           "option calibration needs precision=int8 and opt_level >= 2 (got "
+                           "precision=%s, opt_level=%d)",
+                           cfg->precision, cfg->opt_level);
+        else if (!(st = rt_calib_load(cfg->calibration, hash, &qt)))
+            st = rt_calib_check_names(&qt, g);
+        c.qtable = &qt;
+    }
+    if (st) {
+        rt_calib_free(&qt);
+        ir_graph_destroy(g);
+        return st;
+    }
+    st = rt_model_build(g, &c, out);
+    rt_calib_free(&qt);
     if (st) return st;
-    (*out)->source_checksum = mfmt_hash64(buf, len);
+    (*out)->source_checksum = hash;
     (*out)->source_bytes = len;
     return MOPT_OK;
 }

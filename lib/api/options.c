@@ -41,6 +41,10 @@ static const opt_spec k_specs[] = {
     {"verify_weights", OPT_INT, 0, 1, MOPT_VERIFY_WEIGHTS_DEFAULT, NULL, NULL},
     {"inspect_only", OPT_INT, 0, 1, 0, NULL, NULL},
     {"outputs", OPT_STRING, 0, 0, 0, "", NULL},
+    /* static INT8 (issue 13): a calibration table, and the capture `mopt
+     * calibrate` uses (experimental) */
+    {"calibration", OPT_STRING, 0, 0, 0, "", NULL},
+    {"calibration_capture", OPT_INT, 0, 1, 0, NULL, NULL},
 };
 #define N_SPECS (int)(sizeof k_specs / sizeof k_specs[0])
 
@@ -344,6 +348,10 @@ mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
     }
     if (mopt_options_get_string(opts, "external_data_dir", &s) == MOPT_OK)
         snprintf(cfg->external_data_dir, sizeof cfg->external_data_dir, "%s", s);
+    if (mopt_options_get_string(opts, "calibration", &s) == MOPT_OK)
+        snprintf(cfg->calibration, sizeof cfg->calibration, "%s", s);
+    if (mopt_options_get_int(opts, "calibration_capture", &v) == MOPT_OK)
+        cfg->calibration_capture = (int)v;
     mopt_clear_error();
     return MOPT_OK;
 }

@@ -58,6 +58,10 @@ static mopt_status read_activation(const op_ctx *ctx, kn_act_params *p) {
     return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown activation '%s'", name);
 }
 
+mopt_status ops_fused_read_activation(const op_ctx *ctx, kn_act_params *p) {
+    return read_activation(ctx, p);
+}
+
 /* ---- shared checks ------------------------------------------------------- */
 
 /* Checks that addend p (bias, residual) broadcasts to y without growing it. */

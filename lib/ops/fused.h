@@ -25,6 +25,10 @@ typedef struct fused_conv_params {
     kn_act_params act;
 } fused_conv_params;
 
+/* The `activation`, `activation_alpha`, `activation_beta` attributes of
+ * ctx->node (also read by the static INT8 ops, qstatic.c). */
+mopt_status ops_fused_read_activation(const op_ctx *ctx, kn_act_params *p);
+
 /* The context FusedConv gives Conv's functions (infer, run, geometry) for
  * node ctx: ctx with Conv's op and params. */
 void fused_conv_ctx(const op_ctx *ctx, op_ctx *conv_ctx);

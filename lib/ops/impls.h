@@ -33,17 +33,19 @@ extern const op_impl *const ops_avgpool_impls[];
 extern const op_impl *const ops_fused_matmul_impls[];
 extern const op_impl *const ops_fused_conv_impls[];
 extern const op_impl *const ops_attention_impls[];
-extern const op_impl *const ops_cpu_binary_impls[];    /* Add Sub Mul Div Max Min (2 inputs) */
-extern const op_impl *const ops_cpu_unary_impls[];     /* Relu ... Reciprocal, Gelu, Clip */
-extern const op_impl *const ops_cpu_softmax_impls[];   /* Softmax LogSoftmax */
-extern const op_impl *const ops_cpu_layernorm_impls[]; /* LayerNormalization */
-extern const op_impl *const ops_cpu_reduce_impls[];    /* ReduceSum Mean Max Min */
-extern const op_impl *const ops_cpu_transpose_impls[]; /* Transpose */
-extern const op_impl *const ops_cpu_gavgpool_impls[];  /* GlobalAveragePool */
-extern const op_impl *const ops_cpu_resize_impls[];    /* Resize Upsample (4-D, last two axes) */
-extern const op_impl *const ops_dyn_quant_impls[];     /* DynamicQuantizeLinear */
-extern const op_impl *const ops_conv_quant_impls[];    /* ConvInteger QLinearConv */
-extern const op_impl *const ops_matmul_int_impls[];    /* MatMulInteger */
+extern const op_impl *const ops_cpu_binary_impls[];     /* Add Sub Mul Div Max Min (2 inputs) */
+extern const op_impl *const ops_cpu_unary_impls[];      /* Relu ... Reciprocal, Gelu, Clip */
+extern const op_impl *const ops_cpu_softmax_impls[];    /* Softmax LogSoftmax */
+extern const op_impl *const ops_cpu_layernorm_impls[];  /* LayerNormalization */
+extern const op_impl *const ops_cpu_reduce_impls[];     /* ReduceSum Mean Max Min */
+extern const op_impl *const ops_cpu_transpose_impls[];  /* Transpose */
+extern const op_impl *const ops_cpu_gavgpool_impls[];   /* GlobalAveragePool */
+extern const op_impl *const ops_cpu_resize_impls[];     /* Resize Upsample (4-D, last two axes) */
+extern const op_impl *const ops_dyn_quant_impls[];      /* DynamicQuantizeLinear */
+extern const op_impl *const ops_conv_quant_impls[];     /* ConvInteger QLinearConv */
+extern const op_impl *const ops_matmul_int_impls[];     /* MatMulInteger */
+extern const op_impl *const ops_qlinear_matmul_impls[]; /* QLinearMatMul */
+extern const op_impl *const ops_qstatic_impls[];        /* mopt.StaticQMatMul StaticQConv */
 
 /* ---- the impls ----------------------------------------------------------- */
 
@@ -53,6 +55,8 @@ extern const op_impl ops_impl_cpu_qconv_vnni;
 extern const op_impl ops_impl_cpu_qconv_portable;
 extern const op_impl ops_impl_cpu_matmul_int_vnni;
 extern const op_impl ops_impl_cpu_matmul_int_portable;
+extern const op_impl ops_impl_cpu_qstatic_vnni;        /* cpu/qstatic_cpu.c */
+extern const op_impl ops_impl_cpu_qlinear_matmul_vnni; /* cpu/qlinear_matmul_cpu.c */
 
 /* oneDNN (lib/ops/onednn) */
 extern const op_impl ops_impl_matmul_onednn;

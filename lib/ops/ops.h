@@ -232,6 +232,7 @@ const op_def *ops_family_crop(size_t *count);        /* CenterCropPad */
 const op_def *ops_family_grid(size_t *count);        /* GridSample AffineGrid */
 const op_def *ops_family_spectral(size_t *count);    /* DFT STFT MelWeightMatrix */
 const op_def *ops_family_conv_quant(size_t *count);  /* ConvInteger QLinearConv */
+const op_def *ops_family_qstatic(size_t *count);     /* mopt.StaticQMatMul StaticQConv */
 const op_def *ops_family_deform_conv(size_t *count); /* DeformConv */
 const op_def *ops_family_control(size_t *count);     /* If Loop Scan */
 const op_def *ops_family_rotary(size_t *count);      /* RotaryEmbedding */

@@ -361,8 +361,8 @@ static const op_def k_ops[] = {
     {"DynamicQuantizeLinear", "", 1, 1, 1, 3, dyn_infer, dyn_run, ops_dyn_quant_impls},
     {"MatMulInteger", "", 2, 4, 1, 1, mmi_infer, mmi_run, ops_matmul_int_impls,
      OP_PARAMS(mmi_params, mmi_parse), .bridge = &ops_bridge_float},
-    {"QLinearMatMul", "", 8, 8, 1, 1, mmi_infer, mmi_run, NULL, OP_PARAMS(mmi_params, mmi_parse),
-     .bridge = &ops_bridge_float},
+    {"QLinearMatMul", "", 8, 8, 1, 1, mmi_infer, mmi_run, ops_qlinear_matmul_impls,
+     OP_PARAMS(mmi_params, mmi_parse), .bridge = &ops_bridge_float},
 };
 
 OP_FAMILY(quant, k_ops)

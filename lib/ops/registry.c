@@ -42,6 +42,7 @@ static const family_fn k_families[] = {
     ops_family_grid,           /* lib/ops/grid.c */
     ops_family_spectral,       /* lib/ops/spectral.c */
     ops_family_conv_quant,     /* lib/ops/conv_quant.c */
+    ops_family_qstatic,        /* lib/ops/qstatic.c */
     ops_family_deform_conv,    /* lib/ops/deform_conv.c */
     ops_family_control,        /* lib/ops/control.c */
     ops_family_rotary,         /* lib/ops/rotary.c */

@@ -27,6 +27,10 @@ static const char *const k_anchor_ops[] = {
 #define ANCHOR(i) (1u << (i))
 
 static const pass_def k_passes[] = {
+    /* QDQ models: first, before folding turns DequantizeLinear(weights)
+     * into f32 weights (opt_level 2: the int8 kernels replace the f32
+     * emulation that opt_level 0 and 1 run) */
+    {"qdq", 2, pass_qdq, 0},
     {"fold_constants", 1, pass_fold_constants, 0},
     /* an If whose condition folded to a constant becomes its branch, which
      * every later pass then sees as part of the graph */
@@ -52,6 +56,9 @@ static const pass_def k_passes[] = {
     {"fuse_attention", 2, pass_fuse_attention, ANCHOR(5)},
     {"fuse_matmul", 2, pass_fuse_matmul, ANCHOR(6) | ANCHOR(7)},
     {"dce", 1, pass_dce, 0},
+    /* static INT8 (a calibration table given: passes_run_ex): after every
+     * fusion, so it sees the fused forms, and before layout */
+    {"quant_static", 2, NULL, 0},
     /* last: channels-last activations between convolutions (opt_level 3) */
     {"layout", 3, pass_layout, 0},
 };
@@ -83,7 +90,25 @@ static int32_t live_nodes(const ir_graph *g) {
     return n;
 }
 
+/* The static INT8 passes are not run, nor reported, where they have nothing
+ * to do: quant_static without a calibration table, qdq on a graph without
+ * DequantizeLinear. */
+static bool optional_pass_skipped(const pass_def *p, const ir_graph *g, const pass_qtable *qt) {
+    if (!p->run) return qt == NULL;
+    if (p->run != pass_qdq) return false;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (!g->nodes[i]->dead && !g->nodes[i]->domain[0] &&
+            strcmp(g->nodes[i]->op_type, "DequantizeLinear") == 0)
+            return false;
+    return true;
+}
+
 mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose) {
+    return passes_run_ex(g, opt_level, rep, verbose, NULL);
+}
+
+mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verbose,
+                          pass_qtable *qt) {
     pass_report local;
     if (!rep) rep = &local;
     memset(rep, 0, sizeof *rep);
@@ -94,7 +119,7 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
     unsigned anchors = 0;
     for (int i = 0; i < N_PASSES; i++) {
         const pass_def *p = &k_passes[i];
-        if (opt_level < p->min_level) continue;
+        if (opt_level < p->min_level || optional_pass_skipped(p, g, qt)) continue;
         pass_result r;
         memset(&r, 0, sizeof r);
         int32_t before = g->n_nodes;
@@ -105,7 +130,7 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
         }
         mopt_status st = MOPT_OK;
         bool run = !p->anchors || (p->anchors & anchors);
-        if (run) st = p->run(g, &r);
+        if (run) st = p->run ? p->run(g, &r) : pass_quant_static(g, qt, verbose, &r);
         if (st) return mopt_fail_context(st, "pass '%s'", p->name);
         if (run && (live_nodes(g) != g->n_nodes || r.rewrites)) {
             changed = true;

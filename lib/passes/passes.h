@@ -139,6 +139,34 @@ mopt_status pass_fuse_attention(ir_graph *g, pass_result *r); /* level 2 */
 mopt_status passes_prune_outputs(ir_graph *g, const char *list, pass_result *r);
 mopt_status pass_prune_channels(ir_graph *g, pass_result *r);
 
+/* ---- static INT8 from a calibration table (issue 13) ---------------------
+ * One entry per activation tensor: the u8 quantization of its calibrated
+ * range. The runtime reads the table (runtime/calib_table.c); the pass
+ * (pass_quant_static.c, run by passes_run_ex before `layout`) turns MatMul,
+ * Conv, mopt.FusedMatMul and mopt.FusedConv whose weights are constant and
+ * whose input is in the table into mopt.StaticQMatMul / StaticQConv, marks
+ * the entries it used and keeps u8 between consecutive static nodes. */
+typedef struct pass_qentry {
+    char *name;
+    float scale;
+    int32_t zero_point; /* u8 */
+    bool used;
+} pass_qentry;
+typedef struct pass_qtable {
+    pass_qentry *e;
+    int32_t n;
+    char path[512]; /* for messages */
+} pass_qtable;
+mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_result *r);
+/* The u8-between-static-nodes step of both passes; counts into *n_chained. */
+mopt_status pass_quant_chain(ir_graph *g, int verbose, int32_t *n_chained);
+/* QDQ models (QuantizeLinear/DequantizeLinear around MatMul/Gemm/Conv) onto
+ * the same static ops (pass_qdq.c, opt_level 2, before constant folding). */
+mopt_status pass_qdq(ir_graph *g, pass_result *r);
+/* passes_run with a calibration table (NULL: passes_run). */
+mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verbose,
+                          pass_qtable *qt);
+
 /* Shared helper: appends "N what" to a note, comma-separated. */
 void pass_note_add(pass_result *r, int32_t count, const char *what);
 

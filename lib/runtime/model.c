@@ -163,6 +163,27 @@ static mopt_status prune_outputs(ir_graph *g, const rt_config *cfg, pass_report_
     return MOPT_OK;
 }
 
+/* calibration_capture (mopt calibrate): the f32 activation inputs of
+ * MatMul, Gemm and Conv become extra graph outputs, after the model's own,
+ * so one run gives every tensor a calibration table records. */
+static mopt_status add_capture_outputs(ir_graph *g) {
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        if (n->domain[0] || n->n_inputs < 1 || n->inputs[0] < 0 ||
+            (strcmp(n->op_type, "MatMul") && strcmp(n->op_type, "Gemm") &&
+             strcmp(n->op_type, "Conv")))
+            continue;
+        ir_value *v = g->values[n->inputs[0]];
+        if (v->data || v->dtype != MOPT_DTYPE_F32 || (v->flags & IR_VALUE_OUTPUT)) continue;
+        int32_t *o = mopt_realloc(g->outputs, (size_t)(g->n_outputs + 1) * sizeof(int32_t));
+        if (!o) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+        g->outputs = o;
+        g->outputs[g->n_outputs++] = n->inputs[0];
+        v->flags |= IR_VALUE_OUTPUT;
+    }
+    return MOPT_OK;
+}
+
 static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
                          const pass_report *applied, bool borrowed, mopt_model **out) {
     *out = NULL;
@@ -198,9 +219,13 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     bool have_pruned = false;
     if (!st && !borrowed && cfg->outputs[0] && !problems)
         st = prune_outputs(graph, cfg, &pruned, &have_pruned);
+    /* after it: the capture outputs are added to the outputs kept */
+    if (!st && !borrowed && cfg->calibration_capture) st = add_capture_outputs(graph);
     int32_t nodes_before = have_pruned ? pruned.nodes_before : graph->n_nodes;
+    /* static INT8: calibration=FILE (read by api/) with precision=int8 */
+    pass_qtable *qtp = run_passes && !borrowed ? cfg->qtable : NULL;
     if (!st && run_passes && cfg->opt_level > 0)
-        st = passes_run(graph, cfg->opt_level, &rep, cfg->verbose && !have_pruned);
+        st = passes_run_ex(graph, cfg->opt_level, &rep, cfg->verbose && !have_pruned, qtp);
     if (!st && run_passes && have_pruned) {
         /* the report starts with it */
         int n = rep.n < PASS_REPORT_CAP ? rep.n : PASS_REPORT_CAP - 1;
@@ -229,6 +254,7 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     m->fixed = fixed;
     m->n_fixed = n_fixed;
     m->config = *cfg;
+    m->config.qtable = NULL; /* the caller's, read by the passes above only */
     set_report(m, run_passes ? &rep : applied);
     count_parameters(m);
     m->n_problems = problems;

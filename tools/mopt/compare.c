@@ -297,7 +297,7 @@ static int is_file(const char *path) {
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-void golden_free_sets(golden_set *s, size_t n) {
+void free_sets(golden_set *s, size_t n) {
     for (size_t i = 0; s && i < n; i++) {
         free(s[i].name);
         free(s[i].path);
@@ -307,7 +307,7 @@ void golden_free_sets(golden_set *s, size_t n) {
 
 /* Lists DIR's input sets: its subfolders, and its .npy/.pb files (one set
  * each). Returns 0 or the exit code 2. */
-int golden_list_sets(const char *dir, golden_set **out, size_t *n_out) {
+int list_sets(const char *dir, golden_set **out, size_t *n_out) {
     DIR *d = opendir(dir);
     if (!d) {
         fprintf(stderr, "mopt: cannot open golden set folder '%s': %s\n", dir, strerror(errno));
@@ -354,7 +354,7 @@ int golden_list_sets(const char *dir, golden_set **out, size_t *n_out) {
         rc = EXIT_USAGE;
     }
     if (rc) {
-        golden_free_sets(s, n);
+        free_sets(s, n);
         return rc;
     }
     qsort(s, n, sizeof *s, cmp_sets);
@@ -366,7 +366,7 @@ int golden_list_sets(const char *dir, golden_set **out, size_t *n_out) {
 /* The file of input or output `idx` named `name` in set folder dir:
  * PREFIX_<idx>.npy, PREFIX_<idx>.pb, or (inputs) <name>.npy with '/' and '\'
  * as '_'. NULL when there is none. */
-char *golden_find_tensor(const char *dir, const char *prefix, size_t idx, const char *name) {
+char *find_tensor_file(const char *dir, const char *prefix, size_t idx, const char *name) {
     char buf[600];
     const char *ext[2] = {".npy", ".pb"};
     for (int k = 0; k < 2; k++) {
@@ -675,7 +675,7 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
     ref.c.options_file = test.c.options_file = args->options;
     ref.c.threads = test.c.threads = args->threads;
     ref.c.memory_limit = test.c.memory_limit = args->memory_limit;
-    if ((rc = golden_list_sets(golden, &sets, &n_sets)) != 0) goto done;
+    if ((rc = list_sets(golden, &sets, &n_sets)) != 0) goto done;
     if ((rc = open_side(&ref)) != 0 || (rc = open_side(&test)) != 0) goto done;
 
     /* outputs: TEST's by REF's name, else by position */
@@ -725,7 +725,7 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
         }
         for (size_t i = 0; i < ref.n_in; i++) {
             const char *name = mopt_model_io_name(ref.model, MOPT_INPUT, i);
-            char *p = g->is_file ? strdup(g->path) : golden_find_tensor(g->path, "input", i, name);
+            char *p = g->is_file ? strdup(g->path) : find_tensor_file(g->path, "input", i, name);
             if (!p) {
                 fprintf(stderr,
                         "mopt: golden set '%s': no file for input %zu '%s' (input_%zu.npy, "
@@ -759,7 +759,7 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
         /* reference outputs: stored ones unless --recompute, else REF's */
         size_t n_stored = 0;
         for (size_t j = 0; j < ref.n_out && !recompute && !g->is_file; j++) {
-            char *p = golden_find_tensor(g->path, "output", j, NULL);
+            char *p = find_tensor_file(g->path, "output", j, NULL);
             if (!p) continue;
             mopt_status st = mopt_tensor_load(p, &stored[j]);
             if (st) {
@@ -915,7 +915,7 @@ done:
     for (size_t q = 0; q < n_rules; q++)
         free(rules[q].output);
     free(rules);
-    golden_free_sets(sets, n_sets);
+    free_sets(sets, n_sets);
     close_side(&test);
     close_side(&ref);
     free(ref_sets);

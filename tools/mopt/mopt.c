@@ -86,6 +86,15 @@ static const char k_usage[] =
     "      --report prints, for each pass, its time, the node count before and\n"
     "      after and the rewrites applied.\n"
     "\n";
+static const char k_usage_calibrate[] =
+    "  calibrate MODEL --inputs DIR -o TABLE.yaml [--method minmax|percentile|entropy]\n"
+    "            [--percentile P] [--threads N] [--options FILE.yaml]\n"
+    "      Run MODEL on every input set of DIR (as for 'compare --golden') and\n"
+    "      write the range of each f32 input of MatMul/Gemm/Conv (min/max,\n"
+    "      percentile P (99.99), KL entropy), with the u8 scale and zero point\n"
+    "      of --method (minmax), for precision=int8 calibration=TABLE.yaml.\n"
+    "\n";
+
 static const char k_usage_tail[] =
     "  check MODEL   List every node that keeps MODEL from loading (unsupported\n"
     "                operators, attributes or dtypes; invalid nodes), not just the first.\n"
@@ -120,7 +129,8 @@ static const char k_usage_tune[] =
     "       [--budget FILE.yaml] [--batch N,...] [--threads N,...] [--max-minutes M]\n"
     "       [--rounds R] [--runs K] [--min-gain F]\n"
     "      Measure MODEL with the library defaults, try opt levels, backends,\n"
-    "      precisions (bf16, int8), --threads and --batch values stage by stage,\n"
+    "      precisions (bf16, int8 dynamic, int8 static with a calibration table\n"
+    "      made on --inputs), --threads and --batch values stage by stage,\n"
     "      check each against the quality budget (as 'mopt compare' on --golden,\n"
     "      default --inputs; default budget: cosine >= 0.999) and keep the best\n"
     "      that holds it and is faster beyond noise (R interleaved rounds of K\n"
@@ -133,6 +143,7 @@ static const char k_usage_tune[] =
 static void print_usage(FILE *f) {
     fputs(k_usage, f);
     fputs(k_usage_compare, f);
+    fputs(k_usage_calibrate, f);
     fputs(k_usage_tune, f);
     fputs(k_usage_tail, f);
 }
@@ -1465,6 +1476,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "run") == 0) return cmd_run(argc, argv);
     if (strcmp(cmd, "optimize") == 0) return cmd_optimize(argc, argv);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc, argv);
+    if (strcmp(cmd, "calibrate") == 0) return cmd_calibrate(argc, argv);
     if (strcmp(cmd, "tune") == 0) return cmd_tune(argc, argv);
     return usage_error("unknown command '%s'", cmd);
 }

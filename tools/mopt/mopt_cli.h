@@ -7,6 +7,7 @@
 #define MOPT_TOOLS_CLI_H
 
 #include <mopt/mopt.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -48,18 +49,21 @@ int cmd_tune(int argc, char **argv);
 /* `mopt compare` (compare.c). */
 int cmd_compare(int argc, char **argv);
 
-/* A golden set's input sets (compare.c), in natural order. */
+/* Golden sets / input sets (compare.c): DIR's sets are its subfolders
+ * (test_data_set_N/ with input_N.npy|.pb or <input name>.npy) and its lone
+ * .npy/.pb files, in natural order. */
 typedef struct golden_set {
     char *name; /* shown in the table */
     char *path; /* a folder, or one .npy/.pb file (the only input) */
     int is_file;
 } golden_set;
-/* Lists the input sets of dir; 0 or 2 (printed). */
-int golden_list_sets(const char *dir, golden_set **out, size_t *n_out);
-void golden_free_sets(golden_set *s, size_t n);
-/* The file of tensor idx in set folder dir: <prefix>_<idx>.npy, .pb, or
- * <name>.npy (name may be NULL); malloc'd path or NULL. */
-char *golden_find_tensor(const char *dir, const char *prefix, size_t idx, const char *name);
+int list_sets(const char *dir, golden_set **out, size_t *n_out);
+void free_sets(golden_set *s, size_t n);
+/* PREFIX_<idx>.npy, PREFIX_<idx>.pb or (inputs) <name>.npy in dir, or NULL. */
+char *find_tensor_file(const char *dir, const char *prefix, size_t idx, const char *name);
+
+/* `mopt calibrate` (calibrate.c). */
+int cmd_calibrate(int argc, char **argv);
 
 /* What `mopt compare` takes, for other commands (mopt tune): models, golden
  * set, budget, options for both sides (--options, then common_sets) and for

@@ -188,6 +188,47 @@ def check_errors(tmp):
     check(r.returncode == 0 and r.stdout.startswith("mopt "), "version: %r" % r.stdout)
 
 
+def check_calibrate(tmp):
+    """mopt calibrate on the CNN test model, its test_data_set_N folders as the
+    input sets; the table it writes then drives a static INT8 run."""
+    table = os.path.join(tmp, "calib.yaml")
+    r = mopt("calibrate", CNN, "--inputs", os.path.dirname(CNN), "-o", table, "--method",
+             "percentile", "--percentile", "99.9")
+    check(r.returncode == 0 and "on 3 input sets (percentile)" in r.stdout,
+          "calibrate: %r %r" % (r.stdout, r.stderr))
+    text = open(table).read() if os.path.exists(table) else ""
+    for needle in ("format: mopt-calibration/1", "model: \"model.onnx\"", "model_hash: \"mh64:",
+                   "method: percentile", "percentile: 99.9", "input_sets: 3", "  \"input\":",
+                   "    dtype: uint8", "    zero_point: ", "    ranges: {minmax: [",
+                   "    histogram: {values: "):
+        check(needle in text, "calibration table has %r" % needle)
+    opts = os.path.join(tmp, "static.yaml")
+    with open(opts, "w") as f:
+        f.write("precision: int8\ncalibration: %s\n" % table)
+    inp = "input=" + os.path.join(os.path.dirname(CNN), "test_data_set_0", "input_0.npy")
+    out_f, out_q = os.path.join(tmp, "fp32"), os.path.join(tmp, "static")
+    r1 = mopt("run", CNN, "--input", inp, "--output-dir", out_f)
+    r2 = mopt("run", CNN, "--options", opts, "--input", inp, "--output-dir", out_q)
+    check(r1.returncode == 0 and r2.returncode == 0, "static INT8 run: %r" % r2.stderr)
+    if r1.returncode == 0 and r2.returncode == 0:
+        a = np.load(os.path.join(out_f, "logits.npy")).ravel()
+        b = np.load(os.path.join(out_q, "logits.npy")).ravel()
+        cos = float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+        check(cos > 0.999, "static INT8 logits vs fp32: cosine %.5f" % cos)
+    r = mopt("help")
+    check("calibrate MODEL --inputs DIR -o TABLE.yaml" in r.stdout, "help lists calibrate")
+    for args, needle in ((["calibrate", CNN, "-o", table], "--inputs"),
+                         (["calibrate", CNN, "--inputs", tmp], "-o TABLE.yaml"),
+                         (["calibrate", "--inputs", tmp, "-o", table], "MODEL"),
+                         (["calibrate", CNN, "--inputs", tmp, "-o", table, "--percentile", "30"],
+                          "--percentile 30"),
+                         (["calibrate", CNN, "--inputs", tmp, "-o", table, "--method", "kl"],
+                          "--method kl")):
+        r = mopt(*args)
+        check(r.returncode == 2 and needle in r.stderr, "%s: exit %d %r" % (args, r.returncode,
+                                                                             r.stderr))
+
+
 def main():
     probe = mopt("info", CNN)
     if probe.returncode != 0 and "not implemented" in probe.stderr:
@@ -199,6 +240,7 @@ def main():
         check_run_reference(tmp)
         check_generated_inputs(tmp)
         check_errors(tmp)
+        check_calibrate(tmp)
     if failures:
         print("%d check(s) failed" % len(failures), file=sys.stderr)
         return 1

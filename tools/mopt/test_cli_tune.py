@@ -11,7 +11,9 @@
 2. A model with a power-spectrum-like input (features from 1e3 down to
    1e-3): int8 quantization of its activations wipes out the small
    features (cosine ~0.6), bf16 keeps them. tune must not pick int8, and the
-   report must say that int8 breaks the quality budget.
+   report must say that int8 breaks the quality budget; static int8 from
+   the calibration table tune writes (OUT/calibration.yaml) is not kept
+   either.
 3. --max-minutes 0.001: candidates are skipped and the report lists them.
 4. Bad command lines exit 2.
 
@@ -129,7 +131,8 @@ with tempfile.TemporaryDirectory() as tmp:
           "bert report explains the decision and the rule")
     rows = candidates(report)
     for label in ("baseline", "opt_level=2", "opt_level=1", "opt_level=0", "backend=cpu",
-                  "precision=bf16", "precision=int8", "threads=1", "batch=2"):
+                  "precision=bf16", "precision=int8", "precision=int8 calibration",
+                  "threads=1", "batch=2"):
         check(label in rows, "bert report has a row for %s (rows: %s)" % (label, list(rows)))
     verdicts = {v[0] for v in rows.values()}
     check(verdicts <= {"baseline", "kept", "dropped", "failed", "skipped"},
@@ -189,6 +192,12 @@ with tempfile.TemporaryDirectory() as tmp:
     check(v[0] == "dropped" and "breaks the quality budget" in v[1] and "cosine worst" in v[1],
           "int8 is dropped for breaking the budget: %s" % (v,))
     check(v[2].startswith("BREAKS"), "int8's quality column says BREAKS: %s" % v[2])
+    # static INT8 from the calibration table tune writes: the same failure
+    v = rows.get("precision=int8 calibration", ("?", "", ""))
+    check((v[0] == "dropped" and "breaks the quality budget" in v[1]) or v[0] == "failed",
+          "static int8 (calibrated) is not kept: %s" % (v,))
+    check(os.path.isfile(os.path.join(out, "calibration.yaml")),
+          "the calibration table is written to OUT/calibration.yaml")
     check(rows.get("precision=bf16", ("", "", ""))[2].startswith("holds"),
           "bf16 holds the budget: %s" % (rows.get("precision=bf16"),))
     check("references: stored outputs" in report, "the stored references are used")

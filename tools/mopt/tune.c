@@ -56,8 +56,9 @@ static const char *const k_target_names[] = {"p50", "p95", "throughput"};
  * settings replace the incumbent's. Stages run in this order; within a
  * stage, earlier entries are preferred when timings are within noise. The
  * "threads" and "batch" stages come from --threads and --batch. To add a
- * candidate (say static INT8 once a `calibration=FILE` option exists), add
- * a line with its settings to its stage. */
+ * candidate, add a line with its settings to its stage. The value "@CALIB"
+ * stands for OUT/calibration.yaml, written once (by `mopt calibrate` on the
+ * --inputs sets) when a candidate first needs it. */
 typedef struct tune_choice {
     const char *stage;
     const char *set[3]; /* KEY=VALUE, NULL-terminated */
@@ -70,6 +71,7 @@ static const tune_choice k_choices[] = {
     {"opt_level", {"opt_level=0", NULL}},
     {"precision", {"precision=bf16", NULL}},
     {"precision", {"precision=int8", NULL}},
+    {"precision", {"precision=int8", "calibration=@CALIB", NULL}}, /* static INT8 */
     {"backend", {"backend=cpu", NULL}},
     {"backend", {"backend=onednn", NULL}},
     {"backend", {"backend=openblas", NULL}},
@@ -83,8 +85,8 @@ enum { C_PENDING, C_FAILED, C_SKIPPED, C_MEASURED };
 typedef struct cand {
     int id; /* 1, 2, ... in the report; 0 the baseline */
     char stage[24];
-    char label[96];      /* what it changes: "precision=int8" */
-    char kv[MAX_KV][96]; /* its whole option set, KEY=VALUE */
+    char label[96];        /* what it changes: "precision=int8" */
+    char kv[MAX_KV][1100]; /* its whole option set, KEY=VALUE */
     int n_kv;
     int64_t batch; /* 0: the input set as it is; else the rows fed */
     int status;
@@ -126,6 +128,8 @@ typedef struct tuner {
     char budget_note[256];
     char skipped[2048]; /* what --max-minutes left out */
     size_t n_skipped;
+    char calib_path[1024]; /* OUT/calibration.yaml */
+    int calib_state;       /* 0 not made, 1 made, -1 failed */
     char stage_log[16384]; /* report lines, per stage */
     size_t log_len;
 } tuner;
@@ -198,6 +202,22 @@ static void settings_str(const cand *c, char *buf, size_t cap) {
     }
     if (c->batch && n < cap) snprintf(buf + n, cap - n, "%sbatch=%" PRId64, n ? " " : "", c->batch);
     if (!buf[0]) snprintf(buf, cap, "(library defaults)");
+}
+
+/* Writes OUT/calibration.yaml with `mopt calibrate` (once); 0 or -1. */
+static int calibrate_once(tuner *t) {
+    if (t->calib_state) return t->calib_state > 0 ? 0 : -1;
+    snprintf(t->calib_path, sizeof t->calib_path, "%s/calibration.yaml", t->out);
+    char *argv[] = {
+        "mopt",        "calibrate", (char *)t->model, "--inputs", (char *)t->inputs, "-o",
+        t->calib_path, NULL};
+    progress(t, 0, "calibrating on the input sets (mopt calibrate)");
+    int rc = cmd_calibrate(7, argv);
+    t->calib_state = rc == 0 ? 1 : -1;
+    logf_(t, "- calibration table %s: %s\n", t->calib_path,
+          rc == 0 ? "written by mopt calibrate (minmax) on the --inputs sets"
+                  : "mopt calibrate failed");
+    return rc == 0 ? 0 : -1;
 }
 
 static cand *cand_new(tuner *t, const cand *from, const char *stage, const char *label) {
@@ -544,8 +564,23 @@ static cand *run_stage(tuner *t, cand *inc, cand *base, const char *stage,
     for (size_t k = 0; k < n_alt && n < MAX_LIST + 8; k++) {
         cand *c = cand_new(t, inc, stage, labels[k]);
         if (!c) return inc;
-        for (int s = 0; sets && sets[k][s]; s++)
-            kv_set(c, sets[k][s]);
+        int calib_failed = 0;
+        for (int s = 0; sets && sets[k][s]; s++) {
+            const char *kv = sets[k][s], *at = strstr(kv, "@CALIB");
+            char buf[1200];
+            if (at) {
+                if (calibrate_once(t) != 0) calib_failed = 1;
+                snprintf(buf, sizeof buf, "%.*s%s", (int)(at - kv), kv, t->calib_path);
+                kv = buf;
+            }
+            kv_set(c, kv);
+        }
+        if (calib_failed && !expired(t)) {
+            c->status = C_FAILED;
+            snprintf(c->verdict, sizeof c->verdict, "failed");
+            snprintf(c->why, sizeof c->why, "mopt calibrate failed on --inputs (see stderr)");
+            continue;
+        }
         if (batches) c->batch = batches[k];
         if (expired(t)) {
             c->status = C_SKIPPED;
@@ -1025,7 +1060,7 @@ static int parse_list(const char *flag, const char *s, int64_t *out, int *n, int
 static int setup_inputs(tuner *t) {
     golden_set *sets = NULL;
     size_t n_sets = 0;
-    if (golden_list_sets(t->inputs, &sets, &n_sets) != 0) return EXIT_USAGE;
+    if (list_sets(t->inputs, &sets, &n_sets) != 0) return EXIT_USAGE;
     mopt_options *o = NULL;
     mopt_model *m = NULL;
     int rc = 0;
@@ -1049,7 +1084,7 @@ static int setup_inputs(tuner *t) {
         const char *name = mopt_model_io_name(m, MOPT_INPUT, i);
         t->input_names[i] = strdup(name);
         t->input_paths[i] = sets[0].is_file ? strdup(sets[0].path)
-                                            : golden_find_tensor(sets[0].path, "input", i, name);
+                                            : find_tensor_file(sets[0].path, "input", i, name);
         if (!t->input_paths[i]) {
             fprintf(stderr, "mopt: --inputs %s: set '%s' has no file for input %zu '%s'\n",
                     t->inputs, sets[0].name, i, name);
@@ -1062,20 +1097,20 @@ static int setup_inputs(tuner *t) {
     /* does the golden set store references? */
     golden_set *gs = NULL;
     size_t ng = 0;
-    if (golden_list_sets(t->golden, &gs, &ng) == 0) {
+    if (list_sets(t->golden, &gs, &ng) == 0) {
         for (size_t s = 0; s < ng && !gs[s].is_file; s++) {
-            char *p = golden_find_tensor(gs[s].path, "output", 0, NULL);
+            char *p = find_tensor_file(gs[s].path, "output", 0, NULL);
             if (p) t->refs_stored = 1;
             free(p);
         }
-        golden_free_sets(gs, ng);
+        free_sets(gs, ng);
     } else {
         rc = EXIT_USAGE;
     }
 done:
     mopt_model_destroy(m);
     mopt_options_destroy(o);
-    golden_free_sets(sets, n_sets);
+    free_sets(sets, n_sets);
     return rc;
 }
 
@@ -1215,9 +1250,11 @@ int cmd_tune(int argc, char **argv) {
         for (size_t k = a; k < b && k - a < MAX_LIST; k++) {
             size_t len = 0;
             buf[k - a][0] = '\0';
-            for (int s = 0; s < 3 && k_choices[k].set[s]; s++)
-                len += (size_t)snprintf(buf[k - a] + len, len < 96 ? 96 - len : 0, "%s%s",
-                                        s ? " " : "", k_choices[k].set[s]);
+            for (int s = 0; s < 3 && k_choices[k].set[s]; s++) {
+                const char *kv = k_choices[k].set[s], *at = strstr(kv, "=@CALIB");
+                len += (size_t)snprintf(buf[k - a] + len, len < 96 ? 96 - len : 0, "%s%.*s",
+                                        s ? " " : "", at ? (int)(at - kv) : (int)strlen(kv), kv);
+            }
             labels[k - a] = buf[k - a];
             memcpy(sets_buf[k - a], k_choices[k].set, sizeof sets_buf[0]);
         }

@@ -1,0 +1,120 @@
+/*
+ * calib_table.c (api) — reads a calibration table (`mopt calibrate`'s YAML,
+ * tools/mopt/README.md) for the option calibration=FILE into the
+ * pass_qtable of the static INT8 pass (passes.h). Checks: the format line,
+ * the model hash (mfmt_hash64 of the ONNX bytes: a table made for another
+ * model is refused), and every entry's scale (> 0, finite) and u8 zero
+ * point; messages name the file and line.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/calib_table.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "io/yaml_tree.h"
+
+void rt_calib_free(pass_qtable *t) {
+    for (int32_t i = 0; t && i < t->n; i++)
+        mopt_free(t->e[i].name);
+    if (t) mopt_free(t->e);
+    if (t) memset(t, 0, sizeof *t);
+}
+
+static const char *scalar(const ytree_node *map, const char *key) {
+    const ytree_node *v = ytree_get(map, key);
+    return v && v->kind == YTREE_SCALAR ? v->s : NULL;
+}
+
+mopt_status rt_calib_load(const char *path, uint64_t model_hash, pass_qtable *t) {
+    memset(t, 0, sizeof *t);
+    snprintf(t->path, sizeof t->path, "%s", path);
+    FILE *f = fopen(path, "rb");
+    if (!f) return mopt_fail(MOPT_ERR_IO, "option calibration: cannot open '%s'", path);
+    const ytree_limits lim = {.first_line = 1, .max_depth = 8, .max_bytes = (size_t)64 << 20};
+    ytree tree = {0};
+    ytree_error e;
+    mopt_status st = ytree_read_file(&tree, &lim, f, &e);
+    fclose(f);
+    if (st) {
+        ytree_free(&tree);
+        static const char *const why[] = {"",         "out of memory", "out of memory", "syntax",
+                                          "an alias", "documents",     "nesting",       "a key",
+                                          "size",     "extra"};
+        return mopt_fail(st, "calibration table '%s': not valid YAML (%s%s%s, line %zu)", path,
+                         e.problem < sizeof why / sizeof why[0] ? why[e.problem] : "?",
+                         e.what ? ": " : "", e.what ? e.what : "", e.line);
+    }
+    const ytree_node *root = tree.n_docs ? tree.docs[0] : NULL;
+    const char *fmt = root ? scalar(root, "format") : NULL;
+    const ytree_node *tensors = root ? ytree_get(root, "tensors") : NULL;
+    if (!fmt || strcmp(fmt, "mopt-calibration/1") != 0 || !tensors || tensors->kind != YTREE_MAP) {
+        ytree_free(&tree);
+        return mopt_fail(MOPT_ERR_PARSE,
+                         "calibration table '%s': expected 'format: mopt-calibration/1' and a "
+                         "'tensors' mapping (written by mopt calibrate)",
+                         path);
+    }
+    const char *hash = scalar(root, "model_hash");
+    char mine[32];
+    snprintf(mine, sizeof mine, "mh64:%016" PRIx64, model_hash);
+    if (hash && model_hash && strcmp(hash, mine) != 0) {
+        const char *model = scalar(root, "model");
+        st = mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                       "calibration table '%s' was made for another model ('%s', %s); this "
+                       "model is %s",
+                       path, model ? model : "?", hash, mine);
+        ytree_free(&tree);
+        return st;
+    }
+    size_t n = tensors->n / 2;
+    t->e = mopt_calloc(n ? n : 1, sizeof *t->e);
+    if (!t->e) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; !st && i < n; i++) {
+        const ytree_node *k = tensors->kids[2 * i], *v = tensors->kids[2 * i + 1];
+        const char *sc = v->kind == YTREE_MAP ? scalar(v, "scale") : NULL;
+        const char *zp = v->kind == YTREE_MAP ? scalar(v, "zero_point") : NULL;
+        const char *dt = v->kind == YTREE_MAP ? scalar(v, "dtype") : NULL;
+        char *end1 = NULL, *end2 = NULL;
+        double s = sc ? strtod(sc, &end1) : 0;
+        long z = zp ? strtol(zp, &end2, 10) : -1;
+        if (!sc || !zp || *end1 || *end2 || !(s > 0) || !isfinite(s) || z < 0 || z > 255 ||
+            (dt && strcmp(dt, "uint8") != 0)) {
+            st = mopt_fail(MOPT_ERR_PARSE,
+                           "calibration table '%s' line %zu: tensor '%s' needs scale > 0, "
+                           "zero_point 0..255 and dtype uint8",
+                           path, v->line, k->s);
+            break;
+        }
+        t->e[t->n].name = mopt_strdup(k->s);
+        if (!t->e[t->n].name) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+        t->e[t->n].scale = (float)s;
+        t->e[t->n].zero_point = (int32_t)z;
+        t->n++;
+    }
+    ytree_free(&tree);
+    if (st) rt_calib_free(t);
+    return st;
+}
+
+mopt_status rt_calib_check_names(const pass_qtable *t, const ir_graph *g) {
+    int32_t unknown = 0;
+    const char *example = "";
+    for (int32_t i = 0; i < t->n; i++)
+        if (ir_graph_find_value(g, t->e[i].name) < 0 && unknown++ == 0) example = t->e[i].name;
+    if (t->n > 0 && unknown == t->n)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                         "calibration table '%s': none of its %d tensors (e.g. '%s') is a "
+                         "tensor of this model: a table made for another model?",
+                         t->path, (int)t->n, example);
+    if (unknown)
+        mopt_log(MOPT_LOG_WARNING,
+                 "mopt: warning: calibration table '%s': %d of its %d tensors (e.g. '%s') are "
+                 "not tensors of this model (ignored)",
+                 t->path, (int)unknown, (int)t->n, example);
+    return MOPT_OK;
+}

@@ -1,0 +1,248 @@
+/*
+ * qstatic.c — the "qstatic" operator family (domain "mopt"): the static
+ * INT8 matrix product and convolution that pass_quant_static.c makes from
+ * MatMul/Gemm/Conv (and their fused forms) with a calibration table
+ * (issue 13); qstatic.h says what they compute. The reference run quantizes
+ * X, sums in exact int32 (ref_conv_s32, a plain loop for the product), and
+ * applies the per-channel scale, bias, activation and (u8 output) the
+ * requantization; the cpu impls (cpu/qstatic_cpu.c) swap in the AVX-512
+ * quantizer and the VNNI kernels.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "kernels/ref/ref_epilogue.h"
+#include "ops/fused.h"
+#include "ops/impls.h"
+#include "ops/matmul.h"
+#include "ops/op_common.h"
+#include "ops/qstatic.h"
+
+static mopt_status qs_parse(const op_ctx *ctx, void *params) {
+    qstatic_params *p = params;
+    if (strcmp(ctx->node->op_type, "StaticQConv") == 0) {
+        mopt_status st = ops_conv_parse(ctx, &p->conv);
+        if (st) return st;
+    }
+    p->x_scale = ir_node_attr_float(ctx->node, "x_scale", 0.f);
+    p->x_zp = (int32_t)ir_node_attr_int(ctx->node, "x_zero_point", 0);
+    p->y_scale = ir_node_attr_float(ctx->node, "y_scale", 0.f);
+    p->y_zp = (int32_t)ir_node_attr_int(ctx->node, "y_zero_point", 0);
+    mopt_status st = ops_fused_read_activation(ctx, &p->act);
+    if (st) return st;
+    if (!(p->x_scale > 0) || !isfinite(p->x_scale) || !(p->y_scale >= 0) || !isfinite(p->y_scale))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "x_scale %g must be > 0 and y_scale %g >= 0",
+                       (double)p->x_scale, (double)p->y_scale);
+    if (p->x_zp < 0 || p->x_zp > 255 || p->y_zp < 0 || p->y_zp > 255)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "zero points must be in 0..255 (u8)");
+    return MOPT_OK;
+}
+
+static mopt_status qs_check_inputs(const op_ctx *ctx, const op_tensor *in, int n_in, int w_rank) {
+    static const mopt_dtype x_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_U8};
+    static const mopt_dtype s8[] = {MOPT_DTYPE_I8};
+    mopt_status st = op_expect_dtype(ctx, &in[0], 0, x_types, 2);
+    if (!st) st = op_expect_dtype(ctx, &in[1], 1, s8, 1);
+    if (!st) st = op_expect_f32(ctx, &in[2], 2);
+    if (!st && op_has_input(in, n_in, 3)) st = op_expect_f32(ctx, &in[3], 3);
+    if (!st && op_has_input(in, n_in, 4)) st = op_expect_f32(ctx, &in[4], 4);
+    if (st) return st;
+    const ir_shape *w = &in[1].shape;
+    if (w->rank >= 0 && w_rank > 0 && w->rank != w_rank)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "W must have rank %d", w_rank);
+    return MOPT_OK;
+}
+
+static void qs_out_dtype(const op_ctx *ctx, op_tensor *out) {
+    const qstatic_params *p = ctx->params;
+    out[0].dtype = p->y_scale > 0 ? MOPT_DTYPE_U8 : MOPT_DTYPE_F32;
+}
+
+static mopt_status qmm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    (void)n_out;
+    mopt_status st = qs_check_inputs(ctx, in, n_in, 2);
+    if (st) return st;
+    qs_out_dtype(ctx, out);
+    const ir_shape *x = &in[0].shape, *w = &in[1].shape;
+    if (x->rank < 0 || w->rank < 0) {
+        ir_shape_set_unknown(&out[0].shape);
+        return MOPT_OK;
+    }
+    if (x->rank < 2) return op_fail(ctx, MOPT_ERR_SHAPE, "X must have rank >= 2");
+    if (x->syms[x->rank - 1] == 0 && w->syms[0] == 0 && x->dims[x->rank - 1] != w->dims[0])
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "X's last dimension %" PRId64 " is not W's first %" PRId64,
+                       x->dims[x->rank - 1], w->dims[0]);
+    out[0].shape = *x;
+    ops_copy_dim(&out[0].shape, x->rank - 1, w, 1);
+    return MOPT_OK;
+}
+
+static mopt_status qconv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                               int n_out) {
+    mopt_status st = qs_check_inputs(ctx, in, n_in, 0);
+    if (st) return st;
+    op_tensor fin[2] = {{MOPT_DTYPE_F32, in[0].shape, NULL}, {MOPT_DTYPE_F32, in[1].shape, NULL}};
+    op_tensor fout[1];
+    memset(fout, 0, sizeof fout);
+    if ((st = ops_conv_infer(ctx, fin, 2, fout, n_out))) return st;
+    qs_out_dtype(ctx, out);
+    out[0].shape = fout[0].shape;
+    return MOPT_OK;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+/* One output row of n values (one channel's plane, or one matrix row):
+ * v = (acc - corr) * scale + bias + res, then the activation, then f32 or
+ * u8 (k->quantize). Branch-free loops per case, so they vectorize. */
+static void qs_row(const qstatic_params *p, const qstatic_kernels *k, const int32_t *acc, int64_t n,
+                   const int32_t *corr, const float *scale, const float *bias, const float *res,
+                   bool per_elem, float *tmp, void *y) {
+    float *v = p->y_scale > 0 ? tmp : y;
+    if (per_elem) {
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)(acc[i] - corr[i]) * scale[i];
+        if (bias)
+            for (int64_t i = 0; i < n; i++)
+                v[i] += bias[i];
+    } else {
+        const float s = scale[0], b = bias ? bias[0] : 0.f;
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)acc[i] * s + b;
+    }
+    if (res)
+        for (int64_t i = 0; i < n; i++)
+            v[i] += res[i];
+    if (p->act.act != KN_ACT_NONE) k->act(v, n, &p->act);
+    if (p->y_scale > 0) k->quantize(v, n, p->y_scale, (float)p->y_zp, y);
+}
+
+mopt_status ops_qstatic_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            const qstatic_kernels *k) {
+    const qstatic_params *p = ctx->params;
+    bool conv = strcmp(ctx->def->op_type, "StaticQConv") == 0;
+    int64_t nx = op_numel(&in[0]), ny = op_numel(&out[0]);
+    if (ny == 0) return MOPT_OK;
+    if (!conv && in[1].shape.dims[0] <= 0) return op_fail(ctx, MOPT_ERR_SHAPE, "K is 0");
+    const float *scale = in[2].data;
+    const float *bias = op_has_input(in, n_in, 3) ? in[3].data : NULL;
+    const float *res = op_has_input(in, n_in, 4) ? in[4].data : NULL;
+    const int8_t *w = in[1].data;
+    const uint8_t *qx = in[0].data;
+    uint8_t *qbuf = NULL;
+    if (in[0].dtype == MOPT_DTYPE_F32) {
+        qbuf = mopt_aligned_alloc((size_t)(nx ? nx : 1));
+        if (!qbuf) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory to quantize X");
+        k->quantize(in[0].data, nx, p->x_scale, (float)p->x_zp, qbuf);
+        qx = qbuf;
+    }
+    int64_t ldy = 0, nacc = ny;
+    if (!conv) { /* the product's rows padded to 16 columns */
+        ldy = (in[1].shape.dims[1] + 15) / 16 * 16;
+        nacc = nx / in[1].shape.dims[0] * ldy;
+    }
+    int32_t *acc = mopt_aligned_alloc((size_t)(nacc ? nacc : 1) * sizeof(int32_t));
+    mopt_status st = acc ? MOPT_OK : op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+    size_t osz = out[0].dtype == MOPT_DTYPE_U8 ? 1 : sizeof(float);
+    if (!st && conv) {
+        ref_conv_params g;
+        int64_t pad_end[REF_WIN_MAX];
+        st = ops_conv_geometry(ctx, &in[0].shape, &in[1].shape, &g, pad_end);
+        int32_t wzp = 0;
+        ref_qconv_args a = {
+            .x = qx, .x_s8 = false, .x_zp = p->x_zp, .w = w, .w_s8 = true, .w_zp = &wzp};
+        if (!st) st = k->conv(ctx, &g, &a, acc);
+        int64_t plane = ny / (g.batch * g.c_out);
+        float *tmp = st ? NULL : mopt_malloc((size_t)plane * sizeof(float));
+        if (!st && !tmp) st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+        for (int64_t b = 0; !st && b < g.batch; b++)
+            for (int64_t c = 0; c < g.c_out; c++) {
+                int64_t o = (b * g.c_out + c) * plane;
+                qs_row(p, k, acc + o, plane, NULL, scale + c, bias ? bias + c : NULL,
+                       res ? res + o : NULL, false, tmp, (char *)out[0].data + (size_t)o * osz);
+            }
+        mopt_free(tmp);
+    } else if (!st) {
+        int64_t K = in[1].shape.dims[0], N = in[1].shape.dims[1], m = nx / K;
+        k->rows(ctx, qx, m, K, w, N, acc, ldy);
+        /* the zero point: sum_k (q - zp) w = sum_k q w - zp * sum_k w */
+        int32_t *corr = mopt_calloc((size_t)N, sizeof(int32_t));
+        float *tmp = mopt_malloc((size_t)N * sizeof(float));
+        if (!corr || !tmp) st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+        for (int64_t kk = 0; !st && kk < K; kk++)
+            for (int64_t n = 0; n < N; n++)
+                corr[n] += w[kk * N + n];
+        for (int64_t n = 0; !st && n < N; n++)
+            corr[n] *= p->x_zp;
+        for (int64_t r = 0; !st && r < m; r++)
+            qs_row(p, k, acc + r * ldy, N, corr, scale, bias, res ? res + r * N : NULL, true, tmp,
+                   (char *)out[0].data + (size_t)(r * N) * osz);
+        mopt_free(corr);
+        mopt_free(tmp);
+    }
+    mopt_aligned_free(acc);
+    mopt_aligned_free(qbuf);
+    return st;
+}
+
+/* ---- the reference kernels ------------------------------------------------ */
+
+static void ref_quantize(const float *x, int64_t n, float scale, float zp, uint8_t *y) {
+    for (int64_t i = 0; i < n; i++) {
+        float v = nearbyintf(x[i] / scale) + zp;
+        y[i] = (uint8_t)(v != v ? 0.f : fminf(fmaxf(v, 0.f), 255.f));
+    }
+}
+
+static mopt_status ref_conv(const op_ctx *ctx, const ref_conv_params *g, const ref_qconv_args *a,
+                            int32_t *acc) {
+    int64_t nwork = ref_conv_s32_work(g);
+    int32_t *work = mopt_malloc((size_t)(nwork > 0 ? nwork : 1) * sizeof(int32_t));
+    if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the integer convolution");
+    ref_conv_s32(g, a, acc, work);
+    mopt_free(work);
+    return MOPT_OK;
+}
+
+static void ref_rows(const op_ctx *ctx, const uint8_t *a, int64_t m, int64_t K, const int8_t *w,
+                     int64_t N, int32_t *y, int64_t ldy) {
+    (void)ctx;
+    for (int64_t r = 0; r < m; r++) {
+        int32_t *yr = y + r * ldy;
+        memset(yr, 0, (size_t)N * sizeof(int32_t));
+        for (int64_t k = 0; k < K; k++) {
+            int32_t av = a[r * K + k];
+            for (int64_t n = 0; n < N; n++)
+                yr[n] += av * w[k * N + n];
+        }
+    }
+}
+
+static const qstatic_kernels k_ref = {ref_quantize, ref_conv, ref_rows, ref_activation_f32};
+
+static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                          int n_out) {
+    (void)n_out;
+    return ops_qstatic_run(ctx, in, n_in, out, &k_ref);
+}
+
+static int64_t qmm_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                         int n_out) {
+    (void)ctx, (void)n_in, (void)n_out;
+    if (in[1].shape.rank != 2) return 0;
+    return 2 * op_numel(&out[0]) * in[1].shape.dims[0];
+}
+
+/* Domain "mopt": never bridged. */
+static const op_def k_ops[] = {
+    {"StaticQMatMul", "mopt", 3, 5, 1, 1, qmm_infer, qs_run, ops_qstatic_impls,
+     OP_PARAMS(qstatic_params, qs_parse), .flops = qmm_flops},
+    {"StaticQConv", "mopt", 3, 5, 1, 1, qconv_infer, qs_run, ops_qstatic_impls,
+     OP_PARAMS(qstatic_params, qs_parse), .flops = ops_conv_flops},
+};
+
+OP_FAMILY(qstatic, k_ops)

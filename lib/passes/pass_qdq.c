@@ -1,0 +1,308 @@
+/*
+ * pass_qdq.c — QDQ models (ONNX Runtime's quantize_static, NNCF) onto the
+ * static INT8 ops (issue 13):
+ *
+ *   x -> QuantizeLinear(sx, zx) -> DequantizeLinear(sx, zx) --\
+ *   wq (const s8) -> DequantizeLinear(sw, 0) -----------------> MatMul | Gemm | Conv [-> Relu]
+ *   (bias: const f32, or DequantizeLinear of const int32)   --/
+ *   =>  x -> mopt.StaticQMatMul | mopt.StaticQConv (qstatic.h)
+ *
+ * x is quantized by the static op exactly as the QuantizeLinear did (an s8
+ * x with zero point zx is the u8 x with zx + 128); wq is used as stored
+ * (s8, symmetric: zero point 0; per tensor or per output channel: axis 1
+ * of a product's [K, N], axis 0 of a convolution's W); the scale per
+ * channel is sx * sw[c]. A following Relu goes into the op. An x that is
+ * already u8 (no QuantizeLinear before its DequantizeLinear) is read as is.
+ * The Q/DQ pairs left without readers are removed by dead-code
+ * elimination, and where the product's output goes through
+ * QuantizeLinear -> DequantizeLinear into the next static op, that op
+ * reads it with the same quantization: the u8 tensor is kept in between
+ * (pass_quant_static.c's chaining, run at the end of this pass).
+ * Runs before constant folding, which would otherwise turn DQ(wq) into f32
+ * weights.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "passes/fusion.h"
+
+/* A constant scalar zero point (absent: 0) of type u8 or s8. */
+static bool const_zp(const ir_graph *g, const ir_node *q, int32_t *zp, bool *s8) {
+    *zp = 0;
+    *s8 = false;
+    if (q->n_inputs < 3 || q->inputs[2] < 0) return true;
+    const ir_value *v = g->values[q->inputs[2]];
+    if (!v->data || ir_shape_numel(&v->shape) != 1) return false;
+    if (v->dtype == MOPT_DTYPE_U8)
+        *zp = *(const uint8_t *)v->data;
+    else if (v->dtype == MOPT_DTYPE_I8)
+        *zp = *(const int8_t *)v->data, *s8 = true;
+    else
+        return false;
+    return true;
+}
+
+/* A constant scalar f32 scale. */
+static bool const_scale(const ir_graph *g, const ir_node *q, float *s) {
+    int64_t n = 0;
+    const float *d = q->n_inputs >= 2 ? fu_const_f32(g, q->inputs[1], &n) : NULL;
+    if (!d || n != 1 || !(d[0] > 0) || !isfinite(d[0])) return false;
+    *s = d[0];
+    return true;
+}
+
+typedef struct qdq_match {
+    int32_t x; /* f32 x (input of the QuantizeLinear), or the u8 x */
+    float sx;
+    int32_t zx; /* as u8 */
+    ir_node *dqx, *qx, *dqw, *relu;
+    const int8_t *wq;
+    const float *sw;
+    int64_t n_sw;
+    int32_t bias_v;    /* const f32 bias value, or -1 */
+    const int32_t *bq; /* or an int32 bias with its scale(s) */
+    const float *bs;
+    int64_t n_bs;
+    bool conv, trans_b;
+    float alpha;
+} qdq_match;
+
+static bool match_x(const fu_graph *f, int32_t v, qdq_match *m) {
+    const ir_graph *g = f->g;
+    ir_node *dq = fu_producer_is(f, v, "DequantizeLinear");
+    int32_t zp;
+    bool zp_s8;
+    if (!dq || !const_scale(g, dq, &m->sx) || !const_zp(g, dq, &zp, &zp_s8)) return false;
+    if (ir_node_attr_int(dq, "block_size", 0) != 0) return false;
+    int32_t xq = dq->inputs[0];
+    /* the quantized type is xq's (a zero point may be absent) */
+    mopt_dtype qt = g->values[xq]->dtype;
+    if (qt != MOPT_DTYPE_U8 && qt != MOPT_DTYPE_I8) return false;
+    bool s8 = qt == MOPT_DTYPE_I8;
+    ir_node *q = fu_producer_is(f, xq, "QuantizeLinear");
+    m->dqx = dq;
+    m->zx = s8 ? zp + 128 : zp;
+    if (!q) { /* a u8 x as is */
+        if (s8) return false;
+        m->x = xq;
+        return true;
+    }
+    float qs;
+    int32_t qz;
+    bool qzs8;
+    if (!const_scale(g, q, &qs) || !const_zp(g, q, &qz, &qzs8) || qs != m->sx || qz != zp ||
+        ir_node_attr_int(q, "saturate", 1) != 1 || g->values[q->inputs[0]]->dtype != MOPT_DTYPE_F32)
+        return false;
+    m->qx = q;
+    m->x = q->inputs[0];
+    return true;
+}
+
+/* W = DequantizeLinear(const s8, scale per tensor or per output channel c of
+ * n_ch, zero point 0). */
+static bool match_w(const fu_graph *f, int32_t v, int32_t ch_axis, int64_t n_ch, qdq_match *m) {
+    const ir_graph *g = f->g;
+    ir_node *dq = fu_producer_is(f, v, "DequantizeLinear");
+    if (!dq || dq->n_inputs < 2 || ir_node_attr_int(dq, "block_size", 0) != 0) return false;
+    const ir_value *wv = g->values[dq->inputs[0]];
+    if (!wv->data || wv->dtype != MOPT_DTYPE_I8 || !ir_shape_is_concrete(&wv->shape)) return false;
+    if (dq->n_inputs > 2 && dq->inputs[2] >= 0) { /* zero points: all 0 */
+        const ir_value *z = g->values[dq->inputs[2]];
+        if (!z->data || z->dtype != MOPT_DTYPE_I8) return false;
+        for (int64_t i = 0; i < ir_shape_numel(&z->shape); i++)
+            if (((const int8_t *)z->data)[i] != 0) return false;
+    }
+    int64_t ns = 0;
+    const float *s = fu_const_f32(g, dq->inputs[1], &ns);
+    if (!s) return false;
+    if (ns != 1) {
+        int64_t axis = ir_node_attr_int(dq, "axis", 1);
+        if (axis < 0) axis += wv->shape.rank;
+        if (axis != ch_axis || ns != n_ch) return false;
+    }
+    for (int64_t i = 0; i < ns; i++)
+        if (!(s[i] > 0) || !isfinite(s[i])) return false;
+    m->dqw = dq;
+    m->wq = wv->data;
+    m->sw = s;
+    m->n_sw = ns;
+    return true;
+}
+
+static bool match_bias(const fu_graph *f, int32_t v, int64_t n_ch, qdq_match *m) {
+    const ir_graph *g = f->g;
+    m->bias_v = -1;
+    if (v < 0) return true;
+    const ir_value *bv = g->values[v];
+    if (bv->data && bv->dtype == MOPT_DTYPE_F32)
+        return ir_shape_numel(&bv->shape) == n_ch && (m->bias_v = v, true);
+    ir_node *dq = fu_producer_is(f, v, "DequantizeLinear");
+    if (!dq || dq->n_inputs < 2) return false;
+    const ir_value *q = g->values[dq->inputs[0]];
+    if (!q->data || q->dtype != MOPT_DTYPE_I32 || ir_shape_numel(&q->shape) != n_ch) return false;
+    if (dq->n_inputs > 2 && dq->inputs[2] >= 0) {
+        const ir_value *z = g->values[dq->inputs[2]];
+        if (!z->data || z->dtype != MOPT_DTYPE_I32) return false;
+        for (int64_t i = 0; i < ir_shape_numel(&z->shape); i++)
+            if (((const int32_t *)z->data)[i] != 0) return false;
+    }
+    int64_t ns = 0;
+    const float *s = fu_const_f32(g, dq->inputs[1], &ns);
+    if (!s || (ns != 1 && ns != n_ch)) return false;
+    m->bq = q->data;
+    m->bs = s;
+    m->n_bs = ns;
+    return true;
+}
+
+static bool match(const fu_graph *f, const ir_node *n, qdq_match *m) {
+    const ir_graph *g = f->g;
+    memset(m, 0, sizeof *m);
+    m->alpha = 1.f;
+    bool mm = fu_is(n, "MatMul"), gemm = fu_is(n, "Gemm"), cv = fu_is(n, "Conv");
+    if (!(mm || gemm || cv) || n->n_inputs < 2 || n->n_outputs != 1 || n->inputs[1] < 0)
+        return false;
+    if (g->values[n->outputs[0]]->dtype != MOPT_DTYPE_F32) return false;
+    if (!match_x(f, n->inputs[0], m)) return false;
+    const ir_node *dqw = fu_producer_is(f, n->inputs[1], "DequantizeLinear");
+    if (!dqw) return false;
+    const ir_shape *ws = &g->values[dqw->inputs[0]]->shape;
+    const ir_shape *xs = &g->values[n->inputs[0]]->shape;
+    int64_t n_ch;
+    int32_t axis;
+    if (cv) {
+        if (ws->rank < 3 || !fu_attrs_copyable(n)) return false;
+        n_ch = ws->dims[0], axis = 0;
+        m->conv = true;
+    } else {
+        if (ws->rank != 2 || xs->rank < 2) return false;
+        if (gemm) {
+            if (ir_node_attr_int(n, "transA", 0) != 0 || xs->rank != 2) return false;
+            m->trans_b = ir_node_attr_int(n, "transB", 0) != 0;
+            m->alpha = ir_node_attr_float(n, "alpha", 1.f);
+            if (n->n_inputs > 2 && n->inputs[2] >= 0 && ir_node_attr_float(n, "beta", 1.f) != 1.f)
+                return false;
+        }
+        n_ch = m->trans_b ? ws->dims[0] : ws->dims[1];
+        axis = m->trans_b ? 0 : 1;
+    }
+    if (!match_w(f, n->inputs[1], axis, n_ch, m)) return false;
+    if (!match_bias(f, (cv || gemm) && n->n_inputs > 2 ? n->inputs[2] : -1, n_ch, m)) return false;
+    ir_node *next = fu_sole_consumer(f, n->outputs[0], NULL);
+    if (fu_is(next, "Relu") && next->n_outputs == 1) m->relu = next;
+    return true;
+}
+
+static int32_t add_weight(ir_graph *g, const char *base, mopt_dtype dt, int32_t rank,
+                          const int64_t *dims, const void *data, size_t nbytes) {
+    void *buf = mopt_aligned_alloc(nbytes ? nbytes : 1);
+    if (!buf) {
+        mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating weight '%s'", base);
+        return -1;
+    }
+    int32_t v = ir_graph_new_value(g, base);
+    if (v < 0) {
+        mopt_aligned_free(buf);
+        return -1;
+    }
+    memcpy(buf, data, nbytes);
+    ir_value *val = g->values[v];
+    val->data = buf;
+    val->nbytes = nbytes;
+    val->dtype = dt;
+    ir_shape_set(&val->shape, rank, dims);
+    val->flags |= IR_VALUE_INITIALIZER;
+    val->producer = -1;
+    return v;
+}
+
+static mopt_status rewrite(fu_graph *f, ir_node *n, const qdq_match *m) {
+    ir_graph *g = f->g;
+    const ir_value *wv = g->values[m->dqw->inputs[0]];
+    int64_t numel = ir_shape_numel(&wv->shape);
+    int64_t C = m->conv || m->trans_b ? wv->shape.dims[0] : wv->shape.dims[1];
+    int64_t K = numel / C;
+    int8_t *q = mopt_malloc((size_t)numel);
+    float *scale = mopt_malloc((size_t)C * sizeof(float));
+    float *bias = mopt_malloc((size_t)C * sizeof(float));
+    if (!q || !scale || !bias) {
+        mopt_free(q), mopt_free(scale), mopt_free(bias);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (m->trans_b) /* [N, K] -> [K, N] */
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t k = 0; k < K; k++)
+                q[k * C + c] = m->wq[c * K + k];
+    else
+        memcpy(q, m->wq, (size_t)numel);
+    for (int64_t c = 0; c < C; c++) {
+        scale[c] = m->sx * m->sw[m->n_sw > 1 ? c : 0] * m->alpha;
+        if (m->bq) bias[c] = (float)m->bq[c] * m->bs[m->n_bs > 1 ? c : 0];
+    }
+    int64_t qdims[IR_MAX_RANK];
+    int32_t qrank = wv->shape.rank;
+    memcpy(qdims, wv->shape.dims, sizeof(int64_t) * (size_t)qrank);
+    if (!m->conv) qdims[0] = K, qdims[1] = C;
+    char base[256];
+    snprintf(base, sizeof base, "%s_s8", wv->name);
+    int32_t vq = add_weight(g, base, MOPT_DTYPE_I8, qrank, qdims, q, (size_t)numel);
+    snprintf(base, sizeof base, "%s_scale", wv->name);
+    int32_t vs = vq < 0 ? -1 : fu_add_f32_weight(g, base, 1, &C, scale);
+    int32_t vb = m->bias_v;
+    if (vs >= 0 && m->bq) {
+        snprintf(base, sizeof base, "%s_bias", wv->name);
+        vb = fu_add_f32_weight(g, base, 1, &C, bias);
+    }
+    mopt_free(q), mopt_free(scale), mopt_free(bias);
+    if (vs < 0 || (m->bq && vb < 0)) return MOPT_ERR_OUT_OF_MEMORY;
+    if (fu_refresh(f) || !fu_use_mopt_domain(g)) return MOPT_ERR_OUT_OF_MEMORY;
+    ir_node *last = m->relu ? m->relu : n;
+    ir_node *qn = fu_replace_node(f, last, m->conv ? "StaticQConv" : "StaticQMatMul", "mopt",
+                                  n->name, vb >= 0 ? 4 : 3, last->outputs[0]);
+    if (!qn) return MOPT_ERR_OUT_OF_MEMORY;
+    qn->inputs[0] = m->x;
+    qn->inputs[1] = vq;
+    qn->inputs[2] = vs;
+    if (vb >= 0) qn->inputs[3] = vb;
+    if ((m->conv && !fu_copy_attrs(qn, n)) || !fu_set_float(qn, "x_scale", m->sx) ||
+        !fu_set_int(qn, "x_zero_point", m->zx) ||
+        (m->relu && !fu_set_string(qn, "activation", "Relu")))
+        return MOPT_ERR_OUT_OF_MEMORY;
+    if (m->relu) n->dead = true;
+    return fu_refresh(f);
+}
+
+mopt_status pass_qdq(ir_graph *g, pass_result *r) {
+    bool any = false;
+    for (int32_t i = 0; i < g->n_nodes && !any; i++)
+        any = fu_is(g->nodes[i], "DequantizeLinear");
+    if (!any) return MOPT_OK;
+    fu_graph f;
+    mopt_status st = fu_init(&f, g);
+    int32_t n_mm = 0, n_conv = 0;
+    for (int32_t i = 0; !st && i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        qdq_match m;
+        if (n->dead || !match(&f, n, &m)) continue;
+        st = rewrite(&f, n, &m);
+        if (m.conv)
+            n_conv++;
+        else
+            n_mm++;
+    }
+    fu_free(&f);
+    int32_t n_chained = 0;
+    if (!st && n_mm + n_conv > 0) {
+        ir_graph_mark_dead_code(g); /* the Q/DQ pairs no one reads */
+        st = pass_quant_chain(g, 0, &n_chained);
+    }
+    r->rewrites = n_mm + n_conv;
+    pass_note_add(r, n_mm, "QDQ MatMul/Gemm");
+    pass_note_add(r, n_conv, "QDQ Conv");
+    pass_note_add(r, n_chained, "u8 kept between");
+    return st;
+}

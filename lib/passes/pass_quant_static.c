@@ -1,0 +1,276 @@
+/*
+ * pass_quant_static.c — static INT8 from a calibration table (issue 13):
+ *
+ *   X (f32, in the table) -> MatMul | Gemm | Conv | mopt.FusedMatMul | mopt.FusedConv
+ *                            (constant W, constant bias, f32 residual)
+ *   =>  X -> mopt.StaticQMatMul | mopt.StaticQConv (qstatic.h)
+ *
+ * X is quantized to u8 with the table's scale and zero point (no run-time
+ * min/max scan); W becomes s8, symmetric per output channel (max |w| / 127
+ * per column of a product, per output channel of a convolution). Then,
+ * where a static node's output is read only by static nodes as their X
+ * (with only a fused activation between: the fusions before this pass put
+ * it in the node) and all of them use the same table entry, the node
+ * writes u8 with that quantization and they read it as is: the tensor
+ * between stays int8. A node whose X is not in the table is left as it was
+ * (precision=int8's dynamic path), said with MOPT_VERBOSE.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "passes/fusion.h"
+
+static pass_qentry *qt_find(pass_qtable *t, const char *name) {
+    for (int32_t i = 0; i < t->n; i++)
+        if (strcmp(t->e[i].name, name) == 0) return &t->e[i];
+    return NULL;
+}
+
+static bool is_mopt(const ir_node *n, const char *op) {
+    return !n->dead && strcmp(n->domain, "mopt") == 0 && strcmp(n->op_type, op) == 0;
+}
+
+/* Adds an s8 initializer; -1 on failure (message set). */
+static int32_t add_s8_weight(ir_graph *g, const char *base, int32_t rank, const int64_t *dims,
+                             const int8_t *data) {
+    int64_t n = ir_numel(rank, dims);
+    void *buf = mopt_aligned_alloc((size_t)(n > 0 ? n : 1));
+    if (!buf) {
+        mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating weight '%s'", base);
+        return -1;
+    }
+    int32_t v = ir_graph_new_value(g, base);
+    if (v < 0) {
+        mopt_aligned_free(buf);
+        return -1;
+    }
+    memcpy(buf, data, (size_t)n);
+    ir_value *val = g->values[v];
+    val->data = buf;
+    val->nbytes = (size_t)n;
+    val->dtype = MOPT_DTYPE_I8;
+    ir_shape_set(&val->shape, rank, dims);
+    val->flags |= IR_VALUE_INITIALIZER;
+    val->producer = -1;
+    return v;
+}
+
+typedef struct qs_match {
+    bool conv;
+    bool trans_b;
+    float alpha;
+    int32_t bias, residual; /* values, or -1 */
+} qs_match;
+
+static bool const_f32(const ir_graph *g, int32_t v) {
+    return v >= 0 && fu_is_const(g, v) && g->values[v]->dtype == MOPT_DTYPE_F32;
+}
+
+/* Whether n is a node this pass rewrites (apart from the table). */
+static bool match(const fu_graph *f, const ir_node *n, qs_match *m) {
+    const ir_graph *g = f->g;
+    memset(m, 0, sizeof *m);
+    m->alpha = 1.f;
+    m->bias = m->residual = -1;
+    bool mm = fu_is(n, "MatMul"), fmm = is_mopt(n, "FusedMatMul"), gemm = fu_is(n, "Gemm");
+    bool cv = fu_is(n, "Conv"), fcv = is_mopt(n, "FusedConv");
+    if (!(mm || fmm || gemm || cv || fcv) || n->n_inputs < 2 || n->n_outputs != 1) return false;
+    int32_t x = n->inputs[0], w = n->inputs[1];
+    if (x < 0 || fu_is_const(g, x) || g->values[x]->dtype != MOPT_DTYPE_F32 || !const_f32(g, w))
+        return false;
+    if (g->values[n->outputs[0]]->dtype != MOPT_DTYPE_F32) return false;
+    const ir_shape *ws = &g->values[w]->shape, *xs = &g->values[x]->shape;
+    m->conv = cv || fcv;
+    if (n->n_inputs > 2 && n->inputs[2] >= 0) {
+        if (!const_f32(g, n->inputs[2])) return false;
+        m->bias = n->inputs[2];
+    }
+    if (gemm && n->n_inputs > 2 && n->inputs[2] >= 0 && ir_node_attr_float(n, "beta", 1.f) != 1.f)
+        return false;
+    if (!gemm && n->n_inputs > 3 && n->inputs[3] >= 0) {
+        int32_t r = n->inputs[3];
+        if (g->values[r]->dtype != MOPT_DTYPE_F32 ||
+            !fu_same_shape(&g->values[r]->shape, &g->values[n->outputs[0]]->shape))
+            return false;
+        m->residual = r;
+    }
+    if (m->conv) {
+        if (ws->rank < 3 || !ir_shape_is_concrete(ws)) return false;
+        if (fcv && ir_node_attr_int(n, "layout", 0) != 0) return false;
+        if (m->bias >= 0 && ir_shape_numel(&g->values[m->bias]->shape) != ws->dims[0]) return false;
+        return fu_attrs_copyable(n);
+    }
+    if (ws->rank != 2 || !ir_shape_is_concrete(ws) || xs->rank < 2) return false;
+    if (fmm) {
+        if (ir_node_attr_int(n, "transA", 0) != 0) return false;
+        m->trans_b = ir_node_attr_int(n, "transB", 0) != 0;
+        m->alpha = ir_node_attr_float(n, "alpha", 1.f);
+    } else if (gemm) {
+        if (ir_node_attr_int(n, "transA", 0) != 0 || xs->rank != 2) return false;
+        m->trans_b = ir_node_attr_int(n, "transB", 0) != 0;
+        m->alpha = ir_node_attr_float(n, "alpha", 1.f);
+    }
+    int64_t N = m->trans_b ? ws->dims[0] : ws->dims[1];
+    if (m->bias >= 0) { /* along N only */
+        const ir_shape *bs = &g->values[m->bias]->shape;
+        if (!ir_shape_is_concrete(bs) || ir_shape_numel(bs) != N ||
+            (bs->rank > 0 && bs->dims[bs->rank - 1] != N))
+            return false;
+    }
+    return fu_attrs_copyable(n);
+}
+
+/* W quantized per output channel: q (s8, [K, N] for a product, W's layout
+ * for a convolution) and scale[c] = x_scale * max|w_c| / 127 * alpha. */
+static void quantize_w(const ir_graph *g, const ir_node *n, const qs_match *m, float x_scale,
+                       int8_t *q, float *scale, int64_t *n_ch) {
+    const ir_value *wv = g->values[n->inputs[1]];
+    const float *w = wv->data;
+    const ir_shape *ws = &wv->shape;
+    int64_t C, K, sc, sk; /* channels, reduction; strides of w along them */
+    if (m->conv) {
+        C = ws->dims[0], K = ir_shape_numel(ws) / C, sc = K, sk = 1;
+    } else if (m->trans_b) {
+        C = ws->dims[0], K = ws->dims[1], sc = K, sk = 1;
+    } else {
+        C = ws->dims[1], K = ws->dims[0], sc = 1, sk = C;
+    }
+    *n_ch = C;
+    for (int64_t c = 0; c < C; c++) {
+        float mx = 0;
+        for (int64_t k = 0; k < K; k++)
+            mx = fmaxf(mx, fabsf(w[c * sc + k * sk]));
+        float s = mx > 0 ? mx / 127.f : 1.f, inv = 1.f / s;
+        for (int64_t k = 0; k < K; k++) {
+            float v = fminf(fmaxf(nearbyintf(w[c * sc + k * sk] * inv), -127.f), 127.f);
+            /* a product's q is [K, N]; a convolution's keeps W's layout */
+            q[m->conv ? c * K + k : k * C + c] = (int8_t)v;
+        }
+        scale[c] = x_scale * s * m->alpha;
+    }
+}
+
+static mopt_status rewrite(fu_graph *f, ir_node *n, const qs_match *m, const pass_qentry *e) {
+    ir_graph *g = f->g;
+    const ir_value *wv = g->values[n->inputs[1]];
+    int64_t numel = ir_shape_numel(&wv->shape);
+    int64_t C = m->conv || m->trans_b ? wv->shape.dims[0] : wv->shape.dims[1];
+    int8_t *q = mopt_malloc((size_t)numel);
+    float *scale = mopt_malloc((size_t)C * sizeof(float));
+    mopt_status st = MOPT_OK;
+    if (!q || !scale) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+    int64_t n_ch = 0;
+    if (!st) quantize_w(g, n, m, e->scale, q, scale, &n_ch);
+    char base[256];
+    snprintf(base, sizeof base, "%s_s8", g->values[n->inputs[1]]->name);
+    int64_t qdims[IR_MAX_RANK];
+    int32_t qrank = wv->shape.rank;
+    memcpy(qdims, wv->shape.dims, sizeof(int64_t) * (size_t)qrank);
+    if (!m->conv) qdims[0] = numel / C, qdims[1] = C;
+    int32_t vq = st ? -1 : add_s8_weight(g, base, qrank, qdims, q);
+    snprintf(base, sizeof base, "%s_scale", g->values[n->inputs[1]]->name);
+    int32_t vs = vq < 0 ? -1 : fu_add_f32_weight(g, base, 1, &C, scale);
+    int32_t vb = -1;
+    if (vs >= 0 && m->bias >= 0) /* a dense [C] copy (a product's may be [1, N]) */
+        vb = fu_add_f32_weight(g, g->values[m->bias]->name, 1, &C, g->values[m->bias]->data);
+    mopt_free(q);
+    mopt_free(scale);
+    if (vs < 0 || (m->bias >= 0 && vb < 0)) return st ? st : MOPT_ERR_OUT_OF_MEMORY;
+    if (fu_refresh(f) || !fu_use_mopt_domain(g)) return MOPT_ERR_OUT_OF_MEMORY;
+    int32_t n_in = m->residual >= 0 ? 5 : vb >= 0 ? 4 : 3;
+    ir_node *qn = fu_replace_node(f, n, m->conv ? "StaticQConv" : "StaticQMatMul", "mopt", n->name,
+                                  n_in, n->outputs[0]);
+    if (!qn) return MOPT_ERR_OUT_OF_MEMORY;
+    qn->inputs[0] = n->inputs[0];
+    qn->inputs[1] = vq;
+    qn->inputs[2] = vs;
+    if (n_in > 3) qn->inputs[3] = vb;
+    if (n_in > 4) qn->inputs[4] = m->residual;
+    if (!fu_copy_attrs(qn, n) || !fu_set_float(qn, "x_scale", e->scale) ||
+        !fu_set_int(qn, "x_zero_point", e->zero_point))
+        return MOPT_ERR_OUT_OF_MEMORY;
+    return fu_refresh(f);
+}
+
+/* Keeps u8 between static nodes: node s's output, read only by static
+ * nodes as X with one quantization, becomes u8 in it. */
+mopt_status pass_quant_chain(ir_graph *g, int verbose, int32_t *n_chained) {
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *s = g->nodes[i];
+        if (!is_mopt(s, "StaticQMatMul") && !is_mopt(s, "StaticQConv")) continue;
+        int32_t y = s->outputs[0];
+        if (g->values[y]->flags & IR_VALUE_OUTPUT) continue;
+        bool ok = true, any = false;
+        float xs = 0;
+        int64_t zp = 0;
+        ir_node *first = NULL;
+        for (int32_t j = 0; ok && j < g->n_nodes; j++) {
+            const ir_node *c = g->nodes[j];
+            if (c->dead) continue;
+            for (int32_t k = 0; ok && k < c->n_inputs; k++) {
+                if (c->inputs[k] != y) continue;
+                bool stat = is_mopt(c, "StaticQMatMul") || is_mopt(c, "StaticQConv");
+                float cxs = ir_node_attr_float(c, "x_scale", 0.f);
+                int64_t czp = ir_node_attr_int(c, "x_zero_point", 0);
+                if (!stat || k != 0 || (any && (cxs != xs || czp != zp))) ok = false;
+                xs = cxs, zp = czp, any = true;
+                if (!first) first = (ir_node *)c;
+            }
+        }
+        if (!ok || !any) continue;
+        if (!fu_set_float(s, "y_scale", xs) || !fu_set_int(s, "y_zero_point", zp))
+            return MOPT_ERR_OUT_OF_MEMORY;
+        g->values[y]->dtype = MOPT_DTYPE_U8;
+        (*n_chained)++;
+        if (verbose)
+            mopt_log(MOPT_LOG_INFO, "mopt: static int8: %s -> %s: '%s' stays u8 in between",
+                     s->name, first->name, g->values[y]->name);
+    }
+    return MOPT_OK;
+}
+
+mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_result *r) {
+    fu_graph f;
+    mopt_status st = fu_init(&f, g);
+    int32_t n_static = 0, n_missing = 0, n_chained = 0;
+    for (int32_t i = 0; !st && i < g->n_nodes; i++) {
+        ir_node *n = g->nodes[i];
+        qs_match m;
+        if (n->dead || !match(&f, n, &m)) continue;
+        const char *xname = g->values[n->inputs[0]]->name;
+        pass_qentry *e = qt_find(t, xname);
+        if (!e) {
+            n_missing++;
+            if (verbose)
+                mopt_log(MOPT_LOG_INFO,
+                         "mopt: static int8: node '%s' (%s): input '%s' is not in the "
+                         "calibration table: left to dynamic int8",
+                         n->name, n->op_type, xname);
+            continue;
+        }
+        e->used = true;
+        char name[128], op[64];
+        snprintf(name, sizeof name, "%s", n->name);
+        snprintf(op, sizeof op, "%s", n->op_type);
+        st = rewrite(&f, n, &m, e);
+        if (st) break;
+        n_static++;
+        if (verbose)
+            mopt_log(MOPT_LOG_INFO,
+                     "mopt: static int8: node '%s' (%s) runs static int8: x '%s' scale %g "
+                     "zero point %d",
+                     name, op, xname, (double)e->scale, (int)e->zero_point);
+    }
+    fu_free(&f);
+    if (!st) st = pass_quant_chain(g, verbose, &n_chained);
+    if (st) return st;
+    r->rewrites = n_static;
+    pass_note_add(r, n_static, "static int8");
+    pass_note_add(r, n_chained, "u8 kept between");
+    pass_note_add(r, n_missing, "not in the table");
+    return MOPT_OK;
+}

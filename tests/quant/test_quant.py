@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""test_quant.py — quantization end to end (issue 13), through the public API
+(Python binding) and the `mopt` tool:
+
+1. Models quantized by onnxruntime.quantization (quantgen.py: a BERT-like
+   MatMul stack and a small CNN; QDQ and QOperator static, QOperator
+   dynamic; per tensor and per channel) run in libmopt and match ONNX
+   Runtime's outputs of the same quantized model within ONE STEP of the
+   8-bit output quantization, (max - min) / 255 of the reference output:
+   both sum the same integers exactly, so they can differ only where a
+   float rounding of a dequantization multiplier flips a requantization
+   (measured: max abs error 0 to 2.4e-7 on these models). The profile shows
+   the int8 kernels ran (StaticQMatMul / StaticQConv for QDQ, with no float
+   MatMul/Conv/Gemm left; QLinearMatMul, QLinearConv, MatMulInteger,
+   ConvInteger on "cpu-vnni" where the CPU has AVX512-VNNI).
+2. `mopt calibrate` on known distributions: N(0, 1) with one planted
+   outlier (40.0): minmax gives the exact min/max, percentile 99.99 the
+   numpy percentiles within one histogram bin and clips the outlier, the
+   entropy range lies between the two; scale and zero point are the u8
+   quantization of the chosen range.
+3. The option calibration=FILE: static INT8 of the CNN matches FP32
+   (cosine >= 0.999), MOPT_VERBOSE names the static nodes and the u8 kept
+   between them, a tensor missing from the table falls back with a
+   message, and a table for another model, or without precision=int8, is
+   refused with a message saying why.
+4. The generated ResNet-like model (bench/genmodels.py, 64x64, 10 classes)
+   calibrated on 32 random inputs keeps top-1 agreement >= 99.5% with FP32
+   on a golden set of 400 other inputs.
+
+    python3 tests/quant/test_quant.py BUILD_DIR SOURCE_DIR
+"""
+import copy
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+import yaml
+
+BUILD, SRC = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
+os.environ.setdefault("MOPT_LIBRARY", str(BUILD / "libmopt.so"))
+sys.path.insert(0, str(SRC / "bindings" / "python"))
+sys.path.insert(0, str(SRC / "tests" / "quant"))
+sys.path.insert(0, str(SRC / "bench"))
+import mopt  # noqa: E402
+import quantgen  # noqa: E402
+
+MOPT = str(BUILD / "tools" / "mopt" / "mopt")
+VNNI = "avx512_vnni" in Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else False
+failures = []
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def cosine(a, b):
+    a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-30))
+
+
+def profile_ops(sess):
+    ops = {}
+    for p in sess.profile():
+        ops.setdefault(p["op"], []).append(p["kernel"])
+    return ops
+
+
+# ---- 1. ORT-quantized models ---------------------------------------------------
+
+def test_ort_models(tmp):
+    import onnxruntime as ort
+    for kind in ("mlp", "cnn"):
+        fp32 = tmp / ("%s.onnx" % kind)
+        onnx.save(getattr(quantgen, kind)(), fp32)
+        calib = quantgen.inputs_for(kind, 16, 1)
+        test = quantgen.inputs_for(kind, 4, 2)
+        n_float_ops = sum(n.op_type in ("MatMul", "Gemm", "Conv") for n in onnx.load(fp32).graph.node)
+        for fmt in ("qdq", "qdq_s8", "qop", "dyn"):
+            for pc in (False, True):
+                q = tmp / ("%s_%s_%d.onnx" % (kind, fmt, pc))
+                quantgen.ort_quantize(str(fp32), str(q), kind, fmt, pc, calib)
+                s = ort.InferenceSession(str(q), providers=["CPUExecutionProvider"])
+                tag = "%s %s per_channel=%d" % (kind, fmt, pc)
+                with mopt.Model(str(q)) as m, mopt.Session(m, threads=1, profile=True) as ms:
+                    err, step = 0.0, np.inf
+                    for a in test:
+                        r = s.run(None, {"x": a})[0]
+                        o = ms.run({"x": a})["y"]
+                        err = max(err, float(np.abs(r - o).max()))
+                        step = min(step, float(r.max() - r.min()) / 255)
+                    ops = profile_ops(ms)
+                check(err <= step, "%s: max |mopt - ORT| %.3g <= one output step %.3g" % (tag, err, step))
+                if fmt in ("qdq", "qdq_s8"):
+                    n_static = len(ops.get("StaticQMatMul", [])) + len(ops.get("StaticQConv", []))
+                    check(n_static == n_float_ops and not any(k in ops for k in ("MatMul", "Gemm", "Conv")),
+                          "%s: %d MatMul/Gemm/Conv run as static int8 ops (%s)" % (tag, n_static, sorted(ops)))
+                    kernels = ops.get("StaticQMatMul", []) + ops.get("StaticQConv", [])
+                    if VNNI:
+                        check(set(kernels) == {"cpu-vnni"}, "%s: static int8 kernels %s" % (tag, set(kernels)))
+                else:
+                    want = {"qop": ("QLinearMatMul", "QLinearConv"), "dyn": ("MatMulInteger", "ConvInteger")}[fmt]
+                    kernels = [k for op in want for k in ops.get(op, [])]
+                    check(len(kernels) > 0 and (not VNNI or all(k.startswith("cpu-vnni") for k in kernels)),
+                          "%s: %s ran on %s" % (tag, "/".join(want), sorted(set(kernels))))
+
+
+# ---- 2. calibration methods --------------------------------------------------------
+
+def synthetic_model(path, k=64):
+    from onnx import TensorProto, helper, numpy_helper
+    w = numpy_helper.from_array(np.ones((k, 4), np.float32), "w")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "syn",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [256, 4])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def calibrate(model, inputs, out, method, *extra):
+    r = subprocess.run([MOPT, "calibrate", str(model), "--inputs", str(inputs), "-o", str(out),
+                        "--method", method, *extra], capture_output=True, text=True)
+    check(r.returncode == 0, "mopt calibrate --method %s exits 0 (%s)" % (method, r.stderr.strip()))
+    return yaml.safe_load(Path(out).read_text())
+
+
+def test_calibration_methods(tmp):
+    model = tmp / "syn.onnx"
+    synthetic_model(model)
+    rng = np.random.default_rng(5)
+    data = []
+    for i in range(8):
+        a = rng.standard_normal((256, 64)).astype(np.float32)
+        if i == 3:
+            a[7, 9] = 40.0  # the planted outlier
+        (tmp / "sets" / ("set_%d" % i)).mkdir(parents=True, exist_ok=True)
+        np.save(tmp / "sets" / ("set_%d" % i) / "x.npy", a)
+        data.append(a.ravel())
+    data = np.concatenate(data)
+    tables = {m: calibrate(model, tmp / "sets", tmp / ("%s.yaml" % m), m)
+              for m in ("minmax", "percentile", "entropy")}
+    for m, t in tables.items():
+        check(t["format"] == "mopt-calibration/1" and t["method"] == m and t["input_sets"] == 8,
+              "%s table header" % m)
+        e = t["tensors"]["x"]
+        lo, hi = e["ranges"][m]
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+        scale = (hi - lo) / 255
+        check(abs(e["scale"] - scale) <= 1e-6 * scale and e["zero_point"] == round(-lo / scale),
+              "%s: scale %g, zero point %d quantize its range [%g, %g]" % (m, e["scale"], e["zero_point"], lo, hi))
+    r = tables["minmax"]["tensors"]["x"]["ranges"]
+    check(abs(r["minmax"][0] - data.min()) < 1e-6 and r["minmax"][1] == 40.0,
+          "minmax range [%g, %g] is the data's min/max [%g, 40]" % (r["minmax"][0], r["minmax"][1], data.min()))
+    p_lo, p_hi = np.percentile(data, [0.01, 99.99])
+    bin_w = (40.0 - data.min()) / 2048
+    check(abs(r["percentile"][0] - p_lo) <= bin_w and abs(r["percentile"][1] - p_hi) <= bin_w,
+          "percentile 99.99 range [%g, %g] is numpy's [%g, %g] within one bin (%g)"
+          % (r["percentile"][0], r["percentile"][1], p_lo, p_hi, bin_w))
+    check(r["percentile"][1] < 5, "percentile clips the planted outlier (hi %g)" % r["percentile"][1])
+    check(r["percentile"][1] < r["entropy"][1] < r["minmax"][1]
+          and r["minmax"][0] <= r["entropy"][0] <= r["percentile"][0],
+          "entropy range [%g, %g] lies between percentile and minmax" % tuple(r["entropy"]))
+    t = calibrate(model, tmp / "sets", tmp / "p99.yaml", "percentile", "--percentile", "99")
+    q = t["tensors"]["x"]["ranges"]["percentile"]
+    check(abs(q[1] - np.percentile(data, 99)) <= bin_w, "--percentile 99: hi %g" % q[1])
+    bad = subprocess.run([MOPT, "calibrate", str(model), "--inputs", str(tmp / "sets"), "-o",
+                          str(tmp / "x.yaml"), "--method", "kl"], capture_output=True, text=True)
+    check(bad.returncode == 2 and "--method kl" in bad.stderr, "an unknown --method is a usage error")
+    bad = subprocess.run([MOPT, "calibrate", str(model), "--inputs", str(tmp / "nowhere"), "-o",
+                          str(tmp / "x.yaml")], capture_output=True, text=True)
+    check(bad.returncode != 0 and "nowhere" in bad.stderr, "a missing --inputs folder is named")
+
+
+# ---- 3. the calibration option -------------------------------------------------------
+
+def run_cli(model, opts_yaml, x, tmp, env=None):
+    np.save(tmp / "in.npy", x)
+    r = subprocess.run([MOPT, "run", str(model), "--options", str(opts_yaml), "--input",
+                        "x=%s" % (tmp / "in.npy"), "--output-dir", str(tmp / "out")],
+                       capture_output=True, text=True, env=env)
+    return r
+
+
+def test_calibration_option(tmp):
+    model = tmp / "cnn.onnx"
+    onnx.save(quantgen.cnn(), model)
+    (tmp / "cnn_sets").mkdir(exist_ok=True)
+    for i, a in enumerate(quantgen.inputs_for("cnn", 16, 7)):
+        np.save(tmp / "cnn_sets" / ("%02d.npy" % i), a)
+    calibrate(model, tmp / "cnn_sets", tmp / "cnn.yaml", "minmax")
+    test = quantgen.inputs_for("cnn", 8, 8)
+    with mopt.Model(str(model)) as mf, mopt.Session(mf, threads=1) as sf, \
+            mopt.Model(str(model), precision="int8", calibration=str(tmp / "cnn.yaml")) as mq, \
+            mopt.Session(mq, threads=1, profile=True) as sq:
+        cos = min(cosine(sf.run({"x": a})["y"], sq.run({"x": a})["y"]) for a in test)
+        ops = profile_ops(sq)
+    check(cos >= 0.999, "static int8 CNN vs fp32: min cosine %.5f >= 0.999" % cos)
+    check(len(ops.get("StaticQConv", [])) == 3 and len(ops.get("StaticQMatMul", [])) == 1,
+          "static int8 CNN runs 3 StaticQConv + 1 StaticQMatMul (%s)" % sorted(ops))
+    opts = tmp / "o.yaml"
+    opts.write_text("precision: int8\ncalibration: %s\n" % (tmp / "cnn.yaml"))
+    env = dict(os.environ, MOPT_VERBOSE="1")
+    r = run_cli(model, opts, test[0], tmp, env)
+    check(r.returncode == 0 and "node 'conv1' (FusedConv) runs static int8" in r.stderr
+          and "stays u8 in between" in r.stderr, "MOPT_VERBOSE names the static nodes and the u8 between")
+    # a tensor missing from the table: dynamic, with a message
+    t = yaml.safe_load((tmp / "cnn.yaml").read_text())
+    first = next(iter(t["tensors"]))
+    del t["tensors"][first]
+    (tmp / "partial.yaml").write_text(yaml.safe_dump(t))
+    opts.write_text("precision: int8\ncalibration: %s\n" % (tmp / "partial.yaml"))
+    r = run_cli(model, opts, test[0], tmp, env)
+    check(r.returncode == 0 and ("input '%s' is not in the calibration table" % first) in r.stderr,
+          "a tensor missing from the table falls back to dynamic with a MOPT_VERBOSE message")
+    # some names that are not tensors of the model: a warning, the rest used
+    t2 = yaml.safe_load((tmp / "cnn.yaml").read_text())
+    t2["tensors"]["no_such_tensor"] = copy.deepcopy(t2["tensors"][next(iter(t2["tensors"]))])
+    (tmp / "extra.yaml").write_text(yaml.safe_dump(t2))
+    opts.write_text("precision: int8\ncalibration: %s\n" % (tmp / "extra.yaml"))
+    r = run_cli(model, opts, test[0], tmp)
+    check(r.returncode == 0 and "1 of its 5 tensors (e.g. 'no_such_tensor') are not tensors of this "
+          "model" in r.stderr, "unknown names in the table: a warning (%s)" % r.stderr.strip())
+    # saved by mopt optimize, the static nodes come back from the .mopt file
+    opts.write_text("precision: int8\ncalibration: %s\n" % (tmp / "cnn.yaml"))
+    saved = tmp / "cnn_static.mopt"
+    r = subprocess.run([MOPT, "optimize", str(model), "-o", str(saved), "--options", str(opts)],
+                       capture_output=True, text=True)
+    with mopt.Model(str(saved)) as ms, mopt.Session(ms, profile=True) as ss, \
+            mopt.Model(str(model), precision="int8", calibration=str(tmp / "cnn.yaml")) as mq, \
+            mopt.Session(mq) as sq:
+        same = all(np.array_equal(ss.run({"x": a})["y"], sq.run({"x": a})["y"]) for a in test)
+        n = len(profile_ops(ss).get("StaticQConv", []))
+    check(r.returncode == 0 and same and n == 3, "a .mopt saved with static INT8 runs it (bit-identical)")
+    # a table for another model
+    other = tmp / "mlp.onnx"
+    onnx.save(quantgen.mlp(), other)
+    try:
+        mopt.Model(str(other), precision="int8", calibration=str(tmp / "cnn.yaml")).close()
+        check(False, "a table for another model is refused")
+    except mopt.MoptError as e:
+        check("made for another model" in str(e) and "cnn.onnx" in str(e),
+              "a table for another model is refused: %s" % e)
+    # without a hash, a table none of whose names is a tensor of the model
+    del t["model_hash"]
+    t["tensors"] = {"no_such_" + k: v for k, v in t["tensors"].items()}
+    (tmp / "nohash.yaml").write_text(yaml.safe_dump(t))
+    try:
+        mopt.Model(str(other), precision="int8", calibration=str(tmp / "nohash.yaml")).close()
+        check(False, "a table naming no tensor of the model is refused")
+    except mopt.MoptError as e:
+        check("is a tensor of this model" in str(e), "a table naming no tensor is refused: %s" % e)
+    try:
+        mopt.Model(str(model), calibration=str(tmp / "cnn.yaml")).close()
+        check(False, "calibration without precision=int8 is refused")
+    except mopt.MoptError as e:
+        check("needs precision=int8" in str(e), "calibration without precision=int8: %s" % e)
+    (tmp / "broken.yaml").write_text("format: mopt-calibration/1\ntensors:\n  x: {scale: -1, zero_point: 3}\n")
+    try:
+        mopt.Model(str(model), precision="int8", calibration=str(tmp / "broken.yaml")).close()
+        check(False, "a negative scale is refused")
+    except mopt.MoptError as e:
+        check("scale > 0" in str(e) and "line 3" in str(e), "a bad entry is refused: %s" % e)
+
+
+def test_fused_gemm_forms(tmp):
+    """Gemm (transB 0/1) alone and with an activation (then a FusedMatMul):
+    square weights, so a transposition mistake changes values, not shapes."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    for act in (None, "Tanh", "Relu"):
+        for tb in (0, 1):
+            w = (rng.standard_normal((64, 64)) / 8).astype(np.float32)
+            nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["g"], transB=tb, alpha=0.5)]
+            out = "g"
+            if act:
+                nodes.append(helper.make_node(act, ["g"], ["y"]))
+                out = "y"
+            g = helper.make_graph(nodes, "gemm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 64])],
+                                  [helper.make_tensor_value_info(out, TensorProto.FLOAT, [16, 64])],
+                                  [numpy_helper.from_array(w, "w"),
+                                   numpy_helper.from_array(rng.standard_normal(64).astype(np.float32), "b")])
+            m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+            m.ir_version = 8
+            path = tmp / "gemm.onnx"
+            onnx.save(m, path)
+            x = rng.standard_normal((16, 64)).astype(np.float32)
+            (tmp / "gemm_sets" / "a").mkdir(parents=True, exist_ok=True)
+            np.save(tmp / "gemm_sets" / "a" / "x.npy", x)
+            calibrate(path, tmp / "gemm_sets", tmp / "gemm.yaml", "minmax")
+            with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
+                    mopt.Model(str(path), precision="int8", calibration=str(tmp / "gemm.yaml")) as mq, \
+                    mopt.Session(mq, profile=True) as sq:
+                a, b = sf.run({"x": x})[out], sq.run({"x": x})[out]
+                ops = profile_ops(sq)
+            err = float(np.abs(a - b).max())
+            # x step ~ 8 / 255, |w| <= ~0.5, K = 64, alpha 0.5: worst case ~0.5, typical ~0.02
+            check(err < 0.1 and "StaticQMatMul" in ops,
+                  "Gemm transB=%d %s: static int8 max abs error %.4f (%s)" % (tb, act, err, sorted(ops)))
+
+
+# ---- 4. ResNet-like top-1 -------------------------------------------------------------
+
+def test_resnet_top1(tmp):
+    import genmodels
+    hw, classes = 64, 10
+    model = tmp / "resnet.onnx"
+    m = genmodels.resnet18(hw=hw, classes=classes)
+    onnx.save(m, model)
+    out_name = m.graph.output[0].name
+    rng = np.random.default_rng(11)
+    (tmp / "rn_calib").mkdir(exist_ok=True)
+    for i in range(32):
+        np.save(tmp / "rn_calib" / ("%02d.npy" % i), rng.standard_normal((1, 3, hw, hw)).astype(np.float32))
+    calibrate(model, tmp / "rn_calib", tmp / "rn.yaml", "minmax")
+    gold = [rng.standard_normal((8, 3, hw, hw)).astype(np.float32) for _ in range(50)]
+    with mopt.Model(str(model)) as mf, mopt.Session(mf, threads=2) as sf, \
+            mopt.Model(str(model), precision="int8", calibration=str(tmp / "rn.yaml")) as mq, \
+            mopt.Session(mq, threads=2, profile=True) as sq:
+        ref = np.concatenate([sf.run({"input": g})[out_name] for g in gold])
+        got = np.concatenate([sq.run({"input": g})[out_name] for g in gold])
+        ops = profile_ops(sq)
+    top1 = float(np.mean(ref.argmax(1) == got.argmax(1)))
+    cos = min(cosine(a, b) for a, b in zip(ref, got))
+    check(len(ops.get("StaticQConv", [])) == 20, "ResNet-like: 20 StaticQConv (%s)" % sorted(ops))
+    check(top1 >= 0.995, "ResNet-like static int8 (minmax): top-1 agreement %.4f >= 0.995 on %d inputs "
+          "(min cosine %.5f)" % (top1, len(ref), cos))
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        for t in (test_calibration_methods, test_calibration_option, test_fused_gemm_forms,
+                  test_ort_models, test_resnet_top1):
+            print("--", t.__name__)
+            t(tmp)
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        sys.exit(1)
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main()

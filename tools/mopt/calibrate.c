@@ -1,0 +1,388 @@
+/*
+ * calibrate.c — `mopt calibrate MODEL --inputs DIR -o TABLE.yaml [--method
+ * minmax|percentile|entropy] [--percentile P]`: runs the model (opt_level
+ * 0, the experimental option calibration_capture, which makes every f32
+ * input of MatMul/Gemm/Conv an extra output) on each input set of DIR (the
+ * golden-set layout of `mopt compare`: test_data_set_N/input_N.pb|.npy or
+ * <set>/<input name>.npy folders, or lone .npy files) twice: once for
+ * min/max, mean and std, once for two 2048-bin histograms (of x over
+ * [min, max] and of |x| over [0, max|x|]). From them, per tensor:
+ *   minmax      [min, max]
+ *   percentile  the (100 - P)th and Pth percentiles (P = 99.99 by default),
+ *               read from the histogram with linear interpolation in a bin
+ *   entropy     [-t, t] clipped to [min, max], where t minimises the KL
+ *               divergence between the |x| histogram cut at t (the clipped
+ *               mass put in the last bin) and its quantization to 128
+ *               levels (255 for a tensor >= 0), as TensorRT describes it
+ * and the u8 asymmetric quantization of the chosen method's range (widened
+ * to hold 0): scale = (hi - lo) / 255, zero_point = round(-lo / scale).
+ * Weights are not in the table: the library quantizes them per output
+ * channel (symmetric s8) when it loads the model with calibration=TABLE.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/mopt_format.h" /* mfmt_hash64: the table names its model */
+#include "mopt_cli.h"
+
+#define CAL_BINS 2048
+
+typedef struct cal_tensor {
+    const char *name;
+    size_t out_index;
+    double mn, mx, sum, sumsq;
+    int64_t count;
+    double hist[CAL_BINS], ahist[CAL_BINS];
+    double r_minmax[2], r_pct[2], r_ent[2];
+} cal_tensor;
+
+static uint64_t file_hash(const char *path, int *ok) {
+    *ok = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t cap = 1 << 20, n = 0;
+    unsigned char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            unsigned char *b = realloc(buf, cap * 2);
+            if (!b) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = b;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf) return 0;
+    uint64_t h = mfmt_hash64(buf, n);
+    free(buf);
+    *ok = 1;
+    return h;
+}
+
+/* The value at fraction q (0..1) of the mass of h over [lo, hi]. */
+static double hist_quantile(const double *h, double total, double lo, double hi, double q) {
+    double want = q * total, acc = 0, w = (hi - lo) / CAL_BINS;
+    for (int i = 0; i < CAL_BINS; i++) {
+        if (acc + h[i] >= want && h[i] > 0) return lo + w * (i + (want - acc) / h[i]);
+        acc += h[i];
+    }
+    return hi;
+}
+
+/* The KL-optimal threshold of |x| histogram h (bins of width w), levels
+ * quantization levels. */
+static double entropy_threshold(const double *h, double w, int levels) {
+    double total_above[CAL_BINS + 1];
+    total_above[CAL_BINS] = 0;
+    for (int i = CAL_BINS - 1; i >= 0; i--)
+        total_above[i] = total_above[i + 1] + h[i];
+    double best = INFINITY;
+    int best_i = CAL_BINS;
+    static double p[CAL_BINS], q[CAL_BINS];
+    for (int i = levels; i <= CAL_BINS; i++) {
+        double ps = 0;
+        for (int b = 0; b < i; b++)
+            p[b] = h[b];
+        p[i - 1] += total_above[i];
+        for (int b = 0; b < i; b++)
+            ps += p[b];
+        if (ps <= 0) continue;
+        /* Q: h[0..i) merged into `levels` groups, spread back over each
+         * group's nonzero bins */
+        for (int j = 0; j < levels; j++) {
+            int s = (int)((int64_t)j * i / levels), e = (int)((int64_t)(j + 1) * i / levels);
+            double tot = 0;
+            int nz = 0;
+            for (int b = s; b < e; b++) {
+                tot += h[b];
+                nz += h[b] > 0;
+            }
+            for (int b = s; b < e; b++)
+                q[b] = h[b] > 0 ? tot / nz : 0;
+        }
+        double qs = 0;
+        for (int b = 0; b < i; b++)
+            qs += q[b];
+        double kl = 0;
+        for (int b = 0; b < i; b++) {
+            if (p[b] <= 0) continue;
+            double pb = p[b] / ps, qb = qs > 0 ? q[b] / qs : 0;
+            kl += qb > 0 ? pb * log(pb / qb) : pb * log(pb / 1e-12);
+        }
+        if (kl < best) {
+            best = kl;
+            best_i = i;
+        }
+    }
+    return best_i * w;
+}
+
+static void quant_params(const double r[2], double *scale, int *zp) {
+    double lo = r[0] < 0 ? r[0] : 0, hi = r[1] > 0 ? r[1] : 0;
+    *scale = hi > lo ? (hi - lo) / 255.0 : 1.0;
+    double z = nearbyint(-lo / *scale);
+    *zp = z < 0 ? 0 : z > 255 ? 255 : (int)z;
+}
+
+static void yaml_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\x%02x", (unsigned char)*s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static const char *base_name(const char *p) {
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* Runs every set, calling visit for each captured tensor's data. */
+typedef struct cal_run {
+    mopt_session *session;
+    const mopt_model *model;
+    golden_set *sets;
+    size_t n_sets, n_in, n_out;
+    cal_tensor *t;
+    size_t n_t;
+} cal_run;
+
+static int run_all(cal_run *r, int pass) {
+    mopt_tensor **in = calloc(r->n_in + 1, sizeof *in), **out = calloc(r->n_out + 1, sizeof *out);
+    int rc = in && out ? 0 : 1;
+    for (size_t s = 0; !rc && s < r->n_sets; s++) {
+        const golden_set *g = &r->sets[s];
+        for (size_t i = 0; !rc && i < r->n_in; i++) {
+            const char *name = mopt_model_io_name(r->model, MOPT_INPUT, i);
+            char *p = g->is_file ? (r->n_in == 1 ? strdup(g->path) : NULL)
+                                 : find_tensor_file(g->path, "input", i, name);
+            if (!p) {
+                fprintf(stderr, "mopt: input set '%s': no file for input %zu '%s'\n", g->name, i,
+                        name);
+                rc = EXIT_USAGE;
+                break;
+            }
+            mopt_status st = mopt_tensor_load(p, &in[i]);
+            if (st) {
+                fprintf(stderr, "mopt: input set '%s': '%s': ", g->name, p);
+                rc = fail(st);
+            }
+            free(p);
+        }
+        mopt_status st = rc ? MOPT_OK
+                            : mopt_session_run(r->session, r->n_in, NULL,
+                                               (const mopt_tensor *const *)in, r->n_out, NULL, out);
+        if (!rc && st) {
+            fprintf(stderr, "mopt: input set '%s': ", g->name);
+            rc = fail(st);
+        }
+        for (size_t j = 0; !rc && j < r->n_t; j++) {
+            cal_tensor *c = &r->t[j];
+            const mopt_tensor *o = out[c->out_index];
+            const float *x = mopt_tensor_data_const(o);
+            int64_t n = 1;
+            for (int d = 0; d < mopt_tensor_rank(o); d++)
+                n *= mopt_tensor_dims(o)[d];
+            if (mopt_tensor_dtype(o) != MOPT_DTYPE_F32) continue;
+            for (int64_t i = 0; i < n; i++) {
+                double v = x[i];
+                if (!isfinite(v)) continue;
+                if (pass == 0) {
+                    if (c->count == 0 || v < c->mn) c->mn = v;
+                    if (c->count == 0 || v > c->mx) c->mx = v;
+                    c->sum += v, c->sumsq += v * v;
+                    c->count++;
+                } else {
+                    double span = c->mx - c->mn, am = fmax(fabs(c->mn), fabs(c->mx));
+                    int b = span > 0 ? (int)((v - c->mn) / span * CAL_BINS) : 0;
+                    int ab = am > 0 ? (int)(fabs(v) / am * CAL_BINS) : 0;
+                    c->hist[b < CAL_BINS ? b : CAL_BINS - 1] += 1;
+                    c->ahist[ab < CAL_BINS ? ab : CAL_BINS - 1] += 1;
+                }
+            }
+        }
+        for (size_t i = 0; i < r->n_in; i++) {
+            mopt_tensor_destroy(in[i]);
+            in[i] = NULL;
+        }
+        for (size_t j = 0; j < r->n_out; j++) {
+            mopt_tensor_destroy(out[j]);
+            out[j] = NULL;
+        }
+    }
+    free(in);
+    free(out);
+    return rc;
+}
+
+int cmd_calibrate(int argc, char **argv) {
+    common_opts c = {0};
+    const char *inputs = NULL, *out_path = NULL, *method = "minmax", *pct_s = NULL, *v;
+    for (int i = 2; i < argc; i++) {
+        int r;
+        if ((r = flag_value(argc, argv, &i, "--inputs", &v)) != 0) {
+            if (r < 0) return EXIT_USAGE;
+            inputs = v;
+        } else if ((r = flag_value(argc, argv, &i, "-o", &v)) != 0) {
+            if (r < 0) return EXIT_USAGE;
+            out_path = v;
+        } else if ((r = flag_value(argc, argv, &i, "--method", &v)) != 0) {
+            if (r < 0) return EXIT_USAGE;
+            method = v;
+        } else if ((r = flag_value(argc, argv, &i, "--percentile", &v)) != 0) {
+            if (r < 0) return EXIT_USAGE;
+            pct_s = v;
+        } else if ((r = flag_value(argc, argv, &i, "--threads", &v)) != 0) {
+            if (r < 0) return EXIT_USAGE;
+            c.threads = v;
+        } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
+            if (r < 0) return EXIT_USAGE;
+            c.options_file = v;
+        } else if (argv[i][0] == '-') {
+            return usage_error("unknown flag '%s' for 'mopt calibrate'", argv[i]);
+        } else if (c.model) {
+            return usage_error("'mopt calibrate' takes one model, got '%s' and '%s'", c.model,
+                               argv[i]);
+        } else {
+            c.model = argv[i];
+        }
+    }
+    if (!c.model) return usage_error("'mopt calibrate' needs a MODEL file");
+    if (!inputs) return usage_error("'mopt calibrate' needs --inputs DIR");
+    if (!out_path || !*out_path) return usage_error("'mopt calibrate' needs -o TABLE.yaml");
+    if (strcmp(method, "minmax") && strcmp(method, "percentile") && strcmp(method, "entropy"))
+        return usage_error("--method %s: expected minmax, percentile or entropy", method);
+    double pct = 99.99;
+    if (pct_s) {
+        char *end = NULL;
+        pct = strtod(pct_s, &end);
+        if (!end || *end || !(pct > 50 && pct <= 100))
+            return usage_error("--percentile %s: expected a number in (50, 100]", pct_s);
+    }
+    int hash_ok;
+    uint64_t hash = file_hash(c.model, &hash_ok);
+    if (!hash_ok) {
+        fprintf(stderr, "mopt: cannot read '%s': %s\n", c.model, strerror(errno));
+        return 1;
+    }
+    c.opt_level = "0";
+    mopt_options *plain_opts = NULL, *opts = NULL;
+    mopt_model *plain = NULL, *model = NULL;
+    mopt_session *session = NULL;
+    golden_set *sets = NULL;
+    cal_run run = {0};
+    int rc = make_options(&c, &plain_opts);
+    if (!rc) rc = make_options(&c, &opts);
+    mopt_status st = MOPT_OK;
+    if (!rc && (st = mopt_options_set_int(opts, "calibration_capture", 1)) != MOPT_OK)
+        rc = fail(st);
+    if (!rc && ((st = mopt_model_load(c.model, plain_opts, &plain)) != MOPT_OK ||
+                (st = mopt_model_load(c.model, opts, &model)) != MOPT_OK ||
+                (st = mopt_session_create(model, opts, &session)) != MOPT_OK))
+        rc = fail(st);
+    if (!rc) rc = list_sets(inputs, &sets, &run.n_sets);
+    if (!rc) {
+        size_t n_orig = mopt_model_io_count(plain, MOPT_OUTPUT);
+        run.session = session;
+        run.model = model;
+        run.sets = sets;
+        run.n_in = mopt_model_io_count(model, MOPT_INPUT);
+        run.n_out = mopt_model_io_count(model, MOPT_OUTPUT);
+        run.n_t = run.n_out - n_orig;
+        run.t = calloc(run.n_t + 1, sizeof *run.t);
+        if (!run.t) rc = 1;
+        for (size_t j = 0; !rc && j < run.n_t; j++) {
+            run.t[j].out_index = n_orig + j;
+            run.t[j].name = mopt_model_io_name(model, MOPT_OUTPUT, n_orig + j);
+        }
+        if (!rc && run.n_t == 0) {
+            fprintf(stderr,
+                    "mopt: '%s' has no MatMul, Gemm or Conv with an f32 activation "
+                    "input: nothing to calibrate\n",
+                    c.model);
+            rc = 1;
+        }
+    }
+    if (!rc) rc = run_all(&run, 0);
+    if (!rc) rc = run_all(&run, 1);
+    FILE *f = NULL;
+    if (!rc && !(f = fopen(out_path, "w"))) {
+        fprintf(stderr, "mopt: cannot write '%s': %s\n", out_path, strerror(errno));
+        rc = 1;
+    }
+    if (!rc) {
+        fprintf(f,
+                "# mopt calibration table: activation ranges of the inputs of MatMul/Gemm/Conv,\n"
+                "# read by libmopt with options precision=int8 calibration=THIS_FILE.\n"
+                "# Weights are quantized per output channel (symmetric s8) at load.\n");
+        fprintf(f, "format: mopt-calibration/1\nmodel: ");
+        yaml_str(f, base_name(c.model));
+        fprintf(f, "\nmodel_hash: \"mh64:%016" PRIx64 "\"\nmethod: %s\npercentile: %g\n", hash,
+                method, pct);
+        fprintf(f, "input_sets: %zu\nhistogram_bins: %d\ntensors:\n", run.n_sets, CAL_BINS);
+        for (size_t j = 0; j < run.n_t; j++) {
+            cal_tensor *t = &run.t[j];
+            if (t->count == 0) continue;
+            double total = 0;
+            for (int b = 0; b < CAL_BINS; b++)
+                total += t->hist[b];
+            t->r_minmax[0] = t->mn, t->r_minmax[1] = t->mx;
+            t->r_pct[0] = hist_quantile(t->hist, total, t->mn, t->mx, 1 - pct / 100);
+            t->r_pct[1] = hist_quantile(t->hist, total, t->mn, t->mx, pct / 100);
+            double am = fmax(fabs(t->mn), fabs(t->mx));
+            double th = entropy_threshold(t->ahist, am / CAL_BINS, t->mn >= 0 ? 255 : 128);
+            t->r_ent[0] = fmax(t->mn, -th), t->r_ent[1] = fmin(t->mx, th);
+            const double *r = strcmp(method, "minmax") == 0       ? t->r_minmax
+                              : strcmp(method, "percentile") == 0 ? t->r_pct
+                                                                  : t->r_ent;
+            double scale;
+            int zp;
+            quant_params(r, &scale, &zp);
+            double mean = t->sum / t->count;
+            double sd = sqrt(fmax(t->sumsq / t->count - mean * mean, 0));
+            fprintf(f, "  ");
+            yaml_str(f, t->name);
+            fprintf(f,
+                    ":\n    dtype: uint8\n    scale: %.9g\n    zero_point: %d\n"
+                    "    method: %s\n    min: %.9g\n    max: %.9g\n"
+                    "    ranges: {minmax: [%.9g, %.9g], percentile: [%.9g, %.9g], "
+                    "entropy: [%.9g, %.9g]}\n"
+                    "    histogram: {values: %" PRId64 ", mean: %.6g, std: %.6g, "
+                    "p0.01: %.6g, p50: %.6g, p99.99: %.6g}\n",
+                    scale, zp, method, t->mn, t->mx, t->r_minmax[0], t->r_minmax[1], t->r_pct[0],
+                    t->r_pct[1], t->r_ent[0], t->r_ent[1], t->count, mean, sd,
+                    hist_quantile(t->hist, total, t->mn, t->mx, 0.0001),
+                    hist_quantile(t->hist, total, t->mn, t->mx, 0.5),
+                    hist_quantile(t->hist, total, t->mn, t->mx, 0.9999));
+        }
+        if (fclose(f) != 0) {
+            fprintf(stderr, "mopt: cannot write '%s'\n", out_path);
+            rc = 1;
+        } else {
+            printf("calibrated %zu tensors of %s on %zu input sets (%s): %s\n", run.n_t, c.model,
+                   run.n_sets, method, out_path);
+        }
+    }
+    free(run.t);
+    free_sets(sets, run.n_sets);
+    mopt_session_destroy(session);
+    mopt_model_destroy(model);
+    mopt_model_destroy(plain);
+    mopt_options_destroy(opts);
+    mopt_options_destroy(plain_opts);
+    return rc;
+}
