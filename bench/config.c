@@ -69,6 +69,11 @@ void bench_config_free(bench_config *c) {
     free(c->precision);
     free(c->backend);
     free(c->profile);
+    for (size_t i = 0; i < c->n_options; i++) {
+        free(c->options[i].key);
+        free(c->options[i].value);
+    }
+    free(c->options);
     bench_config_init(c);
 }
 
@@ -83,7 +88,8 @@ int bench_config_copy(bench_config *dst, const bench_config *src) {
     c.inputs = NULL;
     c.shapes = NULL;
     c.dims = NULL;
-    c.n_inputs = c.n_shapes = c.n_dims = 0;
+    c.options = NULL;
+    c.n_inputs = c.n_shapes = c.n_dims = c.n_options = 0;
     if (src->n_inputs && (c.inputs = calloc(src->n_inputs, sizeof *c.inputs)) != NULL) {
         c.n_inputs = src->n_inputs;
         for (size_t i = 0; i < src->n_inputs; i++) {
@@ -109,6 +115,15 @@ int bench_config_copy(bench_config *dst, const bench_config *src) {
     } else if (src->n_dims) {
         bad = 1;
     }
+    if (src->n_options && (c.options = calloc(src->n_options, sizeof *c.options)) != NULL) {
+        c.n_options = src->n_options;
+        for (size_t i = 0; i < src->n_options; i++) {
+            c.options[i].key = dup_or_null(src->options[i].key, &bad);
+            c.options[i].value = dup_or_null(src->options[i].value, &bad);
+        }
+    } else if (src->n_options) {
+        bad = 1;
+    }
     *dst = c;
     if (bad) {
         bench_config_free(dst);
@@ -122,6 +137,25 @@ int bench_config_set_str(char **field, const char *value) {
     if (value && !(d = strdup(value))) return -1;
     free(*field);
     *field = d;
+    return 0;
+}
+
+int bench_config_add_option(bench_config *c, const char *key, const char *value) {
+    for (size_t i = 0; i < c->n_options; i++)
+        if (strcmp(c->options[i].key, key) == 0)
+            return bench_config_set_str(&c->options[i].value, value);
+    bench_kv *n = realloc(c->options, (c->n_options + 1) * sizeof *n);
+    if (!n) return -1;
+    c->options = n;
+    char *k = strdup(key), *v = strdup(value);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    c->options[c->n_options].key = k;
+    c->options[c->n_options].value = v;
+    c->n_options++;
     return 0;
 }
 

@@ -33,6 +33,12 @@ typedef struct bench_dim {
     int64_t value;
 } bench_dim;
 
+/* A further libmopt option, KEY=VALUE (mopt_options_set_string). */
+typedef struct bench_kv {
+    char *key;
+    char *value;
+} bench_kv;
+
 typedef struct bench_config {
     char *name;  /* optional label (scenario "name"), NULL if none */
     char *model; /* path of the .onnx file */
@@ -53,8 +59,10 @@ typedef struct bench_config {
     double duration_s;      /* > 0: measure for this many seconds instead */
     int64_t int_lo, int_hi; /* random integer inputs are drawn from [lo, hi) */
     uint64_t seed;
-    char *profile; /* NULL or "": off; "1": timings only; else a trace path */
-    int64_t top;   /* rows of the profile tables */
+    char *profile;     /* NULL or "": off; "1": timings only; else a trace path */
+    bench_kv *options; /* further options, set after the ones above */
+    size_t n_options;
+    int64_t top; /* rows of the profile tables */
 } bench_config;
 
 #define BENCH_DEFAULT_WARMUP 5
@@ -75,6 +83,7 @@ int bench_config_copy(bench_config *dst, const bench_config *src);
 int bench_config_set_str(char **field, const char *value);
 int bench_config_add_input(bench_config *c, const char *name, const char *path);
 int bench_config_add_dim(bench_config *c, const char *name, int64_t value);
+int bench_config_add_option(bench_config *c, const char *key, const char *value);
 /* Takes ownership of *s (its strings) on success and on failure. */
 int bench_config_add_shape(bench_config *c, bench_shape *s);
 

@@ -354,6 +354,12 @@ static int set_options(bench_result *r, const bench_config *c, mopt_options *o) 
         return api_fail(r, "option precision", st);
     if (c->profile && *c->profile && (st = mopt_options_set_string(o, "profile", c->profile)))
         return api_fail(r, "option profile", st);
+    for (size_t i = 0; i < c->n_options; i++)
+        if ((st = mopt_options_set_string(o, c->options[i].key, c->options[i].value))) {
+            char what[160];
+            snprintf(what, sizeof what, "option %s=%s", c->options[i].key, c->options[i].value);
+            return api_fail(r, what, st);
+        }
     return 0;
 }
 
@@ -367,62 +373,98 @@ static void collect_profile(bench_result *r, const mopt_session *s, int *oom) {
     if (n) bench_prof_end_run(&r->prof);
 }
 
-int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r) {
+/* A configuration loaded and ready to time (bench_open). */
+struct bench_live {
+    const bench_config *c;
+    mopt_options *o;
+    mopt_model *m;
+    mopt_session *s;
+    mopt_tensor **in, **out;
+    size_t n_in, n_out;
+    int profiling, oom;
+    progress pg;
+};
+
+const mopt_model *bench_live_model(const bench_live *l) { return l ? l->m : NULL; }
+const mopt_session *bench_live_session(const bench_live *l) { return l ? l->s : NULL; }
+
+void bench_close(bench_live *l, bench_result *r) {
+    if (!l) return;
+    progress_clear(&l->pg);
+    for (size_t i = 0; l->in && i < l->n_in; i++)
+        mopt_tensor_destroy(l->in[i]);
+    for (size_t i = 0; l->out && i < l->n_out; i++)
+        mopt_tensor_destroy(l->out[i]);
+    free(l->in);
+    free(l->out);
+    mopt_session_destroy(l->s); /* writes the Chrome trace, if asked for */
+    if (l->s && r->trace_path[0] && mopt_last_error()[0] && r->ok) {
+        rfail(r, "writing the trace '%s': %s", r->trace_path, mopt_last_error());
+    }
+    mopt_model_destroy(l->m);
+    mopt_options_destroy(l->o);
+    free(l);
+}
+
+int bench_open(const bench_config *c, const bench_run_opts *opts, bench_result *r,
+               bench_live **out_live) {
     bench_result_init(r, c);
-    mopt_options *o = NULL;
-    mopt_model *m = NULL;
-    mopt_session *s = NULL;
-    mopt_tensor **in = NULL, **out = NULL;
-    double *samples = NULL;
-    size_t n_in = 0, n_out = 0;
-    int rc = -1;
-    progress pg = {opts && opts->progress, 0.0, r->label};
+    *out_live = NULL;
+    bench_live *l = calloc(1, sizeof *l);
+    if (!l) return rfail(r, "out of memory");
+    l->c = c;
+    l->pg = (progress){opts && opts->progress, 0.0, r->label};
     mopt_status st;
 
-    if (!c->model) return rfail(r, "no model given");
-    r->peak_rss_is_per_config = bench_peak_rss_reset() == 0;
-    if ((st = mopt_options_create(&o))) {
-        api_fail(r, "options", st);
-        goto done;
+    if (!c->model) {
+        free(l);
+        return rfail(r, "no model given");
     }
-    if (set_options(r, c, o)) goto done;
-    read_effective(r, o);
-    const int profiling = c->profile && *c->profile;
-    if (profiling && strcmp(c->profile, "1") != 0)
+    r->peak_rss_is_per_config = bench_peak_rss_reset() == 0;
+    if ((st = mopt_options_create(&l->o))) {
+        api_fail(r, "options", st);
+        goto fail;
+    }
+    if (set_options(r, c, l->o)) goto fail;
+    read_effective(r, l->o);
+    l->profiling = c->profile && *c->profile;
+    if (l->profiling && strcmp(c->profile, "1") != 0)
         snprintf(r->trace_path, sizeof r->trace_path, "%s", c->profile);
 
-    progress_draw(&pg, "loading", 0.0, 0, 1);
+    progress_draw(&l->pg, "loading", 0.0, 0, 1);
     double t0 = bench_now_s();
-    st = mopt_model_load(c->model, o, &m);
+    st = mopt_model_load(c->model, l->o, &l->m);
     r->load_ms = (bench_now_s() - t0) * 1e3;
     if (st) {
         rfail(r, "model load failed: %s: %s", mopt_status_string(st), mopt_last_error());
-        goto done;
+        goto fail;
     }
-    r->model_nodes = (int64_t)mopt_model_node_count(m);
-    r->model_params = mopt_model_parameter_count(m);
+    r->model_nodes = (int64_t)mopt_model_node_count(l->m);
+    r->model_params = mopt_model_parameter_count(l->m);
     t0 = bench_now_s();
-    st = mopt_session_create(m, o, &s);
+    st = mopt_session_create(l->m, l->o, &l->s);
     r->session_ms = (bench_now_s() - t0) * 1e3;
     if (st) {
         api_fail(r, "creating the session", st);
-        goto done;
+        goto fail;
     }
 
     /* Inputs */
-    n_in = mopt_model_io_count(m, MOPT_INPUT);
-    n_out = mopt_model_io_count(m, MOPT_OUTPUT);
-    in = calloc(n_in ? n_in : 1, sizeof *in);
-    out = calloc(n_out ? n_out : 1, sizeof *out);
-    if (!in || !out) {
+    const mopt_model *m = l->m;
+    size_t n_in = l->n_in = mopt_model_io_count(m, MOPT_INPUT);
+    size_t n_out = l->n_out = mopt_model_io_count(m, MOPT_OUTPUT);
+    l->in = calloc(n_in ? n_in : 1, sizeof *l->in);
+    l->out = calloc(n_out ? n_out : 1, sizeof *l->out);
+    if (!l->in || !l->out) {
         rfail(r, "out of memory");
-        goto done;
+        goto fail;
     }
+    mopt_tensor **in = l->in;
     char syms[512];
     for (size_t i = 0; i < c->n_inputs; i++)
-        if (want_input(r, m, "--input", c->inputs[i].name)) goto done;
+        if (want_input(r, m, "--input", c->inputs[i].name)) goto fail;
     for (size_t i = 0; i < c->n_shapes; i++)
-        if (want_input(r, m, "--shape", c->shapes[i].name)) goto done;
+        if (want_input(r, m, "--shape", c->shapes[i].name)) goto fail;
     uint64_t rng = c->seed;
     sym_use use;
     memset(&use, 0, sizeof use);
@@ -430,7 +472,7 @@ int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r
         bench_io tmp_io;
         memset(&tmp_io, 0, sizeof tmp_io);
         bench_io *io = i < 16 ? &r->io[i] : &tmp_io;
-        if (make_input(r, c, m, i, &rng, &use, &in[i], io)) goto done;
+        if (make_input(r, c, m, i, &rng, &use, &in[i], io)) goto fail;
         snprintf(io->name, sizeof io->name, "%s", mopt_model_io_name(m, MOPT_INPUT, i));
         snprintf(io->dtype, sizeof io->dtype, "%s", mopt_dtype_name(mopt_tensor_dtype(in[i])));
         io->rank = mopt_tensor_rank(in[i]);
@@ -444,7 +486,7 @@ int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r
               "batch=%" PRId64 " was given, but no random input has a dim named 'batch' "
               "(model symbols: %s); map it with a shape template, e.g. --shape NAME=batch,...",
               c->batch, syms);
-        goto done;
+        goto fail;
     }
     if (c->seq >= 0 && !use.seq) {
         sym_list(m, syms, sizeof syms);
@@ -452,14 +494,14 @@ int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r
               "seq=%" PRId64 " was given, but no random input has a dim named 'seq' "
               "(model symbols: %s); map it with a shape template, e.g. --shape NAME=batch,seq",
               c->seq, syms);
-        goto done;
+        goto fail;
     }
     for (size_t i = 0; i < c->n_dims && i < 64; i++)
         if (!use.dims[i] && strcmp(c->dims[i].name, "batch") && strcmp(c->dims[i].name, "seq")) {
             sym_list(m, syms, sizeof syms);
             rfail(r, "--dim %s: no random input has a dim of that name (model symbols: %s)",
                   c->dims[i].name, syms);
-            goto done;
+            goto fail;
         }
     /* items per inference: the batch size */
     if (c->batch >= 0)
@@ -473,22 +515,71 @@ int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r
     }
 
     /* First run: outputs are created by the library, then reused. */
-    progress_draw(&pg, "first run", 0.0, 0, 1);
+    progress_draw(&l->pg, "first run", 0.0, 0, 1);
     t0 = bench_now_s();
-    st = mopt_session_run(s, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, out);
+    st = mopt_session_run(l->s, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, l->out);
     r->first_run_ms = (bench_now_s() - t0) * 1e3;
     if (st) {
         api_fail(r, "first run", st);
-        goto done;
+        goto fail;
     }
     for (int64_t w = 0; w < c->warmup; w++) {
-        progress_draw(&pg, "warm-up", (double)w / (double)c->warmup, w, 0);
-        st = mopt_session_run(s, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, out);
+        progress_draw(&l->pg, "warm-up", (double)w / (double)c->warmup, w, 0);
+        st =
+            mopt_session_run(l->s, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, l->out);
         if (st) {
             api_fail(r, "warm-up run", st);
-            goto done;
+            goto fail;
         }
     }
+    progress_clear(&l->pg);
+    r->peak_rss_bytes = bench_peak_rss_bytes();
+    *out_live = l;
+    return 0;
+fail:
+    r->peak_rss_bytes = bench_peak_rss_bytes();
+    bench_close(l, r);
+    return -1;
+}
+
+int bench_time(bench_live *l, bench_result *r, size_t n, double *samples_ms) {
+    for (size_t k = 0; k < n; k++) {
+        double a = bench_now_s();
+        mopt_status st = mopt_session_run(l->s, l->n_in, NULL, (const mopt_tensor *const *)l->in,
+                                          l->n_out, NULL, l->out);
+        double b = bench_now_s();
+        if (st) return api_fail(r, "timed run", st);
+        samples_ms[k] = (b - a) * 1e3;
+        if (l->profiling && !l->oom) collect_profile(r, l->s, &l->oom);
+    }
+    return 0;
+}
+
+int bench_finish(bench_live *l, bench_result *r, const double *samples, size_t n,
+                 double measure_s) {
+    r->measure_s = measure_s;
+    if (l->oom) return rfail(r, "out of memory while aggregating the profile");
+    if (bench_latency_compute(samples, n, &r->latency_ms) != 0)
+        return rfail(r, "no valid timing samples");
+    double sum_ms = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum_ms += samples[i];
+    /* Throughput from the summed run times (excludes the harness's own loop). */
+    r->throughput_per_s = sum_ms > 0 ? (double)n * 1e3 / sum_ms : 0.0;
+    r->items_per_s = r->throughput_per_s * (double)r->items;
+    int64_t v = 0;
+    if (mopt_session_get_stat(l->s, "arena_bytes", &v) == MOPT_OK) r->arena_bytes = v;
+    if (mopt_session_get_stat(l->s, "peak_bytes", &v) == MOPT_OK) r->peak_bytes = v;
+    r->profiled = l->profiling && r->prof.runs > 0;
+    r->ok = 1;
+    return 0;
+}
+
+int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r) {
+    bench_live *l = NULL;
+    double *samples = NULL;
+    int rc = -1;
+    if (bench_open(c, opts, r, &l) != 0) return -1;
 
     /* Timed runs */
     size_t cap = c->duration_s > 0 ? 1024 : (size_t)c->iterations;
@@ -499,16 +590,15 @@ int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r
         goto done;
     }
     size_t n = 0;
-    int oom = 0;
     double start = bench_now_s();
     for (;;) {
         double elapsed = bench_now_s() - start;
         if (c->duration_s > 0) {
             if (n > 0 && elapsed >= c->duration_s) break;
-            progress_draw(&pg, "measuring", elapsed / c->duration_s, (int64_t)n, 0);
+            progress_draw(&l->pg, "measuring", elapsed / c->duration_s, (int64_t)n, 0);
         } else {
             if ((int64_t)n >= c->iterations) break;
-            progress_draw(&pg, "measuring", (double)n / (double)c->iterations, (int64_t)n, 0);
+            progress_draw(&l->pg, "measuring", (double)n / (double)c->iterations, (int64_t)n, 0);
         }
         if (n == MAX_SAMPLES) break;
         if (n == cap) {
@@ -518,54 +608,17 @@ int bench_run(const bench_config *c, const bench_run_opts *opts, bench_result *r
             samples = ns;
             cap = ncap;
         }
-        double a = bench_now_s();
-        st = mopt_session_run(s, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, out);
-        double b = bench_now_s();
-        if (st) {
-            api_fail(r, "timed run", st);
-            goto done;
-        }
-        samples[n++] = (b - a) * 1e3;
-        if (profiling && !oom) collect_profile(r, s, &oom);
+        if (bench_time(l, r, 1, &samples[n]) != 0) goto done;
+        n++;
     }
-    r->measure_s = bench_now_s() - start;
-    progress_clear(&pg);
-    if (oom) {
-        rfail(r, "out of memory while aggregating the profile");
-        goto done;
-    }
-    if (bench_latency_compute(samples, n, &r->latency_ms) != 0) {
-        rfail(r, "no valid timing samples");
-        goto done;
-    }
-    double sum_ms = 0.0;
-    for (size_t i = 0; i < n; i++)
-        sum_ms += samples[i];
-    /* Throughput from the summed run times (excludes the harness's own loop). */
-    r->throughput_per_s = sum_ms > 0 ? (double)n * 1e3 / sum_ms : 0.0;
-    r->items_per_s = r->throughput_per_s * (double)r->items;
-    int64_t v = 0;
-    if (mopt_session_get_stat(s, "arena_bytes", &v) == MOPT_OK) r->arena_bytes = v;
-    if (mopt_session_get_stat(s, "peak_bytes", &v) == MOPT_OK) r->peak_bytes = v;
-    r->profiled = profiling && r->prof.runs > 0;
-    r->ok = 1;
+    progress_clear(&l->pg);
+    if (bench_finish(l, r, samples, n, bench_now_s() - start) != 0) goto done;
     rc = 0;
 done:
-    progress_clear(&pg);
+    progress_clear(&l->pg);
     r->peak_rss_bytes = bench_peak_rss_bytes();
-    for (size_t i = 0; in && i < n_in; i++)
-        mopt_tensor_destroy(in[i]);
-    for (size_t i = 0; out && i < n_out; i++)
-        mopt_tensor_destroy(out[i]);
-    free(in);
-    free(out);
     free(samples);
-    mopt_session_destroy(s); /* writes the Chrome trace, if asked for */
-    if (s && r->trace_path[0] && mopt_last_error()[0] && rc == 0) {
-        rfail(r, "writing the trace '%s': %s", r->trace_path, mopt_last_error());
-        rc = -1;
-    }
-    mopt_model_destroy(m);
-    mopt_options_destroy(o);
+    bench_close(l, r);
+    if (rc == 0 && !r->ok) rc = -1;
     return rc;
 }

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(build-essential clang meson ninja-build pkg-config libyaml-dev libcmocka-dev
+APT_PACKAGES=(build-essential clang meson ninja-build pkg-config libyaml-dev libcmocka-dev zlib1g-dev
               libdnnl-dev libopenblas-openmp-dev python3 python3-pip python3-venv
               abigail-tools libmicrohttpd-dev
               bible-kjv bible-kjv-text)  # examples/generate/train.py: the training text

@@ -278,6 +278,12 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   model queries below (no pass runs then); creating a
  *                   session or saving it fails with UNSUPPORTED, and
  *                   mopt_model_check names its problems (default 0)
+ *   "outputs"       string "" = every output (default); else a comma-separated
+ *                   list of the graph outputs to keep: the others, and the
+ *                   nodes that fed only them, are removed at load (at every
+ *                   opt_level; the pass report's "prune_outputs" row says how
+ *                   many). Loading fails with NOT_FOUND for a name the model
+ *                   does not output
  *   "calibration"   string a calibration table written by `mopt calibrate`
  *                   (YAML; tools/mopt/README.md), default "" = none. With
  *                   precision=int8 (and opt_level >= 2; otherwise loading

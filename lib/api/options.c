@@ -40,6 +40,7 @@ static const opt_spec k_specs[] = {
     {"external_data_dir", OPT_STRING, 0, 0, 0, "", NULL},
     {"verify_weights", OPT_INT, 0, 1, MOPT_VERIFY_WEIGHTS_DEFAULT, NULL, NULL},
     {"inspect_only", OPT_INT, 0, 1, 0, NULL, NULL},
+    {"outputs", OPT_STRING, 0, 0, 0, "", NULL},
     /* static INT8 (issue 13): a calibration table, and the capture `mopt
      * calibrate` uses (experimental) */
     {"calibration", OPT_STRING, 0, 0, 0, "", NULL},
@@ -339,6 +340,12 @@ mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
         snprintf(cfg->precision, sizeof cfg->precision, "%s", s);
     if (mopt_options_get_string(opts, "profile", &s) == MOPT_OK)
         snprintf(cfg->profile, sizeof cfg->profile, "%s", s);
+    if (mopt_options_get_string(opts, "outputs", &s) == MOPT_OK) {
+        if (strlen(s) >= sizeof cfg->outputs)
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option 'outputs': longer than %zu bytes",
+                             sizeof cfg->outputs - 1);
+        snprintf(cfg->outputs, sizeof cfg->outputs, "%s", s);
+    }
     if (mopt_options_get_string(opts, "external_data_dir", &s) == MOPT_OK)
         snprintf(cfg->external_data_dir, sizeof cfg->external_data_dir, "%s", s);
     if (mopt_options_get_string(opts, "calibration", &s) == MOPT_OK)

@@ -1,7 +1,8 @@
 /*
  * pass_manager.c — runs the optimization passes for an opt_level:
  *   1: constant folding (incl. symbolic shape arithmetic), If with a
- *      constant condition replaced by its branch, eliminations, CSE, DCE
+ *      constant condition replaced by its branch, eliminations, CSE, DCE,
+ *      pruning of exactly-zero Conv channels and MatMul columns
  *   2: level 1 plus fusions
  *   3: level 2 plus weight prepacking (the kernels' impls reorder constant
  *      weights into their own layouts at model build: op_ctx.opt_level, the
@@ -44,6 +45,10 @@ static const pass_def k_passes[] = {
      * which would otherwise turn its Q.K^T into a transposed FusedMatMul. */
     {"fuse_conv_bn", 2, pass_fuse_conv_bn, ANCHOR(0)},
     {"fuse_conv_affine", 2, pass_fuse_conv_affine, ANCHOR(1)},
+    /* zero channels go after BN/affine folds (which may zero a channel's
+     * bias) and before the epilogue fusions (it matches plain Conv, MatMul,
+     * Add and Relu) */
+    {"prune_channels", 1, pass_prune_channels, ANCHOR(1) | ANCHOR(6)},
     {"fuse_hardswish", 2, pass_fuse_hardswish, 0},
     {"fuse_conv_act", 2, pass_fuse_conv_act, ANCHOR(1)},
     {"fuse_layernorm", 2, pass_fuse_layernorm, ANCHOR(2)},

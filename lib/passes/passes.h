@@ -130,6 +130,15 @@ mopt_status pass_fuse_gelu(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_matmul(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_attention(ir_graph *g, pass_result *r); /* level 2 */
 
+/* Pruning (pass_prune.c). passes_prune_outputs keeps only the graph
+ * outputs named in `list` (comma-separated; NOT_FOUND names an unknown one)
+ * and marks the nodes that fed only the others dead (the caller compacts);
+ * the note says how many outputs and nodes went. pass_prune_channels
+ * removes Conv output channels and MatMul weight columns that are exactly
+ * zero, with the matching input channels of their readers (opt_level 1). */
+mopt_status passes_prune_outputs(ir_graph *g, const char *list, pass_result *r);
+mopt_status pass_prune_channels(ir_graph *g, pass_result *r);
+
 /* ---- static INT8 from a calibration table (issue 13) ---------------------
  * One entry per activation tensor: the u8 quantization of its calibrated
  * range. The runtime reads the table (runtime/calib_table.c); the pass

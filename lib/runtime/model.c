@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "ir/ir_subgraph.h"
@@ -137,6 +138,31 @@ static void ignore_problem(void *user, const ir_node *n, mopt_status status, con
     (void)user, (void)n, (void)status, (void)message;
 }
 
+/* The "outputs" option: keeps the outputs it names, drops the nodes that fed
+ * only the others, and describes that as a report entry. */
+static mopt_status prune_outputs(ir_graph *g, const rt_config *cfg, pass_report_entry *e,
+                                 bool *have) {
+    pass_result r;
+    memset(&r, 0, sizeof r);
+    memset(e, 0, sizeof *e);
+    int64_t t0 = mopt_now_ns();
+    e->nodes_before = g->n_nodes;
+    mopt_status st = passes_prune_outputs(g, cfg->outputs, &r);
+    if (!st && r.rewrites) {
+        st = ir_graph_compact(g);
+        if (!st) st = ir_graph_check(g);
+        if (!st) st = passes_infer_graph(g);
+    }
+    if (st) return st;
+    e->name = "prune_outputs";
+    e->ms = (double)(mopt_now_ns() - t0) / 1e6;
+    e->nodes_after = g->n_nodes;
+    e->rewrites = r.rewrites;
+    memcpy(e->note, r.note, sizeof e->note);
+    *have = true;
+    return MOPT_OK;
+}
+
 /* calibration_capture (mopt calibrate): the f32 activation inputs of
  * MatMul, Gemm and Conv become extra graph outputs, after the model's own,
  * so one run gives every tensor a calibration table records. */
@@ -185,14 +211,32 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
         st = passes_infer_graph_checked(graph, ignore_problem, NULL, NULL);
         run_passes = false;
     }
-    if (!st && !borrowed && cfg->calibration_capture) st = add_capture_outputs(graph);
     pass_report rep;
     memset(&rep, 0, sizeof rep);
     rep.nodes_before = rep.nodes_after = graph->n_nodes;
+    /* the "outputs" option, at every opt_level (and on .mopt loads) */
+    pass_report_entry pruned;
+    bool have_pruned = false;
+    if (!st && !borrowed && cfg->outputs[0] && !problems)
+        st = prune_outputs(graph, cfg, &pruned, &have_pruned);
+    /* after it: the capture outputs are added to the outputs kept */
+    if (!st && !borrowed && cfg->calibration_capture) st = add_capture_outputs(graph);
+    int32_t nodes_before = have_pruned ? pruned.nodes_before : graph->n_nodes;
     /* static INT8: calibration=FILE (read by api/) with precision=int8 */
     pass_qtable *qtp = run_passes && !borrowed ? cfg->qtable : NULL;
     if (!st && run_passes && cfg->opt_level > 0)
-        st = passes_run_ex(graph, cfg->opt_level, &rep, cfg->verbose, qtp);
+        st = passes_run_ex(graph, cfg->opt_level, &rep, cfg->verbose && !have_pruned, qtp);
+    if (!st && run_passes && have_pruned) {
+        /* the report starts with it */
+        int n = rep.n < PASS_REPORT_CAP ? rep.n : PASS_REPORT_CAP - 1;
+        memmove(&rep.entries[1], &rep.entries[0], (size_t)n * sizeof rep.entries[0]);
+        rep.entries[0] = pruned;
+        rep.n = n + 1;
+        rep.nodes_before = nodes_before;
+        rep.total_ms += pruned.ms;
+        if (cfg->opt_level == 0) rep.nodes_after = graph->n_nodes;
+        if (cfg->verbose) passes_report_log(&rep);
+    }
     if (st) {
         mopt_free(fixed);
         if (!borrowed) ir_graph_destroy(graph);

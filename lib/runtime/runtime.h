@@ -71,6 +71,7 @@ typedef struct rt_config {
     int verify_weights;         /* .mopt loads: 1 = check every weight's checksum */
     opt_dim dims[OPT_MAX_DIMS]; /* free dimensions fixed at load */
     int n_dims;
+    char outputs[1024];      /* "outputs" option: the graph outputs to keep ("" = all) */
     int inspect_only;        /* 1 = a model that cannot run still loads, for queries */
     char calibration[512];   /* static INT8: the calibration table (YAML), "" = none */
     int calibration_capture; /* 1 = inputs of MatMul/Gemm/Conv become extra outputs */

@@ -545,21 +545,14 @@ static int measure(out_state *o, const mopt_tensor *r, const mopt_tensor *t, siz
 static void print_value(char *buf, size_t cap, double v) { snprintf(buf, cap, "%.6g", v); }
 
 int cmd_compare(int argc, char **argv) {
-    const char *golden = NULL, *budget = NULL, *options = NULL, *top_k_s = NULL;
-    const char *threads = NULL, *memory_limit = NULL;
+    compare_args a;
+    memset(&a, 0, sizeof a);
+    const char *top_k_s = NULL;
     const char **common = calloc((size_t)argc, sizeof *common);
-    const char **ref_sets = calloc((size_t)argc * 2, sizeof *ref_sets);
-    const char **test_sets = calloc((size_t)argc * 2, sizeof *test_sets);
     const char **only_ref = calloc((size_t)argc, sizeof *only_ref);
     const char **only_test = calloc((size_t)argc, sizeof *only_test);
-    int n_common = 0, n_ref = 0, n_test = 0, recompute = 0, rc = 0;
-    side ref = {.label = "REF"}, test = {.label = "TEST"};
-    golden_set *sets = NULL;
-    size_t n_sets = 0, n_rules = 0, n_outs = 0;
-    rule *rules = NULL;
-    out_state *outs = NULL;
-    mopt_tensor **in = NULL, **tin = NULL, **rout = NULL, **tout = NULL, **stored = NULL;
-    if (!common || !ref_sets || !test_sets || !only_ref || !only_test) {
+    int rc = 0;
+    if (!common || !only_ref || !only_test) {
         rc = oom();
         goto done;
     }
@@ -567,35 +560,35 @@ int cmd_compare(int argc, char **argv) {
         const char *v = NULL;
         int r;
         if ((r = flag_value(argc, argv, &i, "--golden", &v)) != 0) {
-            golden = v;
+            a.golden = v;
         } else if ((r = flag_value(argc, argv, &i, "--budget", &v)) != 0) {
-            budget = v;
+            a.budget = v;
         } else if ((r = flag_value(argc, argv, &i, "--set", &v)) != 0) {
-            common[n_common++] = v;
+            common[a.n_common++] = v;
         } else if ((r = flag_value(argc, argv, &i, "--ref-set", &v)) != 0) {
-            only_ref[n_ref++] = v;
+            only_ref[a.n_ref++] = v;
         } else if ((r = flag_value(argc, argv, &i, "--test-set", &v)) != 0) {
-            only_test[n_test++] = v;
+            only_test[a.n_test++] = v;
         } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
-            options = v;
+            a.options = v;
         } else if ((r = flag_value(argc, argv, &i, "--ref-options", &v)) != 0) {
-            ref.options_file = v;
+            a.ref_options = v;
         } else if ((r = flag_value(argc, argv, &i, "--test-options", &v)) != 0) {
-            test.options_file = v;
+            a.test_options = v;
         } else if ((r = flag_value(argc, argv, &i, "--threads", &v)) != 0) {
-            threads = v;
+            a.threads = v;
         } else if ((r = flag_value(argc, argv, &i, "--memory-limit", &v)) != 0) {
-            memory_limit = v;
+            a.memory_limit = v;
         } else if ((r = flag_value(argc, argv, &i, "--top-k", &v)) != 0) {
             top_k_s = v;
         } else if (strcmp(argv[i], "--recompute") == 0) {
-            recompute = 1;
+            a.recompute = 1;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             rc = usage_error("unknown flag '%s' for 'mopt compare'", argv[i]);
-        } else if (!ref.c.model) {
-            ref.c.model = argv[i];
-        } else if (!test.c.model) {
-            test.c.model = argv[i];
+        } else if (!a.ref_model) {
+            a.ref_model = argv[i];
+        } else if (!a.test_model) {
+            a.test_model = argv[i];
         } else {
             rc = usage_error("'mopt compare' takes two models (REF TEST), got a third: '%s'",
                              argv[i]);
@@ -603,6 +596,51 @@ int cmd_compare(int argc, char **argv) {
         if (r < 0) rc = EXIT_USAGE;
     }
     if (rc) goto done;
+    if (top_k_s) {
+        int64_t x;
+        if (!parse_i64(top_k_s, &x) || x < 2 || x > 1000000) {
+            rc = usage_error("--top-k %s: expected a number >= 2", top_k_s);
+            goto done;
+        }
+        a.top_k = (size_t)x;
+    }
+    a.common_sets = common;
+    a.ref_sets = only_ref;
+    a.test_sets = only_test;
+    rc = compare_run(&a, stdout, NULL);
+done:
+    free(common);
+    free(only_ref);
+    free(only_test);
+    return rc;
+}
+
+int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
+    const char *golden = args->golden, *budget = args->budget;
+    int n_common = args->n_common, n_ref = args->n_ref, n_test = args->n_test;
+    int recompute = args->recompute, rc = 0, argc = n_common + n_ref + n_test + 1;
+    const char *const *common = args->common_sets, *const *only_ref = args->ref_sets,
+                      *const *only_test = args->test_sets;
+    const char **ref_sets = calloc((size_t)argc * 2, sizeof *ref_sets);
+    const char **test_sets = calloc((size_t)argc * 2, sizeof *test_sets);
+    side ref = {.label = "REF"}, test = {.label = "TEST"};
+    golden_set *sets = NULL;
+    size_t n_sets = 0, n_rules = 0, n_outs = 0;
+    rule *rules = NULL;
+    out_state *outs = NULL;
+    mopt_tensor **in = NULL, **tin = NULL, **rout = NULL, **tout = NULL, **stored = NULL;
+    if (sum) {
+        memset(sum, 0, sizeof *sum);
+        sum->worst_cosine = NAN;
+    }
+    ref.c.model = args->ref_model;
+    test.c.model = args->test_model;
+    ref.options_file = args->ref_options;
+    test.options_file = args->test_options;
+    if (!ref_sets || !test_sets) {
+        rc = oom();
+        goto done;
+    }
     if (!ref.c.model || !test.c.model) {
         rc = usage_error("'mopt compare' needs REF and TEST models (they may be the same file "
                          "with --ref-set/--test-set options)");
@@ -612,17 +650,8 @@ int cmd_compare(int argc, char **argv) {
         rc = usage_error("'mopt compare' needs --golden DIR");
         goto done;
     }
-    size_t top_k = 5;
-    int k_given = 0;
-    if (top_k_s) {
-        int64_t x;
-        if (!parse_i64(top_k_s, &x) || x < 2 || x > 1000000) {
-            rc = usage_error("--top-k %s: expected a number >= 2", top_k_s);
-            goto done;
-        }
-        top_k = (size_t)x;
-        k_given = 1;
-    }
+    size_t top_k = args->top_k ? args->top_k : 5;
+    int k_given = args->top_k != 0;
     if (budget && (rc = load_budget(budget, &rules, &n_rules)) != 0) goto done;
     for (size_t q = 0; q < n_rules; q++) {
         if (rules[q].metric != M_TOPK || rules[q].k == top_k) continue;
@@ -643,9 +672,9 @@ int cmd_compare(int argc, char **argv) {
         test_sets[test.n_sets++] = only_test[k];
     ref.sets = ref_sets;
     test.sets = test_sets;
-    ref.c.options_file = test.c.options_file = options;
-    ref.c.threads = test.c.threads = threads;
-    ref.c.memory_limit = test.c.memory_limit = memory_limit;
+    ref.c.options_file = test.c.options_file = args->options;
+    ref.c.threads = test.c.threads = args->threads;
+    ref.c.memory_limit = test.c.memory_limit = args->memory_limit;
     if ((rc = list_sets(golden, &sets, &n_sets)) != 0) goto done;
     if ((rc = open_side(&ref)) != 0 || (rc = open_side(&test)) != 0) goto done;
 
@@ -765,22 +794,22 @@ int cmd_compare(int argc, char **argv) {
     }
 
     /* the table */
-    printf("golden set %s: %zu input set%s; references: %s\n", golden, n_sets,
-           n_sets == 1 ? "" : "s",
-           n_stored_sets == 0        ? "computed by REF"
-           : n_stored_sets == n_sets ? "stored"
-                                     : "stored in some sets, computed by REF in the others");
-    printf("REF  %s", ref.c.model);
+    fprintf(out, "golden set %s: %zu input set%s; references: %s\n", golden, n_sets,
+            n_sets == 1 ? "" : "s",
+            n_stored_sets == 0        ? "computed by REF"
+            : n_stored_sets == n_sets ? "stored"
+                                      : "stored in some sets, computed by REF in the others");
+    fprintf(out, "REF  %s", ref.c.model);
     for (int k = 0; k < ref.n_sets; k++)
-        printf(" %s", ref.sets[k]);
-    printf("\nTEST %s", test.c.model);
+        fprintf(out, " %s", ref.sets[k]);
+    fprintf(out, "\nTEST %s", test.c.model);
     for (int k = 0; k < test.n_sets; k++)
-        printf(" %s", test.sets[k]);
-    printf("\n\n%-24s %-9s %-13s %-22s %s\n", "output", "metric", "worst", "at", "mean");
+        fprintf(out, " %s", test.sets[k]);
+    fprintf(out, "\n\n%-24s %-9s %-13s %-22s %s\n", "output", "metric", "worst", "at", "mean");
     for (size_t j = 0; j < n_outs; j++) {
         out_state *o = &outs[j];
         if (o->skip) {
-            printf("%-24s (not numeric: not compared)\n", o->name);
+            fprintf(out, "%-24s (not numeric: not compared)\n", o->name);
             continue;
         }
         for (int m = 0; m < M_COUNT; m++) {
@@ -792,10 +821,10 @@ int cmd_compare(int argc, char **argv) {
             print_value(mean, sizeof mean, s->sum / (double)s->count);
             const char *at = s->worst_set == SIZE_MAX ? "(all sets)" : sets[s->worst_set].name;
             if (m == M_SPEARMAN) snprintf(mean, sizeof mean, "-");
-            printf("%-24s %-9s %-13s %-22s %s", o->name, label, w, at, mean);
+            fprintf(out, "%-24s %-9s %-13s %-22s %s", o->name, label, w, at, mean);
             if (m == M_SPEARMAN)
-                printf("   (%zu rows%s)", o->emb_rows, o->emb_capped ? ", capped" : "");
-            printf("\n");
+                fprintf(out, "   (%zu rows%s)", o->emb_rows, o->emb_capped ? ", capped" : "");
+            fprintf(out, "\n");
         }
     }
 
@@ -824,13 +853,17 @@ int cmd_compare(int argc, char **argv) {
             if (ok) continue;
             char label[32];
             metric_label(u->metric, u->k, label, sizeof label);
-            printf("budget violated: output '%s' %s %s %.6g%s%s%s %s %s %.6g (line %zu)\n", o->name,
-                   label, u->use_mean ? "mean" : "worst", v, u->use_mean ? "" : " (at ",
-                   u->use_mean                ? ""
-                   : s->worst_set == SIZE_MAX ? "all sets"
-                                              : sets[s->worst_set].name,
-                   u->use_mean ? "" : ")", u->is_min ? "<" : ">", u->is_min ? "min" : "max",
-                   u->limit, u->line);
+            char line[512];
+            snprintf(line, sizeof line,
+                     "budget violated: output '%s' %s %s %.6g%s%s%s %s %s %.6g (line %zu)", o->name,
+                     label, u->use_mean ? "mean" : "worst", v, u->use_mean ? "" : " (at ",
+                     u->use_mean                ? ""
+                     : s->worst_set == SIZE_MAX ? "all sets"
+                                                : sets[s->worst_set].name,
+                     u->use_mean ? "" : ")", u->is_min ? "<" : ">", u->is_min ? "min" : "max",
+                     u->limit, u->line);
+            fprintf(out, "%s\n", line);
+            if (sum && !violated) snprintf(sum->violation, sizeof sum->violation, "%s", line);
             violated++;
         }
         if (!matched) {
@@ -842,11 +875,26 @@ int cmd_compare(int argc, char **argv) {
     }
     if (n_rules) {
         if (violated)
-            printf("budget %s: %zu violation%s\n", budget, violated, violated == 1 ? "" : "s");
+            fprintf(out, "budget %s: %zu violation%s\n", budget, violated,
+                    violated == 1 ? "" : "s");
         else
-            printf("budget %s: all %zu rule%s hold\n", budget, n_rules, n_rules == 1 ? "" : "s");
+            fprintf(out, "budget %s: all %zu rule%s hold\n", budget, n_rules,
+                    n_rules == 1 ? "" : "s");
     }
-    if (fflush(stdout) != 0) rc = EXIT_USAGE;
+    if (sum) {
+        sum->rules = n_rules;
+        sum->violations = violated;
+        for (size_t j = 0; j < n_outs; j++) {
+            const metric_stat *c = &outs[j].m[M_COSINE];
+            if (outs[j].skip || !c->applies) continue;
+            if (isnan(sum->worst_cosine) || isnan(c->worst) || c->worst < sum->worst_cosine)
+                sum->worst_cosine = c->worst;
+            const metric_stat *e = &outs[j].m[M_MAX_ABS];
+            if (e->applies && (isnan(e->worst) || e->worst > sum->worst_max_abs))
+                sum->worst_max_abs = e->worst;
+        }
+    }
+    if (fflush(out) != 0) rc = EXIT_USAGE;
     if (!rc && violated) rc = EXIT_FAILURE;
 
 done:
@@ -870,10 +918,7 @@ done:
     free_sets(sets, n_sets);
     close_side(&test);
     close_side(&ref);
-    free(common);
     free(ref_sets);
     free(test_sets);
-    free(only_ref);
-    free(only_test);
     return rc;
 }

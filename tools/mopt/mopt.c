@@ -124,10 +124,27 @@ static const char k_usage_compare[] =
     "      0 the budget holds, 1 it is violated, 2 any error.\n"
     "\n";
 
+static const char k_usage_tune[] =
+    "  tune MODEL --inputs DIR --target p50|p95|throughput -o OUT [--golden DIR]\n"
+    "       [--budget FILE.yaml] [--batch N,...] [--threads N,...] [--max-minutes M]\n"
+    "       [--rounds R] [--runs K] [--min-gain F]\n"
+    "      Measure MODEL with the library defaults, try opt levels, backends,\n"
+    "      precisions (bf16, int8 dynamic, int8 static with a calibration table\n"
+    "      made on --inputs), --threads and --batch values stage by stage,\n"
+    "      check each against the quality budget (as 'mopt compare' on --golden,\n"
+    "      default --inputs; default budget: cosine >= 0.999) and keep the best\n"
+    "      that holds it and is faster beyond noise (R interleaved rounds of K\n"
+    "      runs, default 10 and about 60 ms; --min-gain default 0.03). Stops trying\n"
+    "      after --max-minutes (default 10; 0 = no limit). Writes OUT/model.mopt,\n"
+    "      options.yaml, report.md, latency_cdf.png, op_times.png,\n"
+    "      quality_speed.png (see tools/mopt/README.md).\n"
+    "\n";
+
 static void print_usage(FILE *f) {
     fputs(k_usage, f);
     fputs(k_usage_compare, f);
     fputs(k_usage_calibrate, f);
+    fputs(k_usage_tune, f);
     fputs(k_usage_tail, f);
 }
 
@@ -1025,7 +1042,7 @@ static char *output_path(const char *dir, const char *name, size_t i) {
 }
 
 /* mkdir -p: creates `dir` and its missing parents. Returns 0 or -1 (errno). */
-static int make_dirs(const char *dir) {
+int make_dirs(const char *dir) {
     char path[4096];
     size_t len = strlen(dir);
     if (len == 0 || len >= sizeof path) {
@@ -1460,5 +1477,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "optimize") == 0) return cmd_optimize(argc, argv);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc, argv);
     if (strcmp(cmd, "calibrate") == 0) return cmd_calibrate(argc, argv);
+    if (strcmp(cmd, "tune") == 0) return cmd_tune(argc, argv);
     return usage_error("unknown command '%s'", cmd);
 }

@@ -9,6 +9,7 @@
 #include <mopt/mopt.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define EXIT_USAGE 2
 
@@ -39,6 +40,12 @@ int make_options(const common_opts *c, mopt_options **out);
 /* Element i of t as a double (NaN for strings and unknown types). */
 double element(const mopt_tensor *t, int64_t i);
 
+/* Creates dir and its parents; 0 or -1 (errno). */
+int make_dirs(const char *dir);
+
+/* `mopt tune` (tune.c). */
+int cmd_tune(int argc, char **argv);
+
 /* `mopt compare` (compare.c). */
 int cmd_compare(int argc, char **argv);
 
@@ -57,5 +64,30 @@ char *find_tensor_file(const char *dir, const char *prefix, size_t idx, const ch
 
 /* `mopt calibrate` (calibrate.c). */
 int cmd_calibrate(int argc, char **argv);
+
+/* What `mopt compare` takes, for other commands (mopt tune): models, golden
+ * set, budget, options for both sides (--options, then common_sets) and for
+ * one side (ref_options/ref_sets, test_options/test_sets). top_k 0: 5. */
+typedef struct compare_args {
+    const char *ref_model, *test_model, *golden, *budget;
+    const char *options, *ref_options, *test_options, *threads, *memory_limit;
+    const char *const *common_sets, *const *ref_sets, *const *test_sets; /* KEY=VALUE */
+    int n_common, n_ref, n_test;
+    size_t top_k;
+    int recompute;
+} compare_args;
+
+/* The figures a caller of compare_run gets back. */
+typedef struct compare_summary {
+    double worst_cosine;  /* lowest worst-case cosine over the outputs (NaN: none) */
+    double worst_max_abs; /* largest max_abs over the outputs */
+    size_t rules, violations;
+    char violation[512]; /* the first "budget violated: ..." line, or "" */
+} compare_summary;
+
+/* Runs the comparison, printing the table and the budget lines to out.
+ * Returns 0 (the budget holds), 1 (violated) or 2 (an error, on stderr);
+ * fills *sum when given. */
+int compare_run(const compare_args *a, FILE *out, compare_summary *sum);
 
 #endif
