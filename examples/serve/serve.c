@@ -1,6 +1,7 @@
-/* serve.c — examples/serve: an HTTP embeddings server on libmicrohttpd and
- * libmopt. POST /v1/embeddings (batched across clients), POST /v1/generate
- * (501 until libmopt has a generation API), GET /metrics (Prometheus text),
+/* serve.c — examples/serve: an HTTP embeddings and generation server on
+ * libmicrohttpd and libmopt. POST /v1/embeddings (batched across clients),
+ * POST /v1/generate (a pool of mopt_generator; whole JSON or token streaming
+ * over Server-Sent Events), GET /metrics (Prometheus text),
  * GET /healthz. Bounded queue (429), per-request timeout (504), LRU response
  * cache, strict request validation (4xx with a JSON message), graceful
  * shutdown on SIGINT/SIGTERM that drains in-flight requests. See README.md. */
@@ -25,6 +26,7 @@
 
 #include "cache.h"
 #include "engine.h"
+#include "genpool.h"
 #include "json.h"
 
 /* ---- options ----------------------------------------------------------- */
@@ -48,12 +50,16 @@ typedef struct serve_opts {
     unsigned max_connections;
     int64_t vocab, max_tokens;
     int64_t drain_timeout_ms;
+    const char *generate_model;
+    int generators;
+    int64_t gen_max_seq, gen_max_tokens, gen_max_prompt;
+    size_t gen_queue;
 } serve_opts;
 
 static void usage(FILE *f) {
     fprintf(f, "usage: serve [options]\n"
                "  --model PATH            BERT-like ONNX/.mopt model (default "
-               "examples/models/bert_tiny.onnx)\n"
+               "examples/models/bert_tiny.onnx); none = no embeddings\n"
                "  --host ADDR             IPv4/IPv6 address to bind (default 127.0.0.1)\n"
                "  --port N                TCP port, 0 = ephemeral (default 8080)\n"
                "  --batch on|off          dynamic batching across requests (default on)\n"
@@ -76,7 +82,15 @@ static void usage(FILE *f) {
                "  --vocab N               token ids must be < N (default 1000)\n"
                "  --max-tokens N          longest input in tokens (default 128)\n"
                "  --drain-timeout-ms N    on SIGINT/SIGTERM, wait this long for in-flight requests "
-               "(default 30000)\n");
+               "(default 30000)\n"
+               "  --generate-model PATH   byte-level decoder for POST /v1/generate (default: "
+               "none, 501)\n"
+               "  --generators N          generators (concurrent generations) (default 1)\n"
+               "  --generate-queue N      requests waiting for a generator; beyond: 429 "
+               "(default 64)\n"
+               "  --generate-max-seq N    cache positions per generator (default 1024)\n"
+               "  --generate-max-tokens N largest max_tokens of a request (default 512)\n"
+               "  --generate-max-prompt N longest prompt in bytes (default 512)\n");
 }
 
 static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
@@ -109,6 +123,8 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
     }
         if (!strcmp(a, "--model"))
             o->model = v;
+        else if (!strcmp(a, "--generate-model"))
+            o->generate_model = v;
         else if (!strcmp(a, "--host"))
             o->host = v;
         else if (!strcmp(a, "--seq-buckets")) {
@@ -155,6 +171,11 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
         NUM("--vocab", 4, (int64_t)1 << 40, vocab)
         NUM("--max-tokens", 2, 1 << 20, max_tokens)
         NUM("--drain-timeout-ms", 0, 3600000, drain_timeout_ms)
+        NUM("--generators", 1, 64, generators)
+        NUM("--generate-queue", 0, 1 << 20, gen_queue)
+        NUM("--generate-max-seq", 2, 1 << 20, gen_max_seq)
+        NUM("--generate-max-tokens", 1, 1 << 20, gen_max_tokens)
+        NUM("--generate-max-prompt", 1, 1 << 20, gen_max_prompt)
         else {
             fprintf(stderr, "serve: unknown option %s (see --help)\n", a);
             return -1;
@@ -185,6 +206,13 @@ typedef struct metrics {
     atomic_uint_fast64_t lat_sum_us[N_EP];
     atomic_uint_fast64_t lat_count[N_EP];
     atomic_uint_fast64_t inputs_embedded;
+    /* generation */
+    atomic_uint_fast64_t gen_requests[2]; /* started: [0] whole, [1] streamed */
+    atomic_uint_fast64_t gen_tokens, gen_prompt_tokens;
+    atomic_uint_fast64_t gen_finish[4];         /* length, stop, timeout, cancelled */
+    atomic_uint_fast64_t tok_bucket[N_LAT + 1]; /* time per token after the first */
+    atomic_uint_fast64_t tok_sum_ns, tok_count;
+    atomic_uint_fast64_t ttft_sum_ns, ttft_count; /* to the first token */
 } metrics;
 
 /* ---- server state ------------------------------------------------------ */
@@ -193,6 +221,7 @@ typedef struct server {
     serve_opts o;
     engine *eng;
     emb_cache *cache;
+    gen_pool *gp;
     metrics m;
     atomic_int draining;
     atomic_long inflight;
@@ -399,6 +428,9 @@ static void *fanout_thread(void *arg) {
 
 static enum MHD_Result handle_embeddings(server *s, struct MHD_Connection *conn, req_ctx *c) {
     const serve_opts *o = &s->o;
+    if (!s->eng)
+        return respond_error(s, conn, c, 501, NULL,
+                             "embeddings are off: the server was started with --model none");
     char err[256];
     json_node *root = NULL;
     json_limits lim = {.max_depth = 8,
@@ -627,6 +659,474 @@ done:
     return ret;
 }
 
+/* ---- /v1/generate ------------------------------------------------------ */
+
+enum { FIN_LENGTH, FIN_STOP, FIN_TIMEOUT, FIN_CANCELLED };
+static const char *const finish_names[4] = {"length", "stop", "timeout", "cancelled"};
+
+enum { MAX_STOPS = 4, MAX_STOP_LEN = 64 };
+
+/* One generation request. Whole answers use it on the handler's thread;
+ * streamed ones share it between a producer thread (which runs the
+ * generator and appends SSE events to out) and libmicrohttpd's content
+ * reader (which sends them), until the response's free callback joins the
+ * producer and frees it. */
+typedef struct gen_req {
+    server *s;
+    mopt_generator *gen;
+    int64_t *ids;
+    size_t n_ids, max_tokens;
+    char stops[MAX_STOPS][MAX_STOP_LEN + 1];
+    size_t stop_len[MAX_STOPS], n_stops;
+    int stream;
+    int64_t deadline_ns, last_ns;
+    sbuf text; /* the generated text so far (valid UTF-8) */
+    sbuf toks; /* the token ids as a JSON list body */
+    size_t n_tokens;
+    utf8_asm u;
+    int finish;
+    mopt_status st;
+    /* streaming */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sbuf out;
+    size_t out_pos;
+    int done, client_gone, thread_started;
+    pthread_t thread;
+} gen_req;
+
+/* A JSON string of UTF-8 text (escapes only what JSON requires). */
+static void sb_json_utf8(sbuf *b, const char *p, size_t n) {
+    sb_reserve(b, n + 2);
+    sb_printf(b, "\"");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == '"' || c == '\\')
+            sb_printf(b, "\\%c", c);
+        else if (c == '\n')
+            sb_printf(b, "\\n");
+        else if (c < 0x20 || c == 0x7F)
+            sb_printf(b, "\\u%04x", c);
+        else {
+            sb_reserve(b, 1);
+            if (b->oom) return;
+            b->p[b->len++] = (char)c;
+            b->p[b->len] = '\0';
+        }
+    }
+    sb_printf(b, "\"");
+}
+
+static void record_token_time(server *s, gen_req *r) {
+    int64_t now = now_ns(), dt = now - r->last_ns;
+    r->last_ns = now;
+    if (r->n_tokens == 0) {
+        atomic_fetch_add(&s->m.ttft_sum_ns, (uint64_t)dt);
+        atomic_fetch_add(&s->m.ttft_count, 1);
+        return;
+    }
+    double sec = (double)dt / 1e9;
+    int b = N_LAT;
+    for (int i = 0; i < N_LAT; i++)
+        if (sec <= lat_bounds[i]) {
+            b = i;
+            break;
+        }
+    atomic_fetch_add(&s->m.tok_bucket[b], 1);
+    atomic_fetch_add(&s->m.tok_sum_ns, (uint64_t)dt);
+    atomic_fetch_add(&s->m.tok_count, 1);
+}
+
+/* Appends an SSE event and wakes the reader. */
+static void emit(gen_req *r, const sbuf *ev) {
+    pthread_mutex_lock(&r->mu);
+    if (r->out_pos == r->out.len) r->out.len = r->out_pos = 0; /* all sent: reuse */
+    sb_reserve(&r->out, ev->len);
+    if (!r->out.oom) {
+        memcpy(r->out.p + r->out.len, ev->p, ev->len);
+        r->out.len += ev->len;
+    }
+    pthread_cond_signal(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static int on_gen_token(void *user, int64_t token, size_t index) {
+    gen_req *r = user;
+    server *s = r->s;
+    (void)index;
+    record_token_time(s, r);
+    atomic_fetch_add(&s->m.gen_tokens, 1);
+    char piece[8];
+    size_t n = utf8_push(&r->u, (unsigned char)token, piece);
+    size_t before = r->text.len;
+    sb_reserve(&r->text, n);
+    if (!r->text.oom) {
+        memcpy(r->text.p + r->text.len, piece, n);
+        r->text.len += n;
+        r->text.p[r->text.len] = '\0';
+    }
+    sb_printf(&r->toks, r->n_tokens ? ",%" PRId64 : "%" PRId64, token);
+    r->n_tokens++;
+    if (r->stream) {
+        sbuf ev = {0};
+        sb_printf(&ev, "data: {\"token\":%" PRId64 ",\"text\":", token);
+        sb_json_utf8(&ev, r->text.p ? r->text.p + before : "", n);
+        sb_printf(&ev, "}\n\n");
+        emit(r, &ev);
+        free(ev.p);
+    }
+    for (size_t k = 0; k < r->n_stops; k++)
+        if (r->text.len >= r->stop_len[k] &&
+            !memcmp(r->text.p + r->text.len - r->stop_len[k], r->stops[k], r->stop_len[k])) {
+            r->finish = FIN_STOP;
+            return 1;
+        }
+    if (r->deadline_ns > 0 && now_ns() > r->deadline_ns) {
+        r->finish = FIN_TIMEOUT;
+        return 1;
+    }
+    if (r->text.oom || r->toks.oom) {
+        r->st = MOPT_ERR_OUT_OF_MEMORY;
+        return 1;
+    }
+    return 0;
+}
+
+/* Runs the generation (generator already acquired), then gives the
+ * generator back. */
+static void run_generation(gen_req *r) {
+    server *s = r->s;
+    r->last_ns = now_ns();
+    size_t n_gen = 0;
+    mopt_status st =
+        mopt_generator_generate(r->gen, r->ids, r->n_ids, r->max_tokens, on_gen_token, r, &n_gen);
+    if (r->st == MOPT_OK) r->st = st;
+    /* After done is set (under the lock) nobody cancels this generator any
+     * more: clear the flag, then hand it to the next request. */
+    pthread_mutex_lock(&r->mu);
+    if (r->client_gone || st == MOPT_ERR_CANCELLED) r->finish = FIN_CANCELLED;
+    mopt_generator *g = r->gen;
+    r->gen = NULL;
+    pthread_mutex_unlock(&r->mu);
+    if (st == MOPT_ERR_CANCELLED && r->finish == FIN_CANCELLED) r->st = MOPT_OK;
+    if (mopt_generator_set_cancel(g, 0) != MOPT_OK) abort(); /* only fails for NULL */
+    gen_pool_release(s->gp, g);
+    atomic_fetch_add(&s->m.gen_finish[r->finish], 1);
+    char tail[8];
+    size_t n = utf8_flush(&r->u, tail);
+    sb_reserve(&r->text, n);
+    if (!r->text.oom && n) {
+        memcpy(r->text.p + r->text.len, tail, n);
+        r->text.len += n;
+        r->text.p[r->text.len] = '\0';
+    }
+    if (r->stream) {
+        sbuf ev = {0};
+        sb_printf(&ev, "data: {\"text\":");
+        sb_json_utf8(&ev, tail, n);
+        sb_printf(&ev, ",\"finish_reason\":\"%s\"", finish_names[r->finish]);
+        if (r->st != MOPT_OK)
+            sb_printf(&ev, ",\"error\":{\"message\":\"generation failed: %s\"}",
+                      mopt_status_string(r->st));
+        else if (r->finish == FIN_TIMEOUT)
+            sb_printf(&ev, ",\"error\":{\"message\":\"timed out after %" PRId64 " ms\"}",
+                      s->o.timeout_ms);
+        sb_printf(&ev,
+                  ",\"usage\":{\"prompt_tokens\":%zu,\"completion_tokens\":%zu,"
+                  "\"total_tokens\":%zu}}\n\ndata: [DONE]\n\n",
+                  r->n_ids, r->n_tokens, r->n_ids + r->n_tokens);
+        emit(r, &ev);
+        free(ev.p);
+    }
+    pthread_mutex_lock(&r->mu);
+    r->done = 1;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void *gen_thread(void *arg) {
+    run_generation(arg);
+    return NULL;
+}
+
+static void gen_req_free(gen_req *r) {
+    if (!r) return;
+    if (r->gen) {                                                     /* never started */
+        if (mopt_generator_set_cancel(r->gen, 0) != MOPT_OK) abort(); /* only fails for NULL */
+        gen_pool_release(r->s->gp, r->gen);
+        r->gen = NULL;
+    }
+    free(r->ids);
+    free(r->text.p);
+    free(r->toks.p);
+    free(r->out.p);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+    free(r);
+}
+
+/* libmicrohttpd's content reader of a streamed answer: blocks (one thread
+ * per connection) until the producer has appended events. */
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
+    gen_req *r = cls;
+    (void)pos;
+    pthread_mutex_lock(&r->mu);
+    while (r->out_pos == r->out.len && !r->done)
+        pthread_cond_wait(&r->cv, &r->mu);
+    ssize_t n;
+    if (r->out_pos == r->out.len) {
+        n = MHD_CONTENT_READER_END_OF_STREAM;
+    } else {
+        size_t k = r->out.len - r->out_pos;
+        if (k > max) k = max;
+        memcpy(buf, r->out.p + r->out_pos, k);
+        r->out_pos += k;
+        n = (ssize_t)k;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return n;
+}
+
+/* The response is gone: sent, or the client went away mid-stream. Cancels
+ * a generation still running, waits for its thread, frees the request. */
+static void sse_free(void *cls) {
+    gen_req *r = cls;
+    pthread_mutex_lock(&r->mu);
+    if (!r->done && r->gen) {
+        r->client_gone = 1;
+        if (mopt_generator_set_cancel(r->gen, 1) != MOPT_OK) abort(); /* only fails for NULL */
+    }
+    pthread_mutex_unlock(&r->mu);
+    if (r->thread_started) pthread_join(r->thread, NULL);
+    gen_req_free(r);
+}
+
+static int get_number(const json_node *m, double lo, double hi, int lo_open, double *out) {
+    if (m->type != JSON_NUMBER || !isfinite(m->d)) return -1;
+    if (m->d < lo || (lo_open && m->d == lo) || m->d > hi) return -1;
+    *out = m->d;
+    return 0;
+}
+
+static enum MHD_Result handle_generate(server *s, struct MHD_Connection *conn, req_ctx *c) {
+    const serve_opts *o = &s->o;
+    if (!s->gp)
+        return respond_error(s, conn, c, 501, NULL,
+                             "text generation is off: start the server with --generate-model "
+                             "PATH (a byte-level decoder such as examples/generate/kjv-tiny.onnx)");
+    char err[256];
+    json_node *root = NULL;
+    json_limits lim = {.max_depth = 4, .max_nodes = 64};
+    if (c->len == 0)
+        return respond_error(s, conn, c, 400, NULL, "empty request body: expected a JSON object");
+    json_doc *doc = json_parse(c->body, c->len, &lim, &root, err, sizeof err);
+    if (!doc) return respond_error(s, conn, c, 400, NULL, "malformed JSON: %s", err);
+    enum MHD_Result ret;
+    gen_req *r = calloc(1, sizeof *r);
+    if (!r) {
+        json_free(doc);
+        return respond_error(s, conn, c, 500, NULL, "out of memory");
+    }
+    r->s = s;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    double temperature = 0, top_p = 1, rep = 1;
+    int64_t top_k = 0, seed = 0, max_tokens = o->gen_max_tokens < 128 ? o->gen_max_tokens : 128;
+    const json_node *prompt = NULL;
+    static const char *const known[] = {
+        "prompt", "max_tokens", "temperature", "top_k", "top_p", "repetition_penalty",
+        "seed",   "stream",     "stop",        "model", "user"};
+    enum { N_KNOWN = sizeof known / sizeof known[0] };
+    int seen[N_KNOWN] = {0};
+
+    if (root->type != JSON_OBJECT) {
+        ret = respond_error(s, conn, c, 400, NULL, "the body must be a JSON object, not %s",
+                            json_type_name(root->type));
+        goto done;
+    }
+    for (const json_node *m = root->child; m; m = m->next) {
+        int k = 0;
+        while (k < N_KNOWN && !key_is(m, known[k]))
+            k++;
+        if (k == N_KNOWN) {
+            ret = respond_error(s, conn, c, 400, NULL,
+                                "unknown member \"%.64s\" (expected prompt, and optionally "
+                                "max_tokens, temperature, top_k, top_p, repetition_penalty, "
+                                "seed, stream, stop, model, user)",
+                                m->key);
+            goto done;
+        }
+        if (seen[k]++) {
+            ret = respond_error(s, conn, c, 400, NULL, "member \"%s\" given twice", known[k]);
+            goto done;
+        }
+        int bad = 0;
+        const char *want = "";
+        if (key_is(m, "prompt")) {
+            prompt = m;
+            bad = m->type != JSON_STRING;
+            want = "a string";
+        } else if (key_is(m, "max_tokens")) {
+            bad = m->type != JSON_NUMBER || !m->is_int || m->i < 1 || m->i > o->gen_max_tokens;
+            want = "an integer from 1 to --generate-max-tokens";
+            max_tokens = m->i;
+        } else if (key_is(m, "temperature")) {
+            bad = get_number(m, 0, 100, 0, &temperature);
+            want = "a number in [0, 100]";
+        } else if (key_is(m, "top_k")) {
+            bad = m->type != JSON_NUMBER || !m->is_int || m->i < 0 || m->i > gen_pool_vocab(s->gp);
+            want = "an integer from 0 to the vocabulary size";
+            top_k = m->i;
+        } else if (key_is(m, "top_p")) {
+            bad = get_number(m, 0, 1, 1, &top_p);
+            want = "a number in (0, 1]";
+        } else if (key_is(m, "repetition_penalty")) {
+            bad = get_number(m, 0, 100, 1, &rep);
+            want = "a number in (0, 100]";
+        } else if (key_is(m, "seed")) {
+            bad = m->type != JSON_NUMBER || !m->is_int;
+            want = "an integer";
+            seed = m->i;
+        } else if (key_is(m, "stream")) {
+            bad = m->type != JSON_TRUE && m->type != JSON_FALSE;
+            want = "true or false";
+            r->stream = m->type == JSON_TRUE;
+        } else if (key_is(m, "stop")) {
+            const json_node *one = m->type == JSON_STRING ? m : NULL;
+            bad = m->type != JSON_STRING && (m->type != JSON_ARRAY || m->len > MAX_STOPS);
+            want = "a string or an array of at most 4 strings of 1 to 64 bytes";
+            for (const json_node *t = one ? one : (bad ? NULL : m->child); t && !bad;
+                 t = one ? NULL : t->next) {
+                if (t->type != JSON_STRING || t->len < 1 || t->len > MAX_STOP_LEN) {
+                    bad = 1;
+                    break;
+                }
+                memcpy(r->stops[r->n_stops], t->str, t->len);
+                r->stop_len[r->n_stops++] = t->len;
+            }
+        } else { /* model, user: not checked beyond their type */
+            bad = m->type != JSON_STRING;
+            want = "a string";
+        }
+        if (bad) {
+            ret = respond_error(s, conn, c, 400, NULL, "\"%s\" must be %s", known[k], want);
+            goto done;
+        }
+    }
+    if (!prompt) {
+        ret = respond_error(s, conn, c, 400, NULL, "missing \"prompt\" (a string)");
+        goto done;
+    }
+    if (prompt->len < 1 || prompt->len > (size_t)o->gen_max_prompt) {
+        ret = respond_error(s, conn, c, 400, NULL,
+                            "\"prompt\" is %zu bytes (tokens): give 1 to %" PRId64, prompt->len,
+                            o->gen_max_prompt);
+        goto done;
+    }
+    if ((int64_t)prompt->len + max_tokens > o->gen_max_seq) {
+        ret = respond_error(s, conn, c, 400, NULL,
+                            "prompt (%zu tokens) + max_tokens (%" PRId64
+                            ") exceed the context of %" PRId64 " positions",
+                            prompt->len, max_tokens, o->gen_max_seq);
+        goto done;
+    }
+    r->n_ids = prompt->len;
+    r->max_tokens = (size_t)max_tokens;
+    r->ids = malloc(r->n_ids * sizeof *r->ids);
+    if (!r->ids) {
+        ret = respond_error(s, conn, c, 500, NULL, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < r->n_ids; i++)
+        r->ids[i] = (unsigned char)prompt->str[i]; /* the byte tokenizer */
+    if (o->timeout_ms > 0) r->deadline_ns = c->start_ns + o->timeout_ms * 1000000;
+    int why = 0;
+    r->gen = gen_pool_acquire(s->gp, o->gen_queue, r->deadline_ns, &why);
+    if (!r->gen) {
+        if (why == 429)
+            ret = respond_error(s, conn, c, 429, NULL,
+                                "overloaded: all %d generators are busy and %zu requests wait; "
+                                "retry",
+                                o->generators, o->gen_queue);
+        else
+            ret =
+                respond_error(s, conn, c, 504, NULL,
+                              "timed out: no generator free within %" PRId64 " ms", o->timeout_ms);
+        goto done;
+    }
+    mopt_status st = mopt_generator_set_double(r->gen, "temperature", temperature);
+    if (st == MOPT_OK) st = mopt_generator_set_int(r->gen, "top_k", top_k);
+    if (st == MOPT_OK) st = mopt_generator_set_double(r->gen, "top_p", top_p);
+    if (st == MOPT_OK) st = mopt_generator_set_double(r->gen, "repetition_penalty", rep);
+    if (st == MOPT_OK) st = mopt_generator_set_int(r->gen, "seed", seed);
+    if (st == MOPT_OK) st = mopt_generator_set_stop_tokens(r->gen, NULL, 0);
+    if (st != MOPT_OK) {
+        ret = respond_error(s, conn, c, 400, NULL, "sampling settings refused: %s",
+                            mopt_last_error());
+        goto done;
+    }
+    atomic_fetch_add(&s->m.gen_requests[r->stream], 1);
+    atomic_fetch_add(&s->m.gen_prompt_tokens, r->n_ids);
+    if (r->stream) {
+        struct MHD_Response *resp =
+            MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, r, sse_free);
+        if (!resp) {
+            ret = respond_error(s, conn, c, 500, NULL, "out of memory");
+            goto done;
+        }
+        if (pthread_create(&r->thread, NULL, gen_thread, r) != 0) {
+            MHD_destroy_response(resp); /* sse_free frees r (and gives back its generator) */
+            json_free(doc);
+            return respond_error(s, conn, c, 500, NULL, "cannot start a thread");
+        }
+        r->thread_started = 1;
+        MHD_add_response_header(resp, "Content-Type", "text/event-stream");
+        MHD_add_response_header(resp, "Cache-Control", "no-cache");
+        if (atomic_load(&s->draining))
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+        ret = MHD_queue_response(conn, 200, resp);
+        MHD_destroy_response(resp); /* from now on libmicrohttpd owns r (sse_free) */
+        c->responded = 1;
+        count_response(s, c, 200);
+        json_free(doc);
+        return ret;
+    }
+    run_generation(r);
+    if (r->st != MOPT_OK) {
+        ret = respond_error(s, conn, c, 500, NULL, "generation failed: %s",
+                            mopt_status_string(r->st));
+        goto done;
+    }
+    if (r->finish == FIN_TIMEOUT) {
+        ret = respond_error(s, conn, c, 504, NULL,
+                            "timed out: generation did not finish within %" PRId64
+                            " ms (%zu tokens generated)",
+                            o->timeout_ms, r->n_tokens);
+        goto done;
+    }
+    sbuf b = {0};
+    sb_printf(&b, "{\"object\":\"text_completion\",\"model\":");
+    sb_json_string(&b, gen_pool_model_name(s->gp));
+    sb_printf(&b, ",\"text\":");
+    sb_json_utf8(&b, r->text.p ? r->text.p : "", r->text.len);
+    sb_printf(&b, ",\"tokens\":[%s],\"finish_reason\":\"%s\",", r->toks.p ? r->toks.p : "",
+              finish_names[r->finish]);
+    sb_printf(&b,
+              "\"usage\":{\"prompt_tokens\":%zu,\"completion_tokens\":%zu,\"total_tokens\":%zu}}"
+              "\n",
+              r->n_ids, r->n_tokens, r->n_ids + r->n_tokens);
+    if (b.oom) {
+        free(b.p);
+        ret = respond_error(s, conn, c, 500, NULL, "out of memory");
+        goto done;
+    }
+    ret = respond(s, conn, c, 200, "application/json", b.p, b.len, NULL);
+done:
+    gen_req_free(r);
+    json_free(doc);
+    return ret;
+}
+
 /* ---- /metrics ---------------------------------------------------------- */
 
 static enum MHD_Result handle_metrics(server *s, struct MHD_Connection *conn, req_ctx *c) {
@@ -664,7 +1164,8 @@ static enum MHD_Result handle_metrics(server *s, struct MHD_Connection *conn, re
                   ep_names[e], (uint64_t)atomic_load(&s->m.lat_count[e]));
     }
     engine_stats es;
-    engine_get_stats(s->eng, &es);
+    memset(&es, 0, sizeof es);
+    if (s->eng) engine_get_stats(s->eng, &es);
     sb_printf(&b, "# HELP serve_batch_size Requests per model run (from mopt_batcher_get_stats).\n"
                   "# TYPE serve_batch_size histogram\n");
     uint64_t cum = 0, sum = 0;
@@ -718,6 +1219,57 @@ static enum MHD_Result handle_metrics(server *s, struct MHD_Connection *conn, re
         "# HELP serve_inflight_requests HTTP requests being handled.\n"
         "# TYPE serve_inflight_requests gauge\nserve_inflight_requests %ld\n",
         cs.hits, cs.misses, cs.evictions, cs.entries, cs.bytes, (long)atomic_load(&s->inflight));
+    gen_pool_stats gs;
+    gen_pool_get_stats(s->gp, &gs);
+    sb_printf(&b,
+              "# HELP serve_generate_requests_total Generations started, by mode.\n"
+              "# TYPE serve_generate_requests_total counter\n"
+              "serve_generate_requests_total{stream=\"false\"} %" PRIu64 "\n"
+              "serve_generate_requests_total{stream=\"true\"} %" PRIu64 "\n"
+              "# HELP serve_generate_finished_total Generations ended, by reason (cancelled: the "
+              "client went away mid-stream).\n"
+              "# TYPE serve_generate_finished_total counter\n",
+              (uint64_t)atomic_load(&s->m.gen_requests[0]),
+              (uint64_t)atomic_load(&s->m.gen_requests[1]));
+    for (int k = 0; k < 4; k++)
+        sb_printf(&b, "serve_generate_finished_total{reason=\"%s\"} %" PRIu64 "\n", finish_names[k],
+                  (uint64_t)atomic_load(&s->m.gen_finish[k]));
+    sb_printf(
+        &b,
+        "# HELP serve_generate_tokens_total Tokens generated.\n"
+        "# TYPE serve_generate_tokens_total counter\nserve_generate_tokens_total %" PRIu64
+        "\n# HELP serve_generate_prompt_tokens_total Prompt tokens of started "
+        "generations.\n# TYPE serve_generate_prompt_tokens_total counter\n"
+        "serve_generate_prompt_tokens_total %" PRIu64 "\n"
+        "# HELP serve_generate_time_to_first_token_seconds Prefill and first sampling.\n"
+        "# TYPE serve_generate_time_to_first_token_seconds summary\n"
+        "serve_generate_time_to_first_token_seconds_sum %.9f\n"
+        "serve_generate_time_to_first_token_seconds_count %" PRIu64 "\n"
+        "# HELP serve_generate_time_per_token_seconds Time between consecutive tokens.\n"
+        "# TYPE serve_generate_time_per_token_seconds histogram\n",
+        (uint64_t)atomic_load(&s->m.gen_tokens), (uint64_t)atomic_load(&s->m.gen_prompt_tokens),
+        (double)atomic_load(&s->m.ttft_sum_ns) / 1e9, (uint64_t)atomic_load(&s->m.ttft_count));
+    uint64_t tcum = 0;
+    for (int i = 0; i <= N_LAT; i++) {
+        tcum += atomic_load(&s->m.tok_bucket[i]);
+        if (i < N_LAT)
+            sb_printf(&b, "serve_generate_time_per_token_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
+                      lat_bounds[i], tcum);
+        else
+            sb_printf(&b, "serve_generate_time_per_token_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n",
+                      tcum);
+    }
+    sb_printf(&b,
+              "serve_generate_time_per_token_seconds_sum %.9f\n"
+              "serve_generate_time_per_token_seconds_count %" PRIu64 "\n"
+              "# HELP serve_generators Generators in the pool.\n# TYPE serve_generators gauge\n"
+              "serve_generators %zu\n"
+              "# HELP serve_generators_busy Generators running a request.\n"
+              "# TYPE serve_generators_busy gauge\nserve_generators_busy %zu\n"
+              "# HELP serve_generate_waiting Requests waiting for a generator.\n"
+              "# TYPE serve_generate_waiting gauge\nserve_generate_waiting %zu\n",
+              (double)atomic_load(&s->m.tok_sum_ns) / 1e9, (uint64_t)atomic_load(&s->m.tok_count),
+              gs.size, gs.busy, gs.waiting);
     if (b.oom) {
         free(b.p);
         return respond_error(s, conn, c, 500, NULL, "out of memory");
@@ -819,11 +1371,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                              s->o.max_body_bytes);
     switch (c->endpoint) {
     case EP_EMBEDDINGS: return handle_embeddings(s, conn, c);
-    case EP_GENERATE:
-        return respond_error(s, conn, c, 501, NULL,
-                             "text generation is not implemented: libmopt has no generation "
-                             "(KV-cache) API yet; this endpoint will stream tokens over SSE "
-                             "once it does");
+    case EP_GENERATE: return handle_generate(s, conn, c);
     case EP_METRICS: return handle_metrics(s, conn, c);
     case EP_HEALTHZ: {
         char *ok = strdup("{\"status\":\"ok\"}\n");
@@ -871,7 +1419,12 @@ int main(int argc, char **argv) {
                        .max_connections = 512,
                        .vocab = 1000,
                        .max_tokens = 128,
-                       .drain_timeout_ms = 30000};
+                       .drain_timeout_ms = 30000,
+                       .generators = 1,
+                       .gen_queue = 64,
+                       .gen_max_seq = 1024,
+                       .gen_max_tokens = 512,
+                       .gen_max_prompt = 512};
     if (parse_args(argc, argv, &s.o)) return 2;
     pthread_mutex_init(&s.idle_mu, NULL);
     pthread_cond_init(&s.idle_cv, NULL);
@@ -898,15 +1451,41 @@ int main(int argc, char **argv) {
                         .vocab = s.o.vocab,
                         .max_tokens = s.o.max_tokens};
     char err[512];
-    s.eng = engine_create(&ec, err, sizeof err);
-    if (!s.eng) {
-        fprintf(stderr, "serve: %s\n", err);
-        return 1;
+    int embeddings = strcmp(s.o.model, "none") != 0;
+    if (!embeddings && !s.o.generate_model) {
+        fprintf(stderr, "serve: --model none needs --generate-model: nothing to serve\n");
+        return 2;
     }
-    s.cache = emb_cache_create(s.o.cache_entries, s.o.cache_max_bytes, engine_dim(s.eng));
-    if (!s.cache) {
-        fprintf(stderr, "serve: out of memory\n");
-        return 1;
+    if (s.o.generate_model && s.o.gen_max_prompt + 1 > s.o.gen_max_seq) {
+        fprintf(stderr, "serve: --generate-max-prompt must be below --generate-max-seq\n");
+        return 2;
+    }
+    if (embeddings) {
+        s.eng = engine_create(&ec, err, sizeof err);
+        if (!s.eng) {
+            fprintf(stderr, "serve: %s\n", err);
+            return 1;
+        }
+        s.cache = emb_cache_create(s.o.cache_entries, s.o.cache_max_bytes, engine_dim(s.eng));
+        if (!s.cache) {
+            fprintf(stderr, "serve: out of memory\n");
+            return 1;
+        }
+    }
+    if (s.o.generate_model) {
+        s.gp = gen_pool_create(s.o.generate_model, s.o.generators, s.o.threads, s.o.gen_max_seq,
+                               err, sizeof err);
+        if (!s.gp) {
+            fprintf(stderr, "serve: %s\n", err);
+            return 1;
+        }
+        if (gen_pool_vocab(s.gp) != 256) {
+            fprintf(stderr,
+                    "serve: %s has a vocabulary of %" PRId64
+                    ": /v1/generate serves byte-level models (256) only\n",
+                    s.o.generate_model, gen_pool_vocab(s.gp));
+            return 1;
+        }
     }
 
     struct sockaddr_storage ss;
@@ -943,10 +1522,13 @@ int main(int argc, char **argv) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     unsigned port = info ? info->port : (unsigned)s.o.port;
     printf("serve: listening on http://%s%s%s:%u/ (model %s, batching %s, max_batch %d, "
-           "max_delay_us %" PRId64 ", queue %zu, workers %d x %d threads)\n",
+           "max_delay_us %" PRId64 ", queue %zu, workers %d x %d threads; generate: %s, %d "
+           "generators)\n",
            strchr(s.o.host, ':') ? "[" : "", s.o.host, strchr(s.o.host, ':') ? "]" : "", port,
-           engine_model_name(s.eng), s.o.batch ? "on" : "off", s.o.batch ? s.o.max_batch : 1,
-           s.o.batch ? s.o.max_delay_us : 0, s.o.queue_capacity, s.o.workers, s.o.threads);
+           s.eng ? engine_model_name(s.eng) : "none", s.o.batch ? "on" : "off",
+           s.o.batch ? s.o.max_batch : 1, s.o.batch ? s.o.max_delay_us : 0, s.o.queue_capacity,
+           s.o.workers, s.o.threads, s.gp ? gen_pool_model_name(s.gp) : "off",
+           s.gp ? s.o.generators : 0);
     fflush(stdout);
 
     int sig = 0;
@@ -974,13 +1556,16 @@ int main(int argc, char **argv) {
     pthread_mutex_unlock(&s.idle_mu);
     MHD_stop_daemon(d);
     engine_stats es;
-    engine_get_stats(s.eng, &es);
+    memset(&es, 0, sizeof es);
+    if (s.eng) engine_get_stats(s.eng, &es);
     engine_destroy(s.eng);
     emb_cache_destroy(s.cache);
+    uint64_t gens = atomic_load(&s.m.gen_requests[0]) + atomic_load(&s.m.gen_requests[1]);
+    gen_pool_destroy(s.gp);
     fprintf(stderr,
             "serve: %s: drained in %.1f ms (%ld requests still in flight at the deadline); "
-            "%" PRIu64 " inference requests completed\n",
-            sig == SIGINT ? "SIGINT" : "SIGTERM", (double)(now_ns() - t0) / 1e6, left,
-            es.completed);
+            "%" PRIu64 " inference requests completed, %" PRIu64 " generations\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM", (double)(now_ns() - t0) / 1e6, left, es.completed,
+            gens);
     return 0;
 }

@@ -465,9 +465,245 @@ def test_graceful_shutdown_drains():
     print("  " + err.strip().splitlines()[-1])
 
 
+# ---- /v1/generate -------------------------------------------------------
+
+GEN_MODEL = os.path.join(ROOT, "examples/generate/kjv-tiny.onnx")
+GENERATE = os.environ.get("GENERATE_EXE", "")
+
+
+def gen_server(*args):
+    return Server("--generate-model", GEN_MODEL, *args)
+
+
+def generate(s, payload, **kw):
+    st, hdr, body = s.request("POST", "/v1/generate", payload, **kw)
+    return st, hdr, json.loads(body)
+
+
+def example_generate(prompt, n, *flags):
+    """The bytes examples/generate prints after the prompt for the same settings."""
+    assert GENERATE and os.path.exists(GENERATE), "GENERATE_EXE not set (meson sets it)"
+    out = subprocess.run([GENERATE, "--model", GEN_MODEL, "--prompt", prompt,
+                          "--max-tokens", str(n), *flags],
+                         capture_output=True, timeout=60, check=True).stdout
+    assert out.startswith(prompt.encode()) and out.endswith(b"\n"), out
+    return out[len(prompt.encode()):-1]
+
+
+def read_sse(port, payload, stop_after=None, timeout=TIMEOUT):
+    """Streams a generation; returns (status, content type, [event data strings]).
+    With stop_after=k, closes the socket after k token events."""
+    body = json.dumps(payload).encode()
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    f = None
+    try:
+        sock.sendall(b"POST /v1/generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        f = sock.makefile("rb")
+        status = int(f.readline().split()[1])
+        headers = {}
+        while True:
+            line = f.readline().rstrip(b"\r\n")
+            if not line:
+                break
+            k, v = line.decode().split(":", 1)
+            headers[k.strip().lower()] = v.strip()
+        events = []
+        chunked = headers.get("transfer-encoding") == "chunked"
+        buf = b""
+        while True:
+            if chunked:
+                size = int(f.readline().strip(), 16)
+                if size == 0:
+                    break
+                buf += f.read(size)
+                f.readline()
+            else:
+                data = f.read(int(headers.get("content-length", "0")))
+                buf += data
+                chunked = None
+            while b"\n\n" in buf:
+                ev, buf = buf.split(b"\n\n", 1)
+                assert ev.startswith(b"data: "), ev
+                events.append(ev[6:].decode())
+            if stop_after is not None and len(events) >= stop_after:
+                break
+            if chunked is None:
+                break
+        return status, headers.get("content-type"), events
+    finally:
+        if f:
+            f.close()
+        sock.close()
+
+
+def test_generate_matches_example():
+    prompts = ["In the beginning", "And the LORD said unto Moses, "]
+    sampled = ["--temperature", "0.8", "--top-k", "40", "--top-p", "0.95",
+               "--repetition-penalty", "1.1", "--seed", "7"]
+    with gen_server("--generators", "2") as s:
+        for p in prompts:
+            want = example_generate(p, 60, "--temperature", "0")
+            st, _, d = generate(s, {"prompt": p, "max_tokens": 60})
+            assert st == 200, (st, d)
+            assert d["text"].encode() == want, (d["text"], want)
+            assert d["tokens"] == list(want), d["tokens"]
+            assert d["finish_reason"] == "length" and d["usage"] == {
+                "prompt_tokens": len(p), "completion_tokens": 60, "total_tokens": len(p) + 60}
+            # seeded sampling: the same as the example, and reproducible
+            want = example_generate(p, 60, *sampled)
+            req = {"prompt": p, "max_tokens": 60, "temperature": 0.8, "top_k": 40,
+                   "top_p": 0.95, "repetition_penalty": 1.1, "seed": 7}
+            got = [generate(s, req)[2]["text"].encode() for _ in range(2)]
+            assert got == [want, want], (got, want)
+            other = generate(s, dict(req, seed=8))[2]["text"].encode()
+            assert other != want, "seed 8 gave the text of seed 7"
+        text = s.metrics()
+        assert metric(text, 'serve_generate_requests_total{stream="false"}') == 8
+        assert metric(text, "serve_generate_tokens_total") == 8 * 60
+        assert metric(text, "serve_generate_time_per_token_seconds_count") == 8 * 59
+        assert metric(text, "serve_generators") == 2
+        print("  greedy and seeded outputs equal examples/generate's")
+
+
+def test_generate_stream():
+    p = "In the beginning God created"
+    with gen_server() as s:
+        st, _, whole = generate(s, {"prompt": p, "max_tokens": 80, "temperature": 0.9,
+                                    "seed": 3})
+        assert st == 200, whole
+        st, ctype, events = read_sse(s.port, {"prompt": p, "max_tokens": 80, "temperature": 0.9,
+                                              "seed": 3, "stream": True})
+        assert st == 200 and ctype == "text/event-stream", (st, ctype)
+        assert events[-1] == "[DONE]", events[-3:]
+        evs = [json.loads(e) for e in events[:-1]]
+        toks = [e["token"] for e in evs if "token" in e]
+        assert toks == whole["tokens"] and len(toks) == 80, (toks, whole["tokens"])
+        assert "".join(e["text"] for e in evs) == whole["text"]
+        assert evs[-1]["finish_reason"] == "length" and "token" not in evs[-1], evs[-1]
+        assert evs[-1]["usage"]["completion_tokens"] == 80
+        # a stop string ends the generation after the token that completes it
+        full = whole["text"]
+        stop = full[10:13]
+        st, _, d = generate(s, {"prompt": p, "max_tokens": 80, "temperature": 0.9, "seed": 3,
+                                "stop": ["\u2603", stop]})
+        assert st == 200 and d["finish_reason"] == "stop", d
+        end = full.find(stop) + len(stop)
+        assert d["text"] == full[:end], (d["text"], full[:end])
+        st, _, events = read_sse(s.port, {"prompt": p, "max_tokens": 80, "temperature": 0.9,
+                                          "seed": 3, "stream": True, "stop": stop})
+        evs = [json.loads(e) for e in events[:-1]]
+        assert "".join(e["text"] for e in evs) == full[:end] and events[-1] == "[DONE]"
+        assert evs[-1]["finish_reason"] == "stop"
+        text = s.metrics()
+        assert metric(text, 'serve_generate_requests_total{stream="true"}') == 2
+        assert metric(text, 'serve_generate_finished_total{reason="stop"}') == 2
+        print("  %d events, [DONE] last, text equal to the whole answer" % len(events))
+
+
+def test_generate_bad_bodies():
+    long_prompt = "x" * 513
+    cases = [
+        b"", b"{", b"[]", b'{"prompt": 5}', b'{"max_tokens": 5}', b'{"prompt": ""}',
+        json.dumps({"prompt": long_prompt}).encode(),
+        b'{"prompt": "a", "max_tokens": 0}', b'{"prompt": "a", "max_tokens": 513}',
+        b'{"prompt": "a", "max_tokens": 1.5}', b'{"prompt": "a", "max_tokens": "3"}',
+        b'{"prompt": "a", "temperature": -1}', b'{"prompt": "a", "temperature": "hot"}',
+        b'{"prompt": "a", "top_k": -1}', b'{"prompt": "a", "top_k": 257}',
+        b'{"prompt": "a", "top_p": 0}', b'{"prompt": "a", "top_p": 1.01}',
+        b'{"prompt": "a", "repetition_penalty": 0}', b'{"prompt": "a", "seed": 1.5}',
+        b'{"prompt": "a", "stream": 1}', b'{"prompt": "a", "stream": "true"}',
+        b'{"prompt": "a", "stop": 3}', b'{"prompt": "a", "stop": [""]}',
+        b'{"prompt": "a", "stop": ["a", "b", "c", "d", "e"]}',
+        json.dumps({"prompt": "a", "stop": ["y" * 65]}).encode(),
+        b'{"prompt": "a", "prompt": "b"}', b'{"prompt": "a", "n": 2}',
+        b'{"prompt": "a", "model": 3}', b'{"prompt": "a"} x',
+        b'{"prompt": "a", "max_tokens": 1e400}', b'{"prompt": "\xff"}',
+    ]
+    with gen_server() as s:
+        for body in cases:
+            st, _, raw = s.request("POST", "/v1/generate", body,
+                                   {"Content-Type": "application/json"})
+            assert st == 400, (body, st, raw)
+            assert json.loads(raw)["error"]["message"], raw
+        st, _, raw = s.request("POST", "/v1/generate", b'{"prompt": "a"}',
+                               {"Content-Type": "text/plain"})
+        assert st == 415, st
+        st, _, d = generate(s, {"prompt": "a", "max_tokens": 2, "stream": False, "stop": [],
+                                "model": "kjv-tiny", "user": "u"})
+        assert st == 200 and d["usage"]["completion_tokens"] == 2, d
+        s.alive()
+    # overload: one generator, no waiting room
+    with gen_server("--generate-queue", "0") as s:
+        res = concurrently(lambda: generate(s, {"prompt": "And", "max_tokens": 400}),
+                           [()] * 6)
+        codes = [r[0] if not isinstance(r, Exception) else repr(r) for r in res]
+        assert set(codes) <= {200, 429} and codes.count(429) >= 1 and 200 in codes, codes
+    # per-request timeout: a 1 ms budget cannot hold 400 tokens
+    with gen_server("--timeout-ms", "1") as s:
+        st, _, d = generate(s, {"prompt": "And", "max_tokens": 400})
+        assert st == 504 and "timed out" in d["error"]["message"], (st, d)
+        assert metric(s.metrics(), 'serve_generate_finished_total{reason="timeout"}') + \
+            metric(s.metrics(), 'serve_requests_total{endpoint="/v1/generate",code="504"}') >= 1
+    # generation only
+    with Server("--model", "none", "--generate-model", GEN_MODEL) as s:
+        st, _, raw = s.embed({"input": "a"})
+        assert st == 501, st
+        assert generate(s, {"prompt": "a", "max_tokens": 3})[0] == 200
+    print("  %d bad bodies: 400; 429 and 504 seen" % len(cases))
+
+
+def test_generate_disconnect():
+    """Clients that close mid-stream cancel their generation; nothing leaks
+    (the sanitizer run checks), the server keeps serving."""
+    with gen_server("--generate-max-tokens", "1000") as s:
+        for _ in range(5):
+            st, _, events = read_sse(s.port, {"prompt": "In the beginning", "max_tokens": 1000,
+                                              "stream": True, "temperature": 1.0},
+                                     stop_after=3)
+            assert st == 200 and len(events) >= 3, events
+        deadline = time.monotonic() + 20
+        while True:
+            text = s.metrics()
+            if metric(text, "serve_generators_busy") == 0 and \
+                    metric(text, "serve_inflight_requests") == 1:
+                break
+            assert time.monotonic() < deadline, "generations still running 20 s later"
+            time.sleep(0.05)
+        cancelled = metric(text, 'serve_generate_finished_total{reason="cancelled"}')
+        assert cancelled >= 1, [x for x in text.splitlines() if "finished" in x]
+        assert metric(text, "serve_generate_tokens_total") < 5 * 1000
+        st, _, d = generate(s, {"prompt": "In", "max_tokens": 20})
+        assert st == 200 and len(d["tokens"]) == 20, d
+        s.alive()
+        print("  5 disconnects, %d generations cancelled, still serving" % cancelled)
+
+
+def test_generate_shutdown_drains_stream():
+    s = gen_server()
+    try:
+        out = []
+        t = threading.Thread(target=lambda: out.append(
+            read_sse(s.port, {"prompt": "And", "max_tokens": 400, "stream": True})))
+        t.start()
+        time.sleep(0.05)
+        s.proc.send_signal(signal.SIGTERM)
+        t.join(30)
+        rc, err = s.stop()
+    finally:
+        if s.proc.poll() is None:
+            s.proc.kill()
+    assert rc == 0, (rc, err)
+    assert out and out[0][0] == 200 and out[0][2][-1] == "[DONE]", out
+    toks = [json.loads(e) for e in out[0][2][:-1]]
+    assert sum("token" in e for e in toks) == 400, len(toks)
+    assert "1 generations" in err, err
+
+
 TESTS = [test_endpoints, test_embeddings_match_direct_run, test_text_and_cache,
          test_queue_full_429, test_timeout_504, test_malformed_battery,
-         test_graceful_shutdown_drains]
+         test_graceful_shutdown_drains, test_generate_matches_example, test_generate_stream,
+         test_generate_bad_bodies, test_generate_disconnect, test_generate_shutdown_drains_stream]
 
 
 def main():
