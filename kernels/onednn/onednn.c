@@ -1125,29 +1125,20 @@ static void quantize_rows(void *arg, int64_t lo, int64_t hi) {
                       e->qa + lo * j->K, e->qa_scale + lo, e->qa_zp + lo);
 }
 
-/* Rows per block of the epilogue: its three steps run on one block of
- * about 16 KiB of Y at a time (L1-resident) instead of three passes over
- * the whole range, which for one thread is all of Y (2 MiB for a BERT
- * FFN's [1024, 512]) and streams from L3 three times. Elementwise steps:
- * the blocking does not change any result. */
-static int64_t epilogue_block(int64_t width) { return width >= 4096 ? 1 : 4096 / width; }
-
 /* rows [lo, hi) of Y, which hold alpha * sw[n] * sum q w:
  * y = s[m] * (y - z[m] * alpha * colw[n]) (+ bias along N), + residual
- * (dense, Y's dims), then the activation; block by block */
+ * (dense, Y's dims), then the activation */
 static void epilogue_rows(void *arg, int64_t lo, int64_t hi) {
     const int8_rows *j = arg;
     const onednn_matmul_desc *d = j->d;
-    cpu_unary_params p = {d->act_alpha, d->act_beta};
-    int64_t step = epilogue_block(j->N);
-    for (int64_t b = lo; b < hi; b += step) {
-        int64_t rows = hi - b < step ? hi - b : step;
-        float *y = j->y + b * j->N;
-        int64_t n = rows * j->N;
-        cpu_dequant_rows(y, rows, j->N, j->N, j->e->qa_scale + b, j->e->qa_zp + b, j->e->qa_colw,
-                         j->bias, j->avx512);
-        if (d->has_residual) j->k->binary_f32(CPU_BIN_ADD, y, 1, j->residual + b * j->N, 1, y, n);
-        if (d->act != KN_ACT_NONE) j->k->unary_f32((cpu_unop)d->act, y, y, n, &p);
+    float *y = j->y + lo * j->N;
+    int64_t n = (hi - lo) * j->N;
+    cpu_dequant_rows(y, hi - lo, j->N, j->N, j->e->qa_scale + lo, j->e->qa_zp + lo, j->e->qa_colw,
+                     j->bias, j->avx512);
+    if (d->has_residual) j->k->binary_f32(CPU_BIN_ADD, y, 1, j->residual + lo * j->N, 1, y, n);
+    if (d->act != KN_ACT_NONE) {
+        cpu_unary_params p = {d->act_alpha, d->act_beta};
+        j->k->unary_f32((cpu_unop)d->act, y, y, n, &p);
     }
 }
 
