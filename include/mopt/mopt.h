@@ -302,6 +302,16 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *   "calibration_capture" int 0 or 1 (experimental, for `mopt calibrate`):
  *                   every f32 input of MatMul, Gemm and Conv becomes an
  *                   extra model output, after the model's own (default 0)
+ *   "int8_exclude"  string "" = none (default); else a comma-separated list
+ *                   of ONNX node names (main graph) that stay FP32 under
+ *                   precision=int8, dynamic or static (the per-layer
+ *                   fallback `mopt quantize-check` chooses). A fused node
+ *                   keeps its MatMul/Conv's name. Loading fails with
+ *                   INVALID_ARGUMENT naming the first name that is not a
+ *                   node of the model, or without precision=int8;
+ *                   MOPT_VERBOSE=1 lists the excluded nodes. Read for ONNX
+ *                   models only: mopt_model_save refuses such a model
+ *                   (UNSUPPORTED)
  * Setting an unknown key, a value of the wrong kind or out of range fails with
  * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
  * an int or double key when it parses as one. */
@@ -408,7 +418,7 @@ MOPT_API void mopt_model_destroy(mopt_model *model);
  * may overlap sessions running the model. Saving what was loaded from a
  * .mopt file gives the same bytes. Returns OK, INVALID_ARGUMENT (NULL model,
  * NULL or empty path), IO (cannot write the file), UNSUPPORTED (string
- * weights), LIMIT or OUT_OF_MEMORY. */
+ * weights; a model loaded with int8_exclude), LIMIT or OUT_OF_MEMORY. */
 MOPT_NODISCARD MOPT_API mopt_status mopt_model_save(const mopt_model *model, const char *path);
 
 /* What the model says about itself (ONNX ModelProto / GraphProto fields,

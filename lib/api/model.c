@@ -19,6 +19,29 @@
 
 #define MOPT_MAX_MODEL_BYTES ((size_t)4 << 30)
 
+/* int8_exclude (issue 13): needs precision=int8; every entry must name a
+ * node of the model's main graph. */
+static mopt_status check_int8_exclude(const rt_config *cfg, const ir_graph *g) {
+    if (strcmp(cfg->precision, "int8") != 0)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                         "option int8_exclude needs precision=int8 (got precision=%s)",
+                         cfg->precision);
+    for (const char *at = cfg->int8_exclude;;) {
+        const char *end = strchr(at, ',');
+        size_t len = end ? (size_t)(end - at) : strlen(at);
+        bool found = false;
+        for (int32_t i = 0; i < g->n_nodes && !found; i++)
+            found =
+                len && strlen(g->nodes[i]->name) == len && memcmp(g->nodes[i]->name, at, len) == 0;
+        if (!found)
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                             "option int8_exclude: '%.*s' is not a node of this model",
+                             (int)(len > 200 ? 200 : len), at);
+        if (!end) return MOPT_OK;
+        at = end + 1;
+    }
+}
+
 static mopt_status load_buffer(const uint8_t *buf, size_t len, const char *base_dir,
                                const rt_config *cfg, mopt_model **out) {
     ir_graph *g = NULL;
@@ -38,6 +61,8 @@ static mopt_status load_buffer(const uint8_t *buf, size_t len, const char *base_
             st = rt_calib_check_names(&qt, g);
         c.qtable = &qt;
     }
+    if (!st && cfg->int8_exclude[0]) st = check_int8_exclude(cfg, g);
+    qt.exclude = cfg->int8_exclude;
     if (st) {
         rt_calib_free(&qt);
         ir_graph_destroy(g);
@@ -245,6 +270,11 @@ mopt_status mopt_model_save(const mopt_model *m, const char *path) {
                          "mopt_model_save: the model was loaded for inspection only (%zu node%s "
                          "cannot run)",
                          m->n_problems, m->n_problems == 1 ? "" : "s");
+    if (m->config.int8_exclude[0] && strcmp(m->config.precision, "int8") == 0)
+        return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                         "mopt_model_save: a .mopt file does not record int8_exclude yet (the "
+                         "model would load with every node int8): keep the ONNX model and the "
+                         "option");
     mfmt_meta meta;
     memset(&meta, 0, sizeof meta);
     meta.source_checksum = m->source_checksum;
