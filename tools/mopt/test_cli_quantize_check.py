@@ -141,6 +141,11 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 1 and "'nope'" in r.stderr and "invalid argument" in r.stderr,
           "an unknown int8_exclude name fails naming it", r)
 
+    r = mopt("run", model, "--input", "frames=" + frames, "--options", opts, "--precision",
+             "fp32", "--output-dir", tmp)
+    check(r.returncode == 1 and "needs precision=int8" in r.stderr,
+          "int8_exclude without precision=int8 fails", r)
+
     # 2. all-int8 breaks the budget; excluding mel changes the outputs
     r = mopt("compare", model, model, "--golden", gold, "--budget", budget,
              "--test-set", "precision=int8")
@@ -154,7 +159,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0, "quantize-check exits 0", r)
     rep = r.stdout.split("fallback report:")[-1]
     fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
-    check("mel" in fell and "dft" not in fell, "the report names mel, not dft (%s)" % fell, r)
+    check(fell == ["mel"], "the report names mel only (%s)" % fell, r)
     check(re.search(r"speed p50: all-int8 [\d.]+ ms, with fallbacks [\d.]+ ms, fp32 [\d.]+ ms",
                     rep) is not None, "the report gives the speed", r)
     check(os.path.exists(out), "options written", r)
@@ -166,6 +171,17 @@ with tempfile.TemporaryDirectory() as tmp:
                   "--test-options", out)
         check(r2.returncode == 0 and "all 1 rule hold" in r2.stdout,
               "the written options meet the budget in mopt compare", r2)
+
+    # static int8 (a calibration table): the same fallback
+    calib = os.path.join(tmp, "calib.yaml")
+    r = mopt("calibrate", model, "--inputs", gold, "-o", calib)
+    check(r.returncode == 0, "calibrate", r)
+    r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--calibration",
+             calib, "--runs", "0")
+    rep = r.stdout.split("fallback report:")[-1]
+    fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
+    check(r.returncode == 0 and fell == ["mel"] and "StaticQMatMul" in r.stdout,
+          "static int8: mel falls back (%s)" % fell, r)
 
     # 4. refusal: no fallback allowed
     out0 = os.path.join(tmp, "refused.yaml")
