@@ -310,8 +310,8 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   INVALID_ARGUMENT naming the first name that is not a
  *                   node of the model, or without precision=int8;
  *                   MOPT_VERBOSE=1 lists the excluded nodes. Read for ONNX
- *                   models only: mopt_model_save refuses such a model
- *                   (UNSUPPORTED)
+ *                   models; mopt_model_save records it in the .mopt file
+ *                   (a .mopt file keeps what it was saved with)
  * Setting an unknown key, a value of the wrong kind or out of range fails with
  * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
  * an int or double key when it parses as one. */
@@ -418,7 +418,7 @@ MOPT_API void mopt_model_destroy(mopt_model *model);
  * may overlap sessions running the model. Saving what was loaded from a
  * .mopt file gives the same bytes. Returns OK, INVALID_ARGUMENT (NULL model,
  * NULL or empty path), IO (cannot write the file), UNSUPPORTED (string
- * weights; a model loaded with int8_exclude), LIMIT or OUT_OF_MEMORY. */
+ * weights), LIMIT or OUT_OF_MEMORY. */
 MOPT_NODISCARD MOPT_API mopt_status mopt_model_save(const mopt_model *model, const char *path);
 
 /* What the model says about itself (ONNX ModelProto / GraphProto fields,

@@ -87,6 +87,7 @@ static mopt_status load_mopt(void *base, size_t size, void (*release)(void *, si
     rt_config c = *cfg;
     c.opt_level = meta.opt_level;
     snprintf(c.precision, sizeof c.precision, "%s", meta.precision);
+    snprintf(c.int8_exclude, sizeof c.int8_exclude, "%s", meta.int8_exclude);
     st = rt_model_build_optimized(g, &c, &meta.report, out);
     if (st) return st;
     (*out)->source_checksum = meta.source_checksum;
@@ -270,17 +271,14 @@ mopt_status mopt_model_save(const mopt_model *m, const char *path) {
                          "mopt_model_save: the model was loaded for inspection only (%zu node%s "
                          "cannot run)",
                          m->n_problems, m->n_problems == 1 ? "" : "s");
-    if (m->config.int8_exclude[0] && strcmp(m->config.precision, "int8") == 0)
-        return mopt_fail(MOPT_ERR_UNSUPPORTED,
-                         "mopt_model_save: a .mopt file does not record int8_exclude yet (the "
-                         "model would load with every node int8): keep the ONNX model and the "
-                         "option");
     mfmt_meta meta;
     memset(&meta, 0, sizeof meta);
     meta.source_checksum = m->source_checksum;
     meta.source_bytes = m->source_bytes;
     meta.opt_level = m->config.opt_level;
     snprintf(meta.precision, sizeof meta.precision, "%s", m->config.precision);
+    if (strcmp(m->config.precision, "int8") == 0)
+        snprintf(meta.int8_exclude, sizeof meta.int8_exclude, "%s", m->config.int8_exclude);
     meta.report = m->report;
     mopt_status st = mfmt_save(m->graph, &meta, path);
     if (st) mopt_fail_context(st, "saving '%s'", path);

@@ -15,6 +15,7 @@ Checks:
   report names "mel" among the fallbacks (and not "dft"), the options it
   writes meet the budget when `mopt compare` checks them;
 - --max-fallbacks 0 refuses: exit 1, REFUSED in the report, nothing written;
+- `mopt optimize` with those options writes a .mopt that keeps the fallback;
 - `mopt optimize --precision int8` warns that quality is unchecked.
 
 usage: test_cli_quantize_check.py MOPT_EXECUTABLE SOURCE_ROOT
@@ -171,6 +172,17 @@ with tempfile.TemporaryDirectory() as tmp:
                   "--test-options", out)
         check(r2.returncode == 0 and "all 1 rule hold" in r2.stdout,
               "the written options meet the budget in mopt compare", r2)
+        # a .mopt file keeps the fallback (format_minor 2)
+        saved = os.path.join(tmp, "fallback.mopt")
+        r2 = mopt("optimize", model, "--options", out, "-o", saved)
+        check(r2.returncode == 0 and b"int8_exclude" in open(saved, "rb").read(4096),
+              "optimize with the options records int8_exclude", r2)
+        r2 = mopt("run", saved, "--input", "frames=" + frames, "--output-dir", tmp, env=env)
+        k_saved = kernels(r2.stderr)
+        check(r2.returncode == 0 and "int8" not in k_saved.get("mel", "int8") and
+              k_saved.get("dft") == "onednn-int8", "the .mopt runs mel float (%s)" % k_saved, r2)
+        r2 = mopt("compare", model, saved, "--golden", gold, "--budget", budget)
+        check(r2.returncode == 0, "the saved .mopt meets the budget", r2)
 
     # static int8 (a calibration table): the same fallback
     calib = os.path.join(tmp, "calib.yaml")
