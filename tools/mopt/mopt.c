@@ -98,7 +98,7 @@ static const char k_usage_calibrate[] =
 static const char k_usage_quantize_check[] =
     "  quantize-check MODEL --golden DIR --budget FILE.yaml [--calibration TABLE]\n"
     "                 [--max-fallbacks N] [-o OPTIONS.yaml] [--set KEY=VALUE]...\n"
-    "                 [--threads N] [--runs K]\n"
+    "                 [--threads N] [--runs K] [--report FILE]\n"
     "      The per-layer INT8 fallback: checks precision=int8 (static with\n"
     "      --calibration) against FP32 on the golden set with the budget (as\n"
     "      'compare'). When it fails, measures each int8 node's sensitivity (it\n"
@@ -106,7 +106,8 @@ static const char k_usage_quantize_check[] =
     "      until the budget holds, at most N (default half the int8 nodes), and\n"
     "      prints the fallback report with the p50 of all-int8, with the\n"
     "      fallbacks and FP32 (5 rounds of K runs, default 20; 0 = no timing).\n"
-    "      -o writes the options (precision, calibration, int8_exclude) as YAML.\n"
+    "      -o writes the options (precision, calibration, int8_exclude) as YAML;\n"
+    "      --report writes the report to FILE instead of stdout.\n"
     "      Exit status: 0 the budget holds, 1 refused (not even N fallbacks meet\n"
     "      it; nothing written), 2 any error.\n"
     "\n";

@@ -31,6 +31,7 @@ typedef struct qnode {
 
 typedef struct qc {
     const char *model, *golden, *budget, *calibration, *threads, *out_path;
+    FILE *out;         /* the report: stdout, or --report FILE */
     const char **sets; /* --set KEY=VALUE, both sides */
     int n_sets;
     int64_t max_fallbacks; /* -1: half the nodes, rounded up */
@@ -276,18 +277,18 @@ static int run(qc *q) {
     int rc;
     compare_summary all, s;
     if ((rc = find_inputs(q)) != 0 || (rc = list_int8_nodes(q)) != 0) return rc;
-    printf("quantize-check %s: golden set %s, budget %s%s%s\n", q->model, q->golden, q->budget,
-           q->calibration ? ", static int8 with " : ", dynamic int8",
-           q->calibration ? q->calibration : "");
+    fprintf(q->out, "quantize-check %s: golden set %s, budget %s%s%s\n", q->model, q->golden,
+            q->budget, q->calibration ? ", static int8 with " : ", dynamic int8",
+            q->calibration ? q->calibration : "");
     if (!q->n_nodes) {
-        printf("no node runs int8 in this model: nothing to check\n");
+        fprintf(q->out, "no node runs int8 in this model: nothing to check\n");
         return EXIT_FAILURE;
     }
     rc = check(q, NULL, &all);
     if (rc == EXIT_USAGE) return rc;
     if (!all.rules) return usage_error("budget %s has no rule", q->budget);
-    printf("%zu int8 nodes; all-int8: %s is %.6g (%s)\n", q->n_nodes, all.margin_rule,
-           all.margin_value, rc ? "budget violated" : "budget holds");
+    fprintf(q->out, "%zu int8 nodes; all-int8: %s is %.6g (%s)\n", q->n_nodes, all.margin_rule,
+            all.margin_value, rc ? "budget violated" : "budget holds");
     size_t max_fb = q->max_fallbacks >= 0 ? (size_t)q->max_fallbacks : (q->n_nodes + 1) / 2;
     size_t n_fb = 0;
     int holds = rc == 0;
@@ -304,12 +305,13 @@ static int run(qc *q) {
             q->nodes[i].value = s.margin_value;
         }
         qsort(q->nodes, q->n_nodes, sizeof *q->nodes, by_margin);
-        printf("\nsensitivity (that node alone int8, every other FP32; %s):\n", all.margin_rule);
-        printf("  %-32s %-22s %-12s %s\n", "node", "op", "metric", "slack");
+        fprintf(q->out, "\nsensitivity (that node alone int8, every other FP32; %s):\n",
+                all.margin_rule);
+        fprintf(q->out, "  %-32s %-22s %-12s %s\n", "node", "op", "metric", "slack");
         for (size_t i = 0; i < q->n_nodes; i++)
-            printf("  %-32s %-22s %-12.6g %+.3g\n", q->nodes[i].name, q->nodes[i].op,
-                   q->nodes[i].value, q->nodes[i].margin);
-        printf("\ngreedy fallback (at most %zu of %zu nodes):\n", max_fb, q->n_nodes);
+            fprintf(q->out, "  %-32s %-22s %-12.6g %+.3g\n", q->nodes[i].name, q->nodes[i].op,
+                    q->nodes[i].value, q->nodes[i].margin);
+        fprintf(q->out, "\ngreedy fallback (at most %zu of %zu nodes):\n", max_fb, q->n_nodes);
         for (size_t i = 0; i < q->n_nodes && n_fb < max_fb && !holds; i++) {
             q->nodes[i].excluded = 1;
             n_fb++;
@@ -320,44 +322,47 @@ static int run(qc *q) {
             if (rc == EXIT_USAGE) return rc;
             holds = rc == 0;
             final_value = s.margin_value;
-            printf("  + %-30s -> %s is %.6g (%s)\n", q->nodes[i].name, s.margin_rule,
-                   s.margin_value, holds ? "holds" : "violated");
+            fprintf(q->out, "  + %-30s -> %s is %.6g (%s)\n", q->nodes[i].name, s.margin_rule,
+                    s.margin_value, holds ? "holds" : "violated");
         }
     }
     char *exclude = exclude_list(q, -1);
     if (!exclude) return oom();
-    printf("\nfallback report:\n");
+    fprintf(q->out, "\nfallback report:\n");
     if (!holds) {
-        printf("  REFUSED: all-int8 breaks the budget (%s) and %zu fallback%s (--max-fallbacks "
-               "%zu) do not fix it: %s is %.6g with %s excluded\n",
-               all.violation, n_fb, n_fb == 1 ? "" : "s", max_fb, all.margin_rule, final_value,
-               exclude[0] ? exclude : "nothing");
-        printf("  the model is not quantized: keep precision=fp32 (or bf16), or allow more "
-               "fallbacks; no options written\n");
+        fprintf(q->out,
+                "  REFUSED: all-int8 breaks the budget (%s) and %zu fallback%s (--max-fallbacks "
+                "%zu) do not fix it: %s is %.6g with %s excluded\n",
+                all.violation, n_fb, n_fb == 1 ? "" : "s", max_fb, all.margin_rule, final_value,
+                exclude[0] ? exclude : "nothing");
+        fprintf(q->out,
+                "  the model is not quantized: keep precision=fp32 (or bf16), or allow more "
+                "fallbacks; no options written\n");
         free(exclude);
         return EXIT_FAILURE;
     }
-    printf("  fell back to FP32: %zu of %zu int8 nodes%s\n", n_fb, q->n_nodes,
-           n_fb ? ":" : " (all-int8 meets the budget)");
+    fprintf(q->out, "  fell back to FP32: %zu of %zu int8 nodes%s\n", n_fb, q->n_nodes,
+            n_fb ? ":" : " (all-int8 meets the budget)");
     for (size_t i = 0; i < q->n_nodes; i++)
         if (q->nodes[i].excluded)
-            printf("    %-32s %-22s alone int8: %.6g\n", q->nodes[i].name, q->nodes[i].op,
-                   q->nodes[i].value);
-    printf("  final: %s is %.6g (budget holds)\n", n_fb ? s.margin_rule : all.margin_rule,
-           final_value);
+            fprintf(q->out, "    %-32s %-22s alone int8: %.6g\n", q->nodes[i].name, q->nodes[i].op,
+                    q->nodes[i].value);
+    fprintf(q->out, "  final: %s is %.6g (budget holds)\n", n_fb ? s.margin_rule : all.margin_rule,
+            final_value);
     double p50[3];
     if (q->runs > 0) {
         if ((rc = measure_speed(q, exclude, p50)) != 0) {
             free(exclude);
             return rc;
         }
-        printf("  speed p50: all-int8 %.3f ms, with fallbacks %.3f ms, fp32 %.3f ms (5 "
-               "interleaved rounds of %" PRId64 " runs)\n",
-               p50[0], p50[1], p50[2], q->runs);
+        fprintf(q->out,
+                "  speed p50: all-int8 %.3f ms, with fallbacks %.3f ms, fp32 %.3f ms (5 "
+                "interleaved rounds of %" PRId64 " runs)\n",
+                p50[0], p50[1], p50[2], q->runs);
     }
     if (q->out_path) {
         rc = write_options(q, exclude, final_value, n_fb ? s.margin_rule : all.margin_rule);
-        if (!rc) printf("  wrote %s\n", q->out_path);
+        if (!rc) fprintf(q->out, "  wrote %s\n", q->out_path);
     }
     free(exclude);
     return rc;
@@ -371,6 +376,8 @@ int cmd_quantize_check(int argc, char **argv) {
     q.sets = calloc((size_t)argc, sizeof *q.sets);
     if (!q.sets) return oom();
     int rc = 0;
+    const char *report = NULL;
+    q.out = stdout;
     for (int i = 2; i < argc && !rc; i++) {
         const char *v = NULL;
         int r;
@@ -390,6 +397,8 @@ int cmd_quantize_check(int argc, char **argv) {
             q.threads = v;
         } else if ((r = flag_value(argc, argv, &i, "-o", &v)) != 0) {
             q.out_path = v;
+        } else if ((r = flag_value(argc, argv, &i, "--report", &v)) != 0) {
+            report = v;
         } else if ((r = flag_value(argc, argv, &i, "--max-fallbacks", &v)) != 0) {
             if (r > 0 && (!parse_i64(v, &x) || x < 0))
                 rc = usage_error("--max-fallbacks %s: expected a number >= 0", v);
@@ -410,8 +419,13 @@ int cmd_quantize_check(int argc, char **argv) {
     }
     if (!rc && (!q.model || !q.golden || !q.budget))
         rc = usage_error("'mopt quantize-check' needs MODEL, --golden DIR and --budget FILE.yaml");
+    if (!rc && report && !(q.out = fopen(report, "w"))) {
+        q.out = stdout;
+        rc = usage_error("--report %s: cannot write it", report);
+    }
     if (!rc) rc = run(&q);
-    if (fflush(stdout) != 0 && !rc) rc = EXIT_USAGE;
+    if (fflush(q.out) != 0 && !rc) rc = EXIT_USAGE;
+    if (q.out != stdout && fclose(q.out) != 0 && !rc) rc = EXIT_USAGE;
     for (size_t i = 0; i < q.n_nodes; i++)
         free(q.nodes[i].name);
     free(q.nodes);

@@ -15,6 +15,7 @@ Checks:
   report names "mel" among the fallbacks (and not "dft"), the options it
   writes meet the budget when `mopt compare` checks them;
 - --max-fallbacks 0 refuses: exit 1, REFUSED in the report, nothing written;
+- `mopt tune` tries the fallback candidate and it holds the budget;
 - `mopt optimize` with those options writes a .mopt that keeps the fallback;
 - `mopt optimize --precision int8` warns that quality is unchecked.
 
@@ -203,6 +204,17 @@ with tempfile.TemporaryDirectory() as tmp:
           "--max-fallbacks 0 refuses with exit 1 and writes nothing", r)
     r = mopt("quantize-check", model, "--golden", gold)
     check(r.returncode == 2, "no --budget: usage error", r)
+
+    # mopt tune tries the fallback candidate (precision=int8 int8_exclude=@FALLBACK)
+    tout = os.path.join(tmp, "tune")
+    r = mopt("tune", model, "--inputs", gold, "--budget", budget, "--target", "p50", "-o", tout,
+             "--rounds", "3", "--runs", "5", "--max-minutes", "1")
+    report = open(os.path.join(tout, "report.md")).read() if r.returncode == 0 else ""
+    row = [l for l in report.splitlines() if "| precision=int8 int8_exclude |" in l]
+    check(r.returncode == 0 and "int8_exclude=mel" in report and row and "holds" in row[0],
+          "tune tries int8_exclude=mel and it holds the budget (%s)" % row, r)
+    dyn = [l for l in report.splitlines() if "| precision=int8 |" in l]
+    check(dyn and "violated" in dyn[0], "tune: all-int8 breaks the budget (%s)" % dyn, r)
 
     # 5. mopt optimize --precision int8 warns
     r = mopt("optimize", model, "-o", os.path.join(tmp, "m.mopt"), "--precision", "int8")
