@@ -302,6 +302,16 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *   "calibration_capture" int 0 or 1 (experimental, for `mopt calibrate`):
  *                   every f32 input of MatMul, Gemm and Conv becomes an
  *                   extra model output, after the model's own (default 0)
+ *   "int8_exclude"  string "" = none (default); else a comma-separated list
+ *                   of ONNX node names (main graph) that stay FP32 under
+ *                   precision=int8, dynamic or static (the per-layer
+ *                   fallback `mopt quantize-check` chooses). A fused node
+ *                   keeps its MatMul/Conv's name. Loading fails with
+ *                   INVALID_ARGUMENT naming the first name that is not a
+ *                   node of the model, or without precision=int8;
+ *                   MOPT_VERBOSE=1 lists the excluded nodes. Read for ONNX
+ *                   models; mopt_model_save records it in the .mopt file
+ *                   (a .mopt file keeps what it was saved with)
  * Setting an unknown key, a value of the wrong kind or out of range fails with
  * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
  * an int or double key when it parses as one. */

@@ -19,6 +19,29 @@
 
 #define MOPT_MAX_MODEL_BYTES ((size_t)4 << 30)
 
+/* int8_exclude (issue 13): needs precision=int8; every entry must name a
+ * node of the model's main graph. */
+static mopt_status check_int8_exclude(const rt_config *cfg, const ir_graph *g) {
+    if (strcmp(cfg->precision, "int8") != 0)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                         "option int8_exclude needs precision=int8 (got precision=%s)",
+                         cfg->precision);
+    for (const char *at = cfg->int8_exclude;;) {
+        const char *end = strchr(at, ',');
+        size_t len = end ? (size_t)(end - at) : strlen(at);
+        bool found = false;
+        for (int32_t i = 0; i < g->n_nodes && !found; i++)
+            found =
+                len && strlen(g->nodes[i]->name) == len && memcmp(g->nodes[i]->name, at, len) == 0;
+        if (!found)
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                             "option int8_exclude: '%.*s' is not a node of this model",
+                             (int)(len > 200 ? 200 : len), at);
+        if (!end) return MOPT_OK;
+        at = end + 1;
+    }
+}
+
 static mopt_status load_buffer(const uint8_t *buf, size_t len, const char *base_dir,
                                const rt_config *cfg, mopt_model **out) {
     ir_graph *g = NULL;
@@ -38,6 +61,8 @@ static mopt_status load_buffer(const uint8_t *buf, size_t len, const char *base_
             st = rt_calib_check_names(&qt, g);
         c.qtable = &qt;
     }
+    if (!st && cfg->int8_exclude[0]) st = check_int8_exclude(cfg, g);
+    qt.exclude = cfg->int8_exclude;
     if (st) {
         rt_calib_free(&qt);
         ir_graph_destroy(g);
@@ -62,6 +87,7 @@ static mopt_status load_mopt(void *base, size_t size, void (*release)(void *, si
     rt_config c = *cfg;
     c.opt_level = meta.opt_level;
     snprintf(c.precision, sizeof c.precision, "%s", meta.precision);
+    snprintf(c.int8_exclude, sizeof c.int8_exclude, "%s", meta.int8_exclude);
     st = rt_model_build_optimized(g, &c, &meta.report, out);
     if (st) return st;
     (*out)->source_checksum = meta.source_checksum;
@@ -251,6 +277,8 @@ mopt_status mopt_model_save(const mopt_model *m, const char *path) {
     meta.source_bytes = m->source_bytes;
     meta.opt_level = m->config.opt_level;
     snprintf(meta.precision, sizeof meta.precision, "%s", m->config.precision);
+    if (strcmp(m->config.precision, "int8") == 0)
+        snprintf(meta.int8_exclude, sizeof meta.int8_exclude, "%s", m->config.int8_exclude);
     meta.report = m->report;
     mopt_status st = mfmt_save(m->graph, &meta, path);
     if (st) mopt_fail_context(st, "saving '%s'", path);

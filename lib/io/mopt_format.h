@@ -34,7 +34,7 @@
  * ignored): 1 = the "metadata" mapping (producer_version, domain,
  * model_version, doc_string, graph_doc_string, props). A file without
  * format_minor is minor 0. */
-#define MFMT_MINOR 1
+#define MFMT_MINOR 2
 #define MFMT_ALIGN 64
 #define MFMT_NAME_CAP 48 /* pass names */
 
@@ -44,9 +44,10 @@ typedef struct mfmt_meta {
     uint64_t source_bytes;
     int opt_level;
     char precision[8];
-    char producer[64];  /* filled by mfmt_load ("libmopt 0.1.0"); ignored by mfmt_save */
-    pass_report report; /* the passes applied; after mfmt_load the entry names
-                           point into report_names of this struct */
+    char int8_exclude[4096]; /* format_minor 2: nodes kept FP32 under int8 ("" = none) */
+    char producer[64];       /* filled by mfmt_load ("libmopt 0.1.0"); ignored by mfmt_save */
+    pass_report report;      /* the passes applied; after mfmt_load the entry names
+                                point into report_names of this struct */
     char report_names[PASS_REPORT_CAP][MFMT_NAME_CAP];
 } mfmt_meta;
 

@@ -128,6 +128,15 @@ static mopt_status load_meta(const ytree_node *root, mfmt_meta *meta) {
         strcmp(meta->precision, "int8") != 0)
         return mfmt_fail_at(MOPT_ERR_PARSE, ytree_get(root, "precision"), w,
                             "unknown precision '%s'", meta->precision);
+    meta->int8_exclude[0] = '\0';
+    if (ytree_get(root, "int8_exclude")) {
+        if ((st = mfmt_key_buf(root, "int8_exclude", w, meta->int8_exclude,
+                               sizeof meta->int8_exclude)))
+            return st;
+        if (strcmp(meta->precision, "int8") != 0)
+            return mfmt_fail_at(MOPT_ERR_PARSE, ytree_get(root, "int8_exclude"), w,
+                                "int8_exclude with precision '%s'", meta->precision);
+    }
     const ytree_node *ps, *tot;
     if ((st = mfmt_need(root, "passes", YTREE_SEQ, w, &ps))) return st;
     if (ps->n > PASS_REPORT_CAP)

@@ -77,6 +77,19 @@ static unsigned anchors_present(const ir_graph *g) {
     return present;
 }
 
+bool pass_name_listed(const char *list, const char *name) {
+    size_t len = strlen(name);
+    if (!list || !len) return false;
+    for (const char *at = list; *at;) {
+        const char *end = strchr(at, ',');
+        size_t n = end ? (size_t)(end - at) : strlen(at);
+        if (n == len && memcmp(at, name, len) == 0) return true;
+        if (!end) break;
+        at = end + 1;
+    }
+    return false;
+}
+
 void pass_note_add(pass_result *r, int32_t count, const char *what) {
     if (count <= 0) return;
     size_t len = strlen(r->note);

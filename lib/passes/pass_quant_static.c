@@ -236,11 +236,20 @@ mopt_status pass_quant_chain(ir_graph *g, int verbose, int32_t *n_chained) {
 mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_result *r) {
     fu_graph f;
     mopt_status st = fu_init(&f, g);
-    int32_t n_static = 0, n_missing = 0, n_chained = 0;
+    int32_t n_static = 0, n_missing = 0, n_chained = 0, n_excluded = 0;
     for (int32_t i = 0; !st && i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         qs_match m;
         if (n->dead || !match(&f, n, &m)) continue;
+        if (pass_name_listed(t->exclude, n->name)) {
+            n_excluded++;
+            if (verbose)
+                mopt_log(MOPT_LOG_INFO,
+                         "mopt: static int8: node '%s' (%s) is in int8_exclude: "
+                         "stays float",
+                         n->name, n->op_type);
+            continue;
+        }
         const char *xname = g->values[n->inputs[0]]->name;
         pass_qentry *e = qt_find(t, xname);
         if (!e) {
@@ -272,5 +281,6 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
     pass_note_add(r, n_static, "static int8");
     pass_note_add(r, n_chained, "u8 kept between");
     pass_note_add(r, n_missing, "not in the table");
+    pass_note_add(r, n_excluded, "excluded");
     return MOPT_OK;
 }

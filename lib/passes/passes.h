@@ -155,7 +155,8 @@ typedef struct pass_qentry {
 typedef struct pass_qtable {
     pass_qentry *e;
     int32_t n;
-    char path[512]; /* for messages */
+    char path[512];      /* for messages */
+    const char *exclude; /* int8_exclude: nodes left in float (NULL = none) */
 } pass_qtable;
 mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_result *r);
 /* The u8-between-static-nodes step of both passes; counts into *n_chained. */
@@ -166,6 +167,10 @@ mopt_status pass_qdq(ir_graph *g, pass_result *r);
 /* passes_run with a calibration table (NULL: passes_run). */
 mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verbose,
                           pass_qtable *qt);
+
+/* int8_exclude (issue 13): true when name is one of the comma-separated
+ * list's entries (list may be NULL or ""; an empty name never matches). */
+bool pass_name_listed(const char *list, const char *name);
 
 /* Shared helper: appends "N what" to a note, comma-separated. */
 void pass_note_add(pass_result *r, int32_t count, const char *what);

@@ -198,8 +198,16 @@ mopt_status rt_plan_kernels(mopt_model *m) {
         const ir_node *n = g->nodes[i];
         rt_node_plan *p = &m->plans[i];
         p->kernel = "ref";
+        p->precision = src.precision;
+        if (p->precision == OP_PREC_INT8 && pass_name_listed(m->config.int8_exclude, n->name)) {
+            p->precision = OP_PREC_FP32;
+            if (m->config.verbose)
+                mopt_log(MOPT_LOG_INFO, "mopt: int8_exclude: node '%s' (%s) stays FP32", n->name,
+                         n->op_type);
+        }
         st = op_view_init(v, &src, n, NULL);
         if (st) break;
+        v->ctx.precision = p->precision;
         if (n->op->params_size) {
             memcpy(at, v->params_buf, n->op->params_size);
             p->params = at;

@@ -337,6 +337,7 @@ static mopt_status run_nodes(mopt_session *s) {
         src.subgraphs = rt_subgraphs_service(s, i);
         mopt_status st = op_view_init(v, &src, n, plans[i].params);
         if (st) return st;
+        v->ctx.precision = plans[i].precision;
         op_tensor *in = v->in, *out = v->out;
         if (s->plan && !s->plan_broken && s->plan->shapes_fixed[i]) {
             /* this signature's plan holds every output shape of the node */
@@ -671,6 +672,7 @@ static void mark_fixed_shapes(mopt_session *s, rt_mem_plan *p) {
         const ir_node *n = g->nodes[i];
         p->shapes_fixed[i] = 0;
         if (op_view_init(v, &src, n, s->model->plans[i].params)) continue;
+        v->ctx.precision = s->model->plans[i].precision;
         bool ok = true;
         for (int32_t k = 0; k < n->n_inputs; k++) {
             int32_t val = n->inputs[k];

@@ -76,6 +76,7 @@ typedef struct rt_config {
     char calibration[512];   /* static INT8: the calibration table (YAML), "" = none */
     int calibration_capture; /* 1 = inputs of MatMul/Gemm/Conv become extra outputs */
     pass_qtable *qtable;     /* the table read by api/calib_table.c, or NULL */
+    char int8_exclude[4096]; /* precision=int8: comma-separated nodes kept in FP32 */
 } rt_config;
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);
@@ -125,6 +126,7 @@ typedef struct rt_node_plan {
     op_bridge_plan *bridge;         /* runs through the dtype bridge (NULL: native) */
     bool bridge_per_run;            /* dtypes unknown at build: bridge decided per run */
     struct rt_subgraphs *subgraphs; /* nested models of its subgraphs (subgraph.c) */
+    op_precision precision;         /* the model's, FP32 for an int8_exclude node */
 } rt_node_plan;
 
 struct mopt_model {

@@ -632,6 +632,8 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
     if (sum) {
         memset(sum, 0, sizeof *sum);
         sum->worst_cosine = NAN;
+        sum->margin = INFINITY;
+        sum->margin_value = NAN;
     }
     ref.c.model = args->ref_model;
     test.c.model = args->test_model;
@@ -850,6 +852,17 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
             double v =
                 u->use_mean && u->metric != M_SPEARMAN ? s->sum / (double)s->count : s->worst;
             int ok = u->is_min ? v >= u->limit : v <= u->limit; /* NaN fails */
+            double slack = (u->is_min ? v - u->limit : u->limit - v) /
+                           (fabs(u->limit) > 1e-12 ? fabs(u->limit) : 1e-12);
+            if (isnan(slack)) slack = -INFINITY;
+            if (sum && slack < sum->margin) {
+                char label[32];
+                metric_label(u->metric, u->k, label, sizeof label);
+                sum->margin = slack;
+                sum->margin_value = v;
+                snprintf(sum->margin_rule, sizeof sum->margin_rule, "'%s' %s %s %s %.6g", o->name,
+                         label, u->use_mean ? "mean" : "worst", u->is_min ? ">=" : "<=", u->limit);
+            }
             if (ok) continue;
             char label[32];
             metric_label(u->metric, u->k, label, sizeof label);

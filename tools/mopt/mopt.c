@@ -95,6 +95,23 @@ static const char k_usage_calibrate[] =
     "      of --method (minmax), for precision=int8 calibration=TABLE.yaml.\n"
     "\n";
 
+static const char k_usage_quantize_check[] =
+    "  quantize-check MODEL --golden DIR --budget FILE.yaml [--calibration TABLE]\n"
+    "                 [--max-fallbacks N] [-o OPTIONS.yaml] [--set KEY=VALUE]...\n"
+    "                 [--threads N] [--runs K] [--report FILE]\n"
+    "      The per-layer INT8 fallback: checks precision=int8 (static with\n"
+    "      --calibration) against FP32 on the golden set with the budget (as\n"
+    "      'compare'). When it fails, measures each int8 node's sensitivity (it\n"
+    "      alone int8), keeps the most sensitive ones in FP32 (int8_exclude)\n"
+    "      until the budget holds, at most N (default half the int8 nodes), and\n"
+    "      prints the fallback report with the p50 of all-int8, with the\n"
+    "      fallbacks and FP32 (5 rounds of K runs, default 20; 0 = no timing).\n"
+    "      -o writes the options (precision, calibration, int8_exclude) as YAML;\n"
+    "      --report writes the report to FILE instead of stdout.\n"
+    "      Exit status: 0 the budget holds, 1 refused (not even N fallbacks meet\n"
+    "      it; nothing written), 2 any error.\n"
+    "\n";
+
 static const char k_usage_tail[] =
     "  check MODEL   List every node that keeps MODEL from loading (unsupported\n"
     "                operators, attributes or dtypes; invalid nodes), not just the first.\n"
@@ -145,6 +162,7 @@ static void print_usage(FILE *f) {
     fputs(k_usage_compare, f);
     fputs(k_usage_calibrate, f);
     fputs(k_usage_tune, f);
+    fputs(k_usage_quantize_check, f);
     fputs(k_usage_tail, f);
 }
 
@@ -1400,6 +1418,14 @@ static int cmd_optimize(int argc, char **argv) {
     mopt_model *m = NULL;
     int rc = load_model(&c, &opts, &m);
     if (rc) return rc;
+    const char *prec = NULL;
+    if (mopt_options_get_string(opts, "precision", &prec) == MOPT_OK && prec &&
+        strcmp(prec, "int8") == 0)
+        fprintf(stderr,
+                "mopt: warning: precision=int8 and no golden set: the quality of %s is "
+                "unchecked (check it with 'mopt quantize-check %s --golden DIR --budget "
+                "FILE.yaml', which also picks per-layer fallbacks)\n",
+                out_path, c.model);
     mopt_status st = mopt_model_save(m, out_path);
     if (st) {
         rc = fail(st);
@@ -1477,6 +1503,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "optimize") == 0) return cmd_optimize(argc, argv);
     if (strcmp(cmd, "compare") == 0) return cmd_compare(argc, argv);
     if (strcmp(cmd, "calibrate") == 0) return cmd_calibrate(argc, argv);
+    if (strcmp(cmd, "quantize-check") == 0) return cmd_quantize_check(argc, argv);
     if (strcmp(cmd, "tune") == 0) return cmd_tune(argc, argv);
     return usage_error("unknown command '%s'", cmd);
 }

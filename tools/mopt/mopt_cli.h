@@ -62,6 +62,9 @@ void free_sets(golden_set *s, size_t n);
 /* PREFIX_<idx>.npy, PREFIX_<idx>.pb or (inputs) <name>.npy in dir, or NULL. */
 char *find_tensor_file(const char *dir, const char *prefix, size_t idx, const char *name);
 
+/* `mopt quantize-check` (quantize_check.c): the per-layer INT8 fallback. */
+int cmd_quantize_check(int argc, char **argv);
+
 /* `mopt calibrate` (calibrate.c). */
 int cmd_calibrate(int argc, char **argv);
 
@@ -83,6 +86,11 @@ typedef struct compare_summary {
     double worst_max_abs; /* largest max_abs over the outputs */
     size_t rules, violations;
     char violation[512]; /* the first "budget violated: ..." line, or "" */
+    /* the tightest rule: its slack relative to its limit (value - limit for a
+     * min rule, limit - value for a max one, over max(|limit|, 1e-12);
+     * < 0 = violated, -INFINITY for NaN), the value and the rule's text */
+    double margin, margin_value;
+    char margin_rule[96];
 } compare_summary;
 
 /* Runs the comparison, printing the table and the budget lines to out.

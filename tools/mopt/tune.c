@@ -58,7 +58,9 @@ static const char *const k_target_names[] = {"p50", "p95", "throughput"};
  * "threads" and "batch" stages come from --threads and --batch. To add a
  * candidate, add a line with its settings to its stage. The value "@CALIB"
  * stands for OUT/calibration.yaml, written once (by `mopt calibrate` on the
- * --inputs sets) when a candidate first needs it. */
+ * --inputs sets) when a candidate first needs it; "@FALLBACK" for the
+ * int8_exclude list `mopt quantize-check` picks against the budget (run
+ * once; the candidate fails when it refuses or needs no fallback). */
 typedef struct tune_choice {
     const char *stage;
     const char *set[3]; /* KEY=VALUE, NULL-terminated */
@@ -72,6 +74,7 @@ static const tune_choice k_choices[] = {
     {"precision", {"precision=bf16", NULL}},
     {"precision", {"precision=int8", NULL}},
     {"precision", {"precision=int8", "calibration=@CALIB", NULL}}, /* static INT8 */
+    {"precision", {"precision=int8", "int8_exclude=@FALLBACK", NULL}}, /* per-layer fallback */
     {"backend", {"backend=cpu", NULL}},
     {"backend", {"backend=onednn", NULL}},
     {"backend", {"backend=openblas", NULL}},
@@ -130,6 +133,9 @@ typedef struct tuner {
     size_t n_skipped;
     char calib_path[1024]; /* OUT/calibration.yaml */
     int calib_state;       /* 0 not made, 1 made, -1 failed */
+    char fallback[4096];   /* int8_exclude from quantize-check */
+    char fallback_why[600];
+    int fallback_state;    /* 0 not run, 1 a list, -1 none (fallback_why says why) */
     char stage_log[16384]; /* report lines, per stage */
     size_t log_len;
 } tuner;
@@ -218,6 +224,51 @@ static int calibrate_once(tuner *t) {
           rc == 0 ? "written by mopt calibrate (minmax) on the --inputs sets"
                   : "mopt calibrate failed");
     return rc == 0 ? 0 : -1;
+}
+
+/* The per-layer fallback (mopt quantize-check, once): OUT/fallback.yaml and
+ * its report OUT/work/fallback.txt; the int8_exclude list into t->fallback.
+ * 0, or -1 with t->fallback_why. */
+static int fallback_once(tuner *t) {
+    if (t->fallback_state) return t->fallback_state > 0 ? 0 : -1;
+    char opts[1100], report[1100];
+    snprintf(opts, sizeof opts, "%s/fallback.yaml", t->out);
+    snprintf(report, sizeof report, "%s/work/fallback.txt", t->out);
+    char *argv[] = {"mopt",     "quantize-check",  (char *)t->model, "--golden", (char *)t->golden,
+                    "--budget", (char *)t->budget, "--runs",         "0",        "-o",
+                    opts,       "--report",        report,           NULL};
+    progress(t, 0, "per-layer int8 fallback (mopt quantize-check)");
+    int rc = cmd_quantize_check(13, argv);
+    t->fallback_state = -1;
+    if (rc == 1)
+        snprintf(t->fallback_why, sizeof t->fallback_why,
+                 "mopt quantize-check refused: the allowed fallbacks do not meet the budget "
+                 "(work/fallback.txt)");
+    else if (rc)
+        snprintf(t->fallback_why, sizeof t->fallback_why,
+                 "mopt quantize-check failed (see stderr)");
+    FILE *f = rc ? NULL : fopen(opts, "r");
+    char line[sizeof t->fallback + 32];
+    while (f && fgets(line, sizeof line, f)) {
+        const char *key = "int8_exclude: \"";
+        if (strncmp(line, key, strlen(key)) != 0) continue;
+        char *v = line + strlen(key), *end = strrchr(v, '"');
+        if (end) *end = '\0';
+        snprintf(t->fallback, sizeof t->fallback, "%s", v);
+        t->fallback_state = 1;
+    }
+    if (f) fclose(f);
+    if (t->fallback_state > 0 && strlen(t->fallback) > 1000) {
+        t->fallback_state = -1;
+        snprintf(t->fallback_why, sizeof t->fallback_why,
+                 "the int8_exclude list (fallback.yaml) is too long for a tune candidate");
+    } else if (!rc && t->fallback_state < 0)
+        snprintf(t->fallback_why, sizeof t->fallback_why,
+                 "all-int8 holds the budget: no node needs a fallback (work/fallback.txt)");
+    logf_(t, "- per-layer int8 fallback (mopt quantize-check, report work/fallback.txt): %s%s\n",
+          t->fallback_state > 0 ? "int8_exclude=" : "",
+          t->fallback_state > 0 ? t->fallback : t->fallback_why);
+    return t->fallback_state > 0 ? 0 : -1;
 }
 
 static cand *cand_new(tuner *t, const cand *from, const char *stage, const char *label) {
@@ -564,21 +615,28 @@ static cand *run_stage(tuner *t, cand *inc, cand *base, const char *stage,
     for (size_t k = 0; k < n_alt && n < MAX_LIST + 8; k++) {
         cand *c = cand_new(t, inc, stage, labels[k]);
         if (!c) return inc;
-        int calib_failed = 0;
+        int calib_failed = 0, fallback_failed = 0;
         for (int s = 0; sets && sets[k][s]; s++) {
-            const char *kv = sets[k][s], *at = strstr(kv, "@CALIB");
-            char buf[1200];
+            const char *kv = sets[k][s], *at = strstr(kv, "@CALIB"), *fb = strstr(kv, "@FALLBACK");
+            char buf[sizeof t->fallback + 64];
             if (at) {
                 if (calibrate_once(t) != 0) calib_failed = 1;
                 snprintf(buf, sizeof buf, "%.*s%s", (int)(at - kv), kv, t->calib_path);
                 kv = buf;
             }
+            if (fb) {
+                if (!expired(t) && fallback_once(t) != 0) fallback_failed = 1;
+                snprintf(buf, sizeof buf, "%.*s%s", (int)(fb - kv), kv, t->fallback);
+                kv = buf;
+            }
             kv_set(c, kv);
         }
-        if (calib_failed && !expired(t)) {
+        if ((calib_failed || fallback_failed) && !expired(t)) {
             c->status = C_FAILED;
             snprintf(c->verdict, sizeof c->verdict, "failed");
-            snprintf(c->why, sizeof c->why, "mopt calibrate failed on --inputs (see stderr)");
+            snprintf(c->why, sizeof c->why, "%s",
+                     calib_failed ? "mopt calibrate failed on --inputs (see stderr)"
+                                  : t->fallback_why);
             continue;
         }
         if (batches) c->batch = batches[k];
@@ -926,7 +984,8 @@ static void cand_row(FILE *f, const tuner *t, const cand *c) {
     quality_str(c, q, sizeof q);
     settings_str(c, set, sizeof set);
     if (c->status != C_MEASURED || !c->res.ok) {
-        fprintf(f, "| %d | %s | %s | - | - | - | - | - | - | %s | %s | %s |\n", c->id, c->stage,
+        /* the columns of a measured row: no figures, then quality and "verdict: why" */
+        fprintf(f, "| %d | %s | %s | - | - | - | - | - | - | - | %s | %s: %s |\n", c->id, c->stage,
                 c->id ? c->label : "baseline", q, c->verdict, c->why);
         return;
     }
@@ -1251,7 +1310,7 @@ int cmd_tune(int argc, char **argv) {
             size_t len = 0;
             buf[k - a][0] = '\0';
             for (int s = 0; s < 3 && k_choices[k].set[s]; s++) {
-                const char *kv = k_choices[k].set[s], *at = strstr(kv, "=@CALIB");
+                const char *kv = k_choices[k].set[s], *at = strstr(kv, "=@");
                 len += (size_t)snprintf(buf[k - a] + len, len < 96 ? 96 - len : 0, "%s%.*s",
                                         s ? " " : "", at ? (int)(at - kv) : (int)strlen(kv), kv);
             }

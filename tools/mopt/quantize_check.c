@@ -1,0 +1,440 @@
+/*
+ * quantize_check.c — `mopt quantize-check` (issue 13): the per-layer INT8
+ * fallback. Lists the nodes that run int8 under precision=int8 (the
+ * profile's kernels), measures each one's sensitivity (that node alone
+ * quantized, every other one excluded, against FP32 on the golden set with
+ * the budget's tightest rule, through compare_run), then excludes the most
+ * sensitive nodes one by one until the budget holds, and reports the
+ * fallbacks, the metric and the speed they cost (p50 of all-int8, with the
+ * fallbacks and FP32, interleaved rounds through bench/run.c). Writes the
+ * options (precision, calibration, int8_exclude) as YAML; refuses (exit 1,
+ * with the report) when --max-fallbacks nodes are not enough.
+ */
+#define _POSIX_C_SOURCE 200809L
+#define MOPT_EXPERIMENTAL_API /* profile */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mopt_cli.h"
+#include "run.h"
+#include "stats.h"
+
+typedef struct qnode {
+    char *name;
+    char op[48];
+    double margin, value; /* quantized alone */
+    int excluded;
+} qnode;
+
+typedef struct qc {
+    const char *model, *golden, *budget, *calibration, *threads, *out_path;
+    FILE *out;         /* the report: stdout, or --report FILE */
+    const char **sets; /* --set KEY=VALUE, both sides */
+    int n_sets;
+    int64_t max_fallbacks; /* -1: half the nodes, rounded up */
+    int64_t runs;
+    qnode *nodes;
+    size_t n_nodes;
+    char **input_names, **input_paths; /* the first golden set's inputs */
+    size_t n_inputs;
+} qc;
+
+static int oom(void) {
+    fprintf(stderr, "mopt: out of memory\n");
+    return EXIT_USAGE;
+}
+
+/* "a,b,c" of the nodes marked excluded, or of all but `only` (only >= 0). */
+static char *exclude_list(const qc *q, long only) {
+    size_t len = 1;
+    for (size_t i = 0; i < q->n_nodes; i++)
+        len += strlen(q->nodes[i].name) + 1;
+    char *s = calloc(len, 1);
+    if (!s) return NULL;
+    for (size_t i = 0; i < q->n_nodes; i++) {
+        int in = only >= 0 ? (long)i != only : q->nodes[i].excluded;
+        if (!in) continue;
+        if (s[0]) strcat(s, ",");
+        strcat(s, q->nodes[i].name);
+    }
+    return s;
+}
+
+/* compare_run of FP32 (REF) against int8 with int8_exclude=exclude (TEST),
+ * its table thrown away. 0 holds, 1 violated, 2 error. */
+static int check(const qc *q, const char *exclude, compare_summary *sum) {
+    const char *test[4];
+    char *ex = NULL;
+    int n = 0;
+    test[n++] = "precision=int8";
+    char cal[1100];
+    if (q->calibration) {
+        snprintf(cal, sizeof cal, "calibration=%s", q->calibration);
+        test[n++] = cal;
+    }
+    if (exclude && *exclude) {
+        ex = malloc(strlen(exclude) + 16);
+        if (!ex) return oom();
+        sprintf(ex, "int8_exclude=%s", exclude);
+        test[n++] = ex;
+    }
+    const char *ref[1] = {"precision=fp32"};
+    compare_args a;
+    memset(&a, 0, sizeof a);
+    a.ref_model = a.test_model = q->model;
+    a.golden = q->golden;
+    a.budget = q->budget;
+    a.threads = q->threads;
+    a.common_sets = q->sets;
+    a.n_common = q->n_sets;
+    a.ref_sets = ref;
+    a.n_ref = 1;
+    a.test_sets = test;
+    a.n_test = n;
+    FILE *sink = tmpfile();
+    int rc = sink ? compare_run(&a, sink, sum) : EXIT_USAGE;
+    if (!sink) fprintf(stderr, "mopt: cannot create a temporary file\n");
+    if (sink) fclose(sink);
+    free(ex);
+    return rc;
+}
+
+/* A bench configuration of the model on the first golden set's inputs. */
+static int bench_cfg(const qc *q, bench_config *g, const char *precision, const char *exclude,
+                     int profile) {
+    bench_config_init(g);
+    int bad = bench_config_set_str(&g->model, q->model) != 0;
+    bad |= bench_config_set_str(&g->precision, precision) != 0;
+    g->warmup = 3;
+    if (q->threads) {
+        int64_t t;
+        if (!parse_i64(q->threads, &t))
+            return usage_error("--threads %s: not a number", q->threads);
+        g->threads = t;
+    }
+    for (int i = 0; i < q->n_sets; i++) {
+        char key[128];
+        const char *eq = strchr(q->sets[i], '=');
+        if (!eq || (size_t)(eq - q->sets[i]) >= sizeof key)
+            return usage_error("--set '%s': expected KEY=VALUE", q->sets[i]);
+        snprintf(key, sizeof key, "%.*s", (int)(eq - q->sets[i]), q->sets[i]);
+        bad |= bench_config_add_option(g, key, eq + 1) != 0;
+    }
+    if (q->calibration && strcmp(precision, "int8") == 0)
+        bad |= bench_config_add_option(g, "calibration", q->calibration) != 0;
+    if (exclude && *exclude) bad |= bench_config_add_option(g, "int8_exclude", exclude) != 0;
+    if (profile) bad |= bench_config_set_str(&g->profile, "1") != 0;
+    for (size_t i = 0; i < q->n_inputs; i++)
+        bad |= bench_config_add_input(g, q->input_names[i], q->input_paths[i]) != 0;
+    return bad ? oom() : 0;
+}
+
+/* The first golden set's input files, by the model's input names. */
+static int find_inputs(qc *q) {
+    golden_set *sets = NULL;
+    size_t n_sets = 0;
+    int rc = list_sets(q->golden, &sets, &n_sets);
+    if (rc) return rc;
+    if (!n_sets) {
+        free_sets(sets, n_sets);
+        return usage_error("golden set %s: no input sets", q->golden);
+    }
+    mopt_model *m = NULL;
+    mopt_status st = mopt_model_load(q->model, NULL, &m);
+    if (st) {
+        free_sets(sets, n_sets);
+        return fail(st);
+    }
+    q->n_inputs = mopt_model_io_count(m, MOPT_INPUT);
+    q->input_names = calloc(q->n_inputs + 1, sizeof *q->input_names);
+    q->input_paths = calloc(q->n_inputs + 1, sizeof *q->input_paths);
+    if (!q->input_names || !q->input_paths) rc = oom();
+    for (size_t i = 0; !rc && i < q->n_inputs; i++) {
+        const char *name = mopt_model_io_name(m, MOPT_INPUT, i);
+        q->input_names[i] = strdup(name);
+        q->input_paths[i] = sets[0].is_file ? strdup(sets[0].path)
+                                            : find_tensor_file(sets[0].path, "input", i, name);
+        if (!q->input_names[i])
+            rc = oom();
+        else if (!q->input_paths[i])
+            rc = usage_error("golden set '%s': no file for input %zu '%s'", sets[0].name, i, name);
+    }
+    mopt_model_destroy(m);
+    free_sets(sets, n_sets);
+    return rc;
+}
+
+/* The nodes that run int8 under precision=int8: one profiled run. */
+static int list_int8_nodes(qc *q) {
+    bench_config g;
+    bench_result r;
+    bench_live *l = NULL;
+    memset(&r, 0, sizeof r);
+    int rc = bench_cfg(q, &g, "int8", NULL, 1);
+    bench_run_opts ro = {0};
+    double ms;
+    if (!rc && (bench_open(&g, &ro, &r, &l) != 0 || bench_time(l, &r, 1, &ms) != 0)) {
+        fprintf(stderr, "mopt: %s at precision=int8: %s\n", q->model, r.error);
+        rc = EXIT_FAILURE;
+    }
+    const mopt_session *s = rc ? NULL : bench_live_session(l);
+    size_t n = s ? mopt_session_profile_count(s) : 0;
+    q->nodes = calloc(n + 1, sizeof *q->nodes);
+    if (!rc && !q->nodes) rc = oom();
+    for (size_t i = 0; !rc && i < n; i++) {
+        const char *k = mopt_session_profile_kernel(s, i), *op = mopt_session_profile_op(s, i);
+        const char *name = mopt_session_profile_node(s, i);
+        if (!k || !op || !name || !name[0]) continue;
+        if (!strstr(k, "int8") && !strstr(op, "StaticQ")) continue;
+        qnode *d = &q->nodes[q->n_nodes];
+        if (!(d->name = strdup(name))) rc = oom();
+        snprintf(d->op, sizeof d->op, "%s", op);
+        q->n_nodes++;
+    }
+    if (l) bench_close(l, &r);
+    bench_result_free(&r);
+    bench_config_free(&g);
+    return rc;
+}
+
+/* p50 (ms) of all-int8, with the fallbacks and FP32: R interleaved rounds
+ * of K runs each. */
+static int measure_speed(const qc *q, const char *exclude, double p50[3]) {
+    const char *prec[3] = {"int8", "int8", "fp32"};
+    const char *ex[3] = {NULL, exclude, NULL};
+    bench_config g[3];
+    bench_result r[3];
+    bench_live *l[3] = {NULL, NULL, NULL};
+    size_t rounds = 5, k = (size_t)q->runs, total = rounds * k;
+    double *samples[3] = {NULL, NULL, NULL};
+    int rc = 0, opened = 0;
+    bench_run_opts ro = {0};
+    memset(r, 0, sizeof r);
+    for (int c = 0; c < 3; c++) {
+        p50[c] = NAN;
+        opened = c + 1;
+        if ((rc = bench_cfg(q, &g[c], prec[c], ex[c], 0)) != 0) break;
+        samples[c] = calloc(total, sizeof **samples);
+        if (!samples[c]) {
+            rc = oom();
+            break;
+        }
+        if (bench_open(&g[c], &ro, &r[c], &l[c]) != 0) {
+            fprintf(stderr, "mopt: timing: %s\n", r[c].error);
+            rc = EXIT_FAILURE;
+            break;
+        }
+    }
+    for (size_t round = 0; !rc && round < rounds; round++)
+        for (int c = 0; !rc && c < 3; c++)
+            if (bench_time(l[c], &r[c], k, samples[c] + round * k) != 0) {
+                fprintf(stderr, "mopt: timing: %s\n", r[c].error);
+                rc = EXIT_FAILURE;
+            }
+    for (int c = 0; c < opened; c++) {
+        if (!rc) {
+            bench_latency lat;
+            if (bench_latency_compute(samples[c], total, &lat) == 0) p50[c] = lat.p50;
+        }
+        if (l[c]) bench_close(l[c], &r[c]);
+        bench_result_free(&r[c]);
+        bench_config_free(&g[c]);
+        free(samples[c]);
+    }
+    return rc;
+}
+
+static int by_margin(const void *pa, const void *pb) {
+    const qnode *a = pa, *b = pb;
+    if (a->margin < b->margin) return -1;
+    if (a->margin > b->margin) return 1;
+    return strcmp(a->name, b->name);
+}
+
+static int write_options(const qc *q, const char *exclude, double metric, const char *rule) {
+    FILE *f = fopen(q->out_path, "w");
+    if (!f) {
+        fprintf(stderr, "mopt: cannot write %s\n", q->out_path);
+        return EXIT_USAGE;
+    }
+    fprintf(f, "# mopt quantize-check %s --golden %s --budget %s\n", q->model, q->golden,
+            q->budget);
+    fprintf(f, "# budget holds: %s is %.6g\n", rule, metric);
+    fprintf(f, "precision: int8\n");
+    if (q->calibration) fprintf(f, "calibration: \"%s\"\n", q->calibration);
+    if (exclude && *exclude) fprintf(f, "int8_exclude: \"%s\"\n", exclude);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "mopt: cannot write %s\n", q->out_path);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int run(qc *q) {
+    int rc;
+    compare_summary all, s;
+    if ((rc = find_inputs(q)) != 0 || (rc = list_int8_nodes(q)) != 0) return rc;
+    fprintf(q->out, "quantize-check %s: golden set %s, budget %s%s%s\n", q->model, q->golden,
+            q->budget, q->calibration ? ", static int8 with " : ", dynamic int8",
+            q->calibration ? q->calibration : "");
+    if (!q->n_nodes) {
+        fprintf(q->out, "no node runs int8 in this model: nothing to check\n");
+        return EXIT_FAILURE;
+    }
+    rc = check(q, NULL, &all);
+    if (rc == EXIT_USAGE) return rc;
+    if (!all.rules) return usage_error("budget %s has no rule", q->budget);
+    fprintf(q->out, "%zu int8 nodes; all-int8: %s is %.6g (%s)\n", q->n_nodes, all.margin_rule,
+            all.margin_value, rc ? "budget violated" : "budget holds");
+    size_t max_fb = q->max_fallbacks >= 0 ? (size_t)q->max_fallbacks : (q->n_nodes + 1) / 2;
+    size_t n_fb = 0;
+    int holds = rc == 0;
+    double final_value = all.margin_value;
+    if (!holds) {
+        /* sensitivity: each node quantized alone */
+        for (size_t i = 0; i < q->n_nodes; i++) {
+            char *ex = exclude_list(q, (long)i);
+            if (!ex) return oom();
+            rc = check(q, ex, &s);
+            free(ex);
+            if (rc == EXIT_USAGE) return rc;
+            q->nodes[i].margin = s.margin;
+            q->nodes[i].value = s.margin_value;
+        }
+        qsort(q->nodes, q->n_nodes, sizeof *q->nodes, by_margin);
+        fprintf(q->out, "\nsensitivity (that node alone int8, every other FP32; %s):\n",
+                all.margin_rule);
+        fprintf(q->out, "  %-32s %-22s %-12s %s\n", "node", "op", "metric", "slack");
+        for (size_t i = 0; i < q->n_nodes; i++)
+            fprintf(q->out, "  %-32s %-22s %-12.6g %+.3g\n", q->nodes[i].name, q->nodes[i].op,
+                    q->nodes[i].value, q->nodes[i].margin);
+        fprintf(q->out, "\ngreedy fallback (at most %zu of %zu nodes):\n", max_fb, q->n_nodes);
+        for (size_t i = 0; i < q->n_nodes && n_fb < max_fb && !holds; i++) {
+            q->nodes[i].excluded = 1;
+            n_fb++;
+            char *ex = exclude_list(q, -1);
+            if (!ex) return oom();
+            rc = check(q, ex, &s);
+            free(ex);
+            if (rc == EXIT_USAGE) return rc;
+            holds = rc == 0;
+            final_value = s.margin_value;
+            fprintf(q->out, "  + %-30s -> %s is %.6g (%s)\n", q->nodes[i].name, s.margin_rule,
+                    s.margin_value, holds ? "holds" : "violated");
+        }
+    }
+    char *exclude = exclude_list(q, -1);
+    if (!exclude) return oom();
+    fprintf(q->out, "\nfallback report:\n");
+    if (!holds) {
+        fprintf(q->out,
+                "  REFUSED: all-int8 breaks the budget (%s) and %zu fallback%s (--max-fallbacks "
+                "%zu) do not fix it: %s is %.6g with %s excluded\n",
+                all.violation, n_fb, n_fb == 1 ? "" : "s", max_fb, all.margin_rule, final_value,
+                exclude[0] ? exclude : "nothing");
+        fprintf(q->out,
+                "  the model is not quantized: keep precision=fp32 (or bf16), or allow more "
+                "fallbacks; no options written\n");
+        free(exclude);
+        return EXIT_FAILURE;
+    }
+    fprintf(q->out, "  fell back to FP32: %zu of %zu int8 nodes%s\n", n_fb, q->n_nodes,
+            n_fb ? ":" : " (all-int8 meets the budget)");
+    for (size_t i = 0; i < q->n_nodes; i++)
+        if (q->nodes[i].excluded)
+            fprintf(q->out, "    %-32s %-22s alone int8: %.6g\n", q->nodes[i].name, q->nodes[i].op,
+                    q->nodes[i].value);
+    fprintf(q->out, "  final: %s is %.6g (budget holds)\n", n_fb ? s.margin_rule : all.margin_rule,
+            final_value);
+    double p50[3];
+    if (q->runs > 0) {
+        if ((rc = measure_speed(q, exclude, p50)) != 0) {
+            free(exclude);
+            return rc;
+        }
+        fprintf(q->out,
+                "  speed p50: all-int8 %.3f ms, with fallbacks %.3f ms, fp32 %.3f ms (5 "
+                "interleaved rounds of %" PRId64 " runs)\n",
+                p50[0], p50[1], p50[2], q->runs);
+    }
+    if (q->out_path) {
+        rc = write_options(q, exclude, final_value, n_fb ? s.margin_rule : all.margin_rule);
+        if (!rc) fprintf(q->out, "  wrote %s\n", q->out_path);
+    }
+    free(exclude);
+    return rc;
+}
+
+int cmd_quantize_check(int argc, char **argv) {
+    qc q;
+    memset(&q, 0, sizeof q);
+    q.max_fallbacks = -1;
+    q.runs = 20;
+    q.sets = calloc((size_t)argc, sizeof *q.sets);
+    if (!q.sets) return oom();
+    int rc = 0;
+    const char *report = NULL;
+    q.out = stdout;
+    for (int i = 2; i < argc && !rc; i++) {
+        const char *v = NULL;
+        int r;
+        int64_t x;
+        if ((r = flag_value(argc, argv, &i, "--golden", &v)) != 0) {
+            q.golden = v;
+        } else if ((r = flag_value(argc, argv, &i, "--budget", &v)) != 0) {
+            q.budget = v;
+        } else if ((r = flag_value(argc, argv, &i, "--calibration", &v)) != 0) {
+            q.calibration = v;
+        } else if ((r = flag_value(argc, argv, &i, "--precision", &v)) != 0) {
+            if (r > 0 && strcmp(v, "int8") != 0)
+                rc = usage_error("'mopt quantize-check' checks --precision int8 only, not '%s'", v);
+        } else if ((r = flag_value(argc, argv, &i, "--set", &v)) != 0) {
+            q.sets[q.n_sets++] = v;
+        } else if ((r = flag_value(argc, argv, &i, "--threads", &v)) != 0) {
+            q.threads = v;
+        } else if ((r = flag_value(argc, argv, &i, "-o", &v)) != 0) {
+            q.out_path = v;
+        } else if ((r = flag_value(argc, argv, &i, "--report", &v)) != 0) {
+            report = v;
+        } else if ((r = flag_value(argc, argv, &i, "--max-fallbacks", &v)) != 0) {
+            if (r > 0 && (!parse_i64(v, &x) || x < 0))
+                rc = usage_error("--max-fallbacks %s: expected a number >= 0", v);
+            q.max_fallbacks = x;
+        } else if ((r = flag_value(argc, argv, &i, "--runs", &v)) != 0) {
+            if (r > 0 && (!parse_i64(v, &x) || x < 0 || x > 100000))
+                rc = usage_error("--runs %s: expected a number >= 0", v);
+            q.runs = x;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            rc = usage_error("unknown flag '%s' for 'mopt quantize-check'", argv[i]);
+        } else if (!q.model) {
+            q.model = argv[i];
+        } else {
+            rc = usage_error("'mopt quantize-check' takes one model, got '%s' and '%s'", q.model,
+                             argv[i]);
+        }
+        if (r < 0) rc = EXIT_USAGE;
+    }
+    if (!rc && (!q.model || !q.golden || !q.budget))
+        rc = usage_error("'mopt quantize-check' needs MODEL, --golden DIR and --budget FILE.yaml");
+    if (!rc && report && !(q.out = fopen(report, "w"))) {
+        q.out = stdout;
+        rc = usage_error("--report %s: cannot write it", report);
+    }
+    if (!rc) rc = run(&q);
+    if (fflush(q.out) != 0 && !rc) rc = EXIT_USAGE;
+    if (q.out != stdout && fclose(q.out) != 0 && !rc) rc = EXIT_USAGE;
+    for (size_t i = 0; i < q.n_nodes; i++)
+        free(q.nodes[i].name);
+    free(q.nodes);
+    for (size_t i = 0; i < q.n_inputs; i++) {
+        if (q.input_names) free(q.input_names[i]);
+        if (q.input_paths) free(q.input_paths[i]);
+    }
+    free(q.input_names);
+    free(q.input_paths);
+    free(q.sets);
+    return rc;
+}

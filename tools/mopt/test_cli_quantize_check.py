@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""test_cli_quantize_check.py — the per-layer INT8 fallback on the "mel
+front-end case" (issue 13; meson suite "cli").
+
+Generates a mel-spectrogram-like front end with the onnx helper API:
+frames [8, 128] -> MatMul "dft" (cos/sin basis) -> Mul "power" (square, a
+power spectrum: one strong peak per frame, a floor ~1e-6 of it) -> MatMul
+"mel" (triangular filterbank) -> Add eps, Log -> MatMul "proj". Dynamic int8
+quantizes each row of mel's input with one scale, so the weak bands round
+to zero and the log blows up: all-int8 breaks a cosine >= 0.999 budget.
+Checks:
+- int8_exclude: the excluded node runs a float kernel (MOPT_VERBOSE listing),
+  the others onednn-int8; an unknown name fails naming it;
+- `mopt compare` of all-int8 exits 1; `mopt quantize-check` exits 0, its
+  report names "mel" among the fallbacks (and not "dft"), the options it
+  writes meet the budget when `mopt compare` checks them;
+- --max-fallbacks 0 refuses: exit 1, REFUSED in the report, nothing written;
+- `mopt tune` tries the fallback candidate and it holds the budget;
+- `mopt optimize` with those options writes a .mopt that keeps the fallback;
+- `mopt optimize --precision int8` warns that quality is unchecked.
+
+usage: test_cli_quantize_check.py MOPT_EXECUTABLE SOURCE_ROOT
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+MOPT = sys.argv[1]
+failures = []
+N_FFT, N_BINS, N_MEL, N_OUT, FRAMES = 128, 65, 24, 8, 8
+
+
+def mopt(*args, env=None):
+    return subprocess.run([MOPT, *args], capture_output=True, text=True, env=env)
+
+
+def check(cond, what, r=None):
+    if not cond:
+        if r is not None:
+            what += "\n--- stdout:\n%s--- stderr:\n%s" % (r.stdout, r.stderr)
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def mel_model(path):
+    n = np.arange(N_FFT)[:, None]
+    k = np.arange(N_BINS)[None, :]
+    win = np.hanning(N_FFT)[:, None]
+    dft = np.concatenate([win * np.cos(2 * np.pi * n * k / N_FFT),
+                          -win * np.sin(2 * np.pi * n * k / N_FFT)], axis=1)
+    # mel: sum of re^2 and im^2 of each bin, then triangular bands
+    edges = np.linspace(0, N_BINS - 1, N_MEL + 2)
+    tri = np.zeros((N_BINS, N_MEL))
+    for m in range(N_MEL):
+        lo, c, hi = edges[m], edges[m + 1], edges[m + 2]
+        for b in range(N_BINS):
+            if lo <= b <= c:
+                tri[b, m] = (b - lo) / max(c - lo, 1e-9)
+            elif c < b <= hi:
+                tri[b, m] = (hi - b) / max(hi - c, 1e-9)
+    mel = np.concatenate([tri, tri], axis=0)
+    proj = np.random.default_rng(7).standard_normal((N_MEL, N_OUT)) / np.sqrt(N_MEL)
+    inits = [numpy_helper.from_array(a.astype(np.float32), name) for a, name in
+             [(dft, "W_dft"), (mel, "W_mel"), (proj, "W_proj"),
+              (np.array(1e-6), "eps")]]
+    nodes = [
+        helper.make_node("MatMul", ["frames", "W_dft"], ["spec"], name="dft"),
+        helper.make_node("Mul", ["spec", "spec"], ["power"], name="power"),
+        helper.make_node("MatMul", ["power", "W_mel"], ["melspec"], name="mel"),
+        helper.make_node("Add", ["melspec", "eps"], ["mel_eps"], name="floor"),
+        helper.make_node("Log", ["mel_eps"], ["logmel"], name="log"),
+        helper.make_node("MatMul", ["logmel", "W_proj"], ["features"], name="proj"),
+    ]
+    g = helper.make_graph(
+        nodes, "mel_frontend",
+        [helper.make_tensor_value_info("frames", TensorProto.FLOAT, [FRAMES, N_FFT])],
+        [helper.make_tensor_value_info("features", TensorProto.FLOAT, [FRAMES, N_OUT])],
+        inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+
+
+def golden(d, sets=6):
+    rng = np.random.default_rng(20261203)
+    t = np.arange(N_FFT)
+    for s in range(sets):
+        x = np.zeros((FRAMES, N_FFT))
+        for f in range(FRAMES):
+            freq = rng.uniform(3, 60)
+            x[f] = 20.0 * np.sin(2 * np.pi * freq * t / N_FFT + rng.uniform(0, 6.28))
+            x[f] += 1.0 * rng.standard_normal(N_FFT)
+        sd = os.path.join(d, "test_data_set_%d" % s)
+        os.makedirs(sd)
+        np.save(os.path.join(sd, "input_0.npy"), x.astype(np.float32))
+
+
+def kernels(stderr):
+    """{node name: kernel} from the MOPT_VERBOSE node listing."""
+    out = {}
+    for m in re.finditer(r"mopt: node \d+ '([^']*)' \S+ kernel=(\S+)", stderr):
+        out[m.group(1)] = m.group(2)
+    return out
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    model = os.path.join(tmp, "mel.onnx")
+    gold = os.path.join(tmp, "golden")
+    budget = os.path.join(tmp, "quality.yaml")
+    mel_model(model)
+    golden(gold)
+    with open(budget, "w") as f:
+        f.write("rules:\n  - metric: cosine\n    min: 0.999\n")
+    frames = os.path.join(gold, "test_data_set_0", "input_0.npy")
+    env = dict(os.environ, MOPT_VERBOSE="1")
+
+    # 1. int8_exclude: float kernel for the excluded node, int8 for the others
+    r = mopt("run", model, "--input", "frames=" + frames, "--precision", "int8",
+             "--output-dir", tmp, env=env)
+    k_all = kernels(r.stderr)
+    check(r.returncode == 0 and k_all.get("mel") == "onednn-int8" and
+          k_all.get("dft") == "onednn-int8", "all-int8: mel and dft run onednn-int8 (%s)" % k_all, r)
+    opts = os.path.join(tmp, "ex.yaml")
+    with open(opts, "w") as f:
+        f.write('precision: int8\nint8_exclude: "mel"\n')
+    r = mopt("run", model, "--input", "frames=" + frames, "--options", opts,
+             "--output-dir", tmp, env=env)
+    k_ex = kernels(r.stderr)
+    check(r.returncode == 0 and "int8" not in k_ex.get("mel", "int8") and
+          k_ex.get("dft") == "onednn-int8" and k_ex.get("proj") == "onednn-int8",
+          "int8_exclude=mel: mel float, dft/proj int8 (%s)" % k_ex, r)
+    check("int8_exclude: node 'mel'" in r.stderr, "MOPT_VERBOSE names the excluded node", r)
+    with open(opts, "w") as f:
+        f.write('precision: int8\nint8_exclude: "mel,nope"\n')
+    r = mopt("run", model, "--input", "frames=" + frames, "--options", opts, "--output-dir", tmp)
+    check(r.returncode == 1 and "'nope'" in r.stderr and "invalid argument" in r.stderr,
+          "an unknown int8_exclude name fails naming it", r)
+
+    r = mopt("run", model, "--input", "frames=" + frames, "--options", opts, "--precision",
+             "fp32", "--output-dir", tmp)
+    check(r.returncode == 1 and "needs precision=int8" in r.stderr,
+          "int8_exclude without precision=int8 fails", r)
+
+    # 2. all-int8 breaks the budget; excluding mel changes the outputs
+    r = mopt("compare", model, model, "--golden", gold, "--budget", budget,
+             "--test-set", "precision=int8")
+    check(r.returncode == 1 and "budget violated" in r.stdout, "all-int8 breaks the budget", r)
+
+    # 3. the fallback: names mel, writes options that hold the budget
+    out = os.path.join(tmp, "fallback.yaml")
+    r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "-o", out,
+             "--runs", "3")
+    print(r.stdout)
+    check(r.returncode == 0, "quantize-check exits 0", r)
+    rep = r.stdout.split("fallback report:")[-1]
+    fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
+    check(fell == ["mel"], "the report names mel only (%s)" % fell, r)
+    check(re.search(r"speed p50: all-int8 [\d.]+ ms, with fallbacks [\d.]+ ms, fp32 [\d.]+ ms",
+                    rep) is not None, "the report gives the speed", r)
+    check(os.path.exists(out), "options written", r)
+    if os.path.exists(out):
+        text = open(out).read()
+        check("int8_exclude:" in text and "mel" in text and "precision: int8" in text,
+              "options name mel:\n" + text)
+        r2 = mopt("compare", model, model, "--golden", gold, "--budget", budget,
+                  "--test-options", out)
+        check(r2.returncode == 0 and "all 1 rule hold" in r2.stdout,
+              "the written options meet the budget in mopt compare", r2)
+        # a .mopt file keeps the fallback (format_minor 2)
+        saved = os.path.join(tmp, "fallback.mopt")
+        r2 = mopt("optimize", model, "--options", out, "-o", saved)
+        check(r2.returncode == 0 and b"int8_exclude" in open(saved, "rb").read(4096),
+              "optimize with the options records int8_exclude", r2)
+        r2 = mopt("run", saved, "--input", "frames=" + frames, "--output-dir", tmp, env=env)
+        k_saved = kernels(r2.stderr)
+        check(r2.returncode == 0 and "int8" not in k_saved.get("mel", "int8") and
+              k_saved.get("dft") == "onednn-int8", "the .mopt runs mel float (%s)" % k_saved, r2)
+        r2 = mopt("compare", model, saved, "--golden", gold, "--budget", budget)
+        check(r2.returncode == 0, "the saved .mopt meets the budget", r2)
+
+    # static int8 (a calibration table): the same fallback
+    calib = os.path.join(tmp, "calib.yaml")
+    r = mopt("calibrate", model, "--inputs", gold, "-o", calib)
+    check(r.returncode == 0, "calibrate", r)
+    r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--calibration",
+             calib, "--runs", "0")
+    rep = r.stdout.split("fallback report:")[-1]
+    fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
+    check(r.returncode == 0 and fell == ["mel"] and "StaticQMatMul" in r.stdout,
+          "static int8: mel falls back (%s)" % fell, r)
+
+    # 4. refusal: no fallback allowed
+    out0 = os.path.join(tmp, "refused.yaml")
+    r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "-o", out0,
+             "--max-fallbacks", "0", "--runs", "0")
+    check(r.returncode == 1 and "REFUSED" in r.stdout and not os.path.exists(out0),
+          "--max-fallbacks 0 refuses with exit 1 and writes nothing", r)
+    r = mopt("quantize-check", model, "--golden", gold)
+    check(r.returncode == 2, "no --budget: usage error", r)
+
+    # mopt tune tries the fallback candidate (precision=int8 int8_exclude=@FALLBACK)
+    tout = os.path.join(tmp, "tune")
+    r = mopt("tune", model, "--inputs", gold, "--budget", budget, "--target", "p50", "-o", tout,
+             "--rounds", "3", "--runs", "5", "--max-minutes", "1")
+    report = open(os.path.join(tout, "report.md")).read() if r.returncode == 0 else ""
+    row = [l for l in report.splitlines() if "| precision=int8 int8_exclude |" in l]
+    check(r.returncode == 0 and "int8_exclude=mel" in report and row and "holds" in row[0],
+          "tune tries int8_exclude=mel and it holds the budget (%s)" % row, r)
+    dyn = [l for l in report.splitlines() if "| precision=int8 |" in l]
+    check(dyn and "violated" in dyn[0], "tune: all-int8 breaks the budget (%s)" % dyn, r)
+
+    # 5. mopt optimize --precision int8 warns
+    r = mopt("optimize", model, "-o", os.path.join(tmp, "m.mopt"), "--precision", "int8")
+    check(r.returncode == 0 and "quality" in r.stderr and "unchecked" in r.stderr,
+          "optimize --precision int8 warns that quality is unchecked", r)
+    r = mopt("optimize", model, "-o", os.path.join(tmp, "m2.mopt"))
+    check(r.returncode == 0 and "unchecked" not in r.stderr, "no warning at fp32", r)
+
+if failures:
+    print("%d failure(s)" % len(failures))
+    sys.exit(1)
+print("ok")
