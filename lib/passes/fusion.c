@@ -44,7 +44,9 @@ mopt_status fu_refresh(fu_graph *f) {
 mopt_status fu_init(fu_graph *f, ir_graph *g) {
     memset(f, 0, sizeof *f);
     f->g = g;
-    return fu_refresh(f);
+    mopt_status st = fu_refresh(f);
+    if (st) fu_free(f); /* one of the two arrays may have been allocated */
+    return st;
 }
 
 void fu_free(fu_graph *f) {
