@@ -381,7 +381,7 @@ int cmd_quantize_check(int argc, char **argv) {
     for (int i = 2; i < argc && !rc; i++) {
         const char *v = NULL;
         int r;
-        int64_t x;
+        int64_t x = 0;
         if ((r = flag_value(argc, argv, &i, "--golden", &v)) != 0) {
             q.golden = v;
         } else if ((r = flag_value(argc, argv, &i, "--budget", &v)) != 0) {
@@ -402,11 +402,13 @@ int cmd_quantize_check(int argc, char **argv) {
         } else if ((r = flag_value(argc, argv, &i, "--max-fallbacks", &v)) != 0) {
             if (r > 0 && (!parse_i64(v, &x) || x < 0))
                 rc = usage_error("--max-fallbacks %s: expected a number >= 0", v);
-            q.max_fallbacks = x;
+            else if (r > 0)
+                q.max_fallbacks = x;
         } else if ((r = flag_value(argc, argv, &i, "--runs", &v)) != 0) {
             if (r > 0 && (!parse_i64(v, &x) || x < 0 || x > 100000))
                 rc = usage_error("--runs %s: expected a number >= 0", v);
-            q.runs = x;
+            else if (r > 0)
+                q.runs = x;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             rc = usage_error("unknown flag '%s' for 'mopt quantize-check'", argv[i]);
         } else if (!q.model) {
