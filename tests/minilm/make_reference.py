@@ -21,6 +21,7 @@ sys.path.insert(0, str(HERE))
 def main():
     import minilm
     import test_minilm
+    # not in requirements.txt: a throwaway venv's (see the top); CI never runs this
     from tokenizers import Tokenizer
     folder, why = minilm.fetch()
     if folder is None:
@@ -39,6 +40,7 @@ def main():
     print("wrote", out)
     if sys.argv[1:]:
         return
+    # not in requirements.txt: a throwaway venv's (see the top); CI never runs this
     import torch
     from transformers import BertModel
     texts = (HERE / "reference" / "sentences.txt").read_text(encoding="utf-8").splitlines()
