@@ -147,14 +147,15 @@ bool fu_same_shape(const ir_shape *a, const ir_shape *b) {
     return true;
 }
 
-int32_t fu_add_f32_weight(ir_graph *g, const char *base, int32_t rank, const int64_t *dims,
-                          const float *data) {
+int32_t fu_add_weight(ir_graph *g, const char *base, mopt_dtype dtype, int32_t rank,
+                      const int64_t *dims, const void *data) {
     int64_t n = ir_numel(rank, dims);
-    if (n < 0 || rank > IR_MAX_RANK || (uint64_t)n > SIZE_MAX / sizeof(float)) {
+    size_t esz = mopt_dtype_size(dtype);
+    if (n < 0 || rank > IR_MAX_RANK || esz == 0 || (uint64_t)n > SIZE_MAX / esz) {
         mopt_fail(MOPT_ERR_LIMIT, "weight '%s' is too large", base);
         return -1;
     }
-    size_t nbytes = (size_t)n * sizeof(float);
+    size_t nbytes = (size_t)n * esz;
     void *buf = mopt_aligned_alloc(nbytes ? nbytes : 1);
     if (!buf) {
         mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating weight '%s'", base);
@@ -169,11 +170,16 @@ int32_t fu_add_f32_weight(ir_graph *g, const char *base, int32_t rank, const int
     ir_value *val = g->values[v];
     val->data = buf;
     val->nbytes = nbytes;
-    val->dtype = MOPT_DTYPE_F32;
+    val->dtype = dtype;
     ir_shape_set(&val->shape, rank, dims);
     val->flags |= IR_VALUE_INITIALIZER;
     val->producer = -1;
     return v;
+}
+
+int32_t fu_add_f32_weight(ir_graph *g, const char *base, int32_t rank, const int64_t *dims,
+                          const float *data) {
+    return fu_add_weight(g, base, MOPT_DTYPE_F32, rank, dims, data);
 }
 
 ir_node *fu_replace_node(fu_graph *f, ir_node *replaced, const char *op_type, const char *domain,

@@ -53,8 +53,12 @@ int fu_scalar_input(const ir_graph *g, const ir_node *n, double ref, double rel)
 /* Shapes equal: same rank, every axis the same fixed size or symbol. */
 bool fu_same_shape(const ir_shape *a, const ir_shape *b);
 
-/* Adds a new f32 initializer (data copied) named after base. Returns the
- * value index, or -1 (message set). */
+/* Adds a new initializer of dtype (data copied: the dtype's size times the
+ * element count of dims) named after base. Returns the value index, or -1
+ * (message set: LIMIT for a size that overflows, OUT_OF_MEMORY). */
+int32_t fu_add_weight(ir_graph *g, const char *base, mopt_dtype dtype, int32_t rank,
+                      const int64_t *dims, const void *data);
+/* fu_add_weight for MOPT_DTYPE_F32. */
 int32_t fu_add_f32_weight(ir_graph *g, const char *base, int32_t rank, const int64_t *dims,
                           const float *data);
 

@@ -197,29 +197,6 @@ static bool match(const fu_graph *f, const ir_node *n, qdq_match *m) {
     return true;
 }
 
-static int32_t add_weight(ir_graph *g, const char *base, mopt_dtype dt, int32_t rank,
-                          const int64_t *dims, const void *data, size_t nbytes) {
-    void *buf = mopt_aligned_alloc(nbytes ? nbytes : 1);
-    if (!buf) {
-        mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating weight '%s'", base);
-        return -1;
-    }
-    int32_t v = ir_graph_new_value(g, base);
-    if (v < 0) {
-        mopt_aligned_free(buf);
-        return -1;
-    }
-    memcpy(buf, data, nbytes);
-    ir_value *val = g->values[v];
-    val->data = buf;
-    val->nbytes = nbytes;
-    val->dtype = dt;
-    ir_shape_set(&val->shape, rank, dims);
-    val->flags |= IR_VALUE_INITIALIZER;
-    val->producer = -1;
-    return v;
-}
-
 static mopt_status rewrite(fu_graph *f, ir_node *n, const qdq_match *m) {
     ir_graph *g = f->g;
     const ir_value *wv = g->values[m->dqw->inputs[0]];
@@ -249,7 +226,7 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qdq_match *m) {
     if (!m->conv) qdims[0] = K, qdims[1] = C;
     char base[256];
     snprintf(base, sizeof base, "%s_s8", wv->name);
-    int32_t vq = add_weight(g, base, MOPT_DTYPE_I8, qrank, qdims, q, (size_t)numel);
+    int32_t vq = fu_add_weight(g, base, MOPT_DTYPE_I8, qrank, qdims, q);
     snprintf(base, sizeof base, "%s_scale", wv->name);
     int32_t vs = vq < 0 ? -1 : fu_add_f32_weight(g, base, 1, &C, scale);
     int32_t vb = m->bias_v;

@@ -34,31 +34,6 @@ static bool is_mopt(const ir_node *n, const char *op) {
     return !n->dead && strcmp(n->domain, "mopt") == 0 && strcmp(n->op_type, op) == 0;
 }
 
-/* Adds an s8 initializer; -1 on failure (message set). */
-static int32_t add_s8_weight(ir_graph *g, const char *base, int32_t rank, const int64_t *dims,
-                             const int8_t *data) {
-    int64_t n = ir_numel(rank, dims);
-    void *buf = mopt_aligned_alloc((size_t)(n > 0 ? n : 1));
-    if (!buf) {
-        mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating weight '%s'", base);
-        return -1;
-    }
-    int32_t v = ir_graph_new_value(g, base);
-    if (v < 0) {
-        mopt_aligned_free(buf);
-        return -1;
-    }
-    memcpy(buf, data, (size_t)n);
-    ir_value *val = g->values[v];
-    val->data = buf;
-    val->nbytes = (size_t)n;
-    val->dtype = MOPT_DTYPE_I8;
-    ir_shape_set(&val->shape, rank, dims);
-    val->flags |= IR_VALUE_INITIALIZER;
-    val->producer = -1;
-    return v;
-}
-
 typedef struct qs_match {
     bool conv;
     bool trans_b;
@@ -171,7 +146,7 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qs_match *m, const pas
     int32_t qrank = wv->shape.rank;
     memcpy(qdims, wv->shape.dims, sizeof(int64_t) * (size_t)qrank);
     if (!m->conv) qdims[0] = numel / C, qdims[1] = C;
-    int32_t vq = st ? -1 : add_s8_weight(g, base, qrank, qdims, q);
+    int32_t vq = st ? -1 : fu_add_weight(g, base, MOPT_DTYPE_I8, qrank, qdims, q);
     snprintf(base, sizeof base, "%s_scale", g->values[n->inputs[1]]->name);
     int32_t vs = vq < 0 ? -1 : fu_add_f32_weight(g, base, 1, &C, scale);
     int32_t vb = -1;
