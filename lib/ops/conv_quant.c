@@ -77,9 +77,8 @@ static void read_zp(const op_tensor *in, int n_in, int k, int32_t *buf, int64_t 
     *per_channel = n > 1;
 }
 
-/* The reference integer convolution (ops_qconv_s32_fn). */
-static mopt_status ref_s32(const op_ctx *ctx, const ref_conv_params *g, const ref_qconv_args *a,
-                           int32_t *acc) {
+mopt_status ops_qconv_ref_s32(const op_ctx *ctx, const ref_conv_params *g, const ref_qconv_args *a,
+                              int32_t *acc) {
     int64_t nwork = ref_conv_s32_work(g);
     int32_t *work = mopt_malloc((size_t)(nwork > 0 ? nwork : 1) * sizeof(int32_t));
     if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the integer convolution");
@@ -141,7 +140,7 @@ static mopt_status conv_integer_run_with(const op_ctx *ctx, const op_tensor *in,
 
 static mopt_status conv_integer_run(const op_ctx *ctx, const op_tensor *in, int n_in,
                                     op_tensor *out, int n_out) {
-    return conv_integer_run_with(ctx, in, n_in, out, ref_s32);
+    return conv_integer_run_with(ctx, in, n_in, out, ops_qconv_ref_s32);
 }
 
 /* ---- QLinearConv -------------------------------------------------------------- */
@@ -216,7 +215,7 @@ static mopt_status qlinear_conv_run_with(const op_ctx *ctx, const op_tensor *in,
 
 static mopt_status qlinear_conv_run(const op_ctx *ctx, const op_tensor *in, int n_in,
                                     op_tensor *out, int n_out) {
-    return qlinear_conv_run_with(ctx, in, n_in, out, ref_s32);
+    return qlinear_conv_run_with(ctx, in, n_in, out, ops_qconv_ref_s32);
 }
 
 mopt_status ops_conv_quant_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,

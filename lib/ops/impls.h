@@ -123,6 +123,11 @@ typedef mopt_status (*ops_qconv_s32_fn)(const op_ctx *ctx, const ref_conv_params
                                         const ref_qconv_args *a, int32_t *acc);
 mopt_status ops_conv_quant_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                ops_qconv_s32_fn conv);
+/* The reference integer convolution (an ops_qconv_s32_fn): ref_conv_s32 with
+ * its work buffer allocated for the call. Shared by conv_quant.c's reference
+ * run and the static INT8 conv's reference kernels (qstatic.c). */
+mopt_status ops_qconv_ref_s32(const op_ctx *ctx, const ref_conv_params *g, const ref_qconv_args *a,
+                              int32_t *acc);
 
 /* DynamicQuantizeLinear (quant.c) with its two passes done by minmax
  * (min and max of 0 and x, NaN skipped) and quant (y = clamp(rint(x /

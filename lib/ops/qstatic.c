@@ -198,16 +198,6 @@ static void ref_quantize(const float *x, int64_t n, float scale, float zp, uint8
     }
 }
 
-static mopt_status ref_conv(const op_ctx *ctx, const ref_conv_params *g, const ref_qconv_args *a,
-                            int32_t *acc) {
-    int64_t nwork = ref_conv_s32_work(g);
-    int32_t *work = mopt_malloc((size_t)(nwork > 0 ? nwork : 1) * sizeof(int32_t));
-    if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the integer convolution");
-    ref_conv_s32(g, a, acc, work);
-    mopt_free(work);
-    return MOPT_OK;
-}
-
 static void ref_rows(const op_ctx *ctx, const uint8_t *a, int64_t m, int64_t K, const int8_t *w,
                      int64_t N, int32_t *y, int64_t ldy) {
     (void)ctx;
@@ -222,7 +212,8 @@ static void ref_rows(const op_ctx *ctx, const uint8_t *a, int64_t m, int64_t K, 
     }
 }
 
-static const qstatic_kernels k_ref = {ref_quantize, ref_conv, ref_rows, ref_activation_f32};
+static const qstatic_kernels k_ref = {ref_quantize, ops_qconv_ref_s32, ref_rows,
+                                      ref_activation_f32};
 
 static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                           int n_out) {

@@ -21,13 +21,7 @@
 #include "kernels/cpu/dynquant.h"
 #include "ops/impls.h"
 
-static uint64_t g_state = 0x9E3779B97F4A7C15ull;
-static uint32_t rnd(void) {
-    g_state ^= g_state << 13;
-    g_state ^= g_state >> 7;
-    g_state ^= g_state << 17;
-    return (uint32_t)(g_state >> 16);
-}
+#include "test_rng.h"
 static float frand(float lo, float hi) {
     return lo + (hi - lo) * (float)(rnd() % 100003) / 100002.0f;
 }

@@ -1,6 +1,7 @@
 /*
  * test_rng.h — the seeded xorshift generator of the kernel tests that draw
- * random geometries and values (test_qconv, test_qlstm): the same sequence
+ * random geometries and values (test_qconv, test_qlstm, test_dynquant,
+ * test_rowquant): the same sequence
  * on every machine. Define TEST_RNG_SEED before including to pick another
  * stream.
  */

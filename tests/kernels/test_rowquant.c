@@ -21,13 +21,8 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/rowquant.h"
 
-static uint64_t g_state = 0x2545F4914F6CDD1Dull;
-static uint32_t rnd(void) {
-    g_state ^= g_state << 13;
-    g_state ^= g_state >> 7;
-    g_state ^= g_state << 17;
-    return (uint32_t)(g_state >> 16);
-}
+#define TEST_RNG_SEED 0x2545F4914F6CDD1Dull
+#include "test_rng.h"
 static float frand(float lo, float hi) {
     return lo + (hi - lo) * (float)(rnd() % 100003) / 100002.0f;
 }
