@@ -303,6 +303,7 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   every f32 input of MatMul, Gemm and Conv becomes an
  *                   extra model output, after the model's own (default 0)
  *   "int8_exclude"  string "" = none (default); else a comma-separated list
+ *                   (spaces around names ignored, as for "outputs")
  *                   of ONNX node names (main graph) that stay FP32 under
  *                   precision=int8, dynamic or static (the per-layer
  *                   fallback `mopt quantize-check` chooses). A fused node

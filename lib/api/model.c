@@ -15,6 +15,7 @@
 #include "io/mopt_format.h"
 #include "io/onnx_import.h"
 #include "ir/ir_subgraph.h"
+#include "passes/passes.h"
 #include "runtime/runtime.h"
 
 #define MOPT_MAX_MODEL_BYTES ((size_t)4 << 30)
@@ -26,20 +27,18 @@ static mopt_status check_int8_exclude(const rt_config *cfg, const ir_graph *g) {
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
                          "option int8_exclude needs precision=int8 (got precision=%s)",
                          cfg->precision);
-    for (const char *at = cfg->int8_exclude;;) {
-        const char *end = strchr(at, ',');
-        size_t len = end ? (size_t)(end - at) : strlen(at);
+    const char *at = cfg->int8_exclude, *item;
+    size_t len;
+    while (pass_list_next(&at, &item, &len)) {
         bool found = false;
         for (int32_t i = 0; i < g->n_nodes && !found; i++)
-            found =
-                len && strlen(g->nodes[i]->name) == len && memcmp(g->nodes[i]->name, at, len) == 0;
+            found = strlen(g->nodes[i]->name) == len && memcmp(g->nodes[i]->name, item, len) == 0;
         if (!found)
             return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
                              "option int8_exclude: '%.*s' is not a node of this model",
-                             (int)(len > 200 ? 200 : len), at);
-        if (!end) return MOPT_OK;
-        at = end + 1;
+                             (int)(len > 200 ? 200 : len), item);
     }
+    return MOPT_OK;
 }
 
 static mopt_status load_buffer(const uint8_t *buf, size_t len, const char *base_dir,

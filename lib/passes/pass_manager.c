@@ -77,16 +77,38 @@ static unsigned anchors_present(const ir_graph *g) {
     return present;
 }
 
-bool pass_name_listed(const char *list, const char *name) {
-    size_t len = strlen(name);
-    if (!list || !len) return false;
-    for (const char *at = list; *at;) {
-        const char *end = strchr(at, ',');
-        size_t n = end ? (size_t)(end - at) : strlen(at);
-        if (n == len && memcmp(at, name, len) == 0) return true;
-        if (!end) break;
-        at = end + 1;
+bool pass_list_next(const char **at, const char **item, size_t *len) {
+    const char *p = *at;
+    if (!p) return false;
+    for (;;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (!*p) {
+            *at = p;
+            return false;
+        }
+        const char *e = p;
+        while (*e && *e != ',')
+            e++;
+        const char *t = e;
+        while (t > p && t[-1] == ' ')
+            t--;
+        *at = e;
+        if (t > p) {
+            *item = p;
+            *len = (size_t)(t - p);
+            return true;
+        }
+        p = e;
     }
+}
+
+bool pass_name_listed(const char *list, const char *name) {
+    size_t n = strlen(name);
+    const char *item;
+    size_t len;
+    for (const char *at = list; n && pass_list_next(&at, &item, &len);)
+        if (len == n && memcmp(item, name, n) == 0) return true;
     return false;
 }
 

@@ -28,59 +28,33 @@
 
 /* ---- outputs -------------------------------------------------------------- */
 
-static bool name_listed(const char *list, const char *name) {
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        while (*p == ' ' || *p == ',')
-            p++;
-        const char *e = p;
-        while (*e && *e != ',')
-            e++;
-        const char *t = e;
-        while (t > p && t[-1] == ' ')
-            t--;
-        if ((size_t)(t - p) == n && n && strncmp(p, name, n) == 0) return true;
-        p = e;
-    }
-    return false;
-}
-
 mopt_status passes_prune_outputs(ir_graph *g, const char *list, pass_result *r) {
     /* every listed name must be an output */
-    for (const char *p = list; *p;) {
-        while (*p == ' ' || *p == ',')
-            p++;
-        const char *e = p;
-        while (*e && *e != ',')
-            e++;
-        const char *t = e;
-        while (t > p && t[-1] == ' ')
-            t--;
-        if (t > p) {
-            bool found = false;
-            for (int32_t i = 0; i < g->n_outputs && !found; i++) {
-                const char *nm = g->values[g->outputs[i]]->name;
-                found = strlen(nm) == (size_t)(t - p) && strncmp(nm, p, (size_t)(t - p)) == 0;
-            }
-            if (!found) {
-                char names[512];
-                size_t len = 0;
-                names[0] = '\0';
-                for (int32_t i = 0; i < g->n_outputs && len < sizeof names; i++)
-                    len += (size_t)snprintf(names + len, sizeof names - len, "%s'%s'",
-                                            i ? ", " : "", g->values[g->outputs[i]]->name);
-                return mopt_fail(MOPT_ERR_NOT_FOUND,
-                                 "option 'outputs': the model has no output named '%.*s' (its "
-                                 "outputs: %s)",
-                                 (int)(t - p), p, names);
-            }
+    const char *p;
+    size_t n;
+    for (const char *at = list; pass_list_next(&at, &p, &n);) {
+        bool found = false;
+        for (int32_t i = 0; i < g->n_outputs && !found; i++) {
+            const char *nm = g->values[g->outputs[i]]->name;
+            found = strlen(nm) == n && strncmp(nm, p, n) == 0;
         }
-        p = e;
+        if (!found) {
+            char names[512];
+            size_t len = 0;
+            names[0] = '\0';
+            for (int32_t i = 0; i < g->n_outputs && len < sizeof names; i++)
+                len += (size_t)snprintf(names + len, sizeof names - len, "%s'%s'", i ? ", " : "",
+                                        g->values[g->outputs[i]]->name);
+            return mopt_fail(MOPT_ERR_NOT_FOUND,
+                             "option 'outputs': the model has no output named '%.*s' (its "
+                             "outputs: %s)",
+                             (int)n, p, names);
+        }
     }
     int32_t kept = 0, dropped = 0;
     for (int32_t i = 0; i < g->n_outputs; i++) {
         ir_value *v = g->values[g->outputs[i]];
-        if (name_listed(list, v->name)) {
+        if (pass_name_listed(list, v->name)) {
             g->outputs[kept++] = g->outputs[i];
         } else {
             dropped++;

@@ -168,8 +168,13 @@ mopt_status pass_qdq(ir_graph *g, pass_result *r);
 mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verbose,
                           pass_qtable *qt);
 
-/* int8_exclude (issue 13): true when name is one of the comma-separated
- * list's entries (list may be NULL or ""; an empty name never matches). */
+/* Comma-separated name lists (the options int8_exclude and outputs): the
+ * next entry of *at, spaces around it dropped, as *item and *len (empty
+ * entries are skipped); false when there is none left. Start with *at =
+ * the list (NULL or "" has no entries). */
+bool pass_list_next(const char **at, const char **item, size_t *len);
+/* True when name is one of the list's entries (an empty name never
+ * matches). */
 bool pass_name_listed(const char *list, const char *name);
 
 /* Shared helper: appends "N what" to a note, comma-separated. */
