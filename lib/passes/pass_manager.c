@@ -3,7 +3,7 @@
  *   1: constant folding (incl. symbolic shape arithmetic), If with a
  *      constant condition replaced by its branch, eliminations, CSE, DCE,
  *      pruning of exactly-zero Conv channels and MatMul columns
- *   2: level 1 plus fusions
+ *   2: level 1 plus fusions and pruning of zero attention heads
  *   3: level 2 plus weight prepacking (the kernels' impls reorder constant
  *      weights into their own layouts at model build: op_ctx.opt_level, the
  *      "-packed" impls in lib/ops, e.g. matmul_onednn.c) and the layout pass
@@ -54,6 +54,9 @@ static const pass_def k_passes[] = {
     {"fuse_layernorm", 2, pass_fuse_layernorm, ANCHOR(2)},
     {"fuse_gelu", 2, pass_fuse_gelu, ANCHOR(3) | ANCHOR(4)},
     {"fuse_attention", 2, pass_fuse_attention, ANCHOR(5)},
+    /* heads of the fused attention whose weights are zero, while its
+     * projections are still plain MatMul + Add */
+    {"prune_heads", 2, pass_prune_heads, ANCHOR(6)},
     {"fuse_matmul", 2, pass_fuse_matmul, ANCHOR(6) | ANCHOR(7)},
     {"dce", 1, pass_dce, 0},
     /* static INT8 (a calibration table given: passes_run_ex): after every

@@ -15,7 +15,15 @@
  *    goes, and the matching row of every reader's weight.
  * Zero times a finite input is zero, so the kept outputs are unchanged for
  * finite inputs (an Inf or NaN that reached only a pruned channel no longer
- * propagates). Attention heads are not pruned.
+ * propagates).
+ *  - pass_prune_heads (opt_level >= 2, after fuse_attention): a head of a
+ *    mopt.Attention (layout bsh) whose V projection columns and V bias are
+ *    all exactly zero outputs zeros (a weighted mean of zero rows); so does
+ *    one whose rows in every reader of the attention output (MatMuls with a
+ *    constant weight) are zero. When Q, K and V each come from a MatMul with
+ *    a constant weight (and an optional constant bias Add) read only by the
+ *    attention, and the mask (if any) has no head axis, the head's Q, K and
+ *    V columns, biases and output-projection rows go and num_heads drops.
  */
 #include <stdio.h>
 #include <string.h>
@@ -278,5 +286,173 @@ mopt_status pass_prune_channels(ir_graph *g, pass_result *r) {
     r->rewrites = conv_ch + mm_cols;
     pass_note_add(r, conv_ch, "zero conv channels");
     pass_note_add(r, mm_cols, "zero matmul columns");
+    return MOPT_OK;
+}
+
+/* ---- attention heads ------------------------------------------------------ */
+
+/* One projection feeding a mopt.Attention input: MatMul(x, W [K, N]) and
+ * an optional bias Add of a constant [N], each read once. */
+typedef struct proj {
+    ir_node *mm, *add;
+    const float *w, *b;
+    int64_t k, n;
+} proj;
+
+static bool find_proj(fu_graph *f, int32_t v, proj *p) {
+    ir_graph *g = f->g;
+    memset(p, 0, sizeof *p);
+    if (v < 0 || f->uses[v] != 1) return false;
+    ir_node *n = fu_producer(f, v);
+    if (n && fu_is(n, "Add") && n->n_inputs == 2) {
+        int32_t other = -1;
+        for (int k = 0; k < 2 && other < 0; k++) {
+            ir_node *m = fu_producer_is(f, n->inputs[k], "MatMul");
+            if (m && f->uses[n->inputs[k]] == 1) other = k;
+        }
+        if (other < 0) return false;
+        int64_t bn = 0;
+        p->b = fu_const_f32(g, n->inputs[1 - other], &bn);
+        if (!p->b || g->values[n->inputs[1 - other]]->shape.rank != 1) return false;
+        p->add = n;
+        n = fu_producer(f, n->inputs[other]);
+        p->n = bn;
+    }
+    if (!n || !fu_is(n, "MatMul") || n->n_inputs != 2 || n->n_outputs != 1) return false;
+    const ir_value *wv = g->values[n->inputs[1]];
+    int64_t wn = 0;
+    p->w = fu_const_f32(g, n->inputs[1], &wn);
+    if (!p->w || wv->shape.rank != 2 || !ir_shape_is_concrete(&wv->shape)) return false;
+    if (p->add && wv->shape.dims[1] != p->n) return false;
+    p->mm = n;
+    p->k = wv->shape.dims[0];
+    p->n = wv->shape.dims[1];
+    return true;
+}
+
+/* Removes whole heads h from a projection: columns h*d .. h*d+d-1 of W and
+ * of its bias. */
+static mopt_status drop_proj_heads(ir_graph *g, const proj *p, const bool *keep_col, int64_t kept) {
+    mopt_status st = rewrite_weight(g, p->mm, 1, p->k, p->n, 1, NULL, keep_col, 1, kept);
+    if (!st && p->add) {
+        int k = p->add->inputs[0] == p->mm->outputs[0] ? 1 : 0;
+        st = rewrite_weight(g, p->add, k, 1, p->n, 1, NULL, keep_col, 0, kept);
+    }
+    return st;
+}
+
+static void head_mask(const bool *keep_head, int64_t heads, int64_t d, bool *keep_col) {
+    for (int64_t h = 0; h < heads; h++)
+        for (int64_t j = 0; j < d; j++)
+            keep_col[h * d + j] = keep_head[h];
+}
+
+/* One mopt.Attention (layout bsh); *removed gets the heads pruned. */
+static mopt_status try_attention(fu_graph *f, ir_node *a, int32_t *removed) {
+    ir_graph *g = f->g;
+    *removed = 0;
+    if (strcmp(ir_node_attr_string(a, "layout", "bhsd"), "bsh") != 0) return MOPT_OK;
+    int64_t heads = ir_node_attr_int(a, "num_heads", 0);
+    if (heads < 2 || a->n_inputs < 3 || a->n_outputs != 1 || a->outputs[0] < 0) return MOPT_OK;
+    if (a->inputs[0] == a->inputs[1] || a->inputs[0] == a->inputs[2] ||
+        a->inputs[1] == a->inputs[2])
+        return MOPT_OK;
+    proj q, k, v;
+    if (!find_proj(f, a->inputs[0], &q) || !find_proj(f, a->inputs[1], &k) ||
+        !find_proj(f, a->inputs[2], &v))
+        return MOPT_OK;
+    if (q.n != k.n || q.n % heads || v.n % heads) return MOPT_OK;
+    int64_t d = q.n / heads, dv = v.n / heads;
+    /* a mask with its own head axis would need slicing too */
+    if (a->n_inputs > 3 && a->inputs[3] >= 0) {
+        const ir_shape *ms = &g->values[a->inputs[3]]->shape;
+        if (ms->rank < 0) return MOPT_OK;
+        if (ms->rank >= 3 && (ms->syms[ms->rank - 3] || ms->dims[ms->rank - 3] != 1))
+            return MOPT_OK;
+    }
+    /* the output's readers: MatMuls taking it as input 0, constant [H*Dv, P] */
+    int32_t o = a->outputs[0];
+    if (g->values[o]->flags & IR_VALUE_OUTPUT) return MOPT_OK;
+    ir_node *readers[PRUNE_MAX_READERS];
+    int n_readers = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *c = g->nodes[i];
+        if (c->dead) continue;
+        for (int32_t j = 0; j < c->n_inputs; j++) {
+            if (c->inputs[j] != o) continue;
+            if (j != 0 || !fu_is(c, "MatMul") || c->n_inputs != 2 || n_readers >= PRUNE_MAX_READERS)
+                return MOPT_OK;
+            const ir_value *rv = g->values[c->inputs[1]];
+            int64_t rn = 0;
+            if (!fu_const_f32(g, c->inputs[1], &rn) || rv->shape.rank != 2 ||
+                !ir_shape_is_concrete(&rv->shape) || rv->shape.dims[0] != v.n)
+                return MOPT_OK;
+            readers[n_readers++] = c;
+        }
+    }
+    if (n_readers == 0 || f->uses[o] != n_readers) return MOPT_OK;
+    /* a head computes nothing when its V columns and V bias are zero (its
+     * output is a weighted mean of zero rows), or when every reader's rows
+     * for it are zero */
+    bool keep_head[256];
+    if (heads > (int64_t)(sizeof keep_head / sizeof keep_head[0])) return MOPT_OK;
+    int64_t dead = 0;
+    for (int64_t h = 0; h < heads; h++) {
+        bool zero_v = true;
+        for (int64_t j = 0; j < dv && zero_v; j++)
+            zero_v =
+                all_zero(v.w + h * dv + j, v.k, v.n) && (!v.b || all_zero(v.b + h * dv + j, 1, 1));
+        bool zero_o = true;
+        for (int r = 0; r < n_readers && zero_o; r++) {
+            int64_t rn = 0;
+            const float *w = fu_const_f32(g, readers[r]->inputs[1], &rn);
+            int64_t p = g->values[readers[r]->inputs[1]]->shape.dims[1];
+            zero_o = all_zero(w + h * dv * p, dv * p, 1);
+        }
+        keep_head[h] = !(zero_v || zero_o);
+        dead += !keep_head[h];
+    }
+    if (dead == 0 || dead == heads) return MOPT_OK;
+    int64_t kept = heads - dead;
+    bool *cols = mopt_malloc((size_t)(q.n > v.n ? q.n : v.n) * sizeof *cols);
+    if (!cols) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory pruning '%s'", a->name);
+    head_mask(keep_head, heads, d, cols);
+    mopt_status st = drop_proj_heads(g, &q, cols, kept * d);
+    if (!st) st = drop_proj_heads(g, &k, cols, kept * d);
+    head_mask(keep_head, heads, dv, cols);
+    if (!st) st = drop_proj_heads(g, &v, cols, kept * dv);
+    for (int r = 0; !st && r < n_readers; r++) {
+        int64_t p = g->values[readers[r]->inputs[1]]->shape.dims[1];
+        st = rewrite_weight(g, readers[r], 1, v.n, p, 1, cols, NULL, 0, kept * dv);
+    }
+    mopt_free(cols);
+    if (st) return st;
+    /* the scale stays 1/sqrt(D): D is unchanged */
+    for (int32_t i = 0; i < a->n_attrs; i++)
+        if (strcmp(a->attrs[i].name, "num_heads") == 0) a->attrs[i].i = kept;
+    *removed = (int32_t)dead;
+    return MOPT_OK;
+}
+
+mopt_status pass_prune_heads(ir_graph *g, pass_result *r) {
+    fu_graph f;
+    mopt_status st = fu_init(&f, g);
+    if (st) return st;
+    int32_t total = 0;
+    for (int32_t i = 0; i < g->n_nodes && !st; i++) {
+        ir_node *n = g->nodes[i];
+        if (n->dead || strcmp(n->domain, "mopt") != 0 || strcmp(n->op_type, "Attention") != 0)
+            continue;
+        int32_t removed = 0;
+        st = try_attention(&f, n, &removed);
+        if (!st && removed) {
+            total += removed;
+            st = fu_refresh(&f);
+        }
+    }
+    fu_free(&f);
+    if (st) return st;
+    r->rewrites = total;
+    pass_note_add(r, total, total == 1 ? "attention head" : "attention heads");
     return MOPT_OK;
 }

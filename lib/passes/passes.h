@@ -135,9 +135,13 @@ mopt_status pass_fuse_attention(ir_graph *g, pass_result *r); /* level 2 */
  * and marks the nodes that fed only the others dead (the caller compacts);
  * the note says how many outputs and nodes went. pass_prune_channels
  * removes Conv output channels and MatMul weight columns that are exactly
- * zero, with the matching input channels of their readers (opt_level 1). */
+ * zero, with the matching input channels of their readers (opt_level 1).
+ * pass_prune_heads removes mopt.Attention heads whose V projection or
+ * output-projection rows are exactly zero (opt_level 2, after
+ * fuse_attention). */
 mopt_status passes_prune_outputs(ir_graph *g, const char *list, pass_result *r);
 mopt_status pass_prune_channels(ir_graph *g, pass_result *r);
+mopt_status pass_prune_heads(ir_graph *g, pass_result *r);
 
 /* ---- static INT8 from a calibration table (issue 13) ---------------------
  * One entry per activation tensor: the u8 quantization of its calibrated

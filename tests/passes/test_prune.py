@@ -10,6 +10,11 @@
     0.5: column 20 is kept) -> Relu -> MatMul W2 [32, 8] -> y; plus a MatMul
     whose zero columns feed a graph output (kept). 2 columns removed.
 
+  bert_tiny (examples/models) with layer 0's V projection columns and bias
+    of head 0 zeroed, layer 1's output-projection rows of head 2 zeroed,
+    and layer 0's Q columns of head 3 zeroed (not removable: uniform scores
+    still average V): prune_heads removes 2 heads at opt_level 2 and 3.
+
 For each: the pass report (`mopt optimize --report`) counts what was
 removed, the optimized model's weights shrink, and the outputs equal ONNX
 Runtime's and opt_level 0's (1e-5), also from the saved .mopt.
@@ -138,7 +143,62 @@ def case(tmp, name, model_path, x, outputs, prune_note, kept_outputs=None, prune
     compare("%s O0" % name, run(model_path, o0, x, tmp, name + "0"), ref, kept)
 
 
+def heads_case(tmp):
+    here = os.path.dirname(os.path.abspath(__file__))
+    m = onnx.load(os.path.join(here, "..", "..", "examples", "models", "bert_tiny.onnx"))
+    inits = {t.name: t for t in m.graph.initializer}
+    weight = {}  # node name -> its constant weight input
+    for n in m.graph.node:
+        for i in n.input:
+            if i in inits:
+                weight[n.name] = i
+
+    def edit(node, fn):
+        t = inits[weight[node]]
+        a = numpy_helper.to_array(t).copy()
+        fn(a)
+        t.CopyFrom(numpy_helper.from_array(a, t.name))
+
+    d = 32  # bert_tiny: hidden 128, 4 heads
+    edit("/layers.0/attn/value/MatMul", lambda a: a.__setitem__((slice(None), slice(0, d)), 0))
+    edit("/layers.0/attn/value/Add", lambda a: a.__setitem__(slice(0, d), 0))
+    edit("/layers.1/attn/out/MatMul", lambda a: a.__setitem__(slice(2 * d, 3 * d), 0))
+    edit("/layers.0/attn/query/MatMul", lambda a: a.__setitem__((slice(None), slice(3 * d, 4 * d)), 0))
+    path = os.path.join(tmp, "bert_heads.onnx")
+    onnx.save(m, path)
+    ids = rng.integers(0, 1000, (2, 12)).astype(np.int64)
+    mask = np.ones((2, 12), np.int64)
+    mask[1, 9:] = 0
+    feeds = {"input_ids": ids, "attention_mask": mask}
+    names = [o.name for o in m.graph.output]
+    ref = dict(zip(names, ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)))
+    ins = []
+    for k, v in feeds.items():
+        np.save(os.path.join(tmp, k + ".npy"), v)
+        ins += ["--input", "%s=%s" % (k, os.path.join(tmp, k + ".npy"))]
+    for level in (1, 2, 3):
+        opts = options(tmp, "heads_o%d" % level, opt_level=level)
+        mo = os.path.join(tmp, "heads_o%d.mopt" % level)
+        r = mopt("optimize", path, "--options", opts, "--report", "-o", mo)
+        check(r.returncode == 0, "heads O%d: optimize exits 0" % level, r)
+        row = report_row(r.stdout, "prune_heads")
+        if level == 1:
+            check(row is None, "heads O1: no prune_heads (it needs the fused attention)", r)
+        else:
+            check(row is not None and row[3].strip() == "2 attention heads",
+                  "heads O%d: prune_heads says '2 attention heads': %s" % (level, row), r)
+        for tag, model in (("onnx", path), ("mopt", mo)):
+            out = os.path.join(tmp, "heads_out_%d_%s" % (level, tag))
+            r = mopt("run", model, "--options", opts, *ins, "--output-dir", out)
+            check(r.returncode == 0, "heads O%d %s: run exits 0" % (level, tag), r)
+            got = {fn[:-4]: np.load(os.path.join(out, fn)) for fn in os.listdir(out)} \
+                if os.path.isdir(out) else {}
+            compare("heads O%d %s" % (level, tag), got, ref, names)
+
+
 with tempfile.TemporaryDirectory() as tmp:
+    heads_case(tmp)
+
     # ---- convs ---------------------------------------------------------------
     WA = rng.standard_normal((8, 3, 3, 3)).astype(np.float32)
     BA = rng.standard_normal(8).astype(np.float32)
