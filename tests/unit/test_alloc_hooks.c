@@ -21,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "../test_expect.h"
+
 #include "core/alloc.h"
 
 #define CHAIN_MODEL "tests/unit/data/chain.onnx"
@@ -127,14 +129,6 @@ static mopt_allocator counting_allocator(counting *c) {
                             c_reallocate,           c_release, c_allocate_aligned,
                             c_release_aligned};
 }
-
-#define EXPECT_OK(call)                                                                            \
-    do {                                                                                           \
-        mopt_status st_ = (call);                                                                  \
-        if (st_ != MOPT_OK)                                                                        \
-            fail_msg("line %d: %s failed: %s: %s", __LINE__, #call, mopt_status_string(st_),       \
-                     mopt_last_error());                                                           \
-    } while (0)
 
 static void hooks_refused_while_memory_is_held(void **state) {
     (void)state;

@@ -25,30 +25,11 @@
 
 #include <cmocka.h>
 
+#include "../test_expect.h"
+
 #define META_MODEL "tests/unit/data/metadata.onnx"
 #define CHAIN_MODEL "tests/unit/data/chain.onnx"
 #define CHAIN_NODES 400
-
-#define EXPECT_FAIL(call, want, needle) expect_fail((call), (want), (needle), #call, __LINE__)
-
-static void expect_fail(mopt_status got, mopt_status want, const char *needle, const char *what,
-                        int line) {
-    if (got != want)
-        fail_msg("line %d: %s returned %d (%s), want %d (%s); message: %s", line, what, got,
-                 mopt_status_string(got), want, mopt_status_string(want), mopt_last_error());
-    const char *msg = mopt_last_error();
-    if (!msg || !msg[0]) fail_msg("line %d: %s failed without a message", line, what);
-    if (needle && !strstr(msg, needle))
-        fail_msg("line %d: %s: message '%s' does not mention '%s'", line, what, msg, needle);
-}
-
-#define EXPECT_OK(call)                                                                            \
-    do {                                                                                           \
-        mopt_status st_ = (call);                                                                  \
-        if (st_ != MOPT_OK)                                                                        \
-            fail_msg("line %d: %s failed: %s: %s", __LINE__, #call, mopt_status_string(st_),       \
-                     mopt_last_error());                                                           \
-    } while (0)
 
 /* A model loaded with one int option (key NULL: defaults). */
 static mopt_model *load_with(const char *path, const char *key, int64_t value) {
