@@ -53,10 +53,11 @@ struct mopt_options {
 typedef struct mopt_threadpool mopt_threadpool; /* also in mopt.h's experimental section */
 struct mopt_threadpool {
     pthread_mutex_t mu;
-    pthread_cond_t seat_free; /* a run waiting for a seat (mu) */
-    int threads;              /* T, the cores the pool hands out */
-    int free_cores;           /* (mu) */
-    int waiting;              /* runs waiting for a seat (mu) */
+    pthread_cond_t seat_free;  /* a run waiting for a seat (mu) */
+    int threads;               /* T, the cores the pool hands out */
+    int free_cores;            /* (mu) */
+    uint64_t tickets, granted; /* seats asked for while none was free, and handed
+                                  over: runs waiting = tickets - granted (mu) */
     uint64_t runs, waited_runs, wait_ns, parallel_nodes, narrowed_nodes; /* (mu) */
     atomic_int refs;     /* the creator's, each session's, each options' */
     atomic_int sessions; /* sessions holding it */

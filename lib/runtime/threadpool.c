@@ -4,7 +4,9 @@
  * our own kernels (cpu_pool.c) and the OpenMP regions of oneDNN/OpenBLAS.
  *
  * A run takes a seat (one core, for its calling thread) before its first
- * node and gives it back after its last; when all T are held it waits. At
+ * node and gives it back after its last; when all T are held it waits, in
+ * arrival order (a core given back goes straight to the oldest waiter, so a
+ * session that loops on runs cannot take it again first). At
  * each node that would run on more than one thread it then takes up to
  * threads - 1 more cores WITHOUT waiting (only while no run waits for a
  * seat, so a waiting run is never starved by widening ones), runs the node
@@ -62,6 +64,19 @@ static _Thread_local mopt_threadpool *tl_pool;
 static _Thread_local int tl_depth;
 static _Thread_local cpu_meter *tl_saved_meter;
 
+/* Hands n cores that came free to the runs waiting for a seat, oldest
+ * first, and keeps the rest (mu held). */
+static void give_back(mopt_threadpool *p, int n) {
+    int handed = 0;
+    while (n > 0 && p->granted < p->tickets) {
+        p->granted++;
+        n--;
+        handed++;
+    }
+    p->free_cores += n;
+    if (handed) pthread_cond_broadcast(&p->seat_free);
+}
+
 mopt_threadpool *rt_pool_enter(mopt_threadpool *p) {
     if (tl_pool) { /* nested: the enclosing run's seat (and pool) serve */
         tl_depth++;
@@ -70,16 +85,16 @@ mopt_threadpool *rt_pool_enter(mopt_threadpool *p) {
     if (!p) return NULL;
     pthread_mutex_lock(&p->mu);
     p->runs++;
-    if (p->free_cores == 0) {
+    if (p->free_cores > 0 && p->granted == p->tickets) {
+        p->free_cores--;
+    } else { /* first come, first served: a core freed is handed to the oldest waiter */
         int64_t t0 = mopt_now_ns();
-        p->waiting++;
+        uint64_t mine = p->tickets++;
         p->waited_runs++;
-        while (p->free_cores == 0)
+        while (mine >= p->granted)
             pthread_cond_wait(&p->seat_free, &p->mu);
-        p->waiting--;
         p->wait_ns += (uint64_t)(mopt_now_ns() - t0);
     }
-    p->free_cores--;
     pthread_mutex_unlock(&p->mu);
     tl_pool = p;
     tl_depth = 1;
@@ -96,15 +111,14 @@ void rt_pool_leave(mopt_threadpool *p) {
     tl_saved_meter = NULL;
     tl_pool = NULL;
     pthread_mutex_lock(&p->mu);
-    p->free_cores++;
-    pthread_cond_signal(&p->seat_free);
+    give_back(p, 1);
     pthread_mutex_unlock(&p->mu);
 }
 
 int rt_pool_widen(mopt_threadpool *p, int want) {
     if (!p || want <= 0) return 0;
     pthread_mutex_lock(&p->mu);
-    int got = p->waiting ? 0 : (want < p->free_cores ? want : p->free_cores);
+    int got = p->granted < p->tickets ? 0 : (want < p->free_cores ? want : p->free_cores);
     p->free_cores -= got;
     p->parallel_nodes++;
     if (got < want) p->narrowed_nodes++;
@@ -115,8 +129,7 @@ int rt_pool_widen(mopt_threadpool *p, int want) {
 void rt_pool_narrow(mopt_threadpool *p, int got) {
     if (!p || got <= 0) return;
     pthread_mutex_lock(&p->mu);
-    p->free_cores += got;
-    if (p->waiting) pthread_cond_broadcast(&p->seat_free);
+    give_back(p, got);
     pthread_mutex_unlock(&p->mu);
 }
 
