@@ -14,21 +14,28 @@
 #ifndef MOPT_KERNELS_OMP_THREADS_H
 #define MOPT_KERNELS_OMP_THREADS_H
 
+#include "kernels/cpu/cpu_meter.h"
+
 void omp_set_num_threads(int n);
 int omp_get_max_threads(void);
 
 /* Sets the calling thread's OpenMP team size for the next parallel regions
- * to n (>= 1) and returns the previous value, to give to mopt_omp_leave. */
+ * to n (>= 1) and returns the previous value, to give to mopt_omp_leave.
+ * The team's other n - 1 threads are counted in the calling thread's
+ * cpu_meter (its mopt_threadpool, if any) until mopt_omp_leave. */
 static inline int mopt_omp_enter(int n) {
     if (n < 1) n = 1;
     int old = omp_get_max_threads();
     if (old != n) omp_set_num_threads(n);
+    if (n > 1) cpu_meter_add(cpu_meter_bound(), n - 1);
     return old;
 }
 
 /* Restores the value mopt_omp_enter returned (only when it differs, to keep
- * the call cheap). */
-static inline void mopt_omp_leave(int old) {
+ * the call cheap); n is the count given to that mopt_omp_enter, whose team
+ * leaves the meter. */
+static inline void mopt_omp_leave(int old, int n) {
+    if (n > 1) cpu_meter_add(cpu_meter_bound(), -(n - 1));
     if (old >= 1 && omp_get_max_threads() != old) omp_set_num_threads(old);
 }
 

@@ -4,7 +4,8 @@
 # (warnings as errors), and reruns the unit, hostile and ops suites under
 # AddressSanitizer + UndefinedBehaviorSanitizer (and the models suite, and
 # the HTTP server example's malformed-request battery), and
-# reruns the suite "tsan" (sessions and the batcher on threads) under ThreadSanitizer, and
+# reruns the suite "tsan" (sessions, the batcher and the shared thread pool on threads) under
+# ThreadSanitizer, and
 # runs each libFuzzer target for 20 s (clang, suite "fuzz"; tests/fuzz).
 # The "conformance" suite (ONNX backend node tests) generates its data from
 # the pinned onnx package into the build folder; MOPT_CONFORMANCE_DATA
@@ -49,9 +50,10 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     --suite unit --suite hostile --suite ops --suite models --suite passes --suite patterns --suite abi \
     --suite conformance --suite serve-hostile
 
-# ~1 min: only the library and the suite's tests are built. Every session
-# runs with 1 thread, so the only concurrency is the callers' threads (the
-# OpenMP runtime is not TSan-instrumented).
+# ~1 min: only the library and the suite's tests are built. Sessions run with
+# 1 thread, except test_threadpool's and test_cpu_pool's: their concurrency is
+# the callers' threads and the library's own workers (instrumented); the
+# OpenMP runtime is not TSan-instrumented (tests/tsan.supp).
 echo "== ThreadSanitizer (clang): suite tsan"
 CC=clang setup build-tsan -Dbuildtype=debug -Db_sanitize=thread -Db_lundef=false \
     -Dbench=false -Dexamples=false

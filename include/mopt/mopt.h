@@ -1004,6 +1004,79 @@ MOPT_API void mopt_generator_reset(mopt_generator *gen);
 MOPT_NODISCARD MOPT_API mopt_status mopt_generator_get_stat(const mopt_generator *gen,
                                                             const char *key, int64_t *value);
 
+/* ---- Shared thread pool (mopt_threadpool) ------------------------------------
+ * A budget of T cores that sessions share, so that N sessions (threads,
+ * batcher workers, generators) on one machine never run more than T compute
+ * threads at once, across libmopt's own kernels AND the oneDNN/OpenBLAS
+ * parallel regions they start (OpenMP teams are counted at their size).
+ *
+ * How a run uses it: before its first node the run takes one core for its
+ * calling thread (waiting while all T are held: that wait is the bound).
+ * Each node that would run on more than one thread takes up to threads - 1
+ * more cores WITHOUT waiting, and none while another run waits for its
+ * first core; it runs on 1 + what it got and gives them back at its end. A
+ * node that gets none runs on the calling thread alone, so a run never
+ * waits for a busy worker when it can do the work itself. A session's
+ * thread count is min("threads" option, T); "threads" unset (0) means T.
+ *
+ * Attaching: mopt_options_set_threadpool(opts, pool); every session made
+ * with those options (mopt_session_create, each mopt_batcher worker,
+ * mopt_generator) shares the pool. Model loading ignores it.
+ *
+ * DEFAULT, when no pool is attached: the behaviour of earlier versions.
+ * Each session runs on its own "threads" count (default: the cores of the
+ * process's affinity mask) independently of other sessions, so N sessions
+ * can run N x threads compute threads at once. Share one pool to bound it.
+ * Nothing here changes the host's OpenMP or OpenBLAS settings.
+ *
+ * Lifetime: reference-counted, like models. The pool lives until
+ * mopt_threadpool_destroy has been called AND every session and options
+ * object holding it is gone, so destroying it while sessions run is safe
+ * (they keep using it); the caller must not use its handle after destroy.
+ * All calls are thread-safe. The worker threads that execute parallel
+ * chunks are libmopt's process-wide workers and OpenMP's teams; the pool
+ * bounds how many of them work for its sessions at once. */
+typedef struct mopt_threadpool mopt_threadpool;
+
+/* Creates a pool of `threads` cores (1..1024; 0: the cores of the process's
+ * affinity mask). `reserved` must be NULL (for future settings). Returns OK,
+ * INVALID_ARGUMENT (out of range, NULL out, non-NULL reserved) or
+ * OUT_OF_MEMORY. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_threadpool_create(int threads, const void *reserved,
+                                                           mopt_threadpool **out);
+/* Drops the caller's reference (see Lifetime above). NULL is a no-op. */
+MOPT_API void mopt_threadpool_destroy(mopt_threadpool *pool);
+
+/* Sessions made with opts from now on share `pool` (NULL detaches). The
+ * options hold a reference until they are destroyed or set again. Returns
+ * OK or INVALID_ARGUMENT (NULL opts). */
+MOPT_NODISCARD MOPT_API mopt_status mopt_options_set_threadpool(mopt_options *opts,
+                                                                mopt_threadpool *pool);
+
+/* Counters since creation. active_threads and peak_threads come from an
+ * instrumented count of the threads at work for the pool's runs (calling
+ * threads, libmopt workers while in a chunk, OpenMP teams while in a
+ * oneDNN/OpenBLAS call): peak_threads <= threads is the pool's promise. */
+typedef struct mopt_threadpool_stats {
+    size_t struct_size;      /* set by the caller: sizeof(mopt_threadpool_stats) */
+    int threads;             /* T */
+    int sessions;            /* sessions holding the pool now */
+    int cores_in_use;        /* cores taken now (seats + widened nodes) */
+    int active_threads;      /* threads at work now */
+    int peak_threads;        /* most threads at work at once */
+    uint64_t runs;           /* runs that took a seat */
+    uint64_t waited_runs;    /* of them, runs that waited because all T were held */
+    uint64_t wait_ns;        /* total time runs waited for a seat */
+    uint64_t parallel_nodes; /* nodes that asked for more than one thread */
+    uint64_t narrowed_nodes; /* of them, nodes that got fewer (pool busy) */
+} mopt_threadpool_stats;
+
+/* Fills *stats up to stats->struct_size (at least up to peak_threads).
+ * Returns OK or INVALID_ARGUMENT. */
+MOPT_NODISCARD MOPT_API mopt_status mopt_threadpool_get_stats(const mopt_threadpool *pool,
+                                                              mopt_threadpool_stats *stats);
+/* ---- end of shared thread pool -------------------------------------------- */
+
 #endif /* MOPT_EXPERIMENTAL_API */
 
 #ifdef __cplusplus

@@ -15,6 +15,13 @@
  * up to the largest thread count asked for (at most POOL_MAX), and live
  * until the process exits.
  *
+ * Metering: a job carries the caller's cpu_meter (cpu_meter.h: its
+ * mopt_threadpool's count of threads at work, NULL outside one). A worker
+ * counts itself in it around each chunk it runs and leaves it before the
+ * chunk is marked finished, so once the caller returns (and its run hands
+ * the cores back to the pool) none of its workers is still counted. The
+ * caller itself is counted by the runtime for its whole run.
+ *
  * Claiming: `claim` packs the job's generation (high 32 bits) with the next
  * chunk index (low 32 bits). A worker copies a job's description under the
  * lock, then claims only with a compare-exchange that still sees its
@@ -28,6 +35,7 @@
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/cpu_meter.h"
 
 #define POOL_MAX 63
 /* Chunks per thread: enough that one descheduled thread stalls at most a
@@ -39,6 +47,7 @@ typedef struct pool_job {
     cpu_range_fn fn;
     void *arg;
     int64_t n, nc;
+    cpu_meter *meter; /* the caller's, or NULL */
 } pool_job;
 
 static struct {
@@ -65,12 +74,35 @@ static int64_t claim(uint32_t gen, int64_t nc) {
     }
 }
 
+static _Thread_local cpu_meter *tl_meter;
+
+cpu_meter *cpu_meter_bound(void) { return tl_meter; }
+
+cpu_meter *cpu_meter_bind(cpu_meter *m) {
+    cpu_meter *old = tl_meter;
+    tl_meter = m;
+    return old;
+}
+
+void cpu_meter_add(cpu_meter *m, int k) {
+    if (!m || k == 0) return;
+    int now = atomic_fetch_add_explicit(&m->active, k, memory_order_acq_rel) + k;
+    int peak = atomic_load_explicit(&m->peak, memory_order_relaxed);
+    while (now > peak && !atomic_compare_exchange_weak_explicit(
+                             &m->peak, &peak, now, memory_order_acq_rel, memory_order_relaxed)) {
+    }
+}
+
 /* Runs chunks of job j (generation gen) until none is left; true when this
- * thread finished the job's last chunk. */
-static bool run_chunks(const pool_job *j, uint32_t gen) {
+ * thread finished the job's last chunk. `worker`: count each chunk in the
+ * job's meter (the caller is counted already). */
+static bool run_chunks(const pool_job *j, uint32_t gen, bool worker) {
     bool last = false;
+    cpu_meter *m = worker ? j->meter : NULL;
     for (int64_t c; (c = claim(gen, j->nc)) >= 0;) {
+        cpu_meter_add(m, 1);
         j->fn(j->arg, j->n * c / j->nc, j->n * (c + 1) / j->nc);
+        cpu_meter_add(m, -1);
         if (atomic_fetch_add_explicit(&g_pool.finished, 1, memory_order_acq_rel) + 1 == j->nc)
             last = true;
     }
@@ -88,7 +120,7 @@ static void *worker(void *unused) {
         g_pool.seats--;
         pool_job j = *g_pool.job; /* a copy: the caller's may be gone later */
         pthread_mutex_unlock(&g_pool.mu);
-        bool last = run_chunks(&j, seen);
+        bool last = run_chunks(&j, seen, true);
         pthread_mutex_lock(&g_pool.mu);
         if (last) pthread_cond_signal(&g_pool.done);
     }
@@ -150,7 +182,7 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
     int64_t nc = nt * CHUNKS_PER_THREAD;
     if (nc > most) nc = most;
     if (nc > 0x7fffffff) nc = 0x7fffffff;
-    pool_job j = {fn, arg, n, nc};
+    pool_job j = {fn, arg, n, nc, tl_meter};
     ensure_workers((int)nt - 1);
     uint32_t gen = ++g_pool.gen;
     if (gen == 0) gen = ++g_pool.gen; /* 0 is a worker's "seen nothing" */
@@ -161,7 +193,7 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
     if (g_pool.workers > 0) pthread_cond_broadcast(&g_pool.wake);
     pthread_mutex_unlock(&g_pool.mu);
 
-    run_chunks(&j, gen);
+    run_chunks(&j, gen, false);
 
     pthread_mutex_lock(&g_pool.mu);
     /* every chunk is claimed; wait for the ones other threads still run */

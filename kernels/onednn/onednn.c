@@ -698,7 +698,7 @@ mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int 
                                onednn_weights **out) {
     int host = mopt_omp_enter(threads);
     mopt_status st = matmul_pack_body(d, b, threads, out);
-    mopt_omp_leave(host);
+    mopt_omp_leave(host, threads);
     return st;
 }
 
@@ -801,7 +801,7 @@ mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int thre
                              onednn_weights **out) {
     int host = mopt_omp_enter(threads);
     mopt_status st = conv_pack_body(d, w, threads, out);
-    mopt_omp_leave(host);
+    mopt_omp_leave(host, threads);
     return st;
 }
 
@@ -1259,7 +1259,7 @@ mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
                               const float *bias, const float *residual, float *y, int threads) {
     int host = mopt_omp_enter(threads);
     mopt_status st = matmul_run_body(cache, d, w, a, b, bias, residual, y, threads);
-    mopt_omp_leave(host);
+    mopt_omp_leave(host, threads);
     return st;
 }
 
@@ -1368,7 +1368,7 @@ mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
                             const float *bias, const float *residual, float *y, int threads) {
     int host = mopt_omp_enter(threads);
     mopt_status st = conv_run_body(cache, d, w, x, wplain, bias, residual, y, threads);
-    mopt_omp_leave(host);
+    mopt_omp_leave(host, threads);
     return st;
 }
 
@@ -1469,7 +1469,7 @@ mopt_status onednn_deconv_pack(const onednn_conv_desc *d, const float *w, int th
                                onednn_weights **out) {
     int host = mopt_omp_enter(threads);
     mopt_status st = deconv_pack_body(d, w, threads, out);
-    mopt_omp_leave(host);
+    mopt_omp_leave(host, threads);
     return st;
 }
 
@@ -1558,7 +1558,7 @@ mopt_status onednn_deconv_run(onednn_cache **cache, const onednn_conv_desc *d,
                               const float *bias, float *y, int threads) {
     int host = mopt_omp_enter(threads);
     mopt_status st = deconv_run_body(cache, d, w, x, wplain, bias, y, threads);
-    mopt_omp_leave(host);
+    mopt_omp_leave(host, threads);
     return st;
 }
 
@@ -1645,6 +1645,6 @@ mopt_status onednn_pool_run(onednn_cache **cache, const onednn_pool_desc *d, con
                             float *y, int threads) {
     int host = mopt_omp_enter(threads);
     mopt_status st = pool_run_body(cache, d, x, y, threads);
-    mopt_omp_leave(host);
+    mopt_omp_leave(host, threads);
     return st;
 }

@@ -52,7 +52,7 @@ bool oblas_gemm_batched(const kn_gemm *g, const float *A, const float *B, float 
  * only have the process-wide count. */
 oblas_scope oblas_threads_enter(int threads) {
     if (threads < 1) threads = 1;
-    oblas_scope s = {openblas_get_num_threads(), mopt_omp_enter(threads)};
+    oblas_scope s = {openblas_get_num_threads(), mopt_omp_enter(threads), threads};
     if (openblas_get_parallel() != 2 && s.blas != threads) openblas_set_num_threads(threads);
     return s;
 }
@@ -61,7 +61,7 @@ void oblas_threads_leave(oblas_scope s) {
     /* first OpenBLAS's count: in its OpenMP build, setting it also sets the
      * calling thread's OpenMP count, which mopt_omp_leave then puts back */
     if (s.blas >= 1 && openblas_get_num_threads() != s.blas) openblas_set_num_threads(s.blas);
-    mopt_omp_leave(s.omp);
+    mopt_omp_leave(s.omp, s.threads);
 }
 
 const char *oblas_config(void) { return openblas_get_config(); }

@@ -30,8 +30,9 @@ bool oblas_gemm_batched(const kn_gemm *g, const float *A, const float *B, float 
 
 /* The host's settings oblas_threads_enter replaced. */
 typedef struct oblas_scope {
-    int blas; /* openblas_get_num_threads() */
-    int omp;  /* the calling thread's omp_get_max_threads() */
+    int blas;    /* openblas_get_num_threads() */
+    int omp;     /* the calling thread's omp_get_max_threads() */
+    int threads; /* the count set (>= 1) */
 } oblas_scope;
 
 /* Makes the next OpenBLAS calls on this thread use `threads` threads, and

@@ -85,6 +85,7 @@ void mopt_options_destroy(mopt_options *opts) {
     if (!opts) return;
     for (int i = 0; i < opts->n; i++)
         mopt_free(opts->entries[i].s);
+    rt_pool_release(opts->pool);
     mopt_free(opts);
 }
 

@@ -420,9 +420,18 @@ static mopt_status run_nodes(mopt_session *s) {
             if (arm == 0) v->ctx.threads = 1;
             t_tune = mopt_now_ns();
         }
+        /* a shared pool: the node's extra threads are cores it can get now,
+         * without waiting (none: the calling thread does it alone) */
+        int widened = 0;
+        if (s->run_pool && v->ctx.threads > 1) {
+            widened = rt_pool_widen(s->run_pool, v->ctx.threads - 1);
+            if (widened < v->ctx.threads - 1) arm = -1; /* not the arm's width: no sample */
+            v->ctx.threads = 1 + widened;
+        }
         int64_t t_start = s->profiling ? mopt_now_ns() : 0;
         mopt_budget_clear_refusal(budget);
         st = run_impl(s, i, v);
+        rt_pool_narrow(s->run_pool, widened);
         size_t refused;
         int64_t in_use;
         if (st == MOPT_ERR_OUT_OF_MEMORY && mopt_budget_refused(budget, &refused, &in_use))
@@ -843,7 +852,12 @@ static mopt_status run_budgeted(mopt_session *s, const mopt_run_options *ro, siz
     if (!st) st = bind_inputs(s, n_inputs, input_names, inputs);
     if (!st) {
         plan_select(s);
+        /* a seat in the shared pool for the nodes (the outer run's, when nested) */
+        mopt_threadpool *outer = s->run_pool;
+        s->run_pool = rt_pool_enter(s->pool);
         st = run_nodes(s);
+        rt_pool_leave(s->run_pool);
+        s->run_pool = outer;
     }
     if (!st) st = deliver_outputs(s, n_outputs, outputs, idx_of);
     release_all(s);

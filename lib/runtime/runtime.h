@@ -7,12 +7,14 @@
 #define MOPT_RUNTIME_RUNTIME_H
 
 #include <mopt/mopt.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
 #include "core/alloc.h"
 #include "core/clock.h"
 #include "ir/ir.h"
+#include "kernels/cpu/cpu_meter.h"
 #include "ops/bridge.h"
 #include "ops/node_view.h"
 #include "ops/ops.h"
@@ -44,7 +46,44 @@ struct mopt_options {
     int n;
     opt_dim dims[OPT_MAX_DIMS];
     int n_dims;
+    struct mopt_threadpool *pool; /* a reference, or NULL (mopt_options_set_threadpool) */
 };
+
+/* ---- thread pool (threadpool.c) ---- */
+typedef struct mopt_threadpool mopt_threadpool; /* also in mopt.h's experimental section */
+struct mopt_threadpool {
+    pthread_mutex_t mu;
+    pthread_cond_t seat_free;  /* a run waiting for a seat (mu) */
+    int threads;               /* T, the cores the pool hands out */
+    int free_cores;            /* (mu) */
+    uint64_t tickets, granted; /* seats asked for while none was free, and handed
+                                  over: runs waiting = tickets - granted (mu) */
+    uint64_t runs, waited_runs, wait_ns, parallel_nodes, narrowed_nodes; /* (mu) */
+    atomic_int refs;     /* the creator's, each session's, each options' */
+    atomic_int sessions; /* sessions holding it */
+    cpu_meter meter;     /* threads at work for the pool's runs */
+};
+
+typedef struct rt_pool_counts {
+    uint64_t runs, waited_runs, wait_ns, parallel_nodes, narrowed_nodes;
+    int cores_in_use, active_threads, peak_threads, sessions;
+} rt_pool_counts;
+
+/* A pool of `threads` cores with one reference, or NULL (out of memory). */
+mopt_threadpool *rt_pool_create(int threads);
+void rt_pool_retain(mopt_threadpool *p);
+void rt_pool_release(mopt_threadpool *p); /* frees it with its last reference */
+/* Takes a seat for the calling thread's run (waits while all cores are
+ * held) and binds the thread to the pool's meter; returns the pool to give
+ * to rt_pool_leave. A run nested inside another on the same thread keeps
+ * the enclosing seat (and pool). NULL p outside a run: NULL, no-op. */
+mopt_threadpool *rt_pool_enter(mopt_threadpool *p);
+void rt_pool_leave(mopt_threadpool *p);
+/* Takes up to `want` more cores without waiting (none while a run waits for
+ * a seat); returns how many, to give back with rt_pool_narrow. */
+int rt_pool_widen(mopt_threadpool *p, int want);
+void rt_pool_narrow(mopt_threadpool *p, int got);
+void rt_pool_stats(mopt_threadpool *p, rt_pool_counts *c);
 
 /* ---- run options ---- */
 #define RT_TAG_CAP 128
@@ -250,8 +289,11 @@ struct mopt_session {
     const mopt_tensor **user_out; /* per value: caller's output buffer this run */
     ir_shape *run_shapes;         /* per value: shapes produced by this run */
     mopt_dtype *run_dtypes;
-    int threads;           /* resolved thread count (>= 1) */
-    int64_t par_min_flops; /* nodes with less work run on 1 thread (MOPT_PARALLEL_MIN_FLOPS) */
+    int threads;               /* resolved thread count (>= 1) */
+    mopt_threadpool *pool;     /* a reference to the shared pool, or NULL */
+    mopt_threadpool *run_pool; /* the pool of the run in progress (the enclosing
+                                  run's for a nested session), or NULL */
+    int64_t par_min_flops;     /* nodes with less work run on 1 thread (MOPT_PARALLEL_MIN_FLOPS) */
     struct rt_thread_tune *tune; /* per node, unless MOPT_ADAPTIVE_THREADS=0; else NULL */
     int32_t *consumers;          /* static consumer count per value (+1 for outputs) */
     int64_t live_bytes;

@@ -13,6 +13,14 @@
 
 static mopt_status session_fill(const mopt_model *model, mopt_session *s);
 
+/* Lets go of the session's shared thread pool, if any. */
+static void drop_pool(mopt_session *s) {
+    if (!s->pool) return;
+    atomic_fetch_sub(&s->pool->sessions, 1);
+    rt_pool_release(s->pool);
+    s->pool = NULL;
+}
+
 mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
                               mopt_session **out) {
     if (model->n_problems)
@@ -24,8 +32,14 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
     if (!s) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
     s->model = model;
     atomic_init(&s->busy, false);
+    if (opts && opts->pool) {
+        s->pool = opts->pool;
+        rt_pool_retain(s->pool);
+        atomic_fetch_add(&s->pool->sessions, 1);
+    }
     mopt_status st = rt_config_read(opts, &s->config);
     if (st) {
+        drop_pool(s);
         mopt_free(s);
         return st;
     }
@@ -35,6 +49,7 @@ mopt_status rt_session_create(const mopt_model *model, const mopt_options *opts,
     if (!outer) {
         s->budget = mopt_budget_create(s->config.memory_limit);
         if (!s->budget) {
+            drop_pool(s);
             mopt_free(s);
             return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
         }
@@ -72,6 +87,10 @@ static mopt_status session_fill(const mopt_model *model, mopt_session *s) {
     s->run_shapes = mopt_calloc(nv, sizeof *s->run_shapes);
     s->run_dtypes = mopt_calloc(nv, sizeof *s->run_dtypes);
     s->threads = s->config.threads > 0 ? s->config.threads : rt_default_threads();
+    if (s->pool) /* a shared pool: at most its cores; "threads" unset means all of them */
+        s->threads = s->config.threads > 0 && s->config.threads < s->pool->threads
+                         ? s->config.threads
+                         : s->pool->threads;
     s->par_min_flops = rt_parallel_min_flops();
     if (s->threads > 1 && rt_adaptive_threads()) {
         s->tune = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->tune);
@@ -137,6 +156,7 @@ void rt_session_destroy(mopt_session *s) {
     mopt_free(s->prof);
     mopt_free(s->slots);
     mopt_free(s->consumers);
+    drop_pool(s);
     mopt_budget *b = s->budget;
     mopt_free(s);
     mopt_budget_release(b); /* gone once every block charged to it is freed */

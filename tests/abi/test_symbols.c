@@ -114,6 +114,11 @@ static const volatile symbol k_symbols[] = {
     SYM(mopt_batcher_destroy),
     SYM(mopt_batcher_run),
     SYM(mopt_batcher_get_stats),
+    /* shared thread pool */
+    SYM(mopt_threadpool_create),
+    SYM(mopt_threadpool_destroy),
+    SYM(mopt_options_set_threadpool),
+    SYM(mopt_threadpool_get_stats),
     /* generation (mopt_generator) */
     SYM(mopt_generator_create),
     SYM(mopt_generator_destroy),

@@ -221,6 +221,11 @@ _PROTOTYPES = {
     "mopt_batcher_run": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, c_char_pp, c_void_pp,
                                         ctypes.c_size_t, c_char_pp, c_void_pp, ctypes.c_int64]),
     "mopt_batcher_get_stats": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+    # shared thread pool (experimental section of mopt.h)
+    "mopt_threadpool_create": (ctypes.c_int, [ctypes.c_int, ctypes.c_void_p, c_void_pp]),
+    "mopt_threadpool_destroy": (None, [ctypes.c_void_p]),
+    "mopt_options_set_threadpool": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+    "mopt_threadpool_get_stats": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
 }
 
 
@@ -230,6 +235,16 @@ class BatcherConfig(ctypes.Structure):
                 ("max_delay_us", ctypes.c_int64), ("queue_capacity", ctypes.c_size_t),
                 ("workers", ctypes.c_int), ("seq_buckets", c_int64_p),
                 ("n_seq_buckets", ctypes.c_size_t), ("no_padding", ctypes.c_int)]
+
+
+class ThreadPoolStats(ctypes.Structure):
+    """mopt_threadpool_stats (include/mopt/mopt.h), field for field."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("threads", ctypes.c_int),
+                ("sessions", ctypes.c_int), ("cores_in_use", ctypes.c_int),
+                ("active_threads", ctypes.c_int), ("peak_threads", ctypes.c_int),
+                ("runs", ctypes.c_uint64), ("waited_runs", ctypes.c_uint64),
+                ("wait_ns", ctypes.c_uint64), ("parallel_nodes", ctypes.c_uint64),
+                ("narrowed_nodes", ctypes.c_uint64)]
 
 
 class BatcherStats(ctypes.Structure):

@@ -130,6 +130,16 @@ class Options:
             raise errors.InvalidArgumentError("option keys are strings, not %r" % (key,))
         k = key.encode()
         h = self._as_parameter_
+        if key == "threadpool":  # a ThreadPool (or None): mopt_options_set_threadpool
+            if value is not None and not isinstance(value, ThreadPool):
+                raise errors.InvalidArgumentError(
+                    "option 'threadpool': a mopt.ThreadPool or None, not %s"
+                    % type(value).__name__, errors.ERR_INVALID_ARGUMENT, "invalid argument")
+            _check(_lib.mopt_options_set_threadpool(h, None if value is None else value._as_parameter_))
+            self._log = [e for e in self._log if not (e[0] == "set" and e[1] == key)]
+            if value is not None:
+                self._log.append(("set", key, value))
+            return
         if isinstance(value, (bool, np.bool_)):
             probe = ctypes.c_char_p()
             if _lib.mopt_options_get_string(h, k, ctypes.byref(probe)) == errors.OK:
@@ -151,6 +161,8 @@ class Options:
         self._log.append(("set", key, value))
 
     def __getitem__(self, key):
+        if key == "threadpool":
+            return next((e[2] for e in self._log if e[0] == "set" and e[1] == key), None)
         k = str(key).encode()
         h = self._as_parameter_
         i, d, s = ctypes.c_int64(), ctypes.c_double(), ctypes.c_char_p()
@@ -249,6 +261,69 @@ class Options:
         try:
             self.close()
         except Exception:  # never raise from a finalizer (e.g. at interpreter exit)
+            pass
+
+
+# --------------------------------------------------------------------------- thread pool
+
+class ThreadPool:
+    """A shared budget of `threads` cores (mopt_threadpool, experimental):
+    sessions and batchers given threadpool=pool (an option) never run more
+    than `threads` compute threads at once between them, counting libmopt's
+    kernels and oneDNN/OpenBLAS parallel regions. threads=0: the cores of
+    this process. Without a pool every session runs on its own "threads".
+
+    The C pool is reference-counted: close() drops this object's reference;
+    sessions (and Options) holding the pool keep it alive until they go."""
+
+    def __init__(self, threads=0):
+        self._handle = None
+        h = ctypes.c_void_p()
+        _check(_lib.mopt_threadpool_create(int(threads), None, ctypes.byref(h)))
+        self._handle = h.value
+
+    @property
+    def _as_parameter_(self):
+        if self._handle is None:
+            raise errors.ClosedError("the ThreadPool is closed")
+        return ctypes.c_void_p(self._handle)
+
+    def stats(self):
+        """mopt_threadpool_get_stats as a dict: threads, sessions, cores_in_use,
+        active_threads, peak_threads (most threads at work at once, <= threads),
+        runs, waited_runs, wait_ns, parallel_nodes, narrowed_nodes."""
+        s = _capi.ThreadPoolStats()
+        s.struct_size = ctypes.sizeof(s)
+        _check(_lib.mopt_threadpool_get_stats(self._as_parameter_, ctypes.byref(s)))
+        return {name: int(getattr(s, name)) for name, _ in s._fields_ if name != "struct_size"}
+
+    @property
+    def threads(self):
+        return self.stats()["threads"]
+
+    def close(self):
+        """Drops this object's reference. Idempotent."""
+        h, self._handle = self._handle, None
+        if h is not None:
+            self._destroy(h)
+
+    _destroy = staticmethod(_lib.mopt_threadpool_destroy)
+
+    def __repr__(self):
+        if self._handle is None:
+            return "<mopt.ThreadPool (closed)>"
+        return "mopt.ThreadPool(threads=%d)" % self.threads
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
             pass
 
 

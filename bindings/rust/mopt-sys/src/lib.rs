@@ -27,6 +27,7 @@ opaque!(
     mopt_session,
     mopt_batcher,
     mopt_generator,
+    mopt_threadpool,
     mopt_tensor,
     mopt_run_options
 );
@@ -162,6 +163,24 @@ pub struct mopt_batcher_stats {
     pub padded_elements: u64,
     pub input_elements: u64,
     pub effective_max_batch: c_int,
+}
+
+/// `mopt_threadpool_stats` (experimental): see mopt.h. Set `struct_size` to
+/// `size_of::<mopt_threadpool_stats>()` before calling `mopt_threadpool_get_stats`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct mopt_threadpool_stats {
+    pub struct_size: usize,
+    pub threads: c_int,
+    pub sessions: c_int,
+    pub cores_in_use: c_int,
+    pub active_threads: c_int,
+    pub peak_threads: c_int,
+    pub runs: u64,
+    pub waited_runs: u64,
+    pub wait_ns: u64,
+    pub parallel_nodes: u64,
+    pub narrowed_nodes: u64,
 }
 
 /// Called by `mopt_generator_generate` once per generated token (experimental).
@@ -467,5 +486,21 @@ extern "C" {
         gen: *const mopt_generator,
         key: *const c_char,
         value: *mut i64,
+    ) -> mopt_status;
+
+    // Shared thread pool (experimental in mopt.h).
+    pub fn mopt_threadpool_create(
+        threads: c_int,
+        reserved: *const c_void,
+        out: *mut *mut mopt_threadpool,
+    ) -> mopt_status;
+    pub fn mopt_threadpool_destroy(pool: *mut mopt_threadpool);
+    pub fn mopt_options_set_threadpool(
+        opts: *mut mopt_options,
+        pool: *mut mopt_threadpool,
+    ) -> mopt_status;
+    pub fn mopt_threadpool_get_stats(
+        pool: *const mopt_threadpool,
+        stats: *mut mopt_threadpool_stats,
     ) -> mopt_status;
 }

@@ -1,0 +1,403 @@
+/*
+ * test_threadpool.c — mopt_threadpool (suites unit and tsan): K sessions of
+ * `threads` threads each on one pool of T never have more than T threads at
+ * work at once (the pool's instrumented count, peak_threads), and give
+ * outputs bitwise equal to serial runs; a session alone on the pool does
+ * use its threads (the count is live); a pool destroyed while sessions run
+ * lives on until the last is gone (reference-counted); nested subgraph runs
+ * on a pool of 1 reuse their seat (no deadlock); batcher workers share a
+ * pool; bad arguments. Public API only.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#define MOPT_EXPERIMENTAL_API
+#include <mopt/mopt.h>
+#include <pthread.h>
+
+#define K_SESSIONS 4
+#define N_SETS 3
+#define MAX_IN 4
+
+typedef struct {
+    const char *dir;
+    mopt_model *model;
+    int n_inputs, n_sets;
+    mopt_tensor *inputs[N_SETS][MAX_IN];
+    mopt_tensor *serial[N_SETS]; /* output 0 of a serial run */
+} model_case;
+
+static void load_case(model_case *c, const char *dir, int n_sets) {
+    memset(c, 0, sizeof *c);
+    c->dir = dir;
+    c->n_sets = n_sets;
+    char path[512];
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    mopt_status st = mopt_model_load(path, NULL, &c->model);
+    if (st) fail_msg("loading %s: %s", path, mopt_last_error());
+    c->n_inputs = (int)mopt_model_io_count(c->model, MOPT_INPUT);
+    assert_true(c->n_inputs >= 1 && c->n_inputs <= MAX_IN);
+    for (int k = 0; k < n_sets; k++)
+        for (int i = 0; i < c->n_inputs; i++) {
+            snprintf(path, sizeof path, "%s/test_data_set_%d/input_%d.npy", dir, k, i);
+            st = mopt_tensor_load(path, &c->inputs[k][i]);
+            if (st) fail_msg("%s: %s", path, mopt_last_error());
+        }
+}
+
+static void free_case(model_case *c) {
+    for (int k = 0; k < c->n_sets; k++) {
+        for (int i = 0; i < c->n_inputs; i++)
+            mopt_tensor_destroy(c->inputs[k][i]);
+        mopt_tensor_destroy(c->serial[k]);
+    }
+    mopt_model_destroy(c->model);
+}
+
+/* A session with `threads` threads, on pool (may be NULL). */
+static mopt_session *new_session(const mopt_model *m, int threads, mopt_threadpool *pool) {
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "threads", threads), MOPT_OK);
+    assert_int_equal(mopt_options_set_threadpool(o, pool), MOPT_OK);
+    mopt_session *s = NULL;
+    mopt_status st = mopt_session_create(m, o, &s);
+    mopt_options_destroy(o);
+    if (st) fail_msg("session: %s", mopt_last_error());
+    return s;
+}
+
+static mopt_tensor *run_set(mopt_session *s, const model_case *c, int k, mopt_status *st) {
+    mopt_tensor *out[1] = {NULL};
+    *st = mopt_session_run(s, (size_t)c->n_inputs, NULL, (const mopt_tensor *const *)c->inputs[k],
+                           1, NULL, out);
+    return *st ? NULL : out[0];
+}
+
+static int same_bits(const mopt_tensor *a, const mopt_tensor *b) {
+    size_t na = mopt_tensor_size_bytes(a), nb = mopt_tensor_size_bytes(b);
+    return na == nb && memcmp(mopt_tensor_data_const(a), mopt_tensor_data_const(b), na) == 0;
+}
+
+/* The serial reference: one session on 1 thread, no pool. */
+static void serial_reference(model_case *c) {
+    mopt_session *s = new_session(c->model, 1, NULL);
+    for (int k = 0; k < c->n_sets; k++) {
+        mopt_status st;
+        c->serial[k] = run_set(s, c, k, &st);
+        if (st) fail_msg("%s set %d: %s", c->dir, k, mopt_last_error());
+    }
+    mopt_session_destroy(s);
+}
+
+static mopt_threadpool_stats pool_stats(const mopt_threadpool *p) {
+    mopt_threadpool_stats ps;
+    memset(&ps, 0, sizeof ps);
+    ps.struct_size = sizeof ps;
+    assert_int_equal(mopt_threadpool_get_stats(p, &ps), MOPT_OK);
+    return ps;
+}
+
+typedef struct {
+    model_case *c;
+    mopt_session *s;
+    int runs, mismatches, failures;
+} worker_arg;
+
+static void *worker(void *p) {
+    worker_arg *w = p;
+    for (int r = 0; r < w->runs; r++) {
+        int k = r % w->c->n_sets;
+        mopt_status st;
+        mopt_tensor *y = run_set(w->s, w->c, k, &st);
+        if (!y)
+            w->failures++;
+        else if (!same_bits(y, w->c->serial[k]))
+            w->mismatches++;
+        mopt_tensor_destroy(y);
+    }
+    return NULL;
+}
+
+/* K sessions x `threads` threads on one pool of T, each on its own thread:
+ * never more than T threads at work, outputs bitwise equal to serial. */
+static void bounded(const char *dir, int T, int threads, int runs) {
+    model_case c;
+    load_case(&c, dir, N_SETS);
+    serial_reference(&c);
+    mopt_threadpool *pool = NULL;
+    assert_int_equal(mopt_threadpool_create(T, NULL, &pool), MOPT_OK);
+    pthread_t th[K_SESSIONS];
+    worker_arg w[K_SESSIONS];
+    for (int t = 0; t < K_SESSIONS; t++)
+        w[t] = (worker_arg){.c = &c, .s = new_session(c.model, threads, pool), .runs = runs};
+    assert_int_equal(pool_stats(pool).sessions, K_SESSIONS);
+    for (int t = 0; t < K_SESSIONS; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, worker, &w[t]), 0);
+    for (int t = 0; t < K_SESSIONS; t++) {
+        pthread_join(th[t], NULL);
+        if (w[t].failures || w[t].mismatches)
+            fail_msg("%s thread %d: %d failed runs, %d outputs differ from the serial run", dir, t,
+                     w[t].failures, w[t].mismatches);
+    }
+    mopt_threadpool_stats ps = pool_stats(pool);
+    print_message("%s: pool %d, %d sessions x %d threads: peak %d threads at work, %llu runs "
+                  "(%llu waited), %llu/%llu parallel nodes narrowed\n",
+                  dir, T, K_SESSIONS, threads, ps.peak_threads, (unsigned long long)ps.runs,
+                  (unsigned long long)ps.waited_runs, (unsigned long long)ps.narrowed_nodes,
+                  (unsigned long long)ps.parallel_nodes);
+    assert_int_equal(ps.threads, T);
+    assert_true(ps.peak_threads >= 1);
+    assert_true(ps.peak_threads <= T);
+    assert_int_equal(ps.active_threads, 0);
+    assert_int_equal(ps.cores_in_use, 0);
+    assert_int_equal(ps.runs, (uint64_t)(K_SESSIONS * runs));
+    assert_true(ps.narrowed_nodes <= ps.parallel_nodes);
+    for (int t = 0; t < K_SESSIONS; t++)
+        mopt_session_destroy(w[t].s);
+    assert_int_equal(pool_stats(pool).sessions, 0);
+    mopt_threadpool_destroy(pool);
+    free_case(&c);
+}
+
+static void bound_cnn(void **state) {
+    (void)state;
+    bounded("tests/models/cnn", 2, 2, 8);
+}
+
+static void bound_mobilenet(void **state) {
+    (void)state;
+    bounded("tests/models/mobilenet", 2, 2, 8);
+}
+
+static void bound_bert(void **state) {
+    (void)state;
+    bounded("tests/models/bert", 2, 2, 8);
+}
+
+/* A pool of 1: every run waits its turn; sessions asking for 4 threads get 1. */
+static void bound_one(void **state) {
+    (void)state;
+    bounded("tests/models/cnn", 1, 4, 6);
+}
+
+/* A pool of 3 shared by 4 sessions of 2 threads. */
+static void bound_three(void **state) {
+    (void)state;
+    bounded("tests/models/bert", 3, 2, 6);
+}
+
+/* The count is live: a session alone on a pool of 2, with 2 threads, has 2
+ * threads at work in its parallel nodes (and its outputs stay bitwise). */
+static void alone_uses_threads(void **state) {
+    (void)state;
+    model_case c;
+    load_case(&c, "tests/models/cnn", N_SETS);
+    serial_reference(&c);
+    mopt_threadpool *pool = NULL;
+    assert_int_equal(mopt_threadpool_create(2, NULL, &pool), MOPT_OK);
+    mopt_session *s = new_session(c.model, 0, pool); /* threads unset: the pool's 2 */
+    for (int r = 0; r < 6; r++) {
+        mopt_status st;
+        mopt_tensor *y = run_set(s, &c, r % N_SETS, &st);
+        if (!y) fail_msg("run: %s", mopt_last_error());
+        assert_true(same_bits(y, c.serial[r % N_SETS]));
+        mopt_tensor_destroy(y);
+    }
+    mopt_threadpool_stats ps = pool_stats(pool);
+    assert_int_equal(ps.runs, 6);
+    assert_int_equal(ps.waited_runs, 0);
+    assert_true(ps.parallel_nodes > 0);
+    assert_int_equal(ps.narrowed_nodes, 0); /* nobody else holds a core */
+    assert_int_equal(ps.peak_threads, 2);
+    mopt_session_destroy(s);
+    mopt_threadpool_destroy(pool);
+    free_case(&c);
+}
+
+/* Destroy-order misuse: the pool is destroyed (and its options) while
+ * sessions hold it and run on other threads; they keep working (the pool is
+ * reference-counted) and the last session frees it (ASan: no leak, no use
+ * after free). */
+static void destroyed_while_used(void **state) {
+    (void)state;
+    model_case c;
+    load_case(&c, "tests/models/cnn", N_SETS);
+    serial_reference(&c);
+    mopt_threadpool *pool = NULL;
+    assert_int_equal(mopt_threadpool_create(1, NULL, &pool), MOPT_OK);
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_threadpool(o, pool), MOPT_OK);
+    mopt_threadpool_destroy(pool); /* the options still hold it */
+    pthread_t th[2];
+    worker_arg w[2];
+    for (int t = 0; t < 2; t++) {
+        mopt_session *s = NULL;
+        assert_int_equal(mopt_session_create(c.model, o, &s), MOPT_OK);
+        w[t] = (worker_arg){.c = &c, .s = s, .runs = 6};
+    }
+    mopt_options_destroy(o); /* now only the sessions hold it */
+    for (int t = 0; t < 2; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, worker, &w[t]), 0);
+    for (int t = 0; t < 2; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(w[t].failures, 0);
+        assert_int_equal(w[t].mismatches, 0);
+    }
+    mopt_session_destroy(w[0].s);
+    mopt_status st;
+    mopt_tensor *y = run_set(w[1].s, &c, 0, &st); /* the last holder still runs */
+    assert_int_equal(st, MOPT_OK);
+    assert_true(same_bits(y, c.serial[0]));
+    mopt_tensor_destroy(y);
+    mopt_session_destroy(w[1].s); /* frees the pool */
+    free_case(&c);
+}
+
+/* A Loop with a nested If runs nested sessions inside the enclosing run, on
+ * the same thread: on a pool of 1 they reuse the enclosing seat (waiting
+ * for a second seat would never end). */
+static void nested_subgraphs(void **state) {
+    (void)state;
+    model_case c;
+    load_case(&c, "tests/ops/data/control/loop_nested_if", 2);
+    mopt_session *ref = new_session(c.model, 1, NULL);
+    mopt_threadpool *pool = NULL;
+    assert_int_equal(mopt_threadpool_create(1, NULL, &pool), MOPT_OK);
+    mopt_session *s = new_session(c.model, 2, pool);
+    for (int k = 0; k < 2; k++) {
+        mopt_status st1, st2;
+        mopt_tensor *a = run_set(ref, &c, k, &st1);
+        mopt_tensor *b = run_set(s, &c, k, &st2);
+        if (st1 || st2) fail_msg("set %d: %s", k, mopt_last_error());
+        assert_true(same_bits(a, b));
+        mopt_tensor_destroy(a);
+        mopt_tensor_destroy(b);
+    }
+    mopt_threadpool_stats ps = pool_stats(pool);
+    assert_int_equal(ps.runs, 2); /* the nested runs took no seat of their own */
+    assert_true(ps.peak_threads <= 1);
+    mopt_session_destroy(s);
+    mopt_session_destroy(ref);
+    mopt_threadpool_destroy(pool);
+    free_case(&c);
+}
+
+/* Batcher workers share a pool: 3 workers on a pool of 1. */
+typedef struct {
+    mopt_batcher *b;
+    const model_case *c;
+    int failures, mismatches;
+} batch_arg;
+
+static void *batch_client(void *p) {
+    batch_arg *a = p;
+    for (int r = 0; r < 4; r++) {
+        int k = r % a->c->n_sets;
+        mopt_tensor *out[1] = {NULL};
+        mopt_status st =
+            mopt_batcher_run(a->b, (size_t)a->c->n_inputs, NULL,
+                             (const mopt_tensor *const *)a->c->inputs[k], 1, NULL, out, 0);
+        if (st)
+            a->failures++;
+        else if (!same_bits(out[0], a->c->serial[k]))
+            a->mismatches++;
+        mopt_tensor_destroy(out[0]);
+    }
+    return NULL;
+}
+
+static void batcher_shares_pool(void **state) {
+    (void)state;
+    model_case c;
+    load_case(&c, "tests/models/cnn", N_SETS);
+    serial_reference(&c);
+    mopt_threadpool *pool = NULL;
+    assert_int_equal(mopt_threadpool_create(1, NULL, &pool), MOPT_OK);
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "threads", 2), MOPT_OK);
+    assert_int_equal(mopt_options_set_threadpool(o, pool), MOPT_OK);
+    /* max_batch 1: every request is a single run, bitwise equal to serial */
+    mopt_batcher_config cfg = {.struct_size = sizeof cfg, .max_batch = 1, .workers = 3};
+    mopt_batcher *b = NULL;
+    mopt_status st = mopt_batcher_create(c.model, o, &cfg, &b);
+    if (st) fail_msg("batcher: %s", mopt_last_error());
+    mopt_options_destroy(o);
+    assert_int_equal(pool_stats(pool).sessions, 3);
+    pthread_t th[3];
+    batch_arg a[3];
+    for (int t = 0; t < 3; t++) {
+        a[t] = (batch_arg){.b = b, .c = &c};
+        assert_int_equal(pthread_create(&th[t], NULL, batch_client, &a[t]), 0);
+    }
+    for (int t = 0; t < 3; t++) {
+        pthread_join(th[t], NULL);
+        assert_int_equal(a[t].failures, 0);
+        assert_int_equal(a[t].mismatches, 0);
+    }
+    mopt_batcher_destroy(b);
+    mopt_threadpool_stats ps = pool_stats(pool);
+    assert_int_equal(ps.sessions, 0);
+    assert_int_equal(ps.runs, 12);
+    assert_true(ps.peak_threads == 1);
+    mopt_threadpool_destroy(pool);
+    free_case(&c);
+}
+
+static void bad_args(void **state) {
+    (void)state;
+    mopt_threadpool *p = (mopt_threadpool *)&p;
+    assert_int_equal(mopt_threadpool_create(-1, NULL, &p), MOPT_ERR_INVALID_ARGUMENT);
+    assert_null(p);
+    assert_non_null(strstr(mopt_last_error(), "out of range"));
+    assert_int_equal(mopt_threadpool_create(1025, NULL, &p), MOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mopt_threadpool_create(2, NULL, NULL), MOPT_ERR_INVALID_ARGUMENT);
+    int junk = 0;
+    assert_int_equal(mopt_threadpool_create(2, &junk, &p), MOPT_ERR_INVALID_ARGUMENT);
+    assert_null(p);
+    assert_int_equal(mopt_options_set_threadpool(NULL, NULL), MOPT_ERR_INVALID_ARGUMENT);
+    mopt_threadpool_destroy(NULL); /* no-op */
+
+    assert_int_equal(mopt_threadpool_create(0, NULL, &p), MOPT_OK); /* 0: the process's cores */
+    mopt_threadpool_stats ps;
+    memset(&ps, 0, sizeof ps);
+    assert_int_equal(mopt_threadpool_get_stats(p, NULL), MOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mopt_threadpool_get_stats(NULL, &ps), MOPT_ERR_INVALID_ARGUMENT);
+    ps.struct_size = offsetof(mopt_threadpool_stats, peak_threads); /* too small */
+    assert_int_equal(mopt_threadpool_get_stats(p, &ps), MOPT_ERR_INVALID_ARGUMENT);
+    /* a smaller (older) struct: filled up to its size only */
+    ps.struct_size = offsetof(mopt_threadpool_stats, runs);
+    ps.runs = 777;
+    assert_int_equal(mopt_threadpool_get_stats(p, &ps), MOPT_OK);
+    assert_true(ps.threads >= 1);
+    assert_int_equal(ps.runs, 777);
+
+    /* options: setting again replaces (and releases) the held pool; NULL detaches */
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_threadpool(o, p), MOPT_OK);
+    assert_int_equal(mopt_options_set_threadpool(o, p), MOPT_OK);
+    assert_int_equal(mopt_options_set_threadpool(o, NULL), MOPT_OK);
+    mopt_options_destroy(o);
+    mopt_threadpool_destroy(p); /* the last reference: ASan sees a leak otherwise */
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bad_args),         cmocka_unit_test(alone_uses_threads),
+        cmocka_unit_test(bound_cnn),        cmocka_unit_test(bound_mobilenet),
+        cmocka_unit_test(bound_bert),       cmocka_unit_test(bound_one),
+        cmocka_unit_test(bound_three),      cmocka_unit_test(destroyed_while_used),
+        cmocka_unit_test(nested_subgraphs), cmocka_unit_test(batcher_shares_pool),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
