@@ -93,14 +93,9 @@ static void net_free(net *n) {
     n->model = NULL;
 }
 
-static int net_load(net *n, const char *path, const char *config, int threads) {
-    mopt_options *o = NULL;
-    mopt_status st = mopt_options_create(&o);
-    if (!st && config) st = mopt_options_load_yaml(o, config);
-    if (!st && threads > 0) st = mopt_options_set_int(o, "threads", threads);
-    if (!st) st = mopt_model_load(path, o, &n->model);
+static int net_load(net *n, const char *path, const mopt_options *o) {
+    mopt_status st = mopt_model_load(path, o, &n->model);
     if (!st) st = mopt_session_create(n->model, o, &n->session);
-    mopt_options_destroy(o);
     if (st) {
         fprintf(stderr, "ocr: cannot load %s: %s (%s)\n", path, mopt_status_string(st),
                 mopt_last_error());
@@ -376,7 +371,7 @@ static int run_pipeline(pipeline *p, const char *path, result *r) {
 
     double t0 = now_ms();
     if (ex_image_load(path, &img, err, sizeof err) != 0) {
-        fprintf(stderr, "ocr: cannot read %s: %s\n", path, err);
+        fprintf(stderr, "ocr: %s\n", err); /* err names the file */
         return 1;
     }
     r->w = img.w;
@@ -709,9 +704,24 @@ int main(int argc, char **argv) {
     }
     int rc = 1;
     double tl = now_ms();
-    if (net_load(&p.det, paths[0], config, threads)) goto out;
-    if (p.use_cls && net_load(&p.cls, paths[1], config, threads)) goto out;
-    if (net_load(&p.rec, paths[2], config, threads)) goto out;
+    /* the same options for the three models: --config's, then --threads */
+    mopt_options *opts = NULL;
+    mopt_status st = mopt_options_create(&opts);
+    if (!st && config && (st = mopt_options_load_yaml(opts, config)) != MOPT_OK) {
+        fprintf(stderr, "ocr: --config %s: %s (%s)\n", config, mopt_status_string(st),
+                mopt_last_error());
+        mopt_options_destroy(opts);
+        return 1;
+    }
+    if (!st && threads > 0) st = mopt_options_set_int(opts, "threads", threads);
+    if (st) {
+        mopt_options_destroy(opts);
+        return fail_mopt("options", st);
+    }
+    int bad = net_load(&p.det, paths[0], opts) || (p.use_cls && net_load(&p.cls, paths[1], opts)) ||
+              net_load(&p.rec, paths[2], opts);
+    mopt_options_destroy(opts);
+    if (bad) goto out;
     if (dict_load(&p.dict, p.rec.model)) goto out;
     double load_ms = now_ms() - tl;
 

@@ -2,13 +2,14 @@
  * render_text.c — draws lines of text with FreeType into a PNG or JPEG, the
  * OCR test's input images (examples/ocr/test_ocr.py).
  *
- *   ocr_render OUT.png|OUT.jpg W H < SPEC
+ *   ocr_render OUT.png|OUT.jpg|OUT.ppm W H < SPEC
  *
  * SPEC: one text line per line, "FONT X Y SIZE ANGLE TEXT": FONT a font
  * file, (X, Y) the start of the baseline in pixels (y down), SIZE the pixel
  * height, ANGLE the baseline's rotation in degrees, counter-clockwise,
  * TEXT the rest of the line (UTF-8). Black text on white, anti-aliased.
- * JPEG at quality 85 (libjpeg); PNG through examples/common/image.h.
+ * JPEG at quality 85 (libjpeg); PNG through examples/common/image.h;
+ * binary PPM (P6) for the test's numpy side, which reads no PNG.
  */
 #include <errno.h>
 #include <math.h>
@@ -86,6 +87,16 @@ static int draw_line(FT_Library lib, ex_image *img, const char *font, double x, 
     return 0;
 }
 
+static int save_ppm(const char *path, const ex_image *img) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return fail(path, strerror(errno));
+    fprintf(f, "P6\n%d %d\n255\n", img->w, img->h);
+    size_t n = (size_t)img->w * img->h * 3;
+    int bad = fwrite(img->px, 1, n, f) != n;
+    if (fclose(f) || bad) return fail(path, "write failed");
+    return 0;
+}
+
 static int save_jpeg(const char *path, const ex_image *img) {
     FILE *f = fopen(path, "wb");
     if (!f) return fail(path, strerror(errno));
@@ -111,7 +122,7 @@ static int save_jpeg(const char *path, const ex_image *img) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) return fail("usage", "ocr_render OUT.png|OUT.jpg W H < SPEC");
+    if (argc != 4) return fail("usage", "ocr_render OUT.png|OUT.jpg|OUT.ppm W H < SPEC");
     int w = atoi(argv[2]), h = atoi(argv[3]);
     if (w <= 0 || h <= 0 || w > 8192 || h > 8192) return fail("bad size", NULL);
     ex_image img;
@@ -139,6 +150,8 @@ int main(int argc, char **argv) {
         char err[256];
         if (len > 4 && (!strcmp(argv[1] + len - 4, ".jpg") || !strcmp(argv[1] + len - 5, ".jpeg")))
             rc = save_jpeg(argv[1], &img);
+        else if (len > 4 && !strcmp(argv[1] + len - 4, ".ppm"))
+            rc = save_ppm(argv[1], &img);
         else if (ex_image_save_png(argv[1], &img, err, sizeof err))
             rc = fail(argv[1], err);
     }
