@@ -9,6 +9,8 @@
  *
  *   ocr IMAGE --models DIR [--threads N] [--config OPTIONS.yaml] [--json]
  *       [--no-cls] [--repeat N] [--box-thresh F] [--unclip F] [--text-score F]
+ *       [--dump DIR]  (the det input and the first cls and rec batches as
+ *       .npy files, for bench/compare.py --input)
  *   ocr dbpost PROB.f32 H W IMG_W IMG_H   (DB post-processing only: boxes of
  *       a raw H x W float32 probability map, for the tests)
  *
@@ -117,6 +119,41 @@ static int net_run(net *n, const float *x, int64_t N, int64_t H, int64_t W, mopt
     mopt_tensor_destroy(in);
     if (st) return fail_mopt("inference", st);
     return 0;
+}
+
+/* ---- --dump: model inputs as .npy (for bench/compare.py --input) ---------- */
+
+static const char *dump_dir;
+
+/* Writes x (N x 3 x H x W float32) to DIR/NAME.npy (NPY format 1.0) once. */
+static void dump_npy(const char *name, const float *x, int64_t N, int64_t H, int64_t W) {
+    char path[4096], head[128];
+    if (!dump_dir) return;
+    snprintf(path, sizeof path, "%s/%s.npy", dump_dir, name);
+    FILE *f = fopen(path, "rb");
+    if (f) { /* the first batch only */
+        fclose(f);
+        return;
+    }
+    int n = snprintf(head, sizeof head,
+                     "{'descr': '<f4', 'fortran_order': False, 'shape': (%lld, 3, %lld, %lld), }",
+                     (long long)N, (long long)H, (long long)W);
+    int total = (10 + n + 1 + 63) / 64 * 64; /* magic, version, length, header, '\n' */
+    while (10 + n + 1 < total)
+        head[n++] = ' ';
+    head[n++] = '\n';
+    f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "ocr: --dump %s: %s\n", path, strerror(errno));
+        return;
+    }
+    unsigned char pre[10] = {
+        0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(n & 0xff), (unsigned char)(n >> 8)};
+    size_t cnt = (size_t)(N * 3 * H * W);
+    if (fwrite(pre, 1, 10, f) != 10 || fwrite(head, 1, (size_t)n, f) != (size_t)n ||
+        fwrite(x, sizeof *x, cnt, f) != cnt)
+        fprintf(stderr, "ocr: --dump %s: write failed\n", path);
+    fclose(f);
 }
 
 /* ---- dictionary ------------------------------------------------------------ */
@@ -244,6 +281,7 @@ static int run_cls(pipeline *p, result *r) {
             ex_image_free(&rs);
         }
         mopt_tensor *out = NULL;
+        dump_npy("cls_x", x, nb, CLS_H, CLS_W);
         if (net_run(&p->cls, x, nb, CLS_H, CLS_W, &out)) goto done;
         const float *pr = mopt_tensor_data_const(out);
         int64_t ncls = mopt_tensor_dim(out, 1);
@@ -335,6 +373,7 @@ static int run_rec(pipeline *p, result *r) {
         }
         double t1 = now_ms();
         mopt_tensor *out = NULL;
+        dump_npy("rec_x", x, nb, REC_H, W);
         if (net_run(&p->rec, x, nb, REC_H, W, &out)) goto done;
         double t2 = now_ms();
         const float *pr = mopt_tensor_data_const(out);
@@ -438,6 +477,7 @@ static int run_pipeline(pipeline *p, const char *path, result *r) {
     }
     double t2 = now_ms();
     r->t[ST_DET_PRE] = t2 - t1;
+    dump_npy("det_x", x, 1, dh, dw);
     if (net_run(&p->det, x, 1, dh, dw, &prob)) goto done;
     double t3 = now_ms();
     r->t[ST_DET_INFER] = t3 - t2;
@@ -611,7 +651,7 @@ static int usage(void) {
     fprintf(stderr,
             "usage: ocr IMAGE --models DIR [--threads N] [--config OPTIONS.yaml] [--json]\n"
             "           [--no-cls] [--repeat N] [--box-thresh F] [--unclip F] [--text-score F]\n"
-            "           [--det M.onnx] [--cls M.onnx] [--rec M.onnx]\n"
+            "           [--det M.onnx] [--cls M.onnx] [--rec M.onnx] [--dump DIR]\n"
             "       ocr dbpost PROB.f32 H W IMG_W IMG_H\n");
     return 2;
 }
@@ -653,6 +693,8 @@ int main(int argc, char **argv) {
             i++;
             if (!strcmp(a, "--models")) {
                 models = v;
+            } else if (!strcmp(a, "--dump")) {
+                dump_dir = v;
             } else if (!strcmp(a, "--config")) {
                 config = v;
             } else if (!strcmp(a, "--det")) {
