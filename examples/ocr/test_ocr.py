@@ -8,7 +8,8 @@ fonts-dejavu-core) and the rapidocr-onnxruntime 1.4.4 wheel's models:
   down (the direction classifier must flip them), one page as JPEG.
   Character accuracy over all lines, 1 - edit distance / length, must be
   >= 95%, and every expected line must be found (its best-matching output
-  line within 20% edit distance). Text is compared after NFKC (the model
+  line within 20% edit distance) where it was drawn (its box holds a point
+  on the line, with a margin of one text size). Text is compared after NFKC (the model
   emits full-width punctuation such as U+FF0C) and without spaces: the
   PP-OCRv4 Chinese recognizer often drops the space between Latin words;
   the accuracy with spaces kept is printed too (not asserted). Output lines
@@ -96,22 +97,24 @@ def edit(a, b):
 
 
 def score_page(expected, got, spaces):
-    """(errors, length, missing lines): each expected line takes its best
-    unused output line; unused output lines count as errors."""
+    """(errors, length, missing lines, {expected index: output index}): each
+    expected line takes its best unused output line; unused output lines
+    count as errors."""
     exp = [norm(t, spaces) for t in expected]
     out = [norm(t, spaces) for t in got]
-    used, errors, length, missing = set(), 0, 0, []
-    for e in exp:
+    used, errors, length, missing, pairs = set(), 0, 0, [], {}
+    for k, e in enumerate(exp):
         best = min(((edit(e, o), i) for i, o in enumerate(out) if i not in used),
                    default=(len(e), None))
         if best[1] is not None:
             used.add(best[1])
+            pairs[k] = best[1]
         errors += best[0]
         length += len(e)
         if best[1] is None or best[0] > 0.2 * len(e):
             missing.append(e)
     errors += sum(len(o) for i, o in enumerate(out) if i not in used)
-    return errors, length, missing
+    return errors, length, missing, pairs
 
 
 def run(cmd, **kw):
@@ -167,6 +170,7 @@ def main():
         if "--json" in cmd:
             doc = json.loads(r.stdout.decode())
             got = [l["text"] for l in doc["lines"]]
+            boxes = [l["box"] for l in doc["lines"]]
             stages = doc["stages_ms"]
             if len(stages) != 9 or any(not (v >= 0) for v in stages.values()):
                 failures.append("%s: --json stages_ms is %r" % (fname, stages))
@@ -175,15 +179,28 @@ def main():
                     failures.append("%s: bad line %r" % (fname, l))
             print("%s: stages %s" % (fname, ", ".join("%s %.0f ms" % kv for kv in stages.items())))
         else:
-            got = [l.split("\t", 2)[2] for l in r.stdout.decode().splitlines()]
+            out = [l.split("\t", 2) for l in r.stdout.decode().splitlines()]
+            got = [o[2] for o in out]
+            boxes = [[[float(v) for v in c.split(",")] for c in o[0].split()] for o in out]
             err = r.stderr.decode()
             for st in ("read", "det preprocess", "det infer", "DB postprocess", "crop/rotate",
                        "cls", "rec preprocess", "rec infer", "CTC decode"):
                 if ("  %s " % st) not in err:
                     failures.append("%s: no '%s' time in %r" % (fname, st, err))
         exp = [t for *_, t in lines]
-        e, n, missing = score_page(exp, got, False)
-        e2, n2, _ = score_page(exp, got, True)
+        e, n, missing, pairs = score_page(exp, got, False)
+        e2, n2, _, _ = score_page(exp, got, True)
+        # where: the line's matched box holds a point half a size above the
+        # start of its baseline (below, upside down), within a size's margin
+        for k, (f, x, y, size, a, t) in enumerate(lines):
+            if k not in pairs:
+                continue
+            b = boxes[pairs[k]]
+            px, py = x, y + (0.4 * size if a == 180 else -0.4 * size)
+            xs, ys = [c[0] for c in b], [c[1] for c in b]
+            if not (min(xs) - size <= px <= max(xs) + size and min(ys) <= py <= max(ys)):
+                failures.append("%s: %r read at %s, not around (%.0f, %.0f)" %
+                                (fname, t, b, px, py))
         tot_err, tot_len, tot_err_sp, tot_len_sp = tot_err + e, tot_len + n, tot_err_sp + e2, tot_len_sp + n2
         print("%s: %d lines expected, %d read, accuracy %.4f (with spaces %.4f)" %
               (fname, len(exp), len(got), 1 - e / n, 1 - e2 / n2))
