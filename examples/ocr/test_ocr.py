@@ -145,8 +145,13 @@ def main():
     if not FONTS.is_dir():
         print("FAIL: no %s (apt-get install fonts-dejavu-core)" % FONTS)
         return 1
+    with tempfile.TemporaryDirectory(prefix="ocr-test-") as d:
+        return check(ocr, render, models, np, ort, db_reference, Path(d))
+
+
+def check(ocr, render, models, np, ort, db_reference, tmp):
+    """Renders, reads and checks everything in the folder tmp; 0 or 1."""
     failures = []
-    tmp = Path(tempfile.mkdtemp(prefix="ocr-test-"))
 
     # 1. render and read
     tot_err = tot_len = tot_err_sp = tot_len_sp = 0
