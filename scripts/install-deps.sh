@@ -12,10 +12,13 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(build-essential clang meson ninja-build pkg-config libyaml-dev libcmocka-dev zlib1g-dev
               libdnnl-dev libopenblas-openmp-dev python3 python3-pip python3-venv
-              abigail-tools libmicrohttpd-dev
+              abigail-tools libmicrohttpd-dev libpng-dev libjpeg62-turbo-dev
+              libfreetype-dev fonts-dejavu-core
               bible-kjv bible-kjv-text)  # examples/generate/train.py: the training text
 # abigail-tools: abidw/abidiff for the ABI baseline check (tests/abi).
 # libmicrohttpd-dev: the HTTP server example (examples/serve, suite "serve").
+# libpng-dev, libjpeg62-turbo-dev: examples/common's image library (detect, ocr).
+# libfreetype-dev, fonts-dejavu-core: the ocr test renders its images (examples/ocr).
 # cargo builds and tests the Rust crates (bindings/rust, offline, std only);
 # one already on PATH (rustup's) is used as it is.
 command -v cargo >/dev/null 2>&1 || APT_PACKAGES+=(cargo)
