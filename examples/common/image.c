@@ -89,7 +89,8 @@ static int load_png(FILE *f, const char *path, ex_image *img, char *err, size_t 
         png_destroy_read_struct(&png, &info, NULL);
         free(px);
         free(rows);
-        seterr(err, errlen, "%s: bad or truncated PNG: %s", path, ctx.msg);
+        seterr(err, errlen, "%s: bad or truncated PNG: %s", path,
+               strcmp(ctx.msg, "Read Error") ? ctx.msg : "the file ends early");
         return -1;
     }
     png_set_user_limits(png, PNG_UINT_31_MAX, PNG_UINT_31_MAX); /* size_ok() judges */
