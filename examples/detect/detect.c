@@ -470,7 +470,7 @@ int main(int argc, char **argv) {
     }
     double t_write = now_ms() - t0;
 
-    printf("%s: %dx%d, %d detection(s) (conf %.2f, iou %.2f, input %dx%d, %d thread(s))\n", a.image,
+    printf("%s: %dx%d, %d detection(s) (conf %g, iou %g, input %dx%d, %d thread(s))\n", a.image,
            img.w, img.h, ndet, a.conf, a.iou, a.size, a.size, a.threads);
     for (int i = 0; i < ndet; i++) {
         char buf[32];
