@@ -15,7 +15,11 @@
  *
  *   detect IMAGE --model M.onnx [-o OUT.png] [--conf 0.25] [--iou 0.45]
  *          [--threads N] [--config OPTIONS.yaml] [--size 320] [--max-det 300]
- *          [--save-input IN.npy] [--save-output OUT.npy]
+ *          [--save-input IN.npy] [--save-output OUT.npy] [--repeat N]
+ *
+ * --repeat N runs the whole pipeline (read to write) N times on the one
+ * image and also prints each stage's median (the first run is always
+ * printed: it pays the session's first-run costs).
  *
  * The class names are nudenet's (its 320n model has 18 classes); another
  * class count prints "class_<i>". One line per detection on stdout:
@@ -63,7 +67,7 @@ static const char *const NUDENET_LABELS[] = {
 typedef struct args {
     const char *image, *model, *out, *config, *save_input, *save_output;
     double conf, iou;
-    int threads, size, max_det;
+    int threads, size, max_det, repeat;
 } args;
 
 typedef struct det {
@@ -93,7 +97,7 @@ static int usage(const char *why) {
     fprintf(stderr,
             "usage: detect IMAGE --model M.onnx [-o OUT.png] [--conf 0.25] [--iou 0.45]\n"
             "              [--threads N] [--config OPTIONS.yaml] [--size 320] [--max-det 300]\n"
-            "              [--save-input IN.npy] [--save-output OUT.npy]\n");
+            "              [--save-input IN.npy] [--save-output OUT.npy] [--repeat N]\n");
     return 2;
 }
 
@@ -122,7 +126,8 @@ static int parse_args(int argc, char **argv, args *a) {
                 .iou = 0.45,
                 .threads = 1,
                 .size = 320,
-                .max_det = 300};
+                .max_det = 300,
+                .repeat = 1};
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i];
         bool has = i + 1 < argc;
@@ -160,6 +165,8 @@ static int parse_args(int argc, char **argv, args *a) {
             ok = parse_int(v, 32, 4096, &a->size) && a->size % 32 == 0;
         else if (!strcmp(k, "--max-det"))
             ok = parse_int(v, 1, 100000, &a->max_det);
+        else if (!strcmp(k, "--repeat"))
+            ok = parse_int(v, 1, 100000, &a->repeat);
         else {
             char msg[160];
             snprintf(msg, sizeof msg, "unknown option %s", k);
@@ -170,8 +177,8 @@ static int parse_args(int argc, char **argv, args *a) {
             snprintf(msg, sizeof msg, "bad value for %s: '%s' (%s)", k, v,
                      !strcmp(k, "--size")      ? "a multiple of 32, 32..4096"
                      : !strcmp(k, "--threads") ? "0..1024, 0 = one per core"
-                     : !strcmp(k, "--max-det") ? "1..100000"
-                                               : "a number in 0..1");
+                     : !strcmp(k, "--max-det") || !strcmp(k, "--repeat") ? "1..100000"
+                                                                         : "a number in 0..1");
             return usage(msg);
         }
     }
@@ -376,64 +383,55 @@ static const char *label(int cls, int64_t nc, char *buf, size_t n) {
     return buf;
 }
 
-/* ---- main --------------------------------------------------------------- */
+/* ---- the pipeline ------------------------------------------------------- */
 
-int main(int argc, char **argv) {
-    args a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc) return rc;
+enum { T_READ, T_PRE, T_INFER, T_POST, T_WRITE, N_STAGES };
+static const char *const STAGE_NAMES[N_STAGES] = {"read", "preprocess", "infer", "postprocess",
+                                                  "write"};
 
-    /* read */
-    double t0 = now_ms();
+/* One image through every stage; prints the detections when verbose.
+ * 0 ok, 1 error (message printed). */
+static int pipeline(const args *a, engine *e, float *chw, bool verbose, double t[N_STAGES]) {
     ex_image img;
     char err[512];
-    if (ex_image_load(a.image, &img, err, sizeof err) != 0)
+    double t0 = now_ms();
+    if (ex_image_load(a->image, &img, err, sizeof err) != 0)
         return fail("cannot read the image", err);
-    double t_read = now_ms() - t0;
-
-    t0 = now_ms();
-    engine e;
-    if (engine_open(&e, &a) != 0) {
-        ex_image_free(&img);
-        return 1;
-    }
-    double t_load = now_ms() - t0;
+    t[T_READ] = now_ms() - t0;
 
     /* preprocess */
     t0 = now_ms();
-    size_t plane = (size_t)a.size * (size_t)a.size;
-    float *chw = malloc(3 * plane * sizeof *chw);
+    size_t plane = (size_t)a->size * (size_t)a->size;
     letterbox lb;
     mopt_tensor *in = NULL, *outt = NULL;
     det *dets = NULL;
-    int ndet = 0;
-    rc = 1;
-    if (!chw || preprocess(&img, a.size, chw, &lb) != 0) {
+    int rc = 1;
+    int64_t dims[4] = {1, 3, a->size, a->size};
+    mopt_status st;
+    if (preprocess(&img, a->size, chw, &lb) != 0) {
         fail("preprocess", "out of memory");
         goto done;
     }
-    int64_t dims[4] = {1, 3, a.size, a.size};
-    mopt_status st =
-        mopt_tensor_wrap_const(MOPT_DTYPE_F32, 4, dims, chw, 3 * plane * sizeof *chw, &in);
+    st = mopt_tensor_wrap_const(MOPT_DTYPE_F32, 4, dims, chw, 3 * plane * sizeof *chw, &in);
     if (st) {
         fail_mopt("input tensor", st);
         goto done;
     }
-    double t_pre = now_ms() - t0;
-    if (a.save_input && (st = mopt_tensor_save_npy(in, a.save_input)) != MOPT_OK) {
+    t[T_PRE] = now_ms() - t0;
+    if (a->save_input && (st = mopt_tensor_save_npy(in, a->save_input)) != MOPT_OK) {
         fail_mopt("--save-input", st);
         goto done;
     }
 
     /* infer */
     t0 = now_ms();
-    st = mopt_session_run(e.session, 1, NULL, (const mopt_tensor *const *)&in, 1, NULL, &outt);
-    double t_infer = now_ms() - t0;
+    st = mopt_session_run(e->session, 1, NULL, (const mopt_tensor *const *)&in, 1, NULL, &outt);
+    t[T_INFER] = now_ms() - t0;
     if (st) {
         fail_mopt("inference", st);
         goto done;
     }
-    if (a.save_output && (st = mopt_tensor_save_npy(outt, a.save_output)) != MOPT_OK) {
+    if (a->save_output && (st = mopt_tensor_save_npy(outt, a->save_output)) != MOPT_OK) {
         fail_mopt("--save-output", st);
         goto done;
     }
@@ -446,12 +444,12 @@ int main(int argc, char **argv) {
         fail("not a YOLOv8-style detector", "its output is not [1, 4 + classes, anchors] f32");
         goto done;
     }
-    ndet = postprocess(mopt_tensor_data_const(outt), C, A, &a, &lb, img.w, img.h, &dets);
+    int ndet = postprocess(mopt_tensor_data_const(outt), C, A, a, &lb, img.w, img.h, &dets);
     if (ndet < 0) {
         fail("postprocess", "out of memory");
         goto done;
     }
-    double t_post = now_ms() - t0;
+    t[T_POST] = now_ms() - t0;
 
     /* write */
     t0 = now_ms();
@@ -464,33 +462,91 @@ int main(int argc, char **argv) {
         class_colour(dets[i].cls, c);
         ex_image_draw_rect(&img, r[0], r[1], r[2], r[3], c[0], c[1], c[2], thick);
     }
-    if (ex_image_save_png(a.out, &img, err, sizeof err) != 0) {
+    if (ex_image_save_png(a->out, &img, err, sizeof err) != 0) {
         fail("cannot write the output", err);
         goto done;
     }
-    double t_write = now_ms() - t0;
+    t[T_WRITE] = now_ms() - t0;
 
-    printf("%s: %dx%d, %d detection(s) (conf %g, iou %g, input %dx%d, %d thread(s))\n", a.image,
-           img.w, img.h, ndet, a.conf, a.iou, a.size, a.size, a.threads);
-    for (int i = 0; i < ndet; i++) {
-        char buf[32];
-        int r[4];
-        drawn_rect(&dets[i], img.w, img.h, r);
-        printf("%3d %-24s %.4f box %.2f %.2f %.2f %.2f drawn %d %d %d %d\n", i + 1,
-               label(dets[i].cls, C - 4, buf, sizeof buf), dets[i].score, dets[i].x0, dets[i].y0,
-               dets[i].x1, dets[i].y1, r[0], r[1], r[2], r[3]);
+    if (verbose) {
+        printf("%s: %dx%d, %d detection(s) (conf %g, iou %g, input %dx%d, %d thread(s))\n",
+               a->image, img.w, img.h, ndet, a->conf, a->iou, a->size, a->size, a->threads);
+        for (int i = 0; i < ndet; i++) {
+            char buf[32];
+            int r[4];
+            drawn_rect(&dets[i], img.w, img.h, r);
+            printf("%3d %-24s %.4f box %.2f %.2f %.2f %.2f drawn %d %d %d %d\n", i + 1,
+                   label(dets[i].cls, C - 4, buf, sizeof buf), dets[i].score, dets[i].x0,
+                   dets[i].y0, dets[i].x1, dets[i].y1, r[0], r[1], r[2], r[3]);
+        }
+        printf("wrote %s\n", a->out);
     }
-    printf("wrote %s\n", a.out);
-    printf("stage times (ms): read %.2f  preprocess %.2f  infer %.2f  postprocess %.3f  write %.2f"
-           "  (load model %.1f)\n",
-           t_read, t_pre, t_infer, t_post, t_write, t_load);
     rc = 0;
 done:
     free(dets);
     mopt_tensor_destroy(outt);
     mopt_tensor_destroy(in);
+    ex_image_free(&img);
+    return rc;
+}
+
+static int cmp_double(const void *pa, const void *pb) {
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static void print_times(const char *head, const double t[N_STAGES], const char *tail) {
+    printf("%s", head);
+    for (int k = 0; k < N_STAGES; k++)
+        printf(k == T_POST ? "%s%s %.3f" : "%s%s %.2f", k ? "  " : "", STAGE_NAMES[k], t[k]);
+    printf("%s\n", tail);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+    args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc;
+    /* the image is read (and checked) before the model is loaded */
+    ex_image probe;
+    char err[512];
+    if (ex_image_load(a.image, &probe, err, sizeof err) != 0)
+        return fail("cannot read the image", err);
+    ex_image_free(&probe);
+
+    double t0 = now_ms();
+    engine e;
+    if (engine_open(&e, &a) != 0) return 1;
+    double t_load = now_ms() - t0;
+
+    float *chw = malloc(3 * (size_t)a.size * (size_t)a.size * sizeof *chw);
+    double(*t)[N_STAGES] = calloc((size_t)a.repeat, sizeof *t);
+    rc = !chw || !t ? fail("out of memory", NULL) : 0;
+    for (int r = 0; r < a.repeat && !rc; r++)
+        rc = pipeline(&a, &e, chw, r == 0, t[r]);
+    if (!rc) {
+        char tail[64];
+        snprintf(tail, sizeof tail, "  (load model %.1f)", t_load);
+        print_times("stage times (ms): ", t[0], tail);
+        double *col = a.repeat > 1 ? malloc(sizeof *col * (size_t)a.repeat) : NULL;
+        if (col) {
+            double med[N_STAGES];
+            for (int k = 0; k < N_STAGES; k++) {
+                for (int r = 0; r < a.repeat; r++)
+                    col[r] = t[r][k];
+                qsort(col, (size_t)a.repeat, sizeof *col, cmp_double);
+                med[k] = a.repeat % 2 ? col[a.repeat / 2]
+                                      : (col[a.repeat / 2 - 1] + col[a.repeat / 2]) / 2;
+            }
+            char head[64];
+            snprintf(head, sizeof head, "median of %d runs (ms): ", a.repeat);
+            print_times(head, med, "");
+            free(col);
+        }
+    }
+    free(t);
     free(chw);
     engine_close(&e);
-    ex_image_free(&img);
     return rc;
 }

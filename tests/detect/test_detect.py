@@ -109,6 +109,7 @@ def hostile(detect, root, failures):
             ([good, "--iou", "-1"] + m, 2, "bad value for --iou"),
             ([good, "--threads", "many"] + m, 2, "bad value for --threads"),
             ([good, "--size", "100"] + m, 2, "bad value for --size"),
+            ([good, "--repeat", "0"] + m, 2, "bad value for --repeat"),
             ([good, "--frobnicate", "1"] + m, 2, "unknown option"),
             ([good, "--model"], 2, "needs a value"),
         ]
