@@ -89,7 +89,8 @@ static int load_png(FILE *f, const char *path, ex_image *img, char *err, size_t 
         png_destroy_read_struct(&png, &info, NULL);
         free(px);
         free(rows);
-        seterr(err, errlen, "%s: bad or truncated PNG: %s", path, ctx.msg);
+        seterr(err, errlen, "%s: bad or truncated PNG: %s", path,
+               strcmp(ctx.msg, "Read Error") ? ctx.msg : "the file ends early");
         return -1;
     }
     png_set_user_limits(png, PNG_UINT_31_MAX, PNG_UINT_31_MAX); /* size_ok() judges */
@@ -157,7 +158,11 @@ int ex_image_save_png(const char *path, const ex_image *img, char *err, size_t e
     png_init_io(png, f);
     png_set_IHDR(png, info, (png_uint_32)img->w, (png_uint_32)img->h, 8, types[img->c - 1],
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_set_compression_level(png, 3); /* fast: the examples time this stage */
+    /* fast: the examples time this stage. CPU time for a 512 x 512 photo:
+     * level 3 + adaptive filters 26 ms / 456 KB, level 1 + Up 13.7 ms /
+     * 475 KB, level 1 + no filter 17 ms / 618 KB */
+    png_set_compression_level(png, 1);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_UP);
     rows = malloc(sizeof *rows * (size_t)img->h);
     if (!rows) png_error(png, "out of memory");
     size_t rb = (size_t)img->w * (size_t)img->c;
