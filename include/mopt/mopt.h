@@ -217,7 +217,16 @@ typedef enum mopt_dtype {
     MOPT_DTYPE_F64 = 11,
     MOPT_DTYPE_U32 = 12,
     MOPT_DTYPE_U64 = 13,
-    MOPT_DTYPE_BF16 = 16
+    MOPT_DTYPE_BF16 = 16,
+    /* 8-bit floats (ONNX FLOAT8*): one byte per element, ONNX's bit layout */
+    MOPT_DTYPE_F8E4M3FN = 17,
+    MOPT_DTYPE_F8E4M3FNUZ = 18,
+    MOPT_DTYPE_F8E5M2 = 19,
+    MOPT_DTYPE_F8E5M2FNUZ = 20,
+    /* 4-bit integers: unpacked, one byte per element (U4 0..15, I4 -8..7
+     * sign-extended); the .onnx reader unpacks ONNX's two-per-byte data */
+    MOPT_DTYPE_U4 = 21,
+    MOPT_DTYPE_I4 = 22
 } mopt_dtype;
 
 /* Short static name ("f32", "i64", "bool", ...); "undefined" for unknown
