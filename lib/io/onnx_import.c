@@ -617,7 +617,10 @@ static mopt_status parse_tensor(pb_reader *r, onnx_ctx *ctx, const char *kind, i
             st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", what, stored);
             goto fail;
         }
-        st = typed_to_buffer(what, typed, MOPT_DTYPE_U8, stored, packed);
+        char pwhat[400];
+        snprintf(pwhat, sizeof pwhat, "%s (two %s values per int32_data entry)", what,
+                 mopt_dtype_name(t->dtype));
+        st = typed_to_buffer(pwhat, typed, MOPT_DTYPE_U8, stored, packed);
         typed = NULL;
     }
     if (is_packed4(t->dtype) && (has_raw || packed)) {

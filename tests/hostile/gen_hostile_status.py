@@ -104,6 +104,32 @@ def cases():
          model([node("TopK", ["x"], ["y", "i"])], [vi("x", [3, 4])],
                ["y", vi("i", None, T.INT64)], opset=9), "INVALID_MODEL")
 
+    # float8 and 4-bit types (issue 12): clear statuses, never a crash
+    f8zp = h.make_tensor("zp", T.FLOAT8E4M3FN, [], [1.0])
+    case("quantize_f8_nonzero_zero_point",
+         model([node("QuantizeLinear", ["x", "s", "zp"], ["y"])], [vi("x", [4])],
+               [vi("y", None, T.FLOAT8E4M3FN)], [c("s", 2.0, np.float32), f8zp], opset=21),
+         "UNSUPPORTED")
+    case("dequantize_f8_nonzero_zero_point",
+         model([node("Cast", ["x"], ["q"], to=T.FLOAT8E5M2),
+                node("DequantizeLinear", ["q", "s", "zp"], ["y"])], [vi("x", [4])], ["y"],
+               [c("s", 2.0, np.float32), h.make_tensor("zp", T.FLOAT8E5M2, [], [-2.0])],
+               opset=21), "UNSUPPORTED")
+    case("cast_saturate_2",
+         model([node("Cast", ["x"], ["y"], to=T.FLOAT8E4M3FN, saturate=2)], [vi("x", [4])],
+               [vi("y", None, T.FLOAT8E4M3FN)], opset=21), "INVALID_MODEL")
+    w5 = h.make_tensor("w", T.INT4, [5], b"\x12\x34\x56", raw=True)
+    w5.raw_data = b"\x12\x34\x56\x78"  # 5 values pack into 3 bytes, not 4
+    case("int4_raw_data_too_long",
+         model([node("Cast", ["w"], ["y"], to=T.FLOAT)], [], ["y"], [w5], opset=21),
+         "INVALID_MODEL")
+    w4 = h.make_tensor("w", T.UINT4, [3], [1, 2, 3])
+    del w4.int32_data[:]
+    w4.int32_data.extend([0x21, 300])  # 300 does not fit a byte of two nibbles
+    case("uint4_int32_data_out_of_range",
+         model([node("Cast", ["w"], ["y"], to=T.FLOAT)], [], ["y"], [w4], opset=21),
+         "INVALID_MODEL")
+
 
 def seeds():
     f = lambda n, s: vi(n, s)  # noqa: E731
@@ -310,6 +336,15 @@ def more_seeds(f, i64, w, x4):
                 node("BitShift", ["u", "sh"], ["z"], direction="LEFT")],
                [f("x", [3, 2]), vi("u", [3], T.UINT32)], ["y", vi("z", None, T.UINT32)],
                [c("len", [2, 3]), c("sh", [1, 2, 3], np.uint32)]))
+    seed("float8_int4_qdq",
+         model([node("QuantizeLinear", ["x", "s", "zp"], ["q"]),
+                node("DequantizeLinear", ["q", "s"], ["d"]),
+                node("Cast", ["d"], ["e"], to=T.FLOAT8E5M2, saturate=0),
+                node("CastLike", ["e", "x"], ["y"]),
+                node("DequantizeLinear", ["w", "s"], ["z"])],
+               [f("x", [2, 3])], ["y", "z"],
+               [c("s", 0.5, np.float32), h.make_tensor("zp", T.FLOAT8E4M3FN, [], [0.0]),
+                h.make_tensor("w", T.INT4, [3], [-8, 7, 1])], opset=21))
 
 
 def main():
