@@ -41,15 +41,17 @@ void ref_dequantize(const ref_qlayout *l, const int32_t *x, const float *scale, 
             }
 }
 
-void ref_quantize_f8(const ref_qlayout *l, const float *x, const float *scale, bool half,
-                     mopt_dtype to, bool saturate, uint8_t *q) {
+void ref_quantize_f8(const ref_qlayout *l, const float *x, const float *scale, const float *zp,
+                     bool half, mopt_dtype to, bool saturate, uint8_t *q) {
     for (int64_t o = 0; o < l->outer; o++)
         for (int64_t a = 0; a < l->len; a++)
             for (int64_t i = 0; i < l->inner; i++) {
                 int64_t e = (o * l->len + a) * l->inner + i, s = ref_qindex(l, o, a, i);
                 float v = x[e] / scale[s];
                 if (half) v = half_to_f32(half_from_f32(v));
-                q[e] = f8_from_f64(to, (double)v, saturate);
+                if (zp) v += zp[s];
+                q[e] = to == MOPT_DTYPE_F4E2M1 ? f4e2m1_from_f64((double)v)
+                                               : f8_from_f64(to, (double)v, saturate);
             }
 }
 

@@ -26,6 +26,10 @@ const char *mopt_dtype_name(mopt_dtype dtype) {
     case MOPT_DTYPE_F8E5M2FNUZ: return "f8e5m2fnuz";
     case MOPT_DTYPE_U4: return "u4";
     case MOPT_DTYPE_I4: return "i4";
+    case MOPT_DTYPE_F4E2M1: return "f4e2m1";
+    case MOPT_DTYPE_F8E8M0: return "f8e8m0";
+    case MOPT_DTYPE_U2: return "u2";
+    case MOPT_DTYPE_I2: return "i2";
     case MOPT_DTYPE_UNDEFINED: break;
     }
     return "undefined";
@@ -41,7 +45,11 @@ size_t mopt_dtype_size(mopt_dtype dtype) {
     case MOPT_DTYPE_F8E5M2:
     case MOPT_DTYPE_F8E5M2FNUZ:
     case MOPT_DTYPE_U4:
-    case MOPT_DTYPE_I4: return 1;
+    case MOPT_DTYPE_I4:
+    case MOPT_DTYPE_F4E2M1:
+    case MOPT_DTYPE_F8E8M0:
+    case MOPT_DTYPE_U2:
+    case MOPT_DTYPE_I2: return 1;
     case MOPT_DTYPE_U16:
     case MOPT_DTYPE_I16:
     case MOPT_DTYPE_F16:

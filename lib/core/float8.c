@@ -93,6 +93,44 @@ static uint8_t encode(const f8_format *f, double v) {
     return (uint8_t)(((unsigned)(ex + f->bias) << f->mbits) | m);
 }
 
+float f4e2m1_to_f32(uint8_t v) {
+    static const f8_format f = {1, 1, F8_FNUZ, 0x7};
+    double a = magnitude(&f, v & 7u);
+    return (float)((v & 8u) ? -a : a);
+}
+
+uint8_t f4e2m1_from_f64(double x) {
+    static const f8_format f = {1, 1, F8_FNUZ, 0x7};
+    if (isnan(x)) return 0x8;
+    uint8_t sign = signbit(x) ? 0x8 : 0;
+    double a = fabs(x), r = isinf(a) ? a : round_to_grid(&f, a);
+    if (r > 6.0) return (uint8_t)(sign | 0x7);
+    if (r == 0) return sign;
+    return (uint8_t)(sign | encode(&f, r));
+}
+
+float e8m0_to_f32(uint8_t v) { return v == 0xFF ? NAN : ldexpf(1.0f, (int)v - 127); }
+
+uint8_t e8m0_from_f64(double x, bool saturate, int round_mode) {
+    if (isnan(x) || x < 0) return 0xFF;
+    if (isinf(x)) return saturate ? 0xFE : 0xFF;
+    if (x == 0) return 0;
+    int e;
+    double frac = frexp(x, &e) * 2; /* x = frac * 2^(e-1), frac in [1, 2) */
+    int k = e - 1;
+    if (frac > 1.0) {
+        if (round_mode == F8E8M0_UP)
+            k++;
+        else if (round_mode == F8E8M0_NEAREST &&
+                 (frac > 1.5 || (frac == 1.5 && (k + 127) % 2 != 0)))
+            k++;
+    }
+    int code = k + 127;
+    if (code < 0) return 0;
+    if (code > 254) return saturate ? 0xFE : 0xFF;
+    return (uint8_t)code;
+}
+
 uint8_t f8_from_f64(mopt_dtype t, double x, bool saturate) {
     f8_format f = format_of(t);
     uint8_t sign = signbit(x) ? 0x80 : 0;

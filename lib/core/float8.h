@@ -27,4 +27,18 @@ uint8_t f8_from_f64(mopt_dtype t, double x, bool saturate);
 /* The largest finite value of float8 type t. */
 double f8_max(mopt_dtype t);
 
+/* FLOAT4E2M1 (codes 0..15: sign 0x8, values 0 0.5 1 1.5 2 3 4 6): no inf or
+ * NaN, so narrowing always saturates; ties to even; NaN gives 0x8 (-0), as
+ * the ONNX reference does. */
+float f4e2m1_to_f32(uint8_t v);
+uint8_t f4e2m1_from_f64(double x);
+
+/* FLOAT8E8M0: 2^(v - 127), 0xFF NaN. Narrowing rounds a value between two
+ * powers of two up (round_mode F8E8M0_UP, ONNX's default), down, or to the
+ * nearer (ties to the even code); zero and values below 2^-127 give 0x00,
+ * negative values and NaN 0xFF, overflow 0xFE with saturate, else 0xFF. */
+enum { F8E8M0_UP = 0, F8E8M0_DOWN = 1, F8E8M0_NEAREST = 2 };
+float e8m0_to_f32(uint8_t v);
+uint8_t e8m0_from_f64(double x, bool saturate, int round_mode);
+
 #endif

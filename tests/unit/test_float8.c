@@ -113,8 +113,8 @@ static void test_cast_4bit(void **state) {
     uint8_t u4[25];
     for (int i = 0; i < 25; i++)
         x[i] = (float)(i - 9);
-    assert_int_equal(ref_cast_sat(MOPT_DTYPE_F32, x, MOPT_DTYPE_I4, i4, 25, true), 0);
-    assert_int_equal(ref_cast_sat(MOPT_DTYPE_F32, x, MOPT_DTYPE_U4, u4, 25, true), 0);
+    assert_int_equal(ref_cast_sat(MOPT_DTYPE_F32, x, MOPT_DTYPE_I4, i4, 25, true, F8E8M0_UP), 0);
+    assert_int_equal(ref_cast_sat(MOPT_DTYPE_F32, x, MOPT_DTYPE_U4, u4, 25, true, F8E8M0_UP), 0);
     for (int i = 0; i < 25; i++) {
         int v = i - 9;
         assert_int_equal(i4[i], v >= -8 && v <= 7 ? v : 0);
@@ -130,18 +130,81 @@ static void test_cast_4bit(void **state) {
     /* float8 through Cast: saturate on and off */
     float big[2] = {1e6f, 0.5f};
     uint8_t f8[2];
-    assert_int_equal(ref_cast_sat(MOPT_DTYPE_F32, big, MOPT_DTYPE_F8E5M2, f8, 2, false), 0);
+    assert_int_equal(ref_cast_sat(MOPT_DTYPE_F32, big, MOPT_DTYPE_F8E5M2, f8, 2, false, F8E8M0_UP),
+                     0);
     assert_int_equal(f8[0], 0x7C);
     assert_int_equal(f8[1], 0x38);
-    assert_int_equal(ref_cast_sat(MOPT_DTYPE_F32, big, MOPT_DTYPE_F8E5M2, f8, 2, true), 0);
+    assert_int_equal(ref_cast_sat(MOPT_DTYPE_F32, big, MOPT_DTYPE_F8E5M2, f8, 2, true, F8E8M0_UP),
+                     0);
     assert_int_equal(f8[0], 0x7B);
+}
+
+/* f4e2m1: the eight magnitudes, ties to even, saturation, NaN to 0x8 */
+static void test_f4e2m1(void **state) {
+    (void)state;
+    static const double mags[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+    for (unsigned c = 0; c < 16; c++) {
+        double v = (c & 8) ? -mags[c & 7] : mags[c & 7];
+        assert_true(f4e2m1_to_f32((uint8_t)c) == (float)v);
+        assert_int_equal(f4e2m1_from_f64(v), c);
+    }
+    assert_int_equal(f4e2m1_from_f64(0.25), 0x0); /* tie between 0 and 0.5: even */
+    assert_int_equal(f4e2m1_from_f64(0.75), 0x2); /* tie between 0.5 and 1: even 1 */
+    assert_int_equal(f4e2m1_from_f64(-3.5), 0xE); /* tie between 3 and 4: 4 */
+    assert_int_equal(f4e2m1_from_f64(2.5), 0x4);  /* tie between 2 and 3: 2 */
+    assert_int_equal(f4e2m1_from_f64(1e6), 0x7);  /* saturates */
+    assert_int_equal(f4e2m1_from_f64(-INFINITY), 0xF);
+    assert_int_equal(f4e2m1_from_f64(NAN), 0x8);
+}
+
+/* f8e8m0: powers of two exact; the three round modes between them */
+static void test_e8m0(void **state) {
+    (void)state;
+    for (unsigned c = 0; c < 255; c++) {
+        float v = e8m0_to_f32((uint8_t)c);
+        assert_true(v == ldexpf(1.0f, (int)c - 127));
+        for (int m = 0; m < 3; m++)
+            assert_int_equal(e8m0_from_f64(v, true, m), c);
+    }
+    assert_true(isnan(e8m0_to_f32(0xFF)));
+    assert_int_equal(e8m0_from_f64(1.1, true, F8E8M0_UP), 128);
+    assert_int_equal(e8m0_from_f64(1.9, true, F8E8M0_DOWN), 127);
+    assert_int_equal(e8m0_from_f64(1.4, true, F8E8M0_NEAREST), 127);
+    assert_int_equal(e8m0_from_f64(1.6, true, F8E8M0_NEAREST), 128);
+    assert_int_equal(e8m0_from_f64(1.5, true, F8E8M0_NEAREST), 128); /* tie: even code */
+    assert_int_equal(e8m0_from_f64(3.0, true, F8E8M0_NEAREST), 128);
+    assert_int_equal(e8m0_from_f64(0.0, true, F8E8M0_UP), 0);
+    assert_int_equal(e8m0_from_f64(-1.0, true, F8E8M0_UP), 0xFF);
+    assert_int_equal(e8m0_from_f64(1e300, true, F8E8M0_UP), 0xFE);
+    assert_int_equal(e8m0_from_f64(1e300, false, F8E8M0_UP), 0xFF);
+    assert_int_equal(e8m0_from_f64(INFINITY, true, F8E8M0_UP), 0xFE);
+}
+
+static void test_cast_2bit(void **state) {
+    (void)state;
+    float x[7] = {-3, -2, -1, 0, 1, 2, 3};
+    int8_t i2[7];
+    uint8_t u2[7];
+    assert_int_equal(ref_cast_sat(MOPT_DTYPE_F32, x, MOPT_DTYPE_I2, i2, 7, true, F8E8M0_UP), 0);
+    assert_int_equal(ref_cast_sat(MOPT_DTYPE_F32, x, MOPT_DTYPE_U2, u2, 7, true, F8E8M0_UP), 0);
+    for (int i = 0; i < 7; i++) {
+        int v = (int)x[i];
+        assert_int_equal(i2[i], v >= -2 && v <= 1 ? v : 0);
+        assert_int_equal(u2[i], v >= 0 && v <= 3 ? v : 0);
+    }
+    int32_t w[2] = {6, 3}, back[2];
+    assert_int_equal(ref_cast(MOPT_DTYPE_I32, w, MOPT_DTYPE_I2, i2, 2), 0);
+    assert_int_equal(ref_cast(MOPT_DTYPE_I2, i2, MOPT_DTYPE_I32, back, 2), 0);
+    assert_int_equal(back[0], -2);
+    assert_int_equal(back[1], -1);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_max_and_smallest),
         cmocka_unit_test(test_ties_to_even), cmocka_unit_test(test_overflow),
-        cmocka_unit_test(test_cast_4bit),
+        cmocka_unit_test(test_cast_4bit),    cmocka_unit_test(test_f4e2m1),
+        cmocka_unit_test(test_e8m0),         cmocka_unit_test(test_cast_2bit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
