@@ -130,6 +130,14 @@ def cases():
          model([node("Cast", ["w"], ["y"], to=T.FLOAT)], [], ["y"], [w4], opset=21),
          "INVALID_MODEL")
 
+    # Resize antialias: the filter widens with 1/scale (taps bounded by the input)
+    case("resize_antialias_cubic_to_one_pixel",
+         model([node("Resize", ["x", "", "", "sz"], ["y"], mode="cubic", antialias=1)],
+               [vi("x", [1, 1, 1, 200000])], ["y"], [c("sz", [1, 1, 1, 1])], opset=18), "OK")
+    case("resize_antialias_tiny_scale",
+         model([node("Resize", ["x", "", "sc"], ["y"], mode="linear", antialias=1)],
+               x4, ["y"], [c("sc", [1, 1, 1e-30, 1e-30], np.float32)], opset=18), "OK")
+
 
 def seeds():
     f = lambda n, s: vi(n, s)  # noqa: E731
