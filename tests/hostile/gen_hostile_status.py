@@ -138,6 +138,12 @@ def cases():
          model([node("Resize", ["x", "", "sc"], ["y"], mode="linear", antialias=1)],
                x4, ["y"], [c("sc", [1, 1, 1e-30, 1e-30], np.float32)], opset=18), "OK")
 
+    # ai.onnx.ml ArrayFeatureExtractor: an index past the last axis
+    mlm = model([node("ArrayFeatureExtractor", ["x", "i"], ["y"], domain="ai.onnx.ml")],
+                [vi("x", [2, 3])], ["y"], [c("i", [0, 3])])
+    mlm.opset_import.append(h.make_opsetid("ai.onnx.ml", 1))
+    case("array_feature_extractor_index_3_of_3", mlm, "INVALID_ARGUMENT")
+
 
 def seeds():
     f = lambda n, s: vi(n, s)  # noqa: E731
