@@ -27,6 +27,53 @@ int ref_binarizer(mopt_dtype t, const void *x, double threshold, void *y, int64_
     }
 }
 
+static int64_t token(const void *x, int is64, int64_t i) {
+    return is64 ? ((const int64_t *)x)[i] : ((const int32_t *)x)[i];
+}
+
+/* Do the n pool tokens at gram equal the tokens at base + s, s + d, ...? */
+static int gram_at(const int64_t *gram, int64_t n, const void *x, int is64, int64_t base, int64_t s,
+                   int64_t d) {
+    for (int64_t t = 0; t < n; t++)
+        if (token(x, is64, base + s + t * d) != gram[t]) return 0;
+    return 1;
+}
+
+void ref_tfidf(const ref_tfidf_params *p, const void *x, int is64, int64_t rows, int64_t cols,
+               float *y) {
+    for (int64_t i = 0; i < rows * p->out_size; i++)
+        y[i] = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        float *yr = y + r * p->out_size;
+        int64_t base = r * cols, first_n = p->min_n;
+        for (int64_t d = 1; d <= p->max_skip + 1; d++) {
+            for (int64_t s = 0; s < cols; s++) {
+                if (s + d * (first_n - 1) >= cols) break;
+                for (int64_t i = 0, g = 0; i < p->n_counts; i++) {
+                    int64_t n = i + 1, end = i + 1 < p->n_counts ? p->counts[i + 1] : p->n_pool;
+                    int64_t count = (end - p->counts[i]) / n;
+                    if (n < first_n || n > p->max_n || s + d * (n - 1) >= cols) {
+                        g += count;
+                        continue;
+                    }
+                    for (int64_t j = 0; j < count; j++, g++)
+                        if (gram_at(p->pool + p->counts[i] + j * n, n, x, is64, base, s, d))
+                            yr[p->out_idx[g]] += 1;
+                }
+            }
+            if (first_n == 1) first_n = 2; /* unigrams count once, not per skip */
+            if (first_n > p->max_n) break;
+        }
+        for (int64_t c = 0; c < p->out_size; c++) {
+            float w = p->weights ? p->weights[c] : 1.0f;
+            if (p->mode == 1)
+                yr[c] = yr[c] > 0 ? w : 0;
+            else if (p->mode == 2)
+                yr[c] *= w;
+        }
+    }
+}
+
 void ref_array_feature_extract(const void *x, int64_t rows, int64_t cols, const int64_t *idx,
                                int64_t n_idx, size_t esize, void *y) {
     const unsigned char *s = x;

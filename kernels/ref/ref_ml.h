@@ -17,4 +17,24 @@ int ref_binarizer(mopt_dtype t, const void *x, double threshold, void *y, int64_
 void ref_array_feature_extract(const void *x, int64_t rows, int64_t cols, const int64_t *idx,
                                int64_t n_idx, size_t esize, void *y);
 
+/* TfIdfVectorizer over integer tokens. The pool holds the n-grams:
+ * those of size n are pool[counts[n-1] .. counts[n]) (the last up to
+ * n_pool), n tokens each; the g-th gram of the pool (all sizes, in order)
+ * is counted into column out_idx[g]; only sizes min_n..max_n are counted
+ * (counts must rise within the pool: checked by the caller).
+ * For each of `rows` rows of `cols` tokens (x as i32 or i64 by is64), for
+ * skip distances 1..max_skip+1 and each start position, the tokens at
+ * start, start + d, ... form the candidate grams (unigrams with d = 1
+ * only, as ONNX's reference); y [rows, out_size] gets the counts (mode 0
+ * TF), weight-or-1 when counted (1 IDF) or count times weight-or-1 (2
+ * TFIDF). weights may be NULL. */
+typedef struct ref_tfidf_params {
+    const int64_t *pool, *counts, *out_idx;
+    int64_t n_pool, n_counts, min_n, max_n, max_skip, out_size;
+    const float *weights;
+    int mode;
+} ref_tfidf_params;
+void ref_tfidf(const ref_tfidf_params *p, const void *x, int is64, int64_t rows, int64_t cols,
+               float *y);
+
 #endif

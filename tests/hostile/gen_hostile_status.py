@@ -144,6 +144,18 @@ def cases():
     mlm.opset_import.append(h.make_opsetid("ai.onnx.ml", 1))
     case("array_feature_extractor_index_3_of_3", mlm, "INVALID_ARGUMENT")
 
+    # TfIdfVectorizer: an output column index of 2^40, ngram_counts falling
+    tf = dict(mode="TF", min_gram_length=1, max_gram_length=2, max_skip_count=0,
+              pool_int64s=[1, 2, 3, 4])
+    case("tfidf_ngram_index_2e40",
+         model([node("TfIdfVectorizer", ["x"], ["y"], ngram_counts=[0, 2],
+                     ngram_indexes=[0, 1, 1 << 40], **tf)],
+               [vi("x", [6], T.INT64)], ["y"]), "LIMIT")
+    case("tfidf_ngram_counts_falling",
+         model([node("TfIdfVectorizer", ["x"], ["y"], ngram_counts=[3, 1],
+                     ngram_indexes=[0, 1], **tf)],
+               [vi("x", [6], T.INT64)], ["y"]), "INVALID_MODEL")
+
 
 def seeds():
     f = lambda n, s: vi(n, s)  # noqa: E731
