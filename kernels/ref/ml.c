@@ -3,6 +3,8 @@
  */
 #include "kernels/ref/ref_ml.h"
 
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 int ref_binarizer(mopt_dtype t, const void *x, double threshold, void *y, int64_t n) {
@@ -82,4 +84,59 @@ void ref_array_feature_extract(const void *x, int64_t rows, int64_t cols, const 
         for (int64_t k = 0; k < n_idx; k++)
             memcpy(d + (size_t)(r * n_idx + k) * esize, s + (size_t)(r * cols + idx[k]) * esize,
                    esize);
+}
+
+static int tree_true(const ref_tree_ens *p, int64_t i, double v) {
+    if (isnan(v) && p->missing_true && p->missing_true[i]) return 1;
+    double s = p->split[i];
+    switch (p->mode[i]) {
+    case 0: return v <= s;
+    case 1: return v < s;
+    case 2: return v >= s;
+    case 3: return v > s;
+    case 4: return v == s;
+    case 5: return v != s;
+    default:
+        for (int64_t k = 0; k < p->mem_len[i]; k++)
+            if (p->mem[p->mem_off[i] + k] == v) return 1;
+        return 0;
+    }
+}
+
+int ref_tree_ensemble(const ref_tree_ens *p, const double *x, int64_t rows, int64_t cols,
+                      double *y) {
+    double init = p->agg == 2 ? DBL_MAX : p->agg == 3 ? -DBL_MAX : 0.0;
+    for (int64_t r = 0; r < rows; r++) {
+        const double *xr = x + r * cols;
+        double *yr = y + r * p->n_targets;
+        for (int64_t t = 0; t < p->n_targets; t++)
+            yr[t] = init;
+        for (int64_t k = 0; k < p->n_roots; k++) {
+            int64_t i = p->roots[k], leaf;
+            if (p->t_leaf[i] && p->f_leaf[i] && p->t_id[i] == p->f_id[i]) {
+                leaf = p->t_id[i]; /* a tree that is one leaf */
+            } else {
+                int64_t steps = 0;
+                for (;;) {
+                    if (++steps > p->n_nodes) return -1;
+                    int go = tree_true(p, i, xr[p->feat[i]]);
+                    int64_t next = go ? p->t_id[i] : p->f_id[i];
+                    if (go ? p->t_leaf[i] : p->f_leaf[i]) {
+                        leaf = next;
+                        break;
+                    }
+                    i = next;
+                }
+            }
+            double w = p->leaf_w[leaf];
+            double *o = yr + p->leaf_target[leaf];
+            switch (p->agg) {
+            case 0: *o += w / (double)p->n_roots; break;
+            case 1: *o += w; break;
+            case 2: *o = w < *o ? w : *o; break;
+            default: *o = w > *o ? w : *o; break;
+            }
+        }
+    }
+    return 0;
 }

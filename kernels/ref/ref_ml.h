@@ -37,4 +37,25 @@ typedef struct ref_tfidf_params {
 void ref_tfidf(const ref_tfidf_params *p, const void *x, int is64, int64_t rows, int64_t cols,
                float *y);
 
+/* ai.onnx.ml TreeEnsemble (opset 5), values in double. Node i compares
+ * x[feat[i]] with split[i] by mode[i] (0 <=, 1 <, 2 >=, 3 >, 4 ==, 5 !=,
+ * 6 member of mem[mem_off[i] .. + mem_len[i]]); NaN goes the true way when
+ * missing_true[i] (may be NULL). The true/false successor is node or leaf
+ * t_id/f_id as t_leaf/f_leaf say. Each root gives one leaf: its weight
+ * goes to target leaf_target of y [rows, n_targets] by agg (0 average,
+ * 1 sum, 2 min, 3 max; targets no tree reaches keep 0, or the double
+ * range's max (min) as ONNX's reference). Indices must be in range
+ * (checked by the caller). Returns 0, or -1 when a walk is longer than
+ * n_nodes (a cycle). */
+typedef struct ref_tree_ens {
+    int64_t n_nodes, n_roots, n_targets;
+    const int64_t *feat, *t_id, *t_leaf, *f_id, *f_leaf, *missing_true, *roots, *leaf_target;
+    const uint8_t *mode;
+    const double *split, *leaf_w, *mem;
+    const int64_t *mem_off, *mem_len;
+    int agg;
+} ref_tree_ens;
+int ref_tree_ensemble(const ref_tree_ens *p, const double *x, int64_t rows, int64_t cols,
+                      double *y);
+
 #endif

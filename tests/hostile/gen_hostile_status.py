@@ -156,6 +156,22 @@ def cases():
                      ngram_indexes=[0, 1], **tf)],
                [vi("x", [6], T.INT64)], ["y"]), "INVALID_MODEL")
 
+    # ai.onnx.ml TreeEnsemble: a cycle, a feature past X's columns
+    def tree(name, status, trueleafs, featureids=(0, 0)):
+        t = h.make_node("TreeEnsemble", ["x"], ["y"], domain="ai.onnx.ml", name="tree_0",
+                        n_targets=1, aggregate_function=1, tree_roots=[0],
+                        nodes_featureids=list(featureids), nodes_truenodeids=[1, 0],
+                        nodes_trueleafs=list(trueleafs), nodes_falsenodeids=[0, 1],
+                        nodes_falseleafs=[1, 1], leaf_targetids=[0, 0],
+                        nodes_modes=h.make_tensor("m", T.UINT8, [2], [0, 0]),
+                        nodes_splits=nh.from_array(np.array([0.5, 1.5], np.float32)),
+                        leaf_weights=nh.from_array(np.array([1.0, 2.0], np.float32)))
+        m = model([t], [vi("x", [3, 2])], ["y"])
+        m.opset_import.append(h.make_opsetid("ai.onnx.ml", 5))
+        case(name, m, status)
+    tree("tree_ensemble_cycle", "INVALID_MODEL", trueleafs=(0, 0))  # 0 -> 1 -> 0
+    tree("tree_ensemble_feature_past_x", "INVALID_ARGUMENT", trueleafs=(0, 1), featureids=(0, 7))
+
 
 def seeds():
     f = lambda n, s: vi(n, s)  # noqa: E731
