@@ -217,7 +217,23 @@ typedef enum mopt_dtype {
     MOPT_DTYPE_F64 = 11,
     MOPT_DTYPE_U32 = 12,
     MOPT_DTYPE_U64 = 13,
-    MOPT_DTYPE_BF16 = 16
+    MOPT_DTYPE_BF16 = 16,
+    /* 8-bit floats (ONNX FLOAT8*): one byte per element, ONNX's bit layout */
+    MOPT_DTYPE_F8E4M3FN = 17,
+    MOPT_DTYPE_F8E4M3FNUZ = 18,
+    MOPT_DTYPE_F8E5M2 = 19,
+    MOPT_DTYPE_F8E5M2FNUZ = 20,
+    /* 4-bit integers: unpacked, one byte per element (U4 0..15, I4 -8..7
+     * sign-extended); the .onnx reader unpacks ONNX's packed 4- and 2-bit data */
+    MOPT_DTYPE_U4 = 21,
+    MOPT_DTYPE_I4 = 22,
+    /* FLOAT4E2M1: its 4-bit code in the low bits of one byte per element */
+    MOPT_DTYPE_F4E2M1 = 23,
+    /* FLOAT8E8M0: an 8-bit exponent, 2^(e - 127); 0xFF is NaN */
+    MOPT_DTYPE_F8E8M0 = 24,
+    /* 2-bit integers, unpacked like the 4-bit ones (U2 0..3, I2 -2..1) */
+    MOPT_DTYPE_U2 = 25,
+    MOPT_DTYPE_I2 = 26
 } mopt_dtype;
 
 /* Short static name ("f32", "i64", "bool", ...); "undefined" for unknown

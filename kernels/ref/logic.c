@@ -2,8 +2,9 @@
  * logic.c — portable reference kernels for the "logic" op family (declared
  * in ref_logic.h): comparison and boolean row functions for the broadcast
  * drivers, Where, IsNaN/IsInf, and Cast between every numeric type with
- * exact f16/bf16 rounding. Never sees the IR.
+ * exact f16/bf16/float8 rounding. Never sees the IR.
  */
+#include "core/float8.h"
 #include "core/half.h"
 #include "kernels/ref/ref_logic.h"
 
@@ -171,7 +172,17 @@ bool ref_cast_supported(mopt_dtype t) {
     case MOPT_DTYPE_U16:
     case MOPT_DTYPE_U32:
     case MOPT_DTYPE_U64:
-    case MOPT_DTYPE_BOOL: return true;
+    case MOPT_DTYPE_BOOL:
+    case MOPT_DTYPE_F8E4M3FN:
+    case MOPT_DTYPE_F8E4M3FNUZ:
+    case MOPT_DTYPE_F8E5M2:
+    case MOPT_DTYPE_F8E5M2FNUZ:
+    case MOPT_DTYPE_U4:
+    case MOPT_DTYPE_I4:
+    case MOPT_DTYPE_F4E2M1:
+    case MOPT_DTYPE_F8E8M0:
+    case MOPT_DTYPE_U2:
+    case MOPT_DTYPE_I2: return true;
     default: return false;
     }
 }
@@ -184,6 +195,10 @@ bool ref_cast_supported(mopt_dtype t) {
     } while (0)
 #define SAME(v) (v)
 #define NONZERO(v) ((v) != 0)
+#define U4(v) ((v)&15)
+#define I4(v) (((v)&15) >= 8 ? ((v)&15) - 16 : ((v)&15))
+#define U2(v) ((v)&3)
+#define I2(v) (((v)&3) >= 2 ? ((v)&3) - 4 : ((v)&3))
 
 /* One case of read_mid: widen T elements into d (as double) or q (as int64). */
 #define TO_F64(T, CONV)                                                                            \
@@ -202,6 +217,12 @@ bool ref_cast_supported(mopt_dtype t) {
 /* Reads n elements starting at off into d (doubles) or q (int64 bits). */
 static mid_kind read_mid(mopt_dtype from, const void *x, int64_t off, int64_t n, double *d,
                          int64_t *q) {
+    if (f8_is_float8(from)) {
+        const uint8_t *s = (const uint8_t *)x + off;
+        for (int64_t i = 0; i < n; i++)
+            d[i] = f8_to_f32(from, s[i]);
+        return MID_F64;
+    }
     switch (from) {
     case MOPT_DTYPE_F32: TO_F64(float, (double));
     case MOPT_DTYPE_F64: TO_F64(double, SAME);
@@ -212,6 +233,12 @@ static mid_kind read_mid(mopt_dtype from, const void *x, int64_t off, int64_t n,
     case MOPT_DTYPE_I32: TO_I64(int32_t, SAME);
     case MOPT_DTYPE_I64: TO_I64(int64_t, SAME);
     case MOPT_DTYPE_BOOL: TO_I64(uint8_t, NONZERO);
+    case MOPT_DTYPE_U4: TO_I64(uint8_t, U4);
+    case MOPT_DTYPE_I4: TO_I64(uint8_t, I4);
+    case MOPT_DTYPE_U2: TO_I64(uint8_t, U2);
+    case MOPT_DTYPE_I2: TO_I64(uint8_t, I2);
+    case MOPT_DTYPE_F4E2M1: TO_F64(uint8_t, (double)f4e2m1_to_f32);
+    case MOPT_DTYPE_F8E8M0: TO_F64(uint8_t, (double)e8m0_to_f32);
     case MOPT_DTYPE_U8: TO_I64(uint8_t, SAME);
     case MOPT_DTYPE_U16: TO_I64(uint16_t, SAME);
     case MOPT_DTYPE_U32: TO_I64(uint32_t, SAME);
@@ -238,6 +265,13 @@ static int64_t f2i64(double v) {
     if (v < -0x1p63) return INT64_MIN;
     return (int64_t)v;
 }
+/* float -> 4-bit integer: truncate toward zero; NaN and values outside the
+ * range become 0 (what the ONNX reference, ml_dtypes, produces) */
+static int64_t f2i4(double v, double lo, double hi) {
+    if (v != v) return 0;
+    v = trunc(v);
+    return v < lo || v > hi ? 0 : (int64_t)v;
+}
 static uint64_t f2u64(double v) {
     if (v != v || v <= -1.0) return 0;
     if (v >= 0x1p64) return UINT64_MAX;
@@ -251,7 +285,12 @@ static uint64_t f2u64(double v) {
             o[i] = (T)(EXPR);                                                                      \
     } while (0)
 
-static void write_from_f64(mopt_dtype to, const double *d, void *y, int64_t off, int64_t n) {
+static void write_from_f64(mopt_dtype to, const double *d, void *y, int64_t off, int64_t n,
+                           bool saturate, int round_mode) {
+    if (f8_is_float8(to)) {
+        WRITE(uint8_t, f8_from_f64(to, d[i], saturate));
+        return;
+    }
     switch (to) {
     case MOPT_DTYPE_F32: WRITE(float, d[i]); break;
     case MOPT_DTYPE_F64: WRITE(double, d[i]); break;
@@ -266,6 +305,12 @@ static void write_from_f64(mopt_dtype to, const double *d, void *y, int64_t off,
     case MOPT_DTYPE_U32: WRITE(uint32_t, f2i(d[i], 0, UINT32_MAX)); break;
     case MOPT_DTYPE_U64: WRITE(uint64_t, f2u64(d[i])); break;
     case MOPT_DTYPE_BOOL: WRITE(uint8_t, d[i] != 0); break;
+    case MOPT_DTYPE_U4: WRITE(uint8_t, f2i4(d[i], 0, 15)); break;
+    case MOPT_DTYPE_I4: WRITE(int8_t, f2i4(d[i], -8, 7)); break;
+    case MOPT_DTYPE_U2: WRITE(uint8_t, f2i4(d[i], 0, 3)); break;
+    case MOPT_DTYPE_I2: WRITE(int8_t, f2i4(d[i], -2, 1)); break;
+    case MOPT_DTYPE_F4E2M1: WRITE(uint8_t, f4e2m1_from_f64(d[i])); break;
+    case MOPT_DTYPE_F8E8M0: WRITE(uint8_t, e8m0_from_f64(d[i], saturate, round_mode)); break;
     default: break;
     }
 }
@@ -273,8 +318,20 @@ static void write_from_f64(mopt_dtype to, const double *d, void *y, int64_t off,
 /* integers: q holds int64 values (MID_I64) or uint64 bits (MID_U64);
  * narrowing goes through uint64 so that it wraps. */
 static void write_from_int(mopt_dtype to, const int64_t *q, bool is_unsigned, void *y, int64_t off,
-                           int64_t n) {
+                           int64_t n, bool saturate, int round_mode) {
 #define AS_DBL(v) (is_unsigned ? (double)(uint64_t)(v) : (double)(v))
+    if (f8_is_float8(to)) {
+        WRITE(uint8_t, f8_from_f64(to, AS_DBL(q[i]), saturate));
+        return;
+    }
+    if (to == MOPT_DTYPE_F4E2M1) {
+        WRITE(uint8_t, f4e2m1_from_f64(AS_DBL(q[i])));
+        return;
+    }
+    if (to == MOPT_DTYPE_F8E8M0) {
+        WRITE(uint8_t, e8m0_from_f64(AS_DBL(q[i]), saturate, round_mode));
+        return;
+    }
     switch (to) {
     case MOPT_DTYPE_F32:
         if (is_unsigned)
@@ -294,12 +351,21 @@ static void write_from_int(mopt_dtype to, const int64_t *q, bool is_unsigned, vo
     case MOPT_DTYPE_U32: WRITE(uint32_t, (uint64_t)q[i]); break;
     case MOPT_DTYPE_U64: WRITE(uint64_t, (uint64_t)q[i]); break;
     case MOPT_DTYPE_BOOL: WRITE(uint8_t, q[i] != 0); break;
+    case MOPT_DTYPE_U4: WRITE(uint8_t, (uint64_t)q[i] & 15u); break;
+    case MOPT_DTYPE_I4: WRITE(int8_t, I4((int64_t)((uint64_t)q[i] & 15u))); break;
+    case MOPT_DTYPE_U2: WRITE(uint8_t, (uint64_t)q[i] & 3u); break;
+    case MOPT_DTYPE_I2: WRITE(int8_t, I2((int64_t)((uint64_t)q[i] & 3u))); break;
     default: break;
     }
 #undef AS_DBL
 }
 
 int ref_cast(mopt_dtype from, const void *x, mopt_dtype to, void *y, int64_t n) {
+    return ref_cast_sat(from, x, to, y, n, true, F8E8M0_UP);
+}
+
+int ref_cast_sat(mopt_dtype from, const void *x, mopt_dtype to, void *y, int64_t n, bool saturate,
+                 int round_mode) {
     if (!ref_cast_supported(from) || !ref_cast_supported(to)) return -1;
     if (from == to) {
         if (n > 0 && x != y) memcpy(y, x, (size_t)n * mopt_dtype_size(from));
@@ -318,9 +384,9 @@ int ref_cast(mopt_dtype from, const void *x, mopt_dtype to, void *y, int64_t n) 
         int64_t len = n - off < CHUNK ? n - off : CHUNK;
         mid_kind k = read_mid(from, x, off, len, d, q);
         if (k == MID_F64)
-            write_from_f64(to, d, y, off, len);
+            write_from_f64(to, d, y, off, len, saturate, round_mode);
         else
-            write_from_int(to, q, k == MID_U64, y, off, len);
+            write_from_int(to, q, k == MID_U64, y, off, len, saturate, round_mode);
     }
     return 0;
 }

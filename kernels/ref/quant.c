@@ -1,6 +1,7 @@
 /*
  * quant.c — reference kernels of the "quant" op family (ref_quant.h).
  */
+#include "core/float8.h"
 #include "core/half.h"
 #include "kernels/ref/ref_quant.h"
 
@@ -37,6 +38,29 @@ void ref_dequantize(const ref_qlayout *l, const int32_t *x, const float *scale, 
             for (int64_t i = 0; i < l->inner; i++) {
                 int64_t e = (o * l->len + a) * l->inner + i, s = ref_qindex(l, o, a, i);
                 y[e] = (float)(x[e] - (zp ? zp[s] : 0)) * scale[s];
+            }
+}
+
+void ref_quantize_f8(const ref_qlayout *l, const float *x, const float *scale, const float *zp,
+                     bool half, mopt_dtype to, bool saturate, uint8_t *q) {
+    for (int64_t o = 0; o < l->outer; o++)
+        for (int64_t a = 0; a < l->len; a++)
+            for (int64_t i = 0; i < l->inner; i++) {
+                int64_t e = (o * l->len + a) * l->inner + i, s = ref_qindex(l, o, a, i);
+                float v = x[e] / scale[s];
+                if (half) v = half_to_f32(half_from_f32(v));
+                if (zp) v += zp[s];
+                q[e] = to == MOPT_DTYPE_F4E2M1 ? f4e2m1_from_f64((double)v)
+                                               : f8_from_f64(to, (double)v, saturate);
+            }
+}
+
+void ref_dequantize_f(const ref_qlayout *l, const float *x, const float *scale, float *y) {
+    for (int64_t o = 0; o < l->outer; o++)
+        for (int64_t a = 0; a < l->len; a++)
+            for (int64_t i = 0; i < l->inner; i++) {
+                int64_t e = (o * l->len + a) * l->inner + i;
+                y[e] = x[e] * scale[ref_qindex(l, o, a, i)];
             }
 }
 

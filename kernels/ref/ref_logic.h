@@ -39,7 +39,9 @@ int ref_isnan(mopt_dtype t, const void *x, uint8_t *y, int64_t n);
 int ref_isinf(mopt_dtype t, const void *x, uint8_t *y, int64_t n, bool positive, bool negative);
 
 /* Element conversion between f32 f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64
- * bool (x and y must not overlap unless the types are equal).
+ * bool, the float8 types, f8e8m0, f4e2m1, u4/i4 and u2/i2 (one per byte) (x
+ * and y must not overlap
+ * unless the types are equal).
  *  - to f16/bf16: rounded to nearest, ties to even, overflow to inf,
  *    subnormals kept, NaN stays NaN (quiet); from f64 in a single rounding.
  *  - float to integer: truncates toward zero; out-of-range values saturate
@@ -48,6 +50,13 @@ int ref_isinf(mopt_dtype t, const void *x, uint8_t *y, int64_t n, bool positive,
  *  - to bool: x != 0 (NaN is true); from bool: 0 or 1.
  * Returns 0, or -1 when a dtype is unsupported. */
 int ref_cast(mopt_dtype from, const void *x, mopt_dtype to, void *y, int64_t n);
+/* ref_cast with ONNX Cast's `saturate` for float8 targets and its
+ * `round_mode` (F8E8M0_UP/DOWN/NEAREST) for f8e8m0 (core/float8.h says what
+ * each gives; ref_cast saturates and rounds up). 4- and 2-bit integer
+ * targets take float values truncated toward zero (out of range or NaN: 0,
+ * as the ONNX reference) and integer values wrapped to their low bits. */
+int ref_cast_sat(mopt_dtype from, const void *x, mopt_dtype to, void *y, int64_t n, bool saturate,
+                 int round_mode);
 bool ref_cast_supported(mopt_dtype t);
 
 #endif

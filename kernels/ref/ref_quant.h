@@ -6,6 +6,7 @@
 #ifndef MOPT_KERNELS_REF_QUANT_H
 #define MOPT_KERNELS_REF_QUANT_H
 
+#include <mopt/mopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -27,6 +28,15 @@ void ref_quantize(const ref_qlayout *l, const float *x, const float *scale, cons
 /* y = (x - zp) * scale, in f32 */
 void ref_dequantize(const ref_qlayout *l, const int32_t *x, const float *scale, const int32_t *zp,
                     float *y);
+
+/* q = float8 (or f4e2m1) `to` of x / scale (rounded to f16 first when half
+ * is set), ties to even, overflow per `saturate` (core/float8.h; f4e2m1
+ * always saturates). zp (may be NULL) is added before the conversion (a
+ * zero zero point only turns -0 into +0, as ONNX's reference for f4e2m1). */
+void ref_quantize_f8(const ref_qlayout *l, const float *x, const float *scale, const float *zp,
+                     bool half, mopt_dtype to, bool saturate, uint8_t *q);
+/* y = x * scale for float x (float8 dequantization: no zero point) */
+void ref_dequantize_f(const ref_qlayout *l, const float *x, const float *scale, float *y);
 
 /* y[m, n] = sum_k (a[m,k] - za[m]) * (b[k,n] - zb[n]) in int32 (za per row
  * or one value: za_n 1 or m; zb per column or one). */

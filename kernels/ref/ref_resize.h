@@ -35,6 +35,7 @@ typedef struct ref_resize_params {
     double cubic_a;
     bool exclude_outside;
     double extrapolation;
+    bool antialias; /* linear/cubic: a filter stretched by 1/scale when downscaling */
 } ref_resize_params;
 
 /* The source coordinate of output position j along an axis of in_len ->
@@ -47,11 +48,20 @@ double ref_resize_source(const ref_resize_params *p, int64_t j, int64_t in_len, 
  * their weights c[0..n); a tap of weight 0 is not read. */
 int ref_resize_taps(const ref_resize_params *p, double xo, int64_t in_len, int64_t *idx, double *c);
 
+/* The antialiased taps (linear or cubic, p->antialias): the kernel widened
+ * by 1/min(scale, 1), its weights normalized to sum 1, as the ONNX
+ * reference. Returns the tap count; ref_resize_aa_count(p, scale) taps
+ * must fit idx and c. */
+int64_t ref_resize_aa_count(const ref_resize_params *p, double scale);
+int64_t ref_resize_taps_aa(const ref_resize_params *p, double xo, int64_t in_len, double scale,
+                           int64_t *idx, double *c);
+
 /* Resizes axis `axis` of x viewed as [outer, in_len, inner] to
  * [outer, out_len, inner] with scale (and roi_start/roi_end for
- * tf_crop_and_resize). */
-void ref_resize_axis(const ref_resize_params *p, int64_t outer, int64_t in_len, int64_t out_len,
-                     int64_t inner, double scale, double roi_start, double roi_end, const double *x,
-                     double *y);
+ * tf_crop_and_resize). Returns 0, or -1 when the antialias taps found no
+ * memory. */
+int ref_resize_axis(const ref_resize_params *p, int64_t outer, int64_t in_len, int64_t out_len,
+                    int64_t inner, double scale, double roi_start, double roi_end, const double *x,
+                    double *y);
 
 #endif

@@ -20,6 +20,16 @@ const char *mopt_dtype_name(mopt_dtype dtype) {
     case MOPT_DTYPE_U32: return "u32";
     case MOPT_DTYPE_U64: return "u64";
     case MOPT_DTYPE_BF16: return "bf16";
+    case MOPT_DTYPE_F8E4M3FN: return "f8e4m3fn";
+    case MOPT_DTYPE_F8E4M3FNUZ: return "f8e4m3fnuz";
+    case MOPT_DTYPE_F8E5M2: return "f8e5m2";
+    case MOPT_DTYPE_F8E5M2FNUZ: return "f8e5m2fnuz";
+    case MOPT_DTYPE_U4: return "u4";
+    case MOPT_DTYPE_I4: return "i4";
+    case MOPT_DTYPE_F4E2M1: return "f4e2m1";
+    case MOPT_DTYPE_F8E8M0: return "f8e8m0";
+    case MOPT_DTYPE_U2: return "u2";
+    case MOPT_DTYPE_I2: return "i2";
     case MOPT_DTYPE_UNDEFINED: break;
     }
     return "undefined";
@@ -29,7 +39,17 @@ size_t mopt_dtype_size(mopt_dtype dtype) {
     switch (dtype) {
     case MOPT_DTYPE_U8:
     case MOPT_DTYPE_I8:
-    case MOPT_DTYPE_BOOL: return 1;
+    case MOPT_DTYPE_BOOL:
+    case MOPT_DTYPE_F8E4M3FN:
+    case MOPT_DTYPE_F8E4M3FNUZ:
+    case MOPT_DTYPE_F8E5M2:
+    case MOPT_DTYPE_F8E5M2FNUZ:
+    case MOPT_DTYPE_U4:
+    case MOPT_DTYPE_I4:
+    case MOPT_DTYPE_F4E2M1:
+    case MOPT_DTYPE_F8E8M0:
+    case MOPT_DTYPE_U2:
+    case MOPT_DTYPE_I2: return 1;
     case MOPT_DTYPE_U16:
     case MOPT_DTYPE_I16:
     case MOPT_DTYPE_F16:

@@ -38,7 +38,7 @@ ir_attr_type mfmt_attr_type_from_name(const char *name) {
 }
 
 bool mfmt_dtype_from_name(const char *s, mopt_dtype *out) {
-    for (int d = 0; d <= 16; d++) {
+    for (int d = 0; d <= MOPT_DTYPE_I2; d++) {
         const char *n = mopt_dtype_name((mopt_dtype)d);
         if (strcmp(n, s) == 0 && (d == 0 || strcmp(n, "undefined") != 0)) {
             *out = (mopt_dtype)d;

@@ -124,7 +124,7 @@ static const char *onnx_type_name(int64_t t) {
 }
 
 /* Maps an ONNX TensorProto.DataType to a mopt dtype (same numbers); false for
- * types libmopt does not represent (complex, float8, 4-bit, unknown). */
+ * types libmopt does not represent (complex, float6, unknown). */
 static bool onnx_dtype(int64_t t, mopt_dtype *out) {
     switch (t) {
     case 1:
@@ -140,7 +140,17 @@ static bool onnx_dtype(int64_t t, mopt_dtype *out) {
     case 11:
     case 12:
     case 13:
-    case 16: *out = (mopt_dtype)t; return true;
+    case 16:
+    case 17: /* the float8 types */
+    case 18:
+    case 19:
+    case 20:
+    case 21: /* UINT4, INT4, FLOAT4E2M1, UINT2, INT2: unpacked to one byte */
+    case 22: /* per element by parse_tensor */
+    case 23:
+    case 24: /* FLOAT8E8M0 */
+    case 25:
+    case 26: *out = (mopt_dtype)t; return true;
     default: return false;
     }
 }
@@ -446,7 +456,12 @@ static mopt_status typed_to_buffer(const char *what, const pb_vec *src, mopt_dty
         case MOPT_DTYPE_U16:
         case MOPT_DTYPE_F16:
         case MOPT_DTYPE_BF16: lo = 0, hi = UINT16_MAX; break;
-        case MOPT_DTYPE_U8: lo = 0, hi = UINT8_MAX; break;
+        case MOPT_DTYPE_U8:
+        case MOPT_DTYPE_F8E4M3FN:
+        case MOPT_DTYPE_F8E4M3FNUZ:
+        case MOPT_DTYPE_F8E5M2:
+        case MOPT_DTYPE_F8E5M2FNUZ:
+        case MOPT_DTYPE_F8E8M0: lo = 0, hi = UINT8_MAX; break;
         case MOPT_DTYPE_BOOL: lo = 0, hi = 1; break;
         default:
             return mopt_fail(MOPT_ERR_UNSUPPORTED, "%s: data type %s is not supported", what,
@@ -465,6 +480,29 @@ static mopt_status typed_to_buffer(const char *what, const pb_vec *src, mopt_dty
                          field, v, mopt_dtype_name(dtype));
     }
     return MOPT_OK;
+}
+
+/* 4-bit types arrive two per byte, 2-bit ones four per byte, the first in
+ * the lowest bits; libmopt keeps one per byte (I4, I2 sign-extended). */
+static unsigned packed_bits(mopt_dtype t) {
+    switch (t) {
+    case MOPT_DTYPE_U4:
+    case MOPT_DTYPE_I4:
+    case MOPT_DTYPE_F4E2M1: return 4;
+    case MOPT_DTYPE_U2:
+    case MOPT_DTYPE_I2: return 2;
+    default: return 0;
+    }
+}
+static bool is_packed(mopt_dtype t) { return packed_bits(t) != 0; }
+
+static void unpack_bits(mopt_dtype t, const uint8_t *src, size_t numel, uint8_t *dst) {
+    unsigned bits = packed_bits(t), per = 8 / bits, mask = (1u << bits) - 1;
+    bool sign = t == MOPT_DTYPE_I4 || t == MOPT_DTYPE_I2;
+    for (size_t i = 0; i < numel; i++) {
+        unsigned v = (src[i / per] >> (bits * (i % per))) & mask;
+        dst[i] = (uint8_t)(sign && v > mask / 2 ? v | ~mask : v);
+    }
 }
 
 /* Parses the TensorProto in r into a new tensor. kind describes the tensor
@@ -529,6 +567,9 @@ static mopt_status parse_tensor(pb_reader *r, onnx_ctx *ctx, const char *kind, i
                        mopt_dtype_name(t->dtype));
         goto fail;
     }
+    /* bytes in the file: 4-bit types are packed two per byte */
+    unsigned per = is_packed(t->dtype) ? 8 / packed_bits(t->dtype) : 1;
+    size_t stored = per > 1 ? ((size_t)numel + per - 1) / per : nbytes;
     const uint32_t typed_mask = (1u << 4) | (1u << 5) | (1u << 7) | (1u << 10) | (1u << 11);
     bool has_raw = p.seen & (1u << 9), has_typed = p.seen & typed_mask;
     bool external = p.location == 1;
@@ -555,10 +596,10 @@ static mopt_status parse_tensor(pb_reader *r, onnx_ctx *ctx, const char *kind, i
                        what, ds, nbytes, mopt_dtype_name(t->dtype));
         goto fail;
     }
-    if (has_raw && p.raw_len != nbytes) {
+    if (has_raw && p.raw_len != stored) {
         st = mopt_fail(MOPT_ERR_INVALID_MODEL,
                        "%s: dims %s of %s need %zu bytes but raw_data has %zu", what, ds,
-                       mopt_dtype_name(t->dtype), nbytes, p.raw_len);
+                       mopt_dtype_name(t->dtype), stored, p.raw_len);
         goto fail;
     }
     if (external && !p.ext_loc) {
@@ -569,12 +610,17 @@ static mopt_status parse_tensor(pb_reader *r, onnx_ctx *ctx, const char *kind, i
     /* Nothing is allocated before the data proved to be there: a tiny file
      * cannot make the importer reserve what its dims claim. */
     const pb_vec *typed = NULL;
-    if (!has_raw && !external && (st = typed_source(what, &p, t->dtype, (size_t)numel, &typed)))
+    if (!has_raw && !external &&
+        (st = typed_source(what, &p, t->dtype, is_packed(t->dtype) ? stored : (size_t)numel,
+                           &typed)))
         goto fail;
+    void *packed = NULL; /* 4-bit data read from a file or typed field, before unpacking */
     if (external) {
-        st = read_external(ctx, what, p.ext_loc, p.ext_off, p.ext_len, nbytes, &t->data);
+        st = read_external(ctx, what, p.ext_loc, p.ext_off, p.ext_len, stored,
+                           is_packed(t->dtype) ? &packed : &t->data);
         if (st) goto fail;
-    } else {
+    }
+    if (!external || is_packed(t->dtype)) {
         /* Empty tensors still get a (small) buffer, so "data present" is visible. */
         t->data = mopt_aligned_alloc(nbytes ? nbytes : 1);
         if (!t->data) {
@@ -583,7 +629,22 @@ static mopt_status parse_tensor(pb_reader *r, onnx_ctx *ctx, const char *kind, i
         }
     }
     t->nbytes = nbytes;
-    if (has_raw) {
+    if (is_packed(t->dtype) && !has_raw && !external && typed) {
+        packed = mopt_aligned_alloc(stored ? stored : 1);
+        if (!packed) {
+            st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", what, stored);
+            goto fail;
+        }
+        char pwhat[400];
+        snprintf(pwhat, sizeof pwhat, "%s (%u %s values per int32_data entry)", what, per,
+                 mopt_dtype_name(t->dtype));
+        st = typed_to_buffer(pwhat, typed, MOPT_DTYPE_U8, stored, packed);
+        typed = NULL;
+    }
+    if (is_packed(t->dtype) && (has_raw || packed)) {
+        if (!st) unpack_bits(t->dtype, has_raw ? p.raw : packed, (size_t)numel, t->data);
+        mopt_aligned_free(packed);
+    } else if (has_raw) {
         /* raw_data is little-endian, like every host libmopt supports */
         if (nbytes) memcpy(t->data, p.raw, nbytes);
         if (t->dtype == MOPT_DTYPE_BOOL)

@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "core/float8.h"
 #include "kernels/ref/ref_logic.h"
 #include "ops/bridge.h"
 #include "ops/op_common.h"
@@ -192,14 +193,31 @@ static mopt_status run_where(const op_ctx *ctx, const op_tensor *in, int n_in, o
 /* ---- Cast, CastLike ----------------------------------------------------- */
 
 typedef struct cast_params {
-    bool like;     /* CastLike: the target is input 1's type */
-    mopt_dtype to; /* Cast */
+    bool like;      /* CastLike: the target is input 1's type */
+    mopt_dtype to;  /* Cast */
+    bool saturate;  /* float8 targets: overflow to the largest value (default) */
+    int round_mode; /* f8e8m0 targets: F8E8M0_UP (default), _DOWN, _NEAREST */
 } cast_params;
 
 /* The target type: Cast's `to` attribute (TensorProto.DataType values equal
  * mopt_dtype values); CastLike's comes from its second input. */
 static mopt_status parse_cast(const op_ctx *ctx, void *params) {
     cast_params *p = params;
+    const ir_attr *sat = ir_node_attr(ctx->node, "saturate");
+    if (sat && (sat->type != IR_ATTR_INT || (sat->i != 0 && sat->i != 1)))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute 'saturate' must be the integer 0 or 1");
+    p->saturate = !sat || sat->i != 0;
+    const char *rm = ir_node_attr_string(ctx->node, "round_mode", "up");
+    if (strcmp(rm, "up") == 0)
+        p->round_mode = F8E8M0_UP;
+    else if (strcmp(rm, "down") == 0)
+        p->round_mode = F8E8M0_DOWN;
+    else if (strcmp(rm, "nearest") == 0)
+        p->round_mode = F8E8M0_NEAREST;
+    else
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute 'round_mode' is '%s', not 'up', 'down' or 'nearest'", rm);
     if (strcmp(ctx->node->op_type, "CastLike") == 0) {
         p->like = true;
         return MOPT_OK;
@@ -235,7 +253,9 @@ static mopt_status infer_cast(const op_ctx *ctx, const op_tensor *in, int n_in, 
 
 static mopt_status run_cast(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
-    if (ref_cast(in[0].dtype, in[0].data, out[0].dtype, out[0].data, op_numel(&in[0])) != 0)
+    const cast_params *p = ctx->params;
+    if (ref_cast_sat(in[0].dtype, in[0].data, out[0].dtype, out[0].data, op_numel(&in[0]),
+                     p->saturate, p->round_mode) != 0)
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cannot cast %s to %s",
                        mopt_dtype_name(in[0].dtype), mopt_dtype_name(out[0].dtype));
     return MOPT_OK;

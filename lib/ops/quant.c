@@ -1,15 +1,16 @@
 /*
  * quant.c — the "quant" operator family: QuantizeLinear and
  * DequantizeLinear (per-tensor, per-axis and blocked scales; u8 i8 u16 i16
- * and i32 for dequantization; f32/f16/bf16 scales), DynamicQuantizeLinear,
- * MatMulInteger and QLinearMatMul. 4-bit and float8 types are not
- * supported (UNSUPPORTED). Math in kernels/ref/quant.c.
+ * u4 i4, the float8 types (zero point 0 only, `saturate`), and i32 for
+ * dequantization; f32/f16/bf16 scales), DynamicQuantizeLinear,
+ * MatMulInteger and QLinearMatMul. Math in kernels/ref/quant.c.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/float8.h"
 #include "core/half.h"
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_quant.h"
@@ -19,8 +20,12 @@
 #include "ops/ops.h"
 
 static bool is_qint(mopt_dtype t) {
-    return t == MOPT_DTYPE_U8 || t == MOPT_DTYPE_I8 || t == MOPT_DTYPE_U16 || t == MOPT_DTYPE_I16;
+    return t == MOPT_DTYPE_U8 || t == MOPT_DTYPE_I8 || t == MOPT_DTYPE_U16 || t == MOPT_DTYPE_I16 ||
+           t == MOPT_DTYPE_U4 || t == MOPT_DTYPE_I4 || t == MOPT_DTYPE_U2 || t == MOPT_DTYPE_I2;
 }
+
+/* The float quantized types: the float8 ones and f4e2m1 (no zero point) */
+static bool is_qfloat(mopt_dtype t) { return f8_is_float8(t) || t == MOPT_DTYPE_F4E2M1; }
 
 static bool is_fscale(mopt_dtype t) {
     return t == MOPT_DTYPE_F32 || t == MOPT_DTYPE_F16 || t == MOPT_DTYPE_BF16;
@@ -31,6 +36,10 @@ static void qrange(mopt_dtype t, int32_t *lo, int32_t *hi) {
     case MOPT_DTYPE_U8: *lo = 0, *hi = 255; break;
     case MOPT_DTYPE_I8: *lo = -128, *hi = 127; break;
     case MOPT_DTYPE_U16: *lo = 0, *hi = 65535; break;
+    case MOPT_DTYPE_U4: *lo = 0, *hi = 15; break;
+    case MOPT_DTYPE_I4: *lo = -8, *hi = 7; break;
+    case MOPT_DTYPE_U2: *lo = 0, *hi = 3; break;
+    case MOPT_DTYPE_I2: *lo = -2, *hi = 1; break;
     default: *lo = -32768, *hi = 32767; break;
     }
 }
@@ -49,6 +58,7 @@ typedef struct q_params {
     int64_t od;    /* its value */
     int64_t block; /* block_size (0: none) */
     int64_t axis;  /* axis (default 1), normalized against x's rank when used */
+    bool saturate; /* QuantizeLinear to float8: overflow to the largest value */
 } q_params;
 
 static mopt_status q_parse(const op_ctx *ctx, void *params) {
@@ -56,6 +66,26 @@ static mopt_status q_parse(const op_ctx *ctx, void *params) {
     p->has_od = op_attr_int_opt(ctx, "output_dtype", &p->od);
     p->block = ir_node_attr_int(ctx->node, "block_size", 0);
     p->axis = ir_node_attr_int(ctx->node, "axis", 1);
+    int64_t sat = ir_node_attr_int(ctx->node, "saturate", 1);
+    if (sat != 0 && sat != 1)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute 'saturate' must be 0 or 1");
+    p->saturate = sat != 0;
+    return MOPT_OK;
+}
+
+/* A float8 or f4e2m1 zero point must be zero (+0 or -0): ONNX defines
+ * their quantization without one. */
+static mopt_status f8_zero_point(const op_ctx *ctx, const op_tensor *zp) {
+    const uint8_t *z = zp->data;
+    unsigned mag = zp->dtype == MOPT_DTYPE_F4E2M1 ? 0x7u : 0x7Fu;
+    for (int64_t i = 0; i < op_numel(zp); i++)
+        if ((z[i] & mag) != 0) {
+            float v;
+            ref_cast(zp->dtype, z + i, MOPT_DTYPE_F32, &v, 1);
+            return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
+                           "a %s zero point must be 0 (element %" PRId64 " is %g)",
+                           mopt_dtype_name(zp->dtype), i, (double)v);
+        }
     return MOPT_OK;
 }
 
@@ -103,7 +133,7 @@ static mopt_status q_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     const q_params *p = ctx->params;
     if (p->has_od) t = (mopt_dtype)p->od;
     if (op_has_input(in, n_in, 2)) t = in[2].dtype;
-    if (!is_qint(t))
+    if (!is_qint(t) && !is_qfloat(t))
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "quantized type %s is not supported",
                        mopt_dtype_name(t));
     if (in[0].dtype != MOPT_DTYPE_UNDEFINED && !is_fscale(in[0].dtype) &&
@@ -122,7 +152,22 @@ static mopt_status q_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_te
     mopt_status st = layout_of(ctx, &in[0], &in[1], &l);
     if (st) return st;
     int64_t n = op_numel(&in[0]);
+    bool f8 = is_qfloat(out[0].dtype);
+    if (f8 && op_has_input(in, n_in, 2) && (st = f8_zero_point(ctx, &in[2]))) return st;
     float *x = conv_copy(&in[0], MOPT_DTYPE_F32), *s = conv_copy(&in[1], MOPT_DTYPE_F32);
+    if (f8) {
+        const q_params *p = ctx->params;
+        /* ONNX's reference adds f4e2m1's (zero) zero point, ignores float8's */
+        bool add_zp = out[0].dtype == MOPT_DTYPE_F4E2M1 && op_has_input(in, n_in, 2);
+        float *zf = add_zp ? conv_copy(&in[2], MOPT_DTYPE_F32) : NULL;
+        if (!x || !s || (add_zp && !zf))
+            st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+        else
+            ref_quantize_f8(&l, x, s, zf, in[0].dtype == MOPT_DTYPE_F16, out[0].dtype, p->saturate,
+                            out[0].data);
+        mopt_free(x), mopt_free(s), mopt_free(zf);
+        return st;
+    }
     int32_t *zp = op_has_input(in, n_in, 2) ? conv_copy(&in[2], MOPT_DTYPE_I32) : NULL;
     int32_t *q = mopt_malloc((size_t)(n > 0 ? n : 1) * 4);
     if (!x || !s || !q || (op_has_input(in, n_in, 2) && !zp)) {
@@ -141,7 +186,7 @@ static mopt_status q_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_te
 
 static mopt_status dq_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
-    if (in[0].dtype != MOPT_DTYPE_UNDEFINED && !is_qint(in[0].dtype) &&
+    if (in[0].dtype != MOPT_DTYPE_UNDEFINED && !is_qint(in[0].dtype) && !is_qfloat(in[0].dtype) &&
         in[0].dtype != MOPT_DTYPE_I32)
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "x of type %s is not supported",
                        mopt_dtype_name(in[0].dtype));
@@ -165,6 +210,19 @@ static mopt_status dq_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
     mopt_status st = layout_of(ctx, &in[0], &in[1], &l);
     if (st) return st;
     int64_t n = op_numel(&in[0]);
+    if (is_qfloat(in[0].dtype)) {
+        if (op_has_input(in, n_in, 2) && (st = f8_zero_point(ctx, &in[2]))) return st;
+        float *xf = conv_copy(&in[0], MOPT_DTYPE_F32), *sf = conv_copy(&in[1], MOPT_DTYPE_F32);
+        float *yf = mopt_malloc((size_t)(n > 0 ? n : 1) * 4);
+        if (!xf || !sf || !yf) {
+            st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+        } else {
+            ref_dequantize_f(&l, xf, sf, yf);
+            ref_cast(MOPT_DTYPE_F32, yf, out[0].dtype, out[0].data, n);
+        }
+        mopt_free(xf), mopt_free(sf), mopt_free(yf);
+        return st;
+    }
     int32_t *x = conv_copy(&in[0], MOPT_DTYPE_I32);
     float *s = conv_copy(&in[1], MOPT_DTYPE_F32), *y = mopt_malloc((size_t)(n > 0 ? n : 1) * 4);
     int32_t *zp = op_has_input(in, n_in, 2) ? conv_copy(&in[2], MOPT_DTYPE_I32) : NULL;

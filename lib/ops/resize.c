@@ -1,8 +1,8 @@
 /*
  * resize.c — Resize (opsets 10..19: nearest/linear/cubic, every
  * coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
- * exclude_outside, extrapolation_value, axes, keep_aspect_ratio_policy;
- * antialias is UNSUPPORTED) and the older Upsample (asymmetric, nearest
+ * exclude_outside, extrapolation_value, axes, keep_aspect_ratio_policy,
+ * antialias for linear/cubic) and the older Upsample (asymmetric, nearest
  * floor or linear). Computed in double, f32 in and out (f16/bf16/f64 via
  * the dtype bridge). Math in kernels/ref/resize.c.
  */
@@ -86,8 +86,7 @@ static mopt_status parse_kernel_params(const op_ctx *ctx, bool upsample, ref_res
     p->cubic_a = ir_node_attr_float(ctx->node, "cubic_coeff_a", -0.75f);
     p->exclude_outside = ir_node_attr_int(ctx->node, "exclude_outside", 0) != 0;
     p->extrapolation = ir_node_attr_float(ctx->node, "extrapolation_value", 0.0f);
-    if (ir_node_attr_int(ctx->node, "antialias", 0) != 0)
-        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "antialias=1 is not supported");
+    p->antialias = ir_node_attr_int(ctx->node, "antialias", 0) != 0;
     return MOPT_OK;
 }
 
@@ -315,7 +314,10 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
             cur[a] = od[a];
             continue;
         }
-        ref_resize_axis(p, outer, cur[a], od[a], inner, sc[a], roi[a], roi[r + a], A, B);
+        if (ref_resize_axis(p, outer, cur[a], od[a], inner, sc[a], roi[a], roi[r + a], A, B)) {
+            mopt_free(A), mopt_free(B);
+            return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the antialias taps");
+        }
         cur[a] = od[a];
         double *t = A;
         A = B, B = t;

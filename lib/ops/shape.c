@@ -91,6 +91,31 @@ static mopt_status identity_infer(const op_ctx *ctx, const op_tensor *in, int n_
     return MOPT_OK;
 }
 
+/* ---- OptionalHasElement, OptionalGetElement ------------------------------- */
+
+/* Graphs whose inputs or outputs are optionals or sequences are refused at
+ * load, so an optional here is a tensor that is present or a missing input:
+ * OptionalHasElement says which, OptionalGetElement is the identity. */
+static mopt_status has_element_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                     op_tensor *out, int n_out) {
+    out[0].dtype = MOPT_DTYPE_BOOL;
+    ir_shape_set_scalar(&out[0].shape);
+    return MOPT_OK;
+}
+
+static mopt_status has_element_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out) {
+    *(uint8_t *)out[0].data = (uint8_t)op_has_input(in, n_in, 0);
+    return MOPT_OK;
+}
+
+static mopt_status get_element_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                     op_tensor *out, int n_out) {
+    if (!op_has_input(in, n_in, 0))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "the optional input is empty");
+    return identity_infer(ctx, in, n_in, out, n_out);
+}
+
 /* ---- Dropout ------------------------------------------------------------- */
 
 /* Dropout is the identity (and its mask all ones) unless training_mode is
@@ -868,6 +893,9 @@ static mopt_status eye_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
  * bridged; the others through f32 (bridge.h) */
 static const op_def k_shape_ops[] = {
     {"Identity", "", 1, 1, 1, 1, identity_infer, run_copy, .bridge = &ops_bridge_float},
+    {"OptionalHasElement", "", 0, 1, 1, 1, has_element_infer, has_element_run},
+    {"OptionalGetElement", "", 1, 1, 1, 1, get_element_infer, run_copy,
+     .bridge = &ops_bridge_float},
     {"Dropout", "", 1, 3, 1, 2, dropout_infer, dropout_run, .bridge = &ops_bridge_float},
     {"Reshape", "", 2, 2, 1, 1, reshape_infer, run_copy, NULL,
      OP_PARAMS(int_attr_params, reshape_parse), .bridge = &ops_bridge_float},

@@ -104,6 +104,74 @@ def cases():
          model([node("TopK", ["x"], ["y", "i"])], [vi("x", [3, 4])],
                ["y", vi("i", None, T.INT64)], opset=9), "INVALID_MODEL")
 
+    # float8 and 4-bit types (issue 12): clear statuses, never a crash
+    f8zp = h.make_tensor("zp", T.FLOAT8E4M3FN, [], [1.0])
+    case("quantize_f8_nonzero_zero_point",
+         model([node("QuantizeLinear", ["x", "s", "zp"], ["y"])], [vi("x", [4])],
+               [vi("y", None, T.FLOAT8E4M3FN)], [c("s", 2.0, np.float32), f8zp], opset=21),
+         "UNSUPPORTED")
+    case("dequantize_f8_nonzero_zero_point",
+         model([node("Cast", ["x"], ["q"], to=T.FLOAT8E5M2),
+                node("DequantizeLinear", ["q", "s", "zp"], ["y"])], [vi("x", [4])], ["y"],
+               [c("s", 2.0, np.float32), h.make_tensor("zp", T.FLOAT8E5M2, [], [-2.0])],
+               opset=21), "UNSUPPORTED")
+    case("cast_saturate_2",
+         model([node("Cast", ["x"], ["y"], to=T.FLOAT8E4M3FN, saturate=2)], [vi("x", [4])],
+               [vi("y", None, T.FLOAT8E4M3FN)], opset=21), "INVALID_MODEL")
+    w5 = h.make_tensor("w", T.INT4, [5], b"\x12\x34\x56", raw=True)
+    w5.raw_data = b"\x12\x34\x56\x78"  # 5 values pack into 3 bytes, not 4
+    case("int4_raw_data_too_long",
+         model([node("Cast", ["w"], ["y"], to=T.FLOAT)], [], ["y"], [w5], opset=21),
+         "INVALID_MODEL")
+    w4 = h.make_tensor("w", T.UINT4, [3], [1, 2, 3])
+    del w4.int32_data[:]
+    w4.int32_data.extend([0x21, 300])  # 300 does not fit a byte of two nibbles
+    case("uint4_int32_data_out_of_range",
+         model([node("Cast", ["w"], ["y"], to=T.FLOAT)], [], ["y"], [w4], opset=21),
+         "INVALID_MODEL")
+
+    # Resize antialias: the filter widens with 1/scale (taps bounded by the input)
+    case("resize_antialias_cubic_to_one_pixel",
+         model([node("Resize", ["x", "", "", "sz"], ["y"], mode="cubic", antialias=1)],
+               [vi("x", [1, 1, 1, 200000])], ["y"], [c("sz", [1, 1, 1, 1])], opset=18), "OK")
+    case("resize_antialias_tiny_scale",
+         model([node("Resize", ["x", "", "sc"], ["y"], mode="linear", antialias=1)],
+               x4, ["y"], [c("sc", [1, 1, 1e-30, 1e-30], np.float32)], opset=18), "OK")
+
+    # ai.onnx.ml ArrayFeatureExtractor: an index past the last axis
+    mlm = model([node("ArrayFeatureExtractor", ["x", "i"], ["y"], domain="ai.onnx.ml")],
+                [vi("x", [2, 3])], ["y"], [c("i", [0, 3])])
+    mlm.opset_import.append(h.make_opsetid("ai.onnx.ml", 1))
+    case("array_feature_extractor_index_3_of_3", mlm, "INVALID_ARGUMENT")
+
+    # TfIdfVectorizer: an output column index of 2^40, ngram_counts falling
+    tf = dict(mode="TF", min_gram_length=1, max_gram_length=2, max_skip_count=0,
+              pool_int64s=[1, 2, 3, 4])
+    case("tfidf_ngram_index_2e40",
+         model([node("TfIdfVectorizer", ["x"], ["y"], ngram_counts=[0, 2],
+                     ngram_indexes=[0, 1, 1 << 40], **tf)],
+               [vi("x", [6], T.INT64)], ["y"]), "LIMIT")
+    case("tfidf_ngram_counts_falling",
+         model([node("TfIdfVectorizer", ["x"], ["y"], ngram_counts=[3, 1],
+                     ngram_indexes=[0, 1], **tf)],
+               [vi("x", [6], T.INT64)], ["y"]), "INVALID_MODEL")
+
+    # ai.onnx.ml TreeEnsemble: a cycle, a feature past X's columns
+    def tree(name, status, trueleafs, featureids=(0, 0)):
+        t = h.make_node("TreeEnsemble", ["x"], ["y"], domain="ai.onnx.ml", name="tree_0",
+                        n_targets=1, aggregate_function=1, tree_roots=[0],
+                        nodes_featureids=list(featureids), nodes_truenodeids=[1, 0],
+                        nodes_trueleafs=list(trueleafs), nodes_falsenodeids=[0, 1],
+                        nodes_falseleafs=[1, 1], leaf_targetids=[0, 0],
+                        nodes_modes=h.make_tensor("m", T.UINT8, [2], [0, 0]),
+                        nodes_splits=nh.from_array(np.array([0.5, 1.5], np.float32)),
+                        leaf_weights=nh.from_array(np.array([1.0, 2.0], np.float32)))
+        m = model([t], [vi("x", [3, 2])], ["y"])
+        m.opset_import.append(h.make_opsetid("ai.onnx.ml", 5))
+        case(name, m, status)
+    tree("tree_ensemble_cycle", "INVALID_MODEL", trueleafs=(0, 0))  # 0 -> 1 -> 0
+    tree("tree_ensemble_feature_past_x", "INVALID_ARGUMENT", trueleafs=(0, 1), featureids=(0, 7))
+
 
 def seeds():
     f = lambda n, s: vi(n, s)  # noqa: E731
@@ -310,6 +378,15 @@ def more_seeds(f, i64, w, x4):
                 node("BitShift", ["u", "sh"], ["z"], direction="LEFT")],
                [f("x", [3, 2]), vi("u", [3], T.UINT32)], ["y", vi("z", None, T.UINT32)],
                [c("len", [2, 3]), c("sh", [1, 2, 3], np.uint32)]))
+    seed("float8_int4_qdq",
+         model([node("QuantizeLinear", ["x", "s", "zp"], ["q"]),
+                node("DequantizeLinear", ["q", "s"], ["d"]),
+                node("Cast", ["d"], ["e"], to=T.FLOAT8E5M2, saturate=0),
+                node("CastLike", ["e", "x"], ["y"]),
+                node("DequantizeLinear", ["w", "s"], ["z"])],
+               [f("x", [2, 3])], ["y", "z"],
+               [c("s", 0.5, np.float32), h.make_tensor("zp", T.FLOAT8E4M3FN, [], [0.0]),
+                h.make_tensor("w", T.INT4, [3], [-8, 7, 1])], opset=21))
 
 
 def main():

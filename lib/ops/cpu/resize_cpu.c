@@ -29,7 +29,8 @@ typedef struct rs_cache {
 
 static bool rs_mode_ok(const ref_resize_params *p) {
     return (p->mode == REF_RESIZE_NEAREST || p->mode == REF_RESIZE_LINEAR) &&
-           p->coord != REF_COORD_TF_CROP_AND_RESIZE && !p->exclude_outside;
+           p->coord != REF_COORD_TF_CROP_AND_RESIZE && !p->exclude_outside &&
+           (!p->antialias || p->mode == REF_RESIZE_NEAREST);
 }
 
 /* Output dims and scales when known; 1 when covered (N, C unscaled), 0 when
@@ -51,6 +52,7 @@ static const char *rs_why_not(const op_ctx *ctx, const op_tensor *in, int n_in) 
     if (p->mode == REF_RESIZE_CUBIC) return "mode cubic";
     if (p->coord == REF_COORD_TF_CROP_AND_RESIZE) return "tf_crop_and_resize";
     if (p->exclude_outside) return "exclude_outside";
+    if (p->antialias && p->mode != REF_RESIZE_NEAREST) return "antialias";
     if (in[0].shape.rank >= 0 && in[0].shape.rank != 4) return "rank is not 4";
     int64_t od[IR_MAX_RANK];
     double sc[IR_MAX_RANK];

@@ -111,6 +111,16 @@ pub const MOPT_DTYPE_F64: mopt_dtype = 11;
 pub const MOPT_DTYPE_U32: mopt_dtype = 12;
 pub const MOPT_DTYPE_U64: mopt_dtype = 13;
 pub const MOPT_DTYPE_BF16: mopt_dtype = 16;
+pub const MOPT_DTYPE_F8E4M3FN: mopt_dtype = 17;
+pub const MOPT_DTYPE_F8E4M3FNUZ: mopt_dtype = 18;
+pub const MOPT_DTYPE_F8E5M2: mopt_dtype = 19;
+pub const MOPT_DTYPE_F8E5M2FNUZ: mopt_dtype = 20;
+pub const MOPT_DTYPE_U4: mopt_dtype = 21;
+pub const MOPT_DTYPE_I4: mopt_dtype = 22;
+pub const MOPT_DTYPE_F4E2M1: mopt_dtype = 23;
+pub const MOPT_DTYPE_F8E8M0: mopt_dtype = 24;
+pub const MOPT_DTYPE_U2: mopt_dtype = 25;
+pub const MOPT_DTYPE_I2: mopt_dtype = 26;
 
 pub type mopt_io_kind = c_int;
 pub const MOPT_INPUT: mopt_io_kind = 0;
