@@ -703,6 +703,10 @@ MOPT_API const char *mopt_model_pass_note(const mopt_model *model, size_t index)
  *                  outputs until handed over, kernel scratch, oneDNN
  *                  scratchpads, the session's own tables)
  *   "memory_bytes" what the session holds now (arena, caches, tables)
+ *   "plans_recorded" memory plans made so far (one per new input-shape
+ *                  signature; 0 more when a run reuses a plan)
+ *   "heap_tensors" intermediates placed on the heap instead of the
+ *                  planned arena so far (runs of unplanned shapes)
  * Returns OK, INVALID_ARGUMENT (NULL argument) or NOT_FOUND (unknown key). */
 MOPT_NODISCARD MOPT_API mopt_status mopt_session_get_stat(const mopt_session *session,
                                                           const char *key, int64_t *value);

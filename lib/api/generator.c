@@ -63,6 +63,9 @@ struct mopt_generator {
     size_t n_stop;
 
     int64_t reused, prefilled, generated, steps, prefill_ns, last_step_ns;
+    int64_t last_step_plans, last_step_heap; /* memory plans made / heap intermediates */
+    int seq_axis;                            /* the past inputs' sequence axis */
+    bool capacity_planned;                   /* plan_capacity's warm-up ran */
 };
 
 /* ---- discovery ---- */
@@ -248,6 +251,8 @@ static mopt_status discover(mopt_generator *g, const mopt_model *m) {
     return MOPT_OK;
 }
 
+static void plan_capacity(mopt_generator *g);
+
 /* ---- buffers ---- */
 
 static mopt_status view(mopt_dtype dt, mopt_tensor **out) {
@@ -363,12 +368,14 @@ mopt_status mopt_generator_create(const mopt_model *model, const mopt_options *o
     mopt_generator *g = mopt_calloc(1, sizeof *g);
     if (!g) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (generator)");
     g->max_seq = max_seq;
+    g->seq_axis = 2;
     g->sampling = (gen_sampling){
         .temperature = 0, .top_k = 0, .top_p = 1.0, .repetition_penalty = 1.0, .seed = 0};
     mopt_status st = discover(g, model);
     if (!st) st = setup(g);
     if (!st) st = mopt_run_options_create(&g->run_options);
     if (!st) st = mopt_session_create(model, opts, &g->session);
+    if (!st) plan_capacity(g);
     if (st) {
         /* keep the message of the failure, not of the clean-up */
         mopt_generator_destroy(g);
@@ -485,9 +492,13 @@ static void point(mopt_tensor *t, int rank, const int64_t *dims, void *data, siz
 }
 
 /* Feeds tokens[0..n) after the cached positions; on success the cache holds
- * them too and logits row n - 1 is the next token's. */
-static mopt_status step(mopt_generator *g, const int64_t *tokens, int64_t n) {
-    int64_t past = g->n_cached, total = past + n;
+ * them too and logits row n - 1 is the next token's. A warm-up (create)
+ * runs one token at position 0 after `past` positions of whatever the
+ * cache holds, only so that the session plans the largest decode shapes,
+ * and changes nothing the generator keeps. */
+static mopt_status run_step(mopt_generator *g, const int64_t *tokens, int64_t n, int64_t past,
+                            bool warm_up) {
+    int64_t total = past + n;
     if (n > g->logits_cap) {
         mopt_status st = MOPT_OK;
         float *nl = alloc_bytes((size_t)n * (size_t)g->vocab, sizeof(float), &st);
@@ -504,7 +515,7 @@ static mopt_status step(mopt_generator *g, const int64_t *tokens, int64_t n) {
     point(g->ids_t, 2, d2, g->ids, isz);
     if (g->pos_t) {
         for (int64_t i = 0; i < n; i++)
-            put_int(g->pos_dtype, g->pos, i, past + i);
+            put_int(g->pos_dtype, g->pos, i, warm_up ? 0 : past + i);
         point(g->pos_t, 2, d2, g->pos, g->pos_dtype == MOPT_DTYPE_I64 ? 8 : 4);
     }
     if (g->mask_t) {
@@ -520,17 +531,43 @@ static mopt_status step(mopt_generator *g, const int64_t *tokens, int64_t n) {
     int64_t dl[3] = {1, n, g->vocab};
     point(g->logits_t, 3, dl, g->logits, sizeof(float));
     g->last_row = -1;
+    int64_t plans0 = g->session->plans_recorded, heap0 = g->session->heap_tensors;
     int64_t t0 = mopt_now_ns();
     mopt_status st = mopt_session_run_v2(g->session, g->run_options, g->n_in, g->in_names,
                                          g->in_tensors, g->n_out, g->out_names, g->out_tensors);
-    g->last_step_ns = mopt_now_ns() - t0;
-    if (st) return st;
+    int64_t t1 = mopt_now_ns();
+    if (st || warm_up) return st;
+    g->last_step_ns = t1 - t0;
+    g->last_step_plans = g->session->plans_recorded - plans0;
+    g->last_step_heap = g->session->heap_tensors - heap0;
     g->cur = 1 - g->cur;
     memcpy(g->history + past, tokens, (size_t)n * sizeof *tokens);
     g->n_cached = total;
     g->last_row = n - 1;
     g->steps++;
     return MOPT_OK;
+}
+
+static mopt_status step(mopt_generator *g, const int64_t *tokens, int64_t n) {
+    return run_step(g, tokens, n, g->n_cached, false);
+}
+
+/* Decode steps see a new past length every time: the session is told that
+ * the past and total dims are elastic and plans them once, at the cache's
+ * capacity (one warm-up step), so that every later step reuses that plan
+ * (no planning, no allocation). A model whose warm-up fails (positions
+ * beyond the model's table, say) still generates, planning per step. */
+static void plan_capacity(mopt_generator *g) {
+    mopt_status st = MOPT_OK;
+    for (int c = 0; c < 2 * g->layers && !st; c++)
+        st = rt_session_elastic_dim(g->session, g->caches[c].in_name, g->seq_axis);
+    if (!st && g->mask_t) st = rt_session_elastic_dim(g->session, "attention_mask", 1);
+    if (!st && g->max_seq > 1) {
+        int64_t tok = 0;
+        st = run_step(g, &tok, 1, g->max_seq - 1, true);
+    }
+    g->capacity_planned = st == MOPT_OK && g->max_seq > 1;
+    mopt_clear_error();
 }
 
 static bool is_stop(const mopt_generator *g, int64_t t) {
@@ -610,13 +647,18 @@ mopt_status mopt_generator_get_stat(const mopt_generator *g, const char *key, in
     mopt_clear_error();
     if (!g || !key || !value)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_generator_get_stat: NULL argument");
-    static const char *const keys[] = {"layers",        "heads",          "head_dim",
-                                       "vocab",         "max_seq",        "cached_tokens",
-                                       "reused_tokens", "prefill_tokens", "generated_tokens",
-                                       "steps",         "prefill_ns",     "last_step_ns"};
-    const int64_t vals[] = {g->layers,    g->heads,    g->head_dim,   g->vocab,
-                            g->max_seq,   g->n_cached, g->reused,     g->prefilled,
-                            g->generated, g->steps,    g->prefill_ns, g->last_step_ns};
+    static const char *const keys[] = {"layers",           "heads",
+                                       "head_dim",         "vocab",
+                                       "max_seq",          "cached_tokens",
+                                       "reused_tokens",    "prefill_tokens",
+                                       "generated_tokens", "steps",
+                                       "prefill_ns",       "last_step_ns",
+                                       "last_step_plans",  "last_step_heap_tensors",
+                                       "capacity_planned"};
+    const int64_t vals[] = {
+        g->layers,     g->heads,        g->head_dim,        g->vocab,          g->max_seq,
+        g->n_cached,   g->reused,       g->prefilled,       g->generated,      g->steps,
+        g->prefill_ns, g->last_step_ns, g->last_step_plans, g->last_step_heap, g->capacity_planned};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (strcmp(key, keys[i]) == 0) {
             *value = vals[i];
@@ -625,6 +667,7 @@ mopt_status mopt_generator_get_stat(const mopt_generator *g, const char *key, in
     return mopt_fail(MOPT_ERR_NOT_FOUND,
                      "unknown generator statistic '%s' (known: layers, heads, head_dim, vocab, "
                      "max_seq, cached_tokens, reused_tokens, prefill_tokens, generated_tokens, "
-                     "steps, prefill_ns, last_step_ns)",
+                     "steps, prefill_ns, last_step_ns, last_step_plans, last_step_heap_tensors, "
+                     "capacity_planned)",
                      key);
 }

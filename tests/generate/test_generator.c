@@ -23,6 +23,7 @@
 #include <mopt/mopt.h>
 
 #include "api/sampling.h"
+#include "core/alloc.h"
 
 #define MODEL "examples/generate/kjv-tiny.onnx"
 #define VOCAB 256
@@ -179,6 +180,63 @@ static void generator_cache_equals_recompute(void **state) {
     assert_int_equal(mopt_generator_get_stat(g, "cached_tokens", &stat), MOPT_OK);
     assert_int_equal(stat, (int64_t)(n + 39)); /* the last token is not fed */
     free(s);
+    mopt_generator_destroy(g);
+}
+
+/* what a decode step cost the session: per token index, the allocations
+ * (every mopt_* block, kernels' scratch included) since the previous
+ * callback, the memory plans it made and its intermediates on the heap */
+typedef struct step_costs {
+    mopt_generator *gen;
+    uint64_t last_count;
+    int64_t allocs[MAXT], plans[MAXT], heap[MAXT];
+    size_t n;
+} step_costs;
+
+static int note_costs(void *user, int64_t token, size_t index) {
+    (void)token;
+    step_costs *c = user;
+    uint64_t now = mopt_alloc_count();
+    assert_true(index < MAXT);
+    c->allocs[index] = (int64_t)(now - c->last_count);
+    assert_int_equal(mopt_generator_get_stat(c->gen, "last_step_plans", &c->plans[index]), MOPT_OK);
+    assert_int_equal(mopt_generator_get_stat(c->gen, "last_step_heap_tensors", &c->heap[index]),
+                     MOPT_OK);
+    c->n = index + 1;
+    c->last_count = mopt_alloc_count();
+    return 0;
+}
+
+/* A decode step reuses the plan made at the cache's capacity when the
+ * generator was created: no memory plan, no heap intermediate, not one
+ * allocation, although the past length is new at every step. */
+static void generator_decode_steps_allocate_nothing(void **state) {
+    (void)state;
+    const int64_t max_seq = 1024; /* the model's position table */
+    mopt_generator *g = make(max_seq);
+    int64_t planned = 0;
+    assert_int_equal(mopt_generator_get_stat(g, "capacity_planned", &planned), MOPT_OK);
+    assert_int_equal(planned, 1);
+    int64_t p[32];
+    size_t n = encode("In the beginning", p);
+    step_costs *c = calloc(1, sizeof *c);
+    c->gen = g;
+    c->last_count = mopt_alloc_count();
+    size_t got = 0;
+    assert_int_equal(mopt_generator_generate(g, p, n, MAXT, note_costs, c, &got), MOPT_OK);
+    assert_int_equal(got, MAXT);
+    assert_int_equal(c->n, MAXT);
+    /* index 0 follows the prefill (a new prompt length plans once) */
+    for (size_t i = 1; i < c->n; i++) {
+        if (c->plans[i] || c->heap[i])
+            fail_msg("decode step %zu (past %zu): %lld allocations, %lld plans, %lld heap tensors",
+                     i, n + i - 1, (long long)c->allocs[i], (long long)c->plans[i],
+                     (long long)c->heap[i]);
+    }
+    /* the same counters do see a step that plans: a session without
+     * elastic dims plans each new past length */
+    assert_true(c->plans[0] + c->heap[0] > 0 || c->allocs[0] > 0);
+    free(c);
     mopt_generator_destroy(g);
 }
 
@@ -475,6 +533,7 @@ static void generator_argument_errors(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(generator_cache_equals_recompute),
+        cmocka_unit_test(generator_decode_steps_allocate_nothing),
         cmocka_unit_test(generator_seeded_sampling_repeats),
         cmocka_unit_test(generator_sampler_support),
         cmocka_unit_test(generator_callback_stop_and_stop_tokens),
