@@ -313,6 +313,19 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   MOPT_VERBOSE=1 lists the excluded nodes. Read for ONNX
  *                   models; mopt_model_save records it in the .mopt file
  *                   (a .mopt file keeps what it was saved with)
+ *   "kv_cache"      int 0 or 1 (experimental, for mopt_generator; default
+ *                   0): 1 runs the kv_cache pass on a decoder exported with
+ *                   past_key_values (see mopt_generator): each
+ *                   past_key_values.N.* input and present.N.* output that
+ *                   is a Concat on the sequence axis read only by attention
+ *                   products becomes token-major, [batch, seq, heads,
+ *                   head_dim] instead of [batch, heads, seq, head_dim], so
+ *                   a cache grows at its end: present is written in place
+ *                   when it is bound to past's buffer, and the products read
+ *                   the cache where it lies. The model's I/O shapes change
+ *                   accordingly (mopt_model_io_dim shows them); the pass
+ *                   report's kv_cache row counts the caches. Read for ONNX
+ *                   models (a .mopt file keeps the rewritten graph)
  * Setting an unknown key, a value of the wrong kind or out of range fails with
  * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
  * an int or double key when it parses as one. */

@@ -122,9 +122,11 @@ static mopt_status find_present(const mopt_model *m, int64_t layer, int kind, ch
                      kind ? "value" : "key");
 }
 
-/* heads and head_dim of a rank-4 f32 cache value, fixed numbers. */
+/* heads and head_dim of a rank-4 f32 cache value, fixed numbers, and its
+ * sequence axis: 2 as exported ([batch, heads, seq, head_dim]), 1 when the
+ * kv_cache pass made it token-major ([batch, seq, heads, head_dim]). */
 static mopt_status cache_dims(const mopt_model *m, mopt_io_kind io, size_t i, const char *name,
-                              int64_t *heads, int64_t *head_dim) {
+                              int64_t *heads, int64_t *head_dim, int *seq_axis) {
     mopt_dtype d = mopt_model_io_dtype(m, io, i);
     if (d != MOPT_DTYPE_F32)
         return mopt_fail(MOPT_ERR_TYPE,
@@ -136,12 +138,13 @@ static mopt_status cache_dims(const mopt_model *m, mopt_io_kind io, size_t i, co
                          "mopt_generator_create: '%s' has rank %d; a cache is [batch, heads, "
                          "seq, head_dim]",
                          name, r);
-    *heads = mopt_model_io_dim(m, io, i, 1);
+    *seq_axis = mopt_model_io_dim(m, io, i, 1) <= 0 && mopt_model_io_dim(m, io, i, 2) > 0 ? 1 : 2;
+    *heads = mopt_model_io_dim(m, io, i, *seq_axis == 1 ? 2 : 1);
     *head_dim = mopt_model_io_dim(m, io, i, 3);
     if (*heads <= 0 || *head_dim <= 0)
         return mopt_fail(MOPT_ERR_SHAPE,
                          "mopt_generator_create: '%s' needs fixed heads and head_dim (axes 1 and "
-                         "3); they are %s and %s",
+                         "3, or 2 and 3 token-major); they are %s and %s",
                          name, *heads > 0 ? "fixed" : "symbolic or 0",
                          *head_dim > 0 ? "fixed" : "symbolic or 0");
     return MOPT_OK;
@@ -207,8 +210,16 @@ static mopt_status discover(mopt_generator *g, const mopt_model *m) {
             }
             if ((st = find_present(m, l, kind, c->out_name, &oi))) return st;
             int64_t h, d, ho, dout;
-            if ((st = cache_dims(m, MOPT_INPUT, ii, c->in_name, &h, &d))) return st;
-            if ((st = cache_dims(m, MOPT_OUTPUT, oi, c->out_name, &ho, &dout))) return st;
+            int ax, axo;
+            if ((st = cache_dims(m, MOPT_INPUT, ii, c->in_name, &h, &d, &ax))) return st;
+            if ((st = cache_dims(m, MOPT_OUTPUT, oi, c->out_name, &ho, &dout, &axo))) return st;
+            if (l == 0 && kind == 0) g->seq_axis = ax;
+            if (ax != axo || ax != g->seq_axis)
+                return mopt_fail(MOPT_ERR_SHAPE,
+                                 "mopt_generator_create: '%s' and '%s' differ in layout from "
+                                 "layer 0 (every cache [batch, heads, seq, head_dim], or every "
+                                 "one token-major [batch, seq, heads, head_dim])",
+                                 c->in_name, c->out_name);
             if (ho != h || dout != d)
                 return mopt_fail(MOPT_ERR_SHAPE,
                                  "mopt_generator_create: '%s' has heads %" PRId64 ", head_dim "
@@ -302,9 +313,12 @@ static mopt_status setup(mopt_generator *g) {
     }
     for (int c = 0; c < 2 * g->layers; c++) {
         gen_cache *ca = &g->caches[c];
-        for (int b = 0; b < 2; b++)
+        /* token-major: one buffer, grown in place; else two, swapped */
+        for (int b = 0; b < (g->seq_axis == 1 ? 1 : 2); b++)
             if (!(ca->buf[b] = alloc_bytes(cache_elems, sizeof(float), &st))) return st;
+        if (g->seq_axis == 1) ca->buf[1] = ca->buf[0];
         int64_t dims[4] = {1, g->heads, 0, g->head_dim};
+        if (g->seq_axis == 1) dims[1] = 0, dims[2] = g->heads;
         if ((st = rt_tensor_new(MOPT_DTYPE_F32, 4, dims, ca->buf[0], 0, false, &ca->past)) ||
             (st = rt_tensor_new(MOPT_DTYPE_F32, 4, dims, ca->buf[1], 0, false, &ca->present)))
             return st;
@@ -330,8 +344,8 @@ void mopt_generator_destroy(mopt_generator *g) {
     mopt_run_options_destroy(g->run_options);
     if (g->caches) {
         for (int c = 0; c < 2 * g->layers; c++) {
+            if (g->caches[c].buf[1] != g->caches[c].buf[0]) mopt_aligned_free(g->caches[c].buf[1]);
             mopt_aligned_free(g->caches[c].buf[0]);
-            mopt_aligned_free(g->caches[c].buf[1]);
             mopt_tensor_destroy(g->caches[c].past);
             mopt_tensor_destroy(g->caches[c].present);
         }
@@ -463,6 +477,10 @@ static bool cancelled(const mopt_generator *g) {
  * layout packs heads by the past length, so shrinking it moves heads 1.. */
 static void truncate_cache(mopt_generator *g, int64_t keep) {
     if (keep >= g->n_cached) return;
+    if (g->seq_axis == 1) { /* token-major: the prefix is where it was */
+        g->n_cached = keep;
+        return;
+    }
     size_t row = (size_t)g->head_dim;
     for (int c = 0; c < 2 * g->layers; c++) {
         float *b = g->caches[c].buf[g->cur];
@@ -525,6 +543,10 @@ static mopt_status run_step(mopt_generator *g, const int64_t *tokens, int64_t n,
     for (int c = 0; c < 2 * g->layers; c++) {
         gen_cache *ca = &g->caches[c];
         int64_t dp[4] = {1, g->heads, past, g->head_dim}, dn[4] = {1, g->heads, total, g->head_dim};
+        if (g->seq_axis == 1) {
+            dp[1] = past, dp[2] = g->heads;
+            dn[1] = total, dn[2] = g->heads;
+        }
         point(ca->past, 4, dp, ca->buf[g->cur], sizeof(float));
         point(ca->present, 4, dn, ca->buf[1 - g->cur], sizeof(float));
     }
@@ -540,7 +562,7 @@ static mopt_status run_step(mopt_generator *g, const int64_t *tokens, int64_t n,
     g->last_step_ns = t1 - t0;
     g->last_step_plans = g->session->plans_recorded - plans0;
     g->last_step_heap = g->session->heap_tensors - heap0;
-    g->cur = 1 - g->cur;
+    if (g->seq_axis != 1) g->cur = 1 - g->cur;
     memcpy(g->history + past, tokens, (size_t)n * sizeof *tokens);
     g->n_cached = total;
     g->last_row = n - 1;

@@ -77,6 +77,7 @@ typedef struct rt_config {
     int calibration_capture; /* 1 = inputs of MatMul/Gemm/Conv become extra outputs */
     pass_qtable *qtable;     /* the table read by api/calib_table.c, or NULL */
     char int8_exclude[4096]; /* precision=int8: comma-separated nodes kept in FP32 */
+    int kv_cache;            /* 1 = the kv_cache pass (token-major caches, in place) */
 } rt_config;
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);

@@ -29,7 +29,9 @@
 #define VOCAB 256
 #define MAXT 64
 
-static mopt_model *g_model;
+static mopt_model *g_model;    /* as exported: the recomputation oracle */
+static mopt_model *g_model_kv; /* kv_cache=1: token-major caches, appended in place */
+static mopt_model *g_gen;      /* the model make() builds generators on */
 
 static int setup(void **state) {
     (void)state;
@@ -37,14 +39,18 @@ static int setup(void **state) {
     if (mopt_options_create(&o) != MOPT_OK) return -1;
     if (mopt_options_set_int(o, "threads", 1) != MOPT_OK) return -1;
     mopt_status st = mopt_model_load(MODEL, o, &g_model);
+    if (st == MOPT_OK) st = mopt_options_set_int(o, "kv_cache", 1);
+    if (st == MOPT_OK) st = mopt_model_load(MODEL, o, &g_model_kv);
     mopt_options_destroy(o);
     if (st != MOPT_OK) fprintf(stderr, "load %s: %s\n", MODEL, mopt_last_error());
+    g_gen = g_model_kv;
     return st == MOPT_OK ? 0 : -1;
 }
 
 static int teardown(void **state) {
     (void)state;
     mopt_model_destroy(g_model);
+    mopt_model_destroy(g_model_kv);
     return 0;
 }
 
@@ -53,7 +59,7 @@ static mopt_generator *make(int64_t max_seq) {
     assert_int_equal(mopt_options_create(&o), MOPT_OK);
     assert_int_equal(mopt_options_set_int(o, "threads", 1), MOPT_OK);
     mopt_generator *g = NULL;
-    mopt_status st = mopt_generator_create(g_model, o, max_seq, &g);
+    mopt_status st = mopt_generator_create(g_gen, o, max_seq, &g);
     if (st != MOPT_OK) fprintf(stderr, "%s\n", mopt_last_error());
     assert_int_equal(st, MOPT_OK);
     mopt_options_destroy(o);
@@ -154,10 +160,13 @@ static int64_t argmax(const float *l) {
 }
 
 /* Greedy tokens with the cache are the tokens of recomputing the whole
- * prefix each step, and the logits agree within float rounding. */
-static void generator_cache_equals_recompute(void **state) {
-    (void)state;
+ * prefix each step, and the logits agree within float rounding: on the
+ * model as exported (a Concat per cache, two buffers swapped) and with
+ * kv_cache=1 (token-major, appended in place). */
+static void cache_equals_recompute(mopt_model *model) {
+    g_gen = model;
     mopt_generator *g = make(256);
+    g_gen = g_model_kv;
     int64_t stat = -1;
     assert_int_equal(mopt_generator_get_stat(g, "vocab", &stat), MOPT_OK);
     assert_int_equal(stat, VOCAB);
@@ -181,6 +190,33 @@ static void generator_cache_equals_recompute(void **state) {
     assert_int_equal(stat, (int64_t)(n + 39)); /* the last token is not fed */
     free(s);
     mopt_generator_destroy(g);
+}
+
+static void generator_cache_equals_recompute(void **state) {
+    (void)state;
+    cache_equals_recompute(g_model);
+}
+
+/* kv_cache=1: the pass report has its row (every cache rewritten: no
+ * Concat copies the past any more), the caches are token-major, and the
+ * generation equals recomputation. */
+static void generator_kv_cache_in_place(void **state) {
+    (void)state;
+    size_t n = mopt_model_pass_count(g_model_kv), row = n;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(mopt_model_pass_name(g_model_kv, i), "kv_cache") == 0) row = i;
+    assert_true(row < n);
+    assert_int_equal(mopt_model_pass_rewrites(g_model_kv, row), 4); /* 2 layers x key, value */
+    assert_non_null(strstr(mopt_model_pass_note(g_model_kv, row), "KVAppend"));
+    size_t pi = 0;
+    assert_int_equal(mopt_model_io_find(g_model_kv, MOPT_INPUT, "past_key_values.1.value", &pi),
+                     MOPT_OK);
+    assert_int_equal(mopt_model_io_dim(g_model_kv, MOPT_INPUT, pi, 2), 4);  /* heads */
+    assert_int_equal(mopt_model_io_dim(g_model_kv, MOPT_INPUT, pi, 3), 24); /* head_dim */
+    assert_int_equal(mopt_model_pass_count(g_model) > 0, 1);
+    for (size_t i = 0; i < mopt_model_pass_count(g_model); i++)
+        assert_string_not_equal(mopt_model_pass_name(g_model, i), "kv_cache");
+    cache_equals_recompute(g_model_kv);
 }
 
 /* what a decode step cost the session: per token index, the allocations
@@ -228,7 +264,7 @@ static void generator_decode_steps_allocate_nothing(void **state) {
     assert_int_equal(c->n, MAXT);
     /* index 0 follows the prefill (a new prompt length plans once) */
     for (size_t i = 1; i < c->n; i++) {
-        if (c->plans[i] || c->heap[i])
+        if (c->allocs[i] || c->plans[i] || c->heap[i])
             fail_msg("decode step %zu (past %zu): %lld allocations, %lld plans, %lld heap tensors",
                      i, n + i - 1, (long long)c->allocs[i], (long long)c->plans[i],
                      (long long)c->heap[i]);
@@ -533,6 +569,7 @@ static void generator_argument_errors(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(generator_cache_equals_recompute),
+        cmocka_unit_test(generator_kv_cache_in_place),
         cmocka_unit_test(generator_decode_steps_allocate_nothing),
         cmocka_unit_test(generator_seeded_sampling_repeats),
         cmocka_unit_test(generator_sampler_support),
