@@ -20,7 +20,7 @@ from .errors import (BusyError, CancelledError, ClosedError, DTypeError, FileErr
                      InvalidModelError, LimitError, MoptError, NotFoundError, OutOfMemoryError,
                      ParseError, ShapeError, UnsupportedError)
 from ._capi import BINDING_VERSION_NUMBER, LibraryNotFoundError
-from .core import (Batcher, Model, Options, Session, TensorInfo, library_path, mopt_dtype, numpy_dtype,
+from .core import (Batcher, Generator, Model, Options, Session, TensorInfo, library_path, mopt_dtype, numpy_dtype,
                    supported_ops, version, version_number)
 from .ort import (ExecutionMode, GraphOptimizationLevel, InferenceSession, IOBinding,
                   ModelMetadata, NodeArg, OrtValue, RunOptions, SessionOptions,
@@ -29,7 +29,7 @@ from .ort import (ExecutionMode, GraphOptimizationLevel, InferenceSession, IOBin
 __version__ = "0.2.0"
 
 __all__ = [
-    "Model", "Session", "Batcher", "Options", "TensorInfo", "supported_ops", "version", "version_number",
+    "Model", "Session", "Batcher", "Generator", "Options", "TensorInfo", "supported_ops", "version", "version_number",
     "library_path", "numpy_dtype", "mopt_dtype", "BINDING_VERSION_NUMBER",
     "LibraryNotFoundError", "MoptError", "InvalidArgumentError", "OutOfMemoryError", "FileError",
     "ParseError", "InvalidModelError", "UnsupportedError", "ShapeError", "DTypeError",
