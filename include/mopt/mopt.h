@@ -907,20 +907,24 @@ MOPT_NODISCARD MOPT_API mopt_status mopt_batcher_get_stats(const mopt_batcher *b
  * [batch, seq, vocab] with a fixed vocab), TYPE (f16/bf16 caches, float
  * input_ids).
  *
- * The cache: for every past input, two buffers of heads * max_seq *
- * head_dim floats are allocated at creation. Each step feeds
- * past_key_values.N.* as tensors borrowing one buffer (no copy into a fresh
- * tensor; the generator itself allocates and copies nothing per step) and
- * binds present.N.* to the other, so the graph writes the grown cache
- * straight into preallocated memory; the two swap roles after the step.
- * What is not avoided: (1) the exported graph itself concatenates past and
- * new keys (Concat inside the model), so each step still moves the past
- * once (heads * past * head_dim floats per tensor, inside the Concat node):
- * the dense [batch, heads, past, head_dim] layout the model's inputs demand
- * cannot grow in place when heads > 1; (2) the past length changes every
- * step, so the session meets new input shapes each step and plans them
- * again (its memory plans are keyed by concrete shapes).
- * examples/generate/README.md measures both.
+ * The past inputs may also be token-major, [batch, past, heads, head_dim]
+ * (and present [batch, past + seq, heads, head_dim]): the layout the load
+ * option "kv_cache"=1 gives a decoder (its kv_cache pass).
+ *
+ * The cache is allocated at creation: per past input, heads * max_seq *
+ * head_dim floats. What a decode step costs: one run of the model on one
+ * token, with no memory planning and no allocation (the generator marks the
+ * past length elastic and plans the largest decode shapes once, with a
+ * warm-up step at max_seq, when it is created; every later step reuses that
+ * plan, and shape inference per node is all that is redone), plus
+ * sampling. Token-major (kv_cache=1): past and present are bound to the
+ * same buffer and the model writes only the new key/value rows; the
+ * attention reads the cache where it lies, so nothing proportional to the
+ * past is copied (the attention's own work over the past remains).
+ * As exported ([batch, heads, seq, head_dim]): two buffers per input,
+ * swapped after each step, and the graph's Concat moves the past once per
+ * step and tensor (a dense head-major cache cannot grow in place when
+ * heads > 1). examples/generate/README.md measures both.
  *
  * Prefix reuse: the generator keeps the cache of its previous request (the
  * prompt and the tokens it generated). A new prompt that starts with those

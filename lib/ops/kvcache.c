@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "kernels/ref/ref_matmul.h"
+#include "ops/impls.h"
+#include "ops/kvcache.h"
 #include "ops/matmul.h"
 #include "ops/op_common.h"
 #include "ops/ops.h"
@@ -92,11 +94,6 @@ static mopt_status kva_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 /* ---- mopt.CacheMatMul --------------------------------------------------- */
 
-typedef struct cmm_params {
-    bool trans_b;
-    float alpha;
-} cmm_params;
-
 static mopt_status cmm_parse(const op_ctx *ctx, void *params) {
     cmm_params *p = params;
     int64_t tb = ir_node_attr_int(ctx->node, "transB", 0);
@@ -149,10 +146,17 @@ static mopt_status cmm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
 static mopt_status cmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     (void)n_in, (void)n_out;
-    const cmm_params *p = ctx->params;
     mopt_status st = op_require_inputs(ctx, in, 2);
     if (st) return st;
-    const int64_t *a = in[0].shape.dims, *c = in[1].shape.dims;
+    kn_gemm g;
+    ops_cache_matmul_gemm(ctx->params, &in[0].shape, &in[1].shape, &g);
+    ref_gemm_batched_f32(&g, in[0].data, in[1].data, out[0].data);
+    return MOPT_OK;
+}
+
+void ops_cache_matmul_gemm(const cmm_params *p, const ir_shape *as, const ir_shape *cs,
+                           kn_gemm *out) {
+    const int64_t *a = as->dims, *c = cs->dims;
     int64_t H = a[1], M = a[2], K = a[3], T = c[1], D = c[3];
     kn_gemm g;
     memset(&g, 0, sizeof g);
@@ -170,8 +174,7 @@ static mopt_status cmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     g.a_bs[0] = H * M * K, g.a_bs[1] = M * K;
     g.b_bs[0] = T * H * D, g.b_bs[1] = D;
     g.c_bs[0] = H * M * g.N, g.c_bs[1] = M * g.N;
-    ref_gemm_batched_f32(&g, in[0].data, in[1].data, out[0].data);
-    return MOPT_OK;
+    *out = g;
 }
 
 static int64_t cmm_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
@@ -183,8 +186,8 @@ static int64_t cmm_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const
 
 static const op_def k_ops[] = {
     {"KVAppend", "mopt", 2, 2, 1, 1, kva_infer, kva_run, NULL},
-    {"CacheMatMul", "mopt", 2, 2, 1, 1, cmm_infer, cmm_run, NULL, OP_PARAMS(cmm_params, cmm_parse),
-     .flops = cmm_flops},
+    {"CacheMatMul", "mopt", 2, 2, 1, 1, cmm_infer, cmm_run, ops_cache_matmul_impls,
+     OP_PARAMS(cmm_params, cmm_parse), .flops = cmm_flops},
 };
 
 OP_FAMILY(kvcache, k_ops)
