@@ -60,12 +60,17 @@ static int on_token(void *user, int64_t token, size_t i) {
 
 /* One run of the model over n new tokens after `past` cached positions
  * (zeros), as a generator step or a recomputation (past = 0) does; returns
- * its wall time, and the time of the Concat nodes when profiling. */
+ * its wall time, and the time of the Concat (KVAppend) nodes when
+ * profiling. Token-major caches (kv_cache=1) are bound as the generator
+ * binds them: present.N.* to past_key_values.N.*'s buffer (in place). */
 static int64_t run_once(const mopt_model *model, mopt_session *s, int64_t past, int64_t n,
                         int64_t *concat_ns) {
     size_t n_in = mopt_model_io_count(model, MOPT_INPUT);
     const char *names[64];
     mopt_tensor *ins[64];
+    float *cache[64] = {0};
+    size_t n_out = mopt_model_io_count(model, MOPT_OUTPUT);
+    mopt_tensor *outs[64] = {0};
     int64_t total = past + n;
     int64_t *ids = calloc((size_t)total, 8), *mask = calloc((size_t)total, 8);
     for (int64_t i = 0; i < total; i++) {
@@ -85,16 +90,26 @@ static int64_t run_once(const mopt_model *model, mopt_session *s, int64_t past, 
         } else if (strncmp(names[i], "past_key_values.", 16) == 0) {
             int64_t d4[4] = {1, mopt_model_io_dim(model, MOPT_INPUT, i, 1), past,
                              mopt_model_io_dim(model, MOPT_INPUT, i, 3)};
-            if (d4[1] <= 0) /* token-major (kv_cache=1) */
-                d4[1] = past, d4[2] = mopt_model_io_dim(model, MOPT_INPUT, i, 2);
-            CHECK(mopt_tensor_create(MOPT_DTYPE_F32, 4, d4, &ins[i]));
+            if (d4[1] <= 0) { /* token-major (kv_cache=1): in place */
+                int64_t H = mopt_model_io_dim(model, MOPT_INPUT, i, 2), D = d4[3];
+                int64_t dp[4] = {1, past, H, D}, dn[4] = {1, total, H, D};
+                size_t o = 0;
+                char oname[128];
+                snprintf(oname, sizeof oname, "present.%s", names[i] + 16);
+                CHECK(mopt_model_io_find(model, MOPT_OUTPUT, oname, &o));
+                cache[i] = calloc((size_t)(total * H * D), sizeof(float));
+                CHECK(mopt_tensor_wrap(MOPT_DTYPE_F32, 4, dp, cache[i],
+                                       (size_t)(past * H * D) * sizeof(float), &ins[i]));
+                CHECK(mopt_tensor_wrap(MOPT_DTYPE_F32, 4, dn, cache[i],
+                                       (size_t)(total * H * D) * sizeof(float), &outs[o]));
+            } else {
+                CHECK(mopt_tensor_create(MOPT_DTYPE_F32, 4, d4, &ins[i]));
+            }
         } else {
             CHECK(
                 mopt_tensor_wrap_const(MOPT_DTYPE_I64, 2, d2, ids + past, (size_t)n * 8, &ins[i]));
         }
     }
-    size_t n_out = mopt_model_io_count(model, MOPT_OUTPUT);
-    mopt_tensor *outs[64] = {0};
     int64_t t0 = now_ns();
     CHECK(mopt_session_run(s, n_in, names, (const mopt_tensor *const *)ins, n_out, NULL, outs));
     int64_t dt = now_ns() - t0;
@@ -102,8 +117,7 @@ static int64_t run_once(const mopt_model *model, mopt_session *s, int64_t past, 
         *concat_ns = 0;
         for (size_t k = 0; k < mopt_session_profile_count(s); k++)
             if (strcmp(mopt_session_profile_op(s, k), "Concat") == 0 ||
-                strcmp(mopt_session_profile_op(s, k), "mopt.KVAppend") == 0 ||
-                strcmp(mopt_session_profile_op(s, k), "KVAppend") == 0)
+                strstr(mopt_session_profile_op(s, k), "KVAppend"))
                 *concat_ns += mopt_session_profile_ns(s, k);
     }
     if (getenv("GENERATE_BENCH_OPS") && concat_ns) { /* per-op-type breakdown */
@@ -125,8 +139,10 @@ static int64_t run_once(const mopt_model *model, mopt_session *s, int64_t past, 
     }
     for (size_t k = 0; k < n_out; k++)
         mopt_tensor_destroy(outs[k]);
-    for (size_t i = 0; i < n_in; i++)
+    for (size_t i = 0; i < n_in; i++) {
         mopt_tensor_destroy(ins[i]);
+        free(cache[i]);
+    }
     free(ids);
     free(mask);
     return dt;

@@ -720,6 +720,8 @@ MOPT_API const char *mopt_model_pass_note(const mopt_model *model, size_t index)
  *                  signature; 0 more when a run reuses a plan)
  *   "heap_tensors" intermediates placed on the heap instead of the
  *                  planned arena so far (runs of unplanned shapes)
+ *   "last_run_inferred_nodes" nodes whose output shapes the last run
+ *                  inferred (the others took them from the memory plan)
  * Returns OK, INVALID_ARGUMENT (NULL argument) or NOT_FOUND (unknown key). */
 MOPT_NODISCARD MOPT_API mopt_status mopt_session_get_stat(const mopt_session *session,
                                                           const char *key, int64_t *value);
@@ -1021,7 +1023,12 @@ MOPT_API void mopt_generator_reset(mopt_generator *gen);
  * served from the cache, and fed to the model), "generated_tokens" (of the
  * last request), "steps" (model runs so far), "prefill_ns" and
  * "last_step_ns" (wall time of the last prefill and of the last decode
- * step). Returns OK, INVALID_ARGUMENT or NOT_FOUND (unknown key). */
+ * step), "last_step_plans" and "last_step_heap_tensors" (memory plans the
+ * last model run made, intermediates it put on the heap: 0 for a decode
+ * step), "last_step_inferred_nodes" (nodes whose shapes it inferred: those
+ * whose shapes depend on the past length), "capacity_planned" (1 when the
+ * creation's warm-up planned the largest decode step). Returns OK, INVALID_ARGUMENT or NOT_FOUND
+ * (unknown key). */
 MOPT_NODISCARD MOPT_API mopt_status mopt_generator_get_stat(const mopt_generator *gen,
                                                             const char *key, int64_t *value);
 

@@ -64,6 +64,7 @@ struct mopt_generator {
 
     int64_t reused, prefilled, generated, steps, prefill_ns, last_step_ns;
     int64_t last_step_plans, last_step_heap; /* memory plans made / heap intermediates */
+    int64_t last_step_inferred;              /* nodes whose shapes the step inferred */
     int seq_axis;                            /* the past inputs' sequence axis */
     bool capacity_planned;                   /* plan_capacity's warm-up ran */
 };
@@ -562,6 +563,7 @@ static mopt_status run_step(mopt_generator *g, const int64_t *tokens, int64_t n,
     g->last_step_ns = t1 - t0;
     g->last_step_plans = g->session->plans_recorded - plans0;
     g->last_step_heap = g->session->heap_tensors - heap0;
+    g->last_step_inferred = g->session->run_inferred;
     if (g->seq_axis != 1) g->cur = 1 - g->cur;
     memcpy(g->history + past, tokens, (size_t)n * sizeof *tokens);
     g->n_cached = total;
@@ -676,11 +678,12 @@ mopt_status mopt_generator_get_stat(const mopt_generator *g, const char *key, in
                                        "generated_tokens", "steps",
                                        "prefill_ns",       "last_step_ns",
                                        "last_step_plans",  "last_step_heap_tensors",
-                                       "capacity_planned"};
+                                       "capacity_planned", "last_step_inferred_nodes"};
     const int64_t vals[] = {
-        g->layers,     g->heads,        g->head_dim,        g->vocab,          g->max_seq,
-        g->n_cached,   g->reused,       g->prefilled,       g->generated,      g->steps,
-        g->prefill_ns, g->last_step_ns, g->last_step_plans, g->last_step_heap, g->capacity_planned};
+        g->layers,          g->heads,          g->head_dim,         g->vocab,
+        g->max_seq,         g->n_cached,       g->reused,           g->prefilled,
+        g->generated,       g->steps,          g->prefill_ns,       g->last_step_ns,
+        g->last_step_plans, g->last_step_heap, g->capacity_planned, g->last_step_inferred};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (strcmp(key, keys[i]) == 0) {
             *value = vals[i];
@@ -690,6 +693,6 @@ mopt_status mopt_generator_get_stat(const mopt_generator *g, const char *key, in
                      "unknown generator statistic '%s' (known: layers, heads, head_dim, vocab, "
                      "max_seq, cached_tokens, reused_tokens, prefill_tokens, generated_tokens, "
                      "steps, prefill_ns, last_step_ns, last_step_plans, last_step_heap_tensors, "
-                     "capacity_planned)",
+                     "capacity_planned, last_step_inferred_nodes)",
                      key);
 }

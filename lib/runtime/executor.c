@@ -339,7 +339,8 @@ static mopt_status run_nodes(mopt_session *s) {
         if (st) return st;
         v->ctx.precision = plans[i].precision;
         op_tensor *in = v->in, *out = v->out;
-        if (s->plan && !s->plan_broken && !s->plan_elastic && s->plan->shapes_fixed[i]) {
+        if (s->plan && !s->plan_broken &&
+            (s->plan->shapes_fixed[i] & (s->plan_elastic ? RT_SHAPES_ELASTIC_STABLE : 1))) {
             /* this signature's plan holds every output shape of the node */
             for (int32_t k = 0; k < n->n_outputs; k++) {
                 int32_t val = n->outputs[k];
@@ -347,6 +348,7 @@ static mopt_status run_nodes(mopt_session *s) {
                 out[k].shape = s->plan->shapes[val];
             }
         } else {
+            s->run_inferred++;
             st = op_view_infer(v);
             if (st) return node_failed(n, st);
             if (s->plan && !s->plan_elastic) check_against_plan(s, n, out);
@@ -754,7 +756,18 @@ static void mark_fixed_shapes(mopt_session *s, rt_mem_plan *p) {
                  memcmp(o->shape.dims, p->shapes[val].dims,
                         (size_t)o->shape.rank * sizeof(int64_t)) == 0;
         }
-        p->shapes_fixed[i] = ok;
+        /* and under elastic dims: when load-time inference proved every
+         * output dim fixed or a symbol that is not elastic, runs of any
+         * elastic value have the plan's shapes too */
+        uint8_t stable = ok && s->elastic_sym ? RT_SHAPES_ELASTIC_STABLE : 0;
+        for (int32_t k = 0; k < n->n_outputs && stable; k++) {
+            const ir_shape *ls = &g->values[n->outputs[k]]->shape;
+            for (int32_t d = 0; d < ls->rank && stable; d++)
+                if (ls->syms[d] < 0 || (ls->syms[d] > 0 && s->elastic_sym[ls->syms[d] - 1]))
+                    stable = 0;
+            if (ls->rank < 0) stable = 0;
+        }
+        p->shapes_fixed[i] = ok ? (uint8_t)(1 | stable) : 0;
     }
     mopt_clear_error();
 }
@@ -903,6 +916,7 @@ static mopt_status run_budgeted(mopt_session *s, const mopt_run_options *ro, siz
     release_all(s);
     memset(s->user_out, 0, (size_t)g->n_values * sizeof *s->user_out);
     s->peak_bytes = 0;
+    s->run_inferred = 0;
     s->prof_valid = false;
     int64_t t_run = mopt_now_ns();
     int32_t idx_of[256];

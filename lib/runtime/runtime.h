@@ -207,14 +207,18 @@ typedef struct rt_mem_plan {
     int64_t *offsets; /* per value, -1 if not in the arena */
     ir_shape *shapes; /* per value */
     mopt_dtype *dtypes;
-    uint8_t *shapes_fixed; /* per node: its output shapes follow from the
-                              signature alone, so runs skip its inference */
+    uint8_t *shapes_fixed; /* per node: bit 0, its output shapes follow from
+                              the signature alone, so runs skip its inference;
+                              RT_SHAPES_ELASTIC_STABLE, also whatever the
+                              elastic dims are (runs of an elastic plan skip
+                              it too) */
     uint8_t *sig_elastic;  /* per signature entry: a dim of an elastic symbol */
     size_t arena_size;
     size_t intermediate_bytes; /* sum of all planned tensors, for comparison */
     uint64_t last_used;
 } rt_mem_plan;
 
+#define RT_SHAPES_ELASTIC_STABLE 2
 #define RT_MAX_PLANS 8
 #define RT_SIG_CAP 1024
 
@@ -257,6 +261,7 @@ struct mopt_session {
     bool plan_elastic;               /* this run uses a plan of larger elastic dims */
     int64_t plans_recorded;          /* memory plans made so far */
     int64_t heap_tensors;            /* intermediates placed on the heap so far */
+    int32_t run_inferred;            /* nodes whose shapes the last run inferred */
     uint8_t *arena;                  /* 64-byte aligned */
     size_t arena_cap;
     const mopt_tensor **user_out; /* per value: caller's output buffer this run */

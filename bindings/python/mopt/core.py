@@ -923,7 +923,7 @@ class Batcher:
 _GENERATOR_STATS = ("layers", "heads", "head_dim", "vocab", "max_seq", "cached_tokens",
                     "reused_tokens", "prefill_tokens", "generated_tokens", "steps", "prefill_ns",
                     "last_step_ns", "last_step_plans", "last_step_heap_tensors",
-                    "capacity_planned")
+                    "capacity_planned", "last_step_inferred_nodes")
 
 
 class Generator:
