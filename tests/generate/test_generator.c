@@ -192,6 +192,118 @@ static void cache_equals_recompute(mopt_model *model) {
     mopt_generator_destroy(g);
 }
 
+/* One run of model with batch B, past P (random), S new tokens: logits and
+ * present.0.value, head-major [B, H, P+S, D] whatever the model's layout.
+ * in_place: the token-major present is bound to past's buffer (grown in
+ * place, batch rows moving). */
+#define KB 2
+#define KP 5
+#define KS 3
+#define KH 4
+#define KD 24
+static void run_batch(mopt_model *model, bool token_major, bool in_place, float *logits,
+                      float *present) {
+    mopt_session *ss = NULL;
+    assert_int_equal(mopt_session_create(model, NULL, &ss), MOPT_OK);
+    const int64_t T = KP + KS, n_cache = KB * T * KH * KD;
+    static int64_t ids[KB * KS], mask[KB * (KP + KS)], pos[KB * KS];
+    for (int b = 0; b < KB; b++) {
+        for (int i = 0; i < KS; i++)
+            ids[b * KS + i] = 'a' + 7 * b + i, pos[b * KS + i] = KP + i;
+        for (int i = 0; i < T; i++)
+            mask[b * T + i] = 1;
+    }
+    size_t n_in = mopt_model_io_count(model, MOPT_INPUT),
+           n_out = mopt_model_io_count(model, MOPT_OUTPUT);
+    const char *names[16];
+    mopt_tensor *ins[16], *outs[16] = {0};
+    float *bufs[16] = {0};
+    for (size_t i = 0; i < n_in; i++) {
+        names[i] = mopt_model_io_name(model, MOPT_INPUT, i);
+        int64_t d2[2] = {KB, KS}, dm[2] = {KB, T};
+        if (strcmp(names[i], "attention_mask") == 0) {
+            assert_int_equal(
+                mopt_tensor_wrap_const(MOPT_DTYPE_I64, 2, dm, mask, sizeof mask, &ins[i]), MOPT_OK);
+        } else if (strncmp(names[i], "past_key_values.", 16) == 0) {
+            /* the same values in both layouts: element (b, h, p, d) */
+            float *buf = bufs[i] = calloc((size_t)n_cache, sizeof(float));
+            for (int b = 0; b < KB; b++)
+                for (int h = 0; h < KH; h++)
+                    for (int p = 0; p < KP; p++)
+                        for (int d = 0; d < KD; d++) {
+                            float v = (float)sin(0.37 * (double)(((b * 7 + h) * 13 + p) * 29 + d) +
+                                                 (double)i);
+                            size_t at = token_major ? (((size_t)b * KP + p) * KH + h) * KD + d
+                                                    : (((size_t)b * KH + h) * KP + p) * KD + d;
+                            buf[at] = v;
+                        }
+            int64_t d4[4] = {KB, KH, KP, KD};
+            if (token_major) d4[1] = KP, d4[2] = KH;
+            assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_F32, 4, d4, buf,
+                                              (size_t)(KB * KP * KH * KD) * sizeof(float), &ins[i]),
+                             MOPT_OK);
+            if (in_place) {
+                char oname[64];
+                size_t o = 0;
+                snprintf(oname, sizeof oname, "present.%s", names[i] + 16);
+                assert_int_equal(mopt_model_io_find(model, MOPT_OUTPUT, oname, &o), MOPT_OK);
+                int64_t dn[4] = {KB, T, KH, KD};
+                assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_F32, 4, dn, buf,
+                                                  (size_t)n_cache * sizeof(float), &outs[o]),
+                                 MOPT_OK);
+            }
+        } else {
+            const int64_t *data = strcmp(names[i], "position_ids") == 0 ? pos : ids;
+            assert_int_equal(
+                mopt_tensor_wrap_const(MOPT_DTYPE_I64, 2, d2, data, sizeof ids, &ins[i]), MOPT_OK);
+        }
+    }
+    mopt_status st =
+        mopt_session_run(ss, n_in, names, (const mopt_tensor *const *)ins, n_out, NULL, outs);
+    if (st != MOPT_OK) fprintf(stderr, "%s\n", mopt_last_error());
+    assert_int_equal(st, MOPT_OK);
+    size_t li = 0, pi = 0;
+    assert_int_equal(mopt_model_io_find(model, MOPT_OUTPUT, "logits", &li), MOPT_OK);
+    assert_int_equal(mopt_model_io_find(model, MOPT_OUTPUT, "present.0.value", &pi), MOPT_OK);
+    memcpy(logits, mopt_tensor_data_const(outs[li]), (size_t)(KB * KS * VOCAB) * sizeof(float));
+    const float *pv = mopt_tensor_data_const(outs[pi]);
+    for (int b = 0; b < KB; b++)
+        for (int h = 0; h < KH; h++)
+            for (int t = 0; t < T; t++)
+                for (int d = 0; d < KD; d++)
+                    present[(((size_t)b * KH + h) * T + t) * KD + d] =
+                        pv[token_major ? (((size_t)b * T + t) * KH + h) * KD + d
+                                       : (((size_t)b * KH + h) * T + t) * KD + d];
+    for (size_t i = 0; i < n_out; i++)
+        mopt_tensor_destroy(outs[i]);
+    for (size_t i = 0; i < n_in; i++) {
+        mopt_tensor_destroy(ins[i]);
+        free(bufs[i]);
+    }
+    mopt_session_destroy(ss);
+}
+
+/* The kv_cache rewrite computes what the exported graph computes, for a
+ * batch of 2 with a past and several new tokens: separate buffers, and
+ * present bound to past's buffer (batch 1's rows move up in place). */
+static void generator_kv_cache_rewrite_is_exact(void **state) {
+    (void)state;
+    static float l0[KB * KS * VOCAB], l1[KB * KS * VOCAB], l2[KB * KS * VOCAB];
+    static float p0[KB * KH * (KP + KS) * KD], p1[KB * KH * (KP + KS) * KD],
+        p2[KB * KH * (KP + KS) * KD];
+    run_batch(g_model, false, false, l0, p0);
+    run_batch(g_model_kv, true, false, l1, p1);
+    run_batch(g_model_kv, true, true, l2, p2);
+    assert_memory_equal(p0, p1, sizeof p0); /* the same bytes, moved */
+    assert_memory_equal(p0, p2, sizeof p0);
+    float worst = 0;
+    for (size_t i = 0; i < KB * KS * VOCAB; i++) {
+        worst = fmaxf(worst, fabsf(l0[i] - l1[i]));
+        assert_true(l1[i] == l2[i]);
+    }
+    if (worst > 1e-4f) fail_msg("kv_cache logits differ by %g", worst);
+}
+
 static void generator_cache_equals_recompute(void **state) {
     (void)state;
     cache_equals_recompute(g_model);
@@ -580,6 +692,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(generator_cache_equals_recompute),
         cmocka_unit_test(generator_kv_cache_in_place),
+        cmocka_unit_test(generator_kv_cache_rewrite_is_exact),
         cmocka_unit_test(generator_decode_steps_allocate_nothing),
         cmocka_unit_test(generator_seeded_sampling_repeats),
         cmocka_unit_test(generator_sampler_support),
