@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#define TOKENS 256
+static int TOKENS = 256;
 
 static int64_t now_ns(void) {
     struct timespec t;
@@ -45,7 +45,7 @@ static int on_token(void *user, int64_t token, size_t i) {
     (void)token;
     int64_t ns = 0;
     if (mopt_generator_get_stat(r->gen, "last_step_ns", &ns) != MOPT_OK) return 1;
-    if (i < TOKENS) r->step_ns[i] = ns;
+    if (i < (size_t)TOKENS) r->step_ns[i] = ns;
     return 0;
 }
 
@@ -60,12 +60,17 @@ static int on_token(void *user, int64_t token, size_t i) {
 
 /* One run of the model over n new tokens after `past` cached positions
  * (zeros), as a generator step or a recomputation (past = 0) does; returns
- * its wall time, and the time of the Concat nodes when profiling. */
+ * its wall time, and the time of the Concat (KVAppend) nodes when
+ * profiling. Token-major caches (kv_cache=1) are bound as the generator
+ * binds them: present.N.* to past_key_values.N.*'s buffer (in place). */
 static int64_t run_once(const mopt_model *model, mopt_session *s, int64_t past, int64_t n,
                         int64_t *concat_ns) {
     size_t n_in = mopt_model_io_count(model, MOPT_INPUT);
     const char *names[64];
     mopt_tensor *ins[64];
+    float *cache[64] = {0};
+    size_t n_out = mopt_model_io_count(model, MOPT_OUTPUT);
+    mopt_tensor *outs[64] = {0};
     int64_t total = past + n;
     int64_t *ids = calloc((size_t)total, 8), *mask = calloc((size_t)total, 8);
     for (int64_t i = 0; i < total; i++) {
@@ -85,21 +90,34 @@ static int64_t run_once(const mopt_model *model, mopt_session *s, int64_t past, 
         } else if (strncmp(names[i], "past_key_values.", 16) == 0) {
             int64_t d4[4] = {1, mopt_model_io_dim(model, MOPT_INPUT, i, 1), past,
                              mopt_model_io_dim(model, MOPT_INPUT, i, 3)};
-            CHECK(mopt_tensor_create(MOPT_DTYPE_F32, 4, d4, &ins[i]));
+            if (d4[1] <= 0) { /* token-major (kv_cache=1): in place */
+                int64_t H = mopt_model_io_dim(model, MOPT_INPUT, i, 2), D = d4[3];
+                int64_t dp[4] = {1, past, H, D}, dn[4] = {1, total, H, D};
+                size_t o = 0;
+                char oname[128];
+                snprintf(oname, sizeof oname, "present.%s", names[i] + 16);
+                CHECK(mopt_model_io_find(model, MOPT_OUTPUT, oname, &o));
+                cache[i] = calloc((size_t)(total * H * D), sizeof(float));
+                CHECK(mopt_tensor_wrap(MOPT_DTYPE_F32, 4, dp, cache[i],
+                                       (size_t)(past * H * D) * sizeof(float), &ins[i]));
+                CHECK(mopt_tensor_wrap(MOPT_DTYPE_F32, 4, dn, cache[i],
+                                       (size_t)(total * H * D) * sizeof(float), &outs[o]));
+            } else {
+                CHECK(mopt_tensor_create(MOPT_DTYPE_F32, 4, d4, &ins[i]));
+            }
         } else {
             CHECK(
                 mopt_tensor_wrap_const(MOPT_DTYPE_I64, 2, d2, ids + past, (size_t)n * 8, &ins[i]));
         }
     }
-    size_t n_out = mopt_model_io_count(model, MOPT_OUTPUT);
-    mopt_tensor *outs[64] = {0};
     int64_t t0 = now_ns();
     CHECK(mopt_session_run(s, n_in, names, (const mopt_tensor *const *)ins, n_out, NULL, outs));
     int64_t dt = now_ns() - t0;
     if (concat_ns) {
         *concat_ns = 0;
         for (size_t k = 0; k < mopt_session_profile_count(s); k++)
-            if (strcmp(mopt_session_profile_op(s, k), "Concat") == 0)
+            if (strcmp(mopt_session_profile_op(s, k), "Concat") == 0 ||
+                strstr(mopt_session_profile_op(s, k), "KVAppend"))
                 *concat_ns += mopt_session_profile_ns(s, k);
     }
     if (getenv("GENERATE_BENCH_OPS") && concat_ns) { /* per-op-type breakdown */
@@ -121,8 +139,10 @@ static int64_t run_once(const mopt_model *model, mopt_session *s, int64_t past, 
     }
     for (size_t k = 0; k < n_out; k++)
         mopt_tensor_destroy(outs[k]);
-    for (size_t i = 0; i < n_in; i++)
+    for (size_t i = 0; i < n_in; i++) {
         mopt_tensor_destroy(ins[i]);
+        free(cache[i]);
+    }
     free(ids);
     free(mask);
     return dt;
@@ -130,7 +150,7 @@ static int64_t run_once(const mopt_model *model, mopt_session *s, int64_t past, 
 
 int main(int argc, char **argv) {
     const char *path = "examples/generate/kjv-tiny.onnx";
-    int threads = 1, repeats = 9, n_prompt = 16;
+    int threads = 1, repeats = 9, n_prompt = 16, kv_cache = 1, max_seq = 1024;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--model") == 0)
             path = argv[i + 1];
@@ -140,20 +160,29 @@ int main(int argc, char **argv) {
             repeats = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--prompt") == 0)
             n_prompt = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--kv-cache") == 0)
+            kv_cache = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--max-seq") == 0)
+            max_seq = atoi(argv[i + 1]);
         else {
             fprintf(stderr, "usage: generate_bench [--model PATH] [--threads N] [--repeats R] "
-                            "[--prompt N]\n");
+                            "[--prompt N] [--kv-cache 0|1] [--max-seq N]\n");
             return 2;
         }
     }
-    if (repeats < 1 || n_prompt < 1) return 2;
-    mopt_options *o = NULL;
-    mopt_model *model = NULL;
+    if (repeats < 1 || n_prompt < 1 || max_seq < n_prompt + 260) return 2;
+    TOKENS = max_seq - n_prompt; /* up to the cache's (the model's) last position */
+    mopt_options *o = NULL, *okv = NULL;
+    mopt_model *model = NULL, *gmodel = NULL;
     mopt_generator *gen = NULL;
     CHECK(mopt_options_create(&o));
     CHECK(mopt_options_set_int(o, "threads", threads));
-    CHECK(mopt_model_load(path, o, &model));
-    CHECK(mopt_generator_create(model, o, n_prompt + TOKENS + 8, &gen));
+    CHECK(mopt_options_create(&okv));
+    CHECK(mopt_options_set_int(okv, "threads", threads));
+    CHECK(mopt_options_set_int(okv, "kv_cache", kv_cache));
+    CHECK(mopt_model_load(path, o, &model));    /* as exported: recomputation */
+    CHECK(mopt_model_load(path, okv, &gmodel)); /* what the generator runs */
+    CHECK(mopt_generator_create(gmodel, o, max_seq, &gen));
     int64_t *prompt = malloc((size_t)n_prompt * sizeof *prompt);
     for (int i = 0; i < n_prompt; i++)
         prompt[i] = "And God said, Let there be light"[i % 32];
@@ -165,17 +194,17 @@ int main(int argc, char **argv) {
         mopt_generator_reset(gen);
         size_t got = 0;
         CHECK(mopt_generator_generate(gen, prompt, (size_t)n_prompt, TOKENS, on_token, &r, &got));
-        if (got != TOKENS) {
+        if (got != (size_t)TOKENS) {
             fprintf(stderr, "generated %zu tokens, wanted %d\n", got, TOKENS);
             return 1;
         }
     }
-    static const int marks[] = {16, 32, 64, 128, 192, 256};
+    int marks[] = {16, 64, 128, 192, 256, 512, TOKENS - 4};
     const int n_marks = (int)(sizeof marks / sizeof *marks);
     int64_t med[8], col[512];
-    printf("model %s, %d threads, prompt %d tokens, %d repeats (median of 8 steps around the "
-           "token x repeats)\n\n",
-           path, threads, n_prompt, repeats);
+    printf("model %s (kv_cache=%d), %d threads, prompt %d tokens, max_seq %d, %d repeats (median "
+           "of 8 steps around the token x repeats)\n\n",
+           path, kv_cache, threads, n_prompt, max_seq, repeats);
     printf("| token | cache positions | KV-cache step (us) | vs token 16 |\n|---|---|---|---|\n");
     for (int m = 0; m < n_marks; m++) {
         size_t c = 0;
@@ -209,26 +238,27 @@ int main(int argc, char **argv) {
     for (int k = 0; k < nr; k++)
         rc[k] = run_once(model, s, n_prompt + 127, 1, NULL);
     int64_t same_shape = median(rc, (size_t)nr);
-    printf("\nflatness: token 16..256 within %+.1f%% .. %+.1f%% of token 16\n",
+    printf("\nflatness: token 16..%d within %+.1f%% .. %+.1f%% of token 16\n", marks[n_marks - 1],
            100.0 * ((double)lo / (double)med[0] - 1), 100.0 * ((double)hi / (double)med[0] - 1));
     printf("token 128: recomputing the %d-position prefix %.1f us vs KV cache %.1f us: %.1fx\n",
-           n_prompt + 127, (double)recompute / 1e3, (double)med[3] / 1e3,
-           (double)recompute / (double)med[3]);
+           n_prompt + 127, (double)recompute / 1e3, (double)med[2] / 1e3,
+           (double)recompute / (double)med[2]);
     printf("token 128: the same step rerun with unchanged shapes (cached plan, tensors made by "
            "the caller): %.1f us\n",
            (double)same_shape / 1e3);
     mopt_session_destroy(s);
-    /* (3) the graph's Concat(past, new) nodes in one decode step */
-    CHECK(mopt_options_set_string(o, "profile", "1"));
-    CHECK(mopt_session_create(model, o, &s));
-    printf("\n| cache positions | decode step, profiled (us) | Concat nodes (us) | share |\n"
-           "|---|---|---|---|\n");
+    /* (3) the cache's append (the graph's Concat, or KVAppend with kv_cache=1)
+     * in one decode step */
+    CHECK(mopt_options_set_string(okv, "profile", "1"));
+    CHECK(mopt_session_create(gmodel, okv, &s));
+    printf("\n| cache positions | decode step, profiled (us) | Concat/KVAppend nodes (us) | "
+           "share |\n|---|---|---|---|\n");
     static const int pasts[] = {16, 128, 256, 512};
     for (int p = 0; p < 4; p++) {
         int64_t tot[64], cat[64];
-        run_once(model, s, pasts[p], 1, NULL);
+        run_once(gmodel, s, pasts[p], 1, NULL);
         for (int k = 0; k < nr; k++)
-            tot[k] = run_once(model, s, pasts[p], 1, &cat[k]);
+            tot[k] = run_once(gmodel, s, pasts[p], 1, &cat[k]);
         int64_t mt = median(tot, (size_t)nr), mc = median(cat, (size_t)nr);
         printf("| %d | %.1f | %.2f | %.1f%% |\n", pasts[p], (double)mt / 1e3, (double)mc / 1e3,
                100.0 * (double)mc / (double)mt);
@@ -236,7 +266,9 @@ int main(int argc, char **argv) {
     mopt_session_destroy(s);
     mopt_generator_destroy(gen);
     mopt_model_destroy(model);
+    mopt_model_destroy(gmodel);
     mopt_options_destroy(o);
+    mopt_options_destroy(okv);
     free(prompt);
     free(steps);
     return 0;

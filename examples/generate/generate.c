@@ -128,6 +128,8 @@ int main(int argc, char **argv) {
     mopt_generator *gen = NULL;
     mopt_status st = mopt_options_create(&opts);
     if (st == MOPT_OK) st = mopt_options_set_int(opts, "threads", threads);
+    /* token-major caches appended in place (the kv_cache pass) */
+    if (st == MOPT_OK) st = mopt_options_set_int(opts, "kv_cache", 1);
     if (st == MOPT_OK) st = mopt_model_load(model_path, opts, &model);
     if (st == MOPT_OK) st = mopt_generator_create(model, opts, max_seq, &gen);
     if (st == MOPT_OK) st = mopt_generator_set_double(gen, "temperature", temperature);

@@ -329,6 +329,19 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   MOPT_VERBOSE=1 lists the excluded nodes. Read for ONNX
  *                   models; mopt_model_save records it in the .mopt file
  *                   (a .mopt file keeps what it was saved with)
+ *   "kv_cache"      int 0 or 1 (experimental, for mopt_generator; default
+ *                   0): 1 runs the kv_cache pass on a decoder exported with
+ *                   past_key_values (see mopt_generator): each
+ *                   past_key_values.N.* input and present.N.* output that
+ *                   is a Concat on the sequence axis read only by attention
+ *                   products becomes token-major, [batch, seq, heads,
+ *                   head_dim] instead of [batch, heads, seq, head_dim], so
+ *                   a cache grows at its end: present is written in place
+ *                   when it is bound to past's buffer, and the products read
+ *                   the cache where it lies. The model's I/O shapes change
+ *                   accordingly (mopt_model_io_dim shows them); the pass
+ *                   report's kv_cache row counts the caches. Read for ONNX
+ *                   models (a .mopt file keeps the rewritten graph)
  * Setting an unknown key, a value of the wrong kind or out of range fails with
  * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
  * an int or double key when it parses as one. */
@@ -719,6 +732,12 @@ MOPT_API const char *mopt_model_pass_note(const mopt_model *model, size_t index)
  *                  outputs until handed over, kernel scratch, oneDNN
  *                  scratchpads, the session's own tables)
  *   "memory_bytes" what the session holds now (arena, caches, tables)
+ *   "plans_recorded" memory plans made so far (one per new input-shape
+ *                  signature; 0 more when a run reuses a plan)
+ *   "heap_tensors" intermediates placed on the heap instead of the
+ *                  planned arena so far (runs of unplanned shapes)
+ *   "last_run_inferred_nodes" nodes whose output shapes the last run
+ *                  inferred (the others took them from the memory plan)
  * Returns OK, INVALID_ARGUMENT (NULL argument) or NOT_FOUND (unknown key). */
 MOPT_NODISCARD MOPT_API mopt_status mopt_session_get_stat(const mopt_session *session,
                                                           const char *key, int64_t *value);
@@ -906,20 +925,24 @@ MOPT_NODISCARD MOPT_API mopt_status mopt_batcher_get_stats(const mopt_batcher *b
  * [batch, seq, vocab] with a fixed vocab), TYPE (f16/bf16 caches, float
  * input_ids).
  *
- * The cache: for every past input, two buffers of heads * max_seq *
- * head_dim floats are allocated at creation. Each step feeds
- * past_key_values.N.* as tensors borrowing one buffer (no copy into a fresh
- * tensor; the generator itself allocates and copies nothing per step) and
- * binds present.N.* to the other, so the graph writes the grown cache
- * straight into preallocated memory; the two swap roles after the step.
- * What is not avoided: (1) the exported graph itself concatenates past and
- * new keys (Concat inside the model), so each step still moves the past
- * once (heads * past * head_dim floats per tensor, inside the Concat node):
- * the dense [batch, heads, past, head_dim] layout the model's inputs demand
- * cannot grow in place when heads > 1; (2) the past length changes every
- * step, so the session meets new input shapes each step and plans them
- * again (its memory plans are keyed by concrete shapes).
- * examples/generate/README.md measures both.
+ * The past inputs may also be token-major, [batch, past, heads, head_dim]
+ * (and present [batch, past + seq, heads, head_dim]): the layout the load
+ * option "kv_cache"=1 gives a decoder (its kv_cache pass).
+ *
+ * The cache is allocated at creation: per past input, heads * max_seq *
+ * head_dim floats. What a decode step costs: one run of the model on one
+ * token, with no memory planning and no allocation (the generator marks the
+ * past length elastic and plans the largest decode shapes once, with a
+ * warm-up step at max_seq, when it is created; every later step reuses that
+ * plan, and shape inference per node is all that is redone), plus
+ * sampling. Token-major (kv_cache=1): past and present are bound to the
+ * same buffer and the model writes only the new key/value rows; the
+ * attention reads the cache where it lies, so nothing proportional to the
+ * past is copied (the attention's own work over the past remains).
+ * As exported ([batch, heads, seq, head_dim]): two buffers per input,
+ * swapped after each step, and the graph's Concat moves the past once per
+ * step and tensor (a dense head-major cache cannot grow in place when
+ * heads > 1). examples/generate/README.md measures both.
  *
  * Prefix reuse: the generator keeps the cache of its previous request (the
  * prompt and the tokens it generated). A new prompt that starts with those
@@ -1016,7 +1039,12 @@ MOPT_API void mopt_generator_reset(mopt_generator *gen);
  * served from the cache, and fed to the model), "generated_tokens" (of the
  * last request), "steps" (model runs so far), "prefill_ns" and
  * "last_step_ns" (wall time of the last prefill and of the last decode
- * step). Returns OK, INVALID_ARGUMENT or NOT_FOUND (unknown key). */
+ * step), "last_step_plans" and "last_step_heap_tensors" (memory plans the
+ * last model run made, intermediates it put on the heap: 0 for a decode
+ * step), "last_step_inferred_nodes" (nodes whose shapes it inferred: those
+ * whose shapes depend on the past length), "capacity_planned" (1 when the
+ * creation's warm-up planned the largest decode step). Returns OK, INVALID_ARGUMENT or NOT_FOUND
+ * (unknown key). */
 MOPT_NODISCARD MOPT_API mopt_status mopt_generator_get_stat(const mopt_generator *gen,
                                                             const char *key, int64_t *value);
 

@@ -34,6 +34,29 @@ static void one(void *arg, const kn_gemm *g, int64_t oa, int64_t ob, int64_t oc)
                 b->C + oc, g->ldc, g->alpha, g->beta);
 }
 
+static void one_gemv(void *arg, const kn_gemm *g, int64_t oa, int64_t ob, int64_t oc) {
+    const batch *b = arg;
+    /* C[0, :] = alpha * A[0, :] op(B): op(B) = B^T (B is N x K) is B times
+     * the row; op(B) = B (K x N) is B^T times it */
+    if (g->trans_b)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, (blasint)g->N, (blasint)g->K, g->alpha, b->B + ob,
+                    (blasint)g->ldb, b->A + oa, 1, g->beta, b->C + oc, 1);
+    else
+        cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)g->K, (blasint)g->N, g->alpha, b->B + ob,
+                    (blasint)g->ldb, b->A + oa, 1, g->beta, b->C + oc, 1);
+}
+
+bool oblas_gemv_batched(const kn_gemm *g, const float *A, const float *B, float *C, int threads) {
+    if (g->M != 1 || g->trans_a || g->N == 0 || g->K == 0 || !oblas_fits(g->M, g->N, g->K) ||
+        !oblas_fits(g->lda, g->ldb, g->ldc) || g->ldb < (g->trans_b ? g->K : g->N))
+        return false;
+    oblas_scope host = oblas_threads_enter(threads);
+    batch b = {A, B, C};
+    kn_gemm_each(g, one_gemv, &b);
+    oblas_threads_leave(host);
+    return true;
+}
+
 bool oblas_gemm_batched(const kn_gemm *g, const float *A, const float *B, float *C, int threads) {
     if (!oblas_fits(g->M, g->N, g->K) || !oblas_fits(g->lda, g->ldb, g->ldc) ||
         !oblas_fits(g->M * g->K, g->K * g->N, g->M * g->N))

@@ -27,6 +27,10 @@ void oblas_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
  * (M, N, K, a leading dimension or a matrix's element count) does not fit
  * BLAS's integers. */
 bool oblas_gemm_batched(const kn_gemm *g, const float *A, const float *B, float *C, int threads);
+/* The same for a g with M == 1 and A not transposed, one cblas_sgemv per
+ * batch matrix (a row times op(B): OpenBLAS's GEMV kernels, without the
+ * GEMM's packing); false (nothing written) for any other g. */
+bool oblas_gemv_batched(const kn_gemm *g, const float *A, const float *B, float *C, int threads);
 
 /* The host's settings oblas_threads_enter replaced. */
 typedef struct oblas_scope {

@@ -63,6 +63,10 @@ struct mopt_generator {
     size_t n_stop;
 
     int64_t reused, prefilled, generated, steps, prefill_ns, last_step_ns;
+    int64_t last_step_plans, last_step_heap; /* memory plans made / heap intermediates */
+    int64_t last_step_inferred;              /* nodes whose shapes the step inferred */
+    int seq_axis;                            /* the past inputs' sequence axis */
+    bool capacity_planned;                   /* plan_capacity's warm-up ran */
 };
 
 /* ---- discovery ---- */
@@ -119,9 +123,11 @@ static mopt_status find_present(const mopt_model *m, int64_t layer, int kind, ch
                      kind ? "value" : "key");
 }
 
-/* heads and head_dim of a rank-4 f32 cache value, fixed numbers. */
+/* heads and head_dim of a rank-4 f32 cache value, fixed numbers, and its
+ * sequence axis: 2 as exported ([batch, heads, seq, head_dim]), 1 when the
+ * kv_cache pass made it token-major ([batch, seq, heads, head_dim]). */
 static mopt_status cache_dims(const mopt_model *m, mopt_io_kind io, size_t i, const char *name,
-                              int64_t *heads, int64_t *head_dim) {
+                              int64_t *heads, int64_t *head_dim, int *seq_axis) {
     mopt_dtype d = mopt_model_io_dtype(m, io, i);
     if (d != MOPT_DTYPE_F32)
         return mopt_fail(MOPT_ERR_TYPE,
@@ -133,12 +139,13 @@ static mopt_status cache_dims(const mopt_model *m, mopt_io_kind io, size_t i, co
                          "mopt_generator_create: '%s' has rank %d; a cache is [batch, heads, "
                          "seq, head_dim]",
                          name, r);
-    *heads = mopt_model_io_dim(m, io, i, 1);
+    *seq_axis = mopt_model_io_dim(m, io, i, 1) <= 0 && mopt_model_io_dim(m, io, i, 2) > 0 ? 1 : 2;
+    *heads = mopt_model_io_dim(m, io, i, *seq_axis == 1 ? 2 : 1);
     *head_dim = mopt_model_io_dim(m, io, i, 3);
     if (*heads <= 0 || *head_dim <= 0)
         return mopt_fail(MOPT_ERR_SHAPE,
                          "mopt_generator_create: '%s' needs fixed heads and head_dim (axes 1 and "
-                         "3); they are %s and %s",
+                         "3, or 2 and 3 token-major); they are %s and %s",
                          name, *heads > 0 ? "fixed" : "symbolic or 0",
                          *head_dim > 0 ? "fixed" : "symbolic or 0");
     return MOPT_OK;
@@ -204,8 +211,16 @@ static mopt_status discover(mopt_generator *g, const mopt_model *m) {
             }
             if ((st = find_present(m, l, kind, c->out_name, &oi))) return st;
             int64_t h, d, ho, dout;
-            if ((st = cache_dims(m, MOPT_INPUT, ii, c->in_name, &h, &d))) return st;
-            if ((st = cache_dims(m, MOPT_OUTPUT, oi, c->out_name, &ho, &dout))) return st;
+            int ax, axo;
+            if ((st = cache_dims(m, MOPT_INPUT, ii, c->in_name, &h, &d, &ax))) return st;
+            if ((st = cache_dims(m, MOPT_OUTPUT, oi, c->out_name, &ho, &dout, &axo))) return st;
+            if (l == 0 && kind == 0) g->seq_axis = ax;
+            if (ax != axo || ax != g->seq_axis)
+                return mopt_fail(MOPT_ERR_SHAPE,
+                                 "mopt_generator_create: '%s' and '%s' differ in layout from "
+                                 "layer 0 (every cache [batch, heads, seq, head_dim], or every "
+                                 "one token-major [batch, seq, heads, head_dim])",
+                                 c->in_name, c->out_name);
             if (ho != h || dout != d)
                 return mopt_fail(MOPT_ERR_SHAPE,
                                  "mopt_generator_create: '%s' has heads %" PRId64 ", head_dim "
@@ -247,6 +262,8 @@ static mopt_status discover(mopt_generator *g, const mopt_model *m) {
     g->out_names[0] = lname;
     return MOPT_OK;
 }
+
+static void plan_capacity(mopt_generator *g);
 
 /* ---- buffers ---- */
 
@@ -297,9 +314,12 @@ static mopt_status setup(mopt_generator *g) {
     }
     for (int c = 0; c < 2 * g->layers; c++) {
         gen_cache *ca = &g->caches[c];
-        for (int b = 0; b < 2; b++)
+        /* token-major: one buffer, grown in place; else two, swapped */
+        for (int b = 0; b < (g->seq_axis == 1 ? 1 : 2); b++)
             if (!(ca->buf[b] = alloc_bytes(cache_elems, sizeof(float), &st))) return st;
+        if (g->seq_axis == 1) ca->buf[1] = ca->buf[0];
         int64_t dims[4] = {1, g->heads, 0, g->head_dim};
+        if (g->seq_axis == 1) dims[1] = 0, dims[2] = g->heads;
         if ((st = rt_tensor_new(MOPT_DTYPE_F32, 4, dims, ca->buf[0], 0, false, &ca->past)) ||
             (st = rt_tensor_new(MOPT_DTYPE_F32, 4, dims, ca->buf[1], 0, false, &ca->present)))
             return st;
@@ -325,8 +345,8 @@ void mopt_generator_destroy(mopt_generator *g) {
     mopt_run_options_destroy(g->run_options);
     if (g->caches) {
         for (int c = 0; c < 2 * g->layers; c++) {
+            if (g->caches[c].buf[1] != g->caches[c].buf[0]) mopt_aligned_free(g->caches[c].buf[1]);
             mopt_aligned_free(g->caches[c].buf[0]);
-            mopt_aligned_free(g->caches[c].buf[1]);
             mopt_tensor_destroy(g->caches[c].past);
             mopt_tensor_destroy(g->caches[c].present);
         }
@@ -363,12 +383,14 @@ mopt_status mopt_generator_create(const mopt_model *model, const mopt_options *o
     mopt_generator *g = mopt_calloc(1, sizeof *g);
     if (!g) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (generator)");
     g->max_seq = max_seq;
+    g->seq_axis = 2;
     g->sampling = (gen_sampling){
         .temperature = 0, .top_k = 0, .top_p = 1.0, .repetition_penalty = 1.0, .seed = 0};
     mopt_status st = discover(g, model);
     if (!st) st = setup(g);
     if (!st) st = mopt_run_options_create(&g->run_options);
     if (!st) st = mopt_session_create(model, opts, &g->session);
+    if (!st) plan_capacity(g);
     if (st) {
         /* keep the message of the failure, not of the clean-up */
         mopt_generator_destroy(g);
@@ -456,6 +478,10 @@ static bool cancelled(const mopt_generator *g) {
  * layout packs heads by the past length, so shrinking it moves heads 1.. */
 static void truncate_cache(mopt_generator *g, int64_t keep) {
     if (keep >= g->n_cached) return;
+    if (g->seq_axis == 1) { /* token-major: the prefix is where it was */
+        g->n_cached = keep;
+        return;
+    }
     size_t row = (size_t)g->head_dim;
     for (int c = 0; c < 2 * g->layers; c++) {
         float *b = g->caches[c].buf[g->cur];
@@ -485,9 +511,13 @@ static void point(mopt_tensor *t, int rank, const int64_t *dims, void *data, siz
 }
 
 /* Feeds tokens[0..n) after the cached positions; on success the cache holds
- * them too and logits row n - 1 is the next token's. */
-static mopt_status step(mopt_generator *g, const int64_t *tokens, int64_t n) {
-    int64_t past = g->n_cached, total = past + n;
+ * them too and logits row n - 1 is the next token's. A warm-up (create)
+ * runs one token at position 0 after `past` positions of whatever the
+ * cache holds, only so that the session plans the largest decode shapes,
+ * and changes nothing the generator keeps. */
+static mopt_status run_step(mopt_generator *g, const int64_t *tokens, int64_t n, int64_t past,
+                            bool warm_up) {
+    int64_t total = past + n;
     if (n > g->logits_cap) {
         mopt_status st = MOPT_OK;
         float *nl = alloc_bytes((size_t)n * (size_t)g->vocab, sizeof(float), &st);
@@ -504,7 +534,7 @@ static mopt_status step(mopt_generator *g, const int64_t *tokens, int64_t n) {
     point(g->ids_t, 2, d2, g->ids, isz);
     if (g->pos_t) {
         for (int64_t i = 0; i < n; i++)
-            put_int(g->pos_dtype, g->pos, i, past + i);
+            put_int(g->pos_dtype, g->pos, i, warm_up ? 0 : past + i);
         point(g->pos_t, 2, d2, g->pos, g->pos_dtype == MOPT_DTYPE_I64 ? 8 : 4);
     }
     if (g->mask_t) {
@@ -514,23 +544,54 @@ static mopt_status step(mopt_generator *g, const int64_t *tokens, int64_t n) {
     for (int c = 0; c < 2 * g->layers; c++) {
         gen_cache *ca = &g->caches[c];
         int64_t dp[4] = {1, g->heads, past, g->head_dim}, dn[4] = {1, g->heads, total, g->head_dim};
+        if (g->seq_axis == 1) {
+            dp[1] = past, dp[2] = g->heads;
+            dn[1] = total, dn[2] = g->heads;
+        }
         point(ca->past, 4, dp, ca->buf[g->cur], sizeof(float));
         point(ca->present, 4, dn, ca->buf[1 - g->cur], sizeof(float));
     }
     int64_t dl[3] = {1, n, g->vocab};
     point(g->logits_t, 3, dl, g->logits, sizeof(float));
     g->last_row = -1;
+    int64_t plans0 = g->session->plans_recorded, heap0 = g->session->heap_tensors;
     int64_t t0 = mopt_now_ns();
     mopt_status st = mopt_session_run_v2(g->session, g->run_options, g->n_in, g->in_names,
                                          g->in_tensors, g->n_out, g->out_names, g->out_tensors);
-    g->last_step_ns = mopt_now_ns() - t0;
-    if (st) return st;
-    g->cur = 1 - g->cur;
+    int64_t t1 = mopt_now_ns();
+    if (st || warm_up) return st;
+    g->last_step_ns = t1 - t0;
+    g->last_step_plans = g->session->plans_recorded - plans0;
+    g->last_step_heap = g->session->heap_tensors - heap0;
+    g->last_step_inferred = g->session->run_inferred;
+    if (g->seq_axis != 1) g->cur = 1 - g->cur;
     memcpy(g->history + past, tokens, (size_t)n * sizeof *tokens);
     g->n_cached = total;
     g->last_row = n - 1;
     g->steps++;
     return MOPT_OK;
+}
+
+static mopt_status step(mopt_generator *g, const int64_t *tokens, int64_t n) {
+    return run_step(g, tokens, n, g->n_cached, false);
+}
+
+/* Decode steps see a new past length every time: the session is told that
+ * the past and total dims are elastic and plans them once, at the cache's
+ * capacity (one warm-up step), so that every later step reuses that plan
+ * (no planning, no allocation). A model whose warm-up fails (positions
+ * beyond the model's table, say) still generates, planning per step. */
+static void plan_capacity(mopt_generator *g) {
+    mopt_status st = MOPT_OK;
+    for (int c = 0; c < 2 * g->layers && !st; c++)
+        st = rt_session_elastic_dim(g->session, g->caches[c].in_name, g->seq_axis);
+    if (!st && g->mask_t) st = rt_session_elastic_dim(g->session, "attention_mask", 1);
+    if (!st && g->max_seq > 1) {
+        int64_t tok = 0;
+        st = run_step(g, &tok, 1, g->max_seq - 1, true);
+    }
+    g->capacity_planned = st == MOPT_OK && g->max_seq > 1;
+    mopt_clear_error();
 }
 
 static bool is_stop(const mopt_generator *g, int64_t t) {
@@ -610,13 +671,19 @@ mopt_status mopt_generator_get_stat(const mopt_generator *g, const char *key, in
     mopt_clear_error();
     if (!g || !key || !value)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_generator_get_stat: NULL argument");
-    static const char *const keys[] = {"layers",        "heads",          "head_dim",
-                                       "vocab",         "max_seq",        "cached_tokens",
-                                       "reused_tokens", "prefill_tokens", "generated_tokens",
-                                       "steps",         "prefill_ns",     "last_step_ns"};
-    const int64_t vals[] = {g->layers,    g->heads,    g->head_dim,   g->vocab,
-                            g->max_seq,   g->n_cached, g->reused,     g->prefilled,
-                            g->generated, g->steps,    g->prefill_ns, g->last_step_ns};
+    static const char *const keys[] = {"layers",           "heads",
+                                       "head_dim",         "vocab",
+                                       "max_seq",          "cached_tokens",
+                                       "reused_tokens",    "prefill_tokens",
+                                       "generated_tokens", "steps",
+                                       "prefill_ns",       "last_step_ns",
+                                       "last_step_plans",  "last_step_heap_tensors",
+                                       "capacity_planned", "last_step_inferred_nodes"};
+    const int64_t vals[] = {
+        g->layers,          g->heads,          g->head_dim,         g->vocab,
+        g->max_seq,         g->n_cached,       g->reused,           g->prefilled,
+        g->generated,       g->steps,          g->prefill_ns,       g->last_step_ns,
+        g->last_step_plans, g->last_step_heap, g->capacity_planned, g->last_step_inferred};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (strcmp(key, keys[i]) == 0) {
             *value = vals[i];
@@ -625,6 +692,7 @@ mopt_status mopt_generator_get_stat(const mopt_generator *g, const char *key, in
     return mopt_fail(MOPT_ERR_NOT_FOUND,
                      "unknown generator statistic '%s' (known: layers, heads, head_dim, vocab, "
                      "max_seq, cached_tokens, reused_tokens, prefill_tokens, generated_tokens, "
-                     "steps, prefill_ns, last_step_ns)",
+                     "steps, prefill_ns, last_step_ns, last_step_plans, last_step_heap_tensors, "
+                     "capacity_planned, last_step_inferred_nodes)",
                      key);
 }

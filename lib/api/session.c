@@ -85,10 +85,17 @@ mopt_status mopt_session_get_stat(const mopt_session *s, const char *key, int64_
         *value = s->budget_peak;
     else if (strcmp(key, "memory_bytes") == 0)
         *value = mopt_budget_used(s->budget);
+    else if (strcmp(key, "plans_recorded") == 0)
+        *value = s->plans_recorded;
+    else if (strcmp(key, "heap_tensors") == 0)
+        *value = s->heap_tensors;
+    else if (strcmp(key, "last_run_inferred_nodes") == 0)
+        *value = s->run_inferred;
     else
         return mopt_fail(MOPT_ERR_NOT_FOUND,
                          "unknown session statistic '%s' (known: runs, peak_bytes, arena_bytes, "
-                         "intermediate_bytes, plans, last_run_ns, memory_peak_bytes, memory_bytes)",
+                         "intermediate_bytes, plans, last_run_ns, memory_peak_bytes, memory_bytes, "
+                         "plans_recorded, heap_tensors, last_run_inferred_nodes)",
                          key);
     return MOPT_OK;
 }

@@ -82,6 +82,15 @@ const op_impl *const ops_fused_matmul_impls[] = {
     NULL,
 };
 
+/* mopt.CacheMatMul: OpenBLAS (a GEMV per head for one query row), else
+ * the reference batched GEMM */
+const op_impl *const ops_cache_matmul_impls[] = {
+#ifdef MOPT_HAVE_OPENBLAS
+    &ops_impl_cache_matmul_openblas,
+#endif
+    NULL,
+};
+
 const op_impl *const ops_fused_conv_impls[] = {
 #ifdef MOPT_HAVE_ONEDNN
     &ops_impl_fused_conv_onednn,

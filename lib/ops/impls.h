@@ -31,6 +31,7 @@ extern const op_impl *const ops_conv_transpose_impls[];
 extern const op_impl *const ops_maxpool_impls[];
 extern const op_impl *const ops_avgpool_impls[];
 extern const op_impl *const ops_fused_matmul_impls[];
+extern const op_impl *const ops_cache_matmul_impls[]; /* mopt.CacheMatMul (kvcache.c) */
 extern const op_impl *const ops_fused_conv_impls[];
 extern const op_impl *const ops_attention_impls[];
 extern const op_impl *const ops_cpu_binary_impls[];     /* Add Sub Mul Div Max Min (2 inputs) */
@@ -71,6 +72,7 @@ extern const op_impl ops_impl_fused_conv_onednn;
 extern const op_impl ops_impl_matmul_openblas;
 extern const op_impl ops_impl_gemm_openblas;
 extern const op_impl ops_impl_fused_matmul_openblas;
+extern const op_impl ops_impl_cache_matmul_openblas;
 /* cpu (lib/ops/cpu): ops_impl_cpu_<family>_<tier> */
 #define OPS_CPU_DECLARE(FAM)                                                                       \
     extern const op_impl ops_impl_cpu_##FAM##_avx512;                                              \

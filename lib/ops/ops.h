@@ -210,6 +210,7 @@ const op_def *ops_family_reduce(size_t *count);
 const op_def *ops_family_shape(size_t *count);
 const op_def *ops_family_movement(size_t *count);
 const op_def *ops_family_fused(size_t *count);     /* domain "mopt" */
+const op_def *ops_family_kvcache(size_t *count);   /* mopt.KVAppend, mopt.CacheMatMul */
 const op_def *ops_family_attention(size_t *count); /* mopt.Attention */
 const op_def *ops_family_bitwise(size_t *count);
 const op_def *ops_family_attention_onnx(size_t *count);

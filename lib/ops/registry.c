@@ -19,6 +19,7 @@ static const family_fn k_families[] = {
     ops_family_shape,          /* lib/ops/shape.c */
     ops_family_movement,       /* lib/ops/movement.c */
     ops_family_fused,          /* lib/ops/fused.c */
+    ops_family_kvcache,        /* lib/ops/kvcache.c */
     ops_family_attention,      /* lib/ops/attention.c */
     ops_family_bitwise,        /* lib/ops/bitwise.c */
     ops_family_attention_onnx, /* lib/ops/attention_onnx.c */

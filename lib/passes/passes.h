@@ -129,6 +129,9 @@ mopt_status pass_fuse_layernorm(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_gelu(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_matmul(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_attention(ir_graph *g, pass_result *r); /* level 2 */
+/* Token-major KV caches, appended in place (pass_kv_cache.c): run after the
+ * others when the load option kv_cache=1 asks (it changes the I/O shapes). */
+mopt_status pass_kv_cache(ir_graph *g, pass_result *r);
 
 /* Pruning (pass_prune.c). passes_prune_outputs keeps only the graph
  * outputs named in `list` (comma-separated; NOT_FOUND names an unknown one)

@@ -339,7 +339,8 @@ static mopt_status run_nodes(mopt_session *s) {
         if (st) return st;
         v->ctx.precision = plans[i].precision;
         op_tensor *in = v->in, *out = v->out;
-        if (s->plan && !s->plan_broken && s->plan->shapes_fixed[i]) {
+        if (s->plan && !s->plan_broken &&
+            (s->plan->shapes_fixed[i] & (s->plan_elastic ? RT_SHAPES_ELASTIC_STABLE : 1))) {
             /* this signature's plan holds every output shape of the node */
             for (int32_t k = 0; k < n->n_outputs; k++) {
                 int32_t val = n->outputs[k];
@@ -347,9 +348,10 @@ static mopt_status run_nodes(mopt_session *s) {
                 out[k].shape = s->plan->shapes[val];
             }
         } else {
+            s->run_inferred++;
             st = op_view_infer(v);
             if (st) return node_failed(n, st);
-            if (s->plan) check_against_plan(s, n, out);
+            if (s->plan && !s->plan_elastic) check_against_plan(s, n, out);
         }
         for (int32_t k = 0; k < n->n_outputs; k++) {
             char b[IR_SHAPE_STR_CAP];
@@ -381,10 +383,15 @@ static mopt_status run_nodes(mopt_session *s) {
             }
             /* 2: the arena, when the plan agrees on this value's shape */
             if (s->plan && val >= 0 && s->plan->offsets[val] >= 0) {
-                if (s->plan->dtypes[val] == out[k].dtype &&
-                    s->plan->shapes[val].rank == out[k].shape.rank &&
-                    memcmp(s->plan->shapes[val].dims, out[k].shape.dims,
-                           (size_t)out[k].shape.rank * sizeof(int64_t)) == 0) {
+                const rt_mem_plan *p = s->plan;
+                bool fits = s->plan_elastic
+                                ? p->dtypes[val] == out[k].dtype &&
+                                      nbytes <= (size_t)ir_shape_numel(&p->shapes[val]) * esz
+                                : p->dtypes[val] == out[k].dtype &&
+                                      p->shapes[val].rank == out[k].shape.rank &&
+                                      memcmp(p->shapes[val].dims, out[k].shape.dims,
+                                             (size_t)out[k].shape.rank * sizeof(int64_t)) == 0;
+                if (fits) {
                     out[k].data = s->arena + s->plan->offsets[val];
                     heap[k] = false;
                     continue;
@@ -409,6 +416,7 @@ static mopt_status run_nodes(mopt_session *s) {
                                  n->op_type, (int)k, nbytes);
             }
             heap[k] = true;
+            s->heap_tensors++;
             s->live_bytes += (int64_t)nbytes;
         }
         if (s->live_bytes > s->peak_bytes) s->peak_bytes = s->live_bytes;
@@ -607,18 +615,42 @@ static mopt_status deliver_outputs(mopt_session *s, size_t n_outputs, mopt_tenso
 /* ---- memory plans --------------------------------------------------------- */
 
 /* The input-shape signature: per graph input, dtype, rank and dims. */
-static size_t signature(const mopt_session *s, int64_t *sig, size_t cap) {
+static size_t signature(mopt_session *s, int64_t *sig, size_t cap) {
     const ir_graph *g = s->model->graph;
     size_t n = 0;
     for (int32_t i = 0; i < g->n_inputs; i++) {
         const op_tensor *t = &s->vals[g->inputs[i]];
+        const ir_shape *decl = &g->values[g->inputs[i]]->shape;
         if (n + 2 + (size_t)t->shape.rank > cap) return 0;
+        s->sig_elastic[n] = s->sig_elastic[n + 1] = 0;
         sig[n++] = t->dtype;
         sig[n++] = t->shape.rank;
-        for (int32_t d = 0; d < t->shape.rank; d++)
+        for (int32_t d = 0; d < t->shape.rank; d++) {
+            int32_t sy = decl->rank == t->shape.rank ? decl->syms[d] : 0;
+            s->sig_elastic[n] = s->elastic_sym && sy > 0 && s->elastic_sym[sy - 1];
             sig[n++] = t->shape.dims[d];
+        }
     }
     return n;
+}
+
+mopt_status rt_session_elastic_dim(mopt_session *s, const char *input, int axis) {
+    const ir_graph *g = s->model->graph;
+    for (int32_t i = 0; i < g->n_inputs; i++) {
+        const ir_value *v = g->values[g->inputs[i]];
+        if (strcmp(v->name, input) != 0) continue;
+        if (axis < 0 || axis >= v->shape.rank || v->shape.syms[axis] <= 0)
+            return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                             "input '%s': axis %d is not a symbolic dimension", input, axis);
+        if (!s->elastic_sym) {
+            s->elastic_sym = mopt_calloc((size_t)g->n_symbols, 1);
+            if (!s->elastic_sym)
+                return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (elastic dims)");
+        }
+        s->elastic_sym[v->shape.syms[axis] - 1] = 1;
+        return MOPT_OK;
+    }
+    return mopt_fail(MOPT_ERR_NOT_FOUND, "the model has no input '%s'", input);
 }
 
 static void plan_clear(rt_mem_plan *p) {
@@ -627,6 +659,7 @@ static void plan_clear(rt_mem_plan *p) {
     mopt_free(p->shapes);
     mopt_free(p->dtypes);
     mopt_free(p->shapes_fixed);
+    mopt_free(p->sig_elastic);
     memset(p, 0, sizeof *p);
 }
 
@@ -640,29 +673,61 @@ void rt_session_release_plans(mopt_session *s) {
     s->arena_cap = 0;
 }
 
-/* Picks the plan for this run's signature and makes the arena big enough. */
+/* Does plan p serve this run's signature through its elastic dims (equal
+ * everywhere else, none larger than p's)? */
+static bool elastic_match(const mopt_session *s, const rt_mem_plan *p, size_t n) {
+    if (p->sig_len != n || !p->sig_elastic) return false;
+    for (size_t j = 0; j < n; j++)
+        if (s->sig[j] != p->sig[j] &&
+            (!s->sig_elastic[j] || !p->sig_elastic[j] || s->sig[j] > p->sig[j]))
+            return false;
+    return true;
+}
+
+/* Makes the arena at least size bytes; false when out of memory. */
+static bool grow_arena(mopt_session *s, size_t size) {
+    uint8_t *a = mopt_aligned_alloc(size);
+    if (!a) return false;
+    mopt_aligned_free(s->arena);
+    s->arena = a;
+    s->arena_cap = size;
+    return true;
+}
+
+/* Picks the plan for this run's signature (else, with elastic dims, the
+ * smallest plan that covers it) and makes the arena big enough. */
 static void plan_select(mopt_session *s) {
     const int64_t *sig = s->sig;
     size_t n = s->sig_len = signature(s, s->sig, RT_SIG_CAP);
     s->plan = NULL;
     s->plan_broken = false;
+    s->plan_elastic = false;
     if (n == 0 && s->model->graph->n_inputs > 0) return;
-    for (int i = 0; i < s->n_plans; i++) {
+    rt_mem_plan *found = NULL;
+    for (int i = 0; i < s->n_plans && !found; i++)
+        if (s->plans[i].sig_len == n && memcmp(s->plans[i].sig, sig, n * sizeof *sig) == 0)
+            found = &s->plans[i];
+    for (int i = 0; i < s->n_plans && !found && s->elastic_sym; i++) {
         rt_mem_plan *p = &s->plans[i];
-        if (p->sig_len == n && memcmp(p->sig, sig, n * sizeof *sig) == 0) {
-            if (s->config.memory_limit && (int64_t)p->arena_size > s->config.memory_limit) return;
-            if (p->arena_size > s->arena_cap) {
-                uint8_t *a = mopt_aligned_alloc(p->arena_size);
-                if (!a) return; /* run on the heap instead */
-                mopt_aligned_free(s->arena);
-                s->arena = a;
-                s->arena_cap = p->arena_size;
-            }
-            p->last_used = ++s->plan_clock;
+        if (elastic_match(s, p, n) && (!s->plan_elastic || p->arena_size < s->plan->arena_size)) {
             s->plan = p;
-            return;
+            s->plan_elastic = true;
         }
     }
+    if (!found) found = s->plan;
+    s->plan = NULL;
+    if (!found) {
+        s->plan_elastic = false;
+        return;
+    }
+    rt_mem_plan *p = found;
+    if ((s->config.memory_limit && (int64_t)p->arena_size > s->config.memory_limit) ||
+        (p->arena_size > s->arena_cap && !grow_arena(s, p->arena_size))) {
+        s->plan_elastic = false; /* run on the heap instead */
+        return;
+    }
+    p->last_used = ++s->plan_clock;
+    s->plan = p;
 }
 
 /* Which nodes' output shapes follow from the input-shape signature alone:
@@ -700,7 +765,18 @@ static void mark_fixed_shapes(mopt_session *s, rt_mem_plan *p) {
                  memcmp(o->shape.dims, p->shapes[val].dims,
                         (size_t)o->shape.rank * sizeof(int64_t)) == 0;
         }
-        p->shapes_fixed[i] = ok;
+        /* and under elastic dims: when load-time inference proved every
+         * output dim fixed or a symbol that is not elastic, runs of any
+         * elastic value have the plan's shapes too */
+        uint8_t stable = ok && s->elastic_sym ? RT_SHAPES_ELASTIC_STABLE : 0;
+        for (int32_t k = 0; k < n->n_outputs && stable; k++) {
+            const ir_shape *ls = &g->values[n->outputs[k]]->shape;
+            for (int32_t d = 0; d < ls->rank && stable; d++)
+                if (ls->syms[d] < 0 || (ls->syms[d] > 0 && s->elastic_sym[ls->syms[d] - 1]))
+                    stable = 0;
+            if (ls->rank < 0) stable = 0;
+        }
+        p->shapes_fixed[i] = ok ? (uint8_t)(1 | stable) : 0;
     }
     mopt_clear_error();
 }
@@ -731,8 +807,12 @@ static void plan_record(mopt_session *s) {
     p->shapes = mopt_malloc(nv * sizeof *p->shapes);
     p->dtypes = mopt_malloc(nv * sizeof *p->dtypes);
     p->shapes_fixed = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), 1);
-    if (!sizes || !p->sig || !p->offsets || !p->shapes || !p->dtypes || !p->shapes_fixed) goto fail;
+    p->sig_elastic = s->elastic_sym ? mopt_malloc(n ? n : 1) : NULL;
+    if (!sizes || !p->sig || !p->offsets || !p->shapes || !p->dtypes || !p->shapes_fixed ||
+        (s->elastic_sym && !p->sig_elastic))
+        goto fail;
     memcpy(p->sig, sig, n * sizeof *sig);
+    if (p->sig_elastic) memcpy(p->sig_elastic, s->sig_elastic, n);
     p->sig_len = n;
     memcpy(p->shapes, s->run_shapes, nv * sizeof *p->shapes);
     memcpy(p->dtypes, s->run_dtypes, nv * sizeof *p->dtypes);
@@ -752,6 +832,7 @@ static void plan_record(mopt_session *s) {
     if (rt_memplan(g, sizes, p->offsets, &p->arena_size) != MOPT_OK) goto fail;
     p->last_used = ++s->plan_clock;
     s->plan = p;
+    s->plans_recorded++;
     mopt_free(sizes);
     /* size the arena now, so that the next run with these shapes allocates
      * nothing at all */
@@ -844,6 +925,7 @@ static mopt_status run_budgeted(mopt_session *s, const mopt_run_options *ro, siz
     release_all(s);
     memset(s->user_out, 0, (size_t)g->n_values * sizeof *s->user_out);
     s->peak_bytes = 0;
+    s->run_inferred = 0;
     s->prof_valid = false;
     int64_t t_run = mopt_now_ns();
     int32_t idx_of[256];
@@ -864,6 +946,7 @@ static mopt_status run_budgeted(mopt_session *s, const mopt_run_options *ro, siz
     if (!st) {
         if (s->plan && !s->plan_broken && (int64_t)s->plan->arena_size > s->peak_bytes)
             s->peak_bytes = (int64_t)s->plan->arena_size;
+        if (s->plan_elastic && s->plan_broken) s->plan = NULL; /* keep the larger plan */
         if (!s->plan || s->plan_broken) plan_record(s);
         s->runs++;
         s->last_run_ns = mopt_now_ns() - t_run;

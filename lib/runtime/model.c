@@ -184,6 +184,34 @@ static mopt_status add_capture_outputs(ir_graph *g) {
     return MOPT_OK;
 }
 
+/* The kv_cache option: the pass (at every opt_level, since it changes the
+ * I/O shapes the caller sees), its graph compacted and inferred again, and
+ * its row at the end of the pass report. */
+static mopt_status kv_cache(ir_graph *graph, const rt_config *cfg, pass_report *rep) {
+    pass_result r;
+    memset(&r, 0, sizeof r);
+    int32_t before = graph->n_nodes;
+    int64_t t0 = mopt_now_ns();
+    mopt_status st = pass_kv_cache(graph, &r);
+    if (!st && r.rewrites) st = ir_graph_compact(graph);
+    if (!st && r.rewrites) st = passes_infer_graph(graph);
+    if (st) return mopt_fail_context(st, "pass 'kv_cache'");
+    if (rep->n < PASS_REPORT_CAP) {
+        pass_report_entry *e = &rep->entries[rep->n++];
+        e->name = "kv_cache";
+        e->ms = (double)(mopt_now_ns() - t0) / 1e6;
+        e->nodes_before = before;
+        e->nodes_after = graph->n_nodes;
+        e->rewrites = r.rewrites;
+        memcpy(e->note, r.note, sizeof e->note);
+        rep->total_ms += e->ms;
+    }
+    rep->nodes_after = graph->n_nodes;
+    if (cfg->verbose)
+        mopt_log(MOPT_LOG_INFO, "mopt: kv_cache: %d rewrites %s", (int)r.rewrites, r.note);
+    return MOPT_OK;
+}
+
 static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
                          const pass_report *applied, bool borrowed, mopt_model **out) {
     *out = NULL;
@@ -237,6 +265,7 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
         if (cfg->opt_level == 0) rep.nodes_after = graph->n_nodes;
         if (cfg->verbose) passes_report_log(&rep);
     }
+    if (!st && run_passes && !borrowed && cfg->kv_cache) st = kv_cache(graph, cfg, &rep);
     if (st) {
         mopt_free(fixed);
         if (!borrowed) ir_graph_destroy(graph);

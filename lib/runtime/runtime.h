@@ -116,6 +116,7 @@ typedef struct rt_config {
     int calibration_capture; /* 1 = inputs of MatMul/Gemm/Conv become extra outputs */
     pass_qtable *qtable;     /* the table read by api/calib_table.c, or NULL */
     char int8_exclude[4096]; /* precision=int8: comma-separated nodes kept in FP32 */
+    int kv_cache;            /* 1 = the kv_cache pass (token-major caches, in place) */
 } rt_config;
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);
@@ -245,13 +246,18 @@ typedef struct rt_mem_plan {
     int64_t *offsets; /* per value, -1 if not in the arena */
     ir_shape *shapes; /* per value */
     mopt_dtype *dtypes;
-    uint8_t *shapes_fixed; /* per node: its output shapes follow from the
-                              signature alone, so runs skip its inference */
+    uint8_t *shapes_fixed; /* per node: bit 0, its output shapes follow from
+                              the signature alone, so runs skip its inference;
+                              RT_SHAPES_ELASTIC_STABLE, also whatever the
+                              elastic dims are (runs of an elastic plan skip
+                              it too) */
+    uint8_t *sig_elastic;  /* per signature entry: a dim of an elastic symbol */
     size_t arena_size;
     size_t intermediate_bytes; /* sum of all planned tensors, for comparison */
     uint64_t last_used;
 } rt_mem_plan;
 
+#define RT_SHAPES_ELASTIC_STABLE 2
 #define RT_MAX_PLANS 8
 #define RT_SIG_CAP 1024
 
@@ -284,7 +290,18 @@ struct mopt_session {
     int64_t sig[RT_SIG_CAP]; /* this run's input-shape signature */
     size_t sig_len;
     bool plan_broken; /* a shape differed from the plan during this run */
-    uint8_t *arena;   /* 64-byte aligned */
+    /* Elastic dims (rt_session_elastic_dim): a run whose input shapes differ
+     * from a plan's only in dims of these symbols, none above the plan's,
+     * uses that plan's arena (each value in its planned slot, which is at
+     * least as large): no allocation and no re-plan, but every node infers
+     * its shapes. */
+    uint8_t *elastic_sym;            /* per graph symbol, NULL: none */
+    uint8_t sig_elastic[RT_SIG_CAP]; /* this run's signature entries of elastic symbols */
+    bool plan_elastic;               /* this run uses a plan of larger elastic dims */
+    int64_t plans_recorded;          /* memory plans made so far */
+    int64_t heap_tensors;            /* intermediates placed on the heap so far */
+    int32_t run_inferred;            /* nodes whose shapes the last run inferred */
+    uint8_t *arena;                  /* 64-byte aligned */
     size_t arena_cap;
     const mopt_tensor **user_out; /* per value: caller's output buffer this run */
     ir_shape *run_shapes;         /* per value: shapes produced by this run */
@@ -370,6 +387,11 @@ void rt_session_destroy(mopt_session *s);
  * creation: runs never unbind them). */
 void rt_session_bind_weights(mopt_session *s);
 void rt_session_release_plans(mopt_session *s);
+/* Marks the symbol of graph input `input`'s axis as elastic for s (see
+ * mopt_session.elastic_sym): a plan made at a large value of it (a KV
+ * cache's capacity) then serves every smaller one. NOT_FOUND for an unknown
+ * input, INVALID_ARGUMENT for an axis out of range or not symbolic. */
+mopt_status rt_session_elastic_dim(mopt_session *s, const char *input, int axis);
 mopt_status rt_session_run(mopt_session *s, const mopt_run_options *ro, size_t n_inputs,
                            const char *const *input_names, const mopt_tensor *const *inputs,
                            size_t n_outputs, const char *const *output_names,

@@ -149,6 +149,7 @@ void rt_session_destroy(mopt_session *s) {
     mopt_free(s->user_out);
     mopt_free(s->run_shapes);
     mopt_free(s->run_dtypes);
+    mopt_free(s->elastic_sym);
     mopt_free(s->trace);
     for (int32_t i = 0; i < s->n_tags; i++)
         mopt_free(s->tags[i]);

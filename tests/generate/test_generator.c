@@ -23,12 +23,15 @@
 #include <mopt/mopt.h>
 
 #include "api/sampling.h"
+#include "core/alloc.h"
 
 #define MODEL "examples/generate/kjv-tiny.onnx"
 #define VOCAB 256
 #define MAXT 64
 
-static mopt_model *g_model;
+static mopt_model *g_model;    /* as exported: the recomputation oracle */
+static mopt_model *g_model_kv; /* kv_cache=1: token-major caches, appended in place */
+static mopt_model *g_gen;      /* the model make() builds generators on */
 
 static int setup(void **state) {
     (void)state;
@@ -36,14 +39,18 @@ static int setup(void **state) {
     if (mopt_options_create(&o) != MOPT_OK) return -1;
     if (mopt_options_set_int(o, "threads", 1) != MOPT_OK) return -1;
     mopt_status st = mopt_model_load(MODEL, o, &g_model);
+    if (st == MOPT_OK) st = mopt_options_set_int(o, "kv_cache", 1);
+    if (st == MOPT_OK) st = mopt_model_load(MODEL, o, &g_model_kv);
     mopt_options_destroy(o);
     if (st != MOPT_OK) fprintf(stderr, "load %s: %s\n", MODEL, mopt_last_error());
+    g_gen = g_model_kv;
     return st == MOPT_OK ? 0 : -1;
 }
 
 static int teardown(void **state) {
     (void)state;
     mopt_model_destroy(g_model);
+    mopt_model_destroy(g_model_kv);
     return 0;
 }
 
@@ -52,7 +59,7 @@ static mopt_generator *make(int64_t max_seq) {
     assert_int_equal(mopt_options_create(&o), MOPT_OK);
     assert_int_equal(mopt_options_set_int(o, "threads", 1), MOPT_OK);
     mopt_generator *g = NULL;
-    mopt_status st = mopt_generator_create(g_model, o, max_seq, &g);
+    mopt_status st = mopt_generator_create(g_gen, o, max_seq, &g);
     if (st != MOPT_OK) fprintf(stderr, "%s\n", mopt_last_error());
     assert_int_equal(st, MOPT_OK);
     mopt_options_destroy(o);
@@ -153,10 +160,13 @@ static int64_t argmax(const float *l) {
 }
 
 /* Greedy tokens with the cache are the tokens of recomputing the whole
- * prefix each step, and the logits agree within float rounding. */
-static void generator_cache_equals_recompute(void **state) {
-    (void)state;
+ * prefix each step, and the logits agree within float rounding: on the
+ * model as exported (a Concat per cache, two buffers swapped) and with
+ * kv_cache=1 (token-major, appended in place). */
+static void cache_equals_recompute(mopt_model *model) {
+    g_gen = model;
     mopt_generator *g = make(256);
+    g_gen = g_model_kv;
     int64_t stat = -1;
     assert_int_equal(mopt_generator_get_stat(g, "vocab", &stat), MOPT_OK);
     assert_int_equal(stat, VOCAB);
@@ -179,6 +189,212 @@ static void generator_cache_equals_recompute(void **state) {
     assert_int_equal(mopt_generator_get_stat(g, "cached_tokens", &stat), MOPT_OK);
     assert_int_equal(stat, (int64_t)(n + 39)); /* the last token is not fed */
     free(s);
+    mopt_generator_destroy(g);
+}
+
+/* One run of model with batch B, past P (random), S new tokens: logits and
+ * present.0.value, head-major [B, H, P+S, D] whatever the model's layout.
+ * in_place: the token-major present is bound to past's buffer (grown in
+ * place, batch rows moving). */
+#define KB 2
+#define KP 5
+#define KS 3
+#define KH 4
+#define KD 24
+static void run_batch(mopt_model *model, bool token_major, bool in_place, float *logits,
+                      float *present) {
+    mopt_session *ss = NULL;
+    assert_int_equal(mopt_session_create(model, NULL, &ss), MOPT_OK);
+    const int64_t T = KP + KS, n_cache = KB * T * KH * KD;
+    static int64_t ids[KB * KS], mask[KB * (KP + KS)], pos[KB * KS];
+    for (int b = 0; b < KB; b++) {
+        for (int i = 0; i < KS; i++)
+            ids[b * KS + i] = 'a' + 7 * b + i, pos[b * KS + i] = KP + i;
+        for (int i = 0; i < T; i++)
+            mask[b * T + i] = 1;
+    }
+    size_t n_in = mopt_model_io_count(model, MOPT_INPUT),
+           n_out = mopt_model_io_count(model, MOPT_OUTPUT);
+    const char *names[16];
+    mopt_tensor *ins[16], *outs[16] = {0};
+    float *bufs[16] = {0};
+    for (size_t i = 0; i < n_in; i++) {
+        names[i] = mopt_model_io_name(model, MOPT_INPUT, i);
+        int64_t d2[2] = {KB, KS}, dm[2] = {KB, T};
+        if (strcmp(names[i], "attention_mask") == 0) {
+            assert_int_equal(
+                mopt_tensor_wrap_const(MOPT_DTYPE_I64, 2, dm, mask, sizeof mask, &ins[i]), MOPT_OK);
+        } else if (strncmp(names[i], "past_key_values.", 16) == 0) {
+            /* the same values in both layouts: element (b, h, p, d) */
+            float *buf = bufs[i] = calloc((size_t)n_cache, sizeof(float));
+            for (int b = 0; b < KB; b++)
+                for (int h = 0; h < KH; h++)
+                    for (int p = 0; p < KP; p++)
+                        for (int d = 0; d < KD; d++) {
+                            float v = (float)sin(0.37 * (double)(((b * 7 + h) * 13 + p) * 29 + d) +
+                                                 (double)i);
+                            size_t at = token_major ? (((size_t)b * KP + p) * KH + h) * KD + d
+                                                    : (((size_t)b * KH + h) * KP + p) * KD + d;
+                            buf[at] = v;
+                        }
+            int64_t d4[4] = {KB, KH, KP, KD};
+            if (token_major) d4[1] = KP, d4[2] = KH;
+            assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_F32, 4, d4, buf,
+                                              (size_t)(KB * KP * KH * KD) * sizeof(float), &ins[i]),
+                             MOPT_OK);
+            if (in_place) {
+                char oname[64];
+                size_t o = 0;
+                snprintf(oname, sizeof oname, "present.%s", names[i] + 16);
+                assert_int_equal(mopt_model_io_find(model, MOPT_OUTPUT, oname, &o), MOPT_OK);
+                int64_t dn[4] = {KB, T, KH, KD};
+                assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_F32, 4, dn, buf,
+                                                  (size_t)n_cache * sizeof(float), &outs[o]),
+                                 MOPT_OK);
+            }
+        } else {
+            const int64_t *data = strcmp(names[i], "position_ids") == 0 ? pos : ids;
+            assert_int_equal(
+                mopt_tensor_wrap_const(MOPT_DTYPE_I64, 2, d2, data, sizeof ids, &ins[i]), MOPT_OK);
+        }
+    }
+    mopt_status st =
+        mopt_session_run(ss, n_in, names, (const mopt_tensor *const *)ins, n_out, NULL, outs);
+    if (st != MOPT_OK) fprintf(stderr, "%s\n", mopt_last_error());
+    assert_int_equal(st, MOPT_OK);
+    size_t li = 0, pi = 0;
+    assert_int_equal(mopt_model_io_find(model, MOPT_OUTPUT, "logits", &li), MOPT_OK);
+    assert_int_equal(mopt_model_io_find(model, MOPT_OUTPUT, "present.0.value", &pi), MOPT_OK);
+    memcpy(logits, mopt_tensor_data_const(outs[li]), (size_t)(KB * KS * VOCAB) * sizeof(float));
+    const float *pv = mopt_tensor_data_const(outs[pi]);
+    for (int b = 0; b < KB; b++)
+        for (int h = 0; h < KH; h++)
+            for (int t = 0; t < T; t++)
+                for (int d = 0; d < KD; d++)
+                    present[(((size_t)b * KH + h) * T + t) * KD + d] =
+                        pv[token_major ? (((size_t)b * T + t) * KH + h) * KD + d
+                                       : (((size_t)b * KH + h) * T + t) * KD + d];
+    for (size_t i = 0; i < n_out; i++)
+        mopt_tensor_destroy(outs[i]);
+    for (size_t i = 0; i < n_in; i++) {
+        mopt_tensor_destroy(ins[i]);
+        free(bufs[i]);
+    }
+    mopt_session_destroy(ss);
+}
+
+/* The kv_cache rewrite computes what the exported graph computes, for a
+ * batch of 2 with a past and several new tokens: separate buffers, and
+ * present bound to past's buffer (batch 1's rows move up in place). */
+static void generator_kv_cache_rewrite_is_exact(void **state) {
+    (void)state;
+    static float l0[KB * KS * VOCAB], l1[KB * KS * VOCAB], l2[KB * KS * VOCAB];
+    static float p0[KB * KH * (KP + KS) * KD], p1[KB * KH * (KP + KS) * KD],
+        p2[KB * KH * (KP + KS) * KD];
+    run_batch(g_model, false, false, l0, p0);
+    run_batch(g_model_kv, true, false, l1, p1);
+    run_batch(g_model_kv, true, true, l2, p2);
+    assert_memory_equal(p0, p1, sizeof p0); /* the same bytes, moved */
+    assert_memory_equal(p0, p2, sizeof p0);
+    float worst = 0;
+    for (size_t i = 0; i < KB * KS * VOCAB; i++) {
+        worst = fmaxf(worst, fabsf(l0[i] - l1[i]));
+        assert_true(l1[i] == l2[i]);
+    }
+    if (worst > 1e-4f) fail_msg("kv_cache logits differ by %g", worst);
+}
+
+static void generator_cache_equals_recompute(void **state) {
+    (void)state;
+    cache_equals_recompute(g_model);
+}
+
+/* kv_cache=1: the pass report has its row (every cache rewritten: no
+ * Concat copies the past any more), the caches are token-major, and the
+ * generation equals recomputation. */
+static void generator_kv_cache_in_place(void **state) {
+    (void)state;
+    size_t n = mopt_model_pass_count(g_model_kv), row = n;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(mopt_model_pass_name(g_model_kv, i), "kv_cache") == 0) row = i;
+    assert_true(row < n);
+    assert_int_equal(mopt_model_pass_rewrites(g_model_kv, row), 4); /* 2 layers x key, value */
+    assert_non_null(strstr(mopt_model_pass_note(g_model_kv, row), "KVAppend"));
+    size_t pi = 0;
+    assert_int_equal(mopt_model_io_find(g_model_kv, MOPT_INPUT, "past_key_values.1.value", &pi),
+                     MOPT_OK);
+    assert_int_equal(mopt_model_io_dim(g_model_kv, MOPT_INPUT, pi, 2), 4);  /* heads */
+    assert_int_equal(mopt_model_io_dim(g_model_kv, MOPT_INPUT, pi, 3), 24); /* head_dim */
+    assert_int_equal(mopt_model_pass_count(g_model) > 0, 1);
+    for (size_t i = 0; i < mopt_model_pass_count(g_model); i++)
+        assert_string_not_equal(mopt_model_pass_name(g_model, i), "kv_cache");
+    cache_equals_recompute(g_model_kv);
+}
+
+/* what a decode step cost the session: per token index, the allocations
+ * (every mopt_* block, kernels' scratch included) since the previous
+ * callback, the memory plans it made and its intermediates on the heap */
+typedef struct step_costs {
+    mopt_generator *gen;
+    uint64_t last_count;
+    int64_t allocs[MAXT], plans[MAXT], heap[MAXT], inferred[MAXT];
+    size_t n;
+} step_costs;
+
+static int note_costs(void *user, int64_t token, size_t index) {
+    (void)token;
+    step_costs *c = user;
+    uint64_t now = mopt_alloc_count();
+    assert_true(index < MAXT);
+    c->allocs[index] = (int64_t)(now - c->last_count);
+    assert_int_equal(mopt_generator_get_stat(c->gen, "last_step_plans", &c->plans[index]), MOPT_OK);
+    assert_int_equal(mopt_generator_get_stat(c->gen, "last_step_heap_tensors", &c->heap[index]),
+                     MOPT_OK);
+    assert_int_equal(
+        mopt_generator_get_stat(c->gen, "last_step_inferred_nodes", &c->inferred[index]), MOPT_OK);
+    c->n = index + 1;
+    c->last_count = mopt_alloc_count();
+    return 0;
+}
+
+/* A decode step reuses the plan made at the cache's capacity when the
+ * generator was created: no memory plan, no heap intermediate, not one
+ * allocation, although the past length is new at every step. */
+static void generator_decode_steps_allocate_nothing(void **state) {
+    (void)state;
+    const int64_t max_seq = 1024; /* the model's position table */
+    mopt_generator *g = make(max_seq);
+    int64_t planned = 0;
+    assert_int_equal(mopt_generator_get_stat(g, "capacity_planned", &planned), MOPT_OK);
+    assert_int_equal(planned, 1);
+    int64_t p[32];
+    size_t n = encode("In the beginning", p);
+    step_costs *c = calloc(1, sizeof *c);
+    c->gen = g;
+    c->last_count = mopt_alloc_count();
+    size_t got = 0;
+    assert_int_equal(mopt_generator_generate(g, p, n, MAXT, note_costs, c, &got), MOPT_OK);
+    assert_int_equal(got, MAXT);
+    assert_int_equal(c->n, MAXT);
+    /* index 0 follows the prefill (a new prompt length plans once) */
+    for (size_t i = 1; i < c->n; i++) {
+        if (c->allocs[i] || c->plans[i] || c->heap[i])
+            fail_msg("decode step %zu (past %zu): %lld allocations, %lld plans, %lld heap tensors",
+                     i, n + i - 1, (long long)c->allocs[i], (long long)c->plans[i],
+                     (long long)c->heap[i]);
+    }
+    /* the same counters do see a step that plans: the prefill (a new
+     * prompt length) plans, and infers every node's shapes; a decode step
+     * infers only the nodes whose shapes follow the past length (the
+     * attention's, the mask's), the others' come from the plan */
+    assert_true(c->plans[0] == 1 && c->heap[0] > 0);
+    for (size_t i = 1; i < c->n; i++) {
+        assert_true(c->inferred[i] > 0);
+        assert_true(2 * c->inferred[i] < c->inferred[0]);
+    }
+    fprintf(stderr, "decode step: %lld of %lld nodes infer their shapes\n",
+            (long long)c->inferred[1], (long long)c->inferred[0]);
+    free(c);
     mopt_generator_destroy(g);
 }
 
@@ -475,6 +691,9 @@ static void generator_argument_errors(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(generator_cache_equals_recompute),
+        cmocka_unit_test(generator_kv_cache_in_place),
+        cmocka_unit_test(generator_kv_cache_rewrite_is_exact),
+        cmocka_unit_test(generator_decode_steps_allocate_nothing),
         cmocka_unit_test(generator_seeded_sampling_repeats),
         cmocka_unit_test(generator_sampler_support),
         cmocka_unit_test(generator_callback_stop_and_stop_tokens),

@@ -37,18 +37,27 @@ def load_lib(path):
     lib.mopt_generator_logits.argtypes = [vp]
     lib.mopt_generator_logits.restype = ctypes.POINTER(ctypes.c_float)
     lib.mopt_last_error.restype = ctypes.c_char_p
+    lib.mopt_options_create.argtypes = [ctypes.POINTER(vp)]
+    lib.mopt_options_set_int.argtypes = [vp, ctypes.c_char_p, ctypes.c_int64]
+    lib.mopt_options_destroy.argtypes = [vp]
     return lib
 
 
-def load_model(lib, path):
+def load_model(lib, path, kv_cache=0):
     m = ctypes.c_void_p()
-    st = lib.mopt_model_load(path.encode(), None, ctypes.byref(m))
+    o = ctypes.c_void_p()
+    assert lib.mopt_options_create(ctypes.byref(o)) == OK
+    assert lib.mopt_options_set_int(o, b"kv_cache", kv_cache) == OK
+    st = lib.mopt_model_load(path.encode(), o, ctypes.byref(m))
+    lib.mopt_options_destroy(o)
     assert st == OK, lib.mopt_last_error()
     return m
 
 
-def check_against_ort(lib, path, steps=48):
-    model = load_model(lib, path)
+def check_against_ort(lib, path, steps=48, kv_cache=0):
+    """ORT, fed its own past, agrees with the generator at every step: on the
+    model as exported and with kv_cache=1 (token-major caches in place)."""
+    model = load_model(lib, path, kv_cache)
     gen = ctypes.c_void_p()
     assert lib.mopt_generator_create(model, None, 256, ctypes.byref(gen)) == OK, \
         lib.mopt_last_error()
@@ -94,7 +103,7 @@ def check_against_ort(lib, path, steps=48):
                 past[nm.replace("present.", "past_key_values.")] = o
         pos += len(feed_tokens)
         feed_tokens = [got[step]]
-    print(f"ORT agrees on {steps} steps: worst logit difference {worst:.2e}")
+    print(f"ORT agrees on {steps} steps (kv_cache={kv_cache}): worst logit difference {worst:.2e}")
 
 
 def vi(name, dtype, shape):
@@ -187,6 +196,7 @@ def check_bad_models(lib):
 def main():
     lib = load_lib(sys.argv[1])
     check_against_ort(lib, sys.argv[2])
+    check_against_ort(lib, sys.argv[2], kv_cache=1)
     check_bad_models(lib)
     return 0
 

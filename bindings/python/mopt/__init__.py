@@ -20,8 +20,9 @@ from .errors import (BusyError, CancelledError, ClosedError, DTypeError, FileErr
                      InvalidModelError, LimitError, MoptError, NotFoundError, OutOfMemoryError,
                      ParseError, ShapeError, UnsupportedError)
 from ._capi import BINDING_VERSION_NUMBER, LibraryNotFoundError
-from .core import (Batcher, Model, Options, Session, TensorInfo, ThreadPool, library_path,
-                   mopt_dtype, numpy_dtype, supported_ops, version, version_number)
+from .core import (Batcher, Generator, Model, Options, Session, TensorInfo, ThreadPool,
+                   library_path, mopt_dtype, numpy_dtype, supported_ops, version,
+                   version_number)
 from .ort import (ExecutionMode, GraphOptimizationLevel, InferenceSession, IOBinding,
                   ModelMetadata, NodeArg, OrtValue, RunOptions, SessionOptions,
                   get_all_providers, get_available_providers, get_device, get_version_string)
@@ -29,8 +30,8 @@ from .ort import (ExecutionMode, GraphOptimizationLevel, InferenceSession, IOBin
 __version__ = "0.2.0"
 
 __all__ = [
-    "Model", "Session", "Batcher", "ThreadPool", "Options", "TensorInfo", "supported_ops", "version",
-    "version_number",
+    "Model", "Session", "Batcher", "Generator", "ThreadPool", "Options", "TensorInfo",
+    "supported_ops", "version", "version_number",
     "library_path", "numpy_dtype", "mopt_dtype", "BINDING_VERSION_NUMBER",
     "LibraryNotFoundError", "MoptError", "InvalidArgumentError", "OutOfMemoryError", "FileError",
     "ParseError", "InvalidModelError", "UnsupportedError", "ShapeError", "DTypeError",

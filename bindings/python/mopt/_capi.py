@@ -226,7 +226,26 @@ _PROTOTYPES = {
     "mopt_threadpool_destroy": (None, [ctypes.c_void_p]),
     "mopt_options_set_threadpool": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
     "mopt_threadpool_get_stats": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+    # generation with a KV cache (experimental section of mopt.h)
+    "mopt_generator_create": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                                             c_void_pp]),
+    "mopt_generator_destroy": (None, [ctypes.c_void_p]),
+    "mopt_generator_set_int": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64]),
+    "mopt_generator_set_double": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
+                                                 ctypes.c_double]),
+    "mopt_generator_set_stop_tokens": (ctypes.c_int, [ctypes.c_void_p, c_int64_p,
+                                                      ctypes.c_size_t]),
+    "mopt_generator_set_cancel": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
+    "mopt_generator_generate": (ctypes.c_int, [ctypes.c_void_p, c_int64_p, ctypes.c_size_t,
+                                               ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p,
+                                               ctypes.POINTER(ctypes.c_size_t)]),
+    "mopt_generator_logits": (ctypes.POINTER(ctypes.c_float), [ctypes.c_void_p]),
+    "mopt_generator_reset": (None, [ctypes.c_void_p]),
+    "mopt_generator_get_stat": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, c_int64_p]),
 }
+
+# mopt_token_callback: int (*)(void *user, int64_t token, size_t index)
+TokenCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_size_t)
 
 
 class BatcherConfig(ctypes.Structure):

@@ -991,3 +991,190 @@ class Batcher:
                 self.close()
         except Exception:
             pass
+
+
+# --------------------------------------------------------------------------- generator
+
+_GENERATOR_STATS = ("layers", "heads", "head_dim", "vocab", "max_seq", "cached_tokens",
+                    "reused_tokens", "prefill_tokens", "generated_tokens", "steps", "prefill_ns",
+                    "last_step_ns", "last_step_plans", "last_step_heap_tensors",
+                    "capacity_planned", "last_step_inferred_nodes")
+
+
+class Generator:
+    """Token generation with a KV cache (mopt_generator) over a decoder
+    exported with past_key_values inputs and present outputs:
+
+        with mopt.Generator("kjv-tiny.onnx", max_seq=512) as g:
+            ids = g.generate(list(b"In the beginning"), 64, temperature=0.8, top_k=40,
+                             seed=7, stop_tokens=[10])
+            for tok in g.stream(list(b"And God said"), 32):   # one token at a time
+                print(chr(tok), end="", flush=True)
+
+    model: a mopt.Model, or a path, then loaded with kv_cache=1 (token-major
+    caches appended in place: no per-step copy of the past) and
+    options/kwargs. max_seq: cache positions (prompt and generated tokens).
+    Sampling: temperature (0 = greedy), top_k (0 = all), top_p (1 = all),
+    repetition_penalty (1 = off), seed (a request is deterministic for a
+    seed). A later request whose prompt starts with the cached tokens
+    prefills only its new part (prefix reuse). One thread at a time drives a
+    Generator; cancel() may be called from any thread."""
+
+    def __init__(self, model, max_seq=1024, options=None, **kwargs):
+        self._handle = None
+        self._own_model = None
+        if not isinstance(model, Model):
+            kwargs.setdefault("kv_cache", 1)
+            model = self._own_model = Model(model, options, **kwargs)
+            options, kwargs = None, {}
+        model._check_open()
+        self.model = model
+        self.options = _merged_options(model.options, options, kwargs)
+        h = ctypes.c_void_p()
+        st = _lib.mopt_generator_create(model._handle, self.options, int(max_seq),
+                                        ctypes.byref(h))
+        if st != errors.OK:
+            self.options.close()
+            if self._own_model is not None:
+                self._own_model.close()
+            _raise(st)
+        self._handle = h.value
+        self.max_seq = int(max_seq)
+        self.vocab = self.stats()["vocab"]
+
+    def _h(self):
+        if self._handle is None:
+            raise errors.ClosedError("the Generator is closed")
+        return self._handle
+
+    def _configure(self, temperature, top_k, top_p, repetition_penalty, seed, stop_tokens):
+        h = self._h()
+        _check(_lib.mopt_generator_set_double(h, b"temperature", float(temperature)))
+        _check(_lib.mopt_generator_set_int(h, b"top_k", int(top_k)))
+        _check(_lib.mopt_generator_set_double(h, b"top_p", float(top_p)))
+        _check(_lib.mopt_generator_set_double(h, b"repetition_penalty",
+                                              float(repetition_penalty)))
+        _check(_lib.mopt_generator_set_int(h, b"seed", int(seed)))
+        stops = [int(t) for t in (stop_tokens or ())]
+        arr = (ctypes.c_int64 * max(len(stops), 1))(*stops)
+        _check(_lib.mopt_generator_set_stop_tokens(h, arr, len(stops)))
+
+    def generate(self, prompt_ids, max_new_tokens, temperature=0.0, top_k=0, top_p=1.0,
+                 repetition_penalty=1.0, seed=0, stop_tokens=(), callback=None):
+        """Generates up to max_new_tokens tokens after prompt_ids (a sequence of
+        token ids, or a 1-D integer array) and returns them as a list of ints.
+        Ends early at a stop token (not included), when callback(token, index)
+        returns a true value (that token is included), when the cache is full,
+        or on cancel() (CancelledError; the tokens so far stay cached). An
+        exception raised by the callback stops generation and is re-raised."""
+        h = self._h()
+        prompt = [int(t) for t in np.asarray(prompt_ids).reshape(-1)]
+        self._configure(temperature, top_k, top_p, repetition_penalty, seed, stop_tokens)
+        _check(_lib.mopt_generator_set_cancel(h, 0))
+        out, failure = [], []
+
+        def on_token(user, token, index):
+            try:
+                out.append(int(token))
+                return 1 if callback is not None and callback(int(token), int(index)) else 0
+            except BaseException as e:  # stop, and re-raise in the caller
+                failure.append(e)
+                return 1
+
+        cb = _capi.TokenCallback(on_token)
+        arr = (ctypes.c_int64 * max(len(prompt), 1))(*prompt)
+        n = ctypes.c_size_t()
+        st = _lib.mopt_generator_generate(h, arr, len(prompt), int(max_new_tokens),
+                                          ctypes.cast(cb, ctypes.c_void_p), None, ctypes.byref(n))
+        if failure:
+            raise failure[0]
+        _check(st)
+        return out
+
+    def stream(self, prompt_ids, max_new_tokens, **sampling):
+        """generate() as an iterator: yields each token as the model produces it
+        (the generation runs on a helper thread). Leaving the loop early
+        cancels the request; the tokens produced so far stay cached."""
+        import queue
+
+        q = queue.Queue()
+        done = object()
+
+        def work():
+            try:
+                self.generate(prompt_ids, max_new_tokens, callback=lambda t, i: q.put(t),
+                              **sampling)
+                q.put(done)
+            except BaseException as e:
+                q.put(e)
+
+        t = threading.Thread(target=work, daemon=True)
+        t.start()
+        finished = False
+        try:
+            while True:
+                item = q.get()
+                if item is done:
+                    finished = True
+                    return
+                if isinstance(item, BaseException):
+                    finished = True
+                    raise item
+                yield item
+        finally:
+            if not finished:
+                self.cancel()
+            t.join()
+            if not finished:
+                _lib.mopt_generator_set_cancel(self._handle, 0)
+
+    def cancel(self):
+        """Stops the request in progress before its next step (any thread).
+        generate() then raises CancelledError."""
+        if self._handle is not None:
+            _check(_lib.mopt_generator_set_cancel(self._handle, 1))
+
+    def logits(self):
+        """A copy of the logits (vocab floats) of the last position run, or None."""
+        p = _lib.mopt_generator_logits(self._h())
+        if not p:
+            return None
+        return np.ctypeslib.as_array(p, (self.vocab,)).copy()
+
+    def reset(self):
+        """Forgets the cache: the next request prefills its whole prompt."""
+        _lib.mopt_generator_reset(self._h())
+
+    def stats(self):
+        """mopt_generator_get_stat for every key: {"cached_tokens": ..., ...}."""
+        h = self._h()
+        out = {}
+        for k in _GENERATOR_STATS:
+            v = ctypes.c_int64()
+            _check(_lib.mopt_generator_get_stat(h, k.encode(), ctypes.byref(v)))
+            out[k] = int(v.value)
+        return out
+
+    def close(self):
+        """Releases the generator (and the model if it loaded it). Idempotent."""
+        if self._handle is None:
+            return
+        h, self._handle = self._handle, None
+        _lib.mopt_generator_destroy(h)
+        if getattr(self, "options", None) is not None:
+            self.options.close()
+        if self._own_model is not None:
+            self._own_model.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            if getattr(self, "_handle", None) is not None:
+                self.close()
+        except Exception:
+            pass

@@ -18,6 +18,7 @@
 #include "kernels/openblas/oblas.h"
 #include "kernels/ref/ref_epilogue.h"
 #include "ops/fused.h"
+#include "ops/kvcache.h"
 #include "ops/matmul.h"
 
 static bool is_f32(const op_tensor *t) { return t->dtype == MOPT_DTYPE_F32; }
@@ -119,6 +120,32 @@ const op_impl ops_impl_fused_matmul_openblas = {
     .backend = "openblas",
     .supports = fmm_supports,
     .run = fmm_run,
+};
+
+static bool cmm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                         int n_out) {
+    return is_f32(&in[0]) && is_f32(&in[1]);
+}
+
+/* mopt.CacheMatMul: each head of the token-major cache at row stride
+ * heads * head_dim, as oblas_gemm_batched's ldb */
+static mopt_status cmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    kn_gemm g;
+    ops_cache_matmul_gemm(ctx->params, &in[0].shape, &in[1].shape, &g);
+    if (empty(&g)) return MOPT_ERR_UNSUPPORTED;
+    if (g.M == 1 && oblas_gemv_batched(&g, in[0].data, in[1].data, out[0].data, ctx->threads))
+        return MOPT_OK; /* a decode step: one query row per head */
+    return oblas_gemm_batched(&g, in[0].data, in[1].data, out[0].data, ctx->threads)
+               ? MOPT_OK
+               : MOPT_ERR_UNSUPPORTED;
+}
+
+const op_impl ops_impl_cache_matmul_openblas = {
+    .name = "openblas",
+    .backend = "openblas",
+    .supports = cmm_supports,
+    .run = cmm_run,
 };
 
 #else

@@ -1,0 +1,193 @@
+/*
+ * kvcache.c — the "kvcache" operator family (domain "mopt"), made by the
+ * kv_cache pass (lib/passes/pass_kv_cache.c, docs/fused_ops.md) for
+ * decoders exported with past_key_values: the cache is kept token-major,
+ * [batch, seq, heads, head_dim], so that it grows at its end.
+ *   mopt.KVAppend    present = Concat(past, new) on axis 1. When the
+ *                    caller bound present to the buffer past is read from
+ *                    (the generator does), the past rows are already in
+ *                    place and only the new rows are written.
+ *   mopt.CacheMatMul Y[b, h] = alpha * A[b, h] @ op(C[b, :, h, :]): the
+ *                    attention products read per head straight from the
+ *                    token-major cache (row stride heads * head_dim), with
+ *                    no transpose and no copy. transB = 1: op(C) = C^T
+ *                    (scores, Y [b, h, m, seq]); transB = 0: op(C) = C
+ *                    (context, Y [b, h, m, head_dim]).
+ * Both are exact rewrites of what they replace (the same products, the same
+ * bytes), run by the batched GEMM of kernels.h (ref_gemm_batched_f32, the
+ * one walk over a strided batch).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "kernels/ref/ref_matmul.h"
+#include "ops/impls.h"
+#include "ops/kvcache.h"
+#include "ops/matmul.h"
+#include "ops/op_common.h"
+#include "ops/ops.h"
+
+/* ---- mopt.KVAppend ------------------------------------------------------ */
+
+static mopt_status kva_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    (void)n_in, (void)n_out;
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
+    if (!st) st = op_expect_f32(ctx, &in[1], 1);
+    if (st) return st;
+    out[0].dtype = MOPT_DTYPE_F32;
+    const ir_shape *p = &in[0].shape, *n = &in[1].shape;
+    char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP];
+    if ((p->rank >= 0 && p->rank != 4) || (n->rank >= 0 && n->rank != 4))
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "past %s and new %s must be [batch, seq, heads, head_dim]",
+                       op_shape_str(ctx, p, a), op_shape_str(ctx, n, b));
+    ir_shape o;
+    op_set_unknown_dims(&o, 4);
+    if (p->rank < 0 || n->rank < 0) {
+        out[0].shape = o;
+        return MOPT_OK;
+    }
+    for (int32_t d = 0; d < 4; d++) {
+        if (d == 1) continue;
+        if (p->syms[d] == 0 && n->syms[d] == 0 && p->dims[d] != n->dims[d])
+            return op_fail(ctx, MOPT_ERR_SHAPE, "past %s and new %s differ on axis %d",
+                           op_shape_str(ctx, p, a), op_shape_str(ctx, n, b), (int)d);
+        if (n->syms[d] == 0)
+            ops_copy_dim(&o, d, n, d);
+        else
+            ops_copy_dim(&o, d, p, d);
+    }
+    if (p->syms[1] == 0 && n->syms[1] == 0) {
+        o.dims[1] = p->dims[1] + n->dims[1];
+        o.syms[1] = 0;
+    }
+    out[0].shape = o;
+    return MOPT_OK;
+}
+
+static mopt_status kva_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    (void)n_in, (void)n_out;
+    mopt_status st = op_require_inputs(ctx, in, 2);
+    if (st) return st;
+    const ir_shape *p = &in[0].shape, *n = &in[1].shape;
+    int64_t B = p->dims[0], row = p->dims[2] * p->dims[3] * (int64_t)sizeof(float);
+    int64_t P = p->dims[1], S = n->dims[1], T = P + S;
+    char *o = out[0].data;
+    const char *past = in[0].data, *nw = in[1].data;
+    bool in_place = (const void *)o == in[0].data;
+    /* in place, batch b's past moves from b * P rows to b * T rows: walk the
+     * batches from the last so that no row is overwritten before it moves
+     * (batch 0, the generator's, does not move at all) */
+    for (int64_t b = B - 1; b >= 0; b--) {
+        char *ob = o + b * T * row;
+        const char *pb = past + b * P * row;
+        if (!in_place)
+            memcpy(ob, pb, (size_t)(P * row));
+        else if (ob != pb)
+            memmove(ob, pb, (size_t)(P * row));
+        memcpy(ob + P * row, nw + b * S * row, (size_t)(S * row));
+    }
+    return MOPT_OK;
+}
+
+/* ---- mopt.CacheMatMul --------------------------------------------------- */
+
+static mopt_status cmm_parse(const op_ctx *ctx, void *params) {
+    cmm_params *p = params;
+    int64_t tb = ir_node_attr_int(ctx->node, "transB", 0);
+    if (tb != 0 && tb != 1)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "transB must be 0 or 1, not %" PRId64, tb);
+    p->trans_b = tb != 0;
+    p->alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
+    return MOPT_OK;
+}
+
+/* A [b, h, m, k] and the cache C [b, t, h, d]: the product's n and k axes. */
+static mopt_status cmm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    (void)n_in, (void)n_out;
+    const cmm_params *p = ctx->params;
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
+    if (!st) st = op_expect_f32(ctx, &in[1], 1);
+    if (st) return st;
+    out[0].dtype = MOPT_DTYPE_F32;
+    const ir_shape *a = &in[0].shape, *c = &in[1].shape;
+    char sa[IR_SHAPE_STR_CAP], sc[IR_SHAPE_STR_CAP];
+    if ((a->rank >= 0 && a->rank != 4) || (c->rank >= 0 && c->rank != 4))
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "A %s must be [batch, heads, m, k] and the cache %s [batch, seq, heads, "
+                       "head_dim]",
+                       op_shape_str(ctx, a, sa), op_shape_str(ctx, c, sc));
+    ir_shape y;
+    op_set_unknown_dims(&y, 4);
+    if (a->rank < 0 || c->rank < 0) {
+        out[0].shape = y;
+        return MOPT_OK;
+    }
+    int32_t ck = p->trans_b ? 3 : 1, cn = p->trans_b ? 1 : 3;
+    bool bad = (a->syms[0] == 0 && c->syms[0] == 0 && a->dims[0] != c->dims[0]) ||
+               (a->syms[1] == 0 && c->syms[2] == 0 && a->dims[1] != c->dims[2]) ||
+               (a->syms[3] == 0 && c->syms[ck] == 0 && a->dims[3] != c->dims[ck]);
+    if (bad)
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "A %s and the cache %s do not match (batch, heads, inner dimension, "
+                       "transB=%d)",
+                       op_shape_str(ctx, a, sa), op_shape_str(ctx, c, sc), (int)p->trans_b);
+    ops_copy_dim(&y, 0, a, 0);
+    ops_copy_dim(&y, 1, a, 1);
+    ops_copy_dim(&y, 2, a, 2);
+    ops_copy_dim(&y, 3, c, cn);
+    out[0].shape = y;
+    return MOPT_OK;
+}
+
+static mopt_status cmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    (void)n_in, (void)n_out;
+    mopt_status st = op_require_inputs(ctx, in, 2);
+    if (st) return st;
+    kn_gemm g;
+    ops_cache_matmul_gemm(ctx->params, &in[0].shape, &in[1].shape, &g);
+    ref_gemm_batched_f32(&g, in[0].data, in[1].data, out[0].data);
+    return MOPT_OK;
+}
+
+void ops_cache_matmul_gemm(const cmm_params *p, const ir_shape *as, const ir_shape *cs,
+                           kn_gemm *out) {
+    const int64_t *a = as->dims, *c = cs->dims;
+    int64_t H = a[1], M = a[2], K = a[3], T = c[1], D = c[3];
+    kn_gemm g;
+    memset(&g, 0, sizeof g);
+    g.M = M;
+    g.K = K;
+    g.N = p->trans_b ? T : D;
+    g.trans_b = p->trans_b;
+    g.lda = K;
+    g.ldb = H * D; /* one row per position, the heads side by side */
+    g.ldc = g.N;
+    g.alpha = p->alpha;
+    g.batch_rank = 2;
+    g.batch[0] = a[0];
+    g.batch[1] = H;
+    g.a_bs[0] = H * M * K, g.a_bs[1] = M * K;
+    g.b_bs[0] = T * H * D, g.b_bs[1] = D;
+    g.c_bs[0] = H * M * g.N, g.c_bs[1] = M * g.N;
+    *out = g;
+}
+
+static int64_t cmm_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                         int n_out) {
+    (void)ctx, (void)n_in, (void)n_out;
+    int64_t y = ir_shape_numel(&out[0].shape), k = in[0].shape.dims[3];
+    return y < 0 || k < 0 ? -1 : 2 * y * k;
+}
+
+static const op_def k_ops[] = {
+    {"KVAppend", "mopt", 2, 2, 1, 1, kva_infer, kva_run, NULL},
+    {"CacheMatMul", "mopt", 2, 2, 1, 1, cmm_infer, cmm_run, ops_cache_matmul_impls,
+     OP_PARAMS(cmm_params, cmm_parse), .flops = cmm_flops},
+};
+
+OP_FAMILY(kvcache, k_ops)

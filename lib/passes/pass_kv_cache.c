@@ -1,0 +1,194 @@
+/*
+ * pass_kv_cache.c — token-major KV caches for decoders exported "with
+ * past" (run when the load option kv_cache=1 asks: it changes the model's
+ * I/O shapes). Per cache, the exporter's
+ *
+ *   past [b, H, P, D] (graph input) ──┐
+ *   new = Transpose(x [b, S, H, D], perm 0,2,1,3) ──┴─ Concat(axis 2) ─ present [b, H, P+S, D]
+ *   present ─ MatMul(A, present) | FusedMatMul(A, present, transB) |
+ *             Transpose(present, perm 0,1,3,2) ─ MatMul(A, ·)
+ *
+ * becomes
+ *
+ *   past [b, P, H, D] ── KVAppend(past, x) ── present [b, P+S, H, D]
+ *   present ─ CacheMatMul(A, present, transB, alpha)
+ *
+ * (lib/ops/kvcache.c). The cache then grows at its end: a caller that binds
+ * present to past's buffer (mopt_generator) has the past rows in place and
+ * KVAppend writes only the new ones; the attention products read each head
+ * at a row stride of H * D. Nothing proportional to the past is copied per
+ * step. A Concat whose present feeds anything else (or whose new rows do
+ * not come from the [b, S, H, D] -> [b, H, S, D] transpose, or whose past
+ * is read elsewhere) is left as it is.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "passes/fusion.h"
+
+/* A consumer of present that becomes a CacheMatMul: node, A, transB, alpha. */
+typedef struct kv_use {
+    ir_node *node;
+    int32_t a;
+    bool trans_b;
+    float alpha;
+} kv_use;
+
+#define KV_MAX_USES 16
+
+static bool rank4(const ir_graph *g, int32_t v) { return v >= 0 && g->values[v]->shape.rank == 4; }
+
+static bool perm_is(const ir_node *n, const int64_t *want) {
+    const int64_t *p;
+    if (ir_node_attr_ints(n, "perm", &p) != 4) return false;
+    for (int i = 0; i < 4; i++)
+        if (p[i] != want[i]) return false;
+    return true;
+}
+
+/* Is n a product reading v as its B, and if so how? */
+static bool product_of(const ir_graph *g, const ir_node *n, int32_t v, bool transposed, kv_use *u) {
+    if (n->n_inputs < 2 || n->inputs[1] != v || n->inputs[0] == v || !rank4(g, n->inputs[0]))
+        return false;
+    u->node = (ir_node *)n;
+    u->a = n->inputs[0];
+    u->alpha = 1.0f;
+    if (fu_is(n, "MatMul")) {
+        u->trans_b = transposed;
+        return true;
+    }
+    if (transposed || n->dead || strcmp(n->domain, "mopt") != 0 ||
+        strcmp(n->op_type, "FusedMatMul") != 0)
+        return false;
+    for (int32_t k = 2; k < n->n_inputs; k++)
+        if (n->inputs[k] >= 0) return false; /* bias or residual */
+    const char *act = ir_node_attr_string(n, "activation", "");
+    if (ir_node_attr_int(n, "transA", 0) != 0 || act[0]) return false;
+    u->trans_b = ir_node_attr_int(n, "transB", 0) != 0;
+    u->alpha = ir_node_attr_float(n, "alpha", 1.0f);
+    return true;
+}
+
+/* Every live reader of present as a product (through at most one
+ * Transpose(0,1,3,2), which then dies); false when another reader exists. */
+static bool collect_uses(const fu_graph *f, int32_t present, kv_use *uses, int *n_uses,
+                         ir_node **dead_t, int *n_dead) {
+    static const int64_t k_swap_last[4] = {0, 1, 3, 2};
+    const ir_graph *g = f->g;
+    *n_uses = *n_dead = 0;
+    int32_t seen = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        bool reads = false;
+        for (int32_t k = 0; k < n->n_inputs && !n->dead; k++)
+            reads = reads || n->inputs[k] == present;
+        if (!reads) continue;
+        seen++;
+        if (*n_uses == KV_MAX_USES) return false;
+        if (product_of(g, n, present, false, &uses[*n_uses])) {
+            (*n_uses)++;
+            continue;
+        }
+        if (!fu_is(n, "Transpose") || !perm_is(n, k_swap_last) || n->outputs[0] < 0 ||
+            (g->values[n->outputs[0]]->flags & IR_VALUE_OUTPUT) || *n_dead == KV_MAX_USES)
+            return false;
+        int32_t t = n->outputs[0];
+        int32_t readers = 0;
+        for (int32_t j = 0; j < g->n_nodes; j++) {
+            const ir_node *m = g->nodes[j];
+            bool r = false;
+            for (int32_t k = 0; k < m->n_inputs && !m->dead; k++)
+                r = r || m->inputs[k] == t;
+            if (!r) continue;
+            readers++;
+            if (*n_uses == KV_MAX_USES || !product_of(g, m, t, true, &uses[*n_uses]) ||
+                !fu_is(m, "MatMul"))
+                return false;
+            uses[*n_uses].trans_b = true;
+            (*n_uses)++;
+        }
+        if (readers != f->uses[t]) return false;
+        dead_t[(*n_dead)++] = (ir_node *)n;
+    }
+    /* present is a graph output (one use) plus its readers */
+    return seen + 1 == f->uses[present] && *n_uses > 0;
+}
+
+static void swap_axes_12(ir_shape *s) {
+    int64_t d = s->dims[1];
+    int32_t y = s->syms[1];
+    s->dims[1] = s->dims[2];
+    s->syms[1] = s->syms[2];
+    s->dims[2] = d;
+    s->syms[2] = y;
+}
+
+/* One Concat: rewritten (true) or left alone. */
+static mopt_status try_cache(fu_graph *f, ir_node *c, bool *done, int32_t *n_products) {
+    static const int64_t k_to_heads[4] = {0, 2, 1, 3};
+    ir_graph *g = f->g;
+    *done = false;
+    if (!fu_is(c, "Concat") || c->n_inputs != 2 || c->outputs[0] < 0) return MOPT_OK;
+    int32_t past = c->inputs[0], nw = c->inputs[1], present = c->outputs[0];
+    int64_t axis = ir_node_attr_int(c, "axis", 0);
+    if ((axis != 2 && axis != -2) || !rank4(g, past) || !rank4(g, nw) || !rank4(g, present))
+        return MOPT_OK;
+    const ir_value *pv = g->values[past];
+    if (!(pv->flags & IR_VALUE_INPUT) || (pv->flags & IR_VALUE_INITIALIZER) ||
+        !(g->values[present]->flags & IR_VALUE_OUTPUT) || f->uses[past] != 1 ||
+        pv->dtype != MOPT_DTYPE_F32 || pv->shape.syms[1] != 0 || pv->shape.syms[3] != 0 ||
+        pv->shape.syms[2] == 0)
+        return MOPT_OK;
+    ir_node *t = fu_producer_is(f, nw, "Transpose");
+    if (!t || !perm_is(t, k_to_heads) || !rank4(g, t->inputs[0])) return MOPT_OK;
+    int32_t x = t->inputs[0];
+    kv_use uses[KV_MAX_USES];
+    ir_node *dead_t[KV_MAX_USES];
+    int n_uses, n_dead;
+    if (!collect_uses(f, present, uses, &n_uses, dead_t, &n_dead)) return MOPT_OK;
+    /* the rewrite: no failure may leave it half done except out of memory,
+     * which fails the load */
+    if (!fu_use_mopt_domain(g)) return MOPT_ERR_OUT_OF_MEMORY;
+    ir_node *kva = fu_replace_node(f, c, "KVAppend", "mopt", c->name, 2, present);
+    if (!kva) return MOPT_ERR_OUT_OF_MEMORY;
+    kva->inputs[0] = past;
+    kva->inputs[1] = x;
+    swap_axes_12(&g->values[past]->shape);
+    swap_axes_12(&g->values[present]->shape);
+    for (int i = 0; i < n_uses; i++) {
+        ir_node *u = uses[i].node;
+        int32_t out = u->outputs[0];
+        ir_node *m = fu_replace_node(f, u, "CacheMatMul", "mopt", u->name, 2, out);
+        if (!m) return MOPT_ERR_OUT_OF_MEMORY;
+        m->inputs[0] = uses[i].a;
+        m->inputs[1] = present;
+        if (!fu_set_int(m, "transB", uses[i].trans_b) || !fu_set_float(m, "alpha", uses[i].alpha))
+            return MOPT_ERR_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < n_dead; i++)
+        dead_t[i]->dead = true;
+    *n_products += n_uses;
+    *done = true;
+    return fu_refresh(f);
+}
+
+mopt_status pass_kv_cache(ir_graph *g, pass_result *r) {
+    fu_graph f;
+    mopt_status st = fu_init(&f, g);
+    if (st) return st;
+    int32_t caches = 0, products = 0;
+    for (int32_t i = 0; i < g->n_nodes && !st; i++) {
+        bool done = false;
+        st = try_cache(&f, g->nodes[i], &done, &products);
+        caches += done;
+    }
+    fu_free(&f);
+    if (st) return st;
+    if (caches) ir_graph_mark_dead_code(g); /* the transposes to heads */
+    r->rewrites = caches;
+    pass_note_add(r, caches, "caches token-major (Concat -> KVAppend in place)");
+    pass_note_add(r, products, "CacheMatMul");
+    return MOPT_OK;
+}
