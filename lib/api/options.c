@@ -47,6 +47,9 @@ static const opt_spec k_specs[] = {
     {"calibration_capture", OPT_INT, 0, 1, 0, NULL, NULL},
     /* per-layer fallback (issue 13): nodes kept in FP32 under precision=int8 */
     {"int8_exclude", OPT_STRING, 0, 0, 0, "", NULL},
+    /* mopt compare --per-layer (issue 13, experimental): the optimized
+     * graph's intermediate values become extra outputs */
+    {"expose_values", OPT_INT, 0, 1, 0, NULL, NULL},
 };
 #define N_SPECS (int)(sizeof k_specs / sizeof k_specs[0])
 
@@ -354,6 +357,7 @@ mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
         snprintf(cfg->calibration, sizeof cfg->calibration, "%s", s);
     if (mopt_options_get_int(opts, "calibration_capture", &v) == MOPT_OK)
         cfg->calibration_capture = (int)v;
+    if (mopt_options_get_int(opts, "expose_values", &v) == MOPT_OK) cfg->expose_values = (int)v;
     if (mopt_options_get_string(opts, "int8_exclude", &s) == MOPT_OK) {
         if (strlen(s) >= sizeof cfg->int8_exclude)
             return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,

@@ -76,6 +76,7 @@ typedef struct rt_config {
     char calibration[512];   /* static INT8: the calibration table (YAML), "" = none */
     int calibration_capture; /* 1 = inputs of MatMul/Gemm/Conv become extra outputs */
     pass_qtable *qtable;     /* the table read by api/calib_table.c, or NULL */
+    int expose_values;       /* 1 = after the passes, intermediate values become outputs */
     char int8_exclude[4096]; /* precision=int8: comma-separated nodes kept in FP32 */
 } rt_config;
 
