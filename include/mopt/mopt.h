@@ -313,6 +313,10 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   MOPT_VERBOSE=1 lists the excluded nodes. Read for ONNX
  *                   models; mopt_model_save records it in the .mopt file
  *                   (a .mopt file keeps what it was saved with)
+ *   "int8_fallback" string "fp32" (default) or "bf16": the precision the
+ *                   int8_exclude nodes run in (bf16 kernels where the CPU
+ *                   has them, as precision=bf16). Not recorded in a .mopt
+ *                   file (its excluded nodes run FP32)
  *   "expose_values" int 0 or 1 (experimental, for `mopt compare
  *                   --per-layer`): after the passes, every f32 tensor a
  *                   node computes (and every u8 tensor kept between static

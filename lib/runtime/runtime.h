@@ -30,7 +30,7 @@ typedef struct opt_entry {
     char *s;
 } opt_entry;
 
-#define OPT_MAX_KEYS 16
+#define OPT_MAX_KEYS 24
 /* Free-dimension overrides ("dim.<name>" options). */
 #define OPT_MAX_DIMS 64
 #define OPT_DIM_NAME_CAP 64
@@ -78,6 +78,7 @@ typedef struct rt_config {
     pass_qtable *qtable;     /* the table read by api/calib_table.c, or NULL */
     int expose_values;       /* 1 = after the passes, intermediate values become outputs */
     char int8_exclude[4096]; /* precision=int8: comma-separated nodes kept in FP32 */
+    int int8_fallback_bf16;  /* 1 = the int8_exclude nodes run BF16 instead of FP32 */
 } rt_config;
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);
