@@ -9,7 +9,12 @@
    8-bit output quantization, (max - min) / 255 of the reference output:
    both sum the same integers exactly, so they can differ only where a
    float rounding of a dequantization multiplier flips a requantization
-   (measured: max abs error 0 to 2.4e-7 on these models). The profile shows
+   (measured: max abs error 0 to 2.4e-7 on these models), except the MLP's
+   QDQ forms: there ORT's MatMul -> QuantizeLinear -> DequantizeLinear ->
+   Add(bias) becomes one int8 op with the bias in its epilogue, without the
+   rounding to 8 bits before the Add, so it must stay within one output
+   step of ORT on average and be no further from FP32 than ORT (measured:
+   mean error vs FP32 0.025-0.031, ORT's 0.035-0.041). The profile shows
    the int8 kernels ran (StaticQMatMul / StaticQConv for QDQ, with no float
    MatMul/Conv/Gemm left; QLinearMatMul, QLinearConv, MatMulInteger,
    ConvInteger on "cpu-vnni" where the CPU has AVX512-VNNI).
@@ -82,21 +87,40 @@ def test_ort_models(tmp):
         calib = quantgen.inputs_for(kind, 16, 1)
         test = quantgen.inputs_for(kind, 4, 2)
         n_float_ops = sum(n.op_type in ("MatMul", "Gemm", "Conv") for n in onnx.load(fp32).graph.node)
+        s32 = ort.InferenceSession(str(fp32), providers=["CPUExecutionProvider"])
+        fp32_out = {kind: (lambda a, s32=s32: s32.run(None, {"x": a})[0])}
         for fmt in ("qdq", "qdq_s8", "qop", "dyn"):
             for pc in (False, True):
                 q = tmp / ("%s_%s_%d.onnx" % (kind, fmt, pc))
                 quantgen.ort_quantize(str(fp32), str(q), kind, fmt, pc, calib)
                 s = ort.InferenceSession(str(q), providers=["CPUExecutionProvider"])
                 tag = "%s %s per_channel=%d" % (kind, fmt, pc)
+                # MatMul -> Q -> DQ -> Add(bias): the bias goes into the int8
+                # op's epilogue without the rounding to 8 bits before it
+                bias_add = kind == "mlp" and fmt in ("qdq", "qdq_s8")
                 with mopt.Model(str(q)) as m, mopt.Session(m, threads=1, profile=True) as ms:
-                    err, step = 0.0, np.inf
+                    err, step, mean_err, e_ort, e_mopt = 0.0, np.inf, 0.0, 0.0, 0.0
                     for a in test:
                         r = s.run(None, {"x": a})[0]
                         o = ms.run({"x": a})["y"]
                         err = max(err, float(np.abs(r - o).max()))
+                        mean_err = max(mean_err, float(np.abs(r - o).mean()))
                         step = min(step, float(r.max() - r.min()) / 255)
+                        if bias_add:
+                            f = fp32_out[kind](a)
+                            e_ort = max(e_ort, float(np.abs(r - f).mean()))
+                            e_mopt = max(e_mopt, float(np.abs(o - f).mean()))
                     ops = profile_ops(ms)
-                check(err <= step, "%s: max |mopt - ORT| %.3g <= one output step %.3g" % (tag, err, step))
+                if bias_add:
+                    check(mean_err <= step and e_mopt <= e_ort,
+                          "%s: bias Add absorbed: mean |mopt - ORT| %.3g <= one output step %.3g; "
+                          "mean error vs FP32 %.4g <= ORT's %.4g (max |mopt - ORT| %.3g)"
+                          % (tag, mean_err, step, e_mopt, e_ort, err))
+                    check(not any(k in ops for k in ("Add", "Relu")) and
+                          len(ops.get("QuantizeLinear", [])) <= 1,
+                          "%s: no Add/Relu left, Q/DQ only at the output (%s)" % (tag, sorted(ops)))
+                else:
+                    check(err <= step, "%s: max |mopt - ORT| %.3g <= one output step %.3g" % (tag, err, step))
                 if fmt in ("qdq", "qdq_s8"):
                     n_static = len(ops.get("StaticQMatMul", [])) + len(ops.get("StaticQConv", []))
                     check(n_static == n_float_ops and not any(k in ops for k in ("MatMul", "Gemm", "Conv")),
