@@ -342,6 +342,18 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   accordingly (mopt_model_io_dim shows them); the pass
  *                   report's kv_cache row counts the caches. Read for ONNX
  *                   models (a .mopt file keeps the rewritten graph)
+ *   "int8_fallback" string "fp32" (default) or "bf16": the precision the
+ *                   int8_exclude nodes run in (bf16 kernels where the CPU
+ *                   has them, as precision=bf16). Not recorded in a .mopt
+ *                   file (its excluded nodes run FP32)
+ *   "expose_values" int 0 or 1 (experimental, for `mopt compare
+ *                   --per-layer`): after the passes, every f32 tensor a
+ *                   node computes (and every u8 tensor kept between static
+ *                   INT8 nodes, dequantized) becomes an extra model output
+ *                   under its ONNX name, after the model's own, in node
+ *                   order; the layout pass (channels-last) is left out.
+ *                   The model's own outputs are unchanged. ONNX models only
+ *                   (INVALID_ARGUMENT for a .mopt file); default 0
  * Setting an unknown key, a value of the wrong kind or out of range fails with
  * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
  * an int or double key when it parses as one. */

@@ -28,6 +28,7 @@ typedef struct opt_spec {
 
 static const char *const k_backends[] = {"auto", "ref", "cpu", "onednn", "openblas", NULL};
 static const char *const k_precisions[] = {"fp32", "bf16", "int8", NULL};
+static const char *const k_fallbacks[] = {"fp32", "bf16", NULL};
 
 static const opt_spec k_specs[] = {
     {"threads", OPT_INT, 0, 1024, 0, NULL, NULL},
@@ -49,8 +50,14 @@ static const opt_spec k_specs[] = {
     {"int8_exclude", OPT_STRING, 0, 0, 0, "", NULL},
     /* generation (issue 14): token-major KV caches appended in place */
     {"kv_cache", OPT_INT, 0, 1, 0, NULL, NULL},
+    /* ... and the precision they run in instead: fp32 or bf16 */
+    {"int8_fallback", OPT_STRING, 0, 0, 0, "fp32", k_fallbacks},
+    /* mopt compare --per-layer (issue 13, experimental): the optimized
+     * graph's intermediate values become extra outputs */
+    {"expose_values", OPT_INT, 0, 1, 0, NULL, NULL},
 };
 #define N_SPECS (int)(sizeof k_specs / sizeof k_specs[0])
+_Static_assert(sizeof k_specs / sizeof k_specs[0] <= OPT_MAX_KEYS, "raise OPT_MAX_KEYS");
 
 static const opt_spec *spec_find(const char *key) {
     for (int i = 0; i < N_SPECS; i++)
@@ -229,8 +236,11 @@ mopt_status mopt_options_set_string(mopt_options *opts, const char *key, const c
             return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' = '%s' is not one of: %s", key,
                              value, list);
     }
-    if (strlen(value) >= 512)
-        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "option '%s' value is too long", key);
+    /* int8_exclude lists node names: as long as rt_config holds it */
+    size_t cap = strcmp(key, "int8_exclude") == 0 ? sizeof(((rt_config *)0)->int8_exclude) : 512;
+    if (strlen(value) >= cap)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                         "option '%s' value is too long (%zu bytes at most)", key, cap - 1);
     char *copy = mopt_strdup(value);
     if (!copy) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory setting '%s'", key);
     opt_entry *e = entry_find(opts, key);
@@ -358,6 +368,9 @@ mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
     if (mopt_options_get_int(opts, "calibration_capture", &v) == MOPT_OK)
         cfg->calibration_capture = (int)v;
     if (mopt_options_get_int(opts, "kv_cache", &v) == MOPT_OK) cfg->kv_cache = (int)v;
+    if (mopt_options_get_int(opts, "expose_values", &v) == MOPT_OK) cfg->expose_values = (int)v;
+    if (mopt_options_get_string(opts, "int8_fallback", &s) == MOPT_OK)
+        cfg->int8_fallback_bf16 = strcmp(s, "bf16") == 0;
     if (mopt_options_get_string(opts, "int8_exclude", &s) == MOPT_OK) {
         if (strlen(s) >= sizeof cfg->int8_exclude)
             return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,

@@ -18,6 +18,12 @@
  * QuantizeLinear -> DequantizeLinear into the next static op, that op
  * reads it with the same quantization: the u8 tensor is kept in between
  * (pass_quant_static.c's chaining, run at the end of this pass).
+ * ORT's transformer pattern MatMul -> QuantizeLinear -> DequantizeLinear ->
+ * Add(constant bias, or DequantizeLinear of a u8/s8/int32 constant)
+ * [-> Relu] becomes one static op with the bias (and Relu) in its epilogue:
+ * the output is not rounded to the 8-bit grid before the Add, so it differs
+ * from ORT's by up to one step of that grid per element (closer to FP32:
+ * tests/quant/test_quant.py).
  * Runs before constant folding, which would otherwise turn DQ(wq) into f32
  * weights.
  */
@@ -69,6 +75,10 @@ typedef struct qdq_match {
     int64_t n_bs;
     bool conv, trans_b;
     float alpha;
+    /* MatMul -> QuantizeLinear -> DequantizeLinear -> Add(bias) [-> Relu]
+     * (ORT's transformers): the Add's constant operand becomes the bias */
+    ir_node *oq, *odq, *add;
+    float *add_bias; /* n_ch floats (owned by the match until rewrite) */
 } qdq_match;
 
 static bool match_x(const fu_graph *f, int32_t v, qdq_match *m) {
@@ -159,6 +169,85 @@ static bool match_bias(const fu_graph *f, int32_t v, int64_t n_ch, qdq_match *m)
     return true;
 }
 
+/* The constant f32 value of v, n elements along the last axis (shape [n]
+ * or [1, ..., 1, n]): an f32 initializer, or DequantizeLinear of a u8, s8
+ * or int32 initializer with a scalar scale and zero point. Fills out[n]. */
+static bool const_row(const fu_graph *f, int32_t v, int64_t n, float *out) {
+    const ir_graph *g = f->g;
+    const ir_value *bv = g->values[v];
+    ir_node *dq = bv->data ? NULL : fu_producer_is(f, v, "DequantizeLinear");
+    const ir_value *src = dq ? g->values[dq->inputs[0]] : bv;
+    if (!src->data || ir_shape_numel(&src->shape) != n) return false;
+    for (int32_t a = 0; a + 1 < src->shape.rank; a++)
+        if (src->shape.dims[a] != 1) return false;
+    if (!dq) {
+        if (src->dtype != MOPT_DTYPE_F32) return false;
+        memcpy(out, src->data, (size_t)n * sizeof(float));
+        return true;
+    }
+    float s;
+    double z = 0;
+    if (dq->n_inputs < 2 || !const_scale(g, dq, &s) || ir_node_attr_int(dq, "block_size", 0) != 0)
+        return false;
+    if (dq->n_inputs > 2 && dq->inputs[2] >= 0) {
+        const ir_value *zv = g->values[dq->inputs[2]];
+        if (!zv->data || ir_shape_numel(&zv->shape) != 1 || zv->dtype != src->dtype) return false;
+        z = zv->dtype == MOPT_DTYPE_U8    ? *(const uint8_t *)zv->data
+            : zv->dtype == MOPT_DTYPE_I8  ? *(const int8_t *)zv->data
+            : zv->dtype == MOPT_DTYPE_I32 ? *(const int32_t *)zv->data
+                                          : NAN;
+        if (isnan(z)) return false;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double q = src->dtype == MOPT_DTYPE_U8    ? ((const uint8_t *)src->data)[i]
+                   : src->dtype == MOPT_DTYPE_I8  ? ((const int8_t *)src->data)[i]
+                   : src->dtype == MOPT_DTYPE_I32 ? ((const int32_t *)src->data)[i]
+                                                  : NAN;
+        if (isnan(q)) return false;
+        out[i] = (float)((q - z) * s);
+    }
+    return true;
+}
+
+/* After a MatMul's output y: QuantizeLinear -> DequantizeLinear (one scale
+ * and zero point, y read by nothing else) -> Add(const bias of n_ch along
+ * the last axis) [-> Relu]. Fills m->oq, odq, add, add_bias (and relu). */
+static bool match_bias_add(const fu_graph *f, int32_t y, int64_t n_ch, qdq_match *m) {
+    const ir_graph *g = f->g;
+    if (g->values[y]->flags & IR_VALUE_OUTPUT) return false;
+    ir_node *q = fu_sole_consumer(f, y, NULL);
+    if (!fu_is(q, "QuantizeLinear") || q->n_outputs != 1 ||
+        (g->values[q->outputs[0]]->flags & IR_VALUE_OUTPUT))
+        return false;
+    ir_node *dq = fu_sole_consumer(f, q->outputs[0], NULL);
+    float qs, ds;
+    int32_t qz, dz;
+    bool qs8, ds8;
+    if (!fu_is(dq, "DequantizeLinear") || !const_scale(g, q, &qs) || !const_zp(g, q, &qz, &qs8) ||
+        !const_scale(g, dq, &ds) || !const_zp(g, dq, &dz, &ds8) || qs != ds || qz != dz ||
+        ir_node_attr_int(q, "block_size", 0) != 0 || ir_node_attr_int(dq, "block_size", 0) != 0 ||
+        (g->values[dq->outputs[0]]->flags & IR_VALUE_OUTPUT))
+        return false;
+    ir_node *add = fu_sole_consumer(f, dq->outputs[0], NULL);
+    if (!fu_is(add, "Add") || add->n_inputs != 2 || add->n_outputs != 1) return false;
+    int k = fu_other_input(add, dq->outputs[0]);
+    int32_t other = k < 0 ? -1 : add->inputs[k];
+    if (other < 0 || !fu_same_shape(&g->values[add->outputs[0]]->shape, &g->values[y]->shape))
+        return false;
+    float *b = mopt_malloc((size_t)n_ch * sizeof(float));
+    if (!b) return false;
+    if (!const_row(f, other, n_ch, b)) {
+        mopt_free(b);
+        return false;
+    }
+    m->oq = q, m->odq = dq, m->add = add, m->add_bias = b;
+    ir_node *next = fu_sole_consumer(f, add->outputs[0], NULL);
+    if (fu_is(next, "Relu") && next->n_outputs == 1 &&
+        !(g->values[add->outputs[0]]->flags & IR_VALUE_OUTPUT))
+        m->relu = next;
+    return true;
+}
+
 static bool match(const fu_graph *f, const ir_node *n, qdq_match *m) {
     const ir_graph *g = f->g;
     memset(m, 0, sizeof *m);
@@ -192,6 +281,7 @@ static bool match(const fu_graph *f, const ir_node *n, qdq_match *m) {
     }
     if (!match_w(f, n->inputs[1], axis, n_ch, m)) return false;
     if (!match_bias(f, (cv || gemm) && n->n_inputs > 2 ? n->inputs[2] : -1, n_ch, m)) return false;
+    if (!cv && m->bias_v < 0 && !m->bq && match_bias_add(f, n->outputs[0], n_ch, m)) return true;
     ir_node *next = fu_sole_consumer(f, n->outputs[0], NULL);
     if (fu_is(next, "Relu") && next->n_outputs == 1) m->relu = next;
     return true;
@@ -219,6 +309,7 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qdq_match *m) {
     for (int64_t c = 0; c < C; c++) {
         scale[c] = m->sx * m->sw[m->n_sw > 1 ? c : 0] * m->alpha;
         if (m->bq) bias[c] = (float)m->bq[c] * m->bs[m->n_bs > 1 ? c : 0];
+        if (m->add_bias) bias[c] = m->add_bias[c];
     }
     int64_t qdims[IR_MAX_RANK];
     int32_t qrank = wv->shape.rank;
@@ -230,14 +321,15 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qdq_match *m) {
     snprintf(base, sizeof base, "%s_scale", wv->name);
     int32_t vs = vq < 0 ? -1 : fu_add_f32_weight(g, base, 1, &C, scale);
     int32_t vb = m->bias_v;
-    if (vs >= 0 && m->bq) {
+    bool new_bias = m->bq || m->add_bias;
+    if (vs >= 0 && new_bias) {
         snprintf(base, sizeof base, "%s_bias", wv->name);
         vb = fu_add_f32_weight(g, base, 1, &C, bias);
     }
     mopt_free(q), mopt_free(scale), mopt_free(bias);
-    if (vs < 0 || (m->bq && vb < 0)) return MOPT_ERR_OUT_OF_MEMORY;
+    if (vs < 0 || (new_bias && vb < 0)) return MOPT_ERR_OUT_OF_MEMORY;
     if (fu_refresh(f) || !fu_use_mopt_domain(g)) return MOPT_ERR_OUT_OF_MEMORY;
-    ir_node *last = m->relu ? m->relu : n;
+    ir_node *last = m->relu ? m->relu : m->add ? m->add : n;
     ir_node *qn = fu_replace_node(f, last, m->conv ? "StaticQConv" : "StaticQMatMul", "mopt",
                                   n->name, vb >= 0 ? 4 : 3, last->outputs[0]);
     if (!qn) return MOPT_ERR_OUT_OF_MEMORY;
@@ -249,7 +341,11 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qdq_match *m) {
         !fu_set_int(qn, "x_zero_point", m->zx) ||
         (m->relu && !fu_set_string(qn, "activation", "Relu")))
         return MOPT_ERR_OUT_OF_MEMORY;
-    if (m->relu) n->dead = true;
+    if (last != n) n->dead = true;
+    if (m->add) { /* the Q/DQ pair and the Add are in the op now */
+        m->oq->dead = m->odq->dead = true;
+        if (last != m->add) m->add->dead = true;
+    }
     return fu_refresh(f);
 }
 
@@ -260,12 +356,14 @@ mopt_status pass_qdq(ir_graph *g, pass_result *r) {
     if (!any) return MOPT_OK;
     fu_graph f;
     mopt_status st = fu_init(&f, g);
-    int32_t n_mm = 0, n_conv = 0;
+    int32_t n_mm = 0, n_conv = 0, n_bias = 0;
     for (int32_t i = 0; !st && i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         qdq_match m;
         if (n->dead || !match(&f, n, &m)) continue;
         st = rewrite(&f, n, &m);
+        if (m.add) n_bias++;
+        mopt_free(m.add_bias);
         if (m.conv)
             n_conv++;
         else
@@ -280,6 +378,7 @@ mopt_status pass_qdq(ir_graph *g, pass_result *r) {
     r->rewrites = n_mm + n_conv;
     pass_note_add(r, n_mm, "QDQ MatMul/Gemm");
     pass_note_add(r, n_conv, "QDQ Conv");
+    pass_note_add(r, n_bias, "bias Add absorbed");
     pass_note_add(r, n_chained, "u8 kept between");
     return st;
 }

@@ -146,6 +146,13 @@ mopt_status passes_prune_outputs(ir_graph *g, const char *list, pass_result *r);
 mopt_status pass_prune_channels(ir_graph *g, pass_result *r);
 mopt_status pass_prune_heads(ir_graph *g, pass_result *r);
 
+/* The "expose_values" option (pass_expose.c, after the passes): every f32
+ * value a node of the main graph writes, and every u8 value kept between
+ * static INT8 nodes (through an added DequantizeLinear that takes its name;
+ * the u8 value becomes "<name>:u8"), becomes an extra graph output, in node
+ * order. *n_exposed receives the count. */
+mopt_status passes_expose_values(ir_graph *g, int32_t *n_exposed);
+
 /* ---- static INT8 from a calibration table (issue 13) ---------------------
  * One entry per activation tensor: the u8 quantization of its calibrated
  * range. The runtime reads the table (runtime/calib_table.c); the pass

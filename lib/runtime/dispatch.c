@@ -200,10 +200,10 @@ mopt_status rt_plan_kernels(mopt_model *m) {
         p->kernel = "ref";
         p->precision = src.precision;
         if (p->precision == OP_PREC_INT8 && pass_name_listed(m->config.int8_exclude, n->name)) {
-            p->precision = OP_PREC_FP32;
+            p->precision = m->config.int8_fallback_bf16 ? OP_PREC_BF16 : OP_PREC_FP32;
             if (m->config.verbose)
-                mopt_log(MOPT_LOG_INFO, "mopt: int8_exclude: node '%s' (%s) stays FP32", n->name,
-                         n->op_type);
+                mopt_log(MOPT_LOG_INFO, "mopt: int8_exclude: node '%s' (%s) runs %s", n->name,
+                         n->op_type, m->config.int8_fallback_bf16 ? "BF16" : "FP32");
         }
         st = op_view_init(v, &src, n, NULL);
         if (st) break;

@@ -252,8 +252,12 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     int32_t nodes_before = have_pruned ? pruned.nodes_before : graph->n_nodes;
     /* static INT8: calibration=FILE (read by api/) with precision=int8 */
     pass_qtable *qtp = run_passes && !borrowed ? cfg->qtable : NULL;
+    /* expose_values leaves out the layout pass (opt_level 3), whose
+     * channels-last tensors are not in the order their shapes say; the
+     * kernels still prepack weights at opt_level 3 */
+    int pass_level = cfg->expose_values && cfg->opt_level > 2 ? 2 : cfg->opt_level;
     if (!st && run_passes && cfg->opt_level > 0)
-        st = passes_run_ex(graph, cfg->opt_level, &rep, cfg->verbose && !have_pruned, qtp);
+        st = passes_run_ex(graph, pass_level, &rep, cfg->verbose && !have_pruned, qtp);
     if (!st && run_passes && have_pruned) {
         /* the report starts with it */
         int n = rep.n < PASS_REPORT_CAP ? rep.n : PASS_REPORT_CAP - 1;
@@ -266,6 +270,20 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
         if (cfg->verbose) passes_report_log(&rep);
     }
     if (!st && run_passes && !borrowed && cfg->kv_cache) st = kv_cache(graph, cfg, &rep);
+    /* expose_values (mopt compare --per-layer): after the passes, so the
+     * graph is the one that runs without the option */
+    if (!st && !borrowed && cfg->expose_values && !problems && !run_passes)
+        st = mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                       "option 'expose_values' applies to ONNX models (a saved .mopt graph may "
+                       "hold channels-last tensors)");
+    if (!st && !borrowed && cfg->expose_values && !problems) {
+        int32_t n_exposed = 0;
+        st = passes_expose_values(graph, &n_exposed);
+        if (!st) st = ir_graph_check(graph);
+        if (!st && cfg->verbose)
+            mopt_log(MOPT_LOG_INFO, "mopt: expose_values: %d intermediate values are outputs",
+                     (int)n_exposed);
+    }
     if (st) {
         mopt_free(fixed);
         if (!borrowed) ir_graph_destroy(graph);

@@ -32,7 +32,7 @@ typedef struct opt_entry {
     char *s;
 } opt_entry;
 
-#define OPT_MAX_KEYS 16
+#define OPT_MAX_KEYS 24
 /* Free-dimension overrides ("dim.<name>" options). */
 #define OPT_MAX_DIMS 64
 #define OPT_DIM_NAME_CAP 64
@@ -115,8 +115,10 @@ typedef struct rt_config {
     char calibration[512];   /* static INT8: the calibration table (YAML), "" = none */
     int calibration_capture; /* 1 = inputs of MatMul/Gemm/Conv become extra outputs */
     pass_qtable *qtable;     /* the table read by api/calib_table.c, or NULL */
+    int expose_values;       /* 1 = after the passes, intermediate values become outputs */
     char int8_exclude[4096]; /* precision=int8: comma-separated nodes kept in FP32 */
     int kv_cache;            /* 1 = the kv_cache pass (token-major caches, in place) */
+    int int8_fallback_bf16;  /* 1 = the int8_exclude nodes run BF16 instead of FP32 */
 } rt_config;
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);

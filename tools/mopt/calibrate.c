@@ -5,15 +5,18 @@
  * input of MatMul/Gemm/Conv an extra output) on each input set of DIR (the
  * golden-set layout of `mopt compare`: test_data_set_N/input_N.pb|.npy or
  * <set>/<input name>.npy folders, or lone .npy files) twice: once for
- * min/max, mean and std, once for two 2048-bin histograms (of x over
- * [min, max] and of |x| over [0, max|x|]). From them, per tensor:
+ * min/max, mean and std, once for two histograms (2048 bins of x over
+ * [min, max], 8192 bins of |x| over [0, max|x|] without the exact zeros).
+ * From them, per tensor:
  *   minmax      [min, max]
  *   percentile  the (100 - P)th and Pth percentiles (P = 99.99 by default),
  *               read from the histogram with linear interpolation in a bin
  *   entropy     [-t, t] clipped to [min, max], where t minimises the KL
  *               divergence between the |x| histogram cut at t (the clipped
- *               mass put in the last bin) and its quantization to 128
- *               levels (255 for a tensor >= 0), as TensorRT describes it
+ *               mass put in the last bin) and its quantization to L levels
+ *               (entropy_levels: 255 for a tensor >= 0), as TensorRT
+ *               describes it, with candidates spreading each level over at
+ *               least 4 bins
  * and the u8 asymmetric quantization of the chosen method's range (widened
  * to hold 0): scale = (hi - lo) / 255, zero_point = round(-lo / scale).
  * Weights are not in the table: the library quantizes them per output
@@ -30,13 +33,21 @@
 #include "mopt_cli.h"
 
 #define CAL_BINS 2048
+/* The |x| histogram of the entropy search: finer, so that every candidate
+ * threshold spreads each quantization level over >= ENT_MIN_BINS bins (with
+ * one bin per level the histogram cannot see rounding, and the KL
+ * divergence favours the smallest threshold) */
+#define CAL_ABINS 8192
+#define ENT_MIN_BINS 4
+#define ENT_STEP 8 /* candidate thresholds every ENT_STEP bins */
 
 typedef struct cal_tensor {
     const char *name;
     size_t out_index;
     double mn, mx, sum, sumsq;
     int64_t count;
-    double hist[CAL_BINS], ahist[CAL_BINS];
+    double hist[CAL_BINS], ahist[CAL_ABINS]; /* ahist: |x| without the exact zeros */
+    double zeros;                            /* values exactly 0 */
     double r_minmax[2], r_pct[2], r_ent[2];
 } cal_tensor;
 
@@ -78,17 +89,22 @@ static double hist_quantile(const double *h, double total, double lo, double hi,
     return hi;
 }
 
-/* The KL-optimal threshold of |x| histogram h (bins of width w), levels
- * quantization levels. */
+/* The KL-optimal threshold of |x| histogram h (CAL_ABINS bins of width w,
+ * exact zeros left out), `levels` quantization levels over [0, t]: for each
+ * candidate t = i bins (i >= ENT_MIN_BINS * levels, every ENT_STEP bins), P
+ * is h[0..i) with the mass above added to its last bin, Q is h[0..i) merged
+ * into `levels` groups and spread back over each group's nonzero bins; t
+ * minimizes KL(P || Q) (TensorRT's method). */
 static double entropy_threshold(const double *h, double w, int levels) {
-    double total_above[CAL_BINS + 1];
-    total_above[CAL_BINS] = 0;
-    for (int i = CAL_BINS - 1; i >= 0; i--)
+    static double total_above[CAL_ABINS + 1], p[CAL_ABINS], q[CAL_ABINS];
+    total_above[CAL_ABINS] = 0;
+    for (int i = CAL_ABINS - 1; i >= 0; i--)
         total_above[i] = total_above[i + 1] + h[i];
+    if (total_above[0] <= 0) return CAL_ABINS * w;
     double best = INFINITY;
-    int best_i = CAL_BINS;
-    static double p[CAL_BINS], q[CAL_BINS];
-    for (int i = levels; i <= CAL_BINS; i++) {
+    int best_i = CAL_ABINS;
+    int first = (ENT_MIN_BINS * levels + ENT_STEP - 1) / ENT_STEP * ENT_STEP;
+    for (int i = first < CAL_ABINS ? first : CAL_ABINS; i <= CAL_ABINS; i += ENT_STEP) {
         double ps = 0;
         for (int b = 0; b < i; b++)
             p[b] = h[b];
@@ -96,8 +112,6 @@ static double entropy_threshold(const double *h, double w, int levels) {
         for (int b = 0; b < i; b++)
             ps += p[b];
         if (ps <= 0) continue;
-        /* Q: h[0..i) merged into `levels` groups, spread back over each
-         * group's nonzero bins */
         for (int j = 0; j < levels; j++) {
             int s = (int)((int64_t)j * i / levels), e = (int)((int64_t)(j + 1) * i / levels);
             double tot = 0;
@@ -124,6 +138,16 @@ static double entropy_threshold(const double *h, double w, int levels) {
         }
     }
     return best_i * w;
+}
+
+/* Levels of the u8 quantization over [0, t] for a tensor of range
+ * [mn, mx]: 255 for a tensor >= 0; for one that is mostly positive (a
+ * Hardswish, a leaky ReLU: -mn <= mx / 4) the share of the 255 that
+ * [0, mx] gets in [mn, mx]; 128 for a two-sided one. */
+static int entropy_levels(double mn, double mx) {
+    if (mn >= 0) return 255;
+    if (-mn <= mx / 4) return (int)(255 * mx / (mx - mn));
+    return 128;
 }
 
 static void quant_params(const double r[2], double *scale, int *zp) {
@@ -209,9 +233,12 @@ static int run_all(cal_run *r, int pass) {
                 } else {
                     double span = c->mx - c->mn, am = fmax(fabs(c->mn), fabs(c->mx));
                     int b = span > 0 ? (int)((v - c->mn) / span * CAL_BINS) : 0;
-                    int ab = am > 0 ? (int)(fabs(v) / am * CAL_BINS) : 0;
+                    int ab = am > 0 ? (int)(fabs(v) / am * CAL_ABINS) : 0;
                     c->hist[b < CAL_BINS ? b : CAL_BINS - 1] += 1;
-                    c->ahist[ab < CAL_BINS ? ab : CAL_BINS - 1] += 1;
+                    if (v == 0)
+                        c->zeros += 1; /* exact at any threshold (the zero point) */
+                    else
+                        c->ahist[ab < CAL_ABINS ? ab : CAL_ABINS - 1] += 1;
                 }
             }
         }
@@ -344,7 +371,7 @@ int cmd_calibrate(int argc, char **argv) {
             t->r_pct[0] = hist_quantile(t->hist, total, t->mn, t->mx, 1 - pct / 100);
             t->r_pct[1] = hist_quantile(t->hist, total, t->mn, t->mx, pct / 100);
             double am = fmax(fabs(t->mn), fabs(t->mx));
-            double th = entropy_threshold(t->ahist, am / CAL_BINS, t->mn >= 0 ? 255 : 128);
+            double th = entropy_threshold(t->ahist, am / CAL_ABINS, entropy_levels(t->mn, t->mx));
             t->r_ent[0] = fmax(t->mn, -th), t->r_ent[1] = fmin(t->mx, th);
             const double *r = strcmp(method, "minmax") == 0       ? t->r_minmax
                               : strcmp(method, "percentile") == 0 ? t->r_pct

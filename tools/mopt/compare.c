@@ -453,6 +453,46 @@ static int runs(side *s, mopt_tensor **in, mopt_tensor **out, const char *set) {
     return 0;
 }
 
+/* Loads set g's inputs in REF's order into in[] and points TEST's tin[] at
+ * them (by name, else by position). Returns 0 or 2. */
+static int load_inputs(const side *ref, const side *test, const golden_set *g, mopt_tensor **in,
+                       mopt_tensor **tin) {
+    if (g->is_file && ref->n_in != 1)
+        return usage_error("golden set file '%s': a lone file is an input set only for a "
+                           "model with one input (REF has %zu)",
+                           g->path, ref->n_in);
+    for (size_t i = 0; i < ref->n_in; i++) {
+        const char *name = mopt_model_io_name(ref->model, MOPT_INPUT, i);
+        char *p = g->is_file ? strdup(g->path) : find_tensor_file(g->path, "input", i, name);
+        if (!p) {
+            fprintf(stderr,
+                    "mopt: golden set '%s': no file for input %zu '%s' (input_%zu.npy, "
+                    "input_%zu.pb or %s.npy)\n",
+                    g->name, i, name, i, i, name);
+            return EXIT_USAGE;
+        }
+        mopt_status st = mopt_tensor_load(p, &in[i]);
+        if (st) {
+            fprintf(stderr, "mopt: golden set '%s': '%s': ", g->name, p);
+            fail(st);
+            free(p);
+            return EXIT_USAGE;
+        }
+        free(p);
+    }
+    for (size_t i = 0; i < test->n_in; i++) {
+        size_t idx = i;
+        const char *name = mopt_model_io_name(test->model, MOPT_INPUT, i);
+        if (mopt_model_io_find(ref->model, MOPT_INPUT, name, &idx) != MOPT_OK) {
+            if (i >= ref->n_in)
+                return usage_error("TEST input '%s' has no counterpart in REF", name);
+            idx = i;
+        }
+        tin[i] = in[idx];
+    }
+    return 0;
+}
+
 static void shape_str(const mopt_tensor *t, char *buf, size_t cap) {
     int len = snprintf(buf, cap, "[");
     for (int a = 0; a < mopt_tensor_rank(t) && len < (int)cap; a++)
@@ -583,6 +623,13 @@ int cmd_compare(int argc, char **argv) {
             top_k_s = v;
         } else if (strcmp(argv[i], "--recompute") == 0) {
             a.recompute = 1;
+        } else if (strcmp(argv[i], "--per-layer") == 0) {
+            a.per_layer = 1;
+        } else if ((r = flag_value(argc, argv, &i, "--layer-cosine", &v)) != 0) {
+            char *end = NULL;
+            a.layer_cosine = r > 0 ? strtod(v, &end) : 0;
+            if (r > 0 && (!end || *end || !(a.layer_cosine > 0 && a.layer_cosine <= 1)))
+                rc = usage_error("--layer-cosine %s: expected a number in (0, 1]", v);
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             rc = usage_error("unknown flag '%s' for 'mopt compare'", argv[i]);
         } else if (!a.ref_model) {
@@ -612,6 +659,198 @@ done:
     free(common);
     free(only_ref);
     free(only_test);
+    return rc;
+}
+
+/* ---- per-layer report (--per-layer) ---------------------------------------- */
+
+/* One intermediate tensor of REF (an output of the exposed REF model). */
+typedef struct layer_state {
+    const char *name;
+    size_t test_index; /* SIZE_MAX: TEST has no tensor of that name */
+    int shape_differs, compared;
+    double worst_cos, sum_cos, worst_abs, worst_rel, ref_absmax;
+    size_t worst_set, count;
+} layer_state;
+
+/* Opens a copy of side s with expose_values=1 added to its options (its
+ * sets array has room for one more entry). */
+static int open_exposed(const side *s, side *e) {
+    *e = *s;
+    e->opts = NULL;
+    e->model = NULL;
+    e->session = NULL;
+    ((const char **)e->sets)[e->n_sets++] = "expose_values=1";
+    return open_side(e);
+}
+
+static int layer_crosses(const layer_state *l, double min_cos) {
+    return l->compared && (isnan(l->worst_cos) || l->worst_cos < min_cos);
+}
+
+/* Runs REF and TEST again with every intermediate tensor exposed
+ * (expose_values=1), pairs the tensors by name and prints, in REF's
+ * topological order, each tensor's cosine and max abs error against REF;
+ * the first one whose worst cosine is below min_cos is marked. n_own:
+ * REF's own output count (its exposed tensors follow them). Returns 0 or 2. */
+static int per_layer_report(const side *ref0, const side *test0, const golden_set *sets,
+                            size_t n_sets, size_t n_own, double min_cos, FILE *out) {
+    side ref, test;
+    memset(&ref, 0, sizeof ref);
+    memset(&test, 0, sizeof test);
+    layer_state *ls = NULL;
+    mopt_tensor **in = NULL, **tin = NULL, **rout = NULL, **tout = NULL;
+    int rc = open_exposed(ref0, &ref);
+    if (!rc) rc = open_exposed(test0, &test);
+    if (rc) goto done;
+    size_t n = ref.n_out;
+    ls = calloc(n ? n : 1, sizeof *ls);
+    in = calloc(ref.n_in + 1, sizeof *in);
+    tin = calloc(test.n_in + 1, sizeof *tin);
+    rout = calloc(ref.n_out + 1, sizeof *rout);
+    tout = calloc(test.n_out + 1, sizeof *tout);
+    if (!ls || !in || !tin || !rout || !tout) {
+        rc = oom();
+        goto done;
+    }
+    /* REF's exposed tensors first (node order), then its own outputs */
+    for (size_t k = 0; k < n; k++) {
+        size_t j = k + n_own < n ? k + n_own : k + n_own - n;
+        layer_state *l = &ls[k];
+        l->name = mopt_model_io_name(ref.model, MOPT_OUTPUT, j);
+        l->worst_cos = INFINITY;
+        l->worst_set = j; /* the REF output index, until a set is measured */
+        if (mopt_model_io_find(test.model, MOPT_OUTPUT, l->name, &l->test_index) != MOPT_OK)
+            l->test_index = SIZE_MAX;
+    }
+    for (size_t s = 0; s < n_sets; s++) {
+        const golden_set *g = &sets[s];
+        if ((rc = load_inputs(&ref, &test, g, in, tin)) != 0) goto done;
+        if ((rc = runs(&ref, in, rout, g->name)) != 0 || (rc = runs(&test, tin, tout, g->name)))
+            goto done;
+        for (size_t k = 0; k < n; k++) {
+            layer_state *l = &ls[k];
+            size_t j = k + n_own < n ? k + n_own : k + n_own - n;
+            if (l->test_index == SIZE_MAX || l->shape_differs) continue;
+            const mopt_tensor *r = rout[j], *t = tout[l->test_index];
+            char rs[160], ts[160];
+            shape_str(r, rs, sizeof rs);
+            shape_str(t, ts, sizeof ts);
+            if (strcmp(rs, ts) != 0 || !is_float(mopt_tensor_dtype(r)) ||
+                !is_float(mopt_tensor_dtype(t))) {
+                l->shape_differs = 1;
+                continue;
+            }
+            size_t ne = (size_t)mopt_tensor_element_count(r);
+            double *a = to_doubles(r), *b = to_doubles(t);
+            if (!a || !b) {
+                free(a);
+                free(b);
+                rc = oom();
+                goto done;
+            }
+            double cos = ne ? qm_cosine(a, b, ne) : 1.0, abs_err = qm_max_abs(a, b, ne), amax = 0;
+            for (size_t q = 0; q < ne; q++)
+                if (fabs(a[q]) > amax) amax = fabs(a[q]);
+            free(a);
+            free(b);
+            double rel = abs_err / (amax > 0 ? amax : 1.0);
+            if (!l->compared || isnan(cos) || cos < l->worst_cos) {
+                if (!l->compared || !isnan(l->worst_cos)) {
+                    l->worst_cos = cos;
+                    l->worst_set = s;
+                }
+            }
+            l->compared = 1;
+            l->count++;
+            l->sum_cos += cos;
+            if (!(abs_err <= l->worst_abs)) l->worst_abs = abs_err;
+            if (!(rel <= l->worst_rel)) l->worst_rel = rel;
+            if (amax > l->ref_absmax) l->ref_absmax = amax;
+        }
+        destroy_all(in, ref.n_in);
+        destroy_all(rout, ref.n_out);
+        destroy_all(tout, test.n_out);
+    }
+
+    /* the report */
+    size_t first = SIZE_MAX, n_cmp = 0, n_ref_only = 0, n_shape = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (ls[k].compared) n_cmp++;
+        if (ls[k].test_index == SIZE_MAX) n_ref_only++;
+        if (ls[k].shape_differs) n_shape++;
+        if (first == SIZE_MAX && layer_crosses(&ls[k], min_cos)) first = k;
+    }
+    fprintf(out,
+            "\nper-layer (REF's tensors in topological order; worst over %zu set%s; marked: "
+            "cosine < %g)\n",
+            n_sets, n_sets == 1 ? "" : "s", min_cos);
+    fprintf(out, "%5s  %-40s %-11s %-11s %-11s %-11s %-11s %s\n", "#", "tensor", "cosine",
+            "mean cos", "max_abs", "max_rel", "max|ref|", "at");
+    for (size_t k = 0; k < n; k++) {
+        const layer_state *l = &ls[k];
+        if (l->test_index == SIZE_MAX) continue;
+        if (!l->compared) {
+            fprintf(out, "%5zu  %-40s (not compared: shape or dtype differs)\n", k, l->name);
+            continue;
+        }
+        fprintf(out, "%5zu  %-40s %-11.6f %-11.6f %-11.4g %-11.4g %-11.4g %s%s\n", k, l->name,
+                l->worst_cos, l->sum_cos / (double)l->count, l->worst_abs, l->worst_rel,
+                l->ref_absmax, sets[l->worst_set].name,
+                k == first                  ? "   <== first divergence"
+                : layer_crosses(l, min_cos) ? "   <"
+                : k + n_own >= n            ? "   (output)"
+                                            : "");
+    }
+    fprintf(out, "%zu of REF's %zu tensors compared", n_cmp, n);
+    if (n_shape) fprintf(out, "; %zu differ in shape or dtype", n_shape);
+    fprintf(out, "\n");
+    if (n_ref_only) {
+        fprintf(out,
+                "not mapped: %zu REF tensor%s that TEST does not have (fused into another node "
+                "there, or renamed):",
+                n_ref_only, n_ref_only == 1 ? "" : "s");
+        size_t shown = 0;
+        for (size_t k = 0; k < n; k++)
+            if (ls[k].test_index == SIZE_MAX && shown++ < 12) fprintf(out, " '%s'", ls[k].name);
+        fprintf(out, "%s\n", n_ref_only > 12 ? " ..." : "");
+    }
+    size_t n_test_only = 0;
+    for (size_t j = 0; j < test.n_out; j++) {
+        size_t idx;
+        if (mopt_model_io_find(ref.model, MOPT_OUTPUT,
+                               mopt_model_io_name(test.model, MOPT_OUTPUT, j), &idx) != MOPT_OK)
+            n_test_only++;
+    }
+    if (n_test_only) {
+        fprintf(out, "not mapped: %zu TEST tensor%s that REF does not have:", n_test_only,
+                n_test_only == 1 ? "" : "s");
+        size_t shown = 0;
+        for (size_t j = 0; j < test.n_out; j++) {
+            size_t idx;
+            const char *nm = mopt_model_io_name(test.model, MOPT_OUTPUT, j);
+            if (mopt_model_io_find(ref.model, MOPT_OUTPUT, nm, &idx) != MOPT_OK && shown++ < 12)
+                fprintf(out, " '%s'", nm);
+        }
+        fprintf(out, "%s\n", n_test_only > 12 ? " ..." : "");
+    }
+    if (first != SIZE_MAX)
+        fprintf(out, "first divergence: '%s' (#%zu), cosine %.6f < %g (max_abs %.4g, on set %s)\n",
+                ls[first].name, first, ls[first].worst_cos, min_cos, ls[first].worst_abs,
+                sets[ls[first].worst_set].name);
+    else
+        fprintf(out, "no compared tensor has cosine < %g\n", min_cos);
+done:
+    destroy_all(in, ref.n_in);
+    destroy_all(rout, ref.n_out);
+    destroy_all(tout, test.n_out);
+    free(in);
+    free(tin);
+    free(rout);
+    free(tout);
+    free(ls);
+    close_side(&test);
+    close_side(&ref);
     return rc;
 }
 
@@ -718,46 +957,7 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
     size_t n_stored_sets = 0;
     for (size_t s = 0; s < n_sets; s++) {
         const golden_set *g = &sets[s];
-        /* inputs, in REF's order */
-        if (g->is_file && ref.n_in != 1) {
-            rc = usage_error("golden set file '%s': a lone file is an input set only for a "
-                             "model with one input (REF has %zu)",
-                             g->path, ref.n_in);
-            goto done;
-        }
-        for (size_t i = 0; i < ref.n_in; i++) {
-            const char *name = mopt_model_io_name(ref.model, MOPT_INPUT, i);
-            char *p = g->is_file ? strdup(g->path) : find_tensor_file(g->path, "input", i, name);
-            if (!p) {
-                fprintf(stderr,
-                        "mopt: golden set '%s': no file for input %zu '%s' (input_%zu.npy, "
-                        "input_%zu.pb or %s.npy)\n",
-                        g->name, i, name, i, i, name);
-                rc = EXIT_USAGE;
-                goto done;
-            }
-            mopt_status st = mopt_tensor_load(p, &in[i]);
-            if (st) {
-                fprintf(stderr, "mopt: golden set '%s': '%s': ", g->name, p);
-                fail(st);
-                free(p);
-                rc = EXIT_USAGE;
-                goto done;
-            }
-            free(p);
-        }
-        for (size_t i = 0; i < test.n_in; i++) {
-            size_t idx = i;
-            const char *name = mopt_model_io_name(test.model, MOPT_INPUT, i);
-            if (mopt_model_io_find(ref.model, MOPT_INPUT, name, &idx) != MOPT_OK) {
-                if (i >= ref.n_in) {
-                    rc = usage_error("TEST input '%s' has no counterpart in REF", name);
-                    goto done;
-                }
-                idx = i;
-            }
-            tin[i] = in[idx];
-        }
+        if ((rc = load_inputs(&ref, &test, g, in, tin)) != 0) goto done;
         /* reference outputs: stored ones unless --recompute, else REF's */
         size_t n_stored = 0;
         for (size_t j = 0; j < ref.n_out && !recompute && !g->is_file; j++) {
@@ -894,6 +1094,10 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
             fprintf(out, "budget %s: all %zu rule%s hold\n", budget, n_rules,
                     n_rules == 1 ? "" : "s");
     }
+    if (args->per_layer &&
+        (rc = per_layer_report(&ref, &test, sets, n_sets, ref.n_out,
+                               args->layer_cosine > 0 ? args->layer_cosine : 0.99, out)) != 0)
+        goto done;
     if (sum) {
         sum->rules = n_rules;
         sum->violations = violated;

@@ -127,6 +127,7 @@ static const char k_usage_compare[] =
     "          [--ref-set KEY=VALUE]... [--test-set KEY=VALUE]... [--options FILE.yaml]\n"
     "          [--ref-options FILE.yaml] [--test-options FILE.yaml] [--threads N]\n"
     "          [--memory-limit SIZE] [--top-k K] [--recompute]\n"
+    "          [--per-layer [--layer-cosine C]]\n"
     "      Run REF and TEST (two models, or one model twice with different\n"
     "      options: --set for both, --ref-set/--test-set for one) on every input\n"
     "      set of the golden set DIR: folders DIR/<set>/ holding input_<i>.npy\n"
@@ -138,7 +139,11 @@ static const char k_usage_compare[] =
     "      rank >= 3 outputs; spearman of the pairwise cosine similarities of all\n"
     "      last-axis rows) the worst value, the set where it occurred and the\n"
     "      mean. --budget checks rules (see tools/mopt/README.md). Exit status:\n"
-    "      0 the budget holds, 1 it is violated, 2 any error.\n"
+    "      0 the budget holds, 1 it is violated, 2 any error. --per-layer runs\n"
+    "      both again with their intermediate tensors exposed and lists, in\n"
+    "      REF's topological order, each tensor's cosine and max abs error\n"
+    "      (paired by ONNX name), marking the first one with cosine < C\n"
+    "      (default 0.99), and the tensors that cannot be paired.\n"
     "\n";
 
 static const char k_usage_tune[] =

@@ -78,6 +78,8 @@ typedef struct compare_args {
     int n_common, n_ref, n_test;
     size_t top_k;
     int recompute;
+    int per_layer;       /* also the per-layer report (expose_values=1 on both sides) */
+    double layer_cosine; /* its threshold; 0: 0.99 */
 } compare_args;
 
 /* The figures a caller of compare_run gets back. */

@@ -31,8 +31,9 @@ typedef struct qnode {
 
 typedef struct qc {
     const char *model, *golden, *budget, *calibration, *threads, *out_path;
-    FILE *out;         /* the report: stdout, or --report FILE */
-    const char **sets; /* --set KEY=VALUE, both sides */
+    const char *fallback; /* --fallback: "fp32" or "bf16" (int8_fallback) */
+    FILE *out;            /* the report: stdout, or --report FILE */
+    const char **sets;    /* --set KEY=VALUE, both sides */
     int n_sets;
     int64_t max_fallbacks; /* -1: half the nodes, rounded up */
     int64_t runs;
@@ -66,10 +67,11 @@ static char *exclude_list(const qc *q, long only) {
 /* compare_run of FP32 (REF) against int8 with int8_exclude=exclude (TEST),
  * its table thrown away. 0 holds, 1 violated, 2 error. */
 static int check(const qc *q, const char *exclude, compare_summary *sum) {
-    const char *test[4];
+    const char *test[5];
     char *ex = NULL;
     int n = 0;
     test[n++] = "precision=int8";
+    if (strcmp(q->fallback, "bf16") == 0) test[n++] = "int8_fallback=bf16";
     char cal[1100];
     if (q->calibration) {
         snprintf(cal, sizeof cal, "calibration=%s", q->calibration);
@@ -104,7 +106,7 @@ static int check(const qc *q, const char *exclude, compare_summary *sum) {
 
 /* A bench configuration of the model on the first golden set's inputs. */
 static int bench_cfg(const qc *q, bench_config *g, const char *precision, const char *exclude,
-                     int profile) {
+                     const char *fallback, int profile) {
     bench_config_init(g);
     int bad = bench_config_set_str(&g->model, q->model) != 0;
     bad |= bench_config_set_str(&g->precision, precision) != 0;
@@ -126,6 +128,8 @@ static int bench_cfg(const qc *q, bench_config *g, const char *precision, const 
     if (q->calibration && strcmp(precision, "int8") == 0)
         bad |= bench_config_add_option(g, "calibration", q->calibration) != 0;
     if (exclude && *exclude) bad |= bench_config_add_option(g, "int8_exclude", exclude) != 0;
+    if (exclude && *exclude && fallback)
+        bad |= bench_config_add_option(g, "int8_fallback", fallback) != 0;
     if (profile) bad |= bench_config_set_str(&g->profile, "1") != 0;
     for (size_t i = 0; i < q->n_inputs; i++)
         bad |= bench_config_add_input(g, q->input_names[i], q->input_paths[i]) != 0;
@@ -173,7 +177,7 @@ static int list_int8_nodes(qc *q) {
     bench_result r;
     bench_live *l = NULL;
     memset(&r, 0, sizeof r);
-    int rc = bench_cfg(q, &g, "int8", NULL, 1);
+    int rc = bench_cfg(q, &g, "int8", NULL, NULL, 1);
     bench_run_opts ro = {0};
     double ms;
     if (!rc && (bench_open(&g, &ro, &r, &l) != 0 || bench_time(l, &r, 1, &ms) != 0)) {
@@ -200,23 +204,25 @@ static int list_int8_nodes(qc *q) {
     return rc;
 }
 
-/* p50 (ms) of all-int8, with the fallbacks and FP32: R interleaved rounds
- * of K runs each. */
-static int measure_speed(const qc *q, const char *exclude, double p50[3]) {
-    const char *prec[3] = {"int8", "int8", "fp32"};
-    const char *ex[3] = {NULL, exclude, NULL};
-    bench_config g[3];
-    bench_result r[3];
-    bench_live *l[3] = {NULL, NULL, NULL};
+/* p50 (ms) of all-int8, with the fallbacks in FP32, with them in BF16, and
+ * FP32: R interleaved rounds of K runs each. */
+#define N_SPEED 4
+static int measure_speed(const qc *q, const char *exclude, double p50[N_SPEED]) {
+    const char *prec[N_SPEED] = {"int8", "int8", "int8", "fp32"};
+    const char *ex[N_SPEED] = {NULL, exclude, exclude, NULL};
+    const char *fb[N_SPEED] = {NULL, "fp32", "bf16", NULL};
+    bench_config g[N_SPEED];
+    bench_result r[N_SPEED];
+    bench_live *l[N_SPEED] = {NULL, NULL, NULL, NULL};
     size_t rounds = 5, k = (size_t)q->runs, total = rounds * k;
-    double *samples[3] = {NULL, NULL, NULL};
+    double *samples[N_SPEED] = {NULL, NULL, NULL, NULL};
     int rc = 0, opened = 0;
     bench_run_opts ro = {0};
     memset(r, 0, sizeof r);
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < N_SPEED; c++) {
         p50[c] = NAN;
         opened = c + 1;
-        if ((rc = bench_cfg(q, &g[c], prec[c], ex[c], 0)) != 0) break;
+        if ((rc = bench_cfg(q, &g[c], prec[c], ex[c], fb[c], 0)) != 0) break;
         samples[c] = calloc(total, sizeof **samples);
         if (!samples[c]) {
             rc = oom();
@@ -229,7 +235,7 @@ static int measure_speed(const qc *q, const char *exclude, double p50[3]) {
         }
     }
     for (size_t round = 0; !rc && round < rounds; round++)
-        for (int c = 0; !rc && c < 3; c++)
+        for (int c = 0; !rc && c < N_SPEED; c++)
             if (bench_time(l[c], &r[c], k, samples[c] + round * k) != 0) {
                 fprintf(stderr, "mopt: timing: %s\n", r[c].error);
                 rc = EXIT_FAILURE;
@@ -266,6 +272,8 @@ static int write_options(const qc *q, const char *exclude, double metric, const 
     fprintf(f, "precision: int8\n");
     if (q->calibration) fprintf(f, "calibration: \"%s\"\n", q->calibration);
     if (exclude && *exclude) fprintf(f, "int8_exclude: \"%s\"\n", exclude);
+    if (exclude && *exclude && strcmp(q->fallback, "bf16") == 0)
+        fprintf(f, "int8_fallback: bf16\n");
     if (fclose(f) != 0) {
         fprintf(stderr, "mopt: cannot write %s\n", q->out_path);
         return EXIT_USAGE;
@@ -341,7 +349,8 @@ static int run(qc *q) {
         free(exclude);
         return EXIT_FAILURE;
     }
-    fprintf(q->out, "  fell back to FP32: %zu of %zu int8 nodes%s\n", n_fb, q->n_nodes,
+    fprintf(q->out, "  fell back to %s: %zu of %zu int8 nodes%s\n",
+            strcmp(q->fallback, "bf16") == 0 ? "BF16" : "FP32", n_fb, q->n_nodes,
             n_fb ? ":" : " (all-int8 meets the budget)");
     for (size_t i = 0; i < q->n_nodes; i++)
         if (q->nodes[i].excluded)
@@ -349,16 +358,16 @@ static int run(qc *q) {
                     q->nodes[i].value);
     fprintf(q->out, "  final: %s is %.6g (budget holds)\n", n_fb ? s.margin_rule : all.margin_rule,
             final_value);
-    double p50[3];
+    double p50[N_SPEED];
     if (q->runs > 0) {
         if ((rc = measure_speed(q, exclude, p50)) != 0) {
             free(exclude);
             return rc;
         }
         fprintf(q->out,
-                "  speed p50: all-int8 %.3f ms, with fallbacks %.3f ms, fp32 %.3f ms (5 "
-                "interleaved rounds of %" PRId64 " runs)\n",
-                p50[0], p50[1], p50[2], q->runs);
+                "  speed p50: all-int8 %.3f ms, with fallbacks %.3f ms (FP32) / %.3f ms (BF16), "
+                "fp32 %.3f ms (5 interleaved rounds of %" PRId64 " runs)\n",
+                p50[0], p50[1], p50[2], p50[3], q->runs);
     }
     if (q->out_path) {
         rc = write_options(q, exclude, final_value, n_fb ? s.margin_rule : all.margin_rule);
@@ -373,6 +382,7 @@ int cmd_quantize_check(int argc, char **argv) {
     memset(&q, 0, sizeof q);
     q.max_fallbacks = -1;
     q.runs = 20;
+    q.fallback = "fp32";
     q.sets = calloc((size_t)argc, sizeof *q.sets);
     if (!q.sets) return oom();
     int rc = 0;
@@ -393,6 +403,11 @@ int cmd_quantize_check(int argc, char **argv) {
                 rc = usage_error("'mopt quantize-check' checks --precision int8 only, not '%s'", v);
         } else if ((r = flag_value(argc, argv, &i, "--set", &v)) != 0) {
             q.sets[q.n_sets++] = v;
+        } else if ((r = flag_value(argc, argv, &i, "--fallback", &v)) != 0) {
+            if (r > 0 && strcmp(v, "fp32") != 0 && strcmp(v, "bf16") != 0)
+                rc = usage_error("--fallback %s: expected fp32 or bf16", v);
+            else if (r > 0)
+                q.fallback = v;
         } else if ((r = flag_value(argc, argv, &i, "--threads", &v)) != 0) {
             q.threads = v;
         } else if ((r = flag_value(argc, argv, &i, "-o", &v)) != 0) {

@@ -162,8 +162,9 @@ with tempfile.TemporaryDirectory() as tmp:
     rep = r.stdout.split("fallback report:")[-1]
     fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
     check(fell == ["mel"], "the report names mel only (%s)" % fell, r)
-    check(re.search(r"speed p50: all-int8 [\d.]+ ms, with fallbacks [\d.]+ ms, fp32 [\d.]+ ms",
-                    rep) is not None, "the report gives the speed", r)
+    check(re.search(r"speed p50: all-int8 [\d.]+ ms, with fallbacks [\d.]+ ms \(FP32\) / "
+                    r"[\d.]+ ms \(BF16\), fp32 [\d.]+ ms", rep) is not None,
+          "the report gives the speed (fallbacks in FP32 and in BF16)", r)
     check(os.path.exists(out), "options written", r)
     if os.path.exists(out):
         text = open(out).read()
@@ -195,6 +196,30 @@ with tempfile.TemporaryDirectory() as tmp:
     fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
     check(r.returncode == 0 and fell == ["mel"] and "StaticQMatMul" in r.stdout,
           "static int8: mel falls back (%s)" % fell, r)
+
+    # BF16 fallback: int8_fallback=bf16 runs the excluded node on a bf16 kernel
+    with open(opts, "w") as f:
+        f.write('precision: int8\nint8_exclude: "mel"\nint8_fallback: bf16\n')
+    r = mopt("run", model, "--input", "frames=" + frames, "--options", opts,
+             "--output-dir", tmp, env=env)
+    k_bf = kernels(r.stderr)
+    check(r.returncode == 0 and re.search(r"int8_exclude: node 'mel' \(\S+\) runs BF16", r.stderr) and
+          k_bf.get("dft") == "onednn-int8" and "int8" not in k_bf.get("mel", "int8"),
+          "int8_fallback=bf16: mel runs BF16 (%s), dft int8" % k_bf, r)
+    out_bf = os.path.join(tmp, "fallback_bf16.yaml")
+    r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--fallback", "bf16",
+             "-o", out_bf, "--runs", "0")
+    rep = r.stdout.split("fallback report:")[-1]
+    fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
+    check(r.returncode == 0 and fell == ["mel"] and "fell back to BF16" in rep and
+          os.path.exists(out_bf) and "int8_fallback: bf16" in open(out_bf).read(),
+          "quantize-check --fallback bf16: mel in BF16 holds the budget, options say so", r)
+    if os.path.exists(out_bf):
+        r2 = mopt("compare", model, model, "--golden", gold, "--budget", budget,
+                  "--test-options", out_bf)
+        check(r2.returncode == 0, "the BF16-fallback options meet the budget in mopt compare", r2)
+    r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--fallback", "fp16")
+    check(r.returncode == 2 and "--fallback fp16" in r.stderr, "--fallback fp16 is a usage error", r)
 
     # 4. refusal: no fallback allowed
     out0 = os.path.join(tmp, "refused.yaml")

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""test_ocr_rec_int8.py — static INT8 of the real PP-OCRv4 recognizer
+(ch_PP-OCRv4_rec_infer.onnx from the rapidocr-onnxruntime wheel of the
+real-model suite, cached outside the repository; issue 13's CNN target).
+
+Text lines (ocr_lines.py: sentences drawn with a 5x7 font, 48 x 320) make a
+calibration set (32 lines) and a golden set (200 other lines). `mopt
+calibrate` writes a table per method; static INT8 (precision=int8,
+calibration=TABLE) must keep per-position argmax agreement with our FP32
+>= 99.5% (minmax and percentile) over 200 x 40 positions; also printed:
+entropy, the non-blank positions' agreement, and ONNX Runtime's
+quantize_static (QDQ, per-channel s8 weights, u8 activations, the same 32
+lines; MinMax and Percentile) measured the same way against ORT's FP32.
+Skipped (77) when the wheel is neither cached nor downloadable, or without
+onnxruntime.
+
+    python3 tests/quant/test_ocr_rec_int8.py BUILD_DIR SOURCE_DIR [--keep DIR] [--no-ort]
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+BUILD, SRC = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
+os.environ.setdefault("MOPT_LIBRARY", str(BUILD / "libmopt.so"))
+sys.path.insert(0, str(SRC / "bindings" / "python"))
+sys.path.insert(0, str(SRC / "tests" / "quant"))
+sys.path.insert(0, str(SRC / "tests" / "realmodels"))
+import mopt  # noqa: E402
+import ocr_lines  # noqa: E402
+
+MOPT = str(BUILD / "tools" / "mopt" / "mopt")
+MEMBER = "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx"
+SKIP, BATCH, N_CALIB, N_GOLD = 77, 8, 32, 200
+failures = []
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def rec_model():
+    """The cached (or downloaded) recognizer, or None and why."""
+    import run_realmodels as R
+    from models import WHEELS
+    name, version, digest = next(w for w in WHEELS if w[0] == "rapidocr-onnxruntime")
+    cache = R.cache_dir()
+    whl, why = R.fetch_wheel(cache / "wheels", name, version, digest)
+    if whl is None:
+        return None, why
+    return R.unpack(whl, cache / "models" / ("%s-%s" % (name, version)))[MEMBER], None
+
+
+def batches(xs):
+    return [np.stack(xs[i:i + BATCH]) for i in range(0, len(xs), BATCH)]
+
+
+def run_all(run, gold):
+    return np.concatenate([run(b) for b in batches(gold)])
+
+
+def agreement(ref, got):
+    a, b = ref.argmax(-1), got.argmax(-1)
+    nb = a != 0  # CTC blank is class 0
+    return float(np.mean(a == b)), float(np.mean(a[nb] == b[nb])), int(nb.sum())
+
+
+def mopt_run(model, **opts):
+    m = mopt.Model(str(model), **opts)
+    s = mopt.Session(m, threads=1)
+    return lambda x: next(iter(s.run({"x": x}).values()))
+
+
+def ort_quantize(src, dst, calib, method):
+    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat,
+                                          QuantType, quantize_static)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"x": a[None]} for a in calib])
+
+        def get_next(self):
+            return next(self.it, None)
+    quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True,
+                    calibrate_method=getattr(CalibrationMethod, method))
+
+
+def main():
+    keep = sys.argv[sys.argv.index("--keep") + 1] if "--keep" in sys.argv else None
+    try:
+        import onnxruntime as ort
+    except ImportError as e:
+        print("SKIPPED: needs onnxruntime (%s)" % e)
+        return SKIP
+    model, why = rec_model()
+    if model is None:
+        print("SKIPPED: rapidocr-onnxruntime wheel not cached and not downloadable: %s" % why)
+        return SKIP
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(keep) if keep else Path(d)
+        tmp.mkdir(parents=True, exist_ok=True)
+        calib = ocr_lines.lines(SRC, 120, N_CALIB, seed=1)
+        gold = ocr_lines.lines(SRC, 0, N_GOLD, seed=2)
+        cdir = tmp / "rec_calib"
+        cdir.mkdir(exist_ok=True)
+        for i, a in enumerate(calib):
+            np.save(cdir / ("%02d.npy" % i), a[None])
+        np.save(tmp / "rec_batch8.npy", np.stack(gold[:BATCH]))
+        ref = run_all(mopt_run(model), gold)
+        rows = []
+        for method in ("minmax", "percentile", "entropy"):
+            table = tmp / ("rec_%s.yaml" % method)
+            r = subprocess.run([MOPT, "calibrate", str(model), "--inputs", str(cdir), "-o", str(table),
+                                "--method", method], capture_output=True, text=True)
+            check(r.returncode == 0, "mopt calibrate --method %s (%s)" % (method, r.stderr.strip()[-200:]))
+            got = run_all(mopt_run(model, precision="int8", calibration=str(table)), gold)
+            agr, agr_nb, n_nb = agreement(ref, got)
+            rows.append(("mopt static int8", method, agr, agr_nb))
+            if method != "entropy":
+                check(agr >= 0.995, "PP-OCRv4 rec, mopt static int8 (%s): argmax agreement %.4f >= 0.995 "
+                      "over %d positions (non-blank %d: %.4f)" % (method, agr, ref.shape[0] * ref.shape[1],
+                                                                   n_nb, agr_nb))
+            else:
+                print("      entropy: argmax agreement %.4f (non-blank %.4f)" % (agr, agr_nb))
+        dyn = run_all(mopt_run(model, precision="int8"), gold)
+        agr, agr_nb, _ = agreement(ref, dyn)
+        rows.append(("mopt dynamic int8", "-", agr, agr_nb))
+        if "--no-ort" not in sys.argv:
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = 1
+            s32 = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
+            oref = run_all(lambda x: s32.run(None, {"x": x})[0], gold)
+            agr, agr_nb, _ = agreement(ref, oref)
+            rows.append(("ORT fp32 vs mopt fp32", "-", agr, agr_nb))
+            for method in ("MinMax", "Percentile"):
+                q = tmp / ("rec_ort_qdq_%s.onnx" % method.lower())
+                t0 = time.time()
+                ort_quantize(model, q, calib, method)
+                sq = ort.InferenceSession(str(q), so, providers=["CPUExecutionProvider"])
+                got = run_all(lambda x: sq.run(None, {"x": x})[0], gold)
+                agr, agr_nb, _ = agreement(oref, got)
+                rows.append(("ORT quantize_static QDQ", method, agr, agr_nb))
+                print("      ORT quantize_static %s: %.1f s" % (method, time.time() - t0))
+        print("\n%-26s %-11s %-16s %s" % ("PP-OCRv4 rec (200 lines)", "method", "argmax agreement",
+                                         "non-blank positions"))
+        for who, method, a, b in rows:
+            print("%-26s %-11s %-16.4f %.4f" % (who, method, a, b))
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
