@@ -592,17 +592,21 @@ static bool matmul_plain_b(const onednn_matmul_desc *d, dnnl_memory_desc_t *md) 
  * (2 * 255 * 127 > 32767), so B keeps 7 bits there (|q| <= 63: 2 * 255 * 63
  * fits; better on MiniLM than a 7-bit A). ONEDNN_MAX_CPU_ISA lowers what
  * oneDNN reports. */
-static bool int8_exact_u8(void) {
-    if (!dnnl_get_effective_cpu_isa) return false;
+static bool isa_has(dnnl_cpu_isa_t want) {
+    if (!onednn_available() || !dnnl_get_effective_cpu_isa) return false;
     unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
-    return (isa & (unsigned)dnnl_cpu_isa_avx512_core_vnni) ==
-               (unsigned)dnnl_cpu_isa_avx512_core_vnni ||
-           (isa & (unsigned)dnnl_cpu_isa_avx2_vnni) == (unsigned)dnnl_cpu_isa_avx2_vnni;
+    return (isa & (unsigned)want) == (unsigned)want;
+}
+
+bool onednn_isa_avx512(void) { return isa_has(dnnl_cpu_isa_avx512_core); }
+
+bool onednn_int8_exact(void) {
+    return isa_has(dnnl_cpu_isa_avx512_core_vnni) || isa_has(dnnl_cpu_isa_avx2_vnni);
 }
 
 /* INT8: B [1.., K, N] (strided) quantized per column into a dense s8
  * [1.., K, N] buffer; scales[n] = max_k |B[k, n]| / 127 (63 without VNNI:
- * int8_exact_u8; 1 for a zero column), colw[n] = scales[n] * sum_k q[k, n]. */
+ * onednn_int8_exact; 1 for a zero column), colw[n] = scales[n] * sum_k q[k, n]. */
 static mopt_status quantize_b(const onednn_matmul_desc *d, const float *b, int8_t **q,
                               float **scales, float **colw) {
     int32_t r = d->b.ndims;
@@ -617,7 +621,7 @@ static mopt_status quantize_b(const onednn_matmul_desc *d, const float *b, int8_
         mopt_free(*colw);
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory quantizing weights");
     }
-    float wmax = int8_exact_u8() ? 127.f : 63.f;
+    float wmax = onednn_int8_exact() ? 127.f : 63.f;
     for (int64_t n = 0; n < N; n++) {
         float m = 0;
         for (int64_t k = 0; k < K; k++)

@@ -188,4 +188,12 @@ void onednn_cache_free(onednn_cache *c);
  * test suite runs with it. */
 long long onednn_ref_count(void);
 
+/* What oneDNN's effective ISA offers (dnnl_get_effective_cpu_isa, which
+ * ONEDNN_MAX_CPU_ISA caps; false when oneDNN is absent): its AVX-512 kernels
+ * (avx512_core: blocked matmul weights, bf16 convolution and matmul), and
+ * exact u8 x s8 products (VNNI; without it pairs of products saturate in
+ * s16, so INT8 weights keep 7 bits). */
+bool onednn_isa_avx512(void);
+bool onednn_int8_exact(void);
+
 #endif
