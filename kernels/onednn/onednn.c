@@ -27,6 +27,7 @@
 #include "kernels/limits.h"
 #include "kernels/omp_threads.h"
 #include "kernels/onednn/onednn.h"
+#include "kernels/onednn/onednn_priv.h"
 
 /* Weak references (see onednn.h): every dnnl_* function used below. */
 #pragma weak dnnl_engine_create
@@ -1651,4 +1652,29 @@ mopt_status onednn_pool_run(onednn_cache **cache, const onednn_pool_desc *d, con
     mopt_status st = pool_run_body(cache, d, x, y, threads);
     mopt_omp_leave(host);
     return st;
+}
+
+/* ---- shared with the backend's other files (onednn_priv.h) -------------- */
+
+dnnl_engine_t onednn_priv_engine(void) { return onednn_available() ? g_engine : NULL; }
+
+bool onednn_priv_verbose(void) { return g_verbose; }
+
+dnnl_primitive_desc_t onednn_priv_pd_create(const void *op_desc, const_dnnl_primitive_attr_t attr) {
+    return pd_create(op_desc, attr);
+}
+
+const char *onednn_priv_impl(dnnl_primitive_desc_t pd) { return pd_impl(pd); }
+
+mopt_status onednn_priv_accept(dnnl_primitive_desc_t pd, const char *what) {
+    return pd_accepted(pd, what);
+}
+
+bool onednn_priv_append_act(dnnl_post_ops_t po, kn_act act, float alpha, float beta) {
+    return append_act(po, act, alpha, beta);
+}
+
+bool onednn_priv_reorder_now(const dnnl_memory_desc_t *from_md, const void *from,
+                             const dnnl_memory_desc_t *to_md, void *to) {
+    return reorder_now(from_md, from, to_md, to);
 }
