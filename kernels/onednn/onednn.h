@@ -201,7 +201,7 @@ bool onednn_int8_exact(void);
 /* u8 X (zero point x_zp) times s8 W (symmetric, per output channel), exact
  * s32 sums, then Y = act(scale[c] * sum + bias[c] + residual) in f32, or
  * with y_u8 quantized to u8: clamp(round(Y / y_scale) + y_zp). residual:
- * f32, Y's shape (f32 Y only). Layouts: NC[D]HW, or channels-last X / Y
+ * f32, Y's shape. Layouts: NC[D]HW, or channels-last X / Y
  * (x_nhwc, y_nhwc; the residual follows Y). Needs exact u8 x s8 products
  * (onednn_int8_exact()), else UNSUPPORTED. Zero-fill before filling (cache
  * key). */

@@ -8,7 +8,7 @@
  * one). Impl "onednn-int8"; its prepare steps aside (the cpu-vnni impl or
  * the reference runs) when oneDNN lacks VNNI (u8 x s8 pairs would saturate
  * with our 8-bit weights), refuses the problem, or would run its reference
- * or gemm kernel. A u8 Y with a residual is left to the cpu impl.
+ * or gemm kernel.
  */
 #include "mopt_config.h"
 #include "ops/impls.h"
@@ -63,7 +63,6 @@ static bool qs_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const 
         !ir_shape_is_concrete(w) || !has_in(in, n_in, 2) || !in[2].data)
         return false;
     if (has_in(in, n_in, 3) && !in[3].data) return false; /* bias folded at load */
-    if (p->y_scale > 0 && has_in(in, n_in, 4)) return false;
     return out[0].dtype == (p->y_scale > 0 ? MOPT_DTYPE_U8 : MOPT_DTYPE_F32);
 }
 
