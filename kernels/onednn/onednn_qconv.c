@@ -415,37 +415,68 @@ static bool port_init(qport *p, const dnnl_memory_desc_t *user_md,
 static bool zp_comp(const onednn_qconv_desc *d, const int8_t *w, const float *scales, float *comp) {
     int64_t cg = d->c_in / d->group, ksz = 1, osz = 1;
     int64_t k[3] = {1, 1, 1}, o[3] = {1, 1, 1};
+    int32_t lead = 3 - d->S; /* axes before it have size 1 */
     for (int32_t i = 0; i < d->S; i++) {
-        k[i] = d->k[i], o[i] = d->out[i];
-        ksz *= k[i], osz *= o[i];
+        k[lead + i] = d->k[i], o[lead + i] = d->out[i];
+        ksz *= d->k[i], osz *= d->out[i];
     }
-    int64_t *tap = mopt_malloc((size_t)ksz * sizeof(int64_t));
-    if (!tap) return false;
-    for (int64_t c = 0; c < d->c_out; c++) {
-        for (int64_t t = 0; t < ksz; t++) {
-            int64_t s = 0;
-            for (int64_t ci = 0; ci < cg; ci++)
-                s += w[(c * cg + ci) * ksz + t];
-            tap[t] = s;
-        }
-        for (int64_t p = 0; p < osz; p++) {
-            int64_t op[3] = {p / (o[1] * o[2]), p / o[2] % o[1], p % o[2]};
-            int64_t s = 0;
-            for (int64_t t = 0; t < ksz; t++) {
-                int64_t kt[3] = {t / (k[1] * k[2]), t / k[2] % k[1], t % k[2]};
-                bool in = true;
-                for (int32_t i = 0; in && i < d->S; i++) {
-                    int64_t x = op[i] * d->stride[i] - d->pad_l[i] + kt[i] * d->dilation[i];
-                    in = x >= 0 && x < d->in[i];
-                }
-                if (in) s += tap[t];
+    /* per output position along each axis, the taps inside X: [lo, hi) */
+    int64_t *range[3];
+    int64_t *ranges = mopt_malloc((size_t)(o[0] + o[1] + o[2]) * 2 * sizeof(int64_t));
+    /* prefix sums of one channel's tap sums: P[a][b][c] over taps < (a, b, c) */
+    int64_t np = (k[0] + 1) * (k[1] + 1) * (k[2] + 1);
+    int64_t *P = mopt_calloc((size_t)np, sizeof(int64_t));
+    if (!ranges || !P) {
+        mopt_free(ranges);
+        mopt_free(P);
+        return false;
+    }
+    range[0] = ranges, range[1] = range[0] + 2 * o[0], range[2] = range[1] + 2 * o[1];
+    for (int32_t a = 0; a < 3; a++)
+        for (int64_t i = 0; i < o[a]; i++) {
+            int64_t lo = 0, hi = k[a];
+            if (a >= lead) {
+                int32_t s = a - lead;
+                int64_t base = i * d->stride[s] - d->pad_l[s], dl = d->dilation[s];
+                while (lo < hi && base + lo * dl < 0)
+                    lo++;
+                while (hi > lo && base + (hi - 1) * dl >= d->in[s])
+                    hi--;
             }
-            float v = -(float)d->x_zp * scales[c] * (float)s;
-            for (int64_t n = 0; n < d->batch; n++)
-                comp[(n * osz + p) * d->c_out + c] = v;
+            range[a][2 * i] = lo, range[a][2 * i + 1] = hi;
         }
+#define PIX(a, b, c) P[((a) * (k[1] + 1) + (b)) * (k[2] + 1) + (c)]
+    for (int64_t c = 0; c < d->c_out; c++) {
+        for (int64_t t0 = 0; t0 < k[0]; t0++)
+            for (int64_t t1 = 0; t1 < k[1]; t1++)
+                for (int64_t t2 = 0; t2 < k[2]; t2++) {
+                    int64_t t = (t0 * k[1] + t1) * k[2] + t2, s = 0;
+                    for (int64_t ci = 0; ci < cg; ci++)
+                        s += w[(c * cg + ci) * ksz + t];
+                    PIX(t0 + 1, t1 + 1, t2 + 1) =
+                        s + PIX(t0, t1 + 1, t2 + 1) + PIX(t0 + 1, t1, t2 + 1) +
+                        PIX(t0 + 1, t1 + 1, t2) - PIX(t0, t1, t2 + 1) - PIX(t0, t1 + 1, t2) -
+                        PIX(t0 + 1, t1, t2) + PIX(t0, t1, t2);
+                }
+        float f = -(float)d->x_zp * scales[c];
+        int64_t p = 0;
+        for (int64_t i0 = 0; i0 < o[0]; i0++)
+            for (int64_t i1 = 0; i1 < o[1]; i1++)
+                for (int64_t i2 = 0; i2 < o[2]; i2++, p++) {
+                    int64_t a0 = range[0][2 * i0], b0 = range[0][2 * i0 + 1];
+                    int64_t a1 = range[1][2 * i1], b1 = range[1][2 * i1 + 1];
+                    int64_t a2 = range[2][2 * i2], b2 = range[2][2 * i2 + 1];
+                    int64_t s = PIX(b0, b1, b2) - PIX(a0, b1, b2) - PIX(b0, a1, b2) -
+                                PIX(b0, b1, a2) + PIX(a0, a1, b2) + PIX(a0, b1, a2) +
+                                PIX(b0, a1, a2) - PIX(a0, a1, a2);
+                    float v = f * (float)s;
+                    for (int64_t n = 0; n < d->batch; n++)
+                        comp[(n * osz + p) * d->c_out + c] = v;
+                }
     }
-    mopt_free(tap);
+#undef PIX
+    mopt_free(ranges);
+    mopt_free(P);
     return true;
 }
 
