@@ -6,7 +6,7 @@
  *   output scales  scale[c] per channel (the s32 sum to f32),
  *   bias           bias[c] / scale[c] (oneDNN 2.x adds it before scaling),
  *   binary add     X's zero point share (zp_comp), made once per shape,
- *   sum post-op    the f32 residual, pre-loaded into Y (a u8 Y: binary add),
+ *   sum post-op    the f32 residual, pre-loaded into Y (a u8 Y: see split_u8),
  *   eltwise        the activation,
  *   eltwise linear 1 / y_scale, + y_zp for a u8 Y (oneDNN rounds to
  *                  nearest even and saturates on the store).
@@ -15,12 +15,15 @@
  * Without VNNI oneDNN's u8 x s8 pairs saturate in s16 (vpmaddubsw), and our
  * weights are 8-bit: declined there too (onednn_int8_exact).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/dynquant.h"
 #include "kernels/omp_threads.h"
 #include "kernels/onednn/onednn_priv.h"
 
@@ -65,6 +68,12 @@ struct onednn_qweights {
 };
 
 /* ---- descriptors -------------------------------------------------------- */
+
+/* A u8 Y with a residual, channels-last: the primitive writes f32 with the
+ * residual as a sum post-op (a full-tensor binary one sends oneDNN 2.6 from
+ * brgconv to its older jit_int8 kernels, 2.6x slower on 3x3 64->64 at 56x56),
+ * and quantize_u8 makes the u8 Y in one pass. */
+static bool split_u8(const onednn_qconv_desc *d) { return d->y_u8 && d->has_residual && d->y_nhwc; }
 
 static bool qd_valid(const onednn_qconv_desc *d) {
     if (d->S < 1 || d->S > 3 || d->batch <= 0 || d->c_in <= 0 || d->c_out <= 0 || d->group <= 0 ||
@@ -150,13 +159,13 @@ static dnnl_primitive_attr_t qd_attr(const onednn_qconv_desc *d, const float *sc
     if (ok && d->x_zp != 0) /* the zero point's share (zp_comp) */
         ok = res_md(d, &rmd) &&
              dnnl_post_ops_append_binary(po, dnnl_binary_add, &rmd) == dnnl_success;
-    if (ok && d->has_residual && d->y_u8)
+    if (ok && d->has_residual && d->y_u8 && !split_u8(d))
         ok = res_md(d, &rmd) &&
              dnnl_post_ops_append_binary(po, dnnl_binary_add, &rmd) == dnnl_success;
     else if (ok && d->has_residual)
         ok = dnnl_post_ops_append_sum(po, 1.f) == dnnl_success;
     if (ok) ok = onednn_priv_append_act(po, d->act, d->act_alpha, d->act_beta);
-    if (ok && d->y_u8)
+    if (ok && d->y_u8 && !split_u8(d))
         ok = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, 1.f / d->y_scale,
                                           (float)d->y_zp) == dnnl_success;
     if (ok) ok = dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
@@ -174,7 +183,7 @@ static dnnl_primitive_desc_t qd_pd(const onednn_qconv_desc *d, const float *scal
     int64_t xd[5], wd[6], yd[5];
     int32_t wnd, nd = 2 + d->S;
     qd_dims(d, xd, wd, &wnd, yd);
-    dnnl_data_type_t ydt = d->y_u8 ? dnnl_u8 : dnnl_f32;
+    dnnl_data_type_t ydt = d->y_u8 && !split_u8(d) ? dnnl_u8 : dnnl_f32;
     dnnl_memory_desc_t x, w, b, y;
     bool ok = forced && d->x_nhwc ? md_of(&x, nd, xd, dnnl_u8, true) : md_any(&x, nd, xd, dnnl_u8);
     ok = ok && (forced && d->y_nhwc ? md_of(&y, nd, yd, ydt, true) : md_any(&y, nd, yd, ydt));
@@ -330,6 +339,7 @@ typedef struct qentry {
     void *bin_buf;
     dnnl_memory_t comp; /* zp_comp's tensor */
     void *comp_buf;
+    float *stage; /* split_u8: the f32 Y before quantize_u8 */
     dnnl_memory_t res_user, wei, bias, scratch;
     void *scratch_buf, *own_w;
     bool wei_from_input;
@@ -361,6 +371,7 @@ static void entry_free(qentry *e) {
     mopt_aligned_free(e->own_w);
     mopt_aligned_free(e->bin_buf);
     mopt_aligned_free(e->comp_buf);
+    mopt_aligned_free(e->stage);
     memset(e, 0, sizeof *e);
 }
 
@@ -487,7 +498,7 @@ static mopt_status entry_build(qentry *e, const onednn_qconv_desc *d, const oned
     qd_dims(d, xd, wd, &wnd, yd);
     dnnl_memory_desc_t plain_w, user_x, user_y, user_r, bmd;
     if (!plain_w_md(d, &plain_w) || !md_of(&user_x, nd, xd, dnnl_u8, d->x_nhwc) ||
-        !md_of(&user_y, nd, yd, d->y_u8 ? dnnl_u8 : dnnl_f32, d->y_nhwc) ||
+        !md_of(&user_y, nd, yd, d->y_u8 && !split_u8(d) ? dnnl_u8 : dnnl_f32, d->y_nhwc) ||
         !md_of(&user_r, nd, yd, dnnl_f32, d->y_nhwc))
         return MOPT_ERR_UNSUPPORTED;
     dnnl_primitive_desc_t pd = NULL;
@@ -511,12 +522,16 @@ static mopt_status entry_build(qentry *e, const onednn_qconv_desc *d, const oned
     const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
     if (ok) ok = port_init(&e->x, &user_x, xmd, true);
     if (ok) ok = port_init(&e->y, &user_y, ymd, false);
+    if (ok && split_u8(d)) { /* user_y is then the f32 stage */
+        e->stage = mopt_aligned_alloc(dnnl_memory_desc_get_size(&user_y));
+        ok = e->stage != NULL;
+    }
     dnnl_memory_desc_t rmd;
     if (ok && d->x_zp != 0) {
         ok = res_md(d, &rmd) && alloc_mem(&e->comp, &rmd, &e->comp_buf);
         ok = ok && zp_comp(d, wplain, w->scales, e->comp_buf);
     }
-    if (ok && d->has_residual && d->y_u8) { /* binary: in place when channels-last */
+    if (ok && d->has_residual && d->y_u8 && !split_u8(d)) { /* binary: in place if channels-last */
         ok = res_md(d, &rmd);
         if (ok && dnnl_memory_desc_equal(&rmd, &user_r))
             ok = mem_new(&e->bin, &rmd);
@@ -593,6 +608,21 @@ static mopt_status entry_get(onednn_qcache **pc, const onednn_qconv_desc *d,
     return MOPT_OK;
 }
 
+/* y = clamp(round_half_even(x / scale) + zp, 0, 255), NaN -> 0: the
+ * static INT8 ops' quantization (ops/qstatic.c), AVX-512 where there is one. */
+static void quantize_u8(const float *x, int64_t n, float scale, float zp, uint8_t *y) {
+#if defined(__x86_64__)
+    if (cpu_kernels_for("avx512")) {
+        cpu_dyn_quantize_u8_avx512(x, n, scale, zp, y);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < n; i++) {
+        float v = nearbyintf(x[i] / scale) + zp;
+        y[i] = (uint8_t)(v != v ? 0.f : fminf(fmaxf(v, 0.f), 255.f));
+    }
+}
+
 static size_t y_numel(const onednn_qconv_desc *d) {
     size_t n = (size_t)d->batch * (size_t)d->c_out;
     for (int32_t i = 0; i < d->S; i++)
@@ -607,8 +637,9 @@ static mopt_status qrun_body(onednn_qcache **cache, const onednn_qconv_desc *d,
     mopt_status st = entry_get(cache, d, w, wplain, threads, &e);
     if (st) return st;
     onednn_qcache *c = *cache;
+    void *yf = e->stage ? (void *)e->stage : y; /* what the primitive's port writes */
     bool ok = dnnl_memory_set_data_handle(e->x.user, (void *)x) == dnnl_success &&
-              dnnl_memory_set_data_handle(e->y.user, y) == dnnl_success;
+              dnnl_memory_set_data_handle(e->y.user, yf) == dnnl_success;
     if (ok && e->wei_from_input)
         ok = dnnl_memory_set_data_handle(e->wei, (void *)wplain) == dnnl_success;
     if (ok && e->x.reorder) ok = run_reorder(c, e->x.reorder, e->x.user, e->x.prim);
@@ -622,8 +653,8 @@ static mopt_status qrun_body(onednn_qcache **cache, const onednn_qconv_desc *d,
         if (e->res_reorder)
             ok = dnnl_memory_set_data_handle(e->res_user, (void *)residual) == dnnl_success &&
                  run_reorder(c, e->res_reorder, e->res_user, e->y.prim);
-        else if (y != residual)
-            memcpy(y, residual, y_numel(d) * sizeof(float));
+        else if (yf != residual)
+            memcpy(yf, residual, y_numel(d) * sizeof(float));
     }
     dnnl_exec_arg_t args[8];
     int n = 0;
@@ -642,6 +673,7 @@ static mopt_status qrun_body(onednn_qcache **cache, const onednn_qconv_desc *d,
     if (ok && e->y.reorder) ok = run_reorder(c, e->y.reorder, e->y.prim, e->y.user);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: int8 convolution execution failed");
+    if (e->stage) quantize_u8(e->stage, (int64_t)y_numel(d), d->y_scale, (float)d->y_zp, y);
     return MOPT_OK;
 }
 
