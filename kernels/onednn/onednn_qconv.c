@@ -5,7 +5,8 @@
  * into the primitive:
  *   output scales  scale[c] per channel (the s32 sum to f32),
  *   bias           bias[c] / scale[c] (oneDNN 2.x adds it before scaling),
- *   binary add     X's zero point share (zp_comp), made once per shape,
+ *   binary add     X's zero point share (zp_comp), made once per shape (in
+ *                  the bias where no tap reaches the padding: zp_in_bias),
  *   sum post-op    the f32 residual, pre-loaded into Y (a u8 Y: see split_u8),
  *   eltwise        the activation,
  *   eltwise linear 1 / y_scale, + y_zp for a u8 Y (oneDNN rounds to
@@ -74,6 +75,21 @@ struct onednn_qweights {
  * brgconv to its older jit_int8 kernels, 2.6x slower on 3x3 64->64 at 56x56),
  * and quantize_u8 makes the u8 Y in one pass. */
 static bool split_u8(const onednn_qconv_desc *d) { return d->y_u8 && d->has_residual && d->y_nhwc; }
+
+/* X's zero point where every tap of every output position lies inside X
+ * (no padding reached, e.g. a 1x1 convolution): its share -zp * sum(w[c])
+ * is one constant per channel, folded into the bias (a binary post-op would
+ * send oneDNN from brgconv_1x1 to jit_int8_1x1). Else zp_comp's tensor. */
+static bool zp_in_bias(const onednn_qconv_desc *d) {
+    if (d->x_zp == 0) return false;
+    for (int32_t i = 0; i < d->S; i++)
+        if (d->pad_l[i] != 0 ||
+            (d->out[i] - 1) * d->stride[i] + (d->k[i] - 1) * d->dilation[i] >= d->in[i])
+            return false;
+    return true;
+}
+
+static bool zp_binary(const onednn_qconv_desc *d) { return d->x_zp != 0 && !zp_in_bias(d); }
 
 static bool qd_valid(const onednn_qconv_desc *d) {
     if (d->S < 1 || d->S > 3 || d->batch <= 0 || d->c_in <= 0 || d->c_out <= 0 || d->group <= 0 ||
@@ -156,7 +172,7 @@ static dnnl_primitive_attr_t qd_attr(const onednn_qconv_desc *d, const float *sc
         dnnl_primitive_attr_set_output_scales(attr, d->c_out, 1 << 1, scales) == dnnl_success;
     if (ok) ok = dnnl_post_ops_create(&po) == dnnl_success;
     dnnl_memory_desc_t rmd;
-    if (ok && d->x_zp != 0) /* the zero point's share (zp_comp) */
+    if (ok && zp_binary(d)) /* the zero point's share (zp_comp) */
         ok = res_md(d, &rmd) &&
              dnnl_post_ops_append_binary(po, dnnl_binary_add, &rmd) == dnnl_success;
     if (ok && d->has_residual && d->y_u8 && !split_u8(d))
@@ -188,7 +204,8 @@ static dnnl_primitive_desc_t qd_pd(const onednn_qconv_desc *d, const float *scal
     bool ok = forced && d->x_nhwc ? md_of(&x, nd, xd, dnnl_u8, true) : md_any(&x, nd, xd, dnnl_u8);
     ok = ok && (forced && d->y_nhwc ? md_of(&y, nd, yd, ydt, true) : md_any(&y, nd, yd, ydt));
     ok = ok && md_any(&w, wnd, wd, dnnl_s8);
-    if (ok && d->has_bias) ok = md_of(&b, 1, &d->c_out, dnnl_f32, false);
+    bool has_b = d->has_bias || zp_in_bias(d);
+    if (ok && has_b) ok = md_of(&b, 1, &d->c_out, dnnl_f32, false);
     if (!ok) return NULL;
     dnnl_dims_t strides, dil, pl, pr;
     for (int32_t i = 0; i < d->S; i++) {
@@ -199,8 +216,8 @@ static dnnl_primitive_desc_t qd_pd(const onednn_qconv_desc *d, const float *scal
     }
     dnnl_convolution_desc_t cd;
     if (dnnl_dilated_convolution_forward_desc_init(
-            &cd, dnnl_forward_inference, dnnl_convolution_direct, &x, &w, d->has_bias ? &b : NULL,
-            &y, strides, dil, pl, pr) != dnnl_success)
+            &cd, dnnl_forward_inference, dnnl_convolution_direct, &x, &w, has_b ? &b : NULL, &y,
+            strides, dil, pl, pr) != dnnl_success)
         return NULL;
     dnnl_primitive_attr_t attr = qd_attr(d, scales);
     if (!attr) return NULL;
@@ -340,6 +357,7 @@ typedef struct qentry {
     dnnl_memory_t comp; /* zp_comp's tensor */
     void *comp_buf;
     float *stage; /* split_u8: the f32 Y before quantize_u8 */
+    float *fbias; /* zp_in_bias: the bias with X's zero point folded in */
     dnnl_memory_t res_user, wei, bias, scratch;
     void *scratch_buf, *own_w;
     bool wei_from_input;
@@ -372,6 +390,7 @@ static void entry_free(qentry *e) {
     mopt_aligned_free(e->bin_buf);
     mopt_aligned_free(e->comp_buf);
     mopt_aligned_free(e->stage);
+    mopt_free(e->fbias);
     memset(e, 0, sizeof *e);
 }
 
@@ -527,7 +546,7 @@ static mopt_status entry_build(qentry *e, const onednn_qconv_desc *d, const oned
         ok = e->stage != NULL;
     }
     dnnl_memory_desc_t rmd;
-    if (ok && d->x_zp != 0) {
+    if (ok && zp_binary(d)) {
         ok = res_md(d, &rmd) && alloc_mem(&e->comp, &rmd, &e->comp_buf);
         ok = ok && zp_comp(d, wplain, w->scales, e->comp_buf);
     }
@@ -541,9 +560,23 @@ static mopt_status entry_build(qentry *e, const onednn_qconv_desc *d, const oned
     } else if (ok && d->has_residual && e->y.reorder) {
         ok = mem_new(&e->res_user, &user_r) && reorder_prim(&e->res_reorder, &user_r, ymd);
     }
-    if (ok && d->has_bias)
+    float *bias = w->bias;
+    if (ok && zp_in_bias(d)) { /* bias / scale - zp * sum(w[c]), before the scales */
+        ok = (e->fbias = mopt_malloc((size_t)d->c_out * sizeof(float))) != NULL;
+        int64_t per = d->c_in / d->group;
+        for (int32_t i = 0; i < d->S; i++)
+            per *= d->k[i];
+        for (int64_t c = 0; ok && c < d->c_out; c++) {
+            int64_t s = 0;
+            for (int64_t j = 0; j < per; j++)
+                s += wplain[c * per + j];
+            e->fbias[c] = (w->bias ? w->bias[c] : 0.f) - (float)((int64_t)d->x_zp * s);
+        }
+        bias = e->fbias;
+    }
+    if (ok && bias)
         ok = md_of(&bmd, 1, &d->c_out, dnnl_f32, false) &&
-             dnnl_memory_create(&e->bias, &bmd, onednn_priv_engine(), w->bias) == dnnl_success;
+             dnnl_memory_create(&e->bias, &bmd, onednn_priv_engine(), bias) == dnnl_success;
     dnnl_primitive_desc_destroy(pd);
     return ok ? MOPT_OK : mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN: int8 convolution setup failed");
 }
