@@ -5,8 +5,9 @@
  * into the primitive:
  *   output scales  scale[c] per channel (the s32 sum to f32),
  *   bias           bias[c] / scale[c] (oneDNN 2.x adds it before scaling),
- *   binary add     X's zero point share (zp_comp), made once per shape (in
- *                  the bias where no tap reaches the padding: zp_in_bias),
+ *   (bias)         X's zero point's share, -zp * sum(w[c]) (zp_in_bias; X
+ *                  is padded by hand with its zero point where the window
+ *                  reaches the padding: pad_x),
  *   sum post-op    the f32 residual, pre-loaded into Y (a u8 Y: see split_u8),
  *   eltwise        the activation,
  *   eltwise linear 1 / y_scale, + y_zp for a u8 Y (oneDNN rounds to
@@ -79,7 +80,8 @@ static bool split_u8(const onednn_qconv_desc *d) { return d->y_u8 && d->has_resi
 /* X's zero point where every tap of every output position lies inside X
  * (no padding reached, e.g. a 1x1 convolution): its share -zp * sum(w[c])
  * is one constant per channel, folded into the bias (a binary post-op would
- * send oneDNN from brgconv_1x1 to jit_int8_1x1). Else zp_comp's tensor. */
+ * send oneDNN from brgconv_1x1 to jit_int8_1x1; oneDNN's own src zero
+ * points ran the ResNet stem 12x slower). Else pad_desc / pad_x first. */
 static bool zp_in_bias(const onednn_qconv_desc *d) {
     if (d->x_zp == 0) return false;
     for (int32_t i = 0; i < d->S; i++)
@@ -89,7 +91,20 @@ static bool zp_in_bias(const onednn_qconv_desc *d) {
     return true;
 }
 
-static bool zp_binary(const onednn_qconv_desc *d) { return d->x_zp != 0 && !zp_in_bias(d); }
+/* Whether X must be padded by hand (a zero point, and taps reaching the
+ * padding); then p is d with its pads moved into the input sizes and the
+ * element count of the padded X in *n. */
+static bool pad_desc(const onednn_qconv_desc *d, onednn_qconv_desc *p, size_t *n) {
+    if (d->x_zp == 0 || zp_in_bias(d)) return false;
+    *p = *d;
+    *n = (size_t)d->batch * (size_t)d->c_in;
+    for (int32_t i = 0; i < d->S; i++) {
+        p->in[i] = d->in[i] + d->pad_l[i] + d->pad_r[i];
+        p->pad_l[i] = p->pad_r[i] = 0;
+        *n *= (size_t)p->in[i];
+    }
+    return true;
+}
 
 static bool qd_valid(const onednn_qconv_desc *d) {
     if (d->S < 1 || d->S > 3 || d->batch <= 0 || d->c_in <= 0 || d->c_out <= 0 || d->group <= 0 ||
@@ -160,9 +175,8 @@ static bool res_md(const onednn_qconv_desc *d, dnnl_memory_desc_t *md) {
     return md_of(md, 2 + d->S, yd, dnnl_f32, true);
 }
 
-/* Post-ops: [binary add: the zero point's share, zp_comp] [sum (f32 Y) or
- * binary add (u8 Y): the residual] [activation] [linear 1 / y_scale, y_zp:
- * u8 Y]. */
+/* Post-ops: [sum (f32 Y) or binary add (u8 Y): the residual] [activation] [linear 1 / y_scale,
+ * y_zp: u8 Y]. */
 static dnnl_primitive_attr_t qd_attr(const onednn_qconv_desc *d, const float *scales) {
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
@@ -172,9 +186,6 @@ static dnnl_primitive_attr_t qd_attr(const onednn_qconv_desc *d, const float *sc
         dnnl_primitive_attr_set_output_scales(attr, d->c_out, 1 << 1, scales) == dnnl_success;
     if (ok) ok = dnnl_post_ops_create(&po) == dnnl_success;
     dnnl_memory_desc_t rmd;
-    if (ok && zp_binary(d)) /* the zero point's share (zp_comp) */
-        ok = res_md(d, &rmd) &&
-             dnnl_post_ops_append_binary(po, dnnl_binary_add, &rmd) == dnnl_success;
     if (ok && d->has_residual && d->y_u8 && !split_u8(d))
         ok = res_md(d, &rmd) &&
              dnnl_post_ops_append_binary(po, dnnl_binary_add, &rmd) == dnnl_success;
@@ -323,6 +334,9 @@ mopt_status onednn_qconv_pack(const onednn_qconv_desc *d, const int8_t *w, const
     *out = NULL;
     if (!onednn_available() || !qd_valid(d) || (d->has_bias != (bias != NULL)))
         return MOPT_ERR_UNSUPPORTED;
+    onednn_qconv_desc p;
+    size_t n;
+    if (pad_desc(d, &p, &n)) d = &p; /* what the runs will ask for */
     int host = mopt_omp_enter(threads);
     mopt_status st = qpack_body(d, w, scale, bias, out);
     mopt_omp_leave(host);
@@ -354,8 +368,6 @@ typedef struct qentry {
     dnnl_primitive_t res_reorder; /* residual (user layout) -> y.prim, or -> bin */
     dnnl_memory_t bin;            /* u8 Y: the residual as the binary post-op reads it */
     void *bin_buf;
-    dnnl_memory_t comp; /* zp_comp's tensor */
-    void *comp_buf;
     float *stage; /* split_u8: the f32 Y before quantize_u8 */
     float *fbias; /* zp_in_bias: the bias with X's zero point folded in */
     dnnl_memory_t res_user, wei, bias, scratch;
@@ -367,6 +379,8 @@ struct onednn_qcache {
     dnnl_stream_t stream;
     uint64_t clock;
     qentry e[QCACHE_SIZE];
+    uint8_t *xpad; /* pad_x's copy of X */
+    size_t xpad_cap;
 };
 
 static void port_free(qport *p) {
@@ -382,13 +396,12 @@ static void entry_free(qentry *e) {
     port_free(&e->x);
     port_free(&e->y);
     if (e->res_reorder) dnnl_primitive_destroy(e->res_reorder);
-    dnnl_memory_t m[] = {e->res_user, e->wei, e->bias, e->scratch, e->bin, e->comp};
+    dnnl_memory_t m[] = {e->res_user, e->wei, e->bias, e->scratch, e->bin};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
         if (m[i]) dnnl_memory_destroy(m[i]);
     mopt_aligned_free(e->scratch_buf);
     mopt_aligned_free(e->own_w);
     mopt_aligned_free(e->bin_buf);
-    mopt_aligned_free(e->comp_buf);
     mopt_aligned_free(e->stage);
     mopt_free(e->fbias);
     memset(e, 0, sizeof *e);
@@ -399,6 +412,7 @@ void onednn_qcache_free(onednn_qcache *c) {
     for (int i = 0; i < QCACHE_SIZE; i++)
         if (c->e[i].used) entry_free(&c->e[i]);
     if (c->stream) dnnl_stream_destroy(c->stream);
+    mopt_aligned_free(c->xpad);
     mopt_free(c);
 }
 
@@ -433,81 +447,6 @@ static bool port_init(qport *p, const dnnl_memory_desc_t *user_md,
     if (!alloc_mem(&p->prim, prim_md, &p->buf)) return false;
     return input ? reorder_prim(&p->reorder, user_md, prim_md)
                  : reorder_prim(&p->reorder, prim_md, user_md);
-}
-
-/* X's zero point, taken out of the sum: sum over taps (x - zp) w = sum x w -
- * zp sum w, where oneDNN's padding (u8 0) adds nothing and the taps outside
- * X must not count (they are real zeros, i.e. x = zp). So comp[n, p, c] =
- * -zp * scale[c] * (sum of w[c] over the taps of output position p that fall
- * inside X), channels-last, added by a binary post-op after the scales.
- * (oneDNN's own src zero points run its slow path: 17.8 ms instead of 1.5
- * for the ResNet stem, 7x7 3->64.) */
-static bool zp_comp(const onednn_qconv_desc *d, const int8_t *w, const float *scales, float *comp) {
-    int64_t cg = d->c_in / d->group, ksz = 1, osz = 1;
-    int64_t k[3] = {1, 1, 1}, o[3] = {1, 1, 1};
-    int32_t lead = 3 - d->S; /* axes before it have size 1 */
-    for (int32_t i = 0; i < d->S; i++) {
-        k[lead + i] = d->k[i], o[lead + i] = d->out[i];
-        ksz *= d->k[i], osz *= d->out[i];
-    }
-    /* per output position along each axis, the taps inside X: [lo, hi) */
-    int64_t *range[3];
-    int64_t *ranges = mopt_malloc((size_t)(o[0] + o[1] + o[2]) * 2 * sizeof(int64_t));
-    /* prefix sums of one channel's tap sums: P[a][b][c] over taps < (a, b, c) */
-    int64_t np = (k[0] + 1) * (k[1] + 1) * (k[2] + 1);
-    int64_t *P = mopt_calloc((size_t)np, sizeof(int64_t));
-    if (!ranges || !P) {
-        mopt_free(ranges);
-        mopt_free(P);
-        return false;
-    }
-    range[0] = ranges, range[1] = range[0] + 2 * o[0], range[2] = range[1] + 2 * o[1];
-    for (int32_t a = 0; a < 3; a++)
-        for (int64_t i = 0; i < o[a]; i++) {
-            int64_t lo = 0, hi = k[a];
-            if (a >= lead) {
-                int32_t s = a - lead;
-                int64_t base = i * d->stride[s] - d->pad_l[s], dl = d->dilation[s];
-                while (lo < hi && base + lo * dl < 0)
-                    lo++;
-                while (hi > lo && base + (hi - 1) * dl >= d->in[s])
-                    hi--;
-            }
-            range[a][2 * i] = lo, range[a][2 * i + 1] = hi;
-        }
-#define PIX(a, b, c) P[((a) * (k[1] + 1) + (b)) * (k[2] + 1) + (c)]
-    for (int64_t c = 0; c < d->c_out; c++) {
-        for (int64_t t0 = 0; t0 < k[0]; t0++)
-            for (int64_t t1 = 0; t1 < k[1]; t1++)
-                for (int64_t t2 = 0; t2 < k[2]; t2++) {
-                    int64_t t = (t0 * k[1] + t1) * k[2] + t2, s = 0;
-                    for (int64_t ci = 0; ci < cg; ci++)
-                        s += w[(c * cg + ci) * ksz + t];
-                    PIX(t0 + 1, t1 + 1, t2 + 1) =
-                        s + PIX(t0, t1 + 1, t2 + 1) + PIX(t0 + 1, t1, t2 + 1) +
-                        PIX(t0 + 1, t1 + 1, t2) - PIX(t0, t1, t2 + 1) - PIX(t0, t1 + 1, t2) -
-                        PIX(t0 + 1, t1, t2) + PIX(t0, t1, t2);
-                }
-        float f = -(float)d->x_zp * scales[c];
-        int64_t p = 0;
-        for (int64_t i0 = 0; i0 < o[0]; i0++)
-            for (int64_t i1 = 0; i1 < o[1]; i1++)
-                for (int64_t i2 = 0; i2 < o[2]; i2++, p++) {
-                    int64_t a0 = range[0][2 * i0], b0 = range[0][2 * i0 + 1];
-                    int64_t a1 = range[1][2 * i1], b1 = range[1][2 * i1 + 1];
-                    int64_t a2 = range[2][2 * i2], b2 = range[2][2 * i2 + 1];
-                    int64_t s = PIX(b0, b1, b2) - PIX(a0, b1, b2) - PIX(b0, a1, b2) -
-                                PIX(b0, b1, a2) + PIX(a0, a1, b2) + PIX(a0, b1, a2) +
-                                PIX(b0, a1, a2) - PIX(a0, a1, a2);
-                    float v = f * (float)s;
-                    for (int64_t n = 0; n < d->batch; n++)
-                        comp[(n * osz + p) * d->c_out + c] = v;
-                }
-    }
-#undef PIX
-    mopt_free(ranges);
-    mopt_free(P);
-    return true;
 }
 
 static mopt_status entry_build(qentry *e, const onednn_qconv_desc *d, const onednn_qweights *w,
@@ -546,10 +485,6 @@ static mopt_status entry_build(qentry *e, const onednn_qconv_desc *d, const oned
         ok = e->stage != NULL;
     }
     dnnl_memory_desc_t rmd;
-    if (ok && zp_binary(d)) {
-        ok = res_md(d, &rmd) && alloc_mem(&e->comp, &rmd, &e->comp_buf);
-        ok = ok && zp_comp(d, wplain, w->scales, e->comp_buf);
-    }
     if (ok && d->has_residual && d->y_u8 && !split_u8(d)) { /* binary: in place if channels-last */
         ok = res_md(d, &rmd);
         if (ok && dnnl_memory_desc_equal(&rmd, &user_r))
@@ -591,9 +526,7 @@ static bool run_reorder(onednn_qcache *c, dnnl_primitive_t r, dnnl_memory_t from
     return exec(c, r, 2, args);
 }
 
-static mopt_status entry_get(onednn_qcache **pc, const onednn_qconv_desc *d,
-                             const onednn_qweights *w, const int8_t *wplain, int threads,
-                             qentry **out) {
+static mopt_status cache_ensure(onednn_qcache **pc) {
     if (!*pc) {
         onednn_qcache *c = mopt_calloc(1, sizeof *c);
         if (!c) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
@@ -604,6 +537,14 @@ static mopt_status entry_get(onednn_qcache **pc, const onednn_qconv_desc *d,
         }
         *pc = c;
     }
+    return MOPT_OK;
+}
+
+static mopt_status entry_get(onednn_qcache **pc, const onednn_qconv_desc *d,
+                             const onednn_qweights *w, const int8_t *wplain, int threads,
+                             qentry **out) {
+    mopt_status st = cache_ensure(pc);
+    if (st) return st;
     onednn_qcache *c = *pc;
     qkey key;
     memset(&key, 0, sizeof key);
@@ -622,7 +563,7 @@ static mopt_status entry_get(onednn_qcache **pc, const onednn_qconv_desc *d,
         if (!e->used || (lru->used && e->stamp < lru->stamp)) lru = e;
     }
     if (lru->used) entry_free(lru);
-    mopt_status st = entry_build(lru, d, w, wplain);
+    st = entry_build(lru, d, w, wplain);
     if (!st && lru->own_w) { /* the packed layout does not fit this shape */
         dnnl_memory_desc_t plain;
         const dnnl_memory_desc_t *wmd = NULL;
@@ -696,12 +637,8 @@ static mopt_status qrun_body(onednn_qcache **cache, const onednn_qconv_desc *d,
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->y.prim};
     if (e->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
     if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
-    int po = 0; /* the post-op's index */
-    if (e->comp)
-        args[n++] =
-            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(po++) | DNNL_ARG_SRC_1, e->comp};
-    if (e->bin)
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(po) | DNNL_ARG_SRC_1, e->bin};
+    if (e->bin) /* the residual's binary add is the first post-op */
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, e->bin};
     if (ok) ok = exec(c, e->prim, n, args);
     if (ok && e->y.reorder) ok = run_reorder(c, e->y.reorder, e->y.prim, e->y.user);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
@@ -710,12 +647,60 @@ static mopt_status qrun_body(onednn_qcache **cache, const onednn_qconv_desc *d,
     return MOPT_OK;
 }
 
+/* X padded by hand with its zero point (a real zero), into xp: then the
+ * convolution has no padding and the zero point's share goes into the bias
+ * (zp_in_bias). p: pad_desc's. */
+static void pad_x(const onednn_qconv_desc *d, const onednn_qconv_desc *p, const uint8_t *x,
+                  uint8_t *xp) {
+    int32_t lead = 3 - d->S;
+    int64_t in[3] = {1, 1, 1}, pin[3] = {1, 1, 1}, pl[3] = {0, 0, 0};
+    for (int32_t i = 0; i < d->S; i++)
+        in[lead + i] = d->in[i], pin[lead + i] = p->in[i], pl[lead + i] = d->pad_l[i];
+    /* a unit: the C bytes of one position (channels-last) or one byte */
+    size_t unit = d->x_nhwc ? (size_t)d->c_in : 1;
+    int64_t planes = d->x_nhwc ? d->batch : d->batch * d->c_in;
+    size_t row = (size_t)pin[2] * unit, pre = (size_t)pl[2] * unit, mid = (size_t)in[2] * unit;
+    uint8_t zp = (uint8_t)d->x_zp;
+    for (int64_t b = 0; b < planes; b++) {
+        const uint8_t *src = x + (size_t)b * (size_t)(in[0] * in[1]) * mid;
+        uint8_t *dst = xp + (size_t)b * (size_t)(pin[0] * pin[1]) * row;
+        for (int64_t i0 = 0; i0 < pin[0]; i0++)
+            for (int64_t i1 = 0; i1 < pin[1]; i1++, dst += row) {
+                int64_t s0 = i0 - pl[0], s1 = i1 - pl[1];
+                if (s0 < 0 || s0 >= in[0] || s1 < 0 || s1 >= in[1]) {
+                    memset(dst, zp, row);
+                    continue;
+                }
+                memset(dst, zp, pre);
+                memcpy(dst + pre, src + (size_t)(s0 * in[1] + s1) * mid, mid);
+                memset(dst + pre + mid, zp, row - pre - mid);
+            }
+    }
+}
+
 mopt_status onednn_qconv_run(onednn_qcache **cache, const onednn_qconv_desc *d,
                              const onednn_qweights *w, const uint8_t *x, const int8_t *wplain,
                              const float *residual, void *y, int threads) {
     if (!onednn_available() || !w || !qd_valid(d) || d->c_out != w->c_out ||
         d->has_bias != (w->bias != NULL))
         return MOPT_ERR_UNSUPPORTED;
+    onednn_qconv_desc p;
+    size_t n;
+    if (pad_desc(d, &p, &n)) { /* pad X by hand: p has no padding */
+        mopt_status st = cache_ensure(cache);
+        if (st) return st;
+        onednn_qcache *c = *cache;
+        if (c->xpad_cap < n) {
+            mopt_aligned_free(c->xpad);
+            c->xpad_cap = 0;
+            if (!(c->xpad = mopt_aligned_alloc(n)))
+                return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory padding X");
+            c->xpad_cap = n;
+        }
+        pad_x(d, &p, x, c->xpad);
+        x = c->xpad;
+        d = &p;
+    }
     int host = mopt_omp_enter(threads);
     mopt_status st = qrun_body(cache, d, w, x, wplain, residual, y, threads);
     mopt_omp_leave(host);
