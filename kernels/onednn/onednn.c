@@ -27,6 +27,7 @@
 #include "kernels/limits.h"
 #include "kernels/omp_threads.h"
 #include "kernels/onednn/onednn.h"
+#include "kernels/onednn/onednn_priv.h"
 
 /* Weak references (see onednn.h): every dnnl_* function used below. */
 #pragma weak dnnl_engine_create
@@ -592,17 +593,21 @@ static bool matmul_plain_b(const onednn_matmul_desc *d, dnnl_memory_desc_t *md) 
  * (2 * 255 * 127 > 32767), so B keeps 7 bits there (|q| <= 63: 2 * 255 * 63
  * fits; better on MiniLM than a 7-bit A). ONEDNN_MAX_CPU_ISA lowers what
  * oneDNN reports. */
-static bool int8_exact_u8(void) {
-    if (!dnnl_get_effective_cpu_isa) return false;
+static bool isa_has(dnnl_cpu_isa_t want) {
+    if (!onednn_available() || !dnnl_get_effective_cpu_isa) return false;
     unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
-    return (isa & (unsigned)dnnl_cpu_isa_avx512_core_vnni) ==
-               (unsigned)dnnl_cpu_isa_avx512_core_vnni ||
-           (isa & (unsigned)dnnl_cpu_isa_avx2_vnni) == (unsigned)dnnl_cpu_isa_avx2_vnni;
+    return (isa & (unsigned)want) == (unsigned)want;
+}
+
+bool onednn_isa_avx512(void) { return isa_has(dnnl_cpu_isa_avx512_core); }
+
+bool onednn_int8_exact(void) {
+    return isa_has(dnnl_cpu_isa_avx512_core_vnni) || isa_has(dnnl_cpu_isa_avx2_vnni);
 }
 
 /* INT8: B [1.., K, N] (strided) quantized per column into a dense s8
  * [1.., K, N] buffer; scales[n] = max_k |B[k, n]| / 127 (63 without VNNI:
- * int8_exact_u8; 1 for a zero column), colw[n] = scales[n] * sum_k q[k, n]. */
+ * onednn_int8_exact; 1 for a zero column), colw[n] = scales[n] * sum_k q[k, n]. */
 static mopt_status quantize_b(const onednn_matmul_desc *d, const float *b, int8_t **q,
                               float **scales, float **colw) {
     int32_t r = d->b.ndims;
@@ -617,7 +622,7 @@ static mopt_status quantize_b(const onednn_matmul_desc *d, const float *b, int8_
         mopt_free(*colw);
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory quantizing weights");
     }
-    float wmax = int8_exact_u8() ? 127.f : 63.f;
+    float wmax = onednn_int8_exact() ? 127.f : 63.f;
     for (int64_t n = 0; n < N; n++) {
         float m = 0;
         for (int64_t k = 0; k < K; k++)
@@ -1647,4 +1652,29 @@ mopt_status onednn_pool_run(onednn_cache **cache, const onednn_pool_desc *d, con
     mopt_status st = pool_run_body(cache, d, x, y, threads);
     mopt_omp_leave(host, threads);
     return st;
+}
+
+/* ---- shared with the backend's other files (onednn_priv.h) -------------- */
+
+dnnl_engine_t onednn_priv_engine(void) { return onednn_available() ? g_engine : NULL; }
+
+bool onednn_priv_verbose(void) { return g_verbose; }
+
+dnnl_primitive_desc_t onednn_priv_pd_create(const void *op_desc, const_dnnl_primitive_attr_t attr) {
+    return pd_create(op_desc, attr);
+}
+
+const char *onednn_priv_impl(dnnl_primitive_desc_t pd) { return pd_impl(pd); }
+
+mopt_status onednn_priv_accept(dnnl_primitive_desc_t pd, const char *what) {
+    return pd_accepted(pd, what);
+}
+
+bool onednn_priv_append_act(dnnl_post_ops_t po, kn_act act, float alpha, float beta) {
+    return append_act(po, act, alpha, beta);
+}
+
+bool onednn_priv_reorder_now(const dnnl_memory_desc_t *from_md, const void *from,
+                             const dnnl_memory_desc_t *to_md, void *to) {
+    return reorder_now(from_md, from, to_md, to);
 }

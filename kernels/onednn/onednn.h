@@ -188,4 +188,54 @@ void onednn_cache_free(onednn_cache *c);
  * test suite runs with it. */
 long long onednn_ref_count(void);
 
+/* What oneDNN's effective ISA offers (dnnl_get_effective_cpu_isa, which
+ * ONEDNN_MAX_CPU_ISA caps; false when oneDNN is absent): its AVX-512 kernels
+ * (avx512_core: blocked matmul weights, bf16 convolution and matmul), and
+ * exact u8 x s8 products (VNNI; without it pairs of products saturate in
+ * s16, so INT8 weights keep 7 bits). */
+bool onednn_isa_avx512(void);
+bool onednn_int8_exact(void);
+
+/* ---- static INT8 convolution (mopt.StaticQConv; onednn_qconv.c) --------- */
+
+/* u8 X (zero point x_zp) times s8 W (symmetric, per output channel), exact
+ * s32 sums, then Y = act(scale[c] * sum + bias[c] + residual) in f32, or
+ * with y_u8 quantized to u8: clamp(round(Y / y_scale) + y_zp). residual:
+ * f32, Y's shape. Layouts: NC[D]HW, or channels-last X / Y
+ * (x_nhwc, y_nhwc; the residual follows Y). Needs exact u8 x s8 products
+ * (onednn_int8_exact()), else UNSUPPORTED. Zero-fill before filling (cache
+ * key). */
+typedef struct onednn_qconv_desc {
+    int32_t S; /* spatial axes, 1..3 */
+    int64_t batch, c_in, c_out, group;
+    int64_t in[3], out[3], k[3], stride[3], dilation[3], pad_l[3], pad_r[3];
+    bool has_bias, has_residual;
+    kn_act act;
+    float act_alpha, act_beta;
+    int32_t x_zp;
+    bool y_u8;
+    float y_scale;
+    int32_t y_zp;
+    bool x_nhwc, y_nhwc;
+} onednn_qconv_desc;
+
+/* W [c_out, c_in / group, k...] s8 reordered once for d (a representative
+ * shape), with the per-channel scales and bias it runs with. */
+typedef struct onednn_qweights onednn_qweights;
+mopt_status onednn_qconv_pack(const onednn_qconv_desc *d, const int8_t *w, const float *scale,
+                              const float *bias, int threads, onednn_qweights **out);
+void onednn_qweights_free(onednn_qweights *w);
+
+/* Per-session primitives of the INT8 convolution. */
+typedef struct onednn_qcache onednn_qcache;
+void onednn_qcache_free(onednn_qcache *c);
+
+/* Runs it: x u8, y u8 or f32 (d->y_u8); wplain: W as stored, reordered
+ * into this entry when the packed layout does not fit this shape.
+ * UNSUPPORTED (y untouched) when oneDNN refuses the problem, would run a
+ * reference or gemm kernel. */
+mopt_status onednn_qconv_run(onednn_qcache **cache, const onednn_qconv_desc *d,
+                             const onednn_qweights *w, const uint8_t *x, const int8_t *wplain,
+                             const float *residual, void *y, int threads);
+
 #endif

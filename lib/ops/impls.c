@@ -112,7 +112,11 @@ const op_impl *const ops_conv_quant_impls[] = {&ops_impl_cpu_qconv_vnni,
                                                &ops_impl_cpu_qconv_portable, NULL};
 const op_impl *const ops_matmul_int_impls[] = {&ops_impl_cpu_matmul_int_vnni,
                                                &ops_impl_cpu_matmul_int_portable, NULL};
-const op_impl *const ops_qstatic_impls[] = {&ops_impl_cpu_qstatic_vnni, NULL};
+const op_impl *const ops_qstatic_impls[] = {
+#ifdef MOPT_HAVE_ONEDNN
+    &ops_impl_onednn_qstatic,
+#endif
+    &ops_impl_cpu_qstatic_vnni, NULL};
 const op_impl *const ops_qlinear_matmul_impls[] = {&ops_impl_cpu_qlinear_matmul_vnni, NULL};
 
 bool ops_conv_channels_last_ok(void) {

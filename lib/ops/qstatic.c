@@ -25,6 +25,10 @@ static mopt_status qs_parse(const op_ctx *ctx, void *params) {
     if (strcmp(ctx->node->op_type, "StaticQConv") == 0) {
         mopt_status st = ops_conv_parse(ctx, &p->conv);
         if (st) return st;
+        int64_t layout = ir_node_attr_int(ctx->node, "layout", 0);
+        if (layout < 0 || layout > (CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC))
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "layout %" PRId64 " is not 0..3", layout);
+        p->conv.layout = (int32_t)layout;
     }
     p->x_scale = ir_node_attr_float(ctx->node, "x_scale", 0.f);
     p->x_zp = (int32_t)ir_node_attr_int(ctx->node, "x_zero_point", 0);
@@ -121,8 +125,8 @@ static void qs_row(const qstatic_params *p, const qstatic_kernels *k, const int3
     if (p->y_scale > 0) k->quantize(v, n, p->y_scale, (float)p->y_zp, y);
 }
 
-mopt_status ops_qstatic_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                            const qstatic_kernels *k) {
+static mopt_status qs_run_plain(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                const qstatic_kernels *k) {
     const qstatic_params *p = ctx->params;
     bool conv = strcmp(ctx->def->op_type, "StaticQConv") == 0;
     int64_t nx = op_numel(&in[0]), ny = op_numel(&out[0]);
@@ -186,6 +190,61 @@ mopt_status ops_qstatic_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     }
     mopt_aligned_free(acc);
     mopt_aligned_free(qbuf);
+    return st;
+}
+
+/* [n, c, sp] <-> [n, sp, c] (to_nhwc: plain -> channels-last), elements of
+ * esz bytes (u8 or f32). */
+static void relayout(const void *src, void *dst, size_t esz, const ir_shape *s, bool to_nhwc) {
+    int64_t n = s->dims[0], c = s->dims[1], sp = 1;
+    for (int32_t i = 2; i < s->rank; i++)
+        sp *= s->dims[i];
+    for (int64_t b = 0; b < n; b++)
+        for (int64_t ch = 0; ch < c; ch++)
+            for (int64_t i = 0; i < sp; i++) {
+                size_t pl = (size_t)((b * c + ch) * sp + i), cl = (size_t)((b * sp + i) * c + ch);
+                memcpy((char *)dst + (to_nhwc ? cl : pl) * esz,
+                       (const char *)src + (to_nhwc ? pl : cl) * esz, esz);
+            }
+}
+
+/* A StaticQConv with channels-last X and/or Y (and residual; the layout
+ * pass sets `layout`, ops/conv.h) runs plain between copies. */
+mopt_status ops_qstatic_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            const qstatic_kernels *k) {
+    const qstatic_params *p = ctx->params;
+    int32_t layout = strcmp(ctx->def->op_type, "StaticQConv") == 0 ? p->conv.layout : 0;
+    if (!layout) return qs_run_plain(ctx, in, n_in, out, k);
+    op_tensor lin[5], lout = out[0];
+    int n = n_in < 5 ? n_in : 5;
+    for (int i = 0; i < n; i++)
+        lin[i] = in[i];
+    void *tmp[3] = {NULL, NULL, NULL};
+    size_t xsz = in[0].dtype == MOPT_DTYPE_U8 ? 1 : sizeof(float);
+    size_t ysz = out[0].dtype == MOPT_DTYPE_U8 ? 1 : sizeof(float);
+    size_t nx = (size_t)op_numel(&in[0]), ny = (size_t)op_numel(&out[0]);
+    mopt_status st = MOPT_OK;
+    if (layout & CONV_LAYOUT_X_NHWC) {
+        if (!(tmp[0] = mopt_malloc(nx * xsz + 1))) st = MOPT_ERR_OUT_OF_MEMORY;
+        if (!st) relayout(in[0].data, tmp[0], xsz, &in[0].shape, false);
+        lin[0].data = tmp[0];
+    }
+    if (!st && (layout & CONV_LAYOUT_Y_NHWC)) {
+        if (!(tmp[1] = mopt_malloc(ny * ysz + 1))) st = MOPT_ERR_OUT_OF_MEMORY;
+        lout.data = tmp[1];
+        if (!st && op_has_input(in, n_in, 4)) {
+            if (!(tmp[2] = mopt_malloc(ny * sizeof(float) + 1))) st = MOPT_ERR_OUT_OF_MEMORY;
+            if (!st) relayout(in[4].data, tmp[2], sizeof(float), &out[0].shape, false);
+            lin[4].data = tmp[2];
+        }
+    }
+    if (!st) st = qs_run_plain(ctx, lin, n, &lout, k);
+    if (!st && (layout & CONV_LAYOUT_Y_NHWC))
+        relayout(tmp[1], out[0].data, ysz, &out[0].shape, true);
+    for (int i = 0; i < 3; i++)
+        mopt_free(tmp[i]);
+    if (st == MOPT_ERR_OUT_OF_MEMORY)
+        return op_fail(ctx, st, "out of memory for a channels-last copy");
     return st;
 }
 

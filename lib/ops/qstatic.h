@@ -9,7 +9,10 @@
  * w_scale[c] (* alpha). With y_scale > 0 the output is u8, quantized with
  * y_scale / y_zero_point (the next static node's input), else f32.
  * Inputs: X, W, scale, bias (optional), residual (optional, f32 with Y's
- * shape, added before the activation).
+ * shape, added before the activation). StaticQConv's `layout` attribute
+ * (pass_layout.c; ops/conv.h CONV_LAYOUT_*) says X and/or Y (and the
+ * residual) are channels-last in memory: the oneDNN impl takes them as
+ * they are, ops_qstatic_run converts to plain and back.
  */
 #ifndef MOPT_OPS_QSTATIC_H
 #define MOPT_OPS_QSTATIC_H

@@ -23,13 +23,14 @@
  * Concat, Resize, ...) reads plain data, so the node producing it writes
  * plain, as before.
  *
+ * The static INT8 convolution (mopt.StaticQConv) counts as a convolution:
+ * its u8 X and Y may stay channels-last too (its residual is input 4).
  * Convolutions reading or writing a kept value become mopt.FusedConv (a
- * Conv with no epilogue is one) with the `layout` attribute: bit 0 X, bit 1
- * Y (and residual) channels-last (ops/conv.h CONV_LAYOUT_*). FusedConv's
- * oneDNN implementation gives those layouts to its primitive; its reference
- * run (any fallback) converts to plain and back, so every implementation is
- * correct for any layout. A GlobalAveragePool reading channels-last and a
- * scale writing it become mopt.ChannelsLastGlobalAveragePool and
+ * Conv with no epilogue is one; a StaticQConv stays one) with the `layout` attribute: bit 0 X, bit
+ * 1 Y (and residual) channels-last (ops/conv.h CONV_LAYOUT_*). FusedConv's oneDNN implementation
+ * gives those layouts to its primitive; its reference run (any fallback) converts to plain and
+ * back, so every implementation is correct for any layout. A GlobalAveragePool reading
+ * channels-last and a scale writing it become mopt.ChannelsLastGlobalAveragePool and
  * mopt.ChannelsLastScale (lib/ops/layout.c). Channels-last has the plain
  * layout's size: the memory planner needs nothing new. The pass runs only when oneDNN is
  * available (ops_conv_channels_last_ok).
@@ -63,12 +64,23 @@ static bool in_list(const ir_node *n, const char *const *list, size_t count) {
     return false;
 }
 
+/* mopt.StaticQConv (the static INT8 convolution, ops/qstatic.h): u8 or f32
+ * X and Y, s8 W, its residual in slot 4; it takes `layout` as it is. */
+static bool is_qconv(const ir_node *n) {
+    return strcmp(n->op_type, "StaticQConv") == 0 && strcmp(n->domain, "mopt") == 0;
+}
+
 static bool is_conv(const ir_node *n) {
-    return !n->dead && (fu_is(n, "Conv") ||
+    return !n->dead && (fu_is(n, "Conv") || is_qconv(n) ||
                         (strcmp(n->op_type, "FusedConv") == 0 && strcmp(n->domain, "mopt") == 0));
 }
 
-static bool is_fused(const ir_node *n) { return strcmp(n->op_type, "FusedConv") == 0; }
+static bool is_fused(const ir_node *n) {
+    return strcmp(n->op_type, "FusedConv") == 0 || is_qconv(n);
+}
+
+/* The input slot of a convolution's residual. */
+static int32_t res_slot(const ir_node *n) { return is_qconv(n) ? 4 : 3; }
 
 static bool f32_spatial(const ir_value *v) {
     return v->dtype == MOPT_DTYPE_F32 && v->shape.rank >= 3 && v->shape.rank <= 5;
@@ -82,6 +94,12 @@ static bool conv_ok(const ir_graph *g, const ir_node *n) {
         return false;
     const ir_value *x = g->values[n->inputs[0]], *w = g->values[n->inputs[1]];
     const ir_value *y = g->values[n->outputs[0]];
+    if (is_qconv(n)) { /* u8 or f32 activations, s8 W */
+        bool xs = x->dtype == MOPT_DTYPE_U8 || f32_spatial(x);
+        bool ys = y->dtype == MOPT_DTYPE_U8 || f32_spatial(y);
+        return xs && ys && x->shape.rank >= 3 && x->shape.rank <= 5 && w->dtype == MOPT_DTYPE_I8 &&
+               w->data && w->shape.rank == x->shape.rank && y->shape.rank == x->shape.rank;
+    }
     if (!f32_spatial(x) || !f32_spatial(y) || w->dtype != MOPT_DTYPE_F32 || !w->data ||
         w->shape.rank != x->shape.rank || y->shape.rank != x->shape.rank)
         return false;
@@ -241,7 +259,8 @@ static bool still_ok(const layout_state *s, int32_t v) {
             if ((s->full[pi] >> k & 1u) && !s->keep[p->inputs[k]]) return false;
     } else if (s->ok[pi] == NODE_CONV) {
         /* Y with a residual: both or neither */
-        if (p->n_inputs > 3 && p->inputs[3] >= 0 && !s->keep[p->inputs[3]]) return false;
+        int32_t r = res_slot(p);
+        if (p->n_inputs > r && p->inputs[r] >= 0 && !s->keep[p->inputs[r]]) return false;
     } else {
         return false;
     }
@@ -252,7 +271,7 @@ static bool still_ok(const layout_state *s, int32_t v) {
         if (n->dead || u->slot >= n->n_inputs || n->inputs[u->slot] != v) continue;
         uint8_t kind = s->ok[u->node];
         if (kind == NODE_CONV && u->slot == 0) continue;
-        if (kind == NODE_CONV && u->slot == 3 && s->keep[n->outputs[0]]) continue;
+        if (kind == NODE_CONV && u->slot == res_slot(n) && s->keep[n->outputs[0]]) continue;
         if (kind == NODE_GAP && u->slot == 0) continue;
         if ((kind == NODE_AGNOSTIC || kind == NODE_SCALE || kind == NODE_POOL) &&
             (s->full[u->node] >> u->slot & 1u) && s->keep[n->outputs[0]])

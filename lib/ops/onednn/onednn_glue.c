@@ -16,7 +16,9 @@ int onednn_glue_variants(const op_ctx *ctx, bool int8_ok, bool pack_ok, onednn_g
     bool packs = pack_ok && ctx->opt_level >= 3;
     if (ctx->precision == OP_PREC_INT8 && int8_ok)
         out[n++] = (onednn_glue_variant){ONEDNN_INT8, false, "onednn-int8"};
-    if (ctx->precision == OP_PREC_BF16) {
+    /* oneDNN 2.6 has bf16 kernels only for AVX-512 (else its reference or
+     * nothing): below that, precision=bf16 runs the f32 variants */
+    if (ctx->precision == OP_PREC_BF16 && onednn_isa_avx512()) {
         if (packs) out[n++] = (onednn_glue_variant){ONEDNN_BF16, false, "onednn-bf16-packed"};
         out[n++] = (onednn_glue_variant){ONEDNN_BF16, true, "onednn-bf16"};
     }

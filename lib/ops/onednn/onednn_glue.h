@@ -11,6 +11,7 @@
  *   onednn-bf16-packed  precision=bf16, opt_level >= 3, constant weights
  *                       that oneDNN wants in another layout
  *   onednn-bf16         precision=bf16, weights in their stored layout
+ *                       (both bf16 only with oneDNN's AVX-512 kernels)
  *   onednn-packed       opt_level >= 3, as bf16-packed in f32
  *   onednn              f32, weights read as stored
  * The variant's name is what MOPT_VERBOSE and profiles show.

@@ -1,0 +1,181 @@
+/*
+ * qstatic_onednn.c — mopt.StaticQConv (lib/ops/qstatic.h) on oneDNN's JIT
+ * int8 convolution (kernels/onednn/onednn_qconv.c; issue 11): u8 X with its
+ * calibrated zero point, s8 W reordered once at load into oneDNN's blocked
+ * layout (for the load-time shape: batch 1, unknown sizes 32), the scale,
+ * bias, residual, activation and the u8 requantization as post-ops of the
+ * one primitive. An f32 X is quantized on entry (AVX-512 where there is
+ * one). Impl "onednn-int8"; its prepare steps aside (the cpu-vnni impl or
+ * the reference runs) when oneDNN lacks VNNI (u8 x s8 pairs would saturate
+ * with our 8-bit weights), refuses the problem, or would run its reference
+ * or gemm kernel.
+ */
+#include "mopt_config.h"
+#include "ops/impls.h"
+
+#ifdef MOPT_HAVE_ONEDNN
+#include <math.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/cpu.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/dynquant.h"
+#include "kernels/onednn/onednn.h"
+#include "ops/op_common.h"
+#include "ops/qstatic.h"
+
+/* Per-session: the primitives and the buffer X is quantized into. */
+typedef struct qs_scratch {
+    onednn_qcache *cache;
+    uint8_t *qx;
+    size_t qx_cap;
+} qs_scratch;
+
+static void qs_scratch_release(void *scratch) {
+    qs_scratch *s = scratch;
+    if (!s) return;
+    onednn_qcache_free(s->cache);
+    mopt_aligned_free(s->qx);
+    mopt_free(s);
+}
+
+static void qs_release(void *state) { onednn_qweights_free(state); }
+
+static const char *qs_variant(const void *state) {
+    (void)state;
+    return "onednn-int8";
+}
+
+static bool has_in(const op_tensor *in, int n_in, int k) {
+    return n_in > k && in[k].dtype != MOPT_DTYPE_UNDEFINED;
+}
+
+static bool qs_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                        int n_out) {
+    (void)n_out;
+    if (strcmp(ctx->def->op_type, "StaticQConv") != 0 || !onednn_available() ||
+        !onednn_int8_exact())
+        return false;
+    const qstatic_params *p = ctx->params;
+    const ir_shape *w = &in[1].shape;
+    if (in[1].dtype != MOPT_DTYPE_I8 || !in[1].data || w->rank < 3 || w->rank > 5 ||
+        !ir_shape_is_concrete(w) || !has_in(in, n_in, 2) || !in[2].data)
+        return false;
+    if (has_in(in, n_in, 3) && !in[3].data) return false; /* bias folded at load */
+    return out[0].dtype == (p->y_scale > 0 ? MOPT_DTYPE_U8 : MOPT_DTYPE_F32);
+}
+
+/* The problem for concrete X and W shapes. */
+static mopt_status qs_desc(const op_ctx *ctx, const ir_shape *x, const ir_shape *w, bool has_b,
+                           bool has_res, onednn_qconv_desc *q) {
+    const qstatic_params *p = ctx->params;
+    onednn_conv_desc d;
+    mopt_status st = ops_conv_onednn_desc(ctx, x, w, has_b, &d);
+    if (st) return st;
+    memset(q, 0, sizeof *q);
+    q->S = d.S;
+    q->batch = d.batch, q->c_in = d.c_in, q->c_out = d.c_out, q->group = d.group;
+    for (int32_t i = 0; i < 3; i++) {
+        q->in[i] = d.in[i], q->out[i] = d.out[i], q->k[i] = d.k[i];
+        q->stride[i] = d.stride[i], q->dilation[i] = d.dilation[i];
+        q->pad_l[i] = d.pad_l[i], q->pad_r[i] = d.pad_r[i];
+    }
+    q->has_bias = has_b;
+    q->has_residual = has_res;
+    q->act = p->act.act;
+    q->act_alpha = p->act.alpha;
+    q->act_beta = p->act.beta;
+    q->x_zp = p->x_zp;
+    q->y_u8 = p->y_scale > 0;
+    q->y_scale = p->y_scale;
+    q->y_zp = p->y_zp;
+    q->x_nhwc = d.x_nhwc;
+    q->y_nhwc = d.y_nhwc;
+    return MOPT_OK;
+}
+
+static mopt_status qs_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
+                              const op_tensor *out, int n_out, void **state) {
+    (void)out, (void)n_out;
+    *state = NULL;
+    const ir_shape *ws = &in[1].shape;
+    ir_shape x;
+    memset(&x, 0, sizeof x);
+    x.rank = ws->rank;
+    x.dims[0] = 1;
+    x.dims[1] = ws->dims[1] * ((const qstatic_params *)ctx->params)->conv.group;
+    for (int32_t i = 2; i < x.rank; i++) {
+        const ir_shape *s = &in[0].shape;
+        x.dims[i] = s->rank == x.rank && s->syms[i] == 0 ? s->dims[i] : 32;
+    }
+    bool has_b = has_in(in, n_in, 3);
+    onednn_qconv_desc d;
+    mopt_status st = qs_desc(ctx, &x, ws, has_b, has_in(in, n_in, 4), &d);
+    if (st) {
+        mopt_clear_error();
+        return MOPT_ERR_UNSUPPORTED;
+    }
+    onednn_qweights *w = NULL;
+    st = onednn_qconv_pack(&d, in[1].data, in[2].data, has_b ? in[3].data : NULL, 1, &w);
+    if (st == MOPT_ERR_UNSUPPORTED) mopt_clear_error();
+    if (st) return st;
+    *state = w;
+    return MOPT_OK;
+}
+
+static void quantize(const float *x, int64_t n, float scale, float zp, uint8_t *y) {
+#if defined(__x86_64__)
+    if (cpu_kernels_for("avx512")) {
+        cpu_dyn_quantize_u8_avx512(x, n, scale, zp, y);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < n; i++) { /* as qstatic.c's reference */
+        float v = nearbyintf(x[i] / scale) + zp;
+        y[i] = (uint8_t)(v != v ? 0.f : fminf(fmaxf(v, 0.f), 255.f));
+    }
+}
+
+static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                          int n_out) {
+    (void)n_out;
+    const qstatic_params *p = ctx->params;
+    if (op_numel(&out[0]) == 0) return MOPT_OK;
+    bool has_b = has_in(in, n_in, 3), has_res = has_in(in, n_in, 4);
+    onednn_qconv_desc d;
+    mopt_status st = qs_desc(ctx, &in[0].shape, &in[1].shape, has_b, has_res, &d);
+    if (st) return st;
+    qs_scratch **sp = (qs_scratch **)ctx->scratch;
+    if (!*sp && !(*sp = mopt_calloc(1, sizeof **sp)))
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+    qs_scratch *s = *sp;
+    const uint8_t *qx = in[0].data;
+    if (in[0].dtype == MOPT_DTYPE_F32) {
+        size_t n = (size_t)op_numel(&in[0]);
+        if (s->qx_cap < n) {
+            mopt_aligned_free(s->qx);
+            s->qx_cap = 0;
+            if (!(s->qx = mopt_aligned_alloc(n)))
+                return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory to quantize X");
+            s->qx_cap = n;
+        }
+        quantize(in[0].data, (int64_t)n, p->x_scale, (float)p->x_zp, s->qx);
+        qx = s->qx;
+    }
+    return onednn_qconv_run(&s->cache, &d, ctx->state, qx, in[1].data, has_res ? in[4].data : NULL,
+                            out[0].data, ctx->threads);
+}
+
+const op_impl ops_impl_onednn_qstatic = {.name = "onednn-int8",
+                                         .backend = "onednn",
+                                         .supports = qs_supports,
+                                         .prepare = qs_prepare,
+                                         .release = qs_release,
+                                         .run = qs_run,
+                                         .release_scratch = qs_scratch_release,
+                                         .variant = qs_variant};
+
+#else
+typedef int qstatic_onednn_unused; /* ISO C forbids an empty translation unit */
+#endif
