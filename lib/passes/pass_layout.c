@@ -9,14 +9,17 @@
  * A value V is kept channels-last when
  *  - it is a 3-5-D f32 tensor, not a graph output, produced by a
  *    convolution (Conv, or mopt.FusedConv), by a layout-agnostic
- *    elementwise node (below) whose every full-shape input is kept too, or
- *    by a squeeze-excitation scale Mul(X, S) whose X is kept;
+ *    elementwise node (below) whose every full-shape input is kept too, by
+ *    a squeeze-excitation scale Mul(X, S) whose X is kept, or by an
+ *    inference BatchNormalization with constant [C] parameters whose X is
+ *    kept (it becomes mopt.ChannelsLastAffine: one scale and shift per
+ *    channel);
  *  - every node reading it reads it as a convolution's X, as a FusedConv's
  *    residual when that FusedConv's Y is kept too (and then Y only when the
  *    residual is), as a GlobalAveragePool's X, or as a full-shape operand of
  *    a layout-agnostic node or the X of a scale whose output is kept.
  * Layout-agnostic: unary elementwise activations (Relu, Sigmoid, Clip, ...)
- * and Add/Sub/Mul/Div, whose every input is either a value of the output's
+ * and Add/Sub/Mul/Div/Max/Min, whose every input is either a value of the output's
  * shape or a constant of one element: they work element for element,
  * whatever the order in memory. A scale is Mul(X, S) with S [N or 1, C or
  * 1, 1...] (squeeze-excitation). Everything else (a graph output, pooling,
@@ -34,6 +37,8 @@
  * layout's size: the memory planner needs nothing new. The pass runs only when oneDNN is
  * available (ops_conv_channels_last_ok).
  */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -50,12 +55,13 @@ enum {
     NODE_GAP,      /* GlobalAveragePool: may read channels-last, writes plain */
     NODE_SCALE,    /* se_scale: like NODE_AGNOSTIC for X; S stays plain */
     NODE_POOL,     /* MaxPool/AveragePool: output kept with its input */
+    NODE_AFFINE,   /* inference BatchNormalization, constant [C] parameters */
 };
 
 static const char *const k_unary[] = {"Relu",      "LeakyRelu", "Sigmoid",  "Tanh", "HardSigmoid",
                                       "HardSwish", "Clip",      "Elu",      "Abs",  "Neg",
                                       "Exp",       "Sqrt",      "Softplus", "Erf",  "Gelu"};
-static const char *const k_binary[] = {"Add", "Sub", "Mul", "Div"};
+static const char *const k_binary[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
 
 static bool in_list(const ir_node *n, const char *const *list, size_t count) {
     for (size_t i = 0; i < count; i++)
@@ -218,6 +224,30 @@ static unsigned se_scale(const ir_graph *g, const ir_node *n) {
     return 0;
 }
 
+/* The [C] f32 constant v, or NULL. */
+static const float *channel_const(const ir_graph *g, int32_t v, int64_t c) {
+    int64_t n = 0;
+    const float *p = v >= 0 ? fu_const_f32(g, v, &n) : NULL;
+    return p && n == c && g->values[v]->shape.rank == 1 ? p : NULL;
+}
+
+/* An inference BatchNormalization of a 3-5-D f32 X with a known channel
+ * count and constant [C] scale, B, mean and var, whose statistics outputs
+ * are unused: a scale and shift per channel (mopt.ChannelsLastAffine when
+ * its X and Y stay channels-last). */
+static bool bn_affine(const ir_graph *g, const ir_node *n) {
+    if (!fu_is(n, "BatchNormalization") || n->n_inputs != 5 || n->n_outputs < 1 ||
+        n->outputs[0] < 0 || n->inputs[0] < 0 || ir_node_attr_int(n, "training_mode", 0) != 0)
+        return false;
+    for (int32_t k = 1; k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0) return false;
+    const ir_value *x = g->values[n->inputs[0]];
+    if (!f32_spatial(x) || x->shape.syms[1] != 0 || x->shape.dims[1] <= 0) return false;
+    for (int32_t k = 1; k < 5; k++)
+        if (!channel_const(g, n->inputs[k], x->shape.dims[1])) return false;
+    return true;
+}
+
 typedef struct layout_state {
     ir_graph *g;
     fu_graph f;
@@ -236,7 +266,8 @@ static bool still_ok(const layout_state *s, int32_t v) {
     int32_t pi = s->f.prod[v];
     if (pi < 0) return false;
     const ir_node *p = g->nodes[pi];
-    if (s->ok[pi] == NODE_AGNOSTIC || s->ok[pi] == NODE_SCALE || s->ok[pi] == NODE_POOL) {
+    if (s->ok[pi] == NODE_AGNOSTIC || s->ok[pi] == NODE_SCALE || s->ok[pi] == NODE_POOL ||
+        s->ok[pi] == NODE_AFFINE) {
         for (int32_t k = 0; k < p->n_inputs; k++)
             if ((s->full[pi] >> k & 1u) && !s->keep[p->inputs[k]]) return false;
     } else if (s->ok[pi] == NODE_CONV) {
@@ -254,7 +285,8 @@ static bool still_ok(const layout_state *s, int32_t v) {
         if (kind == NODE_CONV && u->slot == 0) continue;
         if (kind == NODE_CONV && u->slot == 3 && s->keep[n->outputs[0]]) continue;
         if (kind == NODE_GAP && u->slot == 0) continue;
-        if ((kind == NODE_AGNOSTIC || kind == NODE_SCALE || kind == NODE_POOL) &&
+        if ((kind == NODE_AGNOSTIC || kind == NODE_SCALE || kind == NODE_POOL ||
+             kind == NODE_AFFINE) &&
             (s->full[u->node] >> u->slot & 1u) && s->keep[n->outputs[0]])
             continue;
         return false;
@@ -274,12 +306,38 @@ static ir_node *replace(layout_state *s, ir_node *n, const char *op, int32_t n_i
     return f;
 }
 
+/* BatchNormalization n (bn_affine) as mopt.ChannelsLastAffine(X, A, B):
+ * A = scale / sqrt(var + eps), B = bias - mean * A (ref_batchnorm_f32's
+ * own arithmetic, so results are the same). */
+static mopt_status to_affine(layout_state *s, ir_node *n) {
+    ir_graph *g = s->g;
+    int64_t c = g->values[n->inputs[0]]->shape.dims[1];
+    const float *scale = channel_const(g, n->inputs[1], c),
+                *bias = channel_const(g, n->inputs[2], c);
+    const float *mean = channel_const(g, n->inputs[3], c), *var = channel_const(g, n->inputs[4], c);
+    float eps = ir_node_attr_float(n, "epsilon", 1e-5f);
+    float *ab = mopt_malloc((size_t)(2 * c) * sizeof *ab);
+    if (!ab) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
+    for (int64_t j = 0; j < c; j++) {
+        ab[j] = scale[j] / sqrtf(var[j] + eps);
+        ab[c + j] = bias[j] - mean[j] * ab[j];
+    }
+    char base[256];
+    snprintf(base, sizeof base, "%.200s_affine_a", n->name);
+    int32_t ins[3] = {n->inputs[0], fu_add_f32_weight(g, base, 1, &c, ab), -1};
+    snprintf(base, sizeof base, "%.200s_affine_b", n->name);
+    if (ins[1] >= 0) ins[2] = fu_add_f32_weight(g, base, 1, &c, ab + c);
+    mopt_free(ab);
+    if (ins[2] < 0) return mopt_fail_context(MOPT_ERR_OUT_OF_MEMORY, "layout of '%s'", n->name);
+    return replace(s, n, "ChannelsLastAffine", 3, ins) ? MOPT_OK : MOPT_ERR_OUT_OF_MEMORY;
+}
+
 /* Sets the layouts: a convolution with a channels-last X or Y becomes a
  * FusedConv (a Conv is one with no epilogue) with its `layout`; a
  * GlobalAveragePool reading channels-last, a scale writing it, their
  * mopt.ChannelsLast* operator. */
 static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_t *n_se,
-                            int32_t *n_pool) {
+                            int32_t *n_pool, int32_t *n_affine) {
     for (int32_t i = 0; i < nn; i++) {
         ir_node *n = s->g->nodes[i];
         if (s->ok[i] == NODE_GAP && s->keep[n->inputs[0]]) {
@@ -292,6 +350,12 @@ static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_
             int32_t x = s->full[i] & 1u ? 0 : 1, ins[2] = {n->inputs[x], n->inputs[1 - x]};
             if (!replace(s, n, "ChannelsLastScale", 2, ins)) return MOPT_ERR_OUT_OF_MEMORY;
             (*n_se)++;
+            continue;
+        }
+        if (s->ok[i] == NODE_AFFINE && s->keep[n->outputs[0]]) {
+            mopt_status st = to_affine(s, n);
+            if (st) return st;
+            (*n_affine)++;
             continue;
         }
         if (s->ok[i] == NODE_POOL && s->keep[n->outputs[0]]) {
@@ -334,7 +398,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         if (!s.keep || !s.ok || !s.full || !s.sig)
             st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
     }
-    int32_t kept = 0, n_conv = 0, n_se = 0, n_pool = 0;
+    int32_t kept = 0, n_conv = 0, n_se = 0, n_pool = 0, n_affine = 0;
     if (!st) {
         /* candidates: every output of a convolution or agnostic node */
         for (int32_t v = 0; v < nv; v++)
@@ -355,6 +419,10 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
                 s.ok[i] = NODE_POOL;
                 s.full[i] = 1;
                 s.sig[n->outputs[0]] = mix(s.sig[n->inputs[0]], 0x9001 + (uint64_t)i);
+            } else if (bn_affine(g, n)) {
+                s.ok[i] = NODE_AFFINE;
+                s.full[i] = 1;
+                s.sig[n->outputs[0]] = s.sig[n->inputs[0]];
             } else if ((s.full[i] = (uint8_t)agnostic(g, n, s.sig)) != 0 ||
                        (s.full[i] = (uint8_t)se_scale(g, n)) != 0) {
                 s.ok[i] = agnostic(g, n, s.sig) ? NODE_AGNOSTIC : NODE_SCALE;
@@ -377,7 +445,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         }
         for (int32_t v = 0; v < nv; v++)
             kept += s.keep[v];
-        if (kept) st = relayout(&s, nn, &n_conv, &n_se, &n_pool);
+        if (kept) st = relayout(&s, nn, &n_conv, &n_se, &n_pool, &n_affine);
     }
     mopt_free(s.keep);
     mopt_free(s.ok);
@@ -385,10 +453,11 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
     mopt_free(s.sig);
     ir_uses_free(&s.uses);
     fu_free(&s.f);
-    r->rewrites = n_conv + n_se + n_pool;
+    r->rewrites = n_conv + n_se + n_pool + n_affine;
     pass_note_add(r, kept, "values channels-last");
     pass_note_add(r, n_conv, "convolutions");
     pass_note_add(r, n_se, "squeeze-excitation ops");
+    pass_note_add(r, n_affine, "batch-norm affines");
     pass_note_add(r, n_pool, "pools");
     return st;
 }

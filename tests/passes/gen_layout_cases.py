@@ -4,7 +4,7 @@ tests/passes/layout_data (run by hand; the files are committed), each a
 model.onnx with inputs of unknown height and width, two input sets
 (test_data_set_0/1: different batch and sizes) with ONNX Runtime's outputs,
 and `expect`: the layout pass's report at opt_level 3 ("values N",
-"convs N", "se N", "pools N"; absent: 0), checked by test_layout.c.
+"convs N", "se N", "pools N", "affine N"; absent: 0), checked by test_layout.c.
   chain: Conv(stride 2)+Relu -> depthwise Conv -> Add(the Relu's output)
     -> Mul by a scalar -> 1x1 Conv, read by GlobalAveragePool and a last
     Conv (graph output): 5 values channels-last (the Relu's output, the
@@ -16,6 +16,9 @@ and `expect`: the layout pass's report at opt_level 3 ("values N",
     the two excitation Convs), 4 convolutions, 2 squeeze-excitation ops;
   pools: Conv -> MaxPool(3, stride 2, pads 1) -> Conv -> AveragePool(2,
     stride 2, ceil_mode) -> Conv: 4 values, 3 convolutions, 2 pools;
+  affine: Conv+Relu -> BatchNormalization -> LeakyRelu -> Max(scalar) ->
+    Min(scalar) -> Conv (an openWakeWord embedding block): 5 values, 2
+    convolutions, the BatchNormalization as 1 mopt.ChannelsLastAffine;
   boundary: a Conv whose output is also a graph output, and a Conv read by
     a Concat: nothing stays channels-last."""
 import os
@@ -111,6 +114,22 @@ def pools():
          [(1, 3, 16, 20), (2, 3, 11, 9)])
 
 
+def affine():
+    b = Builder(5)
+    r1 = b.node("Relu", [b.conv("x", "c1", 3, 16, 3, pad=1)], "r1")
+    bn = b.node("BatchNormalization",
+                [r1, b.const("bn_s", b.rng.uniform(0.5, 1.5, 16)),
+                 b.const("bn_b", b.rng.normal(0, 0.2, 16)),
+                 b.const("bn_m", b.rng.normal(0, 0.3, 16)),
+                 b.const("bn_v", b.rng.uniform(0.2, 2.0, 16))], "bn", epsilon=1e-3)
+    lr = b.node("LeakyRelu", [bn], "lr", alpha=0.2)
+    mx = b.node("Max", [lr, b.const("lo", [[[[-0.4]]]])], "mx")
+    mn = b.node("Min", [mx, b.const("hi", [1.5])], "mn")
+    b.conv(mn, "y", 16, 8, 3, pad=1)
+    save("affine", b.nodes, b.inits, ["y"], ["values 5", "convs 2", "se 0", "affine 1"],
+         [(1, 3, 14, 10), (2, 3, 7, 12)])
+
+
 def boundary():
     b = Builder(2)
     c1 = b.conv("x", "c1", 3, 8, 3, pad=1)
@@ -126,4 +145,5 @@ if __name__ == "__main__":
     chain()
     se()
     pools()
+    affine()
     boundary()
