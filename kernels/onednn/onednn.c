@@ -1413,14 +1413,17 @@ static bool deconv_valid(const onednn_conv_desc *d) {
     return ok;
 }
 
-/* As conv_pd, for the deconvolution. */
-static dnnl_primitive_desc_t deconv_pd(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd) {
+/* As conv_pd, for the deconvolution; plain_io: X and Y in the user's plain
+ * layout instead of `any`. */
+static dnnl_primitive_desc_t deconv_pd_as(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd,
+                                          bool plain_io) {
     int64_t xd[5], wd[6], yd[5];
     int32_t wnd, nd = 2 + d->S;
     conv_dims(d, xd, wd, &wnd, yd);
     dnnl_data_type_t dt = dt_of(d->prec);
     dnnl_memory_desc_t x, w, b, y;
-    bool ok = md_any(&x, nd, xd, dt) && md_any(&y, nd, yd, dnnl_f32);
+    bool ok = plain_io ? md_dense(&x, nd, xd, dt) && md_dense(&y, nd, yd, dnnl_f32)
+                       : md_any(&x, nd, xd, dt) && md_any(&y, nd, yd, dnnl_f32);
     if (ok && wmd)
         w = *wmd;
     else if (ok)
@@ -1445,6 +1448,22 @@ static dnnl_primitive_desc_t deconv_pd(const onednn_conv_desc *d, const dnnl_mem
     dnnl_primitive_desc_t pd = pd_create(&dd, attr);
     dnnl_primitive_attr_destroy(attr);
     return pd;
+}
+
+/* With fewer than 16 output channels per group, oneDNN's blocked layouts
+ * (aBcd16b) pad Y's channels to 16: PP-OCRv4 det's last ConvTranspose (24 -> 1
+ * channel, 2x2 stride 2, 160x160 -> 320x320) wrote and reordered a 16x larger
+ * Y, 1.0 ms + the reorder, against 0.16 ms on plain NCHW data (gemm-based
+ * x64:gemm:jit, no reorder; 1 thread, Zen 4). Such f32 problems ask for plain
+ * X and Y first, and keep the answer unless it is a reference
+ * implementation. */
+static dnnl_primitive_desc_t deconv_pd(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd) {
+    if (d->prec == ONEDNN_F32 && d->c_out / d->group < 16) {
+        dnnl_primitive_desc_t pd = deconv_pd_as(d, wmd, true);
+        if (pd && !pd_is_ref(pd)) return pd;
+        if (pd) dnnl_primitive_desc_destroy(pd);
+    }
+    return deconv_pd_as(d, wmd, false);
 }
 
 static mopt_status deconv_pack_body(const onednn_conv_desc *d, const float *w, int threads,
