@@ -13,18 +13,23 @@
  *    a squeeze-excitation scale Mul(X, S) whose X is kept, or by an
  *    inference BatchNormalization with constant [C] parameters whose X is
  *    kept (it becomes mopt.ChannelsLastAffine: one scale and shift per
- *    channel);
+ *    channel), or by a channel-axis Concat or Split (whatever its inputs);
  *  - every node reading it reads it as a convolution's X, as a FusedConv's
  *    residual when that FusedConv's Y is kept too (and then Y only when the
- *    residual is), as a GlobalAveragePool's X, or as a full-shape operand of
- *    a layout-agnostic node or the X of a scale whose output is kept.
+ *    residual is), as a GlobalAveragePool's X, as a full-shape operand of
+ *    a layout-agnostic node or the X of a scale whose output is kept, or as
+ *    an input of a channel-axis Concat or Split.
+ * A channel-axis Concat or Split with any value kept becomes
+ * mopt.ChannelsLastConcat/Split (lib/ops/movement.c), which reads and writes
+ * each of its values in its own layout (one bit each), converting while it
+ * copies: YOLOv8's C2f blocks (Split -> convs -> Concat) then need no
+ * reorder.
  * Layout-agnostic: unary elementwise activations (Relu, Sigmoid, Clip, ...)
  * and Add/Sub/Mul/Div/Max/Min, whose every input is either a value of the output's
  * shape or a constant of one element: they work element for element,
  * whatever the order in memory. A scale is Mul(X, S) with S [N or 1, C or
- * 1, 1...] (squeeze-excitation). Everything else (a graph output, pooling,
- * Concat, Resize, ...) reads plain data, so the node producing it writes
- * plain, as before.
+ * 1, 1...] (squeeze-excitation). Everything else (a graph output, Resize,
+ * ...) reads plain data, so the node producing it writes plain, as before.
  *
  * Convolutions reading or writing a kept value become mopt.FusedConv (a
  * Conv with no epilogue is one) with the `layout` attribute: bit 0 X, bit 1
@@ -56,7 +61,10 @@ enum {
     NODE_SCALE,    /* se_scale: like NODE_AGNOSTIC for X; S stays plain */
     NODE_POOL,     /* MaxPool/AveragePool: output kept with its input */
     NODE_AFFINE,   /* inference BatchNormalization, constant [C] parameters */
+    NODE_FLEX,     /* channel-axis Concat/Split: any layout in, any layout out */
 };
+
+#define FLEX_MAX 32 /* inputs of a Concat, outputs of a Split */
 
 static const char *const k_unary[] = {"Relu",      "LeakyRelu", "Sigmoid",  "Tanh", "HardSigmoid",
                                       "HardSwish", "Clip",      "Elu",      "Abs",  "Neg",
@@ -248,6 +256,33 @@ static bool bn_affine(const ir_graph *g, const ir_node *n) {
     return true;
 }
 
+/* A Concat (inputs) or Split (outputs) along the channel axis of f32
+ * [N, C, spatial...] values, at most FLEX_MAX of them; a Split's output
+ * channel counts known at load. It reads and writes each value in either
+ * layout (mopt.ChannelsLastConcat/Split copy with the conversion), so it
+ * never forces a layout on its neighbours. */
+static bool flex(const ir_graph *g, const ir_node *n) {
+    bool cat = fu_is(n, "Concat"), split = fu_is(n, "Split");
+    if ((!cat && !split) || n->dead || n->n_inputs < 1 || n->inputs[0] < 0 || n->n_outputs < 1 ||
+        !fu_attrs_copyable(n))
+        return false;
+    int32_t nv = cat ? n->n_inputs : n->n_outputs;
+    const int32_t *vals = cat ? n->inputs : n->outputs;
+    if (nv > FLEX_MAX || (cat && n->n_outputs != 1) || (split && n->n_inputs > 2)) return false;
+    const ir_value *one = g->values[cat ? n->outputs[0] : n->inputs[0]];
+    if (!f32_spatial(one)) return false;
+    int64_t axis = ir_node_attr_int(n, "axis", cat ? -1000 : 0);
+    if (axis < 0) axis += one->shape.rank;
+    if (axis != 1) return false;
+    for (int32_t k = 0; k < nv; k++) {
+        if (vals[k] < 0) return false;
+        const ir_value *v = g->values[vals[k]];
+        if (!f32_spatial(v) || v->shape.rank != one->shape.rank) return false;
+        if (split && (v->shape.syms[1] != 0 || v->shape.dims[1] < 0)) return false;
+    }
+    return true;
+}
+
 typedef struct layout_state {
     ir_graph *g;
     fu_graph f;
@@ -273,7 +308,7 @@ static bool still_ok(const layout_state *s, int32_t v) {
     } else if (s->ok[pi] == NODE_CONV) {
         /* Y with a residual: both or neither */
         if (p->n_inputs > 3 && p->inputs[3] >= 0 && !s->keep[p->inputs[3]]) return false;
-    } else {
+    } else if (s->ok[pi] != NODE_FLEX) {
         return false;
     }
     for (int32_t e = v < s->uses.n_head ? s->uses.head[v] : -1; e >= 0;
@@ -285,6 +320,7 @@ static bool still_ok(const layout_state *s, int32_t v) {
         if (kind == NODE_CONV && u->slot == 0) continue;
         if (kind == NODE_CONV && u->slot == 3 && s->keep[n->outputs[0]]) continue;
         if (kind == NODE_GAP && u->slot == 0) continue;
+        if (kind == NODE_FLEX && (fu_is(n, "Concat") || u->slot == 0)) continue;
         if ((kind == NODE_AGNOSTIC || kind == NODE_SCALE || kind == NODE_POOL ||
              kind == NODE_AFFINE) &&
             (s->full[u->node] >> u->slot & 1u) && s->keep[n->outputs[0]])
@@ -332,14 +368,66 @@ static mopt_status to_affine(layout_state *s, ir_node *n) {
     return replace(s, n, "ChannelsLastAffine", 3, ins) ? MOPT_OK : MOPT_ERR_OUT_OF_MEMORY;
 }
 
+/* A Concat/Split (flex) any of whose values stays channels-last, as
+ * mopt.ChannelsLastConcat/Split with its layout bits. */
+static mopt_status to_flex(layout_state *s, ir_node *n, int32_t *n_flex) {
+    bool cat = fu_is(n, "Concat");
+    int64_t in_l = 0, out_l = 0;
+    for (int32_t k = 0; k < (cat ? n->n_inputs : 1); k++)
+        in_l |= (int64_t)s->keep[n->inputs[k]] << k;
+    for (int32_t k = 0; k < (cat ? 1 : n->n_outputs); k++)
+        out_l |= (int64_t)s->keep[n->outputs[k]] << k;
+    if (!in_l && !out_l) return MOPT_OK;
+    if (!fu_use_mopt_domain(s->g)) return MOPT_ERR_OUT_OF_MEMORY;
+    ir_node *f = fu_replace_node(&s->f, n, cat ? "ChannelsLastConcat" : "ChannelsLastSplit", "mopt",
+                                 n->name, cat ? n->n_inputs : 1, n->outputs[0]);
+    if (!f) return MOPT_ERR_OUT_OF_MEMORY;
+    for (int32_t k = 0; k < (cat ? n->n_inputs : 1); k++)
+        f->inputs[k] = n->inputs[k];
+    if (!cat) { /* the other outputs, and the channel counts */
+        int32_t *outs = mopt_malloc((size_t)n->n_outputs * sizeof *outs);
+        ir_attr *a = ir_node_add_attr(f, "sizes", IR_ATTR_INTS);
+        int64_t *sz = a ? mopt_malloc((size_t)n->n_outputs * sizeof *sz) : NULL;
+        if (!outs || !sz) {
+            mopt_free(outs);
+            mopt_free(sz);
+            return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
+        }
+        for (int32_t k = 0; k < n->n_outputs; k++) {
+            outs[k] = n->outputs[k];
+            sz[k] = s->g->values[n->outputs[k]]->shape.dims[1];
+        }
+        a->ints = sz;
+        a->n = (size_t)n->n_outputs;
+        mopt_free(f->outputs);
+        f->outputs = outs;
+        f->n_outputs = n->n_outputs;
+        int32_t at = s->g->values[outs[0]]->producer;
+        for (int32_t k = 1; k < f->n_outputs; k++) {
+            s->f.prod[outs[k]] = at;
+            s->g->values[outs[k]]->producer = at;
+        }
+    }
+    if (!fu_set_int(f, "axis", 1) || !fu_set_int(f, "in_layout", in_l) ||
+        !fu_set_int(f, "out_layout", out_l))
+        return MOPT_ERR_OUT_OF_MEMORY;
+    (*n_flex)++;
+    return MOPT_OK;
+}
+
 /* Sets the layouts: a convolution with a channels-last X or Y becomes a
  * FusedConv (a Conv is one with no epilogue) with its `layout`; a
  * GlobalAveragePool reading channels-last, a scale writing it, their
  * mopt.ChannelsLast* operator. */
 static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_t *n_se,
-                            int32_t *n_pool, int32_t *n_affine) {
+                            int32_t *n_pool, int32_t *n_affine, int32_t *n_flex) {
     for (int32_t i = 0; i < nn; i++) {
         ir_node *n = s->g->nodes[i];
+        if (s->ok[i] == NODE_FLEX) {
+            mopt_status st = to_flex(s, n, n_flex);
+            if (st) return st;
+            continue;
+        }
         if (s->ok[i] == NODE_GAP && s->keep[n->inputs[0]]) {
             if (!replace(s, n, "ChannelsLastGlobalAveragePool", 1, n->inputs))
                 return MOPT_ERR_OUT_OF_MEMORY;
@@ -398,7 +486,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         if (!s.keep || !s.ok || !s.full || !s.sig)
             st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
     }
-    int32_t kept = 0, n_conv = 0, n_se = 0, n_pool = 0, n_affine = 0;
+    int32_t kept = 0, n_conv = 0, n_se = 0, n_pool = 0, n_affine = 0, n_flex = 0;
     if (!st) {
         /* candidates: every output of a convolution or agnostic node */
         for (int32_t v = 0; v < nv; v++)
@@ -419,6 +507,14 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
                 s.ok[i] = NODE_POOL;
                 s.full[i] = 1;
                 s.sig[n->outputs[0]] = mix(s.sig[n->inputs[0]], 0x9001 + (uint64_t)i);
+            } else if (flex(g, n)) {
+                s.ok[i] = NODE_FLEX;
+                bool cat = fu_is(n, "Concat");
+                for (int32_t k = 0; k < (cat ? 1 : n->n_outputs); k++) {
+                    s.sig[n->outputs[k]] = s.sig[n->inputs[0]];
+                    s.keep[n->outputs[k]] = true;
+                }
+                continue;
             } else if (bn_affine(g, n)) {
                 s.ok[i] = NODE_AFFINE;
                 s.full[i] = 1;
@@ -445,7 +541,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         }
         for (int32_t v = 0; v < nv; v++)
             kept += s.keep[v];
-        if (kept) st = relayout(&s, nn, &n_conv, &n_se, &n_pool, &n_affine);
+        if (kept) st = relayout(&s, nn, &n_conv, &n_se, &n_pool, &n_affine, &n_flex);
     }
     mopt_free(s.keep);
     mopt_free(s.ok);
@@ -453,11 +549,12 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
     mopt_free(s.sig);
     ir_uses_free(&s.uses);
     fu_free(&s.f);
-    r->rewrites = n_conv + n_se + n_pool + n_affine;
+    r->rewrites = n_conv + n_se + n_pool + n_affine + n_flex;
     pass_note_add(r, kept, "values channels-last");
     pass_note_add(r, n_conv, "convolutions");
     pass_note_add(r, n_se, "squeeze-excitation ops");
     pass_note_add(r, n_affine, "batch-norm affines");
+    pass_note_add(r, n_flex, "concats/splits");
     pass_note_add(r, n_pool, "pools");
     return st;
 }
