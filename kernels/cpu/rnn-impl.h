@@ -3,7 +3,8 @@
  * includes a simd-<tier>.h, then this). The GEMM keeps 8 independent
  * accumulator chains in registers (4 rows x 2 vectors, or 1 row x 8 vectors
  * for the batch-1 recurrent product) so FMA latency is hidden; the gate
- * kernels read each gate once and write c and h once.
+ * kernels read each gate once and write c and h once. With more than 4 rows
+ * the GEMM walks B in panels of RNN_PANEL columns that stay in L2.
  */
 #include "kernels/cpu/cpu_rnn.h"
 #include "kernels/cpu/vmath.h"
@@ -80,13 +81,23 @@ static void rnn_gemm_rows4(int64_t N, int64_t K, const float *A, int64_t lda, co
     }
 }
 
+/* Columns per panel of B: the rows of C walk one panel (K x RNN_PANEL floats,
+ * 256 KiB at K = 512) while it stays in L2, instead of streaming all of B
+ * from L3 or memory once per 4 rows (the input projection of every time
+ * step: M = T*N rows). */
+#define RNN_PANEL 128
+
 void CPU_FN(cpu_rnn_gemm_f32)(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                               const float *B, int64_t ldb, float *C, int64_t ldc, bool acc) {
-    int64_t m = 0;
-    for (; m + 4 <= M; m += 4)
-        rnn_gemm_rows4(N, K, A + m * lda, lda, B, ldb, C + m * ldc, ldc, acc);
-    for (; m < M; m++)
-        rnn_gemm_row(N, K, A + m * lda, B, ldb, C + m * ldc, acc);
+    const int64_t panel = M <= 4 ? N : RNN_PANEL; /* B is read once anyway */
+    for (int64_t n0 = 0; n0 < N; n0 += panel) {
+        const int64_t w = N - n0 < panel ? N - n0 : panel;
+        int64_t m = 0;
+        for (; m + 4 <= M; m += 4)
+            rnn_gemm_rows4(w, K, A + m * lda, lda, B + n0, ldb, C + m * ldc + n0, ldc, acc);
+        for (; m < M; m++)
+            rnn_gemm_row(w, K, A + m * lda, B + n0, ldb, C + m * ldc + n0, acc);
+    }
 }
 
 /* clamp keeping NaN (v_max(lo, NaN) and v_min(hi, NaN) are NaN) */

@@ -526,8 +526,16 @@ static bool conv_valid_sizes(const onednn_conv_desc *d, bool window) {
 
 static bool conv_valid(const onednn_conv_desc *d) { return conv_valid_sizes(d, true); }
 
+/* The bias goes in as a binary post-op (broadcast like any addend) instead
+ * of oneDNN's matmul bias when alpha != 1 (oneDNN scales its bias with the
+ * product) or when it is not one value per output column: a scalar or
+ * per-row bias (FusedMatMul's `+ eps` of a mel filterbank) made oneDNN
+ * answer with ref:any (declined, then OpenBLAS ran it: 150 us per call for
+ * an [8,130]x[130,24] product). */
 static bool bias_as_post_op(const onednn_matmul_desc *d) {
-    return d->has_bias && d->alpha != 1.f && d->prec != ONEDNN_INT8;
+    if (!d->has_bias || d->prec == ONEDNN_INT8) return false;
+    int32_t r = d->bias.ndims;
+    return d->alpha != 1.f || (r > 0 && d->bias.dims[r - 1] == 1 && d->y.dims[r - 1] != 1);
 }
 
 /* wmd: the weights layout to use; NULL = format `any`. INT8: scales are the
@@ -851,6 +859,8 @@ typedef struct cache_entry {
     float *qa_colw;      /* INT8: alpha * the weights' colw */
     int qa_max;          /* INT8: the largest u8 of A (255) */
     bool wei_from_input; /* wei's handle is the op's plain input, set per run */
+    bool declined;       /* the build said UNSUPPORTED: kept so runs do not retry */
+    char why[192];       /* its message, repeated by declined_again() */
 } cache_entry;
 
 struct onednn_cache {
@@ -943,11 +953,24 @@ static mopt_status slot_built(onednn_cache *c, cache_entry *e, const cache_key *
                               mopt_status st) {
     if (st) {
         entry_free(e);
+        if (st == MOPT_ERR_UNSUPPORTED) { /* the same problem declines the same way */
+            e->key = *key;
+            e->stamp = c->clock;
+            e->declined = true;
+            snprintf(e->why, sizeof e->why, "%s", mopt_error_message());
+        }
         return st;
     }
     e->key = *key;
     e->stamp = c->clock;
     return MOPT_OK;
+}
+
+/* A run of a problem whose build was declined (slot_built): declined again,
+ * with the same message, without asking oneDNN anew (creating the primitive
+ * descriptors of a declined problem on every run cost ~50 us each). */
+static mopt_status declined_again(const cache_entry *e) {
+    return mopt_fail(MOPT_ERR_UNSUPPORTED, "%s", e->why[0] ? e->why : "oneDNN: declined");
 }
 
 static bool mem_new(dnnl_memory_t *m, const dnnl_memory_desc_t *md) {
@@ -1216,6 +1239,7 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
     bool hit;
     cache_entry *e = cache_slot(c, &key, &hit);
     if (!hit && (st = slot_built(c, e, &key, matmul_entry(e, d, w, b)))) return st;
+    if (e->declined) return declined_again(e);
     bool ok = dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
     int8_rows job;
     if (e->qa) {
@@ -1337,6 +1361,7 @@ static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d
     bool hit;
     cache_entry *e = cache_slot(c, &key, &hit);
     if (!hit && (st = slot_built(c, e, &key, conv_entry(e, d, w, wplain)))) return st;
+    if (e->declined) return declined_again(e);
     bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
               dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
     if (ok && e->wei_from_input)
@@ -1418,14 +1443,17 @@ static bool deconv_valid(const onednn_conv_desc *d) {
     return ok;
 }
 
-/* As conv_pd, for the deconvolution. */
-static dnnl_primitive_desc_t deconv_pd(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd) {
+/* As conv_pd, for the deconvolution; plain_io: X and Y in the user's plain
+ * layout instead of `any`. */
+static dnnl_primitive_desc_t deconv_pd_as(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd,
+                                          bool plain_io) {
     int64_t xd[5], wd[6], yd[5];
     int32_t wnd, nd = 2 + d->S;
     conv_dims(d, xd, wd, &wnd, yd);
     dnnl_data_type_t dt = dt_of(d->prec);
     dnnl_memory_desc_t x, w, b, y;
-    bool ok = md_any(&x, nd, xd, dt) && md_any(&y, nd, yd, dnnl_f32);
+    bool ok = plain_io ? md_dense(&x, nd, xd, dt) && md_dense(&y, nd, yd, dnnl_f32)
+                       : md_any(&x, nd, xd, dt) && md_any(&y, nd, yd, dnnl_f32);
     if (ok && wmd)
         w = *wmd;
     else if (ok)
@@ -1450,6 +1478,22 @@ static dnnl_primitive_desc_t deconv_pd(const onednn_conv_desc *d, const dnnl_mem
     dnnl_primitive_desc_t pd = pd_create(&dd, attr);
     dnnl_primitive_attr_destroy(attr);
     return pd;
+}
+
+/* With fewer than 16 output channels per group, oneDNN's blocked layouts
+ * (aBcd16b) pad Y's channels to 16: PP-OCRv4 det's last ConvTranspose (24 -> 1
+ * channel, 2x2 stride 2, 160x160 -> 320x320) wrote and reordered a 16x larger
+ * Y, 1.0 ms + the reorder, against 0.16 ms on plain NCHW data (gemm-based
+ * x64:gemm:jit, no reorder; 1 thread, Zen 4). Such f32 problems ask for plain
+ * X and Y first, and keep the answer unless it is a reference
+ * implementation. */
+static dnnl_primitive_desc_t deconv_pd(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd) {
+    if (d->prec == ONEDNN_F32 && d->c_out / d->group < 16) {
+        dnnl_primitive_desc_t pd = deconv_pd_as(d, wmd, true);
+        if (pd && !pd_is_ref(pd)) return pd;
+        if (pd) dnnl_primitive_desc_destroy(pd);
+    }
+    return deconv_pd_as(d, wmd, false);
 }
 
 static mopt_status deconv_pack_body(const onednn_conv_desc *d, const float *w, int threads,
@@ -1538,6 +1582,7 @@ static mopt_status deconv_run_body(onednn_cache **cache, const onednn_conv_desc 
     bool hit;
     cache_entry *e = cache_slot(c, &key, &hit);
     if (!hit && (st = slot_built(c, e, &key, deconv_entry(e, d, w, wplain)))) return st;
+    if (e->declined) return declined_again(e);
     bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
               dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
     if (ok && e->wei_from_input)
@@ -1633,6 +1678,7 @@ static mopt_status pool_run_body(onednn_cache **cache, const onednn_pool_desc *d
     bool hit;
     cache_entry *e = cache_slot(c, &key, &hit);
     if (!hit && (st = slot_built(c, e, &key, pool_entry(e, d)))) return st;
+    if (e->declined) return declined_again(e);
     bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
               dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
     dnnl_exec_arg_t args[3];

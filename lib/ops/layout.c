@@ -9,7 +9,10 @@
  *   mopt.ChannelsLastScale(X, S) -> Y: Y = X * S with X and Y stored
  *     channels-last and S of X's rank, [N or 1, C or 1, 1...] (plain:
  *     the same bytes in either layout), broadcast over the spatial axes.
- * Both are simple loops over contiguous channel rows (vectorized by the
+ *   mopt.ChannelsLastAffine(X, A, B) -> Y: Y = X * A[c] + B[c] with X and Y
+ *     stored channels-last and A, B [C]: an inference BatchNormalization
+ *     the layout pass folded into one scale and shift per channel.
+ * All are simple loops over contiguous channel rows (vectorized by the
  * compiler); they are their own reference.
  */
 #include <math.h>
@@ -138,10 +141,62 @@ static int64_t scale_flops(const op_ctx *ctx, const op_tensor *in, int n_in, con
     return ir_shape_numel(&out[0].shape);
 }
 
+/* ---- mopt.ChannelsLastAffine ---------------------------------------------- */
+
+static mopt_status affine_check(const op_ctx *ctx, const op_tensor *in) {
+    mopt_status st = x_check(ctx, &in[0]);
+    for (int k = 1; !st && k < 3; k++) {
+        st = op_expect_f32(ctx, &in[k], k);
+        const ir_shape *x = &in[0].shape, *p = &in[k].shape;
+        if (st || x->rank < 0 || p->rank < 0) continue;
+        bool ok = p->rank == 1 && (p->syms[0] != 0 || x->syms[1] != 0 || p->dims[0] < 0 ||
+                                   x->dims[1] < 0 || p->dims[0] == x->dims[1]);
+        if (!ok) {
+            char sx[IR_SHAPE_STR_CAP], sp[IR_SHAPE_STR_CAP];
+            st = op_fail(ctx, MOPT_ERR_SHAPE, "%s %s must be [C] for X %s", k == 1 ? "A" : "B",
+                         op_shape_str(ctx, p, sp), op_shape_str(ctx, x, sx));
+        }
+    }
+    return st;
+}
+
+static mopt_status affine_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    mopt_status st = affine_check(ctx, in);
+    if (st) return st;
+    out[0].dtype = MOPT_DTYPE_F32;
+    out[0].shape = in[0].shape;
+    return MOPT_OK;
+}
+
+static mopt_status affine_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    mopt_status st = affine_check(ctx, in);
+    if (st) return st;
+    int64_t n, c, sp;
+    nc_sp(&in[0].shape, &n, &c, &sp);
+    const float *x = in[0].data, *a = in[1].data, *b = in[2].data;
+    float *y = out[0].data;
+    for (int64_t r = 0; r < n * sp; r++) {
+        const float *xr = x + r * c;
+        float *yr = y + r * c;
+        for (int64_t ch = 0; ch < c; ch++)
+            yr[ch] = xr[ch] * a[ch] + b[ch];
+    }
+    return MOPT_OK;
+}
+
+static int64_t affine_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                            int n_out) {
+    return 2 * ir_shape_numel(&out[0].shape);
+}
+
 /* Domain "mopt": never bridged. */
 static const op_def k_ops[] = {
     {"ChannelsLastGlobalAveragePool", "mopt", 1, 1, 1, 1, gap_infer, gap_run, NULL},
     {"ChannelsLastScale", "mopt", 2, 2, 1, 1, scale_infer, scale_run, NULL, .flops = scale_flops},
+    {"ChannelsLastAffine", "mopt", 3, 3, 1, 1, affine_infer, affine_run, NULL,
+     .flops = affine_flops},
 };
 
 OP_FAMILY(layout, k_ops)

@@ -3,7 +3,9 @@
  * around without arithmetic: Transpose, Concat, Split, Slice, Gather, Tile,
  * Pad, Trilu, GatherElements, GatherND, ScatterND, ScatterElements (and
  * Scatter, its opset 9-10 name), TensorScatter, SpaceToDepth, DepthToSpace
- * and ReverseSequence. They work on any dtype by element size. Attributes
+ * and ReverseSequence; and mopt.ChannelsLastConcat/Split (f32, the layout
+ * pass's channel-axis Concat and Split on plain or channels-last data).
+ * They work on any dtype by element size. Attributes
  * are parsed once into each op's params.
  *
  * Inference propagates symbolic dims where the op keeps an axis whole
@@ -392,6 +394,138 @@ static mopt_status split_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
         size_t block = (size_t)(out[k].shape.dims[axis] * inner) * esz;
         ref_copy_blocks(out[k].data, block, src, in_row, outer, block);
         src += block;
+    }
+    return MOPT_OK;
+}
+
+/* ---- mopt.ChannelsLastConcat, mopt.ChannelsLastSplit ---------------------- */
+
+/* Concat and Split along the channel axis (axis 1 of [N, C, spatial...]) of
+ * f32 tensors each stored plain or channels-last ([N, spatial..., C]), as
+ * the layout pass (lib/passes/pass_layout.c) sets them: `in_layout` and
+ * `out_layout` hold one bit per input and output, 1 = channels-last.
+ * Split's output channel counts are its `sizes` attribute. Shapes are the
+ * logical ones, as for Concat and Split. */
+typedef struct cl_params {
+    int64_t axis; /* first: read by params_axis */
+    int64_t in_layout, out_layout;
+    const int64_t *sizes;
+    int64_t n_sizes;
+} cl_params;
+
+static mopt_status cl_parse(const op_ctx *ctx, void *params) {
+    cl_params *p = params;
+    p->axis = ir_node_attr_int(ctx->node, "axis", 1);
+    p->in_layout = ir_node_attr_int(ctx->node, "in_layout", 0);
+    p->out_layout = ir_node_attr_int(ctx->node, "out_layout", 0);
+    p->n_sizes = ir_node_attr_ints(ctx->node, "sizes", &p->sizes);
+    return MOPT_OK;
+}
+
+/* f32, rank 3-5, the channel axis. */
+static mopt_status cl_check(const op_ctx *ctx, const op_tensor *t, int index) {
+    mopt_status st = op_expect_f32(ctx, t, index);
+    if (st) return st;
+    if (t->shape.rank >= 0 && (t->shape.rank < 3 || t->shape.rank > 5))
+        return op_fail(ctx, MOPT_ERR_SHAPE, "tensor %d must have rank 3 to 5", index);
+    int32_t axis;
+    if (t->shape.rank >= 0 && (st = params_axis(ctx, t->shape.rank, &axis))) return st;
+    if (t->shape.rank >= 0 && axis != 1)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "only the channel axis (1)");
+    return MOPT_OK;
+}
+
+/* Channels [soff, soff + cnt) of src (sc channels, channels-last when sn)
+ * into channels [doff, ...) of dst (dc channels, dn), N images of S pixels. */
+static void cl_copy(float *dst, bool dn, int64_t dc, int64_t doff, const float *src, bool sn,
+                    int64_t sc, int64_t soff, int64_t cnt, int64_t N, int64_t S) {
+    for (int64_t n = 0; n < N; n++) {
+        if (dn && sn) {
+            for (int64_t i = 0; i < S; i++)
+                memcpy(dst + (n * S + i) * dc + doff, src + (n * S + i) * sc + soff,
+                       (size_t)cnt * sizeof(float));
+        } else if (!dn && !sn) {
+            memcpy(dst + (n * dc + doff) * S, src + (n * sc + soff) * S,
+                   (size_t)(cnt * S) * sizeof(float));
+        } else if (dn) {
+            for (int64_t i = 0; i < S; i++)
+                for (int64_t c = 0; c < cnt; c++)
+                    dst[(n * S + i) * dc + doff + c] = src[(n * sc + soff + c) * S + i];
+        } else {
+            for (int64_t c = 0; c < cnt; c++)
+                for (int64_t i = 0; i < S; i++)
+                    dst[(n * dc + doff + c) * S + i] = src[(n * S + i) * sc + soff + c];
+        }
+    }
+}
+
+static int64_t cl_pixels(const ir_shape *s) {
+    int64_t p = 1;
+    for (int32_t i = 2; i < s->rank; i++)
+        p *= s->dims[i];
+    return p;
+}
+
+static mopt_status cl_concat_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                   int n_out) {
+    mopt_status st = MOPT_OK;
+    for (int k = 0; k < n_in && !st; k++)
+        st = cl_check(ctx, &in[k], k);
+    return st ? st : concat_infer(ctx, in, n_in, out, n_out);
+}
+
+static mopt_status cl_concat_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    const cl_params *p = ctx->params;
+    const ir_shape *o = &out[0].shape;
+    int64_t N = o->dims[0], C = o->dims[1], S = cl_pixels(o), off = 0;
+    for (int k = 0; k < n_in; k++) {
+        int64_t c = in[k].shape.dims[1];
+        cl_copy(out[0].data, p->out_layout & 1, C, off, in[k].data, (p->in_layout >> k) & 1, c, 0,
+                c, N, S);
+        off += c;
+    }
+    return MOPT_OK;
+}
+
+static mopt_status cl_split_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                  int n_out) {
+    const cl_params *p = ctx->params;
+    mopt_status st = cl_check(ctx, &in[0], 0);
+    if (st) return st;
+    if (p->n_sizes != n_out)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "sizes has %lld entries for %d outputs",
+                       (long long)p->n_sizes, n_out);
+    const ir_shape *x = &in[0].shape;
+    int64_t sum = 0;
+    for (int k = 0; k < n_out; k++) {
+        if (p->sizes[k] < 0 || p->sizes[k] > INT64_MAX - sum)
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "sizes[%d] is invalid", k);
+        sum += p->sizes[k];
+        out[k].dtype = MOPT_DTYPE_F32;
+        out[k].shape = *x;
+        if (x->rank >= 0) {
+            out[k].shape.dims[1] = p->sizes[k];
+            out[k].shape.syms[1] = 0;
+        }
+    }
+    if (x->rank >= 0 && x->syms[1] == 0 && x->dims[1] >= 0 && x->dims[1] != sum)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "sizes add up to %lld, X has %lld channels",
+                       (long long)sum, (long long)x->dims[1]);
+    return MOPT_OK;
+}
+
+static mopt_status cl_split_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                int n_out) {
+    const cl_params *p = ctx->params;
+    const ir_shape *x = &in[0].shape;
+    int64_t N = x->dims[0], C = x->dims[1], S = cl_pixels(x), off = 0;
+    for (int k = 0; k < n_out; k++) {
+        int64_t c = out[k].shape.dims[1];
+        if (off + c > C) return op_fail(ctx, MOPT_ERR_SHAPE, "outputs exceed X's channels");
+        cl_copy(out[k].data, (p->out_layout >> k) & 1, c, 0, in[0].data, p->in_layout & 1, C, off,
+                c, N, S);
+        off += c;
     }
     return MOPT_OK;
 }
@@ -1450,6 +1584,10 @@ static const op_def k_movement_ops[] = {
      OP_PARAMS(axis_params, concat_parse), FLOAT_BRIDGE},
     {"Split", "", 1, 2, 1, 64, split_infer, split_run, NULL, OP_PARAMS(split_params, split_parse),
      FLOAT_BRIDGE},
+    {"ChannelsLastConcat", "mopt", 1, 32, 1, 1, cl_concat_infer, cl_concat_run, NULL,
+     OP_PARAMS(cl_params, cl_parse)},
+    {"ChannelsLastSplit", "mopt", 1, 1, 1, 32, cl_split_infer, cl_split_run, NULL,
+     OP_PARAMS(cl_params, cl_parse)},
     {"Slice", "", 1, 5, 1, 1, slice_infer, slice_run, NULL,
      OP_PARAMS(slice_attr_params, slice_parse), FLOAT_BRIDGE},
     {"Gather", "", 2, 2, 1, 1, gather_infer, gather_run, NULL, OP_PARAMS(axis_params, axis_parse),

@@ -9,19 +9,27 @@
  * A value V is kept channels-last when
  *  - it is a 3-5-D f32 tensor, not a graph output, produced by a
  *    convolution (Conv, or mopt.FusedConv), by a layout-agnostic
- *    elementwise node (below) whose every full-shape input is kept too, or
- *    by a squeeze-excitation scale Mul(X, S) whose X is kept;
+ *    elementwise node (below) whose every full-shape input is kept too, by
+ *    a squeeze-excitation scale Mul(X, S) whose X is kept, or by an
+ *    inference BatchNormalization with constant [C] parameters whose X is
+ *    kept (it becomes mopt.ChannelsLastAffine: one scale and shift per
+ *    channel), or by a channel-axis Concat or Split (whatever its inputs);
  *  - every node reading it reads it as a convolution's X, as a FusedConv's
  *    residual when that FusedConv's Y is kept too (and then Y only when the
- *    residual is), as a GlobalAveragePool's X, or as a full-shape operand of
- *    a layout-agnostic node or the X of a scale whose output is kept.
+ *    residual is), as a GlobalAveragePool's X, as a full-shape operand of
+ *    a layout-agnostic node or the X of a scale whose output is kept, or as
+ *    an input of a channel-axis Concat or Split.
+ * A channel-axis Concat or Split with any value kept becomes
+ * mopt.ChannelsLastConcat/Split (lib/ops/movement.c), which reads and writes
+ * each of its values in its own layout (one bit each), converting while it
+ * copies: YOLOv8's C2f blocks (Split -> convs -> Concat) then need no
+ * reorder.
  * Layout-agnostic: unary elementwise activations (Relu, Sigmoid, Clip, ...)
- * and Add/Sub/Mul/Div, whose every input is either a value of the output's
+ * and Add/Sub/Mul/Div/Max/Min, whose every input is either a value of the output's
  * shape or a constant of one element: they work element for element,
  * whatever the order in memory. A scale is Mul(X, S) with S [N or 1, C or
- * 1, 1...] (squeeze-excitation). Everything else (a graph output, pooling,
- * Concat, Resize, ...) reads plain data, so the node producing it writes
- * plain, as before.
+ * 1, 1...] (squeeze-excitation). Everything else (a graph output, Resize,
+ * ...) reads plain data, so the node producing it writes plain, as before.
  *
  * The static INT8 convolution (mopt.StaticQConv) counts as a convolution:
  * its u8 X and Y may stay channels-last too (its residual is input 4).
@@ -35,6 +43,8 @@
  * layout's size: the memory planner needs nothing new. The pass runs only when oneDNN is
  * available (ops_conv_channels_last_ok).
  */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -51,12 +61,16 @@ enum {
     NODE_GAP,      /* GlobalAveragePool: may read channels-last, writes plain */
     NODE_SCALE,    /* se_scale: like NODE_AGNOSTIC for X; S stays plain */
     NODE_POOL,     /* MaxPool/AveragePool: output kept with its input */
+    NODE_AFFINE,   /* inference BatchNormalization, constant [C] parameters */
+    NODE_FLEX,     /* channel-axis Concat/Split: any layout in, any layout out */
 };
+
+#define FLEX_MAX 32 /* inputs of a Concat, outputs of a Split */
 
 static const char *const k_unary[] = {"Relu",      "LeakyRelu", "Sigmoid",  "Tanh", "HardSigmoid",
                                       "HardSwish", "Clip",      "Elu",      "Abs",  "Neg",
                                       "Exp",       "Sqrt",      "Softplus", "Erf",  "Gelu"};
-static const char *const k_binary[] = {"Add", "Sub", "Mul", "Div"};
+static const char *const k_binary[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
 
 static bool in_list(const ir_node *n, const char *const *list, size_t count) {
     for (size_t i = 0; i < count; i++)
@@ -236,6 +250,57 @@ static unsigned se_scale(const ir_graph *g, const ir_node *n) {
     return 0;
 }
 
+/* The [C] f32 constant v, or NULL. */
+static const float *channel_const(const ir_graph *g, int32_t v, int64_t c) {
+    int64_t n = 0;
+    const float *p = v >= 0 ? fu_const_f32(g, v, &n) : NULL;
+    return p && n == c && g->values[v]->shape.rank == 1 ? p : NULL;
+}
+
+/* An inference BatchNormalization of a 3-5-D f32 X with a known channel
+ * count and constant [C] scale, B, mean and var, whose statistics outputs
+ * are unused: a scale and shift per channel (mopt.ChannelsLastAffine when
+ * its X and Y stay channels-last). */
+static bool bn_affine(const ir_graph *g, const ir_node *n) {
+    if (!fu_is(n, "BatchNormalization") || n->n_inputs != 5 || n->n_outputs < 1 ||
+        n->outputs[0] < 0 || n->inputs[0] < 0 || ir_node_attr_int(n, "training_mode", 0) != 0)
+        return false;
+    for (int32_t k = 1; k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0) return false;
+    const ir_value *x = g->values[n->inputs[0]];
+    if (!f32_spatial(x) || x->shape.syms[1] != 0 || x->shape.dims[1] <= 0) return false;
+    for (int32_t k = 1; k < 5; k++)
+        if (!channel_const(g, n->inputs[k], x->shape.dims[1])) return false;
+    return true;
+}
+
+/* A Concat (inputs) or Split (outputs) along the channel axis of f32
+ * [N, C, spatial...] values, at most FLEX_MAX of them; a Split's output
+ * channel counts known at load. It reads and writes each value in either
+ * layout (mopt.ChannelsLastConcat/Split copy with the conversion), so it
+ * never forces a layout on its neighbours. */
+static bool flex(const ir_graph *g, const ir_node *n) {
+    bool cat = fu_is(n, "Concat"), split = fu_is(n, "Split");
+    if ((!cat && !split) || n->dead || n->n_inputs < 1 || n->inputs[0] < 0 || n->n_outputs < 1 ||
+        !fu_attrs_copyable(n))
+        return false;
+    int32_t nv = cat ? n->n_inputs : n->n_outputs;
+    const int32_t *vals = cat ? n->inputs : n->outputs;
+    if (nv > FLEX_MAX || (cat && n->n_outputs != 1) || (split && n->n_inputs > 2)) return false;
+    const ir_value *one = g->values[cat ? n->outputs[0] : n->inputs[0]];
+    if (!f32_spatial(one)) return false;
+    int64_t axis = ir_node_attr_int(n, "axis", cat ? -1000 : 0);
+    if (axis < 0) axis += one->shape.rank;
+    if (axis != 1) return false;
+    for (int32_t k = 0; k < nv; k++) {
+        if (vals[k] < 0) return false;
+        const ir_value *v = g->values[vals[k]];
+        if (!f32_spatial(v) || v->shape.rank != one->shape.rank) return false;
+        if (split && (v->shape.syms[1] != 0 || v->shape.dims[1] < 0)) return false;
+    }
+    return true;
+}
+
 typedef struct layout_state {
     ir_graph *g;
     fu_graph f;
@@ -254,14 +319,15 @@ static bool still_ok(const layout_state *s, int32_t v) {
     int32_t pi = s->f.prod[v];
     if (pi < 0) return false;
     const ir_node *p = g->nodes[pi];
-    if (s->ok[pi] == NODE_AGNOSTIC || s->ok[pi] == NODE_SCALE || s->ok[pi] == NODE_POOL) {
+    if (s->ok[pi] == NODE_AGNOSTIC || s->ok[pi] == NODE_SCALE || s->ok[pi] == NODE_POOL ||
+        s->ok[pi] == NODE_AFFINE) {
         for (int32_t k = 0; k < p->n_inputs; k++)
             if ((s->full[pi] >> k & 1u) && !s->keep[p->inputs[k]]) return false;
     } else if (s->ok[pi] == NODE_CONV) {
         /* Y with a residual: both or neither */
         int32_t r = res_slot(p);
         if (p->n_inputs > r && p->inputs[r] >= 0 && !s->keep[p->inputs[r]]) return false;
-    } else {
+    } else if (s->ok[pi] != NODE_FLEX) {
         return false;
     }
     for (int32_t e = v < s->uses.n_head ? s->uses.head[v] : -1; e >= 0;
@@ -273,7 +339,9 @@ static bool still_ok(const layout_state *s, int32_t v) {
         if (kind == NODE_CONV && u->slot == 0) continue;
         if (kind == NODE_CONV && u->slot == res_slot(n) && s->keep[n->outputs[0]]) continue;
         if (kind == NODE_GAP && u->slot == 0) continue;
-        if ((kind == NODE_AGNOSTIC || kind == NODE_SCALE || kind == NODE_POOL) &&
+        if (kind == NODE_FLEX && (fu_is(n, "Concat") || u->slot == 0)) continue;
+        if ((kind == NODE_AGNOSTIC || kind == NODE_SCALE || kind == NODE_POOL ||
+             kind == NODE_AFFINE) &&
             (s->full[u->node] >> u->slot & 1u) && s->keep[n->outputs[0]])
             continue;
         return false;
@@ -293,14 +361,92 @@ static ir_node *replace(layout_state *s, ir_node *n, const char *op, int32_t n_i
     return f;
 }
 
+/* BatchNormalization n (bn_affine) as mopt.ChannelsLastAffine(X, A, B):
+ * A = scale / sqrt(var + eps), B = bias - mean * A (ref_batchnorm_f32's
+ * own arithmetic, so results are the same). */
+static mopt_status to_affine(layout_state *s, ir_node *n) {
+    ir_graph *g = s->g;
+    int64_t c = g->values[n->inputs[0]]->shape.dims[1];
+    const float *scale = channel_const(g, n->inputs[1], c),
+                *bias = channel_const(g, n->inputs[2], c);
+    const float *mean = channel_const(g, n->inputs[3], c), *var = channel_const(g, n->inputs[4], c);
+    float eps = ir_node_attr_float(n, "epsilon", 1e-5f);
+    float *ab = mopt_malloc((size_t)(2 * c) * sizeof *ab);
+    if (!ab) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
+    for (int64_t j = 0; j < c; j++) {
+        ab[j] = scale[j] / sqrtf(var[j] + eps);
+        ab[c + j] = bias[j] - mean[j] * ab[j];
+    }
+    char base[256];
+    snprintf(base, sizeof base, "%.200s_affine_a", n->name);
+    int32_t ins[3] = {n->inputs[0], fu_add_f32_weight(g, base, 1, &c, ab), -1};
+    snprintf(base, sizeof base, "%.200s_affine_b", n->name);
+    if (ins[1] >= 0) ins[2] = fu_add_f32_weight(g, base, 1, &c, ab + c);
+    mopt_free(ab);
+    if (ins[2] < 0) return mopt_fail_context(MOPT_ERR_OUT_OF_MEMORY, "layout of '%s'", n->name);
+    return replace(s, n, "ChannelsLastAffine", 3, ins) ? MOPT_OK : MOPT_ERR_OUT_OF_MEMORY;
+}
+
+/* A Concat/Split (flex) any of whose values stays channels-last, as
+ * mopt.ChannelsLastConcat/Split with its layout bits. */
+static mopt_status to_flex(layout_state *s, ir_node *n, int32_t *n_flex) {
+    bool cat = fu_is(n, "Concat");
+    int64_t in_l = 0, out_l = 0;
+    for (int32_t k = 0; k < (cat ? n->n_inputs : 1); k++)
+        in_l |= (int64_t)s->keep[n->inputs[k]] << k;
+    for (int32_t k = 0; k < (cat ? 1 : n->n_outputs); k++)
+        out_l |= (int64_t)s->keep[n->outputs[k]] << k;
+    if (!in_l && !out_l) return MOPT_OK;
+    if (!fu_use_mopt_domain(s->g)) return MOPT_ERR_OUT_OF_MEMORY;
+    ir_node *f = fu_replace_node(&s->f, n, cat ? "ChannelsLastConcat" : "ChannelsLastSplit", "mopt",
+                                 n->name, cat ? n->n_inputs : 1, n->outputs[0]);
+    if (!f) return MOPT_ERR_OUT_OF_MEMORY;
+    for (int32_t k = 0; k < (cat ? n->n_inputs : 1); k++)
+        f->inputs[k] = n->inputs[k];
+    if (!cat) { /* the other outputs, and the channel counts */
+        int32_t *outs = mopt_malloc((size_t)n->n_outputs * sizeof *outs);
+        ir_attr *a = ir_node_add_attr(f, "sizes", IR_ATTR_INTS);
+        int64_t *sz = a ? mopt_malloc((size_t)n->n_outputs * sizeof *sz) : NULL;
+        if (!outs || !sz) {
+            mopt_free(outs);
+            mopt_free(sz);
+            return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
+        }
+        for (int32_t k = 0; k < n->n_outputs; k++) {
+            outs[k] = n->outputs[k];
+            sz[k] = s->g->values[n->outputs[k]]->shape.dims[1];
+        }
+        a->ints = sz;
+        a->n = (size_t)n->n_outputs;
+        mopt_free(f->outputs);
+        f->outputs = outs;
+        f->n_outputs = n->n_outputs;
+        int32_t at = s->g->values[outs[0]]->producer;
+        for (int32_t k = 1; k < f->n_outputs; k++) {
+            s->f.prod[outs[k]] = at;
+            s->g->values[outs[k]]->producer = at;
+        }
+    }
+    if (!fu_set_int(f, "axis", 1) || !fu_set_int(f, "in_layout", in_l) ||
+        !fu_set_int(f, "out_layout", out_l))
+        return MOPT_ERR_OUT_OF_MEMORY;
+    (*n_flex)++;
+    return MOPT_OK;
+}
+
 /* Sets the layouts: a convolution with a channels-last X or Y becomes a
  * FusedConv (a Conv is one with no epilogue) with its `layout`; a
  * GlobalAveragePool reading channels-last, a scale writing it, their
  * mopt.ChannelsLast* operator. */
 static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_t *n_se,
-                            int32_t *n_pool) {
+                            int32_t *n_pool, int32_t *n_affine, int32_t *n_flex) {
     for (int32_t i = 0; i < nn; i++) {
         ir_node *n = s->g->nodes[i];
+        if (s->ok[i] == NODE_FLEX) {
+            mopt_status st = to_flex(s, n, n_flex);
+            if (st) return st;
+            continue;
+        }
         if (s->ok[i] == NODE_GAP && s->keep[n->inputs[0]]) {
             if (!replace(s, n, "ChannelsLastGlobalAveragePool", 1, n->inputs))
                 return MOPT_ERR_OUT_OF_MEMORY;
@@ -311,6 +457,12 @@ static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_
             int32_t x = s->full[i] & 1u ? 0 : 1, ins[2] = {n->inputs[x], n->inputs[1 - x]};
             if (!replace(s, n, "ChannelsLastScale", 2, ins)) return MOPT_ERR_OUT_OF_MEMORY;
             (*n_se)++;
+            continue;
+        }
+        if (s->ok[i] == NODE_AFFINE && s->keep[n->outputs[0]]) {
+            mopt_status st = to_affine(s, n);
+            if (st) return st;
+            (*n_affine)++;
             continue;
         }
         if (s->ok[i] == NODE_POOL && s->keep[n->outputs[0]]) {
@@ -353,7 +505,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         if (!s.keep || !s.ok || !s.full || !s.sig)
             st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
     }
-    int32_t kept = 0, n_conv = 0, n_se = 0, n_pool = 0;
+    int32_t kept = 0, n_conv = 0, n_se = 0, n_pool = 0, n_affine = 0, n_flex = 0;
     if (!st) {
         /* candidates: every output of a convolution or agnostic node */
         for (int32_t v = 0; v < nv; v++)
@@ -374,6 +526,18 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
                 s.ok[i] = NODE_POOL;
                 s.full[i] = 1;
                 s.sig[n->outputs[0]] = mix(s.sig[n->inputs[0]], 0x9001 + (uint64_t)i);
+            } else if (flex(g, n)) {
+                s.ok[i] = NODE_FLEX;
+                bool cat = fu_is(n, "Concat");
+                for (int32_t k = 0; k < (cat ? 1 : n->n_outputs); k++) {
+                    s.sig[n->outputs[k]] = s.sig[n->inputs[0]];
+                    s.keep[n->outputs[k]] = true;
+                }
+                continue;
+            } else if (bn_affine(g, n)) {
+                s.ok[i] = NODE_AFFINE;
+                s.full[i] = 1;
+                s.sig[n->outputs[0]] = s.sig[n->inputs[0]];
             } else if ((s.full[i] = (uint8_t)agnostic(g, n, s.sig)) != 0 ||
                        (s.full[i] = (uint8_t)se_scale(g, n)) != 0) {
                 s.ok[i] = agnostic(g, n, s.sig) ? NODE_AGNOSTIC : NODE_SCALE;
@@ -396,7 +560,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         }
         for (int32_t v = 0; v < nv; v++)
             kept += s.keep[v];
-        if (kept) st = relayout(&s, nn, &n_conv, &n_se, &n_pool);
+        if (kept) st = relayout(&s, nn, &n_conv, &n_se, &n_pool, &n_affine, &n_flex);
     }
     mopt_free(s.keep);
     mopt_free(s.ok);
@@ -404,10 +568,12 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
     mopt_free(s.sig);
     ir_uses_free(&s.uses);
     fu_free(&s.f);
-    r->rewrites = n_conv + n_se + n_pool;
+    r->rewrites = n_conv + n_se + n_pool + n_affine + n_flex;
     pass_note_add(r, kept, "values channels-last");
     pass_note_add(r, n_conv, "convolutions");
     pass_note_add(r, n_se, "squeeze-excitation ops");
+    pass_note_add(r, n_affine, "batch-norm affines");
+    pass_note_add(r, n_flex, "concats/splits");
     pass_note_add(r, n_pool, "pools");
     return st;
 }

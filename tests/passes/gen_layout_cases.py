@@ -4,7 +4,8 @@ tests/passes/layout_data (run by hand; the files are committed), each a
 model.onnx with inputs of unknown height and width, two input sets
 (test_data_set_0/1: different batch and sizes) with ONNX Runtime's outputs,
 and `expect`: the layout pass's report at opt_level 3 ("values N",
-"convs N", "se N", "pools N"; absent: 0), checked by test_layout.c.
+"convs N", "se N", "pools N", "affine N", "flex N"; absent: 0), checked by
+test_layout.c.
   chain: Conv(stride 2)+Relu -> depthwise Conv -> Add(the Relu's output)
     -> Mul by a scalar -> 1x1 Conv, read by GlobalAveragePool and a last
     Conv (graph output): 5 values channels-last (the Relu's output, the
@@ -16,8 +17,18 @@ and `expect`: the layout pass's report at opt_level 3 ("values N",
     the two excitation Convs), 4 convolutions, 2 squeeze-excitation ops;
   pools: Conv -> MaxPool(3, stride 2, pads 1) -> Conv -> AveragePool(2,
     stride 2, ceil_mode) -> Conv: 4 values, 3 convolutions, 2 pools;
-  boundary: a Conv whose output is also a graph output, and a Conv read by
-    a Concat: nothing stays channels-last."""
+  affine: Conv+Relu -> BatchNormalization -> LeakyRelu -> Max(scalar) ->
+    Min(scalar) -> Conv (an openWakeWord embedding block): 5 values, 2
+    convolutions, the BatchNormalization as 1 mopt.ChannelsLastAffine;
+  flex: Conv+Relu -> Split(6, 10) -> Conv on the 10 channels -> Concat(the
+    6, that Conv's output, the graph input x) -> 1x1 Conv, with the 6 also a
+    graph output: 4 values (the first Conv's output, the 10, the middle
+    Conv's, the Concat's), 3 convolutions, the Split (one output plain, one
+    channels-last) and the Concat (plain and channels-last inputs) as
+    mopt.ChannelsLastSplit/Concat;
+  boundary: a Conv whose output is also a graph output (stays plain), and a
+    Conv read by a Concat with the graph input: that Conv's output and the
+    Concat's stay channels-last (2 values, 2 convolutions, 1 flex)."""
 import os
 import shutil
 
@@ -111,6 +122,34 @@ def pools():
          [(1, 3, 16, 20), (2, 3, 11, 9)])
 
 
+def affine():
+    b = Builder(5)
+    r1 = b.node("Relu", [b.conv("x", "c1", 3, 16, 3, pad=1)], "r1")
+    bn = b.node("BatchNormalization",
+                [r1, b.const("bn_s", b.rng.uniform(0.5, 1.5, 16)),
+                 b.const("bn_b", b.rng.normal(0, 0.2, 16)),
+                 b.const("bn_m", b.rng.normal(0, 0.3, 16)),
+                 b.const("bn_v", b.rng.uniform(0.2, 2.0, 16))], "bn", epsilon=1e-3)
+    lr = b.node("LeakyRelu", [bn], "lr", alpha=0.2)
+    mx = b.node("Max", [lr, b.const("lo", [[[[-0.4]]]])], "mx")
+    mn = b.node("Min", [mx, b.const("hi", [1.5])], "mn")
+    b.conv(mn, "y", 16, 8, 3, pad=1)
+    save("affine", b.nodes, b.inits, ["y"], ["values 5", "convs 2", "se 0", "affine 1"],
+         [(1, 3, 14, 10), (2, 3, 7, 12)])
+
+
+def flex():
+    b = Builder(6)
+    r1 = b.node("Relu", [b.conv("x", "c1", 3, 16, 3, pad=1)], "r1")
+    b.inits.append(numpy_helper.from_array(np.array([6, 10], dtype=np.int64), "sizes"))
+    b.nodes.append(helper.make_node("Split", [r1, "sizes"], ["s0", "s1"], axis=1))
+    c2 = b.conv("s1", "c2", 10, 10, 3, pad=1)
+    cat = b.node("Concat", ["s0", c2, "x"], "cat", axis=1)
+    b.conv(cat, "y", 19, 8, 1)
+    save("flex", b.nodes, b.inits, ["y", "s0"],
+         ["values 4", "convs 3", "se 0", "flex 2"], [(1, 3, 9, 13), (2, 3, 6, 5)])
+
+
 def boundary():
     b = Builder(2)
     c1 = b.conv("x", "c1", 3, 8, 3, pad=1)
@@ -118,7 +157,8 @@ def boundary():
     c3 = b.conv("x", "c3", 3, 8, 1)
     b.node("Concat", [c3, "x"], "cat", axis=1)
     b.conv("cat", "y3", 11, 4, 1)
-    save("boundary", b.nodes, b.inits, ["c1", "y2", "y3"], ["values 0", "convs 0", "se 0"],
+    save("boundary", b.nodes, b.inits, ["c1", "y2", "y3"],
+         ["values 2", "convs 2", "se 0", "flex 1"],
          [(1, 3, 9, 11), (3, 3, 6, 5)])
 
 
@@ -126,4 +166,6 @@ if __name__ == "__main__":
     chain()
     se()
     pools()
+    affine()
+    flex()
     boundary()

@@ -1196,6 +1196,80 @@ static void onednn_matmul_epilogues(void **st) {
     assert_true(declined < combo / 2);
 }
 
+/* A bias that is one value (or one per row) rather than one per column, as
+ * FusedMatMul's `+ eps` of a mel filterbank: oneDNN's matmul bias made it
+ * choose ref:any; it must run on a fast kernel (a binary post-op) and add
+ * the broadcast value. Then a problem oneDNN declines (a residual broadcast
+ * over the batch, as above) is declined again from the cache with the same
+ * message, without asking oneDNN anew (the reference count does not move). */
+static void onednn_matmul_scalar_bias(void **st) {
+    (void)st;
+    const int64_t M = 8, K = 130, N = 24;
+    float *A = rand_buf(M * K), *B = rand_buf(K * N), *Y = rand_buf(M * N);
+    const float eps[2] = {0.25f, 0.0f};
+    for (int pass = 0; pass < 2; pass++) { /* f32 with alpha 1, then alpha 0.5 */
+        onednn_matmul_desc d;
+        memset(&d, 0, sizeof d);
+        onednn_td_dense(&d.a, 2, (int64_t[]){M, K});
+        onednn_td_dense(&d.b, 2, (int64_t[]){K, N});
+        onednn_td_dense(&d.y, 2, (int64_t[]){M, N});
+        d.has_bias = true;
+        onednn_td_dense(&d.bias, 2, (int64_t[]){1, 1});
+        d.alpha = pass ? 0.5f : 1.f;
+        d.b_const = true;
+        onednn_cache *cache = NULL;
+        long long refs = onednn_ref_count();
+        for (int rep = 0; rep < 2; rep++) {
+            mopt_status rs = onednn_matmul_run(&cache, &d, NULL, A, B, eps, NULL, Y, 1);
+            if (rs) print_message("scalar bias: %s\n", mopt_error_message());
+            assert_int_equal(rs, MOPT_OK);
+        }
+        assert_true(onednn_ref_count() == refs);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double acc = 0, mag = 0;
+                for (int64_t k = 0; k < K; k++) {
+                    acc += (double)A[i * K + k] * B[k * N + j];
+                    mag += fabs((double)A[i * K + k] * B[k * N + j]);
+                }
+                double want = d.alpha * acc + eps[0], got = Y[i * N + j];
+                assert_true(fabs(got - want) <= 1.5 * gamma_k(K + 2) * (mag + 1) + 1e-6);
+            }
+        onednn_cache_free(cache);
+    }
+    /* declined once, then from the cache */
+    float *A2 = rand_buf(2 * M * K), *Y2 = rand_buf(2 * M * N), *res = rand_buf(M * N);
+    onednn_matmul_desc d;
+    memset(&d, 0, sizeof d);
+    onednn_td_dense(&d.a, 3, (int64_t[]){2, M, K});
+    onednn_td_dense(&d.b, 3, (int64_t[]){1, K, N});
+    onednn_td_dense(&d.y, 3, (int64_t[]){2, M, N});
+    d.has_residual = true;
+    onednn_td_dense(&d.residual, 3, (int64_t[]){1, M, N});
+    d.alpha = 1.f;
+    onednn_cache *cache = NULL;
+    mopt_status rs = onednn_matmul_run(&cache, &d, NULL, A2, B, NULL, res, Y2, 1);
+    if (rs == MOPT_ERR_UNSUPPORTED) {
+        char first[256];
+        snprintf(first, sizeof first, "%s", mopt_error_message());
+        long long refs = onednn_ref_count();
+        mopt_clear_error();
+        assert_int_equal(onednn_matmul_run(&cache, &d, NULL, A2, B, NULL, res, Y2, 1),
+                         MOPT_ERR_UNSUPPORTED);
+        assert_string_equal(mopt_error_message(), first);
+        assert_true(onednn_ref_count() == refs);
+    } else { /* a oneDNN that runs it: nothing to decline */
+        assert_int_equal(rs, MOPT_OK);
+    }
+    onednn_cache_free(cache);
+    mopt_aligned_free(A);
+    mopt_aligned_free(B);
+    mopt_aligned_free(Y);
+    mopt_aligned_free(A2);
+    mopt_aligned_free(Y2);
+    mopt_aligned_free(res);
+}
+
 /* Conv epilogues: act(conv + bias + residual), residual the full output. */
 static void onednn_conv_epilogues(void **st) {
     (void)st;
@@ -1338,6 +1412,7 @@ int main(void) {
         cmocka_unit_test(onednn_conv_transpose),
         cmocka_unit_test(onednn_pools),
         cmocka_unit_test(onednn_matmul_epilogues),
+        cmocka_unit_test(onednn_matmul_scalar_bias),
         cmocka_unit_test(onednn_conv_epilogues),
         cmocka_unit_test(onednn_bf16_matmul),
         cmocka_unit_test(onednn_bf16_gemm),
