@@ -339,7 +339,7 @@ mopt_status onednn_qconv_pack(const onednn_qconv_desc *d, const int8_t *w, const
     if (pad_desc(d, &p, &n)) d = &p; /* what the runs will ask for */
     int host = mopt_omp_enter(threads);
     mopt_status st = qpack_body(d, w, scale, bias, out);
-    mopt_omp_leave(host);
+    mopt_omp_leave(host, threads);
     return st;
 }
 
@@ -703,6 +703,6 @@ mopt_status onednn_qconv_run(onednn_qcache **cache, const onednn_qconv_desc *d,
     }
     int host = mopt_omp_enter(threads);
     mopt_status st = qrun_body(cache, d, w, x, wplain, residual, y, threads);
-    mopt_omp_leave(host);
+    mopt_omp_leave(host, threads);
     return st;
 }
