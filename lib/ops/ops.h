@@ -238,9 +238,10 @@ const op_def *ops_family_deform_conv(size_t *count); /* DeformConv */
 const op_def *ops_family_control(size_t *count);     /* If Loop Scan */
 const op_def *ops_family_rotary(size_t *count);      /* RotaryEmbedding */
 const op_def *ops_family_state_space(size_t *count); /* LinearAttention CausalConvWithState */
-const op_def *
-ops_family_ml(size_t *count); /* Binarizer ArrayFeatureExtractor TreeEnsemble TfIdfVectorizer */
-const op_def *ops_family_layout(size_t *count); /* mopt.ChannelsLast* */
+/* ml: Binarizer ArrayFeatureExtractor TreeEnsemble TfIdfVectorizer */
+const op_def *ops_family_ml(size_t *count);
+const op_def *ops_family_flex_attention(size_t *count); /* ai.onnx.preview FlexAttention */
+const op_def *ops_family_layout(size_t *count);         /* mopt.ChannelsLast* */
 
 /* ---- helpers for op implementations (op_util.c) ------------------------- */
 

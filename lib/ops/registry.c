@@ -49,6 +49,7 @@ static const family_fn k_families[] = {
     ops_family_rotary,         /* lib/ops/rotary.c */
     ops_family_state_space,    /* lib/ops/state_space.c */
     ops_family_ml,             /* lib/ops/ml.c */
+    ops_family_flex_attention, /* lib/ops/flex_attention.c */
 };
 
 #define N_FAMILIES (sizeof k_families / sizeof k_families[0])

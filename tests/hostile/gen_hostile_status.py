@@ -172,6 +172,21 @@ def cases():
     tree("tree_ensemble_cycle", "INVALID_MODEL", trueleafs=(0, 0))  # 0 -> 1 -> 0
     tree("tree_ensemble_feature_past_x", "INVALID_ARGUMENT", trueleafs=(0, 1), featureids=(0, 7))
 
+    # ai.onnx.preview FlexAttention: 3 query heads over 2 key heads; a
+    # score_mod whose output is not the scores' shape
+    def flex(name, status, kv_heads, score_mod=None):
+        attrs = {"score_mod": score_mod} if score_mod else {}
+        m = model([node("FlexAttention", ["q", "k", "v"], ["y"], domain="ai.onnx.preview",
+                        **attrs)],
+                  [vi("q", [1, 3, 4, 8]), vi("k", [1, kv_heads, 5, 8]),
+                   vi("v", [1, kv_heads, 5, 8])], ["y"], opset=26)
+        m.opset_import.append(h.make_opsetid("ai.onnx.preview", 1))
+        case(name, m, status)
+    flex("flex_attention_heads_3_over_2", "SHAPE", 2)
+    shrink = h.make_graph([node("ReduceSum", ["s"], ["o"], keepdims=1)], "shrink",
+                          [vi("s", None)], [vi("o", None)])
+    flex("flex_attention_score_mod_changes_shape", "SHAPE", 3, shrink)
+
 
 def seeds():
     f = lambda n, s: vi(n, s)  # noqa: E731
