@@ -12,8 +12,9 @@ Issue 13's target is >= 99.5%; all-static misses it (measured 97.6%
 minmax, 97.9% percentile: the error builds up over the LCNet backbone's 38
 convolutions, no single layer breaks; `mopt compare --per-layer` shows it),
 so the test asserts a floor of 97% for minmax and percentile and >= 99.5%
-with the per-layer fallback FALLBACK below (the convolutions a greedy search
-on 48 other lines kept FP32, `int8_exclude`). Printed besides: entropy,
+with the per-layer fallback FALLBACK_OP below (int8_exclude: every Conv
+leaves INT8, in FP32 and in BF16 (int8_fallback=bf16); the MatMuls stay
+static INT8). For scale: BF16 alone agrees at 99.59%. Printed besides: entropy,
 dynamic INT8 (which leaves every Conv FP32 and quantizes only the 8
 MatMuls), and with --ort ONNX Runtime's quantize_static (QDQ, per-channel s8
 weights, u8 activations, the same 32 lines; MinMax and Percentile) measured
@@ -43,10 +44,13 @@ import ocr_lines  # noqa: E402
 MOPT = str(BUILD / "tools" / "mopt" / "mopt")
 MEMBER = "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx"
 SKIP, BATCH, N_CALIB, N_GOLD = 77, 8, 32, 200
-# the per-layer fallback: a greedy search on 48 lines other than the golden
-# set's (each int8 node's FP32 exclusion ranked by the output error it
-# removes, then excluded in that order until the agreement held)
-FALLBACK = []
+# The per-layer fallback: the Convs (the LCNet backbone, 38 nodes) leave
+# static INT8, the 8 MatMuls (the SVTR neck) keep it. No smaller set was
+# found: a greedy search on 32 other lines (each node's exclusion ranked by
+# the output error it removes) stayed at 0.983-0.991 up to 16 Convs; the
+# error is spread over the backbone (`mopt compare --per-layer`: cosine
+# falls step by step from the first block on).
+FALLBACK_OP = "Conv"
 failures = []
 
 
@@ -140,13 +144,17 @@ def main():
                 check(agr >= 0.97, what + " >= 0.97 (target 0.995: see the fallback)")
             else:
                 print("      " + what)
-            if method == "minmax" and FALLBACK:
-                got = run_all(mopt_run(model, precision="int8", calibration=str(table),
-                                       int8_exclude=",".join(FALLBACK)), gold)
-                agr, agr_nb, _ = agreement(ref, got)
-                rows.append(("mopt static + %d FP32" % len(FALLBACK), method, agr, agr_nb))
-                check(agr >= 0.995, "PP-OCRv4 rec, static int8 (minmax) with %d of 46 layers FP32: "
-                      "argmax agreement %.4f >= 0.995 (non-blank %.4f)" % (len(FALLBACK), agr, agr_nb))
+            if method == "minmax":
+                import onnx
+                fb = [n.name for n in onnx.load(str(model)).graph.node if n.op_type == FALLBACK_OP]
+                for prec in ("fp32", "bf16"):
+                    got = run_all(mopt_run(model, precision="int8", calibration=str(table),
+                                           int8_exclude=",".join(fb), int8_fallback=prec), gold)
+                    agr, agr_nb, _ = agreement(ref, got)
+                    rows.append(("static, %d Convs %s" % (len(fb), prec), method, agr, agr_nb))
+                    check(agr >= 0.995, "PP-OCRv4 rec, static int8 (minmax) with the %d Convs in %s, "
+                          "MatMuls int8: argmax agreement %.4f >= 0.995 (non-blank %.4f)"
+                          % (len(fb), prec.upper(), agr, agr_nb))
         dyn = run_all(mopt_run(model, precision="int8"), gold)
         agr, agr_nb, _ = agreement(ref, dyn)
         rows.append(("mopt dynamic int8", "-", agr, agr_nb))
