@@ -86,9 +86,15 @@ def difference(got, ref):
 # --------------------------------------------------------------------------- inputs
 
 def parse_kv_list(text, what):
-    """"a=1,b=x" -> {"a": 1, "b": "x"} (ints and floats converted)."""
+    """"a=1,b=x" -> {"a": 1, "b": "x"} (ints and floats converted). A part
+    without '=' continues the previous value as a comma list
+    ("int8_exclude=conv1,conv2")."""
     out = {}
+    last = None
     for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part and last is not None and isinstance(out[last], str):
+            out[last] += "," + part
+            continue
         if "=" not in part:
             raise SystemExit("compare.py: %s '%s': expected KEY=VALUE" % (what, part))
         k, v = (s.strip() for s in part.split("=", 1))
@@ -99,6 +105,7 @@ def parse_kv_list(text, what):
             except ValueError:
                 pass
         out[k] = v
+        last = k
     return out
 
 
