@@ -87,6 +87,10 @@ static inline vf vexp(vf x) {
     return (vf)((vi)(p * scale) & ~under);
 }
 
+#ifdef ATTN_BF16 /* tree reductions (the f32 tiers keep their order) */
+static inline float hmax(vf v) { return _mm512_reduce_max_ps((__m512)v); }
+static inline float hsum(vf v) { return _mm512_reduce_add_ps((__m512)v); }
+#else
 static inline float hmax(vf v) {
     float m = v[0];
     for (int k = 1; k < ATTN_VLEN; k++)
@@ -100,13 +104,14 @@ static inline float hsum(vf v) {
         s += v[k];
     return s;
 }
+#endif
 
 typedef struct attn_scratch {
     vf *kt;    /* [D][Sk_pad / VLEN] K^T, zero-padded */
     vf *vp;    /* [Sk_pad][Dv_pad / VLEN] V, zero-padded */
     vf *oacc;  /* [QB][Dv_pad / VLEN] */
     vf *pt;    /* [QB][NV] probabilities of the current tile (bf16: then [QB][KT] bf16) */
-    float *qs; /* [QB][D] scaled query rows (bf16: [QB][D/2] pairs, then a row of D) */
+    float *qs; /* [QB][D] scaled query rows (bf16: [QB][D/2] pairs, then [16][D/2] for K) */
     int64_t packed_b, packed_h;
     bool borrowed; /* buffers carved from the caller's workspace */
 } attn_scratch;
@@ -134,17 +139,26 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
     const float *v = V + b * p->v_sb + h * p->v_sh;
     const int64_t D2 = ATTN_D2(p), skp = nkv * ATTN_VLEN, dvp = nvd * ATTN_VLEN;
     uint32_t *kt = (uint32_t *)s->kt, *vp = (uint32_t *)s->vp;
-    uint16_t *tmp = (uint16_t *)((uint32_t *)s->qs + ATTN_QB * D2); /* one key, D even */
-    uint32_t *tmp32 = (uint32_t *)tmp;
-    if (D2 > 0) tmp[2 * D2 - 1] = 0;
-    for (int64_t j = 0; j < p->Sk; j++) {
-        cvt_bf16(k + j * p->k_ss, p->D, 1.0f, tmp);
+    /* K^T: 16 keys at a time converted into tmp ([16][D2] pairs), then
+     * each pair column gathered into its row of kt */
+    uint32_t *tmp = (uint32_t *)s->qs + ATTN_QB * D2;
+    const __m512i idx =
+        _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                           _mm512_set1_epi32((int)D2));
+    for (int64_t j0 = 0; j0 < skp; j0 += 16) {
+        for (int64_t t = 0; t < 16; t++) {
+            uint32_t *row = tmp + t * D2;
+            if (D2 > 0) row[D2 - 1] = 0;
+            if (j0 + t < p->Sk)
+                cvt_bf16(k + (j0 + t) * p->k_ss, p->D, 1.0f, (uint16_t *)row);
+            else
+                for (int64_t dd = 0; dd < D2; dd++)
+                    row[dd] = 0;
+        }
         for (int64_t dd = 0; dd < D2; dd++)
-            kt[dd * skp + j] = tmp32[dd];
+            _mm512_store_si512((__m512i *)(kt + dd * skp + j0),
+                               _mm512_i32gather_epi32(idx, (const void *)(tmp + dd), 4));
     }
-    for (int64_t dd = 0; dd < D2; dd++)
-        for (int64_t j = p->Sk; j < skp; j++)
-            kt[dd * skp + j] = 0;
     /* V: lane c of pair row jj = (V[2jj][c], V[2jj+1][c]) */
     const __m512i ilv = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24,
                                          8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
@@ -459,9 +473,8 @@ static bool scratch_sizes(const attn_params *p, int64_t nkv, int64_t nvd, size_t
     sz[4] = (size_t)ATTN_QB * (size_t)(p->D ? p->D : 1) * sizeof(float);
 #ifdef ATTN_BF16
     sz[3] += (size_t)ATTN_QB * ATTN_KT * sizeof(uint16_t); /* bf16 P */
-    if (p->D > (int64_t)(SIZE_MAX / 64)) return false;
-    sz[4] =
-        (size_t)(ATTN_QB + 1) * (size_t)(ATTN_D2(p) > 0 ? ATTN_D2(p) : 1) * sizeof(uint32_t) + 64;
+    if (p->D > (int64_t)(INT32_MAX / 16)) return false;    /* K's gather offsets are int32 */
+    sz[4] = (size_t)(ATTN_QB + 16) * (size_t)(ATTN_D2(p) > 0 ? ATTN_D2(p) : 1) * sizeof(uint32_t);
 #endif
     return true;
 }
