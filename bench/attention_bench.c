@@ -8,7 +8,8 @@
  * vs the fused kernel's score tile and per-thread packed K/V.
  *
  * usage: attention_bench [--batch B] [--heads H] [--dim D] [--threads T]
- *                        [--reps N] [SEQ ...]       (default SEQ 128 512 2048)
+ *                        [--reps N] [--bf16] [SEQ ...] (default SEQ 128 512 2048)
+ * --bf16: the fused kernel is the AVX512-BF16 one (bf16 products; needs the ISA).
  */
 #include <math.h>
 #include <stdint.h>
@@ -102,6 +103,7 @@ static void fill(float *x, size_t n, uint64_t *seed, float scale) {
 int main(int argc, char **argv) {
     int64_t B = 1, H = 12, D = 64;
     int threads = 1, reps = 3;
+    bool bf16 = false;
     int64_t seqs[16];
     int n_seq = 0;
     for (int i = 1; i < argc; i++) {
@@ -115,11 +117,13 @@ int main(int argc, char **argv) {
             threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--bf16"))
+            bf16 = true;
         else if (argv[i][0] != '-' && n_seq < 16)
             seqs[n_seq++] = atoll(argv[i]);
         else {
             fprintf(stderr, "usage: attention_bench [--batch B] [--heads H] [--dim D] "
-                            "[--threads T] [--reps N] [SEQ ...]\n");
+                            "[--threads T] [--reps N] [--bf16] [SEQ ...]\n");
             return 2;
         }
     }
@@ -141,15 +145,24 @@ int main(int argc, char **argv) {
         fused = cpu_attention_f32_avx2;
         scratch = cpu_attention_f32_avx2_scratch;
     }
+    if (bf16 && !f->avx512_bf16) {
+        fprintf(stderr, "attention_bench: --bf16 needs AVX512-BF16\n");
+        return 2;
+    }
+    if (bf16) {
+        fused = cpu_attention_bf16_avx512;
+        scratch = cpu_attention_bf16_avx512_scratch;
+    }
 #ifdef MOPT_BENCH_OPENBLAS
     openblas_set_num_threads(threads);
     const char *blas_col = "  blas ms  fused/blas";
 #else
     const char *blas_col = "";
 #endif
-    printf("attention: B=%lld H=%lld D=%lld, mask [B,1,1,S], fused kernel %s, %d thread%s, "
+    printf("attention: B=%lld H=%lld D=%lld, mask [B,1,1,S], fused kernel %s%s, %d thread%s, "
            "best of %d\n",
-           (long long)B, (long long)H, (long long)D, f->isa, threads, threads > 1 ? "s" : "", reps);
+           (long long)B, (long long)H, (long long)D, f->isa, bf16 ? " bf16" : "", threads,
+           threads > 1 ? "s" : "", reps);
     printf("%6s %10s %10s %9s%s %12s %12s %12s %10s\n", "seq", "unfused ms", "fused ms", "speedup",
            blas_col, "scores B", "tile B", "fused B/thr", "max |diff|");
     for (int s = 0; s < n_seq; s++) {

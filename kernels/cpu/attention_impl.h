@@ -13,6 +13,13 @@
  * the running sum and of the output accumulator by exp(old max - new max)),
  * then O_acc += P V. Only one QB x KT tile of scores ever exists. Key tiles
  * wholly beyond the causal limit are skipped.
+ *
+ * With ATTN_BF16 defined (attention-avx512bf16.c, AVX512-BF16 only) the two
+ * products run on vdpbf16ps: K^T is packed once per head as bf16 pairs of
+ * consecutive features ([D/2][Sk_pad] x 2), V as pairs of consecutive keys
+ * ([Sk_pad/2][Dv_pad] x 2), the scaled query rows are converted once per
+ * block and the probabilities once per tile; scores, the softmax, the
+ * running sums and the output accumulator stay f32.
  */
 #include <math.h>
 #include <stdint.h>
@@ -20,6 +27,10 @@
 
 #ifdef _OPENMP
 #include <omp.h>
+#endif
+
+#ifdef ATTN_BF16
+#include <immintrin.h>
 #endif
 
 #include "core/alloc.h"
@@ -76,6 +87,10 @@ static inline vf vexp(vf x) {
     return (vf)((vi)(p * scale) & ~under);
 }
 
+#ifdef ATTN_BF16 /* tree reductions (the f32 tiers keep their order) */
+static inline float hmax(vf v) { return _mm512_reduce_max_ps((__m512)v); }
+static inline float hsum(vf v) { return _mm512_reduce_add_ps((__m512)v); }
+#else
 static inline float hmax(vf v) {
     float m = v[0];
     for (int k = 1; k < ATTN_VLEN; k++)
@@ -89,17 +104,80 @@ static inline float hsum(vf v) {
         s += v[k];
     return s;
 }
+#endif
 
 typedef struct attn_scratch {
     vf *kt;    /* [D][Sk_pad / VLEN] K^T, zero-padded */
     vf *vp;    /* [Sk_pad][Dv_pad / VLEN] V, zero-padded */
     vf *oacc;  /* [QB][Dv_pad / VLEN] */
-    vf *pt;    /* [QB][NV] probabilities of the current tile */
-    float *qs; /* [QB][D] scaled query rows */
+    vf *pt;    /* [QB][NV] probabilities of the current tile (bf16: then [QB][KT] bf16) */
+    float *qs; /* [QB][D] scaled query rows (bf16: [QB][D/2] pairs, then [16][D/2] for K) */
     int64_t packed_b, packed_h;
     bool borrowed; /* buffers carved from the caller's workspace */
 } attn_scratch;
 
+#ifdef ATTN_BF16
+#define ATTN_D2(p) (((p)->D + 1) / 2) /* bf16 feature pairs */
+
+/* y[0..n) = bf16(x[0..n) * scale), round to nearest even. */
+static inline void cvt_bf16(const float *x, int64_t n, float scale, uint16_t *y) {
+    const __m512 sc = _mm512_set1_ps(scale);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(y + i),
+                            (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(_mm512_loadu_ps(x + i), sc)));
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        __m256i v = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), sc));
+        _mm256_mask_storeu_epi16(y + i, m, v);
+    }
+}
+
+static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K, const float *V,
+                      attn_scratch *s, int64_t nkv, int64_t nvd) {
+    const float *k = K + b * p->k_sb + h * p->k_sh;
+    const float *v = V + b * p->v_sb + h * p->v_sh;
+    const int64_t D2 = ATTN_D2(p), skp = nkv * ATTN_VLEN, dvp = nvd * ATTN_VLEN;
+    uint32_t *kt = (uint32_t *)s->kt, *vp = (uint32_t *)s->vp;
+    /* K^T: 16 keys at a time converted into tmp ([16][D2] pairs), then
+     * each pair column gathered into its row of kt */
+    uint32_t *tmp = (uint32_t *)s->qs + ATTN_QB * D2;
+    const __m512i idx =
+        _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                           _mm512_set1_epi32((int)D2));
+    for (int64_t j0 = 0; j0 < skp; j0 += 16) {
+        for (int64_t t = 0; t < 16; t++) {
+            uint32_t *row = tmp + t * D2;
+            if (D2 > 0) row[D2 - 1] = 0;
+            if (j0 + t < p->Sk)
+                cvt_bf16(k + (j0 + t) * p->k_ss, p->D, 1.0f, (uint16_t *)row);
+            else
+                for (int64_t dd = 0; dd < D2; dd++)
+                    row[dd] = 0;
+        }
+        for (int64_t dd = 0; dd < D2; dd++)
+            _mm512_store_si512((__m512i *)(kt + dd * skp + j0),
+                               _mm512_i32gather_epi32(idx, (const void *)(tmp + dd), 4));
+    }
+    /* V: lane c of pair row jj = (V[2jj][c], V[2jj+1][c]) */
+    const __m512i ilv = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24,
+                                         8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    for (int64_t jj = 0; jj < skp / 2; jj++) {
+        const float *r0 = 2 * jj < p->Sk ? v + 2 * jj * p->v_ss : NULL;
+        const float *r1 = 2 * jj + 1 < p->Sk ? v + (2 * jj + 1) * p->v_ss : NULL;
+        for (int64_t c = 0; c < dvp; c += 16) {
+            int64_t n = p->Dv - c;
+            __mmask16 m = n >= 16 ? (__mmask16)0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
+            __m512 a = r0 ? _mm512_maskz_loadu_ps(m, r0 + c) : _mm512_setzero_ps();
+            __m512 bb = r1 ? _mm512_maskz_loadu_ps(m, r1 + c) : _mm512_setzero_ps();
+            __m512i pr = _mm512_permutexvar_epi16(ilv, (__m512i)_mm512_cvtne2ps_pbh(bb, a));
+            _mm512_store_si512((__m512i *)(vp + jj * dvp + c), pr);
+        }
+    }
+    s->packed_b = b;
+    s->packed_h = h;
+}
+#else
 static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K, const float *V,
                       attn_scratch *s, int64_t nkv, int64_t nvd) {
     const float *k = K + b * p->k_sb + h * p->k_sh;
@@ -126,6 +204,7 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
     s->packed_b = b;
     s->packed_h = h;
 }
+#endif
 
 /* O_acc[r][c0 .. c0+NVC) += sum_j P[r][j] * V[j0 + j][c0 ..], all QB rows. */
 static inline __attribute__((always_inline)) void pv_block(vf *oacc, const vf *pt, const vf *vp,
@@ -152,6 +231,37 @@ static inline __attribute__((always_inline)) void pv_block(vf *oacc, const vf *p
             oacc[r * nvd + c0 + c] = acc[r][c];
 }
 
+#ifdef ATTN_BF16
+/* The same with bf16 P ([QB][KT], pairs of keys as u32) and V pairs. */
+static inline __attribute__((always_inline)) void pv_block_bf16(vf *oacc, const uint32_t *pb,
+                                                                const vf *vp, int64_t nvd,
+                                                                int64_t j0, int64_t kn, int64_t c0,
+                                                                const int NVC) {
+    __m512 acc[ATTN_QB][4]; /* NVC <= 4 */
+    for (int r = 0; r < ATTN_QB; r++)
+        for (int c = 0; c < NVC; c++)
+            acc[r][c] = (__m512)oacc[r * nvd + c0 + c];
+    const int64_t kp = (kn + 1) / 2; /* an odd last key pairs with a zero probability */
+    for (int64_t jj = 0; jj < kp; jj++) {
+        const vf *vrow = vp + (j0 / 2 + jj) * nvd + c0;
+        __m512bh vv[4];
+        for (int c = 0; c < NVC; c++)
+            vv[c] = (__m512bh)vrow[c];
+        for (int r = 0; r < ATTN_QB; r++) {
+            __m512bh pr = (__m512bh)_mm512_set1_epi32((int)pb[r * (ATTN_KT / 2) + jj]);
+            for (int c = 0; c < NVC; c++)
+                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], pr, vv[c]);
+        }
+    }
+    for (int r = 0; r < ATTN_QB; r++)
+        for (int c = 0; c < NVC; c++)
+            oacc[r * nvd + c0 + c] = (vf)acc[r][c];
+}
+#define PV_BLOCK(NVC) pv_block_bf16(s->oacc, ptb, s->vp, nvd, j0, kn, c0, NVC)
+#else
+#define PV_BLOCK(NVC) pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, NVC)
+#endif
+
 /* One block of up to QB query rows [i0, i0 + nb) of head (b, h). */
 static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, int64_t nb,
                         const float *Q, float *O, attn_scratch *s, int64_t nkv, int64_t nvd) {
@@ -159,10 +269,27 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
     float m[ATTN_QB], l[ATTN_QB];
     int64_t limit[ATTN_QB]; /* last visible key per row */
     const float *q = Q + b * p->q_sb + h * p->q_sh;
+#ifdef ATTN_BF16
+    const int64_t D2 = ATTN_D2(p);
+    const uint32_t *qs32 = (const uint32_t *)s->qs;
+    uint32_t *ptb = (uint32_t *)(s->pt + ATTN_QB * ATTN_NV);
+#endif
     for (int r = 0; r < ATTN_QB; r++) {
         m[r] = -INFINITY;
         l[r] = 0.0f;
         limit[r] = -1;
+#ifdef ATTN_BF16
+        uint32_t *qrow = (uint32_t *)s->qs + r * D2;
+        if (D2 > 0) qrow[D2 - 1] = 0; /* the pad feature of an odd D */
+        if (r < nb) {
+            limit[r] = p->causal ? i0 + r + (Sk - p->Sq) : Sk - 1;
+            if (limit[r] > Sk - 1) limit[r] = Sk - 1;
+            cvt_bf16(q + (i0 + r) * p->q_ss, D, p->scale, (uint16_t *)qrow);
+        } else {
+            for (int64_t dd = 0; dd < D2; dd++)
+                qrow[dd] = 0;
+        }
+#else
         float *qs = s->qs + r * D;
         if (r < nb) {
             limit[r] = p->causal ? i0 + r + (Sk - p->Sq) : Sk - 1;
@@ -174,6 +301,7 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
             for (int64_t d = 0; d < D; d++)
                 qs[d] = 0.0f;
         }
+#endif
         for (int64_t c = 0; c < nvd; c++)
             s->oacc[r * nvd + c] = vsplat(0.0f);
     }
@@ -189,6 +317,19 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
             for (int c = 0; c < ATTN_NV; c++)
                 acc[r][c] = vsplat(0.0f);
         const vf *kt = s->kt + j0 / ATTN_VLEN;
+#ifdef ATTN_BF16
+        for (int64_t dd = 0; dd < D2; dd++) {
+            const vf *krow = kt + dd * nkv;
+            __m512bh kv[ATTN_NV];
+            for (int c = 0; c < ATTN_NV; c++)
+                kv[c] = (__m512bh)krow[c];
+            for (int r = 0; r < ATTN_QB; r++) {
+                __m512bh qv = (__m512bh)_mm512_set1_epi32((int)qs32[r * D2 + dd]);
+                for (int c = 0; c < ATTN_NV; c++)
+                    acc[r][c] = (vf)_mm512_dpbf16_ps((__m512)acc[r][c], qv, kv[c]);
+            }
+        }
+#else
         for (int64_t d = 0; d < D; d++) {
             const vf *krow = kt + d * nkv;
             vf kv[ATTN_NV];
@@ -200,6 +341,7 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
                     acc[r][c] += qv * kv[c];
             }
         }
+#endif
         int64_t kn = last + 1 - j0 < ATTN_KT ? last + 1 - j0 : ATTN_KT; /* keys used */
         for (int r = 0; r < ATTN_QB; r++) {
             vf *prow = s->pt + r * ATTN_NV;
@@ -264,14 +406,21 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
             }
             l[r] += hsum(vsum);
         }
+#ifdef ATTN_BF16
+        for (int r = 0; r < ATTN_QB; r++) /* P to bf16, keys in order (pairs as u32) */
+            for (int c = 0; c < ATTN_NV; c += 2)
+                _mm512_store_si512((__m512i *)(ptb + r * (ATTN_KT / 2) + c * (ATTN_VLEN / 2)),
+                                   (__m512i)_mm512_cvtne2ps_pbh((__m512)s->pt[r * ATTN_NV + c + 1],
+                                                                (__m512)s->pt[r * ATTN_NV + c]));
+#endif
         /* O_acc += P V over the used keys, four vectors of Dv at a time */
         int64_t c0 = 0;
         for (; c0 + 4 <= nvd; c0 += 4)
-            pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, 4);
+            PV_BLOCK(4);
         switch (nvd - c0) {
-        case 3: pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, 3); break;
-        case 2: pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, 2); break;
-        case 1: pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, 1); break;
+        case 3: PV_BLOCK(3); break;
+        case 2: PV_BLOCK(2); break;
+        case 1: PV_BLOCK(1); break;
         default: break;
         }
     }
@@ -301,10 +450,16 @@ static void scratch_free(attn_scratch *s) {
 /* Bytes of the packed K^T (*a) and V (*b) of one head; false on overflow. */
 static bool pack_bytes(const attn_params *p, int64_t nkv, int64_t nvd, size_t *a, size_t *b) {
     size_t vb = sizeof(vf);
+#ifdef ATTN_BF16 /* K^T: D/2 rows of pairs; V: Sk_pad/2 rows of pairs */
+    return mopt_mul_overflow((size_t)ATTN_D2(p), (size_t)nkv, a) && mopt_mul_overflow(*a, vb, a) &&
+           mopt_mul_overflow((size_t)nkv * (ATTN_VLEN / 2), (size_t)(nvd ? nvd : 1), b) &&
+           mopt_mul_overflow(*b, vb, b);
+#else
     return mopt_mul_overflow((size_t)(p->D ? p->D : 1), (size_t)nkv, a) &&
            mopt_mul_overflow(*a, vb, a) &&
            mopt_mul_overflow((size_t)nkv * ATTN_VLEN, (size_t)(nvd ? nvd : 1), b) &&
            mopt_mul_overflow(*b, vb, b);
+#endif
 }
 
 #define ATTN_ROUND64(x) (((x) + 63) & ~(size_t)63)
@@ -316,6 +471,11 @@ static bool scratch_sizes(const attn_params *p, int64_t nkv, int64_t nvd, size_t
     sz[2] = (size_t)ATTN_QB * (size_t)(nvd ? nvd : 1) * vb;
     sz[3] = (size_t)ATTN_QB * ATTN_NV * vb;
     sz[4] = (size_t)ATTN_QB * (size_t)(p->D ? p->D : 1) * sizeof(float);
+#ifdef ATTN_BF16
+    sz[3] += (size_t)ATTN_QB * ATTN_KT * sizeof(uint16_t); /* bf16 P */
+    if (p->D > (int64_t)(INT32_MAX / 16)) return false;    /* K's gather offsets are int32 */
+    sz[4] = (size_t)(ATTN_QB + 16) * (size_t)(ATTN_D2(p) > 0 ? ATTN_D2(p) : 1) * sizeof(uint32_t);
+#endif
     return true;
 }
 

@@ -25,6 +25,13 @@ bool cpu_attention_f32_avx2(const attn_params *p, const float *Q, const float *K
 bool cpu_attention_f32_portable(const attn_params *p, const float *Q, const float *K,
                                 const float *V, float *O, int threads);
 
+/* The AVX512-BF16 variant: Q K^T and P V on vdpbf16ps (inputs rounded to
+ * bf16, softmax and sums in f32), for nodes of precision bf16; call only
+ * when cpu_get()->avx512_bf16. Not exact: see attention_impl.h. */
+bool cpu_attention_bf16_avx512(const attn_params *p, const float *Q, const float *K, const float *V,
+                               float *O, int threads);
+size_t cpu_attention_bf16_avx512_scratch(const attn_params *p, size_t *tile_bytes);
+
 /* Scratch bytes one thread of a variant needs (the score tile, the packed
  * K^T and V of one head, the accumulators), 0 on overflow; *tile_bytes (if
  * not NULL) gets the size of the score tile alone. */

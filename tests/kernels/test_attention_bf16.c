@@ -1,0 +1,171 @@
+/*
+ * test_attention_bf16.c — the AVX512-BF16 fused attention kernel
+ * (cpu_attention_bf16_avx512, kernels/cpu/attention_impl.h with ATTN_BF16)
+ * against the f32 reference ref_attention_f32: Q, K, V uniform in [-2, 2]
+ * (scores of a few units), bshd and bhsd strides, odd D / Dv / Sq / Sk
+ * (vector and pair tails), causal with Sk > Sq, additive per-key and
+ * broadcast masks, bool masks with fully masked rows, 1 and 2 threads.
+ *
+ * Bound: bf16 keeps 8 significant bits (relative rounding error <= 2^-9 per
+ * operand), so a score s = scale * sum q k is off by at most
+ * e_s = 2 * 2^-9 * scale * sum |q||k| (+ f32 noise); the softmax weights
+ * move by a factor within exp(+-2 e_s) and P and V are rounded again
+ * (2^-9 each): per row, |O - O_ref| <= ((exp(2 e_s) - 1) + 2 * 2^-9)
+ * * max|V| + 1e-5 * max|V|, e_s the row's largest over its keys. The test
+ * also asserts the products really ran in bf16 (the result is not the f32
+ * one bit for bit) and that f32 rows of zeros stay exact zeros.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/cpu.h"
+#include "kernels/cpu/cpu_attention.h"
+#include "kernels/ref/ref_attention.h"
+
+#define TEST_RNG_SEED 0xB16A77E57ull
+#include "test_rng.h"
+
+static float frand(float lo, float hi) {
+    return lo + (hi - lo) * (float)(rnd() % 100003) / 100002.0f;
+}
+
+enum { MASK_NONE, MASK_ADD_KEYS, MASK_ADD_ROW, MASK_BOOL };
+
+typedef struct tcase {
+    int64_t B, H, Sq, Sk, D, Dv;
+    bool causal, bshd;
+    int mask;
+    int threads;
+} tcase;
+
+static double g_max_rel; /* largest error seen / its bound, over all cases */
+
+static void run_case(const tcase *t) {
+    attn_params p;
+    memset(&p, 0, sizeof p);
+    p.B = t->B, p.H = t->H, p.Sq = t->Sq, p.Sk = t->Sk, p.D = t->D, p.Dv = t->Dv;
+    p.scale = 1.0f / sqrtf((float)t->D);
+    p.causal = t->causal;
+    int64_t nq = p.B * p.H * p.Sq * p.D, nk = p.B * p.H * p.Sk * p.D;
+    int64_t nv = p.B * p.H * p.Sk * p.Dv, no = p.B * p.H * p.Sq * p.Dv;
+    if (t->bshd) { /* [B, S, H, D] */
+        p.q_sb = p.Sq * p.H * p.D, p.q_sh = p.D, p.q_ss = p.H * p.D;
+        p.k_sb = p.Sk * p.H * p.D, p.k_sh = p.D, p.k_ss = p.H * p.D;
+        p.v_sb = p.Sk * p.H * p.Dv, p.v_sh = p.Dv, p.v_ss = p.H * p.Dv;
+        p.o_sb = p.Sq * p.H * p.Dv, p.o_sh = p.Dv, p.o_ss = p.H * p.Dv;
+    } else { /* [B, H, S, D] */
+        p.q_sb = p.H * p.Sq * p.D, p.q_sh = p.Sq * p.D, p.q_ss = p.D;
+        p.k_sb = p.H * p.Sk * p.D, p.k_sh = p.Sk * p.D, p.k_ss = p.D;
+        p.v_sb = p.H * p.Sk * p.Dv, p.v_sh = p.Sk * p.Dv, p.v_ss = p.Dv;
+        p.o_sb = p.H * p.Sq * p.Dv, p.o_sh = p.Sq * p.Dv, p.o_ss = p.Dv;
+    }
+    float *Q = malloc((size_t)nq * sizeof *Q), *K = malloc((size_t)nk * sizeof *K);
+    float *V = malloc((size_t)nv * sizeof *V), *O = malloc((size_t)no * sizeof *O);
+    float *R = malloc((size_t)no * sizeof *R), *madd = NULL;
+    uint8_t *mbool = NULL;
+    assert_non_null(Q), assert_non_null(K), assert_non_null(V), assert_non_null(O),
+        assert_non_null(R);
+    for (int64_t i = 0; i < nq; i++)
+        Q[i] = frand(-2.f, 2.f);
+    for (int64_t i = 0; i < nk; i++)
+        K[i] = frand(-2.f, 2.f);
+    float vmax = 0.f;
+    for (int64_t i = 0; i < nv; i++) {
+        V[i] = frand(-2.f, 2.f);
+        vmax = fmaxf(vmax, fabsf(V[i]));
+    }
+    if (t->mask == MASK_ADD_KEYS) { /* [B, 1, 1, Sk]: padding-style, some keys -1e4 */
+        madd = malloc((size_t)(p.B * p.Sk) * sizeof *madd);
+        assert_non_null(madd);
+        for (int64_t i = 0; i < p.B * p.Sk; i++)
+            madd[i] = rnd() % 5 == 0 ? -10000.f : frand(-1.f, 1.f);
+        p.mask_add = madd, p.m_sb = p.Sk, p.m_sh = 0, p.m_sq = 0, p.m_sk = 1;
+    } else if (t->mask == MASK_ADD_ROW) { /* [Sq, Sk] broadcast over B, H */
+        madd = malloc((size_t)(p.Sq * p.Sk) * sizeof *madd);
+        assert_non_null(madd);
+        for (int64_t i = 0; i < p.Sq * p.Sk; i++)
+            madd[i] = frand(-3.f, 3.f);
+        p.mask_add = madd, p.m_sb = 0, p.m_sh = 0, p.m_sq = p.Sk, p.m_sk = 1;
+    } else if (t->mask == MASK_BOOL) { /* [B, H, Sq, Sk], row 1 fully masked */
+        int64_t n = p.B * p.H * p.Sq * p.Sk;
+        mbool = malloc((size_t)n);
+        assert_non_null(mbool);
+        for (int64_t i = 0; i < n; i++)
+            mbool[i] = (i / p.Sk) % p.Sq == 1 ? 0 : rnd() % 3 != 0;
+        p.mask_bool = mbool, p.m_sb = p.H * p.Sq * p.Sk, p.m_sh = p.Sq * p.Sk, p.m_sq = p.Sk,
+        p.m_sk = 1;
+    }
+    assert_true(ref_attention_f32(&p, Q, K, V, R));
+    for (int64_t i = 0; i < no; i++)
+        O[i] = NAN;
+    assert_true(cpu_attention_bf16_avx512(&p, Q, K, V, O, t->threads));
+    bool differs = false;
+    for (int64_t b = 0; b < p.B; b++)
+        for (int64_t h = 0; h < p.H; h++)
+            for (int64_t i = 0; i < p.Sq; i++) {
+                const float *q = Q + b * p.q_sb + h * p.q_sh + i * p.q_ss;
+                double es = 0.0;
+                for (int64_t j = 0; j < p.Sk; j++) {
+                    const float *k = K + b * p.k_sb + h * p.k_sh + j * p.k_ss;
+                    double a = 0.0;
+                    for (int64_t d = 0; d < p.D; d++)
+                        a += fabs((double)q[d] * k[d]);
+                    es = fmax(es, 2.0 * ldexp(1.0, -9) * p.scale * a);
+                }
+                double bound = ((exp(2.0 * es) - 1.0) + 2.0 * ldexp(1.0, -9) + 1e-5) * (double)vmax;
+                for (int64_t c = 0; c < p.Dv; c++) {
+                    int64_t at = b * p.o_sb + h * p.o_sh + i * p.o_ss + c;
+                    assert_false(isnan(O[at]));
+                    double err = fabs((double)O[at] - R[at]);
+                    if (R[at] == 0.0f && t->mask == MASK_BOOL && i == 1) assert_true(O[at] == 0.0f);
+                    if (err > bound)
+                        fail_msg("B%lld H%lld Sq%lld Sk%lld D%lld Dv%lld causal%d mask%d: O[%lld] "
+                                 "= %g, ref %g, |err| %g > bound %g",
+                                 (long long)p.B, (long long)p.H, (long long)p.Sq, (long long)p.Sk,
+                                 (long long)p.D, (long long)p.Dv, t->causal, t->mask, (long long)at,
+                                 O[at], R[at], err, bound);
+                    if (err / bound > g_max_rel) g_max_rel = err / bound;
+                    if (O[at] != R[at]) differs = true;
+                }
+            }
+    assert_true(differs); /* the products ran in bf16, not f32 */
+    free(Q), free(K), free(V), free(O), free(R), free(madd), free(mbool);
+}
+
+static void bf16_attention_vs_ref(void **state) {
+    (void)state;
+    if (!cpu_get()->avx512_bf16) skip();
+    const tcase cases[] = {
+        {1, 1, 1, 1, 1, 1, false, false, MASK_NONE, 1},
+        {2, 2, 128, 128, 64, 64, false, true, MASK_ADD_KEYS, 1}, /* bert_tiny-like */
+        {2, 2, 128, 128, 64, 64, false, false, MASK_NONE, 2},
+        {1, 3, 37, 67, 7, 5, false, false, MASK_NONE, 1},      /* odd everything */
+        {1, 2, 33, 129, 33, 17, true, true, MASK_NONE, 2},     /* causal, Sk > Sq */
+        {2, 1, 65, 65, 16, 48, true, false, MASK_ADD_ROW, 1},  /* causal + mask */
+        {1, 2, 19, 70, 9, 80, false, false, MASK_BOOL, 1},     /* bool, one row masked */
+        {1, 1, 5, 300, 128, 65, true, true, MASK_ADD_KEYS, 2}, /* long keys, wide heads */
+        {3, 1, 2, 1, 3, 3, false, false, MASK_ADD_ROW, 1},     /* one key */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(&cases[i]);
+    /* random geometries */
+    for (int n = 0; n < 25; n++) {
+        tcase t = {pick(1, 2),  pick(1, 3), pick(1, 40), pick(1, 150),    pick(1, 70),
+                   pick(1, 70), rnd() & 1,  rnd() & 1,   (int)pick(0, 3), (int)pick(1, 2)};
+        run_case(&t);
+    }
+    print_message("largest error / bound: %.3f\n", g_max_rel);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(bf16_attention_vs_ref)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
