@@ -490,9 +490,10 @@ def example_generate(prompt, n, *flags):
     return out[len(prompt.encode()):-1]
 
 
-def read_sse(port, payload, stop_after=None, timeout=TIMEOUT):
+def read_sse(port, payload, stop_after=None, timeout=TIMEOUT, started=None):
     """Streams a generation; returns (status, content type, [event data strings]).
-    With stop_after=k, closes the socket after k token events."""
+    With stop_after=k, closes the socket after k token events; `started` (a
+    threading.Event) is set once the response's status line has arrived."""
     body = json.dumps(payload).encode()
     sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     f = None
@@ -501,6 +502,8 @@ def read_sse(port, payload, stop_after=None, timeout=TIMEOUT):
                      b"Content-Length: %d\r\n\r\n" % len(body) + body)
         f = sock.makefile("rb")
         status = int(f.readline().split()[1])
+        if started is not None:
+            started.set()
         headers = {}
         while True:
             line = f.readline().rstrip(b"\r\n")
@@ -683,10 +686,14 @@ def test_generate_shutdown_drains_stream():
     s = gen_server()
     try:
         out = []
+        started = threading.Event()
         t = threading.Thread(target=lambda: out.append(
-            read_sse(s.port, {"prompt": "And", "max_tokens": 400, "stream": True})))
+            read_sse(s.port, {"prompt": "And", "max_tokens": 400, "stream": True},
+                     started=started)))
         t.start()
-        time.sleep(0.05)
+        # SIGTERM only once the stream is in flight: sent before the server
+        # has accepted the connection, it would (rightly) refuse it instead
+        assert started.wait(30), "the stream did not start"
         s.proc.send_signal(signal.SIGTERM)
         t.join(30)
         rc, err = s.stop()
