@@ -261,13 +261,19 @@ def test_text_and_cache():
         assert 0 < metric(text, "serve_cache_bytes") < 16 * 4096
 
 
+def embed_flood(s, rng, n):
+    """n concurrent embeddings of 128 random tokens: the replies, and their
+    codes (an exception's repr where one was raised)."""
+    seqs = [rand_ids(rng, 128) for _ in range(n)]
+    res = concurrently(lambda q: s.embed({"input_ids": [q]}), [(q,) for q in seqs])
+    return res, [r[0] if not isinstance(r, Exception) else repr(r) for r in res]
+
+
 def test_queue_full_429():
     rng = np.random.default_rng(1)
     with Server("--batch", "off", "--queue-capacity", "1", "--cache-entries", "0",
                 "--timeout-ms", "0") as s:
-        seqs = [rand_ids(rng, 128) for _ in range(32)]
-        res = concurrently(lambda q: s.embed({"input_ids": [q]}), [(q,) for q in seqs])
-        codes = [r[0] if not isinstance(r, Exception) else repr(r) for r in res]
+        res, codes = embed_flood(s, rng, 32)
         assert set(codes) <= {200, 429}, codes
         assert codes.count(429) >= 1 and codes.count(200) >= 1, codes
         for r in res:
@@ -286,9 +292,7 @@ def test_timeout_504():
     rng = np.random.default_rng(2)
     with Server("--batch", "off", "--timeout-ms", "1", "--cache-entries", "0",
                 "--queue-capacity", "1000") as s:
-        seqs = [rand_ids(rng, 128) for _ in range(24)]
-        res = concurrently(lambda q: s.embed({"input_ids": [q]}), [(q,) for q in seqs])
-        codes = [r[0] if not isinstance(r, Exception) else repr(r) for r in res]
+        res, codes = embed_flood(s, rng, 24)
         assert set(codes) <= {200, 504}, codes
         assert codes.count(504) >= 1, codes
         for r in res:
