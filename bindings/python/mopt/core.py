@@ -101,7 +101,24 @@ def mopt_dtype(dtype):
 
 # --------------------------------------------------------------------------- options
 
-class Options:
+class _Closable:
+    """What the classes that own a libmopt handle share: close() on leaving a
+    `with` block, and on garbage collection."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # never raise from a finalizer (e.g. at interpreter exit)
+            pass
+
+
+class Options(_Closable):
     """A libmopt option set, used like a dict: Options(threads=2, backend="ref").
 
     Values: int (and bool) -> mopt_options_set_int, float -> set_double,
@@ -251,22 +268,10 @@ class Options:
 
     _destroy = staticmethod(_lib.mopt_options_destroy)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # never raise from a finalizer (e.g. at interpreter exit)
-            pass
-
 
 # --------------------------------------------------------------------------- thread pool
 
-class ThreadPool:
+class ThreadPool(_Closable):
     """A shared budget of `threads` cores (mopt_threadpool, experimental):
     sessions and batchers given threadpool=pool (an option) never run more
     than `threads` compute threads at once between them, counting libmopt's
@@ -313,18 +318,6 @@ class ThreadPool:
         if self._handle is None:
             return "<mopt.ThreadPool (closed)>"
         return "mopt.ThreadPool(threads=%d)" % self.threads
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def _merged_options(base, options, kwargs):
@@ -382,7 +375,7 @@ class _Box:
         self.handle = handle
 
 
-class Model:
+class Model(_Closable):
     """A loaded, optimized ONNX model: Model("model.onnx", opt_level=2).
 
     source is a path (str or os.PathLike) or the model's bytes (bytes,
@@ -514,18 +507,6 @@ class Model:
     _destroy = staticmethod(_lib.mopt_model_destroy)
     _destroy_session = staticmethod(_lib.mopt_session_destroy)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
 
 # --------------------------------------------------------------------------- session
 
@@ -579,7 +560,7 @@ def _adopt_tensor(handle):
     return np.asarray(_TensorMemory(handle, shape, dt, data))
 
 
-class Session:
+class Session(_Closable):
     """Runs a Model: Session(model, threads=4).run({"input": x}).
 
     Options default to the model's; options / keyword arguments given here
@@ -802,18 +783,6 @@ class Session:
 
     _destroy = staticmethod(_lib.mopt_session_destroy)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
 
 # --------------------------------------------------------------------------- batcher
 
@@ -822,7 +791,7 @@ _BATCHER_STATS = ("requests", "completed", "failed", "rejected_full", "timed_out
                   "input_elements", "effective_max_batch")
 
 
-class Batcher:
+class Batcher(_Closable):
     """Dynamic batching (mopt_batcher): many threads call run() with ONE
     sample each (batch dim 1 on axis 0); the library coalesces them along
     axis 0 into one session run (up to max_batch, or after max_delay_us),
@@ -979,19 +948,6 @@ class Batcher:
 
     _destroy = staticmethod(_lib.mopt_batcher_destroy)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            if getattr(self, "_handle", None) is not None:
-                self.close()
-        except Exception:
-            pass
-
 
 # --------------------------------------------------------------------------- generator
 
@@ -1001,7 +957,7 @@ _GENERATOR_STATS = ("layers", "heads", "head_dim", "vocab", "max_seq", "cached_t
                     "capacity_planned", "last_step_inferred_nodes")
 
 
-class Generator:
+class Generator(_Closable):
     """Token generation with a KV cache (mopt_generator) over a decoder
     exported with past_key_values inputs and present outputs:
 
@@ -1165,16 +1121,3 @@ class Generator:
             self.options.close()
         if self._own_model is not None:
             self._own_model.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            if getattr(self, "_handle", None) is not None:
-                self.close()
-        except Exception:
-            pass
