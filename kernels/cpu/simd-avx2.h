@@ -22,6 +22,7 @@ typedef __m256i vi;
 typedef __m256 vm;
 
 #define SIMD_X86 _mm256
+#define SIMD_X86_CMP _mm256_cmp_ps /* a compare giving a vm */
 #include "kernels/cpu/simd-x86.h"
 
 static const int32_t k_tail_bits[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -40,9 +41,6 @@ static inline vf v_round(vf a) {
     return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 static inline vf v_asf(vi a) { return _mm256_castsi256_ps(a); }
-static inline vm v_lt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
-static inline vm v_gt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
-static inline vm v_isnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
 static inline vm v_mor(vm a, vm b) { return _mm256_or_ps(a, b); }
 static inline vm v_mnone(void) { return _mm256_setzero_ps(); }
 static inline bool v_any(vm m) { return _mm256_movemask_ps(m) != 0; }

@@ -22,6 +22,7 @@ typedef __m512i vi;
 typedef __mmask16 vm;
 
 #define SIMD_X86 _mm512
+#define SIMD_X86_CMP _mm512_cmp_ps_mask /* a compare giving a vm */
 #include "kernels/cpu/simd-x86.h"
 
 static inline vm v_tail(int64_t n) { return (vm)((1u << n) - 1u); }
@@ -36,9 +37,6 @@ static inline vf v_round(vf a) {
     return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 static inline vf v_asf(vi a) { return _mm512_castsi512_ps(a); }
-static inline vm v_lt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
-static inline vm v_gt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
-static inline vm v_isnan(vf a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
 static inline vm v_mor(vm a, vm b) { return (vm)(a | b); }
 static inline vm v_mnone(void) { return (vm)0; }
 static inline bool v_any(vm m) { return m != 0; }

@@ -1,7 +1,8 @@
 /*
  * simd-x86.h — the part of the vector vocabulary that AVX2 and AVX-512 spell
  * alike but for the intrinsic prefix: simd-avx2.h and simd-avx512.h define
- * vf, vi, CPU_CAT and SIMD_X86 (_mm256 or _mm512), then include this file.
+ * vf, vi, vm, CPU_CAT, SIMD_X86 (_mm256 or _mm512) and SIMD_X86_CMP (the
+ * compare that gives a vm), then include this file.
  */
 #ifndef MOPT_KERNELS_CPU_SIMD_X86_H
 #define MOPT_KERNELS_CPU_SIMD_X86_H
@@ -30,5 +31,8 @@ static inline vi v_isub(vi a, vi b) { return X86_OP(sub_epi32)(a, b); }
 static inline vi v_iset1(int32_t x) { return X86_OP(set1_epi32)(x); }
 static inline vi v_ihalf(vi a) { return X86_OP(srai_epi32)(a, 1); }
 static inline vi v_ishl23(vi a) { return X86_OP(slli_epi32)(a, 23); }
+static inline vm v_lt(vf a, vf b) { return SIMD_X86_CMP(a, b, _CMP_LT_OQ); }
+static inline vm v_gt(vf a, vf b) { return SIMD_X86_CMP(a, b, _CMP_GT_OQ); }
+static inline vm v_isnan(vf a) { return SIMD_X86_CMP(a, a, _CMP_UNORD_Q); }
 
 #endif
