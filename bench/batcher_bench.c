@@ -24,6 +24,8 @@
 #define MOPT_EXPERIMENTAL_API
 #include <mopt/mopt.h>
 
+#include "clock_bench.h"
+
 typedef struct {
     const char *model_path;
     int batcher; /* 1: mode batcher, 0: mode sessions */
@@ -35,20 +37,6 @@ typedef struct {
     int64_t buckets[16];
     int n_buckets;
 } config;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* CPU seconds (user + system) of the whole process so far. */
-static double cpu_s(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
-           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
-}
 
 static int parse_list(const char *s, int64_t *out, int cap) {
     int n = 0;
@@ -111,12 +99,12 @@ static void *client_main(void *p) {
             c->errors++;
             break;
         }
-        double t0 = now_s();
+        double t0 = bench_wall_s();
         mopt_status st =
             cfg->batcher
                 ? mopt_batcher_run(c->b, 2, NULL, (const mopt_tensor *const *)in, 2, NULL, out, 0)
                 : mopt_session_run(s, 2, NULL, (const mopt_tensor *const *)in, 2, NULL, out);
-        double dt = now_s() - t0;
+        double dt = bench_wall_s() - t0;
         if (st) {
             c->errors++;
         } else if (phase == 2) {
@@ -237,13 +225,13 @@ int main(int argc, char **argv) {
     nanosleep(&w, NULL);
     mopt_batcher_stats s0 = {.struct_size = sizeof s0}, s1 = {.struct_size = sizeof s1};
     if (b && mopt_batcher_get_stats(b, &s0)) return 1;
-    double t0 = now_s(), c0 = cpu_s();
+    double t0 = bench_wall_s(), c0 = bench_cpu_s();
     atomic_store(&go, 2);
     struct timespec d = {(time_t)cfg.seconds,
                          (long)((cfg.seconds - (double)(time_t)cfg.seconds) * 1e9)};
     nanosleep(&d, NULL);
     atomic_store(&go, 3);
-    double elapsed = now_s() - t0, cpu = cpu_s() - c0;
+    double elapsed = bench_wall_s() - t0, cpu = bench_cpu_s() - c0;
     if (b && mopt_batcher_get_stats(b, &s1)) return 1;
     size_t n = 0;
     long errors = 0;

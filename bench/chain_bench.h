@@ -1,8 +1,8 @@
 /*
  * chain_bench.h — what the single-file chain benchmarks (load_time.c,
  * node_overhead.c) share: a clock reading, a libmopt failure message, an
- * input's shape with symbolic dims taken as 1, making the inputs and
- * releasing what they created. Public API only.
+ * input's shape with symbolic dims taken as 1, the options, making the
+ * inputs and releasing what they created (chain_run). Public API only.
  */
 #ifndef MOPT_BENCH_CHAIN_BENCH_H
 #define MOPT_BENCH_CHAIN_BENCH_H
@@ -54,17 +54,34 @@ static inline int chain_make_inputs(const char *prog, const mopt_model *m, size_
     return 0;
 }
 
-/* Destroys the tensors of in[] and out[] (CHAIN_MAX_IO each; NULLs allowed),
- * the session, the model and the options. */
-static inline void chain_release(mopt_tensor **in, mopt_tensor **out, mopt_session *sess,
-                                 mopt_model *model, mopt_options *opts) {
+/* What a chain benchmark creates: options, model, session, the inputs it
+ * makes and the outputs of its runs (n_in, n_out of each). */
+typedef struct chain_run {
+    mopt_options *opts;
+    mopt_model *model;
+    mopt_session *sess;
+    mopt_tensor *in[CHAIN_MAX_IO], *out[CHAIN_MAX_IO];
+    size_t n_in, n_out;
+} chain_run;
+
+/* Creates r->opts with opt_level and threads set. */
+static inline mopt_status chain_options(chain_run *r, int opt_level, int threads) {
+    mopt_status st = mopt_options_create(&r->opts);
+    if (!st) st = mopt_options_set_int(r->opts, "opt_level", opt_level);
+    if (!st) st = mopt_options_set_int(r->opts, "threads", threads);
+    return st;
+}
+
+/* Destroys what r holds (NULLs allowed): the tensors, the session, the model
+ * and the options. */
+static inline void chain_release(chain_run *r) {
     for (size_t i = 0; i < CHAIN_MAX_IO; i++) {
-        mopt_tensor_destroy(in[i]);
-        mopt_tensor_destroy(out[i]);
+        mopt_tensor_destroy(r->in[i]);
+        mopt_tensor_destroy(r->out[i]);
     }
-    mopt_session_destroy(sess);
-    mopt_model_destroy(model);
-    mopt_options_destroy(opts);
+    mopt_session_destroy(r->sess);
+    mopt_model_destroy(r->model);
+    mopt_options_destroy(r->opts);
 }
 
 #endif

@@ -52,6 +52,16 @@ def find_bench(args, name, script):
     sys.exit(f"{script}: no {name} program (build it, or give --bench/--build)")
 
 
+def have_onnx(script):
+    """True when the onnx package imports; else prints that script is skipped."""
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        print(f"{script}: the onnx package is not installed: skipped")
+        return False
+    return True
+
+
 def cpu_model():
     """The model name from /proc/cpuinfo, with its family/model numbers (a VM's
     name can be as vague as "AMD EPYC")."""

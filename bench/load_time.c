@@ -46,36 +46,31 @@ int main(int argc, char **argv) {
         return 2;
     }
     int rc = 0;
-    mopt_options *opts = NULL;
-    mopt_model *model = NULL;
-    mopt_session *sess = NULL;
-    mopt_tensor *in[CHAIN_MAX_IO] = {0}, *out[CHAIN_MAX_IO] = {0};
-    size_t n_in = 0, n_out = 0;
-    mopt_status st = mopt_options_create(&opts);
-    if (!st) st = mopt_options_set_int(opts, "opt_level", opt_level);
-    if (!st) st = mopt_options_set_int(opts, "threads", threads);
+    chain_run ch = {0};
+    mopt_status st = chain_options(&ch, opt_level, threads);
     if (st) return chain_fail("load_time", "options", st);
     double c0 = chain_clock_s(CLOCK_PROCESS_CPUTIME_ID), t0 = chain_clock_s(CLOCK_MONOTONIC);
-    if ((st = mopt_model_load(path, opts, &model)) != MOPT_OK) {
+    if ((st = mopt_model_load(path, ch.opts, &ch.model)) != MOPT_OK) {
         rc = chain_fail("load_time", "load", st);
         goto done;
     }
     double t1 = chain_clock_s(CLOCK_MONOTONIC);
-    if ((st = mopt_session_create(model, opts, &sess)) != MOPT_OK) {
+    if ((st = mopt_session_create(ch.model, ch.opts, &ch.sess)) != MOPT_OK) {
         rc = chain_fail("load_time", "session", st);
         goto done;
     }
     double t2 = chain_clock_s(CLOCK_MONOTONIC), c2 = chain_clock_s(CLOCK_PROCESS_CPUTIME_ID);
-    n_in = mopt_model_io_count(model, MOPT_INPUT);
-    n_out = mopt_model_io_count(model, MOPT_OUTPUT);
-    if (n_in > CHAIN_MAX_IO || n_out > CHAIN_MAX_IO) {
+    ch.n_in = mopt_model_io_count(ch.model, MOPT_INPUT);
+    ch.n_out = mopt_model_io_count(ch.model, MOPT_OUTPUT);
+    if (ch.n_in > CHAIN_MAX_IO || ch.n_out > CHAIN_MAX_IO) {
         fprintf(stderr, "load_time: at most %d inputs and outputs\n", CHAIN_MAX_IO);
         rc = 1;
         goto done;
     }
-    if ((rc = chain_make_inputs("load_time", model, n_in, make_input, in))) goto done;
+    if ((rc = chain_make_inputs("load_time", ch.model, ch.n_in, make_input, ch.in))) goto done;
     double t3 = chain_clock_s(CLOCK_MONOTONIC), c3 = chain_clock_s(CLOCK_PROCESS_CPUTIME_ID);
-    st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, out);
+    st = mopt_session_run(ch.sess, ch.n_in, NULL, (const mopt_tensor *const *)ch.in, ch.n_out, NULL,
+                          ch.out);
     double t4 = chain_clock_s(CLOCK_MONOTONIC), c4 = chain_clock_s(CLOCK_PROCESS_CPUTIME_ID);
     if (st) {
         rc = chain_fail("load_time", "run", st);
@@ -83,9 +78,9 @@ int main(int argc, char **argv) {
     }
     printf("{\"opt_level\": %d, \"nodes_after\": %zu, \"load_s\": %.6f, \"session_s\": %.6f, "
            "\"first_run_s\": %.6f, \"total_s\": %.6f, \"total_cpu_s\": %.6f}\n",
-           opt_level, mopt_model_node_count(model), t1 - t0, t2 - t1, t4 - t3,
+           opt_level, mopt_model_node_count(ch.model), t1 - t0, t2 - t1, t4 - t3,
            (t1 - t0) + (t2 - t1) + (t4 - t3), (c2 - c0) + (c4 - c3));
 done:
-    chain_release(in, out, sess, model, opts);
+    chain_release(&ch);
     return rc;
 }

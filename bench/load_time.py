@@ -49,10 +49,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=600, help="seconds per measurement")
     ap.add_argument("--json", help="also write the rows here")
     args = ap.parse_args()
-    try:
-        import onnx  # noqa: F401
-    except ImportError:
-        print("load_time.py: the onnx package is not installed: skipped")
+    if not chains.have_onnx("load_time.py"):
         return 77
     bench = chains.find_bench(args, "load_time", "load_time.py")
     sizes = [int(n) for n in args.nodes.split(",")]

@@ -142,6 +142,26 @@ def body_for(rng):
     return json.dumps({"input": sentence(rng)}).encode()
 
 
+async def embed(c, body):
+    """POSTs one embedding request on c: its status, or "conn" (c closed) when
+    the connection failed."""
+    try:
+        st, _ = await c.request("POST", "/v1/embeddings", body)
+        return st
+    except (ConnectionError, OSError, asyncio.IncompleteReadError):
+        c.close()
+        return "conn"
+
+
+def tally(codes, lat, st, t0, t1, measure_from):
+    """Counts status st of a request sent at t0 and answered at t1 (its latency
+    when it is a 200), unless it was sent during the warm-up."""
+    if t0 >= measure_from:
+        codes[st] = codes.get(st, 0) + 1
+        if st == 200:
+            lat.append(t1 - t0)
+
+
 async def closed_loop(port, clients, duration, warmup, seed):
     lat, codes = [], {}
     stop_at = time.monotonic() + warmup + duration
@@ -152,16 +172,8 @@ async def closed_loop(port, clients, duration, warmup, seed):
         c = Conn(port)
         while time.monotonic() < stop_at:
             t0 = time.monotonic()
-            try:
-                st, _ = await c.request("POST", "/v1/embeddings", body_for(rng))
-            except (ConnectionError, OSError, asyncio.IncompleteReadError):
-                st = "conn"
-                c.close()
-            t1 = time.monotonic()
-            if t0 >= measure_from:
-                codes[st] = codes.get(st, 0) + 1
-                if st == 200:
-                    lat.append(t1 - t0)
+            st = await embed(c, body_for(rng))
+            tally(codes, lat, st, t0, time.monotonic(), measure_from)
         c.close()
 
     await asyncio.gather(*(client(i) for i in range(clients)))
@@ -178,17 +190,10 @@ async def open_loop(port, rate, duration, warmup, seed):
 
     async def one(t_sched, body):
         c = pool.pop() if pool else Conn(port)
-        try:
-            st, _ = await c.request("POST", "/v1/embeddings", body)
+        st = await embed(c, body)
+        if st != "conn":
             pool.append(c)
-        except (ConnectionError, OSError, asyncio.IncompleteReadError):
-            st = "conn"
-            c.close()
-        t1 = time.monotonic()
-        if t_sched >= measure_from:
-            codes[st] = codes.get(st, 0) + 1
-            if st == 200:
-                lat.append(t1 - t_sched)
+        tally(codes, lat, st, t_sched, time.monotonic(), measure_from)
 
     t = start
     while t < start + warmup + duration:

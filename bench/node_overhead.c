@@ -97,45 +97,40 @@ int main(int argc, char **argv) {
     if (!path || iterations < 1 || warmup < 0 || batch < 0 || threads < 0) return usage();
 
     int rc = 0;
-    mopt_options *opts = NULL;
-    mopt_model *model = NULL;
-    mopt_session *sess = NULL;
-    mopt_tensor *in[CHAIN_MAX_IO] = {0}, *out[CHAIN_MAX_IO] = {0};
-    size_t n_in = 0, n_out = 0;
+    chain_run ch = {0};
     sample *s = calloc((size_t)iterations, sizeof *s);
     double *v = calloc((size_t)iterations, sizeof *v);
-    mopt_status st = s && v ? mopt_options_create(&opts) : MOPT_ERR_OUT_OF_MEMORY;
-    if (!st) st = mopt_options_set_int(opts, "opt_level", opt_level);
-    if (!st) st = mopt_options_set_int(opts, "threads", threads);
+    mopt_status st = s && v ? chain_options(&ch, opt_level, threads) : MOPT_ERR_OUT_OF_MEMORY;
     if (st) {
         rc = chain_fail("node_overhead", "options", st);
         goto done;
     }
     double t0 = chain_clock_ns(CLOCK_MONOTONIC);
-    st = mopt_model_load(path, opts, &model);
+    st = mopt_model_load(path, ch.opts, &ch.model);
     double load_ms = (chain_clock_ns(CLOCK_MONOTONIC) - t0) * 1e-6;
     if (st) {
         rc = chain_fail("node_overhead", "load", st);
         goto done;
     }
-    if ((st = mopt_session_create(model, opts, &sess)) != MOPT_OK) {
+    if ((st = mopt_session_create(ch.model, ch.opts, &ch.sess)) != MOPT_OK) {
         rc = chain_fail("node_overhead", "session", st);
         goto done;
     }
-    n_in = mopt_model_io_count(model, MOPT_INPUT);
-    n_out = mopt_model_io_count(model, MOPT_OUTPUT);
-    if (n_in > CHAIN_MAX_IO || n_out > CHAIN_MAX_IO || n_out == 0) {
+    ch.n_in = mopt_model_io_count(ch.model, MOPT_INPUT);
+    ch.n_out = mopt_model_io_count(ch.model, MOPT_OUTPUT);
+    if (ch.n_in > CHAIN_MAX_IO || ch.n_out > CHAIN_MAX_IO || ch.n_out == 0) {
         fprintf(stderr, "node_overhead: %zu inputs, %zu outputs: at most %d, at least 1 output\n",
-                n_in, n_out, CHAIN_MAX_IO);
+                ch.n_in, ch.n_out, CHAIN_MAX_IO);
         rc = 1;
         goto done;
     }
-    if ((rc = chain_make_inputs("node_overhead", model, n_in, make_input, in))) goto done;
-    size_t nodes = mopt_model_node_count(model);
+    if ((rc = chain_make_inputs("node_overhead", ch.model, ch.n_in, make_input, ch.in))) goto done;
+    size_t nodes = mopt_model_node_count(ch.model);
     /* the first run (plans, allocates the outputs), then the batch size */
     for (int r = 0; r < 2; r++) {
         double w0 = chain_clock_ns(CLOCK_MONOTONIC);
-        st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL, out);
+        st = mopt_session_run(ch.sess, ch.n_in, NULL, (const mopt_tensor *const *)ch.in, ch.n_out,
+                              NULL, ch.out);
         if (st) {
             rc = chain_fail("node_overhead", "run", st);
             goto done;
@@ -146,8 +141,8 @@ int main(int argc, char **argv) {
     for (long r = 0; r < warmup + iterations; r++) {
         double c0 = chain_clock_ns(CLOCK_THREAD_CPUTIME_ID), w0 = chain_clock_ns(CLOCK_MONOTONIC);
         for (long b = 0; b < batch && st == MOPT_OK; b++)
-            st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)in, n_out, NULL,
-                                  out);
+            st = mopt_session_run(ch.sess, ch.n_in, NULL, (const mopt_tensor *const *)ch.in,
+                                  ch.n_out, NULL, ch.out);
         double w1 = chain_clock_ns(CLOCK_MONOTONIC), c1 = chain_clock_ns(CLOCK_THREAD_CPUTIME_ID);
         if (st) {
             rc = chain_fail("node_overhead", "run", st);
@@ -186,7 +181,7 @@ int main(int argc, char **argv) {
         printf("  per node: %.1f ns (median run / nodes)\n", per_node);
     }
 done:
-    chain_release(in, out, sess, model, opts);
+    chain_release(&ch);
     free(s);
     free(v);
     return rc;

@@ -112,10 +112,7 @@ def main():
     ap.add_argument("--no-ort", action="store_true")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
-    try:
-        import onnx  # noqa: F401
-    except ImportError:
-        print("node_overhead.py: the onnx package is not installed: skipped")
+    if not chains.have_onnx("node_overhead.py"):
         return 77
     bench = chains.find_bench(args, "node_overhead", "node_overhead.py")
     sizes = [int(n) for n in args.nodes.split(",")]

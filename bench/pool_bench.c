@@ -28,6 +28,8 @@
 #define MOPT_EXPERIMENTAL_API
 #include <mopt/mopt.h>
 
+#include "clock_bench.h"
+
 #define MAX_IN 8
 #define MAX_SESSIONS 64
 
@@ -37,19 +39,6 @@ typedef struct {
     int64_t batch, seq;
     double seconds, warmup;
 } config;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cpu_s(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
-           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
-}
 
 typedef struct {
     mopt_session *s;
@@ -64,11 +53,11 @@ typedef struct {
 static void *client_main(void *p) {
     client *c = p;
     for (;;) {
-        double t0 = now_s();
+        double t0 = bench_wall_s();
         if (t0 >= c->t_end) break;
         mopt_tensor *out[1] = {NULL};
         mopt_status st = mopt_session_run(c->s, c->n_in, NULL, c->in, 1, NULL, out);
-        double t1 = now_s();
+        double t1 = bench_wall_s();
         mopt_tensor_destroy(out[0]);
         if (st) {
             fprintf(stderr, "run: %s\n", mopt_last_error());
@@ -229,7 +218,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (hog > 0) usleep(200000);
-    double t0 = now_s();
+    double t0 = bench_wall_s();
     for (int k = 0; k < cf.sessions; k++) {
         c[k].t_start = t0 + cf.warmup;
         c[k].t_end = t0 + cf.warmup + cf.seconds;
@@ -239,10 +228,10 @@ int main(int argc, char **argv) {
         pthread_create(&th[k], NULL, client_main, &c[k]);
     struct timespec ws = {(time_t)cf.warmup, (long)((cf.warmup - (double)(time_t)cf.warmup) * 1e9)};
     nanosleep(&ws, NULL);
-    cpu0 = cpu_s();
+    cpu0 = bench_cpu_s();
     for (int k = 0; k < cf.sessions; k++)
         pthread_join(th[k], NULL);
-    double cpu1 = cpu_s();
+    double cpu1 = bench_cpu_s();
     if (hog > 0) {
         kill(hog, SIGKILL);
         waitpid(hog, NULL, 0);

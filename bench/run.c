@@ -206,6 +206,18 @@ static void sym_list(const mopt_model *m, char *buf, size_t len) {
     if (!buf[0]) snprintf(buf, len, "none");
 }
 
+/* Fails the run: sym=value was given, but no random input has a dim named
+ * sym; example is the shape template the message suggests. Returns -1. */
+static int unmapped_sym(bench_result *r, const mopt_model *m, const char *sym, int64_t value,
+                        const char *example) {
+    char syms[512];
+    sym_list(m, syms, sizeof syms);
+    return rfail(r,
+                 "%s=%" PRId64 " was given, but no random input has a dim named '%s' "
+                 "(model symbols: %s); map it with a shape template, e.g. --shape NAME=%s",
+                 sym, value, sym, syms, example);
+}
+
 static void input_list(const mopt_model *m, char *buf, size_t len) {
     size_t n = 0;
     buf[0] = '\0';
@@ -480,22 +492,9 @@ int bench_open(const bench_config *c, const bench_run_opts *opts, bench_result *
             io->dims[a] = mopt_tensor_dim(in[i], a);
         if (i < 16) r->n_io = (int)i + 1;
     }
-    if (c->batch >= 0 && !use.batch) {
-        sym_list(m, syms, sizeof syms);
-        rfail(r,
-              "batch=%" PRId64 " was given, but no random input has a dim named 'batch' "
-              "(model symbols: %s); map it with a shape template, e.g. --shape NAME=batch,...",
-              c->batch, syms);
+    if ((c->batch >= 0 && !use.batch && unmapped_sym(r, m, "batch", c->batch, "batch,...")) ||
+        (c->seq >= 0 && !use.seq && unmapped_sym(r, m, "seq", c->seq, "batch,seq")))
         goto fail;
-    }
-    if (c->seq >= 0 && !use.seq) {
-        sym_list(m, syms, sizeof syms);
-        rfail(r,
-              "seq=%" PRId64 " was given, but no random input has a dim named 'seq' "
-              "(model symbols: %s); map it with a shape template, e.g. --shape NAME=batch,seq",
-              c->seq, syms);
-        goto fail;
-    }
     for (size_t i = 0; i < c->n_dims && i < 64; i++)
         if (!use.dims[i] && strcmp(c->dims[i].name, "batch") && strcmp(c->dims[i].name, "seq")) {
             sym_list(m, syms, sizeof syms);

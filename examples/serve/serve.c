@@ -364,6 +364,17 @@ static enum MHD_Result respond_error(server *s, struct MHD_Connection *conn, req
     return respond(s, conn, c, code, "application/json", b.p, b.len, allow);
 }
 
+/* A 200 with the body built in b (of this content type), or a 500 when
+ * building it ran out of memory. */
+static enum MHD_Result respond_built(server *s, struct MHD_Connection *conn, req_ctx *c, sbuf *b,
+                                     const char *type) {
+    if (b->oom) {
+        free(b->p);
+        return respond_error(s, conn, c, 500, NULL, "out of memory");
+    }
+    return respond(s, conn, c, 200, type, b->p, b->len, NULL);
+}
+
 /* A member name equal to word (the whole name: "input\u0000x" is not "input"). */
 static int key_is(const json_node *m, const char *word) {
     return m->key_len == strlen(word) && !memcmp(m->key, word, m->key_len);
@@ -646,12 +657,7 @@ static enum MHD_Result handle_embeddings(server *s, struct MHD_Connection *conn,
     sb_json_string(&b, engine_model_name(s->eng));
     sb_printf(&b, ",\"usage\":{\"prompt_tokens\":%" PRIu64 ",\"total_tokens\":%" PRIu64 "}}\n",
               total_tokens, total_tokens);
-    if (b.oom) {
-        free(b.p);
-        ret = respond_error(s, conn, c, 500, NULL, "out of memory");
-        goto done;
-    }
-    ret = respond(s, conn, c, 200, "application/json", b.p, b.len, NULL);
+    ret = respond_built(s, conn, c, &b, "application/json");
 done:
     free(vecs);
     free_items(items, n_items);
@@ -1115,12 +1121,7 @@ static enum MHD_Result handle_generate(server *s, struct MHD_Connection *conn, r
               "\"usage\":{\"prompt_tokens\":%zu,\"completion_tokens\":%zu,\"total_tokens\":%zu}}"
               "\n",
               r->n_ids, r->n_tokens, r->n_ids + r->n_tokens);
-    if (b.oom) {
-        free(b.p);
-        ret = respond_error(s, conn, c, 500, NULL, "out of memory");
-        goto done;
-    }
-    ret = respond(s, conn, c, 200, "application/json", b.p, b.len, NULL);
+    ret = respond_built(s, conn, c, &b, "application/json");
 done:
     gen_req_free(r);
     json_free(doc);
@@ -1270,11 +1271,7 @@ static enum MHD_Result handle_metrics(server *s, struct MHD_Connection *conn, re
               "# TYPE serve_generate_waiting gauge\nserve_generate_waiting %zu\n",
               (double)atomic_load(&s->m.tok_sum_ns) / 1e9, (uint64_t)atomic_load(&s->m.tok_count),
               gs.size, gs.busy, gs.waiting);
-    if (b.oom) {
-        free(b.p);
-        return respond_error(s, conn, c, 500, NULL, "out of memory");
-    }
-    return respond(s, conn, c, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len, NULL);
+    return respond_built(s, conn, c, &b, "text/plain; version=0.0.4; charset=utf-8");
 }
 
 /* ---- routing ----------------------------------------------------------- */

@@ -261,18 +261,45 @@ def test_text_and_cache():
         assert 0 < metric(text, "serve_cache_bytes") < 16 * 4096
 
 
+def term_while_busy(s, threads, delay, started=None):
+    """Starts threads, sends server s SIGTERM delay seconds later (or once the
+    threading.Event `started` is set), waits for the threads (30 s each) and
+    for s to stop: (exit code, stderr). Kills s if it is still running after
+    that."""
+    try:
+        for t in threads:
+            t.start()
+        if started is not None:
+            assert started.wait(30), "the stream did not start"
+        time.sleep(delay)
+        s.proc.send_signal(signal.SIGTERM)
+        for t in threads:
+            t.join(30)
+        return s.stop()
+    finally:
+        if s.proc.poll() is None:
+            s.proc.kill()
+
+
+def embed_flood(s, seed, n, code):
+    """n concurrent embeddings of 128 random tokens, each answered 200 or
+    code, code at least once: the replies with code, and all the codes."""
+    rng = np.random.default_rng(seed)
+    seqs = [rand_ids(rng, 128) for _ in range(n)]
+    res = concurrently(lambda q: s.embed({"input_ids": [q]}), [(q,) for q in seqs])
+    codes = [r[0] if not isinstance(r, Exception) else repr(r) for r in res]
+    assert set(codes) <= {200, code}, codes
+    assert codes.count(code) >= 1, codes
+    return [r for r in res if r[0] == code], codes
+
+
 def test_queue_full_429():
-    rng = np.random.default_rng(1)
     with Server("--batch", "off", "--queue-capacity", "1", "--cache-entries", "0",
                 "--timeout-ms", "0") as s:
-        seqs = [rand_ids(rng, 128) for _ in range(32)]
-        res = concurrently(lambda q: s.embed({"input_ids": [q]}), [(q,) for q in seqs])
-        codes = [r[0] if not isinstance(r, Exception) else repr(r) for r in res]
-        assert set(codes) <= {200, 429}, codes
-        assert codes.count(429) >= 1 and codes.count(200) >= 1, codes
-        for r in res:
-            if r[0] == 429:
-                assert "queue" in json.loads(r[2])["error"]["message"] and r[1].get("Retry-After")
+        rejected, codes = embed_flood(s, 1, 32, 429)
+        assert codes.count(200) >= 1, codes
+        for r in rejected:
+            assert "queue" in json.loads(r[2])["error"]["message"] and r[1].get("Retry-After")
         text = s.metrics()
         assert metric(text, 'serve_requests_total{endpoint="/v1/embeddings",code="429"}') == \
             codes.count(429)
@@ -283,17 +310,11 @@ def test_queue_full_429():
 
 
 def test_timeout_504():
-    rng = np.random.default_rng(2)
     with Server("--batch", "off", "--timeout-ms", "1", "--cache-entries", "0",
                 "--queue-capacity", "1000") as s:
-        seqs = [rand_ids(rng, 128) for _ in range(24)]
-        res = concurrently(lambda q: s.embed({"input_ids": [q]}), [(q,) for q in seqs])
-        codes = [r[0] if not isinstance(r, Exception) else repr(r) for r in res]
-        assert set(codes) <= {200, 504}, codes
-        assert codes.count(504) >= 1, codes
-        for r in res:
-            if r[0] == 504:
-                assert "timed out" in json.loads(r[2])["error"]["message"]
+        timed_out, codes = embed_flood(s, 2, 24, 504)
+        for r in timed_out:
+            assert "timed out" in json.loads(r[2])["error"]["message"]
         s.alive()
         print("  504: %d of %d" % (codes.count(504), len(codes)))
 
@@ -437,21 +458,11 @@ def test_graceful_shutdown_drains():
     rng = np.random.default_rng(3)
     # a long batching delay keeps the requests in flight when SIGTERM arrives
     s = Server("--max-delay-us", "400000", "--max-batch", "64", "--cache-entries", "0")
-    try:
-        seqs = [rand_ids(rng, 64) for _ in range(8)]
-        out = []
-        threads = [threading.Thread(target=lambda q=q: out.append(s.embed({"input_ids": [q]})))
-                   for q in seqs]
-        for t in threads:
-            t.start()
-        time.sleep(0.15)
-        s.proc.send_signal(signal.SIGTERM)
-        for t in threads:
-            t.join(30)
-        rc, err = s.stop()
-    finally:
-        if s.proc.poll() is None:
-            s.proc.kill()
+    seqs = [rand_ids(rng, 64) for _ in range(8)]
+    out = []
+    threads = [threading.Thread(target=lambda q=q: out.append(s.embed({"input_ids": [q]})))
+               for q in seqs]
+    rc, err = term_while_busy(s, threads, 0.15)
     assert rc == 0, (rc, err)
     assert len(out) == 8 and all(r[0] == 200 for r in out), [r[0] for r in out]
     assert "drained" in err and "(0 requests still in flight" in err, err
@@ -684,22 +695,13 @@ def test_generate_disconnect():
 
 def test_generate_shutdown_drains_stream():
     s = gen_server()
-    try:
-        out = []
-        started = threading.Event()
-        t = threading.Thread(target=lambda: out.append(
-            read_sse(s.port, {"prompt": "And", "max_tokens": 400, "stream": True},
-                     started=started)))
-        t.start()
-        # SIGTERM only once the stream is in flight: sent before the server
-        # has accepted the connection, it would (rightly) refuse it instead
-        assert started.wait(30), "the stream did not start"
-        s.proc.send_signal(signal.SIGTERM)
-        t.join(30)
-        rc, err = s.stop()
-    finally:
-        if s.proc.poll() is None:
-            s.proc.kill()
+    out = []
+    started = threading.Event()
+    t = threading.Thread(target=lambda: out.append(
+        read_sse(s.port, {"prompt": "And", "max_tokens": 400, "stream": True}, started=started)))
+    # SIGTERM only once the stream is in flight: sent before the server has
+    # accepted the connection, it would (rightly) refuse it instead
+    rc, err = term_while_busy(s, [t], 0, started=started)
     assert rc == 0, (rc, err)
     assert out and out[0][0] == 200 and out[0][2][-1] == "[DONE]", out
     toks = [json.loads(e) for e in out[0][2][:-1]]

@@ -21,6 +21,10 @@ typedef __m256 vf;
 typedef __m256i vi;
 typedef __m256 vm;
 
+#define SIMD_X86 _mm256
+#define SIMD_X86_CMP _mm256_cmp_ps /* a compare giving a vm */
+#include "kernels/cpu/simd-x86.h"
+
 static const int32_t k_tail_bits[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 static inline __m256i v_tail(int64_t n) {
     return _mm256_loadu_si256((const __m256i *)(const void *)(k_tail_bits + 8 - n));
@@ -33,34 +37,10 @@ static inline vf v_load_fill(const float *p, int64_t n, float fill) {
     const __m256i m = v_tail(n);
     return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
 }
-static inline vf v_set1(float x) { return _mm256_set1_ps(x); }
-static inline vf v_zero(void) { return _mm256_setzero_ps(); }
-static inline vf v_add(vf a, vf b) { return _mm256_add_ps(a, b); }
-static inline vf v_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
-static inline vf v_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
-static inline vf v_div(vf a, vf b) { return _mm256_div_ps(a, b); }
-static inline vf v_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
-static inline vf v_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
-static inline vf v_max(vf a, vf b) { return _mm256_max_ps(a, b); }
-static inline vf v_min(vf a, vf b) { return _mm256_min_ps(a, b); }
-static inline vf v_sqrt(vf a) { return _mm256_sqrt_ps(a); }
-static inline vf v_and(vf a, vf b) { return _mm256_and_ps(a, b); }
-static inline vf v_andnot(vf a, vf b) { return _mm256_andnot_ps(a, b); }
-static inline vf v_or(vf a, vf b) { return _mm256_or_ps(a, b); }
-static inline vf v_xor(vf a, vf b) { return _mm256_xor_ps(a, b); }
 static inline vf v_round(vf a) {
     return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
-static inline vi v_cvt(vf a) { return _mm256_cvtps_epi32(a); }
-static inline vi v_iadd(vi a, vi b) { return _mm256_add_epi32(a, b); }
-static inline vi v_isub(vi a, vi b) { return _mm256_sub_epi32(a, b); }
-static inline vi v_iset1(int32_t x) { return _mm256_set1_epi32(x); }
-static inline vi v_ihalf(vi a) { return _mm256_srai_epi32(a, 1); }
-static inline vi v_ishl23(vi a) { return _mm256_slli_epi32(a, 23); }
 static inline vf v_asf(vi a) { return _mm256_castsi256_ps(a); }
-static inline vm v_lt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
-static inline vm v_gt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
-static inline vm v_isnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
 static inline vm v_mor(vm a, vm b) { return _mm256_or_ps(a, b); }
 static inline vm v_mnone(void) { return _mm256_setzero_ps(); }
 static inline bool v_any(vm m) { return _mm256_movemask_ps(m) != 0; }

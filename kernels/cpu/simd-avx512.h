@@ -21,6 +21,10 @@ typedef __m512 vf;
 typedef __m512i vi;
 typedef __mmask16 vm;
 
+#define SIMD_X86 _mm512
+#define SIMD_X86_CMP _mm512_cmp_ps_mask /* a compare giving a vm */
+#include "kernels/cpu/simd-x86.h"
+
 static inline vm v_tail(int64_t n) { return (vm)((1u << n) - 1u); }
 static inline vf v_load(const float *p) { return _mm512_loadu_ps(p); }
 static inline void v_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
@@ -29,34 +33,10 @@ static inline void v_store_n(float *p, vf v, int64_t n) { _mm512_mask_storeu_ps(
 static inline vf v_load_fill(const float *p, int64_t n, float fill) {
     return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), v_tail(n), p);
 }
-static inline vf v_set1(float x) { return _mm512_set1_ps(x); }
-static inline vf v_zero(void) { return _mm512_setzero_ps(); }
-static inline vf v_add(vf a, vf b) { return _mm512_add_ps(a, b); }
-static inline vf v_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
-static inline vf v_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
-static inline vf v_div(vf a, vf b) { return _mm512_div_ps(a, b); }
-static inline vf v_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
-static inline vf v_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
-static inline vf v_max(vf a, vf b) { return _mm512_max_ps(a, b); }
-static inline vf v_min(vf a, vf b) { return _mm512_min_ps(a, b); }
-static inline vf v_sqrt(vf a) { return _mm512_sqrt_ps(a); }
-static inline vf v_and(vf a, vf b) { return _mm512_and_ps(a, b); }
-static inline vf v_andnot(vf a, vf b) { return _mm512_andnot_ps(a, b); }
-static inline vf v_or(vf a, vf b) { return _mm512_or_ps(a, b); }
-static inline vf v_xor(vf a, vf b) { return _mm512_xor_ps(a, b); }
 static inline vf v_round(vf a) {
     return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
-static inline vi v_cvt(vf a) { return _mm512_cvtps_epi32(a); }
-static inline vi v_iadd(vi a, vi b) { return _mm512_add_epi32(a, b); }
-static inline vi v_isub(vi a, vi b) { return _mm512_sub_epi32(a, b); }
-static inline vi v_iset1(int32_t x) { return _mm512_set1_epi32(x); }
-static inline vi v_ihalf(vi a) { return _mm512_srai_epi32(a, 1); }
-static inline vi v_ishl23(vi a) { return _mm512_slli_epi32(a, 23); }
 static inline vf v_asf(vi a) { return _mm512_castsi512_ps(a); }
-static inline vm v_lt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
-static inline vm v_gt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
-static inline vm v_isnan(vf a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
 static inline vm v_mor(vm a, vm b) { return (vm)(a | b); }
 static inline vm v_mnone(void) { return (vm)0; }
 static inline bool v_any(vm m) { return m != 0; }

@@ -440,6 +440,22 @@ static mopt_status pack(const dnnl_memory_desc_t *plain, const dnnl_memory_desc_
     return MOPT_OK;
 }
 
+/* Packs src, stored as plain, into the weights layout that pd chose, then
+ * destroys pd; UNSUPPORTED when there is no pd. plain_w: the weights stay as
+ * stored, in the compute type (plain_c), and pd was made for that layout. */
+static mopt_status pack_for(dnnl_primitive_desc_t pd, bool plain_w, const dnnl_memory_desc_t *plain,
+                            const dnnl_memory_desc_t *plain_c, const void *src,
+                            onednn_weights **out) {
+    if (!pd) return MOPT_ERR_UNSUPPORTED;
+    if (plain_w) {
+        dnnl_primitive_desc_destroy(pd);
+        return pack(plain, plain_c, true, src, out);
+    }
+    dnnl_memory_desc_t want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    dnnl_primitive_desc_destroy(pd);
+    return pack(plain, &want, dnnl_memory_desc_equal(&want, plain_c), src, out);
+}
+
 /* ---- matmul descriptors ------------------------------------------------- */
 
 /* oneDNN 2.6 can divide by zero creating some primitives for empty tensors:
@@ -692,19 +708,12 @@ static mopt_status matmul_pack_body(const onednn_matmul_desc *d, const float *b,
     *out = NULL;
     if (!onednn_available() || !matmul_valid(d)) return MOPT_ERR_UNSUPPORTED;
     if (d->prec == ONEDNN_INT8) return matmul_pack_int8(d, b, out);
-    dnnl_memory_desc_t plain, plain_c, want; /* plain_c: the stored layout in the compute type */
+    dnnl_memory_desc_t plain, plain_c; /* plain_c: the stored layout in the compute type */
     if (!matmul_plain_b(d, &plain) || !md_strided(&plain_c, &d->b, dt_of(d->prec)))
         return MOPT_ERR_UNSUPPORTED;
     /* plain_w: the weights stay as stored, if oneDNN can use them so */
     dnnl_primitive_desc_t pd = matmul_pd(d, d->plain_w ? &plain_c : NULL, NULL);
-    if (!pd) return MOPT_ERR_UNSUPPORTED;
-    if (d->plain_w) {
-        dnnl_primitive_desc_destroy(pd);
-        return pack(&plain, &plain_c, true, b, out);
-    }
-    want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    dnnl_primitive_desc_destroy(pd);
-    return pack(&plain, &want, dnnl_memory_desc_equal(&want, &plain_c), b, out);
+    return pack_for(pd, d->plain_w, &plain, &plain_c, b, out);
 }
 
 mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int threads,
@@ -790,7 +799,7 @@ static mopt_status conv_pack_body(const onednn_conv_desc *d, const float *w, int
                                   onednn_weights **out) {
     *out = NULL;
     if (!onednn_available() || !conv_valid(d)) return MOPT_ERR_UNSUPPORTED;
-    dnnl_memory_desc_t plain, plain_c, want; /* plain_c: the stored layout in the compute type */
+    dnnl_memory_desc_t plain, plain_c; /* plain_c: the stored layout in the compute type */
     if (!conv_plain_w(d, &plain, dnnl_f32) || !conv_plain_w(d, &plain_c, dt_of(d->prec)))
         return MOPT_ERR_UNSUPPORTED;
     dnnl_primitive_desc_t pd = NULL;
@@ -800,14 +809,7 @@ static mopt_status conv_pack_body(const onednn_conv_desc *d, const float *w, int
         pd = NULL;
     }
     if (!pd) pd = conv_pd(d, d->plain_w ? &plain_c : NULL);
-    if (!pd) return MOPT_ERR_UNSUPPORTED;
-    if (d->plain_w) {
-        dnnl_primitive_desc_destroy(pd);
-        return pack(&plain, &plain_c, true, w, out);
-    }
-    want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    dnnl_primitive_desc_destroy(pd);
-    return pack(&plain, &want, dnnl_memory_desc_equal(&want, &plain_c), w, out);
+    return pack_for(pd, d->plain_w, &plain, &plain_c, w, out);
 }
 
 mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int threads,
@@ -1500,18 +1502,11 @@ static mopt_status deconv_pack_body(const onednn_conv_desc *d, const float *w, i
                                     onednn_weights **out) {
     *out = NULL;
     if (!onednn_available() || !deconv_valid(d) || d->has_residual) return MOPT_ERR_UNSUPPORTED;
-    dnnl_memory_desc_t plain, plain_c, want;
+    dnnl_memory_desc_t plain, plain_c;
     if (!deconv_plain_w(d, &plain, dnnl_f32) || !deconv_plain_w(d, &plain_c, dt_of(d->prec)))
         return MOPT_ERR_UNSUPPORTED;
     dnnl_primitive_desc_t pd = deconv_pd(d, d->plain_w ? &plain_c : NULL);
-    if (!pd) return MOPT_ERR_UNSUPPORTED;
-    if (d->plain_w) {
-        dnnl_primitive_desc_destroy(pd);
-        return pack(&plain, &plain_c, true, w, out);
-    }
-    want = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    dnnl_primitive_desc_destroy(pd);
-    return pack(&plain, &want, dnnl_memory_desc_equal(&want, &plain_c), w, out);
+    return pack_for(pd, d->plain_w, &plain, &plain_c, w, out);
 }
 
 mopt_status onednn_deconv_pack(const onednn_conv_desc *d, const float *w, int threads,

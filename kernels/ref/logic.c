@@ -158,34 +158,9 @@ int ref_isinf(mopt_dtype t, const void *px, uint8_t *y, int64_t n, bool positive
 enum { CHUNK = 256 };
 typedef enum mid_kind { MID_F64, MID_I64, MID_U64 } mid_kind;
 
-bool ref_cast_supported(mopt_dtype t) {
-    switch (t) {
-    case MOPT_DTYPE_F32:
-    case MOPT_DTYPE_F64:
-    case MOPT_DTYPE_F16:
-    case MOPT_DTYPE_BF16:
-    case MOPT_DTYPE_I8:
-    case MOPT_DTYPE_I16:
-    case MOPT_DTYPE_I32:
-    case MOPT_DTYPE_I64:
-    case MOPT_DTYPE_U8:
-    case MOPT_DTYPE_U16:
-    case MOPT_DTYPE_U32:
-    case MOPT_DTYPE_U64:
-    case MOPT_DTYPE_BOOL:
-    case MOPT_DTYPE_F8E4M3FN:
-    case MOPT_DTYPE_F8E4M3FNUZ:
-    case MOPT_DTYPE_F8E5M2:
-    case MOPT_DTYPE_F8E5M2FNUZ:
-    case MOPT_DTYPE_U4:
-    case MOPT_DTYPE_I4:
-    case MOPT_DTYPE_F4E2M1:
-    case MOPT_DTYPE_F8E8M0:
-    case MOPT_DTYPE_U2:
-    case MOPT_DTYPE_I2: return true;
-    default: return false;
-    }
-}
+/* Cast converts between every dtype of fixed size: all but strings (and
+ * undefined), the same list as mopt_dtype_size's. */
+bool ref_cast_supported(mopt_dtype t) { return mopt_dtype_size(t) != 0; }
 
 #define READ(T, CONV)                                                                              \
     do {                                                                                           \

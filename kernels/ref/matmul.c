@@ -66,34 +66,24 @@ DEFINE_DOT(dot_f64, double)
 DEFINE_GEMM(ref_gemm_f32, float, dot_f32)
 DEFINE_GEMM(ref_gemm_f64, double, dot_f64)
 
-typedef struct batch_f32 {
-    const float *A, *B;
-    float *C;
-} batch_f32;
+/* ref_gemm_batched_SFX: one ref_gemm_SFX per matrix of the batch that
+ * kn_gemm_each walks (the operands' offsets come from g). */
+#define DEFINE_GEMM_BATCHED(SFX, T)                                                                \
+    typedef struct batch_##SFX {                                                                   \
+        const T *A, *B;                                                                            \
+        T *C;                                                                                      \
+    } batch_##SFX;                                                                                 \
+                                                                                                   \
+    static void one_##SFX(void *arg, const kn_gemm *g, int64_t oa, int64_t ob, int64_t oc) {       \
+        const batch_##SFX *b = arg;                                                                \
+        ref_gemm_##SFX(g->M, g->N, g->K, b->A + oa, g->lda, g->trans_a, b->B + ob, g->ldb,         \
+                       g->trans_b, b->C + oc, g->ldc, g->alpha, g->beta);                          \
+    }                                                                                              \
+                                                                                                   \
+    void ref_gemm_batched_##SFX(const kn_gemm *g, const T *A, const T *B, T *C) {                  \
+        batch_##SFX b = {A, B, C};                                                                 \
+        kn_gemm_each(g, one_##SFX, &b);                                                            \
+    }
 
-static void one_f32(void *arg, const kn_gemm *g, int64_t oa, int64_t ob, int64_t oc) {
-    const batch_f32 *b = arg;
-    ref_gemm_f32(g->M, g->N, g->K, b->A + oa, g->lda, g->trans_a, b->B + ob, g->ldb, g->trans_b,
-                 b->C + oc, g->ldc, g->alpha, g->beta);
-}
-
-void ref_gemm_batched_f32(const kn_gemm *g, const float *A, const float *B, float *C) {
-    batch_f32 b = {A, B, C};
-    kn_gemm_each(g, one_f32, &b);
-}
-
-typedef struct batch_f64 {
-    const double *A, *B;
-    double *C;
-} batch_f64;
-
-static void one_f64(void *arg, const kn_gemm *g, int64_t oa, int64_t ob, int64_t oc) {
-    const batch_f64 *b = arg;
-    ref_gemm_f64(g->M, g->N, g->K, b->A + oa, g->lda, g->trans_a, b->B + ob, g->ldb, g->trans_b,
-                 b->C + oc, g->ldc, g->alpha, g->beta);
-}
-
-void ref_gemm_batched_f64(const kn_gemm *g, const double *A, const double *B, double *C) {
-    batch_f64 b = {A, B, C};
-    kn_gemm_each(g, one_f64, &b);
-}
+DEFINE_GEMM_BATCHED(f32, float)
+DEFINE_GEMM_BATCHED(f64, double)

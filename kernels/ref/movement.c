@@ -294,29 +294,22 @@ void ref_depth_space(bool to_space, bool crd, int64_t b, int64_t n, int64_t c, i
                      size_t es, const void *x, void *y) {
     const char *xs = x;
     char *ys = y;
-    if (to_space) { /* [n, c, h, w] -> [n, c/b², h*b, w*b] */
-        int64_t oc = c / (b * b), oh = h * b, ow = w * b;
-        for (int64_t in = 0; in < n; in++)
-            for (int64_t co = 0; co < oc; co++)
-                for (int64_t yh = 0; yh < oh; yh++)
-                    for (int64_t yw = 0; yw < ow; yw++) {
-                        int64_t i = yh % b, j = yw % b;
-                        int64_t ci = crd ? co * b * b + i * b + j : (i * b + j) * oc + co;
-                        int64_t src = ((in * c + ci) * h + yh / b) * w + yw / b;
-                        int64_t dst = ((in * oc + co) * oh + yh) * ow + yw;
-                        memcpy(ys + (size_t)dst * es, xs + (size_t)src * es, es);
-                    }
-    } else { /* [n, c, h, w] -> [n, c*b², h/b, w/b] */
-        int64_t oh = h / b, ow = w / b, oc = c * b * b;
-        for (int64_t in = 0; in < n; in++)
-            for (int64_t ci = 0; ci < c; ci++)
-                for (int64_t xh = 0; xh < h; xh++)
-                    for (int64_t xw = 0; xw < w; xw++) {
-                        int64_t i = xh % b, j = xw % b;
-                        int64_t co = crd ? ci * b * b + i * b + j : (i * b + j) * c + ci;
-                        int64_t src = ((in * c + ci) * h + xh) * w + xw;
-                        int64_t dst = ((in * oc + co) * oh + xh / b) * ow + xw / b;
-                        memcpy(ys + (size_t)dst * es, xs + (size_t)src * es, es);
-                    }
-    }
+    /* Walk the space side [n, cs, hs, ws] (y for DepthToSpace, x for
+     * SpaceToDepth); its element sits in the depth side [n, cd, hs/b, ws/b]
+     * at channel cd_i. DepthToSpace: [n, c, h, w] -> [n, c/b², h*b, w*b];
+     * SpaceToDepth: [n, c, h, w] -> [n, c*b², h/b, w/b]. */
+    const int64_t cs = to_space ? c / (b * b) : c, cd = to_space ? c : c * b * b;
+    const int64_t hs = to_space ? h * b : h, ws = to_space ? w * b : w;
+    const int64_t hd = hs / b, wd = ws / b;
+    for (int64_t in = 0; in < n; in++)
+        for (int64_t cs_i = 0; cs_i < cs; cs_i++)
+            for (int64_t sh = 0; sh < hs; sh++)
+                for (int64_t sw = 0; sw < ws; sw++) {
+                    int64_t i = sh % b, j = sw % b;
+                    int64_t cd_i = crd ? cs_i * b * b + i * b + j : (i * b + j) * cs + cs_i;
+                    int64_t space = ((in * cs + cs_i) * hs + sh) * ws + sw;
+                    int64_t depth = ((in * cd + cd_i) * hd + sh / b) * wd + sw / b;
+                    int64_t dst = to_space ? space : depth, src = to_space ? depth : space;
+                    memcpy(ys + (size_t)dst * es, xs + (size_t)src * es, es);
+                }
 }

@@ -16,52 +16,54 @@ int64_t ref_qindex(const ref_qlayout *l, int64_t o, int64_t a, int64_t i) {
     return (o * nb + a / l->block) * l->inner + i;
 }
 
+/* Elements of the layout, and the scale / zero-point index of flat element e
+ * (e = (o * len + a) * inner + i). */
+static int64_t qcount(const ref_qlayout *l) { return l->outer * l->len * l->inner; }
+
+static int64_t qindex_at(const ref_qlayout *l, int64_t e) {
+    int64_t oa = e / l->inner;
+    return ref_qindex(l, oa / l->len, oa % l->len, e % l->inner);
+}
+
+/* x[e] over its scale, through f16 when the input is f16. */
+static float scaled(const float *x, const float *scale, bool half, int64_t e, int64_t s) {
+    float v = x[e] / scale[s];
+    return half ? half_to_f32(half_from_f32(v)) : v;
+}
+
 void ref_quantize(const ref_qlayout *l, const float *x, const float *scale, const int32_t *zp,
                   bool half, int32_t qmin, int32_t qmax, int32_t *q) {
-    for (int64_t o = 0; o < l->outer; o++)
-        for (int64_t a = 0; a < l->len; a++)
-            for (int64_t i = 0; i < l->inner; i++) {
-                int64_t e = (o * l->len + a) * l->inner + i, s = ref_qindex(l, o, a, i);
-                float v = x[e] / scale[s];
-                if (half) v = half_to_f32(half_from_f32(v));
-                double r = nearbyint((double)v); /* ties to even (default mode) */
-                if (zp) r += zp[s];
-                if (!(r == r)) r = 0;
-                q[e] = r < qmin ? qmin : r > qmax ? qmax : (int32_t)r;
-            }
+    for (int64_t e = 0, n = qcount(l); e < n; e++) {
+        int64_t s = qindex_at(l, e);
+        double r = nearbyint((double)scaled(x, scale, half, e, s)); /* ties to even */
+        if (zp) r += zp[s];
+        if (!(r == r)) r = 0;
+        q[e] = r < qmin ? qmin : r > qmax ? qmax : (int32_t)r;
+    }
 }
 
 void ref_dequantize(const ref_qlayout *l, const int32_t *x, const float *scale, const int32_t *zp,
                     float *y) {
-    for (int64_t o = 0; o < l->outer; o++)
-        for (int64_t a = 0; a < l->len; a++)
-            for (int64_t i = 0; i < l->inner; i++) {
-                int64_t e = (o * l->len + a) * l->inner + i, s = ref_qindex(l, o, a, i);
-                y[e] = (float)(x[e] - (zp ? zp[s] : 0)) * scale[s];
-            }
+    for (int64_t e = 0, n = qcount(l); e < n; e++) {
+        int64_t s = qindex_at(l, e);
+        y[e] = (float)(x[e] - (zp ? zp[s] : 0)) * scale[s];
+    }
 }
 
 void ref_quantize_f8(const ref_qlayout *l, const float *x, const float *scale, const float *zp,
                      bool half, mopt_dtype to, bool saturate, uint8_t *q) {
-    for (int64_t o = 0; o < l->outer; o++)
-        for (int64_t a = 0; a < l->len; a++)
-            for (int64_t i = 0; i < l->inner; i++) {
-                int64_t e = (o * l->len + a) * l->inner + i, s = ref_qindex(l, o, a, i);
-                float v = x[e] / scale[s];
-                if (half) v = half_to_f32(half_from_f32(v));
-                if (zp) v += zp[s];
-                q[e] = to == MOPT_DTYPE_F4E2M1 ? f4e2m1_from_f64((double)v)
-                                               : f8_from_f64(to, (double)v, saturate);
-            }
+    for (int64_t e = 0, n = qcount(l); e < n; e++) {
+        int64_t s = qindex_at(l, e);
+        float v = scaled(x, scale, half, e, s);
+        if (zp) v += zp[s];
+        q[e] = to == MOPT_DTYPE_F4E2M1 ? f4e2m1_from_f64((double)v)
+                                       : f8_from_f64(to, (double)v, saturate);
+    }
 }
 
 void ref_dequantize_f(const ref_qlayout *l, const float *x, const float *scale, float *y) {
-    for (int64_t o = 0; o < l->outer; o++)
-        for (int64_t a = 0; a < l->len; a++)
-            for (int64_t i = 0; i < l->inner; i++) {
-                int64_t e = (o * l->len + a) * l->inner + i;
-                y[e] = x[e] * scale[ref_qindex(l, o, a, i)];
-            }
+    for (int64_t e = 0, n = qcount(l); e < n; e++)
+        y[e] = x[e] * scale[qindex_at(l, e)];
 }
 
 void ref_matmul_int(int64_t m, int64_t k, int64_t n, const int32_t *a, const int32_t *b,

@@ -185,6 +185,15 @@ void ref_dq_quantize_u8(const float *x, int64_t n, uint8_t *q, float *scale, uin
     *zp = zi;
 }
 
+/* c[0] * v2^(n-1) + ... + c[n-1] in fused multiply-adds, highest power
+ * first. */
+static float dq_poly(float v2, const float *c, int n) {
+    float p = fmaf(v2, c[0], c[1]);
+    for (int k = 2; k < n; k++)
+        p = fmaf(p, v2, c[k]);
+    return p;
+}
+
 /* ONNX Runtime computes this op's default activations with MLAS's rational
  * approximations (the coefficients Eigen publishes for f32), evaluated with
  * fused multiply-adds on x86-64 CPUs with FMA. The quantization of H(t)
@@ -192,33 +201,26 @@ void ref_dq_quantize_u8(const float *x, int64_t n, uint8_t *q, float *scale, uin
  * then, so the op follows that arithmetic to agree with ONNX Runtime. The
  * approximations are within 2e-7 absolute of the exact functions. */
 static float dq_logistic(float x) {
+    static const float num[] = {4.37031012579801e-11f, 1.15627324459942e-07f, 6.08574864600143e-05f,
+                                8.51377133304701e-03f, 2.48287947061529e-01f};
+    static const float den[] = {6.10247389755681e-13f, 5.76102136993427e-09f,
+                                6.29106785017040e-06f, 1.70198817374094e-03f,
+                                1.16817656904453e-01f, 9.93151921023180e-01f};
     float v = x < -18.0f ? -18.0f : x > 18.0f ? 18.0f : x, v2 = v * v;
-    float p = fmaf(v2, 4.37031012579801e-11f, 1.15627324459942e-07f);
-    p = fmaf(p, v2, 6.08574864600143e-05f);
-    p = fmaf(p, v2, 8.51377133304701e-03f);
-    p = fmaf(p, v2, 2.48287947061529e-01f);
-    p = p * v;
-    float q = fmaf(v2, 6.10247389755681e-13f, 5.76102136993427e-09f);
-    q = fmaf(q, v2, 6.29106785017040e-06f);
-    q = fmaf(q, v2, 1.70198817374094e-03f);
-    q = fmaf(q, v2, 1.16817656904453e-01f);
-    q = fmaf(q, v2, 9.93151921023180e-01f);
-    return p / q + 0.5f;
+    float p = dq_poly(v2, num, 5) * v;
+    return p / dq_poly(v2, den, 6) + 0.5f;
 }
 
 static float dq_tanh(float x) {
+    static const float num[] = {-2.76076847742355e-16f, 2.00018790482477e-13f,
+                                -8.60467152213735e-11f, 5.12229709037114e-08f,
+                                1.48572235717979e-05f,  6.37261928875436e-04f,
+                                4.89352455891786e-03f};
+    static const float den[] = {1.19825839466702e-06f, 1.18534705686654e-04f, 2.26843463243900e-03f,
+                                4.89352518554385e-03f};
     float v = x < -9.0f ? -9.0f : x > 9.0f ? 9.0f : x, v2 = v * v;
-    float p = fmaf(v2, -2.76076847742355e-16f, 2.00018790482477e-13f);
-    p = fmaf(p, v2, -8.60467152213735e-11f);
-    p = fmaf(p, v2, 5.12229709037114e-08f);
-    p = fmaf(p, v2, 1.48572235717979e-05f);
-    p = fmaf(p, v2, 6.37261928875436e-04f);
-    p = fmaf(p, v2, 4.89352455891786e-03f);
-    p = p * v;
-    float q = fmaf(v2, 1.19825839466702e-06f, 1.18534705686654e-04f);
-    q = fmaf(q, v2, 2.26843463243900e-03f);
-    q = fmaf(q, v2, 4.89352518554385e-03f);
-    return p / q;
+    float p = dq_poly(v2, num, 7) * v;
+    return p / dq_poly(v2, den, 4);
 }
 
 /* An activation of the op: Sigmoid and Tanh as ONNX Runtime computes them,

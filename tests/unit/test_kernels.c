@@ -862,43 +862,30 @@ static void run_variant(void (*cases)(const op_impl *), const char *op, const ch
     g_want = NULL;
 }
 
+/* A test that runs `cases` on the oneDNN impl of op (default domain) with
+ * precision prec at opt_level 0, wanting variant want. */
+#define ONEDNN_CASES_TEST(name, cases, op, prec, want)                                             \
+    static void name(void **st) {                                                                  \
+        (void)st;                                                                                  \
+        run_variant(cases, op, "", prec, 0, want);                                                 \
+    }
+
 static void onednn_matmul(void **st) {
     (void)st;
     assert_true(onednn_available());
     run_variant(run_matmul_cases, "MatMul", "", OP_PREC_FP32, 0, "onednn");
 }
-static void onednn_gemm(void **st) {
-    (void)st;
-    run_variant(run_gemm_cases, "Gemm", "", OP_PREC_FP32, 0, "onednn");
-}
-static void onednn_conv(void **st) {
-    (void)st;
-    run_variant(run_conv_cases, "Conv", "", OP_PREC_FP32, 0, "onednn");
-}
+ONEDNN_CASES_TEST(onednn_gemm, run_gemm_cases, "Gemm", OP_PREC_FP32, "onednn")
+ONEDNN_CASES_TEST(onednn_conv, run_conv_cases, "Conv", OP_PREC_FP32, "onednn")
 
 /* precision=bf16 */
-static void onednn_bf16_matmul(void **st) {
-    (void)st;
-    run_variant(run_matmul_cases, "MatMul", "", OP_PREC_BF16, 0, "onednn-bf16");
-}
-static void onednn_bf16_gemm(void **st) {
-    (void)st;
-    run_variant(run_gemm_cases, "Gemm", "", OP_PREC_BF16, 0, "onednn-bf16");
-}
-static void onednn_bf16_conv(void **st) {
-    (void)st;
-    run_variant(run_conv_cases, "Conv", "", OP_PREC_BF16, 0, "onednn-bf16");
-}
+ONEDNN_CASES_TEST(onednn_bf16_matmul, run_matmul_cases, "MatMul", OP_PREC_BF16, "onednn-bf16")
+ONEDNN_CASES_TEST(onednn_bf16_gemm, run_gemm_cases, "Gemm", OP_PREC_BF16, "onednn-bf16")
+ONEDNN_CASES_TEST(onednn_bf16_conv, run_conv_cases, "Conv", OP_PREC_BF16, "onednn-bf16")
 
 /* precision=int8 */
-static void onednn_int8_matmul(void **st) {
-    (void)st;
-    run_variant(run_matmul_cases, "MatMul", "", OP_PREC_INT8, 0, "onednn-int8");
-}
-static void onednn_int8_gemm(void **st) {
-    (void)st;
-    run_variant(run_gemm_cases, "Gemm", "", OP_PREC_INT8, 0, "onednn-int8");
-}
+ONEDNN_CASES_TEST(onednn_int8_matmul, run_matmul_cases, "MatMul", OP_PREC_INT8, "onednn-int8")
+ONEDNN_CASES_TEST(onednn_int8_gemm, run_gemm_cases, "Gemm", OP_PREC_INT8, "onednn-int8")
 
 /* opt_level 3: the "-packed" variants (weights reordered into oneDNN's layout
  * at build) pass the same cases as the plain ones, where they take the node: a

@@ -101,7 +101,30 @@ def mopt_dtype(dtype):
 
 # --------------------------------------------------------------------------- options
 
-class Options:
+class _Closable:
+    """What the classes that own a libmopt handle share: close() on leaving a
+    `with` block, and on garbage collection."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # never raise from a finalizer (e.g. at interpreter exit)
+            pass
+
+    def _release(self):
+        """Destroys the handle with the class's _destroy, once."""
+        h, self._handle = self._handle, None
+        if h is not None:
+            self._destroy(h)
+
+
+class Options(_Closable):
     """A libmopt option set, used like a dict: Options(threads=2, backend="ref").
 
     Values: int (and bool) -> mopt_options_set_int, float -> set_double,
@@ -245,28 +268,14 @@ class Options:
 
     def close(self):
         """Releases the C option set; further use raises ClosedError. Idempotent."""
-        h, self._handle = self._handle, None
-        if h is not None:
-            self._destroy(h)
+        self._release()
 
     _destroy = staticmethod(_lib.mopt_options_destroy)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # never raise from a finalizer (e.g. at interpreter exit)
-            pass
 
 
 # --------------------------------------------------------------------------- thread pool
 
-class ThreadPool:
+class ThreadPool(_Closable):
     """A shared budget of `threads` cores (mopt_threadpool, experimental):
     sessions and batchers given threadpool=pool (an option) never run more
     than `threads` compute threads at once between them, counting libmopt's
@@ -303,9 +312,7 @@ class ThreadPool:
 
     def close(self):
         """Drops this object's reference. Idempotent."""
-        h, self._handle = self._handle, None
-        if h is not None:
-            self._destroy(h)
+        self._release()
 
     _destroy = staticmethod(_lib.mopt_threadpool_destroy)
 
@@ -313,18 +320,6 @@ class ThreadPool:
         if self._handle is None:
             return "<mopt.ThreadPool (closed)>"
         return "mopt.ThreadPool(threads=%d)" % self.threads
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def _merged_options(base, options, kwargs):
@@ -382,7 +377,7 @@ class _Box:
         self.handle = handle
 
 
-class Model:
+class Model(_Closable):
     """A loaded, optimized ONNX model: Model("model.onnx", opt_level=2).
 
     source is a path (str or os.PathLike) or the model's bytes (bytes,
@@ -505,29 +500,43 @@ class Model:
             if h is not None:
                 self._destroy_session(h)
         self._sessions.clear()
-        h, self._handle = self._handle, None
-        if h is not None:
-            self._destroy(h)
+        self._release()
         if getattr(self, "options", None) is not None:
             self.options.close()
 
     _destroy = staticmethod(_lib.mopt_model_destroy)
     _destroy_session = staticmethod(_lib.mopt_session_destroy)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
 
 # --------------------------------------------------------------------------- session
+
+def _c_strings(names):
+    """The names as a C array of UTF-8 strings (one slot at least)."""
+    enc = [n.encode() for n in names]
+    return (ctypes.c_char_p * max(len(enc), 1))(*enc)
+
+
+def _destroy_tensors(outs, handles):
+    """Destroys the outputs still in outs (an adopted one is None) and the
+    input tensors of handles: the cleanup after a run."""
+    for t in outs:
+        if t:
+            _lib.mopt_tensor_destroy(t)
+    for t in handles:
+        _lib.mopt_tensor_destroy(t)
+
+
+def _wrap_array(code, arr, what):
+    """A tensor handle (mopt_tensor_wrap, dtype code) borrowing the buffer of
+    arr, which must stay alive as long as the handle; failures name what."""
+    rank = arr.ndim
+    dims = (ctypes.c_int64 * rank)(*arr.shape) if rank else None
+    t = ctypes.c_void_p()
+    st = _lib.mopt_tensor_wrap(code, rank, dims, ctypes.c_void_p(arr.ctypes.data),
+                               arr.nbytes, ctypes.byref(t))
+    _check(st, what)
+    return t.value
+
 
 def _wrap_feed(info, name, value):
     """(tensor handle, array) for one feed of the input described by info
@@ -544,13 +553,7 @@ def _wrap_feed(info, name, value):
         arr = arr.astype(arr.dtype.newbyteorder("="))  # byte-swapped: copy to native
     if not (arr.flags.c_contiguous and arr.flags.aligned):
         arr = np.ascontiguousarray(arr)  # strided / Fortran order / unaligned: copy
-    rank = arr.ndim
-    dims = (ctypes.c_int64 * rank)(*arr.shape) if rank else None
-    t = ctypes.c_void_p()
-    st = _lib.mopt_tensor_wrap(code, rank, dims, ctypes.c_void_p(arr.ctypes.data),
-                               arr.nbytes, ctypes.byref(t))
-    _check(st, "input '%s'" % name)
-    return t.value, arr
+    return _wrap_array(code, arr, "input '%s'" % name), arr
 
 
 def _adopt_tensor(handle):
@@ -579,7 +582,7 @@ def _adopt_tensor(handle):
     return np.asarray(_TensorMemory(handle, shape, dt, data))
 
 
-class Session:
+class Session(_Closable):
     """Runs a Model: Session(model, threads=4).run({"input": x}).
 
     Options default to the model's; options / keyword arguments given here
@@ -636,13 +639,7 @@ class Session:
                 "output '%s': a caller-provided output array must be C-contiguous, aligned, "
                 "writable and in native byte order (the library writes into it)" % name,
                 errors.ERR_INVALID_ARGUMENT, "invalid argument")
-        rank = arr.ndim
-        dims = (ctypes.c_int64 * rank)(*arr.shape) if rank else None
-        t = ctypes.c_void_p()
-        st = _lib.mopt_tensor_wrap(code, rank, dims, ctypes.c_void_p(arr.ctypes.data),
-                                   arr.nbytes, ctypes.byref(t))
-        _check(st, "output '%s'" % name)
-        return t.value
+        return _wrap_array(code, arr, "output '%s'" % name)
 
     def _check_names(self, in_names, out_names):
         """Names every unknown or missing input and every unknown output."""
@@ -719,9 +716,8 @@ class Session:
                 for i, arr in enumerate(out_arrays):
                     if arr is not None:
                         outs[i] = self._wrap_output(out_names[i], arr)
-                in_names = (ctypes.c_char_p * max(n_in, 1))(*[n.encode() for n, _ in items])
+                in_names, o_names = _c_strings(n for n, _ in items), _c_strings(out_names)
                 in_tensors = (ctypes.c_void_p * max(n_in, 1))(*handles)
-                o_names = (ctypes.c_char_p * max(n_out, 1))(*[n.encode() for n in out_names])
                 st = _lib.mopt_session_run_v2(h, run_options, n_in, in_names, in_tensors, n_out,
                                               o_names, outs)
                 _check(st)
@@ -734,11 +730,7 @@ class Session:
                         outs[i] = None  # the array owns it now
                 return results
             finally:
-                for i in range(n_out):
-                    if outs[i]:
-                        _lib.mopt_tensor_destroy(outs[i])
-                for t in handles:
-                    _lib.mopt_tensor_destroy(t)
+                _destroy_tensors(outs, handles)
                 del keep
 
     def run(self, feeds, output_names=None):
@@ -802,17 +794,32 @@ class Session:
 
     _destroy = staticmethod(_lib.mopt_session_destroy)
 
-    def __enter__(self):
-        return self
 
-    def __exit__(self, *exc):
-        self.close()
+class _OnModel(_Closable):
+    """What Batcher and Generator share: they run on a Model, or on one they
+    load from a path themselves (and close with them)."""
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _take_model(self, model, options, kwargs, **load_defaults):
+        """Sets self.model (model, or the one loaded from path model with
+        options/kwargs and load_defaults under them) and self.options (the
+        model's options, then options, then kwargs); returns the model."""
+        self._own_model = None
+        if not isinstance(model, Model):
+            for k, v in load_defaults.items():
+                kwargs.setdefault(k, v)
+            model = self._own_model = Model(model, options, **kwargs)
+            options, kwargs = None, {}
+        model._check_open()
+        self.model = model
+        self.options = _merged_options(model.options, options, kwargs)
+        return model
+
+    def _close_owned(self):
+        """Closes this object's options, and the model it loaded itself."""
+        if getattr(self, "options", None) is not None:
+            self.options.close()
+        if self._own_model is not None:
+            self._own_model.close()
 
 
 # --------------------------------------------------------------------------- batcher
@@ -822,7 +829,7 @@ _BATCHER_STATS = ("requests", "completed", "failed", "rejected_full", "timed_out
                   "input_elements", "effective_max_batch")
 
 
-class Batcher:
+class Batcher(_OnModel):
     """Dynamic batching (mopt_batcher): many threads call run() with ONE
     sample each (batch dim 1 on axis 0); the library coalesces them along
     axis 0 into one session run (up to max_batch, or after max_delay_us),
@@ -844,16 +851,10 @@ class Batcher:
     def __init__(self, model, max_batch=8, max_delay_us=2000, queue_capacity=256, workers=1,
                  seq_buckets=None, no_padding=False, options=None, **kwargs):
         self._handle = None
-        self._own_model = None
         self._cv = threading.Condition()
         self._active = 0
         self._closing = False
-        if not isinstance(model, Model):
-            model = self._own_model = Model(model, options, **kwargs)
-            options, kwargs = None, {}
-        model._check_open()
-        self.model = model
-        self.options = _merged_options(model.options, options, kwargs)
+        model = self._take_model(model, options, kwargs)
         buckets = [int(b) for b in (seq_buckets or [])]
         self.seq_buckets = tuple(buckets)
         barr = (ctypes.c_int64 * max(len(buckets), 1))(*buckets)
@@ -870,9 +871,7 @@ class Batcher:
         st = _lib.mopt_batcher_create(model._handle, self.options, ctypes.byref(cfg),
                                       ctypes.byref(h))
         if st != errors.OK:
-            self.options.close()
-            if self._own_model is not None:
-                self._own_model.close()
+            self._close_owned()
             _raise(st)
         self._handle = h.value
         self._inputs = {info.name: info for info in model.inputs}
@@ -924,9 +923,8 @@ class Batcher:
                 t, arr = _wrap_feed(self._inputs.get(name), name, value)
                 handles.append(t)
                 keep.append(arr)
-            in_names = (ctypes.c_char_p * max(n_in, 1))(*[n.encode() for n, _ in items])
+            in_names, o_names = _c_strings(n for n, _ in items), _c_strings(out_names)
             in_tensors = (ctypes.c_void_p * max(n_in, 1))(*handles)
-            o_names = (ctypes.c_char_p * max(n_out, 1))(*[n.encode() for n in out_names])
             st = _lib.mopt_batcher_run(h, n_in, in_names, in_tensors, n_out, o_names, outs,
                                        int(timeout_us))
             _check(st)
@@ -936,11 +934,7 @@ class Batcher:
                 outs[i] = None  # the array owns it now
             return results
         finally:
-            for i in range(n_out):
-                if outs[i]:
-                    _lib.mopt_tensor_destroy(outs[i])
-            for t in handles:
-                _lib.mopt_tensor_destroy(t)
+            _destroy_tensors(outs, handles)
             del keep
             self._leave()
 
@@ -972,25 +966,9 @@ class Batcher:
                 self._cv.wait()
             h, self._handle = self._handle, None
         self._destroy(h)
-        if getattr(self, "options", None) is not None:
-            self.options.close()
-        if self._own_model is not None:
-            self._own_model.close()
+        self._close_owned()
 
     _destroy = staticmethod(_lib.mopt_batcher_destroy)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            if getattr(self, "_handle", None) is not None:
-                self.close()
-        except Exception:
-            pass
 
 
 # --------------------------------------------------------------------------- generator
@@ -1001,7 +979,7 @@ _GENERATOR_STATS = ("layers", "heads", "head_dim", "vocab", "max_seq", "cached_t
                     "capacity_planned", "last_step_inferred_nodes")
 
 
-class Generator:
+class Generator(_OnModel):
     """Token generation with a KV cache (mopt_generator) over a decoder
     exported with past_key_values inputs and present outputs:
 
@@ -1022,21 +1000,12 @@ class Generator:
 
     def __init__(self, model, max_seq=1024, options=None, **kwargs):
         self._handle = None
-        self._own_model = None
-        if not isinstance(model, Model):
-            kwargs.setdefault("kv_cache", 1)
-            model = self._own_model = Model(model, options, **kwargs)
-            options, kwargs = None, {}
-        model._check_open()
-        self.model = model
-        self.options = _merged_options(model.options, options, kwargs)
+        model = self._take_model(model, options, kwargs, kv_cache=1)
         h = ctypes.c_void_p()
         st = _lib.mopt_generator_create(model._handle, self.options, int(max_seq),
                                         ctypes.byref(h))
         if st != errors.OK:
-            self.options.close()
-            if self._own_model is not None:
-                self._own_model.close()
+            self._close_owned()
             _raise(st)
         self._handle = h.value
         self.max_seq = int(max_seq)
@@ -1161,20 +1130,4 @@ class Generator:
             return
         h, self._handle = self._handle, None
         _lib.mopt_generator_destroy(h)
-        if getattr(self, "options", None) is not None:
-            self.options.close()
-        if self._own_model is not None:
-            self._own_model.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            if getattr(self, "_handle", None) is not None:
-                self.close()
-        except Exception:
-            pass
+        self._close_owned()
