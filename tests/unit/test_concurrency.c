@@ -22,46 +22,19 @@
 #include <mopt/mopt.h>
 #include <pthread.h>
 
+#include "test_model_case.h"
+
 #define N_THREADS 4
 #define N_SETS 3
 
-/* each test model: its file and its committed input sets */
-typedef struct {
-    const char *dir;
-    mopt_model *model;
-    int n_inputs;
-    mopt_tensor *inputs[N_SETS][4];
-    mopt_tensor *serial[N_SETS]; /* output 0 of a serial run */
-} model_case;
-
-static void load_case(model_case *c, const char *dir) {
-    memset(c, 0, sizeof *c);
-    c->dir = dir;
-    char path[512];
-    snprintf(path, sizeof path, "%s/model.onnx", dir);
+/* each test model: its file and its committed input sets, loaded with
+ * threads=1 */
+static void load_case_1t(model_case *c, const char *dir) {
     mopt_options *o = NULL;
     assert_int_equal(mopt_options_create(&o), MOPT_OK);
     assert_int_equal(mopt_options_set_int(o, "threads", 1), MOPT_OK);
-    mopt_status st = mopt_model_load(path, o, &c->model);
-    if (st) fail_msg("loading %s: %s", path, mopt_last_error());
-    c->n_inputs = (int)mopt_model_io_count(c->model, MOPT_INPUT);
-    assert_true(c->n_inputs >= 1 && c->n_inputs <= 4);
-    for (int k = 0; k < N_SETS; k++)
-        for (int i = 0; i < c->n_inputs; i++) {
-            snprintf(path, sizeof path, "%s/test_data_set_%d/input_%d.npy", dir, k, i);
-            st = mopt_tensor_load(path, &c->inputs[k][i]);
-            if (st) fail_msg("%s: %s", path, mopt_last_error());
-        }
+    load_case(c, dir, N_SETS, o);
     mopt_options_destroy(o);
-}
-
-static void free_case(model_case *c) {
-    for (int k = 0; k < N_SETS; k++) {
-        for (int i = 0; i < c->n_inputs; i++)
-            mopt_tensor_destroy(c->inputs[k][i]);
-        mopt_tensor_destroy(c->serial[k]);
-    }
-    mopt_model_destroy(c->model);
 }
 
 static mopt_session *new_session(const mopt_model *m) {
@@ -75,28 +48,7 @@ static mopt_session *new_session(const mopt_model *m) {
     return s;
 }
 
-/* Runs set k, returns output 0 (owned) or NULL with *st set. */
-static mopt_tensor *run_set(mopt_session *s, const model_case *c, int k, mopt_status *st) {
-    mopt_tensor *out[1] = {NULL};
-    *st = mopt_session_run(s, (size_t)c->n_inputs, NULL, (const mopt_tensor *const *)c->inputs[k],
-                           1, NULL, out);
-    return *st ? NULL : out[0];
-}
-
-static int same_bits(const mopt_tensor *a, const mopt_tensor *b) {
-    size_t na = mopt_tensor_size_bytes(a), nb = mopt_tensor_size_bytes(b);
-    return na == nb && memcmp(mopt_tensor_data_const(a), mopt_tensor_data_const(b), na) == 0;
-}
-
-static void serial_reference(model_case *c) {
-    mopt_session *s = new_session(c->model);
-    for (int k = 0; k < N_SETS; k++) {
-        mopt_status st;
-        c->serial[k] = run_set(s, c, k, &st);
-        if (st) fail_msg("%s set %d: %s", c->dir, k, mopt_last_error());
-    }
-    mopt_session_destroy(s);
-}
+static void serial_reference(model_case *c) { case_serial(c, new_session(c->model)); }
 
 typedef struct {
     model_case *c;
@@ -132,7 +84,7 @@ static void *worker(void *p) {
 
 static void threads_match_serial(const char *dir, int runs) {
     model_case c;
-    load_case(&c, dir);
+    load_case_1t(&c, dir);
     serial_reference(&c);
     pthread_t th[N_THREADS];
     worker_arg w[N_THREADS];
@@ -202,7 +154,7 @@ static double now_s(void) {
 static void shared_session_is_busy(void **state) {
     (void)state;
     model_case c;
-    load_case(&c, "tests/models/bert");
+    load_case_1t(&c, "tests/models/bert");
     serial_reference(&c);
     busy_arg a = {.c = &c, .s = new_session(c.model)}, b = a;
     atomic_init(&a.stop, 0);
@@ -258,7 +210,7 @@ static void *late_runs(void *p) {
 static void model_destroyed_before_sessions(void **state) {
     (void)state;
     model_case c;
-    load_case(&c, "tests/models/cnn");
+    load_case_1t(&c, "tests/models/cnn");
     serial_reference(&c);
     late_arg l[2] = {{.s = new_session(c.model), .c = &c}, {.s = new_session(c.model), .c = &c}};
     mopt_model_destroy(c.model); /* the caller lets go first */

@@ -22,44 +22,10 @@
 #include <mopt/mopt.h>
 #include <pthread.h>
 
+#include "test_model_case.h"
+
 #define K_SESSIONS 4
 #define N_SETS 3
-#define MAX_IN 4
-
-typedef struct {
-    const char *dir;
-    mopt_model *model;
-    int n_inputs, n_sets;
-    mopt_tensor *inputs[N_SETS][MAX_IN];
-    mopt_tensor *serial[N_SETS]; /* output 0 of a serial run */
-} model_case;
-
-static void load_case(model_case *c, const char *dir, int n_sets) {
-    memset(c, 0, sizeof *c);
-    c->dir = dir;
-    c->n_sets = n_sets;
-    char path[512];
-    snprintf(path, sizeof path, "%s/model.onnx", dir);
-    mopt_status st = mopt_model_load(path, NULL, &c->model);
-    if (st) fail_msg("loading %s: %s", path, mopt_last_error());
-    c->n_inputs = (int)mopt_model_io_count(c->model, MOPT_INPUT);
-    assert_true(c->n_inputs >= 1 && c->n_inputs <= MAX_IN);
-    for (int k = 0; k < n_sets; k++)
-        for (int i = 0; i < c->n_inputs; i++) {
-            snprintf(path, sizeof path, "%s/test_data_set_%d/input_%d.npy", dir, k, i);
-            st = mopt_tensor_load(path, &c->inputs[k][i]);
-            if (st) fail_msg("%s: %s", path, mopt_last_error());
-        }
-}
-
-static void free_case(model_case *c) {
-    for (int k = 0; k < c->n_sets; k++) {
-        for (int i = 0; i < c->n_inputs; i++)
-            mopt_tensor_destroy(c->inputs[k][i]);
-        mopt_tensor_destroy(c->serial[k]);
-    }
-    mopt_model_destroy(c->model);
-}
 
 /* A session with `threads` threads, on pool (may be NULL). */
 static mopt_session *new_session(const mopt_model *m, int threads, mopt_threadpool *pool) {
@@ -74,28 +40,8 @@ static mopt_session *new_session(const mopt_model *m, int threads, mopt_threadpo
     return s;
 }
 
-static mopt_tensor *run_set(mopt_session *s, const model_case *c, int k, mopt_status *st) {
-    mopt_tensor *out[1] = {NULL};
-    *st = mopt_session_run(s, (size_t)c->n_inputs, NULL, (const mopt_tensor *const *)c->inputs[k],
-                           1, NULL, out);
-    return *st ? NULL : out[0];
-}
-
-static int same_bits(const mopt_tensor *a, const mopt_tensor *b) {
-    size_t na = mopt_tensor_size_bytes(a), nb = mopt_tensor_size_bytes(b);
-    return na == nb && memcmp(mopt_tensor_data_const(a), mopt_tensor_data_const(b), na) == 0;
-}
-
 /* The serial reference: one session on 1 thread, no pool. */
-static void serial_reference(model_case *c) {
-    mopt_session *s = new_session(c->model, 1, NULL);
-    for (int k = 0; k < c->n_sets; k++) {
-        mopt_status st;
-        c->serial[k] = run_set(s, c, k, &st);
-        if (st) fail_msg("%s set %d: %s", c->dir, k, mopt_last_error());
-    }
-    mopt_session_destroy(s);
-}
+static void serial_reference(model_case *c) { case_serial(c, new_session(c->model, 1, NULL)); }
 
 static mopt_threadpool_stats pool_stats(const mopt_threadpool *p) {
     mopt_threadpool_stats ps;
@@ -130,7 +76,7 @@ static void *worker(void *p) {
  * never more than T threads at work, outputs bitwise equal to serial. */
 static void bounded(const char *dir, int T, int threads, int runs) {
     model_case c;
-    load_case(&c, dir, N_SETS);
+    load_case(&c, dir, N_SETS, NULL);
     serial_reference(&c);
     mopt_threadpool *pool = NULL;
     assert_int_equal(mopt_threadpool_create(T, NULL, &pool), MOPT_OK);
@@ -199,7 +145,7 @@ static void bound_three(void **state) {
 static void alone_uses_threads(void **state) {
     (void)state;
     model_case c;
-    load_case(&c, "tests/models/cnn", N_SETS);
+    load_case(&c, "tests/models/cnn", N_SETS, NULL);
     serial_reference(&c);
     mopt_threadpool *pool = NULL;
     assert_int_equal(mopt_threadpool_create(2, NULL, &pool), MOPT_OK);
@@ -229,7 +175,7 @@ static void alone_uses_threads(void **state) {
 static void destroyed_while_used(void **state) {
     (void)state;
     model_case c;
-    load_case(&c, "tests/models/cnn", N_SETS);
+    load_case(&c, "tests/models/cnn", N_SETS, NULL);
     serial_reference(&c);
     mopt_threadpool *pool = NULL;
     assert_int_equal(mopt_threadpool_create(1, NULL, &pool), MOPT_OK);
@@ -268,7 +214,7 @@ static void destroyed_while_used(void **state) {
 static void nested_subgraphs(void **state) {
     (void)state;
     model_case c;
-    load_case(&c, "tests/ops/data/control/loop_nested_if", 2);
+    load_case(&c, "tests/ops/data/control/loop_nested_if", 2, NULL);
     mopt_session *ref = new_session(c.model, 1, NULL);
     mopt_threadpool *pool = NULL;
     assert_int_equal(mopt_threadpool_create(1, NULL, &pool), MOPT_OK);
@@ -318,7 +264,7 @@ static void *batch_client(void *p) {
 static void batcher_shares_pool(void **state) {
     (void)state;
     model_case c;
-    load_case(&c, "tests/models/cnn", N_SETS);
+    load_case(&c, "tests/models/cnn", N_SETS, NULL);
     serial_reference(&c);
     mopt_threadpool *pool = NULL;
     assert_int_equal(mopt_threadpool_create(1, NULL, &pool), MOPT_OK);
