@@ -394,8 +394,10 @@ static mopt_status try_attention(fu_graph *f, ir_node *a, int32_t *removed) {
     /* a head computes nothing when its V columns and V bias are zero (its
      * output is a weighted mean of zero rows), or when every reader's rows
      * for it are zero */
-    bool keep_head[256];
-    if (heads > (int64_t)(sizeof keep_head / sizeof keep_head[0])) return MOPT_OK;
+    int64_t ncols = q.n > v.n ? q.n : v.n;
+    bool *keep_head = mopt_malloc((size_t)(heads + ncols) * sizeof *keep_head);
+    if (!keep_head) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory pruning '%s'", a->name);
+    bool *cols = keep_head + heads;
     int64_t dead = 0;
     for (int64_t h = 0; h < heads; h++) {
         bool zero_v = true;
@@ -412,10 +414,11 @@ static mopt_status try_attention(fu_graph *f, ir_node *a, int32_t *removed) {
         keep_head[h] = !(zero_v || zero_o);
         dead += !keep_head[h];
     }
-    if (dead == 0 || dead == heads) return MOPT_OK;
+    if (dead == 0 || dead == heads) {
+        mopt_free(keep_head);
+        return MOPT_OK;
+    }
     int64_t kept = heads - dead;
-    bool *cols = mopt_malloc((size_t)(q.n > v.n ? q.n : v.n) * sizeof *cols);
-    if (!cols) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory pruning '%s'", a->name);
     head_mask(keep_head, heads, d, cols);
     mopt_status st = drop_proj_heads(g, &q, cols, kept * d);
     if (!st) st = drop_proj_heads(g, &k, cols, kept * d);
@@ -425,7 +428,7 @@ static mopt_status try_attention(fu_graph *f, ir_node *a, int32_t *removed) {
         int64_t p = g->values[readers[r]->inputs[1]]->shape.dims[1];
         st = rewrite_weight(g, readers[r], 1, v.n, p, 1, cols, NULL, 0, kept * dv);
     }
-    mopt_free(cols);
+    mopt_free(keep_head);
     if (st) return st;
     /* the scale stays 1/sqrt(D): D is unchanged */
     for (int32_t i = 0; i < a->n_attrs; i++)
