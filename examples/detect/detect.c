@@ -40,6 +40,9 @@
 
 #include <mopt/mopt.h>
 
+#define EX_PROG "detect"
+#include "ex_cli.h"
+
 #include "image.h"
 
 static const char *const NUDENET_LABELS[] = {
@@ -75,22 +78,6 @@ typedef struct det {
     float score;
     int cls, anchor;
 } det;
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int fail(const char *what, const char *detail) {
-    fprintf(stderr, "detect: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-    return 1;
-}
-
-static int fail_mopt(const char *what, mopt_status st) {
-    fprintf(stderr, "detect: %s: %s (%s)\n", what, mopt_status_string(st), mopt_last_error());
-    return 1;
-}
 
 static int usage(const char *why) {
     if (why) fprintf(stderr, "detect: %s\n", why);

@@ -27,26 +27,13 @@
 
 #include <mopt/mopt.h>
 
+#define EX_PROG "embed"
+#include "ex_cli.h"
+
 #include "wordpiece.h"
 
 #define MAX_LEN 128
 #define MAGIC "MOPTEMB1"
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int fail(const char *what, const char *detail) {
-    fprintf(stderr, "embed: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-    return 1;
-}
-
-static int fail_mopt(const char *what, mopt_status st) {
-    fprintf(stderr, "embed: %s: %s (%s)\n", what, mopt_status_string(st), mopt_last_error());
-    return 1;
-}
 
 /* ---- lines ---------------------------------------------------------------- */
 

@@ -32,6 +32,9 @@
 
 #include <mopt/mopt.h>
 
+#define EX_PROG "ocr"
+#include "ex_cli.h"
+
 #include "dbpost.h"
 #include "image.h"
 #include "warp.h"
@@ -64,22 +67,6 @@ enum {
 static const char *const stage_name[ST_COUNT] = {"read",           "det preprocess", "det infer",
                                                  "DB postprocess", "crop/rotate",    "cls",
                                                  "rec preprocess", "rec infer",      "CTC decode"};
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int fail(const char *what, const char *detail) {
-    fprintf(stderr, "ocr: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-    return 1;
-}
-
-static int fail_mopt(const char *what, mopt_status st) {
-    fprintf(stderr, "ocr: %s: %s (%s)\n", what, mopt_status_string(st), mopt_last_error());
-    return 1;
-}
 
 /* ---- models --------------------------------------------------------------- */
 
