@@ -834,20 +834,11 @@ typedef struct cache_key {
     } u;
 } cache_key;
 
-/* A user-side tensor (plain f32) and, when the primitive wants another
- * layout/type, the reorder and the entry-owned buffer in between. */
-typedef struct io_port {
-    dnnl_memory_t user; /* plain, handle set per run */
-    dnnl_memory_t prim; /* what the primitive sees: == user, or owns buf */
-    dnnl_primitive_t reorder;
-    void *buf;
-} io_port;
-
 typedef struct cache_entry {
     cache_key key;
     uint64_t stamp;
     dnnl_primitive_t prim;
-    io_port src, dst;
+    io_port src, dst;             /* onednn_priv.h; src and dst plain f32 */
     io_port wport;                /* non-constant weights in another layout: reordered per run */
     dnnl_primitive_t res_reorder; /* residual (plain) -> dst.prim, conv only */
     dnnl_memory_t res_user;
@@ -879,6 +870,11 @@ static void port_free(io_port *p) {
     memset(p, 0, sizeof *p);
 }
 
+static void mems_free(const dnnl_memory_t *m, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (m[i]) dnnl_memory_destroy(m[i]);
+}
+
 static void entry_free(cache_entry *e) {
     if (e->prim) dnnl_primitive_destroy(e->prim);
     port_free(&e->src);
@@ -886,8 +882,7 @@ static void entry_free(cache_entry *e) {
     port_free(&e->wport);
     if (e->res_reorder) dnnl_primitive_destroy(e->res_reorder);
     dnnl_memory_t m[] = {e->res_user, e->wei, e->bias, e->bin, e->scratch};
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-        if (m[i]) dnnl_memory_destroy(m[i]);
+    mems_free(m, sizeof m / sizeof m[0]);
     mopt_aligned_free(e->scratch_buf);
     mopt_aligned_free(e->own_w);
     mopt_aligned_free(e->qa);
@@ -905,13 +900,20 @@ void onednn_cache_free(onednn_cache *c) {
     mopt_free(c);
 }
 
+static mopt_status stream_new(dnnl_stream_t *s) {
+    if (dnnl_stream_create(s, g_engine, dnnl_stream_default_flags) != dnnl_success)
+        return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: cannot create a stream");
+    return MOPT_OK;
+}
+
 static mopt_status cache_get(onednn_cache **pc, onednn_cache **out) {
     if (!*pc) {
         onednn_cache *c = mopt_calloc(1, sizeof *c);
         if (!c) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
-        if (dnnl_stream_create(&c->stream, g_engine, dnnl_stream_default_flags) != dnnl_success) {
+        mopt_status st = stream_new(&c->stream);
+        if (st) {
             mopt_free(c);
-            return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: cannot create a stream");
+            return st;
         }
         *pc = c;
     }
@@ -1013,9 +1015,44 @@ static bool exec(onednn_cache *c, dnnl_primitive_t p, int n, dnnl_exec_arg_t *ar
     return dnnl_primitive_execute(p, c->stream, n, args) == dnnl_success;
 }
 
-static bool run_reorder(onednn_cache *c, dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to) {
+static bool stream_reorder(dnnl_stream_t s, dnnl_primitive_t r, dnnl_memory_t from,
+                           dnnl_memory_t to) {
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    return exec(c, r, 2, args);
+    return dnnl_primitive_execute(r, s, 2, args) == dnnl_success;
+}
+
+static bool run_reorder(onednn_cache *c, dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to) {
+    return stream_reorder(c->stream, r, from, to);
+}
+
+static bool conv_exec(dnnl_stream_t s, dnnl_primitive_t prim, const io_port *src, dnnl_memory_t wei,
+                      const io_port *dst, dnnl_memory_t bias, dnnl_memory_t scratch,
+                      dnnl_memory_t bin) {
+    dnnl_exec_arg_t args[6];
+    int n = 0;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src->prim};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, wei};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst->prim};
+    if (bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, bias};
+    if (scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, scratch};
+    if (bin) /* the binary post-op is the first one */
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, bin};
+    bool ok = dnnl_primitive_execute(prim, s, n, args) == dnnl_success;
+    if (ok && dst->reorder) ok = stream_reorder(s, dst->reorder, dst->prim, dst->user);
+    return ok && dnnl_stream_wait(s) == dnnl_success;
+}
+
+/* A conv or deconv run's inputs: the user's X, Y, weights (when the entry
+ * reads them as stored) and bias bound, X reordered for the primitive. */
+static bool conv_bind(onednn_cache *c, cache_entry *e, const float *x, const float *wplain,
+                      const float *bias, float *y) {
+    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    if (ok && e->wei_from_input)
+        ok = dnnl_memory_set_data_handle(e->wei, (void *)wplain) == dnnl_success;
+    if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
+    if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
+    return ok;
 }
 
 /* What oneDNN chose for pd: "brg:avx512_core", "jit:avx512_core", ... */
@@ -1296,6 +1333,27 @@ mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
 
 /* ---- conv run ----------------------------------------------------------- */
 
+/* A conv or deconv entry's weights and its X and Y ports: `packed`'s data
+ * (prepacked weights pd takes), else the op's input as stored when pd takes
+ * that layout (plain_w), else wplain reordered into the entry now. */
+static bool conv_entry_mems(cache_entry *e, dnnl_primitive_desc_t pd, const onednn_weights *packed,
+                            const dnnl_memory_desc_t *plain_w, const float *wplain,
+                            const dnnl_memory_desc_t *user_x, const dnnl_memory_desc_t *user_y) {
+    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    bool ok;
+    if (packed) {
+        ok = dnnl_memory_create(&e->wei, wmd, g_engine, packed->data) == dnnl_success;
+    } else if (dnnl_memory_desc_equal(wmd, plain_w)) {
+        ok = mem_new(&e->wei, wmd);
+        e->wei_from_input = true;
+    } else {
+        ok = alloc_mem(&e->wei, wmd, &e->own_w) && reorder_now(plain_w, wplain, wmd, e->own_w);
+    }
+    const dnnl_memory_desc_t *xmd = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    return ok && port_init(&e->src, user_x, xmd, true) && port_init(&e->dst, user_y, ymd, false);
+}
+
 static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const onednn_weights *w,
                               const float *wplain) {
     int64_t xd[5], wd[6], yd[5];
@@ -1329,20 +1387,9 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
     if (!pd) return MOPT_ERR_UNSUPPORTED;
     mopt_status st = entry_prim(e, pd, what);
     bool ok = st == MOPT_OK;
-    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if (ok && packed) {
-        ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
-    } else if (ok && dnnl_memory_desc_equal(wmd, &plain_w)) {
-        ok = mem_new(&e->wei, wmd);
-        e->wei_from_input = true;
-    } else if (ok) {
-        ok = alloc_mem(&e->wei, wmd, &e->own_w) && reorder_now(&plain_w, wplain, wmd, e->own_w);
-    }
-    const dnnl_memory_desc_t *xmd = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-    if (ok) ok = port_init(&e->src, &user_x, xmd, true);
-    if (ok) ok = port_init(&e->dst, &user_y, ymd, false);
+    if (ok) ok = conv_entry_mems(e, pd, packed ? w : NULL, &plain_w, wplain, &user_x, &user_y);
     if (ok && d->has_residual && e->dst.reorder) {
+        const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
         ok = mem_new(&e->res_user, &user_y) && reorder_prim(&e->res_reorder, &user_y, ymd);
     }
     dnnl_memory_desc_t bmd;
@@ -1364,12 +1411,7 @@ static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d
     cache_entry *e = cache_slot(c, &key, &hit);
     if (!hit && (st = slot_built(c, e, &key, conv_entry(e, d, w, wplain)))) return st;
     if (e->declined) return declined_again(e);
-    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
-              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
-    if (ok && e->wei_from_input)
-        ok = dnnl_memory_set_data_handle(e->wei, (void *)wplain) == dnnl_success;
-    if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
-    if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
+    bool ok = conv_bind(c, e, x, wplain, bias, y);
     if (ok && d->has_residual) {
         if (e->res_reorder) {
             ok = dnnl_memory_set_data_handle(e->res_user, (void *)residual) == dnnl_success &&
@@ -1381,16 +1423,7 @@ static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d
             memcpy(y, residual, n * sizeof(float));
         }
     }
-    dnnl_exec_arg_t args[6];
-    int n = 0;
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.prim};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wei};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.prim};
-    if (e->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
-    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
-    if (ok) ok = exec(c, e->prim, n, args);
-    if (ok && e->dst.reorder) ok = run_reorder(c, e->dst.reorder, e->dst.prim, e->dst.user);
-    if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
+    if (ok) ok = conv_exec(c->stream, e->prim, &e->src, e->wei, &e->dst, e->bias, e->scratch, NULL);
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: convolution execution failed");
     return MOPT_OK;
 }
@@ -1546,19 +1579,7 @@ static mopt_status deconv_entry(cache_entry *e, const onednn_conv_desc *d, const
     bool ok =
         entry_prim(e, pd, d->prec == ONEDNN_BF16 ? "deconvolution (bf16)" : "deconvolution") ==
         MOPT_OK;
-    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if (ok && packed) {
-        ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
-    } else if (ok && dnnl_memory_desc_equal(wmd, &plain_w)) {
-        ok = mem_new(&e->wei, wmd);
-        e->wei_from_input = true;
-    } else if (ok) {
-        ok = alloc_mem(&e->wei, wmd, &e->own_w) && reorder_now(&plain_w, wplain, wmd, e->own_w);
-    }
-    const dnnl_memory_desc_t *xmd = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-    if (ok) ok = port_init(&e->src, &user_x, xmd, true);
-    if (ok) ok = port_init(&e->dst, &user_y, ymd, false);
+    if (ok) ok = conv_entry_mems(e, pd, packed ? w : NULL, &plain_w, wplain, &user_x, &user_y);
     dnnl_memory_desc_t bmd;
     if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->bias, &bmd);
     dnnl_primitive_desc_destroy(pd);
@@ -1578,22 +1599,8 @@ static mopt_status deconv_run_body(onednn_cache **cache, const onednn_conv_desc 
     cache_entry *e = cache_slot(c, &key, &hit);
     if (!hit && (st = slot_built(c, e, &key, deconv_entry(e, d, w, wplain)))) return st;
     if (e->declined) return declined_again(e);
-    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
-              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
-    if (ok && e->wei_from_input)
-        ok = dnnl_memory_set_data_handle(e->wei, (void *)wplain) == dnnl_success;
-    if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
-    if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
-    dnnl_exec_arg_t args[5];
-    int n = 0;
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.prim};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wei};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.prim};
-    if (e->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
-    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
-    if (ok) ok = exec(c, e->prim, n, args);
-    if (ok && e->dst.reorder) ok = run_reorder(c, e->dst.reorder, e->dst.prim, e->dst.user);
-    if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
+    bool ok = conv_bind(c, e, x, wplain, bias, y) &&
+              conv_exec(c->stream, e->prim, &e->src, e->wei, &e->dst, e->bias, e->scratch, NULL);
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: deconvolution execution failed");
     return MOPT_OK;
 }
@@ -1718,4 +1725,37 @@ bool onednn_priv_append_act(dnnl_post_ops_t po, kn_act act, float alpha, float b
 bool onednn_priv_reorder_now(const dnnl_memory_desc_t *from_md, const void *from,
                              const dnnl_memory_desc_t *to_md, void *to) {
     return reorder_now(from_md, from, to_md, to);
+}
+
+bool onednn_priv_mem_new(dnnl_memory_t *m, const dnnl_memory_desc_t *md) { return mem_new(m, md); }
+
+bool onednn_priv_mem_alloc(dnnl_memory_t *m, const dnnl_memory_desc_t *md, void **buf) {
+    return alloc_mem(m, md, buf);
+}
+
+bool onednn_priv_reorder_prim(dnnl_primitive_t *r, const dnnl_memory_desc_t *from,
+                              const dnnl_memory_desc_t *to) {
+    return reorder_prim(r, from, to);
+}
+
+bool onednn_priv_port_init(io_port *p, const dnnl_memory_desc_t *user_md,
+                           const dnnl_memory_desc_t *prim_md, bool input) {
+    return port_init(p, user_md, prim_md, input);
+}
+
+void onednn_priv_port_free(io_port *p) { port_free(p); }
+
+void onednn_priv_mems_free(const dnnl_memory_t *m, size_t n) { mems_free(m, n); }
+
+mopt_status onednn_priv_stream_new(dnnl_stream_t *s) { return stream_new(s); }
+
+bool onednn_priv_run_reorder(dnnl_stream_t s, dnnl_primitive_t r, dnnl_memory_t from,
+                             dnnl_memory_t to) {
+    return stream_reorder(s, r, from, to);
+}
+
+bool onednn_priv_conv_exec(dnnl_stream_t s, dnnl_primitive_t prim, const io_port *src,
+                           dnnl_memory_t wei, const io_port *dst, dnnl_memory_t bias,
+                           dnnl_memory_t scratch, dnnl_memory_t bin) {
+    return conv_exec(s, prim, src, wei, dst, bias, scratch, bin);
 }

@@ -2,8 +2,10 @@
  * onednn_priv.h — what onednn.c shares with the backend's other files
  * (onednn_qconv.c): the process-wide engine, the checked primitive
  * creation, the acceptance of oneDNN's choice (no reference kernels,
- * MOPT_VERBOSE, MOPT_FAIL_ON_REF), the activation post-ops and the one-shot
- * reorder. Only kernels/onednn includes it.
+ * MOPT_VERBOSE, MOPT_FAIL_ON_REF), the activation post-ops, the one-shot
+ * reorder, and the pieces of a per-session primitive cache (memory objects,
+ * reordering ports, teardown, the convolution run). Only kernels/onednn
+ * includes it.
  */
 #ifndef MOPT_KERNELS_ONEDNN_ONEDNN_PRIV_H
 #define MOPT_KERNELS_ONEDNN_ONEDNN_PRIV_H
@@ -29,5 +31,43 @@ bool onednn_priv_append_act(dnnl_post_ops_t po, kn_act act, float alpha, float b
 /* Reorders from (from_md) into to (to_md) now, on a stream of its own. */
 bool onednn_priv_reorder_now(const dnnl_memory_desc_t *from_md, const void *from,
                              const dnnl_memory_desc_t *to_md, void *to);
+
+/* ---- pieces of the per-session primitive caches ------------------------- */
+
+/* A user-side tensor and, when the primitive wants another layout or type,
+ * the reorder and the port-owned buffer in between. */
+typedef struct io_port {
+    dnnl_memory_t user; /* the user's layout, handle set per run */
+    dnnl_memory_t prim; /* what the primitive sees: == user, or owns buf */
+    dnnl_primitive_t reorder;
+    void *buf;
+} io_port;
+
+/* A memory object for md without a buffer (its handle is set per run). */
+bool onednn_priv_mem_new(dnnl_memory_t *m, const dnnl_memory_desc_t *md);
+/* A memory object for md over a new aligned buffer *buf (the caller frees it). */
+bool onednn_priv_mem_alloc(dnnl_memory_t *m, const dnnl_memory_desc_t *md, void **buf);
+/* A reorder primitive from `from` to `to`. */
+bool onednn_priv_reorder_prim(dnnl_primitive_t *r, const dnnl_memory_desc_t *from,
+                              const dnnl_memory_desc_t *to);
+/* Sets up a port: user layout user_md, primitive layout prim_md; an input
+ * port reorders user -> prim, an output one prim -> user. */
+bool onednn_priv_port_init(io_port *p, const dnnl_memory_desc_t *user_md,
+                           const dnnl_memory_desc_t *prim_md, bool input);
+/* Destroys what p holds and zeroes it. */
+void onednn_priv_port_free(io_port *p);
+/* Destroys the memory objects of m[0..n) that are not NULL. */
+void onednn_priv_mems_free(const dnnl_memory_t *m, size_t n);
+/* A stream on the engine for a new cache (INTERNAL when oneDNN refuses). */
+mopt_status onednn_priv_stream_new(dnnl_stream_t *s);
+/* Runs the reorder r from -> to on s. */
+bool onednn_priv_run_reorder(dnnl_stream_t s, dnnl_primitive_t r, dnnl_memory_t from,
+                             dnnl_memory_t to);
+/* Runs a convolution primitive on s (src->prim in, dst->prim out, then dst's
+ * reorder to the user's layout) and waits. bias, scratch and bin (the first
+ * post-op's binary operand) may be NULL. */
+bool onednn_priv_conv_exec(dnnl_stream_t s, dnnl_primitive_t prim, const io_port *src,
+                           dnnl_memory_t wei, const io_port *dst, dnnl_memory_t bias,
+                           dnnl_memory_t scratch, dnnl_memory_t bin);
 
 #endif

@@ -351,20 +351,12 @@ typedef struct qkey {
     int threads;
 } qkey;
 
-/* A user-side tensor and, when the primitive wants another layout, the
- * reorder and the entry-owned buffer in between. */
-typedef struct qport {
-    dnnl_memory_t user, prim; /* prim == user without a reorder */
-    dnnl_primitive_t reorder;
-    void *buf;
-} qport;
-
 typedef struct qentry {
     qkey key;
     bool used;
     uint64_t stamp;
     dnnl_primitive_t prim;
-    qport x, y;
+    io_port x, y;                 /* onednn_priv.h */
     dnnl_primitive_t res_reorder; /* residual (user layout) -> y.prim, or -> bin */
     dnnl_memory_t bin;            /* u8 Y: the residual as the binary post-op reads it */
     void *bin_buf;
@@ -383,22 +375,13 @@ struct onednn_qcache {
     size_t xpad_cap;
 };
 
-static void port_free(qport *p) {
-    if (p->reorder) dnnl_primitive_destroy(p->reorder);
-    if (p->prim && p->prim != p->user) dnnl_memory_destroy(p->prim);
-    if (p->user) dnnl_memory_destroy(p->user);
-    mopt_aligned_free(p->buf);
-    memset(p, 0, sizeof *p);
-}
-
 static void entry_free(qentry *e) {
     if (e->prim) dnnl_primitive_destroy(e->prim);
-    port_free(&e->x);
-    port_free(&e->y);
+    onednn_priv_port_free(&e->x);
+    onednn_priv_port_free(&e->y);
     if (e->res_reorder) dnnl_primitive_destroy(e->res_reorder);
     dnnl_memory_t m[] = {e->res_user, e->wei, e->bias, e->scratch, e->bin};
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-        if (m[i]) dnnl_memory_destroy(m[i]);
+    onednn_priv_mems_free(m, sizeof m / sizeof m[0]);
     mopt_aligned_free(e->scratch_buf);
     mopt_aligned_free(e->own_w);
     mopt_aligned_free(e->bin_buf);
@@ -414,39 +397,6 @@ void onednn_qcache_free(onednn_qcache *c) {
     if (c->stream) dnnl_stream_destroy(c->stream);
     mopt_aligned_free(c->xpad);
     mopt_free(c);
-}
-
-static bool mem_new(dnnl_memory_t *m, const dnnl_memory_desc_t *md) {
-    return dnnl_memory_create(m, md, onednn_priv_engine(), DNNL_MEMORY_NONE) == dnnl_success;
-}
-
-static bool alloc_mem(dnnl_memory_t *m, const dnnl_memory_desc_t *md, void **buf) {
-    size_t size = dnnl_memory_desc_get_size(md);
-    *buf = mopt_aligned_alloc(size ? size : 1);
-    return *buf && dnnl_memory_create(m, md, onednn_priv_engine(), *buf) == dnnl_success;
-}
-
-static bool reorder_prim(dnnl_primitive_t *r, const dnnl_memory_desc_t *from,
-                         const dnnl_memory_desc_t *to) {
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_engine_t eng = onednn_priv_engine();
-    if (dnnl_reorder_primitive_desc_create(&pd, from, eng, to, eng, NULL) != dnnl_success)
-        return false;
-    bool ok = dnnl_primitive_create(r, pd) == dnnl_success;
-    dnnl_primitive_desc_destroy(pd);
-    return ok;
-}
-
-static bool port_init(qport *p, const dnnl_memory_desc_t *user_md,
-                      const dnnl_memory_desc_t *prim_md, bool input) {
-    if (!mem_new(&p->user, user_md)) return false;
-    if (dnnl_memory_desc_equal(user_md, prim_md)) {
-        p->prim = p->user;
-        return true;
-    }
-    if (!alloc_mem(&p->prim, prim_md, &p->buf)) return false;
-    return input ? reorder_prim(&p->reorder, user_md, prim_md)
-                 : reorder_prim(&p->reorder, prim_md, user_md);
 }
 
 static mopt_status entry_build(qentry *e, const onednn_qconv_desc *d, const onednn_qweights *w,
@@ -465,21 +415,21 @@ static mopt_status entry_build(qentry *e, const onednn_qconv_desc *d, const oned
     bool ok = dnnl_primitive_create(&e->prim, pd) == dnnl_success;
     const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     if (ok && smd && dnnl_memory_desc_get_size(smd) > 0)
-        ok = alloc_mem(&e->scratch, smd, &e->scratch_buf);
+        ok = onednn_priv_mem_alloc(&e->scratch, smd, &e->scratch_buf);
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok && dnnl_memory_desc_equal(wmd, &w->md)) {
         ok = dnnl_memory_create(&e->wei, wmd, onednn_priv_engine(), w->data) == dnnl_success;
     } else if (ok && dnnl_memory_desc_equal(wmd, &plain_w)) {
-        ok = mem_new(&e->wei, wmd);
+        ok = onednn_priv_mem_new(&e->wei, wmd);
         e->wei_from_input = true;
     } else if (ok) { /* reordered from the stored weights at the first run */
-        ok = alloc_mem(&e->wei, wmd, &e->own_w);
+        ok = onednn_priv_mem_alloc(&e->wei, wmd, &e->own_w);
         e->wei_from_input = false;
     }
     const dnnl_memory_desc_t *xmd = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-    if (ok) ok = port_init(&e->x, &user_x, xmd, true);
-    if (ok) ok = port_init(&e->y, &user_y, ymd, false);
+    if (ok) ok = onednn_priv_port_init(&e->x, &user_x, xmd, true);
+    if (ok) ok = onednn_priv_port_init(&e->y, &user_y, ymd, false);
     if (ok && split_u8(d)) { /* user_y is then the f32 stage */
         e->stage = mopt_aligned_alloc(dnnl_memory_desc_get_size(&user_y));
         ok = e->stage != NULL;
@@ -488,12 +438,14 @@ static mopt_status entry_build(qentry *e, const onednn_qconv_desc *d, const oned
     if (ok && d->has_residual && d->y_u8 && !split_u8(d)) { /* binary: in place if channels-last */
         ok = res_md(d, &rmd);
         if (ok && dnnl_memory_desc_equal(&rmd, &user_r))
-            ok = mem_new(&e->bin, &rmd);
+            ok = onednn_priv_mem_new(&e->bin, &rmd);
         else if (ok)
-            ok = alloc_mem(&e->bin, &rmd, &e->bin_buf) && mem_new(&e->res_user, &user_r) &&
-                 reorder_prim(&e->res_reorder, &user_r, &rmd);
+            ok = onednn_priv_mem_alloc(&e->bin, &rmd, &e->bin_buf) &&
+                 onednn_priv_mem_new(&e->res_user, &user_r) &&
+                 onednn_priv_reorder_prim(&e->res_reorder, &user_r, &rmd);
     } else if (ok && d->has_residual && e->y.reorder) {
-        ok = mem_new(&e->res_user, &user_r) && reorder_prim(&e->res_reorder, &user_r, ymd);
+        ok = onednn_priv_mem_new(&e->res_user, &user_r) &&
+             onednn_priv_reorder_prim(&e->res_reorder, &user_r, ymd);
     }
     float *bias = w->bias;
     if (ok && zp_in_bias(d)) { /* bias / scale - zp * sum(w[c]), before the scales */
@@ -516,28 +468,21 @@ static mopt_status entry_build(qentry *e, const onednn_qconv_desc *d, const oned
     return ok ? MOPT_OK : mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN: int8 convolution setup failed");
 }
 
-static bool exec(onednn_qcache *c, dnnl_primitive_t p, int n, dnnl_exec_arg_t *args) {
-    return dnnl_primitive_execute(p, c->stream, n, args) == dnnl_success;
-}
-
 static bool run_reorder(onednn_qcache *c, dnnl_primitive_t r, dnnl_memory_t from,
                         dnnl_memory_t to) {
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    return exec(c, r, 2, args);
+    return onednn_priv_run_reorder(c->stream, r, from, to);
 }
 
 static mopt_status cache_ensure(onednn_qcache **pc) {
-    if (!*pc) {
-        onednn_qcache *c = mopt_calloc(1, sizeof *c);
-        if (!c) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
-        if (dnnl_stream_create(&c->stream, onednn_priv_engine(), dnnl_stream_default_flags) !=
-            dnnl_success) {
-            mopt_free(c);
-            return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: cannot create a stream");
-        }
+    if (*pc) return MOPT_OK;
+    onednn_qcache *c = mopt_calloc(1, sizeof *c);
+    if (!c) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
+    mopt_status st = onednn_priv_stream_new(&c->stream);
+    if (st)
+        mopt_free(c);
+    else
         *pc = c;
-    }
-    return MOPT_OK;
+    return st;
 }
 
 static mopt_status entry_get(onednn_qcache **pc, const onednn_qconv_desc *d,
@@ -630,18 +575,10 @@ static mopt_status qrun_body(onednn_qcache **cache, const onednn_qconv_desc *d,
         else if (yf != residual)
             memcpy(yf, residual, y_numel(d) * sizeof(float));
     }
-    dnnl_exec_arg_t args[8];
-    int n = 0;
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->x.prim};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wei};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->y.prim};
-    if (e->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
-    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
-    if (e->bin) /* the residual's binary add is the first post-op */
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, e->bin};
-    if (ok) ok = exec(c, e->prim, n, args);
-    if (ok && e->y.reorder) ok = run_reorder(c, e->y.reorder, e->y.prim, e->y.user);
-    if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
+    /* bin: the residual's binary add, the first post-op */
+    if (ok)
+        ok = onednn_priv_conv_exec(c->stream, e->prim, &e->x, e->wei, &e->y, e->bias, e->scratch,
+                                   e->bin);
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: int8 convolution execution failed");
     if (e->stage) quantize_u8(e->stage, (int64_t)y_numel(d), d->y_scale, (float)d->y_zp, y);
     return MOPT_OK;
