@@ -199,6 +199,17 @@ int32_t ir_graph_find_value(const ir_graph *g, const char *name) {
     return -1;
 }
 
+/* arr (n entries of elem bytes, capacity *cap) with room for one more:
+ * reallocated with twice the capacity (16 at first) when full. NULL when out
+ * of memory (arr is then kept as it was). */
+static void *room_for_one(void *arr, int32_t n, int32_t *cap, size_t elem) {
+    if (n < *cap) return arr;
+    int32_t c = *cap ? *cap * 2 : 16;
+    void *na = mopt_realloc(arr, (size_t)c * elem);
+    if (na) *cap = c;
+    return na;
+}
+
 int32_t ir_graph_value(ir_graph *g, const char *name) {
     int32_t found = ir_graph_find_value(g, name);
     if (found >= 0) return found;
@@ -206,13 +217,9 @@ int32_t ir_graph_value(ir_graph *g, const char *name) {
         mopt_fail(MOPT_ERR_LIMIT, "too many values in graph");
         return -1;
     }
-    if (g->n_values == g->cap_values) {
-        int32_t cap = g->cap_values ? g->cap_values * 2 : 16;
-        ir_value **nv = mopt_realloc(g->values, (size_t)cap * sizeof *nv);
-        if (!nv) goto oom;
-        g->values = nv;
-        g->cap_values = cap;
-    }
+    ir_value **nv = room_for_one(g->values, g->n_values, &g->cap_values, sizeof *nv);
+    if (!nv) goto oom;
+    g->values = nv;
     ir_value *v = mopt_calloc(1, sizeof *v);
     if (!v) goto oom;
     v->name = mopt_strdup(name);
@@ -238,13 +245,9 @@ oom:
 
 ir_node *ir_graph_add_node(ir_graph *g, const char *op_type, const char *domain, const char *name,
                            int32_t n_inputs, int32_t n_outputs) {
-    if (g->n_nodes == g->cap_nodes) {
-        int32_t cap = g->cap_nodes ? g->cap_nodes * 2 : 16;
-        ir_node **nn = mopt_realloc(g->nodes, (size_t)cap * sizeof *nn);
-        if (!nn) goto oom;
-        g->nodes = nn;
-        g->cap_nodes = cap;
-    }
+    ir_node **nn = room_for_one(g->nodes, g->n_nodes, &g->cap_nodes, sizeof *nn);
+    if (!nn) goto oom;
+    g->nodes = nn;
     ir_node *n = mopt_calloc(1, sizeof *n);
     if (!n) goto oom;
     n->op_type = mopt_strdup(op_type ? op_type : "");

@@ -13,6 +13,7 @@
 
 #include "kernels/ref/ref_detection.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* Fails unless input k (when its rank is known) has rank r. */
@@ -42,12 +43,7 @@ enum { NMS_BOXES, NMS_SCORES, NMS_MAX, NMS_IOU, NMS_SCORE_THR };
 
 static mopt_status nms_parse(const op_ctx *ctx, void *params) {
     nms_params *p = params;
-    int64_t c = ir_node_attr_int(ctx->node, "center_point_box", 0);
-    if (c != 0 && c != 1)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "center_point_box must be 0 or 1, not %" PRId64,
-                       c);
-    p->center_point_box = c == 1;
-    return MOPT_OK;
+    return op_attr_bool(ctx, "center_point_box", 0, &p->center_point_box);
 }
 
 /* Is optional input k given with at least one element? */
@@ -159,31 +155,22 @@ typedef struct roi_params {
     ref_roi_align k;
 } roi_params;
 
-static bool same_ci(const char *a, const char *b) {
-    for (; *a && *b; a++, b++) {
-        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
-        char y = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
-        if (x != y) return false;
-    }
-    return *a == *b;
-}
-
 static mopt_status roi_parse(const op_ctx *ctx, void *params) {
     ref_roi_align *k = &((roi_params *)params)->k;
     /* opset 10 has no coordinate_transformation_mode: it behaves as output_half_pixel */
     const char *ctm = ir_node_attr_string(ctx->node, "coordinate_transformation_mode",
                                           ctx->opset >= 16 ? "half_pixel" : "output_half_pixel");
-    if (same_ci(ctm, "half_pixel"))
+    if (op_str_eq_ci(ctm, "half_pixel"))
         k->half_pixel = true;
-    else if (!same_ci(ctm, "output_half_pixel"))
+    else if (!op_str_eq_ci(ctm, "output_half_pixel"))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
                        "coordinate_transformation_mode '%s' is not half_pixel or "
                        "output_half_pixel",
                        ctm);
     const char *mode = ir_node_attr_string(ctx->node, "mode", "avg");
-    if (same_ci(mode, "max"))
+    if (op_str_eq_ci(mode, "max"))
         k->max_mode = true;
-    else if (!same_ci(mode, "avg"))
+    else if (!op_str_eq_ci(mode, "avg"))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "mode '%s' is not avg or max", mode);
     k->out_h = ir_node_attr_int(ctx->node, "output_height", 1);
     k->out_w = ir_node_attr_int(ctx->node, "output_width", 1);

@@ -15,6 +15,7 @@
 #include "kernels/ref/ref_grid.h"
 #include "kernels/ref/ref_logic.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 static bool known(const ir_shape *s, int32_t i) { return s->rank > i && s->syms[i] == 0; }
@@ -52,11 +53,8 @@ static mopt_status grid_sample_parse(const op_ctx *ctx, void *params) {
     else
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
                        "unknown padding_mode '%s' (expected zeros, border or reflection)", pad);
-    int64_t ac = ir_node_attr_int(ctx->node, "align_corners", 0);
-    if (ac != 0 && ac != 1)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "align_corners must be 0 or 1, not %" PRId64,
-                       ac);
-    p->align_corners = ac == 1;
+    mopt_status st = op_attr_bool(ctx, "align_corners", 0, &p->align_corners);
+    if (st) return st;
     p->only_2d = ctx->opset < 20;
     return MOPT_OK;
 }
@@ -188,12 +186,7 @@ typedef struct affine_grid_params {
 
 static mopt_status affine_grid_parse(const op_ctx *ctx, void *params) {
     affine_grid_params *p = params;
-    int64_t ac = ir_node_attr_int(ctx->node, "align_corners", 0);
-    if (ac != 0 && ac != 1)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "align_corners must be 0 or 1, not %" PRId64,
-                       ac);
-    p->align_corners = ac == 1;
-    return MOPT_OK;
+    return op_attr_bool(ctx, "align_corners", 0, &p->align_corners);
 }
 
 static mopt_status affine_grid_infer(const op_ctx *ctx, const op_tensor *in, int n_in,

@@ -154,7 +154,8 @@ bool ops_conv_channels_last_ok(void);
  * for concrete X and W; the epilogue fields are left zero. */
 mopt_status ops_conv_onednn_desc(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
                                  bool has_b, onednn_conv_desc *d);
-/* Conv's oneDNN support test and prepare (W, bias), shared with FusedConv. */
+/* Conv's oneDNN support test and prepare (W, bias), shared with FusedConv (and
+ * the support test with ConvTranspose). */
 bool ops_conv_onednn_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
                               const op_tensor *out, int n_out);
 mopt_status ops_conv_onednn_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,

@@ -96,12 +96,8 @@ static mopt_status kva_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 static mopt_status cmm_parse(const op_ctx *ctx, void *params) {
     cmm_params *p = params;
-    int64_t tb = ir_node_attr_int(ctx->node, "transB", 0);
-    if (tb != 0 && tb != 1)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "transB must be 0 or 1, not %" PRId64, tb);
-    p->trans_b = tb != 0;
     p->alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
-    return MOPT_OK;
+    return op_attr_bool(ctx, "transB", 0, &p->trans_b);
 }
 
 /* A [b, h, m, k] and the cache C [b, t, h, d]: the product's n and k axes. */

@@ -117,9 +117,8 @@ mopt_status ops_transpose_perm(const op_ctx *ctx, int32_t rank, bool report, int
 
 static mopt_status transpose_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                    int n_out) {
-    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    mopt_status st = op_infer_moved(ctx, in, 0, out);
     if (st) return st;
-    out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
     if (x->rank < 0) {
         int64_t n = ((const transpose_params *)ctx->params)->n_perm;
@@ -742,10 +741,8 @@ static mopt_status slice_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
 
 static mopt_status gather_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
-    mopt_status st = op_expect_any(ctx, &in[0], 0);
-    if (!st) st = op_expect_index(ctx, &in[1], 1);
+    mopt_status st = op_infer_moved(ctx, in, 1, out);
     if (st) return st;
-    out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape, *ix = &in[1].shape;
     ir_shape_set_unknown(&out[0].shape);
     if (x->rank < 0) return MOPT_OK;
@@ -807,10 +804,8 @@ static mopt_status gather_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 
 static mopt_status gather_elements_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
                                          op_tensor *out, int n_out) {
-    mopt_status st = op_expect_any(ctx, &in[0], 0);
-    if (!st) st = op_expect_index(ctx, &in[1], 1);
+    mopt_status st = op_infer_moved(ctx, in, 1, out);
     if (st) return st;
-    out[0].dtype = in[0].dtype;
     out[0].shape = in[1].shape;
     const ir_shape *x = &in[0].shape, *ix = &in[1].shape;
     if (x->rank < 0) return MOPT_OK;
@@ -848,10 +843,8 @@ static mopt_status gather_elements_run(const op_ctx *ctx, const op_tensor *in, i
 
 static mopt_status tile_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
-    mopt_status st = op_expect_any(ctx, &in[0], 0);
-    if (!st) st = op_expect_index(ctx, &in[1], 1);
+    mopt_status st = op_infer_moved(ctx, in, 1, out);
     if (st) return st;
-    out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
     ir_shape_set_unknown(&out[0].shape);
     if (x->rank < 0) return MOPT_OK;

@@ -27,6 +27,19 @@ mopt_status op_read_one_int(const op_ctx *ctx, const op_tensor *t, const char *w
  * whether the node has it. */
 bool op_attr_int_opt(const op_ctx *ctx, const char *name, int64_t *v);
 
+/* The usual start of a data-movement op's inference: input 0 of any dtype
+ * with a fixed element size, inputs 1..n_index index tensors (int64 or
+ * int32); output 0 then gets input 0's dtype. */
+mopt_status op_infer_moved(const op_ctx *ctx, const op_tensor *in, int n_index, op_tensor *out);
+
+/* A 0/1 integer attribute (def when absent) as a bool; any other value fails
+ * with INVALID_MODEL ("NAME must be 0 or 1, not V"). */
+mopt_status op_attr_bool(const op_ctx *ctx, const char *name, int64_t def, bool *out);
+
+/* ASCII case-insensitive string equality (attribute values such as
+ * activation names and modes). */
+bool op_str_eq_ci(const char *a, const char *b);
+
 /* Defines the family accessor ops_family_<name> (declared in ops.h) over
  * the family's static op_def table. */
 #define OP_FAMILY(name, table)                                                                     \

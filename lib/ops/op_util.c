@@ -357,3 +357,28 @@ bool op_attr_int_opt(const op_ctx *ctx, const char *name, int64_t *v) {
     *v = a ? a->i : 0;
     return a != NULL;
 }
+
+mopt_status op_infer_moved(const op_ctx *ctx, const op_tensor *in, int n_index, op_tensor *out) {
+    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    for (int k = 1; k <= n_index && !st; k++)
+        st = op_expect_index(ctx, &in[k], k);
+    if (!st) out[0].dtype = in[0].dtype;
+    return st;
+}
+
+mopt_status op_attr_bool(const op_ctx *ctx, const char *name, int64_t def, bool *out) {
+    int64_t v = ir_node_attr_int(ctx->node, name, def);
+    if (v != 0 && v != 1)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "%s must be 0 or 1, not %" PRId64, name, v);
+    *out = v == 1;
+    return MOPT_OK;
+}
+
+bool op_str_eq_ci(const char *a, const char *b) {
+    for (; *a && *b; a++, b++) {
+        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
+        char y = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
+        if (x != y) return false;
+    }
+    return *a == *b;
+}

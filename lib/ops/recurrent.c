@@ -41,15 +41,6 @@ static const act_name k_acts[] = {
     {"Softplus", REF_RNN_ACT_SOFTPLUS, false, false, 0, 0},
 };
 
-static bool same_ci(const char *a, const char *b) {
-    for (; *a && *b; a++, b++) {
-        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
-        char y = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
-        if (x != y) return false;
-    }
-    return *a == *b;
-}
-
 /* Default activations per cell: LSTM f g h, GRU f g, RNN f. */
 static int n_acts(ref_rnn_cell cell) {
     return cell == REF_RNN_CELL_LSTM ? 3 : cell == REF_RNN_CELL_GRU ? 2 : 1;
@@ -85,7 +76,7 @@ static mopt_status parse_acts(const op_ctx *ctx, ops_rnn_params *p) {
         const char *name = a->strings[i % n];
         const act_name *e = NULL;
         for (int j = 0; j < OP_COUNT(k_acts); j++)
-            if (same_ci(name, k_acts[j].name)) e = &k_acts[j];
+            if (op_str_eq_ci(name, k_acts[j].name)) e = &k_acts[j];
         if (!e) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "activation '%s' is not supported", name);
         ref_rnn_act *r = &k->act[i / (size_t)per][i % (size_t)per];
         r->kind = e->kind;

@@ -83,9 +83,8 @@ static mopt_status dims_product(const op_ctx *ctx, const ir_shape *s, int32_t lo
 
 static mopt_status identity_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                   int n_out) {
-    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    mopt_status st = op_infer_moved(ctx, in, 0, out);
     if (st) return st;
-    out[0].dtype = in[0].dtype;
     out[0].shape = in[0].shape;
     pass_data(ctx, &in[0], &out[0]);
     return MOPT_OK;
@@ -202,10 +201,8 @@ static mopt_status reshape_parse(const op_ctx *ctx, void *params) {
 
 static mopt_status reshape_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
-    mopt_status st = op_expect_any(ctx, &in[0], 0);
-    if (!st) st = op_expect_index(ctx, &in[1], 1);
+    mopt_status st = op_infer_moved(ctx, in, 1, out);
     if (st) return st;
-    out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
     char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
     if (in[1].shape.rank >= 0 && in[1].shape.rank != 1)
@@ -319,9 +316,8 @@ static mopt_status flatten_parse(const op_ctx *ctx, void *params) {
 
 static mopt_status flatten_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
-    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    mopt_status st = op_infer_moved(ctx, in, 0, out);
     if (st) return st;
-    out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
     int64_t axis = ((const int_attr_params *)ctx->params)->v;
     op_set_unknown_dims(&out[0].shape, 2);
@@ -386,9 +382,8 @@ static int squeeze_axes(const op_ctx *ctx, const op_tensor *in, int n_in, int64_
 
 static mopt_status squeeze_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
-    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    mopt_status st = op_infer_moved(ctx, in, 0, out);
     if (st) return st;
-    out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
     int64_t axes[IR_MAX_RANK * 2], n = 0;
     int r = squeeze_axes(ctx, in, n_in, axes, &n);
@@ -433,9 +428,8 @@ static mopt_status squeeze_infer(const op_ctx *ctx, const op_tensor *in, int n_i
 
 static mopt_status unsqueeze_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                    int n_out) {
-    mopt_status st = op_expect_any(ctx, &in[0], 0);
+    mopt_status st = op_infer_moved(ctx, in, 0, out);
     if (st) return st;
-    out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape;
     int64_t axes[IR_MAX_RANK * 2], n = 0;
     int r = squeeze_axes(ctx, in, n_in, axes, &n);

@@ -15,6 +15,7 @@
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_spectral.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 static bool known(const ir_shape *s, int32_t i) { return s->rank > i && s->syms[i] == 0; }
@@ -36,14 +37,6 @@ static int scalar_input(const op_ctx *ctx, const op_tensor *in, int n_in, int k,
     return 1;
 }
 
-static mopt_status bool_attr(const op_ctx *ctx, const char *name, int64_t def, bool *out) {
-    int64_t v = ir_node_attr_int(ctx->node, name, def);
-    if (v != 0 && v != 1)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "%s must be 0 or 1, not %" PRId64, name, v);
-    *out = v == 1;
-    return MOPT_OK;
-}
-
 /* ---- DFT ---------------------------------------------------------------------- */
 
 typedef struct dft_params {
@@ -54,8 +47,8 @@ typedef struct dft_params {
 
 static mopt_status dft_parse(const op_ctx *ctx, void *params) {
     dft_params *p = params;
-    mopt_status st = bool_attr(ctx, "inverse", 0, &p->inverse);
-    if (!st) st = bool_attr(ctx, "onesided", 0, &p->onesided);
+    mopt_status st = op_attr_bool(ctx, "inverse", 0, &p->inverse);
+    if (!st) st = op_attr_bool(ctx, "onesided", 0, &p->onesided);
     if (st) return st;
     p->axis_from_input = ctx->opset >= 20;
     p->axis = p->axis_from_input ? -2 : ir_node_attr_int(ctx->node, "axis", 1);
@@ -194,7 +187,7 @@ typedef struct stft_params {
 
 static mopt_status stft_parse(const op_ctx *ctx, void *params) {
     stft_params *p = params;
-    return bool_attr(ctx, "onesided", 1, &p->onesided);
+    return op_attr_bool(ctx, "onesided", 1, &p->onesided);
 }
 
 /* Frame length n, step and frame count (each -1 when unknown at load). */

@@ -14,6 +14,7 @@
 #include "core/alloc.h"
 #include "kernels/ref/ref_unique.h"
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 typedef struct unique_params {
@@ -27,11 +28,7 @@ static mopt_status unique_parse(const op_ctx *ctx, void *params) {
     const ir_attr *a = ir_node_attr(ctx->node, "axis");
     p->has_axis = a != NULL;
     p->axis = ir_node_attr_int(ctx->node, "axis", 0);
-    int64_t s = ir_node_attr_int(ctx->node, "sorted", 1);
-    if (s != 0 && s != 1)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "sorted must be 0 or 1, not %" PRId64, s);
-    p->sorted = s == 1;
-    return MOPT_OK;
+    return op_attr_bool(ctx, "sorted", 1, &p->sorted);
 }
 
 /* The comparison kind of a native dtype; false for the others. */

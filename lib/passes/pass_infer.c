@@ -47,21 +47,34 @@ typedef struct resolve_list {
     int n_bad;
 } resolve_list;
 
-/* Resolves the ops of g and of its subgraphs, at every depth. */
-static mopt_status resolve_graph(ir_graph *g, const pass_scope *sc, resolve_list *bad) {
-    char msg[600], path[512];
+/* A walk over a graph (resolve_graph, check_arity): g in scope sc. */
+typedef mopt_status (*graph_walk_fn)(ir_graph *g, const pass_scope *sc, void *arg);
+
+/* fn on each subgraph of n, its scope's path extended by the subgraph's. */
+static mopt_status walk_subgraphs(ir_node *n, const pass_scope *sc, graph_walk_fn fn, void *arg) {
+    char path[512];
+    for (int32_t k = 0; k < ir_node_subgraph_count(n); k++) {
+        ir_graph *sub = ir_node_subgraph(n, k, NULL);
+        if (!sub) continue;
+        passes_subgraph_path(sc->path, n, k, path, sizeof path);
+        pass_scope child = *sc;
+        child.path = path;
+        mopt_status st = fn(sub, &child, arg);
+        if (st) return st;
+    }
+    return MOPT_OK;
+}
+
+/* Resolves the ops of g and of its subgraphs, at every depth (arg: the
+ * resolve_list of unsupported ops). */
+static mopt_status resolve_graph(ir_graph *g, const pass_scope *sc, void *arg) {
+    resolve_list *bad = arg;
+    char msg[600];
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         n->op = ops_find(n->op_type, n->domain);
-        for (int32_t k = 0; k < ir_node_subgraph_count(n); k++) {
-            ir_graph *sub = ir_node_subgraph(n, k, NULL);
-            if (!sub) continue;
-            passes_subgraph_path(sc->path, n, k, path, sizeof path);
-            pass_scope child = *sc;
-            child.path = path;
-            mopt_status st = resolve_graph(sub, &child, bad);
-            if (st) return st;
-        }
+        mopt_status st = walk_subgraphs(n, sc, resolve_graph, bad);
+        if (st) return st;
         if (n->op) continue;
         if (sc->problem) {
             snprintf(msg, sizeof msg, "operator %s%s%s is not implemented", n->domain,
@@ -79,21 +92,14 @@ static mopt_status resolve_graph(ir_graph *g, const pass_scope *sc, resolve_list
 }
 
 /* Checks the input/output counts of every resolved node, at every depth. */
-static mopt_status check_arity(ir_graph *g, const pass_scope *sc) {
-    char msg[600], path[512];
+static mopt_status check_arity(ir_graph *g, const pass_scope *sc, void *arg) {
+    char msg[600];
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
-        for (int32_t k = 0; k < ir_node_subgraph_count(n); k++) {
-            ir_graph *sub = ir_node_subgraph(n, k, NULL);
-            if (!sub) continue;
-            passes_subgraph_path(sc->path, n, k, path, sizeof path);
-            pass_scope child = *sc;
-            child.path = path;
-            mopt_status st = check_arity(sub, &child);
-            if (st) return st;
-        }
+        mopt_status st = walk_subgraphs(n, sc, check_arity, arg);
+        if (st) return st;
         if (!n->op) continue;
-        mopt_status st = arity_problem(n, msg, sizeof msg);
+        st = arity_problem(n, msg, sizeof msg);
         if (!st) continue;
         if (!sc->problem) {
             if (sc->path[0])
@@ -119,7 +125,7 @@ mopt_status passes_resolve_ops(ir_graph *g, pass_problem_fn problem, void *user,
     if (bad.n_bad)
         return mopt_fail(MOPT_ERR_UNSUPPORTED, "%d node%s use%s unsupported operators: %s",
                          bad.n_bad, bad.n_bad == 1 ? "" : "s", bad.n_bad == 1 ? "s" : "", bad.text);
-    return check_arity(g, &sc);
+    return check_arity(g, &sc, NULL);
 }
 
 /* Merges an inferred shape into a declared one (a graph output's or a

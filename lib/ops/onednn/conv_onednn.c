@@ -68,14 +68,8 @@ static mopt_status conv_try(const op_ctx *ctx, const op_tensor *in, int n_in, co
                             const onednn_glue_variant *v, onednn_weights **w) {
     const ir_shape *ws = &in[1].shape;
     ir_shape x;
-    memset(&x, 0, sizeof x);
-    x.rank = ws->rank;
-    x.dims[0] = 1;
-    x.dims[1] = ws->dims[1] * ((const conv_params *)ctx->params)->group;
-    for (int32_t i = 2; i < x.rank; i++) {
-        const ir_shape *s = &in[0].shape;
-        x.dims[i] = s->rank == x.rank && s->syms[i] == 0 ? s->dims[i] : 32;
-    }
+    onednn_glue_guess_x(&in[0].shape, ws, ws->dims[1] * ((const conv_params *)ctx->params)->group,
+                        &x);
     bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
     onednn_conv_desc d;
     mopt_clear_error();
@@ -85,18 +79,7 @@ static mopt_status conv_try(const op_ctx *ctx, const op_tensor *in, int n_in, co
     }
     d.prec = v->prec;
     d.plain_w = v->plain;
-    mopt_status st = onednn_conv_pack(&d, in[1].data, 1, w);
-    if (st == MOPT_ERR_UNSUPPORTED) {
-        /* f32: layouts are then chosen per run; bf16: let f32 take over */
-        mopt_clear_error();
-        return v->prec == ONEDNN_BF16 ? MOPT_ERR_UNSUPPORTED : MOPT_OK;
-    }
-    if (st) return st;
-    /* a packed variant keeps the node only when W really was reordered into
-     * another layout (or will be, per run-time shape, when the guess did not
-     * fit); otherwise the plain one runs it */
-    if (!v->plain && *w && onednn_weights_plain(*w)) return MOPT_ERR_UNSUPPORTED;
-    return MOPT_OK;
+    return onednn_glue_conv_keep(v, onednn_conv_pack(&d, in[1].data, 1, w), w);
 }
 
 mopt_status ops_conv_onednn_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,

@@ -46,29 +46,13 @@ static mopt_status ct_desc(const op_ctx *ctx, const op_tensor *in, bool has_b,
     return MOPT_OK;
 }
 
-static bool ct_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
-                        int n_out) {
-    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
-    const ir_shape *w = &in[1].shape;
-    return onednn_available() && in[0].dtype == MOPT_DTYPE_F32 && in[1].dtype == MOPT_DTYPE_F32 &&
-           (!has_b || in[2].dtype == MOPT_DTYPE_F32) && in[1].data != NULL && w->rank >= 3 &&
-           w->rank <= 5;
-}
-
 /* Prepares W for variant v with a representative X (batch 1, channels from
  * W, unknown sizes 32); as conv_onednn.c's conv_try. */
 static mopt_status ct_try(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                           const onednn_glue_variant *v, onednn_weights **w) {
     const ir_shape *ws = &in[1].shape;
     op_tensor t[2] = {in[0], in[1]};
-    memset(&t[0].shape, 0, sizeof t[0].shape);
-    t[0].shape.rank = ws->rank;
-    t[0].shape.dims[0] = 1;
-    t[0].shape.dims[1] = ws->dims[0];
-    for (int32_t i = 2; i < ws->rank; i++) {
-        const ir_shape *s = &in[0].shape;
-        t[0].shape.dims[i] = s->rank == ws->rank && s->syms[i] == 0 ? s->dims[i] : 32;
-    }
+    onednn_glue_guess_x(&in[0].shape, ws, ws->dims[0], &t[0].shape);
     bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
     onednn_conv_desc d;
     mopt_clear_error();
@@ -78,14 +62,7 @@ static mopt_status ct_try(const op_ctx *ctx, const op_tensor *in, int n_in, cons
     }
     d.prec = v->prec;
     d.plain_w = v->plain;
-    mopt_status st = onednn_deconv_pack(&d, in[1].data, 1, w);
-    if (st == MOPT_ERR_UNSUPPORTED) {
-        mopt_clear_error();
-        return v->prec == ONEDNN_BF16 ? MOPT_ERR_UNSUPPORTED : MOPT_OK;
-    }
-    if (st) return st;
-    if (!v->plain && *w && onednn_weights_plain(*w)) return MOPT_ERR_UNSUPPORTED;
-    return MOPT_OK;
+    return onednn_glue_conv_keep(v, onednn_deconv_pack(&d, in[1].data, 1, w), w);
 }
 
 static mopt_status ct_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
@@ -110,7 +87,8 @@ static mopt_status ct_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
                              has_b ? in[2].data : NULL, out[0].data, ctx->threads);
 }
 
-const op_impl ops_impl_conv_transpose_onednn = ONEDNN_GLUE_IMPL(ct_supports, ct_prepare, ct_run);
+const op_impl ops_impl_conv_transpose_onednn =
+    ONEDNN_GLUE_IMPL(ops_conv_onednn_supports, ct_prepare, ct_run);
 
 #else
 typedef int conv_transpose_onednn_unused; /* ISO C forbids an empty translation unit */

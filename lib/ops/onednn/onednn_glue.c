@@ -72,6 +72,30 @@ mopt_status onednn_glue_mm_keep(const onednn_glue_variant *v, mopt_status st, on
     return MOPT_OK;
 }
 
+void onednn_glue_guess_x(const ir_shape *x, const ir_shape *w, int64_t channels, ir_shape *out) {
+    memset(out, 0, sizeof *out);
+    out->rank = w->rank;
+    out->dims[0] = 1;
+    out->dims[1] = channels;
+    for (int32_t i = 2; i < out->rank; i++)
+        out->dims[i] = x->rank == out->rank && x->syms[i] == 0 ? x->dims[i] : 32;
+}
+
+mopt_status onednn_glue_conv_keep(const onednn_glue_variant *v, mopt_status st,
+                                  onednn_weights **w) {
+    if (st == MOPT_ERR_UNSUPPORTED) {
+        /* f32: layouts are then chosen per run; bf16: let f32 take over */
+        mopt_clear_error();
+        return v->prec == ONEDNN_BF16 ? MOPT_ERR_UNSUPPORTED : MOPT_OK;
+    }
+    if (st) return st;
+    /* a packed variant keeps the node only when W really was reordered into
+     * another layout (or will be, per run-time shape, when the guess did not
+     * fit); otherwise the plain one runs it */
+    if (!v->plain && *w && onednn_weights_plain(*w)) return MOPT_ERR_UNSUPPORTED;
+    return MOPT_OK;
+}
+
 void onednn_glue_mm_desc(const op_ctx *ctx, onednn_matmul_desc *d) {
     const onednn_glue_state *s = ctx->state;
     d->prec = s->v.prec;

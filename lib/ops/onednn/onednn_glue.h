@@ -65,6 +65,15 @@ mopt_status onednn_glue_pack_b(onednn_matmul_desc *d, const op_tensor *b,
  * returned: int8 needs B quantized, a packed variant B in another layout. */
 mopt_status onednn_glue_mm_keep(const onednn_glue_variant *v, mopt_status st, onednn_weights **w);
 
+/* A representative X for packing a convolution's W at load: W's rank,
+ * batch 1, `channels`, x's spatial sizes where they are fixed, else 32. */
+void onednn_glue_guess_x(const ir_shape *x, const ir_shape *w, int64_t channels, ir_shape *out);
+
+/* The step-aside rules of the conv family for what onednn_conv_pack or
+ * onednn_deconv_pack returned: UNSUPPORTED leaves f32 to choose layouts per
+ * run and steps bf16 aside; a packed variant needs W in another layout. */
+mopt_status onednn_glue_conv_keep(const onednn_glue_variant *v, mopt_status st, onednn_weights **w);
+
 /* Sets d's precision and weight layout from the node's state. */
 void onednn_glue_mm_desc(const op_ctx *ctx, onednn_matmul_desc *d);
 const onednn_weights *onednn_glue_weights(const op_ctx *ctx);
