@@ -145,6 +145,21 @@ static const char *unbatchable(const io_info *info, const char *side, char *buf,
 
 /* ---- checks of one request ---------------------------------------------- */
 
+/* *idx = the index in info[0..n) of names[k] (side: "input" or "output");
+ * without names, k itself. */
+static mopt_status named_index(const char *const *names, size_t k, const io_info *info, size_t n,
+                               const char *side, size_t *idx) {
+    *idx = k;
+    if (!names) return MOPT_OK;
+    if (!names[k])
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_batcher_run: %s name %zu is NULL", side,
+                         k);
+    for (*idx = 0; *idx < n; (*idx)++)
+        if (strcmp(info[*idx].name, names[k]) == 0) return MOPT_OK;
+    return mopt_fail(MOPT_ERR_NOT_FOUND, "mopt_batcher_run: the model has no %s '%s'", side,
+                     names[k]);
+}
+
 static mopt_status check_request(const mopt_batcher *b, size_t n_inputs,
                                  const char *const *input_names, const mopt_tensor *const *inputs,
                                  size_t n_outputs, const char *const *output_names,
@@ -158,17 +173,9 @@ static mopt_status check_request(const mopt_batcher *b, size_t n_inputs,
     if (n_outputs && !outputs)
         return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_batcher_run: outputs is NULL");
     for (size_t k = 0; k < n_inputs; k++) {
-        size_t idx = k;
-        if (input_names) {
-            if (!input_names[k])
-                return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
-                                 "mopt_batcher_run: input name %zu is NULL", k);
-            for (idx = 0; idx < b->n_in; idx++)
-                if (strcmp(b->in_info[idx].name, input_names[k]) == 0) break;
-            if (idx == b->n_in)
-                return mopt_fail(MOPT_ERR_NOT_FOUND,
-                                 "mopt_batcher_run: the model has no input '%s'", input_names[k]);
-        }
+        size_t idx;
+        mopt_status st = named_index(input_names, k, b->in_info, b->n_in, "input", &idx);
+        if (st) return st;
         if (r->in[idx])
             return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "mopt_batcher_run: input '%s' is fed twice",
                              b->in_info[idx].name);
@@ -179,17 +186,10 @@ static mopt_status check_request(const mopt_batcher *b, size_t n_inputs,
     }
     r->n_out = n_outputs;
     for (size_t k = 0; k < n_outputs; k++) {
-        size_t idx = k;
-        if (output_names) {
-            if (!output_names[k])
-                return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
-                                 "mopt_batcher_run: output name %zu is NULL", k);
-            for (idx = 0; idx < b->n_out; idx++)
-                if (strcmp(b->out_info[idx].name, output_names[k]) == 0) break;
-            if (idx == b->n_out)
-                return mopt_fail(MOPT_ERR_NOT_FOUND,
-                                 "mopt_batcher_run: the model has no output '%s'", output_names[k]);
-        } else if (idx >= b->n_out) {
+        size_t idx;
+        mopt_status st = named_index(output_names, k, b->out_info, b->n_out, "output", &idx);
+        if (st) return st;
+        if (!output_names && idx >= b->n_out) {
             return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
                              "mopt_batcher_run: %zu outputs asked for, the model has %zu",
                              n_outputs, b->n_out);

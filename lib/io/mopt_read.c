@@ -85,9 +85,8 @@ static mopt_status load_model_metadata(const ytree_node *root, ir_graph *g) {
     for (size_t i = 0; i < props->n; i++) {
         char where[64];
         snprintf(where, sizeof where, "metadata.props[%zu]", i);
-        const ytree_node *p = props->kids[i];
-        if (p->kind != YTREE_MAP)
-            return mfmt_fail_at(MOPT_ERR_PARSE, p, where, "expected a mapping");
+        const ytree_node *p;
+        if ((st = mfmt_item_map(props, i, where, &p))) return st;
         char *k = NULL, *v = NULL;
         st = mfmt_key_str(p, "key", where, &k);
         if (!st) st = mfmt_key_str(p, "value", where, &v);
@@ -146,9 +145,8 @@ static mopt_status load_meta(const ytree_node *root, mfmt_meta *meta) {
     for (size_t i = 0; i < ps->n; i++) {
         char where[64];
         snprintf(where, sizeof where, "passes[%zu]", i);
-        const ytree_node *p = ps->kids[i];
-        if (p->kind != YTREE_MAP)
-            return mfmt_fail_at(MOPT_ERR_PARSE, p, where, "expected a mapping");
+        const ytree_node *p;
+        if ((st = mfmt_item_map(ps, i, where, &p))) return st;
         pass_report_entry *e = &r->entries[i];
         if ((st = mfmt_key_buf(p, "name", where, meta->report_names[i], MFMT_NAME_CAP))) return st;
         e->name = meta->report_names[i];

@@ -56,6 +56,10 @@ static inline bool mfmt_is_hex(const ytree_node *n) {
 /* The child `key` of map, required and of the given kind (ytree_kind). */
 mopt_status mfmt_need(const ytree_node *map, const char *key, int kind, const char *where,
                       const ytree_node **out);
+/* Item i of the sequence seq, required to be a mapping (where: the item's
+ * place, for the message). */
+mopt_status mfmt_item_map(const ytree_node *seq, size_t i, const char *where,
+                          const ytree_node **out);
 /* A plain integer scalar in [lo, hi] (outside: INVALID_MODEL). */
 mopt_status mfmt_as_int(const ytree_node *n, const char *where, const char *what, int64_t lo,
                         int64_t hi, int64_t *out);

@@ -39,6 +39,14 @@ mopt_status mfmt_need(const ytree_node *map, const char *key, int kind, const ch
     return MOPT_OK;
 }
 
+mopt_status mfmt_item_map(const ytree_node *seq, size_t i, const char *where,
+                          const ytree_node **out) {
+    *out = seq->kids[i];
+    if ((*out)->kind != YTREE_MAP)
+        return mfmt_fail_at(MOPT_ERR_PARSE, *out, where, "expected a mapping");
+    return MOPT_OK;
+}
+
 mopt_status mfmt_as_int(const ytree_node *n, const char *where, const char *what, int64_t lo,
                         int64_t hi, int64_t *out) {
     if (n->kind != YTREE_SCALAR || !n->plain || n->len == 0)

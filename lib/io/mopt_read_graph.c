@@ -296,8 +296,8 @@ static mopt_status load_graph_into(mfmt_loader *L, ir_graph *g, const ytree_node
     if ((st = mfmt_need(m, "opsets", YTREE_SEQ, where, &ops))) return st;
     for (size_t i = 0; i < ops->n; i++) {
         snprintf(sub, sizeof sub, "%.300s.opsets[%zu]", where, i);
-        const ytree_node *o = ops->kids[i];
-        if (o->kind != YTREE_MAP) return mfmt_fail_at(MOPT_ERR_PARSE, o, sub, "expected a mapping");
+        const ytree_node *o;
+        if ((st = mfmt_item_map(ops, i, sub, &o))) return st;
         int64_t ver;
         if ((st = mfmt_key_str(o, "domain", sub, &s))) return st;
         st = mfmt_key_int(o, "version", sub, 1, INT64_MAX, &ver);
@@ -373,10 +373,9 @@ static mopt_status load_graph_into(mfmt_loader *L, ir_graph *g, const ytree_node
     if (nodes->n > INT32_MAX / 8)
         return mfmt_fail_at(MOPT_ERR_INVALID_MODEL, nodes, where, "too many nodes");
     for (size_t i = 0; i < nodes->n; i++) {
-        const ytree_node *nm = nodes->kids[i];
+        const ytree_node *nm;
         snprintf(sub, sizeof sub, "%.300s.nodes[%zu]", where, i);
-        if (nm->kind != YTREE_MAP)
-            return mfmt_fail_at(MOPT_ERR_PARSE, nm, sub, "expected a mapping");
+        if ((st = mfmt_item_map(nodes, i, sub, &nm))) return st;
         char *name = NULL, *op = NULL, *domain = NULL;
         int32_t *ins = NULL, *outs = NULL, n_in = 0, n_out = 0;
         st = mfmt_key_str(nm, "name", sub, &name);

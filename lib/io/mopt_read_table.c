@@ -27,12 +27,11 @@ mopt_status mfmt_load_table(mfmt_loader *L, const ytree_node *root) {
     if (!L->tab) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory reading the header");
     L->n_tab = seq->n;
     for (size_t i = 0; i < seq->n; i++) {
-        const ytree_node *m = seq->kids[i];
+        const ytree_node *m;
         mfmt_ld_tensor *t = &L->tab[i];
         char where[MFMT_WHERE_CAP];
         snprintf(where, sizeof where, "tensors[%zu]", i);
-        if (m->kind != YTREE_MAP)
-            return mfmt_fail_at(MOPT_ERR_PARSE, m, where, "expected a mapping");
+        if ((st = mfmt_item_map(seq, i, where, &m))) return st;
         if ((st = mfmt_key_str(m, "name", where, &t->name))) return st;
         snprintf(where, sizeof where, "tensors[%zu] ('%.200s')", i, t->name);
         if ((st = mfmt_key_dtype(m, where, &t->dtype))) return st;

@@ -31,28 +31,28 @@ typedef struct grid_sample_params {
 
 static mopt_status grid_sample_parse(const op_ctx *ctx, void *params) {
     grid_sample_params *p = params;
+    static const op_name_value k_modes[] = {
+        {"nearest", REF_GRID_NEAREST}, {"linear", REF_GRID_LINEAR}, {"bilinear", REF_GRID_LINEAR},
+        {"cubic", REF_GRID_CUBIC},     {"bicubic", REF_GRID_CUBIC},
+    };
+    static const op_name_value k_pads[] = {
+        {"zeros", REF_GRID_PAD_ZEROS},
+        {"border", REF_GRID_PAD_BORDER},
+        {"reflection", REF_GRID_PAD_REFLECTION},
+    };
     const char *m = ir_node_attr_string(ctx->node, "mode", ctx->opset < 20 ? "bilinear" : "linear");
-    if (strcmp(m, "nearest") == 0)
-        p->mode = REF_GRID_NEAREST;
-    else if (strcmp(m, "linear") == 0 || strcmp(m, "bilinear") == 0)
-        p->mode = REF_GRID_LINEAR;
-    else if (strcmp(m, "cubic") == 0 || strcmp(m, "bicubic") == 0)
-        p->mode = REF_GRID_CUBIC;
-    else
+    int v;
+    if (!op_name_lookup(k_modes, OP_COUNT(k_modes), m, &v))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
                        "unknown mode '%s' (expected linear, nearest or cubic; bilinear and "
                        "bicubic before opset 20)",
                        m);
+    p->mode = (ref_grid_mode)v;
     const char *pad = ir_node_attr_string(ctx->node, "padding_mode", "zeros");
-    if (strcmp(pad, "zeros") == 0)
-        p->pad = REF_GRID_PAD_ZEROS;
-    else if (strcmp(pad, "border") == 0)
-        p->pad = REF_GRID_PAD_BORDER;
-    else if (strcmp(pad, "reflection") == 0)
-        p->pad = REF_GRID_PAD_REFLECTION;
-    else
+    if (!op_name_lookup(k_pads, OP_COUNT(k_pads), pad, &v))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
                        "unknown padding_mode '%s' (expected zeros, border or reflection)", pad);
+    p->pad = (ref_grid_pad)v;
     mopt_status st = op_attr_bool(ctx, "align_corners", 0, &p->align_corners);
     if (st) return st;
     p->only_2d = ctx->opset < 20;

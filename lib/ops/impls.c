@@ -12,92 +12,41 @@
 
 #include "mopt_config.h"
 
+/* &impl followed by a comma when its backend was built, else nothing */
+#ifdef MOPT_HAVE_ONEDNN
+#define ONEDNN(impl) &impl,
+#else
+#define ONEDNN(impl)
+#endif
+#ifdef MOPT_HAVE_OPENBLAS
+#define OPENBLAS(impl) &impl,
+#else
+#define OPENBLAS(impl)
+#endif
+
 #define CPU_TIERS(FAM)                                                                             \
     &ops_impl_cpu_##FAM##_avx512, &ops_impl_cpu_##FAM##_avx2, &ops_impl_cpu_##FAM##_portable
 
-const op_impl *const ops_matmul_impls[] = {
-    &ops_impl_cpu_gemv_matmul_avx512,
-    &ops_impl_cpu_gemv_matmul_avx2,
-#ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_matmul_onednn,
-#endif
-#ifdef MOPT_HAVE_OPENBLAS
-    &ops_impl_matmul_openblas,
-#endif
-    &ops_impl_cpu_gemv_matmul_portable,
-    NULL,
-};
+/* MatMul, Gemm, FusedMatMul: the M = 1 kernel's SIMD tiers, oneDNN, OpenBLAS,
+ * then the portable M = 1 kernel (clang-format reads ONEDNN(x) &y as an and) */
+/* clang-format off */
+#define GEMV_FIRST(FAM)                                                                            \
+    &ops_impl_cpu_gemv_##FAM##_avx512, &ops_impl_cpu_gemv_##FAM##_avx2,                            \
+    ONEDNN(ops_impl_##FAM##_onednn) OPENBLAS(ops_impl_##FAM##_openblas)                            \
+    &ops_impl_cpu_gemv_##FAM##_portable
+/* clang-format on */
 
-const op_impl *const ops_gemm_impls[] = {
-    &ops_impl_cpu_gemv_gemm_avx512,
-    &ops_impl_cpu_gemv_gemm_avx2,
-#ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_gemm_onednn,
-#endif
-#ifdef MOPT_HAVE_OPENBLAS
-    &ops_impl_gemm_openblas,
-#endif
-    &ops_impl_cpu_gemv_gemm_portable,
-    NULL,
-};
-
-const op_impl *const ops_conv_impls[] = {
-#ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_conv_onednn,
-#endif
-    NULL,
-};
-
-const op_impl *const ops_conv_transpose_impls[] = {
-#ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_conv_transpose_onednn,
-#endif
-    NULL,
-};
-
-const op_impl *const ops_maxpool_impls[] = {
-#ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_maxpool_onednn,
-#endif
-    NULL,
-};
-
-const op_impl *const ops_avgpool_impls[] = {
-#ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_avgpool_onednn,
-#endif
-    NULL,
-};
-
-const op_impl *const ops_fused_matmul_impls[] = {
-    &ops_impl_cpu_gemv_fused_matmul_avx512,
-    &ops_impl_cpu_gemv_fused_matmul_avx2,
-#ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_fused_matmul_onednn,
-#endif
-#ifdef MOPT_HAVE_OPENBLAS
-    &ops_impl_fused_matmul_openblas,
-#endif
-    &ops_impl_cpu_gemv_fused_matmul_portable,
-    NULL,
-};
-
+const op_impl *const ops_matmul_impls[] = {GEMV_FIRST(matmul), NULL};
+const op_impl *const ops_gemm_impls[] = {GEMV_FIRST(gemm), NULL};
+const op_impl *const ops_fused_matmul_impls[] = {GEMV_FIRST(fused_matmul), NULL};
+const op_impl *const ops_conv_impls[] = {ONEDNN(ops_impl_conv_onednn) NULL};
+const op_impl *const ops_conv_transpose_impls[] = {ONEDNN(ops_impl_conv_transpose_onednn) NULL};
+const op_impl *const ops_maxpool_impls[] = {ONEDNN(ops_impl_maxpool_onednn) NULL};
+const op_impl *const ops_avgpool_impls[] = {ONEDNN(ops_impl_avgpool_onednn) NULL};
 /* mopt.CacheMatMul: OpenBLAS (a GEMV per head for one query row), else
  * the reference batched GEMM */
-const op_impl *const ops_cache_matmul_impls[] = {
-#ifdef MOPT_HAVE_OPENBLAS
-    &ops_impl_cache_matmul_openblas,
-#endif
-    NULL,
-};
-
-const op_impl *const ops_fused_conv_impls[] = {
-#ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_fused_conv_onednn,
-#endif
-    NULL,
-};
-
+const op_impl *const ops_cache_matmul_impls[] = {OPENBLAS(ops_impl_cache_matmul_openblas) NULL};
+const op_impl *const ops_fused_conv_impls[] = {ONEDNN(ops_impl_fused_conv_onednn) NULL};
 const op_impl *const ops_attention_impls[] = {CPU_TIERS(attention), NULL};
 const op_impl *const ops_cpu_binary_impls[] = {CPU_TIERS(binary), NULL};
 const op_impl *const ops_cpu_unary_impls[] = {CPU_TIERS(unary), NULL};
@@ -112,11 +61,10 @@ const op_impl *const ops_conv_quant_impls[] = {&ops_impl_cpu_qconv_vnni,
                                                &ops_impl_cpu_qconv_portable, NULL};
 const op_impl *const ops_matmul_int_impls[] = {&ops_impl_cpu_matmul_int_vnni,
                                                &ops_impl_cpu_matmul_int_portable, NULL};
-const op_impl *const ops_qstatic_impls[] = {
-#ifdef MOPT_HAVE_ONEDNN
-    &ops_impl_onednn_qstatic,
-#endif
-    &ops_impl_cpu_qstatic_vnni, NULL};
+/* clang-format off */
+const op_impl *const ops_qstatic_impls[] = {ONEDNN(ops_impl_onednn_qstatic)
+                                            &ops_impl_cpu_qstatic_vnni, NULL};
+/* clang-format on */
 const op_impl *const ops_qlinear_matmul_impls[] = {&ops_impl_cpu_qlinear_matmul_vnni, NULL};
 
 bool ops_conv_channels_last_ok(void) {

@@ -208,14 +208,10 @@ static mopt_status parse_cast(const op_ctx *ctx, void *params) {
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
                        "attribute 'saturate' must be the integer 0 or 1");
     p->saturate = !sat || sat->i != 0;
+    static const op_name_value k_round[] = {
+        {"up", F8E8M0_UP}, {"down", F8E8M0_DOWN}, {"nearest", F8E8M0_NEAREST}};
     const char *rm = ir_node_attr_string(ctx->node, "round_mode", "up");
-    if (strcmp(rm, "up") == 0)
-        p->round_mode = F8E8M0_UP;
-    else if (strcmp(rm, "down") == 0)
-        p->round_mode = F8E8M0_DOWN;
-    else if (strcmp(rm, "nearest") == 0)
-        p->round_mode = F8E8M0_NEAREST;
-    else
+    if (!op_name_lookup(k_round, OP_COUNT(k_round), rm, &p->round_mode))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
                        "attribute 'round_mode' is '%s', not 'up', 'down' or 'nearest'", rm);
     if (strcmp(ctx->node->op_type, "CastLike") == 0) {

@@ -15,15 +15,13 @@
 #include "ops/ops.h"
 
 static int reduction_of(const op_ctx *ctx, ref_reduction *r) {
-    const char *s = ir_node_attr_string(ctx->node, "reduction", "mean");
-    if (strcmp(s, "none") == 0)
-        *r = REF_RED_NONE;
-    else if (strcmp(s, "sum") == 0)
-        *r = REF_RED_SUM;
-    else if (strcmp(s, "mean") == 0)
-        *r = REF_RED_MEAN;
-    else
+    static const op_name_value k_reductions[] = {
+        {"none", REF_RED_NONE}, {"sum", REF_RED_SUM}, {"mean", REF_RED_MEAN}};
+    int v;
+    if (!op_name_lookup(k_reductions, OP_COUNT(k_reductions),
+                        ir_node_attr_string(ctx->node, "reduction", "mean"), &v))
         return -1;
+    *r = (ref_reduction)v;
     return 0;
 }
 

@@ -27,6 +27,16 @@ mopt_status op_read_one_int(const op_ctx *ctx, const op_tensor *t, const char *w
  * whether the node has it. */
 bool op_attr_int_opt(const op_ctx *ctx, const char *name, int64_t *v);
 
+/* One accepted value of a string attribute and what it stands for (an enum
+ * value); an op lists them in a table. */
+typedef struct op_name_value {
+    const char *name;
+    int value;
+} op_name_value;
+
+/* Looks s up in t[0..n): true and *value set when found. */
+bool op_name_lookup(const op_name_value *t, int n, const char *s, int *value);
+
 /* The usual start of a data-movement op's inference: input 0 of any dtype
  * with a fixed element size, inputs 1..n_index index tensors (int64 or
  * int32); output 0 then gets input 0's dtype. */

@@ -374,6 +374,15 @@ mopt_status op_attr_bool(const op_ctx *ctx, const char *name, int64_t def, bool 
     return MOPT_OK;
 }
 
+bool op_name_lookup(const op_name_value *t, int n, const char *s, int *value) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(t[i].name, s) == 0) {
+            *value = t[i].value;
+            return true;
+        }
+    return false;
+}
+
 bool op_str_eq_ci(const char *a, const char *b) {
     for (; *a && *b; a++, b++) {
         char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;

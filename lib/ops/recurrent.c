@@ -93,16 +93,15 @@ static mopt_status rnn_parse_cell(const op_ctx *ctx, void *params, ref_rnn_cell 
     ref_rnn_params *k = &p->k;
     const ir_node *n = ctx->node;
     k->cell = cell;
+    static const op_name_value k_dirs[] = {{"forward", REF_RNN_FORWARD},
+                                           {"reverse", REF_RNN_REVERSE},
+                                           {"bidirectional", REF_RNN_BIDIRECTIONAL}};
     const char *dir = ir_node_attr_string(n, "direction", "forward");
-    if (strcmp(dir, "forward") == 0)
-        k->direction = REF_RNN_FORWARD;
-    else if (strcmp(dir, "reverse") == 0)
-        k->direction = REF_RNN_REVERSE;
-    else if (strcmp(dir, "bidirectional") == 0)
-        k->direction = REF_RNN_BIDIRECTIONAL;
-    else
+    int v;
+    if (!op_name_lookup(k_dirs, OP_COUNT(k_dirs), dir, &v))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
                        "direction '%s' is not forward, reverse or bidirectional", dir);
+    k->direction = (ref_rnn_direction)v;
     p->hidden_size = ir_node_attr_int(n, "hidden_size", 0);
     if (ir_node_attr(n, "hidden_size") && p->hidden_size <= 0)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "hidden_size must be > 0");

@@ -43,46 +43,40 @@ typedef struct resize_params {
 
 static mopt_status parse_kernel_params(const op_ctx *ctx, bool upsample, ref_resize_params *p) {
     memset(p, 0, sizeof *p);
+    static const op_name_value k_modes[] = {{"nearest", REF_RESIZE_NEAREST},
+                                            {"linear", REF_RESIZE_LINEAR},
+                                            {"bilinear", REF_RESIZE_LINEAR},
+                                            {"cubic", REF_RESIZE_CUBIC}};
+    static const op_name_value k_coords[] = {
+        {"half_pixel", REF_COORD_HALF_PIXEL},
+        {"half_pixel_symmetric", REF_COORD_HALF_PIXEL_SYMMETRIC},
+        {"pytorch_half_pixel", REF_COORD_PYTORCH_HALF_PIXEL},
+        {"align_corners", REF_COORD_ALIGN_CORNERS},
+        {"asymmetric", REF_COORD_ASYMMETRIC},
+        {"tf_crop_and_resize", REF_COORD_TF_CROP_AND_RESIZE}};
+    static const op_name_value k_nearest[] = {
+        {"round_prefer_floor", REF_NEAREST_ROUND_PREFER_FLOOR},
+        {"round_prefer_ceil", REF_NEAREST_ROUND_PREFER_CEIL},
+        {"floor", REF_NEAREST_FLOOR},
+        {"ceil", REF_NEAREST_CEIL}};
     const char *mode = ir_node_attr_string(ctx->node, "mode", "nearest");
-    if (strcmp(mode, "nearest") == 0)
-        p->mode = REF_RESIZE_NEAREST;
-    else if (strcmp(mode, "linear") == 0 || strcmp(mode, "bilinear") == 0)
-        p->mode = REF_RESIZE_LINEAR;
-    else if (strcmp(mode, "cubic") == 0 && !upsample)
-        p->mode = REF_RESIZE_CUBIC;
-    else
+    int v;
+    if (!op_name_lookup(k_modes, OP_COUNT(k_modes), mode, &v) ||
+        (v == REF_RESIZE_CUBIC && upsample))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown mode '%s'", mode);
+    p->mode = (ref_resize_mode)v;
     bool old = upsample || ctx->opset < 11;
     const char *ct =
         old ? "asymmetric"
             : ir_node_attr_string(ctx->node, "coordinate_transformation_mode", "half_pixel");
-    static const struct {
-        const char *name;
-        ref_coord c;
-    } k_coords[] = {{"half_pixel", REF_COORD_HALF_PIXEL},
-                    {"half_pixel_symmetric", REF_COORD_HALF_PIXEL_SYMMETRIC},
-                    {"pytorch_half_pixel", REF_COORD_PYTORCH_HALF_PIXEL},
-                    {"align_corners", REF_COORD_ALIGN_CORNERS},
-                    {"asymmetric", REF_COORD_ASYMMETRIC},
-                    {"tf_crop_and_resize", REF_COORD_TF_CROP_AND_RESIZE}};
-    size_t i = 0;
-    while (i < 6 && strcmp(k_coords[i].name, ct) != 0)
-        i++;
-    if (i == 6)
+    if (!op_name_lookup(k_coords, OP_COUNT(k_coords), ct, &v))
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "coordinate_transformation_mode '%s'", ct);
-    p->coord = k_coords[i].c;
+    p->coord = (ref_coord)v;
     const char *nm =
         old ? "floor" : ir_node_attr_string(ctx->node, "nearest_mode", "round_prefer_floor");
-    if (strcmp(nm, "round_prefer_floor") == 0)
-        p->nearest = REF_NEAREST_ROUND_PREFER_FLOOR;
-    else if (strcmp(nm, "round_prefer_ceil") == 0)
-        p->nearest = REF_NEAREST_ROUND_PREFER_CEIL;
-    else if (strcmp(nm, "floor") == 0)
-        p->nearest = REF_NEAREST_FLOOR;
-    else if (strcmp(nm, "ceil") == 0)
-        p->nearest = REF_NEAREST_CEIL;
-    else
+    if (!op_name_lookup(k_nearest, OP_COUNT(k_nearest), nm, &v))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown nearest_mode '%s'", nm);
+    p->nearest = (ref_nearest)v;
     p->cubic_a = ir_node_attr_float(ctx->node, "cubic_coeff_a", -0.75f);
     p->exclude_outside = ir_node_attr_int(ctx->node, "exclude_outside", 0) != 0;
     p->extrapolation = ir_node_attr_float(ctx->node, "extrapolation_value", 0.0f);
@@ -97,15 +91,14 @@ static mopt_status parse_as(const op_ctx *ctx, resize_params *p, bool upsample) 
     p->has_axes = ir_node_attr(ctx->node, "axes") != NULL;
     p->n_axes = ir_node_attr_ints(ctx->node, "axes", &p->axes);
     p->n_scales = ir_node_attr_floats(ctx->node, "scales", &p->scales);
+    static const op_name_value k_policies[] = {{"stretch", POLICY_STRETCH},
+                                               {"not_larger", POLICY_NOT_LARGER},
+                                               {"not_smaller", POLICY_NOT_SMALLER}};
     p->policy_name = ir_node_attr_string(ctx->node, "keep_aspect_ratio_policy", "stretch");
-    if (strcmp(p->policy_name, "stretch") == 0)
-        p->policy = POLICY_STRETCH;
-    else if (strcmp(p->policy_name, "not_larger") == 0)
-        p->policy = POLICY_NOT_LARGER;
-    else if (strcmp(p->policy_name, "not_smaller") == 0)
-        p->policy = POLICY_NOT_SMALLER;
-    else
-        p->policy = POLICY_UNKNOWN;
+    int v;
+    p->policy = op_name_lookup(k_policies, OP_COUNT(k_policies), p->policy_name, &v)
+                    ? (resize_policy)v
+                    : POLICY_UNKNOWN;
     return MOPT_OK;
 }
 

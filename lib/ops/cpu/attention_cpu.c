@@ -105,18 +105,15 @@ static mopt_status portable_run(const op_ctx *ctx, const op_tensor *in, int n_in
                      cpu_attention_f32_portable_scratch);
 }
 
-const op_impl ops_impl_cpu_attention_avx512 = {.name = "cpu-avx512",
-                                               .backend = "cpu",
-                                               .supports = avx512_supports,
-                                               .run = avx512_run,
-                                               .release_scratch = work_release};
-const op_impl ops_impl_cpu_attention_avx2 = {.name = "cpu-avx2",
-                                             .backend = "cpu",
-                                             .supports = avx2_supports,
-                                             .run = avx2_run,
-                                             .release_scratch = work_release};
-const op_impl ops_impl_cpu_attention_portable = {.name = "cpu",
-                                                 .backend = "cpu",
-                                                 .supports = portable_supports,
-                                                 .run = portable_run,
-                                                 .release_scratch = work_release};
+/* One impl per tier, each with its work buffer as scratch. */
+#define ATTENTION_IMPL(name_, supports_, run_)                                                     \
+    {                                                                                              \
+        .name = name_, .backend = "cpu", .supports = supports_, .run = run_,                       \
+        .release_scratch = work_release                                                            \
+    }
+
+const op_impl ops_impl_cpu_attention_avx512 =
+    ATTENTION_IMPL("cpu-avx512", avx512_supports, avx512_run);
+const op_impl ops_impl_cpu_attention_avx2 = ATTENTION_IMPL("cpu-avx2", avx2_supports, avx2_run);
+const op_impl ops_impl_cpu_attention_portable =
+    ATTENTION_IMPL("cpu", portable_supports, portable_run);

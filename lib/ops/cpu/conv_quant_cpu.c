@@ -214,29 +214,13 @@ static mopt_status mmi_vnni_run(const op_ctx *ctx, const op_tensor *in, int n_in
 #endif
 }
 
-static const char *mmi_variant_vnni(const void *state) {
-    return state ? "cpu-vnni-packed" : "cpu-vnni";
-}
-static const char *mmi_variant_portable(const void *state) {
-    return state ? "cpu-portable-packed" : "cpu-portable";
-}
+const op_impl ops_impl_cpu_matmul_int_vnni = OPS_CPU_STATE_IMPL(
+    "cpu-vnni", mmi_supports, mmi_prepare_vnni, mmi_release, mmi_vnni_run, ops_cpu_variant_vnni);
+const op_impl ops_impl_cpu_matmul_int_portable =
+    OPS_CPU_STATE_IMPL("cpu-portable", mmi_supports, mmi_prepare_portable, mmi_release,
+                       mmi_portable_run, ops_cpu_variant_portable);
 
-const op_impl ops_impl_cpu_matmul_int_vnni = {.name = "cpu-vnni",
-                                              .backend = "cpu",
-                                              .supports = mmi_supports,
-                                              .prepare = mmi_prepare_vnni,
-                                              .release = mmi_release,
-                                              .run = mmi_vnni_run,
-                                              .variant = mmi_variant_vnni};
-const op_impl ops_impl_cpu_matmul_int_portable = {.name = "cpu-portable",
-                                                  .backend = "cpu",
-                                                  .supports = mmi_supports,
-                                                  .prepare = mmi_prepare_portable,
-                                                  .release = mmi_release,
-                                                  .run = mmi_portable_run,
-                                                  .variant = mmi_variant_portable};
-
-const op_impl ops_impl_cpu_qconv_vnni = {"cpu-vnni", "cpu", qconv_supports, vnni_prepare, NULL,
-                                         vnni_run,   NULL};
-const op_impl ops_impl_cpu_qconv_portable = {"cpu-portable", "cpu", qconv_supports, NULL, NULL,
-                                             portable_run,   NULL};
+const op_impl ops_impl_cpu_qconv_vnni =
+    OPS_CPU_STATE_IMPL("cpu-vnni", qconv_supports, vnni_prepare, NULL, vnni_run, NULL);
+const op_impl ops_impl_cpu_qconv_portable =
+    OPS_CPU_STATE_IMPL("cpu-portable", qconv_supports, NULL, NULL, portable_run, NULL);

@@ -10,6 +10,7 @@
 #include "core/cpu.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/qlstm.h"
+#include "ops/cpu/ops_cpu.h"
 #include "ops/op_common.h"
 #include "ops/recurrent.h"
 
@@ -74,26 +75,10 @@ static mopt_status run_vnni(const op_ctx *ctx, const op_tensor *in, int n_in, op
 #endif
 }
 
-static const char *variant_vnni(const void *state) {
-    return state ? "cpu-vnni-packed" : "cpu-vnni";
-}
-static const char *variant_portable(const void *state) {
-    return state ? "cpu-portable-packed" : "cpu-portable";
-}
-
-static const op_impl k_vnni = {.name = "cpu-vnni",
-                               .backend = "cpu",
-                               .supports = dq_supports,
-                               .prepare = prepare_vnni,
-                               .release = dq_release,
-                               .run = run_vnni,
-                               .variant = variant_vnni};
-static const op_impl k_portable = {.name = "cpu-portable",
-                                   .backend = "cpu",
-                                   .supports = dq_supports,
-                                   .prepare = prepare_portable,
-                                   .release = dq_release,
-                                   .run = run_portable,
-                                   .variant = variant_portable};
+static const op_impl k_vnni = OPS_CPU_STATE_IMPL("cpu-vnni", dq_supports, prepare_vnni, dq_release,
+                                                 run_vnni, ops_cpu_variant_vnni);
+static const op_impl k_portable =
+    OPS_CPU_STATE_IMPL("cpu-portable", dq_supports, prepare_portable, dq_release, run_portable,
+                       ops_cpu_variant_portable);
 
 const op_impl *const ops_cpu_dq_lstm_impls[] = {&k_vnni, &k_portable, NULL};

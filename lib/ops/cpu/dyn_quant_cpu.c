@@ -8,6 +8,7 @@
 #include "core/cpu.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/dynquant.h"
+#include "ops/cpu/ops_cpu.h"
 #include "ops/impls.h"
 #include "ops/op_common.h"
 
@@ -38,8 +39,5 @@ static mopt_status dq_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
 #endif
 }
 
-const op_impl ops_impl_cpu_dyn_quant_avx512 = {.name = "cpu-avx512",
-                                               .backend = "cpu",
-                                               .supports = dq_supports,
-                                               .prepare = dq_prepare,
-                                               .run = dq_run};
+const op_impl ops_impl_cpu_dyn_quant_avx512 =
+    OPS_CPU_STATE_IMPL("cpu-avx512", dq_supports, dq_prepare, NULL, dq_run, NULL);

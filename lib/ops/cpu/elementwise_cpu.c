@@ -20,6 +20,14 @@ mopt_status ops_cpu_prepare(const char *isa, void **state) {
     return MOPT_OK;
 }
 
+const char *ops_cpu_variant_vnni(const void *state) {
+    return state ? "cpu-vnni-packed" : "cpu-vnni";
+}
+
+const char *ops_cpu_variant_portable(const void *state) {
+    return state ? "cpu-portable-packed" : "cpu-portable";
+}
+
 /* Elements per thread below which splitting does not pay. */
 #define GRAIN_CHEAP 32768
 #define GRAIN_MATH 8192

@@ -24,6 +24,19 @@
 /* prepare for tier isa: the tier's kernel table as state, or UNSUPPORTED. */
 mopt_status ops_cpu_prepare(const char *isa, void **state);
 
+/* An op_impl of the cpu backend whose prepare may keep state (packed
+ * weights) for release; variant_ (NULL: the name) names what it chose. */
+#define OPS_CPU_STATE_IMPL(name_, supports_, prepare_, release_, run_, variant_)                   \
+    {                                                                                              \
+        .name = name_, .backend = "cpu", .supports = supports_, .prepare = prepare_,               \
+        .release = release_, .run = run_, .variant = variant_,                                     \
+    }
+
+/* op_impl.variant of the integer impls whose prepare may pack weights
+ * (state non-NULL): "cpu-vnni-packed" / "cpu-vnni", and the portable tier's. */
+const char *ops_cpu_variant_vnni(const void *state);
+const char *ops_cpu_variant_portable(const void *state);
+
 /* Which axes a Reduce* node reduces (reduce.c): mask[a] for a < rank.
  * Returns 1 (known), 0 (axes input unknown at load time), -1 (error, *st
  * set). *noop: identity (empty axes with noop_with_empty_axes). */

@@ -17,6 +17,7 @@
 #include "core/cpu.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/qconv.h"
+#include "ops/cpu/ops_cpu.h"
 #include "ops/impls.h"
 #include "ops/op_common.h"
 
@@ -169,9 +170,5 @@ static mopt_status qlmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 #endif
 }
 
-const op_impl ops_impl_cpu_qlinear_matmul_vnni = {.name = "cpu-vnni",
-                                                  .backend = "cpu",
-                                                  .supports = qlmm_supports,
-                                                  .prepare = qlmm_prepare,
-                                                  .release = qlmm_release,
-                                                  .run = qlmm_run};
+const op_impl ops_impl_cpu_qlinear_matmul_vnni =
+    OPS_CPU_STATE_IMPL("cpu-vnni", qlmm_supports, qlmm_prepare, qlmm_release, qlmm_run, NULL);

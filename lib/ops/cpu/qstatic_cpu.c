@@ -14,6 +14,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/dynquant.h"
 #include "kernels/cpu/qconv.h"
+#include "ops/cpu/ops_cpu.h"
 #include "ops/impls.h"
 #include "ops/op_common.h"
 #include "ops/qstatic.h"
@@ -157,9 +158,5 @@ static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
 #endif
 }
 
-const op_impl ops_impl_cpu_qstatic_vnni = {.name = "cpu-vnni",
-                                           .backend = "cpu",
-                                           .supports = qs_supports,
-                                           .prepare = qs_prepare,
-                                           .release = qs_release,
-                                           .run = qs_run};
+const op_impl ops_impl_cpu_qstatic_vnni =
+    OPS_CPU_STATE_IMPL("cpu-vnni", qs_supports, qs_prepare, qs_release, qs_run, NULL);

@@ -25,9 +25,22 @@ static bool is_f32(const op_tensor *t) { return t->dtype == MOPT_DTYPE_F32; }
 
 static bool empty(const kn_gemm *g) { return g->M == 0 || g->N == 0 || g->K == 0; }
 
-static bool matmul_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+/* The op_impl fields every impl here shares: stateless, sgemm-based. */
+#define OBLAS_IMPL(supports_fn, run_fn)                                                            \
+    { .name = "openblas", .backend = "openblas", .supports = supports_fn, .run = run_fn }
+
+/* MatMul, mopt.CacheMatMul: A and B f32. */
+static bool ab_f32_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                             int n_out) {
     return is_f32(&in[0]) && is_f32(&in[1]);
+}
+
+/* g on in[0] (A), in[1] (B) into out[0]; UNSUPPORTED when BLAS declines. */
+static mopt_status run_gemm(const op_ctx *ctx, const kn_gemm *g, const op_tensor *in,
+                            op_tensor *out) {
+    return oblas_gemm_batched(g, in[0].data, in[1].data, out[0].data, ctx->threads)
+               ? MOPT_OK
+               : MOPT_ERR_UNSUPPORTED;
 }
 
 static mopt_status matmul_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -36,17 +49,10 @@ static mopt_status matmul_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     if (!ops_matmul_gemm(&in[0].shape, false, &in[1].shape, false, &g) || empty(&g))
         return MOPT_ERR_UNSUPPORTED;
     ops_matmul_vector_b_as_row(&in[1].shape, &g);
-    return oblas_gemm_batched(&g, in[0].data, in[1].data, out[0].data, ctx->threads)
-               ? MOPT_OK
-               : MOPT_ERR_UNSUPPORTED;
+    return run_gemm(ctx, &g, in, out);
 }
 
-const op_impl ops_impl_matmul_openblas = {
-    .name = "openblas",
-    .backend = "openblas",
-    .supports = matmul_supports,
-    .run = matmul_run,
-};
+const op_impl ops_impl_matmul_openblas = OBLAS_IMPL(ab_f32_supports, matmul_run);
 
 static bool gemm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                           int n_out) {
@@ -69,17 +75,10 @@ static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
         ops_gemm_fill_c(&in[2], &out[0].shape, out[0].data);
     else
         g.beta = 0.f;
-    return oblas_gemm_batched(&g, in[0].data, in[1].data, out[0].data, ctx->threads)
-               ? MOPT_OK
-               : MOPT_ERR_UNSUPPORTED;
+    return run_gemm(ctx, &g, in, out);
 }
 
-const op_impl ops_impl_gemm_openblas = {
-    .name = "openblas",
-    .backend = "openblas",
-    .supports = gemm_supports,
-    .run = gemm_run,
-};
+const op_impl ops_impl_gemm_openblas = OBLAS_IMPL(gemm_supports, gemm_run);
 
 /* ---- mopt.FusedMatMul: sgemm per batch matrix, then the reference epilogue */
 
@@ -98,8 +97,8 @@ static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     if (!ops_matmul_gemm(&in[0].shape, p->trans_a, &in[1].shape, p->trans_b, &g) || empty(&g))
         return MOPT_ERR_UNSUPPORTED;
     g.alpha = p->alpha;
-    if (!oblas_gemm_batched(&g, in[0].data, in[1].data, out[0].data, ctx->threads))
-        return MOPT_ERR_UNSUPPORTED;
+    mopt_status st = run_gemm(ctx, &g, in, out);
+    if (st) return st;
     kn_addend bias, res;
     memset(&bias, 0, sizeof bias);
     memset(&res, 0, sizeof res);
@@ -115,17 +114,7 @@ static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     return MOPT_OK;
 }
 
-const op_impl ops_impl_fused_matmul_openblas = {
-    .name = "openblas",
-    .backend = "openblas",
-    .supports = fmm_supports,
-    .run = fmm_run,
-};
-
-static bool cmm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
-                         int n_out) {
-    return is_f32(&in[0]) && is_f32(&in[1]);
-}
+const op_impl ops_impl_fused_matmul_openblas = OBLAS_IMPL(fmm_supports, fmm_run);
 
 /* mopt.CacheMatMul: each head of the token-major cache at row stride
  * heads * head_dim, as oblas_gemm_batched's ldb */
@@ -136,17 +125,10 @@ static mopt_status cmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     if (empty(&g)) return MOPT_ERR_UNSUPPORTED;
     if (g.M == 1 && oblas_gemv_batched(&g, in[0].data, in[1].data, out[0].data, ctx->threads))
         return MOPT_OK; /* a decode step: one query row per head */
-    return oblas_gemm_batched(&g, in[0].data, in[1].data, out[0].data, ctx->threads)
-               ? MOPT_OK
-               : MOPT_ERR_UNSUPPORTED;
+    return run_gemm(ctx, &g, in, out);
 }
 
-const op_impl ops_impl_cache_matmul_openblas = {
-    .name = "openblas",
-    .backend = "openblas",
-    .supports = cmm_supports,
-    .run = cmm_run,
-};
+const op_impl ops_impl_cache_matmul_openblas = OBLAS_IMPL(ab_f32_supports, cmm_run);
 
 #else
 typedef int matmul_openblas_unused; /* ISO C forbids an empty translation unit */
