@@ -45,31 +45,6 @@ void cpu_qgemm_u8s8_portable(const uint8_t *a, const int32_t *w, int64_t k4, int
 void cpu_qgemm_u8s8_vnni(const uint8_t *a, const int32_t *w, int64_t k4, int64_t np, int64_t m,
                          const int32_t *rowc, const int32_t *zw, const int32_t *sx, int32_t *y,
                          int64_t ldy);
-
-/* ---- rows x packed weights (DynamicQuantizeLSTM's projections) ----------------
- * y[r * ldy + c] = sum_k a[r * lda + k] * w[k][c] (modulo 2^32) for r < m and
- * c below n rounded up to CPU_QROWS_NB (pad columns give 0): a is u8 rows,
- * w s8 packed by cpu_qrows_pack as wp[c / NB][k4][NB][4]. The rows are
- * broadcast, the columns are the vector lanes, so one row (a GEMV) wastes
- * nothing. */
-#define CPU_QROWS_NB 16
-
-typedef void (*cpu_qrows_fn)(const uint8_t *a, int64_t lda, int64_t m, int64_t K, const int8_t *wp,
-                             int64_t n, int32_t *y, int64_t ldy);
-
-/* Bytes of wp for w [K, n]. */
-size_t cpu_qrows_pack_bytes(int64_t K, int64_t n);
-/* Packs w [K, n] (row stride ldw; s8, or u8 made s8 as w - 128) into wp
- * and wsum[c] = sum_k of the packed (s8) values of column c. */
-void cpu_qrows_pack(const void *w, bool w_s8, int64_t K, int64_t n, int64_t ldw, int8_t *wp,
-                    int32_t *wsum);
-void cpu_qrows_u8s8_portable(const uint8_t *a, int64_t lda, int64_t m, int64_t K, const int8_t *wp,
-                             int64_t n, int32_t *y, int64_t ldy);
-#if defined(__x86_64__)
-void cpu_qrows_u8s8_vnni(const uint8_t *a, int64_t lda, int64_t m, int64_t K, const int8_t *wp,
-                         int64_t n, int32_t *y, int64_t ldy);
-#endif
-
 #endif
 
 /* Bytes of scratch cpu_qconv_s32 needs for p on up to `threads` threads. */

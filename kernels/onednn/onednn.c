@@ -365,6 +365,15 @@ static dnnl_primitive_desc_t pd_create(const void *op_desc, const_dnnl_primitive
     return pd;
 }
 
+/* pd_create with attr, which it then destroys; NULL when attr is NULL (a
+ * failed make_attr). */
+static dnnl_primitive_desc_t pd_of(const void *op_desc, dnnl_primitive_attr_t attr) {
+    if (!attr) return NULL;
+    dnnl_primitive_desc_t pd = pd_create(op_desc, attr);
+    dnnl_primitive_attr_destroy(attr);
+    return pd;
+}
+
 /* ---- one-shot reorders -------------------------------------------------- */
 
 static bool reorder_now(const dnnl_memory_desc_t *from_md, const void *from,
@@ -602,10 +611,7 @@ static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_m
         attr = make_attr(d->alpha, 0, NULL, 0, d->sum_beta, bias_post ? &bias : NULL,
                          d->has_residual ? &res : NULL, d->act, d->act_alpha, d->act_beta);
     }
-    if (!attr) return NULL;
-    dnnl_primitive_desc_t pd = pd_create(&md, attr);
-    dnnl_primitive_attr_destroy(attr);
-    return pd;
+    return pd_of(&md, attr);
 }
 
 static bool matmul_plain_b(const onednn_matmul_desc *d, dnnl_memory_desc_t *md) {
@@ -749,6 +755,29 @@ static bool conv_plain_w(const onednn_conv_desc *d, dnnl_memory_desc_t *md, dnnl
     return md_dense(md, wnd, w, dt);
 }
 
+/* The weights (wmd, or `any` when NULL) and bias descriptors of a conv or
+ * deconv primitive. */
+static bool conv_w_b(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd, const int64_t *wd,
+                     int32_t wnd, dnnl_data_type_t dt, dnnl_memory_desc_t *w,
+                     dnnl_memory_desc_t *b) {
+    if (wmd)
+        *w = *wmd;
+    else if (!md_any(w, wnd, wd, dt))
+        return false;
+    return !d->has_bias || md_dense(b, 1, &d->c_out, dnnl_f32);
+}
+
+/* d's strides, dilations (oneDNN counts from 0) and pads as oneDNN's dims. */
+static void conv_window(const onednn_conv_desc *d, dnnl_dims_t strides, dnnl_dims_t dil,
+                        dnnl_dims_t pl, dnnl_dims_t pr) {
+    for (int32_t i = 0; i < d->S; i++) {
+        strides[i] = d->stride[i];
+        dil[i] = d->dilation[i] - 1;
+        pl[i] = d->pad_l[i];
+        pr[i] = d->pad_r[i];
+    }
+}
+
 /* wmd: weights layout to use (NULL = any). Source/destination are `any` so
  * oneDNN can pick its blocked layouts (the entry reorders to/from the
  * user's), unless `forced`: then a channels-last X or Y (d->x_nhwc,
@@ -763,30 +792,16 @@ static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_me
     bool ok =
         forced && d->x_nhwc && dt == dnnl_f32 ? md_nhwc(&x, nd, xd, dt) : md_any(&x, nd, xd, dt);
     ok = ok && (forced && d->y_nhwc ? md_nhwc(&y, nd, yd, dnnl_f32) : md_any(&y, nd, yd, dnnl_f32));
-    if (ok && wmd)
-        w = *wmd;
-    else if (ok)
-        ok = md_any(&w, wnd, wd, dt);
-    if (ok && d->has_bias) ok = md_dense(&b, 1, &d->c_out, dnnl_f32);
-    if (!ok) return NULL;
+    if (!ok || !conv_w_b(d, wmd, wd, wnd, dt, &w, &b)) return NULL;
     dnnl_dims_t strides, dil, pl, pr;
-    for (int32_t i = 0; i < d->S; i++) {
-        strides[i] = d->stride[i];
-        dil[i] = d->dilation[i] - 1;
-        pl[i] = d->pad_l[i];
-        pr[i] = d->pad_r[i];
-    }
+    conv_window(d, strides, dil, pl, pr);
     dnnl_convolution_desc_t cd;
     if (dnnl_dilated_convolution_forward_desc_init(
             &cd, dnnl_forward_inference, dnnl_convolution_direct, &x, &w, d->has_bias ? &b : NULL,
             &y, strides, dil, pl, pr) != dnnl_success)
         return NULL;
-    dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL,
-                                           d->act, d->act_alpha, d->act_beta);
-    if (!attr) return NULL;
-    dnnl_primitive_desc_t pd = pd_create(&cd, attr);
-    dnnl_primitive_attr_destroy(attr);
-    return pd;
+    return pd_of(&cd, make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL, d->act,
+                                d->act_alpha, d->act_beta));
 }
 
 static bool pd_is_ref(dnnl_primitive_desc_t pd);
@@ -1489,30 +1504,18 @@ static dnnl_primitive_desc_t deconv_pd_as(const onednn_conv_desc *d, const dnnl_
     dnnl_memory_desc_t x, w, b, y;
     bool ok = plain_io ? md_dense(&x, nd, xd, dt) && md_dense(&y, nd, yd, dnnl_f32)
                        : md_any(&x, nd, xd, dt) && md_any(&y, nd, yd, dnnl_f32);
-    if (ok && wmd)
-        w = *wmd;
-    else if (ok)
-        ok = md_any(&w, wnd, wd, dt);
-    if (ok && d->has_bias) ok = md_dense(&b, 1, &d->c_out, dnnl_f32);
-    if (!ok || !dnnl_dilated_deconvolution_forward_desc_init) return NULL;
+    if (!ok || !conv_w_b(d, wmd, wd, wnd, dt, &w, &b) ||
+        !dnnl_dilated_deconvolution_forward_desc_init)
+        return NULL;
     dnnl_dims_t strides, dil, pl, pr;
-    for (int32_t i = 0; i < d->S; i++) {
-        strides[i] = d->stride[i];
-        dil[i] = d->dilation[i] - 1;
-        pl[i] = d->pad_l[i];
-        pr[i] = d->pad_r[i];
-    }
+    conv_window(d, strides, dil, pl, pr);
     dnnl_deconvolution_desc_t dd;
     if (dnnl_dilated_deconvolution_forward_desc_init(
             &dd, dnnl_forward_inference, dnnl_deconvolution_direct, &x, &w, d->has_bias ? &b : NULL,
             &y, strides, dil, pl, pr) != dnnl_success)
         return NULL;
-    dnnl_primitive_attr_t attr =
-        make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, d->act, d->act_alpha, d->act_beta);
-    if (!attr) return NULL;
-    dnnl_primitive_desc_t pd = pd_create(&dd, attr);
-    dnnl_primitive_attr_destroy(attr);
-    return pd;
+    return pd_of(&dd,
+                 make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, d->act, d->act_alpha, d->act_beta));
 }
 
 /* With fewer than 16 output channels per group, oneDNN's blocked layouts
@@ -1656,10 +1659,8 @@ static mopt_status pool_entry(cache_entry *e, const onednn_pool_desc *d) {
     if (dnnl_pooling_v2_forward_desc_init(&pdesc, dnnl_forward_inference, alg, &x, &y, strides,
                                           kernel, dil, pl, pr) != dnnl_success)
         return MOPT_ERR_UNSUPPORTED;
-    dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, KN_ACT_NONE, 0.f, 0.f);
-    if (!attr) return MOPT_ERR_UNSUPPORTED;
-    dnnl_primitive_desc_t pd = pd_create(&pdesc, attr);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_primitive_desc_t pd =
+        pd_of(&pdesc, make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, KN_ACT_NONE, 0.f, 0.f));
     if (!pd) return MOPT_ERR_UNSUPPORTED;
     bool ok = entry_prim(e, pd, d->max ? "max pooling" : "average pooling") == MOPT_OK;
     if (ok) ok = mem_new(&e->src.user, &x) && mem_new(&e->dst.user, &y);
