@@ -377,6 +377,13 @@ const ir_tensor *ir_node_attr_tensor(const ir_node *n, const char *name) {
 
 /* ---- checking and ordering ---------------------------------------------- */
 
+/* The index of the node producing input k of n; -1 when the input is absent
+ * or not produced by a node (a graph input or an initializer). */
+static int32_t input_producer(const ir_graph *g, const ir_node *n, int32_t k) {
+    int32_t v = n->inputs[k];
+    return v < 0 ? -1 : g->values[v]->producer;
+}
+
 mopt_status ir_graph_check(ir_graph *g) {
     mopt_status st = MOPT_OK;
     int32_t nn = g->n_nodes;
@@ -444,15 +451,13 @@ mopt_status ir_graph_check(ir_graph *g) {
         goto done;
     }
     /* edges producer -> consumer, grouped by producer */
-    for (int32_t i = 0; i < nn; i++) {
-        ir_node *n = g->nodes[i];
-        for (int32_t k = 0; k < n->n_inputs; k++) {
-            int32_t v = n->inputs[k];
-            if (v < 0 || g->values[v]->producer < 0) continue;
-            edge_start[g->values[v]->producer + 1]++;
+    for (int32_t i = 0; i < nn; i++)
+        for (int32_t k = 0; k < g->nodes[i]->n_inputs; k++) {
+            int32_t p = input_producer(g, g->nodes[i], k);
+            if (p < 0) continue;
+            edge_start[p + 1]++;
             indeg[i]++;
         }
-    }
     for (int32_t i = 0; i < nn; i++)
         edge_start[i + 1] += edge_start[i];
     {
@@ -461,15 +466,11 @@ mopt_status ir_graph_check(ir_graph *g) {
             st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory checking graph");
             goto done;
         }
-        for (int32_t i = 0; i < nn; i++) {
-            ir_node *n = g->nodes[i];
-            for (int32_t k = 0; k < n->n_inputs; k++) {
-                int32_t v = n->inputs[k];
-                if (v < 0 || g->values[v]->producer < 0) continue;
-                int32_t p = g->values[v]->producer;
-                edges[edge_start[p] + fill[p]++] = i;
+        for (int32_t i = 0; i < nn; i++)
+            for (int32_t k = 0; k < g->nodes[i]->n_inputs; k++) {
+                int32_t p = input_producer(g, g->nodes[i], k);
+                if (p >= 0) edges[edge_start[p] + fill[p]++] = i;
             }
-        }
         mopt_free(fill);
     }
     /* A binary heap would be O(n log n); a simple approach that keeps the

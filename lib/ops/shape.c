@@ -380,16 +380,26 @@ static int squeeze_axes(const op_ctx *ctx, const op_tensor *in, int n_in, int64_
     return r;
 }
 
-static mopt_status squeeze_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                                 int n_out) {
+/* The start of Squeeze's and Unsqueeze's inference: Y takes X's dtype, its
+ * shape unknown until set; the axes as squeeze_axes reads them (*r). */
+static mopt_status squeeze_start(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int64_t *axes, int64_t *n, int *r) {
     mopt_status st = op_infer_moved(ctx, in, 0, out);
     if (st) return st;
-    const ir_shape *x = &in[0].shape;
-    int64_t axes[IR_MAX_RANK * 2], n = 0;
-    int r = squeeze_axes(ctx, in, n_in, axes, &n);
-    if (r < 0) return MOPT_ERR_INVALID_MODEL;
+    *n = 0;
+    *r = squeeze_axes(ctx, in, n_in, axes, n);
+    if (*r < 0) return MOPT_ERR_INVALID_MODEL;
     ir_shape_set_unknown(&out[0].shape);
-    if (x->rank < 0) return MOPT_OK;
+    return MOPT_OK;
+}
+
+static mopt_status squeeze_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    const ir_shape *x = &in[0].shape;
+    int64_t axes[IR_MAX_RANK * 2], n;
+    int r;
+    mopt_status st = squeeze_start(ctx, in, n_in, out, axes, &n, &r);
+    if (st || x->rank < 0) return st;
     if (r == 0) {
         if (n >= 0 && n <= x->rank) op_set_unknown_dims(&out[0].shape, x->rank - (int32_t)n);
         return MOPT_OK;
@@ -428,14 +438,12 @@ static mopt_status squeeze_infer(const op_ctx *ctx, const op_tensor *in, int n_i
 
 static mopt_status unsqueeze_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                    int n_out) {
-    mopt_status st = op_infer_moved(ctx, in, 0, out);
-    if (st) return st;
     const ir_shape *x = &in[0].shape;
-    int64_t axes[IR_MAX_RANK * 2], n = 0;
-    int r = squeeze_axes(ctx, in, n_in, axes, &n);
-    if (r < 0) return MOPT_ERR_INVALID_MODEL;
+    int64_t axes[IR_MAX_RANK * 2], n;
+    int r;
+    mopt_status st = squeeze_start(ctx, in, n_in, out, axes, &n, &r);
+    if (st) return st;
     if (r == 1 && n < 0) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "axes are required");
-    ir_shape_set_unknown(&out[0].shape);
     if (x->rank < 0) return MOPT_OK;
     int64_t rank = x->rank + (n < 0 ? 0 : n);
     if ((st = rank_limit(ctx, rank))) return st;
