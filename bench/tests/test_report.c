@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../tests/test_main.h"
 #include <cmocka.h>
 
 #include "report.h"
@@ -85,11 +86,5 @@ static void report_summary_shows_failure(void **state) {
     free(buf);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(report_json_writer_compact),
-        cmocka_unit_test(report_format_bytes),
-        cmocka_unit_test(report_summary_shows_failure),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(report_json_writer_compact), cmocka_unit_test(report_format_bytes),
+               cmocka_unit_test(report_summary_shows_failure))

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../test_main.h"
 #include <cmocka.h>
 
 #include <mopt/mopt.h>
@@ -133,11 +134,6 @@ static void fuzz_options_nul_is_refused(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(fuzz_regressions_replay_cleanly),
-        cmocka_unit_test(fuzz_fold_constants_budget_bounds_load),
-        cmocka_unit_test(fuzz_options_nul_is_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(fuzz_regressions_replay_cleanly),
+               cmocka_unit_test(fuzz_fold_constants_budget_bounds_load),
+               cmocka_unit_test(fuzz_options_nul_is_refused))

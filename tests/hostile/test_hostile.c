@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../test_main.h"
 #include <cmocka.h>
 
 #include <mopt/mopt.h>
@@ -156,11 +157,6 @@ static void hostile_byte_corruptions_do_not_crash(void **state) {
     corrupt_each_byte(VALID_ATTRS);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hostile_corpus_is_refused),
-        cmocka_unit_test(hostile_every_prefix_is_refused),
-        cmocka_unit_test(hostile_byte_corruptions_do_not_crash),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(hostile_corpus_is_refused),
+               cmocka_unit_test(hostile_every_prefix_is_refused),
+               cmocka_unit_test(hostile_byte_corruptions_do_not_crash))

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../test_main.h"
 #include <cmocka.h>
 
 #include <mopt/mopt.h>
@@ -146,9 +147,4 @@ static void hostile_limits_clean_statuses(void **state) {
     assert_int_equal(failures, 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hostile_limits_clean_statuses),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(hostile_limits_clean_statuses))

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../test_main.h"
 #include <cmocka.h>
 
 #include "core/alloc.h"
@@ -103,11 +104,6 @@ static void detached_blocks_and_lifetime(void **state) {
     assert_int_equal(mopt_alloc_live(), live0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(budget_charges_and_credits),
-        cmocka_unit_test(budget_refuses_past_its_limit),
-        cmocka_unit_test(detached_blocks_and_lifetime),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(budget_charges_and_credits),
+               cmocka_unit_test(budget_refuses_past_its_limit),
+               cmocka_unit_test(detached_blocks_and_lifetime))

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../test_main.h"
 #include <cmocka.h>
 
 #include "core/alloc.h"
@@ -57,9 +58,4 @@ static void alloc_failure_every_step(void **state) {
     mopt_tensor_destroy(in);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(alloc_failure_every_step),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(alloc_failure_every_step))

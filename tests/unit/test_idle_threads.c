@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "../test_main.h"
 #include <cmocka.h>
 #include <mopt/mopt.h>
 
@@ -67,9 +68,4 @@ static void idle_threads_sleep_after_cnn(void **state) {
     run_then_idle("tests/models/cnn/model.onnx", dims, 4, MOPT_DTYPE_F32);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(idle_threads_sleep_after_cnn),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(idle_threads_sleep_after_cnn))

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../test_main.h"
 #include <cmocka.h>
 
 #include "core/alloc.h"
@@ -280,11 +281,5 @@ static void memplan_wide_graph(void **state) {
     ir_graph_destroy(g);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(uses_match_sweep),
-        cmocka_unit_test(memplan_matches_greedy),
-        cmocka_unit_test(memplan_wide_graph),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(uses_match_sweep), cmocka_unit_test(memplan_matches_greedy),
+               cmocka_unit_test(memplan_wide_graph))

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../test_main.h"
 #include <cmocka.h>
 #include <mopt/mopt.h>
 
@@ -80,11 +81,6 @@ static void check_reports_file_errors(void **state) {
     assert_int_equal(mopt_model_check(NULL, NULL, NULL, NULL, NULL), MOPT_ERR_INVALID_ARGUMENT);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(check_lists_every_problem),
-        cmocka_unit_test(check_accepts_good_models),
-        cmocka_unit_test(check_reports_file_errors),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(check_lists_every_problem),
+               cmocka_unit_test(check_accepts_good_models),
+               cmocka_unit_test(check_reports_file_errors))

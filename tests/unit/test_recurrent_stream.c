@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../test_main.h"
 #include <cmocka.h>
 #include <mopt/mopt.h>
 
@@ -142,10 +143,4 @@ static void recurrent_stream_auto(void **state) {
     stream_with("auto");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(recurrent_stream_ref),
-        cmocka_unit_test(recurrent_stream_auto),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(recurrent_stream_ref), cmocka_unit_test(recurrent_stream_auto))

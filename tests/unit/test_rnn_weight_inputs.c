@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../test_main.h"
 #include <cmocka.h>
 #include <mopt/mopt.h>
 
@@ -141,9 +142,4 @@ static void packing_follows_the_bytes(void **state) {
     feed_free(&b);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(packing_follows_the_bytes),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(packing_follows_the_bytes))

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../test_main.h"
 #include <cmocka.h>
 #include <mopt/mopt.h>
 
@@ -138,9 +139,4 @@ static void steady_state_runs_allocate_nothing(void **state) {
     mopt_model_destroy(m);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(steady_state_runs_allocate_nothing),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(steady_state_runs_allocate_nothing))
