@@ -8,8 +8,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../tests/test_main.h"
 #include <cmocka.h>
+
+#include "../../tests/test_main.h"
 
 #include "cli.h"
 

@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tests/test_main.h"
 #include <cmocka.h>
+
+#include "../../tests/test_main.h"
 
 #include "report.h"
 

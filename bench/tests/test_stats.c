@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tests/test_main.h"
 #include <cmocka.h>
+
+#include "../../tests/test_main.h"
 
 #include "percentile_cases.h"
 #include "stats.h"

@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
 
 #include <mopt/mopt.h>
 
 #include "../test_file.h"
+#include "../test_main.h"
 #include "fuzz_model_path.h"
 #include "io/npy.h"
 #include "io/onnx_import.h"

@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
 
 #include <mopt/mopt.h>
 
 #include "../test_file.h"
+#include "../test_main.h"
 
 #define CORPUS "tests/hostile/corpus"
 #define VALID_SMALL "tests/unit/data/relu_add.onnx"

@@ -14,8 +14,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 
 #include "core/alloc.h"
 #include "core/cpu.h"

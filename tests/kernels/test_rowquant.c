@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/rowquant.h"

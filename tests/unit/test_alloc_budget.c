@@ -12,8 +12,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 
 #include "core/alloc.h"
 

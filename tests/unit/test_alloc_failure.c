@@ -12,8 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 
 #include "core/alloc.h"
 #include <mopt/mopt.h>

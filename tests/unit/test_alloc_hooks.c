@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
 
 #include "../test_expect.h"
+#include "../test_main.h"
 
 #include "core/alloc.h"
 

@@ -18,8 +18,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 #include <pthread.h>
 

@@ -16,8 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 #define IF_CONST "tests/unit/data/control_if_const.onnx"

@@ -12,8 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 
 #include "core/float8.h"
 #include "kernels/ref/ref_logic.h"

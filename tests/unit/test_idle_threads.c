@@ -13,8 +13,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 static double cpu_seconds(void) {

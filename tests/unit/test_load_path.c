@@ -17,8 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 
 #include "core/alloc.h"
 #include "ir/ir.h"

@@ -11,8 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 typedef struct seen {

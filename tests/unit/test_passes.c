@@ -12,8 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 static mopt_model *load(const char *path, int opt_level) {

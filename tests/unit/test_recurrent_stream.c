@@ -20,8 +20,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 #define DIR "tests/ops/stream/lstm_vad/"

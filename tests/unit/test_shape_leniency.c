@@ -15,8 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 #define UNKNOWN_DIMS "tests/unit/data/lenient_unknown_dims.onnx"

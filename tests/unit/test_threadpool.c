@@ -17,8 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../test_main.h"
 #include <cmocka.h>
+
+#include "../test_main.h"
 #define MOPT_EXPERIMENTAL_API
 #include <mopt/mopt.h>
 #include <pthread.h>
