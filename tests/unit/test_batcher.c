@@ -227,6 +227,13 @@ static void free_calls(call *calls, int n) {
             mopt_tensor_destroy(calls[i].out[k]);
 }
 
+/* The end of a test: the batcher, the outputs of its calls, the samples. */
+static void release(mopt_batcher *b, call *calls, int n_calls, sample *s, int n_samples) {
+    mopt_batcher_destroy(b);
+    free_calls(calls, n_calls);
+    free_samples(s, n_samples);
+}
+
 /* n cleared calls to b, call i with sample i */
 static void aim_calls(call *calls, int n, mopt_batcher *b, sample *s) {
     memset(calls, 0, (size_t)n * sizeof *calls);
@@ -282,9 +289,7 @@ static void batch_same_length_bitwise(void **state) {
     assert_int_equal(st.effective_max_batch, N);
     check_counters(&st);
     assert_true(worst <= PAD_TOL);
-    mopt_batcher_destroy(b);
-    free_calls(c, N);
-    free_samples(s, N);
+    release(b, c, N, s, N);
     mopt_model_destroy(m);
 }
 
@@ -333,9 +338,7 @@ static void ragged_padded_to_bucket_and_cropped(void **state) {
         assert_int_equal(st.input_elements, 2 * N * (uint64_t)padded_to);
         check_counters(&st);
         assert_true(worst <= PAD_TOL);
-        mopt_batcher_destroy(b);
-        free_calls(c, N);
-        free_samples(s, N);
+        release(b, c, N, s, N);
     }
     mopt_model_destroy(m);
 }
@@ -375,9 +378,7 @@ static void caller_outputs(void **state) {
     assert_int_equal(st.completed, 2);
     assert_int_equal(st.failed, 1);
     check_counters(&st);
-    mopt_batcher_destroy(b);
-    free_calls(c, N);
-    free_samples(s, N);
+    release(b, c, N, s, N);
     mopt_model_destroy(m);
 }
 
@@ -510,9 +511,7 @@ static void full_queue_is_busy_at_once(void **state) {
     assert_int_equal(st.batches, 1);
     assert_int_equal(st.completed, 2);
     check_counters(&st);
-    mopt_batcher_destroy(b);
-    free_calls(c, 2);
-    free_samples(s, 3);
+    release(b, c, 2, s, 3);
     mopt_model_destroy(m);
 }
 
@@ -882,9 +881,7 @@ static void no_padding_groups_by_length(void **state) {
     assert_int_equal(st.batch_size_hist[1], 2);
     assert_int_equal(st.padded_elements, 0);
     check_counters(&st);
-    mopt_batcher_destroy(b);
-    free_calls(calls, N);
-    free_samples(s, N);
+    release(b, calls, N, s, N);
     mopt_model_destroy(m);
 }
 
