@@ -216,14 +216,12 @@ def check_drawn(Y, np, a, out_png, dets, w, h):
 def full(detect, root, failures):
     sys.path.insert(0, str(root / "tests" / "realmodels"))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    try:
-        import numpy as np
-        import onnxruntime as ort
-    except ImportError as e:
-        print("SKIP: %s" % e)
-        return SKIP
-    import models
     import run_realmodels as rr
+    mods = rr.modules_or_skip("numpy", "onnxruntime")
+    if mods is None:
+        return SKIP
+    np, ort = mods
+    import models
     import yolo_ref as Y
     model, why = fetch_model(rr, models)
     if model is None:

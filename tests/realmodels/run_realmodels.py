@@ -55,6 +55,17 @@ def log(*a):
     print(*a, flush=True)
 
 
+def modules_or_skip(*names):
+    """The named modules, imported, in order; None after printing "SKIP: why"
+    when one is missing (the calling test then exits 77)."""
+    import importlib
+    try:
+        return [importlib.import_module(n) for n in names]
+    except ImportError as e:
+        log("SKIP: %s" % e)
+        return None
+
+
 def cache_dir():
     env = os.environ.get("MOPT_REALMODELS_CACHE")
     if env:
