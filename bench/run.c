@@ -318,6 +318,15 @@ typedef struct progress {
     const char *label;
 } progress;
 
+void bench_progress_bar(char *bar, int width, double frac) {
+    if (frac < 0) frac = 0;
+    if (frac > 1) frac = 1;
+    int fill = (int)(frac * width);
+    for (int i = 0; i < width; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[width] = '\0';
+}
+
 static void progress_draw(progress *p, const char *phase, double frac, int64_t done, int force) {
     if (!p->on) return;
     double now = bench_now_s();
@@ -326,10 +335,7 @@ static void progress_draw(progress *p, const char *phase, double frac, int64_t d
     if (frac < 0) frac = 0;
     if (frac > 1) frac = 1;
     char bar[31];
-    int fill = (int)(frac * 30.0);
-    for (int i = 0; i < 30; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[30] = '\0';
+    bench_progress_bar(bar, 30, frac);
     fprintf(stderr, "\r\033[K[%s] %3d%% %s %s %" PRId64, bar, (int)(frac * 100.0), p->label, phase,
             done);
     fflush(stderr);

@@ -29,6 +29,10 @@ int bench_open(const bench_config *c, const bench_run_opts *opts, bench_result *
 int bench_time(bench_live *l, bench_result *r, size_t n, double *samples_ms);
 int bench_finish(bench_live *l, bench_result *r, const double *samples, size_t n, double measure_s);
 void bench_close(bench_live *l, bench_result *r);
+
+/* A text progress bar: width characters, '#' for the done fraction frac
+ * (clamped to [0, 1]) and '.' for the rest, then a NUL (bar holds width + 1). */
+void bench_progress_bar(char *bar, int width, double frac);
 /* The loaded model (to save it) and the session (to read the profile of the
  * last run), or NULL. */
 struct mopt_model;

@@ -31,6 +31,7 @@
 
 #include "test_elem.h"
 #include "test_paths.h"
+#include "test_sets.h"
 
 #define MAX_CASES 4096
 #define MAX_IO 64
@@ -77,21 +78,6 @@ static void add_cases(const char *path, int depth) {
         if (is_dir(sub)) add_cases(sub, depth - 1);
     }
     closedir(d);
-}
-
-/* Loads input_K / output_K tensors of one data set; returns the count. */
-static int load_set(const char *dir, const char *prefix, mopt_tensor **out) {
-    int n = 0;
-    for (; n < MAX_IO; n++) {
-        char p[1200];
-        snprintf(p, sizeof p, "%s/%s_%d.npy", dir, prefix, n);
-        if (!file_exists(p)) snprintf(p, sizeof p, "%s/%s_%d.pb", dir, prefix, n);
-        if (!file_exists(p)) break;
-        out[n] = NULL;
-        mopt_status st = mopt_tensor_load(p, &out[n]);
-        if (st != MOPT_OK) fail_msg("cannot read %s: %s", p, mopt_last_error());
-    }
-    return n;
 }
 
 static double elem(const mopt_tensor *t, int64_t i) {
@@ -178,7 +164,7 @@ static void run_error_case_numeric(const test_case *c, mopt_options *opts, int w
         assert_int_equal(mopt_session_create(model, opts, &sess), MOPT_OK);
         mopt_tensor *inputs[MAX_IO] = {0}, *outputs[MAX_IO] = {0};
         snprintf(p, sizeof p, "%s/test_data_set_0", c->path);
-        int ni = load_set(p, "input", inputs);
+        int ni = test_load_set(p, "input", 1, inputs, MAX_IO);
         size_t n_out = mopt_model_io_count(model, MOPT_OUTPUT);
         st = mopt_session_run(sess, (size_t)ni, NULL, (const mopt_tensor *const *)inputs, n_out,
                               NULL, outputs);
@@ -217,7 +203,7 @@ static void run_error_case(const test_case *c, FILE *ef, mopt_options *opts) {
     size_t n_out = mopt_model_io_count(model, MOPT_OUTPUT);
     mopt_tensor *inputs[MAX_IO] = {0}, *outputs[MAX_IO] = {0};
     snprintf(p, sizeof p, "%s/test_data_set_0", c->path);
-    int ni = load_set(p, "input", inputs);
+    int ni = test_load_set(p, "input", 1, inputs, MAX_IO);
     if ((size_t)ni != n_in || n_out > MAX_IO)
         fail_msg("%s: data set 0 has %d inputs, the model %zu", c->name, ni, n_in);
     st = mopt_session_run(sess, n_in, NULL, (const mopt_tensor *const *)inputs, n_out, NULL,
@@ -293,8 +279,8 @@ static void run_case(void **state) {
         if (!is_dir(dir)) break;
         n_sets++;
         mopt_tensor *inputs[MAX_IO] = {0}, *expected[MAX_IO] = {0}, *outputs[MAX_IO] = {0};
-        int ni = load_set(dir, "input", inputs);
-        int no = load_set(dir, "output", expected);
+        int ni = test_load_set(dir, "input", 1, inputs, MAX_IO);
+        int no = test_load_set(dir, "output", 1, expected, MAX_IO);
         if ((size_t)ni != n_in)
             fail_msg("%s: data set %d has %d inputs, the model %zu", c->name, set, ni, n_in);
         if (no == 0 || (size_t)no > n_out)

@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 
+#include "../../tests/test_main.h"
+
 #include "cli.h"
 
 #define ARGV(...) ((char *[]){"mopt-bench", __VA_ARGS__, NULL})
@@ -148,13 +150,7 @@ static void cli_dims_syntax(void **state) {
     bench_shape_free(&s);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(cli_parses_everything),
-        cmocka_unit_test(cli_profile_path_and_scenario),
-        cmocka_unit_test(cli_explicit_options_override_scenario),
-        cmocka_unit_test(cli_errors),
-        cmocka_unit_test(cli_dims_syntax),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(cli_parses_everything),
+               cmocka_unit_test(cli_profile_path_and_scenario),
+               cmocka_unit_test(cli_explicit_options_override_scenario),
+               cmocka_unit_test(cli_errors), cmocka_unit_test(cli_dims_syntax))

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "../../tests/test_main.h"
+
 #include "prof.h"
 #include "report.h"
 
@@ -123,12 +125,7 @@ static void prof_tables_print(void **state) {
     bench_prof_free(&r.prof);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(prof_sums_nodes_over_runs),
-        cmocka_unit_test(prof_groups_by_op_type),
-        cmocka_unit_test(prof_handles_reordered_and_new_nodes),
-        cmocka_unit_test(prof_tables_print),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(prof_sums_nodes_over_runs),
+               cmocka_unit_test(prof_groups_by_op_type),
+               cmocka_unit_test(prof_handles_reordered_and_new_nodes),
+               cmocka_unit_test(prof_tables_print))

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "../../tests/test_main.h"
+
 #include "report.h"
 
 static void report_json_writer_compact(void **state) {
@@ -85,11 +87,5 @@ static void report_summary_shows_failure(void **state) {
     free(buf);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(report_json_writer_compact),
-        cmocka_unit_test(report_format_bytes),
-        cmocka_unit_test(report_summary_shows_failure),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(report_json_writer_compact), cmocka_unit_test(report_format_bytes),
+               cmocka_unit_test(report_summary_shows_failure))

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "../../tests/test_main.h"
+
 #include "percentile_cases.h"
 #include "stats.h"
 
@@ -99,13 +101,8 @@ static void stats_percentile_clamps_q(void **state) {
     assert_true(bench_percentile_sorted(s, 0, 50.0) == 0.0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(stats_percentiles_match_numpy),
-        cmocka_unit_test(stats_latency_summary_matches_numpy),
-        cmocka_unit_test(stats_input_not_modified),
-        cmocka_unit_test(stats_rejects_empty_and_nan),
-        cmocka_unit_test(stats_percentile_clamps_q),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(stats_percentiles_match_numpy),
+               cmocka_unit_test(stats_latency_summary_matches_numpy),
+               cmocka_unit_test(stats_input_not_modified),
+               cmocka_unit_test(stats_rejects_empty_and_nan),
+               cmocka_unit_test(stats_percentile_clamps_q))

@@ -20,17 +20,8 @@
 #include <jpeglib.h>
 #include <png.h>
 
+#include "../../tests/test_tmpdir.h"
 #include "image.h"
-
-static char dir[64];
-
-static const char *tmp(const char *name) {
-    static char buf[4][128];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
 
 static unsigned lcg(unsigned *s) {
     *s = *s * 1103515245u + 12345u;
@@ -143,8 +134,8 @@ static void test_png_round_trip(void **state) {
     for (size_t i = 0; i < 37 * 23 * 3; i++)
         a.px[i] = (unsigned char)lcg(&s);
     char err[256];
-    assert_int_equal(ex_image_save_png(tmp("rt.png"), &a, err, sizeof err), 0);
-    assert_int_equal(ex_image_load(tmp("rt.png"), &b, err, sizeof err), 0);
+    assert_int_equal(ex_image_save_png(test_tmp("rt.png"), &a, err, sizeof err), 0);
+    assert_int_equal(ex_image_load(test_tmp("rt.png"), &b, err, sizeof err), 0);
     assert_int_equal(b.w, 37);
     assert_int_equal(b.h, 23);
     assert_int_equal(b.c, 3);
@@ -162,8 +153,8 @@ static void test_png_conversions(void **state) {
     unsigned char grey[5 * 4];
     for (int i = 0; i < 20; i++)
         grey[i] = (unsigned char)(i * 13);
-    write_png(tmp("grey.png"), 5, 4, 8, PNG_COLOR_TYPE_GRAY, grey, 5, NULL, 0);
-    assert_int_equal(ex_image_load(tmp("grey.png"), &img, err, sizeof err), 0);
+    write_png(test_tmp("grey.png"), 5, 4, 8, PNG_COLOR_TYPE_GRAY, grey, 5, NULL, 0);
+    assert_int_equal(ex_image_load(test_tmp("grey.png"), &img, err, sizeof err), 0);
     assert_int_equal(img.c, 3);
     for (int i = 0; i < 20; i++)
         for (int k = 0; k < 3; k++)
@@ -173,8 +164,8 @@ static void test_png_conversions(void **state) {
     unsigned char rgba16[3 * 2 * 8];
     for (int i = 0; i < 48; i++)
         rgba16[i] = (unsigned char)(i * 5 + 1);
-    write_png(tmp("rgba16.png"), 3, 2, 16, PNG_COLOR_TYPE_RGB_ALPHA, rgba16, 24, NULL, 0);
-    assert_int_equal(ex_image_load(tmp("rgba16.png"), &img, err, sizeof err), 0);
+    write_png(test_tmp("rgba16.png"), 3, 2, 16, PNG_COLOR_TYPE_RGB_ALPHA, rgba16, 24, NULL, 0);
+    assert_int_equal(ex_image_load(test_tmp("rgba16.png"), &img, err, sizeof err), 0);
     assert_int_equal(img.w, 3);
     assert_int_equal(img.h, 2);
     for (int p = 0; p < 6; p++)
@@ -188,8 +179,8 @@ static void test_png_conversions(void **state) {
     /* 4-bit palette */
     png_color pal[3] = {{255, 0, 0}, {0, 255, 0}, {10, 20, 30}};
     unsigned char idx[2 * 3] = {0x01, 0x20, 0x21, 0x10, 0x00, 0x22}; /* 4 x 3, two per byte */
-    write_png(tmp("pal.png"), 4, 3, 4, PNG_COLOR_TYPE_PALETTE, idx, 2, pal, 3);
-    assert_int_equal(ex_image_load(tmp("pal.png"), &img, err, sizeof err), 0);
+    write_png(test_tmp("pal.png"), 4, 3, 4, PNG_COLOR_TYPE_PALETTE, idx, 2, pal, 3);
+    assert_int_equal(ex_image_load(test_tmp("pal.png"), &img, err, sizeof err), 0);
     int want[12] = {0, 1, 2, 0, 2, 1, 1, 0, 0, 0, 2, 2};
     for (int i = 0; i < 12; i++) {
         assert_int_equal(img.px[i * 3 + 0], pal[want[i]].red);
@@ -212,10 +203,10 @@ static void test_jpeg_decode(void **state) {
             px[(y * W + x) * 3 + 1] = (unsigned char)(y * 5);
             px[(y * W + x) * 3 + 2] = (unsigned char)(128 + (x - y));
         }
-    write_jpeg(tmp("g.jpg"), W, H, 3, px, 95);
+    write_jpeg(test_tmp("g.jpg"), W, H, 3, px, 95);
     ex_image img;
     char err[256];
-    assert_int_equal(ex_image_load(tmp("g.jpg"), &img, err, sizeof err), 0);
+    assert_int_equal(ex_image_load(test_tmp("g.jpg"), &img, err, sizeof err), 0);
     assert_int_equal(img.w, W);
     assert_int_equal(img.h, H);
     assert_int_equal(img.c, 3);
@@ -234,8 +225,8 @@ static void test_jpeg_decode(void **state) {
     unsigned char g[W * H];
     for (int i = 0; i < W * H; i++)
         g[i] = (unsigned char)(i % W * 3);
-    write_jpeg(tmp("grey.jpg"), W, H, 1, g, 95);
-    assert_int_equal(ex_image_load(tmp("grey.jpg"), &img, err, sizeof err), 0);
+    write_jpeg(test_tmp("grey.jpg"), W, H, 1, g, 95);
+    assert_int_equal(ex_image_load(test_tmp("grey.jpg"), &img, err, sizeof err), 0);
     for (int i = 0; i < W * H; i++) {
         assert_int_equal(img.px[i * 3], img.px[i * 3 + 1]);
         assert_int_equal(img.px[i * 3], img.px[i * 3 + 2]);
@@ -337,13 +328,13 @@ static void test_draw_rect(void **state) {
 static void test_hostile(void **state) {
     (void)state;
     char err[256];
-    expect_error(tmp("does-not-exist.png"), "No such file");
-    write_bytes(tmp("empty.png"), "", 0);
-    expect_error(tmp("empty.png"), "empty file");
-    write_bytes(tmp("text.png"), "hello, not an image\n", 20);
-    expect_error(tmp("text.png"), "not a PNG or JPEG");
-    write_bytes(tmp("sig.png"), "\x89PNG\r\n\x1a\n", 8);
-    expect_error(tmp("sig.png"), "PNG");
+    expect_error(test_tmp("does-not-exist.png"), "No such file");
+    write_bytes(test_tmp("empty.png"), "", 0);
+    expect_error(test_tmp("empty.png"), "empty file");
+    write_bytes(test_tmp("text.png"), "hello, not an image\n", 20);
+    expect_error(test_tmp("text.png"), "not a PNG or JPEG");
+    write_bytes(test_tmp("sig.png"), "\x89PNG\r\n\x1a\n", 8);
+    expect_error(test_tmp("sig.png"), "PNG");
 
     /* truncated PNG: half of a noisy image */
     ex_image a;
@@ -351,20 +342,20 @@ static void test_hostile(void **state) {
     assert_int_equal(ex_image_alloc(&a, 64, 64, 3), 0);
     for (size_t i = 0; i < 64 * 64 * 3; i++)
         a.px[i] = (unsigned char)lcg(&s);
-    assert_int_equal(ex_image_save_png(tmp("full.png"), &a, err, sizeof err), 0);
+    assert_int_equal(ex_image_save_png(test_tmp("full.png"), &a, err, sizeof err), 0);
     size_t n;
-    unsigned char *bytes = read_bytes(tmp("full.png"), &n);
-    write_bytes(tmp("trunc.png"), bytes, n / 2);
-    expect_error(tmp("trunc.png"), "truncated PNG");
+    unsigned char *bytes = read_bytes(test_tmp("full.png"), &n);
+    write_bytes(test_tmp("trunc.png"), bytes, n / 2);
+    expect_error(test_tmp("trunc.png"), "truncated PNG");
     free(bytes);
 
     /* truncated JPEG: libjpeg would pad it; refused here */
-    write_jpeg(tmp("full.jpg"), 64, 64, 3, a.px, 90);
-    bytes = read_bytes(tmp("full.jpg"), &n);
-    write_bytes(tmp("trunc.jpg"), bytes, n / 2);
-    expect_error(tmp("trunc.jpg"), "truncated JPEG");
-    write_bytes(tmp("trunc2.jpg"), bytes, 40); /* inside the headers */
-    expect_error(tmp("trunc2.jpg"), "JPEG");
+    write_jpeg(test_tmp("full.jpg"), 64, 64, 3, a.px, 90);
+    bytes = read_bytes(test_tmp("full.jpg"), &n);
+    write_bytes(test_tmp("trunc.jpg"), bytes, n / 2);
+    expect_error(test_tmp("trunc.jpg"), "truncated JPEG");
+    write_bytes(test_tmp("trunc2.jpg"), bytes, 40); /* inside the headers */
+    expect_error(test_tmp("trunc2.jpg"), "JPEG");
     /* huge and zero declared sizes in SOF0 (height, width at +5, +7) */
     size_t sof = 0;
     for (size_t i = 2; i + 9 < n; i++)
@@ -374,54 +365,41 @@ static void test_hostile(void **state) {
         }
     assert_true(sof > 0);
     bytes[sof + 5] = 0xFF, bytes[sof + 6] = 0x00, bytes[sof + 7] = 0xFF, bytes[sof + 8] = 0x00;
-    write_bytes(tmp("huge.jpg"), bytes, n);
-    expect_error(tmp("huge.jpg"), "too large");
+    write_bytes(test_tmp("huge.jpg"), bytes, n);
+    expect_error(test_tmp("huge.jpg"), "too large");
     bytes[sof + 5] = 0x20, bytes[sof + 6] = 0x00, bytes[sof + 7] = 0x20, bytes[sof + 8] = 0x01;
-    write_bytes(tmp("big.jpg"), bytes, n); /* 8193 x 8192 > 64 Mpixels */
-    expect_error(tmp("big.jpg"), "too large");
+    write_bytes(test_tmp("big.jpg"), bytes, n); /* 8193 x 8192 > 64 Mpixels */
+    expect_error(test_tmp("big.jpg"), "too large");
     bytes[sof + 5] = 0, bytes[sof + 6] = 0;
-    write_bytes(tmp("zero.jpg"), bytes, n);
-    expect_error(tmp("zero.jpg"), "JPEG");
+    write_bytes(test_tmp("zero.jpg"), bytes, n);
+    expect_error(test_tmp("zero.jpg"), "JPEG");
     free(bytes);
     ex_image_free(&a);
 
     /* huge and zero declared PNG sizes: a 1 x 1 PNG with its IHDR patched */
     assert_int_equal(ex_image_alloc(&a, 1, 1, 3), 0);
-    assert_int_equal(ex_image_save_png(tmp("one.png"), &a, err, sizeof err), 0);
+    assert_int_equal(ex_image_save_png(test_tmp("one.png"), &a, err, sizeof err), 0);
     ex_image_free(&a);
-    bytes = read_bytes(tmp("one.png"), &n);
+    bytes = read_bytes(test_tmp("one.png"), &n);
     assert_memory_equal(bytes + 12, "IHDR", 4);
     patch_ihdr(bytes, 60000, 60000);
-    write_bytes(tmp("huge.png"), bytes, n);
-    expect_error(tmp("huge.png"), "too large");
+    write_bytes(test_tmp("huge.png"), bytes, n);
+    expect_error(test_tmp("huge.png"), "too large");
     patch_ihdr(bytes, 70000, 1);
-    write_bytes(tmp("wide.png"), bytes, n);
-    expect_error(tmp("wide.png"), "too large");
+    write_bytes(test_tmp("wide.png"), bytes, n);
+    expect_error(test_tmp("wide.png"), "too large");
     patch_ihdr(bytes, 0, 5);
-    write_bytes(tmp("zero.png"), bytes, n);
-    expect_error(tmp("zero.png"), "PNG");
+    write_bytes(test_tmp("zero.png"), bytes, n);
+    expect_error(test_tmp("zero.png"), "PNG");
     free(bytes);
 
     /* writing: no such directory, no image */
     assert_int_equal(ex_image_alloc(&a, 2, 2, 3), 0);
-    assert_int_equal(ex_image_save_png(tmp("no/such/dir.png"), &a, err, sizeof err), -1);
+    assert_int_equal(ex_image_save_png(test_tmp("no/such/dir.png"), &a, err, sizeof err), -1);
     assert_non_null(strstr(err, "No such file"));
     ex_image_free(&a);
-    assert_int_equal(ex_image_save_png(tmp("x.png"), &a, err, sizeof err), -1);
-    assert_int_equal(access(tmp("x.png"), F_OK), -1);
-}
-
-static int setup(void **state) {
-    (void)state;
-    snprintf(dir, sizeof dir, "/tmp/test_image.XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    assert_int_equal(ex_image_save_png(test_tmp("x.png"), &a, err, sizeof err), -1);
+    assert_int_equal(access(test_tmp("x.png"), F_OK), -1);
 }
 
 int main(void) {
@@ -431,5 +409,5 @@ int main(void) {
         cmocka_unit_test(test_resize_gradient), cmocka_unit_test(test_draw_rect),
         cmocka_unit_test(test_hostile),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_tmpdir_setup, test_tmpdir_teardown);
 }

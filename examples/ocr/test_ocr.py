@@ -125,14 +125,12 @@ def main():
     ocr, render, root = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     sys.path.insert(0, str(root / "tests" / "realmodels"))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    try:
-        import numpy as np
-        import onnxruntime as ort
-    except ImportError as e:
-        print("SKIP: %s" % e)
-        return SKIP
-    import db_reference
     import run_realmodels as rr
+    mods = rr.modules_or_skip("numpy", "onnxruntime")
+    if mods is None:
+        return SKIP
+    np, ort = mods
+    import db_reference
     from models import WHEELS
     name, version, digest = next(w for w in WHEELS if w[0] == "rapidocr-onnxruntime")
     cache = rr.cache_dir()

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "../../tests/test_main.h"
+
 #include "dbpost.h"
 #include "warp.h"
 
@@ -168,11 +170,6 @@ static void test_rotations(void **state) {
     ex_image_free(&src);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_db_one_rectangle),  cmocka_unit_test(test_db_order_and_filters),
-        cmocka_unit_test(test_db_rotated),        cmocka_unit_test(test_db_empty),
-        cmocka_unit_test(test_warp_axis_aligned), cmocka_unit_test(test_rotations),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(test_db_one_rectangle), cmocka_unit_test(test_db_order_and_filters),
+               cmocka_unit_test(test_db_rotated), cmocka_unit_test(test_db_empty),
+               cmocka_unit_test(test_warp_axis_aligned), cmocka_unit_test(test_rotations))

@@ -18,9 +18,15 @@ Asserts that
 usage: check_exports.py include/mopt/mopt.h lib/mopt.exports LIBMOPT.so LIBMOPT.a
                         tests/abi/test_symbols.c
 """
+import os
 import re
 import subprocess
 import sys
+
+# lib/mopt.exports is read as the build reads it (scripts/build/exports.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "scripts", "build"))
+from exports import read_exports  # noqa: E402
 
 # Defined globals that the toolchain itself would add to libmopt.a and that
 # cannot be made local; none today.
@@ -56,16 +62,6 @@ def exported_symbols(lib):
     return syms
 
 
-def listed_exports(path):
-    names = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.split("#", 1)[0].strip()
-            if line:
-                names.append(line)
-    return names
-
-
 def static_globals(lib):
     """Members of the archive and {name: nm type} of its defined globals."""
     members = subprocess.run(["ar", "t", lib], check=True, capture_output=True,
@@ -90,7 +86,7 @@ def main():
         raise SystemExit("check_exports: found only %d MOPT_API functions in %s; the parser "
                          "is broken" % (len(declared), header))
     errors = []
-    listed = listed_exports(exports_file)
+    listed = read_exports(exports_file)
     for name in sorted(set(n for n in listed if listed.count(n) > 1)):
         errors.append("%s lists %s twice" % (exports_file, name))
     for name in sorted(declared - set(listed)):

@@ -16,6 +16,17 @@ inline int &failures() {
     static int n = 0;
     return n;
 }
+
+/* The one argument of a test program, the tests/models folder, into dir:
+ * false (after the usage line on stderr) when it is not given. */
+inline bool models_dir_arg(int argc, char **argv, std::string &dir) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s TESTS_MODELS_DIR\n", argv[0]);
+        return false;
+    }
+    dir = argv[1];
+    return true;
+}
 } // namespace check
 
 #define CHECK(cond)                                                                                \

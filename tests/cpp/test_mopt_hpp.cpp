@@ -335,11 +335,7 @@ static void test_load_from_memory_and_profile() {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: %s TESTS_MODELS_DIR\n", argv[0]);
-        return 2;
-    }
-    models_dir = argv[1];
+    if (!check::models_dir_arg(argc, argv, models_dir)) return 2;
     RUN(test_version_matches_header);
     RUN(test_cnn_matches_c_api_and_reference);
     RUN(test_bert_named_and_into_caller_buffers);

@@ -51,27 +51,20 @@ std::vector<event> events_for(const std::vector<const void *> &handles) {
 }
 } // namespace
 
+/* type_destroy interposed: logs a non-NULL handle as `kind`, then calls
+ * libmopt's own. */
+#define LOGGED_DESTROY(type, kind)                                                                 \
+    void type##_destroy(type *p) {                                                                 \
+        static auto real = next_<void (*)(type *)>(#type "_destroy");                              \
+        if (p) log_().push_back({kind, p});                                                        \
+        real(p);                                                                                   \
+    }
+
 extern "C" {
-void mopt_model_destroy(mopt_model *p) {
-    static auto real = next_<void (*)(mopt_model *)>("mopt_model_destroy");
-    if (p) log_().push_back({'m', p});
-    real(p);
-}
-void mopt_session_destroy(mopt_session *p) {
-    static auto real = next_<void (*)(mopt_session *)>("mopt_session_destroy");
-    if (p) log_().push_back({'s', p});
-    real(p);
-}
-void mopt_tensor_destroy(mopt_tensor *p) {
-    static auto real = next_<void (*)(mopt_tensor *)>("mopt_tensor_destroy");
-    if (p) log_().push_back({'t', p});
-    real(p);
-}
-void mopt_options_destroy(mopt_options *p) {
-    static auto real = next_<void (*)(mopt_options *)>("mopt_options_destroy");
-    if (p) log_().push_back({'o', p});
-    real(p);
-}
+LOGGED_DESTROY(mopt_model, 'm')
+LOGGED_DESTROY(mopt_session, 's')
+LOGGED_DESTROY(mopt_tensor, 't')
+LOGGED_DESTROY(mopt_options, 'o')
 }
 
 static std::string models_dir;
@@ -172,11 +165,7 @@ static void test_outputs_are_owned_once() {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: %s TESTS_MODELS_DIR\n", argv[0]);
-        return 2;
-    }
-    models_dir = argv[1];
+    if (!check::models_dir_arg(argc, argv, models_dir)) return 2;
     RUN(test_model_object_dies_first);
     RUN(test_sessions_before_model_in_any_order);
     RUN(test_move_assignment_releases_old_handle);

@@ -27,7 +27,6 @@ signal or a sanitizer report.
 
 Usage: test_detect.py DETECT SOURCE_ROOT [--hostile]
 """
-import os
 import re
 import subprocess
 import sys
@@ -134,33 +133,13 @@ def fetch_images(rr, cache):
     """Extracts PHOTOS from the pinned scikit-image wheel; (folder, None)
     or (None, why)."""
     name, version, digest = SKIMAGE
-    folder = cache / "wheels"
-    whl = rr.wheel_file(folder, name, version)
-    if whl is None or rr.sha256(whl) != digest:
-        if whl is not None:
-            whl.unlink()
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as req:
-            req.write("%s==%s --hash=sha256:%s\n" % (name, version, digest))
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-               "--platform", "manylinux2014_x86_64", "--python-version", "3.11",
-               "--implementation", "cp", "--abi", "cp311", "--require-hashes",
-               "--disable-pip-version-check", "--no-input", "--retries", "1", "--timeout", "30",
-               "--dest", str(folder), "-r", req.name]
-        print("fetching %s==%s with pip download (its image files only are used) ..."
-              % (name, version), flush=True)
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
-        except subprocess.TimeoutExpired:
-            return None, "pip download timed out"
-        finally:
-            os.unlink(req.name)
-        whl = rr.wheel_file(folder, name, version)
-        if r.returncode != 0 or whl is None:
-            lines = (r.stderr or r.stdout).strip().splitlines()
-            return None, lines[-1] if lines else "pip exit code %d" % r.returncode
-        if rr.sha256(whl) != digest:
-            return None, "sha256 of %s does not match the pinned one" % whl.name
+    whl, why = rr.fetch_wheel(cache / "wheels", name, version, digest,
+                              pip_args=["--platform", "manylinux2014_x86_64",
+                                        "--python-version", "3.11", "--implementation", "cp",
+                                        "--abi", "cp311"],
+                              note=" (its image files only are used)")
+    if whl is None:
+        return None, why
     dest = cache / "images" / ("%s-%s" % (name, version))
     dest.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(whl) as z:
@@ -237,14 +216,12 @@ def check_drawn(Y, np, a, out_png, dets, w, h):
 def full(detect, root, failures):
     sys.path.insert(0, str(root / "tests" / "realmodels"))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    try:
-        import numpy as np
-        import onnxruntime as ort
-    except ImportError as e:
-        print("SKIP: %s" % e)
-        return SKIP
-    import models
     import run_realmodels as rr
+    mods = rr.modules_or_skip("numpy", "onnxruntime")
+    if mods is None:
+        return SKIP
+    np, ort = mods
+    import models
     import yolo_ref as Y
     model, why = fetch_model(rr, models)
     if model is None:

@@ -19,6 +19,7 @@
 #include <mopt/mopt.h>
 
 #include "../test_file.h"
+#include "../test_main.h"
 #include "fuzz_model_path.h"
 #include "io/npy.h"
 #include "io/onnx_import.h"
@@ -133,11 +134,6 @@ static void fuzz_options_nul_is_refused(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(fuzz_regressions_replay_cleanly),
-        cmocka_unit_test(fuzz_fold_constants_budget_bounds_load),
-        cmocka_unit_test(fuzz_options_nul_is_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(fuzz_regressions_replay_cleanly),
+               cmocka_unit_test(fuzz_fold_constants_budget_bounds_load),
+               cmocka_unit_test(fuzz_options_nul_is_refused))

@@ -19,6 +19,7 @@
 #include <mopt/mopt.h>
 
 #include "../test_file.h"
+#include "../test_main.h"
 
 #define CORPUS "tests/hostile/corpus"
 #define VALID_SMALL "tests/unit/data/relu_add.onnx"
@@ -156,11 +157,6 @@ static void hostile_byte_corruptions_do_not_crash(void **state) {
     corrupt_each_byte(VALID_ATTRS);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hostile_corpus_is_refused),
-        cmocka_unit_test(hostile_every_prefix_is_refused),
-        cmocka_unit_test(hostile_byte_corruptions_do_not_crash),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(hostile_corpus_is_refused),
+               cmocka_unit_test(hostile_every_prefix_is_refused),
+               cmocka_unit_test(hostile_byte_corruptions_do_not_crash))

@@ -22,6 +22,9 @@
 
 #include <mopt/mopt.h>
 
+#include "../test_main.h"
+#include "../test_run.h"
+
 #define DIR "tests/hostile/limits"
 
 typedef struct limits_case {
@@ -85,15 +88,12 @@ static mopt_options *options(const char *backend, const char *precision) {
 
 /* One run of m on a zero input of c's dims: its status. */
 static mopt_status run_once(const mopt_model *m, const mopt_options *o, const limits_case *c) {
-    mopt_session *s = NULL;
     mopt_tensor *in = NULL, *out = NULL;
-    assert_int_equal(mopt_session_create(m, o, &s), MOPT_OK);
     assert_int_equal(mopt_tensor_create(MOPT_DTYPE_F32, c->rank, c->dims, &in), MOPT_OK);
-    mopt_status st = mopt_session_run(s, 1, NULL, (const mopt_tensor *const *)&in, 1, NULL, &out);
+    mopt_status st = test_run_once(m, o, in, &out);
     if (st != MOPT_OK) assert_true(mopt_last_error()[0] != '\0');
     mopt_tensor_destroy(out);
     mopt_tensor_destroy(in);
-    mopt_session_destroy(s);
     return st;
 }
 
@@ -146,9 +146,4 @@ static void hostile_limits_clean_statuses(void **state) {
     assert_int_equal(failures, 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hostile_limits_clean_statuses),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(hostile_limits_clean_statuses))

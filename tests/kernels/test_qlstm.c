@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
+
 #include "core/alloc.h"
 #include "core/cpu.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -159,10 +161,4 @@ static void test_rows_large(void **state) {
     mopt_free(a), mopt_free(w), mopt_aligned_free(wp), mopt_free(wsum), mopt_free(y);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_bitwise),
-        cmocka_unit_test(test_rows_large),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(test_random_bitwise), cmocka_unit_test(test_rows_large))

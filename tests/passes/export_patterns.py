@@ -21,7 +21,6 @@ libmopt does. Run from anywhere: python3 tests/passes/export_patterns.py
 import io
 import math
 import os
-import shutil
 import warnings
 
 import numpy as np
@@ -33,6 +32,8 @@ import onnxruntime as ort
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from pattern_case import write_case
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
@@ -352,23 +353,13 @@ def export(name, factory, shapes, dyn, opset, rules, seed):
                           do_constant_folding=fold, dynamo=False)
     proto = onnx.load_from_string(buf.getvalue())
     onnx.checker.check_model(proto)
-    folder = os.path.join(DATA, name)
-    shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(os.path.join(folder, "test_data_set_0"))
-    onnx.save(proto, os.path.join(folder, "model.onnx"))
     sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
     ref = sess.run(None, dict(zip(in_names, inputs)))
     torch_outs = outs if isinstance(outs, tuple) else (outs,)
-    for k, (r, t) in enumerate(zip(ref, torch_outs)):
+    for r, t in zip(ref, torch_outs):
         # the export itself must be faithful: ORT agrees with torch
         np.testing.assert_allclose(r, t.numpy(), atol=1e-4, rtol=1e-4)
-        np.save(os.path.join(folder, "test_data_set_0", f"output_{k}.npy"), r)
-    for k, a in enumerate(inputs):
-        np.save(os.path.join(folder, "test_data_set_0", f"input_{k}.npy"), a)
-    with open(os.path.join(folder, "expect"), "w") as f:
-        f.write("\n".join(rules) + "\n")
-    with open(os.path.join(folder, "tolerance"), "w") as f:
-        f.write("1e-4 1e-4\n")
+    write_case(os.path.join(DATA, name), proto, inputs, ref, rules)
     ops = sorted({n.op_type for n in proto.graph.node})
     print(f"{name}: {len(proto.graph.node)} nodes ({', '.join(ops)})")
 

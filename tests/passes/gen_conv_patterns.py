@@ -9,12 +9,13 @@ reference outputs from ONNX Runtime (run by hand; the outputs are committed):
     * (1/6) (paddle2onnx's PP-OCR), and a Mul by a constant that varies along
     the width (must stay)."""
 import os
-import shutil
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+from pattern_case import write_case
 
 DATA_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
@@ -27,17 +28,8 @@ def save(name, nodes, inits, x, out_shape, expect):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.checker.check_model(model)
-    data = os.path.join(DATA_ROOT, name)
-    shutil.rmtree(data, ignore_errors=True)
-    os.makedirs(os.path.join(data, "test_data_set_0"))
-    onnx.save(model, os.path.join(data, "model.onnx"))
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    np.save(os.path.join(data, "test_data_set_0", "input_0.npy"), x)
-    np.save(os.path.join(data, "test_data_set_0", "output_0.npy"), sess.run(None, {"x": x})[0])
-    with open(os.path.join(data, "expect"), "w") as f:
-        f.write("\n".join(expect) + "\n")
-    with open(os.path.join(data, "tolerance"), "w") as f:
-        f.write("1e-4 1e-4\n")
+    write_case(os.path.join(DATA_ROOT, name), model, [x], [sess.run(None, {"x": x})[0]], expect)
 
 
 def affine_hswish():

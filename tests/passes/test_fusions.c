@@ -29,6 +29,7 @@
 #include <mopt/mopt.h>
 
 #include "../test_paths.h"
+#include "../test_sets.h"
 
 #define MAX_CASES 256
 #define MAX_IO 16
@@ -112,19 +113,6 @@ static void check_rules(const fcase *c, const mopt_model *m) {
     assert_true(rules > 0);
 }
 
-static int load_tensors(const char *dir, const char *prefix, mopt_tensor **out) {
-    int n = 0;
-    for (; n < MAX_IO; n++) {
-        char p[1200];
-        snprintf(p, sizeof p, "%s/%s_%d.npy", dir, prefix, n);
-        if (!file_exists(p)) break;
-        out[n] = NULL;
-        if (mopt_tensor_load(p, &out[n]) != MOPT_OK)
-            fail_msg("cannot read %s: %s", p, mopt_last_error());
-    }
-    return n;
-}
-
 static void run(const fcase *c, mopt_model *m, mopt_tensor **in, int n_in, mopt_tensor **out,
                 int n_out) {
     mopt_session *s = NULL;
@@ -138,19 +126,12 @@ static void run(const fcase *c, mopt_model *m, mopt_tensor **in, int n_in, mopt_
 
 static void compare(const fcase *c, const char *what, int k, const mopt_tensor *got,
                     const mopt_tensor *want) {
-    assert_int_equal(mopt_tensor_dtype(got), MOPT_DTYPE_F32);
     assert_int_equal(mopt_tensor_dtype(want), MOPT_DTYPE_F32);
-    assert_int_equal(mopt_tensor_rank(got), mopt_tensor_rank(want));
-    for (int i = 0; i < mopt_tensor_rank(got); i++)
-        assert_int_equal(mopt_tensor_dim(got, i), mopt_tensor_dim(want, i));
-    const float *g = mopt_tensor_data_const(got), *w = mopt_tensor_data_const(want);
-    int64_t n = mopt_tensor_element_count(want);
-    for (int64_t i = 0; i < n; i++) {
-        double err = fabs((double)g[i] - (double)w[i]);
-        if (!(err <= TOL + TOL * fabs((double)w[i])))
-            fail_msg("%s: output %d element %lld is %.9g, %s gives %.9g", c->name, k, (long long)i,
-                     g[i], what, w[i]);
-    }
+    int64_t i = test_f32_mismatch(got, want, TOL);
+    if (i >= 0)
+        fail_msg("%s: output %d element %lld is %.9g, %s gives %.9g", c->name, k, (long long)i,
+                 ((const float *)mopt_tensor_data_const(got))[i], what,
+                 ((const float *)mopt_tensor_data_const(want))[i]);
 }
 
 static void test_case(void **state) {
@@ -160,8 +141,8 @@ static void test_case(void **state) {
     char dir[1100];
     snprintf(dir, sizeof dir, "%s/test_data_set_0", c->path);
     mopt_tensor *in[MAX_IO] = {0}, *ref[MAX_IO] = {0}, *o2[MAX_IO] = {0}, *o0[MAX_IO] = {0};
-    int n_in = load_tensors(dir, "input", in);
-    int n_out = load_tensors(dir, "output", ref);
+    int n_in = test_load_set(dir, "input", 0, in, MAX_IO);
+    int n_out = test_load_set(dir, "output", 0, ref, MAX_IO);
     assert_int_equal((size_t)n_in, mopt_model_io_count(m2, MOPT_INPUT));
     assert_true(n_out > 0);
     run(c, m2, in, n_in, o2, n_out);

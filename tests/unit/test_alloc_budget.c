@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
+
 #include "core/alloc.h"
 
 static void budget_charges_and_credits(void **state) {
@@ -103,11 +105,6 @@ static void detached_blocks_and_lifetime(void **state) {
     assert_int_equal(mopt_alloc_live(), live0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(budget_charges_and_credits),
-        cmocka_unit_test(budget_refuses_past_its_limit),
-        cmocka_unit_test(detached_blocks_and_lifetime),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(budget_charges_and_credits),
+               cmocka_unit_test(budget_refuses_past_its_limit),
+               cmocka_unit_test(detached_blocks_and_lifetime))

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
+
 #include "core/alloc.h"
 #include <mopt/mopt.h>
 
@@ -57,9 +59,4 @@ static void alloc_failure_every_step(void **state) {
     mopt_tensor_destroy(in);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(alloc_failure_every_step),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(alloc_failure_every_step))

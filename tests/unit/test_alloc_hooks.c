@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "../test_expect.h"
+#include "../test_main.h"
 
 #include "core/alloc.h"
 
@@ -251,12 +252,7 @@ static void cancelled_in_the_middle_of_a_run(void **state) {
     EXPECT_OK(mopt_set_allocator(NULL));
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hooks_refused_while_memory_is_held),
-        cmocka_unit_test(hooks_see_every_allocation),
-        cmocka_unit_test(hook_returning_null_is_out_of_memory),
-        cmocka_unit_test(cancelled_in_the_middle_of_a_run),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(hooks_refused_while_memory_is_held),
+               cmocka_unit_test(hooks_see_every_allocation),
+               cmocka_unit_test(hook_returning_null_is_out_of_memory),
+               cmocka_unit_test(cancelled_in_the_middle_of_a_run))

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "../test_expect.h"
+#include "../test_run.h"
 
 #define META_MODEL "tests/unit/data/metadata.onnx"
 #define CHAIN_MODEL "tests/unit/data/chain.onnx"
@@ -482,24 +483,20 @@ static void metadata_from_onnx_and_mopt(void **state) {
 /* ---- free dimensions --------------------------------------------------------- */
 
 static mopt_status run_meta(const mopt_model *m, int64_t batch, float *y_out) {
-    mopt_session *s = NULL;
     float x[16];
     for (int i = 0; i < 16; i++)
         x[i] = (float)i;
     const int64_t xd[2] = {batch, 4};
     mopt_tensor *in = NULL, *out = NULL;
-    mopt_status st = mopt_session_create(m, NULL, &s);
-    if (!st)
-        st = mopt_tensor_wrap_const(MOPT_DTYPE_F32, 2, xd, x, sizeof(float) * 4 * (size_t)batch,
-                                    &in);
-    if (!st) st = mopt_session_run(s, 1, NULL, (const mopt_tensor *const *)&in, 1, NULL, &out);
+    EXPECT_OK(
+        mopt_tensor_wrap_const(MOPT_DTYPE_F32, 2, xd, x, sizeof(float) * 4 * (size_t)batch, &in));
+    mopt_status st = test_run_once(m, NULL, in, &out);
     if (!st) {
         assert_int_equal(mopt_tensor_dim(out, 0), batch);
         memcpy(y_out, mopt_tensor_data_const(out), mopt_tensor_size_bytes(out));
     }
     mopt_tensor_destroy(out);
     mopt_tensor_destroy(in);
-    mopt_session_destroy(s);
     return st;
 }
 

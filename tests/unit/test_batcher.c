@@ -113,6 +113,18 @@ static void references(const mopt_model *m, sample *s, int n) {
     mopt_options_destroy(o);
 }
 
+/* n samples of the given lengths, then their single-run references */
+static void make_samples(const mopt_model *m, sample *s, int n, const int64_t *lens) {
+    for (int i = 0; i < n; i++)
+        make_sample(&s[i], lens[i]);
+    references(m, s, n);
+}
+
+static void free_samples(sample *s, int n) {
+    for (int i = 0; i < n; i++)
+        free_sample(&s[i]);
+}
+
 /* max |a - b| over two f32 tensors of the same shape (-1 if shapes differ) */
 static float max_diff(const mopt_tensor *a, const mopt_tensor *b) {
     if (!a || !b || mopt_tensor_rank(a) != mopt_tensor_rank(b)) return -1.0f;
@@ -215,6 +227,20 @@ static void free_calls(call *calls, int n) {
             mopt_tensor_destroy(calls[i].out[k]);
 }
 
+/* The end of a test: the batcher, the outputs of its calls, the samples. */
+static void release(mopt_batcher *b, call *calls, int n_calls, sample *s, int n_samples) {
+    mopt_batcher_destroy(b);
+    free_calls(calls, n_calls);
+    free_samples(s, n_samples);
+}
+
+/* n cleared calls to b, call i with sample i */
+static void aim_calls(call *calls, int n, mopt_batcher *b, sample *s) {
+    memset(calls, 0, (size_t)n * sizeof *calls);
+    for (int i = 0; i < n; i++)
+        calls[i] = (call){.b = b, .s = &s[i]};
+}
+
 /* Waits (bounded) until the batcher shows `depth` queued requests (at
  * least that many when at_least). */
 static void wait_depth(const mopt_batcher *b, size_t depth, int at_least) {
@@ -234,16 +260,13 @@ static void batch_same_length_bitwise(void **state) {
     (void)state;
     mopt_model *m = load(BERT_TINY);
     enum { N = 6 };
+    static const int64_t lens[N] = {16, 16, 16, 16, 16, 16};
     sample s[N];
-    for (int i = 0; i < N; i++)
-        make_sample(&s[i], 16);
-    references(m, s, N);
+    make_samples(m, s, N, lens);
     /* the batch starts when all six are in (the delay is far longer) */
     mopt_batcher *b = make_batcher(m, N, 20 * 1000 * 1000, 64, 1, NULL, 0);
     call c[N];
-    memset(c, 0, sizeof c);
-    for (int i = 0; i < N; i++)
-        c[i] = (call){.b = b, .s = &s[i]};
+    aim_calls(c, N, b, s);
     run_on_threads(c, N);
     float worst = 0.0f;
     int bitwise = 0;
@@ -266,10 +289,7 @@ static void batch_same_length_bitwise(void **state) {
     assert_int_equal(st.effective_max_batch, N);
     check_counters(&st);
     assert_true(worst <= PAD_TOL);
-    mopt_batcher_destroy(b);
-    free_calls(c, N);
-    for (int i = 0; i < N; i++)
-        free_sample(&s[i]);
+    release(b, c, N, s, N);
     mopt_model_destroy(m);
 }
 
@@ -283,15 +303,11 @@ static void ragged_padded_to_bucket_and_cropped(void **state) {
     static const int64_t buckets[] = {8, 16, 32, 64};
     for (int variant = 0; variant < 2; variant++) { /* with buckets, then to the longest */
         sample s[N];
-        for (int i = 0; i < N; i++)
-            make_sample(&s[i], lens[i]);
-        references(m, s, N);
+        make_samples(m, s, N, lens);
         mopt_batcher *b =
             make_batcher(m, N, 20 * 1000 * 1000, 64, 1, variant ? NULL : buckets, variant ? 0 : 4);
         call c[N];
-        memset(c, 0, sizeof c);
-        for (int i = 0; i < N; i++)
-            c[i] = (call){.b = b, .s = &s[i]};
+        aim_calls(c, N, b, s);
         run_on_threads(c, N);
         float worst = 0.0f;
         int64_t padded_to = variant ? 31 : 32;
@@ -322,10 +338,7 @@ static void ragged_padded_to_bucket_and_cropped(void **state) {
         assert_int_equal(st.input_elements, 2 * N * (uint64_t)padded_to);
         check_counters(&st);
         assert_true(worst <= PAD_TOL);
-        mopt_batcher_destroy(b);
-        free_calls(c, N);
-        for (int i = 0; i < N; i++)
-            free_sample(&s[i]);
+        release(b, c, N, s, N);
     }
     mopt_model_destroy(m);
 }
@@ -336,16 +349,14 @@ static void caller_outputs(void **state) {
     (void)state;
     mopt_model *m = load(BERT_SMALL);
     enum { N = 3 };
+    static const int64_t lens[N] = {5, 8, 11};
     sample s[N];
-    for (int i = 0; i < N; i++)
-        make_sample(&s[i], 5 + 3 * i);
-    references(m, s, N);
+    make_samples(m, s, N, lens);
     mopt_batcher *b = make_batcher(m, N, 20 * 1000 * 1000, 16, 1, NULL, 0);
     call c[N];
-    memset(c, 0, sizeof c);
+    aim_calls(c, N, b, s);
     float buf[N][MAX_LEN * 64], pool[N][64];
     for (int i = 0; i < N; i++) {
-        c[i] = (call){.b = b, .s = &s[i]};
         int64_t d0[3] = {1, s[i].len + (i == 2), 64}, d1[2] = {1, 64}; /* request 2: too long */
         assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_F32, 3, d0, buf[i],
                                           (size_t)(d0[1] * 64) * sizeof(float), &c[i].out[0]),
@@ -367,10 +378,7 @@ static void caller_outputs(void **state) {
     assert_int_equal(st.completed, 2);
     assert_int_equal(st.failed, 1);
     check_counters(&st);
-    mopt_batcher_destroy(b);
-    free_calls(c, N);
-    for (int i = 0; i < N; i++)
-        free_sample(&s[i]);
+    release(b, c, N, s, N);
     mopt_model_destroy(m);
 }
 
@@ -380,10 +388,9 @@ static void bad_request_fails_alone(void **state) {
     (void)state;
     mopt_model *m = load(BERT_SMALL);
     enum { N = 5 };
+    static const int64_t lens[N] = {6, 7, 8, 9, 10};
     sample s[N];
-    for (int i = 0; i < N; i++)
-        make_sample(&s[i], 6 + i);
-    references(m, s, N);
+    make_samples(m, s, N, lens);
 
     /* (1) caught by the checks: an i32 input, a batch dim of 2, a mask of
      * another length than its ids; the others batch together */
@@ -399,9 +406,7 @@ static void bad_request_fails_alone(void **state) {
         MOPT_OK);
     mopt_batcher *b = make_batcher(m, N, 20 * 1000 * 1000, 64, 1, NULL, 0);
     call c[N + 3];
-    memset(c, 0, sizeof c);
-    for (int i = 0; i < N; i++)
-        c[i] = (call){.b = b, .s = &s[i]};
+    aim_calls(c, N, b, s);
     c[N] = (call){.b = b, .s = &s[0], .in = {bad32, s[0].in[1]}};
     c[N + 1] = (call){.b = b, .s = &s[0], .in = {bad_batch, bad_batch}};
     c[N + 2] = (call){.b = b, .s = &s[0], .in = {s[0].in[0], bad_mask}};
@@ -444,9 +449,7 @@ static void bad_request_fails_alone(void **state) {
         mopt_session_destroy(ses);
         mopt_options_destroy(o);
         b = make_batcher(m, N + 1, 20 * 1000 * 1000, 64, 1, NULL, 0);
-        memset(c, 0, sizeof c);
-        for (int i = 0; i < N; i++)
-            c[i] = (call){.b = b, .s = &s[i]};
+        aim_calls(c, N, b, s);
         c[N] = (call){.b = b, .s = &bad};
         run_on_threads(c, N + 1);
         for (int i = 0; i < N; i++) {
@@ -468,8 +471,7 @@ static void bad_request_fails_alone(void **state) {
     mopt_tensor_destroy(bad32);
     mopt_tensor_destroy(bad_batch);
     mopt_tensor_destroy(bad_mask);
-    for (int i = 0; i < N; i++)
-        free_sample(&s[i]);
+    free_samples(s, N);
     mopt_model_destroy(m);
 }
 
@@ -478,17 +480,15 @@ static void bad_request_fails_alone(void **state) {
 static void full_queue_is_busy_at_once(void **state) {
     (void)state;
     mopt_model *m = load(BERT_SMALL);
+    static const int64_t lens[3] = {8, 8, 8};
     sample s[3];
-    for (int i = 0; i < 3; i++)
-        make_sample(&s[i], 8);
-    references(m, s, 3);
+    make_samples(m, s, 3, lens);
     /* two requests fill the queue and wait 0.4 s for company */
     mopt_batcher *b = make_batcher(m, 8, 400 * 1000, 2, 1, NULL, 0);
     call c[2];
-    memset(c, 0, sizeof c);
+    aim_calls(c, 2, b, s);
     pthread_t th[2];
     for (int i = 0; i < 2; i++) {
-        c[i] = (call){.b = b, .s = &s[i]};
         assert_int_equal(pthread_create(&th[i], NULL, submit, &c[i]), 0);
     }
     wait_depth(b, 2, 0);
@@ -511,10 +511,7 @@ static void full_queue_is_busy_at_once(void **state) {
     assert_int_equal(st.batches, 1);
     assert_int_equal(st.completed, 2);
     check_counters(&st);
-    mopt_batcher_destroy(b);
-    free_calls(c, 2);
-    for (int i = 0; i < 3; i++)
-        free_sample(&s[i]);
+    release(b, c, 2, s, 3);
     mopt_model_destroy(m);
 }
 
@@ -579,16 +576,14 @@ static void destroy_drains(void **state) {
     (void)state;
     mopt_model *m = load(BERT_SMALL);
     enum { N = 5 };
+    static const int64_t lens[N] = {4, 6, 8, 10, 12};
     sample s[N];
-    for (int i = 0; i < N; i++)
-        make_sample(&s[i], 4 + 2 * i);
-    references(m, s, N);
+    make_samples(m, s, N, lens);
     mopt_batcher *b = make_batcher(m, 64, 20 * 1000 * 1000, 64, 2, NULL, 0);
     call c[N];
-    memset(c, 0, sizeof c);
+    aim_calls(c, N, b, s);
     pthread_t th[N];
     for (int i = 0; i < N; i++) {
-        c[i] = (call){.b = b, .s = &s[i]};
         assert_int_equal(pthread_create(&th[i], NULL, submit, &c[i]), 0);
     }
     wait_depth(b, N, 0);
@@ -607,8 +602,7 @@ static void destroy_drains(void **state) {
         assert_true(max_diff(c[i].out[1], s[i].ref[1]) <= PAD_TOL);
     }
     free_calls(c, N);
-    for (int i = 0; i < N; i++)
-        free_sample(&s[i]);
+    free_samples(s, N);
     mopt_model_destroy(m);
 }
 
@@ -652,9 +646,7 @@ static void many_threads(void **state) {
     static const int64_t lens[CT_SAMPLES] = {3, 9, 14, 17, 30, 33};
     static const int64_t buckets[] = {8, 16, 32, 64};
     sample s[CT_SAMPLES];
-    for (int i = 0; i < CT_SAMPLES; i++)
-        make_sample(&s[i], lens[i]);
-    references(m, s, CT_SAMPLES);
+    make_samples(m, s, CT_SAMPLES, lens);
     mopt_batcher *b = make_batcher(m, 4, 500, 6, 2, buckets, 4);
     pthread_t th[CT_THREADS];
     hammer_arg h[CT_THREADS];
@@ -681,8 +673,7 @@ static void many_threads(void **state) {
     assert_true(ok > 0);
     check_counters(&st);
     mopt_batcher_destroy(b);
-    for (int i = 0; i < CT_SAMPLES; i++)
-        free_sample(&s[i]);
+    free_samples(s, CT_SAMPLES);
     mopt_model_destroy(m);
 }
 
@@ -867,9 +858,7 @@ static void no_padding_groups_by_length(void **state) {
     enum { N = 4 };
     static const int64_t lens[N] = {5, 9, 5, 9};
     sample s[N];
-    for (int i = 0; i < N; i++)
-        make_sample(&s[i], lens[i]);
-    references(m, s, N);
+    make_samples(m, s, N, lens);
     mopt_batcher_config c;
     memset(&c, 0, sizeof c);
     c.struct_size = sizeof c;
@@ -881,9 +870,7 @@ static void no_padding_groups_by_length(void **state) {
     assert_int_equal(mopt_batcher_create(m, o, &c, &b), MOPT_OK);
     mopt_options_destroy(o);
     call calls[N];
-    memset(calls, 0, sizeof calls);
-    for (int i = 0; i < N; i++)
-        calls[i] = (call){.b = b, .s = &s[i]};
+    aim_calls(calls, N, b, s);
     run_on_threads(calls, N);
     for (int i = 0; i < N; i++) {
         if (calls[i].st) fail_msg("request %d: %s", i, calls[i].msg);
@@ -894,10 +881,7 @@ static void no_padding_groups_by_length(void **state) {
     assert_int_equal(st.batch_size_hist[1], 2);
     assert_int_equal(st.padded_elements, 0);
     check_counters(&st);
-    mopt_batcher_destroy(b);
-    free_calls(calls, N);
-    for (int i = 0; i < N; i++)
-        free_sample(&s[i]);
+    release(b, calls, N, s, N);
     mopt_model_destroy(m);
 }
 

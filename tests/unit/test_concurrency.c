@@ -19,6 +19,8 @@
 #include <time.h>
 
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 #include <pthread.h>
 
@@ -224,13 +226,6 @@ static void model_destroyed_before_sessions(void **state) {
     free_case(&c); /* destroys the inputs; mopt_model_destroy(NULL) is a no-op */
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(sessions_cnn),
-        cmocka_unit_test(sessions_mobilenet),
-        cmocka_unit_test(sessions_bert),
-        cmocka_unit_test(shared_session_is_busy),
-        cmocka_unit_test(model_destroyed_before_sessions),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(sessions_cnn), cmocka_unit_test(sessions_mobilenet),
+               cmocka_unit_test(sessions_bert), cmocka_unit_test(shared_session_is_busy),
+               cmocka_unit_test(model_destroyed_before_sessions))

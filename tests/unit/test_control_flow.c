@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 #define IF_CONST "tests/unit/data/control_if_const.onnx"
@@ -169,12 +171,7 @@ static void inspect_only_loads_a_model_that_cannot_run(void **state) {
     mopt_options_destroy(o);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(if_with_constant_condition_is_folded),
-        cmocka_unit_test(check_names_nested_problems_by_path),
-        cmocka_unit_test(body_error_is_the_loops_with_its_path),
-        cmocka_unit_test(inspect_only_loads_a_model_that_cannot_run),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(if_with_constant_condition_is_folded),
+               cmocka_unit_test(check_names_nested_problems_by_path),
+               cmocka_unit_test(body_error_is_the_loops_with_its_path),
+               cmocka_unit_test(inspect_only_loads_a_model_that_cannot_run))

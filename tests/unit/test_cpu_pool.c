@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 #include "kernels/cpu/cpu_kernels.h"
@@ -214,12 +216,7 @@ static void adaptive_threads_same_outputs(void **state) {
     unsetenv("MOPT_PARALLEL_MIN_FLOPS");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(pool_covers_every_index_once),
-        cmocka_unit_test(pool_concurrent_callers),
-        cmocka_unit_test(sessions_in_parallel_bitwise_equal),
-        cmocka_unit_test(adaptive_threads_same_outputs),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(pool_covers_every_index_once),
+               cmocka_unit_test(pool_concurrent_callers),
+               cmocka_unit_test(sessions_in_parallel_bitwise_equal),
+               cmocka_unit_test(adaptive_threads_same_outputs))

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
+
 #include "core/float8.h"
 #include "kernels/ref/ref_logic.h"
 
@@ -199,12 +201,7 @@ static void test_cast_2bit(void **state) {
     assert_int_equal(back[1], -1);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_max_and_smallest),
-        cmocka_unit_test(test_ties_to_even), cmocka_unit_test(test_overflow),
-        cmocka_unit_test(test_cast_4bit),    cmocka_unit_test(test_f4e2m1),
-        cmocka_unit_test(test_e8m0),         cmocka_unit_test(test_cast_2bit),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(test_round_trip), cmocka_unit_test(test_max_and_smallest),
+               cmocka_unit_test(test_ties_to_even), cmocka_unit_test(test_overflow),
+               cmocka_unit_test(test_cast_4bit), cmocka_unit_test(test_f4e2m1),
+               cmocka_unit_test(test_e8m0), cmocka_unit_test(test_cast_2bit))

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 #include "mopt_config.h"
@@ -137,10 +139,5 @@ static void host_threads_unchanged_all_parallel(void **state) {
     unsetenv("MOPT_PARALLEL_MIN_FLOPS");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(host_threads_unchanged),
-        cmocka_unit_test(host_threads_unchanged_all_parallel),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(host_threads_unchanged),
+               cmocka_unit_test(host_threads_unchanged_all_parallel))

@@ -14,6 +14,8 @@
 #include <time.h>
 
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 static double cpu_seconds(void) {
@@ -67,9 +69,4 @@ static void idle_threads_sleep_after_cnn(void **state) {
     run_then_idle("tests/models/cnn/model.onnx", dims, 4, MOPT_DTYPE_F32);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(idle_threads_sleep_after_cnn),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(idle_threads_sleep_after_cnn))

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
+
 #include "core/alloc.h"
 #include "ir/ir.h"
 #include "runtime/runtime.h"
@@ -280,11 +282,5 @@ static void memplan_wide_graph(void **state) {
     ir_graph_destroy(g);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(uses_match_sweep),
-        cmocka_unit_test(memplan_matches_greedy),
-        cmocka_unit_test(memplan_wide_graph),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(uses_match_sweep), cmocka_unit_test(memplan_matches_greedy),
+               cmocka_unit_test(memplan_wide_graph))

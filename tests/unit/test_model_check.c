@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 typedef struct seen {
@@ -80,11 +82,6 @@ static void check_reports_file_errors(void **state) {
     assert_int_equal(mopt_model_check(NULL, NULL, NULL, NULL, NULL), MOPT_ERR_INVALID_ARGUMENT);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(check_lists_every_problem),
-        cmocka_unit_test(check_accepts_good_models),
-        cmocka_unit_test(check_reports_file_errors),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(check_lists_every_problem),
+               cmocka_unit_test(check_accepts_good_models),
+               cmocka_unit_test(check_reports_file_errors))

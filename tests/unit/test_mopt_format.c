@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "../test_tmpdir.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/file.h"
@@ -30,23 +31,8 @@
 #include "ir/ir.h"
 #include "runtime/runtime.h"
 
-static char g_dir[64];
-
-static int setup_dir(void **state) {
-    (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/mopt_fmt_XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state) {
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 static void tmp_path(char *buf, size_t cap, const char *name) {
-    snprintf(buf, cap, "%s/%s", g_dir, name);
+    snprintf(buf, cap, "%s", test_tmp(name));
 }
 
 static uint8_t *read_file(const char *path, size_t *len) {
@@ -647,5 +633,5 @@ int main(void) {
         cmocka_unit_test(weight_checksums),
         cmocka_unit_test(save_errors),
     };
-    return cmocka_run_group_tests(tests, setup_dir, getenv("MOPT_KEEP_TMP") ? NULL : remove_dir);
+    return cmocka_run_group_tests(tests, test_tmpdir_setup, test_tmpdir_teardown);
 }

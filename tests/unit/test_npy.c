@@ -17,29 +17,17 @@
 
 #include <cmocka.h>
 
+#include "../test_tmpdir.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/npy.h"
 
 #define DATA_DIR "tests/unit/data/npy/"
 
-static char g_tmpdir[64];
-
-static int group_setup(void **state) {
-    (void)state;
-    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/mopt_test_npy_XXXXXX");
-    return mkdtemp(g_tmpdir) ? 0 : -1;
-}
-
+/* rmdir, not test_tmpdir_teardown: every test removes the files it wrote */
 static int group_teardown(void **state) {
     (void)state;
-    return rmdir(g_tmpdir);
-}
-
-static const char *tmp_path(const char *name) {
-    static char path[256];
-    snprintf(path, sizeof path, "%s/%s", g_tmpdir, name);
-    return path;
+    return rmdir(test_tmpdir);
 }
 
 static uint8_t *slurp(const char *path, size_t *len) {
@@ -169,7 +157,7 @@ static void npy_writer_matches_numpy_bytes(void **state) {
         snprintf(path, sizeof path, DATA_DIR "%s.npy", nf->name);
         ir_tensor *t = NULL;
         assert_int_equal(npy_read_file(path, &t), MOPT_OK);
-        const char *out = tmp_path("exact.npy");
+        const char *out = test_tmp("exact.npy");
         mopt_status st = npy_write_file(out, t->dtype, t->rank, t->dims, t->data);
         if (st) fail_msg("%s: %s", nf->name, mopt_error_message());
         size_t la = 0, lb = 0;
@@ -202,7 +190,7 @@ static void roundtrip(mopt_dtype dt, int32_t rank, const int64_t *dims, unsigned
         data[i] = (uint8_t)(seed >> 16);
         if (dt == MOPT_DTYPE_BOOL) data[i] &= 1;
     }
-    const char *path = tmp_path("rt.npy");
+    const char *path = test_tmp("rt.npy");
     mopt_status st = npy_write_file(path, dt, rank, dims, nbytes ? data : NULL);
     if (st) fail_msg("write %s rank %d: %s", mopt_dtype_name(dt), rank, mopt_error_message());
     ir_tensor *t = NULL;
@@ -248,7 +236,7 @@ static void npy_public_load_and_save(void **state) {
     const int64_t *v = mopt_tensor_data_const(t);
     for (int i = 0; i < 6; i++)
         assert_int_equal(v[i], (int64_t)pattern(MOPT_DTYPE_I64, i));
-    const char *path = tmp_path("pub.npy");
+    const char *path = test_tmp("pub.npy");
     assert_int_equal(mopt_tensor_save_npy(t, path), MOPT_OK);
     mopt_tensor *u = NULL;
     assert_int_equal(mopt_tensor_load(path, &u), MOPT_OK);
@@ -518,7 +506,7 @@ static void npy_write_errors(void **state) {
     (void)state;
     const int64_t dims[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
     float x[1] = {1};
-    const char *path = tmp_path("w.npy");
+    const char *path = test_tmp("w.npy");
     assert_int_equal(npy_write_file(path, MOPT_DTYPE_BF16, 1, dims, x), MOPT_ERR_UNSUPPORTED);
     assert_non_null(strstr(mopt_error_message(), "bf16"));
     assert_int_equal(npy_write_file(path, MOPT_DTYPE_STRING, 1, dims, x), MOPT_ERR_UNSUPPORTED);
@@ -575,5 +563,5 @@ int main(void) {
         cmocka_unit_test(npy_write_errors),
         cmocka_unit_test(npy_survives_allocation_failures),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, test_tmpdir_setup, group_teardown);
 }

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 static mopt_model *load(const char *path, int opt_level) {
@@ -67,10 +69,5 @@ static void passes_opt_level_zero_changes_nothing(void **state) {
     mopt_model_destroy(m1);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(passes_fold_bert_shape_arithmetic),
-        cmocka_unit_test(passes_opt_level_zero_changes_nothing),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(passes_fold_bert_shape_arithmetic),
+               cmocka_unit_test(passes_opt_level_zero_changes_nothing))

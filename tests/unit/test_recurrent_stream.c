@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 #define DIR "tests/ops/stream/lstm_vad/"
@@ -142,10 +144,4 @@ static void recurrent_stream_auto(void **state) {
     stream_with("auto");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(recurrent_stream_ref),
-        cmocka_unit_test(recurrent_stream_auto),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(recurrent_stream_ref), cmocka_unit_test(recurrent_stream_auto))

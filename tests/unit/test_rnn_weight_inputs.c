@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 #define MODEL "tests/unit/data/rnn_weight_inputs.onnx"
@@ -141,9 +143,4 @@ static void packing_follows_the_bytes(void **state) {
     feed_free(&b);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(packing_follows_the_bytes),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(packing_follows_the_bytes))

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 #define UNKNOWN_DIMS "tests/unit/data/lenient_unknown_dims.onnx"
@@ -231,12 +233,7 @@ static void leniency_declared_shape_warns_when_verbose(void **state) {
     assert_null(strstr(text, "warning"));
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(leniency_question_mark_dims_are_independent),
-        cmocka_unit_test(leniency_declared_shape_is_a_warning_in_check),
-        cmocka_unit_test(leniency_declared_shape_loads_and_runs),
-        cmocka_unit_test(leniency_declared_shape_warns_when_verbose),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(leniency_question_mark_dims_are_independent),
+               cmocka_unit_test(leniency_declared_shape_is_a_warning_in_check),
+               cmocka_unit_test(leniency_declared_shape_loads_and_runs),
+               cmocka_unit_test(leniency_declared_shape_warns_when_verbose))

@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "../test_main.h"
 #include <mopt/mopt.h>
 
 #include "mopt_config.h"
@@ -138,9 +140,4 @@ static void steady_state_runs_allocate_nothing(void **state) {
     mopt_model_destroy(m);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(steady_state_runs_allocate_nothing),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(steady_state_runs_allocate_nothing))

@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "../test_main.h"
 #define MOPT_EXPERIMENTAL_API
 #include <mopt/mopt.h>
 #include <pthread.h>
@@ -113,32 +115,28 @@ static void bounded(const char *dir, int T, int threads, int runs) {
     free_case(&c);
 }
 
-static void bound_cnn(void **state) {
-    (void)state;
-    bounded("tests/models/cnn", 2, 2, 8);
-}
+/* The cases of bounded(), each a test of its own: BOUND_TEST(name) names the
+ * test after its case and hands the case over as the test's state. */
+typedef struct {
+    const char *dir;
+    int T, threads, runs;
+} bound_case;
 
-static void bound_mobilenet(void **state) {
-    (void)state;
-    bounded("tests/models/mobilenet", 2, 2, 8);
-}
-
-static void bound_bert(void **state) {
-    (void)state;
-    bounded("tests/models/bert", 2, 2, 8);
-}
-
+static bound_case bound_cnn = {"tests/models/cnn", 2, 2, 8};
+static bound_case bound_mobilenet = {"tests/models/mobilenet", 2, 2, 8};
+static bound_case bound_bert = {"tests/models/bert", 2, 2, 8};
 /* A pool of 1: every run waits its turn; sessions asking for 4 threads get 1. */
-static void bound_one(void **state) {
-    (void)state;
-    bounded("tests/models/cnn", 1, 4, 6);
+static bound_case bound_one = {"tests/models/cnn", 1, 4, 6};
+/* A pool of 3 shared by 4 sessions of 2 threads. */
+static bound_case bound_three = {"tests/models/bert", 3, 2, 6};
+
+static void bound_test(void **state) {
+    const bound_case *b = *state;
+    bounded(b->dir, b->T, b->threads, b->runs);
 }
 
-/* A pool of 3 shared by 4 sessions of 2 threads. */
-static void bound_three(void **state) {
-    (void)state;
-    bounded("tests/models/bert", 3, 2, 6);
-}
+#define BOUND_TEST(c)                                                                              \
+    { .name = #c, .test_func = bound_test, .initial_state = &(c) }
 
 /* The count is live: a session alone on a pool of 2, with 2 threads, has 2
  * threads at work in its parallel nodes (and its outputs stay bitwise). */
@@ -337,13 +335,8 @@ static void bad_args(void **state) {
     mopt_threadpool_destroy(p); /* the last reference: ASan sees a leak otherwise */
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(bad_args),         cmocka_unit_test(alone_uses_threads),
-        cmocka_unit_test(bound_cnn),        cmocka_unit_test(bound_mobilenet),
-        cmocka_unit_test(bound_bert),       cmocka_unit_test(bound_one),
-        cmocka_unit_test(bound_three),      cmocka_unit_test(destroyed_while_used),
-        cmocka_unit_test(nested_subgraphs), cmocka_unit_test(batcher_shares_pool),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(bad_args), cmocka_unit_test(alone_uses_threads),
+               BOUND_TEST(bound_cnn), BOUND_TEST(bound_mobilenet), BOUND_TEST(bound_bert),
+               BOUND_TEST(bound_one), BOUND_TEST(bound_three),
+               cmocka_unit_test(destroyed_while_used), cmocka_unit_test(nested_subgraphs),
+               cmocka_unit_test(batcher_shares_pool))

@@ -258,27 +258,18 @@ static int run_all(cal_run *r, int pass) {
 
 int cmd_calibrate(int argc, char **argv) {
     common_opts c = {0};
-    const char *inputs = NULL, *out_path = NULL, *method = "minmax", *pct_s = NULL, *v;
+    const char *inputs = NULL, *out_path = NULL, *method = "minmax", *pct_s = NULL;
+    const string_flag strings[] = {{"--inputs", &inputs},
+                                   {"-o", &out_path},
+                                   {"--method", &method},
+                                   {"--percentile", &pct_s},
+                                   {"--threads", &c.threads},
+                                   {"--options", &c.options_file},
+                                   {NULL, NULL}};
     for (int i = 2; i < argc; i++) {
         int r;
-        if ((r = flag_value(argc, argv, &i, "--inputs", &v)) != 0) {
+        if ((r = string_flags(argc, argv, &i, strings)) != 0) {
             if (r < 0) return EXIT_USAGE;
-            inputs = v;
-        } else if ((r = flag_value(argc, argv, &i, "-o", &v)) != 0) {
-            if (r < 0) return EXIT_USAGE;
-            out_path = v;
-        } else if ((r = flag_value(argc, argv, &i, "--method", &v)) != 0) {
-            if (r < 0) return EXIT_USAGE;
-            method = v;
-        } else if ((r = flag_value(argc, argv, &i, "--percentile", &v)) != 0) {
-            if (r < 0) return EXIT_USAGE;
-            pct_s = v;
-        } else if ((r = flag_value(argc, argv, &i, "--threads", &v)) != 0) {
-            if (r < 0) return EXIT_USAGE;
-            c.threads = v;
-        } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
-            if (r < 0) return EXIT_USAGE;
-            c.options_file = v;
         } else if (argv[i][0] == '-') {
             return usage_error("unknown flag '%s' for 'mopt calibrate'", argv[i]);
         } else if (c.model) {

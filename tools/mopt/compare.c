@@ -596,31 +596,26 @@ int cmd_compare(int argc, char **argv) {
         rc = oom();
         goto done;
     }
+    const string_flag strings[] = {{"--golden", &a.golden},
+                                   {"--budget", &a.budget},
+                                   {"--options", &a.options},
+                                   {"--ref-options", &a.ref_options},
+                                   {"--test-options", &a.test_options},
+                                   {"--threads", &a.threads},
+                                   {"--memory-limit", &a.memory_limit},
+                                   {"--top-k", &top_k_s},
+                                   {NULL, NULL}};
     for (int i = 2; i < argc && !rc; i++) {
         const char *v = NULL;
         int r;
-        if ((r = flag_value(argc, argv, &i, "--golden", &v)) != 0) {
-            a.golden = v;
-        } else if ((r = flag_value(argc, argv, &i, "--budget", &v)) != 0) {
-            a.budget = v;
+        if ((r = string_flags(argc, argv, &i, strings)) != 0) {
+            /* stored; a missing value is caught below */
         } else if ((r = flag_value(argc, argv, &i, "--set", &v)) != 0) {
             common[a.n_common++] = v;
         } else if ((r = flag_value(argc, argv, &i, "--ref-set", &v)) != 0) {
             only_ref[a.n_ref++] = v;
         } else if ((r = flag_value(argc, argv, &i, "--test-set", &v)) != 0) {
             only_test[a.n_test++] = v;
-        } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
-            a.options = v;
-        } else if ((r = flag_value(argc, argv, &i, "--ref-options", &v)) != 0) {
-            a.ref_options = v;
-        } else if ((r = flag_value(argc, argv, &i, "--test-options", &v)) != 0) {
-            a.test_options = v;
-        } else if ((r = flag_value(argc, argv, &i, "--threads", &v)) != 0) {
-            a.threads = v;
-        } else if ((r = flag_value(argc, argv, &i, "--memory-limit", &v)) != 0) {
-            a.memory_limit = v;
-        } else if ((r = flag_value(argc, argv, &i, "--top-k", &v)) != 0) {
-            top_k_s = v;
         } else if (strcmp(argv[i], "--recompute") == 0) {
             a.recompute = 1;
         } else if (strcmp(argv[i], "--per-layer") == 0) {

@@ -268,6 +268,14 @@ int flag_value(int argc, char **argv, int *i, const char *name, const char **val
     return 1;
 }
 
+int string_flags(int argc, char **argv, int *i, const string_flag *flags) {
+    for (const string_flag *f = flags; f->name; f++) {
+        int r = flag_value(argc, argv, i, f->name, f->value);
+        if (r) return r;
+    }
+    return 0;
+}
+
 static void print_json_string(FILE *f, const char *s) {
     const unsigned char *p = (const unsigned char *)s;
     fputc('"', f);
@@ -495,13 +503,10 @@ static int load_for_info(const common_opts *c, mopt_options **opts, mopt_model *
     return 0;
 }
 
-/* Prints "[batch, seq, 768]" (or "?" for an unknown rank). */
-static void print_io_shape(FILE *f, const mopt_model *m, mopt_io_kind kind, size_t i) {
-    int rank = mopt_model_io_rank(m, kind, i);
-    if (rank < 0) {
-        fputs("[?]", f);
-        return;
-    }
+/* Prints the dims of io i, of known rank, as "[batch, seq, 768]": a symbolic
+ * dim by its name ("?" when it has none), as a JSON string when json. */
+static void print_io_dims(FILE *f, const mopt_model *m, mopt_io_kind kind, size_t i, int rank,
+                          int json) {
     fputc('[', f);
     for (int a = 0; a < rank; a++) {
         int64_t d = mopt_model_io_dim(m, kind, i, a);
@@ -509,10 +514,21 @@ static void print_io_shape(FILE *f, const mopt_model *m, mopt_io_kind kind, size
         if (a) fputs(", ", f);
         if (d >= 0)
             fprintf(f, "%" PRId64, d);
+        else if (json)
+            print_json_string(f, sym ? sym : "?");
         else
             fputs(sym ? sym : "?", f);
     }
     fputc(']', f);
+}
+
+/* Prints "[batch, seq, 768]" (or "[?]" for an unknown rank). */
+static void print_io_shape(FILE *f, const mopt_model *m, mopt_io_kind kind, size_t i) {
+    int rank = mopt_model_io_rank(m, kind, i);
+    if (rank < 0)
+        fputs("[?]", f);
+    else
+        print_io_dims(f, m, kind, i, rank, 0);
 }
 
 static void print_io_json(FILE *f, const mopt_model *m, mopt_io_kind kind) {
@@ -528,17 +544,8 @@ static void print_io_json(FILE *f, const mopt_model *m, mopt_io_kind kind) {
             fputs("null}", f);
             continue;
         }
-        fputc('[', f);
-        for (int a = 0; a < rank; a++) {
-            int64_t d = mopt_model_io_dim(m, kind, i, a);
-            const char *sym = mopt_model_io_dim_name(m, kind, i, a);
-            if (a) fputs(", ", f);
-            if (d >= 0)
-                fprintf(f, "%" PRId64, d);
-            else
-                print_json_string(f, sym ? sym : "?");
-        }
-        fputs("]}", f);
+        print_io_dims(f, m, kind, i, rank, 1);
+        fputc('}', f);
     }
     fputc(']', f);
 }
@@ -624,6 +631,10 @@ static int cmd_info(int argc, char **argv) {
         fprintf(stderr, "mopt: %s\n", mopt_status_string(MOPT_ERR_OUT_OF_MEMORY));
         return EXIT_FAILURE;
     }
+    const string_flag strings[] = {{"--opt-level", &c.opt_level},
+                                   {"--options", &c.options_file},
+                                   {"--memory-limit", &c.memory_limit},
+                                   {NULL, NULL}};
     for (int i = 2; i < argc && !prc; i++) {
         const char *v = NULL;
         int r;
@@ -641,15 +652,8 @@ static int cmd_info(int argc, char **argv) {
                 prc = EXIT_USAGE;
             else
                 shape_args[n_shape_args++] = v;
-        } else if ((r = flag_value(argc, argv, &i, "--opt-level", &v)) != 0) {
+        } else if ((r = string_flags(argc, argv, &i, strings)) != 0) {
             if (r < 0) prc = EXIT_USAGE;
-            c.opt_level = v;
-        } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
-            if (r < 0) prc = EXIT_USAGE;
-            c.options_file = v;
-        } else if ((r = flag_value(argc, argv, &i, "--memory-limit", &v)) != 0) {
-            if (r < 0) prc = EXIT_USAGE;
-            c.memory_limit = v;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             prc = usage_error("unknown flag '%s' for 'mopt info'", argv[i]);
         } else if (!c.model) {
@@ -1390,24 +1394,18 @@ static int cmd_optimize(int argc, char **argv) {
     common_opts c = {0};
     const char *out_path = NULL;
     int report = 0;
+    const string_flag strings[] = {{"-o", &out_path},
+                                   {"--output", &out_path},
+                                   {"--opt-level", &c.opt_level},
+                                   {"--precision", &c.precision},
+                                   {"--options", &c.options_file},
+                                   {NULL, NULL}};
     for (int i = 2; i < argc; i++) {
-        const char *v = NULL;
         int r;
         if (strcmp(argv[i], "--report") == 0) {
             report = 1;
-        } else if ((r = flag_value(argc, argv, &i, "-o", &v)) != 0 ||
-                   (r = flag_value(argc, argv, &i, "--output", &v)) != 0) {
+        } else if ((r = string_flags(argc, argv, &i, strings)) != 0) {
             if (r < 0) return EXIT_USAGE;
-            out_path = v;
-        } else if ((r = flag_value(argc, argv, &i, "--opt-level", &v)) != 0) {
-            if (r < 0) return EXIT_USAGE;
-            c.opt_level = v;
-        } else if ((r = flag_value(argc, argv, &i, "--precision", &v)) != 0) {
-            if (r < 0) return EXIT_USAGE;
-            c.precision = v;
-        } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
-            if (r < 0) return EXIT_USAGE;
-            c.options_file = v;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             return usage_error("unknown flag '%s' for 'mopt optimize'", argv[i]);
         } else if (!c.model) {

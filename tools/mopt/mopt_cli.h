@@ -25,6 +25,14 @@ int parse_i64(const char *s, int64_t *out);
 /* Matches argv[*i] against "--name VALUE" or "--name=VALUE": 1 and *value on
  * a match, 0 for another argument, -1 when the value is missing (printed). */
 int flag_value(int argc, char **argv, int *i, const char *name, const char **value);
+/* A flag whose value is kept as given: flag_value(name) stores it in *value. */
+typedef struct string_flag {
+    const char *name;
+    const char **value;
+} string_flag;
+/* flag_value for each flag of the list (ended by {NULL, NULL}) in turn: the
+ * result of the first that matches argv[*i], 0 when none does. */
+int string_flags(int argc, char **argv, int *i, const string_flag *flags);
 
 typedef struct common_opts {
     const char *model;

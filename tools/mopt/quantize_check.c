@@ -388,16 +388,19 @@ int cmd_quantize_check(int argc, char **argv) {
     int rc = 0;
     const char *report = NULL;
     q.out = stdout;
+    const string_flag strings[] = {{"--golden", &q.golden},
+                                   {"--budget", &q.budget},
+                                   {"--calibration", &q.calibration},
+                                   {"--threads", &q.threads},
+                                   {"-o", &q.out_path},
+                                   {"--report", &report},
+                                   {NULL, NULL}};
     for (int i = 2; i < argc && !rc; i++) {
         const char *v = NULL;
         int r;
         int64_t x = 0;
-        if ((r = flag_value(argc, argv, &i, "--golden", &v)) != 0) {
-            q.golden = v;
-        } else if ((r = flag_value(argc, argv, &i, "--budget", &v)) != 0) {
-            q.budget = v;
-        } else if ((r = flag_value(argc, argv, &i, "--calibration", &v)) != 0) {
-            q.calibration = v;
+        if ((r = string_flags(argc, argv, &i, strings)) != 0) {
+            /* stored; a missing value is caught below */
         } else if ((r = flag_value(argc, argv, &i, "--precision", &v)) != 0) {
             if (r > 0 && strcmp(v, "int8") != 0)
                 rc = usage_error("'mopt quantize-check' checks --precision int8 only, not '%s'", v);
@@ -408,12 +411,6 @@ int cmd_quantize_check(int argc, char **argv) {
                 rc = usage_error("--fallback %s: expected fp32 or bf16", v);
             else if (r > 0)
                 q.fallback = v;
-        } else if ((r = flag_value(argc, argv, &i, "--threads", &v)) != 0) {
-            q.threads = v;
-        } else if ((r = flag_value(argc, argv, &i, "-o", &v)) != 0) {
-            q.out_path = v;
-        } else if ((r = flag_value(argc, argv, &i, "--report", &v)) != 0) {
-            report = v;
         } else if ((r = flag_value(argc, argv, &i, "--max-fallbacks", &v)) != 0) {
             if (r > 0 && (!parse_i64(v, &x) || x < 0))
                 rc = usage_error("--max-fallbacks %s: expected a number >= 0", v);

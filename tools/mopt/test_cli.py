@@ -14,7 +14,6 @@ Exits 77 (meson's "skipped") while libmopt cannot import ONNX models yet.
 import collections
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -22,20 +21,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-MOPT, ROOT = sys.argv[1], sys.argv[2]
+from cli_check import ROOT, check, done, mopt
+
 CNN = os.path.join(ROOT, "tests/models/cnn/model.onnx")
 BERT = os.path.join(ROOT, "examples/models/bert_tiny.onnx")
-failures = []
-
-
-def mopt(*args):
-    return subprocess.run([MOPT, *args], capture_output=True, text=True)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
 
 
 ONNX_DTYPES = {1: "f32", 2: "u8", 3: "i8", 4: "u16", 5: "i16", 6: "i32", 7: "i64",
@@ -241,11 +230,7 @@ def main():
         check_generated_inputs(tmp)
         check_errors(tmp)
         check_calibrate(tmp)
-    if failures:
-        print("%d check(s) failed" % len(failures), file=sys.stderr)
-        return 1
-    print("all CLI checks passed")
-    return 0
+    return done("all CLI checks passed")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ usage: test_cli_compare.py MOPT_EXECUTABLE SOURCE_ROOT
 """
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -28,21 +27,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-MOPT, ROOT = sys.argv[1], sys.argv[2]
+from cli_check import ROOT, check, done, mopt
+
 MOBILENET = os.path.join(ROOT, "tests/models/mobilenet")
-failures = []
-
-
-def mopt(*args):
-    return subprocess.run([MOPT, *args], capture_output=True, text=True)
-
-
-def check(cond, what, r=None):
-    if not cond:
-        if r is not None:
-            what += "\n--- stdout:\n%s--- stderr:\n%s" % (r.stdout, r.stderr)
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def table(stdout):
@@ -273,7 +260,4 @@ with tempfile.TemporaryDirectory() as tmp:
     os.makedirs(os.path.join(tmp, "holes", "test_data_set_0"))
     bad([good, good, "--golden", os.path.join(tmp, "holes")], ["input_0.npy"])
 
-if failures:
-    print("%d failure(s)" % len(failures))
-    sys.exit(1)
-print("ok")
+sys.exit(done())

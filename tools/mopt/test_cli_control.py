@@ -12,28 +12,17 @@ usage: test_cli_control.py MOPT_EXECUTABLE SOURCE_ROOT
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-MOPT, ROOT = sys.argv[1], sys.argv[2]
+from cli_check import ROOT, check, done, mopt
+
 NESTED = os.path.join(ROOT, "tests/unit/data/control_check_nested.onnx")
 LOOP_ERR = os.path.join(ROOT, "tests/unit/data/control_loop_shape_error.onnx")
 LOOP = os.path.join(ROOT, "tests/ops/data/control/loop_while")
 PATHS = ["If_32/then_branch/LSTM_7", "Loop_1/body/If_2/else_branch/Bad_3"]
-failures = []
-
-
-def mopt(*args):
-    return subprocess.run([MOPT, *args], capture_output=True, text=True)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
 
 
 def check_check():
@@ -97,11 +86,7 @@ def main():
     check_info()
     with tempfile.TemporaryDirectory() as tmp:
         check_run(tmp)
-    if failures:
-        print("%d check(s) failed" % len(failures), file=sys.stderr)
-        return 1
-    print("all control-flow CLI checks passed")
-    return 0
+    return done("all control-flow CLI checks passed")
 
 
 if __name__ == "__main__":

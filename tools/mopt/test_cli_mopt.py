@@ -15,7 +15,6 @@ usage: test_cli_mopt.py MOPT_EXECUTABLE SOURCE_ROOT
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -24,22 +23,12 @@ import onnx
 import yaml
 from onnx import numpy_helper
 
-MOPT, ROOT = sys.argv[1], sys.argv[2]
+from cli_check import ROOT, check, done, mopt
+
 CNN = os.path.join(ROOT, "tests/models/cnn/model.onnx")
 BERT = os.path.join(ROOT, "tests/models/bert/model.onnx")
-failures = []
 NP_DTYPES = {"f32": np.float32, "i64": np.int64, "i32": np.int32, "u8": np.uint8,
              "i8": np.int8, "bool": np.bool_, "f16": np.float16, "f64": np.float64}
-
-
-def mopt(*args):
-    return subprocess.run([MOPT, *args], capture_output=True, text=True)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
 
 
 def read_header(path):
@@ -165,8 +154,7 @@ def main():
             check_errors(tmp, cnn)
         if bert:
             check_plan(bert)
-    print("%d failure(s)" % len(failures))
-    return 1 if failures else 0
+    return done()
 
 
 if __name__ == "__main__":

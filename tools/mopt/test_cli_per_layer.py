@@ -18,7 +18,6 @@ usage: test_cli_per_layer.py MOPT_EXECUTABLE SOURCE_ROOT
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
@@ -26,23 +25,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-MOPT, ROOT = sys.argv[1], sys.argv[2]
-failures = []
+from cli_check import ROOT, check, done, mopt
+
 D, LAYERS, BROKEN = 32, 6, 3
-
-
-def mopt(*args):
-    return subprocess.run([MOPT, *args], capture_output=True, text=True)
-
-
-def check(cond, what, r=None):
-    if not cond:
-        if r is not None:
-            what += "\n--- stdout:\n%s--- stderr:\n%s" % (r.stdout, r.stderr)
-        failures.append(what)
-        print("FAIL:", what)
-    else:
-        print("ok   ", what.splitlines()[0])
 
 
 def mlp_weights(broken):
@@ -176,11 +161,8 @@ def main():
         r = mopt("optimize", ref, "-o", saved)
         r = mopt("compare", saved, saved, "--golden", gold, "--per-layer")
         check(r.returncode == 2 and "expose_values" in r.stderr, "a .mopt file is refused for --per-layer", r)
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        sys.exit(1)
-    print("all checks passed")
+    return done("all checks passed")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

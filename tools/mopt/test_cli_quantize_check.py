@@ -23,7 +23,6 @@ usage: test_cli_quantize_check.py MOPT_EXECUTABLE SOURCE_ROOT
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
@@ -31,21 +30,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-MOPT = sys.argv[1]
-failures = []
+from cli_check import check, done, mopt
+
 N_FFT, N_BINS, N_MEL, N_OUT, FRAMES = 128, 65, 24, 8, 8
-
-
-def mopt(*args, env=None):
-    return subprocess.run([MOPT, *args], capture_output=True, text=True, env=env)
-
-
-def check(cond, what, r=None):
-    if not cond:
-        if r is not None:
-            what += "\n--- stdout:\n%s--- stderr:\n%s" % (r.stdout, r.stderr)
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def mel_model(path):
@@ -248,7 +235,4 @@ with tempfile.TemporaryDirectory() as tmp:
     r = mopt("optimize", model, "-o", os.path.join(tmp, "m2.mopt"))
     check(r.returncode == 0 and "unchecked" not in r.stderr, "no warning at fp32", r)
 
-if failures:
-    print("%d failure(s)" % len(failures))
-    sys.exit(1)
-print("ok")
+sys.exit(done())

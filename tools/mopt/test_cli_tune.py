@@ -21,7 +21,6 @@ usage: test_cli_tune.py MOPT_EXECUTABLE SOURCE_ROOT
 """
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 import zlib
@@ -31,22 +30,9 @@ import onnx
 import yaml
 from onnx import TensorProto, helper, numpy_helper
 
-MOPT, ROOT = sys.argv[1], sys.argv[2]
+from cli_check import ROOT, check, done, mopt
+
 BERT = os.path.join(ROOT, "examples/models/bert_tiny.onnx")
-failures = []
-
-
-def mopt(*args):
-    return subprocess.run([MOPT, *args], capture_output=True, text=True)
-
-
-def check(cond, what, r=None):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-        if r is not None:
-            print("  stdout:", r.stdout[-2000:])
-            print("  stderr:", r.stderr[-2000:])
 
 
 def read_png(path):
@@ -230,7 +216,4 @@ with tempfile.TemporaryDirectory() as tmp:
         r = mopt(*args)
         check(r.returncode == 2, "%s exits 2 (got %d)" % (" ".join(args[2:]), r.returncode), r)
 
-if failures:
-    print("%d failure(s)" % len(failures))
-    sys.exit(1)
-print("all mopt tune checks passed")
+sys.exit(done("all mopt tune checks passed"))

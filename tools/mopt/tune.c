@@ -171,13 +171,8 @@ static void progress(tuner *t, double frac, const char *fmt, ...) {
         fprintf(stderr, "tune: %s\n", msg);
         return;
     }
-    if (frac < 0) frac = 0;
-    if (frac > 1) frac = 1;
     char bar[25];
-    int fill = (int)(frac * 24.0);
-    for (int i = 0; i < 24; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[24] = '\0';
+    bench_progress_bar(bar, 24, frac);
     fprintf(stderr, "\r\033[K[%s] %.70s", bar, msg);
     fflush(stderr);
 }
@@ -1181,27 +1176,19 @@ int cmd_tune(int argc, char **argv) {
     t.min_gain = 0.03;
     t.max_minutes = 10;
     const char *batch_s = NULL, *threads_s = NULL;
+    const string_flag strings[] = {
+        {"--inputs", &t.inputs}, {"--golden", &t.golden}, {"--budget", &t.budget},   {"-o", &t.out},
+        {"--output", &t.out},    {"--batch", &batch_s},   {"--threads", &threads_s}, {NULL, NULL}};
     for (int i = 2; i < argc; i++) {
         const char *v = NULL;
         int r;
-        if ((r = flag_value(argc, argv, &i, "--inputs", &v)) != 0) {
-            t.inputs = v;
-        } else if ((r = flag_value(argc, argv, &i, "--golden", &v)) != 0) {
-            t.golden = v;
-        } else if ((r = flag_value(argc, argv, &i, "--budget", &v)) != 0) {
-            t.budget = v;
-        } else if ((r = flag_value(argc, argv, &i, "-o", &v)) != 0 ||
-                   (r = flag_value(argc, argv, &i, "--output", &v)) != 0) {
-            t.out = v;
+        if ((r = string_flags(argc, argv, &i, strings)) != 0) {
+            /* stored; a missing value is caught below */
         } else if ((r = flag_value(argc, argv, &i, "--target", &v)) != 0) {
             for (int k = 0; r > 0 && k < 3; k++)
                 if (strcmp(v, k_target_names[k]) == 0) t.target = k;
             if (r > 0 && t.target < 0)
                 return usage_error("--target %s: expected p50, p95 or throughput", v);
-        } else if ((r = flag_value(argc, argv, &i, "--batch", &v)) != 0) {
-            batch_s = v;
-        } else if ((r = flag_value(argc, argv, &i, "--threads", &v)) != 0) {
-            threads_s = v;
         } else if ((r = flag_value(argc, argv, &i, "--max-minutes", &v)) != 0) {
             char *end = NULL;
             if (r > 0 && ((t.max_minutes = strtod(v, &end)), !end || *end || !(t.max_minutes >= 0)))

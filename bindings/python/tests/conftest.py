@@ -4,6 +4,7 @@ The tests never skip: if libmopt cannot be found the whole run fails with the
 reason (set MOPT_LIBRARY, or build first: meson setup build && ninja -C build).
 """
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -25,3 +26,32 @@ except ImportError as e:  # LibraryNotFoundError is an ImportError
 @pytest.fixture(scope="session")
 def repo():
     return REPO
+
+
+@pytest.fixture
+def on_threads():
+    """on_threads(target, args_list): target(*args) on a thread of its own for
+    each args of the list, all started, then all joined."""
+    def run(target, args_list):
+        threads = [threading.Thread(target=target, args=args) for args in args_list]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    return run
+
+
+@pytest.fixture
+def wrapped_buffers(monkeypatch):
+    """The data addresses the binding hands to mopt_tensor_wrap, in order
+    (the real function still runs)."""
+    from mopt import core
+    seen = []
+    real = core._lib.mopt_tensor_wrap
+
+    def spy(dtype, rank, dims, data, size, out):
+        seen.append(data.value)
+        return real(dtype, rank, dims, data, size, out)
+
+    monkeypatch.setattr(core._lib, "mopt_tensor_wrap", spy)
+    return seen

@@ -24,7 +24,7 @@ def sample(rng, length):
     return {"input_ids": ids, "attention_mask": np.ones((1, length), np.int64)}
 
 
-def test_threads_get_their_single_run_rows(model):
+def test_threads_get_their_single_run_rows(model, on_threads):
     rng = np.random.default_rng(7)
     lengths = [3, 8, 11, 16, 20, 29, 31, 5]
     feeds = [sample(rng, n) for n in lengths]
@@ -35,11 +35,7 @@ def test_threads_get_their_single_run_rows(model):
                       seq_buckets=[16, 32]) as b:
         def call(i):
             got[i] = b.run(feeds[i])
-        threads = [threading.Thread(target=call, args=(i,)) for i in range(len(feeds))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        on_threads(call, [(i,) for i in range(len(feeds))])
         st = b.stats()
     assert st["batches"] == 1 and st["batch_sizes"] == {len(feeds): 1}
     assert st["completed"] == len(feeds) and st["requests"] == len(feeds)
@@ -53,7 +49,7 @@ def test_threads_get_their_single_run_rows(model):
         np.testing.assert_allclose(g["pooler_output"], w["pooler_output"], rtol=0, atol=4e-6)
 
 
-def test_many_threads_counters_add_up(model):
+def test_many_threads_counters_add_up(model, on_threads):
     rng = np.random.default_rng(11)
     feeds = [sample(rng, n) for n in (4, 9, 17, 23)]
     with model.session() as s:
@@ -67,11 +63,7 @@ def test_many_threads_counters_add_up(model):
                 out = b.run(feeds[i], output_names="pooler_output")
                 if not np.allclose(out["pooler_output"], want[i], rtol=0, atol=4e-6):
                     bad.append((k, j))
-        threads = [threading.Thread(target=hammer, args=(k,)) for k in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        on_threads(hammer, [(k,) for k in range(8)])
         st = b.stats()
     assert not bad
     assert st["requests"] == 48 == st["completed"]
@@ -80,7 +72,7 @@ def test_many_threads_counters_add_up(model):
     assert st["queue_depth"] == 0
 
 
-def test_bad_sample_fails_alone(model):
+def test_bad_sample_fails_alone(model, on_threads):
     rng = np.random.default_rng(3)
     good = sample(rng, 6)
     with mopt.Batcher(model, max_batch=2, max_delay_us=20_000_000) as b:
@@ -98,12 +90,7 @@ def test_bad_sample_fails_alone(model):
                 res[name] = b.run(feed)
             except mopt.MoptError as e:
                 res[name] = e
-        threads = [threading.Thread(target=call, args=("good", good)),
-                   threading.Thread(target=call, args=("oob", oob))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        on_threads(call, [("good", good), ("oob", oob)])
         st = b.stats()
     assert isinstance(res["oob"], mopt.MoptError)
     assert isinstance(res["good"], dict)

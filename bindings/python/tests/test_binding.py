@@ -422,16 +422,9 @@ def test_non_contiguous_input_is_copied_correctly(tiny, make):
             core._lib.mopt_tensor_destroy(t)
 
 
-def test_run_passes_the_callers_buffer(tiny, monkeypatch):
+def test_run_passes_the_callers_buffer(tiny, wrapped_buffers):
     model, w = tiny
-    seen = []
-    real = core._lib.mopt_tensor_wrap
-
-    def spy(dtype, rank, dims, data, size, out):
-        seen.append(data.value)
-        return real(dtype, rank, dims, data, size, out)
-
-    monkeypatch.setattr(core._lib, "mopt_tensor_wrap", spy)
+    seen = wrapped_buffers
     x = np.random.default_rng(3).standard_normal((3, 8)).astype(np.float32)
     keep = x.copy()
     with mopt.Session(model) as s:

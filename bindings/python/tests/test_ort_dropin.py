@@ -224,16 +224,9 @@ def test_terminate_cancels_a_run_in_progress():
         ro.no_such_option = 1
 
 
-def test_io_binding_is_zero_copy_both_ways(tiny, monkeypatch):
+def test_io_binding_is_zero_copy_both_ways(tiny, wrapped_buffers):
     sess, w = tiny
-    wrapped = []
-    real = core._lib.mopt_tensor_wrap
-
-    def spy(dtype, rank, dims, data, size, out):
-        wrapped.append(data.value)
-        return real(dtype, rank, dims, data, size, out)
-
-    monkeypatch.setattr(core._lib, "mopt_tensor_wrap", spy)
+    wrapped = wrapped_buffers
     x = np.random.default_rng(2).standard_normal((4, 8)).astype(np.float32)
     y = np.full((4, 4), np.nan, np.float32)
     z = np.full((4, 4), np.nan, np.float32)

@@ -2,7 +2,6 @@
 a batcher given threadpool=pool share it (the pool's counters see their
 runs; never more than its threads at work), outputs equal a session without
 a pool, the pool outlives close() while sessions hold it, bad arguments."""
-import threading
 
 import numpy as np
 import pytest
@@ -24,7 +23,7 @@ def feed(seed, length=12):
     return {"input_ids": ids, "attention_mask": np.ones((1, length), np.int64)}
 
 
-def test_sessions_share_a_pool(model):
+def test_sessions_share_a_pool(model, on_threads):
     feeds = [feed(i) for i in range(4)]
     with model.session(threads=1) as s:
         want = [s.run(f) for f in feeds]
@@ -38,11 +37,7 @@ def test_sessions_share_a_pool(model):
             for i, f in enumerate(feeds):
                 got[k][i] = sessions[k].run(f)
 
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        on_threads(work, [(k,) for k in range(4)])
         st = pool.stats()
         assert st["runs"] == 16
         assert 1 <= st["peak_threads"] <= 2
