@@ -140,8 +140,11 @@ void CPU_FN(cpu_rnn_xproj_f32)(int64_t M, int64_t K, const float *A, int64_t lda
             const int64_t nb = rnn_tile_blocks(G, p, p1), nv = G > 1 ? G : nb;
             const float *b = Wp + p * K * GV;
             const int64_t vs = G > 1 ? VW : K * VW;
-            for (int64_t m = m0; m < m1; m += RNN_MR) {
-                const int64_t mr = m1 - m < RNN_MR ? m1 - m : RNN_MR;
+            /* rows in equal tiles (20 rows: 5 5 5 5, not 6 6 6 2) */
+            const int64_t tiles = (m1 - m0 + RNN_MR - 1) / RNN_MR;
+            const int64_t rows = (m1 - m0 + tiles - 1) / tiles;
+            for (int64_t m = m0; m < m1; m += rows) {
+                const int64_t mr = m1 - m < rows ? m1 - m : rows;
                 rnn_tile_any(mr, nv, K, A + m * lda, lda, b, vs, GV, tmp);
                 for (int64_t r = 0; r < mr; r++)
                     for (int64_t v = 0; v < nv; v++) {
