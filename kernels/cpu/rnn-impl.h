@@ -104,6 +104,13 @@ static void rnn_tile_any(int64_t mr, int64_t nv, int64_t K, const float *A, int6
 
 static inline int64_t rnn_blocks(int64_t H) { return (H + VW - 1) / VW; }
 
+/* rows per tile so that M rows come in equal tiles of at most RNN_MR
+ * (20 rows: 5 5 5 5, not 6 6 6 2; 8: 4 4) */
+static inline int64_t rnn_even_rows(int64_t M) {
+    const int64_t tiles = (M + RNN_MR - 1) / RNN_MR;
+    return tiles > 0 ? (M + tiles - 1) / tiles : 1;
+}
+
 int64_t CPU_FN(cpu_rnn_vw)(void) { return VW; }
 
 size_t CPU_FN(cpu_rnn_packed_floats)(int64_t G, int64_t H, int64_t K) {
@@ -140,9 +147,7 @@ void CPU_FN(cpu_rnn_xproj_f32)(int64_t M, int64_t K, const float *A, int64_t lda
             const int64_t nb = rnn_tile_blocks(G, p, p1), nv = G > 1 ? G : nb;
             const float *b = Wp + p * K * GV;
             const int64_t vs = G > 1 ? VW : K * VW;
-            /* rows in equal tiles (20 rows: 5 5 5 5, not 6 6 6 2) */
-            const int64_t tiles = (m1 - m0 + RNN_MR - 1) / RNN_MR;
-            const int64_t rows = (m1 - m0 + tiles - 1) / tiles;
+            const int64_t rows = rnn_even_rows(m1 - m0);
             for (int64_t m = m0; m < m1; m += rows) {
                 const int64_t mr = m1 - m < rows ? m1 - m : rows;
                 rnn_tile_any(mr, nv, K, A + m * lda, lda, b, vs, GV, tmp);
@@ -264,13 +269,14 @@ void CPU_FN(cpu_rnn_step_f32)(const cpu_rnn_step_args *a) {
     const bool lbr0 = a->cell == CPU_RNN_GRU && !a->lbr;
     const rnn_consts q = {v_set1(-a->clip), v_set1(a->clip), v_set1(1.0f)};
     float tmp[RNN_MR * RNN_NV * VW] __attribute__((aligned(64)));
+    const int64_t rows = rnn_even_rows(N);
     for (int64_t p = 0; p < Hb;) {
         const int64_t nb = rnn_tile_blocks(G, p, Hb);
         /* GRU without linear_before_reset: z and r only in this pass */
         const int64_t nv = G > 1 ? (lbr0 ? 2 : G) : nb;
         const float *b = a->R + p * H * GV;
-        for (int64_t r0 = 0; r0 < N; r0 += RNN_MR) {
-            const int64_t mr = N - r0 < RNN_MR ? N - r0 : RNN_MR;
+        for (int64_t r0 = 0; r0 < N; r0 += rows) {
+            const int64_t mr = N - r0 < rows ? N - r0 : rows;
             if (!a->h_zero)
                 rnn_tile_any(mr, nv, H, a->h + r0 * Hp, Hp, b, G > 1 ? VW : H * VW, GV, tmp);
             step_cells(a, &q, r0, mr, p, nb, nv, a->h_zero ? NULL : tmp);
@@ -281,8 +287,8 @@ void CPU_FN(cpu_rnn_step_f32)(const cpu_rnn_step_args *a) {
         /* phase 2: hh = tanh(gxh + (r (.) h) Rh + Rbh) */
         const float *zs = a->work, *rh = a->work + N * Hp;
         for (int64_t p = 0; p < Hb; p++)
-            for (int64_t r0 = 0; r0 < N; r0 += RNN_MR) {
-                const int64_t mr = N - r0 < RNN_MR ? N - r0 : RNN_MR;
+            for (int64_t r0 = 0; r0 < N; r0 += rows) {
+                const int64_t mr = N - r0 < rows ? N - r0 : rows;
                 if (!a->h_zero)
                     rnn_tile_any(mr, 1, H, rh + r0 * Hp, Hp, a->R + p * H * GV + 2 * VW, VW, GV,
                                  tmp);
