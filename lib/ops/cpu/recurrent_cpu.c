@@ -404,6 +404,16 @@ static mopt_status rnn_run_cpu(const op_ctx *ctx, const op_tensor *in, int n_in,
     return MOPT_OK;
 }
 
+/* MOPT_VERBOSE / profiles: "-packed" when W and R were packed at load */
+#define RNN_VARIANT(SFX)                                                                           \
+    static const char *variant_##SFX(const void *state) {                                          \
+        const rnn_state *s = state;                                                                \
+        return s && s->wp && s->rp ? "cpu-" #SFX "-packed" : "cpu-" #SFX;                          \
+    }
+RNN_VARIANT(avx512)
+RNN_VARIANT(avx2)
+RNN_VARIANT(portable)
+
 #define RNN_IMPL(SFX)                                                                              \
     static mopt_status prepare_##SFX(const op_ctx *ctx, const op_tensor *in, int n_in,             \
                                      const op_tensor *out, int n_out, void **state) {              \
@@ -417,7 +427,8 @@ static mopt_status rnn_run_cpu(const op_ctx *ctx, const op_tensor *in, int n_in,
                                          .prepare = prepare_##SFX,                                 \
                                          .release = rnn_release,                                   \
                                          .run = rnn_run_cpu,                                       \
-                                         .release_scratch = rnn_release_scratch};
+                                         .release_scratch = rnn_release_scratch,                   \
+                                         .variant = variant_##SFX};
 RNN_IMPL(avx512)
 RNN_IMPL(avx2)
 RNN_IMPL(portable)
