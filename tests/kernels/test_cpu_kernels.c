@@ -28,7 +28,6 @@
 #include "core/cpu.h"
 #include "ir/ir.h"
 #include "kernels/cpu/cpu_kernels.h"
-#include "kernels/cpu/cpu_rnn.h"
 #include "kernels/ref/ref_elementwise.h"
 #include "ops/node_view.h"
 #include "ops/ops.h"
@@ -907,55 +906,6 @@ static int report(void **state) {
     return 0;
 }
 
-/* The recurrent ops' GEMM (kernels/cpu/rnn-impl.h) of every tier against a
- * double reference: 1-4 rows (one pass over B), more rows (B walked in
- * 128-column panels, with a tail panel and tail vectors), acc on and off,
- * leading dims wider than the operands. */
-static void rnn_gemm_vs_ref(void **state) {
-    (void)state;
-    typedef void (*gemm_fn)(int64_t, int64_t, int64_t, const float *, int64_t, const float *,
-                            int64_t, float *, int64_t, bool);
-    static const gemm_fn fns[] = {cpu_rnn_gemm_f32_avx512, cpu_rnn_gemm_f32_avx2,
-                                  cpu_rnn_gemm_f32_portable};
-    static const int64_t mnk[][3] = {
-        {1, 300, 17}, {3, 129, 40}, {5, 300, 33}, {20, 520, 64}, {9, 7, 5}};
-    for (size_t t = 0; t < 3; t++) {
-        if (!cpu_kernels_for(k_tiers[t])) continue;
-        for (size_t c = 0; c < sizeof mnk / sizeof mnk[0]; c++)
-            for (int acc = 0; acc < 2; acc++) {
-                int64_t M = mnk[c][0], N = mnk[c][1], K = mnk[c][2];
-                int64_t lda = K + 3, ldb = N + 5, ldc = N + 2;
-                float *A = rand_f32(M * lda, -1, 1, false), *B = rand_f32(K * ldb, -1, 1, false);
-                float *C = rand_f32(M * ldc, -1, 1, false);
-                double *want = mopt_malloc((size_t)(M * ldc) * sizeof *want);
-                assert_non_null(want);
-                for (int64_t i = 0; i < M * ldc; i++)
-                    want[i] = C[i];
-                for (int64_t i = 0; i < M; i++)
-                    for (int64_t j = 0; j < N; j++) {
-                        double s = acc ? C[i * ldc + j] : 0.0;
-                        for (int64_t k = 0; k < K; k++)
-                            s += (double)A[i * lda + k] * B[k * ldb + j];
-                        want[i * ldc + j] = s;
-                    }
-                fns[t](M, N, K, A, lda, B, ldb, C, ldc, acc != 0);
-                for (int64_t i = 0; i < M * ldc; i++) {
-                    double tolv = 1e-5 * (K + 1);
-                    if (!(fabs(C[i] - want[i]) <= tolv)) {
-                        printf("rnn gemm %s M=%lld N=%lld K=%lld acc=%d: [%lld] %.9g, want %.9g\n",
-                               k_tiers[t], (long long)M, (long long)N, (long long)K, acc,
-                               (long long)i, (double)C[i], want[i]);
-                        fail();
-                    }
-                }
-                mopt_aligned_free(A);
-                mopt_aligned_free(B);
-                mopt_aligned_free(C);
-                mopt_free(want);
-            }
-    }
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tiers_follow_cpu_features), cmocka_unit_test(math_accuracy),
@@ -964,7 +914,6 @@ int main(void) {
         cmocka_unit_test(ops_layernorm_vs_ref),      cmocka_unit_test(ops_reduce_vs_ref),
         cmocka_unit_test(ops_transpose_vs_ref),      cmocka_unit_test(ops_global_pool_vs_ref),
         cmocka_unit_test(ops_resize_vs_ref),         cmocka_unit_test(ops_gemv_vs_ref),
-        cmocka_unit_test(rnn_gemm_vs_ref),
     };
     return cmocka_run_group_tests(tests, NULL, report);
 }

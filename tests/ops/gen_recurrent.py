@@ -9,7 +9,8 @@ state carried. Cases cover every direction, ragged sequence_lens (with a
 row of length 0), initial states, peepholes, clip, layout 1, input_forget,
 GRU linear_before_reset 0 and 1, every activation with alpha/beta, omitted
 optional inputs and outputs, opset 7 and a missing hidden_size, and sizes
-with vector tails for the fast path.
+with vector tails, several unit blocks and batch rows past one register
+tile for the fast path.
 
 Run from the repo root: python3 tests/ops/gen_recurrent.py
 """
@@ -220,6 +221,13 @@ make("rnn_acts_bidir", "RNN", direction="bidirectional", acts=["LeakyRelu", "Aff
 make("rnn_layout1", "RNN", layout=1, lens=[2, 5, 4], h0=True, opset=14, direction="reverse")
 make("rnn_only_y", "RNN", outputs=("Y",), opset=7, hidden_attr=False)
 make("rnn_h20_t9", "RNN", T=9, N=2, I=7, H=20, h0=True)
+# the fast path's gate panels at odd hidden sizes: several unit blocks plus
+# a tail at every tier's width, batch rows past one register tile (AVX2: 3)
+make("lstm_h37_b7_bidir_peep", "LSTM", T=7, N=7, I=9, H=37, direction="bidirectional",
+     lens=[7, 3, 0, 7, 5, 1, 6], h0=True, c0=True, peep=True, clip=3.0, scale=0.5)
+make("gru_h33_b5_lbr0_layout1", "GRU", T=6, N=5, I=11, H=33, direction="bidirectional", layout=1,
+     lens=[6, 2, 5, 0, 6], h0=True, lbr=0, scale=0.5)
+make("rnn_h70_b4_reverse", "RNN", T=5, N=4, I=6, H=70, direction="reverse", h0=True, scale=0.5)
 
 
 # ---- streaming: a silero-vad-like LSTM (input 64, hidden 64, batch 1) fed 20

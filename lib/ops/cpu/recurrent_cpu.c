@@ -1,16 +1,20 @@
 /*
  * recurrent_cpu.c — the "cpu" fast path of LSTM, GRU and RNN (impls
- * cpu-avx512, cpu-avx2, cpu-portable; kernels in kernels/cpu/rnn-impl.h):
- *   1. the input projection of every time step at once: one GEMM
- *      X[T*N, I] · W^T[I, G*H] on top of the folded biases;
- *   2. per step, the recurrent GEMM h[N, H] · R^T[H, G*H];
- *   3. per batch row, one fused gate kernel (sigmoid/tanh, peepholes, clip,
- *      cell and hidden update).
- * W^T, R^T and the folded biases are packed once at load when W, R and B
- * are initializers (else per run, into the session's scratch). Nodes with
- * non-default activations or non-f32 tensors are not taken (supports says
- * no): the reference runs them. Single-threaded: the sizes it is for
- * (batch 1, hidden <= 256) are latency-bound per step.
+ * cpu-avx512, cpu-avx2, cpu-portable; kernels in kernels/cpu/cpu_rnn.h):
+ *   1. the input projection of every time step at once (register-tiled GEMM
+ *      of X[T*N, I] against W in gate panels, biases folded in);
+ *   2. per step, one fused kernel: the recurrent product against R in gate
+ *      panels (streamed once, in order) with each block's gates, cell and
+ *      hidden update done as soon as its products are in registers; h is
+ *      double-buffered and written straight into Y.
+ * W and R are packed into gate panels once at load when they are
+ * initializers (else per run into the session's scratch, memoized on their
+ * bytes). Biases, Rbh and peepholes are packed per run (a few KiB). With 2+
+ * threads the two directions of a bidirectional node run in parallel (no
+ * barrier per step); a one-direction node splits its input projection.
+ * The step-0 product is skipped when the initial h is absent or all zero.
+ * Nodes with non-default activations or non-f32 tensors are not taken
+ * (supports says no): the reference runs them.
  */
 #include <math.h>
 #include <string.h>
@@ -22,39 +26,35 @@
 
 typedef struct rnn_tier {
     const char *isa;
-    void (*gemm)(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
-                 int64_t ldb, float *C, int64_t ldc, bool acc);
-    void (*lstm_cell)(int64_t H, const float *gx, const float *gh, const float *P, float clip,
-                      bool input_forget, float *c, float *h);
-    void (*gru_zr)(int64_t H, const float *gx, const float *gh, float clip, float *zr);
-    void (*gru_out)(int64_t H, const float *gxh, const float *ghh, const float *rbh, const float *r,
-                    const float *z, float clip, float *h);
-    void (*rnn_tanh)(int64_t H, const float *gx, const float *gh, float clip, float *h);
+    int64_t (*vw)(void);
+    size_t (*packed_floats)(int64_t G, int64_t H, int64_t K);
+    void (*pack)(const float *src, int64_t G, int64_t H, int64_t K, float *dst);
+    void (*xproj)(int64_t M, int64_t K, const float *A, int64_t lda, const float *Wp, int64_t G,
+                  int64_t H, const float *bias, float *gx, int64_t p0, int64_t p1);
+    void (*step)(const cpu_rnn_step_args *a);
 } rnn_tier;
 
 #define RNN_TIER(SFX)                                                                              \
     {                                                                                              \
-#SFX, cpu_rnn_gemm_f32_##SFX, cpu_lstm_cell_f32_##SFX, cpu_gru_zr_f32_##SFX,               \
-            cpu_gru_out_f32_##SFX, cpu_rnn_tanh_f32_##SFX                                          \
+#SFX, cpu_rnn_vw_##SFX, cpu_rnn_packed_floats_##SFX, cpu_rnn_pack_f32_##SFX,               \
+            cpu_rnn_xproj_f32_##SFX, cpu_rnn_step_f32_##SFX                                        \
     }
 static const rnn_tier k_avx512 = RNN_TIER(avx512);
 static const rnn_tier k_avx2 = RNN_TIER(avx2);
 static const rnn_tier k_portable = RNN_TIER(portable);
 
-/* Weights in the kernels' layout, per direction: W^T [I][G*H], R^T [H][G*H],
- * the input-side bias [G*H] (Wb + Rb; GRU's h gate: Wb only) and GRU's Rbh
- * [H]. Each is NULL when its input is not constant at load. */
+/* W and R of every direction in gate panels ([D][packed]); each NULL when
+ * its input is not constant at load. */
 typedef struct rnn_state {
     const rnn_tier *tier;
-    float *wt, *rt, *bias;
+    float *wp, *rp;
 } rnn_state;
 
-/* Grow-only per-session buffer, and the packing of weights that were not
- * constant at load (e.g. a subgraph's weights captured from its enclosing
- * graph): `raw` keeps the bytes that were packed last, so a run whose W, R
- * and B are byte-for-byte the same reuses `packed` instead of transposing
- * them again. The check is exact (memcmp), so changed weights are always
- * repacked. */
+/* Grow-only per-session buffer, and the packing of W and R when they were
+ * not constant at load (e.g. a subgraph's weights captured from its
+ * enclosing graph): `raw` keeps the bytes that were packed last, so a run
+ * whose W and R are byte-for-byte the same reuses `packed` instead of
+ * packing them again. The check is exact (memcmp). */
 typedef struct rnn_scratch {
     float *mem;
     size_t cap; /* floats */
@@ -87,34 +87,19 @@ static bool rnn_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const
     return in[RNN_IN_X].dtype == MOPT_DTYPE_F32;
 }
 
-/* dst[c][r] = src[r][c] for a rows x cols matrix, per direction */
-static void pack_t(const float *src, int64_t dirs, int64_t rows, int64_t cols, float *dst) {
-    for (int64_t d = 0; d < dirs; d++, src += rows * cols, dst += rows * cols)
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t c = 0; c < cols; c++)
-                dst[c * rows + r] = src[r * cols + c];
-}
-
-/* bias [dirs][G*H + H]: the input-side sum, then GRU's Rbh (0 without B) */
-static void pack_bias(const float *B, ref_rnn_cell cell, int64_t dirs, int64_t H, float *dst) {
-    const int64_t G = ref_rnn_gates(cell), GH = G * H;
-    for (int64_t d = 0; d < dirs; d++, dst += GH + H) {
-        const float *Wb = B ? B + d * 2 * GH : NULL, *Rb = Wb ? Wb + GH : NULL;
-        for (int64_t r = 0; r < GH; r++) {
-            bool gru_h = cell == REF_RNN_CELL_GRU && r >= 2 * H;
-            dst[r] = B ? Wb[r] + (gru_h ? 0.0f : Rb[r]) : 0.0f;
-        }
-        for (int64_t j = 0; j < H; j++)
-            dst[GH + j] = B && cell == REF_RNN_CELL_GRU ? Rb[2 * H + j] : 0.0f;
-    }
+/* src [D][G*H][K] (ONNX W or R) into D packed matrices */
+static void pack_dirs(const rnn_tier *t, const float *src, int64_t D, int64_t G, int64_t H,
+                      int64_t K, float *dst) {
+    const size_t n = t->packed_floats(G, H, K);
+    for (int64_t d = 0; d < D; d++)
+        t->pack(src + d * G * H * K, G, H, K, dst + d * (int64_t)n);
 }
 
 static void rnn_release(void *state) {
     rnn_state *s = state;
     if (!s) return;
-    mopt_free(s->wt);
-    mopt_free(s->rt);
-    mopt_free(s->bias);
+    mopt_aligned_free(s->wp);
+    mopt_aligned_free(s->rp);
     mopt_free(s);
 }
 
@@ -129,7 +114,7 @@ static bool load_sizes(const op_ctx *ctx, const op_tensor *in, int64_t *I, int64
 }
 
 static mopt_status rnn_prepare_tier(const rnn_tier *tier, const op_ctx *ctx, const op_tensor *in,
-                                    int n_in, void **state) {
+                                    void **state) {
     if (!cpu_kernels_for(tier->isa)) return MOPT_ERR_UNSUPPORTED;
     const ops_rnn_params *p = ctx->params;
     rnn_state *s = mopt_calloc(1, sizeof *s);
@@ -139,15 +124,13 @@ static mopt_status rnn_prepare_tier(const rnn_tier *tier, const op_ctx *ctx, con
     const int64_t G = ref_rnn_gates(p->k.cell), D = ref_rnn_dirs(p->k.direction);
     if (load_sizes(ctx, in, &I, &H)) {
         const float *W = in[RNN_IN_W].data, *R = in[RNN_IN_R].data;
-        const float *B = ops_rnn_input(in, n_in, RNN_IN_B);
-        bool b_const = !op_wired(ctx, RNN_IN_B) || B;
-        if (W && (s->wt = mopt_malloc((size_t)(D * G * H * I) * sizeof(float) + 1)))
-            pack_t(W, D, G * H, I, s->wt);
-        if (R && (s->rt = mopt_malloc((size_t)(D * G * H * H) * sizeof(float) + 1)))
-            pack_t(R, D, G * H, H, s->rt);
-        if (b_const && (s->bias = mopt_malloc((size_t)(D * (G + 1) * H) * sizeof(float) + 1)))
-            pack_bias(B, p->k.cell, D, H, s->bias);
-        if ((W && !s->wt) || (R && !s->rt) || (b_const && !s->bias)) {
+        const size_t nw = (size_t)D * tier->packed_floats(G, H, I);
+        const size_t nr = (size_t)D * tier->packed_floats(G, H, H);
+        if (W && (s->wp = mopt_aligned_alloc(nw * sizeof(float) + 64)))
+            pack_dirs(tier, W, D, G, H, I, s->wp);
+        if (R && (s->rp = mopt_aligned_alloc(nr * sizeof(float) + 64)))
+            pack_dirs(tier, R, D, G, H, H, s->rp);
+        if ((W && !s->wp) || (R && !s->rp)) {
             rnn_release(s);
             return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for packed weights");
         }
@@ -182,153 +165,200 @@ static void rnn_release_scratch(void *scratch) {
     mopt_free(sc);
 }
 
-/* The packed W, R and bias of this run for those the state lacks (written
- * into *wt, *rt, *bias), reusing the last packing when the raw weights are
- * unchanged. NULL when out of memory. */
-static bool packed_weights(const op_ctx *ctx, const op_tensor *in, int n_in,
-                           const ref_rnn_params *k, float **wt, float **rt, float **bias) {
+/* The packed W and R of this run for those the state lacks, reusing the last
+ * packing when the raw weights are unchanged. false when out of memory. */
+static bool packed_weights(const op_ctx *ctx, const op_tensor *in, const ref_rnn_params *k,
+                           float **wp, float **rp) {
     const rnn_state *st = ctx->state;
+    const rnn_tier *t = st->tier;
     rnn_scratch *sc = *ctx->scratch;
-    const int64_t G = ref_rnn_gates(k->cell), GH = G * k->hidden, D = ref_rnn_dirs(k->direction);
+    const int64_t G = ref_rnn_gates(k->cell), D = ref_rnn_dirs(k->direction);
+    const int64_t H = k->hidden, I = k->input;
     const float *W = in[RNN_IN_W].data, *R = in[RNN_IN_R].data;
-    const float *B = ops_rnn_input(in, n_in, RNN_IN_B);
-    size_t nw = st->wt ? 0 : (size_t)(D * GH * k->input);
-    size_t nr = st->rt ? 0 : (size_t)(D * GH * k->hidden);
-    size_t nb = (!st->bias && B) ? (size_t)(D * 2 * GH) : 0;
-    size_t pw = nw, pr = nr, pb = st->bias ? 0 : (size_t)(D * (GH + k->hidden));
-    size_t n_raw = nw + nr + nb, n_packed = pw + pr + pb;
+    size_t nw = st->wp ? 0 : (size_t)(D * G * H * I);
+    size_t nr = st->rp ? 0 : (size_t)(D * G * H * H);
+    size_t pw = st->wp ? 0 : (size_t)D * t->packed_floats(G, H, I);
+    size_t pr = st->rp ? 0 : (size_t)D * t->packed_floats(G, H, H);
+    size_t n_raw = nw + nr, n_packed = pw + pr;
     bool same = sc->memo_ok && sc->n_raw == n_raw && sc->n_packed == n_packed &&
                 (!nw || memcmp(sc->raw, W, nw * sizeof(float)) == 0) &&
-                (!nr || memcmp(sc->raw + nw, R, nr * sizeof(float)) == 0) &&
-                (!nb || memcmp(sc->raw + nw + nr, B, nb * sizeof(float)) == 0);
+                (!nr || memcmp(sc->raw + nw, R, nr * sizeof(float)) == 0);
     if (!same) {
         sc->memo_ok = false;
-        if (sc->n_raw < n_raw || !sc->raw) {
-            mopt_aligned_free(sc->raw);
-            sc->raw = mopt_aligned_alloc(n_raw * sizeof(float) + 64);
-            sc->n_raw = sc->raw ? n_raw : 0;
-        }
-        if (sc->n_packed < n_packed || !sc->packed) {
-            mopt_aligned_free(sc->packed);
-            sc->packed = mopt_aligned_alloc(n_packed * sizeof(float) + 64);
-            sc->n_packed = sc->packed ? n_packed : 0;
-        }
+        mopt_aligned_free(sc->raw);
+        mopt_aligned_free(sc->packed);
+        sc->raw = mopt_aligned_alloc(n_raw * sizeof(float) + 64);
+        sc->packed = mopt_aligned_alloc(n_packed * sizeof(float) + 64);
         if (!sc->raw || !sc->packed) return false;
         if (nw) memcpy(sc->raw, W, nw * sizeof(float));
         if (nr) memcpy(sc->raw + nw, R, nr * sizeof(float));
-        if (nb) memcpy(sc->raw + nw + nr, B, nb * sizeof(float));
-        if (pw) pack_t(W, D, GH, k->input, sc->packed);
-        if (pr) pack_t(R, D, GH, k->hidden, sc->packed + pw);
-        if (pb) pack_bias(B, k->cell, D, k->hidden, sc->packed + pw + pr);
+        if (pw) pack_dirs(t, W, D, G, H, I, sc->packed);
+        if (pr) pack_dirs(t, R, D, G, H, H, sc->packed + pw);
         sc->n_raw = n_raw;
         sc->n_packed = n_packed;
         sc->memo_ok = true;
     }
-    *wt = st->wt ? st->wt : sc->packed;
-    *rt = st->rt ? st->rt : sc->packed + pw;
-    *bias = st->bias ? st->bias : sc->packed + pw + pr;
+    *wp = st->wp ? st->wp : sc->packed;
+    *rp = st->rp ? st->rp : sc->packed + pw;
     return true;
 }
 
-/* One direction d over the whole sequence. */
-typedef struct rnn_dir_args {
+/* Per-direction work, each part a multiple of 16 floats (64 bytes). */
+typedef struct rnn_work {
+    float *gx, *h[2], *c, *gwork, *bias, *rbh, *P, *sum;
+    const float **gxp;
+    float **yp;
+} rnn_work;
+
+static size_t up16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+static size_t work_floats(const ref_rnn_params *k, int64_t Hp, int64_t G) {
+    const size_t T = (size_t)k->seq, N = (size_t)k->batch, hp = (size_t)Hp;
+    const size_t ptr = (sizeof(void *) + sizeof(float) - 1) / sizeof(float);
+    return up16(T * N * hp * (size_t)G) + 2 * up16(N * hp) + up16(N * hp) + up16(2 * N * hp) +
+           up16(hp * (size_t)G) + up16(hp) + up16(3 * hp) + up16((size_t)(G * k->hidden)) +
+           2 * up16(N * ptr);
+}
+
+static rnn_work work_at(float *m, const ref_rnn_params *k, int64_t Hp, int64_t G) {
+    const size_t T = (size_t)k->seq, N = (size_t)k->batch, hp = (size_t)Hp;
+    const size_t ptr = (sizeof(void *) + sizeof(float) - 1) / sizeof(float);
+    rnn_work w;
+    w.gx = m, m += up16(T * N * hp * (size_t)G);
+    w.h[0] = m, m += up16(N * hp);
+    w.h[1] = m, m += up16(N * hp);
+    w.c = m, m += up16(N * hp);
+    w.gwork = m, m += up16(2 * N * hp);
+    w.bias = m, m += up16(hp * (size_t)G);
+    w.rbh = m, m += up16(hp);
+    w.P = m, m += up16(3 * hp);
+    w.sum = m, m += up16((size_t)(G * k->hidden));
+    w.gxp = (const float **)(void *)m, m += up16(N * ptr);
+    w.yp = (float **)(void *)m;
+    return w;
+}
+
+/* Everything one run shares across directions. */
+typedef struct rnn_job {
     const ref_rnn_params *k;
     const rnn_tier *t;
-    int d, dirs;
-    const float *X, *wt, *rt, *bias, *P, *h0, *c0;
+    int64_t D, G, Hp;
+    const float *X, *wp, *rp, *B, *P, *h0, *c0;
     const int32_t *lens;
     float *Y, *Yh, *Yc;
-    float *gx, *gh, *h, *c, *zr, *rh, *ghh; /* work */
-} rnn_dir_args;
+    float *mem; /* D * work_floats */
+    size_t per_dir;
+    int threads; /* for the input projection of a one-direction node */
+} rnn_job;
 
-static int64_t state_at(const ref_rnn_params *k, int dirs, int d, int64_t b) {
+static int64_t state_at(const ref_rnn_params *k, int64_t dirs, int64_t d, int64_t b) {
     return (k->layout_batch_first ? b * dirs + d : d * k->batch + b) * k->hidden;
 }
 
-static void run_direction(const rnn_dir_args *a) {
-    const ref_rnn_params *k = a->k;
-    const rnn_tier *t = a->t;
-    const int64_t T = k->seq, N = k->batch, I = k->input, H = k->hidden;
-    const int64_t G = ref_rnn_gates(k->cell), GH = G * H;
-    const bool rev = k->direction == REF_RNN_REVERSE || a->d == 1;
-    const bool bf = k->layout_batch_first;
-    const float clip = k->has_clip ? k->clip : INFINITY;
-    const float *rbh = a->bias + GH;
+/* bias [G][H] (Wb + Rb; GRU's h gate: Wb only) and GRU's Rbh, then peepholes */
+static void pack_small(const rnn_job *j, int64_t d, const rnn_work *w) {
+    const ref_rnn_params *k = j->k;
+    const int64_t H = k->hidden, G = j->G, GH = G * H;
+    const float *Wb = j->B ? j->B + d * 2 * GH : NULL, *Rb = Wb ? Wb + GH : NULL;
+    float *sum = w->sum;
+    for (int64_t r = 0; r < GH; r++) {
+        bool gru_h = k->cell == REF_RNN_CELL_GRU && r >= 2 * H;
+        sum[r] = Wb ? Wb[r] + (gru_h ? 0.0f : Rb[r]) : 0.0f;
+    }
+    j->t->pack(sum, G, H, 1, w->bias);
+    for (int64_t i = 0; i < j->Hp; i++)
+        w->rbh[i] = Rb && k->cell == REF_RNN_CELL_GRU && i < H ? Rb[2 * H + i] : 0.0f;
+    if (j->P) j->t->pack(j->P + d * 3 * H, 3, H, 1, w->P);
+}
+
+typedef struct xproj_job {
+    const rnn_job *j;
+    const rnn_work *w;
+    const float *wp;
+} xproj_job;
+
+static void xproj_range(void *arg, int64_t lo, int64_t hi) {
+    const xproj_job *x = arg;
+    const ref_rnn_params *k = x->j->k;
+    x->j->t->xproj(k->seq * k->batch, k->input, x->j->X, k->input, x->wp, x->j->G, k->hidden,
+                   x->w->bias, x->w->gx, lo, hi);
+}
+
+static void run_direction(const rnn_job *j, int64_t d) {
+    const ref_rnn_params *k = j->k;
+    const rnn_tier *t = j->t;
+    const int64_t T = k->seq, N = k->batch, I = k->input, H = k->hidden, G = j->G, Hp = j->Hp;
+    const int64_t GHp = G * Hp;
+    const bool rev = k->direction == REF_RNN_REVERSE || d == 1, bf = k->layout_batch_first;
+    const rnn_work w = work_at(j->mem + d * j->per_dir, k, Hp, G);
+    pack_small(j, d, &w);
     /* 1. input projection of every step (rows in X's order) on the biases */
-    for (int64_t r = 0; r < T * N; r++)
-        memcpy(a->gx + r * GH, a->bias, (size_t)GH * sizeof(float));
-    t->gemm(T * N, GH, I, a->X, I, a->wt, GH, a->gx, GH, true);
+    xproj_job xj = {j, &w, j->wp + d * (int64_t)t->packed_floats(G, H, I)};
+    const int64_t blocks = Hp / t->vw();
+    const int64_t macs = T * N * I * G * t->vw();
+    if (j->threads > 1 && j->D == 1)
+        cpu_parallel_for(j->threads, blocks, macs >= (1 << 17) ? 1 : blocks, xproj_range, &xj);
+    else
+        xproj_range(&xj, 0, blocks);
+    /* initial state; padding lanes stay 0 */
     int64_t max_len = 0;
+    bool h_zero = true;
+    memset(w.h[0], 0, (size_t)(N * Hp) * sizeof(float));
+    memset(w.c, 0, (size_t)(N * Hp) * sizeof(float));
     for (int64_t b = 0; b < N; b++) {
-        int64_t len = a->lens ? a->lens[b] : T;
+        int64_t len = j->lens ? j->lens[b] : T;
         if (len > max_len) max_len = len;
-        int64_t so = state_at(k, a->dirs, a->d, b);
-        for (int64_t j = 0; j < H; j++) {
-            a->h[b * H + j] = a->h0 ? a->h0[so + j] : 0.0f;
-            a->c[b * H + j] = a->c0 ? a->c0[so + j] : 0.0f;
+        int64_t so = state_at(k, j->D, d, b);
+        for (int64_t i = 0; i < H; i++) {
+            float h0 = j->h0 ? j->h0[so + i] : 0.0f;
+            w.h[0][b * Hp + i] = h0;
+            h_zero = h_zero && h0 == 0.0f; /* -0.0 too: the product is then 0 */
+            w.c[b * Hp + i] = j->c0 ? j->c0[so + i] : 0.0f;
         }
     }
-    const bool gru = k->cell == REF_RNN_CELL_GRU, lbr0 = gru && !k->linear_before_reset;
+    cpu_rnn_step_args a = {.cell = k->cell == REF_RNN_CELL_LSTM  ? CPU_RNN_LSTM
+                                   : k->cell == REF_RNN_CELL_GRU ? CPU_RNN_GRU
+                                                                 : CPU_RNN_RNN,
+                           .N = N,
+                           .H = H,
+                           .R = j->rp + d * (int64_t)t->packed_floats(G, H, H),
+                           .c = w.c,
+                           .gx = w.gxp,
+                           .y = w.yp,
+                           .P = j->P ? w.P : NULL,
+                           .rbh = w.rbh,
+                           .lbr = k->linear_before_reset,
+                           .work = w.gwork,
+                           .clip = k->has_clip ? k->clip : INFINITY,
+                           .input_forget = k->input_forget};
+    /* 2. the steps: h ping-pongs between w.h[0] and w.h[1] */
     for (int64_t s = 0; s < max_len; s++) {
-        /* 2. the recurrent product (GRU without linear_before_reset: z, r only) */
-        t->gemm(N, lbr0 ? 2 * H : GH, H, a->h, H, a->rt, GH, a->gh, GH, false);
-        /* 3. gates per active row */
         for (int64_t b = 0; b < N; b++) {
-            int64_t len = a->lens ? a->lens[b] : T;
-            if (s >= len) continue;
+            int64_t len = j->lens ? j->lens[b] : T;
             int64_t tt = rev ? len - 1 - s : s;
-            const float *gx = a->gx + (bf ? b * T + tt : tt * N + b) * GH;
-            const float *gh = a->gh + b * GH;
-            float *h = a->h + b * H;
-            switch (k->cell) {
-            case REF_RNN_CELL_LSTM:
-                t->lstm_cell(H, gx, gh, a->P, clip, k->input_forget, a->c + b * H, h);
-                break;
-            case REF_RNN_CELL_RNN: t->rnn_tanh(H, gx, gh, clip, h); break;
-            case REF_RNN_CELL_GRU: {
-                float *zr = a->zr + b * 2 * H;
-                t->gru_zr(H, gx, gh, clip, zr);
-                if (lbr0)
-                    for (int64_t j = 0; j < H; j++)
-                        a->rh[b * H + j] = zr[H + j] * h[j];
-                else
-                    t->gru_out(H, gx + 2 * H, gh + 2 * H, rbh, zr + H, zr, clip, h);
-                break;
-            }
-            }
+            w.gxp[b] = s < len ? w.gx + (bf ? b * T + tt : tt * N + b) * GHp : NULL;
+            int64_t yo = bf ? (b * T + tt) * j->D + d : (tt * j->D + d) * N + b;
+            w.yp[b] = s < len && j->Y ? j->Y + yo * H : NULL;
         }
-        if (lbr0) {
-            /* (r (.) h) Rh^T for every row (inactive rows: unused), then the output */
-            for (int64_t b = 0; b < N; b++)
-                if (s >= (a->lens ? a->lens[b] : T))
-                    memset(a->rh + b * H, 0, (size_t)H * sizeof(float));
-            t->gemm(N, H, H, a->rh, H, a->rt + 2 * H, GH, a->ghh, H, false);
-            for (int64_t b = 0; b < N; b++) {
-                int64_t len = a->lens ? a->lens[b] : T;
-                if (s >= len) continue;
-                int64_t tt = rev ? len - 1 - s : s;
-                const float *gx = a->gx + (bf ? b * T + tt : tt * N + b) * GH;
-                t->gru_out(H, gx + 2 * H, a->ghh + b * H, rbh, NULL, a->zr + b * 2 * H, clip,
-                           a->h + b * H);
-            }
-        }
-        if (a->Y)
-            for (int64_t b = 0; b < N; b++) {
-                int64_t len = a->lens ? a->lens[b] : T;
-                if (s >= len) continue;
-                int64_t tt = rev ? len - 1 - s : s;
-                int64_t yo = (bf ? (b * T + tt) * a->dirs + a->d : (tt * a->dirs + a->d) * N + b);
-                memcpy(a->Y + yo * H, a->h + b * H, (size_t)H * sizeof(float));
-            }
+        a.h = w.h[s & 1];
+        a.h_out = w.h[(s + 1) & 1];
+        a.h_zero = s == 0 && h_zero;
+        t->step(&a);
     }
+    const float *hl = w.h[max_len & 1];
     for (int64_t b = 0; b < N; b++) {
-        bool empty = (a->lens ? a->lens[b] : T) == 0;
-        int64_t so = state_at(k, a->dirs, a->d, b);
-        for (int64_t j = 0; j < H; j++) {
-            if (a->Yh) a->Yh[so + j] = empty ? 0.0f : a->h[b * H + j];
-            if (a->Yc) a->Yc[so + j] = empty ? 0.0f : a->c[b * H + j];
+        bool empty = (j->lens ? j->lens[b] : T) == 0;
+        int64_t so = state_at(k, j->D, d, b);
+        for (int64_t i = 0; i < H; i++) {
+            if (j->Yh) j->Yh[so + i] = empty ? 0.0f : hl[b * Hp + i];
+            if (j->Yc) j->Yc[so + i] = empty ? 0.0f : w.c[b * Hp + i];
         }
     }
+}
+
+static void dir_range(void *arg, int64_t lo, int64_t hi) {
+    for (int64_t d = lo; d < hi; d++)
+        run_direction(arg, d);
 }
 
 static mopt_status rnn_run_cpu(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -337,52 +367,59 @@ static mopt_status rnn_run_cpu(const op_ctx *ctx, const op_tensor *in, int n_in,
     ref_rnn_params k;
     mopt_status s = ops_rnn_setup(ctx, in, n_in, &k);
     if (s) return s;
-    const int64_t T = k.seq, N = k.batch, I = k.input, H = k.hidden;
-    const int64_t G = ref_rnn_gates(k.cell), GH = G * H, D = ref_rnn_dirs(k.direction);
-    /* work: gx gh h c zr rh ghh; weights the state lacks are packed into
-     * the scratch's memo (packed_weights) */
-    size_t work = (size_t)(T * N * GH + N * GH + 2 * N * H + 2 * N * H + 2 * N * H);
-    float *mem = scratch_get(ctx, work + 16);
-    float *wt = st->wt, *rt = st->rt, *bias = st->bias, *at = mem;
-    if (!mem || ((!wt || !rt || !bias) && !packed_weights(ctx, in, n_in, &k, &wt, &rt, &bias)))
-        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the recurrent state");
-    rnn_dir_args a = {.k = &k,
-                      .t = st->tier,
-                      .dirs = (int)D,
-                      .X = in[RNN_IN_X].data,
-                      .h0 = ops_rnn_input(in, n_in, RNN_IN_H0),
-                      .lens = ops_rnn_input(in, n_in, RNN_IN_SEQ_LENS),
-                      .Y = n_out > 0 ? out[0].data : NULL,
-                      .Yh = n_out > 1 ? out[1].data : NULL};
+    const rnn_tier *t = st->tier;
+    const int64_t T = k.seq, N = k.batch, H = k.hidden, VWt = t->vw();
+    const int64_t G = ref_rnn_gates(k.cell), D = ref_rnn_dirs(k.direction);
+    const int64_t Hp = (H + VWt - 1) / VWt * VWt;
+    rnn_job j = {.k = &k,
+                 .t = t,
+                 .D = D,
+                 .G = G,
+                 .Hp = Hp,
+                 .X = in[RNN_IN_X].data,
+                 .B = ops_rnn_input(in, n_in, RNN_IN_B),
+                 .h0 = ops_rnn_input(in, n_in, RNN_IN_H0),
+                 .lens = ops_rnn_input(in, n_in, RNN_IN_SEQ_LENS),
+                 .Y = n_out > 0 ? out[0].data : NULL,
+                 .Yh = n_out > 1 ? out[1].data : NULL,
+                 .per_dir = work_floats(&k, Hp, G),
+                 .threads = ctx->threads};
     if (k.cell == REF_RNN_CELL_LSTM) {
-        a.c0 = ops_rnn_input(in, n_in, RNN_IN_C0);
-        a.Yc = n_out > 2 ? out[2].data : NULL;
+        j.c0 = ops_rnn_input(in, n_in, RNN_IN_C0);
+        j.P = ops_rnn_input(in, n_in, RNN_IN_P);
+        j.Yc = n_out > 2 ? out[2].data : NULL;
     }
-    const float *P = k.cell == REF_RNN_CELL_LSTM ? ops_rnn_input(in, n_in, RNN_IN_P) : NULL;
-    a.gx = at, at += T * N * GH;
-    a.gh = at, at += N * GH;
-    a.h = at, at += N * H;
-    a.c = at, at += N * H;
-    a.zr = at, at += 2 * N * H;
-    a.rh = at, at += N * H;
-    a.ghh = at;
-    if (a.Y) memset(a.Y, 0, (size_t)(T * D * N * H) * sizeof(float));
-    for (int d = 0; d < (int)D; d++) {
-        a.d = d;
-        a.wt = wt + (int64_t)d * GH * I;
-        a.rt = rt + (int64_t)d * GH * H;
-        a.bias = bias + (int64_t)d * (GH + H);
-        a.P = P ? P + (int64_t)d * 3 * H : NULL;
-        run_direction(&a);
-    }
+    float *wp = st->wp, *rp = st->rp;
+    j.mem = scratch_get(ctx, (size_t)D * j.per_dir + 16);
+    if (!j.mem || ((!wp || !rp) && !packed_weights(ctx, in, &k, &wp, &rp)))
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the recurrent state");
+    j.wp = wp;
+    j.rp = rp;
+    /* positions past a row's length stay 0 */
+    if (j.Y && j.lens) memset(j.Y, 0, (size_t)(T * D * N * H) * sizeof(float));
+    if (D == 2 && ctx->threads > 1)
+        cpu_parallel_for(2, 2, 1, dir_range, &j);
+    else
+        dir_range(&j, 0, D);
     return MOPT_OK;
 }
+
+/* MOPT_VERBOSE / profiles: "-packed" when W and R were packed at load */
+#define RNN_VARIANT(SFX)                                                                           \
+    static const char *variant_##SFX(const void *state) {                                          \
+        const rnn_state *s = state;                                                                \
+        return s && s->wp && s->rp ? "cpu-" #SFX "-packed" : "cpu-" #SFX;                          \
+    }
+RNN_VARIANT(avx512)
+RNN_VARIANT(avx2)
+RNN_VARIANT(portable)
 
 #define RNN_IMPL(SFX)                                                                              \
     static mopt_status prepare_##SFX(const op_ctx *ctx, const op_tensor *in, int n_in,             \
                                      const op_tensor *out, int n_out, void **state) {              \
         (void)out, (void)n_out;                                                                    \
-        return rnn_prepare_tier(&k_##SFX, ctx, in, n_in, state);                                   \
+        (void)n_in;                                                                                \
+        return rnn_prepare_tier(&k_##SFX, ctx, in, state);                                         \
     }                                                                                              \
     static const op_impl k_impl_##SFX = {.name = "cpu-" #SFX,                                      \
                                          .backend = "cpu",                                         \
@@ -390,7 +427,8 @@ static mopt_status rnn_run_cpu(const op_ctx *ctx, const op_tensor *in, int n_in,
                                          .prepare = prepare_##SFX,                                 \
                                          .release = rnn_release,                                   \
                                          .run = rnn_run_cpu,                                       \
-                                         .release_scratch = rnn_release_scratch};
+                                         .release_scratch = rnn_release_scratch,                   \
+                                         .variant = variant_##SFX};
 RNN_IMPL(avx512)
 RNN_IMPL(avx2)
 RNN_IMPL(portable)
