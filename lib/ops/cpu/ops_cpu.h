@@ -24,6 +24,15 @@
 /* prepare for tier isa: the tier's kernel table as state, or UNSUPPORTED. */
 mopt_status ops_cpu_prepare(const char *isa, void **state);
 
+/* The M = 1 product's weight layout (gemv_cpu.c), shared with the oneDNN
+ * impls' batch-1 path (a 1x1 Conv on a 1x1 image): W [K, N] (trans: [N, K])
+ * packed into column panels that each stream sequentially; NULL when out of
+ * memory (free with mopt_aligned_free). ops_gemv_panels: y[N] = x[K] * W
+ * on such panels with tier k's kernel. */
+float *ops_gemv_pack(const float *w, int64_t K, int64_t N, bool trans);
+void ops_gemv_panels(const cpu_kernels *k, const float *packed, int64_t K, int64_t N,
+                     const float *x, float *y, int threads);
+
 /* Which axes a Reduce* node reduces (reduce.c): mask[a] for a < rank.
  * Returns 1 (known), 0 (axes input unknown at load time), -1 (error, *st
  * set). *noop: identity (empty axes with noop_with_empty_axes). */

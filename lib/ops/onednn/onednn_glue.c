@@ -88,6 +88,7 @@ void onednn_glue_release(void *state) {
     onednn_glue_state *s = state;
     if (!s) return;
     onednn_weights_free(s->w);
+    mopt_aligned_free(s->gemv);
     mopt_free(s);
 }
 

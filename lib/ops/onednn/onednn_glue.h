@@ -34,6 +34,12 @@ typedef struct onednn_glue_state {
     onednn_glue_variant v;
     onednn_weights *w; /* prepared weights; NULL: read from the model's buffer
                           (or layouts chosen per run) */
+    /* Conv/FusedConv, f32, a 1x1 kernel on a 1x1 image (squeeze-excitation,
+     * a classifier head): at batch 1 the product is a GEMV, which oneDNN's
+     * brgemm runs at half the memory speed; these are W as GEMV panels
+     * (ops_gemv_pack) and the tier's kernels, NULL when not such a node. */
+    float *gemv;
+    const struct cpu_kernels *gemv_k;
 } onednn_glue_state;
 
 /* Prepares candidate v for the node: *w gets the weights it made (or stays
@@ -68,6 +74,16 @@ mopt_status onednn_glue_mm_keep(const onednn_glue_variant *v, mopt_status st, on
 /* Sets d's precision and weight layout from the node's state. */
 void onednn_glue_mm_desc(const op_ctx *ctx, onednn_matmul_desc *d);
 const onednn_weights *onednn_glue_weights(const op_ctx *ctx);
+
+/* Conv/FusedConv's batch-1 GEMV (conv_onednn.c): prepare makes s->gemv for
+ * a qualifying node (W [O, I, 1...], see above); run computes Y = act(W x +
+ * bias + residual) when this run is batch 1, else says UNSUPPORTED (nothing
+ * written: oneDNN runs it). residual and act may be NULL. */
+mopt_status ops_conv_onednn_gemv_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                         onednn_glue_state *s);
+mopt_status ops_conv_onednn_gemv_run(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                     op_tensor *out, const float *residual,
+                                     const kn_act_params *act);
 
 void onednn_glue_release(void *state);
 void onednn_glue_scratch_release(void *scratch);
