@@ -22,7 +22,6 @@
 
 #include "kernels/onednn/onednn.h"
 #include "kernels/ref/ref_epilogue.h"
-#include "ops/cpu/ops_cpu.h"
 #include "ops/onednn/onednn_glue.h"
 
 mopt_status ops_conv_onednn_desc(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
@@ -126,8 +125,7 @@ static bool conv_is_gemv(const onednn_conv_desc *d) {
 mopt_status ops_conv_onednn_gemv_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
                                          onednn_glue_state *s) {
     const ir_shape *x = &in[0].shape, *w = &in[1].shape;
-    if (s->v.prec != ONEDNN_F32 || ctx->precision != OP_PREC_FP32 || x->rank != w->rank)
-        return MOPT_OK;
+    if (x->rank != w->rank) return MOPT_OK;
     ir_shape x1 = *x; /* batch 1 (the only batch the GEMV runs) */
     x1.dims[0] = 1;
     x1.syms[0] = 0;
@@ -139,12 +137,8 @@ mopt_status ops_conv_onednn_gemv_prepare(const op_ctx *ctx, const op_tensor *in,
         mopt_clear_error();
         return MOPT_OK;
     }
-    const cpu_kernels *k = cpu_kernels_for("avx512");
-    if (!conv_is_gemv(&d) || !k) return MOPT_OK;
-    s->gemv = ops_gemv_pack(in[1].data, d.c_in, d.c_out, true); /* W is [O, I] */
-    if (!s->gemv) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the GEMV weights");
-    s->gemv_k = k;
-    return MOPT_OK;
+    if (!conv_is_gemv(&d)) return MOPT_OK;
+    return onednn_glue_gemv_pack(ctx, s, in[1].data, d.c_in, d.c_out, true); /* W is [O, I] */
 }
 
 mopt_status ops_conv_onednn_gemv_run(const op_ctx *ctx, const op_tensor *in, int n_in,
@@ -156,9 +150,10 @@ mopt_status ops_conv_onednn_gemv_run(const op_ctx *ctx, const op_tensor *in, int
     onednn_conv_desc d;
     mopt_status st = ops_conv_onednn_desc(ctx, &in[0].shape, &in[1].shape, has_b, &d);
     if (st) return st;
-    if (d.batch != 1 || !conv_is_gemv(&d)) return MOPT_ERR_UNSUPPORTED;
+    if (d.batch != 1 || !conv_is_gemv(&d) || d.c_in != s->gemv_K || d.c_out != s->gemv_N)
+        return MOPT_ERR_UNSUPPORTED;
     float *y = out[0].data;
-    ops_gemv_panels(s->gemv_k, s->gemv, d.c_in, d.c_out, in[0].data, y, ctx->threads);
+    onednn_glue_gemv(ctx, in[0].data, y);
     kn_addend bias, res;
     memset(&bias, 0, sizeof bias);
     memset(&res, 0, sizeof res);

@@ -34,13 +34,22 @@ typedef struct onednn_glue_state {
     onednn_glue_variant v;
     onednn_weights *w; /* prepared weights; NULL: read from the model's buffer
                           (or layouts chosen per run) */
-    /* Conv/FusedConv, f32, a 1x1 kernel on a 1x1 image (squeeze-excitation,
-     * a classifier head): at batch 1 the product is a GEMV, which oneDNN's
-     * brgemm runs at half the memory speed; these are W as GEMV panels
-     * (ops_gemv_pack) and the tier's kernels, NULL when not such a node. */
+    /* f32 products that are a GEMV at batch 1 (a 1x1 Conv on a 1x1 image
+     * as in squeeze-excitation and classifier heads, Gemm with M = 1 at
+     * run time), which oneDNN 2.6's brgemm runs at half the memory speed:
+     * W as GEMV panels (ops_gemv_pack) and the kernels, NULL otherwise. */
     float *gemv;
     const struct cpu_kernels *gemv_k;
+    int64_t gemv_K, gemv_N;
 } onednn_glue_state;
+
+/* Makes s's GEMV panels of constant W [K, N] (trans: [N, K]) when s runs in
+ * f32 and the CPU has the AVX-512 GEMV kernel (else leaves s as it is);
+ * fails only when out of memory. */
+mopt_status onednn_glue_gemv_pack(const op_ctx *ctx, onednn_glue_state *s, const float *w,
+                                  int64_t K, int64_t N, bool trans);
+/* y[gemv_N] = x[gemv_K] * W on the panels (ctx->state's). */
+void onednn_glue_gemv(const op_ctx *ctx, const float *x, float *y);
 
 /* Prepares candidate v for the node: *w gets the weights it made (or stays
  * NULL). UNSUPPORTED: the variant steps aside (the next one is tried); any
