@@ -171,13 +171,18 @@ static mopt_status gv_run_gemm(const op_ctx *ctx, const op_tensor *in, int n_in,
     const gv_state *s = ctx->state;
     float *y = out[0].data;
     gv_product(ctx, in, y);
+    ops_gemv_gemm_epilogue(p, in, n_in, y, s->N);
+    return MOPT_OK;
+}
+
+void ops_gemv_gemm_epilogue(const gemm_params *p, const op_tensor *in, int n_in, float *y,
+                            int64_t N) {
     bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED && p->beta != 0.f;
     const float *c = has_c ? in[2].data : NULL;
-    int64_t cs = has_c && ir_shape_numel(&in[2].shape) == s->N ? 1 : 0;
+    int64_t cs = has_c && ir_shape_numel(&in[2].shape) == N ? 1 : 0;
     if (p->alpha != 1.f || has_c)
-        for (int64_t n = 0; n < s->N; n++)
+        for (int64_t n = 0; n < N; n++)
             y[n] = p->alpha * y[n] + (has_c ? p->beta * c[n * cs] : 0.f);
-    return MOPT_OK;
 }
 
 static mopt_status gv_run_fused(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,

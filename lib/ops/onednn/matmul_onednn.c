@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "kernels/onednn/onednn.h"
+#include "ops/cpu/ops_cpu.h"
 #include "ops/matmul.h"
 #include "ops/onednn/onednn_glue.h"
 
@@ -195,14 +196,8 @@ static mopt_status gemm_gemv(const op_ctx *ctx, const op_tensor *in, int n_in, o
     const ir_shape *a = &in[0].shape, *y = &out[0].shape;
     if (a->rank != 2 || a->dims[0] != 1 || a->dims[1] != s->gemv_K || y->dims[1] != s->gemv_N)
         return MOPT_ERR_UNSUPPORTED;
-    float *yd = out[0].data;
-    onednn_glue_gemv(ctx, in[0].data, yd);
-    bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED && p->beta != 0.f;
-    const float *c = has_c ? in[2].data : NULL;
-    int64_t cs = has_c && ir_shape_numel(&in[2].shape) == s->gemv_N ? 1 : 0;
-    if (p->alpha != 1.f || has_c)
-        for (int64_t n = 0; n < s->gemv_N; n++)
-            yd[n] = p->alpha * yd[n] + (has_c ? p->beta * c[n * cs] : 0.f);
+    onednn_glue_gemv(ctx, in[0].data, out[0].data);
+    ops_gemv_gemm_epilogue(p, in, n_in, out[0].data, s->gemv_N);
     return MOPT_OK;
 }
 
