@@ -216,12 +216,21 @@ class MoptSystem(System):
         self.model.close()
 
 
+# --no-spin: ONNX Runtime's pool threads spin after a run by default, taking the
+# CPU from whichever engine runs next in the alternating rounds (on 2 cores,
+# libmopt's p50 on PP-OCR mobile cls went 4.4 -> 3.0 ms with spinning off).
+ORT_NO_SPIN = False
+
+
 class OrtSystem(System):
     def __init__(self, path, threads, output_names, label="onnxruntime"):
         import onnxruntime as ort
         super().__init__(label, "ort")
         ort.set_default_logger_severity(4)  # failures are reported in the table instead
         so = ort.SessionOptions()
+        if ORT_NO_SPIN:
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            so.add_session_config_entry("session.inter_op.allow_spinning", "0")
         so.intra_op_num_threads = threads
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -330,8 +339,11 @@ class TorchSystem(System):
 # --------------------------------------------------------------------------- the run
 
 def measure(systems, feeds, warmup, iterations, duration, progress, min_iterations=0,
-            hard_limit=None):
+            hard_limit=None, settle_ms=0.0):
     """Warm-up, then alternating timed rounds; fills each system's samples_ms.
+    settle_ms: an untimed sleep after every timed run, whatever the system, so
+    that one engine's spinning or winding-down workers (ORT, OpenVINO) are
+    idle before the next engine's run starts.
     With a duration, rounds run until it has passed and at least min_iterations
     rounds are done, and never more than `iterations` rounds if that is set;
     past hard_limit seconds no new round starts (min_iterations or not), and a
@@ -368,6 +380,8 @@ def measure(systems, feeds, warmup, iterations, duration, progress, min_iteratio
             t0 = time.perf_counter_ns()
             s.run(feeds)
             s.samples_ms.append((time.perf_counter_ns() - t0) / 1e6)
+            if settle_ms > 0:
+                time.sleep(settle_ms / 1e3)
         i += 1
         if progress and (i % 10 == 0):
             total = ("%.0fs" % duration) if duration is not None else str(iterations)
@@ -625,6 +639,13 @@ def main(argv=None):
     ap.add_argument("--torch-script", metavar="MODULE.pt", help="also run this TorchScript file")
     ap.add_argument("--torch-factory", metavar="MOD:FN",
                     help="also run the nn.Module returned by FN() of a module or FILE.py")
+    ap.add_argument("--no-spin", action="store_true",
+                    help="ONNX Runtime with session.intra_op/inter_op.allow_spinning=0 (its "
+                         "spinning pool threads otherwise take CPU from the next engine's run; "
+                         "off by default: ORT's defaults)")
+    ap.add_argument("--settle", type=float, default=0.0, metavar="MS",
+                    help="sleep MS ms after every timed run of every system, so that no "
+                         "engine's workers still run during the next one's (0)")
     ap.add_argument("--profile-runs", type=int, default=10,
                     help="profiled libmopt runs for the per-op table (10; 0 = off)")
     ap.add_argument("--plots", metavar="DIR", help="write PNG plots there (needs matplotlib)")
@@ -635,6 +656,8 @@ def main(argv=None):
 
     if args.threads < 1:
         ap.error("--threads must be >= 1 (every system gets the same explicit count)")
+    global ORT_NO_SPIN
+    ORT_NO_SPIN = args.no_spin
     iterations = args.iterations if args.iterations is not None else 100
     dims = {}
     for d in args.dim:
@@ -685,12 +708,14 @@ def main(argv=None):
             print("note: torch is not importable: leaving PyTorch out")
 
     measure(systems, feeds, args.warmup,
-            args.iterations if args.duration is not None else iterations, args.duration, progress)
+            args.iterations if args.duration is not None else iterations, args.duration, progress,
+            settle_ms=args.settle)
 
     batch = dims.get("batch", 1)
     result = summarize_systems(systems, feeds, output_names, batch, samples=args.samples)
     result.update({"model": str(path), "dims": dims, "threads": args.threads, "seed": args.seed,
-                   "warmup": args.warmup})
+                   "warmup": args.warmup, "ort_no_spin": args.no_spin,
+                   "settle_ms": args.settle})
     live = [s for s in systems if s.error is None]
     if args.profile_runs > 0:
         for s in live:
@@ -699,6 +724,9 @@ def main(argv=None):
 
     print("model %s, inputs %s" % (path, ", ".join("%s %s%s" % (k, v.dtype, list(v.shape))
                                                   for k, v in feeds.items())))
+    if args.no_spin or args.settle:
+        print("harness: %s, %.1f ms settle after every run" % (
+            "ONNX Runtime spinning off" if args.no_spin else "ONNX Runtime defaults", args.settle))
     print_tables(result)
     if args.plots and live:
         written = write_plots(result, {s.label: s.samples_ms for s in systems}, args.plots)

@@ -235,6 +235,18 @@ def gen_gemm():
     c.node("Gemm", ["x", "w", "bias"], ["y"], transB=1)
     save(c, {"x": x}, {"y": f32(x.astype(np.float64) @ w.T + bias)},
          input_shapes={"x": ["batch", 13]})
+    # a classifier head at batch 1 with a symbolic batch: M = 1 at run time
+    # (oneDNN impls run it as a GEMV on panels of B, 150 columns: a ragged
+    # last panel), then at batch 3 (oneDNN itself)
+    for name, tb, beta, cshape, m in (("gemm_head_gemv_b1", 1, 2.0, (150,), 1),
+                                      ("gemm_head_gemv_b3", 1, 2.0, (150,), 3),
+                                      ("gemm_head_gemv_c_scalar", 0, -1.0, (), 1)):
+        x, w, cc = randn((m, 33), 24), randn((150, 33) if tb else (33, 150), 25), randn(cshape, 26)
+        c = Case(name, opset=17).tol(1e-4, 1e-4)
+        c.initializer("w", w).initializer("c", cc)
+        c.node("Gemm", ["x", "w", "c"], ["y"], transB=tb or None, alpha=0.5, beta=beta)
+        y = 0.5 * (x.astype(np.float64) @ (w.T if tb else w)) + beta * cc
+        save(c, {"x": x}, {"y": f32(y)}, input_shapes={"x": ["batch", 33]})
 
 
 # ---- Conv ------------------------------------------------------------------
@@ -289,6 +301,28 @@ def gen_conv():
     c.node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1])
     save(c, {"x": x}, {"y": ref_conv(x, w, b, pads=[1, 1, 1, 1])},
          input_shapes={"x": ["N", 3, 6, 5]})
+    # a 1x1 conv on a 1x1 image (squeeze-excitation, a classifier head) with a
+    # symbolic batch: at batch 1 the oneDNN impls run it as a GEMV (150
+    # outputs: a ragged last panel), at batch 2 as a conv; with an activation
+    # and a residual (FusedConv at opt_level 3)
+    for m in (1, 2):
+        x, w, b = randn((m, 37, 1, 1), 42), randn((150, 37, 1, 1), 43), randn((150,), 44)
+        r = randn((m, 150, 1, 1), 45)
+        c = Case("conv2d_1x1_image_b%d" % m, opset=17).tol(1e-4, 1e-4)
+        c.initializer("w", w).initializer("b", b)
+        c.node("Conv", ["x", "w", "b"], ["t"])
+        c.node("HardSigmoid", ["t"], ["h"], alpha=0.2, beta=0.5)
+        c.node("Add", ["h", "r"], ["y"])
+        t = ref_conv(x, w, b).astype(np.float64)
+        save(c, {"x": x, "r": r}, {"y": f32(np.clip(0.2 * t + 0.5, 0, 1) + r)},
+             input_shapes={"x": ["N", 37, 1, 1], "r": ["N", 150, 1, 1]})
+        c = Case("conv2d_1x1_image_residual_b%d" % m, opset=17).tol(1e-4, 1e-4)
+        c.initializer("w", w).initializer("b", b)
+        c.node("Conv", ["x", "w", "b"], ["t"])
+        c.node("Add", ["t", "r"], ["s"])
+        c.node("Relu", ["s"], ["y"])
+        save(c, {"x": x, "r": r}, {"y": f32(np.maximum(t + r, 0))},
+             input_shapes={"x": ["N", 37, 1, 1], "r": ["N", 150, 1, 1]})
     # an empty batch
     x, w, b = randn((0, 2, 5, 5), 39), randn((3, 2, 3, 3), 40), randn((3,), 41)
     c = Case("conv2d_empty_batch", opset=13)

@@ -82,22 +82,27 @@ static mopt_status gv_prepare(const char *isa, gv_kind kind, const op_ctx *ctx, 
     if (!s) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     s->k = k, s->K = K, s->N = N;
     if (tb || ctx->opt_level >= 3) {
-        s->packed = mopt_aligned_alloc((size_t)K * (size_t)N * sizeof(float));
+        s->packed = ops_gemv_pack(in[1].data, K, N, tb);
         if (!s->packed) {
             mopt_free(s);
             return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed weight");
         }
-        const float *w = in[1].data; /* [K, N], or [N, K] when transposed */
-        for (int64_t n0 = 0; n0 < N; n0 += GV_COLS) {
-            int64_t wd = N - n0 < GV_COLS ? N - n0 : GV_COLS;
-            float *panel = s->packed + n0 * K;
-            for (int64_t kk = 0; kk < K; kk++)
-                for (int64_t c = 0; c < wd; c++)
-                    panel[kk * wd + c] = tb ? w[(n0 + c) * K + kk] : w[kk * N + n0 + c];
-        }
     }
     *state = s;
     return MOPT_OK;
+}
+
+float *ops_gemv_pack(const float *w, int64_t K, int64_t N, bool trans) {
+    float *packed = mopt_aligned_alloc((size_t)K * (size_t)N * sizeof(float));
+    if (!packed) return NULL;
+    for (int64_t n0 = 0; n0 < N; n0 += GV_COLS) {
+        int64_t wd = N - n0 < GV_COLS ? N - n0 : GV_COLS;
+        float *panel = packed + n0 * K;
+        for (int64_t kk = 0; kk < K; kk++)
+            for (int64_t c = 0; c < wd; c++)
+                panel[kk * wd + c] = trans ? w[(n0 + c) * K + kk] : w[kk * N + n0 + c];
+    }
+    return packed;
 }
 
 static void gv_release(void *state) {
@@ -134,11 +139,22 @@ static bool gv_same(const op_ctx *ctx, const op_tensor *in, const op_tensor *out
     return op_numel(&in[0]) == s->K && op_numel(&in[1]) == s->K * s->N && op_numel(&out[0]) == s->N;
 }
 
+static void gv_run_panels(const gv_state *s, const float *x, const float *b, float *y,
+                          int threads) {
+    gv_job j = {s, x, b, y};
+    int64_t items = (s->N + GV_COLS - 1) / GV_COLS, per = s->K * GV_COLS;
+    cpu_parallel_for(threads, items, per >= 65536 ? 1 : 65536 / per, gv_cols, &j);
+}
+
 static void gv_product(const op_ctx *ctx, const op_tensor *in, float *y) {
     const gv_state *s = ctx->state;
-    gv_job j = {s, in[0].data, s->packed ? s->packed : in[1].data, y};
-    int64_t items = (s->N + GV_COLS - 1) / GV_COLS, per = s->K * GV_COLS;
-    cpu_parallel_for(ctx->threads, items, per >= 65536 ? 1 : 65536 / per, gv_cols, &j);
+    gv_run_panels(s, in[0].data, s->packed ? s->packed : in[1].data, y, ctx->threads);
+}
+
+void ops_gemv_panels(const cpu_kernels *k, const float *packed, int64_t K, int64_t N,
+                     const float *x, float *y, int threads) {
+    gv_state s = {k, K, N, (float *)packed};
+    gv_run_panels(&s, x, packed, y, threads);
 }
 
 static mopt_status gv_run_matmul(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -155,13 +171,18 @@ static mopt_status gv_run_gemm(const op_ctx *ctx, const op_tensor *in, int n_in,
     const gv_state *s = ctx->state;
     float *y = out[0].data;
     gv_product(ctx, in, y);
+    ops_gemv_gemm_epilogue(p, in, n_in, y, s->N);
+    return MOPT_OK;
+}
+
+void ops_gemv_gemm_epilogue(const gemm_params *p, const op_tensor *in, int n_in, float *y,
+                            int64_t N) {
     bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED && p->beta != 0.f;
     const float *c = has_c ? in[2].data : NULL;
-    int64_t cs = has_c && ir_shape_numel(&in[2].shape) == s->N ? 1 : 0;
+    int64_t cs = has_c && ir_shape_numel(&in[2].shape) == N ? 1 : 0;
     if (p->alpha != 1.f || has_c)
-        for (int64_t n = 0; n < s->N; n++)
+        for (int64_t n = 0; n < N; n++)
             y[n] = p->alpha * y[n] + (has_c ? p->beta * c[n * cs] : 0.f);
-    return MOPT_OK;
 }
 
 static mopt_status gv_run_fused(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,

@@ -37,6 +37,20 @@ mopt_status ops_cpu_prepare(const char *isa, void **state);
 const char *ops_cpu_variant_vnni(const void *state);
 const char *ops_cpu_variant_portable(const void *state);
 
+/* The M = 1 product's weight layout (gemv_cpu.c), shared with the oneDNN
+ * impls' batch-1 path (a 1x1 Conv on a 1x1 image): W [K, N] (trans: [N, K])
+ * packed into column panels that each stream sequentially; NULL when out of
+ * memory (free with mopt_aligned_free). ops_gemv_panels: y[N] = x[K] * W
+ * on such panels with tier k's kernel. */
+float *ops_gemv_pack(const float *w, int64_t K, int64_t N, bool trans);
+void ops_gemv_panels(const cpu_kernels *k, const float *packed, int64_t K, int64_t N,
+                     const float *x, float *y, int threads);
+/* Gemm's y[N] = alpha * y + beta * C after an M = 1 product (C of N or 1
+ * values, or absent). */
+struct gemm_params;
+void ops_gemv_gemm_epilogue(const struct gemm_params *p, const op_tensor *in, int n_in, float *y,
+                            int64_t N);
+
 /* Which axes a Reduce* node reduces (reduce.c): mask[a] for a < rank.
  * Returns 1 (known), 0 (axes input unknown at load time), -1 (error, *st
  * set). *noop: identity (empty axes with noop_with_empty_axes). */

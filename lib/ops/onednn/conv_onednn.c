@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "kernels/onednn/onednn.h"
+#include "kernels/ref/ref_epilogue.h"
 #include "ops/onednn/onednn_glue.h"
 
 mopt_status ops_conv_onednn_desc(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
@@ -86,7 +87,68 @@ mopt_status ops_conv_onednn_prepare(const op_ctx *ctx, const op_tensor *in, int 
                                     const op_tensor *out, int n_out, void **state) {
     onednn_glue_variant v[5];
     int n = onednn_glue_variants(ctx, false, true, v);
-    return onednn_glue_choose(ctx, in, n_in < 3 ? n_in : 3, out, v, n, conv_try, state);
+    mopt_status st = onednn_glue_choose(ctx, in, n_in < 3 ? n_in : 3, out, v, n, conv_try, state);
+    if (!st) st = ops_conv_onednn_gemv_prepare(ctx, in, n_in, *state);
+    if (st) {
+        onednn_glue_release(*state);
+        *state = NULL;
+    }
+    return st;
+}
+
+/* Whether d is a 1x1 kernel on a 1x1 image, one group, no padding. */
+static bool conv_is_gemv(const onednn_conv_desc *d) {
+    if (d->group != 1) return false;
+    for (int32_t i = 0; i < d->S; i++)
+        if (d->in[i] != 1 || d->out[i] != 1 || d->k[i] != 1 || d->pad_l[i] || d->pad_r[i])
+            return false;
+    return true;
+}
+
+mopt_status ops_conv_onednn_gemv_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                         onednn_glue_state *s) {
+    const ir_shape *x = &in[0].shape, *w = &in[1].shape;
+    if (x->rank != w->rank) return MOPT_OK;
+    ir_shape x1 = *x; /* batch 1 (the only batch the GEMV runs) */
+    x1.dims[0] = 1;
+    x1.syms[0] = 0;
+    for (int32_t i = 1; i < x1.rank; i++)
+        if (x1.syms[i] != 0) return MOPT_OK;
+    onednn_conv_desc d;
+    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    if (ops_conv_onednn_desc(ctx, &x1, w, has_b, &d)) {
+        mopt_clear_error();
+        return MOPT_OK;
+    }
+    if (!conv_is_gemv(&d)) return MOPT_OK;
+    return onednn_glue_gemv_pack(ctx, s, in[1].data, d.c_in, d.c_out, true); /* W is [O, I] */
+}
+
+mopt_status ops_conv_onednn_gemv_run(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                     op_tensor *out, const float *residual,
+                                     const kn_act_params *act) {
+    const onednn_glue_state *s = ctx->state;
+    if (!s->gemv) return MOPT_ERR_UNSUPPORTED;
+    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    onednn_conv_desc d;
+    mopt_status st = ops_conv_onednn_desc(ctx, &in[0].shape, &in[1].shape, has_b, &d);
+    if (st) return st;
+    if (d.batch != 1 || !conv_is_gemv(&d) || d.c_in != s->gemv_K || d.c_out != s->gemv_N)
+        return MOPT_ERR_UNSUPPORTED;
+    float *y = out[0].data;
+    onednn_glue_gemv(ctx, in[0].data, y);
+    kn_addend bias, res;
+    memset(&bias, 0, sizeof bias);
+    memset(&res, 0, sizeof res);
+    bias.data = has_b ? in[2].data : NULL;
+    bias.strides[0] = 1;
+    res.data = residual;
+    res.strides[0] = 1;
+    kn_act_params none;
+    memset(&none, 0, sizeof none);
+    none.act = KN_ACT_NONE;
+    ref_epilogue_f32(1, &d.c_out, y, &bias, &res, act ? act : &none);
+    return MOPT_OK;
 }
 
 static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -97,6 +159,8 @@ static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     mopt_status st = ops_conv_onednn_desc(ctx, &in[0].shape, &in[1].shape, has_b, &d);
     if (st) return st;
     if (d.batch == 0 || d.c_out == 0) return MOPT_OK;
+    if (s->gemv && ops_conv_onednn_gemv_run(ctx, in, n_in, out, NULL, NULL) == MOPT_OK)
+        return MOPT_OK;
     d.prec = s->v.prec;
     d.plain_w = s->v.plain;
     return onednn_conv_run((onednn_cache **)ctx->scratch, &d, s->w, in[0].data, in[1].data,

@@ -207,6 +207,9 @@ static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
             same = r->dims[i] == y->dims[i];
         if (!same) return MOPT_ERR_UNSUPPORTED;
     }
+    if (s->gemv && ops_conv_onednn_gemv_run(&cc, in, n_in, out, has_res ? in[3].data : NULL,
+                                            &p->act) == MOPT_OK)
+        return MOPT_OK;
     d.prec = s->v.prec;
     d.plain_w = s->v.plain;
     d.has_residual = has_res;

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "kernels/onednn/onednn.h"
+#include "ops/cpu/ops_cpu.h"
 #include "ops/matmul.h"
 #include "ops/onednn/onednn_glue.h"
 
@@ -171,7 +172,33 @@ static mopt_status gemm_prepare(const op_ctx *ctx, const op_tensor *in, int n_in
           (p->beta != 1.f || b->rank != 2 || !gemm_c_is_bias(&in[2], b->dims[p->trans_b ? 0 : 1])));
     onednn_glue_variant v[5];
     int n = onednn_glue_variants(ctx, int8_ok, in[1].data != NULL, v);
-    return onednn_glue_choose(ctx, in, n_in, out, v, n, gemm_try, state);
+    mopt_status st = onednn_glue_choose(ctx, in, n_in, out, v, n, gemm_try, state);
+    /* M = 1 at run time (a classifier head at batch 1): a GEMV on panels of
+     * constant B, with C a bias, a scalar or absent */
+    const ir_shape *a = &in[0].shape;
+    int32_t kb = p->trans_b ? 1 : 0;
+    if (!st && in[1].data && b->rank == 2 && a->rank == 2 && !p->trans_a &&
+        (!has_c || p->beta == 0.f || gemm_c_is_bias(&in[2], b->dims[1 - kb]) ||
+         (ir_shape_is_concrete(&in[2].shape) && ir_shape_numel(&in[2].shape) == 1)))
+        st = onednn_glue_gemv_pack(ctx, *state, in[1].data, b->dims[kb], b->dims[1 - kb],
+                                   p->trans_b);
+    if (st) {
+        onednn_glue_release(*state);
+        *state = NULL;
+    }
+    return st;
+}
+
+/* Gemm as a GEMV (see gemm_prepare): y = alpha * x B + beta * C. */
+static mopt_status gemm_gemv(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out) {
+    const gemm_params *p = ctx->params;
+    const onednn_glue_state *s = ctx->state;
+    const ir_shape *a = &in[0].shape, *y = &out[0].shape;
+    if (a->rank != 2 || a->dims[0] != 1 || a->dims[1] != s->gemv_K || y->dims[1] != s->gemv_N)
+        return MOPT_ERR_UNSUPPORTED;
+    onednn_glue_gemv(ctx, in[0].data, out[0].data);
+    ops_gemv_gemm_epilogue(p, in, n_in, out[0].data, s->gemv_N);
+    return MOPT_OK;
 }
 
 static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -185,6 +212,8 @@ static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     if (M == 0 || N == 0 || K == 0 ||
         !geometry(&in[0].shape, p->trans_a, &in[1].shape, p->trans_b, &d))
         return MOPT_ERR_UNSUPPORTED;
+    const onednn_glue_state *s = ctx->state;
+    if (M == 1 && s->gemv && gemm_gemv(ctx, in, n_in, out) == MOPT_OK) return MOPT_OK;
     d.alpha = p->alpha;
     onednn_glue_mm_desc(ctx, &d);
     const float *bias = NULL;

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "ops/cpu/ops_cpu.h"
 #include "ops/onednn/onednn_glue.h"
+#include "ops/op_common.h"
 
 int onednn_glue_variants(const op_ctx *ctx, bool int8_ok, bool pack_ok, onednn_glue_variant *out) {
     int n = 0;
@@ -108,10 +110,30 @@ const onednn_weights *onednn_glue_weights(const op_ctx *ctx) {
     return s->w;
 }
 
+mopt_status onednn_glue_gemv_pack(const op_ctx *ctx, onednn_glue_state *s, const float *w,
+                                  int64_t K, int64_t N, bool trans) {
+    const cpu_kernels *k = cpu_kernels_for("avx512");
+    if (!s || !w || s->v.prec != ONEDNN_F32 || ctx->precision != OP_PREC_FP32 || !k || K <= 0 ||
+        N <= 0)
+        return MOPT_OK;
+    s->gemv = ops_gemv_pack(w, K, N, trans);
+    if (!s->gemv) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the GEMV weights");
+    s->gemv_k = k;
+    s->gemv_K = K;
+    s->gemv_N = N;
+    return MOPT_OK;
+}
+
+void onednn_glue_gemv(const op_ctx *ctx, const float *x, float *y) {
+    const onednn_glue_state *s = ctx->state;
+    ops_gemv_panels(s->gemv_k, s->gemv, s->gemv_K, s->gemv_N, x, y, ctx->threads);
+}
+
 void onednn_glue_release(void *state) {
     onednn_glue_state *s = state;
     if (!s) return;
     onednn_weights_free(s->w);
+    mopt_aligned_free(s->gemv);
     mopt_free(s);
 }
 

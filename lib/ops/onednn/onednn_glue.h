@@ -34,7 +34,22 @@ typedef struct onednn_glue_state {
     onednn_glue_variant v;
     onednn_weights *w; /* prepared weights; NULL: read from the model's buffer
                           (or layouts chosen per run) */
+    /* f32 products that are a GEMV at batch 1 (a 1x1 Conv on a 1x1 image
+     * as in squeeze-excitation and classifier heads, Gemm with M = 1 at
+     * run time), which oneDNN 2.6's brgemm runs at half the memory speed:
+     * W as GEMV panels (ops_gemv_pack) and the kernels, NULL otherwise. */
+    float *gemv;
+    const struct cpu_kernels *gemv_k;
+    int64_t gemv_K, gemv_N;
 } onednn_glue_state;
+
+/* Makes s's GEMV panels of constant W [K, N] (trans: [N, K]) when s runs in
+ * f32 and the CPU has the AVX-512 GEMV kernel (else leaves s as it is);
+ * fails only when out of memory. */
+mopt_status onednn_glue_gemv_pack(const op_ctx *ctx, onednn_glue_state *s, const float *w,
+                                  int64_t K, int64_t N, bool trans);
+/* y[gemv_N] = x[gemv_K] * W on the panels (ctx->state's). */
+void onednn_glue_gemv(const op_ctx *ctx, const float *x, float *y);
 
 /* Prepares candidate v for the node: *w gets the weights it made (or stays
  * NULL). UNSUPPORTED: the variant steps aside (the next one is tried); any
@@ -77,6 +92,16 @@ mopt_status onednn_glue_conv_keep(const onednn_glue_variant *v, mopt_status st, 
 /* Sets d's precision and weight layout from the node's state. */
 void onednn_glue_mm_desc(const op_ctx *ctx, onednn_matmul_desc *d);
 const onednn_weights *onednn_glue_weights(const op_ctx *ctx);
+
+/* Conv/FusedConv's batch-1 GEMV (conv_onednn.c): prepare makes s->gemv for
+ * a qualifying node (W [O, I, 1...], see above); run computes Y = act(W x +
+ * bias + residual) when this run is batch 1, else says UNSUPPORTED (nothing
+ * written: oneDNN runs it). residual and act may be NULL. */
+mopt_status ops_conv_onednn_gemv_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                         onednn_glue_state *s);
+mopt_status ops_conv_onednn_gemv_run(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                     op_tensor *out, const float *residual,
+                                     const kn_act_params *act);
 
 void onednn_glue_release(void *state);
 void onednn_glue_scratch_release(void *scratch);
