@@ -171,6 +171,14 @@ static void decode_attn_online_softmax_rescales(void **state) {
         check_tol(&x, "growing scores, masked", 2e-5f);
         drop(&x);
     }
+    /* more keys than one chunk of scores (4096): rescaled between chunks */
+    problem x;
+    make(&x, 1, 2, 1, 9000, 8, 8, MASK_NONE, true);
+    check_tol(&x, "growing scores over chunks", 2e-5f);
+    drop(&x);
+    make(&x, 1, 1, 2, 8193, 17, 17, MASK_ADD, false);
+    check(&x, "additive mask over chunks");
+    drop(&x);
 }
 
 /* T = 0 gives zeros; a row whose every score is -inf gives NaN (as Softmax
