@@ -281,18 +281,19 @@ mopt_status ops_decode_attn_problem(const op_ctx *ctx, const op_tensor *in, int 
     if (!op_has_input(in, n_in, 3)) return MOPT_OK;
     const ir_shape *m = &in[3].shape;
     const int64_t want[4] = {p->B, p->H, p->M, p->T};
-    int64_t st[4] = {0, 0, 0, 0}, stride = 1;
     if (m->rank > 4)
         return op_fail(ctx, MOPT_ERR_SHAPE, "the mask has rank %d; at most 4", (int)m->rank);
-    for (int32_t i = m->rank - 1; i >= 0; i--) {
+    for (int32_t i = 0; i < m->rank; i++) {
         int32_t ax = 4 - m->rank + i;
         if (m->dims[i] != 1 && m->dims[i] != want[ax])
             return op_fail(ctx, MOPT_ERR_SHAPE,
                            "the mask's axis %d is %" PRId64 "; the scores have %" PRId64, (int)i,
                            m->dims[i], want[ax]);
-        st[ax] = m->dims[i] == 1 ? 0 : stride;
-        stride *= m->dims[i];
     }
+    ir_shape scores;
+    ir_shape_set(&scores, 4, want);
+    int64_t st[IR_MAX_RANK];
+    op_broadcast_strides(m, &scores, st);
     p->m_sb = st[0], p->m_sh = st[1], p->m_sm = st[2], p->m_st = st[3];
     if (in[3].dtype == MOPT_DTYPE_BOOL)
         p->keep = in[3].data;
