@@ -4,7 +4,10 @@
  * from 16 to 256, median over repeats; (2) what the same token costs when
  * the whole prefix is recomputed without a cache (one run over prompt + t
  * positions with empty past), at t = 128; (3) the share of a decode step
- * spent in the graph's Concat(past, new) nodes (profiled session).
+ * spent in the graph's Concat(past, new) nodes (profiled session). Beside
+ * the wall time of each step, the thread CPU time between two tokens (the
+ * step plus sampling), which time slices lost to other processes do not
+ * inflate.
  *
  *   generate_bench [--model PATH] [--threads N] [--repeats R] [--prompt N]
  */
@@ -35,17 +38,26 @@ static int64_t median(int64_t *v, size_t n) {
     return v[n / 2];
 }
 
+static int64_t cpu_ns(void) { /* this thread's CPU time */
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 typedef struct rec {
     mopt_generator *gen;
     int64_t *step_ns; /* [TOKENS]: the run that produced token i's logits */
+    int64_t *cpu;     /* [TOKENS]: thread CPU time since the previous token (step + sampling) */
+    int64_t last_cpu;
 } rec;
 
 static int on_token(void *user, int64_t token, size_t i) {
     rec *r = user;
     (void)token;
-    int64_t ns = 0;
+    int64_t ns = 0, c = cpu_ns();
     if (mopt_generator_get_stat(r->gen, "last_step_ns", &ns) != MOPT_OK) return 1;
-    if (i < (size_t)TOKENS) r->step_ns[i] = ns;
+    if (i < (size_t)TOKENS) r->step_ns[i] = ns, r->cpu[i] = c - r->last_cpu;
+    r->last_cpu = c;
     return 0;
 }
 
@@ -188,9 +200,12 @@ int main(int argc, char **argv) {
         prompt[i] = "And God said, Let there be light"[i % 32];
     /* (1) cached decode: R generations of TOKENS tokens, greedy */
     int64_t *steps = calloc((size_t)repeats * TOKENS, sizeof *steps);
+    int64_t *cpus = calloc((size_t)repeats * TOKENS, sizeof *cpus);
     rec r = {.gen = gen};
     for (int k = -1; k < repeats; k++) { /* k = -1: warm-up */
         r.step_ns = steps + (size_t)(k < 0 ? 0 : k) * TOKENS;
+        r.cpu = cpus + (size_t)(k < 0 ? 0 : k) * TOKENS;
+        r.last_cpu = cpu_ns();
         mopt_generator_reset(gen);
         size_t got = 0;
         CHECK(mopt_generator_generate(gen, prompt, (size_t)n_prompt, TOKENS, on_token, &r, &got));
@@ -201,11 +216,12 @@ int main(int argc, char **argv) {
     }
     int marks[] = {16, 64, 128, 192, 256, 512, TOKENS - 4};
     const int n_marks = (int)(sizeof marks / sizeof *marks);
-    int64_t med[8], col[512];
+    int64_t med[8], col[512], cmed[8];
     printf("model %s (kv_cache=%d), %d threads, prompt %d tokens, max_seq %d, %d repeats (median "
            "of 8 steps around the token x repeats)\n\n",
            path, kv_cache, threads, n_prompt, max_seq, repeats);
-    printf("| token | cache positions | KV-cache step (us) | vs token 16 |\n|---|---|---|---|\n");
+    printf("| token | cache positions | KV-cache step (us) | vs token 16 | CPU per token (us) | "
+           "vs token 16 |\n|---|---|---|---|---|---|\n");
     for (int m = 0; m < n_marks; m++) {
         size_t c = 0;
         for (int k = 0; k < repeats; k++)
@@ -214,8 +230,16 @@ int main(int argc, char **argv) {
                 if (t >= 1 && t < TOKENS) col[c++] = steps[(size_t)k * TOKENS + (size_t)t];
             }
         med[m] = median(col, c);
-        printf("| %d | %d | %.1f | %+.1f%% |\n", marks[m], n_prompt + marks[m] - 1,
-               (double)med[m] / 1e3, 100.0 * ((double)med[m] / (double)med[0] - 1));
+        c = 0;
+        for (int k = 0; k < repeats; k++)
+            for (int d = -4; d < 4; d++) {
+                int t = marks[m] + d - 1;
+                if (t >= 1 && t < TOKENS) col[c++] = cpus[(size_t)k * TOKENS + (size_t)t];
+            }
+        cmed[m] = median(col, c);
+        printf("| %d | %d | %.1f | %+.1f%% | %.1f | %+.1f%% |\n", marks[m], n_prompt + marks[m] - 1,
+               (double)med[m] / 1e3, 100.0 * ((double)med[m] / (double)med[0] - 1),
+               (double)cmed[m] / 1e3, 100.0 * ((double)cmed[m] / (double)cmed[0] - 1));
     }
     int64_t lo = med[0], hi = med[0];
     for (int m = 0; m < n_marks; m++) {
@@ -271,5 +295,6 @@ int main(int argc, char **argv) {
     mopt_options_destroy(okv);
     free(prompt);
     free(steps);
+    free(cpus);
     return 0;
 }

@@ -9,7 +9,8 @@
  *     walk over its batch; its providers are ref_gemm_batched_f32/_f64
  *     (kernels/ref/ref_matmul.h), oblas_gemm_batched (kernels/openblas) and
  *     onednn_matmul_geometry (kernels/onednn, which runs the batch itself);
- *   - attn_params: the attention kernels' parameter block (ref and cpu).
+ *   - attn_params: the attention kernels' parameter block (ref and cpu);
+ *   - kn_decode_attn: attention of query rows over a token-major KV cache.
  * Kernels see only pointers, shapes and these structs, never the IR; nothing
  * under kernels/ includes lib/.
  */
@@ -109,5 +110,28 @@ typedef struct attn_params {
     void *work;
     size_t work_per_thread;
 } attn_params;
+
+/* ---- decode attention over a token-major KV cache ------------------------ */
+
+/* mopt.DecodeAttention (lib/ops/kvcache.c, made by the kv_cache pass): per
+ * row (b, h, m),
+ *   s[t] = scale * q[b, h, m, :] . K[b, t, h, :]          t < T
+ *   s[t] = keep[b, h, m, t] ? s[t] : fill   (Where)   or   s[t] + add[...]
+ *   y[b, h, m, :] = sum_t softmax(s)[t] V[b, t, h, :]
+ * q [B, H, M, D] and y [B, H, M, Dv] contiguous; K [B, T, H, D] and V
+ * [B, T, H, Dv] the token-major caches (a key's row stride H * D). The mask
+ * (at most one of keep/add) is read at element strides over [B, H, M, T], 0
+ * on broadcast axes. As the unfused softmax: a row whose every score is
+ * -inf gives NaN; the fill takes part like any score (a row masked whole
+ * with a finite fill averages V). */
+typedef struct kn_decode_attn {
+    int64_t B, H, M, T, D, Dv;
+    const float *q, *k, *v;
+    float *y;
+    float scale, fill;
+    const uint8_t *keep;
+    const float *add;
+    int64_t m_sb, m_sh, m_sm, m_st;
+} kn_decode_attn;
 
 #endif

@@ -22,6 +22,7 @@
         cpu_transpose_x32_##SFX,                                                                   \
         cpu_resize_f32_##SFX,                                                                      \
         cpu_gemv_f32_##SFX,                                                                        \
+        cpu_decode_attn_f32_##SFX,                                                                 \
     };
 
 #if defined(__x86_64__)

@@ -110,6 +110,11 @@ typedef void (*cpu_resize_fn)(const cpu_resize_plan *p, const float *x, float *y
 typedef void (*cpu_gemv_fn)(const float *x, const float *b, int64_t K, int64_t ld, int64_t width,
                             float *y);
 
+/* mopt.DecodeAttention (kn_decode_attn, kernels.h) for rows [lo, hi) of
+ * B * H * M; 1 <= D, Dv <= CPU_DECODE_ATTN_MAX_D. */
+#define CPU_DECODE_ATTN_MAX_D 512
+typedef void (*cpu_decode_attn_fn)(const kn_decode_attn *p, int64_t lo, int64_t hi);
+
 typedef struct cpu_kernels {
     const char *isa; /* "avx512", "avx2", "portable" */
     cpu_binary_fn binary_f32;
@@ -121,6 +126,7 @@ typedef struct cpu_kernels {
     cpu_transpose_fn transpose_x32;
     cpu_resize_fn resize_f32;
     cpu_gemv_fn gemv_f32;
+    cpu_decode_attn_fn decode_attn_f32;
 } cpu_kernels;
 
 extern const cpu_kernels cpu_kernels_avx512;
@@ -158,7 +164,8 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
     void cpu_resize_f32_##SFX(const cpu_resize_plan *p, const float *x, float *y, int64_t planes,  \
                               float *work);                                                        \
     void cpu_gemv_f32_##SFX(const float *x, const float *b, int64_t K, int64_t ld, int64_t width,  \
-                            float *y);
+                            float *y);                                                             \
+    void cpu_decode_attn_f32_##SFX(const kn_decode_attn *p, int64_t lo, int64_t hi);
 
 CPU_DECLARE_TIER(avx512)
 CPU_DECLARE_TIER(avx2)

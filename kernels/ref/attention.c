@@ -85,3 +85,49 @@ bool ref_attention_f32(const attn_params *p, const float *Q, const float *K, con
     mopt_aligned_free(S);
     return true;
 }
+
+/* ---- mopt.DecodeAttention ----------------------------------------------- */
+
+static float decode_score(const kn_decode_attn *p, const float *q, const float *k, int64_t moff,
+                          int64_t t) {
+    float s = 0.0f;
+    for (int64_t d = 0; d < p->D; d++)
+        s += q[d] * k[d];
+    s *= p->scale;
+    if (p->keep && !p->keep[moff + t * p->m_st]) s = p->fill;
+    if (p->add) s += p->add[moff + t * p->m_st];
+    return s;
+}
+
+void ref_decode_attention_f32(const kn_decode_attn *p) {
+    const int64_t hd = p->H * p->D, hdv = p->H * p->Dv;
+    for (int64_t b = 0; b < p->B; b++)
+        for (int64_t h = 0; h < p->H; h++)
+            for (int64_t m = 0; m < p->M; m++) {
+                const int64_t row = (b * p->H + h) * p->M + m;
+                const int64_t moff = b * p->m_sb + h * p->m_sh + m * p->m_sm;
+                const float *q = p->q + row * p->D;
+                const float *k = p->k + b * p->T * hd + h * p->D;
+                const float *v = p->v + b * p->T * hdv + h * p->Dv;
+                float *y = p->y + row * p->Dv;
+                float mx = -INFINITY;
+                for (int64_t t = 0; t < p->T; t++) {
+                    float s = decode_score(p, q, k + t * hd, moff, t);
+                    mx = s > mx || s != s ? s : mx;
+                }
+                for (int64_t c = 0; c < p->Dv; c++)
+                    y[c] = 0.0f;
+                if (p->T == 0) continue; /* an empty product: zeros */
+                double sum = 0.0;
+                for (int64_t t = 0; t < p->T; t++) {
+                    float e = expf(decode_score(p, q, k + t * hd, moff, t) - mx);
+                    sum += e;
+                    for (int64_t c = 0; c < p->Dv; c++)
+                        y[c] += e * v[t * hdv + c];
+                }
+                /* every score -inf (or none): -inf - -inf is NaN, as Softmax */
+                float inv = mx != -INFINITY ? (float)(1.0 / sum) : NAN;
+                for (int64_t c = 0; c < p->Dv; c++)
+                    y[c] *= inv;
+            }
+}

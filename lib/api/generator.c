@@ -19,6 +19,7 @@
 #include "core/alloc.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "runtime/runtime.h"
 
 #define GEN_MAX_STOP 64
@@ -387,6 +388,12 @@ mopt_status mopt_generator_create(const mopt_model *model, const mopt_options *o
     g->sampling = (gen_sampling){
         .temperature = 0, .top_k = 0, .top_p = 1.0, .repetition_penalty = 1.0, .seed = 0};
     mopt_status st = discover(g, model);
+    if (!st && g->seq_axis == 2 && model->config.verbose)
+        mopt_log(MOPT_LOG_INFO,
+                 "mopt_generator: the caches are as exported ([batch, heads, seq, head_dim]): "
+                 "every step copies the past (Concat) and its attention products change shape; "
+                 "load the model with the option kv_cache=1 for caches appended in place and "
+                 "one mopt.DecodeAttention per layer");
     if (!st) st = setup(g);
     if (!st) st = mopt_run_options_create(&g->run_options);
     if (!st) st = mopt_session_create(model, opts, &g->session);

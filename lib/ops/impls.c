@@ -48,6 +48,7 @@ const op_impl *const ops_avgpool_impls[] = {ONEDNN(ops_impl_avgpool_onednn) NULL
 const op_impl *const ops_cache_matmul_impls[] = {OPENBLAS(ops_impl_cache_matmul_openblas) NULL};
 const op_impl *const ops_fused_conv_impls[] = {ONEDNN(ops_impl_fused_conv_onednn) NULL};
 const op_impl *const ops_attention_impls[] = {CPU_TIERS(attention), NULL};
+const op_impl *const ops_decode_attn_impls[] = {CPU_TIERS(decode_attn), NULL};
 const op_impl *const ops_cpu_binary_impls[] = {CPU_TIERS(binary), NULL};
 const op_impl *const ops_cpu_unary_impls[] = {CPU_TIERS(unary), NULL};
 const op_impl *const ops_cpu_softmax_impls[] = {CPU_TIERS(softmax), NULL};

@@ -34,6 +34,7 @@ extern const op_impl *const ops_fused_matmul_impls[];
 extern const op_impl *const ops_cache_matmul_impls[]; /* mopt.CacheMatMul (kvcache.c) */
 extern const op_impl *const ops_fused_conv_impls[];
 extern const op_impl *const ops_attention_impls[];
+extern const op_impl *const ops_decode_attn_impls[];    /* mopt.DecodeAttention (kvcache.c) */
 extern const op_impl *const ops_cpu_binary_impls[];     /* Add Sub Mul Div Max Min (2 inputs) */
 extern const op_impl *const ops_cpu_unary_impls[];      /* Relu ... Reciprocal, Gelu, Clip */
 extern const op_impl *const ops_cpu_softmax_impls[];    /* Softmax LogSoftmax */
@@ -86,6 +87,7 @@ OPS_CPU_DECLARE(layernorm)
 OPS_CPU_DECLARE(reduce)
 OPS_CPU_DECLARE(transpose)
 OPS_CPU_DECLARE(attention)
+OPS_CPU_DECLARE(decode_attn)
 OPS_CPU_DECLARE(gavgpool)
 OPS_CPU_DECLARE(resize)
 OPS_CPU_DECLARE(gemv_matmul) /* M = 1 with a constant weight (gemv_cpu.c) */

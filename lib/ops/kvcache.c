@@ -16,10 +16,23 @@
  * Both are exact rewrites of what they replace (the same products, the same
  * bytes), run by the batched GEMM of kernels.h (ref_gemm_batched_f32, the
  * one walk over a strided batch).
+ *   mopt.DecodeAttention  Y [b, h, m, dv] = softmax(mask(scale * Q Kc^T)) Vc
+ *                    for Q [b, h, m, d] and the two token-major caches Kc
+ *                    [b, t, h, d], Vc [b, t, h, dv] (the kv_cache pass fuses
+ *                    CacheMatMul(transB) -> [Mul] -> [Where | Add] ->
+ *                    Softmax -> CacheMatMul into it). Input 3, optional: a
+ *                    bool mask, Where(mask, s, fill) (attribute fill), or an
+ *                    f32 one added to the scores; it broadcasts to [b, h, m,
+ *                    t]. Attribute scale. kn_decode_attn (kernels.h) is the
+ *                    problem; the reference is ref_decode_attention_f32, the
+ *                    cpu impls one pass over the caches per row with an
+ *                    online softmax (kernels/cpu/decode_attn-impl.h).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
+#include "kernels/ref/ref_attention.h"
 #include "kernels/ref/ref_matmul.h"
 #include "ops/impls.h"
 #include "ops/kvcache.h"
@@ -180,10 +193,136 @@ static int64_t cmm_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const
     return y < 0 || k < 0 ? -1 : 2 * y * k;
 }
 
+/* ---- mopt.DecodeAttention ---------------------------------------------- */
+
+static mopt_status da_parse(const op_ctx *ctx, void *params) {
+    dattn_params *p = params;
+    p->scale = ir_node_attr_float(ctx->node, "scale", 1.0f);
+    p->fill = ir_node_attr_float(ctx->node, "fill", -INFINITY);
+    return MOPT_OK;
+}
+
+/* Does the mask shape m broadcast to [b, h, q, t] (dims of s) without
+ * growing it? Unknown dims pass. */
+static bool da_mask_fits(const ir_shape *m, const ir_shape *s) {
+    if (m->rank < 0) return true;
+    if (m->rank > 4) return false;
+    for (int32_t i = 0; i < m->rank; i++) {
+        int32_t a = 4 - m->rank + i;
+        if (m->syms[i] == 0 && m->dims[i] != 1 && s->syms[a] == 0 && m->dims[i] != s->dims[a])
+            return false;
+    }
+    return true;
+}
+
+static mopt_status da_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    (void)n_out;
+    mopt_status st = MOPT_OK;
+    for (int k = 0; k < 3 && !st; k++)
+        st = op_expect_f32(ctx, &in[k], k);
+    if (st) return st;
+    static const mopt_dtype k_mask[] = {MOPT_DTYPE_BOOL, MOPT_DTYPE_F32};
+    if (op_has_input(in, n_in, 3) && (st = op_expect_dtype(ctx, &in[3], 3, k_mask, 2))) return st;
+    out[0].dtype = MOPT_DTYPE_F32;
+    const ir_shape *q = &in[0].shape, *k = &in[1].shape, *v = &in[2].shape;
+    char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP], c[IR_SHAPE_STR_CAP];
+    if ((q->rank >= 0 && q->rank != 4) || (k->rank >= 0 && k->rank != 4) ||
+        (v->rank >= 0 && v->rank != 4))
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "Q %s must be [batch, heads, m, head_dim] and the caches %s, %s [batch, "
+                       "seq, heads, head_dim]",
+                       op_shape_str(ctx, q, a), op_shape_str(ctx, k, b), op_shape_str(ctx, v, c));
+    ir_shape y;
+    op_set_unknown_dims(&y, 4);
+    if (q->rank < 0 || k->rank < 0 || v->rank < 0) {
+        out[0].shape = y;
+        return MOPT_OK;
+    }
+#define DA_DIFF(x, i, z, j) ((x)->syms[i] == 0 && (z)->syms[j] == 0 && (x)->dims[i] != (z)->dims[j])
+    if (DA_DIFF(q, 0, k, 0) || DA_DIFF(q, 1, k, 2) || DA_DIFF(q, 3, k, 3) || DA_DIFF(k, 0, v, 0) ||
+        DA_DIFF(k, 1, v, 1) || DA_DIFF(k, 2, v, 2))
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "Q %s and the caches %s, %s do not match (batch, heads, head_dim, seq)",
+                       op_shape_str(ctx, q, a), op_shape_str(ctx, k, b), op_shape_str(ctx, v, c));
+#undef DA_DIFF
+    ops_copy_dim(&y, 0, q, 0);
+    ops_copy_dim(&y, 1, q, 1);
+    ops_copy_dim(&y, 2, q, 2);
+    ops_copy_dim(&y, 3, v, 3);
+    if (op_has_input(in, n_in, 3)) {
+        ir_shape s = y;
+        ops_copy_dim(&s, 3, k, 1);
+        if (!da_mask_fits(&in[3].shape, &s))
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "the mask %s does not broadcast to the scores [batch, heads, m, seq] "
+                           "%s without growing them",
+                           op_shape_str(ctx, &in[3].shape, a), op_shape_str(ctx, &s, b));
+    }
+    out[0].shape = y;
+    return MOPT_OK;
+}
+
+mopt_status ops_decode_attn_problem(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                    op_tensor *out, kn_decode_attn *p) {
+    const dattn_params *a = ctx->params;
+    const int64_t *q = in[0].shape.dims, *k = in[1].shape.dims, *v = in[2].shape.dims;
+    memset(p, 0, sizeof *p);
+    p->B = q[0], p->H = q[1], p->M = q[2], p->D = q[3], p->T = k[1], p->Dv = v[3];
+    if (k[0] != p->B || k[2] != p->H || k[3] != p->D || v[0] != p->B || v[1] != p->T ||
+        v[2] != p->H)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "Q and the caches do not match at run time");
+    p->q = in[0].data, p->k = in[1].data, p->v = in[2].data, p->y = out[0].data;
+    p->scale = a->scale, p->fill = a->fill;
+    if (!op_has_input(in, n_in, 3)) return MOPT_OK;
+    const ir_shape *m = &in[3].shape;
+    const int64_t want[4] = {p->B, p->H, p->M, p->T};
+    if (m->rank > 4)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "the mask has rank %d; at most 4", (int)m->rank);
+    for (int32_t i = 0; i < m->rank; i++) {
+        int32_t ax = 4 - m->rank + i;
+        if (m->dims[i] != 1 && m->dims[i] != want[ax])
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "the mask's axis %d is %" PRId64 "; the scores have %" PRId64, (int)i,
+                           m->dims[i], want[ax]);
+    }
+    ir_shape scores;
+    ir_shape_set(&scores, 4, want);
+    int64_t st[IR_MAX_RANK];
+    op_broadcast_strides(m, &scores, st);
+    p->m_sb = st[0], p->m_sh = st[1], p->m_sm = st[2], p->m_st = st[3];
+    if (in[3].dtype == MOPT_DTYPE_BOOL)
+        p->keep = in[3].data;
+    else
+        p->add = in[3].data;
+    return MOPT_OK;
+}
+
+static mopt_status da_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                          int n_out) {
+    (void)n_out;
+    mopt_status st = op_require_inputs(ctx, in, 3);
+    kn_decode_attn p;
+    if (!st) st = ops_decode_attn_problem(ctx, in, n_in, out, &p);
+    if (!st) ref_decode_attention_f32(&p);
+    return st;
+}
+
+static int64_t da_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                        int n_out) {
+    (void)ctx, (void)n_in, (void)n_out;
+    int64_t rows = ir_shape_numel(&in[0].shape), t = in[1].shape.dims[1];
+    int64_t d = in[0].shape.dims[3], dv = out[0].shape.dims[3];
+    if (rows < 0 || t < 0 || d <= 0 || dv < 0) return -1;
+    return 2 * (rows / d) * t * (d + dv);
+}
+
 static const op_def k_ops[] = {
     {"KVAppend", "mopt", 2, 2, 1, 1, kva_infer, kva_run, NULL},
     {"CacheMatMul", "mopt", 2, 2, 1, 1, cmm_infer, cmm_run, ops_cache_matmul_impls,
      OP_PARAMS(cmm_params, cmm_parse), .flops = cmm_flops},
+    {"DecodeAttention", "mopt", 3, 4, 1, 1, da_infer, da_run, ops_decode_attn_impls,
+     OP_PARAMS(dattn_params, da_parse), .flops = da_flops},
 };
 
 OP_FAMILY(kvcache, k_ops)

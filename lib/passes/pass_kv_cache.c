@@ -20,7 +20,20 @@
  * step. A Concat whose present feeds anything else (or whose new rows do
  * not come from the [b, S, H, D] -> [b, H, S, D] transpose, or whose past
  * is read elsewhere) is left as it is.
+ *
+ * Then each attention over the caches,
+ *
+ *   CacheMatMul(Q, Kc, transB=1, alpha) [-> Mul|Div(scalar c)]
+ *     [-> Where(cond, ·, scalar fill) | Add(·, mask)] -> Softmax(last axis)
+ *     -> CacheMatMul(·, Vc, transB=0, alpha 1)
+ *
+ * every intermediate read once, becomes one mopt.DecodeAttention(Q, Kc, Vc
+ * [, cond | mask]) with scale = alpha * c (or alpha / c) and the fill: the
+ * scores, softmax and weighted sum of V in one pass over the cache rows,
+ * none of the [b, h, m, t] intermediates written. The mask must broadcast
+ * to the scores without growing them.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -174,6 +187,103 @@ static mopt_status try_cache(fu_graph *f, ir_node *c, bool *done, int32_t *n_pro
     return fu_refresh(f);
 }
 
+/* v's producer when it is live, op_type in the default domain, and v is
+ * read only once (by the pattern's next node). */
+static ir_node *single_from(const fu_graph *f, int32_t v, const char *op_type) {
+    ir_node *n = fu_producer_is(f, v, op_type);
+    return n && f->uses[v] == 1 && n->n_outputs == 1 ? n : NULL;
+}
+
+static bool is_cmm(const ir_node *n, bool trans_b) {
+    return n && !n->dead && strcmp(n->domain, "mopt") == 0 &&
+           strcmp(n->op_type, "CacheMatMul") == 0 &&
+           (ir_node_attr_int(n, "transB", 0) != 0) == trans_b;
+}
+
+/* Softmax over the last axis of a rank-4 value. */
+static bool last_axis_softmax(const ir_graph *g, const ir_node *n) {
+    if (n->n_inputs != 1 || g->values[n->inputs[0]]->shape.rank != 4) return false;
+    int64_t def = ir_graph_opset(g, "") >= 13 ? -1 : 1;
+    int64_t axis = ir_node_attr_int(n, "axis", def);
+    return axis == -1 || axis == 3;
+}
+
+/* The scores chain ending at v: [Mul(·, c) | Mul(c, ·) | Div(·, c)] over
+ * CacheMatMul(Q, Kc, transB=1), each read once; its nodes go to dead[]
+ * (*n_dead grows) and the product of the scale factors to *scale. NULL when
+ * v is not such a chain. */
+static ir_node *scores_from(const fu_graph *f, int32_t v, double *scale, ir_node **dead,
+                            int *n_dead) {
+    const ir_graph *g = f->g;
+    *scale = 1.0;
+    ir_node *m = single_from(f, v, "Mul"), *d = m ? NULL : single_from(f, v, "Div");
+    ir_node *sc = m ? m : d;
+    double c = 0.0;
+    if (sc) {
+        if (sc->n_inputs != 2 ||
+            !fu_same_shape(&g->values[sc->outputs[0]]->shape, &g->values[sc->inputs[0]]->shape))
+            return NULL;
+        int k = fu_const_scalar(g, sc->inputs[1], &c) ? 1 : -1;
+        if (k < 0 && m && fu_const_scalar(g, sc->inputs[0], &c)) k = 0;
+        if (k < 0 || c == 0.0 || !isfinite(c)) return NULL;
+        *scale = m ? c : 1.0 / c;
+        v = sc->inputs[1 - k];
+    }
+    ir_node *qk = fu_producer(f, v);
+    if (!is_cmm(qk, true) || f->uses[v] != 1) return NULL;
+    if (sc) dead[(*n_dead)++] = sc;
+    dead[(*n_dead)++] = qk;
+    *scale *= ir_node_attr_float(qk, "alpha", 1.0f);
+    return qk;
+}
+
+/* One attention ending in the context product pv: fused (true) or left. */
+static mopt_status try_attention(fu_graph *f, ir_node *pv, bool *done) {
+    ir_graph *g = f->g;
+    *done = false;
+    if (!is_cmm(pv, false) || ir_node_attr_float(pv, "alpha", 1.0f) != 1.0f) return MOPT_OK;
+    ir_node *sm = single_from(f, pv->inputs[0], "Softmax");
+    if (!sm || !last_axis_softmax(g, sm)) return MOPT_OK;
+    int32_t s = sm->inputs[0], mask = -1;
+    ir_node *dead[4] = {sm, NULL, NULL, NULL};
+    int n_dead = 1;
+    double scale = 1.0, fill = -INFINITY;
+    ir_node *qk = scores_from(f, s, &scale, dead, &n_dead);
+    ir_node *w = qk ? NULL : single_from(f, s, "Where");
+    ir_node *add = qk || w ? NULL : single_from(f, s, "Add");
+    if (w && w->n_inputs == 3 && fu_const_scalar(g, w->inputs[2], &fill) &&
+        g->values[w->inputs[0]]->dtype == MOPT_DTYPE_BOOL &&
+        fu_same_shape(&g->values[s]->shape, &g->values[w->inputs[1]]->shape)) {
+        qk = scores_from(f, w->inputs[1], &scale, dead, &n_dead);
+        mask = w->inputs[0];
+    }
+    for (int k = 0; add && add->n_inputs == 2 && !qk && k < 2; k++) {
+        int32_t other = add->inputs[1 - k];
+        if (g->values[other]->dtype != MOPT_DTYPE_F32 ||
+            !fu_same_shape(&g->values[s]->shape, &g->values[add->inputs[k]]->shape))
+            continue;
+        qk = scores_from(f, add->inputs[k], &scale, dead, &n_dead);
+        mask = other;
+    }
+    if (!qk) return MOPT_OK;
+    if (w || add) dead[n_dead++] = w ? w : add;
+    int32_t q = qk->inputs[0], kc = qk->inputs[1], vc = pv->inputs[1], out = pv->outputs[0];
+    if (g->values[q]->shape.rank != 4) return MOPT_OK;
+    ir_node *da =
+        fu_replace_node(f, pv, "DecodeAttention", "mopt", pv->name, mask >= 0 ? 4 : 3, out);
+    if (!da) return MOPT_ERR_OUT_OF_MEMORY;
+    da->inputs[0] = q;
+    da->inputs[1] = kc;
+    da->inputs[2] = vc;
+    if (mask >= 0) da->inputs[3] = mask;
+    if (!fu_set_float(da, "scale", (float)scale) || (w && !fu_set_float(da, "fill", (float)fill)))
+        return MOPT_ERR_OUT_OF_MEMORY;
+    for (int i = 0; i < n_dead; i++)
+        dead[i]->dead = true;
+    *done = true;
+    return fu_refresh(f);
+}
+
 mopt_status pass_kv_cache(ir_graph *g, pass_result *r) {
     fu_graph f;
     mopt_status st = fu_init(&f, g);
@@ -184,11 +294,18 @@ mopt_status pass_kv_cache(ir_graph *g, pass_result *r) {
         st = try_cache(&f, g->nodes[i], &done, &products);
         caches += done;
     }
+    int32_t fused = 0;
+    for (int32_t i = 0; i < g->n_nodes && !st && caches; i++) {
+        bool done = false;
+        st = try_attention(&f, g->nodes[i], &done);
+        fused += done;
+    }
     fu_free(&f);
     if (st) return st;
     if (caches) ir_graph_mark_dead_code(g); /* the transposes to heads */
     r->rewrites = caches;
     pass_note_add(r, caches, "caches token-major (Concat -> KVAppend in place)");
-    pass_note_add(r, products, "CacheMatMul");
+    pass_note_add(r, products - 2 * fused, "CacheMatMul");
+    pass_note_add(r, fused, "DecodeAttention (scores, softmax, weighted V in one pass)");
     return MOPT_OK;
 }

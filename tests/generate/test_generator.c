@@ -320,6 +320,9 @@ static void generator_kv_cache_in_place(void **state) {
     assert_true(row < n);
     assert_int_equal(mopt_model_pass_rewrites(g_model_kv, row), 4); /* 2 layers x key, value */
     assert_non_null(strstr(mopt_model_pass_note(g_model_kv, row), "KVAppend"));
+    /* both layers' attention fused over the caches (no CacheMatMul left) */
+    assert_non_null(strstr(mopt_model_pass_note(g_model_kv, row), "2 DecodeAttention"));
+    assert_null(strstr(mopt_model_pass_note(g_model_kv, row), "CacheMatMul"));
     size_t pi = 0;
     assert_int_equal(mopt_model_io_find(g_model_kv, MOPT_INPUT, "past_key_values.1.value", &pi),
                      MOPT_OK);

@@ -9,6 +9,10 @@ usage: test_generator_ort.py LIBMOPT.so MODEL.onnx
 2. Models that do not follow the past_key_values convention are refused at
    mopt_generator_create with the documented status and a message naming
    what is wrong (built here with onnx.helper).
+3. Decoders of other shapes (examples/generate/train.py's export with random
+   weights): 1 to 8 heads, odd head dims (5, 7, 33), the same ORT check
+   with kv_cache=1, where the attention is one mopt.DecodeAttention per
+   layer over the token-major caches, and as exported.
 """
 import ctypes
 import os
@@ -193,11 +197,47 @@ def check_bad_models(lib):
             print(f"{kind:15s} -> {st}: {msg}")
 
 
+def kv_cache_note(lib, path):
+    """The kv_cache row of the pass report of path loaded with kv_cache=1."""
+    vp = ctypes.c_void_p
+    lib.mopt_model_pass_count.argtypes = [vp]
+    lib.mopt_model_pass_count.restype = ctypes.c_size_t
+    for f in (lib.mopt_model_pass_name, lib.mopt_model_pass_note):
+        f.argtypes = [vp, ctypes.c_size_t]
+        f.restype = ctypes.c_char_p
+    m = load_model(lib, path, 1)
+    notes = [lib.mopt_model_pass_note(m, i).decode() for i in range(lib.mopt_model_pass_count(m))
+             if lib.mopt_model_pass_name(m, i) == b"kv_cache"]
+    lib.mopt_model_destroy(m)
+    return notes[0] if notes else ""
+
+
+def check_random_decoders(lib):
+    """Other head counts and odd head dims through the fused attention."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(sys.argv[2]))))
+    import train  # examples/generate/train.py: config, init_params, export
+    rng = np.random.default_rng(5)
+    with tempfile.TemporaryDirectory() as tmp:
+        for d, heads in ((10, 1), (14, 2), (30, 6), (128, 8), (66, 2)):
+            cfg = train.config(d=d, heads=heads, layers=2, ff=2, max_pos=128)
+            p = train.init_params(cfg, rng)
+            for k in p:  # sharper than the init: no near-ties between logits
+                if not k.startswith(("l0.g", "l1.g", "gf")):
+                    p[k] = p[k] * 8
+            path = os.path.join(tmp, f"dec_{d}_{heads}.onnx")
+            train.export(p, cfg, path, {"test": "random weights"})
+            print(f"d={d} heads={heads} (head dim {d // heads}):")
+            assert "2 DecodeAttention" in kv_cache_note(lib, path), kv_cache_note(lib, path)
+            check_against_ort(lib, path, steps=40, kv_cache=1)
+            check_against_ort(lib, path, steps=40, kv_cache=0)
+
+
 def main():
     lib = load_lib(sys.argv[1])
     check_against_ort(lib, sys.argv[2])
     check_against_ort(lib, sys.argv[2], kv_cache=1)
     check_bad_models(lib)
+    check_random_decoders(lib)
     return 0
 
 

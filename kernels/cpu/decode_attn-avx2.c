@@ -1,0 +1,8 @@
+/*
+ * decode_attn-avx2.c — cpu_decode_attn_f32_avx2: mopt.DecodeAttention over a
+ * token-major KV cache, avx2 tier (called only when cpu_get() reports it).
+ * The body is decode_attn-impl.h, shared by all tiers.
+ */
+#include "kernels/cpu/simd-avx2.h"
+
+#include "kernels/cpu/decode_attn-impl.h"

@@ -1,0 +1,256 @@
+/*
+ * test_decode_attn.c — mopt.DecodeAttention's kernels (kernels/cpu/
+ * decode_attn-impl.h, every tier this machine has) against the reference
+ * ref_decode_attention_f32: 1 and many heads, odd and large head dims,
+ * Dv != D, key counts 1..N around the block sizes, one and several query
+ * rows, batch 2; no mask, a broadcast bool mask (Where with a fill, rows
+ * masked whole included) and an additive mask; scores that grow along the
+ * keys so that the online softmax rescales; and the edge rows (T = 0, every
+ * score -inf). The reference itself is checked against a direct two-pass
+ * softmax in double.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/ref/ref_attention.h"
+#include "test_rng.h"
+
+static float frand(float lo, float hi) { return lo + (hi - lo) * (float)(rnd() % 100001) / 1e5f; }
+
+typedef struct problem {
+    kn_decode_attn p;
+    float *q, *k, *v, *add;
+    uint8_t *keep;
+} problem;
+
+enum { MASK_NONE, MASK_KEEP, MASK_KEEP_ROWS_EMPTY, MASK_ADD };
+
+/* Random problem; `grow` makes key t's score grow with t, up to ~20 at the
+ * last key (the running max rises block after block). */
+static void make(problem *x, int64_t B, int64_t H, int64_t M, int64_t T, int64_t D, int64_t Dv,
+                 int mask, bool grow) {
+    memset(x, 0, sizeof *x);
+    kn_decode_attn *p = &x->p;
+    p->B = B, p->H = H, p->M = M, p->T = T, p->D = D, p->Dv = Dv;
+    p->scale = 1.0f / sqrtf((float)D);
+    x->q = malloc((size_t)(B * H * M * D + 1) * sizeof(float));
+    x->k = malloc((size_t)(B * T * H * D + 1) * sizeof(float));
+    x->v = malloc((size_t)(B * T * H * Dv + 1) * sizeof(float));
+    for (int64_t i = 0; i < B * H * M * D; i++)
+        x->q[i] = frand(-2, 2);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t i = 0; i < H * D; i++) {
+                float qs = x->q[(b * H + i / D) * M * D + i % D] > 0 ? 1.0f : -1.0f;
+                x->k[(b * T + t) * H * D + i] =
+                    grow ? 20.0f / (float)T / sqrtf((float)D) * (float)t * qs + frand(-0.01f, 0.01f)
+                         : frand(-2, 2);
+            }
+    for (int64_t i = 0; i < B * T * H * Dv; i++)
+        x->v[i] = frand(-3, 3);
+    if (mask == MASK_KEEP || mask == MASK_KEEP_ROWS_EMPTY) {
+        /* [B, 1, M, T]: a causal limit per row, one row masked whole */
+        x->keep = malloc((size_t)(B * M * T + 1));
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t t = 0; t < T; t++)
+                    x->keep[(b * M + m) * T + t] =
+                        (uint8_t)(t <= T - M + m && !(mask == MASK_KEEP_ROWS_EMPTY && m == 0) &&
+                                  (rnd() % 7 != 0 || t == T - M + m));
+        p->keep = x->keep;
+        p->fill = mask == MASK_KEEP ? -INFINITY : -1e9f;
+        p->m_sb = M * T, p->m_sh = 0, p->m_sm = T, p->m_st = 1;
+    } else if (mask == MASK_ADD) {
+        /* [M, T] over every batch and head */
+        x->add = malloc((size_t)(M * T + 1) * sizeof(float));
+        for (int64_t i = 0; i < M * T; i++)
+            x->add[i] = frand(-4, 1);
+        p->add = x->add;
+        p->m_sb = 0, p->m_sh = 0, p->m_sm = T, p->m_st = 1;
+    }
+    p->q = x->q, p->k = x->k, p->v = x->v;
+}
+
+static void drop(problem *x) {
+    free(x->q);
+    free(x->k);
+    free(x->v);
+    free(x->add);
+    free(x->keep);
+}
+
+static const cpu_kernels *tier(int i) {
+    static const char *const names[] = {"avx512", "avx2", "portable"};
+    return cpu_kernels_for(names[i]);
+}
+
+/* Every available tier equals the reference within float rounding: 2e-6
+ * absolute + 2e-5 relative, plus `slack` absolute where the scores are
+ * large (an ulp of a score of ~20 is 2e-6 relative in its weight, and the
+ * sums run in another order; V's entries are up to 3). */
+static void check_tol(problem *x, const char *what, float slack) {
+    kn_decode_attn p = x->p;
+    const int64_t n = p.B * p.H * p.M * p.Dv;
+    float *want = malloc((size_t)(n + 1) * sizeof(float)),
+          *got = malloc((size_t)(n + 1) * sizeof(float));
+    p.y = want;
+    ref_decode_attention_f32(&p);
+    for (int t = 0; t < 3; t++) {
+        const cpu_kernels *k = tier(t);
+        if (!k) continue;
+        for (int64_t i = 0; i < n; i++)
+            got[i] = 12345.0f;
+        p.y = got;
+        /* rows in two ranges, as the thread split calls it */
+        int64_t rows = p.B * p.H * p.M, mid = rows / 2;
+        k->decode_attn_f32(&p, 0, mid);
+        k->decode_attn_f32(&p, mid, rows);
+        for (int64_t i = 0; i < n; i++) {
+            if (isnan(want[i])) {
+                if (!isnan(got[i]))
+                    fail_msg("%s %s: [%lld] %g, want NaN", k->isa, what, (long long)i, got[i]);
+                continue;
+            }
+            float tol = 2e-6f + 2e-5f * fabsf(want[i]) + slack;
+            if (!(fabsf(got[i] - want[i]) <= tol))
+                fail_msg("%s %s: B%lld H%lld M%lld T%lld D%lld Dv%lld: y[%lld] = %.9g, ref %.9g",
+                         k->isa, what, (long long)p.B, (long long)p.H, (long long)p.M,
+                         (long long)p.T, (long long)p.D, (long long)p.Dv, (long long)i, got[i],
+                         want[i]);
+        }
+    }
+    free(want);
+    free(got);
+}
+
+static void check(problem *x, const char *what) { check_tol(x, what, 0.0f); }
+
+static void decode_attn_tiers_equal_reference(void **state) {
+    (void)state;
+    static const int64_t Ds[] = {1, 5, 8, 16, 17, 24, 33, 64, 80, 130};
+    static const int64_t Ts[] = {1, 2, 7, 8, 15, 16, 17, 31, 33, 64, 100, 257};
+    static const int64_t Hs[] = {1, 3, 8};
+    static const char *const names[] = {"no mask", "Where mask", "Where mask, empty rows",
+                                        "additive mask"};
+    int cases = 0;
+    for (size_t di = 0; di < sizeof Ds / sizeof *Ds; di++)
+        for (size_t ti = 0; ti < sizeof Ts / sizeof *Ts; ti++)
+            for (size_t hi = 0; hi < sizeof Hs / sizeof *Hs; hi++) {
+                int mask = (int)((di + ti + hi) % 4);
+                int64_t M = (ti + hi) % 3 == 0 ? 3 : 1, D = Ds[di];
+                int64_t Dv = hi == 1 ? Ds[(di + 3) % (sizeof Ds / sizeof *Ds)] : D;
+                if (M > Ts[ti]) M = Ts[ti];
+                problem x;
+                make(&x, 2, Hs[hi], M, Ts[ti], D, Dv, mask, false);
+                check(&x, names[mask]);
+                drop(&x);
+                cases++;
+            }
+    assert_int_equal(cases, 10 * 12 * 3);
+}
+
+/* Growing scores: the running max rises block after block. */
+static void decode_attn_online_softmax_rescales(void **state) {
+    (void)state;
+    static const int64_t Ts[] = {16, 40, 200, 1000};
+    for (size_t i = 0; i < sizeof Ts / sizeof *Ts; i++) {
+        problem x;
+        make(&x, 1, 4, 1, Ts[i], 24, 24, MASK_NONE, true);
+        check_tol(&x, "growing scores", 2e-5f);
+        drop(&x);
+        make(&x, 1, 2, 2, Ts[i], 64, 64, MASK_KEEP, true);
+        check_tol(&x, "growing scores, masked", 2e-5f);
+        drop(&x);
+    }
+    /* more keys than one chunk of scores (4096): rescaled between chunks */
+    problem x;
+    make(&x, 1, 2, 1, 9000, 8, 8, MASK_NONE, true);
+    check_tol(&x, "growing scores over chunks", 2e-5f);
+    drop(&x);
+    make(&x, 1, 1, 2, 8193, 17, 17, MASK_ADD, false);
+    check(&x, "additive mask over chunks");
+    drop(&x);
+}
+
+/* T = 0 gives zeros; a row whose every score is -inf gives NaN (as Softmax
+ * then MatMul do); a row masked whole with a finite fill averages V. */
+static void decode_attn_edge_rows(void **state) {
+    (void)state;
+    problem x;
+    make(&x, 1, 2, 1, 0, 8, 8, MASK_NONE, false);
+    check(&x, "no keys");
+    float y[16];
+    x.p.y = y;
+    ref_decode_attention_f32(&x.p);
+    for (int i = 0; i < 16; i++)
+        assert_true(y[i] == 0.0f);
+    drop(&x);
+    make(&x, 1, 1, 2, 20, 8, 8, MASK_KEEP_ROWS_EMPTY, false);
+    x.p.fill = -INFINITY;
+    check(&x, "a row with every score -inf");
+    x.p.y = y;
+    ref_decode_attention_f32(&x.p);
+    assert_true(isnan(y[0]) && !isnan(y[8]));
+    x.p.fill = -1e9f;
+    ref_decode_attention_f32(&x.p);
+    for (int c = 0; c < 8; c++) { /* row 0 masked whole: the mean of V */
+        double mean = 0;
+        for (int t = 0; t < 20; t++)
+            mean += x.v[t * 8 + c];
+        assert_true(fabs(y[c] - mean / 20) < 1e-5);
+    }
+    check(&x, "a row masked whole with a finite fill");
+    drop(&x);
+}
+
+/* The reference against a direct softmax in double. */
+static void decode_attn_reference_is_softmax(void **state) {
+    (void)state;
+    problem x;
+    make(&x, 2, 3, 2, 37, 11, 7, MASK_ADD, false);
+    kn_decode_attn p = x.p;
+    float y[2 * 3 * 2 * 7];
+    p.y = y;
+    ref_decode_attention_f32(&p);
+    for (int64_t b = 0; b < 2; b++)
+        for (int64_t h = 0; h < 3; h++)
+            for (int64_t m = 0; m < 2; m++) {
+                double s[37], mx = -INFINITY, sum = 0;
+                for (int64_t t = 0; t < 37; t++) {
+                    double d = 0;
+                    for (int64_t i = 0; i < 11; i++)
+                        d += (double)x.q[((b * 3 + h) * 2 + m) * 11 + i] *
+                             x.k[((b * 37 + t) * 3 + h) * 11 + i];
+                    s[t] = d * p.scale + x.add[m * 37 + t];
+                    mx = fmax(mx, s[t]);
+                }
+                for (int64_t t = 0; t < 37; t++)
+                    sum += (s[t] = exp(s[t] - mx));
+                for (int64_t c = 0; c < 7; c++) {
+                    double o = 0;
+                    for (int64_t t = 0; t < 37; t++)
+                        o += s[t] / sum * x.v[((b * 37 + t) * 3 + h) * 7 + c];
+                    assert_true(fabs(o - y[((b * 3 + h) * 2 + m) * 7 + c]) < 1e-5 + 1e-5 * fabs(o));
+                }
+            }
+    drop(&x);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(decode_attn_reference_is_softmax),
+        cmocka_unit_test(decode_attn_tiers_equal_reference),
+        cmocka_unit_test(decode_attn_online_softmax_rescales),
+        cmocka_unit_test(decode_attn_edge_rows),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
