@@ -87,6 +87,7 @@ static mopt_status load_mopt(void *base, size_t size, void (*release)(void *, si
     c.opt_level = meta.opt_level;
     snprintf(c.precision, sizeof c.precision, "%s", meta.precision);
     snprintf(c.int8_exclude, sizeof c.int8_exclude, "%s", meta.int8_exclude);
+    c.int8_fallback_bf16 = strcmp(meta.int8_fallback, "bf16") == 0;
     st = rt_model_build_optimized(g, &c, &meta.report, out);
     if (st) return st;
     (*out)->source_checksum = meta.source_checksum;
@@ -276,8 +277,11 @@ mopt_status mopt_model_save(const mopt_model *m, const char *path) {
     meta.source_bytes = m->source_bytes;
     meta.opt_level = m->config.opt_level;
     snprintf(meta.precision, sizeof meta.precision, "%s", m->config.precision);
-    if (strcmp(m->config.precision, "int8") == 0)
+    if (strcmp(m->config.precision, "int8") == 0 && m->config.int8_exclude[0]) {
         snprintf(meta.int8_exclude, sizeof meta.int8_exclude, "%s", m->config.int8_exclude);
+        snprintf(meta.int8_fallback, sizeof meta.int8_fallback, "%s",
+                 m->config.int8_fallback_bf16 ? "bf16" : "fp32");
+    }
     meta.report = m->report;
     mopt_status st = mfmt_save(m->graph, &meta, path);
     if (st) mopt_fail_context(st, "saving '%s'", path);

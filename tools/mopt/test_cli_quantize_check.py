@@ -206,6 +206,34 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0 and re.search(r"int8_exclude: node 'mel' \(\S+\) runs BF16", r.stderr) and
           k_bf.get("dft") == "onednn-int8" and "int8" not in k_bf.get("mel", "int8"),
           "int8_fallback=bf16: mel runs BF16 (%s), dft int8" % k_bf, r)
+    # a .mopt file keeps the BF16 fallback (format_minor 3), and an FP32 one says fp32
+    for fb in ("bf16", "fp32"):
+        with open(opts, "w") as f:
+            f.write('precision: int8\nint8_exclude: "mel"\nint8_fallback: %s\n' % fb)
+        saved = os.path.join(tmp, "fallback_%s.mopt" % fb)
+        r = mopt("optimize", model, "--options", opts, "-o", saved)
+        head = open(saved, "rb").read(4096) if r.returncode == 0 else b""
+        check(r.returncode == 0 and ("int8_fallback: \"%s\"" % fb).encode() in head,
+              "optimize with int8_fallback=%s records it in the .mopt" % fb, r)
+        r = mopt("run", saved, "--input", "frames=" + frames, "--output-dir", tmp, env=env)
+        k_s = kernels(r.stderr)
+        check(r.returncode == 0 and
+              re.search(r"int8_exclude: node 'mel' \(\S+\) runs %s" % fb.upper(), r.stderr) and
+              k_s.get("dft") == "onednn-int8" and "int8" not in k_s.get("mel", "int8"),
+              "the saved .mopt runs mel %s (%s), dft int8" % (fb.upper(), k_s), r)
+    # an unknown int8_fallback in a .mopt (header checksum recomputed) is refused by name
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "tests", "hostile"))
+    import gen_hostile_mopt as H
+    with open(saved, "rb") as f:
+        magic, yaml, start, data = H.split(f.read())
+    bad = os.path.join(tmp, "bad_fallback.mopt")
+    with open(bad, "wb") as f:
+        f.write(H.assemble(magic, yaml.replace(b'int8_fallback: "fp32"', b'int8_fallback: "fp64"'),
+                           start, data))
+    r = mopt("run", bad, "--input", "frames=" + frames, "--output-dir", tmp)
+    check(r.returncode != 0 and "int8_fallback 'fp64'" in r.stderr,
+          "a .mopt with int8_fallback fp64 is refused, naming it", r)
     out_bf = os.path.join(tmp, "fallback_bf16.yaml")
     r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--fallback", "bf16",
              "-o", out_bf, "--runs", "0")
