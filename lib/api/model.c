@@ -443,6 +443,15 @@ const char *mopt_model_node_name(const mopt_model *m, size_t index) {
     return m->graph->nodes[index]->name;
 }
 
+const char *mopt_model_node_value(const mopt_model *m, size_t index, mopt_io_kind kind, size_t k) {
+    if (!m || index >= (size_t)m->graph->n_nodes) return NULL;
+    const ir_node *n = m->graph->nodes[index];
+    int32_t count = kind == MOPT_INPUT ? n->n_inputs : n->n_outputs;
+    if (k >= (size_t)count) return NULL;
+    int32_t v = kind == MOPT_INPUT ? n->inputs[k] : n->outputs[k];
+    return v >= 0 ? m->graph->values[v]->name : NULL;
+}
+
 int64_t mopt_model_opset(const mopt_model *m, const char *domain) {
     if (!m) return -1;
     return ir_graph_opset(m->graph, domain ? domain : "");

@@ -160,7 +160,7 @@ with tempfile.TemporaryDirectory() as tmp:
     print(r.stdout)
     check(r.returncode == 0, "quantize-check exits 0", r)
     rep = r.stdout.split("fallback report:")[-1]
-    fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
+    fell = re.findall(r"^    (\S+)\s+\S+\s+(?:alone int8|error added):", rep, re.M)
     check(fell == ["mel"], "the report names mel only (%s)" % fell, r)
     check(re.search(r"speed p50: all-int8 [\d.]+ ms, with fallbacks [\d.]+ ms \(FP32\) / "
                     r"[\d.]+ ms \(BF16\), fp32 [\d.]+ ms", rep) is not None,
@@ -193,9 +193,23 @@ with tempfile.TemporaryDirectory() as tmp:
     r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--calibration",
              calib, "--runs", "0")
     rep = r.stdout.split("fallback report:")[-1]
-    fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
+    fell = re.findall(r"^    (\S+)\s+\S+\s+(?:alone int8|error added):", rep, re.M)
     check(r.returncode == 0 and fell == ["mel"] and "StaticQMatMul" in r.stdout,
           "static int8: mel falls back (%s)" % fell, r)
+
+    # the ranking: one per-layer run charges mel (its error shows after the log that
+    # follows it) and the bisection confirms; --rank alone (one run per node) agrees
+    check(re.search(r"^ranking .*\n.*\n  mel\s", r.stdout, re.M) is not None and
+          re.search(r"^  top 1 .* \(holds\)", r.stdout, re.M) is not None,
+          "--rank layers puts mel first and the bisection holds with the top 1", r)
+    r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--calibration",
+             calib, "--runs", "0", "--rank", "alone")
+    rep = r.stdout.split("fallback report:")[-1]
+    fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
+    check(r.returncode == 0 and fell == ["mel"] and "sensitivity (that node alone" in r.stdout,
+          "--rank alone: mel falls back (%s)" % fell, r)
+    r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--rank", "random")
+    check(r.returncode == 2 and "--rank random" in r.stderr, "--rank random is a usage error", r)
 
     # BF16 fallback: int8_fallback=bf16 runs the excluded node on a bf16 kernel
     with open(opts, "w") as f:
@@ -238,7 +252,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--fallback", "bf16",
              "-o", out_bf, "--runs", "0")
     rep = r.stdout.split("fallback report:")[-1]
-    fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
+    fell = re.findall(r"^    (\S+)\s+\S+\s+(?:alone int8|error added):", rep, re.M)
     check(r.returncode == 0 and fell == ["mel"] and "fell back to BF16" in rep and
           os.path.exists(out_bf) and "int8_fallback: bf16" in open(out_bf).read(),
           "quantize-check --fallback bf16: mel in BF16 holds the budget, options say so", r)
