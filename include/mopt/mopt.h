@@ -1133,6 +1133,14 @@ MOPT_NODISCARD MOPT_API mopt_status mopt_threadpool_get_stats(const mopt_threadp
                                                               mopt_threadpool_stats *stats);
 /* ---- end of shared thread pool -------------------------------------------- */
 
+/* ---- node values (issue 13: mopt quantize-check ranks layers) -------------- */
+/* Name of input (kind MOPT_INPUT) or output (MOPT_OUTPUT) k of node `index`
+ * of the graph as it runs (mopt_model_node_name's numbering); NULL when out
+ * of range or for an absent optional input. Owned by the model. */
+MOPT_API const char *mopt_model_node_value(const mopt_model *model, size_t index, mopt_io_kind kind,
+                                           size_t k);
+/* ---- end of node values ---------------------------------------------------- */
+
 #endif /* MOPT_EXPERIMENTAL_API */
 
 #ifdef __cplusplus

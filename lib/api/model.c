@@ -87,6 +87,7 @@ static mopt_status load_mopt(void *base, size_t size, void (*release)(void *, si
     c.opt_level = meta.opt_level;
     snprintf(c.precision, sizeof c.precision, "%s", meta.precision);
     snprintf(c.int8_exclude, sizeof c.int8_exclude, "%s", meta.int8_exclude);
+    c.int8_fallback_bf16 = strcmp(meta.int8_fallback, "bf16") == 0;
     st = rt_model_build_optimized(g, &c, &meta.report, out);
     if (st) return st;
     (*out)->source_checksum = meta.source_checksum;
@@ -276,8 +277,11 @@ mopt_status mopt_model_save(const mopt_model *m, const char *path) {
     meta.source_bytes = m->source_bytes;
     meta.opt_level = m->config.opt_level;
     snprintf(meta.precision, sizeof meta.precision, "%s", m->config.precision);
-    if (strcmp(m->config.precision, "int8") == 0)
+    if (strcmp(m->config.precision, "int8") == 0 && m->config.int8_exclude[0]) {
         snprintf(meta.int8_exclude, sizeof meta.int8_exclude, "%s", m->config.int8_exclude);
+        snprintf(meta.int8_fallback, sizeof meta.int8_fallback, "%s",
+                 m->config.int8_fallback_bf16 ? "bf16" : "fp32");
+    }
     meta.report = m->report;
     mopt_status st = mfmt_save(m->graph, &meta, path);
     if (st) mopt_fail_context(st, "saving '%s'", path);
@@ -437,6 +441,15 @@ const char *mopt_model_node_op_type(const mopt_model *m, size_t index) {
 const char *mopt_model_node_name(const mopt_model *m, size_t index) {
     if (!m || index >= (size_t)m->graph->n_nodes) return NULL;
     return m->graph->nodes[index]->name;
+}
+
+const char *mopt_model_node_value(const mopt_model *m, size_t index, mopt_io_kind kind, size_t k) {
+    if (!m || index >= (size_t)m->graph->n_nodes) return NULL;
+    const ir_node *n = m->graph->nodes[index];
+    int32_t count = kind == MOPT_INPUT ? n->n_inputs : n->n_outputs;
+    if (k >= (size_t)count) return NULL;
+    int32_t v = kind == MOPT_INPUT ? n->inputs[k] : n->outputs[k];
+    return v >= 0 ? m->graph->values[v]->name : NULL;
 }
 
 int64_t mopt_model_opset(const mopt_model *m, const char *domain) {

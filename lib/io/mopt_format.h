@@ -34,7 +34,7 @@
  * ignored): 1 = the "metadata" mapping (producer_version, domain,
  * model_version, doc_string, graph_doc_string, props). A file without
  * format_minor is minor 0. */
-#define MFMT_MINOR 2
+#define MFMT_MINOR 3
 #define MFMT_ALIGN 64
 #define MFMT_NAME_CAP 48 /* pass names */
 
@@ -45,6 +45,8 @@ typedef struct mfmt_meta {
     int opt_level;
     char precision[8];
     char int8_exclude[4096]; /* format_minor 2: nodes kept FP32 under int8 ("" = none) */
+    char int8_fallback[8];   /* format_minor 3: what they run instead, "fp32" or "bf16"
+                                ("" = fp32) */
     char producer[64];       /* filled by mfmt_load ("libmopt 0.1.0"); ignored by mfmt_save */
     pass_report report;      /* the passes applied; after mfmt_load the entry names
                                 point into report_names of this struct */

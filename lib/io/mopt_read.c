@@ -136,6 +136,18 @@ static mopt_status load_meta(const ytree_node *root, mfmt_meta *meta) {
             return mfmt_fail_at(MOPT_ERR_PARSE, ytree_get(root, "int8_exclude"), w,
                                 "int8_exclude with precision '%s'", meta->precision);
     }
+    meta->int8_fallback[0] = '\0';
+    if (ytree_get(root, "int8_fallback")) {
+        const ytree_node *fb = ytree_get(root, "int8_fallback");
+        if ((st = mfmt_key_buf(root, "int8_fallback", w, meta->int8_fallback,
+                               sizeof meta->int8_fallback)))
+            return st;
+        if (strcmp(meta->int8_fallback, "fp32") != 0 && strcmp(meta->int8_fallback, "bf16") != 0)
+            return mfmt_fail_at(MOPT_ERR_PARSE, fb, w, "unknown int8_fallback '%s'",
+                                meta->int8_fallback);
+        if (!meta->int8_exclude[0])
+            return mfmt_fail_at(MOPT_ERR_PARSE, fb, w, "int8_fallback without int8_exclude");
+    }
     const ytree_node *ps, *tot;
     if ((st = mfmt_need(root, "passes", YTREE_SEQ, w, &ps))) return st;
     if (ps->n > PASS_REPORT_CAP)

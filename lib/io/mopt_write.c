@@ -113,6 +113,8 @@ static mopt_status emit_header(mfmt_emitter *e, const ir_graph *g, const mfmt_me
     mfmt_emit_key_int(e, "opt_level", meta->opt_level);
     mfmt_emit_key_str(e, "precision", meta->precision);
     if (meta->int8_exclude[0]) mfmt_emit_key_str(e, "int8_exclude", meta->int8_exclude);
+    if (meta->int8_exclude[0] && meta->int8_fallback[0])
+        mfmt_emit_key_str(e, "int8_fallback", meta->int8_fallback);
     mfmt_emit_plain(e, "passes");
     mfmt_emit_seq(e, false);
     for (int i = 0; i < meta->report.n && i < PASS_REPORT_CAP; i++) {

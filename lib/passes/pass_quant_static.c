@@ -100,7 +100,8 @@ static bool match(const fu_graph *f, const ir_node *n, qs_match *m) {
 }
 
 /* W quantized per output channel: q (s8, [K, N] for a product, W's layout
- * for a convolution) and scale[c] = x_scale * max|w_c| / 127 * alpha. */
+ * for a convolution) and scale[c] = x_scale * max|w_c| / 127 * alpha (a
+ * channel of |w| < 1e-30: zeros, scale x_scale * alpha). */
 static void quantize_w(const ir_graph *g, const ir_node *n, const qs_match *m, float x_scale,
                        int8_t *q, float *scale, int64_t *n_ch) {
     const ir_value *wv = g->values[n->inputs[1]];
@@ -119,7 +120,11 @@ static void quantize_w(const ir_graph *g, const ir_node *n, const qs_match *m, f
         float mx = 0;
         for (int64_t k = 0; k < K; k++)
             mx = fmaxf(mx, fabsf(w[c * sc + k * sk]));
-        float s = mx > 0 ? mx / 127.f : 1.f, inv = 1.f / s;
+        /* a dead channel (PP-OCR rec has weights of 1e-39 after BN folding):
+         * its scale would underflow, and bias / scale in the kernels became
+         * inf, the channel NaN; it is all zeros, with scale x_scale */
+        bool dead = !(mx >= 1e-30f) || !isnormal(x_scale * (mx / 127.f) * m->alpha);
+        float s = dead ? 1.f : mx / 127.f, inv = dead ? 0.f : 1.f / s;
         for (int64_t k = 0; k < K; k++) {
             float v = fminf(fmaxf(nearbyintf(w[c * sc + k * sk] * inv), -127.f), 127.f);
             /* a product's q is [K, N]; a convolution's keeps W's layout */

@@ -119,6 +119,8 @@ static const volatile symbol k_symbols[] = {
     SYM(mopt_threadpool_destroy),
     SYM(mopt_options_set_threadpool),
     SYM(mopt_threadpool_get_stats),
+    /* node values (quantize-check) */
+    SYM(mopt_model_node_value),
     /* generation (mopt_generator) */
     SYM(mopt_generator_create),
     SYM(mopt_generator_destroy),

@@ -347,6 +347,39 @@ def test_fused_gemm_forms(tmp):
                   "Gemm transB=%d %s: static int8 max abs error %.4f (%s)" % (tb, act, err, sorted(ops)))
 
 
+def test_dead_channel(tmp):
+    """A Conv output channel whose weights are ~1e-39 (PP-OCR rec has such
+    channels after BN folding) with a bias: its per-channel scale used to
+    underflow and the channel came out NaN (then 0 in the next quantize).
+    Static INT8 must give the bias there and stay finite."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(5)
+    w = (rng.standard_normal((8, 4, 1, 1)) / 2).astype(np.float32)
+    w[3] = np.float32(3e-39)
+    b = rng.standard_normal(8).astype(np.float32)
+    g = helper.make_graph([helper.make_node("Conv", ["x", "w", "b"], ["y"], name="cv")], "dead",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 6, 6])],
+                          [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = tmp / "dead.onnx"
+    onnx.save(m, path)
+    x = rng.standard_normal((1, 4, 6, 6)).astype(np.float32)
+    (tmp / "dead_sets" / "a").mkdir(parents=True, exist_ok=True)
+    np.save(tmp / "dead_sets" / "a" / "x.npy", x)
+    calibrate(path, tmp / "dead_sets", tmp / "dead.yaml", "minmax")
+    with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
+            mopt.Model(str(path), precision="int8", calibration=str(tmp / "dead.yaml")) as mq, \
+            mopt.Session(mq, profile=True) as sq:
+        a, q = sf.run({"x": x})["y"], sq.run({"x": x})["y"]
+        ops = profile_ops(sq)
+    check("StaticQConv" in ops and np.isfinite(q).all() and np.allclose(q[0, 3], b[3], atol=1e-6)
+          and float(np.abs(a - q).max()) < 0.1,
+          "a dead channel (|w| 3e-39) under static int8: finite, the bias (%g vs %g), max error "
+          "%.4f (%s)" % (float(q[0, 3].flat[0]), b[3], float(np.abs(a - q).max()), sorted(ops)))
+
+
 # ---- 4. ResNet-like top-1 -------------------------------------------------------------
 
 def test_resnet_top1(tmp):
@@ -386,7 +419,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for t in (test_calibration_methods, test_calibration_option, test_fused_gemm_forms,
-                  test_ort_models, test_resnet_top1):
+                  test_dead_channel, test_ort_models, test_resnet_top1):
             print("--", t.__name__)
             t(tmp)
     if failures:

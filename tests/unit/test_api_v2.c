@@ -460,7 +460,7 @@ static void metadata_from_onnx_and_mopt(void **state) {
     mopt_model_destroy(m);
     char *text = read_text(path);
     assert_non_null(text);
-    assert_non_null(strstr(text, "format_minor: 2"));
+    assert_non_null(strstr(text, "format_minor: 3"));
     free(text);
     m = load_with(path, NULL, 0);
     unlink(path);

@@ -689,7 +689,8 @@ static int layer_crosses(const layer_state *l, double min_cos) {
  * the first one whose worst cosine is below min_cos is marked. n_own:
  * REF's own output count (its exposed tensors follow them). Returns 0 or 2. */
 static int per_layer_report(const side *ref0, const side *test0, const golden_set *sets,
-                            size_t n_sets, size_t n_own, double min_cos, FILE *out) {
+                            size_t n_sets, size_t n_own, double min_cos, FILE *out,
+                            compare_summary *sum) {
     side ref, test;
     memset(&ref, 0, sizeof ref);
     memset(&test, 0, sizeof test);
@@ -835,6 +836,24 @@ static int per_layer_report(const side *ref0, const side *test0, const golden_se
                 sets[ls[first].worst_set].name);
     else
         fprintf(out, "no compared tensor has cosine < %g\n", min_cos);
+    if (sum) { /* the compared tensors, for the caller (quantize-check's ranking) */
+        sum->layers = calloc(n ? n : 1, sizeof *sum->layers);
+        if (!sum->layers) {
+            rc = oom();
+            goto done;
+        }
+        for (size_t k = 0; k < n; k++) {
+            if (!ls[k].compared) continue;
+            compare_layer *cl = &sum->layers[sum->n_layers];
+            if (!(cl->name = strdup(ls[k].name))) {
+                rc = oom();
+                goto done;
+            }
+            cl->worst_cos = ls[k].worst_cos;
+            cl->mean_cos = ls[k].sum_cos / (double)ls[k].count;
+            sum->n_layers++;
+        }
+    }
 done:
     destroy_all(in, ref.n_in);
     destroy_all(rout, ref.n_out);
@@ -847,6 +866,15 @@ done:
     close_side(&test);
     close_side(&ref);
     return rc;
+}
+
+void compare_summary_free(compare_summary *sum) {
+    if (!sum) return;
+    for (size_t i = 0; i < sum->n_layers; i++)
+        free(sum->layers[i].name);
+    free(sum->layers);
+    sum->layers = NULL;
+    sum->n_layers = 0;
 }
 
 int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
@@ -1091,7 +1119,7 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
     }
     if (args->per_layer &&
         (rc = per_layer_report(&ref, &test, sets, n_sets, ref.n_out,
-                               args->layer_cosine > 0 ? args->layer_cosine : 0.99, out)) != 0)
+                               args->layer_cosine > 0 ? args->layer_cosine : 0.99, out, sum)) != 0)
         goto done;
     if (sum) {
         sum->rules = n_rules;

@@ -90,6 +90,13 @@ typedef struct compare_args {
     double layer_cosine; /* its threshold; 0: 0.99 */
 } compare_args;
 
+/* One tensor of the per-layer report (compare_args.per_layer): its name and
+ * cosine against REF, worst and mean over the golden sets. */
+typedef struct compare_layer {
+    char *name;
+    double worst_cos, mean_cos;
+} compare_layer;
+
 /* The figures a caller of compare_run gets back. */
 typedef struct compare_summary {
     double worst_cosine;  /* lowest worst-case cosine over the outputs (NaN: none) */
@@ -101,7 +108,11 @@ typedef struct compare_summary {
      * < 0 = violated, -INFINITY for NaN), the value and the rule's text */
     double margin, margin_value;
     char margin_rule[96];
+    compare_layer *layers; /* per_layer: the compared tensors in REF's order (malloc'd: */
+    size_t n_layers;       /* compare_summary_free) */
 } compare_summary;
+
+void compare_summary_free(compare_summary *sum);
 
 /* Runs the comparison, printing the table and the budget lines to out.
  * Returns 0 (the budget holds), 1 (violated) or 2 (an error, on stderr);

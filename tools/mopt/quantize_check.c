@@ -1,10 +1,15 @@
 /*
  * quantize_check.c — `mopt quantize-check` (issue 13): the per-layer INT8
  * fallback. Lists the nodes that run int8 under precision=int8 (the
- * profile's kernels), measures each one's sensitivity (that node alone
+ * profile's kernels). By default (--rank layers) it ranks them with one
+ * per-layer comparison of all-int8 against FP32 (expose_values: the error
+ * each node adds, 1 - cosine of its output less that of its inputs) and
+ * finds the fewest top-ranked fallbacks that hold the budget by bisection
+ * (about log2(N) + 2 golden-set comparisons instead of N + greedy steps).
+ * With --rank alone it measures each one's sensitivity (that node alone
  * quantized, every other one excluded, against FP32 on the golden set with
  * the budget's tightest rule, through compare_run), then excludes the most
- * sensitive nodes one by one until the budget holds, and reports the
+ * sensitive nodes one by one until the budget holds. It reports the
  * fallbacks, the metric and the speed they cost (p50 of all-int8, with the
  * fallbacks and FP32, interleaved rounds through bench/run.c). Writes the
  * options (precision, calibration, int8_exclude) as YAML; refuses (exit 1,
@@ -22,11 +27,14 @@
 #include "run.h"
 #include "stats.h"
 
+#define QN_MAX_IN 5
+
 typedef struct qnode {
     char *name;
     char op[48];
-    double margin, value; /* quantized alone */
+    double margin, value; /* quantized alone, or (--rank layers) the error it adds */
     int excluded;
+    char *out_name, *in_names[QN_MAX_IN]; /* its values in the int8 graph */
 } qnode;
 
 typedef struct qc {
@@ -37,8 +45,11 @@ typedef struct qc {
     int n_sets;
     int64_t max_fallbacks; /* -1: half the nodes, rounded up */
     int64_t runs;
+    int rank_alone; /* --rank alone: each node's sensitivity measured on its own */
     qnode *nodes;
     size_t n_nodes;
+    qnode *graph; /* every node of the int8 graph, in order (--rank layers) */
+    size_t n_graph;
     char **input_names, **input_paths; /* the first golden set's inputs */
     size_t n_inputs;
 } qc;
@@ -66,7 +77,7 @@ static char *exclude_list(const qc *q, long only) {
 
 /* compare_run of FP32 (REF) against int8 with int8_exclude=exclude (TEST),
  * its table thrown away. 0 holds, 1 violated, 2 error. */
-static int check(const qc *q, const char *exclude, compare_summary *sum) {
+static int check_run(const qc *q, const char *exclude, int per_layer, compare_summary *sum) {
     const char *test[5];
     char *ex = NULL;
     int n = 0;
@@ -96,12 +107,17 @@ static int check(const qc *q, const char *exclude, compare_summary *sum) {
     a.n_ref = 1;
     a.test_sets = test;
     a.n_test = n;
+    a.per_layer = per_layer;
     FILE *sink = tmpfile();
     int rc = sink ? compare_run(&a, sink, sum) : EXIT_USAGE;
     if (!sink) fprintf(stderr, "mopt: cannot create a temporary file\n");
     if (sink) fclose(sink);
     free(ex);
     return rc;
+}
+
+static int check(const qc *q, const char *exclude, compare_summary *sum) {
+    return check_run(q, exclude, 0, sum);
 }
 
 /* A bench configuration of the model on the first golden set's inputs. */
@@ -171,6 +187,80 @@ static int find_inputs(qc *q) {
     return rc;
 }
 
+/* Every node of the int8 graph m with its value names (NULL: absent). */
+static int graph_values(const mopt_model *m, qc *q) {
+    size_t n = mopt_model_node_count(m);
+    if (!(q->graph = calloc(n + 1, sizeof *q->graph))) return oom();
+    for (size_t i = 0; i < n; i++, q->n_graph++) {
+        qnode *d = &q->graph[i];
+        const char *v = mopt_model_node_name(m, i);
+        if (!(d->name = strdup(v ? v : ""))) return oom();
+        if ((v = mopt_model_node_value(m, i, MOPT_OUTPUT, 0)) && !(d->out_name = strdup(v)))
+            return oom();
+        for (size_t k = 0; k < QN_MAX_IN; k++)
+            if ((v = mopt_model_node_value(m, i, MOPT_INPUT, k)) && !(d->in_names[k] = strdup(v)))
+                return oom();
+    }
+    return 0;
+}
+
+static void qnode_free(qnode *d) {
+    free(d->name);
+    free(d->out_name);
+    for (size_t k = 0; k < QN_MAX_IN; k++)
+        free(d->in_names[k]);
+}
+
+/* 1 - the mean cosine of tensor `name` in the per-layer report (0: not
+ * there, e.g. a model input or a weight). */
+static double layer_error(const compare_summary *s, const char *name) {
+    for (size_t i = 0; name && i < s->n_layers; i++)
+        if (strcmp(s->layers[i].name, name) == 0)
+            return isnan(s->layers[i].mean_cos) ? 1.0 : 1.0 - s->layers[i].mean_cos;
+    return 0.0;
+}
+
+/* --rank layers: one per-layer comparison of all-int8 against FP32. Along
+ * the graph, each node adds the error e(output) - max e(inputs), e = 1 -
+ * cosine; an int8 node is charged its own, another node's goes to the int8
+ * node its worst input comes from (a log or a softmax after an int8 product
+ * shows that product's error, which the cosine of its own output hides).
+ * A node's margin is minus its charge: the most sensitive sorts first. */
+static int rank_layers(qc *q) {
+    compare_summary s;
+    int rc = check_run(q, NULL, 1, &s);
+    long *owner = calloc(q->n_graph + 1, sizeof *owner);
+    if (rc == EXIT_USAGE || !owner) {
+        compare_summary_free(&s);
+        free(owner);
+        return rc == EXIT_USAGE ? rc : oom();
+    }
+    for (size_t i = 0; i < q->n_nodes; i++)
+        q->nodes[i].value = 0;
+    for (size_t j = 0; j < q->n_graph; j++) {
+        const qnode *g = &q->graph[j];
+        double in = 0;
+        const char *worst = NULL;
+        for (size_t k = 0; k < QN_MAX_IN; k++) {
+            double e = layer_error(&s, g->in_names[k]);
+            if (g->in_names[k] && (!worst || e > in)) in = e, worst = g->in_names[k];
+        }
+        double added = fmax(layer_error(&s, g->out_name) - in, 0.0);
+        owner[j] = -1;
+        for (size_t i = 0; i < q->n_nodes && owner[j] < 0; i++)
+            if (strcmp(q->nodes[i].name, g->name) == 0) owner[j] = (long)i;
+        for (size_t p = 0; owner[j] < 0 && worst && p < j; p++) /* the producer's owner */
+            if (q->graph[p].out_name && strcmp(q->graph[p].out_name, worst) == 0)
+                owner[j] = owner[p];
+        if (owner[j] >= 0) q->nodes[owner[j]].value += added;
+    }
+    for (size_t i = 0; i < q->n_nodes; i++)
+        q->nodes[i].margin = -q->nodes[i].value;
+    free(owner);
+    compare_summary_free(&s);
+    return 0;
+}
+
 /* The nodes that run int8 under precision=int8: one profiled run. */
 static int list_int8_nodes(qc *q) {
     bench_config g;
@@ -198,6 +288,7 @@ static int list_int8_nodes(qc *q) {
         snprintf(d->op, sizeof d->op, "%s", op);
         q->n_nodes++;
     }
+    if (!rc) rc = graph_values(bench_live_model(l), q);
     if (l) bench_close(l, &r);
     bench_result_free(&r);
     bench_config_free(&g);
@@ -301,7 +392,55 @@ static int run(qc *q) {
     size_t n_fb = 0;
     int holds = rc == 0;
     double final_value = all.margin_value;
-    if (!holds) {
+    if (!holds && !q->rank_alone) {
+        /* rank by the error each node adds in one per-layer run, then find the
+         * fewest top-ranked fallbacks that hold the budget by bisection */
+        if ((rc = rank_layers(q)) != 0) return rc;
+        qsort(q->nodes, q->n_nodes, sizeof *q->nodes, by_margin);
+        fprintf(q->out,
+                "\nranking (one per-layer run of all-int8 against FP32: the error each node "
+                "adds, 1 - cosine of its output less that of its inputs, with the error of "
+                "the float nodes it feeds):\n");
+        fprintf(q->out, "  %-32s %-22s %s\n", "node", "op", "error added");
+        for (size_t i = 0; i < q->n_nodes; i++)
+            fprintf(q->out, "  %-32s %-22s %.4g\n", q->nodes[i].name, q->nodes[i].op,
+                    q->nodes[i].value);
+        if (max_fb > q->n_nodes) max_fb = q->n_nodes;
+        fprintf(q->out, "\nbisection over the top of the ranking (at most %zu of %zu nodes):\n",
+                max_fb, q->n_nodes);
+        size_t lo = 0, hi = max_fb; /* lo violates; hi is tried first */
+        int hi_holds = 0;
+        double hi_value = all.margin_value;
+        compare_summary hs = all;
+        for (int first = 1; first || hi - lo > 1; first = 0) {
+            size_t mid = first ? hi : lo + (hi - lo) / 2;
+            for (size_t i = 0; i < q->n_nodes; i++)
+                q->nodes[i].excluded = i < mid;
+            char *ex = exclude_list(q, -1);
+            if (!ex) return oom();
+            rc = mid ? check(q, ex, &s) : 1;
+            if (!mid) s = all;
+            free(ex);
+            if (rc == EXIT_USAGE) return rc;
+            fprintf(q->out, "  top %-3zu in %s -> %s is %.6g (%s)\n", mid,
+                    strcmp(q->fallback, "bf16") == 0 ? "BF16" : "FP32", s.margin_rule,
+                    s.margin_value, rc == 0 ? "holds" : "violated");
+            if (rc == 0) {
+                hi = mid, hi_holds = 1, hi_value = s.margin_value, hs = s;
+            } else if (first) {
+                hi_value = s.margin_value, hs = s;
+                break; /* even the most fallbacks allowed do not hold */
+            } else {
+                lo = mid;
+            }
+        }
+        for (size_t i = 0; i < q->n_nodes; i++)
+            q->nodes[i].excluded = i < hi;
+        n_fb = hi;
+        holds = hi_holds;
+        final_value = hi_value;
+        s = hs;
+    } else if (!holds) {
         /* sensitivity: each node quantized alone */
         for (size_t i = 0; i < q->n_nodes; i++) {
             char *ex = exclude_list(q, (long)i);
@@ -354,8 +493,9 @@ static int run(qc *q) {
             n_fb ? ":" : " (all-int8 meets the budget)");
     for (size_t i = 0; i < q->n_nodes; i++)
         if (q->nodes[i].excluded)
-            fprintf(q->out, "    %-32s %-22s alone int8: %.6g\n", q->nodes[i].name, q->nodes[i].op,
-                    q->nodes[i].value);
+            fprintf(q->out, "    %-32s %-22s %s %.6g\n", q->nodes[i].name, q->nodes[i].op,
+                    q->rank_alone ? "alone int8:" : "error added:", q->nodes[i].value);
+    fprintf(q->out, "  still int8: %zu of %zu nodes\n", q->n_nodes - n_fb, q->n_nodes);
     fprintf(q->out, "  final: %s is %.6g (budget holds)\n", n_fb ? s.margin_rule : all.margin_rule,
             final_value);
     double p50[N_SPEED];
@@ -411,6 +551,11 @@ int cmd_quantize_check(int argc, char **argv) {
                 rc = usage_error("--fallback %s: expected fp32 or bf16", v);
             else if (r > 0)
                 q.fallback = v;
+        } else if ((r = flag_value(argc, argv, &i, "--rank", &v)) != 0) {
+            if (r > 0 && strcmp(v, "layers") != 0 && strcmp(v, "alone") != 0)
+                rc = usage_error("--rank %s: expected layers or alone", v);
+            else if (r > 0)
+                q.rank_alone = strcmp(v, "alone") == 0;
         } else if ((r = flag_value(argc, argv, &i, "--max-fallbacks", &v)) != 0) {
             if (r > 0 && (!parse_i64(v, &x) || x < 0))
                 rc = usage_error("--max-fallbacks %s: expected a number >= 0", v);
@@ -441,7 +586,10 @@ int cmd_quantize_check(int argc, char **argv) {
     if (fflush(q.out) != 0 && !rc) rc = EXIT_USAGE;
     if (q.out != stdout && fclose(q.out) != 0 && !rc) rc = EXIT_USAGE;
     for (size_t i = 0; i < q.n_nodes; i++)
-        free(q.nodes[i].name);
+        qnode_free(&q.nodes[i]);
+    for (size_t i = 0; i < q.n_graph; i++)
+        qnode_free(&q.graph[i]);
+    free(q.graph);
     free(q.nodes);
     for (size_t i = 0; i < q.n_inputs; i++) {
         if (q.input_names) free(q.input_names[i]);

@@ -147,7 +147,7 @@ with tempfile.TemporaryDirectory() as tmp:
     print(r.stdout)
     check(r.returncode == 0, "quantize-check exits 0", r)
     rep = r.stdout.split("fallback report:")[-1]
-    fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
+    fell = re.findall(r"^    (\S+)\s+\S+\s+(?:alone int8|error added):", rep, re.M)
     check(fell == ["mel"], "the report names mel only (%s)" % fell, r)
     check(re.search(r"speed p50: all-int8 [\d.]+ ms, with fallbacks [\d.]+ ms \(FP32\) / "
                     r"[\d.]+ ms \(BF16\), fp32 [\d.]+ ms", rep) is not None,
@@ -180,9 +180,23 @@ with tempfile.TemporaryDirectory() as tmp:
     r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--calibration",
              calib, "--runs", "0")
     rep = r.stdout.split("fallback report:")[-1]
-    fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
+    fell = re.findall(r"^    (\S+)\s+\S+\s+(?:alone int8|error added):", rep, re.M)
     check(r.returncode == 0 and fell == ["mel"] and "StaticQMatMul" in r.stdout,
           "static int8: mel falls back (%s)" % fell, r)
+
+    # the ranking: one per-layer run charges mel (its error shows after the log that
+    # follows it) and the bisection confirms; --rank alone (one run per node) agrees
+    check(re.search(r"^ranking .*\n.*\n  mel\s", r.stdout, re.M) is not None and
+          re.search(r"^  top 1 .* \(holds\)", r.stdout, re.M) is not None,
+          "--rank layers puts mel first and the bisection holds with the top 1", r)
+    r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--calibration",
+             calib, "--runs", "0", "--rank", "alone")
+    rep = r.stdout.split("fallback report:")[-1]
+    fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
+    check(r.returncode == 0 and fell == ["mel"] and "sensitivity (that node alone" in r.stdout,
+          "--rank alone: mel falls back (%s)" % fell, r)
+    r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--rank", "random")
+    check(r.returncode == 2 and "--rank random" in r.stderr, "--rank random is a usage error", r)
 
     # BF16 fallback: int8_fallback=bf16 runs the excluded node on a bf16 kernel
     with open(opts, "w") as f:
@@ -193,11 +207,39 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0 and re.search(r"int8_exclude: node 'mel' \(\S+\) runs BF16", r.stderr) and
           k_bf.get("dft") == "onednn-int8" and "int8" not in k_bf.get("mel", "int8"),
           "int8_fallback=bf16: mel runs BF16 (%s), dft int8" % k_bf, r)
+    # a .mopt file keeps the BF16 fallback (format_minor 3), and an FP32 one says fp32
+    for fb in ("bf16", "fp32"):
+        with open(opts, "w") as f:
+            f.write('precision: int8\nint8_exclude: "mel"\nint8_fallback: %s\n' % fb)
+        saved = os.path.join(tmp, "fallback_%s.mopt" % fb)
+        r = mopt("optimize", model, "--options", opts, "-o", saved)
+        head = open(saved, "rb").read(4096) if r.returncode == 0 else b""
+        check(r.returncode == 0 and ("int8_fallback: \"%s\"" % fb).encode() in head,
+              "optimize with int8_fallback=%s records it in the .mopt" % fb, r)
+        r = mopt("run", saved, "--input", "frames=" + frames, "--output-dir", tmp, env=env)
+        k_s = kernels(r.stderr)
+        check(r.returncode == 0 and
+              re.search(r"int8_exclude: node 'mel' \(\S+\) runs %s" % fb.upper(), r.stderr) and
+              k_s.get("dft") == "onednn-int8" and "int8" not in k_s.get("mel", "int8"),
+              "the saved .mopt runs mel %s (%s), dft int8" % (fb.upper(), k_s), r)
+    # an unknown int8_fallback in a .mopt (header checksum recomputed) is refused by name
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "tests", "hostile"))
+    import gen_hostile_mopt as H
+    with open(saved, "rb") as f:
+        magic, yaml, start, data = H.split(f.read())
+    bad = os.path.join(tmp, "bad_fallback.mopt")
+    with open(bad, "wb") as f:
+        f.write(H.assemble(magic, yaml.replace(b'int8_fallback: "fp32"', b'int8_fallback: "fp64"'),
+                           start, data))
+    r = mopt("run", bad, "--input", "frames=" + frames, "--output-dir", tmp)
+    check(r.returncode != 0 and "int8_fallback 'fp64'" in r.stderr,
+          "a .mopt with int8_fallback fp64 is refused, naming it", r)
     out_bf = os.path.join(tmp, "fallback_bf16.yaml")
     r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--fallback", "bf16",
              "-o", out_bf, "--runs", "0")
     rep = r.stdout.split("fallback report:")[-1]
-    fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
+    fell = re.findall(r"^    (\S+)\s+\S+\s+(?:alone int8|error added):", rep, re.M)
     check(r.returncode == 0 and fell == ["mel"] and "fell back to BF16" in rep and
           os.path.exists(out_bf) and "int8_fallback: bf16" in open(out_bf).read(),
           "quantize-check --fallback bf16: mel in BF16 holds the budget, options say so", r)
