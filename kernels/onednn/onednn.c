@@ -500,10 +500,12 @@ static bool td_fits(const onednn_td *t, const char *what) {
 }
 
 static bool matmul_valid(const onednn_matmul_desc *d) {
-    return int8_ok(d) && d->a.ndims >= 2 && d->a.ndims <= ONEDNN_MAX_DIMS &&
-           d->b.ndims == d->a.ndims && d->y.ndims == d->a.ndims && !td_empty(&d->a) &&
-           !td_empty(&d->b) && !td_empty(&d->y) && td_fits(&d->a, "A") && td_fits(&d->b, "B") &&
-           td_fits(&d->y, "Y") && (!d->has_bias || td_fits(&d->bias, "bias")) &&
+    bool bf16_io = d->a_bf16 || d->res_bf16 || d->y_bf16;
+    return int8_ok(d) && (!bf16_io || d->prec == ONEDNN_BF16) && d->a.ndims >= 2 &&
+           d->a.ndims <= ONEDNN_MAX_DIMS && d->b.ndims == d->a.ndims && d->y.ndims == d->a.ndims &&
+           !td_empty(&d->a) && !td_empty(&d->b) && !td_empty(&d->y) && td_fits(&d->a, "A") &&
+           td_fits(&d->b, "B") && td_fits(&d->y, "Y") &&
+           (!d->has_bias || td_fits(&d->bias, "bias")) &&
            (!d->has_residual || td_fits(&d->residual, "residual"));
 }
 
@@ -563,8 +565,9 @@ static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_m
     dnnl_data_type_t dt = dt_of(d->prec);
     bool int8 = d->prec == ONEDNN_INT8;
     bool ok;
-    if (d->prec == ONEDNN_F32)
-        ok = md_strided(&a, &d->a, dnnl_f32);
+    bool bf = d->prec == ONEDNN_BF16;
+    if (d->prec == ONEDNN_F32 || (bf && d->a_bf16))
+        ok = md_strided(&a, &d->a, bf ? dnnl_bf16 : dnnl_f32);
     else if (int8) /* quantized by us, per row, into a dense u8 buffer */
         ok = md_dense(&a, d->a.ndims, d->a.dims, dnnl_u8);
     else
@@ -573,10 +576,11 @@ static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_m
         b = *wmd;
     else if (ok)
         ok = md_any(&b, d->b.ndims, d->b.dims, dt);
-    if (ok) ok = md_strided(&y, &d->y, dnnl_f32);
+    if (ok) ok = md_strided(&y, &d->y, bf && d->y_bf16 ? dnnl_bf16 : dnnl_f32);
     bool has_bias = d->has_bias && !int8;
     if (ok && has_bias) ok = md_strided(&bias, &d->bias, dnnl_f32);
-    if (ok && d->has_residual) ok = md_strided(&res, &d->residual, dnnl_f32);
+    if (ok && d->has_residual)
+        ok = md_strided(&res, &d->residual, bf && d->res_bf16 ? dnnl_bf16 : dnnl_f32);
     if (!ok) return NULL;
     /* oneDNN scales the bias with the product: with alpha != 1 the bias is
      * added by a binary post-op instead */
@@ -1178,7 +1182,9 @@ static int64_t rows_grain(int64_t width) { return width >= 16384 ? 1 : 16384 / w
 static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
                                 const onednn_weights *w, const float *b) {
     dnnl_memory_desc_t plain_b, user_a;
-    if (!matmul_plain_b(d, &plain_b) || !md_strided(&user_a, &d->a, dnnl_f32))
+    bool bf = d->prec == ONEDNN_BF16;
+    if (!matmul_plain_b(d, &plain_b) ||
+        !md_strided(&user_a, &d->a, bf && d->a_bf16 ? dnnl_bf16 : dnnl_f32))
         return MOPT_ERR_UNSUPPORTED;
     dnnl_primitive_desc_t pd = NULL;
     const dnnl_memory_desc_t *wmd = NULL;
@@ -1223,7 +1229,8 @@ static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
     dnnl_memory_desc_t md;
     if (ok && d->has_bias) ok = md_strided(&md, &d->bias, dnnl_f32) && mem_new(&e->bias, &md);
     if (ok && d->has_residual)
-        ok = md_strided(&md, &d->residual, dnnl_f32) && mem_new(&e->bin, &md);
+        ok = md_strided(&md, &d->residual, bf && d->res_bf16 ? dnnl_bf16 : dnnl_f32) &&
+             mem_new(&e->bin, &md);
     dnnl_primitive_desc_destroy(pd);
     return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }

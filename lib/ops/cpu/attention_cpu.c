@@ -4,8 +4,9 @@
  * ("cpu-avx512", "cpu-avx2", and "cpu" for portable C), listed best first in
  * lib/ops/impls.c. A tier's supports checks the CPU (cpu_get()); each keeps
  * a per-session workspace (ctx->scratch) grown to the largest shape seen, so
- * that steady-state runs allocate nothing. On a node of precision bf16 with
- * AVX512-BF16, "cpu-avx512" runs the bf16-product variant of the kernel.
+ * that steady-state runs allocate nothing. On a node of precision bf16 or
+ * int8 with AVX512-BF16, "cpu-avx512" runs the bf16-product variant of the
+ * kernel.
  */
 #include "core/alloc.h"
 #include "core/cpu.h"
@@ -87,7 +88,10 @@ static mopt_status fused_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
 
 static mopt_status avx512_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
-    if (ctx->precision == OP_PREC_BF16 && cpu_get()->avx512_bf16)
+    /* int8 nodes too: their matmuls are int8, attention has no int8 kernel
+     * and its bf16 products beat f32 (issue 11) */
+    if ((ctx->precision == OP_PREC_BF16 || ctx->precision == OP_PREC_INT8) &&
+        cpu_get()->avx512_bf16)
         return fused_run(ctx, in, n_in, out, cpu_attention_bf16_avx512,
                          cpu_attention_bf16_avx512_scratch);
     return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx512,
