@@ -8,6 +8,7 @@
 #define ATTN_VLEN 16
 #define ATTN_BF16 1
 #define ATTN_FN cpu_attention_bf16_avx512
+#define ATTN_IO_FN cpu_attention_bf16io_avx512
 #define ATTN_SCRATCH_FN cpu_attention_bf16_avx512_scratch
 #include "kernels/cpu/attention_impl.h"
 #else
@@ -16,6 +17,11 @@
 bool cpu_attention_bf16_avx512(const attn_params *p, const float *Q, const float *K, const float *V,
                                float *O, int threads) {
     (void)p, (void)Q, (void)K, (void)V, (void)O, (void)threads;
+    return false;
+}
+bool cpu_attention_bf16io_avx512(const attn_params *p, const void *Q, const void *K, const void *V,
+                                 void *O, unsigned io, int threads) {
+    (void)p, (void)Q, (void)K, (void)V, (void)O, (void)io, (void)threads;
     return false;
 }
 size_t cpu_attention_bf16_avx512_scratch(const attn_params *p, size_t *tile_bytes) {

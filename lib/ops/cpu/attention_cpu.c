@@ -40,6 +40,16 @@ static bool portable_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
 
 typedef bool (*fused_fn)(const attn_params *, const float *, const float *, const float *, float *,
                          int);
+
+/* The bf16 kernel on bf16-stored Q, K, V, O (storage plan): which of them */
+static unsigned bf16_io_mask(const op_tensor *in, const op_tensor *out) {
+    unsigned io = 0;
+    for (int k = 0; k < 3; k++)
+        if (in[k].dtype == MOPT_DTYPE_BF16) io |= 1u << k;
+    if (out[0].dtype == MOPT_DTYPE_BF16) io |= CPU_ATTN_IO_O;
+    return io;
+}
+
 typedef size_t (*scratch_fn)(const attn_params *p, size_t *tile_bytes);
 
 /* The per-session workspace (ctx->scratch). */
@@ -55,8 +65,9 @@ static void work_release(void *w) {
     mopt_free(aw);
 }
 
+/* Runs fn, or with io (CPU_ATTN_IO_*) the bf16 kernel on bf16-stored tensors. */
 static mopt_status fused_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                             fused_fn fn, scratch_fn sfn) {
+                             fused_fn fn, scratch_fn sfn, unsigned io) {
     attn_params p;
     mopt_status st = ops_attention_kernel_params(ctx, in, n_in, &p);
     if (st) return st;
@@ -81,7 +92,9 @@ static mopt_status fused_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
             p.work_per_thread = per;
         }
     }
-    if (!fn(&p, in[0].data, in[1].data, in[2].data, out[0].data, threads))
+    if (io ? !cpu_attention_bf16io_avx512(&p, in[0].data, in[1].data, in[2].data, out[0].data, io,
+                                          threads)
+           : !fn(&p, in[0].data, in[1].data, in[2].data, out[0].data, threads))
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for attention tiles");
     return MOPT_OK;
 }
@@ -91,29 +104,37 @@ static mopt_status avx512_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     /* int8 nodes too: their matmuls are int8, attention has no int8 kernel
      * and its bf16 products beat f32 (issue 11) */
     if ((ctx->precision == OP_PREC_BF16 || ctx->precision == OP_PREC_INT8) &&
-        cpu_get()->avx512_bf16)
+        cpu_get()->avx512_bf16) {
         return fused_run(ctx, in, n_in, out, cpu_attention_bf16_avx512,
-                         cpu_attention_bf16_avx512_scratch);
-    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx512,
-                     cpu_attention_f32_avx512_scratch);
+                         cpu_attention_bf16_avx512_scratch, bf16_io_mask(in, out));
+    }
+    if (bf16_io_mask(in, out)) return MOPT_ERR_UNSUPPORTED;
+    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx512, cpu_attention_f32_avx512_scratch,
+                     0);
 }
 
 static mopt_status avx2_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
-    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx2, cpu_attention_f32_avx2_scratch);
+    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx2, cpu_attention_f32_avx2_scratch, 0);
 }
 
 static mopt_status portable_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
     return fused_run(ctx, in, n_in, out, cpu_attention_f32_portable,
-                     cpu_attention_f32_portable_scratch);
+                     cpu_attention_f32_portable_scratch, 0);
+}
+
+/* bf16 storage of Q, K, V and O on nodes of precision bf16 (AVX512-BF16) */
+static bool avx512_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k) {
+    return ctx->precision == OP_PREC_BF16 && cpu_get()->avx512_bf16 && (output ? k == 0 : k < 3);
 }
 
 const op_impl ops_impl_cpu_attention_avx512 = {.name = "cpu-avx512",
                                                .backend = "cpu",
                                                .supports = avx512_supports,
                                                .run = avx512_run,
-                                               .release_scratch = work_release};
+                                               .release_scratch = work_release,
+                                               .bf16_io = avx512_bf16_io};
 const op_impl ops_impl_cpu_attention_avx2 = {.name = "cpu-avx2",
                                              .backend = "cpu",
                                              .supports = avx2_supports,
