@@ -86,10 +86,14 @@ class Builder:
         return self.node("Gemm", [x, w, self.bias(classes)], transB=1)
 
     def model(self, name, x_in, y, hw, channels=3):
-        graph = helper.make_graph(
-            self.nodes, name,
+        return self.finish(
+            name,
             [helper.make_tensor_value_info(x_in, TensorProto.FLOAT, ["batch", channels, hw, hw])],
-            [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", None])], self.inits)
+            [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", None])])
+
+    def finish(self, name, inputs, outputs):
+        """The checked model of the nodes so far, with these input/output infos."""
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="libmopt bench/genmodels.py",
                               producer_version=str(VERSION))
@@ -219,15 +223,8 @@ def bert_encoder(seed=4, hidden=256, heads=4, ffn=1024, layers=4, vocab=1000, ma
         x = layernorm(b.node("Add", [linear(h, ffn, hidden), x]))
     ids = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"])
            for n in ("input_ids", "attention_mask")]
-    graph = helper.make_graph(
-        b.nodes, "bert_encoder_%d" % hidden, ids,
-        [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", "seq", hidden])], b.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="libmopt bench/genmodels.py",
-                              producer_version=str(VERSION))
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return b.finish("bert_encoder_%d" % hidden, ids, [
+        helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", "seq", hidden])])
 
 
 GENERATORS = {
