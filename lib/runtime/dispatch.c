@@ -279,6 +279,13 @@ mopt_status rt_plan_storage(mopt_model *m) {
             if (n->inputs[k] >= 0 && (k >= 32 || !(m->plans[i].bf16_in >> k & 1u)))
                 store[n->inputs[k]] = false;
     }
+    bool kept = false;
+    for (int32_t v = 0; v < g->n_values && !kept; v++)
+        kept = store[v];
+    if (!kept) { /* e.g. oneDNN without AVX-512: its matmuls run f32 */
+        mopt_free(store);
+        return MOPT_OK;
+    }
     m->bf16_store = store;
     if (m->config.verbose) {
         int32_t stored, to_bf16, to_f32;
