@@ -13,6 +13,13 @@ parallelism, so use it for 1-thread comparisons only.
     python3 bench/cputime.py                     # every model, ORT column
     python3 bench/cputime.py det crnn --rounds 30
     MOPT_LIBRARY=/path/to/other/libmopt.so python3 bench/cputime.py   # A/B between builds
+    python3 bench/cputime.py --encoders h256 --mopt-config precision=fp32 \
+        --mopt-config precision=bf16 --mopt-config precision=int8 --openvino-default
+
+--encoders times the BERT-like encoders of issue 11 (bench/genmodels.py
+bert256 / bert768) instead of the suite. With several --mopt-config columns
+(or --openvino-default) every column is printed with its ratio to ORT and
+the cosine of its output against the first libmopt column.
 
 OpenVINO's worker threads spin after its runs and their CPU time lands on the
 next run in the process: with --openvino every other column is inflated
@@ -35,6 +42,18 @@ import genmodels  # noqa: E402
 import realmodels as R  # noqa: E402
 
 
+def print_wide(label, rounds, med, first):
+    """Every column of one model: CPU ms, ratio to ORT, cosine vs the first
+    libmopt column's output."""
+    ref = next(k for k in med if k.startswith("mopt"))
+    ort = med.get("onnxruntime")
+    print("%s, %d rounds (CPU ms per run, median)" % (label, rounds))
+    for k, v in med.items():
+        cos = min(compare.difference(a, b)["cosine"] for a, b in zip(first[k], first[ref]))
+        print("  %-34s %9.3f  x ORT %s  cosine vs %s %.6f"
+              % (k, v, "%.3f" % (v / ort) if ort else "-", ref, cos), flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("only", nargs="*", help="models whose label contains one of these")
@@ -42,11 +61,19 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=1.0,
                     help="seconds of rounds per model beyond the minimum (1, at most 200 rounds)")
     ap.add_argument("--openvino", action="store_true", help="add OpenVINO f32 (see above)")
+    ap.add_argument("--openvino-default", action="store_true",
+                    help="add OpenVINO at its default precision (bf16 on AVX512-BF16 CPUs)")
+    ap.add_argument("--mopt-config", action="append", default=[], metavar="K=V,K=V",
+                    help="a libmopt column (repeatable; default one with no options)")
+    ap.add_argument("--encoders", action="store_true",
+                    help="the BERT-like encoders (realmodels.ENCODERS) instead of the suite")
     ap.add_argument("--out", default=str(BENCH.parent / "build" / "bench-realmodels"),
                     help="folder of the generated models (as realmodels.py)")
     args = ap.parse_args(argv)
     only = [o.lower() for o in args.only]
-    entries = [e for e in R.SUITE if not only or any(o in e.label.lower() for o in only)]
+    configs = [compare.parse_kv_list(c, "--mopt-config") for c in args.mopt_config] or [{}]
+    wide = len(configs) > 1 or args.openvino_default
+    entries = [e for e in (R.ENCODERS if args.encoders else R.SUITE) if not only or any(o in e.label.lower() for o in only)]
     files, missing = R.wheel_files(sorted({e.member for e in entries if e.member}))
     for m in missing:
         print("not downloaded: " + m)
@@ -63,18 +90,20 @@ def main(argv=None):
             str(path), providers=["CPUExecutionProvider"]).get_inputs()]
         feeds = {k: np.require(v, requirements="C")
                  for k, v in e.feeds(R.RR.Context(files, ort, names)).items()}
-        systems = compare.make_mopt_systems(path, [{}], 1)
+        systems = compare.make_mopt_systems(path, configs, 1)
         if systems[0].error:
             print("%-28s libmopt failed: %s" % (e.label, systems[0].error))
             continue
         outs = [o.name for o in systems[0].model.outputs]
         systems = compare.add_other_systems(systems, path, 1, outs, feeds, ort=True,
-                                            openvino=args.openvino)
-        systems = [s for s in systems
-                   if s.error is None and not s.label.startswith("openvino[default")]
+                                            openvino=args.openvino or args.openvino_default)
+        systems = [s for s in systems if s.error is None and (
+            args.openvino or not s.label.startswith("openvino[f32")) and (
+            args.openvino_default or not s.label.startswith("openvino[default"))]
+        first = {}
         for s in systems:
-            for _ in range(2):
-                s.run(feeds)
+            first[s.label] = s.run(feeds)
+            s.run(feeds)
         cpu = {s.label: [] for s in systems}
         end, i = time.time() + args.budget, 0
         while i < args.rounds or (time.time() < end and i < 200):
@@ -84,6 +113,8 @@ def main(argv=None):
                 cpu[s.label].append((time.process_time() - c0) * 1e3)
             i += 1
         med = {k: float(np.median(v)) for k, v in cpu.items()}
+        if wide:
+            print_wide(e.label, i, med, first)
         m = next(k for k in med if k.startswith("mopt"))
         row = {"model": e.label, "mopt": med[m], "ort": med.get("onnxruntime"),
                "ov": med.get("openvino[f32]")}

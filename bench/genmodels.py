@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """genmodels.py — generated CNN benchmark models, built with the onnx helper
 API and seeded random weights (no torch): a ResNet-18-like and a
-MobileNetV3-Large-like classifier at 224x224 with a symbolic batch, and a tiny
-MobileNet-style model for the harness test. They are written into a folder
+MobileNetV3-Large-like classifier at 224x224 with a symbolic batch, a tiny
+MobileNet-style model for the harness test, and BERT-like encoders (hidden 256
+and 768, 4 layers, symbolic batch and seq up to 128). They are written into a folder
 outside the source tree (the build folder; ~47 MB and ~22 MB), never
 committed, and rebuilt only when missing or made by another generator version.
 
@@ -85,10 +86,14 @@ class Builder:
         return self.node("Gemm", [x, w, self.bias(classes)], transB=1)
 
     def model(self, name, x_in, y, hw, channels=3):
-        graph = helper.make_graph(
-            self.nodes, name,
+        return self.finish(
+            name,
             [helper.make_tensor_value_info(x_in, TensorProto.FLOAT, ["batch", channels, hw, hw])],
-            [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", None])], self.inits)
+            [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", None])])
+
+    def finish(self, name, inputs, outputs):
+        """The checked model of the nodes so far, with these input/output infos."""
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="libmopt bench/genmodels.py",
                               producer_version=str(VERSION))
@@ -154,11 +159,82 @@ def mobilenetv3(seed=2, hw=224, classes=1000, table=MBV3_LARGE, last=960, hidden
     return b.model("mobilenetv3_like", "input", b.head(x, hidden, classes), hw)
 
 
+def bert_encoder(seed=4, hidden=256, heads=4, ffn=1024, layers=4, vocab=1000, max_pos=128):
+    """BERT-base-like encoder as a PyTorch export lays it out: word + position
+    embeddings (positions sliced to the input's length), LayerNorm, then per
+    layer Q/K/V MatMul + Add, Reshape [0, 0, heads, head_dim], Transpose,
+    Q.K^T / sqrt(head_dim) + additive mask, Softmax, .V, output projection,
+    residual Add + LayerNorm, FFN with the erf GELU, residual + LayerNorm.
+    Weights normal with std 1/sqrt(fan_in); inputs input_ids and
+    attention_mask (int64, [batch, seq]); output the last hidden state."""
+    b = Builder(seed)
+    d = hidden // heads
+
+    def const(arr, kind="c"):
+        n = b.name(kind)
+        b.inits.append(numpy_helper.from_array(np.asarray(arr), n))
+        return n
+
+    def linear(x, cin, cout):
+        n = b.name("w")
+        w = b.rng.standard_normal([cin, cout]) * np.sqrt(1.0 / cin)
+        b.inits.append(numpy_helper.from_array(w.astype(np.float32), n))
+        return b.node("Add", [b.bias(cout), b.node("MatMul", [x, n])])
+
+    def layernorm(x):
+        g = const((1.0 + 0.1 * b.rng.standard_normal(hidden)).astype(np.float32), "ln_w")
+        return b.node("LayerNormalization", [x, g, b.bias(hidden)], axis=-1, epsilon=1e-12)
+
+    def emb(rows, kind):
+        n = b.name(kind)
+        b.inits.append(numpy_helper.from_array(
+            b.rng.standard_normal([rows, hidden]).astype(np.float32), n))
+        return n
+
+    seq = b.node("Slice", [b.node("Shape", ["input_ids"]), const(np.array([1], np.int64)),
+                           const(np.array([2], np.int64))])
+    pos = b.node("Slice", [const(np.arange(max_pos, dtype=np.int64)),
+                           const(np.array([0], np.int64)), seq])
+    x = b.node("Add", [b.node("Gather", [emb(vocab, "word"), "input_ids"]),
+                       b.node("Gather", [emb(max_pos, "pos"), pos])])
+    x = layernorm(x)
+    m = b.node("Cast", [b.node("Unsqueeze", ["attention_mask", const(np.array([1, 2], np.int64))])],
+               to=TensorProto.FLOAT)
+    mask = b.node("Mul", [b.node("Sub", [const(np.array(1.0, np.float32)), m]),
+                          const(np.array(-10000.0, np.float32))])
+    split = const(np.array([0, 0, heads, d], np.int64))
+    merge = const(np.array([0, 0, hidden], np.int64))
+    for _ in range(layers):
+        q = b.node("Transpose", [b.node("Reshape", [linear(x, hidden, hidden), split])],
+                   perm=[0, 2, 1, 3])
+        k = b.node("Transpose", [b.node("Reshape", [linear(x, hidden, hidden), split])],
+                   perm=[0, 2, 3, 1])
+        v = b.node("Transpose", [b.node("Reshape", [linear(x, hidden, hidden), split])],
+                   perm=[0, 2, 1, 3])
+        s = b.node("Div", [b.node("MatMul", [q, k]), const(np.array(np.sqrt(d), np.float32))])
+        p = b.node("Softmax", [b.node("Add", [s, mask])], axis=-1)
+        a = b.node("Transpose", [b.node("MatMul", [p, v])], perm=[0, 2, 1, 3])
+        a = linear(b.node("Reshape", [a, merge]), hidden, hidden)
+        x = layernorm(b.node("Add", [a, x]))
+        h = linear(x, hidden, ffn)
+        e = b.node("Erf", [b.node("Div", [h, const(np.array(np.sqrt(2.0), np.float32))])])
+        h = b.node("Mul", [b.node("Mul", [h, b.node("Add", [e, const(np.array(1.0, np.float32))])]),
+                           const(np.array(0.5, np.float32))])
+        x = layernorm(b.node("Add", [linear(h, ffn, hidden), x]))
+    ids = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"])
+           for n in ("input_ids", "attention_mask")]
+    return b.finish("bert_encoder_%d" % hidden, ids, [
+        helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", "seq", hidden])])
+
+
 GENERATORS = {
     "resnet18_like": lambda: resnet18(),
     "mobilenetv3_like": lambda: mobilenetv3(),
     "tiny_mbv3": lambda: mobilenetv3(seed=3, hw=32, classes=10, table=MBV3_TINY, last=48,
                                      hidden=64),
+    # BERT-like encoders of issue 11 (4 layers; seq up to 128)
+    "bert256": lambda: bert_encoder(hidden=256, heads=4, ffn=1024),
+    "bert768": lambda: bert_encoder(hidden=768, heads=12, ffn=3072),
 }
 
 

@@ -111,6 +111,23 @@ SUITE = [
     Entry("MobileNetV3-like b1", generated="mobilenetv3_like", feeds=image_batch(1, 224, 61)),
     Entry("MobileNetV3-like b8", generated="mobilenetv3_like", feeds=image_batch(8, 224, 61)),
 ]
+
+
+def tokens(batch, seq, seed, vocab=1000):
+    def feeds(ctx):
+        r = np.random.default_rng(seed)
+        return {"input_ids": r.integers(0, vocab, (batch, seq), dtype=np.int64),
+                "attention_mask": np.ones((batch, seq), np.int64)}
+    return feeds
+
+
+# the BERT-like encoders of issue 11 (bench/cputime.py --encoders), not in SUITE
+ENCODERS = [
+    Entry("BERT-like h256 b8 s128", generated="bert256", feeds=tokens(8, 128, 81)),
+    Entry("BERT-like h768 b8 s128", generated="bert768", feeds=tokens(8, 128, 82)),
+    Entry("BERT-like h256 b1 s32", generated="bert256", feeds=tokens(1, 32, 83)),
+    Entry("BERT-like h768 b1 s32", generated="bert768", feeds=tokens(1, 32, 84)),
+]
 TINY = [Entry("tiny MobileNetV3-like", generated="tiny_mbv3", feeds=image_batch(2, 32, 71))]
 HOG_MODELS = ["PP-OCRv4 det 320", "NudeNet YOLOv8n 320", "ResNet-18-like b1",
               "MobileNetV3-like b1", "silero-vad v6 (ifless)"]

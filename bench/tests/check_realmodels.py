@@ -83,6 +83,20 @@ def check_generated(root):
                 fail("%s batch %d: output %s, finite %s" % (name, batch, y.shape,
                                                            np.all(np.isfinite(y))))
     print("ok: generated ResNet-18-like and MobileNetV3-like structure, ORT at batch 1 and 8")
+    # the BERT-like encoder (bert256's generator at a small size): 4 layers of
+    # 6 MatMul + bias, Softmax, erf GELU, LayerNorms; ORT runs it finite
+    m = genmodels.bert_encoder(hidden=64, heads=2, ffn=128, layers=4, max_pos=32)
+    ops = [n.op_type for n in m.graph.node]
+    want = {"MatMul": 4 * 6 + 4 * 2, "Softmax": 4, "Erf": 4, "LayerNormalization": 1 + 4 * 2}
+    counts = {op: ops.count(op) for op in want}
+    if counts != want:
+        fail("bert_encoder: op counts %s, want %s" % (counts, want))
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    ids = np.random.default_rng(3).integers(0, 1000, (2, 32), dtype=np.int64)
+    y = sess.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0]
+    if y.shape != (2, 32, 64) or not np.all(np.isfinite(y)) or float(np.std(y)) <= 0:
+        fail("bert_encoder: output %s, finite %s" % (y.shape, np.all(np.isfinite(y))))
+    print("ok: generated BERT-like encoder structure, ORT at batch 2 seq 32")
 
 
 def main():

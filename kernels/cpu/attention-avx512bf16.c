@@ -1,10 +1,12 @@
 /*
  * attention-avx512bf16.c — the fused attention kernel (attention_impl.h) with
  * Q K^T and P V on AVX512-BF16 (vdpbf16ps; softmax and accumulation in f32),
- * for nodes of precision bf16; compiled with avx512 + avx512bf16 flags
- * (kernels/meson.build). Only called when cpu_get() reports avx512_bf16.
+ * for nodes of precision bf16, with f32 or bf16 storage of Q, K, V and O
+ * (ATTN_IO_FN); compiled with avx512 + avx512bf16 flags (kernels/meson.build).
+ * Only called when cpu_get() reports avx512_bf16.
  */
 #define ATTN_FN cpu_attention_bf16_avx512
+#define ATTN_IO_FN cpu_attention_bf16io_avx512
 #define ATTN_SCRATCH_FN cpu_attention_bf16_avx512_scratch
 #if defined(__AVX512F__) && defined(__AVX512BF16__)
 #define ATTN_VLEN 16
@@ -13,4 +15,9 @@
 #else
 /* Not built for AVX512-BF16: never called, since cpu_get() cannot report it. */
 #include "kernels/cpu/attention_stub.h"
+bool ATTN_IO_FN(const attn_params *p, const void *Q, const void *K, const void *V, void *O,
+                unsigned io, int threads) {
+    (void)p, (void)Q, (void)K, (void)V, (void)O, (void)io, (void)threads;
+    return false;
+}
 #endif

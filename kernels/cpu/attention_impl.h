@@ -114,6 +114,7 @@ typedef struct attn_scratch {
     float *qs; /* [QB][D] scaled query rows (bf16: [QB][D/2] pairs, then [16][D/2] for K) */
     int64_t packed_b, packed_h;
     bool borrowed; /* buffers carved from the caller's workspace */
+    unsigned io;   /* bf16: CPU_ATTN_IO_* (Q, K, V, O stored as bf16) */
 } attn_scratch;
 
 #ifdef ATTN_BF16
@@ -133,10 +134,41 @@ static inline void cvt_bf16(const float *x, int64_t n, float scale, uint16_t *y)
     }
 }
 
+/* Element off of a tensor stored as f32, or as bf16 when bf. */
+static inline const void *elem_at(const void *base, bool bf, int64_t off) {
+    return (const char *)base + off * (bf ? 2 : 4);
+}
+
+/* y[0..n) = bf16(x[0..n) * scale) for x stored as f32 or (xb) bf16. */
+static inline void cvt_any(const void *x, bool xb, int64_t n, float scale, uint16_t *y) {
+    if (!xb) {
+        cvt_bf16(x, n, scale, y);
+        return;
+    }
+    if (scale == 1.0f) {
+        memcpy(y, x, (size_t)n * sizeof *y);
+        return;
+    }
+    const __m512 sc = _mm512_set1_ps(scale);
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)x + i));
+        __m512 f = _mm512_mul_ps(_mm512_castsi512_ps(_mm512_slli_epi32(w, 16)), sc);
+        _mm256_mask_storeu_epi16(y + i, m, (__m256i)_mm512_cvtneps_pbh(f));
+    }
+}
+
+/* 16 lanes (mask m) of row r from column c, stored as f32 or (bf) bf16. */
+static inline __m512 load_any(const void *r, bool bf, int64_t c, __mmask16 m) {
+    if (!bf) return _mm512_maskz_loadu_ps(m, (const float *)r + c);
+    __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)r + c));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+
 static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K, const float *V,
                       attn_scratch *s, int64_t nkv, int64_t nvd) {
-    const float *k = K + b * p->k_sb + h * p->k_sh;
-    const float *v = V + b * p->v_sb + h * p->v_sh;
+    const bool kb = s->io & CPU_ATTN_IO_K, vb = s->io & CPU_ATTN_IO_V;
+    const int64_t koff = b * p->k_sb + h * p->k_sh, voff = b * p->v_sb + h * p->v_sh;
     const int64_t D2 = ATTN_D2(p), skp = nkv * ATTN_VLEN, dvp = nvd * ATTN_VLEN;
     uint32_t *kt = (uint32_t *)s->kt, *vp = (uint32_t *)s->vp;
     /* K^T: 16 keys at a time converted into tmp ([16][D2] pairs), then
@@ -150,7 +182,7 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
             uint32_t *row = tmp + t * D2;
             if (D2 > 0) row[D2 - 1] = 0;
             if (j0 + t < p->Sk)
-                cvt_bf16(k + (j0 + t) * p->k_ss, p->D, 1.0f, (uint16_t *)row);
+                cvt_any(elem_at(K, kb, koff + (j0 + t) * p->k_ss), kb, p->D, 1.0f, (uint16_t *)row);
             else
                 for (int64_t dd = 0; dd < D2; dd++)
                     row[dd] = 0;
@@ -163,13 +195,13 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
     const __m512i ilv = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24,
                                          8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     for (int64_t jj = 0; jj < skp / 2; jj++) {
-        const float *r0 = 2 * jj < p->Sk ? v + 2 * jj * p->v_ss : NULL;
-        const float *r1 = 2 * jj + 1 < p->Sk ? v + (2 * jj + 1) * p->v_ss : NULL;
+        const void *r0 = 2 * jj < p->Sk ? elem_at(V, vb, voff + 2 * jj * p->v_ss) : NULL;
+        const void *r1 = 2 * jj + 1 < p->Sk ? elem_at(V, vb, voff + (2 * jj + 1) * p->v_ss) : NULL;
         for (int64_t c = 0; c < dvp; c += 16) {
             int64_t n = p->Dv - c;
             __mmask16 m = n >= 16 ? (__mmask16)0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
-            __m512 a = r0 ? _mm512_maskz_loadu_ps(m, r0 + c) : _mm512_setzero_ps();
-            __m512 bb = r1 ? _mm512_maskz_loadu_ps(m, r1 + c) : _mm512_setzero_ps();
+            __m512 a = r0 ? load_any(r0, vb, c, m) : _mm512_setzero_ps();
+            __m512 bb = r1 ? load_any(r1, vb, c, m) : _mm512_setzero_ps();
             __m512i pr = _mm512_permutexvar_epi16(ilv, (__m512i)_mm512_cvtne2ps_pbh(bb, a));
             _mm512_store_si512((__m512i *)(vp + jj * dvp + c), pr);
         }
@@ -268,7 +300,6 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
     const int64_t D = p->D, Sk = p->Sk;
     float m[ATTN_QB], l[ATTN_QB];
     int64_t limit[ATTN_QB]; /* last visible key per row */
-    const float *q = Q + b * p->q_sb + h * p->q_sh;
 #ifdef ATTN_BF16
     const int64_t D2 = ATTN_D2(p);
     const uint32_t *qs32 = (const uint32_t *)s->qs;
@@ -284,12 +315,15 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
         if (r < nb) {
             limit[r] = p->causal ? i0 + r + (Sk - p->Sq) : Sk - 1;
             if (limit[r] > Sk - 1) limit[r] = Sk - 1;
-            cvt_bf16(q + (i0 + r) * p->q_ss, D, p->scale, (uint16_t *)qrow);
+            bool qb = s->io & CPU_ATTN_IO_Q;
+            cvt_any(elem_at(Q, qb, b * p->q_sb + h * p->q_sh + (i0 + r) * p->q_ss), qb, D, p->scale,
+                    (uint16_t *)qrow);
         } else {
             for (int64_t dd = 0; dd < D2; dd++)
                 qrow[dd] = 0;
         }
 #else
+        const float *q = Q + b * p->q_sb + h * p->q_sh;
         float *qs = s->qs + r * D;
         if (r < nb) {
             limit[r] = p->causal ? i0 + r + (Sk - p->Sq) : Sk - 1;
@@ -424,6 +458,23 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
         default: break;
         }
     }
+#ifdef ATTN_BF16
+    if (s->io & CPU_ATTN_IO_O) { /* rows rounded to bf16 */
+        uint16_t *o16 = (uint16_t *)O + b * p->o_sb + h * p->o_sh;
+        for (int64_t r = 0; r < nb; r++) {
+            const __m512 inv = _mm512_set1_ps(l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
+            const float *acc = (const float *)(s->oacc + r * nvd);
+            uint16_t *orow = o16 + (i0 + r) * p->o_ss;
+            for (int64_t c = 0; c < p->Dv; c += 16) {
+                int64_t n = p->Dv - c;
+                __mmask16 mk = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+                __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, acc + c), inv);
+                _mm256_mask_storeu_epi16(orow + c, mk, (__m256i)_mm512_cvtneps_pbh(y));
+            }
+        }
+        return;
+    }
+#endif
     float *o = O + b * p->o_sb + h * p->o_sh;
     for (int64_t r = 0; r < nb; r++) {
         float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
@@ -523,8 +574,26 @@ static bool scratch_alloc(attn_scratch *s, const attn_params *p, int64_t nkv, in
     return true;
 }
 
+#ifdef ATTN_BF16
+static bool attn_body(const attn_params *p, const float *Q, const float *K, const float *V,
+                      float *O, unsigned io, int threads);
+
 bool ATTN_FN(const attn_params *p, const float *Q, const float *K, const float *V, float *O,
              int threads) {
+    return attn_body(p, Q, K, V, O, 0, threads);
+}
+
+bool ATTN_IO_FN(const attn_params *p, const void *Q, const void *K, const void *V, void *O,
+                unsigned io, int threads) {
+    return attn_body(p, Q, K, V, O, io, threads);
+}
+
+static bool attn_body(const attn_params *p, const float *Q, const float *K, const float *V,
+                      float *O, unsigned io, int threads) {
+#else
+bool ATTN_FN(const attn_params *p, const float *Q, const float *K, const float *V, float *O,
+             int threads) {
+#endif
     if (p->B <= 0 || p->H <= 0 || p->Sq <= 0 || p->Dv <= 0) return true;
     const int64_t nkv = (p->Sk + ATTN_KT - 1) / ATTN_KT * ATTN_NV; /* vectors per K^T row */
     const int64_t nvd = (p->Dv + ATTN_VLEN - 1) / ATTN_VLEN;       /* vectors per V row */
@@ -549,6 +618,9 @@ bool ATTN_FN(const attn_params *p, const float *Q, const float *K, const float *
         tid = omp_get_thread_num();
 #endif
         bool ok = scratch_alloc(&s, p, nkv, nvd, tid);
+#ifdef ATTN_BF16
+        s.io = io;
+#endif
         if (!ok) {
 #ifdef _OPENMP
 #pragma omp atomic write

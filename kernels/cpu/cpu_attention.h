@@ -31,6 +31,15 @@ bool cpu_attention_f32_portable(const attn_params *p, const float *Q, const floa
 bool cpu_attention_bf16_avx512(const attn_params *p, const float *Q, const float *K, const float *V,
                                float *O, int threads);
 size_t cpu_attention_bf16_avx512_scratch(const attn_params *p, size_t *tile_bytes);
+/* The same with Q, K, V and O each stored as f32 or, when its CPU_ATTN_IO_*
+ * bit is set in io, as bf16 (same strides, in elements): for tensors the
+ * runtime keeps in bf16 between ops. O is then rounded to bf16. */
+#define CPU_ATTN_IO_Q 1u
+#define CPU_ATTN_IO_K 2u
+#define CPU_ATTN_IO_V 4u
+#define CPU_ATTN_IO_O 8u
+bool cpu_attention_bf16io_avx512(const attn_params *p, const void *Q, const void *K, const void *V,
+                                 void *O, unsigned io, int threads);
 
 /* Scratch bytes one thread of a variant needs (the score tile, the packed
  * K^T and V of one head, the accumulators), 0 on overflow; *tile_bytes (if

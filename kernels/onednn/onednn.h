@@ -68,6 +68,10 @@ typedef struct onednn_matmul_desc {
     bool b_const; /* B never changes: a layout change may be done once */
     bool plain_w; /* B keeps its stored layout (strides of b), only its type
                      may change (bf16); ignored by INT8, which always packs */
+    /* BF16 only: A, the residual, Y stored as bf16 (same strides; the float
+     * pointers of onednn_matmul_run then hold bf16 data), so a tensor that
+     * stays bf16 between ops (the runtime's storage plan) needs no reorder */
+    bool a_bf16, res_bf16, y_bf16;
 } onednn_matmul_desc;
 
 /* The oneDNN provider of kernels.h's batched GEMM: fills d's a, b, y and

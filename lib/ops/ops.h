@@ -139,6 +139,13 @@ typedef struct op_impl {
     /* Optional: the name of what prepare chose for this node, for
      * MOPT_VERBOSE and profiles ("onednn-bf16-packed"); default `name`. */
     const char *(*variant)(const void *state);
+    /* Optional (precision=bf16): whether this impl, as prepare chose it for
+     * the node (ctx->state set), reads input k (output false) or writes
+     * output k (output true) stored as bf16 where the graph says f32. The
+     * runtime's storage plan (dispatch.c) keeps an f32 tensor in bf16 when
+     * its producer and every consumer say yes; run then sees that op_tensor
+     * with dtype MOPT_DTYPE_BF16. NULL: f32 only. */
+    bool (*bf16_io)(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k);
 } op_impl;
 
 typedef struct op_def {

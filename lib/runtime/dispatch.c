@@ -229,9 +229,97 @@ mopt_status rt_plan_kernels(mopt_model *m) {
                     p->bridge_per_run = true;
         }
         st = choose_impl(m, i, v);
+        if (!st && p->impl && p->impl->bf16_io) {
+            for (int32_t k = 0; k < n->n_inputs && k < 32; k++)
+                if (n->inputs[k] >= 0 && p->impl->bf16_io(&v->ctx, v->in, v->n_in, false, (int)k))
+                    p->bf16_in |= 1u << k;
+            for (int32_t k = 0; k < n->n_outputs && k < 32; k++)
+                if (n->outputs[k] >= 0 && p->impl->bf16_io(&v->ctx, v->in, v->n_in, true, (int)k))
+                    p->bf16_out |= 1u << k;
+        }
     }
     mopt_free(v);
+    if (!st) st = rt_plan_storage(m);
     return st;
+}
+
+/* ---- the storage plan (precision=bf16) ---------------------------------- */
+
+/* Whether value val may be kept bf16: an f32 intermediate, not a graph
+ * input or output, not a weight. */
+static bool storable(const ir_graph *g, int32_t val) {
+    const ir_value *v = g->values[val];
+    if (v->dtype != MOPT_DTYPE_F32 || (v->flags & IR_VALUE_INITIALIZER) || v->producer < 0)
+        return false;
+    for (int32_t k = 0; k < g->n_outputs; k++)
+        if (g->outputs[k] == val) return false;
+    return true;
+}
+
+mopt_status rt_plan_storage(mopt_model *m) {
+    const ir_graph *g = m->graph;
+    if (m->config.opt_level < 3 || g->n_values == 0) return MOPT_OK;
+    bool any = false;
+    for (int32_t i = 0; i < g->n_nodes && !any; i++)
+        any = m->plans[i].bf16_out != 0;
+    if (!any) return MOPT_OK;
+    bool *store = mopt_calloc((size_t)g->n_values, sizeof *store);
+    if (!store) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory planning bf16 storage");
+    /* producers that write bf16, then every consumer must read it */
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        for (int32_t k = 0; k < n->n_outputs && k < 32; k++)
+            if (n->outputs[k] >= 0 && (m->plans[i].bf16_out >> k & 1u) &&
+                storable(g, n->outputs[k]))
+                store[n->outputs[k]] = true;
+    }
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        for (int32_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0 && (k >= 32 || !(m->plans[i].bf16_in >> k & 1u)))
+                store[n->inputs[k]] = false;
+    }
+    bool kept = false;
+    for (int32_t v = 0; v < g->n_values && !kept; v++)
+        kept = store[v];
+    if (!kept) { /* e.g. oneDNN without AVX-512: its matmuls run f32 */
+        mopt_free(store);
+        return MOPT_OK;
+    }
+    m->bf16_store = store;
+    if (m->config.verbose) {
+        int32_t stored, to_bf16, to_f32;
+        rt_storage_counts(m, &stored, &to_bf16, &to_f32);
+        mopt_log(MOPT_LOG_INFO,
+                 "mopt: bf16 storage: %d tensors kept bf16 between ops; %d f32 tensors converted "
+                 "by a bf16 consumer, %d outputs kept f32 for their consumers",
+                 (int)stored, (int)to_bf16, (int)to_f32);
+    }
+    return MOPT_OK;
+}
+
+void rt_storage_counts(const mopt_model *m, int32_t *stored, int32_t *to_bf16, int32_t *to_f32) {
+    const ir_graph *g = m->graph;
+    *stored = *to_bf16 = *to_f32 = 0;
+    for (int32_t v = 0; m->bf16_store && v < g->n_values; v++)
+        *stored += m->bf16_store[v];
+    for (int32_t i = 0; m->plans && i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        for (int32_t k = 0; k < n->n_inputs && k < 32; k++) {
+            int32_t val = n->inputs[k];
+            if (val >= 0 && (m->plans[i].bf16_in >> k & 1u) &&
+                g->values[val]->dtype == MOPT_DTYPE_F32 &&
+                !(g->values[val]->flags & IR_VALUE_INITIALIZER) &&
+                !(m->bf16_store && m->bf16_store[val]))
+                (*to_bf16)++;
+        }
+        for (int32_t k = 0; k < n->n_outputs && k < 32; k++) {
+            int32_t val = n->outputs[k];
+            if (val >= 0 && (m->plans[i].bf16_out >> k & 1u) &&
+                !(m->bf16_store && m->bf16_store[val]))
+                (*to_f32)++;
+        }
+    }
 }
 
 void rt_release_kernels(mopt_model *m) {
@@ -242,6 +330,8 @@ void rt_release_kernels(mopt_model *m) {
         mopt_free(p->bridge);
     }
     mopt_free(m->plans);
+    mopt_free(m->bf16_store);
+    m->bf16_store = NULL;
     mopt_aligned_free(m->params_block);
     m->plans = NULL;
     m->params_block = NULL;

@@ -14,6 +14,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "kernels/cpu/bf16cvt.h"
 #include "runtime/runtime.h"
 
 /* Frees a value's data if this run allocated it; the value is then unset
@@ -215,9 +216,72 @@ static void fallback_note(const mopt_session *s, int32_t i, const char *declined
     mopt_clear_error();
 }
 
+/* The fallbacks of node i after `declined` declined, then the reference. */
+static mopt_status run_fallbacks(mopt_session *s, int32_t i, op_view *v, const char *declined) {
+    const rt_node_plan *plan = &s->model->plans[i];
+    op_ctx *ctx = &v->ctx;
+    mopt_status st = MOPT_ERR_UNSUPPORTED;
+    for (int j = 0; st == MOPT_ERR_UNSUPPORTED && j < plan->n_next; j++) {
+        fallback_note(s, i, declined, plan->next[j]->name);
+        declined = plan->next[j]->name;
+        st = plan->next[j]->run(ctx, v->in, v->n_in, v->out, v->n_out);
+    }
+    if (st == MOPT_ERR_UNSUPPORTED) {
+        fallback_note(s, i, declined, "reference");
+        st = ctx->def->run(ctx, v->in, v->n_in, v->out, v->n_out);
+    }
+    return st;
+}
+
+/* Whether a view holds bf16-stored tensors (the storage plan's). */
+static bool has_bf16(const op_view *v) {
+    for (int k = 0; k < v->n_in; k++)
+        if (v->in[k].dtype == MOPT_DTYPE_BF16 && v->in[k].data) return true;
+    for (int k = 0; k < v->n_out; k++)
+        if (v->out[k].dtype == MOPT_DTYPE_BF16) return true;
+    return false;
+}
+
+/* The fallbacks of a node whose bf16-stored tensors only its chosen impl
+ * reads or writes as such: they run on f32 copies (the rare path: a decline
+ * at run time), outputs converted back after. */
+static mopt_status run_fallbacks_f32(mopt_session *s, int32_t i, op_view *v, const char *declined) {
+    op_tensor keep[2 * OP_MAX_IO];
+    memcpy(keep, v->in, (size_t)v->n_in * sizeof *keep);
+    memcpy(keep + OP_MAX_IO, v->out, (size_t)v->n_out * sizeof *keep);
+    mopt_status st = MOPT_OK;
+    for (int k = 0; k < 2 * OP_MAX_IO && !st; k++) {
+        bool input = k < OP_MAX_IO;
+        if (input ? k >= v->n_in : k - OP_MAX_IO >= v->n_out) continue;
+        op_tensor *t = input ? &v->in[k] : &v->out[k - OP_MAX_IO];
+        if (t->dtype != MOPT_DTYPE_BF16 || (input && !t->data)) continue;
+        int64_t n = ir_shape_numel(&t->shape);
+        float *f = mopt_aligned_alloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+        if (!f) {
+            st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory widening bf16 tensors");
+            break;
+        }
+        if (input) cpu_bf16_to_f32(t->data, f, n);
+        t->data = f;
+        t->dtype = MOPT_DTYPE_F32;
+    }
+    if (!st) st = run_fallbacks(s, i, v, declined);
+    for (int k = 0; k < 2 * OP_MAX_IO; k++) {
+        bool input = k < OP_MAX_IO;
+        if (input ? k >= v->n_in : k - OP_MAX_IO >= v->n_out) continue;
+        op_tensor *t = input ? &v->in[k] : &v->out[k - OP_MAX_IO];
+        if (t->data == keep[k].data) continue; /* never widened */
+        if (!input && !st) cpu_f32_to_bf16(t->data, keep[k].data, ir_shape_numel(&t->shape));
+        mopt_aligned_free(t->data);
+    }
+    memcpy(v->in, keep, (size_t)v->n_in * sizeof *keep);
+    memcpy(v->out, keep + OP_MAX_IO, (size_t)v->n_out * sizeof *keep);
+    return st;
+}
+
 /* Runs node i's chosen implementation; when it declines (UNSUPPORTED), its
- * fallbacks in order, then the reference. Bridged nodes run the reference
- * through the dtype bridge. */
+ * fallbacks in order, then the reference (on f32 copies of bf16-stored
+ * tensors). Bridged nodes run the reference through the dtype bridge. */
 static mopt_status run_impl(mopt_session *s, int32_t i, op_view *v) {
     const rt_node_plan *plan = &s->model->plans[i];
     op_ctx *ctx = &v->ctx;
@@ -231,17 +295,22 @@ static mopt_status run_impl(mopt_session *s, int32_t i, op_view *v) {
     mopt_status st = plan->impl->run(ctx, v->in, v->n_in, v->out, v->n_out);
     ctx->state = NULL;
     ctx->scratch = NULL;
-    const char *declined = plan->kernel;
-    for (int j = 0; st == MOPT_ERR_UNSUPPORTED && j < plan->n_next; j++) {
-        fallback_note(s, i, declined, plan->next[j]->name);
-        declined = plan->next[j]->name;
-        st = plan->next[j]->run(ctx, v->in, v->n_in, v->out, v->n_out);
-    }
-    if (st == MOPT_ERR_UNSUPPORTED) {
-        fallback_note(s, i, declined, "reference");
-        st = d->run(ctx, v->in, v->n_in, v->out, v->n_out);
-    }
-    return st;
+    if (st != MOPT_ERR_UNSUPPORTED) return st;
+    return s->model->bf16_store && has_bf16(v) ? run_fallbacks_f32(s, i, v, plan->kernel)
+                                               : run_fallbacks(s, i, v, plan->kernel);
+}
+
+/* The storage plan's bf16 tensors seen as the graph's f32 (shape and type
+ * inference), or back (to_f32 false); outputs are only ever set to bf16. */
+static void bf16_view(const mopt_session *s, const ir_node *n, op_view *v, bool to_f32) {
+    const bool *store = s->model->bf16_store;
+    if (!store) return;
+    for (int32_t k = 0; k < n->n_inputs && k < v->n_in; k++)
+        if (n->inputs[k] >= 0 && store[n->inputs[k]])
+            v->in[k].dtype = to_f32 ? MOPT_DTYPE_F32 : MOPT_DTYPE_BF16;
+    for (int32_t k = 0; !to_f32 && k < n->n_outputs && k < v->n_out; k++)
+        if (n->outputs[k] >= 0 && store[n->outputs[k]] && v->out[k].dtype == MOPT_DTYPE_F32)
+            v->out[k].dtype = MOPT_DTYPE_BF16;
 }
 
 /* The threads node i gets: the session's, unless its work is below
@@ -349,7 +418,9 @@ static mopt_status run_nodes(mopt_session *s) {
             }
         } else {
             s->run_inferred++;
+            bf16_view(s, n, v, true);
             st = op_view_infer(v);
+            bf16_view(s, n, v, false);
             if (st) return node_failed(n, st);
             if (s->plan && !s->plan_elastic) check_against_plan(s, n, out);
         }

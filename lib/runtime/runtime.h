@@ -169,6 +169,7 @@ typedef struct rt_node_plan {
     bool bridge_per_run;            /* dtypes unknown at build: bridge decided per run */
     struct rt_subgraphs *subgraphs; /* nested models of its subgraphs (subgraph.c) */
     op_precision precision;         /* the model's, FP32 for an int8_exclude node */
+    uint32_t bf16_in, bf16_out;     /* inputs / outputs impl may keep in bf16 (bit k) */
 } rt_node_plan;
 
 struct mopt_model {
@@ -178,8 +179,12 @@ struct mopt_model {
                             pass ran, no kernel is planned, no session can be made) */
     rt_config config;
     rt_node_plan *plans; /* one per node */
-    void *params_block;  /* every node's params (plans[i].params point here) */
-    char **op_names;     /* per node: "domain.Op" outside the default domain, else NULL */
+    /* The storage plan (dispatch.c, rt_plan_storage): per value, true when
+     * the graph's f32 tensor is kept as bf16 between the ops that produce
+     * and consume it (NULL: none is). */
+    bool *bf16_store;
+    void *params_block; /* every node's params (plans[i].params point here) */
+    char **op_names;    /* per node: "domain.Op" outside the default domain, else NULL */
     int64_t parameter_count;
     int64_t parameter_bytes;
     /* What saving a .mopt needs (lib/io/mopt_format.c): */
@@ -227,6 +232,17 @@ mopt_status rt_node_sizes(const ir_graph *g, const ir_node *n, bool *backends_ok
 /* Chooses an implementation for every node (see op_impl). */
 mopt_status rt_plan_kernels(mopt_model *m);
 void rt_release_kernels(mopt_model *m);
+/* precision=bf16 at opt_level 3: which f32 intermediates stay bf16 between
+ * ops (m->bf16_store), from what each node's impl accepts (op_impl.bf16_io):
+ * a tensor is kept bf16 when its producer writes bf16 and every consumer
+ * reads it so; graph inputs, outputs and weights stay as the graph says.
+ * Run by rt_plan_kernels. */
+mopt_status rt_plan_storage(mopt_model *m);
+/* The storage plan's conversions: *stored gets the number of tensors kept
+ * bf16, *to_bf16 the f32 tensors a bf16-capable consumer still reads (each
+ * converted inside that op), *to_f32 the bf16 outputs a node could write
+ * that stay f32 for a consumer that needs them so. */
+void rt_storage_counts(const mopt_model *m, int32_t *stored, int32_t *to_bf16, int32_t *to_f32);
 /* The kernel name of node i ("ref" or the impl's name). */
 const char *rt_node_kernel_name(const mopt_model *m, int32_t i);
 

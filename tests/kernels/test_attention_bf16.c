@@ -13,7 +13,10 @@
  * (2^-9 each): per row, |O - O_ref| <= ((exp(2 e_s) - 1) + 2 * 2^-9)
  * * max|V| + 1e-5 * max|V|, e_s the row's largest over its keys. The test
  * also asserts the products really ran in bf16 (the result is not the f32
- * one bit for bit) and that f32 rows of zeros stay exact zeros.
+ * one bit for bit) and that f32 rows of zeros stay exact zeros. Then the
+ * bf16-storage entry (cpu_attention_bf16io_avx512, random subsets of Q, K,
+ * V, O in bf16) against the f32-storage kernel on the rounded inputs: equal
+ * bit for bit.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -27,6 +30,7 @@
 #include <cmocka.h>
 
 #include "core/cpu.h"
+#include "core/half.h"
 #include "kernels/cpu/cpu_attention.h"
 #include "kernels/ref/ref_attention.h"
 
@@ -47,6 +51,50 @@ typedef struct tcase {
 } tcase;
 
 static double g_max_rel; /* largest error seen / its bound, over all cases */
+
+/* x rounded to bf16: bits in h (may be NULL), value in r */
+static void round_bf16(const float *x, int64_t n, uint16_t *h, float *r) {
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t b = bf16_from_f32(x[i]);
+        if (h) h[i] = b;
+        r[i] = bf16_to_f32(b);
+    }
+}
+
+/* cpu_attention_bf16io_avx512 with a random subset of Q, K, V, O stored as
+ * bf16 equals, bit for bit, the f32-storage kernel on the same inputs rounded
+ * to bf16 (its first step anyway) with O rounded after. */
+static void io_case(const attn_params *p, const float *Q, const float *K, const float *V,
+                    int64_t nq, int64_t nk, int64_t nv, int64_t no, int threads) {
+    unsigned io = 1u + (unsigned)(rnd() % 15u);
+    float *qr = malloc((size_t)nq * sizeof *qr), *kr = malloc((size_t)nk * sizeof *kr);
+    float *vr = malloc((size_t)nv * sizeof *vr), *o32 = malloc((size_t)no * sizeof *o32);
+    float *of = malloc((size_t)no * sizeof *of);
+    uint16_t *qh = malloc((size_t)nq * 2), *kh = malloc((size_t)nk * 2);
+    uint16_t *vh = malloc((size_t)nv * 2), *oh = malloc((size_t)no * 2);
+    assert_true(qr && kr && vr && o32 && of && qh && kh && vh && oh);
+    round_bf16(Q, nq, qh, qr), round_bf16(K, nk, kh, kr), round_bf16(V, nv, vh, vr);
+    assert_true(cpu_attention_bf16_avx512(p, qr, kr, vr, o32, threads));
+    void *out = io & CPU_ATTN_IO_O ? (void *)oh : (void *)of;
+    assert_true(cpu_attention_bf16io_avx512(
+        p, io & CPU_ATTN_IO_Q ? (const void *)qh : qr, io & CPU_ATTN_IO_K ? (const void *)kh : kr,
+        io & CPU_ATTN_IO_V ? (const void *)vh : vr, out, io, threads));
+    for (int64_t b = 0; b < p->B; b++)
+        for (int64_t h = 0; h < p->H; h++)
+            for (int64_t i = 0; i < p->Sq; i++)
+                for (int64_t c = 0; c < p->Dv; c++) {
+                    int64_t at = b * p->o_sb + h * p->o_sh + i * p->o_ss + c;
+                    if (io & CPU_ATTN_IO_O) {
+                        if (oh[at] != bf16_from_f32(o32[at]))
+                            fail_msg("io %u: O[%lld] bf16 %04x, expected %04x (%g)", io,
+                                     (long long)at, oh[at], bf16_from_f32(o32[at]), o32[at]);
+                    } else if (memcmp(&of[at], &o32[at], sizeof(float)) != 0) {
+                        fail_msg("io %u: O[%lld] = %g, expected %g", io, (long long)at, of[at],
+                                 o32[at]);
+                    }
+                }
+    free(qr), free(kr), free(vr), free(o32), free(of), free(qh), free(kh), free(vh), free(oh);
+}
 
 static void run_case(const tcase *t) {
     attn_params p;
@@ -137,6 +185,7 @@ static void run_case(const tcase *t) {
                 }
             }
     assert_true(differs); /* the products ran in bf16, not f32 */
+    io_case(&p, Q, K, V, nq, nk, nv, no, t->threads);
     free(Q), free(K), free(V), free(O), free(R), free(madd), free(mbool);
 }
 

@@ -4,8 +4,9 @@
  * ("cpu-avx512", "cpu-avx2", and "cpu" for portable C), listed best first in
  * lib/ops/impls.c. A tier's supports checks the CPU (cpu_get()); each keeps
  * a per-session workspace (ctx->scratch) grown to the largest shape seen, so
- * that steady-state runs allocate nothing. On a node of precision bf16 with
- * AVX512-BF16, "cpu-avx512" runs the bf16-product variant of the kernel.
+ * that steady-state runs allocate nothing. On a node of precision bf16 or
+ * int8 with AVX512-BF16, "cpu-avx512" runs the bf16-product variant of the
+ * kernel.
  */
 #include "core/alloc.h"
 #include "core/cpu.h"
@@ -39,6 +40,16 @@ static bool portable_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
 
 typedef bool (*fused_fn)(const attn_params *, const float *, const float *, const float *, float *,
                          int);
+
+/* The bf16 kernel on bf16-stored Q, K, V, O (storage plan): which of them */
+static unsigned bf16_io_mask(const op_tensor *in, const op_tensor *out) {
+    unsigned io = 0;
+    for (int k = 0; k < 3; k++)
+        if (in[k].dtype == MOPT_DTYPE_BF16) io |= 1u << k;
+    if (out[0].dtype == MOPT_DTYPE_BF16) io |= CPU_ATTN_IO_O;
+    return io;
+}
+
 typedef size_t (*scratch_fn)(const attn_params *p, size_t *tile_bytes);
 
 /* The per-session workspace (ctx->scratch). */
@@ -54,8 +65,9 @@ static void work_release(void *w) {
     mopt_free(aw);
 }
 
+/* Runs fn, or with io (CPU_ATTN_IO_*) the bf16 kernel on bf16-stored tensors. */
 static mopt_status fused_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                             fused_fn fn, scratch_fn sfn) {
+                             fused_fn fn, scratch_fn sfn, unsigned io) {
     attn_params p;
     mopt_status st = ops_attention_kernel_params(ctx, in, n_in, &p);
     if (st) return st;
@@ -80,40 +92,54 @@ static mopt_status fused_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
             p.work_per_thread = per;
         }
     }
-    if (!fn(&p, in[0].data, in[1].data, in[2].data, out[0].data, threads))
+    if (io ? !cpu_attention_bf16io_avx512(&p, in[0].data, in[1].data, in[2].data, out[0].data, io,
+                                          threads)
+           : !fn(&p, in[0].data, in[1].data, in[2].data, out[0].data, threads))
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for attention tiles");
     return MOPT_OK;
 }
 
 static mopt_status avx512_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
-    if (ctx->precision == OP_PREC_BF16 && cpu_get()->avx512_bf16)
+    /* int8 nodes too: their matmuls are int8, attention has no int8 kernel
+     * and its bf16 products beat f32 (issue 11) */
+    if ((ctx->precision == OP_PREC_BF16 || ctx->precision == OP_PREC_INT8) &&
+        cpu_get()->avx512_bf16) {
         return fused_run(ctx, in, n_in, out, cpu_attention_bf16_avx512,
-                         cpu_attention_bf16_avx512_scratch);
-    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx512,
-                     cpu_attention_f32_avx512_scratch);
+                         cpu_attention_bf16_avx512_scratch, bf16_io_mask(in, out));
+    }
+    if (bf16_io_mask(in, out)) return MOPT_ERR_UNSUPPORTED;
+    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx512, cpu_attention_f32_avx512_scratch,
+                     0);
 }
 
 static mopt_status avx2_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
-    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx2, cpu_attention_f32_avx2_scratch);
+    return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx2, cpu_attention_f32_avx2_scratch, 0);
 }
 
 static mopt_status portable_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
     return fused_run(ctx, in, n_in, out, cpu_attention_f32_portable,
-                     cpu_attention_f32_portable_scratch);
+                     cpu_attention_f32_portable_scratch, 0);
 }
 
-/* One impl per tier, each with its work buffer as scratch. */
-#define ATTENTION_IMPL(name_, supports_, run_)                                                     \
+/* bf16 storage of Q, K, V and O on nodes of precision bf16 (AVX512-BF16) */
+static bool avx512_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k) {
+    return ctx->precision == OP_PREC_BF16 && cpu_get()->avx512_bf16 && (output ? k == 0 : k < 3);
+}
+
+/* One impl per tier, each with its work buffer as scratch; bf16_io_: which
+ * inputs/outputs it takes in bf16 storage (NULL: none). */
+#define ATTENTION_IMPL(name_, supports_, run_, bf16_io_)                                           \
     {                                                                                              \
         .name = name_, .backend = "cpu", .supports = supports_, .run = run_,                       \
-        .release_scratch = work_release                                                            \
+        .release_scratch = work_release, .bf16_io = bf16_io_                                       \
     }
 
 const op_impl ops_impl_cpu_attention_avx512 =
-    ATTENTION_IMPL("cpu-avx512", avx512_supports, avx512_run);
-const op_impl ops_impl_cpu_attention_avx2 = ATTENTION_IMPL("cpu-avx2", avx2_supports, avx2_run);
+    ATTENTION_IMPL("cpu-avx512", avx512_supports, avx512_run, avx512_bf16_io);
+const op_impl ops_impl_cpu_attention_avx2 =
+    ATTENTION_IMPL("cpu-avx2", avx2_supports, avx2_run, NULL);
 const op_impl ops_impl_cpu_attention_portable =
-    ATTENTION_IMPL("cpu", portable_supports, portable_run);
+    ATTENTION_IMPL("cpu", portable_supports, portable_run, NULL);

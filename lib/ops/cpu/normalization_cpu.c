@@ -2,9 +2,11 @@
  * normalization_cpu.c — the "cpu" backend for Softmax/LogSoftmax along the
  * last axis (the whole coerced row before opset 13) and LayerNormalization
  * whose Scale/B hold one value per normalized element; rows are split over
- * ctx->threads. Other run-time layouts (a Softmax axis with trailing dims
+ * ctx->threads; LayerNorm also reads and writes bf16-stored X / Y
+ * (op_impl.bf16_io), statistics in f32. Other run-time layouts (a Softmax axis with trailing dims
  * > 1, broadcast Scale, empty tensors) go to the op's reference run.
  */
+#include "kernels/cpu/bf16cvt.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/normalization.h"
 
@@ -18,6 +20,7 @@ typedef struct rows_job {
     int64_t len;
     float eps;
     bool log;
+    bool x_bf16, y_bf16; /* LayerNorm: X / Y stored as bf16 */
 } rows_job;
 
 static int64_t product(const ir_shape *s, int32_t from, int32_t to) {
@@ -76,11 +79,54 @@ static bool layernorm_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
     return !(op_has_input(in, n_in, 2) && in[2].dtype != MOPT_DTYPE_F32);
 }
 
+/* Longest row LayerNorm reads or writes in bf16 (converted per row through
+ * stack buffers; op_impl.bf16_io says no beyond it). */
+#define LN_BF16_MAX 4096
+
 static void layernorm_rows(void *arg, int64_t lo, int64_t hi) {
     const rows_job *j = arg;
-    j->k->layernorm_f32(j->x + lo * j->len, j->scale, j->bias, j->eps, j->y + lo * j->len,
-                        j->mean ? j->mean + lo : NULL, j->inv_std ? j->inv_std + lo : NULL, hi - lo,
-                        j->len);
+    if (!j->x_bf16 && !j->y_bf16) {
+        j->k->layernorm_f32(j->x + lo * j->len, j->scale, j->bias, j->eps, j->y + lo * j->len,
+                            j->mean ? j->mean + lo : NULL, j->inv_std ? j->inv_std + lo : NULL,
+                            hi - lo, j->len);
+        return;
+    }
+    /* bf16 storage (accumulation in f32): row by row through f32 buffers */
+    float xb[LN_BF16_MAX], yb[LN_BF16_MAX];
+    for (int64_t r = lo; r < hi; r++) {
+        const float *x = j->x + r * j->len;
+        float *y = j->y_bf16 ? yb : j->y + r * j->len;
+        if (j->x_bf16) {
+            cpu_bf16_to_f32((const uint16_t *)j->x + r * j->len, xb, j->len);
+            x = xb;
+        }
+        j->k->layernorm_f32(x, j->scale, j->bias, j->eps, y, j->mean ? j->mean + r : NULL,
+                            j->inv_std ? j->inv_std + r : NULL, 1, j->len);
+        if (j->y_bf16) cpu_f32_to_bf16(yb, (uint16_t *)j->y + r * j->len, j->len);
+    }
+}
+
+/* The normalized length of X, or -1 when not known. */
+static int64_t layernorm_len(const op_ctx *ctx, const ir_shape *x) {
+    int64_t axis = ((const layernorm_params *)ctx->params)->axis;
+    if (x->rank < 0) return -1;
+    if (axis < 0) axis += x->rank;
+    if (axis < 0 || axis >= x->rank) return -1;
+    int64_t len = 1;
+    for (int32_t i = (int32_t)axis; i < x->rank; i++) {
+        if (x->syms[i] != 0) return -1;
+        len *= x->dims[i];
+    }
+    return len;
+}
+
+/* bf16 storage of X and Y (not Mean / InvStdDev), rows of known length up
+ * to LN_BF16_MAX, where the conversions are vectorized */
+static bool layernorm_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool output,
+                              int k) {
+    int64_t len = layernorm_len(ctx, &in[0].shape);
+    return k == 0 && ctx->precision == OP_PREC_BF16 && cpu_bf16cvt_fast() && len > 0 &&
+           len <= LN_BF16_MAX;
 }
 
 static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -95,6 +141,9 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
         (has_b && op_numel(&in[2]) != len))
         return MOPT_ERR_UNSUPPORTED;
     rows_job j = {.k = ctx->state, .x = in[0].data, .y = out[0].data, .len = len};
+    j.x_bf16 = in[0].dtype == MOPT_DTYPE_BF16;
+    j.y_bf16 = out[0].dtype == MOPT_DTYPE_BF16;
+    if ((j.x_bf16 || j.y_bf16) && len > LN_BF16_MAX) return MOPT_ERR_UNSUPPORTED;
     j.scale = in[1].data;
     j.bias = has_b ? in[2].data : NULL;
     j.eps = p->epsilon;
@@ -104,4 +153,6 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
     return MOPT_OK;
 }
 
-OPS_CPU_IMPLS(layernorm)
+OPS_CPU_TIER_BF16(layernorm, avx512, layernorm_bf16_io)
+OPS_CPU_TIER_BF16(layernorm, avx2, layernorm_bf16_io)
+OPS_CPU_TIER_BF16(layernorm, portable, layernorm_bf16_io)

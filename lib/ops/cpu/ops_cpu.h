@@ -80,6 +80,18 @@ const ref_resize_params *ops_resize_kernel_params(const op_ctx *ctx);
     }                                                                                              \
     const op_impl ops_impl_cpu_##FAM##_##TIER = {                                                  \
         "cpu-" #TIER, "cpu", FAM##_supports, FAM##_prepare_##TIER, NULL, FAM##_run, NULL};
+/* As OPS_CPU_TIER, with op_impl.bf16_io = BF16_IO. */
+#define OPS_CPU_TIER_BF16(FAM, TIER, BF16_IO)                                                      \
+    static mopt_status FAM##_prepare_##TIER(const op_ctx *ctx, const op_tensor *in, int n_in,      \
+                                            const op_tensor *out, int n_out, void **state) {       \
+        return ops_cpu_prepare(#TIER, state);                                                      \
+    }                                                                                              \
+    const op_impl ops_impl_cpu_##FAM##_##TIER = {.name = "cpu-" #TIER,                             \
+                                                 .backend = "cpu",                                 \
+                                                 .supports = FAM##_supports,                       \
+                                                 .prepare = FAM##_prepare_##TIER,                  \
+                                                 .run = FAM##_run,                                 \
+                                                 .bf16_io = BF16_IO};
 /* The three tiers of FAM; lib/ops/impls.c lists them. */
 #define OPS_CPU_IMPLS(FAM)                                                                         \
     OPS_CPU_TIER(FAM, avx512)                                                                      \

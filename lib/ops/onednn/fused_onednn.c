@@ -129,6 +129,8 @@ static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     if (ok && has_res) ok = addend_td(&in[3].shape, &d.y, &d.residual);
     if (!ok) return MOPT_ERR_UNSUPPORTED;
     onednn_glue_mm_desc(ctx, &d);
+    if (!onednn_glue_mm_bf16(ctx, &in[0], has_res ? &in[3] : NULL, &out[0], &d))
+        return MOPT_ERR_UNSUPPORTED;
     const onednn_weights *w = onednn_glue_weights(ctx);
     if (d.prec != ONEDNN_INT8) {
         d.has_bias = has_bias;
@@ -162,7 +164,13 @@ static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     return MOPT_OK;
 }
 
-const op_impl ops_impl_fused_matmul_onednn = ONEDNN_GLUE_IMPL(fmm_supports, fmm_prepare, fmm_run);
+/* bf16 storage: A, the residual (input 3) and Y */
+static bool fmm_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k) {
+    return onednn_glue_mm_bf16_io(ctx, output, k, 3);
+}
+
+const op_impl ops_impl_fused_matmul_onednn =
+    ONEDNN_GLUE_IMPL_BF16(fmm_supports, fmm_prepare, fmm_run, fmm_bf16_io);
 
 /* ---- mopt.FusedConv ----------------------------------------------------- */
 

@@ -114,12 +114,18 @@ static mopt_status matmul_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     if (!geometry(&in[0].shape, false, &in[1].shape, false, &d) || empty_problem(&d))
         return MOPT_ERR_UNSUPPORTED;
     onednn_glue_mm_desc(ctx, &d);
+    if (!onednn_glue_mm_bf16(ctx, &in[0], NULL, &out[0], &d)) return MOPT_ERR_UNSUPPORTED;
     return onednn_matmul_run((onednn_cache **)ctx->scratch, &d, onednn_glue_weights(ctx),
                              in[0].data, in[1].data, NULL, NULL, out[0].data, ctx->threads);
 }
 
+/* bf16 storage: A and Y (B stays as given) */
+static bool matmul_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k) {
+    return onednn_glue_mm_bf16_io(ctx, output, k, -1);
+}
+
 const op_impl ops_impl_matmul_onednn =
-    ONEDNN_GLUE_IMPL(matmul_supports, matmul_prepare, matmul_run);
+    ONEDNN_GLUE_IMPL_BF16(matmul_supports, matmul_prepare, matmul_run, matmul_bf16_io);
 
 /* ---- Gemm --------------------------------------------------------------- */
 

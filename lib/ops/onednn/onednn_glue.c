@@ -105,6 +105,20 @@ void onednn_glue_mm_desc(const op_ctx *ctx, onednn_matmul_desc *d) {
     d->b_const = s->w != NULL;
 }
 
+bool onednn_glue_mm_bf16(const op_ctx *ctx, const op_tensor *a, const op_tensor *res,
+                         const op_tensor *y, onednn_matmul_desc *d) {
+    d->a_bf16 = a->dtype == MOPT_DTYPE_BF16;
+    d->res_bf16 = res && res->dtype == MOPT_DTYPE_BF16;
+    d->y_bf16 = y->dtype == MOPT_DTYPE_BF16;
+    return d->prec == ONEDNN_BF16 || !(d->a_bf16 || d->res_bf16 || d->y_bf16);
+}
+
+bool onednn_glue_mm_bf16_io(const op_ctx *ctx, bool output, int k, int res) {
+    const onednn_glue_state *s = ctx->state;
+    if (!s || s->v.prec != ONEDNN_BF16) return false;
+    return k == 0 || (!output && k == res);
+}
+
 const onednn_weights *onednn_glue_weights(const op_ctx *ctx) {
     const onednn_glue_state *s = ctx->state;
     return s->w;

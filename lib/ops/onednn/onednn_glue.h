@@ -107,12 +107,24 @@ void onednn_glue_release(void *state);
 void onednn_glue_scratch_release(void *scratch);
 const char *onednn_glue_variant_name(const void *state);
 
+/* The bf16 storage of a matmul's A, residual (may be NULL) and Y, from
+ * their run-time dtypes (op_impl.bf16_io); false when one is bf16 but the
+ * node does not run in BF16 (the caller declines). */
+bool onednn_glue_mm_bf16(const op_ctx *ctx, const op_tensor *a, const op_tensor *res,
+                         const op_tensor *y, onednn_matmul_desc *d);
+/* op_impl.bf16_io of the matmul family: A (input 0), the residual (input
+ * `res`, -1: none) and Y, when the node's variant is BF16. */
+bool onednn_glue_mm_bf16_io(const op_ctx *ctx, bool output, int k, int res);
+
 /* The op_impl fields every oneDNN impl shares. */
 #define ONEDNN_GLUE_IMPL(supports_fn, prepare_fn, run_fn)                                          \
+    ONEDNN_GLUE_IMPL_BF16(supports_fn, prepare_fn, run_fn, NULL)
+#define ONEDNN_GLUE_IMPL_BF16(supports_fn, prepare_fn, run_fn, bf16_io_fn)                         \
     {                                                                                              \
         .name = "onednn", .backend = "onednn", .supports = supports_fn, .prepare = prepare_fn,     \
         .release = onednn_glue_release, .run = run_fn,                                             \
         .release_scratch = onednn_glue_scratch_release, .variant = onednn_glue_variant_name,       \
+        .bf16_io = bf16_io_fn,                                                                     \
     }
 
 #endif

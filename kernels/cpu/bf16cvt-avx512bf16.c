@@ -1,0 +1,63 @@
+/*
+ * bf16cvt-avx512bf16.c — bf16cvt.h: array conversions between f32 and bf16,
+ * on AVX512-BF16 when built with it (kernels/meson.build) and the CPU has it
+ * (cpu_get()), else scalar (core/half.h).
+ */
+#include "kernels/cpu/bf16cvt.h"
+
+#include "core/cpu.h"
+#include "core/half.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BF16__)
+#include <immintrin.h>
+
+static void to_bf16_avx512(const float *x, uint16_t *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m512i v =
+            (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + i + 16), _mm512_loadu_ps(x + i));
+        _mm512_storeu_si512((void *)(y + i), v);
+    }
+    for (; i < n; i += 16) {
+        int64_t r = n - i;
+        __mmask16 m = r >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << r) - 1);
+        __m256i v = (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, x + i));
+        _mm256_mask_storeu_epi16(y + i, m, v);
+    }
+}
+
+static void to_f32_avx512(const uint16_t *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+        int64_t r = n - i;
+        __mmask16 m = r >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << r) - 1);
+        __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, x + i));
+        _mm512_mask_storeu_ps(y + i, m, _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)));
+    }
+}
+
+bool cpu_bf16cvt_fast(void) { return cpu_get()->avx512_bf16; }
+#else
+bool cpu_bf16cvt_fast(void) { return false; }
+#endif
+
+void cpu_f32_to_bf16(const float *x, uint16_t *y, int64_t n) {
+#if defined(__AVX512F__) && defined(__AVX512BF16__)
+    if (cpu_get()->avx512_bf16) {
+        to_bf16_avx512(x, y, n);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < n; i++)
+        y[i] = bf16_from_f32(x[i]);
+}
+
+void cpu_bf16_to_f32(const uint16_t *x, float *y, int64_t n) {
+#if defined(__AVX512F__) && defined(__AVX512BF16__)
+    if (cpu_get()->avx512_bf16) {
+        to_f32_avx512(x, y, n);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < n; i++)
+        y[i] = bf16_to_f32(x[i]);
+}

@@ -1,0 +1,209 @@
+/*
+ * test_bf16_storage.c — the bf16 storage plan (dispatch.c rt_plan_storage,
+ * issue 11): on the BERT test model at precision=bf16, opt_level 3, the
+ * tensors between matmuls, attention and LayerNorm are kept bf16 and f32
+ * <-> bf16 conversions remain only at the graph's edges (counted); every
+ * kept tensor joins nodes of precision bf16 whose impls declared it
+ * (op_impl.bf16_io); nothing is kept at fp32, at opt_level 2, or for int8
+ * nodes, while int8_exclude nodes falling back to bf16 still get it between
+ * themselves; and runs match fp32 closely. Where oneDNN runs without
+ * AVX-512 (ONEDNN_MAX_CPU_ISA=AVX2) its matmuls stay f32 and nothing is
+ * kept: the counting tests skip there.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/cpu.h"
+#include "ir/ir.h"
+#include "runtime/runtime.h"
+
+#define BERT "tests/models/bert/model.onnx"
+
+static mopt_model *load(const char *precision, int opt_level, const char *exclude) {
+    mopt_options *o = NULL;
+    mopt_model *m = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_string(o, "precision", precision), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "opt_level", opt_level), MOPT_OK);
+    if (exclude) {
+        assert_int_equal(mopt_options_set_string(o, "int8_exclude", exclude), MOPT_OK);
+        assert_int_equal(mopt_options_set_string(o, "int8_fallback", "bf16"), MOPT_OK);
+    }
+    assert_int_equal(mopt_model_load(BERT, o, &m), MOPT_OK);
+    mopt_options_destroy(o);
+    return m;
+}
+
+/* Is value v a graph output? */
+static bool graph_output(const ir_graph *g, int32_t v) {
+    for (int32_t k = 0; k < g->n_outputs; k++)
+        if (g->outputs[k] == v) return true;
+    return false;
+}
+
+/* Every kept tensor: an f32 intermediate, written by a node that declared
+ * the output and read only by nodes that declared the input, all bf16. */
+static int32_t check_invariants(const mopt_model *m) {
+    const ir_graph *g = m->graph;
+    int32_t kept = 0;
+    for (int32_t v = 0; m->bf16_store && v < g->n_values; v++) {
+        if (!m->bf16_store[v]) continue;
+        kept++;
+        const ir_value *val = g->values[v];
+        assert_int_equal(val->dtype, MOPT_DTYPE_F32);
+        assert_false(val->flags & IR_VALUE_INITIALIZER);
+        assert_false(graph_output(g, v));
+        assert_true(val->producer >= 0);
+        const rt_node_plan *pp = &m->plans[val->producer];
+        assert_int_equal(pp->precision, OP_PREC_BF16);
+        const ir_node *pn = g->nodes[val->producer];
+        for (int32_t k = 0; k < pn->n_outputs; k++)
+            if (pn->outputs[k] == v) assert_true(pp->bf16_out >> k & 1u);
+        for (int32_t i = 0; i < g->n_nodes; i++)
+            for (int32_t k = 0; k < g->nodes[i]->n_inputs; k++)
+                if (g->nodes[i]->inputs[k] == v) {
+                    assert_int_equal(m->plans[i].precision, OP_PREC_BF16);
+                    assert_true(m->plans[i].bf16_in >> k & 1u);
+                }
+    }
+    return kept;
+}
+
+static bool bf16_machine(void) {
+    const cpu_features *f = cpu_get();
+    return f->avx512_bf16 && f->avx512f && f->avx512bw;
+}
+
+static void encoder_conversions_only_at_edges(void **state) {
+    (void)state;
+    if (!bf16_machine()) skip(); /* no bf16 kernels: precision=bf16 runs f32 */
+    mopt_model *m = load("bf16", 3, NULL);
+    if (!m->bf16_store) {
+        mopt_model_destroy(m);
+        skip(); /* oneDNN without AVX-512 (ONEDNN_MAX_CPU_ISA): matmuls run f32 */
+    }
+    int32_t stored, to_bf16, to_f32;
+    rt_storage_counts(m, &stored, &to_bf16, &to_f32);
+    /* 2 layers x 9 tensors (Q, K, V, attention out, out-projection + residual,
+     * LN1, FFN up, FFN down + residual, LN2), less the last LN2 (a graph
+     * output), plus the embeddings' LayerNorm output */
+    assert_int_equal(stored, 18);
+    assert_int_equal(check_invariants(m), 18);
+    /* edges: the embeddings' LayerNorm reads the f32 sum of two Gathers; the
+     * pooler reads the CLS row of last_hidden_state (a graph output) */
+    assert_int_equal(to_bf16, 2);
+    /* edges: last_hidden_state (LayerNorm) and pooler_output (FusedMatMul) */
+    assert_int_equal(to_f32, 2);
+    /* every FusedMatMul and Attention of the layers reads bf16 activations */
+    const ir_graph *g = m->graph;
+    int32_t bf16_reads = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        if (strcmp(n->op_type, "Attention") && strcmp(n->op_type, "FusedMatMul")) continue;
+        if (strstr(n->name, "pool")) continue;
+        assert_true(m->bf16_store[n->inputs[0]]);
+        bf16_reads++;
+    }
+    assert_int_equal(bf16_reads, 2 * (6 + 1));
+    mopt_model_destroy(m);
+}
+
+static void nothing_kept_without_bf16(void **state) {
+    (void)state;
+    const struct {
+        const char *precision;
+        int level;
+    } cfgs[] = {{"fp32", 3}, {"bf16", 2}, {"int8", 3}};
+    for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
+        mopt_model *m = load(cfgs[c].precision, cfgs[c].level, NULL);
+        assert_null(m->bf16_store);
+        mopt_model_destroy(m);
+    }
+}
+
+/* precision=int8 with a layer's matmuls excluded to bf16: tensors between
+ * those bf16 nodes may be kept, never next to an int8 node */
+static void per_layer_precision(void **state) {
+    (void)state;
+    if (!bf16_machine()) skip();
+    mopt_model *m = load(
+        "int8", 3, "/layers.1/fc1/MatMul,/layers.1/fc2/MatMul,/layers.1/ln1/LayerNormalization");
+    int32_t kept = check_invariants(m);
+    int32_t bf16_nodes = 0;
+    for (int32_t i = 0; i < m->graph->n_nodes; i++)
+        bf16_nodes += m->plans[i].precision == OP_PREC_BF16;
+    assert_int_equal(bf16_nodes, 3);
+    if (!m->bf16_store) {
+        mopt_model_destroy(m);
+        skip(); /* oneDNN without AVX-512: the bf16 nodes run f32 */
+    }
+    assert_int_equal(kept, 2); /* LN1 -> fc1 (and fc2's residual), fc1 -> fc2 of layer 1 */
+    mopt_model_destroy(m);
+}
+
+/* bf16 storage runs: outputs close to fp32 (cosine), and equal across runs */
+static void runs_match_fp32(void **state) {
+    (void)state;
+    if (!bf16_machine()) skip();
+    mopt_model *ms[2] = {load("fp32", 3, NULL), load("bf16", 3, NULL)};
+    enum { B = 2, S = 16, H = 64 };
+    int64_t ids[B * S], mask[B * S];
+    for (int i = 0; i < B * S; i++)
+        ids[i] = (i * 37 + 11) % 100, mask[i] = i % S < 13;
+    int64_t dims[2] = {B, S};
+    float out[3][B * S * H];
+    for (int r = 0; r < 3; r++) {
+        mopt_model *m = ms[r ? 1 : 0];
+        mopt_session *s = NULL;
+        assert_int_equal(mopt_session_create(m, NULL, &s), MOPT_OK);
+        mopt_tensor *in[2] = {NULL, NULL}, *y[2] = {NULL, NULL};
+        static float pooled[B * H];
+        int64_t ydims[3] = {B, S, H}, pdims[2] = {B, H};
+        assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_I64, 2, dims, ids, sizeof ids, &in[0]),
+                         MOPT_OK);
+        assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_I64, 2, dims, mask, sizeof mask, &in[1]),
+                         MOPT_OK);
+        assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_F32, 3, ydims, out[r], sizeof out[r], &y[0]),
+                         MOPT_OK);
+        assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_F32, 2, pdims, pooled, sizeof pooled, &y[1]),
+                         MOPT_OK);
+        assert_int_equal(mopt_session_run(s, 2, NULL, (const mopt_tensor *const *)in, 2, NULL, y),
+                         MOPT_OK);
+        for (int k = 0; k < 2; k++)
+            mopt_tensor_destroy(in[k]), mopt_tensor_destroy(y[k]);
+        mopt_session_destroy(s);
+    }
+    double dot = 0, na = 0, nb = 0;
+    bool differs = false;
+    for (int i = 0; i < B * S * H; i++) {
+        dot += (double)out[0][i] * out[1][i];
+        na += (double)out[0][i] * out[0][i];
+        nb += (double)out[1][i] * out[1][i];
+        differs |= out[0][i] != out[1][i];
+        assert_true(out[1][i] == out[2][i]);
+    }
+    double cos = dot / sqrt(na * nb);
+    print_message("bf16 vs fp32 cosine %.6f\n", cos);
+    assert_true(cos >= 0.999);
+    assert_true(differs); /* it really ran in bf16 */
+    mopt_model_destroy(ms[0]);
+    mopt_model_destroy(ms[1]);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(encoder_conversions_only_at_edges),
+        cmocka_unit_test(nothing_kept_without_bf16),
+        cmocka_unit_test(per_layer_precision),
+        cmocka_unit_test(runs_match_fp32),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
