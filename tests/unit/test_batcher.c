@@ -773,9 +773,10 @@ static void *submit_one(void *p) {
     return NULL;
 }
 
-/* Runs n single-input requests from n threads; returns the stats. */
-static mopt_batcher_stats run_images(const mopt_model *m, mopt_batcher *b, mopt_tensor **in,
-                                     int n) {
+/* Runs n single-input requests from n threads and checks each against a
+ * single run: bitwise when tol is 0, else within tol; returns the stats. */
+static mopt_batcher_stats run_images(const mopt_model *m, mopt_batcher *b, mopt_tensor **in, int n,
+                                     float tol) {
     mopt_options *o = one_thread();
     mopt_session *ses = NULL;
     assert_int_equal(mopt_session_create(m, o, &ses), MOPT_OK);
@@ -795,7 +796,10 @@ static mopt_batcher_stats run_images(const mopt_model *m, mopt_batcher *b, mopt_
         assert_int_equal(
             mopt_session_run(ses, 1, NULL, (const mopt_tensor *const *)&in[i], 1, NULL, &ref),
             MOPT_OK);
-        assert_true(same_bits(c[i].out, ref));
+        if (tol == 0.f)
+            assert_true(same_bits(c[i].out, ref));
+        else
+            assert_true(max_diff(c[i].out, ref) <= tol);
         mopt_tensor_destroy(ref);
         mopt_tensor_destroy(c[i].out);
     }
@@ -826,7 +830,7 @@ static void other_models(void **state) {
     mopt_set_log_callback(NULL, NULL);
     assert_non_null(strstr(logged, "axis 0 fixed at 1"));
     assert_non_null(strstr(logged, "max_batch is 1"));
-    mopt_batcher_stats st = run_images(m, b, in, 4);
+    mopt_batcher_stats st = run_images(m, b, in, 4, 0.f); /* each request alone: exact */
     assert_int_equal(st.effective_max_batch, 1);
     assert_int_equal(st.batch_size_hist[0], 4);
     mopt_batcher_destroy(b);
@@ -834,7 +838,9 @@ static void other_models(void **state) {
         mopt_tensor_destroy(in[i]);
     mopt_model_destroy(m);
 
-    /* a CNN (rank-4 input, nothing ragged): one batch of 4, bitwise */
+    /* a CNN (rank-4 input, nothing ragged): one batch of 4, equal to single
+     * runs up to the summation order (a single run's fc Gemm is a GEMV,
+     * the batch's a oneDNN matmul: mopt.h allows that order to differ) */
     m = load("tests/models/cnn/model.onnx");
     int64_t d32[4] = {1, 3, 32, 32};
     for (int i = 0; i < 4; i++)
@@ -842,7 +848,7 @@ static void other_models(void **state) {
             mopt_tensor_wrap_const(MOPT_DTYPE_F32, 4, d32, pixels[i], sizeof pixels[i], &in[i]),
             MOPT_OK);
     b = make_batcher(m, 4, 20 * 1000 * 1000, 16, 1, NULL, 0);
-    st = run_images(m, b, in, 4);
+    st = run_images(m, b, in, 4, PAD_TOL);
     assert_int_equal(st.batches, 1);
     assert_int_equal(st.batch_size_hist[3], 1);
     mopt_batcher_destroy(b);
