@@ -45,6 +45,13 @@ static inline vf da_lane(vf x, int64_t i) {
 #endif
 }
 
+/* The last vector of a row of n (1..VW) floats: a plain load when it is
+ * whole (AVX2's masked load, vmaskmovps, costs more than a load; measured
+ * 2-8% on the whole kernel) */
+static inline vf da_load_last(const float *p, int64_t n) {
+    return n == VW ? v_load(p) : v_load_n(p, n);
+}
+
 /* x[0..VW) -> the vector of their horizontal sums */
 static inline vf da_sums(const vf *x) {
 #if VW == 16
@@ -106,7 +113,7 @@ static inline __attribute__((always_inline)) vf da_scores(const kn_decode_attn *
             const float *kr = k + (j0 + i) * hd;
             for (int64_t c = 0; c + 1 < ND; c++)
                 a = v_fmadd(qv[c], v_load(kr + c * VW), a);
-            a = v_fmadd(qv[ND - 1], v_load_n(kr + (ND - 1) * VW, dt), a);
+            a = v_fmadd(qv[ND - 1], da_load_last(kr + (ND - 1) * VW, dt), a);
         }
         part[i] = a;
     }
@@ -190,15 +197,15 @@ static inline __attribute__((always_inline)) void da_row_n(const kn_decode_attn 
                     acc[c] = v_fmadd(w0, v_load(r0 + c * VW), acc[c]);
                     acc2[c] = v_fmadd(w1, v_load(r1 + c * VW), acc2[c]);
                 }
-                acc[NV - 1] = v_fmadd(w0, v_load_n(r0 + (NV - 1) * VW, vt), acc[NV - 1]);
-                acc2[NV - 1] = v_fmadd(w1, v_load_n(r1 + (NV - 1) * VW, vt), acc2[NV - 1]);
+                acc[NV - 1] = v_fmadd(w0, da_load_last(r0 + (NV - 1) * VW, vt), acc[NV - 1]);
+                acc2[NV - 1] = v_fmadd(w1, da_load_last(r1 + (NV - 1) * VW, vt), acc2[NV - 1]);
             }
             if (i < kn) {
                 const vf w0 = da_lane(e, i);
                 const float *r0 = vb + i * hdv;
                 for (int64_t c = 0; c + 1 < NV; c++)
                     acc[c] = v_fmadd(w0, v_load(r0 + c * VW), acc[c]);
-                acc[NV - 1] = v_fmadd(w0, v_load_n(r0 + (NV - 1) * VW, vt), acc[NV - 1]);
+                acc[NV - 1] = v_fmadd(w0, da_load_last(r0 + (NV - 1) * VW, vt), acc[NV - 1]);
             }
         }
     }
