@@ -4,27 +4,36 @@
 real-model suite, cached outside the repository; issue 13's CNN target).
 
 Text lines (ocr_lines.py: sentences drawn with a 5x7 font, 48 x 320) make a
-calibration set (32 lines) and a golden set (200 other lines); the metric is
-the per-position argmax agreement with our FP32 (200 x 40 positions; ORT's
-FP32 agrees with ours at every position). `mopt calibrate` writes a table
-per method and static INT8 (precision=int8, calibration=TABLE) runs it.
-Issue 13's target is >= 99.5%; all-static misses it (measured 97.6%
-minmax, 97.9% percentile: the error builds up over the LCNet backbone's 38
-convolutions, no single layer breaks; `mopt compare --per-layer` shows it),
-so the test asserts a floor of 97% for minmax and percentile and >= 99.5%
-with the per-layer fallback FALLBACK_OP below (int8_exclude: every Conv
-leaves INT8, in FP32 and in BF16 (int8_fallback=bf16); the MatMuls stay
-static INT8). For scale: BF16 alone agrees at 99.59%. Printed besides: entropy,
-dynamic INT8 (which leaves every Conv FP32 and quantizes only the 8
-MatMuls), and with --ort ONNX Runtime's quantize_static (QDQ, per-channel s8
-weights, u8 activations, the same 32 lines; MinMax and Percentile) measured
-the same way against ORT's FP32 (slow: minutes per method).
+calibration set (32 lines), a selection set for `mopt quantize-check` (96
+other lines) and a golden set (200 other lines); the metric is the
+per-position argmax agreement with our FP32 (200 x 40 positions; ORT's FP32
+agrees with ours at every position). `mopt calibrate` writes a table per
+method and static INT8 (precision=int8, calibration=TABLE) runs it.
+Issue 13's target is >= 99.5%; all-static misses it (measured 97.7%
+minmax, 98.1% percentile: the error builds up over the LCNet backbone's 38
+convolutions, no single layer breaks; `mopt compare --per-layer` shows it;
+the depthwise convolutions alone out of INT8 give 98.8%, the pointwise ones
+alone 98.0%), so the test asserts a floor of 97% for minmax and percentile.
+The quality budget then decides: `mopt quantize-check` (one per-layer run
+ranks the 46 int8 nodes, a bisection finds the fewest fallbacks) with
+argmax mean >= 0.996 on the selection set must finish (it did not in 25
+min before the ranking) and its options must hold >= 99.5% on the golden
+set; the test prints how many nodes it kept int8. The same options saved in
+a .mopt file (int8_exclude and int8_fallback) must give the same outputs.
+Also checked: every Conv out of INT8 (FALLBACK_OP; int8_fallback fp32 and
+bf16; the MatMuls stay static INT8) >= 99.5%. For scale: BF16 alone agrees
+at 99.59%. Printed besides: entropy, dynamic INT8 (which leaves every Conv
+FP32 and quantizes only the 8 MatMuls), and with --ort ONNX Runtime's
+quantize_static (QDQ, per-channel s8 weights, u8 activations, the same 32
+lines; MinMax and Percentile) measured the same way against ORT's FP32
+(slow: minutes per method).
 Skipped (77) when the wheel is neither cached nor downloadable, or without
 onnxruntime.
 
     python3 tests/quant/test_ocr_rec_int8.py BUILD_DIR SOURCE_DIR [--keep DIR] [--ort]
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -43,7 +52,7 @@ import ocr_lines  # noqa: E402
 
 MOPT = str(BUILD / "tools" / "mopt" / "mopt")
 MEMBER = "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx"
-SKIP, BATCH, N_CALIB, N_GOLD = 77, 8, 32, 200
+SKIP, BATCH, N_CALIB, N_SEL, N_GOLD = 77, 8, 32, 96, 200
 # The per-layer fallback: the Convs (the LCNet backbone, 38 nodes) leave
 # static INT8, the 8 MatMuls (the SVTR neck) keep it. No smaller set was
 # found: a greedy search on 32 other lines (each node's exclusion ranked by
@@ -155,6 +164,51 @@ def main():
                     check(agr >= 0.995, "PP-OCRv4 rec, static int8 (minmax) with the %d Convs in %s, "
                           "MatMuls int8: argmax agreement %.4f >= 0.995 (non-blank %.4f)"
                           % (len(fb), prec.upper(), agr, agr_nb))
+        # the quality budget decides which nodes leave INT8 (mopt quantize-check)
+        sdir = tmp / "rec_select"
+        for i, b in enumerate(batches(ocr_lines.lines(SRC, 240, N_SEL, seed=3))):
+            (sdir / ("set_%02d" % i)).mkdir(parents=True, exist_ok=True)
+            np.save(sdir / ("set_%02d" % i) / "x.npy", b)
+        budget, opts = tmp / "rec_budget.yaml", tmp / "rec_fallback.yaml"
+        budget.write_text("rules:\n  - metric: argmax\n    stat: mean\n    min: 0.996\n")
+        t0 = time.time()
+        r = subprocess.run([MOPT, "quantize-check", str(model), "--golden", str(sdir), "--budget",
+                            str(budget), "--calibration", str(tmp / "rec_minmax.yaml"), "--runs", "0",
+                            "--max-fallbacks", "46", "--threads", "2", "-o", str(opts)],
+                           capture_output=True, text=True)
+        qc_s = time.time() - t0
+        print(r.stdout.split("fallback report:")[-1].rstrip())
+        check(r.returncode == 0 and opts.exists(),
+              "mopt quantize-check finds a fallback that holds argmax >= 0.996 on %d other lines "
+              "in %.0f s (%s)" % (N_SEL, qc_s, r.stderr.strip()[-200:]))
+        if opts.exists():
+            import yaml
+            o = yaml.safe_load(opts.read_text())
+            ex = o.get("int8_exclude", "")
+            kept = re.search(r"still int8: (\d+) of (\d+)", r.stdout)
+            for prec in ("fp32", "bf16"):
+                got = run_all(mopt_run(model, precision="int8", calibration=o["calibration"],
+                                       int8_exclude=ex, int8_fallback=prec), gold)
+                agr, agr_nb, _ = agreement(ref, got)
+                rows.append(("budget: %s of %s int8, %s" % (kept.group(1), kept.group(2), prec),
+                             "minmax", agr, agr_nb))
+                what = ("PP-OCRv4 rec, static int8 with quantize-check's fallback (%s of %s nodes "
+                        "int8, the rest %s): argmax agreement %.4f" % (kept.group(1), kept.group(2),
+                                                                       prec.upper(), agr))
+                if prec == "fp32":
+                    check(agr >= 0.995, what + " >= 0.995")
+                    fp32_out = got
+                else:
+                    print("      " + what)
+            # the .mopt file keeps the fallback: same outputs as the options
+            saved = tmp / "rec_fallback.mopt"
+            r = subprocess.run([MOPT, "optimize", str(model), "--options", str(opts), "-o",
+                                str(saved)], capture_output=True, text=True)
+            check(r.returncode == 0, "mopt optimize with the fallback options (%s)" % r.stderr[-200:])
+            if r.returncode == 0:
+                got = run_all(mopt_run(saved), gold)
+                check(np.array_equal(got, fp32_out), "the saved .mopt gives the same outputs "
+                      "(max diff %g)" % float(np.abs(got - fp32_out).max()))
         dyn = run_all(mopt_run(model, precision="int8"), gold)
         agr, agr_nb, _ = agreement(ref, dyn)
         rows.append(("mopt dynamic int8", "-", agr, agr_nb))
