@@ -29,36 +29,6 @@
 #include "kernels/omp_threads.h"
 #include "kernels/onednn/onednn_priv.h"
 
-#pragma weak dnnl_memory_desc_init_by_strides
-#pragma weak dnnl_memory_desc_init_by_tag
-#pragma weak dnnl_memory_desc_equal
-#pragma weak dnnl_memory_desc_get_size
-#pragma weak dnnl_memory_create
-#pragma weak dnnl_memory_destroy
-#pragma weak dnnl_memory_set_data_handle
-#pragma weak dnnl_memory_get_memory_desc
-#pragma weak dnnl_dilated_convolution_forward_desc_init
-#pragma weak dnnl_primitive_attr_create
-#pragma weak dnnl_primitive_attr_destroy
-#pragma weak dnnl_primitive_attr_set_output_scales
-#pragma weak dnnl_primitive_attr_set_zero_points
-#pragma weak dnnl_primitive_attr_set_post_ops
-#pragma weak dnnl_primitive_attr_set_scratchpad_mode
-#pragma weak dnnl_post_ops_create
-#pragma weak dnnl_post_ops_destroy
-#pragma weak dnnl_post_ops_append_eltwise
-#pragma weak dnnl_post_ops_append_sum
-#pragma weak dnnl_post_ops_append_binary
-#pragma weak dnnl_primitive_desc_destroy
-#pragma weak dnnl_primitive_desc_query_md
-#pragma weak dnnl_reorder_primitive_desc_create
-#pragma weak dnnl_primitive_create
-#pragma weak dnnl_primitive_destroy
-#pragma weak dnnl_primitive_execute
-#pragma weak dnnl_stream_create
-#pragma weak dnnl_stream_destroy
-#pragma weak dnnl_stream_wait
-
 #define QCACHE_SIZE 32
 
 struct onednn_qweights {
@@ -195,13 +165,7 @@ static dnnl_primitive_attr_t qd_attr(const onednn_qconv_desc *d, const float *sc
     if (ok && d->y_u8 && !split_u8(d))
         ok = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, 1.f / d->y_scale,
                                           (float)d->y_zp) == dnnl_success;
-    if (ok) ok = dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
-    if (po) dnnl_post_ops_destroy(po);
-    if (!ok) {
-        dnnl_primitive_attr_destroy(attr);
-        return NULL;
-    }
-    return attr;
+    return onednn_priv_attr_done(attr, po, ok);
 }
 
 /* The primitive for d: X and Y as given (channels-last) when `forced`, else
