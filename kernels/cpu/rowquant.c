@@ -8,6 +8,7 @@
 
 #include <math.h>
 
+#include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/dynquant.h"
 
 static void minmax_finite(const float *x, int64_t n, float *mn, float *mx) {
@@ -76,5 +77,18 @@ void cpu_dequant_rows(float *y, int64_t rows, int64_t N, int64_t ldy, const floa
 #endif
         for (int64_t n = 0; n < N; n++)
             row[n] = s * (row[n] - zs * cw[n]) + (bias ? bias[n] : 0.f);
+    }
+}
+
+void cpu_quantize_u8(const float *x, int64_t n, float scale, float zp, uint8_t *y) {
+#if defined(__x86_64__)
+    if (cpu_kernels_for("avx512")) {
+        cpu_dyn_quantize_u8_avx512(x, n, scale, zp, y);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < n; i++) {
+        float v = nearbyintf(x[i] / scale) + zp;
+        y[i] = (uint8_t)(v != v ? 0.f : fminf(fmaxf(v, 0.f), 255.f));
     }
 }

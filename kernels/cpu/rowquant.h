@@ -23,6 +23,11 @@
 void cpu_quant_rows_u8(const float *a, int64_t rows, int64_t K, int64_t lda, int qmax, bool avx512,
                        uint8_t *q, float *scale, int32_t *zp);
 
+/* y[i] = clamp(round_half_even(x[i] / scale) + zp, 0, 255), NaN -> 0: one
+ * scale and zero point for all of x (the static INT8 ops' quantization,
+ * lib/ops/qstatic.c), AVX-512 where cpu_kernels_for("avx512") has it. */
+void cpu_quantize_u8(const float *x, int64_t n, float scale, float zp, uint8_t *y);
+
 /* In place on y [rows, N] (row stride ldy) that holds acc * sw[n]:
  * y = scale[m] * (y - zp[m] * cw[n]) + (bias ? bias[n] : 0). */
 void cpu_dequant_rows(float *y, int64_t rows, int64_t N, int64_t ldy, const float *scale,

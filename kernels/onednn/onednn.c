@@ -29,47 +29,6 @@
 #include "kernels/onednn/onednn.h"
 #include "kernels/onednn/onednn_priv.h"
 
-/* Weak references (see onednn.h): every dnnl_* function used below. */
-#pragma weak dnnl_engine_create
-#pragma weak dnnl_stream_create
-#pragma weak dnnl_stream_destroy
-#pragma weak dnnl_stream_wait
-#pragma weak dnnl_memory_desc_init_by_strides
-#pragma weak dnnl_memory_desc_init_by_tag
-#pragma weak dnnl_memory_desc_equal
-#pragma weak dnnl_memory_desc_get_size
-#pragma weak dnnl_memory_create
-#pragma weak dnnl_memory_destroy
-#pragma weak dnnl_memory_set_data_handle
-#pragma weak dnnl_matmul_desc_init
-#pragma weak dnnl_dilated_convolution_forward_desc_init
-#pragma weak dnnl_dilated_deconvolution_forward_desc_init
-#pragma weak dnnl_pooling_v2_forward_desc_init
-#pragma weak dnnl_primitive_attr_create
-#pragma weak dnnl_primitive_attr_destroy
-#pragma weak dnnl_primitive_attr_set_output_scales
-#pragma weak dnnl_primitive_attr_set_post_ops
-#pragma weak dnnl_primitive_attr_set_scratchpad_mode
-#pragma weak dnnl_post_ops_create
-#pragma weak dnnl_post_ops_destroy
-#pragma weak dnnl_post_ops_append_eltwise
-#pragma weak dnnl_post_ops_append_binary
-#pragma weak dnnl_post_ops_append_sum
-#pragma weak dnnl_primitive_desc_create
-#pragma weak dnnl_primitive_desc_destroy
-#pragma weak dnnl_primitive_desc_iterator_create
-#pragma weak dnnl_primitive_desc_iterator_next
-#pragma weak dnnl_primitive_desc_iterator_fetch
-#pragma weak dnnl_primitive_desc_iterator_destroy
-#pragma weak dnnl_primitive_desc_query_md
-#pragma weak dnnl_primitive_desc_query
-#pragma weak dnnl_reorder_primitive_desc_create
-#pragma weak dnnl_primitive_create
-#pragma weak dnnl_primitive_destroy
-#pragma weak dnnl_primitive_execute
-#pragma weak dnnl_version
-#pragma weak dnnl_get_effective_cpu_isa
-
 #define CACHE_SIZE 16
 
 /* ---- engine ------------------------------------------------------------- */
@@ -229,6 +188,18 @@ static bool append_act(dnnl_post_ops_t po, kn_act act, float alpha, float beta) 
 
 /* Attributes: user scratchpad, output scale alpha, then post-ops in order
  * [sum(sum_scale)] [binary add(bin_md)] [binary add(bin2_md)] [activation]. */
+/* The end of building attr: po set as its post-ops (when ok so far) and
+ * destroyed; attr, or NULL (attr destroyed) when a step failed. */
+static dnnl_primitive_attr_t attr_done(dnnl_primitive_attr_t attr, dnnl_post_ops_t po, bool ok) {
+    if (ok) ok = dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
+    if (po) dnnl_post_ops_destroy(po);
+    if (!ok) {
+        dnnl_primitive_attr_destroy(attr);
+        return NULL;
+    }
+    return attr;
+}
+
 static dnnl_primitive_attr_t make_attr(float alpha, int64_t n_scales, const float *scales,
                                        int scale_mask, float sum_scale,
                                        const dnnl_memory_desc_t *bin_md,
@@ -251,13 +222,7 @@ static dnnl_primitive_attr_t make_attr(float alpha, int64_t n_scales, const floa
     if (ok && bin2_md)
         ok = dnnl_post_ops_append_binary(po, dnnl_binary_add, bin2_md) == dnnl_success;
     if (ok) ok = append_act(po, act, act_alpha, act_beta);
-    if (ok) ok = dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
-    if (po) dnnl_post_ops_destroy(po);
-    if (!ok) {
-        dnnl_primitive_attr_destroy(attr);
-        return NULL;
-    }
-    return attr;
+    return attr_done(attr, po, ok);
 }
 
 /* ---- the one door to oneDNN: sizes checked (issue 17) -------------------- */
@@ -1825,6 +1790,11 @@ const char *onednn_priv_impl(dnnl_primitive_desc_t pd) { return pd_impl(pd); }
 
 mopt_status onednn_priv_accept(dnnl_primitive_desc_t pd, const char *what) {
     return pd_accepted(pd, what);
+}
+
+dnnl_primitive_attr_t onednn_priv_attr_done(dnnl_primitive_attr_t attr, dnnl_post_ops_t po,
+                                            bool ok) {
+    return attr_done(attr, po, ok);
 }
 
 bool onednn_priv_append_act(dnnl_post_ops_t po, kn_act act, float alpha, float beta) {

@@ -1,11 +1,11 @@
 /*
  * onednn_priv.h — what onednn.c shares with the backend's other files
- * (onednn_qconv.c): the process-wide engine, the checked primitive
- * creation, the acceptance of oneDNN's choice (no reference kernels,
- * MOPT_VERBOSE, MOPT_FAIL_ON_REF), the activation post-ops, the one-shot
- * reorder, and the pieces of a per-session primitive cache (memory objects,
- * reordering ports, teardown, the convolution run). Only kernels/onednn
- * includes it.
+ * (onednn_qconv.c): the weak references to oneDNN, the process-wide engine,
+ * the checked primitive creation, the acceptance of oneDNN's choice (no
+ * reference kernels, MOPT_VERBOSE, MOPT_FAIL_ON_REF), the activation
+ * post-ops, the one-shot reorder, and the pieces of a per-session primitive
+ * cache (memory objects, reordering ports, teardown, the convolution run).
+ * Only kernels/onednn includes it.
  */
 #ifndef MOPT_KERNELS_ONEDNN_ONEDNN_PRIV_H
 #define MOPT_KERNELS_ONEDNN_ONEDNN_PRIV_H
@@ -13,6 +13,49 @@
 #include <dnnl.h>
 
 #include "kernels/onednn/onednn.h"
+
+/* Weak references (see onednn.h): every dnnl_* function the backend uses. */
+#pragma weak dnnl_engine_create
+#pragma weak dnnl_stream_create
+#pragma weak dnnl_stream_destroy
+#pragma weak dnnl_stream_wait
+#pragma weak dnnl_memory_desc_init_by_strides
+#pragma weak dnnl_memory_desc_init_by_tag
+#pragma weak dnnl_memory_desc_equal
+#pragma weak dnnl_memory_desc_get_size
+#pragma weak dnnl_memory_create
+#pragma weak dnnl_memory_destroy
+#pragma weak dnnl_memory_set_data_handle
+#pragma weak dnnl_matmul_desc_init
+#pragma weak dnnl_dilated_convolution_forward_desc_init
+#pragma weak dnnl_dilated_deconvolution_forward_desc_init
+#pragma weak dnnl_pooling_v2_forward_desc_init
+#pragma weak dnnl_primitive_attr_create
+#pragma weak dnnl_primitive_attr_destroy
+#pragma weak dnnl_primitive_attr_set_output_scales
+#pragma weak dnnl_primitive_attr_set_post_ops
+#pragma weak dnnl_primitive_attr_set_scratchpad_mode
+#pragma weak dnnl_post_ops_create
+#pragma weak dnnl_post_ops_destroy
+#pragma weak dnnl_post_ops_append_eltwise
+#pragma weak dnnl_post_ops_append_binary
+#pragma weak dnnl_post_ops_append_sum
+#pragma weak dnnl_primitive_desc_create
+#pragma weak dnnl_primitive_desc_destroy
+#pragma weak dnnl_primitive_desc_iterator_create
+#pragma weak dnnl_primitive_desc_iterator_next
+#pragma weak dnnl_primitive_desc_iterator_fetch
+#pragma weak dnnl_primitive_desc_iterator_destroy
+#pragma weak dnnl_primitive_desc_query_md
+#pragma weak dnnl_primitive_desc_query
+#pragma weak dnnl_reorder_primitive_desc_create
+#pragma weak dnnl_primitive_create
+#pragma weak dnnl_primitive_destroy
+#pragma weak dnnl_primitive_execute
+#pragma weak dnnl_version
+#pragma weak dnnl_get_effective_cpu_isa
+#pragma weak dnnl_memory_get_memory_desc
+#pragma weak dnnl_primitive_attr_set_zero_points
 
 /* The CPU engine (onednn_available() first). */
 dnnl_engine_t onednn_priv_engine(void);
@@ -26,6 +69,10 @@ const char *onednn_priv_impl(dnnl_primitive_desc_t pd);
  * or INTERNAL with MOPT_FAIL_ON_REF=1); prints the choice with
  * MOPT_VERBOSE. */
 mopt_status onednn_priv_accept(dnnl_primitive_desc_t pd, const char *what);
+/* The end of building a primitive attr: po set as its post-ops (when ok so
+ * far) and destroyed; attr, or NULL (attr destroyed) when a step failed. */
+dnnl_primitive_attr_t onednn_priv_attr_done(dnnl_primitive_attr_t attr, dnnl_post_ops_t po,
+                                            bool ok);
 /* Appends act's post-op(s) to po; false when oneDNN has none for it. */
 bool onednn_priv_append_act(dnnl_post_ops_t po, kn_act act, float alpha, float beta);
 /* Reorders from (from_md) into to (to_md) now, on a stream of its own. */

@@ -25,39 +25,9 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "kernels/cpu/cpu_kernels.h"
-#include "kernels/cpu/dynquant.h"
+#include "kernels/cpu/rowquant.h"
 #include "kernels/omp_threads.h"
 #include "kernels/onednn/onednn_priv.h"
-
-#pragma weak dnnl_memory_desc_init_by_strides
-#pragma weak dnnl_memory_desc_init_by_tag
-#pragma weak dnnl_memory_desc_equal
-#pragma weak dnnl_memory_desc_get_size
-#pragma weak dnnl_memory_create
-#pragma weak dnnl_memory_destroy
-#pragma weak dnnl_memory_set_data_handle
-#pragma weak dnnl_memory_get_memory_desc
-#pragma weak dnnl_dilated_convolution_forward_desc_init
-#pragma weak dnnl_primitive_attr_create
-#pragma weak dnnl_primitive_attr_destroy
-#pragma weak dnnl_primitive_attr_set_output_scales
-#pragma weak dnnl_primitive_attr_set_zero_points
-#pragma weak dnnl_primitive_attr_set_post_ops
-#pragma weak dnnl_primitive_attr_set_scratchpad_mode
-#pragma weak dnnl_post_ops_create
-#pragma weak dnnl_post_ops_destroy
-#pragma weak dnnl_post_ops_append_eltwise
-#pragma weak dnnl_post_ops_append_sum
-#pragma weak dnnl_post_ops_append_binary
-#pragma weak dnnl_primitive_desc_destroy
-#pragma weak dnnl_primitive_desc_query_md
-#pragma weak dnnl_reorder_primitive_desc_create
-#pragma weak dnnl_primitive_create
-#pragma weak dnnl_primitive_destroy
-#pragma weak dnnl_primitive_execute
-#pragma weak dnnl_stream_create
-#pragma weak dnnl_stream_destroy
-#pragma weak dnnl_stream_wait
 
 #define QCACHE_SIZE 32
 
@@ -74,7 +44,7 @@ struct onednn_qweights {
 /* A u8 Y with a residual, channels-last: the primitive writes f32 with the
  * residual as a sum post-op (a full-tensor binary one sends oneDNN 2.6 from
  * brgconv to its older jit_int8 kernels, 2.6x slower on 3x3 64->64 at 56x56),
- * and quantize_u8 makes the u8 Y in one pass. */
+ * and cpu_quantize_u8 (rowquant.h) makes the u8 Y in one pass. */
 static bool split_u8(const onednn_qconv_desc *d) { return d->y_u8 && d->has_residual && d->y_nhwc; }
 
 /* X's zero point where every tap of every output position lies inside X
@@ -195,13 +165,7 @@ static dnnl_primitive_attr_t qd_attr(const onednn_qconv_desc *d, const float *sc
     if (ok && d->y_u8 && !split_u8(d))
         ok = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, 1.f / d->y_scale,
                                           (float)d->y_zp) == dnnl_success;
-    if (ok) ok = dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
-    if (po) dnnl_post_ops_destroy(po);
-    if (!ok) {
-        dnnl_primitive_attr_destroy(attr);
-        return NULL;
-    }
-    return attr;
+    return onednn_priv_attr_done(attr, po, ok);
 }
 
 /* The primitive for d: X and Y as given (channels-last) when `forced`, else
@@ -360,7 +324,7 @@ typedef struct qentry {
     dnnl_primitive_t res_reorder; /* residual (user layout) -> y.prim, or -> bin */
     dnnl_memory_t bin;            /* u8 Y: the residual as the binary post-op reads it */
     void *bin_buf;
-    float *stage; /* split_u8: the f32 Y before quantize_u8 */
+    float *stage; /* split_u8: the f32 Y before cpu_quantize_u8 */
     float *fbias; /* zp_in_bias: the bias with X's zero point folded in */
     dnnl_memory_t res_user, wei, bias, scratch;
     void *scratch_buf, *own_w;
@@ -527,21 +491,6 @@ static mopt_status entry_get(onednn_qcache **pc, const onednn_qconv_desc *d,
     return MOPT_OK;
 }
 
-/* y = clamp(round_half_even(x / scale) + zp, 0, 255), NaN -> 0: the
- * static INT8 ops' quantization (ops/qstatic.c), AVX-512 where there is one. */
-static void quantize_u8(const float *x, int64_t n, float scale, float zp, uint8_t *y) {
-#if defined(__x86_64__)
-    if (cpu_kernels_for("avx512")) {
-        cpu_dyn_quantize_u8_avx512(x, n, scale, zp, y);
-        return;
-    }
-#endif
-    for (int64_t i = 0; i < n; i++) {
-        float v = nearbyintf(x[i] / scale) + zp;
-        y[i] = (uint8_t)(v != v ? 0.f : fminf(fmaxf(v, 0.f), 255.f));
-    }
-}
-
 static size_t y_numel(const onednn_qconv_desc *d) {
     size_t n = (size_t)d->batch * (size_t)d->c_out;
     for (int32_t i = 0; i < d->S; i++)
@@ -580,7 +529,7 @@ static mopt_status qrun_body(onednn_qcache **cache, const onednn_qconv_desc *d,
         ok = onednn_priv_conv_exec(c->stream, e->prim, &e->x, e->wei, &e->y, e->bias, e->scratch,
                                    e->bin);
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: int8 convolution execution failed");
-    if (e->stage) quantize_u8(e->stage, (int64_t)y_numel(d), d->y_scale, (float)d->y_zp, y);
+    if (e->stage) cpu_quantize_u8(e->stage, (int64_t)y_numel(d), d->y_scale, (float)d->y_zp, y);
     return MOPT_OK;
 }
 

@@ -20,7 +20,7 @@
 #include "core/alloc.h"
 #include "core/cpu.h"
 #include "kernels/cpu/cpu_kernels.h"
-#include "kernels/cpu/dynquant.h"
+#include "kernels/cpu/rowquant.h"
 #include "kernels/onednn/onednn.h"
 #include "ops/op_common.h"
 #include "ops/qstatic.h"
@@ -124,19 +124,6 @@ static mopt_status qs_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
     return MOPT_OK;
 }
 
-static void quantize(const float *x, int64_t n, float scale, float zp, uint8_t *y) {
-#if defined(__x86_64__)
-    if (cpu_kernels_for("avx512")) {
-        cpu_dyn_quantize_u8_avx512(x, n, scale, zp, y);
-        return;
-    }
-#endif
-    for (int64_t i = 0; i < n; i++) { /* as qstatic.c's reference */
-        float v = nearbyintf(x[i] / scale) + zp;
-        y[i] = (uint8_t)(v != v ? 0.f : fminf(fmaxf(v, 0.f), 255.f));
-    }
-}
-
 static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                           int n_out) {
     (void)n_out;
@@ -160,7 +147,7 @@ static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
                 return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory to quantize X");
             s->qx_cap = n;
         }
-        quantize(in[0].data, (int64_t)n, p->x_scale, (float)p->x_zp, s->qx);
+        cpu_quantize_u8(in[0].data, (int64_t)n, p->x_scale, (float)p->x_zp, s->qx);
         qx = s->qx;
     }
     return onednn_qconv_run(&s->cache, &d, ctx->state, qx, in[1].data, has_res ? in[4].data : NULL,
