@@ -55,15 +55,15 @@ def log(*a):
     print(*a, flush=True)
 
 
-def modules_or_skip(*names):
-    """The named modules, imported, in order; None after printing "SKIP: why"
-    when one is missing (the calling test then exits 77)."""
+def import_or_skip(*names):
+    """The named modules, imported, in order. When one is missing, a test
+    script has nothing to run: prints "SKIP: why" and exits with SKIP."""
     import importlib
     try:
         return [importlib.import_module(n) for n in names]
     except ImportError as e:
         log("SKIP: %s" % e)
-        return None
+        raise SystemExit(SKIP)
 
 
 def cache_dir():
