@@ -111,10 +111,7 @@ def main():
                                 % (probe, first, r.returncode, r.stderr))
             if "stage times" not in r.stdout:
                 failures.append("embed query printed no stage times")
-    for f in failures:
-        print("FAIL: " + f)
-    print("embed: %s" % ("FAILED" if failures else "passed"))
-    return 1 if failures else 0
+    return rr.verdict(failures, "embed: %s" % ("FAILED" if failures else "passed"))
 
 
 if __name__ == "__main__":

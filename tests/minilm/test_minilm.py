@@ -205,7 +205,7 @@ def main():
     ap.add_argument("--table", action="store_true",
                     help="also measure ORT quantize_dynamic / quantize_static")
     args = ap.parse_args()
-    from run_realmodels import import_mopt, import_or_skip
+    from run_realmodels import import_mopt, import_or_skip, verdict
     np, ort = import_or_skip("numpy", "onnxruntime")
     import minilm
     import wordpiece
@@ -244,10 +244,7 @@ def main():
                             ("Spearman", sp, TARGETS["int8_spearman"])):
         if got < want:
             failures.append("mopt int8 vs FP32: %s %.5f < %g" % (what, got, want))
-    for f in failures:
-        log("FAIL: " + f)
-    log("minilm: %s" % ("FAILED" if failures else "passed"))
-    return 1 if failures else 0
+    return verdict(failures, "minilm: %s" % ("FAILED" if failures else "passed"))
 
 
 if __name__ == "__main__":

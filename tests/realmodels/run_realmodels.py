@@ -66,6 +66,16 @@ def import_or_skip(*names):
         raise SystemExit(SKIP)
 
 
+def verdict(failures, summary=None):
+    """The end of a test script: prints each failure as "FAIL: ...", then
+    the summary line (when given); the exit status, 1 when any failed."""
+    for f in failures:
+        log("FAIL: %s" % f)
+    if summary:
+        log(summary)
+    return 1 if failures else 0
+
+
 def cache_dir():
     env = os.environ.get("MOPT_REALMODELS_CACHE")
     if env:
