@@ -37,6 +37,17 @@ def write_chain(path, n_nodes, ops, consts, graph_name):
     save(model, path)
 
 
+def add_bench_args(ap, name):
+    """The --bench and --build options that find_bench(args, name, ...) reads."""
+    ap.add_argument("--bench", help=f"the {name} program")
+    ap.add_argument("--build", help=f"a build folder holding bench/{name}")
+
+
+def ints(text):
+    """[1000, 1] from "1000,1"."""
+    return [int(n) for n in text.split(",")]
+
+
 def find_bench(args, name, script):
     """args.bench, else build/bench/<name> (or build/<name>) under args.build or
     the repository's build folder; exits naming script when there is none."""

@@ -41,8 +41,7 @@ def write_chain(path, kind, n_nodes):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bench", help="the load_time program")
-    ap.add_argument("--build", help="a build folder holding bench/load_time")
+    chains.add_bench_args(ap, "load_time")
     ap.add_argument("--nodes", default="1000,10000,100000,1000000")
     ap.add_argument("--kinds", default="identity,relu,add")
     ap.add_argument("--opt-levels", default="0,1,2,3")
@@ -52,12 +51,12 @@ def main():
     if not chains.have_onnx("load_time.py"):
         return 77
     bench = chains.find_bench(args, "load_time", "load_time.py")
-    sizes = [int(n) for n in args.nodes.split(",")]
+    sizes = chains.ints(args.nodes)
     kinds = args.kinds.split(",")
     for k in kinds:
         if k not in KINDS:
             sys.exit(f"load_time.py: unknown chain kind '{k}' (known: {', '.join(KINDS)})")
-    levels = [int(v) for v in args.opt_levels.split(",")]
+    levels = chains.ints(args.opt_levels)
     rows = []
     print(f"load + session + first run: wall seconds (process CPU seconds), 1 thread; "
           f"{chains.cpu_model()}; load average {os.getloadavg()[0]:.1f}")

@@ -100,8 +100,7 @@ def run_ort(model, optimize, iterations, n_nodes, tmp):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bench", help="the node_overhead program")
-    ap.add_argument("--build", help="a build folder holding bench/node_overhead")
+    chains.add_bench_args(ap, "node_overhead")
     ap.add_argument("--lib-dir", action="append", default=[],
                     help="run node_overhead with the libmopt.so of this folder (another build: "
                     "the program uses only the public ABI); repeat it to compare builds")
@@ -115,8 +114,7 @@ def main():
     if not chains.have_onnx("node_overhead.py"):
         return 77
     bench = chains.find_bench(args, "node_overhead", "node_overhead.py")
-    sizes = [int(n) for n in args.nodes.split(",")]
-    levels = [int(n) for n in args.opt_levels.split(",")]
+    sizes, levels = chains.ints(args.nodes), chains.ints(args.opt_levels)
     libs = args.lib_dir or [None]
     rows = []
     with tempfile.TemporaryDirectory(prefix="mopt-node-overhead-") as tmp:

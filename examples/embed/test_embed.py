@@ -19,8 +19,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-SKIP = 77
-
 
 def read_index(path):
     raw = Path(path).read_bytes()
@@ -49,16 +47,11 @@ def main():
     sys.path.insert(0, str(root / "tests" / "minilm"))
     sys.path.insert(0, str(root / "tests" / "realmodels"))
     import run_realmodels as rr
-    mods = rr.modules_or_skip("numpy", "onnxruntime")
-    if mods is None:
-        return SKIP
-    np, ort = mods
+    np, ort = rr.import_or_skip("numpy", "onnxruntime")
     import minilm
     import test_minilm
     import wordpiece
     folder = minilm.fetch_or_skip()
-    if folder is None:
-        return SKIP
     model, _ = minilm.onnx_path()
     vocab = folder / "vocab.txt"
     failures = []
@@ -118,10 +111,7 @@ def main():
                                 % (probe, first, r.returncode, r.stderr))
             if "stage times" not in r.stdout:
                 failures.append("embed query printed no stage times")
-    for f in failures:
-        print("FAIL: " + f)
-    print("embed: %s" % ("FAILED" if failures else "passed"))
-    return 1 if failures else 0
+    return rr.verdict(failures, "embed: %s" % ("FAILED" if failures else "passed"))
 
 
 if __name__ == "__main__":

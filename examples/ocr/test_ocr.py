@@ -126,10 +126,7 @@ def main():
     sys.path.insert(0, str(root / "tests" / "realmodels"))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import run_realmodels as rr
-    mods = rr.modules_or_skip("numpy", "onnxruntime")
-    if mods is None:
-        return SKIP
-    np, ort = mods
+    np, ort = rr.import_or_skip("numpy", "onnxruntime")
     import db_reference
     from models import WHEELS
     name, version, digest = next(w for w in WHEELS if w[0] == "rapidocr-onnxruntime")

@@ -217,10 +217,7 @@ def full(detect, root, failures):
     sys.path.insert(0, str(root / "tests" / "realmodels"))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import run_realmodels as rr
-    mods = rr.modules_or_skip("numpy", "onnxruntime")
-    if mods is None:
-        return SKIP
-    np, ort = mods
+    np, ort = rr.import_or_skip("numpy", "onnxruntime")
     import models
     import yolo_ref as Y
     model, why = fetch_model(rr, models)

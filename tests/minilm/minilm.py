@@ -57,11 +57,13 @@ def fetch():
 
 
 def fetch_or_skip():
-    """fetch() for a test: the folder, or None after printing the SKIP line."""
+    """fetch() for a test script: the folder; when pip cannot get the wheel,
+    prints the SKIP line and exits 77 (meson's skipped)."""
     folder, why = fetch()
     if folder is None:
         print("SKIP: the wheel %s==%s is unavailable (%s)" % (WHEEL[0], WHEEL[1], why),
               flush=True)
+        raise SystemExit(77)
     return folder
 
 

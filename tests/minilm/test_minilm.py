@@ -28,7 +28,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "realmodels"))
 
-SKIP = 77
 BATCH = 16
 TARGETS = {"fp32_cos": 0.99999, "int8_min": 0.99, "int8_mean": 0.998, "int8_spearman": 0.995}
 
@@ -206,16 +205,11 @@ def main():
     ap.add_argument("--table", action="store_true",
                     help="also measure ORT quantize_dynamic / quantize_static")
     args = ap.parse_args()
-    from run_realmodels import import_mopt, modules_or_skip
-    mods = modules_or_skip("numpy", "onnxruntime")
-    if mods is None:
-        return SKIP
-    np, ort = mods
+    from run_realmodels import import_mopt, import_or_skip, verdict
+    np, ort = import_or_skip("numpy", "onnxruntime")
     import minilm
     import wordpiece
     folder = minilm.fetch_or_skip()
-    if folder is None:
-        return SKIP
     path, _ = minilm.onnx_path()
     mopt = import_mopt(args.source_root)
     tok = wordpiece.WordPiece(folder / "vocab.txt")
@@ -250,10 +244,7 @@ def main():
                             ("Spearman", sp, TARGETS["int8_spearman"])):
         if got < want:
             failures.append("mopt int8 vs FP32: %s %.5f < %g" % (what, got, want))
-    for f in failures:
-        log("FAIL: " + f)
-    log("minilm: %s" % ("FAILED" if failures else "passed"))
-    return 1 if failures else 0
+    return verdict(failures, "minilm: %s" % ("FAILED" if failures else "passed"))
 
 
 if __name__ == "__main__":

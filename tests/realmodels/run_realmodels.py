@@ -55,15 +55,25 @@ def log(*a):
     print(*a, flush=True)
 
 
-def modules_or_skip(*names):
-    """The named modules, imported, in order; None after printing "SKIP: why"
-    when one is missing (the calling test then exits 77)."""
+def import_or_skip(*names):
+    """The named modules, imported, in order. When one is missing, a test
+    script has nothing to run: prints "SKIP: why" and exits with SKIP."""
     import importlib
     try:
         return [importlib.import_module(n) for n in names]
     except ImportError as e:
         log("SKIP: %s" % e)
-        return None
+        raise SystemExit(SKIP)
+
+
+def verdict(failures, summary=None):
+    """The end of a test script: prints each failure as "FAIL: ...", then
+    the summary line (when given); the exit status, 1 when any failed."""
+    for f in failures:
+        log("FAIL: %s" % f)
+    if summary:
+        log(summary)
+    return 1 if failures else 0
 
 
 def cache_dir():

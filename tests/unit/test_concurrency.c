@@ -20,10 +20,10 @@
 
 #include <cmocka.h>
 
-#include "../test_main.h"
 #include <mopt/mopt.h>
 #include <pthread.h>
 
+#include "../test_main.h"
 #include "test_model_case.h"
 
 #define N_THREADS 4

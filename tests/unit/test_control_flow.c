@@ -17,9 +17,10 @@
 #include <string.h>
 
 #include <cmocka.h>
-
-#include "../test_main.h"
 #include <mopt/mopt.h>
+
+#include "../test_check.h"
+#include "../test_main.h"
 
 #define IF_CONST "tests/unit/data/control_if_const.onnx"
 #define CHECK_NESTED "tests/unit/data/control_check_nested.onnx"
@@ -85,40 +86,16 @@ static void if_with_constant_condition_is_folded(void **state) {
     }
 }
 
-typedef struct seen {
-    int n;
-    char nodes[4][128];
-    char ops[4][64];
-    mopt_status status[4];
-} seen;
-
-static void record(void *user, const char *node, const char *op, mopt_status st, const char *msg) {
-    seen *s = user;
-    assert_non_null(msg);
-    if (s->n < 4) {
-        snprintf(s->nodes[s->n], sizeof s->nodes[0], "%s", node);
-        snprintf(s->ops[s->n], sizeof s->ops[0], "%s", op);
-        s->status[s->n] = st;
-    }
-    s->n++;
-}
-
-static int find_node(const seen *s, const char *node) {
-    for (int i = 0; i < s->n && i < 4; i++)
-        if (strcmp(s->nodes[i], node) == 0) return i;
-    return -1;
-}
-
 static void check_names_nested_problems_by_path(void **state) {
     (void)state;
-    seen s = {0};
+    test_check_seen s = {0};
     size_t n = 0;
-    mopt_status st = mopt_model_check(CHECK_NESTED, NULL, record, &s, &n);
+    mopt_status st = mopt_model_check(CHECK_NESTED, NULL, test_check_record, &s, &n);
     assert_int_equal(st, MOPT_ERR_UNSUPPORTED);
     assert_int_equal(n, 2);
     assert_int_equal(s.n, 2);
-    int a = find_node(&s, "If_32/then_branch/LSTM_7");
-    int b = find_node(&s, "Loop_1/body/If_2/else_branch/Bad_3");
+    int a = test_check_find(&s, "If_32/then_branch/LSTM_7", NULL);
+    int b = test_check_find(&s, "Loop_1/body/If_2/else_branch/Bad_3", NULL);
     assert_true(a >= 0 && b >= 0);
     assert_string_equal(s.ops[a], "test.unsupported.NoSuchOp");
     assert_string_equal(s.ops[b], "test.unsupported.AlsoMissing");
@@ -133,9 +110,10 @@ static void check_names_nested_problems_by_path(void **state) {
 
 static void body_error_is_the_loops_with_its_path(void **state) {
     (void)state;
-    seen s = {0};
+    test_check_seen s = {0};
     size_t n = 0;
-    assert_int_equal(mopt_model_check(LOOP_SHAPE_ERROR, NULL, record, &s, &n), MOPT_ERR_SHAPE);
+    assert_int_equal(mopt_model_check(LOOP_SHAPE_ERROR, NULL, test_check_record, &s, &n),
+                     MOPT_ERR_SHAPE);
     assert_int_equal(n, 1);
     assert_string_equal(s.nodes[0], "Loop_9");
     assert_int_equal(s.status[0], MOPT_ERR_SHAPE);

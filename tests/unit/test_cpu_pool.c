@@ -18,8 +18,9 @@
 
 #include <cmocka.h>
 
-#include "../test_main.h"
 #include <mopt/mopt.h>
+
+#include "../test_main.h"
 
 #include "kernels/cpu/cpu_kernels.h"
 

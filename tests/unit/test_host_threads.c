@@ -14,8 +14,9 @@
 
 #include <cmocka.h>
 
-#include "../test_main.h"
 #include <mopt/mopt.h>
+
+#include "../test_main.h"
 
 #include "mopt_config.h"
 

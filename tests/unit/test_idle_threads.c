@@ -15,8 +15,9 @@
 
 #include <cmocka.h>
 
-#include "../test_main.h"
 #include <mopt/mopt.h>
+
+#include "../test_main.h"
 
 static double cpu_seconds(void) {
     struct rusage ru;

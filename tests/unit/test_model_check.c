@@ -12,48 +12,28 @@
 #include <string.h>
 
 #include <cmocka.h>
-
-#include "../test_main.h"
 #include <mopt/mopt.h>
 
-typedef struct seen {
-    int n;
-    char ops[8][64];
-    mopt_status status[8];
-} seen;
-
-static void record(void *user, const char *node, const char *op, mopt_status st, const char *msg) {
-    seen *s = user;
-    (void)node;
-    assert_non_null(msg);
-    assert_true(strlen(msg) > 0);
-    if (s->n < 8) {
-        snprintf(s->ops[s->n], sizeof s->ops[0], "%s", op);
-        s->status[s->n] = st;
-    }
-    s->n++;
-}
-
-static int find(const seen *s, const char *op) {
-    for (int i = 0; i < s->n && i < 8; i++)
-        if (strcmp(s->ops[i], op) == 0) return i;
-    return -1;
-}
+#include "../test_check.h"
+#include "../test_main.h"
 
 static void check_lists_every_problem(void **state) {
     (void)state;
-    seen s = {0};
+    test_check_seen s = {0};
     size_t n = 0;
-    mopt_status st =
-        mopt_model_check("tests/unit/data/check_three_problems.onnx", NULL, record, &s, &n);
+    mopt_status st = mopt_model_check("tests/unit/data/check_three_problems.onnx", NULL,
+                                      test_check_record, &s, &n);
     assert_int_equal(n, 3);
     assert_int_equal(s.n, 3);
-    assert_true(find(&s, "test.unsupported.OtherOp") >= 0 &&
-                s.status[find(&s, "test.unsupported.OtherOp")] == MOPT_ERR_UNSUPPORTED);
-    assert_true(find(&s, "test.unsupported.NoSuchOp") >= 0 &&
-                s.status[find(&s, "test.unsupported.NoSuchOp")] == MOPT_ERR_UNSUPPORTED);
-    assert_true(find(&s, "Add") >= 0 && s.status[find(&s, "Add")] == MOPT_ERR_TYPE);
-    assert_int_equal(find(&s, "Relu"), -1);
+    assert_true(test_check_find(&s, NULL, "test.unsupported.OtherOp") >= 0 &&
+                s.status[test_check_find(&s, NULL, "test.unsupported.OtherOp")] ==
+                    MOPT_ERR_UNSUPPORTED);
+    assert_true(test_check_find(&s, NULL, "test.unsupported.NoSuchOp") >= 0 &&
+                s.status[test_check_find(&s, NULL, "test.unsupported.NoSuchOp")] ==
+                    MOPT_ERR_UNSUPPORTED);
+    assert_true(test_check_find(&s, NULL, "Add") >= 0 &&
+                s.status[test_check_find(&s, NULL, "Add")] == MOPT_ERR_TYPE);
+    assert_int_equal(test_check_find(&s, NULL, "Relu"), -1);
     /* a problem other than unsupported functionality decides the status */
     assert_int_equal(st, MOPT_ERR_TYPE);
     assert_non_null(strstr(mopt_last_error(), "3 nodes"));

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "../test_elem.h"
+#include "../test_file.h"
 #include "../test_tmpdir.h"
 #include "core/alloc.h"
 #include "core/error.h"
@@ -28,34 +30,6 @@
 static int group_teardown(void **state) {
     (void)state;
     return rmdir(test_tmpdir);
-}
-
-static uint8_t *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    fclose(f);
-    if (got != (size_t)n) {
-        free(b);
-        return NULL;
-    }
-    *len = (size_t)n;
-    return b;
-}
-
-static float half_to_float(uint16_t h) {
-    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    float v;
-    if (e == 0)
-        v = (float)m / 1024.0f / 16384.0f;
-    else
-        v = (1.0f + (float)m / 1024.0f) * (float)((e >= 15) ? (1 << (e - 15)) : 1) /
-            (float)((e < 15) ? (1 << (15 - e)) : 1);
-    return (h & 0x8000) ? -v : v;
 }
 
 /* The value pattern of gen_npy_files.py for element i, as a double. */
@@ -74,24 +48,7 @@ static double pattern(mopt_dtype dt, int64_t i) {
     }
 }
 
-static double element(const ir_tensor *t, int64_t i) {
-    const void *p = t->data;
-    switch (t->dtype) {
-    case MOPT_DTYPE_F32: return ((const float *)p)[i];
-    case MOPT_DTYPE_F64: return ((const double *)p)[i];
-    case MOPT_DTYPE_F16: return half_to_float(((const uint16_t *)p)[i]);
-    case MOPT_DTYPE_I64: return (double)((const int64_t *)p)[i];
-    case MOPT_DTYPE_I32: return ((const int32_t *)p)[i];
-    case MOPT_DTYPE_I16: return ((const int16_t *)p)[i];
-    case MOPT_DTYPE_I8: return ((const int8_t *)p)[i];
-    case MOPT_DTYPE_U8:
-    case MOPT_DTYPE_BOOL: return ((const uint8_t *)p)[i];
-    case MOPT_DTYPE_U16: return ((const uint16_t *)p)[i];
-    case MOPT_DTYPE_U32: return ((const uint32_t *)p)[i];
-    case MOPT_DTYPE_U64: return (double)((const uint64_t *)p)[i];
-    default: return -999;
-    }
-}
+static double element(const ir_tensor *t, int64_t i) { return test_elem(t->data, t->dtype, i); }
 
 typedef struct numpy_file {
     const char *name;
@@ -161,7 +118,7 @@ static void npy_writer_matches_numpy_bytes(void **state) {
         mopt_status st = npy_write_file(out, t->dtype, t->rank, t->dims, t->data);
         if (st) fail_msg("%s: %s", nf->name, mopt_error_message());
         size_t la = 0, lb = 0;
-        uint8_t *a = slurp(path, &la), *b = slurp(out, &lb);
+        uint8_t *a = test_read_file(path, &la), *b = test_read_file(out, &lb);
         assert_non_null(a);
         assert_non_null(b);
         if (la != lb || memcmp(a, b, la) != 0)
@@ -450,7 +407,7 @@ static void npy_rejects_bad_preamble(void **state) {
 static void npy_truncation_and_corruption(void **state) {
     (void)state;
     size_t len = 0;
-    uint8_t *good = slurp(DATA_DIR "f32_2x3.npy", &len);
+    uint8_t *good = test_read_file(DATA_DIR "f32_2x3.npy", &len);
     assert_non_null(good);
     for (size_t cut = 0; cut < len; cut++) {
         uint8_t *b = malloc(cut ? cut : 1); /* exact-size copy so ASan sees overreads */

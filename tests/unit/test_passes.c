@@ -14,8 +14,9 @@
 
 #include <cmocka.h>
 
-#include "../test_main.h"
 #include <mopt/mopt.h>
+
+#include "../test_main.h"
 
 static mopt_model *load(const char *path, int opt_level) {
     mopt_options *o = NULL;

@@ -22,8 +22,9 @@
 
 #include <cmocka.h>
 
-#include "../test_main.h"
 #include <mopt/mopt.h>
+
+#include "../test_main.h"
 
 #define DIR "tests/ops/stream/lstm_vad/"
 #define H 64

@@ -16,8 +16,9 @@
 
 #include <cmocka.h>
 
-#include "../test_main.h"
 #include <mopt/mopt.h>
+
+#include "../test_main.h"
 
 #define MODEL "tests/unit/data/rnn_weight_inputs.onnx"
 #define N_IN 7 /* x, lW lR lB, gW gR gB */

@@ -16,9 +16,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-
-#include "../test_main.h"
 #include <mopt/mopt.h>
+
+#include "../test_check.h"
+#include "../test_main.h"
 
 #define UNKNOWN_DIMS "tests/unit/data/lenient_unknown_dims.onnx"
 #define DECLARED_SHAPES "tests/unit/data/lenient_declared_shapes.onnx"
@@ -100,39 +101,18 @@ static void leniency_question_mark_dims_are_independent(void **state) {
     mopt_model_destroy(m);
 }
 
-typedef struct warnings {
-    int n;
-    int n_not_ok;
-    char msg[4][512];
-} warnings;
-
-static void record(void *user, const char *node, const char *op, mopt_status st, const char *msg) {
-    warnings *w = user;
-    (void)node;
-    (void)op;
-    if (st != MOPT_OK) w->n_not_ok++;
-    if (w->n < 4) snprintf(w->msg[w->n], sizeof w->msg[0], "%s", msg);
-    w->n++;
-}
-
-static int has(const warnings *w, const char *needle) {
-    for (int i = 0; i < w->n && i < 4; i++)
-        if (strstr(w->msg[i], needle)) return 1;
-    return 0;
-}
-
 static void leniency_declared_shape_is_a_warning_in_check(void **state) {
     (void)state;
-    warnings w = {0};
+    test_check_seen w = {0};
     size_t n = 99;
-    assert_int_equal(mopt_model_check(DECLARED_SHAPES, NULL, record, &w, &n), MOPT_OK);
+    assert_int_equal(mopt_model_check(DECLARED_SHAPES, NULL, test_check_record, &w, &n), MOPT_OK);
     assert_int_equal(n, 0);
     assert_int_equal(w.n_not_ok, 0);
     assert_int_equal(w.n, 3);
     /* each message names the value first, with both shapes */
-    assert_true(has(&w, "output 'y' is declared [1,seqlen] but computes to [3,2]"));
-    assert_true(has(&w, "output 'z' is declared [2,5] but computes to [2,3]"));
-    assert_true(has(&w, "value 'mid' is declared [7,7] but computes to [2,3]"));
+    assert_true(test_check_said(&w, "output 'y' is declared [1,seqlen] but computes to [3,2]"));
+    assert_true(test_check_said(&w, "output 'z' is declared [2,5] but computes to [2,3]"));
+    assert_true(test_check_said(&w, "value 'mid' is declared [7,7] but computes to [2,3]"));
 }
 
 static void leniency_declared_shape_loads_and_runs(void **state) {
