@@ -25,6 +25,14 @@
 
 #define CNN_MODEL "tests/models/cnn/model.onnx"
 
+/* The int option key of o reads want. */
+#define EXPECT_INT_OPTION(o, key, want)                                                            \
+    do {                                                                                           \
+        int64_t v_ = INT64_MIN; /* a value the call must overwrite */                              \
+        EXPECT_OK(mopt_options_get_int((o), (key), &v_));                                          \
+        assert_int_equal(v_, (want));                                                              \
+    } while (0)
+
 /* ---- version, status, dtypes ----------------------------------------------- */
 
 static void api_version(void **state) {
@@ -102,14 +110,10 @@ static int opts_teardown(void **state) {
 
 static void options_defaults(void **state) {
     mopt_options *o = *state;
-    int64_t v = -7;
     const char *s = NULL;
-    EXPECT_OK(mopt_options_get_int(o, "threads", &v));
-    assert_int_equal(v, 0);
-    EXPECT_OK(mopt_options_get_int(o, "opt_level", &v));
-    assert_int_equal(v, 3);
-    EXPECT_OK(mopt_options_get_int(o, "memory_limit", &v));
-    assert_int_equal(v, 0);
+    EXPECT_INT_OPTION(o, "threads", 0);
+    EXPECT_INT_OPTION(o, "opt_level", 3);
+    EXPECT_INT_OPTION(o, "memory_limit", 0);
     EXPECT_OK(mopt_options_get_string(o, "backend", &s));
     assert_string_equal(s, "auto");
     EXPECT_OK(mopt_options_get_string(o, "precision", &s));
@@ -132,8 +136,7 @@ static void options_unknown_key_is_named(void **state) {
     EXPECT_FAIL(mopt_options_get_double(o, "speed", &d), MOPT_ERR_NOT_FOUND, "'speed'");
     EXPECT_FAIL(mopt_options_get_string(o, "nope", &s), MOPT_ERR_NOT_FOUND, "'nope'");
     /* a failed set changes nothing */
-    EXPECT_OK(mopt_options_get_int(o, "threads", &v));
-    assert_int_equal(v, 0);
+    EXPECT_INT_OPTION(o, "threads", 0);
 }
 
 static void options_wrong_kind(void **state) {
@@ -148,8 +151,7 @@ static void options_wrong_kind(void **state) {
     EXPECT_FAIL(mopt_options_get_int(o, "backend", &v), MOPT_ERR_INVALID_ARGUMENT, "'backend'");
     /* an integral double is accepted for an int key */
     EXPECT_OK(mopt_options_set_double(o, "threads", 3.0));
-    EXPECT_OK(mopt_options_get_int(o, "threads", &v));
-    assert_int_equal(v, 3);
+    EXPECT_INT_OPTION(o, "threads", 3);
 }
 
 static void options_out_of_range(void **state) {
@@ -165,11 +167,9 @@ static void options_out_of_range(void **state) {
                 "'backend'");
     EXPECT_FAIL(mopt_options_set_string(o, "precision", "fp64"), MOPT_ERR_INVALID_ARGUMENT,
                 "'precision'");
-    int64_t v;
     for (int64_t lvl = 0; lvl <= 3; lvl++) {
         EXPECT_OK(mopt_options_set_int(o, "opt_level", lvl));
-        EXPECT_OK(mopt_options_get_int(o, "opt_level", &v));
-        assert_int_equal(v, lvl);
+        EXPECT_INT_OPTION(o, "opt_level", lvl);
     }
     static const char *const backends[] = {"auto", "ref", "cpu", "onednn", "openblas"};
     const char *s;
@@ -182,13 +182,10 @@ static void options_out_of_range(void **state) {
 
 static void options_strings_for_int_keys(void **state) {
     mopt_options *o = *state;
-    int64_t v;
     EXPECT_OK(mopt_options_set_string(o, "threads", "4"));
-    EXPECT_OK(mopt_options_get_int(o, "threads", &v));
-    assert_int_equal(v, 4);
+    EXPECT_INT_OPTION(o, "threads", 4);
     EXPECT_OK(mopt_options_set_string(o, "memory_limit", "1048576"));
-    EXPECT_OK(mopt_options_get_int(o, "memory_limit", &v));
-    assert_int_equal(v, 1048576);
+    EXPECT_INT_OPTION(o, "memory_limit", 1048576);
     EXPECT_FAIL(mopt_options_set_string(o, "threads", "four"), MOPT_ERR_INVALID_ARGUMENT,
                 "'threads'");
     EXPECT_FAIL(mopt_options_set_string(o, "threads", "4x"), MOPT_ERR_INVALID_ARGUMENT,
@@ -200,8 +197,7 @@ static void options_strings_for_int_keys(void **state) {
                 MOPT_ERR_INVALID_ARGUMENT, "'threads'");
     EXPECT_FAIL(mopt_options_set_string(o, "opt_level", "7"), MOPT_ERR_INVALID_ARGUMENT,
                 "'opt_level'");
-    EXPECT_OK(mopt_options_get_int(o, "threads", &v));
-    assert_int_equal(v, 4); /* unchanged by the failures */
+    EXPECT_INT_OPTION(o, "threads", 4); /* unchanged by the failures */
 }
 
 static void options_values_are_copied(void **state) {
@@ -223,30 +219,24 @@ static void options_yaml_string(void **state) {
     mopt_options *o = *state;
     const char *ok = "threads: 2\nbackend: ref\nopt_level: 1\n";
     EXPECT_OK(mopt_options_load_yaml_string(o, ok, strlen(ok)));
-    int64_t v;
     const char *s;
-    EXPECT_OK(mopt_options_get_int(o, "threads", &v));
-    assert_int_equal(v, 2);
-    EXPECT_OK(mopt_options_get_int(o, "opt_level", &v));
-    assert_int_equal(v, 1);
+    EXPECT_INT_OPTION(o, "threads", 2);
+    EXPECT_INT_OPTION(o, "opt_level", 1);
     EXPECT_OK(mopt_options_get_string(o, "backend", &s));
     assert_string_equal(s, "ref");
 
     /* the length is honoured: the bad second line is outside it */
     const char *two = "threads: 5\nbogus: 1\n";
     EXPECT_OK(mopt_options_load_yaml_string(o, two, 11));
-    EXPECT_OK(mopt_options_get_int(o, "threads", &v));
-    assert_int_equal(v, 5);
+    EXPECT_INT_OPTION(o, "threads", 5);
 
     const char *bad_key = "threads: 3\n\nbogus_key: 1\nverbose: 1\n";
     EXPECT_FAIL(mopt_options_load_yaml_string(o, bad_key, strlen(bad_key)),
                 MOPT_ERR_INVALID_ARGUMENT, "bogus_key");
     assert_non_null(strstr(mopt_last_error(), "line 3"));
     /* stops at the first bad entry: earlier keys set, later ones not */
-    EXPECT_OK(mopt_options_get_int(o, "threads", &v));
-    assert_int_equal(v, 3);
-    EXPECT_OK(mopt_options_get_int(o, "verbose", &v));
-    assert_int_equal(v, 0);
+    EXPECT_INT_OPTION(o, "threads", 3);
+    EXPECT_INT_OPTION(o, "verbose", 0);
 
     const char *bad_val = "threads: 1\nopt_level: 9\n";
     EXPECT_FAIL(mopt_options_load_yaml_string(o, bad_val, strlen(bad_val)),
@@ -283,10 +273,8 @@ static void options_yaml_file(void **state) {
     mopt_options *o = *state;
     char *path = write_temp("# libmopt options\nthreads: 3\nprecision: bf16\n");
     EXPECT_OK(mopt_options_load_yaml(o, path));
-    int64_t v;
     const char *s;
-    EXPECT_OK(mopt_options_get_int(o, "threads", &v));
-    assert_int_equal(v, 3);
+    EXPECT_INT_OPTION(o, "threads", 3);
     EXPECT_OK(mopt_options_get_string(o, "precision", &s));
     assert_string_equal(s, "bf16");
     unlink(path);
