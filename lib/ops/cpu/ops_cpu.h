@@ -32,6 +32,15 @@ mopt_status ops_cpu_prepare(const char *isa, void **state);
         .release = release_, .run = run_, .variant = variant_,                                     \
     }
 
+/* The rows kernel's side of a constant s8 weight w [K, N] (qlinear_matmul_cpu.c;
+ * QLinearMatMul, StaticQMatMul): *K, *N from its shape, *wp packed for
+ * cpu_qrows_* (aligned), and its column sums in *wsum unless wsum is NULL.
+ * False when out of memory (*wp may then need freeing). */
+bool ops_cpu_qrows_pack(const op_tensor *w, int64_t *K, int64_t *N, int8_t **wp, int32_t **wsum);
+/* Rows per parallel chunk of an [m, K] x [K, N] rows-kernel product: about
+ * 1 MFLOP, at least 4. */
+int64_t ops_cpu_qrows_grain(int64_t K, int64_t N);
+
 /* op_impl.variant of the integer impls whose prepare may pack weights
  * (state non-NULL): "cpu-vnni-packed" / "cpu-vnni", and the portable tier's. */
 const char *ops_cpu_variant_vnni(const void *state);

@@ -58,6 +58,27 @@ static void qlmm_release(void *state) {
     mopt_free(s);
 }
 
+bool ops_cpu_qrows_pack(const op_tensor *w, int64_t *K, int64_t *N, int8_t **wp, int32_t **wsum) {
+    *K = w->shape.dims[0], *N = w->shape.dims[1];
+    *wp = mopt_aligned_alloc(cpu_qrows_pack_bytes(*K, *N));
+    int32_t *sums = mopt_malloc((size_t)(*N ? *N : 1) * sizeof(int32_t));
+    if (!*wp || !sums) {
+        mopt_free(sums);
+        return false;
+    }
+    cpu_qrows_pack(w->data, true, *K, *N, *N, *wp, sums);
+    if (wsum)
+        *wsum = sums;
+    else
+        mopt_free(sums);
+    return true;
+}
+
+int64_t ops_cpu_qrows_grain(int64_t K, int64_t N) {
+    int64_t grain = 1 + (int64_t)(1 << 19) / (K * N > 0 ? K * N : 1);
+    return grain < 4 ? 4 : grain;
+}
+
 static mopt_status qlmm_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
                                 const op_tensor *out, int n_out, void **state) {
     (void)n_in, (void)out, (void)n_out;
@@ -66,14 +87,10 @@ static mopt_status qlmm_prepare(const op_ctx *ctx, const op_tensor *in, int n_in
     if (!cpu_kernels_for("avx512") || !cpu_get()->avx512_vnni) return MOPT_ERR_UNSUPPORTED;
     qlmm_state *s = mopt_calloc(1, sizeof *s);
     if (!s) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
-    s->K = in[QB].shape.dims[0], s->N = in[QB].shape.dims[1];
-    s->wp = mopt_aligned_alloc(cpu_qrows_pack_bytes(s->K, s->N));
-    s->wsum = mopt_malloc((size_t)(s->N ? s->N : 1) * sizeof(int32_t));
-    if (!s->wp || !s->wsum) {
+    if (!ops_cpu_qrows_pack(&in[QB], &s->K, &s->N, &s->wp, &s->wsum)) {
         qlmm_release(s);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed B");
     }
-    cpu_qrows_pack(in[QB].data, true, s->K, s->N, s->N, s->wp, s->wsum);
     *state = s;
     return MOPT_OK;
 #else
@@ -160,8 +177,7 @@ static mopt_status qlmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
                   .y = out[0].data,
                   .acc = acc,
                   .ldy = ldy};
-    int64_t grain = 1 + (int64_t)(1 << 19) / (s->K * s->N > 0 ? s->K * s->N : 1);
-    cpu_parallel_for(ctx->threads, m, grain < 4 ? 4 : grain, qlmm_range, &j);
+    cpu_parallel_for(ctx->threads, m, ops_cpu_qrows_grain(s->K, s->N), qlmm_range, &j);
     mopt_aligned_free(acc), mopt_free(mult), mopt_aligned_free(au);
     return MOPT_OK;
 #else

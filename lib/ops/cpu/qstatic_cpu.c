@@ -73,16 +73,10 @@ static mopt_status qs_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
     qs_state *s = mopt_calloc(1, sizeof *s);
     if (!s) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     if (strcmp(ctx->def->op_type, "StaticQMatMul") == 0) {
-        s->K = in[1].shape.dims[0], s->N = in[1].shape.dims[1];
-        s->wp = mopt_aligned_alloc(cpu_qrows_pack_bytes(s->K, s->N));
-        int32_t *wsum = mopt_malloc((size_t)(s->N ? s->N : 1) * sizeof(int32_t));
-        if (!s->wp || !wsum) {
-            mopt_free(wsum);
+        if (!ops_cpu_qrows_pack(&in[1], &s->K, &s->N, &s->wp, NULL)) {
             qs_release(s);
             return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed W");
         }
-        cpu_qrows_pack(in[1].data, true, s->K, s->N, s->N, s->wp, wsum);
-        mopt_free(wsum);
     } else if (!conv_pack(ctx, &in[1], s)) {
         qs_release(s);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed W");
@@ -129,9 +123,7 @@ static void vnni_rows(const op_ctx *ctx, const uint8_t *a, int64_t m, int64_t K,
     (void)w;
     const qs_state *s = ctx->state;
     rows_job j = {a, K, N, ldy, s->wp, y};
-    /* at least ~1 MFLOP per chunk */
-    int64_t grain = 1 + (int64_t)(1 << 19) / (K * N > 0 ? K * N : 1);
-    cpu_parallel_for(ctx->threads, m, grain < 4 ? 4 : grain, rows_range, &j);
+    cpu_parallel_for(ctx->threads, m, ops_cpu_qrows_grain(K, N), rows_range, &j);
 }
 
 static void avx512_act(float *y, int64_t n, const kn_act_params *act) {
