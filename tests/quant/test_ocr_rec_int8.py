@@ -13,7 +13,10 @@ Issue 13's target is >= 99.5%; all-static misses it (measured 97.7%
 minmax, 98.1% percentile: the error builds up over the LCNet backbone's 38
 convolutions, no single layer breaks; `mopt compare --per-layer` shows it;
 the depthwise convolutions alone out of INT8 give 98.8%, the pointwise ones
-alone 98.0%), so the test asserts a floor of 97% for minmax and percentile.
+alone 98.0%; why: the depthwise convolutions' inputs have channel ranges
+spread 7-19x (max/median), so one u8 scale per tensor gives them 25-31 dB
+SQNR on the later blocks against 41-49 dB per channel; the pointwise inputs
+31-44 dB), so the test asserts a floor of 97% for minmax and percentile.
 The quality budget then decides: `mopt quantize-check` (one per-layer run
 ranks the 46 int8 nodes, a bisection finds the fewest fallbacks) with
 argmax mean >= 0.996 on the selection set must finish (it did not in 25

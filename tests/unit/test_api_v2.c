@@ -448,6 +448,24 @@ static void check_metadata(const mopt_model *m) {
     assert_null(v);
 }
 
+/* mopt_model_node_value: the chain's n1 is Mul(v0, one) -> v1 at opt_level 0 */
+static void node_values(void **state) {
+    (void)state;
+    mopt_model *m = load_with(CHAIN_MODEL, "opt_level", 0);
+    size_t n1 = SIZE_MAX;
+    for (size_t i = 0; i < mopt_model_node_count(m); i++)
+        if (strcmp(mopt_model_node_name(m, i), "n1") == 0) n1 = i;
+    assert_true(n1 != SIZE_MAX);
+    assert_string_equal(mopt_model_node_value(m, n1, MOPT_INPUT, 0), "v0");
+    assert_string_equal(mopt_model_node_value(m, n1, MOPT_INPUT, 1), "one");
+    assert_null(mopt_model_node_value(m, n1, MOPT_INPUT, 2));
+    assert_string_equal(mopt_model_node_value(m, n1, MOPT_OUTPUT, 0), "v1");
+    assert_null(mopt_model_node_value(m, n1, MOPT_OUTPUT, 1));
+    assert_null(mopt_model_node_value(m, mopt_model_node_count(m), MOPT_OUTPUT, 0));
+    assert_null(mopt_model_node_value(NULL, 0, MOPT_OUTPUT, 0));
+    mopt_model_destroy(m);
+}
+
 static void metadata_from_onnx_and_mopt(void **state) {
     (void)state;
     mopt_model *m = load_with(META_MODEL, NULL, 0);
@@ -690,6 +708,7 @@ int main(void) {
         cmocka_unit_test(log_callback_receives_verbose_output),
         cmocka_unit_test(load_v2_flags),
         cmocka_unit_test(metadata_from_onnx_and_mopt),
+        cmocka_unit_test(node_values),
         cmocka_unit_test(free_dim_override),
         cmocka_unit_test(const_tensor_is_input_only),
         cmocka_unit_test(run_errors_name_inputs_and_outputs),
