@@ -513,4 +513,12 @@ extern "C" {
         pool: *const mopt_threadpool,
         stats: *mut mopt_threadpool_stats,
     ) -> mopt_status;
+
+    // Node values (experimental in mopt.h; mopt quantize-check ranks layers).
+    pub fn mopt_model_node_value(
+        model: *const mopt_model,
+        index: usize,
+        kind: mopt_io_kind,
+        k: usize,
+    ) -> *const c_char;
 }
