@@ -914,6 +914,7 @@ typedef struct cache_key {
     union {
         onednn_matmul_desc mm;
         onednn_conv_desc cv;
+        onednn_pool_desc pl;
     } u;
 } cache_key;
 
@@ -1058,6 +1059,29 @@ static mopt_status slot_built(onednn_cache *c, cache_entry *e, const cache_key *
  * descriptors of a declined problem on every run cost ~50 us each). */
 static mopt_status declined_again(const cache_entry *e) {
     return mopt_fail(MOPT_ERR_UNSUPPORTED, "%s", e->why[0] ? e->why : "oneDNN: declined");
+}
+
+/* Builds the entry e of a missed key (its kind's descriptor in key->u, its
+ * weights in key->w); plain: the op's weights as stored, or NULL. */
+typedef mopt_status (*entry_build)(cache_entry *e, const cache_key *key, const float *plain);
+
+/* The start of every run: the session's cache (*cache, made on the first
+ * run) and in it the entry of (kind, threads, w, desc), built by build(e,
+ * key, plain) on a miss; a declined or failed build's status otherwise. */
+static mopt_status entry_get(onednn_cache **cache, int kind, int threads, const onednn_weights *w,
+                             const void *desc, size_t desc_size, entry_build build,
+                             const float *plain, cache_entry **out) {
+    onednn_cache *c = NULL;
+    mopt_status st = cache_get(cache, &c);
+    if (st) return st;
+    cache_key key;
+    key_init(&key, kind, threads, w, desc, desc_size);
+    bool hit;
+    cache_entry *e = cache_slot(c, &key, &hit);
+    if (!hit && (st = slot_built(c, e, &key, build(e, &key, plain)))) return st;
+    if (e->declined) return declined_again(e);
+    *out = e;
+    return MOPT_OK;
 }
 
 static bool mem_new(dnnl_memory_t *m, const dnnl_memory_desc_t *md) {
@@ -1295,8 +1319,10 @@ static void epilogue_rows(void *arg, int64_t lo, int64_t hi) {
 /* rows of at least ~16K elements per chunk */
 static int64_t rows_grain(int64_t width) { return width >= 16384 ? 1 : 16384 / width; }
 
-static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
-                                const onednn_weights *w, const float *b) {
+/* entry_build of a matmul (b: B as stored). */
+static mopt_status matmul_entry(cache_entry *e, const cache_key *key, const float *b) {
+    const onednn_matmul_desc *d = &key->u.mm;
+    const onednn_weights *w = key->w;
     dnnl_memory_desc_t plain_b, user_a;
     bool bf = d->prec == ONEDNN_BF16;
     if (!matmul_plain_b(d, &plain_b) ||
@@ -1356,15 +1382,10 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
                                    const float *bias, const float *residual, float *y,
                                    int threads) {
     if (!onednn_available() || !matmul_valid(d)) return MOPT_ERR_UNSUPPORTED;
-    onednn_cache *c = NULL;
-    mopt_status st = cache_get(cache, &c);
+    cache_entry *e = NULL;
+    mopt_status st = entry_get(cache, KIND_MATMUL, threads, w, d, sizeof *d, matmul_entry, b, &e);
     if (st) return st;
-    cache_key key;
-    key_init(&key, KIND_MATMUL, threads, w, d, sizeof *d);
-    bool hit;
-    cache_entry *e = cache_slot(c, &key, &hit);
-    if (!hit && (st = slot_built(c, e, &key, matmul_entry(e, d, w, b)))) return st;
-    if (e->declined) return declined_again(e);
+    onednn_cache *c = *cache;
     bool ok = dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
     int8_rows job;
     if (e->qa) {
@@ -1442,8 +1463,10 @@ static bool conv_entry_mems(cache_entry *e, dnnl_primitive_desc_t pd, const oned
     return ok && port_init(&e->src, user_x, xmd, true) && port_init(&e->dst, user_y, ymd, false);
 }
 
-static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const onednn_weights *w,
-                              const float *wplain) {
+/* entry_build of a convolution (wplain: W as stored). */
+static mopt_status conv_entry(cache_entry *e, const cache_key *key, const float *wplain) {
+    const onednn_conv_desc *d = &key->u.cv;
+    const onednn_weights *w = key->w;
     int64_t xd[5], wd[6], yd[5];
     int32_t wnd, nd = 2 + d->S;
     conv_dims(d, xd, wd, &wnd, yd);
@@ -1490,15 +1513,10 @@ static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d
                                  const onednn_weights *w, const float *x, const float *wplain,
                                  const float *bias, const float *residual, float *y, int threads) {
     if (!onednn_available() || !conv_valid(d)) return MOPT_ERR_UNSUPPORTED;
-    onednn_cache *c = NULL;
-    mopt_status st = cache_get(cache, &c);
+    cache_entry *e = NULL;
+    mopt_status st = entry_get(cache, KIND_CONV, threads, w, d, sizeof *d, conv_entry, wplain, &e);
     if (st) return st;
-    cache_key key;
-    key_init(&key, KIND_CONV, threads, w, d, sizeof *d);
-    bool hit;
-    cache_entry *e = cache_slot(c, &key, &hit);
-    if (!hit && (st = slot_built(c, e, &key, conv_entry(e, d, w, wplain)))) return st;
-    if (e->declined) return declined_again(e);
+    onednn_cache *c = *cache;
     bool ok = conv_bind(c, e, x, wplain, bias, y);
     if (ok && d->has_residual) {
         if (e->res_reorder) {
@@ -1626,8 +1644,10 @@ mopt_status onednn_deconv_pack(const onednn_conv_desc *d, const float *w, int th
     return st;
 }
 
-static mopt_status deconv_entry(cache_entry *e, const onednn_conv_desc *d, const onednn_weights *w,
-                                const float *wplain) {
+/* entry_build of a deconvolution (wplain: W as stored). */
+static mopt_status deconv_entry(cache_entry *e, const cache_key *key, const float *wplain) {
+    const onednn_conv_desc *d = &key->u.cv;
+    const onednn_weights *w = key->w;
     int64_t xd[5], wd[6], yd[5];
     int32_t wnd, nd = 2 + d->S;
     conv_dims(d, xd, wd, &wnd, yd);
@@ -1666,15 +1686,11 @@ static mopt_status deconv_run_body(onednn_cache **cache, const onednn_conv_desc 
                                    const onednn_weights *w, const float *x, const float *wplain,
                                    const float *bias, float *y, int threads) {
     if (!onednn_available() || !deconv_valid(d) || d->has_residual) return MOPT_ERR_UNSUPPORTED;
-    onednn_cache *c = NULL;
-    mopt_status st = cache_get(cache, &c);
+    cache_entry *e = NULL;
+    mopt_status st =
+        entry_get(cache, KIND_DECONV, threads, w, d, sizeof *d, deconv_entry, wplain, &e);
     if (st) return st;
-    cache_key key;
-    key_init(&key, KIND_DECONV, threads, w, d, sizeof *d);
-    bool hit;
-    cache_entry *e = cache_slot(c, &key, &hit);
-    if (!hit && (st = slot_built(c, e, &key, deconv_entry(e, d, w, wplain)))) return st;
-    if (e->declined) return declined_again(e);
+    onednn_cache *c = *cache;
     bool ok = conv_bind(c, e, x, wplain, bias, y) &&
               conv_exec(c->stream, e->prim, &e->src, e->wei, &e->dst, e->bias, e->scratch, NULL);
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: deconvolution execution failed");
@@ -1704,9 +1720,12 @@ static bool pool_valid(const onednn_pool_desc *d) {
     return ok;
 }
 
-/* Source and destination in the user's plain layout: pooling is memory
- * bound, a reorder to a blocked layout and back would cost as much. */
-static mopt_status pool_entry(cache_entry *e, const onednn_pool_desc *d) {
+/* entry_build of a pooling. Source and destination in the user's plain
+ * layout: pooling is memory bound, a reorder to a blocked layout and back
+ * would cost as much. */
+static mopt_status pool_entry(cache_entry *e, const cache_key *key, const float *unused) {
+    const onednn_pool_desc *d = &key->u.pl;
+    (void)unused;
     int64_t xd[5] = {d->batch, d->c}, yd[5] = {d->batch, d->c};
     int32_t nd = 2 + d->S;
     dnnl_dims_t strides, kernel, dil, pl, pr;
@@ -1746,15 +1765,10 @@ static mopt_status pool_entry(cache_entry *e, const onednn_pool_desc *d) {
 static mopt_status pool_run_body(onednn_cache **cache, const onednn_pool_desc *d, const float *x,
                                  float *y, int threads) {
     if (!onednn_available() || !pool_valid(d)) return MOPT_ERR_UNSUPPORTED;
-    onednn_cache *c = NULL;
-    mopt_status st = cache_get(cache, &c);
+    cache_entry *e = NULL;
+    mopt_status st = entry_get(cache, KIND_POOL, threads, NULL, d, sizeof *d, pool_entry, NULL, &e);
     if (st) return st;
-    cache_key key;
-    key_init(&key, KIND_POOL, threads, NULL, d, sizeof *d);
-    bool hit;
-    cache_entry *e = cache_slot(c, &key, &hit);
-    if (!hit && (st = slot_built(c, e, &key, pool_entry(e, d)))) return st;
-    if (e->declined) return declined_again(e);
+    onednn_cache *c = *cache;
     bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
               dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
     dnnl_exec_arg_t args[3];
