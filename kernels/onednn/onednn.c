@@ -921,23 +921,16 @@ typedef struct cache_key {
 typedef struct cache_entry {
     cache_key key;
     uint64_t stamp;
-    dnnl_primitive_t prim;
-    io_port src, dst;             /* onednn_priv.h; src and dst plain f32 */
-    io_port wport;                /* non-constant weights in another layout: reordered per run */
-    dnnl_primitive_t res_reorder; /* residual (plain) -> dst.prim, conv only */
-    dnnl_memory_t res_user;
-    dnnl_memory_t wei, bias, bin, scratch;
-    void *scratch_buf;
-    void *own_w; /* weights reordered for this entry when w did not fit */
-    uint8_t *qa; /* INT8: A quantized per row on each run */
+    onednn_entry p; /* onednn_priv.h; src and dst plain f32 */
+    io_port wport;  /* non-constant weights in another layout: reordered per run */
+    uint8_t *qa;    /* INT8: A quantized per row on each run */
     int64_t qa_n;
     float *qa_scale; /* INT8: per row of A */
     int32_t *qa_zp;
-    float *qa_colw;      /* INT8: alpha * the weights' colw */
-    int qa_max;          /* INT8: the largest u8 of A (255) */
-    bool wei_from_input; /* wei's handle is the op's plain input, set per run */
-    bool declined;       /* the build said UNSUPPORTED: kept so runs do not retry */
-    char why[192];       /* its message, repeated by declined_again() */
+    float *qa_colw; /* INT8: alpha * the weights' colw */
+    int qa_max;     /* INT8: the largest u8 of A (255) */
+    bool declined;  /* the build said UNSUPPORTED: kept so runs do not retry */
+    char why[192];  /* its message, repeated by declined_again() */
 } cache_entry;
 
 struct onednn_cache {
@@ -959,16 +952,21 @@ static void mems_free(const dnnl_memory_t *m, size_t n) {
         if (m[i]) dnnl_memory_destroy(m[i]);
 }
 
-static void entry_free(cache_entry *e) {
-    if (e->prim) dnnl_primitive_destroy(e->prim);
-    port_free(&e->src);
-    port_free(&e->dst);
-    port_free(&e->wport);
-    if (e->res_reorder) dnnl_primitive_destroy(e->res_reorder);
-    dnnl_memory_t m[] = {e->res_user, e->wei, e->bias, e->bin, e->scratch};
+void onednn_priv_entry_free(onednn_entry *p) {
+    if (p->prim) dnnl_primitive_destroy(p->prim);
+    port_free(&p->src);
+    port_free(&p->dst);
+    if (p->res_reorder) dnnl_primitive_destroy(p->res_reorder);
+    dnnl_memory_t m[] = {p->res_user, p->wei, p->bias, p->bin, p->scratch};
     mems_free(m, sizeof m / sizeof m[0]);
-    mopt_aligned_free(e->scratch_buf);
-    mopt_aligned_free(e->own_w);
+    mopt_aligned_free(p->scratch_buf);
+    mopt_aligned_free(p->own_w);
+    memset(p, 0, sizeof *p);
+}
+
+static void entry_free(cache_entry *e) {
+    onednn_priv_entry_free(&e->p);
+    port_free(&e->wport);
     mopt_aligned_free(e->qa);
     mopt_free(e->qa_scale);
     mopt_free(e->qa_zp);
@@ -1132,20 +1130,18 @@ static bool run_reorder(onednn_cache *c, dnnl_primitive_t r, dnnl_memory_t from,
     return stream_reorder(c->stream, r, from, to);
 }
 
-static bool conv_exec(dnnl_stream_t s, dnnl_primitive_t prim, const io_port *src, dnnl_memory_t wei,
-                      const io_port *dst, dnnl_memory_t bias, dnnl_memory_t scratch,
-                      dnnl_memory_t bin) {
+static bool conv_exec(dnnl_stream_t s, const onednn_entry *p) {
     dnnl_exec_arg_t args[6];
     int n = 0;
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src->prim};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, wei};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst->prim};
-    if (bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, bias};
-    if (scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, scratch};
-    if (bin) /* the binary post-op is the first one */
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, bin};
-    bool ok = dnnl_primitive_execute(prim, s, n, args) == dnnl_success;
-    if (ok && dst->reorder) ok = stream_reorder(s, dst->reorder, dst->prim, dst->user);
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, p->src.prim};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, p->wei};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, p->dst.prim};
+    if (p->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, p->bias};
+    if (p->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, p->scratch};
+    if (p->bin) /* the binary post-op is the first one */
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, p->bin};
+    bool ok = dnnl_primitive_execute(p->prim, s, n, args) == dnnl_success;
+    if (ok && p->dst.reorder) ok = stream_reorder(s, p->dst.reorder, p->dst.prim, p->dst.user);
     return ok && dnnl_stream_wait(s) == dnnl_success;
 }
 
@@ -1153,12 +1149,12 @@ static bool conv_exec(dnnl_stream_t s, dnnl_primitive_t prim, const io_port *src
  * reads them as stored) and bias bound, X reordered for the primitive. */
 static bool conv_bind(onednn_cache *c, cache_entry *e, const float *x, const float *wplain,
                       const float *bias, float *y) {
-    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
-              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
-    if (ok && e->wei_from_input)
-        ok = dnnl_memory_set_data_handle(e->wei, (void *)wplain) == dnnl_success;
-    if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
-    if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
+    bool ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)x) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->p.dst.user, y) == dnnl_success;
+    if (ok && e->p.wei_from_input)
+        ok = dnnl_memory_set_data_handle(e->p.wei, (void *)wplain) == dnnl_success;
+    if (ok && e->p.bias) ok = dnnl_memory_set_data_handle(e->p.bias, (void *)bias) == dnnl_success;
+    if (ok && e->p.src.reorder) ok = run_reorder(c, e->p.src.reorder, e->p.src.user, e->p.src.prim);
     return ok;
 }
 
@@ -1218,9 +1214,10 @@ static mopt_status pd_accepted(dnnl_primitive_desc_t pd, const char *what) {
 static mopt_status entry_prim(cache_entry *e, dnnl_primitive_desc_t pd, const char *what) {
     mopt_status st = pd_accepted(pd, what);
     if (st) return st;
-    if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) return MOPT_ERR_UNSUPPORTED;
+    if (dnnl_primitive_create(&e->p.prim, pd) != dnnl_success) return MOPT_ERR_UNSUPPORTED;
     const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    if (smd && dnnl_memory_desc_get_size(smd) > 0 && !alloc_mem(&e->scratch, smd, &e->scratch_buf))
+    if (smd && dnnl_memory_desc_get_size(smd) > 0 &&
+        !alloc_mem(&e->p.scratch, smd, &e->p.scratch_buf))
         return MOPT_ERR_UNSUPPORTED;
     return MOPT_OK;
 }
@@ -1250,7 +1247,7 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     mopt_status st = entry_prim(e, pd, "matmul (int8)");
     bool ok = st == MOPT_OK;
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if (ok) ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
+    if (ok) ok = dnnl_memory_create(&e->p.wei, wmd, g_engine, w->data) == dnnl_success;
     int64_t rows = na / d->a.dims[r - 1];
     e->qa = mopt_aligned_alloc((size_t)na);
     e->qa_n = na;
@@ -1259,10 +1256,10 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     e->qa_max = 255;
     if (ok) ok = e->qa && e->qa_scale && e->qa_zp;
     const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    if (ok) ok = dnnl_memory_create(&e->src.user, src_md, g_engine, e->qa) == dnnl_success;
-    e->src.prim = e->src.user;
-    if (ok) ok = mem_new(&e->dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
-    e->dst.prim = e->dst.user;
+    if (ok) ok = dnnl_memory_create(&e->p.src.user, src_md, g_engine, e->qa) == dnnl_success;
+    e->p.src.prim = e->p.src.user;
+    if (ok) ok = mem_new(&e->p.dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    e->p.dst.prim = e->p.dst.user;
     dnnl_primitive_desc_destroy(pd);
     return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
@@ -1355,24 +1352,24 @@ static mopt_status matmul_entry(cache_entry *e, const cache_key *key, const floa
     bool ok = st == MOPT_OK;
     wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok && packed) {
-        ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
+        ok = dnnl_memory_create(&e->p.wei, wmd, g_engine, w->data) == dnnl_success;
     } else if (ok && dnnl_memory_desc_equal(wmd, &plain_b)) {
-        ok = mem_new(&e->wei, wmd);
-        e->wei_from_input = true;
+        ok = mem_new(&e->p.wei, wmd);
+        e->p.wei_from_input = true;
     } else if (ok && d->b_const) {
-        ok = alloc_mem(&e->wei, wmd, &e->own_w) && reorder_now(&plain_b, b, wmd, e->own_w);
+        ok = alloc_mem(&e->p.wei, wmd, &e->p.own_w) && reorder_now(&plain_b, b, wmd, e->p.own_w);
     } else if (ok) {
         ok = port_init(&e->wport, &plain_b, wmd, true);
     }
     const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    if (ok) ok = port_init(&e->src, &user_a, src_md, true);
-    if (ok) ok = mem_new(&e->dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
-    e->dst.prim = e->dst.user;
+    if (ok) ok = port_init(&e->p.src, &user_a, src_md, true);
+    if (ok) ok = mem_new(&e->p.dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    e->p.dst.prim = e->p.dst.user;
     dnnl_memory_desc_t md;
-    if (ok && d->has_bias) ok = md_strided(&md, &d->bias, dnnl_f32) && mem_new(&e->bias, &md);
+    if (ok && d->has_bias) ok = md_strided(&md, &d->bias, dnnl_f32) && mem_new(&e->p.bias, &md);
     if (ok && d->has_residual)
         ok = md_strided(&md, &d->residual, bf && d->res_bf16 ? dnnl_bf16 : dnnl_f32) &&
-             mem_new(&e->bin, &md);
+             mem_new(&e->p.bin, &md);
     dnnl_primitive_desc_destroy(pd);
     return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
@@ -1386,38 +1383,39 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
     mopt_status st = entry_get(cache, KIND_MATMUL, threads, w, d, sizeof *d, matmul_entry, b, &e);
     if (st) return st;
     onednn_cache *c = *cache;
-    bool ok = dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    bool ok = dnnl_memory_set_data_handle(e->p.dst.user, y) == dnnl_success;
     int8_rows job;
     if (e->qa) {
         int8_rows_init(&job, e, d);
         job.a = a;
         cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.K), quantize_rows, &job);
     } else if (ok)
-        ok = dnnl_memory_set_data_handle(e->src.user, (void *)a) == dnnl_success;
-    if (ok && e->wei_from_input)
-        ok = dnnl_memory_set_data_handle(e->wei, (void *)b) == dnnl_success;
-    if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
-    if (ok && e->bin) ok = dnnl_memory_set_data_handle(e->bin, (void *)residual) == dnnl_success;
-    if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
+        ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)a) == dnnl_success;
+    if (ok && e->p.wei_from_input)
+        ok = dnnl_memory_set_data_handle(e->p.wei, (void *)b) == dnnl_success;
+    if (ok && e->p.bias) ok = dnnl_memory_set_data_handle(e->p.bias, (void *)bias) == dnnl_success;
+    if (ok && e->p.bin)
+        ok = dnnl_memory_set_data_handle(e->p.bin, (void *)residual) == dnnl_success;
+    if (ok && e->p.src.reorder) ok = run_reorder(c, e->p.src.reorder, e->p.src.user, e->p.src.prim);
     if (ok && e->wport.reorder)
         ok = dnnl_memory_set_data_handle(e->wport.user, (void *)b) == dnnl_success &&
              run_reorder(c, e->wport.reorder, e->wport.user, e->wport.prim);
     dnnl_exec_arg_t args[9];
     int n = 0;
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.prim};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wport.prim ? e->wport.prim : e->wei};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.user};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->p.src.prim};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wport.prim ? e->wport.prim : e->p.wei};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->p.dst.user};
     int post = d->sum_beta != 0.f ? 1 : 0; /* index of the first binary post-op */
-    if (e->bias && bias_as_post_op(d))
+    if (e->p.bias && bias_as_post_op(d))
         args[n++] =
-            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1, e->bias};
-    else if (e->bias)
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
-    if (e->bin)
+            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1, e->p.bias};
+    else if (e->p.bias)
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->p.bias};
+    if (e->p.bin)
         args[n++] =
-            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post) | DNNL_ARG_SRC_1, e->bin};
-    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
-    if (ok) ok = exec(c, e->prim, n, args);
+            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post) | DNNL_ARG_SRC_1, e->p.bin};
+    if (e->p.scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->p.scratch};
+    if (ok) ok = exec(c, e->p.prim, n, args);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: matmul execution failed");
     if (e->qa) {
@@ -1451,16 +1449,18 @@ static bool conv_entry_mems(cache_entry *e, dnnl_primitive_desc_t pd, const oned
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     bool ok;
     if (packed) {
-        ok = dnnl_memory_create(&e->wei, wmd, g_engine, packed->data) == dnnl_success;
+        ok = dnnl_memory_create(&e->p.wei, wmd, g_engine, packed->data) == dnnl_success;
     } else if (dnnl_memory_desc_equal(wmd, plain_w)) {
-        ok = mem_new(&e->wei, wmd);
-        e->wei_from_input = true;
+        ok = mem_new(&e->p.wei, wmd);
+        e->p.wei_from_input = true;
     } else {
-        ok = alloc_mem(&e->wei, wmd, &e->own_w) && reorder_now(plain_w, wplain, wmd, e->own_w);
+        ok =
+            alloc_mem(&e->p.wei, wmd, &e->p.own_w) && reorder_now(plain_w, wplain, wmd, e->p.own_w);
     }
     const dnnl_memory_desc_t *xmd = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-    return ok && port_init(&e->src, user_x, xmd, true) && port_init(&e->dst, user_y, ymd, false);
+    return ok && port_init(&e->p.src, user_x, xmd, true) &&
+           port_init(&e->p.dst, user_y, ymd, false);
 }
 
 /* entry_build of a convolution (wplain: W as stored). */
@@ -1499,12 +1499,12 @@ static mopt_status conv_entry(cache_entry *e, const cache_key *key, const float 
     mopt_status st = entry_prim(e, pd, what);
     bool ok = st == MOPT_OK;
     if (ok) ok = conv_entry_mems(e, pd, packed ? w : NULL, &plain_w, wplain, &user_x, &user_y);
-    if (ok && d->has_residual && e->dst.reorder) {
+    if (ok && d->has_residual && e->p.dst.reorder) {
         const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-        ok = mem_new(&e->res_user, &user_y) && reorder_prim(&e->res_reorder, &user_y, ymd);
+        ok = mem_new(&e->p.res_user, &user_y) && reorder_prim(&e->p.res_reorder, &user_y, ymd);
     }
     dnnl_memory_desc_t bmd;
-    if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->bias, &bmd);
+    if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->p.bias, &bmd);
     dnnl_primitive_desc_destroy(pd);
     return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
@@ -1519,9 +1519,9 @@ static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d
     onednn_cache *c = *cache;
     bool ok = conv_bind(c, e, x, wplain, bias, y);
     if (ok && d->has_residual) {
-        if (e->res_reorder) {
-            ok = dnnl_memory_set_data_handle(e->res_user, (void *)residual) == dnnl_success &&
-                 run_reorder(c, e->res_reorder, e->res_user, e->dst.prim);
+        if (e->p.res_reorder) {
+            ok = dnnl_memory_set_data_handle(e->p.res_user, (void *)residual) == dnnl_success &&
+                 run_reorder(c, e->p.res_reorder, e->p.res_user, e->p.dst.prim);
         } else {
             size_t n = (size_t)d->batch * (size_t)d->c_out;
             for (int32_t i = 0; i < d->S; i++)
@@ -1529,7 +1529,7 @@ static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d
             memcpy(y, residual, n * sizeof(float));
         }
     }
-    if (ok) ok = conv_exec(c->stream, e->prim, &e->src, e->wei, &e->dst, e->bias, e->scratch, NULL);
+    if (ok) ok = conv_exec(c->stream, &e->p);
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: convolution execution failed");
     return MOPT_OK;
 }
@@ -1677,7 +1677,7 @@ static mopt_status deconv_entry(cache_entry *e, const cache_key *key, const floa
         MOPT_OK;
     if (ok) ok = conv_entry_mems(e, pd, packed ? w : NULL, &plain_w, wplain, &user_x, &user_y);
     dnnl_memory_desc_t bmd;
-    if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->bias, &bmd);
+    if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->p.bias, &bmd);
     dnnl_primitive_desc_destroy(pd);
     return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
@@ -1691,8 +1691,7 @@ static mopt_status deconv_run_body(onednn_cache **cache, const onednn_conv_desc 
         entry_get(cache, KIND_DECONV, threads, w, d, sizeof *d, deconv_entry, wplain, &e);
     if (st) return st;
     onednn_cache *c = *cache;
-    bool ok = conv_bind(c, e, x, wplain, bias, y) &&
-              conv_exec(c->stream, e->prim, &e->src, e->wei, &e->dst, e->bias, e->scratch, NULL);
+    bool ok = conv_bind(c, e, x, wplain, bias, y) && conv_exec(c->stream, &e->p);
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: deconvolution execution failed");
     return MOPT_OK;
 }
@@ -1755,9 +1754,9 @@ static mopt_status pool_entry(cache_entry *e, const cache_key *key, const float 
         pd_of(&pdesc, make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, KN_ACT_NONE, 0.f, 0.f));
     if (!pd) return MOPT_ERR_UNSUPPORTED;
     bool ok = entry_prim(e, pd, d->max ? "max pooling" : "average pooling") == MOPT_OK;
-    if (ok) ok = mem_new(&e->src.user, &x) && mem_new(&e->dst.user, &y);
-    e->src.prim = e->src.user;
-    e->dst.prim = e->dst.user;
+    if (ok) ok = mem_new(&e->p.src.user, &x) && mem_new(&e->p.dst.user, &y);
+    e->p.src.prim = e->p.src.user;
+    e->p.dst.prim = e->p.dst.user;
     dnnl_primitive_desc_destroy(pd);
     return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
@@ -1769,14 +1768,14 @@ static mopt_status pool_run_body(onednn_cache **cache, const onednn_pool_desc *d
     mopt_status st = entry_get(cache, KIND_POOL, threads, NULL, d, sizeof *d, pool_entry, NULL, &e);
     if (st) return st;
     onednn_cache *c = *cache;
-    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
-              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    bool ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)x) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->p.dst.user, y) == dnnl_success;
     dnnl_exec_arg_t args[3];
     int n = 0;
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.user};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.user};
-    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
-    if (ok) ok = exec(c, e->prim, n, args);
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->p.src.user};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->p.dst.user};
+    if (e->p.scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->p.scratch};
+    if (ok) ok = exec(c, e->p.prim, n, args);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: pooling execution failed");
     return MOPT_OK;
@@ -1836,10 +1835,6 @@ bool onednn_priv_port_init(io_port *p, const dnnl_memory_desc_t *user_md,
     return port_init(p, user_md, prim_md, input);
 }
 
-void onednn_priv_port_free(io_port *p) { port_free(p); }
-
-void onednn_priv_mems_free(const dnnl_memory_t *m, size_t n) { mems_free(m, n); }
-
 mopt_status onednn_priv_stream_new(dnnl_stream_t *s) { return stream_new(s); }
 
 bool onednn_priv_run_reorder(dnnl_stream_t s, dnnl_primitive_t r, dnnl_memory_t from,
@@ -1847,8 +1842,4 @@ bool onednn_priv_run_reorder(dnnl_stream_t s, dnnl_primitive_t r, dnnl_memory_t 
     return stream_reorder(s, r, from, to);
 }
 
-bool onednn_priv_conv_exec(dnnl_stream_t s, dnnl_primitive_t prim, const io_port *src,
-                           dnnl_memory_t wei, const io_port *dst, dnnl_memory_t bias,
-                           dnnl_memory_t scratch, dnnl_memory_t bin) {
-    return conv_exec(s, prim, src, wei, dst, bias, scratch, bin);
-}
+bool onednn_priv_conv_exec(dnnl_stream_t s, const onednn_entry *p) { return conv_exec(s, p); }

@@ -101,20 +101,32 @@ bool onednn_priv_reorder_prim(dnnl_primitive_t *r, const dnnl_memory_desc_t *fro
  * port reorders user -> prim, an output one prim -> user. */
 bool onednn_priv_port_init(io_port *p, const dnnl_memory_desc_t *user_md,
                            const dnnl_memory_desc_t *prim_md, bool input);
+
+/* What a cache entry of either cache (onednn.c's, onednn_qconv.c's) holds
+ * for its primitive; each entry type adds its own. */
+typedef struct onednn_entry {
+    dnnl_primitive_t prim;
+    io_port src, dst;             /* X and Y */
+    dnnl_primitive_t res_reorder; /* the residual (user layout) -> dst.prim, or -> bin */
+    dnnl_memory_t res_user;       /* the residual as the user gives it */
+    dnnl_memory_t wei, bias;
+    dnnl_memory_t bin; /* the binary post-op's operand (a residual) */
+    dnnl_memory_t scratch;
+    void *scratch_buf;
+    void *own_w;         /* the weights reordered for this entry */
+    bool wei_from_input; /* wei's handle is the op's plain input, set per run */
+} onednn_entry;
+
 /* Destroys what p holds and zeroes it. */
-void onednn_priv_port_free(io_port *p);
-/* Destroys the memory objects of m[0..n) that are not NULL. */
-void onednn_priv_mems_free(const dnnl_memory_t *m, size_t n);
+void onednn_priv_entry_free(onednn_entry *p);
 /* A stream on the engine for a new cache (INTERNAL when oneDNN refuses). */
 mopt_status onednn_priv_stream_new(dnnl_stream_t *s);
 /* Runs the reorder r from -> to on s. */
 bool onednn_priv_run_reorder(dnnl_stream_t s, dnnl_primitive_t r, dnnl_memory_t from,
                              dnnl_memory_t to);
-/* Runs a convolution primitive on s (src->prim in, dst->prim out, then dst's
- * reorder to the user's layout) and waits. bias, scratch and bin (the first
- * post-op's binary operand) may be NULL. */
-bool onednn_priv_conv_exec(dnnl_stream_t s, dnnl_primitive_t prim, const io_port *src,
-                           dnnl_memory_t wei, const io_port *dst, dnnl_memory_t bias,
-                           dnnl_memory_t scratch, dnnl_memory_t bin);
+/* Runs p's convolution primitive on s (src.prim in, dst.prim out, then dst's
+ * reorder to the user's layout) and waits; with p's bias, scratchpad and bin
+ * (the first post-op's binary operand) where they are not NULL. */
+bool onednn_priv_conv_exec(dnnl_stream_t s, const onednn_entry *p);
 
 #endif
