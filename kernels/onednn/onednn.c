@@ -791,20 +791,24 @@ mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int 
 
 /* ---- conv descriptors --------------------------------------------------- */
 
-static void conv_dims(const onednn_conv_desc *d, int64_t *x, int64_t *w, int32_t *wnd, int64_t *y) {
-    x[0] = y[0] = d->batch;
-    x[1] = d->c_in;
-    y[1] = d->c_out;
+void onednn_priv_conv_dims(onednn_conv_geom g, int64_t *x, int64_t *w, int32_t *wnd, int64_t *y) {
+    x[0] = y[0] = g.batch;
+    x[1] = g.c_in;
+    y[1] = g.c_out;
     int32_t o = 0;
-    if (d->group > 1) w[o++] = d->group;
-    w[o++] = d->c_out / d->group;
-    w[o++] = d->c_in / d->group;
-    for (int32_t i = 0; i < d->S; i++) {
-        x[2 + i] = d->in[i];
-        y[2 + i] = d->out[i];
-        w[o++] = d->k[i];
+    if (g.group > 1) w[o++] = g.group;
+    w[o++] = g.c_out / g.group;
+    w[o++] = g.c_in / g.group;
+    for (int32_t i = 0; i < g.S; i++) {
+        x[2 + i] = g.in[i];
+        y[2 + i] = g.out[i];
+        w[o++] = g.k[i];
     }
     *wnd = o;
+}
+
+static void conv_dims(const onednn_conv_desc *d, int64_t *x, int64_t *w, int32_t *wnd, int64_t *y) {
+    onednn_priv_conv_dims(ONEDNN_CONV_GEOM(d), x, w, wnd, y);
 }
 
 static bool conv_plain_w(const onednn_conv_desc *d, dnnl_memory_desc_t *md, dnnl_data_type_t dt) {

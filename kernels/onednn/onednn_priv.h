@@ -79,6 +79,20 @@ bool onednn_priv_append_act(dnnl_post_ops_t po, kn_act act, float alpha, float b
 bool onednn_priv_reorder_now(const dnnl_memory_desc_t *from_md, const void *from,
                              const dnnl_memory_desc_t *to_md, void *to);
 
+/* A convolution's geometry, as both its descriptors (onednn_conv_desc,
+ * onednn_qconv_desc) hold it: ONEDNN_CONV_GEOM(d) takes it from either. */
+typedef struct onednn_conv_geom {
+    int32_t S;
+    int64_t batch, c_in, c_out, group;
+    const int64_t *in, *out, *k;
+} onednn_conv_geom;
+#define ONEDNN_CONV_GEOM(d)                                                                        \
+    ((onednn_conv_geom){(d)->S, (d)->batch, (d)->c_in, (d)->c_out, (d)->group, (d)->in, (d)->out,  \
+                        (d)->k})
+/* g's logical dims: X [N, C_in, spatial...], W [(group,) C_out / group,
+ * C_in / group, k...] (*wnd axes) and Y [N, C_out, spatial...]. */
+void onednn_priv_conv_dims(onednn_conv_geom g, int64_t *x, int64_t *w, int32_t *wnd, int64_t *y);
+
 /* ---- pieces of the per-session primitive caches ------------------------- */
 
 /* A user-side tensor and, when the primitive wants another layout or type,

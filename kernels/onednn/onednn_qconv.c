@@ -89,19 +89,7 @@ static bool qd_valid(const onednn_qconv_desc *d) {
 }
 
 static void qd_dims(const onednn_qconv_desc *d, int64_t *x, int64_t *w, int32_t *wnd, int64_t *y) {
-    x[0] = y[0] = d->batch;
-    x[1] = d->c_in;
-    y[1] = d->c_out;
-    int32_t o = 0;
-    if (d->group > 1) w[o++] = d->group;
-    w[o++] = d->c_out / d->group;
-    w[o++] = d->c_in / d->group;
-    for (int32_t i = 0; i < d->S; i++) {
-        x[2 + i] = d->in[i];
-        y[2 + i] = d->out[i];
-        w[o++] = d->k[i];
-    }
-    *wnd = o;
+    onednn_priv_conv_dims(ONEDNN_CONV_GEOM(d), x, w, wnd, y);
 }
 
 /* Dense (channels_last: [N, spatial..., C] in memory) layout of logical
