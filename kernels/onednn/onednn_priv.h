@@ -3,8 +3,9 @@
  * (onednn_qconv.c): the weak references to oneDNN, the process-wide engine,
  * the checked primitive creation, the acceptance of oneDNN's choice (no
  * reference kernels, MOPT_VERBOSE, MOPT_FAIL_ON_REF), the activation
- * post-ops, the one-shot reorder, and the pieces of a per-session primitive
- * cache (memory objects, reordering ports, teardown, the convolution run).
+ * post-ops, the one-shot reorder, the convolution dims of both descriptor
+ * types, and the pieces of a per-session primitive cache (memory objects,
+ * reordering ports, the cache entry and its teardown, the convolution run).
  * Only kernels/onednn includes it.
  */
 #ifndef MOPT_KERNELS_ONEDNN_ONEDNN_PRIV_H
