@@ -791,20 +791,24 @@ mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int 
 
 /* ---- conv descriptors --------------------------------------------------- */
 
-static void conv_dims(const onednn_conv_desc *d, int64_t *x, int64_t *w, int32_t *wnd, int64_t *y) {
-    x[0] = y[0] = d->batch;
-    x[1] = d->c_in;
-    y[1] = d->c_out;
+void onednn_priv_conv_dims(onednn_conv_geom g, int64_t *x, int64_t *w, int32_t *wnd, int64_t *y) {
+    x[0] = y[0] = g.batch;
+    x[1] = g.c_in;
+    y[1] = g.c_out;
     int32_t o = 0;
-    if (d->group > 1) w[o++] = d->group;
-    w[o++] = d->c_out / d->group;
-    w[o++] = d->c_in / d->group;
-    for (int32_t i = 0; i < d->S; i++) {
-        x[2 + i] = d->in[i];
-        y[2 + i] = d->out[i];
-        w[o++] = d->k[i];
+    if (g.group > 1) w[o++] = g.group;
+    w[o++] = g.c_out / g.group;
+    w[o++] = g.c_in / g.group;
+    for (int32_t i = 0; i < g.S; i++) {
+        x[2 + i] = g.in[i];
+        y[2 + i] = g.out[i];
+        w[o++] = g.k[i];
     }
     *wnd = o;
+}
+
+static void conv_dims(const onednn_conv_desc *d, int64_t *x, int64_t *w, int32_t *wnd, int64_t *y) {
+    onednn_priv_conv_dims(ONEDNN_CONV_GEOM(d), x, w, wnd, y);
 }
 
 static bool conv_plain_w(const onednn_conv_desc *d, dnnl_memory_desc_t *md, dnnl_data_type_t dt) {
@@ -914,29 +918,23 @@ typedef struct cache_key {
     union {
         onednn_matmul_desc mm;
         onednn_conv_desc cv;
+        onednn_pool_desc pl;
     } u;
 } cache_key;
 
 typedef struct cache_entry {
     cache_key key;
     uint64_t stamp;
-    dnnl_primitive_t prim;
-    io_port src, dst;             /* onednn_priv.h; src and dst plain f32 */
-    io_port wport;                /* non-constant weights in another layout: reordered per run */
-    dnnl_primitive_t res_reorder; /* residual (plain) -> dst.prim, conv only */
-    dnnl_memory_t res_user;
-    dnnl_memory_t wei, bias, bin, scratch;
-    void *scratch_buf;
-    void *own_w; /* weights reordered for this entry when w did not fit */
-    uint8_t *qa; /* INT8: A quantized per row on each run */
+    onednn_entry p; /* onednn_priv.h; src and dst plain f32 */
+    io_port wport;  /* non-constant weights in another layout: reordered per run */
+    uint8_t *qa;    /* INT8: A quantized per row on each run */
     int64_t qa_n;
     float *qa_scale; /* INT8: per row of A */
     int32_t *qa_zp;
-    float *qa_colw;      /* INT8: alpha * the weights' colw */
-    int qa_max;          /* INT8: the largest u8 of A (255) */
-    bool wei_from_input; /* wei's handle is the op's plain input, set per run */
-    bool declined;       /* the build said UNSUPPORTED: kept so runs do not retry */
-    char why[192];       /* its message, repeated by declined_again() */
+    float *qa_colw; /* INT8: alpha * the weights' colw */
+    int qa_max;     /* INT8: the largest u8 of A (255) */
+    bool declined;  /* the build said UNSUPPORTED: kept so runs do not retry */
+    char why[192];  /* its message, repeated by declined_again() */
 } cache_entry;
 
 struct onednn_cache {
@@ -958,16 +956,21 @@ static void mems_free(const dnnl_memory_t *m, size_t n) {
         if (m[i]) dnnl_memory_destroy(m[i]);
 }
 
-static void entry_free(cache_entry *e) {
-    if (e->prim) dnnl_primitive_destroy(e->prim);
-    port_free(&e->src);
-    port_free(&e->dst);
-    port_free(&e->wport);
-    if (e->res_reorder) dnnl_primitive_destroy(e->res_reorder);
-    dnnl_memory_t m[] = {e->res_user, e->wei, e->bias, e->bin, e->scratch};
+void onednn_priv_entry_free(onednn_entry *p) {
+    if (p->prim) dnnl_primitive_destroy(p->prim);
+    port_free(&p->src);
+    port_free(&p->dst);
+    if (p->res_reorder) dnnl_primitive_destroy(p->res_reorder);
+    dnnl_memory_t m[] = {p->res_user, p->wei, p->bias, p->bin, p->scratch};
     mems_free(m, sizeof m / sizeof m[0]);
-    mopt_aligned_free(e->scratch_buf);
-    mopt_aligned_free(e->own_w);
+    mopt_aligned_free(p->scratch_buf);
+    mopt_aligned_free(p->own_w);
+    memset(p, 0, sizeof *p);
+}
+
+static void entry_free(cache_entry *e) {
+    onednn_priv_entry_free(&e->p);
+    port_free(&e->wport);
     mopt_aligned_free(e->qa);
     mopt_free(e->qa_scale);
     mopt_free(e->qa_zp);
@@ -1060,6 +1063,29 @@ static mopt_status declined_again(const cache_entry *e) {
     return mopt_fail(MOPT_ERR_UNSUPPORTED, "%s", e->why[0] ? e->why : "oneDNN: declined");
 }
 
+/* Builds the entry e of a missed key (its kind's descriptor in key->u, its
+ * weights in key->w); plain: the op's weights as stored, or NULL. */
+typedef mopt_status (*entry_build)(cache_entry *e, const cache_key *key, const float *plain);
+
+/* The start of every run: the session's cache (*cache, made on the first
+ * run) and in it the entry of (kind, threads, w, desc), built by build(e,
+ * key, plain) on a miss; a declined or failed build's status otherwise. */
+static mopt_status entry_get(onednn_cache **cache, int kind, int threads, const onednn_weights *w,
+                             const void *desc, size_t desc_size, entry_build build,
+                             const float *plain, cache_entry **out) {
+    onednn_cache *c = NULL;
+    mopt_status st = cache_get(cache, &c);
+    if (st) return st;
+    cache_key key;
+    key_init(&key, kind, threads, w, desc, desc_size);
+    bool hit;
+    cache_entry *e = cache_slot(c, &key, &hit);
+    if (!hit && (st = slot_built(c, e, &key, build(e, &key, plain)))) return st;
+    if (e->declined) return declined_again(e);
+    *out = e;
+    return MOPT_OK;
+}
+
 static bool mem_new(dnnl_memory_t *m, const dnnl_memory_desc_t *md) {
     return dnnl_memory_create(m, md, g_engine, DNNL_MEMORY_NONE) == dnnl_success;
 }
@@ -1108,20 +1134,18 @@ static bool run_reorder(onednn_cache *c, dnnl_primitive_t r, dnnl_memory_t from,
     return stream_reorder(c->stream, r, from, to);
 }
 
-static bool conv_exec(dnnl_stream_t s, dnnl_primitive_t prim, const io_port *src, dnnl_memory_t wei,
-                      const io_port *dst, dnnl_memory_t bias, dnnl_memory_t scratch,
-                      dnnl_memory_t bin) {
+static bool conv_exec(dnnl_stream_t s, const onednn_entry *p) {
     dnnl_exec_arg_t args[6];
     int n = 0;
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src->prim};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, wei};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst->prim};
-    if (bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, bias};
-    if (scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, scratch};
-    if (bin) /* the binary post-op is the first one */
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, bin};
-    bool ok = dnnl_primitive_execute(prim, s, n, args) == dnnl_success;
-    if (ok && dst->reorder) ok = stream_reorder(s, dst->reorder, dst->prim, dst->user);
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, p->src.prim};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, p->wei};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, p->dst.prim};
+    if (p->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, p->bias};
+    if (p->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, p->scratch};
+    if (p->bin) /* the binary post-op is the first one */
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, p->bin};
+    bool ok = dnnl_primitive_execute(p->prim, s, n, args) == dnnl_success;
+    if (ok && p->dst.reorder) ok = stream_reorder(s, p->dst.reorder, p->dst.prim, p->dst.user);
     return ok && dnnl_stream_wait(s) == dnnl_success;
 }
 
@@ -1129,12 +1153,12 @@ static bool conv_exec(dnnl_stream_t s, dnnl_primitive_t prim, const io_port *src
  * reads them as stored) and bias bound, X reordered for the primitive. */
 static bool conv_bind(onednn_cache *c, cache_entry *e, const float *x, const float *wplain,
                       const float *bias, float *y) {
-    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
-              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
-    if (ok && e->wei_from_input)
-        ok = dnnl_memory_set_data_handle(e->wei, (void *)wplain) == dnnl_success;
-    if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
-    if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
+    bool ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)x) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->p.dst.user, y) == dnnl_success;
+    if (ok && e->p.wei_from_input)
+        ok = dnnl_memory_set_data_handle(e->p.wei, (void *)wplain) == dnnl_success;
+    if (ok && e->p.bias) ok = dnnl_memory_set_data_handle(e->p.bias, (void *)bias) == dnnl_success;
+    if (ok && e->p.src.reorder) ok = run_reorder(c, e->p.src.reorder, e->p.src.user, e->p.src.prim);
     return ok;
 }
 
@@ -1194,9 +1218,10 @@ static mopt_status pd_accepted(dnnl_primitive_desc_t pd, const char *what) {
 static mopt_status entry_prim(cache_entry *e, dnnl_primitive_desc_t pd, const char *what) {
     mopt_status st = pd_accepted(pd, what);
     if (st) return st;
-    if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) return MOPT_ERR_UNSUPPORTED;
+    if (dnnl_primitive_create(&e->p.prim, pd) != dnnl_success) return MOPT_ERR_UNSUPPORTED;
     const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    if (smd && dnnl_memory_desc_get_size(smd) > 0 && !alloc_mem(&e->scratch, smd, &e->scratch_buf))
+    if (smd && dnnl_memory_desc_get_size(smd) > 0 &&
+        !alloc_mem(&e->p.scratch, smd, &e->p.scratch_buf))
         return MOPT_ERR_UNSUPPORTED;
     return MOPT_OK;
 }
@@ -1226,7 +1251,7 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     mopt_status st = entry_prim(e, pd, "matmul (int8)");
     bool ok = st == MOPT_OK;
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if (ok) ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
+    if (ok) ok = dnnl_memory_create(&e->p.wei, wmd, g_engine, w->data) == dnnl_success;
     int64_t rows = na / d->a.dims[r - 1];
     e->qa = mopt_aligned_alloc((size_t)na);
     e->qa_n = na;
@@ -1235,10 +1260,10 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     e->qa_max = 255;
     if (ok) ok = e->qa && e->qa_scale && e->qa_zp;
     const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    if (ok) ok = dnnl_memory_create(&e->src.user, src_md, g_engine, e->qa) == dnnl_success;
-    e->src.prim = e->src.user;
-    if (ok) ok = mem_new(&e->dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
-    e->dst.prim = e->dst.user;
+    if (ok) ok = dnnl_memory_create(&e->p.src.user, src_md, g_engine, e->qa) == dnnl_success;
+    e->p.src.prim = e->p.src.user;
+    if (ok) ok = mem_new(&e->p.dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    e->p.dst.prim = e->p.dst.user;
     dnnl_primitive_desc_destroy(pd);
     return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
@@ -1295,8 +1320,10 @@ static void epilogue_rows(void *arg, int64_t lo, int64_t hi) {
 /* rows of at least ~16K elements per chunk */
 static int64_t rows_grain(int64_t width) { return width >= 16384 ? 1 : 16384 / width; }
 
-static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
-                                const onednn_weights *w, const float *b) {
+/* entry_build of a matmul (b: B as stored). */
+static mopt_status matmul_entry(cache_entry *e, const cache_key *key, const float *b) {
+    const onednn_matmul_desc *d = &key->u.mm;
+    const onednn_weights *w = key->w;
     dnnl_memory_desc_t plain_b, user_a;
     bool bf = d->prec == ONEDNN_BF16;
     if (!matmul_plain_b(d, &plain_b) ||
@@ -1329,24 +1356,24 @@ static mopt_status matmul_entry(cache_entry *e, const onednn_matmul_desc *d,
     bool ok = st == MOPT_OK;
     wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok && packed) {
-        ok = dnnl_memory_create(&e->wei, wmd, g_engine, w->data) == dnnl_success;
+        ok = dnnl_memory_create(&e->p.wei, wmd, g_engine, w->data) == dnnl_success;
     } else if (ok && dnnl_memory_desc_equal(wmd, &plain_b)) {
-        ok = mem_new(&e->wei, wmd);
-        e->wei_from_input = true;
+        ok = mem_new(&e->p.wei, wmd);
+        e->p.wei_from_input = true;
     } else if (ok && d->b_const) {
-        ok = alloc_mem(&e->wei, wmd, &e->own_w) && reorder_now(&plain_b, b, wmd, e->own_w);
+        ok = alloc_mem(&e->p.wei, wmd, &e->p.own_w) && reorder_now(&plain_b, b, wmd, e->p.own_w);
     } else if (ok) {
         ok = port_init(&e->wport, &plain_b, wmd, true);
     }
     const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    if (ok) ok = port_init(&e->src, &user_a, src_md, true);
-    if (ok) ok = mem_new(&e->dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
-    e->dst.prim = e->dst.user;
+    if (ok) ok = port_init(&e->p.src, &user_a, src_md, true);
+    if (ok) ok = mem_new(&e->p.dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    e->p.dst.prim = e->p.dst.user;
     dnnl_memory_desc_t md;
-    if (ok && d->has_bias) ok = md_strided(&md, &d->bias, dnnl_f32) && mem_new(&e->bias, &md);
+    if (ok && d->has_bias) ok = md_strided(&md, &d->bias, dnnl_f32) && mem_new(&e->p.bias, &md);
     if (ok && d->has_residual)
         ok = md_strided(&md, &d->residual, bf && d->res_bf16 ? dnnl_bf16 : dnnl_f32) &&
-             mem_new(&e->bin, &md);
+             mem_new(&e->p.bin, &md);
     dnnl_primitive_desc_destroy(pd);
     return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
@@ -1356,47 +1383,43 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
                                    const float *bias, const float *residual, float *y,
                                    int threads) {
     if (!onednn_available() || !matmul_valid(d)) return MOPT_ERR_UNSUPPORTED;
-    onednn_cache *c = NULL;
-    mopt_status st = cache_get(cache, &c);
+    cache_entry *e = NULL;
+    mopt_status st = entry_get(cache, KIND_MATMUL, threads, w, d, sizeof *d, matmul_entry, b, &e);
     if (st) return st;
-    cache_key key;
-    key_init(&key, KIND_MATMUL, threads, w, d, sizeof *d);
-    bool hit;
-    cache_entry *e = cache_slot(c, &key, &hit);
-    if (!hit && (st = slot_built(c, e, &key, matmul_entry(e, d, w, b)))) return st;
-    if (e->declined) return declined_again(e);
-    bool ok = dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    onednn_cache *c = *cache;
+    bool ok = dnnl_memory_set_data_handle(e->p.dst.user, y) == dnnl_success;
     int8_rows job;
     if (e->qa) {
         int8_rows_init(&job, e, d);
         job.a = a;
         cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.K), quantize_rows, &job);
     } else if (ok)
-        ok = dnnl_memory_set_data_handle(e->src.user, (void *)a) == dnnl_success;
-    if (ok && e->wei_from_input)
-        ok = dnnl_memory_set_data_handle(e->wei, (void *)b) == dnnl_success;
-    if (ok && e->bias) ok = dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success;
-    if (ok && e->bin) ok = dnnl_memory_set_data_handle(e->bin, (void *)residual) == dnnl_success;
-    if (ok && e->src.reorder) ok = run_reorder(c, e->src.reorder, e->src.user, e->src.prim);
+        ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)a) == dnnl_success;
+    if (ok && e->p.wei_from_input)
+        ok = dnnl_memory_set_data_handle(e->p.wei, (void *)b) == dnnl_success;
+    if (ok && e->p.bias) ok = dnnl_memory_set_data_handle(e->p.bias, (void *)bias) == dnnl_success;
+    if (ok && e->p.bin)
+        ok = dnnl_memory_set_data_handle(e->p.bin, (void *)residual) == dnnl_success;
+    if (ok && e->p.src.reorder) ok = run_reorder(c, e->p.src.reorder, e->p.src.user, e->p.src.prim);
     if (ok && e->wport.reorder)
         ok = dnnl_memory_set_data_handle(e->wport.user, (void *)b) == dnnl_success &&
              run_reorder(c, e->wport.reorder, e->wport.user, e->wport.prim);
     dnnl_exec_arg_t args[9];
     int n = 0;
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.prim};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wport.prim ? e->wport.prim : e->wei};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.user};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->p.src.prim};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->wport.prim ? e->wport.prim : e->p.wei};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->p.dst.user};
     int post = d->sum_beta != 0.f ? 1 : 0; /* index of the first binary post-op */
-    if (e->bias && bias_as_post_op(d))
+    if (e->p.bias && bias_as_post_op(d))
         args[n++] =
-            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1, e->bias};
-    else if (e->bias)
-        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
-    if (e->bin)
+            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1, e->p.bias};
+    else if (e->p.bias)
+        args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->p.bias};
+    if (e->p.bin)
         args[n++] =
-            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post) | DNNL_ARG_SRC_1, e->bin};
-    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
-    if (ok) ok = exec(c, e->prim, n, args);
+            (dnnl_exec_arg_t){DNNL_ARG_ATTR_MULTIPLE_POST_OP(post) | DNNL_ARG_SRC_1, e->p.bin};
+    if (e->p.scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->p.scratch};
+    if (ok) ok = exec(c, e->p.prim, n, args);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: matmul execution failed");
     if (e->qa) {
@@ -1430,20 +1453,24 @@ static bool conv_entry_mems(cache_entry *e, dnnl_primitive_desc_t pd, const oned
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     bool ok;
     if (packed) {
-        ok = dnnl_memory_create(&e->wei, wmd, g_engine, packed->data) == dnnl_success;
+        ok = dnnl_memory_create(&e->p.wei, wmd, g_engine, packed->data) == dnnl_success;
     } else if (dnnl_memory_desc_equal(wmd, plain_w)) {
-        ok = mem_new(&e->wei, wmd);
-        e->wei_from_input = true;
+        ok = mem_new(&e->p.wei, wmd);
+        e->p.wei_from_input = true;
     } else {
-        ok = alloc_mem(&e->wei, wmd, &e->own_w) && reorder_now(plain_w, wplain, wmd, e->own_w);
+        ok =
+            alloc_mem(&e->p.wei, wmd, &e->p.own_w) && reorder_now(plain_w, wplain, wmd, e->p.own_w);
     }
     const dnnl_memory_desc_t *xmd = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-    return ok && port_init(&e->src, user_x, xmd, true) && port_init(&e->dst, user_y, ymd, false);
+    return ok && port_init(&e->p.src, user_x, xmd, true) &&
+           port_init(&e->p.dst, user_y, ymd, false);
 }
 
-static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const onednn_weights *w,
-                              const float *wplain) {
+/* entry_build of a convolution (wplain: W as stored). */
+static mopt_status conv_entry(cache_entry *e, const cache_key *key, const float *wplain) {
+    const onednn_conv_desc *d = &key->u.cv;
+    const onednn_weights *w = key->w;
     int64_t xd[5], wd[6], yd[5];
     int32_t wnd, nd = 2 + d->S;
     conv_dims(d, xd, wd, &wnd, yd);
@@ -1476,12 +1503,12 @@ static mopt_status conv_entry(cache_entry *e, const onednn_conv_desc *d, const o
     mopt_status st = entry_prim(e, pd, what);
     bool ok = st == MOPT_OK;
     if (ok) ok = conv_entry_mems(e, pd, packed ? w : NULL, &plain_w, wplain, &user_x, &user_y);
-    if (ok && d->has_residual && e->dst.reorder) {
+    if (ok && d->has_residual && e->p.dst.reorder) {
         const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-        ok = mem_new(&e->res_user, &user_y) && reorder_prim(&e->res_reorder, &user_y, ymd);
+        ok = mem_new(&e->p.res_user, &user_y) && reorder_prim(&e->p.res_reorder, &user_y, ymd);
     }
     dnnl_memory_desc_t bmd;
-    if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->bias, &bmd);
+    if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->p.bias, &bmd);
     dnnl_primitive_desc_destroy(pd);
     return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
@@ -1490,20 +1517,15 @@ static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d
                                  const onednn_weights *w, const float *x, const float *wplain,
                                  const float *bias, const float *residual, float *y, int threads) {
     if (!onednn_available() || !conv_valid(d)) return MOPT_ERR_UNSUPPORTED;
-    onednn_cache *c = NULL;
-    mopt_status st = cache_get(cache, &c);
+    cache_entry *e = NULL;
+    mopt_status st = entry_get(cache, KIND_CONV, threads, w, d, sizeof *d, conv_entry, wplain, &e);
     if (st) return st;
-    cache_key key;
-    key_init(&key, KIND_CONV, threads, w, d, sizeof *d);
-    bool hit;
-    cache_entry *e = cache_slot(c, &key, &hit);
-    if (!hit && (st = slot_built(c, e, &key, conv_entry(e, d, w, wplain)))) return st;
-    if (e->declined) return declined_again(e);
+    onednn_cache *c = *cache;
     bool ok = conv_bind(c, e, x, wplain, bias, y);
     if (ok && d->has_residual) {
-        if (e->res_reorder) {
-            ok = dnnl_memory_set_data_handle(e->res_user, (void *)residual) == dnnl_success &&
-                 run_reorder(c, e->res_reorder, e->res_user, e->dst.prim);
+        if (e->p.res_reorder) {
+            ok = dnnl_memory_set_data_handle(e->p.res_user, (void *)residual) == dnnl_success &&
+                 run_reorder(c, e->p.res_reorder, e->p.res_user, e->p.dst.prim);
         } else {
             size_t n = (size_t)d->batch * (size_t)d->c_out;
             for (int32_t i = 0; i < d->S; i++)
@@ -1511,7 +1533,7 @@ static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d
             memcpy(y, residual, n * sizeof(float));
         }
     }
-    if (ok) ok = conv_exec(c->stream, e->prim, &e->src, e->wei, &e->dst, e->bias, e->scratch, NULL);
+    if (ok) ok = conv_exec(c->stream, &e->p);
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: convolution execution failed");
     return MOPT_OK;
 }
@@ -1626,8 +1648,10 @@ mopt_status onednn_deconv_pack(const onednn_conv_desc *d, const float *w, int th
     return st;
 }
 
-static mopt_status deconv_entry(cache_entry *e, const onednn_conv_desc *d, const onednn_weights *w,
-                                const float *wplain) {
+/* entry_build of a deconvolution (wplain: W as stored). */
+static mopt_status deconv_entry(cache_entry *e, const cache_key *key, const float *wplain) {
+    const onednn_conv_desc *d = &key->u.cv;
+    const onednn_weights *w = key->w;
     int64_t xd[5], wd[6], yd[5];
     int32_t wnd, nd = 2 + d->S;
     conv_dims(d, xd, wd, &wnd, yd);
@@ -1657,7 +1681,7 @@ static mopt_status deconv_entry(cache_entry *e, const onednn_conv_desc *d, const
         MOPT_OK;
     if (ok) ok = conv_entry_mems(e, pd, packed ? w : NULL, &plain_w, wplain, &user_x, &user_y);
     dnnl_memory_desc_t bmd;
-    if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->bias, &bmd);
+    if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->p.bias, &bmd);
     dnnl_primitive_desc_destroy(pd);
     return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
@@ -1666,17 +1690,12 @@ static mopt_status deconv_run_body(onednn_cache **cache, const onednn_conv_desc 
                                    const onednn_weights *w, const float *x, const float *wplain,
                                    const float *bias, float *y, int threads) {
     if (!onednn_available() || !deconv_valid(d) || d->has_residual) return MOPT_ERR_UNSUPPORTED;
-    onednn_cache *c = NULL;
-    mopt_status st = cache_get(cache, &c);
+    cache_entry *e = NULL;
+    mopt_status st =
+        entry_get(cache, KIND_DECONV, threads, w, d, sizeof *d, deconv_entry, wplain, &e);
     if (st) return st;
-    cache_key key;
-    key_init(&key, KIND_DECONV, threads, w, d, sizeof *d);
-    bool hit;
-    cache_entry *e = cache_slot(c, &key, &hit);
-    if (!hit && (st = slot_built(c, e, &key, deconv_entry(e, d, w, wplain)))) return st;
-    if (e->declined) return declined_again(e);
-    bool ok = conv_bind(c, e, x, wplain, bias, y) &&
-              conv_exec(c->stream, e->prim, &e->src, e->wei, &e->dst, e->bias, e->scratch, NULL);
+    onednn_cache *c = *cache;
+    bool ok = conv_bind(c, e, x, wplain, bias, y) && conv_exec(c->stream, &e->p);
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: deconvolution execution failed");
     return MOPT_OK;
 }
@@ -1704,9 +1723,12 @@ static bool pool_valid(const onednn_pool_desc *d) {
     return ok;
 }
 
-/* Source and destination in the user's plain layout: pooling is memory
- * bound, a reorder to a blocked layout and back would cost as much. */
-static mopt_status pool_entry(cache_entry *e, const onednn_pool_desc *d) {
+/* entry_build of a pooling. Source and destination in the user's plain
+ * layout: pooling is memory bound, a reorder to a blocked layout and back
+ * would cost as much. */
+static mopt_status pool_entry(cache_entry *e, const cache_key *key, const float *unused) {
+    const onednn_pool_desc *d = &key->u.pl;
+    (void)unused;
     int64_t xd[5] = {d->batch, d->c}, yd[5] = {d->batch, d->c};
     int32_t nd = 2 + d->S;
     dnnl_dims_t strides, kernel, dil, pl, pr;
@@ -1736,9 +1758,9 @@ static mopt_status pool_entry(cache_entry *e, const onednn_pool_desc *d) {
         pd_of(&pdesc, make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, KN_ACT_NONE, 0.f, 0.f));
     if (!pd) return MOPT_ERR_UNSUPPORTED;
     bool ok = entry_prim(e, pd, d->max ? "max pooling" : "average pooling") == MOPT_OK;
-    if (ok) ok = mem_new(&e->src.user, &x) && mem_new(&e->dst.user, &y);
-    e->src.prim = e->src.user;
-    e->dst.prim = e->dst.user;
+    if (ok) ok = mem_new(&e->p.src.user, &x) && mem_new(&e->p.dst.user, &y);
+    e->p.src.prim = e->p.src.user;
+    e->p.dst.prim = e->p.dst.user;
     dnnl_primitive_desc_destroy(pd);
     return ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
@@ -1746,23 +1768,18 @@ static mopt_status pool_entry(cache_entry *e, const onednn_pool_desc *d) {
 static mopt_status pool_run_body(onednn_cache **cache, const onednn_pool_desc *d, const float *x,
                                  float *y, int threads) {
     if (!onednn_available() || !pool_valid(d)) return MOPT_ERR_UNSUPPORTED;
-    onednn_cache *c = NULL;
-    mopt_status st = cache_get(cache, &c);
+    cache_entry *e = NULL;
+    mopt_status st = entry_get(cache, KIND_POOL, threads, NULL, d, sizeof *d, pool_entry, NULL, &e);
     if (st) return st;
-    cache_key key;
-    key_init(&key, KIND_POOL, threads, NULL, d, sizeof *d);
-    bool hit;
-    cache_entry *e = cache_slot(c, &key, &hit);
-    if (!hit && (st = slot_built(c, e, &key, pool_entry(e, d)))) return st;
-    if (e->declined) return declined_again(e);
-    bool ok = dnnl_memory_set_data_handle(e->src.user, (void *)x) == dnnl_success &&
-              dnnl_memory_set_data_handle(e->dst.user, y) == dnnl_success;
+    onednn_cache *c = *cache;
+    bool ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)x) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->p.dst.user, y) == dnnl_success;
     dnnl_exec_arg_t args[3];
     int n = 0;
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src.user};
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst.user};
-    if (e->scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
-    if (ok) ok = exec(c, e->prim, n, args);
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->p.src.user};
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->p.dst.user};
+    if (e->p.scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->p.scratch};
+    if (ok) ok = exec(c, e->p.prim, n, args);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: pooling execution failed");
     return MOPT_OK;
@@ -1822,10 +1839,6 @@ bool onednn_priv_port_init(io_port *p, const dnnl_memory_desc_t *user_md,
     return port_init(p, user_md, prim_md, input);
 }
 
-void onednn_priv_port_free(io_port *p) { port_free(p); }
-
-void onednn_priv_mems_free(const dnnl_memory_t *m, size_t n) { mems_free(m, n); }
-
 mopt_status onednn_priv_stream_new(dnnl_stream_t *s) { return stream_new(s); }
 
 bool onednn_priv_run_reorder(dnnl_stream_t s, dnnl_primitive_t r, dnnl_memory_t from,
@@ -1833,8 +1846,4 @@ bool onednn_priv_run_reorder(dnnl_stream_t s, dnnl_primitive_t r, dnnl_memory_t 
     return stream_reorder(s, r, from, to);
 }
 
-bool onednn_priv_conv_exec(dnnl_stream_t s, dnnl_primitive_t prim, const io_port *src,
-                           dnnl_memory_t wei, const io_port *dst, dnnl_memory_t bias,
-                           dnnl_memory_t scratch, dnnl_memory_t bin) {
-    return conv_exec(s, prim, src, wei, dst, bias, scratch, bin);
-}
+bool onednn_priv_conv_exec(dnnl_stream_t s, const onednn_entry *p) { return conv_exec(s, p); }

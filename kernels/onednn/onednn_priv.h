@@ -3,8 +3,9 @@
  * (onednn_qconv.c): the weak references to oneDNN, the process-wide engine,
  * the checked primitive creation, the acceptance of oneDNN's choice (no
  * reference kernels, MOPT_VERBOSE, MOPT_FAIL_ON_REF), the activation
- * post-ops, the one-shot reorder, and the pieces of a per-session primitive
- * cache (memory objects, reordering ports, teardown, the convolution run).
+ * post-ops, the one-shot reorder, the convolution dims of both descriptor
+ * types, and the pieces of a per-session primitive cache (memory objects,
+ * reordering ports, the cache entry and its teardown, the convolution run).
  * Only kernels/onednn includes it.
  */
 #ifndef MOPT_KERNELS_ONEDNN_ONEDNN_PRIV_H
@@ -79,6 +80,20 @@ bool onednn_priv_append_act(dnnl_post_ops_t po, kn_act act, float alpha, float b
 bool onednn_priv_reorder_now(const dnnl_memory_desc_t *from_md, const void *from,
                              const dnnl_memory_desc_t *to_md, void *to);
 
+/* A convolution's geometry, as both its descriptors (onednn_conv_desc,
+ * onednn_qconv_desc) hold it: ONEDNN_CONV_GEOM(d) takes it from either. */
+typedef struct onednn_conv_geom {
+    int32_t S;
+    int64_t batch, c_in, c_out, group;
+    const int64_t *in, *out, *k;
+} onednn_conv_geom;
+#define ONEDNN_CONV_GEOM(d)                                                                        \
+    ((onednn_conv_geom){(d)->S, (d)->batch, (d)->c_in, (d)->c_out, (d)->group, (d)->in, (d)->out,  \
+                        (d)->k})
+/* g's logical dims: X [N, C_in, spatial...], W [(group,) C_out / group,
+ * C_in / group, k...] (*wnd axes) and Y [N, C_out, spatial...]. */
+void onednn_priv_conv_dims(onednn_conv_geom g, int64_t *x, int64_t *w, int32_t *wnd, int64_t *y);
+
 /* ---- pieces of the per-session primitive caches ------------------------- */
 
 /* A user-side tensor and, when the primitive wants another layout or type,
@@ -101,20 +116,32 @@ bool onednn_priv_reorder_prim(dnnl_primitive_t *r, const dnnl_memory_desc_t *fro
  * port reorders user -> prim, an output one prim -> user. */
 bool onednn_priv_port_init(io_port *p, const dnnl_memory_desc_t *user_md,
                            const dnnl_memory_desc_t *prim_md, bool input);
+
+/* What a cache entry of either cache (onednn.c's, onednn_qconv.c's) holds
+ * for its primitive; each entry type adds its own. */
+typedef struct onednn_entry {
+    dnnl_primitive_t prim;
+    io_port src, dst;             /* X and Y */
+    dnnl_primitive_t res_reorder; /* the residual (user layout) -> dst.prim, or -> bin */
+    dnnl_memory_t res_user;       /* the residual as the user gives it */
+    dnnl_memory_t wei, bias;
+    dnnl_memory_t bin; /* the binary post-op's operand (a residual) */
+    dnnl_memory_t scratch;
+    void *scratch_buf;
+    void *own_w;         /* the weights reordered for this entry */
+    bool wei_from_input; /* wei's handle is the op's plain input, set per run */
+} onednn_entry;
+
 /* Destroys what p holds and zeroes it. */
-void onednn_priv_port_free(io_port *p);
-/* Destroys the memory objects of m[0..n) that are not NULL. */
-void onednn_priv_mems_free(const dnnl_memory_t *m, size_t n);
+void onednn_priv_entry_free(onednn_entry *p);
 /* A stream on the engine for a new cache (INTERNAL when oneDNN refuses). */
 mopt_status onednn_priv_stream_new(dnnl_stream_t *s);
 /* Runs the reorder r from -> to on s. */
 bool onednn_priv_run_reorder(dnnl_stream_t s, dnnl_primitive_t r, dnnl_memory_t from,
                              dnnl_memory_t to);
-/* Runs a convolution primitive on s (src->prim in, dst->prim out, then dst's
- * reorder to the user's layout) and waits. bias, scratch and bin (the first
- * post-op's binary operand) may be NULL. */
-bool onednn_priv_conv_exec(dnnl_stream_t s, dnnl_primitive_t prim, const io_port *src,
-                           dnnl_memory_t wei, const io_port *dst, dnnl_memory_t bias,
-                           dnnl_memory_t scratch, dnnl_memory_t bin);
+/* Runs p's convolution primitive on s (src.prim in, dst.prim out, then dst's
+ * reorder to the user's layout) and waits; with p's bias, scratchpad and bin
+ * (the first post-op's binary operand) where they are not NULL. */
+bool onednn_priv_conv_exec(dnnl_stream_t s, const onednn_entry *p);
 
 #endif

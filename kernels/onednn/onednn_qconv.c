@@ -89,19 +89,7 @@ static bool qd_valid(const onednn_qconv_desc *d) {
 }
 
 static void qd_dims(const onednn_qconv_desc *d, int64_t *x, int64_t *w, int32_t *wnd, int64_t *y) {
-    x[0] = y[0] = d->batch;
-    x[1] = d->c_in;
-    y[1] = d->c_out;
-    int32_t o = 0;
-    if (d->group > 1) w[o++] = d->group;
-    w[o++] = d->c_out / d->group;
-    w[o++] = d->c_in / d->group;
-    for (int32_t i = 0; i < d->S; i++) {
-        x[2 + i] = d->in[i];
-        y[2 + i] = d->out[i];
-        w[o++] = d->k[i];
-    }
-    *wnd = o;
+    onednn_priv_conv_dims(ONEDNN_CONV_GEOM(d), x, w, wnd, y);
 }
 
 /* Dense (channels_last: [N, spatial..., C] in memory) layout of logical
@@ -319,16 +307,10 @@ typedef struct qentry {
     qkey key;
     bool used;
     uint64_t stamp;
-    dnnl_primitive_t prim;
-    io_port x, y;                 /* onednn_priv.h */
-    dnnl_primitive_t res_reorder; /* residual (user layout) -> y.prim, or -> bin */
-    dnnl_memory_t bin;            /* u8 Y: the residual as the binary post-op reads it */
+    onednn_entry p; /* onednn_priv.h; bin: a u8 Y's residual as the binary post-op reads it */
     void *bin_buf;
     float *stage; /* split_u8: the f32 Y before cpu_quantize_u8 */
     float *fbias; /* zp_in_bias: the bias with X's zero point folded in */
-    dnnl_memory_t res_user, wei, bias, scratch;
-    void *scratch_buf, *own_w;
-    bool wei_from_input;
 } qentry;
 
 struct onednn_qcache {
@@ -340,14 +322,7 @@ struct onednn_qcache {
 };
 
 static void entry_free(qentry *e) {
-    if (e->prim) dnnl_primitive_destroy(e->prim);
-    onednn_priv_port_free(&e->x);
-    onednn_priv_port_free(&e->y);
-    if (e->res_reorder) dnnl_primitive_destroy(e->res_reorder);
-    dnnl_memory_t m[] = {e->res_user, e->wei, e->bias, e->scratch, e->bin};
-    onednn_priv_mems_free(m, sizeof m / sizeof m[0]);
-    mopt_aligned_free(e->scratch_buf);
-    mopt_aligned_free(e->own_w);
+    onednn_priv_entry_free(&e->p);
     mopt_aligned_free(e->bin_buf);
     mopt_aligned_free(e->stage);
     mopt_free(e->fbias);
@@ -376,24 +351,24 @@ static mopt_status entry_build(qentry *e, const onednn_qconv_desc *d, const oned
     dnnl_primitive_desc_t pd = NULL;
     mopt_status st = qd_pd_accepted(d, w->scales, &pd);
     if (st) return st;
-    bool ok = dnnl_primitive_create(&e->prim, pd) == dnnl_success;
+    bool ok = dnnl_primitive_create(&e->p.prim, pd) == dnnl_success;
     const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     if (ok && smd && dnnl_memory_desc_get_size(smd) > 0)
-        ok = onednn_priv_mem_alloc(&e->scratch, smd, &e->scratch_buf);
+        ok = onednn_priv_mem_alloc(&e->p.scratch, smd, &e->p.scratch_buf);
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok && dnnl_memory_desc_equal(wmd, &w->md)) {
-        ok = dnnl_memory_create(&e->wei, wmd, onednn_priv_engine(), w->data) == dnnl_success;
+        ok = dnnl_memory_create(&e->p.wei, wmd, onednn_priv_engine(), w->data) == dnnl_success;
     } else if (ok && dnnl_memory_desc_equal(wmd, &plain_w)) {
-        ok = onednn_priv_mem_new(&e->wei, wmd);
-        e->wei_from_input = true;
+        ok = onednn_priv_mem_new(&e->p.wei, wmd);
+        e->p.wei_from_input = true;
     } else if (ok) { /* reordered from the stored weights at the first run */
-        ok = onednn_priv_mem_alloc(&e->wei, wmd, &e->own_w);
-        e->wei_from_input = false;
+        ok = onednn_priv_mem_alloc(&e->p.wei, wmd, &e->p.own_w);
+        e->p.wei_from_input = false;
     }
     const dnnl_memory_desc_t *xmd = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-    if (ok) ok = onednn_priv_port_init(&e->x, &user_x, xmd, true);
-    if (ok) ok = onednn_priv_port_init(&e->y, &user_y, ymd, false);
+    if (ok) ok = onednn_priv_port_init(&e->p.src, &user_x, xmd, true);
+    if (ok) ok = onednn_priv_port_init(&e->p.dst, &user_y, ymd, false);
     if (ok && split_u8(d)) { /* user_y is then the f32 stage */
         e->stage = mopt_aligned_alloc(dnnl_memory_desc_get_size(&user_y));
         ok = e->stage != NULL;
@@ -402,14 +377,14 @@ static mopt_status entry_build(qentry *e, const onednn_qconv_desc *d, const oned
     if (ok && d->has_residual && d->y_u8 && !split_u8(d)) { /* binary: in place if channels-last */
         ok = res_md(d, &rmd);
         if (ok && dnnl_memory_desc_equal(&rmd, &user_r))
-            ok = onednn_priv_mem_new(&e->bin, &rmd);
+            ok = onednn_priv_mem_new(&e->p.bin, &rmd);
         else if (ok)
-            ok = onednn_priv_mem_alloc(&e->bin, &rmd, &e->bin_buf) &&
-                 onednn_priv_mem_new(&e->res_user, &user_r) &&
-                 onednn_priv_reorder_prim(&e->res_reorder, &user_r, &rmd);
-    } else if (ok && d->has_residual && e->y.reorder) {
-        ok = onednn_priv_mem_new(&e->res_user, &user_r) &&
-             onednn_priv_reorder_prim(&e->res_reorder, &user_r, ymd);
+            ok = onednn_priv_mem_alloc(&e->p.bin, &rmd, &e->bin_buf) &&
+                 onednn_priv_mem_new(&e->p.res_user, &user_r) &&
+                 onednn_priv_reorder_prim(&e->p.res_reorder, &user_r, &rmd);
+    } else if (ok && d->has_residual && e->p.dst.reorder) {
+        ok = onednn_priv_mem_new(&e->p.res_user, &user_r) &&
+             onednn_priv_reorder_prim(&e->p.res_reorder, &user_r, ymd);
     }
     float *bias = w->bias;
     if (ok && zp_in_bias(d)) { /* bias / scale - zp * sum(w[c]), before the scales */
@@ -427,7 +402,7 @@ static mopt_status entry_build(qentry *e, const onednn_qconv_desc *d, const oned
     }
     if (ok && bias)
         ok = md_of(&bmd, 1, &d->c_out, dnnl_f32, false) &&
-             dnnl_memory_create(&e->bias, &bmd, onednn_priv_engine(), bias) == dnnl_success;
+             dnnl_memory_create(&e->p.bias, &bmd, onednn_priv_engine(), bias) == dnnl_success;
     dnnl_primitive_desc_destroy(pd);
     return ok ? MOPT_OK : mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN: int8 convolution setup failed");
 }
@@ -473,11 +448,11 @@ static mopt_status entry_get(onednn_qcache **pc, const onednn_qconv_desc *d,
     }
     if (lru->used) entry_free(lru);
     st = entry_build(lru, d, w, wplain);
-    if (!st && lru->own_w) { /* the packed layout does not fit this shape */
+    if (!st && lru->p.own_w) { /* the packed layout does not fit this shape */
         dnnl_memory_desc_t plain;
         const dnnl_memory_desc_t *wmd = NULL;
-        if (dnnl_memory_get_memory_desc(lru->wei, &wmd) != dnnl_success || !plain_w_md(d, &plain) ||
-            !onednn_priv_reorder_now(&plain, wplain, wmd, lru->own_w))
+        if (dnnl_memory_get_memory_desc(lru->p.wei, &wmd) != dnnl_success ||
+            !plain_w_md(d, &plain) || !onednn_priv_reorder_now(&plain, wplain, wmd, lru->p.own_w))
             st = mopt_fail(MOPT_ERR_UNSUPPORTED, "oneDNN: cannot reorder the int8 weights");
     }
     if (st) {
@@ -506,28 +481,26 @@ static mopt_status qrun_body(onednn_qcache **cache, const onednn_qconv_desc *d,
     if (st) return st;
     onednn_qcache *c = *cache;
     void *yf = e->stage ? (void *)e->stage : y; /* what the primitive's port writes */
-    bool ok = dnnl_memory_set_data_handle(e->x.user, (void *)x) == dnnl_success &&
-              dnnl_memory_set_data_handle(e->y.user, yf) == dnnl_success;
-    if (ok && e->wei_from_input)
-        ok = dnnl_memory_set_data_handle(e->wei, (void *)wplain) == dnnl_success;
-    if (ok && e->x.reorder) ok = run_reorder(c, e->x.reorder, e->x.user, e->x.prim);
-    if (ok && d->has_residual && e->bin) {
-        if (e->res_reorder)
-            ok = dnnl_memory_set_data_handle(e->res_user, (void *)residual) == dnnl_success &&
-                 run_reorder(c, e->res_reorder, e->res_user, e->bin);
+    bool ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)x) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->p.dst.user, yf) == dnnl_success;
+    if (ok && e->p.wei_from_input)
+        ok = dnnl_memory_set_data_handle(e->p.wei, (void *)wplain) == dnnl_success;
+    if (ok && e->p.src.reorder) ok = run_reorder(c, e->p.src.reorder, e->p.src.user, e->p.src.prim);
+    if (ok && d->has_residual && e->p.bin) {
+        if (e->p.res_reorder)
+            ok = dnnl_memory_set_data_handle(e->p.res_user, (void *)residual) == dnnl_success &&
+                 run_reorder(c, e->p.res_reorder, e->p.res_user, e->p.bin);
         else
-            ok = dnnl_memory_set_data_handle(e->bin, (void *)residual) == dnnl_success;
+            ok = dnnl_memory_set_data_handle(e->p.bin, (void *)residual) == dnnl_success;
     } else if (ok && d->has_residual) {
-        if (e->res_reorder)
-            ok = dnnl_memory_set_data_handle(e->res_user, (void *)residual) == dnnl_success &&
-                 run_reorder(c, e->res_reorder, e->res_user, e->y.prim);
+        if (e->p.res_reorder)
+            ok = dnnl_memory_set_data_handle(e->p.res_user, (void *)residual) == dnnl_success &&
+                 run_reorder(c, e->p.res_reorder, e->p.res_user, e->p.dst.prim);
         else if (yf != residual)
             memcpy(yf, residual, y_numel(d) * sizeof(float));
     }
     /* bin: the residual's binary add, the first post-op */
-    if (ok)
-        ok = onednn_priv_conv_exec(c->stream, e->prim, &e->x, e->wei, &e->y, e->bias, e->scratch,
-                                   e->bin);
+    if (ok) ok = onednn_priv_conv_exec(c->stream, &e->p);
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: int8 convolution execution failed");
     if (e->stage) cpu_quantize_u8(e->stage, (int64_t)y_numel(d), d->y_scale, (float)d->y_zp, y);
     return MOPT_OK;
