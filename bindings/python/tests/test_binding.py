@@ -436,6 +436,40 @@ def test_run_passes_the_callers_buffer(tiny, wrapped_buffers):
     np.testing.assert_allclose(y, x @ w, atol=1e-5)
 
 
+def test_input_tensors_are_rewrapped_only_for_a_new_buffer(tiny, wrapped_buffers, monkeypatch):
+    """The session keeps the tensor it wrapped over an input's buffer and
+    reuses it while the same buffer, dtype and shape come again (issue 10);
+    any change wraps anew and frees the old tensor; close() frees the last."""
+    model, w = tiny
+    seen = wrapped_buffers
+    destroyed = []
+    real_destroy = core._lib.mopt_tensor_destroy
+    monkeypatch.setattr(core._lib, "mopt_tensor_destroy",
+                        lambda h: (destroyed.append(h), real_destroy(h)))
+    buf = np.zeros((6, 8), np.float32)
+    x = buf[:3]
+    s = mopt.Session(model)
+    x[:] = 1.0
+    np.testing.assert_allclose(s.run({"x": x})["y"], x @ w, atol=1e-5)
+    assert seen == [x.ctypes.data]
+    first = s._wraps["x"][3]
+    x[:] = -2.0  # new contents in the same buffer: no new wrap, new result
+    np.testing.assert_allclose(s.run({"x": x})["y"], x @ w, atol=1e-5)
+    assert len(seen) == 1 and first not in destroyed
+    longer = buf[:5]  # same address, other shape
+    longer[:] = 0.5
+    np.testing.assert_allclose(s.run({"x": longer})["y"], longer @ w, atol=1e-5)
+    assert seen == [x.ctypes.data, x.ctypes.data] and first in destroyed
+    other = np.ones((3, 8), np.float32)  # other buffer
+    np.testing.assert_allclose(s.run([other])["y"], other @ w, atol=1e-5)
+    assert seen[-1] == other.ctypes.data and len(seen) == 3
+    with pytest.raises(mopt.DTypeError):  # a failed feed keeps the cached tensor
+        s.run({"x": other.astype(np.float64)})
+    last = s._wraps["x"][3]
+    s.close()
+    assert last in destroyed and s._wraps == {}
+
+
 def test_outputs_outlive_session_and_model(monkeypatch):
     """An output array owns its library tensor: it stays valid after the session,
     the model and every other reference are gone, and frees it when dropped."""
