@@ -645,6 +645,7 @@ class Session(_Closable):
         # tensor wrapped over the last buffer fed, reused while the same
         # buffer comes again (a wrap holds no data, only where and what).
         self._wraps = {}
+        self._out_wraps = {}  # the same for caller-owned outputs (run_into, IO binding)
 
     def _check_open(self):
         if self._box is None or self._box.handle is None:
@@ -665,7 +666,8 @@ class Session(_Closable):
         return _adopt_tensor(handle)
 
     def _wrap_output(self, name, arr):
-        """A tensor handle over a caller-owned output array (the library writes into it)."""
+        """A tensor handle over a caller-owned output array (the library writes
+        into it). The handle belongs to the session, like _input_tensor's."""
         if not isinstance(arr, np.ndarray):
             raise errors.InvalidArgumentError(
                 "output '%s': a caller-provided output must be a numpy array, not %s"
@@ -677,7 +679,7 @@ class Session(_Closable):
                 "output '%s': a caller-provided output array must be C-contiguous, aligned, "
                 "writable and in native byte order (the library writes into it)" % name,
                 errors.ERR_INVALID_ARGUMENT, "invalid argument")
-        return _wrap_array(code, arr, "output '%s'" % name)
+        return self._cached_wrap(self._out_wraps, name, code, arr, "output '%s'" % name)
 
     def _check_names(self, in_names, out_names):
         """Names every unknown or missing input and every unknown output."""
@@ -747,21 +749,29 @@ class Session(_Closable):
         handle belongs to the session: the one wrapped for this input last
         time when the array has the same buffer, dtype and shape."""
         code, arr = _feed_array(self._inputs.get(name), value)
+        return self._cached_wrap(self._wraps, name, code, arr, "input '%s'" % name), arr
+
+    @staticmethod
+    def _cached_wrap(cache, name, code, arr, what):
+        """The tensor of cache[name] if it wraps arr's buffer with this dtype
+        and shape, else a new one (stored there; the old one is freed)."""
         ptr = _data_address(arr)
         shape = arr.shape
-        old = self._wraps.get(name)
+        old = cache.get(name)
         if old is not None and old[0] == ptr and old[1] == code and old[2] == shape:
-            return old[3], arr
-        t = _wrap_array(code, arr, "input '%s'" % name, ptr)
-        self._wraps[name] = (ptr, code, shape, t)
+            return old[3]
+        t = _wrap_array(code, arr, what, ptr)
+        cache[name] = (ptr, code, shape, t)
         if old is not None:
             _lib.mopt_tensor_destroy(old[3])
-        return t, arr
+        return t
 
     def _drop_wraps(self):
-        wraps, self._wraps = self._wraps, {}
-        for w in wraps.values():
-            _lib.mopt_tensor_destroy(w[3])
+        for cache in (self._wraps, self._out_wraps):
+            wraps = list(cache.values())
+            cache.clear()
+            for w in wraps:
+                _lib.mopt_tensor_destroy(w[3])
 
     def _run(self, items, out_names, out_arrays=None, run_options=None):
         """Runs once; returns the outputs as a list in out_names order. out_arrays:
@@ -811,7 +821,8 @@ class Session(_Closable):
             finally:
                 for i in range(n_out):  # the outputs not adopted (an error, or caller-owned)
                     if outs[i]:
-                        _lib.mopt_tensor_destroy(outs[i])
+                        if out_arrays is None or out_arrays[i] is None:
+                            _lib.mopt_tensor_destroy(outs[i])
                         outs[i] = None
                 del keep
 
@@ -871,7 +882,7 @@ class Session(_Closable):
             if h is not None:
                 self._destroy(h)
             self.model._sessions.discard(box)
-        if getattr(self, "_wraps", None):
+        if getattr(self, "_wraps", None) is not None:
             self._drop_wraps()
         if getattr(self, "options", None) is not None:
             self.options.close()
