@@ -32,6 +32,9 @@ import numpy as np
 from . import _capi, errors
 from ._capi import load as _load
 
+_addressof = ctypes.addressof
+_char_from_buffer = ctypes.c_char.from_buffer
+
 _lib, library_path = _load()
 
 MOPT_INPUT = 0
@@ -526,24 +529,41 @@ def _destroy_tensors(outs, handles):
         _lib.mopt_tensor_destroy(t)
 
 
-def _wrap_array(code, arr, what):
+def _data_address(arr):
+    """The address of a contiguous array's first element. ctypes' from_buffer
+    is several times cheaper than arr.ctypes.data; it needs a writable,
+    non-empty buffer, so read-only and empty arrays take the slow way."""
+    try:
+        return _addressof(_char_from_buffer(arr))
+    except (TypeError, ValueError, BufferError):
+        return arr.ctypes.data
+
+
+def _wrap_array(code, arr, what, ptr=None):
     """A tensor handle (mopt_tensor_wrap, dtype code) borrowing the buffer of
-    arr, which must stay alive as long as the handle; failures name what."""
+    arr (at ptr, if the caller has it), which must stay alive as long as the
+    handle; failures name what."""
     rank = arr.ndim
     dims = (ctypes.c_int64 * rank)(*arr.shape) if rank else None
     t = ctypes.c_void_p()
-    st = _lib.mopt_tensor_wrap(code, rank, dims, ctypes.c_void_p(arr.ctypes.data),
+    st = _lib.mopt_tensor_wrap(code, rank, dims,
+                               ctypes.c_void_p(_data_address(arr) if ptr is None else ptr),
                                arr.nbytes, ctypes.byref(t))
     _check(st, what)
     return t.value
 
 
-def _wrap_feed(info, name, value):
-    """(tensor handle, array) for one feed of the input described by info
-    (a TensorInfo, or None); the handle borrows the array's buffer (zero
-    copy) when the array allows it. Keep the array alive until the tensor
-    is destroyed."""
+def _feed_array(info, value):
+    """(dtype code, array) for one feed of the input described by info (a
+    TensorInfo, or None): the array itself when libmopt can borrow its buffer
+    as is (C-contiguous, aligned, native byte order), else a converted copy.
+    Raises DTypeError for a dtype libmopt lacks."""
     if isinstance(value, np.ndarray):
+        # fast path: a native-order libmopt dtype (a dict hit) in a usable layout
+        code = _MOPT_BY_NP.get(value.dtype)
+        flags = value.flags
+        if code is not None and flags.c_contiguous and flags.aligned:
+            return code, value
         arr = value
     else:
         want = info.dtype if info is not None else None
@@ -553,6 +573,15 @@ def _wrap_feed(info, name, value):
         arr = arr.astype(arr.dtype.newbyteorder("="))  # byte-swapped: copy to native
     if not (arr.flags.c_contiguous and arr.flags.aligned):
         arr = np.ascontiguousarray(arr)  # strided / Fortran order / unaligned: copy
+    return code, arr
+
+
+def _wrap_feed(info, name, value):
+    """(tensor handle, array) for one feed of the input described by info
+    (a TensorInfo, or None); the handle borrows the array's buffer (zero
+    copy) when the array allows it. Keep the array alive until the tensor
+    is destroyed."""
+    code, arr = _feed_array(info, value)
     return _wrap_array(code, arr, "input '%s'" % name), arr
 
 
@@ -560,26 +589,24 @@ def _adopt_tensor(handle):
     """A numpy array over a library-owned output tensor, which it then owns
     (no copy; bf16 is widened to float32, which copies)."""
     code = _lib.mopt_tensor_dtype(handle)
-    rank = _lib.mopt_tensor_rank(handle)
-    dims_p = _lib.mopt_tensor_dims(handle)
-    shape = tuple(int(dims_p[i]) for i in range(rank))
-    nbytes = _lib.mopt_tensor_size_bytes(handle)
-    data = _lib.mopt_tensor_data(handle)
+    shape = tuple(_lib.mopt_tensor_dims(handle)[:_lib.mopt_tensor_rank(handle)])
+    dt = _NP_BY_MOPT.get(code)
+    if dt is not None:  # the common case: the array views the tensor's buffer
+        data = _lib.mopt_tensor_data(handle)
+        if not data or 0 in shape:  # no elements (a rank-0 tensor has one)
+            _lib.mopt_tensor_destroy(handle)
+            return np.empty(shape, dt)
+        return np.asarray(_TensorMemory(handle, shape, dt, data))
     if code == _DTYPE_BF16:  # no numpy bf16: widen exactly to float32
+        nbytes = _lib.mopt_tensor_size_bytes(handle)
         raw = np.empty(shape, np.uint16)
         if nbytes:
-            ctypes.memmove(raw.ctypes.data, data, nbytes)
+            ctypes.memmove(raw.ctypes.data, _lib.mopt_tensor_data(handle), nbytes)
         _lib.mopt_tensor_destroy(handle)
         return (raw.astype(np.uint32) << 16).view(np.float32)
-    dt = _NP_BY_MOPT.get(code)
-    if dt is None:
-        raise errors.UnsupportedError("output of type %s cannot be returned as numpy"
-                                      % _str(_lib.mopt_dtype_name(code)),
-                                      errors.ERR_UNSUPPORTED, "unsupported")
-    if not nbytes or not data:
-        _lib.mopt_tensor_destroy(handle)
-        return np.empty(shape, dt)
-    return np.asarray(_TensorMemory(handle, shape, dt, data))
+    raise errors.UnsupportedError("output of type %s cannot be returned as numpy"
+                                  % _str(_lib.mopt_dtype_name(code)),
+                                  errors.ERR_UNSUPPORTED, "unsupported")
 
 
 class Session(_Closable):
@@ -607,6 +634,18 @@ class Session(_Closable):
         model._sessions.add(self._box)
         self._lock = threading.Lock()
         self._inputs = {info.name: info for info in model.inputs}
+        # Per-call work done once (issue 10): the default output names, the
+        # C name arrays of name sets already checked, and the reusable C
+        # arrays of one run (runs hold self._lock).
+        self._out_all = [o.name for o in model.outputs]
+        self._names_ok = {}  # (input names, output names) -> (C input names, C output names)
+        self._in_tensors = (ctypes.c_void_p * max(len(model.inputs), 1))()
+        self._outs = {}  # output count -> C array of tensor handles
+        # input name -> (data address, dtype code, shape, tensor handle): the
+        # tensor wrapped over the last buffer fed, reused while the same
+        # buffer comes again (a wrap holds no data, only where and what).
+        self._wraps = {}
+        self._out_wraps = {}  # the same for caller-owned outputs (run_into, IO binding)
 
     def _check_open(self):
         if self._box is None or self._box.handle is None:
@@ -627,7 +666,8 @@ class Session(_Closable):
         return _adopt_tensor(handle)
 
     def _wrap_output(self, name, arr):
-        """A tensor handle over a caller-owned output array (the library writes into it)."""
+        """A tensor handle over a caller-owned output array (the library writes
+        into it). The handle belongs to the session, like _input_tensor's."""
         if not isinstance(arr, np.ndarray):
             raise errors.InvalidArgumentError(
                 "output '%s': a caller-provided output must be a numpy array, not %s"
@@ -639,7 +679,7 @@ class Session(_Closable):
                 "output '%s': a caller-provided output array must be C-contiguous, aligned, "
                 "writable and in native byte order (the library writes into it)" % name,
                 errors.ERR_INVALID_ARGUMENT, "invalid argument")
-        return _wrap_array(code, arr, "output '%s'" % name)
+        return self._cached_wrap(self._out_wraps, name, code, arr, "output '%s'" % name)
 
     def _check_names(self, in_names, out_names):
         """Names every unknown or missing input and every unknown output."""
@@ -666,7 +706,7 @@ class Session(_Closable):
                    ", ".join("'%s'" % n for n in model_out)), errors.ERR_NOT_FOUND, "not found")
 
     def _feed_items(self, feeds):
-        if isinstance(feeds, Mapping):
+        if type(feeds) is dict or isinstance(feeds, Mapping):
             items = list(feeds.items())
         elif isinstance(feeds, (list, tuple)):
             if len(feeds) != len(self.model.inputs):
@@ -686,10 +726,52 @@ class Session(_Closable):
 
     def _out_names(self, output_names):
         if output_names is None:
-            return [o.name for o in self.model.outputs]
+            return self._out_all
         if isinstance(output_names, str):
             return [output_names]
         return list(output_names)
+
+    def _c_names(self, in_names, out_names):
+        """The C arrays of input and output names, after checking the names
+        (once per distinct pair of name lists; the raise is _check_names')."""
+        key = (in_names, tuple(out_names))
+        got = self._names_ok.get(key)
+        if got is None:
+            self._check_names(list(in_names), out_names)
+            got = (_c_strings(in_names), _c_strings(out_names))
+            if len(self._names_ok) >= 64:  # callers cycling through many subsets
+                self._names_ok.clear()
+            self._names_ok[key] = got
+        return got
+
+    def _input_tensor(self, name, value):
+        """(tensor handle, array) for one feed, like _wrap_input, but the
+        handle belongs to the session: the one wrapped for this input last
+        time when the array has the same buffer, dtype and shape."""
+        code, arr = _feed_array(self._inputs.get(name), value)
+        return self._cached_wrap(self._wraps, name, code, arr, "input '%s'" % name), arr
+
+    @staticmethod
+    def _cached_wrap(cache, name, code, arr, what):
+        """The tensor of cache[name] if it wraps arr's buffer with this dtype
+        and shape, else a new one (stored there; the old one is freed)."""
+        ptr = _data_address(arr)
+        shape = arr.shape
+        old = cache.get(name)
+        if old is not None and old[0] == ptr and old[1] == code and old[2] == shape:
+            return old[3]
+        t = _wrap_array(code, arr, what, ptr)
+        cache[name] = (ptr, code, shape, t)
+        if old is not None:
+            _lib.mopt_tensor_destroy(old[3])
+        return t
+
+    def _drop_wraps(self):
+        for cache in (self._wraps, self._out_wraps):
+            wraps = list(cache.values())
+            cache.clear()
+            for w in wraps:
+                _lib.mopt_tensor_destroy(w[3])
 
     def _run(self, items, out_names, out_arrays=None, run_options=None):
         """Runs once; returns the outputs as a list in out_names order. out_arrays:
@@ -698,39 +780,50 @@ class Session(_Closable):
         mopt_run_options handle (int), e.g. ort.RunOptions's, whose terminate
         flag another thread may set during the run (CancelledError)."""
         h = self._check_open()
-        self._check_names([n for n, _ in items], out_names)
+        in_names, o_names = self._c_names(tuple([n for n, _ in items]), out_names)
         n_in, n_out = len(items), len(out_names)
-        if out_arrays is None:
-            out_arrays = [None] * n_out
-        elif len(out_arrays) != n_out:
+        if out_arrays is not None and len(out_arrays) != n_out:
             raise errors.InvalidArgumentError("%d output arrays for %d outputs"
                                               % (len(out_arrays), n_out))
-        handles, keep = [], []
-        outs = (ctypes.c_void_p * max(n_out, 1))()
         with self._lock:
+            outs = self._outs.get(n_out)
+            if outs is None:
+                outs = self._outs[n_out] = (ctypes.c_void_p * max(n_out, 1))()
+            in_tensors = self._in_tensors
+            if len(in_tensors) < n_in:  # only if the names checks let more through
+                in_tensors = (ctypes.c_void_p * n_in)()
+            keep = []  # the arrays the input tensors borrow, alive through the run
             try:
-                for name, value in items:
-                    t, arr = self._wrap_input(name, value)
-                    handles.append(t)
+                for i, (name, value) in enumerate(items):
+                    in_tensors[i], arr = self._input_tensor(name, value)
                     keep.append(arr)
-                for i, arr in enumerate(out_arrays):
-                    if arr is not None:
-                        outs[i] = self._wrap_output(out_names[i], arr)
-                in_names, o_names = _c_strings(n for n, _ in items), _c_strings(out_names)
-                in_tensors = (ctypes.c_void_p * max(n_in, 1))(*handles)
+                if out_arrays is not None:
+                    for i, arr in enumerate(out_arrays):
+                        if arr is not None:
+                            outs[i] = self._wrap_output(out_names[i], arr)
                 st = _lib.mopt_session_run_v2(h, run_options, n_in, in_names, in_tensors, n_out,
                                               o_names, outs)
                 _check(st)
+                if out_arrays is None:
+                    results = []
+                    for i in range(n_out):
+                        results.append(_adopt_tensor(outs[i]))
+                        outs[i] = None  # the array owns it now
+                    return results
                 results = []
                 for i in range(n_out):
                     if out_arrays[i] is not None:
                         results.append(out_arrays[i])
                     else:
-                        results.append(self._adopt(outs[i]))
+                        results.append(_adopt_tensor(outs[i]))
                         outs[i] = None  # the array owns it now
                 return results
             finally:
-                _destroy_tensors(outs, handles)
+                for i in range(n_out):  # the outputs not adopted (an error, or caller-owned)
+                    if outs[i]:
+                        if out_arrays is None or out_arrays[i] is None:
+                            _lib.mopt_tensor_destroy(outs[i])
+                        outs[i] = None
                 del keep
 
     def run(self, feeds, output_names=None):
@@ -789,6 +882,8 @@ class Session(_Closable):
             if h is not None:
                 self._destroy(h)
             self.model._sessions.discard(box)
+        if getattr(self, "_wraps", None) is not None:
+            self._drop_wraps()
         if getattr(self, "options", None) is not None:
             self.options.close()
 

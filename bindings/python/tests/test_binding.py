@@ -436,6 +436,51 @@ def test_run_passes_the_callers_buffer(tiny, wrapped_buffers):
     np.testing.assert_allclose(y, x @ w, atol=1e-5)
 
 
+def test_input_tensors_are_rewrapped_only_for_a_new_buffer(tiny, wrapped_buffers, monkeypatch):
+    """The session keeps the tensor it wrapped over an input's buffer and
+    reuses it while the same buffer, dtype and shape come again (issue 10);
+    any change wraps anew and frees the old tensor; close() frees the last."""
+    model, w = tiny
+    seen = wrapped_buffers
+    destroyed = []
+    real_destroy = core._lib.mopt_tensor_destroy
+    monkeypatch.setattr(core._lib, "mopt_tensor_destroy",
+                        lambda h: (destroyed.append(h), real_destroy(h)))
+    buf = np.zeros((6, 8), np.float32)
+    x = buf[:3]
+    s = mopt.Session(model)
+    x[:] = 1.0
+    np.testing.assert_allclose(s.run({"x": x})["y"], x @ w, atol=1e-5)
+    assert seen == [x.ctypes.data]
+    first = s._wraps["x"][3]
+    x[:] = -2.0  # new contents in the same buffer: no new wrap, new result
+    np.testing.assert_allclose(s.run({"x": x})["y"], x @ w, atol=1e-5)
+    assert len(seen) == 1 and destroyed == []
+    longer = buf[:5]  # same address, other shape
+    longer[:] = 0.5
+    np.testing.assert_allclose(s.run({"x": longer})["y"], longer @ w, atol=1e-5)
+    assert seen == [x.ctypes.data, x.ctypes.data] and destroyed == [first]
+    other = np.ones((3, 8), np.float32)  # other buffer
+    np.testing.assert_allclose(s.run([other])["y"], other @ w, atol=1e-5)
+    assert seen[-1] == other.ctypes.data and len(seen) == 3
+    with pytest.raises(mopt.DTypeError):  # refused before wrapping: the cache stays
+        s.run({"x": other.astype(np.complex64)})
+    assert len(seen) == 3
+    last = s._wraps["x"][3]
+    assert len(destroyed) == 2  # the tensor over `longer`, when `other` came
+    out = {"y": np.zeros((3, 4), np.float32)}  # caller-owned outputs: the same rule
+    n = len(seen)
+    for k in range(3):
+        x[:] = k
+        np.testing.assert_allclose(s.run_into({"x": x}, out)["y"], x @ w, atol=1e-5)
+    assert seen[n:] == [x.ctypes.data, out["y"].ctypes.data]
+    out_t, x_t = s._out_wraps["y"][3], s._wraps["x"][3]
+    assert destroyed[2:] == [last]  # x's replaced tensor only: the output's is kept
+    s.close()
+    assert sorted(destroyed[3:]) == sorted([out_t, x_t])
+    assert s._wraps == {} and s._out_wraps == {}
+
+
 def test_outputs_outlive_session_and_model(monkeypatch):
     """An output array owns its library tensor: it stays valid after the session,
     the model and every other reference are gone, and frees it when dropped."""
