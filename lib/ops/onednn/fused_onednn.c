@@ -239,17 +239,8 @@ static int fconv_inplace(const op_ctx *ctx, const op_tensor *in, int n_in) {
     return has_input(in, n_in, 3) ? 3 : -1;
 }
 
-const op_impl ops_impl_fused_conv_onednn = {
-    .name = "onednn",
-    .backend = "onednn",
-    .supports = fconv_supports,
-    .prepare = fconv_prepare,
-    .release = onednn_glue_release,
-    .run = fconv_run,
-    .release_scratch = onednn_glue_scratch_release,
-    .variant = onednn_glue_variant_name,
-    .inplace = fconv_inplace,
-};
+const op_impl ops_impl_fused_conv_onednn =
+    ONEDNN_GLUE_IMPL_IO(fconv_supports, fconv_prepare, fconv_run, NULL, fconv_inplace);
 
 #else
 typedef int fused_onednn_unused; /* ISO C forbids an empty translation unit */
