@@ -750,6 +750,9 @@ MOPT_API const char *mopt_model_pass_note(const mopt_model *model, size_t index)
  *                  planned arena so far (runs of unplanned shapes)
  *   "last_run_inferred_nodes" nodes whose output shapes the last run
  *                  inferred (the others took them from the memory plan)
+ *   "inplace_outputs" outputs the memory plan of the last run writes over
+ *                  an input that dies there (e.g. a fused conv's residual;
+ *                  MOPT_INPLACE=0 turns this off)
  * Returns OK, INVALID_ARGUMENT (NULL argument) or NOT_FOUND (unknown key). */
 MOPT_NODISCARD MOPT_API mopt_status mopt_session_get_stat(const mopt_session *session,
                                                           const char *key, int64_t *value);

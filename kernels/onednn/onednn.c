@@ -1526,7 +1526,7 @@ static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d
         if (e->p.res_reorder) {
             ok = dnnl_memory_set_data_handle(e->p.res_user, (void *)residual) == dnnl_success &&
                  run_reorder(c, e->p.res_reorder, e->p.res_user, e->p.dst.prim);
-        } else {
+        } else if (y != residual) { /* else in place: the residual is Y already */
             size_t n = (size_t)d->batch * (size_t)d->c_out;
             for (int32_t i = 0; i < d->S; i++)
                 n *= (size_t)d->out[i];

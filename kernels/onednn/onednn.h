@@ -145,7 +145,8 @@ void onednn_weights_free(onednn_weights *w);
 mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
                               const onednn_weights *w, const float *a, const float *b,
                               const float *bias, const float *residual, float *y, int threads);
-/* Runs a convolution; residual (if any) is added before the activation. */
+/* Runs a convolution; residual (if any) is added before the activation, and
+ * may be y itself (in place: then it is not copied into y first). */
 mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
                             const onednn_weights *w, const float *x, const float *wplain,
                             const float *bias, const float *residual, float *y, int threads);

@@ -91,11 +91,14 @@ mopt_status mopt_session_get_stat(const mopt_session *s, const char *key, int64_
         *value = s->heap_tensors;
     else if (strcmp(key, "last_run_inferred_nodes") == 0)
         *value = s->run_inferred;
+    else if (strcmp(key, "inplace_outputs") == 0)
+        *value = s->plan ? s->plan->n_inplace : 0;
     else
         return mopt_fail(MOPT_ERR_NOT_FOUND,
                          "unknown session statistic '%s' (known: runs, peak_bytes, arena_bytes, "
                          "intermediate_bytes, plans, last_run_ns, memory_peak_bytes, memory_bytes, "
-                         "plans_recorded, heap_tensors, last_run_inferred_nodes)",
+                         "plans_recorded, heap_tensors, last_run_inferred_nodes, "
+                         "inplace_outputs)",
                          key);
     return MOPT_OK;
 }

@@ -84,7 +84,8 @@ typedef mopt_status (*op_infer_fn)(const op_ctx *ctx, const op_tensor *in, int n
                                    int n_out);
 
 /* Computes outputs. in[] and out[] have concrete shapes (those inference
- * produced) and allocated data; out buffers never alias inputs. An op_impl's
+ * produced) and allocated data; out buffers never alias inputs, except the
+ * one an op_impl declares with `inplace` (and only for that impl's run). An op_impl's
  * run may decline a call it cannot serve (a shape its kernel does not cover,
  * a library that refuses the problem) by returning MOPT_ERR_UNSUPPORTED
  * before writing anything: the executor then runs the node's next
@@ -146,6 +147,14 @@ typedef struct op_impl {
      * its producer and every consumer say yes; run then sees that op_tensor
      * with dtype MOPT_DTYPE_BF16. NULL: f32 only. */
     bool (*bf16_io)(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k);
+    /* Optional: the input whose buffer output 0 may take, as prepare chose
+     * the impl for the node (ctx->state set), or -1. The memory plan gives
+     * output 0 that input's buffer only when it is safe (runtime/memplan.c:
+     * the input dies at this node, same byte size, an arena intermediate);
+     * run then sees out[0].data == in[k].data, same dtype and byte size,
+     * and must read what it needs of in[k] before overwriting it. Fallbacks
+     * and the reference never see the shared buffer (the executor copies). */
+    int (*inplace)(const op_ctx *ctx, const op_tensor *in, int n_in);
 } op_impl;
 
 typedef struct op_def {

@@ -198,6 +198,7 @@ mopt_status rt_plan_kernels(mopt_model *m) {
         const ir_node *n = g->nodes[i];
         rt_node_plan *p = &m->plans[i];
         p->kernel = "ref";
+        p->inplace_in = -1;
         p->precision = src.precision;
         if (p->precision == OP_PREC_INT8 && pass_name_listed(m->config.int8_exclude, n->name)) {
             p->precision = m->config.int8_fallback_bf16 ? OP_PREC_BF16 : OP_PREC_FP32;
@@ -229,6 +230,11 @@ mopt_status rt_plan_kernels(mopt_model *m) {
                     p->bridge_per_run = true;
         }
         st = choose_impl(m, i, v);
+        if (!st && p->impl && p->impl->inplace) {
+            int j = p->impl->inplace(&v->ctx, v->in, v->n_in);
+            if (j >= 0 && j < n->n_inputs && j < INT8_MAX && n->inputs[j] >= 0)
+                p->inplace_in = (int8_t)j;
+        }
         if (!st && p->impl && p->impl->bf16_io) {
             for (int32_t k = 0; k < n->n_inputs && k < 32; k++)
                 if (n->inputs[k] >= 0 && p->impl->bf16_io(&v->ctx, v->in, v->n_in, false, (int)k))

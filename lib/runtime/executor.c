@@ -296,8 +296,24 @@ static mopt_status run_impl(mopt_session *s, int32_t i, op_view *v) {
     ctx->state = NULL;
     ctx->scratch = NULL;
     if (st != MOPT_ERR_UNSUPPORTED) return st;
-    return s->model->bf16_store && has_bf16(v) ? run_fallbacks_f32(s, i, v, plan->kernel)
-                                               : run_fallbacks(s, i, v, plan->kernel);
+    /* in place: the fallbacks read a copy of the input output 0 shares */
+    int j = plan->inplace_in;
+    void *copy = NULL, *keep = NULL;
+    if (j >= 0 && v->n_out > 0 && v->out[0].data == v->in[j].data) {
+        size_t nbytes = (size_t)ir_shape_numel(&v->in[j].shape) * mopt_dtype_size(v->in[j].dtype);
+        copy = mopt_aligned_alloc(nbytes ? nbytes : 1);
+        if (!copy) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory copying an input");
+        memcpy(copy, v->in[j].data, nbytes);
+        keep = v->in[j].data;
+        v->in[j].data = copy;
+    }
+    st = s->model->bf16_store && has_bf16(v) ? run_fallbacks_f32(s, i, v, plan->kernel)
+                                             : run_fallbacks(s, i, v, plan->kernel);
+    if (copy) {
+        v->in[j].data = keep;
+        mopt_aligned_free(copy);
+    }
+    return st;
 }
 
 /* The storage plan's bf16 tensors seen as the graph's f32 (shape and type
@@ -377,6 +393,32 @@ static mopt_status node_failed(const ir_node *n, mopt_status st) {
     if (n->name[0] && !strstr(mopt_error_message(), n->name))
         return mopt_fail_context(st, "node '%s' (%s)", n->name, n->op_type);
     return st;
+}
+
+/* Whether output 0 may share input j's buffer in this run: same dtype and
+ * byte size (the memory plan made them share it). */
+static bool shared_ok(const op_view *v, int j) {
+    const op_tensor *a = &v->in[j], *b = &v->out[0];
+    return a->dtype == b->dtype && ir_shape_numel(&a->shape) == ir_shape_numel(&b->shape);
+}
+
+/* Moves output 0 to a heap block of its own. */
+static mopt_status own_output(mopt_session *s, const ir_node *n, op_tensor *out, bool *heap) {
+    size_t nbytes = (size_t)ir_shape_numel(&out[0].shape) * mopt_dtype_size(out[0].dtype);
+    void *d = mopt_budget_fits(mopt_budget_current(), nbytes)
+                  ? mopt_aligned_alloc(nbytes ? nbytes : 1)
+                  : NULL;
+    if (!d) {
+        for (int32_t k = 1; k < n->n_outputs; k++)
+            if (heap[k]) mopt_aligned_free(out[k].data);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "node '%s' (%s): out of memory for output 0",
+                         n->name, n->op_type);
+    }
+    out[0].data = d;
+    heap[0] = true;
+    s->heap_tensors++;
+    s->live_bytes += (int64_t)nbytes;
+    return MOPT_OK;
 }
 
 static mopt_status run_nodes(mopt_session *s) {
@@ -491,6 +533,12 @@ static mopt_status run_nodes(mopt_session *s) {
             s->live_bytes += (int64_t)nbytes;
         }
         if (s->live_bytes > s->peak_bytes) s->peak_bytes = s->live_bytes;
+        if (plans[i].inplace_in >= 0 && n->n_outputs > 0 && !heap[0] &&
+            out[0].data == in[plans[i].inplace_in].data && !shared_ok(v, plans[i].inplace_in)) {
+            /* an elastic plan's shapes that differ: not the same tensor */
+            st = own_output(s, n, out, heap);
+            if (st) return st;
+        }
         v->ctx.threads = node_threads(s, n, v);
         int arm = -1;
         int64_t t_tune = 0;
@@ -900,7 +948,14 @@ static void plan_record(mopt_session *s) {
         if (!sizes[v]) sizes[v] = 1;
         p->intermediate_bytes += sizes[v];
     }
-    if (rt_memplan(g, sizes, p->offsets, &p->arena_size) != MOPT_OK) goto fail;
+    int8_t *share = rt_inplace_enabled()
+                        ? mopt_malloc((size_t)(g->n_nodes ? g->n_nodes : 1) * sizeof *share)
+                        : NULL;
+    for (int32_t i = 0; share && i < g->n_nodes; i++)
+        share[i] = s->model->plans[i].inplace_in;
+    mopt_status mst = rt_memplan(g, sizes, share, p->offsets, &p->arena_size, &p->n_inplace);
+    mopt_free(share);
+    if (mst != MOPT_OK) goto fail;
     p->last_used = ++s->plan_clock;
     s->plan = p;
     s->plans_recorded++;

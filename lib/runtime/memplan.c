@@ -16,6 +16,14 @@
  * O(n log n + n * MEMPLAN_MAX_OVERLAPS * log n) for n planned values; for a
  * graph never holding more than MEMPLAN_MAX_OVERLAPS values alive at once the
  * placement is exactly the plain greedy one.
+ *
+ * In place. A node whose kernel declares that its output 0 may take input
+ * j's buffer (op_impl.inplace: e.g. FusedConv's residual, accumulated into
+ * Y) gets it when that is safe: input j is a planned intermediate (not a
+ * graph input, output or weight: those have no size here), of the same byte
+ * size, and this node is its last use and reads it through input j only.
+ * The two are then one item, from the input's producer to the output's last
+ * use (chains of them too), and the output gets the input's offset.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -119,8 +127,34 @@ static int32_t pow2_at_least(int32_t n) {
     return c;
 }
 
-mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
-                       size_t *arena_size) {
+/* For each value, the value whose bytes it takes (itself when none) and,
+ * for the first of such a chain, the chain's last use. */
+static int32_t plan_shares(const ir_graph *g, const size_t *sizes, const int8_t *share,
+                           int32_t *root, int32_t *last) {
+    int32_t n_shared = 0;
+    for (int32_t v = 0; v < g->n_values; v++)
+        root[v] = v;
+    if (!share) return 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        int32_t j = share[i];
+        if (j < 0 || j >= n->n_inputs || n->n_outputs < 1) continue;
+        int32_t r = n->inputs[j], o = n->outputs[0];
+        if (r < 0 || o < 0 || !sizes[r] || sizes[r] != sizes[o] || last[r] != i) continue;
+        if (g->values[r]->producer < 0 || g->values[o]->producer != i) continue;
+        bool once = true;
+        for (int32_t k = 0; k < n->n_inputs; k++)
+            if (k != j && n->inputs[k] == r) once = false;
+        if (!once) continue;
+        root[o] = root[r];
+        if (last[o] > last[root[o]]) last[root[o]] = last[o];
+        n_shared++;
+    }
+    return n_shared;
+}
+
+mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, const int8_t *share,
+                       int64_t *offsets, size_t *arena_size, int32_t *n_shared) {
     int32_t nv = g->n_values;
     *arena_size = 0;
     for (int32_t v = 0; v < nv; v++)
@@ -129,11 +163,13 @@ mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
     item *items = mopt_malloc(cnt * sizeof *items);
     item **placed = mopt_malloc((MEMPLAN_MAX_OVERLAPS + 1) * sizeof *placed);
     int32_t *last = mopt_malloc(cnt * sizeof *last);
+    int32_t *root = mopt_malloc(cnt * sizeof *root);
     int32_t *start_count = mopt_calloc((size_t)g->n_nodes + 2, sizeof *start_count);
     overlap_tree ot = {0};
     top_tree tt = {0};
     mopt_status st = MOPT_OK;
-    if (!items || !placed || !last || !start_count) goto oom;
+    if (n_shared) *n_shared = 0;
+    if (!items || !placed || !last || !root || !start_count) goto oom;
     for (int32_t v = 0; v < nv; v++)
         last[v] = -1;
     for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -143,10 +179,12 @@ mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
     }
     for (int32_t i = 0; i < g->n_outputs; i++)
         last[g->outputs[i]] = g->n_nodes;
+    int32_t shared = plan_shares(g, sizes, share, root, last);
+    if (n_shared) *n_shared = shared;
     int32_t n_items = 0;
     for (int32_t v = 0; v < nv; v++) {
         const ir_value *val = g->values[v];
-        if (!sizes[v] || val->producer < 0) continue;
+        if (!sizes[v] || val->producer < 0 || root[v] != v) continue;
         item *it = &items[n_items++];
         it->value = v;
         it->first = val->producer;
@@ -206,6 +244,8 @@ mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
         overlap_place(&ot, it);
         if (tt.tag) top_raise(&tt, 1, 0, tt.cap, it->first, it->last, off + it->size);
     }
+    for (int32_t v = 0; v < nv; v++)
+        if (root[v] != v) offsets[v] = offsets[root[v]];
     *arena_size = total;
     goto done;
 oom:
@@ -214,10 +254,16 @@ done:
     mopt_free(items);
     mopt_free(placed);
     mopt_free(last);
+    mopt_free(root);
     mopt_free(start_count);
     mopt_free(ot.max_last);
     mopt_free(ot.leaf);
     mopt_free(tt.tag);
     mopt_free(tt.sub);
     return st;
+}
+
+bool rt_inplace_enabled(void) {
+    const char *env = getenv("MOPT_INPLACE");
+    return !(env && strcmp(env, "0") == 0);
 }

@@ -170,6 +170,7 @@ typedef struct rt_node_plan {
     struct rt_subgraphs *subgraphs; /* nested models of its subgraphs (subgraph.c) */
     op_precision precision;         /* the model's, FP32 for an int8_exclude node */
     uint32_t bf16_in, bf16_out;     /* inputs / outputs impl may keep in bf16 (bit k) */
+    int8_t inplace_in;              /* the input output 0 may share (impl->inplace), -1: none */
 } rt_node_plan;
 
 struct mopt_model {
@@ -272,6 +273,7 @@ typedef struct rt_mem_plan {
     uint8_t *sig_elastic;  /* per signature entry: a dim of an elastic symbol */
     size_t arena_size;
     size_t intermediate_bytes; /* sum of all planned tensors, for comparison */
+    int32_t n_inplace;         /* outputs given their input's bytes (memplan.c) */
     uint64_t last_used;
 } rt_mem_plan;
 
@@ -367,9 +369,11 @@ const op_subgraphs *rt_subgraphs_service(const mopt_session *s, int32_t node);
 
 /* Places the values with sizes[v] > 0 (bytes; node outputs only) in one
  * arena by liveness: offsets[v] gets the byte offset (or -1), *arena_size the
- * total. */
-mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, int64_t *offsets,
-                       size_t *arena_size);
+ * total. share (NULL: none) is per node the input whose buffer the node's
+ * output 0 may take (-1: none); it is honoured when safe (memplan.c), and
+ * *n_shared (may be NULL) gets how many outputs share their input's bytes. */
+mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, const int8_t *share,
+                       int64_t *offsets, size_t *arena_size, int32_t *n_shared);
 
 /* Number of cores available to this process (>= 1). */
 int rt_default_threads(void);
@@ -392,6 +396,10 @@ typedef struct rt_thread_tune {
     uint8_t seen;     /* bit k: arm k measured */
 } rt_thread_tune;
 bool rt_adaptive_threads(void);
+
+/* In-place outputs (op_impl.inplace) in memory plans: on unless
+ * MOPT_INPLACE=0. */
+bool rt_inplace_enabled(void);
 
 /* Writes the session's trace as Chrome trace JSON. */
 mopt_status rt_trace_write(const mopt_session *s, const char *path);

@@ -246,7 +246,7 @@ static void memplan_matches_greedy(void **state) {
         for (int32_t v = 0; v < g->n_values; v++)
             sizes[v] = rnd(5) == 0 ? 0 : 1 + rnd(rnd(2) ? 5000 : 300000);
         size_t arena = 0;
-        assert_int_equal(rt_memplan(g, sizes, got, &arena), MOPT_OK);
+        assert_int_equal(rt_memplan(g, sizes, NULL, got, &arena, NULL), MOPT_OK);
         assert_plan_valid(g, sizes, got, arena);
         size_t want_arena = reference_plan(g, sizes, want);
         assert_int_equal(arena, want_arena);
@@ -274,7 +274,7 @@ static void memplan_wide_graph(void **state) {
         if (g->values[v]->producer >= 0) sum += (sizes[v] + 63) & ~(size_t)63;
     }
     size_t arena = 0;
-    assert_int_equal(rt_memplan(g, sizes, got, &arena), MOPT_OK);
+    assert_int_equal(rt_memplan(g, sizes, NULL, got, &arena, NULL), MOPT_OK);
     assert_plan_valid(g, sizes, got, arena);
     assert_true(arena <= sum);
     free(sizes);

@@ -50,7 +50,7 @@ _NP_BY_MOPT = {
 _MOPT_BY_NP = {v: k for k, v in _NP_BY_MOPT.items()}
 _DTYPE_BF16 = 16
 
-_STAT_KEYS = ("runs", "peak_bytes", "arena_bytes", "last_run_ns")
+_STAT_KEYS = ("runs", "peak_bytes", "arena_bytes", "last_run_ns", "inplace_outputs")
 # mopt_info values 0.. in order (include/mopt/mopt.h)
 _INFO_FIELDS = ("producer_name", "producer_version", "domain", "doc_string", "graph_name",
                 "graph_doc_string")
@@ -849,7 +849,8 @@ class Session(_Closable):
         return outputs
 
     def stats(self):
-        """{key: int} from mopt_session_get_stat: runs, peak_bytes, arena_bytes, last_run_ns."""
+        """{key: int} from mopt_session_get_stat: runs, peak_bytes, arena_bytes, last_run_ns,
+        inplace_outputs."""
         h = self._check_open()
         out = {}
         v = ctypes.c_int64()

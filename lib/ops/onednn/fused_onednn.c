@@ -215,8 +215,11 @@ static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
             same = r->dims[i] == y->dims[i];
         if (!same) return MOPT_ERR_UNSUPPORTED;
     }
-    if (s->gemv && ops_conv_onednn_gemv_run(&cc, in, n_in, out, has_res ? in[3].data : NULL,
-                                            &p->act) == MOPT_OK)
+    /* the GEMV writes Y before adding the residual: not over it (in place) */
+    bool shared = has_res && in[3].data == out[0].data;
+    if (s->gemv && !shared &&
+        ops_conv_onednn_gemv_run(&cc, in, n_in, out, has_res ? in[3].data : NULL, &p->act) ==
+            MOPT_OK)
         return MOPT_OK;
     d.prec = s->v.prec;
     d.plain_w = s->v.plain;
@@ -229,8 +232,15 @@ static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
                            ctx->threads);
 }
 
+/* Y may take the residual's buffer: the primitive accumulates into Y (its
+ * sum post-op), so the copy of the residual into Y is then skipped */
+static int fconv_inplace(const op_ctx *ctx, const op_tensor *in, int n_in) {
+    (void)ctx;
+    return has_input(in, n_in, 3) ? 3 : -1;
+}
+
 const op_impl ops_impl_fused_conv_onednn =
-    ONEDNN_GLUE_IMPL(fconv_supports, fconv_prepare, fconv_run);
+    ONEDNN_GLUE_IMPL_IO(fconv_supports, fconv_prepare, fconv_run, NULL, fconv_inplace);
 
 #else
 typedef int fused_onednn_unused; /* ISO C forbids an empty translation unit */

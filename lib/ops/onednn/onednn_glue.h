@@ -120,11 +120,14 @@ bool onednn_glue_mm_bf16_io(const op_ctx *ctx, bool output, int k, int res);
 #define ONEDNN_GLUE_IMPL(supports_fn, prepare_fn, run_fn)                                          \
     ONEDNN_GLUE_IMPL_BF16(supports_fn, prepare_fn, run_fn, NULL)
 #define ONEDNN_GLUE_IMPL_BF16(supports_fn, prepare_fn, run_fn, bf16_io_fn)                         \
+    ONEDNN_GLUE_IMPL_IO(supports_fn, prepare_fn, run_fn, bf16_io_fn, NULL)
+/* ... with an op_impl.inplace too */
+#define ONEDNN_GLUE_IMPL_IO(supports_fn, prepare_fn, run_fn, bf16_io_fn, inplace_fn)               \
     {                                                                                              \
         .name = "onednn", .backend = "onednn", .supports = supports_fn, .prepare = prepare_fn,     \
         .release = onednn_glue_release, .run = run_fn,                                             \
         .release_scratch = onednn_glue_scratch_release, .variant = onednn_glue_variant_name,       \
-        .bf16_io = bf16_io_fn,                                                                     \
+        .bf16_io = bf16_io_fn, .inplace = inplace_fn,                                              \
     }
 
 #endif

@@ -154,6 +154,13 @@ static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
                             out[0].data, ctx->threads);
 }
 
+/* An f32 Y may take the f32 residual's buffer (its sum post-op accumulates
+ * into Y: the copy is then skipped); a u8 Y never matches its byte size */
+static int qs_inplace(const op_ctx *ctx, const op_tensor *in, int n_in) {
+    (void)ctx;
+    return has_in(in, n_in, 4) ? 4 : -1;
+}
+
 const op_impl ops_impl_onednn_qstatic = {.name = "onednn-int8",
                                          .backend = "onednn",
                                          .supports = qs_supports,
@@ -161,7 +168,8 @@ const op_impl ops_impl_onednn_qstatic = {.name = "onednn-int8",
                                          .release = qs_release,
                                          .run = qs_run,
                                          .release_scratch = qs_scratch_release,
-                                         .variant = qs_variant};
+                                         .variant = qs_variant,
+                                         .inplace = qs_inplace};
 
 #else
 typedef int qstatic_onednn_unused; /* ISO C forbids an empty translation unit */
