@@ -564,8 +564,9 @@ def test_stats_and_profile(tiny):
         s.run({"x": x})
         s.run({"x": x})
         st = s.stats()
-        assert set(st) == {"runs", "peak_bytes", "arena_bytes", "last_run_ns"}
+        assert set(st) == {"runs", "peak_bytes", "arena_bytes", "last_run_ns", "inplace_outputs"}
         assert st["runs"] == 2 and st["last_run_ns"] > 0 and st["peak_bytes"] > 0
+        assert st["inplace_outputs"] == 0  # no op of this model can take an input's buffer
         prof = s.profile()
         assert [(p["node"], p["op"]) for p in prof] == model.nodes
         assert all(set(p) == {"node", "op", "kernel", "ns", "flops"} for p in prof)
