@@ -299,7 +299,8 @@ class TorchSystem(System):
     (--torch-factory) returning an nn.Module; called with the inputs in model order."""
 
     def __init__(self, script, factory, threads, input_names):
-        # optional (not in requirements.txt): only --torch-* comparisons need it
+        # optional (not in requirements.txt): only --torch-* comparisons need it;
+        # CI and the main job (scripts/main-job.sh) never pass them
         import torch
         super().__init__("torch", "torch")
         self.torch = torch

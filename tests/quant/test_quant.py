@@ -157,6 +157,18 @@ def calibrate(model, inputs, out, method, *extra):
     return yaml.safe_load(Path(out).read_text())
 
 
+def calibrate_one_set(tmp, m, name, x):
+    """Saves model m as tmp/NAME.onnx, x as its one calibration set (input
+    "x") and returns (model path, the minmax table tmp/NAME.yaml)."""
+    path = tmp / (name + ".onnx")
+    onnx.save(m, path)
+    sets = tmp / (name + "_sets")
+    (sets / "a").mkdir(parents=True, exist_ok=True)
+    np.save(sets / "a" / "x.npy", x)
+    calibrate(path, sets, tmp / (name + ".yaml"), "minmax")
+    return path, tmp / (name + ".yaml")
+
+
 def test_calibration_methods(tmp):
     model = tmp / "syn.onnx"
     synthetic_model(model)
@@ -330,14 +342,10 @@ def test_fused_gemm_forms(tmp):
                                    numpy_helper.from_array(rng.standard_normal(64).astype(np.float32), "b")])
             m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
             m.ir_version = 8
-            path = tmp / "gemm.onnx"
-            onnx.save(m, path)
             x = rng.standard_normal((16, 64)).astype(np.float32)
-            (tmp / "gemm_sets" / "a").mkdir(parents=True, exist_ok=True)
-            np.save(tmp / "gemm_sets" / "a" / "x.npy", x)
-            calibrate(path, tmp / "gemm_sets", tmp / "gemm.yaml", "minmax")
+            path, table = calibrate_one_set(tmp, m, "gemm", x)
             with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
-                    mopt.Model(str(path), precision="int8", calibration=str(tmp / "gemm.yaml")) as mq, \
+                    mopt.Model(str(path), precision="int8", calibration=str(table)) as mq, \
                     mopt.Session(mq, profile=True) as sq:
                 a, b = sf.run({"x": x})[out], sq.run({"x": x})[out]
                 ops = profile_ops(sq)
@@ -363,14 +371,10 @@ def test_dead_channel(tmp):
                           [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
-    path = tmp / "dead.onnx"
-    onnx.save(m, path)
     x = rng.standard_normal((1, 4, 6, 6)).astype(np.float32)
-    (tmp / "dead_sets" / "a").mkdir(parents=True, exist_ok=True)
-    np.save(tmp / "dead_sets" / "a" / "x.npy", x)
-    calibrate(path, tmp / "dead_sets", tmp / "dead.yaml", "minmax")
+    path, table = calibrate_one_set(tmp, m, "dead", x)
     with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
-            mopt.Model(str(path), precision="int8", calibration=str(tmp / "dead.yaml")) as mq, \
+            mopt.Model(str(path), precision="int8", calibration=str(table)) as mq, \
             mopt.Session(mq, profile=True) as sq:
         a, q = sf.run({"x": x})["y"], sq.run({"x": x})["y"]
         ops = profile_ops(sq)
