@@ -424,7 +424,7 @@ static const op_def k_ops[] = {
     BIN_CPU("Sub", wrap_arith),
     BIN_CPU("Mul", wrap_arith),
     BIN_CPU("Div", arith),
-    BIN("Pow", float),
+    BIN_CPU("Pow", float),
     BIN("Mod", arith),
     BIN("PRelu", float),
     VAR_CPU("Min", arith),

@@ -139,6 +139,13 @@ def gen_binary():
     case_binary("pow_f32_i32_neg_exp", "Pow", a, e, np.power(f64(a), f64(e)).astype(F32))
     a = randn((5,))
     case_binary("pow_f32_square_scalar", "Pow", a, np.array(2.0, dtype=F32), (f64(a) ** 2).astype(F32))
+    # a constant exponent of 2 runs as x*x on kernels/cpu; 3 stays with the reference kernel
+    for e, shape in ((2.0, (1, 1, 1, 1)), (2.0, ()), (3.0, ())):
+        x = normal(rng(7), (2, 9, 37))  # own generator: the cases after keep their data
+        c = Case("pow_f32_const_%g_rank%d" % (e, len(shape)))
+        c.initializer("e", np.full(shape, e, dtype=F32))
+        c.node("Pow", ["x", "e"], ["y"])
+        c.save({"x": x}, {"y": np.power(f64(x), e).astype(F32).reshape(np.broadcast_shapes(x.shape, shape))})
 
     # PRelu: slope broadcast to x
     x = randn((2, 3, 4))

@@ -1,11 +1,10 @@
 /*
  * elementwise_cpu.c — the "cpu" backend for the elementwise family: binary
- * Add/Sub/Mul/Div/Max/Min on f32 with any numpy broadcast (axes collapsed,
- * then an outer loop over contiguous inner runs whose operands are each
- * contiguous or a broadcast scalar; the per-channel pattern [N,C,H,W] op
- * [N|1,C,1,1] as rows against one scalar each), and the f32 activations and math of
- * kernels/cpu (Relu ... Reciprocal, Gelu, Clip). Big tensors are split over
- * ctx->threads. Also the tier check shared by every *_cpu.c family.
+ * Add/Sub/Mul/Div/Max/Min (and Pow by a constant 2) on f32 with any numpy broadcast (axes
+ * collapsed, then an outer loop over contiguous inner runs whose operands are each contiguous or a
+ * broadcast scalar; the per-channel pattern [N,C,H,W] op [N|1,C,1,1] as rows against one scalar
+ * each), and the f32 activations and math of kernels/cpu (Relu ... Reciprocal, Gelu, Clip). Big
+ * tensors are split over ctx->threads. Also the tier check shared by every *_cpu.c family.
  */
 #include <math.h>
 #include <string.h>
@@ -44,16 +43,28 @@ static bool bin_op_of(const op_ctx *ctx, cpu_binop *op) {
     case REF_BIN_DIV: *op = CPU_BIN_DIV; break;
     case REF_BIN_MAX: *op = CPU_BIN_MAX; break;
     case REF_BIN_MIN: *op = CPU_BIN_MIN; break;
+    case REF_BIN_POW: *op = CPU_BIN_MUL; break; /* only as x*x: pow_is_square */
     default: return false;
     }
     return p->kind != EW_BIN_MEAN;
 }
 
+/* Pow whose exponent is a constant single f32 of exactly 2 (power spectra,
+ * variances) runs as x*x: powf(x, 2) is the correctly rounded square, so the
+ * result is the same. Any other Pow stays with the reference kernel. */
+static bool pow_is_square(const op_tensor *e) {
+    int64_t n = 1;
+    for (int32_t i = 0; i < e->shape.rank; i++)
+        n *= e->shape.dims[i];
+    return e->dtype == MOPT_DTYPE_F32 && e->data && n == 1 && *(const float *)e->data == 2.0f;
+}
+
 static bool binary_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                             int n_out) {
     cpu_binop op;
+    const ew_binary_params *p = ctx->params;
     return bin_op_of(ctx, &op) && n_in == 2 && in[0].dtype == MOPT_DTYPE_F32 &&
-           in[1].dtype == MOPT_DTYPE_F32;
+           in[1].dtype == MOPT_DTYPE_F32 && (p->op != REF_BIN_POW || pow_is_square(&in[1]));
 }
 
 /* The broadcast collapsed: axes of size 1 dropped, neighbours merged when
@@ -170,12 +181,15 @@ static mopt_status binary_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         return op_fail(ctx, MOPT_ERR_INTERNAL, "not a binary op of kernels/cpu");
     const ir_shape *ys = &out[0].shape;
     int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK];
+    const bool square = ((const ew_binary_params *)ctx->params)->op == REF_BIN_POW;
+    if (square && !pow_is_square(&in[1]))
+        return op_fail(ctx, MOPT_ERR_INTERNAL, "Pow on kernels/cpu needs the exponent 2");
     op_broadcast_strides(&in[0].shape, ys, sa);
-    op_broadcast_strides(&in[1].shape, ys, sb);
+    op_broadcast_strides(square ? &in[0].shape : &in[1].shape, ys, sb);
     int64_t numel = bin_plan(&j, ys, sa, sb);
     if (numel == 0) return MOPT_OK;
     j.a = in[0].data;
-    j.b = in[1].data;
+    j.b = square ? in[0].data : in[1].data;
     j.y = out[0].data;
     const int64_t inner = j.dims[j.rank - 1];
     if (inner == numel) {
