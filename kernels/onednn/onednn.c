@@ -502,7 +502,8 @@ static bool td_fits(const onednn_td *t, const char *what) {
 
 static bool matmul_valid(const onednn_matmul_desc *d) {
     bool bf16_io = d->a_bf16 || d->res_bf16 || d->y_bf16;
-    return int8_ok(d) && (!bf16_io || d->prec == ONEDNN_BF16) && d->a.ndims >= 2 &&
+    return int8_ok(d) && (!bf16_io || d->prec == ONEDNN_BF16) &&
+           (!(d->a_u8 || d->y_u8) || d->prec == ONEDNN_INT8) && d->a.ndims >= 2 &&
            d->a.ndims <= ONEDNN_MAX_DIMS && d->b.ndims == d->a.ndims && d->y.ndims == d->a.ndims &&
            !td_empty(&d->a) && !td_empty(&d->b) && !td_empty(&d->y) && td_fits(&d->a, "A") &&
            td_fits(&d->b, "B") && td_fits(&d->y, "Y") &&
@@ -931,10 +932,14 @@ typedef struct cache_entry {
     int64_t qa_n;
     float *qa_scale; /* INT8: per row of A */
     int32_t *qa_zp;
-    float *qa_colw; /* INT8: alpha * the weights' colw */
-    int qa_max;     /* INT8: the largest u8 of A (255) */
-    bool declined;  /* the build said UNSUPPORTED: kept so runs do not retry */
-    char why[192];  /* its message, repeated by declined_again() */
+    float *qa_colw;  /* INT8: alpha * the weights' colw */
+    int qa_max;      /* INT8: the largest u8 of A (255) */
+    bool int8;       /* INT8: the per-row work around the product is ours */
+    float *qy;       /* INT8, Y a u8 rows block: the product's f32 Y */
+    float *qy_scale; /* INT8, Y a u8 rows block: per row of Y */
+    int32_t *qy_zp;
+    bool declined; /* the build said UNSUPPORTED: kept so runs do not retry */
+    char why[192]; /* its message, repeated by declined_again() */
 } cache_entry;
 
 struct onednn_cache {
@@ -975,6 +980,9 @@ static void entry_free(cache_entry *e) {
     mopt_free(e->qa_scale);
     mopt_free(e->qa_zp);
     mopt_free(e->qa_colw);
+    mopt_aligned_free(e->qy);
+    mopt_free(e->qy_scale);
+    mopt_free(e->qy_zp);
     memset(e, 0, sizeof *e);
 }
 
@@ -1253,12 +1261,20 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok) ok = dnnl_memory_create(&e->p.wei, wmd, g_engine, w->data) == dnnl_success;
     int64_t rows = na / d->a.dims[r - 1];
-    e->qa = mopt_aligned_alloc((size_t)na);
+    e->int8 = true;
+    /* A as a u8 rows block comes quantized: its handle is set per run */
+    e->qa = d->a_u8 ? NULL : mopt_aligned_alloc((size_t)na);
     e->qa_n = na;
     e->qa_scale = mopt_malloc((size_t)rows * sizeof(float));
     e->qa_zp = mopt_malloc((size_t)rows * sizeof(int32_t));
     e->qa_max = 255;
-    if (ok) ok = e->qa && e->qa_scale && e->qa_zp;
+    if (ok) ok = (e->qa || d->a_u8) && e->qa_scale && e->qa_zp;
+    if (ok && d->y_u8) { /* the product's f32 Y, quantized by the epilogue */
+        e->qy = mopt_aligned_alloc((size_t)rows * (size_t)N * sizeof(float));
+        e->qy_scale = mopt_malloc((size_t)rows * sizeof(float));
+        e->qy_zp = mopt_malloc((size_t)rows * sizeof(int32_t));
+        ok = e->qy && e->qy_scale && e->qy_zp;
+    }
     const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     if (ok) ok = dnnl_memory_create(&e->p.src.user, src_md, g_engine, e->qa) == dnnl_success;
     e->p.src.prim = e->p.src.user;
@@ -1276,6 +1292,7 @@ typedef struct int8_rows {
     const onednn_matmul_desc *d;
     const float *a, *bias, *residual;
     float *y;
+    uint8_t *yq; /* Y as a u8 rows block (d->y_u8): y is then e->qy */
     int64_t K, N;
     const cpu_kernels *k; /* the best cpu tier (residual add, activation) */
     bool avx512;
@@ -1315,6 +1332,9 @@ static void epilogue_rows(void *arg, int64_t lo, int64_t hi) {
         cpu_unary_params p = {d->act_alpha, d->act_beta};
         j->k->unary_f32((cpu_unop)d->act, y, y, n, &p);
     }
+    if (j->yq) /* rows of the block, while they are in cache; scales after */
+        cpu_quant_rows_u8(y, hi - lo, j->N, j->N, 255, j->avx512, j->yq + lo * j->N,
+                          j->e->qy_scale + lo, j->e->qy_zp + lo);
 }
 
 /* rows of at least ~16K elements per chunk */
@@ -1387,12 +1407,18 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
     mopt_status st = entry_get(cache, KIND_MATMUL, threads, w, d, sizeof *d, matmul_entry, b, &e);
     if (st) return st;
     onednn_cache *c = *cache;
-    bool ok = dnnl_memory_set_data_handle(e->p.dst.user, y) == dnnl_success;
+    bool ok = dnnl_memory_set_data_handle(e->p.dst.user, e->qy ? (void *)e->qy : (void *)y) ==
+              dnnl_success;
     int8_rows job;
-    if (e->qa) {
+    if (e->int8) {
         int8_rows_init(&job, e, d);
         job.a = a;
-        cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.K), quantize_rows, &job);
+        if (d->a_u8) { /* quantized by its producer: the block's scales */
+            cpu_rowq_get((const uint8_t *)a, e->qa_n / job.K, job.K, e->qa_scale, e->qa_zp);
+            if (ok) ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)a) == dnnl_success;
+        } else {
+            cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.K), quantize_rows, &job);
+        }
     } else if (ok)
         ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)a) == dnnl_success;
     if (ok && e->p.wei_from_input)
@@ -1422,11 +1448,14 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
     if (ok) ok = exec(c, e->p.prim, n, args);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: matmul execution failed");
-    if (e->qa) {
+    if (e->int8) {
+        int64_t rows = e->qa_n / job.K;
         job.bias = d->has_bias ? bias : NULL;
         job.residual = residual;
-        job.y = y;
-        cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.N), epilogue_rows, &job);
+        job.y = e->qy ? e->qy : y;
+        job.yq = e->qy ? (uint8_t *)y : NULL;
+        cpu_parallel_for(threads, rows, rows_grain(job.N), epilogue_rows, &job);
+        if (job.yq) cpu_rowq_put(job.yq, rows, job.N, e->qy_scale, e->qy_zp);
     }
     return MOPT_OK;
 }
