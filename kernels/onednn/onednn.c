@@ -1320,6 +1320,21 @@ static void quantize_rows(void *arg, int64_t lo, int64_t hi) {
 /* rows [lo, hi) of Y, which hold alpha * sw[n] * sum q w:
  * y = s[m] * (y - z[m] * alpha * colw[n]) (+ bias along N), + residual
  * (dense, Y's dims), then the activation */
+/* The activation on n values of Y: the erf GELU by its fast AVX-512 form
+ * (rowquant.h; this output carries the product's quantization error) */
+static void epilogue_act(const int8_rows *j, float *y, int64_t n) {
+    const onednn_matmul_desc *d = j->d;
+    if (d->act == KN_ACT_NONE) return;
+#if defined(__x86_64__)
+    if (d->act == KN_ACT_GELU && j->avx512) {
+        cpu_gelu_erf_fast_avx512(y, n);
+        return;
+    }
+#endif
+    cpu_unary_params p = {d->act_alpha, d->act_beta};
+    j->k->unary_f32((cpu_unop)d->act, y, y, n, &p);
+}
+
 static void epilogue_rows(void *arg, int64_t lo, int64_t hi) {
     const int8_rows *j = arg;
     const onednn_matmul_desc *d = j->d;
@@ -1328,10 +1343,7 @@ static void epilogue_rows(void *arg, int64_t lo, int64_t hi) {
     cpu_dequant_rows(y, hi - lo, j->N, j->N, j->e->qa_scale + lo, j->e->qa_zp + lo, j->e->qa_colw,
                      j->bias, j->avx512);
     if (d->has_residual) j->k->binary_f32(CPU_BIN_ADD, y, 1, j->residual + lo * j->N, 1, y, n);
-    if (d->act != KN_ACT_NONE) {
-        cpu_unary_params p = {d->act_alpha, d->act_beta};
-        j->k->unary_f32((cpu_unop)d->act, y, y, n, &p);
-    }
+    epilogue_act(j, y, n);
     if (j->yq) /* rows of the block, while they are in cache; scales after */
         cpu_quant_rows_u8(y, hi - lo, j->N, j->N, 255, j->avx512, j->yq + lo * j->N,
                           j->e->qy_scale + lo, j->e->qy_zp + lo);
