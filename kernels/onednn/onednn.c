@@ -22,6 +22,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "kernels/cpu/bf16cvt.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/rowquant.h"
 #include "kernels/limits.h"
@@ -467,6 +468,10 @@ static bool td_empty(const onednn_td *t) {
     return false;
 }
 
+/* INT8 with a bf16 A: each row is widened on the stack before it is
+ * quantized, so rows up to this length */
+#define INT8_BF16_MAX_K 8192
+
 /* INT8 epilogue limits (ours, after dequantization): a bias along N
  * (dense), a residual of Y's dims (dense), one activation; no sum. */
 static bool int8_ok(const onednn_matmul_desc *d) {
@@ -502,11 +507,14 @@ static bool td_fits(const onednn_td *t, const char *what) {
 
 static bool matmul_valid(const onednn_matmul_desc *d) {
     bool bf16_io = d->a_bf16 || d->res_bf16 || d->y_bf16;
-    return int8_ok(d) && (!bf16_io || d->prec == ONEDNN_BF16) &&
-           (!(d->a_u8 || d->y_u8) || d->prec == ONEDNN_INT8) && d->a.ndims >= 2 &&
-           d->a.ndims <= ONEDNN_MAX_DIMS && d->b.ndims == d->a.ndims && d->y.ndims == d->a.ndims &&
-           !td_empty(&d->a) && !td_empty(&d->b) && !td_empty(&d->y) && td_fits(&d->a, "A") &&
-           td_fits(&d->b, "B") && td_fits(&d->y, "Y") &&
+    bool int8_bf16 = d->prec == ONEDNN_INT8 && !d->res_bf16; /* A or Y: ours to convert */
+    return int8_ok(d) && (!bf16_io || d->prec == ONEDNN_BF16 || int8_bf16) &&
+           (!(d->a_u8 || d->y_u8) || d->prec == ONEDNN_INT8) && !(d->a_u8 && d->a_bf16) &&
+           !(d->y_u8 && d->y_bf16) &&
+           (!d->a_bf16 || d->prec != ONEDNN_INT8 || d->a.dims[d->a.ndims - 1] <= INT8_BF16_MAX_K) &&
+           d->a.ndims >= 2 && d->a.ndims <= ONEDNN_MAX_DIMS && d->b.ndims == d->a.ndims &&
+           d->y.ndims == d->a.ndims && !td_empty(&d->a) && !td_empty(&d->b) && !td_empty(&d->y) &&
+           td_fits(&d->a, "A") && td_fits(&d->b, "B") && td_fits(&d->y, "Y") &&
            (!d->has_bias || td_fits(&d->bias, "bias")) &&
            (!d->has_residual || td_fits(&d->residual, "residual"));
 }
@@ -1269,7 +1277,7 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     e->qa_zp = mopt_malloc((size_t)rows * sizeof(int32_t));
     e->qa_max = 255;
     if (ok) ok = (e->qa || d->a_u8) && e->qa_scale && e->qa_zp;
-    if (ok && d->y_u8) { /* the product's f32 Y, quantized by the epilogue */
+    if (ok && (d->y_u8 || d->y_bf16)) { /* the product's f32 Y, then the block or bf16 */
         e->qy = mopt_aligned_alloc((size_t)rows * (size_t)N * sizeof(float));
         e->qy_scale = mopt_malloc((size_t)rows * sizeof(float));
         e->qy_zp = mopt_malloc((size_t)rows * sizeof(int32_t));
@@ -1292,7 +1300,8 @@ typedef struct int8_rows {
     const onednn_matmul_desc *d;
     const float *a, *bias, *residual;
     float *y;
-    uint8_t *yq; /* Y as a u8 rows block (d->y_u8): y is then e->qy */
+    uint8_t *yq;   /* Y as a u8 rows block (d->y_u8): y is then e->qy */
+    uint16_t *ybf; /* Y as bf16 (d->y_bf16): y is then e->qy */
     int64_t K, N;
     const cpu_kernels *k; /* the best cpu tier (residual add, activation) */
     bool avx512;
@@ -1313,6 +1322,16 @@ static void int8_rows_init(int8_rows *j, cache_entry *e, const onednn_matmul_des
 static void quantize_rows(void *arg, int64_t lo, int64_t hi) {
     const int8_rows *j = arg;
     cache_entry *e = j->e;
+    if (j->d->a_bf16) { /* widened a row at a time (K <= INT8_BF16_MAX_K) */
+        float row[INT8_BF16_MAX_K];
+        const uint16_t *a = (const uint16_t *)(const void *)j->a;
+        for (int64_t m = lo; m < hi; m++) {
+            cpu_bf16_to_f32(a + m * j->K, row, j->K);
+            cpu_quant_rows_u8(row, 1, j->K, j->K, e->qa_max, j->avx512, e->qa + m * j->K,
+                              e->qa_scale + m, e->qa_zp + m);
+        }
+        return;
+    }
     cpu_quant_rows_u8(j->a + lo * j->K, hi - lo, j->K, j->K, e->qa_max, j->avx512,
                       e->qa + lo * j->K, e->qa_scale + lo, e->qa_zp + lo);
 }
@@ -1347,6 +1366,7 @@ static void epilogue_rows(void *arg, int64_t lo, int64_t hi) {
     if (j->yq) /* rows of the block, while they are in cache; scales after */
         cpu_quant_rows_u8(y, hi - lo, j->N, j->N, 255, j->avx512, j->yq + lo * j->N,
                           j->e->qy_scale + lo, j->e->qy_zp + lo);
+    if (j->ybf) cpu_f32_to_bf16(y, j->ybf + lo * j->N, n);
 }
 
 /* rows of at least ~16K elements per chunk */
@@ -1465,7 +1485,8 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
         job.bias = d->has_bias ? bias : NULL;
         job.residual = residual;
         job.y = e->qy ? e->qy : y;
-        job.yq = e->qy ? (uint8_t *)y : NULL;
+        job.yq = d->y_u8 ? (uint8_t *)y : NULL;
+        job.ybf = d->y_bf16 ? (uint16_t *)(void *)y : NULL;
         cpu_parallel_for(threads, rows, rows_grain(job.N), epilogue_rows, &job);
         if (job.yq) cpu_rowq_put(job.yq, rows, job.N, e->qy_scale, e->qy_zp);
     }

@@ -164,7 +164,7 @@ static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     mopt_status st = onednn_matmul_run((onednn_cache **)ctx->scratch, &full, w, in[0].data,
                                        in[1].data, has_bias ? in[2].data : NULL,
                                        has_res ? in[3].data : NULL, out[0].data, ctx->threads);
-    if (st != MOPT_ERR_UNSUPPORTED || d.y_u8) return st;
+    if (st != MOPT_ERR_UNSUPPORTED || d.y_u8 || d.y_bf16) return st;
     /* ... or the int8 product, then the reference epilogue in f32 */
     st = onednn_matmul_run((onednn_cache **)ctx->scratch, &d, w, in[0].data, in[1].data, NULL, NULL,
                            out[0].data, ctx->threads);
