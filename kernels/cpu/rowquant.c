@@ -7,6 +7,7 @@
 #include "kernels/cpu/rowquant.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/dynquant.h"
@@ -90,5 +91,37 @@ void cpu_quantize_u8(const float *x, int64_t n, float scale, float zp, uint8_t *
     for (int64_t i = 0; i < n; i++) {
         float v = nearbyintf(x[i] / scale) + zp;
         y[i] = (uint8_t)(v != v ? 0.f : fminf(fmaxf(v, 0.f), 255.f));
+    }
+}
+
+/* ---- the u8 rows block -------------------------------------------------- */
+
+void cpu_rowq_get(const uint8_t *blk, int64_t rows, int64_t K, float *scale, int32_t *zp) {
+    const uint8_t *tail = blk + rows * K;
+    memcpy(scale, tail, (size_t)rows * sizeof *scale);
+    memcpy(zp, tail + rows * (int64_t)sizeof *scale, (size_t)rows * sizeof *zp);
+}
+
+void cpu_rowq_put(uint8_t *blk, int64_t rows, int64_t K, const float *scale, const int32_t *zp) {
+    uint8_t *tail = blk + rows * K;
+    memcpy(tail, scale, (size_t)rows * sizeof *scale);
+    memcpy(tail + rows * (int64_t)sizeof *scale, zp, (size_t)rows * sizeof *zp);
+}
+
+void cpu_rowq_from_f32(const float *a, int64_t rows, int64_t K, bool avx512, uint8_t *blk,
+                       float *scale, int32_t *zp) {
+    cpu_quant_rows_u8(a, rows, K, K, 255, avx512, blk, scale, zp);
+    cpu_rowq_put(blk, rows, K, scale, zp);
+}
+
+void cpu_rowq_to_f32(const uint8_t *blk, int64_t rows, int64_t K, float *y) {
+    const uint8_t *tail = blk + rows * K;
+    for (int64_t m = 0; m < rows; m++) {
+        float s;
+        int32_t z;
+        memcpy(&s, tail + m * (int64_t)sizeof s, sizeof s);
+        memcpy(&z, tail + rows * (int64_t)sizeof s + m * (int64_t)sizeof z, sizeof z);
+        for (int64_t k = 0; k < K; k++)
+            y[m * K + k] = s * (float)((int32_t)blk[m * K + k] - z);
     }
 }

@@ -33,7 +33,38 @@ void cpu_quantize_u8(const float *x, int64_t n, float scale, float zp, uint8_t *
 void cpu_dequant_rows(float *y, int64_t rows, int64_t N, int64_t ldy, const float *scale,
                       const int32_t *zp, const float *cw, const float *bias, bool avx512);
 
+/* ---- the u8 rows block ---------------------------------------------------
+ * A tensor the runtime keeps quantized between int8 ops (its storage plan,
+ * lib/runtime/dispatch.c; precision=int8): logical f32 [..., K] with
+ * rows = numel / K, stored as one byte block of rows * (K + CPU_ROWQ_EXTRA)
+ * bytes: q [rows, K] (u8, dense, as cpu_quant_rows_u8 writes it), then
+ * float scale[rows], then int32 zp[rows] (no alignment promised: read and
+ * write them with these helpers). Its op_tensor says dtype u8 and the
+ * logical shape with the last dim + CPU_ROWQ_EXTRA, so byte sizes stay
+ * numel * dtype size everywhere. */
+#define CPU_ROWQ_EXTRA 8
+
+/* scale[rows] and zp[rows] out of (get) or into (put) block blk. */
+void cpu_rowq_get(const uint8_t *blk, int64_t rows, int64_t K, float *scale, int32_t *zp);
+void cpu_rowq_put(uint8_t *blk, int64_t rows, int64_t K, const float *scale, const int32_t *zp);
+
+/* The whole block from f32 a [rows, K] (dense); scale/zp: rows each of
+ * scratch. */
+void cpu_rowq_from_f32(const float *a, int64_t rows, int64_t K, bool avx512, uint8_t *blk,
+                       float *scale, int32_t *zp);
+
+/* y [rows, K] = the block's values dequantized: scale * (q - zp). */
+void cpu_rowq_to_f32(const uint8_t *blk, int64_t rows, int64_t K, float *y);
+
 #if defined(__x86_64__)
+/* y = GELU(y) (erf form) in place, with erf as a rational function of x
+ * clamped to [-4, 4]: error below 1e-6 max(1, |x|) against the exact GELU
+ * (measured, tests/kernels/test_rowquant.c), ~3x faster than
+ * cpu_unary_f32's (which keeps relative accuracy in the far negative tail).
+ * The int8 matmul's epilogue uses it: its f32 product already carries the
+ * quantization error of A and B (~1e-3 relative). NaN stays NaN. */
+void cpu_gelu_erf_fast_avx512(float *y, int64_t n);
+
 /* AVX-512 body of cpu_dequant_rows for one row (rowquant-avx512.c). */
 void cpu_dequant_row_avx512(float *y, int64_t N, float s, float zs, const float *cw,
                             const float *bias);

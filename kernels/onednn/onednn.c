@@ -22,6 +22,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "kernels/cpu/bf16cvt.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/rowquant.h"
 #include "kernels/limits.h"
@@ -467,6 +468,10 @@ static bool td_empty(const onednn_td *t) {
     return false;
 }
 
+/* INT8 with a bf16 A: each row is widened on the stack before it is
+ * quantized, so rows up to this length */
+#define INT8_BF16_MAX_K 8192
+
 /* INT8 epilogue limits (ours, after dequantization): a bias along N
  * (dense), a residual of Y's dims (dense), one activation; no sum. */
 static bool int8_ok(const onednn_matmul_desc *d) {
@@ -502,10 +507,14 @@ static bool td_fits(const onednn_td *t, const char *what) {
 
 static bool matmul_valid(const onednn_matmul_desc *d) {
     bool bf16_io = d->a_bf16 || d->res_bf16 || d->y_bf16;
-    return int8_ok(d) && (!bf16_io || d->prec == ONEDNN_BF16) && d->a.ndims >= 2 &&
-           d->a.ndims <= ONEDNN_MAX_DIMS && d->b.ndims == d->a.ndims && d->y.ndims == d->a.ndims &&
-           !td_empty(&d->a) && !td_empty(&d->b) && !td_empty(&d->y) && td_fits(&d->a, "A") &&
-           td_fits(&d->b, "B") && td_fits(&d->y, "Y") &&
+    bool int8_bf16 = d->prec == ONEDNN_INT8 && !d->res_bf16; /* A or Y: ours to convert */
+    return int8_ok(d) && (!bf16_io || d->prec == ONEDNN_BF16 || int8_bf16) &&
+           (!(d->a_u8 || d->y_u8) || d->prec == ONEDNN_INT8) && !(d->a_u8 && d->a_bf16) &&
+           !(d->y_u8 && d->y_bf16) &&
+           (!d->a_bf16 || d->prec != ONEDNN_INT8 || d->a.dims[d->a.ndims - 1] <= INT8_BF16_MAX_K) &&
+           d->a.ndims >= 2 && d->a.ndims <= ONEDNN_MAX_DIMS && d->b.ndims == d->a.ndims &&
+           d->y.ndims == d->a.ndims && !td_empty(&d->a) && !td_empty(&d->b) && !td_empty(&d->y) &&
+           td_fits(&d->a, "A") && td_fits(&d->b, "B") && td_fits(&d->y, "Y") &&
            (!d->has_bias || td_fits(&d->bias, "bias")) &&
            (!d->has_residual || td_fits(&d->residual, "residual"));
 }
@@ -931,10 +940,14 @@ typedef struct cache_entry {
     int64_t qa_n;
     float *qa_scale; /* INT8: per row of A */
     int32_t *qa_zp;
-    float *qa_colw; /* INT8: alpha * the weights' colw */
-    int qa_max;     /* INT8: the largest u8 of A (255) */
-    bool declined;  /* the build said UNSUPPORTED: kept so runs do not retry */
-    char why[192];  /* its message, repeated by declined_again() */
+    float *qa_colw;  /* INT8: alpha * the weights' colw */
+    int qa_max;      /* INT8: the largest u8 of A (255) */
+    bool int8;       /* INT8: the per-row work around the product is ours */
+    float *qy;       /* INT8, Y a u8 rows block: the product's f32 Y */
+    float *qy_scale; /* INT8, Y a u8 rows block: per row of Y */
+    int32_t *qy_zp;
+    bool declined; /* the build said UNSUPPORTED: kept so runs do not retry */
+    char why[192]; /* its message, repeated by declined_again() */
 } cache_entry;
 
 struct onednn_cache {
@@ -975,6 +988,9 @@ static void entry_free(cache_entry *e) {
     mopt_free(e->qa_scale);
     mopt_free(e->qa_zp);
     mopt_free(e->qa_colw);
+    mopt_aligned_free(e->qy);
+    mopt_free(e->qy_scale);
+    mopt_free(e->qy_zp);
     memset(e, 0, sizeof *e);
 }
 
@@ -1253,12 +1269,20 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (ok) ok = dnnl_memory_create(&e->p.wei, wmd, g_engine, w->data) == dnnl_success;
     int64_t rows = na / d->a.dims[r - 1];
-    e->qa = mopt_aligned_alloc((size_t)na);
+    e->int8 = true;
+    /* A as a u8 rows block comes quantized: its handle is set per run */
+    e->qa = d->a_u8 ? NULL : mopt_aligned_alloc((size_t)na);
     e->qa_n = na;
     e->qa_scale = mopt_malloc((size_t)rows * sizeof(float));
     e->qa_zp = mopt_malloc((size_t)rows * sizeof(int32_t));
     e->qa_max = 255;
-    if (ok) ok = e->qa && e->qa_scale && e->qa_zp;
+    if (ok) ok = (e->qa || d->a_u8) && e->qa_scale && e->qa_zp;
+    if (ok && (d->y_u8 || d->y_bf16)) { /* the product's f32 Y, then the block or bf16 */
+        e->qy = mopt_aligned_alloc((size_t)rows * (size_t)N * sizeof(float));
+        e->qy_scale = mopt_malloc((size_t)rows * sizeof(float));
+        e->qy_zp = mopt_malloc((size_t)rows * sizeof(int32_t));
+        ok = e->qy && e->qy_scale && e->qy_zp;
+    }
     const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     if (ok) ok = dnnl_memory_create(&e->p.src.user, src_md, g_engine, e->qa) == dnnl_success;
     e->p.src.prim = e->p.src.user;
@@ -1276,6 +1300,8 @@ typedef struct int8_rows {
     const onednn_matmul_desc *d;
     const float *a, *bias, *residual;
     float *y;
+    uint8_t *yq;   /* Y as a u8 rows block (d->y_u8): y is then e->qy */
+    uint16_t *ybf; /* Y as bf16 (d->y_bf16): y is then e->qy */
     int64_t K, N;
     const cpu_kernels *k; /* the best cpu tier (residual add, activation) */
     bool avx512;
@@ -1296,6 +1322,16 @@ static void int8_rows_init(int8_rows *j, cache_entry *e, const onednn_matmul_des
 static void quantize_rows(void *arg, int64_t lo, int64_t hi) {
     const int8_rows *j = arg;
     cache_entry *e = j->e;
+    if (j->d->a_bf16) { /* widened a row at a time (K <= INT8_BF16_MAX_K) */
+        float row[INT8_BF16_MAX_K];
+        const uint16_t *a = (const uint16_t *)(const void *)j->a;
+        for (int64_t m = lo; m < hi; m++) {
+            cpu_bf16_to_f32(a + m * j->K, row, j->K);
+            cpu_quant_rows_u8(row, 1, j->K, j->K, e->qa_max, j->avx512, e->qa + m * j->K,
+                              e->qa_scale + m, e->qa_zp + m);
+        }
+        return;
+    }
     cpu_quant_rows_u8(j->a + lo * j->K, hi - lo, j->K, j->K, e->qa_max, j->avx512,
                       e->qa + lo * j->K, e->qa_scale + lo, e->qa_zp + lo);
 }
@@ -1303,6 +1339,21 @@ static void quantize_rows(void *arg, int64_t lo, int64_t hi) {
 /* rows [lo, hi) of Y, which hold alpha * sw[n] * sum q w:
  * y = s[m] * (y - z[m] * alpha * colw[n]) (+ bias along N), + residual
  * (dense, Y's dims), then the activation */
+/* The activation on n values of Y: the erf GELU by its fast AVX-512 form
+ * (rowquant.h; this output carries the product's quantization error) */
+static void epilogue_act(const int8_rows *j, float *y, int64_t n) {
+    const onednn_matmul_desc *d = j->d;
+    if (d->act == KN_ACT_NONE) return;
+#if defined(__x86_64__)
+    if (d->act == KN_ACT_GELU && j->avx512) {
+        cpu_gelu_erf_fast_avx512(y, n);
+        return;
+    }
+#endif
+    cpu_unary_params p = {d->act_alpha, d->act_beta};
+    j->k->unary_f32((cpu_unop)d->act, y, y, n, &p);
+}
+
 static void epilogue_rows(void *arg, int64_t lo, int64_t hi) {
     const int8_rows *j = arg;
     const onednn_matmul_desc *d = j->d;
@@ -1311,10 +1362,11 @@ static void epilogue_rows(void *arg, int64_t lo, int64_t hi) {
     cpu_dequant_rows(y, hi - lo, j->N, j->N, j->e->qa_scale + lo, j->e->qa_zp + lo, j->e->qa_colw,
                      j->bias, j->avx512);
     if (d->has_residual) j->k->binary_f32(CPU_BIN_ADD, y, 1, j->residual + lo * j->N, 1, y, n);
-    if (d->act != KN_ACT_NONE) {
-        cpu_unary_params p = {d->act_alpha, d->act_beta};
-        j->k->unary_f32((cpu_unop)d->act, y, y, n, &p);
-    }
+    epilogue_act(j, y, n);
+    if (j->yq) /* rows of the block, while they are in cache; scales after */
+        cpu_quant_rows_u8(y, hi - lo, j->N, j->N, 255, j->avx512, j->yq + lo * j->N,
+                          j->e->qy_scale + lo, j->e->qy_zp + lo);
+    if (j->ybf) cpu_f32_to_bf16(y, j->ybf + lo * j->N, n);
 }
 
 /* rows of at least ~16K elements per chunk */
@@ -1387,12 +1439,18 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
     mopt_status st = entry_get(cache, KIND_MATMUL, threads, w, d, sizeof *d, matmul_entry, b, &e);
     if (st) return st;
     onednn_cache *c = *cache;
-    bool ok = dnnl_memory_set_data_handle(e->p.dst.user, y) == dnnl_success;
+    bool ok = dnnl_memory_set_data_handle(e->p.dst.user, e->qy ? (void *)e->qy : (void *)y) ==
+              dnnl_success;
     int8_rows job;
-    if (e->qa) {
+    if (e->int8) {
         int8_rows_init(&job, e, d);
         job.a = a;
-        cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.K), quantize_rows, &job);
+        if (d->a_u8) { /* quantized by its producer: the block's scales */
+            cpu_rowq_get((const uint8_t *)a, e->qa_n / job.K, job.K, e->qa_scale, e->qa_zp);
+            if (ok) ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)a) == dnnl_success;
+        } else {
+            cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.K), quantize_rows, &job);
+        }
     } else if (ok)
         ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)a) == dnnl_success;
     if (ok && e->p.wei_from_input)
@@ -1422,11 +1480,15 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
     if (ok) ok = exec(c, e->p.prim, n, args);
     if (ok) ok = dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: matmul execution failed");
-    if (e->qa) {
+    if (e->int8) {
+        int64_t rows = e->qa_n / job.K;
         job.bias = d->has_bias ? bias : NULL;
         job.residual = residual;
-        job.y = y;
-        cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.N), epilogue_rows, &job);
+        job.y = e->qy ? e->qy : y;
+        job.yq = d->y_u8 ? (uint8_t *)y : NULL;
+        job.ybf = d->y_bf16 ? (uint16_t *)(void *)y : NULL;
+        cpu_parallel_for(threads, rows, rows_grain(job.N), epilogue_rows, &job);
+        if (job.yq) cpu_rowq_put(job.yq, rows, job.N, e->qy_scale, e->qy_zp);
     }
     return MOPT_OK;
 }

@@ -72,6 +72,12 @@ typedef struct onednn_matmul_desc {
      * pointers of onednn_matmul_run then hold bf16 data), so a tensor that
      * stays bf16 between ops (the runtime's storage plan) needs no reorder */
     bool a_bf16, res_bf16, y_bf16;
+    /* INT8 only: A, or Y, is a u8 rows block (kernels/cpu/rowquant.h: the
+     * runtime keeps it quantized between int8 ops); the pointers of
+     * onednn_matmul_run then hold that block. A's rows come in with their
+     * scales (no quantization here); Y's rows are quantized by the epilogue,
+     * after bias, residual and activation. */
+    bool a_u8, y_u8;
 } onednn_matmul_desc;
 
 /* The oneDNN provider of kernels.h's batched GEMM: fills d's a, b, y and

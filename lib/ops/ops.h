@@ -147,6 +147,15 @@ typedef struct op_impl {
      * its producer and every consumer say yes; run then sees that op_tensor
      * with dtype MOPT_DTYPE_BF16. NULL: f32 only. */
     bool (*bf16_io)(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k);
+    /* Optional (precision=int8): as bf16_io, for input k / output k stored
+     * as a u8 rows block (kernels/cpu/rowquant.h: u8 per row with its own
+     * scale and zero point, dynamic asymmetric) where the graph says f32:
+     * a producer that says yes quantizes its output itself, a consumer reads
+     * the rows as they are. The storage plan keeps a tensor so when its
+     * producer and every consumer say yes; run then sees dtype
+     * MOPT_DTYPE_U8 and the logical shape with the last dim +
+     * CPU_ROWQ_EXTRA. NULL: never. */
+    bool (*u8_io)(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k);
     /* Optional: the input whose buffer output 0 may take, as prepare chose
      * the impl for the node (ctx->state set), or -1. The memory plan gives
      * output 0 that input's buffer only when it is safe (runtime/memplan.c:

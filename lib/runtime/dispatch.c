@@ -243,6 +243,14 @@ mopt_status rt_plan_kernels(mopt_model *m) {
                 if (n->outputs[k] >= 0 && p->impl->bf16_io(&v->ctx, v->in, v->n_in, true, (int)k))
                     p->bf16_out |= 1u << k;
         }
+        if (!st && p->impl && p->impl->u8_io) {
+            for (int32_t k = 0; k < n->n_inputs && k < 32; k++)
+                if (n->inputs[k] >= 0 && p->impl->u8_io(&v->ctx, v->in, v->n_in, false, (int)k))
+                    p->u8_in |= 1u << k;
+            for (int32_t k = 0; k < n->n_outputs && k < 32; k++)
+                if (n->outputs[k] >= 0 && p->impl->u8_io(&v->ctx, v->in, v->n_in, true, (int)k))
+                    p->u8_out |= 1u << k;
+        }
     }
     mopt_free(v);
     if (!st) st = rt_plan_storage(m);
@@ -262,9 +270,70 @@ static bool storable(const ir_graph *g, int32_t val) {
     return true;
 }
 
+/* The int8 half of the storage plan: f32 intermediates whose producer
+ * writes a u8 rows block and whose every consumer reads one
+ * (op_impl.u8_io), e.g. a FusedMatMul+Gelu feeding the next int8 matmul. */
+static mopt_status plan_u8(mopt_model *m) {
+    const ir_graph *g = m->graph;
+    bool any = false;
+    for (int32_t i = 0; i < g->n_nodes && !any; i++)
+        any = m->plans[i].u8_out != 0;
+    if (!any) return MOPT_OK;
+    bool *store = mopt_calloc((size_t)g->n_values, sizeof *store);
+    if (!store) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory planning u8 storage");
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        for (int32_t k = 0; k < n->n_outputs && k < 32; k++)
+            if (n->outputs[k] >= 0 && (m->plans[i].u8_out >> k & 1u) && storable(g, n->outputs[k]))
+                store[n->outputs[k]] = true;
+    }
+    /* read as such by every consumer, and by at least one */
+    bool *read = mopt_calloc((size_t)g->n_values, sizeof *read);
+    if (!read) {
+        mopt_free(store);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory planning u8 storage");
+    }
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        for (int32_t k = 0; k < n->n_inputs; k++) {
+            if (n->inputs[k] < 0) continue;
+            if (k < 32 && (m->plans[i].u8_in >> k & 1u))
+                read[n->inputs[k]] = true;
+            else
+                store[n->inputs[k]] = false;
+        }
+    }
+    int32_t kept = 0;
+    for (int32_t v = 0; v < g->n_values; v++) {
+        store[v] = store[v] && read[v];
+        kept += store[v];
+    }
+    mopt_free(read);
+    if (!kept) {
+        mopt_free(store);
+        return MOPT_OK;
+    }
+    m->u8_store = store;
+    if (m->config.verbose)
+        mopt_log(MOPT_LOG_INFO,
+                 "mopt: u8 storage: %d tensors kept as u8 rows between int8 ops (quantized by "
+                 "their producer)",
+                 (int)kept);
+    return MOPT_OK;
+}
+
+int32_t rt_storage_u8_count(const mopt_model *m) {
+    int32_t n = 0;
+    for (int32_t v = 0; m->u8_store && v < m->graph->n_values; v++)
+        n += m->u8_store[v];
+    return n;
+}
+
 mopt_status rt_plan_storage(mopt_model *m) {
     const ir_graph *g = m->graph;
     if (m->config.opt_level < 3 || g->n_values == 0) return MOPT_OK;
+    mopt_status ust = plan_u8(m);
+    if (ust) return ust;
     bool any = false;
     for (int32_t i = 0; i < g->n_nodes && !any; i++)
         any = m->plans[i].bf16_out != 0;
@@ -276,7 +345,7 @@ mopt_status rt_plan_storage(mopt_model *m) {
         const ir_node *n = g->nodes[i];
         for (int32_t k = 0; k < n->n_outputs && k < 32; k++)
             if (n->outputs[k] >= 0 && (m->plans[i].bf16_out >> k & 1u) &&
-                storable(g, n->outputs[k]))
+                storable(g, n->outputs[k]) && !(m->u8_store && m->u8_store[n->outputs[k]]))
                 store[n->outputs[k]] = true;
     }
     for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -338,6 +407,8 @@ void rt_release_kernels(mopt_model *m) {
     mopt_free(m->plans);
     mopt_free(m->bf16_store);
     m->bf16_store = NULL;
+    mopt_free(m->u8_store);
+    m->u8_store = NULL;
     mopt_aligned_free(m->params_block);
     m->plans = NULL;
     m->params_block = NULL;

@@ -15,6 +15,8 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "kernels/cpu/bf16cvt.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/rowquant.h"
 #include "runtime/runtime.h"
 
 /* Frees a value's data if this run allocated it; the value is then unset
@@ -233,45 +235,93 @@ static mopt_status run_fallbacks(mopt_session *s, int32_t i, op_view *v, const c
     return st;
 }
 
-/* Whether a view holds bf16-stored tensors (the storage plan's). */
-static bool has_bf16(const op_view *v) {
+/* Whether value val is kept as a u8 rows block (the storage plan's). */
+static bool u8_stored(const mopt_session *s, int32_t val) {
+    return val >= 0 && s->model->u8_store && s->model->u8_store[val];
+}
+
+/* Whether a view holds tensors the storage plan keeps bf16 or u8. */
+static bool has_stored(const mopt_session *s, const ir_node *n, const op_view *v) {
     for (int k = 0; k < v->n_in; k++)
-        if (v->in[k].dtype == MOPT_DTYPE_BF16 && v->in[k].data) return true;
+        if ((v->in[k].dtype == MOPT_DTYPE_BF16 && v->in[k].data && s->model->bf16_store) ||
+            (k < n->n_inputs && u8_stored(s, n->inputs[k])))
+            return true;
     for (int k = 0; k < v->n_out; k++)
-        if (v->out[k].dtype == MOPT_DTYPE_BF16) return true;
+        if ((v->out[k].dtype == MOPT_DTYPE_BF16 && s->model->bf16_store) ||
+            (k < n->n_outputs && u8_stored(s, n->outputs[k])))
+            return true;
     return false;
 }
 
-/* The fallbacks of a node whose bf16-stored tensors only its chosen impl
- * reads or writes as such: they run on f32 copies (the rare path: a decline
- * at run time), outputs converted back after. */
+/* A u8 rows block's logical f32 shape, rows and row length. */
+static void rowq_logical(const op_tensor *t, ir_shape *shape, int64_t *rows, int64_t *K) {
+    *shape = t->shape;
+    shape->dims[shape->rank - 1] -= CPU_ROWQ_EXTRA;
+    *K = shape->dims[shape->rank - 1];
+    int64_t numel = ir_shape_numel(shape);
+    *rows = *K > 0 ? numel / *K : 0;
+}
+
+/* The fallbacks of a node whose stored tensors (bf16, u8 rows blocks) only
+ * its chosen impl reads or writes as such: they run on f32 copies (the rare
+ * path: a decline at run time), outputs converted back after (u8 rows
+ * quantized here, as the chosen impl would have). */
 static mopt_status run_fallbacks_f32(mopt_session *s, int32_t i, op_view *v, const char *declined) {
+    const ir_node *n = s->model->graph->nodes[i];
     op_tensor keep[2 * OP_MAX_IO];
     memcpy(keep, v->in, (size_t)v->n_in * sizeof *keep);
     memcpy(keep + OP_MAX_IO, v->out, (size_t)v->n_out * sizeof *keep);
     mopt_status st = MOPT_OK;
     for (int k = 0; k < 2 * OP_MAX_IO && !st; k++) {
         bool input = k < OP_MAX_IO;
-        if (input ? k >= v->n_in : k - OP_MAX_IO >= v->n_out) continue;
-        op_tensor *t = input ? &v->in[k] : &v->out[k - OP_MAX_IO];
-        if (t->dtype != MOPT_DTYPE_BF16 || (input && !t->data)) continue;
-        int64_t n = ir_shape_numel(&t->shape);
-        float *f = mopt_aligned_alloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+        int j = input ? k : k - OP_MAX_IO;
+        if (input ? j >= v->n_in : j >= v->n_out) continue;
+        op_tensor *t = input ? &v->in[j] : &v->out[j];
+        int32_t val =
+            input ? (j < n->n_inputs ? n->inputs[j] : -1) : (j < n->n_outputs ? n->outputs[j] : -1);
+        bool u8 = u8_stored(s, val) && t->dtype == MOPT_DTYPE_U8 && t->shape.rank >= 1;
+        bool bf16 = t->dtype == MOPT_DTYPE_BF16 && s->model->bf16_store;
+        if ((!u8 && !bf16) || (input && !t->data)) continue;
+        ir_shape shape = t->shape;
+        int64_t rows = 0, K = 0;
+        if (u8) rowq_logical(t, &shape, &rows, &K);
+        int64_t n_el = ir_shape_numel(&shape);
+        float *f = mopt_aligned_alloc((size_t)(n_el > 0 ? n_el : 1) * sizeof(float));
         if (!f) {
-            st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory widening bf16 tensors");
+            st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory widening stored tensors");
             break;
         }
-        if (input) cpu_bf16_to_f32(t->data, f, n);
+        if (input && u8)
+            cpu_rowq_to_f32(t->data, rows, K, f);
+        else if (input)
+            cpu_bf16_to_f32(t->data, f, n_el);
         t->data = f;
         t->dtype = MOPT_DTYPE_F32;
+        t->shape = shape;
     }
     if (!st) st = run_fallbacks(s, i, v, declined);
     for (int k = 0; k < 2 * OP_MAX_IO; k++) {
         bool input = k < OP_MAX_IO;
-        if (input ? k >= v->n_in : k - OP_MAX_IO >= v->n_out) continue;
-        op_tensor *t = input ? &v->in[k] : &v->out[k - OP_MAX_IO];
+        int j = input ? k : k - OP_MAX_IO;
+        if (input ? j >= v->n_in : j >= v->n_out) continue;
+        op_tensor *t = input ? &v->in[j] : &v->out[j];
         if (t->data == keep[k].data) continue; /* never widened */
-        if (!input && !st) cpu_f32_to_bf16(t->data, keep[k].data, ir_shape_numel(&t->shape));
+        if (!input && !st && keep[k].dtype == MOPT_DTYPE_U8) {
+            ir_shape shape;
+            int64_t rows, K;
+            rowq_logical(&keep[k], &shape, &rows, &K);
+            float *sc = mopt_malloc((size_t)(rows > 0 ? rows : 1) * sizeof *sc);
+            int32_t *zp = mopt_malloc((size_t)(rows > 0 ? rows : 1) * sizeof *zp);
+            if (sc && zp)
+                cpu_rowq_from_f32(t->data, rows, K, cpu_kernels_for("avx512") != NULL, keep[k].data,
+                                  sc, zp);
+            else
+                st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory quantizing an output");
+            mopt_free(sc);
+            mopt_free(zp);
+        } else if (!input && !st) {
+            cpu_f32_to_bf16(t->data, keep[k].data, ir_shape_numel(&t->shape));
+        }
         mopt_aligned_free(t->data);
     }
     memcpy(v->in, keep, (size_t)v->n_in * sizeof *keep);
@@ -307,8 +357,9 @@ static mopt_status run_impl(mopt_session *s, int32_t i, op_view *v) {
         keep = v->in[j].data;
         v->in[j].data = copy;
     }
-    st = s->model->bf16_store && has_bf16(v) ? run_fallbacks_f32(s, i, v, plan->kernel)
-                                             : run_fallbacks(s, i, v, plan->kernel);
+    st = (s->model->bf16_store || s->model->u8_store) && has_stored(s, s->model->graph->nodes[i], v)
+             ? run_fallbacks_f32(s, i, v, plan->kernel)
+             : run_fallbacks(s, i, v, plan->kernel);
     if (copy) {
         v->in[j].data = keep;
         mopt_aligned_free(copy);
@@ -316,17 +367,32 @@ static mopt_status run_impl(mopt_session *s, int32_t i, op_view *v) {
     return st;
 }
 
-/* The storage plan's bf16 tensors seen as the graph's f32 (shape and type
- * inference), or back (to_f32 false); outputs are only ever set to bf16. */
-static void bf16_view(const mopt_session *s, const ir_node *n, op_view *v, bool to_f32) {
+/* The storage plan's bf16 tensors and u8 rows blocks seen as the graph's
+ * f32 (shape and type inference), or back (to_f32 false); outputs are only
+ * ever set to the stored form. */
+static void storage_view(const mopt_session *s, const ir_node *n, op_view *v, bool to_f32) {
     const bool *store = s->model->bf16_store;
-    if (!store) return;
-    for (int32_t k = 0; k < n->n_inputs && k < v->n_in; k++)
+    for (int32_t k = 0; store && k < n->n_inputs && k < v->n_in; k++)
         if (n->inputs[k] >= 0 && store[n->inputs[k]])
             v->in[k].dtype = to_f32 ? MOPT_DTYPE_F32 : MOPT_DTYPE_BF16;
-    for (int32_t k = 0; !to_f32 && k < n->n_outputs && k < v->n_out; k++)
+    for (int32_t k = 0; !to_f32 && store && k < n->n_outputs && k < v->n_out; k++)
         if (n->outputs[k] >= 0 && store[n->outputs[k]] && v->out[k].dtype == MOPT_DTYPE_F32)
             v->out[k].dtype = MOPT_DTYPE_BF16;
+    for (int32_t k = 0; k < n->n_inputs && k < v->n_in; k++) {
+        op_tensor *t = &v->in[k];
+        if (!u8_stored(s, n->inputs[k]) || t->shape.rank < 1 ||
+            t->dtype != (to_f32 ? MOPT_DTYPE_U8 : MOPT_DTYPE_F32))
+            continue;
+        t->dtype = to_f32 ? MOPT_DTYPE_F32 : MOPT_DTYPE_U8;
+        t->shape.dims[t->shape.rank - 1] += to_f32 ? -CPU_ROWQ_EXTRA : CPU_ROWQ_EXTRA;
+    }
+    for (int32_t k = 0; !to_f32 && k < n->n_outputs && k < v->n_out; k++) {
+        op_tensor *t = &v->out[k];
+        if (u8_stored(s, n->outputs[k]) && t->dtype == MOPT_DTYPE_F32 && t->shape.rank >= 1) {
+            t->dtype = MOPT_DTYPE_U8;
+            t->shape.dims[t->shape.rank - 1] += CPU_ROWQ_EXTRA;
+        }
+    }
 }
 
 /* The threads node i gets: the session's, unless its work is below
@@ -460,9 +526,9 @@ static mopt_status run_nodes(mopt_session *s) {
             }
         } else {
             s->run_inferred++;
-            bf16_view(s, n, v, true);
+            storage_view(s, n, v, true);
             st = op_view_infer(v);
-            bf16_view(s, n, v, false);
+            storage_view(s, n, v, false);
             if (st) return node_failed(n, st);
             if (s->plan && !s->plan_elastic) check_against_plan(s, n, out);
         }

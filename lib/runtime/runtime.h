@@ -170,6 +170,7 @@ typedef struct rt_node_plan {
     struct rt_subgraphs *subgraphs; /* nested models of its subgraphs (subgraph.c) */
     op_precision precision;         /* the model's, FP32 for an int8_exclude node */
     uint32_t bf16_in, bf16_out;     /* inputs / outputs impl may keep in bf16 (bit k) */
+    uint32_t u8_in, u8_out;         /* ... as u8 rows blocks (op_impl.u8_io) */
     int8_t inplace_in;              /* the input output 0 may share (impl->inplace), -1: none */
 } rt_node_plan;
 
@@ -184,6 +185,9 @@ struct mopt_model {
      * the graph's f32 tensor is kept as bf16 between the ops that produce
      * and consume it (NULL: none is). */
     bool *bf16_store;
+    /* ... true when it is kept as a u8 rows block between int8 ops
+     * (kernels/cpu/rowquant.h; NULL: none is). */
+    bool *u8_store;
     void *params_block; /* every node's params (plans[i].params point here) */
     char **op_names;    /* per node: "domain.Op" outside the default domain, else NULL */
     int64_t parameter_count;
@@ -239,6 +243,8 @@ void rt_release_kernels(mopt_model *m);
  * reads it so; graph inputs, outputs and weights stay as the graph says.
  * Run by rt_plan_kernels. */
 mopt_status rt_plan_storage(mopt_model *m);
+/* Tensors the storage plan keeps as u8 rows blocks (precision=int8). */
+int32_t rt_storage_u8_count(const mopt_model *m);
 /* The storage plan's conversions: *stored gets the number of tensors kept
  * bf16, *to_bf16 the f32 tensors a bf16-capable consumer still reads (each
  * converted inside that op), *to_f32 the bf16 outputs a node could write

@@ -4,11 +4,12 @@
  * tensors between matmuls, attention and LayerNorm are kept bf16 and f32
  * <-> bf16 conversions remain only at the graph's edges (counted); every
  * kept tensor joins nodes of precision bf16 whose impls declared it
- * (op_impl.bf16_io); nothing is kept at fp32, at opt_level 2, or for int8
- * nodes, while int8_exclude nodes falling back to bf16 still get it between
- * themselves; and runs match fp32 closely. Where oneDNN runs without
- * AVX-512 (ONEDNN_MAX_CPU_ISA=AVX2) its matmuls stay f32 and nothing is
- * kept: the counting tests skip there.
+ * (op_impl.bf16_io); nothing is kept at fp32 or at opt_level 2; at int8
+ * the attention's Q, K, V and output are kept bf16 between the int8
+ * matmuls and the (bf16) attention kernel, and int8_exclude nodes falling
+ * back to bf16 get it between themselves too; and runs match fp32 closely. Where oneDNN runs
+ * without AVX-512 (ONEDNN_MAX_CPU_ISA=AVX2) its matmuls stay f32 and nothing is kept: the counting
+ * tests skip there.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -50,7 +51,8 @@ static bool graph_output(const ir_graph *g, int32_t v) {
 }
 
 /* Every kept tensor: an f32 intermediate, written by a node that declared
- * the output and read only by nodes that declared the input, all bf16. */
+ * the output and read only by nodes that declared the input, all bf16 or
+ * int8 (never fp32). */
 static int32_t check_invariants(const mopt_model *m) {
     const ir_graph *g = m->graph;
     int32_t kept = 0;
@@ -63,14 +65,14 @@ static int32_t check_invariants(const mopt_model *m) {
         assert_false(graph_output(g, v));
         assert_true(val->producer >= 0);
         const rt_node_plan *pp = &m->plans[val->producer];
-        assert_int_equal(pp->precision, OP_PREC_BF16);
+        assert_int_not_equal(pp->precision, OP_PREC_FP32);
         const ir_node *pn = g->nodes[val->producer];
         for (int32_t k = 0; k < pn->n_outputs; k++)
             if (pn->outputs[k] == v) assert_true(pp->bf16_out >> k & 1u);
         for (int32_t i = 0; i < g->n_nodes; i++)
             for (int32_t k = 0; k < g->nodes[i]->n_inputs; k++)
                 if (g->nodes[i]->inputs[k] == v) {
-                    assert_int_equal(m->plans[i].precision, OP_PREC_BF16);
+                    assert_int_not_equal(m->plans[i].precision, OP_PREC_FP32);
                     assert_true(m->plans[i].bf16_in >> k & 1u);
                 }
     }
@@ -121,7 +123,7 @@ static void nothing_kept_without_bf16(void **state) {
     const struct {
         const char *precision;
         int level;
-    } cfgs[] = {{"fp32", 3}, {"bf16", 2}, {"int8", 3}};
+    } cfgs[] = {{"fp32", 3}, {"bf16", 2}, {"int8", 2}};
     for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
         mopt_model *m = load(cfgs[c].precision, cfgs[c].level, NULL);
         assert_null(m->bf16_store);
@@ -129,8 +131,33 @@ static void nothing_kept_without_bf16(void **state) {
     }
 }
 
+/* precision=int8: Q, K, V (int8 matmuls) and the attention's output (read
+ * by the int8 out-projection) kept bf16, nothing else */
+static void int8_attention_bf16(void **state) {
+    (void)state;
+    if (!bf16_machine()) skip();
+    mopt_model *m = load("int8", 3, NULL);
+    if (!m->bf16_store) {
+        mopt_model_destroy(m);
+        skip(); /* no oneDNN int8 matmul here */
+    }
+    assert_int_equal(check_invariants(m), 2 * 4);
+    const ir_graph *g = m->graph;
+    int32_t attention = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        if (strcmp(n->op_type, "Attention")) continue;
+        for (int k = 0; k < 3; k++)
+            assert_true(m->bf16_store[n->inputs[k]]);
+        assert_true(m->bf16_store[n->outputs[0]]);
+        attention++;
+    }
+    assert_int_equal(attention, 2);
+    mopt_model_destroy(m);
+}
+
 /* precision=int8 with a layer's matmuls excluded to bf16: tensors between
- * those bf16 nodes may be kept, never next to an int8 node */
+ * those bf16 nodes may be kept too, never next to an fp32 node */
 static void per_layer_precision(void **state) {
     (void)state;
     if (!bf16_machine()) skip();
@@ -145,7 +172,13 @@ static void per_layer_precision(void **state) {
         mopt_model_destroy(m);
         skip(); /* oneDNN without AVX-512: the bf16 nodes run f32 */
     }
-    assert_int_equal(kept, 2); /* LN1 -> fc1 (and fc2's residual), fc1 -> fc2 of layer 1 */
+    /* LN1 -> fc1 (and fc2's residual), fc1 -> fc2, the int8 out-projection
+     * -> LN1 of layer 1; Q, K, V and the attention's output of both layers */
+    assert_int_equal(kept, 3 + 2 * 4);
+    const ir_graph *g = m->graph;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (strcmp(g->nodes[i]->name, "/layers.1/ln1/LayerNormalization") == 0)
+            assert_true(m->bf16_store[g->nodes[i]->inputs[0]]);
     mopt_model_destroy(m);
 }
 
@@ -202,6 +235,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(encoder_conversions_only_at_edges),
         cmocka_unit_test(nothing_kept_without_bf16),
+        cmocka_unit_test(int8_attention_bf16),
         cmocka_unit_test(per_layer_precision),
         cmocka_unit_test(runs_match_fp32),
     };

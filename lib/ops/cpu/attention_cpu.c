@@ -124,9 +124,11 @@ static mopt_status portable_run(const op_ctx *ctx, const op_tensor *in, int n_in
                      cpu_attention_f32_portable_scratch, 0);
 }
 
-/* bf16 storage of Q, K, V and O on nodes of precision bf16 (AVX512-BF16) */
+/* bf16 storage of Q, K, V and O on nodes of precision bf16 or int8 (which
+ * run the bf16 kernel too) (AVX512-BF16) */
 static bool avx512_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k) {
-    return ctx->precision == OP_PREC_BF16 && cpu_get()->avx512_bf16 && (output ? k == 0 : k < 3);
+    return (ctx->precision == OP_PREC_BF16 || ctx->precision == OP_PREC_INT8) &&
+           cpu_get()->avx512_bf16 && (output ? k == 0 : k < 3);
 }
 
 /* One impl per tier, each with its work buffer as scratch; bf16_io_: which

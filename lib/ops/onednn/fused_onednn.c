@@ -22,6 +22,7 @@
 #ifdef MOPT_HAVE_ONEDNN
 #include <string.h>
 
+#include "kernels/cpu/rowquant.h"
 #include "kernels/onednn/onednn.h"
 #include "kernels/ref/ref_epilogue.h"
 #include "ops/fused.h"
@@ -115,15 +116,29 @@ static mopt_status fmm_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
     return onednn_glue_choose(ctx, in, n_in, out, v, n, fmm_try, state);
 }
 
+/* The logical (f32) shape of a tensor that is a u8 rows block (its stored
+ * last dim has CPU_ROWQ_EXTRA bytes more per row), else its own. */
+static bool logical_shape(const op_tensor *t, ir_shape *s) {
+    *s = t->shape;
+    if (t->dtype != MOPT_DTYPE_U8) return true;
+    if (s->rank < 1 || s->dims[s->rank - 1] <= CPU_ROWQ_EXTRA) return false;
+    s->dims[s->rank - 1] -= CPU_ROWQ_EXTRA;
+    return true;
+}
+
 static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     const fused_matmul_params *p = ctx->params;
     onednn_matmul_desc d;
     memset(&d, 0, sizeof d);
-    bool ok = fmm_geometry(ctx, &in[0].shape, &in[1].shape, &d);
+    ir_shape a_shape, y_shape; /* u8 rows blocks (int8 storage plan): logical shapes */
+    bool ok = logical_shape(&in[0], &a_shape) && logical_shape(&out[0], &y_shape) &&
+              fmm_geometry(ctx, &a_shape, &in[1].shape, &d);
     for (int32_t i = 0; ok && i < d.y.ndims; i++)
-        ok = d.y.dims[i] > 0 && d.a.dims[d.a.ndims - 1] > 0 && d.y.dims[i] == out[0].shape.dims[i];
-    ok = ok && d.y.ndims == out[0].shape.rank;
+        ok = d.y.dims[i] > 0 && d.a.dims[d.a.ndims - 1] > 0 && d.y.dims[i] == y_shape.dims[i];
+    ok = ok && d.y.ndims == y_shape.rank;
+    d.a_u8 = in[0].dtype == MOPT_DTYPE_U8;
+    d.y_u8 = out[0].dtype == MOPT_DTYPE_U8;
     bool has_bias = has_input(in, n_in, 2), has_res = has_input(in, n_in, 3);
     if (ok && has_bias) ok = addend_td(&in[2].shape, &d.y, &d.bias);
     if (ok && has_res) ok = addend_td(&in[3].shape, &d.y, &d.residual);
@@ -149,7 +164,7 @@ static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     mopt_status st = onednn_matmul_run((onednn_cache **)ctx->scratch, &full, w, in[0].data,
                                        in[1].data, has_bias ? in[2].data : NULL,
                                        has_res ? in[3].data : NULL, out[0].data, ctx->threads);
-    if (st != MOPT_ERR_UNSUPPORTED) return st;
+    if (st != MOPT_ERR_UNSUPPORTED || d.y_u8 || d.y_bf16) return st;
     /* ... or the int8 product, then the reference epilogue in f32 */
     st = onednn_matmul_run((onednn_cache **)ctx->scratch, &d, w, in[0].data, in[1].data, NULL, NULL,
                            out[0].data, ctx->threads);
@@ -169,8 +184,14 @@ static bool fmm_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool o
     return onednn_glue_mm_bf16_io(ctx, output, k, 3);
 }
 
+/* int8 storage: A and Y as u8 rows blocks (the epilogue quantizes Y's rows) */
+static bool fmm_u8_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k) {
+    const onednn_glue_state *s = ctx->state;
+    return s && s->v.prec == ONEDNN_INT8 && k == 0;
+}
+
 const op_impl ops_impl_fused_matmul_onednn =
-    ONEDNN_GLUE_IMPL_BF16(fmm_supports, fmm_prepare, fmm_run, fmm_bf16_io);
+    ONEDNN_GLUE_IMPL_U8(fmm_supports, fmm_prepare, fmm_run, fmm_bf16_io, fmm_u8_io);
 
 /* ---- mopt.FusedConv ----------------------------------------------------- */
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "kernels/cpu/bf16cvt.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/onednn/onednn_glue.h"
 #include "ops/op_common.h"
@@ -110,11 +111,14 @@ bool onednn_glue_mm_bf16(const op_ctx *ctx, const op_tensor *a, const op_tensor 
     d->a_bf16 = a->dtype == MOPT_DTYPE_BF16;
     d->res_bf16 = res && res->dtype == MOPT_DTYPE_BF16;
     d->y_bf16 = y->dtype == MOPT_DTYPE_BF16;
-    return d->prec == ONEDNN_BF16 || !(d->a_bf16 || d->res_bf16 || d->y_bf16);
+    return d->prec == ONEDNN_BF16 || (d->prec == ONEDNN_INT8 && !d->res_bf16) ||
+           !(d->a_bf16 || d->res_bf16 || d->y_bf16);
 }
 
 bool onednn_glue_mm_bf16_io(const op_ctx *ctx, bool output, int k, int res) {
     const onednn_glue_state *s = ctx->state;
+    /* int8: A (quantized from it) and Y (the epilogue's last step) */
+    if (s && s->v.prec == ONEDNN_INT8) return k == 0 && cpu_bf16cvt_fast();
     if (!s || s->v.prec != ONEDNN_BF16) return false;
     return k == 0 || (!output && k == res);
 }
