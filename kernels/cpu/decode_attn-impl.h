@@ -12,7 +12,10 @@
  * when the max grows (online softmax), so every K and V row is read once and
  * nothing grows with the past but the loop. Two passes rather than a rescale
  * per block: the block max no longer sits on the critical path of every
- * block (measured ~1.4x at 256 keys). D and Dv are at most
+ * block (measured ~1.4x at 256 keys). With query positions (a causal mask
+ * folded by the kv_cache pass) the loop stops at the row's position; the
+ * hidden keys after it, each scored fill, are added at the end only when
+ * their weight is not 0 in f32. D and Dv are at most
  * CPU_DECODE_ATTN_MAX_D and at least 1 (the op glue checks).
  */
 #include <math.h>
