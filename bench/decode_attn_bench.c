@@ -58,10 +58,10 @@ int main(int argc, char **argv) {
     uint8_t *keep = malloc((size_t)Tmax);
     srand(1);
     for (int64_t i = 0; i < H * D; i++)
-        q[i] = (float)rand() / RAND_MAX - 0.5f;
+        q[i] = (float)rand() / (float)RAND_MAX - 0.5f;
     for (int64_t i = 0; i < Tmax * H * D; i++) {
-        k[i] = (float)rand() / RAND_MAX - 0.5f;
-        v[i] = (float)rand() / RAND_MAX - 0.5f;
+        k[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+        v[i] = (float)rand() / (float)RAND_MAX - 0.5f;
     }
     for (size_t i = 0; i < ev_n; i++)
         ev[i] = 1.0f;
@@ -100,6 +100,7 @@ int main(int argc, char **argv) {
                        (long long)Ts[i], res[0], res[1]);
             }
     }
+    if (sink < 0) printf("(sink %g)\n", (double)sink); /* the sweeps are not optimized out */
     free(q), free(y), free(k), free(v), free(ev), free(keep), free(t);
     return 0;
 }
