@@ -305,13 +305,13 @@ static mopt_status da_bn_strides(const op_ctx *ctx, const op_tensor *t, int k, i
  * when it hides nothing (the usual case: a scan of B * T values). */
 static mopt_status da_positions(const op_ctx *ctx, const op_tensor *in, int n_in,
                                 kn_decode_attn *p) {
-    int64_t one = 0;
+    int64_t key_stride = 0;
     mopt_status st = da_bn_strides(ctx, &in[4], 4, p->B, p->M, &p->qp_sb, &p->qp_sm);
     if (st) return st;
     p->qpos = in[4].data;
     if (!op_has_input(in, n_in, 5)) return MOPT_OK;
-    if ((st = da_bn_strides(ctx, &in[5], 5, p->B, p->T, &p->kp_sb, &one))) return st;
-    if (one != 1 && p->T > 1)
+    if ((st = da_bn_strides(ctx, &in[5], 5, p->B, p->T, &p->kp_sb, &key_stride))) return st;
+    if (key_stride != 1 && p->T > 1)
         return op_fail(ctx, MOPT_ERR_SHAPE, "the key mask (input 5) must have the keys' length");
     const int64_t *km = in[5].data;
     const int64_t n = (p->kp_sb ? p->B : 1) * p->T;

@@ -309,6 +309,11 @@ static bool causal_mask(const fu_graph *f, int32_t mask, int32_t kc, int32_t *qp
     if (!key_positions(f, keys, kc) || ps->rank != 4 || ps->syms[1] || ps->dims[1] != 1 ||
         ps->syms[3] || ps->dims[3] != 1 || src == pos || !i64_bn(g, src, 0))
         return false;
+    /* P's two axes are the mask's batch and query axes, in that order */
+    const ir_shape *s2 = &g->values[src]->shape;
+    for (int a = 0; a < 2; a++)
+        if (s2->syms[a] != ps->syms[2 * a] || (!s2->syms[a] && s2->dims[a] != ps->dims[2 * a]))
+            return false;
     *qpos = src;
     return true;
 }
