@@ -264,6 +264,27 @@ int main(int argc, char **argv) {
     int64_t same_shape = median(rc, (size_t)nr);
     printf("\nflatness: token 16..%d within %+.1f%% .. %+.1f%% of token 16\n", marks[n_marks - 1],
            100.0 * ((double)lo / (double)med[0] - 1), 100.0 * ((double)hi / (double)med[0] - 1));
+    /* the same ratio paired within each generation (its steps at 256 and 16
+     * are ~10 ms apart, so a change of the machine's load between repeats
+     * does not enter it): median, and the range, over the repeats */
+    double pr[64];
+    int np = 0;
+    for (int k = 0; k < repeats && np < 64; k++) {
+        int64_t a[8], b[8];
+        for (int d = -4; d < 4; d++) {
+            a[d + 4] = steps[(size_t)k * TOKENS + (size_t)(16 + d - 1)];
+            b[d + 4] = steps[(size_t)k * TOKENS + (size_t)(256 + d - 1)];
+        }
+        pr[np++] = (double)median(b, 8) / (double)median(a, 8);
+    }
+    for (int i = 1; i < np; i++) /* insertion sort */
+        for (int j = i; j > 0 && pr[j] < pr[j - 1]; j--) {
+            double t = pr[j];
+            pr[j] = pr[j - 1], pr[j - 1] = t;
+        }
+    printf("token 256 / token 16 within each generation: median %+.1f%% (repeats %+.1f%% .. "
+           "%+.1f%%)\n",
+           100.0 * (pr[np / 2] - 1), 100.0 * (pr[0] - 1), 100.0 * (pr[np - 1] - 1));
     printf("token 128: recomputing the %d-position prefix %.1f us vs KV cache %.1f us: %.1fx\n",
            n_prompt + 127, (double)recompute / 1e3, (double)med[2] / 1e3,
            (double)recompute / (double)med[2]);

@@ -121,9 +121,16 @@ typedef struct attn_params {
  * q [B, H, M, D] and y [B, H, M, Dv] contiguous; K [B, T, H, D] and V
  * [B, T, H, Dv] the token-major caches (a key's row stride H * D). The mask
  * (at most one of keep/add) is read at element strides over [B, H, M, T], 0
- * on broadcast axes. As the unfused softmax: a row whose every score is
- * -inf gives NaN; the fill takes part like any score (a row masked whole
- * with a finite fill averages V). */
+ * on broadcast axes. A causal mask may come as positions instead (a
+ * decoder's mask folded by the kv_cache pass): with qpos, key t is hidden
+ * from row (b, h, m) when t > qpos[b * qp_sb + m * qp_sm]; with kpad, when
+ * kpad[b * kp_sb + t] == 0 (a padding mask); a hidden key's score is fill,
+ * as keep's. The kernels read only the keys up to the row's position
+ * (a hidden key's weight e^(fill - max) is 0 in f32 unless the visible
+ * scores are within ~104 of fill, when they take part as well). As the
+ * unfused softmax: a row whose every score is -inf gives NaN; the fill
+ * takes part like any score (a row masked whole with a finite fill averages
+ * V). */
 typedef struct kn_decode_attn {
     int64_t B, H, M, T, D, Dv;
     const float *q, *k, *v;
@@ -132,6 +139,16 @@ typedef struct kn_decode_attn {
     const uint8_t *keep;
     const float *add;
     int64_t m_sb, m_sh, m_sm, m_st;
+    const int64_t *qpos, *kpad; /* optional: query positions [B, M], key mask [B, T] */
+    int64_t qp_sb, qp_sm, kp_sb;
 } kn_decode_attn;
+
+/* Keys visible to row (b, m) from its position: qpos[b, m] + 1 clamped to
+ * [0, T], or T without qpos. */
+static inline int64_t kn_decode_attn_visible(const kn_decode_attn *p, int64_t b, int64_t m) {
+    if (!p->qpos) return p->T;
+    const int64_t pos = p->qpos[b * p->qp_sb + m * p->qp_sm];
+    return pos < 0 ? 0 : pos >= p->T ? p->T : pos + 1;
+}
 
 #endif

@@ -12,7 +12,10 @@
  * when the max grows (online softmax), so every K and V row is read once and
  * nothing grows with the past but the loop. Two passes rather than a rescale
  * per block: the block max no longer sits on the critical path of every
- * block (measured ~1.4x at 256 keys). D and Dv are at most
+ * block (measured ~1.4x at 256 keys). With query positions (a causal mask
+ * folded by the kv_cache pass) the loop stops at the row's position; the
+ * hidden keys after it, each scored fill, are added at the end only when
+ * their weight is not 0 in f32. D and Dv are at most
  * CPU_DECODE_ATTN_MAX_D and at least 1 (the op glue checks).
  */
 #include <math.h>
@@ -104,8 +107,8 @@ static inline vf da_keep(const uint8_t *keep, vf s, float fill) {
  * mask; lanes past kn are -inf */
 static inline __attribute__((always_inline)) vf da_scores(const kn_decode_attn *p, const vf *qv,
                                                           const float *k, int64_t hd, int64_t moff,
-                                                          int64_t j0, int64_t kn, const int64_t ND,
-                                                          int64_t dt) {
+                                                          const int64_t *kp, int64_t j0, int64_t kn,
+                                                          const int64_t ND, int64_t dt) {
     vf part[VW];
     for (int64_t i = 0; i < VW; i++) {
         vf a = v_zero();
@@ -120,14 +123,17 @@ static inline __attribute__((always_inline)) vf da_scores(const kn_decode_attn *
     vf s = v_mul(da_sums(part), v_set1(p->scale));
     if (kn == VW && p->m_st == 1 && p->keep) return da_keep(p->keep + moff + j0, s, p->fill);
     if (kn == VW && p->m_st == 1 && p->add) return v_add(s, v_load(p->add + moff + j0));
-    if (!p->keep && !p->add && kn == VW) return s;
+    if (!p->keep && !p->add && !kp && kn == VW) return s;
     float sb[VW];
     v_store(sb, s);
+    if (kp)
+        for (int64_t i = 0; i < kn; i++)
+            sb[i] = kp[j0 + i] ? sb[i] : p->fill;
     const int64_t st = p->m_st, at = moff + j0 * st;
     if (p->keep) {
-        const uint8_t *kp = p->keep + at;
+        const uint8_t *keep = p->keep + at;
         for (int64_t i = 0; i < kn; i++)
-            sb[i] = kp[i * st] ? sb[i] : p->fill;
+            sb[i] = keep[i * st] ? sb[i] : p->fill;
     } else if (p->add) {
         const float *ap = p->add + at;
         for (int64_t i = 0; i < kn; i++)
@@ -149,6 +155,9 @@ static inline __attribute__((always_inline)) void da_row_n(const kn_decode_attn 
     const float *k = p->k + b * T * hd + h * D;
     const float *v = p->v + b * T * hdv + h * Dv;
     const int64_t moff = b * p->m_sb + h * p->m_sh + m * p->m_sm;
+    /* keys past the row's position are hidden (the tail below) */
+    const int64_t tv = kn_decode_attn_visible(p, b, m);
+    const int64_t *kp = p->kpad ? p->kpad + b * p->kp_sb : NULL;
     const int64_t dt = D - (ND - 1) * VW, vt = Dv - (NV - 1) * VW; /* lanes of the last chunk */
     float buf[DA_CHUNK];
     vf qv[DA_MAXV], acc[DA_MAXV], acc2[DA_MAXV];
@@ -159,12 +168,13 @@ static inline __attribute__((always_inline)) void da_row_n(const kn_decode_attn 
         acc[c] = acc2[c] = v_zero();
     vf lv = v_zero();
     float mrun = -INFINITY;
-    for (int64_t c0 = 0; c0 < T; c0 += DA_CHUNK) {
-        const int64_t cn = T - c0 < DA_CHUNK ? T - c0 : DA_CHUNK;
+    for (int64_t c0 = 0; c0 < tv; c0 += DA_CHUNK) {
+        const int64_t cn = tv - c0 < DA_CHUNK ? tv - c0 : DA_CHUNK;
         /* pass 1: the chunk's scores and their max */
         vf vmax = v_set1(-INFINITY);
         for (int64_t j = 0; j < cn; j += VW) {
-            const vf s = da_scores(p, qv, k, hd, moff, c0 + j, cn - j < VW ? cn - j : VW, ND, dt);
+            const vf s =
+                da_scores(p, qv, k, hd, moff, kp, c0 + j, cn - j < VW ? cn - j : VW, ND, dt);
             v_store(buf + j, s);
             vmax = v_max(vmax, s);
         }
@@ -209,8 +219,37 @@ static inline __attribute__((always_inline)) void da_row_n(const kn_decode_attn 
             }
         }
     }
+    /* the hidden keys past the position, each scored fill: their weight
+     * e^(fill - max) is 0 in f32 (and they are skipped) unless the visible
+     * scores are within ~104 of fill */
+    float lextra = 0.0f;
+    if (tv < T && p->fill > -INFINITY) {
+        const float f = p->fill;
+        if (f > mrun) {
+            if (mrun != -INFINITY) {
+                const vf corr = v_set1(expf(mrun - f));
+                for (int64_t c = 0; c < NV; c++) {
+                    acc[c] = v_mul(acc[c], corr);
+                    acc2[c] = v_mul(acc2[c], corr);
+                }
+                lv = v_mul(lv, corr);
+            }
+            mrun = f;
+        }
+        const float w = expf(f - mrun);
+        if (w > 0.0f) {
+            const vf wv = v_set1(w);
+            lextra = (float)(T - tv) * w;
+            for (int64_t t = tv; t < T; t++) {
+                const float *r0 = v + t * hdv;
+                for (int64_t c = 0; c + 1 < NV; c++)
+                    acc[c] = v_fmadd(wv, v_load(r0 + c * VW), acc[c]);
+                acc[NV - 1] = v_fmadd(wv, da_load_last(r0 + (NV - 1) * VW, vt), acc[NV - 1]);
+            }
+        }
+    }
     /* T = 0: an empty product (zeros); every score -inf: NaN, as Softmax */
-    const float inv = T == 0 ? 0.0f : mrun == -INFINITY ? NAN : 1.0f / v_hsum(lv);
+    const float inv = T == 0 ? 0.0f : mrun == -INFINITY ? NAN : 1.0f / (v_hsum(lv) + lextra);
     const vf vinv = v_set1(inv);
     float *y = p->y + row * Dv;
     for (int64_t c = 0; c + 1 < NV; c++)

@@ -89,12 +89,14 @@ bool ref_attention_f32(const attn_params *p, const float *Q, const float *K, con
 /* ---- mopt.DecodeAttention ----------------------------------------------- */
 
 static float decode_score(const kn_decode_attn *p, const float *q, const float *k, int64_t moff,
-                          int64_t t) {
+                          int64_t t, int64_t b, int64_t m) {
     float s = 0.0f;
     for (int64_t d = 0; d < p->D; d++)
         s += q[d] * k[d];
     s *= p->scale;
     if (p->keep && !p->keep[moff + t * p->m_st]) s = p->fill;
+    if (p->qpos && t > p->qpos[b * p->qp_sb + m * p->qp_sm]) s = p->fill;
+    if (p->kpad && p->kpad[b * p->kp_sb + t] == 0) s = p->fill;
     if (p->add) s += p->add[moff + t * p->m_st];
     return s;
 }
@@ -112,7 +114,7 @@ void ref_decode_attention_f32(const kn_decode_attn *p) {
                 float *y = p->y + row * p->Dv;
                 float mx = -INFINITY;
                 for (int64_t t = 0; t < p->T; t++) {
-                    float s = decode_score(p, q, k + t * hd, moff, t);
+                    float s = decode_score(p, q, k + t * hd, moff, t, b, m);
                     mx = s > mx || s != s ? s : mx;
                 }
                 for (int64_t c = 0; c < p->Dv; c++)
@@ -120,7 +122,7 @@ void ref_decode_attention_f32(const kn_decode_attn *p) {
                 if (p->T == 0) continue; /* an empty product: zeros */
                 double sum = 0.0;
                 for (int64_t t = 0; t < p->T; t++) {
-                    float e = expf(decode_score(p, q, k + t * hd, moff, t) - mx);
+                    float e = expf(decode_score(p, q, k + t * hd, moff, t, b, m) - mx);
                     sum += e;
                     for (int64_t c = 0; c < p->Dv; c++)
                         y[c] += e * v[t * hdv + c];

@@ -23,7 +23,12 @@
  *                    Softmax -> CacheMatMul into it). Input 3, optional: a
  *                    bool mask, Where(mask, s, fill) (attribute fill), or an
  *                    f32 one added to the scores; it broadcasts to [b, h, m,
- *                    t]. Attribute scale. kn_decode_attn (kernels.h) is the
+ *                    t]. Or, a decoder's causal mask folded by the pass
+ *                    (kv_cache=1): input 4, i64 query positions [b, m]
+ *                    (key t hidden when t > position), and input 5,
+ *                    optional, an i64 key mask [b, t] (0 hides, as the
+ *                    attention_mask of an export "with past"); hidden keys
+ *                    score fill. Attribute scale. kn_decode_attn (kernels.h) is the
  *                    problem; the reference is ref_decode_attention_f32, the
  *                    cpu impls one pass over the caches per row with an
  *                    online softmax (kernels/cpu/decode_attn-impl.h).
@@ -224,6 +229,23 @@ static mopt_status da_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
     if (st) return st;
     static const mopt_dtype k_mask[] = {MOPT_DTYPE_BOOL, MOPT_DTYPE_F32};
     if (op_has_input(in, n_in, 3) && (st = op_expect_dtype(ctx, &in[3], 3, k_mask, 2))) return st;
+    static const mopt_dtype k_i64[] = {MOPT_DTYPE_I64};
+    for (int i = 4; i < 6; i++)
+        if (op_has_input(in, n_in, i) && (st = op_expect_dtype(ctx, &in[i], i, k_i64, 1)))
+            return st;
+    if (op_has_input(in, n_in, 5) && !op_has_input(in, n_in, 4))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "a key mask (input 5) needs the query positions (input 4)");
+    if (op_has_input(in, n_in, 3) && op_has_input(in, n_in, 4))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "a mask (input 3) and query positions (input 4) cannot both be given");
+    for (int i = 4; i < 6; i++)
+        if (op_has_input(in, n_in, i) && in[i].shape.rank >= 0 && in[i].shape.rank != 2) {
+            char a[IR_SHAPE_STR_CAP];
+            return op_fail(ctx, MOPT_ERR_SHAPE, "input %d %s must be %s", i,
+                           op_shape_str(ctx, &in[i].shape, a),
+                           i == 4 ? "[batch, m] (query positions)" : "[batch, seq] (key mask)");
+        }
     out[0].dtype = MOPT_DTYPE_F32;
     const ir_shape *q = &in[0].shape, *k = &in[1].shape, *v = &in[2].shape;
     char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP], c[IR_SHAPE_STR_CAP];
@@ -263,6 +285,43 @@ static mopt_status da_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
     return MOPT_OK;
 }
 
+/* Strides of a [batch, n] i64 input k over [B, n] (0 on a broadcast batch),
+ * or a shape error. */
+static mopt_status da_bn_strides(const op_ctx *ctx, const op_tensor *t, int k, int64_t B, int64_t n,
+                                 int64_t *sb, int64_t *sn) {
+    const ir_shape *s = &t->shape;
+    if (s->rank != 2 || (s->dims[0] != 1 && s->dims[0] != B) ||
+        (s->dims[1] != 1 && s->dims[1] != n))
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "input %d is [%" PRId64 ", %" PRId64 "]; it must broadcast to [%" PRId64
+                       ", %" PRId64 "]",
+                       k, s->rank == 2 ? s->dims[0] : -1, s->rank == 2 ? s->dims[1] : -1, B, n);
+    *sb = s->dims[0] == 1 ? 0 : s->dims[1];
+    *sn = s->dims[1] == 1 ? 0 : 1;
+    return MOPT_OK;
+}
+
+/* The folded causal mask: query positions, and a key mask that is dropped
+ * when it hides nothing (the usual case: a scan of B * T values). */
+static mopt_status da_positions(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                kn_decode_attn *p) {
+    int64_t key_stride = 0;
+    mopt_status st = da_bn_strides(ctx, &in[4], 4, p->B, p->M, &p->qp_sb, &p->qp_sm);
+    if (st) return st;
+    p->qpos = in[4].data;
+    if (!op_has_input(in, n_in, 5)) return MOPT_OK;
+    if ((st = da_bn_strides(ctx, &in[5], 5, p->B, p->T, &p->kp_sb, &key_stride))) return st;
+    if (key_stride != 1 && p->T > 1)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "the key mask (input 5) must have the keys' length");
+    const int64_t *km = in[5].data;
+    const int64_t n = (p->kp_sb ? p->B : 1) * p->T;
+    bool hides = false;
+    for (int64_t i = 0; i < n && !hides; i++)
+        hides = km[i] == 0;
+    p->kpad = hides ? km : NULL;
+    return MOPT_OK;
+}
+
 mopt_status ops_decode_attn_problem(const op_ctx *ctx, const op_tensor *in, int n_in,
                                     op_tensor *out, kn_decode_attn *p) {
     const dattn_params *a = ctx->params;
@@ -274,6 +333,7 @@ mopt_status ops_decode_attn_problem(const op_ctx *ctx, const op_tensor *in, int 
         return op_fail(ctx, MOPT_ERR_SHAPE, "Q and the caches do not match at run time");
     p->q = in[0].data, p->k = in[1].data, p->v = in[2].data, p->y = out[0].data;
     p->scale = a->scale, p->fill = a->fill;
+    if (op_has_input(in, n_in, 4)) return da_positions(ctx, in, n_in, p);
     if (!op_has_input(in, n_in, 3)) return MOPT_OK;
     const ir_shape *m = &in[3].shape;
     const int64_t want[4] = {p->B, p->H, p->M, p->T};
@@ -321,7 +381,7 @@ static const op_def k_ops[] = {
     {"KVAppend", "mopt", 2, 2, 1, 1, kva_infer, kva_run, NULL},
     {"CacheMatMul", "mopt", 2, 2, 1, 1, cmm_infer, cmm_run, ops_cache_matmul_impls,
      OP_PARAMS(cmm_params, cmm_parse), .flops = cmm_flops},
-    {"DecodeAttention", "mopt", 3, 4, 1, 1, da_infer, da_run, ops_decode_attn_impls,
+    {"DecodeAttention", "mopt", 3, 6, 1, 1, da_infer, da_run, ops_decode_attn_impls,
      OP_PARAMS(dattn_params, da_parse), .flops = da_flops},
 };
 

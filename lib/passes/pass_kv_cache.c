@@ -237,8 +237,89 @@ static ir_node *scores_from(const fu_graph *f, int32_t v, double *scale, ir_node
     return qk;
 }
 
+/* The source of v through Unsqueeze nodes (v itself when none). */
+static int32_t through_unsqueeze(const fu_graph *f, int32_t v) {
+    for (ir_node *u; (u = fu_producer_is(f, v, "Unsqueeze")) != NULL;)
+        v = u->inputs[0];
+    return v;
+}
+
+/* An i64 value of shape [batch, n], n the symbol sym when sym != 0. */
+static bool i64_bn(const ir_graph *g, int32_t v, int32_t sym) {
+    const ir_value *x = g->values[v];
+    return x->dtype == MOPT_DTYPE_I64 && x->shape.rank == 2 &&
+           (sym == 0 || x->shape.syms[1] == sym);
+}
+
+/* Does v hold 0, 1, ..., T - 1 for the T positions of the cache kc:
+ * Range(0, Gather(Shape(A), 1 or -1), 1) with A [batch, T]? */
+static bool key_positions(const fu_graph *f, int32_t v, int32_t kc) {
+    const ir_graph *g = f->g;
+    const int32_t t_sym = g->values[kc]->shape.syms[1];
+    ir_node *r = fu_producer_is(f, v, "Range"), *ga, *sh;
+    double start, delta, idx;
+    if (!r || r->n_inputs != 3 || t_sym == 0 || !fu_const_scalar(g, r->inputs[0], &start) ||
+        !fu_const_scalar(g, r->inputs[2], &delta) || start != 0.0 || delta != 1.0 ||
+        g->values[v]->dtype != MOPT_DTYPE_I64 ||
+        !(ga = fu_producer_is(f, r->inputs[1], "Gather")) || ga->n_inputs != 2 ||
+        ir_node_attr_int(ga, "axis", 0) != 0 || !fu_const_scalar(g, ga->inputs[1], &idx) ||
+        (idx != 1.0 && idx != -1.0) || !(sh = fu_producer_is(f, ga->inputs[0], "Shape")) ||
+        sh->n_inputs != 1 || ir_node_attr_int(sh, "start", 0) != 0 ||
+        ir_node_attr_int(sh, "end", INT64_MAX) != INT64_MAX)
+        return false;
+    const ir_shape *a = &g->values[sh->inputs[0]]->shape;
+    return a->rank == 2 && a->syms[1] == t_sym;
+}
+
+/* Is mask a decoder's causal mask over the cache kc,
+ *   LessOrEqual(Range(0, T, 1), Unsqueeze..(P))   [And Unsqueeze..(Cast(A, bool))]
+ * (either order of And; GreaterOrEqual with its operands swapped), with P
+ * the i64 query positions [batch, m] and A the i64 key mask [batch, T]? Its
+ * sources go to *qpos and *kpad (-1: none). The mask's nodes are left to
+ * dead-code elimination (both layers' attention read one mask). */
+static bool causal_mask(const fu_graph *f, int32_t mask, int32_t kc, int32_t *qpos, int32_t *kpad) {
+    const ir_graph *g = f->g;
+    *qpos = *kpad = -1;
+    const ir_shape *ms = &g->values[mask]->shape;
+    if (ms->rank != 4 || ms->syms[1] != 0 || ms->dims[1] != 1) return false;
+    int32_t cmp = mask;
+    ir_node *and = fu_producer_is(f, mask, "And");
+    if (and) {
+        if (and->n_inputs != 2) return false;
+        for (int k = 0; k < 2 && *kpad < 0; k++) {
+            ir_node *c = fu_producer_is(f, through_unsqueeze(f, and->inputs[k]), "Cast");
+            if (!c || g->values[c->outputs[0]]->dtype != MOPT_DTYPE_BOOL ||
+                !i64_bn(g, c->inputs[0], g->values[kc]->shape.syms[1]))
+                continue;
+            const ir_shape *u = &g->values[ and->inputs[k]]->shape; /* [batch, 1, 1, T] */
+            if (u->rank != 4 || u->syms[1] || u->dims[1] != 1 || u->syms[2] || u->dims[2] != 1)
+                continue;
+            *kpad = c->inputs[0];
+            cmp = and->inputs[1 - k];
+        }
+        if (*kpad < 0) return false;
+    }
+    ir_node *le = fu_producer_is(f, cmp, "LessOrEqual");
+    ir_node *ge = le ? NULL : fu_producer_is(f, cmp, "GreaterOrEqual");
+    ir_node *c = le ? le : ge;
+    if (!c || c->n_inputs != 2) return false;
+    int32_t keys = c->inputs[le ? 0 : 1], pos = c->inputs[le ? 1 : 0];
+    const ir_shape *ps = &g->values[pos]->shape; /* [batch, 1, m, 1] */
+    int32_t src = through_unsqueeze(f, pos);
+    if (!key_positions(f, keys, kc) || ps->rank != 4 || ps->syms[1] || ps->dims[1] != 1 ||
+        ps->syms[3] || ps->dims[3] != 1 || src == pos || !i64_bn(g, src, 0))
+        return false;
+    /* P's two axes are the mask's batch and query axes, in that order */
+    const ir_shape *s2 = &g->values[src]->shape;
+    for (int a = 0; a < 2; a++)
+        if (s2->syms[a] != ps->syms[2 * a] || (!s2->syms[a] && s2->dims[a] != ps->dims[2 * a]))
+            return false;
+    *qpos = src;
+    return true;
+}
+
 /* One attention ending in the context product pv: fused (true) or left. */
-static mopt_status try_attention(fu_graph *f, ir_node *pv, bool *done) {
+static mopt_status try_attention(fu_graph *f, ir_node *pv, bool *done, int32_t *causal) {
     ir_graph *g = f->g;
     *done = false;
     if (!is_cmm(pv, false) || ir_node_attr_float(pv, "alpha", 1.0f) != 1.0f) return MOPT_OK;
@@ -269,13 +350,18 @@ static mopt_status try_attention(fu_graph *f, ir_node *pv, bool *done) {
     if (w || add) dead[n_dead++] = w ? w : add;
     int32_t q = qk->inputs[0], kc = qk->inputs[1], vc = pv->inputs[1], out = pv->outputs[0];
     if (g->values[q]->shape.rank != 4) return MOPT_OK;
-    ir_node *da =
-        fu_replace_node(f, pv, "DecodeAttention", "mopt", pv->name, mask >= 0 ? 4 : 3, out);
+    int32_t qpos = -1, kpad = -1;
+    if (w && causal_mask(f, mask, kc, &qpos, &kpad)) mask = -1;
+    int32_t n_in = qpos >= 0 ? (kpad >= 0 ? 6 : 5) : mask >= 0 ? 4 : 3;
+    ir_node *da = fu_replace_node(f, pv, "DecodeAttention", "mopt", pv->name, n_in, out);
     if (!da) return MOPT_ERR_OUT_OF_MEMORY;
     da->inputs[0] = q;
     da->inputs[1] = kc;
     da->inputs[2] = vc;
-    if (mask >= 0) da->inputs[3] = mask;
+    if (n_in > 3) da->inputs[3] = mask;
+    if (n_in > 4) da->inputs[4] = qpos;
+    if (n_in > 5) da->inputs[5] = kpad;
+    *causal += qpos >= 0;
     if (!fu_set_float(da, "scale", (float)scale) || (w && !fu_set_float(da, "fill", (float)fill)))
         return MOPT_ERR_OUT_OF_MEMORY;
     for (int i = 0; i < n_dead; i++)
@@ -294,10 +380,10 @@ mopt_status pass_kv_cache(ir_graph *g, pass_result *r) {
         st = try_cache(&f, g->nodes[i], &done, &products);
         caches += done;
     }
-    int32_t fused = 0;
+    int32_t fused = 0, causal = 0;
     for (int32_t i = 0; i < g->n_nodes && !st && caches; i++) {
         bool done = false;
-        st = try_attention(&f, g->nodes[i], &done);
+        st = try_attention(&f, g->nodes[i], &done, &causal);
         fused += done;
     }
     fu_free(&f);
@@ -307,5 +393,6 @@ mopt_status pass_kv_cache(ir_graph *g, pass_result *r) {
     pass_note_add(r, caches, "caches token-major (Concat -> KVAppend in place)");
     pass_note_add(r, products - 2 * fused, "CacheMatMul");
     pass_note_add(r, fused, "DecodeAttention (scores, softmax, weighted V in one pass)");
+    pass_note_add(r, causal, "causal masks folded (key positions read, no mask tensor)");
     return MOPT_OK;
 }

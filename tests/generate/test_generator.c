@@ -201,8 +201,8 @@ static void cache_equals_recompute(mopt_model *model) {
 #define KS 3
 #define KH 4
 #define KD 24
-static void run_batch(mopt_model *model, bool token_major, bool in_place, float *logits,
-                      float *present) {
+static void run_batch(mopt_model *model, bool token_major, bool in_place, bool padded,
+                      float *logits, float *present) {
     mopt_session *ss = NULL;
     assert_int_equal(mopt_session_create(model, NULL, &ss), MOPT_OK);
     const int64_t T = KP + KS, n_cache = KB * T * KH * KD;
@@ -213,6 +213,8 @@ static void run_batch(mopt_model *model, bool token_major, bool in_place, float 
         for (int i = 0; i < T; i++)
             mask[b * T + i] = 1;
     }
+    if (padded) /* batch 1 padded on the left, and a hole in batch 0's past */
+        mask[T] = mask[T + 1] = 0, mask[3] = 0;
     size_t n_in = mopt_model_io_count(model, MOPT_INPUT),
            n_out = mopt_model_io_count(model, MOPT_OUTPUT);
     const char *names[16];
@@ -285,23 +287,34 @@ static void run_batch(mopt_model *model, bool token_major, bool in_place, float 
 
 /* The kv_cache rewrite computes what the exported graph computes, for a
  * batch of 2 with a past and several new tokens: separate buffers, and
- * present bound to past's buffer (batch 1's rows move up in place). */
+ * present bound to past's buffer (batch 1's rows move up in place); with an
+ * attention_mask of ones and with padding (the causal mask folded into
+ * DecodeAttention: query positions and the key mask). */
 static void generator_kv_cache_rewrite_is_exact(void **state) {
     (void)state;
     static float l0[KB * KS * VOCAB], l1[KB * KS * VOCAB], l2[KB * KS * VOCAB];
     static float p0[KB * KH * (KP + KS) * KD], p1[KB * KH * (KP + KS) * KD],
         p2[KB * KH * (KP + KS) * KD];
-    run_batch(g_model, false, false, l0, p0);
-    run_batch(g_model_kv, true, false, l1, p1);
-    run_batch(g_model_kv, true, true, l2, p2);
-    assert_memory_equal(p0, p1, sizeof p0); /* the same bytes, moved */
-    assert_memory_equal(p0, p2, sizeof p0);
-    float worst = 0;
-    for (size_t i = 0; i < KB * KS * VOCAB; i++) {
-        worst = fmaxf(worst, fabsf(l0[i] - l1[i]));
-        assert_true(l1[i] == l2[i]);
+    static float l3[KB * KS * VOCAB];
+    for (int padded = 0; padded < 2; padded++) {
+        run_batch(g_model, false, false, padded, l0, p0);
+        run_batch(g_model_kv, true, false, padded, l1, p1);
+        run_batch(g_model_kv, true, true, padded, l2, p2);
+        assert_memory_equal(p0, p1, sizeof p0); /* the same bytes, moved */
+        assert_memory_equal(p0, p2, sizeof p0);
+        float worst = 0;
+        for (size_t i = 0; i < KB * KS * VOCAB; i++) {
+            worst = fmaxf(worst, fabsf(l0[i] - l1[i]));
+            assert_true(l1[i] == l2[i]);
+        }
+        if (worst > 1e-4f) fail_msg("kv_cache logits differ by %g (padded %d)", worst, padded);
+        if (!padded) memcpy(l3, l0, sizeof l3);
     }
-    if (worst > 1e-4f) fail_msg("kv_cache logits differ by %g", worst);
+    /* the padding changed the logits (it is not ignored by both) */
+    float moved = 0;
+    for (size_t i = 0; i < KB * KS * VOCAB; i++)
+        moved = fmaxf(moved, fabsf(l3[i] - l0[i]));
+    assert_true(moved > 1e-3f);
 }
 
 static void generator_cache_equals_recompute(void **state) {
@@ -323,6 +336,8 @@ static void generator_kv_cache_in_place(void **state) {
     /* both layers' attention fused over the caches (no CacheMatMul left) */
     assert_non_null(strstr(mopt_model_pass_note(g_model_kv, row), "2 DecodeAttention"));
     assert_null(strstr(mopt_model_pass_note(g_model_kv, row), "CacheMatMul"));
+    /* and their causal mask folded into them (no mask nodes run per step) */
+    assert_non_null(strstr(mopt_model_pass_note(g_model_kv, row), "2 causal masks folded"));
     size_t pi = 0;
     assert_int_equal(mopt_model_io_find(g_model_kv, MOPT_INPUT, "past_key_values.1.value", &pi),
                      MOPT_OK);

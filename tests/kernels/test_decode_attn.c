@@ -6,8 +6,12 @@
  * rows, batch 2; no mask, a broadcast bool mask (Where with a fill, rows
  * masked whole included) and an additive mask; scores that grow along the
  * keys so that the online softmax rescales; and the edge rows (T = 0, every
- * score -inf). The reference itself is checked against a direct two-pass
- * softmax in double.
+ * score -inf). The causal mask given as query positions and a key mask
+ * (qpos, kpad: the kv_cache pass's fold) equals the same mask as bool
+ * (keep) in the reference, and every tier equals the reference on it, with
+ * fills far below the scores (hidden keys skipped) and within them (hidden
+ * keys take part), positions past the keys and before the first. The
+ * reference itself is checked against a direct two-pass softmax in double.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -212,6 +216,54 @@ static void decode_attn_edge_rows(void **state) {
     drop(&x);
 }
 
+/* qpos [B, M] (or [1, M]) and kpad [B, T]: the reference equals itself
+ * with the same mask as keep, bit for bit, and every tier equals it. */
+static void decode_attn_positions_equal_keep_mask(void **state) {
+    (void)state;
+    static const int64_t Ts[] = {1, 9, 31, 271, 5000};
+    static const float fills[] = {-INFINITY, -1e9f, -0.5f, 3.0f};
+    int cases = 0;
+    for (size_t ti = 0; ti < sizeof Ts / sizeof *Ts; ti++)
+        for (size_t fi = 0; fi < sizeof fills / sizeof *fills; fi++)
+            for (int shared = 0; shared < 2; shared++) {
+                const int64_t B = 2, H = 3, M = 2, T = Ts[ti], D = ti % 2 ? 24 : 17;
+                problem x;
+                make(&x, B, H, M, T, D, D, MASK_NONE, fi == 0 && ti == 3);
+                int64_t qpos[4], *kpad = malloc((size_t)(B * T) * sizeof(int64_t));
+                uint8_t *keep = malloc((size_t)(B * M * T));
+                /* the last positions, one past the keys, one before the first */
+                qpos[0] = T - 2, qpos[1] = T - 1, qpos[2] = T + 5, qpos[3] = fi == 1 ? -1 : T / 2;
+                for (int64_t i = 0; i < B * T; i++)
+                    kpad[i] = (ti + fi) % 2 && i % 5 == 1 ? 0 : 7;
+                kn_decode_attn p = x.p;
+                p.fill = fills[fi];
+                p.qpos = qpos, p.qp_sb = shared ? 0 : M, p.qp_sm = 1;
+                p.kpad = shared ? NULL : kpad, p.kp_sb = T;
+                for (int64_t b = 0; b < B; b++)
+                    for (int64_t m = 0; m < M; m++)
+                        for (int64_t t = 0; t < T; t++)
+                            keep[(b * M + m) * T + t] = (uint8_t)(t <= qpos[b * p.qp_sb + m] &&
+                                                                  (!p.kpad || kpad[b * T + t]));
+                const int64_t n = B * H * M * D;
+                float *want = malloc((size_t)n * sizeof(float)),
+                      *got = malloc((size_t)n * sizeof(float));
+                kn_decode_attn pk = p;
+                pk.qpos = NULL, pk.kpad = NULL, pk.keep = keep;
+                pk.m_sb = M * T, pk.m_sh = 0, pk.m_sm = T, pk.m_st = 1;
+                pk.y = want;
+                ref_decode_attention_f32(&pk);
+                p.y = got;
+                ref_decode_attention_f32(&p);
+                assert_memory_equal(want, got, (size_t)n * sizeof(float));
+                x.p = p;
+                check_tol(&x, "query positions and key mask", fi == 0 && ti == 3 ? 2e-5f : 0.0f);
+                free(want), free(got), free(kpad), free(keep);
+                drop(&x);
+                cases++;
+            }
+    assert_int_equal(cases, 5 * 4 * 2);
+}
+
 /* The reference against a direct softmax in double. */
 static void decode_attn_reference_is_softmax(void **state) {
     (void)state;
@@ -251,6 +303,7 @@ int main(void) {
         cmocka_unit_test(decode_attn_tiers_equal_reference),
         cmocka_unit_test(decode_attn_online_softmax_rescales),
         cmocka_unit_test(decode_attn_edge_rows),
+        cmocka_unit_test(decode_attn_positions_equal_keep_mask),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
