@@ -396,12 +396,7 @@ MOPT_TEST(test_hostile) {
     assert_int_equal(access(test_tmp("x.png"), F_OK), -1);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_png_round_trip),  cmocka_unit_test(test_png_conversions),
-        cmocka_unit_test(test_jpeg_decode),     cmocka_unit_test(test_resize_constant),
-        cmocka_unit_test(test_resize_gradient), cmocka_unit_test(test_draw_rect),
-        cmocka_unit_test(test_hostile),
-    };
-    return cmocka_run_group_tests(tests, test_tmpdir_setup, test_tmpdir_teardown);
-}
+MOPT_TEST_MAIN_WITH(test_tmpdir_setup, test_tmpdir_teardown, cmocka_unit_test(test_png_round_trip),
+                    cmocka_unit_test(test_png_conversions), cmocka_unit_test(test_jpeg_decode),
+                    cmocka_unit_test(test_resize_constant), cmocka_unit_test(test_resize_gradient),
+                    cmocka_unit_test(test_draw_rect), cmocka_unit_test(test_hostile))

@@ -680,18 +680,13 @@ MOPT_TEST(generator_argument_errors) {
     mopt_generator_reset(NULL);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(generator_cache_equals_recompute),
-        cmocka_unit_test(generator_kv_cache_in_place),
-        cmocka_unit_test(generator_kv_cache_rewrite_is_exact),
-        cmocka_unit_test(generator_decode_steps_allocate_nothing),
-        cmocka_unit_test(generator_seeded_sampling_repeats),
-        cmocka_unit_test(generator_sampler_support),
-        cmocka_unit_test(generator_callback_stop_and_stop_tokens),
-        cmocka_unit_test(generator_cancellation),
-        cmocka_unit_test(generator_prefix_reuse),
-        cmocka_unit_test(generator_argument_errors),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+MOPT_TEST_MAIN_WITH(setup, teardown, cmocka_unit_test(generator_cache_equals_recompute),
+                    cmocka_unit_test(generator_kv_cache_in_place),
+                    cmocka_unit_test(generator_kv_cache_rewrite_is_exact),
+                    cmocka_unit_test(generator_decode_steps_allocate_nothing),
+                    cmocka_unit_test(generator_seeded_sampling_repeats),
+                    cmocka_unit_test(generator_sampler_support),
+                    cmocka_unit_test(generator_callback_stop_and_stop_tokens),
+                    cmocka_unit_test(generator_cancellation),
+                    cmocka_unit_test(generator_prefix_reuse),
+                    cmocka_unit_test(generator_argument_errors))

@@ -656,11 +656,5 @@ static int teardown(void **state) {
     return 0;
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(status_regressions),
-        cmocka_unit_test(every_hostile_file),
-        cmocka_unit_test(structural_mutants),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+MOPT_TEST_MAIN_WITH(setup, teardown, cmocka_unit_test(status_regressions),
+                    cmocka_unit_test(every_hostile_file), cmocka_unit_test(structural_mutants))

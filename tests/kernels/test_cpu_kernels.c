@@ -895,14 +895,10 @@ static int report(void **state) {
     return 0;
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(tiers_follow_cpu_features), cmocka_unit_test(math_accuracy),
-        cmocka_unit_test(ops_binary_vs_ref),         cmocka_unit_test(ops_unary_vs_ref),
-        cmocka_unit_test(ops_clip_vs_ref),           cmocka_unit_test(ops_softmax_vs_ref),
-        cmocka_unit_test(ops_layernorm_vs_ref),      cmocka_unit_test(ops_reduce_vs_ref),
-        cmocka_unit_test(ops_transpose_vs_ref),      cmocka_unit_test(ops_global_pool_vs_ref),
-        cmocka_unit_test(ops_resize_vs_ref),         cmocka_unit_test(ops_gemv_vs_ref),
-    };
-    return cmocka_run_group_tests(tests, NULL, report);
-}
+MOPT_TEST_MAIN_WITH(NULL, report, cmocka_unit_test(tiers_follow_cpu_features),
+                    cmocka_unit_test(math_accuracy), cmocka_unit_test(ops_binary_vs_ref),
+                    cmocka_unit_test(ops_unary_vs_ref), cmocka_unit_test(ops_clip_vs_ref),
+                    cmocka_unit_test(ops_softmax_vs_ref), cmocka_unit_test(ops_layernorm_vs_ref),
+                    cmocka_unit_test(ops_reduce_vs_ref), cmocka_unit_test(ops_transpose_vs_ref),
+                    cmocka_unit_test(ops_global_pool_vs_ref), cmocka_unit_test(ops_resize_vs_ref),
+                    cmocka_unit_test(ops_gemv_vs_ref))

@@ -299,11 +299,5 @@ static int report(void **state) {
     return 0;
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(pack_layout),
-        cmocka_unit_test(xproj_vs_ref),
-        cmocka_unit_test(step_vs_ref),
-    };
-    return cmocka_run_group_tests(tests, NULL, report);
-}
+MOPT_TEST_MAIN_WITH(NULL, report, cmocka_unit_test(pack_layout), cmocka_unit_test(xproj_vs_ref),
+                    cmocka_unit_test(step_vs_ref))

@@ -617,15 +617,9 @@ MOPT_TEST(save_errors) {
     mopt_model_destroy(a);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(format_everything_round_trip),
-        cmocka_unit_test(format_rejects_string_weights),
-        cmocka_unit_test(format_hash_sensitivity),
-        cmocka_unit_test(models_round_trip),
-        cmocka_unit_test(passes_on_borrowed_weights),
-        cmocka_unit_test(weight_checksums),
-        cmocka_unit_test(save_errors),
-    };
-    return cmocka_run_group_tests(tests, test_tmpdir_setup, test_tmpdir_teardown);
-}
+MOPT_TEST_MAIN_WITH(test_tmpdir_setup, test_tmpdir_teardown,
+                    cmocka_unit_test(format_everything_round_trip),
+                    cmocka_unit_test(format_rejects_string_weights),
+                    cmocka_unit_test(format_hash_sensitivity), cmocka_unit_test(models_round_trip),
+                    cmocka_unit_test(passes_on_borrowed_weights),
+                    cmocka_unit_test(weight_checksums), cmocka_unit_test(save_errors))

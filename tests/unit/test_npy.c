@@ -496,19 +496,14 @@ MOPT_TEST(npy_survives_allocation_failures) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(npy_reads_numpy_files),
-        cmocka_unit_test(npy_writer_matches_numpy_bytes),
-        cmocka_unit_test(npy_roundtrip_every_dtype_and_rank),
-        cmocka_unit_test(npy_public_load_and_save),
-        cmocka_unit_test(npy_rejects_unsupported_numpy_files),
-        cmocka_unit_test(npy_rejects_malformed_headers),
-        cmocka_unit_test(npy_rejects_bad_preamble),
-        cmocka_unit_test(npy_truncation_and_corruption),
-        cmocka_unit_test(npy_bool_values_are_normalized),
-        cmocka_unit_test(npy_write_errors),
-        cmocka_unit_test(npy_survives_allocation_failures),
-    };
-    return cmocka_run_group_tests(tests, test_tmpdir_setup, group_teardown);
-}
+MOPT_TEST_MAIN_WITH(test_tmpdir_setup, group_teardown, cmocka_unit_test(npy_reads_numpy_files),
+                    cmocka_unit_test(npy_writer_matches_numpy_bytes),
+                    cmocka_unit_test(npy_roundtrip_every_dtype_and_rank),
+                    cmocka_unit_test(npy_public_load_and_save),
+                    cmocka_unit_test(npy_rejects_unsupported_numpy_files),
+                    cmocka_unit_test(npy_rejects_malformed_headers),
+                    cmocka_unit_test(npy_rejects_bad_preamble),
+                    cmocka_unit_test(npy_truncation_and_corruption),
+                    cmocka_unit_test(npy_bool_values_are_normalized),
+                    cmocka_unit_test(npy_write_errors),
+                    cmocka_unit_test(npy_survives_allocation_failures))
