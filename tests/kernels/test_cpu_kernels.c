@@ -273,7 +273,7 @@ static void check_node(node_fx *f, op_tensor *in, int n_in, int n_out, tol t, co
                                          mopt_dtype_size(ref[k].dtype));
         assert_non_null(ref[k].data);
     }
-    if (f->def->run(&ctx, in, n_in, ref, n_out) != MOPT_OK)
+    if (ops_run_reference(f->def, &ctx, in, n_in, ref, n_out) != MOPT_OK)
         fail_msg("%s: reference run failed: %s", what, mopt_error_message());
     int ran = 0;
     for (int ti = 0; ti < N_TIERS; ti++) {
@@ -320,7 +320,7 @@ static void check_node(node_fx *f, op_tensor *in, int n_in, int n_out, tol t, co
                 fail_msg("%s: %s declined the run", what, want);
             if (rs == MOPT_ERR_UNSUPPORTED) { /* declined: the executor runs the reference */
                 mopt_clear_error();
-                rs = f->def->run(&ctx, in, n_in, got, n_out);
+                rs = ops_run_reference(f->def, &ctx, in, n_in, got, n_out);
             }
             if (rs != MOPT_OK) fail_msg("%s: %s run failed: %s", what, want, mopt_error_message());
             for (int k = 0; k < n_out; k++) {

@@ -317,8 +317,64 @@ MOPT_TEST(softmax_axis_out_of_range_fails) {
     expect_failure(g, MOPT_ERR_INVALID_MODEL, "sm", "axis 2", "rank 2");
 }
 
+/* ---- the reference run's geometry (ops_run_reference) ----------------------- */
+
+typedef struct {
+    int64_t n;
+} fake_geom;
+
+static int g_fake_runs;
+
+static mopt_status fake_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom) {
+    (void)ctx, (void)n_in;
+    fake_geom *g = geom;
+    assert_int_equal(g->n, 0); /* handed over zeroed */
+    g->n = in[0].shape.dims[0];
+    return g->n > 0 ? MOPT_OK : MOPT_ERR_SHAPE;
+}
+
+static mopt_status fake_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    (void)in, (void)n_in, (void)out, (void)n_out;
+    g_fake_runs++;
+    const fake_geom *g = ctx->geom;
+    return g && g->n == 3 ? MOPT_OK : MOPT_ERR_INTERNAL;
+}
+
+MOPT_TEST(reference_run_gets_its_geometry) {
+    const op_def d = {"Fake", "",   1,        1,    1,
+                      1,      NULL, fake_run, NULL, OP_GEOM(fake_geom, fake_geometry)};
+    op_ctx ctx = {.def = &d, .runtime = true};
+    op_tensor in = {.dtype = MOPT_DTYPE_F32}, out = {.dtype = MOPT_DTYPE_F32};
+    ir_shape_set(&in.shape, 1, (int64_t[]){3});
+    g_fake_runs = 0;
+    assert_int_equal(ops_run_reference(&d, &ctx, &in, 1, &out, 1), MOPT_OK);
+    assert_int_equal(g_fake_runs, 1);
+    assert_null(ctx.geom); /* the caller's view is left as it was */
+    in.shape.dims[0] = 0;  /* the geometry fails: run is not called */
+    assert_int_equal(ops_run_reference(&d, &ctx, &in, 1, &out, 1), MOPT_ERR_SHAPE);
+    assert_int_equal(g_fake_runs, 1);
+}
+
+/* Every registered op declares a geometry function exactly when it declares
+ * a geometry size. */
+MOPT_TEST(geometry_rows_are_whole) {
+    int with = 0;
+    for (size_t i = 0; i < ops_count(); i++) {
+        const op_def *d = ops_at(i);
+        assert_true((d->geom != NULL) == (d->geom_size > 0));
+        assert_true(d->geom_size <= OP_GEOM_CAP);
+        with += d->geom != NULL;
+    }
+    /* LSTM GRU RNN NMS Einsum RotaryEmbedding DFT STFT LinearAttention
+     * CausalConvWithState */
+    assert_true(with >= 10);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reference_run_gets_its_geometry),
+        cmocka_unit_test(geometry_rows_are_whole),
         cmocka_unit_test(matmul_symbolic_dims_propagate),
         cmocka_unit_test(matmul_vector_operands_drop_axes),
         cmocka_unit_test(matmul_inner_mismatch_fails),
