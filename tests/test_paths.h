@@ -1,11 +1,15 @@
 /*
  * test_paths.h — what kind of file a path names, for the test runners that
  * walk case folders (tests/case_runner.c, tests/conformance/run_conformance.c,
- * tests/passes/test_fusions.c). No cmocka needed.
+ * tests/passes/test_fusions.c), and the walk over a case folder's entries
+ * (test_fusions, test_layout, test_hostile_mopt). No cmocka needed.
  */
 #ifndef MOPT_TESTS_TEST_PATHS_H
 #define MOPT_TESTS_TEST_PATHS_H
 
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 /* 1 when p names a folder (links followed), else 0. */
@@ -18,6 +22,28 @@ static inline int is_dir(const char *p) {
 static inline int file_exists(const char *p) {
     struct stat st;
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Calls add(self, dir, name) for each entry of folder dir whose name ends
+ * with suffix and is longer than it, or, with suffix NULL, does not start
+ * with '.'; stops early when add returns 0. Returns 0, or 1 after printing
+ * "PROG: cannot open DIR" when dir cannot be opened. */
+static inline int list_dir(const char *prog, const char *dir, const char *suffix,
+                           int (*add)(void *self, const char *dir, const char *name), void *self) {
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "%s: cannot open %s\n", prog, dir);
+        return 1;
+    }
+    size_t ls = suffix ? strlen(suffix) : 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (suffix ? l <= ls || strcmp(e->d_name + l - ls, suffix) != 0 : e->d_name[0] == '.')
+            continue;
+        if (!add(self, dir, e->d_name)) break;
+    }
+    closedir(d);
+    return 0;
 }
 
 #endif

@@ -19,8 +19,7 @@
 #define PARSE(cli, err, ...)                                                                       \
     bench_cli_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), cli, err, sizeof err)
 
-static void cli_parses_everything(void **state) {
-    (void)state;
+MOPT_TEST(cli_parses_everything) {
     bench_cli cli;
     char err[512];
     int rc = PARSE(&cli, err, "m.onnx", "--input", "ids=ids.npy", "--shape=input=1x3x32x32",
@@ -61,8 +60,7 @@ static void cli_parses_everything(void **state) {
     bench_cli_free(&cli);
 }
 
-static void cli_profile_path_and_scenario(void **state) {
-    (void)state;
+MOPT_TEST(cli_profile_path_and_scenario) {
     bench_cli cli;
     char err[512];
     assert_int_equal(PARSE(&cli, err, "s.yaml", "--profile", "t.json", "--duration", "2.5"), 0);
@@ -73,8 +71,7 @@ static void cli_profile_path_and_scenario(void **state) {
     bench_cli_free(&cli);
 }
 
-static void cli_explicit_options_override_scenario(void **state) {
-    (void)state;
+MOPT_TEST(cli_explicit_options_override_scenario) {
     bench_cli cli;
     char err[512];
     assert_int_equal(PARSE(&cli, err, "s.yaml", "--iterations", "7", "--threads", "3", "--shape",
@@ -114,8 +111,7 @@ static void expect_cli_error(int argc, char **argv, const char *fragment) {
 #define EXPECT_CLI_ERROR(fragment, ...)                                                            \
     expect_cli_error(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), fragment)
 
-static void cli_errors(void **state) {
-    (void)state;
+MOPT_TEST(cli_errors) {
     EXPECT_CLI_ERROR("no model", "--threads", "2");
     EXPECT_CLI_ERROR("--threads wants an integer", "m.onnx", "--threads", "x");
     EXPECT_CLI_ERROR("needs a value", "m.onnx", "--threads");
@@ -128,8 +124,7 @@ static void cli_errors(void **state) {
     EXPECT_CLI_ERROR(">= 1", "m.onnx", "--iterations", "0");
 }
 
-static void cli_dims_syntax(void **state) {
-    (void)state;
+MOPT_TEST(cli_dims_syntax) {
     bench_shape s;
     char err[256];
     memset(&s, 0, sizeof s);

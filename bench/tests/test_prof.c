@@ -29,8 +29,7 @@ static void fill(bench_prof *p) {
     }
 }
 
-static void prof_sums_nodes_over_runs(void **state) {
-    (void)state;
+MOPT_TEST(prof_sums_nodes_over_runs) {
     bench_prof p;
     fill(&p);
     assert_int_equal(p.runs, 3);
@@ -54,8 +53,7 @@ static void prof_sums_nodes_over_runs(void **state) {
     bench_prof_free(&p);
 }
 
-static void prof_groups_by_op_type(void **state) {
-    (void)state;
+MOPT_TEST(prof_groups_by_op_type) {
     bench_prof p;
     fill(&p);
     bench_prof_row *rows;
@@ -74,8 +72,7 @@ static void prof_groups_by_op_type(void **state) {
     bench_prof_free(&p);
 }
 
-static void prof_handles_reordered_and_new_nodes(void **state) {
-    (void)state;
+MOPT_TEST(prof_handles_reordered_and_new_nodes) {
     bench_prof p;
     bench_prof_init(&p);
     assert_int_equal(bench_prof_add(&p, 0, "a", "Add", "ref", 10, 0), 0);
@@ -99,8 +96,7 @@ static void prof_handles_reordered_and_new_nodes(void **state) {
     assert_null(rows);
 }
 
-static void prof_tables_print(void **state) {
-    (void)state;
+MOPT_TEST(prof_tables_print) {
     bench_result r;
     memset(&r, 0, sizeof r);
     fill(&r.prof);

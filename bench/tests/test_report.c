@@ -18,8 +18,7 @@
 
 #include "report.h"
 
-static void report_json_writer_compact(void **state) {
-    (void)state;
+MOPT_TEST(report_json_writer_compact) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -58,8 +57,7 @@ static void report_json_writer_compact(void **state) {
     free(buf);
 }
 
-static void report_format_bytes(void **state) {
-    (void)state;
+MOPT_TEST(report_format_bytes) {
     char b[32];
     bench_format_bytes(b, sizeof b, 0);
     assert_string_equal(b, "0 B");
@@ -71,8 +69,7 @@ static void report_format_bytes(void **state) {
     assert_string_equal(b, "3.0 GiB");
 }
 
-static void report_summary_shows_failure(void **state) {
-    (void)state;
+MOPT_TEST(report_summary_shows_failure) {
     bench_result r;
     memset(&r, 0, sizeof r);
     snprintf(r.label, sizeof r.label, "cnn batch=1");

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "../../tests/test_main.h"
 #include "scenario.h"
 
 static int parse(const char *text, const bench_config *defs, bench_config_list *l, char *err,
@@ -36,8 +37,7 @@ static void expect_error(const char *text, int line, const char *fragment) {
     if (!strstr(err, fragment)) fail_msg("error should mention '%s', got '%s'", fragment, err);
 }
 
-static void scenario_expands_cartesian_product(void **state) {
-    (void)state;
+MOPT_TEST(scenario_expands_cartesian_product) {
     const char *y = "defaults:\n"
                     "  warmup: 2\n"
                     "  threads: 4\n"
@@ -79,8 +79,7 @@ static void scenario_expands_cartesian_product(void **state) {
     assert_int_equal(l.count, 0);
 }
 
-static void scenario_shapes_inputs_dims(void **state) {
-    (void)state;
+MOPT_TEST(scenario_shapes_inputs_dims) {
     const char *y = "configs:\n"
                     "  - model: cnn.onnx\n"
                     "    shapes:\n"
@@ -132,8 +131,7 @@ static void scenario_shapes_inputs_dims(void **state) {
     bench_config_list_free(&l);
 }
 
-static void scenario_overrides_command_line_defaults(void **state) {
-    (void)state;
+MOPT_TEST(scenario_overrides_command_line_defaults) {
     bench_config defs;
     bench_config_init(&defs);
     defs.threads = 2;
@@ -157,8 +155,7 @@ static void scenario_overrides_command_line_defaults(void **state) {
     bench_config_free(&defs);
 }
 
-static void scenario_bad_yaml_names_line(void **state) {
-    (void)state;
+MOPT_TEST(scenario_bad_yaml_names_line) {
     expect_error("configs:\n"
                  "  - model: a.onnx\n"
                  "    batch: [1, 2\n"
@@ -174,8 +171,7 @@ static void scenario_bad_yaml_names_line(void **state) {
                  3, "bad YAML");
 }
 
-static void scenario_unknown_key_names_line(void **state) {
-    (void)state;
+MOPT_TEST(scenario_unknown_key_names_line) {
     expect_error("configs:\n"
                  "  - model: a.onnx\n"
                  "    batch: 1\n"
@@ -192,8 +188,7 @@ static void scenario_unknown_key_names_line(void **state) {
                  1, "unknown top-level key 'config'");
 }
 
-static void scenario_bad_values_name_line(void **state) {
-    (void)state;
+MOPT_TEST(scenario_bad_values_name_line) {
     expect_error("configs:\n  - model: a.onnx\n    threads: many\n", 3, "wants an integer");
     expect_error("configs:\n  - model: a.onnx\n    batch: [1, 0]\n", 3, "must be >= 1");
     expect_error("configs:\n  - model: a.onnx\n    seq: []\n", 3, "empty list");
@@ -210,8 +205,7 @@ static void scenario_bad_values_name_line(void **state) {
     expect_error("42\n", 1, "a scenario is a mapping");
 }
 
-static void scenario_load_file_resolves_paths(void **state) {
-    (void)state;
+MOPT_TEST(scenario_load_file_resolves_paths) {
     char path[] = "/tmp/mopt_bench_scen_XXXXXX.yaml";
     int fd = mkstemps(path, 5);
     assert_true(fd >= 0);

@@ -29,8 +29,7 @@ static int cmp(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static void stats_percentiles_match_numpy(void **state) {
-    (void)state;
+MOPT_TEST(stats_percentiles_match_numpy) {
     for (size_t k = 0; k < PC_NCASES; k++) {
         const pc_case *c = &pc_cases[k];
         double *s = malloc(c->n * sizeof *s);
@@ -44,8 +43,7 @@ static void stats_percentiles_match_numpy(void **state) {
     }
 }
 
-static void stats_latency_summary_matches_numpy(void **state) {
-    (void)state;
+MOPT_TEST(stats_latency_summary_matches_numpy) {
     /* pc_qs indices of 50, 90, 95, 99 */
     int i50 = -1, i90 = -1, i95 = -1, i99 = -1;
     for (int i = 0; i < PC_NQ; i++) {
@@ -73,16 +71,14 @@ static void stats_latency_summary_matches_numpy(void **state) {
     }
 }
 
-static void stats_input_not_modified(void **state) {
-    (void)state;
+MOPT_TEST(stats_input_not_modified) {
     double x[] = {3, 1, 2};
     bench_latency l;
     assert_int_equal(bench_latency_compute(x, 3, &l), 0);
     assert_true(x[0] == 3 && x[1] == 1 && x[2] == 2);
 }
 
-static void stats_rejects_empty_and_nan(void **state) {
-    (void)state;
+MOPT_TEST(stats_rejects_empty_and_nan) {
     bench_latency l;
     double x[] = {1.0, NAN, 2.0};
     assert_int_equal(bench_latency_compute(x, 0, &l), -1);
@@ -92,8 +88,7 @@ static void stats_rejects_empty_and_nan(void **state) {
     assert_int_equal(bench_latency_compute(y, 2, &l), -1);
 }
 
-static void stats_percentile_clamps_q(void **state) {
-    (void)state;
+MOPT_TEST(stats_percentile_clamps_q) {
     double s[] = {1.0, 2.0, 4.0};
     assert_true(bench_percentile_sorted(s, 3, -5.0) == 1.0);
     assert_true(bench_percentile_sorted(s, 3, 250.0) == 4.0);

@@ -20,6 +20,7 @@
 #include <jpeglib.h>
 #include <png.h>
 
+#include "../../tests/test_main.h"
 #include "../../tests/test_tmpdir.h"
 #include "image.h"
 
@@ -126,8 +127,7 @@ static void expect_error(const char *path, const char *needle) {
 
 /* ---- PNG ------------------------------------------------------------------ */
 
-static void test_png_round_trip(void **state) {
-    (void)state;
+MOPT_TEST(test_png_round_trip) {
     ex_image a, b;
     unsigned s = 7;
     assert_int_equal(ex_image_alloc(&a, 37, 23, 3), 0);
@@ -145,8 +145,7 @@ static void test_png_round_trip(void **state) {
     assert_null(b.px);
 }
 
-static void test_png_conversions(void **state) {
-    (void)state;
+MOPT_TEST(test_png_conversions) {
     char err[256];
     ex_image img;
     /* 8-bit grey -> r = g = b */
@@ -192,8 +191,7 @@ static void test_png_conversions(void **state) {
 
 /* ---- JPEG ----------------------------------------------------------------- */
 
-static void test_jpeg_decode(void **state) {
-    (void)state;
+MOPT_TEST(test_jpeg_decode) {
     enum { W = 64, H = 48 };
     unsigned char *px = malloc(W * H * 3);
     assert_non_null(px);
@@ -238,8 +236,7 @@ static void test_jpeg_decode(void **state) {
 
 /* ---- resize ----------------------------------------------------------------- */
 
-static void test_resize_constant(void **state) {
-    (void)state;
+MOPT_TEST(test_resize_constant) {
     ex_image a, b;
     assert_int_equal(ex_image_alloc(&a, 13, 7, 3), 0);
     for (int i = 0; i < 13 * 7; i++)
@@ -263,8 +260,7 @@ static void test_resize_constant(void **state) {
     ex_image_free(&a);
 }
 
-static void test_resize_gradient(void **state) {
-    (void)state;
+MOPT_TEST(test_resize_gradient) {
     ex_image a, b;
     assert_int_equal(ex_image_alloc(&a, 64, 3, 3), 0);
     for (int y = 0; y < 3; y++)
@@ -298,8 +294,7 @@ static int is_red(const ex_image *m, int x, int y) {
     return p[0] == 255 && p[1] == 0 && p[2] == 0;
 }
 
-static void test_draw_rect(void **state) {
-    (void)state;
+MOPT_TEST(test_draw_rect) {
     ex_image m;
     assert_int_equal(ex_image_alloc(&m, 20, 10, 3), 0);
     ex_image_draw_rect(&m, 12, 8, 3, 2, 255, 0, 0, 2); /* corners swapped */
@@ -325,8 +320,7 @@ static void test_draw_rect(void **state) {
 
 /* ---- hostile -------------------------------------------------------------- */
 
-static void test_hostile(void **state) {
-    (void)state;
+MOPT_TEST(test_hostile) {
     char err[256];
     expect_error(test_tmp("does-not-exist.png"), "No such file");
     write_bytes(test_tmp("empty.png"), "", 0);
@@ -402,12 +396,7 @@ static void test_hostile(void **state) {
     assert_int_equal(access(test_tmp("x.png"), F_OK), -1);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_png_round_trip),  cmocka_unit_test(test_png_conversions),
-        cmocka_unit_test(test_jpeg_decode),     cmocka_unit_test(test_resize_constant),
-        cmocka_unit_test(test_resize_gradient), cmocka_unit_test(test_draw_rect),
-        cmocka_unit_test(test_hostile),
-    };
-    return cmocka_run_group_tests(tests, test_tmpdir_setup, test_tmpdir_teardown);
-}
+MOPT_TEST_MAIN_WITH(test_tmpdir_setup, test_tmpdir_teardown, cmocka_unit_test(test_png_round_trip),
+                    cmocka_unit_test(test_png_conversions), cmocka_unit_test(test_jpeg_decode),
+                    cmocka_unit_test(test_resize_constant), cmocka_unit_test(test_resize_gradient),
+                    cmocka_unit_test(test_draw_rect), cmocka_unit_test(test_hostile))

@@ -30,8 +30,7 @@ static void paint(float *m, int x0, int y0, int x1, int y1, float v) {
 }
 
 /* An axis-aligned region: one box, pushed out by area * 1.6 / perimeter. */
-static void test_db_one_rectangle(void **state) {
-    (void)state;
+MOPT_TEST(test_db_one_rectangle) {
     float *m = blank_map();
     paint(m, 40, 30, 160, 50, 0.9f);
     ocr_db_params p;
@@ -53,8 +52,7 @@ static void test_db_one_rectangle(void **state) {
 }
 
 /* Order: top row first, left to right within a row (tops within 10 px). */
-static void test_db_order_and_filters(void **state) {
-    (void)state;
+MOPT_TEST(test_db_order_and_filters) {
     float *m = blank_map();
     paint(m, 120, 10, 180, 25, 0.95f); /* top right */
     paint(m, 10, 14, 80, 28, 0.95f);   /* top left, 4 px lower */
@@ -80,8 +78,7 @@ static void test_db_order_and_filters(void **state) {
 }
 
 /* A region turned by 10 degrees gives a box along it. */
-static void test_db_rotated(void **state) {
-    (void)state;
+MOPT_TEST(test_db_rotated) {
     float *m = blank_map();
     double a = 10 * M_PI / 180, c = cos(a), s = sin(a);
     for (int y = 0; y < MH; y++)
@@ -102,8 +99,7 @@ static void test_db_rotated(void **state) {
     free(m);
 }
 
-static void test_db_empty(void **state) {
-    (void)state;
+MOPT_TEST(test_db_empty) {
     float *m = blank_map();
     ocr_db_params p;
     ocr_db_defaults(&p);
@@ -130,8 +126,7 @@ static void fill_gradient(ex_image *im, int w, int h) {
 }
 
 /* An axis-aligned quad is an exact copy of that part of the image. */
-static void test_warp_axis_aligned(void **state) {
-    (void)state;
+MOPT_TEST(test_warp_axis_aligned) {
     ex_image src, dst;
     fill_gradient(&src, 40, 30);
     const float q[8] = {10, 5, 30, 5, 30, 15, 10, 15};
@@ -148,8 +143,7 @@ static void test_warp_axis_aligned(void **state) {
     ex_image_free(&src);
 }
 
-static void test_rotations(void **state) {
-    (void)state;
+MOPT_TEST(test_rotations) {
     ex_image src, r, copy;
     fill_gradient(&src, 5, 3);
     assert_int_equal(ocr_rot90(&src, &r), 0);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../tests/test_main.h"
 #include "genpool.h"
 
 static const char *model_path;
@@ -34,8 +35,7 @@ static size_t feed(const unsigned char *in, size_t n, int flush, char *out) {
     return o;
 }
 
-static void test_utf8_valid(void **state) {
-    (void)state;
+MOPT_TEST(test_utf8_valid) {
     static const unsigned char s[] = "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80z"; /* a é € 😀 z */
     char out[64];
     size_t n = feed(s, sizeof s - 1, 1, out);
@@ -50,8 +50,7 @@ static void test_utf8_valid(void **state) {
     assert_memory_equal(piece, "\xE2\x82\xAC", 3);
 }
 
-static void test_utf8_invalid(void **state) {
-    (void)state;
+MOPT_TEST(test_utf8_invalid) {
     char out[64];
     static const struct {
         const char *in, *want;
@@ -87,8 +86,7 @@ static void *wait_thread(void *arg) {
     return NULL;
 }
 
-static void test_pool(void **state) {
-    (void)state;
+MOPT_TEST(test_pool) {
     char err[256];
     assert_null(gen_pool_create("/nonexistent.onnx", 1, 1, 64, err, sizeof err));
     assert_non_null(strstr(err, "/nonexistent.onnx"));

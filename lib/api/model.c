@@ -298,35 +298,21 @@ static const pass_report_entry *pass_at(const mopt_model *m, size_t i) {
 
 size_t mopt_model_pass_count(const mopt_model *m) { return m ? (size_t)m->report.n : 0; }
 
-const char *mopt_model_pass_name(const mopt_model *m, size_t i) {
-    const pass_report_entry *e = pass_at(m, i);
-    return e ? e->name : NULL;
-}
-
-double mopt_model_pass_ms(const mopt_model *m, size_t i) {
-    const pass_report_entry *e = pass_at(m, i);
-    return e ? e->ms : -1.0;
-}
-
-int64_t mopt_model_pass_nodes_before(const mopt_model *m, size_t i) {
-    const pass_report_entry *e = pass_at(m, i);
-    return e ? e->nodes_before : -1;
-}
-
-int64_t mopt_model_pass_nodes_after(const mopt_model *m, size_t i) {
-    const pass_report_entry *e = pass_at(m, i);
-    return e ? e->nodes_after : -1;
-}
-
-int64_t mopt_model_pass_rewrites(const mopt_model *m, size_t i) {
-    const pass_report_entry *e = pass_at(m, i);
-    return e ? e->rewrites : -1;
-}
-
-const char *mopt_model_pass_note(const mopt_model *m, size_t i) {
-    const pass_report_entry *e = pass_at(m, i);
-    return e ? e->note : NULL;
-}
+/* mopt_model_pass_name, _ms, _nodes_before, _nodes_after, _rewrites and
+ * _note: one field of report entry i, or `none` for a NULL model or an i
+ * past the end. */
+#define PASS_FIELD(type, field, none)                                                              \
+    type mopt_model_pass_##field(const mopt_model *m, size_t i) {                                  \
+        const pass_report_entry *e = pass_at(m, i);                                                \
+        return e ? e->field : none;                                                                \
+    }
+PASS_FIELD(const char *, name, NULL)
+PASS_FIELD(double, ms, -1.0)
+PASS_FIELD(int64_t, nodes_before, -1)
+PASS_FIELD(int64_t, nodes_after, -1)
+PASS_FIELD(int64_t, rewrites, -1)
+PASS_FIELD(const char *, note, NULL)
+#undef PASS_FIELD
 
 /* ---- metadata ---------------------------------------------------------- */
 

@@ -171,14 +171,14 @@ static mopt_status bridge_run_with(const bridged *b, const bplan *planned,
         p = *planned;
     } else {
         /* not planned (dtypes unknown when the model was built): decide now */
-        if (n_in > 32 || n_out > 32) return b->orig->run(ctx, in, n_in, out, n_out);
+        if (n_in > 32 || n_out > 32) return ops_run_reference(b->orig, ctx, in, n_in, out, n_out);
         plan_make(b, in, n_in, &p);
-        if (!p.any) return b->orig->run(ctx, in, n_in, out, n_out);
+        if (!p.any) return ops_run_reference(b->orig, ctx, in, n_in, out, n_out);
         op_tensor probe[32];
         for (int k = 0; k < n_out; k++)
             probe[k] = out[k];
         if (b->orig->infer(ctx, in, n_in, probe, n_out) == MOPT_OK)
-            return b->orig->run(ctx, in, n_in, out, n_out);
+            return ops_run_reference(b->orig, ctx, in, n_in, out, n_out);
     }
     op_tensor in2[32], out2[32];
     mopt_dtype wide_of[32];
@@ -220,7 +220,7 @@ static mopt_status bridge_run_with(const bridged *b, const bplan *planned,
         out2[k].data = at;
         at += room(op_numel(&out[k]), wide_of[k]);
     }
-    if (st == MOPT_OK) st = b->orig->run(ctx, in2, n_in, out2, n_out);
+    if (st == MOPT_OK) st = ops_run_reference(b->orig, ctx, in2, n_in, out2, n_out);
     for (int k = 0; k < n_out && st == MOPT_OK; k++) {
         if (wide_of[k] == MOPT_DTYPE_UNDEFINED) continue;
         int64_t n = op_numel(&out[k]);

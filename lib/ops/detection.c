@@ -60,7 +60,8 @@ static mopt_status read_f32(const op_ctx *ctx, const op_tensor *t, const char *w
 }
 
 /* The selection's parameters from the optional inputs (their data is set). */
-static mopt_status nms_setup(const op_ctx *ctx, const op_tensor *in, int n_in, ref_nms *k) {
+static mopt_status nms_setup(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom) {
+    ref_nms *k = geom;
     const nms_params *p = ctx->params;
     memset(k, 0, sizeof *k);
     k->center_point_box = p->center_point_box;
@@ -136,11 +137,9 @@ static mopt_status nms_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
 static mopt_status nms_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     (void)n_out;
-    ref_nms k;
-    mopt_status st = nms_setup(ctx, in, n_in, &k);
-    if (st) return st;
+    const ref_nms *k = ctx->geom; /* nms_setup's */
     const ir_shape *bs = &in[NMS_BOXES].shape;
-    int64_t n = ref_nms_f32(&k, bs->dims[0], in[NMS_SCORES].shape.dims[1], bs->dims[1],
+    int64_t n = ref_nms_f32(k, bs->dims[0], in[NMS_SCORES].shape.dims[1], bs->dims[1],
                             in[NMS_BOXES].data, in[NMS_SCORES].data, out[0].data);
     if (n < 0) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the candidates");
     if (n != out[0].shape.dims[0])
@@ -236,7 +235,8 @@ static mopt_status roi_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 static const op_def k_ops[] = {
     {"NonMaxSuppression", "", 2, 5, 1, 1, nms_infer, nms_run, NULL,
-     .params_size = sizeof(nms_params), .parse = nms_parse, .bridge = &ops_bridge_float},
+     .params_size = sizeof(nms_params), .parse = nms_parse, OP_GEOM(ref_nms, nms_setup),
+     .bridge = &ops_bridge_float},
     {"RoiAlign", "", 3, 3, 1, 1, roi_infer, roi_run, NULL, .params_size = sizeof(roi_params),
      .parse = roi_parse, .bridge = &ops_bridge_float},
 };

@@ -218,7 +218,8 @@ static mopt_status merge(const op_ctx *ctx, const einsum_params *p, ein_res *r, 
     return MOPT_OK;
 }
 
-static mopt_status resolve(const op_ctx *ctx, const op_tensor *in, int n_in, ein_res *r) {
+static mopt_status resolve(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom) {
+    ein_res *r = geom;
     const einsum_params *p = ctx->params;
     memset(r, 0, sizeof *r);
     if (n_in != p->n_terms)
@@ -345,17 +346,15 @@ static mopt_status einsum_infer(const op_ctx *ctx, const op_tensor *in, int n_in
 static mopt_status einsum_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
     (void)n_out;
-    ein_res r;
-    mopt_status st = resolve(ctx, in, n_in, &r);
-    if (st) return st;
+    const ein_res *r = ctx->geom; /* resolve's */
     ref_ein_operand ops[EIN_MAX_OPS];
     for (int k = 0; k < n_in; k++)
-        ops[k] = (ref_ein_operand){in[k].shape.rank, r.lab[k], in[k].shape.dims, in[k].data};
+        ops[k] = (ref_ein_operand){in[k].shape.rank, r->lab[k], in[k].shape.dims, in[k].data};
     ref_ein_type t = in[0].dtype == MOPT_DTYPE_F32   ? REF_EIN_F32
                      : in[0].dtype == MOPT_DTYPE_F64 ? REF_EIN_F64
                      : in[0].dtype == MOPT_DTYPE_I32 ? REF_EIN_I32
                                                      : REF_EIN_I64;
-    int rc = ref_einsum(t, n_in, ops, r.out_rank, r.out, out[0].shape.dims, out[0].data);
+    int rc = ref_einsum(t, n_in, ops, r->out_rank, r->out, out[0].shape.dims, out[0].data);
     if (rc == -1) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the intermediates");
     if (rc)
         return op_fail(ctx, MOPT_ERR_LIMIT, "equation '%s': an intermediate is too large",
@@ -365,7 +364,8 @@ static mopt_status einsum_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 
 static const op_def k_ops[] = {
     {"Einsum", "", 1, EIN_MAX_OPS, 1, 1, einsum_infer, einsum_run, NULL,
-     .params_size = sizeof(einsum_params), .parse = einsum_parse, .bridge = &ops_bridge_wrap_arith},
+     .params_size = sizeof(einsum_params), .parse = einsum_parse, OP_GEOM(ein_res, resolve),
+     .bridge = &ops_bridge_wrap_arith},
 };
 
 const op_def *ops_family_einsum(size_t *count) {

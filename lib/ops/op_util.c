@@ -6,12 +6,36 @@
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "kernels/ref/ref_conv.h"
 #include "ops/op_common.h"
 #include "ops/ops.h"
+
+/* The geometry's room lives only in this frame (kept out of line), not in
+ * every reference run's: a subgraph op nests runs. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static mopt_status
+run_with_geom(const op_def *d, const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+              int n_out) {
+    _Alignas(max_align_t) unsigned char geom[OP_GEOM_CAP];
+    memset(geom, 0, d->geom_size);
+    mopt_status st = d->geom(ctx, in, n_in, geom);
+    if (st) return st;
+    op_ctx with = *ctx;
+    with.geom = geom;
+    return d->run(&with, in, n_in, out, n_out);
+}
+
+mopt_status ops_run_reference(const op_def *d, const op_ctx *ctx, const op_tensor *in, int n_in,
+                              op_tensor *out, int n_out) {
+    if (!d->geom) return d->run(ctx, in, n_in, out, n_out);
+    return run_with_geom(d, ctx, in, n_in, out, n_out);
+}
 
 mopt_status op_fail(const op_ctx *ctx, mopt_status status, const char *fmt, ...) {
     char msg[1536];

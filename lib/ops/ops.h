@@ -6,13 +6,16 @@
  *   infer   shape/type inference (load time, symbolic; run time, concrete)
  *   parse   its attributes -> a small params struct, once when the node is
  *           planned (kernels read ctx->params, never the IR)
+ *   geom    what run needs from the concrete inputs (sizes, validated
+ *           shapes), computed before run and given as ctx->geom (optional)
  *   run     the reference implementation (kernels/ref), always available
  *   flops   floating-point work of one execution, for profiles (optional)
  *   bridge  which dtypes it may run through f32/i64 (lib/ops/bridge.c)
  *   impls   faster implementations in preference order (lib/ops/<backend>/)
  * A family file ends with an ops_family_<name>() accessor; registry.c lists
- * the families. Ops never allocate their outputs (the runtime does), and
- * every caller builds an op's view of a node with op_view_init (node_view.h).
+ * the families. Ops never allocate their outputs (the runtime does),
+ * every caller builds an op's view of a node with op_view_init (node_view.h),
+ * and every caller of the reference run goes through ops_run_reference.
  */
 #ifndef MOPT_OPS_OPS_H
 #define MOPT_OPS_OPS_H
@@ -58,6 +61,8 @@ typedef struct op_ctx {
     bool runtime;             /* false during load-time inference */
     const void *params;       /* def->parse's product for this node (NULL when the op
                                  has no params) */
+    const void *geom;         /* def->geom's product for this call: the reference
+                                 run only (ops_run_reference sets it) */
     /* Set for an op_impl's run only: */
     const void *state;      /* what impl->prepare made at model load (immutable) */
     void **scratch;         /* per-session, per-node slot the impl may fill lazily
@@ -98,6 +103,12 @@ typedef mopt_status (*op_run_fn)(const op_ctx *ctx, const op_tensor *in, int n_i
  * with op_fail(). Params may point into the node's attributes: the graph
  * outlives them. */
 typedef mopt_status (*op_parse_fn)(const op_ctx *ctx, void *params);
+
+/* What the reference run needs from its concrete inputs (sizes, strides,
+ * checked shapes), into geom (def->geom_size bytes, zeroed). Fails with
+ * op_fail() on inputs the run cannot take. Ops may call the same function
+ * from infer (load time: unknown dims allowed) with a typed pointer. */
+typedef mopt_status (*op_geom_fn)(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom);
 
 /* Floating-point operations of one execution with these concrete shapes. */
 typedef int64_t (*op_flops_fn)(const op_ctx *ctx, const op_tensor *in, int n_in,
@@ -176,6 +187,8 @@ typedef struct op_def {
     const op_impl *const *impls; /* NULL-terminated, preference order; may be NULL */
     size_t params_size;          /* 0: no params */
     op_parse_fn parse;           /* set when params_size > 0 */
+    size_t geom_size;            /* 0: no geometry */
+    op_geom_fn geom;             /* set when geom_size > 0 */
     op_flops_fn flops;           /* NULL: not counted */
     const op_bridge *bridge;     /* NULL: never bridged */
 } op_def;
@@ -217,6 +230,26 @@ typedef struct op_subgraphs {
 
 /* An op_def's params fields in a table row: OP_PARAMS(my_params, my_parse). */
 #define OP_PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
+
+/* Geometry structs are at most this large (OP_GEOM checks at compile time). */
+#define OP_GEOM_CAP 2048
+
+/* An op_def's geometry fields in a table row: OP_GEOM(my_geom, my_geom_fn). */
+#define OP_GEOM(type, geom_fn)                                                                     \
+    .geom_size = sizeof(type) +                                                                    \
+                 0 * sizeof(struct {                                                               \
+                     int unused;                                                                   \
+                     _Static_assert(sizeof(type) <= OP_GEOM_CAP, #type " exceeds OP_GEOM_CAP");    \
+                 }),                                                                               \
+    .geom = geom_fn
+
+/* The reference implementation of op d (ctx->def, or the op a dtype bridge
+ * wraps) on in/out: when d declares a geometry, computes it first and runs
+ * with ctx->geom pointing at it (a failure of the geometry is the run's).
+ * The executor, the dtype bridge, constant folding and tests call this,
+ * never d->run. */
+mopt_status ops_run_reference(const op_def *d, const op_ctx *ctx, const op_tensor *in, int n_in,
+                              op_tensor *out, int n_out);
 
 /* Finds an op; NULL when unsupported. */
 const op_def *ops_find(const char *op_type, const char *domain);

@@ -278,7 +278,8 @@ const void *ops_rnn_input(const op_tensor *in, int n_in, int k) {
     return op_has_input(in, n_in, k) ? in[k].data : NULL;
 }
 
-mopt_status ops_rnn_setup(const op_ctx *ctx, const op_tensor *in, int n_in, ref_rnn_params *k) {
+mopt_status ops_rnn_setup(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom) {
+    ref_rnn_params *k = geom;
     const ops_rnn_params *p = ctx->params;
     *k = p->k;
     const ir_shape *xs = &in[RNN_IN_X].shape;
@@ -297,16 +298,14 @@ mopt_status ops_rnn_setup(const op_ctx *ctx, const op_tensor *in, int n_in, ref_
 
 static mopt_status rnn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
-    ref_rnn_params k;
-    mopt_status st = ops_rnn_setup(ctx, in, n_in, &k);
-    if (st) return st;
-    float *work = mopt_malloc(ref_rnn_work_floats(&k) * sizeof(float) + 1);
+    const ref_rnn_params *k = ctx->geom; /* ops_rnn_setup's */
+    float *work = mopt_malloc(ref_rnn_work_floats(k) * sizeof(float) + 1);
     if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the recurrent state");
-    ref_rnn_f32(&k, in[RNN_IN_X].data, in[RNN_IN_W].data, in[RNN_IN_R].data,
+    ref_rnn_f32(k, in[RNN_IN_X].data, in[RNN_IN_W].data, in[RNN_IN_R].data,
                 ops_rnn_input(in, n_in, RNN_IN_B), ops_rnn_input(in, n_in, RNN_IN_SEQ_LENS),
                 ops_rnn_input(in, n_in, RNN_IN_H0),
-                k.cell == REF_RNN_CELL_LSTM ? ops_rnn_input(in, n_in, RNN_IN_C0) : NULL,
-                k.cell == REF_RNN_CELL_LSTM ? ops_rnn_input(in, n_in, RNN_IN_P) : NULL,
+                k->cell == REF_RNN_CELL_LSTM ? ops_rnn_input(in, n_in, RNN_IN_C0) : NULL,
+                k->cell == REF_RNN_CELL_LSTM ? ops_rnn_input(in, n_in, RNN_IN_P) : NULL,
                 n_out > 0 ? out[0].data : NULL, n_out > 1 ? out[1].data : NULL,
                 n_out > 2 ? out[2].data : NULL, work);
     mopt_free(work);
@@ -515,11 +514,14 @@ static int64_t dq_lstm_flops(const op_ctx *ctx, const op_tensor *in, int n_in, c
 
 static const op_def k_ops[] = {
     {"LSTM", "", 3, 8, 0, 3, rnn_infer, rnn_run, ops_cpu_recurrent_impls,
-     OP_PARAMS(ops_rnn_params, lstm_parse), .flops = rnn_flops, .bridge = &ops_bridge_float},
+     OP_PARAMS(ops_rnn_params, lstm_parse), OP_GEOM(ref_rnn_params, ops_rnn_setup),
+     .flops = rnn_flops, .bridge = &ops_bridge_float},
     {"GRU", "", 3, 6, 0, 2, rnn_infer, rnn_run, ops_cpu_recurrent_impls,
-     OP_PARAMS(ops_rnn_params, gru_parse), .flops = rnn_flops, .bridge = &ops_bridge_float},
+     OP_PARAMS(ops_rnn_params, gru_parse), OP_GEOM(ref_rnn_params, ops_rnn_setup),
+     .flops = rnn_flops, .bridge = &ops_bridge_float},
     {"RNN", "", 3, 6, 0, 2, rnn_infer, rnn_run, ops_cpu_recurrent_impls,
-     OP_PARAMS(ops_rnn_params, rnn_parse), .flops = rnn_flops, .bridge = &ops_bridge_float},
+     OP_PARAMS(ops_rnn_params, rnn_parse), OP_GEOM(ref_rnn_params, ops_rnn_setup),
+     .flops = rnn_flops, .bridge = &ops_bridge_float},
     {"DynamicQuantizeLSTM", "com.microsoft", 3, 12, 0, 3, dq_lstm_infer, dq_lstm_run,
      ops_cpu_dq_lstm_impls, OP_PARAMS(ops_rnn_params, dq_lstm_parse), .flops = dq_lstm_flops},
 };

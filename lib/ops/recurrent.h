@@ -22,7 +22,7 @@ typedef struct ops_rnn_params {
 /* The kernel params of a run: the node's params with the concrete sizes of
  * in[], after checking that sequence_lens (when given) lies in [0, seq].
  * Fails (INVALID_ARGUMENT) naming the bad length. */
-mopt_status ops_rnn_setup(const op_ctx *ctx, const op_tensor *in, int n_in, ref_rnn_params *k);
+mopt_status ops_rnn_setup(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom);
 
 /* Input k when given, else NULL. */
 const void *ops_rnn_input(const op_tensor *in, int n_in, int k);

@@ -35,8 +35,8 @@ static mopt_status rotary_parse(const op_ctx *ctx, void *params) {
 }
 
 /* Geometry of a call with concrete shapes; fails on shapes that disagree. */
-static mopt_status rotary_geometry(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                   ref_rotary *g) {
+static mopt_status rotary_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom) {
+    ref_rotary *g = geom;
     const rotary_params *p = ctx->params;
     const ir_shape *x = &in[0].shape, *c = &in[1].shape, *s = &in[2].shape;
     memset(g, 0, sizeof *g);
@@ -116,16 +116,14 @@ static mopt_status rotary_infer(const op_ctx *ctx, const op_tensor *in, int n_in
 static mopt_status rotary_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
     (void)n_out;
-    ref_rotary g;
-    mopt_status st = rotary_geometry(ctx, in, n_in, &g);
-    if (st) return st;
+    const ref_rotary *g = ctx->geom; /* rotary_geometry's */
     const int64_t *pos = op_has_input(in, n_in, 3) ? in[3].data : NULL;
-    int64_t bad = ref_rotary_embedding(&g, in[0].data, in[1].data, in[2].data, pos, out[0].data);
+    int64_t bad = ref_rotary_embedding(g, in[0].data, in[1].data, in[2].data, pos, out[0].data);
     if (bad >= 0)
         return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
                        "position_ids[%" PRId64 "] = %" PRId64 " is outside the caches' %" PRId64
                        " rows",
-                       bad, pos[bad], g.max_pos);
+                       bad, pos[bad], g->max_pos);
     return MOPT_OK;
 }
 
@@ -137,7 +135,8 @@ static int64_t rotary_flops(const op_ctx *ctx, const op_tensor *in, int n_in, co
 
 static const op_def k_ops[] = {
     {"RotaryEmbedding", "", 3, 4, 1, 1, rotary_infer, rotary_run, NULL,
-     OP_PARAMS(rotary_params, rotary_parse), .flops = rotary_flops, .bridge = &ops_bridge_float},
+     OP_PARAMS(rotary_params, rotary_parse), OP_GEOM(ref_rotary, rotary_geometry),
+     .flops = rotary_flops, .bridge = &ops_bridge_float},
 };
 
 OP_FAMILY(rotary, k_ops)

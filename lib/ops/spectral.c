@@ -62,7 +62,8 @@ typedef struct dft_geom {
     int64_t n, c_in;
 } dft_geom;
 
-static mopt_status dft_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, dft_geom *g) {
+static mopt_status dft_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom) {
+    dft_geom *g = geom;
     const dft_params *p = ctx->params;
     const ir_shape *x = &in[0].shape;
     char sx[IR_SHAPE_STR_CAP];
@@ -157,22 +158,20 @@ static mopt_status dft_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
 static mopt_status dft_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     const dft_params *p = ctx->params;
-    dft_geom g;
-    mopt_status st = dft_geometry(ctx, in, n_in, &g);
-    if (st) return st;
+    const dft_geom *g = ctx->geom; /* dft_geometry's */
     const ir_shape *x = &in[0].shape;
-    ref_dft_params k = {.len_in = x->dims[g.axis],
-                        .c_in = g.c_in,
-                        .len_out = out[0].shape.dims[g.axis],
+    ref_dft_params k = {.len_in = x->dims[g->axis],
+                        .c_in = g->c_in,
+                        .len_out = out[0].shape.dims[g->axis],
                         .inverse = p->inverse,
                         .onesided = p->onesided};
-    op_axis_split(x, g.axis, &k.outer, NULL, &k.inner);
-    k.inner /= g.c_in;
+    op_axis_split(x, g->axis, &k.outer, NULL, &k.inner);
+    k.inner /= g->c_in;
     if (op_numel(&out[0]) == 0) return MOPT_OK;
     ref_fft f;
-    if (ref_fft_init(&f, g.n)) {
+    if (ref_fft_init(&f, g->n)) {
         ref_fft_free(&f);
-        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for a DFT of length %" PRId64, g.n);
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for a DFT of length %" PRId64, g->n);
     }
     ref_dft_f32(&k, &f, in[0].data, out[0].data);
     ref_fft_free(&f);
@@ -195,7 +194,8 @@ typedef struct stft_geom {
     int64_t n, step, frames;
 } stft_geom;
 
-static mopt_status stft_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, stft_geom *g) {
+static mopt_status stft_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom) {
+    stft_geom *g = geom;
     const stft_params *p = ctx->params;
     const ir_shape *x = &in[0].shape;
     char sx[IR_SHAPE_STR_CAP], sw[IR_SHAPE_STR_CAP];
@@ -276,21 +276,19 @@ static mopt_status stft_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
 
 static mopt_status stft_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
-    stft_geom g;
-    mopt_status st = stft_geometry(ctx, in, n_in, &g);
-    if (st) return st;
+    const stft_geom *g = ctx->geom; /* stft_geometry's */
     const ir_shape *x = &in[0].shape;
     ref_stft_params k = {.batch = x->dims[0],
                          .len = x->dims[1],
                          .c_in = x->dims[2],
-                         .frames = g.frames,
-                         .step = g.step,
+                         .frames = g->frames,
+                         .step = g->step,
                          .bins = out[0].shape.dims[2]};
     if (op_numel(&out[0]) == 0) return MOPT_OK;
     ref_fft f;
-    if (ref_fft_init(&f, g.n)) {
+    if (ref_fft_init(&f, g->n)) {
         ref_fft_free(&f);
-        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for frames of %" PRId64, g.n);
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for frames of %" PRId64, g->n);
     }
     const float *window = n_in > 2 && op_has_input(in, n_in, 2) ? in[2].data : NULL;
     ref_stft_f32(&k, &f, in[0].data, window, out[0].data);
@@ -411,9 +409,9 @@ static mopt_status mel_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 static const op_def k_ops[] = {
     {"DFT", "", 1, 3, 1, 1, dft_infer, dft_run, NULL, PARAMS(dft_params, dft_parse),
-     .bridge = &ops_bridge_float},
+     OP_GEOM(dft_geom, dft_geometry), .bridge = &ops_bridge_float},
     {"STFT", "", 2, 4, 1, 1, stft_infer, stft_run, NULL, PARAMS(stft_params, stft_parse),
-     .bridge = &ops_bridge_float},
+     OP_GEOM(stft_geom, stft_geometry), .bridge = &ops_bridge_float},
     /* output_datatype names the output: never bridged */
     {"MelWeightMatrix", "", 5, 5, 1, 1, mel_infer, mel_run, NULL, PARAMS(mel_params, mel_parse)},
 };

@@ -65,8 +65,8 @@ static mopt_status linattn_parse(const op_ctx *ctx, void *params) {
 }
 
 /* Geometry of a call with concrete shapes. */
-static mopt_status linattn_geometry(const op_ctx *ctx, const op_tensor *in, int n_in,
-                                    ref_linear_attn *g) {
+static mopt_status linattn_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom) {
+    ref_linear_attn *g = geom;
     const linattn_params *p = ctx->params;
     const ir_shape *q = &in[0].shape, *k = &in[1].shape, *v = &in[2].shape;
     memset(g, 0, sizeof *g);
@@ -146,12 +146,10 @@ static mopt_status linattn_infer(const op_ctx *ctx, const op_tensor *in, int n_i
 
 static mopt_status linattn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
-    ref_linear_attn g;
-    mopt_status st = linattn_geometry(ctx, in, n_in, &g);
-    if (st) return st;
-    size_t ns = (size_t)(g.batch * g.kv_heads * g.dk * g.dv);
+    const ref_linear_attn *g = ctx->geom; /* linattn_geometry's */
+    size_t ns = (size_t)(g->batch * g->kv_heads * g->dk * g->dv);
     float *state = n_out > 1 ? out[1].data : mopt_malloc(ns ? ns * sizeof(float) : 1);
-    double *scratch = mopt_malloc((size_t)(g.dv > 0 ? g.dv : 1) * sizeof(double));
+    double *scratch = mopt_malloc((size_t)(g->dv > 0 ? g->dv : 1) * sizeof(double));
     if (!state || !scratch) {
         if (n_out <= 1) mopt_free(state);
         mopt_free(scratch);
@@ -161,8 +159,8 @@ static mopt_status linattn_run(const op_ctx *ctx, const op_tensor *in, int n_in,
         memcpy(state, in[3].data, ns * sizeof(float));
     else if (ns)
         memset(state, 0, ns * sizeof(float));
-    ref_linear_attention(&g, in[0].data, in[1].data, in[2].data, g.gated ? in[4].data : NULL,
-                         g.delta ? in[5].data : NULL, state, out[0].data, scratch);
+    ref_linear_attention(g, in[0].data, in[1].data, in[2].data, g->gated ? in[4].data : NULL,
+                         g->delta ? in[5].data : NULL, state, out[0].data, scratch);
     if (n_out <= 1) mopt_free(state);
     mopt_free(scratch);
     return MOPT_OK;
@@ -197,8 +195,9 @@ static mopt_status ccs_parse(const op_ctx *ctx, void *params) {
     return MOPT_OK;
 }
 
-/* Checks concrete shapes; sets *k to the kernel size. */
-static mopt_status ccs_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *k) {
+/* Checks concrete shapes; sets *k (the geometry: an int64_t) to the kernel size. */
+static mopt_status ccs_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom) {
+    int64_t *k = geom;
     const ir_shape *x = &in[0].shape, *w = &in[1].shape;
     if (w->dims[0] != x->dims[1] || w->dims[1] != 1 || w->dims[2] < 1)
         return op_fail(ctx, MOPT_ERR_SHAPE,
@@ -240,9 +239,7 @@ static mopt_status ccs_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
 static mopt_status ccs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     const ccs_params *p = ctx->params;
-    int64_t k = 0;
-    mopt_status st = ccs_geometry(ctx, in, n_in, &k);
-    if (st) return st;
+    const int64_t k = *(const int64_t *)ctx->geom; /* ccs_geometry's */
     const ir_shape *x = &in[0].shape;
     size_t np = (size_t)(x->dims[0] * x->dims[1] * (k - 1));
     float *present = n_out > 1 ? out[1].data : mopt_malloc(np ? np * sizeof(float) : 1);
@@ -263,9 +260,11 @@ static int64_t ccs_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const
 
 static const op_def k_ops[] = {
     {"LinearAttention", "", 3, 6, 1, 2, linattn_infer, linattn_run, NULL,
-     OP_PARAMS(linattn_params, linattn_parse), .flops = linattn_flops, .bridge = &ops_bridge_float},
+     OP_PARAMS(linattn_params, linattn_parse), OP_GEOM(ref_linear_attn, linattn_geometry),
+     .flops = linattn_flops, .bridge = &ops_bridge_float},
     {"CausalConvWithState", "", 2, 4, 1, 2, ccs_infer, ccs_run, NULL,
-     OP_PARAMS(ccs_params, ccs_parse), .flops = ccs_flops, .bridge = &ops_bridge_float},
+     OP_PARAMS(ccs_params, ccs_parse), OP_GEOM(int64_t, ccs_geometry), .flops = ccs_flops,
+     .bridge = &ops_bridge_float},
 };
 
 OP_FAMILY(state_space, k_ops)

@@ -55,6 +55,18 @@ void fu_free(fu_graph *f) {
     memset(f, 0, sizeof *f);
 }
 
+mopt_status fu_run_pass(ir_graph *g, pass_result *r, const fu_pass *p) {
+    int32_t c[PASS_COUNTS_CAP] = {0};
+    fu_graph f;
+    mopt_status st = fu_init(&f, g);
+    for (int32_t i = 0; !st && i < g->n_nodes; i++)
+        st = p->visit(&f, g->nodes[i], c);
+    fu_free(&f);
+    if (!st && p->finish) st = p->finish(g, c);
+    pass_note_counts(r, c, p->notes, p->rewrites);
+    return st;
+}
+
 bool fu_is(const ir_node *n, const char *op_type) {
     return n && !n->dead && n->domain[0] == '\0' && n->op_type[0] == op_type[0] &&
            strcmp(n->op_type, op_type) == 0;

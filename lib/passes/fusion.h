@@ -1,9 +1,9 @@
 /*
  * fusion.h — pattern-matching and rewriting helpers shared by the fusion
- * passes (pass_fuse_*.c): producer/consumer lookup over live nodes, constant
- * scalars, new initializers and the placement of a fused node where the
- * last node of its pattern was (which keeps the node list topologically
- * ordered, as dead-code marking expects).
+ * passes (pass_fuse_*.c): the node loop that drives each of them, producer/consumer lookup over
+ * live nodes, constant scalars, new initializers and the placement of a fused node where the last
+ * node of its pattern was (which keeps the node list topologically ordered, as dead-code marking
+ * expects).
  */
 #ifndef MOPT_PASSES_FUSION_H
 #define MOPT_PASSES_FUSION_H
@@ -68,6 +68,23 @@ int32_t fu_add_f32_weight(ir_graph *g, const char *base, int32_t rank, const int
  * out of memory (message set). */
 ir_node *fu_replace_node(fu_graph *f, ir_node *replaced, const char *op_type, const char *domain,
                          const char *name, int32_t n_inputs, int32_t out_value);
+
+/* A fusion pass as the node visitor fu_run_pass drives: */
+typedef struct fu_pass {
+    /* Looks at node n (dead ones too: test with fu_is), rewrites the pattern
+     * it matches there (fu_refresh after a rewrite) and counts what it did in
+     * c[] (indices as in notes). A failure ends the pass. */
+    mopt_status (*visit)(fu_graph *f, ir_node *n, int32_t *c);
+    /* Optional: runs after the node loop when it succeeded. */
+    mopt_status (*finish)(ir_graph *g, int32_t *c);
+    const char *notes[PASS_COUNTS_CAP]; /* c[k]'s name in the note (pass_note_counts) */
+    unsigned rewrites;                  /* bits k of the c[k] that count as rewrites */
+} fu_pass;
+
+/* Runs a fusion pass: fu_init, visit on every node in order (nodes a rewrite
+ * appends included) until one fails, fu_free, finish, then r's rewrites and
+ * note from the counts, whether or not it failed. */
+mopt_status fu_run_pass(ir_graph *g, pass_result *r, const fu_pass *p);
 
 /* Attribute setters; false when out of memory (message set). */
 bool fu_set_int(ir_node *n, const char *name, int64_t v);

@@ -82,7 +82,8 @@ mopt_status pass_eliminate(ir_graph *g, pass_result *r) {
     ir_graph_use_counts(g, uses);
     for (size_t v = 0; v < nv; v++)
         forward[v] = -1;
-    int32_t n_identity = 0, n_dropout = 0, n_cast = 0, n_reshape = 0, n_transpose = 0;
+    enum { N_IDENTITY, N_DROPOUT, N_CAST, N_RESHAPE, N_TRANSPOSE };
+    int32_t c[PASS_COUNTS_CAP] = {0};
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         if (n->dead) continue;
@@ -90,7 +91,7 @@ mopt_status pass_eliminate(ir_graph *g, pass_result *r) {
         if (n->n_inputs < 1 || n->inputs[0] < 0 || n->n_outputs < 1) continue;
         int32_t in = n->inputs[0];
         if (op_is(n, "Identity")) {
-            n_identity += bypass(g, n, in, forward);
+            c[N_IDENTITY] += bypass(g, n, in, forward);
         } else if (op_is(n, "Dropout")) {
             bool mask_used = n->n_outputs > 1 && n->outputs[1] >= 0 && uses[n->outputs[1]] > 0;
             /* training_mode (input 2) must be absent or a constant false */
@@ -100,12 +101,12 @@ mopt_status pass_eliminate(ir_graph *g, pass_result *r) {
                 training = !(t->flags & IR_VALUE_INITIALIZER) || !t->data ||
                            *(const uint8_t *)t->data != 0;
             }
-            if (!mask_used && !training) n_dropout += bypass(g, n, in, forward);
+            if (!mask_used && !training) c[N_DROPOUT] += bypass(g, n, in, forward);
         } else if (op_is(n, "Cast")) {
             const ir_value *v = g->values[in];
             int64_t to = ir_node_attr_int(n, "to", -1);
             if (v->dtype != MOPT_DTYPE_UNDEFINED && (int64_t)v->dtype == to)
-                n_cast += bypass(g, n, in, forward);
+                c[N_CAST] += bypass(g, n, in, forward);
         } else if (op_is(n, "Reshape")) {
             const ir_value *v = g->values[in];
             if (v->producer >= 0) {
@@ -113,7 +114,7 @@ mopt_status pass_eliminate(ir_graph *g, pass_result *r) {
                 if (!p->dead && op_is(p, "Reshape") && reshape_shape_is_self_contained(g, n) &&
                     p->inputs[0] >= 0) {
                     n->inputs[0] = p->inputs[0]; /* the inner Reshape dies if now unused */
-                    n_reshape++;
+                    c[N_RESHAPE]++;
                 }
             }
         } else if (op_is(n, "Transpose")) {
@@ -126,19 +127,16 @@ mopt_status pass_eliminate(ir_graph *g, pass_result *r) {
                     bool inverse = r1 > 0 && r1 == r2;
                     for (int32_t k = 0; inverse && k < r1; k++)
                         inverse = p2[k] >= 0 && p2[k] < r1 && p1[p2[k]] == k;
-                    if (inverse) n_transpose += bypass(g, n, p->inputs[0], forward);
+                    if (inverse) c[N_TRANSPOSE] += bypass(g, n, p->inputs[0], forward);
                 }
             }
         }
     }
     mopt_free(uses);
     mopt_free(forward);
-    r->rewrites = n_identity + n_dropout + n_cast + n_reshape + n_transpose;
-    pass_note_add(r, n_identity, "Identity");
-    pass_note_add(r, n_dropout, "Dropout");
-    pass_note_add(r, n_cast, "no-op Cast");
-    pass_note_add(r, n_reshape, "Reshape of Reshape");
-    pass_note_add(r, n_transpose, "inverse Transpose pairs");
+    static const char *const notes[PASS_COUNTS_CAP] = {
+        "Identity", "Dropout", "no-op Cast", "Reshape of Reshape", "inverse Transpose pairs"};
+    pass_note_counts(r, c, notes, 0x1fu);
     if (r->rewrites) ir_graph_mark_dead_code(g);
     return MOPT_OK;
 }

@@ -79,7 +79,7 @@ static mopt_status fold_node(ir_graph *g, ir_node *n, op_view *v, size_t *budget
     op_bridge_scratch bs = {0};
     st = ops_bridge_may_apply(n->op)
              ? ops_bridge_run(&v->ctx, NULL, &bs, in, n->n_inputs, out, n->n_outputs)
-             : n->op->run(&v->ctx, in, n->n_inputs, out, n->n_outputs);
+             : ops_run_reference(n->op, &v->ctx, in, n->n_inputs, out, n->n_outputs);
     ops_bridge_scratch_free(&bs);
     if (st) {
         for (int32_t k = 0; k < n->n_outputs; k++)

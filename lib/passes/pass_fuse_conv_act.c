@@ -105,26 +105,17 @@ static mopt_status fuse_one(fu_graph *f, ir_node *conv, const conv_match *m) {
     return fu_refresh(f);
 }
 
+enum { N_ACT, N_RES, N_BOTH };
+
+static mopt_status visit(fu_graph *f, ir_node *n, int32_t *c) {
+    conv_match m;
+    if (!fu_is(n, "Conv") || !match(f, n, &m)) return MOPT_OK;
+    c[m.add && m.act ? N_BOTH : m.add ? N_RES : N_ACT]++;
+    return fuse_one(f, n, &m);
+}
+
 mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r) {
-    fu_graph f;
-    mopt_status st = fu_init(&f, g);
-    int32_t n_res = 0, n_act = 0, n_both = 0;
-    for (int32_t i = 0; !st && i < g->n_nodes; i++) {
-        ir_node *n = g->nodes[i];
-        conv_match m;
-        if (!fu_is(n, "Conv") || !match(&f, n, &m)) continue;
-        st = fuse_one(&f, n, &m);
-        if (m.add && m.act)
-            n_both++;
-        else if (m.add)
-            n_res++;
-        else
-            n_act++;
-    }
-    fu_free(&f);
-    r->rewrites = n_res + n_act + n_both;
-    pass_note_add(r, n_act, "Conv+activation");
-    pass_note_add(r, n_res, "Conv+residual");
-    pass_note_add(r, n_both, "Conv+residual+activation");
-    return st;
+    static const fu_pass pass = {
+        visit, NULL, {"Conv+activation", "Conv+residual", "Conv+residual+activation"}, 7u};
+    return fu_run_pass(g, r, &pass);
 }

@@ -115,21 +115,17 @@ out:
     return st;
 }
 
-mopt_status pass_fuse_conv_affine(ir_graph *g, pass_result *r) {
-    fu_graph f;
-    mopt_status st = fu_init(&f, g);
-    int32_t n_mul = 0, n_add = 0;
-    for (int32_t i = 0; !st && i < g->n_nodes; i++) {
-        ir_node *n = g->nodes[i];
-        bool mul = fu_is(n, "Mul");
-        if (!mul && !fu_is(n, "Add")) continue;
-        bool done = false;
-        st = fold_one(&f, n, mul, &done);
-        if (done) *(mul ? &n_mul : &n_add) += 1;
-    }
-    fu_free(&f);
-    r->rewrites = n_mul + n_add;
-    pass_note_add(r, n_mul, "Conv+Mul(constant) folded");
-    pass_note_add(r, n_add, "Conv+Add(constant) folded");
+static mopt_status visit(fu_graph *f, ir_node *n, int32_t *c) {
+    bool mul = fu_is(n, "Mul");
+    if (!mul && !fu_is(n, "Add")) return MOPT_OK;
+    bool done = false;
+    mopt_status st = fold_one(f, n, mul, &done);
+    if (done) c[mul ? 0 : 1]++;
     return st;
+}
+
+mopt_status pass_fuse_conv_affine(ir_graph *g, pass_result *r) {
+    static const fu_pass pass = {
+        visit, NULL, {"Conv+Mul(constant) folded", "Conv+Add(constant) folded"}, 3u};
+    return fu_run_pass(g, r, &pass);
 }

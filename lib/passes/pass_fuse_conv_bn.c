@@ -87,19 +87,15 @@ static mopt_status fold_one(fu_graph *f, ir_node *bn, bool *done) {
     return fu_refresh(f);
 }
 
-mopt_status pass_fuse_conv_bn(ir_graph *g, pass_result *r) {
-    fu_graph f;
-    mopt_status st = fu_init(&f, g);
-    int32_t folded = 0;
-    for (int32_t i = 0; !st && i < g->n_nodes; i++) {
-        ir_node *n = g->nodes[i];
-        if (!fu_is(n, "BatchNormalization")) continue;
-        bool done = false;
-        st = fold_one(&f, n, &done);
-        folded += done;
-    }
-    fu_free(&f);
-    r->rewrites = folded;
-    pass_note_add(r, folded, "Conv+BatchNormalization folded");
+static mopt_status visit(fu_graph *f, ir_node *n, int32_t *c) {
+    if (!fu_is(n, "BatchNormalization")) return MOPT_OK;
+    bool done = false;
+    mopt_status st = fold_one(f, n, &done);
+    c[0] += done;
     return st;
+}
+
+mopt_status pass_fuse_conv_bn(ir_graph *g, pass_result *r) {
+    static const fu_pass pass = {visit, NULL, {"Conv+BatchNormalization folded"}, 1u};
+    return fu_run_pass(g, r, &pass);
 }

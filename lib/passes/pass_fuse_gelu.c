@@ -185,26 +185,23 @@ static mopt_status fuse_one(fu_graph *f, const gelu_match *m, bool tanh_form) {
     return fu_refresh(f);
 }
 
-mopt_status pass_fuse_gelu(ir_graph *g, pass_result *r) {
-    fu_graph f;
-    mopt_status st = fu_init(&f, g);
-    int32_t n_erf = 0, n_tanh = 0;
-    for (int32_t i = 0; !st && i < g->n_nodes; i++) {
-        ir_node *n = g->nodes[i];
-        gelu_match m;
-        if (fu_is(n, "Erf") && n->n_inputs == 1 && match_erf(&f, n, &m) &&
-            g->values[m.x]->dtype == MOPT_DTYPE_F32) {
-            st = fuse_one(&f, &m, false);
-            n_erf++;
-        } else if (fu_is(n, "Tanh") && n->n_inputs == 1 && match_tanh(&f, n, &m) &&
-                   g->values[m.x]->dtype == MOPT_DTYPE_F32) {
-            st = fuse_one(&f, &m, true);
-            n_tanh++;
-        }
+static mopt_status visit(fu_graph *f, ir_node *n, int32_t *c) {
+    const ir_graph *g = f->g;
+    gelu_match m;
+    if (fu_is(n, "Erf") && n->n_inputs == 1 && match_erf(f, n, &m) &&
+        g->values[m.x]->dtype == MOPT_DTYPE_F32) {
+        c[0]++;
+        return fuse_one(f, &m, false);
     }
-    fu_free(&f);
-    r->rewrites = n_erf + n_tanh;
-    pass_note_add(r, n_erf, "erf GELU");
-    pass_note_add(r, n_tanh, "tanh GELU");
-    return st;
+    if (fu_is(n, "Tanh") && n->n_inputs == 1 && match_tanh(f, n, &m) &&
+        g->values[m.x]->dtype == MOPT_DTYPE_F32) {
+        c[1]++;
+        return fuse_one(f, &m, true);
+    }
+    return MOPT_OK;
+}
+
+mopt_status pass_fuse_gelu(ir_graph *g, pass_result *r) {
+    static const fu_pass pass = {visit, NULL, {"erf GELU", "tanh GELU"}, 3u};
+    return fu_run_pass(g, r, &pass);
 }

@@ -49,26 +49,19 @@ static bool match(const fu_graph *f, ir_node *clip, ir_node **add, ir_node **mul
     return true;
 }
 
+static mopt_status visit(fu_graph *f, ir_node *clip, int32_t *c) {
+    ir_node *add, *mul, *last;
+    int32_t x;
+    if (!fu_is(clip, "Clip") || !match(f, clip, &add, &mul, &last, &x)) return MOPT_OK;
+    ir_node *n = fu_replace_node(f, last, "HardSwish", "", clip->name, 1, last->outputs[0]);
+    if (!n) return MOPT_ERR_OUT_OF_MEMORY;
+    n->inputs[0] = x;
+    add->dead = clip->dead = mul->dead = true;
+    c[0]++;
+    return fu_refresh(f);
+}
+
 mopt_status pass_fuse_hardswish(ir_graph *g, pass_result *r) {
-    fu_graph f;
-    mopt_status st = fu_init(&f, g);
-    int32_t fused = 0;
-    for (int32_t i = 0; !st && i < g->n_nodes; i++) {
-        ir_node *clip = g->nodes[i], *add, *mul, *last;
-        int32_t x;
-        if (!fu_is(clip, "Clip") || !match(&f, clip, &add, &mul, &last, &x)) continue;
-        ir_node *n = fu_replace_node(&f, last, "HardSwish", "", clip->name, 1, last->outputs[0]);
-        if (!n) {
-            st = MOPT_ERR_OUT_OF_MEMORY;
-            break;
-        }
-        n->inputs[0] = x;
-        add->dead = clip->dead = mul->dead = true;
-        fused++;
-        st = fu_refresh(&f);
-    }
-    fu_free(&f);
-    r->rewrites = fused;
-    pass_note_add(r, fused, "Add+Clip+Mul+Div as HardSwish");
-    return st;
+    static const fu_pass pass = {visit, NULL, {"Add+Clip+Mul+Div as HardSwish"}, 1u};
+    return fu_run_pass(g, r, &pass);
 }

@@ -160,19 +160,14 @@ static mopt_status fuse_one(fu_graph *f, const ln_match *m) {
     return fu_refresh(f);
 }
 
+static mopt_status visit(fu_graph *f, ir_node *n, int32_t *c) {
+    ln_match m;
+    if (!fu_is(n, "ReduceMean") || !match(f, n, &m)) return MOPT_OK;
+    c[0]++;
+    return fuse_one(f, &m);
+}
+
 mopt_status pass_fuse_layernorm(ir_graph *g, pass_result *r) {
-    fu_graph f;
-    mopt_status st = fu_init(&f, g);
-    int32_t fused = 0;
-    for (int32_t i = 0; !st && i < g->n_nodes; i++) {
-        ir_node *n = g->nodes[i];
-        ln_match m;
-        if (!fu_is(n, "ReduceMean") || !match(&f, n, &m)) continue;
-        st = fuse_one(&f, &m);
-        fused++;
-    }
-    fu_free(&f);
-    r->rewrites = fused;
-    pass_note_add(r, fused, "LayerNorm patterns");
-    return st;
+    static const fu_pass pass = {visit, NULL, {"LayerNorm patterns"}, 1u};
+    return fu_run_pass(g, r, &pass);
 }

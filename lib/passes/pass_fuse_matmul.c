@@ -152,30 +152,31 @@ static mopt_status fuse_one(fu_graph *f, ir_node *mm, mm_match *m) {
     return fu_refresh(f);
 }
 
-mopt_status pass_fuse_matmul(ir_graph *g, pass_result *r) {
-    fu_graph f;
-    mopt_status st = fu_init(&f, g);
-    int32_t n_fused = 0, n_bias = 0, n_res = 0, n_act = 0, n_trans = 0, n_gemm = 0;
-    for (int32_t i = 0; !st && i < g->n_nodes; i++) {
-        ir_node *n = g->nodes[i];
-        mm_match m;
-        if (!(fu_is(n, "MatMul") || fu_is(n, "Gemm")) || !match(&f, n, &m)) continue;
-        st = fuse_one(&f, n, &m);
-        n_fused++;
-        n_bias += m.bias_add != NULL;
-        n_res += m.res_add != NULL;
-        n_act += m.act != NULL;
-        n_trans += m.n_transposes;
-        n_gemm += m.gemm;
-    }
-    if (!st && n_trans) ir_graph_mark_dead_code(g);
-    fu_free(&f);
-    r->rewrites = n_fused;
-    pass_note_add(r, n_fused, "FusedMatMul");
-    pass_note_add(r, n_gemm, "from Gemm");
-    pass_note_add(r, n_bias, "with bias");
-    pass_note_add(r, n_res, "with residual");
-    pass_note_add(r, n_act, "with activation");
-    pass_note_add(r, n_trans, "transposes absorbed");
+enum { N_FUSED, N_GEMM, N_BIAS, N_RES, N_ACT, N_TRANS };
+
+static mopt_status visit(fu_graph *f, ir_node *n, int32_t *c) {
+    mm_match m;
+    if (!(fu_is(n, "MatMul") || fu_is(n, "Gemm")) || !match(f, n, &m)) return MOPT_OK;
+    mopt_status st = fuse_one(f, n, &m);
+    c[N_FUSED]++;
+    c[N_BIAS] += m.bias_add != NULL;
+    c[N_RES] += m.res_add != NULL;
+    c[N_ACT] += m.act != NULL;
+    c[N_TRANS] += m.n_transposes;
+    c[N_GEMM] += m.gemm;
     return st;
+}
+
+static mopt_status finish(ir_graph *g, int32_t *c) {
+    if (c[N_TRANS]) ir_graph_mark_dead_code(g);
+    return MOPT_OK;
+}
+
+mopt_status pass_fuse_matmul(ir_graph *g, pass_result *r) {
+    static const fu_pass pass = {visit,
+                                 finish,
+                                 {"FusedMatMul", "from Gemm", "with bias", "with residual",
+                                  "with activation", "transposes absorbed"},
+                                 1u};
+    return fu_run_pass(g, r, &pass);
 }

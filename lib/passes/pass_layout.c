@@ -505,7 +505,8 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         if (!s.keep || !s.ok || !s.full || !s.sig)
             st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
     }
-    int32_t kept = 0, n_conv = 0, n_se = 0, n_pool = 0, n_affine = 0, n_flex = 0;
+    enum { N_KEPT, N_CONV, N_SE, N_AFFINE, N_FLEX, N_POOL };
+    int32_t c[PASS_COUNTS_CAP] = {0};
     if (!st) {
         /* candidates: every output of a convolution or agnostic node */
         for (int32_t v = 0; v < nv; v++)
@@ -559,8 +560,9 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
                 }
         }
         for (int32_t v = 0; v < nv; v++)
-            kept += s.keep[v];
-        if (kept) st = relayout(&s, nn, &n_conv, &n_se, &n_pool, &n_affine, &n_flex);
+            c[N_KEPT] += s.keep[v];
+        if (c[N_KEPT])
+            st = relayout(&s, nn, &c[N_CONV], &c[N_SE], &c[N_POOL], &c[N_AFFINE], &c[N_FLEX]);
     }
     mopt_free(s.keep);
     mopt_free(s.ok);
@@ -568,12 +570,9 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
     mopt_free(s.sig);
     ir_uses_free(&s.uses);
     fu_free(&s.f);
-    r->rewrites = n_conv + n_se + n_pool + n_affine + n_flex;
-    pass_note_add(r, kept, "values channels-last");
-    pass_note_add(r, n_conv, "convolutions");
-    pass_note_add(r, n_se, "squeeze-excitation ops");
-    pass_note_add(r, n_affine, "batch-norm affines");
-    pass_note_add(r, n_flex, "concats/splits");
-    pass_note_add(r, n_pool, "pools");
+    static const char *const notes[PASS_COUNTS_CAP] = {
+        "values channels-last", "convolutions",   "squeeze-excitation ops",
+        "batch-norm affines",   "concats/splits", "pools"};
+    pass_note_counts(r, c, notes, 0x3eu); /* all but the kept values */
     return st;
 }

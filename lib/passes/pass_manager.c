@@ -121,6 +121,15 @@ void pass_note_add(pass_result *r, int32_t count, const char *what) {
     snprintf(r->note + len, sizeof r->note - len, "%s%d %s", len ? ", " : "", (int)count, what);
 }
 
+void pass_note_counts(pass_result *r, const int32_t *counts, const char *const *names,
+                      unsigned rewrites_mask) {
+    r->rewrites = 0;
+    for (int k = 0; k < PASS_COUNTS_CAP && names[k]; k++)
+        if (rewrites_mask >> k & 1u) r->rewrites += counts[k];
+    for (int k = 0; k < PASS_COUNTS_CAP && names[k]; k++)
+        pass_note_add(r, counts[k], names[k]);
+}
+
 static int32_t live_nodes(const ir_graph *g) {
     int32_t n = 0;
     for (int32_t i = 0; i < g->n_nodes; i++)

@@ -194,4 +194,13 @@ bool pass_name_listed(const char *list, const char *name);
 /* Shared helper: appends "N what" to a note, comma-separated. */
 void pass_note_add(pass_result *r, int32_t count, const char *what);
 
+/* The most counters a pass reports through pass_note_counts. */
+#define PASS_COUNTS_CAP 8
+
+/* What a pass counted, in one step: counts[k] noted as "N names[k]" for k in
+ * 0..PASS_COUNTS_CAP until the first NULL name (zeros left out), and
+ * r->rewrites = the sum of the counts whose bit is set in rewrites_mask. */
+void pass_note_counts(pass_result *r, const int32_t *counts, const char *const *names,
+                      unsigned rewrites_mask);
+
 #endif

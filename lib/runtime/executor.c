@@ -230,7 +230,7 @@ static mopt_status run_fallbacks(mopt_session *s, int32_t i, op_view *v, const c
     }
     if (st == MOPT_ERR_UNSUPPORTED) {
         fallback_note(s, i, declined, "reference");
-        st = ctx->def->run(ctx, v->in, v->n_in, v->out, v->n_out);
+        st = ops_run_reference(ctx->def, ctx, v->in, v->n_in, v->out, v->n_out);
     }
     return st;
 }
@@ -339,7 +339,7 @@ static mopt_status run_impl(mopt_session *s, int32_t i, op_view *v) {
     if (plan->bridge || plan->bridge_per_run)
         return ops_bridge_run(ctx, plan->bridge, &s->bridge_scratch[i], v->in, v->n_in, v->out,
                               v->n_out);
-    if (!plan->impl) return d->run(ctx, v->in, v->n_in, v->out, v->n_out);
+    if (!plan->impl) return ops_run_reference(d, ctx, v->in, v->n_in, v->out, v->n_out);
     ctx->state = plan->state;
     ctx->scratch = &s->scratch[i];
     mopt_status st = plan->impl->run(ctx, v->in, v->n_in, v->out, v->n_out);

@@ -74,8 +74,7 @@ static int replay(const char *name) {
     return replayed;
 }
 
-static void fuzz_regressions_replay_cleanly(void **state) {
-    (void)state;
+MOPT_TEST(fuzz_regressions_replay_cleanly) {
     size_t n = 0;
     char **names = test_list_dir(REGRESSIONS, NULL, &n);
     int replayed = 0;
@@ -91,8 +90,7 @@ static void fuzz_regressions_replay_cleanly(void **state) {
  * folding stops at its budget (64 MB per sweep for a model with no weights
  * of its own, two sweeps), and the rest is refused at run time by the
  * memory_limit instead of being allocated. */
-static void fuzz_fold_constants_budget_bounds_load(void **state) {
-    (void)state;
+MOPT_TEST(fuzz_fold_constants_budget_bounds_load) {
     size_t len = 0;
     uint8_t *buf = test_read_file(REGRESSIONS "/model_fold_constants_blowup.onnx", &len);
     mopt_model *m = NULL;
@@ -112,8 +110,7 @@ static void fuzz_fold_constants_budget_bounds_load(void **state) {
 
 /* A "\0" escape in an option key or value is refused, not cut short:
  * 'backend: "ref\0junk"' used to set backend "ref" silently. */
-static void fuzz_options_nul_is_refused(void **state) {
-    (void)state;
+MOPT_TEST(fuzz_options_nul_is_refused) {
     static const char *const files[] = {"options_nul_in_key.yaml", "options_nul_in_value.yaml"};
     for (size_t i = 0; i < 2; i++) {
         char path[512];

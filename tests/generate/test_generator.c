@@ -22,6 +22,7 @@
 #include <cmocka.h>
 #include <mopt/mopt.h>
 
+#include "../test_main.h"
 #include "api/sampling.h"
 #include "core/alloc.h"
 
@@ -290,8 +291,7 @@ static void run_batch(mopt_model *model, bool token_major, bool in_place, bool p
  * present bound to past's buffer (batch 1's rows move up in place); with an
  * attention_mask of ones and with padding (the causal mask folded into
  * DecodeAttention: query positions and the key mask). */
-static void generator_kv_cache_rewrite_is_exact(void **state) {
-    (void)state;
+MOPT_TEST(generator_kv_cache_rewrite_is_exact) {
     static float l0[KB * KS * VOCAB], l1[KB * KS * VOCAB], l2[KB * KS * VOCAB];
     static float p0[KB * KH * (KP + KS) * KD], p1[KB * KH * (KP + KS) * KD],
         p2[KB * KH * (KP + KS) * KD];
@@ -317,16 +317,12 @@ static void generator_kv_cache_rewrite_is_exact(void **state) {
     assert_true(moved > 1e-3f);
 }
 
-static void generator_cache_equals_recompute(void **state) {
-    (void)state;
-    cache_equals_recompute(g_model);
-}
+MOPT_TEST(generator_cache_equals_recompute) { cache_equals_recompute(g_model); }
 
 /* kv_cache=1: the pass report has its row (every cache rewritten: no
  * Concat copies the past any more), the caches are token-major, and the
  * generation equals recomputation. */
-static void generator_kv_cache_in_place(void **state) {
-    (void)state;
+MOPT_TEST(generator_kv_cache_in_place) {
     size_t n = mopt_model_pass_count(g_model_kv), row = n;
     for (size_t i = 0; i < n; i++)
         if (strcmp(mopt_model_pass_name(g_model_kv, i), "kv_cache") == 0) row = i;
@@ -378,8 +374,7 @@ static int note_costs(void *user, int64_t token, size_t index) {
 /* A decode step reuses the plan made at the cache's capacity when the
  * generator was created: no memory plan, no heap intermediate, not one
  * allocation, although the past length is new at every step. */
-static void generator_decode_steps_allocate_nothing(void **state) {
-    (void)state;
+MOPT_TEST(generator_decode_steps_allocate_nothing) {
     const int64_t max_seq = 1024; /* the model's position table */
     mopt_generator *g = make(max_seq);
     int64_t planned = 0;
@@ -416,8 +411,7 @@ static void generator_decode_steps_allocate_nothing(void **state) {
     mopt_generator_destroy(g);
 }
 
-static void generator_seeded_sampling_repeats(void **state) {
-    (void)state;
+MOPT_TEST(generator_seeded_sampling_repeats) {
     mopt_generator *g = make(128);
     assert_int_equal(mopt_generator_set_double(g, "temperature", 1.0), MOPT_OK);
     int64_t p[32];
@@ -478,8 +472,7 @@ static void generator_seeded_sampling_repeats(void **state) {
 
 /* The sampler itself: top-k and top-p support by construction, the draw
  * frequencies statistically, the repetition penalty's rule. */
-static void generator_sampler_support(void **state) {
-    (void)state;
+MOPT_TEST(generator_sampler_support) {
     float logits[8] = {0.1f, 2.0f, -1.0f, 1.5f, 0.0f, 1.0f, -3.0f, 0.5f};
     gen_cand scratch[8];
     uint64_t rng = 7;
@@ -523,8 +516,7 @@ static void generator_sampler_support(void **state) {
     assert_int_equal(gen_sample(neg, 3, c2, &cfg, scratch, &rng), 0);
 }
 
-static void generator_callback_stop_and_stop_tokens(void **state) {
-    (void)state;
+MOPT_TEST(generator_callback_stop_and_stop_tokens) {
     mopt_generator *g = make(128);
     int64_t p[32];
     size_t n = encode("The LORD is my", p);
@@ -573,8 +565,7 @@ static int count_only(void *user, int64_t token, size_t index) {
     return 0;
 }
 
-static void generator_cancellation(void **state) {
-    (void)state;
+MOPT_TEST(generator_cancellation) {
     mopt_generator *g = make(1024);
     int64_t p[32];
     size_t n = encode("For God so loved", p);
@@ -615,8 +606,7 @@ static void generator_cancellation(void **state) {
 
 /* A prompt that extends the previous request reuses its cache and gives
  * exactly what a fresh generator gives; so does one that diverges. */
-static void generator_prefix_reuse(void **state) {
-    (void)state;
+MOPT_TEST(generator_prefix_reuse) {
     mopt_generator *g = make(256), *fresh = make(256);
     int64_t p[256];
     size_t n = encode("Blessed are the meek: for they", p);
@@ -665,8 +655,7 @@ static void generator_prefix_reuse(void **state) {
     mopt_generator_destroy(fresh);
 }
 
-static void generator_argument_errors(void **state) {
-    (void)state;
+MOPT_TEST(generator_argument_errors) {
     mopt_generator *g = NULL;
     assert_int_equal(mopt_generator_create(NULL, NULL, 16, &g), MOPT_ERR_INVALID_ARGUMENT);
     assert_null(g);
@@ -706,18 +695,13 @@ static void generator_argument_errors(void **state) {
     mopt_generator_reset(NULL);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(generator_cache_equals_recompute),
-        cmocka_unit_test(generator_kv_cache_in_place),
-        cmocka_unit_test(generator_kv_cache_rewrite_is_exact),
-        cmocka_unit_test(generator_decode_steps_allocate_nothing),
-        cmocka_unit_test(generator_seeded_sampling_repeats),
-        cmocka_unit_test(generator_sampler_support),
-        cmocka_unit_test(generator_callback_stop_and_stop_tokens),
-        cmocka_unit_test(generator_cancellation),
-        cmocka_unit_test(generator_prefix_reuse),
-        cmocka_unit_test(generator_argument_errors),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+MOPT_TEST_MAIN_WITH(setup, teardown, cmocka_unit_test(generator_cache_equals_recompute),
+                    cmocka_unit_test(generator_kv_cache_in_place),
+                    cmocka_unit_test(generator_kv_cache_rewrite_is_exact),
+                    cmocka_unit_test(generator_decode_steps_allocate_nothing),
+                    cmocka_unit_test(generator_seeded_sampling_repeats),
+                    cmocka_unit_test(generator_sampler_support),
+                    cmocka_unit_test(generator_callback_stop_and_stop_tokens),
+                    cmocka_unit_test(generator_cancellation),
+                    cmocka_unit_test(generator_prefix_reuse),
+                    cmocka_unit_test(generator_argument_errors))

@@ -60,8 +60,7 @@ static int expected_status(const char *file) {
     return result;
 }
 
-static void hostile_corpus_is_refused(void **state) {
-    (void)state;
+MOPT_TEST(hostile_corpus_is_refused) {
     size_t n = 0;
     char **names = test_list_dir(CORPUS, ".onnx", &n);
     assert_true(n >= 30);
@@ -97,8 +96,7 @@ static void hostile_corpus_is_refused(void **state) {
     assert_int_equal(failures, 0);
 }
 
-static void hostile_every_prefix_is_refused(void **state) {
-    (void)state;
+MOPT_TEST(hostile_every_prefix_is_refused) {
     size_t len = 0;
     uint8_t *buf = test_read_file(VALID_SMALL, &len);
     assert_true(len > 50);
@@ -151,8 +149,7 @@ static void corrupt_each_byte(const char *path) {
     free(buf);
 }
 
-static void hostile_byte_corruptions_do_not_crash(void **state) {
-    (void)state;
+MOPT_TEST(hostile_byte_corruptions_do_not_crash) {
     corrupt_each_byte(VALID_SMALL);
     corrupt_each_byte(VALID_ATTRS);
 }

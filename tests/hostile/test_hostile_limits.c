@@ -97,8 +97,7 @@ static mopt_status run_once(const mopt_model *m, const mopt_options *o, const li
     return st;
 }
 
-static void hostile_limits_clean_statuses(void **state) {
-    (void)state;
+MOPT_TEST(hostile_limits_clean_statuses) {
     limits_case cases[64];
     size_t n = read_cases(cases, 64);
     assert_true(n >= 15);

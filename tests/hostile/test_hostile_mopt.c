@@ -11,10 +11,12 @@
  */
 #include <mopt/mopt.h>
 
-#include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../test_paths.h"
 
 static int g_failures;
 
@@ -70,27 +72,32 @@ static mopt_status load_both(const char *path, const char *name, const mopt_opti
     return st;
 }
 
+typedef struct name_list {
+    char **names;
+    size_t n;
+    bool oom;
+} name_list;
+
+/* list_dir callback: keeps a copy of the name */
+static int add_name(void *self, const char *dir, const char *name) {
+    (void)dir;
+    name_list *l = self;
+    char **nn = realloc(l->names, (l->n + 1) * sizeof *l->names);
+    if (!nn) return !(l->oom = true);
+    l->names = nn;
+    l->names[l->n++] = strdup(name);
+    return 1;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: test_hostile_mopt CORPUS_DIR\n");
         return 2;
     }
-    DIR *d = opendir(argv[1]);
-    if (!d) {
-        fprintf(stderr, "cannot open %s\n", argv[1]);
-        return 1;
-    }
-    char **names = NULL;
-    size_t n = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t l = strlen(e->d_name);
-        if (l < 6 || strcmp(e->d_name + l - 5, ".mopt") != 0) continue;
-        char **nn = realloc(names, (n + 1) * sizeof *names);
-        if (!nn) return 1;
-        names = nn;
-        names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
+    name_list list = {0};
+    if (list_dir("test_hostile_mopt", argv[1], ".mopt", add_name, &list) || list.oom) return 1;
+    char **names = list.names;
+    size_t n = list.n;
     qsort(names, n, sizeof *names, cmp_name);
     mopt_options *verify = NULL, *plain = NULL;
     if (mopt_options_create(&verify) || mopt_options_create(&plain) ||

@@ -40,6 +40,7 @@
 
 #include "../fuzz/fuzz_model_path.h"
 #include "../test_file.h"
+#include "../test_main.h"
 
 #define STATUS_DIR "tests/hostile/status"
 #define SEED_DIR "tests/hostile/status/seeds"
@@ -536,8 +537,7 @@ static int status_of(const char *name) {
 
 /* The regression files of tests/hostile/status: each fails with the status
  * listed in EXPECTED, with a message, never INTERNAL. */
-static void status_regressions(void **state) {
-    (void)state;
+MOPT_TEST(status_regressions) {
     FILE *f = fopen(STATUS_DIR "/EXPECTED", "r");
     assert_non_null(f);
     char line[512];
@@ -565,8 +565,7 @@ static void status_regressions(void **state) {
 }
 
 /* Every file under the hostile folders and the fuzz regressions. */
-static void every_hostile_file(void **state) {
-    (void)state;
+MOPT_TEST(every_hostile_file) {
     static const struct {
         const char *dir, *suffix;
     } dirs[] = {{"tests/hostile/corpus", ".onnx"},
@@ -598,8 +597,7 @@ static void every_hostile_file(void **state) {
 }
 
 /* Structural mutants of the seeds (all of which load and run). */
-static void structural_mutants(void **state) {
-    (void)state;
+MOPT_TEST(structural_mutants) {
     size_t n = 0;
     char **names = test_list_dir(SEED_DIR, ".onnx", &n);
     assert_true(n >= 20);
@@ -658,11 +656,5 @@ static int teardown(void **state) {
     return 0;
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(status_regressions),
-        cmocka_unit_test(every_hostile_file),
-        cmocka_unit_test(structural_mutants),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+MOPT_TEST_MAIN_WITH(setup, teardown, cmocka_unit_test(status_regressions),
+                    cmocka_unit_test(every_hostile_file), cmocka_unit_test(structural_mutants))

@@ -49,6 +49,7 @@
 #define MOPT_EXPERIMENTAL_API
 #include <mopt/mopt.h>
 
+#include "../test_main.h"
 #include "../test_pb_writer.h"
 
 #define MB ((int64_t)1 << 20)
@@ -324,8 +325,7 @@ static result api(const char *name, buf bytes, int64_t limit, int rank, int64_t 
     return r;
 }
 
-static void constant_of_shape_6gb_under_50mb(void **state) {
-    (void)state;
+MOPT_TEST(constant_of_shape_6gb_under_50mb) {
     buf b = model_constant_of_shape(1500000000);
     print_message("ConstantOfShape model: %zu bytes\n", b.n);
     assert_true(b.n < 256);
@@ -337,8 +337,7 @@ static void constant_of_shape_6gb_under_50mb(void **state) {
 
 /* A 64 MB output under a 100 MB limit: handed over without a copy (a copy
  * would take the peak to 128 MB), and no longer charged to the session. */
-static void output_handed_over_without_copy(void **state) {
-    (void)state;
+MOPT_TEST(output_handed_over_without_copy) {
     result r = api("ConstantOfShape -> 64 MB output, handed over",
                    model_constant_of_shape(16 << 20), 100 * MB, 0, 0, 0);
     assert_int_equal(r.status, MOPT_OK);
@@ -349,16 +348,14 @@ static void output_handed_over_without_copy(void **state) {
     assert_true(r.peak < 64 * MB + g_slack);
 }
 
-static void intermediate_past_limit(void **state) {
-    (void)state;
+MOPT_TEST(intermediate_past_limit) {
     result r = api("Expand [1,1] -> 256 MB -> ReduceSum", model_expand_reduce(), 50 * MB, 2, 1, 1);
     assert_int_equal(r.status, MOPT_ERR_LIMIT);
     assert_non_null(strstr(r.msg, "Expand"));
     assert_true(r.peak < 50 * MB + g_slack);
 }
 
-static void kernel_scratch_past_limit(void **state) {
-    (void)state;
+MOPT_TEST(kernel_scratch_past_limit) {
     /* the 16 MB input is the caller's (made before the mark), not libmopt's */
     result r = api("TopK over 4M floats (32 MB scratch)", model_topk(), 24 * MB, 2, 1, TOPK_N);
     assert_int_equal(r.status, MOPT_ERR_LIMIT);
@@ -374,8 +371,7 @@ static void kernel_scratch_past_limit(void **state) {
 
 /* Loading is bounded too: a model whose 32 MB weight does not fit in 16 MB
  * (the caller's copy of the file is made before the mark). */
-static void load_past_limit(void **state) {
-    (void)state;
+MOPT_TEST(load_past_limit) {
     result r =
         api("load a 32 MB weight (from memory)", model_relu_weight(8 << 20), 16 * MB, 0, 0, 0);
     assert_int_equal(r.status, MOPT_ERR_LIMIT);
@@ -383,8 +379,7 @@ static void load_past_limit(void **state) {
     assert_true(r.peak < 16 * MB + g_slack);
 }
 
-static void unknown_attribute_100k_graphs(void **state) {
-    (void)state;
+MOPT_TEST(unknown_attribute_100k_graphs) {
     buf b = model_relu_graphs(1, 100000);
     size_t size = b.n;
     print_message("100k-graph model: %zu bytes\n", size);
@@ -397,8 +392,7 @@ static void unknown_attribute_100k_graphs(void **state) {
     assert_true(r.peak < g_slack);
 }
 
-static void subgraph_cap_counts_the_model(void **state) {
-    (void)state;
+MOPT_TEST(subgraph_cap_counts_the_model) {
     result r = api("2 unknown attributes of 3000 graphs", model_relu_graphs(2, 3000), 0, 1, 1, 1);
     assert_int_equal(r.status, MOPT_ERR_LIMIT);
     assert_non_null(strstr(r.msg, "subgraphs"));
@@ -478,8 +472,7 @@ static result cli(const char *name, int rank, const int64_t *dims, const char *l
     return r;
 }
 
-static void cli_refuses_huge_random_input(void **state) {
-    (void)state;
+MOPT_TEST(cli_refuses_huge_random_input) {
     static const int64_t d[4] = {1, 1, 50000, 50000};
     result r = cli("mopt run [1,1,50000,50000] f32 (10 GB)", 4, d, "1G", 1024 * MB);
     assert_int_equal(r.status, 1);
@@ -489,8 +482,7 @@ static void cli_refuses_huge_random_input(void **state) {
     assert_true(r.peak < 1024 * MB + g_slack);
 }
 
-static void cli_default_limit_refuses(void **state) {
-    (void)state;
+MOPT_TEST(cli_default_limit_refuses) {
     static const int64_t d[4] = {1024, 1024, 1024, 1024}; /* 4 TB */
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     int64_t half = (int64_t)pages / 2 * (int64_t)page;
@@ -500,8 +492,7 @@ static void cli_default_limit_refuses(void **state) {
     assert_true(r.peak < g_slack + 256 * MB); /* nothing of the 4 TB is touched */
 }
 
-static void cli_small_input_runs(void **state) {
-    (void)state;
+MOPT_TEST(cli_small_input_runs) {
     static const int64_t d[4] = {1, 1, 500, 500};
     result r = cli("mopt run [1,1,500,500] f32 (1 MB)", 4, d, "512M", 512 * MB);
     assert_int_equal(r.status, 0);

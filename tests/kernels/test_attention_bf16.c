@@ -35,6 +35,7 @@
 #include "kernels/ref/ref_attention.h"
 
 #define TEST_RNG_SEED 0xB16A77E57ull
+#include "../test_main.h"
 #include "test_rng.h"
 
 static float frand(float lo, float hi) {
@@ -189,8 +190,7 @@ static void run_case(const tcase *t) {
     free(Q), free(K), free(V), free(O), free(R), free(madd), free(mbool);
 }
 
-static void bf16_attention_vs_ref(void **state) {
-    (void)state;
+MOPT_TEST(bf16_attention_vs_ref) {
     if (!cpu_get()->avx512_bf16) skip();
     const tcase cases[] = {
         {1, 1, 1, 1, 1, 1, false, false, MASK_NONE, 1},

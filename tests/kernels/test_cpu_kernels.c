@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
 #include "core/alloc.h"
 #include "core/cpu.h"
 #include "ir/ir.h"
@@ -147,8 +148,7 @@ static void check_sweep(const cpu_kernels *kt, const sweep_case *c, const float 
     }
 }
 
-static void math_accuracy(void **state) {
-    (void)state;
+MOPT_TEST(math_accuracy) {
     const sweep_case cases[] = {
         {"exp", CPU_UN_EXP, exp, EXP_REL, EXP_ABS},
         {"tanh", CPU_UN_TANH, tanh, TANH_REL, TINY_ABS},
@@ -176,8 +176,7 @@ static void math_accuracy(void **state) {
 }
 
 /* MOPT_ISA caps the tiers: a capped tier must be refused. */
-static void tiers_follow_cpu_features(void **state) {
-    (void)state;
+MOPT_TEST(tiers_follow_cpu_features) {
     const cpu_features *f = cpu_get();
     const char *cap = getenv("MOPT_ISA");
     assert_non_null(cpu_kernels_for("portable"));
@@ -274,7 +273,7 @@ static void check_node(node_fx *f, op_tensor *in, int n_in, int n_out, tol t, co
                                          mopt_dtype_size(ref[k].dtype));
         assert_non_null(ref[k].data);
     }
-    if (f->def->run(&ctx, in, n_in, ref, n_out) != MOPT_OK)
+    if (ops_run_reference(f->def, &ctx, in, n_in, ref, n_out) != MOPT_OK)
         fail_msg("%s: reference run failed: %s", what, mopt_error_message());
     int ran = 0;
     for (int ti = 0; ti < N_TIERS; ti++) {
@@ -321,7 +320,7 @@ static void check_node(node_fx *f, op_tensor *in, int n_in, int n_out, tol t, co
                 fail_msg("%s: %s declined the run", what, want);
             if (rs == MOPT_ERR_UNSUPPORTED) { /* declined: the executor runs the reference */
                 mopt_clear_error();
-                rs = f->def->run(&ctx, in, n_in, got, n_out);
+                rs = ops_run_reference(f->def, &ctx, in, n_in, got, n_out);
             }
             if (rs != MOPT_OK) fail_msg("%s: %s run failed: %s", what, want, mopt_error_message());
             for (int k = 0; k < n_out; k++) {
@@ -376,8 +375,7 @@ static int32_t rand_shape(int64_t *dims, int64_t max_numel) {
     }
 }
 
-static void ops_binary_vs_ref(void **state) {
-    (void)state;
+MOPT_TEST(ops_binary_vs_ref) {
     static const char *const ops[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
     typedef struct {
         int32_t ra, rb;
@@ -449,8 +447,7 @@ typedef struct un_case {
     const char *approx;
 } un_case;
 
-static void ops_unary_vs_ref(void **state) {
-    (void)state;
+MOPT_TEST(ops_unary_vs_ref) {
     /* The reference uses libm (about 1 ulp) and the cpu kernels the bounds
      * above: compare with their sum. Exact ops must be bit-exact. */
     const tol exact = {0, 0, true};
@@ -498,8 +495,7 @@ static void ops_unary_vs_ref(void **state) {
     }
 }
 
-static void ops_clip_vs_ref(void **state) {
-    (void)state;
+MOPT_TEST(ops_clip_vs_ref) {
     const float bounds[][2] = {
         {-1, 1}, {0, 6}, {2, -2} /* lo > hi: all hi */, {NAN, 0.5f}, {-0.5f, NAN}};
     for (size_t b = 0; b < sizeof bounds / sizeof bounds[0]; b++) {
@@ -531,8 +527,7 @@ static void ops_clip_vs_ref(void **state) {
     }
 }
 
-static void ops_softmax_vs_ref(void **state) {
-    (void)state;
+MOPT_TEST(ops_softmax_vs_ref) {
     typedef struct {
         int32_t rank;
         int64_t dims[4];
@@ -573,8 +568,7 @@ static void ops_softmax_vs_ref(void **state) {
     }
 }
 
-static void ops_layernorm_vs_ref(void **state) {
-    (void)state;
+MOPT_TEST(ops_layernorm_vs_ref) {
     typedef struct {
         int32_t rank;
         int64_t dims[4];
@@ -618,8 +612,7 @@ static void ops_layernorm_vs_ref(void **state) {
 /* GlobalAveragePool: 1-3 spatial axes, batch > 1, a spatial size of 1, one
  * large plane (split over threads), NaN/inf. GlobalMaxPool has no cpu impl:
  * its reference skips NaN where the cpu max would propagate it. */
-static void ops_global_pool_vs_ref(void **state) {
-    (void)state;
+MOPT_TEST(ops_global_pool_vs_ref) {
     static const char *const ops[] = {"GlobalAveragePool"};
     typedef struct {
         int32_t rank;
@@ -647,8 +640,7 @@ static void ops_global_pool_vs_ref(void **state) {
             }
 }
 
-static void ops_reduce_vs_ref(void **state) {
-    (void)state;
+MOPT_TEST(ops_reduce_vs_ref) {
     static const char *const ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"};
     typedef struct {
         int32_t rank;
@@ -704,8 +696,7 @@ static void ops_reduce_vs_ref(void **state) {
     fx_done(&f);
 }
 
-static void ops_transpose_vs_ref(void **state) {
-    (void)state;
+MOPT_TEST(ops_transpose_vs_ref) {
     typedef struct {
         int32_t rank;
         int64_t dims[4];
@@ -755,8 +746,7 @@ static void ops_transpose_vs_ref(void **state) {
  * 2, widths that are no multiple of any vector width. The cpu tables are
  * built with the reference's own coordinate rules, so nearest is bit-exact;
  * linear blends in float (ref: double). Cubic is left to the reference. */
-static void ops_resize_vs_ref(void **state) {
-    (void)state;
+MOPT_TEST(ops_resize_vs_ref) {
     typedef struct {
         const char *mode, *coord, *nearest;
         int64_t ih, iw;
@@ -827,8 +817,7 @@ static void ops_resize_vs_ref(void **state) {
  * reference: widths that are no multiple of a vector or a 128-column panel,
  * K odd, the weight as stored (opt_level 0) and packed (3). Float sums in
  * another order than the reference's: 1e-6 K absolute, 1e-5 relative, on |x|, |w| <= 1. */
-static void ops_gemv_vs_ref(void **state) {
-    (void)state;
+MOPT_TEST(ops_gemv_vs_ref) {
     const int64_t ks[] = {1, 7, 256, 385}, ns[] = {1, 13, 128, 200, 1030};
     g_impl = "cpu-gemv";
     g_must_run = true;
@@ -906,14 +895,10 @@ static int report(void **state) {
     return 0;
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(tiers_follow_cpu_features), cmocka_unit_test(math_accuracy),
-        cmocka_unit_test(ops_binary_vs_ref),         cmocka_unit_test(ops_unary_vs_ref),
-        cmocka_unit_test(ops_clip_vs_ref),           cmocka_unit_test(ops_softmax_vs_ref),
-        cmocka_unit_test(ops_layernorm_vs_ref),      cmocka_unit_test(ops_reduce_vs_ref),
-        cmocka_unit_test(ops_transpose_vs_ref),      cmocka_unit_test(ops_global_pool_vs_ref),
-        cmocka_unit_test(ops_resize_vs_ref),         cmocka_unit_test(ops_gemv_vs_ref),
-    };
-    return cmocka_run_group_tests(tests, NULL, report);
-}
+MOPT_TEST_MAIN_WITH(NULL, report, cmocka_unit_test(tiers_follow_cpu_features),
+                    cmocka_unit_test(math_accuracy), cmocka_unit_test(ops_binary_vs_ref),
+                    cmocka_unit_test(ops_unary_vs_ref), cmocka_unit_test(ops_clip_vs_ref),
+                    cmocka_unit_test(ops_softmax_vs_ref), cmocka_unit_test(ops_layernorm_vs_ref),
+                    cmocka_unit_test(ops_reduce_vs_ref), cmocka_unit_test(ops_transpose_vs_ref),
+                    cmocka_unit_test(ops_global_pool_vs_ref), cmocka_unit_test(ops_resize_vs_ref),
+                    cmocka_unit_test(ops_gemv_vs_ref))

@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/ref/ref_attention.h"
 #include "test_rng.h"
@@ -138,8 +139,7 @@ static void check_tol(problem *x, const char *what, float slack) {
 
 static void check(problem *x, const char *what) { check_tol(x, what, 0.0f); }
 
-static void decode_attn_tiers_equal_reference(void **state) {
-    (void)state;
+MOPT_TEST(decode_attn_tiers_equal_reference) {
     static const int64_t Ds[] = {1, 5, 8, 16, 17, 24, 33, 64, 80, 130};
     static const int64_t Ts[] = {1, 2, 7, 8, 15, 16, 17, 31, 33, 64, 100, 257};
     static const int64_t Hs[] = {1, 3, 8};
@@ -163,8 +163,7 @@ static void decode_attn_tiers_equal_reference(void **state) {
 }
 
 /* Growing scores: the running max rises block after block. */
-static void decode_attn_online_softmax_rescales(void **state) {
-    (void)state;
+MOPT_TEST(decode_attn_online_softmax_rescales) {
     static const int64_t Ts[] = {16, 40, 200, 1000};
     for (size_t i = 0; i < sizeof Ts / sizeof *Ts; i++) {
         problem x;
@@ -187,8 +186,7 @@ static void decode_attn_online_softmax_rescales(void **state) {
 
 /* T = 0 gives zeros; a row whose every score is -inf gives NaN (as Softmax
  * then MatMul do); a row masked whole with a finite fill averages V. */
-static void decode_attn_edge_rows(void **state) {
-    (void)state;
+MOPT_TEST(decode_attn_edge_rows) {
     problem x;
     make(&x, 1, 2, 1, 0, 8, 8, MASK_NONE, false);
     check(&x, "no keys");
@@ -265,8 +263,7 @@ static void decode_attn_positions_equal_keep_mask(void **state) {
 }
 
 /* The reference against a direct softmax in double. */
-static void decode_attn_reference_is_softmax(void **state) {
-    (void)state;
+MOPT_TEST(decode_attn_reference_is_softmax) {
     problem x;
     make(&x, 2, 3, 2, 37, 11, 7, MASK_ADD, false);
     kn_decode_attn p = x.p;

@@ -21,6 +21,7 @@
 #include "kernels/cpu/dynquant.h"
 #include "ops/impls.h"
 
+#include "../test_main.h"
 #include "test_rng.h"
 static float frand(float lo, float hi) {
     return lo + (hi - lo) * (float)(rnd() % 100003) / 100002.0f;
@@ -50,8 +51,7 @@ static void run(float *x, int64_t n, bool fast, dq_out *o) {
     assert_int_equal(st, MOPT_OK);
 }
 
-static void test_random_bitwise(void **state) {
-    (void)state;
+MOPT_TEST(test_random_bitwise) {
     if (!cpu_kernels_for("avx512")) {
         printf("no AVX-512 on this machine: nothing to compare\n");
         skip();

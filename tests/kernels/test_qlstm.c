@@ -127,8 +127,7 @@ static void one_case(int it, int *runs) {
     mopt_aligned_free(rwork), mopt_aligned_free(work), mopt_aligned_free(pack);
 }
 
-static void test_random_bitwise(void **state) {
-    (void)state;
+MOPT_TEST(test_random_bitwise) {
     int runs = 0;
     for (int it = 0; it < 300; it++)
         one_case(it, &runs);
@@ -137,8 +136,7 @@ static void test_random_bitwise(void **state) {
 
 /* The rows GEMM alone on the sizes of a real model (I = H = 512, 2048
  * columns, 40 rows and 1 row) against a direct sum. */
-static void test_rows_large(void **state) {
-    (void)state;
+MOPT_TEST(test_rows_large) {
     const int64_t K = 512, n = 2048, m = 40;
     uint8_t *a = bytes(m * K, false), *w = bytes(K * n, false);
     int8_t *wp = mopt_aligned_alloc(cpu_qrows_pack_bytes(K, n));

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
 #include "core/alloc.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/cpu_rnn.h"
@@ -72,8 +73,7 @@ static void near(const char *what, const char *isa, int64_t i, double got, doubl
 }
 
 /* packing puts src[(g*H + j)*K + k] at [j / VW][k][g][j % VW], zeros past H */
-static void pack_layout(void **state) {
-    (void)state;
+MOPT_TEST(pack_layout) {
     for (size_t t = 0; t < 3; t++) {
         const tier *T = &k_tiers[t];
         if (!cpu_kernels_for(T->isa)) continue;
@@ -96,8 +96,7 @@ static void pack_layout(void **state) {
 
 /* gx = bias + A W^T in the packed layout, over the whole block range and
  * split in two (the split cuts RNN's groups of blocks) */
-static void xproj_vs_ref(void **state) {
-    (void)state;
+MOPT_TEST(xproj_vs_ref) {
     static const int64_t cases[][4] = {/* M K G H */ {1, 17, 4, 37},
                                        {7, 33, 3, 20},
                                        {20, 64, 1, 70},
@@ -270,8 +269,7 @@ static void run_step_case(const tier *T, const step_case *sc) {
     free(cr);
 }
 
-static void step_vs_ref(void **state) {
-    (void)state;
+MOPT_TEST(step_vs_ref) {
     static const int64_t hs[] = {1, 5, 17, 37, 64};
     static const int64_t ns[] = {1, 3, 7};
     for (size_t t = 0; t < 3; t++) {
@@ -301,11 +299,5 @@ static int report(void **state) {
     return 0;
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(pack_layout),
-        cmocka_unit_test(xproj_vs_ref),
-        cmocka_unit_test(step_vs_ref),
-    };
-    return cmocka_run_group_tests(tests, NULL, report);
-}
+MOPT_TEST_MAIN_WITH(NULL, report, cmocka_unit_test(pack_layout), cmocka_unit_test(xproj_vs_ref),
+                    cmocka_unit_test(step_vs_ref))

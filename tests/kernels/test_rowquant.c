@@ -78,8 +78,7 @@ static void check_definition(const float *a, int64_t K, int qmax, const uint8_t 
     }
 }
 
-static void test_quant_rows(void **state) {
-    (void)state;
+MOPT_TEST(test_quant_rows) {
     bool avx512 = cpu_kernels_for("avx512") != NULL;
     if (!avx512) print_message("no AVX-512 here: the scalar passes only\n");
     static float a[ROWS * MAXK];
@@ -104,8 +103,7 @@ static void test_quant_rows(void **state) {
 /* quantize A per row, multiply by s8 B in integers, dequantize: against
  * the double evaluation of s_m (sum_k (q - z_m) w_kn) sw_n + bias_n, and
  * close to the float product A B (the quantization bound). */
-static void test_matmul_epilogue(void **state) {
-    (void)state;
+MOPT_TEST(test_matmul_epilogue) {
     bool avx512 = cpu_kernels_for("avx512") != NULL;
     enum { M = 7, K = 77, N = 37 };
     static float a[M * K], b[K * N], sw[N], cw[N], bias[N], y0[M * N], y1[M * N];

@@ -189,27 +189,32 @@ static int cmp_case(const void *a, const void *b) {
     return strcmp(((const fcase *)a)->name, ((const fcase *)b)->name);
 }
 
+/* list_dir callbacks: a case folder holding model.onnx; a bad model file */
+static int add_case(void *self, const char *dir, const char *name) {
+    (void)self;
+    fcase *c = &g_cases[g_n];
+    snprintf(c->path, sizeof c->path, "%s/%s", dir, name);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    char p[1100];
+    snprintf(p, sizeof p, "%s/model.onnx", c->path);
+    if (file_exists(p)) g_n++;
+    return g_n < MAX_CASES;
+}
+
+static int add_bad(void *self, const char *dir, const char *name) {
+    (void)self;
+    fcase *c = &g_cases[g_n++];
+    snprintf(c->path, sizeof c->path, "%s/%s", dir, name);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    return g_n < MAX_CASES;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2 && argc != 3) {
         fprintf(stderr, "usage: test_fusions DATA_DIR [BAD_DIR]\n");
         return 2;
     }
-    DIR *d = opendir(argv[1]);
-    if (!d) {
-        fprintf(stderr, "test_fusions: cannot open %s\n", argv[1]);
-        return 1;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) && g_n < MAX_CASES) {
-        if (e->d_name[0] == '.') continue;
-        fcase *c = &g_cases[g_n];
-        snprintf(c->path, sizeof c->path, "%s/%s", argv[1], e->d_name);
-        snprintf(c->name, sizeof c->name, "%s", e->d_name);
-        char p[1100];
-        snprintf(p, sizeof p, "%s/model.onnx", c->path);
-        if (file_exists(p)) g_n++;
-    }
-    closedir(d);
+    if (list_dir("test_fusions", argv[1], NULL, add_case, NULL)) return 1;
     if (g_n == 0) {
         fprintf(stderr, "test_fusions: no cases in %s\n", argv[1]);
         return 1;
@@ -217,19 +222,7 @@ int main(int argc, char **argv) {
     qsort(g_cases, (size_t)g_n, sizeof g_cases[0], cmp_case);
     int n_good = g_n;
     if (argc == 3) {
-        d = opendir(argv[2]);
-        if (!d) {
-            fprintf(stderr, "test_fusions: cannot open %s\n", argv[2]);
-            return 1;
-        }
-        while ((e = readdir(d)) && g_n < MAX_CASES) {
-            size_t len = strlen(e->d_name);
-            if (len < 6 || strcmp(e->d_name + len - 5, ".onnx") != 0) continue;
-            fcase *c = &g_cases[g_n++];
-            snprintf(c->path, sizeof c->path, "%s/%s", argv[2], e->d_name);
-            snprintf(c->name, sizeof c->name, "%s", e->d_name);
-        }
-        closedir(d);
+        if (g_n < MAX_CASES && list_dir("test_fusions", argv[2], ".onnx", add_bad, NULL)) return 1;
         qsort(g_cases + n_good, (size_t)(g_n - n_good), sizeof g_cases[0], cmp_case);
     }
     struct CMUnitTest *tests = calloc((size_t)g_n, sizeof *tests);

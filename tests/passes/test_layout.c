@@ -189,27 +189,25 @@ static int by_name(const void *a, const void *b) {
     return strcmp(((const lcase *)a)->name, ((const lcase *)b)->name);
 }
 
+/* list_dir callback: every sub-folder is a case */
+static int add_case(void *self, const char *dir, const char *name) {
+    (void)self;
+    lcase *c = &g_cases[g_n];
+    snprintf(c->path, sizeof c->path, "%s/%s", dir, name);
+    if (is_dir(c->path)) {
+        snprintf(c->name, sizeof c->name, "%s", name);
+        g_n++;
+    }
+    return g_n < MAX_CASES;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: test_layout DATA_DIR TMP_DIR\n");
         return 2;
     }
     g_tmp = argv[2];
-    DIR *d = opendir(argv[1]);
-    if (!d) {
-        fprintf(stderr, "test_layout: cannot open %s\n", argv[1]);
-        return 1;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) && g_n < MAX_CASES) {
-        if (e->d_name[0] == '.') continue;
-        lcase *c = &g_cases[g_n];
-        snprintf(c->path, sizeof c->path, "%s/%s", argv[1], e->d_name);
-        if (!is_dir(c->path)) continue;
-        snprintf(c->name, sizeof c->name, "%s", e->d_name);
-        g_n++;
-    }
-    closedir(d);
+    if (list_dir("test_layout", argv[1], NULL, add_case, NULL)) return 1;
     if (g_n < 3) {
         fprintf(stderr, "test_layout: fewer than 3 cases in %s\n", argv[1]);
         return 1;

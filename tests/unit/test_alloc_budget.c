@@ -18,8 +18,7 @@
 
 #include "core/alloc.h"
 
-static void budget_charges_and_credits(void **state) {
-    (void)state;
+MOPT_TEST(budget_charges_and_credits) {
     int64_t live0 = mopt_alloc_live();
     mopt_budget *b = mopt_budget_create(0);
     assert_non_null(b);
@@ -50,8 +49,7 @@ static void budget_charges_and_credits(void **state) {
     assert_int_equal(mopt_alloc_live(), live0);
 }
 
-static void budget_refuses_past_its_limit(void **state) {
-    (void)state;
+MOPT_TEST(budget_refuses_past_its_limit) {
     mopt_budget *b = mopt_budget_create(4096);
     mopt_budget *prev = mopt_budget_swap(b);
     void *p = mopt_malloc(3000);
@@ -84,8 +82,7 @@ static void budget_refuses_past_its_limit(void **state) {
     mopt_budget_release(b);
 }
 
-static void detached_blocks_and_lifetime(void **state) {
-    (void)state;
+MOPT_TEST(detached_blocks_and_lifetime) {
     int64_t live0 = mopt_alloc_live();
     mopt_budget *b = mopt_budget_create(1 << 20);
     mopt_budget_swap(b);

@@ -36,8 +36,7 @@ static mopt_status attempt(const mopt_tensor *in) {
     return st;
 }
 
-static void alloc_failure_every_step(void **state) {
-    (void)state;
+MOPT_TEST(alloc_failure_every_step) {
     mopt_tensor *in = NULL;
     assert_int_equal(mopt_tensor_load(INPUT, &in), MOPT_OK);
     int failures = 0, n = 0;

@@ -131,8 +131,7 @@ static mopt_allocator counting_allocator(counting *c) {
                             c_release_aligned};
 }
 
-static void hooks_refused_while_memory_is_held(void **state) {
-    (void)state;
+MOPT_TEST(hooks_refused_while_memory_is_held) {
     counting c;
     mopt_allocator a = counting_allocator(&c);
     mopt_options *o = NULL;
@@ -184,8 +183,7 @@ static mopt_status load_and_run(int runs, mopt_run_options *ro, float *y0) {
     return st;
 }
 
-static void hooks_see_every_allocation(void **state) {
-    (void)state;
+MOPT_TEST(hooks_see_every_allocation) {
     counting c;
     mopt_allocator a = counting_allocator(&c);
     EXPECT_OK(mopt_set_allocator(&a));
@@ -204,8 +202,7 @@ static void hooks_see_every_allocation(void **state) {
     EXPECT_OK(mopt_set_allocator(NULL));
 }
 
-static void hook_returning_null_is_out_of_memory(void **state) {
-    (void)state;
+MOPT_TEST(hook_returning_null_is_out_of_memory) {
     counting c;
     mopt_allocator a = counting_allocator(&c);
     EXPECT_OK(mopt_set_allocator(&a));
@@ -226,8 +223,7 @@ static void hook_returning_null_is_out_of_memory(void **state) {
 /* The allocator sets the run's terminate flag while the executor places the
  * output of a node in the middle of the first run: the next node boundary
  * stops the run. */
-static void cancelled_in_the_middle_of_a_run(void **state) {
-    (void)state;
+MOPT_TEST(cancelled_in_the_middle_of_a_run) {
     counting c;
     mopt_allocator a = counting_allocator(&c);
     mopt_run_options *ro = NULL;

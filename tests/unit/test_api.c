@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "../test_expect.h"
+#include "../test_main.h"
 
 #define CNN_MODEL "tests/models/cnn/model.onnx"
 
@@ -35,8 +36,7 @@
 
 /* ---- version, status, dtypes ----------------------------------------------- */
 
-static void api_version(void **state) {
-    (void)state;
+MOPT_TEST(api_version) {
     assert_int_equal(mopt_version_number(), MOPT_VERSION_NUMBER);
     char want[32];
     snprintf(want, sizeof want, "%d.%d.%d", MOPT_VERSION_MAJOR, MOPT_VERSION_MINOR,
@@ -44,8 +44,7 @@ static void api_version(void **state) {
     assert_string_equal(mopt_version(), want);
 }
 
-static void api_status_strings(void **state) {
-    (void)state;
+MOPT_TEST(api_status_strings) {
     const char *seen[14];
     for (int s = MOPT_OK; s <= MOPT_ERR_BUSY; s++) {
         const char *str = mopt_status_string((mopt_status)s);
@@ -69,8 +68,7 @@ static void api_status_strings(void **state) {
     assert_int_equal(MOPT_ERR_BUSY, 13);
 }
 
-static void api_dtypes(void **state) {
-    (void)state;
+MOPT_TEST(api_dtypes) {
     /* values and sizes of ONNX TensorProto.DataType */
     static const struct {
         int onnx;
@@ -329,8 +327,7 @@ static void options_null_arguments(void **state) {
 
 /* ---- tensors -------------------------------------------------------------- */
 
-static void tensor_create_and_accessors(void **state) {
-    (void)state;
+MOPT_TEST(tensor_create_and_accessors) {
     const int64_t dims[3] = {2, 3, 5};
     mopt_tensor *t = NULL;
     EXPECT_OK(mopt_tensor_create(MOPT_DTYPE_F32, 3, dims, &t));
@@ -374,8 +371,7 @@ static void tensor_create_and_accessors(void **state) {
     mopt_tensor_destroy(t);
 }
 
-static void tensor_create_rejects_bad_shapes(void **state) {
-    (void)state;
+MOPT_TEST(tensor_create_rejects_bad_shapes) {
     const int64_t dims[MOPT_MAX_RANK + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
     mopt_tensor *t = (mopt_tensor *)&t; /* must be reset to NULL */
     EXPECT_FAIL(mopt_tensor_create(MOPT_DTYPE_F32, MOPT_MAX_RANK + 1, dims, &t),
@@ -405,8 +401,7 @@ static void tensor_create_rejects_bad_shapes(void **state) {
     EXPECT_FAIL(mopt_tensor_create(MOPT_DTYPE_F32, 1, dims, NULL), MOPT_ERR_INVALID_ARGUMENT, NULL);
 }
 
-static void tensor_wrap(void **state) {
-    (void)state;
+MOPT_TEST(tensor_wrap) {
     float buf[6] = {1, 2, 3, 4, 5, 6};
     const int64_t dims[2] = {2, 3};
     mopt_tensor *t = NULL;
@@ -444,8 +439,7 @@ static void tensor_wrap(void **state) {
     mopt_tensor_destroy(t);
 }
 
-static void tensor_null_handling(void **state) {
-    (void)state;
+MOPT_TEST(tensor_null_handling) {
     mopt_tensor_destroy(NULL);
     assert_int_equal(mopt_tensor_dtype(NULL), MOPT_DTYPE_UNDEFINED);
     assert_int_equal(mopt_tensor_rank(NULL), -1);
@@ -478,8 +472,7 @@ static void tensor_null_handling(void **state) {
 
 /* ---- models and sessions -------------------------------------------------- */
 
-static void model_null_handling(void **state) {
-    (void)state;
+MOPT_TEST(model_null_handling) {
     mopt_model *m = (mopt_model *)&m;
     EXPECT_FAIL(mopt_model_load(NULL, NULL, &m), MOPT_ERR_INVALID_ARGUMENT, NULL);
     assert_null(m);
@@ -521,8 +514,7 @@ static void model_null_handling(void **state) {
     assert_null(mopt_supported_op_name((size_t)-1));
 }
 
-static void session_null_handling(void **state) {
-    (void)state;
+MOPT_TEST(session_null_handling) {
     mopt_session *s = (mopt_session *)&s;
     EXPECT_FAIL(mopt_session_create(NULL, NULL, &s), MOPT_ERR_INVALID_ARGUMENT, NULL);
     assert_null(s);
@@ -552,8 +544,7 @@ static mopt_model *load_cnn(void) {
     return m;
 }
 
-static void model_introspection_bounds(void **state) {
-    (void)state;
+MOPT_TEST(model_introspection_bounds) {
     mopt_model *m = load_cnn();
     if (!m) skip();
     assert_int_equal(mopt_model_io_count(m, MOPT_INPUT), 1);
@@ -590,8 +581,7 @@ static void model_introspection_bounds(void **state) {
     mopt_model_destroy(m);
 }
 
-static void session_run_argument_checks(void **state) {
-    (void)state;
+MOPT_TEST(session_run_argument_checks) {
     mopt_model *m = load_cnn();
     if (!m) skip();
     mopt_session *s = NULL;

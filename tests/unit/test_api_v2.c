@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "../test_expect.h"
+#include "../test_main.h"
 #include "../test_run.h"
 
 #define META_MODEL "tests/unit/data/metadata.onnx"
@@ -45,8 +46,7 @@ static mopt_model *load_with(const char *path, const char *key, int64_t value) {
 
 /* ---- run options ----------------------------------------------------------- */
 
-static void run_options_arguments(void **state) {
-    (void)state;
+MOPT_TEST(run_options_arguments) {
     mopt_run_options *ro = NULL;
     EXPECT_FAIL(mopt_run_options_create(NULL), MOPT_ERR_INVALID_ARGUMENT, NULL);
     EXPECT_OK(mopt_run_options_create(&ro));
@@ -85,8 +85,7 @@ static mopt_status run_chain(mopt_session *s, const mopt_run_options *ro, float 
 
 static float g_x[65536], g_y[65536];
 
-static void run_options_terminate_before_run(void **state) {
-    (void)state;
+MOPT_TEST(run_options_terminate_before_run) {
     mopt_model *m = load_with(CHAIN_MODEL, "opt_level", 0);
     mopt_session *s = NULL;
     mopt_run_options *ro = NULL;
@@ -141,8 +140,7 @@ static void *cancel_soon(void *arg) {
 /* Another thread sets the flag while the run is in its middle: the run stops
  * at the next node boundary, with CANCELLED and a node index > 0 and < the
  * node count, and the session runs normally afterwards. */
-static void run_options_terminate_from_another_thread(void **state) {
-    (void)state;
+MOPT_TEST(run_options_terminate_from_another_thread) {
     mopt_options *o = NULL;
     EXPECT_OK(mopt_options_create(&o));
     EXPECT_OK(mopt_options_set_int(o, "opt_level", 0));
@@ -183,8 +181,7 @@ static void run_options_terminate_from_another_thread(void **state) {
     mopt_model_destroy(m);
 }
 
-static void run_options_profiling_per_run(void **state) {
-    (void)state;
+MOPT_TEST(run_options_profiling_per_run) {
     mopt_model *m = load_with(CHAIN_MODEL, "opt_level", 0);
     mopt_session *s = NULL;
     EXPECT_OK(mopt_session_create(m, NULL, &s)); /* session profiling off */
@@ -241,8 +238,7 @@ static char *read_text_n(const char *path, size_t *len) {
 static char *read_text(const char *path) { return read_text_n(path, NULL); }
 
 /* The run tag is in the Chrome trace: each event of a tagged run names it. */
-static void run_options_tag_in_trace(void **state) {
-    (void)state;
+MOPT_TEST(run_options_tag_in_trace) {
     char path[] = "/tmp/mopt_trace_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
@@ -299,8 +295,7 @@ static void capture_log(void *user, mopt_log_level level, const char *message) {
     if (w > 0 && c->len + (size_t)w < sizeof c->text) c->len += (size_t)w;
 }
 
-static void log_callback_receives_verbose_output(void **state) {
-    (void)state;
+MOPT_TEST(log_callback_receives_verbose_output) {
     log_capture cap;
     memset(&cap, 0, sizeof cap);
     mopt_set_log_callback(capture_log, &cap);
@@ -355,8 +350,7 @@ static void log_callback_receives_verbose_output(void **state) {
 
 /* ---- load flags -------------------------------------------------------------- */
 
-static void load_v2_flags(void **state) {
-    (void)state;
+MOPT_TEST(load_v2_flags) {
     mopt_model *m = NULL;
     EXPECT_FAIL(mopt_model_load_v2(META_MODEL, NULL, 4, &m), MOPT_ERR_INVALID_ARGUMENT, "0x4");
     assert_null(m);
@@ -449,8 +443,7 @@ static void check_metadata(const mopt_model *m) {
 }
 
 /* mopt_model_node_value: the chain's n1 is Mul(v0, one) -> v1 at opt_level 0 */
-static void node_values(void **state) {
-    (void)state;
+MOPT_TEST(node_values) {
     mopt_model *m = load_with(CHAIN_MODEL, "opt_level", 0);
     size_t n1 = SIZE_MAX;
     for (size_t i = 0; i < mopt_model_node_count(m); i++)
@@ -466,8 +459,7 @@ static void node_values(void **state) {
     mopt_model_destroy(m);
 }
 
-static void metadata_from_onnx_and_mopt(void **state) {
-    (void)state;
+MOPT_TEST(metadata_from_onnx_and_mopt) {
     mopt_model *m = load_with(META_MODEL, NULL, 0);
     check_metadata(m);
     char path[] = "/tmp/mopt_meta_XXXXXX";
@@ -518,8 +510,7 @@ static mopt_status run_meta(const mopt_model *m, int64_t batch, float *y_out) {
     return st;
 }
 
-static void free_dim_override(void **state) {
-    (void)state;
+MOPT_TEST(free_dim_override) {
     mopt_model *free_m = load_with(META_MODEL, NULL, 0);
     assert_int_equal(mopt_model_io_dim(free_m, MOPT_INPUT, 0, 0), -1);
     assert_string_equal(mopt_model_io_dim_name(free_m, MOPT_INPUT, 0, 0), "batch");
@@ -584,8 +575,7 @@ static void free_dim_override(void **state) {
 
 /* ---- const inputs, names in errors -------------------------------------------- */
 
-static void const_tensor_is_input_only(void **state) {
-    (void)state;
+MOPT_TEST(const_tensor_is_input_only) {
     const float x[4] = {1, 2, 3, 4};
     float y[4];
     const int64_t xd[2] = {1, 4}, yd[3] = {1, 2, 2};
@@ -619,8 +609,7 @@ static void const_tensor_is_input_only(void **state) {
     mopt_model_destroy(m);
 }
 
-static void run_errors_name_inputs_and_outputs(void **state) {
-    (void)state;
+MOPT_TEST(run_errors_name_inputs_and_outputs) {
     mopt_model *m = load_with(META_MODEL, NULL, 0);
     mopt_session *s = NULL;
     EXPECT_OK(mopt_session_create(m, NULL, &s));
@@ -664,8 +653,7 @@ static void run_errors_name_inputs_and_outputs(void **state) {
 
 /* ---- structured pass report --------------------------------------------------- */
 
-static void pass_report_entries(void **state) {
-    (void)state;
+MOPT_TEST(pass_report_entries) {
     mopt_model *m = load_with(META_MODEL, NULL, 0);
     size_t n = mopt_model_pass_count(m);
     assert_true(n >= 5);

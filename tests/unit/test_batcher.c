@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 #define MOPT_EXPERIMENTAL_API
+#include "../test_main.h"
 #include <mopt/mopt.h>
 #include <pthread.h>
 
@@ -256,8 +257,7 @@ static void wait_depth(const mopt_batcher *b, size_t depth, int at_least) {
 /* ---- batched = single --------------------------------------------------------- */
 
 /* Six requests of one length, one batch: each gets exactly its single run. */
-static void batch_same_length_bitwise(void **state) {
-    (void)state;
+MOPT_TEST(batch_same_length_bitwise) {
     mopt_model *m = load(BERT_TINY);
     enum { N = 6 };
     static const int64_t lens[N] = {16, 16, 16, 16, 16, 16};
@@ -295,8 +295,7 @@ static void batch_same_length_bitwise(void **state) {
 
 /* Ragged lengths share a batch: padded to a bucket, outputs cropped back
  * to each request's own length and equal to unpadded single runs. */
-static void ragged_padded_to_bucket_and_cropped(void **state) {
-    (void)state;
+MOPT_TEST(ragged_padded_to_bucket_and_cropped) {
     mopt_model *m = load(BERT_TINY);
     enum { N = 6 };
     static const int64_t lens[N] = {3, 7, 12, 16, 25, 31};
@@ -345,8 +344,7 @@ static void ragged_padded_to_bucket_and_cropped(void **state) {
 
 /* The caller's own output tensors are filled, and one of the wrong shape
  * fails that request alone. */
-static void caller_outputs(void **state) {
-    (void)state;
+MOPT_TEST(caller_outputs) {
     mopt_model *m = load(BERT_SMALL);
     enum { N = 3 };
     static const int64_t lens[N] = {5, 8, 11};
@@ -384,8 +382,7 @@ static void caller_outputs(void **state) {
 
 /* ---- failures stay with their request ------------------------------------------ */
 
-static void bad_request_fails_alone(void **state) {
-    (void)state;
+MOPT_TEST(bad_request_fails_alone) {
     mopt_model *m = load(BERT_SMALL);
     enum { N = 5 };
     static const int64_t lens[N] = {6, 7, 8, 9, 10};
@@ -477,8 +474,7 @@ static void bad_request_fails_alone(void **state) {
 
 /* ---- queue, timeout, drain ------------------------------------------------------ */
 
-static void full_queue_is_busy_at_once(void **state) {
-    (void)state;
+MOPT_TEST(full_queue_is_busy_at_once) {
     mopt_model *m = load(BERT_SMALL);
     static const int64_t lens[3] = {8, 8, 8};
     sample s[3];
@@ -518,8 +514,7 @@ static void full_queue_is_busy_at_once(void **state) {
 /* A request behind a busy worker, with a timeout shorter than the run in
  * front of it, is dropped with CANCELLED; a later one without a timeout
  * runs. */
-static void timeout_cancels_unstarted(void **state) {
-    (void)state;
+MOPT_TEST(timeout_cancels_unstarted) {
     mopt_model *m = load(BERT_TINY);
     sample longest, s;
     make_sample(&longest, MAX_LEN);
@@ -572,8 +567,7 @@ static void timeout_cancels_unstarted(void **state) {
 
 /* destroy with requests waiting (for company for 20 s) runs them at once
  * and every caller gets its result. */
-static void destroy_drains(void **state) {
-    (void)state;
+MOPT_TEST(destroy_drains) {
     mopt_model *m = load(BERT_SMALL);
     enum { N = 5 };
     static const int64_t lens[N] = {4, 6, 8, 10, 12};
@@ -640,8 +634,7 @@ static void *hammer(void *p) {
     return NULL;
 }
 
-static void many_threads(void **state) {
-    (void)state;
+MOPT_TEST(many_threads) {
     mopt_model *m = load(BERT_SMALL);
     static const int64_t lens[CT_SAMPLES] = {3, 9, 14, 17, 30, 33};
     static const int64_t buckets[] = {8, 16, 32, 64};
@@ -679,8 +672,7 @@ static void many_threads(void **state) {
 
 /* ---- arguments, config, forced max_batch 1 -------------------------------------------- */
 
-static void arguments(void **state) {
-    (void)state;
+MOPT_TEST(arguments) {
     mopt_model *m = load(BERT_SMALL);
     mopt_batcher *b = NULL;
     assert_int_equal(mopt_batcher_create(NULL, NULL, NULL, &b), MOPT_ERR_INVALID_ARGUMENT);
@@ -809,8 +801,7 @@ static mopt_batcher_stats run_images(const mopt_model *m, mopt_batcher *b, mopt_
     return st;
 }
 
-static void other_models(void **state) {
-    (void)state;
+MOPT_TEST(other_models) {
     float pixels[4][3 * 32 * 32];
     for (int i = 0; i < 4; i++)
         for (int k = 0; k < 3 * 32 * 32; k++)
@@ -858,8 +849,7 @@ static void other_models(void **state) {
 }
 
 /* no_padding: requests of two lengths form two batches, nothing padded. */
-static void no_padding_groups_by_length(void **state) {
-    (void)state;
+MOPT_TEST(no_padding_groups_by_length) {
     mopt_model *m = load(BERT_SMALL);
     enum { N = 4 };
     static const int64_t lens[N] = {5, 9, 5, 9};

@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
 #include "core/cpu.h"
 #include "ir/ir.h"
 #include "runtime/runtime.h"
@@ -84,8 +85,7 @@ static bool bf16_machine(void) {
     return f->avx512_bf16 && f->avx512f && f->avx512bw;
 }
 
-static void encoder_conversions_only_at_edges(void **state) {
-    (void)state;
+MOPT_TEST(encoder_conversions_only_at_edges) {
     if (!bf16_machine()) skip(); /* no bf16 kernels: precision=bf16 runs f32 */
     mopt_model *m = load("bf16", 3, NULL);
     if (!m->bf16_store) {
@@ -118,8 +118,7 @@ static void encoder_conversions_only_at_edges(void **state) {
     mopt_model_destroy(m);
 }
 
-static void nothing_kept_without_bf16(void **state) {
-    (void)state;
+MOPT_TEST(nothing_kept_without_bf16) {
     const struct {
         const char *precision;
         int level;
@@ -158,8 +157,7 @@ static void int8_attention_bf16(void **state) {
 
 /* precision=int8 with a layer's matmuls excluded to bf16: tensors between
  * those bf16 nodes may be kept too, never next to an fp32 node */
-static void per_layer_precision(void **state) {
-    (void)state;
+MOPT_TEST(per_layer_precision) {
     if (!bf16_machine()) skip();
     mopt_model *m = load(
         "int8", 3, "/layers.1/fc1/MatMul,/layers.1/fc2/MatMul,/layers.1/ln1/LayerNormalization");
@@ -183,8 +181,7 @@ static void per_layer_precision(void **state) {
 }
 
 /* bf16 storage runs: outputs close to fp32 (cosine), and equal across runs */
-static void runs_match_fp32(void **state) {
-    (void)state;
+MOPT_TEST(runs_match_fp32) {
     if (!bf16_machine()) skip();
     mopt_model *ms[2] = {load("fp32", 3, NULL), load("bf16", 3, NULL)};
     enum { B = 2, S = 16, H = 64 };

@@ -103,20 +103,11 @@ static void threads_match_serial(const char *dir, int runs) {
     free_case(&c);
 }
 
-static void sessions_cnn(void **state) {
-    (void)state;
-    threads_match_serial("tests/models/cnn", 12);
-}
+MOPT_TEST(sessions_cnn) { threads_match_serial("tests/models/cnn", 12); }
 
-static void sessions_mobilenet(void **state) {
-    (void)state;
-    threads_match_serial("tests/models/mobilenet", 12);
-}
+MOPT_TEST(sessions_mobilenet) { threads_match_serial("tests/models/mobilenet", 12); }
 
-static void sessions_bert(void **state) {
-    (void)state;
-    threads_match_serial("tests/models/bert", 12);
-}
+MOPT_TEST(sessions_bert) { threads_match_serial("tests/models/bert", 12); }
 
 /* --- one session, two threads: the second is told BUSY ------------------ */
 
@@ -153,8 +144,7 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void shared_session_is_busy(void **state) {
-    (void)state;
+MOPT_TEST(shared_session_is_busy) {
     model_case c;
     load_case_1t(&c, "tests/models/bert");
     serial_reference(&c);
@@ -209,8 +199,7 @@ static void *late_runs(void *p) {
     return NULL;
 }
 
-static void model_destroyed_before_sessions(void **state) {
-    (void)state;
+MOPT_TEST(model_destroyed_before_sessions) {
     model_case c;
     load_case_1t(&c, "tests/models/cnn");
     serial_reference(&c);

@@ -61,8 +61,7 @@ static void run4(const mopt_model *m, const float *x, float *y) {
     mopt_session_destroy(s);
 }
 
-static void if_with_constant_condition_is_folded(void **state) {
-    (void)state;
+MOPT_TEST(if_with_constant_condition_is_folded) {
     const float x[4] = {0.25f, -3.0f, 7.5f, 1.0f};
     float folded[4], unfolded[4];
     mopt_model *m0 = load_at(IF_CONST, 0);
@@ -86,8 +85,7 @@ static void if_with_constant_condition_is_folded(void **state) {
     }
 }
 
-static void check_names_nested_problems_by_path(void **state) {
-    (void)state;
+MOPT_TEST(check_names_nested_problems_by_path) {
     test_check_seen s = {0};
     size_t n = 0;
     mopt_status st = mopt_model_check(CHECK_NESTED, NULL, test_check_record, &s, &n);
@@ -108,8 +106,7 @@ static void check_names_nested_problems_by_path(void **state) {
     assert_non_null(strstr(mopt_last_error(), "'Loop_1/body/If_2/else_branch/Bad_3'"));
 }
 
-static void body_error_is_the_loops_with_its_path(void **state) {
-    (void)state;
+MOPT_TEST(body_error_is_the_loops_with_its_path) {
     test_check_seen s = {0};
     size_t n = 0;
     assert_int_equal(mopt_model_check(LOOP_SHAPE_ERROR, NULL, test_check_record, &s, &n),
@@ -123,8 +120,7 @@ static void body_error_is_the_loops_with_its_path(void **state) {
     assert_non_null(strstr(mopt_last_error(), "Add_5"));
 }
 
-static void inspect_only_loads_a_model_that_cannot_run(void **state) {
-    (void)state;
+MOPT_TEST(inspect_only_loads_a_model_that_cannot_run) {
     mopt_options *o = NULL;
     assert_int_equal(mopt_options_create(&o), MOPT_OK);
     assert_int_equal(mopt_options_set_int(o, "inspect_only", 1), MOPT_OK);

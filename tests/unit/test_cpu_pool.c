@@ -61,8 +61,7 @@ static void check_once(int threads, int64_t n, int64_t grain) {
     free(c.hits);
 }
 
-static void pool_covers_every_index_once(void **state) {
-    (void)state;
+MOPT_TEST(pool_covers_every_index_once) {
     const int64_t ns[] = {0, 1, 2, 7, 63, 64, 1000, 4097, 100003};
     const int64_t grains[] = {0, 1, 3, 64, 5000};
     for (int t = 1; t <= 5; t++)
@@ -78,8 +77,7 @@ static void *caller(void *arg) {
     return NULL;
 }
 
-static void pool_concurrent_callers(void **state) {
-    (void)state;
+MOPT_TEST(pool_concurrent_callers) {
     pthread_t th[4];
     int ids[4];
     for (int i = 0; i < 4; i++) {
@@ -136,8 +134,7 @@ static void *session_thread(void *p) {
     return NULL;
 }
 
-static void sessions_in_parallel_bitwise_equal(void **state) {
-    (void)state;
+MOPT_TEST(sessions_in_parallel_bitwise_equal) {
     /* every node parallel, so the pool is used by all sessions at once */
     setenv("MOPT_PARALLEL_MIN_FLOPS", "0", 1);
     mopt_options *o = options();
@@ -176,8 +173,7 @@ static void sessions_in_parallel_bitwise_equal(void **state) {
 /* MOPT_ADAPTIVE_THREADS=1: over 60 runs nodes switch between 1 and 2
  * threads (both are tried in the first runs, the slower again later); the
  * outputs must stay bitwise equal to a 1-thread session's. */
-static void adaptive_threads_same_outputs(void **state) {
-    (void)state;
+MOPT_TEST(adaptive_threads_same_outputs) {
     setenv("MOPT_ADAPTIVE_THREADS", "1", 1);
     setenv("MOPT_PARALLEL_MIN_FLOPS", "0", 1);
     mopt_options *o = options();

@@ -30,8 +30,7 @@ static bool is_nan_code(mopt_dtype t, unsigned c) {
     }
 }
 
-static void test_round_trip(void **state) {
-    (void)state;
+MOPT_TEST(test_round_trip) {
     for (size_t k = 0; k < 4; k++) {
         mopt_dtype t = k_types[k];
         for (unsigned c = 0; c < 256; c++) {
@@ -47,8 +46,7 @@ static void test_round_trip(void **state) {
     }
 }
 
-static void test_max_and_smallest(void **state) {
-    (void)state;
+MOPT_TEST(test_max_and_smallest) {
     assert_true(f8_max(MOPT_DTYPE_F8E4M3FN) == 448.0);
     assert_true(f8_max(MOPT_DTYPE_F8E4M3FNUZ) == 240.0);
     assert_true(f8_max(MOPT_DTYPE_F8E5M2) == 57344.0);
@@ -63,8 +61,7 @@ static void test_max_and_smallest(void **state) {
 
 /* Between each pair of neighbouring positive finite codes: below the
  * midpoint the lower, above it the upper, at it the even code. */
-static void test_ties_to_even(void **state) {
-    (void)state;
+MOPT_TEST(test_ties_to_even) {
     for (size_t k = 0; k < 4; k++) {
         mopt_dtype t = k_types[k];
         unsigned top = 0;
@@ -84,8 +81,7 @@ static void test_ties_to_even(void **state) {
     }
 }
 
-static void test_overflow(void **state) {
-    (void)state;
+MOPT_TEST(test_overflow) {
     /* E4M3FN: 464 is the midpoint of 448 and the NaN slot: ties to 448 */
     assert_int_equal(f8_from_f64(MOPT_DTYPE_F8E4M3FN, 464, false), 0x7E);
     assert_int_equal(f8_from_f64(MOPT_DTYPE_F8E4M3FN, 465, false), 0x7F);
@@ -108,8 +104,7 @@ static void test_overflow(void **state) {
     assert_int_equal(f8_from_f64(MOPT_DTYPE_F8E5M2FNUZ, -0.0, true), 0x00);
 }
 
-static void test_cast_4bit(void **state) {
-    (void)state;
+MOPT_TEST(test_cast_4bit) {
     float x[25];
     int8_t i4[25];
     uint8_t u4[25];
@@ -142,8 +137,7 @@ static void test_cast_4bit(void **state) {
 }
 
 /* f4e2m1: the eight magnitudes, ties to even, saturation, NaN to 0x8 */
-static void test_f4e2m1(void **state) {
-    (void)state;
+MOPT_TEST(test_f4e2m1) {
     static const double mags[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
     for (unsigned c = 0; c < 16; c++) {
         double v = (c & 8) ? -mags[c & 7] : mags[c & 7];
@@ -160,8 +154,7 @@ static void test_f4e2m1(void **state) {
 }
 
 /* f8e8m0: powers of two exact; the three round modes between them */
-static void test_e8m0(void **state) {
-    (void)state;
+MOPT_TEST(test_e8m0) {
     for (unsigned c = 0; c < 255; c++) {
         float v = e8m0_to_f32((uint8_t)c);
         assert_true(v == ldexpf(1.0f, (int)c - 127));
@@ -182,8 +175,7 @@ static void test_e8m0(void **state) {
     assert_int_equal(e8m0_from_f64(INFINITY, true, F8E8M0_UP), 0xFE);
 }
 
-static void test_cast_2bit(void **state) {
-    (void)state;
+MOPT_TEST(test_cast_2bit) {
     float x[7] = {-3, -2, -1, 0, 1, 2, 3};
     int8_t i2[7];
     uint8_t u2[7];

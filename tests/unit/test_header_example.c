@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../test_main.h"
 #include <cmocka.h>
 
 /* Defined by the extracted example. */
@@ -37,8 +38,7 @@ static void fill(float *pixels, float *scores) {
         scores[i] = NAN;
 }
 
-static void header_example_missing_model_fails(void **state) {
-    (void)state;
+MOPT_TEST(header_example_missing_model_fails) {
     float pixels[3 * 8 * 8], scores[10];
     fill(pixels, scores);
     assert_int_equal(run_model("tests/unit/data/no_such_model.onnx", pixels, scores), 1);
@@ -47,8 +47,7 @@ static void header_example_missing_model_fails(void **state) {
     assert_int_equal(run_model("", pixels, scores), 1);
 }
 
-static void header_example_runs_model(void **state) {
-    (void)state;
+MOPT_TEST(header_example_runs_model) {
     if (!g_model_path) skip();
     mopt_model *probe = NULL; /* skip only while the importer is a placeholder */
     mopt_status st = mopt_model_load(g_model_path, NULL, &probe);

@@ -126,15 +126,13 @@ static void each_case(void) {
 }
 
 /* With the default per-node threshold small nodes run on 1 thread. */
-static void host_threads_unchanged(void **state) {
-    (void)state;
+MOPT_TEST(host_threads_unchanged) {
     unsetenv("MOPT_PARALLEL_MIN_FLOPS");
     each_case();
 }
 
 /* Threshold 0: every node takes the session's thread count. */
-static void host_threads_unchanged_all_parallel(void **state) {
-    (void)state;
+MOPT_TEST(host_threads_unchanged_all_parallel) {
     setenv("MOPT_PARALLEL_MIN_FLOPS", "0", 1);
     each_case();
     unsetenv("MOPT_PARALLEL_MIN_FLOPS");

@@ -64,8 +64,7 @@ static void run_then_idle(const char *model_path, const int64_t *dims, int rank,
     mopt_options_destroy(o);
 }
 
-static void idle_threads_sleep_after_cnn(void **state) {
-    (void)state;
+MOPT_TEST(idle_threads_sleep_after_cnn) {
     int64_t dims[4] = {2, 3, 32, 32};
     run_then_idle("tests/models/cnn/model.onnx", dims, 4, MOPT_DTYPE_F32);
 }

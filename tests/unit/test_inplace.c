@@ -180,18 +180,11 @@ static void check(bool reuse, const char *precision) {
     }
 }
 
-static void residual_dies_fp32(void **state) {
-    (void)state;
-    check(false, "fp32");
-}
+MOPT_TEST(residual_dies_fp32) { check(false, "fp32"); }
 
-static void residual_dies_bf16(void **state) {
-    (void)state;
-    check(false, "bf16");
-}
+MOPT_TEST(residual_dies_bf16) { check(false, "bf16"); }
 
-static void residual_read_again(void **state) {
-    (void)state;
+MOPT_TEST(residual_read_again) {
     check(true, "fp32");
     check(true, "bf16");
 }

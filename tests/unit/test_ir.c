@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
 #include "core/error.h"
 #include "ir/ir.h"
 
@@ -23,8 +24,7 @@ static ir_node *add(ir_graph *g, const char *op, const char *name, const char *i
     return n;
 }
 
-static void ir_value_lookup(void **state) {
-    (void)state;
+MOPT_TEST(ir_value_lookup) {
     ir_graph *g = ir_graph_create();
     assert_non_null(g);
     char name[32];
@@ -38,8 +38,7 @@ static void ir_value_lookup(void **state) {
     ir_graph_destroy(g);
 }
 
-static void ir_check_sorts_nodes(void **state) {
-    (void)state;
+MOPT_TEST(ir_check_sorts_nodes) {
     ir_graph *g = ir_graph_create();
     int32_t x = ir_graph_value(g, "x");
     g->values[x]->flags |= IR_VALUE_INPUT;
@@ -52,8 +51,7 @@ static void ir_check_sorts_nodes(void **state) {
     ir_graph_destroy(g);
 }
 
-static void ir_check_rejects_cycle(void **state) {
-    (void)state;
+MOPT_TEST(ir_check_rejects_cycle) {
     ir_graph *g = ir_graph_create();
     int32_t x = ir_graph_value(g, "x");
     g->values[x]->flags |= IR_VALUE_INPUT;
@@ -64,8 +62,7 @@ static void ir_check_rejects_cycle(void **state) {
     ir_graph_destroy(g);
 }
 
-static void ir_check_rejects_undefined_input(void **state) {
-    (void)state;
+MOPT_TEST(ir_check_rejects_undefined_input) {
     ir_graph *g = ir_graph_create();
     add(g, "Relu", "lonely", "ghost", NULL, "y");
     assert_int_equal(ir_graph_check(g), MOPT_ERR_INVALID_MODEL);
@@ -74,8 +71,7 @@ static void ir_check_rejects_undefined_input(void **state) {
     ir_graph_destroy(g);
 }
 
-static void ir_check_rejects_double_producer(void **state) {
-    (void)state;
+MOPT_TEST(ir_check_rejects_double_producer) {
     ir_graph *g = ir_graph_create();
     int32_t x = ir_graph_value(g, "x");
     g->values[x]->flags |= IR_VALUE_INPUT;
@@ -86,8 +82,7 @@ static void ir_check_rejects_double_producer(void **state) {
     ir_graph_destroy(g);
 }
 
-static void ir_shape_format(void **state) {
-    (void)state;
+MOPT_TEST(ir_shape_format) {
     ir_graph *g = ir_graph_create();
     ir_shape s;
     int64_t d[3] = {0, 0, 768};

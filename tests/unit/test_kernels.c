@@ -101,7 +101,7 @@ static int g_ref_calls;
 static mopt_status counting_ref(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
     g_ref_calls++;
-    return g_real->run(ctx, in, n_in, out, n_out);
+    return ops_run_reference(g_real, ctx, in, n_in, out, n_out);
 }
 
 typedef struct node_case {
@@ -164,7 +164,7 @@ static void check_impl(node_case *c, const op_impl *impl, op_tensor *in, int n_i
     ref_out.data = mopt_aligned_alloc((size_t)(n ? n : 1) * sizeof(float));
     for (int64_t i = 0; i < n; i++)
         ((float *)out.data)[i] = NAN; /* every element must be written */
-    assert_int_equal(g_real->run(&ctx, in, n_in, &ref_out, 1), MOPT_OK);
+    assert_int_equal(ops_run_reference(g_real, &ctx, in, n_in, &ref_out, 1), MOPT_OK);
 
     /* load time: shapes may be symbolic, data only for constants */
     op_tensor lin[8];
@@ -219,11 +219,11 @@ static void check_impl(node_case *c, const op_impl *impl, op_tensor *in, int n_i
             g_onednn_ref++;
             declined = expect_decline = false;
             mopt_clear_error();
-            st = g_real->run(&ctx, in, n_in, &out, 1);
+            st = ops_run_reference(g_real, &ctx, in, n_in, &out, 1);
         }
         if (declined) { /* what the executor does then */
             mopt_clear_error();
-            st = g_real->run(&ctx, in, n_in, &out, 1);
+            st = ops_run_reference(g_real, &ctx, in, n_in, &out, 1);
         }
         if (st) print_message("run failed: %s\n", mopt_error_message());
         assert_int_equal(st, MOPT_OK);
@@ -591,7 +591,7 @@ static void run_fused_matmul_cases(const op_impl *impl) {
             assert_int_equal(g_real->infer(&sctx, ain, 2, &sout, 1), MOPT_OK);
             int64_t ny = ir_shape_numel(&sout.shape);
             sout.data = mopt_aligned_alloc((size_t)ny * sizeof(float));
-            assert_int_equal(g_real->run(&sctx, ain, 2, &sout, 1), MOPT_OK);
+            assert_int_equal(ops_run_reference(g_real, &sctx, ain, 2, &sout, 1), MOPT_OK);
             g_fused_s = mopt_malloc((size_t)ny * sizeof(double));
             for (int64_t i = 0; i < ny; i++)
                 g_fused_s[i] = ((float *)sout.data)[i];

@@ -17,13 +17,13 @@
 #ifdef MOPT_HAVE_ONEDNN
 #include <dnnl.h>
 
+#include "../test_main.h"
 #include "kernels/onednn/onednn.h"
 #endif
 
 #define P31 ((int64_t)1 << 31)
 
-static void limits_tensor_boundaries(void **state) {
-    (void)state;
+MOPT_TEST(limits_tensor_boundaries) {
     char why[160];
     int64_t ok[2] = {P31 - 1, 1}, big[2] = {P31, 1}, prod[2] = {65536, 65536};
     assert_true(kn_limits_tensor(2, ok, NULL, why, sizeof why));
@@ -40,8 +40,7 @@ static void limits_tensor_boundaries(void **state) {
     assert_false(kn_limits_tensor(2, dims, neg, why, sizeof why));
 }
 
-static void limits_window_boundaries(void **state) {
-    (void)state;
+MOPT_TEST(limits_window_boundaries) {
     char why[160];
     int64_t in[1] = {8}, k[1] = {3}, s1[1] = {1}, d1[1] = {1}, p0[1] = {0};
     assert_true(kn_limits_window(1, in, k, s1, d1, p0, p0, why, sizeof why));
@@ -63,8 +62,7 @@ static void limits_window_boundaries(void **state) {
 /* The op descriptor check in front of dnnl_primitive_desc_create: pads of
  * 1e9 on an 8x8 input (the SIGFPE of issue 17) and a 2^32-element source are
  * refused, an ordinary convolution passes. */
-static void limits_onednn_desc(void **state) {
-    (void)state;
+MOPT_TEST(limits_onednn_desc) {
     if (!onednn_available()) skip();
     dnnl_memory_desc_t x, w, y;
     dnnl_dims_t xd = {1, 1, 8, 8}, wd = {1, 1, 3, 3}, yd = {1, 1, 6, 6};

@@ -81,8 +81,7 @@ static void assert_same_inputs(const ir_graph *a, const ir_graph *b) {
     }
 }
 
-static void uses_match_sweep(void **state) {
-    (void)state;
+MOPT_TEST(uses_match_sweep) {
     for (uint32_t seed = 1; seed <= 40; seed++) {
         rng_state = seed * 2654435761u;
         int32_t n_nodes = 20 + (int32_t)rnd(200);
@@ -232,8 +231,7 @@ static void assert_plan_valid(const ir_graph *g, const size_t *sizes, const int6
     free(last);
 }
 
-static void memplan_matches_greedy(void **state) {
-    (void)state;
+MOPT_TEST(memplan_matches_greedy) {
     for (uint32_t seed = 1; seed <= 60; seed++) {
         rng_state = seed * 40503u + 7u;
         int32_t n_nodes = 10 + (int32_t)rnd(300);
@@ -261,8 +259,7 @@ static void memplan_matches_greedy(void **state) {
 /* Thousands of values alive at once (every node output is a graph output):
  * the planner stacks values past the overlap cap; the plan stays valid and
  * no larger than the sum of the sizes. */
-static void memplan_wide_graph(void **state) {
-    (void)state;
+MOPT_TEST(memplan_wide_graph) {
     rng_state = 12345u;
     int32_t n_nodes = 3000;
     ir_graph *g = random_graph(1, n_nodes, n_nodes, 0, 4);

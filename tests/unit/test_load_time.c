@@ -29,6 +29,7 @@
 
 #include <mopt/mopt.h>
 
+#include "../test_main.h"
 #include "../test_pb_writer.h"
 
 static double g_scale = 1.0;
@@ -149,16 +150,14 @@ static void check_chain(chain_kind kind, long n_nodes, double bound_s) {
     free(m.p);
 }
 
-static void chains_1e5(void **state) {
-    (void)state;
+MOPT_TEST(chains_1e5) {
     check_chain(CHAIN_IDENTITY, 100000, 0.5);
     check_chain(CHAIN_RELU, 100000, 0.5);
     check_chain(CHAIN_ADD, 100000, 0.5);
 }
 
 /* Relu: every node is kept, and the first run plans 10^6 values. */
-static void chains_1e6(void **state) {
-    (void)state;
+MOPT_TEST(chains_1e6) {
     check_chain(CHAIN_IDENTITY, 1000000, 5.0);
     check_chain(CHAIN_RELU, 1000000, 5.0);
 }

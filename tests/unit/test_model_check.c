@@ -17,8 +17,7 @@
 #include "../test_check.h"
 #include "../test_main.h"
 
-static void check_lists_every_problem(void **state) {
-    (void)state;
+MOPT_TEST(check_lists_every_problem) {
     test_check_seen s = {0};
     size_t n = 0;
     mopt_status st = mopt_model_check("tests/unit/data/check_three_problems.onnx", NULL,
@@ -45,16 +44,14 @@ static void check_lists_every_problem(void **state) {
     assert_non_null(strstr(mopt_last_error(), "NoSuchOp"));
 }
 
-static void check_accepts_good_models(void **state) {
-    (void)state;
+MOPT_TEST(check_accepts_good_models) {
     size_t n = 99;
     assert_int_equal(mopt_model_check("tests/models/gpt/model.onnx", NULL, NULL, NULL, &n),
                      MOPT_OK);
     assert_int_equal(n, 0);
 }
 
-static void check_reports_file_errors(void **state) {
-    (void)state;
+MOPT_TEST(check_reports_file_errors) {
     size_t n = 99;
     assert_int_equal(mopt_model_check("tests/unit/data/no-such-model.onnx", NULL, NULL, NULL, &n),
                      MOPT_ERR_IO);

@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
 #include "../test_tmpdir.h"
 #include "core/alloc.h"
 #include "core/error.h"
@@ -310,8 +311,7 @@ static void fill_meta(mfmt_meta *m) {
     m->report.total_ms = 2.5;
 }
 
-static void format_everything_round_trip(void **state) {
-    (void)state;
+MOPT_TEST(format_everything_round_trip) {
     ir_graph *g = make_everything();
     mfmt_meta meta, back;
     fill_meta(&meta);
@@ -347,8 +347,7 @@ static void format_everything_round_trip(void **state) {
     ir_graph_destroy(g);
 }
 
-static void format_rejects_string_weights(void **state) {
-    (void)state;
+MOPT_TEST(format_rejects_string_weights) {
     ir_graph *g = ir_graph_create();
     int32_t v = ir_graph_value(g, "s");
     g->values[v]->flags |= IR_VALUE_INITIALIZER | IR_VALUE_OUTPUT;
@@ -366,8 +365,7 @@ static void format_rejects_string_weights(void **state) {
     ir_graph_destroy(g);
 }
 
-static void format_hash_sensitivity(void **state) {
-    (void)state;
+MOPT_TEST(format_hash_sensitivity) {
     uint8_t buf[300];
     for (size_t i = 0; i < sizeof buf; i++)
         buf[i] = (uint8_t)(i * 31 + 7);
@@ -448,8 +446,7 @@ static void check_reference(const char *dir, mopt_tensor *const *outs, size_t n)
     }
 }
 
-static void models_round_trip(void **state) {
-    (void)state;
+MOPT_TEST(models_round_trip) {
     static const char *const models[] = {"bert", "cnn", "gpt", "mobilenet"};
     for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
         char dir[256], onnx[300];
@@ -520,8 +517,7 @@ static void models_round_trip(void **state) {
  * passes fold nodes whose inputs are borrowed weights and compaction drops
  * those weights, which must not be freed (ASan checks), and the result
  * still matches the references. */
-static void passes_on_borrowed_weights(void **state) {
-    (void)state;
+MOPT_TEST(passes_on_borrowed_weights) {
     const char *dir = "tests/models/bert";
     mopt_options *o = opts_for(0, 1);
     mopt_model *a = NULL, *b = NULL;
@@ -552,8 +548,7 @@ static void passes_on_borrowed_weights(void **state) {
     mopt_options_destroy(o);
 }
 
-static void weight_checksums(void **state) {
-    (void)state;
+MOPT_TEST(weight_checksums) {
     mopt_model *a = NULL, *b = NULL;
     assert_int_equal(mopt_model_load("tests/models/cnn/model.onnx", NULL, &a), MOPT_OK);
     char p[128];
@@ -592,8 +587,7 @@ static void weight_checksums(void **state) {
     mopt_options_destroy(off);
 }
 
-static void save_errors(void **state) {
-    (void)state;
+MOPT_TEST(save_errors) {
     mopt_model *a = NULL;
     assert_int_equal(mopt_model_load("tests/models/cnn/model.onnx", NULL, &a), MOPT_OK);
     assert_int_equal(mopt_model_save(NULL, "/tmp/x.mopt"), MOPT_ERR_INVALID_ARGUMENT);
@@ -623,15 +617,9 @@ static void save_errors(void **state) {
     mopt_model_destroy(a);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(format_everything_round_trip),
-        cmocka_unit_test(format_rejects_string_weights),
-        cmocka_unit_test(format_hash_sensitivity),
-        cmocka_unit_test(models_round_trip),
-        cmocka_unit_test(passes_on_borrowed_weights),
-        cmocka_unit_test(weight_checksums),
-        cmocka_unit_test(save_errors),
-    };
-    return cmocka_run_group_tests(tests, test_tmpdir_setup, test_tmpdir_teardown);
-}
+MOPT_TEST_MAIN_WITH(test_tmpdir_setup, test_tmpdir_teardown,
+                    cmocka_unit_test(format_everything_round_trip),
+                    cmocka_unit_test(format_rejects_string_weights),
+                    cmocka_unit_test(format_hash_sensitivity), cmocka_unit_test(models_round_trip),
+                    cmocka_unit_test(passes_on_borrowed_weights),
+                    cmocka_unit_test(weight_checksums), cmocka_unit_test(save_errors))

@@ -19,6 +19,7 @@
 
 #include "../test_elem.h"
 #include "../test_file.h"
+#include "../test_main.h"
 #include "../test_tmpdir.h"
 #include "core/alloc.h"
 #include "core/error.h"
@@ -79,8 +80,7 @@ static const numpy_file k_files[] = {
     {"v3_f32_2x3", MOPT_DTYPE_F32, 2, {2, 3}, 0},
 };
 
-static void npy_reads_numpy_files(void **state) {
-    (void)state;
+MOPT_TEST(npy_reads_numpy_files) {
     for (size_t f = 0; f < sizeof k_files / sizeof k_files[0]; f++) {
         const numpy_file *nf = &k_files[f];
         char path[256];
@@ -105,8 +105,7 @@ static void npy_reads_numpy_files(void **state) {
     }
 }
 
-static void npy_writer_matches_numpy_bytes(void **state) {
-    (void)state;
+MOPT_TEST(npy_writer_matches_numpy_bytes) {
     for (size_t f = 0; f < sizeof k_files / sizeof k_files[0]; f++) {
         const numpy_file *nf = &k_files[f];
         if (!nf->byte_exact) continue;
@@ -164,8 +163,7 @@ static void roundtrip(mopt_dtype dt, int32_t rank, const int64_t *dims, unsigned
     unlink(path);
 }
 
-static void npy_roundtrip_every_dtype_and_rank(void **state) {
-    (void)state;
+MOPT_TEST(npy_roundtrip_every_dtype_and_rank) {
     const int64_t dims[4] = {3, 1, 4, 2};
     const int64_t empty[3] = {2, 0, 5};
     const int64_t empty1[1] = {0};
@@ -182,8 +180,7 @@ static void npy_roundtrip_every_dtype_and_rank(void **state) {
     roundtrip(MOPT_DTYPE_U8, 1, wide, 7);
 }
 
-static void npy_public_load_and_save(void **state) {
-    (void)state;
+MOPT_TEST(npy_public_load_and_save) {
     mopt_tensor *t = NULL;
     assert_int_equal(mopt_tensor_load(DATA_DIR "i64_3x1x2.npy", &t), MOPT_OK);
     assert_int_equal(mopt_tensor_dtype(t), MOPT_DTYPE_I64);
@@ -227,8 +224,7 @@ static void expect_file_error(const char *name, mopt_status want, const char *ne
     assert_non_null(strstr(mopt_error_message(), name)); /* the path is named */
 }
 
-static void npy_rejects_unsupported_numpy_files(void **state) {
-    (void)state;
+MOPT_TEST(npy_rejects_unsupported_numpy_files) {
     expect_file_error("bad_bigendian_f32_3", MOPT_ERR_UNSUPPORTED, "big-endian");
     expect_file_error("bad_fortran_f32_2x3", MOPT_ERR_UNSUPPORTED, "fortran_order");
     expect_file_error("bad_complex_c8_2", MOPT_ERR_UNSUPPORTED, "<c8");
@@ -287,8 +283,7 @@ static void hdr_case(const char *header, size_t ndata, mopt_status want, const c
     free(b);
 }
 
-static void npy_rejects_malformed_headers(void **state) {
-    (void)state;
+MOPT_TEST(npy_rejects_malformed_headers) {
     /* sanity: the builder makes valid files */
     hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n", 24, MOPT_OK, NULL);
     hdr_case("{\"descr\":\"<i4\",\"fortran_order\":False,\"shape\":(2,)}", 8, MOPT_OK, NULL);
@@ -373,8 +368,7 @@ static void npy_rejects_malformed_headers(void **state) {
              "after the data");
 }
 
-static void npy_rejects_bad_preamble(void **state) {
-    (void)state;
+MOPT_TEST(npy_rejects_bad_preamble) {
     const char *h = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}\n";
     size_t len;
     uint8_t *b = build(1, h, 4, &len);
@@ -404,8 +398,7 @@ static void npy_rejects_bad_preamble(void **state) {
 /* Every prefix of a valid file must be refused as truncated (PARSE), and
  * every single-byte corruption of the header must be either accepted or
  * refused with a message; never crash or read out of bounds (ASan). */
-static void npy_truncation_and_corruption(void **state) {
-    (void)state;
+MOPT_TEST(npy_truncation_and_corruption) {
     size_t len = 0;
     uint8_t *good = test_read_file(DATA_DIR "f32_2x3.npy", &len);
     assert_non_null(good);
@@ -443,8 +436,7 @@ static void npy_truncation_and_corruption(void **state) {
     free(good);
 }
 
-static void npy_bool_values_are_normalized(void **state) {
-    (void)state;
+MOPT_TEST(npy_bool_values_are_normalized) {
     size_t len;
     uint8_t *b = build(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (4,)}\n", 0, &len);
     uint8_t *c = malloc(len + 4);
@@ -459,8 +451,7 @@ static void npy_bool_values_are_normalized(void **state) {
     free(b);
 }
 
-static void npy_write_errors(void **state) {
-    (void)state;
+MOPT_TEST(npy_write_errors) {
     const int64_t dims[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
     float x[1] = {1};
     const char *path = test_tmp("w.npy");
@@ -490,8 +481,7 @@ static void npy_write_errors(void **state) {
     unlink(path);
 }
 
-static void npy_survives_allocation_failures(void **state) {
-    (void)state;
+MOPT_TEST(npy_survives_allocation_failures) {
     for (int64_t n = 0; n < 16; n++) {
         ir_tensor *t = NULL;
         mopt_alloc_fail_after(n);
@@ -506,19 +496,14 @@ static void npy_survives_allocation_failures(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(npy_reads_numpy_files),
-        cmocka_unit_test(npy_writer_matches_numpy_bytes),
-        cmocka_unit_test(npy_roundtrip_every_dtype_and_rank),
-        cmocka_unit_test(npy_public_load_and_save),
-        cmocka_unit_test(npy_rejects_unsupported_numpy_files),
-        cmocka_unit_test(npy_rejects_malformed_headers),
-        cmocka_unit_test(npy_rejects_bad_preamble),
-        cmocka_unit_test(npy_truncation_and_corruption),
-        cmocka_unit_test(npy_bool_values_are_normalized),
-        cmocka_unit_test(npy_write_errors),
-        cmocka_unit_test(npy_survives_allocation_failures),
-    };
-    return cmocka_run_group_tests(tests, test_tmpdir_setup, group_teardown);
-}
+MOPT_TEST_MAIN_WITH(test_tmpdir_setup, group_teardown, cmocka_unit_test(npy_reads_numpy_files),
+                    cmocka_unit_test(npy_writer_matches_numpy_bytes),
+                    cmocka_unit_test(npy_roundtrip_every_dtype_and_rank),
+                    cmocka_unit_test(npy_public_load_and_save),
+                    cmocka_unit_test(npy_rejects_unsupported_numpy_files),
+                    cmocka_unit_test(npy_rejects_malformed_headers),
+                    cmocka_unit_test(npy_rejects_bad_preamble),
+                    cmocka_unit_test(npy_truncation_and_corruption),
+                    cmocka_unit_test(npy_bool_values_are_normalized),
+                    cmocka_unit_test(npy_write_errors),
+                    cmocka_unit_test(npy_survives_allocation_failures))

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/file.h"
@@ -76,8 +77,7 @@ static void check_identity_subgraph(const ir_graph *sg, const char *tag) {
     assert_int_equal(ir_graph_opset(sg, ""), 17);
 }
 
-static void onnx_import_every_attribute_type(void **state) {
-    (void)state;
+MOPT_TEST(onnx_import_every_attribute_type) {
     ir_graph *g = must_import(DATA "import_attrs.onnx");
     assert_int_equal(g->n_nodes, 3);
     assert_int_equal(g->ir_version, 8);
@@ -179,8 +179,7 @@ static const void *init_data(ir_graph *g, const char *name, mopt_dtype dtype, in
     return v->data;
 }
 
-static void onnx_import_initializers_every_encoding(void **state) {
-    (void)state;
+MOPT_TEST(onnx_import_initializers_every_encoding) {
     ir_graph *g = must_import(DATA "import_inits.onnx");
     const float *f = init_data(g, "w_raw", MOPT_DTYPE_F32, 2, 24);
     for (int i = 0; i < 6; i++)
@@ -227,8 +226,7 @@ static void onnx_import_initializers_every_encoding(void **state) {
     ir_graph_destroy(g);
 }
 
-static void onnx_import_symbolic_dims_and_omitted_inputs(void **state) {
-    (void)state;
+MOPT_TEST(onnx_import_symbolic_dims_and_omitted_inputs) {
     ir_graph *g = must_import(DATA "import_shapes.onnx");
     ir_value *x = find_value(g, "x");
     assert_true(x->flags & IR_VALUE_INPUT);
@@ -264,8 +262,7 @@ static void onnx_import_symbolic_dims_and_omitted_inputs(void **state) {
     ir_graph_destroy(g);
 }
 
-static void onnx_import_external_data(void **state) {
-    (void)state;
+MOPT_TEST(onnx_import_external_data) {
     ir_graph *g = must_import(DATA "ext/model.onnx");
     const float *f = init_data(g, "w_ext", MOPT_DTYPE_F32, 1, 16);
     assert_true(f[0] == 1.0f && f[1] == 2.0f && f[2] == -3.0f && f[3] == 0.125f);
@@ -285,8 +282,7 @@ static void expect_refused(const char *path, mopt_status want, const char *needl
     assert_null(g);
 }
 
-static void onnx_import_external_data_confined(void **state) {
-    (void)state;
+MOPT_TEST(onnx_import_external_data_confined) {
     expect_refused(DATA "ext_escape/model.onnx", MOPT_ERR_INVALID_MODEL, "'..'");
     expect_refused(DATA "ext_abs/model.onnx", MOPT_ERR_INVALID_MODEL, "absolute path");
     expect_refused(DATA "ext_link/model.onnx", MOPT_ERR_INVALID_MODEL, "outside the model");
@@ -305,8 +301,7 @@ static void onnx_import_external_data_confined(void **state) {
 
 /* A FIFO planted where the weights should be must be refused, not opened
  * (opening it would block forever). */
-static void onnx_import_external_data_refuses_fifo(void **state) {
-    (void)state;
+MOPT_TEST(onnx_import_external_data_refuses_fifo) {
     char dir[] = "/tmp/mopt_fifo_XXXXXX", sub[64], fifo[96];
     assert_non_null(mkdtemp(dir));
     snprintf(sub, sizeof sub, "%s/weights", dir);
@@ -327,8 +322,7 @@ static void onnx_import_external_data_refuses_fifo(void **state) {
     assert_non_null(strstr(mopt_error_message(), "not a regular file"));
 }
 
-static void onnx_import_tensor_files(void **state) {
-    (void)state;
+MOPT_TEST(onnx_import_tensor_files) {
     uint8_t *buf = NULL;
     size_t len = 0;
     assert_int_equal(file_read_all(DATA "tensor_f32.pb", 1 << 20, &buf, &len), MOPT_OK);
@@ -360,8 +354,7 @@ static void onnx_import_tensor_files(void **state) {
 }
 
 /* Hand-assembled TensorProtos that must be refused, with the reason. */
-static void onnx_import_tensor_errors(void **state) {
-    (void)state;
+MOPT_TEST(onnx_import_tensor_errors) {
     static const struct {
         const char *what;
         uint8_t bytes[40];
@@ -431,8 +424,7 @@ static void onnx_import_tensor_errors(void **state) {
     }
 }
 
-static void onnx_import_model_load_reaches_operators(void **state) {
-    (void)state;
+MOPT_TEST(onnx_import_model_load_reaches_operators) {
     mopt_model *m = NULL;
     /* a custom-domain operator nobody implements: the loader lists it */
     assert_int_equal(mopt_model_load(DATA "custom_op.onnx", NULL, &m), MOPT_ERR_UNSUPPORTED);
@@ -451,8 +443,7 @@ static void onnx_import_model_load_reaches_operators(void **state) {
     }
 }
 
-static void onnx_import_survives_allocation_failures(void **state) {
-    (void)state;
+MOPT_TEST(onnx_import_survives_allocation_failures) {
     uint8_t *buf = NULL;
     size_t len = 0;
     assert_int_equal(file_read_all(DATA "import_attrs.onnx", 1 << 20, &buf, &len), MOPT_OK);

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "ir/ir.h"
@@ -111,8 +112,7 @@ static void expect_y_shape(ir_graph *g, const char *want) {
     mopt_model_destroy(m);
 }
 
-static void matmul_symbolic_dims_propagate(void **state) {
-    (void)state;
+MOPT_TEST(matmul_symbolic_dims_propagate) {
     ir_graph *g = new_graph(17);
     const char *names[] = {"batch", NULL, NULL, NULL};
     add_input(g, "a", 4, (int64_t[]){0, 1, 3, 8}, names);
@@ -121,8 +121,7 @@ static void matmul_symbolic_dims_propagate(void **state) {
     expect_y_shape(g, "[batch,5,3,4]");
 }
 
-static void matmul_vector_operands_drop_axes(void **state) {
-    (void)state;
+MOPT_TEST(matmul_vector_operands_drop_axes) {
     ir_graph *g = new_graph(13);
     add_input(g, "a", 1, (int64_t[]){6}, NULL);
     add_input(g, "b", 3, (int64_t[]){2, 6, 0}, (const char *[]){NULL, NULL, "n"});
@@ -130,8 +129,7 @@ static void matmul_vector_operands_drop_axes(void **state) {
     expect_y_shape(g, "[2,n]");
 }
 
-static void matmul_inner_mismatch_fails(void **state) {
-    (void)state;
+MOPT_TEST(matmul_inner_mismatch_fails) {
     ir_graph *g = new_graph(13);
     add_input(g, "a", 2, (int64_t[]){3, 4}, NULL);
     add_input(g, "b", 2, (int64_t[]){5, 6}, NULL);
@@ -139,8 +137,7 @@ static void matmul_inner_mismatch_fails(void **state) {
     expect_failure(g, MOPT_ERR_SHAPE, "bad_mm", "[3,4]", "[5,6]");
 }
 
-static void matmul_batch_mismatch_fails(void **state) {
-    (void)state;
+MOPT_TEST(matmul_batch_mismatch_fails) {
     ir_graph *g = new_graph(13);
     add_input(g, "a", 3, (int64_t[]){2, 3, 4}, NULL);
     add_input(g, "b", 3, (int64_t[]){3, 4, 5}, NULL);
@@ -148,8 +145,7 @@ static void matmul_batch_mismatch_fails(void **state) {
     expect_failure(g, MOPT_ERR_SHAPE, "bad_batch", "[2,3,4]", "[3,4,5]");
 }
 
-static void gemm_c_not_broadcastable_fails(void **state) {
-    (void)state;
+MOPT_TEST(gemm_c_not_broadcastable_fails) {
     ir_graph *g = new_graph(13);
     add_input(g, "a", 2, (int64_t[]){3, 4}, NULL);
     add_input(g, "b", 2, (int64_t[]){5, 4}, NULL);
@@ -160,8 +156,7 @@ static void gemm_c_not_broadcastable_fails(void **state) {
     expect_failure(g, MOPT_ERR_SHAPE, "fc", "[3]", "[3,5]");
 }
 
-static void conv_symbolic_batch_propagates(void **state) {
-    (void)state;
+MOPT_TEST(conv_symbolic_batch_propagates) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){0, 6, 9, 8}, (const char *[]){"N", NULL, NULL, NULL});
     add_weight(g, "w", 4, (int64_t[]){4, 3, 3, 3});
@@ -173,8 +168,7 @@ static void conv_symbolic_batch_propagates(void **state) {
     expect_y_shape(g, "[N,4,5,4]");
 }
 
-static void conv_channels_vs_group_fails(void **state) {
-    (void)state;
+MOPT_TEST(conv_channels_vs_group_fails) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 6, 8, 8}, NULL);
     add_weight(g, "w", 4, (int64_t[]){4, 2, 3, 3});
@@ -184,8 +178,7 @@ static void conv_channels_vs_group_fails(void **state) {
     expect_failure(g, MOPT_ERR_SHAPE, "grouped", "[1,6,8,8]", "[4,2,3,3]");
 }
 
-static void conv_output_channels_vs_group_fails(void **state) {
-    (void)state;
+MOPT_TEST(conv_output_channels_vs_group_fails) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 6, 8, 8}, NULL);
     add_weight(g, "w", 4, (int64_t[]){5, 2, 3, 3});
@@ -195,8 +188,7 @@ static void conv_output_channels_vs_group_fails(void **state) {
     expect_failure(g, MOPT_ERR_SHAPE, "odd_out", "multiple of group", "[5,2,3,3]");
 }
 
-static void conv_kernel_larger_than_input_fails(void **state) {
-    (void)state;
+MOPT_TEST(conv_kernel_larger_than_input_fails) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 1, 2, 8}, NULL);
     add_weight(g, "w", 4, (int64_t[]){1, 1, 3, 3});
@@ -204,8 +196,7 @@ static void conv_kernel_larger_than_input_fails(void **state) {
     expect_failure(g, MOPT_ERR_SHAPE, "too_small", "[1,1,2,8]", "[1,1,3,3]");
 }
 
-static void conv_rank_mismatch_fails(void **state) {
-    (void)state;
+MOPT_TEST(conv_rank_mismatch_fails) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 3, (int64_t[]){1, 2, 8}, NULL);
     add_weight(g, "w", 4, (int64_t[]){1, 2, 3, 3});
@@ -213,8 +204,7 @@ static void conv_rank_mismatch_fails(void **state) {
     expect_failure(g, MOPT_ERR_SHAPE, "ranks", "[1,2,8]", "[1,2,3,3]");
 }
 
-static void conv_kernel_shape_attr_mismatch_fails(void **state) {
-    (void)state;
+MOPT_TEST(conv_kernel_shape_attr_mismatch_fails) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 2, 8, 8}, NULL);
     add_weight(g, "w", 4, (int64_t[]){1, 2, 3, 3});
@@ -223,8 +213,7 @@ static void conv_kernel_shape_attr_mismatch_fails(void **state) {
     expect_failure(g, MOPT_ERR_SHAPE, "ks", "kernel_shape", "[1,2,3,3]");
 }
 
-static void conv_bias_size_fails(void **state) {
-    (void)state;
+MOPT_TEST(conv_bias_size_fails) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 2, 8, 8}, NULL);
     add_weight(g, "w", 4, (int64_t[]){4, 2, 3, 3});
@@ -233,8 +222,7 @@ static void conv_bias_size_fails(void **state) {
     expect_failure(g, MOPT_ERR_SHAPE, "bias", "[3]", "[4,2,3,3]");
 }
 
-static void maxpool_storage_order_invalid_fails(void **state) {
-    (void)state;
+MOPT_TEST(maxpool_storage_order_invalid_fails) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 2, 8, 8}, NULL);
     ir_node *n =
@@ -244,16 +232,14 @@ static void maxpool_storage_order_invalid_fails(void **state) {
     expect_failure(g, MOPT_ERR_INVALID_MODEL, "mp", "storage_order 2", NULL);
 }
 
-static void pool_missing_kernel_shape_fails(void **state) {
-    (void)state;
+MOPT_TEST(pool_missing_kernel_shape_fails) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 2, 8, 8}, NULL);
     add_node(g, "AveragePool", "ap", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
     expect_failure(g, MOPT_ERR_INVALID_MODEL, "ap", "kernel_shape", NULL);
 }
 
-static void pool_ceil_mode_shape(void **state) {
-    (void)state;
+MOPT_TEST(pool_ceil_mode_shape) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){0, 3, 5, 7}, (const char *[]){"N", NULL, NULL, NULL});
     ir_node *n = add_node(g, "MaxPool", "mp", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
@@ -266,8 +252,7 @@ static void pool_ceil_mode_shape(void **state) {
     expect_y_shape(g, "[N,3,3,4]");
 }
 
-static void batchnorm_training_before_opset14_fails(void **state) {
-    (void)state;
+MOPT_TEST(batchnorm_training_before_opset14_fails) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 4, (int64_t[]){1, 2, 4, 4}, NULL);
     const char *p[] = {"s", "b", "m", "v"};
@@ -279,8 +264,7 @@ static void batchnorm_training_before_opset14_fails(void **state) {
     expect_failure(g, MOPT_ERR_INVALID_MODEL, "bn", "training_mode needs opset >= 14", NULL);
 }
 
-static void batchnorm_stats_need_training_fails(void **state) {
-    (void)state;
+MOPT_TEST(batchnorm_stats_need_training_fails) {
     ir_graph *g = new_graph(15);
     add_input(g, "x", 4, (int64_t[]){1, 2, 4, 4}, NULL);
     const char *p[] = {"s", "b", "m", "v"};
@@ -291,8 +275,7 @@ static void batchnorm_stats_need_training_fails(void **state) {
     expect_failure(g, MOPT_ERR_UNSUPPORTED, "bn", "needs training_mode=1", NULL);
 }
 
-static void batchnorm_param_size_fails(void **state) {
-    (void)state;
+MOPT_TEST(batchnorm_param_size_fails) {
     ir_graph *g = new_graph(15);
     add_input(g, "x", 4, (int64_t[]){1, 3, 4, 4}, NULL);
     const char *p[] = {"s", "b", "m", "v"};
@@ -303,8 +286,7 @@ static void batchnorm_param_size_fails(void **state) {
     expect_failure(g, MOPT_ERR_SHAPE, "bn", "input_mean", "[1,3,4,4]");
 }
 
-static void layernorm_stats_shapes(void **state) {
-    (void)state;
+MOPT_TEST(layernorm_stats_shapes) {
     ir_graph *g = new_graph(17);
     add_input(g, "x", 3, (int64_t[]){0, 4, 6}, (const char *[]){"B", NULL, NULL});
     add_weight(g, "s", 2, (int64_t[]){4, 6});
@@ -318,8 +300,7 @@ static void layernorm_stats_shapes(void **state) {
     mopt_model_destroy(m);
 }
 
-static void layernorm_scale_mismatch_fails(void **state) {
-    (void)state;
+MOPT_TEST(layernorm_scale_mismatch_fails) {
     ir_graph *g = new_graph(17);
     add_input(g, "x", 3, (int64_t[]){2, 4, 6}, NULL);
     add_weight(g, "s", 1, (int64_t[]){4});
@@ -328,8 +309,7 @@ static void layernorm_scale_mismatch_fails(void **state) {
     expect_failure(g, MOPT_ERR_SHAPE, "ln", "Scale [4]", "[2,4,6]");
 }
 
-static void softmax_axis_out_of_range_fails(void **state) {
-    (void)state;
+MOPT_TEST(softmax_axis_out_of_range_fails) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", 2, (int64_t[]){2, 4}, NULL);
     ir_node *n = add_node(g, "Softmax", "sm", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
@@ -337,8 +317,64 @@ static void softmax_axis_out_of_range_fails(void **state) {
     expect_failure(g, MOPT_ERR_INVALID_MODEL, "sm", "axis 2", "rank 2");
 }
 
+/* ---- the reference run's geometry (ops_run_reference) ----------------------- */
+
+typedef struct {
+    int64_t n;
+} fake_geom;
+
+static int g_fake_runs;
+
+static mopt_status fake_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom) {
+    (void)ctx, (void)n_in;
+    fake_geom *g = geom;
+    assert_int_equal(g->n, 0); /* handed over zeroed */
+    g->n = in[0].shape.dims[0];
+    return g->n > 0 ? MOPT_OK : MOPT_ERR_SHAPE;
+}
+
+static mopt_status fake_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    (void)in, (void)n_in, (void)out, (void)n_out;
+    g_fake_runs++;
+    const fake_geom *g = ctx->geom;
+    return g && g->n == 3 ? MOPT_OK : MOPT_ERR_INTERNAL;
+}
+
+MOPT_TEST(reference_run_gets_its_geometry) {
+    const op_def d = {"Fake", "",   1,        1,    1,
+                      1,      NULL, fake_run, NULL, OP_GEOM(fake_geom, fake_geometry)};
+    op_ctx ctx = {.def = &d, .runtime = true};
+    op_tensor in = {.dtype = MOPT_DTYPE_F32}, out = {.dtype = MOPT_DTYPE_F32};
+    ir_shape_set(&in.shape, 1, (int64_t[]){3});
+    g_fake_runs = 0;
+    assert_int_equal(ops_run_reference(&d, &ctx, &in, 1, &out, 1), MOPT_OK);
+    assert_int_equal(g_fake_runs, 1);
+    assert_null(ctx.geom); /* the caller's view is left as it was */
+    in.shape.dims[0] = 0;  /* the geometry fails: run is not called */
+    assert_int_equal(ops_run_reference(&d, &ctx, &in, 1, &out, 1), MOPT_ERR_SHAPE);
+    assert_int_equal(g_fake_runs, 1);
+}
+
+/* Every registered op declares a geometry function exactly when it declares
+ * a geometry size. */
+MOPT_TEST(geometry_rows_are_whole) {
+    int with = 0;
+    for (size_t i = 0; i < ops_count(); i++) {
+        const op_def *d = ops_at(i);
+        assert_true((d->geom != NULL) == (d->geom_size > 0));
+        assert_true(d->geom_size <= OP_GEOM_CAP);
+        with += d->geom != NULL;
+    }
+    /* LSTM GRU RNN NMS Einsum RotaryEmbedding DFT STFT LinearAttention
+     * CausalConvWithState */
+    assert_true(with >= 10);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reference_run_gets_its_geometry),
+        cmocka_unit_test(geometry_rows_are_whole),
         cmocka_unit_test(matmul_symbolic_dims_propagate),
         cmocka_unit_test(matmul_vector_operands_drop_axes),
         cmocka_unit_test(matmul_inner_mismatch_fails),

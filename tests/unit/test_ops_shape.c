@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "ir/ir.h"
@@ -130,8 +131,7 @@ static void expect_load_error(ir_graph *g, mopt_status want, const char *needle)
 
 /* ---- symbolic inference ----------------------------------------------------- */
 
-static void ops_reshape_symbols(void **state) {
-    (void)state;
+MOPT_TEST(ops_reshape_symbols) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", MOPT_DTYPE_F32, "batch,seq,768");
     static const int64_t split_heads[] = {0, 0, 12, 64}, merge[] = {0, 0, -1}, flat[] = {-1, 64};
@@ -155,8 +155,7 @@ static void ops_reshape_symbols(void **state) {
     mopt_model_destroy(m);
 }
 
-static void ops_movement_symbols(void **state) {
-    (void)state;
+MOPT_TEST(ops_movement_symbols) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", MOPT_DTYPE_F32, "batch,seq,16");
     add_input(g, "z", MOPT_DTYPE_F32, "batch,seq,4");
@@ -201,8 +200,7 @@ static void ops_movement_symbols(void **state) {
     mopt_model_destroy(m);
 }
 
-static void ops_constant_feeds_reshape(void **state) {
-    (void)state;
+MOPT_TEST(ops_constant_feeds_reshape) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", MOPT_DTYPE_F32, "n,2,2");
     static const int64_t v[] = {0, -1};
@@ -218,8 +216,7 @@ static void ops_constant_feeds_reshape(void **state) {
 
 /* ---- errors ------------------------------------------------------------------ */
 
-static void ops_reshape_bad_count(void **state) {
-    (void)state;
+MOPT_TEST(ops_reshape_bad_count) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", MOPT_DTYPE_F32, "2,3");
     static const int64_t s[] = {4, -1};
@@ -229,8 +226,7 @@ static void ops_reshape_bad_count(void **state) {
     expect_load_error(g, MOPT_ERR_SHAPE, "Reshape");
 }
 
-static void ops_concat_mismatch(void **state) {
-    (void)state;
+MOPT_TEST(ops_concat_mismatch) {
     ir_graph *g = new_graph(13);
     add_input(g, "a", MOPT_DTYPE_F32, "2,3");
     add_input(g, "b", MOPT_DTYPE_F32, "2,4");
@@ -239,8 +235,7 @@ static void ops_concat_mismatch(void **state) {
     expect_load_error(g, MOPT_ERR_SHAPE, "axis 1 differs");
 }
 
-static void ops_transpose_bad_perm(void **state) {
-    (void)state;
+MOPT_TEST(ops_transpose_bad_perm) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", MOPT_DTYPE_F32, "2,3");
     static const int64_t perm[] = {0, 0};
@@ -249,8 +244,7 @@ static void ops_transpose_bad_perm(void **state) {
     expect_load_error(g, MOPT_ERR_INVALID_MODEL, "perm");
 }
 
-static void ops_split_uneven(void **state) {
-    (void)state;
+MOPT_TEST(ops_split_uneven) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", MOPT_DTYPE_F32, "5,2");
     add_node(g, "Split", "x", "y0 y1");
@@ -259,8 +253,7 @@ static void ops_split_uneven(void **state) {
     expect_load_error(g, MOPT_ERR_SHAPE, "evenly");
 }
 
-static void ops_squeeze_not_one(void **state) {
-    (void)state;
+MOPT_TEST(ops_squeeze_not_one) {
     ir_graph *g = new_graph(11);
     add_input(g, "x", MOPT_DTYPE_F32, "2,3");
     static const int64_t axes[] = {1};
@@ -269,8 +262,7 @@ static void ops_squeeze_not_one(void **state) {
     expect_load_error(g, MOPT_ERR_SHAPE, "squeeze axis 1");
 }
 
-static void ops_gather_index_out_of_range(void **state) {
-    (void)state;
+MOPT_TEST(ops_gather_index_out_of_range) {
     ir_graph *g = new_graph(13);
     add_input(g, "x", MOPT_DTYPE_F32, "2,3");
     add_input(g, "i", MOPT_DTYPE_I64, "2");

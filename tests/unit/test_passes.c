@@ -35,8 +35,7 @@ static int count_op(const mopt_model *m, const char *op) {
     return n;
 }
 
-static void passes_fold_bert_shape_arithmetic(void **state) {
-    (void)state;
+MOPT_TEST(passes_fold_bert_shape_arithmetic) {
     mopt_model *m0 = load("tests/models/bert/model.onnx", 0);
     mopt_model *m1 = load("tests/models/bert/model.onnx", 1);
     size_t before = mopt_model_node_count(m0), after = mopt_model_node_count(m1);
@@ -59,8 +58,7 @@ static void passes_fold_bert_shape_arithmetic(void **state) {
     mopt_model_destroy(m1);
 }
 
-static void passes_opt_level_zero_changes_nothing(void **state) {
-    (void)state;
+MOPT_TEST(passes_opt_level_zero_changes_nothing) {
     mopt_model *m0 = load("tests/models/gpt/model.onnx", 0);
     assert_int_equal(mopt_model_node_count(m0), 247); /* as exported (tests/models/README.md) */
     mopt_model *m1 = load("tests/models/gpt/model.onnx", 1);

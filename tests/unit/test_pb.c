@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/pb.h"
@@ -22,8 +23,7 @@ static void init(pb_reader *r, const uint8_t *buf, size_t len) {
     pb_init(r, buf, len, "TestProto", k_names, sizeof k_names / sizeof k_names[0]);
 }
 
-static void pb_varint_decoding(void **state) {
-    (void)state;
+MOPT_TEST(pb_varint_decoding) {
     uint64_t v = 0;
     const uint8_t one[] = {0x01};
     assert_int_equal(pb_decode_varint(one, 1, &v), 1);
@@ -50,8 +50,7 @@ static void pb_varint_decoding(void **state) {
     assert_int_equal(pb_decode_varint(v300, 0, &v), 0);
 }
 
-static void pb_fields_of_each_wire_type(void **state) {
-    (void)state;
+MOPT_TEST(pb_fields_of_each_wire_type) {
     const uint8_t buf[] = {
         0x08, 0x96, 0x01,                            /* 1: varint 150 */
         0x11, 1,    2,    3,    4,    5,    6, 7, 8, /* 2: fixed64 */
@@ -91,8 +90,7 @@ static void pb_fields_of_each_wire_type(void **state) {
 
 /* Skipping: a reader that wants only field 9 passes over all other wire
  * types and finds it. */
-static void pb_skips_unknown_fields(void **state) {
-    (void)state;
+MOPT_TEST(pb_skips_unknown_fields) {
     const uint8_t buf[] = {
         0x50, 0xff, 0xff, 0x03,                /* 10: varint */
         0x59, 0,    0,    0,    0, 0, 0, 0, 0, /* 11: fixed64 */
@@ -114,8 +112,7 @@ static void pb_skips_unknown_fields(void **state) {
     assert_int_equal(found, 42);
 }
 
-static void pb_rejects_group_and_invalid_wire_types(void **state) {
-    (void)state;
+MOPT_TEST(pb_rejects_group_and_invalid_wire_types) {
     const uint8_t wires[] = {3, 4, 6, 7};
     for (size_t i = 0; i < sizeof wires; i++) {
         uint8_t buf[] = {(uint8_t)((4 << 3) | wires[i]), 0, 0, 0, 0, 0, 0, 0, 0};
@@ -135,8 +132,7 @@ static void pb_rejects_group_and_invalid_wire_types(void **state) {
     assert_non_null(strstr(mopt_error_message(), "field number"));
 }
 
-static void pb_rejects_length_past_end(void **state) {
-    (void)state;
+MOPT_TEST(pb_rejects_length_past_end) {
     /* field 4, length 5, only 3 bytes follow; at offset 2 inside the buffer */
     const uint8_t buf[] = {0x08, 0x01, 0x22, 0x05, 'a', 'b', 'c'};
     pb_reader r;
@@ -157,8 +153,7 @@ static void pb_rejects_length_past_end(void **state) {
     assert_int_equal(pb_next(&r, &f), MOPT_ERR_PARSE);
 }
 
-static void pb_rejects_truncated_scalars(void **state) {
-    (void)state;
+MOPT_TEST(pb_rejects_truncated_scalars) {
     const uint8_t v[] = {0x08, 0x80};
     const uint8_t f64[] = {0x11, 1, 2, 3};
     const uint8_t f32[] = {0x1d, 1, 2};
@@ -183,8 +178,7 @@ static void pb_rejects_truncated_scalars(void **state) {
     }
 }
 
-static void pb_nested_offsets_are_absolute(void **state) {
-    (void)state;
+MOPT_TEST(pb_nested_offsets_are_absolute) {
     /* field 4 holds a message whose field 1 has a length past its end */
     const uint8_t buf[] = {0x08, 0x00, 0x22, 0x03, 0x0a, 0x05, 'x'};
     pb_reader r, sub;
@@ -197,8 +191,7 @@ static void pb_nested_offsets_are_absolute(void **state) {
     assert_non_null(strstr(mopt_error_message(), "field 1 (Inner.#1) at offset 4"));
 }
 
-static void pb_packed_and_unpacked(void **state) {
-    (void)state;
+MOPT_TEST(pb_packed_and_unpacked) {
     const uint8_t buf[] = {
         0x08, 0x05,                         /* 1: unpacked varint 5 */
         0x0a, 0x04, 0x01, 0xac, 0x02, 0x7f, /* 1: packed varints 1, 300, 127 */
@@ -234,8 +227,7 @@ static void pb_packed_and_unpacked(void **state) {
     pb_vec_free(&f64);
 }
 
-static void pb_packed_errors(void **state) {
-    (void)state;
+MOPT_TEST(pb_packed_errors) {
     pb_reader r;
     pb_field f;
     pb_vec v = {0};
@@ -262,8 +254,7 @@ static void pb_packed_errors(void **state) {
     pb_vec_free(&v);
 }
 
-static void pb_string_rejects_nul(void **state) {
-    (void)state;
+MOPT_TEST(pb_string_rejects_nul) {
     const uint8_t buf[] = {0x0a, 0x03, 'a', 0, 'b'};
     pb_reader r;
     pb_field f;

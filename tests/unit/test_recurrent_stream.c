@@ -135,14 +135,8 @@ static void stream_with(const char *backend) {
     mopt_options_destroy(o);
 }
 
-static void recurrent_stream_ref(void **state) {
-    (void)state;
-    stream_with("ref");
-}
+MOPT_TEST(recurrent_stream_ref) { stream_with("ref"); }
 
-static void recurrent_stream_auto(void **state) {
-    (void)state;
-    stream_with("auto");
-}
+MOPT_TEST(recurrent_stream_auto) { stream_with("auto"); }
 
 MOPT_TEST_MAIN(cmocka_unit_test(recurrent_stream_ref), cmocka_unit_test(recurrent_stream_auto))

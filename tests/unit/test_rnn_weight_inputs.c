@@ -106,8 +106,7 @@ static void fresh(const mopt_model *m, const feed *f, mopt_tensor *out[2]) {
     mopt_session_destroy(s);
 }
 
-static void packing_follows_the_bytes(void **state) {
-    (void)state;
+MOPT_TEST(packing_follows_the_bytes) {
     mopt_model *m = NULL;
     if (mopt_model_load(MODEL, NULL, &m)) fail_msg("%s", mopt_last_error());
     feed a, b;

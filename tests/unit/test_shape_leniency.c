@@ -49,8 +49,7 @@ static void run_f32(mopt_model *m, size_t n_in, const char **names, int rank[], 
     mopt_session_destroy(s);
 }
 
-static void leniency_question_mark_dims_are_independent(void **state) {
-    (void)state;
+MOPT_TEST(leniency_question_mark_dims_are_independent) {
     mopt_model *m = NULL;
     mopt_status st = mopt_model_load(UNKNOWN_DIMS, NULL, &m);
     if (st) fprintf(stderr, "load: %s\n", mopt_last_error());
@@ -101,8 +100,7 @@ static void leniency_question_mark_dims_are_independent(void **state) {
     mopt_model_destroy(m);
 }
 
-static void leniency_declared_shape_is_a_warning_in_check(void **state) {
-    (void)state;
+MOPT_TEST(leniency_declared_shape_is_a_warning_in_check) {
     test_check_seen w = {0};
     size_t n = 99;
     assert_int_equal(mopt_model_check(DECLARED_SHAPES, NULL, test_check_record, &w, &n), MOPT_OK);
@@ -115,8 +113,7 @@ static void leniency_declared_shape_is_a_warning_in_check(void **state) {
     assert_true(test_check_said(&w, "value 'mid' is declared [7,7] but computes to [2,3]"));
 }
 
-static void leniency_declared_shape_loads_and_runs(void **state) {
-    (void)state;
+MOPT_TEST(leniency_declared_shape_loads_and_runs) {
     mopt_model *m = NULL;
     for (int level = 0; level <= 3; level += 3) {
         mopt_options *o = NULL;
@@ -158,8 +155,7 @@ static void leniency_declared_shape_loads_and_runs(void **state) {
 }
 
 /* With verbose on, loading prints the warnings to stderr. */
-static void leniency_declared_shape_warns_when_verbose(void **state) {
-    (void)state;
+MOPT_TEST(leniency_declared_shape_warns_when_verbose) {
     char path[] = "/tmp/mopt_leniency_stderr_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);

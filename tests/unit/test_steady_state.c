@@ -90,8 +90,7 @@ static void run(mopt_session *s, run_set *r) {
     if (st != MOPT_OK) fail_msg("run failed: %s", mopt_last_error());
 }
 
-static void steady_state_runs_allocate_nothing(void **state) {
-    (void)state;
+MOPT_TEST(steady_state_runs_allocate_nothing) {
     mopt_model *m = NULL;
     mopt_session *s = NULL;
     mopt_options *opts = NULL;

@@ -140,8 +140,7 @@ static void bound_test(void **state) {
 
 /* The count is live: a session alone on a pool of 2, with 2 threads, has 2
  * threads at work in its parallel nodes (and its outputs stay bitwise). */
-static void alone_uses_threads(void **state) {
-    (void)state;
+MOPT_TEST(alone_uses_threads) {
     model_case c;
     load_case(&c, "tests/models/cnn", N_SETS, NULL);
     serial_reference(&c);
@@ -170,8 +169,7 @@ static void alone_uses_threads(void **state) {
  * sessions hold it and run on other threads; they keep working (the pool is
  * reference-counted) and the last session frees it (ASan: no leak, no use
  * after free). */
-static void destroyed_while_used(void **state) {
-    (void)state;
+MOPT_TEST(destroyed_while_used) {
     model_case c;
     load_case(&c, "tests/models/cnn", N_SETS, NULL);
     serial_reference(&c);
@@ -209,8 +207,7 @@ static void destroyed_while_used(void **state) {
 /* A Loop with a nested If runs nested sessions inside the enclosing run, on
  * the same thread: on a pool of 1 they reuse the enclosing seat (waiting
  * for a second seat would never end). */
-static void nested_subgraphs(void **state) {
-    (void)state;
+MOPT_TEST(nested_subgraphs) {
     model_case c;
     load_case(&c, "tests/ops/data/control/loop_nested_if", 2, NULL);
     mopt_session *ref = new_session(c.model, 1, NULL);
@@ -259,8 +256,7 @@ static void *batch_client(void *p) {
     return NULL;
 }
 
-static void batcher_shares_pool(void **state) {
-    (void)state;
+MOPT_TEST(batcher_shares_pool) {
     model_case c;
     load_case(&c, "tests/models/cnn", N_SETS, NULL);
     serial_reference(&c);
@@ -297,8 +293,7 @@ static void batcher_shares_pool(void **state) {
     free_case(&c);
 }
 
-static void bad_args(void **state) {
-    (void)state;
+MOPT_TEST(bad_args) {
     mopt_threadpool *p = (mopt_threadpool *)&p;
     assert_int_equal(mopt_threadpool_create(-1, NULL, &p), MOPT_ERR_INVALID_ARGUMENT);
     assert_null(p);

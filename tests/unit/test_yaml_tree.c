@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "../test_main.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/yaml_tree.h"
@@ -37,8 +38,7 @@ static char *many_lines(const char *fmt, size_t n, size_t mod, size_t *len) {
     return text;
 }
 
-static void yaml_tree_builds_nodes_with_lines(void **state) {
-    (void)state;
+MOPT_TEST(yaml_tree_builds_nodes_with_lines) {
     const char *text = "a: 1\nb: [x, \"y\"]\n\nc: {d: !hex \"00\", e: ~}\nf: \"n\\0l\"\n";
     ytree t;
     ytree_error e;
@@ -89,8 +89,7 @@ static void yaml_tree_builds_nodes_with_lines(void **state) {
     ytree_free(&t);
 }
 
-static void yaml_tree_refuses_aliases_and_keeps_what_came_before(void **state) {
-    (void)state;
+MOPT_TEST(yaml_tree_refuses_aliases_and_keeps_what_came_before) {
     ytree t;
     ytree_error e;
     assert_int_equal(read_text(&t, &k_lim, "a: &x 1\nb: *x\nc: 3\n", &e), MOPT_ERR_PARSE);
@@ -102,8 +101,7 @@ static void yaml_tree_refuses_aliases_and_keeps_what_came_before(void **state) {
     ytree_free(&t);
 }
 
-static void yaml_tree_counts_documents(void **state) {
-    (void)state;
+MOPT_TEST(yaml_tree_counts_documents) {
     const char *two = "a: 1\n---\nb: 2\n";
     ytree t;
     ytree_error e;
@@ -128,8 +126,7 @@ static void yaml_tree_counts_documents(void **state) {
     ytree_free(&t);
 }
 
-static void yaml_tree_bounds_depth(void **state) {
-    (void)state;
+MOPT_TEST(yaml_tree_bounds_depth) {
     ytree_limits lim = k_lim;
     lim.max_depth = 3;
     ytree t;
@@ -151,8 +148,7 @@ static void yaml_tree_bounds_depth(void **state) {
     ytree_free(&t);
 }
 
-static void yaml_tree_collection_keys(void **state) {
-    (void)state;
+MOPT_TEST(yaml_tree_collection_keys) {
     const char *text = "a: 1\n? [k]\n: 2\n";
     ytree t;
     ytree_error e;
@@ -167,8 +163,7 @@ static void yaml_tree_collection_keys(void **state) {
     ytree_free(&t);
 }
 
-static void yaml_tree_bounds_memory(void **state) {
-    (void)state;
+MOPT_TEST(yaml_tree_bounds_memory) {
     size_t n = 2000, len;
     char *text = many_lines("k%zu: v\n", n, 100000, &len);
     ytree_limits lim = k_lim;
@@ -189,8 +184,7 @@ static void yaml_tree_bounds_memory(void **state) {
     free(text);
 }
 
-static void yaml_tree_reports_syntax_errors(void **state) {
-    (void)state;
+MOPT_TEST(yaml_tree_reports_syntax_errors) {
     ytree t;
     ytree_error e;
     assert_int_equal(read_text(&t, &k_lim, "a: 1\nb: [1,\nc: 2\n", &e), MOPT_ERR_PARSE);
@@ -205,8 +199,7 @@ static void yaml_tree_reports_syntax_errors(void **state) {
     ytree_free(&t);
 }
 
-static void yaml_tree_reads_files(void **state) {
-    (void)state;
+MOPT_TEST(yaml_tree_reads_files) {
     FILE *f = tmpfile();
     assert_non_null(f);
     fputs("# options\nthreads: 3\nlist: [a, b]\n", f);
@@ -220,8 +213,7 @@ static void yaml_tree_reads_files(void **state) {
     ytree_free(&t);
 }
 
-static void yaml_tree_out_of_memory(void **state) {
-    (void)state;
+MOPT_TEST(yaml_tree_out_of_memory) {
     ytree t;
     ytree_error e;
     mopt_alloc_fail_after(0);
@@ -235,8 +227,7 @@ static void yaml_tree_out_of_memory(void **state) {
 
 /* The options loader holds at most 1 MiB of tree: far more than any options
  * file, far less than a hostile stream could make it hold. */
-static void yaml_tree_options_are_bounded(void **state) {
-    (void)state;
+MOPT_TEST(yaml_tree_options_are_bounded) {
     size_t n = 20000, len;
     char *text = many_lines("threads: %zu\n", n, 8, &len);
     mopt_options *o = NULL;

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "../../tests/test_main.h"
 #include "quality.h"
 
 static const char *g_cases;
@@ -32,8 +33,7 @@ static double *read_values(FILE *f, const char *tag, size_t n) {
     return v;
 }
 
-static void test_numpy_cases(void **state) {
-    (void)state;
+MOPT_TEST(test_numpy_cases) {
     assert_non_null(g_cases);
     FILE *f = fopen(g_cases, "r");
     assert_non_null(f);
@@ -72,8 +72,7 @@ static void test_numpy_cases(void **state) {
 }
 
 /* Values that follow from the definitions. */
-static void test_definitions(void **state) {
-    (void)state;
+MOPT_TEST(test_definitions) {
     double x[6] = {3, -1, 4, 1, -5, 9}, x2[6], rev[6], zero[6] = {0};
     for (int i = 0; i < 6; i++) {
         x2[i] = 2 * x[i];

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "../../tests/test_main.h"
 #include "tune_decide.h"
 
 #define R 10
@@ -29,8 +30,7 @@ static void scaled(double *out, double base, const double *jitter) {
 static const double k_small[R] = {1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.00, 1.01, 0.99, 1.00};
 static const double k_large[R] = {1.00, 1.40, 0.70, 1.10, 0.65, 1.35, 0.90, 1.30, 0.75, 1.00};
 
-static void median_and_bootstrap(void **state) {
-    (void)state;
+MOPT_TEST(median_and_bootstrap) {
     double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2};
     assert_float_equal(td_median(odd, 3), 2.0, 0);
     assert_float_equal(td_median(even, 4), 2.5, 0);
@@ -47,8 +47,7 @@ static void median_and_bootstrap(void **state) {
     assert_true(lo < 5.5 && hi > 5.5 && lo >= 1 && hi <= 10);
 }
 
-static void clear_gain_is_kept(void **state) {
-    (void)state;
+MOPT_TEST(clear_gain_is_kept) {
     double inc[R], aa[R], a[R];
     scaled(inc, 2.0, NULL);
     scaled(aa, 2.0, k_small);
@@ -64,8 +63,7 @@ static void clear_gain_is_kept(void **state) {
     assert_int_equal(o.pick, 1);
 }
 
-static void gain_within_noise_is_not_kept(void **state) {
-    (void)state;
+MOPT_TEST(gain_within_noise_is_not_kept) {
     double inc[R], aa[R], a[R];
     scaled(inc, 2.0, NULL);
     scaled(aa, 2.0, k_large); /* the incumbent against itself: +-35% */
@@ -84,8 +82,7 @@ static void gain_within_noise_is_not_kept(void **state) {
     assert_int_equal(o.pick, 1);
 }
 
-static void quality_failure_is_never_kept(void **state) {
-    (void)state;
+MOPT_TEST(quality_failure_is_never_kept) {
     double inc[R], aa[R], a[R], b[R];
     scaled(inc, 2.0, NULL);
     scaled(aa, 2.0, k_small);
@@ -101,8 +98,7 @@ static void quality_failure_is_never_kept(void **state) {
     assert_int_equal(o.pick, 0);
 }
 
-static void interval_reaching_one_blocks(void **state) {
-    (void)state;
+MOPT_TEST(interval_reaching_one_blocks) {
     double inc[R], aa[R], a[R];
     scaled(inc, 2.0, NULL);
     scaled(aa, 2.0, k_small);
@@ -119,8 +115,7 @@ static void interval_reaching_one_blocks(void **state) {
     assert_int_equal(o.pick, 0);
 }
 
-static void earlier_within_threshold_is_kept(void **state) {
-    (void)state;
+MOPT_TEST(earlier_within_threshold_is_kept) {
     double inc[R], aa[R], a[R], b[R];
     scaled(inc, 2.0, NULL);
     scaled(aa, 2.0, k_small);
@@ -137,8 +132,7 @@ static void earlier_within_threshold_is_kept(void **state) {
     assert_int_equal(o.pick, 2);
 }
 
-static void same_numbers_same_decision(void **state) {
-    (void)state;
+MOPT_TEST(same_numbers_same_decision) {
     double inc[R], aa[R], a[R];
     scaled(inc, 2.0, NULL);
     scaled(aa, 2.0, k_large);

@@ -1,7 +1,6 @@
 # __init__.pyi — type stubs for the mopt package (its public API: the libmopt
 # classes of core.py and the onnxruntime-compatible ones of ort.py).
 # tests/test_stubs.py checks that every public name and method is declared here.
-import enum
 import os
 from pathlib import Path
 from typing import (Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple,
@@ -11,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import errors as errors
+from .ort import ExecutionMode as ExecutionMode, GraphOptimizationLevel as GraphOptimizationLevel
 from .errors import (BusyError as BusyError, CancelledError as CancelledError, ClosedError as ClosedError, DTypeError as DTypeError,
                      FileError as FileError, InternalError as InternalError,
                      InvalidArgumentError as InvalidArgumentError,
@@ -161,16 +161,7 @@ def get_all_providers() -> List[str]: ...
 def get_device() -> str: ...
 def get_version_string() -> str: ...
 
-class GraphOptimizationLevel(enum.IntEnum):
-    ORT_DISABLE_ALL = 0
-    ORT_ENABLE_BASIC = 1
-    ORT_ENABLE_EXTENDED = 2
-    ORT_ENABLE_LAYOUT = 3
-    ORT_ENABLE_ALL = 99
-
-class ExecutionMode(enum.IntEnum):
-    ORT_SEQUENTIAL = 0
-    ORT_PARALLEL = 1
+# ExecutionMode and GraphOptimizationLevel: imported at the top from ort.py
 
 class SessionOptions:
     intra_op_num_threads: int
