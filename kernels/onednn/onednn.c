@@ -899,6 +899,31 @@ static bool conv_wino_shape(const onednn_conv_desc *d) {
     return true;
 }
 
+/* oneDNN picks between its two Winograd kernels (2x3 and 4x3 output tiles:
+ * different arithmetic, so different roundings) by the thread count: the
+ * one it picks for 1 thread is taken at every count, so a node's results do
+ * not depend on the threads it runs on (tests/unit/test_threadpool.c runs
+ * sessions on a shared pool that narrows nodes). NULL when that kernel does
+ * not take the problem at this count. */
+static dnnl_primitive_desc_t wino_pd_pinned(const dnnl_convolution_desc_t *cd,
+                                            const_dnnl_primitive_attr_t attr) {
+    int cur = omp_get_max_threads();
+    if (cur != 1) omp_set_num_threads(1);
+    dnnl_primitive_desc_t pd = pd_create(cd, attr);
+    if (cur != 1) omp_set_num_threads(cur);
+    if (!pd || cur == 1) return pd;
+    char want[64];
+    snprintf(want, sizeof want, "%s", pd_impl(pd));
+    dnnl_primitive_desc_destroy(pd);
+    pd = pd_create(cd, attr);
+    if (pd && strcmp(pd_impl(pd), want) != 0) pd = pd_prefer(pd, cd, attr, want);
+    if (pd && strcmp(pd_impl(pd), want) != 0) {
+        dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+    }
+    return pd;
+}
+
 /* The Winograd primitive for d (W in wmd, or `any` when NULL); X and Y are
  * `any` (it takes only its blocked layout). Its post-ops are the residual's
  * sum and relu: for another activation the primitive is made without it and
@@ -928,7 +953,7 @@ static dnnl_primitive_desc_t conv_wino_pd(const onednn_conv_desc *d, const dnnl_
             make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL,
                       after ? KN_ACT_NONE : d->act, d->act_alpha, d->act_beta);
         if (!attr) return NULL;
-        dnnl_primitive_desc_t pd = pd_create(&cd, attr);
+        dnnl_primitive_desc_t pd = wino_pd_pinned(&cd, attr);
         dnnl_primitive_attr_destroy(attr);
         if (pd && !pd_is_ref(pd)) {
             *act_after = after != 0;
@@ -1255,6 +1280,10 @@ static atomic_llong g_ref_count; /* reference implementations oneDNN chose (decl
 
 long long onednn_ref_count(void) { return atomic_load(&g_ref_count); }
 
+static atomic_llong g_wino_count; /* Winograd primitives made */
+
+long long onednn_wino_count(void) { return atomic_load(&g_wino_count); }
+
 /* Never a silent slow path: a reference implementation oneDNN chose ("ref:any",
  * "ref_int8:any", ...) is declined (UNSUPPORTED: the caller's impl declines and
  * the executor runs ours) and counted; with MOPT_FAIL_ON_REF=1 in the
@@ -1547,7 +1576,8 @@ static mopt_status conv_entry(cache_entry *e, const cache_key *key, const float 
     const char *what = d->prec == ONEDNN_BF16 ? "convolution (bf16)" : "convolution";
     /* Winograd first when asked (W prepacked for it when its layout is this
      * shape's), else the direct convolution below */
-    if ((pd = conv_wino_pd(d, NULL, &e->act_after)) != NULL) {
+    bool wino = (pd = conv_wino_pd(d, NULL, &e->act_after)) != NULL;
+    if (wino) {
         const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
         packed =
             w && dnnl_memory_desc_equal(&w->plain, &plain_w) && dnnl_memory_desc_equal(&w->md, wmd);
@@ -1573,6 +1603,7 @@ static mopt_status conv_entry(cache_entry *e, const cache_key *key, const float 
     if (!pd) return MOPT_ERR_UNSUPPORTED;
     mopt_status st = entry_prim(e, pd, what);
     bool ok = st == MOPT_OK;
+    if (ok && wino) atomic_fetch_add(&g_wino_count, 1);
     if (ok) ok = conv_entry_mems(e, pd, packed ? w : NULL, &plain_w, wplain, &user_x, &user_y);
     if (ok && d->has_residual && e->p.dst.reorder) {
         const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);

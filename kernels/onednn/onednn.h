@@ -200,6 +200,8 @@ void onednn_cache_free(onednn_cache *c);
  * fails the run (MOPT_ERR_INTERNAL) instead of being declined: the `noref`
  * test suite runs with it. */
 long long onednn_ref_count(void);
+/* How many Winograd convolution primitives this process made (tests). */
+long long onednn_wino_count(void);
 
 /* What oneDNN's effective ISA offers (dnnl_get_effective_cpu_isa, which
  * ONEDNN_MAX_CPU_ISA caps; false when oneDNN is absent): its AVX-512 kernels
