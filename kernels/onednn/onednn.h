@@ -99,7 +99,7 @@ typedef struct onednn_conv_desc {
      * layout first (no reorder), else for the one it prefers. */
     bool x_nhwc, y_nhwc;
     /* Try oneDNN's Winograd convolution first (f32, 3x3, stride 1, one
-     * group, channels multiples of 16: its jit_wino_4x3 / jit_fp32_wino_2x3
+     * group, >= 16 channels in and out: its jit_wino_4x3 / jit_fp32_wino_2x3
      * on avx512_core). Less exact than the direct one (about 1e-6 of the
      * output's scale), so only opt_level 3 asks for it. An activation
      * those kernels cannot fuse (they take relu and the residual's sum) then
