@@ -10,7 +10,11 @@
  *  - "onednn-packed" / "onednn-bf16-packed" (opt_level >= 3): W is reordered
  *    once at model build into oneDNN's preferred (blocked) layout for the
  *    load-time shape (batch 1 and 32 for unknown sizes), and once per cached
- *    primitive when a run-time shape wants another layout.
+ *    primitive when a run-time shape wants another layout;
+ *  - "onednn-wino" (f32, opt_level >= 3, tried first): W reordered at build
+ *    for oneDNN's Winograd kernels (3x3 stride-1 convs, >= 16 channels;
+ *    onednn_conv_desc.wino); a run whose shape they refuse takes the direct
+ *    convolution.
  * FusedConv (fused_onednn.c) shares the support test and prepare.
  */
 #include "mopt_config.h"
@@ -64,7 +68,9 @@ bool ops_conv_onednn_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
 
 /* Prepares W for variant v with a representative X (batch 1, channels from
  * W and the group, unknown sizes 32). *w stays NULL when the guess does not
- * fit (layouts are then chosen per run) and for f32 W read as stored. */
+ * fit (layouts are then chosen per run) and for f32 W read as stored. The
+ * Winograd variant steps aside (UNSUPPORTED) when oneDNN has no Winograd
+ * kernel for the guess. */
 static mopt_status conv_try(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                             const onednn_glue_variant *v, onednn_weights **w) {
     const ir_shape *ws = &in[1].shape;
