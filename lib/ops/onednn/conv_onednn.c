@@ -69,8 +69,7 @@ bool ops_conv_onednn_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
 /* Prepares W for variant v with a representative X (batch 1, channels from
  * W and the group, unknown sizes 32). *w stays NULL when the guess does not
  * fit (layouts are then chosen per run) and for f32 W read as stored. The
- * Winograd variant steps aside (UNSUPPORTED) when oneDNN has no Winograd
- * kernel for the guess. */
+ * Winograd variant steps aside (UNSUPPORTED) unless W was packed for it. */
 static mopt_status conv_try(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                             const onednn_glue_variant *v, onednn_weights **w) {
     const ir_shape *ws = &in[1].shape;
@@ -82,7 +81,7 @@ static mopt_status conv_try(const op_ctx *ctx, const op_tensor *in, int n_in, co
     mopt_clear_error();
     if (ops_conv_onednn_desc(ctx, &x, ws, has_b, &d)) {
         mopt_clear_error(); /* odd geometry for the guess: layouts chosen per run */
-        return MOPT_OK;
+        return v->wino ? MOPT_ERR_UNSUPPORTED : MOPT_OK;
     }
     d.prec = v->prec;
     d.plain_w = v->plain;
