@@ -104,6 +104,13 @@ typedef struct onednn_conv_desc {
      * keeps conv-chain activations so. The primitive is then asked for that
      * layout first (no reorder), else for the one it prefers. */
     bool x_nhwc, y_nhwc;
+    /* Try oneDNN's Winograd convolution first (f32, 3x3, stride 1, one
+     * group, >= 16 channels in and out: its jit_wino_4x3 / jit_fp32_wino_2x3
+     * on avx512_core). Less exact than the direct one (about 1e-6 of the
+     * output's scale), so only opt_level 3 asks for it. An activation
+     * those kernels cannot fuse (they take relu and the residual's sum) then
+     * runs on Y after the primitive. */
+    bool wino;
 } onednn_conv_desc;
 
 /* Whether an op descriptor of oneDNN's C API (a dnnl_convolution_desc_t,
@@ -136,7 +143,8 @@ const char *onednn_version(void);
 mopt_status onednn_matmul_pack(const onednn_matmul_desc *d, const float *b, int threads,
                                onednn_weights **out);
 /* Reorders conv weights for d (representative batch/spatial sizes); with
- * d->plain_w as onednn_matmul_pack. */
+ * d->plain_w as onednn_matmul_pack. With d->wino, W is reordered for the
+ * Winograd convolution, or UNSUPPORTED when oneDNN has none for d. */
 mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int threads,
                              onednn_weights **out);
 /* Whether w keeps the weights' stored layout (only their type changed): false
@@ -198,6 +206,8 @@ void onednn_cache_free(onednn_cache *c);
  * fails the run (MOPT_ERR_INTERNAL) instead of being declined: the `noref`
  * test suite runs with it. */
 long long onednn_ref_count(void);
+/* How many Winograd convolution primitives this process made (tests). */
+long long onednn_wino_count(void);
 
 /* What oneDNN's effective ISA offers (dnnl_get_effective_cpu_isa, which
  * ONEDNN_MAX_CPU_ISA caps; false when oneDNN is absent): its AVX-512 kernels

@@ -1006,7 +1006,9 @@ static void onednn_levels_named_apart(void **st) {
         assert_string_equal(names[op][0], "onednn");
         assert_false(kept[op][0]); /* f32 weights used in place: no copy */
     }
-    assert_string_equal(names[1][1], "onednn-packed");
+    /* a 3x3 stride-1 conv on 16 channels: oneDNN's Winograd kernels where
+     * it has them (AVX-512), else its direct one with packed weights */
+    assert_string_equal(names[1][1], onednn_isa_avx512() ? "onednn-wino" : "onednn-packed");
     assert_true(kept[1][1]);
     if (onednn_isa_avx512()) {
         assert_string_equal(names[0][1], "onednn-packed");
@@ -1257,17 +1259,26 @@ static void onednn_matmul_scalar_bias(void **st) {
     mopt_aligned_free(res);
 }
 
-/* Conv epilogues: act(conv + bias + residual), residual the full output. */
+/* Conv epilogues: act(conv + bias + residual), residual the full output.
+ * The last shape asks for the Winograd kernels (d.wino): on AVX-512 they
+ * must run (relu and the residual's sum fused, other activations after the
+ * primitive), within the same bound, and give the same bits on 2 threads as
+ * on 1 (at batch 2 oneDNN would pick its 2x3 kernel for 2 threads, its 4x3
+ * one for 1). */
 static void onednn_conv_epilogues(void **st) {
     (void)st;
-    /* plain-layout conv (1x1 on 16 channels) and a blocked one (3x3 dw) */
-    static const int64_t shapes[][5] = {{2, 16, 7, 24, 1}, {1, 32, 9, 32, 32}, {1, 3, 11, 8, 1}};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    /* plain-layout conv (1x1 on 16 channels), a blocked one (3x3 dw), the
+     * stem-like 3-channel 3x3, a 3x3 32 -> 48 for Winograd */
+    static const int64_t shapes[][5] = {
+        {2, 16, 7, 24, 1}, {1, 32, 9, 32, 32}, {1, 3, 11, 8, 1}, {2, 32, 10, 48, 1}};
+    const size_t n_shapes = sizeof shapes / sizeof shapes[0];
+    for (size_t s = 0; s < n_shapes; s++)
         for (int act = KN_ACT_NONE; act <= KN_ACT_SWISH; act++)
             for (int extras = 0; extras < 4; extras++) {
                 int64_t Nb = shapes[s][0], C = shapes[s][1], H = shapes[s][2], OC = shapes[s][3],
                         G = shapes[s][4];
-                int64_t k = G > 1 || C == 3 ? 3 : 1, pad = k / 2, icg = C / G;
+                bool wino = s == n_shapes - 1;
+                int64_t k = G > 1 || C == 3 || wino ? 3 : 1, pad = k / 2, icg = C / G;
                 onednn_conv_desc d;
                 memset(&d, 0, sizeof d);
                 d.S = 2;
@@ -1286,13 +1297,34 @@ static void onednn_conv_epilogues(void **st) {
                 d.act = (kn_act)act;
                 d.act_alpha = act == KN_ACT_CLIP ? -0.5f : 0.2f;
                 d.act_beta = act == KN_ACT_CLIP ? 0.75f : 0.5f;
+                d.wino = wino;
+                bool wino_here = wino && onednn_isa_avx512();
                 int64_t ny = Nb * OC * H * H;
                 float *X = rand_buf(Nb * C * H * H), *W = rand_buf(OC * icg * k * k),
                       *bias = rand_buf(OC), *res = rand_buf(ny), *Y = rand_buf(ny);
                 onednn_weights *w = NULL;
-                assert_int_equal(onednn_conv_pack(&d, W, 1, &w), MOPT_OK);
+                mopt_status pst = onednn_conv_pack(&d, W, 1, &w);
+                if (wino && !wino_here) { /* no Winograd kernel: the direct one */
+                    assert_int_equal(pst, MOPT_ERR_UNSUPPORTED);
+                    mopt_clear_error();
+                    d.wino = false;
+                    pst = onednn_conv_pack(&d, W, 1, &w);
+                }
+                assert_int_equal(pst, MOPT_OK);
+                long long winos = onednn_wino_count();
                 onednn_cache *cache = NULL;
                 assert_int_equal(onednn_conv_run(&cache, &d, w, X, W, bias, res, Y, 1), MOPT_OK);
+                assert_int_equal(onednn_wino_count() - winos, wino_here ? 1 : 0);
+                if (wino_here) { /* the same bits on 2 threads */
+                    float *Y2 = rand_buf(ny);
+                    onednn_cache *cache2 = NULL;
+                    assert_int_equal(onednn_conv_run(&cache2, &d, w, X, W, bias, res, Y2, 2),
+                                     MOPT_OK);
+                    assert_int_equal(onednn_wino_count() - winos, 2);
+                    assert_memory_equal(Y, Y2, (size_t)ny * sizeof(float));
+                    onednn_cache_free(cache2);
+                    mopt_aligned_free(Y2);
+                }
                 for (int64_t n = 0; n < Nb; n++)
                     for (int64_t o = 0; o < OC; o++)
                         for (int64_t y = 0; y < H; y++)

@@ -10,7 +10,11 @@
  *  - "onednn-packed" / "onednn-bf16-packed" (opt_level >= 3): W is reordered
  *    once at model build into oneDNN's preferred (blocked) layout for the
  *    load-time shape (batch 1 and 32 for unknown sizes), and once per cached
- *    primitive when a run-time shape wants another layout.
+ *    primitive when a run-time shape wants another layout;
+ *  - "onednn-wino" (f32, opt_level >= 3, tried first): W reordered at build
+ *    for oneDNN's Winograd kernels (3x3 stride-1 convs, >= 16 channels;
+ *    onednn_conv_desc.wino); a run whose shape they refuse takes the direct
+ *    convolution.
  * FusedConv (fused_onednn.c) shares the support test and prepare.
  */
 #include "mopt_config.h"
@@ -64,7 +68,8 @@ bool ops_conv_onednn_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
 
 /* Prepares W for variant v with a representative X (batch 1, channels from
  * W and the group, unknown sizes 32). *w stays NULL when the guess does not
- * fit (layouts are then chosen per run) and for f32 W read as stored. */
+ * fit (layouts are then chosen per run) and for f32 W read as stored. The
+ * Winograd variant steps aside (UNSUPPORTED) unless W was packed for it. */
 static mopt_status conv_try(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                             const onednn_glue_variant *v, onednn_weights **w) {
     const ir_shape *ws = &in[1].shape;
@@ -76,17 +81,25 @@ static mopt_status conv_try(const op_ctx *ctx, const op_tensor *in, int n_in, co
     mopt_clear_error();
     if (ops_conv_onednn_desc(ctx, &x, ws, has_b, &d)) {
         mopt_clear_error(); /* odd geometry for the guess: layouts chosen per run */
-        return MOPT_OK;
+        return v->wino ? MOPT_ERR_UNSUPPORTED : MOPT_OK;
     }
     d.prec = v->prec;
     d.plain_w = v->plain;
-    return onednn_glue_conv_keep(v, onednn_conv_pack(&d, in[1].data, 1, w), w);
+    d.wino = v->wino;
+    mopt_status st = onednn_conv_pack(&d, in[1].data, 1, w);
+    if (v->wino) /* W in the Winograd layout, or the next variant */
+        return st == MOPT_OK && *w ? MOPT_OK : st == MOPT_OK ? MOPT_ERR_UNSUPPORTED : st;
+    return onednn_glue_conv_keep(v, st, w);
 }
 
 mopt_status ops_conv_onednn_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
                                     const op_tensor *out, int n_out, void **state) {
-    onednn_glue_variant v[5];
-    int n = onednn_glue_variants(ctx, false, true, v);
+    onednn_glue_variant v[6];
+    int n = 0;
+    /* Winograd (less exact than the direct conv: opt_level 3 only) */
+    if (ctx->precision == OP_PREC_FP32 && ctx->opt_level >= 3 && in[1].data)
+        v[n++] = (onednn_glue_variant){ONEDNN_F32, false, "onednn-wino", true};
+    n += onednn_glue_variants(ctx, false, true, v + n);
     mopt_status st = onednn_glue_choose(ctx, in, n_in < 3 ? n_in : 3, out, v, n, conv_try, state);
     if (!st) st = ops_conv_onednn_gemv_prepare(ctx, in, n_in, *state);
     if (st) {
@@ -163,6 +176,7 @@ static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
         return MOPT_OK;
     d.prec = s->v.prec;
     d.plain_w = s->v.plain;
+    d.wino = s->v.wino;
     return onednn_conv_run((onednn_cache **)ctx->scratch, &d, s->w, in[0].data, in[1].data,
                            has_b ? in[2].data : NULL, NULL, out[0].data, ctx->threads);
 }

@@ -244,6 +244,7 @@ static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
         return MOPT_OK;
     d.prec = s->v.prec;
     d.plain_w = s->v.plain;
+    d.wino = s->v.wino;
     d.has_residual = has_res;
     d.act = p->act.act;
     d.act_alpha = p->act.alpha;

@@ -12,6 +12,9 @@
  *                       that oneDNN wants in another layout
  *   onednn-bf16         precision=bf16, weights in their stored layout
  *                       (both bf16 only with oneDNN's AVX-512 kernels)
+ *   onednn-wino         conv only: precision=fp32, opt_level >= 3, a 3x3
+ *                       stride-1 conv oneDNN has a Winograd kernel for
+ *                       (W prepacked for it; onednn_conv_desc.wino)
  *   onednn-packed       opt_level >= 3, as bf16-packed in f32
  *   onednn              f32, weights read as stored
  * The variant's name is what MOPT_VERBOSE and profiles show.
@@ -27,6 +30,7 @@ typedef struct onednn_glue_variant {
     onednn_prec prec;
     bool plain; /* weights keep their stored layout (else prepacked) */
     const char *name;
+    bool wino; /* conv: oneDNN's Winograd kernels first (onednn_conv_desc.wino) */
 } onednn_glue_variant;
 
 /* What prepare chose and made (the impl's state). */
