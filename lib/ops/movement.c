@@ -21,6 +21,7 @@
 #include "kernels/ref/ref_movement.h"
 #include "ops/bridge.h"
 #include "ops/cpu/ops_cpu.h"
+#include "ops/layout.h"
 #include "ops/op_common.h"
 #include "ops/ops.h"
 
@@ -399,18 +400,7 @@ static mopt_status split_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
 
 /* ---- mopt.ChannelsLastConcat, mopt.ChannelsLastSplit ---------------------- */
 
-/* Concat and Split along the channel axis (axis 1 of [N, C, spatial...]) of
- * f32 tensors each stored plain or channels-last ([N, spatial..., C]), as
- * the layout pass (lib/passes/pass_layout.c) sets them: `in_layout` and
- * `out_layout` hold one bit per input and output, 1 = channels-last.
- * Split's output channel counts are its `sizes` attribute. Shapes are the
- * logical ones, as for Concat and Split. */
-typedef struct cl_params {
-    int64_t axis; /* first: read by params_axis */
-    int64_t in_layout, out_layout;
-    const int64_t *sizes;
-    int64_t n_sizes;
-} cl_params;
+/* cl_params: ops/layout.h (shared with cpu/layout_cpu.c). */
 
 static mopt_status cl_parse(const op_ctx *ctx, void *params) {
     cl_params *p = params;
@@ -1577,9 +1567,9 @@ static const op_def k_movement_ops[] = {
      OP_PARAMS(axis_params, concat_parse), FLOAT_BRIDGE},
     {"Split", "", 1, 2, 1, 64, split_infer, split_run, NULL, OP_PARAMS(split_params, split_parse),
      FLOAT_BRIDGE},
-    {"ChannelsLastConcat", "mopt", 1, 32, 1, 1, cl_concat_infer, cl_concat_run, NULL,
-     OP_PARAMS(cl_params, cl_parse)},
-    {"ChannelsLastSplit", "mopt", 1, 1, 1, 32, cl_split_infer, cl_split_run, NULL,
+    {"ChannelsLastConcat", "mopt", 1, 32, 1, 1, cl_concat_infer, cl_concat_run,
+     ops_cpu_clconcat_impls, OP_PARAMS(cl_params, cl_parse)},
+    {"ChannelsLastSplit", "mopt", 1, 1, 1, 32, cl_split_infer, cl_split_run, ops_cpu_clsplit_impls,
      OP_PARAMS(cl_params, cl_parse)},
     {"Slice", "", 1, 5, 1, 1, slice_infer, slice_run, NULL,
      OP_PARAMS(slice_attr_params, slice_parse), FLOAT_BRIDGE},
