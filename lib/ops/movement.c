@@ -1059,6 +1059,14 @@ static mopt_status pad_value(const op_ctx *ctx, const op_tensor *in, int n_in, m
     return MOPT_OK;
 }
 
+int ops_pad_plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *begin, int64_t *end,
+                 unsigned char *value, mopt_status *st) {
+    if (((const pad_params *)ctx->params)->mode != REF_PAD_CONSTANT) return 0;
+    if (pad_amounts(ctx, in, n_in, in[0].shape.rank, begin, end, st) != 1) return 0;
+    if ((*st = pad_value(ctx, in, n_in, in[0].dtype, value))) return 0;
+    return 1;
+}
+
 static mopt_status pad_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     const ir_shape *x = &in[0].shape;
@@ -1578,7 +1586,7 @@ static const op_def k_movement_ops[] = {
     {"GatherElements", "", 2, 2, 1, 1, gather_elements_infer, gather_elements_run, NULL,
      OP_PARAMS(axis_params, axis_parse), FLOAT_BRIDGE},
     {"Tile", "", 2, 2, 1, 1, tile_infer, tile_run, FLOAT_BRIDGE},
-    {"Pad", "", 1, 4, 1, 1, pad_infer, pad_run, NULL, OP_PARAMS(pad_params, pad_parse),
+    {"Pad", "", 1, 4, 1, 1, pad_infer, pad_run, ops_cpu_pad_impls, OP_PARAMS(pad_params, pad_parse),
      FLOAT_BRIDGE},
     {"Trilu", "", 1, 2, 1, 1, trilu_infer, trilu_run, NULL, OP_PARAMS(trilu_params, trilu_parse),
      FLOAT_BRIDGE},

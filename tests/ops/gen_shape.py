@@ -538,3 +538,21 @@ c = Case("pad_wrap_cropped_away", opset=19).expect_error(7, "nothing of axis 0 o
 c.initializer("pads", ints(-3, 0, 1, 0))
 c.node("Pad", ["x", "pads"], ["y"], mode="wrap")
 c.save({"x": f32(3, 2)}, {"y": f32(1, 2)})
+
+# ---- Pad on the cpu impl (own generator: the cases above keep their data) ------------------
+# constant pads that leave trailing axes alone (merged into one run per row):
+# NHWC with C = 1 padded on W (openWakeWord), an unpadded first axis, only the
+# first axis padded, zero pads, and an int64 tensor
+RP = rng(4401)
+
+
+def rp32(*shape):
+    return normal(RP, shape)
+
+
+pad_case("pad_nhwc_c1_w", rp32(3, 7, 5, 1), [0, 0, 1, 0, 0, 0, 1, 0])
+pad_case("pad_first_axis_only", rp32(2, 3, 17), [1, 0, 0, 2, 0, 0], value=0.5)
+pad_case("pad_middle_axes", rp32(2, 3, 5, 9), [0, 1, 2, 0, 0, 2, 1, 0])
+pad_case("pad_all_zero", rp32(3, 4, 5), [0, 0, 0, 0, 0, 0])
+pad_case("pad_int64_inner", RP.integers(-9, 9, (2, 3, 4)).astype(np.int64), [0, 1, 0, 0, 1, 0],
+         value=7)
