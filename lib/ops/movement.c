@@ -699,31 +699,39 @@ static mopt_status slice_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
     return MOPT_OK;
 }
 
-static mopt_status slice_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                             int n_out) {
+int ops_slice_plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *off, int64_t *src_st,
+                   mopt_status *st) {
     const ir_shape *x = &in[0].shape;
     slice_params p;
     bool axes_known;
-    mopt_status st;
-    if (slice_read(ctx, in, n_in, x->rank, &p, &axes_known, &st) != 1)
-        return st ? st : op_fail(ctx, MOPT_ERR_INTERNAL, "slice parameters unknown at run time");
-    if (op_numel(&out[0]) == 0) return MOPT_OK;
-    int64_t in_st[IR_MAX_RANK], src_st[IR_MAX_RANK], off = 0;
+    if (slice_read(ctx, in, n_in, x->rank, &p, &axes_known, st) != 1) return 0;
+    int64_t in_st[IR_MAX_RANK];
     op_strides(x, in_st);
+    *off = 0;
     for (int32_t a = 0; a < x->rank; a++)
         src_st[a] = in_st[a];
     for (int32_t i = 0; i < p.n; i++) {
         int32_t a = p.axes[i];
         int64_t first, count;
         slice_axis(x->dims[a], p.starts[i], p.ends[i], p.steps[i], &first, &count);
-        off += first * in_st[a];
+        *off += first * in_st[a];
         /* a step is only taken when the axis keeps 2+ elements, and then
          * |step| < dim, so the stride cannot overflow */
         src_st[a] = count > 1 ? in_st[a] * p.steps[i] : in_st[a];
     }
+    return 1;
+}
+
+static mopt_status slice_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    int64_t src_st[IR_MAX_RANK], off;
+    mopt_status st = MOPT_OK;
+    if (!ops_slice_plan(ctx, in, n_in, &off, src_st, &st))
+        return st ? st : op_fail(ctx, MOPT_ERR_INTERNAL, "slice parameters unknown at run time");
+    if (op_numel(&out[0]) == 0) return MOPT_OK;
     size_t esz = op_esize(&in[0]);
-    ref_copy_strided(out[0].data, (const char *)in[0].data + (size_t)off * esz, esz, x->rank,
-                     out[0].shape.dims, src_st);
+    ref_copy_strided(out[0].data, (const char *)in[0].data + (size_t)off * esz, esz,
+                     in[0].shape.rank, out[0].shape.dims, src_st);
     return MOPT_OK;
 }
 
@@ -1579,7 +1587,7 @@ static const op_def k_movement_ops[] = {
      ops_cpu_clconcat_impls, OP_PARAMS(cl_params, cl_parse)},
     {"ChannelsLastSplit", "mopt", 1, 1, 1, 32, cl_split_infer, cl_split_run, ops_cpu_clsplit_impls,
      OP_PARAMS(cl_params, cl_parse)},
-    {"Slice", "", 1, 5, 1, 1, slice_infer, slice_run, NULL,
+    {"Slice", "", 1, 5, 1, 1, slice_infer, slice_run, ops_cpu_slice_impls,
      OP_PARAMS(slice_attr_params, slice_parse), FLOAT_BRIDGE},
     {"Gather", "", 2, 2, 1, 1, gather_infer, gather_run, NULL, OP_PARAMS(axis_params, axis_parse),
      FLOAT_BRIDGE},

@@ -11,6 +11,9 @@
  * rows of the last axis, e.g. a row per pixel for NHWC data with C = 1),
  * then the rows are filled and copied, split over the first axis when it is
  * not padded.
+ * And Slice on 4-byte elements: axes merged where the source is contiguous,
+ * then rows of the last axis copied (memcpy at step 1, a strided loop
+ * otherwise, e.g. YOLOX's Focus slices with step 2), rows over threads.
  */
 #include <string.h>
 
@@ -238,3 +241,82 @@ static mopt_status pad_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 }
 
 OPS_CPU_IMPLS(pad)
+
+/* ---- Slice (4-byte elements) --------------------------------------------- */
+
+typedef struct slice_job {
+    const uint32_t *x;
+    uint32_t *y;
+    int32_t rank;
+    int64_t dims[IR_MAX_RANK], st[IR_MAX_RANK]; /* merged; the last is the row */
+} slice_job;
+
+static void slice_rows(void *arg, int64_t lo, int64_t hi) {
+    const slice_job *j = arg;
+    const int32_t last = j->rank - 1;
+    const int64_t n = j->dims[last], s = j->st[last];
+    int64_t idx[IR_MAX_RANK] = {0}, off = 0, rem = lo;
+    for (int32_t d = last - 1; d >= 0; d--) {
+        idx[d] = rem % j->dims[d];
+        rem /= j->dims[d];
+        off += idx[d] * j->st[d];
+    }
+    for (int64_t r = lo; r < hi; r++) {
+        const uint32_t *src = j->x + off;
+        uint32_t *dst = j->y + r * n;
+        if (s == 1)
+            memcpy(dst, src, (size_t)n * sizeof *dst);
+        else if (s == 2)
+            for (int64_t i = 0; i < n; i++)
+                dst[i] = src[2 * i];
+        else
+            for (int64_t i = 0; i < n; i++)
+                dst[i] = src[i * s];
+        for (int32_t d = last - 1; d >= 0; d--) {
+            off += j->st[d];
+            if (++idx[d] < j->dims[d]) break;
+            off -= j->st[d] * j->dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+static bool slice_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                           int n_out) {
+    return mopt_dtype_size(in[0].dtype) == 4;
+}
+
+static mopt_status slice_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    int64_t off, st[IR_MAX_RANK];
+    mopt_status s = MOPT_OK;
+    if (in[0].shape.rank < 1 || op_numel(&out[0]) == 0 ||
+        !ops_slice_plan(ctx, in, n_in, &off, st, &s)) {
+        mopt_clear_error();
+        return MOPT_ERR_UNSUPPORTED;
+    }
+    slice_job j = {.x = (const uint32_t *)in[0].data + off, .y = out[0].data};
+    const ir_shape *y = &out[0].shape;
+    /* drop unit axes, merge axes contiguous in the source */
+    for (int32_t i = 0; i < y->rank; i++) {
+        if (y->dims[i] == 1) continue;
+        if (j.rank > 0 && j.st[j.rank - 1] == st[i] * y->dims[i]) {
+            j.dims[j.rank - 1] *= y->dims[i];
+            j.st[j.rank - 1] = st[i];
+        } else {
+            j.dims[j.rank] = y->dims[i];
+            j.st[j.rank] = st[i];
+            j.rank++;
+        }
+    }
+    if (j.rank == 0) {
+        j.dims[0] = j.st[0] = 1;
+        j.rank = 1;
+    }
+    int64_t n = j.dims[j.rank - 1];
+    cpu_parallel_for(ctx->threads, op_numel(&out[0]) / n, n >= GRAIN ? 1 : GRAIN / n, slice_rows,
+                     &j);
+    return MOPT_OK;
+}
+
+OPS_CPU_IMPLS(slice)
