@@ -104,6 +104,7 @@ void CPU_FN(cpu_binary_rows_f32)(cpu_binop op, const float *x, const float *s, f
     }
 }
 
+/* x * a + b rounded twice (no fma), as the reference kernels compute it. */
 void CPU_FN(cpu_affine_f32)(const float *x, const float *a, const float *b, float *y, int64_t rows,
                             int64_t len, bool per_row) {
     for (int64_t r = 0; r < rows; r++) {
@@ -113,15 +114,16 @@ void CPU_FN(cpu_affine_f32)(const float *x, const float *a, const float *b, floa
         if (per_row) {
             const vf va = v_set1(a[r]), vb = v_set1(b ? b[r] : 0.0f);
             for (; i + VW <= len; i += VW)
-                v_store(yr + i, v_fmadd(v_load(xr + i), va, vb));
-            if (i < len) v_store_n(yr + i, v_fmadd(v_load_n(xr + i, len - i), va, vb), len - i);
+                v_store(yr + i, v_add(v_mul(v_load(xr + i), va), vb));
+            if (i < len)
+                v_store_n(yr + i, v_add(v_mul(v_load_n(xr + i, len - i), va), vb), len - i);
         } else if (b) {
             for (; i + VW <= len; i += VW)
-                v_store(yr + i, v_fmadd(v_load(xr + i), v_load(a + i), v_load(b + i)));
+                v_store(yr + i, v_add(v_mul(v_load(xr + i), v_load(a + i)), v_load(b + i)));
             if (i < len)
                 v_store_n(yr + i,
-                          v_fmadd(v_load_n(xr + i, len - i), v_load_n(a + i, len - i),
-                                  v_load_n(b + i, len - i)),
+                          v_add(v_mul(v_load_n(xr + i, len - i), v_load_n(a + i, len - i)),
+                                v_load_n(b + i, len - i)),
                           len - i);
         } else {
             for (; i + VW <= len; i += VW)

@@ -83,7 +83,8 @@ typedef void (*cpu_softmax_cols_fn)(const float *x, float *y, int64_t len, int64
 /* y = x * a + b on `rows` contiguous rows of `len` floats: per_row, the
  * scalars a[r], b[r] for row r (plain [N, C, spatial] data); else the
  * vectors a[i], b[i] along each row (channels-last data). b may be NULL
- * (no shift). y may be x. */
+ * (no shift). y may be x. The product is rounded before the sum (no fma),
+ * bit for bit as the reference kernels. */
 typedef void (*cpu_affine_fn)(const float *x, const float *a, const float *b, float *y,
                               int64_t rows, int64_t len, bool per_row);
 /* Layer norm of each of `rows` rows of `len` (>= 1) floats: (x - mean) /

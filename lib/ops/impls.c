@@ -57,6 +57,7 @@ const op_impl *const ops_cpu_reduce_impls[] = {CPU_TIERS(reduce), NULL};
 const op_impl *const ops_cpu_transpose_impls[] = {CPU_TIERS(transpose), NULL};
 const op_impl *const ops_cpu_gavgpool_impls[] = {CPU_TIERS(gavgpool), NULL};
 const op_impl *const ops_cpu_resize_impls[] = {CPU_TIERS(resize), NULL};
+const op_impl *const ops_cpu_batchnorm_impls[] = {CPU_TIERS(batchnorm), NULL};
 const op_impl *const ops_cpu_slice_impls[] = {CPU_TIERS(slice), NULL};
 const op_impl *const ops_cpu_pad_impls[] = {CPU_TIERS(pad), NULL};
 const op_impl *const ops_cpu_clconcat_impls[] = {CPU_TIERS(clconcat), NULL};

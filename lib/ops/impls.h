@@ -44,6 +44,7 @@ extern const op_impl *const ops_cpu_transpose_impls[]; /* Transpose */
 extern const op_impl *const ops_cpu_gavgpool_impls[];  /* GlobalAveragePool */
 extern const op_impl *const ops_cpu_resize_impls[];    /* Resize Upsample (4-D, last two axes) */
 /* the layout pass's mopt.ChannelsLast* ops (cpu/layout_cpu.c) */
+extern const op_impl *const ops_cpu_batchnorm_impls[];  /* BatchNormalization (inference) */
 extern const op_impl *const ops_cpu_slice_impls[];      /* Slice (4-byte elements) */
 extern const op_impl *const ops_cpu_pad_impls[];        /* Pad (constant mode) */
 extern const op_impl *const ops_cpu_clconcat_impls[];   /* ChannelsLastConcat */
@@ -99,6 +100,7 @@ OPS_CPU_DECLARE(decode_attn)
 OPS_CPU_DECLARE(gavgpool)
 OPS_CPU_DECLARE(resize)
 OPS_CPU_DECLARE(pad)
+OPS_CPU_DECLARE(batchnorm)
 OPS_CPU_DECLARE(slice)
 OPS_CPU_DECLARE(clconcat)
 OPS_CPU_DECLARE(clsplit)

@@ -754,11 +754,9 @@ static void ops_channels_last_elementwise_vs_ref(void **state) {
             }
             char what[96];
             snprintf(what, sizeof what, "%s case %zu", names[op], c);
-            /* GAP: float sums as ops_global_pool_vs_ref; Affine: one fma
-             * against a rounded product and sum */
-            tol t = op == 0   ? (tol){2e-3, 1e-5, false}
-                    : op == 1 ? (tol){0, 0, true}
-                              : (tol){1e-6, 1e-6, false};
+            /* GAP: float sums as ops_global_pool_vs_ref; Scale and Affine
+             * round as the reference does */
+            tol t = op == 0 ? (tol){2e-3, 1e-5, false} : (tol){0, 0, true};
             g_must_run = true;
             check_node(&f, in, n_in, 1, t, what, false);
             g_must_run = false;
@@ -766,6 +764,38 @@ static void ops_channels_last_elementwise_vs_ref(void **state) {
                 mopt_aligned_free(data[k]);
             fx_done(&f);
         }
+    }
+}
+
+static void ops_batchnorm_vs_ref(void **state) {
+    (void)state;
+    typedef struct {
+        int32_t rank;
+        int64_t dims[5];
+    } bc;
+    const bc cases[] = {{4, {2, 3, 7, 9}},    {2, {5, 17}},         {3, {3, 129, 17}},
+                        {5, {1, 4, 3, 5, 2}}, {4, {2, 40, 33, 35}}, {4, {1, 1, 1, 1}}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t C = cases[c].dims[1], n = ir_numel(cases[c].rank, cases[c].dims);
+        node_fx f;
+        fx_init(&f, "BatchNormalization", 5, 1, 15);
+        attr_float(f.n, "epsilon", 1e-3f);
+        op_tensor in[5];
+        float *data[5];
+        data[0] = rand_f32(n, -3, 3, c % 2 == 1);
+        in[0] = tensor_of(MOPT_DTYPE_F32, cases[c].rank, cases[c].dims, data[0]);
+        for (int k = 1; k < 5; k++) {
+            data[k] = rand_f32(C, k == 4 ? 0.1f : -2, 2, false); /* var > 0 */
+            in[k] = tensor_of(MOPT_DTYPE_F32, 1, &C, data[k]);
+        }
+        char what[96];
+        snprintf(what, sizeof what, "BatchNormalization case %zu", c);
+        g_must_run = true;
+        check_node(&f, in, 5, 1, (tol){0, 0, true}, what, false);
+        g_must_run = false;
+        for (int k = 0; k < 5; k++)
+            mopt_aligned_free(data[k]);
+        fx_done(&f);
     }
 }
 
@@ -1044,6 +1074,7 @@ int main(void) {
         cmocka_unit_test(ops_gemv_vs_ref),
         cmocka_unit_test(ops_channels_last_concat_split_vs_ref),
         cmocka_unit_test(ops_channels_last_elementwise_vs_ref),
+        cmocka_unit_test(ops_batchnorm_vs_ref),
     };
     return cmocka_run_group_tests(tests, NULL, report);
 }

@@ -9,6 +9,9 @@
  * go to the op's reference run. Also BatchNormalization in inference mode
  * (kernels/cpu's affine on [N, C, spatial] rows, scale and shift per channel).
  */
+#include <math.h>
+
+#include "core/alloc.h"
 #include "kernels/cpu/bf16cvt.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/normalization.h"
@@ -181,3 +184,57 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
 OPS_CPU_TIER_BF16(layernorm, avx512, layernorm_bf16_io)
 OPS_CPU_TIER_BF16(layernorm, avx2, layernorm_bf16_io)
 OPS_CPU_TIER_BF16(layernorm, portable, layernorm_bf16_io)
+
+/* ---- BatchNormalization (inference) --------------------------------------- */
+
+typedef struct bn_job {
+    const cpu_kernels *k;
+    const float *x, *a, *b;
+    float *y;
+    int64_t C, inner;
+} bn_job;
+
+/* Rows [lo, hi) of the [N * C, inner] view. */
+static void bn_rows(void *arg, int64_t lo, int64_t hi) {
+    const bn_job *j = arg;
+    for (int64_t r = lo; r < hi;) {
+        int64_t c = r % j->C, n = j->C - c < hi - r ? j->C - c : hi - r;
+        j->k->affine_f32(j->x + r * j->inner, j->a + c, j->b + c, j->y + r * j->inner, n, j->inner,
+                         true);
+        r += n;
+    }
+}
+
+static bool batchnorm_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
+                               const op_tensor *out, int n_out) {
+    const batchnorm_params *p = ctx->params;
+    if (p->training || n_out > 1) return false;
+    for (int k = 0; k < 5; k++)
+        if (in[k].dtype != MOPT_DTYPE_F32) return false;
+    return true;
+}
+
+static mopt_status batchnorm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    const batchnorm_params *p = ctx->params;
+    const ir_shape *x = &in[0].shape;
+    if (x->rank < 2 || op_numel(&in[0]) == 0) return MOPT_ERR_UNSUPPORTED;
+    const int64_t C = x->dims[1];
+    for (int k = 1; k < 5; k++)
+        if (op_numel(&in[k]) != C) return MOPT_ERR_UNSUPPORTED;
+    float *ab = mopt_malloc((size_t)(2 * C) * sizeof(float));
+    if (!ab) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the scale and shift");
+    const float *scale = in[1].data, *bias = in[2].data, *mean = in[3].data, *var = in[4].data;
+    /* as ref_batchnorm_f32: one scale and shift per channel */
+    for (int64_t c = 0; c < C; c++) {
+        ab[c] = scale[c] / sqrtf(var[c] + p->epsilon);
+        ab[C + c] = bias[c] - mean[c] * ab[c];
+    }
+    bn_job j = {.k = ctx->state, .x = in[0].data, .a = ab, .b = ab + C, .y = out[0].data, .C = C};
+    j.inner = product(x, 2, x->rank);
+    cpu_parallel_for(ctx->threads, x->dims[0] * C, row_grain(j.inner), bn_rows, &j);
+    mopt_free(ab);
+    return MOPT_OK;
+}
+
+OPS_CPU_IMPLS(batchnorm)
