@@ -79,6 +79,21 @@ static void copy2d(float *d, int64_t dcs, int64_t dis, const float *s, int64_t s
 static void cl_pixels(void *arg, int64_t lo, int64_t hi) {
     const cl_job *j = arg;
     const int64_t C = j->C, S = j->S;
+    /* plain parts of a plain big tensor: one run of pixels per channel */
+    for (int64_t p = lo; !j->big_cl && p < hi;) {
+        int64_t n = p / S, i0 = p % S;
+        int64_t np = S - i0 < hi - p ? S - i0 : hi - p;
+        for (int k = 0; k < j->n; k++) {
+            const cl_part *q = &j->parts[k];
+            if (q->cl) continue;
+            float *q0 = q->data + n * q->ch * S + i0, *bk = j->big + (n * C + q->off) * S + i0;
+            if (j->split)
+                copy2d(q0, S, 1, bk, S, 1, q->ch, np);
+            else
+                copy2d(bk, S, 1, q0, S, 1, q->ch, np);
+        }
+        p += np;
+    }
     for (int64_t p = lo; p < hi;) {
         int64_t n = p / S, i0 = p % S;
         int64_t np = S - i0 < hi - p ? S - i0 : hi - p;
@@ -88,6 +103,7 @@ static void cl_pixels(void *arg, int64_t lo, int64_t hi) {
         int64_t bcs = j->big_cl ? 1 : S, bis = j->big_cl ? C : 1;
         for (int k = 0; k < j->n; k++) {
             const cl_part *q = &j->parts[k];
+            if (!q->cl && !j->big_cl) continue; /* done above */
             float *q0 = q->data + (q->cl ? (n * S + i0) * q->ch : n * q->ch * S + i0);
             int64_t qcs = q->cl ? 1 : S, qis = q->cl ? q->ch : 1;
             float *bk = b0 + q->off * bcs;
