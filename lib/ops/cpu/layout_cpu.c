@@ -5,7 +5,12 @@
  *    each part copied as contiguous runs (memcpy of a part's channels per
  *    pixel when both sides are channels-last, of a channel's pixels when
  *    both are plain) or, when one side is plain and the other channels-last,
- *    transposed tile by tile in cache; pixels split over threads;
+ *    transposed channel by channel over a block of 256 pixels (the plain
+ *    side walked contiguously, the channels-last block kept in cache);
+ *    pixels split over threads. CPU time against the reference, 1 thread,
+ *    PP-OCRv4 det's concat of 4 x [1, 24, 160, 160]: channels-last parts
+ *    into a plain output 0.84x, plain parts into a channels-last output
+ *    0.63x; same-layout concats are memcpy-bound either way (1.0x);
  *  - ChannelsLastGlobalAveragePool: kernels/cpu's reduce over [S, C] per
  *    image (vectorized along the channels);
  *  - ChannelsLastScale / ChannelsLastAffine: kernels/cpu's affine (or a
@@ -18,9 +23,8 @@
 #include "ops/cpu/ops_cpu.h"
 #include "ops/layout.h"
 
-#define GRAIN 32768  /* floats per thread below which splitting does not pay */
-#define PIX_BLOCK 64 /* pixels per block of the concat/split walk */
-#define CH_TILE 64   /* channels per tile of a transposing copy */
+#define GRAIN 32768   /* floats per thread below which splitting does not pay */
+#define PIX_BLOCK 256 /* pixels per block of the concat/split walk */
 
 static int64_t pixels(const ir_shape *s) {
     int64_t p = 1;
@@ -56,7 +60,7 @@ typedef struct cl_job {
 } cl_job;
 
 /* Element (c, i) of a cnt x npix block: d[c * dcs + i * dis] = s[c * scs +
- * i * sis]; contiguous runs as memcpy, else tiles of CH_TILE channels. */
+ * i * sis]; contiguous runs as memcpy, else a transposing loop. */
 static void copy2d(float *d, int64_t dcs, int64_t dis, const float *s, int64_t scs, int64_t sis,
                    int64_t cnt, int64_t npix) {
     if (dis == 1 && sis == 1) {
@@ -66,12 +70,13 @@ static void copy2d(float *d, int64_t dcs, int64_t dis, const float *s, int64_t s
         for (int64_t i = 0; i < npix; i++)
             memcpy(d + i * dis, s + i * sis, (size_t)cnt * sizeof(float));
     } else {
-        for (int64_t c0 = 0; c0 < cnt; c0 += CH_TILE) {
-            int64_t c1 = cnt - c0 < CH_TILE ? cnt : c0 + CH_TILE;
+        /* channel by channel, so the plain side is walked contiguously: its
+         * channel rows are S floats apart, often a multiple of 4 KiB, and
+         * touching many at once thrashes one set of the L1 cache; the
+         * channels-last side (npix rows of cnt floats) stays in cache */
+        for (int64_t c = 0; c < cnt; c++)
             for (int64_t i = 0; i < npix; i++)
-                for (int64_t c = c0; c < c1; c++)
-                    d[c * dcs + i * dis] = s[c * scs + i * sis];
-        }
+                d[c * dcs + i * dis] = s[c * scs + i * sis];
     }
 }
 
