@@ -5,6 +5,8 @@
  * outer axes lives in lib/ops/elementwise_cpu.c. Also cpu_binary_rows_f32:
  * rows of contiguous elements against one scalar per row (the per-channel
  * broadcast of [N,C,H,W] op [N|1,C,1,1]), the op chosen once per call.
+ * And cpu_affine_f32: y = x * a + b per channel, channels along the rows
+ * (channels-last data) or one channel per row (plain [N, C, spatial]).
  */
 #include "kernels/cpu/cpu_kernels.h"
 
@@ -99,5 +101,36 @@ void CPU_FN(cpu_binary_rows_f32)(cpu_binop op, const float *x, const float *s, f
     case CPU_BIN_MAX: ROW_PATTERNS(bin_max); break;
     case CPU_BIN_MIN: ROW_PATTERNS(bin_min); break;
     case CPU_BIN_COUNT: break;
+    }
+}
+
+/* x * a + b rounded twice (no fma), as the reference kernels compute it. */
+void CPU_FN(cpu_affine_f32)(const float *x, const float *a, const float *b, float *y, int64_t rows,
+                            int64_t len, bool per_row) {
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * len;
+        float *yr = y + r * len;
+        int64_t i = 0;
+        if (per_row) {
+            const vf va = v_set1(a[r]), vb = v_set1(b ? b[r] : 0.0f);
+            for (; i + VW <= len; i += VW)
+                v_store(yr + i, v_add(v_mul(v_load(xr + i), va), vb));
+            if (i < len)
+                v_store_n(yr + i, v_add(v_mul(v_load_n(xr + i, len - i), va), vb), len - i);
+        } else if (b) {
+            for (; i + VW <= len; i += VW)
+                v_store(yr + i, v_add(v_mul(v_load(xr + i), v_load(a + i)), v_load(b + i)));
+            if (i < len)
+                v_store_n(yr + i,
+                          v_add(v_mul(v_load_n(xr + i, len - i), v_load_n(a + i, len - i)),
+                                v_load_n(b + i, len - i)),
+                          len - i);
+        } else {
+            for (; i + VW <= len; i += VW)
+                v_store(yr + i, v_mul(v_load(xr + i), v_load(a + i)));
+            if (i < len)
+                v_store_n(yr + i, v_mul(v_load_n(xr + i, len - i), v_load_n(a + i, len - i)),
+                          len - i);
+        }
     }
 }

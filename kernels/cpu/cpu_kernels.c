@@ -23,6 +23,8 @@
         cpu_resize_f32_##SFX,                                                                      \
         cpu_gemv_f32_##SFX,                                                                        \
         cpu_decode_attn_f32_##SFX,                                                                 \
+        cpu_softmax_cols_f32_##SFX,                                                                \
+        cpu_affine_f32_##SFX,                                                                      \
     };
 
 #if defined(__x86_64__)

@@ -76,6 +76,17 @@ typedef void (*cpu_unary_fn)(cpu_unop op, const float *x, float *y, int64_t n,
                              const cpu_unary_params *p);
 /* Softmax (or log-softmax) of each of `rows` rows of `len` (>= 1) floats. */
 typedef void (*cpu_softmax_fn)(const float *x, float *y, int64_t rows, int64_t len, bool log);
+/* Softmax (or log-softmax) along a strided axis: for each column c < cols,
+ * over the len values x[r * stride + c] (r < len, len >= 1), into y alike. */
+typedef void (*cpu_softmax_cols_fn)(const float *x, float *y, int64_t len, int64_t stride,
+                                    int64_t cols, bool log);
+/* y = x * a + b on `rows` contiguous rows of `len` floats: per_row, the
+ * scalars a[r], b[r] for row r (plain [N, C, spatial] data); else the
+ * vectors a[i], b[i] along each row (channels-last data). b may be NULL
+ * (no shift). y may be x. The product is rounded before the sum (no fma),
+ * bit for bit as the reference kernels. */
+typedef void (*cpu_affine_fn)(const float *x, const float *a, const float *b, float *y,
+                              int64_t rows, int64_t len, bool per_row);
 /* Layer norm of each of `rows` rows of `len` (>= 1) floats: (x - mean) /
  * sqrt(var + eps) * scale + bias (bias may be NULL); mean and inv_std (each
  * may be NULL) receive one value per row. */
@@ -127,6 +138,8 @@ typedef struct cpu_kernels {
     cpu_resize_fn resize_f32;
     cpu_gemv_fn gemv_f32;
     cpu_decode_attn_fn decode_attn_f32;
+    cpu_softmax_cols_fn softmax_cols_f32;
+    cpu_affine_fn affine_f32;
 } cpu_kernels;
 
 extern const cpu_kernels cpu_kernels_avx512;
@@ -165,7 +178,11 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
                               float *work);                                                        \
     void cpu_gemv_f32_##SFX(const float *x, const float *b, int64_t K, int64_t ld, int64_t width,  \
                             float *y);                                                             \
-    void cpu_decode_attn_f32_##SFX(const kn_decode_attn *p, int64_t lo, int64_t hi);
+    void cpu_decode_attn_f32_##SFX(const kn_decode_attn *p, int64_t lo, int64_t hi);               \
+    void cpu_softmax_cols_f32_##SFX(const float *x, float *y, int64_t len, int64_t stride,         \
+                                    int64_t cols, bool log);                                       \
+    void cpu_affine_f32_##SFX(const float *x, const float *a, const float *b, float *y,            \
+                              int64_t rows, int64_t len, bool per_row);
 
 CPU_DECLARE_TIER(avx512)
 CPU_DECLARE_TIER(avx2)

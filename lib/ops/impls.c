@@ -57,6 +57,14 @@ const op_impl *const ops_cpu_reduce_impls[] = {CPU_TIERS(reduce), NULL};
 const op_impl *const ops_cpu_transpose_impls[] = {CPU_TIERS(transpose), NULL};
 const op_impl *const ops_cpu_gavgpool_impls[] = {CPU_TIERS(gavgpool), NULL};
 const op_impl *const ops_cpu_resize_impls[] = {CPU_TIERS(resize), NULL};
+const op_impl *const ops_cpu_batchnorm_impls[] = {CPU_TIERS(batchnorm), NULL};
+const op_impl *const ops_cpu_slice_impls[] = {CPU_TIERS(slice), NULL};
+const op_impl *const ops_cpu_pad_impls[] = {CPU_TIERS(pad), NULL};
+const op_impl *const ops_cpu_clconcat_impls[] = {CPU_TIERS(clconcat), NULL};
+const op_impl *const ops_cpu_clsplit_impls[] = {CPU_TIERS(clsplit), NULL};
+const op_impl *const ops_cpu_clgap_impls[] = {CPU_TIERS(clgap), NULL};
+const op_impl *const ops_cpu_clscale_impls[] = {CPU_TIERS(clscale), NULL};
+const op_impl *const ops_cpu_claffine_impls[] = {CPU_TIERS(claffine), NULL};
 const op_impl *const ops_dyn_quant_impls[] = {&ops_impl_cpu_dyn_quant_avx512, NULL};
 const op_impl *const ops_conv_quant_impls[] = {&ops_impl_cpu_qconv_vnni,
                                                &ops_impl_cpu_qconv_portable, NULL};

@@ -34,15 +34,24 @@ extern const op_impl *const ops_fused_matmul_impls[];
 extern const op_impl *const ops_cache_matmul_impls[]; /* mopt.CacheMatMul (kvcache.c) */
 extern const op_impl *const ops_fused_conv_impls[];
 extern const op_impl *const ops_attention_impls[];
-extern const op_impl *const ops_decode_attn_impls[];    /* mopt.DecodeAttention (kvcache.c) */
-extern const op_impl *const ops_cpu_binary_impls[];     /* Add Sub Mul Div Max Min (2 inputs) */
-extern const op_impl *const ops_cpu_unary_impls[];      /* Relu ... Reciprocal, Gelu, Clip */
-extern const op_impl *const ops_cpu_softmax_impls[];    /* Softmax LogSoftmax */
-extern const op_impl *const ops_cpu_layernorm_impls[];  /* LayerNormalization */
-extern const op_impl *const ops_cpu_reduce_impls[];     /* ReduceSum Mean Max Min */
-extern const op_impl *const ops_cpu_transpose_impls[];  /* Transpose */
-extern const op_impl *const ops_cpu_gavgpool_impls[];   /* GlobalAveragePool */
-extern const op_impl *const ops_cpu_resize_impls[];     /* Resize Upsample (4-D, last two axes) */
+extern const op_impl *const ops_decode_attn_impls[];   /* mopt.DecodeAttention (kvcache.c) */
+extern const op_impl *const ops_cpu_binary_impls[];    /* Add Sub Mul Div Max Min (2 inputs) */
+extern const op_impl *const ops_cpu_unary_impls[];     /* Relu ... Reciprocal, Gelu, Clip */
+extern const op_impl *const ops_cpu_softmax_impls[];   /* Softmax LogSoftmax */
+extern const op_impl *const ops_cpu_layernorm_impls[]; /* LayerNormalization */
+extern const op_impl *const ops_cpu_reduce_impls[];    /* ReduceSum Mean Max Min */
+extern const op_impl *const ops_cpu_transpose_impls[]; /* Transpose */
+extern const op_impl *const ops_cpu_gavgpool_impls[];  /* GlobalAveragePool */
+extern const op_impl *const ops_cpu_resize_impls[];    /* Resize Upsample (4-D, last two axes) */
+/* the layout pass's mopt.ChannelsLast* ops (cpu/layout_cpu.c) */
+extern const op_impl *const ops_cpu_batchnorm_impls[];  /* BatchNormalization (inference) */
+extern const op_impl *const ops_cpu_slice_impls[];      /* Slice (4-byte elements) */
+extern const op_impl *const ops_cpu_pad_impls[];        /* Pad (constant mode) */
+extern const op_impl *const ops_cpu_clconcat_impls[];   /* ChannelsLastConcat */
+extern const op_impl *const ops_cpu_clsplit_impls[];    /* ChannelsLastSplit */
+extern const op_impl *const ops_cpu_clgap_impls[];      /* ChannelsLastGlobalAveragePool */
+extern const op_impl *const ops_cpu_clscale_impls[];    /* ChannelsLastScale */
+extern const op_impl *const ops_cpu_claffine_impls[];   /* ChannelsLastAffine */
 extern const op_impl *const ops_dyn_quant_impls[];      /* DynamicQuantizeLinear */
 extern const op_impl *const ops_conv_quant_impls[];     /* ConvInteger QLinearConv */
 extern const op_impl *const ops_matmul_int_impls[];     /* MatMulInteger */
@@ -90,6 +99,14 @@ OPS_CPU_DECLARE(attention)
 OPS_CPU_DECLARE(decode_attn)
 OPS_CPU_DECLARE(gavgpool)
 OPS_CPU_DECLARE(resize)
+OPS_CPU_DECLARE(pad)
+OPS_CPU_DECLARE(batchnorm)
+OPS_CPU_DECLARE(slice)
+OPS_CPU_DECLARE(clconcat)
+OPS_CPU_DECLARE(clsplit)
+OPS_CPU_DECLARE(clgap)
+OPS_CPU_DECLARE(clscale)
+OPS_CPU_DECLARE(claffine)
 OPS_CPU_DECLARE(gemv_matmul) /* M = 1 with a constant weight (gemv_cpu.c) */
 OPS_CPU_DECLARE(gemv_gemm)
 OPS_CPU_DECLARE(gemv_fused_matmul)

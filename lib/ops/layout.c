@@ -12,11 +12,13 @@
  *   mopt.ChannelsLastAffine(X, A, B) -> Y: Y = X * A[c] + B[c] with X and Y
  *     stored channels-last and A, B [C]: an inference BatchNormalization
  *     the layout pass folded into one scale and shift per channel.
- * All are simple loops over contiguous channel rows (vectorized by the
- * compiler); they are their own reference.
+ * The runs here are simple loops over contiguous channel rows, the
+ * reference; lib/ops/cpu/layout_cpu.c has the cpu impls (kernels/cpu, split
+ * over threads).
  */
 #include <math.h>
 
+#include "ops/impls.h"
 #include "ops/op_common.h"
 #include "ops/ops.h"
 
@@ -193,9 +195,10 @@ static int64_t affine_flops(const op_ctx *ctx, const op_tensor *in, int n_in, co
 
 /* Domain "mopt": never bridged. */
 static const op_def k_ops[] = {
-    {"ChannelsLastGlobalAveragePool", "mopt", 1, 1, 1, 1, gap_infer, gap_run, NULL},
-    {"ChannelsLastScale", "mopt", 2, 2, 1, 1, scale_infer, scale_run, NULL, .flops = scale_flops},
-    {"ChannelsLastAffine", "mopt", 3, 3, 1, 1, affine_infer, affine_run, NULL,
+    {"ChannelsLastGlobalAveragePool", "mopt", 1, 1, 1, 1, gap_infer, gap_run, ops_cpu_clgap_impls},
+    {"ChannelsLastScale", "mopt", 2, 2, 1, 1, scale_infer, scale_run, ops_cpu_clscale_impls,
+     .flops = scale_flops},
+    {"ChannelsLastAffine", "mopt", 3, 3, 1, 1, affine_infer, affine_run, ops_cpu_claffine_impls,
      .flops = affine_flops},
 };
 

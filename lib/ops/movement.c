@@ -21,6 +21,7 @@
 #include "kernels/ref/ref_movement.h"
 #include "ops/bridge.h"
 #include "ops/cpu/ops_cpu.h"
+#include "ops/layout.h"
 #include "ops/op_common.h"
 #include "ops/ops.h"
 
@@ -399,18 +400,7 @@ static mopt_status split_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
 
 /* ---- mopt.ChannelsLastConcat, mopt.ChannelsLastSplit ---------------------- */
 
-/* Concat and Split along the channel axis (axis 1 of [N, C, spatial...]) of
- * f32 tensors each stored plain or channels-last ([N, spatial..., C]), as
- * the layout pass (lib/passes/pass_layout.c) sets them: `in_layout` and
- * `out_layout` hold one bit per input and output, 1 = channels-last.
- * Split's output channel counts are its `sizes` attribute. Shapes are the
- * logical ones, as for Concat and Split. */
-typedef struct cl_params {
-    int64_t axis; /* first: read by params_axis */
-    int64_t in_layout, out_layout;
-    const int64_t *sizes;
-    int64_t n_sizes;
-} cl_params;
+/* cl_params: ops/layout.h (shared with cpu/layout_cpu.c). */
 
 static mopt_status cl_parse(const op_ctx *ctx, void *params) {
     cl_params *p = params;
@@ -709,31 +699,39 @@ static mopt_status slice_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
     return MOPT_OK;
 }
 
-static mopt_status slice_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                             int n_out) {
+int ops_slice_plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *off, int64_t *src_st,
+                   mopt_status *st) {
     const ir_shape *x = &in[0].shape;
     slice_params p;
     bool axes_known;
-    mopt_status st;
-    if (slice_read(ctx, in, n_in, x->rank, &p, &axes_known, &st) != 1)
-        return st ? st : op_fail(ctx, MOPT_ERR_INTERNAL, "slice parameters unknown at run time");
-    if (op_numel(&out[0]) == 0) return MOPT_OK;
-    int64_t in_st[IR_MAX_RANK], src_st[IR_MAX_RANK], off = 0;
+    if (slice_read(ctx, in, n_in, x->rank, &p, &axes_known, st) != 1) return 0;
+    int64_t in_st[IR_MAX_RANK];
     op_strides(x, in_st);
+    *off = 0;
     for (int32_t a = 0; a < x->rank; a++)
         src_st[a] = in_st[a];
     for (int32_t i = 0; i < p.n; i++) {
         int32_t a = p.axes[i];
         int64_t first, count;
         slice_axis(x->dims[a], p.starts[i], p.ends[i], p.steps[i], &first, &count);
-        off += first * in_st[a];
+        *off += first * in_st[a];
         /* a step is only taken when the axis keeps 2+ elements, and then
          * |step| < dim, so the stride cannot overflow */
         src_st[a] = count > 1 ? in_st[a] * p.steps[i] : in_st[a];
     }
+    return 1;
+}
+
+static mopt_status slice_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    int64_t src_st[IR_MAX_RANK], off;
+    mopt_status st = MOPT_OK;
+    if (!ops_slice_plan(ctx, in, n_in, &off, src_st, &st))
+        return st ? st : op_fail(ctx, MOPT_ERR_INTERNAL, "slice parameters unknown at run time");
+    if (op_numel(&out[0]) == 0) return MOPT_OK;
     size_t esz = op_esize(&in[0]);
-    ref_copy_strided(out[0].data, (const char *)in[0].data + (size_t)off * esz, esz, x->rank,
-                     out[0].shape.dims, src_st);
+    ref_copy_strided(out[0].data, (const char *)in[0].data + (size_t)off * esz, esz,
+                     in[0].shape.rank, out[0].shape.dims, src_st);
     return MOPT_OK;
 }
 
@@ -1067,6 +1065,14 @@ static mopt_status pad_value(const op_ctx *ctx, const op_tensor *in, int n_in, m
                            mopt_dtype_name(dt));
     }
     return MOPT_OK;
+}
+
+int ops_pad_plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *begin, int64_t *end,
+                 unsigned char *value, mopt_status *st) {
+    if (((const pad_params *)ctx->params)->mode != REF_PAD_CONSTANT) return 0;
+    if (pad_amounts(ctx, in, n_in, in[0].shape.rank, begin, end, st) != 1) return 0;
+    if ((*st = pad_value(ctx, in, n_in, in[0].dtype, value))) return 0;
+    return 1;
 }
 
 static mopt_status pad_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -1577,18 +1583,18 @@ static const op_def k_movement_ops[] = {
      OP_PARAMS(axis_params, concat_parse), FLOAT_BRIDGE},
     {"Split", "", 1, 2, 1, 64, split_infer, split_run, NULL, OP_PARAMS(split_params, split_parse),
      FLOAT_BRIDGE},
-    {"ChannelsLastConcat", "mopt", 1, 32, 1, 1, cl_concat_infer, cl_concat_run, NULL,
+    {"ChannelsLastConcat", "mopt", 1, 32, 1, 1, cl_concat_infer, cl_concat_run,
+     ops_cpu_clconcat_impls, OP_PARAMS(cl_params, cl_parse)},
+    {"ChannelsLastSplit", "mopt", 1, 1, 1, 32, cl_split_infer, cl_split_run, ops_cpu_clsplit_impls,
      OP_PARAMS(cl_params, cl_parse)},
-    {"ChannelsLastSplit", "mopt", 1, 1, 1, 32, cl_split_infer, cl_split_run, NULL,
-     OP_PARAMS(cl_params, cl_parse)},
-    {"Slice", "", 1, 5, 1, 1, slice_infer, slice_run, NULL,
+    {"Slice", "", 1, 5, 1, 1, slice_infer, slice_run, ops_cpu_slice_impls,
      OP_PARAMS(slice_attr_params, slice_parse), FLOAT_BRIDGE},
     {"Gather", "", 2, 2, 1, 1, gather_infer, gather_run, NULL, OP_PARAMS(axis_params, axis_parse),
      FLOAT_BRIDGE},
     {"GatherElements", "", 2, 2, 1, 1, gather_elements_infer, gather_elements_run, NULL,
      OP_PARAMS(axis_params, axis_parse), FLOAT_BRIDGE},
     {"Tile", "", 2, 2, 1, 1, tile_infer, tile_run, FLOAT_BRIDGE},
-    {"Pad", "", 1, 4, 1, 1, pad_infer, pad_run, NULL, OP_PARAMS(pad_params, pad_parse),
+    {"Pad", "", 1, 4, 1, 1, pad_infer, pad_run, ops_cpu_pad_impls, OP_PARAMS(pad_params, pad_parse),
      FLOAT_BRIDGE},
     {"Trilu", "", 1, 2, 1, 1, trilu_infer, trilu_run, NULL, OP_PARAMS(trilu_params, trilu_parse),
      FLOAT_BRIDGE},

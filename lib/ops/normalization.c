@@ -76,10 +76,7 @@ static mopt_status eps_parse(const op_ctx *ctx, void *params) {
 
 /* ---- BatchNormalization ------------------------------------------------- */
 
-typedef struct batchnorm_params {
-    float epsilon, momentum;
-    bool training; /* training_mode=1 (opset 14+): statistics of X, running ones out */
-} batchnorm_params;
+/* batchnorm_params: normalization.h (shared with cpu/normalization_cpu.c) */
 
 static mopt_status batchnorm_parse(const op_ctx *ctx, void *params) {
     batchnorm_params *p = params;
@@ -551,7 +548,7 @@ static mopt_status softmax_run(const op_ctx *ctx, const op_tensor *in, int n_in,
 }
 
 static const op_def k_ops[] = {
-    {"BatchNormalization", "", 5, 5, 1, 5, batchnorm_infer, batchnorm_run,
+    {"BatchNormalization", "", 5, 5, 1, 5, batchnorm_infer, batchnorm_run, ops_cpu_batchnorm_impls,
      OP_PARAMS(batchnorm_params, batchnorm_parse), .bridge = &ops_bridge_float},
     {"InstanceNormalization", "", 3, 3, 1, 1, instancenorm_infer, instancenorm_run,
      OP_PARAMS(eps_params, eps_parse), .bridge = &ops_bridge_float},

@@ -12,6 +12,12 @@
 /* Softmax, LogSoftmax: the axis attribute as given (default -1 from opset
  * 13, 1 before; normalized against the rank by infer), and which of the
  * two the node is. */
+/* BatchNormalization */
+typedef struct batchnorm_params {
+    float epsilon, momentum;
+    bool training; /* training_mode=1 (opset 14+): statistics of X, running ones out */
+} batchnorm_params;
+
 typedef struct softmax_params {
     int64_t axis;
     bool log;

@@ -198,10 +198,11 @@ typedef struct node_fx {
     int64_t opset;
 } node_fx;
 
-static void fx_init(node_fx *f, const char *op_type, int n_in, int n_out, int64_t opset) {
+static void fx_init_domain(node_fx *f, const char *op_type, const char *domain, int n_in, int n_out,
+                           int64_t opset) {
     f->g = ir_graph_create();
     assert_non_null(f->g);
-    f->n = ir_graph_add_node(f->g, op_type, "", "node_under_test", n_in, n_out);
+    f->n = ir_graph_add_node(f->g, op_type, domain, "node_under_test", n_in, n_out);
     assert_non_null(f->n);
     char name[32];
     for (int k = 0; k < n_in; k++) {
@@ -212,10 +213,13 @@ static void fx_init(node_fx *f, const char *op_type, int n_in, int n_out, int64_
         snprintf(name, sizeof name, "y%d", k);
         f->n->outputs[k] = ir_graph_value(f->g, name);
     }
-    f->def = ops_find(op_type, "");
+    f->def = ops_find(op_type, domain);
     assert_non_null(f->def);
     f->n->op = f->def;
     f->opset = opset;
+}
+static void fx_init(node_fx *f, const char *op_type, int n_in, int n_out, int64_t opset) {
+    fx_init_domain(f, op_type, "", n_in, n_out, opset);
 }
 static void fx_done(node_fx *f) { ir_graph_destroy(f->g); }
 
@@ -541,7 +545,12 @@ MOPT_TEST(ops_softmax_vs_ref) {
         {3, {2, 3, 129}, 2, 13},
         {4, {2, 12, 128, 128}, -1, 13},
         {3, {17, 129, 1}, 1, 13} /* trailing 1 */,
-        {3, {3, 17, 129}, 1, 13} /* middle axis: reference path */,
+        {3, {3, 17, 129}, 1, 13} /* middle axis: columns kernel */,
+        {4, {1, 16, 4, 525}, 1, 13} /* YOLOv8 DFL */,
+        {4, {2, 5, 3, 17}, -3, 13},
+        {3, {5, 1, 33}, 0, 13},
+        {3, {1, 3, 1000}, 1, 13},
+        {4, {2, 3, 1, 1}, 1, 13},
         {3, {3, 17, 129}, 1, 11} /* coerced rows of 17*129 */,
         {3, {3, 5, 7}, 0, 11},
         {1, {1000}, 0, 13},
@@ -560,7 +569,7 @@ MOPT_TEST(ops_softmax_vs_ref) {
                          sp ? " with NaN/inf" : "");
                 /* log-softmax subtracts the log-sum (about 20 here) from x: one ulp of
                  * that (1.9e-6) is the floor of the absolute error */
-                check_node(&f, in, 1, 1, (tol){lg ? 4e-6 : 2e-7, 2e-6, false}, what, c == 6);
+                check_node(&f, in, 1, 1, (tol){lg ? 4e-6 : 2e-7, 2e-6, false}, what, false);
                 mopt_aligned_free(x);
                 fx_done(&f);
             }
@@ -638,6 +647,146 @@ MOPT_TEST(ops_global_pool_vs_ref) {
                 mopt_aligned_free(x);
                 fx_done(&f);
             }
+}
+
+/* ---- the layout pass's channels-last ops (domain mopt) ------------------- */
+
+MOPT_TEST(ops_channels_last_concat_split_vs_ref) {
+    typedef struct {
+        int32_t rank;
+        int64_t n, sp[3]; /* N and the spatial dims */
+        int parts;
+        int64_t ch[5];
+    } cc;
+    const cc cases[] = {
+        {4, 1, {5, 7}, 2, {3, 5}},
+        {4, 2, {33, 35}, 3, {1, 16, 17}}, /* split over threads mid-image */
+        {4, 1, {20, 20}, 2, {64, 129}},   /* a transposed part wider than a tile */
+        {3, 2, {77}, 4, {2, 3, 5, 7}},
+        {5, 1, {3, 4, 5}, 2, {8, 1}},
+        {4, 1, {1, 1}, 4, {1, 2, 3, 4}}, /* check_node: at most 4 outputs */
+        {4, 2, {160, 161}, 2, {16, 16}}, /* YOLO-like: many pixels, few channels */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const cc *q = &cases[c];
+        int64_t C = 0;
+        for (int k = 0; k < q->parts; k++)
+            C += q->ch[k];
+        for (int split = 0; split < 2; split++)
+            for (int lay = 0; lay < 4; lay++) {
+                /* layouts: all channels-last, all plain, then two mixes */
+                int64_t big_cl = lay == 0 || lay == 2, part_bits = 0;
+                for (int k = 0; k < q->parts; k++)
+                    if (lay == 0 || (lay >= 2 && (k + lay) % 2 == 0)) part_bits |= (int64_t)1 << k;
+                node_fx f;
+                int n_in = split ? 1 : q->parts, n_out = split ? q->parts : 1;
+                fx_init_domain(&f, split ? "ChannelsLastSplit" : "ChannelsLastConcat", "mopt", n_in,
+                               n_out, 17);
+                attr_int(f.n, "axis", 1);
+                attr_int(f.n, "in_layout", split ? big_cl : part_bits);
+                attr_int(f.n, "out_layout", split ? part_bits : big_cl);
+                if (split) attr_ints(f.n, "sizes", q->parts, q->ch);
+                op_tensor in[5];
+                float *data[5];
+                int64_t dims[5] = {q->n, 0, q->sp[0], q->sp[1], q->sp[2]};
+                for (int k = 0; k < n_in; k++) {
+                    dims[1] = split ? C : q->ch[k];
+                    int64_t numel = ir_numel(q->rank, dims);
+                    data[k] = rand_f32(numel, -3, 3, k == 0);
+                    in[k] = tensor_of(MOPT_DTYPE_F32, q->rank, dims, data[k]);
+                }
+                char what[96];
+                snprintf(what, sizeof what, "%s case %zu layouts %d",
+                         split ? "ChannelsLastSplit" : "ChannelsLastConcat", c, lay);
+                g_must_run = true;
+                check_node(&f, in, n_in, n_out, (tol){0, 0, true}, what, false);
+                g_must_run = false;
+                for (int k = 0; k < n_in; k++)
+                    mopt_aligned_free(data[k]);
+                fx_done(&f);
+            }
+    }
+}
+
+MOPT_TEST(ops_channels_last_elementwise_vs_ref) {
+    typedef struct {
+        int32_t rank;
+        int64_t dims[5];
+        int64_t sn, sc; /* Scale's S: [sn, sc, 1...] */
+    } ec;
+    const ec cases[] = {
+        {4, {2, 3, 7, 9}, 1, 3},     {4, {2, 3, 7, 9}, 2, 3},     {4, {2, 17, 5, 5}, 2, 1},
+        {4, {1, 16, 1, 1}, 1, 1},    {3, {3, 129, 17}, 3, 129},   {5, {1, 4, 3, 5, 2}, 1, 4},
+        {4, {1, 960, 7, 7}, 1, 960}, {4, {2, 40, 33, 35}, 2, 40}, /* split over threads */
+        {4, {1, 2, 300, 301}, 1, 2},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const ec *q = &cases[c];
+        const int64_t C = q->dims[1], n = ir_numel(q->rank, q->dims);
+        for (int op = 0; op < 3; op++) {
+            static const char *const names[] = {"ChannelsLastGlobalAveragePool",
+                                                "ChannelsLastScale", "ChannelsLastAffine"};
+            node_fx f;
+            int n_in = op + 1;
+            fx_init_domain(&f, names[op], "mopt", n_in, 1, 17);
+            op_tensor in[3];
+            float *data[3];
+            data[0] = rand_f32(n, -2, 2, c % 2 == 1);
+            in[0] = tensor_of(MOPT_DTYPE_F32, q->rank, q->dims, data[0]);
+            if (op == 1) {
+                int64_t sd[5] = {q->sn, q->sc, 1, 1, 1};
+                data[1] = rand_f32(q->sn * q->sc, -2, 2, false);
+                in[1] = tensor_of(MOPT_DTYPE_F32, q->rank, sd, data[1]);
+            } else if (op == 2) {
+                for (int k = 1; k < 3; k++) {
+                    data[k] = rand_f32(C, -2, 2, false);
+                    in[k] = tensor_of(MOPT_DTYPE_F32, 1, &C, data[k]);
+                }
+            }
+            char what[96];
+            snprintf(what, sizeof what, "%s case %zu", names[op], c);
+            /* GAP: float sums as ops_global_pool_vs_ref; Scale and Affine
+             * round as the reference does */
+            tol t = op == 0 ? (tol){2e-3, 1e-5, false} : (tol){0, 0, true};
+            g_must_run = true;
+            check_node(&f, in, n_in, 1, t, what, false);
+            g_must_run = false;
+            for (int k = 0; k < n_in; k++)
+                mopt_aligned_free(data[k]);
+            fx_done(&f);
+        }
+    }
+}
+
+MOPT_TEST(ops_batchnorm_vs_ref) {
+    typedef struct {
+        int32_t rank;
+        int64_t dims[5];
+    } bc;
+    const bc cases[] = {{4, {2, 3, 7, 9}},    {2, {5, 17}},         {3, {3, 129, 17}},
+                        {5, {1, 4, 3, 5, 2}}, {4, {2, 40, 33, 35}}, {4, {1, 1, 1, 1}}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t C = cases[c].dims[1], n = ir_numel(cases[c].rank, cases[c].dims);
+        node_fx f;
+        fx_init(&f, "BatchNormalization", 5, 1, 15);
+        attr_float(f.n, "epsilon", 1e-3f);
+        op_tensor in[5];
+        float *data[5];
+        data[0] = rand_f32(n, -3, 3, c % 2 == 1);
+        in[0] = tensor_of(MOPT_DTYPE_F32, cases[c].rank, cases[c].dims, data[0]);
+        for (int k = 1; k < 5; k++) {
+            data[k] = rand_f32(C, k == 4 ? 0.1f : -2, 2, false); /* var > 0 */
+            in[k] = tensor_of(MOPT_DTYPE_F32, 1, &C, data[k]);
+        }
+        char what[96];
+        snprintf(what, sizeof what, "BatchNormalization case %zu", c);
+        g_must_run = true;
+        check_node(&f, in, 5, 1, (tol){0, 0, true}, what, false);
+        g_must_run = false;
+        for (int k = 0; k < 5; k++)
+            mopt_aligned_free(data[k]);
+        fx_done(&f);
+    }
 }
 
 MOPT_TEST(ops_reduce_vs_ref) {
@@ -901,4 +1050,7 @@ MOPT_TEST_MAIN_WITH(NULL, report, cmocka_unit_test(tiers_follow_cpu_features),
                     cmocka_unit_test(ops_softmax_vs_ref), cmocka_unit_test(ops_layernorm_vs_ref),
                     cmocka_unit_test(ops_reduce_vs_ref), cmocka_unit_test(ops_transpose_vs_ref),
                     cmocka_unit_test(ops_global_pool_vs_ref), cmocka_unit_test(ops_resize_vs_ref),
-                    cmocka_unit_test(ops_gemv_vs_ref))
+                    cmocka_unit_test(ops_gemv_vs_ref),
+                    cmocka_unit_test(ops_channels_last_concat_split_vs_ref),
+                    cmocka_unit_test(ops_channels_last_elementwise_vs_ref),
+                    cmocka_unit_test(ops_batchnorm_vs_ref))

@@ -75,3 +75,24 @@ for axes in (None, [1], [2, 3]):
     kw = {} if axes is None else {"axes": axes}
     c.node("MeanVarianceNormalization", ["x"], ["y"], **kw)
     c.save({"x": x}, {"y": y})
+
+# ---- Softmax / LogSoftmax on an axis with trailing dims (the cpu columns
+# kernel: YOLOv8's DFL [1, 16, 4, A] on axis 1); own generator so the cases
+# above keep their data
+RS = rng(4402)
+
+
+def softmax_ref(x, axis, log):
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=axis, keepdims=True))
+    s = e.sum(axis=axis, keepdims=True)
+    return (np.log(e / s) if log else e / s).astype(np.float32)
+
+
+for shape, axis, log in (((1, 16, 4, 37), 1, False), ((2, 5, 3, 17), -3, False),
+                         ((5, 2, 33), 0, True), ((3, 7, 1, 19), 1, True), ((2, 3, 1), 0, False)):
+    x = normal(RS, shape, scale=4.0)
+    op = "LogSoftmax" if log else "Softmax"
+    c = Case(f"{op.lower()}13_cols_{'x'.join(map(str, shape))}_axis{axis}", opset=13)
+    c.node(op, ["x"], ["y"], axis=axis)
+    c.save({"x": x}, {"y": softmax_ref(x, axis, log)})

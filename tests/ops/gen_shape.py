@@ -538,3 +538,35 @@ c = Case("pad_wrap_cropped_away", opset=19).expect_error(7, "nothing of axis 0 o
 c.initializer("pads", ints(-3, 0, 1, 0))
 c.node("Pad", ["x", "pads"], ["y"], mode="wrap")
 c.save({"x": f32(3, 2)}, {"y": f32(1, 2)})
+
+# ---- Pad on the cpu impl (own generator: the cases above keep their data) ------------------
+# constant pads that leave trailing axes alone (merged into one run per row):
+# NHWC with C = 1 padded on W (openWakeWord), an unpadded first axis, only the
+# first axis padded, zero pads, and an int64 tensor
+RP = rng(4401)
+
+
+def rp32(*shape):
+    return normal(RP, shape)
+
+
+pad_case("pad_nhwc_c1_w", rp32(3, 7, 5, 1), [0, 0, 1, 0, 0, 0, 1, 0])
+pad_case("pad_first_axis_only", rp32(2, 3, 17), [1, 0, 0, 2, 0, 0], value=0.5)
+pad_case("pad_middle_axes", rp32(2, 3, 5, 9), [0, 1, 2, 0, 0, 2, 1, 0])
+pad_case("pad_all_zero", rp32(3, 4, 5), [0, 0, 0, 0, 0, 0])
+pad_case("pad_int64_inner", RP.integers(-9, 9, (2, 3, 4)).astype(np.int64), [0, 1, 0, 0, 1, 0],
+         value=7)
+
+# ---- Slice on the cpu impl (4-byte elements; own generator) -------------------------------
+# YOLOX's Focus slices (step 2 on H, then on W, start 0 or 1), a step of 3
+# on an odd last axis, a negative step, int32 data, and a plain row slice
+RS = rng(4403)
+xf = normal(RS, (1, 3, 9, 11))
+slice_case("slice_focus_h", xf, [1], [I64_MAX], axes=[2], steps=[2])
+slice_case("slice_focus_w", xf, [0], [I64_MAX], axes=[3], steps=[2])
+slice_case("slice_focus_hw", xf, [1, 1], [I64_MAX, I64_MAX], axes=[2, 3], steps=[2, 2])
+slice_case("slice_step3_odd", normal(RS, (2, 5, 17)), [1, 2], [4, 17], axes=[1, 2], steps=[1, 3])
+slice_case("slice_negative_step_last", normal(RS, (3, 13)), [-2], [0], axes=[1], steps=[-2])
+slice_case("slice_int32_step2", RS.integers(-50, 50, (4, 6, 7)).astype(np.int32), [0, 1],
+           [4, 7], axes=[0, 2], steps=[3, 2])
+slice_case("slice_rows_contiguous", normal(RS, (6, 5, 4)), [2], [5], axes=[0])

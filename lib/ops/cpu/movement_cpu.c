@@ -6,9 +6,18 @@
  *  - batch axes in place and the last two swapped, e.g. [B,S,H,D] ->
  *    [B,H,D,S], is a batched 2-D blocked transpose (4-byte elements);
  * anything else goes to the reference run.
+ * Also Pad in constant mode with pads >= 0: the trailing axes it leaves
+ * alone are merged into one contiguous run per row (the reference walks
+ * rows of the last axis, e.g. a row per pixel for NHWC data with C = 1),
+ * then the rows are filled and copied, split over the first axis when it is
+ * not padded.
+ * And Slice on 4-byte elements: axes merged where the source is contiguous,
+ * then rows of the last axis copied (memcpy at step 1, a strided loop
+ * otherwise, e.g. YOLOX's Focus slices with step 2), rows over threads.
  */
 #include <string.h>
 
+#include "kernels/ref/ref_movement.h"
 #include "ops/cpu/ops_cpu.h"
 
 #define GRAIN 32768 /* elements per thread */
@@ -164,3 +173,150 @@ static mopt_status transpose_run(const op_ctx *ctx, const op_tensor *in, int n_i
 }
 
 OPS_CPU_IMPLS(transpose)
+
+/* ---- Pad (constant) --------------------------------------------------------- */
+
+typedef struct pad_job {
+    const char *x;
+    char *y;
+    size_t esz, x_step, y_step; /* bytes per slice of axis 0 */
+    int32_t rank;               /* of a slice */
+    int64_t in[IR_MAX_RANK], out[IR_MAX_RANK], begin[IR_MAX_RANK];
+    const unsigned char *value;
+} pad_job;
+
+static void pad_slices(void *arg, int64_t lo, int64_t hi) {
+    const pad_job *j = arg;
+    for (int64_t i = lo; i < hi; i++)
+        ref_pad(j->y + (size_t)i * j->y_step, j->x + (size_t)i * j->x_step, j->esz, j->rank, j->in,
+                j->out, j->begin, REF_PAD_CONSTANT, j->value);
+}
+
+static bool pad_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                         int n_out) {
+    size_t esz = mopt_dtype_size(in[0].dtype);
+    return esz > 0 && esz <= 8;
+}
+
+static mopt_status pad_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    const ir_shape *x = &in[0].shape;
+    int64_t begin[IR_MAX_RANK], end[IR_MAX_RANK];
+    unsigned char value[16];
+    mopt_status st = MOPT_OK;
+    if (x->rank < 1 || !ops_pad_plan(ctx, in, n_in, begin, end, value, &st)) {
+        mopt_clear_error();
+        return MOPT_ERR_UNSUPPORTED;
+    }
+    int32_t last = -1;
+    for (int32_t a = 0; a < x->rank; a++) {
+        if (begin[a] < 0 || end[a] < 0) return MOPT_ERR_UNSUPPORTED;
+        if (begin[a] || end[a]) last = a;
+    }
+    if (op_numel(&out[0]) == 0 || op_numel(&in[0]) == 0) return MOPT_ERR_UNSUPPORTED;
+    pad_job j = {.x = in[0].data, .y = out[0].data, .esz = op_esize(&in[0]), .value = value};
+    if (last < 0) {
+        memcpy(j.y, j.x, (size_t)op_numel(&in[0]) * j.esz);
+        return MOPT_OK;
+    }
+    int64_t inner = 1;
+    for (int32_t a = last + 1; a < x->rank; a++)
+        inner *= x->dims[a];
+    /* axes [0, last], the trailing run merged into the last padded one;
+     * an unpadded axis 0 (when another is padded) is split over threads */
+    int32_t first = begin[0] == 0 && end[0] == 0 && last > 0 ? 1 : 0;
+    int64_t slices = first ? x->dims[0] : 1;
+    j.rank = last + 1 - first;
+    for (int32_t a = first; a <= last; a++) {
+        int64_t m = a == last ? inner : 1;
+        j.in[a - first] = x->dims[a] * m;
+        j.out[a - first] = out[0].shape.dims[a] * m;
+        j.begin[a - first] = begin[a] * m;
+    }
+    j.x_step = (size_t)(op_numel(&in[0]) / slices) * j.esz;
+    j.y_step = (size_t)(op_numel(&out[0]) / slices) * j.esz;
+    int64_t per = op_numel(&out[0]) / slices;
+    cpu_parallel_for(ctx->threads, slices, per >= GRAIN ? 1 : GRAIN / per, pad_slices, &j);
+    return MOPT_OK;
+}
+
+OPS_CPU_IMPLS(pad)
+
+/* ---- Slice (4-byte elements) --------------------------------------------- */
+
+typedef struct slice_job {
+    const uint32_t *x;
+    uint32_t *y;
+    int32_t rank;
+    int64_t dims[IR_MAX_RANK], st[IR_MAX_RANK]; /* merged; the last is the row */
+} slice_job;
+
+static void slice_rows(void *arg, int64_t lo, int64_t hi) {
+    const slice_job *j = arg;
+    const int32_t last = j->rank - 1;
+    const int64_t n = j->dims[last], s = j->st[last];
+    int64_t idx[IR_MAX_RANK] = {0}, off = 0, rem = lo;
+    for (int32_t d = last - 1; d >= 0; d--) {
+        idx[d] = rem % j->dims[d];
+        rem /= j->dims[d];
+        off += idx[d] * j->st[d];
+    }
+    for (int64_t r = lo; r < hi; r++) {
+        const uint32_t *src = j->x + off;
+        uint32_t *dst = j->y + r * n;
+        if (s == 1)
+            memcpy(dst, src, (size_t)n * sizeof *dst);
+        else if (s == 2)
+            for (int64_t i = 0; i < n; i++)
+                dst[i] = src[2 * i];
+        else
+            for (int64_t i = 0; i < n; i++)
+                dst[i] = src[i * s];
+        for (int32_t d = last - 1; d >= 0; d--) {
+            off += j->st[d];
+            if (++idx[d] < j->dims[d]) break;
+            off -= j->st[d] * j->dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+static bool slice_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                           int n_out) {
+    return mopt_dtype_size(in[0].dtype) == 4;
+}
+
+static mopt_status slice_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                             int n_out) {
+    int64_t off, st[IR_MAX_RANK];
+    mopt_status s = MOPT_OK;
+    if (in[0].shape.rank < 1 || op_numel(&out[0]) == 0 ||
+        !ops_slice_plan(ctx, in, n_in, &off, st, &s)) {
+        mopt_clear_error();
+        return MOPT_ERR_UNSUPPORTED;
+    }
+    slice_job j = {.x = (const uint32_t *)in[0].data + off, .y = out[0].data};
+    const ir_shape *y = &out[0].shape;
+    /* drop unit axes, merge axes contiguous in the source */
+    for (int32_t i = 0; i < y->rank; i++) {
+        if (y->dims[i] == 1) continue;
+        if (j.rank > 0 && j.st[j.rank - 1] == st[i] * y->dims[i]) {
+            j.dims[j.rank - 1] *= y->dims[i];
+            j.st[j.rank - 1] = st[i];
+        } else {
+            j.dims[j.rank] = y->dims[i];
+            j.st[j.rank] = st[i];
+            j.rank++;
+        }
+    }
+    if (j.rank == 0) {
+        j.dims[0] = j.st[0] = 1;
+        j.rank = 1;
+    }
+    int64_t n = j.dims[j.rank - 1];
+    cpu_parallel_for(ctx->threads, op_numel(&out[0]) / n, n >= GRAIN ? 1 : GRAIN / n, slice_rows,
+                     &j);
+    return MOPT_OK;
+}
+
+OPS_CPU_IMPLS(slice)

@@ -1,11 +1,17 @@
 /*
- * normalization_cpu.c — the "cpu" backend for Softmax/LogSoftmax along the
- * last axis (the whole coerced row before opset 13) and LayerNormalization
+ * normalization_cpu.c — the "cpu" backend for Softmax/LogSoftmax along any
+ * axis (the last one, or the whole coerced row before opset 13, as rows; an
+ * axis with trailing dims as [outer, len, inner] blocks vectorized across
+ * inner, split over outer x column chunks) and LayerNormalization
  * whose Scale/B hold one value per normalized element; rows are split over
  * ctx->threads; LayerNorm also reads and writes bf16-stored X / Y
- * (op_impl.bf16_io), statistics in f32. Other run-time layouts (a Softmax axis with trailing dims
- * > 1, broadcast Scale, empty tensors) go to the op's reference run.
+ * (op_impl.bf16_io), statistics in f32. Other run-time layouts (broadcast Scale, empty tensors)
+ * go to the op's reference run. Also BatchNormalization in inference mode
+ * (kernels/cpu's affine on [N, C, spatial] rows, scale and shift per channel).
  */
+#include <math.h>
+
+#include "core/alloc.h"
 #include "kernels/cpu/bf16cvt.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/normalization.h"
@@ -37,15 +43,28 @@ static int64_t row_grain(int64_t len) { return len >= GRAIN ? 1 : GRAIN / len; }
 static bool softmax_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                              int n_out) {
     if (in[0].dtype != MOPT_DTYPE_F32) return false;
-    if (ctx->opset < 13) return true; /* always rows of dims[axis:] */
-    int64_t axis = ((const softmax_params *)ctx->params)->axis;
-    const ir_shape *x = &in[0].shape;
-    if (axis == -1) return true;
-    if (x->rank < 0) return false;
-    if (axis < 0) axis += x->rank;
-    for (int32_t i = (int32_t)axis + 1; i < x->rank; i++)
-        if (x->syms[i] != 0 || x->dims[i] != 1) return false;
-    return true;
+    return true; /* rows of dims[axis:] before opset 13, else any axis */
+}
+
+/* The strided case: [outer, len, inner], blocks of CHUNK columns. */
+#define CHUNK 256
+
+typedef struct cols_job {
+    const cpu_kernels *k;
+    const float *x;
+    float *y;
+    int64_t len, inner, chunks;
+    bool log;
+} cols_job;
+
+static void softmax_cols(void *arg, int64_t lo, int64_t hi) {
+    const cols_job *j = arg;
+    for (int64_t t = lo; t < hi; t++) {
+        int64_t o = t / j->chunks, c = (t % j->chunks) * CHUNK;
+        int64_t w = j->inner - c < CHUNK ? j->inner - c : CHUNK;
+        size_t off = (size_t)(o * j->len * j->inner + c);
+        j->k->softmax_cols_f32(j->x + off, j->y + off, j->len, j->inner, w, j->log);
+    }
 }
 
 static void softmax_rows(void *arg, int64_t lo, int64_t hi) {
@@ -59,9 +78,18 @@ static mopt_status softmax_run(const op_ctx *ctx, const op_tensor *in, int n_in,
     const ir_shape *x = &in[0].shape;
     int64_t axis = p->axis;
     if (axis < 0) axis += x->rank;
-    if (axis < 0 || axis >= x->rank || op_numel(&in[0]) == 0 ||
-        (ctx->opset >= 13 && product(x, (int32_t)axis + 1, x->rank) != 1))
-        return MOPT_ERR_UNSUPPORTED;
+    if (axis < 0 || axis >= x->rank || op_numel(&in[0]) == 0) return MOPT_ERR_UNSUPPORTED;
+    int64_t inner = ctx->opset >= 13 ? product(x, (int32_t)axis + 1, x->rank) : 1;
+    if (inner > 1) {
+        cols_job c = {.k = ctx->state, .x = in[0].data, .y = out[0].data, .log = p->log};
+        c.len = x->dims[axis];
+        c.inner = inner;
+        c.chunks = (inner + CHUNK - 1) / CHUNK;
+        int64_t tasks = product(x, 0, (int32_t)axis) * c.chunks;
+        int64_t per = c.len * CHUNK;
+        cpu_parallel_for(ctx->threads, tasks, per >= GRAIN ? 1 : GRAIN / per, softmax_cols, &c);
+        return MOPT_OK;
+    }
     rows_job j = {.k = ctx->state, .x = in[0].data, .y = out[0].data};
     j.len = product(x, (int32_t)axis, x->rank);
     j.log = p->log;
@@ -156,3 +184,57 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
 OPS_CPU_TIER_BF16(layernorm, avx512, layernorm_bf16_io)
 OPS_CPU_TIER_BF16(layernorm, avx2, layernorm_bf16_io)
 OPS_CPU_TIER_BF16(layernorm, portable, layernorm_bf16_io)
+
+/* ---- BatchNormalization (inference) --------------------------------------- */
+
+typedef struct bn_job {
+    const cpu_kernels *k;
+    const float *x, *a, *b;
+    float *y;
+    int64_t C, inner;
+} bn_job;
+
+/* Rows [lo, hi) of the [N * C, inner] view. */
+static void bn_rows(void *arg, int64_t lo, int64_t hi) {
+    const bn_job *j = arg;
+    for (int64_t r = lo; r < hi;) {
+        int64_t c = r % j->C, n = j->C - c < hi - r ? j->C - c : hi - r;
+        j->k->affine_f32(j->x + r * j->inner, j->a + c, j->b + c, j->y + r * j->inner, n, j->inner,
+                         true);
+        r += n;
+    }
+}
+
+static bool batchnorm_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
+                               const op_tensor *out, int n_out) {
+    const batchnorm_params *p = ctx->params;
+    if (p->training || n_out > 1) return false;
+    for (int k = 0; k < 5; k++)
+        if (in[k].dtype != MOPT_DTYPE_F32) return false;
+    return true;
+}
+
+static mopt_status batchnorm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    const batchnorm_params *p = ctx->params;
+    const ir_shape *x = &in[0].shape;
+    if (x->rank < 2 || op_numel(&in[0]) == 0) return MOPT_ERR_UNSUPPORTED;
+    const int64_t C = x->dims[1];
+    for (int k = 1; k < 5; k++)
+        if (op_numel(&in[k]) != C) return MOPT_ERR_UNSUPPORTED;
+    float *ab = mopt_malloc((size_t)(2 * C) * sizeof(float));
+    if (!ab) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the scale and shift");
+    const float *scale = in[1].data, *bias = in[2].data, *mean = in[3].data, *var = in[4].data;
+    /* as ref_batchnorm_f32: one scale and shift per channel */
+    for (int64_t c = 0; c < C; c++) {
+        ab[c] = scale[c] / sqrtf(var[c] + p->epsilon);
+        ab[C + c] = bias[c] - mean[c] * ab[c];
+    }
+    bn_job j = {.k = ctx->state, .x = in[0].data, .a = ab, .b = ab + C, .y = out[0].data, .C = C};
+    j.inner = product(x, 2, x->rank);
+    cpu_parallel_for(ctx->threads, x->dims[0] * C, row_grain(j.inner), bn_rows, &j);
+    mopt_free(ab);
+    return MOPT_OK;
+}
+
+OPS_CPU_IMPLS(batchnorm)

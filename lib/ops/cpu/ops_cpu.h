@@ -72,6 +72,19 @@ int ops_reduce_mask(const op_ctx *ctx, const op_tensor *in, int n_in, int32_t ra
  * false: the reference run reports it). */
 mopt_status ops_transpose_perm(const op_ctx *ctx, int32_t rank, bool report, int32_t *perm);
 
+/* Pad (movement.c) in constant mode: the pads of each axis (begin, end; may
+ * be negative) and the pad value's bytes (16) for this run. Returns 1 when
+ * known, else 0 (another mode, or *st set: the reference run reports it). */
+int ops_pad_plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *begin, int64_t *end,
+                 unsigned char *value, mopt_status *st);
+
+/* Slice (movement.c): the source offset of the first element and the
+ * source stride of each output axis (elements; negative for negative
+ * steps) for this run. Returns 1 when known, else 0 (*st may be set: the
+ * reference run reports it). */
+int ops_slice_plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *off, int64_t *src_st,
+                   mopt_status *st);
+
 /* Resize/Upsample (resize.c): the output dims, per-axis scales and roi
  * (2 * rank values) of the node for these inputs. Returns 1 when they are
  * not known yet (sizes or scales without data), else 0 with *st set
