@@ -100,6 +100,7 @@ typedef struct compare_layer {
 /* The figures a caller of compare_run gets back. */
 typedef struct compare_summary {
     double worst_cosine;  /* lowest worst-case cosine over the outputs (NaN: none) */
+    double mean_cosine;   /* lowest mean (over the golden sets) cosine of an output (NaN: none) */
     double worst_max_abs; /* largest max_abs over the outputs */
     size_t rules, violations;
     char violation[512]; /* the first "budget violated: ..." line, or "" */
