@@ -940,6 +940,10 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
     ref.c.threads = test.c.threads = args->threads;
     ref.c.memory_limit = test.c.memory_limit = args->memory_limit;
     if ((rc = list_sets(golden, &sets, &n_sets)) != 0) goto done;
+    for (; args->max_sets && n_sets > args->max_sets; n_sets--) {
+        free(sets[n_sets - 1].name);
+        free(sets[n_sets - 1].path);
+    }
     if ((rc = open_side(&ref)) != 0 || (rc = open_side(&test)) != 0) goto done;
 
     /* outputs: TEST's by REF's name, else by position */

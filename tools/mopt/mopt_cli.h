@@ -88,6 +88,7 @@ typedef struct compare_args {
     int recompute;
     int per_layer;       /* also the per-layer report (expose_values=1 on both sides) */
     double layer_cosine; /* its threshold; 0: 0.99 */
+    size_t max_sets;     /* > 0: only the golden set's first max_sets input sets */
 } compare_args;
 
 /* One tensor of the per-layer report (compare_args.per_layer): its name and

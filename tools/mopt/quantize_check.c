@@ -48,8 +48,9 @@ typedef struct qc {
     int n_sets;
     int64_t max_fallbacks; /* -1: half the nodes, rounded up */
     int64_t runs;
-    int rank;      /* RANK_OUTPUT, RANK_LAYERS or RANK_ALONE (--rank) */
-    double margin; /* --margin: the slack the search requires of the tightest rule */
+    int rank;          /* RANK_OUTPUT, RANK_LAYERS or RANK_ALONE (--rank) */
+    double margin;     /* --margin: the slack the search requires of the tightest rule */
+    int64_t rank_sets; /* --rank-sets: the golden input sets --rank output measures on */
     qnode *nodes;
     size_t n_nodes;
     qnode *graph; /* every node of the int8 graph, in order (--rank layers) */
@@ -81,7 +82,8 @@ static char *exclude_list(const qc *q, long only) {
 
 /* compare_run of FP32 (REF) against int8 with int8_exclude=exclude (TEST),
  * its table thrown away. 0 holds, 1 violated, 2 error. */
-static int check_run(const qc *q, const char *exclude, int per_layer, compare_summary *sum) {
+static int check_run(const qc *q, const char *exclude, int per_layer, size_t max_sets,
+                     compare_summary *sum) {
     const char *test[5];
     char *ex = NULL;
     int n = 0;
@@ -112,6 +114,7 @@ static int check_run(const qc *q, const char *exclude, int per_layer, compare_su
     a.test_sets = test;
     a.n_test = n;
     a.per_layer = per_layer;
+    a.max_sets = max_sets;
     FILE *sink = tmpfile();
     int rc = sink ? compare_run(&a, sink, sum) : EXIT_USAGE;
     if (!sink) fprintf(stderr, "mopt: cannot create a temporary file\n");
@@ -121,7 +124,7 @@ static int check_run(const qc *q, const char *exclude, int per_layer, compare_su
 }
 
 static int check(const qc *q, const char *exclude, compare_summary *sum) {
-    return check_run(q, exclude, 0, sum);
+    return check_run(q, exclude, 0, 0, sum);
 }
 
 /* A bench configuration of the model on the first golden set's inputs. */
@@ -232,7 +235,7 @@ static double layer_error(const compare_summary *s, const char *name) {
  * A node's margin is minus its charge: the most sensitive sorts first. */
 static int rank_layers(qc *q) {
     compare_summary s;
-    int rc = check_run(q, NULL, 1, &s);
+    int rc = check_run(q, NULL, 1, 0, &s);
     long *owner = calloc(q->n_graph + 1, sizeof *owner);
     if (rc == EXIT_USAGE || !owner) {
         compare_summary_free(&s);
@@ -278,7 +281,7 @@ static int rank_output(qc *q) {
         compare_summary s;
         char *ex = exclude_list(q, (long)i);
         if (!ex) return oom();
-        int rc = check(q, ex, &s);
+        int rc = check_run(q, ex, 0, (size_t)q->rank_sets, &s);
         free(ex);
         if (rc == EXIT_USAGE) return rc;
         q->nodes[i].value = isnan(s.mean_cosine) ? 1.0 : 1.0 - s.mean_cosine;
@@ -571,6 +574,7 @@ int cmd_quantize_check(int argc, char **argv) {
     memset(&q, 0, sizeof q);
     q.max_fallbacks = -1;
     q.runs = 20;
+    q.rank_sets = 4;
     q.fallback = "fp32";
     q.sets = calloc((size_t)argc, sizeof *q.sets);
     if (!q.sets) return oom();
@@ -608,6 +612,11 @@ int cmd_quantize_check(int argc, char **argv) {
                 q.rank = strcmp(v, "alone") == 0    ? RANK_ALONE
                          : strcmp(v, "layers") == 0 ? RANK_LAYERS
                                                     : RANK_OUTPUT;
+        } else if ((r = flag_value(argc, argv, &i, "--rank-sets", &v)) != 0) {
+            if (r > 0 && (!parse_i64(v, &x) || x < 0))
+                rc = usage_error("--rank-sets %s: expected a number >= 0 (0: all)", v);
+            else if (r > 0)
+                q.rank_sets = x;
         } else if ((r = flag_value(argc, argv, &i, "--margin", &v)) != 0) {
             char *end = NULL;
             double m = r > 0 ? strtod(v, &end) : 0;
