@@ -33,6 +33,26 @@ void cpu_dyn_minmax_f32_avx512(const float *x, int64_t n, float *mn, float *mx) 
     *mx = _mm512_reduce_max_ps(_mm512_max_ps(hi0, hi1));
 }
 
+static inline __m128i dq16(__m512 x, __m512 s, __m512 z);
+
+void cpu_quantize_u8_cl_avx512(const float *x, int64_t rows, int64_t C, const float *scale,
+                               float zp, uint8_t *y) {
+    const __m512 z = _mm512_set1_ps(zp), one = _mm512_set1_ps(1.0f);
+    const int64_t full = C / 16 * 16;
+    const __mmask16 m = (__mmask16)((1u << (C - full)) - 1);
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * C;
+        uint8_t *yr = y + r * C;
+        for (int64_t c = 0; c < full; c += 16)
+            _mm_storeu_si128((__m128i *)(yr + c),
+                             dq16(_mm512_loadu_ps(xr + c), _mm512_loadu_ps(scale + c), z));
+        if (m) /* masked-off lanes divide 0 by 1 and are not stored */
+            _mm_mask_storeu_epi8(yr + full, m,
+                                 dq16(_mm512_maskz_loadu_ps(m, xr + full),
+                                      _mm512_mask_loadu_ps(one, m, scale + full), z));
+    }
+}
+
 static inline __m128i dq16(__m512 x, __m512 s, __m512 z) {
     __m512 v =
         _mm512_roundscale_ps(_mm512_div_ps(x, s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);

@@ -16,6 +16,10 @@
 void cpu_dyn_minmax_f32_avx512(const float *x, int64_t n, float *mn, float *mx);
 /* y[i] = clamp(nearbyintf(x[i] / scale) + zp, 0, 255) (NaN: 0). */
 void cpu_dyn_quantize_u8_avx512(const float *x, int64_t n, float scale, float zp, uint8_t *y);
+/* Channels-last x [rows, C]: y[r * C + c] = clamp(nearbyintf(x / scale[c])
+ * + zp, 0, 255) (NaN: 0), as cpu_quantize_u8_cl's scalar loop. */
+void cpu_quantize_u8_cl_avx512(const float *x, int64_t rows, int64_t C, const float *scale,
+                               float zp, uint8_t *y);
 #endif
 
 #endif

@@ -81,6 +81,23 @@ void cpu_dequant_rows(float *y, int64_t rows, int64_t N, int64_t ldy, const floa
     }
 }
 
+void cpu_quantize_u8_cl(const float *x, int64_t rows, int64_t C, const float *scale, float zp,
+                        bool avx512, uint8_t *y) {
+#if defined(__x86_64__)
+    if (avx512) {
+        cpu_quantize_u8_cl_avx512(x, rows, C, scale, zp, y);
+        return;
+    }
+#else
+    (void)avx512;
+#endif
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < C; c++) {
+            float v = nearbyintf(x[r * C + c] / scale[c]) + zp;
+            y[r * C + c] = (uint8_t)(v != v ? 0.f : fminf(fmaxf(v, 0.f), 255.f));
+        }
+}
+
 void cpu_quantize_u8(const float *x, int64_t n, float scale, float zp, uint8_t *y) {
 #if defined(__x86_64__)
     if (cpu_kernels_for("avx512")) {

@@ -28,6 +28,13 @@ void cpu_quant_rows_u8(const float *a, int64_t rows, int64_t K, int64_t lda, int
  * lib/ops/qstatic.c), AVX-512 where cpu_kernels_for("avx512") has it. */
 void cpu_quantize_u8(const float *x, int64_t n, float scale, float zp, uint8_t *y);
 
+/* Channels-last x [rows, C], one scale per channel and one zero point
+ * (a depthwise convolution's input, lib/ops/qstatic.h): y[r * C + c] =
+ * clamp(round_half_even(x[r * C + c] / scale[c]) + zp, 0, 255), NaN -> 0.
+ * avx512: the AVX-512 loop (only where the CPU has it; the same bytes). */
+void cpu_quantize_u8_cl(const float *x, int64_t rows, int64_t C, const float *scale, float zp,
+                        bool avx512, uint8_t *y);
+
 /* In place on y [rows, N] (row stride ldy) that holds acc * sw[n]:
  * y = scale[m] * (y - zp[m] * cw[n]) + (bias ? bias[n] : 0). */
 void cpu_dequant_rows(float *y, int64_t rows, int64_t N, int64_t ldy, const float *scale,

@@ -4,7 +4,9 @@
  * pass_qtable of the static INT8 pass (passes.h). Checks: the format line,
  * the model hash (mfmt_hash64 of the ONNX bytes: a table made for another
  * model is refused), and every entry's scale (> 0, finite) and u8 zero
- * point; messages name the file and line.
+ * point, and the optional per-channel ranges (channel_min, channel_max:
+ * lists of one length, min <= max, finite; older tables have none);
+ * messages name the file and line.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -19,8 +21,10 @@
 #include "io/yaml_tree.h"
 
 void rt_calib_free(pass_qtable *t) {
-    for (int32_t i = 0; t && i < t->n; i++)
+    for (int32_t i = 0; t && i < t->n; i++) {
         mopt_free(t->e[i].name);
+        mopt_free(t->e[i].ch_range);
+    }
     if (t) mopt_free(t->e);
     if (t) memset(t, 0, sizeof *t);
 }
@@ -28,6 +32,34 @@ void rt_calib_free(pass_qtable *t) {
 static const char *scalar(const ytree_node *map, const char *key) {
     const ytree_node *v = ytree_get(map, key);
     return v && v->kind == YTREE_SCALAR ? v->s : NULL;
+}
+
+/* channel_min / channel_max of entry v (none: MOPT_OK, e->n_ch 0). */
+static mopt_status channel_ranges(const char *path, const ytree_node *v, pass_qentry *e) {
+    const ytree_node *lo = ytree_get(v, "channel_min"), *hi = ytree_get(v, "channel_max");
+    if (!lo && !hi) return MOPT_OK;
+    if (!lo || !hi || lo->kind != YTREE_SEQ || hi->kind != YTREE_SEQ || lo->n != hi->n ||
+        lo->n == 0)
+        return mopt_fail(MOPT_ERR_PARSE,
+                         "calibration table '%s' line %zu: tensor '%s' needs channel_min and "
+                         "channel_max as lists of one length",
+                         path, v->line, e->name);
+    e->ch_range = mopt_malloc(2 * lo->n * sizeof *e->ch_range);
+    if (!e->ch_range) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t c = 0; c < lo->n; c++) {
+        const ytree_node *a = lo->kids[c], *b = hi->kids[c];
+        char *end1 = NULL, *end2 = NULL;
+        double x = a->kind == YTREE_SCALAR ? strtod(a->s, &end1) : NAN;
+        double y = b->kind == YTREE_SCALAR ? strtod(b->s, &end2) : NAN;
+        if (!end1 || !end2 || *end1 || *end2 || !isfinite(x) || !isfinite(y) || x > y)
+            return mopt_fail(MOPT_ERR_PARSE,
+                             "calibration table '%s' line %zu: tensor '%s' channel %zu: "
+                             "expected finite channel_min <= channel_max",
+                             path, v->line, e->name, c);
+        e->ch_range[2 * c] = (float)x, e->ch_range[2 * c + 1] = (float)y;
+    }
+    e->n_ch = (int64_t)lo->n;
+    return MOPT_OK;
 }
 
 mopt_status rt_calib_load(const char *path, uint64_t model_hash, pass_qtable *t) {
@@ -95,6 +127,7 @@ mopt_status rt_calib_load(const char *path, uint64_t model_hash, pass_qtable *t)
         t->e[t->n].scale = (float)s;
         t->e[t->n].zero_point = (int32_t)z;
         t->n++;
+        if (!st) st = channel_ranges(path, v, &t->e[t->n - 1]);
     }
     ytree_free(&tree);
     if (st) rt_calib_free(t);

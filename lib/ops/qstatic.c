@@ -36,6 +36,16 @@ static mopt_status qs_parse(const op_ctx *ctx, void *params) {
     p->y_zp = (int32_t)ir_node_attr_int(ctx->node, "y_zero_point", 0);
     mopt_status st = ops_fused_read_activation(ctx, &p->act);
     if (st) return st;
+    p->x_cs = NULL;
+    p->n_cs = ir_node_attr_floats(ctx->node, "x_channel_scales", &p->x_cs);
+    if (p->n_cs < 0) p->n_cs = 0, p->x_cs = NULL;
+    if (p->n_cs && strcmp(ctx->node->op_type, "StaticQConv") != 0)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "x_channel_scales is for StaticQConv only");
+    for (int64_t c = 0; c < p->n_cs; c++)
+        if (!(p->x_cs[c] > 0) || !isfinite(p->x_cs[c]))
+            return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                           "x_channel_scales[%" PRId64 "] %g must be > 0 and finite", c,
+                           (double)p->x_cs[c]);
     if (!(p->x_scale > 0) || !isfinite(p->x_scale) || !(p->y_scale >= 0) || !isfinite(p->y_scale))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "x_scale %g must be > 0 and y_scale %g >= 0",
                        (double)p->x_scale, (double)p->y_scale);
@@ -93,6 +103,14 @@ static mopt_status qconv_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
     op_tensor fout[1];
     memset(fout, 0, sizeof fout);
     if ((st = ops_conv_infer(ctx, fin, 2, fout, n_out))) return st;
+    const qstatic_params *p = ctx->params;
+    if (p->n_cs && in[0].dtype != MOPT_DTYPE_F32)
+        return op_fail(ctx, MOPT_ERR_TYPE, "X must be f32 with x_channel_scales");
+    if (p->n_cs && in[0].shape.rank >= 2 && in[0].shape.syms[1] == 0 &&
+        in[0].shape.dims[1] != p->n_cs)
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "x_channel_scales has %" PRId64 " scales for %" PRId64 " channels", p->n_cs,
+                       in[0].shape.dims[1]);
     qs_out_dtype(ctx, out);
     out[0].shape = fout[0].shape;
     return MOPT_OK;
@@ -141,7 +159,22 @@ static mopt_status qs_run_plain(const op_ctx *ctx, const op_tensor *in, int n_in
     if (in[0].dtype == MOPT_DTYPE_F32) {
         qbuf = mopt_aligned_alloc((size_t)(nx ? nx : 1));
         if (!qbuf) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory to quantize X");
-        k->quantize(in[0].data, nx, p->x_scale, (float)p->x_zp, qbuf);
+        if (p->n_cs) { /* plain [N, C, spatial]: one scale per channel's plane */
+            int64_t C = in[0].shape.dims[1], N = in[0].shape.dims[0];
+            int64_t sp = N && C ? nx / (N * C) : 0;
+            if (C != p->n_cs) {
+                mopt_aligned_free(qbuf);
+                return op_fail(ctx, MOPT_ERR_SHAPE,
+                               "x_channel_scales: %" PRId64 " for %" PRId64 " channels", p->n_cs,
+                               C);
+            }
+            for (int64_t b = 0; b < N; b++)
+                for (int64_t c = 0; c < C; c++)
+                    k->quantize((const float *)in[0].data + (b * C + c) * sp, sp, p->x_cs[c],
+                                (float)p->x_zp, qbuf + (b * C + c) * sp);
+        } else {
+            k->quantize(in[0].data, nx, p->x_scale, (float)p->x_zp, qbuf);
+        }
         qx = qbuf;
     }
     int64_t ldy = 0, nacc = ny;

@@ -13,6 +13,11 @@
  * (pass_layout.c; ops/conv.h CONV_LAYOUT_*) says X and/or Y (and the
  * residual) are channels-last in memory: the oneDNN impl takes them as
  * they are, ops_qstatic_run converts to plain and back.
+ * A depthwise StaticQConv may carry x_channel_scales (one per input
+ * channel, pass_quant_static.c): X (then always f32) is quantized with
+ * x_channel_scales[c] and x_zero_point per channel; the scale input already
+ * holds x_channel_scales[c] * w_scale[o] for the channel c that output
+ * channel o reads.
  */
 #ifndef MOPT_OPS_QSTATIC_H
 #define MOPT_OPS_QSTATIC_H
@@ -26,6 +31,8 @@ typedef struct qstatic_params {
     conv_params conv; /* first: Conv's geometry reads it (StaticQConv only) */
     float x_scale;
     int32_t x_zp;
+    const float *x_cs; /* x_channel_scales (the node's attribute), or NULL */
+    int64_t n_cs;
     float y_scale; /* 0: f32 output */
     int32_t y_zp;
     kn_act_params act;

@@ -14,6 +14,17 @@
  * writes u8 with that quantization and they read it as is: the tensor
  * between stays int8. A node whose X is not in the table is left as it was
  * (precision=int8's dynamic path), said with MOPT_VERBOSE.
+ *
+ * A depthwise Conv (group = C_in, one input channel per group) whose X has
+ * per-channel ranges in the table (channel_min/channel_max) gets one scale
+ * per input channel (attribute x_channel_scales) with one zero point shared
+ * by all (oneDNN takes only a common source zero point; it is chosen to
+ * minimise the sum of the log scales): the channels of such inputs span
+ * ranges 7-19x apart in PP-OCR rec, and one scale for the tensor left the
+ * weak ones a few levels. Output channel o reads input channel o / (C_out /
+ * group) only, so x_scale[c] folds into its per-output-channel scale and the
+ * integer convolution is unchanged; only the quantization on entry is per
+ * channel. Such a node never reads a u8 X from the node before it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -103,7 +114,7 @@ static bool match(const fu_graph *f, const ir_node *n, qs_match *m) {
  * for a convolution) and scale[c] = x_scale * max|w_c| / 127 * alpha (a
  * channel of |w| < 1e-30: zeros, scale x_scale * alpha). */
 static void quantize_w(const ir_graph *g, const ir_node *n, const qs_match *m, float x_scale,
-                       int8_t *q, float *scale, int64_t *n_ch) {
+                       const float *x_cs, int64_t mult, int8_t *q, float *scale, int64_t *n_ch) {
     const ir_value *wv = g->values[n->inputs[1]];
     const float *w = wv->data;
     const ir_shape *ws = &wv->shape;
@@ -117,6 +128,7 @@ static void quantize_w(const ir_graph *g, const ir_node *n, const qs_match *m, f
     }
     *n_ch = C;
     for (int64_t c = 0; c < C; c++) {
+        if (x_cs) x_scale = x_cs[c / mult];
         float mx = 0;
         for (int64_t k = 0; k < K; k++)
             mx = fmaxf(mx, fabsf(w[c * sc + k * sk]));
@@ -134,7 +146,50 @@ static void quantize_w(const ir_graph *g, const ir_node *n, const qs_match *m, f
     }
 }
 
-static mopt_status rewrite(fu_graph *f, ir_node *n, const qs_match *m, const pass_qentry *e) {
+/* The per-channel scales of a depthwise Conv's X (c_in channels), false
+ * when it is not one or the table has no per-channel ranges for X. Each
+ * channel's range (clipped to the tensor's, widened to hold 0) gets scale
+ * s_c(z) = max(hi_c / (255 - z), -lo_c / z) for the common zero point z
+ * that minimises sum_c log s_c(z); no scale falls below the tensor's / 256
+ * (a channel that is always 0). */
+bool pass_qs_channel_scales(const pass_qentry *e, int64_t c_in, float *cs, int32_t *zp) {
+    if (e->n_ch != c_in || c_in < 1) return false;
+    double t_lo = -(double)e->zero_point * e->scale, t_hi = (255.0 - e->zero_point) * e->scale;
+    double floor = (double)e->scale / 256, best = INFINITY;
+    int32_t best_z = e->zero_point;
+    for (int32_t z = 0; z <= 255; z++) {
+        double sum = 0;
+        for (int64_t c = 0; c < c_in; c++) {
+            double lo = fmin(fmax(e->ch_range[2 * c], t_lo), 0.0);
+            double hi = fmax(fmin(e->ch_range[2 * c + 1], t_hi), 0.0);
+            double s = floor;
+            if (hi > 0) s = z < 255 ? fmax(s, hi / (255 - z)) : INFINITY;
+            if (lo < 0) s = z > 0 ? fmax(s, -lo / z) : INFINITY;
+            sum += log(s);
+        }
+        if (sum < best) best = sum, best_z = z;
+    }
+    if (!isfinite(best)) return false;
+    for (int64_t c = 0; c < c_in; c++) {
+        double lo = fmin(fmax(e->ch_range[2 * c], t_lo), 0.0);
+        double hi = fmax(fmin(e->ch_range[2 * c + 1], t_hi), 0.0), s = floor;
+        if (hi > 0) s = fmax(s, hi / (255 - best_z));
+        if (lo < 0) s = fmax(s, -lo / best_z);
+        cs[c] = (float)s;
+    }
+    *zp = best_z;
+    return true;
+}
+
+static bool depthwise(const ir_graph *g, const ir_node *n, const qs_match *m, int64_t *c_in) {
+    const ir_shape *ws = &g->values[n->inputs[1]]->shape;
+    int64_t group = ir_node_attr_int(n, "group", 1);
+    *c_in = group;
+    return m->conv && group > 1 && ws->dims[1] == 1 && ws->dims[0] % group == 0;
+}
+
+static mopt_status rewrite(fu_graph *f, ir_node *n, const qs_match *m, const pass_qentry *e,
+                           bool *per_channel) {
     ir_graph *g = f->g;
     const ir_value *wv = g->values[n->inputs[1]];
     int64_t numel = ir_shape_numel(&wv->shape);
@@ -142,9 +197,21 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qs_match *m, const pas
     int8_t *q = mopt_malloc((size_t)numel);
     float *scale = mopt_malloc((size_t)C * sizeof(float));
     mopt_status st = MOPT_OK;
+    int64_t c_in = 0;
+    float *cs = NULL;
+    int32_t zp = e->zero_point;
+    *per_channel = false;
+    if (depthwise(g, n, m, &c_in) && e->n_ch == c_in) {
+        if (!(cs = mopt_malloc((size_t)c_in * sizeof *cs)))
+            st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+        else
+            *per_channel = pass_qs_channel_scales(e, c_in, cs, &zp);
+    }
     if (!q || !scale) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
     int64_t n_ch = 0;
-    if (!st) quantize_w(g, n, m, e->scale, q, scale, &n_ch);
+    if (!st)
+        quantize_w(g, n, m, e->scale, *per_channel ? cs : NULL, *per_channel ? C / c_in : 1, q,
+                   scale, &n_ch);
     char base[256];
     snprintf(base, sizeof base, "%s_s8", g->values[n->inputs[1]]->name);
     int64_t qdims[IR_MAX_RANK];
@@ -159,20 +226,35 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qs_match *m, const pas
         vb = fu_add_f32_weight(g, g->values[m->bias]->name, 1, &C, g->values[m->bias]->data);
     mopt_free(q);
     mopt_free(scale);
-    if (vs < 0 || (m->bias >= 0 && vb < 0)) return st ? st : MOPT_ERR_OUT_OF_MEMORY;
-    if (fu_refresh(f) || !fu_use_mopt_domain(g)) return MOPT_ERR_OUT_OF_MEMORY;
+    if (vs < 0 || (m->bias >= 0 && vb < 0)) {
+        mopt_free(cs);
+        return st ? st : MOPT_ERR_OUT_OF_MEMORY;
+    }
+    if (fu_refresh(f) || !fu_use_mopt_domain(g)) {
+        mopt_free(cs);
+        return MOPT_ERR_OUT_OF_MEMORY;
+    }
     int32_t n_in = m->residual >= 0 ? 5 : vb >= 0 ? 4 : 3;
     ir_node *qn = fu_replace_node(f, n, m->conv ? "StaticQConv" : "StaticQMatMul", "mopt", n->name,
                                   n_in, n->outputs[0]);
-    if (!qn) return MOPT_ERR_OUT_OF_MEMORY;
+    if (!qn) {
+        mopt_free(cs);
+        return MOPT_ERR_OUT_OF_MEMORY;
+    }
     qn->inputs[0] = n->inputs[0];
     qn->inputs[1] = vq;
     qn->inputs[2] = vs;
     if (n_in > 3) qn->inputs[3] = vb;
     if (n_in > 4) qn->inputs[4] = m->residual;
-    if (!fu_copy_attrs(qn, n) || !fu_set_float(qn, "x_scale", e->scale) ||
-        !fu_set_int(qn, "x_zero_point", e->zero_point))
-        return MOPT_ERR_OUT_OF_MEMORY;
+    bool ok = fu_copy_attrs(qn, n) && fu_set_float(qn, "x_scale", e->scale) &&
+              fu_set_int(qn, "x_zero_point", zp);
+    if (ok && *per_channel) {
+        ir_attr *a = ir_node_add_attr(qn, "x_channel_scales", IR_ATTR_FLOATS);
+        ok = a != NULL;
+        if (ok) a->floats = cs, a->n = (size_t)c_in, cs = NULL;
+    }
+    mopt_free(cs);
+    if (!ok) return MOPT_ERR_OUT_OF_MEMORY;
     return fu_refresh(f);
 }
 
@@ -197,6 +279,7 @@ mopt_status pass_quant_chain(ir_graph *g, int verbose, int32_t *n_chained) {
                 float cxs = ir_node_attr_float(c, "x_scale", 0.f);
                 int64_t czp = ir_node_attr_int(c, "x_zero_point", 0);
                 if (!stat || k != 0 || (any && (cxs != xs || czp != zp))) ok = false;
+                if (ir_node_attr(c, "x_channel_scales")) ok = false; /* per-channel X */
                 xs = cxs, zp = czp, any = true;
                 if (!first) first = (ir_node *)c;
             }
@@ -216,7 +299,7 @@ mopt_status pass_quant_chain(ir_graph *g, int verbose, int32_t *n_chained) {
 mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_result *r) {
     fu_graph f;
     mopt_status st = fu_init(&f, g);
-    int32_t n_static = 0, n_missing = 0, n_chained = 0, n_excluded = 0;
+    int32_t n_static = 0, n_missing = 0, n_chained = 0, n_excluded = 0, n_per_channel = 0;
     for (int32_t i = 0; !st && i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         qs_match m;
@@ -245,20 +328,24 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
         char name[128], op[64];
         snprintf(name, sizeof name, "%s", n->name);
         snprintf(op, sizeof op, "%s", n->op_type);
-        st = rewrite(&f, n, &m, e);
+        bool per_channel = false;
+        st = rewrite(&f, n, &m, e, &per_channel);
         if (st) break;
         n_static++;
+        n_per_channel += per_channel;
         if (verbose)
             mopt_log(MOPT_LOG_INFO,
                      "mopt: static int8: node '%s' (%s) runs static int8: x '%s' scale %g "
-                     "zero point %d",
-                     name, op, xname, (double)e->scale, (int)e->zero_point);
+                     "zero point %d%s",
+                     name, op, xname, (double)e->scale, (int)e->zero_point,
+                     per_channel ? " (depthwise: one scale per input channel)" : "");
     }
     fu_free(&f);
     if (!st) st = pass_quant_chain(g, verbose, &n_chained);
     if (st) return st;
     r->rewrites = n_static;
     pass_note_add(r, n_static, "static int8");
+    pass_note_add(r, n_per_channel, "per-channel X");
     pass_note_add(r, n_chained, "u8 kept between");
     pass_note_add(r, n_missing, "not in the table");
     pass_note_add(r, n_excluded, "excluded");

@@ -165,6 +165,8 @@ typedef struct pass_qentry {
     float scale;
     int32_t zero_point; /* u8 */
     bool used;
+    int64_t n_ch;    /* channel_min/channel_max of a rank >= 3 tensor (0: none) */
+    float *ch_range; /* [2 * n_ch]: min, max of channel c at 2c, 2c + 1 */
 } pass_qentry;
 typedef struct pass_qtable {
     pass_qentry *e;
@@ -173,6 +175,10 @@ typedef struct pass_qtable {
     const char *exclude; /* int8_exclude: nodes left in float (NULL = none) */
 } pass_qtable;
 mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_result *r);
+/* A depthwise Conv's per-input-channel X scales cs[c_in] and their common
+ * u8 zero point from e's channel ranges (pass_quant_static.c); false when e
+ * has none for c_in channels. */
+bool pass_qs_channel_scales(const pass_qentry *e, int64_t c_in, float *cs, int32_t *zp);
 /* The u8-between-static-nodes step of both passes; counts into *n_chained. */
 mopt_status pass_quant_chain(ir_graph *g, int verbose, int32_t *n_chained);
 /* QDQ models (QuantizeLinear/DequantizeLinear around MatMul/Gemm/Conv) onto

@@ -5,7 +5,11 @@
  * the zero point's share folded back by the column sums), and the AVX-512
  * passes against the scalar ones bit for bit (where the CPU has AVX-512):
  * random lengths (vector tails), rows all positive, all negative, mixed,
- * all zero, with NaN and infinities, for qmax 255 and 127.
+ * all zero, with NaN and infinities, for qmax 255 and 127. And the
+ * channels-last per-channel quantization of a depthwise convolution's
+ * input (cpu_quantize_u8_cl): the scalar loop against the definition,
+ * the AVX-512 one against it bit for bit (channel counts with and
+ * without a vector tail, scales 1x..1000x apart, NaN and +-inf).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -161,8 +165,7 @@ MOPT_TEST(test_matmul_epilogue) {
 /* The u8 rows block (the int8 storage plan's tensors): scales and zero
  * points round-trip through the block's tail, and its values dequantize
  * to within half a step of the rows they came from. */
-static void test_rows_block(void **state) {
-    (void)state;
+MOPT_TEST(test_rows_block) {
     bool avx512 = cpu_kernels_for("avx512") != NULL;
     enum { K = 37 }; /* odd: the tail is not 4-byte aligned */
     float a[ROWS * K], back[ROWS * K], s[ROWS], s2[ROWS];
@@ -184,8 +187,7 @@ static void test_rows_block(void **state) {
 /* The int8 epilogue's fast erf GELU: error <= 1e-6 max(1, |x|) against
  * the exact GELU in double, at every float in [-8, 8] step 1/512 and at the
  * extremes; NaN stays NaN. */
-static void test_gelu_fast(void **state) {
-    (void)state;
+MOPT_TEST(test_gelu_fast) {
 #if defined(__x86_64__)
     if (!cpu_kernels_for("avx512")) skip();
     enum { N = 16 * 512 + 7 };
@@ -212,5 +214,46 @@ static void test_gelu_fast(void **state) {
 #endif
 }
 
+MOPT_TEST(test_quantize_channels_last) {
+    bool avx512 = cpu_kernels_for("avx512") != NULL;
+    static const int64_t cs[] = {1, 7, 16, 33, 240, 480};
+    enum { R = 37, CMAX = 480 };
+    float *x = malloc((size_t)R * CMAX * sizeof *x), scale[CMAX];
+    uint8_t *q = malloc((size_t)R * CMAX), *qv = malloc((size_t)R * CMAX + 16);
+    assert_non_null(x);
+    assert_non_null(q);
+    assert_non_null(qv);
+    for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+        int64_t C = cs[t];
+        for (int64_t c = 0; c < C; c++)
+            scale[c] = 0.001f * powf(1000.f, (float)c / (float)(C > 1 ? C - 1 : 1));
+        for (int64_t i = 0; i < R * C; i++) {
+            float s = scale[i % C];
+            x[i] = frand(-140.f, 140.f) * s;
+            if (i % 97 == 5) x[i] = NAN;
+            if (i % 89 == 3) x[i] = i % 2 ? INFINITY : -INFINITY;
+            if (i % 13 == 0) x[i] = (float)(int)(x[i] / s) * s + 0.5f * s; /* halfway cases */
+        }
+        float zp = (float)(t * 37 % 256);
+        cpu_quantize_u8_cl(x, R, C, scale, zp, false, q);
+        for (int64_t i = 0; i < R * C; i++) {
+            float v = nearbyintf(x[i] / scale[i % C]) + zp;
+            uint8_t want = (uint8_t)(v != v ? 0.f : fminf(fmaxf(v, 0.f), 255.f));
+            if (q[i] != want)
+                fail_msg("C %lld: q[%lld] %u, want %u", (long long)C, (long long)i, q[i], want);
+        }
+        if (avx512) {
+            memset(qv, 0xAB, (size_t)R * CMAX + 16);
+            cpu_quantize_u8_cl(x, R, C, scale, zp, true, qv);
+            assert_memory_equal(q, qv, (size_t)(R * C));
+            assert_int_equal(qv[R * C], 0xAB); /* nothing written past the end */
+        }
+    }
+    free(x);
+    free(q);
+    free(qv);
+}
+
 MOPT_TEST_MAIN(cmocka_unit_test(test_quant_rows), cmocka_unit_test(test_matmul_epilogue),
-               cmocka_unit_test(test_rows_block), cmocka_unit_test(test_gelu_fast))
+               cmocka_unit_test(test_rows_block), cmocka_unit_test(test_gelu_fast),
+               cmocka_unit_test(test_quantize_channels_last))

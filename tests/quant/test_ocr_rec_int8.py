@@ -9,19 +9,22 @@ other lines) and a golden set (200 other lines); the metric is the
 per-position argmax agreement with our FP32 (200 x 40 positions; ORT's FP32
 agrees with ours at every position). `mopt calibrate` writes a table per
 method and static INT8 (precision=int8, calibration=TABLE) runs it.
-Issue 13's target is >= 99.5%; all-static misses it (measured 97.7%
-minmax, 98.1% percentile: the error builds up over the LCNet backbone's 38
-convolutions, no single layer breaks; `mopt compare --per-layer` shows it;
-the depthwise convolutions alone out of INT8 give 98.8%, the pointwise ones
-alone 98.0%; why: the depthwise convolutions' inputs have channel ranges
-spread 7-19x (max/median), so one u8 scale per tensor gives them 25-31 dB
-SQNR on the later blocks against 41-49 dB per channel; the pointwise inputs
-31-44 dB), so the test asserts a floor of 97% for minmax and percentile.
-The quality budget then decides: `mopt quantize-check` (one per-layer run
-ranks the 46 int8 nodes, a bisection finds the fewest fallbacks) with
-argmax mean >= 0.996 on the selection set must finish (it did not in 25
-min before the ranking) and its options must hold >= 99.5% on the golden
-set; the test prints how many nodes it kept int8. The same options saved in
+Issue 13's target is >= 99.5%; all-static misses it: the error builds up
+over the LCNet backbone's 38 convolutions, no single layer breaks (`mopt
+compare --per-layer` shows it). The depthwise convolutions' inputs have
+channel ranges spread 7-19x (max/median): with one u8 scale per tensor
+(97.7% minmax, 98.1% percentile) they got 25-31 dB SQNR against 41-49 dB
+per channel; now the calibration table has per-channel ranges and they get
+one scale per input channel (pass_quant_static.c): 98.4% minmax, 98.2%
+percentile, asserted >= 98% and >= 97.5%.
+The quality budget then decides: `mopt quantize-check` (--rank output: each
+of the 46 int8 nodes alone int8 on 32 of the lines, ranked by the noise it
+puts on the output, then a bisection finds the fewest fallbacks) with
+argmax mean >= 0.996 on the selection set (and the --margin below) must
+finish and its options must hold >= 99.5% on the golden set; the test
+prints how many nodes it kept int8 (--rank layers, one per-layer run of
+all-int8, ranked the depthwise convolutions harmless: its subset held the
+selection set and not the golden set). The same options saved in
 a .mopt file (int8_exclude and int8_fallback) must give the same outputs.
 Also checked: every Conv out of INT8 (FALLBACK_OP; int8_fallback fp32 and
 bf16; the MatMuls stay static INT8) >= 99.5%. For scale: BF16 alone agrees
@@ -63,6 +66,12 @@ SKIP, BATCH, N_CALIB, N_SEL, N_GOLD = 77, 8, 32, 96, 200
 # error is spread over the backbone (`mopt compare --per-layer`: cosine
 # falls step by step from the first block on).
 FALLBACK_OP = "Conv"
+# all-static floors (measured 0.9840 minmax, 0.9820 percentile with per-channel
+# depthwise inputs; 0.9766 / 0.9811 with one scale per tensor)
+FLOOR = {"minmax": 0.98, "percentile": 0.975}
+# quantize-check's --margin: the relative slack the search requires on the
+# selection set (argmax >= 0.996 * (1 + MARGIN))
+MARGIN = "0"
 failures = []
 
 
@@ -153,7 +162,8 @@ def main():
             what = "PP-OCRv4 rec, mopt static int8 (%s): argmax agreement %.4f (non-blank %d: %.4f)" % (
                 method, agr, n_nb, agr_nb)
             if method != "entropy":
-                check(agr >= 0.97, what + " >= 0.97 (target 0.995: see the fallback)")
+                floor = FLOOR[method]
+                check(agr >= floor, what + " >= %g (target 0.995: see the fallback)" % floor)
             else:
                 print("      " + what)
             if method == "minmax":
@@ -177,7 +187,8 @@ def main():
         t0 = time.time()
         r = subprocess.run([MOPT, "quantize-check", str(model), "--golden", str(sdir), "--budget",
                             str(budget), "--calibration", str(tmp / "rec_minmax.yaml"), "--runs", "0",
-                            "--max-fallbacks", "46", "--threads", "2", "-o", str(opts)],
+                            "--max-fallbacks", "46", "--margin", MARGIN, "--threads", "2", "-o",
+                            str(opts)],
                            capture_output=True, text=True)
         qc_s = time.time() - t0
         print(r.stdout.split("fallback report:")[-1].rstrip())

@@ -384,6 +384,81 @@ def test_dead_channel(tmp):
           "%.4f (%s)" % (float(q[0, 3].flat[0]), b[3], float(np.abs(a - q).max()), sorted(ops)))
 
 
+def test_depthwise_per_channel(tmp):
+    """A depthwise Conv (32 channels, 3x3, group 32) whose input channels
+    span ranges 1x..100x apart (and one channel >= 0, one <= 0): the table
+    has per-channel ranges (channel_min/channel_max), the static pass gives
+    X one scale per channel with a common zero point, and every output
+    channel's error stays within a few of its own input quantization steps
+    (one scale for the tensor would give the weak channels ~100x that).
+    Checked plain and channels-last (a second depthwise Conv after a
+    pointwise one: the layout pass may run it NHWC), and that an old table
+    without channel ranges loads as before."""
+    import yaml
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(7)
+    C = 32
+    gains = np.geomspace(1.0, 100.0, C).astype(np.float32)
+    w = (rng.standard_normal((C, 1, 3, 3)) / 3).astype(np.float32)
+    b = (rng.standard_normal(C) / 10).astype(np.float32)
+    w2 = (rng.standard_normal((C, C, 1, 1)) / 6).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["y"], name="dw", group=C, pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["y", "w2"], ["z"], name="pw"),
+             helper.make_node("Conv", ["z", "w"], ["u"], name="dw2", group=C, pads=[1, 1, 1, 1])]
+    g = helper.make_graph(nodes, "dwq",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, 12, 12])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, C, 12, 12]),
+                           helper.make_tensor_value_info("u", TensorProto.FLOAT, [1, C, 12, 12])],
+                          [numpy_helper.from_array(a, n) for a, n in ((w, "w"), (b, "b"), (w2, "w2"))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+
+    def inputs(seed):
+        r = np.random.default_rng(seed)
+        x = (r.standard_normal((1, C, 12, 12)) * gains[None, :, None, None]).astype(np.float32)
+        x[0, 5] = np.abs(x[0, 5])   # a channel >= 0
+        x[0, 9] = -np.abs(x[0, 9])  # a channel <= 0
+        return x
+    path, table = calibrate_one_set(tmp, m, "dwq", inputs(1))
+    t = yaml.safe_load(table.read_text())["tensors"]
+    check(len(t["x"].get("channel_min", [])) == C and len(t["x"].get("channel_max", [])) == C,
+          "mopt calibrate records per-channel ranges of a rank-4 tensor (%d channels)"
+          % len(t["x"].get("channel_min", [])))
+    # the table without the channel ranges: one scale for X, as before
+    old = tmp / "dwq_old.yaml"
+    old.write_text("".join(ln for ln in table.read_text().splitlines(True)
+                           if "channel_m" not in ln))
+    x = inputs(1)  # the calibration set itself: no clipping
+    xr = x[0].reshape(C, -1)
+    step = (np.maximum(xr.max(1), 0) - np.minimum(xr.min(1), 0)) / 255  # per-channel step
+    wsum = np.abs(w).reshape(C, -1).sum(1)
+    res = {}
+    for name, tab in (("per-channel", table), ("per-tensor", old)):
+        with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
+                mopt.Model(str(path), precision="int8", calibration=str(tab)) as mq, \
+                mopt.Session(mq, profile=True) as sq:
+            ra, qa = sf.run({"x": x}), sq.run({"x": x})
+            ops = profile_ops(sq)
+        err = np.abs(ra["y"] - qa["y"])[0].reshape(C, -1).max(1)
+        # rounding X: <= s / 2 per tap times sum |w|, where the common zero point makes s
+        # up to ~2x the channel's own (max - min) / 255 (a one-signed channel); rounding W:
+        # <= max |w| / 254 per tap times max |x| (9 taps)
+        wmax, xmax = np.abs(w).reshape(C, -1).max(1), np.abs(xr).max(1)
+        bound = 0.5 * 2.1 * step * wsum + 9 * wmax / 254 * xmax
+        res[name] = (err, bound, ops, float(np.abs(ra["u"] - qa["u"]).max() / np.abs(ra["u"]).max()))
+    err, bound, ops, rel_u = res["per-channel"]
+    check("StaticQConv" in ops and bool(np.all(err <= bound)),
+          "depthwise Conv, channel ranges 1x..100x apart, per-channel X scales: every channel's "
+          "max error within its bound (worst ratio %.2f; weakest channel error %.4f) (%s)"
+          % (float((err / bound).max()), float(err[0]), sorted(ops)))
+    check(rel_u < 0.05, "the second depthwise Conv (after a pointwise one): max error %.4f of the "
+          "output's range < 0.05" % rel_u)
+    err_t = res["per-tensor"][0]
+    check(float(err_t[:4].mean()) > 10 * float(err[:4].mean()),
+          "an old table (no channel ranges) loads and gives one scale for X: the weak channels' "
+          "error %.4f is > 10x the per-channel one %.4f" % (float(err_t[:4].mean()), float(err[:4].mean())))
+
+
 # ---- 4. ResNet-like top-1 -------------------------------------------------------------
 
 def test_resnet_top1(tmp):
@@ -423,7 +498,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for t in (test_calibration_methods, test_calibration_option, test_fused_gemm_forms,
-                  test_dead_channel, test_ort_models, test_resnet_top1):
+                  test_dead_channel, test_depthwise_per_channel, test_ort_models, test_resnet_top1):
             print("--", t.__name__)
             t(tmp)
     if failures:

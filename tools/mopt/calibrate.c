@@ -21,6 +21,10 @@
  * to hold 0): scale = (hi - lo) / 255, zero_point = round(-lo / scale).
  * Weights are not in the table: the library quantizes them per output
  * channel (symmetric s8) when it loads the model with calibration=TABLE.
+ * For tensors of rank >= 3 (a convolution's [N, C, ...] input) it also
+ * records each channel's min and max (channel_min, channel_max): the
+ * static INT8 pass gives a depthwise convolution's input one scale per
+ * channel from them (clipped to the method's range).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -49,6 +53,9 @@ typedef struct cal_tensor {
     double hist[CAL_BINS], ahist[CAL_ABINS]; /* ahist: |x| without the exact zeros */
     double zeros;                            /* values exactly 0 */
     double r_minmax[2], r_pct[2], r_ent[2];
+    int64_t n_ch;      /* rank >= 3: channels (axis 1), else 0 */
+    double *cmn, *cmx; /* their min and max over the finite values */
+    int bad_ch;        /* the channel count changed between sets: not written */
 } cal_tensor;
 
 static uint64_t file_hash(const char *path, int *ok) {
@@ -222,6 +229,29 @@ static int run_all(cal_run *r, int pass) {
             for (int d = 0; d < mopt_tensor_rank(o); d++)
                 n *= mopt_tensor_dims(o)[d];
             if (mopt_tensor_dtype(o) != MOPT_DTYPE_F32) continue;
+            if (pass == 0 && mopt_tensor_rank(o) >= 3 && n > 0 && !c->bad_ch) {
+                int64_t C = mopt_tensor_dims(o)[1], plane = n / mopt_tensor_dims(o)[0] / C;
+                if (!c->cmn) {
+                    c->cmn = malloc((size_t)C * sizeof *c->cmn);
+                    c->cmx = malloc((size_t)C * sizeof *c->cmx);
+                    if (!c->cmn || !c->cmx) {
+                        rc = 1;
+                        fprintf(stderr, "mopt: out of memory\n");
+                        break;
+                    }
+                    for (int64_t ch = 0; ch < C; ch++)
+                        c->cmn[ch] = INFINITY, c->cmx[ch] = -INFINITY;
+                    c->n_ch = C;
+                }
+                if (C != c->n_ch) c->bad_ch = 1;
+                for (int64_t i = 0; !c->bad_ch && i < n; i++) {
+                    double v = x[i];
+                    int64_t ch = i / plane % C;
+                    if (!isfinite(v)) continue;
+                    if (v < c->cmn[ch]) c->cmn[ch] = v;
+                    if (v > c->cmx[ch]) c->cmx[ch] = v;
+                }
+            }
             for (int64_t i = 0; i < n; i++) {
                 double v = x[i];
                 if (!isfinite(v)) continue;
@@ -386,6 +416,14 @@ int cmd_calibrate(int argc, char **argv) {
                     hist_quantile(t->hist, total, t->mn, t->mx, 0.0001),
                     hist_quantile(t->hist, total, t->mn, t->mx, 0.5),
                     hist_quantile(t->hist, total, t->mn, t->mx, 0.9999));
+            for (int side = 0; t->n_ch > 0 && !t->bad_ch && side < 2; side++) {
+                fprintf(f, "    %s: [", side ? "channel_max" : "channel_min");
+                for (int64_t ch = 0; ch < t->n_ch; ch++) {
+                    double v = side ? t->cmx[ch] : t->cmn[ch];
+                    fprintf(f, "%s%.9g", ch ? ", " : "", isfinite(v) ? v : 0.0);
+                }
+                fprintf(f, "]\n");
+            }
         }
         if (fclose(f) != 0) {
             fprintf(stderr, "mopt: cannot write '%s'\n", out_path);
@@ -394,6 +432,10 @@ int cmd_calibrate(int argc, char **argv) {
             printf("calibrated %zu tensors of %s on %zu input sets (%s): %s\n", run.n_t, c.model,
                    run.n_sets, method, out_path);
         }
+    }
+    for (size_t j = 0; run.t && j < run.n_t; j++) {
+        free(run.t[j].cmn);
+        free(run.t[j].cmx);
     }
     free(run.t);
     free_sets(sets, run.n_sets);

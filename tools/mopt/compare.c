@@ -893,7 +893,7 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
     mopt_tensor **in = NULL, **tin = NULL, **rout = NULL, **tout = NULL, **stored = NULL;
     if (sum) {
         memset(sum, 0, sizeof *sum);
-        sum->worst_cosine = NAN;
+        sum->worst_cosine = sum->mean_cosine = NAN;
         sum->margin = INFINITY;
         sum->margin_value = NAN;
     }
@@ -940,6 +940,10 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
     ref.c.threads = test.c.threads = args->threads;
     ref.c.memory_limit = test.c.memory_limit = args->memory_limit;
     if ((rc = list_sets(golden, &sets, &n_sets)) != 0) goto done;
+    for (; args->max_sets && n_sets > args->max_sets; n_sets--) {
+        free(sets[n_sets - 1].name);
+        free(sets[n_sets - 1].path);
+    }
     if ((rc = open_side(&ref)) != 0 || (rc = open_side(&test)) != 0) goto done;
 
     /* outputs: TEST's by REF's name, else by position */
@@ -1129,6 +1133,9 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
             if (outs[j].skip || !c->applies) continue;
             if (isnan(sum->worst_cosine) || isnan(c->worst) || c->worst < sum->worst_cosine)
                 sum->worst_cosine = c->worst;
+            double mc = c->count ? c->sum / (double)c->count : NAN;
+            if (isnan(sum->mean_cosine) || isnan(mc) || mc < sum->mean_cosine)
+                sum->mean_cosine = mc;
             const metric_stat *e = &outs[j].m[M_MAX_ABS];
             if (e->applies && (isnan(e->worst) || e->worst > sum->worst_max_abs))
                 sum->worst_max_abs = e->worst;

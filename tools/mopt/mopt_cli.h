@@ -88,6 +88,7 @@ typedef struct compare_args {
     int recompute;
     int per_layer;       /* also the per-layer report (expose_values=1 on both sides) */
     double layer_cosine; /* its threshold; 0: 0.99 */
+    size_t max_sets;     /* > 0: only the golden set's first max_sets input sets */
 } compare_args;
 
 /* One tensor of the per-layer report (compare_args.per_layer): its name and
@@ -100,6 +101,7 @@ typedef struct compare_layer {
 /* The figures a caller of compare_run gets back. */
 typedef struct compare_summary {
     double worst_cosine;  /* lowest worst-case cosine over the outputs (NaN: none) */
+    double mean_cosine;   /* lowest mean (over the golden sets) cosine of an output (NaN: none) */
     double worst_max_abs; /* largest max_abs over the outputs */
     size_t rules, violations;
     char violation[512]; /* the first "budget violated: ..." line, or "" */

@@ -29,10 +29,13 @@
 
 #define QN_MAX_IN 5
 
+enum { RANK_OUTPUT, RANK_LAYERS, RANK_ALONE };
+
 typedef struct qnode {
     char *name;
     char op[48];
     double margin, value; /* quantized alone, or (--rank layers) the error it adds */
+    double metric;        /* --rank output: the budget's metric with it alone int8 */
     int excluded;
     char *out_name, *in_names[QN_MAX_IN]; /* its values in the int8 graph */
 } qnode;
@@ -45,7 +48,9 @@ typedef struct qc {
     int n_sets;
     int64_t max_fallbacks; /* -1: half the nodes, rounded up */
     int64_t runs;
-    int rank_alone; /* --rank alone: each node's sensitivity measured on its own */
+    int rank;          /* RANK_OUTPUT, RANK_LAYERS or RANK_ALONE (--rank) */
+    double margin;     /* --margin: the slack the search requires of the tightest rule */
+    int64_t rank_sets; /* --rank-sets: the golden input sets --rank output measures on */
     qnode *nodes;
     size_t n_nodes;
     qnode *graph; /* every node of the int8 graph, in order (--rank layers) */
@@ -77,7 +82,8 @@ static char *exclude_list(const qc *q, long only) {
 
 /* compare_run of FP32 (REF) against int8 with int8_exclude=exclude (TEST),
  * its table thrown away. 0 holds, 1 violated, 2 error. */
-static int check_run(const qc *q, const char *exclude, int per_layer, compare_summary *sum) {
+static int check_run(const qc *q, const char *exclude, int per_layer, size_t max_sets,
+                     compare_summary *sum) {
     const char *test[5];
     char *ex = NULL;
     int n = 0;
@@ -108,6 +114,7 @@ static int check_run(const qc *q, const char *exclude, int per_layer, compare_su
     a.test_sets = test;
     a.n_test = n;
     a.per_layer = per_layer;
+    a.max_sets = max_sets;
     FILE *sink = tmpfile();
     int rc = sink ? compare_run(&a, sink, sum) : EXIT_USAGE;
     if (!sink) fprintf(stderr, "mopt: cannot create a temporary file\n");
@@ -117,7 +124,7 @@ static int check_run(const qc *q, const char *exclude, int per_layer, compare_su
 }
 
 static int check(const qc *q, const char *exclude, compare_summary *sum) {
-    return check_run(q, exclude, 0, sum);
+    return check_run(q, exclude, 0, 0, sum);
 }
 
 /* A bench configuration of the model on the first golden set's inputs. */
@@ -228,7 +235,7 @@ static double layer_error(const compare_summary *s, const char *name) {
  * A node's margin is minus its charge: the most sensitive sorts first. */
 static int rank_layers(qc *q) {
     compare_summary s;
-    int rc = check_run(q, NULL, 1, &s);
+    int rc = check_run(q, NULL, 1, 0, &s);
     long *owner = calloc(q->n_graph + 1, sizeof *owner);
     if (rc == EXIT_USAGE || !owner) {
         compare_summary_free(&s);
@@ -258,6 +265,29 @@ static int rank_layers(qc *q) {
         q->nodes[i].margin = -q->nodes[i].value;
     free(owner);
     compare_summary_free(&s);
+    return 0;
+}
+
+/* --rank output: each node alone int8 (every other one FP32) against FP32,
+ * charged the noise it puts on the model's outputs, 1 - the mean cosine
+ * over the golden sets (of the worst output). Independent quantization
+ * noises add up roughly by power, so the largest contributors go first: a
+ * continuous figure, unlike an argmax or top-1 agreement of one node alone
+ * (often 1 on every set), and unlike --rank layers it sees what a node
+ * does downstream (a per-channel Mul or Add after a depthwise Conv changes
+ * the cosine of the tensors between, not the noise at the output). */
+static int rank_output(qc *q) {
+    for (size_t i = 0; i < q->n_nodes; i++) {
+        compare_summary s;
+        char *ex = exclude_list(q, (long)i);
+        if (!ex) return oom();
+        int rc = check_run(q, ex, 0, (size_t)q->rank_sets, &s);
+        free(ex);
+        if (rc == EXIT_USAGE) return rc;
+        q->nodes[i].value = isnan(s.mean_cosine) ? 1.0 : 1.0 - s.mean_cosine;
+        q->nodes[i].metric = s.margin_value;
+        q->nodes[i].margin = -q->nodes[i].value;
+    }
     return 0;
 }
 
@@ -390,21 +420,36 @@ static int run(qc *q) {
             all.margin_value, rc ? "budget violated" : "budget holds");
     size_t max_fb = q->max_fallbacks >= 0 ? (size_t)q->max_fallbacks : (q->n_nodes + 1) / 2;
     size_t n_fb = 0;
-    int holds = rc == 0;
+    int holds = rc == 0 && all.margin >= q->margin;
     double final_value = all.margin_value;
-    if (!holds && !q->rank_alone) {
-        /* rank by the error each node adds in one per-layer run, then find the
-         * fewest top-ranked fallbacks that hold the budget by bisection */
-        if ((rc = rank_layers(q)) != 0) return rc;
+    if (q->margin > 0)
+        fprintf(q->out, "the search requires a slack of %g on the tightest rule (--margin)%s\n",
+                q->margin, rc == 0 && !holds ? ": all-int8 holds the budget without it" : "");
+    if (!holds && q->rank != RANK_ALONE) {
+        /* rank (the output noise of each node alone, or the error each node
+         * adds in one per-layer run), then find the fewest top-ranked
+         * fallbacks that hold the budget by bisection */
+        if ((rc = q->rank == RANK_LAYERS ? rank_layers(q) : rank_output(q)) != 0) return rc;
         qsort(q->nodes, q->n_nodes, sizeof *q->nodes, by_margin);
-        fprintf(q->out,
-                "\nranking (one per-layer run of all-int8 against FP32: the error each node "
-                "adds, 1 - cosine of its output less that of its inputs, with the error of "
-                "the float nodes it feeds):\n");
-        fprintf(q->out, "  %-32s %-22s %s\n", "node", "op", "error added");
-        for (size_t i = 0; i < q->n_nodes; i++)
-            fprintf(q->out, "  %-32s %-22s %.4g\n", q->nodes[i].name, q->nodes[i].op,
-                    q->nodes[i].value);
+        if (q->rank == RANK_LAYERS) {
+            fprintf(q->out,
+                    "\nranking (one per-layer run of all-int8 against FP32: the error each node "
+                    "adds, 1 - cosine of its output less that of its inputs, with the error of "
+                    "the float nodes it feeds):\n");
+            fprintf(q->out, "  %-32s %-22s %s\n", "node", "op", "error added");
+            for (size_t i = 0; i < q->n_nodes; i++)
+                fprintf(q->out, "  %-32s %-22s %.4g\n", q->nodes[i].name, q->nodes[i].op,
+                        q->nodes[i].value);
+        } else {
+            fprintf(q->out,
+                    "\nranking (that node alone int8, every other FP32: the noise it puts on "
+                    "the outputs, 1 - mean cosine; and %s):\n",
+                    all.margin_rule);
+            fprintf(q->out, "  %-32s %-22s %-12s %s\n", "node", "op", "1 - cosine", "metric");
+            for (size_t i = 0; i < q->n_nodes; i++)
+                fprintf(q->out, "  %-32s %-22s %-12.4g %.6g\n", q->nodes[i].name, q->nodes[i].op,
+                        q->nodes[i].value, q->nodes[i].metric);
+        }
         if (max_fb > q->n_nodes) max_fb = q->n_nodes;
         fprintf(q->out, "\nbisection over the top of the ranking (at most %zu of %zu nodes):\n",
                 max_fb, q->n_nodes);
@@ -422,10 +467,14 @@ static int run(qc *q) {
             if (!mid) s = all;
             free(ex);
             if (rc == EXIT_USAGE) return rc;
+            int ok = rc == 0 && s.margin >= q->margin;
             fprintf(q->out, "  top %-3zu in %s -> %s is %.6g (%s)\n", mid,
                     strcmp(q->fallback, "bf16") == 0 ? "BF16" : "FP32", s.margin_rule,
-                    s.margin_value, rc == 0 ? "holds" : "violated");
-            if (rc == 0) {
+                    s.margin_value,
+                    ok        ? "holds"
+                    : rc == 0 ? "holds, short of the margin"
+                              : "violated");
+            if (ok) {
                 hi = mid, hi_holds = 1, hi_value = s.margin_value, hs = s;
             } else if (first) {
                 hi_value = s.margin_value, hs = s;
@@ -467,7 +516,7 @@ static int run(qc *q) {
             rc = check(q, ex, &s);
             free(ex);
             if (rc == EXIT_USAGE) return rc;
-            holds = rc == 0;
+            holds = rc == 0 && s.margin >= q->margin;
             final_value = s.margin_value;
             fprintf(q->out, "  + %-30s -> %s is %.6g (%s)\n", q->nodes[i].name, s.margin_rule,
                     s.margin_value, holds ? "holds" : "violated");
@@ -494,7 +543,10 @@ static int run(qc *q) {
     for (size_t i = 0; i < q->n_nodes; i++)
         if (q->nodes[i].excluded)
             fprintf(q->out, "    %-32s %-22s %s %.6g\n", q->nodes[i].name, q->nodes[i].op,
-                    q->rank_alone ? "alone int8:" : "error added:", q->nodes[i].value);
+                    q->rank == RANK_ALONE    ? "alone int8:"
+                    : q->rank == RANK_LAYERS ? "error added:"
+                                             : "1 - cosine alone:",
+                    q->nodes[i].value);
     fprintf(q->out, "  still int8: %zu of %zu nodes\n", q->n_nodes - n_fb, q->n_nodes);
     fprintf(q->out, "  final: %s is %.6g (budget holds)\n", n_fb ? s.margin_rule : all.margin_rule,
             final_value);
@@ -522,6 +574,7 @@ int cmd_quantize_check(int argc, char **argv) {
     memset(&q, 0, sizeof q);
     q.max_fallbacks = -1;
     q.runs = 20;
+    q.rank_sets = 4;
     q.fallback = "fp32";
     q.sets = calloc((size_t)argc, sizeof *q.sets);
     if (!q.sets) return oom();
@@ -552,10 +605,25 @@ int cmd_quantize_check(int argc, char **argv) {
             else if (r > 0)
                 q.fallback = v;
         } else if ((r = flag_value(argc, argv, &i, "--rank", &v)) != 0) {
-            if (r > 0 && strcmp(v, "layers") != 0 && strcmp(v, "alone") != 0)
-                rc = usage_error("--rank %s: expected layers or alone", v);
+            if (r > 0 && strcmp(v, "output") != 0 && strcmp(v, "layers") != 0 &&
+                strcmp(v, "alone") != 0)
+                rc = usage_error("--rank %s: expected output, layers or alone", v);
             else if (r > 0)
-                q.rank_alone = strcmp(v, "alone") == 0;
+                q.rank = strcmp(v, "alone") == 0    ? RANK_ALONE
+                         : strcmp(v, "layers") == 0 ? RANK_LAYERS
+                                                    : RANK_OUTPUT;
+        } else if ((r = flag_value(argc, argv, &i, "--rank-sets", &v)) != 0) {
+            if (r > 0 && (!parse_i64(v, &x) || x < 0))
+                rc = usage_error("--rank-sets %s: expected a number >= 0 (0: all)", v);
+            else if (r > 0)
+                q.rank_sets = x;
+        } else if ((r = flag_value(argc, argv, &i, "--margin", &v)) != 0) {
+            char *end = NULL;
+            double m = r > 0 ? strtod(v, &end) : 0;
+            if (r > 0 && (!end || *end || !(m >= 0 && m < 1)))
+                rc = usage_error("--margin %s: expected a number in [0, 1)", v);
+            else if (r > 0)
+                q.margin = m;
         } else if ((r = flag_value(argc, argv, &i, "--max-fallbacks", &v)) != 0) {
             if (r > 0 && (!parse_i64(v, &x) || x < 0))
                 rc = usage_error("--max-fallbacks %s: expected a number >= 0", v);

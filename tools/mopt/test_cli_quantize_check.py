@@ -147,7 +147,7 @@ with tempfile.TemporaryDirectory() as tmp:
     print(r.stdout)
     check(r.returncode == 0, "quantize-check exits 0", r)
     rep = r.stdout.split("fallback report:")[-1]
-    fell = re.findall(r"^    (\S+)\s+\S+\s+(?:alone int8|error added):", rep, re.M)
+    fell = re.findall(r"^    (\S+)\s+\S+\s+(?:alone int8|error added|1 - cosine alone):", rep, re.M)
     check(fell == ["mel"], "the report names mel only (%s)" % fell, r)
     check(re.search(r"speed p50: all-int8 [\d.]+ ms, with fallbacks [\d.]+ ms \(FP32\) / "
                     r"[\d.]+ ms \(BF16\), fp32 [\d.]+ ms", rep) is not None,
@@ -180,7 +180,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--calibration",
              calib, "--runs", "0")
     rep = r.stdout.split("fallback report:")[-1]
-    fell = re.findall(r"^    (\S+)\s+\S+\s+(?:alone int8|error added):", rep, re.M)
+    fell = re.findall(r"^    (\S+)\s+\S+\s+(?:alone int8|error added|1 - cosine alone):", rep, re.M)
     check(r.returncode == 0 and fell == ["mel"] and "StaticQMatMul" in r.stdout,
           "static int8: mel falls back (%s)" % fell, r)
 
@@ -189,6 +189,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(re.search(r"^ranking .*\n.*\n  mel\s", r.stdout, re.M) is not None and
           re.search(r"^  top 1 .* \(holds\)", r.stdout, re.M) is not None,
           "--rank layers puts mel first and the bisection holds with the top 1", r)
+    r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--calibration",
+             calib, "--runs", "0", "--rank", "layers")
+    rep = r.stdout.split("fallback report:")[-1]
+    fell = re.findall(r"^    (\S+)\s+\S+\s+error added:", rep, re.M)
+    check(r.returncode == 0 and fell == ["mel"], "--rank layers: mel falls back (%s)" % fell, r)
+    # --margin: a slack no fallback reaches (cosine is at most 1: relative slack <= 0.001)
+    r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--calibration",
+             calib, "--runs", "0", "--margin", "0.01")
+    check(r.returncode == 1 and "REFUSED" in r.stdout and "--margin" in r.stdout,
+          "--margin 0.01 on cosine >= 0.999: refused, the report says why", r)
+    r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--margin", "2")
+    check(r.returncode == 2 and "--margin 2" in r.stderr, "--margin 2 is a usage error", r)
     r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--calibration",
              calib, "--runs", "0", "--rank", "alone")
     rep = r.stdout.split("fallback report:")[-1]
@@ -239,7 +251,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--fallback", "bf16",
              "-o", out_bf, "--runs", "0")
     rep = r.stdout.split("fallback report:")[-1]
-    fell = re.findall(r"^    (\S+)\s+\S+\s+(?:alone int8|error added):", rep, re.M)
+    fell = re.findall(r"^    (\S+)\s+\S+\s+(?:alone int8|error added|1 - cosine alone):", rep, re.M)
     check(r.returncode == 0 and fell == ["mel"] and "fell back to BF16" in rep and
           os.path.exists(out_bf) and "int8_fallback: bf16" in open(out_bf).read(),
           "quantize-check --fallback bf16: mel in BF16 holds the budget, options say so", r)

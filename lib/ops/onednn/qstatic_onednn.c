@@ -5,10 +5,9 @@
  * layout (for the load-time shape: batch 1, unknown sizes 32), the scale,
  * bias, residual, activation and the u8 requantization as post-ops of the
  * one primitive. An f32 X is quantized on entry (AVX-512 where there is
- * one). Impl "onednn-int8"; its prepare steps aside (the cpu-vnni impl or
- * the reference runs) when oneDNN lacks VNNI (u8 x s8 pairs would saturate
- * with our 8-bit weights), refuses the problem, or would run its reference
- * or gemm kernel.
+ * one; per channel, plain or channels-last, with x_channel_scales). Impl "onednn-int8"; its prepare
+ * steps aside (the cpu-vnni impl or the reference runs) when oneDNN lacks VNNI (u8 x s8 pairs would
+ * saturate with our 8-bit weights), refuses the problem, or would run its reference or gemm kernel.
  */
 #include "mopt_config.h"
 #include "ops/impls.h"
@@ -147,7 +146,21 @@ static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
                 return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory to quantize X");
             s->qx_cap = n;
         }
-        cpu_quantize_u8(in[0].data, (int64_t)n, p->x_scale, (float)p->x_zp, s->qx);
+        const float *x = in[0].data;
+        if (p->n_cs && p->n_cs == d.c_in && d.x_nhwc) {
+            cpu_quantize_u8_cl(x, (int64_t)n / d.c_in, d.c_in, p->x_cs, (float)p->x_zp,
+                               cpu_kernels_for("avx512"), s->qx);
+        } else if (p->n_cs && p->n_cs == d.c_in) {
+            int64_t pl = (int64_t)n / (d.batch * d.c_in);
+            for (int64_t c = 0; c < d.batch * d.c_in; c++)
+                cpu_quantize_u8(x + c * pl, pl, p->x_cs[c % d.c_in], (float)p->x_zp,
+                                s->qx + c * pl);
+        } else if (p->n_cs) {
+            return op_fail(ctx, MOPT_ERR_SHAPE, "x_channel_scales: %lld for %lld channels",
+                           (long long)p->n_cs, (long long)d.c_in);
+        } else {
+            cpu_quantize_u8(x, (int64_t)n, p->x_scale, (float)p->x_zp, s->qx);
+        }
         qx = s->qx;
     }
     return onednn_qconv_run(&s->cache, &d, ctx->state, qx, in[1].data, has_res ? in[4].data : NULL,
