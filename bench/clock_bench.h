@@ -1,11 +1,13 @@
 /*
  * clock_bench.h — the two clocks the hand-run throughput benchmarks
- * (batcher_bench.c, pool_bench.c) measure with: wall seconds and the
- * process's CPU seconds (user + system).
+ * (batcher_bench.c, pool_bench.c, generate_bench.c, decode_attn_bench.c)
+ * measure with: wall seconds or nanoseconds, and the process's CPU seconds
+ * (user + system); and the sort order for int64 samples.
  */
 #ifndef MOPT_BENCH_CLOCK_BENCH_H
 #define MOPT_BENCH_CLOCK_BENCH_H
 
+#include <stdint.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -14,6 +16,19 @@ static inline double bench_wall_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Monotonic wall-clock nanoseconds. */
+static inline int64_t bench_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* qsort order of int64_t samples (medians of ns timings). */
+static inline int bench_cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
 }
 
 /* CPU seconds (user + system) of the whole process so far. */

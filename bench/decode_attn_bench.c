@@ -17,16 +17,7 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 
-static int64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
+#include "clock_bench.h"
 
 int main(int argc, char **argv) {
     int64_t H = 4, D = 24, evict_kb = 1024, reps = 400;
@@ -89,11 +80,11 @@ int main(int argc, char **argv) {
                                 s += ev[j];
                             sink += s;
                         }
-                        int64_t t0 = now_ns();
+                        int64_t t0 = bench_now_ns();
                         kt->decode_attn_f32(&p, 0, H);
-                        t[r] = now_ns() - t0;
+                        t[r] = bench_now_ns() - t0;
                     }
-                    qsort(t, (size_t)reps, sizeof *t, cmp_i64);
+                    qsort(t, (size_t)reps, sizeof *t, bench_cmp_i64);
                     res[sweep] = (double)t[reps / 2] / (double)(Ts[i] * H);
                 }
                 printf("| %s | %s | %lld | %.2f | %.2f |\n", tiers[ti], mk ? "keep" : "none",

@@ -20,21 +20,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock_bench.h"
+
 static int TOKENS = 256;
 
-static int64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static int64_t median(int64_t *v, size_t n) {
-    qsort(v, n, sizeof *v, cmp_i64);
+    qsort(v, n, sizeof *v, bench_cmp_i64);
     return v[n / 2];
 }
 
@@ -122,9 +113,9 @@ static int64_t run_once(const mopt_model *model, mopt_session *s, int64_t past, 
                 mopt_tensor_wrap_const(MOPT_DTYPE_I64, 2, d2, ids + past, (size_t)n * 8, &ins[i]));
         }
     }
-    int64_t t0 = now_ns();
+    int64_t t0 = bench_now_ns();
     CHECK(mopt_session_run(s, n_in, names, (const mopt_tensor *const *)ins, n_out, NULL, outs));
-    int64_t dt = now_ns() - t0;
+    int64_t dt = bench_now_ns() - t0;
     if (concat_ns) {
         *concat_ns = 0;
         for (size_t k = 0; k < mopt_session_profile_count(s); k++)

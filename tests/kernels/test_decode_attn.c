@@ -216,8 +216,7 @@ MOPT_TEST(decode_attn_edge_rows) {
 
 /* qpos [B, M] (or [1, M]) and kpad [B, T]: the reference equals itself
  * with the same mask as keep, bit for bit, and every tier equals it. */
-static void decode_attn_positions_equal_keep_mask(void **state) {
-    (void)state;
+MOPT_TEST(decode_attn_positions_equal_keep_mask) {
     static const int64_t Ts[] = {1, 9, 31, 271, 5000};
     static const float fills[] = {-INFINITY, -1e9f, -0.5f, 3.0f};
     int cases = 0;

@@ -132,8 +132,7 @@ MOPT_TEST(nothing_kept_without_bf16) {
 
 /* precision=int8: Q, K, V (int8 matmuls) and the attention's output (read
  * by the int8 out-projection) kept bf16, nothing else */
-static void int8_attention_bf16(void **state) {
-    (void)state;
+MOPT_TEST(int8_attention_bf16) {
     if (!bf16_machine()) skip();
     mopt_model *m = load("int8", 3, NULL);
     if (!m->bf16_store) {
