@@ -173,7 +173,7 @@ def gen_cast():
     cast_case("cast_f32_rank0_opset6", np.array(2.75, F32), np.int32, opset=6)
     # bf16 round trip: expected values from torch (independent bf16 implementation)
     try:
-        # optional (not in requirements.txt): this generator is run by hand, not by CI
+        # optional (not in requirements.txt): this generator is run by hand; CI and the main job never run it
         import torch
     except ImportError:  # pragma: no cover
         torch = None

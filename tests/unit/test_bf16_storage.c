@@ -26,22 +26,11 @@
 #include "core/cpu.h"
 #include "ir/ir.h"
 #include "runtime/runtime.h"
+#include "test_bert_plan.h"
 
-#define BERT "tests/models/bert/model.onnx"
-
+/* the exclude list's nodes fall back to bf16 */
 static mopt_model *load(const char *precision, int opt_level, const char *exclude) {
-    mopt_options *o = NULL;
-    mopt_model *m = NULL;
-    assert_int_equal(mopt_options_create(&o), MOPT_OK);
-    assert_int_equal(mopt_options_set_string(o, "precision", precision), MOPT_OK);
-    assert_int_equal(mopt_options_set_int(o, "opt_level", opt_level), MOPT_OK);
-    if (exclude) {
-        assert_int_equal(mopt_options_set_string(o, "int8_exclude", exclude), MOPT_OK);
-        assert_int_equal(mopt_options_set_string(o, "int8_fallback", "bf16"), MOPT_OK);
-    }
-    assert_int_equal(mopt_model_load(BERT, o, &m), MOPT_OK);
-    mopt_options_destroy(o);
-    return m;
+    return bert_load(precision, opt_level, exclude, "bf16");
 }
 
 /* Is value v a graph output? */

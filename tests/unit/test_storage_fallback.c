@@ -27,21 +27,13 @@
 #include "core/cpu.h"
 #include "ir/ir.h"
 #include "runtime/runtime.h"
-
-#define BERT "tests/models/bert/model.onnx"
+#include "test_bert_plan.h"
 
 enum { B = 2, S = 16, H = 64 };
 
+/* the exclude list's nodes fall back to fp32 */
 static mopt_model *load(const char *precision, int opt_level, const char *exclude) {
-    mopt_options *o = NULL;
-    mopt_model *m = NULL;
-    assert_int_equal(mopt_options_create(&o), MOPT_OK);
-    assert_int_equal(mopt_options_set_string(o, "precision", precision), MOPT_OK);
-    assert_int_equal(mopt_options_set_int(o, "opt_level", opt_level), MOPT_OK);
-    if (exclude) assert_int_equal(mopt_options_set_string(o, "int8_exclude", exclude), MOPT_OK);
-    assert_int_equal(mopt_model_load(BERT, o, &m), MOPT_OK);
-    mopt_options_destroy(o);
-    return m;
+    return bert_load(precision, opt_level, exclude, NULL);
 }
 
 static int32_t node_named(const mopt_model *m, const char *name) {
