@@ -270,34 +270,53 @@ static bool storable(const ir_graph *g, int32_t val) {
     return true;
 }
 
-/* The int8 half of the storage plan: f32 intermediates whose producer
- * writes a u8 rows block and whose every consumer reads one
- * (op_impl.u8_io), e.g. a FusedMatMul+Gelu feeding the next int8 matmul. */
-static mopt_status plan_u8(mopt_model *m) {
+/* Which of a node plan's declarations a storage plan reads: bit k of *in /
+ * *out says the impl reads input k / writes output k in that storage. */
+typedef struct storage_kind {
+    uint32_t (*in)(const rt_node_plan *p);
+    uint32_t (*out)(const rt_node_plan *p);
+} storage_kind;
+
+static uint32_t u8_in_of(const rt_node_plan *p) { return p->u8_in; }
+static uint32_t u8_out_of(const rt_node_plan *p) { return p->u8_out; }
+static uint32_t bf16_in_of(const rt_node_plan *p) { return p->bf16_in; }
+static uint32_t bf16_out_of(const rt_node_plan *p) { return p->bf16_out; }
+
+/* The storage plan's one rule, for either storage: an f32 intermediate is
+ * kept when its producer declared the output and every consumer declared
+ * the input (with need_reader, at least one consumer too); values marked in
+ * skip are left alone. *store is the mask, or NULL when nothing is kept;
+ * *kept the count. */
+static mopt_status mark_storage(const mopt_model *m, storage_kind kind, const bool *skip,
+                                bool need_reader, bool **store_out, int32_t *kept_out) {
     const ir_graph *g = m->graph;
+    *store_out = NULL;
+    *kept_out = 0;
     bool any = false;
     for (int32_t i = 0; i < g->n_nodes && !any; i++)
-        any = m->plans[i].u8_out != 0;
+        any = kind.out(&m->plans[i]) != 0;
     if (!any) return MOPT_OK;
     bool *store = mopt_calloc((size_t)g->n_values, sizeof *store);
-    if (!store) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory planning u8 storage");
+    bool *read = mopt_calloc((size_t)g->n_values, sizeof *read);
+    if (!store || !read) {
+        mopt_free(store);
+        mopt_free(read);
+        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory planning tensor storage");
+    }
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
+        uint32_t out = kind.out(&m->plans[i]);
         for (int32_t k = 0; k < n->n_outputs && k < 32; k++)
-            if (n->outputs[k] >= 0 && (m->plans[i].u8_out >> k & 1u) && storable(g, n->outputs[k]))
+            if (n->outputs[k] >= 0 && (out >> k & 1u) && storable(g, n->outputs[k]) &&
+                !(skip && skip[n->outputs[k]]))
                 store[n->outputs[k]] = true;
     }
-    /* read as such by every consumer, and by at least one */
-    bool *read = mopt_calloc((size_t)g->n_values, sizeof *read);
-    if (!read) {
-        mopt_free(store);
-        return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory planning u8 storage");
-    }
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
+        uint32_t in = kind.in(&m->plans[i]);
         for (int32_t k = 0; k < n->n_inputs; k++) {
             if (n->inputs[k] < 0) continue;
-            if (k < 32 && (m->plans[i].u8_in >> k & 1u))
+            if (k < 32 && (in >> k & 1u))
                 read[n->inputs[k]] = true;
             else
                 store[n->inputs[k]] = false;
@@ -305,7 +324,7 @@ static mopt_status plan_u8(mopt_model *m) {
     }
     int32_t kept = 0;
     for (int32_t v = 0; v < g->n_values; v++) {
-        store[v] = store[v] && read[v];
+        store[v] = store[v] && (read[v] || !need_reader);
         kept += store[v];
     }
     mopt_free(read);
@@ -313,12 +332,8 @@ static mopt_status plan_u8(mopt_model *m) {
         mopt_free(store);
         return MOPT_OK;
     }
-    m->u8_store = store;
-    if (m->config.verbose)
-        mopt_log(MOPT_LOG_INFO,
-                 "mopt: u8 storage: %d tensors kept as u8 rows between int8 ops (quantized by "
-                 "their producer)",
-                 (int)kept);
+    *store_out = store;
+    *kept_out = kept;
     return MOPT_OK;
 }
 
@@ -332,35 +347,24 @@ int32_t rt_storage_u8_count(const mopt_model *m) {
 mopt_status rt_plan_storage(mopt_model *m) {
     const ir_graph *g = m->graph;
     if (m->config.opt_level < 3 || g->n_values == 0) return MOPT_OK;
-    mopt_status ust = plan_u8(m);
-    if (ust) return ust;
-    bool any = false;
-    for (int32_t i = 0; i < g->n_nodes && !any; i++)
-        any = m->plans[i].bf16_out != 0;
-    if (!any) return MOPT_OK;
-    bool *store = mopt_calloc((size_t)g->n_values, sizeof *store);
-    if (!store) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory planning bf16 storage");
-    /* producers that write bf16, then every consumer must read it */
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        const ir_node *n = g->nodes[i];
-        for (int32_t k = 0; k < n->n_outputs && k < 32; k++)
-            if (n->outputs[k] >= 0 && (m->plans[i].bf16_out >> k & 1u) &&
-                storable(g, n->outputs[k]) && !(m->u8_store && m->u8_store[n->outputs[k]]))
-                store[n->outputs[k]] = true;
-    }
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        const ir_node *n = g->nodes[i];
-        for (int32_t k = 0; k < n->n_inputs; k++)
-            if (n->inputs[k] >= 0 && (k >= 32 || !(m->plans[i].bf16_in >> k & 1u)))
-                store[n->inputs[k]] = false;
-    }
-    bool kept = false;
-    for (int32_t v = 0; v < g->n_values && !kept; v++)
-        kept = store[v];
-    if (!kept) { /* e.g. oneDNN without AVX-512: its matmuls run f32 */
-        mopt_free(store);
-        return MOPT_OK;
-    }
+    /* int8 first: u8 rows blocks between int8 ops (op_impl.u8_io), e.g. a
+     * FusedMatMul+Gelu feeding the next int8 matmul, quantized by the
+     * producer; a tensor needs a reader to be worth a block */
+    int32_t kept = 0;
+    mopt_status st =
+        mark_storage(m, (storage_kind){u8_in_of, u8_out_of}, NULL, true, &m->u8_store, &kept);
+    if (st) return st;
+    if (kept && m->config.verbose)
+        mopt_log(MOPT_LOG_INFO,
+                 "mopt: u8 storage: %d tensors kept as u8 rows between int8 ops (quantized by "
+                 "their producer)",
+                 (int)kept);
+    /* then bf16 (op_impl.bf16_io), never over a u8 block; none kept e.g. on
+     * oneDNN without AVX-512, whose matmuls run f32 */
+    bool *store = NULL;
+    st =
+        mark_storage(m, (storage_kind){bf16_in_of, bf16_out_of}, m->u8_store, false, &store, &kept);
+    if (st || !store) return st;
     m->bf16_store = store;
     if (m->config.verbose) {
         int32_t stored, to_bf16, to_f32;
