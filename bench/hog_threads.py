@@ -8,6 +8,7 @@ busy loop pinned by taskset to the last CPU (realmodels.py's hog).
     export MOPT_LIBRARY=$PWD/build/libmopt.so
     python3 bench/hog_threads.py --only silero --only "rec" --only "ResNet-18-like b8"
     python3 bench/hog_threads.py --only resnet --budget 20 --phase hog
+    python3 bench/hog_threads.py --only rec --no-spin --settle 2
 
 Models and feeds are realmodels.py's (the wheels cache, bench/genmodels.py).
 Output: a markdown table (p50/p99 per system and phase; mopt 2t/1t p50 and
@@ -48,7 +49,8 @@ def systems_for(path, feeds):
 def one_phase(path, feeds, args):
     systems = systems_for(path, feeds)
     compare.measure(systems, feeds, args.warmup, None, args.budget, False,
-                    min_iterations=args.min_rounds, hard_limit=args.hard_limit)
+                    min_iterations=args.min_rounds, hard_limit=args.hard_limit,
+                    settle_ms=args.settle)
     out = {}
     for s in systems:
         if s.error or not s.samples_ms:
@@ -77,7 +79,13 @@ def main(argv=None):
     ap.add_argument("--hard-limit", type=float, default=40.0)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--out", default=str(R.REPO / "build" / "bench-realmodels"))
+    ap.add_argument("--no-spin", action="store_true",
+                    help="ONNX Runtime with its pool threads' spinning off (by default they spin "
+                         "after each run and take a core from the next system's run)")
+    ap.add_argument("--settle", type=float, default=0.0, metavar="MS",
+                    help="an untimed sleep after every timed run, whatever the system")
     args = ap.parse_args(argv)
+    compare.ORT_NO_SPIN = args.no_spin
     only = args.only or ["silero", "PP-OCRv4 rec", "ResNet-18-like b8"]
     phases = args.phase or ["quiet", "hog"]
     out = Path(args.out)
@@ -130,9 +138,10 @@ def main(argv=None):
              for q in ("p50", "p99")] +
             ["%.2f" % (m2 / m1) if m1 and m2 else "-",
              "%.2f" % (m2p99 / o2p99) if m2p99 and o2p99 else "-"]) + " |")
-    text = ("libmopt %s (%s), onnxruntime %s; latencies in ms; load = 1-min load average at "
-            "the start of the phase.\n\n" % (compare.mopt.version(), compare.mopt.library_path,
-                                              ort.__version__)) + "\n".join(lines) + "\n"
+    text = ("libmopt %s (%s), onnxruntime %s (spinning %s, %.1f ms settle after each run); "
+            "latencies in ms; load = 1-min load average at the start of the phase.\n\n" % (
+                compare.mopt.version(), compare.mopt.library_path, ort.__version__,
+                "off" if args.no_spin else "on", args.settle)) + "\n".join(lines) + "\n"
     (out / "hog_threads.md").write_text(text)
     with open(out / "hog_threads.json", "w") as fh:
         json.dump(rows, fh, indent=1)
