@@ -453,6 +453,37 @@ static void conv_bound(const op_tensor *in, int n_in, const ir_shape *y, double 
         tol[i] = tol_of(g_conv_red + 1, (double)(g_conv_red + 1));
 }
 
+/* The window attributes Conv, ConvTranspose and the pools share (S spatial
+ * axes); auto_pad NULL: explicit pads. */
+static void attr_window(ir_node *n, int32_t S, const int64_t *strides, const int64_t *dilations,
+                        const int64_t *pads, const char *auto_pad) {
+    attr_ints(n, "strides", S, strides);
+    attr_ints(n, "dilations", S, dilations);
+    if (auto_pad)
+        attr_str(n, "auto_pad", auto_pad);
+    else
+        attr_ints(n, "pads", 2 * S, pads);
+}
+
+/* Checks a Conv or ConvTranspose node (attributes set) on X, W and, when
+ * bias_c > 0, a bias of bias_c channels; red0 * prod(kernel) products per
+ * output. Variant 1: symbolic X at load time (layouts guessed), 2 threads.
+ * Frees the inputs and the graph. */
+static void check_conv_like(node_case *c, const op_impl *impl, int32_t rank, const int64_t *x,
+                            const int64_t *w, int64_t bias_c, int64_t red0, int variant) {
+    int n_in = bias_c ? 3 : 2;
+    op_tensor in[3];
+    tensor(&in[0], rank, x);
+    tensor(&in[1], rank, w);
+    if (bias_c) tensor(&in[2], 1, &bias_c);
+    g_conv_red = red0;
+    for (int32_t i = 2; i < rank; i++)
+        g_conv_red *= w[i];
+    check_impl(c, impl, in, n_in, 6u, variant ? 1u : 0u, conv_bound, 1 + variant, false);
+    free_inputs(in, n_in);
+    ir_graph_destroy(c->g);
+}
+
 typedef struct conv_case {
     int32_t rank;
     int64_t x[5], w[5];
@@ -492,23 +523,9 @@ static void run_conv_cases(const op_impl *impl) {
             node_case c;
             nc_init(&c, "Conv", cc->bias ? 3 : 2);
             attr_int(c.n, "group", cc->group);
-            attr_ints(c.n, "strides", S, cc->strides);
-            attr_ints(c.n, "dilations", S, cc->dilations);
-            if (cc->auto_pad)
-                attr_str(c.n, "auto_pad", cc->auto_pad);
-            else
-                attr_ints(c.n, "pads", 2 * S, cc->pads);
-            op_tensor in[3];
-            tensor(&in[0], cc->rank, cc->x);
-            tensor(&in[1], cc->rank, cc->w);
-            if (cc->bias) tensor(&in[2], 1, (int64_t[]){cc->w[0]});
-            g_conv_red = cc->w[1];
-            for (int32_t i = 0; i < S; i++)
-                g_conv_red *= cc->w[2 + i];
-            check_impl(&c, impl, in, cc->bias ? 3 : 2, 6u, variant ? 1u : 0u, conv_bound,
-                       1 + variant, false);
-            free_inputs(in, cc->bias ? 3 : 2);
-            ir_graph_destroy(c.g);
+            attr_window(c.n, S, cc->strides, cc->dilations, cc->pads, cc->auto_pad);
+            check_conv_like(&c, impl, cc->rank, cc->x, cc->w, cc->bias ? cc->w[0] : 0, cc->w[1],
+                            variant);
         }
     }
 }
@@ -736,25 +753,11 @@ static void run_ct_cases(const op_impl *impl) {
             node_case c;
             nc_init(&c, "ConvTranspose", cc->bias ? 3 : 2);
             attr_int(c.n, "group", cc->group);
-            attr_ints(c.n, "strides", S, cc->strides);
-            attr_ints(c.n, "dilations", S, cc->dilations);
+            attr_window(c.n, S, cc->strides, cc->dilations, cc->pads, cc->auto_pad);
             attr_ints(c.n, "output_padding", S, cc->output_padding);
             if (cc->has_output_shape) attr_ints(c.n, "output_shape", S, cc->output_shape);
-            if (cc->auto_pad)
-                attr_str(c.n, "auto_pad", cc->auto_pad);
-            else
-                attr_ints(c.n, "pads", 2 * S, cc->pads);
-            op_tensor in[3];
-            tensor(&in[0], cc->rank, cc->x);
-            tensor(&in[1], cc->rank, cc->w);
-            if (cc->bias) tensor(&in[2], 1, (int64_t[]){cc->w[1] * cc->group});
-            g_conv_red = cc->x[1] / cc->group;
-            for (int32_t i = 0; i < S; i++)
-                g_conv_red *= cc->w[2 + i];
-            check_impl(&c, impl, in, cc->bias ? 3 : 2, 6u, variant ? 1u : 0u, conv_bound,
-                       1 + variant, false);
-            free_inputs(in, cc->bias ? 3 : 2);
-            ir_graph_destroy(c.g);
+            check_conv_like(&c, impl, cc->rank, cc->x, cc->w, cc->bias ? cc->w[1] * cc->group : 0,
+                            cc->x[1] / cc->group, variant);
         }
     }
 }
@@ -798,14 +801,9 @@ static void run_pool_cases(const op_impl *impl, bool avg) {
             node_case c;
             nc_init(&c, avg ? "AveragePool" : "MaxPool", 1);
             attr_ints(c.n, "kernel_shape", S, pc->k);
-            attr_ints(c.n, "strides", S, pc->strides);
-            attr_ints(c.n, "dilations", S, pc->dilations);
+            attr_window(c.n, S, pc->strides, pc->dilations, pc->pads, pc->auto_pad);
             attr_int(c.n, "ceil_mode", pc->ceil_mode);
             if (avg) attr_int(c.n, "count_include_pad", pc->include_pad);
-            if (pc->auto_pad)
-                attr_str(c.n, "auto_pad", pc->auto_pad);
-            else
-                attr_ints(c.n, "pads", 2 * S, pc->pads);
             op_tensor in[1];
             tensor(&in[0], pc->rank, pc->x);
             /* an AveragePool with count_include_pad whose ceil_mode window
