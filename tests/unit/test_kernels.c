@@ -465,25 +465,7 @@ static void attr_window(ir_node *n, int32_t S, const int64_t *strides, const int
         attr_ints(n, "pads", 2 * S, pads);
 }
 
-/* Checks a Conv or ConvTranspose node (attributes set) on X, W and, when
- * bias_c > 0, a bias of bias_c channels; red0 * prod(kernel) products per
- * output. Variant 1: symbolic X at load time (layouts guessed), 2 threads.
- * Frees the inputs and the graph. */
-static void check_conv_like(node_case *c, const op_impl *impl, int32_t rank, const int64_t *x,
-                            const int64_t *w, int64_t bias_c, int64_t red0, int variant) {
-    int n_in = bias_c ? 3 : 2;
-    op_tensor in[3];
-    tensor(&in[0], rank, x);
-    tensor(&in[1], rank, w);
-    if (bias_c) tensor(&in[2], 1, &bias_c);
-    g_conv_red = red0;
-    for (int32_t i = 2; i < rank; i++)
-        g_conv_red *= w[i];
-    check_impl(c, impl, in, n_in, 6u, variant ? 1u : 0u, conv_bound, 1 + variant, false);
-    free_inputs(in, n_in);
-    ir_graph_destroy(c->g);
-}
-
+/* One Conv or ConvTranspose case; the output_* fields are ConvTranspose's. */
 typedef struct conv_case {
     int32_t rank;
     int64_t x[5], w[5];
@@ -491,6 +473,8 @@ typedef struct conv_case {
     int64_t strides[3], dilations[3], pads[6];
     const char *auto_pad; /* NULL: explicit pads */
     bool bias;
+    int64_t output_padding[3], output_shape[3];
+    bool has_output_shape;
 } conv_case;
 
 static const conv_case k_conv_cases[] = {
@@ -514,20 +498,41 @@ static const conv_case k_conv_cases[] = {
      true}, /* 3-D */
 };
 
-static void run_conv_cases(const op_impl *impl) {
-    for (size_t s = 0; s < sizeof k_conv_cases / sizeof k_conv_cases[0]; s++) {
-        const conv_case *cc = &k_conv_cases[s];
+/* Checks each case against the reference, twice: variant 1 with a symbolic
+ * X at load time (layouts guessed) and 2 threads. Products per output: C /
+ * group (Conv: W's dim 1) times the kernel's size; inputs in [-1, 1]. */
+static void run_conv_table(const op_impl *impl, const conv_case *cases, size_t n_cases,
+                           bool transpose) {
+    for (size_t s = 0; s < n_cases; s++) {
+        const conv_case *cc = &cases[s];
         int32_t S = cc->rank - 2;
+        int n_in = cc->bias ? 3 : 2;
         for (int variant = 0; variant < 2; variant++) {
-            /* variant 1: symbolic X at load time (layouts guessed), 2 threads */
             node_case c;
-            nc_init(&c, "Conv", cc->bias ? 3 : 2);
+            nc_init(&c, transpose ? "ConvTranspose" : "Conv", n_in);
             attr_int(c.n, "group", cc->group);
             attr_window(c.n, S, cc->strides, cc->dilations, cc->pads, cc->auto_pad);
-            check_conv_like(&c, impl, cc->rank, cc->x, cc->w, cc->bias ? cc->w[0] : 0, cc->w[1],
-                            variant);
+            if (transpose) {
+                attr_ints(c.n, "output_padding", S, cc->output_padding);
+                if (cc->has_output_shape) attr_ints(c.n, "output_shape", S, cc->output_shape);
+            }
+            op_tensor in[3];
+            tensor(&in[0], cc->rank, cc->x);
+            tensor(&in[1], cc->rank, cc->w);
+            int64_t bias_c = transpose ? cc->w[1] * cc->group : cc->w[0];
+            if (cc->bias) tensor(&in[2], 1, &bias_c);
+            g_conv_red = transpose ? cc->x[1] / cc->group : cc->w[1];
+            for (int32_t i = 0; i < S; i++)
+                g_conv_red *= cc->w[2 + i];
+            check_impl(&c, impl, in, n_in, 6u, variant ? 1u : 0u, conv_bound, 1 + variant, false);
+            free_inputs(in, n_in);
+            ir_graph_destroy(c.g);
         }
     }
+}
+
+static void run_conv_cases(const op_impl *impl) {
+    run_conv_table(impl, k_conv_cases, sizeof k_conv_cases / sizeof k_conv_cases[0], false);
 }
 
 /* ---- mopt.FusedMatMul / mopt.FusedConv ---------------------------------- */
@@ -691,31 +696,12 @@ static void run_fused_conv_cases(const op_impl *impl) {
 
 /* ---- ConvTranspose ------------------------------------------------------ */
 
-typedef struct ct_case {
-    int32_t rank;
-    int64_t x[5], w[5], group;
-    int64_t strides[3], dilations[3], pads[6], output_padding[3], output_shape[3];
-    bool bias, has_output_shape;
-    const char *auto_pad;
-} ct_case;
-
 /* odd shapes: PP-OCR's 2x2 stride-2 upsampler, groups, asymmetric pads,
  * output_padding, output_shape, dilations, auto_pad, 1-D and 3-D, batch > 1 */
-static const ct_case k_ct_cases[] = {
-    {4, {1, 16, 20, 20}, {16, 4, 2, 2}, 1, {2, 2}, {1, 1}, {0}, {0}, {0}, true, false, NULL},
-    {4,
-     {2, 6, 7, 9},
-     {6, 3, 3, 3},
-     2,
-     {2, 1},
-     {1, 2},
-     {1, 0, 0, 2},
-     {1, 0},
-     {0},
-     true,
-     false,
-     NULL},
-    {3, {3, 4, 11}, {4, 5, 4}, 1, {3}, {1}, {2, 1}, {2}, {0}, true, false, NULL},
+static const conv_case k_ct_cases[] = {
+    {4, {1, 16, 20, 20}, {16, 4, 2, 2}, 1, {2, 2}, {1, 1}, {0}, NULL, true},
+    {4, {2, 6, 7, 9}, {6, 3, 3, 3}, 2, {2, 1}, {1, 2}, {1, 0, 0, 2}, NULL, true, {1, 0}},
+    {3, {3, 4, 11}, {4, 5, 4}, 1, {3}, {1}, {2, 1}, NULL, true, {2}},
     {5,
      {1, 2, 3, 4, 5},
      {2, 3, 2, 3, 2},
@@ -723,43 +709,16 @@ static const ct_case k_ct_cases[] = {
      {1, 2, 2},
      {1, 1, 1},
      {0, 1, 0, 0, 0, 1},
-     {0, 1, 0},
-     {0},
+     NULL,
      false,
-     false,
-     NULL},
-    {4, {1, 3, 5, 5}, {3, 2, 3, 3}, 1, {2, 2}, {1, 1}, {0}, {0}, {0}, false, false, "SAME_UPPER"},
-    {4, {2, 4, 5, 6}, {4, 2, 3, 3}, 2, {2, 2}, {1, 1}, {0}, {0}, {12, 13}, true, true, NULL},
-    {4,
-     {1, 8, 6, 6},
-     {8, 1, 4, 4},
-     8,
-     {2, 2},
-     {1, 1},
-     {1, 1, 1, 1},
-     {0},
-     {0},
-     true,
-     false,
-     NULL}, /* depthwise */
+     {0, 1, 0}},
+    {4, {1, 3, 5, 5}, {3, 2, 3, 3}, 1, {2, 2}, {1, 1}, {0}, "SAME_UPPER", false},
+    {4, {2, 4, 5, 6}, {4, 2, 3, 3}, 2, {2, 2}, {1, 1}, {0}, NULL, true, {0}, {12, 13}, true},
+    {4, {1, 8, 6, 6}, {8, 1, 4, 4}, 8, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, true}, /* depthwise */
 };
 
 static void run_ct_cases(const op_impl *impl) {
-    for (size_t s = 0; s < sizeof k_ct_cases / sizeof k_ct_cases[0]; s++) {
-        const ct_case *cc = &k_ct_cases[s];
-        int32_t S = cc->rank - 2;
-        for (int variant = 0; variant < 2; variant++) {
-            /* variant 1: symbolic X at load time (layouts guessed), 2 threads */
-            node_case c;
-            nc_init(&c, "ConvTranspose", cc->bias ? 3 : 2);
-            attr_int(c.n, "group", cc->group);
-            attr_window(c.n, S, cc->strides, cc->dilations, cc->pads, cc->auto_pad);
-            attr_ints(c.n, "output_padding", S, cc->output_padding);
-            if (cc->has_output_shape) attr_ints(c.n, "output_shape", S, cc->output_shape);
-            check_conv_like(&c, impl, cc->rank, cc->x, cc->w, cc->bias ? cc->w[1] * cc->group : 0,
-                            cc->x[1] / cc->group, variant);
-        }
-    }
+    run_conv_table(impl, k_ct_cases, sizeof k_ct_cases / sizeof k_ct_cases[0], true);
 }
 
 /* ---- MaxPool, AveragePool ------------------------------------------------ */

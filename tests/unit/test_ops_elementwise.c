@@ -79,8 +79,8 @@ static void expect_error(mopt_status got, mopt_status want, const char *needle) 
         fail_msg("message '%s' should name the node and mention '%s'", msg, needle ? needle : "");
 }
 
-/* One inference case: the node's inputs (rank -1: unknown shape), an
- * optional int attribute, and the status (and a word of the message) wanted. */
+/* One inference case: the node's inputs (rank -1: unknown shape), the
+ * status (and a word of the message) wanted, and an optional int attribute. */
 typedef struct infer_case {
     const char *op;
     int64_t opset;
@@ -90,79 +90,43 @@ typedef struct infer_case {
         int32_t rank;
         int64_t dims[2];
     } in[3];
-    const char *attr;
-    int64_t attr_value;
     mopt_status want;
     const char *needle;
+    const char *attr;
+    int64_t attr_value;
 } infer_case;
 
-#define F32 MOPT_DTYPE_F32
-#define I64 MOPT_DTYPE_I64
+#define X(type, rank, ...)                                                                         \
+    {                                                                                              \
+        MOPT_DTYPE_##type, rank, { __VA_ARGS__ }                                                   \
+    }
+#define UNKNOWN                                                                                    \
+    {                                                                                              \
+        MOPT_DTYPE_UNDEFINED, -1, { 0 }                                                            \
+    }
 static const infer_case infer_cases[] = {
-    {"Add", 17, 2, {{F32, 1, {3}}, {I64, 1, {3}}}, NULL, 0, MOPT_ERR_TYPE, "i64"},
-    {"Min",
-     17,
-     3,
-     {{MOPT_DTYPE_I32, 1, {3}}, {MOPT_DTYPE_I32, 1, {3}}, {I64, 1, {3}}},
-     NULL,
-     0,
-     MOPT_ERR_TYPE,
-     "input 2"},
-    {"Mul", 17, 2, {{F32, 2, {2, 3}}, {F32, 1, {4}}}, NULL, 0, MOPT_ERR_SHAPE, "[2,3]"},
-    {"Pow", 17, 2, {{F32, 1, {3}}, {MOPT_DTYPE_BOOL, 1, {3}}}, NULL, 0, MOPT_ERR_TYPE, "bool"},
+    {"Add", 17, 2, {X(F32, 1, 3), X(I64, 1, 3)}, MOPT_ERR_TYPE, "i64"},
+    {"Min", 17, 3, {X(I32, 1, 3), X(I32, 1, 3), X(I64, 1, 3)}, MOPT_ERR_TYPE, "input 2"},
+    {"Mul", 17, 2, {X(F32, 2, 2, 3), X(F32, 1, 4)}, MOPT_ERR_SHAPE, "[2,3]"},
+    {"Pow", 17, 2, {X(F32, 1, 3), X(BOOL, 1, 3)}, MOPT_ERR_TYPE, "bool"},
     /* an 8-bit integer base: not supported */
-    {"Pow", 17, 2, {{MOPT_DTYPE_U8, 1, {3}}, {I64, 1, {3}}}, NULL, 0, MOPT_ERR_TYPE, "u8"},
-    {"Sqrt", 17, 1, {{I64, 1, {3}}}, NULL, 0, MOPT_ERR_TYPE, "i64"},
-    {"Clip",
-     13,
-     3,
-     {{F32, 1, {4}}, {F32, 1, {2}}, {MOPT_DTYPE_UNDEFINED, -1, {0}}},
-     NULL,
-     0,
-     MOPT_ERR_SHAPE,
-     "min"},
-    {"Clip",
-     13,
-     3,
-     {{F32, 1, {4}}, {MOPT_DTYPE_F64, 0, {0}}, {MOPT_DTYPE_UNDEFINED, -1, {0}}},
-     NULL,
-     0,
-     MOPT_ERR_TYPE,
-     "f64"},
-    {"Clip",
-     13,
-     3,
-     {{F32, 1, {4}}, {F32, 0, {0}}, {MOPT_DTYPE_UNDEFINED, -1, {0}}},
-     NULL,
-     0,
-     MOPT_OK,
-     NULL},
+    {"Pow", 17, 2, {X(U8, 1, 3), X(I64, 1, 3)}, MOPT_ERR_TYPE, "u8"},
+    {"Sqrt", 17, 1, {X(I64, 1, 3)}, MOPT_ERR_TYPE, "i64"},
+    {"Clip", 13, 3, {X(F32, 1, 4), X(F32, 1, 2), UNKNOWN}, MOPT_ERR_SHAPE, "min"},
+    {"Clip", 13, 3, {X(F32, 1, 4), X(F64, 0, 0), UNKNOWN}, MOPT_ERR_TYPE, "f64"},
+    {"Clip", 13, 3, {X(F32, 1, 4), X(F32, 0, 0), UNKNOWN}, MOPT_OK, NULL},
     /* inputs are not allowed before opset 11 */
-    {"Clip",
-     6,
-     3,
-     {{F32, 1, {4}}, {F32, 0, {0}}, {MOPT_DTYPE_UNDEFINED, -1, {0}}},
-     NULL,
-     0,
-     MOPT_ERR_INVALID_MODEL,
-     "opset 11"},
-    {"Mod", 17, 2, {{I64, 1, {3}}, {I64, 1, {3}}}, "fmod", 2, MOPT_ERR_INVALID_MODEL, "fmod"},
-    {"Where", 17, 3, {{F32, 1, {3}}, {F32, 1, {3}}, {F32, 1, {3}}}, NULL, 0, MOPT_ERR_TYPE, "bool"},
-    {"Where",
-     17,
-     3,
-     {{MOPT_DTYPE_BOOL, 1, {3}}, {F32, 1, {3}}, {MOPT_DTYPE_I32, 1, {3}}},
-     NULL,
-     0,
-     MOPT_ERR_TYPE,
-     "i32"},
-    {"Less", 17, 2, {{I64, 2, {4, 1}}, {F32, 1, {5}}}, NULL, 0, MOPT_ERR_TYPE, "f32"},
-    {"Cast", 17, 1, {{F32, 1, {3}}}, NULL, 0, MOPT_ERR_INVALID_MODEL, "to"},
-    {"Cast", 17, 1, {{F32, 1, {3}}}, "to", MOPT_DTYPE_STRING, MOPT_ERR_UNSUPPORTED, "string"},
-    {"Cast", 17, 1, {{F32, 1, {3}}}, "to", 12345, MOPT_ERR_UNSUPPORTED, "12345"},
+    {"Clip", 6, 3, {X(F32, 1, 4), X(F32, 0, 0), UNKNOWN}, MOPT_ERR_INVALID_MODEL, "opset 11"},
+    {"Mod", 17, 2, {X(I64, 1, 3), X(I64, 1, 3)}, MOPT_ERR_INVALID_MODEL, "fmod", "fmod", 2},
+    {"Where", 17, 3, {X(F32, 1, 3), X(F32, 1, 3), X(F32, 1, 3)}, MOPT_ERR_TYPE, "bool"},
+    {"Where", 17, 3, {X(BOOL, 1, 3), X(F32, 1, 3), X(I32, 1, 3)}, MOPT_ERR_TYPE, "i32"},
+    {"Less", 17, 2, {X(I64, 2, 4, 1), X(F32, 1, 5)}, MOPT_ERR_TYPE, "f32"},
+    {"Cast", 17, 1, {X(F32, 1, 3)}, MOPT_ERR_INVALID_MODEL, "to"},
+    {"Cast", 17, 1, {X(F32, 1, 3)}, MOPT_ERR_UNSUPPORTED, "string", "to", MOPT_DTYPE_STRING},
+    {"Cast", 17, 1, {X(F32, 1, 3)}, MOPT_ERR_UNSUPPORTED, "12345", "to", 12345},
 };
-#undef F32
-#undef I64
+#undef X
+#undef UNKNOWN
 
 /* Type mismatches, bad shapes, bad attributes and opset limits: each is
  * refused with the status wanted and a message that names the node. */

@@ -13,8 +13,11 @@ use std::env;
 use std::path::PathBuf;
 use std::process::Command;
 
+include!("c_header.rs");
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=c_header.rs");
     println!("cargo:rerun-if-env-changed=MOPT_INCLUDE_DIR");
     write_functions();
     for var in [
@@ -109,39 +112,6 @@ fn header_path() -> PathBuf {
          set MOPT_INCLUDE_DIR to the folder holding mopt/mopt.h",
         dirs
     )
-}
-
-fn strip_comments_and_directives(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    let mut i = 0;
-    let mut line_start = true;
-    while i < b.len() {
-        if b[i] == b'/' && i + 1 < b.len() && b[i + 1] == b'*' {
-            i += 2;
-            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                i += 1;
-            }
-            i += 2;
-            out.push(' ');
-        } else if (b[i] == b'/' && i + 1 < b.len() && b[i + 1] == b'/')
-            || (line_start && b[i] == b'#')
-        {
-            // A line comment or a preprocessor line (with its continuations).
-            while i < b.len() && b[i] != b'\n' {
-                i += if b[i] == b'\\' { 2 } else { 1 };
-            }
-        } else {
-            if b[i] == b'\n' {
-                line_start = true;
-            } else if !b[i].is_ascii_whitespace() {
-                line_start = false;
-            }
-            out.push(b[i] as char);
-            i += 1;
-        }
-    }
-    out
 }
 
 /// C tokens: identifiers and single punctuation characters.
@@ -253,7 +223,7 @@ fn write_functions() {
     println!("cargo:rerun-if-changed={}", header.display());
     let text = std::fs::read_to_string(&header)
         .unwrap_or_else(|e| panic!("mopt-sys: cannot read {}: {}", header.display(), e));
-    let text = strip_comments_and_directives(&text);
+    let text = strip_c_comments(&text, true);
     let mut out = format!(
         "// Written by build.rs from {}: do not edit.\nextern \"C\" {{\n",
         header.display()

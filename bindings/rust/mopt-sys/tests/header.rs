@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use std::ffi::CStr;
 use std::path::PathBuf;
 
+include!("../c_header.rs");
+
 const SYS_SOURCE: &str = include_str!("../src/lib.rs");
 // The extern block build.rs wrote from the header.
 const SYS_FUNCTIONS: &str = include_str!(concat!(env!("OUT_DIR"), "/functions.rs"));
@@ -15,31 +17,7 @@ fn header_text() -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../include/mopt/mopt.h");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {}", path.display(), e));
-    strip_c_comments(&text)
-}
-
-fn strip_c_comments(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'/' && i + 1 < b.len() && b[i + 1] == b'*' {
-            i += 2;
-            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                i += 1;
-            }
-            i += 2;
-            out.push(' ');
-        } else if b[i] == b'/' && i + 1 < b.len() && b[i + 1] == b'/' {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-        } else {
-            out.push(b[i] as char);
-            i += 1;
-        }
-    }
-    out
+    strip_c_comments(&text, false)
 }
 
 fn is_ident(c: char) -> bool {
