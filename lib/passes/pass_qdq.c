@@ -349,36 +349,35 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qdq_match *m) {
     return fu_refresh(f);
 }
 
+/* Counts: c[0] MatMul/Gemm and c[1] Conv rewritten, c[2] of them with a
+ * bias Add absorbed, c[3] u8 tensors kept between static ops (finish). */
+static mopt_status visit(fu_graph *f, ir_node *n, int32_t *c) {
+    qdq_match m;
+    if (n->dead || !match(f, n, &m)) return MOPT_OK;
+    mopt_status st = rewrite(f, n, &m);
+    c[2] += m.add != NULL;
+    mopt_free(m.add_bias);
+    c[m.conv ? 1 : 0]++;
+    return st;
+}
+
+static mopt_status finish(ir_graph *g, int32_t *c) {
+    if (c[0] + c[1] == 0) return MOPT_OK;
+    ir_graph_mark_dead_code(g); /* the Q/DQ pairs no one reads */
+    return pass_quant_chain(g, 0, &c[3]);
+}
+
+static const fu_pass qdq_pass = {
+    .visit = visit,
+    .finish = finish,
+    .notes = {"QDQ MatMul/Gemm", "QDQ Conv", "bias Add absorbed", "u8 kept between"},
+    .rewrites = 0x3u,
+};
+
 mopt_status pass_qdq(ir_graph *g, pass_result *r) {
     bool any = false;
     for (int32_t i = 0; i < g->n_nodes && !any; i++)
         any = fu_is(g->nodes[i], "DequantizeLinear");
     if (!any) return MOPT_OK;
-    fu_graph f;
-    mopt_status st = fu_init(&f, g);
-    int32_t n_mm = 0, n_conv = 0, n_bias = 0;
-    for (int32_t i = 0; !st && i < g->n_nodes; i++) {
-        ir_node *n = g->nodes[i];
-        qdq_match m;
-        if (n->dead || !match(&f, n, &m)) continue;
-        st = rewrite(&f, n, &m);
-        if (m.add) n_bias++;
-        mopt_free(m.add_bias);
-        if (m.conv)
-            n_conv++;
-        else
-            n_mm++;
-    }
-    fu_free(&f);
-    int32_t n_chained = 0;
-    if (!st && n_mm + n_conv > 0) {
-        ir_graph_mark_dead_code(g); /* the Q/DQ pairs no one reads */
-        st = pass_quant_chain(g, 0, &n_chained);
-    }
-    r->rewrites = n_mm + n_conv;
-    pass_note_add(r, n_mm, "QDQ MatMul/Gemm");
-    pass_note_add(r, n_conv, "QDQ Conv");
-    pass_note_add(r, n_bias, "bias Add absorbed");
-    pass_note_add(r, n_chained, "u8 kept between");
-    return st;
+    return fu_run_pass(g, r, &qdq_pass);
 }
