@@ -2,7 +2,8 @@
  * test_ops_elementwise.c — unit tests of the elementwise and logic op
  * families that the numpy-checked cases cannot reach: error paths (type
  * mismatches, bad shapes, bad attributes, each naming the node), load-time
- * inference with symbols and unknowns, integer division by zero, and
+ * inference with symbols and unknowns, integer division by zero, the
+ * attention-mask broadcast rule (op_mask_bad_axis, op_mask_strides), and
  * exhaustive f16/bf16 conversion properties.
  */
 #include <math.h>
@@ -217,6 +218,34 @@ MOPT_TEST(ops_cast_to_f16) {
     ir_graph_destroy(f.g);
 }
 
+/* An attention mask broadcasts to the scores [B, H, Sq, Sk] without growing
+ * them; symbolic or unknown dims fit; a rank above 4 is refused. */
+MOPT_TEST(ops_attention_mask_fits_scores) {
+    ir_shape scores, mask;
+    ir_shape_set(&scores, 4, (const int64_t[]){2, 3, 5, 7});
+    ir_shape_set(&mask, 2, (const int64_t[]){5, 7});
+    assert_int_equal(op_mask_bad_axis(&mask, &scores), -1);
+    ir_shape_set(&mask, 4, (const int64_t[]){2, 1, 1, 7});
+    assert_int_equal(op_mask_bad_axis(&mask, &scores), -1);
+    int64_t st[4];
+    op_mask_strides(&mask, (const int64_t[]){2, 3, 5, 7}, st);
+    assert_int_equal(st[0], 7);
+    assert_int_equal(st[1], 0);
+    assert_int_equal(st[2], 0);
+    assert_int_equal(st[3], 1);
+    ir_shape_set(&mask, 3, (const int64_t[]){3, 6, 7}); /* 6 query rows for 5 */
+    assert_int_equal(op_mask_bad_axis(&mask, &scores), 1);
+    ir_shape_set(&mask, 4, (const int64_t[]){4, 3, 5, 7}); /* grows the batch */
+    assert_int_equal(op_mask_bad_axis(&mask, &scores), 0);
+    scores.syms[0] = 1; /* a symbolic batch: any mask batch fits at load time */
+    scores.dims[0] = 0;
+    assert_int_equal(op_mask_bad_axis(&mask, &scores), -1);
+    ir_shape_set(&mask, 5, (const int64_t[]){1, 1, 1, 1, 1});
+    assert_int_equal(op_mask_bad_axis(&mask, &scores), -2);
+    ir_shape_set_unknown(&mask);
+    assert_int_equal(op_mask_bad_axis(&mask, &scores), -1);
+}
+
 /* Every finite f16 / bf16 value survives a round trip through f32 and f64;
  * NaN stays NaN. */
 MOPT_TEST(ops_half_roundtrip_exhaustive) {
@@ -267,6 +296,7 @@ int main(void) {
         cmocka_unit_test(ops_div_int_by_zero),
         cmocka_unit_test(ops_compare_output_is_bool),
         cmocka_unit_test(ops_cast_to_f16),
+        cmocka_unit_test(ops_attention_mask_fits_scores),
         cmocka_unit_test(ops_half_roundtrip_exhaustive),
         cmocka_unit_test(ops_half_midpoints_round_to_even),
     };
