@@ -249,21 +249,26 @@ mopt_status ops_attention_kernel_params(const op_ctx *ctx, const op_tensor *in, 
     return MOPT_OK;
 }
 
+/* The op's geometry (OP_GEOM): the kernel parameter block of the run. */
+static mopt_status attention_geometry(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                      void *geom) {
+    return ops_attention_kernel_params(ctx, in, n_in, geom);
+}
+
 static mopt_status attention_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
-    attn_params p;
-    mopt_status st = ops_attention_kernel_params(ctx, in, n_in, &p);
-    if (st) return st;
-    if (!ref_attention_f32(&p, in[0].data, in[1].data, in[2].data, out[0].data))
+    (void)n_in, (void)n_out;
+    const attn_params *p = ctx->geom; /* attention_geometry's */
+    if (!ref_attention_f32(p, in[0].data, in[1].data, in[2].data, out[0].data))
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY,
-                       "out of memory for the %" PRId64 " x %" PRId64 " score block", p.Sq, p.Sk);
+                       "out of memory for the %" PRId64 " x %" PRId64 " score block", p->Sq, p->Sk);
     return MOPT_OK;
 }
 
 /* Domain "mopt": never bridged. */
 static const op_def k_defs[] = {
     {"Attention", "mopt", 3, 4, 1, 1, attention_infer, attention_run, ops_attention_impls,
-     OP_PARAMS(attention_params, attention_parse)},
+     OP_PARAMS(attention_params, attention_parse), OP_GEOM(attn_params, attention_geometry)},
 };
 
 OP_FAMILY(attention, k_defs)
