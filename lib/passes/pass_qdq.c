@@ -61,6 +61,19 @@ static bool const_scale(const ir_graph *g, const ir_node *q, float *s) {
     return true;
 }
 
+/* The zero points of DequantizeLinear dq are absent, or constant zeros of
+ * an integer dtype. */
+static bool zero_points_zero(const ir_graph *g, const ir_node *dq, mopt_dtype dtype) {
+    if (dq->n_inputs <= 2 || dq->inputs[2] < 0) return true;
+    const ir_value *z = g->values[dq->inputs[2]];
+    if (!z->data || z->dtype != dtype) return false;
+    const uint8_t *b = z->data; /* an integer is 0 when all its bytes are */
+    size_t n = (size_t)ir_shape_numel(&z->shape) * mopt_dtype_size(dtype);
+    for (size_t i = 0; i < n; i++)
+        if (b[i]) return false;
+    return true;
+}
+
 typedef struct qdq_match {
     int32_t x; /* f32 x (input of the QuantizeLinear), or the u8 x */
     float sx;
@@ -120,12 +133,7 @@ static bool match_w(const fu_graph *f, int32_t v, int32_t ch_axis, int64_t n_ch,
     if (!dq || dq->n_inputs < 2 || ir_node_attr_int(dq, "block_size", 0) != 0) return false;
     const ir_value *wv = g->values[dq->inputs[0]];
     if (!wv->data || wv->dtype != MOPT_DTYPE_I8 || !ir_shape_is_concrete(&wv->shape)) return false;
-    if (dq->n_inputs > 2 && dq->inputs[2] >= 0) { /* zero points: all 0 */
-        const ir_value *z = g->values[dq->inputs[2]];
-        if (!z->data || z->dtype != MOPT_DTYPE_I8) return false;
-        for (int64_t i = 0; i < ir_shape_numel(&z->shape); i++)
-            if (((const int8_t *)z->data)[i] != 0) return false;
-    }
+    if (!zero_points_zero(g, dq, MOPT_DTYPE_I8)) return false;
     int64_t ns = 0;
     const float *s = fu_const_f32(g, dq->inputs[1], &ns);
     if (!s) return false;
@@ -154,12 +162,7 @@ static bool match_bias(const fu_graph *f, int32_t v, int64_t n_ch, qdq_match *m)
     if (!dq || dq->n_inputs < 2) return false;
     const ir_value *q = g->values[dq->inputs[0]];
     if (!q->data || q->dtype != MOPT_DTYPE_I32 || ir_shape_numel(&q->shape) != n_ch) return false;
-    if (dq->n_inputs > 2 && dq->inputs[2] >= 0) {
-        const ir_value *z = g->values[dq->inputs[2]];
-        if (!z->data || z->dtype != MOPT_DTYPE_I32) return false;
-        for (int64_t i = 0; i < ir_shape_numel(&z->shape); i++)
-            if (((const int32_t *)z->data)[i] != 0) return false;
-    }
+    if (!zero_points_zero(g, dq, MOPT_DTYPE_I32)) return false;
     int64_t ns = 0;
     const float *s = fu_const_f32(g, dq->inputs[1], &ns);
     if (!s || (ns != 1 && ns != n_ch)) return false;
