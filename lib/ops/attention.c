@@ -161,22 +161,21 @@ static bool has_mask(const op_tensor *in, int n_in) { return op_has_input(in, n_
 /* The mask must broadcast to [B,H,Sq,Sk] without growing it. */
 static mopt_status check_mask(const op_ctx *ctx, const op_tensor *m, const attn_dims *ad) {
     const ir_shape *s = &m->shape;
-    if (s->rank < 0) return MOPT_OK;
-    char b[IR_SHAPE_STR_CAP];
-    if (s->rank > 4)
-        return op_fail(ctx, MOPT_ERR_SHAPE, "mask %s has rank > 4", op_shape_str(ctx, s, b));
+    ir_shape scores = {.rank = 4};
     const dimv target[4] = {ad->B, ad->H, ad->Sq, ad->Sk};
+    for (int32_t t = 0; t < 4; t++)
+        set_dim(&scores, t, target[t]);
+    int32_t i = op_mask_bad_axis(s, &scores);
+    if (i == -1) return MOPT_OK;
+    char b[IR_SHAPE_STR_CAP];
+    if (i == -2)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "mask %s has rank > 4", op_shape_str(ctx, s, b));
     static const char *const names[4] = {"batch", "heads", "query length", "key length"};
-    for (int32_t i = 0; i < s->rank; i++) {
-        int32_t t = 4 - s->rank + i;
-        if (s->syms[i] != 0 || (s->dims[i] == 1)) continue;
-        if (target[t].sym == 0 && target[t].d != s->dims[i])
-            return op_fail(ctx, MOPT_ERR_SHAPE,
-                           "mask %s does not broadcast to [B,H,Sq,Sk]: axis %d is %" PRId64
-                           " but %s is %" PRId64,
-                           op_shape_str(ctx, s, b), (int)i, s->dims[i], names[t], target[t].d);
-    }
-    return MOPT_OK;
+    int32_t t = 4 - s->rank + i;
+    return op_fail(ctx, MOPT_ERR_SHAPE,
+                   "mask %s does not broadcast to [B,H,Sq,Sk]: axis %d is %" PRId64
+                   " but %s is %" PRId64,
+                   op_shape_str(ctx, s, b), (int)i, s->dims[i], names[t], target[t].d);
 }
 
 static const mopt_dtype k_mask_types[] = {MOPT_DTYPE_F32, MOPT_DTYPE_BOOL};
@@ -238,11 +237,9 @@ mopt_status ops_attention_kernel_params(const op_ctx *ctx, const op_tensor *in, 
     }
     if (has_mask(in, n_in)) {
         if ((st = check_mask(ctx, &in[3], &ad))) return st;
-        ir_shape target;
-        const int64_t tdims[4] = {p->B, p->H, p->Sq, p->Sk};
-        ir_shape_set(&target, 4, tdims);
-        int64_t ms[IR_MAX_RANK];
-        op_broadcast_strides(&in[3].shape, &target, ms);
+        const int64_t scores[4] = {p->B, p->H, p->Sq, p->Sk};
+        int64_t ms[4];
+        op_mask_strides(&in[3].shape, scores, ms);
         p->m_sb = ms[0], p->m_sh = ms[1], p->m_sq = ms[2], p->m_sk = ms[3];
         if (in[3].dtype == MOPT_DTYPE_BOOL)
             p->mask_bool = in[3].data;
@@ -252,21 +249,26 @@ mopt_status ops_attention_kernel_params(const op_ctx *ctx, const op_tensor *in, 
     return MOPT_OK;
 }
 
+/* The op's geometry (OP_GEOM): the kernel parameter block of the run. */
+static mopt_status attention_geometry(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                      void *geom) {
+    return ops_attention_kernel_params(ctx, in, n_in, geom);
+}
+
 static mopt_status attention_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
-    attn_params p;
-    mopt_status st = ops_attention_kernel_params(ctx, in, n_in, &p);
-    if (st) return st;
-    if (!ref_attention_f32(&p, in[0].data, in[1].data, in[2].data, out[0].data))
+    (void)n_in, (void)n_out;
+    const attn_params *p = ctx->geom; /* attention_geometry's */
+    if (!ref_attention_f32(p, in[0].data, in[1].data, in[2].data, out[0].data))
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY,
-                       "out of memory for the %" PRId64 " x %" PRId64 " score block", p.Sq, p.Sk);
+                       "out of memory for the %" PRId64 " x %" PRId64 " score block", p->Sq, p->Sk);
     return MOPT_OK;
 }
 
 /* Domain "mopt": never bridged. */
 static const op_def k_defs[] = {
     {"Attention", "mopt", 3, 4, 1, 1, attention_infer, attention_run, ops_attention_impls,
-     OP_PARAMS(attention_params, attention_parse)},
+     OP_PARAMS(attention_params, attention_parse), OP_GEOM(attn_params, attention_geometry)},
 };
 
 OP_FAMILY(attention, k_defs)

@@ -175,13 +175,13 @@ static mopt_status attn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     return MOPT_OK;
 }
 
-static mopt_status attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                            int n_out) {
+/* The op's geometry (OP_GEOM): the kernel's parameter block of a run. */
+static mopt_status attn_run_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom) {
     attn_dims g;
     mopt_status st;
     if (attn_geometry(ctx, in, n_in, &g, &st) || st)
         return st ? st : op_fail(ctx, MOPT_ERR_INTERNAL, "shapes unknown at run time");
-    ref_onnx_attn p;
+    ref_onnx_attn *pp = geom, p;
     memset(&p, 0, sizeof p);
     p.batch = g.b, p.q_heads = g.hq, p.kv_heads = g.hk;
     p.q_len = g.sq, p.kv_new = g.skv, p.past = g.past;
@@ -217,15 +217,24 @@ static mopt_status attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
                            g.b);
         p.nonpad = in[6].data;
     }
-    size_t nk = (size_t)(g.b * g.hk * total * g.d), nv = (size_t)(g.b * g.hk * total * g.dv);
+    *pp = p;
+    return MOPT_OK;
+}
+
+static mopt_status attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    const ref_onnx_attn *p = ctx->geom; /* attn_run_geometry's */
+    int64_t total = p->past + p->kv_new;
+    size_t nk = (size_t)(p->batch * p->kv_heads * total * p->head),
+           nv = (size_t)(p->batch * p->kv_heads * total * p->v_head);
     float *pk = n_out > 1 ? out[1].data : mopt_malloc(nk ? nk * sizeof(float) : 1);
     float *pv = n_out > 2 ? out[2].data : mopt_malloc(nv ? nv * sizeof(float) : 1);
     double *scratch = mopt_malloc((size_t)(total > 0 ? total : 1) * 3 * sizeof(double));
-    st = MOPT_OK;
+    mopt_status st = MOPT_OK;
     if (!pk || !pv || !scratch)
         st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for attention scratch");
     else
-        ref_onnx_attention(&p, in[0].data, in[1].data, in[2].data,
+        ref_onnx_attention(p, in[0].data, in[1].data, in[2].data,
                            op_has_input(in, n_in, 4) ? in[4].data : NULL,
                            op_has_input(in, n_in, 5) ? in[5].data : NULL, out[0].data, pk, pv,
                            n_out > 3 ? out[3].data : NULL, scratch);
@@ -237,7 +246,7 @@ static mopt_status attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 static const op_def k_ops[] = {
     {"Attention", "", 3, 7, 1, 4, attn_infer, attn_run, NULL, OP_PARAMS(attn_params, attn_parse),
-     .bridge = &ops_bridge_float},
+     OP_GEOM(ref_onnx_attn, attn_run_geometry), .bridge = &ops_bridge_float},
 };
 
 OP_FAMILY(attention_onnx, k_ops)

@@ -123,13 +123,29 @@ static mopt_status run_mod(const op_ctx *ctx, int m, op_tensor *x, const op_tens
     return st;
 }
 
+/* The op's geometry (OP_GEOM): the sizes of a run and its scale. */
+typedef struct flex_geom {
+    ref_flex_dims d;
+    double scale;
+} flex_geom;
+
+static mopt_status flex_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, void *geom) {
+    (void)n_in;
+    const flex_params *p = ctx->params;
+    const ir_shape *q = &in[0].shape, *k = &in[1].shape, *v = &in[2].shape;
+    flex_geom *g = geom;
+    g->d = (ref_flex_dims){q->dims[0], q->dims[1], k->dims[1], q->dims[2],
+                           k->dims[2], q->dims[3], v->dims[3]};
+    g->scale = p->has_scale ? p->scale : 1.0 / sqrt((double)g->d.E);
+    return MOPT_OK;
+}
+
 static mopt_status flex_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
     const flex_params *p = ctx->params;
-    const ir_shape *q = &in[0].shape, *k = &in[1].shape, *v = &in[2].shape;
-    ref_flex_dims d = {q->dims[0], q->dims[1], k->dims[1], q->dims[2],
-                       k->dims[2], q->dims[3], v->dims[3]};
-    double scale = p->has_scale ? p->scale : 1.0 / sqrt((double)d.E);
+    const flex_geom *g = ctx->geom; /* flex_geometry's */
+    const ref_flex_dims d = g->d;
+    const double scale = g->scale;
     op_tensor sc = {.dtype = MOPT_DTYPE_F32};
     sc.shape.rank = 4;
     int64_t sd[4] = {d.B, d.Hq, d.L, d.S};
@@ -152,7 +168,8 @@ static mopt_status flex_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 static const op_def k_ops[] = {
     {"FlexAttention", "ai.onnx.preview", 3, OP_MAX_IO, 1, 1, flex_infer, flex_run, NULL,
-     OP_PARAMS(flex_params, flex_parse), .bridge = &ops_bridge_float},
+     OP_PARAMS(flex_params, flex_parse), OP_GEOM(flex_geom, flex_geometry),
+     .bridge = &ops_bridge_float},
 };
 
 OP_FAMILY(flex_attention, k_ops)

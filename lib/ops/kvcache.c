@@ -207,19 +207,6 @@ static mopt_status da_parse(const op_ctx *ctx, void *params) {
     return MOPT_OK;
 }
 
-/* Does the mask shape m broadcast to [b, h, q, t] (dims of s) without
- * growing it? Unknown dims pass. */
-static bool da_mask_fits(const ir_shape *m, const ir_shape *s) {
-    if (m->rank < 0) return true;
-    if (m->rank > 4) return false;
-    for (int32_t i = 0; i < m->rank; i++) {
-        int32_t a = 4 - m->rank + i;
-        if (m->syms[i] == 0 && m->dims[i] != 1 && s->syms[a] == 0 && m->dims[i] != s->dims[a])
-            return false;
-    }
-    return true;
-}
-
 static mopt_status da_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
     (void)n_out;
@@ -275,7 +262,7 @@ static mopt_status da_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op
     if (op_has_input(in, n_in, 3)) {
         ir_shape s = y;
         ops_copy_dim(&s, 3, k, 1);
-        if (!da_mask_fits(&in[3].shape, &s))
+        if (op_mask_bad_axis(&in[3].shape, &s) != -1)
             return op_fail(ctx, MOPT_ERR_SHAPE,
                            "the mask %s does not broadcast to the scores [batch, heads, m, seq] "
                            "%s without growing them",
@@ -337,19 +324,17 @@ mopt_status ops_decode_attn_problem(const op_ctx *ctx, const op_tensor *in, int 
     if (!op_has_input(in, n_in, 3)) return MOPT_OK;
     const ir_shape *m = &in[3].shape;
     const int64_t want[4] = {p->B, p->H, p->M, p->T};
-    if (m->rank > 4)
-        return op_fail(ctx, MOPT_ERR_SHAPE, "the mask has rank %d; at most 4", (int)m->rank);
-    for (int32_t i = 0; i < m->rank; i++) {
-        int32_t ax = 4 - m->rank + i;
-        if (m->dims[i] != 1 && m->dims[i] != want[ax])
-            return op_fail(ctx, MOPT_ERR_SHAPE,
-                           "the mask's axis %d is %" PRId64 "; the scores have %" PRId64, (int)i,
-                           m->dims[i], want[ax]);
-    }
     ir_shape scores;
     ir_shape_set(&scores, 4, want);
-    int64_t st[IR_MAX_RANK];
-    op_broadcast_strides(m, &scores, st);
+    int32_t i = op_mask_bad_axis(m, &scores);
+    if (i == -2)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "the mask has rank %d; at most 4", (int)m->rank);
+    if (i >= 0)
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "the mask's axis %d is %" PRId64 "; the scores have %" PRId64, (int)i,
+                       m->dims[i], want[4 - m->rank + i]);
+    int64_t st[4];
+    op_mask_strides(m, want, st);
     p->m_sb = st[0], p->m_sh = st[1], p->m_sm = st[2], p->m_st = st[3];
     if (in[3].dtype == MOPT_DTYPE_BOOL)
         p->keep = in[3].data;

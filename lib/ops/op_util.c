@@ -347,6 +347,27 @@ void op_broadcast_strides(const ir_shape *in, const ir_shape *out, int64_t *stri
     }
 }
 
+int32_t op_mask_bad_axis(const ir_shape *mask, const ir_shape *scores) {
+    if (mask->rank < 0) return -1;
+    if (mask->rank > 4) return -2;
+    for (int32_t i = 0; i < mask->rank; i++) {
+        int32_t a = scores->rank - mask->rank + i;
+        if (mask->syms[i] == 0 && mask->dims[i] != 1 && scores->syms[a] == 0 &&
+            mask->dims[i] != scores->dims[a])
+            return i;
+    }
+    return -1;
+}
+
+void op_mask_strides(const ir_shape *mask, const int64_t scores[4], int64_t strides[4]) {
+    ir_shape target;
+    ir_shape_set(&target, 4, scores);
+    int64_t st[IR_MAX_RANK];
+    op_broadcast_strides(mask, &target, st);
+    for (int a = 0; a < 4; a++)
+        strides[a] = st[a];
+}
+
 mopt_status op_infer_f32_like_input0(const op_ctx *ctx, const op_tensor *in, int n_in,
                                      op_tensor *out, int n_out) {
     (void)n_in, (void)n_out;

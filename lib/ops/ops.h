@@ -396,5 +396,14 @@ void op_strides(const ir_shape *s, int64_t *strides);
 /* Strides of `in` as seen from the broadcast `out` shape: 0 on broadcast axes,
  * aligned to the right. */
 void op_broadcast_strides(const ir_shape *in, const ir_shape *out, int64_t *strides);
+/* The attention masks (mopt.Attention, mopt.DecodeAttention): a mask of rank
+ * <= 4 applies to the scores [B, H, Sq, Sk] by broadcasting without growing
+ * them. Returns -1 when mask fits scores (a symbolic or unknown dim on
+ * either side fits), else the first mask axis that does not (-2 for a rank
+ * above 4). */
+int32_t op_mask_bad_axis(const ir_shape *mask, const ir_shape *scores);
+/* The element strides of a fitting concrete mask over the scores
+ * [B, H, Sq, Sk] (0 on broadcast axes). */
+void op_mask_strides(const ir_shape *mask, const int64_t scores[4], int64_t strides[4]);
 
 #endif

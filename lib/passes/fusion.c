@@ -61,6 +61,8 @@ mopt_status fu_run_pass(ir_graph *g, pass_result *r, const fu_pass *p) {
     mopt_status st = fu_init(&f, g);
     for (int32_t i = 0; !st && i < g->n_nodes; i++)
         st = p->visit(&f, g->nodes[i], c);
+    for (int32_t i = 0; !st && p->then_visit && i < g->n_nodes; i++)
+        st = p->then_visit(&f, g->nodes[i], c);
     fu_free(&f);
     if (!st && p->finish) st = p->finish(g, c);
     pass_note_counts(r, c, p->notes, p->rewrites);

@@ -75,15 +75,19 @@ typedef struct fu_pass {
      * it matches there (fu_refresh after a rewrite) and counts what it did in
      * c[] (indices as in notes). A failure ends the pass. */
     mopt_status (*visit)(fu_graph *f, ir_node *n, int32_t *c);
-    /* Optional: runs after the node loop when it succeeded. */
+    /* Optional: runs after the node loops when they succeeded. */
     mopt_status (*finish)(ir_graph *g, int32_t *c);
     const char *notes[PASS_COUNTS_CAP]; /* c[k]'s name in the note (pass_note_counts) */
     unsigned rewrites;                  /* bits k of the c[k] that count as rewrites */
+    /* Optional: a second node loop, after the first succeeded, for patterns
+     * over what the first rewrote (same contract as visit). */
+    mopt_status (*then_visit)(fu_graph *f, ir_node *n, int32_t *c);
 } fu_pass;
 
 /* Runs a fusion pass: fu_init, visit on every node in order (nodes a rewrite
- * appends included) until one fails, fu_free, finish, then r's rewrites and
- * note from the counts, whether or not it failed. */
+ * appends included) until one fails, then then_visit likewise, fu_free,
+ * finish, then r's rewrites and note from the counts, whether or not it
+ * failed. */
 mopt_status fu_run_pass(ir_graph *g, pass_result *r, const fu_pass *p);
 
 /* Attribute setters; false when out of memory (message set). */

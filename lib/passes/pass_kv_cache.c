@@ -138,11 +138,15 @@ static void swap_axes_12(ir_shape *s) {
     s->syms[2] = y;
 }
 
-/* One Concat: rewritten (true) or left alone. */
-static mopt_status try_cache(fu_graph *f, ir_node *c, bool *done, int32_t *n_products) {
+/* Counts (kv_pass's notes): c[0] caches rewritten, c[1] CacheMatMul
+ * products (finish subtracts the two of each fused attention), c[2]
+ * attentions fused, c[3] causal masks folded. */
+enum { KV_CACHES, KV_PRODUCTS, KV_FUSED, KV_CAUSAL };
+
+/* One Concat: rewritten or left alone. */
+static mopt_status try_cache(fu_graph *f, ir_node *c, int32_t *counts) {
     static const int64_t k_to_heads[4] = {0, 2, 1, 3};
     ir_graph *g = f->g;
-    *done = false;
     if (!fu_is(c, "Concat") || c->n_inputs != 2 || c->outputs[0] < 0) return MOPT_OK;
     int32_t past = c->inputs[0], nw = c->inputs[1], present = c->outputs[0];
     int64_t axis = ir_node_attr_int(c, "axis", 0);
@@ -182,8 +186,8 @@ static mopt_status try_cache(fu_graph *f, ir_node *c, bool *done, int32_t *n_pro
     }
     for (int i = 0; i < n_dead; i++)
         dead_t[i]->dead = true;
-    *n_products += n_uses;
-    *done = true;
+    counts[KV_PRODUCTS] += n_uses;
+    counts[KV_CACHES]++;
     return fu_refresh(f);
 }
 
@@ -318,11 +322,12 @@ static bool causal_mask(const fu_graph *f, int32_t mask, int32_t kc, int32_t *qp
     return true;
 }
 
-/* One attention ending in the context product pv: fused (true) or left. */
-static mopt_status try_attention(fu_graph *f, ir_node *pv, bool *done, int32_t *causal) {
+/* One attention ending in the context product pv: fused or left (looked
+ * at only when a cache was rewritten). */
+static mopt_status try_attention(fu_graph *f, ir_node *pv, int32_t *counts) {
     ir_graph *g = f->g;
-    *done = false;
-    if (!is_cmm(pv, false) || ir_node_attr_float(pv, "alpha", 1.0f) != 1.0f) return MOPT_OK;
+    if (!counts[KV_CACHES] || !is_cmm(pv, false) || ir_node_attr_float(pv, "alpha", 1.0f) != 1.0f)
+        return MOPT_OK;
     ir_node *sm = single_from(f, pv->inputs[0], "Softmax");
     if (!sm || !last_axis_softmax(g, sm)) return MOPT_OK;
     int32_t s = sm->inputs[0], mask = -1;
@@ -361,38 +366,29 @@ static mopt_status try_attention(fu_graph *f, ir_node *pv, bool *done, int32_t *
     if (n_in > 3) da->inputs[3] = mask;
     if (n_in > 4) da->inputs[4] = qpos;
     if (n_in > 5) da->inputs[5] = kpad;
-    *causal += qpos >= 0;
+    counts[KV_CAUSAL] += qpos >= 0;
     if (!fu_set_float(da, "scale", (float)scale) || (w && !fu_set_float(da, "fill", (float)fill)))
         return MOPT_ERR_OUT_OF_MEMORY;
     for (int i = 0; i < n_dead; i++)
         dead[i]->dead = true;
-    *done = true;
+    counts[KV_FUSED]++;
     return fu_refresh(f);
 }
 
-mopt_status pass_kv_cache(ir_graph *g, pass_result *r) {
-    fu_graph f;
-    mopt_status st = fu_init(&f, g);
-    if (st) return st;
-    int32_t caches = 0, products = 0;
-    for (int32_t i = 0; i < g->n_nodes && !st; i++) {
-        bool done = false;
-        st = try_cache(&f, g->nodes[i], &done, &products);
-        caches += done;
-    }
-    int32_t fused = 0, causal = 0;
-    for (int32_t i = 0; i < g->n_nodes && !st && caches; i++) {
-        bool done = false;
-        st = try_attention(&f, g->nodes[i], &done, &causal);
-        fused += done;
-    }
-    fu_free(&f);
-    if (st) return st;
-    if (caches) ir_graph_mark_dead_code(g); /* the transposes to heads */
-    r->rewrites = caches;
-    pass_note_add(r, caches, "caches token-major (Concat -> KVAppend in place)");
-    pass_note_add(r, products - 2 * fused, "CacheMatMul");
-    pass_note_add(r, fused, "DecodeAttention (scores, softmax, weighted V in one pass)");
-    pass_note_add(r, causal, "causal masks folded (key positions read, no mask tensor)");
+static mopt_status finish(ir_graph *g, int32_t *counts) {
+    counts[KV_PRODUCTS] -= 2 * counts[KV_FUSED];       /* the products left as CacheMatMul */
+    if (counts[KV_CACHES]) ir_graph_mark_dead_code(g); /* the transposes to heads */
     return MOPT_OK;
 }
+
+static const fu_pass kv_pass = {
+    .visit = try_cache,
+    .then_visit = try_attention,
+    .finish = finish,
+    .notes = {"caches token-major (Concat -> KVAppend in place)", "CacheMatMul",
+              "DecodeAttention (scores, softmax, weighted V in one pass)",
+              "causal masks folded (key positions read, no mask tensor)"},
+    .rewrites = 1u << KV_CACHES,
+};
+
+mopt_status pass_kv_cache(ir_graph *g, pass_result *r) { return fu_run_pass(g, r, &kv_pass); }

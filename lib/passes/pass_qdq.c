@@ -61,6 +61,19 @@ static bool const_scale(const ir_graph *g, const ir_node *q, float *s) {
     return true;
 }
 
+/* The zero points of DequantizeLinear dq are absent, or constant zeros of
+ * an integer dtype. */
+static bool zero_points_zero(const ir_graph *g, const ir_node *dq, mopt_dtype dtype) {
+    if (dq->n_inputs <= 2 || dq->inputs[2] < 0) return true;
+    const ir_value *z = g->values[dq->inputs[2]];
+    if (!z->data || z->dtype != dtype) return false;
+    const uint8_t *b = z->data; /* an integer is 0 when all its bytes are */
+    size_t n = (size_t)ir_shape_numel(&z->shape) * mopt_dtype_size(dtype);
+    for (size_t i = 0; i < n; i++)
+        if (b[i]) return false;
+    return true;
+}
+
 typedef struct qdq_match {
     int32_t x; /* f32 x (input of the QuantizeLinear), or the u8 x */
     float sx;
@@ -120,12 +133,7 @@ static bool match_w(const fu_graph *f, int32_t v, int32_t ch_axis, int64_t n_ch,
     if (!dq || dq->n_inputs < 2 || ir_node_attr_int(dq, "block_size", 0) != 0) return false;
     const ir_value *wv = g->values[dq->inputs[0]];
     if (!wv->data || wv->dtype != MOPT_DTYPE_I8 || !ir_shape_is_concrete(&wv->shape)) return false;
-    if (dq->n_inputs > 2 && dq->inputs[2] >= 0) { /* zero points: all 0 */
-        const ir_value *z = g->values[dq->inputs[2]];
-        if (!z->data || z->dtype != MOPT_DTYPE_I8) return false;
-        for (int64_t i = 0; i < ir_shape_numel(&z->shape); i++)
-            if (((const int8_t *)z->data)[i] != 0) return false;
-    }
+    if (!zero_points_zero(g, dq, MOPT_DTYPE_I8)) return false;
     int64_t ns = 0;
     const float *s = fu_const_f32(g, dq->inputs[1], &ns);
     if (!s) return false;
@@ -154,12 +162,7 @@ static bool match_bias(const fu_graph *f, int32_t v, int64_t n_ch, qdq_match *m)
     if (!dq || dq->n_inputs < 2) return false;
     const ir_value *q = g->values[dq->inputs[0]];
     if (!q->data || q->dtype != MOPT_DTYPE_I32 || ir_shape_numel(&q->shape) != n_ch) return false;
-    if (dq->n_inputs > 2 && dq->inputs[2] >= 0) {
-        const ir_value *z = g->values[dq->inputs[2]];
-        if (!z->data || z->dtype != MOPT_DTYPE_I32) return false;
-        for (int64_t i = 0; i < ir_shape_numel(&z->shape); i++)
-            if (((const int32_t *)z->data)[i] != 0) return false;
-    }
+    if (!zero_points_zero(g, dq, MOPT_DTYPE_I32)) return false;
     int64_t ns = 0;
     const float *s = fu_const_f32(g, dq->inputs[1], &ns);
     if (!s || (ns != 1 && ns != n_ch)) return false;
@@ -349,36 +352,35 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qdq_match *m) {
     return fu_refresh(f);
 }
 
+/* Counts: c[0] MatMul/Gemm and c[1] Conv rewritten, c[2] of them with a
+ * bias Add absorbed, c[3] u8 tensors kept between static ops (finish). */
+static mopt_status visit(fu_graph *f, ir_node *n, int32_t *c) {
+    qdq_match m;
+    if (n->dead || !match(f, n, &m)) return MOPT_OK;
+    mopt_status st = rewrite(f, n, &m);
+    c[2] += m.add != NULL;
+    mopt_free(m.add_bias);
+    c[m.conv ? 1 : 0]++;
+    return st;
+}
+
+static mopt_status finish(ir_graph *g, int32_t *c) {
+    if (c[0] + c[1] == 0) return MOPT_OK;
+    ir_graph_mark_dead_code(g); /* the Q/DQ pairs no one reads */
+    return pass_quant_chain(g, 0, &c[3]);
+}
+
+static const fu_pass qdq_pass = {
+    .visit = visit,
+    .finish = finish,
+    .notes = {"QDQ MatMul/Gemm", "QDQ Conv", "bias Add absorbed", "u8 kept between"},
+    .rewrites = 0x3u,
+};
+
 mopt_status pass_qdq(ir_graph *g, pass_result *r) {
     bool any = false;
     for (int32_t i = 0; i < g->n_nodes && !any; i++)
         any = fu_is(g->nodes[i], "DequantizeLinear");
     if (!any) return MOPT_OK;
-    fu_graph f;
-    mopt_status st = fu_init(&f, g);
-    int32_t n_mm = 0, n_conv = 0, n_bias = 0;
-    for (int32_t i = 0; !st && i < g->n_nodes; i++) {
-        ir_node *n = g->nodes[i];
-        qdq_match m;
-        if (n->dead || !match(&f, n, &m)) continue;
-        st = rewrite(&f, n, &m);
-        if (m.add) n_bias++;
-        mopt_free(m.add_bias);
-        if (m.conv)
-            n_conv++;
-        else
-            n_mm++;
-    }
-    fu_free(&f);
-    int32_t n_chained = 0;
-    if (!st && n_mm + n_conv > 0) {
-        ir_graph_mark_dead_code(g); /* the Q/DQ pairs no one reads */
-        st = pass_quant_chain(g, 0, &n_chained);
-    }
-    r->rewrites = n_mm + n_conv;
-    pass_note_add(r, n_mm, "QDQ MatMul/Gemm");
-    pass_note_add(r, n_conv, "QDQ Conv");
-    pass_note_add(r, n_bias, "bias Add absorbed");
-    pass_note_add(r, n_chained, "u8 kept between");
-    return st;
+    return fu_run_pass(g, r, &qdq_pass);
 }

@@ -242,6 +242,23 @@ static void aim_calls(call *calls, int n, mopt_batcher *b, sample *s) {
         calls[i] = (call){.b = b, .s = &s[i]};
 }
 
+/* Requests [0, n) of c succeeded; returns the worst max |diff| of their
+ * first n_out outputs against the single runs (shapes must agree), and
+ * counts in *bitwise (may be NULL) the outputs equal to them bit for bit. */
+static float calls_worst(const call *c, const sample *s, int n, int n_out, int *bitwise) {
+    float worst = 0.0f;
+    for (int i = 0; i < n; i++) {
+        if (c[i].st) fail_msg("request %d: %s", i, c[i].msg);
+        for (int k = 0; k < n_out; k++) {
+            float d = max_diff(c[i].out[k], s[i].ref[k]);
+            if (!(d >= 0.0f)) fail_msg("request %d output %d: shape or NaN (%g)", i, k, (double)d);
+            if (d > worst) worst = d;
+            if (bitwise) *bitwise += same_bits(c[i].out[k], s[i].ref[k]);
+        }
+    }
+    return worst;
+}
+
 /* Waits (bounded) until the batcher shows `depth` queued requests (at
  * least that many when at_least). */
 static void wait_depth(const mopt_batcher *b, size_t depth, int at_least) {
@@ -268,17 +285,8 @@ MOPT_TEST(batch_same_length_bitwise) {
     call c[N];
     aim_calls(c, N, b, s);
     run_on_threads(c, N);
-    float worst = 0.0f;
     int bitwise = 0;
-    for (int i = 0; i < N; i++) {
-        if (c[i].st) fail_msg("request %d: %s", i, c[i].msg);
-        for (int k = 0; k < 2; k++) {
-            float d = max_diff(c[i].out[k], s[i].ref[k]);
-            assert_true(d >= 0.0f);
-            if (d > worst) worst = d;
-            bitwise += same_bits(c[i].out[k], s[i].ref[k]);
-        }
-    }
+    float worst = calls_worst(c, s, N, 2, &bitwise);
     mopt_batcher_stats st = get_stats(b);
     printf("bert_tiny, 6 requests of length 16 in one batch: %d/%d outputs bitwise equal to "
            "single runs, max |diff| %.3g\n",
@@ -308,11 +316,10 @@ MOPT_TEST(ragged_padded_to_bucket_and_cropped) {
         call c[N];
         aim_calls(c, N, b, s);
         run_on_threads(c, N);
-        float worst = 0.0f;
+        float worst = calls_worst(c, s, N, 2, NULL);
         int64_t padded_to = variant ? 31 : 32;
         uint64_t want_padded = 0;
         for (int i = 0; i < N; i++) {
-            if (c[i].st) fail_msg("request %d: %s", i, c[i].msg);
             /* cropped: [1, len, 128] and [1, 128] */
             assert_int_equal(mopt_tensor_rank(c[i].out[0]), 3);
             assert_int_equal(mopt_tensor_dim(c[i].out[0], 0), 1);
@@ -320,11 +327,6 @@ MOPT_TEST(ragged_padded_to_bucket_and_cropped) {
             assert_int_equal(mopt_tensor_dim(c[i].out[0], 2), 128);
             assert_int_equal(mopt_tensor_rank(c[i].out[1]), 2);
             assert_int_equal(mopt_tensor_dim(c[i].out[1], 1), 128);
-            for (int k = 0; k < 2; k++) {
-                float d = max_diff(c[i].out[k], s[i].ref[k]);
-                assert_true(d >= 0.0f);
-                if (d > worst) worst = d;
-            }
             want_padded += 2 * (uint64_t)(padded_to - lens[i]); /* ids and mask */
         }
         mopt_batcher_stats st = get_stats(b);
@@ -364,11 +366,7 @@ MOPT_TEST(caller_outputs) {
             MOPT_OK);
     }
     run_on_threads(c, N);
-    for (int i = 0; i < 2; i++) {
-        if (c[i].st) fail_msg("request %d: %s", i, c[i].msg);
-        assert_true(max_diff(c[i].out[0], s[i].ref[0]) <= PAD_TOL);
-        assert_true(max_diff(c[i].out[1], s[i].ref[1]) <= PAD_TOL);
-    }
+    assert_true(calls_worst(c, s, 2, 2, NULL) <= PAD_TOL);
     assert_int_equal(c[2].st, MOPT_ERR_SHAPE);
     assert_non_null(strstr(c[2].msg, "last_hidden_state"));
     mopt_batcher_stats st = get_stats(b);
@@ -408,10 +406,7 @@ MOPT_TEST(bad_request_fails_alone) {
     c[N + 1] = (call){.b = b, .s = &s[0], .in = {bad_batch, bad_batch}};
     c[N + 2] = (call){.b = b, .s = &s[0], .in = {s[0].in[0], bad_mask}};
     run_on_threads(c, N + 3);
-    for (int i = 0; i < N; i++) {
-        if (c[i].st) fail_msg("request %d: %s", i, c[i].msg);
-        assert_true(max_diff(c[i].out[0], s[i].ref[0]) <= PAD_TOL);
-    }
+    assert_true(calls_worst(c, s, N, 1, NULL) <= PAD_TOL);
     assert_int_equal(c[N].st, MOPT_ERR_TYPE);
     assert_non_null(strstr(c[N].msg, "input_ids"));
     assert_int_equal(c[N + 1].st, MOPT_ERR_SHAPE);
@@ -590,11 +585,7 @@ MOPT_TEST(destroy_drains) {
         pthread_join(th[i], NULL);
     printf("destroy drained %d waiting requests in %.3f s\n", N, took);
     assert_true(took < 10.0);
-    for (int i = 0; i < N; i++) {
-        if (c[i].st) fail_msg("drained request %d: %s", i, c[i].msg);
-        assert_true(max_diff(c[i].out[0], s[i].ref[0]) <= PAD_TOL);
-        assert_true(max_diff(c[i].out[1], s[i].ref[1]) <= PAD_TOL);
-    }
+    assert_true(calls_worst(c, s, N, 2, NULL) <= PAD_TOL); /* the drained requests */
     free_calls(c, N);
     free_samples(s, N);
     mopt_model_destroy(m);

@@ -52,54 +52,14 @@ static mopt_session *new_session(const mopt_model *m) {
 
 static void serial_reference(model_case *c) { case_serial(c, new_session(c->model)); }
 
-typedef struct {
-    model_case *c;
-    int runs;
-    int mismatches;
-    int failures;
-} worker_arg;
-
-static void *worker(void *p) {
-    worker_arg *w = p;
-    mopt_options *o = NULL;
-    mopt_session *s = NULL;
-    if (mopt_options_create(&o) || mopt_options_set_int(o, "threads", 1) ||
-        mopt_session_create(w->c->model, o, &s)) {
-        w->failures++;
-        mopt_options_destroy(o);
-        return NULL;
-    }
-    mopt_options_destroy(o);
-    for (int r = 0; r < w->runs; r++) {
-        int k = r % N_SETS;
-        mopt_status st;
-        mopt_tensor *y = run_set(s, w->c, k, &st);
-        if (!y)
-            w->failures++;
-        else if (!same_bits(y, w->c->serial[k]))
-            w->mismatches++;
-        mopt_tensor_destroy(y);
-    }
-    mopt_session_destroy(s);
-    return NULL;
-}
-
 static void threads_match_serial(const char *dir, int runs) {
     model_case c;
     load_case_1t(&c, dir);
     serial_reference(&c);
-    pthread_t th[N_THREADS];
-    worker_arg w[N_THREADS];
-    for (int t = 0; t < N_THREADS; t++) {
-        w[t] = (worker_arg){.c = &c, .runs = runs};
-        assert_int_equal(pthread_create(&th[t], NULL, worker, &w[t]), 0);
-    }
-    for (int t = 0; t < N_THREADS; t++) {
-        pthread_join(th[t], NULL);
-        if (w[t].failures || w[t].mismatches)
-            fail_msg("%s thread %d: %d failed runs, %d outputs differ from the serial run", dir, t,
-                     w[t].failures, w[t].mismatches);
-    }
+    case_worker w[N_THREADS];
+    for (int t = 0; t < N_THREADS; t++)
+        w[t] = (case_worker){.c = &c, .runs = runs};
+    case_run_workers(w, N_THREADS);
     free_case(&c);
 }
 
@@ -181,37 +141,17 @@ MOPT_TEST(shared_session_is_busy) {
 
 /* --- the model goes before its sessions ---------------------------------- */
 
-typedef struct {
-    mopt_session *s;
-    model_case *c;
-    int bad;
-} late_arg;
-
-static void *late_runs(void *p) {
-    late_arg *l = p;
-    for (int r = 0; r < 4; r++) {
-        mopt_status st;
-        mopt_tensor *y = run_set(l->s, l->c, r % N_SETS, &st);
-        if (!y || !same_bits(y, l->c->serial[r % N_SETS])) l->bad++;
-        mopt_tensor_destroy(y);
-    }
-    mopt_session_destroy(l->s); /* the last of these frees the model */
-    return NULL;
-}
-
 MOPT_TEST(model_destroyed_before_sessions) {
     model_case c;
     load_case_1t(&c, "tests/models/cnn");
     serial_reference(&c);
-    late_arg l[2] = {{.s = new_session(c.model), .c = &c}, {.s = new_session(c.model), .c = &c}};
+    /* each session is destroyed on its thread: the last of them frees the model */
+    case_worker w[2];
+    for (int t = 0; t < 2; t++)
+        w[t] = (case_worker){.c = &c, .s = new_session(c.model), .runs = 4, .destroy = true};
     mopt_model_destroy(c.model); /* the caller lets go first */
     c.model = NULL;
-    pthread_t th[2];
-    for (int t = 0; t < 2; t++)
-        assert_int_equal(pthread_create(&th[t], NULL, late_runs, &l[t]), 0);
-    for (int t = 0; t < 2; t++)
-        pthread_join(th[t], NULL);
-    assert_int_equal(l[0].bad + l[1].bad, 0);
+    case_run_workers(w, 2);
     free_case(&c); /* destroys the inputs; mopt_model_destroy(NULL) is a no-op */
 }
 

@@ -24,6 +24,15 @@ static ir_node *add(ir_graph *g, const char *op, const char *name, const char *i
     return n;
 }
 
+/* A graph whose one graph input is the value "x". */
+static ir_graph *graph_with_input_x(void) {
+    ir_graph *g = ir_graph_create();
+    assert_non_null(g);
+    int32_t x = ir_graph_value(g, "x"); /* may grow g->values: read it after */
+    g->values[x]->flags |= IR_VALUE_INPUT;
+    return g;
+}
+
 MOPT_TEST(ir_value_lookup) {
     ir_graph *g = ir_graph_create();
     assert_non_null(g);
@@ -39,9 +48,7 @@ MOPT_TEST(ir_value_lookup) {
 }
 
 MOPT_TEST(ir_check_sorts_nodes) {
-    ir_graph *g = ir_graph_create();
-    int32_t x = ir_graph_value(g, "x");
-    g->values[x]->flags |= IR_VALUE_INPUT;
+    ir_graph *g = graph_with_input_x();
     add(g, "Relu", "second", "a", NULL, "b");
     add(g, "Relu", "first", "x", NULL, "a");
     assert_int_equal(ir_graph_check(g), MOPT_OK);
@@ -52,9 +59,7 @@ MOPT_TEST(ir_check_sorts_nodes) {
 }
 
 MOPT_TEST(ir_check_rejects_cycle) {
-    ir_graph *g = ir_graph_create();
-    int32_t x = ir_graph_value(g, "x");
-    g->values[x]->flags |= IR_VALUE_INPUT;
+    ir_graph *g = graph_with_input_x();
     add(g, "Add", "n1", "x", "b", "a");
     add(g, "Relu", "n2", "a", NULL, "b");
     assert_int_equal(ir_graph_check(g), MOPT_ERR_INVALID_MODEL);
@@ -72,9 +77,7 @@ MOPT_TEST(ir_check_rejects_undefined_input) {
 }
 
 MOPT_TEST(ir_check_rejects_double_producer) {
-    ir_graph *g = ir_graph_create();
-    int32_t x = ir_graph_value(g, "x");
-    g->values[x]->flags |= IR_VALUE_INPUT;
+    ir_graph *g = graph_with_input_x();
     add(g, "Relu", "p1", "x", NULL, "y");
     add(g, "Relu", "p2", "x", NULL, "y");
     assert_int_equal(ir_graph_check(g), MOPT_ERR_INVALID_MODEL);

@@ -453,6 +453,19 @@ static void conv_bound(const op_tensor *in, int n_in, const ir_shape *y, double 
         tol[i] = tol_of(g_conv_red + 1, (double)(g_conv_red + 1));
 }
 
+/* The window attributes Conv, ConvTranspose and the pools share (S spatial
+ * axes); auto_pad NULL: explicit pads. */
+static void attr_window(ir_node *n, int32_t S, const int64_t *strides, const int64_t *dilations,
+                        const int64_t *pads, const char *auto_pad) {
+    attr_ints(n, "strides", S, strides);
+    attr_ints(n, "dilations", S, dilations);
+    if (auto_pad)
+        attr_str(n, "auto_pad", auto_pad);
+    else
+        attr_ints(n, "pads", 2 * S, pads);
+}
+
+/* One Conv or ConvTranspose case; the output_* fields are ConvTranspose's. */
 typedef struct conv_case {
     int32_t rank;
     int64_t x[5], w[5];
@@ -460,6 +473,8 @@ typedef struct conv_case {
     int64_t strides[3], dilations[3], pads[6];
     const char *auto_pad; /* NULL: explicit pads */
     bool bias;
+    int64_t output_padding[3], output_shape[3];
+    bool has_output_shape;
 } conv_case;
 
 static const conv_case k_conv_cases[] = {
@@ -472,45 +487,45 @@ static const conv_case k_conv_cases[] = {
     {4, {1, 4, 10, 9}, {4, 4, 2, 3}, 1, {3, 2}, {1, 2}, {0}, "VALID", true},
     {3, {2, 4, 29}, {6, 4, 5}, 1, {1}, {3}, {2, 2}, NULL, true}, /* 1-D */
     {3, {1, 6, 17}, {6, 1, 3}, 6, {2}, {1}, {1, 0}, NULL, true}, /* 1-D dw */
-    {5,
-     {1, 2, 5, 6, 7},
-     {3, 2, 2, 3, 3},
-     1,
-     {1, 1, 2},
-     {1, 1, 1},
-     {0, 1, 1, 0, 1, 1},
-     NULL,
-     true}, /* 3-D */
+    /* 3-D */
+    {5, {1, 2, 5, 6, 7}, {3, 2, 2, 3, 3}, 1, {1, 1, 2}, {1, 1, 1}, {0, 1, 1, 0, 1, 1}, NULL, true},
 };
 
-static void run_conv_cases(const op_impl *impl) {
-    for (size_t s = 0; s < sizeof k_conv_cases / sizeof k_conv_cases[0]; s++) {
-        const conv_case *cc = &k_conv_cases[s];
+/* Checks each case against the reference, twice: variant 1 with a symbolic
+ * X at load time (layouts guessed) and 2 threads. Products per output: C /
+ * group (Conv: W's dim 1) times the kernel's size; inputs in [-1, 1]. */
+static void run_conv_table(const op_impl *impl, const conv_case *cases, size_t n_cases,
+                           bool transpose) {
+    for (size_t s = 0; s < n_cases; s++) {
+        const conv_case *cc = &cases[s];
         int32_t S = cc->rank - 2;
+        int n_in = cc->bias ? 3 : 2;
         for (int variant = 0; variant < 2; variant++) {
-            /* variant 1: symbolic X at load time (layouts guessed), 2 threads */
             node_case c;
-            nc_init(&c, "Conv", cc->bias ? 3 : 2);
+            nc_init(&c, transpose ? "ConvTranspose" : "Conv", n_in);
             attr_int(c.n, "group", cc->group);
-            attr_ints(c.n, "strides", S, cc->strides);
-            attr_ints(c.n, "dilations", S, cc->dilations);
-            if (cc->auto_pad)
-                attr_str(c.n, "auto_pad", cc->auto_pad);
-            else
-                attr_ints(c.n, "pads", 2 * S, cc->pads);
+            attr_window(c.n, S, cc->strides, cc->dilations, cc->pads, cc->auto_pad);
+            if (transpose) {
+                attr_ints(c.n, "output_padding", S, cc->output_padding);
+                if (cc->has_output_shape) attr_ints(c.n, "output_shape", S, cc->output_shape);
+            }
             op_tensor in[3];
             tensor(&in[0], cc->rank, cc->x);
             tensor(&in[1], cc->rank, cc->w);
-            if (cc->bias) tensor(&in[2], 1, (int64_t[]){cc->w[0]});
-            g_conv_red = cc->w[1];
+            int64_t bias_c = transpose ? cc->w[1] * cc->group : cc->w[0];
+            if (cc->bias) tensor(&in[2], 1, &bias_c);
+            g_conv_red = transpose ? cc->x[1] / cc->group : cc->w[1];
             for (int32_t i = 0; i < S; i++)
                 g_conv_red *= cc->w[2 + i];
-            check_impl(&c, impl, in, cc->bias ? 3 : 2, 6u, variant ? 1u : 0u, conv_bound,
-                       1 + variant, false);
-            free_inputs(in, cc->bias ? 3 : 2);
+            check_impl(&c, impl, in, n_in, 6u, variant ? 1u : 0u, conv_bound, 1 + variant, false);
+            free_inputs(in, n_in);
             ir_graph_destroy(c.g);
         }
     }
+}
+
+static void run_conv_cases(const op_impl *impl) {
+    run_conv_table(impl, k_conv_cases, sizeof k_conv_cases / sizeof k_conv_cases[0], false);
 }
 
 /* ---- mopt.FusedMatMul / mopt.FusedConv ---------------------------------- */
@@ -674,31 +689,12 @@ static void run_fused_conv_cases(const op_impl *impl) {
 
 /* ---- ConvTranspose ------------------------------------------------------ */
 
-typedef struct ct_case {
-    int32_t rank;
-    int64_t x[5], w[5], group;
-    int64_t strides[3], dilations[3], pads[6], output_padding[3], output_shape[3];
-    bool bias, has_output_shape;
-    const char *auto_pad;
-} ct_case;
-
 /* odd shapes: PP-OCR's 2x2 stride-2 upsampler, groups, asymmetric pads,
  * output_padding, output_shape, dilations, auto_pad, 1-D and 3-D, batch > 1 */
-static const ct_case k_ct_cases[] = {
-    {4, {1, 16, 20, 20}, {16, 4, 2, 2}, 1, {2, 2}, {1, 1}, {0}, {0}, {0}, true, false, NULL},
-    {4,
-     {2, 6, 7, 9},
-     {6, 3, 3, 3},
-     2,
-     {2, 1},
-     {1, 2},
-     {1, 0, 0, 2},
-     {1, 0},
-     {0},
-     true,
-     false,
-     NULL},
-    {3, {3, 4, 11}, {4, 5, 4}, 1, {3}, {1}, {2, 1}, {2}, {0}, true, false, NULL},
+static const conv_case k_ct_cases[] = {
+    {4, {1, 16, 20, 20}, {16, 4, 2, 2}, 1, {2, 2}, {1, 1}, {0}, NULL, true},
+    {4, {2, 6, 7, 9}, {6, 3, 3, 3}, 2, {2, 1}, {1, 2}, {1, 0, 0, 2}, NULL, true, {1, 0}},
+    {3, {3, 4, 11}, {4, 5, 4}, 1, {3}, {1}, {2, 1}, NULL, true, {2}},
     {5,
      {1, 2, 3, 4, 5},
      {2, 3, 2, 3, 2},
@@ -706,57 +702,16 @@ static const ct_case k_ct_cases[] = {
      {1, 2, 2},
      {1, 1, 1},
      {0, 1, 0, 0, 0, 1},
-     {0, 1, 0},
-     {0},
+     NULL,
      false,
-     false,
-     NULL},
-    {4, {1, 3, 5, 5}, {3, 2, 3, 3}, 1, {2, 2}, {1, 1}, {0}, {0}, {0}, false, false, "SAME_UPPER"},
-    {4, {2, 4, 5, 6}, {4, 2, 3, 3}, 2, {2, 2}, {1, 1}, {0}, {0}, {12, 13}, true, true, NULL},
-    {4,
-     {1, 8, 6, 6},
-     {8, 1, 4, 4},
-     8,
-     {2, 2},
-     {1, 1},
-     {1, 1, 1, 1},
-     {0},
-     {0},
-     true,
-     false,
-     NULL}, /* depthwise */
+     {0, 1, 0}},
+    {4, {1, 3, 5, 5}, {3, 2, 3, 3}, 1, {2, 2}, {1, 1}, {0}, "SAME_UPPER", false},
+    {4, {2, 4, 5, 6}, {4, 2, 3, 3}, 2, {2, 2}, {1, 1}, {0}, NULL, true, {0}, {12, 13}, true},
+    {4, {1, 8, 6, 6}, {8, 1, 4, 4}, 8, {2, 2}, {1, 1}, {1, 1, 1, 1}, NULL, true}, /* depthwise */
 };
 
 static void run_ct_cases(const op_impl *impl) {
-    for (size_t s = 0; s < sizeof k_ct_cases / sizeof k_ct_cases[0]; s++) {
-        const ct_case *cc = &k_ct_cases[s];
-        int32_t S = cc->rank - 2;
-        for (int variant = 0; variant < 2; variant++) {
-            /* variant 1: symbolic X at load time (layouts guessed), 2 threads */
-            node_case c;
-            nc_init(&c, "ConvTranspose", cc->bias ? 3 : 2);
-            attr_int(c.n, "group", cc->group);
-            attr_ints(c.n, "strides", S, cc->strides);
-            attr_ints(c.n, "dilations", S, cc->dilations);
-            attr_ints(c.n, "output_padding", S, cc->output_padding);
-            if (cc->has_output_shape) attr_ints(c.n, "output_shape", S, cc->output_shape);
-            if (cc->auto_pad)
-                attr_str(c.n, "auto_pad", cc->auto_pad);
-            else
-                attr_ints(c.n, "pads", 2 * S, cc->pads);
-            op_tensor in[3];
-            tensor(&in[0], cc->rank, cc->x);
-            tensor(&in[1], cc->rank, cc->w);
-            if (cc->bias) tensor(&in[2], 1, (int64_t[]){cc->w[1] * cc->group});
-            g_conv_red = cc->x[1] / cc->group;
-            for (int32_t i = 0; i < S; i++)
-                g_conv_red *= cc->w[2 + i];
-            check_impl(&c, impl, in, cc->bias ? 3 : 2, 6u, variant ? 1u : 0u, conv_bound,
-                       1 + variant, false);
-            free_inputs(in, cc->bias ? 3 : 2);
-            ir_graph_destroy(c.g);
-        }
-    }
+    run_conv_table(impl, k_ct_cases, sizeof k_ct_cases / sizeof k_ct_cases[0], true);
 }
 
 /* ---- MaxPool, AveragePool ------------------------------------------------ */
@@ -798,14 +753,9 @@ static void run_pool_cases(const op_impl *impl, bool avg) {
             node_case c;
             nc_init(&c, avg ? "AveragePool" : "MaxPool", 1);
             attr_ints(c.n, "kernel_shape", S, pc->k);
-            attr_ints(c.n, "strides", S, pc->strides);
-            attr_ints(c.n, "dilations", S, pc->dilations);
+            attr_window(c.n, S, pc->strides, pc->dilations, pc->pads, pc->auto_pad);
             attr_int(c.n, "ceil_mode", pc->ceil_mode);
             if (avg) attr_int(c.n, "count_include_pad", pc->include_pad);
-            if (pc->auto_pad)
-                attr_str(c.n, "auto_pad", pc->auto_pad);
-            else
-                attr_ints(c.n, "pads", 2 * S, pc->pads);
             op_tensor in[1];
             tensor(&in[0], pc->rank, pc->x);
             /* an AveragePool with count_include_pad whose ceil_mode window

@@ -1,12 +1,15 @@
 /*
  * test_model_case.h — a committed test model and its input sets, for the
  * tests that run one model from many sessions and compare every output
- * with a serial run bit for bit (test_concurrency.c, test_threadpool.c).
+ * with a serial run bit for bit (test_concurrency.c, test_threadpool.c),
+ * and the workers that do so on threads (case_run_workers).
  * Public API only; include after <cmocka.h> and <mopt/mopt.h>.
  */
 #ifndef MOPT_TESTS_UNIT_TEST_MODEL_CASE_H
 #define MOPT_TESTS_UNIT_TEST_MODEL_CASE_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,6 +76,62 @@ static inline void case_serial(model_case *c, mopt_session *s) {
         if (st) fail_msg("%s set %d: %s", c->dir, k, mopt_last_error());
     }
     mopt_session_destroy(s);
+}
+
+/* One thread's share of the check: `runs` runs of the sets in turn on s,
+ * or, when s is NULL, on a 1-thread session of its own created (and
+ * destroyed) on the thread; failed runs and outputs that differ from the
+ * serial run counted. destroy: s is destroyed on the thread when done. */
+typedef struct {
+    model_case *c;
+    mopt_session *s;
+    int runs, mismatches, failures;
+    bool destroy;
+} case_worker;
+
+static inline void *case_worker_main(void *p) {
+    case_worker *w = p;
+    mopt_session *s = w->s;
+    if (!s) {
+        mopt_options *o = NULL;
+        mopt_status st = mopt_options_create(&o);
+        if (!st) st = mopt_options_set_int(o, "threads", 1);
+        if (!st) st = mopt_session_create(w->c->model, o, &s);
+        mopt_options_destroy(o);
+        if (st) {
+            w->failures++;
+            return NULL;
+        }
+    }
+    for (int r = 0; r < w->runs; r++) {
+        int k = r % w->c->n_sets;
+        mopt_status st;
+        mopt_tensor *y = run_set(s, w->c, k, &st);
+        if (!y)
+            w->failures++;
+        else if (!same_bits(y, w->c->serial[k]))
+            w->mismatches++;
+        mopt_tensor_destroy(y);
+    }
+    if (!w->s || w->destroy) mopt_session_destroy(s);
+    return NULL;
+}
+
+#define CASE_MAX_WORKERS 16
+
+/* Runs w[0..n) each on a thread of its own and waits for them; fails naming
+ * a worker with a failed run or an output unlike the serial run's. */
+static inline void case_run_workers(case_worker *w, int n) {
+    pthread_t th[CASE_MAX_WORKERS];
+    assert_true(n >= 1 && n <= CASE_MAX_WORKERS);
+    for (int t = 0; t < n; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, case_worker_main, &w[t]), 0);
+    for (int t = 0; t < n; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < n; t++)
+        if (w[t].failures || w[t].mismatches)
+            fail_msg("%s thread %d: %d failed runs, %d outputs differ from the serial run",
+                     w[t].c->dir, t, w[t].failures, w[t].mismatches);
 }
 
 #endif

@@ -29,12 +29,24 @@
 #define K_SESSIONS 4
 #define N_SETS 3
 
-/* A session with `threads` threads, on pool (may be NULL). */
-static mopt_session *new_session(const mopt_model *m, int threads, mopt_threadpool *pool) {
+/* Options on pool (may be NULL) with `threads` threads (< 0: not set). */
+static mopt_options *pool_options(int threads, mopt_threadpool *pool) {
     mopt_options *o = NULL;
     assert_int_equal(mopt_options_create(&o), MOPT_OK);
-    assert_int_equal(mopt_options_set_int(o, "threads", threads), MOPT_OK);
+    if (threads >= 0) assert_int_equal(mopt_options_set_int(o, "threads", threads), MOPT_OK);
     assert_int_equal(mopt_options_set_threadpool(o, pool), MOPT_OK);
+    return o;
+}
+
+static mopt_threadpool *new_pool(int threads) {
+    mopt_threadpool *pool = NULL;
+    assert_int_equal(mopt_threadpool_create(threads, NULL, &pool), MOPT_OK);
+    return pool;
+}
+
+/* A session with `threads` threads, on pool (may be NULL). */
+static mopt_session *new_session(const mopt_model *m, int threads, mopt_threadpool *pool) {
+    mopt_options *o = pool_options(threads, pool);
     mopt_session *s = NULL;
     mopt_status st = mopt_session_create(m, o, &s);
     mopt_options_destroy(o);
@@ -53,48 +65,18 @@ static mopt_threadpool_stats pool_stats(const mopt_threadpool *p) {
     return ps;
 }
 
-typedef struct {
-    model_case *c;
-    mopt_session *s;
-    int runs, mismatches, failures;
-} worker_arg;
-
-static void *worker(void *p) {
-    worker_arg *w = p;
-    for (int r = 0; r < w->runs; r++) {
-        int k = r % w->c->n_sets;
-        mopt_status st;
-        mopt_tensor *y = run_set(w->s, w->c, k, &st);
-        if (!y)
-            w->failures++;
-        else if (!same_bits(y, w->c->serial[k]))
-            w->mismatches++;
-        mopt_tensor_destroy(y);
-    }
-    return NULL;
-}
-
 /* K sessions x `threads` threads on one pool of T, each on its own thread:
  * never more than T threads at work, outputs bitwise equal to serial. */
 static void bounded(const char *dir, int T, int threads, int runs) {
     model_case c;
     load_case(&c, dir, N_SETS, NULL);
     serial_reference(&c);
-    mopt_threadpool *pool = NULL;
-    assert_int_equal(mopt_threadpool_create(T, NULL, &pool), MOPT_OK);
-    pthread_t th[K_SESSIONS];
-    worker_arg w[K_SESSIONS];
+    mopt_threadpool *pool = new_pool(T);
+    case_worker w[K_SESSIONS];
     for (int t = 0; t < K_SESSIONS; t++)
-        w[t] = (worker_arg){.c = &c, .s = new_session(c.model, threads, pool), .runs = runs};
+        w[t] = (case_worker){.c = &c, .s = new_session(c.model, threads, pool), .runs = runs};
     assert_int_equal(pool_stats(pool).sessions, K_SESSIONS);
-    for (int t = 0; t < K_SESSIONS; t++)
-        assert_int_equal(pthread_create(&th[t], NULL, worker, &w[t]), 0);
-    for (int t = 0; t < K_SESSIONS; t++) {
-        pthread_join(th[t], NULL);
-        if (w[t].failures || w[t].mismatches)
-            fail_msg("%s thread %d: %d failed runs, %d outputs differ from the serial run", dir, t,
-                     w[t].failures, w[t].mismatches);
-    }
+    case_run_workers(w, K_SESSIONS);
     mopt_threadpool_stats ps = pool_stats(pool);
     print_message("%s: pool %d, %d sessions x %d threads: peak %d threads at work, %llu runs "
                   "(%llu waited), %llu/%llu parallel nodes narrowed\n",
@@ -144,8 +126,7 @@ MOPT_TEST(alone_uses_threads) {
     model_case c;
     load_case(&c, "tests/models/cnn", N_SETS, NULL);
     serial_reference(&c);
-    mopt_threadpool *pool = NULL;
-    assert_int_equal(mopt_threadpool_create(2, NULL, &pool), MOPT_OK);
+    mopt_threadpool *pool = new_pool(2);
     mopt_session *s = new_session(c.model, 0, pool); /* threads unset: the pool's 2 */
     for (int r = 0; r < 6; r++) {
         mopt_status st;
@@ -173,27 +154,17 @@ MOPT_TEST(destroyed_while_used) {
     model_case c;
     load_case(&c, "tests/models/cnn", N_SETS, NULL);
     serial_reference(&c);
-    mopt_threadpool *pool = NULL;
-    assert_int_equal(mopt_threadpool_create(1, NULL, &pool), MOPT_OK);
-    mopt_options *o = NULL;
-    assert_int_equal(mopt_options_create(&o), MOPT_OK);
-    assert_int_equal(mopt_options_set_threadpool(o, pool), MOPT_OK);
+    mopt_threadpool *pool = new_pool(1);
+    mopt_options *o = pool_options(-1, pool);
     mopt_threadpool_destroy(pool); /* the options still hold it */
-    pthread_t th[2];
-    worker_arg w[2];
+    case_worker w[2];
     for (int t = 0; t < 2; t++) {
         mopt_session *s = NULL;
         assert_int_equal(mopt_session_create(c.model, o, &s), MOPT_OK);
-        w[t] = (worker_arg){.c = &c, .s = s, .runs = 6};
+        w[t] = (case_worker){.c = &c, .s = s, .runs = 6};
     }
     mopt_options_destroy(o); /* now only the sessions hold it */
-    for (int t = 0; t < 2; t++)
-        assert_int_equal(pthread_create(&th[t], NULL, worker, &w[t]), 0);
-    for (int t = 0; t < 2; t++) {
-        pthread_join(th[t], NULL);
-        assert_int_equal(w[t].failures, 0);
-        assert_int_equal(w[t].mismatches, 0);
-    }
+    case_run_workers(w, 2);
     mopt_session_destroy(w[0].s);
     mopt_status st;
     mopt_tensor *y = run_set(w[1].s, &c, 0, &st); /* the last holder still runs */
@@ -211,8 +182,7 @@ MOPT_TEST(nested_subgraphs) {
     model_case c;
     load_case(&c, "tests/ops/data/control/loop_nested_if", 2, NULL);
     mopt_session *ref = new_session(c.model, 1, NULL);
-    mopt_threadpool *pool = NULL;
-    assert_int_equal(mopt_threadpool_create(1, NULL, &pool), MOPT_OK);
+    mopt_threadpool *pool = new_pool(1);
     mopt_session *s = new_session(c.model, 2, pool);
     for (int k = 0; k < 2; k++) {
         mopt_status st1, st2;
@@ -260,12 +230,8 @@ MOPT_TEST(batcher_shares_pool) {
     model_case c;
     load_case(&c, "tests/models/cnn", N_SETS, NULL);
     serial_reference(&c);
-    mopt_threadpool *pool = NULL;
-    assert_int_equal(mopt_threadpool_create(1, NULL, &pool), MOPT_OK);
-    mopt_options *o = NULL;
-    assert_int_equal(mopt_options_create(&o), MOPT_OK);
-    assert_int_equal(mopt_options_set_int(o, "threads", 2), MOPT_OK);
-    assert_int_equal(mopt_options_set_threadpool(o, pool), MOPT_OK);
+    mopt_threadpool *pool = new_pool(1);
+    mopt_options *o = pool_options(2, pool);
     /* max_batch 1: every request is a single run, bitwise equal to serial */
     mopt_batcher_config cfg = {.struct_size = sizeof cfg, .max_batch = 1, .workers = 3};
     mopt_batcher *b = NULL;

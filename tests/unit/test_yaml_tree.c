@@ -28,6 +28,17 @@ static mopt_status read_text(ytree *t, const ytree_limits *lim, const char *text
     return ytree_read_string(t, lim, text, strlen(text), e);
 }
 
+/* Reads text expecting a parse error of kind problem at line (0: any line)
+ * and returns the error; t is left to the caller to inspect and free. */
+static ytree_error refused(ytree *t, const ytree_limits *lim, const char *text,
+                           ytree_problem problem, int line) {
+    ytree_error e;
+    assert_int_equal(read_text(t, lim, text, &e), MOPT_ERR_PARSE);
+    assert_int_equal(e.problem, problem);
+    if (line) assert_int_equal(e.line, line);
+    return e;
+}
+
 /* n lines of fmt, each formatted with its number modulo mod (a new buffer). */
 static char *many_lines(const char *fmt, size_t n, size_t mod, size_t *len) {
     char *text = malloc(n * 16 + 1);
@@ -91,10 +102,7 @@ MOPT_TEST(yaml_tree_builds_nodes_with_lines) {
 
 MOPT_TEST(yaml_tree_refuses_aliases_and_keeps_what_came_before) {
     ytree t;
-    ytree_error e;
-    assert_int_equal(read_text(&t, &k_lim, "a: &x 1\nb: *x\nc: 3\n", &e), MOPT_ERR_PARSE);
-    assert_int_equal(e.problem, YTREE_ALIAS);
-    assert_int_equal(e.line, 2);
+    refused(&t, &k_lim, "a: &x 1\nb: *x\nc: 3\n", YTREE_ALIAS, 2);
     assert_int_equal(t.n_docs, 1);
     assert_int_equal(t.docs[0]->n, 3); /* a, 1, b: the key without its value */
     assert_string_equal(t.docs[0]->kids[2]->s, "b");
@@ -111,9 +119,7 @@ MOPT_TEST(yaml_tree_counts_documents) {
     ytree_free(&t);
     ytree_limits lim = k_lim;
     lim.max_documents = 1;
-    assert_int_equal(read_text(&t, &lim, two, &e), MOPT_ERR_PARSE);
-    assert_int_equal(e.problem, YTREE_DOCUMENTS);
-    assert_int_equal(e.line, 2);
+    refused(&t, &lim, two, YTREE_DOCUMENTS, 2);
     assert_int_equal(t.n_docs, 1);
     ytree_free(&t);
     /* an empty stream has no document; an empty document is a null scalar */
@@ -133,9 +139,7 @@ MOPT_TEST(yaml_tree_bounds_depth) {
     ytree_error e;
     assert_int_equal(read_text(&t, &lim, "[[[1]]]", &e), MOPT_OK);
     ytree_free(&t);
-    assert_int_equal(read_text(&t, &lim, "[[\n[\n[1]]]]", &e), MOPT_ERR_PARSE);
-    assert_int_equal(e.problem, YTREE_DEPTH);
-    assert_int_equal(e.line, 3);
+    refused(&t, &lim, "[[\n[\n[1]]]]", YTREE_DEPTH, 3);
     ytree_free(&t);
     /* no caller gets more than YTREE_MAX_DEPTH, whatever it asks */
     lim.max_depth = 1 << 20;
@@ -143,8 +147,7 @@ MOPT_TEST(yaml_tree_bounds_depth) {
     memset(deep, '[', YTREE_MAX_DEPTH + 1);
     memset(deep + YTREE_MAX_DEPTH + 1, ']', YTREE_MAX_DEPTH + 1);
     deep[2 * YTREE_MAX_DEPTH + 2] = '\0';
-    assert_int_equal(read_text(&t, &lim, deep, &e), MOPT_ERR_PARSE);
-    assert_int_equal(e.problem, YTREE_DEPTH);
+    refused(&t, &lim, deep, YTREE_DEPTH, 0);
     ytree_free(&t);
 }
 
@@ -157,9 +160,7 @@ MOPT_TEST(yaml_tree_collection_keys) {
     ytree_free(&t);
     ytree_limits lim = k_lim;
     lim.scalar_keys = true;
-    assert_int_equal(read_text(&t, &lim, text, &e), MOPT_ERR_PARSE);
-    assert_int_equal(e.problem, YTREE_KEY);
-    assert_int_equal(e.line, 2);
+    refused(&t, &lim, text, YTREE_KEY, 2);
     ytree_free(&t);
 }
 
@@ -186,16 +187,13 @@ MOPT_TEST(yaml_tree_bounds_memory) {
 
 MOPT_TEST(yaml_tree_reports_syntax_errors) {
     ytree t;
-    ytree_error e;
-    assert_int_equal(read_text(&t, &k_lim, "a: 1\nb: [1,\nc: 2\n", &e), MOPT_ERR_PARSE);
-    assert_int_equal(e.problem, YTREE_SYNTAX);
+    ytree_error e = refused(&t, &k_lim, "a: 1\nb: [1,\nc: 2\n", YTREE_SYNTAX, 0);
     assert_non_null(e.what);
     assert_true(e.line >= 3);
     assert_true(e.column >= 1);
     assert_non_null(ytree_get(t.docs[0], "a"));
     ytree_free(&t);
-    assert_int_equal(read_text(&t, &k_lim, "a: \xff\n", &e), MOPT_ERR_PARSE);
-    assert_int_equal(e.problem, YTREE_SYNTAX);
+    refused(&t, &k_lim, "a: \xff\n", YTREE_SYNTAX, 0);
     ytree_free(&t);
 }
 

@@ -442,6 +442,36 @@ static void destroy_all(mopt_tensor **t, size_t n) {
     }
 }
 
+/* The tensors of one golden set in a comparison: REF's inputs (in), TEST's
+ * view of them (tin, pointers into in), and both sides' outputs. */
+typedef struct pair_io {
+    mopt_tensor **in, **tin, **rout, **tout;
+} pair_io;
+
+/* Allocates the four arrays for ref and test (0, or the OOM exit code). */
+static int pair_io_alloc(pair_io *io, const side *ref, const side *test) {
+    io->in = calloc(ref->n_in + 1, sizeof *io->in);
+    io->tin = calloc(test->n_in + 1, sizeof *io->tin);
+    io->rout = calloc(ref->n_out + 1, sizeof *io->rout);
+    io->tout = calloc(test->n_out + 1, sizeof *io->tout);
+    return io->in && io->tin && io->rout && io->tout ? 0 : oom();
+}
+
+/* Destroys the set's tensors (the arrays stay, for the next set). */
+static void pair_io_clear(pair_io *io, const side *ref, const side *test) {
+    destroy_all(io->in, ref->n_in);
+    destroy_all(io->rout, ref->n_out);
+    destroy_all(io->tout, test->n_out);
+}
+
+static void pair_io_free(pair_io *io, const side *ref, const side *test) {
+    pair_io_clear(io, ref, test);
+    free(io->in);
+    free(io->tin);
+    free(io->rout);
+    free(io->tout);
+}
+
 static int runs(side *s, mopt_tensor **in, mopt_tensor **out, const char *set) {
     mopt_status st = mopt_session_run(s->session, s->n_in, NULL, (const mopt_tensor *const *)in,
                                       s->n_out, NULL, out);
@@ -695,20 +725,17 @@ static int per_layer_report(const side *ref0, const side *test0, const golden_se
     memset(&ref, 0, sizeof ref);
     memset(&test, 0, sizeof test);
     layer_state *ls = NULL;
-    mopt_tensor **in = NULL, **tin = NULL, **rout = NULL, **tout = NULL;
+    pair_io io = {0};
     int rc = open_exposed(ref0, &ref);
     if (!rc) rc = open_exposed(test0, &test);
     if (rc) goto done;
     size_t n = ref.n_out;
     ls = calloc(n ? n : 1, sizeof *ls);
-    in = calloc(ref.n_in + 1, sizeof *in);
-    tin = calloc(test.n_in + 1, sizeof *tin);
-    rout = calloc(ref.n_out + 1, sizeof *rout);
-    tout = calloc(test.n_out + 1, sizeof *tout);
-    if (!ls || !in || !tin || !rout || !tout) {
+    if (!ls) {
         rc = oom();
         goto done;
     }
+    if ((rc = pair_io_alloc(&io, &ref, &test)) != 0) goto done;
     /* REF's exposed tensors first (node order), then its own outputs */
     for (size_t k = 0; k < n; k++) {
         size_t j = k + n_own < n ? k + n_own : k + n_own - n;
@@ -721,14 +748,15 @@ static int per_layer_report(const side *ref0, const side *test0, const golden_se
     }
     for (size_t s = 0; s < n_sets; s++) {
         const golden_set *g = &sets[s];
-        if ((rc = load_inputs(&ref, &test, g, in, tin)) != 0) goto done;
-        if ((rc = runs(&ref, in, rout, g->name)) != 0 || (rc = runs(&test, tin, tout, g->name)))
+        if ((rc = load_inputs(&ref, &test, g, io.in, io.tin)) != 0) goto done;
+        if ((rc = runs(&ref, io.in, io.rout, g->name)) != 0 ||
+            (rc = runs(&test, io.tin, io.tout, g->name)))
             goto done;
         for (size_t k = 0; k < n; k++) {
             layer_state *l = &ls[k];
             size_t j = k + n_own < n ? k + n_own : k + n_own - n;
             if (l->test_index == SIZE_MAX || l->shape_differs) continue;
-            const mopt_tensor *r = rout[j], *t = tout[l->test_index];
+            const mopt_tensor *r = io.rout[j], *t = io.tout[l->test_index];
             char rs[160], ts[160];
             shape_str(r, rs, sizeof rs);
             shape_str(t, ts, sizeof ts);
@@ -764,9 +792,7 @@ static int per_layer_report(const side *ref0, const side *test0, const golden_se
             if (!(rel <= l->worst_rel)) l->worst_rel = rel;
             if (amax > l->ref_absmax) l->ref_absmax = amax;
         }
-        destroy_all(in, ref.n_in);
-        destroy_all(rout, ref.n_out);
-        destroy_all(tout, test.n_out);
+        pair_io_clear(&io, &ref, &test);
     }
 
     /* the report */
@@ -855,13 +881,7 @@ static int per_layer_report(const side *ref0, const side *test0, const golden_se
         }
     }
 done:
-    destroy_all(in, ref.n_in);
-    destroy_all(rout, ref.n_out);
-    destroy_all(tout, test.n_out);
-    free(in);
-    free(tin);
-    free(rout);
-    free(tout);
+    pair_io_free(&io, &ref, &test);
     free(ls);
     close_side(&test);
     close_side(&ref);
@@ -890,7 +910,8 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
     size_t n_sets = 0, n_rules = 0, n_outs = 0;
     rule *rules = NULL;
     out_state *outs = NULL;
-    mopt_tensor **in = NULL, **tin = NULL, **rout = NULL, **tout = NULL, **stored = NULL;
+    pair_io io = {0};
+    mopt_tensor **stored = NULL;
     if (sum) {
         memset(sum, 0, sizeof *sum);
         sum->worst_cosine = sum->mean_cosine = NAN;
@@ -949,15 +970,12 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
     /* outputs: TEST's by REF's name, else by position */
     n_outs = ref.n_out;
     outs = calloc(n_outs ? n_outs : 1, sizeof *outs);
-    in = calloc(ref.n_in + 1, sizeof *in);
-    tin = calloc(test.n_in + 1, sizeof *tin);
-    rout = calloc(ref.n_out + 1, sizeof *rout);
-    tout = calloc(test.n_out + 1, sizeof *tout);
     stored = calloc(ref.n_out + 1, sizeof *stored);
-    if (!outs || !in || !tin || !rout || !tout || !stored) {
+    if (!outs || !stored) {
         rc = oom();
         goto done;
     }
+    if ((rc = pair_io_alloc(&io, &ref, &test)) != 0) goto done;
     for (size_t j = 0; j < n_outs; j++) {
         outs[j].name = mopt_model_io_name(ref.model, MOPT_OUTPUT, j);
         outs[j].ref_index = j;
@@ -984,7 +1002,7 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
     size_t n_stored_sets = 0;
     for (size_t s = 0; s < n_sets; s++) {
         const golden_set *g = &sets[s];
-        if ((rc = load_inputs(&ref, &test, g, in, tin)) != 0) goto done;
+        if ((rc = load_inputs(&ref, &test, g, io.in, io.tin)) != 0) goto done;
         /* reference outputs: stored ones unless --recompute, else REF's */
         size_t n_stored = 0;
         for (size_t j = 0; j < ref.n_out && !recompute && !g->is_file; j++) {
@@ -1002,16 +1020,14 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
             n_stored++;
         }
         if (n_stored) n_stored_sets++;
-        if (n_stored < ref.n_out && (rc = runs(&ref, in, rout, g->name)) != 0) goto done;
-        if ((rc = runs(&test, tin, tout, g->name)) != 0) goto done;
+        if (n_stored < ref.n_out && (rc = runs(&ref, io.in, io.rout, g->name)) != 0) goto done;
+        if ((rc = runs(&test, io.tin, io.tout, g->name)) != 0) goto done;
         for (size_t j = 0; j < n_outs; j++) {
-            const mopt_tensor *r = stored[j] ? stored[j] : rout[j];
-            if ((rc = measure(&outs[j], r, tout[outs[j].test_index], s, g->name, top_k)) != 0)
+            const mopt_tensor *r = stored[j] ? stored[j] : io.rout[j];
+            if ((rc = measure(&outs[j], r, io.tout[outs[j].test_index], s, g->name, top_k)) != 0)
                 goto done;
         }
-        destroy_all(in, ref.n_in);
-        destroy_all(rout, ref.n_out);
-        destroy_all(tout, test.n_out);
+        pair_io_clear(&io, &ref, &test);
         destroy_all(stored, ref.n_out);
     }
     for (size_t j = 0; j < n_outs; j++) {
@@ -1145,14 +1161,8 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
     if (!rc && violated) rc = EXIT_FAILURE;
 
 done:
-    destroy_all(in, ref.n_in);
-    destroy_all(rout, ref.n_out);
-    destroy_all(tout, test.n_out);
+    pair_io_free(&io, &ref, &test);
     destroy_all(stored, ref.n_out);
-    free(in);
-    free(tin);
-    free(rout);
-    free(tout);
     free(stored);
     for (size_t j = 0; outs && j < n_outs; j++) {
         free(outs[j].emb_ref);

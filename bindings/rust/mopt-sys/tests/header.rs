@@ -1,42 +1,23 @@
 // header.rs — mopt-sys against include/mopt/mopt.h: every MOPT_API function
-// of the header is declared here and nothing else is, every enum value and
+// of the header is declared (by build.rs) and nothing else is, the generated
+// declarations read the header's types as Rust would, every enum value and
 // version/limit macro has the header's value, and the declarations link and
 // run against the library (version and status strings).
 use std::collections::BTreeMap;
 use std::ffi::CStr;
 use std::path::PathBuf;
 
+include!("../c_header.rs");
+
 const SYS_SOURCE: &str = include_str!("../src/lib.rs");
+// The extern block build.rs wrote from the header.
+const SYS_FUNCTIONS: &str = include_str!(concat!(env!("OUT_DIR"), "/functions.rs"));
 
 fn header_text() -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../include/mopt/mopt.h");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {}", path.display(), e));
-    strip_c_comments(&text)
-}
-
-fn strip_c_comments(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'/' && i + 1 < b.len() && b[i + 1] == b'*' {
-            i += 2;
-            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                i += 1;
-            }
-            i += 2;
-            out.push(' ');
-        } else if b[i] == b'/' && i + 1 < b.len() && b[i + 1] == b'/' {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-        } else {
-            out.push(b[i] as char);
-            i += 1;
-        }
-    }
-    out
+    strip_c_comments(&text, false)
 }
 
 fn is_ident(c: char) -> bool {
@@ -106,7 +87,7 @@ fn header_constants(h: &str) -> BTreeMap<String, i64> {
 }
 
 fn rust_functions() -> Vec<String> {
-    let mut r: Vec<String> = SYS_SOURCE
+    let mut r: Vec<String> = SYS_FUNCTIONS
         .lines()
         .filter_map(|l| l.trim().strip_prefix("pub fn "))
         .map(|l| l.split('(').next().unwrap().trim().to_string())
@@ -159,6 +140,33 @@ fn every_header_function_is_declared_and_no_other() {
         "declared in mopt-sys but not in mopt.h: {:?}",
         extra
     );
+}
+
+#[test]
+fn generated_declarations_read_the_c_types() {
+    // Pointer const-ness from the inside out, void returns, (void) parameter
+    // lists, typedef'd callbacks and enums: one declaration of each shape.
+    let expect = [
+        "pub fn mopt_session_run(session: *mut mopt_session, n_inputs: usize, \
+         input_names: *const *const c_char, inputs: *const *const mopt_tensor, \
+         n_outputs: usize, output_names: *const *const c_char, \
+         outputs: *mut *mut mopt_tensor) -> mopt_status;",
+        "pub fn mopt_version() -> *const c_char;",
+        "pub fn mopt_model_destroy(model: *mut mopt_model);",
+        "pub fn mopt_options_get_string(opts: *const mopt_options, key: *const c_char, \
+         value: *mut *const c_char) -> mopt_status;",
+        "pub fn mopt_set_log_callback(callback: mopt_log_callback, user: *mut c_void);",
+        "pub fn mopt_model_load_v2(path: *const c_char, opts: *const mopt_options, \
+         flags: u32, out: *mut *mut mopt_model) -> mopt_status;",
+        "pub fn mopt_generator_logits(gen: *const mopt_generator) -> *const f32;",
+    ];
+    for e in expect {
+        assert!(
+            SYS_FUNCTIONS.lines().any(|l| l.trim() == e),
+            "build.rs did not write `{}`",
+            e
+        );
+    }
 }
 
 #[test]
