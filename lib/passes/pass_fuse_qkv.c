@@ -161,6 +161,6 @@ static mopt_status visit(fu_graph *f, ir_node *n, int32_t *c) {
 }
 
 mopt_status pass_fuse_qkv(ir_graph *g, pass_result *r) {
-    static const fu_pass pass = {visit, NULL, {"Q/K/V projections merged"}, 1u};
+    static const fu_pass pass = {visit, NULL, {"attentions with Q, K, V as one product"}, 1u};
     return fu_run_pass(g, r, &pass);
 }
