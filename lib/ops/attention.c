@@ -53,6 +53,17 @@ static mopt_status attention_parse(const op_ctx *ctx, void *params) {
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
                        "attribute 'causal' must be 0 or 1 (got %" PRId64 ")", c);
     a->causal = c == 1;
+    int64_t pk = ir_node_attr_int(n, "packed_qkv", 0);
+    if (pk != 0 && pk != 1)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "attribute 'packed_qkv' must be 0 or 1 (got %" PRId64 ")", pk);
+    if (pk == 1 && !a->bsh)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "'packed_qkv' needs layout 'bsh'");
+    if (pk == 1 &&
+        (n->n_inputs < 3 || n->inputs[1] != n->inputs[0] || n->inputs[2] != n->inputs[0]))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "'packed_qkv' needs one tensor as Q, K and V (inputs 0, 1, 2)");
+    a->packed = pk == 1;
     return MOPT_OK;
 }
 
@@ -128,7 +139,19 @@ static mopt_status infer_dims(const op_ctx *ctx, const attn_attrs *a, const op_t
     ad->B = dim_of(q, 0);
     if ((st = dim_merge(ctx, &ad->B, dim_of(k, 0), "batch size", in))) return st;
     if ((st = dim_merge(ctx, &ad->B, dim_of(v, 0), "batch size", in))) return st;
-    if (a->bsh) {
+    if (a->packed) { /* one [B, S, 3*H*D] tensor read as Q, K and V */
+        ad->H = (dimv){a->num_heads, 0};
+        ad->Sq = ad->Sk = dim_of(q, 1);
+        dimv w = dim_of(q, 2);
+        if (w.sym != 0 || w.d % (3 * a->num_heads) != 0) {
+            char s[IR_SHAPE_STR_CAP];
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "packed QKV %s: last dim must be a known multiple of 3 * num_heads "
+                           "(%" PRId64 ")",
+                           op_shape_str(ctx, q, s), 3 * a->num_heads);
+        }
+        ad->D = ad->Dv = (dimv){w.d / (3 * a->num_heads), 0};
+    } else if (a->bsh) {
         ad->H = (dimv){a->num_heads, 0};
         ad->Sq = dim_of(q, 1);
         ad->Sk = dim_of(k, 1);
@@ -198,7 +221,7 @@ static mopt_status attention_infer(const op_ctx *ctx, const op_tensor *in, int n
         o->rank = 3;
         set_dim(o, 0, ad.B);
         set_dim(o, 1, ad.Sq);
-        set_dim(o, 2, dim_of(&in[2].shape, 2));
+        set_dim(o, 2, a->packed ? (dimv){ad.H.d * ad.Dv.d, 0} : dim_of(&in[2].shape, 2));
     } else {
         o->rank = 4;
         set_dim(o, 0, ad.B);
@@ -224,7 +247,13 @@ mopt_status ops_attention_kernel_params(const op_ctx *ctx, const op_tensor *in, 
     p->Dv = ad.Dv.d;
     p->scale = a->has_scale ? a->scale : (p->D > 0 ? (float)(1.0 / sqrt((double)p->D)) : 1.0f);
     p->causal = a->causal;
-    if (a->bsh) { /* [B, S, H*D]: head h is the column block h*D */
+    if (a->packed) { /* [B, S, 3*H*D]: Q, K, V are column blocks of H*D */
+        const int64_t w = 3 * p->H * p->D;
+        p->q_sb = p->Sq * w, p->q_sh = p->D, p->q_ss = w;
+        p->k_sb = p->Sk * w, p->k_sh = p->D, p->k_ss = w;
+        p->v_sb = p->Sk * w, p->v_sh = p->Dv, p->v_ss = w;
+        p->o_sb = p->Sq * p->H * p->Dv, p->o_sh = p->Dv, p->o_ss = p->H * p->Dv;
+    } else if (a->bsh) { /* [B, S, H*D]: head h is the column block h*D */
         p->q_sb = p->Sq * p->H * p->D, p->q_sh = p->D, p->q_ss = p->H * p->D;
         p->k_sb = p->Sk * p->H * p->D, p->k_sh = p->D, p->k_ss = p->H * p->D;
         p->v_sb = p->Sk * p->H * p->Dv, p->v_sh = p->Dv, p->v_ss = p->H * p->Dv;
@@ -255,11 +284,22 @@ static mopt_status attention_geometry(const op_ctx *ctx, const op_tensor *in, in
     return ops_attention_kernel_params(ctx, in, n_in, geom);
 }
 
+void ops_attention_qkv(const op_ctx *ctx, const op_tensor *in, const attn_params *p,
+                       const void *qkv[3]) {
+    const attn_attrs *a = ctx->params;
+    for (int k = 0; k < 3; k++) {
+        const size_t off = a->packed ? (size_t)k * (size_t)(p->H * p->D) : 0;
+        qkv[k] = (const char *)in[k].data + off * mopt_dtype_size(in[k].dtype);
+    }
+}
+
 static mopt_status attention_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
     (void)n_in, (void)n_out;
     const attn_params *p = ctx->geom; /* attention_geometry's */
-    if (!ref_attention_f32(p, in[0].data, in[1].data, in[2].data, out[0].data))
+    const void *qkv[3];
+    ops_attention_qkv(ctx, in, p, qkv);
+    if (!ref_attention_f32(p, qkv[0], qkv[1], qkv[2], out[0].data))
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY,
                        "out of memory for the %" PRId64 " x %" PRId64 " score block", p->Sq, p->Sk);
     return MOPT_OK;

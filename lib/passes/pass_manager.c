@@ -4,10 +4,12 @@
  *      constant condition replaced by its branch, eliminations, CSE, DCE,
  *      pruning of exactly-zero Conv channels and MatMul columns
  *   2: level 1 plus fusions and pruning of zero attention heads
- *   3: level 2 plus weight prepacking (the kernels' impls reorder constant
- *      weights into their own layouts at model build: op_ctx.opt_level, the
- *      "-packed" impls in lib/ops, e.g. matmul_onednn.c) and the layout pass
- *      (pass_layout.c: channels-last activations between convolutions)
+ *   3: level 2 plus the merge of an attention's Q, K, V projections into
+ *      one product (pass_fuse_qkv.c), weight prepacking (the kernels' impls
+ *      reorder constant weights into their own layouts at model build:
+ *      op_ctx.opt_level, the "-packed" impls in lib/ops, e.g.
+ *      matmul_onednn.c) and the layout pass (pass_layout.c: channels-last
+ *      activations between convolutions)
  * and records, per pass, its time, node counts before/after and rewrites.
  */
 #include <stdio.h>
@@ -62,6 +64,9 @@ static const pass_def k_passes[] = {
     /* static INT8 (a calibration table given: passes_run_ex): after every
      * fusion, so it sees the fused forms, and before layout */
     {"quant_static", 2, NULL, 0},
+    /* the Q, K, V projections of a fused attention as one product (opt_level
+     * 3): after quant_static, whose calibration table names their outputs */
+    {"fuse_qkv", 3, pass_fuse_qkv, 0},
     /* last: channels-last activations between convolutions (opt_level 3) */
     {"layout", 3, pass_layout, 0},
 };

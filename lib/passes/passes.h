@@ -128,6 +128,10 @@ mopt_status pass_layout(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_layernorm(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_gelu(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_matmul(ir_graph *g, pass_result *r);
+/* pass_fuse_qkv merges the Q, K and V products of a mopt.Attention ("bsh")
+ * that read one input into one FusedMatMul the Attention reads with
+ * packed_qkv=1 (opt_level 3). */
+mopt_status pass_fuse_qkv(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_attention(ir_graph *g, pass_result *r); /* level 2 */
 /* Token-major KV caches, appended in place (pass_kv_cache.c): run after the
  * others when the load option kv_cache=1 asks (it changes the I/O shapes). */

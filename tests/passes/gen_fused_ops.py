@@ -176,9 +176,9 @@ def bad_models():
     os.makedirs(out, exist_ok=True)
 
     def save(fname, op, node_inputs, shapes, **attrs):
-        """node_inputs: names ("" = omitted); shapes: one per non-empty name."""
+        """node_inputs: names ("" = omitted); shapes: one per distinct non-empty name."""
         node = helper.make_node(op, node_inputs, ["y"], domain="mopt", name="bad_node", **attrs)
-        names = [n for n in node_inputs if n]
+        names = list(dict.fromkeys(n for n in node_inputs if n))  # once each
         g_in = [helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
                 for n, s in zip(names, shapes)]
         g_out = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
@@ -205,6 +205,15 @@ def bad_models():
          [[1, 3, 5, 5], [4, 3, 3, 3], [1, 4, 5, 5]], pads=[0, 0, 0, 0])
     save("invalid_conv_activation", "FusedConv", ["x", "w"], [[1, 3, 5, 5], [4, 3, 3, 3]],
          activation="Softplus")
+    # mopt.Attention with packed_qkv (the fuse_qkv pass's form)
+    save("invalid_attention_packed_bhsd", "Attention", ["qkv", "qkv", "qkv"], [[1, 2, 4, 6]],
+         packed_qkv=1)
+    save("invalid_attention_packed_distinct", "Attention", ["q", "k", "v"],
+         [[1, 4, 6], [1, 4, 6], [1, 4, 6]], layout="bsh", num_heads=1, packed_qkv=1)
+    save("invalid_attention_packed_value", "Attention", ["qkv", "qkv", "qkv"], [[1, 4, 6]],
+         layout="bsh", num_heads=1, packed_qkv=2)
+    save("shape_attention_packed_width", "Attention", ["qkv", "qkv", "qkv"], [[1, 4, 8]],
+         layout="bsh", num_heads=2, packed_qkv=1)
 
 if __name__ == "__main__":
     main()

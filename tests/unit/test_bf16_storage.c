@@ -83,11 +83,12 @@ MOPT_TEST(encoder_conversions_only_at_edges) {
     }
     int32_t stored, to_bf16, to_f32;
     rt_storage_counts(m, &stored, &to_bf16, &to_f32);
-    /* 2 layers x 9 tensors (Q, K, V, attention out, out-projection + residual,
-     * LN1, FFN up, FFN down + residual, LN2), less the last LN2 (a graph
-     * output), plus the embeddings' LayerNorm output */
-    assert_int_equal(stored, 18);
-    assert_int_equal(check_invariants(m), 18);
+    /* 2 layers x 7 tensors (Q, K, V as one packed product (fuse_qkv),
+     * attention out, out-projection + residual, LN1, FFN up, FFN down +
+     * residual, LN2), less the last LN2 (a graph output), plus the
+     * embeddings' LayerNorm output */
+    assert_int_equal(stored, 14);
+    assert_int_equal(check_invariants(m), 14);
     /* edges: the embeddings' LayerNorm reads the f32 sum of two Gathers; the
      * pooler reads the CLS row of last_hidden_state (a graph output) */
     assert_int_equal(to_bf16, 2);
@@ -103,7 +104,7 @@ MOPT_TEST(encoder_conversions_only_at_edges) {
         assert_true(m->bf16_store[n->inputs[0]]);
         bf16_reads++;
     }
-    assert_int_equal(bf16_reads, 2 * (6 + 1));
+    assert_int_equal(bf16_reads, 2 * (4 + 1)); /* QKV, out, FFN up, down; attention */
     mopt_model_destroy(m);
 }
 
@@ -119,8 +120,9 @@ MOPT_TEST(nothing_kept_without_bf16) {
     }
 }
 
-/* precision=int8: Q, K, V (int8 matmuls) and the attention's output (read
- * by the int8 out-projection) kept bf16, nothing else */
+/* precision=int8: Q, K, V (one int8 matmul's packed output, fuse_qkv) and
+ * the attention's output (read by the int8 out-projection) kept bf16,
+ * nothing else */
 MOPT_TEST(int8_attention_bf16) {
     if (!bf16_machine()) skip();
     mopt_model *m = load("int8", 3, NULL);
@@ -128,7 +130,7 @@ MOPT_TEST(int8_attention_bf16) {
         mopt_model_destroy(m);
         skip(); /* no oneDNN int8 matmul here */
     }
-    assert_int_equal(check_invariants(m), 2 * 4);
+    assert_int_equal(check_invariants(m), 2 * 2);
     const ir_graph *g = m->graph;
     int32_t attention = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -159,8 +161,9 @@ MOPT_TEST(per_layer_precision) {
         skip(); /* oneDNN without AVX-512: the bf16 nodes run f32 */
     }
     /* LN1 -> fc1 (and fc2's residual), fc1 -> fc2, the int8 out-projection
-     * -> LN1 of layer 1; Q, K, V and the attention's output of both layers */
-    assert_int_equal(kept, 3 + 2 * 4);
+     * -> LN1 of layer 1; the packed Q, K, V and the attention's output of
+     * both layers */
+    assert_int_equal(kept, 3 + 2 * 2);
     const ir_graph *g = m->graph;
     for (int32_t i = 0; i < g->n_nodes; i++)
         if (strcmp(g->nodes[i]->name, "/layers.1/ln1/LayerNormalization") == 0)

@@ -92,9 +92,10 @@ static mopt_status fused_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
             p.work_per_thread = per;
         }
     }
-    if (io ? !cpu_attention_bf16io_avx512(&p, in[0].data, in[1].data, in[2].data, out[0].data, io,
-                                          threads)
-           : !fn(&p, in[0].data, in[1].data, in[2].data, out[0].data, threads))
+    const void *qkv[3];
+    ops_attention_qkv(ctx, in, &p, qkv);
+    if (io ? !cpu_attention_bf16io_avx512(&p, qkv[0], qkv[1], qkv[2], out[0].data, io, threads)
+           : !fn(&p, qkv[0], qkv[1], qkv[2], out[0].data, threads))
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for attention tiles");
     return MOPT_OK;
 }
