@@ -910,6 +910,14 @@ static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_me
 
 static bool pd_is_ref(dnnl_primitive_desc_t pd);
 
+/* Whether d's X/Y layouts are worth offering as they are: some are not
+ * plain, and they do not mix blocked with channels-last (oneDNN 2.6 has
+ * only ref:any for that: such a chain edge lets it pick, and reorders). */
+static bool conv_forced_ok(const onednn_conv_desc *d) {
+    bool mixed = (d->x_blk && d->y_nhwc) || (d->x_nhwc && d->y_blk);
+    return (d->x_nhwc || d->y_nhwc || d->x_blk || d->y_blk) && !mixed;
+}
+
 static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd) {
     return conv_pd_as(d, wmd, false);
 }
@@ -1011,8 +1019,7 @@ static mopt_status conv_pack_body(const onednn_conv_desc *d, const float *w, int
         pd = conv_wino_pd(d, NULL, &after);
         return pd ? pack_for(pd, false, &plain, &plain_c, w, out) : MOPT_ERR_UNSUPPORTED;
     }
-    if (d->x_nhwc || d->y_nhwc || d->x_blk || d->y_blk)
-        pd = conv_pd_as(d, d->plain_w ? &plain_c : NULL, true);
+    if (conv_forced_ok(d)) pd = conv_pd_as(d, d->plain_w ? &plain_c : NULL, true);
     if (pd && pd_is_ref(pd)) {
         dnnl_primitive_desc_destroy(pd);
         pd = NULL;
@@ -1678,8 +1685,7 @@ static mopt_status conv_entry(cache_entry *e, const cache_key *key, const float 
      * as they are (no reorder), then oneDNN picks (reorders in the ports). */
     dnnl_memory_desc_t plain_c; /* the stored layout in the compute type */
     bool has_plain_c = d->plain_w && conv_plain_w(d, &plain_c, dt_of(d->prec));
-    for (int forced = pd ? -1 : d->x_nhwc || d->y_nhwc || d->x_blk || d->y_blk; !pd && forced >= 0;
-         forced--) {
+    for (int forced = pd ? -1 : conv_forced_ok(d); !pd && forced >= 0; forced--) {
         if (w && dnnl_memory_desc_equal(&w->plain, &plain_w)) {
             pd = pd_unless_ref(conv_pd_as(d, &w->md, forced), what, "prepacked");
             packed = pd != NULL;
