@@ -870,6 +870,15 @@ static void conv_window(const onednn_conv_desc *d, dnnl_dims_t strides, dnnl_dim
     }
 }
 
+/* A chain edge: X and Y one blocked, the other channels-last. oneDNN 2.6
+ * has only ref:any for such a pair, so conv_pd_as offers the larger of the
+ * two as it is and lets oneDNN pick the other (reordered in the port: 64ch
+ * 56x56 in -> 24ch out reorders the 24ch output, padded to 32, instead of
+ * the 64ch input). */
+static bool conv_mixed(const onednn_conv_desc *d) {
+    return (d->x_blk && d->y_nhwc) || (d->x_nhwc && d->y_blk);
+}
+
 /* wmd: weights layout to use (NULL = any). Source/destination are `any` so
  * oneDNN can pick its blocked layouts (the entry reorders to/from the
  * user's), unless `forced`: then a channels-last or blocked X or Y
@@ -881,12 +890,20 @@ static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_me
     conv_dims(d, xd, wd, &wnd, yd);
     dnnl_data_type_t dt = dt_of(d->prec);
     dnnl_memory_desc_t x, w, b, y;
-    bool ok = forced && (d->x_nhwc || d->x_blk) && dt == dnnl_f32
-                  ? md_user(&x, nd, xd, dt, d->x_nhwc, d->x_blk)
-                  : md_any(&x, nd, xd, dt);
-    ok = ok &&
-         (forced && (d->y_nhwc || d->y_blk) ? md_user(&y, nd, yd, dnnl_f32, d->y_nhwc, d->y_blk)
-                                            : md_any(&y, nd, yd, dnnl_f32));
+    bool force_x = forced && (d->x_nhwc || d->x_blk), force_y = forced && (d->y_nhwc || d->y_blk);
+    if (force_x && force_y && conv_mixed(d)) { /* a chain edge: give the larger one as it is */
+        int64_t xs = d->c_in, ys = d->c_out;
+        for (int32_t i = 0; i < d->S; i++) {
+            xs *= d->in[i];
+            ys *= d->out[i];
+        }
+        force_x = xs >= ys;
+        force_y = !force_x;
+    }
+    bool ok = force_x && dt == dnnl_f32 ? md_user(&x, nd, xd, dt, d->x_nhwc, d->x_blk)
+                                        : md_any(&x, nd, xd, dt);
+    ok = ok && (force_y ? md_user(&y, nd, yd, dnnl_f32, d->y_nhwc, d->y_blk)
+                        : md_any(&y, nd, yd, dnnl_f32));
     if (!ok || !conv_w_b(d, wmd, wd, wnd, dt, &w, &b)) return NULL;
     dnnl_dims_t strides, dil, pl, pr;
     conv_window(d, strides, dil, pl, pr);
@@ -911,11 +928,9 @@ static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_me
 static bool pd_is_ref(dnnl_primitive_desc_t pd);
 
 /* Whether d's X/Y layouts are worth offering as they are: some are not
- * plain, and they do not mix blocked with channels-last (oneDNN 2.6 has
- * only ref:any for that: such a chain edge lets it pick, and reorders). */
+ * plain (conv_pd_as offers only the larger side of a chain edge). */
 static bool conv_forced_ok(const onednn_conv_desc *d) {
-    bool mixed = (d->x_blk && d->y_nhwc) || (d->x_nhwc && d->y_blk);
-    return (d->x_nhwc || d->y_nhwc || d->x_blk || d->y_blk) && !mixed;
+    return d->x_nhwc || d->y_nhwc || d->x_blk || d->y_blk;
 }
 
 static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd) {
