@@ -393,9 +393,22 @@ static bool blk_shape(const ir_value *v) {
 }
 
 /* An f32 convolution that may read or write the blocked layout (not the
- * static INT8 one). */
+ * static INT8 one): a 1x1, a depthwise one, or a first layer (at most 4
+ * input channels, as a stem reading an image). Dense kxk convolutions stay
+ * channels-last, where brgconv is as fast or faster (ddddocr's YOLOX det
+ * 416 ran ~10% slower with its 208x208 and 104x104 3x3 convs blocked). */
 static bool blk_conv(const layout_state *s, int32_t i) {
-    return s->ok[i] == NODE_CONV && !is_qconv(s->g->nodes[i]);
+    const ir_node *n = s->g->nodes[i];
+    if (s->ok[i] != NODE_CONV || is_qconv(n)) return false;
+    const ir_shape *w = &s->g->values[n->inputs[1]]->shape;
+    const ir_shape *x = &s->g->values[n->inputs[0]]->shape;
+    bool one = true;
+    for (int32_t k = 2; k < w->rank; k++)
+        one = one && w->dims[k] == 1;
+    int64_t group = ir_node_attr_int(n, "group", 1);
+    bool dw = group > 1 && x->syms[1] == 0 && x->dims[1] == group && w->dims[0] == group;
+    bool first = x->syms[1] == 0 && x->dims[1] > 0 && x->dims[1] <= 4;
+    return one || dw || first;
 }
 
 /* Whether kept value v may stay blocked given the current `blk` set: made
