@@ -48,22 +48,18 @@
  * oneDNN's blocked layout nC[d|h]w16c (CONV_LAYOUT_X_BLK16/Y_BLK16), when
  * its channel count is a known multiple of 16 (no padding: still the plain
  * size), it has at least BLK_MIN_SPATIAL known positions per image, and it
- * is made and read only by f32 convolutions (X; a residual when that
- * convolution's Y is blocked too) and layout-agnostic elementwise nodes
- * whose other full operands and output are blocked as well. Everything else
- * keeps channels-last. A convolution between a blocked and a channels-last
- * value is a chain edge: oneDNN 2.6 has no non-reference kernel that mixes
- * them, so its entry offers the larger side as it is and reorders the
- * other in its ports (one reorder per edge; a plain X with a blocked Y, as
- * in a stem conv, needs none). Measured on oneDNN 2.6, Zen 4, 1 thread
- * (standalone convs): at 112x112 and 56x56 the blocked jit_1x1 / jit_dw /
- * first-layer kernels beat the channels-last brgconv / brdgmm ones (16 ->
- * 16 with a residual 0.73x at batch 1, 0.35x at batch 8; depthwise
- * 0.7-0.85x; the
- * stem conv reads the NCHW input directly instead of reordering it); at
- * 28x28 and below they do not (1x1 convs within +-10%, either way), and
- * channel counts such as 24, 40, 72 would need padded tensors, which the
- * memory planner and the elementwise ops do not size for.
+ * is made and read only by f32 1x1, depthwise or first-layer convolutions
+ * (blk_conv; X, or a residual when that convolution's Y is blocked too) and layout-agnostic
+ * elementwise nodes whose other full operands and output are blocked as well. Everything else keeps
+ * channels-last. A convolution between a blocked and a channels-last value is a chain edge:
+ * oneDNN 2.6 has no non-reference kernel that mixes them, so its entry offers the larger side as it
+ * is and reorders the other in its ports (one reorder per edge; a plain X with a blocked Y, as in a
+ * stem conv, needs none). Measured on oneDNN 2.6, Zen 4, 1 thread (standalone convs): at 112x112
+ * and 56x56 the blocked jit_1x1 / jit_dw / first-layer kernels beat the channels-last brgconv /
+ * brdgmm ones (16 -> 16 with a residual 0.73x at batch 1, 0.35x at batch 8; depthwise 0.7-0.85x;
+ * the stem conv reads the NCHW input directly instead of reordering it); at 28x28 and below they do
+ * not (1x1 convs within +-10%, either way), and channel counts such as 24, 40, 72 would need padded
+ * tensors, which the memory planner and the elementwise ops do not size for.
  */
 #include <math.h>
 #include <stdio.h>
