@@ -146,6 +146,26 @@ static bool md_nhwc(dnnl_memory_desc_t *md, int32_t ndims, const int64_t *dims,
     return md_strided(md, &t, dt);
 }
 
+/* oneDNN's blocked f32/bf16 layout nC[d|h]w16c of logical [N, C, spatial...]
+ * dims, C a multiple of 16 (no padding; onednn_conv_desc.x_blk). */
+static bool md_blk16(dnnl_memory_desc_t *md, int32_t ndims, const int64_t *dims,
+                     dnnl_data_type_t dt) {
+    if (ndims < 3 || ndims > 5 || dims[1] % 16) return false;
+    dnnl_dims_t d;
+    for (int32_t i = 0; i < ndims; i++)
+        d[i] = dims[i];
+    dnnl_format_tag_t tag = ndims == 3 ? dnnl_nCw16c : ndims == 4 ? dnnl_nChw16c : dnnl_nCdhw16c;
+    return dnnl_memory_desc_init_by_tag(md, ndims, d, dt, tag) == dnnl_success;
+}
+
+/* The layout a conv's X or Y has in memory: blocked, channels-last or plain. */
+static bool md_user(dnnl_memory_desc_t *md, int32_t ndims, const int64_t *dims, dnnl_data_type_t dt,
+                    bool nhwc, bool blk) {
+    return blk    ? md_blk16(md, ndims, dims, dt)
+           : nhwc ? md_nhwc(md, ndims, dims, dt)
+                  : md_dense(md, ndims, dims, dt);
+}
+
 static bool md_any(dnnl_memory_desc_t *md, int32_t ndims, const int64_t *dims,
                    dnnl_data_type_t dt) {
     dnnl_dims_t d;
@@ -850,10 +870,19 @@ static void conv_window(const onednn_conv_desc *d, dnnl_dims_t strides, dnnl_dim
     }
 }
 
+/* A chain edge: X and Y one blocked, the other channels-last. oneDNN 2.6
+ * has only ref:any for such a pair, so conv_pd_as offers the larger of the
+ * two as it is and lets oneDNN pick the other (reordered in the port: 64ch
+ * 56x56 in -> 24ch out reorders the 24ch output, padded to 32, instead of
+ * the 64ch input). */
+static bool conv_mixed(const onednn_conv_desc *d) {
+    return (d->x_blk && d->y_nhwc) || (d->x_nhwc && d->y_blk);
+}
+
 /* wmd: weights layout to use (NULL = any). Source/destination are `any` so
  * oneDNN can pick its blocked layouts (the entry reorders to/from the
- * user's), unless `forced`: then a channels-last X or Y (d->x_nhwc,
- * d->y_nhwc) is given as such, so no reorder is needed for it. */
+ * user's), unless `forced`: then a channels-last or blocked X or Y
+ * (d->x_nhwc, d->x_blk, ...) is given as such, so no reorder is needed for it. */
 static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd,
                                         bool forced) {
     int64_t xd[5], wd[6], yd[5];
@@ -861,9 +890,20 @@ static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_me
     conv_dims(d, xd, wd, &wnd, yd);
     dnnl_data_type_t dt = dt_of(d->prec);
     dnnl_memory_desc_t x, w, b, y;
-    bool ok =
-        forced && d->x_nhwc && dt == dnnl_f32 ? md_nhwc(&x, nd, xd, dt) : md_any(&x, nd, xd, dt);
-    ok = ok && (forced && d->y_nhwc ? md_nhwc(&y, nd, yd, dnnl_f32) : md_any(&y, nd, yd, dnnl_f32));
+    bool force_x = forced && (d->x_nhwc || d->x_blk), force_y = forced && (d->y_nhwc || d->y_blk);
+    if (force_x && force_y && conv_mixed(d)) { /* a chain edge: give the larger one as it is */
+        int64_t xs = d->c_in, ys = d->c_out;
+        for (int32_t i = 0; i < d->S; i++) {
+            xs *= d->in[i];
+            ys *= d->out[i];
+        }
+        force_x = xs >= ys;
+        force_y = !force_x;
+    }
+    bool ok = force_x && dt == dnnl_f32 ? md_user(&x, nd, xd, dt, d->x_nhwc, d->x_blk)
+                                        : md_any(&x, nd, xd, dt);
+    ok = ok && (force_y ? md_user(&y, nd, yd, dnnl_f32, d->y_nhwc, d->y_blk)
+                        : md_any(&y, nd, yd, dnnl_f32));
     if (!ok || !conv_w_b(d, wmd, wd, wnd, dt, &w, &b)) return NULL;
     dnnl_dims_t strides, dil, pl, pr;
     conv_window(d, strides, dil, pl, pr);
@@ -886,6 +926,12 @@ static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_me
 }
 
 static bool pd_is_ref(dnnl_primitive_desc_t pd);
+
+/* Whether d's X/Y layouts are worth offering as they are: some are not
+ * plain (conv_pd_as offers only the larger side of a chain edge). */
+static bool conv_forced_ok(const onednn_conv_desc *d) {
+    return d->x_nhwc || d->y_nhwc || d->x_blk || d->y_blk;
+}
 
 static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd) {
     return conv_pd_as(d, wmd, false);
@@ -988,7 +1034,7 @@ static mopt_status conv_pack_body(const onednn_conv_desc *d, const float *w, int
         pd = conv_wino_pd(d, NULL, &after);
         return pd ? pack_for(pd, false, &plain, &plain_c, w, out) : MOPT_ERR_UNSUPPORTED;
     }
-    if (d->x_nhwc || d->y_nhwc) pd = conv_pd_as(d, d->plain_w ? &plain_c : NULL, true);
+    if (conv_forced_ok(d)) pd = conv_pd_as(d, d->plain_w ? &plain_c : NULL, true);
     if (pd && pd_is_ref(pd)) {
         dnnl_primitive_desc_destroy(pd);
         pd = NULL;
@@ -1632,8 +1678,8 @@ static mopt_status conv_entry(cache_entry *e, const cache_key *key, const float 
     conv_dims(d, xd, wd, &wnd, yd);
     dnnl_memory_desc_t plain_w, user_x, user_y;
     if (!conv_plain_w(d, &plain_w, dnnl_f32) ||
-        !(d->x_nhwc ? md_nhwc : md_dense)(&user_x, nd, xd, dnnl_f32) ||
-        !(d->y_nhwc ? md_nhwc : md_dense)(&user_y, nd, yd, dnnl_f32))
+        !md_user(&user_x, nd, xd, dnnl_f32, d->x_nhwc, d->x_blk) ||
+        !md_user(&user_y, nd, yd, dnnl_f32, d->y_nhwc, d->y_blk))
         return MOPT_ERR_UNSUPPORTED;
     dnnl_primitive_desc_t pd = NULL;
     bool packed = false;
@@ -1654,7 +1700,7 @@ static mopt_status conv_entry(cache_entry *e, const cache_key *key, const float 
      * as they are (no reorder), then oneDNN picks (reorders in the ports). */
     dnnl_memory_desc_t plain_c; /* the stored layout in the compute type */
     bool has_plain_c = d->plain_w && conv_plain_w(d, &plain_c, dt_of(d->prec));
-    for (int forced = pd ? -1 : d->x_nhwc || d->y_nhwc; !pd && forced >= 0; forced--) {
+    for (int forced = pd ? -1 : conv_forced_ok(d); !pd && forced >= 0; forced--) {
         if (w && dnnl_memory_desc_equal(&w->plain, &plain_w)) {
             pd = pd_unless_ref(conv_pd_as(d, &w->md, forced), what, "prepacked");
             packed = pd != NULL;

@@ -104,6 +104,10 @@ typedef struct onednn_conv_desc {
      * keeps conv-chain activations so. The primitive is then asked for that
      * layout first (no reorder), else for the one it prefers. */
     bool x_nhwc, y_nhwc;
+    /* oneDNN's blocked layout (nC[d|h]w16c) instead, channel counts
+     * multiples of 16 (no padding): at most one of x_nhwc/x_blk, one of
+     * y_nhwc/y_blk. Asked for first like channels-last. */
+    bool x_blk, y_blk;
     /* Try oneDNN's Winograd convolution first (f32, 3x3, stride 1, one
      * group, >= 16 channels in and out: its jit_wino_4x3 / jit_fp32_wino_2x3
      * on avx512_core). Less exact than the direct one (about 1e-6 of the

@@ -204,6 +204,29 @@ void ops_conv_relayout(const float *src, float *dst, int64_t n, int64_t c, int64
     }
 }
 
+void ops_conv_relayout_blk(const float *src, float *dst, int64_t n, int64_t c, int64_t n_sp,
+                           bool to_blk) {
+    for (int64_t b = 0; b < n; b++) {
+        const float *s = src + b * c * n_sp;
+        float *d = dst + b * c * n_sp;
+        for (int64_t ch = 0; ch < c; ch++) {
+            /* block ch / CONV_BLK, lane ch % CONV_BLK */
+            int64_t base = ch / CONV_BLK * n_sp * CONV_BLK + ch % CONV_BLK;
+            for (int64_t i = 0; i < n_sp; i++) {
+                if (to_blk)
+                    d[base + i * CONV_BLK] = s[ch * n_sp + i];
+                else
+                    d[ch * n_sp + i] = s[base + i * CONV_BLK];
+            }
+        }
+    }
+}
+
+bool ops_conv_layout_valid(int64_t layout) {
+    if (layout < 0 || layout > (CONV_LAYOUT_X | CONV_LAYOUT_Y)) return false;
+    return (layout & CONV_LAYOUT_X) != CONV_LAYOUT_X && (layout & CONV_LAYOUT_Y) != CONV_LAYOUT_Y;
+}
+
 /* 2 multiply-adds per weight of a group and output element. */
 int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                        int n_out) {

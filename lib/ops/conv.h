@@ -15,6 +15,15 @@
 /* Bits of conv_params.layout: which tensors are channels-last in memory. */
 #define CONV_LAYOUT_X_NHWC 1 /* X is [N, spatial..., C] in memory */
 #define CONV_LAYOUT_Y_NHWC 2 /* Y (and FusedConv's residual) likewise */
+/* oneDNN's blocked layout (nCw16c / nChw16c / nCdhw16c: channels in blocks
+ * of 16, each block [N, C/16, spatial..., 16]) for tensors whose channel
+ * count is a multiple of 16 (so no padding: the plain layout's size). At
+ * most one of the X bits and one of the Y bits is set. */
+#define CONV_LAYOUT_X_BLK16 4
+#define CONV_LAYOUT_Y_BLK16 8
+#define CONV_LAYOUT_X (CONV_LAYOUT_X_NHWC | CONV_LAYOUT_X_BLK16)
+#define CONV_LAYOUT_Y (CONV_LAYOUT_Y_NHWC | CONV_LAYOUT_Y_BLK16)
+#define CONV_BLK 16 /* channels per block */
 
 typedef struct conv_params {
     int64_t group;       /* >= 1 */
@@ -27,6 +36,12 @@ typedef struct conv_params {
  * layout and channels-last (to_nhwc: plain -> channels-last). */
 void ops_conv_relayout(const float *src, float *dst, int64_t n, int64_t c, int64_t n_sp,
                        bool to_nhwc);
+/* Likewise between the plain layout and the blocked one (c a multiple of
+ * CONV_BLK; to_blk: plain -> blocked). */
+void ops_conv_relayout_blk(const float *src, float *dst, int64_t n, int64_t c, int64_t n_sp,
+                           bool to_blk);
+/* Whether `layout` is a valid set of CONV_LAYOUT_* bits. */
+bool ops_conv_layout_valid(int64_t layout);
 
 /* Reads group and the window attributes into a conv_params. */
 mopt_status ops_conv_parse(const op_ctx *ctx, void *params);

@@ -166,8 +166,11 @@ static mopt_status fconv_parse(const op_ctx *ctx, void *params) {
     mopt_status st = ops_conv_parse(ctx, &p->conv);
     if (st) return st;
     int64_t layout = ir_node_attr_int(ctx->node, "layout", 0);
-    if (layout < 0 || layout > (CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC))
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "layout %" PRId64 " is not 0..3", layout);
+    if (!ops_conv_layout_valid(layout))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "layout %" PRId64 " is not a set of CONV_LAYOUT_* bits (0..15, one X and "
+                       "one Y layout)",
+                       layout);
     p->conv.layout = (int32_t)layout;
     return read_activation(ctx, &p->act);
 }
@@ -176,6 +179,11 @@ void fused_conv_ctx(const op_ctx *ctx, op_ctx *conv_ctx) {
     const fused_conv_params *p = ctx->params;
     *conv_ctx = *ctx;
     conv_ctx->params = &p->conv; /* Conv's functions read a conv_params */
+}
+
+static bool blk_fits(const ir_shape *s) {
+    return s->rank >= 3 && s->rank <= 5 && s->syms[1] == 0 && s->dims[1] > 0 &&
+           s->dims[1] % CONV_BLK == 0;
 }
 
 static mopt_status fconv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -188,7 +196,16 @@ static mopt_status fconv_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
     const fused_conv_params *p = ctx->params;
     if (!st && p->conv.layout && in[0].shape.rank >= 0 && in[0].shape.rank < 3)
         st = op_fail(ctx, MOPT_ERR_INVALID_MODEL, "a channels-last layout needs a spatial axis");
-    if (!st && (p->conv.layout & CONV_LAYOUT_Y_NHWC) && op_has_input(in, n_in, 3) &&
+    /* a blocked tensor needs a known channel count that fills its blocks */
+    if (!st && (p->conv.layout & CONV_LAYOUT_X_BLK16) && in[0].shape.rank >= 0 &&
+        !blk_fits(&in[0].shape))
+        st = op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                     "a blocked X needs 3-5 axes and a known channel count, a multiple of 16");
+    if (!st && (p->conv.layout & CONV_LAYOUT_Y_BLK16) && out[0].shape.rank >= 0 &&
+        !blk_fits(&out[0].shape))
+        st = op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                     "a blocked Y needs 3-5 axes and a known channel count, a multiple of 16");
+    if (!st && (p->conv.layout & CONV_LAYOUT_Y) && op_has_input(in, n_in, 3) &&
         in[3].shape.rank >= 0 && out[0].shape.rank >= 0) {
         /* a channels-last residual is read element for element */
         bool same = in[3].shape.rank == out[0].shape.rank;
@@ -197,13 +214,13 @@ static mopt_status fconv_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
                    (in[3].shape.syms[i] != 0 || in[3].shape.dims[i] == out[0].shape.dims[i]);
         if (!same)
             st = op_fail(ctx, MOPT_ERR_INVALID_MODEL,
-                         "a channels-last output needs a residual of its shape");
+                         "a channels-last or blocked output needs a residual of its shape");
     }
     return st;
 }
 
-/* Channels-last in memory (layout != 0): the reference works on plain
- * copies of X and the residual, then writes Y channels-last. */
+/* Channels-last or blocked in memory (layout != 0): the reference works on
+ * plain copies of X and the residual, then writes Y in its layout. */
 static mopt_status fconv_run_plain(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                    int n_out);
 
@@ -225,14 +242,18 @@ static mopt_status fconv_run_relayout(const op_ctx *ctx, const op_tensor *in, in
     float *tmp[3] = {NULL, NULL, NULL};
     int64_t nb = 0, c = 0, sp = 0;
     mopt_status st = MOPT_OK;
-    if (p->conv.layout & CONV_LAYOUT_X_NHWC) {
+    bool x_blk = (p->conv.layout & CONV_LAYOUT_X_BLK16) != 0;
+    bool y_blk = (p->conv.layout & CONV_LAYOUT_Y_BLK16) != 0;
+    if (p->conv.layout & CONV_LAYOUT_X) {
         shape_nc_sp(&in[0].shape, &nb, &c, &sp);
         tmp[0] = mopt_malloc((size_t)(nb * c * sp) * sizeof(float) + 1);
         if (!tmp[0]) st = MOPT_ERR_OUT_OF_MEMORY;
-        if (!st) ops_conv_relayout(in[0].data, tmp[0], nb, c, sp, false);
+        if (!st)
+            (x_blk ? ops_conv_relayout_blk : ops_conv_relayout)(in[0].data, tmp[0], nb, c, sp,
+                                                                false);
         lin[0].data = tmp[0];
     }
-    if (!st && (p->conv.layout & CONV_LAYOUT_Y_NHWC)) {
+    if (!st && (p->conv.layout & CONV_LAYOUT_Y)) {
         shape_nc_sp(&out[0].shape, &nb, &c, &sp);
         size_t bytes = (size_t)(nb * c * sp) * sizeof(float) + 1;
         tmp[1] = mopt_malloc(bytes);
@@ -241,13 +262,15 @@ static mopt_status fconv_run_relayout(const op_ctx *ctx, const op_tensor *in, in
         if (!st && op_has_input(in, n_in, 3)) {
             tmp[2] = mopt_malloc(bytes);
             if (!tmp[2]) st = MOPT_ERR_OUT_OF_MEMORY;
-            if (!st) ops_conv_relayout(in[3].data, tmp[2], nb, c, sp, false);
+            if (!st)
+                (y_blk ? ops_conv_relayout_blk : ops_conv_relayout)(in[3].data, tmp[2], nb, c, sp,
+                                                                    false);
             lin[3].data = tmp[2];
         }
     }
     if (!st) st = fconv_run_plain(ctx, lin, n, &lout, n_out);
-    if (!st && (p->conv.layout & CONV_LAYOUT_Y_NHWC))
-        ops_conv_relayout(tmp[1], out[0].data, nb, c, sp, true);
+    if (!st && (p->conv.layout & CONV_LAYOUT_Y))
+        (y_blk ? ops_conv_relayout_blk : ops_conv_relayout)(tmp[1], out[0].data, nb, c, sp, true);
     for (int k = 0; k < 3; k++)
         mopt_free(tmp[k]);
     if (st == MOPT_ERR_OUT_OF_MEMORY)

@@ -28,7 +28,17 @@ test_layout.c.
     mopt.ChannelsLastSplit/Concat;
   boundary: a Conv whose output is also a graph output (stays plain), and a
     Conv read by a Concat with the graph input: that Conv's output and the
-    Concat's stay channels-last (2 values, 2 convolutions, 1 flex)."""
+    Concat's stay channels-last (2 values, 2 convolutions, 1 flex);
+  blocked: known 56x60 sizes (at least 56x56: oneDNN's blocked layout for
+    channel counts that are multiples of 16): Conv(3 -> 16)+HardSwish
+    (plain X, blocked Y) -> depthwise Conv+Relu -> 1x1 Conv + Add(the
+    HardSwish's output: a blocked residual) -> Mul by a scalar -> 1x1
+    16 -> 48 + Relu -> depthwise 5x5 (blocked X; its Y is read by an SE
+    block's GlobalAveragePool, so channels-last: a chain edge) -> SE scale
+    -> 1x1 48 -> 24 (24 channels: channels-last) -> 1x1 24 -> 32 (blocked
+    Y: an edge the other way) -> depthwise stride 2 (28x30: channels-last
+    Y) -> 1x1 32 -> 8: 11 values, 11 convolutions (7 of them with a
+    blocked X or Y), 2 squeeze-excitation ops."""
 import os
 import shutil
 
@@ -40,9 +50,9 @@ from onnx import TensorProto, helper, numpy_helper
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "layout_data")
 
 
-def save(name, nodes, inits, outputs, expect, sizes):
+def save(name, nodes, inits, outputs, expect, sizes, hw=(None, None)):
     graph = helper.make_graph(
-        nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, None, None])],
+        nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3] + list(hw))],
         [helper.make_tensor_value_info(o, TensorProto.FLOAT, [None] * 4) for o in outputs], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
@@ -162,6 +172,25 @@ def boundary():
          [(1, 3, 9, 11), (3, 3, 6, 5)])
 
 
+def blocked():
+    b = Builder(7)
+    h1 = b.node("HardSwish", [b.conv("x", "c1", 3, 16, 3, pad=1)], "h1")
+    r2 = b.node("Relu", [b.conv(h1, "c2", 16, 16, 3, group=16, pad=1)], "r2")
+    a3 = b.node("Add", [b.conv(r2, "c3", 16, 16, 1), h1], "a3")
+    m3 = b.node("Mul", [a3, b.const("half", [0.5])], "m3")
+    r4 = b.node("Relu", [b.conv(m3, "c4", 16, 48, 1)], "r4")
+    c5 = b.conv(r4, "c5", 48, 48, 5, group=48, pad=2)
+    g = b.node("GlobalAveragePool", [c5], "g")
+    s1 = b.node("Relu", [b.conv(g, "s1", 48, 16, 1)], "s1r")
+    s2 = b.node("HardSigmoid", [b.conv(s1, "s2", 16, 48, 1)], "s2h", alpha=1.0 / 6, beta=0.5)
+    se = b.node("Mul", [c5, s2], "se")
+    c7 = b.conv(b.conv(se, "c6", 48, 24, 1), "c7", 24, 32, 1)
+    c8 = b.conv(c7, "c8", 32, 32, 3, group=32, stride=2, pad=1)
+    b.conv(c8, "y", 32, 8, 1)
+    save("blocked", b.nodes, b.inits, ["y"], ["values 11", "convs 11", "se 2", "blocked 7"],
+         [(1, 3, 56, 60), (2, 3, 56, 60)], hw=(56, 60))
+
+
 if __name__ == "__main__":
     chain()
     se()
@@ -169,3 +198,4 @@ if __name__ == "__main__":
     affine()
     flex()
     boundary()
+    blocked()

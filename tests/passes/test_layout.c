@@ -5,11 +5,12 @@
  * case's `expect` ("values N": values kept channels-last, "convs N":
  * convolutions given a layout, "se N": squeeze-excitation ops rewritten, "pools N", "affine N":
  * BatchNormalizations as mopt.ChannelsLastAffine, "flex N": Concat/Split as
- * mopt.ChannelsLastConcat/Split), then runs each
+ * mopt.ChannelsLastConcat/Split, "blocked N": convolutions reading or writing oneDNN's blocked
+ * layout), then runs each
  * test_data_set_K (different batch and spatial sizes, H and W unknown to inference) and compares
  * with ONNX Runtime's outputs and with opt_level 0. Each is also run with backend=ref (FusedConv's
- * reference run converts channels-last data) and after a save and reload as a .mopt file (the
- * layouts are attributes of the graph).
+ * reference run converts channels-last and blocked data), after a save and reload as a .mopt
+ * file (the layouts are attributes of the graph) and on 2 threads.
  *
  * usage: test_layout DATA_DIR TMP_DIR
  */
@@ -44,11 +45,11 @@ static lcase g_cases[MAX_CASES];
 static int g_n;
 static const char *g_tmp;
 
-static mopt_model *load(const char *path, int level, const char *backend) {
+static mopt_model *load_threads(const char *path, int level, const char *backend, int threads) {
     mopt_options *o = NULL;
     assert_int_equal(mopt_options_create(&o), MOPT_OK);
     assert_int_equal(mopt_options_set_int(o, "opt_level", level), MOPT_OK);
-    assert_int_equal(mopt_options_set_int(o, "threads", 1), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "threads", threads), MOPT_OK);
     if (backend) assert_int_equal(mopt_options_set_string(o, "backend", backend), MOPT_OK);
     mopt_model *m = NULL;
     mopt_status st = mopt_model_load(path, o, &m);
@@ -57,6 +58,10 @@ static mopt_model *load(const char *path, int level, const char *backend) {
         fail_msg("%s: load at opt_level %d failed: %s: %s", path, level, mopt_status_string(st),
                  mopt_last_error());
     return m;
+}
+
+static mopt_model *load(const char *path, int level, const char *backend) {
+    return load_threads(path, level, backend, 1);
 }
 
 /* The count before `phrase` in the `layout` pass's note (0 when the note
@@ -80,7 +85,8 @@ static void check_expect(const lcase *c, const mopt_model *m) {
     static const char *const keys[][2] = {
         {"values", "values channels-last"}, {"convs", "convolutions"},
         {"se", "squeeze-excitation ops"},   {"pools", "pools"},
-        {"affine", "batch-norm affines"},   {"flex", "concats/splits"}};
+        {"affine", "batch-norm affines"},   {"flex", "concats/splits"},
+        {"blocked", "blocked convolutions"}};
     char p[1100], line[128];
     snprintf(p, sizeof p, "%s/expect", c->path);
     FILE *f = fopen(p, "r");
@@ -91,9 +97,9 @@ static void check_expect(const lcase *c, const mopt_model *m) {
         long long n;
         if (sscanf(line, "%31s %lld", kind, &n) != 2) continue;
         int k = 0;
-        while (k < 6 && strcmp(kind, keys[k][0]) != 0)
+        while (k < 7 && strcmp(kind, keys[k][0]) != 0)
             k++;
-        if (k == 6) fail_msg("%s: bad rule '%s'", c->name, line);
+        if (k == 7) fail_msg("%s: bad rule '%s'", c->name, line);
         int64_t have = layout_note(m, keys[k][1]);
         if (have < 0) fail_msg("%s: no layout pass at opt_level 3", c->name);
         if (have != n)
@@ -152,8 +158,11 @@ static void test_case(void **state) {
     assert_int_equal(mopt_model_save(m3, saved), MOPT_OK);
     mopt_model *msaved = load(saved, 3, NULL);
     remove(saved);
-    mopt_model *ms[3] = {m3, mref, msaved};
-    const char *names[3] = {"opt_level 3", "opt_level 3 backend=ref", "opt_level 3 saved"};
+    mopt_model *m3t2 = load_threads(model, 3, NULL, 2);
+    check_expect(c, m3t2);
+    mopt_model *ms[4] = {m3, mref, msaved, m3t2};
+    const char *names[4] = {"opt_level 3", "opt_level 3 backend=ref", "opt_level 3 saved",
+                            "opt_level 3 threads=2"};
     int sets = 0;
     for (int set = 0;; set++) {
         char dir[1200];
@@ -166,7 +175,7 @@ static void test_case(void **state) {
         run(c, m0, in, n_in, o0, n_out);
         for (int k = 0; k < n_out; k++)
             compare(c, "opt_level 0", "ONNX Runtime", set, k, o0[k], ref[k]);
-        for (int v = 0; v < 3; v++) {
+        for (int v = 0; v < 4; v++) {
             run(c, ms[v], in, n_in, o, n_out);
             for (int k = 0; k < n_out; k++) {
                 compare(c, names[v], "ONNX Runtime", set, k, o[k], ref[k]);
@@ -180,7 +189,7 @@ static void test_case(void **state) {
         sets++;
     }
     assert_true(sets >= 2);
-    for (int v = 0; v < 3; v++)
+    for (int v = 0; v < 4; v++)
         mopt_model_destroy(ms[v]);
     mopt_model_destroy(m0);
 }

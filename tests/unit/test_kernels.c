@@ -47,6 +47,7 @@
 #include "core/error.h"
 #include "ir/ir.h"
 #include "mopt_config.h"
+#include "ops/conv.h"
 #include "ops/impls.h"
 #include "ops/node_view.h"
 #include "ops/ops.h"
@@ -1338,6 +1339,57 @@ static void openblas_fused_matmul(void **st) {
 }
 #endif
 
+/* mopt.FusedConv's `layout` (pass_layout.c): a bad set of bits fails its
+ * parse, and a blocked X or Y (nChw16c, no padding) needs a known channel
+ * count that is a multiple of 16, else inference fails with an error
+ * (never a run over a tensor of the wrong size). */
+static mopt_status fconv_layout_infer(int64_t layout, int64_t c_in, int64_t c_out, bool *parsed) {
+    node_case c;
+    nc_init_domain(&c, "FusedConv", "mopt", 4);
+    attr_int(c.n, "layout", layout);
+    attr_ints(c.n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    op_tensor in[4];
+    memset(in, 0, sizeof in);
+    tensor(&in[0], 4, (int64_t[]){2, c_in, 8, 8});
+    tensor(&in[1], 4, (int64_t[]){c_out, c_in, 3, 3});
+    static op_view view;
+    op_view_src src = {.graph = c.g, .runtime = true, .precision = g_prec, .threads = 1};
+    mopt_status st = op_view_init(&view, &src, c.n, NULL);
+    *parsed = st == MOPT_OK;
+    if (!st) {
+        op_tensor y;
+        memset(&y, 0, sizeof y);
+        st = g_real->infer(&view.ctx, in, 2, &y, 1);
+    }
+    free_inputs(in, 2);
+    ir_graph_destroy(c.g);
+    return st;
+}
+
+static void fused_conv_layout_checked(void **st) {
+    (void)st;
+    bool parsed;
+    /* both X layouts, both Y layouts, out of range */
+    for (int64_t bad = 0; bad < 4; bad++) {
+        static const int64_t k_bad[] = {5, 10, 16, -1};
+        assert_int_not_equal(fconv_layout_infer(k_bad[bad], 16, 16, &parsed), MOPT_OK);
+        assert_false(parsed);
+    }
+    /* blocked X of 3 channels, blocked Y of 24 */
+    assert_int_equal(fconv_layout_infer(CONV_LAYOUT_X_BLK16, 3, 16, &parsed),
+                     MOPT_ERR_INVALID_MODEL);
+    assert_true(parsed);
+    assert_int_equal(fconv_layout_infer(CONV_LAYOUT_Y_BLK16, 16, 24, &parsed),
+                     MOPT_ERR_INVALID_MODEL);
+    /* fitting ones, and mixes with channels-last */
+    assert_int_equal(fconv_layout_infer(CONV_LAYOUT_X_BLK16 | CONV_LAYOUT_Y_BLK16, 32, 16, &parsed),
+                     MOPT_OK);
+    assert_int_equal(fconv_layout_infer(CONV_LAYOUT_X_BLK16 | CONV_LAYOUT_Y_NHWC, 16, 24, &parsed),
+                     MOPT_OK);
+    assert_int_equal(fconv_layout_infer(CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_BLK16, 3, 16, &parsed),
+                     MOPT_OK);
+}
+
 static void impl_names_are_informative(void **st) {
     (void)st;
     static const char *const ops[] = {"MatMul", "Gemm", "Conv"};
@@ -1374,6 +1426,7 @@ static void impl_names_are_informative(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(impl_names_are_informative),
+        cmocka_unit_test(fused_conv_layout_checked),
 #ifdef MOPT_HAVE_ONEDNN
         cmocka_unit_test(onednn_matmul),
         cmocka_unit_test(onednn_gemm),

@@ -54,6 +54,11 @@ mopt_status ops_conv_onednn_desc(const op_ctx *ctx, const ir_shape *x, const ir_
     int32_t layout = ((const conv_params *)ctx->params)->layout;
     d->x_nhwc = (layout & CONV_LAYOUT_X_NHWC) != 0;
     d->y_nhwc = (layout & CONV_LAYOUT_Y_NHWC) != 0;
+    d->x_blk = (layout & CONV_LAYOUT_X_BLK16) != 0;
+    d->y_blk = (layout & CONV_LAYOUT_Y_BLK16) != 0;
+    /* a blocked tensor must fill its blocks (fused.c checks it at inference) */
+    if ((d->x_blk && d->c_in % CONV_BLK) || (d->y_blk && d->c_out % CONV_BLK))
+        return MOPT_ERR_UNSUPPORTED;
     return MOPT_OK;
 }
 
