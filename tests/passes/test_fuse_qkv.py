@@ -21,7 +21,6 @@ fp32 (within 1e-4 of ONNX Runtime), bf16 (cosine >= 0.999) and int8
 usage: test_fuse_qkv.py MOPT_EXECUTABLE
 """
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -30,22 +29,13 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+from cli_check import check, failures, runner
+
 MOPT = sys.argv[1]
-failures = []
 rng = np.random.default_rng(1204)
 
 
-def check(cond, what, r=None):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-        if r is not None:
-            print("  stdout:", r.stdout[-3000:])
-            print("  stderr:", r.stderr[-3000:])
-
-
-def mopt(*args):
-    return subprocess.run([MOPT, *args], capture_output=True, text=True)
+mopt = runner(MOPT)
 
 
 def report_row(text, name):

@@ -22,7 +22,6 @@ Runtime's and opt_level 0's (1e-5), also from the saved .mopt.
 usage: test_prune.py MOPT_EXECUTABLE
 """
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -31,22 +30,13 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+from cli_check import check, failures, runner
+
 MOPT = sys.argv[1]
-failures = []
 rng = np.random.default_rng(1203)
 
 
-def check(cond, what, r=None):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-        if r is not None:
-            print("  stdout:", r.stdout[-3000:])
-            print("  stderr:", r.stderr[-3000:])
-
-
-def mopt(*args):
-    return subprocess.run([MOPT, *args], capture_output=True, text=True)
+mopt = runner(MOPT)
 
 
 def save(path, nodes, inits, x_shape, outputs):
