@@ -330,6 +330,23 @@ typedef struct layout_state {
     uint64_t *sig; /* per value: spatial signature */
 } layout_state;
 
+/* The live readers of value v, one per call: e starts at first_use(s, v);
+ * NULL after the last. Uses left by dead nodes or rewired slots are skipped.
+ * still_ok and blk_still_ok walk v's readers with it. */
+static int32_t first_use(const layout_state *s, int32_t v) {
+    return v < s->uses.n_head ? s->uses.head[v] : -1;
+}
+
+static const ir_use *next_reader(const layout_state *s, int32_t v, int32_t *e) {
+    while (*e >= 0) {
+        const ir_use *u = &s->uses.entries[*e];
+        *e = u->next;
+        const ir_node *n = s->g->nodes[u->node];
+        if (!n->dead && u->slot < n->n_inputs && n->inputs[u->slot] == v) return u;
+    }
+    return NULL;
+}
+
 /* Whether value v may stay channels-last given the current `keep` set. */
 static bool still_ok(const layout_state *s, int32_t v) {
     const ir_graph *g = s->g;
@@ -349,11 +366,9 @@ static bool still_ok(const layout_state *s, int32_t v) {
     } else if (s->ok[pi] != NODE_FLEX) {
         return false;
     }
-    for (int32_t e = v < s->uses.n_head ? s->uses.head[v] : -1; e >= 0;
-         e = s->uses.entries[e].next) {
-        const ir_use *u = &s->uses.entries[e];
+    const ir_use *u;
+    for (int32_t e = first_use(s, v); (u = next_reader(s, v, &e)) != NULL;) {
         const ir_node *n = g->nodes[u->node];
-        if (n->dead || u->slot >= n->n_inputs || n->inputs[u->slot] != v) continue;
         uint8_t kind = s->ok[u->node];
         if (kind == NODE_CONV && u->slot == 0) continue;
         if (kind == NODE_CONV && u->slot == res_slot(n) && s->keep[n->outputs[0]]) continue;
@@ -426,11 +441,9 @@ static bool blk_still_ok(const layout_state *s, int32_t v) {
     } else {
         return false;
     }
-    for (int32_t e = v < s->uses.n_head ? s->uses.head[v] : -1; e >= 0;
-         e = s->uses.entries[e].next) {
-        const ir_use *u = &s->uses.entries[e];
+    const ir_use *u;
+    for (int32_t e = first_use(s, v); (u = next_reader(s, v, &e)) != NULL;) {
         const ir_node *n = g->nodes[u->node];
-        if (n->dead || u->slot >= n->n_inputs || n->inputs[u->slot] != v) continue;
         if (blk_conv(s, u->node) && u->slot == 0) continue;
         if (blk_conv(s, u->node) && u->slot == res_slot(n) && s->blk[n->outputs[0]]) continue;
         if (s->ok[u->node] == NODE_AGNOSTIC && (s->full[u->node] >> u->slot & 1u) &&

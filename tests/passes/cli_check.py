@@ -1,6 +1,8 @@
 """cli_check.py — what the passes suite's CLI test scripts (test_prune.py,
 test_fuse_qkv.py) share: the list of failed checks, a check that records and
-prints one, and a runner for the `mopt` executable under test."""
+prints one, a runner for the `mopt` executable under test, an options file
+writer and a reader of one pass's row in `mopt optimize --report`."""
+import os
 import subprocess
 
 failures = []
@@ -21,3 +23,21 @@ def runner(exe):
     def run(*args):
         return subprocess.run([exe, *args], capture_output=True, text=True)
     return run
+
+
+def options(tmp, name, **kv):
+    """Write KEY: VALUE lines to TMP/NAME.yaml and return its path."""
+    p = os.path.join(tmp, name + ".yaml")
+    with open(p, "w") as f:
+        for k, v in kv.items():
+            f.write("%s: %s\n" % (k, v))
+    return p
+
+
+def report_row(text, name):
+    """(before, after, rewrites, note) of the pass `name` in the report."""
+    for line in text.splitlines():
+        f = line.split(None, 5)
+        if f and f[0] == name and len(f) >= 5:
+            return int(f[2]), int(f[3]), int(f[4]), f[5] if len(f) > 5 else ""
+    return None

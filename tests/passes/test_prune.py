@@ -30,7 +30,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-from cli_check import check, failures, runner
+from cli_check import check, failures, options, report_row, runner
 
 MOPT = sys.argv[1]
 rng = np.random.default_rng(1203)
@@ -51,23 +51,6 @@ def save(path, nodes, inits, x_shape, outputs):
     onnx.checker.check_model(m)
     onnx.save(m, path)
     return m
-
-
-def options(tmp, name, **kv):
-    p = os.path.join(tmp, name + ".yaml")
-    with open(p, "w") as f:
-        for k, v in kv.items():
-            f.write("%s: %s\n" % (k, v))
-    return p
-
-
-def report_row(text, name):
-    """(before, after, rewrites, note) of the pass `name` in the report."""
-    for line in text.splitlines():
-        f = line.split(None, 5)
-        if f and f[0] == name and len(f) >= 5:
-            return int(f[2]), int(f[3]), int(f[4]), f[5] if len(f) > 5 else ""
-    return None
 
 
 def run(model, opts, x, tmp, tag):
