@@ -62,10 +62,12 @@ static int on_token(void *user, int64_t token, size_t i) {
     } while (0)
 
 /* One run of the model over n new tokens after `past` cached positions
- * (zeros), as a generator step or a recomputation (past = 0) does; returns
- * its wall time, and the time of the Concat (KVAppend) nodes when
- * profiling. Token-major caches (kv_cache=1) are bound as the generator
- * binds them: present.N.* to past_key_values.N.*'s buffer (in place). */
+ * (small values written into every page, so that the caches are real
+ * memory as a generator's are, not the shared zero page), as a generator
+ * step or a recomputation (past = 0) does; returns its wall time, and the
+ * time of the Concat (KVAppend) nodes when profiling. Token-major caches
+ * (kv_cache=1) are bound as the generator binds them: present.N.* to
+ * past_key_values.N.*'s buffer (in place). */
 static int64_t run_once(const mopt_model *model, mopt_session *s, int64_t past, int64_t n,
                         int64_t *concat_ns) {
     size_t n_in = mopt_model_io_count(model, MOPT_INPUT);
@@ -101,6 +103,8 @@ static int64_t run_once(const mopt_model *model, mopt_session *s, int64_t past, 
                 snprintf(oname, sizeof oname, "present.%s", names[i] + 16);
                 CHECK(mopt_model_io_find(model, MOPT_OUTPUT, oname, &o));
                 cache[i] = calloc((size_t)(total * H * D), sizeof(float));
+                for (int64_t e = 0; e < total * H * D; e++) /* real pages, as a step reads */
+                    cache[i][e] = 0.01f * (float)(e % 7);
                 CHECK(mopt_tensor_wrap(MOPT_DTYPE_F32, 4, dp, cache[i],
                                        (size_t)(past * H * D) * sizeof(float), &ins[i]));
                 CHECK(mopt_tensor_wrap(MOPT_DTYPE_F32, 4, dn, cache[i],

@@ -6,9 +6,10 @@
  * each: (1) the scores, VW keys at a time (per key a vector of partial
  * products over the head dim; the VW vectors summed across lanes at once
  * by one transpose-add tree), scaled and masked, into a stack buffer, with
- * their max; (2) the weights exp(s - max), their sum, and the weighted rows
- * of V added into the accumulator (each weight broadcast from its register
- * once, two keys into two sums). Between chunks the accumulator is rescaled
+ * their max; (2) the weights exp(s - max) (vmath.h v_exp_weight), their
+ * sum, and the weighted rows of V added into the accumulator (each weight
+ * broadcast from its register once, two keys into two sums). Between
+ * chunks the accumulator is rescaled
  * when the max grows (online softmax), so every K and V row is read once and
  * nothing grows with the past but the loop. Two passes rather than a rescale
  * per block: the block max no longer sits on the critical path of every
@@ -196,7 +197,7 @@ static inline __attribute__((always_inline)) void da_row_n(const kn_decode_attn 
         const vf mx = v_set1(mrun);
         for (int64_t j = 0; j < cn; j += VW) {
             const int64_t kn = cn - j < VW ? cn - j : VW;
-            const vf e = v_exp(v_sub(v_load(buf + j), mx));
+            const vf e = v_exp_weight(v_sub(v_load(buf + j), mx));
             lv = v_add(lv, e);
             const float *vb = v + (c0 + j) * hdv;
             int64_t i = 0;

@@ -184,6 +184,55 @@ MOPT_TEST(decode_attn_online_softmax_rescales) {
     drop(&x);
 }
 
+/* The weights' exp (vmath.h v_exp_weight) on its own: per batch row two
+ * keys of head dim 1, scores 0 and x, V rows 0 and 1, so y = w / (1 + w)
+ * with w = e^x. Below x = -17.5, 1 + w rounds to 1 and y is w itself:
+ * within 2e-7 of e^x (the bound vmath.h states; a degree-4 polynomial or
+ * a wrong coefficient is far outside it); above, within 4e-7 of w / (1 +
+ * w) (three more roundings). Below about -87.7 the weight is 0 exactly
+ * (no subnormals), as for -inf; a NaN score gives NaN. */
+MOPT_TEST(decode_attn_weight_accuracy) {
+    enum { N = 20000, EXTRA = 4 };
+    const int64_t B = N + EXTRA;
+    float *q = malloc((size_t)B * sizeof(float)), *k = malloc((size_t)(2 * B) * sizeof(float));
+    float *v = malloc((size_t)(2 * B) * sizeof(float)), *y = malloc((size_t)B * sizeof(float));
+    for (int64_t b = 0; b < B; b++) {
+        /* every 87/N over [-87, 0], jittered so r covers its range */
+        double x = -87.0 + 87.0 * (double)b / (N - 1) - 1e-3 * (double)(b % 7);
+        if (b >= N) x = (double[]){-90.0, -200.0, -INFINITY, NAN}[b - N];
+        if (x > 0) x = 0;
+        q[b] = 1.0f, k[2 * b] = 0.0f, k[2 * b + 1] = (float)x;
+        v[2 * b] = 0.0f, v[2 * b + 1] = 1.0f;
+    }
+    kn_decode_attn p = {.B = B, .H = 1, .M = 1, .T = 2, .D = 1, .Dv = 1};
+    p.q = q, p.k = k, p.v = v, p.y = y, p.scale = 1.0f, p.fill = -INFINITY;
+    int tiers = 0;
+    for (int t = 0; t < 3; t++) {
+        const cpu_kernels *kt = tier(t);
+        if (!kt) continue;
+        tiers++;
+        kt->decode_attn_f32(&p, 0, B);
+        double worst = 0;
+        for (int64_t b = 0; b < N; b++) {
+            const double x = (double)k[2 * b + 1], w = exp(x);
+            const double want = x < -17.5 ? w : w / (1 + w);
+            const double err = fabs((double)y[b] - want) / want;
+            if (err > worst) worst = err;
+            if (!(err <= (x < -17.5 ? 2e-7 : 4e-7)))
+                fail_msg("%s: score %.9g: y %.9g, want %.9g (relative error %.3g)", kt->isa, x,
+                         (double)y[b], want, err);
+        }
+        for (int e = 0; e < 3; e++)
+            if (y[N + e] != 0.0f)
+                fail_msg("%s: score %g: y %g, want 0", kt->isa, (double)k[2 * (N + e) + 1],
+                         (double)y[N + e]);
+        if (!isnan(y[N + 3])) fail_msg("%s: a NaN score gives %g, want NaN", kt->isa, y[N + 3]);
+        printf("%s: weights' exp, max relative error %.3g\n", kt->isa, worst);
+    }
+    assert_true(tiers >= 1);
+    free(q), free(k), free(v), free(y);
+}
+
 /* T = 0 gives zeros; a row whose every score is -inf gives NaN (as Softmax
  * then MatMul do); a row masked whole with a finite fill averages V. */
 MOPT_TEST(decode_attn_edge_rows) {
@@ -298,6 +347,7 @@ int main(void) {
         cmocka_unit_test(decode_attn_reference_is_softmax),
         cmocka_unit_test(decode_attn_tiers_equal_reference),
         cmocka_unit_test(decode_attn_online_softmax_rescales),
+        cmocka_unit_test(decode_attn_weight_accuracy),
         cmocka_unit_test(decode_attn_edge_rows),
         cmocka_unit_test(decode_attn_positions_equal_keep_mask),
     };
