@@ -459,6 +459,66 @@ def test_depthwise_per_channel(tmp):
           "error %.4f is > 10x the per-channel one %.4f" % (float(err_t[:4].mean()), float(err[:4].mean())))
 
 
+def test_smooth_bias_correction(tmp):
+    """A pointwise Conv (32 -> 16 channels) whose input channels span
+    ranges 1x..100x apart around offsets of 3x their spread: the table has
+    channel_mean and dims besides the ranges; with the ranges the static
+    pass smooths X (one scale per input channel, folded into W) and with
+    the means it corrects the bias for the mean error of the s8 weights.
+    Against an old table (no per-channel fields): smoothing must cut the
+    RMS error, and the means the per-output-channel mean error."""
+    import yaml
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(9)
+    C, O = 32, 16
+    gains = np.geomspace(1.0, 100.0, C).astype(np.float32)
+    w = (rng.standard_normal((O, C, 1, 1)) / gains[None, :, None, None]).astype(np.float32)
+    g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], name="pw")], "pwq",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, 16, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, O, 16, 16])],
+                          [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    x = ((rng.standard_normal((1, C, 16, 16)) + 3) * gains[None, :, None, None]).astype(np.float32)
+    path, table = calibrate_one_set(tmp, m, "pwq", x)
+    t = yaml.safe_load(table.read_text())["tensors"]["x"]
+    mean = np.array(t.get("channel_mean", []))
+    check(len(mean) == C and np.allclose(mean, x[0].reshape(C, -1).mean(1), rtol=1e-4)
+          and t.get("dims") == [1, C, 16, 16],
+          "mopt calibrate records channel_mean (%d values) and dims (%s)" % (len(mean), t.get("dims")))
+    lines = table.read_text().splitlines(True)
+    old, no_mean = tmp / "pwq_old.yaml", tmp / "pwq_nomean.yaml"
+    old.write_text("".join(ln for ln in lines if "channel_m" not in ln))
+    no_mean.write_text("".join(ln for ln in lines if "channel_mean" not in ln))
+    res = {}
+    for name, tab in (("old", old), ("smoothed", no_mean), ("smoothed+bias", table)):
+        with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
+                mopt.Model(str(path), precision="int8", calibration=str(tab)) as mq, \
+                mopt.Session(mq, profile=True) as sq:
+            e = (sq.run({"x": x})["y"] - sf.run({"x": x})["y"])[0].reshape(O, -1)
+            ops = profile_ops(sq)
+        res[name] = (float(np.sqrt((e ** 2).mean())), float(np.abs(e.mean(1)).mean()), ops)
+    (r_old, _, ops), (r_sm, b_sm, _), (r_bc, b_bc, _) = res["old"], res["smoothed"], res["smoothed+bias"]
+    check("StaticQConv" in ops and r_sm < 0.5 * r_old,
+          "pointwise Conv, input ranges 1x..100x apart: smoothing cuts the RMS error %.4g -> %.4g "
+          "(< 0.5x; an old table loads without it) (%s)" % (r_old, r_sm, sorted(ops)))
+    check(b_bc < 0.5 * b_sm and r_bc <= r_sm * 1.01,
+          "bias correction (channel_mean): the mean error per output channel %.4g -> %.4g (< 0.5x), "
+          "RMS %.4g -> %.4g" % (b_sm, b_bc, r_sm, r_bc))
+    # malformed new fields fail the load naming the tensor and the line
+    for field, bad, want in (("channel_mean", "[1, 2]", "one value per channel"),
+                             ("dims", "[1, x]", "a size or -1")):
+        bt = tmp / "pwq_bad.yaml"
+        bt.write_text("".join(("    %s: %s\n" % (field, bad)) if ln.startswith("    %s:" % field)
+                              else ln for ln in lines))
+        try:
+            mopt.Model(str(path), precision="int8", calibration=str(bt)).close()
+            check(False, "a malformed %s is refused" % field)
+        except mopt.MoptError as e:
+            check(want in str(e) and "'x'" in str(e) and "line" in str(e),
+                  "a malformed %s is refused: %s" % (field, e))
+
+
 # ---- 4. ResNet-like top-1 -------------------------------------------------------------
 
 def test_resnet_top1(tmp):
@@ -498,7 +558,8 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for t in (test_calibration_methods, test_calibration_option, test_fused_gemm_forms,
-                  test_dead_channel, test_depthwise_per_channel, test_ort_models, test_resnet_top1):
+                  test_dead_channel, test_depthwise_per_channel, test_smooth_bias_correction,
+                  test_ort_models, test_resnet_top1):
             print("--", t.__name__)
             t(tmp)
     if failures:
