@@ -30,9 +30,12 @@
  * same x_channel_scales): X's channel c is quantized with d[c] and W[:, c]
  * multiplied by d[c] before its per-output-channel s8 quantization, so the
  * integer convolution is again unchanged (smooth_scales: d[c] balances the
- * channel's range against its weights' with SMOOTH_ALPHA). On PP-OCRv4 rec
- * (200 golden lines, argmax agreement with FP32): minmax 0.9882 -> 0.9895,
- * percentile 0.9871 -> 0.9912; alpha 0.5-0.8 all helped, 1 (X fully per
+ * channel's range against its weights' with SMOOTH_ALPHA). Not where X
+ * comes from a static node: that one may write X as u8 (pass_quant_chain),
+ * which smoothing would forbid. On PP-OCRv4 rec (200 golden lines, argmax
+ * agreement with FP32): minmax 0.9882 -> 0.9889, percentile 0.9871 ->
+ * 0.9905 (0.9895 / 0.9912 when the two SE convs reading a static node's
+ * output are smoothed too); alpha 0.5-0.8 all helped, 1 (X fully per
  * channel, the weights take the spread) and 0 hurt (0.9728, 0.9605).
  *
  * Bias correction: where the table has X's channel means (channel_mean),
@@ -305,7 +308,10 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qs_match *m, const pas
     *corrected = false;
     bool dw = depthwise(g, n, m, &c_in), smooth = false;
     int64_t ksz = 1;
-    if (!dw && m->conv && ir_node_attr_int(n, "group", 1) == 1) {
+    /* X from a static node stays smoothed-free: that node may write it as u8 */
+    const ir_node *px = fu_producer(f, n->inputs[0]);
+    bool from_static = px && (is_mopt(px, "StaticQConv") || is_mopt(px, "StaticQMatMul"));
+    if (!dw && m->conv && ir_node_attr_int(n, "group", 1) == 1 && !from_static) {
         c_in = wv->shape.dims[1];
         ksz = numel / (C * c_in);
         smooth = e->n_ch == c_in;
