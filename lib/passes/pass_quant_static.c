@@ -26,17 +26,11 @@
  * integer convolution is unchanged; only the quantization on entry is per
  * channel. Such a node never reads a u8 X from the node before it.
  *
- * A Conv of group 1 whose X has per-channel ranges gets SmoothQuant (the
- * same x_channel_scales): X's channel c is quantized with d[c] and W[:, c]
- * multiplied by d[c] before its per-output-channel s8 quantization, so the
- * integer convolution is again unchanged (smooth_scales: d[c] balances the
- * channel's range against its weights' with SMOOTH_ALPHA). Not where X
- * comes from a static node: that one may write X as u8 (pass_quant_chain),
- * which smoothing would forbid. On PP-OCRv4 rec (200 golden lines, argmax
- * agreement with FP32): minmax 0.9882 -> 0.9889, percentile 0.9871 ->
- * 0.9905 (0.9895 / 0.9912 when the two SE convs reading a static node's
- * output are smoothed too); alpha 0.5-0.8 all helped, 1 (X fully per
- * channel, the weights take the spread) and 0 hurt (0.9728, 0.9605).
+ * No SmoothQuant for the Convs of group 1: folding per-channel X scales
+ * (alpha 0.5-0.9) into W measured no better than bias correction alone on
+ * PP-OCRv4 rec's selection lines (0.989 against 0.991, both renderers in
+ * the calibration set) and cost ~4% CPU time (X quantized per channel on
+ * entry, no u8 kept in between); see tools/mopt/README.md.
  *
  * Bias correction: where the table has X's channel means (channel_mean),
  * each Conv's bias loses the mean error its s8 weights make, sum over c, t
@@ -64,11 +58,6 @@ static pass_qentry *qt_find(pass_qtable *t, const char *name) {
 static bool is_mopt(const ir_node *n, const char *op) {
     return !n->dead && strcmp(n->domain, "mopt") == 0 && strcmp(n->op_type, op) == 0;
 }
-
-/* SmoothQuant's migration strength (smooth_scales): 0.75 measured best of
- * 0.5-1 on PP-OCRv4 rec's pointwise convolutions (mean of minmax and
- * percentile tables) */
-#define SMOOTH_ALPHA 0.75
 
 typedef struct qs_match {
     bool conv;
@@ -139,9 +128,9 @@ static bool match(const fu_graph *f, const ir_node *n, qs_match *m) {
  * for a convolution) and scale[c] = x_scale * max|w_c| / 127 * alpha (a
  * channel of |w| < 1e-30: zeros, scale x_scale * alpha). */
 static void quantize_w(const ir_graph *g, const ir_node *n, const qs_match *m, float x_scale,
-                       const float *x_cs, int64_t mult, const float *col, int64_t ksz,
-                       const float *mean, const float *tap, int64_t group, double *corr, int8_t *q,
-                       float *scale, int64_t *n_ch) {
+                       const float *x_cs, int64_t mult, int64_t ksz, const float *mean,
+                       const float *tap, int64_t group, double *corr, int8_t *q, float *scale,
+                       int64_t *n_ch) {
     const ir_value *wv = g->values[n->inputs[1]];
     const float *w = wv->data;
     const ir_shape *ws = &wv->shape;
@@ -158,7 +147,7 @@ static void quantize_w(const ir_graph *g, const ir_node *n, const qs_match *m, f
         if (x_cs) x_scale = x_cs[c / mult];
         float mx = 0;
         for (int64_t k = 0; k < K; k++)
-            mx = fmaxf(mx, fabsf(w[c * sc + k * sk] * (col ? col[k / ksz] : 1.f)));
+            mx = fmaxf(mx, fabsf(w[c * sc + k * sk]));
         /* a dead channel (PP-OCR rec has weights of 1e-39 after BN folding):
          * its scale would underflow, and bias / scale in the kernels became
          * inf, the channel NaN; it is all zeros, with scale x_scale */
@@ -167,15 +156,13 @@ static void quantize_w(const ir_graph *g, const ir_node *n, const qs_match *m, f
         double err = 0; /* sum_k (dequantized w - w) * mean of the X channel k reads */
         int64_t c0 = c / (C / group) * (K / ksz);
         for (int64_t k = 0; k < K; k++) {
-            float cm = col ? col[k / ksz] : 1.f, wk = w[c * sc + k * sk] * cm;
-            float v = fminf(fmaxf(nearbyintf(wk * inv), -127.f), 127.f);
+            float v = fminf(fmaxf(nearbyintf(w[c * sc + k * sk] * inv), -127.f), 127.f);
             /* a product's q is [K, N]; a convolution's keeps W's layout */
             q[m->conv ? c * K + k : k * C + c] = (int8_t)v;
         }
         for (int64_t k = 0; mean && !dead && k < K; k++) {
-            float cm = col ? col[k / ksz] : 1.f;
             double v = q[m->conv ? c * K + k : k * C + c];
-            err += (v * s / cm - w[c * sc + k * sk]) * mean[c0 + k / ksz] * tap[k % ksz];
+            err += (v * s - w[c * sc + k * sk]) * mean[c0 + k / ksz] * tap[k % ksz];
         }
         if (corr) corr[c] = err;
         scale[c] = x_scale * s * m->alpha;
@@ -214,38 +201,6 @@ bool pass_qs_channel_scales(const pass_qentry *e, int64_t c_in, float *cs, int32
         cs[c] = (float)s;
     }
     *zp = best_z;
-    return true;
-}
-
-/* SmoothQuant on a Conv (group 1) whose X has per-channel ranges: the
- * scale of X's channel c, d[c] = S * s_c with s_c = a_c^alpha / m_c^(1 -
- * alpha) (a_c: the channel's own u8 scale, pass_qs_channel_scales; m_c:
- * max |W[:, c]|) and S = max_c a_c / s_c, so that no channel clips; W[:, c]
- * is multiplied by d[c] before its per-output-channel quantization. */
-static bool smooth_scales(const pass_qentry *e, const float *w, int64_t c_out, int64_t c_in,
-                          int64_t ksz, double alpha, float *d, int32_t *zp) {
-    if (!pass_qs_channel_scales(e, c_in, d, zp)) return false;
-    double m_max = 0, big = 0;
-    for (int64_t c = 0; c < c_in; c++) {
-        double m = 0;
-        for (int64_t o = 0; o < c_out; o++)
-            for (int64_t k = 0; k < ksz; k++)
-                m = fmax(m, fabs(w[(o * c_in + c) * ksz + k]));
-        m_max = fmax(m_max, m);
-    }
-    if (!(m_max > 0)) return false;
-    for (int64_t c = 0; c < c_in; c++) {
-        double m = 0;
-        for (int64_t o = 0; o < c_out; o++)
-            for (int64_t k = 0; k < ksz; k++)
-                m = fmax(m, fabs(w[(o * c_in + c) * ksz + k]));
-        m = fmax(m, m_max * 1e-4);
-        double sc = pow(d[c], alpha) / pow(m, 1 - alpha);
-        big = fmax(big, d[c] / sc);
-        d[c] = (float)sc;
-    }
-    for (int64_t c = 0; c < c_in; c++)
-        d[c] = (float)(big * d[c]);
     return true;
 }
 
@@ -304,26 +259,14 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qs_match *m, const pas
     int64_t c_in = 0;
     float *cs = NULL;
     int32_t zp = e->zero_point;
-    *per_channel = 0; /* 1: depthwise, 2: smoothed */
+    *per_channel = 0; /* 1: depthwise */
     *corrected = false;
-    bool dw = depthwise(g, n, m, &c_in), smooth = false;
-    int64_t ksz = 1;
-    /* X from a static node stays smoothed-free: that node may write it as u8 */
-    const ir_node *px = fu_producer(f, n->inputs[0]);
-    bool from_static = px && (is_mopt(px, "StaticQConv") || is_mopt(px, "StaticQMatMul"));
-    if (!dw && m->conv && ir_node_attr_int(n, "group", 1) == 1 && !from_static) {
-        c_in = wv->shape.dims[1];
-        ksz = numel / (C * c_in);
-        smooth = e->n_ch == c_in;
-    }
-    if ((dw || smooth) && e->n_ch == c_in) {
+    bool dw = depthwise(g, n, m, &c_in);
+    if (dw && e->n_ch == c_in) {
         if (!(cs = mopt_malloc((size_t)c_in * sizeof *cs)))
             st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
-        else if (dw)
-            *per_channel = pass_qs_channel_scales(e, c_in, cs, &zp);
         else
-            *per_channel =
-                2 * (smooth = smooth_scales(e, wv->data, C, c_in, ksz, SMOOTH_ALPHA, cs, &zp));
+            *per_channel = pass_qs_channel_scales(e, c_in, cs, &zp);
     }
     int64_t group = m->conv ? ir_node_attr_int(n, "group", 1) : 1;
     bool bc = m->conv && e->ch_mean && e->n_ch == group * wv->shape.dims[1];
@@ -334,11 +277,9 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qs_match *m, const pas
     float *tap = bc ? mopt_malloc((size_t)kk * sizeof *tap) : NULL;
     if (bc && !tap) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
     if (tap) tap_fractions(g, n, e, tap, kk);
-    if (!st && smooth)
-        quantize_w(g, n, m, 1.f, NULL, 1, cs, ksz, mean, tap, group, corr, q, scale, &n_ch);
-    else if (!st)
-        quantize_w(g, n, m, e->scale, *per_channel ? cs : NULL, *per_channel ? C / c_in : 1, NULL,
-                   kk, mean, tap, group, corr, q, scale, &n_ch);
+    if (!st)
+        quantize_w(g, n, m, e->scale, *per_channel ? cs : NULL, *per_channel ? C / c_in : 1, kk,
+                   mean, tap, group, corr, q, scale, &n_ch);
     mopt_free(tap);
     float *bias = NULL;
     if (!st && corr) {
@@ -443,7 +384,7 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
     fu_graph f;
     mopt_status st = fu_init(&f, g);
     int32_t n_static = 0, n_missing = 0, n_chained = 0, n_excluded = 0, n_per_channel = 0;
-    int32_t n_smoothed = 0, n_corrected = 0;
+    int32_t n_corrected = 0;
     for (int32_t i = 0; !st && i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         qs_match m;
@@ -478,16 +419,13 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
         if (st) break;
         n_static++;
         n_per_channel += per_channel == 1;
-        n_smoothed += per_channel == 2;
         n_corrected += corrected;
         if (verbose)
             mopt_log(MOPT_LOG_INFO,
                      "mopt: static int8: node '%s' (%s) runs static int8: x '%s' scale %g "
                      "zero point %d%s%s",
                      name, op, xname, (double)e->scale, (int)e->zero_point,
-                     per_channel == 1   ? " (depthwise: one scale per input channel)"
-                     : per_channel == 2 ? " (smoothed: one scale per input channel, folded into W)"
-                                        : "",
+                     per_channel ? " (depthwise: one scale per input channel)" : "",
                      corrected ? ", bias corrected" : "");
     }
     fu_free(&f);
@@ -496,7 +434,6 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
     r->rewrites = n_static;
     pass_note_add(r, n_static, "static int8");
     pass_note_add(r, n_per_channel, "per-channel X");
-    pass_note_add(r, n_smoothed, "smoothed");
     pass_note_add(r, n_corrected, "bias corrected");
     pass_note_add(r, n_chained, "u8 kept between");
     pass_note_add(r, n_missing, "not in the table");
