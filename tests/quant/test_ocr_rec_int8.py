@@ -20,8 +20,8 @@ error builds up over the LCNet backbone's 38 convolutions, no single layer
 breaks (`mopt compare --per-layer`; quantizing all but one node moves the
 selection set's agreement by <= 0.5% each). The depthwise convolutions'
 inputs get one scale per input channel (channel ranges spread 7-19x) and
-the table's channel means correct each Conv's bias for the mean error of
-its s8 weights. Per-channel ranges fit the calibration lines: calibrated on
+the table's channel means (`mopt calibrate --bias-correction`) correct each
+Conv's bias for the mean error of its s8 weights. Per-channel ranges fit the calibration lines: calibrated on
 A lines alone, B lines have channels up to 11x past A's range, and
 all-static agreement on the held-out B lines was 0.958 (0.960 with one
 scale per tensor); calibrated on both renderers it is 0.994 (held-out) with
@@ -216,8 +216,10 @@ def main():
             table = tmp / ("rec_%s.yaml" % method)
             if method == "minmax":
                 r = subprocess.run([MOPT, "calibrate", str(model), "--inputs", str(cdir), "-o",
-                                    str(table), "--threads", "2"], capture_output=True, text=True)
-                check(r.returncode == 0, "mopt calibrate (%s)" % r.stderr.strip()[-200:])
+                                    str(table), "--threads", "2", "--bias-correction"],
+                                   capture_output=True, text=True)
+                check(r.returncode == 0, "mopt calibrate --bias-correction (%s)"
+                      % r.stderr.strip()[-200:])
             else:
                 derived_table(tmp / "rec_minmax.yaml", table, method)
             m = sets.measure(mopt_run(model, precision="int8", calibration=str(table)))

@@ -157,15 +157,16 @@ def calibrate(model, inputs, out, method, *extra):
     return yaml.safe_load(Path(out).read_text())
 
 
-def calibrate_one_set(tmp, m, name, x):
+def calibrate_one_set(tmp, m, name, x, *extra):
     """Saves model m as tmp/NAME.onnx, x as its one calibration set (input
-    "x") and returns (model path, the minmax table tmp/NAME.yaml)."""
+    "x") and returns (model path, the minmax table tmp/NAME.yaml); extra:
+    more calibrate flags."""
     path = tmp / (name + ".onnx")
     onnx.save(m, path)
     sets = tmp / (name + "_sets")
     (sets / "a").mkdir(parents=True, exist_ok=True)
     np.save(sets / "a" / "x.npy", x)
-    calibrate(path, sets, tmp / (name + ".yaml"), "minmax")
+    calibrate(path, sets, tmp / (name + ".yaml"), "minmax", *extra)
     return path, tmp / (name + ".yaml")
 
 
@@ -461,11 +462,12 @@ def test_depthwise_per_channel(tmp):
 
 def test_bias_correction(tmp):
     """A pointwise Conv (32 -> 16 channels) whose input channels span
-    ranges 1x..100x apart around offsets of 3x their spread: the table has
-    channel_mean and dims besides the ranges; with the means the static
-    pass corrects the bias for the mean error of the s8 weights. Against the
-    table without means: the per-output-channel mean error must fall, the
-    RMS error not grow; an old table (no per-channel fields) loads too."""
+    ranges 1x..100x apart around offsets of 3x their spread: with
+    --bias-correction the table has channel_mean and dims besides the
+    ranges (without, neither), and with the means the static pass corrects
+    the bias for the mean error of the s8 weights. Against the table without
+    means: the per-output-channel mean error must fall, the RMS error not
+    grow; an old table (no per-channel fields) loads too."""
     import yaml
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(9)
@@ -480,7 +482,14 @@ def test_bias_correction(tmp):
     m.ir_version = 8
     x = ((rng.standard_normal((1, C, 16, 16)) + 3) * gains[None, :, None, None]).astype(np.float32)
     path, table = calibrate_one_set(tmp, m, "pwq", x)
-    t = yaml.safe_load(table.read_text())["tensors"]["x"]
+    t = yaml.safe_load(table.read_text())
+    check(t.get("bias_correction") is False and "channel_mean" not in t["tensors"]["x"]
+          and "dims" not in t["tensors"]["x"] and "channel_min" in t["tensors"]["x"],
+          "mopt calibrate without --bias-correction: channel ranges, no channel_mean or dims")
+    path, table = calibrate_one_set(tmp, m, "pwq", x, "--bias-correction")
+    t = yaml.safe_load(table.read_text())
+    check(t.get("bias_correction") is True, "--bias-correction: the table says bias_correction: true")
+    t = t["tensors"]["x"]
     mean = np.array(t.get("channel_mean", []))
     check(len(mean) == C and np.allclose(mean, x[0].reshape(C, -1).mean(1), rtol=1e-4)
           and t.get("dims") == [1, C, 16, 16],

@@ -1,7 +1,8 @@
 /*
  * calibrate.c — `mopt calibrate MODEL --inputs DIR -o TABLE.yaml [--method
- * minmax|percentile|entropy] [--percentile P]`: runs the model (opt_level
- * 0, the experimental option calibration_capture, which makes every f32
+ * minmax|percentile|entropy] [--percentile P] [--bias-correction]`: runs
+ * the model (opt_level 0, the experimental option calibration_capture,
+ * which makes every f32
  * input of MatMul/Gemm/Conv an extra output) on each input set of DIR (the
  * golden-set layout of `mopt compare`: test_data_set_N/input_N.pb|.npy or
  * <set>/<input name>.npy folders, or lone .npy files) twice: once for
@@ -24,7 +25,10 @@
  * For tensors of rank >= 3 (a convolution's [N, C, ...] input) it also
  * records each channel's min and max (channel_min, channel_max): the
  * static INT8 pass gives a depthwise convolution's input one scale per
- * channel from them (clipped to the method's range).
+ * channel from them (clipped to the method's range). With --bias-correction
+ * it also writes each channel's mean and the shape seen (channel_mean,
+ * dims): the pass then corrects each Conv's bias for the mean error of its
+ * s8 weights (off by default: tools/mopt/README.md says when it helps).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -304,6 +308,7 @@ static int run_all(cal_run *r, int pass) {
 int cmd_calibrate(int argc, char **argv) {
     common_opts c = {0};
     const char *inputs = NULL, *out_path = NULL, *method = "minmax", *pct_s = NULL;
+    bool bias_correction = false;
     const string_flag strings[] = {{"--inputs", &inputs},
                                    {"-o", &out_path},
                                    {"--method", &method},
@@ -315,6 +320,8 @@ int cmd_calibrate(int argc, char **argv) {
         int r;
         if ((r = string_flags(argc, argv, &i, strings)) != 0) {
             if (r < 0) return EXIT_USAGE;
+        } else if (strcmp(argv[i], "--bias-correction") == 0) {
+            bias_correction = true;
         } else if (argv[i][0] == '-') {
             return usage_error("unknown flag '%s' for 'mopt calibrate'", argv[i]);
         } else if (c.model) {
@@ -396,7 +403,10 @@ int cmd_calibrate(int argc, char **argv) {
         yaml_str(f, base_name(c.model));
         fprintf(f, "\nmodel_hash: \"mh64:%016" PRIx64 "\"\nmethod: %s\npercentile: %g\n", hash,
                 method, pct);
-        fprintf(f, "input_sets: %zu\nhistogram_bins: %d\ntensors:\n", run.n_sets, CAL_BINS);
+        fprintf(f, "input_sets: %zu\nhistogram_bins: %d\n", run.n_sets, CAL_BINS);
+        /* informative: the pass corrects a Conv's bias where X has channel_mean */
+        fprintf(f, "bias_correction: %s\n", bias_correction ? "true" : "false");
+        fprintf(f, "tensors:\n");
         for (size_t j = 0; j < run.n_t; j++) {
             cal_tensor *t = &run.t[j];
             if (t->count == 0) continue;
@@ -439,13 +449,13 @@ int cmd_calibrate(int argc, char **argv) {
                 }
                 fprintf(f, "]\n");
             }
-            if (t->n_ch > 0 && !t->bad_ch && t->rank >= 3) {
+            if (bias_correction && t->n_ch > 0 && !t->bad_ch && t->rank >= 3) {
                 fprintf(f, "    dims: [");
                 for (int d = 0; d < t->rank; d++)
                     fprintf(f, "%s%" PRId64, d ? ", " : "", t->dims[d]);
                 fprintf(f, "]\n");
             }
-            if (t->n_ch > 0 && !t->bad_ch) {
+            if (bias_correction && t->n_ch > 0 && !t->bad_ch) {
                 fprintf(f, "    channel_mean: [");
                 for (int64_t ch = 0; ch < t->n_ch; ch++)
                     fprintf(f, "%s%.9g", ch ? ", " : "",
