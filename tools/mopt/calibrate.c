@@ -2,8 +2,8 @@
  * calibrate.c — `mopt calibrate MODEL --inputs DIR -o TABLE.yaml [--method
  * minmax|percentile|entropy] [--percentile P] [--bias-correction]`: runs
  * the model (opt_level 0, the experimental option calibration_capture,
- * which makes every f32
- * input of MatMul/Gemm/Conv an extra output) on each input set of DIR (the
+ * which makes every f32 input of MatMul/Gemm/Conv an extra output) on each
+ * input set of DIR (the
  * golden-set layout of `mopt compare`: test_data_set_N/input_N.pb|.npy or
  * <set>/<input name>.npy folders, or lone .npy files) twice: once for
  * min/max, mean and std, once for two histograms (2048 bins of x over
