@@ -5,7 +5,9 @@
  * the model hash (mfmt_hash64 of the ONNX bytes: a table made for another
  * model is refused), and every entry's scale (> 0, finite) and u8 zero
  * point, and the optional per-channel ranges (channel_min, channel_max:
- * lists of one length, min <= max, finite; older tables have none);
+ * lists of one length, min <= max, finite; older tables have none) and
+ * means (channel_mean: as long, finite; needs the ranges; older tables
+ * have none);
  * messages name the file and line.
  */
 #include <inttypes.h>
@@ -24,6 +26,7 @@ void rt_calib_free(pass_qtable *t) {
     for (int32_t i = 0; t && i < t->n; i++) {
         mopt_free(t->e[i].name);
         mopt_free(t->e[i].ch_range);
+        mopt_free(t->e[i].ch_mean);
     }
     if (t) mopt_free(t->e);
     if (t) memset(t, 0, sizeof *t);
@@ -59,6 +62,45 @@ static mopt_status channel_ranges(const char *path, const ytree_node *v, pass_qe
         e->ch_range[2 * c] = (float)x, e->ch_range[2 * c + 1] = (float)y;
     }
     e->n_ch = (int64_t)lo->n;
+    const ytree_node *dims = ytree_get(v, "dims");
+    if (dims && (dims->kind != YTREE_SEQ || dims->n > IR_MAX_RANK))
+        return mopt_fail(MOPT_ERR_PARSE,
+                         "calibration table '%s' line %zu: tensor '%s': dims must be a list of "
+                         "at most %d sizes",
+                         path, dims->line, e->name, IR_MAX_RANK);
+    for (size_t d = 0; dims && d < dims->n; d++) {
+        const ytree_node *a = dims->kids[d];
+        char *end = NULL;
+        long long x = a->kind == YTREE_SCALAR ? strtoll(a->s, &end, 10) : -2;
+        if (!end || *end || x < -1)
+            return mopt_fail(MOPT_ERR_PARSE,
+                             "calibration table '%s' line %zu: tensor '%s': dims[%zu] must be a "
+                             "size or -1",
+                             path, dims->line, e->name, d);
+        e->dims[d] = x;
+    }
+    if (dims) e->rank = (int32_t)dims->n;
+    const ytree_node *mean = ytree_get(v, "channel_mean");
+    if (!mean) return MOPT_OK;
+    if (mean->kind != YTREE_SEQ || mean->n != lo->n)
+        return mopt_fail(MOPT_ERR_PARSE,
+                         "calibration table '%s' line %zu: tensor '%s': channel_mean needs one "
+                         "value per channel (%zu)",
+                         path, mean->line, e->name, lo->n);
+    e->ch_mean = mopt_malloc(lo->n * sizeof *e->ch_mean);
+    if (!e->ch_mean) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t c = 0; c < lo->n; c++) {
+        const ytree_node *a = mean->kids[c];
+        char *end = NULL;
+        double x = a->kind == YTREE_SCALAR ? strtod(a->s, &end) : NAN;
+        if (!end || *end || !isfinite(x))
+            return mopt_fail(MOPT_ERR_PARSE,
+                             "calibration table '%s' line %zu: tensor '%s' channel %zu: "
+                             "expected a finite channel_mean",
+                             path, mean->line, e->name, c);
+        /* within the channel's range (the printed digits may round past it) */
+        e->ch_mean[c] = fminf(fmaxf((float)x, e->ch_range[2 * c]), e->ch_range[2 * c + 1]);
+    }
     return MOPT_OK;
 }
 

@@ -3,36 +3,47 @@
 (ch_PP-OCRv4_rec_infer.onnx from the rapidocr-onnxruntime wheel of the
 real-model suite, cached outside the repository; issue 13's CNN target).
 
-Text lines (ocr_lines.py: sentences drawn with a 5x7 font, 48 x 320) make a
-calibration set (32 lines), a selection set for `mopt quantize-check` (96
-other lines) and a golden set (200 other lines); the metric is the
-per-position argmax agreement with our FP32 (200 x 40 positions; ORT's FP32
-agrees with ours at every position). `mopt calibrate` writes a table per
-method and static INT8 (precision=int8, calibration=TABLE) runs it.
-Issue 13's target is >= 99.5%; all-static misses it: the error builds up
-over the LCNet backbone's 38 convolutions, no single layer breaks (`mopt
-compare --per-layer` shows it). The depthwise convolutions' inputs have
-channel ranges spread 7-19x (max/median): with one u8 scale per tensor
-(97.7% minmax, 98.1% percentile) they got 25-31 dB SQNR against 41-49 dB
-per channel; now the calibration table has per-channel ranges and they get
-one scale per input channel (pass_quant_static.c): 98.4% minmax, 98.2%
-percentile, asserted >= 98% and >= 97.5%.
+Two renderers draw the text lines: ocr_lines.py (sentences in a 5x7 font,
+48 x 320: "A") and tests/realmodels/inputs.py (text-like strokes, the
+real-model suite's rec input: "B"). Disjoint splits, every choice made on
+the first two and judged on the last two:
+  calibration  32 A lines + 32 B lines (one folder, `mopt calibrate`)
+  selection    48 A + 48 B other lines (`mopt quantize-check`'s golden set)
+  golden       200 other A lines
+  held-out     48 other B lines (seeds 12..59; 12 is the real-model suite's)
+The metric is the per-position argmax agreement with our FP32 (x 40
+positions; ORT's FP32 agrees with ours at every position), FP32 computed
+once per set. `mopt calibrate` writes a table per method and static INT8
+(precision=int8, calibration=TABLE) runs it.
+Issue 13's target is >= 99.5%; all-static misses it on the golden set: the
+error builds up over the LCNet backbone's 38 convolutions, no single layer
+breaks (`mopt compare --per-layer`; quantizing all but one node moves the
+selection set's agreement by <= 0.5% each). The depthwise convolutions'
+inputs get one scale per input channel (channel ranges spread 7-19x) and
+the table's channel means (`mopt calibrate --bias-correction`) correct each
+Conv's bias for the mean error of its s8 weights. Per-channel ranges fit the calibration lines: calibrated on
+A lines alone, B lines have channels up to 11x past A's range, and
+all-static agreement on the held-out B lines was 0.958 (0.960 with one
+scale per tensor); calibrated on both renderers it is 0.994 (held-out) with
+0.989 (golden; minmax; percentile 0.988 golden, 0.992 held-out). Asserted: >= 98.5% on
+both sets (tools/mopt/README.md has the table of what was tried).
 The quality budget then decides: `mopt quantize-check` (--rank output: each
 of the 46 int8 nodes alone int8 on 32 of the lines, ranked by the noise it
 puts on the output, then a bisection finds the fewest fallbacks) with
 argmax mean >= 0.996 on the selection set (and the --margin below) must
-finish and its options must hold >= 99.5% on the golden set; the test
+finish and its options must hold >= 99.5% on both sets; the test
 prints how many nodes it kept int8 (--rank layers, one per-layer run of
 all-int8, ranked the depthwise convolutions harmless: its subset held the
 selection set and not the golden set). The same options saved in
 a .mopt file (int8_exclude and int8_fallback) must give the same outputs.
 Also checked: every Conv out of INT8 (FALLBACK_OP; int8_fallback fp32 and
-bf16; the MatMuls stay static INT8) >= 99.5%. For scale: BF16 alone agrees
-at 99.59%. Printed besides: entropy, dynamic INT8 (which leaves every Conv
-FP32 and quantizes only the 8 MatMuls), and with --ort ONNX Runtime's
-quantize_static (QDQ, per-channel s8 weights, u8 activations, the same 32
-lines; MinMax and Percentile) measured the same way against ORT's FP32
-(slow: minutes per method).
+bf16; the MatMuls stay static INT8) >= 99.5% on both sets. Printed besides:
+entropy, BF16 alone (99.59% golden, 99.53% held-out: the scale of the
+target), dynamic INT8 (which leaves every Conv FP32 and quantizes only the
+8 MatMuls), and with --ort ONNX Runtime's quantize_static (QDQ, per-channel
+s8 weights, u8 activations, the same 64 calibration lines; MinMax and
+Percentile) measured the same way against ORT's FP32 (slow: minutes per
+method).
 Skipped (77) when the wheel is neither cached nor downloadable, or without
 onnxruntime.
 
@@ -58,7 +69,7 @@ import ocr_lines  # noqa: E402
 
 MOPT = str(BUILD / "tools" / "mopt" / "mopt")
 MEMBER = "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx"
-SKIP, BATCH, N_CALIB, N_SEL, N_GOLD = 77, 8, 32, 96, 200
+SKIP, BATCH, N_CALIB, N_SEL, N_GOLD, N_HELD = 77, 8, 32, 48, 200, 48
 # The per-layer fallback: the Convs (the LCNet backbone, 38 nodes) leave
 # static INT8, the 8 MatMuls (the SVTR neck) keep it. No smaller set was
 # found: a greedy search on 32 other lines (each node's exclusion ranked by
@@ -66,9 +77,10 @@ SKIP, BATCH, N_CALIB, N_SEL, N_GOLD = 77, 8, 32, 96, 200
 # error is spread over the backbone (`mopt compare --per-layer`: cosine
 # falls step by step from the first block on).
 FALLBACK_OP = "Conv"
-# all-static floors (measured 0.9840 minmax, 0.9820 percentile with per-channel
-# depthwise inputs; 0.9766 / 0.9811 with one scale per tensor)
-FLOOR = {"minmax": 0.98, "percentile": 0.975}
+# all-static floors on both sets (measured golden / held-out: minmax 0.989 /
+# 0.994, percentile 0.988 / 0.992 with both renderers calibrated and bias
+# correction; main before: 0.984 / 0.958 minmax)
+FLOOR = {"minmax": 0.985, "percentile": 0.985}
 # quantize-check's --margin: the relative slack the search requires on the
 # selection set (argmax >= 0.996 * (1 + MARGIN))
 MARGIN = "0"
@@ -97,14 +109,59 @@ def batches(xs):
     return [np.stack(xs[i:i + BATCH]) for i in range(0, len(xs), BATCH)]
 
 
-def run_all(run, gold):
-    return np.concatenate([run(b) for b in batches(gold)])
+def run_all(run, xs):
+    return np.concatenate([run(b) for b in batches(xs)])
 
 
 def agreement(ref, got):
     a, b = ref.argmax(-1), got.argmax(-1)
     nb = a != 0  # CTC blank is class 0
     return float(np.mean(a == b)), float(np.mean(a[nb] == b[nb])), int(nb.sum())
+
+
+def lines_b(first_seed, count):
+    """count lines of the real-model suite's renderer (tests/realmodels/
+    inputs.py, as models.ocr_rec feeds rec), seeds first_seed.."""
+    import inputs as I
+    return [I.normalize(I.gray_to_rgb(I.text_image(I.rng(first_seed + k), 48, 320, lines=1)),
+                        [0.5] * 3, [0.5] * 3) for k in range(count)]
+
+
+class Sets:
+    """The golden (A) and held-out (B) sets with their FP32 references,
+    computed once; measure(run) -> {set: (agreement, non-blank, n)}."""
+    NAMES = ("golden", "held-out")
+
+    def __init__(self, model):
+        self.x = {"golden": ocr_lines.lines(SRC, 0, N_GOLD, seed=2), "held-out": lines_b(12, N_HELD)}
+        fp32 = mopt_run(model)
+        self.ref = {k: run_all(fp32, v) for k, v in self.x.items()}
+
+    def measure(self, run):
+        return {k: agreement(self.ref[k], run_all(run, self.x[k])) for k in self.NAMES}
+
+
+def derived_table(src, dst, method):
+    """The table src (`mopt calibrate`'s) with the scale and zero point of
+    another method's range: the table holds all three (`ranges`), so one
+    calibration run serves every method (calibrate.c's quant_params; the
+    --method flag itself is tested in test_quant.py)."""
+    import yaml
+    ranges = {k: v["ranges"][method] for k, v in yaml.safe_load(src.read_text())["tensors"].items()}
+    out, name = [], None
+    for line in src.read_text().splitlines():
+        m = re.match(r'  "(.*)":$', line)
+        name = m.group(1) if m else name
+        lo, hi = (min(ranges[name][0], 0.0), max(ranges[name][1], 0.0)) if name else (0, 0)
+        scale = (hi - lo) / 255 if hi > lo else 1.0
+        if line.startswith("    scale:"):
+            line = "    scale: %.9g" % scale
+        elif line.startswith("    zero_point:"):
+            line = "    zero_point: %d" % min(255, max(0, round(-lo / scale)))
+        elif line.startswith("method:") or line.startswith("    method:"):
+            line = line.split("method:")[0] + "method: " + method
+        out.append(line)
+    dst.write_text("\n".join(out) + "\n")
 
 
 def mopt_run(model, **opts):
@@ -128,6 +185,10 @@ def ort_quantize(src, dst, calib, method):
                     calibrate_method=getattr(CalibrationMethod, method))
 
 
+def fmt(m):
+    return ", ".join("%s %.4f (non-blank %.4f)" % (k, m[k][0], m[k][1]) for k in Sets.NAMES)
+
+
 def main():
     keep = sys.argv[sys.argv.index("--keep") + 1] if "--keep" in sys.argv else None
     try:
@@ -142,44 +203,48 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(keep) if keep else Path(d)
         tmp.mkdir(parents=True, exist_ok=True)
-        calib = ocr_lines.lines(SRC, 120, N_CALIB, seed=1)
-        gold = ocr_lines.lines(SRC, 0, N_GOLD, seed=2)
+        # calibration: both renderers (B seeds 5000.., selection 6000.., held-out 12..)
+        calib = ocr_lines.lines(SRC, 120, N_CALIB, seed=1) + lines_b(5000, N_CALIB)
         cdir = tmp / "rec_calib"
         cdir.mkdir(exist_ok=True)
         for i, a in enumerate(calib):
             np.save(cdir / ("%02d.npy" % i), a[None])
-        np.save(tmp / "rec_batch8.npy", np.stack(gold[:BATCH]))
-        ref = run_all(mopt_run(model), gold)
+        sets = Sets(model)
+        np.save(tmp / "rec_batch8.npy", np.stack(sets.x["golden"][:BATCH]))
         rows = []
         for method in ("minmax", "percentile", "entropy"):
             table = tmp / ("rec_%s.yaml" % method)
-            r = subprocess.run([MOPT, "calibrate", str(model), "--inputs", str(cdir), "-o", str(table),
-                                "--method", method], capture_output=True, text=True)
-            check(r.returncode == 0, "mopt calibrate --method %s (%s)" % (method, r.stderr.strip()[-200:]))
-            got = run_all(mopt_run(model, precision="int8", calibration=str(table)), gold)
-            agr, agr_nb, n_nb = agreement(ref, got)
-            rows.append(("mopt static int8", method, agr, agr_nb))
-            what = "PP-OCRv4 rec, mopt static int8 (%s): argmax agreement %.4f (non-blank %d: %.4f)" % (
-                method, agr, n_nb, agr_nb)
+            if method == "minmax":
+                r = subprocess.run([MOPT, "calibrate", str(model), "--inputs", str(cdir), "-o",
+                                    str(table), "--threads", "2", "--bias-correction"],
+                                   capture_output=True, text=True)
+                check(r.returncode == 0, "mopt calibrate --bias-correction (%s)"
+                      % r.stderr.strip()[-200:])
+            else:
+                derived_table(tmp / "rec_minmax.yaml", table, method)
+            m = sets.measure(mopt_run(model, precision="int8", calibration=str(table)))
+            rows.append(("mopt static int8", method, m))
+            what = "PP-OCRv4 rec, mopt static int8 (%s): argmax agreement %s" % (method, fmt(m))
             if method != "entropy":
                 floor = FLOOR[method]
-                check(agr >= floor, what + " >= %g (target 0.995: see the fallback)" % floor)
+                check(all(m[k][0] >= floor for k in Sets.NAMES),
+                      what + " >= %g on both (target 0.995: see the fallback)" % floor)
             else:
                 print("      " + what)
             if method == "minmax":
                 import onnx
                 fb = [n.name for n in onnx.load(str(model)).graph.node if n.op_type == FALLBACK_OP]
                 for prec in ("fp32", "bf16"):
-                    got = run_all(mopt_run(model, precision="int8", calibration=str(table),
-                                           int8_exclude=",".join(fb), int8_fallback=prec), gold)
-                    agr, agr_nb, _ = agreement(ref, got)
-                    rows.append(("static, %d Convs %s" % (len(fb), prec), method, agr, agr_nb))
-                    check(agr >= 0.995, "PP-OCRv4 rec, static int8 (minmax) with the %d Convs in %s, "
-                          "MatMuls int8: argmax agreement %.4f >= 0.995 (non-blank %.4f)"
-                          % (len(fb), prec.upper(), agr, agr_nb))
+                    m = sets.measure(mopt_run(model, precision="int8", calibration=str(table),
+                                              int8_exclude=",".join(fb), int8_fallback=prec))
+                    rows.append(("static, %d Convs %s" % (len(fb), prec), method, m))
+                    check(all(m[k][0] >= 0.995 for k in Sets.NAMES),
+                          "PP-OCRv4 rec, static int8 (minmax) with the %d Convs in %s, MatMuls int8: "
+                          "argmax agreement %s >= 0.995" % (len(fb), prec.upper(), fmt(m)))
         # the quality budget decides which nodes leave INT8 (mopt quantize-check)
         sdir = tmp / "rec_select"
-        for i, b in enumerate(batches(ocr_lines.lines(SRC, 240, N_SEL, seed=3))):
+        sel = ocr_lines.lines(SRC, 240, N_SEL, seed=3) + lines_b(6000, N_SEL)
+        for i, b in enumerate(batches(sel)):
             (sdir / ("set_%02d" % i)).mkdir(parents=True, exist_ok=True)
             np.save(sdir / ("set_%02d" % i) / "x.npy", b)
         budget, opts = tmp / "rec_budget.yaml", tmp / "rec_fallback.yaml"
@@ -194,24 +259,24 @@ def main():
         print(r.stdout.split("fallback report:")[-1].rstrip())
         check(r.returncode == 0 and opts.exists(),
               "mopt quantize-check finds a fallback that holds argmax >= 0.996 on %d other lines "
-              "in %.0f s (%s)" % (N_SEL, qc_s, r.stderr.strip()[-200:]))
+              "in %.0f s (%s)" % (len(sel), qc_s, r.stderr.strip()[-200:]))
         if opts.exists():
             import yaml
             o = yaml.safe_load(opts.read_text())
             ex = o.get("int8_exclude", "")
             kept = re.search(r"still int8: (\d+) of (\d+)", r.stdout)
             for prec in ("fp32", "bf16"):
-                got = run_all(mopt_run(model, precision="int8", calibration=o["calibration"],
-                                       int8_exclude=ex, int8_fallback=prec), gold)
-                agr, agr_nb, _ = agreement(ref, got)
+                run = mopt_run(model, precision="int8", calibration=o["calibration"], int8_exclude=ex,
+                               int8_fallback=prec)
+                m = sets.measure(run)
                 rows.append(("budget: %s of %s int8, %s" % (kept.group(1), kept.group(2), prec),
-                             "minmax", agr, agr_nb))
+                             "minmax", m))
                 what = ("PP-OCRv4 rec, static int8 with quantize-check's fallback (%s of %s nodes "
-                        "int8, the rest %s): argmax agreement %.4f" % (kept.group(1), kept.group(2),
-                                                                       prec.upper(), agr))
+                        "int8, the rest %s): argmax agreement %s" % (kept.group(1), kept.group(2),
+                                                                     prec.upper(), fmt(m)))
                 if prec == "fp32":
-                    check(agr >= 0.995, what + " >= 0.995")
-                    fp32_out = got
+                    check(all(m[k][0] >= 0.995 for k in Sets.NAMES), what + " >= 0.995")
+                    fp32_out = run_all(run, sets.x["golden"][:4 * BATCH])
                 else:
                     print("      " + what)
             # the .mopt file keeps the fallback: same outputs as the options
@@ -220,32 +285,31 @@ def main():
                                 str(saved)], capture_output=True, text=True)
             check(r.returncode == 0, "mopt optimize with the fallback options (%s)" % r.stderr[-200:])
             if r.returncode == 0:
-                got = run_all(mopt_run(saved), gold)
+                got = run_all(mopt_run(saved), sets.x["golden"][:4 * BATCH])
                 check(np.array_equal(got, fp32_out), "the saved .mopt gives the same outputs "
                       "(max diff %g)" % float(np.abs(got - fp32_out).max()))
-        dyn = run_all(mopt_run(model, precision="int8"), gold)
-        agr, agr_nb, _ = agreement(ref, dyn)
-        rows.append(("mopt dynamic int8", "-", agr, agr_nb))
+        rows.append(("mopt dynamic int8", "-", sets.measure(mopt_run(model, precision="int8"))))
+        rows.append(("mopt bf16", "-", sets.measure(mopt_run(model, precision="bf16"))))
         if "--ort" in sys.argv:
             so = ort.SessionOptions()
             so.intra_op_num_threads = 1
             s32 = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
-            oref = run_all(lambda x: s32.run(None, {"x": x})[0], gold)
-            agr, agr_nb, _ = agreement(ref, oref)
-            rows.append(("ORT fp32 vs mopt fp32", "-", agr, agr_nb))
+            oref = {k: run_all(lambda x: s32.run(None, {"x": x})[0], v) for k, v in sets.x.items()}
+            rows.append(("ORT fp32 vs mopt fp32", "-",
+                         {k: agreement(sets.ref[k], oref[k]) for k in Sets.NAMES}))
             for method in ("MinMax", "Percentile"):
                 q = tmp / ("rec_ort_qdq_%s.onnx" % method.lower())
                 t0 = time.time()
                 ort_quantize(model, q, calib, method)
                 sq = ort.InferenceSession(str(q), so, providers=["CPUExecutionProvider"])
-                got = run_all(lambda x: sq.run(None, {"x": x})[0], gold)
-                agr, agr_nb, _ = agreement(oref, got)
-                rows.append(("ORT quantize_static QDQ", method, agr, agr_nb))
+                rows.append(("ORT quantize_static QDQ", method,
+                             {k: agreement(oref[k], run_all(lambda x: sq.run(None, {"x": x})[0], v))
+                              for k, v in sets.x.items()}))
                 print("      ORT quantize_static %s: %.1f s" % (method, time.time() - t0))
-        print("\n%-26s %-11s %-16s %s" % ("PP-OCRv4 rec (200 lines)", "method", "argmax agreement",
-                                         "non-blank positions"))
-        for who, method, a, b in rows:
-            print("%-26s %-11s %-16.4f %.4f" % (who, method, a, b))
+        print("\n%-26s %-11s %-22s %s" % ("PP-OCRv4 rec", "method", "golden (200 A lines)",
+                                          "held-out (48 B lines)"))
+        for who, method, m in rows:
+            print("%-26s %-11s %-22s %.4f" % (who, method, "%.4f" % m["golden"][0], m["held-out"][0]))
     if failures:
         print("%d check(s) failed" % len(failures))
         return 1

@@ -157,15 +157,16 @@ def calibrate(model, inputs, out, method, *extra):
     return yaml.safe_load(Path(out).read_text())
 
 
-def calibrate_one_set(tmp, m, name, x):
+def calibrate_one_set(tmp, m, name, x, *extra):
     """Saves model m as tmp/NAME.onnx, x as its one calibration set (input
-    "x") and returns (model path, the minmax table tmp/NAME.yaml)."""
+    "x") and returns (model path, the minmax table tmp/NAME.yaml); extra:
+    more calibrate flags."""
     path = tmp / (name + ".onnx")
     onnx.save(m, path)
     sets = tmp / (name + "_sets")
     (sets / "a").mkdir(parents=True, exist_ok=True)
     np.save(sets / "a" / "x.npy", x)
-    calibrate(path, sets, tmp / (name + ".yaml"), "minmax")
+    calibrate(path, sets, tmp / (name + ".yaml"), "minmax", *extra)
     return path, tmp / (name + ".yaml")
 
 
@@ -459,6 +460,74 @@ def test_depthwise_per_channel(tmp):
           "error %.4f is > 10x the per-channel one %.4f" % (float(err_t[:4].mean()), float(err[:4].mean())))
 
 
+def test_bias_correction(tmp):
+    """A pointwise Conv (32 -> 16 channels) whose input channels span
+    ranges 1x..100x apart around offsets of 3x their spread: with
+    --bias-correction the table has channel_mean and dims besides the
+    ranges (without, neither), and with the means the static pass corrects
+    the bias for the mean error of the s8 weights. Against the table without
+    means: the per-output-channel mean error must fall, the RMS error not
+    grow; an old table (no per-channel fields) loads too."""
+    import yaml
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(9)
+    C, O = 32, 16
+    gains = np.geomspace(1.0, 100.0, C).astype(np.float32)
+    w = (rng.standard_normal((O, C, 1, 1)) / gains[None, :, None, None]).astype(np.float32)
+    g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], name="pw")], "pwq",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, 16, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, O, 16, 16])],
+                          [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    x = ((rng.standard_normal((1, C, 16, 16)) + 3) * gains[None, :, None, None]).astype(np.float32)
+    path, table = calibrate_one_set(tmp, m, "pwq", x)
+    t = yaml.safe_load(table.read_text())
+    check(t.get("bias_correction") is False and "channel_mean" not in t["tensors"]["x"]
+          and "dims" not in t["tensors"]["x"] and "channel_min" in t["tensors"]["x"],
+          "mopt calibrate without --bias-correction: channel ranges, no channel_mean or dims")
+    path, table = calibrate_one_set(tmp, m, "pwq", x, "--bias-correction")
+    t = yaml.safe_load(table.read_text())
+    check(t.get("bias_correction") is True, "--bias-correction: the table says bias_correction: true")
+    t = t["tensors"]["x"]
+    mean = np.array(t.get("channel_mean", []))
+    check(len(mean) == C and np.allclose(mean, x[0].reshape(C, -1).mean(1), rtol=1e-4)
+          and t.get("dims") == [1, C, 16, 16],
+          "mopt calibrate records channel_mean (%d values) and dims (%s)" % (len(mean), t.get("dims")))
+    lines = table.read_text().splitlines(True)
+    old, no_mean = tmp / "pwq_old.yaml", tmp / "pwq_nomean.yaml"
+    old.write_text("".join(ln for ln in lines if "channel_m" not in ln))
+    no_mean.write_text("".join(ln for ln in lines if "channel_mean" not in ln))
+    res = {}
+    for name, tab in (("old", old), ("no means", no_mean), ("bias corrected", table)):
+        with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
+                mopt.Model(str(path), precision="int8", calibration=str(tab)) as mq, \
+                mopt.Session(mq, profile=True) as sq:
+            e = (sq.run({"x": x})["y"] - sf.run({"x": x})["y"])[0].reshape(O, -1)
+            ops = profile_ops(sq)
+        res[name] = (float(np.sqrt((e ** 2).mean())), float(np.abs(e.mean(1)).mean()), ops)
+    (r_old, b_old, ops), (r_nm, b_nm, _), (r_bc, b_bc, _) = (res["old"], res["no means"],
+                                                           res["bias corrected"])
+    check("StaticQConv" in ops and r_nm == r_old and b_nm == b_old,
+          "pointwise Conv: an old table and one without channel_mean give the same static int8 "
+          "(RMS %.4g, %.4g) (%s)" % (r_old, r_nm, sorted(ops)))
+    check(b_bc < 0.5 * b_nm and r_bc <= r_nm * 1.01,
+          "bias correction (channel_mean): the mean error per output channel %.4g -> %.4g (< 0.5x), "
+          "RMS %.4g -> %.4g" % (b_nm, b_bc, r_nm, r_bc))
+    # malformed new fields fail the load naming the tensor and the line
+    for field, bad, want in (("channel_mean", "[1, 2]", "one value per channel"),
+                             ("dims", "[1, x]", "a size or -1")):
+        bt = tmp / "pwq_bad.yaml"
+        bt.write_text("".join(("    %s: %s\n" % (field, bad)) if ln.startswith("    %s:" % field)
+                              else ln for ln in lines))
+        try:
+            mopt.Model(str(path), precision="int8", calibration=str(bt)).close()
+            check(False, "a malformed %s is refused" % field)
+        except mopt.MoptError as e:
+            check(want in str(e) and "'x'" in str(e) and "line" in str(e),
+                  "a malformed %s is refused: %s" % (field, e))
+
+
 # ---- 4. ResNet-like top-1 -------------------------------------------------------------
 
 def test_resnet_top1(tmp):
@@ -498,7 +567,8 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for t in (test_calibration_methods, test_calibration_option, test_fused_gemm_forms,
-                  test_dead_channel, test_depthwise_per_channel, test_ort_models, test_resnet_top1):
+                  test_dead_channel, test_depthwise_per_channel, test_bias_correction,
+                  test_ort_models, test_resnet_top1):
             print("--", t.__name__)
             t(tmp)
     if failures:

@@ -1,8 +1,9 @@
 /*
  * calibrate.c — `mopt calibrate MODEL --inputs DIR -o TABLE.yaml [--method
- * minmax|percentile|entropy] [--percentile P]`: runs the model (opt_level
- * 0, the experimental option calibration_capture, which makes every f32
- * input of MatMul/Gemm/Conv an extra output) on each input set of DIR (the
+ * minmax|percentile|entropy] [--percentile P] [--bias-correction]`: runs
+ * the model (opt_level 0, the experimental option calibration_capture,
+ * which makes every f32 input of MatMul/Gemm/Conv an extra output) on each
+ * input set of DIR (the
  * golden-set layout of `mopt compare`: test_data_set_N/input_N.pb|.npy or
  * <set>/<input name>.npy folders, or lone .npy files) twice: once for
  * min/max, mean and std, once for two histograms (2048 bins of x over
@@ -24,7 +25,10 @@
  * For tensors of rank >= 3 (a convolution's [N, C, ...] input) it also
  * records each channel's min and max (channel_min, channel_max): the
  * static INT8 pass gives a depthwise convolution's input one scale per
- * channel from them (clipped to the method's range).
+ * channel from them (clipped to the method's range). With --bias-correction
+ * it also writes each channel's mean and the shape seen (channel_mean,
+ * dims): the pass then corrects each Conv's bias for the mean error of its
+ * s8 weights (off by default: tools/mopt/README.md says when it helps).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -53,9 +57,12 @@ typedef struct cal_tensor {
     double hist[CAL_BINS], ahist[CAL_ABINS]; /* ahist: |x| without the exact zeros */
     double zeros;                            /* values exactly 0 */
     double r_minmax[2], r_pct[2], r_ent[2];
-    int64_t n_ch;      /* rank >= 3: channels (axis 1), else 0 */
-    double *cmn, *cmx; /* their min and max over the finite values */
-    int bad_ch;        /* the channel count changed between sets: not written */
+    int64_t n_ch;                /* rank >= 3: channels (axis 1), else 0 */
+    double *cmn, *cmx;           /* their min and max over the finite values */
+    double *csum, *ccnt;         /* their sum and count (channel_mean) */
+    int rank;                    /* 0 until the first set */
+    int64_t dims[MOPT_MAX_RANK]; /* the shape seen, -1 where the sets differ */
+    int bad_ch;                  /* the channel count changed between sets: not written */
 } cal_tensor;
 
 static uint64_t file_hash(const char *path, int *ok) {
@@ -229,12 +236,23 @@ static int run_all(cal_run *r, int pass) {
             for (int d = 0; d < mopt_tensor_rank(o); d++)
                 n *= mopt_tensor_dims(o)[d];
             if (mopt_tensor_dtype(o) != MOPT_DTYPE_F32) continue;
+            if (pass == 0 && mopt_tensor_rank(o) <= MOPT_MAX_RANK) {
+                int rk = mopt_tensor_rank(o);
+                for (int d = 0; d < rk; d++) {
+                    int64_t v = mopt_tensor_dims(o)[d];
+                    c->dims[d] = c->rank == 0 || (c->rank == rk && c->dims[d] == v) ? v : -1;
+                }
+                if (c->rank != 0 && c->rank != rk) rk = -1; /* rank changed: not written */
+                if (c->rank >= 0) c->rank = rk;
+            }
             if (pass == 0 && mopt_tensor_rank(o) >= 3 && n > 0 && !c->bad_ch) {
                 int64_t C = mopt_tensor_dims(o)[1], plane = n / mopt_tensor_dims(o)[0] / C;
                 if (!c->cmn) {
                     c->cmn = malloc((size_t)C * sizeof *c->cmn);
                     c->cmx = malloc((size_t)C * sizeof *c->cmx);
-                    if (!c->cmn || !c->cmx) {
+                    c->csum = calloc((size_t)C, sizeof *c->csum);
+                    c->ccnt = calloc((size_t)C, sizeof *c->ccnt);
+                    if (!c->cmn || !c->cmx || !c->csum || !c->ccnt) {
                         rc = 1;
                         fprintf(stderr, "mopt: out of memory\n");
                         break;
@@ -250,6 +268,7 @@ static int run_all(cal_run *r, int pass) {
                     if (!isfinite(v)) continue;
                     if (v < c->cmn[ch]) c->cmn[ch] = v;
                     if (v > c->cmx[ch]) c->cmx[ch] = v;
+                    c->csum[ch] += v, c->ccnt[ch] += 1;
                 }
             }
             for (int64_t i = 0; i < n; i++) {
@@ -289,6 +308,7 @@ static int run_all(cal_run *r, int pass) {
 int cmd_calibrate(int argc, char **argv) {
     common_opts c = {0};
     const char *inputs = NULL, *out_path = NULL, *method = "minmax", *pct_s = NULL;
+    bool bias_correction = false;
     const string_flag strings[] = {{"--inputs", &inputs},
                                    {"-o", &out_path},
                                    {"--method", &method},
@@ -300,6 +320,8 @@ int cmd_calibrate(int argc, char **argv) {
         int r;
         if ((r = string_flags(argc, argv, &i, strings)) != 0) {
             if (r < 0) return EXIT_USAGE;
+        } else if (strcmp(argv[i], "--bias-correction") == 0) {
+            bias_correction = true;
         } else if (argv[i][0] == '-') {
             return usage_error("unknown flag '%s' for 'mopt calibrate'", argv[i]);
         } else if (c.model) {
@@ -381,7 +403,10 @@ int cmd_calibrate(int argc, char **argv) {
         yaml_str(f, base_name(c.model));
         fprintf(f, "\nmodel_hash: \"mh64:%016" PRIx64 "\"\nmethod: %s\npercentile: %g\n", hash,
                 method, pct);
-        fprintf(f, "input_sets: %zu\nhistogram_bins: %d\ntensors:\n", run.n_sets, CAL_BINS);
+        fprintf(f, "input_sets: %zu\nhistogram_bins: %d\n", run.n_sets, CAL_BINS);
+        /* informative: the pass corrects a Conv's bias where X has channel_mean */
+        fprintf(f, "bias_correction: %s\n", bias_correction ? "true" : "false");
+        fprintf(f, "tensors:\n");
         for (size_t j = 0; j < run.n_t; j++) {
             cal_tensor *t = &run.t[j];
             if (t->count == 0) continue;
@@ -424,6 +449,19 @@ int cmd_calibrate(int argc, char **argv) {
                 }
                 fprintf(f, "]\n");
             }
+            if (bias_correction && t->n_ch > 0 && !t->bad_ch && t->rank >= 3) {
+                fprintf(f, "    dims: [");
+                for (int d = 0; d < t->rank; d++)
+                    fprintf(f, "%s%" PRId64, d ? ", " : "", t->dims[d]);
+                fprintf(f, "]\n");
+            }
+            if (bias_correction && t->n_ch > 0 && !t->bad_ch) {
+                fprintf(f, "    channel_mean: [");
+                for (int64_t ch = 0; ch < t->n_ch; ch++)
+                    fprintf(f, "%s%.9g", ch ? ", " : "",
+                            t->ccnt[ch] > 0 ? t->csum[ch] / t->ccnt[ch] : 0.0);
+                fprintf(f, "]\n");
+            }
         }
         if (fclose(f) != 0) {
             fprintf(stderr, "mopt: cannot write '%s'\n", out_path);
@@ -436,6 +474,8 @@ int cmd_calibrate(int argc, char **argv) {
     for (size_t j = 0; run.t && j < run.n_t; j++) {
         free(run.t[j].cmn);
         free(run.t[j].cmx);
+        free(run.t[j].csum);
+        free(run.t[j].ccnt);
     }
     free(run.t);
     free_sets(sets, run.n_sets);

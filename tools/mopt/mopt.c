@@ -88,11 +88,13 @@ static const char k_usage[] =
     "\n";
 static const char k_usage_calibrate[] =
     "  calibrate MODEL --inputs DIR -o TABLE.yaml [--method minmax|percentile|entropy]\n"
-    "            [--percentile P] [--threads N] [--options FILE.yaml]\n"
+    "            [--percentile P] [--bias-correction] [--threads N] [--options FILE.yaml]\n"
     "      Run MODEL on every input set of DIR (as for 'compare --golden') and\n"
     "      write the range of each f32 input of MatMul/Gemm/Conv (min/max,\n"
     "      percentile P (99.99), KL entropy), with the u8 scale and zero point\n"
     "      of --method (minmax), for precision=int8 calibration=TABLE.yaml.\n"
+    "      --bias-correction also writes each channel's mean: static int8 then\n"
+    "      corrects each Conv's bias for the mean error of its s8 weights.\n"
     "\n";
 
 static const char k_usage_quantize_check[] =
