@@ -53,14 +53,20 @@ import realmodels as R  # noqa: E402
 
 def print_wide(label, rounds, med, first):
     """Every column of one model: CPU ms, ratio to ORT, cosine vs the first
-    libmopt column's output."""
+    libmopt column's output. A libmopt column of another precision that is
+    slower than its precision=fp32 column is flagged (issue 11: no precision
+    may be slower than FP32 where it applies)."""
     ref = next(k for k in med if k.startswith("mopt"))
     ort = med.get("onnxruntime")
+    fp32 = next((v for k, v in med.items() if k.startswith("mopt") and "precision=fp32" in k), None)
     print("%s, %d rounds (CPU ms per run, median)" % (label, rounds))
     for k, v in med.items():
         cos = min(compare.difference(a, b)["cosine"] for a, b in zip(first[k], first[ref]))
-        print("  %-34s %9.3f  x ORT %s  cosine vs %s %.6f"
-              % (k, v, "%.3f" % (v / ort) if ort else "-", ref, cos), flush=True)
+        slower = (fp32 is not None and k.startswith("mopt") and "precision=" in k
+                  and "precision=fp32" not in k and v > fp32)
+        print("  %-34s %9.3f  x ORT %s  cosine vs %s %.6f%s"
+              % (k, v, "%.3f" % (v / ort) if ort else "-", ref, cos,
+                 "  SLOWER THAN FP32 (x%.2f)" % (v / fp32) if slower else ""), flush=True)
 
 
 def main(argv=None):
