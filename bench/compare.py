@@ -294,6 +294,103 @@ class OpenvinoSystem(System):
         return [self.request.get_output_tensor(k).data.copy() for k in self.out_index]
 
 
+# --openvino-int8: weight-bearing layers of OpenVINO's executable graph, and
+# the runtime precisions that mean the layer runs int8
+OV_WEIGHTED = ("FullyConnected", "Convolution", "GroupConvolution", "Deconvolution")
+OV_INT8 = ("u8", "i8")
+
+
+def qdq_quantize(path, feeds, out_path):
+    """ONNX Runtime's quantize_static on path, calibrated on the benchmark's own
+    feeds (one set: the feeds themselves): QDQ format, u8 activations, s8
+    weights per output channel (U8S8, as ORT recommends for x86). A model
+    with no Conv (a transformer) gets Q/DQ on its MatMul/Gemm inputs only, as
+    NNCF quantizes transformers; a CNN gets ORT's default op set (Conv, Add,
+    pooling, ... so that int8 chains stay int8). Written once per feeds: the
+    file name carries a digest of the source and the feeds."""
+    import hashlib
+    import onnx
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    h = hashlib.sha256(Path(path).read_bytes())
+    for k in sorted(feeds):
+        h.update(k.encode() + str(feeds[k].shape).encode() + np.ascontiguousarray(feeds[k]).tobytes())
+    out = Path(out_path).with_name("%s_%s.onnx" % (Path(out_path).stem, h.hexdigest()[:12]))
+    if out.exists():
+        return out
+    ops = {n.op_type for n in onnx.load(str(path), load_external_data=False).graph.node}
+    op_types = None if "Conv" in ops else ["MatMul", "Gemm"]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([feeds])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp.onnx")
+    import logging
+    level = logging.getLogger().level
+    logging.getLogger().setLevel(logging.ERROR)  # its "consider pre-processing" advice
+    try:
+        quantize_static(str(path), str(tmp), Reader(), quant_format=QuantFormat.QDQ,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                        per_channel=True, op_types_to_quantize=op_types)
+    finally:
+        logging.getLogger().setLevel(level)
+    os.replace(tmp, out)
+    return out
+
+
+def openvino_int8_layers(compiled):
+    """[(name, layer type, runtime precision, primitive)] of the weight-bearing
+    layers of a compiled model's executable graph (get_runtime_model())."""
+    rows = []
+    for op in compiled.get_runtime_model().get_ordered_ops():
+        info = op.get_rt_info()
+
+        def get(k):
+            return info[k].astype(str) if k in info else "?"
+        if get("layerType") in OV_WEIGHTED:
+            rows.append((op.get_friendly_name(), get("layerType"), get("runtimePrecision"),
+                         get("primitiveType")))
+    return rows
+
+
+class OpenvinoInt8System(OpenvinoSystem):
+    """OpenVINO on the QDQ model of qdq_quantize (its low-precision
+    transformations run the Q/DQ-wrapped layers as int8; the rest runs at the
+    plugin's default precision, as an NNCF-quantized model would). The
+    executable graph is checked: a model where no weight-bearing layer runs
+    u8/i8 is refused (the column reports the error), one where only some do
+    is flagged in the label ("partial"). MOPT_VERBOSE=1 lists every such
+    layer with its runtime precision and primitive on stderr."""
+
+    def __init__(self, path, threads, output_names, feeds, qdq_dir):
+        qdq = qdq_quantize(path, feeds, Path(qdq_dir) / (Path(path).stem + "_qdq"))
+        super().__init__(qdq, threads, None, output_names, feeds)
+        self.kind = "openvino-int8"
+        self.qdq_path = str(qdq)
+        layers = openvino_int8_layers(self.compiled)
+        n8 = sum(1 for r in layers if r[2] in OV_INT8)
+        impls = sorted({r[3] for r in layers if r[2] in OV_INT8})
+        self.int8_layers = {"int8": n8, "weighted": len(layers), "primitives": impls}
+        verbose = os.environ.get("MOPT_VERBOSE", "0") not in ("", "0")
+        if verbose:
+            for name, kind, prec, impl in layers:
+                sys.stderr.write("bench: openvino-int8 node '%s' %s runtime=%s impl=%s%s\n"
+                                 % (name, kind, prec, impl, "" if prec in OV_INT8 else " NOT INT8"))
+        summary = "%d/%d weight-bearing layers run u8/i8 (%s); the rest at %s" % (
+            n8, len(layers), ", ".join(impls) or "-", self.precision)
+        self.note = "openvino int8 (%s): %s" % (qdq.name, summary)
+        if n8 == 0:
+            raise RuntimeError("not int8: none of its %d weight-bearing layers runs u8/i8 "
+                               "(exec graph)" % len(layers))
+        self.label = "openvino[int8-qdq%s,default=%s]" % (
+            "" if n8 == len(layers) else ",partial %d/%d" % (n8, len(layers)), self.precision)
+
+
 class TorchSystem(System):
     """A TorchScript file (--torch-script) or a factory "module_or_file.py:function"
     (--torch-factory) returning an nn.Module; called with the inputs in model order."""
@@ -534,11 +631,15 @@ def make_mopt_systems(path, configs, threads):
     return systems
 
 
-def add_other_systems(systems, path, threads, output_names, feeds, ort=True, openvino=False):
+def add_other_systems(systems, path, threads, output_names, feeds, ort=True, openvino=False,
+                      openvino_int8=None):
     """ONNX Runtime first (the reference), then the libmopt columns, then two
-    OpenVINO columns (f32 and the plugin's default precision) when asked.
+    OpenVINO columns (f32 and the plugin's default precision) when asked,
+    then OpenVINO on the model quantized by qdq_quantize when openvino_int8
+    is a folder for the QDQ files (OpenvinoInt8System).
     A system that is not installed is left out with a note; one that fails to
-    compile becomes a column that reports the error."""
+    compile (or an int8 column that does not run int8) becomes a column that
+    reports the error."""
     out = list(systems)
     if ort:
         try:
@@ -558,6 +659,20 @@ def add_other_systems(systems, path, threads, output_names, feeds, ort=True, ope
                 lines = [x.strip() for x in str(e).splitlines() if x.strip()]
                 s.error = "%s: %s" % (type(e).__name__, " ".join(lines[-2:]))
                 out.append(s)
+    if openvino_int8:
+        try:
+            s = OpenvinoInt8System(path, threads, output_names, feeds, openvino_int8)
+            print("note: " + s.note)
+        except ImportError as e:
+            print("note: openvino-int8 needs openvino and onnxruntime.quantization (%s): left out"
+                  % e)
+            s = None
+        except Exception as e:
+            s = System("openvino[int8-qdq]", "openvino-int8")
+            lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+            s.error = "%s: %s" % (type(e).__name__, " ".join(lines[-2:]))
+        if s is not None:
+            out.append(s)
     return out
 
 
@@ -588,8 +703,11 @@ def summarize_systems(systems, feeds, output_names, batch=1, samples=False):
                  "runs": summ["runs"]}
         if s.kind == "mopt":
             entry["config"] = s.options
-        if s.kind == "openvino":
+        if s.kind in ("openvino", "openvino-int8"):
             entry["precision"] = s.precision
+        if s.kind == "openvino-int8":
+            entry["int8_layers"] = s.int8_layers
+            entry["qdq_model"] = s.qdq_path
         if samples:
             entry["samples_ms"] = s.samples_ms
         result["systems"][s.label] = entry
@@ -637,6 +755,12 @@ def main(argv=None):
     ap.add_argument("--openvino", action="store_true",
                     help="add OpenVINO's CPU plugin: one column with INFERENCE_PRECISION_HINT=f32, "
                          "one with its default precision (same threads: INFERENCE_NUM_THREADS)")
+    ap.add_argument("--openvino-int8", nargs="?", const=str(REPO / "build" / "bench-qdq"),
+                    metavar="DIR",
+                    help="add OpenVINO on the model quantized by ORT's quantize_static (QDQ, u8 "
+                         "activations, s8 per-channel weights, calibrated on these inputs; "
+                         "written to DIR, default build/bench-qdq): its exec graph must run the "
+                         "weight-bearing layers u8/i8, else the column is refused")
     ap.add_argument("--torch-script", metavar="MODULE.pt", help="also run this TorchScript file")
     ap.add_argument("--torch-factory", metavar="MOD:FN",
                     help="also run the nn.Module returned by FN() of a module or FILE.py")
@@ -694,7 +818,8 @@ def main(argv=None):
     for n in notes:
         print("note: " + n)
     systems = add_other_systems(systems, path, args.threads, output_names, feeds,
-                                ort=not args.no_ort, openvino=args.openvino)
+                                ort=not args.no_ort, openvino=args.openvino,
+                                openvino_int8=args.openvino_int8)
     for extra in args.ort_extra:
         label, _, extra_path = extra.partition("=")
         if not extra_path:

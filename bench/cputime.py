@@ -14,12 +14,21 @@ parallelism, so use it for 1-thread comparisons only.
     python3 bench/cputime.py det crnn --rounds 30
     MOPT_LIBRARY=/path/to/other/libmopt.so python3 bench/cputime.py   # A/B between builds
     python3 bench/cputime.py --encoders h256 --mopt-config precision=fp32 \
-        --mopt-config precision=bf16 --mopt-config precision=int8 --openvino-default
+        --mopt-config precision=bf16 --mopt-config precision=int8 --openvino-default \
+        --openvino-int8
 
 --encoders times the BERT-like encoders of issue 11 (bench/genmodels.py
 bert256 / bert768) instead of the suite. With several --mopt-config columns
 (or --openvino-default) every column is printed with its ratio to ORT and
 the cosine of its output against the first libmopt column.
+
+--openvino-int8 adds OpenVINO on the same model quantized by ONNX Runtime's
+quantize_static (QDQ, u8 activations, s8 per-channel weights, calibrated on
+the benchmark's own inputs; written to OUT/qdq): OpenVINO's low-precision
+transformations run it as int8, which the executable graph must confirm for
+the weight-bearing layers (else the column is refused; MOPT_VERBOSE=1 lists
+every such layer with its runtime precision). Its cosine is against the
+first libmopt column too: give precision=fp32 first.
 
 OpenVINO's worker threads spin after its runs and their CPU time lands on the
 next run in the process: with --openvino every other column is inflated
@@ -44,14 +53,20 @@ import realmodels as R  # noqa: E402
 
 def print_wide(label, rounds, med, first):
     """Every column of one model: CPU ms, ratio to ORT, cosine vs the first
-    libmopt column's output."""
+    libmopt column's output. A libmopt column of another precision that is
+    slower than its precision=fp32 column is flagged (issue 11: no precision
+    may be slower than FP32 where it applies)."""
     ref = next(k for k in med if k.startswith("mopt"))
     ort = med.get("onnxruntime")
+    fp32 = next((v for k, v in med.items() if k.startswith("mopt") and "precision=fp32" in k), None)
     print("%s, %d rounds (CPU ms per run, median)" % (label, rounds))
     for k, v in med.items():
         cos = min(compare.difference(a, b)["cosine"] for a, b in zip(first[k], first[ref]))
-        print("  %-34s %9.3f  x ORT %s  cosine vs %s %.6f"
-              % (k, v, "%.3f" % (v / ort) if ort else "-", ref, cos), flush=True)
+        slower = (fp32 is not None and k.startswith("mopt") and "precision=" in k
+                  and "precision=fp32" not in k and v > fp32)
+        print("  %-34s %9.3f  x ORT %s  cosine vs %s %.6f%s"
+              % (k, v, "%.3f" % (v / ort) if ort else "-", ref, cos,
+                 "  SLOWER THAN FP32 (x%.2f)" % (v / fp32) if slower else ""), flush=True)
 
 
 def main(argv=None):
@@ -63,6 +78,10 @@ def main(argv=None):
     ap.add_argument("--openvino", action="store_true", help="add OpenVINO f32 (see above)")
     ap.add_argument("--openvino-default", action="store_true",
                     help="add OpenVINO at its default precision (bf16 on AVX512-BF16 CPUs)")
+    ap.add_argument("--openvino-int8", action="store_true",
+                    help="add OpenVINO on the model quantized by ORT's quantize_static (QDQ, "
+                         "calibrated on the benchmark's inputs; compare.py qdq_quantize): its exec "
+                         "graph must run the weight-bearing layers u8/i8, else it is refused")
     ap.add_argument("--mopt-config", action="append", default=[], metavar="K=V,K=V",
                     help="a libmopt column (repeatable; default one with no options)")
     ap.add_argument("--encoders", action="store_true",
@@ -72,7 +91,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     only = [o.lower() for o in args.only]
     configs = [compare.parse_kv_list(c, "--mopt-config") for c in args.mopt_config] or [{}]
-    wide = len(configs) > 1 or args.openvino_default
+    wide = len(configs) > 1 or args.openvino_default or args.openvino_int8
     entries = [e for e in (R.ENCODERS if args.encoders else R.SUITE) if not only or any(o in e.label.lower() for o in only)]
     files, missing = R.wheel_files(sorted({e.member for e in entries if e.member}))
     for m in missing:
@@ -95,8 +114,13 @@ def main(argv=None):
             print("%-28s libmopt failed: %s" % (e.label, systems[0].error))
             continue
         outs = [o.name for o in systems[0].model.outputs]
-        systems = compare.add_other_systems(systems, path, 1, outs, feeds, ort=True,
-                                            openvino=args.openvino or args.openvino_default)
+        systems = compare.add_other_systems(
+            systems, path, 1, outs, feeds, ort=True,
+            openvino=args.openvino or args.openvino_default,
+            openvino_int8=Path(args.out) / "qdq" if args.openvino_int8 else None)
+        for s in systems:
+            if s.error is not None and s.kind == "openvino-int8":
+                print("%-28s %s refused: %s" % (e.label, s.label, s.error))
         systems = [s for s in systems if s.error is None and (
             args.openvino or not s.label.startswith("openvino[f32")) and (
             args.openvino_default or not s.label.startswith("openvino[default"))]

@@ -2,7 +2,8 @@
  * rowquant-avx512.c — the int8 matmul's per-row epilogue on AVX-512
  * (rowquant.h): y = s * (y - z * cw[n]) + bias[n], the same operations in
  * the same order as the scalar loop (no fma: results are identical); and
- * its fast erf GELU (cpu_gelu_erf_fast_avx512).
+ * its fast erf GELU (cpu_gelu_erf_fast_avx512); and the whole epilogue of
+ * one row in one pass (cpu_epilogue_row_avx512).
  */
 #include <immintrin.h>
 
@@ -21,10 +22,11 @@ void cpu_dequant_row_avx512(float *y, int64_t N, float s, float zs, const float 
     }
 }
 
-/* erf(x) = x P(x^2) / Q(x^2) on x clamped to [-4, 4]: the rational
- * approximation of Eigen's and XLA's float erf (absolute error 7e-8 in exact
- * arithmetic). The clamps keep NaN (min/max return their second operand). */
-void cpu_gelu_erf_fast_avx512(float *y, int64_t n) {
+/* x * 0.5 * (1 + erf(x / sqrt 2)) of 16 lanes, erf(z) = z P(z^2) / Q(z^2)
+ * on z clamped to [-4, 4]: the rational approximation of Eigen's and XLA's
+ * float erf (absolute error 7e-8 in exact arithmetic). The clamps keep NaN
+ * (min/max return their second operand). */
+static inline __m512 gelu16(__m512 x) {
     const __m512 lo = _mm512_set1_ps(-4.f), hi = _mm512_set1_ps(4.f);
     const __m512 a13 = _mm512_set1_ps(-2.72614225801306e-10f),
                  a11 = _mm512_set1_ps(2.77068142495902e-08f),
@@ -39,9 +41,7 @@ void cpu_gelu_erf_fast_avx512(float *y, int64_t n) {
                  b2 = _mm512_set1_ps(-7.37332916720468e-03f),
                  b0 = _mm512_set1_ps(-1.42647390514189e-02f);
     const __m512 rsqrt2 = _mm512_set1_ps(0.70710678118654752440f), half = _mm512_set1_ps(0.5f);
-    for (int64_t i = 0; i < n; i += 16) {
-        const __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
-        const __m512 x = _mm512_maskz_loadu_ps(k, y + i);
+    {
         const __m512 z = _mm512_max_ps(lo, _mm512_min_ps(hi, _mm512_mul_ps(x, rsqrt2)));
         const __m512 z2 = _mm512_mul_ps(z, z);
         __m512 p = _mm512_fmadd_ps(a13, z2, a11);
@@ -57,6 +57,33 @@ void cpu_gelu_erf_fast_avx512(float *y, int64_t n) {
         q = _mm512_fmadd_ps(q, z2, b0);
         const __m512 erf = _mm512_div_ps(p, q);
         const __m512 hx = _mm512_mul_ps(half, x);
-        _mm512_mask_storeu_ps(y + i, k, _mm512_fmadd_ps(hx, erf, hx));
+        return _mm512_fmadd_ps(hx, erf, hx);
     }
+}
+
+void cpu_gelu_erf_fast_avx512(float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, k, gelu16(_mm512_maskz_loadu_ps(k, y + i)));
+    }
+}
+
+void cpu_epilogue_row_avx512(float *y, int64_t N, float s, float zs, const float *cw,
+                             const float *bias, const float *res, bool gelu, float *mn, float *mx) {
+    const __m512 vs = _mm512_set1_ps(s), vz = _mm512_set1_ps(zs);
+    __m512 lo = _mm512_setzero_ps(), hi = lo;
+    for (int64_t n = 0; n < N; n += 16) {
+        const __mmask16 k = (__mmask16)(N - n >= 16 ? 0xFFFF : (1u << (N - n)) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(k, y + n);
+        __m512 c = _mm512_mul_ps(vz, _mm512_maskz_loadu_ps(k, cw + n));
+        v = _mm512_mul_ps(vs, _mm512_sub_ps(v, c));
+        v = _mm512_add_ps(v, bias ? _mm512_maskz_loadu_ps(k, bias + n) : _mm512_setzero_ps());
+        if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, res + n));
+        if (gelu) v = gelu16(v);
+        _mm512_mask_storeu_ps(y + n, k, v);
+        /* masked-off lanes are 0 (maskz loads: GELU(0) = 0), NaN lanes keep
+         * the running value (min/max return their second operand) */
+        lo = _mm512_min_ps(v, lo), hi = _mm512_max_ps(v, hi);
+    }
+    if (mn) *mn = _mm512_reduce_min_ps(lo), *mx = _mm512_reduce_max_ps(hi);
 }

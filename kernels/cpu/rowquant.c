@@ -33,6 +33,27 @@ static void quantize_scalar(const float *x, int64_t n, float s, float z, float q
     }
 }
 
+void cpu_quant_row_u8_mm(const float *x, int64_t K, float mn, float mx, int qmax, bool avx512,
+                         uint8_t *q, float *scale, int32_t *zp) {
+#if !defined(__x86_64__)
+    avx512 = false;
+#endif
+    if (!isfinite(mn) || !isfinite(mx)) minmax_finite(x, K, &mn, &mx); /* an infinity */
+    float s = (mx - mn) / (float)qmax;
+    if (!(s > 0) || !isfinite(s)) s = 1.f; /* an all-zero row (or a range past FLT_MAX) */
+    float z = nearbyintf(-mn / s);
+    z = z < 0 ? 0 : z > (float)qmax ? (float)qmax : z;
+    *scale = s;
+    *zp = (int32_t)z;
+#if defined(__x86_64__)
+    if (avx512 && qmax == 255) {
+        cpu_dyn_quantize_u8_avx512(x, K, s, z, q);
+        return;
+    }
+#endif
+    quantize_scalar(x, K, s, z, (float)qmax, q);
+}
+
 void cpu_quant_rows_u8(const float *a, int64_t rows, int64_t K, int64_t lda, int qmax, bool avx512,
                        uint8_t *q, float *scale, int32_t *zp) {
 #if !defined(__x86_64__)
@@ -40,28 +61,14 @@ void cpu_quant_rows_u8(const float *a, int64_t rows, int64_t K, int64_t lda, int
 #endif
     for (int64_t m = 0; m < rows; m++) {
         const float *x = a + m * lda;
-        uint8_t *qm = q + m * K;
         float mn, mx;
 #if defined(__x86_64__)
-        if (avx512) {
+        if (avx512)
             cpu_dyn_minmax_f32_avx512(x, K, &mn, &mx);
-            if (!isfinite(mn) || !isfinite(mx)) minmax_finite(x, K, &mn, &mx); /* an infinity */
-        } else
+        else
 #endif
             minmax_finite(x, K, &mn, &mx);
-        float s = (mx - mn) / (float)qmax;
-        if (!(s > 0) || !isfinite(s)) s = 1.f; /* an all-zero row (or a range past FLT_MAX) */
-        float z = nearbyintf(-mn / s);
-        z = z < 0 ? 0 : z > (float)qmax ? (float)qmax : z;
-        scale[m] = s;
-        zp[m] = (int32_t)z;
-#if defined(__x86_64__)
-        if (avx512 && qmax == 255) {
-            cpu_dyn_quantize_u8_avx512(x, K, s, z, qm);
-            continue;
-        }
-#endif
-        quantize_scalar(x, K, s, z, (float)qmax, qm);
+        cpu_quant_row_u8_mm(x, K, mn, mx, qmax, avx512, q + m * K, scale + m, zp + m);
     }
 }
 

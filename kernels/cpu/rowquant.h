@@ -35,6 +35,12 @@ void cpu_quantize_u8(const float *x, int64_t n, float scale, float zp, uint8_t *
 void cpu_quantize_u8_cl(const float *x, int64_t rows, int64_t C, const float *scale, float zp,
                         bool avx512, uint8_t *y);
 
+/* Row m's u8 quantization (as cpu_quant_rows_u8's) from its min(0, x) and
+ * max(0, x) already known (mn, mx; non-finite ones are recomputed over the
+ * finite values): q [K], *scale, *zp. */
+void cpu_quant_row_u8_mm(const float *x, int64_t K, float mn, float mx, int qmax, bool avx512,
+                         uint8_t *q, float *scale, int32_t *zp);
+
 /* In place on y [rows, N] (row stride ldy) that holds acc * sw[n]:
  * y = scale[m] * (y - zp[m] * cw[n]) + (bias ? bias[n] : 0). */
 void cpu_dequant_rows(float *y, int64_t rows, int64_t N, int64_t ldy, const float *scale,
@@ -71,6 +77,15 @@ void cpu_rowq_to_f32(const uint8_t *blk, int64_t rows, int64_t K, float *y);
  * The int8 matmul's epilogue uses it: its f32 product already carries the
  * quantization error of A and B (~1e-3 relative). NaN stays NaN. */
 void cpu_gelu_erf_fast_avx512(float *y, int64_t n);
+
+/* The int8 matmul's epilogue of one row in one pass (the row stays in L1):
+ * y = s * (y - zs * cw[n]) + bias[n] (cpu_dequant_row_avx512's operations
+ * in its order), + res[n] (res may be NULL), then GELU (gelu:
+ * cpu_gelu_erf_fast_avx512's), the same bits as those passes one after the
+ * other; mn/mx (unless NULL): min(0, y...) and max(0, y...) over the
+ * result, NaN skipped (an infinity stays: check them). */
+void cpu_epilogue_row_avx512(float *y, int64_t N, float s, float zs, const float *cw,
+                             const float *bias, const float *res, bool gelu, float *mn, float *mx);
 
 /* AVX-512 body of cpu_dequant_rows for one row (rowquant-avx512.c). */
 void cpu_dequant_row_avx512(float *y, int64_t N, float s, float zs, const float *cw,

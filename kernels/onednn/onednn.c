@@ -39,12 +39,18 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static char g_version[32];
 static bool g_verbose;     /* MOPT_VERBOSE set: print oneDNN's choice per primitive */
 static bool g_fail_on_ref; /* MOPT_FAIL_ON_REF=1: a reference implementation is an error */
+/* INT8 matmul: bytes of f32 Y per block of rows run as one product and its
+ * epilogue while the block is in L2 (per thread; MOPT_INT8_ROW_BLOCK=KiB
+ * changes it, 0 runs the whole product, then the epilogue) */
+static int64_t g_int8_block_bytes = 256 << 10;
 
 static void engine_init(void) {
     const char *verbose = getenv("MOPT_VERBOSE");
     g_verbose = verbose && *verbose && strcmp(verbose, "0") != 0;
     const char *fail = getenv("MOPT_FAIL_ON_REF");
     g_fail_on_ref = fail && strcmp(fail, "1") == 0;
+    const char *blk = getenv("MOPT_INT8_ROW_BLOCK");
+    if (blk && *blk) g_int8_block_bytes = (int64_t)strtol(blk, NULL, 10) << 10;
     if (!dnnl_engine_create || !dnnl_version) return;
     if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success) {
         g_engine = NULL;
@@ -52,6 +58,11 @@ static void engine_init(void) {
     }
     const dnnl_version_t *v = dnnl_version();
     snprintf(g_version, sizeof g_version, "oneDNN %d.%d.%d", v->major, v->minor, v->patch);
+}
+
+void onednn_set_int8_block_bytes(int64_t bytes) {
+    pthread_once(&g_once, engine_init); /* so that the environment does not override it later */
+    g_int8_block_bytes = bytes;
 }
 
 bool onednn_available(void) {
@@ -1081,6 +1092,8 @@ typedef struct cache_entry {
     float *qy;       /* INT8, Y a u8 rows block: the product's f32 Y */
     float *qy_scale; /* INT8, Y a u8 rows block: per row of Y */
     int32_t *qy_zp;
+    int64_t blk;    /* INT8: rows per block product (0: one product of all rows) */
+    float *yblk;    /* INT8, blocked, Y a u8 rows block or bf16: one block's f32 Y */
     bool declined;  /* the build said UNSUPPORTED: kept so runs do not retry */
     bool act_after; /* conv: the activation runs on Y after the primitive (Winograd) */
     char why[192];  /* its message, repeated by declined_again() */
@@ -1125,6 +1138,7 @@ static void entry_free(cache_entry *e) {
     mopt_free(e->qa_zp);
     mopt_free(e->qa_colw);
     mopt_aligned_free(e->qy);
+    mopt_aligned_free(e->yblk);
     mopt_free(e->qy_scale);
     mopt_free(e->qy_zp);
     memset(e, 0, sizeof *e);
@@ -1384,8 +1398,43 @@ static mopt_status entry_prim(cache_entry *e, dnnl_primitive_desc_t pd, const ch
 
 /* ---- matmul run --------------------------------------------------------- */
 
+/* INT8: rows per block of a blocked product (its f32 Y block fits
+ * g_int8_block_bytes per thread; a multiple of 16), or 0 for one product:
+ * when blocks are off, when fewer than two blocks would run, or when B has
+ * batch dims (A and Y are dense: rows follow rows across A's batch dims) */
+static int64_t int8_block_rows(const onednn_matmul_desc *d, int64_t rows, int threads) {
+    int32_t r = d->a.ndims;
+    int64_t N = d->y.dims[r - 1];
+    for (int32_t i = 0; i < r - 2; i++)
+        if (d->b.dims[i] != 1) return 0;
+    if (g_int8_block_bytes <= 0 || N <= 0) return 0;
+    int64_t blk = g_int8_block_bytes * (threads > 1 ? threads : 1) / (N * (int64_t)sizeof(float));
+    blk = blk / 16 * 16;
+    if (blk < 32) blk = 32;
+    return rows >= 2 * blk ? blk : 0;
+}
+
+/* The desc of one block of n rows of d's product: A [1.., n, K] as a u8
+ * block given per run, Y [1.., n, N] f32, no epilogue (ours, per block). */
+static void int8_block_desc(const onednn_matmul_desc *d, int64_t n, onednn_matmul_desc *b) {
+    memset(b, 0, sizeof *b);
+    int32_t r = d->a.ndims;
+    int64_t dims[ONEDNN_MAX_DIMS];
+    for (int32_t i = 0; i < r - 2; i++)
+        dims[i] = 1;
+    dims[r - 2] = n, dims[r - 1] = d->a.dims[r - 1];
+    onednn_td_dense(&b->a, r, dims);
+    b->b = d->b;
+    dims[r - 1] = d->y.dims[r - 1];
+    onednn_td_dense(&b->y, r, dims);
+    b->alpha = d->alpha;
+    b->prec = ONEDNN_INT8;
+    b->b_const = d->b_const;
+    b->a_u8 = true;
+}
+
 static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d,
-                                     const onednn_weights *w) {
+                                     const onednn_weights *w, int threads) {
     int32_t r = d->a.ndims;
     int64_t N = d->y.dims[r - 1], na = 1;
     for (int32_t i = 0; i < r; i++)
@@ -1410,6 +1459,7 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     if (ok) ok = dnnl_memory_create(&e->p.wei, wmd, g_engine, w->data) == dnnl_success;
     int64_t rows = na / d->a.dims[r - 1];
     e->int8 = true;
+    e->blk = int8_block_rows(d, rows, threads);
     /* A as a u8 rows block comes quantized: its handle is set per run */
     e->qa = d->a_u8 ? NULL : mopt_aligned_alloc((size_t)na);
     e->qa_n = na;
@@ -1417,11 +1467,15 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     e->qa_zp = mopt_malloc((size_t)rows * sizeof(int32_t));
     e->qa_max = 255;
     if (ok) ok = (e->qa || d->a_u8) && e->qa_scale && e->qa_zp;
+    if (ok && e->blk && (d->y_u8 || d->y_bf16)) { /* one block's f32 Y */
+        e->yblk = mopt_aligned_alloc((size_t)e->blk * (size_t)N * sizeof(float));
+        ok = e->yblk != NULL;
+    }
     if (ok && (d->y_u8 || d->y_bf16)) { /* the product's f32 Y, then the block or bf16 */
-        e->qy = mopt_aligned_alloc((size_t)rows * (size_t)N * sizeof(float));
+        e->qy = e->blk ? NULL : mopt_aligned_alloc((size_t)rows * (size_t)N * sizeof(float));
         e->qy_scale = mopt_malloc((size_t)rows * sizeof(float));
         e->qy_zp = mopt_malloc((size_t)rows * sizeof(int32_t));
-        ok = e->qy && e->qy_scale && e->qy_zp;
+        ok = (e->qy || e->blk) && e->qy_scale && e->qy_zp;
     }
     const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     if (ok) ok = dnnl_memory_create(&e->p.src.user, src_md, g_engine, e->qa) == dnnl_success;
@@ -1442,6 +1496,7 @@ typedef struct int8_rows {
     float *y;
     uint8_t *yq;   /* Y as a u8 rows block (d->y_u8): y is then e->qy */
     uint16_t *ybf; /* Y as bf16 (d->y_bf16): y is then e->qy */
+    int64_t y0;    /* the row of Y that y holds first (a block's; 0: all of Y) */
     int64_t K, N;
     const cpu_kernels *k; /* the best cpu tier (residual add, activation) */
     bool avx512;
@@ -1494,10 +1549,37 @@ static void epilogue_act(const int8_rows *j, float *y, int64_t n) {
     j->k->unary_f32((cpu_unop)d->act, y, y, n, &p);
 }
 
+/* Rows [lo, hi) one at a time, each in one pass while it is in L1
+ * (cpu_epilogue_row_avx512: dequantization, bias, residual, GELU and the
+ * row's min/max for its u8 quantization), then its u8 or bf16 copy: the
+ * same bits as the passes of epilogue_rows. */
+static bool epilogue_rows_fused(const int8_rows *j, int64_t lo, int64_t hi) {
+#if defined(__x86_64__)
+    const onednn_matmul_desc *d = j->d;
+    if (!j->avx512 || (d->act != KN_ACT_NONE && d->act != KN_ACT_GELU)) return false;
+    const cache_entry *e = j->e;
+    for (int64_t m = lo; m < hi; m++) {
+        float *y = j->y + (m - j->y0) * j->N, mn = 0.f, mx = 0.f;
+        cpu_epilogue_row_avx512(y, j->N, e->qa_scale[m], (float)e->qa_zp[m], e->qa_colw, j->bias,
+                                d->has_residual ? j->residual + m * j->N : NULL,
+                                d->act == KN_ACT_GELU, j->yq ? &mn : NULL, j->yq ? &mx : NULL);
+        if (j->yq)
+            cpu_quant_row_u8_mm(y, j->N, mn, mx, 255, true, j->yq + m * j->N, e->qy_scale + m,
+                                e->qy_zp + m);
+        if (j->ybf) cpu_f32_to_bf16(y, j->ybf + m * j->N, j->N);
+    }
+    return true;
+#else
+    (void)j, (void)lo, (void)hi;
+    return false;
+#endif
+}
+
 static void epilogue_rows(void *arg, int64_t lo, int64_t hi) {
     const int8_rows *j = arg;
     const onednn_matmul_desc *d = j->d;
-    float *y = j->y + lo * j->N;
+    if (epilogue_rows_fused(j, lo, hi)) return;
+    float *y = j->y + (lo - j->y0) * j->N;
     int64_t n = (hi - lo) * j->N;
     cpu_dequant_rows(y, hi - lo, j->N, j->N, j->e->qa_scale + lo, j->e->qa_zp + lo, j->e->qa_colw,
                      j->bias, j->avx512);
@@ -1511,6 +1593,54 @@ static void epilogue_rows(void *arg, int64_t lo, int64_t hi) {
 
 /* rows of at least ~16K elements per chunk */
 static int64_t rows_grain(int64_t width) { return width >= 16384 ? 1 : 16384 / width; }
+
+/* epilogue_rows on rows [lo, hi) of the block that starts at row y0 */
+static void epilogue_block(void *arg, int64_t lo, int64_t hi) {
+    const int8_rows *j = arg;
+    epilogue_rows(arg, lo + j->y0, hi + j->y0);
+}
+
+static mopt_status matmul_entry(cache_entry *e, const cache_key *key, const float *b);
+
+/* The INT8 product of A's quantized rows (qa) in blocks of e->blk rows, each
+ * block's epilogue run while its f32 Y (in Y itself, or in e->yblk when Y
+ * is a u8 rows block or bf16) is still in L2: the f32 Y of the whole
+ * product (4 MB at [1024, 1024]) is never written out and read back. Each
+ * block size is its own cached primitive (the last block's too). The same
+ * bits as one product then the epilogue (int32 sums, the same per-element
+ * operations). */
+static mopt_status int8_blocked(onednn_cache **cache, cache_entry *e, const onednn_matmul_desc *d,
+                                const onednn_weights *w, int8_rows *job, const uint8_t *qa,
+                                const float *b, float *y, int threads) {
+    int64_t rows = e->qa_n / job->K, N = job->N;
+    for (int64_t lo = 0; lo < rows; lo += e->blk) {
+        int64_t n = rows - lo < e->blk ? rows - lo : e->blk;
+        onednn_matmul_desc bd;
+        int8_block_desc(d, n, &bd);
+        cache_entry *be = NULL; /* e stays: it was used last, so it is not the LRU slot */
+        mopt_status st =
+            entry_get(cache, KIND_MATMUL, threads, w, &bd, sizeof bd, matmul_entry, b, &be);
+        if (st) return st;
+        float *yb = e->yblk ? e->yblk : y + lo * N;
+        bool ok = dnnl_memory_set_data_handle(be->p.src.user, (void *)(qa + lo * job->K)) ==
+                      dnnl_success &&
+                  dnnl_memory_set_data_handle(be->p.dst.user, yb) == dnnl_success;
+        dnnl_exec_arg_t args[4];
+        int na = 0;
+        args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, be->p.src.prim};
+        args[na++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, be->p.wei};
+        args[na++] = (dnnl_exec_arg_t){DNNL_ARG_DST, be->p.dst.user};
+        if (be->p.scratch) args[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, be->p.scratch};
+        if (ok) ok = exec(*cache, be->p.prim, na, args);
+        if (ok) ok = dnnl_stream_wait((*cache)->stream) == dnnl_success;
+        if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: matmul execution failed");
+        job->y = yb;
+        job->y0 = lo;
+        cpu_parallel_for(threads, n, rows_grain(N), epilogue_block, job);
+    }
+    if (job->yq) cpu_rowq_put(job->yq, rows, N, e->qy_scale, e->qy_zp);
+    return MOPT_OK;
+}
 
 /* entry_build of a matmul (b: B as stored). */
 static mopt_status matmul_entry(cache_entry *e, const cache_key *key, const float *b) {
@@ -1527,7 +1657,7 @@ static mopt_status matmul_entry(cache_entry *e, const cache_key *key, const floa
     if (d->prec == ONEDNN_INT8) { /* needs B quantized at build */
         if (!w || !w->scales || !dnnl_memory_desc_equal(&w->plain, &plain_b))
             return MOPT_ERR_UNSUPPORTED;
-        return matmul_entry_int8(e, d, w);
+        return matmul_entry_int8(e, d, w, key->threads);
     }
     const char *what = d->prec == ONEDNN_BF16 ? "matmul (bf16)" : "matmul";
     /* a given weights layout (prepacked for another shape, or the stored
@@ -1590,6 +1720,14 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
             if (ok) ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)a) == dnnl_success;
         } else {
             cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.K), quantize_rows, &job);
+        }
+        if (e->blk) {
+            job.bias = d->has_bias ? bias : NULL;
+            job.residual = residual;
+            job.yq = d->y_u8 ? (uint8_t *)y : NULL;
+            job.ybf = d->y_bf16 ? (uint16_t *)(void *)y : NULL;
+            return int8_blocked(cache, e, d, w, &job, d->a_u8 ? (const uint8_t *)a : e->qa, b, y,
+                                threads);
         }
     } else if (ok)
         ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)a) == dnnl_success;

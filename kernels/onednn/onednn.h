@@ -163,6 +163,12 @@ void onednn_weights_free(onednn_weights *w);
 mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
                               const onednn_weights *w, const float *a, const float *b,
                               const float *bias, const float *residual, float *y, int threads);
+
+/* INT8 matmuls run their product in blocks of rows whose f32 Y takes at
+ * most this many bytes per thread, each block's epilogue while it is in L2
+ * (default 256 KiB, or MOPT_INT8_ROW_BLOCK=KiB; 0: one product, then the
+ * epilogue). Read when a primitive is built; for tests. */
+void onednn_set_int8_block_bytes(int64_t bytes);
 /* Runs a convolution; residual (if any) is added before the activation, and
  * may be y itself (in place: then it is not copied into y first). */
 mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,

@@ -9,7 +9,8 @@
  * channels-last per-channel quantization of a depthwise convolution's
  * input (cpu_quantize_u8_cl): the scalar loop against the definition,
  * the AVX-512 one against it bit for bit (channel counts with and
- * without a vector tail, scales 1x..1000x apart, NaN and +-inf).
+ * without a vector tail, scales 1x..1000x apart, NaN and +-inf). And the
+ * one-pass epilogue of a row against its passes, bit for bit.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -214,6 +215,50 @@ MOPT_TEST(test_gelu_fast) {
 #endif
 }
 
+/* The epilogue of one row in one pass (cpu_epilogue_row_avx512) against
+ * its passes one after the other (dequantization, + residual, fast GELU)
+ * bit for bit, with and without bias, residual and GELU, over random
+ * lengths (vector tails) and rows with NaN and infinities; its min/max
+ * then quantize the row (cpu_quant_row_u8_mm) as cpu_quant_rows_u8 does. */
+MOPT_TEST(test_epilogue_row_fused) {
+#if defined(__x86_64__)
+    if (!cpu_kernels_for("avx512")) skip();
+    static float y[ROWS * MAXK], want[MAXK], got[MAXK], cw[MAXK], bias[MAXK], res[ROWS * MAXK];
+    static uint8_t q0[MAXK], q1[MAXK];
+    for (int iter = 0; iter < 40; iter++) {
+        int64_t N = 1 + rnd() % MAXK;
+        fill(y, N);
+        fill(res, N);
+        for (int64_t n = 0; n < N; n++)
+            cw[n] = frand(-3.f, 3.f), bias[n] = frand(-1.f, 1.f);
+        int flags = iter % 8; /* bias, residual, GELU */
+        for (int64_t m = 0; m < ROWS; m++) {
+            float s = frand(0.001f, 0.1f), zs = (float)(rnd() % 256);
+            const float *b = flags & 1 ? bias : NULL, *r = flags & 2 ? res + m * N : NULL;
+            memcpy(want, y + m * N, (size_t)N * sizeof(float));
+            cpu_dequant_row_avx512(want, N, s, zs, cw, b);
+            if (r)
+                for (int64_t n = 0; n < N; n++)
+                    want[n] += r[n];
+            if (flags & 4) cpu_gelu_erf_fast_avx512(want, N);
+            memcpy(got, y + m * N, (size_t)N * sizeof(float));
+            float mn = 1.f, mx = -1.f;
+            cpu_epilogue_row_avx512(got, N, s, zs, cw, b, r, flags & 4, &mn, &mx);
+            assert_memory_equal(want, got, (size_t)N * sizeof(float));
+            float s0, s1;
+            int32_t z0, z1;
+            cpu_quant_rows_u8(want, 1, N, N, 255, true, q0, &s0, &z0);
+            cpu_quant_row_u8_mm(got, N, mn, mx, 255, true, q1, &s1, &z1);
+            assert_memory_equal(q0, q1, (size_t)N);
+            assert_memory_equal(&s0, &s1, sizeof s0);
+            assert_int_equal(z0, z1);
+        }
+    }
+#else
+    skip();
+#endif
+}
+
 MOPT_TEST(test_quantize_channels_last) {
     bool avx512 = cpu_kernels_for("avx512") != NULL;
     static const int64_t cs[] = {1, 7, 16, 33, 240, 480};
@@ -256,4 +301,5 @@ MOPT_TEST(test_quantize_channels_last) {
 
 MOPT_TEST_MAIN(cmocka_unit_test(test_quant_rows), cmocka_unit_test(test_matmul_epilogue),
                cmocka_unit_test(test_rows_block), cmocka_unit_test(test_gelu_fast),
-               cmocka_unit_test(test_quantize_channels_last))
+               cmocka_unit_test(test_quantize_channels_last),
+               cmocka_unit_test(test_epilogue_row_fused))

@@ -53,6 +53,7 @@
 #include "ops/ops.h"
 #include "tests/test_attrs.h"
 #ifdef MOPT_HAVE_ONEDNN
+#include "kernels/cpu/rowquant.h"
 #include "kernels/onednn/onednn.h"
 #include "ops/onednn/onednn_glue.h"
 #endif
@@ -1136,6 +1137,77 @@ static void onednn_matmul_epilogues(void **st) {
     assert_true(declined < combo / 2);
 }
 
+/* INT8 products in blocks of rows (each block's epilogue while it is in L2)
+ * give the same bits as one product then the epilogue: 300 rows in blocks
+ * of 64 (a 44-row tail), N 1024, for Y f32 (bias, residual, GELU: the fused
+ * row pass; ReLU: the passes), Y a u8 rows block and Y bf16; and the
+ * blocked results are the int8 product (close to the f32 one). */
+static void onednn_int8_row_blocks(void **st) {
+    (void)st;
+    assert_true(onednn_available());
+    enum { T = 2, M = 150, K = 96, N = 1024, R = T * M };
+    float *A = rand_buf(R * K), *B = rand_buf(K * N), *bias = rand_buf(N), *res = rand_buf(R * N);
+    size_t ybytes = (size_t)R * (N + CPU_ROWQ_EXTRA) * sizeof(float);
+    uint8_t *y[2] = {mopt_aligned_alloc(ybytes), mopt_aligned_alloc(ybytes)};
+    for (int v = 0; v < 4; v++) {
+        onednn_matmul_desc d;
+        memset(&d, 0, sizeof d);
+        onednn_td_dense(&d.a, 3, (int64_t[]){T, M, K});
+        onednn_td_dense(&d.b, 3, (int64_t[]){1, K, N});
+        onednn_td_dense(&d.y, 3, (int64_t[]){T, M, N});
+        onednn_td_dense(&d.bias, 3, (int64_t[]){1, 1, N});
+        onednn_td_dense(&d.residual, 3, (int64_t[]){T, M, N});
+        d.alpha = 1.f;
+        d.prec = ONEDNN_INT8;
+        d.b_const = true;
+        d.has_bias = true;
+        d.has_residual = v == 0 || v == 1;
+        d.act = v == 1 ? KN_ACT_RELU : v == 3 ? KN_ACT_NONE : KN_ACT_GELU;
+        d.y_u8 = v == 2;
+        d.y_bf16 = v == 3;
+        onednn_weights *w = NULL;
+        assert_int_equal(onednn_matmul_pack(&d, B, 1, &w), MOPT_OK);
+        for (int blocked = 0; blocked < 2; blocked++) {
+            onednn_set_int8_block_bytes(blocked ? 256 << 10 : 0); /* 64 rows of 1024 */
+            memset(y[blocked], 0xA5, ybytes);
+            onednn_cache *cache = NULL;
+            mopt_status rs =
+                onednn_matmul_run(&cache, &d, w, A, B, bias, res, (float *)y[blocked], 1);
+            if (rs) print_message("variant %d: %s\n", v, mopt_error_message());
+            assert_int_equal(rs, MOPT_OK);
+            onednn_cache_free(cache);
+        }
+        size_t n = d.y_u8 ? (size_t)R * (N + CPU_ROWQ_EXTRA)
+                          : (size_t)R * N * (d.y_bf16 ? 2 : sizeof(float));
+        assert_memory_equal(y[0], y[1], n);
+        if (v == 0) /* the int8 product: A's rows to 8 bits, B's columns to 7 or 8 bits */
+            for (int64_t i = 0; i < R; i += 37)
+                for (int64_t j = 0; j < N; j += 101) {
+                    double x = bias[j] + res[i * N + j], lo = 0, hi = 0, bmax = 0, tol = 0;
+                    for (int64_t k = 0; k < K; k++) {
+                        x += (double)A[i * K + k] * B[k * N + j];
+                        lo = fmin(lo, A[i * K + k]), hi = fmax(hi, A[i * K + k]);
+                        bmax = fmax(bmax, fabs(B[k * N + j]));
+                    }
+                    double sa = (hi - lo) / 255, sw = bmax / int8_wmax();
+                    for (int64_t k = 0; k < K; k++)
+                        tol +=
+                            fabs(A[i * K + k]) * sw / 2 + fabs(B[k * N + j]) * sa / 2 + sa * sw / 4;
+                    double want = act_ref(KN_ACT_GELU, x, 0, 0), got = ((float *)y[1])[i * N + j];
+                    /* GELU's slope is below 1.13 */
+                    assert_true(fabs(got - want) <= 1.13 * tol + 1e-5 * (1 + fabs(want)));
+                }
+        onednn_weights_free(w);
+    }
+    onednn_set_int8_block_bytes(256 << 10);
+    mopt_aligned_free(y[0]);
+    mopt_aligned_free(y[1]);
+    mopt_aligned_free(A);
+    mopt_aligned_free(B);
+    mopt_aligned_free(bias);
+    mopt_aligned_free(res);
+}
+
 /* A bias that is one value (or one per row) rather than one per column, as
  * FusedMatMul's `+ eps` of a mel filterbank: oneDNN's matmul bias made it
  * choose ref:any; it must run on a fast kernel (a binary post-op) and add
@@ -1445,6 +1517,7 @@ int main(void) {
         cmocka_unit_test(onednn_int8_refuses),
         cmocka_unit_test(onednn_fused),
         cmocka_unit_test(onednn_packed),
+        cmocka_unit_test(onednn_int8_row_blocks),
         cmocka_unit_test(onednn_levels_named_apart),
 #endif
 #ifdef MOPT_HAVE_OPENBLAS
