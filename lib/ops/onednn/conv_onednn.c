@@ -100,11 +100,19 @@ static mopt_status conv_try(const op_ctx *ctx, const op_tensor *in, int n_in, co
 mopt_status ops_conv_onednn_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
                                     const op_tensor *out, int n_out, void **state) {
     onednn_glue_variant v[6];
-    int n = 0;
-    /* Winograd (less exact than the direct conv: opt_level 3 only) */
-    if (ctx->precision == OP_PREC_FP32 && ctx->opt_level >= 3 && in[1].data)
-        v[n++] = (onednn_glue_variant){ONEDNN_F32, false, "onednn-wino", true};
-    n += onednn_glue_variants(ctx, false, true, v + n);
+    int n = onednn_glue_variants(ctx, false, true, v);
+    /* Winograd (less exact than the direct conv: opt_level 3 only), tried
+     * before the first f32 variant: at fp32, and wherever this conv runs in
+     * f32 under another precision (int8 without a calibration table has no
+     * int8 conv; bf16 without AVX-512 runs the f32 variants) */
+    if (ctx->opt_level >= 3 && in[1].data) {
+        int f = 0;
+        while (f < n && v[f].prec != ONEDNN_F32)
+            f++;
+        memmove(v + f + 1, v + f, (size_t)(n - f) * sizeof v[0]);
+        v[f] = (onednn_glue_variant){ONEDNN_F32, false, "onednn-wino", true};
+        n++;
+    }
     mopt_status st = onednn_glue_choose(ctx, in, n_in < 3 ? n_in : 3, out, v, n, conv_try, state);
     if (!st) st = ops_conv_onednn_gemv_prepare(ctx, in, n_in, *state);
     if (st) {
