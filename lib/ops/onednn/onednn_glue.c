@@ -147,6 +147,11 @@ void onednn_glue_gemv(const op_ctx *ctx, const float *x, float *y) {
     ops_gemv_panels(s->gemv_k, s->gemv, s->gemv_K, s->gemv_N, x, y, ctx->threads);
 }
 
+void onednn_glue_gemv_rows(const op_ctx *ctx, const float *x, int64_t M, float *y) {
+    const onednn_glue_state *s = ctx->state;
+    ops_gemv_panels_rows(s->gemv_k, s->gemv, s->gemv_K, s->gemv_N, x, M, y, ctx->threads);
+}
+
 void onednn_glue_release(void *state) {
     onednn_glue_state *s = state;
     if (!s) return;
