@@ -45,6 +45,7 @@ typedef struct onednn_glue_state {
     float *gemv;
     const struct cpu_kernels *gemv_k;
     int64_t gemv_K, gemv_N;
+    char name[48]; /* with GEMV panels: the variant's name + "+gemv-<tier>" (MOPT_VERBOSE) */
 } onednn_glue_state;
 
 /* Makes s's GEMV panels of constant W [K, N] (trans: [N, K]) when s runs in
