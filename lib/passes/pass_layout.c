@@ -58,10 +58,8 @@
  * and 56x56 the blocked jit_1x1 / jit_dw / first-layer kernels beat the channels-last brgconv /
  * brdgmm ones (16 -> 16 with a residual 0.73x at batch 1, 0.35x at batch 8; depthwise 0.7-0.85x;
  * the stem conv reads the NCHW input directly instead of reordering it); at 28x28 and below they do
- * not (1x1 convs within +-10%, either way). Channel counts such as 24, 40, 72 would need padded
- * tensors, which the memory planner and the elementwise ops do not size for; instead, where only
- * blocked-capable convolutions make and read such a value, pad_channels grows it in the graph to
- * the next multiple of 16 (zero weights, see there) before the blocked set is chosen.
+ * not (1x1 convs within +-10%, either way), and channel counts such as 24, 40, 72 would need padded
+ * tensors, which the memory planner and the elementwise ops do not size for.
  */
 #include <math.h>
 #include <stdio.h>
@@ -472,10 +470,8 @@ static bool blk_still_ok(const layout_state *s, int32_t v) {
  * values (the activation of 0, or sums of those) that every reader
  * multiplies by zero weights, and no other node reads them, so the
  * results are those of the unpadded graph. choose_blocked then sees
- * multiples of 16. On the MobileNetV3-like model its 24/72-channel 56x56
- * block goes blocked (1 thread, in-process A/B on a loaded machine: batch
- * 8 2-4% faster, batch 1 within +-1%; at batch 1 the 72-channel depthwise
- * and the 24 -> 72 chain-edge conv are slower blocked, at batch 8 faster). */
+ * multiples of 16. Measured on the MobileNetV3-like model (1 thread,
+ * bench/cputime.py): its 24/72-channel 56x56 block goes blocked. */
 
 static int64_t pad_to(int64_t c) { return (c + CONV_BLK - 1) / CONV_BLK * CONV_BLK; }
 
