@@ -35,21 +35,10 @@ test_layout.c.
     HardSwish's output: a blocked residual) -> Mul by a scalar -> 1x1
     16 -> 48 + Relu -> depthwise 5x5 (blocked X; its Y is read by an SE
     block's GlobalAveragePool, so channels-last: a chain edge) -> SE scale
-    -> 1x1 48 -> 24 (24 channels, made and read by 1x1 convs: padded to
-    32 and blocked; an edge the other way) -> 1x1 24 -> 32 -> depthwise
-    stride 2 (28x30: channels-last Y) -> 1x1 32 -> 8: 11 values, 11
-    convolutions (8 of them with a blocked X or Y), 2 squeeze-excitation
-    ops, 1 padded value;
-  padded: MobileNetV3's 56x56 block at 56x60 (channel counts that are not
-    multiples of 16, padded in the graph to the next one where only
-    convolutions make and read them): Conv(3 -> 16)+HardSwish -> 1x1
-    16 -> 24 -> 1x1 24 -> 72 + Relu -> depthwise 72 + Relu -> 1x1 72 -> 24
-    + Add(the 16 -> 24's output: a padded residual) -> 1x1 24 -> 40 (no
-    bias) + HardSigmoid (its padded channels hold 0.5, which the next
-    conv's zero weights must cancel) -> depthwise 40 + Relu -> 1x1
-    40 -> 24, read by a GlobalAveragePool (an output: so not padded) and a
-    depthwise stride 2 (28x30) -> 1x1 24 -> 8: 9 values kept, 10
-    convolutions (8 with a blocked X or Y), 6 padded values."""
+    -> 1x1 48 -> 24 (24 channels: channels-last) -> 1x1 24 -> 32 (blocked
+    Y: an edge the other way) -> depthwise stride 2 (28x30: channels-last
+    Y) -> 1x1 32 -> 8: 11 values, 11 convolutions (7 of them with a
+    blocked X or Y), 2 squeeze-excitation ops."""
 import os
 import shutil
 
@@ -198,26 +187,7 @@ def blocked():
     c7 = b.conv(b.conv(se, "c6", 48, 24, 1), "c7", 24, 32, 1)
     c8 = b.conv(c7, "c8", 32, 32, 3, group=32, stride=2, pad=1)
     b.conv(c8, "y", 32, 8, 1)
-    save("blocked", b.nodes, b.inits, ["y"], ["values 11", "convs 11", "se 2", "blocked 8", "padded 1"],
-         [(1, 3, 56, 60), (2, 3, 56, 60)], hw=(56, 60))
-
-
-def padded():
-    b = Builder(8)
-    h1 = b.node("HardSwish", [b.conv("x", "c1", 3, 16, 3, pad=1)], "h1")
-    c2 = b.conv(h1, "c2", 16, 24, 1)
-    r3 = b.node("Relu", [b.conv(c2, "c3", 24, 72, 1)], "r3")
-    r4 = b.node("Relu", [b.conv(r3, "c4", 72, 72, 3, group=72, pad=1)], "r4")
-    a5 = b.node("Add", [b.conv(r4, "c5", 72, 24, 1), c2], "a5")
-    h6 = b.node("HardSigmoid", [b.conv(a5, "c6", 24, 40, 1, bias=False)], "h6",
-                alpha=1.0 / 6, beta=0.5)
-    r7 = b.node("Relu", [b.conv(h6, "c7", 40, 40, 3, group=40, pad=1)], "r7")
-    c8 = b.conv(r7, "c8", 40, 24, 1)
-    b.node("GlobalAveragePool", [c8], "y2")
-    c9 = b.conv(c8, "c9", 24, 24, 3, group=24, stride=2, pad=1)
-    b.conv(c9, "y", 24, 8, 1)
-    save("padded", b.nodes, b.inits, ["y", "y2"],
-         ["values 9", "convs 10", "se 1", "blocked 8", "padded 6"],
+    save("blocked", b.nodes, b.inits, ["y"], ["values 11", "convs 11", "se 2", "blocked 7"],
          [(1, 3, 56, 60), (2, 3, 56, 60)], hw=(56, 60))
 
 
@@ -229,4 +199,3 @@ if __name__ == "__main__":
     flex()
     boundary()
     blocked()
-    padded()
