@@ -328,8 +328,6 @@ typedef struct layout_state {
     uint8_t *ok;   /* per node: NODE_* */
     uint8_t *full; /* per agnostic node: mask of its full operands */
     uint64_t *sig; /* per value: spatial signature */
-    bool *pad;     /* per value: channels padded to a multiple of CONV_BLK (pad_channels) */
-    int32_t nv;    /* values when the pass started (the per-value arrays' length) */
 } layout_state;
 
 /* The live readers of value v, one per call: e starts at first_use(s, v);
@@ -456,172 +454,14 @@ static bool blk_still_ok(const layout_state *s, int32_t v) {
     return true;
 }
 
-/* ---- padded channels (pad_channels) -------------------------------------
- * A kept value of C channels, C not a multiple of CONV_BLK (MobileNetV3's
- * 24 and 72 at 56x56), cannot be blocked as it is: the blocked layout holds
- * whole blocks of 16 and the memory planner sizes values by their shape.
- * Where such a value is made and read only by convolutions that may go
- * blocked (blk_conv), the graph itself grows it to the next multiple of
- * CONV_BLK, as ONNX Runtime's NCHWc transformer pads its channels: its
- * producer gets zero output channels (zero weights and bias; a depthwise
- * producer more groups, its X padded as well), its dense readers zero input
- * channels, a depthwise reader more groups (its output padded too), a
- * residual reader's Y is padded with it. The extra channels hold finite
- * values (the activation of 0, or sums of those) that every reader
- * multiplies by zero weights, and no other node reads them, so the
- * results are those of the unpadded graph. choose_blocked then sees
- * multiples of 16. Measured on the MobileNetV3-like model (1 thread,
- * bench/cputime.py): its 24/72-channel 56x56 block goes blocked. */
-
-static int64_t pad_to(int64_t c) { return (c + CONV_BLK - 1) / CONV_BLK * CONV_BLK; }
-
-static int64_t conv_group(const ir_node *n) { return ir_node_attr_int(n, "group", 1); }
-
-/* Sets n's `group` (in place when it has one: ir_node_attr returns the
- * first of a name). */
-static bool set_group(ir_node *n, int64_t g) {
-    ir_attr *a = (ir_attr *)ir_node_attr(n, "group");
-    if (a && a->type == IR_ATTR_INT) {
-        a->i = g;
-        return true;
-    }
-    return !a && fu_set_int(n, "group", g);
-}
-
-/* A depthwise convolution: one group per channel, W [C, 1, k...]. */
-static bool conv_dw(const layout_state *s, const ir_node *n) {
-    const ir_shape *x = &s->g->values[n->inputs[0]]->shape;
-    const ir_shape *w = &s->g->values[n->inputs[1]]->shape;
-    int64_t grp = conv_group(n);
-    return grp > 1 && x->syms[1] == 0 && x->dims[1] == grp && w->dims[0] == grp && w->dims[1] == 1;
-}
-
-/* A kept f32 value with a known channel count that is not a multiple of
- * CONV_BLK, blk_shape's spatial size, made by a blk_conv. */
-static bool pad_candidate(const layout_state *s, int32_t v) {
-    const ir_value *val = s->g->values[v];
-    const ir_shape *sh = &val->shape;
-    if (!s->keep[v] || !f32_spatial(val) || sh->syms[1] || sh->dims[1] <= 0 ||
-        sh->dims[1] % CONV_BLK == 0)
-        return false;
-    int64_t sp = 1;
-    for (int32_t i = 2; i < sh->rank; i++) {
-        if (sh->syms[i] || sh->dims[i] <= 0) return false;
-        sp *= sh->dims[i];
-    }
-    int32_t pi = s->f.prod[v];
-    return sp >= BLK_MIN_SPATIAL && pi >= 0 && blk_conv(s, pi);
-}
-
-/* Whether padded value v's producer and readers can all take the padding,
- * given the current `pad` set (see the top of this section). */
-static bool pad_still_ok(const layout_state *s, int32_t v) {
-    const ir_graph *g = s->g;
-    const ir_node *p = g->nodes[s->f.prod[v]];
-    int64_t c = g->values[v]->shape.dims[1];
-    if (conv_dw(s, p)) {
-        if (!s->pad[p->inputs[0]]) return false;
-    } else if (conv_group(p) != 1) {
-        return false;
-    }
-    int32_t r = res_slot(p);
-    if (p->n_inputs > r && p->inputs[r] >= 0 && !s->pad[p->inputs[r]]) return false;
-    if (p->n_inputs > 2 && p->inputs[2] >= 0) {
-        int64_t nb = 0;
-        if (!fu_const_f32(g, p->inputs[2], &nb) || nb != c) return false;
-    }
-    const ir_use *u;
-    for (int32_t e = first_use(s, v); (u = next_reader(s, v, &e)) != NULL;) {
-        const ir_node *n = g->nodes[u->node];
-        if (!blk_conv(s, u->node)) return false;
-        if (u->slot == 0 && conv_group(n) == 1 && g->values[n->inputs[1]]->shape.dims[1] == c)
-            continue;
-        if (u->slot == 0 && conv_dw(s, n) && s->pad[n->outputs[0]]) continue;
-        if (u->slot == res_slot(n) && s->pad[n->outputs[0]]) continue;
-        return false;
-    }
-    return true;
-}
-
-/* Node n's weight (or bias) in slot k as a new initializer of `o` rows
- * (and `i` columns for a weight, else 0), zero beyond the stored ones;
- * false when out of memory. */
-static bool pad_param(ir_graph *g, ir_node *n, int32_t k, int64_t o, int64_t i) {
-    const ir_value *w = g->values[n->inputs[k]];
-    const float *src = w->data;
-    int64_t dims[IR_MAX_RANK], inner = 1;
-    for (int32_t d = 0; d < w->shape.rank; d++)
-        dims[d] = w->shape.dims[d];
-    for (int32_t d = 2; d < w->shape.rank; d++)
-        inner *= dims[d];
-    int64_t o0 = dims[0], i0 = i ? dims[1] : 1;
-    dims[0] = o;
-    if (i)
-        dims[1] = i;
-    else
-        i = 1;
-    float *buf = mopt_calloc((size_t)(o * i * inner), sizeof *buf);
-    if (!buf) return false;
-    for (int64_t a = 0; a < o0; a++)
-        for (int64_t b = 0; b < i0; b++)
-            memcpy(buf + (a * i + b) * inner, src + (a * i0 + b) * inner,
-                   (size_t)inner * sizeof *buf);
-    char base[256];
-    snprintf(base, sizeof base, "%.200s_padded_%s", n->name, k == 1 ? "w" : "b");
-    int32_t id = fu_add_f32_weight(g, base, w->shape.rank, dims, buf);
-    mopt_free(buf);
-    if (id < 0) return false;
-    n->inputs[k] = id;
-    return true;
-}
-
-/* Pads the channels of the values that allow it; *n_pad counts them. */
-static mopt_status pad_channels(layout_state *s, int32_t nn, int32_t *n_pad) {
-    ir_graph *g = s->g;
-    bool any = false;
-    for (int32_t v = 0; v < s->nv; v++)
-        any |= s->pad[v] = pad_candidate(s, v);
-    if (!any) return MOPT_OK;
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (int32_t v = 0; v < s->nv; v++)
-            if (s->pad[v] && !pad_still_ok(s, v)) {
-                s->pad[v] = false;
-                changed = true;
-            }
-    }
-    for (int32_t i = 0; i < nn; i++) {
-        ir_node *n = g->nodes[i];
-        if (s->ok[i] != NODE_CONV || n->dead) continue;
-        int32_t x = n->inputs[0], y = n->outputs[0];
-        if (!s->pad[x] && !s->pad[y]) continue;
-        const ir_shape *w = &g->values[n->inputs[1]]->shape;
-        bool dw = conv_dw(s, n), ok;
-        int64_t o = s->pad[y] ? pad_to(w->dims[0]) : w->dims[0];
-        if (dw) {
-            ok = pad_param(g, n, 1, o, 1) && set_group(n, o);
-        } else {
-            ok = pad_param(g, n, 1, o, s->pad[x] ? pad_to(w->dims[1]) : w->dims[1]);
-        }
-        if (ok && s->pad[y] && n->n_inputs > 2 && n->inputs[2] >= 0) ok = pad_param(g, n, 2, o, 0);
-        if (!ok) return mopt_fail_context(MOPT_ERR_OUT_OF_MEMORY, "layout of '%s'", n->name);
-    }
-    for (int32_t v = 0; v < s->nv; v++)
-        if (s->pad[v]) {
-            g->values[v]->shape.dims[1] = pad_to(g->values[v]->shape.dims[1]);
-            (*n_pad)++;
-        }
-    return MOPT_OK;
-}
-
 /* The blocked subset of the kept values (after `keep` is final). */
 static void choose_blocked(layout_state *s) {
     const ir_graph *g = s->g;
-    for (int32_t v = 0; v < s->nv; v++)
+    for (int32_t v = 0; v < g->n_values; v++)
         s->blk[v] = s->keep[v] && blk_shape(g->values[v]);
     for (bool changed = true; changed;) {
         changed = false;
-        for (int32_t v = 0; v < s->nv; v++)
+        for (int32_t v = 0; v < g->n_values; v++)
             if (s->blk[v] && !blk_still_ok(s, v)) {
                 s->blk[v] = false;
                 changed = true;
@@ -789,12 +629,10 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         s.ok = mopt_calloc((size_t)(nn ? nn : 1), sizeof *s.ok);
         s.full = mopt_calloc((size_t)(nn ? nn : 1), sizeof *s.full);
         s.sig = mopt_calloc((size_t)(nv ? nv : 1), sizeof *s.sig);
-        s.pad = mopt_calloc((size_t)(nv ? nv : 1), sizeof *s.pad);
-        s.nv = nv;
-        if (!s.keep || !s.blk || !s.ok || !s.full || !s.sig || !s.pad)
+        if (!s.keep || !s.blk || !s.ok || !s.full || !s.sig)
             st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
     }
-    enum { N_KEPT, N_CONV, N_SE, N_AFFINE, N_FLEX, N_POOL, N_BLK, N_PAD };
+    enum { N_KEPT, N_CONV, N_SE, N_AFFINE, N_FLEX, N_POOL, N_BLK };
     int32_t c[PASS_COUNTS_CAP] = {0};
     if (!st) {
         /* candidates: every output of a convolution or agnostic node */
@@ -850,8 +688,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         }
         for (int32_t v = 0; v < nv; v++)
             c[N_KEPT] += s.keep[v];
-        if (c[N_KEPT]) st = pad_channels(&s, nn, &c[N_PAD]);
-        if (c[N_KEPT] && !st) {
+        if (c[N_KEPT]) {
             choose_blocked(&s);
             st = relayout(&s, nn, &c[N_CONV], &c[N_SE], &c[N_POOL], &c[N_AFFINE], &c[N_FLEX],
                           &c[N_BLK]);
@@ -862,12 +699,11 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
     mopt_free(s.ok);
     mopt_free(s.full);
     mopt_free(s.sig);
-    mopt_free(s.pad);
     ir_uses_free(&s.uses);
     fu_free(&s.f);
     static const char *const notes[PASS_COUNTS_CAP] = {
         "values channels-last", "convolutions", "squeeze-excitation ops", "batch-norm affines",
-        "concats/splits",       "pools",        "blocked convolutions",   "padded values"};
-    pass_note_counts(r, c, notes, 0xfeu); /* all but the kept values */
+        "concats/splits",       "pools",        "blocked convolutions"};
+    pass_note_counts(r, c, notes, 0x7eu); /* all but the kept values */
     return st;
 }
