@@ -22,6 +22,7 @@
         cpu_transpose_x32_##SFX,                                                                   \
         cpu_resize_f32_##SFX,                                                                      \
         cpu_gemv_f32_##SFX,                                                                        \
+        cpu_gemv_rows_f32_##SFX,                                                                   \
         cpu_decode_attn_f32_##SFX,                                                                 \
         cpu_softmax_cols_f32_##SFX,                                                                \
         cpu_affine_f32_##SFX,                                                                      \

@@ -120,6 +120,11 @@ typedef void (*cpu_resize_fn)(const cpu_resize_plan *p, const float *x, float *y
 /* y (1 x width) = x (1 x K) @ b (K rows of width floats, row stride ld >= width). */
 typedef void (*cpu_gemv_fn)(const float *x, const float *b, int64_t K, int64_t ld, int64_t width,
                             float *y);
+/* y (M x width, row stride ldy) = x (M x K, row stride ldx) @ b (as
+ * cpu_gemv_fn's), b read once per 4 rows; for small M (a batch of GEMVs). */
+#define CPU_GEMV_MAX_ROWS 8
+typedef void (*cpu_gemv_rows_fn)(const float *x, int64_t ldx, int64_t M, const float *b, int64_t K,
+                                 int64_t ld, int64_t width, float *y, int64_t ldy);
 
 /* mopt.DecodeAttention (kn_decode_attn, kernels.h) for rows [lo, hi) of
  * B * H * M; 1 <= D, Dv <= CPU_DECODE_ATTN_MAX_D. */
@@ -137,6 +142,7 @@ typedef struct cpu_kernels {
     cpu_transpose_fn transpose_x32;
     cpu_resize_fn resize_f32;
     cpu_gemv_fn gemv_f32;
+    cpu_gemv_rows_fn gemv_rows_f32;
     cpu_decode_attn_fn decode_attn_f32;
     cpu_softmax_cols_fn softmax_cols_f32;
     cpu_affine_fn affine_f32;
@@ -178,6 +184,8 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
                               float *work);                                                        \
     void cpu_gemv_f32_##SFX(const float *x, const float *b, int64_t K, int64_t ld, int64_t width,  \
                             float *y);                                                             \
+    void cpu_gemv_rows_f32_##SFX(const float *x, int64_t ldx, int64_t M, const float *b,           \
+                                 int64_t K, int64_t ld, int64_t width, float *y, int64_t ldy);     \
     void cpu_decode_attn_f32_##SFX(const kn_decode_attn *p, int64_t lo, int64_t hi);               \
     void cpu_softmax_cols_f32_##SFX(const float *x, float *y, int64_t len, int64_t stride,         \
                                     int64_t cols, bool log);                                       \

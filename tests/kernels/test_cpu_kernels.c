@@ -1038,6 +1038,56 @@ MOPT_TEST(ops_gemv_vs_ref) {
     g_impl = "cpu";
 }
 
+/* cpu_gemv_rows_f32 (M = 1..CPU_GEMV_MAX_ROWS rows of x against one
+ * weight block, as the oneDNN impls' 1x1-image convs and small-batch Gemm
+ * run it) against a double-precision product, every tier: M not a multiple
+ * of its 4-row step, widths below, at and past its 4-vector column step
+ * and partial vectors, row strides past the widths. Nothing outside the
+ * M x width block of y may change. */
+MOPT_TEST(kernel_gemv_rows_vs_naive) {
+    const int64_t ms[] = {1, 2, 3, 4, 5, 7, 8}, ks[] = {1, 7, 130}, ws[] = {1, 13, 64, 100, 128};
+    for (size_t t = 0; t < sizeof k_tiers / sizeof k_tiers[0]; t++) {
+        const cpu_kernels *kt = cpu_kernels_for(k_tiers[t]);
+        if (!kt) continue;
+        for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+            for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+                for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++) {
+                    const int64_t M = ms[mi], K = ks[ki], W = ws[wi];
+                    const int64_t ldx = K + 2, ld = W + 3, ldy = W + 5;
+                    float *x = rand_f32(M * ldx, -1, 1, false), *b = rand_f32(K * ld, -1, 1, false);
+                    float *y = rand_f32((M + 1) * ldy, -1, 1, false);
+                    float *y0 = mopt_aligned_alloc((size_t)((M + 1) * ldy) * sizeof *y0);
+                    assert_non_null(y0);
+                    memcpy(y0, y, (size_t)((M + 1) * ldy) * sizeof *y0);
+                    kt->gemv_rows_f32(x, ldx, M, b, K, ld, W, y, ldy);
+                    for (int64_t m = 0; m <= M; m++)
+                        for (int64_t n = 0; n < ldy; n++) {
+                            float got = y[m * ldy + n];
+                            if (m == M || n >= W) {
+                                if (got != y0[m * ldy + n])
+                                    fail_msg("%s gemv_rows M=%lld K=%lld W=%lld: y[%lld][%lld] "
+                                             "outside the block changed",
+                                             k_tiers[t], (long long)M, (long long)K, (long long)W,
+                                             (long long)m, (long long)n);
+                                continue;
+                            }
+                            double ref = 0;
+                            for (int64_t k = 0; k < K; k++)
+                                ref += (double)x[m * ldx + k] * b[k * ld + n];
+                            if (fabs(got - ref) > 1e-6 * (double)K + 1e-5 * fabs(ref))
+                                fail_msg("%s gemv_rows M=%lld K=%lld W=%lld: y[%lld][%lld] = %g, "
+                                         "expected %g",
+                                         k_tiers[t], (long long)M, (long long)K, (long long)W,
+                                         (long long)m, (long long)n, got, ref);
+                        }
+                    mopt_aligned_free(x);
+                    mopt_aligned_free(b);
+                    mopt_aligned_free(y);
+                    mopt_aligned_free(y0);
+                }
+    }
+}
+
 static int report(void **state) {
     (void)state;
     printf("[ CHECKS   ] %d op-level comparisons (impl x tier x threads)\n", g_op_checks);
@@ -1050,7 +1100,7 @@ MOPT_TEST_MAIN_WITH(NULL, report, cmocka_unit_test(tiers_follow_cpu_features),
                     cmocka_unit_test(ops_softmax_vs_ref), cmocka_unit_test(ops_layernorm_vs_ref),
                     cmocka_unit_test(ops_reduce_vs_ref), cmocka_unit_test(ops_transpose_vs_ref),
                     cmocka_unit_test(ops_global_pool_vs_ref), cmocka_unit_test(ops_resize_vs_ref),
-                    cmocka_unit_test(ops_gemv_vs_ref),
+                    cmocka_unit_test(ops_gemv_vs_ref), cmocka_unit_test(kernel_gemv_rows_vs_naive),
                     cmocka_unit_test(ops_channels_last_concat_split_vs_ref),
                     cmocka_unit_test(ops_channels_last_elementwise_vs_ref),
                     cmocka_unit_test(ops_batchnorm_vs_ref))

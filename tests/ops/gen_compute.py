@@ -237,9 +237,12 @@ def gen_gemm():
          input_shapes={"x": ["batch", 13]})
     # a classifier head at batch 1 with a symbolic batch: M = 1 at run time
     # (oneDNN impls run it as a GEMV on panels of B, 150 columns: a ragged
-    # last panel), then at batch 3 (oneDNN itself)
+    # last panel), then at batch 3, 8 and 9 (oneDNN itself: its matmul is as
+    # fast as the panels read 4 rows per pass at M = 4..8)
     for name, tb, beta, cshape, m in (("gemm_head_gemv_b1", 1, 2.0, (150,), 1),
                                       ("gemm_head_gemv_b3", 1, 2.0, (150,), 3),
+                                      ("gemm_head_gemv_b8", 0, 2.0, (150,), 8),
+                                      ("gemm_head_gemv_b9", 1, 2.0, (150,), 9),
                                       ("gemm_head_gemv_c_scalar", 0, -1.0, (), 1)):
         x, w, cc = randn((m, 33), 24), randn((150, 33) if tb else (33, 150), 25), randn(cshape, 26)
         c = Case(name, opset=17).tol(1e-4, 1e-4)
@@ -302,10 +305,11 @@ def gen_conv():
     save(c, {"x": x}, {"y": ref_conv(x, w, b, pads=[1, 1, 1, 1])},
          input_shapes={"x": ["N", 3, 6, 5]})
     # a 1x1 conv on a 1x1 image (squeeze-excitation, a classifier head) with a
-    # symbolic batch: at batch 1 the oneDNN impls run it as a GEMV (150
-    # outputs: a ragged last panel), at batch 2 as a conv; with an activation
-    # and a residual (FusedConv at opt_level 3)
-    for m in (1, 2):
+    # symbolic batch: at batch 1 to 8 the oneDNN impls run it as a GEMV of
+    # that many rows (150 outputs: a ragged last panel; 5 rows: a 4-row pass
+    # and a 1-row one), at batch 9 as a conv; with an activation and a
+    # residual (FusedConv at opt_level 3)
+    for m in (1, 2, 5, 9):
         x, w, b = randn((m, 37, 1, 1), 42), randn((150, 37, 1, 1), 43), randn((150,), 44)
         r = randn((m, 150, 1, 1), 45)
         c = Case("conv2d_1x1_image_b%d" % m, opset=17).tol(1e-4, 1e-4)

@@ -197,7 +197,9 @@ static void check_impl(node_case *c, const op_impl *impl, op_tensor *in, int n_i
         assert_int_equal(pst, MOPT_OK);
     }
     const char *variant = impl->variant ? impl->variant(state) : impl->name;
-    if (g_want && strcmp(variant, g_want) != 0) {
+    /* "<variant>+gemv-<tier>": the variant, keeping GEMV panels for batch 1..8 too */
+    size_t vlen = strcspn(variant, "+");
+    if (g_want && (strlen(g_want) != vlen || strncmp(variant, g_want, vlen) != 0)) {
         if (!g_may_step_aside) print_message("%s chose %s, not %s\n", impl->name, variant, g_want);
         assert_true(g_may_step_aside);
         g_stepped++;

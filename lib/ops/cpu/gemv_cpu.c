@@ -157,6 +157,34 @@ void ops_gemv_panels(const cpu_kernels *k, const float *packed, int64_t K, int64
     gv_run_panels(&s, x, packed, y, threads);
 }
 
+typedef struct gv_rows_job {
+    const cpu_kernels *k;
+    const float *packed, *x;
+    int64_t K, N, M;
+    float *y;
+} gv_rows_job;
+
+/* Column panels [lo, hi) for every row. */
+static void gv_rows_cols(void *arg, int64_t lo, int64_t hi) {
+    const gv_rows_job *j = arg;
+    int64_t e = hi * GV_COLS < j->N ? hi * GV_COLS : j->N;
+    for (int64_t n0 = lo * GV_COLS; n0 < e; n0 += GV_COLS) {
+        int64_t wd = e - n0 < GV_COLS ? e - n0 : GV_COLS;
+        j->k->gemv_rows_f32(j->x, j->K, j->M, j->packed + n0 * j->K, j->K, wd, wd, j->y + n0, j->N);
+    }
+}
+
+void ops_gemv_panels_rows(const cpu_kernels *k, const float *packed, int64_t K, int64_t N,
+                          const float *x, int64_t M, float *y, int threads) {
+    if (M == 1) {
+        ops_gemv_panels(k, packed, K, N, x, y, threads);
+        return;
+    }
+    gv_rows_job j = {k, packed, x, K, N, M, y};
+    int64_t items = (N + GV_COLS - 1) / GV_COLS, per = K * GV_COLS * M;
+    cpu_parallel_for(threads, items, per >= 65536 ? 1 : 65536 / per, gv_rows_cols, &j);
+}
+
 static mopt_status gv_run_matmul(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
     if (!gv_same(ctx, in, out)) return MOPT_ERR_UNSUPPORTED;

@@ -50,10 +50,14 @@ const char *ops_cpu_variant_portable(const void *state);
  * impls' batch-1 path (a 1x1 Conv on a 1x1 image): W [K, N] (trans: [N, K])
  * packed into column panels that each stream sequentially; NULL when out of
  * memory (free with mopt_aligned_free). ops_gemv_panels: y[N] = x[K] * W
- * on such panels with tier k's kernel. */
+ * on such panels with tier k's kernel; ops_gemv_panels_rows the same for M
+ * rows (1..CPU_GEMV_MAX_ROWS) of x [M, K] and y [M, N], the panels read once
+ * per 4 rows. */
 float *ops_gemv_pack(const float *w, int64_t K, int64_t N, bool trans);
 void ops_gemv_panels(const cpu_kernels *k, const float *packed, int64_t K, int64_t N,
                      const float *x, float *y, int threads);
+void ops_gemv_panels_rows(const cpu_kernels *k, const float *packed, int64_t K, int64_t N,
+                          const float *x, int64_t M, float *y, int threads);
 /* Gemm's y[N] = alpha * y + beta * C after an M = 1 product (C of N or 1
  * values, or absent). */
 struct gemm_params;

@@ -24,6 +24,7 @@
 #ifdef MOPT_HAVE_ONEDNN
 #include <string.h>
 
+#include "kernels/cpu/cpu_kernels.h"
 #include "kernels/onednn/onednn.h"
 #include "kernels/ref/ref_epilogue.h"
 #include "ops/onednn/onednn_glue.h"
@@ -159,21 +160,27 @@ mopt_status ops_conv_onednn_gemv_run(const op_ctx *ctx, const op_tensor *in, int
     onednn_conv_desc d;
     mopt_status st = ops_conv_onednn_desc(ctx, &in[0].shape, &in[1].shape, has_b, &d);
     if (st) return st;
-    if (d.batch != 1 || !conv_is_gemv(&d) || d.c_in != s->gemv_K || d.c_out != s->gemv_N)
+    if (d.batch < 1 || d.batch > CPU_GEMV_MAX_ROWS || !conv_is_gemv(&d) || d.c_in != s->gemv_K ||
+        d.c_out != s->gemv_N)
         return MOPT_ERR_UNSUPPORTED;
+    /* X [batch, c_in, 1...] and Y [batch, c_out, 1...] are rows in any
+     * layout (channels-last of a 1x1 image is the plain one) */
     float *y = out[0].data;
-    onednn_glue_gemv(ctx, in[0].data, y);
+    onednn_glue_gemv_rows(ctx, in[0].data, d.batch, y);
     kn_addend bias, res;
     memset(&bias, 0, sizeof bias);
     memset(&res, 0, sizeof res);
     bias.data = has_b ? in[2].data : NULL;
-    bias.strides[0] = 1;
+    bias.strides[0] = 0;
+    bias.strides[1] = 1;
     res.data = residual;
-    res.strides[0] = 1;
+    res.strides[0] = d.c_out;
+    res.strides[1] = 1;
     kn_act_params none;
     memset(&none, 0, sizeof none);
     none.act = KN_ACT_NONE;
-    ref_epilogue_f32(1, &d.c_out, y, &bias, &res, act ? act : &none);
+    int64_t dims[2] = {d.batch, d.c_out};
+    ref_epilogue_f32(2, dims, y, &bias, &res, act ? act : &none);
     return MOPT_OK;
 }
 

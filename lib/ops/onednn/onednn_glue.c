@@ -6,6 +6,7 @@
 #include "ops/impls.h"
 
 #ifdef MOPT_HAVE_ONEDNN
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -139,12 +140,18 @@ mopt_status onednn_glue_gemv_pack(const op_ctx *ctx, onednn_glue_state *s, const
     s->gemv_k = k;
     s->gemv_K = K;
     s->gemv_N = N;
+    snprintf(s->name, sizeof s->name, "%s+gemv-%s", s->v.name, k->isa);
     return MOPT_OK;
 }
 
 void onednn_glue_gemv(const op_ctx *ctx, const float *x, float *y) {
     const onednn_glue_state *s = ctx->state;
     ops_gemv_panels(s->gemv_k, s->gemv, s->gemv_K, s->gemv_N, x, y, ctx->threads);
+}
+
+void onednn_glue_gemv_rows(const op_ctx *ctx, const float *x, int64_t M, float *y) {
+    const onednn_glue_state *s = ctx->state;
+    ops_gemv_panels_rows(s->gemv_k, s->gemv, s->gemv_K, s->gemv_N, x, M, y, ctx->threads);
 }
 
 void onednn_glue_release(void *state) {
@@ -159,7 +166,7 @@ void onednn_glue_scratch_release(void *scratch) { onednn_cache_free(scratch); }
 
 const char *onednn_glue_variant_name(const void *state) {
     const onednn_glue_state *s = state;
-    return s ? s->v.name : "onednn";
+    return !s ? "onednn" : s->gemv ? s->name : s->v.name;
 }
 
 #else

@@ -45,6 +45,7 @@ typedef struct onednn_glue_state {
     float *gemv;
     const struct cpu_kernels *gemv_k;
     int64_t gemv_K, gemv_N;
+    char name[48]; /* with GEMV panels: the variant's name + "+gemv-<tier>" (MOPT_VERBOSE) */
 } onednn_glue_state;
 
 /* Makes s's GEMV panels of constant W [K, N] (trans: [N, K]) when s runs in
@@ -54,6 +55,8 @@ mopt_status onednn_glue_gemv_pack(const op_ctx *ctx, onednn_glue_state *s, const
                                   int64_t K, int64_t N, bool trans);
 /* y[gemv_N] = x[gemv_K] * W on the panels (ctx->state's). */
 void onednn_glue_gemv(const op_ctx *ctx, const float *x, float *y);
+/* The same for M rows (1..CPU_GEMV_MAX_ROWS): y [M, gemv_N] = x [M, gemv_K] * W. */
+void onednn_glue_gemv_rows(const op_ctx *ctx, const float *x, int64_t M, float *y);
 
 /* Prepares candidate v for the node: *w gets the weights it made (or stays
  * NULL). UNSUPPORTED: the variant steps aside (the next one is tried); any
