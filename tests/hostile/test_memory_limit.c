@@ -85,16 +85,6 @@ static void node(buf *g, const char *op, const char *const *ins, int n_in, const
     f_msg(g, 1, &nd);
 }
 
-/* ModelProto around graph g (opset 17); frees g. */
-static buf model(buf *g) {
-    buf m = {0}, op = {0};
-    f_int(&m, 1, 8);
-    f_int(&op, 2, 17);
-    f_msg(&m, 8, &op);
-    f_msg(&m, 7, g);
-    return m;
-}
-
 /* An attribute of type GRAPHS holding n graphs, each named by a 38-character
  * string (42 bytes in the file). */
 static void graphs_attr(buf *attrs, const char *name, int n) {
@@ -117,7 +107,7 @@ static buf model_constant_of_shape(int64_t n) {
     init_i64(&g, "shape", &n, 1);
     node(&g, "ConstantOfShape", (const char *[]){"shape"}, 1, (const char *[]){"y"}, 1, NULL);
     value_info(&g, 12, "y", 1, 1, &n);
-    return model(&g);
+    return model_proto(&g);
 }
 
 static buf model_expand_reduce(void) {
@@ -133,7 +123,7 @@ static buf model_expand_reduce(void) {
     node(&g, "ReduceSum", (const char *[]){"big"}, 1, (const char *[]){"y"}, 1, &attrs);
     value_info(&g, 11, "x", 1, 2, one);
     value_info(&g, 12, "y", 1, 0, NULL);
-    return model(&g);
+    return model_proto(&g);
 }
 
 #define TOPK_N ((int64_t)4 << 20)
@@ -146,7 +136,7 @@ static buf model_topk(void) {
     value_info(&g, 11, "x", 1, 2, xs);
     value_info(&g, 12, "v", 1, 2, ys);
     value_info(&g, 12, "i", 7, 2, ys);
-    return model(&g);
+    return model_proto(&g);
 }
 
 /* Relu over a weight of n zero floats (raw_data, n * 4 bytes in the file). */
@@ -162,7 +152,7 @@ static buf model_relu_weight(int64_t n) {
     f_msg(&g, 5, &t);
     node(&g, "Relu", (const char *[]){"w"}, 1, (const char *[]){"y"}, 1, NULL);
     value_info(&g, 12, "y", 1, 1, &n);
-    return model(&g);
+    return model_proto(&g);
 }
 
 /* Relu with unknown GRAPHS attributes of the given sizes. */
@@ -177,7 +167,7 @@ static buf model_relu_graphs(int n_attrs, int graphs_each) {
     node(&g, "Relu", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, &attrs);
     value_info(&g, 11, "x", 1, 1, &one);
     value_info(&g, 12, "y", 1, 1, &one);
-    return model(&g);
+    return model_proto(&g);
 }
 
 static buf model_relu_input(int rank, const int64_t *dims) {
@@ -185,7 +175,7 @@ static buf model_relu_input(int rank, const int64_t *dims) {
     node(&g, "Relu", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, NULL);
     value_info(&g, 11, "x", 1, rank, dims);
     value_info(&g, 12, "y", 1, rank, dims);
-    return model(&g);
+    return model_proto(&g);
 }
 
 /* ---- measuring in a child ---- */
