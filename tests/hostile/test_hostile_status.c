@@ -39,6 +39,7 @@
 #include <mopt/mopt.h>
 
 #include "../fuzz/fuzz_model_path.h"
+#include "../test_child.h"
 #include "../test_file.h"
 #include "../test_main.h"
 
@@ -442,41 +443,33 @@ static mopt_status exercise_here(const uint8_t *data, size_t len, const char *wh
  * at tmp keeps the bytes of the model at fault. */
 #define TIME_LIMIT_MS 1000
 
+typedef struct exercise_args {
+    const uint8_t *data;
+    size_t len;
+    const char *what, *tmp;
+} exercise_args;
+
+typedef struct exercise_msg {
+    tally t;
+    mopt_status st;
+} exercise_msg;
+
+static void exercise_child(const void *arg, void *res) {
+    const exercise_args *a = arg;
+    struct itimerval it = {{0, 0}, {TIME_LIMIT_MS / 1000, (TIME_LIMIT_MS % 1000) * 1000}};
+    setitimer(ITIMER_REAL, &it, NULL); /* SIGALRM ends the child */
+    exercise_msg *msg = res;
+    memset(&msg->t, 0, sizeof msg->t);
+    msg->st = exercise_here(a->data, a->len, a->what, a->tmp, &msg->t);
+}
+
 static mopt_status exercise(const uint8_t *data, size_t len, const char *what, const char *tmp,
                             tally *t) {
-    int fd[2];
-    assert_int_equal(pipe(fd), 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fd[0]);
-        struct itimerval it = {{0, 0}, {TIME_LIMIT_MS / 1000, (TIME_LIMIT_MS % 1000) * 1000}};
-        setitimer(ITIMER_REAL, &it, NULL); /* SIGALRM ends the child */
-        tally c = {0};
-        mopt_status st = exercise_here(data, len, what, tmp, &c);
-        struct {
-            tally t;
-            mopt_status st;
-        } msg = {c, st};
-        ssize_t w = write(fd[1], &msg, sizeof msg);
-        _exit(w == (ssize_t)sizeof msg ? 0 : 3);
-    }
-    close(fd[1]);
-    struct {
-        tally t;
-        mopt_status st;
-    } msg;
-    size_t got = 0;
-    while (got < sizeof msg) {
-        ssize_t n = read(fd[0], (char *)&msg + got, sizeof msg - got);
-        if (n <= 0) break;
-        got += (size_t)n;
-    }
-    close(fd[0]);
-    int ws = 0;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    exercise_msg msg;
+    memset(&msg, 0, sizeof msg);
+    int ws;
+    size_t got = test_in_child(exercise_child, &(exercise_args){data, len, what, tmp}, &msg,
+                               sizeof msg, &ws);
     if (got == sizeof msg && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
         size_t *dst = (size_t *)t;
         const size_t *src = (const size_t *)&msg.t;

@@ -49,6 +49,7 @@
 #define MOPT_EXPERIMENTAL_API
 #include <mopt/mopt.h>
 
+#include "../test_child.h"
 #include "../test_main.h"
 #include "../test_pb_writer.h"
 
@@ -213,34 +214,23 @@ static int64_t rss_mark(void) {
 
 typedef void (*case_fn)(const void *arg, result *r);
 
+typedef struct child_case {
+    case_fn fn;
+    const void *arg;
+} child_case;
+
+static void child_body(const void *arg, void *res) {
+    const child_case *c = arg;
+    c->fn(c->arg, res);
+}
+
 /* Runs fn in a child and returns its result. */
 static result in_child(case_fn fn, const void *arg) {
-    int fd[2];
-    assert_int_equal(pipe(fd), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fd[0]);
-        result r;
-        memset(&r, 0, sizeof r);
-        r.status = -1;
-        fn(arg, &r);
-        ssize_t w = write(fd[1], &r, sizeof r);
-        _exit(w == (ssize_t)sizeof r ? 0 : 3);
-    }
-    close(fd[1]);
     result r;
     memset(&r, 0, sizeof r);
-    size_t got = 0;
-    while (got < sizeof r) {
-        ssize_t k = read(fd[0], (char *)&r + got, sizeof r - got);
-        if (k <= 0) break;
-        got += (size_t)k;
-    }
-    close(fd[0]);
-    int ws = 0;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    r.status = -1;
+    int ws;
+    size_t got = test_in_child(child_body, &(child_case){fn, arg}, &r, sizeof r, &ws);
     assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
     assert_int_equal(got, sizeof r);
     return r;
