@@ -2,7 +2,8 @@
  * test_pb_writer.h — writing ONNX protobuf bytes by hand in C tests (the
  * load-time and memory-limit tests build models far too large, or too
  * hostile, to commit): a growable byte buffer, the wire format's varint and
- * length-delimited fields, and a ValueInfoProto. Header-only (static
+ * length-delimited fields, a ValueInfoProto and the ModelProto around a
+ * graph. Header-only (static
  * functions); abort() on out of memory.
  */
 #ifndef MOPT_TESTS_TEST_PB_WRITER_H
@@ -80,6 +81,18 @@ static inline void value_info(buf *g, uint32_t field, const char *name, int elem
     f_str(&vi, 1, name);
     f_msg(&vi, 2, &tp);
     f_msg(g, field, &vi);
+}
+
+/* The ModelProto (ir_version 8, default domain at opset 17) around graph g;
+ * frees g. */
+static inline buf model_proto(buf *g) {
+    buf m = {0}, opset = {0};
+    f_str(&opset, 1, "");
+    f_int(&opset, 2, 17);
+    f_int(&m, 1, 8); /* ir_version */
+    f_msg(&m, 8, &opset);
+    f_msg(&m, 7, g);
+    return m;
 }
 
 #endif

@@ -29,6 +29,13 @@ static void fill(bench_prof *p) {
     }
 }
 
+/* A table row's sums over the runs: time, calls and FLOPs. */
+static void check_sums(const bench_prof_row *r, int64_t ns, int64_t calls, int64_t flops) {
+    assert_int_equal(r->ns, ns);
+    assert_int_equal(r->calls, calls);
+    assert_int_equal(r->flops, flops);
+}
+
 MOPT_TEST(prof_sums_nodes_over_runs) {
     bench_prof p;
     fill(&p);
@@ -40,9 +47,7 @@ MOPT_TEST(prof_sums_nodes_over_runs) {
     assert_int_equal(bench_prof_sorted_nodes(&p, &rows, &n), 0);
     assert_int_equal(n, 4);
     assert_string_equal(rows[0].node, "mm2");
-    assert_int_equal(rows[0].ns, 9000);
-    assert_int_equal(rows[0].calls, 3);
-    assert_int_equal(rows[0].flops, 18000);
+    check_sums(&rows[0], 9000, 3, 18000);
     assert_string_equal(rows[0].kernel, "cpu");
     assert_true(bench_prof_gflops(&rows[0]) == 2.0); /* 18000 flop / 9000 ns */
     assert_string_equal(rows[1].node, "mm1");
@@ -61,10 +66,8 @@ MOPT_TEST(prof_groups_by_op_type) {
     assert_int_equal(bench_prof_by_op(&p, &rows, &n), 0);
     assert_int_equal(n, 3);
     assert_string_equal(rows[0].op, "MatMul");
-    assert_int_equal(rows[0].ns, 12000);
     assert_int_equal(rows[0].nodes, 2);
-    assert_int_equal(rows[0].calls, 6);
-    assert_int_equal(rows[0].flops, 30000);
+    check_sums(&rows[0], 12000, 6, 30000);
     assert_string_equal(rows[1].op, "Softmax");
     assert_string_equal(rows[2].op, "Relu");
     assert_null(rows[0].node);

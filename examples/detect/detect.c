@@ -88,16 +88,6 @@ static int usage(const char *why) {
     return 2;
 }
 
-/* Parses a number with nothing after it; false on junk or out of [lo, hi]. */
-static bool parse_double(const char *s, double lo, double hi, double *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi)) return false;
-    *out = v;
-    return true;
-}
-
 static bool parse_int(const char *s, long lo, long hi, int *out) {
     char *end;
     errno = 0;

@@ -643,15 +643,6 @@ static int usage(void) {
     return 2;
 }
 
-static int parse_double(const char *s, double lo, double hi, double *out) {
-    char *e;
-    errno = 0;
-    double v = strtod(s, &e);
-    if (errno || e == s || *e || !(v >= lo && v <= hi)) return -1;
-    *out = v;
-    return 0;
-}
-
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "dbpost") == 0) return cmd_dbpost(argc, argv);
     const char *image = NULL, *models = NULL, *config = NULL, *paths[3] = {NULL, NULL, NULL};
@@ -691,21 +682,21 @@ int main(int argc, char **argv) {
             } else if (!strcmp(a, "--rec")) {
                 paths[2] = v;
             } else if (!strcmp(a, "--threads")) {
-                if (parse_double(v, 1, 256, &d) || d != (int)d)
+                if (!parse_double(v, 1, 256, &d) || d != (int)d)
                     return fail("--threads wants an integer 1..256, not", v);
                 threads = (int)d;
             } else if (!strcmp(a, "--repeat")) {
-                if (parse_double(v, 1, 10000, &d) || d != (int)d)
+                if (!parse_double(v, 1, 10000, &d) || d != (int)d)
                     return fail("--repeat wants an integer 1..10000, not", v);
                 repeat = (int)d;
             } else if (!strcmp(a, "--box-thresh")) {
-                if (parse_double(v, 0, 1, &d)) return fail("--box-thresh wants 0..1, not", v);
+                if (!parse_double(v, 0, 1, &d)) return fail("--box-thresh wants 0..1, not", v);
                 p.db.box_thresh = (float)d;
             } else if (!strcmp(a, "--unclip")) {
-                if (parse_double(v, 0, 10, &d)) return fail("--unclip wants 0..10, not", v);
+                if (!parse_double(v, 0, 10, &d)) return fail("--unclip wants 0..10, not", v);
                 p.db.unclip_ratio = (float)d;
             } else if (!strcmp(a, "--text-score")) {
-                if (parse_double(v, 0, 1, &d)) return fail("--text-score wants 0..1, not", v);
+                if (!parse_double(v, 0, 1, &d)) return fail("--text-score wants 0..1, not", v);
                 p.text_score = (float)d;
             } else {
                 fprintf(stderr, "ocr: unknown option %s\n", a);

@@ -29,15 +29,23 @@ static void paint(float *m, int x0, int y0, int x1, int y1, float v) {
             m[y * MW + x] = v;
 }
 
+/* ocr_db_boxes with the default parameters over an MW x MH map, boxes
+ * scaled to out_w x out_h; asserts that it succeeds. */
+static ocr_box *db_boxes(const float *m, int out_w, int out_h, int *n) {
+    ocr_db_params p;
+    ocr_db_defaults(&p);
+    ocr_box *b = NULL;
+    *n = -1;
+    assert_int_equal(ocr_db_boxes(m, MH, MW, out_w, out_h, &p, &b, n), 0);
+    return b;
+}
+
 /* An axis-aligned region: one box, pushed out by area * 1.6 / perimeter. */
 MOPT_TEST(test_db_one_rectangle) {
     float *m = blank_map();
     paint(m, 40, 30, 160, 50, 0.9f);
-    ocr_db_params p;
-    ocr_db_defaults(&p);
-    ocr_box *b = NULL;
-    int n = -1;
-    assert_int_equal(ocr_db_boxes(m, MH, MW, MW, MH, &p, &b, &n), 0);
+    int n;
+    ocr_box *b = db_boxes(m, MW, MH, &n);
     assert_int_equal(n, 1);
     /* after the 2x2 dilation the region's pixel centres span x 40..160,
      * y 30..50: 120 x 20, d = 2400 * 1.6 / 280 = 13.71 */
@@ -59,11 +67,8 @@ MOPT_TEST(test_db_order_and_filters) {
     paint(m, 20, 60, 100, 80, 0.95f);  /* bottom */
     paint(m, 150, 60, 190, 80, 0.4f);  /* above thresh, score below 0.5 */
     paint(m, 120, 90, 122, 92, 1.0f);  /* too small */
-    ocr_db_params p;
-    ocr_db_defaults(&p);
-    ocr_box *b = NULL;
-    int n = -1;
-    assert_int_equal(ocr_db_boxes(m, MH, MW, 2 * MW, 2 * MH, &p, &b, &n), 0);
+    int n;
+    ocr_box *b = db_boxes(m, 2 * MW, 2 * MH, &n);
     assert_int_equal(n, 3);
     assert_true(b[0].pt[0][0] < b[1].pt[0][0]); /* same row: left first */
     assert_true(b[0].pt[0][0] < 60 && b[1].pt[0][0] > 200);
@@ -86,11 +91,8 @@ MOPT_TEST(test_db_rotated) {
             double u = (x - 100) * c - (y - 50) * s, v = (x - 100) * s + (y - 50) * c;
             if (fabs(u) < 60 && fabs(v) < 8) m[y * MW + x] = 0.9f;
         }
-    ocr_db_params p;
-    ocr_db_defaults(&p);
-    ocr_box *b = NULL;
-    int n = -1;
-    assert_int_equal(ocr_db_boxes(m, MH, MW, MW, MH, &p, &b, &n), 0);
+    int n;
+    ocr_box *b = db_boxes(m, MW, MH, &n);
     assert_int_equal(n, 1);
     /* the top edge tl -> tr rises by tan(10 deg) in the image's y-down axes */
     double ang = atan2(b[0].pt[0][1] - b[0].pt[1][1], b[0].pt[1][0] - b[0].pt[0][0]) * 180 / M_PI;
@@ -101,11 +103,8 @@ MOPT_TEST(test_db_rotated) {
 
 MOPT_TEST(test_db_empty) {
     float *m = blank_map();
-    ocr_db_params p;
-    ocr_db_defaults(&p);
-    ocr_box *b = NULL;
-    int n = -1;
-    assert_int_equal(ocr_db_boxes(m, MH, MW, MW, MH, &p, &b, &n), 0);
+    int n;
+    ocr_box *b = db_boxes(m, MW, MH, &n);
     assert_int_equal(n, 0);
     free(b);
     free(m);

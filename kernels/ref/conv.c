@@ -40,8 +40,7 @@ static void valid_range(int64_t in, int64_t out, int64_t stride, int64_t pad, in
     if (*hi < *lo) *hi = *lo;
 }
 
-void ref_conv_f32(const ref_conv_params *p, const float *x, const float *w, const float *bias,
-                  float *y) {
+void ref_conv_walk(const ref_conv_params *p, const ref_conv_visit *v) {
     const int64_t cin_g = p->c_in / p->group, cout_g = p->c_out / p->group;
     const int64_t in_plane = p->in[0] * p->in[1] * p->in[2];
     const int64_t out_plane = p->out[0] * p->out[1] * p->out[2];
@@ -49,17 +48,16 @@ void ref_conv_f32(const ref_conv_params *p, const float *x, const float *w, cons
     for (int64_t n = 0; n < p->batch; n++) {
         for (int64_t m = 0; m < p->c_out; m++) {
             const int64_t g = m / cout_g;
-            float *yo = y + (n * p->c_out + m) * out_plane;
-            const float b0 = bias ? bias[m] : 0.0f;
-            for (int64_t i = 0; i < out_plane; i++)
-                yo[i] = b0;
+            const int64_t yo = (n * p->c_out + m) * out_plane;
+            v->start(v->arg, m, yo, out_plane);
             for (int64_t ic = 0; ic < cin_g; ic++) {
-                const float *xi = x + (n * p->c_in + g * cin_g + ic) * in_plane;
-                const float *wk = w + (m * cin_g + ic) * k_size;
+                const int64_t xi = (n * p->c_in + g * cin_g + ic) * in_plane;
+                const int64_t wk = (m * cin_g + ic) * k_size;
                 for (int64_t kd = 0; kd < p->k[0]; kd++)
                     for (int64_t kh = 0; kh < p->k[1]; kh++)
                         for (int64_t kw = 0; kw < p->k[2]; kw++) {
-                            const float wv = wk[(kd * p->k[1] + kh) * p->k[2] + kw];
+                            const int64_t wi = wk + (kd * p->k[1] + kh) * p->k[2] + kw;
+                            if (v->skip && v->skip(v->arg, wi)) continue;
                             const int64_t offw = kw * p->dilation[2];
                             int64_t lo, hi;
                             valid_range(p->in[2], p->out[2], p->stride[2], p->pad[2], offw, &lo,
@@ -71,15 +69,40 @@ void ref_conv_f32(const ref_conv_params *p, const float *x, const float *w, cons
                                     int64_t ih =
                                         oh * p->stride[1] - p->pad[1] + kh * p->dilation[1];
                                     if (ih < 0 || ih >= p->in[1]) continue;
-                                    const float *xr = xi + (id * p->in[1] + ih) * p->in[2];
-                                    float *yr = yo + (od * p->out[1] + oh) * p->out[2];
-                                    const int64_t s = p->stride[2], base = offw - p->pad[2];
-                                    for (int64_t ow = lo; ow < hi; ow++)
-                                        yr[ow] += wv * xr[ow * s + base];
+                                    const int64_t xr = xi + (id * p->in[1] + ih) * p->in[2];
+                                    const int64_t yr = yo + (od * p->out[1] + oh) * p->out[2];
+                                    const int64_t xb = xr + offw - p->pad[2];
+                                    v->row(v->arg, wi, xb + lo * p->stride[2], yr + lo, hi - lo,
+                                           p->stride[2]);
                                 }
                             }
                         }
             }
         }
     }
+}
+
+typedef struct conv_f32 {
+    const float *x, *w, *bias;
+    float *y;
+} conv_f32;
+
+static void f32_start(void *arg, int64_t m, int64_t y_at, int64_t len) {
+    const conv_f32 *c = arg;
+    const float b0 = c->bias ? c->bias[m] : 0.0f;
+    for (int64_t i = 0; i < len; i++)
+        c->y[y_at + i] = b0;
+}
+
+static void f32_row(void *arg, int64_t w_at, int64_t x_at, int64_t y_at, int64_t n, int64_t s) {
+    const conv_f32 *c = arg;
+    const float wv = c->w[w_at];
+    for (int64_t o = 0; o < n; o++)
+        c->y[y_at + o] += wv * c->x[x_at + o * s];
+}
+
+void ref_conv_f32(const ref_conv_params *p, const float *x, const float *w, const float *bias,
+                  float *y) {
+    conv_f32 c = {x, w, bias, y};
+    ref_conv_walk(p, &(ref_conv_visit){f32_start, f32_row, NULL, &c});
 }

@@ -5,24 +5,33 @@
 
 #include <math.h>
 
+/* Per query head (b, h), with key/value head h / (Hq / Hkv):
+ *   c[i, j] = sum_t (double)(a[i, t] * r) * (double)(b[j, t] * r)
+ * for i < L, j < nj, t < nt, summed in t order in double. a is the query
+ * head's [L, nt] rows, b is read at b[j * bj + t * bt] in the key/value
+ * head's [S, bw] block, c is the query head's [L, nj] block. */
+static void head_products(const ref_flex_dims *d, const float *a, const float *b, int64_t bw,
+                          int64_t bj, int64_t bt, int64_t nj, int64_t nt, float r, float *c) {
+    int64_t group = d->Hq / d->Hkv;
+    for (int64_t n = 0; n < d->B; n++)
+        for (int64_t h = 0; h < d->Hq; h++) {
+            const float *ah = a + (n * d->Hq + h) * d->L * nt;
+            const float *bh = b + (n * d->Hkv + h / group) * d->S * bw;
+            float *ch = c + (n * d->Hq + h) * d->L * nj;
+            for (int64_t i = 0; i < d->L; i++)
+                for (int64_t j = 0; j < nj; j++) {
+                    double acc = 0;
+                    for (int64_t t = 0; t < nt; t++)
+                        acc += (double)(ah[i * nt + t] * r) * (double)(bh[j * bj + t * bt] * r);
+                    ch[i * nj + j] = (float)acc;
+                }
+        }
+}
+
 void ref_flex_scores(const ref_flex_dims *d, const float *q, const float *k, double scale,
                      float *scores) {
     /* the ONNX reference scales Q and K by sqrt(scale) (in the input type) */
-    float r = sqrtf((float)scale);
-    int64_t group = d->Hq / d->Hkv;
-    for (int64_t b = 0; b < d->B; b++)
-        for (int64_t h = 0; h < d->Hq; h++) {
-            const float *qh = q + (b * d->Hq + h) * d->L * d->E;
-            const float *kh = k + (b * d->Hkv + h / group) * d->S * d->E;
-            float *sh = scores + (b * d->Hq + h) * d->L * d->S;
-            for (int64_t i = 0; i < d->L; i++)
-                for (int64_t j = 0; j < d->S; j++) {
-                    double acc = 0;
-                    for (int64_t e = 0; e < d->E; e++)
-                        acc += (double)(qh[i * d->E + e] * r) * (double)(kh[j * d->E + e] * r);
-                    sh[i * d->S + j] = (float)acc;
-                }
-        }
+    head_products(d, q, k, d->E, d->E, 1, d->S, d->E, sqrtf((float)scale), scores);
 }
 
 void ref_flex_softmax(float *x, int64_t rows, int64_t n) {
@@ -40,18 +49,6 @@ void ref_flex_softmax(float *x, int64_t rows, int64_t n) {
 }
 
 void ref_flex_output(const ref_flex_dims *d, const float *probs, const float *v, float *y) {
-    int64_t group = d->Hq / d->Hkv;
-    for (int64_t b = 0; b < d->B; b++)
-        for (int64_t h = 0; h < d->Hq; h++) {
-            const float *ph = probs + (b * d->Hq + h) * d->L * d->S;
-            const float *vh = v + (b * d->Hkv + h / group) * d->S * d->Ev;
-            float *yh = y + (b * d->Hq + h) * d->L * d->Ev;
-            for (int64_t i = 0; i < d->L; i++)
-                for (int64_t c = 0; c < d->Ev; c++) {
-                    double acc = 0;
-                    for (int64_t j = 0; j < d->S; j++)
-                        acc += (double)ph[i * d->S + j] * (double)vh[j * d->Ev + c];
-                    yh[i * d->Ev + c] = (float)acc;
-                }
-        }
+    /* x * 1.0f is x: the products are probs * v exactly */
+    head_products(d, probs, v, d->Ev, 1, d->Ev, d->Ev, d->S, 1.0f, y);
 }

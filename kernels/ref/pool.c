@@ -27,31 +27,35 @@ static void tap_counts(const ref_pool_params *p, int a, int64_t o, int64_t *insi
 }
 
 /* Each window's maximum, or (avg) its mean over the taps inside the input
- * (count_include_pad: inside the padded input). */
-static void window_pool_f32(const ref_pool_params *p, const float *x, float *y, bool avg) {
+ * (count_include_pad: inside the padded input). With idx, the maximum also
+ * gives its tap's index (see ref_maxpool_indices_f32), and the window's first
+ * tap is taken whatever its value (so a NaN there stays). */
+static void window_pool_f32(const ref_pool_params *p, const float *x, float *y, bool avg,
+                            int64_t *idx, bool col_major) {
     const int64_t in_plane = p->in[0] * p->in[1] * p->in[2];
     const int64_t out_plane = p->out[0] * p->out[1] * p->out[2];
     for (int64_t c = 0; c < p->planes; c++) {
         const float *xi = x + c * in_plane;
-        float *yo = y + c * out_plane;
         for (int64_t od = 0; od < p->out[0]; od++)
             for (int64_t oh = 0; oh < p->out[1]; oh++)
                 for (int64_t ow = 0; ow < p->out[2]; ow++) {
                     float acc = avg ? 0.0f : -INFINITY;
+                    int64_t at = -1; /* in-plane offset of the maximum's tap */
                     for (int64_t kd = 0; kd < p->k[0]; kd++) {
                         int64_t id = tap_pos(p, 0, od, kd);
                         if (id < 0 || id >= p->in[0]) continue;
                         for (int64_t kh = 0; kh < p->k[1]; kh++) {
                             int64_t ih = tap_pos(p, 1, oh, kh);
                             if (ih < 0 || ih >= p->in[1]) continue;
-                            const float *xr = xi + (id * p->in[1] + ih) * p->in[2];
+                            const int64_t row = (id * p->in[1] + ih) * p->in[2];
                             for (int64_t kw = 0; kw < p->k[2]; kw++) {
                                 int64_t iw = tap_pos(p, 2, ow, kw);
                                 if (iw < 0 || iw >= p->in[2]) continue;
+                                const float v = xi[row + iw];
                                 if (avg)
-                                    acc += xr[iw];
-                                else if (xr[iw] > acc)
-                                    acc = xr[iw];
+                                    acc += v;
+                                else if (v > acc || (idx && at < 0))
+                                    acc = v, at = row + iw;
                             }
                         }
                     }
@@ -65,55 +69,30 @@ static void window_pool_f32(const ref_pool_params *p, const float *x, float *y, 
                         /* a window entirely in the padding has no taps: 0/0 */
                         acc = count > 0 ? acc / (float)count : NAN;
                     }
-                    yo[(od * p->out[1] + oh) * p->out[2] + ow] = acc;
+                    const int64_t o = c * out_plane + (od * p->out[1] + oh) * p->out[2] + ow;
+                    y[o] = acc;
+                    if (!idx) continue;
+                    if (at >= 0 && col_major) {
+                        const int64_t bd = at / (p->in[1] * p->in[2]);
+                        const int64_t bh = at / p->in[2] % p->in[1], bw = at % p->in[2];
+                        at = bd + bh * p->in[0] + bw * p->in[0] * p->in[1];
+                    }
+                    idx[o] = at < 0 ? -1 : c * in_plane + at;
                 }
     }
 }
 
 void ref_maxpool_f32(const ref_pool_params *p, const float *x, float *y) {
-    window_pool_f32(p, x, y, false);
+    window_pool_f32(p, x, y, false, NULL, false);
 }
 
 void ref_avgpool_f32(const ref_pool_params *p, const float *x, float *y) {
-    window_pool_f32(p, x, y, true);
+    window_pool_f32(p, x, y, true, NULL, false);
 }
 
 void ref_maxpool_indices_f32(const ref_pool_params *p, const float *x, float *y, int64_t *idx,
                              bool col_major) {
-    const int64_t in_plane = p->in[0] * p->in[1] * p->in[2];
-    const int64_t out_plane = p->out[0] * p->out[1] * p->out[2];
-    for (int64_t c = 0; c < p->planes; c++) {
-        const float *xi = x + c * in_plane;
-        for (int64_t od = 0; od < p->out[0]; od++)
-            for (int64_t oh = 0; oh < p->out[1]; oh++)
-                for (int64_t ow = 0; ow < p->out[2]; ow++) {
-                    float best = -INFINITY;
-                    int64_t at = -1; /* spatial coordinates of the best tap */
-                    int64_t bd = 0, bh = 0, bw = 0;
-                    for (int64_t kd = 0; kd < p->k[0]; kd++) {
-                        int64_t id = tap_pos(p, 0, od, kd);
-                        if (id < 0 || id >= p->in[0]) continue;
-                        for (int64_t kh = 0; kh < p->k[1]; kh++) {
-                            int64_t ih = tap_pos(p, 1, oh, kh);
-                            if (ih < 0 || ih >= p->in[1]) continue;
-                            for (int64_t kw = 0; kw < p->k[2]; kw++) {
-                                int64_t iw = tap_pos(p, 2, ow, kw);
-                                if (iw < 0 || iw >= p->in[2]) continue;
-                                float v = xi[(id * p->in[1] + ih) * p->in[2] + iw];
-                                if (at < 0 || v > best) best = v, at = 0, bd = id, bh = ih, bw = iw;
-                            }
-                        }
-                    }
-                    int64_t o = c * out_plane + (od * p->out[1] + oh) * p->out[2] + ow;
-                    y[o] = best;
-                    if (at < 0)
-                        idx[o] = -1;
-                    else if (col_major)
-                        idx[o] = c * in_plane + bd + bh * p->in[0] + bw * p->in[0] * p->in[1];
-                    else
-                        idx[o] = c * in_plane + (bd * p->in[1] + bh) * p->in[2] + bw;
-                }
-    }
+    window_pool_f32(p, x, y, false, idx, col_major);
 }
 
 void ref_global_maxpool_f32(int64_t planes, int64_t size, const float *x, float *y) {

@@ -67,6 +67,23 @@ typedef struct ref_conv_params {
     int64_t stride[REF_WIN_MAX], dilation[REF_WIN_MAX], pad[REF_WIN_MAX];
 } ref_conv_params;
 
+/* The loops of a direct convolution, written once for every precision (the
+ * f32 kernel here, the integer one of ref_conv_quant.h). Offsets are element
+ * indices into x, w and y in the layouts above. For output channel m of each
+ * image, start(arg, m, y_at, len) fills y[y_at, y_at + len); then, for every
+ * input channel of m's group, every tap w_at not skipped (skip may be NULL)
+ * and every output row the tap reaches, row() adds
+ *   y[y_at + o] += w[w_at] * x[x_at + o * s]   for o in [0, n)
+ * (the n outputs of the row whose tap falls inside the input row). */
+typedef struct ref_conv_visit {
+    void (*start)(void *arg, int64_t m, int64_t y_at, int64_t len);
+    void (*row)(void *arg, int64_t w_at, int64_t x_at, int64_t y_at, int64_t n, int64_t s);
+    bool (*skip)(void *arg, int64_t w_at);
+    void *arg;
+} ref_conv_visit;
+
+void ref_conv_walk(const ref_conv_params *p, const ref_conv_visit *v);
+
 void ref_conv_f32(const ref_conv_params *p, const float *x, const float *w, const float *bias,
                   float *y);
 

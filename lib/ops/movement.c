@@ -238,23 +238,34 @@ static mopt_status concat_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     return MOPT_OK;
 }
 
-static mopt_status concat_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                              int n_out) {
-    const ir_shape *o = &out[0].shape;
+/* Concat's and Split's run: the whole tensor is the n parts side by side
+ * along the axis; join copies the parts into the whole (Concat), else the
+ * whole into the parts (Split). */
+static mopt_status axis_parts_run(const op_ctx *ctx, const op_tensor *whole, const op_tensor *parts,
+                                  int n, bool join) {
+    const ir_shape *w = &whole->shape;
     int32_t axis;
-    mopt_status st = params_axis(ctx, o->rank, &axis);
+    mopt_status st = params_axis(ctx, w->rank, &axis);
     if (st) return st;
-    size_t esz = op_esize(&out[0]);
+    size_t esz = op_esize(whole);
     int64_t outer, inner;
-    op_axis_split(o, axis, &outer, NULL, &inner);
-    size_t out_row = (size_t)(o->dims[axis] * inner) * esz;
-    char *dst = out[0].data;
-    for (int k = 0; k < n_in; k++) {
-        size_t block = (size_t)(in[k].shape.dims[axis] * inner) * esz;
-        ref_copy_blocks(dst, out_row, in[k].data, block, outer, block);
-        dst += block;
+    op_axis_split(w, axis, &outer, NULL, &inner);
+    size_t whole_row = (size_t)(w->dims[axis] * inner) * esz;
+    char *at = whole->data;
+    for (int k = 0; k < n; k++) {
+        size_t block = (size_t)(parts[k].shape.dims[axis] * inner) * esz;
+        if (join)
+            ref_copy_blocks(at, whole_row, parts[k].data, block, outer, block);
+        else
+            ref_copy_blocks(parts[k].data, block, at, whole_row, outer, block);
+        at += block;
     }
     return MOPT_OK;
+}
+
+static mopt_status concat_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    return axis_parts_run(ctx, &out[0], in, n_in, true);
 }
 
 /* ---- Split ---------------------------------------------------------------- */
@@ -381,21 +392,7 @@ static mopt_status split_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
 
 static mopt_status split_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
-    const ir_shape *x = &in[0].shape;
-    int32_t axis;
-    mopt_status st = params_axis(ctx, x->rank, &axis);
-    if (st) return st;
-    size_t esz = op_esize(&in[0]);
-    int64_t outer, inner;
-    op_axis_split(x, axis, &outer, NULL, &inner);
-    size_t in_row = (size_t)(x->dims[axis] * inner) * esz;
-    const char *src = in[0].data;
-    for (int k = 0; k < n_out; k++) {
-        size_t block = (size_t)(out[k].shape.dims[axis] * inner) * esz;
-        ref_copy_blocks(out[k].data, block, src, in_row, outer, block);
-        src += block;
-    }
-    return MOPT_OK;
+    return axis_parts_run(ctx, &in[0], out, n_out, false);
 }
 
 /* ---- mopt.ChannelsLastConcat, mopt.ChannelsLastSplit ---------------------- */

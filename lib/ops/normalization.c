@@ -446,6 +446,18 @@ static mopt_status mvn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     return same_as_x(ctx, in, n_in, out, 1);
 }
 
+/* The offset of element i (row-major strides st) with its reduced axes
+ * zeroed: the key its mean and variance are kept under. */
+static int64_t kept_offset(int64_t i, int32_t rank, const int64_t *st, const bool *red) {
+    int64_t key = 0, r = i;
+    for (int32_t a = 0; a < rank; a++) {
+        int64_t idx = r / st[a];
+        r %= st[a];
+        if (!red[a]) key += idx * st[a];
+    }
+    return key;
+}
+
 static mopt_status mvn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     (void)n_in, (void)n_out;
@@ -470,24 +482,13 @@ static mopt_status mvn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     float *yd = out[0].data;
     double *acc = mopt_calloc((size_t)(n > 0 ? n : 1) * 2, sizeof(double));
     if (!acc) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
-    /* key of an element: its offset with reduced axes zeroed */
     for (int64_t i = 0; i < n; i++) {
-        int64_t key = 0, r = i;
-        for (int32_t a = 0; a < x->rank; a++) {
-            int64_t idx = r / st_[a];
-            r %= st_[a];
-            if (!red[a]) key += idx * st_[a];
-        }
+        int64_t key = kept_offset(i, x->rank, st_, red);
         acc[2 * key] += xd[i];
         acc[2 * key + 1] += (double)xd[i] * xd[i];
     }
     for (int64_t i = 0; i < n; i++) {
-        int64_t key = 0, r = i;
-        for (int32_t a = 0; a < x->rank; a++) {
-            int64_t idx = r / st_[a];
-            r %= st_[a];
-            if (!red[a]) key += idx * st_[a];
-        }
+        int64_t key = kept_offset(i, x->rank, st_, red);
         double m = acc[2 * key] / (double)cnt, v = acc[2 * key + 1] / (double)cnt - m * m;
         yd[i] = (float)(((double)xd[i] - m) / sqrt((v > 0 ? v : 0) + 1e-9));
     }

@@ -32,6 +32,31 @@ static mopt_status rank_limit(const op_ctx *ctx, int64_t rank) {
     return MOPT_OK;
 }
 
+/* Reads the 1-D shape input s (Reshape's, ConstantOfShape's) into
+ * sh[0..*n). *known is false when the values are not known before the run;
+ * out's shape is then set: as many unknown dims as s has values, or an
+ * unknown rank. */
+static mopt_status shape_input(const op_ctx *ctx, const op_tensor *s, op_tensor *out, int64_t *sh,
+                               int64_t *n, bool *known) {
+    char b1[IR_SHAPE_STR_CAP];
+    if (s->shape.rank >= 0 && s->shape.rank != 1)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "the shape input must be 1-D, not %s",
+                       op_shape_str(ctx, &s->shape, b1));
+    *n = 0;
+    int r = op_known_ints(ctx, s, "shape", sh, IR_MAX_RANK, n);
+    if (r < 0) return MOPT_ERR_SHAPE;
+    *known = r > 0;
+    if (*known) return MOPT_OK;
+    if (s->shape.rank == 1 && s->shape.syms[0] == 0) {
+        mopt_status st = rank_limit(ctx, s->shape.dims[0]);
+        if (st) return st;
+        op_set_unknown_dims(&out->shape, (int32_t)s->shape.dims[0]);
+    } else {
+        ir_shape_set_unknown(&out->shape);
+    }
+    return MOPT_OK;
+}
+
 /* Output = input bytes (Identity, Reshape, ...). */
 static mopt_status run_copy(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
@@ -205,23 +230,10 @@ static mopt_status reshape_infer(const op_ctx *ctx, const op_tensor *in, int n_i
     if (st) return st;
     const ir_shape *x = &in[0].shape;
     char b1[IR_SHAPE_STR_CAP], b2[IR_SHAPE_STR_CAP];
-    if (in[1].shape.rank >= 0 && in[1].shape.rank != 1)
-        return op_fail(ctx, MOPT_ERR_SHAPE, "the shape input must be 1-D, not %s",
-                       op_shape_str(ctx, &in[1].shape, b1));
     int64_t allowzero = ((const int_attr_params *)ctx->params)->v;
-    int64_t sh[IR_MAX_RANK];
-    int64_t n = 0;
-    int r = op_known_ints(ctx, &in[1], "shape", sh, IR_MAX_RANK, &n);
-    if (r < 0) return MOPT_ERR_SHAPE;
-    if (r == 0) {
-        if (in[1].shape.rank == 1 && in[1].shape.syms[0] == 0) {
-            if ((st = rank_limit(ctx, in[1].shape.dims[0]))) return st;
-            op_set_unknown_dims(&out[0].shape, (int32_t)in[1].shape.dims[0]);
-        } else {
-            ir_shape_set_unknown(&out[0].shape);
-        }
-        return MOPT_OK;
-    }
+    int64_t sh[IR_MAX_RANK], n = 0;
+    bool known = false;
+    if ((st = shape_input(ctx, &in[1], &out[0], sh, &n, &known)) || !known) return st;
     ir_shape o;
     memset(&o, 0, sizeof o);
     o.rank = (int32_t)n;
@@ -580,22 +592,9 @@ static mopt_status cos_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     out[0].dtype = ((const cos_params *)ctx->params)->dtype;
     mopt_status st = op_expect_i64(ctx, &in[0], 0);
     if (st) return st;
-    char b1[IR_SHAPE_STR_CAP];
-    if (in[0].shape.rank >= 0 && in[0].shape.rank != 1)
-        return op_fail(ctx, MOPT_ERR_SHAPE, "the shape input must be 1-D, not %s",
-                       op_shape_str(ctx, &in[0].shape, b1));
     int64_t sh[IR_MAX_RANK], n = 0;
-    int r = op_known_ints(ctx, &in[0], "shape", sh, IR_MAX_RANK, &n);
-    if (r < 0) return MOPT_ERR_SHAPE;
-    if (r == 0) {
-        if (in[0].shape.rank == 1 && in[0].shape.syms[0] == 0) {
-            if ((st = rank_limit(ctx, in[0].shape.dims[0]))) return st;
-            op_set_unknown_dims(&out[0].shape, (int32_t)in[0].shape.dims[0]);
-        } else {
-            ir_shape_set_unknown(&out[0].shape);
-        }
-        return MOPT_OK;
-    }
+    bool known = false;
+    if ((st = shape_input(ctx, &in[0], &out[0], sh, &n, &known)) || !known) return st;
     for (int64_t i = 0; i < n; i++)
         if (sh[i] < 0)
             return op_fail(ctx, MOPT_ERR_SHAPE, "shape[%d] is negative (%" PRId64 ")", (int)i,

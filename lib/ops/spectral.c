@@ -37,6 +37,18 @@ static int scalar_input(const op_ctx *ctx, const op_tensor *in, int n_in, int k,
     return 1;
 }
 
+/* scalar_input for a size that must be >= 1: *got is scalar_input's 1 or 0;
+ * an unreadable input is a SHAPE error, a given value below 1 an
+ * INVALID_ARGUMENT one. */
+static mopt_status size_input(const op_ctx *ctx, const op_tensor *in, int n_in, int k,
+                              const char *what, int64_t *v, bool *given, int *got) {
+    *got = scalar_input(ctx, in, n_in, k, what, v, given);
+    if (*got < 0) return MOPT_ERR_SHAPE;
+    if (*got == 1 && *v < 1)
+        return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT, "%s is %" PRId64 "; must be >= 1", what, *v);
+    return MOPT_OK;
+}
+
 /* ---- DFT ---------------------------------------------------------------------- */
 
 typedef struct dft_params {
@@ -102,13 +114,10 @@ static mopt_status dft_geometry(const op_ctx *ctx, const op_tensor *in, int n_in
                        a, op_shape_str(ctx, x, sx), (int)r, (int)r - 2);
     g->axis = (int32_t)(a < 0 ? a + r : a);
     int64_t n = -1;
-    int k = scalar_input(ctx, in, n_in, 1, "dft_length", &n, &given);
-    if (k < 0) return MOPT_ERR_SHAPE;
-    if (k == 1) {
-        if (n < 1)
-            return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
-                           "dft_length is %" PRId64 "; must be >= 1", n);
-    } else if (!given && known(x, g->axis)) {
+    int k;
+    mopt_status st = size_input(ctx, in, n_in, 1, "dft_length", &n, &given, &k);
+    if (st) return st;
+    if (k == 0 && !given && known(x, g->axis)) {
         int64_t len = x->dims[g->axis];
         n = p->inverse && p->onesided ? 2 * (len - 1) : len;
         if (n < 1)
@@ -213,11 +222,9 @@ static mopt_status stft_geometry(const op_ctx *ctx, const op_tensor *in, int n_i
                        "signal %s is complex: a one-sided STFT needs real input (set onesided=0)",
                        op_shape_str(ctx, x, sx));
     bool given;
-    int k = scalar_input(ctx, in, n_in, 1, "frame_step", &g->step, &given);
-    if (k < 0) return MOPT_ERR_SHAPE;
-    if (k == 1 && g->step < 1)
-        return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT, "frame_step is %" PRId64 "; must be >= 1",
-                       g->step);
+    int k;
+    mopt_status st = size_input(ctx, in, n_in, 1, "frame_step", &g->step, &given, &k);
+    if (st) return st;
     bool has_w = n_in > 2 && op_wired(ctx, 2);
     const ir_shape *w = has_w ? &in[2].shape : NULL;
     if (w && w->rank >= 0 && w->rank != 1)
@@ -225,12 +232,8 @@ static mopt_status stft_geometry(const op_ctx *ctx, const op_tensor *in, int n_i
     int64_t wlen = w && known(w, 0) ? w->dims[0] : -1;
     bool fl_given;
     int64_t fl = -1;
-    k = scalar_input(ctx, in, n_in, 3, "frame_length", &fl, &fl_given);
-    if (k < 0) return MOPT_ERR_SHAPE;
+    if ((st = size_input(ctx, in, n_in, 3, "frame_length", &fl, &fl_given, &k))) return st;
     if (k == 1) {
-        if (fl < 1)
-            return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
-                           "frame_length is %" PRId64 "; must be >= 1", fl);
         if (wlen >= 0 && wlen != fl)
             return op_fail(ctx, MOPT_ERR_SHAPE,
                            "window %s must have frame_length = %" PRId64 " values",
@@ -348,14 +351,10 @@ static mopt_status mel_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     y.syms[0] = y.syms[1] = -1;
     bool given;
     int64_t n_mel, dft_len;
-    int k = scalar_input(ctx, in, n_in, 0, "num_mel_bins", &n_mel, &given);
-    if (k < 0) return MOPT_ERR_SHAPE;
-    if (k == 1) {
-        if (n_mel < 1)
-            return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
-                           "num_mel_bins is %" PRId64 "; must be >= 1", n_mel);
-        y.dims[1] = n_mel, y.syms[1] = 0;
-    }
+    int k;
+    mopt_status st = size_input(ctx, in, n_in, 0, "num_mel_bins", &n_mel, &given, &k);
+    if (st) return st;
+    if (k == 1) y.dims[1] = n_mel, y.syms[1] = 0;
     k = scalar_input(ctx, in, n_in, 1, "dft_length", &dft_len, &given);
     if (k < 0) return MOPT_ERR_SHAPE;
     if (k == 1) {
@@ -365,11 +364,7 @@ static mopt_status mel_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
         y.dims[0] = dft_len / 2 + 1, y.syms[0] = 0;
     }
     int64_t rate;
-    k = scalar_input(ctx, in, n_in, 2, "sample_rate", &rate, &given);
-    if (k < 0) return MOPT_ERR_SHAPE;
-    if (k == 1 && rate < 1)
-        return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT, "sample_rate is %" PRId64 "; must be >= 1",
-                       rate);
+    if ((st = size_input(ctx, in, n_in, 2, "sample_rate", &rate, &given, &k))) return st;
     if (in[3].data && in[4].data) {
         double lo, hi;
         if (float_scalar(ctx, &in[3], "lower_edge_hertz", &lo) ||

@@ -173,6 +173,20 @@ static mopt_status choose_impl(mopt_model *m, int32_t i, op_view *v) {
     return MOPT_OK;
 }
 
+/* The inputs (or outputs) of node n that an impl's storage predicate
+ * (op_impl's bf16_io or u8_io) takes in that storage: bit k for slot k < 32. */
+static uint32_t io_mask(const ir_node *n, const op_view *v,
+                        bool (*io)(const op_ctx *ctx, const op_tensor *in, int n_in, bool output,
+                                   int k),
+                        bool output) {
+    const int32_t n_slots = output ? n->n_outputs : n->n_inputs;
+    const int32_t *slots = output ? n->outputs : n->inputs;
+    uint32_t mask = 0;
+    for (int32_t k = 0; k < n_slots && k < 32; k++)
+        if (slots[k] >= 0 && io(&v->ctx, v->in, v->n_in, output, (int)k)) mask |= 1u << k;
+    return mask;
+}
+
 mopt_status rt_plan_kernels(mopt_model *m) {
     const ir_graph *g = m->graph;
     size_t nn = (size_t)(g->n_nodes ? g->n_nodes : 1);
@@ -236,20 +250,12 @@ mopt_status rt_plan_kernels(mopt_model *m) {
                 p->inplace_in = (int8_t)j;
         }
         if (!st && p->impl && p->impl->bf16_io) {
-            for (int32_t k = 0; k < n->n_inputs && k < 32; k++)
-                if (n->inputs[k] >= 0 && p->impl->bf16_io(&v->ctx, v->in, v->n_in, false, (int)k))
-                    p->bf16_in |= 1u << k;
-            for (int32_t k = 0; k < n->n_outputs && k < 32; k++)
-                if (n->outputs[k] >= 0 && p->impl->bf16_io(&v->ctx, v->in, v->n_in, true, (int)k))
-                    p->bf16_out |= 1u << k;
+            p->bf16_in |= io_mask(n, v, p->impl->bf16_io, false);
+            p->bf16_out |= io_mask(n, v, p->impl->bf16_io, true);
         }
         if (!st && p->impl && p->impl->u8_io) {
-            for (int32_t k = 0; k < n->n_inputs && k < 32; k++)
-                if (n->inputs[k] >= 0 && p->impl->u8_io(&v->ctx, v->in, v->n_in, false, (int)k))
-                    p->u8_in |= 1u << k;
-            for (int32_t k = 0; k < n->n_outputs && k < 32; k++)
-                if (n->outputs[k] >= 0 && p->impl->u8_io(&v->ctx, v->in, v->n_in, true, (int)k))
-                    p->u8_out |= 1u << k;
+            p->u8_in |= io_mask(n, v, p->impl->u8_io, false);
+            p->u8_out |= io_mask(n, v, p->impl->u8_io, true);
         }
     }
     mopt_free(v);

@@ -22,6 +22,7 @@
 
 #include <mopt/mopt.h>
 
+#include "../test_expect.h"
 #include "../test_main.h"
 #include "../test_run.h"
 
@@ -35,23 +36,6 @@ typedef struct limits_case {
     int64_t dims[8];
 } limits_case;
 
-static bool status_of(const char *name, mopt_status *st) {
-    static const struct {
-        const char *name;
-        mopt_status st;
-    } k[] = {{"OK", MOPT_OK},
-             {"LIMIT", MOPT_ERR_LIMIT},
-             {"INVALID_MODEL", MOPT_ERR_INVALID_MODEL},
-             {"SHAPE", MOPT_ERR_SHAPE},
-             {"UNSUPPORTED", MOPT_ERR_UNSUPPORTED}};
-    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-        if (strcmp(name, k[i].name) == 0) {
-            *st = k[i].st;
-            return true;
-        }
-    return false;
-}
-
 /* Reads limits/EXPECTED; returns the number of cases. */
 static size_t read_cases(limits_case *cases, size_t cap) {
     FILE *f = fopen(DIR "/EXPECTED", "r");
@@ -64,10 +48,10 @@ static size_t read_cases(limits_case *cases, size_t cap) {
         limits_case *c = &cases[n];
         memset(c, 0, sizeof *c);
         if (sscanf(line, "%127s %31s %31s %127s", c->file, load, run, dims) != 4) continue;
-        assert_true(status_of(load, &c->load));
+        assert_true(test_status_named(load, &c->load));
         c->has_run = strcmp(run, "-") != 0;
         if (c->has_run) {
-            assert_true(status_of(run, &c->run));
+            assert_true(test_status_named(run, &c->run));
             for (char *t = strtok(dims, ","); t && c->rank < 8; t = strtok(NULL, ","))
                 c->dims[c->rank++] = strtoll(t, NULL, 10);
         }

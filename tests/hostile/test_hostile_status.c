@@ -39,6 +39,8 @@
 #include <mopt/mopt.h>
 
 #include "../fuzz/fuzz_model_path.h"
+#include "../test_child.h"
+#include "../test_expect.h"
 #include "../test_file.h"
 #include "../test_main.h"
 
@@ -442,41 +444,33 @@ static mopt_status exercise_here(const uint8_t *data, size_t len, const char *wh
  * at tmp keeps the bytes of the model at fault. */
 #define TIME_LIMIT_MS 1000
 
+typedef struct exercise_args {
+    const uint8_t *data;
+    size_t len;
+    const char *what, *tmp;
+} exercise_args;
+
+typedef struct exercise_msg {
+    tally t;
+    mopt_status st;
+} exercise_msg;
+
+static void exercise_child(const void *arg, void *res) {
+    const exercise_args *a = arg;
+    struct itimerval it = {{0, 0}, {TIME_LIMIT_MS / 1000, (TIME_LIMIT_MS % 1000) * 1000}};
+    setitimer(ITIMER_REAL, &it, NULL); /* SIGALRM ends the child */
+    exercise_msg *msg = res;
+    memset(&msg->t, 0, sizeof msg->t);
+    msg->st = exercise_here(a->data, a->len, a->what, a->tmp, &msg->t);
+}
+
 static mopt_status exercise(const uint8_t *data, size_t len, const char *what, const char *tmp,
                             tally *t) {
-    int fd[2];
-    assert_int_equal(pipe(fd), 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fd[0]);
-        struct itimerval it = {{0, 0}, {TIME_LIMIT_MS / 1000, (TIME_LIMIT_MS % 1000) * 1000}};
-        setitimer(ITIMER_REAL, &it, NULL); /* SIGALRM ends the child */
-        tally c = {0};
-        mopt_status st = exercise_here(data, len, what, tmp, &c);
-        struct {
-            tally t;
-            mopt_status st;
-        } msg = {c, st};
-        ssize_t w = write(fd[1], &msg, sizeof msg);
-        _exit(w == (ssize_t)sizeof msg ? 0 : 3);
-    }
-    close(fd[1]);
-    struct {
-        tally t;
-        mopt_status st;
-    } msg;
-    size_t got = 0;
-    while (got < sizeof msg) {
-        ssize_t n = read(fd[0], (char *)&msg + got, sizeof msg - got);
-        if (n <= 0) break;
-        got += (size_t)n;
-    }
-    close(fd[0]);
-    int ws = 0;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    exercise_msg msg;
+    memset(&msg, 0, sizeof msg);
+    int ws;
+    size_t got = test_in_child(exercise_child, &(exercise_args){data, len, what, tmp}, &msg,
+                               sizeof msg, &ws);
     if (got == sizeof msg && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
         size_t *dst = (size_t *)t;
         const size_t *src = (const size_t *)&msg.t;
@@ -517,24 +511,6 @@ static void make_tmp(void) {
 
 /* ---- the tests ---------------------------------------------------------- */
 
-static int status_of(const char *name) {
-    static const struct {
-        const char *name;
-        mopt_status st;
-    } k[] = {{"OK", MOPT_OK},
-             {"INVALID_ARGUMENT", MOPT_ERR_INVALID_ARGUMENT},
-             {"PARSE", MOPT_ERR_PARSE},
-             {"INVALID_MODEL", MOPT_ERR_INVALID_MODEL},
-             {"UNSUPPORTED", MOPT_ERR_UNSUPPORTED},
-             {"SHAPE", MOPT_ERR_SHAPE},
-             {"TYPE", MOPT_ERR_TYPE},
-             {"LIMIT", MOPT_ERR_LIMIT}};
-    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-        if (strcmp(name, k[i].name) == 0) return (int)k[i].st;
-    fail_msg("unknown status %s", name);
-    return -1;
-}
-
 /* The regression files of tests/hostile/status: each fails with the status
  * listed in EXPECTED, with a message, never INTERNAL. */
 MOPT_TEST(status_regressions) {
@@ -551,7 +527,9 @@ MOPT_TEST(status_regressions) {
         uint8_t *data = test_read_file(path, &len);
         mopt_status st = exercise(data, len, name, g_tmp, &t);
         print_message("%-36s %s\n", name, mopt_status_string(st));
-        if ((int)st != status_of(want)) {
+        mopt_status want_st = MOPT_ERR_INTERNAL;
+        if (!test_status_named(want, &want_st)) fail_msg("unknown status %s", want);
+        if (st != want_st) {
             print_error("FAIL %s: %s, want %s\n", name, mopt_status_string(st), want);
             failures++;
         }

@@ -49,6 +49,7 @@
 #define MOPT_EXPERIMENTAL_API
 #include <mopt/mopt.h>
 
+#include "../test_child.h"
 #include "../test_main.h"
 #include "../test_pb_writer.h"
 
@@ -85,16 +86,6 @@ static void node(buf *g, const char *op, const char *const *ins, int n_in, const
     f_msg(g, 1, &nd);
 }
 
-/* ModelProto around graph g (opset 17); frees g. */
-static buf model(buf *g) {
-    buf m = {0}, op = {0};
-    f_int(&m, 1, 8);
-    f_int(&op, 2, 17);
-    f_msg(&m, 8, &op);
-    f_msg(&m, 7, g);
-    return m;
-}
-
 /* An attribute of type GRAPHS holding n graphs, each named by a 38-character
  * string (42 bytes in the file). */
 static void graphs_attr(buf *attrs, const char *name, int n) {
@@ -117,7 +108,7 @@ static buf model_constant_of_shape(int64_t n) {
     init_i64(&g, "shape", &n, 1);
     node(&g, "ConstantOfShape", (const char *[]){"shape"}, 1, (const char *[]){"y"}, 1, NULL);
     value_info(&g, 12, "y", 1, 1, &n);
-    return model(&g);
+    return model_proto(&g);
 }
 
 static buf model_expand_reduce(void) {
@@ -133,7 +124,7 @@ static buf model_expand_reduce(void) {
     node(&g, "ReduceSum", (const char *[]){"big"}, 1, (const char *[]){"y"}, 1, &attrs);
     value_info(&g, 11, "x", 1, 2, one);
     value_info(&g, 12, "y", 1, 0, NULL);
-    return model(&g);
+    return model_proto(&g);
 }
 
 #define TOPK_N ((int64_t)4 << 20)
@@ -146,7 +137,7 @@ static buf model_topk(void) {
     value_info(&g, 11, "x", 1, 2, xs);
     value_info(&g, 12, "v", 1, 2, ys);
     value_info(&g, 12, "i", 7, 2, ys);
-    return model(&g);
+    return model_proto(&g);
 }
 
 /* Relu over a weight of n zero floats (raw_data, n * 4 bytes in the file). */
@@ -162,7 +153,7 @@ static buf model_relu_weight(int64_t n) {
     f_msg(&g, 5, &t);
     node(&g, "Relu", (const char *[]){"w"}, 1, (const char *[]){"y"}, 1, NULL);
     value_info(&g, 12, "y", 1, 1, &n);
-    return model(&g);
+    return model_proto(&g);
 }
 
 /* Relu with unknown GRAPHS attributes of the given sizes. */
@@ -177,7 +168,7 @@ static buf model_relu_graphs(int n_attrs, int graphs_each) {
     node(&g, "Relu", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, &attrs);
     value_info(&g, 11, "x", 1, 1, &one);
     value_info(&g, 12, "y", 1, 1, &one);
-    return model(&g);
+    return model_proto(&g);
 }
 
 static buf model_relu_input(int rank, const int64_t *dims) {
@@ -185,7 +176,7 @@ static buf model_relu_input(int rank, const int64_t *dims) {
     node(&g, "Relu", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, NULL);
     value_info(&g, 11, "x", 1, rank, dims);
     value_info(&g, 12, "y", 1, rank, dims);
-    return model(&g);
+    return model_proto(&g);
 }
 
 /* ---- measuring in a child ---- */
@@ -223,34 +214,23 @@ static int64_t rss_mark(void) {
 
 typedef void (*case_fn)(const void *arg, result *r);
 
+typedef struct child_case {
+    case_fn fn;
+    const void *arg;
+} child_case;
+
+static void child_body(const void *arg, void *res) {
+    const child_case *c = arg;
+    c->fn(c->arg, res);
+}
+
 /* Runs fn in a child and returns its result. */
 static result in_child(case_fn fn, const void *arg) {
-    int fd[2];
-    assert_int_equal(pipe(fd), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fd[0]);
-        result r;
-        memset(&r, 0, sizeof r);
-        r.status = -1;
-        fn(arg, &r);
-        ssize_t w = write(fd[1], &r, sizeof r);
-        _exit(w == (ssize_t)sizeof r ? 0 : 3);
-    }
-    close(fd[1]);
     result r;
     memset(&r, 0, sizeof r);
-    size_t got = 0;
-    while (got < sizeof r) {
-        ssize_t k = read(fd[0], (char *)&r + got, sizeof r - got);
-        if (k <= 0) break;
-        got += (size_t)k;
-    }
-    close(fd[0]);
-    int ws = 0;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    r.status = -1;
+    int ws;
+    size_t got = test_in_child(child_body, &(child_case){fn, arg}, &r, sizeof r, &ws);
     assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
     assert_int_equal(got, sizeof r);
     return r;

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from opcase import Case, normal, rng  # noqa: E402
+from opcase import Case, normal, opt, rng  # noqa: E402
 
 CHECK_ORT = "--check-ort" in sys.argv
 ORT_FAILS = []
@@ -143,20 +143,10 @@ def ref_pool(x, kind, k, strides=None, dil=None, pads=None, auto_pad="NOTSET", c
 
 def pool_attrs(k, strides=None, dil=None, pads=None, auto_pad=None, ceil_mode=None,
                count_include_pad=None):
-    a = {"kernel_shape": k}
-    if strides:
-        a["strides"] = strides
-    if dil:
-        a["dilations"] = dil
-    if pads:
-        a["pads"] = pads
-    if auto_pad:
-        a["auto_pad"] = auto_pad
-    if ceil_mode is not None:
-        a["ceil_mode"] = int(ceil_mode)
-    if count_include_pad is not None:
-        a["count_include_pad"] = int(count_include_pad)
-    return a
+    """A pool node's attributes; Case.node leaves out those given as None."""
+    return {"kernel_shape": k, "strides": strides, "dilations": dil, "pads": pads,
+            "auto_pad": auto_pad, "ceil_mode": opt(int, ceil_mode),
+            "count_include_pad": opt(int, count_include_pad)}
 
 
 # ---- MatMul / Gemm ---------------------------------------------------------

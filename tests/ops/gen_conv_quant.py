@@ -53,6 +53,17 @@ def qint(gen, shape, dtype):
     return gen.integers(info.min, info.max + 1, shape).astype(dtype)
 
 
+def zero_points(names, ins, zps):
+    """Appends the optional trailing zero-point inputs zps [(name, value or
+    None, dtype)] of ConvInteger / MatMulInteger to the node's input names (a
+    skipped one before a given one as "") and feeds the given ones."""
+    last = max((i for i, (_, v, _) in enumerate(zps) if v is not None), default=-1)
+    for name, value, dtype in zps[:last + 1]:
+        names.append("" if value is None else name)
+        if value is not None:
+            ins[name] = np.asarray(value, dtype)
+
+
 def conv_integer_case(name, x, w, xzp=None, wzp=None, **attrs):
     xi = x.astype(np.int64) - (0 if xzp is None else int(xzp))
     wz = 0 if wzp is None else np.asarray(wzp, np.int64).reshape((-1,) + (1,) * (w.ndim - 1))
@@ -65,13 +76,7 @@ def conv_integer_case(name, x, w, xzp=None, wzp=None, **attrs):
     c = Case(name, opset=10)
     ins = {"x": x, "w": w}
     names = ["x", "w"]
-    if xzp is not None or wzp is not None:
-        names.append("x_zero_point" if xzp is not None else "")
-        if xzp is not None:
-            ins["x_zero_point"] = np.array(xzp, x.dtype)
-    if wzp is not None:
-        names.append("w_zero_point")
-        ins["w_zero_point"] = np.asarray(wzp, w.dtype)
+    zero_points(names, ins, [("x_zero_point", xzp, x.dtype), ("w_zero_point", wzp, w.dtype)])
     c.node("ConvInteger", names, ["y"], **attrs)
     c.save(ins, {"y": y.astype(np.int32)})
 
@@ -217,14 +222,9 @@ def fast_path_cases():
             c.initializer("b", b)
             if zb is not None:
                 c.initializer("zb", np.asarray(zb, b.dtype))
-        if za is not None or zb is not None:
-            names.append("za" if za is not None else "")
-            if za is not None:
-                ins["za"] = np.asarray(za, a.dtype)
-        if zb is not None:
-            names.append("zb")
-            if not const_b:
-                ins["zb"] = np.asarray(zb, b.dtype)
+        zero_points(names, ins, [("za", za, a.dtype), ("zb", zb, b.dtype)])
+        if const_b:
+            ins.pop("zb", None)  # an initializer, made above
         c.node("MatMulInteger", names, ["y"])
         c.save(ins, {"y": y.astype(np.int32)})
 

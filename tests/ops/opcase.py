@@ -53,6 +53,11 @@ def normal(gen, shape, dtype=np.float32, scale=1.0):
     return (gen.standard_normal(shape) * scale).astype(dtype)
 
 
+def opt(convert, value):
+    """convert(value), or None (an attribute Case.node leaves out) for None."""
+    return None if value is None else convert(value)
+
+
 def onnx_dtype(arr):
     return _NP_TO_ONNX[np.asarray(arr).dtype]
 

@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ops"))
 import opcase  # noqa: E402
-from opcase import Case, normal, rng  # noqa: E402
+from opcase import Case, normal, opt, rng  # noqa: E402
 
 opcase.DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops_data")
 MOPT = {"mopt": 1}
@@ -47,14 +47,9 @@ def f32(*shape, seed=0):
 
 
 def act_attrs(act, alpha, beta):
-    attrs = {}
-    if act:
-        attrs["activation"] = act
-    if alpha is not None:
-        attrs["activation_alpha"] = float(alpha)
-    if beta is not None:
-        attrs["activation_beta"] = float(beta)
-    return attrs
+    """The fused activation's attributes; Case.node leaves out those given as None."""
+    return {"activation": act or None, "activation_alpha": opt(float, alpha),
+            "activation_beta": opt(float, beta)}
 
 
 def node_inputs(*pairs):

@@ -203,6 +203,12 @@ VAD_TASK = [(0, "above", 0.5, probs)]
 # (0.41, 0.48 in ORT): one flip is already 5%, so up to two are allowed.
 VAD_BOUNDS = {"bf16": {"task": 0.9}, "int8": {"task": 0.9}}
 
+
+def silero(feeds, state=None):
+    """A silero-vad model: its decisions, bounds and recurrent state (v5: stateN -> state)."""
+    return Model("silero-vad", feeds, state=state or {"stateN": "state"}, tasks=VAD_TASK,
+                 bounds=VAD_BOUNDS)
+
 MODELS = {
     "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": Model(
         "rapidocr-onnxruntime", ocr_det, tasks=[(0, "above", 0.3, probs)]),
@@ -210,24 +216,11 @@ MODELS = {
         "rapidocr-onnxruntime", ocr_rec, tasks=[(0, "argmax", None, None)]),
     "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx": Model(
         "rapidocr-onnxruntime", ocr_cls, tasks=[(0, "argmax", None, None)]),
-    "silero_vad/data/silero_vad.onnx": Model(
-        "silero-vad", silero_v5(True), state={"stateN": "state"}, tasks=VAD_TASK,
-        bounds=VAD_BOUNDS),
-    "silero_vad/data/silero_vad_16k_op15.onnx": Model(
-        "silero-vad", silero_v5(True), state={"stateN": "state"}, tasks=VAD_TASK,
-        bounds=VAD_BOUNDS),
-    "silero_vad/data/silero_vad_half.onnx": Model(
-        "silero-vad", silero_v5(False), state={"stateN": "state"}, tasks=VAD_TASK,
-        bounds=VAD_BOUNDS),
-    "silero_vad/data/silero_vad_op18_ifless.onnx": Model(
-        "silero-vad", silero_v5(True), state={"stateN": "state"}, tasks=VAD_TASK,
-        bounds=VAD_BOUNDS),
-    "silero_vad/data/silero_vad_openvino_16k.onnx": Model(
-        "silero-vad", silero_v5(False), state={"stateN": "state"}, tasks=VAD_TASK,
-        bounds=VAD_BOUNDS),
-    "silero_vad/data/silero_vad_16k_sequence.onnx": Model(
-        "silero-vad", silero_sequence, state={"hn": "h", "cn": "c"}, tasks=VAD_TASK,
-        bounds=VAD_BOUNDS),
+    **{"silero_vad/data/" + name: silero(silero_v5(with_sr)) for name, with_sr in [
+        ("silero_vad.onnx", True), ("silero_vad_16k_op15.onnx", True),
+        ("silero_vad_half.onnx", False), ("silero_vad_op18_ifless.onnx", True),
+        ("silero_vad_openvino_16k.onnx", False)]},
+    "silero_vad/data/silero_vad_16k_sequence.onnx": silero(silero_sequence, {"hn": "h", "cn": "c"}),
     "nudenet/320n.onnx": Model("nudenet", nudenet, tasks=[(0, "above", 0.25, yolo_v8_scores(18))]),
     # int8: the MatMul onto the mel filters takes a power spectrum spanning
     # ~1e9 with one dynamic u8 scale per row (frame), so the quiet bins round

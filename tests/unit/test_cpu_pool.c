@@ -134,19 +134,30 @@ static void *session_thread(void *p) {
     return NULL;
 }
 
+static mopt_model *load_mobilenet(const mopt_options *o) {
+    mopt_model *m = NULL;
+    if (mopt_model_load("tests/models/mobilenet/model.onnx", o, &m) != MOPT_OK)
+        fail_msg("%s", mopt_last_error());
+    return m;
+}
+
+/* A [batch, 3, 32, 32] input of values (i * mul % mod) / (mod / 2) - 1 in [-1, 1]. */
+static mopt_tensor *mobilenet_input(int64_t batch, int64_t mul, int64_t mod) {
+    int64_t dims[4] = {batch, 3, 32, 32};
+    mopt_tensor *in = NULL;
+    assert_int_equal(mopt_tensor_create(MOPT_DTYPE_F32, 4, dims, &in), MOPT_OK);
+    float *x = mopt_tensor_data(in);
+    for (int64_t i = 0; i < batch * 3 * 32 * 32; i++)
+        x[i] = (float)((i * mul) % mod) / (float)(mod / 2) - 1.f;
+    return in;
+}
+
 MOPT_TEST(sessions_in_parallel_bitwise_equal) {
     /* every node parallel, so the pool is used by all sessions at once */
     setenv("MOPT_PARALLEL_MIN_FLOPS", "0", 1);
     mopt_options *o = options();
-    mopt_model *m = NULL;
-    if (mopt_model_load("tests/models/mobilenet/model.onnx", o, &m) != MOPT_OK)
-        fail_msg("%s", mopt_last_error());
-    int64_t dims[4] = {4, 3, 32, 32};
-    mopt_tensor *in = NULL, *ref = NULL;
-    assert_int_equal(mopt_tensor_create(MOPT_DTYPE_F32, 4, dims, &in), MOPT_OK);
-    float *x = mopt_tensor_data(in);
-    for (int64_t i = 0; i < 4 * 3 * 32 * 32; i++)
-        x[i] = (float)((i * 7919) % 2003) / 1001.f - 1.f;
+    mopt_model *m = load_mobilenet(o);
+    mopt_tensor *in = mobilenet_input(4, 7919, 2003), *ref = NULL;
     mopt_session *s = NULL;
     assert_int_equal(mopt_session_create(m, o, &s), MOPT_OK);
     const mopt_tensor *cin = in;
@@ -177,15 +188,8 @@ MOPT_TEST(adaptive_threads_same_outputs) {
     setenv("MOPT_ADAPTIVE_THREADS", "1", 1);
     setenv("MOPT_PARALLEL_MIN_FLOPS", "0", 1);
     mopt_options *o = options();
-    mopt_model *m = NULL;
-    if (mopt_model_load("tests/models/mobilenet/model.onnx", o, &m) != MOPT_OK)
-        fail_msg("%s", mopt_last_error());
-    int64_t dims[4] = {2, 3, 32, 32};
-    mopt_tensor *in = NULL, *ref = NULL;
-    assert_int_equal(mopt_tensor_create(MOPT_DTYPE_F32, 4, dims, &in), MOPT_OK);
-    float *x = mopt_tensor_data(in);
-    for (int64_t i = 0; i < 2 * 3 * 32 * 32; i++)
-        x[i] = (float)((i * 104729) % 4001) / 2000.f - 1.f;
+    mopt_model *m = load_mobilenet(o);
+    mopt_tensor *in = mobilenet_input(2, 104729, 4001), *ref = NULL;
     const mopt_tensor *cin = in;
     mopt_options *o1 = options();
     assert_int_equal(mopt_options_set_int(o1, "threads", 1), MOPT_OK);

@@ -59,7 +59,7 @@ static void weight(buf *g, const char *name, int seed) {
  * residual a); y = d * d, or, when reuse, y = d * a: a is then read after the
  * fused conv and must keep its bytes. */
 static buf model(bool reuse) {
-    buf g = {0}, m = {0};
+    buf g = {0};
     node(&g, "Relu", "relu", "x", NULL, NULL, "a");
     node(&g, "Conv", "conv1", "a", "w1", NULL, "b");
     node(&g, "Conv", "conv2", "b", "w2", NULL, "c");
@@ -71,13 +71,7 @@ static buf model(bool reuse) {
     int64_t dims[4] = {N, C, HW, HW};
     value_info(&g, 11, "x", 1, 4, dims);
     value_info(&g, 12, "y", 1, 4, dims);
-    buf opset = {0};
-    f_str(&opset, 1, "");
-    f_int(&opset, 2, 17);
-    f_int(&m, 1, 8); /* ir_version */
-    f_msg(&m, 8, &opset);
-    f_msg(&m, 7, &g);
-    return m;
+    return model_proto(&g);
 }
 
 typedef struct result {

@@ -47,6 +47,12 @@ MOPT_TEST(ir_value_lookup) {
     ir_graph_destroy(g);
 }
 
+/* ir_graph_check refuses g as an invalid model, with a message naming what. */
+static void check_refuses(ir_graph *g, const char *what) {
+    assert_int_equal(ir_graph_check(g), MOPT_ERR_INVALID_MODEL);
+    assert_non_null(strstr(mopt_error_message(), what));
+}
+
 MOPT_TEST(ir_check_sorts_nodes) {
     ir_graph *g = graph_with_input_x();
     add(g, "Relu", "second", "a", NULL, "b");
@@ -62,16 +68,14 @@ MOPT_TEST(ir_check_rejects_cycle) {
     ir_graph *g = graph_with_input_x();
     add(g, "Add", "n1", "x", "b", "a");
     add(g, "Relu", "n2", "a", NULL, "b");
-    assert_int_equal(ir_graph_check(g), MOPT_ERR_INVALID_MODEL);
-    assert_non_null(strstr(mopt_error_message(), "cycle"));
+    check_refuses(g, "cycle");
     ir_graph_destroy(g);
 }
 
 MOPT_TEST(ir_check_rejects_undefined_input) {
     ir_graph *g = ir_graph_create();
     add(g, "Relu", "lonely", "ghost", NULL, "y");
-    assert_int_equal(ir_graph_check(g), MOPT_ERR_INVALID_MODEL);
-    assert_non_null(strstr(mopt_error_message(), "ghost"));
+    check_refuses(g, "ghost");
     assert_non_null(strstr(mopt_error_message(), "lonely"));
     ir_graph_destroy(g);
 }
@@ -80,8 +84,7 @@ MOPT_TEST(ir_check_rejects_double_producer) {
     ir_graph *g = graph_with_input_x();
     add(g, "Relu", "p1", "x", NULL, "y");
     add(g, "Relu", "p2", "x", NULL, "y");
-    assert_int_equal(ir_graph_check(g), MOPT_ERR_INVALID_MODEL);
-    assert_non_null(strstr(mopt_error_message(), "produced twice"));
+    check_refuses(g, "produced twice");
     ir_graph_destroy(g);
 }
 

@@ -45,7 +45,7 @@ static const char *const k_kind_name[] = {"Identity", "Relu", "Add"};
 
 /* x -> op -> t0 -> op -> t1 ... -> y; Add adds the constant c (0.5 each). */
 static buf chain_model(chain_kind kind, long n_nodes) {
-    buf graph = {0}, model = {0}, node = {0};
+    buf graph = {0}, node = {0};
     char in[32], out[32], name[32];
     snprintf(in, sizeof in, "x");
     for (long i = 0; i < n_nodes; i++) {
@@ -75,13 +75,7 @@ static buf chain_model(chain_kind kind, long n_nodes) {
     }
     value_info_f32x8(&graph, 11, "x");
     value_info_f32x8(&graph, 12, "y");
-    buf opset = {0};
-    f_str(&opset, 1, "");
-    f_int(&opset, 2, 17);
-    f_int(&model, 1, 8); /* ir_version */
-    f_msg(&model, 8, &opset);
-    f_msg(&model, 7, &graph);
-    return model;
+    return model_proto(&graph);
 }
 
 static double clock_s(clockid_t c) {

@@ -77,6 +77,15 @@ static void check_identity_subgraph(const ir_graph *sg, const char *tag) {
     assert_int_equal(ir_graph_opset(sg, ""), 17);
 }
 
+/* n's list attribute name, asserting its type and length. */
+static const ir_attr *list_attr(const ir_node *n, const char *name, ir_attr_type type, size_t len) {
+    const ir_attr *a = ir_node_attr(n, name);
+    assert_non_null(a);
+    assert_int_equal(a->type, type);
+    assert_int_equal(a->n, len);
+    return a;
+}
+
 MOPT_TEST(onnx_import_every_attribute_type) {
     ir_graph *g = must_import(DATA "import_attrs.onnx");
     assert_int_equal(g->n_nodes, 3);
@@ -117,23 +126,17 @@ MOPT_TEST(onnx_import_every_attribute_type) {
     assert_int_equal(in[1], -1);
     assert_int_equal(in[2], 9000000000LL);
 
-    a = ir_node_attr(n, "names");
-    assert_int_equal(a->type, IR_ATTR_STRINGS);
-    assert_int_equal(a->n, 2);
+    a = list_attr(n, "names", IR_ATTR_STRINGS, 2);
     assert_string_equal(a->strings[0], "a");
     assert_string_equal(a->strings[1], "bc");
 
-    a = ir_node_attr(n, "tlist");
-    assert_int_equal(a->type, IR_ATTR_TENSORS);
-    assert_int_equal(a->n, 2);
+    a = list_attr(n, "tlist", IR_ATTR_TENSORS, 2);
     assert_int_equal(a->tensors[0]->dtype, MOPT_DTYPE_F32);
     assert_true(((float *)a->tensors[0]->data)[0] == 2.0f);
     assert_int_equal(a->tensors[1]->dtype, MOPT_DTYPE_I32);
     assert_int_equal(((int32_t *)a->tensors[1]->data)[1], 2);
 
-    a = ir_node_attr(n, "glist");
-    assert_int_equal(a->type, IR_ATTR_GRAPHS);
-    assert_int_equal(a->n, 2);
+    a = list_attr(n, "glist", IR_ATTR_GRAPHS, 2);
     check_identity_subgraph(a->graphs[0], "g0");
     check_identity_subgraph(a->graphs[1], "g1");
 

@@ -39,6 +39,13 @@ static ytree_error refused(ytree *t, const ytree_limits *lim, const char *text,
     return e;
 }
 
+/* Reads text expecting success; t is left to the caller to inspect and free. */
+static void accepted(ytree *t, const ytree_limits *lim, const char *text) {
+    ytree_error e;
+    assert_int_equal(read_text(t, lim, text, &e), MOPT_OK);
+    assert_int_equal(e.problem, YTREE_OK);
+}
+
 /* n lines of fmt, each formatted with its number modulo mod (a new buffer). */
 static char *many_lines(const char *fmt, size_t n, size_t mod, size_t *len) {
     char *text = malloc(n * 16 + 1);
@@ -52,9 +59,7 @@ static char *many_lines(const char *fmt, size_t n, size_t mod, size_t *len) {
 MOPT_TEST(yaml_tree_builds_nodes_with_lines) {
     const char *text = "a: 1\nb: [x, \"y\"]\n\nc: {d: !hex \"00\", e: ~}\nf: \"n\\0l\"\n";
     ytree t;
-    ytree_error e;
-    assert_int_equal(read_text(&t, &k_lim, text, &e), MOPT_OK);
-    assert_int_equal(e.problem, YTREE_OK);
+    accepted(&t, &k_lim, text);
     assert_int_equal(t.n_docs, 1);
     const ytree_node *root = t.docs[0];
     assert_int_equal(root->kind, YTREE_MAP);
@@ -95,7 +100,7 @@ MOPT_TEST(yaml_tree_builds_nodes_with_lines) {
     /* lines count from first_line (a .mopt header starts on line 2) */
     ytree_limits lim = k_lim;
     lim.first_line = 2;
-    assert_int_equal(read_text(&t, &lim, "a: 1\nb: 2\n", &e), MOPT_OK);
+    accepted(&t, &lim, "a: 1\nb: 2\n");
     assert_int_equal(ytree_get(t.docs[0], "b")->line, 3);
     ytree_free(&t);
 }
@@ -112,8 +117,7 @@ MOPT_TEST(yaml_tree_refuses_aliases_and_keeps_what_came_before) {
 MOPT_TEST(yaml_tree_counts_documents) {
     const char *two = "a: 1\n---\nb: 2\n";
     ytree t;
-    ytree_error e;
-    assert_int_equal(read_text(&t, &k_lim, two, &e), MOPT_OK);
+    accepted(&t, &k_lim, two);
     assert_int_equal(t.n_docs, 2);
     assert_non_null(ytree_get(t.docs[1], "b"));
     ytree_free(&t);
@@ -123,10 +127,10 @@ MOPT_TEST(yaml_tree_counts_documents) {
     assert_int_equal(t.n_docs, 1);
     ytree_free(&t);
     /* an empty stream has no document; an empty document is a null scalar */
-    assert_int_equal(read_text(&t, &lim, "# nothing\n", &e), MOPT_OK);
+    accepted(&t, &lim, "# nothing\n");
     assert_int_equal(t.n_docs, 0);
     ytree_free(&t);
-    assert_int_equal(read_text(&t, &lim, "---\n", &e), MOPT_OK);
+    accepted(&t, &lim, "---\n");
     assert_int_equal(t.n_docs, 1);
     assert_true(ytree_is_null(t.docs[0]));
     ytree_free(&t);
@@ -136,8 +140,7 @@ MOPT_TEST(yaml_tree_bounds_depth) {
     ytree_limits lim = k_lim;
     lim.max_depth = 3;
     ytree t;
-    ytree_error e;
-    assert_int_equal(read_text(&t, &lim, "[[[1]]]", &e), MOPT_OK);
+    accepted(&t, &lim, "[[[1]]]");
     ytree_free(&t);
     refused(&t, &lim, "[[\n[\n[1]]]]", YTREE_DEPTH, 3);
     ytree_free(&t);
@@ -154,8 +157,7 @@ MOPT_TEST(yaml_tree_bounds_depth) {
 MOPT_TEST(yaml_tree_collection_keys) {
     const char *text = "a: 1\n? [k]\n: 2\n";
     ytree t;
-    ytree_error e;
-    assert_int_equal(read_text(&t, &k_lim, text, &e), MOPT_OK);
+    accepted(&t, &k_lim, text);
     assert_int_equal(t.docs[0]->kids[2]->kind, YTREE_SEQ);
     ytree_free(&t);
     ytree_limits lim = k_lim;

@@ -289,6 +289,15 @@ int string_flags(int argc, char **argv, int *i, const string_flag *flags) {
     return 0;
 }
 
+int model_arg(const char *cmd, const char *arg, const char **model) {
+    if (arg[0] == '-' && arg[1] != '\0')
+        return usage_error("unknown flag '%s' for 'mopt %s'", arg, cmd);
+    if (*model)
+        return usage_error("'mopt %s' takes one model, got '%s' and '%s'", cmd, *model, arg);
+    *model = arg;
+    return 0;
+}
+
 static void print_json_string(FILE *f, const char *s) {
     const unsigned char *p = (const unsigned char *)s;
     fputc('"', f);
@@ -667,12 +676,8 @@ static int cmd_info(int argc, char **argv) {
                 shape_args[n_shape_args++] = v;
         } else if ((r = string_flags(argc, argv, &i, strings)) != 0) {
             if (r < 0) prc = EXIT_USAGE;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            prc = usage_error("unknown flag '%s' for 'mopt info'", argv[i]);
-        } else if (!c.model) {
-            c.model = argv[i];
         } else {
-            prc = usage_error("'mopt info' takes one model, got '%s' and '%s'", c.model, argv[i]);
+            prc = model_arg("info", argv[i], &c.model);
         }
     }
     if (!prc && !c.model) prc = usage_error("'mopt info' needs a MODEL file");
@@ -1123,6 +1128,11 @@ static int cmd_run(int argc, char **argv) {
         rc = EXIT_FAILURE;
         goto done;
     }
+    const string_flag strings[] = {
+        {"--output-dir", &out_dir},     {"--opt-level", &c.opt_level},
+        {"--threads", &c.threads},      {"--precision", &c.precision},
+        {"--backend", &c.backend},      {"--memory-limit", &c.memory_limit},
+        {"--options", &c.options_file}, {NULL, NULL}};
     for (int i = 2; i < argc && !rc; i++) {
         const char *v = NULL;
         int r;
@@ -1138,39 +1148,16 @@ static int cmd_run(int argc, char **argv) {
             rc = r < 0 ? EXIT_USAGE : split_name_value("--dim", v, &dims[n_dims++]);
             if (!rc && (!parse_i64(dims[n_dims - 1].value, &x) || x < 0))
                 rc = usage_error("--dim %s: expected SYMBOL=N with N >= 0", v);
-        } else if ((r = flag_value(argc, argv, &i, "--output-dir", &v)) != 0) {
+        } else if ((r = string_flags(argc, argv, &i, strings)) != 0) {
             rc = r < 0 ? EXIT_USAGE : 0;
-            out_dir = v;
-        } else if ((r = flag_value(argc, argv, &i, "--opt-level", &v)) != 0) {
-            rc = r < 0 ? EXIT_USAGE : 0;
-            c.opt_level = v;
-        } else if ((r = flag_value(argc, argv, &i, "--threads", &v)) != 0) {
-            rc = r < 0 ? EXIT_USAGE : 0;
-            c.threads = v;
-        } else if ((r = flag_value(argc, argv, &i, "--precision", &v)) != 0) {
-            rc = r < 0 ? EXIT_USAGE : 0;
-            c.precision = v;
-        } else if ((r = flag_value(argc, argv, &i, "--backend", &v)) != 0) {
-            rc = r < 0 ? EXIT_USAGE : 0;
-            c.backend = v;
-        } else if ((r = flag_value(argc, argv, &i, "--memory-limit", &v)) != 0) {
-            rc = r < 0 ? EXIT_USAGE : 0;
-            c.memory_limit = v;
-        } else if ((r = flag_value(argc, argv, &i, "--options", &v)) != 0) {
-            rc = r < 0 ? EXIT_USAGE : 0;
-            c.options_file = v;
         } else if ((r = flag_value(argc, argv, &i, "--seed", &v)) != 0) {
             int64_t x;
             rc = r < 0 ? EXIT_USAGE : 0;
             seed_s = v;
             if (!rc && (!parse_i64(v, &x) || x < 0))
                 rc = usage_error("--seed %s: expected a number >= 0", v);
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            rc = usage_error("unknown flag '%s' for 'mopt run'", argv[i]);
-        } else if (!c.model) {
-            c.model = argv[i];
         } else {
-            rc = usage_error("'mopt run' takes one model, got '%s' and '%s'", c.model, argv[i]);
+            rc = model_arg("run", argv[i], &c.model);
         }
     }
     if (rc) goto done;
@@ -1419,13 +1406,8 @@ static int cmd_optimize(int argc, char **argv) {
             report = 1;
         } else if ((r = string_flags(argc, argv, &i, strings)) != 0) {
             if (r < 0) return EXIT_USAGE;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return usage_error("unknown flag '%s' for 'mopt optimize'", argv[i]);
-        } else if (!c.model) {
-            c.model = argv[i];
-        } else {
-            return usage_error("'mopt optimize' takes one model, got '%s' and '%s'", c.model,
-                               argv[i]);
+        } else if ((r = model_arg("optimize", argv[i], &c.model)) != 0) {
+            return r;
         }
     }
     if (!c.model) return usage_error("'mopt optimize' needs a MODEL file");

@@ -33,6 +33,10 @@ typedef struct string_flag {
 /* flag_value for each flag of the list (ended by {NULL, NULL}) in turn: the
  * result of the first that matches argv[*i], 0 when none does. */
 int string_flags(int argc, char **argv, int *i, const string_flag *flags);
+/* The last case of a command's argument loop (mopt CMD ... MODEL): arg is
+ * an unknown flag, the model (the first other argument, stored in *model),
+ * or a second model; 0, or the usage error's exit code. */
+int model_arg(const char *cmd, const char *arg, const char **model);
 
 typedef struct common_opts {
     const char *model;

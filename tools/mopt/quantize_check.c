@@ -634,13 +634,8 @@ int cmd_quantize_check(int argc, char **argv) {
                 rc = usage_error("--runs %s: expected a number >= 0", v);
             else if (r > 0)
                 q.runs = x;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            rc = usage_error("unknown flag '%s' for 'mopt quantize-check'", argv[i]);
-        } else if (!q.model) {
-            q.model = argv[i];
         } else {
-            rc = usage_error("'mopt quantize-check' takes one model, got '%s' and '%s'", q.model,
-                             argv[i]);
+            rc = model_arg("quantize-check", argv[i], &q.model);
         }
         if (r < 0) rc = EXIT_USAGE;
     }

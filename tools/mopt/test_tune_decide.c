@@ -30,6 +30,13 @@ static void scaled(double *out, double base, const double *jitter) {
 static const double k_small[R] = {1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.00, 1.01, 0.99, 1.00};
 static const double k_large[R] = {1.00, 1.40, 0.70, 1.10, 0.65, 1.35, 0.90, 1.30, 0.75, 1.00};
 
+/* The incumbent's rounds (base 2.0) and its A/A slot, the incumbent against
+ * itself with the given jitter. */
+static void incumbent(double *inc, double *aa, const double *aa_jitter) {
+    scaled(inc, 2.0, NULL);
+    scaled(aa, 2.0, aa_jitter);
+}
+
 MOPT_TEST(median_and_bootstrap) {
     double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2};
     assert_float_equal(td_median(odd, 3), 2.0, 0);
@@ -49,8 +56,7 @@ MOPT_TEST(median_and_bootstrap) {
 
 MOPT_TEST(clear_gain_is_kept) {
     double inc[R], aa[R], a[R];
-    scaled(inc, 2.0, NULL);
-    scaled(aa, 2.0, k_small);
+    incumbent(inc, aa, k_small);
     scaled(a, 1.0, k_small); /* half the time, despite a 2x drift */
     td_cand c[1] = {{.rm = a, .n = R, .quality_ok = 1}};
     td_result o;
@@ -65,9 +71,8 @@ MOPT_TEST(clear_gain_is_kept) {
 
 MOPT_TEST(gain_within_noise_is_not_kept) {
     double inc[R], aa[R], a[R];
-    scaled(inc, 2.0, NULL);
-    scaled(aa, 2.0, k_large); /* the incumbent against itself: +-35% */
-    scaled(a, 1.6, k_small);  /* a steady 20% gain */
+    incumbent(inc, aa, k_large); /* the incumbent against itself: +-35% */
+    scaled(a, 1.6, k_small);     /* a steady 20% gain */
     td_cand c[1] = {{.rm = a, .n = R, .quality_ok = 1}};
     td_result o;
     assert_int_equal(td_decide(inc, aa, R, c, 1, 0.03, &o), 0);
@@ -84,8 +89,7 @@ MOPT_TEST(gain_within_noise_is_not_kept) {
 
 MOPT_TEST(quality_failure_is_never_kept) {
     double inc[R], aa[R], a[R], b[R];
-    scaled(inc, 2.0, NULL);
-    scaled(aa, 2.0, k_small);
+    incumbent(inc, aa, k_small);
     scaled(a, 0.5, NULL); /* 4x faster, breaks the budget */
     scaled(b, 1.5, NULL); /* 25% faster, holds it */
     td_cand c[2] = {{.rm = a, .n = R, .quality_ok = 0}, {.rm = b, .n = R, .quality_ok = 1}};
@@ -100,8 +104,7 @@ MOPT_TEST(quality_failure_is_never_kept) {
 
 MOPT_TEST(interval_reaching_one_blocks) {
     double inc[R], aa[R], a[R];
-    scaled(inc, 2.0, NULL);
-    scaled(aa, 2.0, k_small);
+    incumbent(inc, aa, k_small);
     /* half the rounds much faster, 4 of 10 slower: median 0.5, but not reliably faster */
     const double mix[R] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 1.5, 1.5, 1.5, 1.5};
     for (int r = 0; r < R; r++)
@@ -117,8 +120,7 @@ MOPT_TEST(interval_reaching_one_blocks) {
 
 MOPT_TEST(earlier_within_threshold_is_kept) {
     double inc[R], aa[R], a[R], b[R];
-    scaled(inc, 2.0, NULL);
-    scaled(aa, 2.0, k_small);
+    incumbent(inc, aa, k_small);
     scaled(a, 1.14, NULL); /* ratio 0.57 */
     scaled(b, 1.10, NULL); /* ratio 0.55: within 3% of it */
     td_cand c[2] = {{.rm = a, .n = R, .quality_ok = 1}, {.rm = b, .n = R, .quality_ok = 1}};
@@ -134,8 +136,7 @@ MOPT_TEST(earlier_within_threshold_is_kept) {
 
 MOPT_TEST(same_numbers_same_decision) {
     double inc[R], aa[R], a[R];
-    scaled(inc, 2.0, NULL);
-    scaled(aa, 2.0, k_large);
+    incumbent(inc, aa, k_large);
     scaled(a, 1.3, k_large);
     td_cand c1[1] = {{.rm = a, .n = R, .quality_ok = 1}},
             c2[1] = {{.rm = a, .n = R, .quality_ok = 1}};

@@ -1204,12 +1204,8 @@ int cmd_tune(int argc, char **argv) {
         } else if ((r = flag_value(argc, argv, &i, "--runs", &v)) != 0) {
             if (r > 0 && (!parse_i64(v, &t.runs) || t.runs < 1 || t.runs > 100000))
                 return usage_error("--runs %s: expected 1..100000", v);
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return usage_error("unknown flag '%s' for 'mopt tune'", argv[i]);
-        } else if (!t.model) {
-            t.model = argv[i];
-        } else {
-            return usage_error("'mopt tune' takes one model, got '%s' and '%s'", t.model, argv[i]);
+        } else if ((r = model_arg("tune", argv[i], &t.model)) != 0) {
+            return r;
         }
         if (r < 0) return EXIT_USAGE;
     }
