@@ -9,16 +9,22 @@
 
 #include "kernels/cpu/rowquant.h"
 
+/* Lanes k of y[n..] dequantized: s * (y - zs * cw[n]) + bias[n] (bias may
+ * be NULL), in the scalar loop's order. */
+static inline __m512 dequant16(__mmask16 k, const float *y, __m512 vs, __m512 vz, const float *cw,
+                               const float *bias, int64_t n) {
+    __m512 v = _mm512_maskz_loadu_ps(k, y + n);
+    __m512 c = _mm512_mul_ps(vz, _mm512_maskz_loadu_ps(k, cw + n));
+    v = _mm512_mul_ps(vs, _mm512_sub_ps(v, c));
+    return _mm512_add_ps(v, bias ? _mm512_maskz_loadu_ps(k, bias + n) : _mm512_setzero_ps());
+}
+
 void cpu_dequant_row_avx512(float *y, int64_t N, float s, float zs, const float *cw,
                             const float *bias) {
     const __m512 vs = _mm512_set1_ps(s), vz = _mm512_set1_ps(zs);
     for (int64_t n = 0; n < N; n += 16) {
         const __mmask16 k = (__mmask16)(N - n >= 16 ? 0xFFFF : (1u << (N - n)) - 1);
-        __m512 v = _mm512_maskz_loadu_ps(k, y + n);
-        __m512 c = _mm512_mul_ps(vz, _mm512_maskz_loadu_ps(k, cw + n));
-        v = _mm512_mul_ps(vs, _mm512_sub_ps(v, c));
-        v = _mm512_add_ps(v, bias ? _mm512_maskz_loadu_ps(k, bias + n) : _mm512_setzero_ps());
-        _mm512_mask_storeu_ps(y + n, k, v);
+        _mm512_mask_storeu_ps(y + n, k, dequant16(k, y, vs, vz, cw, bias, n));
     }
 }
 
@@ -74,10 +80,7 @@ void cpu_epilogue_row_avx512(float *y, int64_t N, float s, float zs, const float
     __m512 lo = _mm512_setzero_ps(), hi = lo;
     for (int64_t n = 0; n < N; n += 16) {
         const __mmask16 k = (__mmask16)(N - n >= 16 ? 0xFFFF : (1u << (N - n)) - 1);
-        __m512 v = _mm512_maskz_loadu_ps(k, y + n);
-        __m512 c = _mm512_mul_ps(vz, _mm512_maskz_loadu_ps(k, cw + n));
-        v = _mm512_mul_ps(vs, _mm512_sub_ps(v, c));
-        v = _mm512_add_ps(v, bias ? _mm512_maskz_loadu_ps(k, bias + n) : _mm512_setzero_ps());
+        __m512 v = dequant16(k, y, vs, vz, cw, bias, n);
         if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, res + n));
         if (gelu) v = gelu16(v);
         _mm512_mask_storeu_ps(y + n, k, v);
