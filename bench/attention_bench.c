@@ -62,7 +62,7 @@ static void unfused(const attn_params *p, const float *Q, const float *K, const 
         for (int64_t r = 0; r < p->H * p->Sq; r++) {
             float *row = S + b * p->H * ss + r * p->Sk;
             for (int64_t j = 0; j < p->Sk; j++)
-                row[j] = row[j] * p->scale + p->mask_add[b * p->m_sb + j];
+                row[j] = row[j] * p->scale + p->mask.add[b * p->mask.sb + j];
         }
     for (int64_t r = 0; r < p->B * p->H * p->Sq; r++) { /* softmax over the last axis */
         float *row = S + r * p->Sk, mx = -INFINITY, sum = 0.0f;
@@ -191,8 +191,8 @@ int main(int argc, char **argv) {
         for (int64_t b = 0; b < B; b++) /* pad the last eighth of each sequence */
             for (int64_t j = 0; j < S; j++)
                 M[b * S + j] = j >= S - S / 8 ? -10000.0f : 0.0f;
-        p.mask_add = M;
-        p.m_sb = S, p.m_sh = 0, p.m_sq = 0, p.m_sk = 1;
+        p.mask.add = M;
+        p.mask.sb = S, p.mask.sh = 0, p.mask.sq = 0, p.mask.sk = 1;
         double t_unf = 1e30, t_fus = 1e30, t_blas = 1e30;
         for (int r = 0; r < reps; r++) {
             double t0 = now_s();

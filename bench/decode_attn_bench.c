@@ -70,7 +70,7 @@ int main(int argc, char **argv) {
             for (int i = 0; i < nT; i++) {
                 kn_decode_attn p = {.B = 1, .H = H, .M = 1, .T = Ts[i], .D = D, .Dv = D};
                 p.q = q, p.k = k, p.v = v, p.y = y, p.scale = 0.2f, p.fill = -1e9f;
-                if (mk) p.keep = keep, p.m_st = 1;
+                if (mk) p.mask.keep = keep, p.mask.sk = 1;
                 double res[2];
                 for (int sweep = 0; sweep < 2; sweep++) {
                     for (int64_t r = 0; r < reps; r++) {

@@ -83,6 +83,16 @@ void kn_gemm_each(const kn_gemm *g, kn_gemm_one_fn fn, void *arg);
 
 /* ---- attention ----------------------------------------------------------- */
 
+/* An attention mask over [B, H, query rows, keys]: at most one of add
+ * (additive) and keep (nonzero = attend), or neither, read at element
+ * strides sb, sh, sq, sk (0 on broadcast axes). Both attention parameter
+ * blocks below hold one. */
+typedef struct kn_attn_mask {
+    const float *add;
+    const uint8_t *keep;
+    int64_t sb, sh, sq, sk;
+} kn_attn_mask;
+
 /* mopt.Attention: O = softmax(scale * Q @ K^T + mask) @ V per batch and head.
  * Layouts are element strides, so one kernel serves both "bhsd" ([B,H,S,D])
  * and "bsh" ([B,S,H*D]) tensors. Semantics shared by every attention kernel:
@@ -98,12 +108,8 @@ typedef struct attn_params {
     int64_t v_sb, v_sh, v_ss;
     int64_t o_sb, o_sh, o_ss;
     float scale;
-    bool causal; /* query i sees keys j <= i + (Sk - Sq) */
-    /* optional mask, one of the two (or neither), with broadcast strides
-     * (0 on broadcast axes) over [B, H, Sq, Sk] */
-    const float *mask_add;    /* additive */
-    const uint8_t *mask_bool; /* nonzero = attend */
-    int64_t m_sb, m_sh, m_sq, m_sk;
+    bool causal;       /* query i sees keys j <= i + (Sk - Sq) */
+    kn_attn_mask mask; /* optional, over [B, H, Sq, Sk] */
     /* optional workspace for the fused kernels: `threads` blocks of
      * work_per_thread bytes, 64-byte aligned (see cpu_attention_*_scratch);
      * NULL: the kernel allocates its own */
@@ -120,7 +126,7 @@ typedef struct attn_params {
  *   y[b, h, m, :] = sum_t softmax(s)[t] V[b, t, h, :]
  * q [B, H, M, D] and y [B, H, M, Dv] contiguous; K [B, T, H, D] and V
  * [B, T, H, Dv] the token-major caches (a key's row stride H * D). The mask
- * (at most one of keep/add) is read at element strides over [B, H, M, T], 0
+ * (mask: at most one of keep/add) is read at element strides over [B, H, M, T], 0
  * on broadcast axes. A causal mask may come as positions instead (a
  * decoder's mask folded by the kv_cache pass): with qpos, key t is hidden
  * from row (b, h, m) when t > qpos[b * qp_sb + m * qp_sm]; with kpad, when
@@ -136,9 +142,7 @@ typedef struct kn_decode_attn {
     const float *q, *k, *v;
     float *y;
     float scale, fill;
-    const uint8_t *keep;
-    const float *add;
-    int64_t m_sb, m_sh, m_sm, m_st;
+    kn_attn_mask mask;          /* optional, over [B, H, M, T] */
     const int64_t *qpos, *kpad; /* optional: query positions [B, M], key mask [B, T] */
     int64_t qp_sb, qp_sm, kp_sb;
 } kn_decode_attn;

@@ -342,7 +342,7 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
     int64_t last = -1; /* last key any row of the block sees */
     for (int r = 0; r < nb; r++)
         last = limit[r] > last ? limit[r] : last;
-    const int64_t moff = b * p->m_sb + h * p->m_sh;
+    const int64_t moff = b * p->mask.sb + h * p->mask.sh;
     float *ptf = (float *)s->pt;
     for (int64_t j0 = 0; j0 <= last; j0 += ATTN_KT) {
         /* scores of the tile: acc[r][c] = sum_d qs[r][d] * K^T[d][j0 + c*VLEN ..] */
@@ -384,15 +384,15 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
                     prow[c] = vsplat(0.0f);
                 continue;
             }
-            const int64_t mrow = moff + (i0 + r) * p->m_sq;
-            bool whole = limit[r] >= j0 + ATTN_KT - 1 && !p->mask_bool &&
-                         (!p->mask_add || p->m_sk == 1 || p->m_sk == 0);
+            const int64_t mrow = moff + (i0 + r) * p->mask.sq;
+            bool whole = limit[r] >= j0 + ATTN_KT - 1 && !p->mask.keep &&
+                         (!p->mask.add || p->mask.sk == 1 || p->mask.sk == 0);
             if (whole) {
-                if (p->mask_add && p->m_sk == 1) {
+                if (p->mask.add && p->mask.sk == 1) {
                     for (int c = 0; c < ATTN_NV; c++)
-                        acc[r][c] += vload(p->mask_add + mrow + j0 + c * ATTN_VLEN);
-                } else if (p->mask_add) {
-                    float mv = p->mask_add[mrow];
+                        acc[r][c] += vload(p->mask.add + mrow + j0 + c * ATTN_VLEN);
+                } else if (p->mask.add) {
+                    float mv = p->mask.add[mrow];
                     for (int c = 0; c < ATTN_NV; c++)
                         acc[r][c] += mv;
                 }
@@ -402,10 +402,11 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
                     prow[c] = acc[r][c];
                 for (int64_t j = 0; j < ATTN_KT; j++) {
                     int64_t key = j0 + j;
-                    if (key > limit[r] || (p->mask_bool && !p->mask_bool[mrow + key * p->m_sk])) {
+                    if (key > limit[r] ||
+                        (p->mask.keep && !p->mask.keep[mrow + key * p->mask.sk])) {
                         sr[j] = -INFINITY;
-                    } else if (p->mask_add) {
-                        sr[j] += p->mask_add[mrow + key * p->m_sk];
+                    } else if (p->mask.add) {
+                        sr[j] += p->mask.add[mrow + key * p->mask.sk];
                     }
                 }
                 for (int c = 0; c < ATTN_NV; c++)

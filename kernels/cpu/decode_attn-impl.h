@@ -122,21 +122,23 @@ static inline __attribute__((always_inline)) vf da_scores(const kn_decode_attn *
         part[i] = a;
     }
     vf s = v_mul(da_sums(part), v_set1(p->scale));
-    if (kn == VW && p->m_st == 1 && p->keep) return da_keep(p->keep + moff + j0, s, p->fill);
-    if (kn == VW && p->m_st == 1 && p->add) return v_add(s, v_load(p->add + moff + j0));
-    if (!p->keep && !p->add && !kp && kn == VW) return s;
+    if (kn == VW && p->mask.sk == 1 && p->mask.keep)
+        return da_keep(p->mask.keep + moff + j0, s, p->fill);
+    if (kn == VW && p->mask.sk == 1 && p->mask.add)
+        return v_add(s, v_load(p->mask.add + moff + j0));
+    if (!p->mask.keep && !p->mask.add && !kp && kn == VW) return s;
     float sb[VW];
     v_store(sb, s);
     if (kp)
         for (int64_t i = 0; i < kn; i++)
             sb[i] = kp[j0 + i] ? sb[i] : p->fill;
-    const int64_t st = p->m_st, at = moff + j0 * st;
-    if (p->keep) {
-        const uint8_t *keep = p->keep + at;
+    const int64_t st = p->mask.sk, at = moff + j0 * st;
+    if (p->mask.keep) {
+        const uint8_t *keep = p->mask.keep + at;
         for (int64_t i = 0; i < kn; i++)
             sb[i] = keep[i * st] ? sb[i] : p->fill;
-    } else if (p->add) {
-        const float *ap = p->add + at;
+    } else if (p->mask.add) {
+        const float *ap = p->mask.add + at;
         for (int64_t i = 0; i < kn; i++)
             sb[i] += ap[i * st];
     }
@@ -155,7 +157,7 @@ static inline __attribute__((always_inline)) void da_row_n(const kn_decode_attn 
     const float *q = p->q + row * D;
     const float *k = p->k + b * T * hd + h * D;
     const float *v = p->v + b * T * hdv + h * Dv;
-    const int64_t moff = b * p->m_sb + h * p->m_sh + m * p->m_sm;
+    const int64_t moff = b * p->mask.sb + h * p->mask.sh + m * p->mask.sq;
     /* keys past the row's position are hidden (the tail below) */
     const int64_t tv = kn_decode_attn_visible(p, b, m);
     const int64_t *kp = p->kpad ? p->kpad + b * p->kp_sb : NULL;

@@ -19,16 +19,16 @@
  * weights; dropped keys get weight 0. A row with no usable key is all 0. */
 static void softmax_row(const attn_params *p, int64_t b, int64_t h, int64_t i, float *s) {
     int64_t limit = p->causal ? i + (p->Sk - p->Sq) : p->Sk - 1; /* last visible key */
-    const int64_t moff = b * p->m_sb + h * p->m_sh + i * p->m_sq;
+    const int64_t moff = b * p->mask.sb + h * p->mask.sh + i * p->mask.sq;
     float mx = -INFINITY;
     for (int64_t j = 0; j < p->Sk; j++) {
         bool keep = j <= limit;
-        if (p->mask_bool && !p->mask_bool[moff + j * p->m_sk]) keep = false;
+        if (p->mask.keep && !p->mask.keep[moff + j * p->mask.sk]) keep = false;
         if (!keep) {
             s[j] = -INFINITY;
             continue;
         }
-        if (p->mask_add) s[j] += p->mask_add[moff + j * p->m_sk];
+        if (p->mask.add) s[j] += p->mask.add[moff + j * p->mask.sk];
         if (s[j] > mx) mx = s[j];
     }
     if (mx == -INFINITY) { /* no key to attend: a row of zeros */
@@ -94,10 +94,10 @@ static float decode_score(const kn_decode_attn *p, const float *q, const float *
     for (int64_t d = 0; d < p->D; d++)
         s += q[d] * k[d];
     s *= p->scale;
-    if (p->keep && !p->keep[moff + t * p->m_st]) s = p->fill;
+    if (p->mask.keep && !p->mask.keep[moff + t * p->mask.sk]) s = p->fill;
     if (p->qpos && t > p->qpos[b * p->qp_sb + m * p->qp_sm]) s = p->fill;
     if (p->kpad && p->kpad[b * p->kp_sb + t] == 0) s = p->fill;
-    if (p->add) s += p->add[moff + t * p->m_st];
+    if (p->mask.add) s += p->mask.add[moff + t * p->mask.sk];
     return s;
 }
 
@@ -107,7 +107,7 @@ void ref_decode_attention_f32(const kn_decode_attn *p) {
         for (int64_t h = 0; h < p->H; h++)
             for (int64_t m = 0; m < p->M; m++) {
                 const int64_t row = (b * p->H + h) * p->M + m;
-                const int64_t moff = b * p->m_sb + h * p->m_sh + m * p->m_sm;
+                const int64_t moff = b * p->mask.sb + h * p->mask.sh + m * p->mask.sq;
                 const float *q = p->q + row * p->D;
                 const float *k = p->k + b * p->T * hd + h * p->D;
                 const float *v = p->v + b * p->T * hdv + h * p->Dv;

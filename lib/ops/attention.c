@@ -269,11 +269,11 @@ mopt_status ops_attention_kernel_params(const op_ctx *ctx, const op_tensor *in, 
         const int64_t scores[4] = {p->B, p->H, p->Sq, p->Sk};
         int64_t ms[4];
         op_mask_strides(&in[3].shape, scores, ms);
-        p->m_sb = ms[0], p->m_sh = ms[1], p->m_sq = ms[2], p->m_sk = ms[3];
+        p->mask.sb = ms[0], p->mask.sh = ms[1], p->mask.sq = ms[2], p->mask.sk = ms[3];
         if (in[3].dtype == MOPT_DTYPE_BOOL)
-            p->mask_bool = in[3].data;
+            p->mask.keep = in[3].data;
         else
-            p->mask_add = in[3].data;
+            p->mask.add = in[3].data;
     }
     return MOPT_OK;
 }

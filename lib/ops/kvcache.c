@@ -335,11 +335,11 @@ mopt_status ops_decode_attn_problem(const op_ctx *ctx, const op_tensor *in, int 
                        m->dims[i], want[4 - m->rank + i]);
     int64_t st[4];
     op_mask_strides(m, want, st);
-    p->m_sb = st[0], p->m_sh = st[1], p->m_sm = st[2], p->m_st = st[3];
+    p->mask.sb = st[0], p->mask.sh = st[1], p->mask.sq = st[2], p->mask.sk = st[3];
     if (in[3].dtype == MOPT_DTYPE_BOOL)
-        p->keep = in[3].data;
+        p->mask.keep = in[3].data;
     else
-        p->add = in[3].data;
+        p->mask.add = in[3].data;
     return MOPT_OK;
 }
 

@@ -136,21 +136,21 @@ static void run_case(const tcase *t) {
         assert_non_null(madd);
         for (int64_t i = 0; i < p.B * p.Sk; i++)
             madd[i] = rnd() % 5 == 0 ? -10000.f : frand(-1.f, 1.f);
-        p.mask_add = madd, p.m_sb = p.Sk, p.m_sh = 0, p.m_sq = 0, p.m_sk = 1;
+        p.mask.add = madd, p.mask.sb = p.Sk, p.mask.sh = 0, p.mask.sq = 0, p.mask.sk = 1;
     } else if (t->mask == MASK_ADD_ROW) { /* [Sq, Sk] broadcast over B, H */
         madd = malloc((size_t)(p.Sq * p.Sk) * sizeof *madd);
         assert_non_null(madd);
         for (int64_t i = 0; i < p.Sq * p.Sk; i++)
             madd[i] = frand(-3.f, 3.f);
-        p.mask_add = madd, p.m_sb = 0, p.m_sh = 0, p.m_sq = p.Sk, p.m_sk = 1;
+        p.mask.add = madd, p.mask.sb = 0, p.mask.sh = 0, p.mask.sq = p.Sk, p.mask.sk = 1;
     } else if (t->mask == MASK_BOOL) { /* [B, H, Sq, Sk], row 1 fully masked */
         int64_t n = p.B * p.H * p.Sq * p.Sk;
         mbool = malloc((size_t)n);
         assert_non_null(mbool);
         for (int64_t i = 0; i < n; i++)
             mbool[i] = (i / p.Sk) % p.Sq == 1 ? 0 : rnd() % 3 != 0;
-        p.mask_bool = mbool, p.m_sb = p.H * p.Sq * p.Sk, p.m_sh = p.Sq * p.Sk, p.m_sq = p.Sk,
-        p.m_sk = 1;
+        p.mask.keep = mbool, p.mask.sb = p.H * p.Sq * p.Sk, p.mask.sh = p.Sq * p.Sk,
+        p.mask.sq = p.Sk, p.mask.sk = 1;
     }
     assert_true(ref_attention_f32(&p, Q, K, V, R));
     for (int64_t i = 0; i < no; i++)

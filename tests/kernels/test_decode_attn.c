@@ -71,16 +71,16 @@ static void make(problem *x, int64_t B, int64_t H, int64_t M, int64_t T, int64_t
                     x->keep[(b * M + m) * T + t] =
                         (uint8_t)(t <= T - M + m && !(mask == MASK_KEEP_ROWS_EMPTY && m == 0) &&
                                   (rnd() % 7 != 0 || t == T - M + m));
-        p->keep = x->keep;
+        p->mask.keep = x->keep;
         p->fill = mask == MASK_KEEP ? -INFINITY : -1e9f;
-        p->m_sb = M * T, p->m_sh = 0, p->m_sm = T, p->m_st = 1;
+        p->mask.sb = M * T, p->mask.sh = 0, p->mask.sq = T, p->mask.sk = 1;
     } else if (mask == MASK_ADD) {
         /* [M, T] over every batch and head */
         x->add = malloc((size_t)(M * T + 1) * sizeof(float));
         for (int64_t i = 0; i < M * T; i++)
             x->add[i] = frand(-4, 1);
-        p->add = x->add;
-        p->m_sb = 0, p->m_sh = 0, p->m_sm = T, p->m_st = 1;
+        p->mask.add = x->add;
+        p->mask.sb = 0, p->mask.sh = 0, p->mask.sq = T, p->mask.sk = 1;
     }
     p->q = x->q, p->k = x->k, p->v = x->v;
 }
@@ -294,8 +294,8 @@ MOPT_TEST(decode_attn_positions_equal_keep_mask) {
                 float *want = malloc((size_t)n * sizeof(float)),
                       *got = malloc((size_t)n * sizeof(float));
                 kn_decode_attn pk = p;
-                pk.qpos = NULL, pk.kpad = NULL, pk.keep = keep;
-                pk.m_sb = M * T, pk.m_sh = 0, pk.m_sm = T, pk.m_st = 1;
+                pk.qpos = NULL, pk.kpad = NULL, pk.mask.keep = keep;
+                pk.mask.sb = M * T, pk.mask.sh = 0, pk.mask.sq = T, pk.mask.sk = 1;
                 pk.y = want;
                 ref_decode_attention_f32(&pk);
                 p.y = got;
