@@ -11,10 +11,11 @@
  *    once at model build into oneDNN's preferred (blocked) layout for the
  *    load-time shape (batch 1 and 32 for unknown sizes), and once per cached
  *    primitive when a run-time shape wants another layout;
- *  - "onednn-wino" (f32, opt_level >= 3, tried first): W reordered at build
- *    for oneDNN's Winograd kernels (3x3 stride-1 convs, >= 16 channels;
- *    onednn_conv_desc.wino); a run whose shape they refuse takes the direct
- *    convolution.
+ *  - "onednn-wino" (f32, opt_level >= 3, tried before the first f32
+ *    variant, so also under int8 without a table and bf16 without AVX-512):
+ *    W reordered at build for oneDNN's Winograd kernels (3x3 stride-1
+ *    convs, >= 16 channels; onednn_conv_desc.wino); a run whose shape they
+ *    refuse takes the direct convolution.
  * FusedConv (fused_onednn.c) shares the support test and prepare.
  */
 #include "mopt_config.h"
