@@ -74,12 +74,7 @@ int main(int argc, char **argv) {
                 double res[2];
                 for (int sweep = 0; sweep < 2; sweep++) {
                     for (int64_t r = 0; r < reps; r++) {
-                        if (sweep) {
-                            float s = 0;
-                            for (size_t j = 0; j < ev_n; j += 16)
-                                s += ev[j];
-                            sink += s;
-                        }
+                        if (sweep) sink += bench_sweep(ev, ev_n);
                         int64_t t0 = bench_now_ns();
                         kt->decode_attn_f32(&p, 0, H);
                         t[r] = bench_now_ns() - t0;

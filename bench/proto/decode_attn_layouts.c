@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/clock_bench.h"
 #include "kernels/cpu/simd-avx512.h"
 /* the shipped body (its avx512 copy, unused here) for da_sums and the vocabulary */
 #include "kernels/cpu/decode_attn-impl.h"
@@ -207,15 +208,6 @@ tiles_bf16(const kn_decode_attn *p, const uint16_t *Kt, const uint16_t *Vt) {
     }
 }
 
-static int64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-static int cmp_i64(const void *a, const void *b) {
-    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
 static float frand(void) { return (float)rand() / (float)RAND_MAX - 0.5f; }
 
 int main(int argc, char **argv) {
@@ -256,13 +248,8 @@ int main(int argc, char **argv) {
         for (int vi = 0; vi < nv; vi++)
             for (int sw = 0; sw < 2; sw++) {
                 for (int64_t r = 0; r < reps; r++) {
-                    if (sw) {
-                        float s = 0;
-                        for (size_t j = 0; j < ev_n; j += 16)
-                            s += ev[j];
-                        sink += s;
-                    }
-                    const int64_t t0 = now_ns();
+                    if (sw) sink += bench_sweep(ev, ev_n);
+                    const int64_t t0 = bench_now_ns();
                     for (int l = 0; l < 2; l++) {
                         kn_decode_attn p = {.B = 1, .H = HD, .M = 1, .T = T, .D = DD, .Dv = DD};
                         p.q = q, p.k = k[l], p.v = v[l], p.y = y, p.qpos = &qpos;
@@ -272,9 +259,9 @@ int main(int argc, char **argv) {
                         if (vi == 2) tiles_f32(&p, kt[l], vt[l]);
                         if (vi == 3) tiles_bf16(&p, ktb[l], vtb[l]);
                     }
-                    tm[r] = now_ns() - t0;
+                    tm[r] = bench_now_ns() - t0;
                 }
-                qsort(tm, (size_t)reps, sizeof *tm, cmp_i64);
+                qsort(tm, (size_t)reps, sizeof *tm, bench_cmp_i64);
                 const double x = (double)tm[reps / 2] / (double)(2 * T * HD);
                 if (round == 0 || x < res[vi][sw]) res[vi][sw] = x;
                 if (round == 0 && sw == 0) { /* layer 1's y, as the loop left it */
