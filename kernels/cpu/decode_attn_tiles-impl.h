@@ -118,13 +118,14 @@ static void dt_scores(const kn_decode_attn *p, const dt_q *qp, int64_t h, int64_
 }
 
 /* y[d0 .. d0 + nb) += the weights w[0 .. cn) (cn a multiple of 32) times V
- * of keys c0 .. c0 + cn, dims d0 .. d0 + nb (nb <= 16) */
+ * of keys c0 .. c0 + cn, dims d0 .. d0 + nb (nb <= 32: up to 32 sums in
+ * registers, so a head dim of 24 is one pass over the tiles) */
 static inline __attribute__((always_inline)) void dt_v_block(const kn_decode_attn *p, int64_t h,
                                                              int64_t c0, int64_t cn, const float *w,
                                                              int64_t d0, const int64_t nb,
                                                              float *y) {
-    __m512 acc[16];
-    for (int i = 0; i < 16; i++)
+    __m512 acc[32];
+    for (int i = 0; i < 32; i++)
         acc[i] = _mm512_setzero_ps();
     const int64_t Dv = p->Dv;
     for (int64_t j = 0; j < cn; j += 32) {
@@ -134,18 +135,26 @@ static inline __attribute__((always_inline)) void dt_v_block(const kn_decode_att
         for (int64_t d = 0; d < nb; d++)
             acc[d] = _mm512_dpbf16_ps(acc[d], ep, (__m512bh)_mm512_loadu_si512(vt + d * 32));
     }
-    const __m512 s = dt_sums16(acc);
-    const __mmask16 m = (__mmask16)((1u << nb) - 1);
-    _mm512_mask_storeu_ps(y + d0, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + d0), s));
+    for (int64_t b = 0; b < nb; b += 16) {
+        const __m512 s = dt_sums16(acc + b);
+        const int64_t n = nb - b < 16 ? nb - b : 16;
+        const __mmask16 m = (__mmask16)((1u << n) - 1);
+        _mm512_mask_storeu_ps(y + d0 + b, m,
+                              _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + d0 + b), s));
+    }
 }
 
 static void dt_v(const kn_decode_attn *p, int64_t h, int64_t c0, int64_t cn, const float *w,
                  float *y) {
+    if (p->Dv == 24) {
+        dt_v_block(p, h, c0, cn, w, 0, 24, y);
+        return;
+    }
     int64_t d0 = 0;
-    for (; d0 + 16 <= p->Dv; d0 += 16)
+    for (; d0 + 32 <= p->Dv; d0 += 32)
+        dt_v_block(p, h, c0, cn, w, d0, 32, y);
+    if (p->Dv - d0 == 16)
         dt_v_block(p, h, c0, cn, w, d0, 16, y);
-    if (p->Dv - d0 == 8)
-        dt_v_block(p, h, c0, cn, w, d0, 8, y);
     else if (d0 < p->Dv)
         dt_v_block(p, h, c0, cn, w, d0, p->Dv - d0, y);
 }
