@@ -196,7 +196,7 @@ int main(int argc, char **argv) {
     CHECK(mopt_options_set_int(okv, "kv_cache", kv_cache));
     CHECK(mopt_model_load(path, o, &model));    /* as exported: recomputation */
     CHECK(mopt_model_load(path, okv, &gmodel)); /* what the generator runs */
-    mopt_options *og = NULL; /* the generator's: the cache's dtype */
+    mopt_options *og = NULL;                    /* the generator's: the cache's dtype */
     CHECK(mopt_options_create(&og));
     CHECK(mopt_options_set_int(og, "threads", threads));
     CHECK(mopt_options_set_string(og, "kv_cache_dtype", kv_dtype));
