@@ -909,7 +909,9 @@ mopt_status rt_session_kv_tiles(mopt_session *s, int n, const char *const *past,
                 mopt_log(MOPT_LOG_INFO,
                          "mopt: node '%s' (mopt.DecodeAttention) reads bf16 KV tiles: kernel %s",
                          g->nodes[j]->name,
-                         ops_decode_attn_tiles_kernel(s->model->plans[j].kernel));
+                         head_dim > CPU_DECODE_ATTN_MAX_D /* the cpu impls decline */
+                             ? "ref (bf16 widened to f32)"
+                             : ops_decode_attn_tiles_kernel(s->model->plans[j].kernel));
     return MOPT_OK;
 }
 
