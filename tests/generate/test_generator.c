@@ -7,8 +7,10 @@
  * the callback and from another thread, prefix reuse equals a fresh run,
  * and the argument errors. kv_cache_dtype=bf16 (the caches as bf16 tiles):
  * greedy tokens equal the f32 cache's over a prompt set, logits cosine,
- * half the cache bytes, no allocation per step, prefix reuse, and the bad
- * option values refused. Run from the project root.
+ * half the cache bytes, no allocation per step, prefix reuse, the bad
+ * option values refused, and the session refusing tiles for caches that
+ * anything but KVAppend and DecodeAttention reads. Run from the project
+ * root.
  */
 #define MOPT_EXPERIMENTAL_API
 #include <math.h>
@@ -28,6 +30,7 @@
 #include "../test_main.h"
 #include "api/sampling.h"
 #include "core/alloc.h"
+#include "runtime/runtime.h"
 
 #define MODEL "examples/generate/kjv-tiny.onnx"
 #define VOCAB 256
@@ -846,6 +849,32 @@ MOPT_TEST(generator_kv_bf16_refused) {
     mopt_options_destroy(o);
 }
 
+/* The session refuses tiles for caches something else reads: the model as
+ * exported (a Concat reads past), and K and V given the other way round (a
+ * DecodeAttention reads the K cache at input 1, not as V). */
+MOPT_TEST(generator_kv_tiles_refused_by_the_session) {
+    static uint16_t buf[2][64 * 4 * 24];
+    void *bufs[2] = {buf[0], buf[1]};
+    const char *past[2] = {"past_key_values.0.key", "past_key_values.0.value"};
+    const char *present[2] = {"present.0.key", "present.0.value"};
+    const bool kv[2] = {false, true}, vk[2] = {true, false};
+    mopt_session *s = NULL;
+    assert_int_equal(mopt_session_create(g_model, NULL, &s), MOPT_OK);
+    assert_int_equal(rt_session_kv_tiles(s, 2, past, present, bufs, kv, 64, 4, 24),
+                     MOPT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(mopt_last_error(), "mopt.KVAppend"));
+    mopt_session_destroy(s);
+    assert_int_equal(mopt_session_create(g_model_kv, NULL, &s), MOPT_OK);
+    assert_int_equal(rt_session_kv_tiles(s, 2, past, present, bufs, vk, 64, 4, 24),
+                     MOPT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(mopt_last_error(), "DecodeAttention"));
+    assert_int_equal(rt_session_kv_tiles(s, 2, past, present, bufs, kv, 60, 4, 24),
+                     MOPT_ERR_INVALID_ARGUMENT); /* not whole tiles */
+    assert_int_equal(rt_session_kv_tiles(s, 2, past, present, bufs, kv, 64, 4, 24), MOPT_OK);
+    assert_int_equal(s->n_kv_tiles, 2);
+    mopt_session_destroy(s);
+}
+
 MOPT_TEST_MAIN_WITH(setup, teardown, cmocka_unit_test(generator_cache_equals_recompute),
                     cmocka_unit_test(generator_kv_cache_in_place),
                     cmocka_unit_test(generator_kv_cache_rewrite_is_exact),
@@ -858,4 +887,5 @@ MOPT_TEST_MAIN_WITH(setup, teardown, cmocka_unit_test(generator_cache_equals_rec
                     cmocka_unit_test(generator_argument_errors),
                     cmocka_unit_test(generator_kv_bf16_greedy_equals_f32),
                     cmocka_unit_test(generator_kv_bf16_prefix_reuse),
-                    cmocka_unit_test(generator_kv_bf16_refused))
+                    cmocka_unit_test(generator_kv_bf16_refused),
+                    cmocka_unit_test(generator_kv_tiles_refused_by_the_session))
