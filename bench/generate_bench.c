@@ -10,6 +10,10 @@
  * inflate.
  *
  *   generate_bench [--model PATH] [--threads N] [--repeats R] [--prompt N]
+ *                  [--kv-cache 0|1] [--max-seq N] [--kv-dtype f32|bf16]
+ *
+ * --kv-dtype sets the generator's kv_cache_dtype (bf16: caches as bf16
+ * tiles); (2) and (3) run sessions over f32 rows either way.
  */
 #define MOPT_EXPERIMENTAL_API
 #include <mopt/mopt.h>
@@ -158,6 +162,7 @@ static int64_t run_once(const mopt_model *model, mopt_session *s, int64_t past, 
 int main(int argc, char **argv) {
     const char *path = "examples/generate/kjv-tiny.onnx";
     int threads = 1, repeats = 9, n_prompt = 16, kv_cache = 1, max_seq = 1024;
+    const char *kv_dtype = "f32";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--model") == 0)
             path = argv[i + 1];
@@ -171,9 +176,11 @@ int main(int argc, char **argv) {
             kv_cache = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--max-seq") == 0)
             max_seq = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--kv-dtype") == 0)
+            kv_dtype = argv[i + 1];
         else {
             fprintf(stderr, "usage: generate_bench [--model PATH] [--threads N] [--repeats R] "
-                            "[--prompt N] [--kv-cache 0|1] [--max-seq N]\n");
+                            "[--prompt N] [--kv-cache 0|1] [--max-seq N] [--kv-dtype f32|bf16]\n");
             return 2;
         }
     }
@@ -189,7 +196,11 @@ int main(int argc, char **argv) {
     CHECK(mopt_options_set_int(okv, "kv_cache", kv_cache));
     CHECK(mopt_model_load(path, o, &model));    /* as exported: recomputation */
     CHECK(mopt_model_load(path, okv, &gmodel)); /* what the generator runs */
-    CHECK(mopt_generator_create(gmodel, o, max_seq, &gen));
+    mopt_options *og = NULL;                    /* the generator's: the cache's dtype */
+    CHECK(mopt_options_create(&og));
+    CHECK(mopt_options_set_int(og, "threads", threads));
+    CHECK(mopt_options_set_string(og, "kv_cache_dtype", kv_dtype));
+    CHECK(mopt_generator_create(gmodel, og, max_seq, &gen));
     int64_t *prompt = malloc((size_t)n_prompt * sizeof *prompt);
     for (int i = 0; i < n_prompt; i++)
         prompt[i] = "And God said, Let there be light"[i % 32];
@@ -212,9 +223,9 @@ int main(int argc, char **argv) {
     int marks[] = {16, 64, 128, 192, 256, 512, TOKENS - 4};
     const int n_marks = (int)(sizeof marks / sizeof *marks);
     int64_t med[8], col[512], cmed[8];
-    printf("model %s (kv_cache=%d), %d threads, prompt %d tokens, max_seq %d, %d repeats (median "
-           "of 8 steps around the token x repeats)\n\n",
-           path, kv_cache, threads, n_prompt, max_seq, repeats);
+    printf("model %s (kv_cache=%d, kv_cache_dtype=%s), %d threads, prompt %d tokens, max_seq %d, "
+           "%d repeats (median of 8 steps around the token x repeats)\n\n",
+           path, kv_cache, kv_dtype, threads, n_prompt, max_seq, repeats);
     printf("| token | cache positions | KV-cache step (us) | vs token 16 | CPU per token (us) | "
            "vs token 16 |\n|---|---|---|---|---|---|\n");
     for (int m = 0; m < n_marks; m++) {
@@ -309,6 +320,7 @@ int main(int argc, char **argv) {
     mopt_model_destroy(gmodel);
     mopt_options_destroy(o);
     mopt_options_destroy(okv);
+    mopt_options_destroy(og);
     free(prompt);
     free(steps);
     free(cpus);

@@ -10,7 +10,8 @@
  *     (kernels/ref/ref_matmul.h), oblas_gemm_batched (kernels/openblas) and
  *     onednn_matmul_geometry (kernels/onednn, which runs the batch itself);
  *   - attn_params: the attention kernels' parameter block (ref and cpu);
- *   - kn_decode_attn: attention of query rows over a token-major KV cache.
+ *   - kn_decode_attn: attention of query rows over a token-major KV cache,
+ *     or over the same cache kept as bf16 tiles (kn_kvt_*).
  * Kernels see only pointers, shapes and these structs, never the IR; nothing
  * under kernels/ includes lib/.
  */
@@ -145,7 +146,31 @@ typedef struct kn_decode_attn {
     kn_attn_mask mask;          /* optional, over [B, H, M, T] */
     const int64_t *qpos, *kpad; /* optional: query positions [B, M], key mask [B, T] */
     int64_t qp_sb, qp_sm, kp_sb;
+    /* When set (B == 1), K and V are not the rows k and v but bf16 tiles
+     * (kn_kvt_k_index / kn_kvt_v_index); k and v are then unused. */
+    const uint16_t *kt, *vt;
 } kn_decode_attn;
+
+/* The bf16 tiles of a KV cache (the generator's kv_cache_dtype=bf16, one
+ * batch): the token-major rows [T, H, D] of K regrouped so that a 512-bit
+ * load holds 16 keys of a head, each 32-bit lane the pair of dims (2r,
+ * 2r + 1) of one key: [T / 16][H][Dp / 2][16 keys][2 dims], Dp = D rounded
+ * up to even (the odd dim's pad is 0); and V so that a lane holds a pair of
+ * keys (2j, 2j + 1) of one dim: [T / 32][H][Dv][16 key pairs][2 keys].
+ * vdpbf16ps then does two products per lane with no horizontal sums over
+ * the head dim. A buffer of capacity cap keys (a multiple of
+ * KN_KVT_ALIGN) holds kn_kvt_elems(cap, H, D) bf16 values. */
+#define KN_KVT_ALIGN 32
+static inline int64_t kn_kvt_dpad(int64_t d) { return (d + 1) & ~(int64_t)1; }
+static inline int64_t kn_kvt_elems(int64_t cap, int64_t H, int64_t D) {
+    return (cap + KN_KVT_ALIGN - 1) / KN_KVT_ALIGN * KN_KVT_ALIGN * H * kn_kvt_dpad(D);
+}
+static inline int64_t kn_kvt_k_index(int64_t H, int64_t D, int64_t t, int64_t h, int64_t d) {
+    return (((t / 16 * H + h) * (kn_kvt_dpad(D) / 2) + d / 2) * 16 + t % 16) * 2 + d % 2;
+}
+static inline int64_t kn_kvt_v_index(int64_t H, int64_t Dv, int64_t t, int64_t h, int64_t d) {
+    return (((t / 32 * H + h) * Dv + d) * 16 + t % 32 / 2) * 2 + t % 2;
+}
 
 /* Keys visible to row (b, m) from its position: qpos[b, m] + 1 clamped to
  * [0, T], or T without qpos. */

@@ -8,7 +8,7 @@
  *   generate [--model PATH] [--prompt TEXT] [--max-tokens N] [--max-seq N]
  *            [--temperature T] [--top-k K] [--top-p P]
  *            [--repetition-penalty R] [--seed S] [--stop-byte B]
- *            [--threads N] [--repeat N] [--quiet]
+ *            [--threads N] [--repeat N] [--kv-cache-dtype f32|bf16] [--quiet]
  */
 #define MOPT_EXPERIMENTAL_API
 #include <mopt/mopt.h>
@@ -61,11 +61,11 @@ static void usage(void) {
     fprintf(stderr, "usage: generate [--model PATH] [--prompt TEXT] [--max-tokens N] "
                     "[--max-seq N] [--temperature T] [--top-k K] [--top-p P] "
                     "[--repetition-penalty R] [--seed S] [--stop-byte B] [--threads N] "
-                    "[--repeat N] [--quiet]\n");
+                    "[--repeat N] [--kv-cache-dtype f32|bf16] [--quiet]\n");
 }
 
 int main(int argc, char **argv) {
-    const char *model_path = "kjv-tiny.onnx", *prompt = "In the beginning";
+    const char *model_path = "kjv-tiny.onnx", *prompt = "In the beginning", *kv_dtype = "f32";
     long max_tokens = 200, max_seq = 512, top_k = 0, threads = 1, repeat = 1, stop_byte = -1;
     double temperature = 0.8, top_p = 1.0, rep = 1.0;
     long long seed = 1;
@@ -105,6 +105,8 @@ int main(int argc, char **argv) {
             threads = strtol(v, NULL, 10);
         else if (strcmp(a, "--repeat") == 0)
             repeat = strtol(v, NULL, 10);
+        else if (strcmp(a, "--kv-cache-dtype") == 0)
+            kv_dtype = v;
         else {
             usage();
             return 2;
@@ -130,6 +132,8 @@ int main(int argc, char **argv) {
     if (st == MOPT_OK) st = mopt_options_set_int(opts, "threads", threads);
     /* token-major caches appended in place (the kv_cache pass) */
     if (st == MOPT_OK) st = mopt_options_set_int(opts, "kv_cache", 1);
+    /* the cache as f32 rows or bf16 tiles (read by the generator only) */
+    if (st == MOPT_OK) st = mopt_options_set_string(opts, "kv_cache_dtype", kv_dtype);
     if (st == MOPT_OK) st = mopt_model_load(model_path, opts, &model);
     if (st == MOPT_OK) st = mopt_generator_create(model, opts, max_seq, &gen);
     if (st == MOPT_OK) st = mopt_generator_set_double(gen, "temperature", temperature);

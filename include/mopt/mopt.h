@@ -354,6 +354,16 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   order; the layout pass (channels-last) is left out.
  *                   The model's own outputs are unchanged. ONNX models only
  *                   (INVALID_ARGUMENT for a .mopt file); default 0
+ *   "kv_cache_dtype" string "f32" (default) or "bf16" (experimental, read by
+ *                   mopt_generator_create only): the generator's KV cache
+ *                   as f32 rows, or rounded to bf16 and kept in tiles that
+ *                   mopt.DecodeAttention reads with vdpbf16ps (AVX512-BF16;
+ *                   other CPUs widen the bf16 to f32): half the cache
+ *                   memory and a shorter attention step, at bf16 rounding
+ *                   of K and V (and, on AVX512-BF16, of the query and the
+ *                   softmax weights). Needs a model loaded with kv_cache=1
+ *                   whose every cache is read only by mopt.DecodeAttention;
+ *                   mopt_generator_create refuses others (UNSUPPORTED)
  * Setting an unknown key, a value of the wrong kind or out of range fails with
  * MOPT_ERR_INVALID_ARGUMENT and names the key. A string value is accepted for
  * an int or double key when it parses as one. */
@@ -1058,8 +1068,10 @@ MOPT_API void mopt_generator_reset(mopt_generator *gen);
  * last model run made, intermediates it put on the heap: 0 for a decode
  * step), "last_step_inferred_nodes" (nodes whose shapes it inferred: those
  * whose shapes depend on the past length), "capacity_planned" (1 when the
- * creation's warm-up planned the largest decode step). Returns OK, INVALID_ARGUMENT or NOT_FOUND
- * (unknown key). */
+ * creation's warm-up planned the largest decode step), "kv_cache_bf16" (1
+ * when the cache is bf16 tiles: the option kv_cache_dtype) and
+ * "kv_cache_bytes" (the cache buffers' size). Returns OK, INVALID_ARGUMENT
+ * or NOT_FOUND (unknown key). */
 MOPT_NODISCARD MOPT_API mopt_status mopt_generator_get_stat(const mopt_generator *gen,
                                                             const char *key, int64_t *value);
 

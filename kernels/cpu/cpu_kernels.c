@@ -24,6 +24,7 @@
         cpu_gemv_f32_##SFX,                                                                        \
         cpu_gemv_rows_f32_##SFX,                                                                   \
         cpu_decode_attn_f32_##SFX,                                                                 \
+        cpu_decode_attn_tiles_##SFX,                                                               \
         cpu_softmax_cols_f32_##SFX,                                                                \
         cpu_affine_f32_##SFX,                                                                      \
     };

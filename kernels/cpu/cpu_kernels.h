@@ -144,6 +144,7 @@ typedef struct cpu_kernels {
     cpu_gemv_fn gemv_f32;
     cpu_gemv_rows_fn gemv_rows_f32;
     cpu_decode_attn_fn decode_attn_f32;
+    cpu_decode_attn_fn decode_attn_tiles; /* K and V as bf16 tiles (kt, vt), B == 1 */
     cpu_softmax_cols_fn softmax_cols_f32;
     cpu_affine_fn affine_f32;
 } cpu_kernels;
@@ -187,6 +188,7 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
     void cpu_gemv_rows_f32_##SFX(const float *x, int64_t ldx, int64_t M, const float *b,           \
                                  int64_t K, int64_t ld, int64_t width, float *y, int64_t ldy);     \
     void cpu_decode_attn_f32_##SFX(const kn_decode_attn *p, int64_t lo, int64_t hi);               \
+    void cpu_decode_attn_tiles_##SFX(const kn_decode_attn *p, int64_t lo, int64_t hi);             \
     void cpu_softmax_cols_f32_##SFX(const float *x, float *y, int64_t len, int64_t stride,         \
                                     int64_t cols, bool log);                                       \
     void cpu_affine_f32_##SFX(const float *x, const float *a, const float *b, float *y,            \

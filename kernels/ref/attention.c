@@ -88,11 +88,28 @@ bool ref_attention_f32(const attn_params *p, const float *Q, const float *K, con
 
 /* ---- mopt.DecodeAttention ----------------------------------------------- */
 
-static float decode_score(const kn_decode_attn *p, const float *q, const float *k, int64_t moff,
+/* K[b, t, h, d] and V[b, t, h, d], from the rows or from the bf16 tiles
+ * (B == 1; bf16 widens exactly) */
+static float bf16_wide(uint16_t x) {
+    const uint32_t u = (uint32_t)x << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+static float decode_k(const kn_decode_attn *p, int64_t b, int64_t t, int64_t h, int64_t d) {
+    if (p->kt) return bf16_wide(p->kt[kn_kvt_k_index(p->H, p->D, t, h, d)]);
+    return p->k[((b * p->T + t) * p->H + h) * p->D + d];
+}
+static float decode_v(const kn_decode_attn *p, int64_t b, int64_t t, int64_t h, int64_t d) {
+    if (p->vt) return bf16_wide(p->vt[kn_kvt_v_index(p->H, p->Dv, t, h, d)]);
+    return p->v[((b * p->T + t) * p->H + h) * p->Dv + d];
+}
+
+static float decode_score(const kn_decode_attn *p, const float *q, int64_t h, int64_t moff,
                           int64_t t, int64_t b, int64_t m) {
     float s = 0.0f;
     for (int64_t d = 0; d < p->D; d++)
-        s += q[d] * k[d];
+        s += q[d] * decode_k(p, b, t, h, d);
     s *= p->scale;
     if (p->mask.keep && !p->mask.keep[moff + t * p->mask.sk]) s = p->fill;
     if (p->qpos && t > p->qpos[b * p->qp_sb + m * p->qp_sm]) s = p->fill;
@@ -102,19 +119,16 @@ static float decode_score(const kn_decode_attn *p, const float *q, const float *
 }
 
 void ref_decode_attention_f32(const kn_decode_attn *p) {
-    const int64_t hd = p->H * p->D, hdv = p->H * p->Dv;
     for (int64_t b = 0; b < p->B; b++)
         for (int64_t h = 0; h < p->H; h++)
             for (int64_t m = 0; m < p->M; m++) {
                 const int64_t row = (b * p->H + h) * p->M + m;
                 const int64_t moff = b * p->mask.sb + h * p->mask.sh + m * p->mask.sq;
                 const float *q = p->q + row * p->D;
-                const float *k = p->k + b * p->T * hd + h * p->D;
-                const float *v = p->v + b * p->T * hdv + h * p->Dv;
                 float *y = p->y + row * p->Dv;
                 float mx = -INFINITY;
                 for (int64_t t = 0; t < p->T; t++) {
-                    float s = decode_score(p, q, k + t * hd, moff, t, b, m);
+                    float s = decode_score(p, q, h, moff, t, b, m);
                     mx = s > mx || s != s ? s : mx;
                 }
                 for (int64_t c = 0; c < p->Dv; c++)
@@ -122,10 +136,10 @@ void ref_decode_attention_f32(const kn_decode_attn *p) {
                 if (p->T == 0) continue; /* an empty product: zeros */
                 double sum = 0.0;
                 for (int64_t t = 0; t < p->T; t++) {
-                    float e = expf(decode_score(p, q, k + t * hd, moff, t, b, m) - mx);
+                    float e = expf(decode_score(p, q, h, moff, t, b, m) - mx);
                     sum += e;
                     for (int64_t c = 0; c < p->Dv; c++)
-                        y[c] += e * v[t * hdv + c];
+                        y[c] += e * decode_v(p, b, t, h, c);
                 }
                 /* every score -inf (or none): -inf - -inf is NaN, as Softmax */
                 float inv = mx != -INFINITY ? (float)(1.0 / sum) : NAN;

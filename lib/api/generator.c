@@ -6,7 +6,10 @@
  * them (made once, re-pointed per step: no allocation per step) and the
  * token history that prefix reuse compares new prompts with. Sampling is
  * sampling.c. Must not reach below the runtime's public surface except to
- * re-point its own tensors.
+ * re-point its own tensors and to register bf16 tile caches
+ * (kv_cache_dtype=bf16: one buffer per cache holding bf16 tiles, kernels.h
+ * kn_kvt_*, that the session's KVAppend writes and DecodeAttention reads;
+ * the tensors still describe f32 rows, which nothing reads).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +23,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "kernels/kernels.h"
 #include "runtime/runtime.h"
 
 #define GEN_MAX_STOP 64
@@ -29,7 +33,8 @@
 typedef struct gen_cache {
     char in_name[GEN_NAME_CAP];  /* past_key_values.N.key */
     char out_name[GEN_NAME_CAP]; /* present.N.key */
-    float *buf[2];               /* heads * max_seq * head_dim each */
+    float *buf[2];               /* heads * max_seq * head_dim each (bf16 tiles: one
+                                    buffer of kn_kvt_elems bf16 values) */
     mopt_tensor *past, *present; /* borrow buf[cur] and buf[1 - cur] */
 } gen_cache;
 
@@ -68,6 +73,8 @@ struct mopt_generator {
     int64_t last_step_inferred;              /* nodes whose shapes the step inferred */
     int seq_axis;                            /* the past inputs' sequence axis */
     bool capacity_planned;                   /* plan_capacity's warm-up ran */
+    bool kv_bf16;                            /* kv_cache_dtype=bf16: the caches are tiles */
+    int64_t cache_bytes;                     /* of every cache buffer together */
 };
 
 /* ---- discovery ---- */
@@ -313,11 +320,24 @@ static mopt_status setup(mopt_generator *g) {
         g->in_names[k] = "position_ids";
         g->in_tensors[k++] = g->pos_t;
     }
+    /* bf16 tiles: the capacity in whole tiles, zeroed (a tile's keys past
+     * the cache are read with weight 0, and must be finite) */
+    const int64_t tcap = (g->max_seq + KN_KVT_ALIGN - 1) / KN_KVT_ALIGN * KN_KVT_ALIGN;
+    size_t tile_elems; /* kn_kvt_elems(tcap, heads, head_dim) */
+    if (!mopt_mul_overflow((size_t)(g->heads * kn_kvt_dpad(g->head_dim)), (size_t)tcap,
+                           &tile_elems))
+        return mopt_fail(MOPT_ERR_LIMIT, "mopt_generator_create: cache size overflows size_t");
+    g->cache_bytes = 0;
     for (int c = 0; c < 2 * g->layers; c++) {
         gen_cache *ca = &g->caches[c];
         /* token-major: one buffer, grown in place; else two, swapped */
-        for (int b = 0; b < (g->seq_axis == 1 ? 1 : 2); b++)
-            if (!(ca->buf[b] = alloc_bytes(cache_elems, sizeof(float), &st))) return st;
+        for (int b = 0; b < (g->seq_axis == 1 ? 1 : 2); b++) {
+            const size_t n = g->kv_bf16 ? tile_elems : cache_elems;
+            const size_t esz = g->kv_bf16 ? sizeof(uint16_t) : sizeof(float);
+            if (!(ca->buf[b] = alloc_bytes(n, esz, &st))) return st;
+            if (g->kv_bf16) memset(ca->buf[b], 0, n * esz);
+            g->cache_bytes += (int64_t)(n * esz);
+        }
         if (g->seq_axis == 1) ca->buf[1] = ca->buf[0];
         int64_t dims[4] = {1, g->heads, 0, g->head_dim};
         if (g->seq_axis == 1) dims[1] = 0, dims[2] = g->heads;
@@ -371,6 +391,59 @@ void mopt_generator_destroy(mopt_generator *g) {
     mopt_free(g);
 }
 
+/* The option kv_cache_dtype: f32 (default) or bf16, which needs the
+ * token-major caches of kv_cache=1. */
+static mopt_status read_kv_dtype(mopt_generator *g, const mopt_options *opts) {
+    const char *dt = "f32";
+    if (opts && mopt_options_get_string(opts, "kv_cache_dtype", &dt) != MOPT_OK)
+        return mopt_fail(MOPT_ERR_INTERNAL, "mopt_generator_create: cannot read kv_cache_dtype");
+    if (strcmp(dt, "f32") == 0) return MOPT_OK;
+    if (strcmp(dt, "bf16") != 0)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,
+                         "mopt_generator_create: kv_cache_dtype '%s' is not f32 or bf16", dt);
+    if (g->seq_axis != 1)
+        return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                         "mopt_generator_create: kv_cache_dtype=bf16 needs token-major caches read "
+                         "by mopt.DecodeAttention: load the model with the option kv_cache=1 (its "
+                         "caches are as exported, [batch, heads, seq, head_dim])");
+    g->kv_bf16 = true;
+    return MOPT_OK;
+}
+
+/* Tells the session that every cache buffer holds bf16 tiles (refused
+ * unless only KVAppend and DecodeAttention touch them). */
+static mopt_status register_tiles(mopt_generator *g) {
+    const int n = 2 * g->layers;
+    const char **past = mopt_calloc((size_t)n, sizeof *past);
+    const char **present = mopt_calloc((size_t)n, sizeof *present);
+    void **bufs = mopt_calloc((size_t)n, sizeof *bufs);
+    bool *value = mopt_calloc((size_t)n, sizeof *value);
+    mopt_status st = MOPT_OK;
+    if (!past || !present || !bufs || !value) {
+        st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (generator)");
+    } else {
+        for (int c = 0; c < n; c++) {
+            past[c] = g->caches[c].in_name;
+            present[c] = g->caches[c].out_name;
+            bufs[c] = g->caches[c].buf[0];
+            value[c] = c % 2 == 1;
+        }
+        const int64_t tcap = (g->max_seq + KN_KVT_ALIGN - 1) / KN_KVT_ALIGN * KN_KVT_ALIGN;
+        st = rt_session_kv_tiles(g->session, n, past, present, bufs, value, tcap, g->heads,
+                                 g->head_dim);
+        if (st) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", mopt_last_error());
+            st = mopt_fail(st, "mopt_generator_create: kv_cache_dtype=bf16: %s", msg);
+        }
+    }
+    mopt_free(past);
+    mopt_free(present);
+    mopt_free(bufs);
+    mopt_free(value);
+    return st;
+}
+
 mopt_status mopt_generator_create(const mopt_model *model, const mopt_options *opts,
                                   int64_t max_seq, mopt_generator **out) {
     mopt_clear_error();
@@ -388,6 +461,7 @@ mopt_status mopt_generator_create(const mopt_model *model, const mopt_options *o
     g->sampling = (gen_sampling){
         .temperature = 0, .top_k = 0, .top_p = 1.0, .repetition_penalty = 1.0, .seed = 0};
     mopt_status st = discover(g, model);
+    if (!st) st = read_kv_dtype(g, opts);
     if (!st && g->seq_axis == 2 && model->config.verbose)
         mopt_log(MOPT_LOG_INFO,
                  "mopt_generator: the caches are as exported ([batch, heads, seq, head_dim]): "
@@ -397,6 +471,13 @@ mopt_status mopt_generator_create(const mopt_model *model, const mopt_options *o
     if (!st) st = setup(g);
     if (!st) st = mopt_run_options_create(&g->run_options);
     if (!st) st = mopt_session_create(model, opts, &g->session);
+    if (!st && g->kv_bf16) st = register_tiles(g);
+    if (!st && g->kv_bf16 && model->config.verbose)
+        mopt_log(MOPT_LOG_INFO,
+                 "mopt_generator: kv_cache_dtype=bf16: %d caches of %" PRId64
+                 " positions as bf16 tiles, %" PRId64 " bytes (f32 rows: %" PRId64 ")",
+                 2 * g->layers, g->max_seq, g->cache_bytes,
+                 (int64_t)2 * g->layers * g->max_seq * g->heads * g->head_dim * 4);
     if (!st) plan_capacity(g);
     if (st) {
         /* keep the message of the failure, not of the clean-up */
@@ -685,12 +766,14 @@ mopt_status mopt_generator_get_stat(const mopt_generator *g, const char *key, in
                                        "generated_tokens", "steps",
                                        "prefill_ns",       "last_step_ns",
                                        "last_step_plans",  "last_step_heap_tensors",
-                                       "capacity_planned", "last_step_inferred_nodes"};
+                                       "capacity_planned", "last_step_inferred_nodes",
+                                       "kv_cache_bf16",    "kv_cache_bytes"};
     const int64_t vals[] = {
         g->layers,          g->heads,          g->head_dim,         g->vocab,
         g->max_seq,         g->n_cached,       g->reused,           g->prefilled,
         g->generated,       g->steps,          g->prefill_ns,       g->last_step_ns,
-        g->last_step_plans, g->last_step_heap, g->capacity_planned, g->last_step_inferred};
+        g->last_step_plans, g->last_step_heap, g->capacity_planned, g->last_step_inferred,
+        g->kv_bf16,         g->cache_bytes};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (strcmp(key, keys[i]) == 0) {
             *value = vals[i];
@@ -700,6 +783,7 @@ mopt_status mopt_generator_get_stat(const mopt_generator *g, const char *key, in
                      "unknown generator statistic '%s' (known: layers, heads, head_dim, vocab, "
                      "max_seq, cached_tokens, reused_tokens, prefill_tokens, generated_tokens, "
                      "steps, prefill_ns, last_step_ns, last_step_plans, last_step_heap_tensors, "
-                     "capacity_planned, last_step_inferred_nodes)",
+                     "capacity_planned, last_step_inferred_nodes, kv_cache_bf16, "
+                     "kv_cache_bytes)",
                      key);
 }

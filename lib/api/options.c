@@ -29,6 +29,7 @@ typedef struct opt_spec {
 static const char *const k_backends[] = {"auto", "ref", "cpu", "onednn", "openblas", NULL};
 static const char *const k_precisions[] = {"fp32", "bf16", "int8", NULL};
 static const char *const k_fallbacks[] = {"fp32", "bf16", NULL};
+static const char *const k_kv_dtypes[] = {"f32", "bf16", NULL};
 
 static const opt_spec k_specs[] = {
     {"threads", OPT_INT, 0, 1024, 0, NULL, NULL},
@@ -55,6 +56,9 @@ static const opt_spec k_specs[] = {
     /* mopt compare --per-layer (issue 13, experimental): the optimized
      * graph's intermediate values become extra outputs */
     {"expose_values", OPT_INT, 0, 1, 0, NULL, NULL},
+    /* generation (issue 14): the generator's KV cache as f32 rows or bf16
+     * tiles (read by mopt_generator_create only) */
+    {"kv_cache_dtype", OPT_STRING, 0, 0, 0, "f32", k_kv_dtypes},
 };
 #define N_SPECS (int)(sizeof k_specs / sizeof k_specs[0])
 _Static_assert(sizeof k_specs / sizeof k_specs[0] <= OPT_MAX_KEYS, "raise OPT_MAX_KEYS");

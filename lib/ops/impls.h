@@ -97,6 +97,9 @@ OPS_CPU_DECLARE(reduce)
 OPS_CPU_DECLARE(transpose)
 OPS_CPU_DECLARE(attention)
 OPS_CPU_DECLARE(decode_attn)
+/* The kernel a mopt.DecodeAttention node planned as `kernel` (rt_node_plan's
+ * name: "cpu-avx512", ..., "ref") runs over bf16 KV tiles (decode_attn_cpu.c). */
+const char *ops_decode_attn_tiles_kernel(const char *kernel);
 OPS_CPU_DECLARE(gavgpool)
 OPS_CPU_DECLARE(resize)
 OPS_CPU_DECLARE(pad)

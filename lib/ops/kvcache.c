@@ -13,6 +13,9 @@
  *                    no transpose and no copy. transB = 1: op(C) = C^T
  *                    (scores, Y [b, h, m, seq]); transB = 0: op(C) = C
  *                    (context, Y [b, h, m, head_dim]).
+ *                  When present is a cache the caller keeps as bf16 tiles
+ *                  (op_kv_tiles, the generator's kv_cache_dtype=bf16), the
+ *                  new rows are rounded to bf16 into their tiles instead.
  * Both are exact rewrites of what they replace (the same products, the same
  * bytes), run by the batched GEMM of kernels.h (ref_gemm_batched_f32, the
  * one walk over a strided batch).
@@ -84,11 +87,61 @@ static mopt_status kva_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     return MOPT_OK;
 }
 
+/* f32 -> bf16, round to nearest even, NaN kept quiet: core/half.h's
+ * bf16_from_f32 inlined (a call per element cost ~1 us per step) */
+static inline uint16_t kva_bf16(float x) {
+    uint32_t b;
+    memcpy(&b, &x, sizeof b);
+    if ((b & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((b >> 16) | 0x40);
+    return (uint16_t)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+
+/* The new rows [S, heads, head_dim] of batch 0 rounded into bf16 tiles
+ * after P keys. */
+static mopt_status kva_tiles(const op_ctx *ctx, const op_kv_tiles *t, const op_tensor *in,
+                             const op_tensor *out) {
+    const ir_shape *p = &in[0].shape, *n = &in[1].shape;
+    const int64_t H = n->dims[2], D = n->dims[3], P = p->dims[1], S = n->dims[1];
+    if (in[0].data != out[0].data)
+        return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
+                       "present is a bf16 tile cache; past must be bound to the same buffer");
+    if (p->dims[0] != 1 || n->dims[0] != 1 || H != t->heads || D != t->head_dim || P + S > t->cap)
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "past [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "] + %" PRId64
+                       " rows do not fit the bf16 tile cache (batch 1, %" PRId64
+                       " heads of %" PRId64 ", %" PRId64 " keys)",
+                       p->dims[0], P, p->dims[2], p->dims[3], S, t->heads, t->head_dim, t->cap);
+    uint16_t *b = (uint16_t *)out[0].data;
+    const float *x = in[1].data;
+    /* dim d of key t, head h, lies at index(t, h, 0) + an offset: K's pairs
+     * of dims 32 apart, V's dims 32 apart */
+    for (int64_t s = 0; s < S; s++)
+        for (int64_t h = 0; h < H; h++) {
+            const float *row = x + (s * H + h) * D;
+            uint16_t *o = b + (t->value ? kn_kvt_v_index(H, D, P + s, h, 0)
+                                        : kn_kvt_k_index(H, D, P + s, h, 0));
+            if (t->value)
+                for (int64_t d = 0; d < D; d++)
+                    o[d * 32] = kva_bf16(row[d]);
+            else
+                for (int64_t d = 0; d < D; d++)
+                    o[d / 2 * 32 + d % 2] = kva_bf16(row[d]);
+        }
+    return MOPT_OK;
+}
+
 static mopt_status kva_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     (void)n_in, (void)n_out;
     mopt_status st = op_require_inputs(ctx, in, 2);
     if (st) return st;
+    if (ctx->n_kv_tiles) {
+        const op_kv_tiles *t = op_kv_tiles_find(ctx, out[0].data);
+        if (t) return kva_tiles(ctx, t, in, out);
+        if (op_kv_tiles_find(ctx, in[0].data))
+            return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
+                           "past is a bf16 tile cache; present must be bound to the same buffer");
+    }
     const ir_shape *p = &in[0].shape, *n = &in[1].shape;
     int64_t B = p->dims[0], row = p->dims[2] * p->dims[3] * (int64_t)sizeof(float);
     int64_t P = p->dims[1], S = n->dims[1], T = P + S;
@@ -320,6 +373,21 @@ mopt_status ops_decode_attn_problem(const op_ctx *ctx, const op_tensor *in, int 
         return op_fail(ctx, MOPT_ERR_SHAPE, "Q and the caches do not match at run time");
     p->q = in[0].data, p->k = in[1].data, p->v = in[2].data, p->y = out[0].data;
     p->scale = a->scale, p->fill = a->fill;
+    const op_kv_tiles *kt = op_kv_tiles_find(ctx, p->k), *vt = op_kv_tiles_find(ctx, p->v);
+    if (kt || vt) {
+        if (!kt || !vt || kt->value || !vt->value)
+            return op_fail(ctx, MOPT_ERR_UNSUPPORTED,
+                           "one cache is bf16 tiles and the other not (or K and V swapped)");
+        if (p->B != 1 || p->T > kt->cap || p->H != kt->heads || p->D != kt->head_dim ||
+            p->Dv != vt->head_dim || p->H != vt->heads)
+            return op_fail(ctx, MOPT_ERR_SHAPE,
+                           "the bf16 tile caches (batch 1, %" PRId64 " heads of %" PRId64
+                           ", %" PRId64 " keys) do not hold Q's [%" PRId64 ", %" PRId64
+                           ", ., %" PRId64 "] over %" PRId64 " keys",
+                           kt->heads, kt->head_dim, kt->cap, p->B, p->H, p->D, p->T);
+        p->kt = (const uint16_t *)p->k, p->vt = (const uint16_t *)p->v;
+        p->k = p->v = NULL;
+    }
     if (op_has_input(in, n_in, 4)) return da_positions(ctx, in, n_in, p);
     if (!op_has_input(in, n_in, 3)) return MOPT_OK;
     const ir_shape *m = &in[3].shape;

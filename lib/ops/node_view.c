@@ -44,6 +44,8 @@ mopt_status op_view_init(op_view *v, const op_view_src *src, const ir_node *n, c
     c->precision = src->precision;
     c->opt_level = src->opt_level;
     c->subgraphs = src->subgraphs;
+    c->kv_tiles = src->kv_tiles;
+    c->n_kv_tiles = src->n_kv_tiles;
     for (int32_t k = 0; k < n->n_inputs; k++) {
         int32_t val = n->inputs[k];
         op_tensor *t = &v->in[k];

@@ -29,6 +29,8 @@ typedef struct op_view_src {
     int opt_level;
     int threads;                   /* 0 means 1 */
     const op_subgraphs *subgraphs; /* ctx.subgraphs (for nodes with subgraphs) */
+    const op_kv_tiles *kv_tiles;   /* ctx.kv_tiles, n_kv_tiles */
+    int n_kv_tiles;
 } op_view_src;
 
 typedef struct op_view {

@@ -53,6 +53,18 @@ typedef enum op_precision {
 struct op_def;
 struct op_subgraphs;
 
+/* A KV cache that a session's caller keeps as bf16 tiles (kernels.h,
+ * kn_kvt_*) instead of the f32 rows its tensor's shape describes: the
+ * generator's kv_cache_dtype=bf16, registered with rt_session_kv_tiles.
+ * mopt.KVAppend writes tiles into it and mopt.DecodeAttention reads them
+ * when their tensor's data is buf. */
+typedef struct op_kv_tiles {
+    const void *buf;
+    int64_t cap; /* keys it holds, a multiple of KN_KVT_ALIGN */
+    int64_t heads, head_dim;
+    bool value; /* V tiles, else K tiles */
+} op_kv_tiles;
+
 typedef struct op_ctx {
     const ir_node *node;      /* for messages (name, op type) and parse only */
     const struct op_def *def; /* the node's op */
@@ -74,7 +86,17 @@ typedef struct op_ctx {
     /* For nodes with subgraphs (If, Loop, Scan): what infers or runs them,
      * given by the caller that built the view (NULL when it gives none). */
     const struct op_subgraphs *subgraphs;
+    /* The session's KV caches kept as bf16 tiles (run time only; n 0: none). */
+    const op_kv_tiles *kv_tiles;
+    int n_kv_tiles;
 } op_ctx;
+
+/* The registered tiles whose buffer is data, or NULL. */
+static inline const op_kv_tiles *op_kv_tiles_find(const op_ctx *ctx, const void *data) {
+    for (int i = 0; i < ctx->n_kv_tiles; i++)
+        if (ctx->kv_tiles[i].buf == data) return &ctx->kv_tiles[i];
+    return NULL;
+}
 
 /* Shape and type inference. Reads in[0..n_in) (n_in == node->n_inputs) and
  * sets dtype and shape of out[0..n_out). Must validate attributes, input

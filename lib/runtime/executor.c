@@ -17,6 +17,7 @@
 #include "kernels/cpu/bf16cvt.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/rowquant.h"
+#include "ops/impls.h"
 #include "runtime/runtime.h"
 
 /* Frees a value's data if this run allocated it; the value is then unset
@@ -496,7 +497,9 @@ static mopt_status run_nodes(mopt_session *s) {
                        .runtime = true,
                        .precision = rt_config_precision(&s->model->config),
                        .opt_level = s->model->config.opt_level,
-                       .threads = s->threads};
+                       .threads = s->threads,
+                       .kv_tiles = s->kv_tiles,
+                       .n_kv_tiles = s->n_kv_tiles};
     const mopt_run_options *ro = s->run_opts;
     mopt_budget *budget = mopt_budget_current();
     for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -836,6 +839,80 @@ mopt_status rt_session_elastic_dim(mopt_session *s, const char *input, int axis)
         return MOPT_OK;
     }
     return mopt_fail(MOPT_ERR_NOT_FOUND, "the model has no input '%s'", input);
+}
+
+/* A node reading value v (the last), *n_readers the inputs of all nodes
+ * that read it (graph outputs not counted). */
+static const ir_node *kvt_consumers(const ir_graph *g, int32_t v, int32_t *n_readers) {
+    const ir_node *one = NULL;
+    *n_readers = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        for (int32_t k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] == v) {
+                (*n_readers)++;
+                one = n;
+            }
+    }
+    return one;
+}
+
+static bool kvt_is(const ir_node *n, const char *op) {
+    return strcmp(n->domain, "mopt") == 0 && strcmp(n->op_type, op) == 0;
+}
+
+mopt_status rt_session_kv_tiles(mopt_session *s, int n, const char *const *past,
+                                const char *const *present, void *const *bufs, const bool *value,
+                                int64_t cap, int64_t heads, int64_t head_dim) {
+    const ir_graph *g = s->model->graph;
+    if (n <= 0 || cap <= 0 || cap % KN_KVT_ALIGN || heads <= 0 || head_dim <= 0)
+        return mopt_fail(MOPT_ERR_INVALID_ARGUMENT, "rt_session_kv_tiles: bad arguments");
+    for (int i = 0; i < n; i++) {
+        int32_t pv = ir_graph_find_value(g, past[i]), ov = ir_graph_find_value(g, present[i]);
+        if (pv < 0 || ov < 0)
+            return mopt_fail(MOPT_ERR_NOT_FOUND, "the model has no value '%s'",
+                             pv < 0 ? past[i] : present[i]);
+        int32_t readers;
+        const ir_node *app = kvt_consumers(g, pv, &readers);
+        if (readers != 1 || !kvt_is(app, "KVAppend") || app->inputs[0] != pv ||
+            app->outputs[0] != ov)
+            return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                             "'%s' is not read by one mopt.KVAppend making '%s' (load the model "
+                             "with kv_cache=1; the bf16 tiles replace the rows, so nothing else "
+                             "may read them)",
+                             past[i], present[i]);
+        for (int32_t j = 0; j < g->n_nodes; j++) {
+            const ir_node *d = g->nodes[j];
+            for (int32_t k = 0; k < d->n_inputs; k++) {
+                if (d->inputs[k] != ov) continue;
+                if (!kvt_is(d, "DecodeAttention") || k != (value[i] ? 2 : 1))
+                    return mopt_fail(MOPT_ERR_UNSUPPORTED,
+                                     "'%s' is read by node '%s' (%s%s%s, input %d), not only as "
+                                     "the %s cache of mopt.DecodeAttention: the bf16 tiles "
+                                     "replace the rows it reads (the attention was not fused)",
+                                     present[i], d->name, d->domain, d->domain[0] ? "." : "",
+                                     d->op_type, (int)k, value[i] ? "V" : "K");
+            }
+        }
+    }
+    op_kv_tiles *t = mopt_calloc((size_t)n, sizeof *t);
+    if (!t) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (kv tiles)");
+    for (int i = 0; i < n; i++)
+        t[i] = (op_kv_tiles){
+            .buf = bufs[i], .cap = cap, .heads = heads, .head_dim = head_dim, .value = value[i]};
+    mopt_free(s->kv_tiles);
+    s->kv_tiles = t;
+    s->n_kv_tiles = n;
+    if (s->config.verbose)
+        for (int32_t j = 0; j < g->n_nodes; j++)
+            if (kvt_is(g->nodes[j], "DecodeAttention"))
+                mopt_log(MOPT_LOG_INFO,
+                         "mopt: node '%s' (mopt.DecodeAttention) reads bf16 KV tiles: kernel %s",
+                         g->nodes[j]->name,
+                         head_dim > CPU_DECODE_ATTN_MAX_D /* the cpu impls decline */
+                             ? "ref (bf16 widened to f32)"
+                             : ops_decode_attn_tiles_kernel(s->model->plans[j].kernel));
+    return MOPT_OK;
 }
 
 static void plan_clear(rt_mem_plan *p) {

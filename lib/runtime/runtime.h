@@ -361,6 +361,8 @@ struct mopt_session {
                                    makes (creation, runs); NULL for a nested session,
                                    whose blocks go to the enclosing one's */
     int64_t budget_peak;        /* the budget's peak during the last run */
+    op_kv_tiles *kv_tiles;      /* caches the caller keeps as bf16 tiles (rt_session_kv_tiles) */
+    int n_kv_tiles;
 };
 
 /* ---- subgraphs (subgraph.c) ---- */
@@ -424,6 +426,17 @@ void rt_session_release_plans(mopt_session *s);
  * cache's capacity) then serves every smaller one. NOT_FOUND for an unknown
  * input, INVALID_ARGUMENT for an axis out of range or not symbolic. */
 mopt_status rt_session_elastic_dim(mopt_session *s, const char *input, int axis);
+/* Tells s that the caller binds graph input past[i] and output present[i]
+ * (i < n) to one buffer bufs[i] holding bf16 tiles of capacity cap keys
+ * (kernels.h, kn_kvt_*; V tiles when value[i]), not the f32 rows the
+ * tensors' shapes describe. Refused (UNSUPPORTED, with the reason) unless
+ * each past input feeds only a mopt.KVAppend whose output is present[i]
+ * and feeds only mopt.DecodeAttention nodes, as their K (value[i] false)
+ * or V cache. With verbose, logs which tiles kernel each DecodeAttention
+ * node runs. */
+mopt_status rt_session_kv_tiles(mopt_session *s, int n, const char *const *past,
+                                const char *const *present, void *const *bufs, const bool *value,
+                                int64_t cap, int64_t heads, int64_t head_dim);
 mopt_status rt_session_run(mopt_session *s, const mopt_run_options *ro, size_t n_inputs,
                            const char *const *input_names, const mopt_tensor *const *inputs,
                            size_t n_outputs, const char *const *output_names,

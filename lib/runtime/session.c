@@ -150,6 +150,7 @@ void rt_session_destroy(mopt_session *s) {
     mopt_free(s->run_shapes);
     mopt_free(s->run_dtypes);
     mopt_free(s->elastic_sym);
+    mopt_free(s->kv_tiles);
     mopt_free(s->trace);
     for (int32_t i = 0; i < s->n_tags; i++)
         mopt_free(s->tags[i]);

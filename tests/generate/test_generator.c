@@ -5,7 +5,12 @@
  * repetition penalty act as documented (by construction on the sampler and
  * statistically), the callback stops, stop tokens stop, cancellation from
  * the callback and from another thread, prefix reuse equals a fresh run,
- * and the argument errors. Run from the project root.
+ * and the argument errors. kv_cache_dtype=bf16 (the caches as bf16 tiles):
+ * greedy tokens equal the f32 cache's over a prompt set, logits cosine,
+ * half the cache bytes, no allocation per step, prefix reuse, the bad
+ * option values refused, and the session refusing tiles for caches that
+ * anything but KVAppend and DecodeAttention reads. Run from the project
+ * root.
  */
 #define MOPT_EXPERIMENTAL_API
 #include <math.h>
@@ -25,6 +30,7 @@
 #include "../test_main.h"
 #include "api/sampling.h"
 #include "core/alloc.h"
+#include "runtime/runtime.h"
 
 #define MODEL "examples/generate/kjv-tiny.onnx"
 #define VOCAB 256
@@ -695,6 +701,180 @@ MOPT_TEST(generator_argument_errors) {
     mopt_generator_reset(NULL);
 }
 
+/* ---- kv_cache_dtype=bf16 ---- */
+
+#define BF_STEPS 256
+#define BF_SEQ 288 /* a multiple of the tiles' 32 keys: bf16 bytes are half of f32's */
+
+typedef struct trace {
+    int64_t tok[BF_STEPS];
+    float *logits; /* BF_STEPS x VOCAB */
+    size_t n;
+    mopt_generator *gen;
+} trace;
+
+static int trace_token(void *user, int64_t token, size_t index) {
+    trace *t = user;
+    (void)index;
+    if (t->n < BF_STEPS) {
+        t->tok[t->n] = token;
+        memcpy(t->logits + t->n * VOCAB, mopt_generator_logits(t->gen), VOCAB * sizeof(float));
+        t->n++;
+    }
+    return 0;
+}
+
+static mopt_generator *make_dtype(const mopt_model *m, const char *dtype, int64_t max_seq) {
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    assert_int_equal(mopt_options_set_int(o, "threads", 1), MOPT_OK);
+    assert_int_equal(mopt_options_set_string(o, "kv_cache_dtype", dtype), MOPT_OK);
+    mopt_generator *g = NULL;
+    mopt_status st = mopt_generator_create(m, o, max_seq, &g);
+    if (st != MOPT_OK) fprintf(stderr, "%s\n", mopt_last_error());
+    assert_int_equal(st, MOPT_OK);
+    mopt_options_destroy(o);
+    return g;
+}
+
+static int64_t stat_of(const mopt_generator *g, const char *key) {
+    int64_t v = -1;
+    assert_int_equal(mopt_generator_get_stat(g, key, &v), MOPT_OK);
+    return v;
+}
+
+/* Over 8 prompts x 256 greedy tokens, the bf16 tiles give the f32 cache's
+ * tokens, and logits whose cosine with the f32 ones is above 0.9999 at
+ * every step (printed: the smallest, and the largest logit difference). */
+MOPT_TEST(generator_kv_bf16_greedy_equals_f32) {
+    static const char *const prompts[] = {
+        "In the beginning",    "And God said",     "The LORD is my shepherd", "Blessed are the",
+        "And it came to pass", "For God so loved", "Thou shalt not",          "Let there be"};
+    mopt_generator *gf = make_dtype(g_model_kv, "f32", BF_SEQ);
+    mopt_generator *gb = make_dtype(g_model_kv, "bf16", BF_SEQ);
+    assert_int_equal(stat_of(gf, "kv_cache_bf16"), 0);
+    assert_int_equal(stat_of(gb, "kv_cache_bf16"), 1);
+    /* 2 layers x (K, V), 4 heads of 24 */
+    assert_int_equal(stat_of(gf, "kv_cache_bytes"), 4 * BF_SEQ * 4 * 24 * 4);
+    assert_int_equal(stat_of(gb, "kv_cache_bytes"), 4 * BF_SEQ * 4 * 24 * 2);
+    assert_int_equal(stat_of(gb, "capacity_planned"), 1);
+    trace tf = {.logits = malloc(BF_STEPS * VOCAB * sizeof(float)), .gen = gf};
+    trace tb = {.logits = malloc(BF_STEPS * VOCAB * sizeof(float)), .gen = gb};
+    double min_cos = 1.0, max_diff = 0.0;
+    size_t steps = 0;
+    for (size_t i = 0; i < sizeof prompts / sizeof *prompts; i++) {
+        int64_t p[64];
+        size_t n = encode(prompts[i], p), got_f = 0, got_b = 0;
+        tf.n = tb.n = 0;
+        mopt_generator_reset(gf);
+        mopt_generator_reset(gb);
+        assert_int_equal(mopt_generator_generate(gf, p, n, BF_STEPS, trace_token, &tf, &got_f),
+                         MOPT_OK);
+        assert_int_equal(mopt_generator_generate(gb, p, n, BF_STEPS, trace_token, &tb, &got_b),
+                         MOPT_OK);
+        assert_int_equal(got_f, BF_STEPS);
+        assert_int_equal(got_b, BF_STEPS);
+        assert_memory_equal(tf.tok, tb.tok, sizeof tf.tok);
+        for (size_t s = 0; s < BF_STEPS; s++) {
+            const float *a = tf.logits + s * VOCAB, *b = tb.logits + s * VOCAB;
+            double ab = 0, aa = 0, bb = 0;
+            for (int v = 0; v < VOCAB; v++) {
+                ab += (double)a[v] * b[v], aa += (double)a[v] * a[v], bb += (double)b[v] * b[v];
+                max_diff = fmax(max_diff, fabs((double)a[v] - b[v]));
+            }
+            const double c = ab / sqrt(aa * bb);
+            min_cos = fmin(min_cos, c);
+            if (!(c > 0.9999)) fail_msg("prompt %zu step %zu: logits cosine %.7f", i, s, c);
+            steps++;
+        }
+        /* the bf16 steps make no plan and allocate nothing either */
+        assert_int_equal(stat_of(gb, "last_step_plans"), 0);
+        assert_int_equal(stat_of(gb, "last_step_heap_tensors"), 0);
+    }
+    /* the caches are bf16: some logits differ from the f32 cache's */
+    assert_true(max_diff > 0.0);
+    printf("kv_cache_dtype=bf16: %zu greedy steps, same tokens; logits cosine >= %.7f, max |diff| "
+           "%.3g\n",
+           steps, min_cos, max_diff);
+    free(tf.logits);
+    free(tb.logits);
+    mopt_generator_destroy(gf);
+    mopt_generator_destroy(gb);
+}
+
+/* Prefix reuse over the tiles: a prompt extending the cached one, and one
+ * diverging from it, equal a fresh bf16 generator's run. */
+MOPT_TEST(generator_kv_bf16_prefix_reuse) {
+    mopt_generator *g = make_dtype(g_model_kv, "bf16", 128);
+    int64_t a[64], b[64], c[64];
+    size_t na = encode("And God said, Let there", a), nb = encode("And God said, Let there be", b);
+    size_t nc = encode("And God saw the light", c);
+    static seen s1, s2;
+    s1.stop_at = s1.cancel_at = s2.stop_at = s2.cancel_at = SIZE_MAX;
+    run(g, a, na, 8, &s1);
+    for (int k = 0; k < 2; k++) {
+        const int64_t *p = k ? c : b;
+        size_t n = k ? nc : nb;
+        run(g, p, n, 24, &s1);
+        assert_true(stat_of(g, "reused_tokens") > 0);
+        mopt_generator *f = make_dtype(g_model_kv, "bf16", 128);
+        run(f, p, n, 24, &s2);
+        assert_int_equal(s1.n, s2.n);
+        assert_memory_equal(s1.tok, s2.tok, s1.n * sizeof *s1.tok);
+        mopt_generator_destroy(f);
+    }
+    mopt_generator_destroy(g);
+}
+
+/* Bad values: a dtype other than f32 / bf16, the wrong kind, and bf16 on a
+ * model whose caches are as exported (no kv_cache=1). */
+MOPT_TEST(generator_kv_bf16_refused) {
+    mopt_options *o = NULL;
+    assert_int_equal(mopt_options_create(&o), MOPT_OK);
+    const char *v = NULL;
+    assert_int_equal(mopt_options_get_string(o, "kv_cache_dtype", &v), MOPT_OK);
+    assert_string_equal(v, "f32"); /* the default */
+    assert_int_equal(mopt_options_set_string(o, "kv_cache_dtype", "fp16"),
+                     MOPT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mopt_last_error(), "kv_cache_dtype"));
+    assert_non_null(strstr(mopt_last_error(), "f32, bf16"));
+    assert_int_equal(mopt_options_set_string(o, "kv_cache_dtype", ""), MOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mopt_options_set_int(o, "kv_cache_dtype", 1), MOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mopt_options_set_string(o, "kv_cache_dtype", "bf16"), MOPT_OK);
+    mopt_generator *g = NULL;
+    assert_int_equal(mopt_generator_create(g_model, o, 64, &g), MOPT_ERR_UNSUPPORTED);
+    assert_null(g);
+    assert_non_null(strstr(mopt_last_error(), "kv_cache_dtype=bf16"));
+    assert_non_null(strstr(mopt_last_error(), "kv_cache=1"));
+    mopt_options_destroy(o);
+}
+
+/* The session refuses tiles for caches something else reads: the model as
+ * exported (a Concat reads past), and K and V given the other way round (a
+ * DecodeAttention reads the K cache at input 1, not as V). */
+MOPT_TEST(generator_kv_tiles_refused_by_the_session) {
+    static uint16_t buf[2][64 * 4 * 24];
+    void *bufs[2] = {buf[0], buf[1]};
+    const char *past[2] = {"past_key_values.0.key", "past_key_values.0.value"};
+    const char *present[2] = {"present.0.key", "present.0.value"};
+    const bool kv[2] = {false, true}, vk[2] = {true, false};
+    mopt_session *s = NULL;
+    assert_int_equal(mopt_session_create(g_model, NULL, &s), MOPT_OK);
+    assert_int_equal(rt_session_kv_tiles(s, 2, past, present, bufs, kv, 64, 4, 24),
+                     MOPT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(mopt_last_error(), "mopt.KVAppend"));
+    mopt_session_destroy(s);
+    assert_int_equal(mopt_session_create(g_model_kv, NULL, &s), MOPT_OK);
+    assert_int_equal(rt_session_kv_tiles(s, 2, past, present, bufs, vk, 64, 4, 24),
+                     MOPT_ERR_UNSUPPORTED);
+    assert_non_null(strstr(mopt_last_error(), "DecodeAttention"));
+    assert_int_equal(rt_session_kv_tiles(s, 2, past, present, bufs, kv, 60, 4, 24),
+                     MOPT_ERR_INVALID_ARGUMENT); /* not whole tiles */
+    assert_int_equal(rt_session_kv_tiles(s, 2, past, present, bufs, kv, 64, 4, 24), MOPT_OK);
+    assert_int_equal(s->n_kv_tiles, 2);
+    mopt_session_destroy(s);
+}
+
 MOPT_TEST_MAIN_WITH(setup, teardown, cmocka_unit_test(generator_cache_equals_recompute),
                     cmocka_unit_test(generator_kv_cache_in_place),
                     cmocka_unit_test(generator_kv_cache_rewrite_is_exact),
@@ -704,4 +884,8 @@ MOPT_TEST_MAIN_WITH(setup, teardown, cmocka_unit_test(generator_cache_equals_rec
                     cmocka_unit_test(generator_callback_stop_and_stop_tokens),
                     cmocka_unit_test(generator_cancellation),
                     cmocka_unit_test(generator_prefix_reuse),
-                    cmocka_unit_test(generator_argument_errors))
+                    cmocka_unit_test(generator_argument_errors),
+                    cmocka_unit_test(generator_kv_bf16_greedy_equals_f32),
+                    cmocka_unit_test(generator_kv_bf16_prefix_reuse),
+                    cmocka_unit_test(generator_kv_bf16_refused),
+                    cmocka_unit_test(generator_kv_tiles_refused_by_the_session))

@@ -12,6 +12,14 @@
  * fills far below the scores (hidden keys skipped) and within them (hidden
  * keys take part), positions past the keys and before the first. The
  * reference itself is checked against a direct two-pass softmax in double.
+ * Caches kept as bf16 tiles (kn_kvt_*, the generator's kv_cache_dtype=bf16):
+ * the reference reading the tiles equals, bit for bit, the reference on f32
+ * rows holding the same bf16 values; every tier's tiles kernel (bf16
+ * widened to f32) equals it within float rounding, and the AVX512-BF16
+ * kernel (vdpbf16ps: q and the weights rounded to bf16) equals the
+ * reference with q rounded to bf16 within the weights' bf16 rounding
+ * (2^-8 of the largest |V|), over head dims odd and even, key counts
+ * around the tiles and past a chunk, masks, positions and fills.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -26,6 +34,7 @@
 
 #include "../test_main.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/decode_attn_tiles.h"
 #include "kernels/ref/ref_attention.h"
 #include "test_rng.h"
 
@@ -342,6 +351,174 @@ MOPT_TEST(decode_attn_reference_is_softmax) {
     drop(&x);
 }
 
+/* f32 -> bf16, round to nearest even (as KVAppend's bf16_from_f32) */
+static uint16_t to_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static float from_bf16(uint16_t b) {
+    const uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* x (B == 1) with its K and V rows rounded to bf16 in place, and the same
+ * values as tiles of capacity cap (the buffer zeroed first, as the
+ * generator's); returns the two tile buffers through kt, vt. */
+static void make_tiles(problem *x, int64_t cap, uint16_t **kt, uint16_t **vt) {
+    const kn_decode_attn *p = &x->p;
+    const int64_t H = p->H, D = p->D, Dv = p->Dv;
+    *kt = calloc((size_t)kn_kvt_elems(cap, H, D), sizeof(uint16_t));
+    *vt = calloc((size_t)kn_kvt_elems(cap, H, Dv), sizeof(uint16_t));
+    for (int64_t t = 0; t < p->T; t++)
+        for (int64_t h = 0; h < H; h++) {
+            for (int64_t d = 0; d < D; d++) {
+                float *k = &x->k[(t * H + h) * D + d];
+                const uint16_t b = to_bf16(*k);
+                *k = from_bf16(b);
+                (*kt)[kn_kvt_k_index(H, D, t, h, d)] = b;
+            }
+            for (int64_t d = 0; d < Dv; d++) {
+                float *v = &x->v[(t * H + h) * Dv + d];
+                const uint16_t b = to_bf16(*v);
+                *v = from_bf16(b);
+                (*vt)[kn_kvt_v_index(H, Dv, t, h, d)] = b;
+            }
+        }
+    /* the keys past T of the last tile hold other finite values (a longer
+     * request's), which must get no weight */
+    for (int64_t t = p->T; t < (p->T + 31) / 32 * 32 && t < cap; t++)
+        for (int64_t h = 0; h < H; h++) {
+            for (int64_t d = 0; d < D; d++)
+                (*kt)[kn_kvt_k_index(H, D, t, h, d)] = to_bf16(100.0f);
+            for (int64_t d = 0; d < Dv; d++)
+                (*vt)[kn_kvt_v_index(H, Dv, t, h, d)] = to_bf16(-50.0f);
+        }
+}
+
+/* the largest |tiles kernel - reference| / max |V| seen, per kernel */
+static double g_tiles_worst[4];
+
+/* One tiles case: the checks of the header comment. Returns how many
+ * kernels ran. */
+static int check_tiles(problem *x, const char *what, float slack) {
+    const int64_t cap = (x->p.T + 31) / 32 * 32 + 32;
+    uint16_t *kt, *vt;
+    make_tiles(x, cap, &kt, &vt);
+    kn_decode_attn rows = x->p, tiles = x->p;
+    tiles.k = tiles.v = NULL;
+    tiles.kt = kt, tiles.vt = vt;
+    const int64_t n = rows.H * rows.M * rows.Dv, rn = rows.H * rows.M;
+    float *want = malloc((size_t)(n + 1) * sizeof(float)),
+          *got = malloc((size_t)(n + 1) * sizeof(float));
+    rows.y = want;
+    ref_decode_attention_f32(&rows);
+    tiles.y = got;
+    ref_decode_attention_f32(&tiles);
+    assert_memory_equal(want, got, (size_t)n * sizeof(float));
+    float vmax = 0;
+    for (int64_t i = 0; i < rows.T * rows.H * rows.Dv; i++)
+        vmax = fmaxf(vmax, fabsf(x->v[i]));
+    int ran = 0;
+    for (int t = 0; t < 4; t++) {
+        const char *isa = t < 3 ? tier(t) ? tier(t)->isa : NULL : "avx512bf16";
+        cpu_decode_attn_fn fn = t < 3 ? tier(t) ? tier(t)->decode_attn_tiles : NULL
+                                : cpu_decode_attn_tiles_bf16_ok() ? cpu_decode_attn_tiles_avx512bf16
+                                                                  : NULL;
+        if (!fn) continue;
+        float *ref = want;
+        float *qb = NULL, *want_b = NULL;
+        if (t == 3) { /* the reference with q rounded to bf16 */
+            qb = malloc((size_t)(rn * rows.D) * sizeof(float));
+            want_b = malloc((size_t)(n + 1) * sizeof(float));
+            for (int64_t i = 0; i < rn * rows.D; i++)
+                qb[i] = from_bf16(to_bf16(x->q[i]));
+            kn_decode_attn r = rows;
+            r.q = qb, r.y = want_b;
+            ref_decode_attention_f32(&r);
+            ref = want_b;
+        }
+        for (int64_t i = 0; i < n; i++)
+            got[i] = 12345.0f;
+        kn_decode_attn p = tiles;
+        p.y = got;
+        fn(&p, 0, rn / 2);
+        fn(&p, rn / 2, rn);
+        ran++;
+        for (int64_t i = 0; i < n; i++) {
+            if (isnan(ref[i])) {
+                if (!isnan(got[i]))
+                    fail_msg("tiles %s %s: [%lld] %g, want NaN", isa, what, (long long)i, got[i]);
+                continue;
+            }
+            float tol = 2e-6f + 2e-5f * fabsf(ref[i]) + slack;
+            if (t == 3) tol += vmax / 256.0f + slack * 10;
+            g_tiles_worst[t] = fmax(g_tiles_worst[t], fabs((double)got[i] - ref[i]) / vmax);
+            if (!(fabsf(got[i] - ref[i]) <= tol))
+                fail_msg("tiles %s %s: H%lld M%lld T%lld D%lld Dv%lld: y[%lld] = %.9g, ref %.9g",
+                         isa, what, (long long)p.H, (long long)p.M, (long long)p.T, (long long)p.D,
+                         (long long)p.Dv, (long long)i, got[i], ref[i]);
+        }
+        free(qb);
+        free(want_b);
+    }
+    free(want);
+    free(got);
+    free(kt);
+    free(vt);
+    return ran;
+}
+
+MOPT_TEST(decode_attn_tiles_equal_reference) {
+    static const int64_t Ds[] = {1, 5, 8, 16, 17, 24, 33, 64, 130};
+    static const int64_t Ts[] = {1, 2, 15, 16, 17, 31, 32, 33, 100, 271};
+    static const char *const names[] = {"no mask", "Where mask", "Where mask, empty rows",
+                                        "additive mask"};
+    int cases = 0, ran = 0;
+    for (size_t di = 0; di < sizeof Ds / sizeof *Ds; di++)
+        for (size_t ti = 0; ti < sizeof Ts / sizeof *Ts; ti++) {
+            const int mask = (int)((di + ti) % 4);
+            const int64_t H = ti % 2 ? 4 : 1, D = Ds[di];
+            const int64_t Dv = ti % 3 == 1 ? Ds[(di + 2) % (sizeof Ds / sizeof *Ds)] : D;
+            const int64_t M = ti % 3 == 0 && Ts[ti] >= 3 ? 3 : 1;
+            problem x;
+            make(&x, 1, H, M, Ts[ti], D, Dv, mask, false);
+            ran += check_tiles(&x, names[mask], 0.0f);
+            drop(&x);
+            cases++;
+        }
+    assert_int_equal(cases, 9 * 10);
+    assert_true(ran >= cases); /* at least the portable kernel everywhere */
+    static const char *const isas[] = {"avx512", "avx2", "portable", "avx512bf16"};
+    for (int t = 0; t < 4; t++)
+        printf("tiles %s: max |y - ref| / max |V| = %.3g\n", isas[t], g_tiles_worst[t]);
+}
+
+/* Positions (the generator's causal fold), a key mask and fills; growing
+ * scores; more keys than one chunk (2048) of the tiles kernels. */
+MOPT_TEST(decode_attn_tiles_positions_and_chunks) {
+    static const int64_t Ts[] = {9, 271, 2100};
+    static const float fills[] = {-INFINITY, -1e9f, -0.5f};
+    for (size_t ti = 0; ti < sizeof Ts / sizeof *Ts; ti++)
+        for (size_t fi = 0; fi < sizeof fills / sizeof *fills; fi++) {
+            const int64_t H = 4, M = 3, T = Ts[ti], D = fi == 1 ? 17 : 24;
+            problem x;
+            make(&x, 1, H, M, T, D, D, MASK_NONE, fi == 0);
+            int64_t qpos[3] = {T - 1, T / 2, fi == 1 ? -1 : T + 3};
+            int64_t *kpad = malloc((size_t)T * sizeof(int64_t));
+            for (int64_t i = 0; i < T; i++)
+                kpad[i] = fi == 2 && i % 5 == 1 ? 0 : 1;
+            x.p.fill = fills[fi];
+            x.p.qpos = qpos, x.p.qp_sb = 0, x.p.qp_sm = 1;
+            x.p.kpad = fi == 2 ? kpad : NULL, x.p.kp_sb = 0;
+            assert_true(check_tiles(&x, "positions", fi == 0 ? 2e-5f : 0.0f) >= 1);
+            free(kpad);
+            drop(&x);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(decode_attn_reference_is_softmax),
@@ -350,6 +527,8 @@ int main(void) {
         cmocka_unit_test(decode_attn_weight_accuracy),
         cmocka_unit_test(decode_attn_edge_rows),
         cmocka_unit_test(decode_attn_positions_equal_keep_mask),
+        cmocka_unit_test(decode_attn_tiles_equal_reference),
+        cmocka_unit_test(decode_attn_tiles_positions_and_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1072,7 +1072,8 @@ class Batcher(_OnModel):
 _GENERATOR_STATS = ("layers", "heads", "head_dim", "vocab", "max_seq", "cached_tokens",
                     "reused_tokens", "prefill_tokens", "generated_tokens", "steps", "prefill_ns",
                     "last_step_ns", "last_step_plans", "last_step_heap_tensors",
-                    "capacity_planned", "last_step_inferred_nodes")
+                    "capacity_planned", "last_step_inferred_nodes", "kv_cache_bf16",
+                    "kv_cache_bytes")
 
 
 class Generator(_OnModel):
@@ -1090,7 +1091,10 @@ class Generator(_OnModel):
     options/kwargs. max_seq: cache positions (prompt and generated tokens).
     Sampling: temperature (0 = greedy), top_k (0 = all), top_p (1 = all),
     repetition_penalty (1 = off), seed (a request is deterministic for a
-    seed). A later request whose prompt starts with the cached tokens
+    seed). kv_cache_dtype="bf16" (an option, as a keyword or in options)
+    keeps the cache as bf16 tiles: half its memory and a shorter attention
+    step at bf16 rounding of K and V (stats()["kv_cache_bf16"] says which);
+    the default is "f32". A later request whose prompt starts with the cached tokens
     prefills only its new part (prefix reuse). One thread at a time drives a
     Generator; cancel() may be called from any thread."""
 

@@ -3,7 +3,9 @@ tiny decoder examples/generate/kjv-tiny.onnx: greedy and seeded generation
 give byte for byte what the C example (examples/generate) prints for the
 same flags, seeded sampling repeats (and another seed differs), stream()
 yields the tokens generate() returns, stop tokens, the callback's stop,
-cancel() from another thread, prefix reuse, and the errors."""
+cancel() from another thread, prefix reuse, and the errors; the option
+kv_cache_dtype="bf16" (greedy tokens as the f32 cache's, its stats, bad
+values refused)."""
 import os
 import subprocess
 import threading
@@ -170,3 +172,23 @@ def test_errors(repo, gen):
     g.close()
     with pytest.raises(mopt.ClosedError):
         g.generate([65], 1)
+
+
+def test_kv_cache_dtype_bf16(repo, gen):
+    with mopt.Generator(repo / MODEL, max_seq=512, threads=1, kv_cache_dtype="bf16") as g:
+        for prompt in (b"In the beginning", b"And God said", b"Blessed are the"):
+            gen.reset()
+            assert g.generate(list(prompt), 96) == gen.generate(list(prompt), 96)
+        s, f = g.stats(), gen.stats()
+        assert set(s) == set(f) == {
+            "layers", "heads", "head_dim", "vocab", "max_seq", "cached_tokens", "reused_tokens",
+            "prefill_tokens", "generated_tokens", "steps", "prefill_ns", "last_step_ns",
+            "last_step_plans", "last_step_heap_tensors", "capacity_planned",
+            "last_step_inferred_nodes", "kv_cache_bf16", "kv_cache_bytes"}
+        assert s["kv_cache_bf16"] == 1 and f["kv_cache_bf16"] == 0
+        assert s["kv_cache_bytes"] * 2 == f["kv_cache_bytes"]  # 512 keys: whole tiles
+        assert s["last_step_plans"] == 0 and s["last_step_heap_tensors"] == 0
+    with pytest.raises(mopt.InvalidArgumentError, match="kv_cache_dtype"):
+        mopt.Generator(repo / MODEL, max_seq=64, kv_cache_dtype="fp16")
+    with pytest.raises(mopt.UnsupportedError, match="kv_cache=1"):
+        mopt.Generator(repo / MODEL, max_seq=64, kv_cache=0, kv_cache_dtype="bf16")
