@@ -1032,36 +1032,6 @@ static dnnl_primitive_desc_t conv_wino_pd(const onednn_conv_desc *d, const dnnl_
     return NULL;
 }
 
-static mopt_status conv_pack_body(const onednn_conv_desc *d, const float *w, int threads,
-                                  onednn_weights **out) {
-    *out = NULL;
-    if (!onednn_available() || !conv_valid(d)) return MOPT_ERR_UNSUPPORTED;
-    dnnl_memory_desc_t plain, plain_c; /* plain_c: the stored layout in the compute type */
-    if (!conv_plain_w(d, &plain, dnnl_f32) || !conv_plain_w(d, &plain_c, dt_of(d->prec)))
-        return MOPT_ERR_UNSUPPORTED;
-    dnnl_primitive_desc_t pd = NULL;
-    if (d->wino) {
-        bool after;
-        pd = conv_wino_pd(d, NULL, &after);
-        return pd ? pack_for(pd, false, &plain, &plain_c, w, out) : MOPT_ERR_UNSUPPORTED;
-    }
-    if (conv_forced_ok(d)) pd = conv_pd_as(d, d->plain_w ? &plain_c : NULL, true);
-    if (pd && pd_is_ref(pd)) {
-        dnnl_primitive_desc_destroy(pd);
-        pd = NULL;
-    }
-    if (!pd) pd = conv_pd(d, d->plain_w ? &plain_c : NULL);
-    return pack_for(pd, d->plain_w, &plain, &plain_c, w, out);
-}
-
-mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int threads,
-                             onednn_weights **out) {
-    int host = mopt_omp_enter(threads);
-    mopt_status st = conv_pack_body(d, w, threads, out);
-    mopt_omp_leave(host, threads);
-    return st;
-}
-
 /* ---- the primitive cache ------------------------------------------------ */
 
 enum { KIND_EMPTY = 0, KIND_MATMUL, KIND_CONV, KIND_DECONV, KIND_POOL };
@@ -2003,23 +1973,62 @@ static dnnl_primitive_desc_t deconv_pd(const onednn_conv_desc *d, const dnnl_mem
     return deconv_pd_as(d, wmd, false);
 }
 
-static mopt_status deconv_pack_body(const onednn_conv_desc *d, const float *w, int threads,
-                                    onednn_weights **out) {
+/* The primitive whose weight layout a convolution's W is packed for at
+ * load: Winograd when d asks for it, else the channels-last variant unless
+ * it is a reference implementation, else conv_pd. stored: W as stored, in
+ * the compute type (NULL: oneDNN picks). */
+static dnnl_primitive_desc_t conv_pack_pd(const onednn_conv_desc *d,
+                                          const dnnl_memory_desc_t *stored) {
+    if (d->wino) {
+        bool after;
+        return conv_wino_pd(d, NULL, &after);
+    }
+    dnnl_primitive_desc_t pd = NULL;
+    if (conv_forced_ok(d)) pd = conv_pd_as(d, stored, true);
+    if (pd && pd_is_ref(pd)) {
+        dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+    }
+    return pd ? pd : conv_pd(d, stored);
+}
+
+/* W [the plain layout of the convolution, or of the deconvolution when
+ * transposed] packed for the primitive picked for d, or kept as stored
+ * when d->plain_w. */
+static mopt_status conv_family_pack_body(const onednn_conv_desc *d, bool transposed, const float *w,
+                                         onednn_weights **out) {
     *out = NULL;
-    if (!onednn_available() || !deconv_valid(d) || d->has_residual) return MOPT_ERR_UNSUPPORTED;
-    dnnl_memory_desc_t plain, plain_c;
-    if (!deconv_plain_w(d, &plain, dnnl_f32) || !deconv_plain_w(d, &plain_c, dt_of(d->prec)))
+    bool valid = transposed ? deconv_valid(d) && !d->has_residual : conv_valid(d);
+    if (!onednn_available() || !valid) return MOPT_ERR_UNSUPPORTED;
+    bool (*plain_w)(const onednn_conv_desc *, dnnl_memory_desc_t *, dnnl_data_type_t) =
+        transposed ? deconv_plain_w : conv_plain_w;
+    dnnl_memory_desc_t plain, plain_c; /* plain_c: the stored layout in the compute type */
+    if (!plain_w(d, &plain, dnnl_f32) || !plain_w(d, &plain_c, dt_of(d->prec)))
         return MOPT_ERR_UNSUPPORTED;
-    dnnl_primitive_desc_t pd = deconv_pd(d, d->plain_w ? &plain_c : NULL);
-    return pack_for(pd, d->plain_w, &plain, &plain_c, w, out);
+    const dnnl_memory_desc_t *stored = d->plain_w ? &plain_c : NULL;
+    dnnl_primitive_desc_t pd = transposed ? deconv_pd(d, stored) : conv_pack_pd(d, stored);
+    /* Winograd always packs W into its own layout */
+    bool keep_stored = d->plain_w && (transposed || !d->wino);
+    return pack_for(pd, keep_stored, &plain, &plain_c, w, out);
+}
+
+/* onednn_conv_pack and onednn_deconv_pack: the body with `threads` OpenMP threads */
+static mopt_status conv_family_pack(const onednn_conv_desc *d, bool transposed, const float *w,
+                                    int threads, onednn_weights **out) {
+    int host = mopt_omp_enter(threads);
+    mopt_status st = conv_family_pack_body(d, transposed, w, out);
+    mopt_omp_leave(host, threads);
+    return st;
+}
+
+mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int threads,
+                             onednn_weights **out) {
+    return conv_family_pack(d, false, w, threads, out);
 }
 
 mopt_status onednn_deconv_pack(const onednn_conv_desc *d, const float *w, int threads,
                                onednn_weights **out) {
-    int host = mopt_omp_enter(threads);
-    mopt_status st = deconv_pack_body(d, w, threads, out);
-    mopt_omp_leave(host, threads);
-    return st;
+    return conv_family_pack(d, true, w, threads, out);
 }
 
 /* entry_build of a deconvolution (wplain: W as stored). */
