@@ -267,13 +267,7 @@ mopt_status ops_attention_kernel_params(const op_ctx *ctx, const op_tensor *in, 
     if (has_mask(in, n_in)) {
         if ((st = check_mask(ctx, &in[3], &ad))) return st;
         const int64_t scores[4] = {p->B, p->H, p->Sq, p->Sk};
-        int64_t ms[4];
-        op_mask_strides(&in[3].shape, scores, ms);
-        p->mask.sb = ms[0], p->mask.sh = ms[1], p->mask.sq = ms[2], p->mask.sk = ms[3];
-        if (in[3].dtype == MOPT_DTYPE_BOOL)
-            p->mask.keep = in[3].data;
-        else
-            p->mask.add = in[3].data;
+        op_attn_mask_bind(&in[3], scores, &p->mask);
     }
     return MOPT_OK;
 }
