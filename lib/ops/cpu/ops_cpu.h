@@ -64,6 +64,13 @@ void ops_cpu_qrows_range(void *job, int64_t lo, int64_t hi);
  * 1 MFLOP, at least 4. */
 int64_t ops_cpu_qrows_grain(int64_t K, int64_t N);
 
+/* y [outer, inner] = op over the middle axis of x [outer, red, inner] with
+ * tier k's reduce, the outer rows split over the threads in chunks of about
+ * 32768 floats (reduce_cpu.c; the Reduce* ops, GlobalAveragePool and
+ * ChannelsLastGlobalAveragePool). */
+void ops_cpu_reduce_rows(const cpu_kernels *k, cpu_reduce_op op, const float *x, float *y,
+                         int64_t outer, int64_t red, int64_t inner, int threads);
+
 /* op_impl.variant of the integer impls whose prepare may pack weights
  * (state non-NULL): "cpu-vnni-packed" / "cpu-vnni", and the portable tier's. */
 const char *ops_cpu_variant_vnni(const void *state);
