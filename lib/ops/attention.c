@@ -272,6 +272,42 @@ mopt_status ops_attention_kernel_params(const op_ctx *ctx, const op_tensor *in, 
     return MOPT_OK;
 }
 
+static bool same_dims(const ir_shape *a, const ir_shape *b) {
+    if (a->rank != b->rank) return false;
+    for (int32_t i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+static bool plan_fits(const attn_plan *plan, const op_tensor *in, int n_in) {
+    bool mask = has_mask(in, n_in);
+    if (!plan->valid || plan->has_mask != mask || (mask && plan->mask_dtype != in[3].dtype))
+        return false;
+    for (int k = 0; k < (mask ? 4 : 3); k++)
+        if (!same_dims(&plan->shapes[k], &in[k].shape)) return false;
+    return true;
+}
+
+mopt_status ops_attention_planned_params(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                         attn_plan *plan, attn_params *p) {
+    if (!plan_fits(plan, in, n_in)) {
+        plan->valid = false;
+        mopt_status st = ops_attention_kernel_params(ctx, in, n_in, &plan->p);
+        if (st) return st;
+        plan->has_mask = has_mask(in, n_in);
+        plan->mask_dtype = plan->has_mask ? in[3].dtype : MOPT_DTYPE_UNDEFINED;
+        for (int k = 0; k < (plan->has_mask ? 4 : 3); k++)
+            plan->shapes[k] = in[k].shape;
+        plan->valid = true;
+    }
+    *p = plan->p;
+    if (plan->has_mask) {
+        const int64_t scores[4] = {p->B, p->H, p->Sq, p->Sk};
+        op_attn_mask_bind(&in[3], scores, &p->mask);
+    }
+    return MOPT_OK;
+}
+
 /* The op's geometry (OP_GEOM): the kernel parameter block of the run. */
 static mopt_status attention_geometry(const op_ctx *ctx, const op_tensor *in, int n_in,
                                       void *geom) {
