@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "kernels/ref/ref_epilogue.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/fused.h"
 #include "ops/matmul.h"
@@ -218,24 +217,12 @@ static mopt_status gv_run_fused(const op_ctx *ctx, const op_tensor *in, int n_in
     if (!gv_same(ctx, in, out)) return MOPT_ERR_UNSUPPORTED;
     const fused_matmul_params *p = ctx->params;
     const gv_state *s = ctx->state;
-    const ir_shape *ys = &out[0].shape;
     float *y = out[0].data;
     gv_product(ctx, in, y);
     if (p->alpha != 1.f)
         for (int64_t n = 0; n < s->N; n++)
             y[n] *= p->alpha;
-    kn_addend bias, res;
-    memset(&bias, 0, sizeof bias);
-    memset(&res, 0, sizeof res);
-    if (n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED) {
-        bias.data = in[2].data;
-        op_broadcast_strides(&in[2].shape, ys, bias.strides);
-    }
-    if (n_in > 3 && in[3].dtype != MOPT_DTYPE_UNDEFINED) {
-        res.data = in[3].data;
-        op_broadcast_strides(&in[3].shape, ys, res.strides);
-    }
-    ref_epilogue_f32(ys->rank, ys->dims, y, &bias, &res, &p->act);
+    ops_fused_matmul_epilogue(p, in, n_in, out);
     return MOPT_OK;
 }
 
