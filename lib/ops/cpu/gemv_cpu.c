@@ -62,7 +62,7 @@ static bool gv_geometry(const op_ctx *ctx, gv_kind kind, const op_tensor *in, in
     *N = *trans_b ? b->dims[0] : b->dims[1];
     int64_t kb = *trans_b ? b->dims[1] : b->dims[0];
     if (kb != *K || *K <= 0 || *N <= 0 || ir_shape_numel(a) != *K) return false;
-    if (kind == GV_GEMM && n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED) {
+    if (kind == GV_GEMM && op_has_input(in, n_in, 2)) {
         int64_t nc = ir_shape_numel(&in[2].shape);
         if (!ir_shape_is_concrete(&in[2].shape) || (nc != 1 && nc != *N)) return false;
         if (nc == *N && in[2].shape.rank >= 1 && in[2].shape.dims[in[2].shape.rank - 1] != *N)
@@ -204,7 +204,7 @@ static mopt_status gv_run_gemm(const op_ctx *ctx, const op_tensor *in, int n_in,
 
 void ops_gemv_gemm_epilogue(const gemm_params *p, const op_tensor *in, int n_in, float *y,
                             int64_t N) {
-    bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED && p->beta != 0.f;
+    bool has_c = op_has_input(in, n_in, 2) && p->beta != 0.f;
     const float *c = has_c ? in[2].data : NULL;
     int64_t cs = has_c && ir_shape_numel(&in[2].shape) == N ? 1 : 0;
     if (p->alpha != 1.f || has_c)

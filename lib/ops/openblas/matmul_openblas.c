@@ -55,14 +55,14 @@ const op_impl ops_impl_matmul_openblas = OBLAS_IMPL(ab_f32_supports, matmul_run)
 
 static bool gemm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                           int n_out) {
-    bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_c = op_has_input(in, n_in, 2);
     return is_f32(&in[0]) && is_f32(&in[1]) && (!has_c || is_f32(&in[2]));
 }
 
 static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
     const gemm_params *p = ctx->params;
-    bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_c = op_has_input(in, n_in, 2);
     kn_gemm g;
     if (!ops_matmul_gemm(&in[0].shape, p->trans_a, &in[1].shape, p->trans_b, &g) || empty(&g) ||
         !oblas_fits(g.M * g.K, g.K * g.N, g.M * g.N) || !oblas_fits(g.lda, g.ldb, g.ldc) ||
