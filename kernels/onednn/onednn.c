@@ -858,27 +858,39 @@ static bool conv_plain_w(const onednn_conv_desc *d, dnnl_memory_desc_t *md, dnnl
     return md_dense(md, wnd, w, dt);
 }
 
-/* The weights (wmd, or `any` when NULL) and bias descriptors of a conv or
- * deconv primitive. */
-static bool conv_w_b(const onednn_conv_desc *d, const dnnl_memory_desc_t *wmd, const int64_t *wd,
-                     int32_t wnd, dnnl_data_type_t dt, dnnl_memory_desc_t *w,
-                     dnnl_memory_desc_t *b) {
+/* The forward-inference descriptor of d's convolution (of its
+ * deconvolution when transposed) with algorithm alg, on X x and Y y, the
+ * weights wmd (`any` in type dt when NULL) and an f32 bias when d has one.
+ * False when oneDNN refuses it (or lacks the deconvolution's entry point). */
+static bool conv_fwd_desc(const onednn_conv_desc *d, bool transposed, dnnl_alg_kind_t alg,
+                          const dnnl_memory_desc_t *x, const dnnl_memory_desc_t *wmd,
+                          dnnl_data_type_t dt, const dnnl_memory_desc_t *y,
+                          dnnl_convolution_desc_t *cd) {
+    int64_t xd[5], wd[6], yd[5];
+    int32_t wnd;
+    conv_dims(d, xd, wd, &wnd, yd);
+    dnnl_memory_desc_t w, b;
     if (wmd)
-        *w = *wmd;
-    else if (!md_any(w, wnd, wd, dt))
+        w = *wmd;
+    else if (!md_any(&w, wnd, wd, dt))
         return false;
-    return !d->has_bias || md_dense(b, 1, &d->c_out, dnnl_f32);
-}
-
-/* d's strides, dilations (oneDNN counts from 0) and pads as oneDNN's dims. */
-static void conv_window(const onednn_conv_desc *d, dnnl_dims_t strides, dnnl_dims_t dil,
-                        dnnl_dims_t pl, dnnl_dims_t pr) {
+    if (d->has_bias && !md_dense(&b, 1, &d->c_out, dnnl_f32)) return false;
+    dnnl_dims_t strides, dil, pl, pr; /* oneDNN counts dilations from 0 */
     for (int32_t i = 0; i < d->S; i++) {
         strides[i] = d->stride[i];
         dil[i] = d->dilation[i] - 1;
         pl[i] = d->pad_l[i];
         pr[i] = d->pad_r[i];
     }
+    const dnnl_memory_desc_t *bias = d->has_bias ? &b : NULL;
+    if (!transposed)
+        return dnnl_dilated_convolution_forward_desc_init(cd, dnnl_forward_inference, alg, x, &w,
+                                                          bias, y, strides, dil, pl,
+                                                          pr) == dnnl_success;
+    return dnnl_dilated_deconvolution_forward_desc_init &&
+           dnnl_dilated_deconvolution_forward_desc_init(cd, dnnl_forward_inference, alg, x, &w,
+                                                        bias, y, strides, dil, pl,
+                                                        pr) == dnnl_success;
 }
 
 /* A chain edge: X and Y one blocked, the other channels-last. oneDNN 2.6
@@ -900,7 +912,7 @@ static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_me
     int32_t wnd, nd = 2 + d->S;
     conv_dims(d, xd, wd, &wnd, yd);
     dnnl_data_type_t dt = dt_of(d->prec);
-    dnnl_memory_desc_t x, w, b, y;
+    dnnl_memory_desc_t x, y;
     bool force_x = forced && (d->x_nhwc || d->x_blk), force_y = forced && (d->y_nhwc || d->y_blk);
     if (force_x && force_y && conv_mixed(d)) { /* a chain edge: give the larger one as it is */
         int64_t xs = d->c_in, ys = d->c_out;
@@ -915,14 +927,8 @@ static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_me
                                         : md_any(&x, nd, xd, dt);
     ok = ok && (force_y ? md_user(&y, nd, yd, dnnl_f32, d->y_nhwc, d->y_blk)
                         : md_any(&y, nd, yd, dnnl_f32));
-    if (!ok || !conv_w_b(d, wmd, wd, wnd, dt, &w, &b)) return NULL;
-    dnnl_dims_t strides, dil, pl, pr;
-    conv_window(d, strides, dil, pl, pr);
     dnnl_convolution_desc_t cd;
-    if (dnnl_dilated_convolution_forward_desc_init(
-            &cd, dnnl_forward_inference, dnnl_convolution_direct, &x, &w, d->has_bias ? &b : NULL,
-            &y, strides, dil, pl, pr) != dnnl_success)
-        return NULL;
+    if (!ok || !conv_fwd_desc(d, false, dnnl_convolution_direct, &x, wmd, dt, &y, &cd)) return NULL;
     dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL,
                                            d->act, d->act_alpha, d->act_beta);
     if (!attr) return NULL;
@@ -1004,16 +1010,10 @@ static dnnl_primitive_desc_t conv_wino_pd(const onednn_conv_desc *d, const dnnl_
     int64_t xd[5], wd[6], yd[5];
     int32_t wnd, nd = 2 + d->S;
     conv_dims(d, xd, wd, &wnd, yd);
-    dnnl_memory_desc_t x, w, b, y;
-    if (!md_any(&x, nd, xd, dnnl_f32) || !md_any(&y, nd, yd, dnnl_f32) ||
-        !conv_w_b(d, wmd, wd, wnd, dnnl_f32, &w, &b))
-        return NULL;
-    dnnl_dims_t strides, dil, pl, pr;
-    conv_window(d, strides, dil, pl, pr);
+    dnnl_memory_desc_t x, y;
     dnnl_convolution_desc_t cd;
-    if (dnnl_dilated_convolution_forward_desc_init(
-            &cd, dnnl_forward_inference, dnnl_convolution_winograd, &x, &w, d->has_bias ? &b : NULL,
-            &y, strides, dil, pl, pr) != dnnl_success)
+    if (!md_any(&x, nd, xd, dnnl_f32) || !md_any(&y, nd, yd, dnnl_f32) ||
+        !conv_fwd_desc(d, false, dnnl_convolution_winograd, &x, wmd, dnnl_f32, &y, &cd))
         return NULL;
     for (int after = 0; after < 2; after++) {
         if (after && d->act == KN_ACT_NONE) break;
@@ -1030,36 +1030,6 @@ static dnnl_primitive_desc_t conv_wino_pd(const onednn_conv_desc *d, const dnnl_
         if (pd) dnnl_primitive_desc_destroy(pd);
     }
     return NULL;
-}
-
-static mopt_status conv_pack_body(const onednn_conv_desc *d, const float *w, int threads,
-                                  onednn_weights **out) {
-    *out = NULL;
-    if (!onednn_available() || !conv_valid(d)) return MOPT_ERR_UNSUPPORTED;
-    dnnl_memory_desc_t plain, plain_c; /* plain_c: the stored layout in the compute type */
-    if (!conv_plain_w(d, &plain, dnnl_f32) || !conv_plain_w(d, &plain_c, dt_of(d->prec)))
-        return MOPT_ERR_UNSUPPORTED;
-    dnnl_primitive_desc_t pd = NULL;
-    if (d->wino) {
-        bool after;
-        pd = conv_wino_pd(d, NULL, &after);
-        return pd ? pack_for(pd, false, &plain, &plain_c, w, out) : MOPT_ERR_UNSUPPORTED;
-    }
-    if (conv_forced_ok(d)) pd = conv_pd_as(d, d->plain_w ? &plain_c : NULL, true);
-    if (pd && pd_is_ref(pd)) {
-        dnnl_primitive_desc_destroy(pd);
-        pd = NULL;
-    }
-    if (!pd) pd = conv_pd(d, d->plain_w ? &plain_c : NULL);
-    return pack_for(pd, d->plain_w, &plain, &plain_c, w, out);
-}
-
-mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int threads,
-                             onednn_weights **out) {
-    int host = mopt_omp_enter(threads);
-    mopt_status st = conv_pack_body(d, w, threads, out);
-    mopt_omp_leave(host, threads);
-    return st;
 }
 
 /* ---- the primitive cache ------------------------------------------------ */
@@ -1970,18 +1940,11 @@ static dnnl_primitive_desc_t deconv_pd_as(const onednn_conv_desc *d, const dnnl_
     int32_t wnd, nd = 2 + d->S;
     conv_dims(d, xd, wd, &wnd, yd);
     dnnl_data_type_t dt = dt_of(d->prec);
-    dnnl_memory_desc_t x, w, b, y;
+    dnnl_memory_desc_t x, y;
     bool ok = plain_io ? md_dense(&x, nd, xd, dt) && md_dense(&y, nd, yd, dnnl_f32)
                        : md_any(&x, nd, xd, dt) && md_any(&y, nd, yd, dnnl_f32);
-    if (!ok || !conv_w_b(d, wmd, wd, wnd, dt, &w, &b) ||
-        !dnnl_dilated_deconvolution_forward_desc_init)
-        return NULL;
-    dnnl_dims_t strides, dil, pl, pr;
-    conv_window(d, strides, dil, pl, pr);
     dnnl_deconvolution_desc_t dd;
-    if (dnnl_dilated_deconvolution_forward_desc_init(
-            &dd, dnnl_forward_inference, dnnl_deconvolution_direct, &x, &w, d->has_bias ? &b : NULL,
-            &y, strides, dil, pl, pr) != dnnl_success)
+    if (!ok || !conv_fwd_desc(d, true, dnnl_deconvolution_direct, &x, wmd, dt, &y, &dd))
         return NULL;
     return pd_of(&dd,
                  make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, d->act, d->act_alpha, d->act_beta));
@@ -2003,23 +1966,62 @@ static dnnl_primitive_desc_t deconv_pd(const onednn_conv_desc *d, const dnnl_mem
     return deconv_pd_as(d, wmd, false);
 }
 
-static mopt_status deconv_pack_body(const onednn_conv_desc *d, const float *w, int threads,
-                                    onednn_weights **out) {
+/* The primitive whose weight layout a convolution's W is packed for at
+ * load: Winograd when d asks for it, else the channels-last variant unless
+ * it is a reference implementation, else conv_pd. stored: W as stored, in
+ * the compute type (NULL: oneDNN picks). */
+static dnnl_primitive_desc_t conv_pack_pd(const onednn_conv_desc *d,
+                                          const dnnl_memory_desc_t *stored) {
+    if (d->wino) {
+        bool after;
+        return conv_wino_pd(d, NULL, &after);
+    }
+    dnnl_primitive_desc_t pd = NULL;
+    if (conv_forced_ok(d)) pd = conv_pd_as(d, stored, true);
+    if (pd && pd_is_ref(pd)) {
+        dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+    }
+    return pd ? pd : conv_pd(d, stored);
+}
+
+/* W [the plain layout of the convolution, or of the deconvolution when
+ * transposed] packed for the primitive picked for d, or kept as stored
+ * when d->plain_w. */
+static mopt_status conv_family_pack_body(const onednn_conv_desc *d, bool transposed, const float *w,
+                                         onednn_weights **out) {
     *out = NULL;
-    if (!onednn_available() || !deconv_valid(d) || d->has_residual) return MOPT_ERR_UNSUPPORTED;
-    dnnl_memory_desc_t plain, plain_c;
-    if (!deconv_plain_w(d, &plain, dnnl_f32) || !deconv_plain_w(d, &plain_c, dt_of(d->prec)))
+    bool valid = transposed ? deconv_valid(d) && !d->has_residual : conv_valid(d);
+    if (!onednn_available() || !valid) return MOPT_ERR_UNSUPPORTED;
+    bool (*plain_w)(const onednn_conv_desc *, dnnl_memory_desc_t *, dnnl_data_type_t) =
+        transposed ? deconv_plain_w : conv_plain_w;
+    dnnl_memory_desc_t plain, plain_c; /* plain_c: the stored layout in the compute type */
+    if (!plain_w(d, &plain, dnnl_f32) || !plain_w(d, &plain_c, dt_of(d->prec)))
         return MOPT_ERR_UNSUPPORTED;
-    dnnl_primitive_desc_t pd = deconv_pd(d, d->plain_w ? &plain_c : NULL);
-    return pack_for(pd, d->plain_w, &plain, &plain_c, w, out);
+    const dnnl_memory_desc_t *stored = d->plain_w ? &plain_c : NULL;
+    dnnl_primitive_desc_t pd = transposed ? deconv_pd(d, stored) : conv_pack_pd(d, stored);
+    /* Winograd always packs W into its own layout */
+    bool keep_stored = d->plain_w && (transposed || !d->wino);
+    return pack_for(pd, keep_stored, &plain, &plain_c, w, out);
+}
+
+/* onednn_conv_pack and onednn_deconv_pack: the body with `threads` OpenMP threads */
+static mopt_status conv_family_pack(const onednn_conv_desc *d, bool transposed, const float *w,
+                                    int threads, onednn_weights **out) {
+    int host = mopt_omp_enter(threads);
+    mopt_status st = conv_family_pack_body(d, transposed, w, out);
+    mopt_omp_leave(host, threads);
+    return st;
+}
+
+mopt_status onednn_conv_pack(const onednn_conv_desc *d, const float *w, int threads,
+                             onednn_weights **out) {
+    return conv_family_pack(d, false, w, threads, out);
 }
 
 mopt_status onednn_deconv_pack(const onednn_conv_desc *d, const float *w, int threads,
                                onednn_weights **out) {
-    int host = mopt_omp_enter(threads);
-    mopt_status st = deconv_pack_body(d, w, threads, out);
-    mopt_omp_leave(host, threads);
-    return st;
+    return conv_family_pack(d, true, w, threads, out);
 }
 
 /* entry_build of a deconvolution (wplain: W as stored). */

@@ -267,13 +267,43 @@ mopt_status ops_attention_kernel_params(const op_ctx *ctx, const op_tensor *in, 
     if (has_mask(in, n_in)) {
         if ((st = check_mask(ctx, &in[3], &ad))) return st;
         const int64_t scores[4] = {p->B, p->H, p->Sq, p->Sk};
-        int64_t ms[4];
-        op_mask_strides(&in[3].shape, scores, ms);
-        p->mask.sb = ms[0], p->mask.sh = ms[1], p->mask.sq = ms[2], p->mask.sk = ms[3];
-        if (in[3].dtype == MOPT_DTYPE_BOOL)
-            p->mask.keep = in[3].data;
-        else
-            p->mask.add = in[3].data;
+        op_attn_mask_bind(&in[3], scores, &p->mask);
+    }
+    return MOPT_OK;
+}
+
+static bool same_dims(const ir_shape *a, const ir_shape *b) {
+    if (a->rank != b->rank) return false;
+    for (int32_t i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+static bool plan_fits(const attn_plan *plan, const op_tensor *in, int n_in) {
+    bool mask = has_mask(in, n_in);
+    if (!plan->valid || plan->has_mask != mask || (mask && plan->mask_dtype != in[3].dtype))
+        return false;
+    for (int k = 0; k < (mask ? 4 : 3); k++)
+        if (!same_dims(&plan->shapes[k], &in[k].shape)) return false;
+    return true;
+}
+
+mopt_status ops_attention_planned_params(const op_ctx *ctx, const op_tensor *in, int n_in,
+                                         attn_plan *plan, attn_params *p) {
+    if (!plan_fits(plan, in, n_in)) {
+        plan->valid = false;
+        mopt_status st = ops_attention_kernel_params(ctx, in, n_in, &plan->p);
+        if (st) return st;
+        plan->has_mask = has_mask(in, n_in);
+        plan->mask_dtype = plan->has_mask ? in[3].dtype : MOPT_DTYPE_UNDEFINED;
+        for (int k = 0; k < (plan->has_mask ? 4 : 3); k++)
+            plan->shapes[k] = in[k].shape;
+        plan->valid = true;
+    }
+    *p = plan->p;
+    if (plan->has_mask) {
+        const int64_t scores[4] = {p->B, p->H, p->Sq, p->Sk};
+        op_attn_mask_bind(&in[3], scores, &p->mask);
     }
     return MOPT_OK;
 }

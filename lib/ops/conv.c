@@ -54,7 +54,7 @@ static bool dim_known(const ir_shape *s, int32_t i) { return s->rank > i && s->s
 mopt_status ops_conv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     static const mopt_dtype f32[] = {MOPT_DTYPE_F32};
-    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_b = op_has_input(in, n_in, 2);
     mopt_status st = op_expect_dtype(ctx, &in[0], 0, f32, 1);
     if (!st) st = op_expect_dtype(ctx, &in[1], 1, f32, 1);
     if (!st && has_b) st = op_expect_dtype(ctx, &in[2], 2, f32, 1);
@@ -183,7 +183,7 @@ mopt_status ops_conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_te
     int64_t pad_end[REF_WIN_MAX];
     mopt_status st = ops_conv_geometry(ctx, &in[0].shape, &in[1].shape, &p, pad_end);
     if (st) return st;
-    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_b = op_has_input(in, n_in, 2);
     if (p.c_out == 0 || p.batch == 0) return MOPT_OK;
     ref_conv_f32(&p, in[0].data, in[1].data, has_b ? in[2].data : NULL, out[0].data);
     return MOPT_OK;

@@ -92,6 +92,15 @@ static void addend_of(const op_tensor *in, int n_in, int k, const ir_shape *y, k
     op_broadcast_strides(&in[k].shape, y, a->strides);
 }
 
+void ops_fused_matmul_epilogue(const fused_matmul_params *p, const op_tensor *in, int n_in,
+                               op_tensor *out) {
+    const ir_shape *y = &out[0].shape;
+    kn_addend bias, res;
+    addend_of(in, n_in, 2, y, &bias);
+    addend_of(in, n_in, 3, y, &res);
+    ref_epilogue_f32(y->rank, y->dims, out[0].data, &bias, &res, &p->act);
+}
+
 /* ---- mopt.FusedMatMul ----------------------------------------------------- */
 
 static mopt_status fmm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -136,16 +145,12 @@ static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
                            int n_out) {
     (void)n_out;
     const fused_matmul_params *p = ctx->params;
-    const ir_shape *y = &out[0].shape;
     kn_gemm g;
     if (!ops_matmul_gemm(&in[0].shape, p->trans_a, &in[1].shape, p->trans_b, &g))
         return op_fail(ctx, MOPT_ERR_INTERNAL, "shapes do not make a matrix product");
     g.alpha = p->alpha;
     ref_gemm_batched_f32(&g, in[0].data, in[1].data, out[0].data);
-    kn_addend bias, res;
-    addend_of(in, n_in, 2, y, &bias);
-    addend_of(in, n_in, 3, y, &res);
-    ref_epilogue_f32(y->rank, y->dims, out[0].data, &bias, &res, &p->act);
+    ops_fused_matmul_epilogue(p, in, n_in, out);
     return MOPT_OK;
 }
 

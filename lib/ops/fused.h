@@ -29,6 +29,13 @@ typedef struct fused_conv_params {
  * ctx->node (also read by the static INT8 ops, qstatic.c). */
 mopt_status ops_fused_read_activation(const op_ctx *ctx, kn_act_params *p);
 
+/* FusedMatMul's epilogue on the product already in Y (out[0]): Y =
+ * act(Y + bias + residual), the bias (input 2) and the residual (input 3)
+ * broadcast to Y when present; the reference epilogue, shared by the impls
+ * whose product leaves it to us. */
+void ops_fused_matmul_epilogue(const fused_matmul_params *p, const op_tensor *in, int n_in,
+                               op_tensor *out);
+
 /* The context FusedConv gives Conv's functions (infer, run, geometry) for
  * node ctx: ctx with Conv's op and params. */
 void fused_conv_ctx(const op_ctx *ctx, op_ctx *conv_ctx);

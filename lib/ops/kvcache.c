@@ -401,13 +401,7 @@ mopt_status ops_decode_attn_problem(const op_ctx *ctx, const op_tensor *in, int 
         return op_fail(ctx, MOPT_ERR_SHAPE,
                        "the mask's axis %d is %" PRId64 "; the scores have %" PRId64, (int)i,
                        m->dims[i], want[4 - m->rank + i]);
-    int64_t st[4];
-    op_mask_strides(m, want, st);
-    p->mask.sb = st[0], p->mask.sh = st[1], p->mask.sq = st[2], p->mask.sk = st[3];
-    if (in[3].dtype == MOPT_DTYPE_BOOL)
-        p->mask.keep = in[3].data;
-    else
-        p->mask.add = in[3].data;
+    op_attn_mask_bind(&in[3], want, &p->mask);
     return MOPT_OK;
 }
 

@@ -141,7 +141,7 @@ static mopt_status matmul_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
 static mopt_status gemm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
     mopt_status st = check_float_pair(ctx, in, 0, 1);
-    bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_c = op_has_input(in, n_in, 2);
     if (!st && has_c) st = check_float_pair(ctx, in, 0, 2);
     if (st) return st;
     if (n_in < 3 && ctx->opset < 11)
@@ -199,7 +199,7 @@ static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
                             int n_out) {
     const gemm_params *p = ctx->params;
     float beta = p->beta;
-    bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_c = op_has_input(in, n_in, 2);
     const ir_shape *y = &out[0].shape;
     int64_t M = y->dims[0], N = y->dims[1];
     kn_gemm g;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/kernels.h"
 #include "kernels/ref/ref_conv.h"
 #include "ops/op_common.h"
 #include "ops/ops.h"
@@ -359,13 +360,16 @@ int32_t op_mask_bad_axis(const ir_shape *mask, const ir_shape *scores) {
     return -1;
 }
 
-void op_mask_strides(const ir_shape *mask, const int64_t scores[4], int64_t strides[4]) {
+void op_attn_mask_bind(const op_tensor *mask, const int64_t scores[4], kn_attn_mask *m) {
     ir_shape target;
     ir_shape_set(&target, 4, scores);
     int64_t st[IR_MAX_RANK];
-    op_broadcast_strides(mask, &target, st);
-    for (int a = 0; a < 4; a++)
-        strides[a] = st[a];
+    op_broadcast_strides(&mask->shape, &target, st);
+    m->sb = st[0], m->sh = st[1], m->sq = st[2], m->sk = st[3];
+    if (mask->dtype == MOPT_DTYPE_BOOL)
+        m->keep = mask->data;
+    else
+        m->add = mask->data;
 }
 
 mopt_status op_infer_f32_like_input0(const op_ctx *ctx, const op_tensor *in, int n_in,

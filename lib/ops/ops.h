@@ -424,8 +424,10 @@ void op_broadcast_strides(const ir_shape *in, const ir_shape *out, int64_t *stri
  * either side fits), else the first mask axis that does not (-2 for a rank
  * above 4). */
 int32_t op_mask_bad_axis(const ir_shape *mask, const ir_shape *scores);
-/* The element strides of a fitting concrete mask over the scores
- * [B, H, Sq, Sk] (0 on broadcast axes). */
-void op_mask_strides(const ir_shape *mask, const int64_t scores[4], int64_t strides[4]);
+/* Binds a fitting concrete mask (bool: keys to keep, else f32 to add) to
+ * the kernels' mask description over the scores [B, H, Sq, Sk]: its data
+ * and element strides (0 on broadcast axes). */
+struct kn_attn_mask;
+void op_attn_mask_bind(const op_tensor *mask, const int64_t scores[4], struct kn_attn_mask *m);
 
 #endif

@@ -3,7 +3,7 @@
  * families that the numpy-checked cases cannot reach: error paths (type
  * mismatches, bad shapes, bad attributes, each naming the node), load-time
  * inference with symbols and unknowns, integer division by zero, the
- * attention-mask broadcast rule (op_mask_bad_axis, op_mask_strides), and
+ * attention-mask broadcast rule (op_mask_bad_axis, op_attn_mask_bind), and
  * exhaustive f16/bf16 conversion properties.
  */
 #include <math.h>
@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "ir/ir.h"
+#include "kernels/kernels.h"
 #include "kernels/ref/ref_logic.h"
 #include "ops/node_view.h"
 #include "ops/ops.h"
@@ -227,12 +228,22 @@ MOPT_TEST(ops_attention_mask_fits_scores) {
     assert_int_equal(op_mask_bad_axis(&mask, &scores), -1);
     ir_shape_set(&mask, 4, (const int64_t[]){2, 1, 1, 7});
     assert_int_equal(op_mask_bad_axis(&mask, &scores), -1);
-    int64_t st[4];
-    op_mask_strides(&mask, (const int64_t[]){2, 3, 5, 7}, st);
-    assert_int_equal(st[0], 7);
-    assert_int_equal(st[1], 0);
-    assert_int_equal(st[2], 0);
-    assert_int_equal(st[3], 1);
+    float add[14];
+    op_tensor m = {.dtype = MOPT_DTYPE_F32, .shape = mask, .data = add};
+    kn_attn_mask bound = {0};
+    op_attn_mask_bind(&m, (const int64_t[]){2, 3, 5, 7}, &bound);
+    assert_int_equal(bound.sb, 7);
+    assert_int_equal(bound.sh, 0);
+    assert_int_equal(bound.sq, 0);
+    assert_int_equal(bound.sk, 1);
+    assert_ptr_equal(bound.add, add);
+    assert_null(bound.keep);
+    uint8_t keep[14];
+    m.dtype = MOPT_DTYPE_BOOL, m.data = keep;
+    bound = (kn_attn_mask){0};
+    op_attn_mask_bind(&m, (const int64_t[]){2, 3, 5, 7}, &bound);
+    assert_ptr_equal(bound.keep, keep);
+    assert_null(bound.add);
     ir_shape_set(&mask, 3, (const int64_t[]){3, 6, 7}); /* 6 query rows for 5 */
     assert_int_equal(op_mask_bad_axis(&mask, &scores), 1);
     ir_shape_set(&mask, 4, (const int64_t[]){4, 3, 5, 7}); /* grows the batch */

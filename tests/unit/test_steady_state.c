@@ -6,7 +6,9 @@
  * count every allocation in the process (libmopt and anything it calls), so
  * it is only built without sanitizers. Also checks that the arena is smaller
  * than the sum of all intermediate tensors, and that changing shapes and
- * coming back reuses the cached plan.
+ * coming back reuses the cached plan; and that a session alternating
+ * shapes gives the outputs of a fresh session for each (state kept per
+ * shape, such as attention's attn_plan, follows the shapes).
  */
 #define MOPT_EXPERIMENTAL_API /* profiling, stats, pass report, model check */
 #include <setjmp.h>
@@ -140,4 +142,47 @@ MOPT_TEST(steady_state_runs_allocate_nothing) {
     mopt_model_destroy(m);
 }
 
-MOPT_TEST_MAIN(cmocka_unit_test(steady_state_runs_allocate_nothing))
+/* r's outputs from a fresh session of m */
+static void run_fresh(mopt_model *m, run_set *r) {
+    mopt_session *s = NULL;
+    assert_int_equal(mopt_session_create(m, NULL, &s), MOPT_OK);
+    run(s, r);
+    mopt_session_destroy(s);
+}
+
+static void expect_same_outputs(run_set *got, run_set *want) {
+    for (int k = 0; k < 2; k++) {
+        size_t n = mopt_tensor_size_bytes(want->out[k]);
+        assert_int_equal(mopt_tensor_size_bytes(got->out[k]), n);
+        assert_memory_equal(mopt_tensor_data(got->out[k]), mopt_tensor_data(want->out[k]), n);
+    }
+}
+
+MOPT_TEST(alternating_shapes_match_fresh_sessions) {
+    mopt_model *m = NULL;
+    mopt_session *s = NULL;
+    assert_int_equal(mopt_model_load(MODEL, NULL, &m), MOPT_OK);
+    assert_int_equal(mopt_session_create(m, NULL, &s), MOPT_OK);
+    run_set a, b, fa, fb;
+    make_inputs(&a, 2, 16);
+    make_inputs(&b, 1, 9);
+    make_inputs(&fa, 2, 16);
+    make_inputs(&fb, 1, 9);
+    run_fresh(m, &fa);
+    run_fresh(m, &fb);
+    for (int i = 0; i < 3; i++) { /* a, b, a, b, a, b in one session */
+        run(s, &a);
+        expect_same_outputs(&a, &fa);
+        run(s, &b);
+        expect_same_outputs(&b, &fb);
+    }
+    free_set(&a);
+    free_set(&b);
+    free_set(&fa);
+    free_set(&fb);
+    mopt_session_destroy(s);
+    mopt_model_destroy(m);
+}
+
+MOPT_TEST_MAIN(cmocka_unit_test(steady_state_runs_allocate_nothing),
+               cmocka_unit_test(alternating_shapes_match_fresh_sessions))

@@ -4,7 +4,9 @@
  * ("cpu-avx512", "cpu-avx2", and "cpu" for portable C), listed best first in
  * lib/ops/impls.c. A tier's supports checks the CPU (cpu_get()); each keeps
  * a per-session workspace (ctx->scratch) grown to the largest shape seen, so
- * that steady-state runs allocate nothing. On a node of precision bf16 or
+ * that steady-state runs allocate nothing, and the shape part of the kernel
+ * parameters for the last input shapes (attention.h's attn_plan), so that
+ * they are not worked out again on every run. On a node of precision bf16 or
  * int8 with AVX512-BF16, "cpu-avx512" runs the bf16-product variant of the
  * kernel.
  */
@@ -52,10 +54,12 @@ static unsigned bf16_io_mask(const op_tensor *in, const op_tensor *out) {
 
 typedef size_t (*scratch_fn)(const attn_params *p, size_t *tile_bytes);
 
-/* The per-session workspace (ctx->scratch). */
+/* The per-session workspace (ctx->scratch): the kernels' work buffer and
+ * the plan of the last input shapes. */
 typedef struct attn_work {
     void *buf;
     size_t cap;
+    attn_plan plan;
 } attn_work;
 
 static void work_release(void *w) {
@@ -65,21 +69,26 @@ static void work_release(void *w) {
     mopt_free(aw);
 }
 
+/* The node's workspace, made on first use; NULL without a scratch slot or
+ * memory (the run then plans and allocates on its own). */
+static attn_work *work_of(const op_ctx *ctx) {
+    if (!ctx->scratch) return NULL;
+    if (!*ctx->scratch) *ctx->scratch = mopt_calloc(1, sizeof(attn_work));
+    return *ctx->scratch;
+}
+
 /* Runs fn, or with io (CPU_ATTN_IO_*) the bf16 kernel on bf16-stored tensors. */
 static mopt_status fused_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              fused_fn fn, scratch_fn sfn, unsigned io) {
+    attn_work *w = work_of(ctx);
     attn_params p;
-    mopt_status st = ops_attention_kernel_params(ctx, in, n_in, &p);
+    mopt_status st = w ? ops_attention_planned_params(ctx, in, n_in, &w->plan, &p)
+                       : ops_attention_kernel_params(ctx, in, n_in, &p);
     if (st) return st;
     int threads = ctx->threads > 0 ? ctx->threads : 1;
     size_t per = sfn(&p, NULL), need;
-    if (ctx->scratch && per && mopt_mul_overflow(per, (size_t)threads, &need)) {
-        attn_work *w = *ctx->scratch;
-        if (!w) {
-            w = mopt_calloc(1, sizeof *w);
-            *ctx->scratch = w;
-        }
-        if (w && w->cap < need) {
+    if (w && per && mopt_mul_overflow(per, (size_t)threads, &need)) {
+        if (w->cap < need) {
             void *nb = mopt_aligned_alloc(need);
             if (nb) {
                 mopt_aligned_free(w->buf);
@@ -87,7 +96,7 @@ static mopt_status fused_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
                 w->cap = need;
             }
         }
-        if (w && w->cap >= need) {
+        if (w->cap >= need) {
             p.work = w->buf;
             p.work_per_thread = per;
         }

@@ -16,7 +16,6 @@
  * exact for every input.
  */
 #include "core/alloc.h"
-#include "core/cpu.h"
 #include "kernels/cpu/qconv.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/op_common.h"
@@ -67,12 +66,8 @@ static mopt_status vnni_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
 
 static mopt_status vnni_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
                                 const op_tensor *out, int n_out, void **state) {
-#if defined(__x86_64__)
-    const cpu_features *f = cpu_get();
     *state = NULL;
-    if (cpu_kernels_for("avx512") && f->avx512_vnni) return MOPT_OK;
-#endif
-    return MOPT_ERR_UNSUPPORTED;
+    return ops_cpu_has_vnni() ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
 }
 
 /* ---- MatMulInteger: a 1x1 convolution ------------------------------------------

@@ -7,7 +7,6 @@
  * machines without AVX512-VNNI) and "cpu-portable" (plain C).
  */
 #include "core/alloc.h"
-#include "core/cpu.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/qlstm.h"
 #include "ops/cpu/ops_cpu.h"
@@ -49,13 +48,7 @@ static mopt_status prepare_vnni(const op_ctx *ctx, const op_tensor *in, int n_in
                                 const op_tensor *out, int n_out, void **state) {
     (void)out, (void)n_out;
     *state = NULL;
-#if defined(__x86_64__)
-    if (cpu_kernels_for("avx512") && cpu_get()->avx512_vnni)
-        return dq_prepare(ctx, in, n_in, state);
-#else
-    (void)ctx, (void)in, (void)n_in;
-#endif
-    return MOPT_ERR_UNSUPPORTED;
+    return ops_cpu_has_vnni() ? dq_prepare(ctx, in, n_in, state) : MOPT_ERR_UNSUPPORTED;
 }
 
 static mopt_status run_portable(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,

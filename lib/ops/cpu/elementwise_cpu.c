@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/cpu.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/elementwise.h"
 
@@ -18,6 +19,8 @@ mopt_status ops_cpu_prepare(const char *isa, void **state) {
     *state = (void *)(uintptr_t)k;
     return MOPT_OK;
 }
+
+bool ops_cpu_has_vnni(void) { return cpu_kernels_for("avx512") && cpu_get()->avx512_vnni; }
 
 const char *ops_cpu_variant_vnni(const void *state) {
     return state ? "cpu-vnni-packed" : "cpu-vnni";

@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "kernels/ref/ref_epilogue.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/fused.h"
 #include "ops/matmul.h"
@@ -63,7 +62,7 @@ static bool gv_geometry(const op_ctx *ctx, gv_kind kind, const op_tensor *in, in
     *N = *trans_b ? b->dims[0] : b->dims[1];
     int64_t kb = *trans_b ? b->dims[1] : b->dims[0];
     if (kb != *K || *K <= 0 || *N <= 0 || ir_shape_numel(a) != *K) return false;
-    if (kind == GV_GEMM && n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED) {
+    if (kind == GV_GEMM && op_has_input(in, n_in, 2)) {
         int64_t nc = ir_shape_numel(&in[2].shape);
         if (!ir_shape_is_concrete(&in[2].shape) || (nc != 1 && nc != *N)) return false;
         if (nc == *N && in[2].shape.rank >= 1 && in[2].shape.dims[in[2].shape.rank - 1] != *N)
@@ -205,7 +204,7 @@ static mopt_status gv_run_gemm(const op_ctx *ctx, const op_tensor *in, int n_in,
 
 void ops_gemv_gemm_epilogue(const gemm_params *p, const op_tensor *in, int n_in, float *y,
                             int64_t N) {
-    bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED && p->beta != 0.f;
+    bool has_c = op_has_input(in, n_in, 2) && p->beta != 0.f;
     const float *c = has_c ? in[2].data : NULL;
     int64_t cs = has_c && ir_shape_numel(&in[2].shape) == N ? 1 : 0;
     if (p->alpha != 1.f || has_c)
@@ -218,24 +217,12 @@ static mopt_status gv_run_fused(const op_ctx *ctx, const op_tensor *in, int n_in
     if (!gv_same(ctx, in, out)) return MOPT_ERR_UNSUPPORTED;
     const fused_matmul_params *p = ctx->params;
     const gv_state *s = ctx->state;
-    const ir_shape *ys = &out[0].shape;
     float *y = out[0].data;
     gv_product(ctx, in, y);
     if (p->alpha != 1.f)
         for (int64_t n = 0; n < s->N; n++)
             y[n] *= p->alpha;
-    kn_addend bias, res;
-    memset(&bias, 0, sizeof bias);
-    memset(&res, 0, sizeof res);
-    if (n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED) {
-        bias.data = in[2].data;
-        op_broadcast_strides(&in[2].shape, ys, bias.strides);
-    }
-    if (n_in > 3 && in[3].dtype != MOPT_DTYPE_UNDEFINED) {
-        res.data = in[3].data;
-        op_broadcast_strides(&in[3].shape, ys, res.strides);
-    }
-    ref_epilogue_f32(ys->rank, ys->dims, y, &bias, &res, &p->act);
+    ops_fused_matmul_epilogue(p, in, n_in, out);
     return MOPT_OK;
 }
 

@@ -181,19 +181,6 @@ OPS_CPU_IMPLS(clsplit)
 
 /* ---- ChannelsLastGlobalAveragePool ----------------------------------------- */
 
-typedef struct gap_job {
-    const cpu_kernels *k;
-    const float *x;
-    float *y;
-    int64_t C, S;
-} gap_job;
-
-static void gap_images(void *arg, int64_t lo, int64_t hi) {
-    const gap_job *j = arg;
-    for (int64_t b = lo; b < hi; b++)
-        j->k->reduce_f32(CPU_RED_MEAN, j->x + b * j->S * j->C, j->y + b * j->C, 1, j->S, j->C);
-}
-
 static bool clgap_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                            int n_out) {
     return in[0].dtype == MOPT_DTYPE_F32;
@@ -203,9 +190,9 @@ static mopt_status clgap_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
                              int n_out) {
     const ir_shape *x = &in[0].shape;
     if (x->rank < 3 || op_numel(&in[0]) == 0) return MOPT_ERR_UNSUPPORTED;
-    gap_job j = {.k = ctx->state, .x = in[0].data, .y = out[0].data, .C = x->dims[1]};
-    j.S = pixels(x);
-    cpu_parallel_for(ctx->threads, x->dims[0], grain_rows(j.S * j.C), gap_images, &j);
+    /* each image: the mean over its pixel rows of C channels */
+    ops_cpu_reduce_rows(ctx->state, CPU_RED_MEAN, in[0].data, out[0].data, x->dims[0], pixels(x),
+                        x->dims[1], ctx->threads);
     return MOPT_OK;
 }
 

@@ -32,14 +32,44 @@ mopt_status ops_cpu_prepare(const char *isa, void **state);
         .release = release_, .run = run_, .variant = variant_,                                     \
     }
 
-/* The rows kernel's side of a constant s8 weight w [K, N] (qlinear_matmul_cpu.c;
- * QLinearMatMul, StaticQMatMul): *K, *N from its shape, *wp packed for
- * cpu_qrows_* (aligned), and its column sums in *wsum unless wsum is NULL.
- * False when out of memory (*wp may then need freeing). */
-bool ops_cpu_qrows_pack(const op_tensor *w, int64_t *K, int64_t *N, int8_t **wp, int32_t **wsum);
+/* A constant s8 weight W [K, N] packed once for the VNNI rows kernel
+ * (cpu_qrows_*; QLinearMatMul, StaticQMatMul): wp (aligned) and, when asked
+ * for, its column sums wsum (else NULL). */
+typedef struct ops_cpu_qrows {
+    int8_t *wp;
+    int32_t *wsum;
+    int64_t K, N;
+} ops_cpu_qrows;
+/* Does this machine run the VNNI integer kernels (AVX-512 tier and
+ * AVX512-VNNI)? The int8 impls' prepare refuses it otherwise. */
+bool ops_cpu_has_vnni(void);
+/* Packs w (K, N from its shape) into *q, with the column sums when
+ * with_sums; OUT_OF_MEMORY (reported) leaves *q for ops_cpu_qrows_free. */
+mopt_status ops_cpu_qrows_pack(const op_ctx *ctx, const op_tensor *w, bool with_sums,
+                               ops_cpu_qrows *q);
+void ops_cpu_qrows_free(ops_cpu_qrows *q);
+/* Rows lo..hi-1 of acc [m, ldy] = a [m, K] (u8) x W, on the VNNI rows kernel. */
+/* acc [m, ldy] = a [m, K] (u8 rows) x W on the VNNI rows kernel, as a
+ * cpu_parallel_for job: ops_cpu_qrows_range computes rows lo..hi-1. */
+typedef struct ops_cpu_qrows_job {
+    const ops_cpu_qrows *w;
+    const uint8_t *a;
+    int32_t *acc;
+    int64_t ldy;
+} ops_cpu_qrows_job;
+#if defined(__x86_64__)
+void ops_cpu_qrows_range(void *job, int64_t lo, int64_t hi);
+#endif
 /* Rows per parallel chunk of an [m, K] x [K, N] rows-kernel product: about
  * 1 MFLOP, at least 4. */
 int64_t ops_cpu_qrows_grain(int64_t K, int64_t N);
+
+/* y [outer, inner] = op over the middle axis of x [outer, red, inner] with
+ * tier k's reduce, the outer rows split over the threads in chunks of about
+ * 32768 floats (reduce_cpu.c; the Reduce* ops, GlobalAveragePool and
+ * ChannelsLastGlobalAveragePool). */
+void ops_cpu_reduce_rows(const cpu_kernels *k, cpu_reduce_op op, const float *x, float *y,
+                         int64_t outer, int64_t red, int64_t inner, int threads);
 
 /* op_impl.variant of the integer impls whose prepare may pack weights
  * (state non-NULL): "cpu-vnni-packed" / "cpu-vnni", and the portable tier's. */

@@ -8,21 +8,6 @@
  */
 #include "ops/cpu/ops_cpu.h"
 
-#define GRAIN 32768
-
-typedef struct gpool_job {
-    const cpu_kernels *k;
-    cpu_reduce_op op;
-    const float *x;
-    float *y;
-    int64_t red;
-} gpool_job;
-
-static void gpool_rows(void *arg, int64_t lo, int64_t hi) {
-    const gpool_job *j = arg;
-    j->k->reduce_f32(j->op, j->x + lo * j->red, j->y + lo, hi - lo, j->red, 1);
-}
-
 static bool gpool_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                            int n_out) {
     return in[0].dtype == MOPT_DTYPE_F32;
@@ -32,11 +17,11 @@ static mopt_status gpool_run_op(const op_ctx *ctx, const op_tensor *in, op_tenso
                                 cpu_reduce_op op) {
     const ir_shape *x = &in[0].shape;
     if (x->rank < 3 || op_numel(&in[0]) == 0) return MOPT_ERR_UNSUPPORTED;
-    gpool_job j = {.k = ctx->state, .op = op, .x = in[0].data, .y = out[0].data, .red = 1};
+    int64_t red = 1;
     for (int32_t a = 2; a < x->rank; a++)
-        j.red *= x->dims[a];
-    int64_t rows = x->dims[0] * x->dims[1];
-    cpu_parallel_for(ctx->threads, rows, j.red >= GRAIN ? 1 : GRAIN / j.red, gpool_rows, &j);
+        red *= x->dims[a];
+    ops_cpu_reduce_rows(ctx->state, op, in[0].data, out[0].data, x->dims[0] * x->dims[1], red, 1,
+                        ctx->threads);
     return MOPT_OK;
 }
 

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "core/cpu.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/qconv.h"
 #include "ops/cpu/ops_cpu.h"
@@ -22,12 +21,6 @@
 #include "ops/op_common.h"
 
 enum { QA, QA_SCALE, QA_ZP, QB, QB_SCALE, QB_ZP, QY_SCALE, QY_ZP };
-
-typedef struct qlmm_state {
-    int8_t *wp;
-    int32_t *wsum;
-    int64_t K, N;
-} qlmm_state;
 
 static bool qlmm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                           int n_out) {
@@ -49,77 +42,81 @@ static bool qlmm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, cons
            (out[0].dtype == MOPT_DTYPE_U8 || out[0].dtype == MOPT_DTYPE_I8);
 }
 
-static void qlmm_release(void *state) {
-    qlmm_state *s = state;
-    if (s) {
-        mopt_aligned_free(s->wp);
-        mopt_free(s->wsum);
-    }
-    mopt_free(s);
-}
-
-bool ops_cpu_qrows_pack(const op_tensor *w, int64_t *K, int64_t *N, int8_t **wp, int32_t **wsum) {
-    *K = w->shape.dims[0], *N = w->shape.dims[1];
-    *wp = mopt_aligned_alloc(cpu_qrows_pack_bytes(*K, *N));
-    int32_t *sums = mopt_malloc((size_t)(*N ? *N : 1) * sizeof(int32_t));
-    if (!*wp || !sums) {
+mopt_status ops_cpu_qrows_pack(const op_ctx *ctx, const op_tensor *w, bool with_sums,
+                               ops_cpu_qrows *q) {
+    q->K = w->shape.dims[0], q->N = w->shape.dims[1];
+    q->wp = mopt_aligned_alloc(cpu_qrows_pack_bytes(q->K, q->N));
+    int32_t *sums = mopt_malloc((size_t)(q->N ? q->N : 1) * sizeof(int32_t));
+    if (!q->wp || !sums) {
         mopt_free(sums);
-        return false;
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed weights");
     }
-    cpu_qrows_pack(w->data, true, *K, *N, *N, *wp, sums);
-    if (wsum)
-        *wsum = sums;
+    cpu_qrows_pack(w->data, true, q->K, q->N, q->N, q->wp, sums);
+    if (with_sums)
+        q->wsum = sums;
     else
         mopt_free(sums);
-    return true;
+    return MOPT_OK;
 }
+
+void ops_cpu_qrows_free(ops_cpu_qrows *q) {
+    mopt_aligned_free(q->wp);
+    mopt_free(q->wsum);
+    memset(q, 0, sizeof *q);
+}
+
+#if defined(__x86_64__)
+void ops_cpu_qrows_range(void *job, int64_t lo, int64_t hi) {
+    const ops_cpu_qrows_job *j = job;
+    const ops_cpu_qrows *w = j->w;
+    cpu_qrows_u8s8_vnni(j->a + lo * w->K, w->K, hi - lo, w->K, w->wp, w->N, j->acc + lo * j->ldy,
+                        j->ldy);
+}
+#endif
 
 int64_t ops_cpu_qrows_grain(int64_t K, int64_t N) {
     int64_t grain = 1 + (int64_t)(1 << 19) / (K * N > 0 ? K * N : 1);
     return grain < 4 ? 4 : grain;
 }
 
+static void qlmm_release(void *state) {
+    if (state) ops_cpu_qrows_free(state);
+    mopt_free(state);
+}
+
 static mopt_status qlmm_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
                                 const op_tensor *out, int n_out, void **state) {
     (void)n_in, (void)out, (void)n_out;
     *state = NULL;
-#if defined(__x86_64__)
-    if (!cpu_kernels_for("avx512") || !cpu_get()->avx512_vnni) return MOPT_ERR_UNSUPPORTED;
-    qlmm_state *s = mopt_calloc(1, sizeof *s);
+    if (!ops_cpu_has_vnni()) return MOPT_ERR_UNSUPPORTED;
+    ops_cpu_qrows *s = mopt_calloc(1, sizeof *s);
     if (!s) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
-    if (!ops_cpu_qrows_pack(&in[QB], &s->K, &s->N, &s->wp, &s->wsum)) {
+    mopt_status st = ops_cpu_qrows_pack(ctx, &in[QB], true, s);
+    if (st) {
         qlmm_release(s);
-        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed B");
+        return st;
     }
     *state = s;
     return MOPT_OK;
-#else
-    (void)ctx, (void)in;
-    return MOPT_ERR_UNSUPPORTED;
-#endif
 }
 
 #if defined(__x86_64__)
 typedef struct qlmm_job {
-    const qlmm_state *s;
-    const uint8_t *a; /* u8 rows [m, K] */
-    int32_t za;       /* as u8 */
+    ops_cpu_qrows_job rows; /* acc [m, ldy] = A (u8 rows [m, K]) x B */
+    int32_t za;             /* as u8 */
     const float *mult;
     int32_t zy;
     bool y_s8;
     void *y;
-    int32_t *acc; /* [m, ldy] */
-    int64_t ldy;
 } qlmm_job;
 
 static void qlmm_range(void *arg, int64_t lo, int64_t hi) {
-    const qlmm_job *j = arg;
-    const qlmm_state *s = j->s;
-    int32_t *acc = j->acc + lo * j->ldy;
-    cpu_qrows_u8s8_vnni(j->a + lo * s->K, s->K, hi - lo, s->K, s->wp, s->N, acc, j->ldy);
+    qlmm_job *j = arg;
+    const ops_cpu_qrows *s = j->rows.w;
+    ops_cpu_qrows_range(&j->rows, lo, hi);
     float lo_y = j->y_s8 ? -128.f : 0.f, hi_y = j->y_s8 ? 127.f : 255.f;
     for (int64_t r = lo; r < hi; r++) {
-        const int32_t *ar = j->acc + r * j->ldy;
+        const int32_t *ar = j->rows.acc + r * j->rows.ldy;
         for (int64_t n = 0; n < s->N; n++) {
             float v = nearbyintf((float)(ar[n] - j->za * s->wsum[n]) * j->mult[n]) + (float)j->zy;
             v = fminf(fmaxf(v, lo_y), hi_y);
@@ -142,7 +139,7 @@ static mopt_status qlmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
                             int n_out) {
     (void)n_out;
 #if defined(__x86_64__)
-    const qlmm_state *s = ctx->state;
+    const ops_cpu_qrows *s = ctx->state;
     const op_tensor *A = &in[QA];
     if (!s || A->shape.rank < 2 || A->shape.dims[A->shape.rank - 1] != s->K ||
         op_numel(&in[QA_SCALE]) != 1 || op_numel(&in[QY_SCALE]) != 1 ||
@@ -168,15 +165,12 @@ static mopt_status qlmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     bool per_col = op_numel(&in[QB_SCALE]) > 1;
     for (int64_t n = 0; n < s->N; n++)
         mult[n] = sa * sb[per_col ? n : 0] / sy;
-    qlmm_job j = {.s = s,
-                  .a = a_s8 ? au : A->data,
+    qlmm_job j = {.rows = {s, a_s8 ? au : A->data, acc, ldy},
                   .za = zp_of(in, n_in, QA_ZP) + (a_s8 ? 128 : 0),
                   .mult = mult,
                   .zy = zp_of(in, n_in, QY_ZP),
                   .y_s8 = out[0].dtype == MOPT_DTYPE_I8,
-                  .y = out[0].data,
-                  .acc = acc,
-                  .ldy = ldy};
+                  .y = out[0].data};
     cpu_parallel_for(ctx->threads, m, ops_cpu_qrows_grain(s->K, s->N), qlmm_range, &j);
     mopt_aligned_free(acc), mopt_free(mult), mopt_aligned_free(au);
     return MOPT_OK;

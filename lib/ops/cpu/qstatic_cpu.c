@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "core/cpu.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/dynquant.h"
 #include "kernels/cpu/qconv.h"
@@ -20,8 +19,7 @@
 #include "ops/qstatic.h"
 
 typedef struct qs_state {
-    int8_t *wp; /* StaticQMatMul: W packed for the rows kernel */
-    int64_t K, N;
+    ops_cpu_qrows rows; /* StaticQMatMul: W packed for the rows kernel */
     void *wpack;        /* StaticQConv: W packed for the integer convolution */
     ref_conv_params wg; /* the geometry it was packed for (c_out, group, window) */
 } qs_state;
@@ -35,15 +33,15 @@ static bool qs_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const 
 static void qs_release(void *state) {
     qs_state *s = state;
     if (s) {
-        mopt_aligned_free(s->wp);
+        ops_cpu_qrows_free(&s->rows);
         mopt_aligned_free(s->wpack);
     }
     mopt_free(s);
 }
 
 /* StaticQConv: W [c_out, c_in / group, k...] packed once (the x zero
- * point is a constant of the node). False when out of memory. */
-static bool conv_pack(const op_ctx *ctx, const op_tensor *w, qs_state *s) {
+ * point is a constant of the node). OUT_OF_MEMORY (reported) or OK. */
+static mopt_status conv_pack(const op_ctx *ctx, const op_tensor *w, qs_state *s) {
     const qstatic_params *p = ctx->params;
     const ir_shape *ws = &w->shape;
     ref_conv_params *g = &s->wg;
@@ -58,35 +56,27 @@ static bool conv_pack(const op_ctx *ctx, const op_tensor *w, qs_state *s) {
     int32_t zero = 0;
     ref_qconv_args a = {.x_zp = p->x_zp, .w = w->data, .w_s8 = true, .w_zp = &zero};
     s->wpack = mopt_aligned_alloc(cpu_qconv_wpack_bytes(g));
-    if (!s->wpack) return false;
+    if (!s->wpack) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed weights");
     cpu_qconv_pack_w(g, &a, s->wpack);
-    return true;
+    return MOPT_OK;
 }
 
 static mopt_status qs_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
                               const op_tensor *out, int n_out, void **state) {
     (void)n_in, (void)out, (void)n_out;
     *state = NULL;
-#if defined(__x86_64__)
-    const cpu_features *f = cpu_get();
-    if (!cpu_kernels_for("avx512") || !f->avx512_vnni) return MOPT_ERR_UNSUPPORTED;
+    if (!ops_cpu_has_vnni()) return MOPT_ERR_UNSUPPORTED;
     qs_state *s = mopt_calloc(1, sizeof *s);
     if (!s) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
-    if (strcmp(ctx->def->op_type, "StaticQMatMul") == 0) {
-        if (!ops_cpu_qrows_pack(&in[1], &s->K, &s->N, &s->wp, NULL)) {
-            qs_release(s);
-            return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed W");
-        }
-    } else if (!conv_pack(ctx, &in[1], s)) {
+    mopt_status st = strcmp(ctx->def->op_type, "StaticQMatMul") == 0
+                         ? ops_cpu_qrows_pack(ctx, &in[1], false, &s->rows)
+                         : conv_pack(ctx, &in[1], s);
+    if (st) {
         qs_release(s);
-        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed W");
+        return st;
     }
     *state = s;
     return MOPT_OK;
-#else
-    (void)ctx, (void)in;
-    return MOPT_ERR_UNSUPPORTED;
-#endif
 }
 
 #if defined(__x86_64__)
@@ -105,25 +95,12 @@ static mopt_status vnni_conv(const op_ctx *ctx, const ref_conv_params *g, const 
     return MOPT_OK;
 }
 
-typedef struct rows_job {
-    const uint8_t *a;
-    int64_t K, N, ldy;
-    const int8_t *wp;
-    int32_t *y;
-} rows_job;
-
-static void rows_range(void *arg, int64_t lo, int64_t hi) {
-    const rows_job *j = arg;
-    cpu_qrows_u8s8_vnni(j->a + lo * j->K, j->K, hi - lo, j->K, j->wp, j->N, j->y + lo * j->ldy,
-                        j->ldy);
-}
-
 static void vnni_rows(const op_ctx *ctx, const uint8_t *a, int64_t m, int64_t K, const int8_t *w,
                       int64_t N, int32_t *y, int64_t ldy) {
     (void)w;
     const qs_state *s = ctx->state;
-    rows_job j = {a, K, N, ldy, s->wp, y};
-    cpu_parallel_for(ctx->threads, m, ops_cpu_qrows_grain(K, N), rows_range, &j);
+    ops_cpu_qrows_job j = {&s->rows, a, y, ldy};
+    cpu_parallel_for(ctx->threads, m, ops_cpu_qrows_grain(K, N), ops_cpu_qrows_range, &j);
 }
 
 static void avx512_act(float *y, int64_t n, const kn_act_params *act) {
@@ -141,7 +118,7 @@ static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
 #if defined(__x86_64__)
     const qs_state *s = ctx->state;
     if (strcmp(ctx->def->op_type, "StaticQMatMul") == 0 &&
-        (!s || !s->wp || s->K != in[1].shape.dims[0] || s->N != in[1].shape.dims[1]))
+        (!s || !s->rows.wp || s->rows.K != in[1].shape.dims[0] || s->rows.N != in[1].shape.dims[1]))
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cpu: W was not packed");
     return ops_qstatic_run(ctx, in, n_in, out, &k_vnni);
 #else

@@ -43,14 +43,21 @@ static void red_rows(void *arg, int64_t lo, int64_t hi) {
                      j->inner);
 }
 
+void ops_cpu_reduce_rows(const cpu_kernels *k, cpu_reduce_op op, const float *x, float *y,
+                         int64_t outer, int64_t red, int64_t inner, int threads) {
+    red_job j = {k, op, x, y, red, inner};
+    int64_t per = red * inner > 0 ? red * inner : 1;
+    cpu_parallel_for(threads, outer, per >= GRAIN ? 1 : GRAIN / per, red_rows, &j);
+}
+
 static mopt_status reduce_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
     const ir_shape *x = &in[0].shape;
-    red_job j = {.k = ctx->state, .x = in[0].data, .y = out[0].data};
+    cpu_reduce_op op;
     uint8_t mask[IR_MAX_RANK];
     bool noop;
     mopt_status st;
-    if (!red_op_of(ctx, &j.op) || x->rank > IR_MAX_RANK ||
+    if (!red_op_of(ctx, &op) || x->rank > IR_MAX_RANK ||
         ops_reduce_mask(ctx, in, n_in, x->rank, mask, &noop, &st) != 1 || noop ||
         op_numel(&in[0]) == 0)
         return MOPT_ERR_UNSUPPORTED;
@@ -60,22 +67,19 @@ static mopt_status reduce_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         if (first < 0) first = a;
         last = a;
     }
-    int64_t outer = 1;
-    j.red = 1;
-    j.inner = 1;
+    int64_t outer = 1, red = 1, inner = 1;
     for (int32_t a = 0; a < x->rank; a++) {
         bool reduced = mask[a] && x->dims[a] != 1;
         if (first >= 0 && a > first && a < last && !reduced && x->dims[a] != 1)
             return MOPT_ERR_UNSUPPORTED; /* a kept axis in between */
         if (reduced)
-            j.red *= x->dims[a];
+            red *= x->dims[a];
         else if (first < 0 || a < first)
             outer *= x->dims[a];
         else
-            j.inner *= x->dims[a];
+            inner *= x->dims[a];
     }
-    int64_t per = j.red * j.inner;
-    cpu_parallel_for(ctx->threads, outer, per >= GRAIN ? 1 : GRAIN / per, red_rows, &j);
+    ops_cpu_reduce_rows(ctx->state, op, in[0].data, out[0].data, outer, red, inner, ctx->threads);
     return MOPT_OK;
 }
 

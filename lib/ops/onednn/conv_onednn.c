@@ -66,7 +66,7 @@ mopt_status ops_conv_onednn_desc(const op_ctx *ctx, const ir_shape *x, const ir_
 
 bool ops_conv_onednn_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
                               const op_tensor *out, int n_out) {
-    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_b = op_has_input(in, n_in, 2);
     const ir_shape *w = &in[1].shape;
     return onednn_available() && in[0].dtype == MOPT_DTYPE_F32 && in[1].dtype == MOPT_DTYPE_F32 &&
            (!has_b || in[2].dtype == MOPT_DTYPE_F32) && in[1].data != NULL && w->rank >= 3 &&
@@ -83,7 +83,7 @@ static mopt_status conv_try(const op_ctx *ctx, const op_tensor *in, int n_in, co
     ir_shape x;
     onednn_glue_guess_x(&in[0].shape, ws, ws->dims[1] * ((const conv_params *)ctx->params)->group,
                         &x);
-    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_b = op_has_input(in, n_in, 2);
     onednn_conv_desc d;
     mopt_clear_error();
     if (ops_conv_onednn_desc(ctx, &x, ws, has_b, &d)) {
@@ -143,7 +143,7 @@ mopt_status ops_conv_onednn_gemv_prepare(const op_ctx *ctx, const op_tensor *in,
     for (int32_t i = 1; i < x1.rank; i++)
         if (x1.syms[i] != 0) return MOPT_OK;
     onednn_conv_desc d;
-    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_b = op_has_input(in, n_in, 2);
     if (ops_conv_onednn_desc(ctx, &x1, w, has_b, &d)) {
         mopt_clear_error();
         return MOPT_OK;
@@ -157,7 +157,7 @@ mopt_status ops_conv_onednn_gemv_run(const op_ctx *ctx, const op_tensor *in, int
                                      const kn_act_params *act) {
     const onednn_glue_state *s = ctx->state;
     if (!s->gemv) return MOPT_ERR_UNSUPPORTED;
-    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_b = op_has_input(in, n_in, 2);
     onednn_conv_desc d;
     mopt_status st = ops_conv_onednn_desc(ctx, &in[0].shape, &in[1].shape, has_b, &d);
     if (st) return st;
@@ -188,7 +188,7 @@ mopt_status ops_conv_onednn_gemv_run(const op_ctx *ctx, const op_tensor *in, int
 static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
     const onednn_glue_state *s = ctx->state;
-    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_b = op_has_input(in, n_in, 2);
     onednn_conv_desc d;
     mopt_status st = ops_conv_onednn_desc(ctx, &in[0].shape, &in[1].shape, has_b, &d);
     if (st) return st;

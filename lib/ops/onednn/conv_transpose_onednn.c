@@ -53,7 +53,7 @@ static mopt_status ct_try(const op_ctx *ctx, const op_tensor *in, int n_in, cons
     const ir_shape *ws = &in[1].shape;
     op_tensor t[2] = {in[0], in[1]};
     onednn_glue_guess_x(&in[0].shape, ws, ws->dims[0], &t[0].shape);
-    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_b = op_has_input(in, n_in, 2);
     onednn_conv_desc d;
     mopt_clear_error();
     if (ct_desc(ctx, t, has_b, &d)) {
@@ -75,7 +75,7 @@ static mopt_status ct_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
 static mopt_status ct_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                           int n_out) {
     const onednn_glue_state *s = ctx->state;
-    bool has_b = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_b = op_has_input(in, n_in, 2);
     onednn_conv_desc d;
     mopt_status st = ct_desc(ctx, in, has_b, &d);
     if (st) return st;

@@ -24,14 +24,9 @@
 
 #include "kernels/cpu/rowquant.h"
 #include "kernels/onednn/onednn.h"
-#include "kernels/ref/ref_epilogue.h"
 #include "ops/fused.h"
 #include "ops/matmul.h"
 #include "ops/onednn/onednn_glue.h"
-
-static bool has_input(const op_tensor *in, int n_in, int k) {
-    return k < n_in && in[k].dtype != MOPT_DTYPE_UNDEFINED;
-}
 
 static void set_act(const kn_act_params *a, onednn_matmul_desc *d) {
     d->act = a->act;
@@ -89,7 +84,7 @@ static bool fmm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const
                          int n_out) {
     if (!onednn_available()) return false;
     for (int k = 0; k < n_in && k < 4; k++)
-        if (has_input(in, n_in, k) && in[k].dtype != MOPT_DTYPE_F32) return false;
+        if (op_has_input(in, n_in, k) && in[k].dtype != MOPT_DTYPE_F32) return false;
     const ir_shape *a = &in[0].shape, *b = &in[1].shape;
     return a->rank >= 2 && b->rank >= 2 && a->rank <= ONEDNN_MAX_DIMS && b->rank <= ONEDNN_MAX_DIMS;
 }
@@ -139,7 +134,7 @@ static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     ok = ok && d.y.ndims == y_shape.rank;
     d.a_u8 = in[0].dtype == MOPT_DTYPE_U8;
     d.y_u8 = out[0].dtype == MOPT_DTYPE_U8;
-    bool has_bias = has_input(in, n_in, 2), has_res = has_input(in, n_in, 3);
+    bool has_bias = op_has_input(in, n_in, 2), has_res = op_has_input(in, n_in, 3);
     if (ok && has_bias) ok = addend_td(&in[2].shape, &d.y, &d.bias);
     if (ok && has_res) ok = addend_td(&in[3].shape, &d.y, &d.residual);
     if (!ok) return MOPT_ERR_UNSUPPORTED;
@@ -169,13 +164,7 @@ static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     st = onednn_matmul_run((onednn_cache **)ctx->scratch, &d, w, in[0].data, in[1].data, NULL, NULL,
                            out[0].data, ctx->threads);
     if (st) return st;
-    kn_addend bias, res;
-    memset(&bias, 0, sizeof bias);
-    memset(&res, 0, sizeof res);
-    const ir_shape *y = &out[0].shape;
-    if (has_bias) bias.data = in[2].data, op_broadcast_strides(&in[2].shape, y, bias.strides);
-    if (has_res) res.data = in[3].data, op_broadcast_strides(&in[3].shape, y, res.strides);
-    ref_epilogue_f32(y->rank, y->dims, out[0].data, &bias, &res, &p->act);
+    ops_fused_matmul_epilogue(p, in, n_in, out);
     return MOPT_OK;
 }
 
@@ -197,7 +186,7 @@ const op_impl ops_impl_fused_matmul_onednn =
 
 static bool fconv_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                            int n_out) {
-    if (has_input(in, n_in, 3)) {
+    if (op_has_input(in, n_in, 3)) {
         /* the residual must be Y-shaped (checked again at run time) */
         const ir_shape *r = &in[3].shape, *y = &out[0].shape;
         if (in[3].dtype != MOPT_DTYPE_F32 || r->rank != y->rank) return false;
@@ -224,7 +213,7 @@ static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     const onednn_glue_state *s = ctx->state;
     op_ctx cc;
     fused_conv_ctx(ctx, &cc);
-    bool has_b = has_input(in, n_in, 2), has_res = has_input(in, n_in, 3);
+    bool has_b = op_has_input(in, n_in, 2), has_res = op_has_input(in, n_in, 3);
     onednn_conv_desc d;
     mopt_status st = ops_conv_onednn_desc(&cc, &in[0].shape, &in[1].shape, has_b, &d);
     if (st) return st;
@@ -258,7 +247,7 @@ static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
  * sum post-op), so the copy of the residual into Y is then skipped */
 static int fconv_inplace(const op_ctx *ctx, const op_tensor *in, int n_in) {
     (void)ctx;
-    return has_input(in, n_in, 3) ? 3 : -1;
+    return op_has_input(in, n_in, 3) ? 3 : -1;
 }
 
 const op_impl ops_impl_fused_conv_onednn =

@@ -137,7 +137,7 @@ static bool gemm_c_is_bias(const op_tensor *c, int64_t N) {
 
 static bool gemm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                           int n_out) {
-    bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_c = op_has_input(in, n_in, 2);
     return onednn_available() && is_f32(&in[0]) && is_f32(&in[1]) && (!has_c || is_f32(&in[2]));
 }
 
@@ -170,7 +170,7 @@ static mopt_status gemm_prepare(const op_ctx *ctx, const op_tensor *in, int n_in
     const gemm_params *p = ctx->params;
     /* int8: constant B, A not transposed, C only as a bias along N (the int8
      * epilogue adds nothing else) */
-    bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_c = op_has_input(in, n_in, 2);
     const ir_shape *b = &in[1].shape;
     bool int8_ok =
         in[1].data && !p->trans_a &&
@@ -210,7 +210,7 @@ static mopt_status gemm_gemv(const op_ctx *ctx, const op_tensor *in, int n_in, o
 static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
     const gemm_params *p = ctx->params;
-    bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED && p->beta != 0.f;
+    bool has_c = op_has_input(in, n_in, 2) && p->beta != 0.f;
     const ir_shape *y = &out[0].shape;
     int64_t M = y->dims[0], N = y->dims[1], K = in[0].shape.dims[p->trans_a ? 0 : 1];
     onednn_matmul_desc d;

@@ -46,10 +46,6 @@ static const char *qs_variant(const void *state) {
     return "onednn-int8";
 }
 
-static bool has_in(const op_tensor *in, int n_in, int k) {
-    return n_in > k && in[k].dtype != MOPT_DTYPE_UNDEFINED;
-}
-
 static bool qs_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                         int n_out) {
     (void)n_out;
@@ -59,9 +55,9 @@ static bool qs_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const 
     const qstatic_params *p = ctx->params;
     const ir_shape *w = &in[1].shape;
     if (in[1].dtype != MOPT_DTYPE_I8 || !in[1].data || w->rank < 3 || w->rank > 5 ||
-        !ir_shape_is_concrete(w) || !has_in(in, n_in, 2) || !in[2].data)
+        !ir_shape_is_concrete(w) || !op_has_input(in, n_in, 2) || !in[2].data)
         return false;
-    if (has_in(in, n_in, 3) && !in[3].data) return false; /* bias folded at load */
+    if (op_has_input(in, n_in, 3) && !in[3].data) return false; /* bias folded at load */
     return out[0].dtype == (p->y_scale > 0 ? MOPT_DTYPE_U8 : MOPT_DTYPE_F32);
 }
 
@@ -108,9 +104,9 @@ static mopt_status qs_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
         const ir_shape *s = &in[0].shape;
         x.dims[i] = s->rank == x.rank && s->syms[i] == 0 ? s->dims[i] : 32;
     }
-    bool has_b = has_in(in, n_in, 3);
+    bool has_b = op_has_input(in, n_in, 3);
     onednn_qconv_desc d;
-    mopt_status st = qs_desc(ctx, &x, ws, has_b, has_in(in, n_in, 4), &d);
+    mopt_status st = qs_desc(ctx, &x, ws, has_b, op_has_input(in, n_in, 4), &d);
     if (st) {
         mopt_clear_error();
         return MOPT_ERR_UNSUPPORTED;
@@ -128,7 +124,7 @@ static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
     (void)n_out;
     const qstatic_params *p = ctx->params;
     if (op_numel(&out[0]) == 0) return MOPT_OK;
-    bool has_b = has_in(in, n_in, 3), has_res = has_in(in, n_in, 4);
+    bool has_b = op_has_input(in, n_in, 3), has_res = op_has_input(in, n_in, 4);
     onednn_qconv_desc d;
     mopt_status st = qs_desc(ctx, &in[0].shape, &in[1].shape, has_b, has_res, &d);
     if (st) return st;
@@ -171,7 +167,7 @@ static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
  * into Y: the copy is then skipped); a u8 Y never matches its byte size */
 static int qs_inplace(const op_ctx *ctx, const op_tensor *in, int n_in) {
     (void)ctx;
-    return has_in(in, n_in, 4) ? 4 : -1;
+    return op_has_input(in, n_in, 4) ? 4 : -1;
 }
 
 const op_impl ops_impl_onednn_qstatic = {.name = "onednn-int8",

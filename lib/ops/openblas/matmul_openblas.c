@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "kernels/openblas/oblas.h"
-#include "kernels/ref/ref_epilogue.h"
 #include "ops/fused.h"
 #include "ops/kvcache.h"
 #include "ops/matmul.h"
@@ -56,14 +55,14 @@ const op_impl ops_impl_matmul_openblas = OBLAS_IMPL(ab_f32_supports, matmul_run)
 
 static bool gemm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                           int n_out) {
-    bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_c = op_has_input(in, n_in, 2);
     return is_f32(&in[0]) && is_f32(&in[1]) && (!has_c || is_f32(&in[2]));
 }
 
 static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
     const gemm_params *p = ctx->params;
-    bool has_c = n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED;
+    bool has_c = op_has_input(in, n_in, 2);
     kn_gemm g;
     if (!ops_matmul_gemm(&in[0].shape, p->trans_a, &in[1].shape, p->trans_b, &g) || empty(&g) ||
         !oblas_fits(g.M * g.K, g.K * g.N, g.M * g.N) || !oblas_fits(g.lda, g.ldb, g.ldc) ||
@@ -92,25 +91,13 @@ static bool fmm_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const
 static mopt_status fmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     const fused_matmul_params *p = ctx->params;
-    const ir_shape *y = &out[0].shape;
     kn_gemm g;
     if (!ops_matmul_gemm(&in[0].shape, p->trans_a, &in[1].shape, p->trans_b, &g) || empty(&g))
         return MOPT_ERR_UNSUPPORTED;
     g.alpha = p->alpha;
     mopt_status st = run_gemm(ctx, &g, in, out);
     if (st) return st;
-    kn_addend bias, res;
-    memset(&bias, 0, sizeof bias);
-    memset(&res, 0, sizeof res);
-    if (n_in > 2 && in[2].dtype != MOPT_DTYPE_UNDEFINED) {
-        bias.data = in[2].data;
-        op_broadcast_strides(&in[2].shape, y, bias.strides);
-    }
-    if (n_in > 3 && in[3].dtype != MOPT_DTYPE_UNDEFINED) {
-        res.data = in[3].data;
-        op_broadcast_strides(&in[3].shape, y, res.strides);
-    }
-    ref_epilogue_f32(y->rank, y->dims, out[0].data, &bias, &res, &p->act);
+    ops_fused_matmul_epilogue(p, in, n_in, out);
     return MOPT_OK;
 }
 
