@@ -48,11 +48,12 @@ static void accepted(ytree *t, const ytree_limits *lim, const char *text) {
 
 /* n lines of fmt, each formatted with its number modulo mod (a new buffer). */
 static char *many_lines(const char *fmt, size_t n, size_t mod, size_t *len) {
-    char *text = malloc(n * 16 + 1);
+    size_t cap = n * 16 + 1;
+    char *text = malloc(cap);
     assert_non_null(text);
     *len = 0;
     for (size_t i = 0; i < n; i++)
-        *len += (size_t)sprintf(text + *len, fmt, i % mod);
+        *len += (size_t)snprintf(text + *len, cap - *len, fmt, i % mod);
     return text;
 }
 
