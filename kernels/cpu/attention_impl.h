@@ -20,7 +20,17 @@
  * ([Sk_pad/2][Dv_pad] x 2), the scaled query rows are converted once per
  * block and the probabilities once per tile; scores, the softmax, the
  * running sums and the output accumulator stay f32.
+ *
+ * With CPU_ATTN_QK_INT8 in io (int8 nodes, AVX512-VNNI) Q K^T runs on
+ * vpdpbusd instead: each key row of K quantized once per head to s8 with
+ * its own scale (max |k| / 127), packed as dwords of four consecutive
+ * features ([D/4][Sk_pad]), with the key's sum of quantized values; each
+ * scaled query row quantized the same way and offset by 128 to u8, so that
+ * score = sq * sk * (sum (q + 128) k - 128 sum k). On cores where vdpbf16ps
+ * issues on one port (Intel without AMX) the int8 product takes a fraction
+ * of the bf16 one's cycles; P V stays bf16.
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -107,7 +117,7 @@ static inline float hsum(vf v) {
 #endif
 
 typedef struct attn_scratch {
-    vf *kt;    /* [D][Sk_pad / VLEN] K^T, zero-padded */
+    vf *kt;    /* [D][Sk_pad / VLEN] K^T, zero-padded (QK_INT8: see ATTN_K8) */
     vf *vp;    /* [Sk_pad][Dv_pad / VLEN] V, zero-padded */
     vf *oacc;  /* [QB][Dv_pad / VLEN] */
     vf *pt;    /* [QB][NV] probabilities of the current tile (bf16: then [QB][KT] bf16) */
@@ -119,6 +129,11 @@ typedef struct attn_scratch {
 
 #ifdef ATTN_BF16
 #define ATTN_D2(p) (((p)->D + 1) / 2) /* bf16 feature pairs */
+#define ATTN_D4(p) (((p)->D + 3) / 4) /* int8 feature quads */
+/* QK_INT8: kt holds [D4][skp] dwords (4 s8 features of a key), then the
+ * keys' float scales [skp], then their int32 128 * sum of quantized values */
+#define ATTN_K8_SCALES(s, p, skp) ((float *)((uint32_t *)(s)->kt + ATTN_D4(p) * (skp)))
+#define ATTN_K8_CORR(s, p, skp) ((int32_t *)(ATTN_K8_SCALES(s, p, skp) + (skp)))
 
 /* y[0..n) = bf16(x[0..n) * scale), round to nearest even. */
 static inline void cvt_bf16(const float *x, int64_t n, float scale, uint16_t *y) {
@@ -165,6 +180,72 @@ static inline __m512 load_any(const void *r, bool bf, int64_t c, __mmask16 m) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
 }
 
+/* QK_INT8: y[0..n) = round(v / s) + off as bytes, v = x * scale (x stored
+ * as f32 or, xb, bf16), s = max |v| / 127 (returned; NaN when a v is NaN, so
+ * that the scores are; an all-zero row gives s = 0 and bytes off), the
+ * bytes up to the next multiple of 4 = off; *sum (unless NULL) = the sum of
+ * round(v / s). */
+static inline float quant_row8(const void *x, bool xb, int64_t n, float scale, int off, uint8_t *y,
+                               int32_t *sum) {
+    const __m512 sc = _mm512_set1_ps(scale);
+    __m512 mx = _mm512_setzero_ps();
+    __mmask16 nan = 0;
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_mul_ps(load_any(x, xb, i, m), sc);
+        nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        mx = _mm512_max_ps(mx, _mm512_abs_ps(v));
+    }
+    const float amax = _mm512_reduce_max_ps(mx);
+    const __m512 inv = _mm512_set1_ps(amax > 0.f && amax <= FLT_MAX ? 127.f / amax : 0.f);
+    const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
+    const __m512i vo = _mm512_set1_epi32(off);
+    __m512i acc = _mm512_setzero_si512();
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(load_any(x, xb, i, m), sc), inv);
+        __m512i q = _mm512_min_epi32(_mm512_max_epi32(_mm512_cvtps_epi32(v), lo), hi);
+        acc = _mm512_add_epi32(acc, q);
+        _mm512_mask_cvtepi32_storeu_epi8(y + i, m, _mm512_add_epi32(q, vo));
+    }
+    for (int64_t i = n; i % 4; i++)
+        y[i] = (uint8_t)off;
+    if (sum) *sum = _mm512_reduce_add_epi32(acc);
+    return nan ? NAN : amax / 127.f;
+}
+
+/* QK_INT8: K of head (b, h) quantized per key and packed (ATTN_K8_*). */
+static void pack_k8(const attn_params *p, const void *K, bool kb, int64_t koff, attn_scratch *s,
+                    int64_t skp) {
+    const int64_t D4 = ATTN_D4(p), D2 = ATTN_D2(p);
+    uint32_t *kt = (uint32_t *)s->kt;
+    float *sk = ATTN_K8_SCALES(s, p, skp);
+    int32_t *kc = ATTN_K8_CORR(s, p, skp);
+    uint32_t *tmp = (uint32_t *)s->qs + ATTN_QB * D2; /* [16][D4] */
+    const __m512i idx =
+        _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                           _mm512_set1_epi32((int)D4));
+    for (int64_t j0 = 0; j0 < skp; j0 += 16) {
+        for (int64_t t = 0; t < 16; t++) {
+            uint32_t *row = tmp + t * D4;
+            if (j0 + t < p->Sk) {
+                int32_t sum;
+                sk[j0 + t] = quant_row8(elem_at(K, kb, koff + (j0 + t) * p->k_ss), kb, p->D, 1.0f,
+                                        0, (uint8_t *)row, &sum);
+                kc[j0 + t] = 128 * sum;
+            } else {
+                for (int64_t dd = 0; dd < D4; dd++)
+                    row[dd] = 0;
+                sk[j0 + t] = 0.f;
+                kc[j0 + t] = 0;
+            }
+        }
+        for (int64_t dd = 0; dd < D4; dd++)
+            _mm512_store_si512((__m512i *)(kt + dd * skp + j0),
+                               _mm512_i32gather_epi32(idx, (const void *)(tmp + dd), 4));
+    }
+}
+
 static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K, const float *V,
                       attn_scratch *s, int64_t nkv, int64_t nvd) {
     const bool kb = s->io & CPU_ATTN_IO_K, vb = s->io & CPU_ATTN_IO_V;
@@ -177,7 +258,8 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
     const __m512i idx =
         _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                            _mm512_set1_epi32((int)D2));
-    for (int64_t j0 = 0; j0 < skp; j0 += 16) {
+    if (s->io & CPU_ATTN_QK_INT8) pack_k8(p, K, kb, koff, s, skp);
+    for (int64_t j0 = 0; j0 < skp && !(s->io & CPU_ATTN_QK_INT8); j0 += 16) {
         for (int64_t t = 0; t < 16; t++) {
             uint32_t *row = tmp + t * D2;
             if (D2 > 0) row[D2 - 1] = 0;
@@ -304,20 +386,30 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
     const int64_t D2 = ATTN_D2(p);
     const uint32_t *qs32 = (const uint32_t *)s->qs;
     uint32_t *ptb = (uint32_t *)(s->pt + ATTN_QB * ATTN_NV);
+    const bool qk8 = s->io & CPU_ATTN_QK_INT8;
+    const int64_t D4 = ATTN_D4(p), skp = nkv * ATTN_VLEN;
+    float sq[ATTN_QB]; /* QK_INT8: the query rows' scales */
 #endif
     for (int r = 0; r < ATTN_QB; r++) {
         m[r] = -INFINITY;
         l[r] = 0.0f;
         limit[r] = -1;
 #ifdef ATTN_BF16
-        uint32_t *qrow = (uint32_t *)s->qs + r * D2;
-        if (D2 > 0) qrow[D2 - 1] = 0; /* the pad feature of an odd D */
+        uint32_t *qrow = (uint32_t *)s->qs + r * (qk8 ? D4 : D2);
+        if (D2 > 0 && !qk8) qrow[D2 - 1] = 0; /* the pad feature of an odd D */
+        sq[r] = 0.f;
         if (r < nb) {
             limit[r] = p->causal ? i0 + r + (Sk - p->Sq) : Sk - 1;
             if (limit[r] > Sk - 1) limit[r] = Sk - 1;
             bool qb = s->io & CPU_ATTN_IO_Q;
-            cvt_any(elem_at(Q, qb, b * p->q_sb + h * p->q_sh + (i0 + r) * p->q_ss), qb, D, p->scale,
-                    (uint16_t *)qrow);
+            const void *qsrc = elem_at(Q, qb, b * p->q_sb + h * p->q_sh + (i0 + r) * p->q_ss);
+            if (qk8)
+                sq[r] = quant_row8(qsrc, qb, D, p->scale, 128, (uint8_t *)qrow, NULL);
+            else
+                cvt_any(qsrc, qb, D, p->scale, (uint16_t *)qrow);
+        } else if (qk8) {
+            for (int64_t dd = 0; dd < D4; dd++)
+                qrow[dd] = 0;
         } else {
             for (int64_t dd = 0; dd < D2; dd++)
                 qrow[dd] = 0;
@@ -352,7 +444,34 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
                 acc[r][c] = vsplat(0.0f);
         const vf *kt = s->kt + j0 / ATTN_VLEN;
 #ifdef ATTN_BF16
-        for (int64_t dd = 0; dd < D2; dd++) {
+        if (qk8) { /* u8 x s8 sums, then sq * sk * (sum - 128 sum k) */
+            __m512i iacc[ATTN_QB][ATTN_NV];
+            for (int r = 0; r < ATTN_QB; r++)
+                for (int c = 0; c < ATTN_NV; c++)
+                    iacc[r][c] = _mm512_setzero_si512();
+            for (int64_t dd = 0; dd < D4; dd++) {
+                const __m512i *krow = (const __m512i *)((const uint32_t *)s->kt + dd * skp + j0);
+                __m512i kv[ATTN_NV];
+                for (int c = 0; c < ATTN_NV; c++)
+                    kv[c] = krow[c];
+                for (int r = 0; r < ATTN_QB; r++) {
+                    __m512i qv = _mm512_set1_epi32((int)qs32[r * D4 + dd]);
+                    for (int c = 0; c < ATTN_NV; c++)
+                        iacc[r][c] = _mm512_dpbusd_epi32(iacc[r][c], qv, kv[c]);
+                }
+            }
+            const float *sk = ATTN_K8_SCALES(s, p, skp) + j0;
+            const int32_t *kc = ATTN_K8_CORR(s, p, skp) + j0;
+            for (int c = 0; c < ATTN_NV; c++) {
+                const __m512 skv = _mm512_load_ps(sk + c * ATTN_VLEN);
+                const __m512i kcv = _mm512_load_si512(kc + c * ATTN_VLEN);
+                for (int r = 0; r < ATTN_QB; r++)
+                    acc[r][c] =
+                        (vf)_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(iacc[r][c], kcv)),
+                                          _mm512_mul_ps(skv, _mm512_set1_ps(sq[r])));
+            }
+        }
+        for (int64_t dd = 0; dd < D2 && !qk8; dd++) {
             const vf *krow = kt + dd * nkv;
             __m512bh kv[ATTN_NV];
             for (int c = 0; c < ATTN_NV; c++)
@@ -502,8 +621,9 @@ static void scratch_free(attn_scratch *s) {
 /* Bytes of the packed K^T (*a) and V (*b) of one head; false on overflow. */
 static bool pack_bytes(const attn_params *p, int64_t nkv, int64_t nvd, size_t *a, size_t *b) {
     size_t vb = sizeof(vf);
-#ifdef ATTN_BF16 /* K^T: D/2 rows of pairs; V: Sk_pad/2 rows of pairs */
-    return mopt_mul_overflow((size_t)ATTN_D2(p), (size_t)nkv, a) && mopt_mul_overflow(*a, vb, a) &&
+#ifdef ATTN_BF16 /* K^T: D/2 rows of pairs (QK_INT8: D/4 of quads, 2 of scales and sums) */
+    return mopt_mul_overflow((size_t)ATTN_D2(p) + 2, (size_t)nkv, a) &&
+           mopt_mul_overflow(*a, vb, a) &&
            mopt_mul_overflow((size_t)nkv * (ATTN_VLEN / 2), (size_t)(nvd ? nvd : 1), b) &&
            mopt_mul_overflow(*b, vb, b);
 #else
