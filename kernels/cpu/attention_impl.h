@@ -28,7 +28,12 @@
  * scaled query row quantized the same way and offset by 128 to u8, so that
  * score = sq * sk * (sum (q + 128) k - 128 sum k). On cores where vdpbf16ps
  * issues on one port (Intel without AMX) the int8 product takes a fraction
- * of the bf16 one's cycles; P V stays bf16.
+ * of the bf16 one's cycles. With CPU_ATTN_PV_INT8, P V too: V quantized
+ * once per head to s8 per column (max |v| / 127 over the keys), packed as
+ * dwords of four consecutive keys ([Sk_pad/4][Dv_pad]); each tile's
+ * probabilities (in [0, 1]: exp(score - running max)) rounded to u8 steps
+ * of 1/255, and the tile's int32 sums added to the f32 accumulator times
+ * sv / 255 (the running sums stay f32 from the unrounded P).
  */
 #include <float.h>
 #include <math.h>
@@ -214,6 +219,57 @@ static inline float quant_row8(const void *x, bool xb, int64_t n, float scale, i
     return nan ? NAN : amax / 127.f;
 }
 
+/* PV_INT8: vp holds [skp/4][dvp] dwords (lane c: column c of four keys as
+ * s8), then the columns' float scales [dvp] */
+#define ATTN_V8_SCALES(s, skp, dvp) ((float *)((uint32_t *)(s)->vp + (skp) / 4 * (dvp)))
+
+/* PV_INT8: V of head (b, h) quantized per column and packed (ATTN_V8_*). */
+static void pack_v8(const attn_params *p, const void *V, bool vb, int64_t voff, attn_scratch *s,
+                    int64_t skp, int64_t dvp) {
+    uint32_t *vp = (uint32_t *)s->vp;
+    float *sv = ATTN_V8_SCALES(s, skp, dvp);
+    const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
+    for (int64_t c = 0; c < dvp; c += 16) {
+        int64_t n = p->Dv - c;
+        __mmask16 m = n >= 16 ? (__mmask16)0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
+        __m512 mx = _mm512_setzero_ps();
+        __mmask16 nan = 0;
+        for (int64_t j = 0; j < p->Sk; j++) {
+            __m512 v = load_any(elem_at(V, vb, voff + j * p->v_ss), vb, c, m);
+            nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+            mx = _mm512_max_ps(mx, _mm512_abs_ps(v));
+        }
+        /* 127 / max where 0 < max < inf, else 0 (all-zero and infinite columns) */
+        __mmask16 ok = _mm512_cmp_ps_mask(mx, _mm512_setzero_ps(), _CMP_GT_OQ) &
+                       _mm512_cmp_ps_mask(mx, _mm512_set1_ps(FLT_MAX), _CMP_LE_OQ);
+        const __m512 inv = _mm512_maskz_div_ps(ok, _mm512_set1_ps(127.f), mx);
+        __m512 scale = _mm512_mul_ps(mx, _mm512_set1_ps(1.f / 127.f));
+        _mm512_store_ps(sv + c, _mm512_mask_blend_ps(nan, scale, _mm512_set1_ps(NAN)));
+        for (int64_t jj = 0; jj < skp / 4; jj++) {
+            __m128i b4[4];
+            for (int t = 0; t < 4; t++) {
+                int64_t j = 4 * jj + t;
+                if (j >= p->Sk) {
+                    b4[t] = _mm_setzero_si128();
+                    continue;
+                }
+                __m512 v =
+                    _mm512_mul_ps(load_any(elem_at(V, vb, voff + j * p->v_ss), vb, c, m), inv);
+                __m512i q = _mm512_min_epi32(_mm512_max_epi32(_mm512_cvtps_epi32(v), lo), hi);
+                b4[t] = _mm512_cvtepi32_epi8(q);
+            }
+            /* lane k (column c + k) = the four keys' bytes */
+            __m128i ab0 = _mm_unpacklo_epi8(b4[0], b4[1]), ab1 = _mm_unpackhi_epi8(b4[0], b4[1]);
+            __m128i cd0 = _mm_unpacklo_epi8(b4[2], b4[3]), cd1 = _mm_unpackhi_epi8(b4[2], b4[3]);
+            __m128i *dst = (__m128i *)(vp + jj * dvp + c);
+            _mm_store_si128(dst, _mm_unpacklo_epi16(ab0, cd0));
+            _mm_store_si128(dst + 1, _mm_unpackhi_epi16(ab0, cd0));
+            _mm_store_si128(dst + 2, _mm_unpacklo_epi16(ab1, cd1));
+            _mm_store_si128(dst + 3, _mm_unpackhi_epi16(ab1, cd1));
+        }
+    }
+}
+
 /* QK_INT8: K of head (b, h) quantized per key and packed (ATTN_K8_*). */
 static void pack_k8(const attn_params *p, const void *K, bool kb, int64_t koff, attn_scratch *s,
                     int64_t skp) {
@@ -276,7 +332,8 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
     /* V: lane c of pair row jj = (V[2jj][c], V[2jj+1][c]) */
     const __m512i ilv = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24,
                                          8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-    for (int64_t jj = 0; jj < skp / 2; jj++) {
+    if (s->io & CPU_ATTN_PV_INT8) pack_v8(p, V, vb, voff, s, skp, dvp);
+    for (int64_t jj = 0; jj < skp / 2 && !(s->io & CPU_ATTN_PV_INT8); jj++) {
         const void *r0 = 2 * jj < p->Sk ? elem_at(V, vb, voff + 2 * jj * p->v_ss) : NULL;
         const void *r1 = 2 * jj + 1 < p->Sk ? elem_at(V, vb, voff + (2 * jj + 1) * p->v_ss) : NULL;
         for (int64_t c = 0; c < dvp; c += 16) {
@@ -371,7 +428,44 @@ static inline __attribute__((always_inline)) void pv_block_bf16(vf *oacc, const 
         for (int c = 0; c < NVC; c++)
             oacc[r * nvd + c0 + c] = (vf)acc[r][c];
 }
-#define PV_BLOCK(NVC) pv_block_bf16(s->oacc, ptb, s->vp, nvd, j0, kn, c0, NVC)
+
+/* PV_INT8: the same with u8 P ([QB][KT] bytes, quads of keys as u32) and s8
+ * V quads (ATTN_V8_*): int32 sums of the tile, added times sv / 255. */
+static inline __attribute__((always_inline)) void pv_block_i8(vf *oacc, const uint32_t *pq,
+                                                              const uint32_t *vp, const float *sv,
+                                                              int64_t nvd, int64_t j0, int64_t kn,
+                                                              int64_t c0, const int NVC) {
+    __m512i acc[ATTN_QB][4]; /* NVC <= 4 */
+    for (int r = 0; r < ATTN_QB; r++)
+        for (int c = 0; c < NVC; c++)
+            acc[r][c] = _mm512_setzero_si512();
+    const int64_t dvp = nvd * ATTN_VLEN, kq = (kn + 3) / 4; /* keys past kn have P = 0 */
+    for (int64_t jj = 0; jj < kq; jj++) {
+        const __m512i *vrow = (const __m512i *)(vp + (j0 / 4 + jj) * dvp) + c0;
+        __m512i vv[4];
+        for (int c = 0; c < NVC; c++)
+            vv[c] = vrow[c];
+        for (int r = 0; r < ATTN_QB; r++) {
+            __m512i pr = _mm512_set1_epi32((int)pq[r * (ATTN_KT / 4) + jj]);
+            for (int c = 0; c < NVC; c++)
+                acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], pr, vv[c]);
+        }
+    }
+    for (int c = 0; c < NVC; c++) {
+        const __m512 f =
+            _mm512_mul_ps(_mm512_load_ps(sv + (c0 + c) * ATTN_VLEN), _mm512_set1_ps(1.f / 255.f));
+        for (int r = 0; r < ATTN_QB; r++)
+            oacc[r * nvd + c0 + c] = (vf)_mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][c]), f,
+                                                         (__m512)oacc[r * nvd + c0 + c]);
+    }
+}
+#define PV_BLOCK(NVC)                                                                              \
+    do {                                                                                           \
+        if (pv8)                                                                                   \
+            pv_block_i8(s->oacc, ptb, (const uint32_t *)s->vp, sv8, nvd, j0, kn, c0, NVC);         \
+        else                                                                                       \
+            pv_block_bf16(s->oacc, ptb, s->vp, nvd, j0, kn, c0, NVC);                              \
+    } while (0)
 #else
 #define PV_BLOCK(NVC) pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, NVC)
 #endif
@@ -386,8 +480,9 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
     const int64_t D2 = ATTN_D2(p);
     const uint32_t *qs32 = (const uint32_t *)s->qs;
     uint32_t *ptb = (uint32_t *)(s->pt + ATTN_QB * ATTN_NV);
-    const bool qk8 = s->io & CPU_ATTN_QK_INT8;
+    const bool qk8 = s->io & CPU_ATTN_QK_INT8, pv8 = s->io & CPU_ATTN_PV_INT8;
     const int64_t D4 = ATTN_D4(p), skp = nkv * ATTN_VLEN;
+    const float *sv8 = pv8 ? ATTN_V8_SCALES(s, skp, nvd * ATTN_VLEN) : NULL;
     float sq[ATTN_QB]; /* QK_INT8: the query rows' scales */
 #endif
     for (int r = 0; r < ATTN_QB; r++) {
@@ -561,7 +656,13 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
             l[r] += hsum(vsum);
         }
 #ifdef ATTN_BF16
-        for (int r = 0; r < ATTN_QB; r++) /* P to bf16, keys in order (pairs as u32) */
+        if (pv8) /* P to u8 (steps of 1/255), keys in order (quads as u32) */
+            for (int r = 0; r < ATTN_QB; r++)
+                for (int c = 0; c < ATTN_NV; c++)
+                    _mm_store_si128((__m128i *)((uint8_t *)ptb + r * ATTN_KT + c * ATTN_VLEN),
+                                    _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(
+                                        (__m512)s->pt[r * ATTN_NV + c], _mm512_set1_ps(255.f)))));
+        for (int r = 0; r < ATTN_QB && !pv8; r++) /* P to bf16, keys in order (pairs as u32) */
             for (int c = 0; c < ATTN_NV; c += 2)
                 _mm512_store_si512((__m512i *)(ptb + r * (ATTN_KT / 2) + c * (ATTN_VLEN / 2)),
                                    (__m512i)_mm512_cvtne2ps_pbh((__m512)s->pt[r * ATTN_NV + c + 1],
@@ -582,7 +683,10 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
     if (s->io & CPU_ATTN_IO_O) { /* rows rounded to bf16 */
         uint16_t *o16 = (uint16_t *)O + b * p->o_sb + h * p->o_sh;
         for (int64_t r = 0; r < nb; r++) {
-            const __m512 inv = _mm512_set1_ps(l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
+            /* a NaN sum (NaN scores) gives a NaN row, as when P V carries it */
+            const __m512 inv = _mm512_set1_ps(l[r] > 0.0f    ? 1.0f / l[r]
+                                              : l[r] == l[r] ? 0.0f
+                                                             : NAN);
             const float *acc = (const float *)(s->oacc + r * nvd);
             uint16_t *orow = o16 + (i0 + r) * p->o_ss;
             for (int64_t c = 0; c < p->Dv; c += 16) {
@@ -597,7 +701,11 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
 #endif
     float *o = O + b * p->o_sb + h * p->o_sh;
     for (int64_t r = 0; r < nb; r++) {
+#ifdef ATTN_BF16 /* a NaN sum gives a NaN row, as when P V carries it */
+        float inv = l[r] > 0.0f ? 1.0f / l[r] : l[r] == l[r] ? 0.0f : NAN;
+#else
         float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+#endif
         const float *acc = (const float *)(s->oacc + r * nvd);
         float *orow = o + (i0 + r) * p->o_ss;
         for (int64_t c = 0; c < p->Dv; c++)

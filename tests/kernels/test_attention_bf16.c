@@ -24,7 +24,9 @@
  * e_s = D (max|q| max|k| / 254 + max|q| max|k| / 254 + max|q| max|k| / 254^2)
  * (+ f32 noise), then as above with P and V in bf16. That bound is the worst
  * case; the RMS error over all outputs must also stay below 1% of max|V|,
- * and the result must differ from the bf16 kernel's (int8 ran).
+ * and the result must differ from the bf16 kernel's (int8 ran). With P V
+ * in int8 too (CPU_ATTN_PV_INT8: P in steps of 1/255, V per column), plus
+ * max|V| (Sk / 510 + 1 / 254) (the softmax sum is at least 1).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -77,6 +79,7 @@ static void io_case(const attn_params *p, const float *Q, const float *K, const 
                     int64_t nq, int64_t nk, int64_t nv, int64_t no, int threads) {
     unsigned io = 1u + (unsigned)(rnd() % 15u);
     unsigned qk8 = cpu_get()->avx512_vnni && rnd() % 2 ? CPU_ATTN_QK_INT8 : 0;
+    if (qk8 && rnd() % 2) qk8 |= CPU_ATTN_PV_INT8;
     float *qr = malloc((size_t)nq * sizeof *qr), *kr = malloc((size_t)nk * sizeof *kr);
     float *vr = malloc((size_t)nv * sizeof *vr), *o32 = malloc((size_t)no * sizeof *o32);
     float *of = malloc((size_t)no * sizeof *of);
@@ -114,12 +117,16 @@ static double g_max_rel8, g_max_rms8; /* the int8 Q K^T variant's */
 /* Q K^T in int8 (CPU_ATTN_QK_INT8, f32 storage) against the reference R;
  * O16 holds the bf16 kernel's output on entry (the int8 one must differ). */
 static void qk8_case(const attn_params *p, const float *Q, const float *K, const float *V,
-                     const float *R, const float *O16, int64_t no, float vmax, const tcase *t) {
+                     const float *R, const float *O16, int64_t no, float vmax, const tcase *t,
+                     unsigned flags) {
     float *O = malloc((size_t)no * sizeof *O);
     assert_non_null(O);
     for (int64_t i = 0; i < no; i++)
         O[i] = NAN;
-    assert_true(cpu_attention_bf16io_avx512(p, Q, K, V, O, CPU_ATTN_QK_INT8, t->threads));
+    assert_true(cpu_attention_bf16io_avx512(p, Q, K, V, O, flags, t->threads));
+    /* P V in int8: P off by <= 1/510 per key, V by <= max|V| / 254, and the
+     * softmax sum is >= 1 */
+    double pv = flags & CPU_ATTN_PV_INT8 ? (double)p->Sk / 510.0 + 1.0 / 254.0 : 0.0;
     bool differs = false;
     double sq = 0.0;
     int64_t n = 0;
@@ -136,7 +143,9 @@ static void qk8_case(const attn_params *p, const float *Q, const float *K, const
                     qmax = fmax(qmax, fabs(q[d] * p->scale));
                 double qk = qmax * kmax, es = (double)p->D * qk * (2.0 / 254 + 1.0 / (254.0 * 254));
                 es += 2.0 * ldexp(1.0, -20) * p->D * qk; /* f32 noise */
-                double bound = ((exp(2.0 * es) - 1.0) + 2.0 * ldexp(1.0, -9) + 1e-5) * (double)vmax;
+                double bound =
+                    ((exp(2.0 * es) - 1.0) * (1.0 + pv) + 2.0 * ldexp(1.0, -9) + pv + 1e-5) *
+                    (double)vmax;
                 for (int64_t c = 0; c < p->Dv; c++) {
                     int64_t at = b * p->o_sb + h * p->o_sh + i * p->o_ss + c;
                     assert_false(isnan(O[at]));
@@ -252,7 +261,10 @@ static void run_case(const tcase *t) {
                 }
             }
     assert_true(differs); /* the products ran in bf16, not f32 */
-    if (cpu_get()->avx512_vnni) qk8_case(&p, Q, K, V, R, O, no, vmax, t);
+    if (cpu_get()->avx512_vnni) {
+        qk8_case(&p, Q, K, V, R, O, no, vmax, t, CPU_ATTN_QK_INT8);
+        qk8_case(&p, Q, K, V, R, O, no, vmax, t, CPU_ATTN_QK_INT8 | CPU_ATTN_PV_INT8);
+    }
     io_case(&p, Q, K, V, nq, nk, nv, no, t->threads);
     free(Q), free(K), free(V), free(O), free(R), free(madd), free(mbool);
 }
