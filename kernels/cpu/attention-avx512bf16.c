@@ -1,9 +1,11 @@
 /*
  * attention-avx512bf16.c — the fused attention kernel (attention_impl.h) with
  * Q K^T and P V on AVX512-BF16 (vdpbf16ps; softmax and accumulation in f32),
- * for nodes of precision bf16, with f32 or bf16 storage of Q, K, V and O
- * (ATTN_IO_FN); compiled with avx512 + avx512bf16 flags (kernels/meson.build).
- * Only called when cpu_get() reports avx512_bf16.
+ * for nodes of precision bf16 and int8 (there with both products on
+ * AVX512-VNNI instead: CPU_ATTN_QK_INT8 / _PV_INT8), with f32 or bf16
+ * storage of Q, K, V and O (ATTN_IO_FN); compiled with avx512 + avx512bf16
+ * + avx512vnni flags (kernels/meson.build). Only called when cpu_get()
+ * reports avx512_bf16 (and avx512_vnni for the int8 flags).
  */
 #define ATTN_FN cpu_attention_bf16_avx512
 #define ATTN_IO_FN cpu_attention_bf16io_avx512

@@ -20,7 +20,22 @@
  * ([Sk_pad/2][Dv_pad] x 2), the scaled query rows are converted once per
  * block and the probabilities once per tile; scores, the softmax, the
  * running sums and the output accumulator stay f32.
+ *
+ * With CPU_ATTN_QK_INT8 in io (int8 nodes, AVX512-VNNI) Q K^T runs on
+ * vpdpbusd instead: each key row of K quantized once per head to s8 with
+ * its own scale (max |k| / 127), packed as dwords of four consecutive
+ * features ([D/4][Sk_pad]), with the key's sum of quantized values; each
+ * scaled query row quantized the same way and offset by 128 to u8, so that
+ * score = sq * sk * (sum (q + 128) k - 128 sum k). On cores where vdpbf16ps
+ * issues on one port (Intel without AMX) the int8 product takes a fraction
+ * of the bf16 one's cycles. With CPU_ATTN_PV_INT8, P V too: V quantized
+ * once per head to s8 per column (max |v| / 127 over the keys), packed as
+ * dwords of four consecutive keys ([Sk_pad/4][Dv_pad]); each tile's
+ * probabilities (in [0, 1]: exp(score - running max)) rounded to u8 steps
+ * of 1/255, and the tile's int32 sums added to the f32 accumulator times
+ * sv / 255 (the running sums stay f32 from the unrounded P).
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -107,7 +122,7 @@ static inline float hsum(vf v) {
 #endif
 
 typedef struct attn_scratch {
-    vf *kt;    /* [D][Sk_pad / VLEN] K^T, zero-padded */
+    vf *kt;    /* [D][Sk_pad / VLEN] K^T, zero-padded (QK_INT8: see ATTN_K8) */
     vf *vp;    /* [Sk_pad][Dv_pad / VLEN] V, zero-padded */
     vf *oacc;  /* [QB][Dv_pad / VLEN] */
     vf *pt;    /* [QB][NV] probabilities of the current tile (bf16: then [QB][KT] bf16) */
@@ -119,6 +134,11 @@ typedef struct attn_scratch {
 
 #ifdef ATTN_BF16
 #define ATTN_D2(p) (((p)->D + 1) / 2) /* bf16 feature pairs */
+#define ATTN_D4(p) (((p)->D + 3) / 4) /* int8 feature quads */
+/* QK_INT8: kt holds [D4][skp] dwords (4 s8 features of a key), then the
+ * keys' float scales [skp], then their int32 128 * sum of quantized values */
+#define ATTN_K8_SCALES(s, p, skp) ((float *)((uint32_t *)(s)->kt + ATTN_D4(p) * (skp)))
+#define ATTN_K8_CORR(s, p, skp) ((int32_t *)(ATTN_K8_SCALES(s, p, skp) + (skp)))
 
 /* y[0..n) = bf16(x[0..n) * scale), round to nearest even. */
 static inline void cvt_bf16(const float *x, int64_t n, float scale, uint16_t *y) {
@@ -165,6 +185,123 @@ static inline __m512 load_any(const void *r, bool bf, int64_t c, __mmask16 m) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
 }
 
+/* QK_INT8: y[0..n) = round(v / s) + off as bytes, v = x * scale (x stored
+ * as f32 or, xb, bf16), s = max |v| / 127 (returned; NaN when a v is NaN, so
+ * that the scores are; an all-zero row gives s = 0 and bytes off), the
+ * bytes up to the next multiple of 4 = off; *sum (unless NULL) = the sum of
+ * round(v / s). */
+static inline float quant_row8(const void *x, bool xb, int64_t n, float scale, int off, uint8_t *y,
+                               int32_t *sum) {
+    const __m512 sc = _mm512_set1_ps(scale);
+    __m512 mx = _mm512_setzero_ps();
+    __mmask16 nan = 0;
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_mul_ps(load_any(x, xb, i, m), sc);
+        nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        mx = _mm512_max_ps(mx, _mm512_abs_ps(v));
+    }
+    const float amax = _mm512_reduce_max_ps(mx);
+    const __m512 inv = _mm512_set1_ps(amax > 0.f && amax <= FLT_MAX ? 127.f / amax : 0.f);
+    const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
+    const __m512i vo = _mm512_set1_epi32(off);
+    __m512i acc = _mm512_setzero_si512();
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(load_any(x, xb, i, m), sc), inv);
+        __m512i q = _mm512_min_epi32(_mm512_max_epi32(_mm512_cvtps_epi32(v), lo), hi);
+        acc = _mm512_add_epi32(acc, q);
+        _mm512_mask_cvtepi32_storeu_epi8(y + i, m, _mm512_add_epi32(q, vo));
+    }
+    for (int64_t i = n; i % 4; i++)
+        y[i] = (uint8_t)off;
+    if (sum) *sum = _mm512_reduce_add_epi32(acc);
+    return nan ? NAN : amax / 127.f;
+}
+
+/* PV_INT8: vp holds [skp/4][dvp] dwords (lane c: column c of four keys as
+ * s8), then the columns' float scales [dvp] */
+#define ATTN_V8_SCALES(s, skp, dvp) ((float *)((uint32_t *)(s)->vp + (skp) / 4 * (dvp)))
+
+/* PV_INT8: V of head (b, h) quantized per column and packed (ATTN_V8_*). */
+static void pack_v8(const attn_params *p, const void *V, bool vb, int64_t voff, attn_scratch *s,
+                    int64_t skp, int64_t dvp) {
+    uint32_t *vp = (uint32_t *)s->vp;
+    float *sv = ATTN_V8_SCALES(s, skp, dvp);
+    const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
+    for (int64_t c = 0; c < dvp; c += 16) {
+        int64_t n = p->Dv - c;
+        __mmask16 m = n >= 16 ? (__mmask16)0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
+        __m512 mx = _mm512_setzero_ps();
+        __mmask16 nan = 0;
+        for (int64_t j = 0; j < p->Sk; j++) {
+            __m512 v = load_any(elem_at(V, vb, voff + j * p->v_ss), vb, c, m);
+            nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+            mx = _mm512_max_ps(mx, _mm512_abs_ps(v));
+        }
+        /* 127 / max where 0 < max < inf, else 0 (all-zero and infinite columns) */
+        __mmask16 ok = _mm512_cmp_ps_mask(mx, _mm512_setzero_ps(), _CMP_GT_OQ) &
+                       _mm512_cmp_ps_mask(mx, _mm512_set1_ps(FLT_MAX), _CMP_LE_OQ);
+        const __m512 inv = _mm512_maskz_div_ps(ok, _mm512_set1_ps(127.f), mx);
+        __m512 scale = _mm512_mul_ps(mx, _mm512_set1_ps(1.f / 127.f));
+        _mm512_store_ps(sv + c, _mm512_mask_blend_ps(nan, scale, _mm512_set1_ps(NAN)));
+        for (int64_t jj = 0; jj < skp / 4; jj++) {
+            __m128i b4[4];
+            for (int t = 0; t < 4; t++) {
+                int64_t j = 4 * jj + t;
+                if (j >= p->Sk) {
+                    b4[t] = _mm_setzero_si128();
+                    continue;
+                }
+                __m512 v =
+                    _mm512_mul_ps(load_any(elem_at(V, vb, voff + j * p->v_ss), vb, c, m), inv);
+                __m512i q = _mm512_min_epi32(_mm512_max_epi32(_mm512_cvtps_epi32(v), lo), hi);
+                b4[t] = _mm512_cvtepi32_epi8(q);
+            }
+            /* lane k (column c + k) = the four keys' bytes */
+            __m128i ab0 = _mm_unpacklo_epi8(b4[0], b4[1]), ab1 = _mm_unpackhi_epi8(b4[0], b4[1]);
+            __m128i cd0 = _mm_unpacklo_epi8(b4[2], b4[3]), cd1 = _mm_unpackhi_epi8(b4[2], b4[3]);
+            __m128i *dst = (__m128i *)(vp + jj * dvp + c);
+            _mm_store_si128(dst, _mm_unpacklo_epi16(ab0, cd0));
+            _mm_store_si128(dst + 1, _mm_unpackhi_epi16(ab0, cd0));
+            _mm_store_si128(dst + 2, _mm_unpacklo_epi16(ab1, cd1));
+            _mm_store_si128(dst + 3, _mm_unpackhi_epi16(ab1, cd1));
+        }
+    }
+}
+
+/* QK_INT8: K of head (b, h) quantized per key and packed (ATTN_K8_*). */
+static void pack_k8(const attn_params *p, const void *K, bool kb, int64_t koff, attn_scratch *s,
+                    int64_t skp) {
+    const int64_t D4 = ATTN_D4(p), D2 = ATTN_D2(p);
+    uint32_t *kt = (uint32_t *)s->kt;
+    float *sk = ATTN_K8_SCALES(s, p, skp);
+    int32_t *kc = ATTN_K8_CORR(s, p, skp);
+    uint32_t *tmp = (uint32_t *)s->qs + ATTN_QB * D2; /* [16][D4] */
+    const __m512i idx =
+        _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                           _mm512_set1_epi32((int)D4));
+    for (int64_t j0 = 0; j0 < skp; j0 += 16) {
+        for (int64_t t = 0; t < 16; t++) {
+            uint32_t *row = tmp + t * D4;
+            if (j0 + t < p->Sk) {
+                int32_t sum;
+                sk[j0 + t] = quant_row8(elem_at(K, kb, koff + (j0 + t) * p->k_ss), kb, p->D, 1.0f,
+                                        0, (uint8_t *)row, &sum);
+                kc[j0 + t] = 128 * sum;
+            } else {
+                for (int64_t dd = 0; dd < D4; dd++)
+                    row[dd] = 0;
+                sk[j0 + t] = 0.f;
+                kc[j0 + t] = 0;
+            }
+        }
+        for (int64_t dd = 0; dd < D4; dd++)
+            _mm512_store_si512((__m512i *)(kt + dd * skp + j0),
+                               _mm512_i32gather_epi32(idx, (const void *)(tmp + dd), 4));
+    }
+}
+
 static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K, const float *V,
                       attn_scratch *s, int64_t nkv, int64_t nvd) {
     const bool kb = s->io & CPU_ATTN_IO_K, vb = s->io & CPU_ATTN_IO_V;
@@ -177,7 +314,8 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
     const __m512i idx =
         _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                            _mm512_set1_epi32((int)D2));
-    for (int64_t j0 = 0; j0 < skp; j0 += 16) {
+    if (s->io & CPU_ATTN_QK_INT8) pack_k8(p, K, kb, koff, s, skp);
+    for (int64_t j0 = 0; j0 < skp && !(s->io & CPU_ATTN_QK_INT8); j0 += 16) {
         for (int64_t t = 0; t < 16; t++) {
             uint32_t *row = tmp + t * D2;
             if (D2 > 0) row[D2 - 1] = 0;
@@ -194,7 +332,8 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
     /* V: lane c of pair row jj = (V[2jj][c], V[2jj+1][c]) */
     const __m512i ilv = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24,
                                          8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-    for (int64_t jj = 0; jj < skp / 2; jj++) {
+    if (s->io & CPU_ATTN_PV_INT8) pack_v8(p, V, vb, voff, s, skp, dvp);
+    for (int64_t jj = 0; jj < skp / 2 && !(s->io & CPU_ATTN_PV_INT8); jj++) {
         const void *r0 = 2 * jj < p->Sk ? elem_at(V, vb, voff + 2 * jj * p->v_ss) : NULL;
         const void *r1 = 2 * jj + 1 < p->Sk ? elem_at(V, vb, voff + (2 * jj + 1) * p->v_ss) : NULL;
         for (int64_t c = 0; c < dvp; c += 16) {
@@ -289,7 +428,44 @@ static inline __attribute__((always_inline)) void pv_block_bf16(vf *oacc, const 
         for (int c = 0; c < NVC; c++)
             oacc[r * nvd + c0 + c] = (vf)acc[r][c];
 }
-#define PV_BLOCK(NVC) pv_block_bf16(s->oacc, ptb, s->vp, nvd, j0, kn, c0, NVC)
+
+/* PV_INT8: the same with u8 P ([QB][KT] bytes, quads of keys as u32) and s8
+ * V quads (ATTN_V8_*): int32 sums of the tile, added times sv / 255. */
+static inline __attribute__((always_inline)) void pv_block_i8(vf *oacc, const uint32_t *pq,
+                                                              const uint32_t *vp, const float *sv,
+                                                              int64_t nvd, int64_t j0, int64_t kn,
+                                                              int64_t c0, const int NVC) {
+    __m512i acc[ATTN_QB][4]; /* NVC <= 4 */
+    for (int r = 0; r < ATTN_QB; r++)
+        for (int c = 0; c < NVC; c++)
+            acc[r][c] = _mm512_setzero_si512();
+    const int64_t dvp = nvd * ATTN_VLEN, kq = (kn + 3) / 4; /* keys past kn have P = 0 */
+    for (int64_t jj = 0; jj < kq; jj++) {
+        const __m512i *vrow = (const __m512i *)(vp + (j0 / 4 + jj) * dvp) + c0;
+        __m512i vv[4];
+        for (int c = 0; c < NVC; c++)
+            vv[c] = vrow[c];
+        for (int r = 0; r < ATTN_QB; r++) {
+            __m512i pr = _mm512_set1_epi32((int)pq[r * (ATTN_KT / 4) + jj]);
+            for (int c = 0; c < NVC; c++)
+                acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], pr, vv[c]);
+        }
+    }
+    for (int c = 0; c < NVC; c++) {
+        const __m512 f =
+            _mm512_mul_ps(_mm512_load_ps(sv + (c0 + c) * ATTN_VLEN), _mm512_set1_ps(1.f / 255.f));
+        for (int r = 0; r < ATTN_QB; r++)
+            oacc[r * nvd + c0 + c] = (vf)_mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][c]), f,
+                                                         (__m512)oacc[r * nvd + c0 + c]);
+    }
+}
+#define PV_BLOCK(NVC)                                                                              \
+    do {                                                                                           \
+        if (pv8)                                                                                   \
+            pv_block_i8(s->oacc, ptb, (const uint32_t *)s->vp, sv8, nvd, j0, kn, c0, NVC);         \
+        else                                                                                       \
+            pv_block_bf16(s->oacc, ptb, s->vp, nvd, j0, kn, c0, NVC);                              \
+    } while (0)
 #else
 #define PV_BLOCK(NVC) pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, NVC)
 #endif
@@ -304,20 +480,31 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
     const int64_t D2 = ATTN_D2(p);
     const uint32_t *qs32 = (const uint32_t *)s->qs;
     uint32_t *ptb = (uint32_t *)(s->pt + ATTN_QB * ATTN_NV);
+    const bool qk8 = s->io & CPU_ATTN_QK_INT8, pv8 = s->io & CPU_ATTN_PV_INT8;
+    const int64_t D4 = ATTN_D4(p), skp = nkv * ATTN_VLEN;
+    const float *sv8 = pv8 ? ATTN_V8_SCALES(s, skp, nvd * ATTN_VLEN) : NULL;
+    float sq[ATTN_QB]; /* QK_INT8: the query rows' scales */
 #endif
     for (int r = 0; r < ATTN_QB; r++) {
         m[r] = -INFINITY;
         l[r] = 0.0f;
         limit[r] = -1;
 #ifdef ATTN_BF16
-        uint32_t *qrow = (uint32_t *)s->qs + r * D2;
-        if (D2 > 0) qrow[D2 - 1] = 0; /* the pad feature of an odd D */
+        uint32_t *qrow = (uint32_t *)s->qs + r * (qk8 ? D4 : D2);
+        if (D2 > 0 && !qk8) qrow[D2 - 1] = 0; /* the pad feature of an odd D */
+        sq[r] = 0.f;
         if (r < nb) {
             limit[r] = p->causal ? i0 + r + (Sk - p->Sq) : Sk - 1;
             if (limit[r] > Sk - 1) limit[r] = Sk - 1;
             bool qb = s->io & CPU_ATTN_IO_Q;
-            cvt_any(elem_at(Q, qb, b * p->q_sb + h * p->q_sh + (i0 + r) * p->q_ss), qb, D, p->scale,
-                    (uint16_t *)qrow);
+            const void *qsrc = elem_at(Q, qb, b * p->q_sb + h * p->q_sh + (i0 + r) * p->q_ss);
+            if (qk8)
+                sq[r] = quant_row8(qsrc, qb, D, p->scale, 128, (uint8_t *)qrow, NULL);
+            else
+                cvt_any(qsrc, qb, D, p->scale, (uint16_t *)qrow);
+        } else if (qk8) {
+            for (int64_t dd = 0; dd < D4; dd++)
+                qrow[dd] = 0;
         } else {
             for (int64_t dd = 0; dd < D2; dd++)
                 qrow[dd] = 0;
@@ -352,7 +539,34 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
                 acc[r][c] = vsplat(0.0f);
         const vf *kt = s->kt + j0 / ATTN_VLEN;
 #ifdef ATTN_BF16
-        for (int64_t dd = 0; dd < D2; dd++) {
+        if (qk8) { /* u8 x s8 sums, then sq * sk * (sum - 128 sum k) */
+            __m512i iacc[ATTN_QB][ATTN_NV];
+            for (int r = 0; r < ATTN_QB; r++)
+                for (int c = 0; c < ATTN_NV; c++)
+                    iacc[r][c] = _mm512_setzero_si512();
+            for (int64_t dd = 0; dd < D4; dd++) {
+                const __m512i *krow = (const __m512i *)((const uint32_t *)s->kt + dd * skp + j0);
+                __m512i kv[ATTN_NV];
+                for (int c = 0; c < ATTN_NV; c++)
+                    kv[c] = krow[c];
+                for (int r = 0; r < ATTN_QB; r++) {
+                    __m512i qv = _mm512_set1_epi32((int)qs32[r * D4 + dd]);
+                    for (int c = 0; c < ATTN_NV; c++)
+                        iacc[r][c] = _mm512_dpbusd_epi32(iacc[r][c], qv, kv[c]);
+                }
+            }
+            const float *sk = ATTN_K8_SCALES(s, p, skp) + j0;
+            const int32_t *kc = ATTN_K8_CORR(s, p, skp) + j0;
+            for (int c = 0; c < ATTN_NV; c++) {
+                const __m512 skv = _mm512_load_ps(sk + c * ATTN_VLEN);
+                const __m512i kcv = _mm512_load_si512(kc + c * ATTN_VLEN);
+                for (int r = 0; r < ATTN_QB; r++)
+                    acc[r][c] =
+                        (vf)_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(iacc[r][c], kcv)),
+                                          _mm512_mul_ps(skv, _mm512_set1_ps(sq[r])));
+            }
+        }
+        for (int64_t dd = 0; dd < D2 && !qk8; dd++) {
             const vf *krow = kt + dd * nkv;
             __m512bh kv[ATTN_NV];
             for (int c = 0; c < ATTN_NV; c++)
@@ -442,7 +656,13 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
             l[r] += hsum(vsum);
         }
 #ifdef ATTN_BF16
-        for (int r = 0; r < ATTN_QB; r++) /* P to bf16, keys in order (pairs as u32) */
+        if (pv8) /* P to u8 (steps of 1/255), keys in order (quads as u32) */
+            for (int r = 0; r < ATTN_QB; r++)
+                for (int c = 0; c < ATTN_NV; c++)
+                    _mm_store_si128((__m128i *)((uint8_t *)ptb + r * ATTN_KT + c * ATTN_VLEN),
+                                    _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(
+                                        (__m512)s->pt[r * ATTN_NV + c], _mm512_set1_ps(255.f)))));
+        for (int r = 0; r < ATTN_QB && !pv8; r++) /* P to bf16, keys in order (pairs as u32) */
             for (int c = 0; c < ATTN_NV; c += 2)
                 _mm512_store_si512((__m512i *)(ptb + r * (ATTN_KT / 2) + c * (ATTN_VLEN / 2)),
                                    (__m512i)_mm512_cvtne2ps_pbh((__m512)s->pt[r * ATTN_NV + c + 1],
@@ -463,7 +683,10 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
     if (s->io & CPU_ATTN_IO_O) { /* rows rounded to bf16 */
         uint16_t *o16 = (uint16_t *)O + b * p->o_sb + h * p->o_sh;
         for (int64_t r = 0; r < nb; r++) {
-            const __m512 inv = _mm512_set1_ps(l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
+            /* a NaN sum (NaN scores) gives a NaN row, as when P V carries it */
+            const __m512 inv = _mm512_set1_ps(l[r] > 0.0f    ? 1.0f / l[r]
+                                              : l[r] == l[r] ? 0.0f
+                                                             : NAN);
             const float *acc = (const float *)(s->oacc + r * nvd);
             uint16_t *orow = o16 + (i0 + r) * p->o_ss;
             for (int64_t c = 0; c < p->Dv; c += 16) {
@@ -478,7 +701,11 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
 #endif
     float *o = O + b * p->o_sb + h * p->o_sh;
     for (int64_t r = 0; r < nb; r++) {
+#ifdef ATTN_BF16 /* a NaN sum gives a NaN row, as when P V carries it */
+        float inv = l[r] > 0.0f ? 1.0f / l[r] : l[r] == l[r] ? 0.0f : NAN;
+#else
         float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+#endif
         const float *acc = (const float *)(s->oacc + r * nvd);
         float *orow = o + (i0 + r) * p->o_ss;
         for (int64_t c = 0; c < p->Dv; c++)
@@ -502,8 +729,9 @@ static void scratch_free(attn_scratch *s) {
 /* Bytes of the packed K^T (*a) and V (*b) of one head; false on overflow. */
 static bool pack_bytes(const attn_params *p, int64_t nkv, int64_t nvd, size_t *a, size_t *b) {
     size_t vb = sizeof(vf);
-#ifdef ATTN_BF16 /* K^T: D/2 rows of pairs; V: Sk_pad/2 rows of pairs */
-    return mopt_mul_overflow((size_t)ATTN_D2(p), (size_t)nkv, a) && mopt_mul_overflow(*a, vb, a) &&
+#ifdef ATTN_BF16 /* K^T: D/2 rows of pairs (QK_INT8: D/4 of quads, 2 of scales and sums) */
+    return mopt_mul_overflow((size_t)ATTN_D2(p) + 2, (size_t)nkv, a) &&
+           mopt_mul_overflow(*a, vb, a) &&
            mopt_mul_overflow((size_t)nkv * (ATTN_VLEN / 2), (size_t)(nvd ? nvd : 1), b) &&
            mopt_mul_overflow(*b, vb, b);
 #else

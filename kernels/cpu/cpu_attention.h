@@ -38,6 +38,11 @@ size_t cpu_attention_bf16_avx512_scratch(const attn_params *p, size_t *tile_byte
 #define CPU_ATTN_IO_K 2u
 #define CPU_ATTN_IO_V 4u
 #define CPU_ATTN_IO_O 8u
+/* Not storage: Q K^T on AVX512-VNNI (u8 x s8, Q and K quantized per row;
+ * attention_impl.h), for int8 nodes; only when cpu_get()->avx512_vnni. */
+#define CPU_ATTN_QK_INT8 16u
+/* Not storage: P V on AVX512-VNNI (P as u8 steps of 1/255, V s8 per column). */
+#define CPU_ATTN_PV_INT8 32u
 bool cpu_attention_bf16io_avx512(const attn_params *p, const void *Q, const void *K, const void *V,
                                  void *O, unsigned io, int threads);
 

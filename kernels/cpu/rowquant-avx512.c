@@ -67,6 +67,20 @@ static inline __m512 gelu16(__m512 x) {
     }
 }
 
+void cpu_quant_row_u8_avx512(const float *x, int64_t n, float inv, float z, float qmax,
+                             uint8_t *q) {
+    const __m512 vi = _mm512_set1_ps(inv), vz = _mm512_set1_ps(z), vq = _mm512_set1_ps(qmax);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);
+        __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), vi),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        v = _mm512_add_ps(v, vz);
+        /* max(v, 0) is 0 for a NaN v, then the clamp to qmax */
+        v = _mm512_min_ps(_mm512_max_ps(v, _mm512_setzero_ps()), vq);
+        _mm_mask_storeu_epi8(q + i, k, _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(v)));
+    }
+}
+
 void cpu_gelu_erf_fast_avx512(float *y, int64_t n) {
     for (int64_t i = 0; i < n; i += 16) {
         const __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFF : (1u << (n - i)) - 1);

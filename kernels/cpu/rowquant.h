@@ -10,7 +10,9 @@
  * s16 without VNNI, the weights keep 7 bits instead: kernels/onednn); 127
  * is also supported.
  * Tiers: scalar C, and AVX-512 for both passes when cpu_kernels_for("avx512")
- * reports it (the same results: IEEE division, round half to even).
+ * reports it (the same results: a / s taken as a * (1 / s), the reciprocal
+ * rounded once per row, or a true division where 1 / s overflows; round
+ * half to even).
  */
 #ifndef MOPT_KERNELS_CPU_ROWQUANT_H
 #define MOPT_KERNELS_CPU_ROWQUANT_H
@@ -86,6 +88,10 @@ void cpu_gelu_erf_fast_avx512(float *y, int64_t n);
  * result, NaN skipped (an infinity stays: check them). */
 void cpu_epilogue_row_avx512(float *y, int64_t N, float s, float zs, const float *cw,
                              const float *bias, const float *res, bool gelu, float *mn, float *mx);
+
+/* AVX-512 body of cpu_quant_row_u8_mm: q[i] = clamp(round_half_even(x[i] *
+ * inv) + z, 0, qmax), NaN -> 0 (rowquant-avx512.c). */
+void cpu_quant_row_u8_avx512(const float *x, int64_t n, float inv, float z, float qmax, uint8_t *q);
 
 /* AVX-512 body of cpu_dequant_rows for one row (rowquant-avx512.c). */
 void cpu_dequant_row_avx512(float *y, int64_t N, float s, float zs, const float *cw,

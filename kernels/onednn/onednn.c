@@ -1423,13 +1423,16 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
     dnnl_primitive_desc_t pd = matmul_pd(d, &w->md, scales);
     mopt_free(scales);
     if (!pd) return MOPT_ERR_UNSUPPORTED;
-    mopt_status st = entry_prim(e, pd, "matmul (int8)");
-    bool ok = st == MOPT_OK;
-    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if (ok) ok = dnnl_memory_create(&e->p.wei, wmd, g_engine, w->data) == dnnl_success;
     int64_t rows = na / d->a.dims[r - 1];
     e->int8 = true;
     e->blk = int8_block_rows(d, rows, threads);
+    /* In blocks the products run on the blocks' own entries (int8_blocked):
+     * this one keeps the per-row work, and only checks oneDNN's choice for
+     * the whole shape (no primitive, JIT code or scratchpad of its own) */
+    mopt_status st = e->blk ? pd_accepted(pd, "matmul (int8)") : entry_prim(e, pd, "matmul (int8)");
+    bool ok = st == MOPT_OK;
+    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    if (ok && !e->blk) ok = dnnl_memory_create(&e->p.wei, wmd, g_engine, w->data) == dnnl_success;
     /* A as a u8 rows block comes quantized: its handle is set per run */
     e->qa = d->a_u8 ? NULL : mopt_aligned_alloc((size_t)na);
     e->qa_n = na;
@@ -1448,9 +1451,11 @@ static mopt_status matmul_entry_int8(cache_entry *e, const onednn_matmul_desc *d
         ok = (e->qy || e->blk) && e->qy_scale && e->qy_zp;
     }
     const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    if (ok) ok = dnnl_memory_create(&e->p.src.user, src_md, g_engine, e->qa) == dnnl_success;
+    if (ok && !e->blk)
+        ok = dnnl_memory_create(&e->p.src.user, src_md, g_engine, e->qa) == dnnl_success;
     e->p.src.prim = e->p.src.user;
-    if (ok) ok = mem_new(&e->p.dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    if (ok && !e->blk)
+        ok = mem_new(&e->p.dst.user, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
     e->p.dst.prim = e->p.dst.user;
     dnnl_primitive_desc_destroy(pd);
     return st ? st : ok ? MOPT_OK : MOPT_ERR_UNSUPPORTED;
@@ -1679,15 +1684,18 @@ static mopt_status matmul_run_body(onednn_cache **cache, const onednn_matmul_des
     mopt_status st = entry_get(cache, KIND_MATMUL, threads, w, d, sizeof *d, matmul_entry, b, &e);
     if (st) return st;
     onednn_cache *c = *cache;
-    bool ok = dnnl_memory_set_data_handle(e->p.dst.user, e->qy ? (void *)e->qy : (void *)y) ==
-              dnnl_success;
+    /* INT8 in blocks: no primitive (and no memories) of its own */
+    bool ok = (e->int8 && e->blk) ||
+              dnnl_memory_set_data_handle(e->p.dst.user, e->qy ? (void *)e->qy : (void *)y) ==
+                  dnnl_success;
     int8_rows job;
     if (e->int8) {
         int8_rows_init(&job, e, d);
         job.a = a;
         if (d->a_u8) { /* quantized by its producer: the block's scales */
             cpu_rowq_get((const uint8_t *)a, e->qa_n / job.K, job.K, e->qa_scale, e->qa_zp);
-            if (ok) ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)a) == dnnl_success;
+            if (ok && !e->blk)
+                ok = dnnl_memory_set_data_handle(e->p.src.user, (void *)a) == dnnl_success;
         } else {
             cpu_parallel_for(threads, e->qa_n / job.K, rows_grain(job.K), quantize_rows, &job);
         }

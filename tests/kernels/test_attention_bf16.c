@@ -16,7 +16,17 @@
  * one bit for bit) and that f32 rows of zeros stay exact zeros. Then the
  * bf16-storage entry (cpu_attention_bf16io_avx512, random subsets of Q, K,
  * V, O in bf16) against the f32-storage kernel on the rounded inputs: equal
- * bit for bit.
+ * bit for bit (with AVX512-VNNI, half the time with Q K^T in int8 in both).
+ *
+ * With AVX512-VNNI, the int8 Q K^T variant (CPU_ATTN_QK_INT8) too: a query
+ * row q (scaled) and a key row k are rounded to 8 bits with steps
+ * max|q| / 127 and max|k| / 127, so a score is off by at most
+ * e_s = D (max|q| max|k| / 254 + max|q| max|k| / 254 + max|q| max|k| / 254^2)
+ * (+ f32 noise), then as above with P and V in bf16. That bound is the worst
+ * case; the RMS error over all outputs must also stay below 1% of max|V|,
+ * and the result must differ from the bf16 kernel's (int8 ran). With P V
+ * in int8 too (CPU_ATTN_PV_INT8: P in steps of 1/255, V per column), plus
+ * max|V| (Sk / 510 + 1 / 254) (the softmax sum is at least 1).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -68,6 +78,8 @@ static void round_bf16(const float *x, int64_t n, uint16_t *h, float *r) {
 static void io_case(const attn_params *p, const float *Q, const float *K, const float *V,
                     int64_t nq, int64_t nk, int64_t nv, int64_t no, int threads) {
     unsigned io = 1u + (unsigned)(rnd() % 15u);
+    unsigned qk8 = cpu_get()->avx512_vnni && rnd() % 2 ? CPU_ATTN_QK_INT8 : 0;
+    if (qk8 && rnd() % 2) qk8 |= CPU_ATTN_PV_INT8;
     float *qr = malloc((size_t)nq * sizeof *qr), *kr = malloc((size_t)nk * sizeof *kr);
     float *vr = malloc((size_t)nv * sizeof *vr), *o32 = malloc((size_t)no * sizeof *o32);
     float *of = malloc((size_t)no * sizeof *of);
@@ -75,11 +87,14 @@ static void io_case(const attn_params *p, const float *Q, const float *K, const 
     uint16_t *vh = malloc((size_t)nv * 2), *oh = malloc((size_t)no * 2);
     assert_true(qr && kr && vr && o32 && of && qh && kh && vh && oh);
     round_bf16(Q, nq, qh, qr), round_bf16(K, nk, kh, kr), round_bf16(V, nv, vh, vr);
-    assert_true(cpu_attention_bf16_avx512(p, qr, kr, vr, o32, threads));
+    if (qk8)
+        assert_true(cpu_attention_bf16io_avx512(p, qr, kr, vr, o32, qk8, threads));
+    else
+        assert_true(cpu_attention_bf16_avx512(p, qr, kr, vr, o32, threads));
     void *out = io & CPU_ATTN_IO_O ? (void *)oh : (void *)of;
     assert_true(cpu_attention_bf16io_avx512(
         p, io & CPU_ATTN_IO_Q ? (const void *)qh : qr, io & CPU_ATTN_IO_K ? (const void *)kh : kr,
-        io & CPU_ATTN_IO_V ? (const void *)vh : vr, out, io, threads));
+        io & CPU_ATTN_IO_V ? (const void *)vh : vr, out, io | qk8, threads));
     for (int64_t b = 0; b < p->B; b++)
         for (int64_t h = 0; h < p->H; h++)
             for (int64_t i = 0; i < p->Sq; i++)
@@ -95,6 +110,66 @@ static void io_case(const attn_params *p, const float *Q, const float *K, const 
                     }
                 }
     free(qr), free(kr), free(vr), free(o32), free(of), free(qh), free(kh), free(vh), free(oh);
+}
+
+static double g_max_rel8, g_max_rms8; /* the int8 Q K^T variant's */
+
+/* Q K^T in int8 (CPU_ATTN_QK_INT8, f32 storage) against the reference R;
+ * O16 holds the bf16 kernel's output on entry (the int8 one must differ). */
+static void qk8_case(const attn_params *p, const float *Q, const float *K, const float *V,
+                     const float *R, const float *O16, int64_t no, float vmax, const tcase *t,
+                     unsigned flags) {
+    float *O = malloc((size_t)no * sizeof *O);
+    assert_non_null(O);
+    for (int64_t i = 0; i < no; i++)
+        O[i] = NAN;
+    assert_true(cpu_attention_bf16io_avx512(p, Q, K, V, O, flags, t->threads));
+    /* P V in int8: P off by <= 1/510 per key, V by <= max|V| / 254, and the
+     * softmax sum is >= 1 */
+    double pv = flags & CPU_ATTN_PV_INT8 ? (double)p->Sk / 510.0 + 1.0 / 254.0 : 0.0;
+    bool differs = false;
+    double sq = 0.0;
+    int64_t n = 0;
+    for (int64_t b = 0; b < p->B; b++)
+        for (int64_t h = 0; h < p->H; h++) {
+            double kmax = 0.0;
+            for (int64_t j = 0; j < p->Sk; j++)
+                for (int64_t d = 0; d < p->D; d++)
+                    kmax = fmax(kmax, fabs(K[b * p->k_sb + h * p->k_sh + j * p->k_ss + d]));
+            for (int64_t i = 0; i < p->Sq; i++) {
+                const float *q = Q + b * p->q_sb + h * p->q_sh + i * p->q_ss;
+                double qmax = 0.0;
+                for (int64_t d = 0; d < p->D; d++)
+                    qmax = fmax(qmax, fabs(q[d] * p->scale));
+                double qk = qmax * kmax, es = (double)p->D * qk * (2.0 / 254 + 1.0 / (254.0 * 254));
+                es += 2.0 * ldexp(1.0, -20) * p->D * qk; /* f32 noise */
+                double bound =
+                    ((exp(2.0 * es) - 1.0) * (1.0 + pv) + 2.0 * ldexp(1.0, -9) + pv + 1e-5) *
+                    (double)vmax;
+                for (int64_t c = 0; c < p->Dv; c++) {
+                    int64_t at = b * p->o_sb + h * p->o_sh + i * p->o_ss + c;
+                    assert_false(isnan(O[at]));
+                    double err = fabs((double)O[at] - R[at]);
+                    if (R[at] == 0.0f && t->mask == MASK_BOOL && i == 1) assert_true(O[at] == 0.0f);
+                    if (err > bound)
+                        fail_msg("int8 QK: B%lld H%lld Sq%lld Sk%lld D%lld Dv%lld: O[%lld] = %g, "
+                                 "ref %g, |err| %g > bound %g",
+                                 (long long)p->B, (long long)p->H, (long long)p->Sq,
+                                 (long long)p->Sk, (long long)p->D, (long long)p->Dv, (long long)at,
+                                 O[at], R[at], err, bound);
+                    if (err / bound > g_max_rel8) g_max_rel8 = err / bound;
+                    if (O[at] != O16[at]) differs = true;
+                    sq += err * err, n++;
+                }
+            }
+        }
+    double rms = n ? sqrt(sq / (double)n) : 0.0;
+    if (rms > 0.01 * vmax) fail_msg("int8 QK: RMS error %g > 1%% of max|V| %g", rms, vmax);
+    if (rms / vmax > g_max_rms8) g_max_rms8 = rms / vmax;
+    /* the bf16 kernel keeps more bits than 8: some output moves (a single
+     * key or a zero-size head aside, where both are exact) */
+    if (p->Sk > 1 && p->D > 1) assert_true(differs);
+    free(O);
 }
 
 static void run_case(const tcase *t) {
@@ -186,6 +261,10 @@ static void run_case(const tcase *t) {
                 }
             }
     assert_true(differs); /* the products ran in bf16, not f32 */
+    if (cpu_get()->avx512_vnni) {
+        qk8_case(&p, Q, K, V, R, O, no, vmax, t, CPU_ATTN_QK_INT8);
+        qk8_case(&p, Q, K, V, R, O, no, vmax, t, CPU_ATTN_QK_INT8 | CPU_ATTN_PV_INT8);
+    }
     io_case(&p, Q, K, V, nq, nk, nv, no, t->threads);
     free(Q), free(K), free(V), free(O), free(R), free(madd), free(mbool);
 }
@@ -212,6 +291,9 @@ MOPT_TEST(bf16_attention_vs_ref) {
         run_case(&t);
     }
     print_message("largest error / bound: %.3f\n", g_max_rel);
+    if (cpu_get()->avx512_vnni)
+        print_message("int8 Q K^T: largest error / bound %.3f, largest RMS / max|V| %.4f\n",
+                      g_max_rel8, g_max_rms8);
 }
 
 int main(void) {

@@ -8,7 +8,7 @@
  * parameters for the last input shapes (attention.h's attn_plan), so that
  * they are not worked out again on every run. On a node of precision bf16 or
  * int8 with AVX512-BF16, "cpu-avx512" runs the bf16-product variant of the
- * kernel.
+ * kernel (on int8 nodes with AVX512-VNNI, with Q K^T and P V in int8).
  */
 #include "core/alloc.h"
 #include "core/cpu.h"
@@ -115,8 +115,12 @@ static mopt_status avx512_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
      * and its bf16 products beat f32 (issue 11) */
     if ((ctx->precision == OP_PREC_BF16 || ctx->precision == OP_PREC_INT8) &&
         cpu_get()->avx512_bf16) {
+        /* int8 nodes: Q K^T and P V on VNNI */
+        unsigned qk8 = ctx->precision == OP_PREC_INT8 && cpu_get()->avx512_vnni
+                           ? CPU_ATTN_QK_INT8 | CPU_ATTN_PV_INT8
+                           : 0;
         return fused_run(ctx, in, n_in, out, cpu_attention_bf16_avx512,
-                         cpu_attention_bf16_avx512_scratch, bf16_io_mask(in, out));
+                         cpu_attention_bf16_avx512_scratch, bf16_io_mask(in, out) | qk8);
     }
     if (bf16_io_mask(in, out)) return MOPT_ERR_UNSUPPORTED;
     return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx512, cpu_attention_f32_avx512_scratch,
