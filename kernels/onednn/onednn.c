@@ -219,7 +219,8 @@ static bool append_act(dnnl_post_ops_t po, kn_act act, float alpha, float beta) 
 }
 
 /* Attributes: user scratchpad, output scale alpha, then post-ops in order
- * [sum(sum_scale)] [binary add(bin_md)] [binary add(bin2_md)] [activation]. */
+ * [sum(sum_scale)] [binary add(bin_md)] [binary add(bin2_md)] [activation]
+ * [linear post[0] * y + post[1] (post not NULL)]. */
 /* The end of building attr: po set as its post-ops (when ok so far) and
  * destroyed; attr, or NULL (attr destroyed) when a step failed. */
 static dnnl_primitive_attr_t attr_done(dnnl_primitive_attr_t attr, dnnl_post_ops_t po, bool ok) {
@@ -236,7 +237,7 @@ static dnnl_primitive_attr_t make_attr(float alpha, int64_t n_scales, const floa
                                        int scale_mask, float sum_scale,
                                        const dnnl_memory_desc_t *bin_md,
                                        const dnnl_memory_desc_t *bin2_md, kn_act act,
-                                       float act_alpha, float act_beta) {
+                                       float act_alpha, float act_beta, const float *post) {
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
     if (dnnl_primitive_attr_create(&attr) != dnnl_success) return NULL;
@@ -254,6 +255,9 @@ static dnnl_primitive_attr_t make_attr(float alpha, int64_t n_scales, const floa
     if (ok && bin2_md)
         ok = dnnl_post_ops_append_binary(po, dnnl_binary_add, bin2_md) == dnnl_success;
     if (ok) ok = append_act(po, act, act_alpha, act_beta);
+    if (ok && post)
+        ok = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, post[0], post[1]) ==
+             dnnl_success;
     return attr_done(attr, po, ok);
 }
 
@@ -641,11 +645,11 @@ static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_m
                 ones[i] = 1.f;
         }
         attr = make_attr(1.f, N, scales ? scales : ones, 1 << (d->y.ndims - 1), 0.f, NULL, NULL,
-                         KN_ACT_NONE, 0, 0);
+                         KN_ACT_NONE, 0, 0, NULL);
         mopt_free(ones);
     } else {
         attr = make_attr(d->alpha, 0, NULL, 0, d->sum_beta, bias_post ? &bias : NULL,
-                         d->has_residual ? &res : NULL, d->act, d->act_alpha, d->act_beta);
+                         d->has_residual ? &res : NULL, d->act, d->act_alpha, d->act_beta, NULL);
     }
     return pd_of(&md, attr);
 }
@@ -923,8 +927,10 @@ static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_me
             &cd, dnnl_forward_inference, dnnl_convolution_direct, &x, &w, d->has_bias ? &b : NULL,
             &y, strides, dil, pl, pr) != dnnl_success)
         return NULL;
-    dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL,
-                                           d->act, d->act_alpha, d->act_beta);
+    float post[2] = {d->post_scale, d->post_shift};
+    dnnl_primitive_attr_t attr =
+        make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL, d->act, d->act_alpha,
+                  d->act_beta, d->has_post ? post : NULL);
     if (!attr) return NULL;
     dnnl_primitive_desc_t pd = pd_create(&cd, attr);
     /* f32 depthwise: oneDNN 2.6 ranks brdgmm_dw first, but its jit_dw runs
@@ -1015,11 +1021,12 @@ static dnnl_primitive_desc_t conv_wino_pd(const onednn_conv_desc *d, const dnnl_
             &cd, dnnl_forward_inference, dnnl_convolution_winograd, &x, &w, d->has_bias ? &b : NULL,
             &y, strides, dil, pl, pr) != dnnl_success)
         return NULL;
+    float post[2] = {d->post_scale, d->post_shift};
     for (int after = 0; after < 2; after++) {
-        if (after && d->act == KN_ACT_NONE) break;
-        dnnl_primitive_attr_t attr =
-            make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL,
-                      after ? KN_ACT_NONE : d->act, d->act_alpha, d->act_beta);
+        if (after && d->act == KN_ACT_NONE && !d->has_post) break;
+        dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL,
+                                               NULL, after ? KN_ACT_NONE : d->act, d->act_alpha,
+                                               d->act_beta, after || !d->has_post ? NULL : post);
         if (!attr) return NULL;
         dnnl_primitive_desc_t pd = wino_pd_pinned(&cd, attr);
         dnnl_primitive_attr_destroy(attr);
@@ -1868,20 +1875,33 @@ typedef struct act_job {
     cpu_unop op;
     cpu_unary_params p;
     float *y;
+    const float *post; /* {scale, shift} after the activation, or NULL */
 } act_job;
 
 static void act_range(void *arg, int64_t lo, int64_t hi) {
     const act_job *j = arg;
-    j->k->unary_f32(j->op, j->y + lo, j->y + lo, hi - lo, &j->p);
+    if (j->op != (cpu_unop)KN_ACT_NONE)
+        j->k->unary_f32(j->op, j->y + lo, j->y + lo, hi - lo, &j->p);
+    if (!j->post) return;
+    const float a = j->post[0], b = j->post[1];
+    float *y = j->y;
+    for (int64_t i = lo; i < hi; i++)
+        y[i] = y[i] * a + b;
 }
 
-/* d's activation on Y (n floats) in place, with the AVX-512 unary kernels
- * (the Winograd primitives exist only on AVX-512 machines). */
+/* d's activation (then its post affine) on Y (n floats) in place, with the
+ * AVX-512 unary kernels (the Winograd primitives exist only on AVX-512
+ * machines). */
 static void conv_act_after(const onednn_conv_desc *d, float *y, int threads) {
     int64_t n = d->batch * d->c_out;
     for (int32_t i = 0; i < d->S; i++)
         n *= d->out[i];
-    act_job j = {cpu_kernels_for("avx512"), (cpu_unop)d->act, {d->act_alpha, d->act_beta}, y};
+    float post[2] = {d->post_scale, d->post_shift};
+    act_job j = {cpu_kernels_for("avx512"),
+                 (cpu_unop)d->act,
+                 {d->act_alpha, d->act_beta},
+                 y,
+                 d->has_post ? post : NULL};
     if (!j.k) j.k = &cpu_kernels_portable;
     cpu_parallel_for(threads, n, 16384, act_range, &j);
 }
@@ -1983,8 +2003,8 @@ static dnnl_primitive_desc_t deconv_pd_as(const onednn_conv_desc *d, const dnnl_
             &dd, dnnl_forward_inference, dnnl_deconvolution_direct, &x, &w, d->has_bias ? &b : NULL,
             &y, strides, dil, pl, pr) != dnnl_success)
         return NULL;
-    return pd_of(&dd,
-                 make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, d->act, d->act_alpha, d->act_beta));
+    return pd_of(
+        &dd, make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, d->act, d->act_alpha, d->act_beta, NULL));
 }
 
 /* With fewer than 16 output channels per group, oneDNN's blocked layouts
@@ -2129,7 +2149,7 @@ static mopt_status pool_entry(cache_entry *e, const cache_key *key, const float 
                                           kernel, dil, pl, pr) != dnnl_success)
         return MOPT_ERR_UNSUPPORTED;
     dnnl_primitive_desc_t pd =
-        pd_of(&pdesc, make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, KN_ACT_NONE, 0.f, 0.f));
+        pd_of(&pdesc, make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, KN_ACT_NONE, 0.f, 0.f, NULL));
     if (!pd) return MOPT_ERR_UNSUPPORTED;
     bool ok = entry_prim(e, pd, d->max ? "max pooling" : "average pooling") == MOPT_OK;
     if (ok) ok = mem_new(&e->p.src.user, &x) && mem_new(&e->p.dst.user, &y);
