@@ -7,7 +7,13 @@ reference outputs from ONNX Runtime (run by hand; the outputs are committed):
   conv_affine_hswish: Conv -> Mul/Add by per-channel and scalar constants
     (folded into W and B) -> HardSwish spelled x * Clip(x + 3, 0, 6) / 6 or
     * (1/6) (paddle2onnx's PP-OCR), and a Mul by a constant that varies along
-    the width (must stay)."""
+    the width (must stay);
+  conv_post_affine: Conv -> activation -> Mul and/or Add by scalar
+    constants (PP-LCNet's learnable affine after HardSwish, paddle2onnx's
+    PP-OCRv4): the scalars become FusedConv's post_scale/post_shift; on a
+    16 -> 16 3x3 Conv (Winograd at opt_level 3), a 1x1, after a residual
+    Add and Relu; a per-channel Mul after the activation and a Mul whose
+    output has two readers' Add stay."""
 import os
 
 import numpy as np
@@ -75,6 +81,57 @@ def affine_hswish():
           "absent Div"])
 
 
+def post_affine():
+    rng = np.random.default_rng(777)
+    inits, nodes = [], []
+
+    def const(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name))
+        return name
+
+    def conv(name, x, cin, cout, k):
+        w = const(name + "_w", rng.standard_normal((cout, cin, k, k)) * (0.6 / np.sqrt(cin * k)))
+        b = const(name + "_b", rng.standard_normal(cout) * 0.1)
+        nodes.append(helper.make_node("Conv", [x, w, b], [name], pads=[k // 2] * 4))
+        return name
+
+    def hswish(x, name):
+        nodes.append(helper.make_node("Add", [x, const(name + "_3", 3.0)], [name + "_a"]))
+        nodes.append(helper.make_node("Clip", [name + "_a", const(name + "_lo", 0.0),
+                                               const(name + "_hi", 6.0)], [name + "_c"]))
+        nodes.append(helper.make_node("Mul", [x, name + "_c"], [name + "_m"]))
+        nodes.append(helper.make_node("Div", [name + "_m", const(name + "_6", 6.0)], [name]))
+        return name
+
+    def lab(x, name, scale=None, shift=None):
+        if scale is not None:
+            nodes.append(helper.make_node("Mul", [const(name + "_s", [scale]), x], [name + "_m"]))
+            x = name + "_m"
+        if shift is not None:
+            nodes.append(helper.make_node("Add", [x, const(name + "_t", shift)], [name]))
+            x = name
+        return x
+
+    a = lab(hswish(conv("c0", "x", 3, 16, 3), "h0"), "l0", 1.25, -0.125)   # Mul + Add
+    b = lab(hswish(conv("c1", a, 16, 16, 3), "h1"), "l1", 0.8, 0.3)       # Winograd at O3
+    c = lab(hswish(conv("c2", b, 16, 16, 1), "h2"), "l2", shift=0.5)      # Add only
+    r = conv("c3", c, 16, 16, 3)
+    nodes.append(helper.make_node("Add", [r, b], ["r_sum"]))              # residual
+    nodes.append(helper.make_node("Relu", ["r_sum"], ["r_act"]))
+    d = lab("r_act", "l3", scale=-0.7)                                    # Mul only
+    e = hswish(conv("c4", d, 16, 8, 1), "h4")
+    nodes.append(helper.make_node("Mul", [e, const("pc", rng.uniform(0.5, 1.5, (1, 8, 1, 1)))],
+                                  ["e_pc"]))                               # per channel: stays
+    f = hswish(conv("c5", "e_pc", 8, 8, 3), "h5")
+    nodes.append(helper.make_node("Mul", [f, const("s5", 2.0)], ["f_m"]))  # fused, two readers:
+    nodes.append(helper.make_node("Add", ["f_m", const("t5", 1.0)], ["f_a"]))  # Add stays
+    nodes.append(helper.make_node("Sub", ["f_a", "f_m"], ["y"]))
+    x = (rng.standard_normal((2, 3, 10, 12)) * 2).astype(np.float32)
+    save("conv_post_affine", nodes, inits, x, [8, 10, 12],
+         ["count FusedConv 6", "absent Conv", "count Mul 1", "count Add 1", "absent Clip",
+          "absent Div", "absent Relu"])
+
+
 def swish():
     rng = np.random.default_rng(1234)
     inits, nodes = [], []
@@ -111,6 +168,7 @@ def swish():
 def main():
     swish()
     affine_hswish()
+    post_affine()
 
 if __name__ == "__main__":
     main()
