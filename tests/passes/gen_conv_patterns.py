@@ -13,7 +13,11 @@ reference outputs from ONNX Runtime (run by hand; the outputs are committed):
     PP-OCRv4): the scalars become FusedConv's post_scale/post_shift; on a
     16 -> 16 3x3 Conv (Winograd at opt_level 3), a 1x1, after a residual
     Add and Relu; a per-channel Mul after the activation and a Mul whose
-    output has two readers' Add stay."""
+    output has two readers' Add stay;
+  convtranspose_affine: ConvTranspose -> Add(per-channel bias) ->
+    BatchNormalization (PP-OCR det's head), grouped with a bias ->
+    Mul(per-channel), all folded into W and B; a BatchNormalization on a
+    ConvTranspose output with a second reader stays."""
 import os
 
 import numpy as np
@@ -132,6 +136,40 @@ def post_affine():
           "absent Div", "absent Relu"])
 
 
+def convtranspose_affine():
+    rng = np.random.default_rng(99)
+    inits, nodes = [], []
+
+    def const(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name))
+        return name
+
+    def bn(x, name, c):
+        nodes.append(helper.make_node(
+            "BatchNormalization",
+            [x, const(name + "_g", rng.uniform(0.5, 1.5, c)), const(name + "_b", rng.standard_normal(c)),
+             const(name + "_m", rng.standard_normal(c) * 0.1), const(name + "_v", rng.uniform(0.5, 2, c))],
+            [name], epsilon=1e-5))
+        return name
+
+    nodes.append(helper.make_node("ConvTranspose", ["x", const("w0", rng.standard_normal((4, 6, 2, 2)) * 0.5)],
+                                  ["t0"], kernel_shape=[2, 2], strides=[2, 2]))
+    nodes.append(helper.make_node("Add", ["t0", const("b0", rng.standard_normal((6, 1, 1)))], ["a0"]))
+    nodes.append(helper.make_node("Relu", [bn("a0", "bn0", 6)], ["r0"]))
+    # grouped (2 groups of 3 -> 2), bias, kernel 3 stride 2 with pads
+    nodes.append(helper.make_node("ConvTranspose", ["r0", const("w1", rng.standard_normal((6, 2, 3, 3)) * 0.4),
+                                                    const("b1", rng.standard_normal(4))],
+                                  ["t1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], group=2))
+    nodes.append(helper.make_node("Mul", [const("s1", rng.uniform(0.5, 2, (1, 4, 1, 1))), "t1"], ["m1"]))
+    nodes.append(helper.make_node("ConvTranspose", ["m1", const("w2", rng.standard_normal((4, 3, 1, 1)) * 0.5)],
+                                  ["t2"]))
+    b2 = bn("t2", "bn2", 3)                                                 # t2 has two readers:
+    nodes.append(helper.make_node("Add", [b2, "t2"], ["y"]))               # the BN stays
+    x = rng.standard_normal((2, 4, 5, 6)).astype(np.float32)
+    save("convtranspose_affine", nodes, inits, x, [3, 19, 23],
+         ["count ConvTranspose 3", "count BatchNormalization 1", "count Mul 0", "count Add 1"])
+
+
 def swish():
     rng = np.random.default_rng(1234)
     inits, nodes = [], []
@@ -169,6 +207,7 @@ def main():
     swish()
     affine_hswish()
     post_affine()
+    convtranspose_affine()
 
 if __name__ == "__main__":
     main()
