@@ -20,6 +20,7 @@
 #include <dnnl.h>
 
 #include "core/alloc.h"
+#include "core/cpu.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "kernels/cpu/bf16cvt.h"
@@ -963,14 +964,34 @@ static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memor
  * convs at 140-330 GFLOP/s where brgconv reaches 100-115 (YOLOv8, ResNet
  * shapes), PP-OCR's 96 -> 24 at 160x160 in 7.9 ms instead of 15.9, at a max
  * error of a few 1e-6 of the output's scale. Below 16 channels they are
- * slower than the direct kernel (8 -> 8 at 80x80: 0.29 against 0.16 ms). */
-static bool conv_wino_shape(const onednn_conv_desc *d) {
-    if (!d->wino || d->prec != ONEDNN_F32 || d->S != 2 || d->group != 1 || d->c_in < 16 ||
-        d->c_out < 16)
+ * slower than the direct kernel (8 -> 8 at 80x80: 0.29 against 0.16 ms).
+ * On Intel (Xeon model 207, Emerald Rapids, 1 thread) the direct kernel
+ * does better where channels are few: Winograd takes X and Y only in its
+ * own blocked layout, so in a channels-last chain it pays two reorders
+ * and an activation pass that the direct conv fuses, and its gain grows
+ * with c_in * c_out / (c_in + c_out). Measured in the models (CPU ms per
+ * node, Winograd / direct): YOLOv8n 16 -> 16 at 80x80 0.70 / 0.24, 32 -> 32
+ * at 40x40 0.30 / 0.20, 64 -> 64 at 40x40 0.63 / 0.79; PP-OCRv4 det 96 ->
+ * 24 at 160x160 26.2 / 17.8; ResNet-18 (64-512 channels) 0.55-0.77 of the
+ * direct time. So there it takes Winograd only from
+ * c_in * c_out / (c_in + c_out) >= 24 (64 -> 64, 128 -> 32, not 96 -> 24). */
+#define WINO_INTEL_MIN_HARMONIC 24
+
+static bool wino_geometry(const onednn_conv_desc *d) {
+    if (d->prec != ONEDNN_F32 || d->S != 2 || d->group != 1 || d->c_in < 16 || d->c_out < 16)
         return false;
     for (int32_t i = 0; i < 2; i++)
         if (d->k[i] != 3 || d->stride[i] != 1 || d->dilation[i] != 1) return false;
     return true;
+}
+
+/* The CPU rule above: false when the direct conv is the faster here. */
+static bool wino_pays(const onednn_conv_desc *d) {
+    return cpu_get()->amd || d->c_in * d->c_out >= WINO_INTEL_MIN_HARMONIC * (d->c_in + d->c_out);
+}
+
+static bool conv_wino_shape(const onednn_conv_desc *d) {
+    return d->wino && wino_geometry(d) && wino_pays(d);
 }
 
 /* oneDNN picks between its two Winograd kernels (2x3 and 4x3 output tiles:
@@ -1049,6 +1070,11 @@ static mopt_status conv_pack_body(const onednn_conv_desc *d, const float *w, int
     dnnl_primitive_desc_t pd = NULL;
     if (d->wino) {
         bool after;
+        if (wino_geometry(d) && !wino_pays(d))
+            mopt_log(MOPT_LOG_INFO,
+                     "mopt: oneDNN convolution %lld -> %lld channels: direct, not Winograd "
+                     "(c_in*c_out/(c_in+c_out) < %d on this non-AMD CPU)",
+                     (long long)d->c_in, (long long)d->c_out, WINO_INTEL_MIN_HARMONIC);
         pd = conv_wino_pd(d, NULL, &after);
         return pd ? pack_for(pd, false, &plain, &plain_c, w, out) : MOPT_ERR_UNSUPPORTED;
     }

@@ -11,7 +11,7 @@ reference outputs from ONNX Runtime (run by hand; the outputs are committed):
   conv_post_affine: Conv -> activation -> Mul and/or Add by scalar
     constants (PP-LCNet's learnable affine after HardSwish, paddle2onnx's
     PP-OCRv4): the scalars become FusedConv's post_scale/post_shift; on a
-    16 -> 16 3x3 Conv (Winograd at opt_level 3), a 1x1, after a residual
+    64 -> 64 3x3 Conv (Winograd at opt_level 3), a 1x1, after a residual
     Add and Relu; a per-channel Mul after the activation and a Mul whose
     output has two readers' Add stay;
   convtranspose_affine: ConvTranspose -> Add(per-channel bias) ->
@@ -116,14 +116,14 @@ def post_affine():
             x = name
         return x
 
-    a = lab(hswish(conv("c0", "x", 3, 16, 3), "h0"), "l0", 1.25, -0.125)   # Mul + Add
-    b = lab(hswish(conv("c1", a, 16, 16, 3), "h1"), "l1", 0.8, 0.3)       # Winograd at O3
-    c = lab(hswish(conv("c2", b, 16, 16, 1), "h2"), "l2", shift=0.5)      # Add only
-    r = conv("c3", c, 16, 16, 3)
+    a = lab(hswish(conv("c0", "x", 3, 64, 3), "h0"), "l0", 1.25, -0.125)   # Mul + Add
+    b = lab(hswish(conv("c1", a, 64, 64, 3), "h1"), "l1", 0.8, 0.3)       # Winograd at O3
+    c = lab(hswish(conv("c2", b, 64, 64, 1), "h2"), "l2", shift=0.5)      # Add only
+    r = conv("c3", c, 64, 64, 3)
     nodes.append(helper.make_node("Add", [r, b], ["r_sum"]))              # residual
     nodes.append(helper.make_node("Relu", ["r_sum"], ["r_act"]))
     d = lab("r_act", "l3", scale=-0.7)                                    # Mul only
-    e = hswish(conv("c4", d, 16, 8, 1), "h4")
+    e = hswish(conv("c4", d, 64, 8, 1), "h4")
     nodes.append(helper.make_node("Mul", [e, const("pc", rng.uniform(0.5, 1.5, (1, 8, 1, 1)))],
                                   ["e_pc"]))                               # per channel: stays
     f = hswish(conv("c5", "e_pc", 8, 8, 3), "h5")

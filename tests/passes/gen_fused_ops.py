@@ -165,9 +165,10 @@ def main():
                b=f32(3, seed=102), pad=1, group=3, act="Clip", act_alpha=0.0, act_beta=6.0)
     fused_conv("fconv_swish", f32(2, 5, 6, 7, seed=103) * 3, f32(4, 5, 3, 2, seed=104),
                b=f32(4, seed=105), pad=1, act="Swish")
-    # the post affine (post_scale, post_shift) after the activation: fused
-    # into the direct conv (Relu), run after a Winograd conv (HardSwish,
-    # 16 -> 16 3x3 at opt_level 3), only a shift, only a scale
+    # the post affine (post_scale, post_shift) after the activation, with a
+    # residual and Relu, after HardSwish on a 16 -> 16 3x3, only a shift,
+    # only a scale (W is an input here: the reference runs these; the
+    # oneDNN paths are tests/passes/data/conv_post_affine's)
     fused_conv("fconv_res_relu_post", f32(2, 3, 6, 6, seed=106), f32(4, 3, 3, 3, seed=107),
                b=f32(4, seed=108), res=f32(2, 4, 6, 6, seed=109), pad=1, act="Relu",
                post_scale=1.5, post_shift=-0.25)
