@@ -53,6 +53,8 @@ static const pass_def k_passes[] = {
      * Add and Relu) */
     {"prune_channels", 1, pass_prune_channels, ANCHOR(1) | ANCHOR(6)},
     {"fuse_hardswish", 2, pass_fuse_hardswish, 0},
+    /* before fuse_conv_act: the SE's s + 1 becomes its last conv's post_shift */
+    {"fuse_se_residual", 2, pass_fuse_se_residual, 0},
     {"fuse_conv_act", 2, pass_fuse_conv_act, ANCHOR(1)},
     {"fuse_layernorm", 2, pass_fuse_layernorm, ANCHOR(2)},
     {"fuse_gelu", 2, pass_fuse_gelu, ANCHOR(3) | ANCHOR(4)},

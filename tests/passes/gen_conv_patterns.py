@@ -17,7 +17,10 @@ reference outputs from ONNX Runtime (run by hand; the outputs are committed):
   convtranspose_affine: ConvTranspose -> Add(per-channel bias) ->
     BatchNormalization (PP-OCR det's head), grouped with a bias ->
     Mul(per-channel), all folded into W and B; a BatchNormalization on a
-    ConvTranspose output with a second reader stays."""
+    ConvTranspose output with a second reader stays;
+  se_residual: x + x * HardSigmoid(SE(x)) (PP-OCRv4 det's RSE blocks), both
+    operand orders, becomes Mul(x, s + 1); an Add whose Mul has a second
+    reader, and one whose scale has x's full shape, stay."""
 import os
 
 import numpy as np
@@ -170,6 +173,46 @@ def convtranspose_affine():
          ["count ConvTranspose 3", "count BatchNormalization 1", "count Mul 0", "count Add 1"])
 
 
+def se_residual():
+    rng = np.random.default_rng(5)
+    inits, nodes = [], []
+
+    def const(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name))
+        return name
+
+    def conv(name, x, cin, cout, k):
+        nodes.append(helper.make_node(
+            "Conv", [x, const(name + "_w", rng.standard_normal((cout, cin, k, k)) * 0.4),
+                     const(name + "_b", rng.standard_normal(cout) * 0.1)], [name], pads=[k // 2] * 4))
+        return name
+
+    def se(x, name, c):
+        nodes.append(helper.make_node("GlobalAveragePool", [x], [name + "_p"]))
+        r = conv(name + "_c1", name + "_p", c, c // 2, 1)
+        nodes.append(helper.make_node("Relu", [r], [name + "_r"]))
+        s = conv(name + "_c2", name + "_r", c // 2, c, 1)
+        nodes.append(helper.make_node("HardSigmoid", [s], [name + "_s"], alpha=0.2, beta=0.5))
+        return name + "_s"
+
+    x0 = conv("c0", "x", 3, 8, 3)
+    nodes.append(helper.make_node("Mul", [x0, se(x0, "se0", 8)], ["m0"]))
+    nodes.append(helper.make_node("Add", [x0, "m0"], ["a0"]))            # Add(x, Mul(x, s))
+    x1 = conv("c1", "a0", 8, 8, 1)
+    nodes.append(helper.make_node("Mul", [se(x1, "se1", 8), x1], ["m1"]))
+    nodes.append(helper.make_node("Add", ["m1", x1], ["a1"]))            # Add(Mul(s, x), x)
+    x2 = conv("c2", "a1", 8, 8, 1)
+    nodes.append(helper.make_node("Mul", [x2, se(x2, "se2", 8)], ["m2"]))
+    nodes.append(helper.make_node("Add", [x2, "m2"], ["a2"]))            # m2 read twice: stays
+    nodes.append(helper.make_node("Sub", ["a2", "m2"], ["d2"]))
+    nodes.append(helper.make_node("Sigmoid", ["d2"], ["g2"]))
+    nodes.append(helper.make_node("Mul", ["d2", "g2"], ["m3"]))          # full-shape scale: stays
+    nodes.append(helper.make_node("Add", ["d2", "m3"], ["y"]))
+    x = rng.standard_normal((2, 3, 9, 10)).astype(np.float32)
+    save("se_residual", nodes, inits, x, [8, 9, 10],
+         ["count Add 2", "count Mul 4", "count Sub 1", "count FusedConv 6"])
+
+
 def swish():
     rng = np.random.default_rng(1234)
     inits, nodes = [], []
@@ -208,6 +251,7 @@ def main():
     affine_hswish()
     post_affine()
     convtranspose_affine()
+    se_residual()
 
 if __name__ == "__main__":
     main()
