@@ -143,17 +143,21 @@ static mopt_status fuse_one(fu_graph *f, ir_node *conv, const conv_match *m) {
     return fu_refresh(f);
 }
 
-enum { N_ACT, N_RES, N_BOTH };
+enum { N_ACT, N_RES, N_BOTH, N_POST };
 
 static mopt_status visit(fu_graph *f, ir_node *n, int32_t *c) {
     conv_match m;
     if (!fu_is(n, "Conv") || !match(f, n, &m)) return MOPT_OK;
     c[m.add && m.act ? N_BOTH : m.add ? N_RES : N_ACT]++;
+    if (m.pmul || m.padd) c[N_POST]++;
     return fuse_one(f, n, &m);
 }
 
 mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r) {
-    static const fu_pass pass = {
-        visit, NULL, {"Conv+activation", "Conv+residual", "Conv+residual+activation"}, 7u};
+    static const fu_pass pass = {visit,
+                                 NULL,
+                                 {"Conv+activation", "Conv+residual", "Conv+residual+activation",
+                                  "of them with a scalar affine after the activation"},
+                                 7u};
     return fu_run_pass(g, r, &pass);
 }
