@@ -7,9 +7,9 @@
  * x * HardSigmoid(...)). The large tensor is then read once and written
  * once, by a Mul the layout pass keeps channels-last (ChannelsLastScale);
  * the Add runs on the small s (or becomes the post_shift of the conv and
- * activation that make s: this pass runs before fuse_conv_act). The Mul's output must have the Add as its
- * only reader. Rounding: x * (1 + s) instead of x + x * s (one rounding
- * of x's scale apart).
+ * activation that make s: this pass runs before fuse_conv_act). The Mul's
+ * output must have the Add as its only reader. Rounding: x * (1 + s)
+ * instead of x + x * s (one rounding of x's scale apart).
  */
 #include <stdio.h>
 #include <string.h>
