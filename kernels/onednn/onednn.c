@@ -219,6 +219,14 @@ static bool append_act(dnnl_post_ops_t po, kn_act act, float alpha, float beta) 
     return s == dnnl_success;
 }
 
+/* Whether d's post affine goes into the primitive's post-ops: not after a
+ * HardSigmoid, itself a linear then a clip: oneDNN 2.6's bf16 brgconv then
+ * applies the first linear's alpha and beta to the second (PP-OCRv4 det in
+ * bf16: cosine 0.2); the post affine then runs on Y after the primitive. */
+static bool post_in_prim(const onednn_conv_desc *d) {
+    return d->has_post && d->act != KN_ACT_HARD_SIGMOID;
+}
+
 /* Attributes: user scratchpad, output scale alpha, then post-ops in order
  * [sum(sum_scale)] [binary add(bin_md)] [binary add(bin2_md)] [activation]
  * [linear post[0] * y + post[1] (post not NULL)]. */
@@ -931,7 +939,7 @@ static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_me
     float post[2] = {d->post_scale, d->post_shift};
     dnnl_primitive_attr_t attr =
         make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL, d->act, d->act_alpha,
-                  d->act_beta, d->has_post ? post : NULL);
+                  d->act_beta, post_in_prim(d) ? post : NULL);
     if (!attr) return NULL;
     dnnl_primitive_desc_t pd = pd_create(&cd, attr);
     /* f32 depthwise: oneDNN 2.6 ranks brdgmm_dw first, but its jit_dw runs
@@ -1045,9 +1053,9 @@ static dnnl_primitive_desc_t conv_wino_pd(const onednn_conv_desc *d, const dnnl_
     float post[2] = {d->post_scale, d->post_shift};
     for (int after = 0; after < 2; after++) {
         if (after && d->act == KN_ACT_NONE && !d->has_post) break;
-        dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL,
-                                               NULL, after ? KN_ACT_NONE : d->act, d->act_alpha,
-                                               d->act_beta, after || !d->has_post ? NULL : post);
+        dnnl_primitive_attr_t attr = make_attr(
+            1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL, after ? KN_ACT_NONE : d->act,
+            d->act_alpha, d->act_beta, after || !post_in_prim(d) ? NULL : post);
         if (!attr) return NULL;
         dnnl_primitive_desc_t pd = wino_pd_pinned(&cd, attr);
         dnnl_primitive_attr_destroy(attr);
@@ -1915,16 +1923,16 @@ static void act_range(void *arg, int64_t lo, int64_t hi) {
         y[i] = y[i] * a + b;
 }
 
-/* d's activation (then its post affine) on Y (n floats) in place, with the
- * AVX-512 unary kernels (the Winograd primitives exist only on AVX-512
- * machines). */
-static void conv_act_after(const onednn_conv_desc *d, float *y, int threads) {
+/* d's activation (when act) then its post affine on Y (n floats) in place,
+ * with the AVX-512 unary kernels (the Winograd primitives exist only on
+ * AVX-512 machines; elsewhere the portable ones). */
+static void conv_act_after(const onednn_conv_desc *d, bool act, float *y, int threads) {
     int64_t n = d->batch * d->c_out;
     for (int32_t i = 0; i < d->S; i++)
         n *= d->out[i];
     float post[2] = {d->post_scale, d->post_shift};
     act_job j = {cpu_kernels_for("avx512"),
-                 (cpu_unop)d->act,
+                 (cpu_unop)(act ? d->act : KN_ACT_NONE),
                  {d->act_alpha, d->act_beta},
                  y,
                  d->has_post ? post : NULL};
@@ -1954,7 +1962,10 @@ static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d
     }
     if (ok) ok = conv_exec(c->stream, &e->p);
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: convolution execution failed");
-    if (e->act_after) conv_act_after(d, y, threads);
+    if (e->act_after)
+        conv_act_after(d, true, y, threads);
+    else if (d->has_post && !post_in_prim(d))
+        conv_act_after(d, false, y, threads); /* the post affine only */
     return MOPT_OK;
 }
 
