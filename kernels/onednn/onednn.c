@@ -20,6 +20,7 @@
 #include <dnnl.h>
 
 #include "core/alloc.h"
+#include "core/cpu.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "kernels/cpu/bf16cvt.h"
@@ -218,8 +219,17 @@ static bool append_act(dnnl_post_ops_t po, kn_act act, float alpha, float beta) 
     return s == dnnl_success;
 }
 
+/* Whether d's post affine goes into the primitive's post-ops: not after a
+ * HardSigmoid, itself a linear then a clip: oneDNN 2.6's bf16 brgconv then
+ * applies the first linear's alpha and beta to the second (PP-OCRv4 det in
+ * bf16: cosine 0.2); the post affine then runs on Y after the primitive. */
+static bool post_in_prim(const onednn_conv_desc *d) {
+    return d->has_post && d->act != KN_ACT_HARD_SIGMOID;
+}
+
 /* Attributes: user scratchpad, output scale alpha, then post-ops in order
- * [sum(sum_scale)] [binary add(bin_md)] [binary add(bin2_md)] [activation]. */
+ * [sum(sum_scale)] [binary add(bin_md)] [binary add(bin2_md)] [activation]
+ * [linear post[0] * y + post[1] (post not NULL)]. */
 /* The end of building attr: po set as its post-ops (when ok so far) and
  * destroyed; attr, or NULL (attr destroyed) when a step failed. */
 static dnnl_primitive_attr_t attr_done(dnnl_primitive_attr_t attr, dnnl_post_ops_t po, bool ok) {
@@ -236,7 +246,7 @@ static dnnl_primitive_attr_t make_attr(float alpha, int64_t n_scales, const floa
                                        int scale_mask, float sum_scale,
                                        const dnnl_memory_desc_t *bin_md,
                                        const dnnl_memory_desc_t *bin2_md, kn_act act,
-                                       float act_alpha, float act_beta) {
+                                       float act_alpha, float act_beta, const float *post) {
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
     if (dnnl_primitive_attr_create(&attr) != dnnl_success) return NULL;
@@ -254,6 +264,9 @@ static dnnl_primitive_attr_t make_attr(float alpha, int64_t n_scales, const floa
     if (ok && bin2_md)
         ok = dnnl_post_ops_append_binary(po, dnnl_binary_add, bin2_md) == dnnl_success;
     if (ok) ok = append_act(po, act, act_alpha, act_beta);
+    if (ok && post)
+        ok = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, post[0], post[1]) ==
+             dnnl_success;
     return attr_done(attr, po, ok);
 }
 
@@ -641,11 +654,11 @@ static dnnl_primitive_desc_t matmul_pd(const onednn_matmul_desc *d, const dnnl_m
                 ones[i] = 1.f;
         }
         attr = make_attr(1.f, N, scales ? scales : ones, 1 << (d->y.ndims - 1), 0.f, NULL, NULL,
-                         KN_ACT_NONE, 0, 0);
+                         KN_ACT_NONE, 0, 0, NULL);
         mopt_free(ones);
     } else {
         attr = make_attr(d->alpha, 0, NULL, 0, d->sum_beta, bias_post ? &bias : NULL,
-                         d->has_residual ? &res : NULL, d->act, d->act_alpha, d->act_beta);
+                         d->has_residual ? &res : NULL, d->act, d->act_alpha, d->act_beta, NULL);
     }
     return pd_of(&md, attr);
 }
@@ -929,8 +942,10 @@ static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_me
                         : md_any(&y, nd, yd, dnnl_f32));
     dnnl_convolution_desc_t cd;
     if (!ok || !conv_fwd_desc(d, false, dnnl_convolution_direct, &x, wmd, dt, &y, &cd)) return NULL;
-    dnnl_primitive_attr_t attr = make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL,
-                                           d->act, d->act_alpha, d->act_beta);
+    float post[2] = {d->post_scale, d->post_shift};
+    dnnl_primitive_attr_t attr =
+        make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL, d->act, d->act_alpha,
+                  d->act_beta, post_in_prim(d) ? post : NULL);
     if (!attr) return NULL;
     dnnl_primitive_desc_t pd = pd_create(&cd, attr);
     /* f32 depthwise: oneDNN 2.6 ranks brdgmm_dw first, but its jit_dw runs
@@ -963,14 +978,34 @@ static dnnl_primitive_desc_t conv_pd(const onednn_conv_desc *d, const dnnl_memor
  * convs at 140-330 GFLOP/s where brgconv reaches 100-115 (YOLOv8, ResNet
  * shapes), PP-OCR's 96 -> 24 at 160x160 in 7.9 ms instead of 15.9, at a max
  * error of a few 1e-6 of the output's scale. Below 16 channels they are
- * slower than the direct kernel (8 -> 8 at 80x80: 0.29 against 0.16 ms). */
-static bool conv_wino_shape(const onednn_conv_desc *d) {
-    if (!d->wino || d->prec != ONEDNN_F32 || d->S != 2 || d->group != 1 || d->c_in < 16 ||
-        d->c_out < 16)
+ * slower than the direct kernel (8 -> 8 at 80x80: 0.29 against 0.16 ms).
+ * On Intel (Xeon model 207, Emerald Rapids, 1 thread) the direct kernel
+ * does better where channels are few: Winograd takes X and Y only in its
+ * own blocked layout, so in a channels-last chain it pays two reorders
+ * and an activation pass that the direct conv fuses, and its gain grows
+ * with c_in * c_out / (c_in + c_out). Measured in the models (CPU ms per
+ * node, Winograd / direct): YOLOv8n 16 -> 16 at 80x80 0.70 / 0.24, 32 -> 32
+ * at 40x40 0.30 / 0.20, 64 -> 64 at 40x40 0.63 / 0.79; PP-OCRv4 det 96 ->
+ * 24 at 160x160 26.2 / 17.8; ResNet-18 (64-512 channels) 0.55-0.77 of the
+ * direct time. So there it takes Winograd only from
+ * c_in * c_out / (c_in + c_out) >= 24 (64 -> 64, 128 -> 32, not 96 -> 24). */
+#define WINO_INTEL_MIN_HARMONIC 24
+
+static bool wino_geometry(const onednn_conv_desc *d) {
+    if (d->prec != ONEDNN_F32 || d->S != 2 || d->group != 1 || d->c_in < 16 || d->c_out < 16)
         return false;
     for (int32_t i = 0; i < 2; i++)
         if (d->k[i] != 3 || d->stride[i] != 1 || d->dilation[i] != 1) return false;
     return true;
+}
+
+/* The CPU rule above: false when the direct conv is the faster here. */
+static bool wino_pays(const onednn_conv_desc *d) {
+    return cpu_get()->amd || d->c_in * d->c_out >= WINO_INTEL_MIN_HARMONIC * (d->c_in + d->c_out);
+}
+
+static bool conv_wino_shape(const onednn_conv_desc *d) {
+    return d->wino && wino_geometry(d) && wino_pays(d);
 }
 
 /* oneDNN picks between its two Winograd kernels (2x3 and 4x3 output tiles:
@@ -1015,11 +1050,12 @@ static dnnl_primitive_desc_t conv_wino_pd(const onednn_conv_desc *d, const dnnl_
     if (!md_any(&x, nd, xd, dnnl_f32) || !md_any(&y, nd, yd, dnnl_f32) ||
         !conv_fwd_desc(d, false, dnnl_convolution_winograd, &x, wmd, dnnl_f32, &y, &cd))
         return NULL;
+    float post[2] = {d->post_scale, d->post_shift};
     for (int after = 0; after < 2; after++) {
-        if (after && d->act == KN_ACT_NONE) break;
-        dnnl_primitive_attr_t attr =
-            make_attr(1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL,
-                      after ? KN_ACT_NONE : d->act, d->act_alpha, d->act_beta);
+        if (after && d->act == KN_ACT_NONE && !d->has_post) break;
+        dnnl_primitive_attr_t attr = make_attr(
+            1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL, after ? KN_ACT_NONE : d->act,
+            d->act_alpha, d->act_beta, after || !post_in_prim(d) ? NULL : post);
         if (!attr) return NULL;
         dnnl_primitive_desc_t pd = wino_pd_pinned(&cd, attr);
         dnnl_primitive_attr_destroy(attr);
@@ -1846,20 +1882,33 @@ typedef struct act_job {
     cpu_unop op;
     cpu_unary_params p;
     float *y;
+    const float *post; /* {scale, shift} after the activation, or NULL */
 } act_job;
 
 static void act_range(void *arg, int64_t lo, int64_t hi) {
     const act_job *j = arg;
-    j->k->unary_f32(j->op, j->y + lo, j->y + lo, hi - lo, &j->p);
+    if (j->op != (cpu_unop)KN_ACT_NONE)
+        j->k->unary_f32(j->op, j->y + lo, j->y + lo, hi - lo, &j->p);
+    if (!j->post) return;
+    const float a = j->post[0], b = j->post[1];
+    float *y = j->y;
+    for (int64_t i = lo; i < hi; i++)
+        y[i] = y[i] * a + b;
 }
 
-/* d's activation on Y (n floats) in place, with the AVX-512 unary kernels
- * (the Winograd primitives exist only on AVX-512 machines). */
-static void conv_act_after(const onednn_conv_desc *d, float *y, int threads) {
+/* d's activation (when act) then its post affine on Y (n floats) in place,
+ * with the AVX-512 unary kernels (the Winograd primitives exist only on
+ * AVX-512 machines; elsewhere the portable ones). */
+static void conv_act_after(const onednn_conv_desc *d, bool act, float *y, int threads) {
     int64_t n = d->batch * d->c_out;
     for (int32_t i = 0; i < d->S; i++)
         n *= d->out[i];
-    act_job j = {cpu_kernels_for("avx512"), (cpu_unop)d->act, {d->act_alpha, d->act_beta}, y};
+    float post[2] = {d->post_scale, d->post_shift};
+    act_job j = {cpu_kernels_for("avx512"),
+                 (cpu_unop)(act ? d->act : KN_ACT_NONE),
+                 {d->act_alpha, d->act_beta},
+                 y,
+                 d->has_post ? post : NULL};
     if (!j.k) j.k = &cpu_kernels_portable;
     cpu_parallel_for(threads, n, 16384, act_range, &j);
 }
@@ -1886,7 +1935,10 @@ static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d
     }
     if (ok) ok = conv_exec(c->stream, &e->p);
     if (!ok) return mopt_fail(MOPT_ERR_INTERNAL, "oneDNN: convolution execution failed");
-    if (e->act_after) conv_act_after(d, y, threads);
+    if (e->act_after)
+        conv_act_after(d, true, y, threads);
+    else if (d->has_post && !post_in_prim(d))
+        conv_act_after(d, false, y, threads); /* the post affine only */
     return MOPT_OK;
 }
 
@@ -1954,8 +2006,8 @@ static dnnl_primitive_desc_t deconv_pd_as(const onednn_conv_desc *d, const dnnl_
     dnnl_deconvolution_desc_t dd;
     if (!ok || !conv_fwd_desc(d, true, dnnl_deconvolution_direct, &x, wmd, dt, &y, &dd))
         return NULL;
-    return pd_of(&dd,
-                 make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, d->act, d->act_alpha, d->act_beta));
+    return pd_of(
+        &dd, make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, d->act, d->act_alpha, d->act_beta, NULL));
 }
 
 /* With fewer than 16 output channels per group, oneDNN's blocked layouts
@@ -1982,6 +2034,11 @@ static dnnl_primitive_desc_t conv_pack_pd(const onednn_conv_desc *d,
                                           const dnnl_memory_desc_t *stored) {
     if (d->wino) {
         bool after;
+        if (wino_geometry(d) && !wino_pays(d))
+            mopt_log(MOPT_LOG_INFO,
+                     "mopt: oneDNN convolution %lld -> %lld channels: direct, not Winograd "
+                     "(c_in*c_out/(c_in+c_out) < %d on this non-AMD CPU)",
+                     (long long)d->c_in, (long long)d->c_out, WINO_INTEL_MIN_HARMONIC);
         return conv_wino_pd(d, NULL, &after);
     }
     dnnl_primitive_desc_t pd = NULL;
@@ -2139,7 +2196,7 @@ static mopt_status pool_entry(cache_entry *e, const cache_key *key, const float 
                                           kernel, dil, pl, pr) != dnnl_success)
         return MOPT_ERR_UNSUPPORTED;
     dnnl_primitive_desc_t pd =
-        pd_of(&pdesc, make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, KN_ACT_NONE, 0.f, 0.f));
+        pd_of(&pdesc, make_attr(1.f, 0, NULL, 0, 0.f, NULL, NULL, KN_ACT_NONE, 0.f, 0.f, NULL));
     if (!pd) return MOPT_ERR_UNSUPPORTED;
     bool ok = entry_prim(e, pd, d->max ? "max pooling" : "average pooling") == MOPT_OK;
     if (ok) ok = mem_new(&e->p.src.user, &x) && mem_new(&e->p.dst.user, &y);

@@ -96,6 +96,10 @@ typedef struct onednn_conv_desc {
     bool has_bias, has_residual; /* residual: same shape as Y, dense */
     kn_act act;
     float act_alpha, act_beta;
+    /* has_post: Y = post_scale * act(...) + post_shift (a scalar affine after
+     * the activation, mopt.FusedConv's post_scale/post_shift) */
+    bool has_post;
+    float post_scale, post_shift;
     onednn_prec prec;
     bool plain_w; /* W keeps its stored [O, I, k...] layout, only its type
                      may change (bf16) */

@@ -25,6 +25,8 @@ static void detect(void) {
     unsigned int a, b, c, d;
     cpu_features f;
     memset(&f, 0, sizeof f);
+    if (__get_cpuid(0, &a, &b, &c, &d)) /* vendor string in EBX, EDX, ECX */
+        f.amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u; /* "AuthenticAMD" */
     if (__get_cpuid(1, &a, &b, &c, &d)) {
         bool osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
         bool ymm_ok = false, zmm_ok = false;
@@ -55,7 +57,9 @@ static void detect(void) {
     if (cap && strcmp(cap, "avx2") == 0) {
         f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.avx512_bf16 = f.avx512_vnni = false;
     } else if (cap && strcmp(cap, "portable") == 0) {
+        bool amd = f.amd;
         memset(&f, 0, sizeof f);
+        f.amd = amd;
     }
     bool t512 = f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
     bool t2 = f.avx2 && f.fma;

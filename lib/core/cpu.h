@@ -12,6 +12,7 @@ typedef struct cpu_features {
     bool avx2, fma, f16c;
     bool avx512f, avx512bw, avx512vl, avx512dq;
     bool avx512_bf16, avx512_vnni, avx_vnni;
+    bool amd;     /* vendor AuthenticAMD (a tuning rule, never a feature test) */
     char isa[16]; /* best tier: "avx512", "avx2" or "portable" */
 } cpu_features;
 

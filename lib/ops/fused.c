@@ -2,7 +2,7 @@
  * fused.c — the "fused" operator family (domain "mopt"), produced by the
  * load-time fusion passes (docs/fused_ops.md):
  *   mopt.FusedMatMul  Y = act(alpha * (op(A) @ op(B)) + bias + residual)
- *   mopt.FusedConv    Y = act(conv(X, W) + B + residual)
+ *   mopt.FusedConv    Y = act(conv(X, W) + B + residual) * post_scale + post_shift
  * Attribute parsing (params in fused.h), shape/type inference (symbolic
  * dims) and reference runs: the products are the batched GEMM of kernels.h
  * (ref_gemm_batched_f32) and the Conv operator's own reference run, the
@@ -177,7 +177,18 @@ static mopt_status fconv_parse(const op_ctx *ctx, void *params) {
                        "one Y layout)",
                        layout);
     p->conv.layout = (int32_t)layout;
+    p->has_post = ir_node_attr(ctx->node, "post_scale") != NULL ||
+                  ir_node_attr(ctx->node, "post_shift") != NULL;
+    p->post_scale = ir_node_attr_float(ctx->node, "post_scale", 1.0f);
+    p->post_shift = ir_node_attr_float(ctx->node, "post_shift", 0.0f);
     return read_activation(ctx, &p->act);
+}
+
+void ops_fused_conv_post(const fused_conv_params *p, float *y, int64_t n) {
+    if (!p->has_post) return;
+    const float a = p->post_scale, b = p->post_shift;
+    for (int64_t i = 0; i < n; i++)
+        y[i] = y[i] * a + b;
 }
 
 void fused_conv_ctx(const op_ctx *ctx, op_ctx *conv_ctx) {
@@ -300,6 +311,7 @@ static mopt_status fconv_run_plain(const op_ctx *ctx, const op_tensor *in, int n
     kn_addend res;
     addend_of(in, n_in, 3, &out[0].shape, &res);
     ref_epilogue_f32(out[0].shape.rank, out[0].shape.dims, out[0].data, NULL, &res, &p->act);
+    ops_fused_conv_post(p, out[0].data, ir_shape_numel(&out[0].shape));
     return MOPT_OK;
 }
 

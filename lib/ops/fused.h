@@ -23,7 +23,14 @@ typedef struct fused_matmul_params {
 typedef struct fused_conv_params {
     conv_params conv; /* first: Conv's functions read ctx->params as this */
     kn_act_params act;
+    /* Y = post_scale * act(...) + post_shift when has_post (the attributes
+     * post_scale, post_shift: a scalar affine after the activation) */
+    bool has_post;
+    float post_scale, post_shift;
 } fused_conv_params;
+
+/* y[i] = y[i] * p->post_scale + p->post_shift over n floats, when p->has_post. */
+void ops_fused_conv_post(const fused_conv_params *p, float *y, int64_t n);
 
 /* The `activation`, `activation_alpha`, `activation_beta` attributes of
  * ctx->node (also read by the static INT8 ops, qstatic.c). */

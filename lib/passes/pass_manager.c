@@ -24,7 +24,8 @@
  * loop skips every other node): a pass whose anchors are all absent from the
  * graph would only pay for a sweep of it, so it is not run. */
 static const char *const k_anchor_ops[] = {
-    "BatchNormalization", "Conv", "ReduceMean", "Erf", "Tanh", "Softmax", "MatMul", "Gemm"};
+    "BatchNormalization", "Conv", "ReduceMean", "Erf", "Tanh", "Softmax", "MatMul", "Gemm",
+    "ConvTranspose"};
 #define N_ANCHORS (int)(sizeof k_anchor_ops / sizeof k_anchor_ops[0])
 #define ANCHOR(i) (1u << (i))
 
@@ -46,12 +47,14 @@ static const pass_def k_passes[] = {
      * the MatMul epilogues (which absorb Gelu); attention before fuse_matmul,
      * which would otherwise turn its Q.K^T into a transposed FusedMatMul. */
     {"fuse_conv_bn", 2, pass_fuse_conv_bn, ANCHOR(0)},
-    {"fuse_conv_affine", 2, pass_fuse_conv_affine, ANCHOR(1)},
+    {"fuse_conv_affine", 2, pass_fuse_conv_affine, ANCHOR(1) | ANCHOR(8)},
     /* zero channels go after BN/affine folds (which may zero a channel's
      * bias) and before the epilogue fusions (it matches plain Conv, MatMul,
      * Add and Relu) */
     {"prune_channels", 1, pass_prune_channels, ANCHOR(1) | ANCHOR(6)},
     {"fuse_hardswish", 2, pass_fuse_hardswish, 0},
+    /* before fuse_conv_act: the SE's s + 1 becomes its last conv's post_shift */
+    {"fuse_se_residual", 2, pass_fuse_se_residual, 0},
     {"fuse_conv_act", 2, pass_fuse_conv_act, ANCHOR(1)},
     {"fuse_layernorm", 2, pass_fuse_layernorm, ANCHOR(2)},
     {"fuse_gelu", 2, pass_fuse_gelu, ANCHOR(3) | ANCHOR(4)},

@@ -123,6 +123,7 @@ mopt_status pass_fold_if(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_conv_bn(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_conv_affine(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_hardswish(ir_graph *g, pass_result *r);
+mopt_status pass_fuse_se_residual(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r);
 mopt_status pass_layout(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_layernorm(ir_graph *g, pass_result *r);

@@ -112,16 +112,21 @@ def conv_ref(x, w, b, stride, pad, group):
 
 
 def fused_conv(name, x, w, b=None, res=None, stride=1, pad=0, group=1, act="", act_alpha=None,
-               act_beta=None, shapes=None):
+               act_beta=None, shapes=None, post_scale=None, post_shift=None):
     c = Case(name, opset=17, domain_opsets=MOPT)
     ins, names = node_inputs(("x", x), ("w", w), ("b", b), ("res", res))
     attrs = act_attrs(act, act_alpha, act_beta)
+    attrs.update(post_scale=opt(float, post_scale), post_shift=opt(float, post_shift))
     c.node("FusedConv", names, ["y"], domain="mopt", strides=[stride, stride],
            pads=[pad] * 4, group=group, **attrs)
     y = conv_ref(x, w, b, stride, pad, group)
     if res is not None:
         y = y + res
     y = apply_act(y, act, act_alpha, act_beta)
+    if post_scale is not None:
+        y = y * post_scale
+    if post_shift is not None:
+        y = y + post_shift
     c.save(ins, {"y": y.astype(np.float32)}, input_shapes=shapes)
 
 
@@ -160,6 +165,20 @@ def main():
                b=f32(3, seed=102), pad=1, group=3, act="Clip", act_alpha=0.0, act_beta=6.0)
     fused_conv("fconv_swish", f32(2, 5, 6, 7, seed=103) * 3, f32(4, 5, 3, 2, seed=104),
                b=f32(4, seed=105), pad=1, act="Swish")
+    # the post affine (post_scale, post_shift) after the activation, with a
+    # residual and Relu, after HardSwish on a 16 -> 16 3x3, only a shift,
+    # only a scale (W is an input here: the reference runs these; the
+    # oneDNN paths are tests/passes/data/conv_post_affine's)
+    fused_conv("fconv_res_relu_post", f32(2, 3, 6, 6, seed=106), f32(4, 3, 3, 3, seed=107),
+               b=f32(4, seed=108), res=f32(2, 4, 6, 6, seed=109), pad=1, act="Relu",
+               post_scale=1.5, post_shift=-0.25)
+    fused_conv("fconv_wino_hardswish_post", f32(1, 16, 8, 8, seed=110),
+               f32(16, 16, 3, 3, seed=111) * 0.3, b=f32(16, seed=112), pad=1, act="HardSwish",
+               post_scale=0.75, post_shift=0.5)
+    fused_conv("fconv_hardswish_post_shift", f32(1, 4, 5, 5, seed=113), f32(8, 4, 1, 1, seed=114),
+               act="HardSwish", post_shift=0.125)
+    fused_conv("fconv_relu_post_scale", f32(1, 4, 5, 5, seed=115), f32(8, 4, 1, 1, seed=116),
+               act="Relu", post_scale=-2.0)
 
 
 def bad_models():

@@ -5,7 +5,8 @@
  * the public API at opt_level 2, check the graph against the case's
  * `expect` rules (node op types after optimization), then run
  * test_data_set_0 and compare with ONNX Runtime's outputs and with the same
- * model run at opt_level 0, within 1e-4.
+ * model run at opt_level 0, within 1e-4; and the outputs at opt_level 3
+ * (layouts, Winograd) against ONNX Runtime's.
  *
  * With BAD_DIR, also loads every BAD_DIR/<status>_<what>.onnx (malformed
  * fused nodes, from gen_fused_ops.py) and expects the load to fail with that
@@ -151,6 +152,15 @@ static void test_case(void **state) {
         compare(c, "ONNX Runtime", k, o2[k], ref[k]);
         compare(c, "opt_level 0", k, o2[k], o0[k]);
     }
+    /* opt_level 3 (layouts, Winograd, prepacked weights): outputs only */
+    mopt_model *m3 = load(c, 3);
+    mopt_tensor *o3[MAX_IO] = {0};
+    run(c, m3, in, n_in, o3, n_out);
+    for (int k = 0; k < n_out; k++) {
+        compare(c, "ONNX Runtime (opt_level 3)", k, o3[k], ref[k]);
+        mopt_tensor_destroy(o3[k]);
+    }
+    mopt_model_destroy(m3);
     for (int k = 0; k < n_in; k++)
         mopt_tensor_destroy(in[k]);
     for (int k = 0; k < n_out; k++) {

@@ -938,10 +938,10 @@ static void onednn_levels_named_apart(void **st) {
             } else {
                 nc_init(&c, "Conv", 3);
                 attr_ints(c.n, "pads", 4, (int64_t[]){1, 1, 1, 1});
-                tensor(&in[0], 4, (int64_t[]){1, 16, 14, 14});
-                tensor(&in[1], 4, (int64_t[]){32, 16, 3, 3});
-                tensor(&in[2], 1, (int64_t[]){32});
-                g_conv_red = 16 * 3 * 3;
+                tensor(&in[0], 4, (int64_t[]){1, 64, 14, 14});
+                tensor(&in[1], 4, (int64_t[]){64, 64, 3, 3});
+                tensor(&in[2], 1, (int64_t[]){64});
+                g_conv_red = 64 * 3 * 3;
             }
             unsigned consts = op == 0 ? 2u : 6u;
             const op_impl *impl =
@@ -960,8 +960,9 @@ static void onednn_levels_named_apart(void **st) {
         assert_string_equal(names[op][0], "onednn");
         assert_false(kept[op][0]); /* f32 weights used in place: no copy */
     }
-    /* a 3x3 stride-1 conv on 16 channels: oneDNN's Winograd kernels where
-     * it has them (AVX-512), else its direct one with packed weights */
+    /* a 3x3 stride-1 conv on 64 channels: oneDNN's Winograd kernels where
+     * it has them (AVX-512; on Intel from 64 -> 64, onednn.c
+     * WINO_INTEL_MIN_HARMONIC), else its direct one with packed weights */
     assert_string_equal(names[1][1], onednn_isa_avx512() ? "onednn-wino" : "onednn-packed");
     assert_true(kept[1][1]);
     if (onednn_isa_avx512()) {
@@ -984,9 +985,9 @@ static void onednn_int8_conv_runs_as_fp32(void **st) {
         op_tensor in[3];
         nc_init(&c, "Conv", 3);
         attr_ints(c.n, "pads", 4, (int64_t[]){1, 1, 1, 1});
-        tensor(&in[0], 4, (int64_t[]){1, 16, 14, 14});
-        tensor(&in[1], 4, (int64_t[]){32, 16, 3, 3});
-        tensor(&in[2], 1, (int64_t[]){32});
+        tensor(&in[0], 4, (int64_t[]){1, 64, 14, 14});
+        tensor(&in[1], 4, (int64_t[]){64, 64, 3, 3});
+        tensor(&in[2], 1, (int64_t[]){64});
         g_prec = precs[p];
         assert_non_null(first_impl(&c, in, 3, 6u, 3, &names[p], &kept));
         g_prec = OP_PREC_FP32;
@@ -1320,9 +1321,10 @@ static void onednn_matmul_scalar_bias(void **st) {
 static void onednn_conv_epilogues(void **st) {
     (void)st;
     /* plain-layout conv (1x1 on 16 channels), a blocked one (3x3 dw), the
-     * stem-like 3-channel 3x3, a 3x3 32 -> 48 for Winograd */
+     * stem-like 3-channel 3x3, a 3x3 48 -> 64 for Winograd (enough
+     * channels for it on Intel too) */
     static const int64_t shapes[][5] = {
-        {2, 16, 7, 24, 1}, {1, 32, 9, 32, 32}, {1, 3, 11, 8, 1}, {2, 32, 10, 48, 1}};
+        {2, 16, 7, 24, 1}, {1, 32, 9, 32, 32}, {1, 3, 11, 8, 1}, {2, 48, 10, 64, 1}};
     const size_t n_shapes = sizeof shapes / sizeof shapes[0];
     for (size_t s = 0; s < n_shapes; s++)
         for (int act = KN_ACT_NONE; act <= KN_ACT_SWISH; act++)

@@ -229,8 +229,10 @@ static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     bool shared = has_res && in[3].data == out[0].data;
     if (s->gemv && !shared &&
         ops_conv_onednn_gemv_run(&cc, in, n_in, out, has_res ? in[3].data : NULL, &p->act) ==
-            MOPT_OK)
+            MOPT_OK) {
+        ops_fused_conv_post(p, out[0].data, ir_shape_numel(&out[0].shape));
         return MOPT_OK;
+    }
     d.prec = s->v.prec;
     d.plain_w = s->v.plain;
     d.wino = s->v.wino;
@@ -238,6 +240,9 @@ static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     d.act = p->act.act;
     d.act_alpha = p->act.alpha;
     d.act_beta = p->act.beta;
+    d.has_post = p->has_post;
+    d.post_scale = p->has_post ? p->post_scale : 0.f;
+    d.post_shift = p->has_post ? p->post_shift : 0.f;
     return onednn_conv_run((onednn_cache **)ctx->scratch, &d, s->w, in[0].data, in[1].data,
                            has_b ? in[2].data : NULL, has_res ? in[3].data : NULL, out[0].data,
                            ctx->threads);
