@@ -27,6 +27,7 @@ static void detect(void) {
     memset(&f, 0, sizeof f);
     if (__get_cpuid(0, &a, &b, &c, &d)) /* vendor string in EBX, EDX, ECX */
         f.amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u; /* "AuthenticAMD" */
+    bool tiles_ok = false; /* XCR0 bits 17-18: the OS saves AMX tile state */
     if (__get_cpuid(1, &a, &b, &c, &d)) {
         bool osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
         bool ymm_ok = false, zmm_ok = false;
@@ -34,6 +35,7 @@ static void detect(void) {
             unsigned long long x = xgetbv0();
             ymm_ok = (x & 0x6) == 0x6;
             zmm_ok = (x & 0xe6) == 0xe6;
+            tiles_ok = (x & 0x60000) == 0x60000;
         }
         f.fma = ymm_ok && ((c >> 12) & 1);
         f.f16c = ymm_ok && ((c >> 29) & 1);
@@ -46,6 +48,7 @@ static void detect(void) {
                 f.avx512vl = (b >> 31) & 1;
                 f.avx512_vnni = (c >> 11) & 1;
             }
+            f.amx_bf16 = tiles_ok && ((d >> 22) & 1);
             unsigned int a1, b1, c1, d1;
             if (__get_cpuid_count(7, 1, &a1, &b1, &c1, &d1)) {
                 f.avx_vnni = (a1 >> 4) & 1;
@@ -56,11 +59,16 @@ static void detect(void) {
     const char *cap = getenv("MOPT_ISA");
     if (cap && strcmp(cap, "avx2") == 0) {
         f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.avx512_bf16 = f.avx512_vnni = false;
+        f.amx_bf16 = false;
     } else if (cap && strcmp(cap, "portable") == 0) {
         bool amd = f.amd;
         memset(&f, 0, sizeof f);
         f.amd = amd;
     }
+    f.bf16_compute = f.avx512_bf16 && (f.amx_bf16 || f.amd);
+    const char *force = getenv("MOPT_BF16_COMPUTE");
+    if (force && (strcmp(force, "1") == 0 || strcmp(force, "0") == 0))
+        f.bf16_compute = f.avx512_bf16 && force[0] == '1';
     bool t512 = f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
     bool t2 = f.avx2 && f.fma;
     strcpy(f.isa, t512 ? "avx512" : t2 ? "avx2" : "portable");

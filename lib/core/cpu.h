@@ -12,7 +12,17 @@ typedef struct cpu_features {
     bool avx2, fma, f16c;
     bool avx512f, avx512bw, avx512vl, avx512dq;
     bool avx512_bf16, avx512_vnni, avx_vnni;
-    bool amd;     /* vendor AuthenticAMD (a tuning rule, never a feature test) */
+    bool amd;      /* vendor AuthenticAMD (a tuning rule, never a feature test) */
+    bool amx_bf16; /* AMX tiles with bf16, enabled by the OS (XCR0 tile state) */
+    /* Whether bf16 products beat f32 ones here, so that precision=bf16 runs
+     * bf16 kernels: AMX, or AVX512-BF16 on AMD (Zen 4 and later: vdpbf16ps
+     * does twice the multiply-adds of an f32 FMA in the same time). On an
+     * Intel core without AMX vdpbf16ps issues on one port where f32 FMAs use
+     * two, so bf16 is no faster than f32 and the conversions make it slower
+     * (BERT-like encoder, Xeon model 207: bf16 1.5x FP32; OpenVINO's bf16
+     * the same). MOPT_BF16_COMPUTE=1 (0) in the environment forces it on
+     * (off) where AVX512-BF16 exists. */
+    bool bf16_compute;
     char isa[16]; /* best tier: "avx512", "avx2" or "portable" */
 } cpu_features;
 

@@ -15,14 +15,17 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/cpu.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "kernels/limits.h"
 #include "ops/node_view.h"
 #include "runtime/runtime.h"
 
+op_precision rt_bf16_or_fp32(void) { return cpu_get()->bf16_compute ? OP_PREC_BF16 : OP_PREC_FP32; }
+
 op_precision rt_config_precision(const rt_config *cfg) {
-    if (strcmp(cfg->precision, "bf16") == 0) return OP_PREC_BF16;
+    if (strcmp(cfg->precision, "bf16") == 0) return rt_bf16_or_fp32();
     if (strcmp(cfg->precision, "int8") == 0) return OP_PREC_INT8;
     return OP_PREC_FP32;
 }
@@ -206,6 +209,13 @@ mopt_status rt_plan_kernels(mopt_model *m) {
                        .precision = rt_config_precision(&m->config),
                        .opt_level = m->config.opt_level,
                        .threads = 1};
+    if (m->config.verbose && strcmp(m->config.precision, "bf16") == 0 &&
+        src.precision == OP_PREC_FP32)
+        mopt_log(MOPT_LOG_INFO,
+                 "mopt: precision=bf16 runs the FP32 kernels: bf16 products are no faster than "
+                 "f32 ones on this CPU (%s; bf16 pays with AMX or on AMD's AVX512-BF16); "
+                 "MOPT_BF16_COMPUTE=1 forces bf16",
+                 cpu_get()->avx512_bf16 ? "AVX512-BF16 without AMX" : "no AVX512-BF16");
     uint8_t *at = m->params_block;
     mopt_status st = MOPT_OK;
     for (int32_t i = 0; i < g->n_nodes && !st; i++) {
@@ -215,10 +225,10 @@ mopt_status rt_plan_kernels(mopt_model *m) {
         p->inplace_in = -1;
         p->precision = src.precision;
         if (p->precision == OP_PREC_INT8 && pass_name_listed(m->config.int8_exclude, n->name)) {
-            p->precision = m->config.int8_fallback_bf16 ? OP_PREC_BF16 : OP_PREC_FP32;
+            p->precision = m->config.int8_fallback_bf16 ? rt_bf16_or_fp32() : OP_PREC_FP32;
             if (m->config.verbose)
                 mopt_log(MOPT_LOG_INFO, "mopt: int8_exclude: node '%s' (%s) runs %s", n->name,
-                         n->op_type, m->config.int8_fallback_bf16 ? "BF16" : "FP32");
+                         n->op_type, p->precision == OP_PREC_BF16 ? "BF16" : "FP32");
         }
         st = op_view_init(v, &src, n, NULL);
         if (st) break;

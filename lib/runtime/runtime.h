@@ -122,8 +122,11 @@ typedef struct rt_config {
 } rt_config;
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);
-/* The precision option as the ops' enum. */
+/* The precision option as the ops' enum; bf16 (the option, or the int8
+ * fallback's) is FP32 where bf16 products are no faster than f32 ones
+ * (cpu_features.bf16_compute). */
 op_precision rt_config_precision(const rt_config *cfg);
+op_precision rt_bf16_or_fp32(void);
 
 /* ---- tensors ---- */
 struct mopt_tensor {

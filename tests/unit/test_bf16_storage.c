@@ -71,7 +71,7 @@ static int32_t check_invariants(const mopt_model *m) {
 
 static bool bf16_machine(void) {
     const cpu_features *f = cpu_get();
-    return f->avx512_bf16 && f->avx512f && f->avx512bw;
+    return f->bf16_compute && f->avx512f && f->avx512bw;
 }
 
 MOPT_TEST(encoder_conversions_only_at_edges) {
