@@ -2034,7 +2034,7 @@ static dnnl_primitive_desc_t conv_pack_pd(const onednn_conv_desc *d,
                                           const dnnl_memory_desc_t *stored) {
     if (d->wino) {
         bool after;
-        if (wino_geometry(d) && !wino_pays(d))
+        if (g_verbose && wino_geometry(d) && !wino_pays(d))
             mopt_log(MOPT_LOG_INFO,
                      "mopt: oneDNN convolution %lld -> %lld channels: direct, not Winograd "
                      "(c_in*c_out/(c_in+c_out) < %d on this non-AMD CPU)",
