@@ -22,7 +22,8 @@
 
 static mopt_status qs_parse(const op_ctx *ctx, void *params) {
     qstatic_params *p = params;
-    if (strcmp(ctx->node->op_type, "StaticQConv") == 0) {
+    p->is_conv = strcmp(ctx->node->op_type, "StaticQConv") == 0;
+    if (p->is_conv) {
         mopt_status st = ops_conv_parse(ctx, &p->conv);
         if (st) return st;
         int64_t layout = ir_node_attr_int(ctx->node, "layout", 0);
@@ -39,7 +40,7 @@ static mopt_status qs_parse(const op_ctx *ctx, void *params) {
     p->x_cs = NULL;
     p->n_cs = ir_node_attr_floats(ctx->node, "x_channel_scales", &p->x_cs);
     if (p->n_cs < 0) p->n_cs = 0, p->x_cs = NULL;
-    if (p->n_cs && strcmp(ctx->node->op_type, "StaticQConv") != 0)
+    if (p->n_cs && !p->is_conv)
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "x_channel_scales is for StaticQConv only");
     for (int64_t c = 0; c < p->n_cs; c++)
         if (!(p->x_cs[c] > 0) || !isfinite(p->x_cs[c]))
@@ -146,7 +147,7 @@ static void qs_row(const qstatic_params *p, const qstatic_kernels *k, const int3
 static mopt_status qs_run_plain(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 const qstatic_kernels *k) {
     const qstatic_params *p = ctx->params;
-    bool conv = strcmp(ctx->def->op_type, "StaticQConv") == 0;
+    bool conv = p->is_conv;
     int64_t nx = op_numel(&in[0]), ny = op_numel(&out[0]);
     if (ny == 0) return MOPT_OK;
     if (!conv && in[1].shape.dims[0] <= 0) return op_fail(ctx, MOPT_ERR_SHAPE, "K is 0");
@@ -246,7 +247,7 @@ static void relayout(const void *src, void *dst, size_t esz, const ir_shape *s, 
 mopt_status ops_qstatic_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             const qstatic_kernels *k) {
     const qstatic_params *p = ctx->params;
-    int32_t layout = strcmp(ctx->def->op_type, "StaticQConv") == 0 ? p->conv.layout : 0;
+    int32_t layout = p->is_conv ? p->conv.layout : 0;
     if (!layout) return qs_run_plain(ctx, in, n_in, out, k);
     op_tensor lin[5], lout = out[0];
     int n = n_in < 5 ? n_in : 5;

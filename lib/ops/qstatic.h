@@ -29,6 +29,7 @@
 
 typedef struct qstatic_params {
     conv_params conv; /* first: Conv's geometry reads it (StaticQConv only) */
+    bool is_conv;     /* StaticQConv (else StaticQMatMul), decided at parse */
     float x_scale;
     int32_t x_zp;
     const float *x_cs; /* x_channel_scales (the node's attribute), or NULL */

@@ -68,9 +68,9 @@ static mopt_status qs_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
     if (!ops_cpu_has_vnni()) return MOPT_ERR_UNSUPPORTED;
     qs_state *s = mopt_calloc(1, sizeof *s);
     if (!s) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
-    mopt_status st = strcmp(ctx->def->op_type, "StaticQMatMul") == 0
-                         ? ops_cpu_qrows_pack(ctx, &in[1], false, &s->rows)
-                         : conv_pack(ctx, &in[1], s);
+    mopt_status st = ((const qstatic_params *)ctx->params)->is_conv
+                         ? conv_pack(ctx, &in[1], s)
+                         : ops_cpu_qrows_pack(ctx, &in[1], false, &s->rows);
     if (st) {
         qs_release(s);
         return st;
@@ -117,7 +117,7 @@ static mopt_status qs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
     (void)n_out;
 #if defined(__x86_64__)
     const qs_state *s = ctx->state;
-    if (strcmp(ctx->def->op_type, "StaticQMatMul") == 0 &&
+    if (!((const qstatic_params *)ctx->params)->is_conv &&
         (!s || !s->rows.wp || s->rows.K != in[1].shape.dims[0] || s->rows.N != in[1].shape.dims[1]))
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cpu: W was not packed");
     return ops_qstatic_run(ctx, in, n_in, out, &k_vnni);

@@ -49,10 +49,8 @@ static const char *qs_variant(const void *state) {
 static bool qs_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                         int n_out) {
     (void)n_out;
-    if (strcmp(ctx->def->op_type, "StaticQConv") != 0 || !onednn_available() ||
-        !onednn_int8_exact())
-        return false;
     const qstatic_params *p = ctx->params;
+    if (!p->is_conv || !onednn_available() || !onednn_int8_exact()) return false;
     const ir_shape *w = &in[1].shape;
     if (in[1].dtype != MOPT_DTYPE_I8 || !in[1].data || w->rank < 3 || w->rank > 5 ||
         !ir_shape_is_concrete(w) || !op_has_input(in, n_in, 2) || !in[2].data)
