@@ -59,21 +59,7 @@ static inline vf da_load_last(const float *p, int64_t n) {
 /* x[0..VW) -> the vector of their horizontal sums */
 static inline vf da_sums(const vf *x) {
 #if VW == 16
-    /* pairs interleaved and added (two sums per 128-bit lane each), then
-     * four per lane, then the lanes folded: 45 shuffles and adds */
-    __m512 t[8], u[4];
-    for (int i = 0; i < 8; i++)
-        t[i] = _mm512_add_ps(_mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]),
-                             _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]));
-    for (int i = 0; i < 4; i++)
-        u[i] = _mm512_add_ps(_mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0x44),
-                             _mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0xee));
-    const __m512 w01 = _mm512_add_ps(_mm512_shuffle_f32x4(u[0], u[1], 0x88),
-                                     _mm512_shuffle_f32x4(u[0], u[1], 0xdd));
-    const __m512 w23 = _mm512_add_ps(_mm512_shuffle_f32x4(u[2], u[3], 0x88),
-                                     _mm512_shuffle_f32x4(u[2], u[3], 0xdd));
-    return _mm512_add_ps(_mm512_shuffle_f32x4(w01, w23, 0x88),
-                         _mm512_shuffle_f32x4(w01, w23, 0xdd));
+    return v_hsums16(x);
 #elif VW == 8
     return da_sums8(x);
 #else

@@ -47,22 +47,6 @@ static inline __m256 dt_odd(__m256i x) {
 #endif
 
 #ifdef DT_BF16
-/* 16 vectors -> the vector of their 16 horizontal sums */
-static inline __m512 dt_sums16(const __m512 *x) {
-    __m512 t[8], u[4];
-    for (int i = 0; i < 8; i++)
-        t[i] = _mm512_add_ps(_mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]),
-                             _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]));
-    for (int i = 0; i < 4; i++)
-        u[i] = _mm512_add_ps(_mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0x44),
-                             _mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0xee));
-    const __m512 w01 = _mm512_add_ps(_mm512_shuffle_f32x4(u[0], u[1], 0x88),
-                                     _mm512_shuffle_f32x4(u[0], u[1], 0xdd));
-    const __m512 w23 = _mm512_add_ps(_mm512_shuffle_f32x4(u[2], u[3], 0x88),
-                                     _mm512_shuffle_f32x4(u[2], u[3], 0xdd));
-    return _mm512_add_ps(_mm512_shuffle_f32x4(w01, w23, 0x88),
-                         _mm512_shuffle_f32x4(w01, w23, 0xdd));
-}
 
 /* q as bf16 pairs (q[2r], q[2r+1]) in 32-bit words; an odd D's pad is 0 */
 typedef uint32_t dt_q;
@@ -136,7 +120,7 @@ static inline __attribute__((always_inline)) void dt_v_block(const kn_decode_att
             acc[d] = _mm512_dpbf16_ps(acc[d], ep, (__m512bh)_mm512_loadu_si512(vt + d * 32));
     }
     for (int64_t b = 0; b < nb; b += 16) {
-        const __m512 s = dt_sums16(acc + b);
+        const __m512 s = v_hsums16(acc + b);
         const int64_t n = nb - b < 16 ? nb - b : 16;
         const __mmask16 m = (__mmask16)((1u << n) - 1);
         _mm512_mask_storeu_ps(y + d0 + b, m,

@@ -25,6 +25,25 @@ typedef __mmask16 vm;
 #define SIMD_X86_CMP _mm512_cmp_ps_mask /* a compare giving a vm */
 #include "kernels/cpu/simd-x86.h"
 
+/* 16 vectors -> the vector of their 16 horizontal sums: pairs interleaved
+ * and added (two sums per 128-bit lane each), then four per lane, then the
+ * lanes folded (45 shuffles and adds) */
+static inline vf v_hsums16(const vf *x) {
+    __m512 t[8], u[4];
+    for (int i = 0; i < 8; i++)
+        t[i] = _mm512_add_ps(_mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]),
+                             _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]));
+    for (int i = 0; i < 4; i++)
+        u[i] = _mm512_add_ps(_mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0x44),
+                             _mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0xee));
+    const __m512 w01 = _mm512_add_ps(_mm512_shuffle_f32x4(u[0], u[1], 0x88),
+                                     _mm512_shuffle_f32x4(u[0], u[1], 0xdd));
+    const __m512 w23 = _mm512_add_ps(_mm512_shuffle_f32x4(u[2], u[3], 0x88),
+                                     _mm512_shuffle_f32x4(u[2], u[3], 0xdd));
+    return _mm512_add_ps(_mm512_shuffle_f32x4(w01, w23, 0x88),
+                         _mm512_shuffle_f32x4(w01, w23, 0xdd));
+}
+
 static inline vm v_tail(int64_t n) { return (vm)((1u << n) - 1u); }
 static inline vf v_load(const float *p) { return _mm512_loadu_ps(p); }
 static inline void v_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
