@@ -28,7 +28,6 @@ import onnx
 import onnxruntime as ort
 # torch is not in requirements.txt on purpose: this generator is run by hand
 # (its outputs are committed); CI and the main job never run it.
-# not in requirements.txt: this generator is run by hand; CI and the main job never run it
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
