@@ -26,17 +26,6 @@
 
 #define DA_MAXV (CPU_DECODE_ATTN_MAX_D / VW)
 
-#if VW == 8 || VW == 16
-/* h[0..8) -> (hsum(h[0]), ..., hsum(h[7])) */
-static inline __m256 da_sums8(const __m256 *h) {
-    const __m256 t0 = _mm256_hadd_ps(h[0], h[1]), t1 = _mm256_hadd_ps(h[2], h[3]);
-    const __m256 t2 = _mm256_hadd_ps(h[4], h[5]), t3 = _mm256_hadd_ps(h[6], h[7]);
-    const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
-    return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20),
-                         _mm256_permute2f128_ps(u0, u1, 0x31));
-}
-#endif
-
 /* lane i of x in every lane (from the register: a store then narrow loads
  * of the lanes would wait on store forwarding) */
 static inline vf da_lane(vf x, int64_t i) {
@@ -61,7 +50,7 @@ static inline vf da_sums(const vf *x) {
 #if VW == 16
     return v_hsums16(x);
 #elif VW == 8
-    return da_sums8(x);
+    return v256_hsums8(x);
 #else
     float s[VW];
     for (int i = 0; i < VW; i++)

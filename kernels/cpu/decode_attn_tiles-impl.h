@@ -31,14 +31,6 @@
 #define DT_CHUNK 2048
 
 #if defined(DT_BF16) || defined(DT_X86)
-/* 8 vectors -> the vector of their 8 horizontal sums */
-static inline __m256 dt_sums8(const __m256 *h) {
-    const __m256 t0 = _mm256_hadd_ps(h[0], h[1]), t1 = _mm256_hadd_ps(h[2], h[3]);
-    const __m256 t2 = _mm256_hadd_ps(h[4], h[5]), t3 = _mm256_hadd_ps(h[6], h[7]);
-    const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
-    return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20),
-                         _mm256_permute2f128_ps(u0, u1, 0x31));
-}
 /* bf16 pairs in 32-bit lanes -> the low (even) and high (odd) elements as f32 */
 static inline __m256 dt_even(__m256i x) { return _mm256_castsi256_ps(_mm256_slli_epi32(x, 16)); }
 static inline __m256 dt_odd(__m256i x) {
@@ -86,19 +78,6 @@ static inline __attribute__((always_inline)) void dt_scores_n(const kn_decode_at
         const uint16_t *kt = p->kt + ((c0 + j) / 16 * p->H + h) * NP * 32;
         _mm512_store_ps(buf + j, _mm512_mul_ps(dt_tile_scores(kt, qp, NP), sc));
     }
-}
-
-static void dt_scores(const kn_decode_attn *p, const dt_q *qp, int64_t h, int64_t c0, int64_t cn,
-                      float *buf) {
-    const int64_t np = (p->D + 1) / 2;
-    if (np == 12)
-        dt_scores_n(p, qp, h, c0, cn, buf, 12);
-    else if (np == 16)
-        dt_scores_n(p, qp, h, c0, cn, buf, 16);
-    else if (np == 32)
-        dt_scores_n(p, qp, h, c0, cn, buf, 32);
-    else
-        dt_scores_n(p, qp, h, c0, cn, buf, np);
 }
 
 /* y[d0 .. d0 + nb) += the weights w[0 .. cn) (cn a multiple of 32) times V
@@ -174,17 +153,6 @@ static inline __attribute__((always_inline)) void dt_scores_n(const kn_decode_at
     }
 }
 
-static void dt_scores(const kn_decode_attn *p, const dt_q *q, int64_t h, int64_t c0, int64_t cn,
-                      float *buf) {
-    const int64_t np = (p->D + 1) / 2;
-    if (np == 12)
-        dt_scores_n(p, q, h, c0, cn, buf, 12);
-    else if (np == 16)
-        dt_scores_n(p, q, h, c0, cn, buf, 16);
-    else
-        dt_scores_n(p, q, h, c0, cn, buf, np);
-}
-
 /* (a0..a7, b0..b7) -> even lanes (a0 a2 a4 a6 b0 b2 b4 b6) and odd lanes */
 static inline void dt_split(const float *w, __m256 *even, __m256 *odd) {
     const __m256 a = _mm256_load_ps(w), b = _mm256_load_ps(w + 8);
@@ -218,7 +186,7 @@ static inline __attribute__((always_inline)) void dt_v_block(const kn_decode_att
         }
     }
     float s[8];
-    _mm256_storeu_ps(s, dt_sums8(acc));
+    _mm256_storeu_ps(s, v256_hsums8(acc));
     for (int64_t d = 0; d < nb; d++)
         y[d0 + d] += s[d];
 }
@@ -231,6 +199,23 @@ static void dt_v(const kn_decode_attn *p, int64_t h, int64_t c0, int64_t cn, con
     if (d0 < p->Dv) dt_v_block(p, h, c0, cn, w, d0, p->Dv - d0, y);
 }
 
+#endif
+
+#if defined(DT_BF16) || defined(DT_X86)
+/* the scores of keys c0 .. c0 + cn (a multiple of 16) of head h, with the
+ * common head dims (pairs of dims: 12, 16, 32) as constants for the compiler */
+static void dt_scores(const kn_decode_attn *p, const dt_q *qp, int64_t h, int64_t c0, int64_t cn,
+                      float *buf) {
+    const int64_t np = (p->D + 1) / 2;
+    if (np == 12)
+        dt_scores_n(p, qp, h, c0, cn, buf, 12);
+    else if (np == 16)
+        dt_scores_n(p, qp, h, c0, cn, buf, 16);
+    else if (np == 32)
+        dt_scores_n(p, qp, h, c0, cn, buf, 32);
+    else
+        dt_scores_n(p, qp, h, c0, cn, buf, np);
+}
 #else /* portable: scalar widening */
 typedef float dt_q;
 static inline void dt_prep_q(const float *q, int64_t D, dt_q *out) {

@@ -10,6 +10,16 @@
 /* The intrinsic of this width: X86_OP(add_ps) is _mm256_add_ps or _mm512_add_ps. */
 #define X86_OP(op) CPU_CAT(SIMD_X86, CPU_CAT(_, op))
 
+/* 8 vectors of 8 -> the vector of their 8 horizontal sums (256-bit at either
+ * width: AVX-512 code sums 8 half-width accumulators with it too) */
+static inline __m256 v256_hsums8(const __m256 *h) {
+    const __m256 t0 = _mm256_hadd_ps(h[0], h[1]), t1 = _mm256_hadd_ps(h[2], h[3]);
+    const __m256 t2 = _mm256_hadd_ps(h[4], h[5]), t3 = _mm256_hadd_ps(h[6], h[7]);
+    const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
+    return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20),
+                         _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
 static inline vf v_set1(float x) { return X86_OP(set1_ps)(x); }
 static inline vf v_zero(void) { return X86_OP(setzero_ps)(); }
 static inline vf v_add(vf a, vf b) { return X86_OP(add_ps)(a, b); }
