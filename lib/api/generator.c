@@ -74,6 +74,7 @@ struct mopt_generator {
     int seq_axis;                            /* the past inputs' sequence axis */
     bool capacity_planned;                   /* plan_capacity's warm-up ran */
     bool kv_bf16;                            /* kv_cache_dtype=bf16: the caches are tiles */
+    int64_t tile_cap;                        /* their capacity: max_seq in whole tiles */
     int64_t cache_bytes;                     /* of every cache buffer together */
 };
 
@@ -322,9 +323,9 @@ static mopt_status setup(mopt_generator *g) {
     }
     /* bf16 tiles: the capacity in whole tiles, zeroed (a tile's keys past
      * the cache are read with weight 0, and must be finite) */
-    const int64_t tcap = (g->max_seq + KN_KVT_ALIGN - 1) / KN_KVT_ALIGN * KN_KVT_ALIGN;
-    size_t tile_elems; /* kn_kvt_elems(tcap, heads, head_dim) */
-    if (!mopt_mul_overflow((size_t)(g->heads * kn_kvt_dpad(g->head_dim)), (size_t)tcap,
+    g->tile_cap = (g->max_seq + KN_KVT_ALIGN - 1) / KN_KVT_ALIGN * KN_KVT_ALIGN;
+    size_t tile_elems; /* kn_kvt_elems(tile_cap, heads, head_dim) */
+    if (!mopt_mul_overflow((size_t)(g->heads * kn_kvt_dpad(g->head_dim)), (size_t)g->tile_cap,
                            &tile_elems))
         return mopt_fail(MOPT_ERR_LIMIT, "mopt_generator_create: cache size overflows size_t");
     g->cache_bytes = 0;
@@ -428,8 +429,7 @@ static mopt_status register_tiles(mopt_generator *g) {
             bufs[c] = g->caches[c].buf[0];
             value[c] = c % 2 == 1;
         }
-        const int64_t tcap = (g->max_seq + KN_KVT_ALIGN - 1) / KN_KVT_ALIGN * KN_KVT_ALIGN;
-        st = rt_session_kv_tiles(g->session, n, past, present, bufs, value, tcap, g->heads,
+        st = rt_session_kv_tiles(g->session, n, past, present, bufs, value, g->tile_cap, g->heads,
                                  g->head_dim);
         if (st) {
             char msg[1024];

@@ -65,14 +65,6 @@ uint16_t half_from_f64(double x) { return f64_to_small(x, 10, 5, 0x7e00); }
 uint16_t bf16_from_f64(double x) { return f64_to_small(x, 7, 8, 0x7fc0); }
 uint16_t half_from_f32(float x) { return half_from_f64((double)x); }
 
-uint16_t bf16_from_f32(float x) {
-    uint32_t b;
-    memcpy(&b, &x, sizeof b);
-    if ((b & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((b >> 16) | 0x40); /* quiet NaN */
-    b += 0x7fffu + ((b >> 16) & 1u);
-    return (uint16_t)(b >> 16);
-}
-
 float half_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h >> 15) << 31;
     uint32_t exp = (h >> 10) & 0x1f, frac = h & 0x3ffu, b;

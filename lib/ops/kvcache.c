@@ -40,6 +40,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/half.h"
 #include "kernels/ref/ref_attention.h"
 #include "kernels/ref/ref_matmul.h"
 #include "ops/impls.h"
@@ -87,15 +88,6 @@ static mopt_status kva_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     return MOPT_OK;
 }
 
-/* f32 -> bf16, round to nearest even, NaN kept quiet: core/half.h's
- * bf16_from_f32 inlined (a call per element cost ~1 us per step) */
-static inline uint16_t kva_bf16(float x) {
-    uint32_t b;
-    memcpy(&b, &x, sizeof b);
-    if ((b & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((b >> 16) | 0x40);
-    return (uint16_t)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
-}
-
 /* The new rows [S, heads, head_dim] of batch 0 rounded into bf16 tiles
  * after P keys. */
 static mopt_status kva_tiles(const op_ctx *ctx, const op_kv_tiles *t, const op_tensor *in,
@@ -122,10 +114,10 @@ static mopt_status kva_tiles(const op_ctx *ctx, const op_kv_tiles *t, const op_t
                                         : kn_kvt_k_index(H, D, P + s, h, 0));
             if (t->value)
                 for (int64_t d = 0; d < D; d++)
-                    o[d * 32] = kva_bf16(row[d]);
+                    o[d * 32] = bf16_from_f32(row[d]);
             else
                 for (int64_t d = 0; d < D; d++)
-                    o[d / 2 * 32 + d % 2] = kva_bf16(row[d]);
+                    o[d / 2 * 32 + d % 2] = bf16_from_f32(row[d]);
         }
     return MOPT_OK;
 }

@@ -35,21 +35,13 @@ static bool decode_attn_supports(const op_ctx *ctx, const op_tensor *in, int n_i
 }
 
 typedef struct da_job {
-    const cpu_kernels *k;
+    cpu_decode_attn_fn rows; /* chosen once per run */
     kn_decode_attn p;
 } da_job;
 
 static void da_rows(void *arg, int64_t lo, int64_t hi) {
     const da_job *j = arg;
-    j->k->decode_attn_f32(&j->p, lo, hi);
-}
-
-static void da_tile_rows(void *arg, int64_t lo, int64_t hi) {
-    const da_job *j = arg;
-    if (strcmp(j->k->isa, "avx512") == 0 && cpu_decode_attn_tiles_bf16_ok())
-        cpu_decode_attn_tiles_avx512bf16(&j->p, lo, hi);
-    else
-        j->k->decode_attn_tiles(&j->p, lo, hi);
+    j->rows(&j->p, lo, hi);
 }
 
 const char *ops_decode_attn_tiles_kernel(const char *kernel) {
@@ -68,7 +60,8 @@ static bool half_zmm(int64_t d) { return d <= 24 && d % 16 >= 1 && d % 16 <= 8; 
 static mopt_status decode_attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                    int n_out) {
     (void)n_out;
-    da_job j = {.k = ctx->state};
+    const cpu_kernels *k = ctx->state;
+    da_job j = {.rows = k->decode_attn_f32};
     mopt_status st = op_require_inputs(ctx, in, 3);
     if (!st) st = ops_decode_attn_problem(ctx, in, n_in, out, &j.p);
     if (st) return st;
@@ -77,13 +70,13 @@ static mopt_status decode_attn_run(const op_ctx *ctx, const op_tensor *in, int n
         return MOPT_ERR_UNSUPPORTED;
     int64_t rows = p->B * p->H * p->M, per_row = p->T * (p->D + p->Dv) + 1;
     int64_t grain = per_row >= GRAIN ? 1 : GRAIN / per_row;
+    const bool avx512 = strcmp(k->isa, "avx512") == 0;
     if (p->kt) {
-        cpu_parallel_for(ctx->threads, rows, grain, da_tile_rows, &j);
-        return MOPT_OK;
-    }
-    if (strcmp(j.k->isa, "avx512") == 0 && half_zmm(p->D) && half_zmm(p->Dv)) {
+        j.rows = avx512 && cpu_decode_attn_tiles_bf16_ok() ? cpu_decode_attn_tiles_avx512bf16
+                                                           : k->decode_attn_tiles;
+    } else if (avx512 && half_zmm(p->D) && half_zmm(p->Dv)) {
         const cpu_kernels *a2 = cpu_kernels_for("avx2");
-        if (a2) j.k = a2;
+        if (a2) j.rows = a2->decode_attn_f32;
     }
     cpu_parallel_for(ctx->threads, rows, grain, da_rows, &j);
     return MOPT_OK;
