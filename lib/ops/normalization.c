@@ -541,10 +541,10 @@ static mopt_status softmax_run(const op_ctx *ctx, const op_tensor *in, int n_in,
         inner = 1;
     }
     float small[64];
-    float *scratch = inner <= 32 ? small : mopt_malloc((size_t)inner * 2 * sizeof(float));
+    float *scratch = inner <= 32 ? small : op_work_get(ctx, 0, (size_t)inner * 2 * sizeof(float));
     if (!scratch) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for scratch");
     ref_softmax_f32(outer, len, inner, in[0].data, out[0].data, p->log, scratch);
-    if (scratch != small) mopt_free(scratch);
+    if (scratch != small) op_work_put(ctx, scratch);
     return MOPT_OK;
 }
 
