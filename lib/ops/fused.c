@@ -13,7 +13,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_epilogue.h"
 #include "kernels/ref/ref_matmul.h"
 #include "ops/conv.h"

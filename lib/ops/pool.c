@@ -9,7 +9,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_pool.h"
 #include "ops/bridge.h"
 #include "ops/conv.h"

@@ -11,7 +11,6 @@
  */
 #include <math.h>
 
-#include "core/alloc.h"
 #include "kernels/cpu/bf16cvt.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/normalization.h"
