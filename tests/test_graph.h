@@ -4,7 +4,8 @@
  * inputs and initializers with shapes written "batch,seq,768" (a name is a
  * symbol, ? an unknown dim), nodes with space-separated input and output
  * names, graph outputs, and the model built from the graph with the default
- * configuration. Header-only (static inline functions); include after <cmocka.h>.
+ * configuration, and the checks of a build: a value's shape, or the status
+ * and message of a failure. Header-only (static inline functions); include after <cmocka.h>.
  * Node attributes: tests/test_attrs.h.
  */
 #ifndef MOPT_TESTS_TEST_GRAPH_H
@@ -140,5 +141,20 @@ static inline void expect_shape(const mopt_model *m, const char *name, const cha
     if (strcmp(got, want) != 0)
         fail_msg("value '%s': load-time shape %s, expected %s", name, got, want);
 }
+
+/* Building g (handed over) fails with status want and a message holding
+ * every one of the needles (a NULL array entry ends them). */
+static inline void expect_load_error_(ir_graph *g, mopt_status want, const char *const *needles) {
+    mopt_model *m = NULL;
+    mopt_status st = build(g, &m);
+    const char *msg = mopt_error_message();
+    if (!msg) msg = "(no message)";
+    if (st != want) fail_msg("expected status %d, got %d (%s)", (int)want, (int)st, msg);
+    assert_null(m);
+    for (int i = 0; needles[i]; i++)
+        if (!strstr(msg, needles[i])) fail_msg("message '%s' lacks '%s'", msg, needles[i]);
+}
+#define expect_load_error(g, want, ...)                                                            \
+    expect_load_error_((g), (want), (const char *const[]){__VA_ARGS__, NULL})
 
 #endif

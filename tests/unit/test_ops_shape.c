@@ -21,16 +21,6 @@
 #include "../test_main.h"
 #include "tests/test_attrs.h"
 
-static void expect_load_error(ir_graph *g, mopt_status want, const char *needle) {
-    mopt_model *m = NULL;
-    mopt_status st = build(g, &m);
-    if (st != want)
-        fail_msg("expected status %d, got %d (%s)", (int)want, (int)st, mopt_error_message());
-    if (!strstr(mopt_error_message(), needle))
-        fail_msg("message '%s' lacks '%s'", mopt_error_message(), needle);
-    assert_null(m);
-}
-
 /* ---- symbolic inference ----------------------------------------------------- */
 
 MOPT_TEST(ops_reshape_symbols) {
