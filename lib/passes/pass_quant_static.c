@@ -101,8 +101,6 @@ static bool match(const fu_graph *f, const ir_node *n, qs_match *m) {
     if (m->conv) {
         if (ws->rank < 3 || !ir_shape_is_concrete(ws)) return false;
         if (fcv && ir_node_attr_int(n, "layout", 0) != 0) return false;
-        /* the quantized convolution has no post affine */
-        if (fcv && (ir_node_attr(n, "post_scale") || ir_node_attr(n, "post_shift"))) return false;
         if (m->bias >= 0 && ir_shape_numel(&g->values[m->bias]->shape) != ws->dims[0]) return false;
         return fu_attrs_copyable(n);
     }
