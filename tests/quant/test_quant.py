@@ -429,6 +429,28 @@ def test_post_affine(tmp):
           "Conv + activation + scalar affine (HardSwish, HardSigmoid, Relu) under static int8: "
           "3 StaticQConv, no Mul/Add left, max error %.4f of the range, cosine %.6f (%s)"
           % (rel, cosine(a, q), sorted(ops)))
+    # a hand-written StaticQConv with a non-finite post_scale, and a StaticQMatMul with one:
+    # refused at load with a clear message
+    for op, wshape, xshape, attrs, want in (
+            ("StaticQConv", (4, 4, 1, 1), [1, 4, 3, 3], {"post_scale": float("inf")}, "finite"),
+            ("StaticQMatMul", (4, 4), [2, 4], {"post_scale": 2.0}, "StaticQConv only")):
+        ws = numpy_helper.from_array(np.ones(wshape, np.int8), "w")
+        sc = numpy_helper.from_array(np.full(4, 0.01, np.float32), "sc")
+        n = helper.make_node(op, ["x", "w", "sc"], ["y"], name="q", domain="mopt", x_scale=0.1,
+                             x_zero_point=0, **attrs)
+        g = helper.make_graph([n], "bad", [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [ws, sc])
+        bad = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("mopt", 1)])
+        bad.ir_version = 8
+        p = tmp / ("bad_post_%s.onnx" % op)
+        onnx.save(bad, p)
+        try:
+            with mopt.Model(str(p)) as mb, mopt.Session(mb) as sb:
+                sb.run({"x": np.ones(xshape, np.float32)})
+            msg = "loaded"
+        except mopt.MoptError as e:
+            msg = str(e)
+        check(want in msg, "%s with post_scale %s is refused: %s" % (op, attrs["post_scale"], msg[-120:]))
 
 
 def test_depthwise_per_channel(tmp):
