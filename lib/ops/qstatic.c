@@ -36,6 +36,17 @@ static mopt_status qs_parse(const op_ctx *ctx, void *params) {
     p->y_zp = (int32_t)ir_node_attr_int(ctx->node, "y_zero_point", 0);
     mopt_status st = ops_fused_read_activation(ctx, &p->act);
     if (st) return st;
+    p->has_post = ir_node_attr(ctx->node, "post_scale") != NULL ||
+                  ir_node_attr(ctx->node, "post_shift") != NULL;
+    p->post_scale = ir_node_attr_float(ctx->node, "post_scale", 1.f);
+    p->post_shift = ir_node_attr_float(ctx->node, "post_shift", 0.f);
+    if (p->has_post && !p->is_conv)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "post_scale/post_shift are for StaticQConv only");
+    if (!isfinite(p->post_scale) || !isfinite(p->post_shift))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "post_scale %g and post_shift %g must be finite", (double)p->post_scale,
+                       (double)p->post_shift);
     p->x_cs = NULL;
     p->n_cs = ir_node_attr_floats(ctx->node, "x_channel_scales", &p->x_cs);
     if (p->n_cs < 0) p->n_cs = 0, p->x_cs = NULL;
@@ -119,7 +130,8 @@ static mopt_status qconv_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
 /* ---- the run ------------------------------------------------------------ */
 
 /* One output row of n values (one channel's plane, or one matrix row):
- * v = (acc - corr) * scale + bias + res, then the activation, then f32 or
+ * v = (acc - corr) * scale + bias + res, then the activation (and the post
+ * affine), then f32 or
  * u8 (k->quantize). Branch-free loops per case, so they vectorize. */
 static void qs_row(const qstatic_params *p, const qstatic_kernels *k, const int32_t *acc, int64_t n,
                    const int32_t *corr, const float *scale, const float *bias, const float *res,
@@ -140,6 +152,11 @@ static void qs_row(const qstatic_params *p, const qstatic_kernels *k, const int3
         for (int64_t i = 0; i < n; i++)
             v[i] += res[i];
     if (p->act.act != KN_ACT_NONE) k->act(v, n, &p->act);
+    if (p->has_post) {
+        const float a = p->post_scale, b = p->post_shift;
+        for (int64_t i = 0; i < n; i++)
+            v[i] = v[i] * a + b;
+    }
     if (p->y_scale > 0) k->quantize(v, n, p->y_scale, (float)p->y_zp, y);
 }
 
