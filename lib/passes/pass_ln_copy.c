@@ -93,6 +93,10 @@ mopt_status pass_ln_copy(ir_graph *g, const char *exclude, pass_result *r) {
             n->n_outputs < 1 || n->n_outputs > 3 || n->outputs[0] < 0 ||
             g->values[n->outputs[0]]->dtype != MOPT_DTYPE_F32)
             continue;
+        /* normalized along the last axis alone: its rows are the u8 block's */
+        int32_t rank = g->values[n->outputs[0]]->shape.rank;
+        int64_t axis = ir_node_attr_int(n, "axis", -1);
+        if (rank < 1 || (axis != -1 && axis != rank - 1)) continue;
         int32_t q, other;
         count_readers(g, n->outputs[0], exclude, &q, &other);
         if (!q || !other) continue;
