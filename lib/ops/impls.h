@@ -78,7 +78,7 @@ extern const op_impl ops_impl_maxpool_onednn;
 extern const op_impl ops_impl_avgpool_onednn;
 extern const op_impl ops_impl_fused_matmul_onednn;
 extern const op_impl ops_impl_fused_conv_onednn;
-extern const op_impl ops_impl_onednn_qstatic; /* StaticQConv: qstatic_onednn.c */
+extern const op_impl ops_impl_onednn_qstatic; /* StaticQConv, StaticQMatMul: qstatic_onednn.c */
 /* OpenBLAS (lib/ops/openblas) */
 extern const op_impl ops_impl_matmul_openblas;
 extern const op_impl ops_impl_gemm_openblas;

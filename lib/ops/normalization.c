@@ -1,7 +1,8 @@
 /*
  * normalization.c — the "normalization" operator family: BatchNormalization
  * (inference mode only), InstanceNormalization, LayerNormalization (opset 17,
- * with the optional Mean/InvStdDev outputs), RMSNormalization (opset 23;
+ * with the optional Mean/InvStdDev outputs; mopt.LayerNormalization adds a
+ * 4th, a copy of Y for int8 matmuls), RMSNormalization (opset 23;
  * scale broadcast like numpy), GroupNormalization (opset 18 with per-group
  * scale/bias, opset 21 per-channel), LpNormalization (p 1 or 2),
  * MeanVarianceNormalization (axes, default [0, 2, 3]), Softmax and
@@ -206,6 +207,7 @@ static mopt_status layernorm_infer(const op_ctx *ctx, const op_tensor *in, int n
     out[0].shape = *x;
     for (int k = 1; k < n_out; k++) {
         out[k].shape = *x;
+        if (k == LN_COPY_OUT) continue; /* mopt.LayerNormalization's copy of Y */
         for (int32_t i = axis; i < x->rank; i++) {
             out[k].shape.dims[i] = 1;
             out[k].shape.syms[i] = 0;
@@ -266,6 +268,8 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
     float *mean = n_out > 1 && ctx->node->outputs[1] >= 0 ? out[1].data : NULL;
     float *inv_std = n_out > 2 && ctx->node->outputs[2] >= 0 ? out[2].data : NULL;
     ref_layernorm_f32(outer, inner, in[0].data, scale, bias, eps, out[0].data, mean, inv_std);
+    if (n_out > LN_COPY_OUT && ctx->node->outputs[LN_COPY_OUT] >= 0)
+        memcpy(out[LN_COPY_OUT].data, out[0].data, (size_t)(outer * inner) * sizeof(float));
     op_work_put(ctx, own_s);
     op_work_put(ctx, own_b);
     return MOPT_OK;
@@ -557,6 +561,9 @@ static const op_def k_ops[] = {
      OP_PARAMS(eps_params, eps_parse), .bridge = &ops_bridge_float},
     {"LayerNormalization", "", 2, 3, 1, 3, layernorm_infer, layernorm_run, ops_cpu_layernorm_impls,
      OP_PARAMS(layernorm_params, layernorm_parse), .bridge = &ops_bridge_float},
+    /* Y's copy for int8 matmuls as a 4th output (lib/passes/pass_ln_copy.c) */
+    {"LayerNormalization", "mopt", 2, 3, 4, 4, layernorm_infer, layernorm_run,
+     ops_cpu_layernorm_impls, OP_PARAMS(layernorm_params, layernorm_parse)},
     {"RMSNormalization", "", 2, 2, 1, 1, rms_infer, rms_run, NULL, OP_PARAMS(rms_params, rms_parse),
      .bridge = &ops_bridge_float},
     {"GroupNormalization", "", 3, 3, 1, 1, group_infer, group_run, NULL,

@@ -3,7 +3,8 @@
  * plan_u8, issue 11) and the executor's f32 fallback under both halves. On
  * the BERT test model at precision=int8, opt_level 3, the FFN's
  * FusedMatMul+Gelu output is kept as a u8 rows block (kernels/cpu/rowquant.h)
- * between the two int8 matmuls that declared it (op_impl.u8_io), never at
+ * between the two int8 matmuls that declared it (op_impl.u8_io), as are
+ * the LayerNorms' copies of Y for int8 matmuls (test_ln_u8.c), never at
  * fp32/bf16 or opt_level 2, and not where int8_exclude sends a side to
  * another precision. Then a node whose chosen impl declines at run time (a
  * test impl swapped into its plan) runs its fallbacks on f32 copies: bf16
@@ -50,8 +51,10 @@ static void ffn_kept_u8(void **state) {
         mopt_model_destroy(m);
         skip(); /* no oneDNN int8 matmul here */
     }
-    /* per layer: fc1 (+ Gelu) -> fc2 */
-    assert_int_equal(bert_check_kept(m, true), 2);
+    /* per layer: fc1 (+ Gelu) -> fc2; and the copies of Y of the 4
+     * LayerNorms that feed an int8 matmul besides a residual (the
+     * embeddings', each layer's first, layer 0's second: pass_ln_copy.c) */
+    assert_int_equal(bert_check_kept(m, true), 2 + 4);
     for (int l = 0; l < 2; l++) {
         char name[64];
         snprintf(name, sizeof name, "/layers.%d/fc2/MatMul", l);
@@ -82,7 +85,7 @@ static void per_layer_precision_u8(void **state) {
         mopt_model_destroy(m);
         skip();
     }
-    assert_int_equal(bert_check_kept(m, true), 1);
+    assert_int_equal(bert_check_kept(m, true), 1 + 4);
     const ir_node *fc2 = m->graph->nodes[node_named(m, "/layers.1/fc2/MatMul")];
     assert_int_equal(m->plans[node_named(m, "/layers.1/fc2/MatMul")].precision, OP_PREC_FP32);
     assert_false(m->u8_store[fc2->inputs[0]]);
