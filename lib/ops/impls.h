@@ -141,6 +141,9 @@ mopt_status ops_pool_geometry(const op_ctx *ctx, const ir_shape *x, const ir_sha
 bool ops_pool_channels_last(const op_ctx *ctx);
 /* ... and, of those, whether X and Y are blocked (nC[d]hw16c; attribute blocked=1) */
 bool ops_pool_blocked(const op_ctx *ctx);
+/* mopt.ChannelsLastGlobalAveragePool (layout.c): the images *n and channels
+ * *c its X is read as (blocked: N * C/16 images of 16 channels) */
+void ops_clgap_rows(const op_ctx *ctx, const ir_shape *x, int64_t *n, int64_t *c);
 
 /* ConvInteger / QLinearConv (conv_quant.c) with the integer convolution
  * (y = conv(x - x_zp, w - w_zp) + bias in int32, as ref_conv_s32 computes

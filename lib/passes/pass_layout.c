@@ -63,8 +63,10 @@
  * Winograd chains (wino_conv): oneDNN's Winograd kernels take X and Y only blocked, so on a CPU
  * where the conv glue will pick them (ops_conv_wino_blocked) the values they make or read are
  * blocked at any known spatial size, with the pools and elementwise nodes feeding them and any f32
- * convolution beside them (blocked MaxPool/AveragePool: attribute blocked=1). ResNet-18-like on the
- * Xeon (model 207, 1 thread): 27 reorders gone, batch 1 0.98 -> 0.92x ORT, batch 8 0.77 -> 0.65x.
+ * convolution beside them (blocked MaxPool/AveragePool: attribute blocked=1). A GlobalAveragePool
+ * reads blocked X as well (mopt.ChannelsLastGlobalAveragePool blocked=1: ResNet's last block).
+ * ResNet-18-like on the Xeon (model 207, 1 thread): 27 reorders gone, batch 1 0.98 -> 0.92x ORT,
+ * batch 8 0.77 -> 0.65x.
  */
 #include <math.h>
 #include <stdio.h>
@@ -480,6 +482,7 @@ static bool blk_still_ok(const layout_state *s, int32_t v) {
         if ((s->ok[u->node] == NODE_AGNOSTIC || s->ok[u->node] == NODE_POOL) &&
             (s->full[u->node] >> u->slot & 1u) && s->blk[n->outputs[0]])
             continue;
+        if (s->ok[u->node] == NODE_GAP && u->slot == 0) continue; /* blocked=1 */
         return false;
     }
     return true;
@@ -615,7 +618,8 @@ static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_
             continue;
         }
         if (s->ok[i] == NODE_GAP && s->keep[n->inputs[0]]) {
-            if (!replace(s, n, "ChannelsLastGlobalAveragePool", 1, n->inputs))
+            ir_node *f = replace(s, n, "ChannelsLastGlobalAveragePool", 1, n->inputs);
+            if (!f || (s->blk[f->inputs[0]] && !fu_set_int(f, "blocked", 1)))
                 return MOPT_ERR_OUT_OF_MEMORY;
             (*n_se)++;
             continue;

@@ -200,8 +200,9 @@ def wino():
                 "r3")
     c4 = b.conv(r3, "c4", 64, 32, 3, stride=2, pad=1, std=0.05)
     b.conv(c4, "y", 32, 8, 1, std=0.1)
-    save("wino", b.nodes, b.inits, ["y"],
-         ["values 5", "convs 5", "pools 1", "se 0", "blocked 0", "blocked_avx512 4"],
+    b.node("GlobalAveragePool", [r3], "g")
+    save("wino", b.nodes, b.inits, ["y", "g"],
+         ["values 5", "convs 5", "pools 1", "se 1", "blocked 0", "blocked_avx512 4"],
          [(1, 3, 14, 15), (2, 3, 14, 15)], hw=(14, 15))
 
 
