@@ -38,7 +38,18 @@ test_layout.c.
     -> 1x1 48 -> 24 (24 channels: channels-last) -> 1x1 24 -> 32 (blocked
     Y: an edge the other way) -> depthwise stride 2 (28x30: channels-last
     Y) -> 1x1 32 -> 8: 11 values, 11 convolutions (7 of them with a
-    blocked X or Y), 2 squeeze-excitation ops."""
+    blocked X or Y), 2 squeeze-excitation ops;
+  wino: a ResNet basic block at known 14x15 sizes (below the 56x56 of
+    `blocked`): Conv(3 -> 64)+Relu -> MaxPool(3, stride 1, pads 1) -> 3x3
+    64 -> 64 + Relu -> 3x3 64 -> 64 + Add(the MaxPool's output) + Relu ->
+    3x3 stride 2 64 -> 32 -> 1x1 32 -> 8, and a GlobalAveragePool of the
+    block's output (a graph output). Where the CPU has AVX-512 the 3x3
+    stride-1 convs run on oneDNN's Winograd kernels, which take only the
+    blocked layout, so the values they make or read stay blocked, with the
+    MaxPool's input, the stride-2 conv and the GlobalAveragePool beside
+    them: 5 values, 5 convolutions, 1 pool, se 1 (the GlobalAveragePool),
+    "blocked_avx512 4" (the stem, the two Winograd convs, the stride-2
+    one), "blocked 0" elsewhere (test_layout.c picks the rule)."""
 import os
 import shutil
 
