@@ -1004,6 +1004,24 @@ static bool wino_pays(const onednn_conv_desc *d) {
     return cpu_get()->amd || d->c_in * d->c_out >= WINO_INTEL_MIN_HARMONIC * (d->c_in + d->c_out);
 }
 
+bool onednn_conv_wino_likely(int64_t c_in, int64_t c_out) {
+    const cpu_features *c = cpu_get();
+    onednn_conv_desc d;
+    memset(&d, 0, sizeof d);
+    d.prec = ONEDNN_F32;
+    d.S = 2;
+    d.group = 1;
+    d.c_in = c_in;
+    d.c_out = c_out;
+    for (int32_t i = 0; i < 2; i++) {
+        d.k[i] = 3;
+        d.stride[i] = 1;
+        d.dilation[i] = 1;
+    }
+    return onednn_available() && c->avx512f && c->avx512bw && c->avx512vl && c->avx512dq &&
+           wino_geometry(&d) && wino_pays(&d);
+}
+
 static bool conv_wino_shape(const onednn_conv_desc *d) {
     return d->wino && wino_geometry(d) && wino_pays(d);
 }
@@ -2183,10 +2201,8 @@ static mopt_status pool_entry(cache_entry *e, const cache_key *key, const float 
         pr[i] = d->pad_r[i];
     }
     dnnl_memory_desc_t x, y;
-    bool (*md)(dnnl_memory_desc_t *, int32_t, const int64_t *, dnnl_data_type_t) =
-        d->nhwc ? md_nhwc : md_dense;
-    if (!md(&x, nd, xd, dnnl_f32) || !md(&y, nd, yd, dnnl_f32) ||
-        !dnnl_pooling_v2_forward_desc_init)
+    if ((d->blk && (d->nhwc || d->c % 16)) || !md_user(&x, nd, xd, dnnl_f32, d->nhwc, d->blk) ||
+        !md_user(&y, nd, yd, dnnl_f32, d->nhwc, d->blk) || !dnnl_pooling_v2_forward_desc_init)
         return MOPT_ERR_UNSUPPORTED;
     dnnl_alg_kind_t alg = d->max           ? dnnl_pooling_max
                           : d->include_pad ? dnnl_pooling_avg_include_padding

@@ -131,6 +131,13 @@ typedef struct onednn_conv_desc {
  * file calls it before dnnl_primitive_desc_create and declines on false. */
 bool onednn_desc_fits(const void *op_desc, char *why, size_t n);
 
+/* Whether an f32 3x3 stride-1 one-group convolution with c_in -> c_out
+ * channels would run on oneDNN's Winograd kernels when d->wino asks for
+ * them: an AVX-512 CPU and the channel rule of wino_pays (onednn.c). Those
+ * kernels take X and Y only in the blocked layout (nChw16c), so the layout
+ * pass keeps such convs' activations blocked (pass_layout.c). */
+bool onednn_conv_wino_likely(int64_t c_in, int64_t c_out);
+
 /* Weights reordered once for a shape family. */
 typedef struct onednn_weights onednn_weights;
 
@@ -202,6 +209,7 @@ typedef struct onednn_pool_desc {
     int64_t in[3], out[3], k[3], stride[3], dilation[3], pad_l[3], pad_r[3];
     bool max, include_pad;
     bool nhwc; /* X and Y channels-last ([N, spatial..., C] in memory) */
+    bool blk;  /* X and Y blocked (nC[d]hw16c), c a multiple of 16; not with nhwc */
 } onednn_pool_desc;
 
 /* Runs a pooling; UNSUPPORTED (y untouched) when oneDNN refuses it or

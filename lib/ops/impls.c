@@ -76,6 +76,16 @@ const op_impl *const ops_qstatic_impls[] = {ONEDNN(ops_impl_onednn_qstatic)
 /* clang-format on */
 const op_impl *const ops_qlinear_matmul_impls[] = {&ops_impl_cpu_qlinear_matmul_vnni, NULL};
 
+bool ops_conv_wino_blocked(int64_t c_in, int64_t c_out) {
+#ifdef MOPT_HAVE_ONEDNN
+    return onednn_conv_wino_likely(c_in, c_out);
+#else
+    (void)c_in;
+    (void)c_out;
+    return false;
+#endif
+}
+
 bool ops_conv_channels_last_ok(void) {
 #ifdef MOPT_HAVE_ONEDNN
     return onednn_available();

@@ -139,6 +139,11 @@ mopt_status ops_pool_geometry(const op_ctx *ctx, const ir_shape *x, const ir_sha
 /* Whether a MaxPool/AveragePool node is the channels-last variant
  * (mopt.ChannelsLast*Pool: X and Y stored [N, spatial..., C]). */
 bool ops_pool_channels_last(const op_ctx *ctx);
+/* ... and, of those, whether X and Y are blocked (nC[d]hw16c; attribute blocked=1) */
+bool ops_pool_blocked(const op_ctx *ctx);
+/* mopt.ChannelsLastGlobalAveragePool (layout.c): the images *n and channels
+ * *c its X is read as (blocked: N * C/16 images of 16 channels) */
+void ops_clgap_rows(const op_ctx *ctx, const ir_shape *x, int64_t *n, int64_t *c);
 
 /* ConvInteger / QLinearConv (conv_quant.c) with the integer convolution
  * (y = conv(x - x_zp, w - w_zp) + bias in int32, as ref_conv_s32 computes
@@ -172,6 +177,10 @@ int64_t ops_conv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const o
 /* Whether convolutions can keep channels-last activations (a backend that
  * takes them is available: oneDNN); the layout pass runs only then. */
 bool ops_conv_channels_last_ok(void);
+/* Whether an f32 3x3 stride-1 one-group Conv with c_in -> c_out channels
+ * runs on oneDNN's Winograd kernels at opt_level 3 (they take X and Y only
+ * blocked, nChw16c: the layout pass keeps them so). */
+bool ops_conv_wino_blocked(int64_t c_in, int64_t c_out);
 
 #ifdef MOPT_HAVE_ONEDNN
 #include "kernels/onednn/onednn.h"

@@ -4,8 +4,10 @@
  * where a squeeze-excitation block reads a channels-last activation. Shapes
  * are the logical [N, C, spatial...] ones; only the memory order differs.
  *   mopt.ChannelsLastGlobalAveragePool(X) -> Y: GlobalAveragePool of an X
- *     stored channels-last ([N, spatial..., C]); Y [N, C, 1...] (the same
- *     bytes in either layout).
+ *     stored channels-last ([N, spatial..., C]), or with blocked=1 in
+ *     oneDNN's blocked layout ([N, C/16, spatial..., 16]: each block of 16
+ *     channels a channels-last image); Y [N, C, 1...] (the same bytes in
+ *     any layout).
  *   mopt.ChannelsLastScale(X, S) -> Y: Y = X * S with X and Y stored
  *     channels-last and S of X's rank, [N or 1, C or 1, 1...] (plain:
  *     the same bytes in either layout), broadcast over the spatial axes.
@@ -19,6 +21,7 @@
 #include <math.h>
 
 #include "ops/impls.h"
+#include "ops/layout.h"
 #include "ops/op_common.h"
 #include "ops/ops.h"
 
@@ -44,10 +47,35 @@ static void nc_sp(const ir_shape *s, int64_t *n, int64_t *c, int64_t *sp) {
 
 /* ---- mopt.ChannelsLastGlobalAveragePool ----------------------------------- */
 
+static mopt_status gap_parse(const op_ctx *ctx, void *params) {
+    clgap_params *p = params;
+    int64_t blk = ir_node_attr_int(ctx->node, "blocked", 0);
+    if (blk != 0 && blk != 1)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "blocked %lld is not 0 or 1", (long long)blk);
+    p->blocked = blk == 1;
+    return MOPT_OK;
+}
+
+/* The images and channels of a run of gap_run or its cpu impl: blocked,
+ * each block of 16 channels is an image of 16. */
+void ops_clgap_rows(const op_ctx *ctx, const ir_shape *x, int64_t *n, int64_t *c) {
+    *n = x->dims[0];
+    *c = x->dims[1];
+    if (((const clgap_params *)ctx->params)->blocked) {
+        *n *= *c / 16;
+        *c = 16;
+    }
+}
+
 static mopt_status gap_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
     mopt_status st = x_check(ctx, &in[0]);
     if (st) return st;
+    const ir_shape *xs = &in[0].shape;
+    if (((const clgap_params *)ctx->params)->blocked && xs->rank >= 0 &&
+        (xs->syms[1] != 0 || xs->dims[1] <= 0 || xs->dims[1] % 16))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "a blocked X needs a known channel count, a multiple of 16");
     out[0].dtype = MOPT_DTYPE_F32;
     out[0].shape = in[0].shape;
     for (int32_t i = 2; i < in[0].shape.rank; i++) {
@@ -61,6 +89,7 @@ static mopt_status gap_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
                            int n_out) {
     int64_t n, c, sp;
     nc_sp(&in[0].shape, &n, &c, &sp);
+    ops_clgap_rows(ctx, &in[0].shape, &n, &c);
     const float *x = in[0].data;
     float *y = out[0].data;
     float inv = sp > 0 ? 1.0f / (float)sp : 0.0f;
@@ -195,7 +224,8 @@ static int64_t affine_flops(const op_ctx *ctx, const op_tensor *in, int n_in, co
 
 /* Domain "mopt": never bridged. */
 static const op_def k_ops[] = {
-    {"ChannelsLastGlobalAveragePool", "mopt", 1, 1, 1, 1, gap_infer, gap_run, ops_cpu_clgap_impls},
+    {"ChannelsLastGlobalAveragePool", "mopt", 1, 1, 1, 1, gap_infer, gap_run, ops_cpu_clgap_impls,
+     OP_PARAMS(clgap_params, gap_parse)},
     {"ChannelsLastScale", "mopt", 2, 2, 1, 1, scale_infer, scale_run, ops_cpu_clscale_impls,
      .flops = scale_flops},
     {"ChannelsLastAffine", "mopt", 3, 3, 1, 1, affine_infer, affine_run, ops_cpu_claffine_impls,

@@ -6,6 +6,7 @@
 #ifndef MOPT_OPS_LAYOUT_H
 #define MOPT_OPS_LAYOUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Concat and Split along the channel axis (axis 1 of [N, C, spatial...]) of
@@ -20,5 +21,12 @@ typedef struct cl_params {
     const int64_t *sizes;
     int64_t n_sizes;
 } cl_params;
+
+/* mopt.ChannelsLastGlobalAveragePool: X channels-last, or with blocked=1
+ * in oneDNN's blocked layout nC[d]hw16c (C a known multiple of 16): Y
+ * [N, C, 1...] is the same bytes in any layout. */
+typedef struct clgap_params {
+    bool blocked;
+} clgap_params;
 
 #endif

@@ -25,6 +25,7 @@ typedef struct pool_params {
     bool ceil_mode, count_include_pad;
     bool col_major;     /* MaxPool storage_order=1: Indices counted column-major */
     bool channels_last; /* mopt.ChannelsLast*Pool: X and Y [N, spatial..., C] */
+    bool blocked;       /* ... with blocked=1: X and Y in oneDNN's nC[d]hw16c instead */
 } pool_params;
 
 static mopt_status pool_parse(const op_ctx *ctx, void *params) {
@@ -39,12 +40,18 @@ static mopt_status pool_parse(const op_ctx *ctx, void *params) {
                        order);
     p->col_major = order == 1;
     p->channels_last = strcmp(ctx->def->domain, "mopt") == 0;
+    int64_t blk = p->channels_last ? ir_node_attr_int(ctx->node, "blocked", 0) : 0;
+    if (blk != 0 && blk != 1)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "blocked %" PRId64 " is not 0 or 1", blk);
+    p->blocked = blk == 1;
     return MOPT_OK;
 }
 
 bool ops_pool_channels_last(const op_ctx *ctx) {
     return ((const pool_params *)ctx->params)->channels_last;
 }
+
+bool ops_pool_blocked(const op_ctx *ctx) { return ((const pool_params *)ctx->params)->blocked; }
 
 /* The window of a node with S spatial axes. */
 typedef struct pool_attrs {
@@ -91,6 +98,11 @@ static mopt_status window_pool_infer(const op_ctx *ctx, const op_tensor *in, int
     int32_t S;
     mopt_status st = pool_check_input(ctx, &in[0], 3, &S);
     if (st) return st;
+    const ir_shape *xs = &in[0].shape;
+    if (ops_pool_blocked(ctx) && S >= 0 &&
+        (xs->syms[1] != 0 || xs->dims[1] <= 0 || xs->dims[1] % CONV_BLK))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "a blocked X needs a known channel count, a multiple of 16");
     out[0].dtype = MOPT_DTYPE_F32;
     if (S < 0) {
         ir_shape_set_unknown(&out[0].shape);
@@ -183,7 +195,8 @@ static mopt_status window_pool_run(const op_ctx *ctx, const op_tensor *in, op_te
             op_work_put(ctx, ty);
             return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for a channels-last copy");
         }
-        ops_conv_relayout(x, tx, n, c, sx, false);
+        bool blk = ops_pool_blocked(ctx);
+        (blk ? ops_conv_relayout_blk : ops_conv_relayout)(x, tx, n, c, sx, false);
         x = tx;
         y = ty;
     }
@@ -191,7 +204,9 @@ static mopt_status window_pool_run(const op_ctx *ctx, const op_tensor *in, op_te
         ref_maxpool_f32(&p, x, y);
     else
         ref_avgpool_f32(&p, x, y);
-    if (ty) ops_conv_relayout(ty, out[0].data, n, c, sy, true);
+    if (ty)
+        (ops_pool_blocked(ctx) ? ops_conv_relayout_blk : ops_conv_relayout)(ty, out[0].data, n, c,
+                                                                            sy, true);
     op_work_put(ctx, tx);
     op_work_put(ctx, ty);
     return MOPT_OK;

@@ -38,7 +38,18 @@ test_layout.c.
     -> 1x1 48 -> 24 (24 channels: channels-last) -> 1x1 24 -> 32 (blocked
     Y: an edge the other way) -> depthwise stride 2 (28x30: channels-last
     Y) -> 1x1 32 -> 8: 11 values, 11 convolutions (7 of them with a
-    blocked X or Y), 2 squeeze-excitation ops."""
+    blocked X or Y), 2 squeeze-excitation ops;
+  wino: a ResNet basic block at known 14x15 sizes (below the 56x56 of
+    `blocked`): Conv(3 -> 64)+Relu -> MaxPool(3, stride 1, pads 1) -> 3x3
+    64 -> 64 + Relu -> 3x3 64 -> 64 + Add(the MaxPool's output) + Relu ->
+    3x3 stride 2 64 -> 32 -> 1x1 32 -> 8, and a GlobalAveragePool of the
+    block's output (a graph output). Where the CPU has AVX-512 the 3x3
+    stride-1 convs run on oneDNN's Winograd kernels, which take only the
+    blocked layout, so the values they make or read stay blocked, with the
+    MaxPool's input, the stride-2 conv and the GlobalAveragePool beside
+    them: 5 values, 5 convolutions, 1 pool, se 1 (the GlobalAveragePool),
+    "blocked_avx512 4" (the stem, the two Winograd convs, the stride-2
+    one), "blocked 0" elsewhere (test_layout.c picks the rule)."""
 import os
 import shutil
 
@@ -83,8 +94,8 @@ class Builder:
         self.inits.append(numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name))
         return name
 
-    def conv(self, x, y, cin, cout, k, group=1, stride=1, pad=0, bias=True):
-        w = self.const(y + "_w", self.rng.normal(0, 0.3, (cout, cin // group, k, k)))
+    def conv(self, x, y, cin, cout, k, group=1, stride=1, pad=0, bias=True, std=0.3):
+        w = self.const(y + "_w", self.rng.normal(0, std, (cout, cin // group, k, k)))
         ins = [x, w] + ([self.const(y + "_b", self.rng.normal(0, 0.1, cout))] if bias else [])
         self.nodes.append(helper.make_node("Conv", ins, [y], group=group, strides=[stride] * 2,
                                            pads=[pad] * 4, kernel_shape=[k, k]))
@@ -191,6 +202,21 @@ def blocked():
          [(1, 3, 56, 60), (2, 3, 56, 60)], hw=(56, 60))
 
 
+def wino():
+    b = Builder(8)
+    r1 = b.node("Relu", [b.conv("x", "c1", 3, 64, 3, pad=1)], "r1")
+    p = b.node("MaxPool", [r1], "p", kernel_shape=[3, 3], strides=[1, 1], pads=[1] * 4)
+    r2 = b.node("Relu", [b.conv(p, "c2", 64, 64, 3, pad=1, std=0.05)], "r2")
+    r3 = b.node("Relu", [b.node("Add", [b.conv(r2, "c3", 64, 64, 3, pad=1, std=0.05), p], "a3")],
+                "r3")
+    c4 = b.conv(r3, "c4", 64, 32, 3, stride=2, pad=1, std=0.05)
+    b.conv(c4, "y", 32, 8, 1, std=0.1)
+    b.node("GlobalAveragePool", [r3], "g")
+    save("wino", b.nodes, b.inits, ["y", "g"],
+         ["values 5", "convs 5", "pools 1", "se 1", "blocked 0", "blocked_avx512 4"],
+         [(1, 3, 14, 15), (2, 3, 14, 15)], hw=(14, 15))
+
+
 if __name__ == "__main__":
     chain()
     se()
@@ -199,3 +225,4 @@ if __name__ == "__main__":
     flex()
     boundary()
     blocked()
+    wino()

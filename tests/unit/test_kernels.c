@@ -1488,6 +1488,47 @@ static void fused_conv_layout_checked(void **st) {
                      MOPT_OK);
 }
 
+/* mopt.ChannelsLastMaxPool and mopt.ChannelsLastGlobalAveragePool with
+ * blocked=1 (pass_layout.c's Winograd chains): blocked other than 0 or 1
+ * fails the parse, a channel count that does not fill the 16-channel
+ * blocks fails inference (never a run over a tensor of the wrong size). */
+static mopt_status cl_pool_blocked_infer(const char *op, int64_t blocked, int64_t c, bool *parsed) {
+    node_case nc;
+    nc_init_domain(&nc, op, "mopt", 1);
+    attr_int(nc.n, "blocked", blocked);
+    if (strcmp(op, "ChannelsLastMaxPool") == 0)
+        attr_ints(nc.n, "kernel_shape", 2, (int64_t[]){3, 3});
+    op_tensor in[1];
+    memset(in, 0, sizeof in);
+    tensor(&in[0], 4, (int64_t[]){2, c, 8, 8});
+    static op_view view;
+    op_view_src src = {.graph = nc.g, .runtime = true, .precision = g_prec, .threads = 1};
+    mopt_status st = op_view_init(&view, &src, nc.n, NULL);
+    *parsed = st == MOPT_OK;
+    if (!st) {
+        op_tensor y;
+        memset(&y, 0, sizeof y);
+        st = g_real->infer(&view.ctx, in, 1, &y, 1);
+    }
+    free_inputs(in, 1);
+    ir_graph_destroy(nc.g);
+    return st;
+}
+
+static void cl_pool_blocked_checked(void **st) {
+    (void)st;
+    static const char *const ops[] = {"ChannelsLastMaxPool", "ChannelsLastGlobalAveragePool"};
+    for (int i = 0; i < 2; i++) {
+        bool parsed;
+        assert_int_not_equal(cl_pool_blocked_infer(ops[i], 2, 32, &parsed), MOPT_OK);
+        assert_false(parsed);
+        assert_int_equal(cl_pool_blocked_infer(ops[i], 1, 24, &parsed), MOPT_ERR_INVALID_MODEL);
+        assert_true(parsed);
+        assert_int_equal(cl_pool_blocked_infer(ops[i], 1, 32, &parsed), MOPT_OK);
+        assert_int_equal(cl_pool_blocked_infer(ops[i], 0, 24, &parsed), MOPT_OK);
+    }
+}
+
 static void impl_names_are_informative(void **st) {
     (void)st;
     static const char *const ops[] = {"MatMul", "Gemm", "Conv"};
@@ -1525,6 +1566,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(impl_names_are_informative),
         cmocka_unit_test(fused_conv_layout_checked),
+        cmocka_unit_test(cl_pool_blocked_checked),
 #ifdef MOPT_HAVE_ONEDNN
         cmocka_unit_test(onednn_matmul),
         cmocka_unit_test(onednn_gemm),

@@ -190,9 +190,12 @@ static mopt_status clgap_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
                              int n_out) {
     const ir_shape *x = &in[0].shape;
     if (x->rank < 3 || op_numel(&in[0]) == 0) return MOPT_ERR_UNSUPPORTED;
-    /* each image: the mean over its pixel rows of C channels */
-    ops_cpu_reduce_rows(ctx->state, CPU_RED_MEAN, in[0].data, out[0].data, x->dims[0], pixels(x),
-                        x->dims[1], ctx->threads);
+    /* each image: the mean over its pixel rows of C channels (blocked: each
+     * block of 16 channels an image) */
+    int64_t n, c;
+    ops_clgap_rows(ctx, x, &n, &c);
+    ops_cpu_reduce_rows(ctx->state, CPU_RED_MEAN, in[0].data, out[0].data, n, pixels(x), c,
+                        ctx->threads);
     return MOPT_OK;
 }
 

@@ -2,7 +2,8 @@
  * pool_onednn.c — MaxPool (without the Indices output) and AveragePool
  * (count_include_pad either way, ceil_mode, dilations, explicit and auto
  * pads) on oneDNN's pooling, f32, 1-3 spatial axes, in the plain NC[D]HW
- * layout, or channels-last for mopt.ChannelsLast*Pool (the layout pass). No state: the primitive is
+ * layout, or channels-last (or blocked nC[d]hw16c with blocked=1) for mopt.ChannelsLast*Pool (the
+ * layout pass). No state: the primitive is
  * cached per session and shape. Shapes oneDNN refuses, or would run on its reference kernel, are
  * declined: the executor runs the reference.
  */
@@ -34,7 +35,8 @@ static mopt_status pool_run(const op_ctx *ctx, const op_tensor *in, op_tensor *o
     d.batch = x->dims[0];
     d.c = x->dims[1];
     d.max = max;
-    d.nhwc = ops_pool_channels_last(ctx);
+    d.nhwc = ops_pool_channels_last(ctx) && !ops_pool_blocked(ctx);
+    d.blk = ops_pool_blocked(ctx);
     d.include_pad = p.count_include_pad;
     int32_t lead = REF_WIN_MAX - d.S;
     for (int32_t i = 0; i < d.S; i++) {
