@@ -38,7 +38,13 @@ test_layout.c.
     -> 1x1 48 -> 24 (24 channels: channels-last) -> 1x1 24 -> 32 (blocked
     Y: an edge the other way) -> depthwise stride 2 (28x30: channels-last
     Y) -> 1x1 32 -> 8: 11 values, 11 convolutions (7 of them with a
-    blocked X or Y), 2 squeeze-excitation ops."""
+    blocked X or Y), 2 squeeze-excitation ops;
+  resize: YOLO's upsampling: Conv(stride 2)+Relu -> Resize nearest x2
+    (asymmetric, floor) -> Concat with a Conv of x -> 1x1 Conv -> Resize
+    nearest x2, x3 (half_pixel, round_prefer_ceil) -> Conv; the Conv of x
+    is also read by a linear Resize (stays plain, and so does that Conv's
+    output) -> Conv: 5 values, 3 convolutions, 1 flex, the 2 nearest
+    Resizes as mopt.ChannelsLastResize."""
 import os
 import shutil
 
@@ -191,6 +197,24 @@ def blocked():
          [(1, 3, 56, 60), (2, 3, 56, 60)], hw=(56, 60))
 
 
+def resize():
+    b = Builder(7)
+    r1 = b.node("Relu", [b.conv("x", "c1", 3, 8, 3, stride=2, pad=1)], "r1")
+    u = b.node("Resize", [r1, "", b.const("sc2", [1, 1, 2, 2])], "u", mode="nearest",
+               coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    c2 = b.conv("x", "c2", 3, 8, 3, pad=1)
+    cat = b.node("Concat", [u, c2], "cat", axis=1)
+    c3 = b.conv(cat, "c3", 16, 8, 1)
+    u2 = b.node("Resize", [c3, "", b.const("sc23", [1, 1, 2, 3])], "u2", mode="nearest",
+                coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil")
+    b.conv(u2, "y", 8, 4, 3, pad=1)
+    lin = b.node("Resize", [c2, "", b.const("sc2l", [1, 1, 2, 2])], "lin", mode="linear")
+    b.conv(lin, "y2", 8, 4, 1)
+    save("resize", b.nodes, b.inits, ["y", "y2"],
+         ["values 5", "convs 3", "se 0", "flex 1", "resizes 2"], [(1, 3, 16, 20), (2, 3, 10, 14)],
+         hw=("height", "width"))
+
+
 if __name__ == "__main__":
     chain()
     se()
@@ -199,3 +223,4 @@ if __name__ == "__main__":
     flex()
     boundary()
     blocked()
+    resize()

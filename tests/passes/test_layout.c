@@ -6,7 +6,7 @@
  * convolutions given a layout, "se N": squeeze-excitation ops rewritten, "pools N", "affine N":
  * BatchNormalizations as mopt.ChannelsLastAffine, "flex N": Concat/Split as
  * mopt.ChannelsLastConcat/Split, "blocked N": convolutions reading or writing oneDNN's blocked
- * layout), then runs each
+ * layout, "resizes N": nearest Resizes as mopt.ChannelsLastResize), then runs each
  * test_data_set_K (different batch and spatial sizes, H and W unknown to inference) and compares
  * with ONNX Runtime's outputs and with opt_level 0. Each is also run with backend=ref (FusedConv's
  * reference run converts channels-last and blocked data), after a save and reload as a .mopt
@@ -83,10 +83,10 @@ static int64_t layout_note(const mopt_model *m, const char *phrase) {
 
 static void check_expect(const lcase *c, const mopt_model *m) {
     static const char *const keys[][2] = {
-        {"values", "values channels-last"}, {"convs", "convolutions"},
-        {"se", "squeeze-excitation ops"},   {"pools", "pools"},
-        {"affine", "batch-norm affines"},   {"flex", "concats/splits"},
-        {"blocked", "blocked convolutions"}};
+        {"values", "values channels-last"},  {"convs", "convolutions"},
+        {"se", "squeeze-excitation ops"},    {"pools", "pools"},
+        {"affine", "batch-norm affines"},    {"flex", "concats/splits"},
+        {"blocked", "blocked convolutions"}, {"resizes", "resizes"}};
     char p[1100], line[128];
     snprintf(p, sizeof p, "%s/expect", c->path);
     FILE *f = fopen(p, "r");
@@ -97,9 +97,9 @@ static void check_expect(const lcase *c, const mopt_model *m) {
         long long n;
         if (sscanf(line, "%31s %lld", kind, &n) != 2) continue;
         int k = 0;
-        while (k < 7 && strcmp(kind, keys[k][0]) != 0)
+        while (k < 8 && strcmp(kind, keys[k][0]) != 0)
             k++;
-        if (k == 7) fail_msg("%s: bad rule '%s'", c->name, line);
+        if (k == 8) fail_msg("%s: bad rule '%s'", c->name, line);
         int64_t have = layout_note(m, keys[k][1]);
         if (have < 0) fail_msg("%s: no layout pass at opt_level 3", c->name);
         if (have != n)
