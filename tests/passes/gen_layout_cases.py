@@ -44,7 +44,11 @@ test_layout.c.
     nearest x2, x3 (half_pixel, round_prefer_ceil) -> Conv; the Conv of x
     is also read by a linear Resize (stays plain, and so does that Conv's
     output) -> Conv: 5 values, 3 convolutions, 1 flex, the 2 nearest
-    Resizes as mopt.ChannelsLastResize."""
+    Resizes as mopt.ChannelsLastResize;
+  whole: channels-last parts of plain tensors (ChannelsLastConcat/Split
+    transpose each such part per image): Concat(Conv(x) 3 -> 8, Conv(x)
+    3 -> 16, x) as a graph output (plain), and Split(x, [1, 2]) whose
+    outputs only Convs read: 4 values, 4 convolutions, 2 flex."""
 import os
 import shutil
 
@@ -215,6 +219,19 @@ def resize():
          hw=("height", "width"))
 
 
+def whole():
+    b = Builder(8)
+    c1 = b.conv("x", "c1", 3, 8, 3, pad=1)
+    c2 = b.conv("x", "c2", 3, 16, 1)
+    b.node("Concat", [c1, c2, "x"], "cat", axis=1)
+    b.inits.append(numpy_helper.from_array(np.array([1, 2], dtype=np.int64), "sizes"))
+    b.nodes.append(helper.make_node("Split", ["x", "sizes"], ["s0", "s1"], axis=1))
+    b.conv("s0", "y1", 1, 4, 3, pad=1)
+    b.conv("s1", "y2", 2, 4, 1)
+    save("whole", b.nodes, b.inits, ["cat", "y1", "y2"],
+         ["values 4", "convs 4", "se 0", "flex 2"], [(1, 3, 13, 21), (2, 3, 8, 16)])
+
+
 if __name__ == "__main__":
     chain()
     se()
@@ -224,3 +241,4 @@ if __name__ == "__main__":
     boundary()
     blocked()
     resize()
+    whole()
