@@ -12,7 +12,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_resize.h"
 #include "ops/bridge.h"
@@ -302,10 +301,10 @@ static mopt_status resize_plain(const op_ctx *ctx, const op_tensor *in, int n_in
             n *= cur[b];
         if (n > cap) cap = n;
     }
-    double *A = mopt_malloc((size_t)(cap > 0 ? cap : 1) * sizeof(double));
-    double *B = mopt_malloc((size_t)(cap > 0 ? cap : 1) * sizeof(double));
+    double *A = op_work_get(ctx, 0, (size_t)cap * sizeof(double));
+    double *B = op_work_get(ctx, 1, (size_t)cap * sizeof(double));
     if (!A || !B) {
-        mopt_free(A), mopt_free(B);
+        op_work_put(ctx, A), op_work_put(ctx, B);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     }
     ref_cast(MOPT_DTYPE_F32, in[0].data, MOPT_DTYPE_F64, A, op_numel(&in[0]));
@@ -326,7 +325,7 @@ static mopt_status resize_plain(const op_ctx *ctx, const op_tensor *in, int n_in
             continue;
         }
         if (ref_resize_axis(p, outer, cur[a], od[a], inner, sc[a], roi[a], roi[r + a], A, B)) {
-            mopt_free(A), mopt_free(B);
+            op_work_put(ctx, A), op_work_put(ctx, B);
             return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the antialias taps");
         }
         cur[a] = od[a];
@@ -334,7 +333,7 @@ static mopt_status resize_plain(const op_ctx *ctx, const op_tensor *in, int n_in
         A = B, B = t;
     }
     ref_cast(MOPT_DTYPE_F64, A, MOPT_DTYPE_F32, out[0].data, op_numel(&out[0]));
-    mopt_free(A), mopt_free(B);
+    op_work_put(ctx, A), op_work_put(ctx, B);
     return MOPT_OK;
 }
 
@@ -350,10 +349,11 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         return op_fail(ctx, MOPT_ERR_SHAPE, "a channels-last resize cannot resize N or C");
     int64_t nc = n * c, nx = op_numel(&in[0]), ny = op_numel(&out[0]);
     if (nc == 0 || nx == 0 || ny == 0) return resize_plain(ctx, in, n_in, out);
-    float *tx = mopt_malloc((size_t)nx * sizeof(float)),
-          *ty = mopt_malloc((size_t)ny * sizeof(float));
+    /* work buffers 2 and 3: resize_plain uses 0 and 1 */
+    float *tx = op_work_get(ctx, 2, (size_t)nx * sizeof(float)),
+          *ty = op_work_get(ctx, 3, (size_t)ny * sizeof(float));
     if (!tx || !ty) {
-        mopt_free(tx), mopt_free(ty);
+        op_work_put(ctx, tx), op_work_put(ctx, ty);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for a channels-last copy");
     }
     ops_conv_relayout(in[0].data, tx, n, c, nx / nc, false);
@@ -364,7 +364,7 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     pout.data = ty;
     mopt_status st = resize_plain(ctx, pin, n_in, &pout);
     if (!st) ops_conv_relayout(ty, out[0].data, n, c, ny / nc, true);
-    mopt_free(tx), mopt_free(ty);
+    op_work_put(ctx, tx), op_work_put(ctx, ty);
     return st;
 }
 

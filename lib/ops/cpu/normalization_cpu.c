@@ -11,7 +11,6 @@
  */
 #include <math.h>
 
-#include "core/alloc.h"
 #include "kernels/cpu/bf16cvt.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/normalization.h"
@@ -222,7 +221,7 @@ static mopt_status batchnorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
     const int64_t C = x->dims[1];
     for (int k = 1; k < 5; k++)
         if (op_numel(&in[k]) != C) return MOPT_ERR_UNSUPPORTED;
-    float *ab = mopt_malloc((size_t)(2 * C) * sizeof(float));
+    float *ab = op_work_get(ctx, 0, (size_t)(2 * C) * sizeof(float));
     if (!ab) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the scale and shift");
     const float *scale = in[1].data, *bias = in[2].data, *mean = in[3].data, *var = in[4].data;
     /* as ref_batchnorm_f32: one scale and shift per channel */
@@ -233,7 +232,7 @@ static mopt_status batchnorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
     bn_job j = {.k = ctx->state, .x = in[0].data, .a = ab, .b = ab + C, .y = out[0].data, .C = C};
     j.inner = product(x, 2, x->rank);
     cpu_parallel_for(ctx->threads, x->dims[0] * C, row_grain(j.inner), bn_rows, &j);
-    mopt_free(ab);
+    op_work_put(ctx, ab);
     return MOPT_OK;
 }
 

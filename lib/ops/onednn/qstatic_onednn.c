@@ -79,6 +79,9 @@ static mopt_status qs_desc(const op_ctx *ctx, const ir_shape *x, const ir_shape 
     q->act = p->act.act;
     q->act_alpha = p->act.alpha;
     q->act_beta = p->act.beta;
+    q->has_post = p->has_post;
+    q->post_scale = p->post_scale;
+    q->post_shift = p->post_shift;
     q->x_zp = p->x_zp;
     q->y_u8 = p->y_scale > 0;
     q->y_scale = p->y_scale;
