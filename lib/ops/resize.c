@@ -4,7 +4,9 @@
  * exclude_outside, extrapolation_value, axes, keep_aspect_ratio_policy,
  * antialias for linear/cubic) and the older Upsample (asymmetric, nearest
  * floor or linear). Computed in double, f32 in and out (f16/bf16/f64 via
- * the dtype bridge). Math in kernels/ref/resize.c.
+ * the dtype bridge). Math in kernels/ref/resize.c. mopt.ChannelsLastResize
+ * (the layout pass's) is the same on channels-last X and Y: its reference
+ * run converts to plain and back.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -13,6 +15,7 @@
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_resize.h"
 #include "ops/bridge.h"
+#include "ops/conv.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/impls.h"
 #include "ops/op_common.h"
@@ -38,9 +41,13 @@ typedef struct resize_params {
     int64_t n_scales;
     resize_policy policy;
     const char *policy_name;
+    /* mopt.ChannelsLastResize (the layout pass): X and Y [N, H, W, C] in
+     * memory; its inputs are always opset 11+'s (X, roi, scales, sizes) */
+    bool channels_last;
 } resize_params;
 
-static mopt_status parse_kernel_params(const op_ctx *ctx, bool upsample, ref_resize_params *p) {
+static mopt_status parse_kernel_params(const op_ctx *ctx, bool upsample, bool cl,
+                                       ref_resize_params *p) {
     memset(p, 0, sizeof *p);
     static const op_name_value k_modes[] = {{"nearest", REF_RESIZE_NEAREST},
                                             {"linear", REF_RESIZE_LINEAR},
@@ -64,7 +71,7 @@ static mopt_status parse_kernel_params(const op_ctx *ctx, bool upsample, ref_res
         (v == REF_RESIZE_CUBIC && upsample))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown mode '%s'", mode);
     p->mode = (ref_resize_mode)v;
-    bool old = upsample || ctx->opset < 11;
+    bool old = upsample || (!cl && ctx->opset < 11);
     const char *ct =
         old ? "asymmetric"
             : ir_node_attr_string(ctx->node, "coordinate_transformation_mode", "half_pixel");
@@ -84,7 +91,8 @@ static mopt_status parse_kernel_params(const op_ctx *ctx, bool upsample, ref_res
 }
 
 static mopt_status parse_as(const op_ctx *ctx, resize_params *p, bool upsample) {
-    mopt_status st = parse_kernel_params(ctx, upsample, &p->k);
+    p->channels_last = strcmp(ctx->def->domain, "mopt") == 0;
+    mopt_status st = parse_kernel_params(ctx, upsample, p->channels_last, &p->k);
     if (st) return st;
     p->upsample = upsample;
     p->has_axes = ir_node_attr(ctx->node, "axes") != NULL;
@@ -118,7 +126,7 @@ static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_d
     int32_t r = x->rank;
     if (r < 0 || !ir_shape_is_concrete(x)) return 1;
     const resize_params *p = ctx->params;
-    bool up = p->upsample, old = up || ctx->opset < 11;
+    bool up = p->upsample, old = up || (!p->channels_last && ctx->opset < 11);
     int k_scales = old ? 1 : 2, k_sizes = old ? -1 : 3;
     int32_t axes[IR_MAX_RANK];
     int n_axes = r;
@@ -235,6 +243,10 @@ const ref_resize_params *ops_resize_kernel_params(const op_ctx *ctx) {
     return &((const resize_params *)ctx->params)->k;
 }
 
+bool ops_resize_channels_last(const op_ctx *ctx) {
+    return ((const resize_params *)ctx->params)->channels_last;
+}
+
 static mopt_status resize_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
     mopt_status st;
@@ -243,9 +255,16 @@ static mopt_status resize_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     int64_t od[IR_MAX_RANK];
     double sc[IR_MAX_RANK], roi[2 * IR_MAX_RANK];
     if (plan(ctx, in, n_in, od, sc, roi, &st)) {
+        /* X's sizes unknown yet: an axis whose known scale is exactly 1
+         * keeps X's size (or symbol), the others are unknown */
+        const resize_params *p = ctx->params;
+        int k = p->upsample || (!p->channels_last && ctx->opset < 11) ? 1 : 2;
+        int32_t r = in[0].shape.rank;
+        bool known = !p->has_axes && r > 0 && op_has_input(in, n_in, k) && in[k].data &&
+                     in[k].dtype == MOPT_DTYPE_F32 && op_numel(&in[k]) == r;
         out[0].shape = in[0].shape;
-        for (int32_t a = 0; a < out[0].shape.rank; a++)
-            out[0].shape.syms[a] = -1;
+        for (int32_t a = 0; a < r; a++)
+            if (!known || ((const float *)in[k].data)[a] != 1.0f) out[0].shape.syms[a] = -1;
         return MOPT_OK;
     }
     if (st) return st;
@@ -253,8 +272,7 @@ static mopt_status resize_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     return MOPT_OK;
 }
 
-static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
-                              int n_out) {
+static mopt_status resize_plain(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out) {
     const ref_resize_params *p = &((const resize_params *)ctx->params)->k;
     mopt_status st;
     int64_t od[IR_MAX_RANK];
@@ -319,11 +337,46 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     return MOPT_OK;
 }
 
+static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    if (!ops_resize_channels_last(ctx)) return resize_plain(ctx, in, n_in, out);
+    /* channels-last: the reference works on plain copies */
+    if (in[0].shape.rank < 3 || in[0].shape.rank != out[0].shape.rank)
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "a channels-last resize needs X and Y of one rank >= 3");
+    int64_t n = in[0].shape.dims[0], c = in[0].shape.dims[1];
+    if (n != out[0].shape.dims[0] || c != out[0].shape.dims[1])
+        return op_fail(ctx, MOPT_ERR_SHAPE, "a channels-last resize cannot resize N or C");
+    int64_t nc = n * c, nx = op_numel(&in[0]), ny = op_numel(&out[0]);
+    if (nc == 0 || nx == 0 || ny == 0) return resize_plain(ctx, in, n_in, out);
+    /* work buffers 2 and 3: resize_plain uses 0 and 1 */
+    float *tx = op_work_get(ctx, 2, (size_t)nx * sizeof(float)),
+          *ty = op_work_get(ctx, 3, (size_t)ny * sizeof(float));
+    if (!tx || !ty) {
+        op_work_put(ctx, tx), op_work_put(ctx, ty);
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for a channels-last copy");
+    }
+    ops_conv_relayout(in[0].data, tx, n, c, nx / nc, false);
+    op_tensor pin[4], pout = out[0];
+    for (int k = 0; k < n_in && k < 4; k++)
+        pin[k] = in[k];
+    pin[0].data = tx;
+    pout.data = ty;
+    mopt_status st = resize_plain(ctx, pin, n_in, &pout);
+    if (!st) ops_conv_relayout(ty, out[0].data, n, c, ny / nc, true);
+    op_work_put(ctx, tx), op_work_put(ctx, ty);
+    return st;
+}
+
 static const op_def k_ops[] = {
     {"Resize", "", 1, 4, 1, 1, resize_infer, resize_run, ops_cpu_resize_impls,
      OP_PARAMS(resize_params, resize_parse), .bridge = &ops_bridge_float},
     {"Upsample", "", 1, 2, 1, 1, resize_infer, resize_run, ops_cpu_resize_impls,
      OP_PARAMS(resize_params, upsample_parse), .bridge = &ops_bridge_float},
+    /* the layout pass's (pass_layout.c): a Resize of the last two axes of a
+     * 4-D X, channels-last in and out; inputs X, roi, scales, sizes */
+    {"ChannelsLastResize", "mopt", 1, 4, 1, 1, resize_infer, resize_run, ops_cpu_resize_impls,
+     OP_PARAMS(resize_params, resize_parse)},
 };
 
 OP_FAMILY(resize, k_ops)

@@ -17,7 +17,8 @@
  *    channel), or by a channel-axis Concat or Split (whatever its inputs);
  *  - every node reading it reads it as a convolution's X, as a FusedConv's
  *    residual when that FusedConv's Y is kept too (and then Y only when the
- *    residual is), as a GlobalAveragePool's X, as a full-shape operand of
+ *    residual is), as a GlobalAveragePool's X, as the X of such a pool or
+ *    Resize whose output is kept, as a full-shape operand of
  *    a layout-agnostic node or the X of a scale whose output is kept, or as
  *    an input of a channel-axis Concat or Split.
  * A channel-axis Concat or Split with any value kept becomes
@@ -29,8 +30,8 @@
  * and Add/Sub/Mul/Div/Max/Min, whose every input is either a value of the output's
  * shape or a constant of one element: they work element for element,
  * whatever the order in memory. A scale is Mul(X, S) with S [N or 1, C or
- * 1, 1...] (squeeze-excitation). Everything else (a graph output, Resize,
- * ...) reads plain data, so the node producing it writes plain, as before.
+ * 1, 1...] (squeeze-excitation). Everything else (a graph output, a linear
+ * Resize, ...) reads plain data, so the node producing it writes plain, as before.
  *
  * The static INT8 convolution (mopt.StaticQConv) counts as a convolution:
  * its u8 X and Y may stay channels-last too (its residual is input 4).
@@ -85,7 +86,7 @@ enum {
     NODE_AGNOSTIC, /* agnostic: output kept with its full operands */
     NODE_GAP,      /* GlobalAveragePool: may read channels-last, writes plain */
     NODE_SCALE,    /* se_scale: like NODE_AGNOSTIC for X; S stays plain */
-    NODE_POOL,     /* MaxPool/AveragePool: output kept with its input */
+    NODE_POOL,     /* MaxPool/AveragePool, nearest Resize: output kept with its input */
     NODE_AFFINE,   /* inference BatchNormalization, constant [C] parameters */
     NODE_FLEX,     /* channel-axis Concat/Split: any layout in, any layout out */
 };
@@ -323,6 +324,30 @@ static bool flex(const ir_graph *g, const ir_node *n) {
         if (!f32_spatial(v) || v->shape.rank != one->shape.rank) return false;
         if (split && (v->shape.syms[1] != 0 || v->shape.dims[1] < 0)) return false;
     }
+    return true;
+}
+
+/* A nearest-neighbour Resize of the spatial axes of a 4-D f32 X (N and C
+ * provably unchanged; roi, scales and sizes constant or absent): it reads
+ * and writes channels-last as mopt.ChannelsLastResize, copying whole pixels
+ * (YOLO's upsampling between a conv and a channel Concat then needs no
+ * reorder on either side). */
+static bool cl_resize(const ir_graph *g, const ir_node *n) {
+    if (!fu_is(n, "Resize") || n->dead || n->n_outputs != 1 || n->outputs[0] < 0 ||
+        n->n_inputs < 1 || n->inputs[0] < 0 || !fu_attrs_copyable(n) ||
+        ir_graph_opset(g, "") < 11) /* ChannelsLastResize takes opset 11+'s inputs */
+        return false;
+    const ir_value *x = g->values[n->inputs[0]], *y = g->values[n->outputs[0]];
+    if (!f32_spatial(x) || x->shape.rank != 4 || y->dtype != MOPT_DTYPE_F32 || y->shape.rank != 4 ||
+        !same_dim(&x->shape, &y->shape, 0) || !same_dim(&x->shape, &y->shape, 1))
+        return false;
+    if (strcmp(ir_node_attr_string(n, "mode", "nearest"), "nearest") != 0 ||
+        ir_node_attr_int(n, "antialias", 0) != 0 ||
+        strcmp(ir_node_attr_string(n, "coordinate_transformation_mode", "half_pixel"),
+               "tf_crop_and_resize") == 0)
+        return false;
+    for (int32_t k = 1; k < n->n_inputs; k++)
+        if (n->inputs[k] >= 0 && !fu_is_const(g, n->inputs[k])) return false;
     return true;
 }
 
@@ -609,7 +634,8 @@ static mopt_status to_flex(layout_state *s, ir_node *n, int32_t *n_flex) {
  * GlobalAveragePool reading channels-last, a scale writing it, their
  * mopt.ChannelsLast* operator. */
 static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_t *n_se,
-                            int32_t *n_pool, int32_t *n_affine, int32_t *n_flex, int32_t *n_blk) {
+                            int32_t *n_pool, int32_t *n_affine, int32_t *n_flex, int32_t *n_blk,
+                            int32_t *n_resize) {
     for (int32_t i = 0; i < nn; i++) {
         ir_node *n = s->g->nodes[i];
         if (s->ok[i] == NODE_FLEX) {
@@ -634,6 +660,12 @@ static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_
             mopt_status st = to_affine(s, n);
             if (st) return st;
             (*n_affine)++;
+            continue;
+        }
+        if (s->ok[i] == NODE_POOL && s->keep[n->outputs[0]] && fu_is(n, "Resize")) {
+            ir_node *f = replace(s, n, "ChannelsLastResize", n->n_inputs, n->inputs);
+            if (!f || !fu_copy_attrs(f, n)) return MOPT_ERR_OUT_OF_MEMORY;
+            (*n_resize)++;
             continue;
         }
         if (s->ok[i] == NODE_POOL && s->keep[n->outputs[0]]) {
@@ -686,7 +718,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         if (!s.keep || !s.blk || !s.ok || !s.full || !s.sig || !s.wnear)
             st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
     }
-    enum { N_KEPT, N_CONV, N_SE, N_AFFINE, N_FLEX, N_POOL, N_BLK };
+    enum { N_KEPT, N_CONV, N_SE, N_AFFINE, N_FLEX, N_POOL, N_BLK, N_RESIZE };
     int32_t c[PASS_COUNTS_CAP] = {0};
     if (!st) {
         /* candidates: every output of a convolution or agnostic node */
@@ -708,6 +740,10 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
                 s.ok[i] = NODE_POOL;
                 s.full[i] = 1;
                 s.sig[n->outputs[0]] = mix(s.sig[n->inputs[0]], 0x9001 + (uint64_t)i);
+            } else if (cl_resize(g, n)) {
+                s.ok[i] = NODE_POOL;
+                s.full[i] = 1;
+                s.sig[n->outputs[0]] = mix(s.sig[n->inputs[0]], 0x7e51 + (uint64_t)i);
             } else if (flex(g, n)) {
                 s.ok[i] = NODE_FLEX;
                 bool cat = fu_is(n, "Concat");
@@ -745,7 +781,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         if (c[N_KEPT]) {
             choose_blocked(&s);
             st = relayout(&s, nn, &c[N_CONV], &c[N_SE], &c[N_POOL], &c[N_AFFINE], &c[N_FLEX],
-                          &c[N_BLK]);
+                          &c[N_BLK], &c[N_RESIZE]);
         }
     }
     mopt_free(s.keep);
@@ -758,7 +794,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
     fu_free(&s.f);
     static const char *const notes[PASS_COUNTS_CAP] = {
         "values channels-last", "convolutions", "squeeze-excitation ops", "batch-norm affines",
-        "concats/splits",       "pools",        "blocked convolutions"};
-    pass_note_counts(r, c, notes, 0x7eu); /* all but the kept values */
+        "concats/splits",       "pools",        "blocked convolutions",   "resizes"};
+    pass_note_counts(r, c, notes, 0xfeu); /* all but the kept values */
     return st;
 }

@@ -49,7 +49,17 @@ test_layout.c.
     MaxPool's input, the stride-2 conv and the GlobalAveragePool beside
     them: 5 values, 5 convolutions, 1 pool, se 1 (the GlobalAveragePool),
     "blocked_avx512 4" (the stem, the two Winograd convs, the stride-2
-    one), "blocked 0" elsewhere (test_layout.c picks the rule)."""
+    one), "blocked 0" elsewhere (test_layout.c picks the rule);
+  resize: YOLO's upsampling: Conv(stride 2)+Relu -> Resize nearest x2
+    (asymmetric, floor) -> Concat with a Conv of x -> 1x1 Conv -> Resize
+    nearest x2, x3 (half_pixel, round_prefer_ceil) -> Conv; the Conv of x
+    is also read by a linear Resize (stays plain, and so does that Conv's
+    output) -> Conv: 5 values, 3 convolutions, 1 flex, the 2 nearest
+    Resizes as mopt.ChannelsLastResize;
+  whole: channels-last parts of plain tensors (ChannelsLastConcat/Split
+    transpose each such part per image): Concat(Conv(x) 3 -> 8, Conv(x)
+    3 -> 16, x) as a graph output (plain), and Split(x, [1, 2]) whose
+    outputs only Convs read: 4 values, 4 convolutions, 2 flex."""
 import os
 import shutil
 
@@ -217,6 +227,37 @@ def wino():
          [(1, 3, 14, 15), (2, 3, 14, 15)], hw=(14, 15))
 
 
+def resize():
+    b = Builder(7)
+    r1 = b.node("Relu", [b.conv("x", "c1", 3, 8, 3, stride=2, pad=1)], "r1")
+    u = b.node("Resize", [r1, "", b.const("sc2", [1, 1, 2, 2])], "u", mode="nearest",
+               coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    c2 = b.conv("x", "c2", 3, 8, 3, pad=1)
+    cat = b.node("Concat", [u, c2], "cat", axis=1)
+    c3 = b.conv(cat, "c3", 16, 8, 1)
+    u2 = b.node("Resize", [c3, "", b.const("sc23", [1, 1, 2, 3])], "u2", mode="nearest",
+                coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil")
+    b.conv(u2, "y", 8, 4, 3, pad=1)
+    lin = b.node("Resize", [c2, "", b.const("sc2l", [1, 1, 2, 2])], "lin", mode="linear")
+    b.conv(lin, "y2", 8, 4, 1)
+    save("resize", b.nodes, b.inits, ["y", "y2"],
+         ["values 5", "convs 3", "se 0", "flex 1", "resizes 2"], [(1, 3, 16, 20), (2, 3, 10, 14)],
+         hw=("height", "width"))
+
+
+def whole():
+    b = Builder(8)
+    c1 = b.conv("x", "c1", 3, 8, 3, pad=1)
+    c2 = b.conv("x", "c2", 3, 16, 1)
+    b.node("Concat", [c1, c2, "x"], "cat", axis=1)
+    b.inits.append(numpy_helper.from_array(np.array([1, 2], dtype=np.int64), "sizes"))
+    b.nodes.append(helper.make_node("Split", ["x", "sizes"], ["s0", "s1"], axis=1))
+    b.conv("s0", "y1", 1, 4, 3, pad=1)
+    b.conv("s1", "y2", 2, 4, 1)
+    save("whole", b.nodes, b.inits, ["cat", "y1", "y2"],
+         ["values 4", "convs 4", "se 0", "flex 2"], [(1, 3, 13, 21), (2, 3, 8, 16)])
+
+
 if __name__ == "__main__":
     chain()
     se()
@@ -226,3 +267,5 @@ if __name__ == "__main__":
     boundary()
     blocked()
     wino()
+    resize()
+    whole()

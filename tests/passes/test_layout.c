@@ -7,11 +7,12 @@
  * BatchNormalizations as mopt.ChannelsLastAffine, "flex N": Concat/Split as
  * mopt.ChannelsLastConcat/Split, "blocked N": convolutions reading or writing oneDNN's blocked
  * layout; "blocked_avx512 N" instead of "blocked N" on a CPU with AVX-512 (F, BW, VL, DQ in
- * /proc/cpuinfo, MOPT_ISA not capping it), where oneDNN's Winograd kernels exist), then runs each
- * test_data_set_K (different batch and spatial sizes, H and W unknown to inference) and compares
- * with ONNX Runtime's outputs and with opt_level 0. Each is also run with backend=ref (FusedConv's
- * reference run converts channels-last and blocked data), after a save and reload as a .mopt
- * file (the layouts are attributes of the graph) and on 2 threads.
+ * /proc/cpuinfo, MOPT_ISA not capping it), where oneDNN's Winograd kernels exist; "resizes N":
+ * nearest Resizes as mopt.ChannelsLastResize), then runs each test_data_set_K (different batch
+ * and spatial sizes, H and W unknown to inference) and compares with ONNX Runtime's outputs and
+ * with opt_level 0. Each is also run with backend=ref (FusedConv's reference run converts
+ * channels-last and blocked data), after a save and reload as a .mopt file (the layouts are
+ * attributes of the graph) and on 2 threads.
  *
  * usage: test_layout DATA_DIR TMP_DIR
  */
@@ -110,11 +111,15 @@ static bool has_avx512_rule(FILE *f) {
 }
 
 static void check_expect(const lcase *c, const mopt_model *m) {
-    static const char *const keys[][2] = {
-        {"values", "values channels-last"},  {"convs", "convolutions"},
-        {"se", "squeeze-excitation ops"},    {"pools", "pools"},
-        {"affine", "batch-norm affines"},    {"flex", "concats/splits"},
-        {"blocked", "blocked convolutions"}, {"blocked_avx512", "blocked convolutions"}};
+    static const char *const keys[][2] = {{"values", "values channels-last"},
+                                          {"convs", "convolutions"},
+                                          {"se", "squeeze-excitation ops"},
+                                          {"pools", "pools"},
+                                          {"affine", "batch-norm affines"},
+                                          {"flex", "concats/splits"},
+                                          {"blocked", "blocked convolutions"},
+                                          {"blocked_avx512", "blocked convolutions"},
+                                          {"resizes", "resizes"}};
     char p[1100], line[128];
     snprintf(p, sizeof p, "%s/expect", c->path);
     FILE *f = fopen(p, "r");
@@ -126,10 +131,11 @@ static void check_expect(const lcase *c, const mopt_model *m) {
         char kind[32];
         long long n;
         if (sscanf(line, "%31s %lld", kind, &n) != 2) continue;
+        const int n_keys = (int)(sizeof keys / sizeof keys[0]);
         int k = 0;
-        while (k < 8 && strcmp(kind, keys[k][0]) != 0)
+        while (k < n_keys && strcmp(kind, keys[k][0]) != 0)
             k++;
-        if (k == 8) fail_msg("%s: bad rule '%s'", c->name, line);
+        if (k == n_keys) fail_msg("%s: bad rule '%s'", c->name, line);
         if (alt && (k == 6 || k == 7) && (k == 7) != avx512) continue;
         int64_t have = layout_note(m, keys[k][1]);
         if (have < 0) fail_msg("%s: no layout pass at opt_level 3", c->name);

@@ -7,10 +7,12 @@
  *    both are plain) or, when one side is plain and the other channels-last,
  *    transposed channel by channel over a block of 256 pixels (the plain
  *    side walked contiguously, the channels-last block kept in cache);
- *    pixels split over threads. CPU time against the reference, 1 thread,
- *    PP-OCRv4 det's concat of 4 x [1, 24, 160, 160]: channels-last parts
- *    into a plain output 0.84x, plain parts into a channels-last output
- *    0.63x; same-layout concats are memcpy-bound either way (1.0x);
+ *    pixels split over threads. A channels-last part of a plain big tensor
+ *    (a Concat's input, a Split's output) is contiguous on both sides for
+ *    a whole image: it goes to the kernels' blocked transpose instead. CPU time against the
+ * reference, 1 thread, PP-OCRv4 det's concat of 4 x [1, 24, 160, 160]: channels-last parts into a
+ * plain output 0.84x, plain parts into a channels-last output 0.63x; same-layout concats are
+ * memcpy-bound either way (1.0x);
  *  - ChannelsLastGlobalAveragePool: kernels/cpu's reduce over [S, C] per
  *    image (vectorized along the channels);
  *  - ChannelsLastScale / ChannelsLastAffine: kernels/cpu's affine (or a
@@ -49,9 +51,11 @@ typedef struct cl_part {
     float *data;
     int64_t ch, off;
     bool cl;
+    bool whole; /* channels-last with a plain big tensor: one transpose per image */
 } cl_part;
 
 typedef struct cl_job {
+    const cpu_kernels *k;
     float *big; /* the concatenated tensor: Concat's output, Split's input */
     bool big_cl, split;
     int64_t C, S;
@@ -108,7 +112,7 @@ static void cl_pixels(void *arg, int64_t lo, int64_t hi) {
         int64_t bcs = j->big_cl ? 1 : S, bis = j->big_cl ? C : 1;
         for (int k = 0; k < j->n; k++) {
             const cl_part *q = &j->parts[k];
-            if (!q->cl && !j->big_cl) continue; /* done above */
+            if ((!q->cl && !j->big_cl) || q->whole) continue; /* done above, or by cl_whole */
             float *q0 = q->data + (q->cl ? (n * S + i0) * q->ch : n * q->ch * S + i0);
             int64_t qcs = q->cl ? 1 : S, qis = q->cl ? q->ch : 1;
             float *bk = b0 + q->off * bcs;
@@ -118,6 +122,32 @@ static void cl_pixels(void *arg, int64_t lo, int64_t hi) {
                 copy2d(bk, bcs, bis, q0, qcs, qis, q->ch, np);
         }
         p += np;
+    }
+}
+
+/* Units [lo, hi) of images x whole parts: a channels-last part [S, ch] and
+ * its channels [ch, S] of a plain big tensor, which are contiguous in both:
+ * the kernels' blocked transpose (8x8 register tiles) instead of the
+ * channel-by-channel walk (YOLOv8's head: the box and class convs'
+ * channels-last outputs concatenated into the plain tensor its Reshape
+ * reads). */
+static void cl_whole(void *arg, int64_t lo, int64_t hi) {
+    const cl_job *j = arg;
+    int n_whole = 0;
+    for (int k = 0; k < j->n; k++)
+        n_whole += j->parts[k].whole;
+    for (int64_t u = lo; u < hi; u++) {
+        int64_t n = u / n_whole, w = u % n_whole;
+        int k = 0;
+        for (;; k++)
+            if (j->parts[k].whole && w-- == 0) break;
+        const cl_part *q = &j->parts[k];
+        uint32_t *cl = (uint32_t *)(void *)(q->data + n * j->S * q->ch);
+        uint32_t *plain = (uint32_t *)(void *)(j->big + (n * j->C + q->off) * j->S);
+        if (j->split) /* plain [ch, S] -> channels-last [S, ch] */
+            j->k->transpose_x32(plain, cl, q->ch, j->S, 0, j->S);
+        else /* channels-last [S, ch] -> plain [ch, S] */
+            j->k->transpose_x32(cl, plain, j->S, q->ch, 0, q->ch);
     }
 }
 
@@ -134,6 +164,12 @@ static mopt_status cl_run(const op_ctx *ctx, cl_job *j, const ir_shape *big) {
     if (sum != j->C) return MOPT_ERR_UNSUPPORTED;
     int64_t total = big->dims[0] * j->S;
     if (total == 0 || j->C == 0) return MOPT_OK;
+    int n_whole = 0;
+    for (int k = 0; k < j->n; k++) {
+        j->parts[k].whole = j->parts[k].cl && !j->big_cl && j->parts[k].ch > 0;
+        n_whole += j->parts[k].whole;
+    }
+    if (n_whole) cpu_parallel_for(ctx->threads, big->dims[0] * n_whole, 1, cl_whole, j);
     cpu_parallel_for(ctx->threads, total, grain_rows(j->C), cl_pixels, j);
     return MOPT_OK;
 }
@@ -146,7 +182,11 @@ static bool clconcat_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
 static mopt_status clconcat_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
     const cl_params *p = ctx->params;
-    cl_job j = {.big = out[0].data, .big_cl = p->out_layout & 1, .split = false, .n = n_in};
+    cl_job j = {.k = ctx->state,
+                .big = out[0].data,
+                .big_cl = p->out_layout & 1,
+                .split = false,
+                .n = n_in};
     if (n_in > 32) return MOPT_ERR_UNSUPPORTED;
     for (int k = 0; k < n_in; k++) {
         if (in[k].shape.rank != out[0].shape.rank || pixels(&in[k].shape) != pixels(&out[0].shape))
@@ -167,7 +207,8 @@ static bool clsplit_supports(const op_ctx *ctx, const op_tensor *in, int n_in, c
 static mopt_status clsplit_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
     const cl_params *p = ctx->params;
-    cl_job j = {.big = in[0].data, .big_cl = p->in_layout & 1, .split = true, .n = n_out};
+    cl_job j = {
+        .k = ctx->state, .big = in[0].data, .big_cl = p->in_layout & 1, .split = true, .n = n_out};
     if (n_out > 32) return MOPT_ERR_UNSUPPORTED;
     for (int k = 0; k < n_out; k++) {
         if (out[k].shape.rank != in[0].shape.rank || pixels(&out[k].shape) != pixels(&in[0].shape))

@@ -11,6 +11,10 @@
  * declined: prepare keeps the reason, every run declines and the executor
  * runs the reference; MOPT_VERBOSE=1 lists such a node as
  * kernel=ref(cpu-resize declines: <reason>).
+ * mopt.ChannelsLastResize (the layout pass; X and Y [N, H, W, C] in
+ * memory), nearest only: each output pixel copies its source pixel's C
+ * contiguous channels, and an output row whose source row is the previous
+ * output row's copies that whole row.
  */
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +57,8 @@ static const char *rs_why_not(const op_ctx *ctx, const op_tensor *in, int n_in) 
     if (p->coord == REF_COORD_TF_CROP_AND_RESIZE) return "tf_crop_and_resize";
     if (p->exclude_outside) return "exclude_outside";
     if (p->antialias && p->mode != REF_RESIZE_NEAREST) return "antialias";
+    if (ops_resize_channels_last(ctx) && p->mode != REF_RESIZE_NEAREST)
+        return "channels-last and not nearest";
     if (in[0].shape.rank >= 0 && in[0].shape.rank != 4) return "rank is not 4";
     int64_t od[IR_MAX_RANK];
     double sc[IR_MAX_RANK];
@@ -185,6 +191,32 @@ static void rs_planes(void *arg, int64_t lo, int64_t hi) {
     if (work != stack) mopt_free(work);
 }
 
+typedef struct rs_cl_job {
+    const cpu_resize_plan *p;
+    const float *x;
+    float *y;
+    int64_t c;
+} rs_cl_job;
+
+/* Output rows [lo, hi) of all N * oh, channels-last, nearest. */
+static void rs_cl_rows(void *arg, int64_t lo, int64_t hi) {
+    const rs_cl_job *j = arg;
+    const cpu_resize_plan *p = j->p;
+    const int64_t c = j->c, orow = p->ow * c;
+    const size_t bytes = (size_t)c * sizeof(float);
+    for (int64_t r = lo; r < hi; r++) {
+        int64_t n = r / p->oh, oy = r % p->oh;
+        float *d = j->y + r * orow;
+        if (r > lo && oy > 0 && p->y0[oy] == p->y0[oy - 1]) {
+            memcpy(d, d - orow, (size_t)orow * sizeof(float));
+            continue;
+        }
+        const float *srow = j->x + (n * p->ih + p->y0[oy]) * p->iw * c;
+        for (int64_t ox = 0; ox < p->ow; ox++)
+            memcpy(d + ox * c, srow + p->x0[ox] * c, bytes);
+    }
+}
+
 static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
     const ref_resize_params *p = ops_resize_kernel_params(ctx);
@@ -198,6 +230,14 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     if (xd[2] > INT32_MAX || xd[3] > INT32_MAX) return MOPT_ERR_UNSUPPORTED;
     const cpu_resize_plan *pl = rs_tables(ctx, p, xd[2], xd[3], od[2], od[3], sc[2], sc[3]);
     if (!pl) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the resize tables");
+    if (ops_resize_channels_last(ctx)) {
+        rs_cl_job cj = {pl, in[0].data, out[0].data, xd[1]};
+        int64_t row = od[3] * xd[1];
+        cpu_parallel_for(ctx->threads, xd[0] * od[2], row >= 32768 ? 1 : 32768 / row, rs_cl_rows,
+                         &cj);
+        if (!ctx->scratch) rs_release_scratch((void *)((char *)pl - offsetof(rs_cache, plan)));
+        return MOPT_OK;
+    }
     rs_job j = {s->k, pl, in[0].data, out[0].data, false};
     int64_t per = od[2] * od[3];
     int64_t grain = per >= 32768 ? 1 : 32768 / per;
