@@ -14,6 +14,7 @@
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_resize.h"
 #include "ops/bridge.h"
+#include "ops/conv.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/impls.h"
 #include "ops/op_common.h"
@@ -39,7 +40,14 @@ typedef struct resize_params {
     int64_t n_scales;
     resize_policy policy;
     const char *policy_name;
+    bool channels_last; /* mopt.ChannelsLastResize: X and Y [N, H, W, C] */
 } resize_params;
+
+/* mopt.ChannelsLastResize (pass_layout.c) takes Resize-11+'s inputs and
+ * attributes whatever its domain's opset. */
+static bool old_form(const op_ctx *ctx, bool upsample) {
+    return upsample || (ctx->opset < 11 && strcmp(ctx->def->domain, "mopt") != 0);
+}
 
 static mopt_status parse_kernel_params(const op_ctx *ctx, bool upsample, ref_resize_params *p) {
     memset(p, 0, sizeof *p);
@@ -65,7 +73,7 @@ static mopt_status parse_kernel_params(const op_ctx *ctx, bool upsample, ref_res
         (v == REF_RESIZE_CUBIC && upsample))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown mode '%s'", mode);
     p->mode = (ref_resize_mode)v;
-    bool old = upsample || ctx->opset < 11;
+    bool old = old_form(ctx, upsample);
     const char *ct =
         old ? "asymmetric"
             : ir_node_attr_string(ctx->node, "coordinate_transformation_mode", "half_pixel");
@@ -88,6 +96,7 @@ static mopt_status parse_as(const op_ctx *ctx, resize_params *p, bool upsample) 
     mopt_status st = parse_kernel_params(ctx, upsample, &p->k);
     if (st) return st;
     p->upsample = upsample;
+    p->channels_last = strcmp(ctx->def->domain, "mopt") == 0;
     p->has_axes = ir_node_attr(ctx->node, "axes") != NULL;
     p->n_axes = ir_node_attr_ints(ctx->node, "axes", &p->axes);
     p->n_scales = ir_node_attr_floats(ctx->node, "scales", &p->scales);
@@ -119,7 +128,7 @@ static int plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *out_d
     int32_t r = x->rank;
     if (r < 0 || !ir_shape_is_concrete(x)) return 1;
     const resize_params *p = ctx->params;
-    bool up = p->upsample, old = up || ctx->opset < 11;
+    bool up = p->upsample, old = old_form(ctx, up);
     int k_scales = old ? 1 : 2, k_sizes = old ? -1 : 3;
     int32_t axes[IR_MAX_RANK];
     int n_axes = r;
@@ -232,6 +241,10 @@ int ops_resize_plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *o
     return plan(ctx, in, n_in, out_dims, scales, roi, st);
 }
 
+bool ops_resize_channels_last(const op_ctx *ctx) {
+    return ((const resize_params *)ctx->params)->channels_last;
+}
+
 const ref_resize_params *ops_resize_kernel_params(const op_ctx *ctx) {
     return &((const resize_params *)ctx->params)->k;
 }
@@ -244,9 +257,19 @@ static mopt_status resize_infer(const op_ctx *ctx, const op_tensor *in, int n_in
     int64_t od[IR_MAX_RANK];
     double sc[IR_MAX_RANK], roi[2 * IR_MAX_RANK];
     if (plan(ctx, in, n_in, od, sc, roi, &st)) {
+        /* an axis with a constant scale of 1 (Resize 11+, no sizes, no axes,
+         * no crop) keeps its size, known or symbolic: N and C of an image
+         * upsample, so that later passes see them */
+        const resize_params *p = ctx->params;
+        const float *scales = NULL;
+        bool keep = !old_form(ctx, p->upsample) && !p->has_axes && n_in >= 3 &&
+                    !op_has_input(in, n_in, 3) && in[2].data && in[2].dtype == MOPT_DTYPE_F32 &&
+                    op_numel(&in[2]) == in[0].shape.rank &&
+                    p->k.coord != REF_COORD_TF_CROP_AND_RESIZE;
+        if (keep) scales = in[2].data;
         out[0].shape = in[0].shape;
         for (int32_t a = 0; a < out[0].shape.rank; a++)
-            out[0].shape.syms[a] = -1;
+            if (!scales || scales[a] != 1.0f) out[0].shape.syms[a] = -1;
         return MOPT_OK;
     }
     if (st) return st;
@@ -320,11 +343,42 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     return MOPT_OK;
 }
 
+/* mopt.ChannelsLastResize: the reference works on plain copies */
+static mopt_status cl_resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                                 int n_out) {
+    if (in[0].shape.rank != 4 || out[0].shape.rank != 4)
+        return op_fail(ctx, MOPT_ERR_SHAPE, "a channels-last Resize needs 4-D X and Y");
+    int64_t n = in[0].shape.dims[0], c = in[0].shape.dims[1];
+    int64_t nx = op_numel(&in[0]), ny = op_numel(&out[0]);
+    float *tx = mopt_malloc((size_t)nx * sizeof(float) + 1);
+    float *ty = mopt_malloc((size_t)ny * sizeof(float) + 1);
+    if (!tx || !ty) {
+        mopt_free(tx);
+        mopt_free(ty);
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for a channels-last copy");
+    }
+    int64_t nc = n * c;
+    if (nc > 0) ops_conv_relayout(in[0].data, tx, n, c, nx / nc, false);
+    op_tensor pin[4], pout = out[0];
+    for (int k = 0; k < n_in && k < 4; k++)
+        pin[k] = in[k];
+    pin[0].data = tx;
+    pout.data = ty;
+    mopt_status st = resize_run(ctx, pin, n_in, &pout, n_out);
+    if (!st && nc > 0) ops_conv_relayout(ty, out[0].data, n, c, ny / nc, true);
+    mopt_free(tx);
+    mopt_free(ty);
+    return st;
+}
+
 static const op_def k_ops[] = {
     {"Resize", "", 1, 4, 1, 1, resize_infer, resize_run, ops_cpu_resize_impls,
      OP_PARAMS(resize_params, resize_parse), .bridge = &ops_bridge_float},
     {"Upsample", "", 1, 2, 1, 1, resize_infer, resize_run, ops_cpu_resize_impls,
      OP_PARAMS(resize_params, upsample_parse), .bridge = &ops_bridge_float},
+    /* the layout pass's (pass_layout.c): nearest Resize on channels-last X and Y */
+    {"ChannelsLastResize", "mopt", 1, 4, 1, 1, resize_infer, cl_resize_run, ops_cpu_resize_impls,
+     OP_PARAMS(resize_params, resize_parse)},
 };
 
 OP_FAMILY(resize, k_ops)

@@ -25,11 +25,18 @@
  * each of its values in its own layout (one bit each), converting while it
  * copies: YOLOv8's C2f blocks (Split -> convs -> Concat) then need no
  * reorder.
+ * A nearest Resize of H and W (constant scales [1, 1, sh, sw], opset 11+)
+ * keeps its output channels-last with its input: it copies whole pixels
+ * (mopt.ChannelsLastResize, lib/ops/resize.c). Its output's size is not
+ * provably that of any other value, so an elementwise node adding it to
+ * another (an FPN's top-down Add, as in PP-OCR det) gets the attribute
+ * mopt_same_shape = 1: the node then refuses operands of different shapes
+ * at run time (broadcasting) with a clear error instead of mixing layouts.
  * Layout-agnostic: unary elementwise activations (Relu, Sigmoid, Clip, ...)
  * and Add/Sub/Mul/Div/Max/Min, whose every input is either a value of the output's
  * shape or a constant of one element: they work element for element,
  * whatever the order in memory. A scale is Mul(X, S) with S [N or 1, C or
- * 1, 1...] (squeeze-excitation). Everything else (a graph output, Resize,
+ * 1, 1...] (squeeze-excitation). Everything else (a graph output, a linear Resize,
  * ...) reads plain data, so the node producing it writes plain, as before.
  *
  * The static INT8 convolution (mopt.StaticQConv) counts as a convolution:
@@ -81,6 +88,7 @@ enum {
     NODE_POOL,     /* MaxPool/AveragePool: output kept with its input */
     NODE_AFFINE,   /* inference BatchNormalization, constant [C] parameters */
     NODE_FLEX,     /* channel-axis Concat/Split: any layout in, any layout out */
+    NODE_RESIZE,   /* nearest Resize of H and W: output kept with its input */
 };
 
 #define FLEX_MAX 32 /* inputs of a Concat, outputs of a Split */
@@ -200,6 +208,12 @@ static uint64_t conv_sig(const ir_graph *g, const ir_node *n, uint64_t x) {
     return h;
 }
 
+/* The spatial signature of a nearest Resize's output: its size is not
+ * derived from any other value's, so an elementwise node with such an
+ * operand is kept only with a run-time check that its operands have one
+ * shape (attribute mopt_same_shape, lib/ops/elementwise.c). */
+#define SIG_RESIZED ((uint64_t)0)
+
 /* Axis i of a and b provably equal (same known size or same symbol). */
 static bool same_dim(const ir_shape *a, const ir_shape *b, int32_t i) {
     if (a->syms[i] || b->syms[i]) return a->syms[i] == b->syms[i];
@@ -212,7 +226,7 @@ static bool same_dim(const ir_shape *a, const ir_shape *b, int32_t i) {
  * unary op; both of a binary one when they provably have the same shape:
  * batch and channels equal, same spatial signature). Returns the mask of
  * full operands (0: not agnostic). */
-static unsigned agnostic(const ir_graph *g, const ir_node *n, const uint64_t *sig) {
+static unsigned agnostic(const ir_graph *g, const ir_node *n, const uint64_t *sig, bool *checked) {
     if (n->dead || n->n_outputs != 1 || n->outputs[0] < 0 || n->n_inputs > 8) return 0;
     bool unary = in_list(n, k_unary, sizeof k_unary / sizeof k_unary[0]);
     if (!unary && !in_list(n, k_binary, sizeof k_binary / sizeof k_binary[0])) return 0;
@@ -232,9 +246,11 @@ static unsigned agnostic(const ir_graph *g, const ir_node *n, const uint64_t *si
             return 0;
         if (first >= 0) {
             const ir_shape *a = &g->values[first]->shape;
-            if (sig[first] != sig[v] || !same_dim(a, &val->shape, 0) ||
+            bool loose = sig[first] == SIG_RESIZED || sig[v] == SIG_RESIZED;
+            if ((sig[first] != sig[v] && !loose) || !same_dim(a, &val->shape, 0) ||
                 !same_dim(a, &val->shape, 1))
                 return 0;
+            if (loose) *checked = true;
         }
         if (first < 0) first = v;
         full |= 1u << k;
@@ -319,6 +335,25 @@ static bool flex(const ir_graph *g, const ir_node *n) {
     return true;
 }
 
+/* A Resize (opset 11+) of a 4-D f32 X in mode nearest whose scales are a
+ * constant [1, 1, sh, sw] (no sizes): it copies whole pixels, so it works
+ * on channels-last data as well (mopt.ChannelsLastResize, lib/ops/resize.c).
+ * PP-OCR det's FPN upsamples its 96-channel maps with it before an Add. */
+static bool nearest_resize(const ir_graph *g, const ir_node *n) {
+    if (!fu_is(n, "Resize") || ir_graph_opset(g, "") < 11 || n->n_inputs < 3 ||
+        (n->n_inputs == 4 && n->inputs[3] >= 0) || n->n_inputs > 4 || n->n_outputs != 1 ||
+        n->inputs[0] < 0 || n->inputs[2] < 0 || n->outputs[0] < 0 || !fu_attrs_copyable(n))
+        return false;
+    const char *mode = ir_node_attr_string(n, "mode", "nearest");
+    const ir_value *x = g->values[n->inputs[0]];
+    if (strcmp(mode, "nearest") != 0 || ir_node_attr(n, "axes") || !f32_spatial(x) ||
+        x->shape.rank != 4)
+        return false;
+    int64_t k = 0;
+    const float *sc = fu_const_f32(g, n->inputs[2], &k);
+    return sc && k == 4 && sc[0] == 1.0f && sc[1] == 1.0f && sc[2] > 0 && sc[3] > 0;
+}
+
 typedef struct layout_state {
     ir_graph *g;
     fu_graph f;
@@ -327,6 +362,7 @@ typedef struct layout_state {
     bool *blk;     /* per value: kept in oneDNN's blocked layout (a subset of keep) */
     uint8_t *ok;   /* per node: NODE_* */
     uint8_t *full; /* per agnostic node: mask of its full operands */
+    bool *checked; /* per agnostic node: operands of one shape only by a run-time check */
     uint64_t *sig; /* per value: spatial signature */
 } layout_state;
 
@@ -356,7 +392,7 @@ static bool still_ok(const layout_state *s, int32_t v) {
     if (pi < 0) return false;
     const ir_node *p = g->nodes[pi];
     if (s->ok[pi] == NODE_AGNOSTIC || s->ok[pi] == NODE_SCALE || s->ok[pi] == NODE_POOL ||
-        s->ok[pi] == NODE_AFFINE) {
+        s->ok[pi] == NODE_AFFINE || s->ok[pi] == NODE_RESIZE) {
         for (int32_t k = 0; k < p->n_inputs; k++)
             if ((s->full[pi] >> k & 1u) && !s->keep[p->inputs[k]]) return false;
     } else if (s->ok[pi] == NODE_CONV) {
@@ -375,7 +411,7 @@ static bool still_ok(const layout_state *s, int32_t v) {
         if (kind == NODE_GAP && u->slot == 0) continue;
         if (kind == NODE_FLEX && (fu_is(n, "Concat") || u->slot == 0)) continue;
         if ((kind == NODE_AGNOSTIC || kind == NODE_SCALE || kind == NODE_POOL ||
-             kind == NODE_AFFINE) &&
+             kind == NODE_AFFINE || kind == NODE_RESIZE) &&
             (s->full[u->node] >> u->slot & 1u) && s->keep[n->outputs[0]])
             continue;
         return false;
@@ -559,7 +595,8 @@ static mopt_status to_flex(layout_state *s, ir_node *n, int32_t *n_flex) {
  * GlobalAveragePool reading channels-last, a scale writing it, their
  * mopt.ChannelsLast* operator. */
 static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_t *n_se,
-                            int32_t *n_pool, int32_t *n_affine, int32_t *n_flex, int32_t *n_blk) {
+                            int32_t *n_pool, int32_t *n_affine, int32_t *n_flex, int32_t *n_blk,
+                            int32_t *n_resize) {
     for (int32_t i = 0; i < nn; i++) {
         ir_node *n = s->g->nodes[i];
         if (s->ok[i] == NODE_FLEX) {
@@ -591,6 +628,16 @@ static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_
                 n->inputs);
             if (!f || !fu_copy_attrs(f, n)) return MOPT_ERR_OUT_OF_MEMORY;
             (*n_pool)++;
+            continue;
+        }
+        if (s->ok[i] == NODE_AGNOSTIC && s->checked[i] && s->keep[n->outputs[0]]) {
+            if (!fu_set_int(n, "mopt_same_shape", 1)) return MOPT_ERR_OUT_OF_MEMORY;
+            continue;
+        }
+        if (s->ok[i] == NODE_RESIZE && s->keep[n->outputs[0]]) {
+            ir_node *f = replace(s, n, "ChannelsLastResize", n->n_inputs, n->inputs);
+            if (!f || !fu_copy_attrs(f, n)) return MOPT_ERR_OUT_OF_MEMORY;
+            (*n_resize)++;
             continue;
         }
         if (s->ok[i] != NODE_CONV) continue;
@@ -628,11 +675,12 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         s.blk = mopt_calloc((size_t)(nv ? nv : 1), sizeof *s.blk);
         s.ok = mopt_calloc((size_t)(nn ? nn : 1), sizeof *s.ok);
         s.full = mopt_calloc((size_t)(nn ? nn : 1), sizeof *s.full);
+        s.checked = mopt_calloc((size_t)(nn ? nn : 1), sizeof *s.checked);
         s.sig = mopt_calloc((size_t)(nv ? nv : 1), sizeof *s.sig);
-        if (!s.keep || !s.blk || !s.ok || !s.full || !s.sig)
+        if (!s.keep || !s.blk || !s.ok || !s.full || !s.sig || !s.checked)
             st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
     }
-    enum { N_KEPT, N_CONV, N_SE, N_AFFINE, N_FLEX, N_POOL, N_BLK };
+    enum { N_KEPT, N_CONV, N_SE, N_AFFINE, N_FLEX, N_POOL, N_BLK, N_RESIZE };
     int32_t c[PASS_COUNTS_CAP] = {0};
     if (!st) {
         /* candidates: every output of a convolution or agnostic node */
@@ -654,6 +702,10 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
                 s.ok[i] = NODE_POOL;
                 s.full[i] = 1;
                 s.sig[n->outputs[0]] = mix(s.sig[n->inputs[0]], 0x9001 + (uint64_t)i);
+            } else if (nearest_resize(g, n)) {
+                s.ok[i] = NODE_RESIZE;
+                s.full[i] = 1;
+                s.sig[n->outputs[0]] = SIG_RESIZED;
             } else if (flex(g, n)) {
                 s.ok[i] = NODE_FLEX;
                 bool cat = fu_is(n, "Concat");
@@ -666,9 +718,10 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
                 s.ok[i] = NODE_AFFINE;
                 s.full[i] = 1;
                 s.sig[n->outputs[0]] = s.sig[n->inputs[0]];
-            } else if ((s.full[i] = (uint8_t)agnostic(g, n, s.sig)) != 0 ||
+            } else if ((s.full[i] = (uint8_t)agnostic(g, n, s.sig, &s.checked[i])) != 0 ||
                        (s.full[i] = (uint8_t)se_scale(g, n)) != 0) {
-                s.ok[i] = agnostic(g, n, s.sig) ? NODE_AGNOSTIC : NODE_SCALE;
+                bool unused = false;
+                s.ok[i] = agnostic(g, n, s.sig, &unused) ? NODE_AGNOSTIC : NODE_SCALE;
                 int32_t k = 0;
                 while (!(s.full[i] >> k & 1u))
                     k++;
@@ -691,19 +744,20 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         if (c[N_KEPT]) {
             choose_blocked(&s);
             st = relayout(&s, nn, &c[N_CONV], &c[N_SE], &c[N_POOL], &c[N_AFFINE], &c[N_FLEX],
-                          &c[N_BLK]);
+                          &c[N_BLK], &c[N_RESIZE]);
         }
     }
     mopt_free(s.keep);
     mopt_free(s.blk);
     mopt_free(s.ok);
     mopt_free(s.full);
+    mopt_free(s.checked);
     mopt_free(s.sig);
     ir_uses_free(&s.uses);
     fu_free(&s.f);
     static const char *const notes[PASS_COUNTS_CAP] = {
         "values channels-last", "convolutions", "squeeze-excitation ops", "batch-norm affines",
-        "concats/splits",       "pools",        "blocked convolutions"};
-    pass_note_counts(r, c, notes, 0x7eu); /* all but the kept values */
+        "concats/splits",       "pools",        "blocked convolutions",   "resizes"};
+    pass_note_counts(r, c, notes, 0xfeu); /* all but the kept values */
     return st;
 }

@@ -191,6 +191,21 @@ def blocked():
          [(1, 3, 56, 60), (2, 3, 56, 60)], hw=(56, 60))
 
 
+def fpn():
+    b = Builder(8)
+    r1 = b.node("Relu", [b.conv("x", "c1", 3, 16, 3, pad=1)], "r1")
+    c2 = b.conv(r1, "c2", 16, 16, 3, stride=2, pad=1)
+    sc = b.const("up_scales", [1.0, 1.0, 2.0, 2.0])
+    up = b.node("Resize", [c2, "", sc], "up", mode="nearest")
+    a = b.node("Add", [r1, up], "a")
+    b.conv(a, "y", 16, 8, 3, pad=1)
+    cat = b.node("Concat", [up, r1], "cat", axis=1)
+    b.conv(cat, "y2", 32, 4, 1)
+    save("fpn", b.nodes, b.inits, ["y", "y2"],
+         ["values 5", "convs 4", "se 0", "flex 1", "resizes 1"],
+         [(1, 3, 16, 20), (2, 3, 12, 10)])
+
+
 if __name__ == "__main__":
     chain()
     se()
@@ -198,4 +213,5 @@ if __name__ == "__main__":
     affine()
     flex()
     boundary()
+    fpn()
     blocked()

@@ -127,6 +127,8 @@ int ops_resize_plan(const op_ctx *ctx, const op_tensor *in, int n_in, int64_t *o
                     double *scales, double *roi, mopt_status *st);
 /* The node's mode, coordinate and nearest rules (resize.c's params). */
 const ref_resize_params *ops_resize_kernel_params(const op_ctx *ctx);
+/* Whether the node is a mopt.ChannelsLastResize (X and Y channels-last). */
+bool ops_resize_channels_last(const op_ctx *ctx);
 
 /* Defines ops_impl_cpu_FAM_<TIER> (FAM_supports and FAM_run must exist). */
 #define OPS_CPU_TIER(FAM, TIER)                                                                    \

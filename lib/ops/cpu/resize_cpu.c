@@ -54,6 +54,8 @@ static const char *rs_why_not(const op_ctx *ctx, const op_tensor *in, int n_in) 
     if (p->exclude_outside) return "exclude_outside";
     if (p->antialias && p->mode != REF_RESIZE_NEAREST) return "antialias";
     if (in[0].shape.rank >= 0 && in[0].shape.rank != 4) return "rank is not 4";
+    if (ops_resize_channels_last(ctx) && p->mode != REF_RESIZE_NEAREST)
+        return "channels-last, not nearest";
     int64_t od[IR_MAX_RANK];
     double sc[IR_MAX_RANK];
     if (in[0].shape.rank == 4 && rs_geometry(ctx, in, n_in, od, sc) == 0) return "N or C resized";
@@ -169,6 +171,43 @@ typedef struct rs_job {
     bool failed;
 } rs_job;
 
+/* mopt.ChannelsLastResize, nearest: output rows [lo, hi) of n * oh, each
+ * pixel a copy of its source pixel's c values; a row with the previous
+ * row's source row is a copy of that output row. */
+typedef struct rs_cl_job {
+    const cpu_resize_plan *p;
+    const float *x;
+    float *y;
+    int64_t c;
+} rs_cl_job;
+
+static void rs_cl_rows(void *arg, int64_t lo, int64_t hi) {
+    const rs_cl_job *j = arg;
+    const cpu_resize_plan *p = j->p;
+    const int64_t c = j->c, row = p->ow * c;
+    const size_t bytes = (size_t)c * sizeof(float);
+    for (int64_t r = lo; r < hi; r++) {
+        const int64_t n = r / p->oh, oh = r % p->oh;
+        float *y = j->y + r * row;
+        if (r > lo && oh > 0 && p->y0[oh] == p->y0[oh - 1]) {
+            memcpy(y, y - row, (size_t)row * sizeof(float));
+            continue;
+        }
+        const float *x = j->x + (n * p->ih + p->y0[oh]) * p->iw * c;
+        if (p->x2) { /* each source pixel twice, side by side */
+            for (int64_t iw = 0; iw < p->iw; iw++) {
+                const float *src = x + iw * c;
+                float *d = y + 2 * iw * c;
+                for (int64_t k = 0; k < c; k++)
+                    d[k] = d[c + k] = src[k];
+            }
+            continue;
+        }
+        for (int64_t ow = 0; ow < p->ow; ow++)
+            memcpy(y + ow * c, x + (int64_t)p->x0[ow] * c, bytes);
+    }
+}
+
 /* Planes [lo, hi). */
 static void rs_planes(void *arg, int64_t lo, int64_t hi) {
     rs_job *j = arg;
@@ -198,6 +237,14 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     if (xd[2] > INT32_MAX || xd[3] > INT32_MAX) return MOPT_ERR_UNSUPPORTED;
     const cpu_resize_plan *pl = rs_tables(ctx, p, xd[2], xd[3], od[2], od[3], sc[2], sc[3]);
     if (!pl) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the resize tables");
+    if (ops_resize_channels_last(ctx)) {
+        rs_cl_job cj = {pl, in[0].data, out[0].data, xd[1]};
+        int64_t per = od[3] * xd[1];
+        cpu_parallel_for(ctx->threads, xd[0] * od[2], per >= 32768 ? 1 : 32768 / per, rs_cl_rows,
+                         &cj);
+        if (!ctx->scratch) rs_release_scratch((void *)((char *)pl - offsetof(rs_cache, plan)));
+        return MOPT_OK;
+    }
     rs_job j = {s->k, pl, in[0].data, out[0].data, false};
     int64_t per = od[2] * od[3];
     int64_t grain = per >= 32768 ? 1 : 32768 / per;
