@@ -2,7 +2,8 @@
  * cpu_kernels.h — the project's own vectorized kernels for memory-bound ops
  * (kernels/cpu): elementwise binary/unary f32, softmax, layer norm, row and
  * column reductions, 32-bit transposes, nearest/bilinear resize, the M = 1
- * matrix product. Each kernel exists once per tier —
+ * matrix product, the ConvTranspose whose kernel equals its stride. Each
+ * kernel exists once per tier —
  * _avx512, _avx2 (files compiled with those flags) and _portable (GCC/Clang
  * vector extensions) — and is reached through a cpu_kernels table.
  *
