@@ -102,6 +102,13 @@ static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
     return 0;
 }
 
+/* "on" (1) or "off" (0) into *out; -1 for anything else (*out unchanged). */
+static int parse_on_off(const char *s, int *out) {
+    if (strcmp(s, "on") && strcmp(s, "off")) return -1;
+    *out = !strcmp(s, "on");
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, serve_opts *o) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -142,19 +149,10 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
                 q = *end ? end + 1 : end;
             }
         } else if (!strcmp(a, "--padding")) {
-            if (!strcmp(v, "on"))
-                o->no_padding = 0;
-            else if (!strcmp(v, "off"))
-                o->no_padding = 1;
-            else
-                bad = 1;
+            int on = 0;
+            if (!(bad = parse_on_off(v, &on))) o->no_padding = !on;
         } else if (!strcmp(a, "--batch")) {
-            if (!strcmp(v, "on"))
-                o->batch = 1;
-            else if (!strcmp(v, "off"))
-                o->batch = 0;
-            else
-                bad = 1;
+            bad = parse_on_off(v, &o->batch);
         }
         NUM("--port", 0, 65535, port)
         NUM("--max-batch", 1, 64, max_batch)

@@ -247,6 +247,8 @@ typedef struct onednn_qconv_desc {
     bool has_bias, has_residual;
     kn_act act;
     float act_alpha, act_beta;
+    bool has_post; /* y = post_scale * act(...) + post_shift (FusedConv's post affine) */
+    float post_scale, post_shift;
     int32_t x_zp;
     bool y_u8;
     float y_scale;

@@ -10,6 +10,8 @@
  *                  reaches the padding: pad_x),
  *   sum post-op    the f32 residual, pre-loaded into Y (a u8 Y: see split_u8),
  *   eltwise        the activation,
+ *   eltwise linear the post affine post_scale * y + post_shift (FusedConv's),
+ *                  merged with the next one for a u8 Y,
  *   eltwise linear 1 / y_scale, + y_zp for a u8 Y (oneDNN rounds to
  *                  nearest even and saturates on the store).
  * Only JIT kernels are taken: a reference (`ref:`) or im2col (`gemm:`)
@@ -81,6 +83,9 @@ static bool qd_valid(const onednn_qconv_desc *d) {
         d->c_in % d->group || d->c_out % d->group || d->x_zp < 0 || d->x_zp > 255)
         return false;
     if (d->y_u8 && (!(d->y_scale > 0) || d->y_zp < 0 || d->y_zp > 255)) return false;
+    /* oneDNN 2.6 mixed a HardSigmoid's alpha/beta into the linear post-op
+     * after it (onednn.c's post_in_prim): our kernels run that case */
+    if (d->has_post && d->act == KN_ACT_HARD_SIGMOID) return false;
     for (int32_t i = 0; i < d->S; i++)
         if (d->in[i] <= 0 || d->out[i] <= 0 || d->k[i] <= 0 || d->stride[i] <= 0 ||
             d->dilation[i] <= 0 || d->pad_l[i] < 0 || d->pad_r[i] < 0)
@@ -150,9 +155,14 @@ static dnnl_primitive_attr_t qd_attr(const onednn_qconv_desc *d, const float *sc
     else if (ok && d->has_residual)
         ok = dnnl_post_ops_append_sum(po, 1.f) == dnnl_success;
     if (ok) ok = onednn_priv_append_act(po, d->act, d->act_alpha, d->act_beta);
+    /* the post affine a * y + b and the u8 store's y / y_scale + y_zp: one
+     * linear post-op */
+    float a = d->has_post ? d->post_scale : 1.f, b = d->has_post ? d->post_shift : 0.f;
     if (ok && d->y_u8 && !split_u8(d))
-        ok = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, 1.f / d->y_scale,
-                                          (float)d->y_zp) == dnnl_success;
+        ok = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, a / d->y_scale,
+                                          b / d->y_scale + (float)d->y_zp) == dnnl_success;
+    else if (ok && d->has_post)
+        ok = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, a, b) == dnnl_success;
     return onednn_priv_attr_done(attr, po, ok);
 }
 

@@ -11,7 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_attention_onnx.h"
 #include "ops/bridge.h"
 #include "ops/op_common.h"
@@ -227,9 +226,9 @@ static mopt_status attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     int64_t total = p->past + p->kv_new;
     size_t nk = (size_t)(p->batch * p->kv_heads * total * p->head),
            nv = (size_t)(p->batch * p->kv_heads * total * p->v_head);
-    float *pk = n_out > 1 ? out[1].data : mopt_malloc(nk ? nk * sizeof(float) : 1);
-    float *pv = n_out > 2 ? out[2].data : mopt_malloc(nv ? nv * sizeof(float) : 1);
-    double *scratch = mopt_malloc((size_t)(total > 0 ? total : 1) * 3 * sizeof(double));
+    float *pk = n_out > 1 ? out[1].data : op_work_get(ctx, 0, nk * sizeof(float));
+    float *pv = n_out > 2 ? out[2].data : op_work_get(ctx, 1, nv * sizeof(float));
+    double *scratch = op_work_get(ctx, 2, (size_t)(total > 0 ? total : 1) * 3 * sizeof(double));
     mopt_status st = MOPT_OK;
     if (!pk || !pv || !scratch)
         st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for attention scratch");
@@ -238,9 +237,9 @@ static mopt_status attn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
                            op_has_input(in, n_in, 4) ? in[4].data : NULL,
                            op_has_input(in, n_in, 5) ? in[5].data : NULL, out[0].data, pk, pv,
                            n_out > 3 ? out[3].data : NULL, scratch);
-    if (n_out <= 1) mopt_free(pk);
-    if (n_out <= 2) mopt_free(pv);
-    mopt_free(scratch);
+    if (n_out <= 1) op_work_put(ctx, pk);
+    if (n_out <= 2) op_work_put(ctx, pv);
+    op_work_put(ctx, scratch);
     return st;
 }
 

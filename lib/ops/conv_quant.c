@@ -11,7 +11,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_conv_quant.h"
 #include "ops/bridge.h"
 #include "ops/conv.h"
@@ -80,10 +79,11 @@ static void read_zp(const op_tensor *in, int n_in, int k, int32_t *buf, int64_t 
 mopt_status ops_qconv_ref_s32(const op_ctx *ctx, const ref_conv_params *g, const ref_qconv_args *a,
                               int32_t *acc) {
     int64_t nwork = ref_conv_s32_work(g);
-    int32_t *work = mopt_malloc((size_t)(nwork > 0 ? nwork : 1) * sizeof(int32_t));
+    int32_t *work =
+        op_work_get(ctx, OPS_QCONV_WORK, (size_t)(nwork > 0 ? nwork : 1) * sizeof(int32_t));
     if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the integer convolution");
     ref_conv_s32(g, a, acc, work);
-    mopt_free(work);
+    op_work_put(ctx, work);
     return MOPT_OK;
 }
 
@@ -95,7 +95,7 @@ static mopt_status conv_s32(const op_ctx *ctx, const op_tensor *in, int n_in, in
     int64_t pad_end[REF_WIN_MAX];
     mopt_status st = ops_conv_geometry(ctx, &in[0].shape, &in[iw].shape, g, pad_end);
     if (st) return st;
-    int32_t *wzp = mopt_malloc((size_t)(g->c_out > 0 ? g->c_out : 1) * sizeof(int32_t));
+    int32_t *wzp = op_work_get(ctx, 2, (size_t)(g->c_out > 0 ? g->c_out : 1) * sizeof(int32_t));
     if (!wzp) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the integer convolution");
     int32_t xzp = 0;
     bool per_channel = false, unused;
@@ -110,7 +110,7 @@ static mopt_status conv_s32(const op_ctx *ctx, const op_tensor *in, int n_in, in
                         .w_zp_per_channel = per_channel,
                         .bias = bias};
     st = conv(ctx, g, &a, acc);
-    mopt_free(wzp);
+    op_work_put(ctx, wzp);
     return st;
 }
 
@@ -183,11 +183,11 @@ static mopt_status qlinear_conv_run_with(const op_ctx *ctx, const op_tensor *in,
     int64_t numel = op_numel(&out[0]);
     if (numel == 0) return MOPT_OK;
     int64_t c_out = in[QW].shape.dims[0];
-    int32_t *acc = mopt_malloc((size_t)numel * sizeof(int32_t));
-    float *scale = mopt_malloc((size_t)c_out * sizeof(float));
+    int32_t *acc = op_work_get(ctx, 0, (size_t)numel * sizeof(int32_t));
+    float *scale = op_work_get(ctx, 1, (size_t)c_out * sizeof(float));
     if (!acc || !scale) {
-        mopt_free(acc);
-        mopt_free(scale);
+        op_work_put(ctx, acc);
+        op_work_put(ctx, scale);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for QLinearConv");
     }
     /* the multiplier in f32, as x_scale * w_scale / y_scale is formed in ONNX's reference */
@@ -208,8 +208,8 @@ static mopt_status qlinear_conv_run_with(const op_ctx *ctx, const op_tensor *in,
         ref_requantize_s32(acc, g.batch, c_out, plane, scale, yzp, out[0].dtype == MOPT_DTYPE_I8,
                            out[0].data);
     }
-    mopt_free(acc);
-    mopt_free(scale);
+    op_work_put(ctx, acc);
+    op_work_put(ctx, scale);
     return st;
 }
 

@@ -9,7 +9,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_deform_conv.h"
 #include "ops/bridge.h"
 #include "ops/conv.h"
@@ -106,14 +105,14 @@ static mopt_status deform_conv_run(const op_ctx *ctx, const op_tensor *in, int n
     if (st) return st;
     if (op_numel(&out[0]) == 0) return MOPT_OK;
     int64_t nwork = ref_deform_conv_work(&k);
-    float *col = mopt_malloc((size_t)(nwork > 0 ? nwork : 1) * sizeof(float));
+    float *col = op_work_get(ctx, 0, (size_t)(nwork > 0 ? nwork : 1) * sizeof(float));
     if (!col)
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for %" PRId64 " sampled values",
                        nwork);
     ref_deform_conv_f32(&k, in[DX].data, in[DW].data, in[DOFFSET].data,
                         op_has_input(in, n_in, DMASK) ? in[DMASK].data : NULL,
                         op_has_input(in, n_in, DB) ? in[DB].data : NULL, out[0].data, col);
-    mopt_free(col);
+    op_work_put(ctx, col);
     return MOPT_OK;
 }
 

@@ -13,7 +13,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_epilogue.h"
 #include "kernels/ref/ref_matmul.h"
 #include "ops/conv.h"
@@ -262,7 +261,7 @@ static mopt_status fconv_run_relayout(const op_ctx *ctx, const op_tensor *in, in
     bool y_blk = (p->conv.layout & CONV_LAYOUT_Y_BLK16) != 0;
     if (p->conv.layout & CONV_LAYOUT_X) {
         shape_nc_sp(&in[0].shape, &nb, &c, &sp);
-        tmp[0] = mopt_malloc((size_t)(nb * c * sp) * sizeof(float) + 1);
+        tmp[0] = op_work_get(ctx, 0, (size_t)(nb * c * sp) * sizeof(float));
         if (!tmp[0]) st = MOPT_ERR_OUT_OF_MEMORY;
         if (!st)
             (x_blk ? ops_conv_relayout_blk : ops_conv_relayout)(in[0].data, tmp[0], nb, c, sp,
@@ -271,12 +270,12 @@ static mopt_status fconv_run_relayout(const op_ctx *ctx, const op_tensor *in, in
     }
     if (!st && (p->conv.layout & CONV_LAYOUT_Y)) {
         shape_nc_sp(&out[0].shape, &nb, &c, &sp);
-        size_t bytes = (size_t)(nb * c * sp) * sizeof(float) + 1;
-        tmp[1] = mopt_malloc(bytes);
+        size_t bytes = (size_t)(nb * c * sp) * sizeof(float);
+        tmp[1] = op_work_get(ctx, 1, bytes);
         if (!tmp[1]) st = MOPT_ERR_OUT_OF_MEMORY;
         lout.data = tmp[1];
         if (!st && op_has_input(in, n_in, 3)) {
-            tmp[2] = mopt_malloc(bytes);
+            tmp[2] = op_work_get(ctx, 2, bytes);
             if (!tmp[2]) st = MOPT_ERR_OUT_OF_MEMORY;
             if (!st)
                 (y_blk ? ops_conv_relayout_blk : ops_conv_relayout)(in[3].data, tmp[2], nb, c, sp,
@@ -288,7 +287,7 @@ static mopt_status fconv_run_relayout(const op_ctx *ctx, const op_tensor *in, in
     if (!st && (p->conv.layout & CONV_LAYOUT_Y))
         (y_blk ? ops_conv_relayout_blk : ops_conv_relayout)(tmp[1], out[0].data, nb, c, sp, true);
     for (int k = 0; k < 3; k++)
-        mopt_free(tmp[k]);
+        op_work_put(ctx, tmp[k]);
     if (st == MOPT_ERR_OUT_OF_MEMORY)
         return op_fail(ctx, st, "out of memory for a channels-last copy");
     return st;

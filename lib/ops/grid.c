@@ -11,7 +11,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_grid.h"
 #include "kernels/ref/ref_logic.h"
 #include "ops/bridge.h"
@@ -155,26 +154,26 @@ static mopt_status grid_sample_run(const op_ctx *ctx, const op_tensor *in, int n
         float *conv = NULL;
         if (in[1].dtype != MOPT_DTYPE_F32) {
             int64_t ng = op_numel(&in[1]);
-            conv = mopt_malloc((size_t)ng * sizeof(float));
+            conv = op_work_get(ctx, 0, (size_t)ng * sizeof(float));
             if (!conv) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the grid");
             ref_cast(in[1].dtype, in[1].data, MOPT_DTYPE_F32, conv, ng);
             grid = conv;
         }
         ref_grid_sample_nearest_bytes(&k, in[0].data, op_esize(&in[0]), grid, out[0].data);
-        mopt_free(conv);
+        op_work_put(ctx, conv);
         return MOPT_OK;
     }
     int64_t taps = ref_grid_sample_taps(&k);
-    int64_t *off = mopt_malloc((size_t)taps * sizeof *off);
-    double *w = mopt_malloc((size_t)taps * sizeof *w);
+    int64_t *off = op_work_get(ctx, 0, (size_t)taps * sizeof *off);
+    double *w = op_work_get(ctx, 1, (size_t)taps * sizeof *w);
     if (!off || !w) {
-        mopt_free(off);
-        mopt_free(w);
+        op_work_put(ctx, off);
+        op_work_put(ctx, w);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for %" PRId64 " taps", taps);
     }
     ref_grid_sample_f32(&k, in[0].data, in[1].data, out[0].data, off, w);
-    mopt_free(off);
-    mopt_free(w);
+    op_work_put(ctx, off);
+    op_work_put(ctx, w);
     return MOPT_OK;
 }
 

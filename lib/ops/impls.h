@@ -82,7 +82,7 @@ extern const op_impl ops_impl_maxpool_onednn;
 extern const op_impl ops_impl_avgpool_onednn;
 extern const op_impl ops_impl_fused_matmul_onednn;
 extern const op_impl ops_impl_fused_conv_onednn;
-extern const op_impl ops_impl_onednn_qstatic; /* StaticQConv: qstatic_onednn.c */
+extern const op_impl ops_impl_onednn_qstatic; /* StaticQConv, StaticQMatMul: qstatic_onednn.c */
 /* OpenBLAS (lib/ops/openblas) */
 extern const op_impl ops_impl_matmul_openblas;
 extern const op_impl ops_impl_gemm_openblas;
@@ -155,10 +155,13 @@ bool ops_pool_channels_last(const op_ctx *ctx);
  * cpu impls' (cpu/conv_quant_cpu.c) with their kernel. */
 typedef mopt_status (*ops_qconv_s32_fn)(const op_ctx *ctx, const ref_conv_params *g,
                                         const ref_qconv_args *a, int32_t *acc);
+/* The work buffer (op_work_get) an ops_qconv_s32_fn uses; its callers use
+ * the others. */
+#define OPS_QCONV_WORK (OP_WORK_BUFS - 1)
 mopt_status ops_conv_quant_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                ops_qconv_s32_fn conv);
 /* The reference integer convolution (an ops_qconv_s32_fn): ref_conv_s32 with
- * its work buffer allocated for the call. Shared by conv_quant.c's reference
+ * its work buffer in OPS_QCONV_WORK. Shared by conv_quant.c's reference
  * run and the static INT8 conv's reference kernels (qstatic.c). */
 mopt_status ops_qconv_ref_s32(const op_ctx *ctx, const ref_conv_params *g, const ref_qconv_args *a,
                               int32_t *acc);

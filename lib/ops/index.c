@@ -6,7 +6,6 @@
  */
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_logic.h"
 #include "ops/bridge.h"
 #include "ops/op_common.h"
@@ -78,7 +77,7 @@ static mopt_status onehot_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     size_t es = mopt_dtype_size(in[2].dtype);
     const char *vals = in[2].data;
     char *y = out[0].data;
-    double *idx = mopt_malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    double *idx = op_work_get(ctx, 0, (size_t)(n > 0 ? n : 1) * sizeof(double));
     if (!idx) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     ref_cast(in[0].dtype, in[0].data, MOPT_DTYPE_F64, idx, n);
     for (int64_t a = 0; a < o; a++)
@@ -90,7 +89,7 @@ static mopt_status onehot_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
                 memcpy(y + (size_t)((a * depth + d) * inner + b) * es, vals + (iv == d ? es : 0),
                        es);
             }
-    mopt_free(idx);
+    op_work_put(ctx, idx);
     return MOPT_OK;
 }
 

@@ -8,7 +8,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_loss.h"
 #include "ops/bridge.h"
 #include "ops/op_common.h"
@@ -94,12 +93,14 @@ static mopt_status loss_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     int64_t nt = op_numel(&in[1]), nx = op_numel(&in[0]);
     if (op_has_input(in, n_in, 2) && op_numel(&in[2]) != p.c)
         return op_fail(ctx, MOPT_ERR_SHAPE, "weight must have C = %" PRId64 " values", p.c);
-    int64_t *t = mopt_malloc((size_t)(nt > 0 ? nt : 1) * sizeof(int64_t));
+    int64_t *t = op_work_get(ctx, 0, (size_t)(nt > 0 ? nt : 1) * sizeof(int64_t));
     float *lp = NULL;
-    if (sce) lp = n_out > 1 ? out[1].data : mopt_malloc((size_t)(nx > 0 ? nx : 1) * sizeof(float));
+    if (sce)
+        lp = n_out > 1 ? out[1].data
+                       : op_work_get(ctx, 1, (size_t)(nx > 0 ? nx : 1) * sizeof(float));
     if (!t || (sce && !lp)) {
-        mopt_free(t);
-        if (sce && n_out <= 1) mopt_free(lp);
+        op_work_put(ctx, t);
+        if (sce && n_out <= 1) op_work_put(ctx, lp);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     }
     for (int64_t i = 0; i < nt; i++)
@@ -113,8 +114,8 @@ static mopt_status loss_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     int64_t bad = 0;
     int rc =
         ref_nll_loss(&p, xs, t, op_has_input(in, n_in, 2) ? in[2].data : NULL, out[0].data, &bad);
-    mopt_free(t);
-    if (sce && n_out <= 1) mopt_free(lp);
+    op_work_put(ctx, t);
+    if (sce && n_out <= 1) op_work_put(ctx, lp);
     if (rc)
         return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
                        "target %" PRId64 " is outside [0, %" PRId64 ") and not ignore_index", bad,

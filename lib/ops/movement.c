@@ -44,14 +44,14 @@ static mopt_status read_indices(const op_ctx *ctx, const op_tensor *t, int64_t d
     size_t nb;
     if (!mopt_mul_overflow((size_t)n, sizeof(int64_t), &nb))
         return op_fail(ctx, MOPT_ERR_LIMIT, "too many indices");
-    int64_t *idx = mopt_malloc(nb);
+    int64_t *idx = op_work_get(ctx, 0, nb);
     if (!idx)
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for %" PRId64 " indices", n);
     for (int64_t i = 0; i < n; i++) {
         int64_t v = t->dtype == MOPT_DTYPE_I64 ? ((const int64_t *)t->data)[i]
                                                : ((const int32_t *)t->data)[i];
         if (v < -dim || v >= dim) {
-            mopt_free(idx);
+            op_work_put(ctx, idx);
             return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
                            "index %" PRId64 " (element %" PRId64 " of the indices) is out of "
                            "range for a dimension of size %" PRId64,
@@ -791,7 +791,7 @@ static mopt_status gather_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     if (idx && op_numel(&out[0]) > 0)
         ref_gather(out[0].data, in[0].data, op_esize(&in[0]), outer, x->dims[axis], inner, idx,
                    n_idx);
-    mopt_free(idx);
+    op_work_put(ctx, idx);
     return MOPT_OK;
 }
 
@@ -830,7 +830,7 @@ static mopt_status gather_elements_run(const op_ctx *ctx, const op_tensor *in, i
     if (idx)
         ref_gather_elements(out[0].data, in[0].data, op_esize(&in[0]), x->rank, x->dims,
                             in[1].shape.dims, axis, idx);
-    mopt_free(idx);
+    op_work_put(ctx, idx);
     return MOPT_OK;
 }
 
@@ -1239,7 +1239,7 @@ static mopt_status scatter_nd_run(const op_ctx *ctx, const op_tensor *in, int n_
         chunk *= x->dims[a];
     if (n_idx == 0 || chunk == 0) return MOPT_OK;
     op_strides(x, strides);
-    int64_t *off = mopt_malloc((size_t)n_idx * sizeof *off);
+    int64_t *off = op_work_get(ctx, 1, (size_t)n_idx * sizeof *off);
     if (!off) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for indices");
     for (int64_t j = 0; j < n_idx; j++) {
         int64_t o = 0;
@@ -1248,7 +1248,7 @@ static mopt_status scatter_nd_run(const op_ctx *ctx, const op_tensor *in, int n_
             int64_t v = in[1].dtype == MOPT_DTYPE_I64 ? ((const int64_t *)in[1].data)[e]
                                                       : ((const int32_t *)in[1].data)[e];
             if (v < -x->dims[a] || v >= x->dims[a]) {
-                mopt_free(off);
+                op_work_put(ctx, off);
                 return op_fail(ctx, MOPT_ERR_INVALID_ARGUMENT,
                                "index %" PRId64 " (row %" PRId64 ", axis %d) is out of range for "
                                "a dimension of size %" PRId64,
@@ -1259,7 +1259,7 @@ static mopt_status scatter_nd_run(const op_ctx *ctx, const op_tensor *in, int n_
         off[j] = o;
     }
     scatter_apply(&out[0], op, off, n_idx, in[2].data, chunk);
-    mopt_free(off);
+    op_work_put(ctx, off);
     return MOPT_OK;
 }
 
@@ -1313,7 +1313,7 @@ static mopt_status scatter_el_run(const op_ctx *ctx, const op_tensor *in, int n_
         }
     }
     scatter_apply(&out[0], op, idx, n, in[2].data, 1);
-    mopt_free(idx);
+    op_work_put(ctx, idx);
     return MOPT_OK;
 }
 

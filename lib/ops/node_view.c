@@ -40,6 +40,7 @@ mopt_status op_view_init(op_view *v, const op_view_src *src, const ir_node *n, c
     c->params = NULL;
     c->state = NULL;
     c->scratch = NULL;
+    c->work = NULL;
     c->threads = src->threads > 0 ? src->threads : 1;
     c->precision = src->precision;
     c->opt_level = src->opt_level;

@@ -1,7 +1,8 @@
 /*
  * normalization.c — the "normalization" operator family: BatchNormalization
  * (inference mode only), InstanceNormalization, LayerNormalization (opset 17,
- * with the optional Mean/InvStdDev outputs), RMSNormalization (opset 23;
+ * with the optional Mean/InvStdDev outputs; mopt.LayerNormalization adds a
+ * 4th, a copy of Y for int8 matmuls), RMSNormalization (opset 23;
  * scale broadcast like numpy), GroupNormalization (opset 18 with per-group
  * scale/bias, opset 21 per-channel), LpNormalization (p 1 or 2),
  * MeanVarianceNormalization (axes, default [0, 2, 3]), Softmax and
@@ -13,7 +14,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_elementwise.h"
 #include "kernels/ref/ref_normalization.h"
 #include "ops/bridge.h"
@@ -120,7 +120,7 @@ static mopt_status batchnorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
                           p->epsilon, out[0].data);
         return MOPT_OK;
     }
-    float *stats = mopt_malloc((size_t)(c > 0 ? 2 * c : 1) * sizeof(float));
+    float *stats = op_work_get(ctx, 0, (size_t)(c > 0 ? 2 * c : 1) * sizeof(float));
     if (!stats) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for batch statistics");
     float *mean = stats, *var = stats + c;
     ref_batchnorm_stats_f32(n, c, inner, in[0].data, mean, var);
@@ -133,7 +133,7 @@ static mopt_status batchnorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
         if (n_out > 2 && out[2].data)
             ((float *)out[2].data)[j] = rv[j] * p->momentum + var[j] * (1.0f - p->momentum);
     }
-    mopt_free(stats);
+    op_work_put(ctx, stats);
     return MOPT_OK;
 }
 
@@ -207,6 +207,7 @@ static mopt_status layernorm_infer(const op_ctx *ctx, const op_tensor *in, int n
     out[0].shape = *x;
     for (int k = 1; k < n_out; k++) {
         out[k].shape = *x;
+        if (k == LN_COPY_OUT) continue; /* mopt.LayerNormalization's copy of Y */
         for (int32_t i = axis; i < x->rank; i++) {
             out[k].shape.dims[i] = 1;
             out[k].shape.syms[i] = 0;
@@ -216,12 +217,14 @@ static mopt_status layernorm_infer(const op_ctx *ctx, const op_tensor *in, int n
 }
 
 /* Returns p's values expanded to the `inner` normalized elements: p->data
- * itself when it already has that many, else a new buffer (*owned). */
-static const float *expand_norm_param(const op_tensor *p, const ir_shape *x, int32_t axis,
-                                      int64_t inner, float **owned) {
+ * itself when it already has that many, else work buffer k (*owned, for
+ * op_work_put). */
+static const float *expand_norm_param(const op_ctx *ctx, int k, const op_tensor *p,
+                                      const ir_shape *x, int32_t axis, int64_t inner,
+                                      float **owned) {
     *owned = NULL;
     if (op_numel(p) == inner) return p->data;
-    float *buf = mopt_malloc((size_t)(inner > 0 ? inner : 1) * sizeof(float));
+    float *buf = op_work_get(ctx, k, (size_t)(inner > 0 ? inner : 1) * sizeof(float));
     if (!buf) return NULL;
     ir_shape norm;
     memset(&norm, 0, sizeof norm);
@@ -254,19 +257,21 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
     float eps = p->epsilon;
     int64_t outer = dims_product(x, 0, axis), inner = dims_product(x, axis, x->rank);
     float *own_s = NULL, *own_b = NULL;
-    const float *scale = expand_norm_param(&in[1], x, axis, inner, &own_s);
+    const float *scale = expand_norm_param(ctx, 0, &in[1], x, axis, inner, &own_s);
     const float *bias = NULL;
     if (scale && op_has_input(in, n_in, 2))
-        bias = expand_norm_param(&in[2], x, axis, inner, &own_b);
+        bias = expand_norm_param(ctx, 1, &in[2], x, axis, inner, &own_b);
     if (!scale || (op_has_input(in, n_in, 2) && !bias)) {
-        mopt_free(own_s);
+        op_work_put(ctx, own_s);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory expanding Scale/B");
     }
     float *mean = n_out > 1 && ctx->node->outputs[1] >= 0 ? out[1].data : NULL;
     float *inv_std = n_out > 2 && ctx->node->outputs[2] >= 0 ? out[2].data : NULL;
     ref_layernorm_f32(outer, inner, in[0].data, scale, bias, eps, out[0].data, mean, inv_std);
-    mopt_free(own_s);
-    mopt_free(own_b);
+    if (n_out > LN_COPY_OUT && ctx->node->outputs[LN_COPY_OUT] >= 0)
+        memcpy(out[LN_COPY_OUT].data, out[0].data, (size_t)(outer * inner) * sizeof(float));
+    op_work_put(ctx, own_s);
+    op_work_put(ctx, own_b);
     return MOPT_OK;
 }
 
@@ -480,8 +485,9 @@ static mopt_status mvn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
         if (red[a]) cnt *= x->dims[a];
     const float *xd = in[0].data;
     float *yd = out[0].data;
-    double *acc = mopt_calloc((size_t)(n > 0 ? n : 1) * 2, sizeof(double));
+    double *acc = op_work_get(ctx, 0, (size_t)(n > 0 ? n : 1) * 2 * sizeof(double));
     if (!acc) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+    memset(acc, 0, (size_t)(n > 0 ? n : 1) * 2 * sizeof(double));
     for (int64_t i = 0; i < n; i++) {
         int64_t key = kept_offset(i, x->rank, st_, red);
         acc[2 * key] += xd[i];
@@ -492,7 +498,7 @@ static mopt_status mvn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
         double m = acc[2 * key] / (double)cnt, v = acc[2 * key + 1] / (double)cnt - m * m;
         yd[i] = (float)(((double)xd[i] - m) / sqrt((v > 0 ? v : 0) + 1e-9));
     }
-    mopt_free(acc);
+    op_work_put(ctx, acc);
     return MOPT_OK;
 }
 
@@ -541,10 +547,10 @@ static mopt_status softmax_run(const op_ctx *ctx, const op_tensor *in, int n_in,
         inner = 1;
     }
     float small[64];
-    float *scratch = inner <= 32 ? small : mopt_malloc((size_t)inner * 2 * sizeof(float));
+    float *scratch = inner <= 32 ? small : op_work_get(ctx, 0, (size_t)inner * 2 * sizeof(float));
     if (!scratch) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for scratch");
     ref_softmax_f32(outer, len, inner, in[0].data, out[0].data, p->log, scratch);
-    if (scratch != small) mopt_free(scratch);
+    if (scratch != small) op_work_put(ctx, scratch);
     return MOPT_OK;
 }
 
@@ -555,6 +561,9 @@ static const op_def k_ops[] = {
      OP_PARAMS(eps_params, eps_parse), .bridge = &ops_bridge_float},
     {"LayerNormalization", "", 2, 3, 1, 3, layernorm_infer, layernorm_run, ops_cpu_layernorm_impls,
      OP_PARAMS(layernorm_params, layernorm_parse), .bridge = &ops_bridge_float},
+    /* Y's copy for int8 matmuls as a 4th output (lib/passes/pass_ln_copy.c) */
+    {"LayerNormalization", "mopt", 2, 3, 4, 4, layernorm_infer, layernorm_run,
+     ops_cpu_layernorm_impls, OP_PARAMS(layernorm_params, layernorm_parse)},
     {"RMSNormalization", "", 2, 2, 1, 1, rms_infer, rms_run, NULL, OP_PARAMS(rms_params, rms_parse),
      .bridge = &ops_bridge_float},
     {"GroupNormalization", "", 3, 3, 1, 1, group_infer, group_run, NULL,

@@ -29,4 +29,10 @@ typedef struct layernorm_params {
     float epsilon;
 } layernorm_params;
 
+/* mopt.LayerNormalization (outputs Y, Mean, InvStdDev, then Y again at this
+ * slot): the copy of Y that int8 matmuls read, which precision=int8 keeps
+ * as a u8 rows block quantized by the LayerNorm itself
+ * (lib/passes/pass_ln_copy.c, docs/fused_ops.md). */
+#define LN_COPY_OUT 3
+
 #endif

@@ -1,8 +1,8 @@
 /*
  * op_util.c — helpers shared by operator implementations: error messages
  * naming the node, numpy broadcasting over symbolic shapes, axis handling,
- * dtype checks, optional-input tests, element sizes and reading small
- * integer tensors.
+ * dtype checks, optional-input tests, element sizes, reading small
+ * integer tensors and a run's work buffers.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_conv.h"
 #include "ops/op_common.h"
@@ -439,4 +440,28 @@ bool op_str_eq_ci(const char *a, const char *b) {
         if (x != y) return false;
     }
     return *a == *b;
+}
+
+void *op_work_get(const op_ctx *ctx, int k, size_t bytes) {
+    if (!bytes) bytes = 1;
+    op_work *w = ctx->work;
+    if (!w) return mopt_aligned_alloc(bytes);
+    if (w->cap[k] < bytes) {
+        void *p = mopt_aligned_alloc(bytes);
+        if (!p) return NULL;
+        mopt_aligned_free(w->buf[k]);
+        w->buf[k] = p;
+        w->cap[k] = bytes;
+    }
+    return w->buf[k];
+}
+
+void op_work_put(const op_ctx *ctx, void *p) {
+    if (!ctx->work) mopt_aligned_free(p);
+}
+
+void op_work_free(op_work *w) {
+    for (int k = 0; k < OP_WORK_BUFS; k++)
+        mopt_aligned_free(w->buf[k]);
+    memset(w, 0, sizeof *w);
 }

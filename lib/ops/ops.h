@@ -65,6 +65,16 @@ typedef struct op_kv_tiles {
     bool value; /* V tiles, else K tiles */
 } op_kv_tiles;
 
+/* Work memory a run needs only while it runs (a converted copy of an input,
+ * accumulators), kept per session and node so that a steady-state run
+ * allocates nothing (tests/unit/test_steady_state.c): op_work_get(ctx, k,
+ * bytes) gives buffer k, grown when a run needs more. */
+#define OP_WORK_BUFS 8
+typedef struct op_work {
+    void *buf[OP_WORK_BUFS];
+    size_t cap[OP_WORK_BUFS];
+} op_work;
+
 typedef struct op_ctx {
     const ir_node *node;      /* for messages (name, op type) and parse only */
     const struct op_def *def; /* the node's op */
@@ -76,9 +86,12 @@ typedef struct op_ctx {
     const void *geom;         /* def->geom's product for this call: the reference
                                  run only (ops_run_reference sets it) */
     /* Set for an op_impl's run only: */
-    const void *state;      /* what impl->prepare made at model load (immutable) */
-    void **scratch;         /* per-session, per-node slot the impl may fill lazily
-                               (e.g. a primitive cache); freed by release_scratch */
+    const void *state; /* what impl->prepare made at model load (immutable) */
+    void **scratch;    /* per-session, per-node slot the impl may fill lazily
+                          (e.g. a primitive cache); freed by release_scratch */
+    /* Set for any run in a session (impl or reference; NULL elsewhere, e.g.
+     * constant folding): the node's work buffers, see op_work_get. */
+    op_work *work;
     int threads;            /* the session's thread count (>= 1) */
     op_precision precision; /* the model's precision (supports/prepare/run) */
     int opt_level;          /* the model's opt_level (0..3); >= 3 lets impls
@@ -90,6 +103,16 @@ typedef struct op_ctx {
     const op_kv_tiles *kv_tiles;
     int n_kv_tiles;
 } op_ctx;
+
+/* Buffer k (< OP_WORK_BUFS) of at least bytes (64-byte aligned,
+ * uninitialized) for this run, or NULL when out of memory: the node's
+ * buffer k in ctx->work, or without ctx->work a new block. Give it back with
+ * op_work_put (which frees only such a new block). A function and what it
+ * calls with the same ctx use distinct k. */
+void *op_work_get(const op_ctx *ctx, int k, size_t bytes);
+void op_work_put(const op_ctx *ctx, void *p);
+/* Frees w's buffers (the session, at destruction). */
+void op_work_free(op_work *w);
 
 /* The registered tiles whose buffer is data, or NULL. */
 static inline const op_kv_tiles *op_kv_tiles_find(const op_ctx *ctx, const void *data) {

@@ -9,7 +9,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_pool.h"
 #include "ops/bridge.h"
 #include "ops/conv.h"
@@ -177,11 +176,11 @@ static mopt_status window_pool_run(const op_ctx *ctx, const op_tensor *in, op_te
     int64_t nc = n * c;
     int64_t sx = nc > 0 ? op_numel(&in[0]) / nc : 0, sy = nc > 0 ? op_numel(&out[0]) / nc : 0;
     if (ops_pool_channels_last(ctx)) { /* the reference works on plain copies */
-        tx = mopt_malloc((size_t)op_numel(&in[0]) * sizeof(float) + 1);
-        ty = mopt_malloc((size_t)op_numel(&out[0]) * sizeof(float) + 1);
+        tx = op_work_get(ctx, 0, (size_t)op_numel(&in[0]) * sizeof(float));
+        ty = op_work_get(ctx, 1, (size_t)op_numel(&out[0]) * sizeof(float));
         if (!tx || !ty) {
-            mopt_free(tx);
-            mopt_free(ty);
+            op_work_put(ctx, tx);
+            op_work_put(ctx, ty);
             return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for a channels-last copy");
         }
         ops_conv_relayout(x, tx, n, c, sx, false);
@@ -193,8 +192,8 @@ static mopt_status window_pool_run(const op_ctx *ctx, const op_tensor *in, op_te
     else
         ref_avgpool_f32(&p, x, y);
     if (ty) ops_conv_relayout(ty, out[0].data, n, c, sy, true);
-    mopt_free(tx);
-    mopt_free(ty);
+    op_work_put(ctx, tx);
+    op_work_put(ctx, ty);
     return MOPT_OK;
 }
 

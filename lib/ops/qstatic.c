@@ -12,7 +12,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_epilogue.h"
 #include "ops/fused.h"
 #include "ops/impls.h"
@@ -37,6 +36,17 @@ static mopt_status qs_parse(const op_ctx *ctx, void *params) {
     p->y_zp = (int32_t)ir_node_attr_int(ctx->node, "y_zero_point", 0);
     mopt_status st = ops_fused_read_activation(ctx, &p->act);
     if (st) return st;
+    p->has_post = ir_node_attr(ctx->node, "post_scale") != NULL ||
+                  ir_node_attr(ctx->node, "post_shift") != NULL;
+    p->post_scale = ir_node_attr_float(ctx->node, "post_scale", 1.f);
+    p->post_shift = ir_node_attr_float(ctx->node, "post_shift", 0.f);
+    if (p->has_post && !p->is_conv)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "post_scale/post_shift are for StaticQConv only");
+    if (!isfinite(p->post_scale) || !isfinite(p->post_shift))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL,
+                       "post_scale %g and post_shift %g must be finite", (double)p->post_scale,
+                       (double)p->post_shift);
     p->x_cs = NULL;
     p->n_cs = ir_node_attr_floats(ctx->node, "x_channel_scales", &p->x_cs);
     if (p->n_cs < 0) p->n_cs = 0, p->x_cs = NULL;
@@ -120,7 +130,8 @@ static mopt_status qconv_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
 /* ---- the run ------------------------------------------------------------ */
 
 /* One output row of n values (one channel's plane, or one matrix row):
- * v = (acc - corr) * scale + bias + res, then the activation, then f32 or
+ * v = (acc - corr) * scale + bias + res, then the activation (and the post
+ * affine), then f32 or
  * u8 (k->quantize). Branch-free loops per case, so they vectorize. */
 static void qs_row(const qstatic_params *p, const qstatic_kernels *k, const int32_t *acc, int64_t n,
                    const int32_t *corr, const float *scale, const float *bias, const float *res,
@@ -141,9 +152,17 @@ static void qs_row(const qstatic_params *p, const qstatic_kernels *k, const int3
         for (int64_t i = 0; i < n; i++)
             v[i] += res[i];
     if (p->act.act != KN_ACT_NONE) k->act(v, n, &p->act);
+    if (p->has_post) {
+        const float a = p->post_scale, b = p->post_shift;
+        for (int64_t i = 0; i < n; i++)
+            v[i] = v[i] * a + b;
+    }
     if (p->y_scale > 0) k->quantize(v, n, p->y_scale, (float)p->y_zp, y);
 }
 
+/* Work buffers (op_work_get): 3 the quantized X, 4 the accumulators, 5 and
+ * 6 a row's values and zero-point corrections; ops_qstatic_run's copies
+ * take 0..2, k->conv takes OPS_QCONV_WORK. */
 static mopt_status qs_run_plain(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 const qstatic_kernels *k) {
     const qstatic_params *p = ctx->params;
@@ -158,13 +177,13 @@ static mopt_status qs_run_plain(const op_ctx *ctx, const op_tensor *in, int n_in
     const uint8_t *qx = in[0].data;
     uint8_t *qbuf = NULL;
     if (in[0].dtype == MOPT_DTYPE_F32) {
-        qbuf = mopt_aligned_alloc((size_t)(nx ? nx : 1));
+        qbuf = op_work_get(ctx, 3, (size_t)nx);
         if (!qbuf) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory to quantize X");
         if (p->n_cs) { /* plain [N, C, spatial]: one scale per channel's plane */
             int64_t C = in[0].shape.dims[1], N = in[0].shape.dims[0];
             int64_t sp = N && C ? nx / (N * C) : 0;
             if (C != p->n_cs) {
-                mopt_aligned_free(qbuf);
+                op_work_put(ctx, qbuf);
                 return op_fail(ctx, MOPT_ERR_SHAPE,
                                "x_channel_scales: %" PRId64 " for %" PRId64 " channels", p->n_cs,
                                C);
@@ -183,7 +202,7 @@ static mopt_status qs_run_plain(const op_ctx *ctx, const op_tensor *in, int n_in
         ldy = (in[1].shape.dims[1] + 15) / 16 * 16;
         nacc = nx / in[1].shape.dims[0] * ldy;
     }
-    int32_t *acc = mopt_aligned_alloc((size_t)(nacc ? nacc : 1) * sizeof(int32_t));
+    int32_t *acc = op_work_get(ctx, 4, (size_t)nacc * sizeof(int32_t));
     mopt_status st = acc ? MOPT_OK : op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     size_t osz = out[0].dtype == MOPT_DTYPE_U8 ? 1 : sizeof(float);
     if (!st && conv) {
@@ -195,7 +214,7 @@ static mopt_status qs_run_plain(const op_ctx *ctx, const op_tensor *in, int n_in
             .x = qx, .x_s8 = false, .x_zp = p->x_zp, .w = w, .w_s8 = true, .w_zp = &wzp};
         if (!st) st = k->conv(ctx, &g, &a, acc);
         int64_t plane = ny / (g.batch * g.c_out);
-        float *tmp = st ? NULL : mopt_malloc((size_t)plane * sizeof(float));
+        float *tmp = st ? NULL : op_work_get(ctx, 5, (size_t)plane * sizeof(float));
         if (!st && !tmp) st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
         for (int64_t b = 0; !st && b < g.batch; b++)
             for (int64_t c = 0; c < g.c_out; c++) {
@@ -203,14 +222,15 @@ static mopt_status qs_run_plain(const op_ctx *ctx, const op_tensor *in, int n_in
                 qs_row(p, k, acc + o, plane, NULL, scale + c, bias ? bias + c : NULL,
                        res ? res + o : NULL, false, tmp, (char *)out[0].data + (size_t)o * osz);
             }
-        mopt_free(tmp);
+        op_work_put(ctx, tmp);
     } else if (!st) {
         int64_t K = in[1].shape.dims[0], N = in[1].shape.dims[1], m = nx / K;
         k->rows(ctx, qx, m, K, w, N, acc, ldy);
         /* the zero point: sum_k (q - zp) w = sum_k q w - zp * sum_k w */
-        int32_t *corr = mopt_calloc((size_t)N, sizeof(int32_t));
-        float *tmp = mopt_malloc((size_t)N * sizeof(float));
+        int32_t *corr = op_work_get(ctx, 6, (size_t)N * sizeof(int32_t));
+        float *tmp = op_work_get(ctx, 5, (size_t)N * sizeof(float));
         if (!corr || !tmp) st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
+        if (corr) memset(corr, 0, (size_t)N * sizeof(int32_t));
         for (int64_t kk = 0; !st && kk < K; kk++)
             for (int64_t n = 0; n < N; n++)
                 corr[n] += w[kk * N + n];
@@ -219,11 +239,11 @@ static mopt_status qs_run_plain(const op_ctx *ctx, const op_tensor *in, int n_in
         for (int64_t r = 0; !st && r < m; r++)
             qs_row(p, k, acc + r * ldy, N, corr, scale, bias, res ? res + r * N : NULL, true, tmp,
                    (char *)out[0].data + (size_t)(r * N) * osz);
-        mopt_free(corr);
-        mopt_free(tmp);
+        op_work_put(ctx, corr);
+        op_work_put(ctx, tmp);
     }
-    mopt_aligned_free(acc);
-    mopt_aligned_free(qbuf);
+    op_work_put(ctx, acc);
+    op_work_put(ctx, qbuf);
     return st;
 }
 
@@ -259,15 +279,15 @@ mopt_status ops_qstatic_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     size_t nx = (size_t)op_numel(&in[0]), ny = (size_t)op_numel(&out[0]);
     mopt_status st = MOPT_OK;
     if (layout & CONV_LAYOUT_X_NHWC) {
-        if (!(tmp[0] = mopt_malloc(nx * xsz + 1))) st = MOPT_ERR_OUT_OF_MEMORY;
+        if (!(tmp[0] = op_work_get(ctx, 0, nx * xsz))) st = MOPT_ERR_OUT_OF_MEMORY;
         if (!st) relayout(in[0].data, tmp[0], xsz, &in[0].shape, false);
         lin[0].data = tmp[0];
     }
     if (!st && (layout & CONV_LAYOUT_Y_NHWC)) {
-        if (!(tmp[1] = mopt_malloc(ny * ysz + 1))) st = MOPT_ERR_OUT_OF_MEMORY;
+        if (!(tmp[1] = op_work_get(ctx, 1, ny * ysz))) st = MOPT_ERR_OUT_OF_MEMORY;
         lout.data = tmp[1];
         if (!st && op_has_input(in, n_in, 4)) {
-            if (!(tmp[2] = mopt_malloc(ny * sizeof(float) + 1))) st = MOPT_ERR_OUT_OF_MEMORY;
+            if (!(tmp[2] = op_work_get(ctx, 2, ny * sizeof(float)))) st = MOPT_ERR_OUT_OF_MEMORY;
             if (!st) relayout(in[4].data, tmp[2], sizeof(float), &out[0].shape, false);
             lin[4].data = tmp[2];
         }
@@ -276,7 +296,7 @@ mopt_status ops_qstatic_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     if (!st && (layout & CONV_LAYOUT_Y_NHWC))
         relayout(tmp[1], out[0].data, ysz, &out[0].shape, true);
     for (int i = 0; i < 3; i++)
-        mopt_free(tmp[i]);
+        op_work_put(ctx, tmp[i]);
     if (st == MOPT_ERR_OUT_OF_MEMORY)
         return op_fail(ctx, st, "out of memory for a channels-last copy");
     return st;

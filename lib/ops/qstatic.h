@@ -2,7 +2,8 @@
  * qstatic.h — private to the static INT8 operators (qstatic.c, issue 13)
  * and their cpu impls (cpu/qstatic_cpu.c): params and the shared run.
  *   mopt.StaticQMatMul  Y = act(scale[n] * sum_k (qx[m,k] - x_zp) w[k,n] + bias[n])
- *   mopt.StaticQConv    Y = act(scale[c] * conv(qx - x_zp, w)[c] + bias[c])
+ *   mopt.StaticQConv    Y = act(scale[c] * conv(qx - x_zp, w)[c] + bias[c]) [* post_scale
+ *                       + post_shift: the scalar affine of the FusedConv it replaced]
  * X is f32 (quantized on entry with the calibrated x_scale, x_zero_point
  * to u8) or already u8 (the previous static node's output); W is s8,
  * symmetric (no zero point), per output channel; scale = x_scale *
@@ -37,6 +38,8 @@ typedef struct qstatic_params {
     float y_scale; /* 0: f32 output */
     int32_t y_zp;
     kn_act_params act;
+    bool has_post; /* Y = act(...) * post_scale + post_shift (a FusedConv's post affine) */
+    float post_scale, post_shift;
 } qstatic_params;
 
 /* The kernels a run uses: quantizing f32 to u8, the integer convolution

@@ -9,7 +9,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "core/float8.h"
 #include "core/half.h"
 #include "kernels/ref/ref_logic.h"
@@ -44,12 +43,22 @@ static void qrange(mopt_dtype t, int32_t *lo, int32_t *hi) {
     }
 }
 
-/* A converted copy of t (f32 or i32), or NULL on no memory. */
-static void *conv_copy(const op_tensor *t, mopt_dtype to) {
+/* Work buffer k of n 4-byte elements (op_work_get), or NULL on no memory. */
+static void *work4(const op_ctx *ctx, int k, int64_t n) {
+    return op_work_get(ctx, k, (size_t)(n > 0 ? n : 1) * 4);
+}
+
+/* A converted copy of t (f32 or i32) in work buffer k, or NULL on no memory. */
+static void *conv_copy(const op_ctx *ctx, int k, const op_tensor *t, mopt_dtype to) {
     int64_t n = op_numel(t);
-    void *p = mopt_malloc((size_t)(n > 0 ? n : 1) * 4);
+    void *p = work4(ctx, k, n);
     if (p && n > 0) ref_cast(t->dtype, t->data, to, p, n);
     return p;
+}
+
+/* Gives back work buffers of conv_copy / work4. */
+static void put4(const op_ctx *ctx, void *a, void *b, void *c, void *d) {
+    op_work_put(ctx, a), op_work_put(ctx, b), op_work_put(ctx, c), op_work_put(ctx, d);
 }
 
 /* QuantizeLinear, DequantizeLinear */
@@ -154,22 +163,23 @@ static mopt_status q_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_te
     int64_t n = op_numel(&in[0]);
     bool f8 = is_qfloat(out[0].dtype);
     if (f8 && op_has_input(in, n_in, 2) && (st = f8_zero_point(ctx, &in[2]))) return st;
-    float *x = conv_copy(&in[0], MOPT_DTYPE_F32), *s = conv_copy(&in[1], MOPT_DTYPE_F32);
+    float *x = conv_copy(ctx, 0, &in[0], MOPT_DTYPE_F32);
+    float *s = conv_copy(ctx, 1, &in[1], MOPT_DTYPE_F32);
     if (f8) {
         const q_params *p = ctx->params;
         /* ONNX's reference adds f4e2m1's (zero) zero point, ignores float8's */
         bool add_zp = out[0].dtype == MOPT_DTYPE_F4E2M1 && op_has_input(in, n_in, 2);
-        float *zf = add_zp ? conv_copy(&in[2], MOPT_DTYPE_F32) : NULL;
+        float *zf = add_zp ? conv_copy(ctx, 2, &in[2], MOPT_DTYPE_F32) : NULL;
         if (!x || !s || (add_zp && !zf))
             st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
         else
             ref_quantize_f8(&l, x, s, zf, in[0].dtype == MOPT_DTYPE_F16, out[0].dtype, p->saturate,
                             out[0].data);
-        mopt_free(x), mopt_free(s), mopt_free(zf);
+        put4(ctx, x, s, zf, NULL);
         return st;
     }
-    int32_t *zp = op_has_input(in, n_in, 2) ? conv_copy(&in[2], MOPT_DTYPE_I32) : NULL;
-    int32_t *q = mopt_malloc((size_t)(n > 0 ? n : 1) * 4);
+    int32_t *zp = op_has_input(in, n_in, 2) ? conv_copy(ctx, 2, &in[2], MOPT_DTYPE_I32) : NULL;
+    int32_t *q = work4(ctx, 3, n);
     if (!x || !s || !q || (op_has_input(in, n_in, 2) && !zp)) {
         st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     } else {
@@ -178,7 +188,7 @@ static mopt_status q_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_te
         ref_quantize(&l, x, s, zp, in[0].dtype == MOPT_DTYPE_F16, lo, hi, q);
         ref_cast(MOPT_DTYPE_I32, q, out[0].dtype, out[0].data, n);
     }
-    mopt_free(x), mopt_free(s), mopt_free(zp), mopt_free(q);
+    put4(ctx, x, s, zp, q);
     return st;
 }
 
@@ -212,27 +222,27 @@ static mopt_status dq_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
     int64_t n = op_numel(&in[0]);
     if (is_qfloat(in[0].dtype)) {
         if (op_has_input(in, n_in, 2) && (st = f8_zero_point(ctx, &in[2]))) return st;
-        float *xf = conv_copy(&in[0], MOPT_DTYPE_F32), *sf = conv_copy(&in[1], MOPT_DTYPE_F32);
-        float *yf = mopt_malloc((size_t)(n > 0 ? n : 1) * 4);
+        float *xf = conv_copy(ctx, 0, &in[0], MOPT_DTYPE_F32);
+        float *sf = conv_copy(ctx, 1, &in[1], MOPT_DTYPE_F32), *yf = work4(ctx, 2, n);
         if (!xf || !sf || !yf) {
             st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
         } else {
             ref_dequantize_f(&l, xf, sf, yf);
             ref_cast(MOPT_DTYPE_F32, yf, out[0].dtype, out[0].data, n);
         }
-        mopt_free(xf), mopt_free(sf), mopt_free(yf);
+        put4(ctx, xf, sf, yf, NULL);
         return st;
     }
-    int32_t *x = conv_copy(&in[0], MOPT_DTYPE_I32);
-    float *s = conv_copy(&in[1], MOPT_DTYPE_F32), *y = mopt_malloc((size_t)(n > 0 ? n : 1) * 4);
-    int32_t *zp = op_has_input(in, n_in, 2) ? conv_copy(&in[2], MOPT_DTYPE_I32) : NULL;
+    int32_t *x = conv_copy(ctx, 0, &in[0], MOPT_DTYPE_I32);
+    float *s = conv_copy(ctx, 1, &in[1], MOPT_DTYPE_F32), *y = work4(ctx, 2, n);
+    int32_t *zp = op_has_input(in, n_in, 2) ? conv_copy(ctx, 3, &in[2], MOPT_DTYPE_I32) : NULL;
     if (!x || !s || !y || (op_has_input(in, n_in, 2) && !zp)) {
         st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     } else {
         ref_dequantize(&l, x, s, zp, y);
         ref_cast(MOPT_DTYPE_F32, y, out[0].dtype, out[0].data, n);
     }
-    mopt_free(x), mopt_free(s), mopt_free(zp), mopt_free(y);
+    put4(ctx, x, s, zp, y);
     return st;
 }
 
@@ -362,10 +372,10 @@ static mopt_status mmi_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
         return op_fail(ctx, MOPT_ERR_SHAPE,
                        "B's zero point has %" PRId64 " values; expected 1 or %" PRId64,
                        op_numel(ZB), n);
-    int32_t *a = conv_copy(A, MOPT_DTYPE_I32), *b = conv_copy(B, MOPT_DTYPE_I32);
-    int32_t *za = ZA ? conv_copy(ZA, MOPT_DTYPE_I32) : NULL;
-    int32_t *zb = ZB ? conv_copy(ZB, MOPT_DTYPE_I32) : NULL;
-    int32_t *acc = ql ? mopt_malloc((size_t)(op_numel(&out[0]) + 1) * 4) : out[0].data;
+    int32_t *a = conv_copy(ctx, 0, A, MOPT_DTYPE_I32), *b = conv_copy(ctx, 1, B, MOPT_DTYPE_I32);
+    int32_t *za = ZA ? conv_copy(ctx, 2, ZA, MOPT_DTYPE_I32) : NULL;
+    int32_t *zb = ZB ? conv_copy(ctx, 3, ZB, MOPT_DTYPE_I32) : NULL;
+    int32_t *acc = ql ? work4(ctx, 4, op_numel(&out[0]) + 1) : out[0].data;
     mopt_status st = MOPT_OK;
     if (!a || !b || !acc || (ZA && !za) || (ZB && !zb)) {
         st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
@@ -406,8 +416,8 @@ static mopt_status mmi_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
         ref_cast(MOPT_DTYPE_I32, acc, out[0].dtype, out[0].data, op_numel(&out[0]));
     }
 done:
-    mopt_free(a), mopt_free(b), mopt_free(za), mopt_free(zb);
-    if (ql) mopt_free(acc);
+    put4(ctx, a, b, za, zb);
+    if (ql) op_work_put(ctx, acc);
     return st;
 }
 

@@ -14,7 +14,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "ops/bridge.h"
 #include "ops/op_common.h"
 
@@ -299,7 +298,7 @@ mopt_status ops_rnn_setup(const op_ctx *ctx, const op_tensor *in, int n_in, void
 static mopt_status rnn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
     const ref_rnn_params *k = ctx->geom; /* ops_rnn_setup's */
-    float *work = mopt_malloc(ref_rnn_work_floats(k) * sizeof(float) + 1);
+    float *work = op_work_get(ctx, 0, ref_rnn_work_floats(k) * sizeof(float));
     if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the recurrent state");
     ref_rnn_f32(k, in[RNN_IN_X].data, in[RNN_IN_W].data, in[RNN_IN_R].data,
                 ops_rnn_input(in, n_in, RNN_IN_B), ops_rnn_input(in, n_in, RNN_IN_SEQ_LENS),
@@ -308,7 +307,7 @@ static mopt_status rnn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
                 k->cell == REF_RNN_CELL_LSTM ? ops_rnn_input(in, n_in, RNN_IN_P) : NULL,
                 n_out > 0 ? out[0].data : NULL, n_out > 1 ? out[1].data : NULL,
                 n_out > 2 ? out[2].data : NULL, work);
-    mopt_free(work);
+    op_work_put(ctx, work);
     return MOPT_OK;
 }
 
@@ -475,12 +474,13 @@ mopt_status ops_dq_lstm_run_with(const op_ctx *ctx, const op_tensor *in, int n_i
     const int dirs = ref_rnn_dirs(k.direction);
     void *own = NULL;
     if (rows && !pack) {
-        own = mopt_aligned_alloc(cpu_dq_lstm_pack_bytes(dirs, k.input, k.hidden));
+        own = op_work_get(ctx, 0, cpu_dq_lstm_pack_bytes(dirs, k.input, k.hidden));
         if (!own) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed weights");
     }
-    void *work = mopt_aligned_alloc(rows ? cpu_dq_lstm_work_bytes(&k) : ref_dq_lstm_work_bytes(&k));
+    void *work =
+        op_work_get(ctx, 1, rows ? cpu_dq_lstm_work_bytes(&k) : ref_dq_lstm_work_bytes(&k));
     if (!work) {
-        mopt_aligned_free(own);
+        op_work_put(ctx, own);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the recurrent state");
     }
     ref_dq_weights w = dq_weights(in, RNN_IN_W, DQ_IN_W_SCALE, DQ_IN_W_ZP);
@@ -497,8 +497,8 @@ mopt_status ops_dq_lstm_run_with(const op_ctx *ctx, const op_tensor *in, int n_i
     } else {
         ref_dq_lstm_f32(&k, X, &w, &r, B, h0, c0, P, Y, Yh, Yc, work);
     }
-    mopt_aligned_free(own);
-    mopt_aligned_free(work);
+    op_work_put(ctx, own);
+    op_work_put(ctx, work);
     return MOPT_OK;
 }
 

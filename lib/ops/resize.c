@@ -10,7 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_logic.h"
 #include "kernels/ref/ref_resize.h"
 #include "ops/bridge.h"
@@ -307,10 +306,10 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
             n *= cur[b];
         if (n > cap) cap = n;
     }
-    double *A = mopt_malloc((size_t)(cap > 0 ? cap : 1) * sizeof(double));
-    double *B = mopt_malloc((size_t)(cap > 0 ? cap : 1) * sizeof(double));
+    double *A = op_work_get(ctx, 0, (size_t)cap * sizeof(double));
+    double *B = op_work_get(ctx, 1, (size_t)cap * sizeof(double));
     if (!A || !B) {
-        mopt_free(A), mopt_free(B);
+        op_work_put(ctx, A), op_work_put(ctx, B);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     }
     ref_cast(MOPT_DTYPE_F32, in[0].data, MOPT_DTYPE_F64, A, op_numel(&in[0]));
@@ -331,7 +330,7 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
             continue;
         }
         if (ref_resize_axis(p, outer, cur[a], od[a], inner, sc[a], roi[a], roi[r + a], A, B)) {
-            mopt_free(A), mopt_free(B);
+            op_work_put(ctx, A), op_work_put(ctx, B);
             return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the antialias taps");
         }
         cur[a] = od[a];
@@ -339,7 +338,7 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         A = B, B = t;
     }
     ref_cast(MOPT_DTYPE_F64, A, MOPT_DTYPE_F32, out[0].data, op_numel(&out[0]));
-    mopt_free(A), mopt_free(B);
+    op_work_put(ctx, A), op_work_put(ctx, B);
     return MOPT_OK;
 }
 

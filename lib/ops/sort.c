@@ -5,7 +5,6 @@
  */
 #include <inttypes.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_sort.h"
 #include "ops/bridge.h"
 #include "ops/op_common.h"
@@ -88,15 +87,16 @@ static mopt_status topk_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
         return st;
     int64_t o, l, i, k = out[0].shape.dims[ax];
     op_axis_split(&in[0].shape, ax, &o, &l, &i);
-    int64_t *scratch = mopt_malloc((size_t)(l + 1) * sizeof(int64_t));
-    int64_t *idx =
-        n_out > 1 ? out[1].data : mopt_malloc((size_t)(op_numel(&out[0]) + 1) * sizeof(int64_t));
+    int64_t *scratch = op_work_get(ctx, 0, (size_t)(l + 1) * sizeof(int64_t));
+    int64_t *idx = n_out > 1
+                       ? out[1].data
+                       : op_work_get(ctx, 1, (size_t)(op_numel(&out[0]) + 1) * sizeof(int64_t));
     int rc = -2;
     if (scratch && idx)
         rc = ref_topk(in[0].dtype, ((const topk_params *)ctx->params)->largest, o, l, i, k,
                       in[0].data, out[0].data, idx, scratch);
-    mopt_free(scratch);
-    if (n_out <= 1) mopt_free(idx);
+    op_work_put(ctx, scratch);
+    if (n_out <= 1) op_work_put(ctx, idx);
     if (rc == -2) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory");
     if (rc) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "not implemented for this dtype");
     return MOPT_OK;

@@ -16,7 +16,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/ref/ref_state_space.h"
 #include "ops/bridge.h"
 #include "ops/op_common.h"
@@ -148,11 +147,11 @@ static mopt_status linattn_run(const op_ctx *ctx, const op_tensor *in, int n_in,
                                int n_out) {
     const ref_linear_attn *g = ctx->geom; /* linattn_geometry's */
     size_t ns = (size_t)(g->batch * g->kv_heads * g->dk * g->dv);
-    float *state = n_out > 1 ? out[1].data : mopt_malloc(ns ? ns * sizeof(float) : 1);
-    double *scratch = mopt_malloc((size_t)(g->dv > 0 ? g->dv : 1) * sizeof(double));
+    float *state = n_out > 1 ? out[1].data : op_work_get(ctx, 0, ns * sizeof(float));
+    double *scratch = op_work_get(ctx, 1, (size_t)(g->dv > 0 ? g->dv : 1) * sizeof(double));
     if (!state || !scratch) {
-        if (n_out <= 1) mopt_free(state);
-        mopt_free(scratch);
+        if (n_out <= 1) op_work_put(ctx, state);
+        op_work_put(ctx, scratch);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the recurrent state");
     }
     if (op_has_input(in, n_in, 3))
@@ -161,8 +160,8 @@ static mopt_status linattn_run(const op_ctx *ctx, const op_tensor *in, int n_in,
         memset(state, 0, ns * sizeof(float));
     ref_linear_attention(g, in[0].data, in[1].data, in[2].data, g->gated ? in[4].data : NULL,
                          g->delta ? in[5].data : NULL, state, out[0].data, scratch);
-    if (n_out <= 1) mopt_free(state);
-    mopt_free(scratch);
+    if (n_out <= 1) op_work_put(ctx, state);
+    op_work_put(ctx, scratch);
     return MOPT_OK;
 }
 
@@ -242,13 +241,13 @@ static mopt_status ccs_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     const int64_t k = *(const int64_t *)ctx->geom; /* ccs_geometry's */
     const ir_shape *x = &in[0].shape;
     size_t np = (size_t)(x->dims[0] * x->dims[1] * (k - 1));
-    float *present = n_out > 1 ? out[1].data : mopt_malloc(np ? np * sizeof(float) : 1);
+    float *present = n_out > 1 ? out[1].data : op_work_get(ctx, 0, np * sizeof(float));
     if (!present) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for present_state");
     ref_causal_conv_state(x->dims[0], x->dims[1], x->dims[2], k, in[0].data, in[1].data,
                           op_has_input(in, n_in, 2) ? in[2].data : NULL,
                           op_has_input(in, n_in, 3) ? in[3].data : NULL, p->silu, out[0].data,
                           present);
-    if (n_out <= 1) mopt_free(present);
+    if (n_out <= 1) op_work_put(ctx, present);
     return MOPT_OK;
 }
 

@@ -137,6 +137,12 @@ mopt_status pass_fuse_attention(ir_graph *g, pass_result *r); /* level 2 */
 /* Token-major KV caches, appended in place (pass_kv_cache.c): run after the
  * others when the load option kv_cache=1 asks (it changes the I/O shapes). */
 mopt_status pass_kv_cache(ir_graph *g, pass_result *r);
+/* precision=int8, opt_level 3, after the pipeline (pass_ln_copy.c): a
+ * LayerNormalization read by int8 matmul candidates and by other readers
+ * gets a copy of Y for the matmuls (mopt.LayerNormalization's 4th output),
+ * which the runtime keeps as u8 rows quantized by the LayerNorm. exclude:
+ * int8_exclude (those matmuls keep reading Y). */
+mopt_status pass_ln_copy(ir_graph *g, const char *exclude, pass_result *r);
 
 /* Pruning (pass_prune.c). passes_prune_outputs keeps only the graph
  * outputs named in `list` (comma-separated; NOT_FOUND names an unknown one)

@@ -518,6 +518,7 @@ static mopt_status run_nodes(mopt_session *s) {
         mopt_status st = op_view_init(v, &src, n, plans[i].params);
         if (st) return st;
         v->ctx.precision = plans[i].precision;
+        v->ctx.work = &s->work[i];
         op_tensor *in = v->in, *out = v->out;
         if (s->plan && !s->plan_broken &&
             (s->plan->shapes_fixed[i] & (s->plan_elastic ? RT_SHAPES_ELASTIC_STABLE : 1))) {

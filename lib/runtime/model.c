@@ -187,18 +187,22 @@ static mopt_status add_capture_outputs(ir_graph *g) {
 /* The kv_cache option: the pass (at every opt_level, since it changes the
  * I/O shapes the caller sees), its graph compacted and inferred again, and
  * its row at the end of the pass report. */
-static mopt_status kv_cache(ir_graph *graph, const rt_config *cfg, pass_report *rep) {
+/* A pass the options ask for, after the pipeline: kv_cache, or ln_copy
+ * (precision=int8 at opt_level 3) */
+static mopt_status late_pass(ir_graph *graph, const rt_config *cfg, pass_report *rep,
+                             const char *name) {
     pass_result r;
     memset(&r, 0, sizeof r);
     int32_t before = graph->n_nodes;
     int64_t t0 = mopt_now_ns();
-    mopt_status st = pass_kv_cache(graph, &r);
+    mopt_status st = strcmp(name, "kv_cache") == 0 ? pass_kv_cache(graph, &r)
+                                                   : pass_ln_copy(graph, cfg->int8_exclude, &r);
     if (!st && r.rewrites) st = ir_graph_compact(graph);
     if (!st && r.rewrites) st = passes_infer_graph(graph);
-    if (st) return mopt_fail_context(st, "pass 'kv_cache'");
+    if (st) return mopt_fail_context(st, "pass '%s'", name);
     if (rep->n < PASS_REPORT_CAP) {
         pass_report_entry *e = &rep->entries[rep->n++];
-        e->name = "kv_cache";
+        e->name = name;
         e->ms = (double)(mopt_now_ns() - t0) / 1e6;
         e->nodes_before = before;
         e->nodes_after = graph->n_nodes;
@@ -208,7 +212,7 @@ static mopt_status kv_cache(ir_graph *graph, const rt_config *cfg, pass_report *
     }
     rep->nodes_after = graph->n_nodes;
     if (cfg->verbose)
-        mopt_log(MOPT_LOG_INFO, "mopt: kv_cache: %d rewrites %s", (int)r.rewrites, r.note);
+        mopt_log(MOPT_LOG_INFO, "mopt: %s: %d rewrites %s", name, (int)r.rewrites, r.note);
     return MOPT_OK;
 }
 
@@ -269,7 +273,10 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
         if (cfg->opt_level == 0) rep.nodes_after = graph->n_nodes;
         if (cfg->verbose) passes_report_log(&rep);
     }
-    if (!st && run_passes && !borrowed && cfg->kv_cache) st = kv_cache(graph, cfg, &rep);
+    if (!st && run_passes && !borrowed && cfg->kv_cache)
+        st = late_pass(graph, cfg, &rep, "kv_cache");
+    if (!st && run_passes && !borrowed && pass_level >= 3 && strcmp(cfg->precision, "int8") == 0)
+        st = late_pass(graph, cfg, &rep, "ln_copy");
     /* expose_values (mopt compare --per-layer): after the passes, so the
      * graph is the one that runs without the option */
     if (!st && !borrowed && cfg->expose_values && !problems && !run_passes)

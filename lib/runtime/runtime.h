@@ -311,6 +311,7 @@ struct mopt_session {
     rt_slot *slots;                    /* one per graph value */
     op_view *view;                     /* the node view the executor fills */
     void **scratch;                    /* one per node, for op_impl scratch */
+    op_work *work;                     /* one per node, for any run's work buffers */
     op_bridge_scratch *bridge_scratch; /* one per node, for bridged nodes */
     rt_mem_plan plans[RT_MAX_PLANS];
     int n_plans;

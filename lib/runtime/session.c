@@ -83,6 +83,7 @@ static mopt_status session_fill(const mopt_model *model, mopt_session *s) {
         mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->bridge_scratch);
     s->consumers = mopt_calloc(nv, sizeof *s->consumers);
     s->scratch = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->scratch);
+    s->work = mopt_calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->work);
     s->user_out = mopt_calloc(nv, sizeof *s->user_out);
     s->run_shapes = mopt_calloc(nv, sizeof *s->run_shapes);
     s->run_dtypes = mopt_calloc(nv, sizeof *s->run_dtypes);
@@ -98,7 +99,7 @@ static mopt_status session_fill(const mopt_model *model, mopt_session *s) {
             return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
     }
     if (!s->vals || !s->view || !s->bridge_scratch || !s->slots || !s->consumers || !s->scratch ||
-        !s->user_out || !s->run_shapes || !s->run_dtypes) {
+        !s->work || !s->user_out || !s->run_shapes || !s->run_dtypes) {
         return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory creating session");
     }
     for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -138,6 +139,10 @@ void rt_session_destroy(mopt_session *s) {
     }
     rt_subgraphs_session_destroy(s);
     mopt_free(s->scratch);
+    if (s->work)
+        for (int32_t i = 0; i < s->model->graph->n_nodes; i++)
+            op_work_free(&s->work[i]);
+    mopt_free(s->work);
     mopt_free(s->tune);
     if (s->bridge_scratch)
         for (int32_t i = 0; i < s->model->graph->n_nodes; i++)

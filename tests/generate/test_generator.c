@@ -61,17 +61,22 @@ static int teardown(void **state) {
     return 0;
 }
 
-static mopt_generator *make(int64_t max_seq) {
+/* A generator on m, 1 thread, the KV cache stored as dtype (NULL: the
+ * default). */
+static mopt_generator *make_dtype(const mopt_model *m, const char *dtype, int64_t max_seq) {
     mopt_options *o = NULL;
     assert_int_equal(mopt_options_create(&o), MOPT_OK);
     assert_int_equal(mopt_options_set_int(o, "threads", 1), MOPT_OK);
+    if (dtype) assert_int_equal(mopt_options_set_string(o, "kv_cache_dtype", dtype), MOPT_OK);
     mopt_generator *g = NULL;
-    mopt_status st = mopt_generator_create(g_gen, o, max_seq, &g);
+    mopt_status st = mopt_generator_create(m, o, max_seq, &g);
     if (st != MOPT_OK) fprintf(stderr, "%s\n", mopt_last_error());
     assert_int_equal(st, MOPT_OK);
     mopt_options_destroy(o);
     return g;
 }
+
+static mopt_generator *make(int64_t max_seq) { return make_dtype(g_gen, NULL, max_seq); }
 
 /* what the callback saw */
 typedef struct seen {
@@ -722,19 +727,6 @@ static int trace_token(void *user, int64_t token, size_t index) {
         t->n++;
     }
     return 0;
-}
-
-static mopt_generator *make_dtype(const mopt_model *m, const char *dtype, int64_t max_seq) {
-    mopt_options *o = NULL;
-    assert_int_equal(mopt_options_create(&o), MOPT_OK);
-    assert_int_equal(mopt_options_set_int(o, "threads", 1), MOPT_OK);
-    assert_int_equal(mopt_options_set_string(o, "kv_cache_dtype", dtype), MOPT_OK);
-    mopt_generator *g = NULL;
-    mopt_status st = mopt_generator_create(m, o, max_seq, &g);
-    if (st != MOPT_OK) fprintf(stderr, "%s\n", mopt_last_error());
-    assert_int_equal(st, MOPT_OK);
-    mopt_options_destroy(o);
-    return g;
 }
 
 static int64_t stat_of(const mopt_generator *g, const char *key) {

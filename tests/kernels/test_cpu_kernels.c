@@ -32,6 +32,7 @@
 #include "kernels/ref/ref_elementwise.h"
 #include "ops/node_view.h"
 #include "ops/ops.h"
+#include "tests/kernels/test_rng.h"
 #include "tests/test_attrs.h"
 
 /* ---- promised error bounds (float32 results vs the exact function) ------
@@ -48,16 +49,7 @@
 static const char *const k_tiers[] = {"avx512", "avx2", "portable"};
 #define N_TIERS 3
 
-static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
-static float rnd_f(float lo, float hi) {
-    return lo + (hi - lo) * (float)((double)(rnd() >> 11) / 9007199254740992.0);
-}
+static float rnd_f(float lo, float hi) { return lo + (hi - lo) * (float)rnd_unit(); }
 
 static float f_of_bits(uint32_t b) {
     float f;
@@ -239,8 +231,8 @@ static float *rand_f32(int64_t n, float lo, float hi, bool specials) {
     assert_non_null(x);
     for (int64_t i = 0; i < n; i++) {
         x[i] = rnd_f(lo, hi);
-        if (specials && rnd() % 50 == 0) {
-            int k = (int)(rnd() % 3);
+        if (specials && rnd64() % 50 == 0) {
+            int k = (int)(rnd64() % 3);
             x[i] = k == 0 ? NAN : k == 1 ? INFINITY : -INFINITY;
         }
     }
@@ -369,10 +361,10 @@ static const int64_t k_sizes[] = {1, 3, 17, 129, 1000};
 /* Random shape of rank 1..4 with at most max_numel elements. */
 static int32_t rand_shape(int64_t *dims, int64_t max_numel) {
     for (;;) {
-        int32_t r = 1 + (int32_t)(rnd() % 4);
+        int32_t r = 1 + (int32_t)(rnd64() % 4);
         int64_t n = 1;
         for (int32_t i = 0; i < r; i++) {
-            dims[i] = k_sizes[rnd() % N_SIZES];
+            dims[i] = k_sizes[rnd64() % N_SIZES];
             n *= dims[i];
         }
         if (n <= max_numel) return r;
@@ -414,12 +406,12 @@ MOPT_TEST(ops_binary_vs_ref) {
                 p = fixed[c];
             } else { /* random broadcast: b drops leading axes and sets some to 1 */
                 p.ra = rand_shape(p.a, 60000);
-                p.rb = (int32_t)(rnd() % (uint64_t)(p.ra + 1));
+                p.rb = (int32_t)(rnd64() % (uint64_t)(p.ra + 1));
                 for (int32_t i = 0; i < p.rb; i++) {
                     p.b[i] = p.a[p.ra - p.rb + i];
-                    if (rnd() % 3 == 0) p.b[i] = 1;
+                    if (rnd64() % 3 == 0) p.b[i] = 1;
                 }
-                if (rnd() % 2) {
+                if (rnd64() % 2) {
                     pair s = p;
                     p.ra = s.rb, p.rb = s.ra;
                     memcpy(p.a, s.b, sizeof p.a);
@@ -875,7 +867,7 @@ MOPT_TEST(ops_transpose_vs_ref) {
         uint8_t *x = mopt_aligned_alloc((size_t)n * esz);
         assert_non_null(x);
         for (size_t i = 0; i < (size_t)n * esz; i++)
-            x[i] = (uint8_t)rnd();
+            x[i] = (uint8_t)rnd64();
         if (cases[c].dt == MOPT_DTYPE_F32) { /* keep NaN payloads out of a bit-exact check */
             float *xf = (float *)(void *)x;
             for (int64_t i = 0; i < n; i++)

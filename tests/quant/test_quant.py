@@ -126,9 +126,8 @@ def test_ort_models(tmp):
                     check(n_static == n_float_ops and not any(k in ops for k in ("MatMul", "Gemm", "Conv")),
                           "%s: %d MatMul/Gemm/Conv run as static int8 ops (%s)" % (tag, n_static, sorted(ops)))
                     kernels = ops.get("StaticQMatMul", []) + ops.get("StaticQConv", [])
-                    if VNNI:  # convolutions on oneDNN's JIT int8 (or ours without oneDNN)
-                        check(set(ops.get("StaticQMatMul", [])) <= {"cpu-vnni"} and
-                              set(kernels) <= {"cpu-vnni", "onednn-int8"} and len(kernels) > 0,
+                    if VNNI:  # on oneDNN's JIT int8 convolution, products as 1x1 (or ours)
+                        check(set(kernels) <= {"cpu-vnni", "onednn-int8"} and len(kernels) > 0,
                               "%s: static int8 kernels %s" % (tag, set(kernels)))
                 else:
                     want = {"qop": ("QLinearMatMul", "QLinearConv"), "dyn": ("MatMulInteger", "ConvInteger")}[fmt]
@@ -385,6 +384,74 @@ def test_dead_channel(tmp):
           "%.4f (%s)" % (float(q[0, 3].flat[0]), b[3], float(np.abs(a - q).max()), sorted(ops)))
 
 
+def test_post_affine(tmp):
+    """Conv -> activation -> scalar Mul -> scalar Add (PP-OCRv4 rec's
+    backbone: each conv's learnable affine after HardSwish) becomes a
+    FusedConv with post_scale/post_shift; static INT8 must take it (it was
+    declined: 28 of rec's 38 Convs stayed FP32) and apply the affine before
+    the u8 store (oneDNN: one linear post-op with the quantization) or the
+    f32 output. With HardSigmoid the affine runs in our kernels (onednn.c's
+    post_in_prim rule). Error vs FP32 small, no Mul/Add left over."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(11)
+    C = 16
+    w1 = (rng.standard_normal((C, 8, 3, 3)) / 6).astype(np.float32)
+    w2 = (rng.standard_normal((C, C, 1, 1)) / 4).astype(np.float32)
+    w3 = (rng.standard_normal((C, C, 1, 1)) / 4).astype(np.float32)
+    ini = [numpy_helper.from_array(a, n) for a, n in ((w1, "w1"), (w2, "w2"), (w3, "w3"))]
+    ini += [numpy_helper.from_array(np.array(v, np.float32), n)
+            for n, v in (("s1", 0.7), ("t1", 0.3), ("s2", 1.8), ("t2", -0.4), ("s3", 0.5), ("t3", 0.1))]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="cv1", pads=[1, 1, 1, 1]),
+             helper.make_node("HardSwish", ["c1"], ["h1"]),
+             helper.make_node("Mul", ["h1", "s1"], ["m1"]), helper.make_node("Add", ["m1", "t1"], ["a1"]),
+             helper.make_node("Conv", ["a1", "w2"], ["c2"], name="cv2"),
+             helper.make_node("HardSigmoid", ["c2"], ["h2"]),
+             helper.make_node("Mul", ["h2", "s2"], ["m2"]), helper.make_node("Add", ["m2", "t2"], ["a2"]),
+             helper.make_node("Conv", ["a2", "w3"], ["c3"], name="cv3"),
+             helper.make_node("Relu", ["c3"], ["h3"]),
+             helper.make_node("Mul", ["h3", "s3"], ["m3"]), helper.make_node("Add", ["m3", "t3"], ["y"])]
+    g = helper.make_graph(nodes, "postaff",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 10, 10])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, C, 10, 10])], ini)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    x = rng.standard_normal((1, 8, 10, 10)).astype(np.float32)
+    path, table = calibrate_one_set(tmp, m, "postaff", x)
+    with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
+            mopt.Model(str(path), precision="int8", calibration=str(table)) as mq, \
+            mopt.Session(mq, profile=True) as sq:
+        a, q = sf.run({"x": x})["y"], sq.run({"x": x})["y"]
+        ops = profile_ops(sq)
+    rel = float(np.abs(a - q).max() / np.abs(a).max())
+    check(len(ops.get("StaticQConv", [])) == 3 and "Mul" not in ops and "Add" not in ops
+          and "FusedConv" not in ops and rel < 0.03 and cosine(a, q) > 0.999,
+          "Conv + activation + scalar affine (HardSwish, HardSigmoid, Relu) under static int8: "
+          "3 StaticQConv, no Mul/Add left, max error %.4f of the range, cosine %.6f (%s)"
+          % (rel, cosine(a, q), sorted(ops)))
+    # a hand-written StaticQConv with a non-finite post_scale, and a StaticQMatMul with one:
+    # refused at load with a clear message
+    for op, wshape, xshape, attrs, want in (
+            ("StaticQConv", (4, 4, 1, 1), [1, 4, 3, 3], {"post_scale": float("inf")}, "finite"),
+            ("StaticQMatMul", (4, 4), [2, 4], {"post_scale": 2.0}, "StaticQConv only")):
+        ws = numpy_helper.from_array(np.ones(wshape, np.int8), "w")
+        sc = numpy_helper.from_array(np.full(4, 0.01, np.float32), "sc")
+        n = helper.make_node(op, ["x", "w", "sc"], ["y"], name="q", domain="mopt", x_scale=0.1,
+                             x_zero_point=0, **attrs)
+        g = helper.make_graph([n], "bad", [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [ws, sc])
+        bad = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("mopt", 1)])
+        bad.ir_version = 8
+        p = tmp / ("bad_post_%s.onnx" % op)
+        onnx.save(bad, p)
+        try:
+            with mopt.Model(str(p)) as mb, mopt.Session(mb) as sb:
+                sb.run({"x": np.ones(xshape, np.float32)})
+            msg = "loaded"
+        except mopt.MoptError as e:
+            msg = str(e)
+        check(want in msg, "%s with post_scale %s is refused: %s" % (op, attrs["post_scale"], msg[-120:]))
+
+
 def test_depthwise_per_channel(tmp):
     """A depthwise Conv (32 channels, 3x3, group 32) whose input channels
     span ranges 1x..100x apart (and one channel >= 0, one <= 0): the table
@@ -567,7 +634,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for t in (test_calibration_methods, test_calibration_option, test_fused_gemm_forms,
-                  test_dead_channel, test_depthwise_per_channel, test_bias_correction,
+                  test_dead_channel, test_post_affine, test_depthwise_per_channel, test_bias_correction,
                   test_ort_models, test_resnet_top1):
             print("--", t.__name__)
             t(tmp)

@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 #define MOPT_EXPERIMENTAL_API
+#include "../kernels/test_rng.h"
 #include "../test_main.h"
 #include <mopt/mopt.h>
 #include <pthread.h>
@@ -69,19 +70,11 @@ typedef struct {
     mopt_tensor *ref[2]; /* a single run's last_hidden_state, pooler_output */
 } sample;
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rng(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
 static void make_sample(sample *s, int64_t len) {
     memset(s, 0, sizeof *s);
     s->len = len;
     for (int64_t i = 0; i < len; i++) {
-        s->ids[i] = 1 + (int64_t)(rng() % 999);
+        s->ids[i] = 1 + (int64_t)(rnd64() % 999);
         s->mask[i] = 1;
     }
     int64_t dims[2] = {1, len};
@@ -796,7 +789,7 @@ MOPT_TEST(other_models) {
     float pixels[4][3 * 32 * 32];
     for (int i = 0; i < 4; i++)
         for (int k = 0; k < 3 * 32 * 32; k++)
-            pixels[i][k] = (float)((int)(rng() % 2001) - 1000) / 1000.0f;
+            pixels[i][k] = (float)((int)(rnd64() % 2001) - 1000) / 1000.0f;
     mopt_tensor *in[4];
 
     /* axis 0 fixed at 1: max_batch forced to 1, with a warning */

@@ -2,12 +2,18 @@
  * test_bert_plan.h — shared by the storage-plan tests (test_bf16_storage,
  * test_storage_fallback): the BERT test model loaded at a precision and opt
  * level, with an optional int8_exclude list and the precision its nodes fall
- * back to (NULL: the default, fp32).
+ * back to (NULL: the default, fp32); and the storage plan's invariants.
+ * Include after <cmocka.h>.
  */
 #ifndef MOPT_TESTS_UNIT_TEST_BERT_PLAN_H
 #define MOPT_TESTS_UNIT_TEST_BERT_PLAN_H
 
+#include <stdbool.h>
+
 #include <mopt/mopt.h>
+
+#include "ir/ir.h"
+#include "runtime/runtime.h"
 
 #define BERT "tests/models/bert/model.onnx"
 
@@ -24,6 +30,58 @@ static inline mopt_model *bert_load(const char *precision, int opt_level, const 
     assert_int_equal(mopt_model_load(BERT, o, &m), MOPT_OK);
     mopt_options_destroy(o);
     return m;
+}
+
+/* Is value v a graph output? */
+static inline bool bert_graph_output(const ir_graph *g, int32_t v) {
+    for (int32_t k = 0; k < g->n_outputs; k++)
+        if (g->outputs[k] == v) return true;
+    return false;
+}
+
+/* Every tensor kept in bf16 (u8: as a u8 rows block) is an f32
+ * intermediate (no initializer, no graph output), written by a node that
+ * declared the output and read only by nodes that declared the input; none
+ * of those nodes runs fp32. u8 also: they all run int8, the tensor is read
+ * and not kept bf16 too, and the count is rt_storage_u8_count's. Returns how
+ * many are kept. */
+static inline int32_t bert_check_kept(const mopt_model *m, bool u8) {
+    const ir_graph *g = m->graph;
+    const bool *store = u8 ? m->u8_store : m->bf16_store;
+    int32_t kept = 0;
+    for (int32_t v = 0; store && v < g->n_values; v++) {
+        if (!store[v]) continue;
+        kept++;
+        const ir_value *val = g->values[v];
+        assert_int_equal(val->dtype, MOPT_DTYPE_F32);
+        assert_false(val->flags & IR_VALUE_INITIALIZER);
+        assert_false(bert_graph_output(g, v));
+        if (u8) assert_false(m->bf16_store && m->bf16_store[v]);
+        assert_true(val->producer >= 0);
+        const rt_node_plan *pp = &m->plans[val->producer];
+        const ir_node *pn = g->nodes[val->producer];
+        if (u8)
+            assert_int_equal(pp->precision, OP_PREC_INT8);
+        else
+            assert_int_not_equal(pp->precision, OP_PREC_FP32);
+        for (int32_t k = 0; k < pn->n_outputs; k++)
+            if (pn->outputs[k] == v) assert_true((u8 ? pp->u8_out : pp->bf16_out) >> k & 1u);
+        int32_t readers = 0;
+        for (int32_t i = 0; i < g->n_nodes; i++)
+            for (int32_t k = 0; k < g->nodes[i]->n_inputs; k++)
+                if (g->nodes[i]->inputs[k] == v) {
+                    const rt_node_plan *rp = &m->plans[i];
+                    if (u8)
+                        assert_int_equal(rp->precision, OP_PREC_INT8);
+                    else
+                        assert_int_not_equal(rp->precision, OP_PREC_FP32);
+                    assert_true((u8 ? rp->u8_in : rp->bf16_in) >> k & 1u);
+                    readers++;
+                }
+        if (u8) assert_true(readers > 0);
+    }
+    if (u8) assert_int_equal(kept, rt_storage_u8_count(m));
+    return kept;
 }
 
 #endif

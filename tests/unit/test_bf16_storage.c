@@ -33,42 +33,6 @@ static mopt_model *load(const char *precision, int opt_level, const char *exclud
     return bert_load(precision, opt_level, exclude, "bf16");
 }
 
-/* Is value v a graph output? */
-static bool graph_output(const ir_graph *g, int32_t v) {
-    for (int32_t k = 0; k < g->n_outputs; k++)
-        if (g->outputs[k] == v) return true;
-    return false;
-}
-
-/* Every kept tensor: an f32 intermediate, written by a node that declared
- * the output and read only by nodes that declared the input, all bf16 or
- * int8 (never fp32). */
-static int32_t check_invariants(const mopt_model *m) {
-    const ir_graph *g = m->graph;
-    int32_t kept = 0;
-    for (int32_t v = 0; m->bf16_store && v < g->n_values; v++) {
-        if (!m->bf16_store[v]) continue;
-        kept++;
-        const ir_value *val = g->values[v];
-        assert_int_equal(val->dtype, MOPT_DTYPE_F32);
-        assert_false(val->flags & IR_VALUE_INITIALIZER);
-        assert_false(graph_output(g, v));
-        assert_true(val->producer >= 0);
-        const rt_node_plan *pp = &m->plans[val->producer];
-        assert_int_not_equal(pp->precision, OP_PREC_FP32);
-        const ir_node *pn = g->nodes[val->producer];
-        for (int32_t k = 0; k < pn->n_outputs; k++)
-            if (pn->outputs[k] == v) assert_true(pp->bf16_out >> k & 1u);
-        for (int32_t i = 0; i < g->n_nodes; i++)
-            for (int32_t k = 0; k < g->nodes[i]->n_inputs; k++)
-                if (g->nodes[i]->inputs[k] == v) {
-                    assert_int_not_equal(m->plans[i].precision, OP_PREC_FP32);
-                    assert_true(m->plans[i].bf16_in >> k & 1u);
-                }
-    }
-    return kept;
-}
-
 static bool bf16_machine(void) {
     const cpu_features *f = cpu_get();
     return f->bf16_compute && f->avx512f && f->avx512bw;
@@ -88,7 +52,7 @@ MOPT_TEST(encoder_conversions_only_at_edges) {
      * residual, LN2), less the last LN2 (a graph output), plus the
      * embeddings' LayerNorm output */
     assert_int_equal(stored, 14);
-    assert_int_equal(check_invariants(m), 14);
+    assert_int_equal(bert_check_kept(m, false), 14);
     /* edges: the embeddings' LayerNorm reads the f32 sum of two Gathers; the
      * pooler reads the CLS row of last_hidden_state (a graph output) */
     assert_int_equal(to_bf16, 2);
@@ -130,7 +94,7 @@ MOPT_TEST(int8_attention_bf16) {
         mopt_model_destroy(m);
         skip(); /* no oneDNN int8 matmul here */
     }
-    assert_int_equal(check_invariants(m), 2 * 2);
+    assert_int_equal(bert_check_kept(m, false), 2 * 2);
     const ir_graph *g = m->graph;
     int32_t attention = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -151,7 +115,7 @@ MOPT_TEST(per_layer_precision) {
     if (!bf16_machine()) skip();
     mopt_model *m = load(
         "int8", 3, "/layers.1/fc1/MatMul,/layers.1/fc2/MatMul,/layers.1/ln1/LayerNormalization");
-    int32_t kept = check_invariants(m);
+    int32_t kept = bert_check_kept(m, false);
     int32_t bf16_nodes = 0;
     for (int32_t i = 0; i < m->graph->n_nodes; i++)
         bf16_nodes += m->plans[i].precision == OP_PREC_BF16;

@@ -52,6 +52,7 @@
 #include "ops/impls.h"
 #include "ops/node_view.h"
 #include "ops/ops.h"
+#include "tests/kernels/test_rng.h"
 #include "tests/test_attrs.h"
 #ifdef MOPT_HAVE_ONEDNN
 #include "kernels/cpu/rowquant.h"
@@ -61,7 +62,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 static op_precision g_prec; /* ctx->precision of the impl under test */
 static int g_opt_level;     /* ctx->opt_level of the impl under test */
 /* The variant the impl's prepare must choose (NULL: any). With
@@ -83,12 +83,7 @@ static double int8_wmax(void) {
 #endif
 }
 
-static float frand(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (float)((double)(g_rng >> 11) / (double)(1ull << 53) * 2.0 - 1.0);
-}
+static float frand(void) { return (float)(rnd_unit() * 2.0 - 1.0); }
 
 static float *rand_buf(int64_t n) {
     float *p = mopt_aligned_alloc((size_t)(n > 0 ? n : 1) * sizeof(float));

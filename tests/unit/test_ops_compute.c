@@ -14,154 +14,71 @@
 
 #include <cmocka.h>
 
+#include "../test_graph.h"
 #include "../test_main.h"
-#include "core/alloc.h"
-#include "core/error.h"
-#include "ir/ir.h"
-#include "runtime/runtime.h"
 #include "tests/test_attrs.h"
-
-/* Declares a graph input; dims given as numbers, a symbol name replaces the
- * dim wherever names[i] is non-NULL. */
-static void add_input(ir_graph *g, const char *name, int32_t rank, const int64_t *dims,
-                      const char *const *names) {
-    int32_t v = ir_graph_value(g, name);
-    ir_value *val = g->values[v];
-    val->flags |= IR_VALUE_INPUT;
-    val->dtype = MOPT_DTYPE_F32;
-    ir_shape_set(&val->shape, rank, dims);
-    for (int32_t i = 0; names && i < rank; i++)
-        if (names[i]) val->shape.syms[i] = ir_graph_symbol(g, names[i]);
-    g->inputs = mopt_realloc(g->inputs, (size_t)(g->n_inputs + 1) * sizeof *g->inputs);
-    g->inputs[g->n_inputs++] = v;
-}
-
-/* A zero-filled float32 weight. */
-static void add_weight(ir_graph *g, const char *name, int32_t rank, const int64_t *dims) {
-    int32_t v = ir_graph_value(g, name);
-    ir_value *val = g->values[v];
-    val->flags |= IR_VALUE_INITIALIZER;
-    val->dtype = MOPT_DTYPE_F32;
-    ir_shape_set(&val->shape, rank, dims);
-    val->nbytes = (size_t)ir_numel(rank, dims) * sizeof(float);
-    val->data = mopt_aligned_alloc(val->nbytes ? val->nbytes : 1);
-    memset(val->data, 0, val->nbytes);
-}
-
-/* Adds a node; "" marks an omitted input/output. The first output becomes a
- * graph output. */
-static ir_node *add_node(ir_graph *g, const char *op, const char *name, int n_in,
-                         const char *const *ins, int n_out, const char *const *outs) {
-    ir_node *n = ir_graph_add_node(g, op, "", name, n_in, n_out);
-    for (int k = 0; k < n_in; k++)
-        n->inputs[k] = ins[k][0] ? ir_graph_value(g, ins[k]) : -1;
-    for (int k = 0; k < n_out; k++)
-        n->outputs[k] = outs[k][0] ? ir_graph_value(g, outs[k]) : -1;
-    g->outputs = mopt_realloc(g->outputs, (size_t)(g->n_outputs + 1) * sizeof *g->outputs);
-    g->outputs[g->n_outputs++] = n->outputs[0];
-    return n;
-}
-
-static ir_graph *new_graph(int64_t opset) {
-    ir_graph *g = ir_graph_create();
-    ir_graph_set_opset(g, "", opset);
-    return g;
-}
-
-/* Builds the model (takes g); returns the status, keeps *out on success. */
-static mopt_status build(ir_graph *g, mopt_model **out) {
-    rt_config cfg;
-    rt_config_read(NULL, &cfg);
-    mopt_clear_error();
-    return rt_model_build(g, &cfg, out);
-}
-
-/* Expects failure with `status` and a message containing each of the strings. */
-static void expect_failure(ir_graph *g, mopt_status status, const char *s1, const char *s2,
-                           const char *s3) {
-    mopt_model *m = NULL;
-    mopt_status st = build(g, &m);
-    const char *msg = mopt_error_message();
-    if (!msg) msg = "(no message)";
-    if (st != status) print_message("unexpected status %d: %s\n", (int)st, msg);
-    assert_int_equal(st, status);
-    assert_null(m);
-    const char *want[3] = {s1, s2, s3};
-    for (int i = 0; i < 3; i++) {
-        if (!want[i]) continue;
-        if (!strstr(msg, want[i])) print_message("\"%s\" is not in: %s\n", want[i], msg);
-        assert_non_null(strstr(msg, want[i]));
-    }
-}
-
-static const ir_value *value(const mopt_model *m, const char *name) {
-    return m->graph->values[ir_graph_find_value(m->graph, name)];
-}
-
-/* Value `name` of the built model has the shape written `want`. */
-static void assert_shape(const mopt_model *m, const char *name, const char *want) {
-    char buf[IR_SHAPE_STR_CAP];
-    assert_string_equal(ir_shape_str(&value(m, name)->shape, m->graph, buf, sizeof buf), want);
-}
 
 /* Builds the model (takes g): it loads, and its "y" has the shape `want`. */
 static void expect_y_shape(ir_graph *g, const char *want) {
     mopt_model *m = NULL;
     assert_int_equal(build(g, &m), MOPT_OK);
-    assert_shape(m, "y", want);
+    expect_shape(m, "y", want);
     mopt_model_destroy(m);
 }
 
 MOPT_TEST(matmul_symbolic_dims_propagate) {
     ir_graph *g = new_graph(17);
-    const char *names[] = {"batch", NULL, NULL, NULL};
-    add_input(g, "a", 4, (int64_t[]){0, 1, 3, 8}, names);
-    add_weight(g, "w", 3, (int64_t[]){5, 8, 4});
-    add_node(g, "MatMul", "mm", 2, (const char *[]){"a", "w"}, 1, (const char *[]){"y"});
+    add_input(g, "a", MOPT_DTYPE_F32, "batch,1,3,8");
+    add_weight(g, "w", "5,8,4");
+    add_named_node(g, "MatMul", "mm", "a w", "y");
+    add_output(g, "y");
     expect_y_shape(g, "[batch,5,3,4]");
 }
 
 MOPT_TEST(matmul_vector_operands_drop_axes) {
     ir_graph *g = new_graph(13);
-    add_input(g, "a", 1, (int64_t[]){6}, NULL);
-    add_input(g, "b", 3, (int64_t[]){2, 6, 0}, (const char *[]){NULL, NULL, "n"});
-    add_node(g, "MatMul", "mv", 2, (const char *[]){"a", "b"}, 1, (const char *[]){"y"});
+    add_input(g, "a", MOPT_DTYPE_F32, "6");
+    add_input(g, "b", MOPT_DTYPE_F32, "2,6,n");
+    add_named_node(g, "MatMul", "mv", "a b", "y");
+    add_output(g, "y");
     expect_y_shape(g, "[2,n]");
 }
 
 MOPT_TEST(matmul_inner_mismatch_fails) {
     ir_graph *g = new_graph(13);
-    add_input(g, "a", 2, (int64_t[]){3, 4}, NULL);
-    add_input(g, "b", 2, (int64_t[]){5, 6}, NULL);
-    add_node(g, "MatMul", "bad_mm", 2, (const char *[]){"a", "b"}, 1, (const char *[]){"y"});
-    expect_failure(g, MOPT_ERR_SHAPE, "bad_mm", "[3,4]", "[5,6]");
+    add_input(g, "a", MOPT_DTYPE_F32, "3,4");
+    add_input(g, "b", MOPT_DTYPE_F32, "5,6");
+    add_named_node(g, "MatMul", "bad_mm", "a b", "y");
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_SHAPE, "bad_mm", "[3,4]", "[5,6]");
 }
 
 MOPT_TEST(matmul_batch_mismatch_fails) {
     ir_graph *g = new_graph(13);
-    add_input(g, "a", 3, (int64_t[]){2, 3, 4}, NULL);
-    add_input(g, "b", 3, (int64_t[]){3, 4, 5}, NULL);
-    add_node(g, "MatMul", "bad_batch", 2, (const char *[]){"a", "b"}, 1, (const char *[]){"y"});
-    expect_failure(g, MOPT_ERR_SHAPE, "bad_batch", "[2,3,4]", "[3,4,5]");
+    add_input(g, "a", MOPT_DTYPE_F32, "2,3,4");
+    add_input(g, "b", MOPT_DTYPE_F32, "3,4,5");
+    add_named_node(g, "MatMul", "bad_batch", "a b", "y");
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_SHAPE, "bad_batch", "[2,3,4]", "[3,4,5]");
 }
 
 MOPT_TEST(gemm_c_not_broadcastable_fails) {
     ir_graph *g = new_graph(13);
-    add_input(g, "a", 2, (int64_t[]){3, 4}, NULL);
-    add_input(g, "b", 2, (int64_t[]){5, 4}, NULL);
-    add_input(g, "c", 1, (int64_t[]){3}, NULL);
-    ir_node *n =
-        add_node(g, "Gemm", "fc", 3, (const char *[]){"a", "b", "c"}, 1, (const char *[]){"y"});
+    add_input(g, "a", MOPT_DTYPE_F32, "3,4");
+    add_input(g, "b", MOPT_DTYPE_F32, "5,4");
+    add_input(g, "c", MOPT_DTYPE_F32, "3");
+    ir_node *n = add_named_node(g, "Gemm", "fc", "a b c", "y");
+    add_output(g, "y");
     attr_int(n, "transB", 1);
-    expect_failure(g, MOPT_ERR_SHAPE, "fc", "[3]", "[3,5]");
+    expect_load_error(g, MOPT_ERR_SHAPE, "fc", "[3]", "[3,5]");
 }
 
 MOPT_TEST(conv_symbolic_batch_propagates) {
     ir_graph *g = new_graph(13);
-    add_input(g, "x", 4, (int64_t[]){0, 6, 9, 8}, (const char *[]){"N", NULL, NULL, NULL});
-    add_weight(g, "w", 4, (int64_t[]){4, 3, 3, 3});
-    ir_node *n =
-        add_node(g, "Conv", "conv", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"y"});
+    add_input(g, "x", MOPT_DTYPE_F32, "N,6,9,8");
+    add_weight(g, "w", "4,3,3,3");
+    ir_node *n = add_named_node(g, "Conv", "conv", "x w", "y");
+    add_output(g, "y");
     attr_int(n, "group", 2);
     attr_ints(n, "strides", 2, (int64_t[]){2, 2});
     attr_ints(n, "pads", 4, (int64_t[]){1, 1, 1, 1});
@@ -170,79 +87,85 @@ MOPT_TEST(conv_symbolic_batch_propagates) {
 
 MOPT_TEST(conv_channels_vs_group_fails) {
     ir_graph *g = new_graph(13);
-    add_input(g, "x", 4, (int64_t[]){1, 6, 8, 8}, NULL);
-    add_weight(g, "w", 4, (int64_t[]){4, 2, 3, 3});
-    ir_node *n =
-        add_node(g, "Conv", "grouped", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"y"});
+    add_input(g, "x", MOPT_DTYPE_F32, "1,6,8,8");
+    add_weight(g, "w", "4,2,3,3");
+    ir_node *n = add_named_node(g, "Conv", "grouped", "x w", "y");
+    add_output(g, "y");
     attr_int(n, "group", 2); /* 2 * 2 = 4 != 6 channels */
-    expect_failure(g, MOPT_ERR_SHAPE, "grouped", "[1,6,8,8]", "[4,2,3,3]");
+    expect_load_error(g, MOPT_ERR_SHAPE, "grouped", "[1,6,8,8]", "[4,2,3,3]");
 }
 
 MOPT_TEST(conv_output_channels_vs_group_fails) {
     ir_graph *g = new_graph(13);
-    add_input(g, "x", 4, (int64_t[]){1, 6, 8, 8}, NULL);
-    add_weight(g, "w", 4, (int64_t[]){5, 2, 3, 3});
-    ir_node *n =
-        add_node(g, "Conv", "odd_out", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"y"});
+    add_input(g, "x", MOPT_DTYPE_F32, "1,6,8,8");
+    add_weight(g, "w", "5,2,3,3");
+    ir_node *n = add_named_node(g, "Conv", "odd_out", "x w", "y");
+    add_output(g, "y");
     attr_int(n, "group", 3);
-    expect_failure(g, MOPT_ERR_SHAPE, "odd_out", "multiple of group", "[5,2,3,3]");
+    expect_load_error(g, MOPT_ERR_SHAPE, "odd_out", "multiple of group", "[5,2,3,3]");
 }
 
 MOPT_TEST(conv_kernel_larger_than_input_fails) {
     ir_graph *g = new_graph(13);
-    add_input(g, "x", 4, (int64_t[]){1, 1, 2, 8}, NULL);
-    add_weight(g, "w", 4, (int64_t[]){1, 1, 3, 3});
-    add_node(g, "Conv", "too_small", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"y"});
-    expect_failure(g, MOPT_ERR_SHAPE, "too_small", "[1,1,2,8]", "[1,1,3,3]");
+    add_input(g, "x", MOPT_DTYPE_F32, "1,1,2,8");
+    add_weight(g, "w", "1,1,3,3");
+    add_named_node(g, "Conv", "too_small", "x w", "y");
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_SHAPE, "too_small", "[1,1,2,8]", "[1,1,3,3]");
 }
 
 MOPT_TEST(conv_rank_mismatch_fails) {
     ir_graph *g = new_graph(13);
-    add_input(g, "x", 3, (int64_t[]){1, 2, 8}, NULL);
-    add_weight(g, "w", 4, (int64_t[]){1, 2, 3, 3});
-    add_node(g, "Conv", "ranks", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"y"});
-    expect_failure(g, MOPT_ERR_SHAPE, "ranks", "[1,2,8]", "[1,2,3,3]");
+    add_input(g, "x", MOPT_DTYPE_F32, "1,2,8");
+    add_weight(g, "w", "1,2,3,3");
+    add_named_node(g, "Conv", "ranks", "x w", "y");
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_SHAPE, "ranks", "[1,2,8]", "[1,2,3,3]");
 }
 
 MOPT_TEST(conv_kernel_shape_attr_mismatch_fails) {
     ir_graph *g = new_graph(13);
-    add_input(g, "x", 4, (int64_t[]){1, 2, 8, 8}, NULL);
-    add_weight(g, "w", 4, (int64_t[]){1, 2, 3, 3});
-    ir_node *n = add_node(g, "Conv", "ks", 2, (const char *[]){"x", "w"}, 1, (const char *[]){"y"});
+    add_input(g, "x", MOPT_DTYPE_F32, "1,2,8,8");
+    add_weight(g, "w", "1,2,3,3");
+    ir_node *n = add_named_node(g, "Conv", "ks", "x w", "y");
+    add_output(g, "y");
     attr_ints(n, "kernel_shape", 2, (int64_t[]){3, 2});
-    expect_failure(g, MOPT_ERR_SHAPE, "ks", "kernel_shape", "[1,2,3,3]");
+    expect_load_error(g, MOPT_ERR_SHAPE, "ks", "kernel_shape", "[1,2,3,3]");
 }
 
 MOPT_TEST(conv_bias_size_fails) {
     ir_graph *g = new_graph(13);
-    add_input(g, "x", 4, (int64_t[]){1, 2, 8, 8}, NULL);
-    add_weight(g, "w", 4, (int64_t[]){4, 2, 3, 3});
-    add_weight(g, "b", 1, (int64_t[]){3});
-    add_node(g, "Conv", "bias", 3, (const char *[]){"x", "w", "b"}, 1, (const char *[]){"y"});
-    expect_failure(g, MOPT_ERR_SHAPE, "bias", "[3]", "[4,2,3,3]");
+    add_input(g, "x", MOPT_DTYPE_F32, "1,2,8,8");
+    add_weight(g, "w", "4,2,3,3");
+    add_weight(g, "b", "3");
+    add_named_node(g, "Conv", "bias", "x w b", "y");
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_SHAPE, "bias", "[3]", "[4,2,3,3]");
 }
 
 MOPT_TEST(maxpool_storage_order_invalid_fails) {
     ir_graph *g = new_graph(13);
-    add_input(g, "x", 4, (int64_t[]){1, 2, 8, 8}, NULL);
-    ir_node *n =
-        add_node(g, "MaxPool", "mp", 1, (const char *[]){"x"}, 2, (const char *[]){"y", "idx"});
+    add_input(g, "x", MOPT_DTYPE_F32, "1,2,8,8");
+    ir_node *n = add_named_node(g, "MaxPool", "mp", "x", "y idx");
+    add_output(g, "y");
     attr_ints(n, "kernel_shape", 2, (int64_t[]){2, 2});
     attr_int(n, "storage_order", 2);
-    expect_failure(g, MOPT_ERR_INVALID_MODEL, "mp", "storage_order 2", NULL);
+    expect_load_error(g, MOPT_ERR_INVALID_MODEL, "mp", "storage_order 2", NULL);
 }
 
 MOPT_TEST(pool_missing_kernel_shape_fails) {
     ir_graph *g = new_graph(13);
-    add_input(g, "x", 4, (int64_t[]){1, 2, 8, 8}, NULL);
-    add_node(g, "AveragePool", "ap", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
-    expect_failure(g, MOPT_ERR_INVALID_MODEL, "ap", "kernel_shape", NULL);
+    add_input(g, "x", MOPT_DTYPE_F32, "1,2,8,8");
+    add_named_node(g, "AveragePool", "ap", "x", "y");
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_INVALID_MODEL, "ap", "kernel_shape", NULL);
 }
 
 MOPT_TEST(pool_ceil_mode_shape) {
     ir_graph *g = new_graph(13);
-    add_input(g, "x", 4, (int64_t[]){0, 3, 5, 7}, (const char *[]){"N", NULL, NULL, NULL});
-    ir_node *n = add_node(g, "MaxPool", "mp", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
+    add_input(g, "x", MOPT_DTYPE_F32, "N,3,5,7");
+    ir_node *n = add_named_node(g, "MaxPool", "mp", "x", "y");
+    add_output(g, "y");
     attr_ints(n, "kernel_shape", 2, (int64_t[]){2, 2});
     attr_ints(n, "strides", 2, (int64_t[]){2, 2});
     attr_ints(n, "pads", 4, (int64_t[]){1, 0, 1, 0});
@@ -254,67 +177,68 @@ MOPT_TEST(pool_ceil_mode_shape) {
 
 MOPT_TEST(batchnorm_training_before_opset14_fails) {
     ir_graph *g = new_graph(13);
-    add_input(g, "x", 4, (int64_t[]){1, 2, 4, 4}, NULL);
+    add_input(g, "x", MOPT_DTYPE_F32, "1,2,4,4");
     const char *p[] = {"s", "b", "m", "v"};
     for (int i = 0; i < 4; i++)
-        add_weight(g, p[i], 1, (int64_t[]){2});
-    ir_node *n = add_node(g, "BatchNormalization", "bn", 5,
-                          (const char *[]){"x", "s", "b", "m", "v"}, 1, (const char *[]){"y"});
+        add_weight(g, p[i], "2");
+    ir_node *n = add_named_node(g, "BatchNormalization", "bn", "x s b m v", "y");
+    add_output(g, "y");
     attr_int(n, "training_mode", 1);
-    expect_failure(g, MOPT_ERR_INVALID_MODEL, "bn", "training_mode needs opset >= 14", NULL);
+    expect_load_error(g, MOPT_ERR_INVALID_MODEL, "bn", "training_mode needs opset >= 14", NULL);
 }
 
 MOPT_TEST(batchnorm_stats_need_training_fails) {
     ir_graph *g = new_graph(15);
-    add_input(g, "x", 4, (int64_t[]){1, 2, 4, 4}, NULL);
+    add_input(g, "x", MOPT_DTYPE_F32, "1,2,4,4");
     const char *p[] = {"s", "b", "m", "v"};
     for (int i = 0; i < 4; i++)
-        add_weight(g, p[i], 1, (int64_t[]){2});
-    add_node(g, "BatchNormalization", "bn", 5, (const char *[]){"x", "s", "b", "m", "v"}, 2,
-             (const char *[]){"y", "rm"});
-    expect_failure(g, MOPT_ERR_UNSUPPORTED, "bn", "needs training_mode=1", NULL);
+        add_weight(g, p[i], "2");
+    add_named_node(g, "BatchNormalization", "bn", "x s b m v", "y rm");
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_UNSUPPORTED, "bn", "needs training_mode=1", NULL);
 }
 
 MOPT_TEST(batchnorm_param_size_fails) {
     ir_graph *g = new_graph(15);
-    add_input(g, "x", 4, (int64_t[]){1, 3, 4, 4}, NULL);
+    add_input(g, "x", MOPT_DTYPE_F32, "1,3,4,4");
     const char *p[] = {"s", "b", "m", "v"};
     for (int i = 0; i < 4; i++)
-        add_weight(g, p[i], 1, (int64_t[]){i == 2 ? 2 : 3});
-    add_node(g, "BatchNormalization", "bn", 5, (const char *[]){"x", "s", "b", "m", "v"}, 1,
-             (const char *[]){"y"});
-    expect_failure(g, MOPT_ERR_SHAPE, "bn", "input_mean", "[1,3,4,4]");
+        add_weight(g, p[i], i == 2 ? "2" : "3");
+    add_named_node(g, "BatchNormalization", "bn", "x s b m v", "y");
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_SHAPE, "bn", "input_mean", "[1,3,4,4]");
 }
 
 MOPT_TEST(layernorm_stats_shapes) {
     ir_graph *g = new_graph(17);
-    add_input(g, "x", 3, (int64_t[]){0, 4, 6}, (const char *[]){"B", NULL, NULL});
-    add_weight(g, "s", 2, (int64_t[]){4, 6});
-    ir_node *n = add_node(g, "LayerNormalization", "ln", 2, (const char *[]){"x", "s"}, 3,
-                          (const char *[]){"y", "mean", "istd"});
+    add_input(g, "x", MOPT_DTYPE_F32, "B,4,6");
+    add_weight(g, "s", "4,6");
+    ir_node *n = add_named_node(g, "LayerNormalization", "ln", "x s", "y mean istd");
+    add_output(g, "y");
     attr_int(n, "axis", -2);
     mopt_model *m = NULL;
     assert_int_equal(build(g, &m), MOPT_OK);
-    assert_shape(m, "y", "[B,4,6]");
-    assert_shape(m, "mean", "[B,1,1]");
+    expect_shape(m, "y", "[B,4,6]");
+    expect_shape(m, "mean", "[B,1,1]");
     mopt_model_destroy(m);
 }
 
 MOPT_TEST(layernorm_scale_mismatch_fails) {
     ir_graph *g = new_graph(17);
-    add_input(g, "x", 3, (int64_t[]){2, 4, 6}, NULL);
-    add_weight(g, "s", 1, (int64_t[]){4});
-    add_node(g, "LayerNormalization", "ln", 2, (const char *[]){"x", "s"}, 1,
-             (const char *[]){"y"});
-    expect_failure(g, MOPT_ERR_SHAPE, "ln", "Scale [4]", "[2,4,6]");
+    add_input(g, "x", MOPT_DTYPE_F32, "2,4,6");
+    add_weight(g, "s", "4");
+    add_named_node(g, "LayerNormalization", "ln", "x s", "y");
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_SHAPE, "ln", "Scale [4]", "[2,4,6]");
 }
 
 MOPT_TEST(softmax_axis_out_of_range_fails) {
     ir_graph *g = new_graph(13);
-    add_input(g, "x", 2, (int64_t[]){2, 4}, NULL);
-    ir_node *n = add_node(g, "Softmax", "sm", 1, (const char *[]){"x"}, 1, (const char *[]){"y"});
+    add_input(g, "x", MOPT_DTYPE_F32, "2,4");
+    ir_node *n = add_named_node(g, "Softmax", "sm", "x", "y");
+    add_output(g, "y");
     attr_int(n, "axis", 2);
-    expect_failure(g, MOPT_ERR_INVALID_MODEL, "sm", "axis 2", "rank 2");
+    expect_load_error(g, MOPT_ERR_INVALID_MODEL, "sm", "axis 2", "rank 2");
 }
 
 /* ---- the reference run's geometry (ops_run_reference) ----------------------- */

@@ -6,7 +6,10 @@
  * count every allocation in the process (libmopt and anything it calls), so
  * it is only built without sanitizers. Also checks that the arena is smaller
  * than the sum of all intermediate tensors, and that changing shapes and
- * coming back reuses the cached plan; and that a session alternating
+ * coming back reuses the cached plan; that quantized models (static INT8
+ * from a calibration table, ORT's QDQ and QOperator forms, dynamic
+ * MatMulInteger: tests/unit/data/quant/gen_quant.py) do not allocate in a
+ * steady-state run either; and that a session alternating
  * shapes gives the outputs of a fresh session for each (state kept per
  * shape, such as attention's attn_plan, follows the shapes).
  */
@@ -14,6 +17,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -92,17 +96,30 @@ static void run(mopt_session *s, run_set *r) {
     if (st != MOPT_OK) fail_msg("run failed: %s", mopt_last_error());
 }
 
+/* Options for a steady-state session: backend (NULL: the default one),
+ * precision (NULL: f32) and calibration table (NULL: none). */
+static mopt_options *steady_options(const char *backend, const char *precision,
+                                    const char *calibration) {
+    mopt_options *opts = NULL;
+    assert_int_equal(mopt_options_create(&opts), MOPT_OK);
+    if (backend) assert_int_equal(mopt_options_set_string(opts, "backend", backend), MOPT_OK);
+    if (precision) assert_int_equal(mopt_options_set_string(opts, "precision", precision), MOPT_OK);
+    if (calibration)
+        assert_int_equal(mopt_options_set_string(opts, "calibration", calibration), MOPT_OK);
+    return opts;
+}
+
 MOPT_TEST(steady_state_runs_allocate_nothing) {
     mopt_model *m = NULL;
     mopt_session *s = NULL;
-    mopt_options *opts = NULL;
 #if defined(MOPT_HAVE_ONEDNN) && defined(MOPT_HAVE_OPENBLAS)
     /* oneDNN allocates inside every dnnl_primitive_execute (its argument map,
      * ~6 small blocks per call, C API included): the guarantee covers the
      * library's own kernels and OpenBLAS, so BERT's products go to OpenBLAS
      * here (the other ops keep the automatic order). */
-    assert_int_equal(mopt_options_create(&opts), MOPT_OK);
-    assert_int_equal(mopt_options_set_string(opts, "backend", "openblas"), MOPT_OK);
+    mopt_options *opts = steady_options("openblas", NULL, NULL);
+#else
+    mopt_options *opts = NULL;
 #endif
     assert_int_equal(mopt_model_load(MODEL, opts, &m), MOPT_OK);
     assert_int_equal(mopt_session_create(m, opts, &s), MOPT_OK);
@@ -140,6 +157,122 @@ MOPT_TEST(steady_state_runs_allocate_nothing) {
     free_set(&b);
     mopt_session_destroy(s);
     mopt_model_destroy(m);
+}
+
+/* A quantized model whose steady-state runs must not allocate either, and
+ * the node (op and kernel, as the profile names them) that shows its int8
+ * path ran; kernel NULL: any. */
+typedef struct quant_case {
+    const char *model;
+    const char *backend;
+    const char *precision, *calibration; /* NULL: f32 / none */
+    bool image;                          /* x [1, 3, 32, 32], else x [2, 8, 32] */
+    const char *op, *kernel;
+} quant_case;
+
+#define QDIR "tests/unit/data/quant/"
+
+/* A kernel of the last (profiled) run that executed a oneDNN primitive (an
+ * "onednn..." impl, unless it took its own "+gemv" path), or NULL. */
+static const char *onednn_kernel(const mopt_session *s) {
+    for (size_t i = 0; i < mopt_session_profile_count(s); i++) {
+        const char *k = mopt_session_profile_kernel(s, i);
+        if (!strncmp(k, "onednn", 6) && !strstr(k, "+gemv")) return k;
+    }
+    return NULL;
+}
+
+/* Whether the last (profiled) run ran op on kernel. */
+static bool profile_has(const mopt_session *s, const char *op, const char *kernel) {
+    for (size_t i = 0; i < mopt_session_profile_count(s); i++)
+        if (!strcmp(mopt_session_profile_op(s, i), op) &&
+            (!kernel || !strcmp(mopt_session_profile_kernel(s, i), kernel)))
+            return true;
+    return false;
+}
+
+/* The heap allocations of 10 steady-state runs of c (after the checks
+ * that it loads, runs and ran its int8 kernel). A run that executes oneDNN
+ * primitives fails when strict, else it is not counted. */
+static long quant_steady_allocs(const quant_case *c, bool strict) {
+    mopt_model *m = NULL;
+    mopt_session *s = NULL;
+    mopt_options *opts = steady_options(c->backend, c->precision, c->calibration);
+    if (mopt_model_load(c->model, opts, &m) != MOPT_OK)
+        fail_msg("%s: %s", c->model, mopt_last_error());
+    assert_int_equal(mopt_session_create(m, opts, &s), MOPT_OK);
+    mopt_options_destroy(opts);
+    int64_t dims[4] = {1, 3, 32, 32}, flat[3] = {2, 8, 32};
+    mopt_tensor *x = NULL, *y = NULL;
+    assert_int_equal(
+        mopt_tensor_create(MOPT_DTYPE_F32, c->image ? 4 : 3, c->image ? dims : flat, &x), MOPT_OK);
+    float *d = mopt_tensor_data(x);
+    for (size_t i = 0; i < mopt_tensor_size_bytes(x) / sizeof(float); i++)
+        d[i] = (float)((int)(i * 37 % 101) - 50) / 25.f;
+    mopt_run_options *ro = NULL;
+    assert_int_equal(mopt_run_options_create(&ro), MOPT_OK);
+    assert_int_equal(mopt_run_options_set_profiling(ro, 1), MOPT_OK);
+    const mopt_tensor *in[1] = {x};
+    /* plans the signature; profiled, to show which kernel ran */
+    if (mopt_session_run_v2(s, ro, 1, NULL, in, 1, NULL, &y) != MOPT_OK)
+        fail_msg("%s: %s", c->model, mopt_last_error());
+    mopt_run_options_destroy(ro);
+    bool ran = profile_has(s, c->op, c->kernel);
+    printf("[ INFO     ] %s%s%s: %s on %s %s\n", c->model, c->precision ? " precision=" : "",
+           c->precision ? c->precision : "", c->op, c->kernel ? c->kernel : "any",
+           ran ? "ran" : "did not run");
+    if (!ran) fail_msg("%s: no %s on %s in the profile", c->model, c->op, c->kernel);
+    const char *dnnl = onednn_kernel(s);
+    if (dnnl && strict) fail_msg("%s: %s ran (it allocates in every execute)", c->model, dnnl);
+    long before = atomic_load(&g_allocs);
+    for (int i = 0; i < 10; i++)
+        if (mopt_session_run(s, 1, NULL, in, 1, NULL, &y) != MOPT_OK)
+            fail_msg("%s: %s", c->model, mopt_last_error());
+    long during = atomic_load(&g_allocs) - before;
+    printf("[ INFO     ] %s: 10 steady-state runs made %ld heap allocations%s%s%s\n", c->model,
+           during, dnnl ? " (not counted: " : "", dnnl ? dnnl : "", dnnl ? " ran)" : "");
+    if (dnnl) during = 0; /* oneDNN allocates in every execute (see above) */
+    mopt_tensor_destroy(x);
+    mopt_tensor_destroy(y);
+    mopt_session_destroy(s);
+    mopt_model_destroy(m);
+    return during;
+}
+
+/* Static int8 (a calibration table, QDQ, QOperator) and dynamic int8
+ * (DynamicQuantizeLinear + MatMulInteger): the int8 kernels keep their work
+ * buffers in session scratch too. The backends keep the nodes off oneDNN
+ * (which allocates in every execute, see above; so precision=int8's dynamic
+ * FusedMatMul/FusedConv, oneDNN-only, are not covered): backend=cpu for the
+ * static convolutions, OpenBLAS for the float Gemm of the QOperator CNN.
+ * The kernels named are those of a machine with AVX512-VNNI, where no
+ * oneDNN primitive may run; without VNNI the reference runs the int8 nodes
+ * (and must not allocate either) and another backend may take a product,
+ * so neither is checked there. */
+MOPT_TEST(quantized_steady_state_runs_allocate_nothing) {
+#if defined(__x86_64__)
+    bool vnni = __builtin_cpu_supports("avx512vnni");
+#else
+    bool vnni = false;
+#endif
+    const char *vk = vnni ? "cpu-vnni" : NULL;
+#if defined(MOPT_HAVE_ONEDNN) && defined(MOPT_HAVE_OPENBLAS)
+    const char *products = "openblas";
+#else
+    const char *products = "cpu";
+#endif
+    const quant_case cases[] = {
+        {QDIR "cnn.onnx", "cpu", "int8", QDIR "cnn_calibration.yaml", true, "StaticQConv", vk},
+        {QDIR "cnn_qdq.onnx", "cpu", NULL, NULL, true, "StaticQConv", vk},
+        {QDIR "mlp_qdq.onnx", "cpu", NULL, NULL, false, "StaticQMatMul", vk},
+        {QDIR "cnn_qop.onnx", products, NULL, NULL, true, "QLinearConv", vk},
+        {QDIR "mlp_qop.onnx", "cpu", NULL, NULL, false, "QLinearMatMul", vk},
+        {QDIR "mlp_dyn.onnx", "cpu", NULL, NULL, false, "MatMulInteger", NULL},
+    };
+    long allocs = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        allocs += quant_steady_allocs(&cases[i], vnni);
+    assert_int_equal(allocs, 0);
 }
 
 /* r's outputs from a fresh session of m */
@@ -185,4 +318,5 @@ MOPT_TEST(alternating_shapes_match_fresh_sessions) {
 }
 
 MOPT_TEST_MAIN(cmocka_unit_test(steady_state_runs_allocate_nothing),
+               cmocka_unit_test(quantized_steady_state_runs_allocate_nothing),
                cmocka_unit_test(alternating_shapes_match_fresh_sessions))

@@ -3,7 +3,8 @@
  * plan_u8, issue 11) and the executor's f32 fallback under both halves. On
  * the BERT test model at precision=int8, opt_level 3, the FFN's
  * FusedMatMul+Gelu output is kept as a u8 rows block (kernels/cpu/rowquant.h)
- * between the two int8 matmuls that declared it (op_impl.u8_io), never at
+ * between the two int8 matmuls that declared it (op_impl.u8_io), as are
+ * the LayerNorms' copies of Y for int8 matmuls (test_ln_u8.c), never at
  * fp32/bf16 or opt_level 2, and not where int8_exclude sends a side to
  * another precision. Then a node whose chosen impl declines at run time (a
  * test impl swapped into its plan) runs its fallbacks on f32 copies: bf16
@@ -43,37 +44,6 @@ static int32_t node_named(const mopt_model *m, const char *name) {
     return -1;
 }
 
-/* Every kept tensor: an f32 intermediate written by an int8 node that
- * declared the output, read only by int8 nodes that declared the input. */
-static int32_t check_u8_invariants(const mopt_model *m) {
-    const ir_graph *g = m->graph;
-    int32_t kept = 0;
-    for (int32_t v = 0; m->u8_store && v < g->n_values; v++) {
-        if (!m->u8_store[v]) continue;
-        kept++;
-        const ir_value *val = g->values[v];
-        assert_int_equal(val->dtype, MOPT_DTYPE_F32);
-        assert_true(val->producer >= 0);
-        assert_false(m->bf16_store && m->bf16_store[v]);
-        const rt_node_plan *pp = &m->plans[val->producer];
-        assert_int_equal(pp->precision, OP_PREC_INT8);
-        const ir_node *pn = g->nodes[val->producer];
-        for (int32_t k = 0; k < pn->n_outputs; k++)
-            if (pn->outputs[k] == v) assert_true(pp->u8_out >> k & 1u);
-        int32_t readers = 0;
-        for (int32_t i = 0; i < g->n_nodes; i++)
-            for (int32_t k = 0; k < g->nodes[i]->n_inputs; k++)
-                if (g->nodes[i]->inputs[k] == v) {
-                    assert_int_equal(m->plans[i].precision, OP_PREC_INT8);
-                    assert_true(m->plans[i].u8_in >> k & 1u);
-                    readers++;
-                }
-        assert_true(readers > 0);
-    }
-    assert_int_equal(kept, rt_storage_u8_count(m));
-    return kept;
-}
-
 static void ffn_kept_u8(void **state) {
     (void)state;
     mopt_model *m = load("int8", 3, NULL);
@@ -81,8 +51,10 @@ static void ffn_kept_u8(void **state) {
         mopt_model_destroy(m);
         skip(); /* no oneDNN int8 matmul here */
     }
-    /* per layer: fc1 (+ Gelu) -> fc2 */
-    assert_int_equal(check_u8_invariants(m), 2);
+    /* per layer: fc1 (+ Gelu) -> fc2; and the copies of Y of the 4
+     * LayerNorms that feed an int8 matmul besides a residual (the
+     * embeddings', each layer's first, layer 0's second: pass_ln_copy.c) */
+    assert_int_equal(bert_check_kept(m, true), 2 + 4);
     for (int l = 0; l < 2; l++) {
         char name[64];
         snprintf(name, sizeof name, "/layers.%d/fc2/MatMul", l);
@@ -113,7 +85,7 @@ static void per_layer_precision_u8(void **state) {
         mopt_model_destroy(m);
         skip();
     }
-    assert_int_equal(check_u8_invariants(m), 1);
+    assert_int_equal(bert_check_kept(m, true), 1 + 4);
     const ir_node *fc2 = m->graph->nodes[node_named(m, "/layers.1/fc2/MatMul")];
     assert_int_equal(m->plans[node_named(m, "/layers.1/fc2/MatMul")].precision, OP_PREC_FP32);
     assert_false(m->u8_store[fc2->inputs[0]]);

@@ -31,10 +31,10 @@ static bool qconv_supports(const op_ctx *ctx, const op_tensor *in, int n_in, con
 static mopt_status qconv_s32(const op_ctx *ctx, const ref_conv_params *g, const ref_qconv_args *a,
                              const void *xpack, int32_t *acc, cpu_qgemm_fn gemm) {
     size_t bytes = cpu_qconv_work_bytes(g, ctx->threads);
-    void *work = mopt_aligned_alloc(bytes);
+    void *work = op_work_get(ctx, OPS_QCONV_WORK, bytes);
     if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the integer convolution");
     cpu_qconv_s32_packed(g, a, xpack, gemm, ctx->threads, work, acc);
-    mopt_aligned_free(work);
+    op_work_put(ctx, work);
     return MOPT_OK;
 }
 
@@ -169,7 +169,7 @@ static mopt_status mmi_run_with(const op_ctx *ctx, const op_tensor *in, int n_in
                        (long long)op_numel(ZB));
     if (ZA && op_numel(ZA) != 1 && op_numel(ZA) != m)
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cpu: A's zero point count");
-    int32_t *za = mopt_malloc((size_t)m * sizeof(int32_t));
+    int32_t *za = op_work_get(ctx, 0, (size_t)m * sizeof(int32_t));
     if (!za) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for MatMulInteger");
     int64_t nza = ZA ? op_numel(ZA) : 1;
     for (int64_t i = 0; i < nza; i++)
@@ -191,7 +191,7 @@ static mopt_status mmi_run_with(const op_ctx *ctx, const op_tensor *in, int n_in
                             .w_zp_per_channel = nza > 1};
         st = qconv_s32(ctx, &g, &a, xpack, (int32_t *)out[0].data + p * m * n, gemm);
     }
-    mopt_free(za);
+    op_work_put(ctx, za);
     return st;
 }
 

@@ -5,14 +5,17 @@
  * inner, split over outer x column chunks) and LayerNormalization
  * whose Scale/B hold one value per normalized element; rows are split over
  * ctx->threads; LayerNorm also reads and writes bf16-stored X / Y
- * (op_impl.bf16_io), statistics in f32. Other run-time layouts (broadcast Scale, empty tensors)
- * go to the op's reference run. Also BatchNormalization in inference mode
- * (kernels/cpu's affine on [N, C, spatial] rows, scale and shift per channel).
+ * (op_impl.bf16_io), statistics in f32, and at precision=int8 writes Y or
+ * mopt.LayerNormalization's copy of Y as a u8 rows block (op_impl.u8_io),
+ * each row quantized right after it is normalized. Other run-time layouts (broadcast Scale, empty
+ * tensors) go to the op's reference run. Also BatchNormalization in inference mode (kernels/cpu's
+ * affine on [N, C, spatial] rows, scale and shift per channel).
  */
 #include <math.h>
+#include <string.h>
 
-#include "core/alloc.h"
 #include "kernels/cpu/bf16cvt.h"
+#include "kernels/cpu/rowquant.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/normalization.h"
 
@@ -27,6 +30,13 @@ typedef struct rows_job {
     float eps;
     bool log;
     bool x_bf16, y_bf16; /* LayerNorm: X / Y stored as bf16 */
+    /* LayerNorm at precision=int8: u8 rows blocks (kernels/cpu/rowquant.h)
+     * that Y (q[0]) and mopt.LayerNormalization's copy of Y (q[1]) are
+     * kept as, else NULL; copy: that copy in f32; rows: X's row count */
+    uint8_t *q[2];
+    float *copy;
+    int64_t rows;
+    bool avx512;
 } rows_job;
 
 static int64_t product(const ir_shape *s, int32_t from, int32_t to) {
@@ -111,19 +121,34 @@ static bool layernorm_supports(const op_ctx *ctx, const op_tensor *in, int n_in,
  * stack buffers; op_impl.bf16_io says no beyond it). */
 #define LN_BF16_MAX 4096
 
+/* Row r of a u8 rows block from its f32 values y (cpu_rowq_from_f32's
+ * bytes: the same quantization, its scale and zero point in the tail). */
+static void quant_row(const rows_job *j, uint8_t *blk, const float *y, int64_t r) {
+    float s;
+    int32_t z;
+    cpu_quant_rows_u8(y, 1, j->len, j->len, 255, j->avx512, blk + r * j->len, &s, &z);
+    uint8_t *tail = blk + j->rows * j->len;
+    memcpy(tail + r * (int64_t)sizeof s, &s, sizeof s);
+    memcpy(tail + j->rows * (int64_t)sizeof s + r * (int64_t)sizeof z, &z, sizeof z);
+}
+
 static void layernorm_rows(void *arg, int64_t lo, int64_t hi) {
     const rows_job *j = arg;
-    if (!j->x_bf16 && !j->y_bf16) {
+    if (!j->x_bf16 && !j->y_bf16 && !j->q[0] && !j->q[1]) {
         j->k->layernorm_f32(j->x + lo * j->len, j->scale, j->bias, j->eps, j->y + lo * j->len,
                             j->mean ? j->mean + lo : NULL, j->inv_std ? j->inv_std + lo : NULL,
                             hi - lo, j->len);
+        if (j->copy)
+            memcpy(j->copy + lo * j->len, j->y + lo * j->len,
+                   (size_t)((hi - lo) * j->len) * sizeof(float));
         return;
     }
-    /* bf16 storage (accumulation in f32): row by row through f32 buffers */
+    /* bf16 or u8 storage (accumulation in f32): row by row through f32
+     * buffers, each row quantized while it is in L1 */
     float xb[LN_BF16_MAX], yb[LN_BF16_MAX];
     for (int64_t r = lo; r < hi; r++) {
         const float *x = j->x + r * j->len;
-        float *y = j->y_bf16 ? yb : j->y + r * j->len;
+        float *y = j->y_bf16 || j->q[0] ? yb : j->y + r * j->len;
         if (j->x_bf16) {
             cpu_bf16_to_f32((const uint16_t *)j->x + r * j->len, xb, j->len);
             x = xb;
@@ -131,6 +156,9 @@ static void layernorm_rows(void *arg, int64_t lo, int64_t hi) {
         j->k->layernorm_f32(x, j->scale, j->bias, j->eps, y, j->mean ? j->mean + r : NULL,
                             j->inv_std ? j->inv_std + r : NULL, 1, j->len);
         if (j->y_bf16) cpu_f32_to_bf16(yb, (uint16_t *)j->y + r * j->len, j->len);
+        for (int i = 0; i < 2; i++)
+            if (j->q[i]) quant_row(j, j->q[i], y, r);
+        if (j->copy) memcpy(j->copy + r * j->len, y, (size_t)j->len * sizeof(float));
     }
 }
 
@@ -157,6 +185,17 @@ static bool layernorm_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, 
            len <= LN_BF16_MAX;
 }
 
+/* precision=int8: Y (when every consumer is an int8 matmul) or
+ * mopt.LayerNormalization's copy of Y kept as a u8 rows block, quantized per
+ * row here (the rows of the last dim: X normalized along it alone, within
+ * the stack buffers) */
+static bool layernorm_u8_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k) {
+    const ir_shape *x = &in[0].shape;
+    int64_t len = layernorm_len(ctx, x);
+    return output && (k == 0 || k == LN_COPY_OUT) && ctx->precision == OP_PREC_INT8 && len > 0 &&
+           len <= LN_BF16_MAX && x->syms[x->rank - 1] == 0 && x->dims[x->rank - 1] == len;
+}
+
 static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
     const layernorm_params *p = ctx->params;
@@ -171,7 +210,21 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
     rows_job j = {.k = ctx->state, .x = in[0].data, .y = out[0].data, .len = len};
     j.x_bf16 = in[0].dtype == MOPT_DTYPE_BF16;
     j.y_bf16 = out[0].dtype == MOPT_DTYPE_BF16;
-    if ((j.x_bf16 || j.y_bf16) && len > LN_BF16_MAX) return MOPT_ERR_UNSUPPORTED;
+    j.rows = op_numel(&in[0]) / len;
+    bool has_copy = n_out > LN_COPY_OUT && ctx->node->outputs[LN_COPY_OUT] >= 0;
+    /* u8 rows blocks: [rows, len + CPU_ROWQ_EXTRA] bytes (the storage plan
+     * keeps only those of rows of the last dim) */
+    for (int i = 0; i < 2; i++) {
+        const op_tensor *t = i == 0 ? &out[0] : has_copy ? &out[LN_COPY_OUT] : NULL;
+        if (!t || t->dtype != MOPT_DTYPE_U8) continue;
+        if (t->shape.rank < 1 || t->shape.dims[t->shape.rank - 1] != len + CPU_ROWQ_EXTRA)
+            return MOPT_ERR_UNSUPPORTED;
+        j.q[i] = t->data;
+    }
+    if (j.q[0]) j.y = NULL;
+    if (has_copy && !j.q[1]) j.copy = out[LN_COPY_OUT].data;
+    j.avx512 = cpu_kernels_for("avx512") != NULL;
+    if ((j.x_bf16 || j.y_bf16 || j.q[0]) && len > LN_BF16_MAX) return MOPT_ERR_UNSUPPORTED;
     j.scale = in[1].data;
     j.bias = has_b ? in[2].data : NULL;
     j.eps = p->epsilon;
@@ -181,9 +234,9 @@ static mopt_status layernorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
     return MOPT_OK;
 }
 
-OPS_CPU_TIER_BF16(layernorm, avx512, layernorm_bf16_io)
-OPS_CPU_TIER_BF16(layernorm, avx2, layernorm_bf16_io)
-OPS_CPU_TIER_BF16(layernorm, portable, layernorm_bf16_io)
+OPS_CPU_TIER_IO(layernorm, avx512, layernorm_bf16_io, layernorm_u8_io)
+OPS_CPU_TIER_IO(layernorm, avx2, layernorm_bf16_io, layernorm_u8_io)
+OPS_CPU_TIER_IO(layernorm, portable, layernorm_bf16_io, layernorm_u8_io)
 
 /* ---- BatchNormalization (inference) --------------------------------------- */
 
@@ -222,7 +275,7 @@ static mopt_status batchnorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
     const int64_t C = x->dims[1];
     for (int k = 1; k < 5; k++)
         if (op_numel(&in[k]) != C) return MOPT_ERR_UNSUPPORTED;
-    float *ab = mopt_malloc((size_t)(2 * C) * sizeof(float));
+    float *ab = op_work_get(ctx, 0, (size_t)(2 * C) * sizeof(float));
     if (!ab) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the scale and shift");
     const float *scale = in[1].data, *bias = in[2].data, *mean = in[3].data, *var = in[4].data;
     /* as ref_batchnorm_f32: one scale and shift per channel */
@@ -233,7 +286,7 @@ static mopt_status batchnorm_run(const op_ctx *ctx, const op_tensor *in, int n_i
     bn_job j = {.k = ctx->state, .x = in[0].data, .a = ab, .b = ab + C, .y = out[0].data, .C = C};
     j.inner = product(x, 2, x->rank);
     cpu_parallel_for(ctx->threads, x->dims[0] * C, row_grain(j.inner), bn_rows, &j);
-    mopt_free(ab);
+    op_work_put(ctx, ab);
     return MOPT_OK;
 }
 

@@ -150,6 +150,19 @@ bool ops_resize_channels_last(const op_ctx *ctx);
                                                  .prepare = FAM##_prepare_##TIER,                  \
                                                  .run = FAM##_run,                                 \
                                                  .bf16_io = BF16_IO};
+/* As OPS_CPU_TIER_BF16, with op_impl.u8_io = U8_IO too. */
+#define OPS_CPU_TIER_IO(FAM, TIER, BF16_IO, U8_IO)                                                 \
+    static mopt_status FAM##_prepare_##TIER(const op_ctx *ctx, const op_tensor *in, int n_in,      \
+                                            const op_tensor *out, int n_out, void **state) {       \
+        return ops_cpu_prepare(#TIER, state);                                                      \
+    }                                                                                              \
+    const op_impl ops_impl_cpu_##FAM##_##TIER = {.name = "cpu-" #TIER,                             \
+                                                 .backend = "cpu",                                 \
+                                                 .supports = FAM##_supports,                       \
+                                                 .prepare = FAM##_prepare_##TIER,                  \
+                                                 .run = FAM##_run,                                 \
+                                                 .bf16_io = BF16_IO,                               \
+                                                 .u8_io = U8_IO};
 /* The three tiers of FAM; lib/ops/impls.c lists them. */
 #define OPS_CPU_IMPLS(FAM)                                                                         \
     OPS_CPU_TIER(FAM, avx512)                                                                      \

@@ -150,11 +150,11 @@ static mopt_status qlmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     if (op_numel(&out[0]) == 0) return MOPT_OK;
     bool a_s8 = A->dtype == MOPT_DTYPE_I8;
     uint8_t *au = NULL;
-    int32_t *acc = mopt_aligned_alloc((size_t)(m * ldy) * sizeof(int32_t));
-    float *mult = mopt_malloc((size_t)s->N * sizeof(float));
-    if (a_s8) au = mopt_aligned_alloc((size_t)(m * s->K));
+    int32_t *acc = op_work_get(ctx, 0, (size_t)(m * ldy) * sizeof(int32_t));
+    float *mult = op_work_get(ctx, 1, (size_t)s->N * sizeof(float));
+    if (a_s8) au = op_work_get(ctx, 2, (size_t)(m * s->K));
     if (!acc || !mult || (a_s8 && !au)) {
-        mopt_aligned_free(acc), mopt_free(mult), mopt_aligned_free(au);
+        op_work_put(ctx, acc), op_work_put(ctx, mult), op_work_put(ctx, au);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for QLinearMatMul");
     }
     if (a_s8)
@@ -172,7 +172,7 @@ static mopt_status qlmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
                   .y_s8 = out[0].dtype == MOPT_DTYPE_I8,
                   .y = out[0].data};
     cpu_parallel_for(ctx->threads, m, ops_cpu_qrows_grain(s->K, s->N), qlmm_range, &j);
-    mopt_aligned_free(acc), mopt_free(mult), mopt_aligned_free(au);
+    op_work_put(ctx, acc), op_work_put(ctx, mult), op_work_put(ctx, au);
     return MOPT_OK;
 #else
     (void)ctx, (void)in, (void)n_in, (void)out;

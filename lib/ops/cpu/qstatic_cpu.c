@@ -88,10 +88,10 @@ static mopt_status vnni_conv(const op_ctx *ctx, const ref_conv_params *g, const 
     for (int d = 0; packed && d < REF_WIN_MAX; d++)
         packed = w->k[d] == g->k[d];
     if (!packed) return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "cpu: W was not packed for this shape");
-    void *work = mopt_aligned_alloc(cpu_qconv_slots_bytes(g, ctx->threads));
+    void *work = op_work_get(ctx, OPS_QCONV_WORK, cpu_qconv_slots_bytes(g, ctx->threads));
     if (!work) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the integer convolution");
     cpu_qconv_s32_wpacked(g, a, s->wpack, cpu_qgemm_u8s8_vnni, ctx->threads, work, acc);
-    mopt_aligned_free(work);
+    op_work_put(ctx, work);
     return MOPT_OK;
 }
 
