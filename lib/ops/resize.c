@@ -349,11 +349,12 @@ static mopt_status cl_resize_run(const op_ctx *ctx, const op_tensor *in, int n_i
         return op_fail(ctx, MOPT_ERR_SHAPE, "a channels-last Resize needs 4-D X and Y");
     int64_t n = in[0].shape.dims[0], c = in[0].shape.dims[1];
     int64_t nx = op_numel(&in[0]), ny = op_numel(&out[0]);
-    float *tx = mopt_malloc((size_t)nx * sizeof(float) + 1);
-    float *ty = mopt_malloc((size_t)ny * sizeof(float) + 1);
+    /* work buffers 2 and 3: resize_run uses 0 and 1 */
+    float *tx = op_work_get(ctx, 2, (size_t)nx * sizeof(float) + 1);
+    float *ty = op_work_get(ctx, 3, (size_t)ny * sizeof(float) + 1);
     if (!tx || !ty) {
-        mopt_free(tx);
-        mopt_free(ty);
+        op_work_put(ctx, tx);
+        op_work_put(ctx, ty);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for a channels-last copy");
     }
     int64_t nc = n * c;
@@ -365,8 +366,8 @@ static mopt_status cl_resize_run(const op_ctx *ctx, const op_tensor *in, int n_i
     pout.data = ty;
     mopt_status st = resize_run(ctx, pin, n_in, &pout, n_out);
     if (!st && nc > 0) ops_conv_relayout(ty, out[0].data, n, c, ny / nc, true);
-    mopt_free(tx);
-    mopt_free(ty);
+    op_work_put(ctx, tx);
+    op_work_put(ctx, ty);
     return st;
 }
 
