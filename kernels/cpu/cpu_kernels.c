@@ -27,6 +27,7 @@
         cpu_decode_attn_tiles_##SFX,                                                               \
         cpu_softmax_cols_f32_##SFX,                                                                \
         cpu_affine_f32_##SFX,                                                                      \
+        cpu_deconv_f32_##SFX,                                                                      \
     };
 
 #if defined(__x86_64__)

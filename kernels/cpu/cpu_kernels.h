@@ -2,7 +2,8 @@
  * cpu_kernels.h — the project's own vectorized kernels for memory-bound ops
  * (kernels/cpu): elementwise binary/unary f32, softmax, layer norm, row and
  * column reductions, 32-bit transposes, nearest/bilinear resize, the M = 1
- * matrix product. Each kernel exists once per tier —
+ * matrix product, the ConvTranspose whose kernel equals its stride. Each
+ * kernel exists once per tier —
  * _avx512, _avx2 (files compiled with those flags) and _portable (GCC/Clang
  * vector extensions) — and is reached through a cpu_kernels table.
  *
@@ -87,6 +88,20 @@ typedef void (*cpu_softmax_cols_fn)(const float *x, float *y, int64_t len, int64
  * bit for bit as the reference kernels. */
 typedef void (*cpu_affine_fn)(const float *x, const float *a, const float *b, float *y,
                               int64_t rows, int64_t len, bool per_row);
+/* The ConvTranspose whose kernel equals its stride (2-D, no pads, dilation 1,
+ * group 1; deconv-impl.h): each input pixel writes its own kh x kw block.
+ * x [C][H][W] and y [M][H kh][W kw] are one image; w is ONNX's [C][M][kh][kw],
+ * b [M] or NULL; act is applied last. kh * kw <= CPU_DECONV_MAX_TAPS.
+ * Writes the output rows of input rows [h0, h1). */
+#define CPU_DECONV_MAX_TAPS 16
+enum { CPU_DECONV_NONE = 0, CPU_DECONV_RELU, CPU_DECONV_SIGMOID };
+typedef struct cpu_deconv_plan {
+    int64_t C, M, H, W, kh, kw;
+    const float *w, *b;
+    int act;
+} cpu_deconv_plan;
+typedef void (*cpu_deconv_fn)(const cpu_deconv_plan *p, const float *x, float *y, int64_t h0,
+                              int64_t h1);
 /* Layer norm of each of `rows` rows of `len` (>= 1) floats: (x - mean) /
  * sqrt(var + eps) * scale + bias (bias may be NULL); mean and inv_std (each
  * may be NULL) receive one value per row. */
@@ -147,6 +162,7 @@ typedef struct cpu_kernels {
     cpu_decode_attn_fn decode_attn_tiles; /* K and V as bf16 tiles (kt, vt), B == 1 */
     cpu_softmax_cols_fn softmax_cols_f32;
     cpu_affine_fn affine_f32;
+    cpu_deconv_fn deconv_f32;
 } cpu_kernels;
 
 extern const cpu_kernels cpu_kernels_avx512;
@@ -192,7 +208,9 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
     void cpu_softmax_cols_f32_##SFX(const float *x, float *y, int64_t len, int64_t stride,         \
                                     int64_t cols, bool log);                                       \
     void cpu_affine_f32_##SFX(const float *x, const float *a, const float *b, float *y,            \
-                              int64_t rows, int64_t len, bool per_row);
+                              int64_t rows, int64_t len, bool per_row);                            \
+    void cpu_deconv_f32_##SFX(const cpu_deconv_plan *p, const float *x, float *y, int64_t h0,      \
+                              int64_t h1);
 
 CPU_DECLARE_TIER(avx512)
 CPU_DECLARE_TIER(avx2)

@@ -95,6 +95,26 @@ mopt_status ops_conv_transpose_geometry(const op_ctx *ctx, const op_tensor *in, 
     return ct_geometry(ctx, in, g, c_out);
 }
 
+/* true when every value of a (absent: none) is v */
+static bool ints_all(const op_ints_attr *a, int64_t n, int64_t v) {
+    if (!a->present) return true;
+    if (a->n != n) return false;
+    for (int64_t i = 0; i < n; i++)
+        if (a->v[i] != v) return false;
+    return true;
+}
+
+bool ops_conv_transpose_unpool(const op_ctx *ctx, const ir_shape *w, int64_t *kh, int64_t *kw) {
+    const ct_params *p = ctx->params;
+    if (p->group != 1 || w->rank != 4 || p->output_shape.present) return false;
+    *kh = w->dims[2];
+    *kw = w->dims[3];
+    if (*kh < 1 || *kw < 1 || !ints_all(&p->dilations, 2, 1) || !ints_all(&p->pads, 4, 0) ||
+        !ints_all(&p->output_padding, 2, 0) || !p->strides.present || p->strides.n != 2)
+        return false;
+    return p->strides.v[0] == *kh && p->strides.v[1] == *kw;
+}
+
 static mopt_status ct_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
     mopt_status st;

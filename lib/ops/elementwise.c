@@ -61,6 +61,7 @@ static mopt_status parse_binary(const op_ctx *ctx, void *params) {
     p->op = d->op;
     p->kind = d->kind;
     p->float_only = d->float_only;
+    p->same_shape = ir_node_attr_int(ctx->node, "mopt_same_shape", 0) != 0;
     if (d->op == REF_BIN_MOD) {
         int64_t fm = ir_node_attr_int(ctx->node, "fmod", 0);
         if (fm != 0 && fm != 1)
@@ -69,6 +70,14 @@ static mopt_status parse_binary(const op_ctx *ctx, void *params) {
         if (fm == 1) p->op = REF_BIN_FMOD;
     }
     return MOPT_OK;
+}
+
+/* a and b concrete and of one shape */
+static bool same_dims(const ir_shape *a, const ir_shape *b) {
+    if (a->rank != b->rank) return false;
+    for (int32_t i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
 }
 
 static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -108,6 +117,15 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
     ir_shape shape = in[0].shape;
     for (int k = 1; k < n_in; k++)
         if ((st = op_broadcast(ctx, &shape, &in[k].shape, &shape))) return st;
+    if (d->same_shape && ir_shape_is_concrete(&shape))
+        for (int k = 0; k < n_in; k++)
+            if (ir_shape_is_concrete(&in[k].shape) && ir_shape_numel(&in[k].shape) != 1 &&
+                !same_dims(&in[k].shape, &shape))
+                return op_fail(ctx, MOPT_ERR_SHAPE,
+                               "input %d would broadcast, but the layout pass keeps this node's "
+                               "operands channels-last as of one shape (mopt_same_shape; load "
+                               "at opt_level 2 for broadcasting)",
+                               k);
     op_set_outputs(out, n_out, t, &shape);
     return MOPT_OK;
 }

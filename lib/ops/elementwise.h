@@ -16,6 +16,10 @@ typedef struct ew_binary_params {
     ref_binop op; /* the kernel op: Mod with fmod = 1 is REF_BIN_FMOD */
     ew_bin_kind kind;
     bool float_only; /* f32/f64 inputs only (PRelu, Mean) */
+    /* attribute mopt_same_shape = 1 (pass_layout.c): the layout pass keeps
+     * the operands in one layout assuming they have one shape (an operand
+     * from a Resize); infer refuses other shapes instead of broadcasting */
+    bool same_shape;
 } ew_binary_params;
 
 /* The unary ops and Clip (one struct: they share the cpu impl list). */

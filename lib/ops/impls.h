@@ -74,6 +74,10 @@ extern const op_impl ops_impl_matmul_onednn;
 extern const op_impl ops_impl_gemm_onednn;
 extern const op_impl ops_impl_conv_onednn;
 extern const op_impl ops_impl_conv_transpose_onednn;
+/* cpu: the ConvTranspose whose kernel equals its stride (cpu/deconv_cpu.c) */
+extern const op_impl ops_impl_cpu_deconv_avx512;
+extern const op_impl ops_impl_cpu_deconv_avx2;
+extern const op_impl ops_impl_cpu_deconv_portable;
 extern const op_impl ops_impl_maxpool_onednn;
 extern const op_impl ops_impl_avgpool_onednn;
 extern const op_impl ops_impl_fused_matmul_onednn;
@@ -125,6 +129,11 @@ OPS_CPU_DECLARE(gemv_fused_matmul)
 mopt_status ops_conv_geometry(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
                               ref_conv_params *p, int64_t *pad_end);
 
+/* Whether ctx's ConvTranspose (its W of shape w) is 2-D with its kernel
+ * equal to its strides, no pads or output_padding, dilations 1, group 1 and
+ * no output_shape: each input pixel then writes its own kh x kw output block
+ * (conv_transpose.c; run by cpu/deconv_cpu.c). */
+bool ops_conv_transpose_unpool(const op_ctx *ctx, const ir_shape *w, int64_t *kh, int64_t *kw);
 /* Window geometry of a ConvTranspose node (conv_transpose.c) for concrete X
  * and W (in[0], in[1]): g's first g->nd axes are the spatial ones (begin pads
  * in g->pad), *c_out the output channels, *group the group attribute. */

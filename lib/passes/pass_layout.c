@@ -26,6 +26,14 @@
  * each of its values in its own layout (one bit each), converting while it
  * copies: YOLOv8's C2f blocks (Split -> convs -> Concat) then need no
  * reorder.
+ * A nearest Resize of H and W (opset 11+, N and C provably unchanged, roi,
+ * scales and sizes constant or absent) keeps its output channels-last with
+ * its input: it copies whole pixels (mopt.ChannelsLastResize,
+ * lib/ops/resize.c), never in the blocked layout. Its output's size is not
+ * provably that of any other value, so an elementwise node adding it to
+ * another (an FPN's top-down Add, as in PP-OCR det) gets the attribute
+ * mopt_same_shape = 1: the node then refuses operands of different shapes
+ * at run time (broadcasting) with a clear error instead of mixing layouts.
  * Layout-agnostic: unary elementwise activations (Relu, Sigmoid, Clip, ...)
  * and Add/Sub/Mul/Div/Max/Min, whose every input is either a value of the output's
  * shape or a constant of one element: they work element for element,
@@ -89,6 +97,7 @@ enum {
     NODE_POOL,     /* MaxPool/AveragePool, nearest Resize: output kept with its input */
     NODE_AFFINE,   /* inference BatchNormalization, constant [C] parameters */
     NODE_FLEX,     /* channel-axis Concat/Split: any layout in, any layout out */
+    NODE_RESIZE,   /* nearest Resize of H and W: output kept with its input */
 };
 
 #define FLEX_MAX 32 /* inputs of a Concat, outputs of a Split */
@@ -208,6 +217,12 @@ static uint64_t conv_sig(const ir_graph *g, const ir_node *n, uint64_t x) {
     return h;
 }
 
+/* The spatial signature of a nearest Resize's output: its size is not
+ * derived from any other value's, so an elementwise node with such an
+ * operand is kept only with a run-time check that its operands have one
+ * shape (attribute mopt_same_shape, lib/ops/elementwise.c). */
+#define SIG_RESIZED ((uint64_t)0)
+
 /* Axis i of a and b provably equal (same known size or same symbol). */
 static bool same_dim(const ir_shape *a, const ir_shape *b, int32_t i) {
     if (a->syms[i] || b->syms[i]) return a->syms[i] == b->syms[i];
@@ -220,7 +235,7 @@ static bool same_dim(const ir_shape *a, const ir_shape *b, int32_t i) {
  * unary op; both of a binary one when they provably have the same shape:
  * batch and channels equal, same spatial signature). Returns the mask of
  * full operands (0: not agnostic). */
-static unsigned agnostic(const ir_graph *g, const ir_node *n, const uint64_t *sig) {
+static unsigned agnostic(const ir_graph *g, const ir_node *n, const uint64_t *sig, bool *checked) {
     if (n->dead || n->n_outputs != 1 || n->outputs[0] < 0 || n->n_inputs > 8) return 0;
     bool unary = in_list(n, k_unary, sizeof k_unary / sizeof k_unary[0]);
     if (!unary && !in_list(n, k_binary, sizeof k_binary / sizeof k_binary[0])) return 0;
@@ -240,9 +255,11 @@ static unsigned agnostic(const ir_graph *g, const ir_node *n, const uint64_t *si
             return 0;
         if (first >= 0) {
             const ir_shape *a = &g->values[first]->shape;
-            if (sig[first] != sig[v] || !same_dim(a, &val->shape, 0) ||
+            bool loose = sig[first] == SIG_RESIZED || sig[v] == SIG_RESIZED;
+            if ((sig[first] != sig[v] && !loose) || !same_dim(a, &val->shape, 0) ||
                 !same_dim(a, &val->shape, 1))
                 return 0;
+            if (loose) *checked = true;
         }
         if (first < 0) first = v;
         full |= 1u << k;
@@ -359,6 +376,7 @@ typedef struct layout_state {
     bool *blk;     /* per value: kept in oneDNN's blocked layout (a subset of keep) */
     uint8_t *ok;   /* per node: NODE_* */
     uint8_t *full; /* per agnostic node: mask of its full operands */
+    bool *checked; /* per agnostic node: operands of one shape only by a run-time check */
     uint64_t *sig; /* per value: spatial signature */
     bool *wnear;   /* per value: made or read (X, residual) by a Winograd conv (wino_conv) */
 } layout_state;
@@ -389,7 +407,7 @@ static bool still_ok(const layout_state *s, int32_t v) {
     if (pi < 0) return false;
     const ir_node *p = g->nodes[pi];
     if (s->ok[pi] == NODE_AGNOSTIC || s->ok[pi] == NODE_SCALE || s->ok[pi] == NODE_POOL ||
-        s->ok[pi] == NODE_AFFINE) {
+        s->ok[pi] == NODE_AFFINE || s->ok[pi] == NODE_RESIZE) {
         for (int32_t k = 0; k < p->n_inputs; k++)
             if ((s->full[pi] >> k & 1u) && !s->keep[p->inputs[k]]) return false;
     } else if (s->ok[pi] == NODE_CONV) {
@@ -408,7 +426,7 @@ static bool still_ok(const layout_state *s, int32_t v) {
         if (kind == NODE_GAP && u->slot == 0) continue;
         if (kind == NODE_FLEX && (fu_is(n, "Concat") || u->slot == 0)) continue;
         if ((kind == NODE_AGNOSTIC || kind == NODE_SCALE || kind == NODE_POOL ||
-             kind == NODE_AFFINE) &&
+             kind == NODE_AFFINE || kind == NODE_RESIZE) &&
             (s->full[u->node] >> u->slot & 1u) && s->keep[n->outputs[0]])
             continue;
         return false;
@@ -662,12 +680,6 @@ static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_
             (*n_affine)++;
             continue;
         }
-        if (s->ok[i] == NODE_POOL && s->keep[n->outputs[0]] && fu_is(n, "Resize")) {
-            ir_node *f = replace(s, n, "ChannelsLastResize", n->n_inputs, n->inputs);
-            if (!f || !fu_copy_attrs(f, n)) return MOPT_ERR_OUT_OF_MEMORY;
-            (*n_resize)++;
-            continue;
-        }
         if (s->ok[i] == NODE_POOL && s->keep[n->outputs[0]]) {
             ir_node *f = replace(
                 s, n, fu_is(n, "MaxPool") ? "ChannelsLastMaxPool" : "ChannelsLastAveragePool", 1,
@@ -676,6 +688,16 @@ static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_
                 (s->blk[f->outputs[0]] && !fu_set_int(f, "blocked", 1)))
                 return MOPT_ERR_OUT_OF_MEMORY;
             (*n_pool)++;
+            continue;
+        }
+        if (s->ok[i] == NODE_AGNOSTIC && s->checked[i] && s->keep[n->outputs[0]]) {
+            if (!fu_set_int(n, "mopt_same_shape", 1)) return MOPT_ERR_OUT_OF_MEMORY;
+            continue;
+        }
+        if (s->ok[i] == NODE_RESIZE && s->keep[n->outputs[0]]) {
+            ir_node *f = replace(s, n, "ChannelsLastResize", n->n_inputs, n->inputs);
+            if (!f || !fu_copy_attrs(f, n)) return MOPT_ERR_OUT_OF_MEMORY;
+            (*n_resize)++;
             continue;
         }
         if (s->ok[i] != NODE_CONV) continue;
@@ -713,9 +735,10 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         s.blk = mopt_calloc((size_t)(nv ? nv : 1), sizeof *s.blk);
         s.ok = mopt_calloc((size_t)(nn ? nn : 1), sizeof *s.ok);
         s.full = mopt_calloc((size_t)(nn ? nn : 1), sizeof *s.full);
+        s.checked = mopt_calloc((size_t)(nn ? nn : 1), sizeof *s.checked);
         s.sig = mopt_calloc((size_t)(nv ? nv : 1), sizeof *s.sig);
         s.wnear = mopt_calloc((size_t)(nv ? nv : 1), sizeof *s.wnear);
-        if (!s.keep || !s.blk || !s.ok || !s.full || !s.sig || !s.wnear)
+        if (!s.keep || !s.blk || !s.ok || !s.full || !s.sig || !s.wnear || !s.checked)
             st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory (layout)");
     }
     enum { N_KEPT, N_CONV, N_SE, N_AFFINE, N_FLEX, N_POOL, N_BLK, N_RESIZE };
@@ -741,9 +764,9 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
                 s.full[i] = 1;
                 s.sig[n->outputs[0]] = mix(s.sig[n->inputs[0]], 0x9001 + (uint64_t)i);
             } else if (cl_resize(g, n)) {
-                s.ok[i] = NODE_POOL;
+                s.ok[i] = NODE_RESIZE;
                 s.full[i] = 1;
-                s.sig[n->outputs[0]] = mix(s.sig[n->inputs[0]], 0x7e51 + (uint64_t)i);
+                s.sig[n->outputs[0]] = SIG_RESIZED;
             } else if (flex(g, n)) {
                 s.ok[i] = NODE_FLEX;
                 bool cat = fu_is(n, "Concat");
@@ -756,9 +779,10 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
                 s.ok[i] = NODE_AFFINE;
                 s.full[i] = 1;
                 s.sig[n->outputs[0]] = s.sig[n->inputs[0]];
-            } else if ((s.full[i] = (uint8_t)agnostic(g, n, s.sig)) != 0 ||
+            } else if ((s.full[i] = (uint8_t)agnostic(g, n, s.sig, &s.checked[i])) != 0 ||
                        (s.full[i] = (uint8_t)se_scale(g, n)) != 0) {
-                s.ok[i] = agnostic(g, n, s.sig) ? NODE_AGNOSTIC : NODE_SCALE;
+                bool unused = false;
+                s.ok[i] = agnostic(g, n, s.sig, &unused) ? NODE_AGNOSTIC : NODE_SCALE;
                 int32_t k = 0;
                 while (!(s.full[i] >> k & 1u))
                     k++;
@@ -788,6 +812,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
     mopt_free(s.blk);
     mopt_free(s.ok);
     mopt_free(s.full);
+    mopt_free(s.checked);
     mopt_free(s.sig);
     mopt_free(s.wnear);
     ir_uses_free(&s.uses);

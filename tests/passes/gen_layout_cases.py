@@ -59,7 +59,13 @@ test_layout.c.
   whole: channels-last parts of plain tensors (ChannelsLastConcat/Split
     transpose each such part per image): Concat(Conv(x) 3 -> 8, Conv(x)
     3 -> 16, x) as a graph output (plain), and Split(x, [1, 2]) whose
-    outputs only Convs read: 4 values, 4 convolutions, 2 flex."""
+    outputs only Convs read: 4 values, 4 convolutions, 2 flex;
+  fpn: an FPN's top-down step as in PP-OCR det: Conv+Relu -> strided Conv ->
+    Resize nearest x2 (scales only) -> Add with the Relu's output (the Add
+    gets mopt_same_shape: the Resize's size is not provably the Relu's) ->
+    Conv, and a Concat of the Resize and the Relu -> 1x1 Conv: 5 values, 4
+    convolutions, 1 flex, 1 resize (test_layout.c also refuses a
+    broadcasting input on it)."""
 import os
 import shutil
 
@@ -258,6 +264,21 @@ def whole():
          ["values 4", "convs 4", "se 0", "flex 2"], [(1, 3, 13, 21), (2, 3, 8, 16)])
 
 
+def fpn():
+    b = Builder(8)
+    r1 = b.node("Relu", [b.conv("x", "c1", 3, 16, 3, pad=1)], "r1")
+    c2 = b.conv(r1, "c2", 16, 16, 3, stride=2, pad=1)
+    sc = b.const("up_scales", [1.0, 1.0, 2.0, 2.0])
+    up = b.node("Resize", [c2, "", sc], "up", mode="nearest")
+    a = b.node("Add", [r1, up], "a")
+    b.conv(a, "y", 16, 8, 3, pad=1)
+    cat = b.node("Concat", [up, r1], "cat", axis=1)
+    b.conv(cat, "y2", 32, 4, 1)
+    save("fpn", b.nodes, b.inits, ["y", "y2"],
+         ["values 5", "convs 4", "se 0", "flex 1", "resizes 1"],
+         [(1, 3, 16, 20), (2, 3, 12, 10)])
+
+
 if __name__ == "__main__":
     chain()
     se()
@@ -265,6 +286,7 @@ if __name__ == "__main__":
     affine()
     flex()
     boundary()
+    fpn()
     blocked()
     wino()
     resize()

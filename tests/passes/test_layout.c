@@ -231,6 +231,35 @@ static void test_case(void **state) {
     mopt_model_destroy(m0);
 }
 
+/* The fpn case's Add reads a Resize's output: the layout pass keeps it
+ * channels-last with a run-time check (mopt_same_shape). An input 1 pixel
+ * high makes ONNX broadcast the Add ([1, 16, 1, 10] + [1, 16, 2, 10]; the
+ * model's Concat then fails anyway): at opt_level 3 the Add refuses it with
+ * a clear error, never a wrong result. */
+static mopt_status run_status(mopt_model *m, mopt_tensor *x) {
+    mopt_session *s = NULL;
+    assert_int_equal(mopt_session_create(m, NULL, &s), MOPT_OK);
+    mopt_tensor *out[2] = {0};
+    mopt_status st = mopt_session_run(s, 1, NULL, (const mopt_tensor *const *)&x, 2, NULL, out);
+    free_all(out, 2);
+    mopt_session_destroy(s);
+    return st;
+}
+
+static void fpn_broadcast_refused(void **state) {
+    const lcase *c = *state;
+    char model[1100];
+    snprintf(model, sizeof model, "%s/model.onnx", c->path);
+    const int64_t dims[4] = {1, 3, 1, 10};
+    mopt_tensor *x = NULL;
+    assert_int_equal(mopt_tensor_create(MOPT_DTYPE_F32, 4, dims, &x), MOPT_OK);
+    mopt_model *m3 = load(model, 3, NULL);
+    assert_int_equal(run_status(m3, x), MOPT_ERR_SHAPE);
+    assert_non_null(strstr(mopt_last_error(), "mopt_same_shape"));
+    mopt_model_destroy(m3);
+    mopt_tensor_destroy(x);
+}
+
 static int by_name(const void *a, const void *b) {
     return strcmp(((const lcase *)a)->name, ((const lcase *)b)->name);
 }
@@ -259,8 +288,17 @@ int main(int argc, char **argv) {
         return 1;
     }
     qsort(g_cases, (size_t)g_n, sizeof g_cases[0], by_name);
-    struct CMUnitTest tests[MAX_CASES];
-    for (int i = 0; i < g_n; i++)
-        tests[i] = (struct CMUnitTest){g_cases[i].name, test_case, NULL, NULL, &g_cases[i]};
-    return _cmocka_run_group_tests("layout pass", tests, (size_t)g_n, NULL, NULL);
+    struct CMUnitTest tests[MAX_CASES + 1];
+    int n = 0, fpn = -1;
+    for (int i = 0; i < g_n; i++) {
+        tests[n++] = (struct CMUnitTest){g_cases[i].name, test_case, NULL, NULL, &g_cases[i]};
+        if (strcmp(g_cases[i].name, "fpn") == 0) fpn = i;
+    }
+    if (fpn < 0) {
+        fprintf(stderr, "test_layout: no fpn case in %s\n", argv[1]);
+        return 1;
+    }
+    tests[n++] = (struct CMUnitTest){"fpn_broadcast_refused", fpn_broadcast_refused, NULL, NULL,
+                                     &g_cases[fpn]};
+    return _cmocka_run_group_tests("layout pass", tests, (size_t)n, NULL, NULL);
 }

@@ -46,6 +46,7 @@
 #include "core/cpu.h"
 #include "core/error.h"
 #include "ir/ir.h"
+#include "kernels/cpu/cpu_kernels.h"
 #include "mopt_config.h"
 #include "ops/conv.h"
 #include "ops/impls.h"
@@ -1562,11 +1563,62 @@ static void impl_names_are_informative(void **st) {
 #endif
 }
 
+/* The cpu kernel of ConvTranspose with kernel == strides (cpu/deconv_cpu.c):
+ * PP-OCR det's 24 -> 24 and 24 -> 1 k2 s2 (widths not a multiple of the
+ * vector: masked tails), batch 2, taps 1, 6 (3x2) and 16 (4x4) and odd channel
+ * counts (an output channel block below 24 accumulators), auto_pad VALID. */
+static const conv_case k_unpool_cases[] = {
+    {4, {1, 24, 5, 37}, {24, 24, 2, 2}, 1, {2, 2}, {1, 1}, {0}, NULL, true},
+    {4, {2, 24, 3, 21}, {24, 1, 2, 2}, 1, {2, 2}, {1, 1}, {0}, NULL, true},
+    {4, {2, 3, 4, 17}, {3, 5, 2, 2}, 1, {2, 2}, {1, 1}, {0}, NULL, false},
+    {4, {1, 5, 3, 9}, {5, 7, 3, 2}, 1, {3, 2}, {1, 1}, {0}, "VALID", true},
+    {4, {1, 2, 4, 4}, {2, 30, 1, 1}, 1, {1, 1}, {1, 1}, {0}, NULL, true},
+    {4, {1, 4, 3, 20}, {4, 3, 4, 4}, 1, {4, 4}, {1, 1}, {0}, NULL, true},
+    {4, {1, 16, 16, 32}, {16, 8, 2, 2}, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, NULL, true},
+};
+
+static void cpu_deconv(void **st) {
+    (void)st;
+    static const char *const tiers[] = {"avx512", "avx2", "portable"};
+    int ran = 0;
+    for (int t = 0; t < 3; t++) {
+        char name[32];
+        snprintf(name, sizeof name, "cpu-%s", tiers[t]);
+        const op_impl *impl = find_impl("ConvTranspose", name);
+        assert_non_null(impl);
+        if (!cpu_kernels_for(tiers[t])) continue; /* a tier this CPU lacks */
+        run_conv_table(impl, k_unpool_cases, sizeof k_unpool_cases / sizeof k_unpool_cases[0],
+                       true);
+        ran++;
+        /* the other geometries (pads, groups, output_padding, k != s...) are oneDNN's */
+        for (size_t i = 1; i < sizeof k_ct_cases / sizeof k_ct_cases[0]; i++) {
+            const conv_case *cc = &k_ct_cases[i];
+            node_case c;
+            nc_init(&c, "ConvTranspose", 2);
+            attr_int(c.n, "group", cc->group);
+            attr_window(c.n, cc->rank - 2, cc->strides, cc->dilations, cc->pads, cc->auto_pad);
+            attr_ints(c.n, "output_padding", cc->rank - 2, cc->output_padding);
+            if (cc->has_output_shape)
+                attr_ints(c.n, "output_shape", cc->rank - 2, cc->output_shape);
+            op_tensor in[2];
+            tensor(&in[0], cc->rank, cc->x);
+            tensor(&in[1], cc->rank, cc->w);
+            static op_view view;
+            op_ctx ctx = node_ctx(&c, &view, false, 1);
+            assert_false(impl->supports(&ctx, in, 2, NULL, 1));
+            free_inputs(in, 2);
+            ir_graph_destroy(c.g);
+        }
+    }
+    assert_true(ran > 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(impl_names_are_informative),
         cmocka_unit_test(fused_conv_layout_checked),
         cmocka_unit_test(cl_pool_blocked_checked),
+        cmocka_unit_test(cpu_deconv),
 #ifdef MOPT_HAVE_ONEDNN
         cmocka_unit_test(onednn_matmul),
         cmocka_unit_test(onednn_gemm),
