@@ -2,8 +2,8 @@
  * test_bert_plan.h — shared by the storage-plan tests (test_bf16_storage,
  * test_storage_fallback): the BERT test model loaded at a precision and opt
  * level, with an optional int8_exclude list and the precision its nodes fall
- * back to (NULL: the default, fp32); and the storage plan's invariants.
- * Include after <cmocka.h>.
+ * back to (NULL: the default, fp32); the storage plan's invariants; and a
+ * run on fixed inputs. Include after <cmocka.h>.
  */
 #ifndef MOPT_TESTS_UNIT_TEST_BERT_PLAN_H
 #define MOPT_TESTS_UNIT_TEST_BERT_PLAN_H
@@ -82,6 +82,37 @@ static inline int32_t bert_check_kept(const mopt_model *m, bool u8) {
     }
     if (u8) assert_int_equal(kept, rt_storage_u8_count(m));
     return kept;
+}
+
+/* The test batch: BERT_B sequences of BERT_S tokens; hidden size BERT_H. */
+enum { BERT_B = 2, BERT_S = 16, BERT_H = 64 };
+
+/* `runs` runs of one session (the later ones use the memory plan of the
+ * first) on fixed token ids and mask; last_hidden_state [BERT_B, BERT_S,
+ * BERT_H] into out. */
+static inline void bert_run(mopt_model *m, float *out, int runs) {
+    enum { B = BERT_B, S = BERT_S, H = BERT_H };
+    int64_t ids[B * S], mask[B * S];
+    for (int i = 0; i < B * S; i++)
+        ids[i] = (i * 37 + 11) % 100, mask[i] = i % S < 13;
+    int64_t dims[2] = {B, S}, ydims[3] = {B, S, H}, pdims[2] = {B, H};
+    static float pooled[B * H];
+    mopt_session *s = NULL;
+    assert_int_equal(mopt_session_create(m, NULL, &s), MOPT_OK);
+    mopt_tensor *in[2] = {NULL, NULL}, *y[2] = {NULL, NULL};
+    assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_I64, 2, dims, ids, sizeof ids, &in[0]), MOPT_OK);
+    assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_I64, 2, dims, mask, sizeof mask, &in[1]), MOPT_OK);
+    assert_int_equal(
+        mopt_tensor_wrap(MOPT_DTYPE_F32, 3, ydims, out, (size_t)B * S * H * sizeof(float), &y[0]),
+        MOPT_OK);
+    assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_F32, 2, pdims, pooled, sizeof pooled, &y[1]),
+                     MOPT_OK);
+    for (int r = 0; r < runs; r++)
+        assert_int_equal(mopt_session_run(s, 2, NULL, (const mopt_tensor *const *)in, 2, NULL, y),
+                         MOPT_OK);
+    for (int k = 0; k < 2; k++)
+        mopt_tensor_destroy(in[k]), mopt_tensor_destroy(y[k]);
+    mopt_session_destroy(s);
 }
 
 #endif

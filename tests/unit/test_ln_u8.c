@@ -132,30 +132,7 @@ static void tiers(void **state) {
     check_tier(&ops_impl_cpu_layernorm_portable);
 }
 
-enum { B = 2, S = 16, H = 64 };
-
-static void run_model(mopt_model *m, float *out) {
-    int64_t ids[B * S], mask[B * S];
-    for (int i = 0; i < B * S; i++)
-        ids[i] = (i * 37 + 11) % 100, mask[i] = i % S < 13;
-    int64_t dims[2] = {B, S}, ydims[3] = {B, S, H}, pdims[2] = {B, H};
-    static float pooled[B * H];
-    mopt_session *s = NULL;
-    assert_int_equal(mopt_session_create(m, NULL, &s), MOPT_OK);
-    mopt_tensor *in[2] = {NULL, NULL}, *y[2] = {NULL, NULL};
-    assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_I64, 2, dims, ids, sizeof ids, &in[0]), MOPT_OK);
-    assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_I64, 2, dims, mask, sizeof mask, &in[1]), MOPT_OK);
-    assert_int_equal(
-        mopt_tensor_wrap(MOPT_DTYPE_F32, 3, ydims, out, (size_t)B * S * H * sizeof(float), &y[0]),
-        MOPT_OK);
-    assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_F32, 2, pdims, pooled, sizeof pooled, &y[1]),
-                     MOPT_OK);
-    assert_int_equal(mopt_session_run(s, 2, NULL, (const mopt_tensor *const *)in, 2, NULL, y),
-                     MOPT_OK);
-    for (int k = 0; k < 2; k++)
-        mopt_tensor_destroy(in[k]), mopt_tensor_destroy(y[k]);
-    mopt_session_destroy(s);
-}
+enum { B = BERT_B, S = BERT_S, H = BERT_H };
 
 /* The LayerNorms' copies kept u8 (quantized by the LayerNorm) or f32 (then
  * quantized by the int8 matmul): the same outputs, bit for bit. */
@@ -181,13 +158,13 @@ static void bert_fused_equals_unfused(void **state) {
     }
     assert_int_equal(kept, copies);
     static float fused[B * S * H], unfused[B * S * H];
-    run_model(m, fused);
+    bert_run(m, fused, 1);
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
         if (strcmp(n->domain, "mopt") == 0 && strcmp(n->op_type, "LayerNormalization") == 0)
             m->u8_store[n->outputs[LN_COPY_OUT]] = false;
     }
-    run_model(m, unfused);
+    bert_run(m, unfused, 1);
     assert_memory_equal(fused, unfused, sizeof fused);
     mopt_model_destroy(m);
 }

@@ -30,7 +30,7 @@
 #include "runtime/runtime.h"
 #include "test_bert_plan.h"
 
-enum { B = 2, S = 16, H = 64 };
+enum { B = BERT_B, S = BERT_S, H = BERT_H };
 
 /* the exclude list's nodes fall back to fp32 */
 static mopt_model *load(const char *precision, int opt_level, const char *exclude) {
@@ -92,32 +92,6 @@ static void per_layer_precision_u8(void **state) {
     mopt_model_destroy(m);
 }
 
-/* One run of the model: last_hidden_state into out. */
-static void run_model(mopt_model *m, float *out) {
-    int64_t ids[B * S], mask[B * S];
-    for (int i = 0; i < B * S; i++)
-        ids[i] = (i * 37 + 11) % 100, mask[i] = i % S < 13;
-    int64_t dims[2] = {B, S}, ydims[3] = {B, S, H}, pdims[2] = {B, H};
-    static float pooled[B * H];
-    mopt_session *s = NULL;
-    assert_int_equal(mopt_session_create(m, NULL, &s), MOPT_OK);
-    mopt_tensor *in[2] = {NULL, NULL}, *y[2] = {NULL, NULL};
-    assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_I64, 2, dims, ids, sizeof ids, &in[0]), MOPT_OK);
-    assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_I64, 2, dims, mask, sizeof mask, &in[1]), MOPT_OK);
-    assert_int_equal(
-        mopt_tensor_wrap(MOPT_DTYPE_F32, 3, ydims, out, (size_t)B * S * H * sizeof(float), &y[0]),
-        MOPT_OK);
-    assert_int_equal(mopt_tensor_wrap(MOPT_DTYPE_F32, 2, pdims, pooled, sizeof pooled, &y[1]),
-                     MOPT_OK);
-    /* twice: the second run uses the memory plan of the first */
-    for (int r = 0; r < 2; r++)
-        assert_int_equal(mopt_session_run(s, 2, NULL, (const mopt_tensor *const *)in, 2, NULL, y),
-                         MOPT_OK);
-    for (int k = 0; k < 2; k++)
-        mopt_tensor_destroy(in[k]), mopt_tensor_destroy(y[k]);
-    mopt_session_destroy(s);
-}
-
 static double cosine(const float *a, const float *b, int n) {
     double dot = 0, na = 0, nb = 0;
     for (int i = 0; i < n; i++) {
@@ -150,7 +124,7 @@ static const rt_node_plan *run_declining(mopt_model *m, const char *name, float 
     g_declining.run = decline_run;
     g_declined = 0;
     p->impl = &g_declining;
-    run_model(m, out);
+    bert_run(m, out, 2);
     p->impl = chosen;
     assert_int_equal(g_declined, 2); /* it was asked, and declined, on both runs */
     return p;
@@ -167,8 +141,8 @@ static void bf16_fallback_f32(void **state) {
         mopt_model_destroy(m);
         skip(); /* no bf16 kernels: nothing kept bf16 */
     }
-    run_model(fp, ref);
-    run_model(m, normal);
+    bert_run(fp, ref, 2);
+    bert_run(m, normal, 2);
     const char *name = "/layers.0/attn/out/MatMul";
     const ir_node *n = m->graph->nodes[node_named(m, name)];
     assert_true(m->bf16_store[n->inputs[0]] && m->bf16_store[n->outputs[0]]);
@@ -194,8 +168,8 @@ static void u8_fallback_f32(void **state) {
         mopt_model_destroy(m);
         skip();
     }
-    run_model(fp, ref);
-    run_model(m, normal);
+    bert_run(fp, ref, 2);
+    bert_run(m, normal, 2);
     double c_int8 = cosine(ref, normal, B * S * H);
     print_message("int8 with u8 storage: cosine vs fp32 %.6f\n", c_int8);
     assert_true(c_int8 >= 0.999);

@@ -130,27 +130,8 @@ const ref_resize_params *ops_resize_kernel_params(const op_ctx *ctx);
 /* Whether the node is mopt.ChannelsLastResize: X and Y [N, H, W, C] in memory. */
 bool ops_resize_channels_last(const op_ctx *ctx);
 
-/* Defines ops_impl_cpu_FAM_<TIER> (FAM_supports and FAM_run must exist). */
-#define OPS_CPU_TIER(FAM, TIER)                                                                    \
-    static mopt_status FAM##_prepare_##TIER(const op_ctx *ctx, const op_tensor *in, int n_in,      \
-                                            const op_tensor *out, int n_out, void **state) {       \
-        return ops_cpu_prepare(#TIER, state);                                                      \
-    }                                                                                              \
-    const op_impl ops_impl_cpu_##FAM##_##TIER = {                                                  \
-        "cpu-" #TIER, "cpu", FAM##_supports, FAM##_prepare_##TIER, NULL, FAM##_run, NULL};
-/* As OPS_CPU_TIER, with op_impl.bf16_io = BF16_IO. */
-#define OPS_CPU_TIER_BF16(FAM, TIER, BF16_IO)                                                      \
-    static mopt_status FAM##_prepare_##TIER(const op_ctx *ctx, const op_tensor *in, int n_in,      \
-                                            const op_tensor *out, int n_out, void **state) {       \
-        return ops_cpu_prepare(#TIER, state);                                                      \
-    }                                                                                              \
-    const op_impl ops_impl_cpu_##FAM##_##TIER = {.name = "cpu-" #TIER,                             \
-                                                 .backend = "cpu",                                 \
-                                                 .supports = FAM##_supports,                       \
-                                                 .prepare = FAM##_prepare_##TIER,                  \
-                                                 .run = FAM##_run,                                 \
-                                                 .bf16_io = BF16_IO};
-/* As OPS_CPU_TIER_BF16, with op_impl.u8_io = U8_IO too. */
+/* Defines ops_impl_cpu_FAM_<TIER> (FAM_supports and FAM_run must exist),
+ * with op_impl.bf16_io = BF16_IO and op_impl.u8_io = U8_IO. */
 #define OPS_CPU_TIER_IO(FAM, TIER, BF16_IO, U8_IO)                                                 \
     static mopt_status FAM##_prepare_##TIER(const op_ctx *ctx, const op_tensor *in, int n_in,      \
                                             const op_tensor *out, int n_out, void **state) {       \
@@ -163,6 +144,10 @@ bool ops_resize_channels_last(const op_ctx *ctx);
                                                  .run = FAM##_run,                                 \
                                                  .bf16_io = BF16_IO,                               \
                                                  .u8_io = U8_IO};
+/* As OPS_CPU_TIER_IO with f32 inputs and outputs only. */
+#define OPS_CPU_TIER(FAM, TIER) OPS_CPU_TIER_IO(FAM, TIER, 0, 0)
+/* As OPS_CPU_TIER_IO with op_impl.bf16_io = BF16_IO only. */
+#define OPS_CPU_TIER_BF16(FAM, TIER, BF16_IO) OPS_CPU_TIER_IO(FAM, TIER, BF16_IO, 0)
 /* The three tiers of FAM; lib/ops/impls.c lists them. */
 #define OPS_CPU_IMPLS(FAM)                                                                         \
     OPS_CPU_TIER(FAM, avx512)                                                                      \
