@@ -411,7 +411,9 @@ static mopt_status mmi_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
         qrange(out[0].dtype, &lo, &hi);
         for (int64_t i = 0, nn = op_numel(&out[0]); i < nn; i++) {
             double v = nearbyint((double)acc[i] * mul + yzp);
-            acc[i] = v < lo ? lo : v > hi ? hi : (int32_t)v;
+            /* a NaN (from NaN or infinite scales) becomes lo, as in the
+             * QLinearConv reference and the cpu kernel's fmaxf */
+            acc[i] = !(v >= lo) ? lo : v > hi ? hi : (int32_t)v;
         }
         ref_cast(MOPT_DTYPE_I32, acc, out[0].dtype, out[0].data, op_numel(&out[0]));
     }
