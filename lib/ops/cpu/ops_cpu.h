@@ -48,7 +48,6 @@ bool ops_cpu_has_vnni(void);
 mopt_status ops_cpu_qrows_pack(const op_ctx *ctx, const op_tensor *w, bool with_sums,
                                ops_cpu_qrows *q);
 void ops_cpu_qrows_free(ops_cpu_qrows *q);
-/* Rows lo..hi-1 of acc [m, ldy] = a [m, K] (u8) x W, on the VNNI rows kernel. */
 /* acc [m, ldy] = a [m, K] (u8 rows) x W on the VNNI rows kernel, as a
  * cpu_parallel_for job: ops_cpu_qrows_range computes rows lo..hi-1. */
 typedef struct ops_cpu_qrows_job {
