@@ -29,14 +29,10 @@
 #include "ops/normalization.h"
 #include "runtime/runtime.h"
 #include "test_bert_plan.h"
+#include "tests/test_rand.h"
 
 static uint64_t g_rng = 0x243f6a8885a308d3ull;
-static float frand(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (float)((double)(g_rng >> 11) / (double)(1ull << 53) * 2.0 - 1.0);
-}
+static float frand(void) { return test_frand(&g_rng); }
 
 enum { ROWS = 37, LEN = 200 };
 

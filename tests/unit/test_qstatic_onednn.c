@@ -23,14 +23,10 @@
 #include "ops/impls.h"
 #include "ops/node_view.h"
 #include "ops/qstatic.h"
+#include "tests/test_rand.h"
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-static float frand(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (float)((double)(g_rng >> 11) / (double)(1ull << 53) * 2.0 - 1.0);
-}
+static float frand(void) { return test_frand(&g_rng); }
 
 typedef struct qcase {
     int64_t batch, M, K, N;
