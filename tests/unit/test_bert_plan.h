@@ -39,6 +39,25 @@ static inline bool bert_graph_output(const ir_graph *g, int32_t v) {
     return false;
 }
 
+/* A load configuration: precision and opt level. */
+typedef struct {
+    const char *precision;
+    int opt_level;
+} bert_config;
+
+/* Loaded with each of the n configurations, the model keeps nothing in u8
+ * storage (u8) or in bf16 storage (!u8); a failure names the configuration. */
+static inline void bert_expect_none_kept(const bert_config *cfgs, size_t n, bool u8) {
+    for (size_t c = 0; c < n; c++) {
+        mopt_model *m = bert_load(cfgs[c].precision, cfgs[c].opt_level, NULL, NULL);
+        const bool *store = u8 ? m->u8_store : m->bf16_store;
+        mopt_model_destroy(m);
+        if (store)
+            fail_msg("precision %s, opt_level %d: %s storage kept", cfgs[c].precision,
+                     cfgs[c].opt_level, u8 ? "u8" : "bf16");
+    }
+}
+
 /* Every tensor kept in bf16 (u8: as a u8 rows block) is an f32
  * intermediate (no initializer, no graph output), written by a node that
  * declared the output and read only by nodes that declared the input; none

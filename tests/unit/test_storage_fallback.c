@@ -66,15 +66,8 @@ static void ffn_kept_u8(void **state) {
 
 static void nothing_kept_u8_elsewhere(void **state) {
     (void)state;
-    const struct {
-        const char *precision;
-        int level;
-    } cfgs[] = {{"fp32", 3}, {"bf16", 3}, {"int8", 2}};
-    for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
-        mopt_model *m = load(cfgs[c].precision, cfgs[c].level, NULL);
-        assert_null(m->u8_store);
-        mopt_model_destroy(m);
-    }
+    static const bert_config cfgs[] = {{"fp32", 3}, {"bf16", 3}, {"int8", 2}};
+    bert_expect_none_kept(cfgs, sizeof cfgs / sizeof cfgs[0], true);
 }
 
 /* int8_exclude sends layer 1's fc2 to fp32: its input stays f32 */
@@ -130,19 +123,29 @@ static const rt_node_plan *run_declining(mopt_model *m, const char *name, float 
     return p;
 }
 
+/* The fp32 model (*fp) and the model at `precision` (bf16 or int8, which
+ * keeps tensors in bf16 or u8 storage), loaded at opt_level 3 and run into
+ * ref and normal. Skips the test when the precision keeps nothing (no bf16
+ * kernels, no oneDNN int8 matmul here). */
+static mopt_model *load_both(const char *precision, mopt_model **fp, float *ref, float *normal) {
+    *fp = load("fp32", 3, NULL);
+    mopt_model *m = load(precision, 3, NULL);
+    if (!(strcmp(precision, "int8") == 0 ? m->u8_store : m->bf16_store)) {
+        mopt_model_destroy(*fp);
+        mopt_model_destroy(m);
+        skip();
+    }
+    bert_run(*fp, ref, 2);
+    bert_run(m, normal, 2);
+    return m;
+}
+
 /* precision=bf16: an out-projection FusedMatMul reads bf16 A and residual
  * and writes bf16; declined, the reference runs on f32 copies */
 static void bf16_fallback_f32(void **state) {
     (void)state;
     static float ref[B * S * H], normal[B * S * H], declined[B * S * H];
-    mopt_model *fp = load("fp32", 3, NULL), *m = load("bf16", 3, NULL);
-    if (!m->bf16_store) {
-        mopt_model_destroy(fp);
-        mopt_model_destroy(m);
-        skip(); /* no bf16 kernels: nothing kept bf16 */
-    }
-    bert_run(fp, ref, 2);
-    bert_run(m, normal, 2);
+    mopt_model *fp, *m = load_both("bf16", &fp, ref, normal);
     const char *name = "/layers.0/attn/out/MatMul";
     const ir_node *n = m->graph->nodes[node_named(m, name)];
     assert_true(m->bf16_store[n->inputs[0]] && m->bf16_store[n->outputs[0]]);
@@ -162,14 +165,7 @@ static void bf16_fallback_f32(void **state) {
 static void u8_fallback_f32(void **state) {
     (void)state;
     static float ref[B * S * H], normal[B * S * H], declined[B * S * H];
-    mopt_model *fp = load("fp32", 3, NULL), *m = load("int8", 3, NULL);
-    if (!m->u8_store) {
-        mopt_model_destroy(fp);
-        mopt_model_destroy(m);
-        skip();
-    }
-    bert_run(fp, ref, 2);
-    bert_run(m, normal, 2);
+    mopt_model *fp, *m = load_both("int8", &fp, ref, normal);
     double c_int8 = cosine(ref, normal, B * S * H);
     print_message("int8 with u8 storage: cosine vs fp32 %.6f\n", c_int8);
     assert_true(c_int8 >= 0.999);
