@@ -18,227 +18,169 @@
 #include "../test_main.h"
 #include "tests/test_attrs.h"
 
-/* Builds the model (takes g): it loads, and its "y" has the shape `want`. */
-static void expect_y_shape(ir_graph *g, const char *want) {
-    mopt_model *m = NULL;
-    assert_int_equal(build(g, &m), MOPT_OK);
-    expect_shape(m, "y", want);
-    mopt_model_destroy(m);
-}
+#define F32 MOPT_DTYPE_F32
+/* BatchNormalization's scale, bias, mean and var */
+#define BN_PARAMS(spec_m, spec)                                                                    \
+    {                                                                                              \
+        {"s", spec}, {"b", spec}, {"m", spec_m}, { "v", spec }                                     \
+    }
 
-MOPT_TEST(matmul_symbolic_dims_propagate) {
-    ir_graph *g = new_graph(17);
-    add_input(g, "a", MOPT_DTYPE_F32, "batch,1,3,8");
-    add_weight(g, "w", "5,8,4");
-    add_named_node(g, "MatMul", "mm", "a w", "y");
-    add_output(g, "y");
-    expect_y_shape(g, "[batch,5,3,4]");
-}
-
-MOPT_TEST(matmul_vector_operands_drop_axes) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "a", MOPT_DTYPE_F32, "6");
-    add_input(g, "b", MOPT_DTYPE_F32, "2,6,n");
-    add_named_node(g, "MatMul", "mv", "a b", "y");
-    add_output(g, "y");
-    expect_y_shape(g, "[2,n]");
-}
-
-MOPT_TEST(matmul_inner_mismatch_fails) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "a", MOPT_DTYPE_F32, "3,4");
-    add_input(g, "b", MOPT_DTYPE_F32, "5,6");
-    add_named_node(g, "MatMul", "bad_mm", "a b", "y");
-    add_output(g, "y");
-    expect_load_error(g, MOPT_ERR_SHAPE, "bad_mm", "[3,4]", "[5,6]");
-}
-
-MOPT_TEST(matmul_batch_mismatch_fails) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "a", MOPT_DTYPE_F32, "2,3,4");
-    add_input(g, "b", MOPT_DTYPE_F32, "3,4,5");
-    add_named_node(g, "MatMul", "bad_batch", "a b", "y");
-    add_output(g, "y");
-    expect_load_error(g, MOPT_ERR_SHAPE, "bad_batch", "[2,3,4]", "[3,4,5]");
-}
-
-MOPT_TEST(gemm_c_not_broadcastable_fails) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "a", MOPT_DTYPE_F32, "3,4");
-    add_input(g, "b", MOPT_DTYPE_F32, "5,4");
-    add_input(g, "c", MOPT_DTYPE_F32, "3");
-    ir_node *n = add_named_node(g, "Gemm", "fc", "a b c", "y");
-    add_output(g, "y");
-    attr_int(n, "transB", 1);
-    expect_load_error(g, MOPT_ERR_SHAPE, "fc", "[3]", "[3,5]");
-}
-
-MOPT_TEST(conv_symbolic_batch_propagates) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "N,6,9,8");
-    add_weight(g, "w", "4,3,3,3");
-    ir_node *n = add_named_node(g, "Conv", "conv", "x w", "y");
-    add_output(g, "y");
-    attr_int(n, "group", 2);
-    attr_ints(n, "strides", 2, (int64_t[]){2, 2});
-    attr_ints(n, "pads", 4, (int64_t[]){1, 1, 1, 1});
-    expect_y_shape(g, "[N,4,5,4]");
-}
-
-MOPT_TEST(conv_channels_vs_group_fails) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "1,6,8,8");
-    add_weight(g, "w", "4,2,3,3");
-    ir_node *n = add_named_node(g, "Conv", "grouped", "x w", "y");
-    add_output(g, "y");
-    attr_int(n, "group", 2); /* 2 * 2 = 4 != 6 channels */
-    expect_load_error(g, MOPT_ERR_SHAPE, "grouped", "[1,6,8,8]", "[4,2,3,3]");
-}
-
-MOPT_TEST(conv_output_channels_vs_group_fails) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "1,6,8,8");
-    add_weight(g, "w", "5,2,3,3");
-    ir_node *n = add_named_node(g, "Conv", "odd_out", "x w", "y");
-    add_output(g, "y");
-    attr_int(n, "group", 3);
-    expect_load_error(g, MOPT_ERR_SHAPE, "odd_out", "multiple of group", "[5,2,3,3]");
-}
-
-MOPT_TEST(conv_kernel_larger_than_input_fails) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "1,1,2,8");
-    add_weight(g, "w", "1,1,3,3");
-    add_named_node(g, "Conv", "too_small", "x w", "y");
-    add_output(g, "y");
-    expect_load_error(g, MOPT_ERR_SHAPE, "too_small", "[1,1,2,8]", "[1,1,3,3]");
-}
-
-MOPT_TEST(conv_rank_mismatch_fails) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "1,2,8");
-    add_weight(g, "w", "1,2,3,3");
-    add_named_node(g, "Conv", "ranks", "x w", "y");
-    add_output(g, "y");
-    expect_load_error(g, MOPT_ERR_SHAPE, "ranks", "[1,2,8]", "[1,2,3,3]");
-}
-
-MOPT_TEST(conv_kernel_shape_attr_mismatch_fails) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "1,2,8,8");
-    add_weight(g, "w", "1,2,3,3");
-    ir_node *n = add_named_node(g, "Conv", "ks", "x w", "y");
-    add_output(g, "y");
-    attr_ints(n, "kernel_shape", 2, (int64_t[]){3, 2});
-    expect_load_error(g, MOPT_ERR_SHAPE, "ks", "kernel_shape", "[1,2,3,3]");
-}
-
-MOPT_TEST(conv_bias_size_fails) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "1,2,8,8");
-    add_weight(g, "w", "4,2,3,3");
-    add_weight(g, "b", "3");
-    add_named_node(g, "Conv", "bias", "x w b", "y");
-    add_output(g, "y");
-    expect_load_error(g, MOPT_ERR_SHAPE, "bias", "[3]", "[4,2,3,3]");
-}
-
-MOPT_TEST(maxpool_storage_order_invalid_fails) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "1,2,8,8");
-    ir_node *n = add_named_node(g, "MaxPool", "mp", "x", "y idx");
-    add_output(g, "y");
-    attr_ints(n, "kernel_shape", 2, (int64_t[]){2, 2});
-    attr_int(n, "storage_order", 2);
-    expect_load_error(g, MOPT_ERR_INVALID_MODEL, "mp", "storage_order 2", NULL);
-}
-
-MOPT_TEST(pool_missing_kernel_shape_fails) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "1,2,8,8");
-    add_named_node(g, "AveragePool", "ap", "x", "y");
-    add_output(g, "y");
-    expect_load_error(g, MOPT_ERR_INVALID_MODEL, "ap", "kernel_shape", NULL);
-}
-
-MOPT_TEST(pool_ceil_mode_shape) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "N,3,5,7");
-    ir_node *n = add_named_node(g, "MaxPool", "mp", "x", "y");
-    add_output(g, "y");
-    attr_ints(n, "kernel_shape", 2, (int64_t[]){2, 2});
-    attr_ints(n, "strides", 2, (int64_t[]){2, 2});
-    attr_ints(n, "pads", 4, (int64_t[]){1, 0, 1, 0});
-    attr_int(n, "ceil_mode", 1);
+/* One node of the compute families: the shapes it infers, or the status and
+ * the message (naming the node and the shapes) it fails with. */
+static const graph_case compute_cases[] = {
+    {.label = "matmul symbolic dims propagate",
+     .opset = 17,
+     .inputs = {{"a", "batch,1,3,8", F32}},
+     .weights = {{"w", "5,8,4"}},
+     .node = {"MatMul", "mm", "a w", "y"},
+     .shapes = {{"y", "[batch,5,3,4]"}}},
+    {.label = "matmul vector operands drop axes",
+     .opset = 13,
+     .inputs = {{"a", "6", F32}, {"b", "2,6,n", F32}},
+     .node = {"MatMul", "mv", "a b", "y"},
+     .shapes = {{"y", "[2,n]"}}},
+    {.label = "matmul inner mismatch fails",
+     .opset = 13,
+     .inputs = {{"a", "3,4", F32}, {"b", "5,6", F32}},
+     .node = {"MatMul", "bad_mm", "a b", "y"},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"bad_mm", "[3,4]", "[5,6]"}},
+    {.label = "matmul batch mismatch fails",
+     .opset = 13,
+     .inputs = {{"a", "2,3,4", F32}, {"b", "3,4,5", F32}},
+     .node = {"MatMul", "bad_batch", "a b", "y"},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"bad_batch", "[2,3,4]", "[3,4,5]"}},
+    {.label = "gemm C not broadcastable fails",
+     .opset = 13,
+     .inputs = {{"a", "3,4", F32}, {"b", "5,4", F32}, {"c", "3", F32}},
+     .node = {"Gemm", "fc", "a b c", "y"},
+     .attrs = {{"transB", 0, {1}}},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"fc", "[3]", "[3,5]"}},
+    {.label = "conv symbolic batch propagates",
+     .opset = 13,
+     .inputs = {{"x", "N,6,9,8", F32}},
+     .weights = {{"w", "4,3,3,3"}},
+     .node = {"Conv", "conv", "x w", "y"},
+     .attrs = {{"group", 0, {2}}, {"strides", 2, {2, 2}}, {"pads", 4, {1, 1, 1, 1}}},
+     .shapes = {{"y", "[N,4,5,4]"}}},
+    {.label = "conv channels vs group fails", /* 2 * 2 = 4 != 6 channels */
+     .opset = 13,
+     .inputs = {{"x", "1,6,8,8", F32}},
+     .weights = {{"w", "4,2,3,3"}},
+     .node = {"Conv", "grouped", "x w", "y"},
+     .attrs = {{"group", 0, {2}}},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"grouped", "[1,6,8,8]", "[4,2,3,3]"}},
+    {.label = "conv output channels vs group fails",
+     .opset = 13,
+     .inputs = {{"x", "1,6,8,8", F32}},
+     .weights = {{"w", "5,2,3,3"}},
+     .node = {"Conv", "odd_out", "x w", "y"},
+     .attrs = {{"group", 0, {3}}},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"odd_out", "multiple of group", "[5,2,3,3]"}},
+    {.label = "conv kernel larger than input fails",
+     .opset = 13,
+     .inputs = {{"x", "1,1,2,8", F32}},
+     .weights = {{"w", "1,1,3,3"}},
+     .node = {"Conv", "too_small", "x w", "y"},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"too_small", "[1,1,2,8]", "[1,1,3,3]"}},
+    {.label = "conv rank mismatch fails",
+     .opset = 13,
+     .inputs = {{"x", "1,2,8", F32}},
+     .weights = {{"w", "1,2,3,3"}},
+     .node = {"Conv", "ranks", "x w", "y"},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"ranks", "[1,2,8]", "[1,2,3,3]"}},
+    {.label = "conv kernel_shape attribute mismatch fails",
+     .opset = 13,
+     .inputs = {{"x", "1,2,8,8", F32}},
+     .weights = {{"w", "1,2,3,3"}},
+     .node = {"Conv", "ks", "x w", "y"},
+     .attrs = {{"kernel_shape", 2, {3, 2}}},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"ks", "kernel_shape", "[1,2,3,3]"}},
+    {.label = "conv bias size fails",
+     .opset = 13,
+     .inputs = {{"x", "1,2,8,8", F32}},
+     .weights = {{"w", "4,2,3,3"}, {"b", "3"}},
+     .node = {"Conv", "bias", "x w b", "y"},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"bias", "[3]", "[4,2,3,3]"}},
+    {.label = "maxpool storage_order invalid fails",
+     .opset = 13,
+     .inputs = {{"x", "1,2,8,8", F32}},
+     .node = {"MaxPool", "mp", "x", "y idx"},
+     .attrs = {{"kernel_shape", 2, {2, 2}}, {"storage_order", 0, {2}}},
+     .status = MOPT_ERR_INVALID_MODEL,
+     .needles = {"mp", "storage_order 2"}},
+    {.label = "pool missing kernel_shape fails",
+     .opset = 13,
+     .inputs = {{"x", "1,2,8,8", F32}},
+     .node = {"AveragePool", "ap", "x", "y"},
+     .status = MOPT_ERR_INVALID_MODEL,
+     .needles = {"ap", "kernel_shape"}},
     /* H: 5 + 2 pads, ceil -> 4 windows, the last would start in the end pad -> 3;
      * W: ceil(5 / 2) + 1 = 4 */
-    expect_y_shape(g, "[N,3,3,4]");
-}
+    {.label = "pool ceil_mode shape",
+     .opset = 13,
+     .inputs = {{"x", "N,3,5,7", F32}},
+     .node = {"MaxPool", "mp", "x", "y"},
+     .attrs = {{"kernel_shape", 2, {2, 2}},
+               {"strides", 2, {2, 2}},
+               {"pads", 4, {1, 0, 1, 0}},
+               {"ceil_mode", 0, {1}}},
+     .shapes = {{"y", "[N,3,3,4]"}}},
+    {.label = "batchnorm training before opset 14 fails",
+     .opset = 13,
+     .inputs = {{"x", "1,2,4,4", F32}},
+     .weights = BN_PARAMS("2", "2"),
+     .node = {"BatchNormalization", "bn", "x s b m v", "y"},
+     .attrs = {{"training_mode", 0, {1}}},
+     .status = MOPT_ERR_INVALID_MODEL,
+     .needles = {"bn", "training_mode needs opset >= 14"}},
+    {.label = "batchnorm stats need training fails",
+     .opset = 15,
+     .inputs = {{"x", "1,2,4,4", F32}},
+     .weights = BN_PARAMS("2", "2"),
+     .node = {"BatchNormalization", "bn", "x s b m v", "y rm"},
+     .status = MOPT_ERR_UNSUPPORTED,
+     .needles = {"bn", "needs training_mode=1"}},
+    {.label = "batchnorm param size fails",
+     .opset = 15,
+     .inputs = {{"x", "1,3,4,4", F32}},
+     .weights = BN_PARAMS("2", "3"),
+     .node = {"BatchNormalization", "bn", "x s b m v", "y"},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"bn", "input_mean", "[1,3,4,4]"}},
+    {.label = "layernorm stats shapes",
+     .opset = 17,
+     .inputs = {{"x", "B,4,6", F32}},
+     .weights = {{"s", "4,6"}},
+     .node = {"LayerNormalization", "ln", "x s", "y mean istd"},
+     .attrs = {{"axis", 0, {-2}}},
+     .shapes = {{"y", "[B,4,6]"}, {"mean", "[B,1,1]"}}},
+    {.label = "layernorm scale mismatch fails",
+     .opset = 17,
+     .inputs = {{"x", "2,4,6", F32}},
+     .weights = {{"s", "4"}},
+     .node = {"LayerNormalization", "ln", "x s", "y"},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"ln", "Scale [4]", "[2,4,6]"}},
+    {.label = "softmax axis out of range fails",
+     .opset = 13,
+     .inputs = {{"x", "2,4", F32}},
+     .node = {"Softmax", "sm", "x", "y"},
+     .attrs = {{"axis", 0, {2}}},
+     .status = MOPT_ERR_INVALID_MODEL,
+     .needles = {"sm", "axis 2", "rank 2"}},
+};
 
-MOPT_TEST(batchnorm_training_before_opset14_fails) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "1,2,4,4");
-    const char *p[] = {"s", "b", "m", "v"};
-    for (int i = 0; i < 4; i++)
-        add_weight(g, p[i], "2");
-    ir_node *n = add_named_node(g, "BatchNormalization", "bn", "x s b m v", "y");
-    add_output(g, "y");
-    attr_int(n, "training_mode", 1);
-    expect_load_error(g, MOPT_ERR_INVALID_MODEL, "bn", "training_mode needs opset >= 14", NULL);
-}
-
-MOPT_TEST(batchnorm_stats_need_training_fails) {
-    ir_graph *g = new_graph(15);
-    add_input(g, "x", MOPT_DTYPE_F32, "1,2,4,4");
-    const char *p[] = {"s", "b", "m", "v"};
-    for (int i = 0; i < 4; i++)
-        add_weight(g, p[i], "2");
-    add_named_node(g, "BatchNormalization", "bn", "x s b m v", "y rm");
-    add_output(g, "y");
-    expect_load_error(g, MOPT_ERR_UNSUPPORTED, "bn", "needs training_mode=1", NULL);
-}
-
-MOPT_TEST(batchnorm_param_size_fails) {
-    ir_graph *g = new_graph(15);
-    add_input(g, "x", MOPT_DTYPE_F32, "1,3,4,4");
-    const char *p[] = {"s", "b", "m", "v"};
-    for (int i = 0; i < 4; i++)
-        add_weight(g, p[i], i == 2 ? "2" : "3");
-    add_named_node(g, "BatchNormalization", "bn", "x s b m v", "y");
-    add_output(g, "y");
-    expect_load_error(g, MOPT_ERR_SHAPE, "bn", "input_mean", "[1,3,4,4]");
-}
-
-MOPT_TEST(layernorm_stats_shapes) {
-    ir_graph *g = new_graph(17);
-    add_input(g, "x", MOPT_DTYPE_F32, "B,4,6");
-    add_weight(g, "s", "4,6");
-    ir_node *n = add_named_node(g, "LayerNormalization", "ln", "x s", "y mean istd");
-    add_output(g, "y");
-    attr_int(n, "axis", -2);
-    mopt_model *m = NULL;
-    assert_int_equal(build(g, &m), MOPT_OK);
-    expect_shape(m, "y", "[B,4,6]");
-    expect_shape(m, "mean", "[B,1,1]");
-    mopt_model_destroy(m);
-}
-
-MOPT_TEST(layernorm_scale_mismatch_fails) {
-    ir_graph *g = new_graph(17);
-    add_input(g, "x", MOPT_DTYPE_F32, "2,4,6");
-    add_weight(g, "s", "4");
-    add_named_node(g, "LayerNormalization", "ln", "x s", "y");
-    add_output(g, "y");
-    expect_load_error(g, MOPT_ERR_SHAPE, "ln", "Scale [4]", "[2,4,6]");
-}
-
-MOPT_TEST(softmax_axis_out_of_range_fails) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "2,4");
-    ir_node *n = add_named_node(g, "Softmax", "sm", "x", "y");
-    add_output(g, "y");
-    attr_int(n, "axis", 2);
-    expect_load_error(g, MOPT_ERR_INVALID_MODEL, "sm", "axis 2", "rank 2");
+MOPT_TEST(compute_op_cases) {
+    graph_cases_check(compute_cases, sizeof compute_cases / sizeof compute_cases[0]);
 }
 
 /* ---- the reference run's geometry (ops_run_reference) ----------------------- */
@@ -299,27 +241,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reference_run_gets_its_geometry),
         cmocka_unit_test(geometry_rows_are_whole),
-        cmocka_unit_test(matmul_symbolic_dims_propagate),
-        cmocka_unit_test(matmul_vector_operands_drop_axes),
-        cmocka_unit_test(matmul_inner_mismatch_fails),
-        cmocka_unit_test(matmul_batch_mismatch_fails),
-        cmocka_unit_test(gemm_c_not_broadcastable_fails),
-        cmocka_unit_test(conv_symbolic_batch_propagates),
-        cmocka_unit_test(conv_channels_vs_group_fails),
-        cmocka_unit_test(conv_output_channels_vs_group_fails),
-        cmocka_unit_test(conv_kernel_larger_than_input_fails),
-        cmocka_unit_test(conv_rank_mismatch_fails),
-        cmocka_unit_test(conv_kernel_shape_attr_mismatch_fails),
-        cmocka_unit_test(conv_bias_size_fails),
-        cmocka_unit_test(maxpool_storage_order_invalid_fails),
-        cmocka_unit_test(pool_missing_kernel_shape_fails),
-        cmocka_unit_test(pool_ceil_mode_shape),
-        cmocka_unit_test(batchnorm_training_before_opset14_fails),
-        cmocka_unit_test(batchnorm_stats_need_training_fails),
-        cmocka_unit_test(batchnorm_param_size_fails),
-        cmocka_unit_test(layernorm_stats_shapes),
-        cmocka_unit_test(layernorm_scale_mismatch_fails),
-        cmocka_unit_test(softmax_axis_out_of_range_fails),
+        cmocka_unit_test(compute_op_cases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

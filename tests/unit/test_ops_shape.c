@@ -108,50 +108,47 @@ MOPT_TEST(ops_constant_feeds_reshape) {
 
 /* ---- errors ------------------------------------------------------------------ */
 
-MOPT_TEST(ops_reshape_bad_count) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "2,3");
-    static const int64_t s[] = {4, -1};
-    add_init_i64(g, "s", 2, s);
-    add_node(g, "Reshape", "x s", "y");
-    add_output(g, "y");
-    expect_load_error(g, MOPT_ERR_SHAPE, "Reshape");
-}
+/* One node that fails to load, with the status and a message naming it. */
+static const graph_case shape_error_cases[] = {
+    {.label = "reshape bad count",
+     .opset = 13,
+     .inputs = {{"x", "2,3", MOPT_DTYPE_F32}},
+     .i64s = {{"s", 2, {4, -1}}},
+     .node = {"Reshape", NULL, "x s", "y"},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"Reshape"}},
+    {.label = "concat mismatch",
+     .opset = 13,
+     .inputs = {{"a", "2,3", MOPT_DTYPE_F32}, {"b", "2,4", MOPT_DTYPE_F32}},
+     .node = {"Concat", NULL, "a b", "y"},
+     .attrs = {{"axis", 0, {0}}},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"axis 1 differs"}},
+    {.label = "transpose bad perm",
+     .opset = 13,
+     .inputs = {{"x", "2,3", MOPT_DTYPE_F32}},
+     .node = {"Transpose", NULL, "x", "y"},
+     .attrs = {{"perm", 2, {0, 0}}},
+     .status = MOPT_ERR_INVALID_MODEL,
+     .needles = {"perm"}},
+    {.label = "split uneven",
+     .opset = 13,
+     .inputs = {{"x", "5,2", MOPT_DTYPE_F32}},
+     .node = {"Split", NULL, "x", "y0 y1"},
+     .graph_outputs = "y0 y1",
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"evenly"}},
+    {.label = "squeeze not one",
+     .opset = 11,
+     .inputs = {{"x", "2,3", MOPT_DTYPE_F32}},
+     .node = {"Squeeze", NULL, "x", "y"},
+     .attrs = {{"axes", 1, {1}}},
+     .status = MOPT_ERR_SHAPE,
+     .needles = {"squeeze axis 1"}},
+};
 
-MOPT_TEST(ops_concat_mismatch) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "a", MOPT_DTYPE_F32, "2,3");
-    add_input(g, "b", MOPT_DTYPE_F32, "2,4");
-    attr_int(add_node(g, "Concat", "a b", "y"), "axis", 0);
-    add_output(g, "y");
-    expect_load_error(g, MOPT_ERR_SHAPE, "axis 1 differs");
-}
-
-MOPT_TEST(ops_transpose_bad_perm) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "2,3");
-    static const int64_t perm[] = {0, 0};
-    attr_ints(add_node(g, "Transpose", "x", "y"), "perm", 2, perm);
-    add_output(g, "y");
-    expect_load_error(g, MOPT_ERR_INVALID_MODEL, "perm");
-}
-
-MOPT_TEST(ops_split_uneven) {
-    ir_graph *g = new_graph(13);
-    add_input(g, "x", MOPT_DTYPE_F32, "5,2");
-    add_node(g, "Split", "x", "y0 y1");
-    add_output(g, "y0");
-    add_output(g, "y1");
-    expect_load_error(g, MOPT_ERR_SHAPE, "evenly");
-}
-
-MOPT_TEST(ops_squeeze_not_one) {
-    ir_graph *g = new_graph(11);
-    add_input(g, "x", MOPT_DTYPE_F32, "2,3");
-    static const int64_t axes[] = {1};
-    attr_ints(add_node(g, "Squeeze", "x", "y"), "axes", 1, axes);
-    add_output(g, "y");
-    expect_load_error(g, MOPT_ERR_SHAPE, "squeeze axis 1");
+MOPT_TEST(ops_shape_error_cases) {
+    graph_cases_check(shape_error_cases, sizeof shape_error_cases / sizeof shape_error_cases[0]);
 }
 
 MOPT_TEST(ops_gather_index_out_of_range) {
@@ -190,14 +187,8 @@ MOPT_TEST(ops_gather_index_out_of_range) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ops_reshape_symbols),
-        cmocka_unit_test(ops_movement_symbols),
-        cmocka_unit_test(ops_constant_feeds_reshape),
-        cmocka_unit_test(ops_reshape_bad_count),
-        cmocka_unit_test(ops_concat_mismatch),
-        cmocka_unit_test(ops_transpose_bad_perm),
-        cmocka_unit_test(ops_split_uneven),
-        cmocka_unit_test(ops_squeeze_not_one),
+        cmocka_unit_test(ops_reshape_symbols),           cmocka_unit_test(ops_movement_symbols),
+        cmocka_unit_test(ops_constant_feeds_reshape),    cmocka_unit_test(ops_shape_error_cases),
         cmocka_unit_test(ops_gather_index_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
