@@ -276,96 +276,97 @@ static void expect_mem(const uint8_t *b, size_t len, mopt_status want, const cha
         fail_msg("%s: message '%s' lacks '%s'", what, mopt_error_message(), needle);
 }
 
-static void hdr_case(const char *header, size_t ndata, mopt_status want, const char *needle) {
-    size_t len;
-    uint8_t *b = build(1, header, ndata, &len);
-    expect_mem(b, len, want, needle, header);
-    free(b);
-}
+/* A version-1 file of `header` and ndata data bytes: its status, and a
+ * needle of the error message. */
+typedef struct {
+    const char *header;
+    size_t ndata;
+    mopt_status want;
+    const char *needle;
+} hdr_case;
 
-MOPT_TEST(npy_rejects_malformed_headers) {
+static const hdr_case hdr_cases[] = {
     /* sanity: the builder makes valid files */
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n", 24, MOPT_OK, NULL);
-    hdr_case("{\"descr\":\"<i4\",\"fortran_order\":False,\"shape\":(2,)}", 8, MOPT_OK, NULL);
-    hdr_case("{'shape': (), 'fortran_order': False, 'descr': '|b1'}   \n", 1, MOPT_OK, NULL);
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }\n", 24, MOPT_OK, NULL);
-    hdr_case("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 99999999999), }\n", 0, MOPT_OK,
-             NULL);
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n", 24, MOPT_OK, NULL},
+    {"{\"descr\":\"<i4\",\"fortran_order\":False,\"shape\":(2,)}", 8, MOPT_OK, NULL},
+    {"{'shape': (), 'fortran_order': False, 'descr': '|b1'}   \n", 1, MOPT_OK, NULL},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }\n", 24, MOPT_OK, NULL},
+    {"{'descr': '<f8', 'fortran_order': False, 'shape': (0, 99999999999), }\n", 0, MOPT_OK, NULL},
 
-    hdr_case("{'descr': '<f4', 'fortran_order': False}\n", 4, MOPT_ERR_PARSE, "'shape'");
-    hdr_case("{'descr': '<f4', 'shape': (1,)}\n", 4, MOPT_ERR_PARSE, "'fortran_order'");
-    hdr_case("{'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE, "'descr'");
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}\n", 4, MOPT_ERR_PARSE,
-             "unexpected key 'x'");
-    hdr_case("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}\n", 4,
-             MOPT_ERR_PARSE, "repeated");
-    hdr_case("'descr': '<f4', 'fortran_order': False, 'shape': (1,)\n", 4, MOPT_ERR_PARSE,
-             "offset 10");
-    hdr_case("{'descr': '<f4, 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE,
-             "offset");
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)", 4, MOPT_ERR_PARSE,
-             "ends early");
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x\n", 4, MOPT_ERR_PARSE,
-             "after the header");
-    hdr_case("{'descr': '<f4', 'fortran_order': 0, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE,
-             "True or False");
-    hdr_case("{'descr': '<f4', 'fortran_order': Falsey, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE,
-             "True or False");
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}\n", 4, MOPT_ERR_PARSE,
-             "negative");
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1.5,)}\n", 4, MOPT_ERR_PARSE,
-             "offset");
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1)}\n", 4, MOPT_ERR_PARSE,
-             "trailing comma");
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': [1]}\n", 4, MOPT_ERR_PARSE,
-             "tuple");
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1,,)}\n", 4, MOPT_ERR_PARSE,
-             "offset");
-    hdr_case("{'descr': '<f4' 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE,
-             "expected ','");
-    hdr_case("{'descr' '<f4', 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE,
-             "expected ':'");
-    hdr_case("{'descr': '<f\\x34', 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE,
-             "unexpected character");
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}\x01\n", 4, MOPT_ERR_PARSE,
-             "byte 0x01");
-    hdr_case("", 4, MOPT_ERR_PARSE, "ends early");
+    {"{'descr': '<f4', 'fortran_order': False}\n", 4, MOPT_ERR_PARSE, "'shape'"},
+    {"{'descr': '<f4', 'shape': (1,)}\n", 4, MOPT_ERR_PARSE, "'fortran_order'"},
+    {"{'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE, "'descr'"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}\n", 4, MOPT_ERR_PARSE,
+     "unexpected key 'x'"},
+    {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE,
+     "repeated"},
+    {"'descr': '<f4', 'fortran_order': False, 'shape': (1,)\n", 4, MOPT_ERR_PARSE, "offset 10"},
+    {"{'descr': '<f4, 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE, "offset"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,)", 4, MOPT_ERR_PARSE, "ends early"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} x\n", 4, MOPT_ERR_PARSE,
+     "after the header"},
+    {"{'descr': '<f4', 'fortran_order': 0, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE, "True or False"},
+    {"{'descr': '<f4', 'fortran_order': Falsey, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE,
+     "True or False"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}\n", 4, MOPT_ERR_PARSE, "negative"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (1.5,)}\n", 4, MOPT_ERR_PARSE, "offset"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (1)}\n", 4, MOPT_ERR_PARSE,
+     "trailing comma"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': [1]}\n", 4, MOPT_ERR_PARSE, "tuple"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,,)}\n", 4, MOPT_ERR_PARSE, "offset"},
+    {"{'descr': '<f4' 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE, "expected ','"},
+    {"{'descr' '<f4', 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE, "expected ':'"},
+    {"{'descr': '<f\\x34', 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_PARSE,
+     "unexpected character"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}\x01\n", 4, MOPT_ERR_PARSE,
+     "byte 0x01"},
+    {"", 4, MOPT_ERR_PARSE, "ends early"},
 
     /* absurd or oversized shapes */
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}\n", 4,
-             MOPT_ERR_LIMIT, "int64");
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, "
-             "1099511627776)}\n",
-             4, MOPT_ERR_LIMIT, "bytes of data");
-    hdr_case("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 4, 0)}\n", 0,
-             MOPT_ERR_LIMIT, "bytes of data");
-    hdr_case("{'descr': '<u1', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1)}\n", 1,
-             MOPT_ERR_LIMIT, "more than 8");
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000)}\n", 16,
-             MOPT_ERR_PARSE, "truncated data");
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}\n", 4,
+     MOPT_ERR_LIMIT, "int64"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, "
+     "1099511627776)}\n",
+     4, MOPT_ERR_LIMIT, "bytes of data"},
+    {"{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 4, 0)}\n", 0,
+     MOPT_ERR_LIMIT, "bytes of data"},
+    {"{'descr': '<u1', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1)}\n", 1, MOPT_ERR_LIMIT,
+     "more than 8"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000)}\n", 16, MOPT_ERR_PARSE,
+     "truncated data"},
 
     /* dtypes */
-    hdr_case("{'descr': '>i4', 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_UNSUPPORTED,
-             "big-endian");
-    hdr_case("{'descr': '|f4', 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_UNSUPPORTED,
-             "byte order");
-    hdr_case("{'descr': '<c16', 'fortran_order': False, 'shape': (1,)}\n", 16, MOPT_ERR_UNSUPPORTED,
-             "<c16");
-    hdr_case("{'descr': '|O', 'fortran_order': False, 'shape': (1,)}\n", 8, MOPT_ERR_UNSUPPORTED,
-             "not supported");
-    hdr_case("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}\n", 4,
-             MOPT_ERR_UNSUPPORTED, "structured");
-    hdr_case("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2)}\n", 16, MOPT_ERR_UNSUPPORTED,
-             "fortran_order");
+    {"{'descr': '>i4', 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_UNSUPPORTED,
+     "big-endian"},
+    {"{'descr': '|f4', 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_UNSUPPORTED,
+     "byte order"},
+    {"{'descr': '<c16', 'fortran_order': False, 'shape': (1,)}\n", 16, MOPT_ERR_UNSUPPORTED,
+     "<c16"},
+    {"{'descr': '|O', 'fortran_order': False, 'shape': (1,)}\n", 8, MOPT_ERR_UNSUPPORTED,
+     "not supported"},
+    {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}\n", 4, MOPT_ERR_UNSUPPORTED,
+     "structured"},
+    {"{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2)}\n", 16, MOPT_ERR_UNSUPPORTED,
+     "fortran_order"},
     /* one-byte types take any byte-order mark */
-    hdr_case("{'descr': '<i1', 'fortran_order': False, 'shape': (3,)}\n", 3, MOPT_OK, NULL);
-    hdr_case("{'descr': '|b1', 'fortran_order': False, 'shape': (3,)}\n", 3, MOPT_OK, NULL);
+    {"{'descr': '<i1', 'fortran_order': False, 'shape': (3,)}\n", 3, MOPT_OK, NULL},
+    {"{'descr': '|b1', 'fortran_order': False, 'shape': (3,)}\n", 3, MOPT_OK, NULL},
 
     /* data length */
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n", 23, MOPT_ERR_PARSE,
-             "truncated data");
-    hdr_case("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n", 25, MOPT_ERR_PARSE,
-             "after the data");
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n", 23, MOPT_ERR_PARSE,
+     "truncated data"},
+    {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n", 25, MOPT_ERR_PARSE,
+     "after the data"},
+};
+
+MOPT_TEST(npy_rejects_malformed_headers) {
+    for (size_t i = 0; i < sizeof hdr_cases / sizeof hdr_cases[0]; i++) {
+        const hdr_case *c = &hdr_cases[i];
+        size_t len;
+        uint8_t *b = build(1, c->header, c->ndata, &len);
+        expect_mem(b, len, c->want, c->needle, c->header);
+        free(b);
+    }
 }
 
 MOPT_TEST(npy_rejects_bad_preamble) {
