@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,33 @@ static int want_int(const char *opt, const char *v, int64_t lo, int64_t *out, ch
     return 0;
 }
 
+/* The options that set one field of the config: an integer of at least
+ * min, or (min < 0) a string; set: the BENCH_CLI_ flag they raise. */
+typedef struct {
+    const char *name;
+    size_t offset;
+    int64_t min;
+    unsigned set;
+} field_option;
+
+static const field_option field_options[] = {
+    {"--batch", offsetof(bench_config, batch), 1, BENCH_CLI_BATCH},
+    {"--seq", offsetof(bench_config, seq), 1, BENCH_CLI_SEQ},
+    {"--precision", offsetof(bench_config, precision), -1, BENCH_CLI_PRECISION},
+    {"--backend", offsetof(bench_config, backend), -1, BENCH_CLI_BACKEND},
+    {"--opt-level", offsetof(bench_config, opt_level), 0, BENCH_CLI_OPT_LEVEL},
+    {"--threads", offsetof(bench_config, threads), 0, BENCH_CLI_THREADS},
+    {"--warmup", offsetof(bench_config, warmup), 0, BENCH_CLI_WARMUP},
+    {"--iterations", offsetof(bench_config, iterations), 1, BENCH_CLI_ITERATIONS},
+    {"--top", offsetof(bench_config, top), 1, BENCH_CLI_TOP},
+};
+
+static const field_option *field_opt(const char *opt) {
+    for (size_t i = 0; i < sizeof field_options / sizeof field_options[0]; i++)
+        if (strcmp(opt, field_options[i].name) == 0) return &field_options[i];
+    return NULL;
+}
+
 int bench_cli_parse(int argc, char **argv, bench_cli *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     bench_config_init(&out->base);
@@ -124,6 +152,7 @@ int bench_cli_parse(int argc, char **argv, bench_cli *out, char *err, size_t err
         }
         int64_t v;
         const char *value;
+        const field_option *fo;
         if (strcmp(opt, "--input") == 0) {
             if (split_eq(opt, val, name, sizeof name, &value, err, errlen)) goto fail;
             if (bench_config_add_input(c, name, value)) goto oom;
@@ -146,31 +175,16 @@ int bench_cli_parse(int argc, char **argv, bench_cli *out, char *err, size_t err
             if (split_eq(opt, val, name, sizeof name, &value, err, errlen)) goto fail;
             if (want_int(opt, value, 0, &v, err, errlen)) goto fail;
             if (bench_config_add_dim(c, name, v)) goto oom;
-        } else if (strcmp(opt, "--batch") == 0) {
-            if (want_int(opt, val, 1, &c->batch, err, errlen)) goto fail;
-            out->set |= BENCH_CLI_BATCH;
-        } else if (strcmp(opt, "--seq") == 0) {
-            if (want_int(opt, val, 1, &c->seq, err, errlen)) goto fail;
-            out->set |= BENCH_CLI_SEQ;
-        } else if (strcmp(opt, "--precision") == 0) {
-            if (bench_config_set_str(&c->precision, val)) goto oom;
-            out->set |= BENCH_CLI_PRECISION;
-        } else if (strcmp(opt, "--backend") == 0) {
-            if (bench_config_set_str(&c->backend, val)) goto oom;
-            out->set |= BENCH_CLI_BACKEND;
-        } else if (strcmp(opt, "--opt-level") == 0) {
-            if (want_int(opt, val, 0, &c->opt_level, err, errlen)) goto fail;
-            out->set |= BENCH_CLI_OPT_LEVEL;
-        } else if (strcmp(opt, "--threads") == 0) {
-            if (want_int(opt, val, 0, &c->threads, err, errlen)) goto fail;
-            out->set |= BENCH_CLI_THREADS;
-        } else if (strcmp(opt, "--warmup") == 0) {
-            if (want_int(opt, val, 0, &c->warmup, err, errlen)) goto fail;
-            out->set |= BENCH_CLI_WARMUP;
-        } else if (strcmp(opt, "--iterations") == 0) {
-            if (want_int(opt, val, 1, &c->iterations, err, errlen)) goto fail;
-            has_iter = 1;
-            out->set |= BENCH_CLI_ITERATIONS;
+        } else if ((fo = field_opt(opt))) {
+            void *field = (char *)c + fo->offset;
+            if (fo->min < 0) {
+                if (bench_config_set_str(field, val)) goto oom;
+            } else if (want_int(opt, val, fo->min, field, err, errlen)) {
+                goto fail;
+            }
+            out->set |= fo->set;
+            if (fo->set == BENCH_CLI_ITERATIONS) has_iter = 1;
+            if (fo->set == BENCH_CLI_TOP) has_top = 1;
         } else if (strcmp(opt, "--duration") == 0) {
             if (bench_parse_double(val, &c->duration_s) != 0 || !(c->duration_s > 0)) {
                 set_err(err, errlen, "%s wants a number of seconds > 0, got '%s'", opt, val);
@@ -210,10 +224,6 @@ int bench_cli_parse(int argc, char **argv, bench_cli *out, char *err, size_t err
                 goto fail;
             }
             profile_path = val;
-        } else if (strcmp(opt, "--top") == 0) {
-            if (want_int(opt, val, 1, &c->top, err, errlen)) goto fail;
-            has_top = 1;
-            out->set |= BENCH_CLI_TOP;
         } else {
             set_err(err, errlen, "unknown option '%s' (see --help)%s", opt, "");
             goto fail;
