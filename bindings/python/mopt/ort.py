@@ -89,6 +89,14 @@ class _Settable:
         object.__setattr__(self, name, value)
 
 
+def _config_entry(config: Dict[str, str], owner: str, key: str) -> str:
+    """Config entry `key` of SessionOptions or RunOptions (owner); a key never
+    set is an InvalidArgumentError."""
+    if key not in config:
+        raise errors.InvalidArgumentError("%s: no config entry '%s'" % (owner, key))
+    return config[key]
+
+
 class SessionOptions(_Settable):
     """onnxruntime.SessionOptions: the attributes ORT programs set, mapped to
     libmopt options when a session is created (see the module docstring)."""
@@ -118,9 +126,7 @@ class SessionOptions(_Settable):
         self._config[str(key)] = str(value)
 
     def get_session_config_entry(self, key: str) -> str:
-        if key not in self._config:
-            raise errors.InvalidArgumentError("SessionOptions: no config entry '%s'" % key)
-        return self._config[key]
+        return _config_entry(self._config, "SessionOptions", key)
 
     def register_custom_ops_library(self, path: str) -> None:
         raise errors.UnsupportedError("libmopt has no custom-op libraries (asked for %s)" % path,
@@ -204,9 +210,7 @@ class RunOptions(_Settable):
         self._config[str(key)] = str(value)
 
     def get_run_config_entry(self, key: str) -> str:
-        if key not in self._config:
-            raise errors.InvalidArgumentError("RunOptions: no config entry '%s'" % key)
-        return self._config[key]
+        return _config_entry(self._config, "RunOptions", key)
 
 
 _destroy_run_options = core._lib.mopt_run_options_destroy
