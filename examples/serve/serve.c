@@ -198,6 +198,14 @@ static const double lat_bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0
                                     0.1,    0.25,  0.5,    1,     2.5,  5,     10};
 enum { N_LAT = sizeof lat_bounds / sizeof lat_bounds[0] };
 
+/* The histogram bucket of a latency of sec seconds: the first bound it does
+ * not exceed, N_LAT (the +Inf bucket) past the last. */
+static int lat_bucket_of(double sec) {
+    for (int i = 0; i < N_LAT; i++)
+        if (sec <= lat_bounds[i]) return i;
+    return N_LAT;
+}
+
 typedef struct metrics {
     atomic_uint_fast64_t requests[N_EP][N_CODES + 1]; /* last: any other code */
     atomic_uint_fast64_t lat_bucket[N_EP][N_LAT + 1];
@@ -300,14 +308,7 @@ static void count_response(server *s, req_ctx *c, unsigned code) {
         if (status_codes[i] == code) k = i;
     atomic_fetch_add(&s->m.requests[c->endpoint][k], 1);
     int64_t us = (now_ns() - c->start_ns) / 1000;
-    double sec = (double)us / 1e6;
-    int b = N_LAT;
-    for (int i = 0; i < N_LAT; i++)
-        if (sec <= lat_bounds[i]) {
-            b = i;
-            break;
-        }
-    atomic_fetch_add(&s->m.lat_bucket[c->endpoint][b], 1);
+    atomic_fetch_add(&s->m.lat_bucket[c->endpoint][lat_bucket_of((double)us / 1e6)], 1);
     atomic_fetch_add(&s->m.lat_sum_us[c->endpoint], (uint64_t)us);
     atomic_fetch_add(&s->m.lat_count[c->endpoint], 1);
 }
@@ -729,14 +730,7 @@ static void record_token_time(server *s, gen_req *r) {
         atomic_fetch_add(&s->m.ttft_count, 1);
         return;
     }
-    double sec = (double)dt / 1e9;
-    int b = N_LAT;
-    for (int i = 0; i < N_LAT; i++)
-        if (sec <= lat_bounds[i]) {
-            b = i;
-            break;
-        }
-    atomic_fetch_add(&s->m.tok_bucket[b], 1);
+    atomic_fetch_add(&s->m.tok_bucket[lat_bucket_of((double)dt / 1e9)], 1);
     atomic_fetch_add(&s->m.tok_sum_ns, (uint64_t)dt);
     atomic_fetch_add(&s->m.tok_count, 1);
 }
