@@ -45,15 +45,28 @@ def save(name, nodes, inits, x, out_shape, expect):
     write_case(os.path.join(DATA_ROOT, name), model, [x], [sess.run(None, {"x": x})[0]], expect)
 
 
-def affine_hswish():
-    rng = np.random.default_rng(4321)
-    inits, nodes = [], []
+class Graph:
+    """The nodes and initializers of a model being written, and the random
+    generator its constants are drawn from."""
 
-    def const(name, arr):
-        inits.append(numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name))
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.inits, self.nodes = [], []
+
+    def const(self, name, arr):
+        self.inits.append(numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name))
         return name
 
-    def hswish(x, name, div=True):
+    def conv(self, name, x, cin, cout, k, w_scale):
+        """A k x k Conv with 'same' pads: weights normal * w_scale, bias normal * 0.1."""
+        w = self.const(name + "_w", self.rng.standard_normal((cout, cin, k, k)) * w_scale)
+        b = self.const(name + "_b", self.rng.standard_normal(cout) * 0.1)
+        self.nodes.append(helper.make_node("Conv", [x, w, b], [name], pads=[k // 2] * 4))
+        return name
+
+    def hswish(self, x, name, div=True):
+        """HardSwish spelled x * Clip(x + 3, 0, 6) / 6, or * (1/6) unless div."""
+        const, nodes = self.const, self.nodes
         nodes.append(helper.make_node("Add", [x, const(name + "_3", 3.0)], [name + "_a"]))
         nodes.append(helper.make_node("Clip", [name + "_a", const(name + "_lo", 0.0),
                                                const(name + "_hi", 6.0)], [name + "_c"]))
@@ -64,6 +77,11 @@ def affine_hswish():
             nodes.append(helper.make_node("Mul", [const(name + "_6", 1.0 / 6.0), name + "_m"],
                                           [name]))
         return name
+
+
+def affine_hswish():
+    g = Graph(4321)
+    rng, inits, nodes, const, hswish = g.rng, g.inits, g.nodes, g.const, g.hswish
 
     w0 = const("w0", rng.standard_normal((8, 3, 3, 3)) * 0.4)
     nodes.append(helper.make_node("Conv", ["x", w0, const("b0", rng.standard_normal(8))], ["c0"],
@@ -89,26 +107,11 @@ def affine_hswish():
 
 
 def post_affine():
-    rng = np.random.default_rng(777)
-    inits, nodes = [], []
-
-    def const(name, arr):
-        inits.append(numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name))
-        return name
+    g = Graph(777)
+    rng, inits, nodes, const, hswish = g.rng, g.inits, g.nodes, g.const, g.hswish
 
     def conv(name, x, cin, cout, k):
-        w = const(name + "_w", rng.standard_normal((cout, cin, k, k)) * (0.6 / np.sqrt(cin * k)))
-        b = const(name + "_b", rng.standard_normal(cout) * 0.1)
-        nodes.append(helper.make_node("Conv", [x, w, b], [name], pads=[k // 2] * 4))
-        return name
-
-    def hswish(x, name):
-        nodes.append(helper.make_node("Add", [x, const(name + "_3", 3.0)], [name + "_a"]))
-        nodes.append(helper.make_node("Clip", [name + "_a", const(name + "_lo", 0.0),
-                                               const(name + "_hi", 6.0)], [name + "_c"]))
-        nodes.append(helper.make_node("Mul", [x, name + "_c"], [name + "_m"]))
-        nodes.append(helper.make_node("Div", [name + "_m", const(name + "_6", 6.0)], [name]))
-        return name
+        return g.conv(name, x, cin, cout, k, 0.6 / np.sqrt(cin * k))
 
     def lab(x, name, scale=None, shift=None):
         if scale is not None:
@@ -140,12 +143,8 @@ def post_affine():
 
 
 def convtranspose_affine():
-    rng = np.random.default_rng(99)
-    inits, nodes = [], []
-
-    def const(name, arr):
-        inits.append(numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name))
-        return name
+    g = Graph(99)
+    rng, inits, nodes, const = g.rng, g.inits, g.nodes, g.const
 
     def bn(x, name, c):
         nodes.append(helper.make_node(
@@ -174,18 +173,11 @@ def convtranspose_affine():
 
 
 def se_residual():
-    rng = np.random.default_rng(5)
-    inits, nodes = [], []
-
-    def const(name, arr):
-        inits.append(numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name))
-        return name
+    g = Graph(5)
+    rng, inits, nodes = g.rng, g.inits, g.nodes
 
     def conv(name, x, cin, cout, k):
-        nodes.append(helper.make_node(
-            "Conv", [x, const(name + "_w", rng.standard_normal((cout, cin, k, k)) * 0.4),
-                     const(name + "_b", rng.standard_normal(cout) * 0.1)], [name], pads=[k // 2] * 4))
-        return name
+        return g.conv(name, x, cin, cout, k, 0.4)
 
     def se(x, name, c):
         nodes.append(helper.make_node("GlobalAveragePool", [x], [name + "_p"]))
