@@ -112,6 +112,38 @@ static void io_case(const attn_params *p, const float *Q, const float *K, const 
     free(qr), free(kr), free(vr), free(o32), free(of), free(qh), free(kh), free(vh), free(oh);
 }
 
+/* What the rows of an output checked so far came to: the largest |error| /
+ * bound, the sum of squared errors over n elements, and whether any element
+ * differs from the output compared against (`other`). */
+typedef struct {
+    double max_rel, sq;
+    int64_t n;
+    bool differs;
+} row_err;
+
+/* Checks row (b, h, i) of O against the reference R: no NaN, 0 where R is 0
+ * on the fully masked row (MASK_BOOL's row 1), every |O - R| <= bound (a
+ * failure names `what`, the case and the element); adds to *e. */
+static void check_row(const attn_params *p, const tcase *t, const char *what, const float *O,
+                      const float *R, const float *other, int64_t b, int64_t h, int64_t i,
+                      double bound, row_err *e) {
+    for (int64_t c = 0; c < p->Dv; c++) {
+        int64_t at = b * p->o_sb + h * p->o_sh + i * p->o_ss + c;
+        assert_false(isnan(O[at]));
+        double err = fabs((double)O[at] - R[at]);
+        if (R[at] == 0.0f && t->mask == MASK_BOOL && i == 1) assert_true(O[at] == 0.0f);
+        if (err > bound)
+            fail_msg("%s: B%lld H%lld Sq%lld Sk%lld D%lld Dv%lld causal%d mask%d: O[%lld] = %g, "
+                     "ref %g, |err| %g > bound %g",
+                     what, (long long)p->B, (long long)p->H, (long long)p->Sq, (long long)p->Sk,
+                     (long long)p->D, (long long)p->Dv, t->causal, t->mask, (long long)at, O[at],
+                     R[at], err, bound);
+        if (err / bound > e->max_rel) e->max_rel = err / bound;
+        if (O[at] != other[at]) e->differs = true;
+        e->sq += err * err, e->n++;
+    }
+}
+
 static double g_max_rel8, g_max_rms8; /* the int8 Q K^T variant's */
 
 /* Q K^T in int8 (CPU_ATTN_QK_INT8, f32 storage) against the reference R;
@@ -127,9 +159,7 @@ static void qk8_case(const attn_params *p, const float *Q, const float *K, const
     /* P V in int8: P off by <= 1/510 per key, V by <= max|V| / 254, and the
      * softmax sum is >= 1 */
     double pv = flags & CPU_ATTN_PV_INT8 ? (double)p->Sk / 510.0 + 1.0 / 254.0 : 0.0;
-    bool differs = false;
-    double sq = 0.0;
-    int64_t n = 0;
+    row_err e = {0};
     for (int64_t b = 0; b < p->B; b++)
         for (int64_t h = 0; h < p->H; h++) {
             double kmax = 0.0;
@@ -146,29 +176,16 @@ static void qk8_case(const attn_params *p, const float *Q, const float *K, const
                 double bound =
                     ((exp(2.0 * es) - 1.0) * (1.0 + pv) + 2.0 * ldexp(1.0, -9) + pv + 1e-5) *
                     (double)vmax;
-                for (int64_t c = 0; c < p->Dv; c++) {
-                    int64_t at = b * p->o_sb + h * p->o_sh + i * p->o_ss + c;
-                    assert_false(isnan(O[at]));
-                    double err = fabs((double)O[at] - R[at]);
-                    if (R[at] == 0.0f && t->mask == MASK_BOOL && i == 1) assert_true(O[at] == 0.0f);
-                    if (err > bound)
-                        fail_msg("int8 QK: B%lld H%lld Sq%lld Sk%lld D%lld Dv%lld: O[%lld] = %g, "
-                                 "ref %g, |err| %g > bound %g",
-                                 (long long)p->B, (long long)p->H, (long long)p->Sq,
-                                 (long long)p->Sk, (long long)p->D, (long long)p->Dv, (long long)at,
-                                 O[at], R[at], err, bound);
-                    if (err / bound > g_max_rel8) g_max_rel8 = err / bound;
-                    if (O[at] != O16[at]) differs = true;
-                    sq += err * err, n++;
-                }
+                check_row(p, t, "int8 QK", O, R, O16, b, h, i, bound, &e);
             }
         }
-    double rms = n ? sqrt(sq / (double)n) : 0.0;
+    if (e.max_rel > g_max_rel8) g_max_rel8 = e.max_rel;
+    double rms = e.n ? sqrt(e.sq / (double)e.n) : 0.0;
     if (rms > 0.01 * vmax) fail_msg("int8 QK: RMS error %g > 1%% of max|V| %g", rms, vmax);
     if (rms / vmax > g_max_rms8) g_max_rms8 = rms / vmax;
     /* the bf16 kernel keeps more bits than 8: some output moves (a single
      * key or a zero-size head aside, where both are exact) */
-    if (p->Sk > 1 && p->D > 1) assert_true(differs);
+    if (p->Sk > 1 && p->D > 1) assert_true(e.differs);
     free(O);
 }
 
@@ -231,7 +248,7 @@ static void run_case(const tcase *t) {
     for (int64_t i = 0; i < no; i++)
         O[i] = NAN;
     assert_true(cpu_attention_bf16_avx512(&p, Q, K, V, O, t->threads));
-    bool differs = false;
+    row_err e = {0};
     for (int64_t b = 0; b < p.B; b++)
         for (int64_t h = 0; h < p.H; h++)
             for (int64_t i = 0; i < p.Sq; i++) {
@@ -245,22 +262,10 @@ static void run_case(const tcase *t) {
                     es = fmax(es, 2.0 * ldexp(1.0, -9) * p.scale * a);
                 }
                 double bound = ((exp(2.0 * es) - 1.0) + 2.0 * ldexp(1.0, -9) + 1e-5) * (double)vmax;
-                for (int64_t c = 0; c < p.Dv; c++) {
-                    int64_t at = b * p.o_sb + h * p.o_sh + i * p.o_ss + c;
-                    assert_false(isnan(O[at]));
-                    double err = fabs((double)O[at] - R[at]);
-                    if (R[at] == 0.0f && t->mask == MASK_BOOL && i == 1) assert_true(O[at] == 0.0f);
-                    if (err > bound)
-                        fail_msg("B%lld H%lld Sq%lld Sk%lld D%lld Dv%lld causal%d mask%d: O[%lld] "
-                                 "= %g, ref %g, |err| %g > bound %g",
-                                 (long long)p.B, (long long)p.H, (long long)p.Sq, (long long)p.Sk,
-                                 (long long)p.D, (long long)p.Dv, t->causal, t->mask, (long long)at,
-                                 O[at], R[at], err, bound);
-                    if (err / bound > g_max_rel) g_max_rel = err / bound;
-                    if (O[at] != R[at]) differs = true;
-                }
+                check_row(&p, t, "bf16", O, R, R, b, h, i, bound, &e);
             }
-    assert_true(differs); /* the products ran in bf16, not f32 */
+    if (e.max_rel > g_max_rel) g_max_rel = e.max_rel;
+    assert_true(e.differs); /* the products ran in bf16, not f32 */
     if (cpu_get()->avx512_vnni) {
         qk8_case(&p, Q, K, V, R, O, no, vmax, t, CPU_ATTN_QK_INT8);
         qk8_case(&p, Q, K, V, R, O, no, vmax, t, CPU_ATTN_QK_INT8 | CPU_ATTN_PV_INT8);
