@@ -1,14 +1,16 @@
 /*
  * test_paths.h — what kind of file a path names, for the test runners that
  * walk case folders (tests/case_runner.c, tests/conformance/run_conformance.c,
- * tests/passes/test_fusions.c), and the walk over a case folder's entries
- * (test_fusions, test_layout, test_hostile_mopt). No cmocka needed.
+ * tests/passes/test_fusions.c), the walk over a case folder's entries
+ * (test_fusions, test_layout, test_hostile_mopt), and the list of cases
+ * such a walk collects (test_fusions, test_layout). No cmocka needed.
  */
 #ifndef MOPT_TESTS_TEST_PATHS_H
 #define MOPT_TESTS_TEST_PATHS_H
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -44,6 +46,36 @@ static inline int list_dir(const char *prog, const char *dir, const char *suffix
     }
     closedir(d);
     return 0;
+}
+
+/* A case a walk found: its path and its name (the entry's). */
+typedef struct test_case_dir {
+    char path[1024];
+    char name[256];
+} test_case_dir;
+
+/* The cases found so far (n of at most cap), and which entries are cases:
+ * those whose path keep() accepts (NULL: all). */
+typedef struct test_case_list {
+    test_case_dir *cases;
+    int n, cap;
+    int (*keep)(const char *path);
+} test_case_list;
+
+/* list_dir's add for a test_case_list (self): records entry name of dir
+ * when it is a case; stops when the list is full. */
+static inline int test_case_add(void *self, const char *dir, const char *name) {
+    test_case_list *l = self;
+    test_case_dir *c = &l->cases[l->n];
+    snprintf(c->path, sizeof c->path, "%s/%s", dir, name);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    if (!l->keep || l->keep(c->path)) l->n++;
+    return l->n < l->cap;
+}
+
+/* qsort order of test_case_dir: by name. */
+static inline int test_case_cmp(const void *a, const void *b) {
+    return strcmp(((const test_case_dir *)a)->name, ((const test_case_dir *)b)->name);
 }
 
 #endif

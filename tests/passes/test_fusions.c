@@ -36,13 +36,17 @@
 #define MAX_IO 16
 #define TOL 1e-4
 
-typedef struct fcase {
-    char path[1024];
-    char name[256];
-} fcase;
+typedef test_case_dir fcase;
+
+/* A case folder holds model.onnx. */
+static int has_model(const char *path) {
+    char p[1100];
+    snprintf(p, sizeof p, "%s/model.onnx", path);
+    return file_exists(p);
+}
 
 static fcase g_cases[MAX_CASES];
-static int g_n;
+static test_case_list g_list = {g_cases, 0, MAX_CASES, has_model};
 
 /* Nodes of op type `op` ("FusedConv" also matches "mopt.FusedConv"). */
 static int count_op(const mopt_model *m, const char *op) {
@@ -195,54 +199,33 @@ static void test_bad(void **state) {
     printf("[ BAD      ] %s: %s\n", c->name, mopt_last_error());
 }
 
-static int cmp_case(const void *a, const void *b) {
-    return strcmp(((const fcase *)a)->name, ((const fcase *)b)->name);
-}
-
-/* list_dir callbacks: a case folder holding model.onnx; a bad model file */
-static int add_case(void *self, const char *dir, const char *name) {
-    (void)self;
-    fcase *c = &g_cases[g_n];
-    snprintf(c->path, sizeof c->path, "%s/%s", dir, name);
-    snprintf(c->name, sizeof c->name, "%s", name);
-    char p[1100];
-    snprintf(p, sizeof p, "%s/model.onnx", c->path);
-    if (file_exists(p)) g_n++;
-    return g_n < MAX_CASES;
-}
-
-static int add_bad(void *self, const char *dir, const char *name) {
-    (void)self;
-    fcase *c = &g_cases[g_n++];
-    snprintf(c->path, sizeof c->path, "%s/%s", dir, name);
-    snprintf(c->name, sizeof c->name, "%s", name);
-    return g_n < MAX_CASES;
-}
-
 int main(int argc, char **argv) {
     if (argc != 2 && argc != 3) {
         fprintf(stderr, "usage: test_fusions DATA_DIR [BAD_DIR]\n");
         return 2;
     }
-    if (list_dir("test_fusions", argv[1], NULL, add_case, NULL)) return 1;
-    if (g_n == 0) {
+    if (list_dir("test_fusions", argv[1], NULL, test_case_add, &g_list)) return 1;
+    if (g_list.n == 0) {
         fprintf(stderr, "test_fusions: no cases in %s\n", argv[1]);
         return 1;
     }
-    qsort(g_cases, (size_t)g_n, sizeof g_cases[0], cmp_case);
-    int n_good = g_n;
+    qsort(g_cases, (size_t)g_list.n, sizeof g_cases[0], test_case_cmp);
+    int n_good = g_list.n;
     if (argc == 3) {
-        if (g_n < MAX_CASES && list_dir("test_fusions", argv[2], ".onnx", add_bad, NULL)) return 1;
-        qsort(g_cases + n_good, (size_t)(g_n - n_good), sizeof g_cases[0], cmp_case);
+        g_list.keep = NULL; /* every bad model file */
+        if (g_list.n < MAX_CASES &&
+            list_dir("test_fusions", argv[2], ".onnx", test_case_add, &g_list))
+            return 1;
+        qsort(g_cases + n_good, (size_t)(g_list.n - n_good), sizeof g_cases[0], test_case_cmp);
     }
-    struct CMUnitTest *tests = calloc((size_t)g_n, sizeof *tests);
+    struct CMUnitTest *tests = calloc((size_t)g_list.n, sizeof *tests);
     if (!tests) return 1;
-    for (int i = 0; i < g_n; i++) {
+    for (int i = 0; i < g_list.n; i++) {
         tests[i].name = g_cases[i].name;
         tests[i].test_func = i < n_good ? test_case : test_bad;
         tests[i].initial_state = &g_cases[i];
     }
-    int rc = _cmocka_run_group_tests("fusions", tests, (size_t)g_n, NULL, NULL);
+    int rc = _cmocka_run_group_tests("fusions", tests, (size_t)g_list.n, NULL, NULL);
     free(tests);
     return rc;
 }

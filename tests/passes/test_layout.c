@@ -38,13 +38,11 @@
 #define MAX_IO 8
 #define TOL 1e-4
 
-typedef struct lcase {
-    char path[1024];
-    char name[256];
-} lcase;
+typedef test_case_dir lcase;
 
+/* every sub-folder of the data folder is a case */
 static lcase g_cases[MAX_CASES];
-static int g_n;
+static test_case_list g_list = {g_cases, 0, MAX_CASES, is_dir};
 static const char *g_tmp;
 
 static mopt_model *load_threads(const char *path, int level, const char *backend, int threads) {
@@ -260,37 +258,21 @@ static void fpn_broadcast_refused(void **state) {
     mopt_tensor_destroy(x);
 }
 
-static int by_name(const void *a, const void *b) {
-    return strcmp(((const lcase *)a)->name, ((const lcase *)b)->name);
-}
-
-/* list_dir callback: every sub-folder is a case */
-static int add_case(void *self, const char *dir, const char *name) {
-    (void)self;
-    lcase *c = &g_cases[g_n];
-    snprintf(c->path, sizeof c->path, "%s/%s", dir, name);
-    if (is_dir(c->path)) {
-        snprintf(c->name, sizeof c->name, "%s", name);
-        g_n++;
-    }
-    return g_n < MAX_CASES;
-}
-
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: test_layout DATA_DIR TMP_DIR\n");
         return 2;
     }
     g_tmp = argv[2];
-    if (list_dir("test_layout", argv[1], NULL, add_case, NULL)) return 1;
-    if (g_n < 3) {
+    if (list_dir("test_layout", argv[1], NULL, test_case_add, &g_list)) return 1;
+    if (g_list.n < 3) {
         fprintf(stderr, "test_layout: fewer than 3 cases in %s\n", argv[1]);
         return 1;
     }
-    qsort(g_cases, (size_t)g_n, sizeof g_cases[0], by_name);
+    qsort(g_cases, (size_t)g_list.n, sizeof g_cases[0], test_case_cmp);
     struct CMUnitTest tests[MAX_CASES + 1];
     int n = 0, fpn = -1;
-    for (int i = 0; i < g_n; i++) {
+    for (int i = 0; i < g_list.n; i++) {
         tests[n++] = (struct CMUnitTest){g_cases[i].name, test_case, NULL, NULL, &g_cases[i]};
         if (strcmp(g_cases[i].name, "fpn") == 0) fpn = i;
     }
