@@ -28,7 +28,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-from pattern_case import write_case
+from pattern_case import GraphBuilder, write_case
 
 DATA_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
@@ -45,17 +45,8 @@ def save(name, nodes, inits, x, out_shape, expect):
     write_case(os.path.join(DATA_ROOT, name), model, [x], [sess.run(None, {"x": x})[0]], expect)
 
 
-class Graph:
-    """The nodes and initializers of a model being written, and the random
-    generator its constants are drawn from."""
-
-    def __init__(self, seed):
-        self.rng = np.random.default_rng(seed)
-        self.inits, self.nodes = [], []
-
-    def const(self, name, arr):
-        self.inits.append(numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name))
-        return name
+class Graph(GraphBuilder):
+    """GraphBuilder with the convolutions and HardSwish these patterns use."""
 
     def conv(self, name, x, cin, cout, k, w_scale):
         """A k x k Conv with 'same' pads: weights normal * w_scale, bias normal * 0.1."""

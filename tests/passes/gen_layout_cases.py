@@ -74,6 +74,8 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+from pattern_case import GraphBuilder
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "layout_data")
 
 
@@ -101,24 +103,12 @@ def save(name, nodes, inits, outputs, expect, sizes, hw=(None, None)):
         f.write("\n".join(expect) + "\n")
 
 
-class Builder:
-    def __init__(self, seed):
-        self.rng = np.random.default_rng(seed)
-        self.inits, self.nodes = [], []
-
-    def const(self, name, arr):
-        self.inits.append(numpy_helper.from_array(np.asarray(arr, dtype=np.float32), name))
-        return name
-
+class Builder(GraphBuilder):
     def conv(self, x, y, cin, cout, k, group=1, stride=1, pad=0, bias=True, std=0.3):
         w = self.const(y + "_w", self.rng.normal(0, std, (cout, cin // group, k, k)))
         ins = [x, w] + ([self.const(y + "_b", self.rng.normal(0, 0.1, cout))] if bias else [])
         self.nodes.append(helper.make_node("Conv", ins, [y], group=group, strides=[stride] * 2,
                                            pads=[pad] * 4, kernel_shape=[k, k]))
-        return y
-
-    def node(self, op, ins, y, **attrs):
-        self.nodes.append(helper.make_node(op, ins, [y], **attrs))
         return y
 
 
