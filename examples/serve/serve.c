@@ -906,6 +906,13 @@ static int get_number(const json_node *m, double lo, double hi, int lo_open, dou
     return 0;
 }
 
+/* The integer member m, from lo to hi, into *out: 0; else -1. */
+static int get_int(const json_node *m, int64_t lo, int64_t hi, int64_t *out) {
+    if (m->type != JSON_NUMBER || !m->is_int || m->i < lo || m->i > hi) return -1;
+    *out = m->i;
+    return 0;
+}
+
 static enum MHD_Result handle_generate(server *s, struct MHD_Connection *conn, req_ctx *c) {
     const serve_opts *o = &s->o;
     if (!s->gp)
@@ -965,16 +972,14 @@ static enum MHD_Result handle_generate(server *s, struct MHD_Connection *conn, r
             bad = m->type != JSON_STRING;
             want = "a string";
         } else if (key_is(m, "max_tokens")) {
-            bad = m->type != JSON_NUMBER || !m->is_int || m->i < 1 || m->i > o->gen_max_tokens;
+            bad = get_int(m, 1, o->gen_max_tokens, &max_tokens);
             want = "an integer from 1 to --generate-max-tokens";
-            max_tokens = m->i;
         } else if (key_is(m, "temperature")) {
             bad = get_number(m, 0, 100, 0, &temperature);
             want = "a number in [0, 100]";
         } else if (key_is(m, "top_k")) {
-            bad = m->type != JSON_NUMBER || !m->is_int || m->i < 0 || m->i > gen_pool_vocab(s->gp);
+            bad = get_int(m, 0, gen_pool_vocab(s->gp), &top_k);
             want = "an integer from 0 to the vocabulary size";
-            top_k = m->i;
         } else if (key_is(m, "top_p")) {
             bad = get_number(m, 0, 1, 1, &top_p);
             want = "a number in (0, 1]";
@@ -982,9 +987,8 @@ static enum MHD_Result handle_generate(server *s, struct MHD_Connection *conn, r
             bad = get_number(m, 0, 100, 1, &rep);
             want = "a number in (0, 100]";
         } else if (key_is(m, "seed")) {
-            bad = m->type != JSON_NUMBER || !m->is_int;
+            bad = get_int(m, INT64_MIN, INT64_MAX, &seed);
             want = "an integer";
-            seed = m->i;
         } else if (key_is(m, "stream")) {
             bad = m->type != JSON_TRUE && m->type != JSON_FALSE;
             want = "true or false";
