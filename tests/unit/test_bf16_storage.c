@@ -153,13 +153,6 @@ MOPT_TEST(runs_match_fp32) {
     mopt_model_destroy(ms[1]);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(encoder_conversions_only_at_edges),
-        cmocka_unit_test(nothing_kept_without_bf16),
-        cmocka_unit_test(int8_attention_bf16),
-        cmocka_unit_test(per_layer_precision),
-        cmocka_unit_test(runs_match_fp32),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(encoder_conversions_only_at_edges),
+               cmocka_unit_test(nothing_kept_without_bf16), cmocka_unit_test(int8_attention_bf16),
+               cmocka_unit_test(per_layer_precision), cmocka_unit_test(runs_match_fp32))

@@ -29,6 +29,7 @@
 #include "ops/normalization.h"
 #include "runtime/runtime.h"
 #include "test_bert_plan.h"
+#include "tests/test_main.h"
 #include "tests/test_rand.h"
 
 static uint64_t g_rng = 0x243f6a8885a308d3ull;
@@ -192,11 +193,5 @@ static void no_copy_elsewhere(void **state) {
     mopt_model_destroy(ex);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(tiers),
-        cmocka_unit_test(bert_fused_equals_unfused),
-        cmocka_unit_test(no_copy_elsewhere),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(tiers), cmocka_unit_test(bert_fused_equals_unfused),
+               cmocka_unit_test(no_copy_elsewhere))

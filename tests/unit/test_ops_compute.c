@@ -237,11 +237,5 @@ MOPT_TEST(geometry_rows_are_whole) {
     assert_true(with >= 10);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(reference_run_gets_its_geometry),
-        cmocka_unit_test(geometry_rows_are_whole),
-        cmocka_unit_test(compute_op_cases),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(reference_run_gets_its_geometry),
+               cmocka_unit_test(geometry_rows_are_whole), cmocka_unit_test(compute_op_cases))

@@ -185,11 +185,7 @@ MOPT_TEST(ops_gather_index_out_of_range) {
     mopt_model_destroy(m);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ops_reshape_symbols),           cmocka_unit_test(ops_movement_symbols),
-        cmocka_unit_test(ops_constant_feeds_reshape),    cmocka_unit_test(ops_shape_error_cases),
-        cmocka_unit_test(ops_gather_index_out_of_range),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(ops_reshape_symbols), cmocka_unit_test(ops_movement_symbols),
+               cmocka_unit_test(ops_constant_feeds_reshape),
+               cmocka_unit_test(ops_shape_error_cases),
+               cmocka_unit_test(ops_gather_index_out_of_range))

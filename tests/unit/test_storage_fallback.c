@@ -29,6 +29,7 @@
 #include "ir/ir.h"
 #include "runtime/runtime.h"
 #include "test_bert_plan.h"
+#include "tests/test_main.h"
 
 enum { B = BERT_B, S = BERT_S, H = BERT_H };
 
@@ -187,13 +188,6 @@ static void u8_fallback_f32(void **state) {
     mopt_model_destroy(m);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ffn_kept_u8),
-        cmocka_unit_test(nothing_kept_u8_elsewhere),
-        cmocka_unit_test(per_layer_precision_u8),
-        cmocka_unit_test(bf16_fallback_f32),
-        cmocka_unit_test(u8_fallback_f32),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+MOPT_TEST_MAIN(cmocka_unit_test(ffn_kept_u8), cmocka_unit_test(nothing_kept_u8_elsewhere),
+               cmocka_unit_test(per_layer_precision_u8), cmocka_unit_test(bf16_fallback_f32),
+               cmocka_unit_test(u8_fallback_f32))
