@@ -1438,6 +1438,24 @@ static void openblas_fused_matmul(void **st) {
 }
 #endif
 
+/* Parses node c's attributes (*parsed: whether that passed) and, when they
+ * parse, infers its output from the n_in inputs; frees the inputs and c's
+ * graph. Returns the first failing status, or MOPT_OK. */
+static mopt_status parse_and_infer(node_case *c, op_tensor *in, int n_in, bool *parsed) {
+    static op_view view;
+    op_view_src src = {.graph = c->g, .runtime = true, .precision = g_prec, .threads = 1};
+    mopt_status st = op_view_init(&view, &src, c->n, NULL);
+    *parsed = st == MOPT_OK;
+    if (!st) {
+        op_tensor y;
+        memset(&y, 0, sizeof y);
+        st = g_real->infer(&view.ctx, in, n_in, &y, 1);
+    }
+    free_inputs(in, n_in);
+    ir_graph_destroy(c->g);
+    return st;
+}
+
 /* mopt.FusedConv's `layout` (pass_layout.c): a bad set of bits fails its
  * parse, and a blocked X or Y (nChw16c, no padding) needs a known channel
  * count that is a multiple of 16, else inference fails with an error
@@ -1451,18 +1469,7 @@ static mopt_status fconv_layout_infer(int64_t layout, int64_t c_in, int64_t c_ou
     memset(in, 0, sizeof in);
     tensor(&in[0], 4, (int64_t[]){2, c_in, 8, 8});
     tensor(&in[1], 4, (int64_t[]){c_out, c_in, 3, 3});
-    static op_view view;
-    op_view_src src = {.graph = c.g, .runtime = true, .precision = g_prec, .threads = 1};
-    mopt_status st = op_view_init(&view, &src, c.n, NULL);
-    *parsed = st == MOPT_OK;
-    if (!st) {
-        op_tensor y;
-        memset(&y, 0, sizeof y);
-        st = g_real->infer(&view.ctx, in, 2, &y, 1);
-    }
-    free_inputs(in, 2);
-    ir_graph_destroy(c.g);
-    return st;
+    return parse_and_infer(&c, in, 2, parsed);
 }
 
 static void fused_conv_layout_checked(void **st) {
@@ -1502,18 +1509,7 @@ static mopt_status cl_pool_blocked_infer(const char *op, int64_t blocked, int64_
     op_tensor in[1];
     memset(in, 0, sizeof in);
     tensor(&in[0], 4, (int64_t[]){2, c, 8, 8});
-    static op_view view;
-    op_view_src src = {.graph = nc.g, .runtime = true, .precision = g_prec, .threads = 1};
-    mopt_status st = op_view_init(&view, &src, nc.n, NULL);
-    *parsed = st == MOPT_OK;
-    if (!st) {
-        op_tensor y;
-        memset(&y, 0, sizeof y);
-        st = g_real->infer(&view.ctx, in, 1, &y, 1);
-    }
-    free_inputs(in, 1);
-    ir_graph_destroy(nc.g);
-    return st;
+    return parse_and_infer(&nc, in, 1, parsed);
 }
 
 static void cl_pool_blocked_checked(void **st) {
