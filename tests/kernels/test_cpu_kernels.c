@@ -643,6 +643,18 @@ MOPT_TEST(ops_global_pool_vs_ref) {
 
 /* ---- the layout pass's channels-last ops (domain mopt) ------------------- */
 
+/* check_node where no impl may decline a case it supports (g_must_run);
+ * then frees the n_in inputs' data and the node. */
+static void check_must_run(node_fx *f, op_tensor *in, float **data, int n_in, int n_out, tol t,
+                           const char *what) {
+    g_must_run = true;
+    check_node(f, in, n_in, n_out, t, what, false);
+    g_must_run = false;
+    for (int k = 0; k < n_in; k++)
+        mopt_aligned_free(data[k]);
+    fx_done(f);
+}
+
 MOPT_TEST(ops_channels_last_concat_split_vs_ref) {
     typedef struct {
         int32_t rank;
@@ -690,12 +702,7 @@ MOPT_TEST(ops_channels_last_concat_split_vs_ref) {
                 char what[96];
                 snprintf(what, sizeof what, "%s case %zu layouts %d",
                          split ? "ChannelsLastSplit" : "ChannelsLastConcat", c, lay);
-                g_must_run = true;
-                check_node(&f, in, n_in, n_out, (tol){0, 0, true}, what, false);
-                g_must_run = false;
-                for (int k = 0; k < n_in; k++)
-                    mopt_aligned_free(data[k]);
-                fx_done(&f);
+                check_must_run(&f, in, data, n_in, n_out, (tol){0, 0, true}, what);
             }
     }
 }
@@ -740,12 +747,7 @@ MOPT_TEST(ops_channels_last_elementwise_vs_ref) {
             /* GAP: float sums as ops_global_pool_vs_ref; Scale and Affine
              * round as the reference does */
             tol t = op == 0 ? (tol){2e-3, 1e-5, false} : (tol){0, 0, true};
-            g_must_run = true;
-            check_node(&f, in, n_in, 1, t, what, false);
-            g_must_run = false;
-            for (int k = 0; k < n_in; k++)
-                mopt_aligned_free(data[k]);
-            fx_done(&f);
+            check_must_run(&f, in, data, n_in, 1, t, what);
         }
     }
 }
@@ -772,12 +774,7 @@ MOPT_TEST(ops_batchnorm_vs_ref) {
         }
         char what[96];
         snprintf(what, sizeof what, "BatchNormalization case %zu", c);
-        g_must_run = true;
-        check_node(&f, in, 5, 1, (tol){0, 0, true}, what, false);
-        g_must_run = false;
-        for (int k = 0; k < 5; k++)
-            mopt_aligned_free(data[k]);
-        fx_done(&f);
+        check_must_run(&f, in, data, 5, 1, (tol){0, 0, true}, what);
     }
 }
 
