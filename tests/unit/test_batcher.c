@@ -180,6 +180,13 @@ static void check_counters(const mopt_batcher_stats *s) {
     assert_int_equal(s->queue_depth, 0);
 }
 
+/* Exactly one batch ran, of n requests; the counters' identities hold. */
+static void expect_one_batch(const mopt_batcher_stats *s, int n) {
+    assert_int_equal(s->batches, 1);
+    assert_int_equal(s->batch_size_hist[n - 1], 1);
+    check_counters(s);
+}
+
 /* ---- callers on threads ------------------------------------------------------- */
 
 typedef struct {
@@ -284,11 +291,9 @@ MOPT_TEST(batch_same_length_bitwise) {
     printf("bert_tiny, 6 requests of length 16 in one batch: %d/%d outputs bitwise equal to "
            "single runs, max |diff| %.3g\n",
            bitwise, 2 * N, (double)worst);
-    assert_int_equal(st.batches, 1);
-    assert_int_equal(st.batch_size_hist[N - 1], 1);
+    expect_one_batch(&st, N);
     assert_int_equal(st.padded_elements, 0);
     assert_int_equal(st.effective_max_batch, N);
-    check_counters(&st);
     assert_true(worst <= PAD_TOL);
     release(b, c, N, s, N);
     mopt_model_destroy(m);
@@ -326,11 +331,9 @@ MOPT_TEST(ragged_padded_to_bucket_and_cropped) {
         printf("bert_tiny, lengths 3..31 padded to %d in one batch: max |batched - single| over "
                "real tokens %.3g (bound %.1g)\n",
                (int)padded_to, (double)worst, (double)PAD_TOL);
-        assert_int_equal(st.batches, 1);
-        assert_int_equal(st.batch_size_hist[N - 1], 1);
+        expect_one_batch(&st, N);
         assert_int_equal(st.padded_elements, want_padded);
         assert_int_equal(st.input_elements, 2 * N * (uint64_t)padded_to);
-        check_counters(&st);
         assert_true(worst <= PAD_TOL);
         release(b, c, N, s, N);
     }
@@ -409,12 +412,10 @@ MOPT_TEST(bad_request_fails_alone) {
     for (int i = N; i < N + 3; i++)
         assert_null(c[i].out[0]);
     mopt_batcher_stats st = get_stats(b);
-    assert_int_equal(st.batches, 1);
-    assert_int_equal(st.batch_size_hist[N - 1], 1);
+    expect_one_batch(&st, N);
     assert_int_equal(st.rejected_invalid, 3);
     assert_int_equal(st.failed, 3);
     assert_int_equal(st.completed, N);
-    check_counters(&st);
     mopt_batcher_destroy(b);
     free_calls(c, N + 3);
 
