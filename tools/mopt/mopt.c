@@ -389,6 +389,13 @@ int make_options(const common_opts *c, mopt_options **out) {
 }
 
 /* The memory limit in force for opts (0 = none). */
+/* Destroys the n tensors of t (NULL: none) and frees the array. */
+static void free_tensors(mopt_tensor **t, size_t n) {
+    for (size_t i = 0; t && i < n; i++)
+        mopt_tensor_destroy(t[i]);
+    free(t);
+}
+
 static int64_t memory_limit_of(const mopt_options *opts) {
     int64_t v = 0;
     return opts && mopt_options_get_int(opts, "memory_limit", &v) == MOPT_OK ? v : 0;
@@ -1281,14 +1288,8 @@ static int cmd_run(int argc, char **argv) {
     if (fflush(stdout) != 0) rc = EXIT_FAILURE;
 
 done:
-    if (out)
-        for (size_t i = 0; i < n_out; i++)
-            mopt_tensor_destroy(out[i]);
-    if (in)
-        for (size_t i = 0; i < n_in; i++)
-            mopt_tensor_destroy(in[i]);
-    free(out);
-    free(in);
+    free_tensors(out, n_out);
+    free_tensors(in, n_in);
     mopt_session_destroy(s);
     mopt_model_destroy(m);
     mopt_options_destroy(opts);
@@ -1376,13 +1377,9 @@ static int info_plan(FILE *f, const mopt_model *m, mopt_options *opts, int json,
                         100.0 * (double)arena / (double)inter);
         }
     }
-    for (size_t i = 0; out && i < n_out; i++)
-        mopt_tensor_destroy(out[i]);
-    for (size_t i = 0; in && i < n_in; i++)
-        mopt_tensor_destroy(in[i]);
+    free_tensors(out, n_out);
+    free_tensors(in, n_in);
     mopt_session_destroy(s);
-    free(in);
-    free(out);
     free(dims);
     free(shapes);
     return rc;
