@@ -2,8 +2,9 @@
  * test_bert_plan.h — shared by the storage-plan tests (test_bf16_storage,
  * test_storage_fallback): the BERT test model loaded at a precision and opt
  * level, with an optional int8_exclude list and the precision its nodes fall
- * back to (NULL: the default, fp32); the storage plan's invariants; and a
- * run on fixed inputs. Include after <cmocka.h>.
+ * back to (NULL: the default, fp32); the storage plan's invariants, and
+ * that configurations keep nothing in a storage; and a run on fixed inputs.
+ * Include after <cmocka.h>.
  */
 #ifndef MOPT_TESTS_UNIT_TEST_BERT_PLAN_H
 #define MOPT_TESTS_UNIT_TEST_BERT_PLAN_H
