@@ -956,7 +956,7 @@ MOPT_TEST(ops_resize_vs_ref) {
  * K odd, the weight as stored (opt_level 0) and packed (3). Float sums in
  * another order than the reference's: 1e-6 K absolute, 1e-5 relative, on |x|, |w| <= 1. */
 MOPT_TEST(ops_gemv_vs_ref) {
-    const int64_t ks[] = {1, 7, 256, 385}, ns[] = {1, 13, 128, 200, 1030};
+    const int64_t ks[] = {1, 7, 256, 385}, ns[] = {1, 13, 120, 128, 200, 1030};
     g_impl = "cpu-gemv";
     g_must_run = true;
     for (int lvl = 0; lvl <= 3; lvl += 3) {
@@ -1027,6 +1027,46 @@ MOPT_TEST(ops_gemv_vs_ref) {
     g_impl = "cpu";
 }
 
+/* cpu_gemv_f32 against a double-precision product, every tier: every
+ * width from 1 to past two 8-vector panels of the widest tier (so every
+ * count of leftover vectors, full and partial, follows whole panels), K
+ * odd and even, a row stride past the width. Nothing past width changes. */
+MOPT_TEST(kernel_gemv_vs_naive) {
+    const int64_t ks[] = {1, 2, 7, 130};
+    for (size_t t = 0; t < sizeof k_tiers / sizeof k_tiers[0]; t++) {
+        const cpu_kernels *kt = cpu_kernels_for(k_tiers[t]);
+        if (!kt) continue;
+        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+            for (int64_t W = 1; W <= 2 * 128 + 17; W++) {
+                const int64_t K = ks[ki], ld = W + 3;
+                float *x = rand_f32(K, -1, 1, false), *b = rand_f32(K * ld, -1, 1, false);
+                float *y = rand_f32(ld, -1, 1, false);
+                float *y0 = mopt_aligned_alloc((size_t)ld * sizeof *y0);
+                assert_non_null(y0);
+                memcpy(y0, y, (size_t)ld * sizeof *y0);
+                kt->gemv_f32(x, b, K, ld, W, y);
+                for (int64_t n = 0; n < ld; n++) {
+                    if (n >= W) {
+                        if (y[n] != y0[n])
+                            fail_msg("%s gemv K=%lld W=%lld: y[%lld] past the width changed",
+                                     k_tiers[t], (long long)K, (long long)W, (long long)n);
+                        continue;
+                    }
+                    double ref = 0;
+                    for (int64_t k = 0; k < K; k++)
+                        ref += (double)x[k] * b[k * ld + n];
+                    if (fabs(y[n] - ref) > 1e-6 * (double)K + 1e-5 * fabs(ref))
+                        fail_msg("%s gemv K=%lld W=%lld: y[%lld] = %g, expected %g", k_tiers[t],
+                                 (long long)K, (long long)W, (long long)n, y[n], ref);
+                }
+                mopt_aligned_free(x);
+                mopt_aligned_free(b);
+                mopt_aligned_free(y);
+                mopt_aligned_free(y0);
+            }
+    }
+}
+
 /* cpu_gemv_rows_f32 (M = 1..CPU_GEMV_MAX_ROWS rows of x against one
  * weight block, as the oneDNN impls' 1x1-image convs and small-batch Gemm
  * run it) against a double-precision product, every tier: M not a multiple
@@ -1089,7 +1129,8 @@ MOPT_TEST_MAIN_WITH(NULL, report, cmocka_unit_test(tiers_follow_cpu_features),
                     cmocka_unit_test(ops_softmax_vs_ref), cmocka_unit_test(ops_layernorm_vs_ref),
                     cmocka_unit_test(ops_reduce_vs_ref), cmocka_unit_test(ops_transpose_vs_ref),
                     cmocka_unit_test(ops_global_pool_vs_ref), cmocka_unit_test(ops_resize_vs_ref),
-                    cmocka_unit_test(ops_gemv_vs_ref), cmocka_unit_test(kernel_gemv_rows_vs_naive),
+                    cmocka_unit_test(ops_gemv_vs_ref), cmocka_unit_test(kernel_gemv_vs_naive),
+                    cmocka_unit_test(kernel_gemv_rows_vs_naive),
                     cmocka_unit_test(ops_channels_last_concat_split_vs_ref),
                     cmocka_unit_test(ops_channels_last_elementwise_vs_ref),
                     cmocka_unit_test(ops_batchnorm_vs_ref))

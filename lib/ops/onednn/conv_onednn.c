@@ -27,7 +27,6 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/onednn/onednn.h"
-#include "kernels/ref/ref_epilogue.h"
 #include "ops/onednn/onednn_glue.h"
 
 mopt_status ops_conv_onednn_desc(const op_ctx *ctx, const ir_shape *x, const ir_shape *w,
@@ -152,6 +151,21 @@ mopt_status ops_conv_onednn_gemv_prepare(const op_ctx *ctx, const op_tensor *in,
     return onednn_glue_gemv_pack(ctx, s, in[1].data, d.c_in, d.c_out, true); /* W is [O, I] */
 }
 
+/* y [M, N] = act(y + bias [N] + residual [M, N]) in place (bias, residual
+ * and act may be NULL), on the GEMV's vector tier k: the sums in
+ * ref_epilogue_f32's order (bit-identical), the activation cpu_unary_f32's. */
+static void gemv_epilogue(const cpu_kernels *k, float *y, int64_t M, int64_t N, const float *bias,
+                          const float *residual, const kn_act_params *act) {
+    if (bias)
+        for (int64_t m = 0; m < M; m++)
+            k->binary_f32(CPU_BIN_ADD, y + m * N, 1, bias, 1, y + m * N, N);
+    if (residual) k->binary_f32(CPU_BIN_ADD, y, 1, residual, 1, y, M * N);
+    if (act && act->act != KN_ACT_NONE) {
+        const cpu_unary_params up = {act->alpha, act->beta};
+        k->unary_f32((cpu_unop)act->act, y, y, M * N, &up);
+    }
+}
+
 mopt_status ops_conv_onednn_gemv_run(const op_ctx *ctx, const op_tensor *in, int n_in,
                                      op_tensor *out, const float *residual,
                                      const kn_act_params *act) {
@@ -168,20 +182,7 @@ mopt_status ops_conv_onednn_gemv_run(const op_ctx *ctx, const op_tensor *in, int
      * layout (channels-last of a 1x1 image is the plain one) */
     float *y = out[0].data;
     onednn_glue_gemv_rows(ctx, in[0].data, d.batch, y);
-    kn_addend bias, res;
-    memset(&bias, 0, sizeof bias);
-    memset(&res, 0, sizeof res);
-    bias.data = has_b ? in[2].data : NULL;
-    bias.strides[0] = 0;
-    bias.strides[1] = 1;
-    res.data = residual;
-    res.strides[0] = d.c_out;
-    res.strides[1] = 1;
-    kn_act_params none;
-    memset(&none, 0, sizeof none);
-    none.act = KN_ACT_NONE;
-    int64_t dims[2] = {d.batch, d.c_out};
-    ref_epilogue_f32(2, dims, y, &bias, &res, act ? act : &none);
+    gemv_epilogue(s->gemv_k, y, d.batch, d.c_out, has_b ? in[2].data : NULL, residual, act);
     return MOPT_OK;
 }
 
