@@ -374,17 +374,12 @@ typedef struct act_params {
     float lambd, bias, alpha;
 } act_params;
 
-static mopt_status shrink_parse(const op_ctx *ctx, void *params) {
-    act_params *p = params;
-    p->lambd = ir_node_attr_float(ctx->node, "lambd", 0.5f);
-    p->bias = ir_node_attr_float(ctx->node, "bias", 0.0f);
-    return MOPT_OK;
-}
+static const op_attr_spec k_shrink_attrs[] = {
+    OP_ATTR_F32(act_params, lambd, "lambd", 0.5f),
+    OP_ATTR_F32(act_params, bias, "bias", 0.0f),
+};
 
-static mopt_status alpha_parse(const op_ctx *ctx, void *params) {
-    ((act_params *)params)->alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
-    return MOPT_OK;
-}
+static const op_attr_spec k_alpha_attrs[] = {OP_ATTR_F32(act_params, alpha, "alpha", 1.0f)};
 
 static mopt_status shrink_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
@@ -488,11 +483,11 @@ static const op_def k_ops[] = {
     {"Clip", "", 1, 3, 1, 1, infer_clip, run_clip, ops_cpu_unary_impls,
      OP_PARAMS(ew_unary_params, parse_clip), .bridge = &ops_bridge_arith},
     {"Shrink", "", 1, 1, 1, 1, op_infer_f32_like_input0, shrink_run, NULL,
-     OP_PARAMS(act_params, shrink_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(act_params, k_shrink_attrs), .bridge = &ops_bridge_float},
     {"Swish", "", 1, 1, 1, 1, op_infer_f32_like_input0, swish_run, NULL,
-     OP_PARAMS(act_params, alpha_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(act_params, k_alpha_attrs), .bridge = &ops_bridge_float},
     {"SwiGLU", "", 1, 2, 1, 1, op_infer_all_f32_like_input0, swiglu_run, NULL,
-     OP_PARAMS(act_params, alpha_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(act_params, k_alpha_attrs), .bridge = &ops_bridge_float},
 };
 
 OP_FAMILY(elementwise, k_ops)

@@ -183,10 +183,8 @@ typedef struct affine_grid_params {
     bool align_corners;
 } affine_grid_params;
 
-static mopt_status affine_grid_parse(const op_ctx *ctx, void *params) {
-    affine_grid_params *p = params;
-    return op_attr_bool(ctx, "align_corners", 0, &p->align_corners);
-}
+static const op_attr_spec k_affine_grid_attrs[] = {
+    OP_ATTR_BOOL(affine_grid_params, align_corners, "align_corners", 0)};
 
 static mopt_status affine_grid_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
                                      op_tensor *out, int n_out) {
@@ -267,13 +265,11 @@ static mopt_status affine_grid_run(const op_ctx *ctx, const op_tensor *in, int n
     return MOPT_OK;
 }
 
-#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
-
 static const op_def k_ops[] = {
     {"GridSample", "", 2, 2, 1, 1, grid_sample_infer, grid_sample_run, NULL,
-     PARAMS(grid_sample_params, grid_sample_parse), .bridge = &ops_bridge_float},
+     OP_PARAMS(grid_sample_params, grid_sample_parse), .bridge = &ops_bridge_float},
     {"AffineGrid", "", 2, 2, 1, 1, affine_grid_infer, affine_grid_run, NULL,
-     PARAMS(affine_grid_params, affine_grid_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(affine_grid_params, k_affine_grid_attrs), .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_grid(size_t *count) {

@@ -186,14 +186,12 @@ static mopt_status gemm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     return MOPT_OK;
 }
 
-static mopt_status gemm_parse(const op_ctx *ctx, void *params) {
-    gemm_params *p = params;
-    p->trans_a = ir_node_attr_int(ctx->node, "transA", 0) != 0;
-    p->trans_b = ir_node_attr_int(ctx->node, "transB", 0) != 0;
-    p->alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
-    p->beta = ir_node_attr_float(ctx->node, "beta", 1.0f);
-    return MOPT_OK;
-}
+static const op_attr_spec k_gemm_attrs[] = {
+    OP_ATTR_NZ(gemm_params, trans_a, "transA", 0),
+    OP_ATTR_NZ(gemm_params, trans_b, "transB", 0),
+    OP_ATTR_F32(gemm_params, alpha, "alpha", 1.0f),
+    OP_ATTR_F32(gemm_params, beta, "beta", 1.0f),
+};
 
 static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
@@ -264,7 +262,7 @@ static const op_def k_ops[] = {
     {"MatMul", "", 2, 2, 1, 1, matmul_infer, matmul_run, ops_matmul_impls, .flops = matmul_flops,
      .bridge = &ops_bridge_float},
     {"Gemm", "", 2, 3, 1, 1, gemm_infer, gemm_run, ops_gemm_impls,
-     OP_PARAMS(gemm_params, gemm_parse), .flops = gemm_flops, .bridge = &ops_bridge_float},
+     OP_ATTRS(gemm_params, k_gemm_attrs), .flops = gemm_flops, .bridge = &ops_bridge_float},
 };
 
 OP_FAMILY(matmul, k_ops)
