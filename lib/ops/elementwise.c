@@ -72,14 +72,6 @@ static mopt_status parse_binary(const op_ctx *ctx, void *params) {
     return MOPT_OK;
 }
 
-/* a and b concrete and of one shape */
-static bool same_dims(const ir_shape *a, const ir_shape *b) {
-    if (a->rank != b->rank) return false;
-    for (int32_t i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i]) return false;
-    return true;
-}
-
 static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
     const ew_binary_params *d = ctx->params;
@@ -120,7 +112,7 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
     if (d->same_shape && ir_shape_is_concrete(&shape))
         for (int k = 0; k < n_in; k++)
             if (ir_shape_is_concrete(&in[k].shape) && ir_shape_numel(&in[k].shape) != 1 &&
-                !same_dims(&in[k].shape, &shape))
+                !op_same_dims(&in[k].shape, &shape))
                 return op_fail(ctx, MOPT_ERR_SHAPE,
                                "input %d would broadcast, but the layout pass keeps this node's "
                                "operands channels-last as of one shape (mopt_same_shape; load "

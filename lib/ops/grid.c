@@ -81,16 +81,12 @@ static mopt_status grid_sample_infer(const op_ctx *ctx, const op_tensor *in, int
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape, *g = &in[1].shape;
     char sx[IR_SHAPE_STR_CAP], sg[IR_SHAPE_STR_CAP];
-    int32_t rank = x->rank >= 0 ? x->rank : g->rank;
+    int32_t rank;
+    if ((st = op_spatial_rank(ctx, x, "grid", g, " and N, spatial..., r", &rank))) return st;
     if (rank < 0) {
         ir_shape_set_unknown(&out[0].shape);
         return MOPT_OK;
     }
-    if (rank < 3 || (x->rank >= 0 && g->rank >= 0 && x->rank != g->rank))
-        return op_fail(ctx, MOPT_ERR_SHAPE,
-                       "X %s and grid %s must have the same rank, at least 3 (N, C, spatial... "
-                       "and N, spatial..., r)",
-                       op_shape_str(ctx, x, sx), op_shape_str(ctx, g, sg));
     int32_t r = rank - 2;
     if (p->only_2d && r != 2)
         return op_fail(ctx, MOPT_ERR_SHAPE,
