@@ -48,15 +48,9 @@ static const bin_desc k_binops[] = {
     {"Mean", REF_BIN_ADD, EW_BIN_MEAN, true},
 };
 
-static const bin_desc *bin_find(const char *op_type) {
-    for (int i = 0; i < OP_COUNT(k_binops); i++)
-        if (strcmp(k_binops[i].op_type, op_type) == 0) return &k_binops[i];
-    return NULL;
-}
-
 static mopt_status parse_binary(const op_ctx *ctx, void *params) {
     ew_binary_params *p = params;
-    const bin_desc *d = bin_find(ctx->node->op_type);
+    const bin_desc *d = OP_ROW(k_binops, ctx->node->op_type);
     if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a binary elementwise op");
     p->op = d->op;
     p->kind = d->kind;
@@ -210,17 +204,11 @@ static const un_desc k_unops[] = {
     {"Mish", REF_UN_MISH, 0, 0, 0},
 };
 
-static const un_desc *un_find(const char *op_type) {
-    for (int i = 0; i < OP_COUNT(k_unops); i++)
-        if (strcmp(k_unops[i].op_type, op_type) == 0) return &k_unops[i];
-    return NULL;
-}
-
 /* The kernel op for a node (Gelu's `approximate` attribute picks a variant)
  * and its alpha, beta, gamma. */
 static mopt_status parse_unary(const op_ctx *ctx, void *params) {
     ew_unary_params *up = params;
-    const un_desc *d = un_find(ctx->node->op_type);
+    const un_desc *d = OP_ROW(k_unops, ctx->node->op_type);
     if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a unary elementwise op");
     ref_unop *op = &up->op;
     ref_unary_params *p = &up->p;

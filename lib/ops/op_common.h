@@ -67,6 +67,14 @@ mopt_status op_formal_inputs(const op_ctx *ctx, int want, const char *names, int
 mopt_status op_spatial_rank(const op_ctx *ctx, const ir_shape *x, const char *what,
                             const ir_shape *w, const char *layout, int32_t *rank);
 
+/* The row of a table of per-op-type rows (n rows of `stride` bytes, each
+ * with a const char * op_type at byte `at`) naming op_type; NULL when none.
+ * Call it as OP_ROW(table, op_type). */
+const void *op_row_of(const void *rows, int n, size_t stride, size_t at, const char *op_type);
+#define OP_ROW(table, name)                                                                        \
+    op_row_of(table, OP_COUNT(table), sizeof(table)[0],                                            \
+              (size_t)((const char *)&(table)[0].op_type - (const char *)(table)), name)
+
 /* Defines the family accessor ops_family_<name> (declared in ops.h) over
  * the family's static op_def table. */
 #define OP_FAMILY(name, table)                                                                     \

@@ -494,3 +494,13 @@ mopt_status op_spatial_rank(const op_ctx *ctx, const ir_shape *x, const char *wh
                        op_shape_str(ctx, x, sx), what, op_shape_str(ctx, w, sw), layout);
     return MOPT_OK;
 }
+
+const void *op_row_of(const void *rows, int n, size_t stride, size_t at, const char *op_type) {
+    for (int i = 0; i < n; i++) {
+        const char *row = (const char *)rows + (size_t)i * stride;
+        const char *name;
+        memcpy(&name, row + at, sizeof name);
+        if (strcmp(name, op_type) == 0) return row;
+    }
+    return NULL;
+}

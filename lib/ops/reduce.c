@@ -34,15 +34,9 @@ static const reduce_kind k_kinds[] = {
     {"ReduceLogSum", REF_REDUCE_LOG_SUM, false}, {"ReduceLogSumExp", REF_REDUCE_LOG_SUM_EXP, false},
 };
 
-static const reduce_kind *kind_of(const op_ctx *ctx) {
-    for (size_t i = 0; i < sizeof k_kinds / sizeof k_kinds[0]; i++)
-        if (!strcmp(k_kinds[i].op_type, ctx->node->op_type)) return &k_kinds[i];
-    return NULL;
-}
-
 static mopt_status reduce_parse(const op_ctx *ctx, void *params) {
     reduce_params *p = params;
-    const reduce_kind *kind = kind_of(ctx);
+    const reduce_kind *kind = OP_ROW(k_kinds, ctx->node->op_type);
     if (!kind) return op_fail(ctx, MOPT_ERR_INTERNAL, "unknown reduction");
     p->op = kind->op;
     p->ints = kind->ints;
