@@ -185,6 +185,19 @@ static void set_dims(ir_shape *s, int32_t rank, const rnn_dim *d) {
     }
 }
 
+/* Output 0 (Y) gets the 4 dims ydims, the others (Y_h, Y_c) the 3 sdims;
+ * all of dtype dt. */
+static void set_outputs(op_tensor *out, int n_out, mopt_dtype dt, const rnn_dim *ydims,
+                        const rnn_dim *sdims) {
+    for (int o = 0; o < n_out; o++) {
+        out[o].dtype = dt;
+        if (o == 0)
+            set_dims(&out[o].shape, 4, ydims);
+        else
+            set_dims(&out[o].shape, 3, sdims);
+    }
+}
+
 static mopt_status rnn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
     const ops_rnn_params *p = ctx->params;
@@ -261,13 +274,7 @@ static mopt_status rnn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     mopt_dtype dt = in[RNN_IN_X].dtype;
     if (xs->rank < 0) seq = batch = unknown();
     rnn_dim ydims[4] = {bf ? batch : seq, bf ? seq : fixed(dirs), bf ? fixed(dirs) : batch, hid};
-    for (int o = 0; o < n_out; o++) {
-        out[o].dtype = dt;
-        if (o == 0)
-            set_dims(&out[o].shape, 4, ydims);
-        else
-            set_dims(&out[o].shape, 3, sdims);
-    }
+    set_outputs(out, n_out, dt, ydims, sdims);
     return MOPT_OK;
 }
 
@@ -432,13 +439,7 @@ static mopt_status dq_lstm_infer(const op_ctx *ctx, const op_tensor *in, int n_i
     }
     if (xs->rank < 0) seq = batch = unknown();
     rnn_dim ydims[4] = {seq, fixed(dirs), batch, hid};
-    for (int o = 0; o < n_out; o++) {
-        out[o].dtype = MOPT_DTYPE_F32;
-        if (o == 0)
-            set_dims(&out[o].shape, 4, ydims);
-        else
-            set_dims(&out[o].shape, 3, sdims);
-    }
+    set_outputs(out, n_out, MOPT_DTYPE_F32, ydims, sdims);
     return MOPT_OK;
 }
 
