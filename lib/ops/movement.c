@@ -896,26 +896,21 @@ typedef struct pad_params {
     double value;        /* the value attribute (before opset 11) */
 } pad_params;
 
-static int pad_mode(const op_ctx *ctx, ref_pad_mode *mode) {
-    const char *m = ir_node_attr_string(ctx->node, "mode", "constant");
-    if (!strcmp(m, "constant"))
-        *mode = REF_PAD_CONSTANT;
-    else if (!strcmp(m, "reflect"))
-        *mode = REF_PAD_REFLECT;
-    else if (!strcmp(m, "edge"))
-        *mode = REF_PAD_EDGE;
-    else if (!strcmp(m, "wrap") && ctx->opset >= 19)
-        *mode = REF_PAD_WRAP;
-    else
-        return -1;
-    return 0;
-}
+/* Pad's modes; wrap from opset 19 */
+static const op_name_value k_pad_modes[] = {{"constant", REF_PAD_CONSTANT},
+                                            {"reflect", REF_PAD_REFLECT},
+                                            {"edge", REF_PAD_EDGE},
+                                            {"wrap", REF_PAD_WRAP}};
 
 static mopt_status pad_parse(const op_ctx *ctx, void *params) {
     pad_params *p = params;
-    if (pad_mode(ctx, &p->mode))
+    int mode;
+    if (!op_name_lookup(k_pad_modes, OP_COUNT(k_pad_modes),
+                        ir_node_attr_string(ctx->node, "mode", "constant"), &mode) ||
+        (mode == REF_PAD_WRAP && ctx->opset < 19))
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "mode '%s' is not supported",
                        ir_node_attr_string(ctx->node, "mode", ""));
+    p->mode = (ref_pad_mode)mode;
     p->n_pads = -1;
     if (ctx->opset < 11) {
         p->n_pads = ir_node_attr_ints(ctx->node, "pads", &p->pads);
