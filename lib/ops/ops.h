@@ -4,8 +4,11 @@
  *
  * An op is one row (op_def) in its family file (lib/ops/<family>.c):
  *   infer   shape/type inference (load time, symbolic; run time, concrete)
- *   parse   its attributes -> a small params struct, once when the node is
- *           planned (kernels read ctx->params, never the IR)
+ *   attrs   its attributes declared (name, kind, params field, default),
+ *           read into a small params struct once when the node is planned
+ *           (kernels read ctx->params, never the IR)
+ *   parse   what the table cannot say, after it: checks, derived values,
+ *           attributes of other kinds (or all of them, with no table)
  *   geom    what run needs from the concrete inputs (sizes, validated
  *           shapes), computed before run and given as ctx->geom (optional)
  *   run     the reference implementation (kernels/ref), always available
