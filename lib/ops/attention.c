@@ -272,19 +272,12 @@ mopt_status ops_attention_kernel_params(const op_ctx *ctx, const op_tensor *in, 
     return MOPT_OK;
 }
 
-static bool same_dims(const ir_shape *a, const ir_shape *b) {
-    if (a->rank != b->rank) return false;
-    for (int32_t i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i]) return false;
-    return true;
-}
-
 static bool plan_fits(const attn_plan *plan, const op_tensor *in, int n_in) {
     bool mask = has_mask(in, n_in);
     if (!plan->valid || plan->has_mask != mask || (mask && plan->mask_dtype != in[3].dtype))
         return false;
     for (int k = 0; k < (mask ? 4 : 3); k++)
-        if (!same_dims(&plan->shapes[k], &in[k].shape)) return false;
+        if (!op_same_dims(&plan->shapes[k], &in[k].shape)) return false;
     return true;
 }
 

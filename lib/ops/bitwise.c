@@ -20,30 +20,20 @@ typedef struct bitwise_params {
     ref_bitop op;
 } bitwise_params;
 
-static int op_of(const op_ctx *ctx, ref_bitop *op) {
-    const char *t = ctx->node->op_type;
-    if (strcmp(t, "BitwiseAnd") == 0)
-        *op = REF_BIT_AND;
-    else if (strcmp(t, "BitwiseOr") == 0)
-        *op = REF_BIT_OR;
-    else if (strcmp(t, "BitwiseXor") == 0)
-        *op = REF_BIT_XOR;
-    else {
-        const char *dir = ir_node_attr_string(ctx->node, "direction", "");
-        if (strcmp(dir, "LEFT") == 0)
-            *op = REF_BIT_SHL;
-        else if (strcmp(dir, "RIGHT") == 0)
-            *op = REF_BIT_SHR;
-        else
-            return -1;
-    }
-    return 0;
-}
+static const op_name_value k_bit_ops[] = {
+    {"BitwiseAnd", REF_BIT_AND}, {"BitwiseOr", REF_BIT_OR}, {"BitwiseXor", REF_BIT_XOR}};
+
+/* BitShift's direction attribute */
+static const op_name_value k_directions[] = {{"LEFT", REF_BIT_SHL}, {"RIGHT", REF_BIT_SHR}};
 
 static mopt_status binary_parse(const op_ctx *ctx, void *params) {
     bitwise_params *p = params;
-    if (op_of(ctx, &p->op))
+    int op;
+    if (!op_name_lookup(k_bit_ops, OP_COUNT(k_bit_ops), ctx->node->op_type, &op) &&
+        !op_name_lookup(k_directions, OP_COUNT(k_directions),
+                        ir_node_attr_string(ctx->node, "direction", ""), &op))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "attribute direction must be LEFT or RIGHT");
+    p->op = (ref_bitop)op;
     return MOPT_OK;
 }
 

@@ -17,6 +17,7 @@
 
 #include "core/alloc.h"
 #include "ir/ir_subgraph.h"
+#include "ops/op_common.h"
 #include "ops/ops.h"
 
 /* ---- params ------------------------------------------------------------------ */
@@ -60,13 +61,11 @@ static mopt_status formal_inputs(const op_ctx *ctx, const char *what, const ir_g
 static mopt_status if_parse(const op_ctx *ctx, void *params) {
     if_params *p = params;
     const ir_node *n = ctx->node;
-    p->n_caps = ir_node_captures(n);
-    if (n->n_inputs - p->n_caps != 1)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes 1 input (cond), got %d",
-                       (int)(n->n_inputs - p->n_caps));
+    mopt_status st = op_formal_inputs(ctx, 1, "cond", &p->n_caps);
+    if (st) return st;
     static const char *const names[2] = {"then_branch", "else_branch"};
     for (int b = 0; b < 2; b++) {
-        mopt_status st = graph_attr(ctx, names[b], &p->branch[b]);
+        st = graph_attr(ctx, names[b], &p->branch[b]);
         if (!st) st = formal_inputs(ctx, names[b], p->branch[b], p->n_caps, 0);
         if (st) return st;
         if (p->branch[b]->n_outputs != n->n_outputs)

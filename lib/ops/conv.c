@@ -62,15 +62,12 @@ mopt_status ops_conv_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     out[0].dtype = MOPT_DTYPE_F32;
     const ir_shape *x = &in[0].shape, *w = &in[1].shape;
     char sx[IR_SHAPE_STR_CAP], sw[IR_SHAPE_STR_CAP], sb[IR_SHAPE_STR_CAP];
-    int32_t rank = x->rank >= 0 ? x->rank : w->rank;
+    int32_t rank;
+    if ((st = op_spatial_rank(ctx, x, "W", w, "", &rank))) return st;
     if (rank < 0) {
         ir_shape_set_unknown(&out[0].shape);
         return MOPT_OK;
     }
-    if (rank < 3 || (x->rank >= 0 && w->rank >= 0 && x->rank != w->rank))
-        return op_fail(ctx, MOPT_ERR_SHAPE,
-                       "X %s and W %s must have the same rank, at least 3 (N, C, spatial...)",
-                       op_shape_str(ctx, x, sx), op_shape_str(ctx, w, sw));
     if (rank - 2 > REF_WIN_MAX)
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "%d spatial dimensions (X %s); at most %d",
                        (int)(rank - 2), op_shape_str(ctx, x, sx), REF_WIN_MAX);

@@ -21,11 +21,13 @@ typedef struct cum_params {
     bool exclusive, reverse;
 } cum_params;
 
-static mopt_status cum_parse(const op_ctx *ctx, void *params) {
-    cum_params *p = params;
-    p->prod = strcmp(ctx->node->op_type, "CumProd") == 0;
-    p->exclusive = ir_node_attr_int(ctx->node, "exclusive", 0) != 0;
-    p->reverse = ir_node_attr_int(ctx->node, "reverse", 0) != 0;
+static const op_attr_spec k_cum_attrs[] = {
+    OP_ATTR_NZ(cum_params, exclusive, "exclusive", 0),
+    OP_ATTR_NZ(cum_params, reverse, "reverse", 0),
+};
+
+static mopt_status cum_kind(const op_ctx *ctx, void *params) {
+    ((cum_params *)params)->prod = strcmp(ctx->node->op_type, "CumProd") == 0;
     return MOPT_OK;
 }
 
@@ -59,10 +61,10 @@ static mopt_status cum_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 }
 
 static const op_def k_ops[] = {
-    {"CumSum", "", 2, 2, 1, 1, cum_infer, cum_run, NULL, OP_PARAMS(cum_params, cum_parse),
-     .bridge = &ops_bridge_wrap_arith},
-    {"CumProd", "", 2, 2, 1, 1, cum_infer, cum_run, NULL, OP_PARAMS(cum_params, cum_parse),
-     .bridge = &ops_bridge_float},
+    {"CumSum", "", 2, 2, 1, 1, cum_infer, cum_run, NULL, OP_ATTRS(cum_params, k_cum_attrs),
+     .parse = cum_kind, .bridge = &ops_bridge_wrap_arith},
+    {"CumProd", "", 2, 2, 1, 1, cum_infer, cum_run, NULL, OP_ATTRS(cum_params, k_cum_attrs),
+     .parse = cum_kind, .bridge = &ops_bridge_float},
 };
 
 OP_FAMILY(cumulative, k_ops)

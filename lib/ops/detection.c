@@ -41,10 +41,8 @@ typedef struct nms_params {
 
 enum { NMS_BOXES, NMS_SCORES, NMS_MAX, NMS_IOU, NMS_SCORE_THR };
 
-static mopt_status nms_parse(const op_ctx *ctx, void *params) {
-    nms_params *p = params;
-    return op_attr_bool(ctx, "center_point_box", 0, &p->center_point_box);
-}
+static const op_attr_spec k_nms_attrs[] = {
+    OP_ATTR_BOOL(nms_params, center_point_box, "center_point_box", 0)};
 
 /* Is optional input k given with at least one element? */
 static bool given(const op_tensor *in, int n_in, int k) {
@@ -235,8 +233,7 @@ static mopt_status roi_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 static const op_def k_ops[] = {
     {"NonMaxSuppression", "", 2, 5, 1, 1, nms_infer, nms_run, NULL,
-     .params_size = sizeof(nms_params), .parse = nms_parse, OP_GEOM(ref_nms, nms_setup),
-     .bridge = &ops_bridge_float},
+     OP_ATTRS(nms_params, k_nms_attrs), OP_GEOM(ref_nms, nms_setup), .bridge = &ops_bridge_float},
     {"RoiAlign", "", 3, 3, 1, 1, roi_infer, roi_run, NULL, .params_size = sizeof(roi_params),
      .parse = roi_parse, .bridge = &ops_bridge_float},
 };

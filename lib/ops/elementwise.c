@@ -48,15 +48,9 @@ static const bin_desc k_binops[] = {
     {"Mean", REF_BIN_ADD, EW_BIN_MEAN, true},
 };
 
-static const bin_desc *bin_find(const char *op_type) {
-    for (int i = 0; i < OP_COUNT(k_binops); i++)
-        if (strcmp(k_binops[i].op_type, op_type) == 0) return &k_binops[i];
-    return NULL;
-}
-
 static mopt_status parse_binary(const op_ctx *ctx, void *params) {
     ew_binary_params *p = params;
-    const bin_desc *d = bin_find(ctx->node->op_type);
+    const bin_desc *d = OP_ROW(k_binops, ctx->node->op_type);
     if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a binary elementwise op");
     p->op = d->op;
     p->kind = d->kind;
@@ -70,14 +64,6 @@ static mopt_status parse_binary(const op_ctx *ctx, void *params) {
         if (fm == 1) p->op = REF_BIN_FMOD;
     }
     return MOPT_OK;
-}
-
-/* a and b concrete and of one shape */
-static bool same_dims(const ir_shape *a, const ir_shape *b) {
-    if (a->rank != b->rank) return false;
-    for (int32_t i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i]) return false;
-    return true;
 }
 
 static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -120,7 +106,7 @@ static mopt_status infer_binary(const op_ctx *ctx, const op_tensor *in, int n_in
     if (d->same_shape && ir_shape_is_concrete(&shape))
         for (int k = 0; k < n_in; k++)
             if (ir_shape_is_concrete(&in[k].shape) && ir_shape_numel(&in[k].shape) != 1 &&
-                !same_dims(&in[k].shape, &shape))
+                !op_same_dims(&in[k].shape, &shape))
                 return op_fail(ctx, MOPT_ERR_SHAPE,
                                "input %d would broadcast, but the layout pass keeps this node's "
                                "operands channels-last as of one shape (mopt_same_shape; load "
@@ -218,17 +204,11 @@ static const un_desc k_unops[] = {
     {"Mish", REF_UN_MISH, 0, 0, 0},
 };
 
-static const un_desc *un_find(const char *op_type) {
-    for (int i = 0; i < OP_COUNT(k_unops); i++)
-        if (strcmp(k_unops[i].op_type, op_type) == 0) return &k_unops[i];
-    return NULL;
-}
-
 /* The kernel op for a node (Gelu's `approximate` attribute picks a variant)
  * and its alpha, beta, gamma. */
 static mopt_status parse_unary(const op_ctx *ctx, void *params) {
     ew_unary_params *up = params;
-    const un_desc *d = un_find(ctx->node->op_type);
+    const un_desc *d = OP_ROW(k_unops, ctx->node->op_type);
     if (!d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a unary elementwise op");
     ref_unop *op = &up->op;
     ref_unary_params *p = &up->p;
@@ -374,17 +354,12 @@ typedef struct act_params {
     float lambd, bias, alpha;
 } act_params;
 
-static mopt_status shrink_parse(const op_ctx *ctx, void *params) {
-    act_params *p = params;
-    p->lambd = ir_node_attr_float(ctx->node, "lambd", 0.5f);
-    p->bias = ir_node_attr_float(ctx->node, "bias", 0.0f);
-    return MOPT_OK;
-}
+static const op_attr_spec k_shrink_attrs[] = {
+    OP_ATTR_F32(act_params, lambd, "lambd", 0.5f),
+    OP_ATTR_F32(act_params, bias, "bias", 0.0f),
+};
 
-static mopt_status alpha_parse(const op_ctx *ctx, void *params) {
-    ((act_params *)params)->alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
-    return MOPT_OK;
-}
+static const op_attr_spec k_alpha_attrs[] = {OP_ATTR_F32(act_params, alpha, "alpha", 1.0f)};
 
 static mopt_status shrink_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
@@ -488,11 +463,11 @@ static const op_def k_ops[] = {
     {"Clip", "", 1, 3, 1, 1, infer_clip, run_clip, ops_cpu_unary_impls,
      OP_PARAMS(ew_unary_params, parse_clip), .bridge = &ops_bridge_arith},
     {"Shrink", "", 1, 1, 1, 1, op_infer_f32_like_input0, shrink_run, NULL,
-     OP_PARAMS(act_params, shrink_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(act_params, k_shrink_attrs), .bridge = &ops_bridge_float},
     {"Swish", "", 1, 1, 1, 1, op_infer_f32_like_input0, swish_run, NULL,
-     OP_PARAMS(act_params, alpha_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(act_params, k_alpha_attrs), .bridge = &ops_bridge_float},
     {"SwiGLU", "", 1, 2, 1, 1, op_infer_all_f32_like_input0, swiglu_run, NULL,
-     OP_PARAMS(act_params, alpha_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(act_params, k_alpha_attrs), .bridge = &ops_bridge_float},
 };
 
 OP_FAMILY(elementwise, k_ops)

@@ -33,10 +33,8 @@ static const char *const k_mod_names[2] = {"score_mod", "prob_mod"};
 static mopt_status flex_parse(const op_ctx *ctx, void *params) {
     flex_params *p = params;
     const ir_node *n = ctx->node;
-    p->n_caps = ir_node_captures(n);
-    if (n->n_inputs - p->n_caps != 3)
-        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes 3 inputs (Q, K, V), got %d",
-                       (int)(n->n_inputs - p->n_caps));
+    mopt_status st = op_formal_inputs(ctx, 3, "Q, K, V", &p->n_caps);
+    if (st) return st;
     const ir_attr *sc = ir_node_attr(n, "scale");
     p->has_scale = sc != NULL;
     p->scale = ir_node_attr_float(n, "scale", 1.0f);

@@ -120,14 +120,8 @@ static mopt_status fmm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
         ir_shape_set_unknown(&out[0].shape);
         return MOPT_OK;
     }
-    int32_t am = ta ? a->rank - 1 : a->rank - 2, ak = ta ? a->rank - 2 : a->rank - 1;
-    int32_t bk = tb ? b->rank - 1 : b->rank - 2, bn = tb ? b->rank - 2 : b->rank - 1;
-    if (a->syms[ak] == 0 && b->syms[bk] == 0 && a->dims[ak] != b->dims[bk])
-        return op_fail(ctx, MOPT_ERR_SHAPE,
-                       "inner dimensions differ: A %s (transA=%d) has K=%" PRId64
-                       " but B %s (transB=%d) has K=%" PRId64,
-                       op_shape_str(ctx, a, sa), (int)ta, a->dims[ak], op_shape_str(ctx, b, sb),
-                       (int)tb, b->dims[bk]);
+    int32_t am = ta ? a->rank - 1 : a->rank - 2, bn = tb ? b->rank - 2 : b->rank - 1;
+    if ((st = ops_matmul_check_k(ctx, a, ta, b, tb))) return st;
     ir_shape y;
     if ((st = ops_matmul_batch_dims(ctx, a, b, &y))) return st;
     if (y.rank + 2 > IR_MAX_RANK)

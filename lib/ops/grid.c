@@ -81,16 +81,12 @@ static mopt_status grid_sample_infer(const op_ctx *ctx, const op_tensor *in, int
     out[0].dtype = in[0].dtype;
     const ir_shape *x = &in[0].shape, *g = &in[1].shape;
     char sx[IR_SHAPE_STR_CAP], sg[IR_SHAPE_STR_CAP];
-    int32_t rank = x->rank >= 0 ? x->rank : g->rank;
+    int32_t rank;
+    if ((st = op_spatial_rank(ctx, x, "grid", g, " and N, spatial..., r", &rank))) return st;
     if (rank < 0) {
         ir_shape_set_unknown(&out[0].shape);
         return MOPT_OK;
     }
-    if (rank < 3 || (x->rank >= 0 && g->rank >= 0 && x->rank != g->rank))
-        return op_fail(ctx, MOPT_ERR_SHAPE,
-                       "X %s and grid %s must have the same rank, at least 3 (N, C, spatial... "
-                       "and N, spatial..., r)",
-                       op_shape_str(ctx, x, sx), op_shape_str(ctx, g, sg));
     int32_t r = rank - 2;
     if (p->only_2d && r != 2)
         return op_fail(ctx, MOPT_ERR_SHAPE,
@@ -183,10 +179,8 @@ typedef struct affine_grid_params {
     bool align_corners;
 } affine_grid_params;
 
-static mopt_status affine_grid_parse(const op_ctx *ctx, void *params) {
-    affine_grid_params *p = params;
-    return op_attr_bool(ctx, "align_corners", 0, &p->align_corners);
-}
+static const op_attr_spec k_affine_grid_attrs[] = {
+    OP_ATTR_BOOL(affine_grid_params, align_corners, "align_corners", 0)};
 
 static mopt_status affine_grid_infer(const op_ctx *ctx, const op_tensor *in, int n_in,
                                      op_tensor *out, int n_out) {
@@ -267,13 +261,11 @@ static mopt_status affine_grid_run(const op_ctx *ctx, const op_tensor *in, int n
     return MOPT_OK;
 }
 
-#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
-
 static const op_def k_ops[] = {
     {"GridSample", "", 2, 2, 1, 1, grid_sample_infer, grid_sample_run, NULL,
-     PARAMS(grid_sample_params, grid_sample_parse), .bridge = &ops_bridge_float},
+     OP_PARAMS(grid_sample_params, grid_sample_parse), .bridge = &ops_bridge_float},
     {"AffineGrid", "", 2, 2, 1, 1, affine_grid_infer, affine_grid_run, NULL,
-     PARAMS(affine_grid_params, affine_grid_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(affine_grid_params, k_affine_grid_attrs), .bridge = &ops_bridge_float},
 };
 
 const op_def *ops_family_grid(size_t *count) {

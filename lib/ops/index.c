@@ -22,10 +22,7 @@ typedef struct onehot_params {
     int64_t axis;
 } onehot_params;
 
-static mopt_status onehot_parse(const op_ctx *ctx, void *params) {
-    ((onehot_params *)params)->axis = ir_node_attr_int(ctx->node, "axis", -1);
-    return MOPT_OK;
-}
+static const op_attr_spec k_onehot_attrs[] = {OP_ATTR_I64(onehot_params, axis, "axis", -1)};
 
 static mopt_status onehot_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
@@ -171,11 +168,8 @@ typedef struct compress_params {
     int64_t axis;
 } compress_params;
 
-static mopt_status compress_parse(const op_ctx *ctx, void *params) {
-    compress_params *p = params;
-    p->has_axis = op_attr_int_opt(ctx, "axis", &p->axis);
-    return MOPT_OK;
-}
+static const op_attr_spec k_compress_attrs[] = {
+    OP_ATTR_I64_OPT(compress_params, has_axis, axis, "axis")};
 
 static mopt_status compress_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                   int n_out) {
@@ -238,10 +232,10 @@ static mopt_status compress_run(const op_ctx *ctx, const op_tensor *in, int n_in
 
 static const op_def k_ops[] = {
     {"OneHot", "", 3, 3, 1, 1, onehot_infer, onehot_run, NULL,
-     OP_PARAMS(onehot_params, onehot_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(onehot_params, k_onehot_attrs), .bridge = &ops_bridge_float},
     {"NonZero", "", 1, 1, 1, 1, nonzero_infer, nonzero_run, .bridge = &ops_bridge_float},
     {"Compress", "", 2, 2, 1, 1, compress_infer, compress_run, NULL,
-     OP_PARAMS(compress_params, compress_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(compress_params, k_compress_attrs), .bridge = &ops_bridge_float},
 };
 
 OP_FAMILY(index, k_ops)

@@ -157,11 +157,10 @@ static mopt_status kva_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 /* ---- mopt.CacheMatMul --------------------------------------------------- */
 
-static mopt_status cmm_parse(const op_ctx *ctx, void *params) {
-    cmm_params *p = params;
-    p->alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
-    return op_attr_bool(ctx, "transB", 0, &p->trans_b);
-}
+static const op_attr_spec k_cmm_attrs[] = {
+    OP_ATTR_F32(cmm_params, alpha, "alpha", 1.0f),
+    OP_ATTR_BOOL(cmm_params, trans_b, "transB", 0),
+};
 
 /* A [b, h, m, k] and the cache C [b, t, h, d]: the product's n and k axes. */
 static mopt_status cmm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -245,12 +244,10 @@ static int64_t cmm_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const
 
 /* ---- mopt.DecodeAttention ---------------------------------------------- */
 
-static mopt_status da_parse(const op_ctx *ctx, void *params) {
-    dattn_params *p = params;
-    p->scale = ir_node_attr_float(ctx->node, "scale", 1.0f);
-    p->fill = ir_node_attr_float(ctx->node, "fill", -INFINITY);
-    return MOPT_OK;
-}
+static const op_attr_spec k_da_attrs[] = {
+    OP_ATTR_F32(dattn_params, scale, "scale", 1.0f),
+    OP_ATTR_F32(dattn_params, fill, "fill", -INFINITY),
+};
 
 static mopt_status da_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
@@ -419,9 +416,9 @@ static int64_t da_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const 
 static const op_def k_ops[] = {
     {"KVAppend", "mopt", 2, 2, 1, 1, kva_infer, kva_run, NULL},
     {"CacheMatMul", "mopt", 2, 2, 1, 1, cmm_infer, cmm_run, ops_cache_matmul_impls,
-     OP_PARAMS(cmm_params, cmm_parse), .flops = cmm_flops},
+     OP_ATTRS(cmm_params, k_cmm_attrs), .flops = cmm_flops},
     {"DecodeAttention", "mopt", 3, 6, 1, 1, da_infer, da_run, ops_decode_attn_impls,
-     OP_PARAMS(dattn_params, da_parse), .flops = da_flops},
+     OP_ATTRS(dattn_params, k_da_attrs), .flops = da_flops},
 };
 
 OP_FAMILY(kvcache, k_ops)

@@ -49,12 +49,6 @@ static const cmp_desc k_cmps[] = {
     {"Xor", true, REF_BOOL_XOR},
 };
 
-static const cmp_desc *cmp_find(const char *op_type) {
-    for (int i = 0; i < OP_COUNT(k_cmps); i++)
-        if (strcmp(k_cmps[i].op_type, op_type) == 0) return &k_cmps[i];
-    return NULL;
-}
-
 /* params: the node's row of k_cmps */
 typedef struct cmp_params {
     const cmp_desc *d;
@@ -62,7 +56,7 @@ typedef struct cmp_params {
 
 static mopt_status parse_cmp(const op_ctx *ctx, void *params) {
     cmp_params *p = params;
-    p->d = cmp_find(ctx->node->op_type);
+    p->d = OP_ROW(k_cmps, ctx->node->op_type);
     if (!p->d) return op_fail(ctx, MOPT_ERR_INTERNAL, "not a comparison op");
     return MOPT_OK;
 }

@@ -16,14 +16,12 @@ typedef struct lrn_params {
     float alpha, beta, bias;
 } lrn_params;
 
-static mopt_status lrn_parse(const op_ctx *ctx, void *params) {
-    lrn_params *p = params;
-    p->size = ir_node_attr_int(ctx->node, "size", 0);
-    p->alpha = ir_node_attr_float(ctx->node, "alpha", 1e-4f);
-    p->beta = ir_node_attr_float(ctx->node, "beta", 0.75f);
-    p->bias = ir_node_attr_float(ctx->node, "bias", 1.0f);
-    return MOPT_OK;
-}
+static const op_attr_spec k_lrn_attrs[] = {
+    OP_ATTR_I64(lrn_params, size, "size", 0),
+    OP_ATTR_F32(lrn_params, alpha, "alpha", 1e-4f),
+    OP_ATTR_F32(lrn_params, beta, "beta", 0.75f),
+    OP_ATTR_F32(lrn_params, bias, "bias", 1.0f),
+};
 
 static mopt_status lrn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                            int n_out) {
@@ -41,7 +39,7 @@ static mopt_status lrn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 
 static const op_def k_ops[] = {
     {"LRN", "", 1, 1, 1, 1, op_infer_all_f32_like_input0, lrn_run, NULL,
-     OP_PARAMS(lrn_params, lrn_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(lrn_params, k_lrn_attrs), .bridge = &ops_bridge_float},
 };
 
 OP_FAMILY(lrn, k_ops)

@@ -45,6 +45,20 @@ mopt_status ops_matmul_batch_dims(const op_ctx *ctx, const ir_shape *a, const ir
                    op_shape_str(ctx, a, sa), op_shape_str(ctx, b, sb));
 }
 
+mopt_status ops_matmul_check_k(const op_ctx *ctx, const ir_shape *a, bool ta, const ir_shape *b,
+                               bool tb) {
+    int32_t ak = ta ? a->rank - 2 : a->rank - 1, bk = tb ? b->rank - 1 : b->rank - 2;
+    if (a->syms[ak] == 0 && b->syms[bk] == 0 && a->dims[ak] != b->dims[bk]) {
+        char sa[IR_SHAPE_STR_CAP], sb[IR_SHAPE_STR_CAP];
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "inner dimensions differ: A %s (transA=%d) has K=%" PRId64
+                       " but B %s (transB=%d) has K=%" PRId64,
+                       op_shape_str(ctx, a, sa), (int)ta, a->dims[ak], op_shape_str(ctx, b, sb),
+                       (int)tb, b->dims[bk]);
+    }
+    return MOPT_OK;
+}
+
 /* ---- MatMul ------------------------------------------------------------- */
 
 static mopt_status matmul_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -160,15 +174,7 @@ static mopt_status gemm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     y.syms[0] = y.syms[1] = -1;
     if (a->rank == 2) ops_copy_dim(&y, 0, a, ta ? 1 : 0);
     if (b->rank == 2) ops_copy_dim(&y, 1, b, tb ? 0 : 1);
-    if (a->rank == 2 && b->rank == 2) {
-        int32_t ka = ta ? 0 : 1, kb = tb ? 1 : 0;
-        if (a->syms[ka] == 0 && b->syms[kb] == 0 && a->dims[ka] != b->dims[kb])
-            return op_fail(ctx, MOPT_ERR_SHAPE,
-                           "inner dimensions differ: A %s (transA=%d) has K=%" PRId64
-                           " but B %s (transB=%d) has K=%" PRId64,
-                           op_shape_str(ctx, a, sa), (int)ta, a->dims[ka], op_shape_str(ctx, b, sb),
-                           (int)tb, b->dims[kb]);
-    }
+    if (a->rank == 2 && b->rank == 2 && (st = ops_matmul_check_k(ctx, a, ta, b, tb))) return st;
     if (has_c && in[2].shape.rank >= 0) {
         const ir_shape *c = &in[2].shape;
         bool ok = c->rank <= 2;
@@ -186,14 +192,12 @@ static mopt_status gemm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     return MOPT_OK;
 }
 
-static mopt_status gemm_parse(const op_ctx *ctx, void *params) {
-    gemm_params *p = params;
-    p->trans_a = ir_node_attr_int(ctx->node, "transA", 0) != 0;
-    p->trans_b = ir_node_attr_int(ctx->node, "transB", 0) != 0;
-    p->alpha = ir_node_attr_float(ctx->node, "alpha", 1.0f);
-    p->beta = ir_node_attr_float(ctx->node, "beta", 1.0f);
-    return MOPT_OK;
-}
+static const op_attr_spec k_gemm_attrs[] = {
+    OP_ATTR_NZ(gemm_params, trans_a, "transA", 0),
+    OP_ATTR_NZ(gemm_params, trans_b, "transB", 0),
+    OP_ATTR_F32(gemm_params, alpha, "alpha", 1.0f),
+    OP_ATTR_F32(gemm_params, beta, "beta", 1.0f),
+};
 
 static mopt_status gemm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                             int n_out) {
@@ -264,7 +268,7 @@ static const op_def k_ops[] = {
     {"MatMul", "", 2, 2, 1, 1, matmul_infer, matmul_run, ops_matmul_impls, .flops = matmul_flops,
      .bridge = &ops_bridge_float},
     {"Gemm", "", 2, 3, 1, 1, gemm_infer, gemm_run, ops_gemm_impls,
-     OP_PARAMS(gemm_params, gemm_parse), .flops = gemm_flops, .bridge = &ops_bridge_float},
+     OP_ATTRS(gemm_params, k_gemm_attrs), .flops = gemm_flops, .bridge = &ops_bridge_float},
 };
 
 OP_FAMILY(matmul, k_ops)

@@ -35,6 +35,12 @@ static inline void ops_copy_dim(ir_shape *dst, int32_t j, const ir_shape *src, i
 mopt_status ops_matmul_batch_dims(const op_ctx *ctx, const ir_shape *a, const ir_shape *b,
                                   ir_shape *batch);
 
+/* Gemm's and FusedMatMul's A and B (rank >= 2, each maybe transposed in
+ * its last two axes) must agree in K where both know it; fails naming both
+ * shapes and the trans flags. */
+mopt_status ops_matmul_check_k(const op_ctx *ctx, const ir_shape *a, bool ta, const ir_shape *b,
+                               bool tb);
+
 /* A MatMul's 1-D B (a K x 1 column) read as the transpose of a 1 x K row,
  * so that ref_gemm takes its dot-product path (what the reference and the
  * OpenBLAS impl run). */

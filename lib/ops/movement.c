@@ -68,10 +68,7 @@ typedef struct axis_params {
     int64_t axis; /* normalized against the input's rank when used */
 } axis_params;
 
-static mopt_status axis_parse(const op_ctx *ctx, void *params) {
-    ((axis_params *)params)->axis = ir_node_attr_int(ctx->node, "axis", 0);
-    return MOPT_OK;
-}
+static const op_attr_spec k_axis_attrs[] = {OP_ATTR_I64(axis_params, axis, "axis", 0)};
 
 static mopt_status params_axis(const op_ctx *ctx, int32_t rank, int32_t *out) {
     return op_axis(ctx, ((const axis_params *)ctx->params)->axis, rank, "axis", out);
@@ -899,26 +896,21 @@ typedef struct pad_params {
     double value;        /* the value attribute (before opset 11) */
 } pad_params;
 
-static int pad_mode(const op_ctx *ctx, ref_pad_mode *mode) {
-    const char *m = ir_node_attr_string(ctx->node, "mode", "constant");
-    if (!strcmp(m, "constant"))
-        *mode = REF_PAD_CONSTANT;
-    else if (!strcmp(m, "reflect"))
-        *mode = REF_PAD_REFLECT;
-    else if (!strcmp(m, "edge"))
-        *mode = REF_PAD_EDGE;
-    else if (!strcmp(m, "wrap") && ctx->opset >= 19)
-        *mode = REF_PAD_WRAP;
-    else
-        return -1;
-    return 0;
-}
+/* Pad's modes; wrap from opset 19 */
+static const op_name_value k_pad_modes[] = {{"constant", REF_PAD_CONSTANT},
+                                            {"reflect", REF_PAD_REFLECT},
+                                            {"edge", REF_PAD_EDGE},
+                                            {"wrap", REF_PAD_WRAP}};
 
 static mopt_status pad_parse(const op_ctx *ctx, void *params) {
     pad_params *p = params;
-    if (pad_mode(ctx, &p->mode))
+    int mode;
+    if (!op_name_lookup(k_pad_modes, OP_COUNT(k_pad_modes),
+                        ir_node_attr_string(ctx->node, "mode", "constant"), &mode) ||
+        (mode == REF_PAD_WRAP && ctx->opset < 19))
         return op_fail(ctx, MOPT_ERR_UNSUPPORTED, "mode '%s' is not supported",
                        ir_node_attr_string(ctx->node, "mode", ""));
+    p->mode = (ref_pad_mode)mode;
     p->n_pads = -1;
     if (ctx->opset < 11) {
         p->n_pads = ir_node_attr_ints(ctx->node, "pads", &p->pads);
@@ -1094,10 +1086,7 @@ typedef struct trilu_params {
     bool upper;
 } trilu_params;
 
-static mopt_status trilu_parse(const op_ctx *ctx, void *params) {
-    ((trilu_params *)params)->upper = ir_node_attr_int(ctx->node, "upper", 1) != 0;
-    return MOPT_OK;
-}
+static const op_attr_spec k_trilu_attrs[] = {OP_ATTR_NZ(trilu_params, upper, "upper", 1)};
 
 static mopt_status trilu_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                int n_out) {
@@ -1384,10 +1373,7 @@ typedef struct gnd_params {
     int64_t batch_dims;
 } gnd_params;
 
-static mopt_status gnd_parse(const op_ctx *ctx, void *params) {
-    ((gnd_params *)params)->batch_dims = ir_node_attr_int(ctx->node, "batch_dims", 0);
-    return MOPT_OK;
-}
+static const op_attr_spec k_gnd_attrs[] = {OP_ATTR_I64(gnd_params, batch_dims, "batch_dims", 0)};
 
 static mopt_status gnd_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
@@ -1457,12 +1443,10 @@ typedef struct revseq_params {
     int64_t batch_axis, time_axis;
 } revseq_params;
 
-static mopt_status revseq_parse(const op_ctx *ctx, void *params) {
-    revseq_params *p = params;
-    p->batch_axis = ir_node_attr_int(ctx->node, "batch_axis", 1);
-    p->time_axis = ir_node_attr_int(ctx->node, "time_axis", 0);
-    return MOPT_OK;
-}
+static const op_attr_spec k_revseq_attrs[] = {
+    OP_ATTR_I64(revseq_params, batch_axis, "batch_axis", 1),
+    OP_ATTR_I64(revseq_params, time_axis, "time_axis", 0),
+};
 
 static mopt_status revseq_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                 int n_out) {
@@ -1586,14 +1570,14 @@ static const op_def k_movement_ops[] = {
      OP_PARAMS(cl_params, cl_parse)},
     {"Slice", "", 1, 5, 1, 1, slice_infer, slice_run, ops_cpu_slice_impls,
      OP_PARAMS(slice_attr_params, slice_parse), FLOAT_BRIDGE},
-    {"Gather", "", 2, 2, 1, 1, gather_infer, gather_run, NULL, OP_PARAMS(axis_params, axis_parse),
+    {"Gather", "", 2, 2, 1, 1, gather_infer, gather_run, NULL, OP_ATTRS(axis_params, k_axis_attrs),
      FLOAT_BRIDGE},
     {"GatherElements", "", 2, 2, 1, 1, gather_elements_infer, gather_elements_run, NULL,
-     OP_PARAMS(axis_params, axis_parse), FLOAT_BRIDGE},
+     OP_ATTRS(axis_params, k_axis_attrs), FLOAT_BRIDGE},
     {"Tile", "", 2, 2, 1, 1, tile_infer, tile_run, FLOAT_BRIDGE},
     {"Pad", "", 1, 4, 1, 1, pad_infer, pad_run, ops_cpu_pad_impls, OP_PARAMS(pad_params, pad_parse),
      FLOAT_BRIDGE},
-    {"Trilu", "", 1, 2, 1, 1, trilu_infer, trilu_run, NULL, OP_PARAMS(trilu_params, trilu_parse),
+    {"Trilu", "", 1, 2, 1, 1, trilu_infer, trilu_run, NULL, OP_ATTRS(trilu_params, k_trilu_attrs),
      FLOAT_BRIDGE},
     {"ScatterND", "", 3, 3, 1, 1, scatter_nd_infer, scatter_nd_run, NULL,
      OP_PARAMS(scatter_params, scatter_parse), FLOAT_BRIDGE},
@@ -1602,7 +1586,7 @@ static const op_def k_movement_ops[] = {
     /* opset 9-10's name of ScatterElements */
     {"Scatter", "", 3, 3, 1, 1, scatter_el_infer, scatter_el_run, NULL,
      OP_PARAMS(scatter_params, scatter_parse), FLOAT_BRIDGE},
-    {"GatherND", "", 2, 2, 1, 1, gnd_infer, gnd_run, NULL, OP_PARAMS(gnd_params, gnd_parse),
+    {"GatherND", "", 2, 2, 1, 1, gnd_infer, gnd_run, NULL, OP_ATTRS(gnd_params, k_gnd_attrs),
      FLOAT_BRIDGE},
     {"TensorScatter", "", 2, 3, 1, 1, tscatter_infer, tscatter_run, NULL,
      OP_PARAMS(tscatter_params, tscatter_parse), FLOAT_BRIDGE},
@@ -1611,7 +1595,7 @@ static const op_def k_movement_ops[] = {
     {"DepthToSpace", "", 1, 1, 1, 1, ds_infer, ds_run, NULL, OP_PARAMS(ds_params, ds_parse),
      FLOAT_BRIDGE},
     {"ReverseSequence", "", 2, 2, 1, 1, revseq_infer, revseq_run, NULL,
-     OP_PARAMS(revseq_params, revseq_parse), FLOAT_BRIDGE},
+     OP_ATTRS(revseq_params, k_revseq_attrs), FLOAT_BRIDGE},
 };
 
 OP_FAMILY(movement, k_movement_ops)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ops/bridge.h"
+#include "ops/op_common.h"
 
 static void omitted(op_tensor *t) {
     t->dtype = MOPT_DTYPE_UNDEFINED;
@@ -13,14 +14,39 @@ static void omitted(op_tensor *t) {
     ir_shape_set_unknown(&t->shape);
 }
 
+/* Fills buf from the rows of an op's attribute table (ops.h). */
+static mopt_status parse_attrs(const op_ctx *ctx, const op_attr_spec *t, int n, char *buf) {
+    for (int i = 0; i < n; i++) {
+        const op_attr_spec *a = &t[i];
+        void *f = buf + a->offset;
+        mopt_status st = MOPT_OK;
+        switch (a->kind) {
+        case OP_ATTR_INT: *(int64_t *)f = ir_node_attr_int(ctx->node, a->name, a->def_i); break;
+        case OP_ATTR_FLOAT: *(float *)f = ir_node_attr_float(ctx->node, a->name, a->def_f); break;
+        case OP_ATTR_BOOL01: st = op_attr_bool(ctx, a->name, a->def_i, f); break;
+        case OP_ATTR_NONZERO:
+            *(bool *)f = ir_node_attr_int(ctx->node, a->name, a->def_i) != 0;
+            break;
+        case OP_ATTR_INT_OPT:
+            *(bool *)(buf + a->has_offset) = op_attr_int_opt(ctx, a->name, f);
+            break;
+        default: st = op_fail(ctx, MOPT_ERR_INTERNAL, "attribute '%s' of unknown kind", a->name);
+        }
+        if (st) return st;
+    }
+    return MOPT_OK;
+}
+
 mopt_status op_parse_params(const op_ctx *ctx, void *buf) {
     const op_def *d = ctx->def;
     if (!d->params_size) return MOPT_OK;
-    if (d->params_size > OP_PARAMS_CAP || !d->parse)
+    if (d->params_size > OP_PARAMS_CAP || (!d->parse && !d->attrs))
         return op_fail(ctx, MOPT_ERR_INTERNAL, "params of %zu bytes (cap %d) or no parse",
                        d->params_size, OP_PARAMS_CAP);
     memset(buf, 0, d->params_size);
-    return d->parse(ctx, buf);
+    mopt_status st = parse_attrs(ctx, d->attrs, d->n_attrs, buf);
+    if (!st && d->parse) st = d->parse(ctx, buf);
+    return st;
 }
 
 mopt_status op_view_init(op_view *v, const op_view_src *src, const ir_node *n, const void *params) {

@@ -68,11 +68,7 @@ typedef struct eps_params {
     float epsilon;
 } eps_params;
 
-static mopt_status eps_parse(const op_ctx *ctx, void *params) {
-    eps_params *p = params;
-    p->epsilon = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
-    return MOPT_OK;
-}
+static const op_attr_spec k_eps_attrs[] = {OP_ATTR_F32(eps_params, epsilon, "epsilon", 1e-5f)};
 
 /* ---- BatchNormalization ------------------------------------------------- */
 
@@ -160,12 +156,10 @@ static mopt_status instancenorm_run(const op_ctx *ctx, const op_tensor *in, int 
 
 /* ---- LayerNormalization ------------------------------------------------- */
 
-static mopt_status layernorm_parse(const op_ctx *ctx, void *params) {
-    layernorm_params *p = params;
-    p->axis = ir_node_attr_int(ctx->node, "axis", -1);
-    p->epsilon = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
-    return MOPT_OK;
-}
+static const op_attr_spec k_layernorm_attrs[] = {
+    OP_ATTR_I64(layernorm_params, axis, "axis", -1),
+    OP_ATTR_F32(layernorm_params, epsilon, "epsilon", 1e-5f),
+};
 
 /* Checks that p broadcasts (unidirectionally) to the normalized dims x[axis:]. */
 static mopt_status check_norm_param(const op_ctx *ctx, const ir_shape *x, int32_t axis,
@@ -295,12 +289,10 @@ typedef struct rms_params {
     float epsilon;
 } rms_params;
 
-static mopt_status rms_parse(const op_ctx *ctx, void *params) {
-    rms_params *p = params;
-    p->axis = ir_node_attr_int(ctx->node, "axis", -1);
-    p->epsilon = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
-    return MOPT_OK;
-}
+static const op_attr_spec k_rms_attrs[] = {
+    OP_ATTR_I64(rms_params, axis, "axis", -1),
+    OP_ATTR_F32(rms_params, epsilon, "epsilon", 1e-5f),
+};
 
 static mopt_status rms_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
@@ -347,11 +339,14 @@ typedef struct group_params {
     float epsilon;
 } group_params;
 
-static mopt_status group_parse(const op_ctx *ctx, void *params) {
-    group_params *p = params;
-    p->num_groups = ir_node_attr_int(ctx->node, "num_groups", 0);
-    if (p->num_groups <= 0) return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "num_groups must be > 0");
-    p->epsilon = ir_node_attr_float(ctx->node, "epsilon", 1e-5f);
+static const op_attr_spec k_group_attrs[] = {
+    OP_ATTR_I64(group_params, num_groups, "num_groups", 0),
+    OP_ATTR_F32(group_params, epsilon, "epsilon", 1e-5f),
+};
+
+static mopt_status group_check(const op_ctx *ctx, void *params) {
+    if (((group_params *)params)->num_groups <= 0)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "num_groups must be > 0");
     return MOPT_OK;
 }
 
@@ -558,16 +553,16 @@ static const op_def k_ops[] = {
     {"BatchNormalization", "", 5, 5, 1, 5, batchnorm_infer, batchnorm_run, ops_cpu_batchnorm_impls,
      OP_PARAMS(batchnorm_params, batchnorm_parse), .bridge = &ops_bridge_float},
     {"InstanceNormalization", "", 3, 3, 1, 1, instancenorm_infer, instancenorm_run,
-     OP_PARAMS(eps_params, eps_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(eps_params, k_eps_attrs), .bridge = &ops_bridge_float},
     {"LayerNormalization", "", 2, 3, 1, 3, layernorm_infer, layernorm_run, ops_cpu_layernorm_impls,
-     OP_PARAMS(layernorm_params, layernorm_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(layernorm_params, k_layernorm_attrs), .bridge = &ops_bridge_float},
     /* Y's copy for int8 matmuls as a 4th output (lib/passes/pass_ln_copy.c) */
     {"LayerNormalization", "mopt", 2, 3, 4, 4, layernorm_infer, layernorm_run,
-     ops_cpu_layernorm_impls, OP_PARAMS(layernorm_params, layernorm_parse)},
-    {"RMSNormalization", "", 2, 2, 1, 1, rms_infer, rms_run, NULL, OP_PARAMS(rms_params, rms_parse),
-     .bridge = &ops_bridge_float},
+     ops_cpu_layernorm_impls, OP_ATTRS(layernorm_params, k_layernorm_attrs)},
+    {"RMSNormalization", "", 2, 2, 1, 1, rms_infer, rms_run, NULL,
+     OP_ATTRS(rms_params, k_rms_attrs), .bridge = &ops_bridge_float},
     {"GroupNormalization", "", 3, 3, 1, 1, group_infer, group_run, NULL,
-     OP_PARAMS(group_params, group_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(group_params, k_group_attrs), .parse = group_check, .bridge = &ops_bridge_float},
     {"LpNormalization", "", 1, 1, 1, 1, lpnorm_infer, lpnorm_run, NULL,
      OP_PARAMS(lpnorm_params, lpnorm_parse), .bridge = &ops_bridge_float},
     {"MeanVarianceNormalization", "", 1, 1, 1, 1, mvn_infer, mvn_run, NULL,

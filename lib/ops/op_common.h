@@ -50,6 +50,31 @@ mopt_status op_attr_bool(const op_ctx *ctx, const char *name, int64_t def, bool 
  * activation names and modes). */
 bool op_str_eq_ci(const char *a, const char *b);
 
+/* a and b of one rank and the same dims (symbols not compared: concrete
+ * shapes). */
+bool op_same_dims(const ir_shape *a, const ir_shape *b);
+
+/* An op whose node may carry subgraph captures (its last inputs, ir_subgraph.h):
+ * *n_caps = their count; the node must have `want` formal inputs besides,
+ * else fails ("takes 3 inputs (Q, K, V), got 2", names = "Q, K, V"). */
+mopt_status op_formal_inputs(const op_ctx *ctx, int want, const char *names, int32_t *n_caps);
+
+/* The rank of an (N, C, spatial...) input X and its companion `what` of the
+ * same rank (a conv's W, a sampling grid) from whichever is known: -1 when
+ * neither is, else fails unless both agree and the rank is at least 3
+ * ("X [..] and W [..] must have the same rank, at least 3 (N, C,
+ * spatial...<layout>)"; layout says more of what's layout). */
+mopt_status op_spatial_rank(const op_ctx *ctx, const ir_shape *x, const char *what,
+                            const ir_shape *w, const char *layout, int32_t *rank);
+
+/* The row of a table of per-op-type rows (n rows of `stride` bytes, each
+ * with a const char * op_type at byte `at`) naming op_type; NULL when none.
+ * Call it as OP_ROW(table, op_type). */
+const void *op_row_of(const void *rows, int n, size_t stride, size_t at, const char *op_type);
+#define OP_ROW(table, name)                                                                        \
+    op_row_of(table, OP_COUNT(table), sizeof(table)[0],                                            \
+              (size_t)((const char *)&(table)[0].op_type - (const char *)(table)), name)
+
 /* Defines the family accessor ops_family_<name> (declared in ops.h) over
  * the family's static op_def table. */
 #define OP_FAMILY(name, table)                                                                     \

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "ir/ir_subgraph.h"
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_conv.h"
 #include "ops/op_common.h"
@@ -464,4 +465,42 @@ void op_work_free(op_work *w) {
     for (int k = 0; k < OP_WORK_BUFS; k++)
         mopt_aligned_free(w->buf[k]);
     memset(w, 0, sizeof *w);
+}
+
+bool op_same_dims(const ir_shape *a, const ir_shape *b) {
+    if (a->rank != b->rank) return false;
+    for (int32_t i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+mopt_status op_formal_inputs(const op_ctx *ctx, int want, const char *names, int32_t *n_caps) {
+    const ir_node *n = ctx->node;
+    *n_caps = ir_node_captures(n);
+    if (n->n_inputs - *n_caps != want)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "takes %d input%s (%s), got %d", want,
+                       want == 1 ? "" : "s", names, (int)(n->n_inputs - *n_caps));
+    return MOPT_OK;
+}
+
+mopt_status op_spatial_rank(const op_ctx *ctx, const ir_shape *x, const char *what,
+                            const ir_shape *w, const char *layout, int32_t *rank) {
+    *rank = x->rank >= 0 ? x->rank : w->rank;
+    if (*rank < 0) return MOPT_OK;
+    char sx[IR_SHAPE_STR_CAP], sw[IR_SHAPE_STR_CAP];
+    if (*rank < 3 || (x->rank >= 0 && w->rank >= 0 && x->rank != w->rank))
+        return op_fail(ctx, MOPT_ERR_SHAPE,
+                       "X %s and %s %s must have the same rank, at least 3 (N, C, spatial...%s)",
+                       op_shape_str(ctx, x, sx), what, op_shape_str(ctx, w, sw), layout);
+    return MOPT_OK;
+}
+
+const void *op_row_of(const void *rows, int n, size_t stride, size_t at, const char *op_type) {
+    for (int i = 0; i < n; i++) {
+        const char *row = (const char *)rows + (size_t)i * stride;
+        const char *name;
+        memcpy(&name, row + at, sizeof name);
+        if (strcmp(name, op_type) == 0) return row;
+    }
+    return NULL;
 }

@@ -4,8 +4,11 @@
  *
  * An op is one row (op_def) in its family file (lib/ops/<family>.c):
  *   infer   shape/type inference (load time, symbolic; run time, concrete)
- *   parse   its attributes -> a small params struct, once when the node is
- *           planned (kernels read ctx->params, never the IR)
+ *   attrs   its attributes declared (name, kind, params field, default),
+ *           read into a small params struct once when the node is planned
+ *           (kernels read ctx->params, never the IR)
+ *   parse   what the table cannot say, after it: checks, derived values,
+ *           attributes of other kinds (or all of them, with no table)
  *   geom    what run needs from the concrete inputs (sizes, validated
  *           shapes), computed before run and given as ctx->geom (optional)
  *   run     the reference implementation (kernels/ref), always available
@@ -22,6 +25,7 @@
 
 #include <mopt/mopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "core/error.h"
 #include "ir/ir.h"
@@ -149,6 +153,42 @@ typedef mopt_status (*op_run_fn)(const op_ctx *ctx, const op_tensor *in, int n_i
  * outlives them. */
 typedef mopt_status (*op_parse_fn)(const op_ctx *ctx, void *params);
 
+/* How one row of an op's attribute table fills its params field. */
+typedef enum op_attr_kind {
+    OP_ATTR_INT,     /* int64_t: the INT attribute, or def_i */
+    OP_ATTR_FLOAT,   /* float: the FLOAT attribute, or def_f */
+    OP_ATTR_BOOL01,  /* bool: a 0/1 INT attribute (def_i when absent); any other
+                      * value fails ("NAME must be 0 or 1, not V") */
+    OP_ATTR_NONZERO, /* bool: the INT attribute (or def_i) != 0 */
+    OP_ATTR_INT_OPT, /* int64_t (0 when absent) and, at has_offset, a bool saying
+                      * whether the node has the attribute */
+} op_attr_kind;
+
+/* One attribute of an op, declared: its name, kind, where it goes in the
+ * params struct and its default. Write rows with the OP_ATTR_* macros below,
+ * which check the field's C type at compile time. */
+typedef struct op_attr_spec {
+    const char *name;
+    op_attr_kind kind;
+    size_t offset, has_offset;
+    int64_t def_i;
+    float def_f;
+} op_attr_spec;
+
+/* offsetof(type, field), a compile error unless the field is of C type T. */
+#define OP_FIELD_(type, field, T) _Generic(((type *)0)->field, T : offsetof(type, field))
+
+#define OP_ATTR_I64(type, field, name, def)                                                        \
+    { name, OP_ATTR_INT, OP_FIELD_(type, field, int64_t), 0, def, 0.0f }
+#define OP_ATTR_F32(type, field, name, def)                                                        \
+    { name, OP_ATTR_FLOAT, OP_FIELD_(type, field, float), 0, 0, def }
+#define OP_ATTR_BOOL(type, field, name, def)                                                       \
+    { name, OP_ATTR_BOOL01, OP_FIELD_(type, field, bool), 0, def, 0.0f }
+#define OP_ATTR_NZ(type, field, name, def)                                                         \
+    { name, OP_ATTR_NONZERO, OP_FIELD_(type, field, bool), 0, def, 0.0f }
+#define OP_ATTR_I64_OPT(type, has, field, name)                                                    \
+    { name, OP_ATTR_INT_OPT, OP_FIELD_(type, field, int64_t), OP_FIELD_(type, has, bool), 0, 0.0f }
+
 /* What the reference run needs from its concrete inputs (sizes, strides,
  * checked shapes), into geom (def->geom_size bytes, zeroed). Fails with
  * op_fail() on inputs the run cannot take. Ops may call the same function
@@ -231,11 +271,15 @@ typedef struct op_def {
     op_run_fn run;               /* the reference implementation */
     const op_impl *const *impls; /* NULL-terminated, preference order; may be NULL */
     size_t params_size;          /* 0: no params */
-    op_parse_fn parse;           /* set when params_size > 0 */
-    size_t geom_size;            /* 0: no geometry */
-    op_geom_fn geom;             /* set when geom_size > 0 */
-    op_flops_fn flops;           /* NULL: not counted */
-    const op_bridge *bridge;     /* NULL: never bridged */
+    /* The declared attributes, read into the params (zeroed) in order before
+     * parse runs; parse may then be NULL or only validate and derive. */
+    const op_attr_spec *attrs;
+    int n_attrs;
+    op_parse_fn parse;       /* set when params_size > 0 and there is no attrs table */
+    size_t geom_size;        /* 0: no geometry */
+    op_geom_fn geom;         /* set when geom_size > 0 */
+    op_flops_fn flops;       /* NULL: not counted */
+    const op_bridge *bridge; /* NULL: never bridged */
 } op_def;
 
 /* ---- subgraphs (If, Loop, Scan: lib/ops/control.c) ----------------------
@@ -275,6 +319,12 @@ typedef struct op_subgraphs {
 
 /* An op_def's params fields in a table row: OP_PARAMS(my_params, my_parse). */
 #define OP_PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
+
+/* An op_def's params read from an attribute table of OP_ATTR_* rows:
+ * OP_ATTRS(my_params, k_my_attrs); add `.parse = my_check` for what a table
+ * cannot say (ranges, values derived from the op type or opset). */
+#define OP_ATTRS(type, table)                                                                      \
+    .params_size = sizeof(type), .attrs = table, .n_attrs = (int)(sizeof table / sizeof table[0])
 
 /* Geometry structs are at most this large (OP_GEOM checks at compile time). */
 #define OP_GEOM_CAP 2048

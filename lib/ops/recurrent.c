@@ -185,6 +185,19 @@ static void set_dims(ir_shape *s, int32_t rank, const rnn_dim *d) {
     }
 }
 
+/* Output 0 (Y) gets the 4 dims ydims, the others (Y_h, Y_c) the 3 sdims;
+ * all of dtype dt. */
+static void set_outputs(op_tensor *out, int n_out, mopt_dtype dt, const rnn_dim *ydims,
+                        const rnn_dim *sdims) {
+    for (int o = 0; o < n_out; o++) {
+        out[o].dtype = dt;
+        if (o == 0)
+            set_dims(&out[o].shape, 4, ydims);
+        else
+            set_dims(&out[o].shape, 3, sdims);
+    }
+}
+
 static mopt_status rnn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
     const ops_rnn_params *p = ctx->params;
@@ -261,13 +274,7 @@ static mopt_status rnn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     mopt_dtype dt = in[RNN_IN_X].dtype;
     if (xs->rank < 0) seq = batch = unknown();
     rnn_dim ydims[4] = {bf ? batch : seq, bf ? seq : fixed(dirs), bf ? fixed(dirs) : batch, hid};
-    for (int o = 0; o < n_out; o++) {
-        out[o].dtype = dt;
-        if (o == 0)
-            set_dims(&out[o].shape, 4, ydims);
-        else
-            set_dims(&out[o].shape, 3, sdims);
-    }
+    set_outputs(out, n_out, dt, ydims, sdims);
     return MOPT_OK;
 }
 
@@ -312,16 +319,19 @@ static mopt_status rnn_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 }
 
 /* 2 flops per multiply-add of the input and recurrent projections of every
- * step, plus a few per gate element. */
+ * step, plus a few per gate element, for hidden size H. */
+static int64_t rnn_flops_h(const ops_rnn_params *p, const op_tensor *in, int64_t H) {
+    const ir_shape *xs = &in[RNN_IN_X].shape;
+    int64_t T = xs->dims[0], N = xs->dims[1], I = xs->dims[2];
+    int64_t G = ref_rnn_gates(p->k.cell), D = ref_rnn_dirs(p->k.direction);
+    return D * T * N * (2 * G * H * (I + H) + 8 * G * H);
+}
+
 static int64_t rnn_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                          int n_out) {
     (void)n_in, (void)out, (void)n_out;
     const ops_rnn_params *p = ctx->params;
-    const ir_shape *xs = &in[RNN_IN_X].shape;
-    int64_t T = xs->dims[0], N = xs->dims[1], I = xs->dims[2];
-    int64_t H = p->hidden_size ? p->hidden_size : in[RNN_IN_R].shape.dims[2];
-    int64_t G = ref_rnn_gates(p->k.cell), D = ref_rnn_dirs(p->k.direction);
-    return D * T * N * (2 * G * H * (I + H) + 8 * G * H);
+    return rnn_flops_h(p, in, p->hidden_size ? p->hidden_size : in[RNN_IN_R].shape.dims[2]);
 }
 
 /* ---- com.microsoft DynamicQuantizeLSTM ---------------------------------------------------
@@ -429,13 +439,7 @@ static mopt_status dq_lstm_infer(const op_ctx *ctx, const op_tensor *in, int n_i
     }
     if (xs->rank < 0) seq = batch = unknown();
     rnn_dim ydims[4] = {seq, fixed(dirs), batch, hid};
-    for (int o = 0; o < n_out; o++) {
-        out[o].dtype = MOPT_DTYPE_F32;
-        if (o == 0)
-            set_dims(&out[o].shape, 4, ydims);
-        else
-            set_dims(&out[o].shape, 3, sdims);
-    }
+    set_outputs(out, n_out, MOPT_DTYPE_F32, ydims, sdims);
     return MOPT_OK;
 }
 
@@ -502,14 +506,11 @@ mopt_status ops_dq_lstm_run_with(const op_ctx *ctx, const op_tensor *in, int n_i
     return MOPT_OK;
 }
 
+/* An LSTM's (4 gates), with H from R [dirs, hidden, 4H]. */
 static int64_t dq_lstm_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                              int n_out) {
     (void)n_in, (void)out, (void)n_out;
-    const ops_rnn_params *p = ctx->params;
-    const ir_shape *xs = &in[RNN_IN_X].shape;
-    int64_t T = xs->dims[0], N = xs->dims[1], I = xs->dims[2];
-    int64_t H = in[RNN_IN_R].shape.dims[1], D = ref_rnn_dirs(p->k.direction);
-    return D * T * N * (8 * H * (I + H) + 32 * H);
+    return rnn_flops_h(ctx->params, in, in[RNN_IN_R].shape.dims[1]);
 }
 
 static const op_def k_ops[] = {

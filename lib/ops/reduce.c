@@ -34,15 +34,9 @@ static const reduce_kind k_kinds[] = {
     {"ReduceLogSum", REF_REDUCE_LOG_SUM, false}, {"ReduceLogSumExp", REF_REDUCE_LOG_SUM_EXP, false},
 };
 
-static const reduce_kind *kind_of(const op_ctx *ctx) {
-    for (size_t i = 0; i < sizeof k_kinds / sizeof k_kinds[0]; i++)
-        if (!strcmp(k_kinds[i].op_type, ctx->node->op_type)) return &k_kinds[i];
-    return NULL;
-}
-
 static mopt_status reduce_parse(const op_ctx *ctx, void *params) {
     reduce_params *p = params;
-    const reduce_kind *kind = kind_of(ctx);
+    const reduce_kind *kind = OP_ROW(k_kinds, ctx->node->op_type);
     if (!kind) return op_fail(ctx, MOPT_ERR_INTERNAL, "unknown reduction");
     p->op = kind->op;
     p->ints = kind->ints;
@@ -194,10 +188,14 @@ typedef struct arg_params {
     int last;     /* select_last_index (opset 12+) */
 } arg_params;
 
-static mopt_status arg_parse(const op_ctx *ctx, void *params) {
+static const op_attr_spec k_arg_attrs[] = {
+    OP_ATTR_I64(arg_params, axis, "axis", 0),
+    OP_ATTR_NZ(arg_params, keep, "keepdims", 1),
+};
+
+/* What the table cannot say: the op type and an attribute of opset 12+. */
+static mopt_status arg_kind(const op_ctx *ctx, void *params) {
     arg_params *p = params;
-    p->axis = ir_node_attr_int(ctx->node, "axis", 0);
-    p->keep = ir_node_attr_int(ctx->node, "keepdims", 1) != 0;
     p->is_max = !strcmp(ctx->node->op_type, "ArgMax");
     p->last = ctx->opset >= 12 && ir_node_attr_int(ctx->node, "select_last_index", 0) != 0;
     return MOPT_OK;
@@ -293,8 +291,8 @@ static mopt_status hardmax_run(const op_ctx *ctx, const op_tensor *in, int n_in,
     }
 #define ARG(name)                                                                                  \
     {                                                                                              \
-        name, "", 1, 1, 1, 1, arg_infer, arg_run, NULL, OP_PARAMS(arg_params, arg_parse),          \
-            .bridge = &ops_bridge_compare                                                          \
+        name, "", 1, 1, 1, 1, arg_infer, arg_run, NULL, OP_ATTRS(arg_params, k_arg_attrs),         \
+            .parse = arg_kind, .bridge = &ops_bridge_compare                                       \
     }
 
 static const op_def k_reduce_ops[] = {

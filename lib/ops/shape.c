@@ -321,10 +321,7 @@ static mopt_status reshape_infer(const op_ctx *ctx, const op_tensor *in, int n_i
 
 /* ---- Flatten ------------------------------------------------------------- */
 
-static mopt_status flatten_parse(const op_ctx *ctx, void *params) {
-    ((int_attr_params *)params)->v = ir_node_attr_int(ctx->node, "axis", 1);
-    return MOPT_OK;
-}
+static const op_attr_spec k_flatten_attrs[] = {OP_ATTR_I64(int_attr_params, v, "axis", 1)};
 
 static mopt_status flatten_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                                  int n_out) {
@@ -856,12 +853,10 @@ typedef struct eye_params {
     int64_t k;
 } eye_params;
 
-static mopt_status eye_parse(const op_ctx *ctx, void *params) {
-    eye_params *p = params;
-    p->has_dtype = op_attr_int_opt(ctx, "dtype", &p->dtype);
-    p->k = ir_node_attr_int(ctx->node, "k", 0);
-    return MOPT_OK;
-}
+static const op_attr_spec k_eye_attrs[] = {
+    OP_ATTR_I64_OPT(eye_params, has_dtype, dtype, "dtype"),
+    OP_ATTR_I64(eye_params, k, "k", 0),
+};
 
 static mopt_status eye_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
@@ -901,7 +896,7 @@ static const op_def k_shape_ops[] = {
     {"Reshape", "", 2, 2, 1, 1, reshape_infer, run_copy, NULL,
      OP_PARAMS(int_attr_params, reshape_parse), .bridge = &ops_bridge_float},
     {"Flatten", "", 1, 1, 1, 1, flatten_infer, run_copy, NULL,
-     OP_PARAMS(int_attr_params, flatten_parse), .bridge = &ops_bridge_float},
+     OP_ATTRS(int_attr_params, k_flatten_attrs), .bridge = &ops_bridge_float},
     {"Squeeze", "", 1, 2, 1, 1, squeeze_infer, run_copy, NULL,
      OP_PARAMS(squeeze_params, squeeze_parse), .bridge = &ops_bridge_float},
     {"Unsqueeze", "", 1, 2, 1, 1, unsqueeze_infer, run_copy, NULL,
@@ -913,7 +908,7 @@ static const op_def k_shape_ops[] = {
     {"Constant", "", 0, 0, 1, 1, constant_infer, constant_run, NULL,
      OP_PARAMS(constant_params, constant_parse)},
     {"Expand", "", 2, 2, 1, 1, expand_infer, expand_run, .bridge = &ops_bridge_float},
-    {"EyeLike", "", 1, 1, 1, 1, eye_infer, eye_run, NULL, OP_PARAMS(eye_params, eye_parse)},
+    {"EyeLike", "", 1, 1, 1, 1, eye_infer, eye_run, NULL, OP_ATTRS(eye_params, k_eye_attrs)},
 };
 
 OP_FAMILY(shape, k_shape_ops)

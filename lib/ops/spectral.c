@@ -193,10 +193,7 @@ typedef struct stft_params {
     bool onesided;
 } stft_params;
 
-static mopt_status stft_parse(const op_ctx *ctx, void *params) {
-    stft_params *p = params;
-    return op_attr_bool(ctx, "onesided", 1, &p->onesided);
-}
+static const op_attr_spec k_stft_attrs[] = {OP_ATTR_BOOL(stft_params, onesided, "onesided", 1)};
 
 /* Frame length n, step and frame count (each -1 when unknown at load). */
 typedef struct stft_geom {
@@ -400,15 +397,13 @@ static mopt_status mel_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     return MOPT_OK;
 }
 
-#define PARAMS(type, parse_fn) .params_size = sizeof(type), .parse = parse_fn
-
 static const op_def k_ops[] = {
-    {"DFT", "", 1, 3, 1, 1, dft_infer, dft_run, NULL, PARAMS(dft_params, dft_parse),
+    {"DFT", "", 1, 3, 1, 1, dft_infer, dft_run, NULL, OP_PARAMS(dft_params, dft_parse),
      OP_GEOM(dft_geom, dft_geometry), .bridge = &ops_bridge_float},
-    {"STFT", "", 2, 4, 1, 1, stft_infer, stft_run, NULL, PARAMS(stft_params, stft_parse),
+    {"STFT", "", 2, 4, 1, 1, stft_infer, stft_run, NULL, OP_ATTRS(stft_params, k_stft_attrs),
      OP_GEOM(stft_geom, stft_geometry), .bridge = &ops_bridge_float},
     /* output_datatype names the output: never bridged */
-    {"MelWeightMatrix", "", 5, 5, 1, 1, mel_infer, mel_run, NULL, PARAMS(mel_params, mel_parse)},
+    {"MelWeightMatrix", "", 5, 5, 1, 1, mel_infer, mel_run, NULL, OP_PARAMS(mel_params, mel_parse)},
 };
 
 const op_def *ops_family_spectral(size_t *count) {

@@ -5,7 +5,8 @@
  * cancel), Transpose, Concat, Squeeze/Unsqueeze, Gather, Slice, ReduceMean,
  * Constant feeding Reshape; and error paths (bad shapes at load, an
  * out-of-range Gather index at run time) that must fail with a message
- * naming the node, never crash. The op cases (tests/ops) check values.
+ * naming the node, never crash; attributes read through an op's declared
+ * attribute table (OP_ATTRS). The op cases (tests/ops) check values.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -185,7 +186,46 @@ MOPT_TEST(ops_gather_index_out_of_range) {
     mopt_model_destroy(m);
 }
 
+/* Attributes read through an op's declared table (lib/ops/ops.h OP_ATTRS):
+ * defaults, given values, a 0/1 attribute out of range, and the op's own
+ * check running after the table. */
+MOPT_TEST(ops_attr_table) {
+    ir_graph *g = new_graph(13);
+    add_input(g, "x", MOPT_DTYPE_F32, "2,3,4");
+    add_node(g, "Flatten", "x", "f1");                      /* axis 1 by default */
+    attr_int(add_node(g, "Flatten", "x", "f2"), "axis", 2); /* OP_ATTR_I64 */
+    ir_node *am = add_node(g, "ArgMax", "x", "am");         /* keepdims 0: nonzero test */
+    attr_int(am, "axis", 1);
+    attr_int(am, "keepdims", 0);
+    attr_int(add_node(g, "ArgMin", "x", "an"), "axis", -1); /* keepdims 1 by default */
+    const char *outs[] = {"f1", "f2", "am", "an"};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        add_output(g, outs[i]);
+    mopt_model *m;
+    assert_int_equal(build(g, &m), MOPT_OK);
+    expect_shape(m, "f1", "[2,12]");
+    expect_shape(m, "f2", "[6,4]");
+    expect_shape(m, "am", "[2,4]");
+    expect_shape(m, "an", "[2,3,1]");
+    mopt_model_destroy(m);
+
+    g = new_graph(20);
+    add_input(g, "theta", MOPT_DTYPE_F32, "1,2,3");
+    add_init_i64(g, "size", 4, (const int64_t[]){1, 1, 4, 4});
+    attr_int(add_node(g, "AffineGrid", "theta size", "grid"), "align_corners", 2);
+    add_output(g, "grid");
+    expect_load_error(g, MOPT_ERR_INVALID_MODEL, "align_corners must be 0 or 1, not 2");
+
+    g = new_graph(21);
+    add_input(g, "x", MOPT_DTYPE_F32, "1,4,3");
+    add_input(g, "s", MOPT_DTYPE_F32, "4");
+    add_input(g, "b", MOPT_DTYPE_F32, "4");
+    attr_int(add_node(g, "GroupNormalization", "x s b", "y"), "num_groups", 0);
+    add_output(g, "y");
+    expect_load_error(g, MOPT_ERR_INVALID_MODEL, "num_groups must be > 0");
+}
+
 MOPT_TEST_MAIN(cmocka_unit_test(ops_reshape_symbols), cmocka_unit_test(ops_movement_symbols),
                cmocka_unit_test(ops_constant_feeds_reshape),
                cmocka_unit_test(ops_shape_error_cases),
-               cmocka_unit_test(ops_gather_index_out_of_range))
+               cmocka_unit_test(ops_gather_index_out_of_range), cmocka_unit_test(ops_attr_table))
