@@ -9,7 +9,10 @@
  * With --rank alone it measures each one's sensitivity (that node alone
  * quantized, every other one excluded, against FP32 on the golden set with
  * the budget's tightest rule, through compare_run), then excludes the most
- * sensitive nodes one by one until the budget holds. It reports the
+ * sensitive nodes one by one until the budget holds. --rank cost ranks as
+ * --rank output, divided by the time int8 saves on each node (profiled
+ * FP32 and all-int8 runs): nodes int8 does not speed up fall back first, as
+ * many as hold the budget. It reports the
  * fallbacks, the metric and the speed they cost (p50 of all-int8, with the
  * fallbacks and FP32, interleaved rounds through bench/run.c). Writes the
  * options (precision, calibration, int8_exclude) as YAML; refuses (exit 1,
@@ -29,13 +32,14 @@
 
 #define QN_MAX_IN 5
 
-enum { RANK_OUTPUT, RANK_LAYERS, RANK_ALONE };
+enum { RANK_OUTPUT, RANK_LAYERS, RANK_ALONE, RANK_COST };
 
 typedef struct qnode {
     char *name;
     char op[48];
-    double margin, value; /* quantized alone, or (--rank layers) the error it adds */
-    double metric;        /* --rank output: the budget's metric with it alone int8 */
+    double margin, value;    /* quantized alone, or (--rank layers) the error it adds */
+    double metric;           /* --rank output: the budget's metric with it alone int8 */
+    double fp32_ns, int8_ns; /* --rank cost: its kernel time (profiler, min over runs) */
     int excluded;
     char *out_name, *in_names[QN_MAX_IN]; /* its values in the int8 graph */
 } qnode;
@@ -48,7 +52,7 @@ typedef struct qc {
     int n_sets;
     int64_t max_fallbacks; /* -1: half the nodes, rounded up */
     int64_t runs;
-    int rank;          /* RANK_OUTPUT, RANK_LAYERS or RANK_ALONE (--rank) */
+    int rank;          /* RANK_OUTPUT, RANK_LAYERS, RANK_ALONE or RANK_COST (--rank) */
     double margin;     /* --margin: the slack the search requires of the tightest rule */
     int64_t rank_sets; /* --rank-sets: the golden input sets --rank output measures on */
     qnode *nodes;
@@ -325,6 +329,76 @@ static int list_int8_nodes(qc *q) {
     return rc;
 }
 
+/* --rank cost: each int8 node's kernel time at FP32 and in all-int8, the
+ * minimum over `rounds` alternating profiled runs of each (the profiler's
+ * per-node wall time; the minimum sheds the load of a shared machine). */
+static int node_times(qc *q, int rounds) {
+    bench_config g[2];
+    bench_result r[2];
+    bench_live *l[2] = {NULL, NULL};
+    const char *prec[2] = {"fp32", "int8"};
+    bench_run_opts ro = {0};
+    int rc = 0, opened = 0;
+    memset(r, 0, sizeof r);
+    for (size_t i = 0; i < q->n_nodes; i++)
+        q->nodes[i].fp32_ns = q->nodes[i].int8_ns = HUGE_VAL;
+    for (int c = 0; c < 2 && !rc; c++) {
+        opened = c + 1;
+        if ((rc = bench_cfg(q, &g[c], prec[c], NULL, NULL, 1)) != 0) break;
+        if (bench_open(&g[c], &ro, &r[c], &l[c]) != 0) {
+            fprintf(stderr, "mopt: profiling at precision=%s: %s\n", prec[c], r[c].error);
+            rc = EXIT_FAILURE;
+        }
+    }
+    for (int round = 0; !rc && round < rounds; round++)
+        for (int c = 0; !rc && c < 2; c++) {
+            double ms;
+            if (bench_time(l[c], &r[c], 1, &ms) != 0) {
+                fprintf(stderr, "mopt: profiling: %s\n", r[c].error);
+                rc = EXIT_FAILURE;
+                break;
+            }
+            const mopt_session *s = bench_live_session(l[c]);
+            size_t n = mopt_session_profile_count(s);
+            for (size_t k = 0; k < n; k++) {
+                const char *name = mopt_session_profile_node(s, k);
+                for (size_t i = 0; name && i < q->n_nodes; i++)
+                    if (strcmp(q->nodes[i].name, name) == 0) {
+                        double *t = c ? &q->nodes[i].int8_ns : &q->nodes[i].fp32_ns;
+                        *t = fmin(*t, (double)mopt_session_profile_ns(s, k));
+                    }
+            }
+        }
+    for (size_t i = 0; !rc && i < q->n_nodes; i++)
+        if (!isfinite(q->nodes[i].fp32_ns) || !isfinite(q->nodes[i].int8_ns)) {
+            fprintf(stderr, "mopt: profiling: node %s missing from a profile\n", q->nodes[i].name);
+            rc = EXIT_FAILURE;
+        }
+    for (int c = 0; c < opened; c++) {
+        if (l[c]) bench_close(l[c], &r[c]);
+        bench_result_free(&r[c]);
+        bench_config_free(&g[c]);
+    }
+    return rc;
+}
+
+/* --rank cost: the time int8 saves on a node (negative: int8 is slower). */
+static double saved_ns(const qnode *d) { return d->fp32_ns - d->int8_ns; }
+
+/* --rank cost order: first the nodes that int8 does not speed up (falling
+ * back costs no time), noisiest first; then the noise each puts on the
+ * output alone per nanosecond that int8 saves on it, largest first. */
+static int by_cost(const void *pa, const void *pb) {
+    const qnode *a = pa, *b = pb;
+    double sa = saved_ns(a), sb = saved_ns(b);
+    int fa = sa <= 0, fb = sb <= 0;
+    if (fa != fb) return fa ? -1 : 1;
+    double ka = fa ? a->value : a->value / sa, kb = fb ? b->value : b->value / sb;
+    if (ka > kb) return -1;
+    if (ka < kb) return 1;
+    return strcmp(a->name, b->name);
+}
+
 /* p50 (ms) of all-int8, with the fallbacks in FP32, with them in BF16, and
  * FP32: R interleaved rounds of K runs each. */
 #define N_SPEED 4
@@ -430,8 +504,30 @@ static int run(qc *q) {
          * adds in one per-layer run), then find the fewest top-ranked
          * fallbacks that hold the budget by bisection */
         if ((rc = q->rank == RANK_LAYERS ? rank_layers(q) : rank_output(q)) != 0) return rc;
-        qsort(q->nodes, q->n_nodes, sizeof *q->nodes, by_margin);
-        if (q->rank == RANK_LAYERS) {
+        if (q->rank == RANK_COST && (rc = node_times(q, 10)) != 0) return rc;
+        qsort(q->nodes, q->n_nodes, sizeof *q->nodes, q->rank == RANK_COST ? by_cost : by_margin);
+        size_t n_free = 0; /* --rank cost: the nodes int8 does not speed up */
+        while (q->rank == RANK_COST && n_free < q->n_nodes && saved_ns(&q->nodes[n_free]) <= 0)
+            n_free++;
+        if (q->rank == RANK_COST) {
+            fprintf(q->out,
+                    "\nranking (that node alone int8, every other FP32: the noise it puts on the "
+                    "outputs, 1 - mean cosine, per microsecond int8 saves on it (profiler, min of "
+                    "10 runs); first the %zu nodes int8 does not speed up):\n",
+                    n_free);
+            fprintf(q->out, "  %-32s %-22s %-12s %-10s %-10s %s\n", "node", "op", "1 - cosine",
+                    "fp32 us", "int8 us", "per us saved");
+            for (size_t i = 0; i < q->n_nodes; i++) {
+                const qnode *d = &q->nodes[i];
+                if (i < n_free)
+                    fprintf(q->out, "  %-32s %-22s %-12.4g %-10.1f %-10.1f (none saved)\n", d->name,
+                            d->op, d->value, d->fp32_ns / 1e3, d->int8_ns / 1e3);
+                else
+                    fprintf(q->out, "  %-32s %-22s %-12.4g %-10.1f %-10.1f %.4g\n", d->name, d->op,
+                            d->value, d->fp32_ns / 1e3, d->int8_ns / 1e3,
+                            d->value / (saved_ns(d) / 1e3));
+            }
+        } else if (q->rank == RANK_LAYERS) {
             fprintf(q->out,
                     "\nranking (one per-layer run of all-int8 against FP32: the error each node "
                     "adds, 1 - cosine of its output less that of its inputs, with the error of "
@@ -482,6 +578,20 @@ static int run(qc *q) {
             } else {
                 lo = mid;
             }
+        }
+        if (hi_holds && hi < n_free && n_free <= max_fb) {
+            /* falling back the nodes int8 does not speed up costs no time */
+            for (size_t i = 0; i < q->n_nodes; i++)
+                q->nodes[i].excluded = i < n_free;
+            char *ex = exclude_list(q, -1);
+            if (!ex) return oom();
+            rc = check(q, ex, &s);
+            free(ex);
+            if (rc == EXIT_USAGE) return rc;
+            int ok = rc == 0 && s.margin >= q->margin;
+            fprintf(q->out, "  top %-3zu (every node int8 does not speed up) -> %s is %.6g (%s)\n",
+                    n_free, s.margin_rule, s.margin_value, ok ? "holds" : "violated: kept top");
+            if (ok) hi = n_free, hi_value = s.margin_value, hs = s;
         }
         for (size_t i = 0; i < q->n_nodes; i++)
             q->nodes[i].excluded = i < hi;
@@ -606,11 +716,12 @@ int cmd_quantize_check(int argc, char **argv) {
                 q.fallback = v;
         } else if ((r = flag_value(argc, argv, &i, "--rank", &v)) != 0) {
             if (r > 0 && strcmp(v, "output") != 0 && strcmp(v, "layers") != 0 &&
-                strcmp(v, "alone") != 0)
-                rc = usage_error("--rank %s: expected output, layers or alone", v);
+                strcmp(v, "alone") != 0 && strcmp(v, "cost") != 0)
+                rc = usage_error("--rank %s: expected output, layers, alone or cost", v);
             else if (r > 0)
                 q.rank = strcmp(v, "alone") == 0    ? RANK_ALONE
                          : strcmp(v, "layers") == 0 ? RANK_LAYERS
+                         : strcmp(v, "cost") == 0   ? RANK_COST
                                                     : RANK_OUTPUT;
         } else if ((r = flag_value(argc, argv, &i, "--rank-sets", &v)) != 0) {
             if (r > 0 && (!parse_i64(v, &x) || x < 0))

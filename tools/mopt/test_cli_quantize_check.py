@@ -14,6 +14,9 @@ Checks:
 - `mopt compare` of all-int8 exits 1; `mopt quantize-check` exits 0, its
   report names "mel" among the fallbacks (and not "dft"), the options it
   writes meet the budget when `mopt compare` checks them;
+- --rank cost on a 1x1 -> depthwise -> 1x1 conv model: the ranking follows
+  its rule (nodes int8 does not speed up first, then noise per microsecond
+  saved), differs from --rank output's, and its options meet the budget;
 - --max-fallbacks 0 refuses: exit 1, REFUSED in the report, nothing written;
 - `mopt tune` tries the fallback candidate and it holds the budget;
 - `mopt optimize` with those options writes a .mopt that keeps the fallback;
@@ -73,6 +76,47 @@ def mel_model(path):
     m.ir_version = 8
     onnx.checker.check_model(m)
     onnx.save(m, path)
+
+
+def conv_model(path, gold):
+    """--rank cost: 1x1 conv "pw1" -> ReLU -> depthwise 3x3 "dw" -> ReLU -> 1x1
+    "pw2" on [1, 64, 48, 96]. Static int8 speeds the 1x1 convs up and slows
+    the depthwise one down (its u8 input is quantized per channel); dw puts
+    the least noise on the output alone."""
+    rng = np.random.default_rng(5)
+    c = 64
+    inits = [numpy_helper.from_array(a.astype(np.float32), name) for a, name in [
+        (rng.standard_normal((c, c, 1, 1)) / 8, "W_pw1"),
+        (rng.standard_normal((c, 1, 3, 3)) / 3, "W_dw"),
+        (rng.standard_normal((c, c, 1, 1)) / 8, "W_pw2")]]
+    nodes = [helper.make_node("Conv", ["x", "W_pw1"], ["a"], name="pw1"),
+             helper.make_node("Relu", ["a"], ["ar"], name="r1"),
+             helper.make_node("Conv", ["ar", "W_dw"], ["b"], name="dw", group=c,
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["b"], ["br"], name="r2"),
+             helper.make_node("Conv", ["br", "W_pw2"], ["y"], name="pw2")]
+    g = helper.make_graph(nodes, "pw_dw_pw",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, 48, 96])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, 48, 96])],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+    sd = os.path.join(gold, "test_data_set_0")
+    os.makedirs(sd)
+    np.save(os.path.join(sd, "input_0.npy"), rng.standard_normal((1, c, 48, 96)).astype(np.float32))
+
+
+def ranking(stdout):
+    """[(node, 1 - cosine, fp32 us, int8 us)] of quantize-check's ranking table."""
+    block = stdout.split("\nranking ")[-1].split("\n\n")[0].splitlines()[2:]
+    rows = []
+    for line in block:
+        f = line.split()
+        rows.append((f[0], float(f[2]), float(f[3]) if len(f) > 4 else None,
+                     float(f[4]) if len(f) > 4 and f[4][0].isdigit() else None))
+    return rows
 
 
 def golden(d, sets=6):
@@ -207,6 +251,42 @@ with tempfile.TemporaryDirectory() as tmp:
     fell = re.findall(r"^    (\S+)\s+\S+\s+alone int8:", rep, re.M)
     check(r.returncode == 0 and fell == ["mel"] and "sensitivity (that node alone" in r.stdout,
           "--rank alone: mel falls back (%s)" % fell, r)
+    # --rank cost: the noise per microsecond int8 saves; a node int8 does not speed up
+    # (the depthwise conv) falls back first, the bisection on the golden set decides
+    cmodel, cgold = os.path.join(tmp, "conv.onnx"), os.path.join(tmp, "conv_golden")
+    cbudget, ccalib = os.path.join(tmp, "conv_quality.yaml"), os.path.join(tmp, "conv_calib.yaml")
+    conv_model(cmodel, cgold)
+    with open(cbudget, "w") as f:
+        f.write("rules:\n  - metric: cosine\n    min: 0.9999\n")
+    r = mopt("calibrate", cmodel, "--inputs", cgold, "-o", ccalib)
+    check(r.returncode == 0, "calibrate the conv model", r)
+    r = mopt("compare", cmodel, cmodel, "--golden", cgold, "--budget", cbudget, "--test-set",
+             "precision=int8", "--test-set", "calibration=" + ccalib)
+    check(r.returncode == 1, "conv model: all-int8 breaks cosine >= 0.9999", r)
+    ranks = {}
+    for how in ("output", "cost"):
+        out = os.path.join(tmp, "conv_%s.yaml" % how)
+        r = mopt("quantize-check", cmodel, "--golden", cgold, "--budget", cbudget,
+                 "--calibration", ccalib, "--runs", "0", "--rank", how, "-o", out)
+        print(r.stdout)
+        ranks[how] = ranking(r.stdout)
+        check(r.returncode == 0 and os.path.exists(out), "--rank %s finds a fallback" % how, r)
+        if os.path.exists(out):
+            r2 = mopt("compare", cmodel, cmodel, "--golden", cgold, "--budget", cbudget,
+                      "--test-options", out)
+            check(r2.returncode == 0, "--rank %s: its options meet the budget" % how, r2)
+    rc_ = ranks["cost"]
+    check(len(rc_) == 3 and all(t is not None for _, _, t, _ in rc_),
+          "--rank cost lists 3 nodes with their FP32 and int8 times (%s)" % rc_)
+    if len(rc_) == 3 and all(t is not None and u is not None for _, _, t, u in rc_):
+        free = [c <= 0 for c in (t - u for _, _, t, u in rc_)]
+        key = [(0, -e) if f else (1, -e / (t - u)) for (_, e, t, u), f in zip(rc_, free)]
+        check(key == sorted(key), "--rank cost: the nodes int8 does not speed up first, then "
+              "noise per microsecond saved, largest first (%s)" % rc_)
+        check([n for n, *_ in rc_] != [n for n, *_ in ranks["output"]],
+              "--rank cost orders the nodes otherwise than --rank output (%s vs %s: the "
+              "depthwise conv is slower in int8)" % ([n for n, *_ in rc_],
+                                                    [n for n, *_ in ranks["output"]]))
     r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--rank", "random")
     check(r.returncode == 2 and "--rank random" in r.stderr, "--rank random is a usage error", r)
 
