@@ -283,10 +283,18 @@ with tempfile.TemporaryDirectory() as tmp:
         key = [(0, -e) if f else (1, -e / (t - u)) for (_, e, t, u), f in zip(rc_, free)]
         check(key == sorted(key), "--rank cost: the nodes int8 does not speed up first, then "
               "noise per microsecond saved, largest first (%s)" % rc_)
-        check([n for n, *_ in rc_] != [n for n, *_ in ranks["output"]],
-              "--rank cost orders the nodes otherwise than --rank output (%s vs %s: the "
-              "depthwise conv is slower in int8)" % ([n for n, *_ in rc_],
-                                                    [n for n, *_ in ranks["output"]]))
+        # whether int8 slows a node down depends on the CPU's kernels: where this
+        # one measured a node not sped up that --rank output does not put first,
+        # the two orders must differ
+        out_order = [n for n, *_ in ranks["output"]]
+        slow = [n for (n, *_), f in zip(rc_, free) if f]
+        if slow and out_order and out_order[0] not in slow:
+            check([n for n, *_ in rc_] != out_order,
+                  "--rank cost orders the nodes otherwise than --rank output (%s vs %s: "
+                  "%s not sped up by int8)" % ([n for n, *_ in rc_], out_order, slow))
+        else:
+            print("note: int8 sped up every node here, or --rank output already puts "
+                  "one it does not first (%s); the orders may coincide" % slow)
     r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--rank", "random")
     check(r.returncode == 2 and "--rank random" in r.stderr, "--rank random is a usage error", r)
 
