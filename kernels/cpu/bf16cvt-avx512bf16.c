@@ -40,24 +40,23 @@ bool cpu_bf16cvt_fast(void) { return cpu_get()->avx512_bf16; }
 bool cpu_bf16cvt_fast(void) { return false; }
 #endif
 
-void cpu_f32_to_bf16(const float *x, uint16_t *y, int64_t n) {
+/* A public conversion: FAST when built with AVX512-BF16 and the CPU has it,
+ * else SCALAR element by element. */
 #if defined(__AVX512F__) && defined(__AVX512BF16__)
-    if (cpu_get()->avx512_bf16) {
-        to_bf16_avx512(x, y, n);
-        return;
+#define CVT_FAST(FAST)                                                                             \
+    if (cpu_get()->avx512_bf16) {                                                                  \
+        FAST(x, y, n);                                                                             \
+        return;                                                                                    \
     }
+#else
+#define CVT_FAST(FAST)
 #endif
-    for (int64_t i = 0; i < n; i++)
-        y[i] = bf16_from_f32(x[i]);
-}
+#define DEFINE_CVT(NAME, TX, TY, FAST, SCALAR)                                                     \
+    void NAME(const TX *x, TY *y, int64_t n) {                                                     \
+        CVT_FAST(FAST)                                                                             \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            y[i] = SCALAR(x[i]);                                                                   \
+    }
 
-void cpu_bf16_to_f32(const uint16_t *x, float *y, int64_t n) {
-#if defined(__AVX512F__) && defined(__AVX512BF16__)
-    if (cpu_get()->avx512_bf16) {
-        to_f32_avx512(x, y, n);
-        return;
-    }
-#endif
-    for (int64_t i = 0; i < n; i++)
-        y[i] = bf16_to_f32(x[i]);
-}
+DEFINE_CVT(cpu_f32_to_bf16, float, uint16_t, to_bf16_avx512, bf16_from_f32)
+DEFINE_CVT(cpu_bf16_to_f32, uint16_t, float, to_f32_avx512, bf16_to_f32)

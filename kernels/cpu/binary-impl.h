@@ -36,6 +36,21 @@ static inline vf bin_min(vf a, vf b) { return v_sel(v_isnan(a), a, v_min(a, b));
         }                                                                                          \
     } while (0)
 
+/* PATTERNS(EXPR) with the vector expression of op: one switch for every
+ * entry point, so an op added to cpu_binop is added to all of them. */
+#define BIN_SWITCH(op, PATTERNS)                                                                   \
+    do {                                                                                           \
+        switch (op) {                                                                              \
+        case CPU_BIN_ADD: PATTERNS(v_add); break;                                                  \
+        case CPU_BIN_SUB: PATTERNS(v_sub); break;                                                  \
+        case CPU_BIN_MUL: PATTERNS(v_mul); break;                                                  \
+        case CPU_BIN_DIV: PATTERNS(v_div); break;                                                  \
+        case CPU_BIN_MAX: PATTERNS(bin_max); break;                                                \
+        case CPU_BIN_MIN: PATTERNS(bin_min); break;                                                \
+        case CPU_BIN_COUNT: break;                                                                 \
+        }                                                                                          \
+    } while (0)
+
 #define LD_A(i) v_load(a + (i))
 #define LD_B(i) v_load(b + (i))
 #define LD_A_N(i, k) v_load_n(a + (i), (k))
@@ -61,15 +76,7 @@ void CPU_FN(cpu_binary_f32)(cpu_binop op, const float *a, int64_t sa, const floa
                             float *y, int64_t n) {
     if (n <= 0) return;
     const vf sa_v = v_set1(a[0]), sb_v = v_set1(b[0]);
-    switch (op) {
-    case CPU_BIN_ADD: BIN_PATTERNS(v_add); break;
-    case CPU_BIN_SUB: BIN_PATTERNS(v_sub); break;
-    case CPU_BIN_MUL: BIN_PATTERNS(v_mul); break;
-    case CPU_BIN_DIV: BIN_PATTERNS(v_div); break;
-    case CPU_BIN_MAX: BIN_PATTERNS(bin_max); break;
-    case CPU_BIN_MIN: BIN_PATTERNS(bin_min); break;
-    case CPU_BIN_COUNT: break;
-    }
+    BIN_SWITCH(op, BIN_PATTERNS);
 }
 
 /* One row of n: y[i] = a[i] op s (row_a) or s op b[i]. */
@@ -93,15 +100,7 @@ void CPU_FN(cpu_binary_rows_f32)(cpu_binop op, const float *x, const float *s, f
     const float *a = x, *b = s;
     const bool row_a = row_first;
     const int64_t n = len;
-    switch (op) {
-    case CPU_BIN_ADD: ROW_PATTERNS(v_add); break;
-    case CPU_BIN_SUB: ROW_PATTERNS(v_sub); break;
-    case CPU_BIN_MUL: ROW_PATTERNS(v_mul); break;
-    case CPU_BIN_DIV: ROW_PATTERNS(v_div); break;
-    case CPU_BIN_MAX: ROW_PATTERNS(bin_max); break;
-    case CPU_BIN_MIN: ROW_PATTERNS(bin_min); break;
-    case CPU_BIN_COUNT: break;
-    }
+    BIN_SWITCH(op, ROW_PATTERNS);
 }
 
 /* x * a + b rounded twice (no fma), as the reference kernels compute it. */

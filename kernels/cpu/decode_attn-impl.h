@@ -122,6 +122,23 @@ static inline __attribute__((always_inline)) vf da_scores(const kn_decode_attn *
     return v_load(sb);
 }
 
+/* The online softmax's running max *mrun raised to m when m is larger: the
+ * sums so far (acc, acc2: NV vectors each; lv), relative to the old max,
+ * are scaled by e^(old - m). */
+static inline __attribute__((always_inline)) void da_raise_max(float m, float *mrun, vf *acc,
+                                                               vf *acc2, vf *lv, const int64_t NV) {
+    if (!(m > *mrun)) return;
+    if (*mrun != -INFINITY) {
+        const vf corr = v_set1(expf(*mrun - m));
+        for (int64_t c = 0; c < NV; c++) {
+            acc[c] = v_mul(acc[c], corr);
+            acc2[c] = v_mul(acc2[c], corr);
+        }
+        *lv = v_mul(*lv, corr);
+    }
+    *mrun = m;
+}
+
 /* One row; ND and NV are the vectors per row of K and V (constants in the
  * specialized copies, so that their loops unroll). */
 static inline __attribute__((always_inline)) void da_row_n(const kn_decode_attn *p, int64_t row,
@@ -156,18 +173,7 @@ static inline __attribute__((always_inline)) void da_row_n(const kn_decode_attn 
             v_store(buf + j, s);
             vmax = v_max(vmax, s);
         }
-        const float cmax = v_hmax(vmax);
-        if (cmax > mrun) {
-            if (mrun != -INFINITY) {
-                const vf corr = v_set1(expf(mrun - cmax));
-                for (int64_t c = 0; c < NV; c++) {
-                    acc[c] = v_mul(acc[c], corr);
-                    acc2[c] = v_mul(acc2[c], corr);
-                }
-                lv = v_mul(lv, corr);
-            }
-            mrun = cmax;
-        }
+        da_raise_max(v_hmax(vmax), &mrun, acc, acc2, &lv, NV);
         if (mrun == -INFINITY) continue; /* nothing visible yet */
         /* pass 2: weights, their sum, and the weighted rows of V, two keys
          * at a time into two sums (each weight broadcast once) */
@@ -203,17 +209,7 @@ static inline __attribute__((always_inline)) void da_row_n(const kn_decode_attn 
     float lextra = 0.0f;
     if (tv < T && p->fill > -INFINITY) {
         const float f = p->fill;
-        if (f > mrun) {
-            if (mrun != -INFINITY) {
-                const vf corr = v_set1(expf(mrun - f));
-                for (int64_t c = 0; c < NV; c++) {
-                    acc[c] = v_mul(acc[c], corr);
-                    acc2[c] = v_mul(acc2[c], corr);
-                }
-                lv = v_mul(lv, corr);
-            }
-            mrun = f;
-        }
+        da_raise_max(f, &mrun, acc, acc2, &lv, NV);
         const float w = expf(f - mrun);
         if (w > 0.0f) {
             const vf wv = v_set1(w);

@@ -46,14 +46,20 @@ static void one_gemv(void *arg, const kn_gemm *g, int64_t oa, int64_t ob, int64_
                     (blasint)g->ldb, b->A + oa, 1, g->beta, b->C + oc, 1);
 }
 
+/* Every matrix of g through fn, with OpenBLAS on `threads` threads. */
+static void run_batch(const kn_gemm *g, kn_gemm_one_fn fn, const float *A, const float *B, float *C,
+                      int threads) {
+    oblas_scope host = oblas_threads_enter(threads);
+    batch b = {A, B, C};
+    kn_gemm_each(g, fn, &b);
+    oblas_threads_leave(host);
+}
+
 bool oblas_gemv_batched(const kn_gemm *g, const float *A, const float *B, float *C, int threads) {
     if (g->M != 1 || g->trans_a || g->N == 0 || g->K == 0 || !oblas_fits(g->M, g->N, g->K) ||
         !oblas_fits(g->lda, g->ldb, g->ldc) || g->ldb < (g->trans_b ? g->K : g->N))
         return false;
-    oblas_scope host = oblas_threads_enter(threads);
-    batch b = {A, B, C};
-    kn_gemm_each(g, one_gemv, &b);
-    oblas_threads_leave(host);
+    run_batch(g, one_gemv, A, B, C, threads);
     return true;
 }
 
@@ -61,10 +67,7 @@ bool oblas_gemm_batched(const kn_gemm *g, const float *A, const float *B, float 
     if (!oblas_fits(g->M, g->N, g->K) || !oblas_fits(g->lda, g->ldb, g->ldc) ||
         !oblas_fits(g->M * g->K, g->K * g->N, g->M * g->N))
         return false;
-    oblas_scope host = oblas_threads_enter(threads);
-    batch b = {A, B, C};
-    kn_gemm_each(g, one, &b);
-    oblas_threads_leave(host);
+    run_batch(g, one, A, B, C, threads);
     return true;
 }
 

@@ -24,14 +24,8 @@ void ref_conv_transpose(const ref_window_nd *g, int64_t n, int64_t c, int64_t m,
                     ref_window_nd_index(i, g->in, nd, ii);
                     for (int64_t kf = 0; kf < k_sz; kf++) {
                         ref_window_nd_index(kf, g->k, nd, kk);
-                        int64_t off = 0;
-                        int ok = 1;
-                        for (int d = 0; d < nd && ok; d++) {
-                            int64_t pos = ii[d] * g->stride[d] - g->pad[d] + kk[d] * g->dil[d];
-                            if (pos < 0 || pos >= g->out[d]) ok = 0;
-                            off = off * g->out[d] + pos;
-                        }
-                        if (!ok) continue;
+                        int64_t off = ref_window_nd_tap(g, ii, kk, g->out);
+                        if (off < 0) continue;
                         for (int64_t mi = 0; mi < mg; mi++)
                             y[(bi * m + gi * mg + mi) * out_sz + off] +=
                                 xv * w[(ch * mg + mi) * k_sz + kf];

@@ -55,6 +55,18 @@ static void view_of(const ref_ein_operand *o, view *v) {
     }
 }
 
+/* The next index of idx[0..n) over dims dim (last axis fastest), *off
+ * following it with strides str. */
+static inline void odometer_next(int n, int64_t *idx, const int64_t *dim, const int64_t *str,
+                                 int64_t *off) {
+    for (int d = n - 1; d >= 0; d--) {
+        *off += str[d];
+        if (++idx[d] < dim[d]) break;
+        *off -= str[d] * dim[d];
+        idx[d] = 0;
+    }
+}
+
 /* dst (contiguous, dims kdim[0..nk)) = v gathered in the order of keep[],
  * summed over v's labels that are not kept. A kept label that v lacks, or
  * has with size 1, broadcasts (stride 0). */
@@ -73,20 +85,10 @@ static void view_of(const ref_ein_operand *o, view *v) {
             memset(si, 0, sizeof(int64_t) * (size_t)ns);                                           \
             for (int64_t s = 0; s < nsum; s++) {                                                   \
                 acc += (ACC)src[off + soff];                                                       \
-                for (int d = ns - 1; d >= 0; d--) {                                                \
-                    soff += ss[d];                                                                 \
-                    if (++si[d] < sd[d]) break;                                                    \
-                    soff -= ss[d] * sd[d];                                                         \
-                    si[d] = 0;                                                                     \
-                }                                                                                  \
+                odometer_next(ns, si, sd, ss, &soff);                                              \
             }                                                                                      \
             dst[o] = OUT(acc);                                                                     \
-            for (int d = nk - 1; d >= 0; d--) {                                                    \
-                off += ks[d];                                                                      \
-                if (++ki[d] < kdim[d]) break;                                                      \
-                off -= ks[d] * kdim[d];                                                            \
-                ki[d] = 0;                                                                         \
-            }                                                                                      \
+            odometer_next(nk, ki, kdim, ks, &off);                                                 \
         }                                                                                          \
     }
 

@@ -162,32 +162,23 @@ typedef enum mid_kind { MID_F64, MID_I64, MID_U64 } mid_kind;
  * undefined), the same list as mopt_dtype_size's. */
 bool ref_cast_supported(mopt_dtype t) { return mopt_dtype_size(t) != 0; }
 
-#define READ(T, CONV)                                                                              \
+/* One case of read_mid: widen T elements, each through CONV, into DST (d
+ * as double, or q as int64) and return KIND. */
+#define READ(T, CONV, DST, KIND)                                                                   \
     do {                                                                                           \
         const T *s = (const T *)x + off;                                                           \
         for (int64_t i = 0; i < n; i++)                                                            \
-            dst[i] = CONV(s[i]);                                                                   \
+            DST[i] = CONV(s[i]);                                                                   \
+        return KIND;                                                                               \
     } while (0)
+#define TO_F64(T, CONV) READ(T, CONV, d, MID_F64)
+#define TO_I64(T, CONV) READ(T, CONV, q, MID_I64)
 #define SAME(v) (v)
 #define NONZERO(v) ((v) != 0)
 #define U4(v) ((v)&15)
 #define I4(v) (((v)&15) >= 8 ? ((v)&15) - 16 : ((v)&15))
 #define U2(v) ((v)&3)
 #define I2(v) (((v)&3) >= 2 ? ((v)&3) - 4 : ((v)&3))
-
-/* One case of read_mid: widen T elements into d (as double) or q (as int64). */
-#define TO_F64(T, CONV)                                                                            \
-    do {                                                                                           \
-        double *dst = d;                                                                           \
-        READ(T, CONV);                                                                             \
-        return MID_F64;                                                                            \
-    } while (0)
-#define TO_I64(T, CONV)                                                                            \
-    do {                                                                                           \
-        int64_t *dst = q;                                                                          \
-        READ(T, CONV);                                                                             \
-        return MID_I64;                                                                            \
-    } while (0)
 
 /* Reads n elements starting at off into d (doubles) or q (int64 bits). */
 static mid_kind read_mid(mopt_dtype from, const void *x, int64_t off, int64_t n, double *d,

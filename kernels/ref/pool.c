@@ -126,14 +126,8 @@ void ref_lp_pool(const ref_window_nd *g, int64_t nc, double p, const float *x, f
             double s = 0;
             for (int64_t kf = 0; kf < k_sz; kf++) {
                 ref_window_nd_index(kf, g->k, nd, kk);
-                int64_t off = 0;
-                int ok = 1;
-                for (int d = 0; d < nd && ok; d++) {
-                    int64_t pos = oo[d] * g->stride[d] - g->pad[d] + kk[d] * g->dil[d];
-                    if (pos < 0 || pos >= g->in[d]) ok = 0;
-                    off = off * g->in[d] + pos;
-                }
-                if (ok) s += pow(fabs((double)x[ch * in_sz + off]), p);
+                int64_t off = ref_window_nd_tap(g, oo, kk, g->in);
+                if (off >= 0) s += pow(fabs((double)x[ch * in_sz + off]), p);
             }
             y[ch * out_sz + o] = (float)pow(s, 1.0 / p);
         }

@@ -58,6 +58,22 @@ static inline void ref_window_nd_index(int64_t f, const int64_t *d, int nd, int6
     }
 }
 
+/* The flat offset, over dims `to`, of the tap kk of the window at at[]:
+ * at[d] * stride - pad + kk[d] * dilation on every axis; -1 when it falls
+ * outside `to` on any axis. ConvTranspose scatters input positions into the
+ * output (at: input, to: g->out), LpPool gathers each output's window from
+ * the input (at: output, to: g->in). */
+static inline int64_t ref_window_nd_tap(const ref_window_nd *g, const int64_t *at,
+                                        const int64_t *kk, const int64_t *to) {
+    int64_t off = 0;
+    for (int d = 0; d < g->nd; d++) {
+        int64_t pos = at[d] * g->stride[d] - g->pad[d] + kk[d] * g->dil[d];
+        if (pos < 0 || pos >= to[d]) return -1;
+        off = off * to[d] + pos;
+    }
+    return off;
+}
+
 /* Direct convolution, NC[D]HW layout, grouped. x is
  * [batch, c_in, in...], w is [c_out, c_in / group, k...], bias is [c_out] or
  * NULL, y is [batch, c_out, out...]. pad is the begin padding per axis. */

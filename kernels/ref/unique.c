@@ -16,7 +16,10 @@ typedef struct items {
     int64_t outer, n, inner;
 } items;
 
-#define CMP_INT(T, a, b) ((*(const T *)(a) > *(const T *)(b)) - (*(const T *)(a) < *(const T *)(b)))
+/* -1, 0 or 1: elements ai and bi of it->x, as T, compared (in cmp_elem). */
+#define CMP_INT(T)                                                                                 \
+    ((((const T *)it->x)[ai] > ((const T *)it->x)[bi]) -                                           \
+     (((const T *)it->x)[ai] < ((const T *)it->x)[bi]))
 
 static int cmp_float(double a, double b) {
     bool na = isnan(a), nb = isnan(b);
@@ -31,22 +34,14 @@ static int cmp_elem(const items *it, int64_t i, int64_t k, int64_t j) {
     switch (it->kind) {
     case REF_UNIQUE_F32: return cmp_float(((const float *)it->x)[ai], ((const float *)it->x)[bi]);
     case REF_UNIQUE_F64: return cmp_float(((const double *)it->x)[ai], ((const double *)it->x)[bi]);
-    case REF_UNIQUE_I8:
-        return CMP_INT(int8_t, (const int8_t *)it->x + ai, (const int8_t *)it->x + bi);
-    case REF_UNIQUE_I16:
-        return CMP_INT(int16_t, (const int16_t *)it->x + ai, (const int16_t *)it->x + bi);
-    case REF_UNIQUE_I32:
-        return CMP_INT(int32_t, (const int32_t *)it->x + ai, (const int32_t *)it->x + bi);
-    case REF_UNIQUE_I64:
-        return CMP_INT(int64_t, (const int64_t *)it->x + ai, (const int64_t *)it->x + bi);
-    case REF_UNIQUE_U8:
-        return CMP_INT(uint8_t, (const uint8_t *)it->x + ai, (const uint8_t *)it->x + bi);
-    case REF_UNIQUE_U16:
-        return CMP_INT(uint16_t, (const uint16_t *)it->x + ai, (const uint16_t *)it->x + bi);
-    case REF_UNIQUE_U32:
-        return CMP_INT(uint32_t, (const uint32_t *)it->x + ai, (const uint32_t *)it->x + bi);
-    case REF_UNIQUE_U64:
-        return CMP_INT(uint64_t, (const uint64_t *)it->x + ai, (const uint64_t *)it->x + bi);
+    case REF_UNIQUE_I8: return CMP_INT(int8_t);
+    case REF_UNIQUE_I16: return CMP_INT(int16_t);
+    case REF_UNIQUE_I32: return CMP_INT(int32_t);
+    case REF_UNIQUE_I64: return CMP_INT(int64_t);
+    case REF_UNIQUE_U8: return CMP_INT(uint8_t);
+    case REF_UNIQUE_U16: return CMP_INT(uint16_t);
+    case REF_UNIQUE_U32: return CMP_INT(uint32_t);
+    case REF_UNIQUE_U64: return CMP_INT(uint64_t);
     }
     return 0;
 }

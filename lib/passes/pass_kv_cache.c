@@ -84,6 +84,13 @@ static bool product_of(const ir_graph *g, const ir_node *n, int32_t v, bool tran
     return true;
 }
 
+/* n is live and reads v (as any input). */
+static bool live_reader(const ir_node *n, int32_t v) {
+    for (int32_t k = 0; k < n->n_inputs && !n->dead; k++)
+        if (n->inputs[k] == v) return true;
+    return false;
+}
+
 /* Every live reader of present as a product (through at most one
  * Transpose(0,1,3,2), which then dies); false when another reader exists. */
 static bool collect_uses(const fu_graph *f, int32_t present, kv_use *uses, int *n_uses,
@@ -94,10 +101,7 @@ static bool collect_uses(const fu_graph *f, int32_t present, kv_use *uses, int *
     int32_t seen = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = g->nodes[i];
-        bool reads = false;
-        for (int32_t k = 0; k < n->n_inputs && !n->dead; k++)
-            reads = reads || n->inputs[k] == present;
-        if (!reads) continue;
+        if (!live_reader(n, present)) continue;
         seen++;
         if (*n_uses == KV_MAX_USES) return false;
         if (product_of(g, n, present, false, &uses[*n_uses])) {
@@ -111,10 +115,7 @@ static bool collect_uses(const fu_graph *f, int32_t present, kv_use *uses, int *
         int32_t readers = 0;
         for (int32_t j = 0; j < g->n_nodes; j++) {
             const ir_node *m = g->nodes[j];
-            bool r = false;
-            for (int32_t k = 0; k < m->n_inputs && !m->dead; k++)
-                r = r || m->inputs[k] == t;
-            if (!r) continue;
+            if (!live_reader(m, t)) continue;
             readers++;
             if (*n_uses == KV_MAX_USES || !product_of(g, m, t, true, &uses[*n_uses]) ||
                 !fu_is(m, "MatMul"))

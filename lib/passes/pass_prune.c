@@ -93,6 +93,27 @@ static bool all_zero(const float *p, int64_t n, int64_t stride) {
     return true;
 }
 
+/* The live readers of v, when all are `op` taking v as input 0 (only), with
+ * a constant f32 input 1, at most PRUNE_MAX_READERS, and they are all its
+ * uses (as fu_init counted them, so not a graph output either): fills
+ * readers and returns their count; 0 when that does not hold. */
+static int const_readers(const fu_graph *f, int32_t v, const char *op, ir_node **readers) {
+    const ir_graph *g = f->g;
+    int n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        ir_node *c = g->nodes[i];
+        if (c->dead) continue;
+        for (int32_t k = 0; k < c->n_inputs; k++) {
+            if (c->inputs[k] != v) continue;
+            if (k != 0 || !fu_is(c, op) || c->n_inputs < 2 || n >= PRUNE_MAX_READERS) return 0;
+            int64_t wn = 0;
+            if (!fu_const_f32(g, c->inputs[1], &wn)) return 0;
+            readers[n++] = c;
+        }
+    }
+    return n > 0 && f->uses[v] == n ? n : 0;
+}
+
 /* The readers of v (through at most one Relu, and for MatMul first through a
  * bias Add whose constant is `bias_out`): all must be `op` taking the
  * value as input 0, with a constant f32 input 1. Fills readers; returns
@@ -119,21 +140,10 @@ static int readers_of(fu_graph *f, int32_t v, const char *op, bool allow_add, in
         v = one->outputs[0];
     }
     if (v < 0 || (g->values[v]->flags & IR_VALUE_OUTPUT)) return 0;
-    int n = 0;
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        ir_node *c = g->nodes[i];
-        if (c->dead) continue;
-        for (int32_t k = 0; k < c->n_inputs; k++) {
-            if (c->inputs[k] != v) continue;
-            if (k != 0 || !fu_is(c, op) || c->n_inputs < 2 || n >= PRUNE_MAX_READERS) return 0;
-            int64_t wn = 0;
-            if (!fu_const_f32(g, c->inputs[1], &wn)) return 0;
-            if (strcmp(op, "Conv") == 0 && ir_node_attr_int(c, "group", 1) != 1) return 0;
-            readers[n++] = c;
-        }
-    }
-    /* the uses counted by fu_init: every use must be one of the readers */
-    return n > 0 && f->uses[v] == n ? n : 0;
+    int n = const_readers(f, v, op, readers);
+    for (int i = 0; i < n; i++)
+        if (strcmp(op, "Conv") == 0 && ir_node_attr_int(readers[i], "group", 1) != 1) return 0;
+    return n;
 }
 
 /* Copies src (rows x cols, row-major) keeping the rows with keep_row[r] and
@@ -374,23 +384,14 @@ static mopt_status try_attention(fu_graph *f, ir_node *a, int32_t *removed) {
     int32_t o = a->outputs[0];
     if (g->values[o]->flags & IR_VALUE_OUTPUT) return MOPT_OK;
     ir_node *readers[PRUNE_MAX_READERS];
-    int n_readers = 0;
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        ir_node *c = g->nodes[i];
-        if (c->dead) continue;
-        for (int32_t j = 0; j < c->n_inputs; j++) {
-            if (c->inputs[j] != o) continue;
-            if (j != 0 || !fu_is(c, "MatMul") || c->n_inputs != 2 || n_readers >= PRUNE_MAX_READERS)
-                return MOPT_OK;
-            const ir_value *rv = g->values[c->inputs[1]];
-            int64_t rn = 0;
-            if (!fu_const_f32(g, c->inputs[1], &rn) || rv->shape.rank != 2 ||
-                !ir_shape_is_concrete(&rv->shape) || rv->shape.dims[0] != v.n)
-                return MOPT_OK;
-            readers[n_readers++] = c;
-        }
+    int n_readers = const_readers(f, o, "MatMul", readers);
+    if (n_readers == 0) return MOPT_OK;
+    for (int i = 0; i < n_readers; i++) {
+        const ir_value *rv = g->values[readers[i]->inputs[1]];
+        if (readers[i]->n_inputs != 2 || rv->shape.rank != 2 || !ir_shape_is_concrete(&rv->shape) ||
+            rv->shape.dims[0] != v.n)
+            return MOPT_OK;
     }
-    if (n_readers == 0 || f->uses[o] != n_readers) return MOPT_OK;
     /* a head computes nothing when its V columns and V bias are zero (its
      * output is a weighted mean of zero rows), or when every reader's rows
      * for it are zero */

@@ -130,19 +130,17 @@ bool onednn_glue_mm_bf16_io(const op_ctx *ctx, bool output, int k, int res);
     ONEDNN_GLUE_IMPL_IO(supports_fn, prepare_fn, run_fn, bf16_io_fn, NULL)
 /* ... with an op_impl.inplace too */
 #define ONEDNN_GLUE_IMPL_IO(supports_fn, prepare_fn, run_fn, bf16_io_fn, inplace_fn)               \
-    {                                                                                              \
-        .name = "onednn", .backend = "onednn", .supports = supports_fn, .prepare = prepare_fn,     \
-        .release = onednn_glue_release, .run = run_fn,                                             \
-        .release_scratch = onednn_glue_scratch_release, .variant = onednn_glue_variant_name,       \
-        .bf16_io = bf16_io_fn, .inplace = inplace_fn,                                              \
-    }
+    ONEDNN_GLUE_IMPL_WITH(supports_fn, prepare_fn, run_fn, bf16_io_fn, .inplace = inplace_fn)
 /* ... with an op_impl.u8_io (int8 storage) instead of inplace */
 #define ONEDNN_GLUE_IMPL_U8(supports_fn, prepare_fn, run_fn, bf16_io_fn, u8_io_fn)                 \
+    ONEDNN_GLUE_IMPL_WITH(supports_fn, prepare_fn, run_fn, bf16_io_fn, .u8_io = u8_io_fn)
+/* The shared fields and one more designated initializer (`extra`). */
+#define ONEDNN_GLUE_IMPL_WITH(supports_fn, prepare_fn, run_fn, bf16_io_fn, extra)                  \
     {                                                                                              \
         .name = "onednn", .backend = "onednn", .supports = supports_fn, .prepare = prepare_fn,     \
         .release = onednn_glue_release, .run = run_fn,                                             \
         .release_scratch = onednn_glue_scratch_release, .variant = onednn_glue_variant_name,       \
-        .bf16_io = bf16_io_fn, .u8_io = u8_io_fn,                                                  \
+        .bf16_io = bf16_io_fn, extra,                                                              \
     }
 
 #endif
