@@ -46,7 +46,8 @@ void ref_dequantize(const ref_qlayout *l, const int32_t *x, const float *scale, 
                     float *y) {
     for (int64_t e = 0, n = qcount(l); e < n; e++) {
         int64_t s = qindex_at(l, e);
-        y[e] = (float)(x[e] - (zp ? zp[s] : 0)) * scale[s];
+        /* in 64 bits: an int32 x minus an int32 zero point can overflow int */
+        y[e] = (float)((int64_t)x[e] - (zp ? zp[s] : 0)) * scale[s];
     }
 }
 
