@@ -16,7 +16,7 @@ Checks:
   writes meet the budget when `mopt compare` checks them;
 - --rank cost on a 1x1 -> depthwise -> 1x1 conv model: the ranking follows
   its rule (nodes int8 does not speed up first, then noise per microsecond
-  saved), differs from --rank output's, and its options meet the budget;
+  saved, from its printed columns) and its options meet the budget;
 - --max-fallbacks 0 refuses: exit 1, REFUSED in the report, nothing written;
 - `mopt tune` tries the fallback candidate and it holds the budget;
 - `mopt optimize` with those options writes a .mopt that keeps the fallback;
@@ -283,18 +283,6 @@ with tempfile.TemporaryDirectory() as tmp:
         key = [(0, -e) if f else (1, -e / (t - u)) for (_, e, t, u), f in zip(rc_, free)]
         check(key == sorted(key), "--rank cost: the nodes int8 does not speed up first, then "
               "noise per microsecond saved, largest first (%s)" % rc_)
-        # whether int8 slows a node down depends on the CPU's kernels: where this
-        # one measured a node not sped up that --rank output does not put first,
-        # the two orders must differ
-        out_order = [n for n, *_ in ranks["output"]]
-        slow = [n for (n, *_), f in zip(rc_, free) if f]
-        if slow and out_order and out_order[0] not in slow:
-            check([n for n, *_ in rc_] != out_order,
-                  "--rank cost orders the nodes otherwise than --rank output (%s vs %s: "
-                  "%s not sped up by int8)" % ([n for n, *_ in rc_], out_order, slow))
-        else:
-            print("note: int8 sped up every node here, or --rank output already puts "
-                  "one it does not first (%s); the orders may coincide" % slow)
     r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--rank", "random")
     check(r.returncode == 2 and "--rank random" in r.stderr, "--rank random is a usage error", r)
 
