@@ -77,6 +77,16 @@ def profile_ops(sess):
     return ops
 
 
+def run_fp32_and_int8(path, table, x):
+    """Runs the model at path on {"x": x} in FP32 and in static INT8 with the
+    calibration table; returns (FP32 outputs, INT8 outputs, the INT8 run's
+    profile_ops)."""
+    with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
+            mopt.Model(str(path), precision="int8", calibration=str(table)) as mq, \
+            mopt.Session(mq, profile=True) as sq:
+        return sf.run({"x": x}), sq.run({"x": x}), profile_ops(sq)
+
+
 # ---- 1. ORT-quantized models ---------------------------------------------------
 
 def test_ort_models(tmp):
@@ -343,12 +353,8 @@ def test_fused_gemm_forms(tmp):
             m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
             m.ir_version = 8
             x = rng.standard_normal((16, 64)).astype(np.float32)
-            path, table = calibrate_one_set(tmp, m, "gemm", x)
-            with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
-                    mopt.Model(str(path), precision="int8", calibration=str(table)) as mq, \
-                    mopt.Session(mq, profile=True) as sq:
-                a, b = sf.run({"x": x})[out], sq.run({"x": x})[out]
-                ops = profile_ops(sq)
+            ra, rb, ops = run_fp32_and_int8(*calibrate_one_set(tmp, m, "gemm", x), x)
+            a, b = ra[out], rb[out]
             err = float(np.abs(a - b).max())
             # x step ~ 8 / 255, |w| <= ~0.5, K = 64, alpha 0.5: worst case ~0.5, typical ~0.02
             check(err < 0.1 and "StaticQMatMul" in ops,
@@ -372,12 +378,8 @@ def test_dead_channel(tmp):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     x = rng.standard_normal((1, 4, 6, 6)).astype(np.float32)
-    path, table = calibrate_one_set(tmp, m, "dead", x)
-    with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
-            mopt.Model(str(path), precision="int8", calibration=str(table)) as mq, \
-            mopt.Session(mq, profile=True) as sq:
-        a, q = sf.run({"x": x})["y"], sq.run({"x": x})["y"]
-        ops = profile_ops(sq)
+    ra, rq, ops = run_fp32_and_int8(*calibrate_one_set(tmp, m, "dead", x), x)
+    a, q = ra["y"], rq["y"]
     check("StaticQConv" in ops and np.isfinite(q).all() and np.allclose(q[0, 3], b[3], atol=1e-6)
           and float(np.abs(a - q).max()) < 0.1,
           "a dead channel (|w| 3e-39) under static int8: finite, the bias (%g vs %g), max error "
@@ -416,12 +418,8 @@ def test_post_affine(tmp):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     x = rng.standard_normal((1, 8, 10, 10)).astype(np.float32)
-    path, table = calibrate_one_set(tmp, m, "postaff", x)
-    with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
-            mopt.Model(str(path), precision="int8", calibration=str(table)) as mq, \
-            mopt.Session(mq, profile=True) as sq:
-        a, q = sf.run({"x": x})["y"], sq.run({"x": x})["y"]
-        ops = profile_ops(sq)
+    ra, rq, ops = run_fp32_and_int8(*calibrate_one_set(tmp, m, "postaff", x), x)
+    a, q = ra["y"], rq["y"]
     rel = float(np.abs(a - q).max() / np.abs(a).max())
     check(len(ops.get("StaticQConv", [])) == 3 and "Mul" not in ops and "Add" not in ops
           and "FusedConv" not in ops and rel < 0.03 and cosine(a, q) > 0.999,
