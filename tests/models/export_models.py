@@ -78,6 +78,32 @@ def init_bn(bn, gen=None):
         bn.running_var.uniform_(0.4, 2.0, generator=gen)
 
 
+def init_convs_and_bns(model, gen):
+    """init_conv / init_bn on every Conv2d and BatchNorm2d of model, in module order."""
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            init_conv(m, gen=gen)
+        elif isinstance(m, nn.BatchNorm2d):
+            init_bn(m, gen)
+
+
+def add_attention_projections(attn, hidden, heads, names):
+    """The head split and the four hidden x hidden projections (query, key,
+    value, output) of an attention block, registered as names in that order."""
+    attn.heads = heads
+    attn.head_dim = hidden // heads
+    attn.projections = names
+    for name in names:
+        setattr(attn, name, nn.Linear(hidden, hidden))
+
+
+def init_attention_projections(attn, out_gain, gen):
+    """init_linear on the projections of add_attention_projections, in order:
+    query and key a little larger so that softmax is far from uniform."""
+    for name, gain in zip(attn.projections, (1.6, 1.6, 1.0, out_gain)):
+        init_linear(getattr(attn, name), gain, gen)
+
+
 # ------------------------------------------------------------------------ BERT
 
 class BertSelfAttention(nn.Module):
@@ -86,12 +112,7 @@ class BertSelfAttention(nn.Module):
 
     def __init__(self, hidden, heads):
         super().__init__()
-        self.heads = heads
-        self.head_dim = hidden // heads
-        self.query = nn.Linear(hidden, hidden)
-        self.key = nn.Linear(hidden, hidden)
-        self.value = nn.Linear(hidden, hidden)
-        self.out = nn.Linear(hidden, hidden)
+        add_attention_projections(self, hidden, heads, ("query", "key", "value", "out"))
 
     def split(self, x):
         b, s, _ = x.size()
@@ -146,11 +167,7 @@ class Bert(nn.Module):
             self.pos.weight[:rows].normal_(0.0, 0.5, generator=gen)
         init_norm(self.ln_emb, gen)
         for layer in self.layers:
-            # q and k a little larger so that softmax is far from uniform.
-            init_linear(layer.attn.query, 1.6, gen)
-            init_linear(layer.attn.key, 1.6, gen)
-            init_linear(layer.attn.value, 1.0, gen)
-            init_linear(layer.attn.out, 1.0, gen)
+            init_attention_projections(layer.attn, 1.0, gen)
             init_linear(layer.fc1, 1.0, gen)
             init_linear(layer.fc2, 1.0, gen)
             init_norm(layer.ln1, gen)
@@ -177,12 +194,7 @@ class Bert(nn.Module):
 class GptAttention(nn.Module):
     def __init__(self, hidden, heads):
         super().__init__()
-        self.heads = heads
-        self.head_dim = hidden // heads
-        self.q = nn.Linear(hidden, hidden)
-        self.k = nn.Linear(hidden, hidden)
-        self.v = nn.Linear(hidden, hidden)
-        self.proj = nn.Linear(hidden, hidden)
+        add_attention_projections(self, hidden, heads, ("q", "k", "v", "proj"))
 
     def forward(self, x):
         b, s, h = x.size()
@@ -228,10 +240,7 @@ class Gpt(nn.Module):
         for blk in self.blocks:
             init_norm(blk.ln1, gen)
             init_norm(blk.ln2, gen)
-            init_linear(blk.attn.q, 1.6, gen)
-            init_linear(blk.attn.k, 1.6, gen)
-            init_linear(blk.attn.v, 1.0, gen)
-            init_linear(blk.attn.proj, 0.7, gen)
+            init_attention_projections(blk.attn, 0.7, gen)
             init_linear(blk.fc, 1.0, gen)
             init_linear(blk.proj, 0.7, gen)
         init_norm(self.ln_f, gen)
@@ -283,11 +292,7 @@ class Cnn(nn.Module):
         self.fc = nn.Linear(32, classes)
 
     def init_weights(self, gen):
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                init_conv(m, gen=gen)
-            elif isinstance(m, nn.BatchNorm2d):
-                init_bn(m, gen)
+        init_convs_and_bns(self, gen)
         init_linear(self.fc, 0.5, gen)
 
     def forward(self, x):
@@ -351,11 +356,7 @@ class MobileNet(nn.Module):
         self.fc2 = nn.Linear(64, classes)
 
     def init_weights(self, gen):
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                init_conv(m, gen=gen)
-            elif isinstance(m, nn.BatchNorm2d):
-                init_bn(m, gen)
+        init_convs_and_bns(self, gen)
         init_linear(self.fc1, 2.0, gen)
         init_linear(self.fc2, 2.0, gen)
 
@@ -393,6 +394,28 @@ def export(name, model, args, path, input_names, output_names, dynamic_axes, ops
     return m
 
 
+def bert_case(m, gen, pad_second_from=None):
+    """The bert models' case: ids (2, 8) < 1000 drawn from gen after m's weights,
+    a mask of ones (the second row padded from pad_second_from on, if given)."""
+    ids = torch.randint(0, 1000, (2, 8), generator=gen)
+    mask = torch.ones(2, 8, dtype=torch.int64)
+    if pad_second_from is not None:
+        mask[1, pad_second_from:] = 0
+    return (m, (ids, mask), ["input_ids", "attention_mask"],
+            ["last_hidden_state", "pooler_output"],
+            {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+             "last_hidden_state": {0: "batch", 1: "seq"}, "pooler_output": {0: "batch"}},
+            17, True)
+
+
+def image_case(m, gen, constant_folding):
+    """The CNN models' case: one image batch (2, 3, 32, 32) drawn from gen after
+    m's weights, opset 17."""
+    x = torch.randn(2, 3, 32, 32, generator=gen)
+    return (m, (x,), ["input"], ["logits"],
+            {"input": {0: "batch"}, "logits": {0: "batch"}}, 17, constant_folding)
+
+
 def build(name, gen):
     """Returns (module, example args, input names, output names, dynamic axes, opset, folding)."""
     if name == "bert":
@@ -402,24 +425,11 @@ def build(name, gen):
         m = Bert(max_pos=128)
         m.init_weights(gen, pos_rows=64,
                        extra_gen=torch.Generator().manual_seed(SEED + sum(map(ord, "bert_pos"))))
-        ids = torch.randint(0, 1000, (2, 8), generator=gen)
-        mask = torch.ones(2, 8, dtype=torch.int64)
-        mask[1, 6:] = 0
-        return (m, (ids, mask), ["input_ids", "attention_mask"],
-                ["last_hidden_state", "pooler_output"],
-                {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
-                 "last_hidden_state": {0: "batch", 1: "seq"}, "pooler_output": {0: "batch"}},
-                17, True)
+        return bert_case(m, gen, pad_second_from=6)
     if name == "bert_tiny":
         m = Bert(vocab=1000, max_pos=128, hidden=128, heads=4, ffn=512, layers=2)
         m.init_weights(gen)
-        ids = torch.randint(0, 1000, (2, 8), generator=gen)
-        mask = torch.ones(2, 8, dtype=torch.int64)
-        return (m, (ids, mask), ["input_ids", "attention_mask"],
-                ["last_hidden_state", "pooler_output"],
-                {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
-                 "last_hidden_state": {0: "batch", 1: "seq"}, "pooler_output": {0: "batch"}},
-                17, True)
+        return bert_case(m, gen)
     if name == "gpt":
         m = Gpt()
         m.init_weights(gen)
@@ -430,15 +440,11 @@ def build(name, gen):
     if name == "cnn":
         m = Cnn()
         m.init_weights(gen)
-        x = torch.randn(2, 3, 32, 32, generator=gen)
-        return (m, (x,), ["input"], ["logits"],
-                {"input": {0: "batch"}, "logits": {0: "batch"}}, 17, False)
+        return image_case(m, gen, constant_folding=False)
     if name == "mobilenet":
         m = MobileNet()
         m.init_weights(gen)
-        x = torch.randn(2, 3, 32, 32, generator=gen)
-        return (m, (x,), ["input"], ["logits"],
-                {"input": {0: "batch"}, "logits": {0: "batch"}}, 17, True)
+        return image_case(m, gen, constant_folding=True)
     raise ValueError(name)
 
 
