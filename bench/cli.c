@@ -280,7 +280,7 @@ int bench_cli_apply(const bench_cli *cli, bench_config *c) {
     if (s & BENCH_CLI_SEED) c->seed = b->seed;
     if (s & BENCH_CLI_TOP) c->top = b->top;
     for (size_t i = 0; i < b->n_inputs && !bad; i++)
-        bad |= bench_config_add_input(c, b->inputs[i].name, b->inputs[i].path);
+        bad |= bench_config_add_input(c, b->inputs[i].key, b->inputs[i].value);
     for (size_t i = 0; i < b->n_dims && !bad; i++)
         bad |= bench_config_add_dim(c, b->dims[i].name, b->dims[i].value);
     for (size_t i = 0; i < b->n_shapes && !bad; i++) {

@@ -35,6 +35,50 @@ static char *dup_or_null(const char *s, int *bad) {
     return d;
 }
 
+/* ---- lists of named strings (inputs, options) ---- */
+
+static void kv_free(bench_kv *kv, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        free(kv[i].key);
+        free(kv[i].value);
+    }
+    free(kv);
+}
+
+/* A deep copy of src[0..n) in *dst (*dst_n entries); sets *bad when out of memory. */
+static void kv_copy(bench_kv **dst, size_t *dst_n, const bench_kv *src, size_t n, int *bad) {
+    *dst = NULL;
+    *dst_n = 0;
+    if (!n) return;
+    if (!(*dst = calloc(n, sizeof **dst))) {
+        *bad = 1;
+        return;
+    }
+    *dst_n = n;
+    for (size_t i = 0; i < n; i++) {
+        (*dst)[i].key = dup_or_null(src[i].key, bad);
+        (*dst)[i].value = dup_or_null(src[i].value, bad);
+    }
+}
+
+/* Sets the value of key in *kv (*n entries), or appends key=value. */
+static int kv_set(bench_kv **kv, size_t *n, const char *key, const char *value) {
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*kv)[i].key, key) == 0) return bench_config_set_str(&(*kv)[i].value, value);
+    bench_kv *grown = realloc(*kv, (*n + 1) * sizeof *grown);
+    if (!grown) return -1;
+    *kv = grown;
+    char *k = strdup(key), *v = strdup(value);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    grown[*n] = (bench_kv){k, v};
+    (*n)++;
+    return 0;
+}
+
 void bench_shape_free(bench_shape *s) {
     free(s->name);
     for (int i = 0; i < BENCH_MAX_RANK; i++)
@@ -55,11 +99,7 @@ int bench_shape_copy(bench_shape *dst, const bench_shape *src) {
 void bench_config_free(bench_config *c) {
     free(c->name);
     free(c->model);
-    for (size_t i = 0; i < c->n_inputs; i++) {
-        free(c->inputs[i].name);
-        free(c->inputs[i].path);
-    }
-    free(c->inputs);
+    kv_free(c->inputs, c->n_inputs);
     for (size_t i = 0; i < c->n_shapes; i++)
         bench_shape_free(&c->shapes[i]);
     free(c->shapes);
@@ -69,11 +109,7 @@ void bench_config_free(bench_config *c) {
     free(c->precision);
     free(c->backend);
     free(c->profile);
-    for (size_t i = 0; i < c->n_options; i++) {
-        free(c->options[i].key);
-        free(c->options[i].value);
-    }
-    free(c->options);
+    kv_free(c->options, c->n_options);
     bench_config_init(c);
 }
 
@@ -85,20 +121,11 @@ int bench_config_copy(bench_config *dst, const bench_config *src) {
     c.precision = dup_or_null(src->precision, &bad);
     c.backend = dup_or_null(src->backend, &bad);
     c.profile = dup_or_null(src->profile, &bad);
-    c.inputs = NULL;
+    kv_copy(&c.inputs, &c.n_inputs, src->inputs, src->n_inputs, &bad);
+    kv_copy(&c.options, &c.n_options, src->options, src->n_options, &bad);
     c.shapes = NULL;
     c.dims = NULL;
-    c.options = NULL;
-    c.n_inputs = c.n_shapes = c.n_dims = c.n_options = 0;
-    if (src->n_inputs && (c.inputs = calloc(src->n_inputs, sizeof *c.inputs)) != NULL) {
-        c.n_inputs = src->n_inputs;
-        for (size_t i = 0; i < src->n_inputs; i++) {
-            c.inputs[i].name = dup_or_null(src->inputs[i].name, &bad);
-            c.inputs[i].path = dup_or_null(src->inputs[i].path, &bad);
-        }
-    } else if (src->n_inputs) {
-        bad = 1;
-    }
+    c.n_shapes = c.n_dims = 0;
     if (src->n_shapes && (c.shapes = calloc(src->n_shapes, sizeof *c.shapes)) != NULL) {
         c.n_shapes = src->n_shapes;
         for (size_t i = 0; i < src->n_shapes; i++)
@@ -113,15 +140,6 @@ int bench_config_copy(bench_config *dst, const bench_config *src) {
             c.dims[i].value = src->dims[i].value;
         }
     } else if (src->n_dims) {
-        bad = 1;
-    }
-    if (src->n_options && (c.options = calloc(src->n_options, sizeof *c.options)) != NULL) {
-        c.n_options = src->n_options;
-        for (size_t i = 0; i < src->n_options; i++) {
-            c.options[i].key = dup_or_null(src->options[i].key, &bad);
-            c.options[i].value = dup_or_null(src->options[i].value, &bad);
-        }
-    } else if (src->n_options) {
         bad = 1;
     }
     *dst = c;
@@ -141,41 +159,11 @@ int bench_config_set_str(char **field, const char *value) {
 }
 
 int bench_config_add_option(bench_config *c, const char *key, const char *value) {
-    for (size_t i = 0; i < c->n_options; i++)
-        if (strcmp(c->options[i].key, key) == 0)
-            return bench_config_set_str(&c->options[i].value, value);
-    bench_kv *n = realloc(c->options, (c->n_options + 1) * sizeof *n);
-    if (!n) return -1;
-    c->options = n;
-    char *k = strdup(key), *v = strdup(value);
-    if (!k || !v) {
-        free(k);
-        free(v);
-        return -1;
-    }
-    c->options[c->n_options].key = k;
-    c->options[c->n_options].value = v;
-    c->n_options++;
-    return 0;
+    return kv_set(&c->options, &c->n_options, key, value);
 }
 
 int bench_config_add_input(bench_config *c, const char *name, const char *path) {
-    for (size_t i = 0; i < c->n_inputs; i++)
-        if (strcmp(c->inputs[i].name, name) == 0)
-            return bench_config_set_str(&c->inputs[i].path, path);
-    bench_input_file *n = realloc(c->inputs, (c->n_inputs + 1) * sizeof *n);
-    if (!n) return -1;
-    c->inputs = n;
-    char *nm = strdup(name), *p = strdup(path);
-    if (!nm || !p) {
-        free(nm);
-        free(p);
-        return -1;
-    }
-    n[c->n_inputs].name = nm;
-    n[c->n_inputs].path = p;
-    c->n_inputs++;
-    return 0;
+    return kv_set(&c->inputs, &c->n_inputs, name, path);
 }
 
 int bench_config_add_dim(bench_config *c, const char *name, int64_t value) {

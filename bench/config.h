@@ -12,12 +12,6 @@
 
 #define BENCH_MAX_RANK 8
 
-/* An input read from a file (--input NAME=FILE.npy). */
-typedef struct bench_input_file {
-    char *name;
-    char *path;
-} bench_input_file;
-
 /* A shape for a random input (--shape NAME=DIMS): each dim is a number or a
  * symbol (syms[i] != NULL) resolved from batch/seq/--dim at run time. */
 typedef struct bench_shape {
@@ -33,16 +27,18 @@ typedef struct bench_dim {
     int64_t value;
 } bench_dim;
 
-/* A further libmopt option, KEY=VALUE (mopt_options_set_string). */
+/* A named string: an input read from a file (--input NAME=FILE.npy: key the
+ * input's name, value the path) or a further libmopt option (KEY=VALUE,
+ * mopt_options_set_string). */
 typedef struct bench_kv {
     char *key;
     char *value;
 } bench_kv;
 
 typedef struct bench_config {
-    char *name;  /* optional label (scenario "name"), NULL if none */
-    char *model; /* path of the .onnx file */
-    bench_input_file *inputs;
+    char *name;       /* optional label (scenario "name"), NULL if none */
+    char *model;      /* path of the .onnx file */
+    bench_kv *inputs; /* inputs read from files: key the input's name, value the path */
     size_t n_inputs;
     bench_shape *shapes;
     size_t n_shapes;

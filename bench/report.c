@@ -190,7 +190,7 @@ static void json_config(bench_json *j, const bench_result *r) {
     for (int i = 0; i < r->n_io; i++) {
         const char *src = r->io[i].source;
         for (size_t k = 0; c && strcmp(src, "file") == 0 && k < c->n_inputs; k++)
-            if (strcmp(c->inputs[k].name, r->io[i].name) == 0) src = c->inputs[k].path;
+            if (strcmp(c->inputs[k].key, r->io[i].name) == 0) src = c->inputs[k].value;
         kv_str(j, r->io[i].name, src);
     }
     bench_json_end_object(j);

@@ -238,9 +238,9 @@ static int want_input(bench_result *r, const mopt_model *m, const char *opt, con
     return rfail(r, "%s %s: the model has no input of that name (inputs: %s)", opt, name, names);
 }
 
-static const bench_input_file *find_file(const bench_config *c, const char *name) {
+static const bench_kv *find_file(const bench_config *c, const char *name) {
     for (size_t i = 0; i < c->n_inputs; i++)
-        if (strcmp(c->inputs[i].name, name) == 0) return &c->inputs[i];
+        if (strcmp(c->inputs[i].key, name) == 0) return &c->inputs[i];
     return NULL;
 }
 
@@ -254,12 +254,12 @@ static const bench_shape *find_shape(const bench_config *c, const char *name) {
 static int make_input(bench_result *r, const bench_config *c, const mopt_model *m, size_t i,
                       uint64_t *rng, sym_use *use, mopt_tensor **out, bench_io *io) {
     const char *name = mopt_model_io_name(m, MOPT_INPUT, i);
-    const bench_input_file *f = find_file(c, name);
+    const bench_kv *f = find_file(c, name);
     mopt_status st;
     if (f) {
-        st = mopt_tensor_load(f->path, out);
+        st = mopt_tensor_load(f->value, out);
         if (st)
-            return rfail(r, "input '%s': cannot read '%s': %s: %s", name, f->path,
+            return rfail(r, "input '%s': cannot read '%s': %s: %s", name, f->value,
                          mopt_status_string(st), mopt_last_error());
         snprintf(io->source, sizeof io->source, "%s", "file");
         return 0;
@@ -480,7 +480,7 @@ int bench_open(const bench_config *c, const bench_run_opts *opts, bench_result *
     mopt_tensor **in = l->in;
     char syms[512];
     for (size_t i = 0; i < c->n_inputs; i++)
-        if (want_input(r, m, "--input", c->inputs[i].name)) goto fail;
+        if (want_input(r, m, "--input", c->inputs[i].key)) goto fail;
     for (size_t i = 0; i < c->n_shapes; i++)
         if (want_input(r, m, "--shape", c->shapes[i].name)) goto fail;
     uint64_t rng = c->seed;

@@ -33,8 +33,8 @@ MOPT_TEST(cli_parses_everything) {
     assert_false(cli.is_scenario);
     assert_string_equal(c->model, "m.onnx");
     assert_int_equal(c->n_inputs, 1);
-    assert_string_equal(c->inputs[0].name, "ids");
-    assert_string_equal(c->inputs[0].path, "ids.npy");
+    assert_string_equal(c->inputs[0].key, "ids");
+    assert_string_equal(c->inputs[0].value, "ids.npy");
     assert_int_equal(c->n_shapes, 2);
     assert_int_equal(c->shapes[0].rank, 4);
     assert_int_equal(c->shapes[0].dims[1], 3);

@@ -110,8 +110,8 @@ MOPT_TEST(scenario_shapes_inputs_dims) {
     assert_int_equal(c->shapes[1].dims[0], 2);
     assert_int_equal(c->shapes[1].dims[1], 5);
     assert_int_equal(c->n_inputs, 2);
-    assert_string_equal(c->inputs[0].path, "/scen/data/ids.npy");
-    assert_string_equal(c->inputs[1].path, "/tmp/x.npy");
+    assert_string_equal(c->inputs[0].value, "/scen/data/ids.npy");
+    assert_string_equal(c->inputs[1].value, "/tmp/x.npy");
     assert_int_equal(c->n_dims, 1);
     assert_string_equal(c->dims[0].name, "seq");
     assert_int_equal(c->dims[0].value, 17);
