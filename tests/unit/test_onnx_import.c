@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "../test_main.h"
+#include "../test_oom.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "io/file.h"
@@ -446,26 +447,27 @@ MOPT_TEST(onnx_import_model_load_reaches_operators) {
     }
 }
 
-MOPT_TEST(onnx_import_survives_allocation_failures) {
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    assert_int_equal(file_read_all(DATA "import_attrs.onnx", 1 << 20, &buf, &len), MOPT_OK);
-    int failures = 0;
-    for (int64_t n = 0; n < 2000; n++) {
-        ir_graph *g = NULL;
-        mopt_alloc_fail_after(n);
-        mopt_status st = onnx_import_model(buf, len, NULL, &g);
-        mopt_alloc_fail_after(-1);
-        if (st == MOPT_OK) {
-            ir_graph_destroy(g);
-            break;
-        }
-        assert_int_equal(st, MOPT_ERR_OUT_OF_MEMORY);
+typedef struct onnx_bytes {
+    uint8_t *buf;
+    size_t len;
+} onnx_bytes;
+
+static mopt_status import_bytes(void *ctx) {
+    const onnx_bytes *b = ctx;
+    ir_graph *g = NULL;
+    mopt_status st = onnx_import_model(b->buf, b->len, NULL, &g);
+    if (st == MOPT_OK)
+        ir_graph_destroy(g);
+    else
         assert_null(g);
-        failures++;
-    }
-    assert_true(failures > 50);
-    mopt_free(buf);
+    return st;
+}
+
+MOPT_TEST(onnx_import_survives_allocation_failures) {
+    onnx_bytes b = {NULL, 0};
+    assert_int_equal(file_read_all(DATA "import_attrs.onnx", 1 << 20, &b.buf, &b.len), MOPT_OK);
+    assert_true(oom_sweep(import_bytes, &b, 2000) > 50);
+    mopt_free(b.buf);
 }
 
 int main(void) {
