@@ -2,8 +2,9 @@
 
 The tools/mopt/test_cli*.py scripts run as `SCRIPT MOPT_EXECUTABLE SOURCE_ROOT`:
 mopt() runs the executable and captures its output, check() records a failed
-expectation (with the tail of the command's output when it is given), and
-done() prints the verdict and returns the exit status for sys.exit().
+expectation (with the tail of the command's output when it is given),
+save_model() writes the ONNX model of a test graph, and done() prints the
+verdict and returns the exit status for sys.exit().
 """
 import subprocess
 import sys
@@ -23,6 +24,16 @@ def check(cond, what, r=None):
             what += "\n--- stdout:\n%s--- stderr:\n%s" % (r.stdout[-4000:], r.stderr[-4000:])
         failures.append(what)
         print("FAIL: " + what, file=sys.stderr)
+
+
+def save_model(graph, path):
+    """Saves graph at path as an opset-17, IR-version-8 ONNX model, checked by
+    onnx.checker first."""
+    import onnx  # only the scripts that build models need it
+    m = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
 
 
 def done(passed="ok"):

@@ -24,10 +24,9 @@ import sys
 import tempfile
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from cli_check import ROOT, check, done, mopt
+from cli_check import ROOT, check, done, mopt, save_model
 
 MOBILENET = os.path.join(ROOT, "tests/models/mobilenet")
 
@@ -74,10 +73,7 @@ def make_model(path, w2):
          helper.make_tensor_value_info("features", TensorProto.FLOAT, ["batch", 32]),
          helper.make_tensor_value_info("sequence", TensorProto.FLOAT, ["batch", 2, 5])],
         inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.checker.check_model(m)
-    onnx.save(m, path)
+    save_model(g, path)
 
 
 def forward(x, w2):

@@ -22,10 +22,9 @@ import sys
 import tempfile
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from cli_check import ROOT, check, done, mopt
+from cli_check import ROOT, check, done, mopt, save_model
 
 D, LAYERS, BROKEN = 32, 6, 3
 
@@ -52,9 +51,7 @@ def mlp(path, broken=None):
         x = "act%d" % i
     g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, D])],
                           [helper.make_tensor_value_info(x, TensorProto.FLOAT, [4, D])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.save(m, path)
+    save_model(g, path)
 
 
 def mlp_forward(x, broken):
@@ -81,9 +78,7 @@ def cnn(path):
     nodes.append(helper.make_node("GlobalAveragePool", [y], ["gap"], name="gap"))
     g = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
                           [helper.make_tensor_value_info("gap", TensorProto.FLOAT, [1, 16, 1, 1])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.save(m, path)
+    save_model(g, path)
 
 
 def layer_rows(stdout):

@@ -26,11 +26,10 @@ import tempfile
 import zlib
 
 import numpy as np
-import onnx
 import yaml
 from onnx import TensorProto, helper, numpy_helper
 
-from cli_check import ROOT, check, done, mopt
+from cli_check import ROOT, check, done, mopt, save_model
 
 BERT = os.path.join(ROOT, "examples/models/bert_tiny.onnx")
 
@@ -153,10 +152,8 @@ with tempfile.TemporaryDirectory() as tmp:
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", F])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", O])],
                           [numpy_helper.from_array(W, "W")])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
     spec = os.path.join(tmp, "spectrum.onnx")
-    onnx.save(m, spec)
+    save_model(g, spec)
     golden = os.path.join(tmp, "spec_golden")
     for k in range(4):
         d = os.path.join(golden, "test_data_set_%d" % k)
