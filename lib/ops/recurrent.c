@@ -193,6 +193,23 @@ static mopt_status expect_shape(const op_ctx *ctx, const op_tensor *in, int inde
     return st ? st : expect_dims(ctx, in, index, n, want, what);
 }
 
+/* W and R: [num_directions, g, input size] and [num_directions, g,
+ * hidden_size] (ONNX), or with transposed (DynamicQuantizeLSTM)
+ * [num_directions, input size, g] and [num_directions, hidden_size, g];
+ * g is gates * hidden_size, named g_what. */
+static mopt_status expect_wr(const op_ctx *ctx, const op_tensor *in, int dirs, rnn_dim g,
+                             const char *g_what, rnn_dim isz, rnn_dim hid, bool transposed) {
+    const int32_t ga = transposed ? 2 : 1, oa = 3 - ga; /* the axes of g and of the other */
+    rnn_dim w[3] = {fixed(dirs)}, r[3] = {fixed(dirs)};
+    const char *w_what[3] = {"num_directions"}, *r_what[3] = {"num_directions"};
+    w[ga] = r[ga] = g;
+    w_what[ga] = r_what[ga] = g_what;
+    w[oa] = isz, w_what[oa] = "X's input size";
+    r[oa] = hid, r_what[oa] = "hidden_size";
+    mopt_status st = expect_dims(ctx, in, RNN_IN_W, 3, w, w_what);
+    return st ? st : expect_dims(ctx, in, RNN_IN_R, 3, r, r_what);
+}
+
 /* The optional peephole weights P: [num_directions, 3 * hidden_size]. */
 static mopt_status expect_peepholes(const op_ctx *ctx, const op_tensor *in, int n_in, int dirs,
                                     rnn_dim hid) {
@@ -253,14 +270,9 @@ static mopt_status rnn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     if (!p->hidden_size && hid.sym == 0 && hid.v <= 0)
         return op_fail(ctx, MOPT_ERR_SHAPE, "hidden size (R's last dimension) must be > 0");
     rnn_dim gh = hid.sym == 0 ? fixed(G * hid.v) : unknown();
-    static const char *const w_what[] = {"num_directions", "gates * hidden_size", "X's input size"};
-    static const char *const r_what[] = {"num_directions", "gates * hidden_size", "hidden_size"};
-    static const char *const b_what[] = {"num_directions", "2 * gates * hidden_size"};
-    const rnn_dim w_dims[3] = {fixed(dirs), gh, isz}, r_dims[3] = {fixed(dirs), gh, hid};
-    if ((st = expect_dims(ctx, in, RNN_IN_W, 3, w_dims, w_what)) ||
-        (st = expect_dims(ctx, in, RNN_IN_R, 3, r_dims, r_what)))
-        return st;
+    if ((st = expect_wr(ctx, in, dirs, gh, "gates * hidden_size", isz, hid, false))) return st;
     if (op_has_input(in, n_in, RNN_IN_B)) {
+        static const char *const b_what[] = {"num_directions", "2 * gates * hidden_size"};
         const rnn_dim b_dims[2] = {fixed(dirs), hid.sym == 0 ? fixed(2 * G * hid.v) : unknown()};
         if ((st = expect_shape(ctx, in, RNN_IN_B, 2, b_dims, b_what))) return st;
     }
@@ -413,17 +425,12 @@ static mopt_status dq_lstm_infer(const op_ctx *ctx, const op_tensor *in, int n_i
     if (!p->hidden_size && hid.sym == 0 && hid.v <= 0)
         return op_fail(ctx, MOPT_ERR_SHAPE, "hidden size (R's dimension 1) must be > 0");
     rnn_dim g4 = hid.sym == 0 ? fixed(4 * hid.v) : unknown();
-    static const char *const w_what[] = {"num_directions", "X's input size", "4 * hidden_size"};
-    static const char *const r_what[] = {"num_directions", "hidden_size", "4 * hidden_size"};
-    static const char *const b_what[] = {"num_directions", "8 * hidden_size"};
-    const rnn_dim w_dims[3] = {fixed(dirs), isz, g4}, r_dims[3] = {fixed(dirs), hid, g4};
-    if ((st = expect_dims(ctx, in, RNN_IN_W, 3, w_dims, w_what)) ||
-        (st = expect_dims(ctx, in, RNN_IN_R, 3, r_dims, r_what)))
-        return st;
+    if ((st = expect_wr(ctx, in, dirs, g4, "4 * hidden_size", isz, hid, true))) return st;
     if ((st = dq_check_qparams(ctx, in, DQ_IN_W_SCALE, DQ_IN_W_ZP, in[RNN_IN_W].dtype, dirs, g4)) ||
         (st = dq_check_qparams(ctx, in, DQ_IN_R_SCALE, DQ_IN_R_ZP, in[RNN_IN_R].dtype, dirs, g4)))
         return st;
     if (op_has_input(in, n_in, RNN_IN_B)) {
+        static const char *const b_what[] = {"num_directions", "8 * hidden_size"};
         const rnn_dim b_dims[2] = {fixed(dirs), hid.sym == 0 ? fixed(8 * hid.v) : unknown()};
         if ((st = expect_shape(ctx, in, RNN_IN_B, 2, b_dims, b_what))) return st;
     }
