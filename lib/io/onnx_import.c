@@ -42,7 +42,6 @@ static const char *const k_model_fields[] = {
     [7] = "graph",          [8] = "opset_import",  [14] = "metadata_props",
     [20] = "training_info", [25] = "functions",    [26] = "configuration"};
 static const char *const k_opset_fields[] = {[1] = "domain", [2] = "version"};
-static const char *const k_prop_fields[] = {[1] = "key", [2] = "value"};
 static const char *const k_graph_fields[] = {[1] = "node",
                                              [2] = "name",
                                              [5] = "initializer",
@@ -1250,16 +1249,8 @@ static mopt_status propagate_model_info(ir_graph *top, ir_graph *g) {
  * meta's list (a scratch graph's, moved to the model's graph at the end). */
 static mopt_status parse_metadata_prop(pb_reader *r, const pb_field *f, ir_graph *meta) {
     TRY(pb_expect(r, f, PB_LEN));
-    pb_reader pr;
-    pb_sub(r, f, "StringStringEntryProto", NAMES(k_prop_fields), &pr);
     char *key = NULL, *value = NULL;
-    mopt_status st = MOPT_OK;
-    while (pb_more(&pr) && !st) {
-        pb_field x;
-        if ((st = pb_next(&pr, &x))) break;
-        if (x.num == 1) st = replace_string(&pr, &x, &key);
-        if (x.num == 2) st = replace_string(&pr, &x, &value);
-    }
+    mopt_status st = parse_entry(r, f, &key, &value);
     if (!st && ir_graph_add_prop(meta, key ? key : "", value ? value : ""))
         st = MOPT_ERR_OUT_OF_MEMORY;
     mopt_free(key);

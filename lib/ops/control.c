@@ -560,6 +560,42 @@ static mopt_status loop_compute(const op_ctx *ctx, const op_tensor *in, int n_in
     return st;
 }
 
+/* The n values a body carries from one iteration to the next, bin[c0 + k]
+ * in and bout[o0 + k] out (what names one in errors): their dtypes and
+ * what the initial values and every iteration's results have in common,
+ * by running the body's inference to a fixpoint (dims only ever become
+ * unknown; from the fourth round on the shapes are left unknown). */
+static mopt_status carried_fixpoint(const op_ctx *ctx, ir_graph *body, op_tensor *bin,
+                                    int32_t nb_in, op_tensor *bout, int32_t c0, int32_t o0,
+                                    int32_t n, const char *what) {
+    mopt_status st = MOPT_OK;
+    for (int round = 0; !st; round++) {
+        st = sub_infer(ctx, body, bin, nb_in, bout);
+        if (st) break;
+        bool changed = false;
+        for (int32_t k = 0; k < n && !st; k++) {
+            op_tensor *c = &bin[c0 + k];
+            const op_tensor *o = &bout[o0 + k];
+            if (c->dtype != MOPT_DTYPE_UNDEFINED && o->dtype != MOPT_DTYPE_UNDEFINED &&
+                c->dtype != o->dtype) {
+                st = op_fail(ctx, MOPT_ERR_TYPE, "%s %d is %s but the body computes %s", what,
+                             (int)k, mopt_dtype_name(c->dtype), mopt_dtype_name(o->dtype));
+                break;
+            }
+            if (c->dtype == MOPT_DTYPE_UNDEFINED) c->dtype = o->dtype;
+            ir_shape m;
+            shape_merge(&c->shape, &o->shape, &m);
+            if (round >= 3) ir_shape_set_unknown(&m);
+            if (!shape_equal(&m, &c->shape)) {
+                c->shape = m;
+                changed = true;
+            }
+        }
+        if (!changed) break;
+    }
+    return st;
+}
+
 static mopt_status loop_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                               int n_out) {
     const loop_params *p = ctx->params;
@@ -585,33 +621,8 @@ static mopt_status loop_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     }
     for (int32_t k = 0; k < p->n_caps; k++)
         bin[2 + N + k] = in[n_in - p->n_caps + k];
-    /* loop-carried shapes: what the initial values and every iteration's
-     * results have in common (a fixpoint: dims only ever become unknown) */
-    for (int round = 0; !st; round++) {
-        st = sub_infer(ctx, p->body, bin, nb_in, bout);
-        if (st) break;
-        bool changed = false;
-        for (int32_t k = 0; k < N && !st; k++) {
-            op_tensor *c = &bin[2 + k];
-            const op_tensor *o = &bout[1 + k];
-            if (c->dtype != MOPT_DTYPE_UNDEFINED && o->dtype != MOPT_DTYPE_UNDEFINED &&
-                c->dtype != o->dtype) {
-                st = op_fail(ctx, MOPT_ERR_TYPE,
-                             "loop-carried value %d is %s but the body computes %s", (int)k,
-                             mopt_dtype_name(c->dtype), mopt_dtype_name(o->dtype));
-                break;
-            }
-            if (c->dtype == MOPT_DTYPE_UNDEFINED) c->dtype = o->dtype;
-            ir_shape m;
-            shape_merge(&c->shape, &o->shape, &m);
-            if (round >= 3) ir_shape_set_unknown(&m);
-            if (!shape_equal(&m, &c->shape)) {
-                c->shape = m;
-                changed = true;
-            }
-        }
-        if (!changed) break;
-    }
+    /* loop-carried shapes: after M and cond in, after cond out */
+    if (!st) st = carried_fixpoint(ctx, p->body, bin, nb_in, bout, 2, 1, N, "loop-carried value");
     /* the trip count is known when M is and no condition can end the loop */
     int64_t trips = -1;
     if (!st && in[0].data && !op_wired(ctx, 1) && ir_shape_numel(&in[0].shape) == 1)
@@ -937,29 +948,7 @@ static mopt_status scan_infer(const op_ctx *ctx, const op_tensor *in, int n_in, 
     for (int32_t k = 0; k < p->n_caps; k++)
         bin[N + M + k] = in[n_in - p->n_caps + k];
     /* states keep what every step agrees on (as Loop's carried values) */
-    for (int round = 0; !st; round++) {
-        st = sub_infer(ctx, p->body, bin, nb_in, bout);
-        if (st) break;
-        bool changed = false;
-        for (int32_t k = 0; k < N && !st; k++) {
-            op_tensor *c = &bin[k];
-            if (c->dtype != MOPT_DTYPE_UNDEFINED && bout[k].dtype != MOPT_DTYPE_UNDEFINED &&
-                c->dtype != bout[k].dtype) {
-                st = op_fail(ctx, MOPT_ERR_TYPE, "state %d is %s but the body computes %s", (int)k,
-                             mopt_dtype_name(c->dtype), mopt_dtype_name(bout[k].dtype));
-                break;
-            }
-            if (c->dtype == MOPT_DTYPE_UNDEFINED) c->dtype = bout[k].dtype;
-            ir_shape m;
-            shape_merge(&c->shape, &bout[k].shape, &m);
-            if (round >= 3) ir_shape_set_unknown(&m);
-            if (!shape_equal(&m, &c->shape)) {
-                c->shape = m;
-                changed = true;
-            }
-        }
-        if (!changed) break;
-    }
+    if (!st) st = carried_fixpoint(ctx, p->body, bin, nb_in, bout, 0, 0, N, "state");
     for (int32_t k = 0; k < N + K && !st; k++) {
         const op_tensor *o = k < N ? &bin[k] : &bout[k];
         out[k].dtype = o->dtype;

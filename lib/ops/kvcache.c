@@ -49,27 +49,38 @@
 #include "ops/op_common.h"
 #include "ops/ops.h"
 
+/* The start of KVAppend's and CacheMatMul's inference: inputs 0 and 1 are
+ * f32 of rank 4 or of an unknown rank (else fails with the format what,
+ * given both shapes). Output 0 is f32 of shape [?, ?, ?, ?]; *known says
+ * both ranks are known. */
+static mopt_status infer_rank4_pair(const op_ctx *ctx, const op_tensor *in, op_tensor *out,
+                                    const char *what, bool *known) {
+    mopt_status st = op_expect_f32(ctx, &in[0], 0);
+    if (!st) st = op_expect_f32(ctx, &in[1], 1);
+    if (st) return st;
+    out[0].dtype = MOPT_DTYPE_F32;
+    const ir_shape *a = &in[0].shape, *b = &in[1].shape;
+    char sa[IR_SHAPE_STR_CAP], sb[IR_SHAPE_STR_CAP];
+    if ((a->rank >= 0 && a->rank != 4) || (b->rank >= 0 && b->rank != 4))
+        return op_fail(ctx, MOPT_ERR_SHAPE, what, op_shape_str(ctx, a, sa),
+                       op_shape_str(ctx, b, sb));
+    op_set_unknown_dims(&out[0].shape, 4);
+    *known = a->rank >= 0 && b->rank >= 0;
+    return MOPT_OK;
+}
+
 /* ---- mopt.KVAppend ------------------------------------------------------ */
 
 static mopt_status kva_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
                              int n_out) {
     (void)n_in, (void)n_out;
-    mopt_status st = op_expect_f32(ctx, &in[0], 0);
-    if (!st) st = op_expect_f32(ctx, &in[1], 1);
-    if (st) return st;
-    out[0].dtype = MOPT_DTYPE_F32;
+    bool known;
+    mopt_status st = infer_rank4_pair(
+        ctx, in, out, "past %s and new %s must be [batch, seq, heads, head_dim]", &known);
+    if (st || !known) return st;
     const ir_shape *p = &in[0].shape, *n = &in[1].shape;
     char a[IR_SHAPE_STR_CAP], b[IR_SHAPE_STR_CAP];
-    if ((p->rank >= 0 && p->rank != 4) || (n->rank >= 0 && n->rank != 4))
-        return op_fail(ctx, MOPT_ERR_SHAPE,
-                       "past %s and new %s must be [batch, seq, heads, head_dim]",
-                       op_shape_str(ctx, p, a), op_shape_str(ctx, n, b));
-    ir_shape o;
-    op_set_unknown_dims(&o, 4);
-    if (p->rank < 0 || n->rank < 0) {
-        out[0].shape = o;
-        return MOPT_OK;
-    }
+    ir_shape o = out[0].shape;
     for (int32_t d = 0; d < 4; d++) {
         if (d == 1) continue;
         if (p->syms[d] == 0 && n->syms[d] == 0 && p->dims[d] != n->dims[d])
@@ -167,23 +178,14 @@ static mopt_status cmm_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
                              int n_out) {
     (void)n_in, (void)n_out;
     const cmm_params *p = ctx->params;
-    mopt_status st = op_expect_f32(ctx, &in[0], 0);
-    if (!st) st = op_expect_f32(ctx, &in[1], 1);
-    if (st) return st;
-    out[0].dtype = MOPT_DTYPE_F32;
+    bool known;
+    mopt_status st = infer_rank4_pair(
+        ctx, in, out,
+        "A %s must be [batch, heads, m, k] and the cache %s [batch, seq, heads, head_dim]", &known);
+    if (st || !known) return st;
     const ir_shape *a = &in[0].shape, *c = &in[1].shape;
     char sa[IR_SHAPE_STR_CAP], sc[IR_SHAPE_STR_CAP];
-    if ((a->rank >= 0 && a->rank != 4) || (c->rank >= 0 && c->rank != 4))
-        return op_fail(ctx, MOPT_ERR_SHAPE,
-                       "A %s must be [batch, heads, m, k] and the cache %s [batch, seq, heads, "
-                       "head_dim]",
-                       op_shape_str(ctx, a, sa), op_shape_str(ctx, c, sc));
-    ir_shape y;
-    op_set_unknown_dims(&y, 4);
-    if (a->rank < 0 || c->rank < 0) {
-        out[0].shape = y;
-        return MOPT_OK;
-    }
+    ir_shape y = out[0].shape;
     int32_t ck = p->trans_b ? 3 : 1, cn = p->trans_b ? 1 : 3;
     bool bad = (a->syms[0] == 0 && c->syms[0] == 0 && a->dims[0] != c->dims[0]) ||
                (a->syms[1] == 0 && c->syms[2] == 0 && a->dims[1] != c->dims[2]) ||

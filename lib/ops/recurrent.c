@@ -177,6 +177,48 @@ static mopt_status expect_rank(const op_ctx *ctx, const op_tensor *t, int index,
     return MOPT_OK;
 }
 
+/* Checks dims 0 .. n-1 of input index against want[], what[] naming each. */
+static mopt_status expect_dims(const op_ctx *ctx, const op_tensor *in, int index, int32_t n,
+                               const rnn_dim *want, const char *const *what) {
+    mopt_status st;
+    for (int32_t a = 0; a < n; a++)
+        if ((st = expect_dim(ctx, &in[index], index, a, want[a], what[a]))) return st;
+    return MOPT_OK;
+}
+
+/* Input index has rank n and the dims want[] (what[] names each). */
+static mopt_status expect_shape(const op_ctx *ctx, const op_tensor *in, int index, int32_t n,
+                                const rnn_dim *want, const char *const *what) {
+    mopt_status st = expect_rank(ctx, &in[index], index, n);
+    return st ? st : expect_dims(ctx, in, index, n, want, what);
+}
+
+/* W and R: [num_directions, g, input size] and [num_directions, g,
+ * hidden_size] (ONNX), or with transposed (DynamicQuantizeLSTM)
+ * [num_directions, input size, g] and [num_directions, hidden_size, g];
+ * g is gates * hidden_size, named g_what. */
+static mopt_status expect_wr(const op_ctx *ctx, const op_tensor *in, int dirs, rnn_dim g,
+                             const char *g_what, rnn_dim isz, rnn_dim hid, bool transposed) {
+    const int32_t ga = transposed ? 2 : 1, oa = 3 - ga; /* the axes of g and of the other */
+    rnn_dim w[3] = {fixed(dirs)}, r[3] = {fixed(dirs)};
+    const char *w_what[3] = {"num_directions"}, *r_what[3] = {"num_directions"};
+    w[ga] = r[ga] = g;
+    w_what[ga] = r_what[ga] = g_what;
+    w[oa] = isz, w_what[oa] = "X's input size";
+    r[oa] = hid, r_what[oa] = "hidden_size";
+    mopt_status st = expect_dims(ctx, in, RNN_IN_W, 3, w, w_what);
+    return st ? st : expect_dims(ctx, in, RNN_IN_R, 3, r, r_what);
+}
+
+/* The optional peephole weights P: [num_directions, 3 * hidden_size]. */
+static mopt_status expect_peepholes(const op_ctx *ctx, const op_tensor *in, int n_in, int dirs,
+                                    rnn_dim hid) {
+    if (!op_has_input(in, n_in, RNN_IN_P)) return MOPT_OK;
+    static const char *const what[] = {"num_directions", "3 * hidden_size"};
+    const rnn_dim want[2] = {fixed(dirs), hid.sym == 0 ? fixed(3 * hid.v) : unknown()};
+    return expect_shape(ctx, in, RNN_IN_P, 2, want, what);
+}
+
 static void set_dims(ir_shape *s, int32_t rank, const rnn_dim *d) {
     s->rank = rank;
     for (int32_t a = 0; a < rank; a++) {
@@ -228,19 +270,11 @@ static mopt_status rnn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     if (!p->hidden_size && hid.sym == 0 && hid.v <= 0)
         return op_fail(ctx, MOPT_ERR_SHAPE, "hidden size (R's last dimension) must be > 0");
     rnn_dim gh = hid.sym == 0 ? fixed(G * hid.v) : unknown();
-    if ((st = expect_dim(ctx, &in[RNN_IN_W], RNN_IN_W, 0, fixed(dirs), "num_directions")) ||
-        (st = expect_dim(ctx, &in[RNN_IN_W], RNN_IN_W, 1, gh, "gates * hidden_size")) ||
-        (st = expect_dim(ctx, &in[RNN_IN_W], RNN_IN_W, 2, isz, "X's input size")) ||
-        (st = expect_dim(ctx, &in[RNN_IN_R], RNN_IN_R, 0, fixed(dirs), "num_directions")) ||
-        (st = expect_dim(ctx, &in[RNN_IN_R], RNN_IN_R, 1, gh, "gates * hidden_size")) ||
-        (st = expect_dim(ctx, &in[RNN_IN_R], RNN_IN_R, 2, hid, "hidden_size")))
-        return st;
+    if ((st = expect_wr(ctx, in, dirs, gh, "gates * hidden_size", isz, hid, false))) return st;
     if (op_has_input(in, n_in, RNN_IN_B)) {
-        rnn_dim g2 = hid.sym == 0 ? fixed(2 * G * hid.v) : unknown();
-        if ((st = expect_rank(ctx, &in[RNN_IN_B], RNN_IN_B, 2)) ||
-            (st = expect_dim(ctx, &in[RNN_IN_B], RNN_IN_B, 0, fixed(dirs), "num_directions")) ||
-            (st = expect_dim(ctx, &in[RNN_IN_B], RNN_IN_B, 1, g2, "2 * gates * hidden_size")))
-            return st;
+        static const char *const b_what[] = {"num_directions", "2 * gates * hidden_size"};
+        const rnn_dim b_dims[2] = {fixed(dirs), hid.sym == 0 ? fixed(2 * G * hid.v) : unknown()};
+        if ((st = expect_shape(ctx, in, RNN_IN_B, 2, b_dims, b_what))) return st;
     }
     if (op_has_input(in, n_in, RNN_IN_SEQ_LENS) &&
         ((st = expect_rank(ctx, &in[RNN_IN_SEQ_LENS], RNN_IN_SEQ_LENS, 1)) ||
@@ -249,24 +283,13 @@ static mopt_status rnn_infer(const op_ctx *ctx, const op_tensor *in, int n_in, o
     /* states: [dirs, batch, hidden] (layout 1: [batch, dirs, hidden]) */
     rnn_dim sdims[3] = {bf ? batch : fixed(dirs), bf ? fixed(dirs) : batch, hid};
     int n_states = k->cell == REF_RNN_CELL_LSTM ? 2 : 1;
-    for (int s = 0; s < n_states; s++) {
-        int j = RNN_IN_H0 + s;
-        if (!op_has_input(in, n_in, j)) continue;
-        if ((st = expect_rank(ctx, &in[j], j, 3))) return st;
-        for (int32_t a = 0; a < 3; a++)
-            if ((st = expect_dim(ctx, &in[j], j, a, sdims[a],
-                                 a == 2           ? "hidden_size"
-                                 : bf == (a == 0) ? "batch size"
-                                                  : "num_directions")))
-                return st;
-    }
-    if (k->cell == REF_RNN_CELL_LSTM && op_has_input(in, n_in, RNN_IN_P)) {
-        rnn_dim h3 = hid.sym == 0 ? fixed(3 * hid.v) : unknown();
-        if ((st = expect_rank(ctx, &in[RNN_IN_P], RNN_IN_P, 2)) ||
-            (st = expect_dim(ctx, &in[RNN_IN_P], RNN_IN_P, 0, fixed(dirs), "num_directions")) ||
-            (st = expect_dim(ctx, &in[RNN_IN_P], RNN_IN_P, 1, h3, "3 * hidden_size")))
+    static const char *const s_what[2][3] = {{"num_directions", "batch size", "hidden_size"},
+                                             {"batch size", "num_directions", "hidden_size"}};
+    for (int j = RNN_IN_H0; j < RNN_IN_H0 + n_states; j++)
+        if (op_has_input(in, n_in, j) && (st = expect_shape(ctx, in, j, 3, sdims, s_what[bf])))
             return st;
-    }
+    if (k->cell == REF_RNN_CELL_LSTM && (st = expect_peepholes(ctx, in, n_in, dirs, hid)))
+        return st;
     if (k->cell != REF_RNN_CELL_LSTM && (op_wired(ctx, RNN_IN_C0) || op_wired(ctx, RNN_IN_P)))
         return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "only LSTM takes initial_c and P");
     if (k->cell != REF_RNN_CELL_LSTM && n_out > 2)
@@ -402,41 +425,21 @@ static mopt_status dq_lstm_infer(const op_ctx *ctx, const op_tensor *in, int n_i
     if (!p->hidden_size && hid.sym == 0 && hid.v <= 0)
         return op_fail(ctx, MOPT_ERR_SHAPE, "hidden size (R's dimension 1) must be > 0");
     rnn_dim g4 = hid.sym == 0 ? fixed(4 * hid.v) : unknown();
-    if ((st = expect_dim(ctx, &in[RNN_IN_W], RNN_IN_W, 0, fixed(dirs), "num_directions")) ||
-        (st = expect_dim(ctx, &in[RNN_IN_W], RNN_IN_W, 1, isz, "X's input size")) ||
-        (st = expect_dim(ctx, &in[RNN_IN_W], RNN_IN_W, 2, g4, "4 * hidden_size")) ||
-        (st = expect_dim(ctx, &in[RNN_IN_R], RNN_IN_R, 0, fixed(dirs), "num_directions")) ||
-        (st = expect_dim(ctx, &in[RNN_IN_R], RNN_IN_R, 1, hid, "hidden_size")) ||
-        (st = expect_dim(ctx, &in[RNN_IN_R], RNN_IN_R, 2, g4, "4 * hidden_size")))
-        return st;
+    if ((st = expect_wr(ctx, in, dirs, g4, "4 * hidden_size", isz, hid, true))) return st;
     if ((st = dq_check_qparams(ctx, in, DQ_IN_W_SCALE, DQ_IN_W_ZP, in[RNN_IN_W].dtype, dirs, g4)) ||
         (st = dq_check_qparams(ctx, in, DQ_IN_R_SCALE, DQ_IN_R_ZP, in[RNN_IN_R].dtype, dirs, g4)))
         return st;
     if (op_has_input(in, n_in, RNN_IN_B)) {
-        rnn_dim g8 = hid.sym == 0 ? fixed(8 * hid.v) : unknown();
-        if ((st = expect_rank(ctx, &in[RNN_IN_B], RNN_IN_B, 2)) ||
-            (st = expect_dim(ctx, &in[RNN_IN_B], RNN_IN_B, 0, fixed(dirs), "num_directions")) ||
-            (st = expect_dim(ctx, &in[RNN_IN_B], RNN_IN_B, 1, g8, "8 * hidden_size")))
-            return st;
+        static const char *const b_what[] = {"num_directions", "8 * hidden_size"};
+        const rnn_dim b_dims[2] = {fixed(dirs), hid.sym == 0 ? fixed(8 * hid.v) : unknown()};
+        if ((st = expect_shape(ctx, in, RNN_IN_B, 2, b_dims, b_what))) return st;
     }
     rnn_dim sdims[3] = {fixed(dirs), batch, hid};
-    for (int j = RNN_IN_H0; j <= RNN_IN_C0; j++) {
-        if (!op_has_input(in, n_in, j)) continue;
-        if ((st = expect_rank(ctx, &in[j], j, 3))) return st;
-        for (int32_t ax = 0; ax < 3; ax++)
-            if ((st = expect_dim(ctx, &in[j], j, ax, sdims[ax],
-                                 ax == 0   ? "num_directions"
-                                 : ax == 1 ? "batch size"
-                                           : "hidden")))
-                return st;
-    }
-    if (op_has_input(in, n_in, RNN_IN_P)) {
-        rnn_dim h3 = hid.sym == 0 ? fixed(3 * hid.v) : unknown();
-        if ((st = expect_rank(ctx, &in[RNN_IN_P], RNN_IN_P, 2)) ||
-            (st = expect_dim(ctx, &in[RNN_IN_P], RNN_IN_P, 0, fixed(dirs), "num_directions")) ||
-            (st = expect_dim(ctx, &in[RNN_IN_P], RNN_IN_P, 1, h3, "3 * hidden_size")))
+    static const char *const s_what[] = {"num_directions", "batch size", "hidden"};
+    for (int j = RNN_IN_H0; j <= RNN_IN_C0; j++)
+        if (op_has_input(in, n_in, j) && (st = expect_shape(ctx, in, j, 3, sdims, s_what)))
             return st;
-    }
+    if ((st = expect_peepholes(ctx, in, n_in, dirs, hid))) return st;
     if (xs->rank < 0) seq = batch = unknown();
     rnn_dim ydims[4] = {seq, fixed(dirs), batch, hid};
     set_outputs(out, n_out, MOPT_DTYPE_F32, ydims, sdims);

@@ -125,18 +125,30 @@ static bool match_x(const fu_graph *f, int32_t v, qdq_match *m) {
     return true;
 }
 
+/* v = DequantizeLinear(a constant of dtype t, constant f32 scales, zero
+ * points 0 or absent): the node, with the constant in *q and the ns scales
+ * in *s; else NULL. */
+static ir_node *dq_of_const(const fu_graph *f, int32_t v, mopt_dtype t, const ir_value **q,
+                            const float **s, int64_t *ns) {
+    ir_node *dq = fu_producer_is(f, v, "DequantizeLinear");
+    if (!dq || dq->n_inputs < 2) return NULL;
+    const ir_value *qv = f->g->values[dq->inputs[0]];
+    if (!qv->data || qv->dtype != t || !zero_points_zero(f->g, dq, t)) return NULL;
+    *ns = 0;
+    if (!(*s = fu_const_f32(f->g, dq->inputs[1], ns))) return NULL;
+    *q = qv;
+    return dq;
+}
+
 /* W = DequantizeLinear(const s8, scale per tensor or per output channel c of
  * n_ch, zero point 0). */
 static bool match_w(const fu_graph *f, int32_t v, int32_t ch_axis, int64_t n_ch, qdq_match *m) {
-    const ir_graph *g = f->g;
-    ir_node *dq = fu_producer_is(f, v, "DequantizeLinear");
-    if (!dq || dq->n_inputs < 2 || ir_node_attr_int(dq, "block_size", 0) != 0) return false;
-    const ir_value *wv = g->values[dq->inputs[0]];
-    if (!wv->data || wv->dtype != MOPT_DTYPE_I8 || !ir_shape_is_concrete(&wv->shape)) return false;
-    if (!zero_points_zero(g, dq, MOPT_DTYPE_I8)) return false;
+    const ir_value *wv = NULL;
+    const float *s = NULL;
     int64_t ns = 0;
-    const float *s = fu_const_f32(g, dq->inputs[1], &ns);
-    if (!s) return false;
+    ir_node *dq = dq_of_const(f, v, MOPT_DTYPE_I8, &wv, &s, &ns);
+    if (!dq || ir_node_attr_int(dq, "block_size", 0) != 0 || !ir_shape_is_concrete(&wv->shape))
+        return false;
     if (ns != 1) {
         int64_t axis = ir_node_attr_int(dq, "axis", 1);
         if (axis < 0) axis += wv->shape.rank;
@@ -158,14 +170,12 @@ static bool match_bias(const fu_graph *f, int32_t v, int64_t n_ch, qdq_match *m)
     const ir_value *bv = g->values[v];
     if (bv->data && bv->dtype == MOPT_DTYPE_F32)
         return ir_shape_numel(&bv->shape) == n_ch && (m->bias_v = v, true);
-    ir_node *dq = fu_producer_is(f, v, "DequantizeLinear");
-    if (!dq || dq->n_inputs < 2) return false;
-    const ir_value *q = g->values[dq->inputs[0]];
-    if (!q->data || q->dtype != MOPT_DTYPE_I32 || ir_shape_numel(&q->shape) != n_ch) return false;
-    if (!zero_points_zero(g, dq, MOPT_DTYPE_I32)) return false;
+    const ir_value *q = NULL;
+    const float *s = NULL;
     int64_t ns = 0;
-    const float *s = fu_const_f32(g, dq->inputs[1], &ns);
-    if (!s || (ns != 1 && ns != n_ch)) return false;
+    if (!dq_of_const(f, v, MOPT_DTYPE_I32, &q, &s, &ns) || ir_shape_numel(&q->shape) != n_ch ||
+        (ns != 1 && ns != n_ch))
+        return false;
     m->bq = q->data;
     m->bs = s;
     m->n_bs = ns;

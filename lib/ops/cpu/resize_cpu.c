@@ -167,11 +167,14 @@ static void rs_release_scratch(void *s) {
     mopt_free(c);
 }
 
+/* One job of resize_run: planes (rs_planes) or channels-last rows of c
+ * channels (rs_cl_rows). */
 typedef struct rs_job {
     const cpu_kernels *k;
     const cpu_resize_plan *p;
     const float *x;
     float *y;
+    int64_t c;
     bool failed;
 } rs_job;
 
@@ -191,16 +194,9 @@ static void rs_planes(void *arg, int64_t lo, int64_t hi) {
     if (work != stack) mopt_free(work);
 }
 
-typedef struct rs_cl_job {
-    const cpu_resize_plan *p;
-    const float *x;
-    float *y;
-    int64_t c;
-} rs_cl_job;
-
 /* Output rows [lo, hi) of all N * oh, channels-last, nearest. */
 static void rs_cl_rows(void *arg, int64_t lo, int64_t hi) {
-    const rs_cl_job *j = arg;
+    const rs_job *j = arg;
     const cpu_resize_plan *p = j->p;
     const int64_t c = j->c, orow = p->ow * c;
     const size_t bytes = (size_t)c * sizeof(float);
@@ -230,18 +226,12 @@ static mopt_status resize_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
     if (xd[2] > INT32_MAX || xd[3] > INT32_MAX) return MOPT_ERR_UNSUPPORTED;
     const cpu_resize_plan *pl = rs_tables(ctx, p, xd[2], xd[3], od[2], od[3], sc[2], sc[3]);
     if (!pl) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the resize tables");
-    if (ops_resize_channels_last(ctx)) {
-        rs_cl_job cj = {pl, in[0].data, out[0].data, xd[1]};
-        int64_t row = od[3] * xd[1];
-        cpu_parallel_for(ctx->threads, xd[0] * od[2], row >= 32768 ? 1 : 32768 / row, rs_cl_rows,
-                         &cj);
-        if (!ctx->scratch) rs_release_scratch((void *)((char *)pl - offsetof(rs_cache, plan)));
-        return MOPT_OK;
-    }
-    rs_job j = {s->k, pl, in[0].data, out[0].data, false};
-    int64_t per = od[2] * od[3];
-    int64_t grain = per >= 32768 ? 1 : 32768 / per;
-    cpu_parallel_for(ctx->threads, xd[0] * xd[1], grain, rs_planes, &j);
+    rs_job j = {s->k, pl, in[0].data, out[0].data, xd[1], false};
+    /* channels-last: N * oh rows of ow * C floats; else N * C planes */
+    const bool cl = ops_resize_channels_last(ctx);
+    const int64_t n = cl ? xd[0] * od[2] : xd[0] * xd[1], per = cl ? od[3] * xd[1] : od[2] * od[3];
+    cpu_parallel_for(ctx->threads, n, per >= 32768 ? 1 : 32768 / per, cl ? rs_cl_rows : rs_planes,
+                     &j);
     if (!ctx->scratch) rs_release_scratch((void *)((char *)pl - offsetof(rs_cache, plan)));
     if (j.failed) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for a resize row");
     return MOPT_OK;
