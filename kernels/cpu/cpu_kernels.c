@@ -28,6 +28,7 @@
         cpu_softmax_cols_f32_##SFX,                                                                \
         cpu_affine_f32_##SFX,                                                                      \
         cpu_deconv_f32_##SFX,                                                                      \
+        cpu_maxpool_f32_##SFX,                                                                     \
     };
 
 #if defined(__x86_64__)

@@ -111,6 +111,19 @@ typedef void (*cpu_layernorm_fn)(const float *x, const float *scale, const float
  * inner == 1 is the row case. */
 typedef void (*cpu_reduce_fn)(cpu_reduce_op op, const float *x, float *y, int64_t outer,
                               int64_t red, int64_t inner);
+/* MaxPool over 2 spatial axes of images stored [H, W, c] (c channels
+ * contiguous per pixel: channels-last with c = C, or one 16-channel block
+ * of oneDNN's blocked nChw16c with c = 16); y is [OH, OW, c] per image.
+ * Each output is the maximum over its taps inside the input (pads never
+ * count), taken as v > acc ? v : acc from -inf in tap order, as
+ * ref_maxpool_f32 (so NaN taps are skipped alike). */
+typedef struct cpu_maxpool_plan {
+    int64_t h, w, c, oh, ow;
+    int64_t kh, kw, sh, sw, dh, dw, pt, pl;
+} cpu_maxpool_plan;
+/* Output rows [r0, r1) of images * oh (row r: image r / oh, row r % oh). */
+typedef void (*cpu_maxpool_fn)(const cpu_maxpool_plan *p, const float *x, float *y, int64_t r0,
+                               int64_t r1);
 /* y (cols x rows) = transpose of x (rows x cols), 32-bit elements, one matrix;
  * only output rows [c0, c1) (input columns) are written. */
 typedef void (*cpu_transpose_fn)(const uint32_t *x, uint32_t *y, int64_t rows, int64_t cols,
@@ -163,6 +176,7 @@ typedef struct cpu_kernels {
     cpu_softmax_cols_fn softmax_cols_f32;
     cpu_affine_fn affine_f32;
     cpu_deconv_fn deconv_f32;
+    cpu_maxpool_fn maxpool_f32;
 } cpu_kernels;
 
 extern const cpu_kernels cpu_kernels_avx512;
@@ -210,7 +224,9 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
     void cpu_affine_f32_##SFX(const float *x, const float *a, const float *b, float *y,            \
                               int64_t rows, int64_t len, bool per_row);                            \
     void cpu_deconv_f32_##SFX(const cpu_deconv_plan *p, const float *x, float *y, int64_t h0,      \
-                              int64_t h1);
+                              int64_t h1);                                                         \
+    void cpu_maxpool_f32_##SFX(const cpu_maxpool_plan *p, const float *x, float *y, int64_t r0,    \
+                               int64_t r1);
 
 CPU_DECLARE_TIER(avx512)
 CPU_DECLARE_TIER(avx2)

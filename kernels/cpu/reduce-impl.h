@@ -5,6 +5,9 @@
  * rows (vector accumulators, one horizontal step per row); inner > 1 folds
  * whole rows of `inner` values into y (streaming, vectorized along inner).
  * Float accumulation (the reference uses double); NaN propagates in Max/Min.
+ * Also cpu_maxpool_f32_<tier>: windowed MaxPool over 2 spatial axes of
+ * images [H, W, c] (channels-last, or a 16-channel block of nChw16c),
+ * vectorized along c.
  */
 #include <math.h>
 
@@ -96,6 +99,64 @@ void CPU_FN(cpu_reduce_f32)(cpu_reduce_op op, const float *x, float *y, int64_t 
             for (i = 0; i + VW <= inner; i += VW)
                 v_store(yo + i, v_mul(v_load(yo + i), inv));
             if (i < inner) v_store_n(yo + i, v_mul(v_load_n(yo + i, inner - i), inv), inner - i);
+        }
+    }
+}
+
+/* ---- MaxPool, channels contiguous per pixel ------------------------------ */
+
+/* Software prefetch of the input rows the next output row adds to the
+ * window (ResNet-18-like's stem MaxPool, 64 channels blocked at 112x112,
+ * 3x3 stride 2, read from L3 right after the conv wrote it: Xeon model 207,
+ * 1 thread, about 260 -> 220 us per node with it; oneDNN's pooling 350). */
+static inline void mp_prefetch_rows(const cpu_maxpool_plan *p, const float *xi, int64_t r0,
+                                    int64_t ow) {
+    const int64_t seg = p->sw * p->c, rowlen = p->w * p->c;
+    const int64_t q0 = ow * seg, q1 = q0 + seg < rowlen ? q0 + seg : rowlen;
+    for (int64_t r = r0; r < r0 + p->sh && r < p->h; r++)
+        for (int64_t q = q0; q < q1; q += 64 / (int64_t)sizeof(float))
+            __builtin_prefetch(xi + r * rowlen + q, 0, 3);
+}
+
+void CPU_FN(cpu_maxpool_f32)(const cpu_maxpool_plan *p, const float *x, float *y, int64_t r0,
+                             int64_t r1) {
+    const int64_t c = p->c, in_img = p->h * p->w * c, out_img = p->oh * p->ow * c;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t img = r / p->oh, oh = r % p->oh;
+        const float *xi = x + img * in_img;
+        float *yr = y + img * out_img + oh * p->ow * c;
+        /* the taps of this row inside the input: kh0 <= ky < kh1 */
+        const int64_t ih0 = oh * p->sh - p->pt;
+        int64_t ky0 = 0, ky1 = p->kh;
+        while (ky0 < ky1 && ih0 + ky0 * p->dh < 0)
+            ky0++;
+        while (ky1 > ky0 && ih0 + (ky1 - 1) * p->dh >= p->h)
+            ky1--;
+        const int64_t next = ih0 + (p->kh - 1) * p->dh + 1; /* first row past the window */
+        for (int64_t ow = 0; ow < p->ow; ow++) {
+            if (oh + 1 < p->oh) mp_prefetch_rows(p, xi, next, ow);
+            const int64_t iw0 = ow * p->sw - p->pl;
+            int64_t kx0 = 0, kx1 = p->kw;
+            while (kx0 < kx1 && iw0 + kx0 * p->dw < 0)
+                kx0++;
+            while (kx1 > kx0 && iw0 + (kx1 - 1) * p->dw >= p->w)
+                kx1--;
+            float *yp = yr + ow * c;
+            for (int64_t ch = 0; ch < c; ch += VW) {
+                const int64_t n = c - ch < VW ? c - ch : VW;
+                vf acc = v_set1(-INFINITY);
+                for (int64_t ky = ky0; ky < ky1; ky++) {
+                    const float *row = xi + (ih0 + ky * p->dh) * p->w * c + ch;
+                    for (int64_t kx = kx0; kx < kx1; kx++) {
+                        const float *t = row + (iw0 + kx * p->dw) * c;
+                        acc = v_max(n == VW ? v_load(t) : v_load_n(t, n), acc);
+                    }
+                }
+                if (n == VW)
+                    v_store(yp + ch, acc);
+                else
+                    v_store_n(yp + ch, acc, n);
+            }
         }
     }
 }

@@ -1031,12 +1031,33 @@ static bool conv_wino_shape(const onednn_conv_desc *d) {
  * one it picks for 1 thread is taken at every count, so a node's results do
  * not depend on the threads it runs on (tests/unit/test_threadpool.c runs
  * sessions on a shared pool that narrows nodes). NULL when that kernel does
- * not take the problem at this count. */
+ * not take the problem at this count.
+ *
+ * At 1 thread and batch 1 oneDNN 2.6 picks the 2x3 kernel, whose smaller
+ * tiles lose where an image has many output positions: from
+ * WINO_4X3_MIN_POSITIONS (batch x output positions) the 4x3 kernel is
+ * taken instead when it accepts the problem. Xeon model 207, 1 thread,
+ * ResNet-18-like batch 1 (bench/genmodels.py), CPU us per node 2x3 -> 4x3:
+ * 64 -> 64 at 56x56 866 -> 706; at 28x28 (784 positions) 2x3 stays ahead
+ * (935 -> 950), at 14x14 and 7x7 far ahead (1330 -> 1500, 2010 -> 4000).
+ * At batch 8 oneDNN picks 4x3 for every ResNet layer itself. */
+#define WINO_4X3_MIN_POSITIONS (56 * 56)
+#define WINO_4X3_IMPL "jit_wino_4x3"
+
 static dnnl_primitive_desc_t wino_pd_pinned(const dnnl_convolution_desc_t *cd,
-                                            const_dnnl_primitive_attr_t attr) {
+                                            const_dnnl_primitive_attr_t attr, int64_t positions) {
     int cur = omp_get_max_threads();
     if (cur != 1) omp_set_num_threads(1);
     dnnl_primitive_desc_t pd = pd_create(cd, attr);
+    if (pd && positions >= WINO_4X3_MIN_POSITIONS &&
+        strncmp(pd_impl(pd), WINO_4X3_IMPL, strlen(WINO_4X3_IMPL)) != 0) {
+        pd = pd_prefer(pd, cd, attr, WINO_4X3_IMPL);
+        if (g_verbose && strncmp(pd_impl(pd), WINO_4X3_IMPL, strlen(WINO_4X3_IMPL)) == 0)
+            mopt_log(MOPT_LOG_INFO,
+                     "mopt: oneDNN Winograd convolution: 4x3 tiles, not 2x3 "
+                     "(%lld output positions >= %d)",
+                     (long long)positions, WINO_4X3_MIN_POSITIONS);
+    }
     if (cur != 1) omp_set_num_threads(cur);
     if (!pd || cur == 1) return pd;
     char want[64];
@@ -1075,7 +1096,7 @@ static dnnl_primitive_desc_t conv_wino_pd(const onednn_conv_desc *d, const dnnl_
             1.f, 0, NULL, 0, d->has_residual ? 1.f : 0.f, NULL, NULL, after ? KN_ACT_NONE : d->act,
             d->act_alpha, d->act_beta, after || !post_in_prim(d) ? NULL : post);
         if (!attr) return NULL;
-        dnnl_primitive_desc_t pd = wino_pd_pinned(&cd, attr);
+        dnnl_primitive_desc_t pd = wino_pd_pinned(&cd, attr, d->batch * d->out[0] * d->out[1]);
         dnnl_primitive_attr_destroy(attr);
         if (pd && !pd_is_ref(pd)) {
             *act_after = after != 0;

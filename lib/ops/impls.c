@@ -48,7 +48,13 @@ const op_impl *const ops_conv_transpose_impls[] = {
     &ops_impl_cpu_deconv_avx512, &ops_impl_cpu_deconv_avx2,
     ONEDNN(ops_impl_conv_transpose_onednn) &ops_impl_cpu_deconv_portable, NULL};
 /* clang-format on */
-const op_impl *const ops_maxpool_impls[] = {ONEDNN(ops_impl_maxpool_onednn) NULL};
+/* MaxPool, mopt.ChannelsLastMaxPool: the cpu tiers take only the latter (2-D);
+ * the portable one after oneDNN */
+/* clang-format off */
+const op_impl *const ops_maxpool_impls[] = {
+    &ops_impl_cpu_clmaxpool_avx512, &ops_impl_cpu_clmaxpool_avx2,
+    ONEDNN(ops_impl_maxpool_onednn) &ops_impl_cpu_clmaxpool_portable, NULL};
+/* clang-format on */
 const op_impl *const ops_avgpool_impls[] = {ONEDNN(ops_impl_avgpool_onednn) NULL};
 /* mopt.CacheMatMul: OpenBLAS (a GEMV per head for one query row), else
  * the reference batched GEMM */

@@ -112,6 +112,7 @@ OPS_CPU_DECLARE(slice)
 OPS_CPU_DECLARE(clconcat)
 OPS_CPU_DECLARE(clsplit)
 OPS_CPU_DECLARE(clgap)
+OPS_CPU_DECLARE(clmaxpool) /* mopt.ChannelsLastMaxPool, 2-D (pool_cpu.c) */
 OPS_CPU_DECLARE(clscale)
 OPS_CPU_DECLARE(claffine)
 OPS_CPU_DECLARE(gemv_matmul) /* M = 1 with a constant weight (gemv_cpu.c) */

@@ -752,6 +752,47 @@ MOPT_TEST(ops_channels_last_elementwise_vs_ref) {
     }
 }
 
+/* mopt.ChannelsLastMaxPool's cpu tiers (kernels/cpu's maxpool) against the
+ * reference, bit for bit: channels-last and blocked (nChw16c) layouts,
+ * channel counts below, at and past a vector, strides, dilations,
+ * asymmetric pads, ceil_mode's overhang, NaN and infinities among the taps
+ * (skipped as the reference skips them), images and rows split over 2
+ * threads; ResNet's stem pool (64 channels blocked, 112x112, 3x3 stride 2). */
+MOPT_TEST(ops_channels_last_maxpool_vs_ref) {
+    typedef struct {
+        int64_t dims[4];
+        int64_t k[2], s[2], d[2], pads[4];
+        int ceil, blocked;
+    } mc;
+    const mc cases[] = {
+        {{1, 64, 112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 1},
+        {{2, 3, 7, 9}, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 0, 0},
+        {{1, 17, 10, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 0, 2, 1}, 1, 0},
+        {{2, 32, 9, 8}, {3, 3}, {1, 1}, {2, 2}, {2, 2, 2, 2}, 0, 1},
+        {{1, 40, 5, 5}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, 0, 0},
+        {{3, 20, 13, 6}, {2, 3}, {1, 2}, {1, 1}, {0, 1, 1, 0}, 1, 0},
+        {{1, 16, 1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 0, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const mc *q = &cases[c];
+        const int64_t n = ir_numel(4, q->dims);
+        node_fx f;
+        fx_init_domain(&f, "ChannelsLastMaxPool", "mopt", 1, 1, 17);
+        attr_ints(f.n, "kernel_shape", 2, q->k);
+        attr_ints(f.n, "strides", 2, q->s);
+        attr_ints(f.n, "dilations", 2, q->d);
+        attr_ints(f.n, "pads", 4, q->pads);
+        attr_int(f.n, "ceil_mode", q->ceil);
+        if (q->blocked) attr_int(f.n, "blocked", 1);
+        op_tensor in[1];
+        float *data[1] = {rand_f32(n, -2, 2, c % 2 == 0)};
+        in[0] = tensor_of(MOPT_DTYPE_F32, 4, q->dims, data[0]);
+        char what[64];
+        snprintf(what, sizeof what, "ChannelsLastMaxPool case %zu", c);
+        check_must_run(&f, in, data, 1, 1, (tol){0, 0, true}, what);
+    }
+}
+
 MOPT_TEST(ops_batchnorm_vs_ref) {
     typedef struct {
         int32_t rank;
@@ -1133,4 +1174,5 @@ MOPT_TEST_MAIN_WITH(NULL, report, cmocka_unit_test(tiers_follow_cpu_features),
                     cmocka_unit_test(kernel_gemv_rows_vs_naive),
                     cmocka_unit_test(ops_channels_last_concat_split_vs_ref),
                     cmocka_unit_test(ops_channels_last_elementwise_vs_ref),
+                    cmocka_unit_test(ops_channels_last_maxpool_vs_ref),
                     cmocka_unit_test(ops_batchnorm_vs_ref))
