@@ -30,6 +30,20 @@
  * integer convolution is unchanged; only the quantization on entry is per
  * channel. Such a node never reads a u8 X from the node before it.
  *
+ * By default a depthwise Conv stays float (issues 11/13): its int8 form
+ * cannot be faster. Each output sums only its k x k taps of one channel
+ * (9 or 25 multiply-adds), so the convolution is memory bound and VNNI's
+ * 4-wide u8 x s8 dot products have nothing to reduce over; on top of it
+ * the f32 X is quantized per channel on entry (it is never kept u8 from
+ * the node before) and padded by hand with its zero point. On PP-OCRv4 rec
+ * (Xeon, AVX-512 VNNI, 1 thread) oneDNN's int8 depthwise kernel alone
+ * (brdgmm_dw) took 1.5-1.8x the time of its f32 one (jit_dw), and the
+ * whole node 1.1-1.9x its FP32 FusedConv; our im2col + VNNI path is slower
+ * still (a gemm of K = k x k per channel). MOPT_VERBOSE names each such
+ * node with this reason; MOPT_INT8_DEPTHWISE=1 makes them static int8 as
+ * before (the per-channel X scales above), for experiments and the tests
+ * of that form.
+ *
  * No SmoothQuant for the Convs of group 1: folding per-channel X scales
  * (alpha 0.5-0.9) into W measured no better than bias correction alone on
  * PP-OCRv4 rec's selection lines (0.989 against 0.991, both renderers in
@@ -46,6 +60,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -384,15 +399,35 @@ mopt_status pass_quant_chain(ir_graph *g, int verbose, int32_t *n_chained) {
     return MOPT_OK;
 }
 
+/* Whether a depthwise Conv keeps static int8 (MOPT_INT8_DEPTHWISE=1; the
+ * default leaves it float: see the top of the file). */
+static bool int8_depthwise(void) {
+    const char *env = getenv("MOPT_INT8_DEPTHWISE");
+    return env && strcmp(env, "1") == 0;
+}
+
 mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_result *r) {
     fu_graph f;
     mopt_status st = fu_init(&f, g);
     int32_t n_static = 0, n_missing = 0, n_chained = 0, n_excluded = 0, n_per_channel = 0;
-    int32_t n_corrected = 0;
+    int32_t n_corrected = 0, n_dw_float = 0;
+    bool dw_int8 = int8_depthwise();
     for (int32_t i = 0; !st && i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         qs_match m;
+        int64_t c_in = 0;
         if (n->dead || !match(&f, n, &m)) continue;
+        if (!dw_int8 && depthwise(g, n, &m, &c_in)) {
+            n_dw_float++;
+            if (verbose)
+                mopt_log(MOPT_LOG_INFO,
+                         "mopt: static int8: node '%s' (%s) is a depthwise Conv (group %lld, "
+                         "one input channel per group): stays float, its int8 form cannot be "
+                         "faster (k x k multiply-adds per output, memory bound, X quantized per "
+                         "channel on entry; MOPT_INT8_DEPTHWISE=1 makes it int8)",
+                         n->name, n->op_type, (long long)c_in);
+            continue;
+        }
         if (pass_name_listed(t->exclude, n->name)) {
             n_excluded++;
             if (verbose)
@@ -442,5 +477,6 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
     pass_note_add(r, n_chained, "u8 kept between");
     pass_note_add(r, n_missing, "not in the table");
     pass_note_add(r, n_excluded, "excluded");
+    pass_note_add(r, n_dw_float, "depthwise float");
     return MOPT_OK;
 }
