@@ -453,7 +453,9 @@ def test_post_affine(tmp):
 
 
 def test_depthwise_per_channel(tmp):
-    """A depthwise Conv (32 channels, 3x3, group 32) whose input channels
+    """By default the static pass leaves depthwise Convs float and says why
+    under MOPT_VERBOSE; with MOPT_INT8_DEPTHWISE=1:
+    a depthwise Conv (32 channels, 3x3, group 32) whose input channels
     span ranges 1x..100x apart (and one channel >= 0, one <= 0): the table
     has per-channel ranges (channel_min/channel_max), the static pass gives
     X one scale per channel with a common zero point, and every output
@@ -497,6 +499,23 @@ def test_depthwise_per_channel(tmp):
     old.write_text("".join(ln for ln in table.read_text().splitlines(True)
                            if "channel_m" not in ln))
     x = inputs(1)  # the calibration set itself: no clipping
+    # by default the depthwise Convs stay float (their int8 form is slower:
+    # pass_quant_static.c) and MOPT_VERBOSE gives the reason ('pw' reads y,
+    # a graph output the table does not hold); MOPT_INT8_DEPTHWISE=1 makes
+    # them int8
+    with mopt.Model(str(path), precision="int8", calibration=str(table)) as mq, \
+            mopt.Session(mq, profile=True) as sq:
+        sq.run({"x": x})
+        by_node = {p["node"]: p["op"] for p in sq.profile()}
+    check(by_node.get("dw") in ("Conv", "FusedConv") and by_node.get("dw2") in ("Conv", "FusedConv"),
+          "static int8 by default: depthwise 'dw' and 'dw2' stay float (%s)" % sorted(by_node.items()))
+    opts = tmp / "dwq_opts.yaml"
+    opts.write_text("precision: int8\ncalibration: %s\n" % table)
+    r = run_cli(path, opts, x, tmp, dict(os.environ, MOPT_VERBOSE="1"))
+    check(r.returncode == 0 and "node 'dw' (Conv) is a depthwise Conv (group 32" in r.stderr
+          and "its int8 form cannot be faster" in r.stderr and "2 depthwise float" in r.stderr,
+          "MOPT_VERBOSE: 'dw' and 'dw2' stay float because their int8 form cannot be faster")
+    os.environ["MOPT_INT8_DEPTHWISE"] = "1"  # read by the pass when the model loads
     xr = x[0].reshape(C, -1)
     step = (np.maximum(xr.max(1), 0) - np.minimum(xr.min(1), 0)) / 255  # per-channel step
     wsum = np.abs(w).reshape(C, -1).sum(1)
@@ -514,6 +533,7 @@ def test_depthwise_per_channel(tmp):
         wmax, xmax = np.abs(w).reshape(C, -1).max(1), np.abs(xr).max(1)
         bound = 0.5 * 2.1 * step * wsum + 9 * wmax / 254 * xmax
         res[name] = (err, bound, ops, float(np.abs(ra["u"] - qa["u"]).max() / np.abs(ra["u"]).max()))
+    del os.environ["MOPT_INT8_DEPTHWISE"]
     err, bound, ops, rel_u = res["per-channel"]
     check("StaticQConv" in ops and bool(np.all(err <= bound)),
           "depthwise Conv, channel ranges 1x..100x apart, per-channel X scales: every channel's "
