@@ -410,14 +410,27 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
     fu_graph f;
     mopt_status st = fu_init(&f, g);
     int32_t n_static = 0, n_missing = 0, n_chained = 0, n_excluded = 0, n_per_channel = 0;
-    int32_t n_corrected = 0, n_dw_float = 0;
+    int32_t n_corrected = 0, n_dw_float = 0, n_thin = 0;
     bool dw_int8 = int8_depthwise();
     for (int32_t i = 0; !st && i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         qs_match m;
         int64_t c_in = 0;
         if (n->dead || !match(&f, n, &m)) continue;
-        if (!dw_int8 && depthwise(g, n, &m, &c_in)) {
+        int64_t cpg = m.conv ? g->values[n->inputs[1]]->shape.dims[1] : 4;
+        bool dw = depthwise(g, n, &m, &c_in);
+        if (cpg < 4 && !dw) { /* W [C_out, C_in / group, k...] */
+            n_thin++;
+            if (verbose)
+                mopt_log(MOPT_LOG_INFO,
+                         "mopt: static int8: node '%s' (%s) has %lld input channel%s per group "
+                         "(< 4, e.g. an RGB stem): stays float, its int8 form cannot be faster "
+                         "(VNNI's 4-deep u8 x s8 dot products run mostly on padding, X "
+                         "quantized and padded on entry)",
+                         n->name, n->op_type, (long long)cpg, cpg == 1 ? "" : "s");
+            continue;
+        }
+        if (!dw_int8 && dw) {
             n_dw_float++;
             if (verbose)
                 mopt_log(MOPT_LOG_INFO,
@@ -478,5 +491,6 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
     pass_note_add(r, n_missing, "not in the table");
     pass_note_add(r, n_excluded, "excluded");
     pass_note_add(r, n_dw_float, "depthwise float");
+    pass_note_add(r, n_thin, "< 4 channels per group float");
     return MOPT_OK;
 }
