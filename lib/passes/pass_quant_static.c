@@ -399,6 +399,27 @@ mopt_status pass_quant_chain(ir_graph *g, int verbose, int32_t *n_chained) {
     return MOPT_OK;
 }
 
+/* A Conv with < 4 input channels per group (an RGB stem) and little work
+ * per input value, C_out / group x window taps / strides < THIN_WORK, stays
+ * float: VNNI's 4-deep u8 x s8 dot products run mostly on padding and the
+ * quantize and hand padding of X on entry are not paid back (3x3 3 -> 16
+ * stride 2, 36 per value: MobileNetV3-like 123 -> 195 us, PP-OCRv4 rec
+ * even; ResNet's 7x7 3 -> 64 stride 2, 784 per value, 1425 -> 699 us). */
+#define THIN_WORK 64
+static bool thin_conv(const ir_graph *g, const ir_node *n, int64_t *cpg, int64_t *work) {
+    const ir_shape *ws = &g->values[n->inputs[1]]->shape;
+    int64_t group = ir_node_attr_int(n, "group", 1), taps = 1, stride = 1;
+    const int64_t *str = NULL;
+    int64_t ns = ir_node_attr_ints(n, "strides", &str);
+    for (int32_t d = 2; d < ws->rank; d++)
+        taps *= ws->dims[d];
+    for (int64_t d = 0; d < ns; d++)
+        stride *= str[d] > 0 ? str[d] : 1;
+    *cpg = ws->dims[1];
+    *work = ws->dims[0] / (group > 0 ? group : 1) * taps / stride;
+    return *cpg < 4 && *work < THIN_WORK;
+}
+
 /* Whether a depthwise Conv keeps static int8 (MOPT_INT8_DEPTHWISE=1; the
  * default leaves it float: see the top of the file). */
 static bool int8_depthwise(void) {
@@ -417,17 +438,18 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
         qs_match m;
         int64_t c_in = 0;
         if (n->dead || !match(&f, n, &m)) continue;
-        int64_t cpg = m.conv ? g->values[n->inputs[1]]->shape.dims[1] : 4;
         bool dw = depthwise(g, n, &m, &c_in);
-        if (cpg < 4 && !dw) { /* W [C_out, C_in / group, k...] */
+        int64_t cpg = 4, work = 0;
+        if (m.conv && !dw && thin_conv(g, n, &cpg, &work)) {
             n_thin++;
             if (verbose)
                 mopt_log(MOPT_LOG_INFO,
                          "mopt: static int8: node '%s' (%s) has %lld input channel%s per group "
-                         "(< 4, e.g. an RGB stem): stays float, its int8 form cannot be faster "
-                         "(VNNI's 4-deep u8 x s8 dot products run mostly on padding, X "
-                         "quantized and padded on entry)",
-                         n->name, n->op_type, (long long)cpg, cpg == 1 ? "" : "s");
+                         "and %lld multiply-adds per input value (< 4 and < %d, e.g. a small "
+                         "RGB stem): stays float, its int8 form cannot be faster (VNNI's 4-deep "
+                         "dot products run mostly on padding, X quantized and padded on entry)",
+                         n->name, n->op_type, (long long)cpg, cpg == 1 ? "" : "s", (long long)work,
+                         THIN_WORK);
             continue;
         }
         if (!dw_int8 && dw) {
@@ -491,6 +513,6 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
     pass_note_add(r, n_missing, "not in the table");
     pass_note_add(r, n_excluded, "excluded");
     pass_note_add(r, n_dw_float, "depthwise float");
-    pass_note_add(r, n_thin, "< 4 channels per group float");
+    pass_note_add(r, n_thin, "thin stem float");
     return MOPT_OK;
 }
