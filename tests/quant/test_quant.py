@@ -28,7 +28,9 @@
    (cosine >= 0.999), MOPT_VERBOSE names the static nodes and the u8 kept
    between them, a tensor missing from the table falls back with a
    message, and a table for another model, or without precision=int8, is
-   refused with a message saying why.
+   refused with a message saying why. Depthwise Convs and a small RGB
+   stem (3x3 3 -> 16 stride 2) stay float, MOPT_VERBOSE saying why (their
+   int8 form is slower); ResNet's 7x7 3 -> 64 stem is int8.
 4. The generated ResNet-like model (bench/genmodels.py, 64x64, 10 classes)
    calibrated on 32 random inputs keeps top-1 agreement >= 99.5% with FP32
    on a golden set of 400 other inputs (entropy: >= 95%).
@@ -547,6 +549,44 @@ def test_depthwise_per_channel(tmp):
           "error %.4f is > 10x the per-channel one %.4f" % (float(err_t[:4].mean()), float(err[:4].mean())))
 
 
+def test_thin_stem(tmp):
+    """Two RGB stems side by side: 3x3 3 -> 16 stride 2 (36 multiply-adds
+    per input value, MobileNetV3's and PP-OCRv4 rec's) stays float under
+    static int8, with the reason under MOPT_VERBOSE; 7x7 3 -> 64 stride 2
+    (784 per value, ResNet's) runs static int8 (pass_quant_static.c's
+    thin_conv rule: the small one's int8 form is slower)."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(13)
+    w1 = (rng.standard_normal((16, 3, 3, 3)) / 5).astype(np.float32)
+    w2 = (rng.standard_normal((64, 3, 7, 7)) / 10).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["y1"], name="small", strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "w2"], ["y2"], name="big", strides=[2, 2],
+                              pads=[3, 3, 3, 3])]
+    g = helper.make_graph(nodes, "stems",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+                          [helper.make_tensor_value_info("y1", TensorProto.FLOAT, [1, 16, 16, 16]),
+                           helper.make_tensor_value_info("y2", TensorProto.FLOAT, [1, 64, 16, 16])],
+                          [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+    path, table = calibrate_one_set(tmp, m, "stems", x)
+    with mopt.Model(str(path), precision="int8", calibration=str(table)) as mq, \
+            mopt.Session(mq, profile=True) as sq:
+        sq.run({"x": x})
+        by_node = {p["node"]: p["op"] for p in sq.profile()}
+    check(by_node.get("small") in ("Conv", "FusedConv") and by_node.get("big") == "StaticQConv",
+          "static int8: the 3x3 3 -> 16 stem stays float, the 7x7 3 -> 64 one is int8 (%s)"
+          % sorted(by_node.items()))
+    opts = tmp / "stems_opts.yaml"
+    opts.write_text("precision: int8\ncalibration: %s\n" % table)
+    r = run_cli(path, opts, x, tmp, dict(os.environ, MOPT_VERBOSE="1"))
+    check(r.returncode == 0 and "node 'small' (Conv) has 3 input channels per group and 36 "
+          "multiply-adds per input value" in r.stderr and "node 'big' (Conv) runs static int8" in r.stderr,
+          "MOPT_VERBOSE: 'small' stays float (3 channels, 36 per value), 'big' is int8")
+
+
 def test_bias_correction(tmp):
     """A pointwise Conv (32 -> 16 channels) whose input channels span
     ranges 1x..100x apart around offsets of 3x their spread: with
@@ -654,7 +694,8 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for t in (test_calibration_methods, test_calibration_option, test_fused_gemm_forms,
-                  test_dead_channel, test_post_affine, test_depthwise_per_channel, test_bias_correction,
+                  test_dead_channel, test_post_affine, test_depthwise_per_channel, test_thin_stem,
+                  test_bias_correction,
                   test_ort_models, test_resnet_top1):
             print("--", t.__name__)
             t(tmp)
