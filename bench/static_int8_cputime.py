@@ -3,7 +3,7 @@
 thread, alternating sessions in one process, process CPU time of one run
 (median of 5 per round, median over ROUNDS rounds), with the cosine of each
 output to FP32. Columns: FP32; static INT8 as configured (depthwise convs
-FP32 by default); static INT8 with MOPT_INT8_DEPTHWISE=1 (depthwise convs
+FP32 by default); static INT8 with the option int8_depthwise=int8 (depthwise convs
 int8, as before issues 11/13's rule). MAINLIB=1 keeps the first two only
 (for another build through MOPT_LIBRARY, e.g. main's).
 
@@ -20,19 +20,16 @@ import mopt  # noqa: E402
 
 model, table, xfile, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 x = np.load(xfile)
-cfg = [('fp32', dict(precision='fp32'), None),
-       ('int8 (depthwise fp32)', dict(precision='int8', calibration=table), None),
-       ('int8 (depthwise int8)', dict(precision='int8', calibration=table), '1')]
+cfg = [('fp32', dict(precision='fp32')),
+       ('int8 (depthwise fp32)', dict(precision='int8', calibration=table)),
+       ('int8 (depthwise int8)', dict(precision='int8', calibration=table, int8_depthwise='int8'))]
 if os.environ.get('MAINLIB'): cfg = cfg[:2]
 sess = []
-for name, o, env in cfg:
-    if env: os.environ['MOPT_INT8_DEPTHWISE'] = env
-    else: os.environ.pop('MOPT_INT8_DEPTHWISE', None)
+for name, o in cfg:
     mm = mopt.Model(model, **o)
     s = mopt.Session(mm, threads=1)
     nm = mm.inputs[0].name
     sess.append((name, s, nm))
-os.environ.pop('MOPT_INT8_DEPTHWISE', None)
 outs = {}
 for name, s, nm in sess:
     for _ in range(3): outs[name] = next(iter(s.run({nm: x}).values()))

@@ -40,9 +40,22 @@
  * (brdgmm_dw) took 1.5-1.8x the time of its f32 one (jit_dw), and the
  * whole node 1.1-1.9x its FP32 FusedConv; our im2col + VNNI path is slower
  * still (a gemm of K = k x k per channel). MOPT_VERBOSE names each such
- * node with this reason; MOPT_INT8_DEPTHWISE=1 makes them static int8 as
- * before (the per-channel X scales above), for experiments and the tests
- * of that form.
+ * node with this reason; the option int8_depthwise=int8 (t->int8_depthwise)
+ * makes them static int8 as before (the per-channel X scales above).
+ *
+ * On PP-OCRv4 det the float depthwise Convs lower the output's cosine to
+ * FP32 (0.978 against 0.989, 6 pages). Not a wrong scale: both forms match
+ * a numpy model of the table's quantization exactly. One node accounts for
+ * it, p2o.Conv.3 (float alone: 0.981), through its X's quantization only:
+ * the table's zero point for X (4 at scale 0.18, round(4.36)) puts the u8
+ * floor at -0.719, above X's minimum -0.784; the per-channel ranges are
+ * clipped to the tensor's, so 86% of channel 5 (near the hardswish
+ * minimum) is clipped, +0.040 on its mean. That shift offsets part of the
+ * mean (DC) error the int8 layers make on pages (mostly flat background:
+ * X rounding is a bias there, not noise): the same +0.040 added to that
+ * channel of an ONNX copy gives 0.991 with p2o.Conv.3 float (0.986 with
+ * every depthwise Conv float) and costs FP32 alone 0.993.
+ * See tools/mopt/README.md.
  *
  * No SmoothQuant for the Convs of group 1: folding per-channel X scales
  * (alpha 0.5-0.9) into W measured no better than bias correction alone on
@@ -420,19 +433,12 @@ static bool thin_conv(const ir_graph *g, const ir_node *n, int64_t *cpg, int64_t
     return *cpg < 4 && *work < THIN_WORK;
 }
 
-/* Whether a depthwise Conv keeps static int8 (MOPT_INT8_DEPTHWISE=1; the
- * default leaves it float: see the top of the file). */
-static bool int8_depthwise(void) {
-    const char *env = getenv("MOPT_INT8_DEPTHWISE");
-    return env && strcmp(env, "1") == 0;
-}
-
 mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_result *r) {
     fu_graph f;
     mopt_status st = fu_init(&f, g);
     int32_t n_static = 0, n_missing = 0, n_chained = 0, n_excluded = 0, n_per_channel = 0;
     int32_t n_corrected = 0, n_dw_float = 0, n_thin = 0;
-    bool dw_int8 = int8_depthwise();
+    bool dw_int8 = t->int8_depthwise;
     for (int32_t i = 0; !st && i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         qs_match m;
@@ -459,7 +465,7 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
                          "mopt: static int8: node '%s' (%s) is a depthwise Conv (group %lld, "
                          "one input channel per group): stays float, its int8 form cannot be "
                          "faster (k x k multiply-adds per output, memory bound, X quantized per "
-                         "channel on entry; MOPT_INT8_DEPTHWISE=1 makes it int8)",
+                         "channel on entry; the option int8_depthwise=int8 makes it int8)",
                          n->name, n->op_type, (long long)c_in);
             continue;
         }

@@ -187,6 +187,7 @@ typedef struct pass_qtable {
     int32_t n;
     char path[512];      /* for messages */
     const char *exclude; /* int8_exclude: nodes left in float (NULL = none) */
+    bool int8_depthwise; /* option int8_depthwise=int8: depthwise Convs static too */
 } pass_qtable;
 mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_result *r);
 /* A depthwise Conv's per-input-channel X scales cs[c_in] and their common

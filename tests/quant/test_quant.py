@@ -456,7 +456,8 @@ def test_post_affine(tmp):
 
 def test_depthwise_per_channel(tmp):
     """By default the static pass leaves depthwise Convs float and says why
-    under MOPT_VERBOSE; with MOPT_INT8_DEPTHWISE=1:
+    under MOPT_VERBOSE, a bad int8_depthwise value is refused naming the
+    choices; with the option int8_depthwise=int8:
     a depthwise Conv (32 channels, 3x3, group 32) whose input channels
     span ranges 1x..100x apart (and one channel >= 0, one <= 0): the table
     has per-channel ranges (channel_min/channel_max), the static pass gives
@@ -503,8 +504,8 @@ def test_depthwise_per_channel(tmp):
     x = inputs(1)  # the calibration set itself: no clipping
     # by default the depthwise Convs stay float (their int8 form is slower:
     # pass_quant_static.c) and MOPT_VERBOSE gives the reason ('pw' reads y,
-    # a graph output the table does not hold); MOPT_INT8_DEPTHWISE=1 makes
-    # them int8
+    # a graph output the table does not hold); the option
+    # int8_depthwise=int8 makes them int8
     with mopt.Model(str(path), precision="int8", calibration=str(table)) as mq, \
             mopt.Session(mq, profile=True) as sq:
         sq.run({"x": x})
@@ -517,14 +518,23 @@ def test_depthwise_per_channel(tmp):
     check(r.returncode == 0 and "node 'dw' (Conv) is a depthwise Conv (group 32" in r.stderr
           and "its int8 form cannot be faster" in r.stderr and "2 depthwise float" in r.stderr,
           "MOPT_VERBOSE: 'dw' and 'dw2' stay float because their int8 form cannot be faster")
-    os.environ["MOPT_INT8_DEPTHWISE"] = "1"  # read by the pass when the model loads
+    check("int8_depthwise=int8 makes it int8" in r.stderr,
+          "MOPT_VERBOSE names the option that makes them int8")
+    try:
+        mopt.Model(str(path), precision="int8", calibration=str(table), int8_depthwise="yes")
+        msg = "loaded"
+    except mopt.MoptError as e:
+        msg = str(e)
+    check("int8_depthwise" in msg and "fp32, int8" in msg,
+          "int8_depthwise=yes is refused naming the choices (%s)" % msg)
     xr = x[0].reshape(C, -1)
     step = (np.maximum(xr.max(1), 0) - np.minimum(xr.min(1), 0)) / 255  # per-channel step
     wsum = np.abs(w).reshape(C, -1).sum(1)
     res = {}
     for name, tab in (("per-channel", table), ("per-tensor", old)):
         with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
-                mopt.Model(str(path), precision="int8", calibration=str(tab)) as mq, \
+                mopt.Model(str(path), precision="int8", calibration=str(tab),
+                           int8_depthwise="int8") as mq, \
                 mopt.Session(mq, profile=True) as sq:
             ra, qa = sf.run({"x": x}), sq.run({"x": x})
             ops = profile_ops(sq)
@@ -535,7 +545,6 @@ def test_depthwise_per_channel(tmp):
         wmax, xmax = np.abs(w).reshape(C, -1).max(1), np.abs(xr).max(1)
         bound = 0.5 * 2.1 * step * wsum + 9 * wmax / 254 * xmax
         res[name] = (err, bound, ops, float(np.abs(ra["u"] - qa["u"]).max() / np.abs(ra["u"]).max()))
-    del os.environ["MOPT_INT8_DEPTHWISE"]
     err, bound, ops, rel_u = res["per-channel"]
     check("StaticQConv" in ops and bool(np.all(err <= bound)),
           "depthwise Conv, channel ranges 1x..100x apart, per-channel X scales: every channel's "

@@ -14,7 +14,7 @@ Checks:
 - `mopt compare` of all-int8 exits 1; `mopt quantize-check` exits 0, its
   report names "mel" among the fallbacks (and not "dft"), the options it
   writes meet the budget when `mopt compare` checks them;
-- --rank cost on a 1x1 -> depthwise -> 1x1 conv model (MOPT_INT8_DEPTHWISE=1:
+- --rank cost on a 1x1 -> depthwise -> 1x1 conv model (int8_depthwise=int8:
   the depthwise conv int8, as it is not by default): the ranking follows
   its rule (nodes int8 does not speed up first, then noise per microsecond
   saved, from its printed columns) and its options meet the budget;
@@ -255,8 +255,9 @@ with tempfile.TemporaryDirectory() as tmp:
     # --rank cost: the noise per microsecond int8 saves; a node int8 does not speed up
     # (the depthwise conv) falls back first, the bisection on the golden set decides
     # (static int8 leaves depthwise Convs float by default, since their int8 form is
-    # slower: MOPT_INT8_DEPTHWISE=1 brings it back for this ranking check)
-    os.environ["MOPT_INT8_DEPTHWISE"] = "1"
+    # slower: the option int8_depthwise=int8 brings it back for this ranking check;
+    # --set gives it to both sides, FP32 ignores it)
+    dw8 = "int8_depthwise=int8"
     cmodel, cgold = os.path.join(tmp, "conv.onnx"), os.path.join(tmp, "conv_golden")
     cbudget, ccalib = os.path.join(tmp, "conv_quality.yaml"), os.path.join(tmp, "conv_calib.yaml")
     conv_model(cmodel, cgold)
@@ -265,19 +266,19 @@ with tempfile.TemporaryDirectory() as tmp:
     r = mopt("calibrate", cmodel, "--inputs", cgold, "-o", ccalib)
     check(r.returncode == 0, "calibrate the conv model", r)
     r = mopt("compare", cmodel, cmodel, "--golden", cgold, "--budget", cbudget, "--test-set",
-             "precision=int8", "--test-set", "calibration=" + ccalib)
+             "precision=int8", "--test-set", "calibration=" + ccalib, "--test-set", dw8)
     check(r.returncode == 1, "conv model: all-int8 breaks cosine >= 0.9999", r)
     ranks = {}
     for how in ("output", "cost"):
         out = os.path.join(tmp, "conv_%s.yaml" % how)
         r = mopt("quantize-check", cmodel, "--golden", cgold, "--budget", cbudget,
-                 "--calibration", ccalib, "--runs", "0", "--rank", how, "-o", out)
+                 "--calibration", ccalib, "--runs", "0", "--rank", how, "--set", dw8, "-o", out)
         print(r.stdout)
         ranks[how] = ranking(r.stdout)
         check(r.returncode == 0 and os.path.exists(out), "--rank %s finds a fallback" % how, r)
         if os.path.exists(out):
             r2 = mopt("compare", cmodel, cmodel, "--golden", cgold, "--budget", cbudget,
-                      "--test-options", out)
+                      "--test-options", out, "--test-set", dw8)
             check(r2.returncode == 0, "--rank %s: its options meet the budget" % how, r2)
     rc_ = ranks["cost"]
     check(len(rc_) == 3 and all(t is not None for _, _, t, _ in rc_),
@@ -287,7 +288,6 @@ with tempfile.TemporaryDirectory() as tmp:
         key = [(0, -e) if f else (1, -e / (t - u)) for (_, e, t, u), f in zip(rc_, free)]
         check(key == sorted(key), "--rank cost: the nodes int8 does not speed up first, then "
               "noise per microsecond saved, largest first (%s)" % rc_)
-    del os.environ["MOPT_INT8_DEPTHWISE"]
     r = mopt("quantize-check", model, "--golden", gold, "--budget", budget, "--rank", "random")
     check(r.returncode == 2 and "--rank random" in r.stderr, "--rank random is a usage error", r)
 
