@@ -179,6 +179,7 @@ typedef struct pass_qentry {
     int64_t n_ch;    /* channel_min/channel_max of a rank >= 3 tensor (0: none) */
     float *ch_range; /* [2 * n_ch]: min, max of channel c at 2c, 2c + 1 */
     float *ch_mean;  /* [n_ch]: channel_mean (NULL: none, older tables) */
+    float *ch_qerr;  /* [n_ch]: channel_qerr, mean of Q(x) - x with scale/zero_point (NULL: none) */
     int32_t rank;    /* dims: the shape calibration saw (0: none), -1 where it varied */
     int64_t dims[IR_MAX_RANK];
 } pass_qentry;

@@ -664,6 +664,78 @@ def test_bias_correction(tmp):
                   "a malformed %s is refused: %s" % (field, e))
 
 
+def test_rounding_correction(tmp):
+    """A page-like input: each of 16 channels sits on one value (a flat
+    background, off the u8 grid) on 90% of the pixels, spread over
+    [-1, 4] on the rest; a 3x3 Conv (16 -> 8, pads 1, weights on their s8
+    grid) reads it. Rounding X
+    to the grid is then a bias, not noise: without --rounding-correction
+    the output's per-channel mean error is far above its RMS error's share;
+    with it the table has channel_qerr (the mean of Q(x) - x per channel,
+    with the table's scale and zero point, checked against numpy) and the
+    static pass folds W . channel_qerr into the bias: the mean error per
+    output channel falls below 0.2x, the RMS error does not grow. A
+    malformed channel_qerr fails the load naming the tensor and line."""
+    import yaml
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(21)
+    C, O = 16, 8
+    # weights on the s8 grid of their channel (max |w| = 127 steps): their own
+    # rounding adds no error, what is left is X's
+    k = rng.integers(-127, 128, (O, C, 3, 3))
+    k[:, 0, 0, 0] = 127
+    w = (k * (0.3 / 127)).astype(np.float32)
+    g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], name="c3", pads=[1, 1, 1, 1])],
+                          "rcq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, 24, 24])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, O, 24, 24])],
+                          [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    x = np.empty((1, C, 24, 24), np.float32)
+    for c in range(C):
+        x[0, c] = rng.uniform(-0.5, 2.0)  # the background
+        spot = rng.random((24, 24)) < 0.1
+        x[0, c][spot] = rng.uniform(-1.0, 4.0, spot.sum())
+    x[0, 0, 0, 0], x[0, 0, 0, 1] = -1.0, 4.0  # the tensor's range
+    path, plain = calibrate_one_set(tmp, m, "rcq", x)
+    t0 = yaml.safe_load(plain.read_text())
+    check(t0.get("rounding_correction") is False and "channel_qerr" not in t0["tensors"]["x"],
+          "mopt calibrate without --rounding-correction: no channel_qerr")
+    path, table = calibrate_one_set(tmp, m, "rcq_rc", x, "--rounding-correction")
+    t = yaml.safe_load(table.read_text())
+    e = t["tensors"]["x"]
+    s, z = e["scale"], e["zero_point"]
+    q = (np.clip(np.round(x / s) + z, 0, 255) - z) * s
+    want = (q - x)[0].reshape(C, -1).mean(1)
+    got = np.array(e.get("channel_qerr", []))
+    check(t.get("rounding_correction") is True and len(got) == C
+          and np.allclose(got, want, atol=1e-6 * max(1.0, s)) and e.get("dims") == [1, C, 24, 24],
+          "--rounding-correction: channel_qerr is the mean of Q(x) - x per channel (%s vs %s), "
+          "dims %s" % (got[:3], want[:3], e.get("dims")))
+    res = {}
+    for name, tab in (("plain", plain), ("corrected", table)):
+        with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
+                mopt.Model(str(path), precision="int8", calibration=str(tab)) as mq, \
+                mopt.Session(mq, profile=True) as sq:
+            err = (sq.run({"x": x})["y"] - sf.run({"x": x})["y"])[0].reshape(O, -1)
+            ops = profile_ops(sq)
+        res[name] = (float(np.sqrt((err ** 2).mean())), float(np.abs(err.mean(1)).mean()), ops)
+    (r0, b0, ops), (r1, b1, _) = res["plain"], res["corrected"]
+    check("StaticQConv" in ops and b1 < 0.2 * b0 and r1 <= r0 * 1.01,
+          "rounding correction: the mean error per output channel %.4g -> %.4g (< 0.2x), "
+          "RMS %.4g -> %.4g (%s)" % (b0, b1, r0, r1, sorted(ops)))
+    lines = table.read_text().splitlines(True)
+    bt = tmp / "rcq_bad.yaml"
+    bt.write_text("".join("    channel_qerr: [0.1, 0.2]\n" if ln.startswith("    channel_qerr:")
+                          else ln for ln in lines))
+    try:
+        mopt.Model(str(path), precision="int8", calibration=str(bt)).close()
+        check(False, "a malformed channel_qerr is refused")
+    except mopt.MoptError as ex:
+        check("channel_qerr" in str(ex) and "'x'" in str(ex) and "line" in str(ex),
+              "a malformed channel_qerr is refused: %s" % ex)
+
+
 # ---- 4. ResNet-like top-1 -------------------------------------------------------------
 
 def test_resnet_top1(tmp):
@@ -704,7 +776,7 @@ def main():
         tmp = Path(d)
         for t in (test_calibration_methods, test_calibration_option, test_fused_gemm_forms,
                   test_dead_channel, test_post_affine, test_depthwise_per_channel, test_thin_stem,
-                  test_bias_correction,
+                  test_bias_correction, test_rounding_correction,
                   test_ort_models, test_resnet_top1):
             print("--", t.__name__)
             t(tmp)
