@@ -346,6 +346,14 @@ MOPT_API size_t mopt_dtype_size(mopt_dtype dtype);
  *                   int8_exclude nodes run in (bf16 kernels where the CPU
  *                   has them, as precision=bf16). Not recorded in a .mopt
  *                   file (its excluded nodes run FP32)
+ *   "int8_depthwise" string "fp32" (default) or "int8": with a calibration
+ *                   table, depthwise Convs (and small RGB stems, always)
+ *                   stay FP32, as their int8 form is slower; "int8" makes
+ *                   depthwise Convs static INT8 too (one X scale per input
+ *                   channel). MOPT_VERBOSE=1 names each float one with the
+ *                   reason. No effect without static INT8; any other value
+ *                   fails with INVALID_ARGUMENT. Read for ONNX models (a
+ *                   .mopt file keeps the graph it was saved with)
  *   "expose_values" int 0 or 1 (experimental, for `mopt compare
  *                   --per-layer`): after the passes, every f32 tensor a
  *                   node computes (and every u8 tensor kept between static

@@ -7,7 +7,8 @@
  * point, and the optional per-channel ranges (channel_min, channel_max:
  * lists of one length, min <= max, finite; older tables have none) and
  * means (channel_mean: as long, finite; needs the ranges; older tables
- * have none);
+ * have none) and mean rounding errors (channel_qerr: as long, within 255
+ * scale steps);
  * messages name the file and line.
  */
 #include <inttypes.h>
@@ -27,6 +28,7 @@ void rt_calib_free(pass_qtable *t) {
         mopt_free(t->e[i].name);
         mopt_free(t->e[i].ch_range);
         mopt_free(t->e[i].ch_mean);
+        mopt_free(t->e[i].ch_qerr);
     }
     if (t) mopt_free(t->e);
     if (t) memset(t, 0, sizeof *t);
@@ -80,6 +82,28 @@ static mopt_status channel_ranges(const char *path, const ytree_node *v, pass_qe
         e->dims[d] = x;
     }
     if (dims) e->rank = (int32_t)dims->n;
+    const ytree_node *qerr = ytree_get(v, "channel_qerr");
+    if (qerr) {
+        if (qerr->kind != YTREE_SEQ || qerr->n != lo->n)
+            return mopt_fail(MOPT_ERR_PARSE,
+                             "calibration table '%s' line %zu: tensor '%s': channel_qerr needs "
+                             "one value per channel (%zu)",
+                             path, qerr->line, e->name, lo->n);
+        e->ch_qerr = mopt_malloc(lo->n * sizeof *e->ch_qerr);
+        if (!e->ch_qerr) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+        for (size_t c = 0; c < lo->n; c++) {
+            const ytree_node *a = qerr->kids[c];
+            char *end = NULL;
+            double x = a->kind == YTREE_SCALAR ? strtod(a->s, &end) : NAN;
+            /* a mean rounding (and clipping) error: within the u8 range */
+            if (!end || *end || !isfinite(x) || fabs(x) > 255.0 * e->scale)
+                return mopt_fail(MOPT_ERR_PARSE,
+                                 "calibration table '%s' line %zu: tensor '%s' channel %zu: "
+                                 "expected a finite channel_qerr within 255 scale steps",
+                                 path, qerr->line, e->name, c);
+            e->ch_qerr[c] = (float)x;
+        }
+    }
     const ytree_node *mean = ytree_get(v, "channel_mean");
     if (!mean) return MOPT_OK;
     if (mean->kind != YTREE_SEQ || mean->n != lo->n)

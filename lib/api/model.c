@@ -62,6 +62,7 @@ static mopt_status load_buffer(const uint8_t *buf, size_t len, const char *base_
     }
     if (!st && cfg->int8_exclude[0]) st = check_int8_exclude(cfg, g);
     qt.exclude = cfg->int8_exclude;
+    qt.int8_depthwise = cfg->int8_depthwise != 0;
     if (st) {
         rt_calib_free(&qt);
         ir_graph_destroy(g);

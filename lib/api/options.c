@@ -30,6 +30,7 @@ static const char *const k_backends[] = {"auto", "ref", "cpu", "onednn", "openbl
 static const char *const k_precisions[] = {"fp32", "bf16", "int8", NULL};
 static const char *const k_fallbacks[] = {"fp32", "bf16", NULL};
 static const char *const k_kv_dtypes[] = {"f32", "bf16", NULL};
+static const char *const k_dw_modes[] = {"fp32", "int8", NULL};
 
 static const opt_spec k_specs[] = {
     {"threads", OPT_INT, 0, 1024, 0, NULL, NULL},
@@ -59,6 +60,9 @@ static const opt_spec k_specs[] = {
     /* generation (issue 14): the generator's KV cache as f32 rows or bf16
      * tiles (read by mopt_generator_create only) */
     {"kv_cache_dtype", OPT_STRING, 0, 0, 0, "f32", k_kv_dtypes},
+    /* static INT8 (issues 11/13): depthwise Convs stay FP32 (their int8 form
+     * is slower) unless "int8" */
+    {"int8_depthwise", OPT_STRING, 0, 0, 0, "fp32", k_dw_modes},
 };
 #define N_SPECS (int)(sizeof k_specs / sizeof k_specs[0])
 _Static_assert(sizeof k_specs / sizeof k_specs[0] <= OPT_MAX_KEYS, "raise OPT_MAX_KEYS");
@@ -375,6 +379,8 @@ mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg) {
     if (mopt_options_get_int(opts, "expose_values", &v) == MOPT_OK) cfg->expose_values = (int)v;
     if (mopt_options_get_string(opts, "int8_fallback", &s) == MOPT_OK)
         cfg->int8_fallback_bf16 = strcmp(s, "bf16") == 0;
+    if (mopt_options_get_string(opts, "int8_depthwise", &s) == MOPT_OK)
+        cfg->int8_depthwise = strcmp(s, "int8") == 0;
     if (mopt_options_get_string(opts, "int8_exclude", &s) == MOPT_OK) {
         if (strlen(s) >= sizeof cfg->int8_exclude)
             return mopt_fail(MOPT_ERR_INVALID_ARGUMENT,

@@ -30,6 +30,34 @@
  * integer convolution is unchanged; only the quantization on entry is per
  * channel. Such a node never reads a u8 X from the node before it.
  *
+ * By default a depthwise Conv stays float (issues 11/13): its int8 form
+ * cannot be faster. Each output sums only its k x k taps of one channel
+ * (9 or 25 multiply-adds), so the convolution is memory bound and VNNI's
+ * 4-wide u8 x s8 dot products have nothing to reduce over; on top of it
+ * the f32 X is quantized per channel on entry (it is never kept u8 from
+ * the node before) and padded by hand with its zero point. On PP-OCRv4 rec
+ * (Xeon, AVX-512 VNNI, 1 thread) oneDNN's int8 depthwise kernel alone
+ * (brdgmm_dw) took 1.5-1.8x the time of its f32 one (jit_dw), and the
+ * whole node 1.1-1.9x its FP32 FusedConv; our im2col + VNNI path is slower
+ * still (a gemm of K = k x k per channel). MOPT_VERBOSE names each such
+ * node with this reason; the option int8_depthwise=int8 (t->int8_depthwise)
+ * makes them static int8 as before (the per-channel X scales above).
+ *
+ * On PP-OCRv4 det the float depthwise Convs lower the output's cosine to
+ * FP32 (0.978 against 0.989, 6 pages). Not a wrong scale: both forms match
+ * a numpy model of the table's quantization exactly. One node accounts for
+ * it, p2o.Conv.3 (float alone: 0.981), through its X's quantization only:
+ * the table's zero point for X (4 at scale 0.18, round(4.36)) puts the u8
+ * floor at -0.719, above X's minimum -0.784; the per-channel ranges are
+ * clipped to the tensor's, so 86% of channel 5 (near the hardswish
+ * minimum) is clipped, +0.040 on its mean. That shift offsets part of the
+ * mean (DC) error the int8 layers make on pages (mostly flat background:
+ * X rounding is a bias there, not noise): the same +0.040 added to that
+ * channel of an ONNX copy gives 0.991 with p2o.Conv.3 float (0.986 with
+ * every depthwise Conv float) and costs FP32 alone 0.993. The rounding
+ * correction below removes that mean error: 0.997 with them float.
+ * See tools/mopt/README.md.
+ *
  * No SmoothQuant for the Convs of group 1: folding per-channel X scales
  * (alpha 0.5-0.9) into W measured no better than bias correction alone on
  * PP-OCRv4 rec's selection lines (0.989 against 0.991, both renderers in
@@ -43,9 +71,19 @@
  * the graph or as calibration saw it, `dims`). PP-OCRv4 rec, minmax:
  * 0.9840 -> 0.9879 (0.9882 with the padding share); 5 dB more SQNR on the
  * backbone's tensors.
+ *
+ * Rounding correction: where the table has X's channel_qerr (`mopt
+ * calibrate --rounding-correction`: the mean of Q(x) - x per channel with
+ * the table's scale and zero point), the bias also loses sum over c, t of
+ * dequantized w[o, c, t] * qerr[c] * tap[t], the mean error X's rounding
+ * makes (not for a depthwise Conv with per-channel X scales: its X is not
+ * rounded with the table's scale). On inputs with flat regions the rounding
+ * is a bias: PP-OCRv4 det's text pages, cosine to FP32 0.978 -> 0.997 with
+ * the depthwise Convs float (0.989 -> 0.990 with them int8).
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -133,8 +171,8 @@ static bool match(const fu_graph *f, const ir_node *n, qs_match *m) {
  * channel of |w| < 1e-30: zeros, scale x_scale * alpha). */
 static void quantize_w(const ir_graph *g, const ir_node *n, const qs_match *m, float x_scale,
                        const float *x_cs, int64_t mult, int64_t ksz, const float *mean,
-                       const float *tap, int64_t group, double *corr, int8_t *q, float *scale,
-                       int64_t *n_ch) {
+                       const float *qerr, const float *tap, int64_t group, double *corr, int8_t *q,
+                       float *scale, int64_t *n_ch) {
     const ir_value *wv = g->values[n->inputs[1]];
     const float *w = wv->data;
     const ir_shape *ws = &wv->shape;
@@ -164,9 +202,10 @@ static void quantize_w(const ir_graph *g, const ir_node *n, const qs_match *m, f
             /* a product's q is [K, N]; a convolution's keeps W's layout */
             q[m->conv ? c * K + k : k * C + c] = (int8_t)v;
         }
-        for (int64_t k = 0; mean && !dead && k < K; k++) {
-            double v = q[m->conv ? c * K + k : k * C + c];
-            err += (v * s - w[c * sc + k * sk]) * mean[c0 + k / ksz] * tap[k % ksz];
+        for (int64_t k = 0; (mean || qerr) && !dead && k < K; k++) {
+            double v = q[m->conv ? c * K + k : k * C + c], t = tap[k % ksz];
+            if (mean) err += (v * s - w[c * sc + k * sk]) * mean[c0 + k / ksz] * t;
+            if (qerr) err += v * s * qerr[c0 + k / ksz] * t; /* X's mean rounding error */
         }
         if (corr) corr[c] = err;
         scale[c] = x_scale * s * m->alpha;
@@ -273,7 +312,9 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qs_match *m, const pas
             *per_channel = pass_qs_channel_scales(e, c_in, cs, &zp);
     }
     int64_t group = m->conv ? ir_node_attr_int(n, "group", 1) : 1;
-    bool bc = m->conv && e->ch_mean && e->n_ch == group * wv->shape.dims[1];
+    /* X's rounding error only where X is quantized with the table's scale */
+    const float *qerr = *per_channel ? NULL : e->ch_qerr;
+    bool bc = m->conv && (e->ch_mean || qerr) && e->n_ch == group * wv->shape.dims[1];
     double *corr = bc ? mopt_malloc((size_t)C * sizeof *corr) : NULL;
     if (!q || !scale || (bc && !corr)) st = mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
     int64_t n_ch = 0, kk = m->conv ? numel / (C * wv->shape.dims[1]) : 1;
@@ -283,7 +324,7 @@ static mopt_status rewrite(fu_graph *f, ir_node *n, const qs_match *m, const pas
     if (tap) tap_fractions(g, n, e, tap, kk);
     if (!st)
         quantize_w(g, n, m, e->scale, *per_channel ? cs : NULL, *per_channel ? C / c_in : 1, kk,
-                   mean, tap, group, corr, q, scale, &n_ch);
+                   mean, bc ? qerr : NULL, tap, group, corr, q, scale, &n_ch);
     mopt_free(tap);
     float *bias = NULL;
     if (!st && corr) {
@@ -384,15 +425,63 @@ mopt_status pass_quant_chain(ir_graph *g, int verbose, int32_t *n_chained) {
     return MOPT_OK;
 }
 
+/* A Conv with < 4 input channels per group (an RGB stem) and little work
+ * per input value, C_out / group x window taps / strides < THIN_WORK, stays
+ * float: VNNI's 4-deep u8 x s8 dot products run mostly on padding and the
+ * quantize and hand padding of X on entry are not paid back (3x3 3 -> 16
+ * stride 2, 36 per value: MobileNetV3-like 123 -> 195 us, PP-OCRv4 rec
+ * even; ResNet's 7x7 3 -> 64 stride 2, 784 per value, 1425 -> 699 us). */
+#define THIN_WORK 64
+static bool thin_conv(const ir_graph *g, const ir_node *n, int64_t *cpg, int64_t *work) {
+    const ir_shape *ws = &g->values[n->inputs[1]]->shape;
+    int64_t group = ir_node_attr_int(n, "group", 1), taps = 1, stride = 1;
+    const int64_t *str = NULL;
+    int64_t ns = ir_node_attr_ints(n, "strides", &str);
+    for (int32_t d = 2; d < ws->rank; d++)
+        taps *= ws->dims[d];
+    for (int64_t d = 0; d < ns; d++)
+        stride *= str[d] > 0 ? str[d] : 1;
+    *cpg = ws->dims[1];
+    *work = ws->dims[0] / (group > 0 ? group : 1) * taps / stride;
+    return *cpg < 4 && *work < THIN_WORK;
+}
+
 mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_result *r) {
     fu_graph f;
     mopt_status st = fu_init(&f, g);
     int32_t n_static = 0, n_missing = 0, n_chained = 0, n_excluded = 0, n_per_channel = 0;
-    int32_t n_corrected = 0;
+    int32_t n_corrected = 0, n_dw_float = 0, n_thin = 0;
+    bool dw_int8 = t->int8_depthwise;
     for (int32_t i = 0; !st && i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
         qs_match m;
+        int64_t c_in = 0;
         if (n->dead || !match(&f, n, &m)) continue;
+        bool dw = depthwise(g, n, &m, &c_in);
+        int64_t cpg = 4, work = 0;
+        if (m.conv && !dw && thin_conv(g, n, &cpg, &work)) {
+            n_thin++;
+            if (verbose)
+                mopt_log(MOPT_LOG_INFO,
+                         "mopt: static int8: node '%s' (%s) has %lld input channel%s per group "
+                         "and %lld multiply-adds per input value (< 4 and < %d, e.g. a small "
+                         "RGB stem): stays float, its int8 form cannot be faster (VNNI's 4-deep "
+                         "dot products run mostly on padding, X quantized and padded on entry)",
+                         n->name, n->op_type, (long long)cpg, cpg == 1 ? "" : "s", (long long)work,
+                         THIN_WORK);
+            continue;
+        }
+        if (!dw_int8 && dw) {
+            n_dw_float++;
+            if (verbose)
+                mopt_log(MOPT_LOG_INFO,
+                         "mopt: static int8: node '%s' (%s) is a depthwise Conv (group %lld, "
+                         "one input channel per group): stays float, its int8 form cannot be "
+                         "faster (k x k multiply-adds per output, memory bound, X quantized per "
+                         "channel on entry; the option int8_depthwise=int8 makes it int8)",
+                         n->name, n->op_type, (long long)c_in);
+            continue;
+        }
         if (pass_name_listed(t->exclude, n->name)) {
             n_excluded++;
             if (verbose)
@@ -442,5 +531,7 @@ mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_res
     pass_note_add(r, n_chained, "u8 kept between");
     pass_note_add(r, n_missing, "not in the table");
     pass_note_add(r, n_excluded, "excluded");
+    pass_note_add(r, n_dw_float, "depthwise float");
+    pass_note_add(r, n_thin, "thin stem float");
     return MOPT_OK;
 }

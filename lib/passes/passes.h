@@ -179,6 +179,7 @@ typedef struct pass_qentry {
     int64_t n_ch;    /* channel_min/channel_max of a rank >= 3 tensor (0: none) */
     float *ch_range; /* [2 * n_ch]: min, max of channel c at 2c, 2c + 1 */
     float *ch_mean;  /* [n_ch]: channel_mean (NULL: none, older tables) */
+    float *ch_qerr;  /* [n_ch]: channel_qerr, mean of Q(x) - x with scale/zero_point (NULL: none) */
     int32_t rank;    /* dims: the shape calibration saw (0: none), -1 where it varied */
     int64_t dims[IR_MAX_RANK];
 } pass_qentry;
@@ -187,6 +188,7 @@ typedef struct pass_qtable {
     int32_t n;
     char path[512];      /* for messages */
     const char *exclude; /* int8_exclude: nodes left in float (NULL = none) */
+    bool int8_depthwise; /* option int8_depthwise=int8: depthwise Convs static too */
 } pass_qtable;
 mopt_status pass_quant_static(ir_graph *g, pass_qtable *t, int verbose, pass_result *r);
 /* A depthwise Conv's per-input-channel X scales cs[c_in] and their common

@@ -119,6 +119,7 @@ typedef struct rt_config {
     char int8_exclude[4096]; /* precision=int8: comma-separated nodes kept in FP32 */
     int kv_cache;            /* 1 = the kv_cache pass (token-major caches, in place) */
     int int8_fallback_bf16;  /* 1 = the int8_exclude nodes run BF16 instead of FP32 */
+    int int8_depthwise;      /* 1 = static INT8 quantizes depthwise Convs too */
 } rt_config;
 
 mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);

@@ -28,7 +28,9 @@
    (cosine >= 0.999), MOPT_VERBOSE names the static nodes and the u8 kept
    between them, a tensor missing from the table falls back with a
    message, and a table for another model, or without precision=int8, is
-   refused with a message saying why.
+   refused with a message saying why. Depthwise Convs and a small RGB
+   stem (3x3 3 -> 16 stride 2) stay float, MOPT_VERBOSE saying why (their
+   int8 form is slower); ResNet's 7x7 3 -> 64 stem is int8.
 4. The generated ResNet-like model (bench/genmodels.py, 64x64, 10 classes)
    calibrated on 32 random inputs keeps top-1 agreement >= 99.5% with FP32
    on a golden set of 400 other inputs (entropy: >= 95%).
@@ -451,7 +453,10 @@ def test_post_affine(tmp):
 
 
 def test_depthwise_per_channel(tmp):
-    """A depthwise Conv (32 channels, 3x3, group 32) whose input channels
+    """By default the static pass leaves depthwise Convs float and says why
+    under MOPT_VERBOSE, a bad int8_depthwise value is refused naming the
+    choices; with the option int8_depthwise=int8:
+    a depthwise Conv (32 channels, 3x3, group 32) whose input channels
     span ranges 1x..100x apart (and one channel >= 0, one <= 0): the table
     has per-channel ranges (channel_min/channel_max), the static pass gives
     X one scale per channel with a common zero point, and every output
@@ -495,13 +500,39 @@ def test_depthwise_per_channel(tmp):
     old.write_text("".join(ln for ln in table.read_text().splitlines(True)
                            if "channel_m" not in ln))
     x = inputs(1)  # the calibration set itself: no clipping
+    # by default the depthwise Convs stay float (their int8 form is slower:
+    # pass_quant_static.c) and MOPT_VERBOSE gives the reason ('pw' reads y,
+    # a graph output the table does not hold); the option
+    # int8_depthwise=int8 makes them int8
+    with mopt.Model(str(path), precision="int8", calibration=str(table)) as mq, \
+            mopt.Session(mq, profile=True) as sq:
+        sq.run({"x": x})
+        by_node = {p["node"]: p["op"] for p in sq.profile()}
+    check(by_node.get("dw") in ("Conv", "FusedConv") and by_node.get("dw2") in ("Conv", "FusedConv"),
+          "static int8 by default: depthwise 'dw' and 'dw2' stay float (%s)" % sorted(by_node.items()))
+    opts = tmp / "dwq_opts.yaml"
+    opts.write_text("precision: int8\ncalibration: %s\n" % table)
+    r = run_cli(path, opts, x, tmp, dict(os.environ, MOPT_VERBOSE="1"))
+    check(r.returncode == 0 and "node 'dw' (Conv) is a depthwise Conv (group 32" in r.stderr
+          and "its int8 form cannot be faster" in r.stderr and "2 depthwise float" in r.stderr,
+          "MOPT_VERBOSE: 'dw' and 'dw2' stay float because their int8 form cannot be faster")
+    check("int8_depthwise=int8 makes it int8" in r.stderr,
+          "MOPT_VERBOSE names the option that makes them int8")
+    try:
+        mopt.Model(str(path), precision="int8", calibration=str(table), int8_depthwise="yes")
+        msg = "loaded"
+    except mopt.MoptError as e:
+        msg = str(e)
+    check("int8_depthwise" in msg and "fp32, int8" in msg,
+          "int8_depthwise=yes is refused naming the choices (%s)" % msg)
     xr = x[0].reshape(C, -1)
     step = (np.maximum(xr.max(1), 0) - np.minimum(xr.min(1), 0)) / 255  # per-channel step
     wsum = np.abs(w).reshape(C, -1).sum(1)
     res = {}
     for name, tab in (("per-channel", table), ("per-tensor", old)):
         with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
-                mopt.Model(str(path), precision="int8", calibration=str(tab)) as mq, \
+                mopt.Model(str(path), precision="int8", calibration=str(tab),
+                           int8_depthwise="int8") as mq, \
                 mopt.Session(mq, profile=True) as sq:
             ra, qa = sf.run({"x": x}), sq.run({"x": x})
             ops = profile_ops(sq)
@@ -523,6 +554,44 @@ def test_depthwise_per_channel(tmp):
     check(float(err_t[:4].mean()) > 10 * float(err[:4].mean()),
           "an old table (no channel ranges) loads and gives one scale for X: the weak channels' "
           "error %.4f is > 10x the per-channel one %.4f" % (float(err_t[:4].mean()), float(err[:4].mean())))
+
+
+def test_thin_stem(tmp):
+    """Two RGB stems side by side: 3x3 3 -> 16 stride 2 (36 multiply-adds
+    per input value, MobileNetV3's and PP-OCRv4 rec's) stays float under
+    static int8, with the reason under MOPT_VERBOSE; 7x7 3 -> 64 stride 2
+    (784 per value, ResNet's) runs static int8 (pass_quant_static.c's
+    thin_conv rule: the small one's int8 form is slower)."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(13)
+    w1 = (rng.standard_normal((16, 3, 3, 3)) / 5).astype(np.float32)
+    w2 = (rng.standard_normal((64, 3, 7, 7)) / 10).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["y1"], name="small", strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "w2"], ["y2"], name="big", strides=[2, 2],
+                              pads=[3, 3, 3, 3])]
+    g = helper.make_graph(nodes, "stems",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+                          [helper.make_tensor_value_info("y1", TensorProto.FLOAT, [1, 16, 16, 16]),
+                           helper.make_tensor_value_info("y2", TensorProto.FLOAT, [1, 64, 16, 16])],
+                          [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+    path, table = calibrate_one_set(tmp, m, "stems", x)
+    with mopt.Model(str(path), precision="int8", calibration=str(table)) as mq, \
+            mopt.Session(mq, profile=True) as sq:
+        sq.run({"x": x})
+        by_node = {p["node"]: p["op"] for p in sq.profile()}
+    check(by_node.get("small") in ("Conv", "FusedConv") and by_node.get("big") == "StaticQConv",
+          "static int8: the 3x3 3 -> 16 stem stays float, the 7x7 3 -> 64 one is int8 (%s)"
+          % sorted(by_node.items()))
+    opts = tmp / "stems_opts.yaml"
+    opts.write_text("precision: int8\ncalibration: %s\n" % table)
+    r = run_cli(path, opts, x, tmp, dict(os.environ, MOPT_VERBOSE="1"))
+    check(r.returncode == 0 and "node 'small' (Conv) has 3 input channels per group and 36 "
+          "multiply-adds per input value" in r.stderr and "node 'big' (Conv) runs static int8" in r.stderr,
+          "MOPT_VERBOSE: 'small' stays float (3 channels, 36 per value), 'big' is int8")
 
 
 def test_bias_correction(tmp):
@@ -593,6 +662,78 @@ def test_bias_correction(tmp):
                   "a malformed %s is refused: %s" % (field, e))
 
 
+def test_rounding_correction(tmp):
+    """A page-like input: each of 16 channels sits on one value (a flat
+    background, off the u8 grid) on 90% of the pixels, spread over
+    [-1, 4] on the rest; a 3x3 Conv (16 -> 8, pads 1, weights on their s8
+    grid) reads it. Rounding X
+    to the grid is then a bias, not noise: without --rounding-correction
+    the output's per-channel mean error is far above its RMS error's share;
+    with it the table has channel_qerr (the mean of Q(x) - x per channel,
+    with the table's scale and zero point, checked against numpy) and the
+    static pass folds W . channel_qerr into the bias: the mean error per
+    output channel falls below 0.2x, the RMS error does not grow. A
+    malformed channel_qerr fails the load naming the tensor and line."""
+    import yaml
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(21)
+    C, O = 16, 8
+    # weights on the s8 grid of their channel (max |w| = 127 steps): their own
+    # rounding adds no error, what is left is X's
+    k = rng.integers(-127, 128, (O, C, 3, 3))
+    k[:, 0, 0, 0] = 127
+    w = (k * (0.3 / 127)).astype(np.float32)
+    g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], name="c3", pads=[1, 1, 1, 1])],
+                          "rcq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, 24, 24])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, O, 24, 24])],
+                          [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    x = np.empty((1, C, 24, 24), np.float32)
+    for c in range(C):
+        x[0, c] = rng.uniform(-0.5, 2.0)  # the background
+        spot = rng.random((24, 24)) < 0.1
+        x[0, c][spot] = rng.uniform(-1.0, 4.0, spot.sum())
+    x[0, 0, 0, 0], x[0, 0, 0, 1] = -1.0, 4.0  # the tensor's range
+    path, plain = calibrate_one_set(tmp, m, "rcq", x)
+    t0 = yaml.safe_load(plain.read_text())
+    check(t0.get("rounding_correction") is False and "channel_qerr" not in t0["tensors"]["x"],
+          "mopt calibrate without --rounding-correction: no channel_qerr")
+    path, table = calibrate_one_set(tmp, m, "rcq_rc", x, "--rounding-correction")
+    t = yaml.safe_load(table.read_text())
+    e = t["tensors"]["x"]
+    s, z = e["scale"], e["zero_point"]
+    q = (np.clip(np.round(x / s) + z, 0, 255) - z) * s
+    want = (q - x)[0].reshape(C, -1).mean(1)
+    got = np.array(e.get("channel_qerr", []))
+    check(t.get("rounding_correction") is True and len(got) == C
+          and np.allclose(got, want, atol=1e-6 * max(1.0, s)) and e.get("dims") == [1, C, 24, 24],
+          "--rounding-correction: channel_qerr is the mean of Q(x) - x per channel (%s vs %s), "
+          "dims %s" % (got[:3], want[:3], e.get("dims")))
+    res = {}
+    for name, tab in (("plain", plain), ("corrected", table)):
+        with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
+                mopt.Model(str(path), precision="int8", calibration=str(tab)) as mq, \
+                mopt.Session(mq, profile=True) as sq:
+            err = (sq.run({"x": x})["y"] - sf.run({"x": x})["y"])[0].reshape(O, -1)
+            ops = profile_ops(sq)
+        res[name] = (float(np.sqrt((err ** 2).mean())), float(np.abs(err.mean(1)).mean()), ops)
+    (r0, b0, ops), (r1, b1, _) = res["plain"], res["corrected"]
+    check("StaticQConv" in ops and b1 < 0.2 * b0 and r1 <= r0 * 1.01,
+          "rounding correction: the mean error per output channel %.4g -> %.4g (< 0.2x), "
+          "RMS %.4g -> %.4g (%s)" % (b0, b1, r0, r1, sorted(ops)))
+    lines = table.read_text().splitlines(True)
+    bt = tmp / "rcq_bad.yaml"
+    bt.write_text("".join("    channel_qerr: [0.1, 0.2]\n" if ln.startswith("    channel_qerr:")
+                          else ln for ln in lines))
+    try:
+        mopt.Model(str(path), precision="int8", calibration=str(bt)).close()
+        check(False, "a malformed channel_qerr is refused")
+    except mopt.MoptError as ex:
+        check("channel_qerr" in str(ex) and "'x'" in str(ex) and "line" in str(ex),
+              "a malformed channel_qerr is refused: %s" % ex)
+
+
 # ---- 4. ResNet-like top-1 -------------------------------------------------------------
 
 def test_resnet_top1(tmp):
@@ -632,7 +773,8 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for t in (test_calibration_methods, test_calibration_option, test_fused_gemm_forms,
-                  test_dead_channel, test_post_affine, test_depthwise_per_channel, test_bias_correction,
+                  test_dead_channel, test_post_affine, test_depthwise_per_channel, test_thin_stem,
+                  test_bias_correction, test_rounding_correction,
                   test_ort_models, test_resnet_top1):
             print("--", t.__name__)
             t(tmp)

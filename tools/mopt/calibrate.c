@@ -29,6 +29,11 @@
  * it also writes each channel's mean and the shape seen (channel_mean,
  * dims): the pass then corrects each Conv's bias for the mean error of its
  * s8 weights (off by default: tools/mopt/README.md says when it helps).
+ * With --rounding-correction a third run over the sets writes, for the
+ * same tensors, each channel's mean of Q(x) - x with the scale and zero
+ * point written (channel_qerr, with dims): the pass folds W . channel_qerr
+ * into each Conv's bias (the mean error of X's rounding, a bias rather than
+ * noise where X has flat regions, such as a page's background).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -57,9 +62,12 @@ typedef struct cal_tensor {
     double hist[CAL_BINS], ahist[CAL_ABINS]; /* ahist: |x| without the exact zeros */
     double zeros;                            /* values exactly 0 */
     double r_minmax[2], r_pct[2], r_ent[2];
-    int64_t n_ch;                /* rank >= 3: channels (axis 1), else 0 */
-    double *cmn, *cmx;           /* their min and max over the finite values */
-    double *csum, *ccnt;         /* their sum and count (channel_mean) */
+    int64_t n_ch;        /* rank >= 3: channels (axis 1), else 0 */
+    double *cmn, *cmx;   /* their min and max over the finite values */
+    double *csum, *ccnt; /* their sum and count (channel_mean) */
+    double *cqerr;       /* their sum of Q(x) - x (channel_qerr) */
+    double scale;        /* the u8 quantization written (pass 2 rounds with it) */
+    int zp;
     int rank;                    /* 0 until the first set */
     int64_t dims[MOPT_MAX_RANK]; /* the shape seen, -1 where the sets differ */
     int bad_ch;                  /* the channel count changed between sets: not written */
@@ -271,6 +279,25 @@ static int run_all(cal_run *r, int pass) {
                     c->csum[ch] += v, c->ccnt[ch] += 1;
                 }
             }
+            if (pass == 2) { /* the mean rounding error per channel, the table's u8 */
+                if (c->n_ch <= 0 || c->bad_ch || !(c->scale > 0) || mopt_tensor_rank(o) < 3 ||
+                    mopt_tensor_dims(o)[1] != c->n_ch || n <= 0)
+                    continue;
+                int64_t plane = n / mopt_tensor_dims(o)[0] / c->n_ch;
+                if (!c->cqerr && !(c->cqerr = calloc((size_t)c->n_ch, sizeof *c->cqerr))) {
+                    rc = 1;
+                    fprintf(stderr, "mopt: out of memory\n");
+                    break;
+                }
+                for (int64_t i = 0; i < n; i++) {
+                    double v = x[i];
+                    if (!isfinite(v)) continue;
+                    double q = nearbyint(v / c->scale) + c->zp;
+                    q = q < 0 ? 0 : q > 255 ? 255 : q;
+                    c->cqerr[i / plane % c->n_ch] += (q - c->zp) * c->scale - v;
+                }
+                continue;
+            }
             for (int64_t i = 0; i < n; i++) {
                 double v = x[i];
                 if (!isfinite(v)) continue;
@@ -308,7 +335,7 @@ static int run_all(cal_run *r, int pass) {
 int cmd_calibrate(int argc, char **argv) {
     common_opts c = {0};
     const char *inputs = NULL, *out_path = NULL, *method = "minmax", *pct_s = NULL;
-    bool bias_correction = false;
+    bool bias_correction = false, rounding_correction = false;
     const string_flag strings[] = {{"--inputs", &inputs},
                                    {"-o", &out_path},
                                    {"--method", &method},
@@ -322,6 +349,8 @@ int cmd_calibrate(int argc, char **argv) {
             if (r < 0) return EXIT_USAGE;
         } else if (strcmp(argv[i], "--bias-correction") == 0) {
             bias_correction = true;
+        } else if (strcmp(argv[i], "--rounding-correction") == 0) {
+            rounding_correction = true;
         } else if (argv[i][0] == '-') {
             return usage_error("unknown flag '%s' for 'mopt calibrate'", argv[i]);
         } else if (c.model) {
@@ -389,6 +418,24 @@ int cmd_calibrate(int argc, char **argv) {
     }
     if (!rc) rc = run_all(&run, 0);
     if (!rc) rc = run_all(&run, 1);
+    for (size_t j = 0; !rc && j < run.n_t; j++) {
+        cal_tensor *t = &run.t[j];
+        if (t->count == 0) continue;
+        double total = 0;
+        for (int b = 0; b < CAL_BINS; b++)
+            total += t->hist[b];
+        t->r_minmax[0] = t->mn, t->r_minmax[1] = t->mx;
+        t->r_pct[0] = hist_quantile(t->hist, total, t->mn, t->mx, 1 - pct / 100);
+        t->r_pct[1] = hist_quantile(t->hist, total, t->mn, t->mx, pct / 100);
+        double am = fmax(fabs(t->mn), fabs(t->mx));
+        double th = entropy_threshold(t->ahist, am / CAL_ABINS, entropy_levels(t->mn, t->mx));
+        t->r_ent[0] = fmax(t->mn, -th), t->r_ent[1] = fmin(t->mx, th);
+        const double *r = strcmp(method, "minmax") == 0       ? t->r_minmax
+                          : strcmp(method, "percentile") == 0 ? t->r_pct
+                                                              : t->r_ent;
+        quant_params(r, &t->scale, &t->zp);
+    }
+    if (!rc && rounding_correction) rc = run_all(&run, 2);
     FILE *f = NULL;
     if (!rc && !(f = fopen(out_path, "w"))) {
         fprintf(stderr, "mopt: cannot write '%s': %s\n", out_path, strerror(errno));
@@ -406,6 +453,7 @@ int cmd_calibrate(int argc, char **argv) {
         fprintf(f, "input_sets: %zu\nhistogram_bins: %d\n", run.n_sets, CAL_BINS);
         /* informative: the pass corrects a Conv's bias where X has channel_mean */
         fprintf(f, "bias_correction: %s\n", bias_correction ? "true" : "false");
+        fprintf(f, "rounding_correction: %s\n", rounding_correction ? "true" : "false");
         fprintf(f, "tensors:\n");
         for (size_t j = 0; j < run.n_t; j++) {
             cal_tensor *t = &run.t[j];
@@ -413,18 +461,8 @@ int cmd_calibrate(int argc, char **argv) {
             double total = 0;
             for (int b = 0; b < CAL_BINS; b++)
                 total += t->hist[b];
-            t->r_minmax[0] = t->mn, t->r_minmax[1] = t->mx;
-            t->r_pct[0] = hist_quantile(t->hist, total, t->mn, t->mx, 1 - pct / 100);
-            t->r_pct[1] = hist_quantile(t->hist, total, t->mn, t->mx, pct / 100);
-            double am = fmax(fabs(t->mn), fabs(t->mx));
-            double th = entropy_threshold(t->ahist, am / CAL_ABINS, entropy_levels(t->mn, t->mx));
-            t->r_ent[0] = fmax(t->mn, -th), t->r_ent[1] = fmin(t->mx, th);
-            const double *r = strcmp(method, "minmax") == 0       ? t->r_minmax
-                              : strcmp(method, "percentile") == 0 ? t->r_pct
-                                                                  : t->r_ent;
-            double scale;
-            int zp;
-            quant_params(r, &scale, &zp);
+            double scale = t->scale;
+            int zp = t->zp;
             double mean = t->sum / t->count;
             double sd = sqrt(fmax(t->sumsq / t->count - mean * mean, 0));
             fprintf(f, "  ");
@@ -449,7 +487,8 @@ int cmd_calibrate(int argc, char **argv) {
                 }
                 fprintf(f, "]\n");
             }
-            if (bias_correction && t->n_ch > 0 && !t->bad_ch && t->rank >= 3) {
+            if ((bias_correction || rounding_correction) && t->n_ch > 0 && !t->bad_ch &&
+                t->rank >= 3) {
                 fprintf(f, "    dims: [");
                 for (int d = 0; d < t->rank; d++)
                     fprintf(f, "%s%" PRId64, d ? ", " : "", t->dims[d]);
@@ -460,6 +499,13 @@ int cmd_calibrate(int argc, char **argv) {
                 for (int64_t ch = 0; ch < t->n_ch; ch++)
                     fprintf(f, "%s%.9g", ch ? ", " : "",
                             t->ccnt[ch] > 0 ? t->csum[ch] / t->ccnt[ch] : 0.0);
+                fprintf(f, "]\n");
+            }
+            if (rounding_correction && t->cqerr) {
+                fprintf(f, "    channel_qerr: [");
+                for (int64_t ch = 0; ch < t->n_ch; ch++)
+                    fprintf(f, "%s%.9g", ch ? ", " : "",
+                            t->ccnt[ch] > 0 ? t->cqerr[ch] / t->ccnt[ch] : 0.0);
                 fprintf(f, "]\n");
             }
         }
@@ -476,6 +522,7 @@ int cmd_calibrate(int argc, char **argv) {
         free(run.t[j].cmx);
         free(run.t[j].csum);
         free(run.t[j].ccnt);
+        free(run.t[j].cqerr);
     }
     free(run.t);
     free_sets(sets, run.n_sets);

@@ -88,13 +88,19 @@ static const char k_usage[] =
     "\n";
 static const char k_usage_calibrate[] =
     "  calibrate MODEL --inputs DIR -o TABLE.yaml [--method minmax|percentile|entropy]\n"
-    "            [--percentile P] [--bias-correction] [--threads N] [--options FILE.yaml]\n"
+    "            [--percentile P] [--bias-correction] [--rounding-correction]\n"
+    "            [--threads N] [--options FILE.yaml]\n"
     "      Run MODEL on every input set of DIR (as for 'compare --golden') and\n"
     "      write the range of each f32 input of MatMul/Gemm/Conv (min/max,\n"
     "      percentile P (99.99), KL entropy), with the u8 scale and zero point\n"
     "      of --method (minmax), for precision=int8 calibration=TABLE.yaml.\n"
     "      --bias-correction also writes each channel's mean: static int8 then\n"
     "      corrects each Conv's bias for the mean error of its s8 weights.\n"
+    "      --rounding-correction (one more run over the sets) also writes each\n"
+    "      channel's mean rounding error, Q(x) - x with the table's scale and\n"
+    "      zero point: static int8 folds it through each Conv's weights into\n"
+    "      the bias (inputs with flat regions, e.g. document images, make that\n"
+    "      rounding a bias; PP-OCRv4 det: cosine 0.978 -> 0.997).\n"
     "\n";
 
 static const char k_usage_quantize_check[] =
