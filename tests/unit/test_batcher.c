@@ -271,6 +271,23 @@ static void wait_depth(const mopt_batcher *b, size_t depth, int at_least) {
     fail_msg("the queue never reached %zu requests", depth);
 }
 
+/* Waits until at least `depth` requests are queued (returns 1), or until
+ * all `submitted` requests made since `before` have reached the batcher
+ * and fewer are queued (returns 0: the worker kept up with the submitters,
+ * as on a loaded machine where threads start slowly). */
+static int reach_depth(const mopt_batcher *b, size_t depth, uint64_t before, uint64_t submitted) {
+    for (int i = 0; i < 200000; i++) {
+        mopt_batcher_stats st = get_stats(b);
+        if (st.queue_depth >= depth) return 1;
+        if (st.requests - before >= submitted) return 0;
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    fail_msg("only %llu of %llu requests reached the batcher in 20 s",
+             (unsigned long long)(get_stats(b).requests - before), (unsigned long long)submitted);
+    return 0;
+}
+
 /* ---- batched = single --------------------------------------------------------- */
 
 /* Six requests of one length, one batch: each gets exactly its single run. */
@@ -516,12 +533,15 @@ MOPT_TEST(timeout_cancels_unstarted) {
         enum { BUSY_CALLS = 8 };
         call busy[BUSY_CALLS];
         memset(busy, 0, sizeof busy);
+        uint64_t before = get_stats(b).requests;
         pthread_t th[BUSY_CALLS];
         for (int i = 0; i < BUSY_CALLS; i++) {
             busy[i] = (call){.b = b, .s = &longest};
             assert_int_equal(pthread_create(&th[i], NULL, submit, &busy[i]), 0);
         }
-        wait_depth(b, 4, 1); /* at least four runs to go before the next one */
+        /* at least four runs to go before the next one; if the worker kept
+         * up with the submitters, t most likely runs in time: try again */
+        (void)reach_depth(b, 4, before, BUSY_CALLS);
         call t = {.b = b, .s = &s, .timeout_us = 300};
         submit(&t);
         if (t.st == MOPT_ERR_CANCELLED) {
