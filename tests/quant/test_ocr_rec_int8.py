@@ -53,7 +53,9 @@ the largest savings; one line keeps the nodes short enough for the minimum
 of 20 runs to see clean runs. With the bound on 96 selection lines (48 +
 48, 12 sets: ~0.0016 below the mean) the search kept only 4 nodes int8
 (0.9975 golden / 0.9984 held-out, 0.89x of FP32, the same 4 in two runs);
-192 lines halve the variance, and it keeps 21 (0.9961 / 0.9969, 0.77x).
+192 lines halve the variance, and it keeps 20-21 (three runs: 0.9958-
+0.9961 golden, 0.9964-0.9969 held-out, 0.77x of FP32; 622 s for the whole
+test at load 3-4, quantize-check 465 s).
 tools/mopt/README.md has the table.
 (--rank layers, one per-layer run of all-int8, ranked the depthwise
 convolutions harmless: its subset held the selection set and not the
