@@ -45,7 +45,7 @@ static void metric_label(int m, size_t k, char *buf, size_t cap) {
 
 typedef struct metric_stat {
     int applies;
-    double worst, sum;
+    double worst, sum, sumsq; /* sumsq: of the per-set values (the mean's standard error) */
     size_t worst_set, count;
 } metric_stat;
 
@@ -74,6 +74,7 @@ static void record(out_state *o, int m, double v, size_t set) {
     s->applies = 1;
     s->count++;
     s->sum += v;
+    s->sumsq += v * v;
     if (first || isnan(s->worst)) {
         if (first || !isnan(s->worst)) {
             s->worst = v;
@@ -1103,6 +1104,14 @@ int compare_run(const compare_args *args, FILE *out, compare_summary *sum) {
                 metric_label(u->metric, u->k, label, sizeof label);
                 sum->margin = slack;
                 sum->margin_value = v;
+                sum->margin_limit = u->limit;
+                sum->margin_is_min = u->is_min;
+                sum->margin_se = 0;
+                if (u->use_mean && u->metric != M_SPEARMAN && s->count > 1) {
+                    /* the standard error of the mean over the sets */
+                    double n = (double)s->count, m = s->sum / n;
+                    sum->margin_se = sqrt(fmax(s->sumsq - n * m * m, 0.0) / (n - 1) / n);
+                }
                 snprintf(sum->margin_rule, sizeof sum->margin_rule, "'%s' %s %s %s %.6g", o->name,
                          label, u->use_mean ? "mean" : "worst", u->is_min ? ">=" : "<=", u->limit);
             }

@@ -113,6 +113,10 @@ typedef struct compare_summary {
      * min rule, limit - value for a max one, over max(|limit|, 1e-12);
      * < 0 = violated, -INFINITY for NaN), the value and the rule's text */
     double margin, margin_value;
+    double margin_limit; /* the tightest rule's limit, and whether it is a min rule */
+    int margin_is_min;
+    double margin_se; /* its value's standard error over the golden sets (sd / sqrt(n)) for
+                       * a mean rule; 0 for a worst rule or one set */
     char margin_rule[96];
     compare_layer *layers; /* per_layer: the compared tensors in REF's order (malloc'd: */
     size_t n_layers;       /* compare_summary_free) */
