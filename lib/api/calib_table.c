@@ -39,6 +39,35 @@ static const char *scalar(const ytree_node *map, const char *key) {
     return v && v->kind == YTREE_SCALAR ? v->s : NULL;
 }
 
+/* The per-channel list `key` of entry v into *out (absent: *out stays NULL):
+ * one finite value per channel of e's ranges, each of magnitude <= bound;
+ * `expect` says what a bad value should have been. */
+static mopt_status channel_floats(const char *path, const ytree_node *v, const char *key,
+                                  double bound, const char *expect, pass_qentry *e, float **out) {
+    const ytree_node *l = ytree_get(v, key);
+    if (!l) return MOPT_OK;
+    size_t n = (size_t)e->n_ch;
+    if (l->kind != YTREE_SEQ || l->n != n)
+        return mopt_fail(MOPT_ERR_PARSE,
+                         "calibration table '%s' line %zu: tensor '%s': %s needs one value per "
+                         "channel (%zu)",
+                         path, l->line, e->name, key, n);
+    *out = mopt_malloc(n * sizeof **out);
+    if (!*out) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t c = 0; c < n; c++) {
+        const ytree_node *a = l->kids[c];
+        char *end = NULL;
+        double x = a->kind == YTREE_SCALAR ? strtod(a->s, &end) : NAN;
+        if (!end || *end || !isfinite(x) || fabs(x) > bound)
+            return mopt_fail(MOPT_ERR_PARSE,
+                             "calibration table '%s' line %zu: tensor '%s' channel %zu: "
+                             "expected %s",
+                             path, l->line, e->name, c, expect);
+        (*out)[c] = (float)x;
+    }
+    return MOPT_OK;
+}
+
 /* channel_min / channel_max of entry v (none: MOPT_OK, e->n_ch 0). */
 static mopt_status channel_ranges(const char *path, const ytree_node *v, pass_qentry *e) {
     const ytree_node *lo = ytree_get(v, "channel_min"), *hi = ytree_get(v, "channel_max");
@@ -82,50 +111,15 @@ static mopt_status channel_ranges(const char *path, const ytree_node *v, pass_qe
         e->dims[d] = x;
     }
     if (dims) e->rank = (int32_t)dims->n;
-    const ytree_node *qerr = ytree_get(v, "channel_qerr");
-    if (qerr) {
-        if (qerr->kind != YTREE_SEQ || qerr->n != lo->n)
-            return mopt_fail(MOPT_ERR_PARSE,
-                             "calibration table '%s' line %zu: tensor '%s': channel_qerr needs "
-                             "one value per channel (%zu)",
-                             path, qerr->line, e->name, lo->n);
-        e->ch_qerr = mopt_malloc(lo->n * sizeof *e->ch_qerr);
-        if (!e->ch_qerr) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
-        for (size_t c = 0; c < lo->n; c++) {
-            const ytree_node *a = qerr->kids[c];
-            char *end = NULL;
-            double x = a->kind == YTREE_SCALAR ? strtod(a->s, &end) : NAN;
-            /* a mean rounding (and clipping) error: within the u8 range */
-            if (!end || *end || !isfinite(x) || fabs(x) > 255.0 * e->scale)
-                return mopt_fail(MOPT_ERR_PARSE,
-                                 "calibration table '%s' line %zu: tensor '%s' channel %zu: "
-                                 "expected a finite channel_qerr within 255 scale steps",
-                                 path, qerr->line, e->name, c);
-            e->ch_qerr[c] = (float)x;
-        }
-    }
-    const ytree_node *mean = ytree_get(v, "channel_mean");
-    if (!mean) return MOPT_OK;
-    if (mean->kind != YTREE_SEQ || mean->n != lo->n)
-        return mopt_fail(MOPT_ERR_PARSE,
-                         "calibration table '%s' line %zu: tensor '%s': channel_mean needs one "
-                         "value per channel (%zu)",
-                         path, mean->line, e->name, lo->n);
-    e->ch_mean = mopt_malloc(lo->n * sizeof *e->ch_mean);
-    if (!e->ch_mean) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
-    for (size_t c = 0; c < lo->n; c++) {
-        const ytree_node *a = mean->kids[c];
-        char *end = NULL;
-        double x = a->kind == YTREE_SCALAR ? strtod(a->s, &end) : NAN;
-        if (!end || *end || !isfinite(x))
-            return mopt_fail(MOPT_ERR_PARSE,
-                             "calibration table '%s' line %zu: tensor '%s' channel %zu: "
-                             "expected a finite channel_mean",
-                             path, mean->line, e->name, c);
-        /* within the channel's range (the printed digits may round past it) */
-        e->ch_mean[c] = fminf(fmaxf((float)x, e->ch_range[2 * c]), e->ch_range[2 * c + 1]);
-    }
-    return MOPT_OK;
+    /* a mean rounding (and clipping) error: within the u8 range */
+    mopt_status st = channel_floats(path, v, "channel_qerr", 255.0 * e->scale,
+                                    "a finite channel_qerr within 255 scale steps", e, &e->ch_qerr);
+    if (!st)
+        st = channel_floats(path, v, "channel_mean", INFINITY, "a finite channel_mean", e,
+                            &e->ch_mean);
+    for (int64_t c = 0; !st && e->ch_mean && c < e->n_ch; c++) /* within the channel's range */
+        e->ch_mean[c] = fminf(fmaxf(e->ch_mean[c], e->ch_range[2 * c]), e->ch_range[2 * c + 1]);
+    return st;
 }
 
 mopt_status rt_calib_load(const char *path, uint64_t model_hash, pass_qtable *t) {

@@ -634,11 +634,8 @@ def test_bias_correction(tmp):
     no_mean.write_text("".join(ln for ln in lines if "channel_mean" not in ln))
     res = {}
     for name, tab in (("old", old), ("no means", no_mean), ("bias corrected", table)):
-        with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
-                mopt.Model(str(path), precision="int8", calibration=str(tab)) as mq, \
-                mopt.Session(mq, profile=True) as sq:
-            e = (sq.run({"x": x})["y"] - sf.run({"x": x})["y"])[0].reshape(O, -1)
-            ops = profile_ops(sq)
+        f, q, ops = run_fp32_and_int8(path, tab, x)
+        e = (q["y"] - f["y"])[0].reshape(O, -1)
         res[name] = (float(np.sqrt((e ** 2).mean())), float(np.abs(e.mean(1)).mean()), ops)
     (r_old, b_old, ops), (r_nm, b_nm, _), (r_bc, b_bc, _) = (res["old"], res["no means"],
                                                            res["bias corrected"])
@@ -712,11 +709,8 @@ def test_rounding_correction(tmp):
           "dims %s" % (got[:3], want[:3], e.get("dims")))
     res = {}
     for name, tab in (("plain", plain), ("corrected", table)):
-        with mopt.Model(str(path)) as mf, mopt.Session(mf) as sf, \
-                mopt.Model(str(path), precision="int8", calibration=str(tab)) as mq, \
-                mopt.Session(mq, profile=True) as sq:
-            err = (sq.run({"x": x})["y"] - sf.run({"x": x})["y"])[0].reshape(O, -1)
-            ops = profile_ops(sq)
+        f, q, ops = run_fp32_and_int8(path, tab, x)
+        err = (q["y"] - f["y"])[0].reshape(O, -1)
         res[name] = (float(np.sqrt((err ** 2).mean())), float(np.abs(err.mean(1)).mean()), ops)
     (r0, b0, ops), (r1, b1, _) = res["plain"], res["corrected"]
     check("StaticQConv" in ops and b1 < 0.2 * b0 and r1 <= r0 * 1.01,
