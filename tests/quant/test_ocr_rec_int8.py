@@ -35,7 +35,7 @@ same figures on an Intel Xeon with VNNI; GPTQ-rounded weights fix the
 weights alone, 0.981 -> 0.997, but not all-static INT8, 0.988: the u8
 activations' noise is what is left).
 The quality budget then decides: `mopt quantize-check --rank cost` (each
-of the 46 int8 nodes alone int8 on 64 of the selection lines, 32 of each
+of the 31 int8 nodes (46 before the depthwise convs stayed FP32) alone int8 on 64 of the selection lines, 32 of each
 renderer (--rank-sets 8): the noise it puts on the output, divided by the microseconds int8
 saves on it, profiled on one line; nodes int8 does not speed up by 10% fall
 back first, then a bisection finds the fewest fallbacks) with argmax mean
@@ -57,7 +57,9 @@ of 20 runs to see clean runs. With the bound on 96 selection lines (48 +
 (0.9975 golden / 0.9984 held-out, 0.89x of FP32, the same 4 in two runs);
 192 lines halve the variance, and it keeps 20-21 (three runs: 0.9958-
 0.9961 golden, 0.9964-0.9969 held-out, 0.77x of FP32; 622 s for the whole
-test at load 3-4, quantize-check 465 s).
+test at load 3-4, quantize-check 465 s). With the depthwise convs FP32 by
+default (31 candidates): 21 of 31 int8, 0.9961 golden / 0.9969 held-out,
+0.769x of FP32, 240-300 s for the whole test.
 tools/mopt/README.md has the table.
 (--rank layers, one per-layer run of all-int8, ranked the depthwise
 convolutions harmless: its subset held the selection set and not the
