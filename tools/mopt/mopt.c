@@ -134,7 +134,7 @@ static const char k_usage_quantize_check[] =
     "      golden sets (a lower confidence bound; 1.645: one-sided 95%).\n"
     "      It prints the fallback report with the p50 of all-int8, with the\n"
     "      fallbacks and FP32 (5 rounds of K runs, default 20; 0 = no timing).\n"
-    "      -o writes the options (precision, calibration, int8_exclude) as YAML;\n"
+    "      -o writes the options (precision, calibration, --set, int8_exclude) as YAML;\n"
     "      --report writes the report to FILE instead of stdout.\n"
     "      Exit status: 0 the budget holds, 1 refused (not even N fallbacks meet\n"
     "      it; nothing written), 2 any error.\n"

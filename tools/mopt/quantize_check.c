@@ -15,8 +15,9 @@
  * many as hold the budget. It reports the
  * fallbacks, the metric and the speed they cost (p50 of all-int8, with the
  * fallbacks and FP32, interleaved rounds through bench/run.c). Writes the
- * options (precision, calibration, int8_exclude) as YAML; refuses (exit 1,
- * with the report) when --max-fallbacks nodes are not enough.
+ * options (precision, calibration, the --set ones, int8_exclude) as YAML;
+ * refuses (exit 1, with the report) when --max-fallbacks nodes are not
+ * enough.
  */
 #define _POSIX_C_SOURCE 200809L
 #define MOPT_EXPERIMENTAL_API /* profile */
@@ -584,6 +585,21 @@ static int write_options(const qc *q, const char *exclude, double metric, const 
     fprintf(f, "# budget holds: %s is %.6g\n", rule, metric);
     fprintf(f, "precision: int8\n");
     if (q->calibration) fprintf(f, "calibration: \"%s\"\n", q->calibration);
+    /* the --set options both sides were checked with, so that the file gives
+     * the configuration that held the budget (say int8_depthwise=int8) */
+    static const char *const written[] = {
+        "precision=", "calibration=", "int8_exclude=", "int8_fallback="};
+    for (int i = 0; i < q->n_sets; i++) {
+        const char *eq = strchr(q->sets[i], '=');
+        int skip = !eq;
+        for (size_t k = 0; !skip && k < sizeof written / sizeof *written; k++)
+            skip = strncmp(q->sets[i], written[k], strlen(written[k])) == 0;
+        if (!skip && strchr(eq, '"'))
+            fprintf(stderr, "mopt: warning: --set %s has a '\"': not written to %s\n", q->sets[i],
+                    q->out_path);
+        else if (!skip)
+            fprintf(f, "%.*s: \"%s\"\n", (int)(eq - q->sets[i]), q->sets[i], eq + 1);
+    }
     if (exclude && *exclude) fprintf(f, "int8_exclude: \"%s\"\n", exclude);
     if (exclude && *exclude && strcmp(q->fallback, "bf16") == 0)
         fprintf(f, "int8_fallback: bf16\n");

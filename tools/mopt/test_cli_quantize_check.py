@@ -318,8 +318,13 @@ with tempfile.TemporaryDirectory() as tmp:
         ranks[how] = ranking(r.stdout)
         check(r.returncode == 0 and os.path.exists(out), "--rank %s finds a fallback" % how, r)
         if os.path.exists(out):
+            # the file carries the --set options the budget was checked with
+            with open(out) as f:
+                written = f.read()
+            check('int8_depthwise: "int8"' in written,
+                  "--rank %s: the options file keeps --set %s:\n%s" % (how, dw8, written))
             r2 = mopt("compare", cmodel, cmodel, "--golden", cgold, "--budget", cbudget,
-                      "--test-options", out, "--test-set", dw8)
+                      "--test-options", out)
             check(r2.returncode == 0, "--rank %s: its options meet the budget" % how, r2)
     rc_ = ranks["cost"]
     check(len(rc_) == 3 and all(t is not None for _, _, t, _ in rc_),
