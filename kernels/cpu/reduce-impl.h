@@ -118,6 +118,18 @@ static inline void mp_prefetch_rows(const cpu_maxpool_plan *p, const float *xi, 
             __builtin_prefetch(xi + r * rowlen + q, 0, 3);
 }
 
+/* The taps k0 <= k < k1 of a window starting at input index i0 (k taps,
+ * dilation d) that fall inside [0, size). */
+static inline void mp_taps_inside(int64_t i0, int64_t k, int64_t d, int64_t size, int64_t *k0,
+                                  int64_t *k1) {
+    int64_t a = 0, b = k;
+    while (a < b && i0 + a * d < 0)
+        a++;
+    while (b > a && i0 + (b - 1) * d >= size)
+        b--;
+    *k0 = a, *k1 = b;
+}
+
 void CPU_FN(cpu_maxpool_f32)(const cpu_maxpool_plan *p, const float *x, float *y, int64_t r0,
                              int64_t r1) {
     const int64_t c = p->c, in_img = p->h * p->w * c, out_img = p->oh * p->ow * c;
@@ -125,22 +137,16 @@ void CPU_FN(cpu_maxpool_f32)(const cpu_maxpool_plan *p, const float *x, float *y
         const int64_t img = r / p->oh, oh = r % p->oh;
         const float *xi = x + img * in_img;
         float *yr = y + img * out_img + oh * p->ow * c;
-        /* the taps of this row inside the input: kh0 <= ky < kh1 */
+        /* the taps of this row inside the input: ky0 <= ky < ky1 */
         const int64_t ih0 = oh * p->sh - p->pt;
-        int64_t ky0 = 0, ky1 = p->kh;
-        while (ky0 < ky1 && ih0 + ky0 * p->dh < 0)
-            ky0++;
-        while (ky1 > ky0 && ih0 + (ky1 - 1) * p->dh >= p->h)
-            ky1--;
+        int64_t ky0, ky1;
+        mp_taps_inside(ih0, p->kh, p->dh, p->h, &ky0, &ky1);
         const int64_t next = ih0 + (p->kh - 1) * p->dh + 1; /* first row past the window */
         for (int64_t ow = 0; ow < p->ow; ow++) {
             if (oh + 1 < p->oh) mp_prefetch_rows(p, xi, next, ow);
             const int64_t iw0 = ow * p->sw - p->pl;
-            int64_t kx0 = 0, kx1 = p->kw;
-            while (kx0 < kx1 && iw0 + kx0 * p->dw < 0)
-                kx0++;
-            while (kx1 > kx0 && iw0 + (kx1 - 1) * p->dw >= p->w)
-                kx1--;
+            int64_t kx0, kx1;
+            mp_taps_inside(iw0, p->kw, p->dw, p->w, &kx0, &kx1);
             float *yp = yr + ow * c;
             for (int64_t ch = 0; ch < c; ch += VW) {
                 const int64_t n = c - ch < VW ? c - ch : VW;
