@@ -5,6 +5,7 @@
 #include <limits.h>
 
 #include <cblas.h>
+#include <string.h>
 
 #include "kernels/omp_threads.h"
 #include "kernels/openblas/oblas.h"
@@ -91,3 +92,19 @@ void oblas_threads_leave(oblas_scope s) {
 }
 
 const char *oblas_config(void) { return openblas_get_config(); }
+
+const char *oblas_core(void) {
+    const char *c = openblas_get_corename();
+    return c ? c : "unknown";
+}
+
+bool oblas_core_sse_only(void) {
+    static const char *const sse[] = {"Katmai",        "Coppermine", "Northwood", "Prescott",
+                                      "Banias",        "Core2",      "Penryn",    "Dunnington",
+                                      "Nehalem",       "Atom",       "Athlon",    "Opteron",
+                                      "Opteron(SSE3)", "Barcelona",  "Nano",      "unknown"};
+    const char *c = oblas_core();
+    for (size_t i = 0; i < sizeof sse / sizeof *sse; i++)
+        if (strcmp(c, sse[i]) == 0) return true;
+    return false;
+}

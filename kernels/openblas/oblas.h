@@ -50,4 +50,11 @@ void oblas_threads_leave(oblas_scope s);
 /* "OpenBLAS 0.3.21 ... (config string)" */
 const char *oblas_config(void);
 
+/* The kernels OpenBLAS picked for this CPU (its core name, e.g.
+ * "SkylakeX"), and whether they are SSE-era ones: what a DYNAMIC_ARCH build
+ * falls back to on a CPU it does not know (OpenBLAS 0.3.21 on an Emerald
+ * Rapids Xeon: "Prescott", 4-5x slower per GEMM than its SkylakeX kernels). */
+const char *oblas_core(void);
+bool oblas_core_sse_only(void);
+
 #endif

@@ -88,6 +88,9 @@ extern const op_impl ops_impl_matmul_openblas;
 extern const op_impl ops_impl_gemm_openblas;
 extern const op_impl ops_impl_fused_matmul_openblas;
 extern const op_impl ops_impl_cache_matmul_openblas;
+/* MOPT_VERBOSE: the kernels OpenBLAS picked for the n_nodes it runs, as a
+ * warning when they are SSE-era ones on an AVX2/AVX-512 CPU. */
+void ops_openblas_log_core(int n_nodes);
 /* cpu (lib/ops/cpu): ops_impl_cpu_<family>_<tier> */
 #define OPS_CPU_DECLARE(FAM)                                                                       \
     extern const op_impl ops_impl_cpu_##FAM##_avx512;                                              \

@@ -14,6 +14,8 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "ir/ir_subgraph.h"
+#include "mopt_config.h"
+#include "ops/impls.h"
 #include "passes/passes.h"
 #include "runtime/runtime.h"
 
@@ -340,6 +342,7 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     }
     if (cfg->verbose) {
         char buf[IR_SHAPE_STR_CAP];
+        int n_blas = 0;
         for (int32_t i = 0; i < graph->n_nodes; i++) {
             const ir_node *n = graph->nodes[i];
             const ir_value *o =
@@ -347,7 +350,13 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
             mopt_log(MOPT_LOG_INFO, "mopt: node %d '%s' %s kernel=%s out=%s %s", (int)i, n->name,
                      n->op_type, rt_node_kernel_name(m, i), o ? mopt_dtype_name(o->dtype) : "-",
                      o ? ir_shape_str(&o->shape, graph, buf, sizeof buf) : "");
+            n_blas += strcmp(rt_node_kernel_name(m, i), "openblas") == 0;
         }
+#ifdef MOPT_HAVE_OPENBLAS
+        if (n_blas) ops_openblas_log_core(n_blas); /* which kernels OpenBLAS chose */
+#else
+        (void)n_blas;
+#endif
     }
     *out = m;
     return MOPT_OK;

@@ -9,7 +9,9 @@ aligned, non-overlapping weights whose bytes equal the ONNX initializers
 prints the pass table; info on the .mopt matches info on the optimized .onnx;
 run on the .mopt gives the ONNX Runtime references and the same bytes as run
 on the .onnx; info --plan reports an arena no larger than the sum of the
-intermediates; bad command lines and corrupt files give exit codes 2 and 1.
+intermediates; bad command lines and corrupt files give exit codes 2 and 1;
+MOPT_VERBOSE names the kernels OpenBLAS chose (a warning for SSE-era ones on
+an AVX2 CPU).
 
 usage: test_cli_mopt.py MOPT_EXECUTABLE SOURCE_ROOT
 """
@@ -145,8 +147,42 @@ def check_errors(tmp, cnn_mopt):
     check(r.returncode == 1 and "cannot" in r.stderr, "optimize to a bad path: %r" % r.stderr)
 
 
+def check_openblas_core(tmp):
+    """MOPT_VERBOSE names the kernels OpenBLAS chose for its nodes (OpenBLAS's
+    own openblas_get_corename, read here through ctypes) and warns when they
+    are SSE-era ones, as OpenBLAS 0.3.21 picks on CPUs it does not know."""
+    import ctypes
+    import ctypes.util
+    name = ctypes.util.find_library("openblas")
+    try:
+        lib = ctypes.CDLL(name or "libopenblas.so.0")
+    except OSError:
+        print("OpenBLAS not found by ctypes: the core name check is not run")
+        return
+    lib.openblas_get_corename.restype = ctypes.c_char_p
+    core = lib.openblas_get_corename().decode()
+    opts = os.path.join(tmp, "openblas.yaml")
+    with open(opts, "w") as f:
+        f.write("backend: openblas\n")
+    env = dict(os.environ, MOPT_VERBOSE="1")
+    r = mopt("info", BERT, "--options", opts, env=env)
+    line = [ln for ln in r.stderr.splitlines() if "OpenBLAS runs" in ln]
+    if "without OpenBLAS" in r.stderr:
+        return  # a build without OpenBLAS refuses the option
+    check(r.returncode == 0 and len(line) == 1 and ("'%s' kernels" % core) in line[0],
+          "MOPT_VERBOSE names OpenBLAS's kernels '%s' once: %s" % (core, line), r)
+    sse = core in ("Katmai", "Coppermine", "Northwood", "Prescott", "Banias", "Core2", "Penryn",
+                   "Dunnington", "Nehalem", "Atom", "Athlon", "Opteron", "Opteron(SSE3)",
+                   "Barcelona", "Nano", "unknown")
+    avx2 = "avx2" in open("/proc/cpuinfo").read()
+    check(bool(line) and ("SSE-era" in line[0]) == (sse and avx2),
+          "the OpenBLAS line warns exactly when its kernels are SSE-era on an AVX2 CPU "
+          "(core %s, avx2 %s): %s" % (core, avx2, line))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
+        check_openblas_core(tmp)
         cnn = check_optimize(tmp, CNN, "cnn")
         bert = check_optimize(tmp, BERT, "bert")
         if cnn:

@@ -15,6 +15,8 @@
 #ifdef MOPT_HAVE_OPENBLAS
 #include <string.h>
 
+#include "core/log.h"
+#include "kernels/cpu/cpu_kernels.h"
 #include "kernels/openblas/oblas.h"
 #include "ops/fused.h"
 #include "ops/kvcache.h"
@@ -116,6 +118,17 @@ static mopt_status cmm_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
 }
 
 const op_impl ops_impl_cache_matmul_openblas = OBLAS_IMPL(ab_f32_supports, cmm_run);
+
+void ops_openblas_log_core(int n_nodes) {
+    bool old = oblas_core_sse_only() && cpu_kernels_for("avx2") != NULL;
+    mopt_log(old ? MOPT_LOG_WARNING : MOPT_LOG_INFO,
+             "mopt: OpenBLAS runs %d node%s with its '%s' kernels%s", n_nodes,
+             n_nodes == 1 ? "" : "s", oblas_core(),
+             old ? ": SSE-era kernels on a CPU with AVX2 or AVX-512, slower than they should be "
+                   "(this OpenBLAS does not know the CPU); OPENBLAS_CORETYPE=SkylakeX or Haswell, "
+                   "set before the process starts, picks its vector kernels"
+                 : "");
+}
 
 #else
 typedef int matmul_openblas_unused; /* ISO C forbids an empty translation unit */
