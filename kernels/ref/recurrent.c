@@ -175,11 +175,11 @@ void ref_dq_quantize_u8(const float *x, int64_t n, uint8_t *q, float *scale, uin
     }
     float s = hi == lo ? 1.0f : (hi - lo) / 255.0f;
     float z = 0.0f - lo / s;
-    z = z < 0.0f ? 0.0f : z > 255.0f ? 255.0f : z;
-    uint8_t zi = (uint8_t)nearbyintf(z); /* the default rounding: half to even */
+    z = z > 255.0f ? 255.0f : z > 0.0f ? z : 0.0f; /* NaN (an infinite range) -> 0 */
+    uint8_t zi = (uint8_t)nearbyintf(z);           /* the default rounding: half to even */
     for (int64_t i = 0; i < n; i++) {
         float v = nearbyintf(x[i] / s) + (float)zi;
-        q[i] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+        q[i] = (uint8_t)(v > 255.0f ? 255.0f : v > 0.0f ? v : 0.0f); /* NaN -> 0, not UB */
     }
     *scale = s;
     *zp = zi;
