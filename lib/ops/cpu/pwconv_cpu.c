@@ -68,19 +68,32 @@ static bool pw_geometry(const op_ctx *ctx, const ir_shape *xs, const ir_shape *w
     return true;
 }
 
-/* Where the kernel beats oneDNN (MobileNetV3-like b1, Xeon model 207, per
- * node): the expansion convs (Cin <= Cout) of up to 56x56 positions, and
- * those between a blocked and a channels-last value (a chain edge, where
- * oneDNN would reorder one side). 1x1 images are the GEMV's (conv_onednn.c). */
+/* Where the kernel beats oneDNN (MobileNetV3-like, Xeon model 207, per node
+ * against the same node on oneDNN in one process, bench/proto/pw_ab.py):
+ *  - the expansion convs (Cin <= Cout) of 2 to 56x56 positions with Cin >=
+ *    64, or with an activation oneDNN's post-ops make costly (hard swish /
+ *    hard sigmoid: 40 -> 240 at 28x28 0.84x); with Cin < 64 and ReLU
+ *    oneDNN wins (24 -> 72 at 56x56 1.11-1.20x, 40 -> 120 at 28x28
+ *    1.05-1.10x);
+ *  - those between a blocked and a channels-last value (a chain edge, where
+ *    oneDNN reorders one side: 64 -> 24 at 56x56 0.72-0.78x).
+ * Not the projections (Cin > Cout: 1.0-1.1x with 6x64, 8x48, 7x32 and
+ * 14x32 tiles) nor 1x1 images (the GEMV's, conv_onednn.c). */
 static bool pw_rule(const cpu_pw_plan *pl) {
     if (pl->hw < 2 || pl->hw > PW_MAX_HW) return false;
-    return pl->K <= pl->N || pl->x_blk != pl->y_blk;
+    if (pl->x_blk != pl->y_blk) return true;
+    bool costly_act = pl->act == KN_ACT_HARD_SWISH || pl->act == KN_ACT_HARD_SIGMOID;
+    return pl->K <= pl->N && (pl->K >= 64 || costly_act);
 }
 
-/* The tile: 6 rows x 64 columns (24 accumulators) */
+/* The tile: 6 rows x 64 columns (24 accumulators); at 7x7 and below 7 x 32
+ * (14 accumulators: 49 positions are 7 full tiles, and twice the panels to
+ * share among threads; 160 -> 960 at 7x7: 0.92-0.98x of oneDNN, 6x64
+ * 1.03-1.06x, 7x48 1.00x, 14x32 0.96-0.98x, 7x16 1.24x). */
 static void pw_tile_shape(cpu_pw_plan *pl) {
-    pl->mr = 6;
-    pl->nr = 64;
+    bool small = pl->hw <= 64;
+    pl->mr = small ? 7 : 6;
+    pl->nr = small ? 32 : 64;
 }
 
 static bool pw_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
