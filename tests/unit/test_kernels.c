@@ -1703,7 +1703,8 @@ static void cpu_pwconv_declines(void **st) {
     (void)st;
     const op_impl *impl = &ops_impl_cpu_pwconv_avx512;
     const int32_t cl = CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC;
-    static const struct {
+    const int32_t edge = CONV_LAYOUT_X_BLK16 | CONV_LAYOUT_Y_NHWC; /* a chain edge */
+    const struct {
         pw_case pc;
         int64_t kh, stride, group;
         bool supported; /* supports() says yes (prepare then declines) */
@@ -1713,6 +1714,7 @@ static void cpu_pwconv_declines(void **st) {
         {{1, 24, 72, 8, 8, cl, "Relu", true, false, 1}, 1, 1, 1, true},      /* K < 64, ReLU */
         {{1, 64, 128, 57, 56, cl, "Relu", true, false, 1}, 1, 1, 1, true},   /* > 56x56 */
         {{1, 64, 128, 1, 1, cl, "Relu", true, false, 1}, 1, 1, 1, true},     /* the GEMV's */
+        {{1, 96, 4, 8, 8, edge, "", true, false, 1}, 1, 1, 1, true},         /* N < 16 */
         {{1, 64, 128, 8, 8, cl, "Relu", true, false, 1}, 3, 1, 1, true},     /* 3x3 */
         {{1, 64, 128, 8, 8, cl, "Relu", true, false, 1}, 1, 2, 1, true},     /* stride 2 */
         {{1, 64, 128, 8, 8, cl, "Relu", true, false, 1}, 1, 1, 2, true},     /* groups */

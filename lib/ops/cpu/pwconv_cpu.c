@@ -78,9 +78,11 @@ static bool pw_geometry(const op_ctx *ctx, const ir_shape *xs, const ir_shape *w
  *  - those between a blocked and a channels-last value (a chain edge, where
  *    oneDNN reorders one side: 64 -> 24 at 56x56 0.72-0.78x).
  * Not the projections (Cin > Cout: 1.0-1.1x with 6x64, 8x48, 7x32 and
- * 14x32 tiles) nor 1x1 images (the GEMV's, conv_onednn.c). */
+ * 14x32 tiles) nor 1x1 images (the GEMV's, conv_onednn.c), nor fewer than
+ * 16 output channels (a tile's vectors mostly masked off: YOLOX's 96 -> 4
+ * head conv at 52x52, a chain edge, ran 1.22x). */
 static bool pw_rule(const cpu_pw_plan *pl) {
-    if (pl->hw < 2 || pl->hw > PW_MAX_HW) return false;
+    if (pl->hw < 2 || pl->hw > PW_MAX_HW || pl->N < 16) return false;
     if (pl->x_blk != pl->y_blk) return true;
     bool costly_act = pl->act == KN_ACT_HARD_SWISH || pl->act == KN_ACT_HARD_SIGMOID;
     return pl->K <= pl->N && (pl->K >= 64 || costly_act);
