@@ -105,13 +105,7 @@ static bool pw_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const 
         in[1].dtype != MOPT_DTYPE_F32 || !in[1].data)
         return false;
     if (op_has_input(in, n_in, 2) && in[2].dtype != MOPT_DTYPE_F32) return false;
-    if (op_has_input(in, n_in, 3)) { /* a residual of Y's shape */
-        const ir_shape *r = &in[3].shape, *y = &out[0].shape;
-        if (in[3].dtype != MOPT_DTYPE_F32 || r->rank != y->rank) return false;
-        for (int32_t i = 0; i < r->rank; i++)
-            if (r->syms[i] != y->syms[i] || (r->syms[i] == 0 && r->dims[i] != y->dims[i]))
-                return false;
-    }
+    if (op_has_input(in, n_in, 3) && !op_residual_fits(&in[3], &out[0].shape)) return false;
     const fused_conv_params *fp = ctx->params;
     return !fp->has_post && cpu_pw_act_ok(fp->act.act);
 }
