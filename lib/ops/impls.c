@@ -59,7 +59,12 @@ const op_impl *const ops_avgpool_impls[] = {ONEDNN(ops_impl_avgpool_onednn) NULL
 /* mopt.CacheMatMul: OpenBLAS (a GEMV per head for one query row), else
  * the reference batched GEMM */
 const op_impl *const ops_cache_matmul_impls[] = {OPENBLAS(ops_impl_cache_matmul_openblas) NULL};
-const op_impl *const ops_fused_conv_impls[] = {ONEDNN(ops_impl_fused_conv_onednn) NULL};
+/* mopt.FusedConv: the own pointwise GEMM where it beats oneDNN (its prepare
+ * takes only those 1x1 convs, pwconv_cpu.c), then oneDNN */
+/* clang-format off */
+const op_impl *const ops_fused_conv_impls[] = {&ops_impl_cpu_pwconv_avx512,
+                                               ONEDNN(ops_impl_fused_conv_onednn) NULL};
+/* clang-format on */
 const op_impl *const ops_attention_impls[] = {CPU_TIERS(attention), NULL};
 const op_impl *const ops_decode_attn_impls[] = {CPU_TIERS(decode_attn), NULL};
 const op_impl *const ops_cpu_binary_impls[] = {CPU_TIERS(binary), NULL};

@@ -54,6 +54,11 @@ bool op_str_eq_ci(const char *a, const char *b);
  * shapes). */
 bool op_same_dims(const ir_shape *a, const ir_shape *b);
 
+/* Whether r is an f32 residual of Y's shape y as the impls' supports see
+ * them (possibly symbolic): same rank, the same symbols, the same known
+ * dims. */
+bool op_residual_fits(const op_tensor *r, const ir_shape *y);
+
 /* An op whose node may carry subgraph captures (its last inputs, ir_subgraph.h):
  * *n_caps = their count; the node must have `want` formal inputs besides,
  * else fails ("takes 3 inputs (Q, K, V), got 2", names = "Q, K, V"). */

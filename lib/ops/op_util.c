@@ -474,6 +474,14 @@ bool op_same_dims(const ir_shape *a, const ir_shape *b) {
     return true;
 }
 
+bool op_residual_fits(const op_tensor *r, const ir_shape *y) {
+    const ir_shape *s = &r->shape;
+    if (r->dtype != MOPT_DTYPE_F32 || s->rank != y->rank) return false;
+    for (int32_t i = 0; i < s->rank; i++)
+        if (s->syms[i] != y->syms[i] || (s->syms[i] == 0 && s->dims[i] != y->dims[i])) return false;
+    return true;
+}
+
 mopt_status op_formal_inputs(const op_ctx *ctx, int want, const char *names, int32_t *n_caps) {
     const ir_node *n = ctx->node;
     *n_caps = ir_node_captures(n);

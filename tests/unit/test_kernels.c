@@ -1612,12 +1612,156 @@ static void cpu_deconv(void **st) {
     assert_true(ran > 0);
 }
 
+/* ---- mopt.FusedConv 1x1 on the own GEMM (cpu-pwgemm-avx512) -------------- */
+
+typedef struct pw_case {
+    int64_t batch, K, N, h, w;
+    int32_t layout; /* CONV_LAYOUT_* bits */
+    const char *act;
+    bool bias, res;
+    int threads;
+} pw_case;
+
+/* K and N off multiples of 16/32/64, remainder rows of both tile shapes
+ * (6 x 64 above 64 positions, 7 x 32 at or below), blocked and
+ * channels-last X/Y, bias/residual and each fused activation, 1 and 2
+ * threads, batch > 1 */
+static const pw_case k_pw_cases[] = {
+    {1, 64, 67, 5, 7, CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC, "Relu", true, true, 1},
+    {1, 64, 200, 14, 14, CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC, "HardSwish", true, true, 2},
+    {3, 80, 130, 3, 11, CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC, "LeakyRelu", true, false, 2},
+    {2, 67, 131, 9, 9, CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC, "", false, true, 1},
+    {1, 40, 240, 4, 5, CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC, "HardSigmoid", true, false, 1},
+    {2, 64, 96, 6, 6, CONV_LAYOUT_X_BLK16 | CONV_LAYOUT_Y_BLK16, "Clip", true, true, 2},
+    {1, 64, 208, 13, 13, CONV_LAYOUT_X_BLK16 | CONV_LAYOUT_Y_BLK16, "HardSwish", true, true, 1},
+    {1, 32, 24, 10, 10, CONV_LAYOUT_X_BLK16 | CONV_LAYOUT_Y_NHWC, "", true, true, 2},
+    {2, 67, 32, 8, 9, CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_BLK16, "Relu", false, true, 1},
+    {1, 160, 960, 7, 7, CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC, "HardSwish", true, false, 2},
+};
+
+static void pw_node(node_case *c, const pw_case *pc, op_tensor *in) {
+    nc_init_domain(c, "FusedConv", "mopt", 4);
+    attr_int(c->n, "layout", pc->layout);
+    attr_str(c->n, "activation", pc->act);
+    if (strcmp(pc->act, "Clip") == 0) {
+        attr_float(c->n, "activation_alpha", -0.5f);
+        attr_float(c->n, "activation_beta", 0.75f);
+    }
+    if (strcmp(pc->act, "LeakyRelu") == 0) attr_float(c->n, "activation_alpha", 0.1f);
+    if (strcmp(pc->act, "HardSigmoid") == 0) {
+        attr_float(c->n, "activation_alpha", 0.3f);
+        attr_float(c->n, "activation_beta", 0.4f);
+    }
+    memset(in, 0, 4 * sizeof *in);
+    tensor(&in[0], 4, (int64_t[]){pc->batch, pc->K, pc->h, pc->w});
+    tensor(&in[1], 4, (int64_t[]){pc->N, pc->K, 1, 1});
+    if (pc->bias) tensor(&in[2], 1, (int64_t[]){pc->N});
+    if (pc->res) tensor(&in[3], 4, (int64_t[]){pc->batch, pc->N, pc->h, pc->w});
+}
+
+static void cpu_pwconv(void **st) {
+    (void)st;
+    const op_impl *impl = &ops_impl_cpu_pwconv_avx512;
+    assert_non_null(strstr(impl->name, impl->backend));
+    g_prec = OP_PREC_FP32;
+    if (!cpu_kernels_for("avx512")) { /* AVX-512 only: prepare leaves every node to oneDNN */
+        node_case c;
+        op_tensor in[4];
+        pw_node(&c, &k_pw_cases[1], in);
+        static op_view view;
+        op_ctx ctx = node_ctx(&c, &view, false, 1);
+        void *state = NULL;
+        assert_true(impl->supports(&ctx, in, 4, NULL, 1));
+        assert_int_equal(impl->prepare(&ctx, in, 4, NULL, 1, &state), MOPT_ERR_UNSUPPORTED);
+        free_inputs(in, 4);
+        ir_graph_destroy(c.g);
+        return;
+    }
+    for (size_t i = 0; i < sizeof k_pw_cases / sizeof k_pw_cases[0]; i++) {
+        const pw_case *pc = &k_pw_cases[i];
+        node_case c;
+        op_tensor in[4];
+        pw_node(&c, pc, in);
+        int64_t ny = pc->batch * pc->N * pc->h * pc->w;
+        g_conv_red = pc->K;
+        g_fused_s = mopt_malloc((size_t)ny * sizeof(double));
+        for (int64_t e = 0; e < ny; e++)
+            g_fused_s[e] = (double)pc->K; /* inputs in [-1, 1] */
+        g_fused_alpha = 1;
+        g_fused_q = NULL;
+        g_want = NULL;
+        check_impl(&c, impl, in, 4, 6u, 0u, fused_bound, pc->threads, false);
+        mopt_free(g_fused_s);
+        free_inputs(in, 4);
+        ir_graph_destroy(c.g);
+    }
+}
+
+/* What the rule leaves to oneDNN: prepare says UNSUPPORTED (supports says
+ * no for what it can never compute) */
+static void cpu_pwconv_declines(void **st) {
+    (void)st;
+    const op_impl *impl = &ops_impl_cpu_pwconv_avx512;
+    const int32_t cl = CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC;
+    const int32_t edge = CONV_LAYOUT_X_BLK16 | CONV_LAYOUT_Y_NHWC; /* a chain edge */
+    const struct {
+        pw_case pc;
+        int64_t kh, stride, group;
+        bool supported; /* supports() says yes (prepare then declines) */
+    } k_no[] = {
+        {{1, 64, 128, 8, 8, 0, "Relu", true, false, 1}, 1, 1, 1, true},      /* NCHW */
+        {{1, 160, 64, 7, 7, cl, "Relu", true, false, 1}, 1, 1, 1, true},     /* projection */
+        {{1, 24, 72, 8, 8, cl, "Relu", true, false, 1}, 1, 1, 1, true},      /* K < 64, ReLU */
+        {{1, 64, 128, 57, 56, cl, "Relu", true, false, 1}, 1, 1, 1, true},   /* > 56x56 */
+        {{1, 64, 128, 1, 1, cl, "Relu", true, false, 1}, 1, 1, 1, true},     /* the GEMV's */
+        {{1, 96, 4, 8, 8, edge, "", true, false, 1}, 1, 1, 1, true},         /* N < 16 */
+        {{1, 64, 128, 8, 8, cl, "Relu", true, false, 1}, 3, 1, 1, true},     /* 3x3 */
+        {{1, 64, 128, 8, 8, cl, "Relu", true, false, 1}, 1, 2, 1, true},     /* stride 2 */
+        {{1, 64, 128, 8, 8, cl, "Relu", true, false, 1}, 1, 1, 2, true},     /* groups */
+        {{1, 64, 128, 8, 8, cl, "Sigmoid", true, false, 1}, 1, 1, 1, false}, /* activation */
+    };
+    for (size_t i = 0; i < sizeof k_no / sizeof k_no[0]; i++) {
+        const pw_case *pc = &k_no[i].pc;
+        node_case c;
+        op_tensor in[4];
+        pw_node(&c, pc, in);
+        if (k_no[i].kh != 1 || k_no[i].group != 1) {
+            mopt_aligned_free(in[1].data);
+            tensor(&in[1], 4, (int64_t[]){pc->N, pc->K / k_no[i].group, k_no[i].kh, k_no[i].kh});
+            attr_int(c.n, "group", k_no[i].group);
+            if (k_no[i].kh == 3) attr_ints(c.n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+        }
+        if (k_no[i].stride != 1)
+            attr_ints(c.n, "strides", 2, (int64_t[]){k_no[i].stride, k_no[i].stride});
+        static op_view view;
+        g_prec = OP_PREC_FP32;
+        op_ctx ctx = node_ctx(&c, &view, false, 1);
+        void *state = NULL;
+        bool sup = impl->supports(&ctx, in, 4, NULL, 1);
+        assert_int_equal(sup, k_no[i].supported);
+        if (sup) {
+            if (impl->prepare(&ctx, in, 4, NULL, 1, &state) != MOPT_ERR_UNSUPPORTED)
+                print_message("pwconv case %zu was taken\n", i);
+            assert_null(state);
+        }
+        /* bf16 and int8 models: oneDNN's variants */
+        g_prec = OP_PREC_BF16;
+        ctx = node_ctx(&c, &view, false, 1);
+        assert_false(impl->supports(&ctx, in, 4, NULL, 1));
+        g_prec = OP_PREC_FP32;
+        free_inputs(in, 4);
+        ir_graph_destroy(c.g);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(impl_names_are_informative),
         cmocka_unit_test(fused_conv_layout_checked),
         cmocka_unit_test(cl_pool_blocked_checked),
         cmocka_unit_test(cpu_deconv),
+        cmocka_unit_test(cpu_pwconv),
+        cmocka_unit_test(cpu_pwconv_declines),
 #ifdef MOPT_HAVE_ONEDNN
         cmocka_unit_test(onednn_matmul),
         cmocka_unit_test(onednn_gemm),

@@ -27,6 +27,7 @@
 #include "ops/fused.h"
 #include "ops/matmul.h"
 #include "ops/onednn/onednn_glue.h"
+#include "ops/op_common.h"
 
 static void set_act(const kn_act_params *a, onednn_matmul_desc *d) {
     d->act = a->act;
@@ -186,14 +187,8 @@ const op_impl ops_impl_fused_matmul_onednn =
 
 static bool fconv_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
                            int n_out) {
-    if (op_has_input(in, n_in, 3)) {
-        /* the residual must be Y-shaped (checked again at run time) */
-        const ir_shape *r = &in[3].shape, *y = &out[0].shape;
-        if (in[3].dtype != MOPT_DTYPE_F32 || r->rank != y->rank) return false;
-        for (int32_t i = 0; i < r->rank; i++)
-            if (r->syms[i] != y->syms[i] || (r->syms[i] == 0 && r->dims[i] != y->dims[i]))
-                return false;
-    }
+    /* the residual must be Y-shaped (checked again at run time) */
+    if (op_has_input(in, n_in, 3) && !op_residual_fits(&in[3], &out[0].shape)) return false;
     op_ctx cc;
     fused_conv_ctx(ctx, &cc);
     return ops_conv_onednn_supports(&cc, in, n_in < 3 ? n_in : 3, out, n_out);

@@ -78,13 +78,8 @@ static bool qs_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const 
         const ir_shape *x = &in[0].shape;
         if (x->rank < 2 || x->syms[x->rank - 1] != 0 || x->dims[x->rank - 1] != w->dims[0])
             return false;
-        if (op_has_input(in, n_in, 4)) { /* a residual of Y's shape */
-            const ir_shape *r = &in[4].shape, *y = &out[0].shape;
-            if (in[4].dtype != MOPT_DTYPE_F32 || r->rank != y->rank) return false;
-            for (int32_t i = 0; i < r->rank; i++)
-                if (r->syms[i] != y->syms[i] || (r->syms[i] == 0 && r->dims[i] != y->dims[i]))
-                    return false;
-        }
+        if (op_has_input(in, n_in, 4) && !op_residual_fits(&in[4], &out[0].shape))
+            return false; /* a residual of Y's shape */
     }
     if (op_has_input(in, n_in, 3) && !in[3].data) return false; /* bias folded at load */
     return out[0].dtype == (p->y_scale > 0 ? MOPT_DTYPE_U8 : MOPT_DTYPE_F32);
