@@ -6,7 +6,7 @@
  * two whole oneDNN primitives, and prints the implementations oneDNN picks
  * (issue 10; bench/proto/dw_band_onednn.md). Not library code, not built by
  * meson.
- *   gcc -O2 bench/proto/dw_band_onednn.c -ldnnl -o /tmp/dwb
+ *   gcc -O2 -fopenmp bench/proto/dw_band_onednn.c -ldnnl -lm -o /tmp/dwb
  *   OMP_NUM_THREADS=1 /tmp/dwb C_IN C_OUT H K S [blk|nhwc] [ITERS] [BAND...]
  * Batch 1, relu after both convs. BAND: depthwise output rows per band.
  * Band views: "strided" = primitives over views of the full tensors (same
@@ -180,25 +180,41 @@ static void add(sched *s, prim *p) {
     s->p = realloc(s->p, (s->n + 1) * sizeof *s->p);
     s->p[s->n++] = p;
 }
-static void run_sched(sched *s) {
+static void run_sched1(sched *s) {
     for (int i = 0; i < s->n; i++)
         run(s->p[i]);
+}
+/* SPLIT=1: variant i runs its two halves on two OpenMP threads, each
+ * primitive single-threaded inside the parallel region (the halves share
+ * the halo row of the intermediate: both write the same values). */
+static sched half[32][2];
+static int split[32];
+static sched v[32];
+static void run_sched(sched *s) { run_sched1(s); }
+static void run_var(int i) {
+    if (split[i]) {
+#pragma omp parallel for num_threads(2)
+        for (int h = 0; h < 2; h++)
+            run_sched1(&half[i][h]);
+        return;
+    }
+    run_sched1(&v[i]);
 }
 
 /* Banded schedule of OB depthwise output rows per band. */
 static sched part[2][32]; /* [0]: the 1x1s, [1]: the depthwise convs of a schedule */
 static int npart;
 static sched banded(int ci, int co, int H, int k, int s, int OB, int perblk, char *x, char *y,
-                    char *z) {
+                    char *z, int oa, int ob) {
     sched S = {0};
     sched *P = part[0] + npart, *D = part[1] + npart;
     npart++;
     int W = H, p = k / 2, OH = (H + 2 * p - k) / s + 1, OW = OH;
-    int done = 0; /* intermediate rows computed */
+    int done = oa * s - k / 2 > 0 ? oa * s - k / 2 : 0; /* intermediate rows computed */
     int nblk = perblk ? (co + 15) / 16 : 1, cb = perblk ? 16 : co;
     char name[64];
-    for (int o0 = 0; o0 < OH; o0 += OB) {
-        int o1 = o0 + OB < OH ? o0 + OB : OH;
+    for (int o0 = oa; o0 < ob; o0 += OB) {
+        int o1 = o0 + OB < ob ? o0 + OB : ob;
         int need = (o1 - 1) * s - p + k; /* exclusive end of input rows */
         if (need > H) need = H;
         if (need > done) {
@@ -277,7 +293,7 @@ int main(int argc, char **argv) {
         add(&whole, q);
     }
     int nv = 0;
-    sched v[32];
+
     char vname[32][32];
     for (int i = 0; i < nb; i++)
         for (int pbk = TAG != dnnl_nhwc && !getenv("STRIDED"); pbk < (TAG == dnnl_nhwc ? 1 : 2);
@@ -285,7 +301,12 @@ int main(int argc, char **argv) {
             verbose_impl = 0;
             printf(" band %d out rows, %s (ref impls listed):\n", bands[i],
                    pbk ? "perblk" : "strided");
-            v[nv] = banded(ci, co, H, k, s, bands[i], pbk, x, y, zb);
+            v[nv] = banded(ci, co, H, k, s, bands[i], pbk, x, y, zb, 0, OH);
+            if (getenv("SPLIT")) { /* two halves of the output rows, one per thread */
+                half[nv][0] = banded(ci, co, H, k, s, bands[i], pbk, x, y, zb, 0, OH / 2);
+                half[nv][1] = banded(ci, co, H, k, s, bands[i], pbk, x, y, zb, OH / 2, OH);
+                split[nv] = 1;
+            }
             /* show the impls of the first band's primitives */
             snprintf(vname[nv], 32, "band%d%s", bands[i], pbk ? "-perblk" : "");
             nv++;
@@ -296,7 +317,7 @@ int main(int argc, char **argv) {
     size_t nz = tsize(co, OH, OH) / 4;
     for (int i = 0; i < nv; i++) {
         memset(zb, 0, nz * 4);
-        run_sched(&v[i]);
+        run_var(i);
         double md = 0;
         for (size_t j = 0; j < nz; j++)
             md = fmax(md, fabs(((float *)z)[j] - ((float *)zb)[j]));
@@ -305,7 +326,7 @@ int main(int argc, char **argv) {
     for (int w = 0; w < 10; w++) {
         run_sched(&whole);
         for (int i = 0; i < nv; i++)
-            run_sched(&v[i]);
+            run_var(i);
     }
     double tw = 0, tv[32] = {0}, tp[2][32] = {{0}}, twp[2] = {0};
     int R = 10;
@@ -330,7 +351,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < nv; i++) {
             t0 = now();
             for (int it = 0; it < iters; it++)
-                run_sched(&v[i]);
+                run_var(i);
             tv[i] += now() - t0;
         }
     }
