@@ -11,6 +11,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kernels/ref/ref_epilogue.h"
@@ -45,16 +46,26 @@ static const struct {
 /* The `activation`, `activation_alpha` and `activation_beta` attributes
  * (defaults per docs/fused_ops.md). Fails (INVALID_MODEL) on an unknown
  * activation name. */
-static mopt_status read_activation(const op_ctx *ctx, kn_act_params *p) {
-    const char *name = ir_node_attr_string(ctx->node, "activation", "");
+/* The activation named by attribute `prefix`activation (with
+ * `prefix`activation_alpha, `prefix`activation_beta). */
+static mopt_status read_activation_as(const op_ctx *ctx, const char *prefix, kn_act_params *p) {
+    char an[40], aa[48], ab[48];
+    snprintf(an, sizeof an, "%sactivation", prefix);
+    snprintf(aa, sizeof aa, "%sactivation_alpha", prefix);
+    snprintf(ab, sizeof ab, "%sactivation_beta", prefix);
+    const char *name = ir_node_attr_string(ctx->node, an, "");
     for (int i = 0; i < N_ACTS; i++) {
         if (strcmp(k_acts[i].name, name) != 0) continue;
         p->act = k_acts[i].act;
-        p->alpha = ir_node_attr_float(ctx->node, "activation_alpha", k_acts[i].alpha);
-        p->beta = ir_node_attr_float(ctx->node, "activation_beta", k_acts[i].beta);
+        p->alpha = ir_node_attr_float(ctx->node, aa, k_acts[i].alpha);
+        p->beta = ir_node_attr_float(ctx->node, ab, k_acts[i].beta);
         return MOPT_OK;
     }
-    return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown activation '%s'", name);
+    return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "unknown %s '%s'", an, name);
+}
+
+static mopt_status read_activation(const op_ctx *ctx, kn_act_params *p) {
+    return read_activation_as(ctx, "", p);
 }
 
 mopt_status ops_fused_read_activation(const op_ctx *ctx, kn_act_params *p) {
@@ -321,12 +332,97 @@ static int64_t fconv_flops(const op_ctx *ctx, const op_tensor *in, int n_in, con
     return ops_conv_flops(&cc, in, n_in, out, n_out);
 }
 
+/* ---- mopt.FusedConvDw ------------------------------------------------------ */
+
+static mopt_status fcdw_parse(const op_ctx *ctx, void *params) {
+    fused_conv_dw_params *p = params;
+    mopt_status st = fconv_parse(ctx, &p->dw);
+    if (st) return st;
+    if (!(p->dw.conv.layout & CONV_LAYOUT_X_BLK16))
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "FusedConvDw needs a blocked X (layout)");
+    return read_activation_as(ctx, "pw_", &p->pw_act);
+}
+
+void fused_conv_dw_ctx(const op_ctx *ctx, fused_conv_params *pw, op_ctx *out) {
+    const fused_conv_dw_params *p = ctx->params;
+    *out = *ctx;
+    out->params = &p->dw;
+    if (!pw) return;
+    memset(pw, 0, sizeof *pw);
+    pw->conv.group = 1;
+    pw->conv.layout = CONV_LAYOUT_X_BLK16 | CONV_LAYOUT_Y_BLK16;
+    op_window_attrs *w = &pw->conv.win;
+    w->kernel_shape.n = w->strides.n = w->dilations.n = w->pads.n = -1;
+    for (int i = 0; i < 2 * REF_WIN_MAX; i++)
+        w->strides.v[i] = w->dilations.v[i] = 1;
+    pw->act = p->pw_act;
+    out->params = pw;
+}
+
+/* The 1x1's output shape (the intermediate) into *mid. */
+static mopt_status fcdw_mid(const op_ctx *ctx, const op_tensor *in, op_tensor *mid) {
+    op_ctx pc;
+    fused_conv_params pw;
+    fused_conv_dw_ctx(ctx, &pw, &pc);
+    memset(mid, 0, sizeof *mid);
+    return fconv_infer(&pc, in, 3, mid, 1);
+}
+
+static mopt_status fcdw_infer(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                              int n_out) {
+    op_tensor mid;
+    mopt_status st = fcdw_mid(ctx, in, &mid);
+    if (st) return st;
+    if (mid.shape.rank != 4 || in[3].shape.rank != 4)
+        return op_fail(ctx, MOPT_ERR_INVALID_MODEL, "FusedConvDw needs 2-D convolutions");
+    op_tensor din[4] = {mid, in[3], in[4], {0}};
+    op_ctx dc;
+    fused_conv_dw_ctx(ctx, NULL, &dc);
+    return fconv_infer(&dc, din, 3, out, n_out);
+}
+
+/* The reference: the two FusedConv reference runs through a scratch copy of
+ * the intermediate. */
+static mopt_status fcdw_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                            int n_out) {
+    op_tensor mid;
+    mopt_status st = fcdw_mid(ctx, in, &mid);
+    if (st) return st;
+    mid.dtype = MOPT_DTYPE_F32;
+    mid.data = op_work_get(ctx, 3, (size_t)ir_shape_numel(&mid.shape) * sizeof(float));
+    if (!mid.data)
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for the 1x1's output");
+    op_ctx pc, dc;
+    fused_conv_params pw;
+    fused_conv_dw_ctx(ctx, &pw, &pc);
+    fused_conv_dw_ctx(ctx, NULL, &dc);
+    st = fconv_run(&pc, in, 3, &mid, 1);
+    op_tensor din[4] = {mid, in[3], in[4], {0}};
+    if (!st) st = fconv_run(&dc, din, 3, out, n_out);
+    op_work_put(ctx, mid.data);
+    return st;
+}
+
+static int64_t fcdw_flops(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                          int n_out) {
+    op_tensor mid;
+    if (fcdw_mid(ctx, in, &mid)) return 0;
+    op_ctx pc, dc;
+    fused_conv_params pw;
+    fused_conv_dw_ctx(ctx, &pw, &pc);
+    fused_conv_dw_ctx(ctx, NULL, &dc);
+    op_tensor din[4] = {mid, in[3], in[4], {0}};
+    return fconv_flops(&pc, in, 3, &mid, 1) + fconv_flops(&dc, din, 3, out, n_out);
+}
+
 /* Domain "mopt": never bridged. */
 static const op_def k_ops[] = {
     {"FusedMatMul", "mopt", 2, 4, 1, 1, fmm_infer, fmm_run, ops_fused_matmul_impls,
      OP_PARAMS(fused_matmul_params, fmm_parse), .flops = fmm_flops},
     {"FusedConv", "mopt", 2, 4, 1, 1, fconv_infer, fconv_run, ops_fused_conv_impls,
      OP_PARAMS(fused_conv_params, fconv_parse), .flops = fconv_flops},
+    {"FusedConvDw", "mopt", 5, 5, 1, 1, fcdw_infer, fcdw_run, ops_fused_conv_dw_impls,
+     OP_PARAMS(fused_conv_dw_params, fcdw_parse), .flops = fcdw_flops},
 };
 
 OP_FAMILY(fused, k_ops)

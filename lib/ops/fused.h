@@ -29,6 +29,16 @@ typedef struct fused_conv_params {
     float post_scale, post_shift;
 } fused_conv_params;
 
+/* mopt.FusedConvDw: a 1x1 FusedConv (X and its Y blocked, nChw16c) whose
+ * Y only a depthwise FusedConv reads: Y = dw(pw(X, W1, B1), W2, B2). The
+ * node carries the depthwise conv's attributes (as FusedConv) and the 1x1's
+ * activation as pw_activation, pw_activation_alpha, pw_activation_beta
+ * (pass_fuse_conv_dw.c). */
+typedef struct fused_conv_dw_params {
+    fused_conv_params dw; /* the depthwise conv, as the node's attributes */
+    kn_act_params pw_act; /* the 1x1's activation */
+} fused_conv_dw_params;
+
 /* y[i] = y[i] * p->post_scale + p->post_shift over n floats, when p->has_post. */
 void ops_fused_conv_post(const fused_conv_params *p, float *y, int64_t n);
 
@@ -46,5 +56,10 @@ void ops_fused_matmul_epilogue(const fused_matmul_params *p, const op_tensor *in
 /* The context FusedConv gives Conv's functions (infer, run, geometry) for
  * node ctx: ctx with Conv's op and params. */
 void fused_conv_ctx(const op_ctx *ctx, op_ctx *conv_ctx);
+
+/* The context FusedConvDw gives FusedConv's functions: ctx with the
+ * depthwise conv's params, or with pw the 1x1's, built in *pw (group 1,
+ * default window, blocked X and Y). */
+void fused_conv_dw_ctx(const op_ctx *ctx, fused_conv_params *pw, op_ctx *out);
 
 #endif

@@ -64,6 +64,7 @@ const op_impl *const ops_cache_matmul_impls[] = {OPENBLAS(ops_impl_cache_matmul_
 /* clang-format off */
 const op_impl *const ops_fused_conv_impls[] = {&ops_impl_cpu_pwconv_avx512,
                                                ONEDNN(ops_impl_fused_conv_onednn) NULL};
+const op_impl *const ops_fused_conv_dw_impls[] = {ONEDNN(ops_impl_fused_conv_dw_onednn) NULL};
 /* clang-format on */
 const op_impl *const ops_attention_impls[] = {CPU_TIERS(attention), NULL};
 const op_impl *const ops_decode_attn_impls[] = {CPU_TIERS(decode_attn), NULL};

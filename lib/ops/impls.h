@@ -33,6 +33,7 @@ extern const op_impl *const ops_avgpool_impls[];
 extern const op_impl *const ops_fused_matmul_impls[];
 extern const op_impl *const ops_cache_matmul_impls[]; /* mopt.CacheMatMul (kvcache.c) */
 extern const op_impl *const ops_fused_conv_impls[];
+extern const op_impl *const ops_fused_conv_dw_impls[];
 extern const op_impl *const ops_attention_impls[];
 extern const op_impl *const ops_decode_attn_impls[];   /* mopt.DecodeAttention (kvcache.c) */
 extern const op_impl *const ops_cpu_binary_impls[];    /* Add Sub Mul Div Max Min (2 inputs) */
@@ -82,6 +83,7 @@ extern const op_impl ops_impl_maxpool_onednn;
 extern const op_impl ops_impl_avgpool_onednn;
 extern const op_impl ops_impl_fused_matmul_onednn;
 extern const op_impl ops_impl_fused_conv_onednn;
+extern const op_impl ops_impl_fused_conv_dw_onednn;
 extern const op_impl ops_impl_onednn_qstatic; /* StaticQConv, StaticQMatMul: qstatic_onednn.c */
 /* OpenBLAS (lib/ops/openblas) */
 extern const op_impl ops_impl_matmul_openblas;

@@ -72,6 +72,9 @@ static const pass_def k_passes[] = {
     {"fuse_qkv", 3, pass_fuse_qkv, 0},
     /* last: channels-last activations between convolutions (opt_level 3) */
     {"layout", 3, pass_layout, 0},
+    /* a 1x1 conv and the depthwise conv reading it as one banded node: after
+     * layout, whose blocked layouts it needs */
+    {"fuse_conv_dw", 3, pass_fuse_conv_dw, 0},
 };
 #define N_PASSES (int)(sizeof k_passes / sizeof k_passes[0])
 

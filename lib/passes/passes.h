@@ -126,6 +126,9 @@ mopt_status pass_fuse_hardswish(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_se_residual(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r);
 mopt_status pass_layout(ir_graph *g, pass_result *r);
+/* A 1x1 conv -> depthwise conv pair whose intermediate exceeds the L2, as one
+ * mopt.FusedConvDw (opt_level 3, after layout). */
+mopt_status pass_fuse_conv_dw(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_layernorm(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_gelu(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_matmul(ir_graph *g, pass_result *r);
