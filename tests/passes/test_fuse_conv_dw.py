@@ -15,7 +15,9 @@ conv chains (x [B,3,H,W] -> 3x3 stem conv 3->16 -> HardSwish -> 1x1 conv
 
 Every case runs at opt_level 3 and 2, batch 1 and 2, 1 and 2 threads, with
 the default backend and backend=ref (FusedConvDw's reference), within 1e-4
-of ONNX Runtime.
+of ONNX Runtime. At opt_level 3 the 2-thread outputs (the two convs whole
+on oneDNN's threads) must equal the 1-thread ones (in bands) bit for bit:
+the runtime switches a node between 1 and 2 threads as it measures them.
 
 usage: test_fuse_conv_dw.py MOPT_EXECUTABLE
 """
@@ -93,6 +95,7 @@ def case(tmp, name, fuses, c, h, w, k, stride, act, **kw):
     for batch in (1, 2):
         x = rng.standard_normal((batch, 3, h, w)).astype(np.float32)
         ref = dict(zip(names, sess.run(None, {"x": x})))
+        got_o3 = {}  # threads -> {output: array} at opt_level 3, default backend
         xp = os.path.join(tmp, "%s_x_b%d.npy" % (name, batch))
         np.save(xp, x)
         for level, backend, threads in ((3, "auto", 1), (3, "auto", 2), (3, "ref", 1),
@@ -114,6 +117,12 @@ def case(tmp, name, fuses, c, h, w, k, stride, act, **kw):
                 err = float(np.max(np.abs(got - ref[n])))
                 check(err <= 1e-4 * max(1.0, float(np.max(np.abs(ref[n])))),
                       "%s: %s within 1e-4 of ORT (max abs err %g)" % (tag, n, err))
+                if level == 3 and backend == "auto":
+                    got_o3.setdefault(threads, {})[n] = got
+        for n in names:
+            a, b = got_o3.get(1, {}).get(n), got_o3.get(2, {}).get(n)
+            check(a is not None and b is not None and np.array_equal(a, b),
+                  "%s b%d: %s at 2 threads equals 1 thread bit for bit" % (name, batch, n))
 
 
 with tempfile.TemporaryDirectory() as tmp:

@@ -10,11 +10,14 @@
  * each block with its own primitive cache (an entry keeps the weights it
  * reordered). A reference implementation oneDNN picks is declined
  * (kernels/onednn: the executor then runs FusedConvDw's reference, and
- * MOPT_VERBOSE shows it). With more than one thread each thread takes its
- * own range of output rows (its bands, single-threaded primitives, its own
- * caches and intermediate; the rows at a range's edge are computed by both):
- * bands split by oneDNN's own threading lost to the fork/join (1.15-1.97x
- * in the prototype), own ranges gained 7-10% of the pair. A band written
+ * MOPT_VERBOSE shows it). Banding is a 1-thread schedule: a run given more
+ * threads runs the two convs whole, each one primitive on oneDNN's threads
+ * (as the unfused graph does). Bands split by oneDNN's own threading lost to
+ * the fork/join (1.15-1.97x in the prototype); each thread its own range of
+ * bands on the library's pool (branch pwband2) lost to oneDNN's OpenMP
+ * worker, which keeps spinning on the second core after every oneDNN node
+ * (MobileNetV3-like b1 at 2 threads: 285 us against 139 us for the two
+ * whole primitives). A band written
  * before a later band's primitive is declined leaves Y partly written: the
  * reference then writes all of it.
  */
@@ -23,29 +26,29 @@
 
 #ifdef MOPT_HAVE_ONEDNN
 #include "core/alloc.h"
-#include "kernels/cpu/cpu_kernels.h"
 #include "kernels/onednn/onednn.h"
 #include "ops/fused.h"
 #include "ops/op_common.h"
 
 #define BAND_ROWS 16  /* depthwise output rows per band (14-20 measured best) */
 #define MAX_BLOCKS 64 /* 16-channel blocks (1024 channels) */
-#define MAX_PARTS 4   /* row ranges run at once (threads), each its own work buffer */
 
 /* A row range's primitive caches: one per block and conv (an entry keeps
  * the weights it reordered, so blocks cannot share one). */
 typedef struct dw_caches {
     onednn_cache *pw[MAX_BLOCKS], *dw[MAX_BLOCKS];
+    onednn_cache *pw_all, *dw_all; /* the whole convs (runs on more threads) */
 } dw_caches;
 
 static void caches_free(void *scratch) {
     dw_caches *c = scratch;
     if (!c) return;
-    for (int p = 0; p < MAX_PARTS; p++)
-        for (int b = 0; b < MAX_BLOCKS; b++) {
-            onednn_cache_free(c[p].pw[b]);
-            onednn_cache_free(c[p].dw[b]);
-        }
+    for (int b = 0; b < MAX_BLOCKS; b++) {
+        onednn_cache_free(c->pw[b]);
+        onednn_cache_free(c->dw[b]);
+    }
+    onednn_cache_free(c->pw_all);
+    onednn_cache_free(c->dw_all);
     mopt_free(c);
 }
 
@@ -128,36 +131,37 @@ static mopt_status band(dw_caches *c, const onednn_conv_desc *dp, const onednn_c
     return st;
 }
 
-/* The work of one run: `parts` ranges of output rows, part p with caches
- * c[p] and intermediate mid[p] (one image). */
-typedef struct dw_job {
-    dw_caches *c;
-    const onednn_conv_desc *dp, *dd;
-    const op_tensor *in;
-    float *y;
-    float *mid[MAX_PARTS];
-    int64_t parts;
-    mopt_status st[MAX_PARTS];
-} dw_job;
-
-static void part_run(void *arg, int64_t lo, int64_t hi) {
-    dw_job *j = arg;
-    const onednn_conv_desc *dp = j->dp, *dd = j->dd;
+/* One thread: every image band after band, the intermediate (one image's)
+ * in mid. */
+static mopt_status banded_run(dw_caches *c, const onednn_conv_desc *dp, const onednn_conv_desc *dd,
+                              const op_tensor *in, float *mid, float *yall) {
     const int64_t H = dp->out[0], W = dp->out[1], Ho = dd->out[0], Wo = dd->out[1];
-    for (int64_t p = lo; p < hi; p++) {
-        int64_t start = Ho * p / j->parts, end = Ho * (p + 1) / j->parts;
-        mopt_status st = MOPT_OK;
-        for (int64_t n = 0; !st && n < dp->batch; n++) {
-            const float *x = (const float *)j->in[0].data + n * CONV_BLK * H * W;
-            float *y = j->y + n * dp->c_out * Ho * Wo;
-            int64_t done = start * dd->stride[0] - dd->pad_l[0];
-            if (done < 0) done = 0;
-            for (int64_t o0 = start; !st && o0 < end; o0 += BAND_ROWS)
-                st = band(&j->c[p], dp, dd, x, j->in, j->mid[p], y, o0,
-                          o0 + BAND_ROWS < end ? o0 + BAND_ROWS : end, &done);
-        }
-        j->st[p] = st;
+    mopt_status st = MOPT_OK;
+    for (int64_t n = 0; !st && n < dp->batch; n++) {
+        const float *x = (const float *)in[0].data + n * CONV_BLK * H * W;
+        float *y = yall + n * dp->c_out * Ho * Wo;
+        int64_t done = 0;
+        for (int64_t o0 = 0; !st && o0 < Ho; o0 += BAND_ROWS)
+            st = band(c, dp, dd, x, in, mid, y, o0, o0 + BAND_ROWS < Ho ? o0 + BAND_ROWS : Ho,
+                      &done);
     }
+    return st;
+}
+
+/* More threads: the 1x1 whole into a scratch intermediate, then the
+ * depthwise conv whole, each one primitive on ctx->threads. */
+static mopt_status whole_run(const op_ctx *ctx, dw_caches *c, const onednn_conv_desc *dp,
+                             const onednn_conv_desc *dd, const op_tensor *in, float *y) {
+    size_t bytes = (size_t)(dp->batch * dp->c_out * dp->out[0] * dp->out[1]) * sizeof(float);
+    float *mid = op_work_get(ctx, 0, bytes);
+    if (!mid) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for the 1x1's output");
+    mopt_status st = onednn_conv_run(&c->pw_all, dp, NULL, in[0].data, in[1].data, in[2].data, NULL,
+                                     mid, ctx->threads);
+    if (!st)
+        st = onednn_conv_run(&c->dw_all, dd, NULL, mid, in[3].data, in[4].data, NULL, y,
+                             ctx->threads);
+    op_work_put(ctx, mid);
+    return st;
 }
 
 static mopt_status fcdw_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
@@ -165,22 +169,14 @@ static mopt_status fcdw_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     onednn_conv_desc dp, dd;
     if (!descs(ctx, in, &dp, &dd)) return MOPT_ERR_UNSUPPORTED;
     dw_caches **slot = (dw_caches **)ctx->scratch;
-    if (!*slot && !(*slot = mopt_calloc(MAX_PARTS, sizeof **slot)))
+    if (!*slot && !(*slot = mopt_calloc(1, sizeof **slot)))
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for the primitive caches");
-    dw_job j = {.c = *slot, .dp = &dp, .dd = &dd, .in = in, .y = out[0].data};
-    j.parts = ctx->threads < MAX_PARTS ? ctx->threads : MAX_PARTS;
-    if (j.parts > dd.out[0]) j.parts = dd.out[0];
-    if (j.parts < 1) j.parts = 1;
+    if (ctx->threads > 1) return whole_run(ctx, *slot, &dp, &dd, in, out[0].data);
     size_t bytes = (size_t)(dp.c_out * dp.out[0] * dp.out[1]) * sizeof(float);
-    mopt_status st = MOPT_OK;
-    for (int64_t p = 0; p < j.parts; p++)
-        if (!(j.mid[p] = op_work_get(ctx, (int)p, bytes)))
-            st = op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for the 1x1's output");
-    if (!st) cpu_parallel_for((int)j.parts, j.parts, 1, part_run, &j);
-    for (int64_t p = 0; p < j.parts; p++) {
-        op_work_put(ctx, j.mid[p]);
-        if (!st) st = j.st[p];
-    }
+    float *mid = op_work_get(ctx, 0, bytes);
+    if (!mid) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "out of memory for the 1x1's output");
+    mopt_status st = banded_run(*slot, &dp, &dd, in, mid, out[0].data);
+    op_work_put(ctx, mid);
     return st;
 }
 
