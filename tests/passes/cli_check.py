@@ -1,7 +1,8 @@
 """cli_check.py — what the passes suite's CLI test scripts (test_prune.py,
-test_fuse_qkv.py) share: the list of failed checks, a check that records and
+test_fuse_qkv.py, test_fuse_conv_dw.py) share: the list of failed checks, a check that records and
 prints one, a runner for the `mopt` executable under test, an options file
-writer and a reader of one pass's row in `mopt optimize --report`."""
+writer, a reader of one pass's row in `mopt optimize --report` and a check
+of how many rewrites that row counts."""
 import os
 import subprocess
 
@@ -41,3 +42,14 @@ def report_row(text, name):
         if f and f[0] == name and len(f) >= 5:
             return int(f[2]), int(f[3]), int(f[4]), f[5] if len(f) > 5 else ""
     return None
+
+
+def check_rewrites(r, name, label, level, want, verb="rewrites"):
+    """Check the `mopt optimize --report` run r: pass `name` is absent at
+    opt_level 2 and counts `want` rewrites at opt_level 3."""
+    row = report_row(r.stdout, name)
+    if level == 2:
+        check(row is None, "%s O2: no %s" % (label, name), r)
+    else:
+        check(row is not None and row[2] == want,
+              "%s O3: %s %s %d: %s" % (label, name, verb, want, row), r)

@@ -29,7 +29,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-from cli_check import check, failures, options, report_row, runner
+from cli_check import check, check_rewrites, failures, options, report_row, runner
 
 MOPT = sys.argv[1]
 rng = np.random.default_rng(1204)
@@ -125,12 +125,7 @@ def case(tmp, name, hidden, heads, merges, **kw):
         att = report_row(r.stdout, "fuse_attention")
         check(att is not None and att[2] == 1,
               "%s O%d: the attention is fused: %s" % (name, level, att), r)
-        row = report_row(r.stdout, "fuse_qkv")
-        if level == 2:
-            check(row is None, "%s O2: no fuse_qkv" % name, r)
-        else:
-            check(row is not None and row[2] == merges,
-                  "%s O3: fuse_qkv merges %d: %s" % (name, merges, row), r)
+        check_rewrites(r, "fuse_qkv", name, level, merges, "merges")
     for batch, seq in ((1, 7), (2, 13)):
         f = feeds(batch, seq, hidden)
         ref = dict(zip(names, sess.run(None, f)))
