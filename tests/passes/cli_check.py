@@ -1,8 +1,8 @@
 """cli_check.py — what the passes suite's CLI test scripts (test_prune.py,
-test_fuse_qkv.py, test_fuse_conv_dw.py) share: the list of failed checks, a check that records and
-prints one, a runner for the `mopt` executable under test, an options file
-writer, a reader of one pass's row in `mopt optimize --report` and a check
-of how many rewrites that row counts."""
+test_fuse_qkv.py, test_fuse_conv_dw.py) share: the list of failed checks, a
+check that records and prints one, a runner for the `mopt` executable under
+test, an options file writer, a reader of one pass's row in `mopt optimize
+--report` and a check of how many rewrites that row counts."""
 import os
 import subprocess
 
