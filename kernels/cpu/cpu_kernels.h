@@ -196,6 +196,17 @@ const cpu_kernels *cpu_kernels_for(const char *isa);
 typedef void (*cpu_range_fn)(void *arg, int64_t lo, int64_t hi);
 void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, void *arg);
 
+/* As cpu_parallel_for, the same chunks, on the OpenMP team that oneDNN and
+ * OpenBLAS run on (built with OpenMP; else cpu_parallel_for). For kernels
+ * that run between oneDNN nodes: oneDNN's OpenMP workers keep spinning on
+ * the other cores after each oneDNN node, and a worker of the library's
+ * pool woken beside one gets little of its core (MobileNetV3-like b1 at 2
+ * threads: the pointwise GEMM's nodes ran no faster than at 1 thread). The
+ * chunks are claimed dynamically; the caller waits for the team at the end
+ * (a fork-join, so under contention the runtime's adaptive threads choose
+ * 1 thread for such nodes when 2 lose). */
+void cpu_parallel_for_omp(int threads, int64_t n, int64_t grain, cpu_range_fn fn, void *arg);
+
 #define CPU_DECLARE_TIER(SFX)                                                                      \
     void cpu_binary_f32_##SFX(cpu_binop op, const float *a, int64_t sa, const float *b,            \
                               int64_t sb, float *y, int64_t n);                                    \

@@ -22,6 +22,9 @@
  * the cores back to the pool) none of its workers is still counted. The
  * caller itself is counted by the runtime for its whole run.
  *
+ * cpu_parallel_for_omp (at the end) splits the same chunks on the OpenMP
+ * team instead, for kernels that run between oneDNN nodes (cpu_kernels.h).
+ *
  * Claiming: `claim` packs the job's generation (high 32 bits) with the next
  * chunk index (low 32 bits). A worker copies a job's description under the
  * lock, then claims only with a compare-exchange that still sees its
@@ -202,4 +205,25 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
     g_pool.job = NULL;
     g_pool.seats = 0;
     pthread_mutex_unlock(&g_pool.mu);
+}
+
+void cpu_parallel_for_omp(int threads, int64_t n, int64_t grain, cpu_range_fn fn, void *arg) {
+#ifdef _OPENMP
+    if (n <= 0) return;
+    if (grain < 1) grain = 1;
+    int64_t most = n / grain;
+    int64_t nt = most < threads ? most : threads;
+    if (nt > POOL_MAX + 1) nt = POOL_MAX + 1;
+    if (nt <= 1) {
+        fn(arg, 0, n);
+        return;
+    }
+    int64_t nc = nt * CHUNKS_PER_THREAD;
+    if (nc > most) nc = most;
+#pragma omp parallel for num_threads((int)nt) schedule(dynamic, 1)
+    for (int64_t c = 0; c < nc; c++)
+        fn(arg, n * c / nc, n * (c + 1) / nc);
+#else
+    cpu_parallel_for(threads, n, grain, fn, arg);
+#endif
 }

@@ -8,7 +8,7 @@
  * oneDNN's brgconv_1x1 / jit_1x1 on MobileNetV3-like (pw_rule below);
  * everything else is left to oneDNN at load time (prepare: UNSUPPORTED).
  * AVX-512 only: other machines run oneDNN as before. Tiles are split over
- * the call's threads (cpu_parallel_for).
+ * the call's threads (cpu_parallel_for_omp: oneDNN's OpenMP team).
  */
 #include <string.h>
 
@@ -178,8 +178,8 @@ static mopt_status pw_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
     pw_job j = {&plan, in[0].data, has_res ? in[3].data : NULL, out[0].data};
     /* about 2^17 multiply-adds per chunk at least */
     int64_t per = (int64_t)plan.mr * plan.nr * plan.K;
-    cpu_parallel_for(ctx->threads, cpu_pw_units(&plan, batch),
-                     per >= (1 << 17) ? 1 : (1 << 17) / per, pw_range, &j);
+    cpu_parallel_for_omp(ctx->threads, cpu_pw_units(&plan, batch),
+                         per >= (1 << 17) ? 1 : (1 << 17) / per, pw_range, &j);
     return MOPT_OK;
 }
 
