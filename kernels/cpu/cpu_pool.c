@@ -220,9 +220,14 @@ void cpu_parallel_for_omp(int threads, int64_t n, int64_t grain, cpu_range_fn fn
     }
     int64_t nc = nt * CHUNKS_PER_THREAD;
     if (nc > most) nc = most;
+    /* the team's other threads are at work for the caller's meter (as
+     * mopt_omp_enter counts a oneDNN call's); num_threads leaves the
+     * caller's OpenMP settings as they are */
+    cpu_meter_add(tl_meter, (int)nt - 1);
 #pragma omp parallel for num_threads((int)nt) schedule(dynamic, 1)
     for (int64_t c = 0; c < nc; c++)
         fn(arg, n * c / nc, n * (c + 1) / nc);
+    cpu_meter_add(tl_meter, -((int)nt - 1));
 #else
     cpu_parallel_for(threads, n, grain, fn, arg);
 #endif
