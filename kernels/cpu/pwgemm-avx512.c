@@ -22,21 +22,25 @@ typedef struct pw_geo {
     __m512 alpha, beta;
 } pw_geo;
 
+/* lo <= x <= hi keeping NaN: max/min return their second operand when
+ * either is NaN (as unary-impl.h's un_clamp) */
+static inline __attribute__((always_inline)) __m512 pw_clamp(__m512 x, __m512 lo, __m512 hi) {
+    return _mm512_min_ps(hi, _mm512_max_ps(lo, x));
+}
+
+/* The activation, NaN kept as in the reference epilogue (Relu(NaN) = NaN) */
 static inline __attribute__((always_inline)) __m512 pw_act(const pw_geo *g, __m512 x) {
     const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.f);
     switch (g->act) {
-    case KN_ACT_RELU: return _mm512_max_ps(x, zero);
+    case KN_ACT_RELU: return _mm512_max_ps(zero, x);
     case KN_ACT_LEAKY_RELU:
         return _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ), x, g->alpha);
-    case KN_ACT_CLIP: return _mm512_min_ps(_mm512_max_ps(x, g->alpha), g->beta);
+    case KN_ACT_CLIP: return pw_clamp(x, g->alpha, g->beta);
     case KN_ACT_HARD_SWISH:
         return _mm512_mul_ps(
-            x, _mm512_min_ps(
-                   _mm512_max_ps(
-                       _mm512_fmadd_ps(x, _mm512_set1_ps(1.f / 6.f), _mm512_set1_ps(0.5f)), zero),
-                   one));
-    case KN_ACT_HARD_SIGMOID:
-        return _mm512_min_ps(_mm512_max_ps(_mm512_fmadd_ps(x, g->alpha, g->beta), zero), one);
+            x, pw_clamp(_mm512_fmadd_ps(x, _mm512_set1_ps(1.f / 6.f), _mm512_set1_ps(0.5f)), zero,
+                        one));
+    case KN_ACT_HARD_SIGMOID: return pw_clamp(_mm512_fmadd_ps(x, g->alpha, g->beta), zero, one);
     default: return x;
     }
 }
