@@ -166,12 +166,21 @@ static void ensure_workers(int want) {
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, void *arg) {
-    if (n <= 0) return;
-    if (grain < 1) grain = 1;
-    int64_t most = n / grain; /* chunks of at least `grain` items */
+/* The threads (returned) and chunks (*nc) for n items in chunks of at
+ * least `grain`, up to CHUNKS_PER_THREAD per thread; 1 thread: run it
+ * directly. */
+static int64_t split(int threads, int64_t n, int64_t grain, int64_t *nc) {
+    int64_t most = n / (grain < 1 ? 1 : grain); /* chunks of at least `grain` items */
     int64_t nt = most < threads ? most : threads;
     if (nt > POOL_MAX + 1) nt = POOL_MAX + 1;
+    *nc = nt * CHUNKS_PER_THREAD < most ? nt * CHUNKS_PER_THREAD : most;
+    if (*nc > 0x7fffffff) *nc = 0x7fffffff;
+    return nt;
+}
+
+void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, void *arg) {
+    if (n <= 0) return;
+    int64_t nc, nt = split(threads, n, grain, &nc);
     if (nt <= 1) {
         fn(arg, 0, n);
         return;
@@ -182,9 +191,6 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
         fn(arg, 0, n);
         return;
     }
-    int64_t nc = nt * CHUNKS_PER_THREAD;
-    if (nc > most) nc = most;
-    if (nc > 0x7fffffff) nc = 0x7fffffff;
     pool_job j = {fn, arg, n, nc, tl_meter};
     ensure_workers((int)nt - 1);
     uint32_t gen = ++g_pool.gen;
@@ -210,16 +216,11 @@ void cpu_parallel_for(int threads, int64_t n, int64_t grain, cpu_range_fn fn, vo
 void cpu_parallel_for_omp(int threads, int64_t n, int64_t grain, cpu_range_fn fn, void *arg) {
 #ifdef _OPENMP
     if (n <= 0) return;
-    if (grain < 1) grain = 1;
-    int64_t most = n / grain;
-    int64_t nt = most < threads ? most : threads;
-    if (nt > POOL_MAX + 1) nt = POOL_MAX + 1;
+    int64_t nc, nt = split(threads, n, grain, &nc);
     if (nt <= 1) {
         fn(arg, 0, n);
         return;
     }
-    int64_t nc = nt * CHUNKS_PER_THREAD;
-    if (nc > most) nc = most;
     /* the team's other threads are at work for the caller's meter (as
      * mopt_omp_enter counts a oneDNN call's); num_threads leaves the
      * caller's OpenMP settings as they are */
