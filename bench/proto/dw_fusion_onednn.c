@@ -14,21 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        dnnl_status_t s_ = (x);                                                                    \
-        if (s_ != dnnl_success) {                                                                  \
-            fprintf(stderr, "%s:%d %s -> %d\n", __FILE__, __LINE__, #x, (int)s_);                  \
-            return NULL;                                                                           \
-        }                                                                                          \
-    } while (0)
+
+#include "proto_onednn.h"
+#define CK(x) PROTO_CHECK(x, return NULL)
 static dnnl_engine_t eng;
 static dnnl_stream_t st;
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
 typedef struct {
     dnnl_primitive_t p;
     int nargs;
