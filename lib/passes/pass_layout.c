@@ -722,7 +722,9 @@ static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_
     return MOPT_OK;
 }
 
-mopt_status pass_layout(ir_graph *g, pass_result *r) {
+mopt_status pass_layout(ir_graph *g, pass_result *r) { return pass_layout_ex(g, false, r); }
+
+mopt_status pass_layout_ex(ir_graph *g, bool bf16_nhwc, pass_result *r) {
     if (!ops_conv_channels_last_ok()) return MOPT_OK;
     layout_state s;
     memset(&s, 0, sizeof s);
@@ -803,7 +805,7 @@ mopt_status pass_layout(ir_graph *g, pass_result *r) {
         for (int32_t v = 0; v < nv; v++)
             c[N_KEPT] += s.keep[v];
         if (c[N_KEPT]) {
-            choose_blocked(&s);
+            if (!bf16_nhwc) choose_blocked(&s);
             st = relayout(&s, nn, &c[N_CONV], &c[N_SE], &c[N_POOL], &c[N_AFFINE], &c[N_FLEX],
                           &c[N_BLK], &c[N_RESIZE]);
         }

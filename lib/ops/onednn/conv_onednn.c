@@ -199,12 +199,32 @@ static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     d.prec = s->v.prec;
     d.plain_w = s->v.plain;
     d.wino = s->v.wino;
+    ops_conv_onednn_bf16_desc(&in[0], NULL, &out[0], &d);
     return onednn_conv_run((onednn_cache **)ctx->scratch, &d, s->w, in[0].data, in[1].data,
                            has_b ? in[2].data : NULL, NULL, out[0].data, ctx->threads);
 }
 
+bool ops_conv_onednn_bf16_io(const op_ctx *ctx, bool output, int k, int res, bool y_ok) {
+    const onednn_glue_state *s = ctx->state;
+    if (!s || s->v.prec != ONEDNN_BF16 || s->gemv || !ops_conv_bf16_amx()) return false;
+    return output ? k == 0 && y_ok : k == 0 || k == res;
+}
+
+void ops_conv_onednn_bf16_desc(const op_tensor *x, const op_tensor *res, const op_tensor *y,
+                               onednn_conv_desc *d) {
+    d->x_bf16 = x->dtype == MOPT_DTYPE_BF16;
+    d->res_bf16 = res && res->dtype == MOPT_DTYPE_BF16;
+    d->y_bf16 = y->dtype == MOPT_DTYPE_BF16;
+}
+
+/* bf16 storage (precision=bf16 on AMX): X and Y */
+static bool conv_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k) {
+    return ops_conv_onednn_bf16_io(ctx, output, k, -1, true);
+}
+
 const op_impl ops_impl_conv_onednn =
-    ONEDNN_GLUE_IMPL(ops_conv_onednn_supports, ops_conv_onednn_prepare, conv_run);
+    ONEDNN_GLUE_IMPL_BF16(ops_conv_onednn_supports, ops_conv_onednn_prepare, conv_run,
+                          conv_bf16_io);
 
 #else
 typedef int conv_onednn_unused; /* ISO C forbids an empty translation unit */
