@@ -596,7 +596,26 @@ static bool conv_valid_sizes(const onednn_conv_desc *d, bool window) {
     return bad < 0;
 }
 
-static bool conv_valid(const onednn_conv_desc *d) { return conv_valid_sizes(d, true); }
+/* A bf16 convolution whose stride exceeds the padded input along an axis
+ * (one output there; ONNX allows strides up to 2^63 - 1): oneDNN 2.6's
+ * jit:avx512_core_amx_bf16 crashes on it (strides 2^31 - 1, hostile
+ * sweep_limits.py), so it is declined (the f32 variant or the reference
+ * runs it). */
+static bool conv_bf16_stride_ok(const onednn_conv_desc *d) {
+    for (int32_t i = 0; d->prec == ONEDNN_BF16 && i < d->S; i++)
+        if (d->stride[i] > d->in[i] + d->pad_l[i] + (d->pad_r[i] > 0 ? d->pad_r[i] : 0)) {
+            mopt_fail(MOPT_ERR_UNSUPPORTED,
+                      "oneDNN declined the convolution: stride %lld beyond the padded input "
+                      "(bf16)",
+                      (long long)d->stride[i]);
+            return false;
+        }
+    return true;
+}
+
+static bool conv_valid(const onednn_conv_desc *d) {
+    return conv_valid_sizes(d, true) && conv_bf16_stride_ok(d);
+}
 
 /* The bias goes in as a binary post-op (broadcast like any addend) instead
  * of oneDNN's matmul bias when alpha != 1 (oneDNN scales its bias with the
@@ -1409,7 +1428,7 @@ static atomic_llong g_ref_count; /* reference implementations oneDNN chose (decl
 
 long long onednn_ref_count(void) { return atomic_load(&g_ref_count); }
 
-static atomic_llong g_wino_count; /* Winograd primitives made */
+static atomic_llong g_wino_count;             /* Winograd primitives made */
 static atomic_llong g_bf16_amx, g_bf16_other; /* BF16 convolutions on an AMX machine */
 
 void onednn_conv_bf16_counts(long long *amx, long long *other) {
@@ -1431,8 +1450,13 @@ static void conv_bf16_note(const onednn_conv_desc *d, dnnl_primitive_desc_t pd) 
                  "mopt: oneDNN convolution (bf16) %lld -> %lld channels, group %lld, X %s%s, Y "
                  "%s: %s is not an AMX kernel on this AMX machine (slow path)",
                  (long long)d->c_in, (long long)d->c_out, (long long)d->group,
-                 d->x_nhwc ? "channels-last" : d->x_blk ? "blocked" : "plain",
-                 d->x_bf16 ? " bf16" : "", d->y_nhwc ? "channels-last" : d->y_blk ? "blocked" : "plain",
+                 d->x_nhwc  ? "channels-last"
+                 : d->x_blk ? "blocked"
+                            : "plain",
+                 d->x_bf16 ? " bf16" : "",
+                 d->y_nhwc  ? "channels-last"
+                 : d->y_blk ? "blocked"
+                            : "plain",
                  info);
 }
 
@@ -1944,8 +1968,7 @@ static mopt_status conv_entry(cache_entry *e, const cache_key *key, const float 
      * storage type differs from it, else copied (conv_run_body) */
     if (ok && d->has_residual && (e->p.dst.reorder || d->res_bf16 != d->y_bf16)) {
         const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-        ok = mem_new(&e->p.res_user, &user_res) &&
-             reorder_prim(&e->p.res_reorder, &user_res, ymd);
+        ok = mem_new(&e->p.res_user, &user_res) && reorder_prim(&e->p.res_reorder, &user_res, ymd);
     }
     dnnl_memory_desc_t bmd;
     if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->p.bias, &bmd);

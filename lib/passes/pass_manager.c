@@ -189,7 +189,7 @@ mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verb
         mopt_status st = MOPT_OK;
         bool run = !p->anchors || (p->anchors & anchors);
         if (run)
-            st = !p->run                   ? pass_quant_static(g, qt, verbose, &r)
+            st = !p->run                 ? pass_quant_static(g, qt, verbose, &r)
                  : p->run == pass_layout ? pass_layout_ex(g, bf16_nhwc, &r)
                                          : p->run(g, &r);
         if (st) return mopt_fail_context(st, "pass '%s'", p->name);

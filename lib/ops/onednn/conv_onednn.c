@@ -16,6 +16,11 @@
  *    W reordered at build for oneDNN's Winograd kernels (3x3 stride-1
  *    convs, >= 16 channels; onednn_conv_desc.wino); a run whose shape they
  *    refuse takes the direct convolution.
+ * At precision=bf16 on AMX (ops_conv_bf16_amx) a bf16 variant reads X (and
+ * FusedConv's residual) and writes Y stored bf16 when the runtime's storage
+ * plan keeps them so (op_impl.bf16_io; onednn_conv_desc.x_bf16, ...), and a
+ * depthwise conv takes only the f32 variants (oneDNN has no AMX depthwise
+ * kernel; its f32 one is twice as fast as its bf16 ones).
  * FusedConv (fused_onednn.c) shares the support test and prepare.
  */
 #include "mopt_config.h"
@@ -240,9 +245,8 @@ static bool conv_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool 
     return ops_conv_onednn_bf16_io(ctx, output, k, -1, true);
 }
 
-const op_impl ops_impl_conv_onednn =
-    ONEDNN_GLUE_IMPL_BF16(ops_conv_onednn_supports, ops_conv_onednn_prepare, conv_run,
-                          conv_bf16_io);
+const op_impl ops_impl_conv_onednn = ONEDNN_GLUE_IMPL_BF16(
+    ops_conv_onednn_supports, ops_conv_onednn_prepare, conv_run, conv_bf16_io);
 
 #else
 typedef int conv_onednn_unused; /* ISO C forbids an empty translation unit */
