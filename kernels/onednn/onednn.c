@@ -596,7 +596,26 @@ static bool conv_valid_sizes(const onednn_conv_desc *d, bool window) {
     return bad < 0;
 }
 
-static bool conv_valid(const onednn_conv_desc *d) { return conv_valid_sizes(d, true); }
+/* A bf16 convolution whose stride exceeds the padded input along an axis
+ * (one output there; ONNX allows strides up to 2^63 - 1): oneDNN 2.6's
+ * jit:avx512_core_amx_bf16 crashes on it (strides 2^31 - 1, hostile
+ * sweep_limits.py), so it is declined (the f32 variant or the reference
+ * runs it). */
+static bool conv_bf16_stride_ok(const onednn_conv_desc *d) {
+    for (int32_t i = 0; d->prec == ONEDNN_BF16 && i < d->S; i++)
+        if (d->stride[i] > d->in[i] + d->pad_l[i] + (d->pad_r[i] > 0 ? d->pad_r[i] : 0)) {
+            mopt_fail(MOPT_ERR_UNSUPPORTED,
+                      "oneDNN declined the convolution: stride %lld beyond the padded input "
+                      "(bf16)",
+                      (long long)d->stride[i]);
+            return false;
+        }
+    return true;
+}
+
+static bool conv_valid(const onednn_conv_desc *d) {
+    return conv_valid_sizes(d, true) && conv_bf16_stride_ok(d);
+}
 
 /* The bias goes in as a binary post-op (broadcast like any addend) instead
  * of oneDNN's matmul bias when alpha != 1 (oneDNN scales its bias with the
@@ -679,6 +698,8 @@ static bool isa_has(dnnl_cpu_isa_t want) {
 }
 
 bool onednn_isa_avx512(void) { return isa_has(dnnl_cpu_isa_avx512_core); }
+
+bool onednn_isa_amx(void) { return isa_has(dnnl_cpu_isa_avx512_core_amx); }
 
 bool onednn_int8_exact(void) {
     return isa_has(dnnl_cpu_isa_avx512_core_vnni) || isa_has(dnnl_cpu_isa_avx2_vnni);
@@ -936,10 +957,14 @@ static dnnl_primitive_desc_t conv_pd_as(const onednn_conv_desc *d, const dnnl_me
         force_x = xs >= ys;
         force_y = !force_x;
     }
-    bool ok = force_x && dt == dnnl_f32 ? md_user(&x, nd, xd, dt, d->x_nhwc, d->x_blk)
-                                        : md_any(&x, nd, xd, dt);
-    ok = ok && (force_y ? md_user(&y, nd, yd, dnnl_f32, d->y_nhwc, d->y_blk)
-                        : md_any(&y, nd, yd, dnnl_f32));
+    /* bf16 X is offered in its layout where that picks oneDNN's AMX kernels
+     * (brgconv:avx512_core_amx_bf16 on channels-last bf16; `any` picks the
+     * blocked jit_bf16 one, 10x slower), or where it is stored bf16 */
+    bool bf_x = dt == dnnl_bf16 && (d->x_bf16 || onednn_isa_amx());
+    dnnl_data_type_t ydt = d->y_bf16 ? dnnl_bf16 : dnnl_f32;
+    bool ok = force_x && (dt == dnnl_f32 || bf_x) ? md_user(&x, nd, xd, dt, d->x_nhwc, d->x_blk)
+                                                  : md_any(&x, nd, xd, dt);
+    ok = ok && (force_y ? md_user(&y, nd, yd, ydt, d->y_nhwc, d->y_blk) : md_any(&y, nd, yd, ydt));
     dnnl_convolution_desc_t cd;
     if (!ok || !conv_fwd_desc(d, false, dnnl_convolution_direct, &x, wmd, dt, &y, &cd)) return NULL;
     float post[2] = {d->post_scale, d->post_shift};
@@ -1403,7 +1428,37 @@ static atomic_llong g_ref_count; /* reference implementations oneDNN chose (decl
 
 long long onednn_ref_count(void) { return atomic_load(&g_ref_count); }
 
-static atomic_llong g_wino_count; /* Winograd primitives made */
+static atomic_llong g_wino_count;             /* Winograd primitives made */
+static atomic_llong g_bf16_amx, g_bf16_other; /* BF16 convolutions on an AMX machine */
+
+void onednn_conv_bf16_counts(long long *amx, long long *other) {
+    *amx = atomic_load(&g_bf16_amx);
+    *other = atomic_load(&g_bf16_other);
+}
+
+/* Never a silent slow path: on an AMX machine a BF16 convolution (not a
+ * depthwise one) that oneDNN answers with a non-AMX kernel (jit_bf16, ...:
+ * 10x slower) is counted and, with MOPT_VERBOSE, said. */
+static void conv_bf16_note(const onednn_conv_desc *d, dnnl_primitive_desc_t pd) {
+    bool dw = d->group > 1 && d->group == d->c_in && d->group == d->c_out;
+    if (dw || !onednn_isa_amx()) return;
+    const char *info = pd_impl(pd);
+    bool amx = strstr(info, "amx") != NULL;
+    atomic_fetch_add(amx ? &g_bf16_amx : &g_bf16_other, 1);
+    if (!amx && g_verbose)
+        mopt_log(MOPT_LOG_INFO,
+                 "mopt: oneDNN convolution (bf16) %lld -> %lld channels, group %lld, X %s%s, Y "
+                 "%s: %s is not an AMX kernel on this AMX machine (slow path)",
+                 (long long)d->c_in, (long long)d->c_out, (long long)d->group,
+                 d->x_nhwc  ? "channels-last"
+                 : d->x_blk ? "blocked"
+                            : "plain",
+                 d->x_bf16 ? " bf16" : "",
+                 d->y_nhwc  ? "channels-last"
+                 : d->y_blk ? "blocked"
+                            : "plain",
+                 info);
+}
 
 long long onednn_wino_count(void) { return atomic_load(&g_wino_count); }
 
@@ -1867,10 +1922,12 @@ static mopt_status conv_entry(cache_entry *e, const cache_key *key, const float 
     int64_t xd[5], wd[6], yd[5];
     int32_t wnd, nd = 2 + d->S;
     conv_dims(d, xd, wd, &wnd, yd);
-    dnnl_memory_desc_t plain_w, user_x, user_y;
+    dnnl_memory_desc_t plain_w, user_x, user_y, user_res;
+    dnnl_data_type_t bf = dnnl_bf16, f = dnnl_f32;
     if (!conv_plain_w(d, &plain_w, dnnl_f32) ||
-        !md_user(&user_x, nd, xd, dnnl_f32, d->x_nhwc, d->x_blk) ||
-        !md_user(&user_y, nd, yd, dnnl_f32, d->y_nhwc, d->y_blk))
+        !md_user(&user_x, nd, xd, d->x_bf16 ? bf : f, d->x_nhwc, d->x_blk) ||
+        !md_user(&user_y, nd, yd, d->y_bf16 ? bf : f, d->y_nhwc, d->y_blk) ||
+        !md_user(&user_res, nd, yd, d->res_bf16 ? bf : f, d->y_nhwc, d->y_blk))
         return MOPT_ERR_UNSUPPORTED;
     dnnl_primitive_desc_t pd = NULL;
     bool packed = false;
@@ -1905,10 +1962,13 @@ static mopt_status conv_entry(cache_entry *e, const cache_key *key, const float 
     mopt_status st = entry_prim(e, pd, what);
     bool ok = st == MOPT_OK;
     if (ok && wino) atomic_fetch_add(&g_wino_count, 1);
+    if (ok && d->prec == ONEDNN_BF16) conv_bf16_note(d, pd);
     if (ok) ok = conv_entry_mems(e, pd, packed ? w : NULL, &plain_w, wplain, &user_x, &user_y);
-    if (ok && d->has_residual && e->p.dst.reorder) {
+    /* the residual into the primitive's Y: reordered when Y's layout or
+     * storage type differs from it, else copied (conv_run_body) */
+    if (ok && d->has_residual && (e->p.dst.reorder || d->res_bf16 != d->y_bf16)) {
         const dnnl_memory_desc_t *ymd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-        ok = mem_new(&e->p.res_user, &user_y) && reorder_prim(&e->p.res_reorder, &user_y, ymd);
+        ok = mem_new(&e->p.res_user, &user_res) && reorder_prim(&e->p.res_reorder, &user_res, ymd);
     }
     dnnl_memory_desc_t bmd;
     if (ok && d->has_bias) ok = md_dense(&bmd, 1, &d->c_out, dnnl_f32) && mem_new(&e->p.bias, &bmd);
@@ -1956,6 +2016,12 @@ static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d
                                  const onednn_weights *w, const float *x, const float *wplain,
                                  const float *bias, const float *residual, float *y, int threads) {
     if (!onednn_available() || !conv_valid(d)) return MOPT_ERR_UNSUPPORTED;
+    /* bf16 storage: BF16 convolutions only, the epilogue all in the
+     * primitive (Winograd and a post affine after it run on f32 Y) */
+    if ((d->x_bf16 || d->y_bf16 || d->res_bf16) &&
+        (d->prec != ONEDNN_BF16 || (d->y_bf16 && d->has_post && !post_in_prim(d)) ||
+         (d->has_residual && y == residual && d->res_bf16 != d->y_bf16)))
+        return MOPT_ERR_UNSUPPORTED;
     cache_entry *e = NULL;
     mopt_status st = entry_get(cache, KIND_CONV, threads, w, d, sizeof *d, conv_entry, wplain, &e);
     if (st) return st;
@@ -1969,7 +2035,7 @@ static mopt_status conv_run_body(onednn_cache **cache, const onednn_conv_desc *d
             size_t n = (size_t)d->batch * (size_t)d->c_out;
             for (int32_t i = 0; i < d->S; i++)
                 n *= (size_t)d->out[i];
-            memcpy(y, residual, n * sizeof(float));
+            memcpy(y, residual, n * (d->y_bf16 ? sizeof(uint16_t) : sizeof(float)));
         }
     }
     if (ok) ok = conv_exec(c->stream, &e->p);

@@ -119,6 +119,14 @@ typedef struct onednn_conv_desc {
      * those kernels cannot fuse (they take relu and the residual's sum) then
      * runs on Y after the primitive. */
     bool wino;
+    /* BF16 only: X, Y, the residual stored as bf16 (in their layouts above;
+     * the float pointers of onednn_conv_run then hold bf16 data), so a
+     * tensor that stays bf16 between convolutions (the runtime's storage
+     * plan) needs no conversion. Not with a post affine run after the
+     * primitive (after a HardSigmoid: post_in_prim). On an AMX CPU a BF16
+     * convolution with channels-last (or blocked) X is offered bf16 X in
+     * that layout, and counts toward onednn_conv_bf16_counts. */
+    bool x_bf16, y_bf16, res_bf16;
 } onednn_conv_desc;
 
 /* Whether an op descriptor of oneDNN's C API (a dnnl_convolution_desc_t,
@@ -181,7 +189,8 @@ mopt_status onednn_matmul_run(onednn_cache **cache, const onednn_matmul_desc *d,
  * epilogue). Read when a primitive is built; for tests. */
 void onednn_set_int8_block_bytes(int64_t bytes);
 /* Runs a convolution; residual (if any) is added before the activation, and
- * may be y itself (in place: then it is not copied into y first). */
+ * may be y itself (in place: then it is not copied into y first; same
+ * storage type). x, residual and y hold bf16 where d says so. */
 mopt_status onednn_conv_run(onednn_cache **cache, const onednn_conv_desc *d,
                             const onednn_weights *w, const float *x, const float *wplain,
                             const float *bias, const float *residual, float *y, int threads);
@@ -238,6 +247,16 @@ long long onednn_wino_count(void);
  * s16, so INT8 weights keep 7 bits). */
 bool onednn_isa_avx512(void);
 bool onednn_int8_exact(void);
+/* Whether oneDNN's effective ISA has its AMX bf16 kernels
+ * (avx512_core_amx: brgconv, brgemm on tiles). */
+bool onednn_isa_amx(void);
+
+/* BF16 convolution primitives this process made on an AMX machine
+ * (onednn_isa_amx): *amx those oneDNN answered with an AMX kernel
+ * ("..._amx_bf16"), *other those it did not (MOPT_VERBOSE says which: a
+ * slow path). Depthwise ones are not counted (oneDNN 2.6 has no AMX
+ * depthwise kernel). For tests. */
+void onednn_conv_bf16_counts(long long *amx, long long *other);
 
 /* ---- static INT8 convolution (mopt.StaticQConv; onednn_qconv.c) --------- */
 

@@ -10,6 +10,7 @@
  */
 #include "ops/impls.h"
 
+#include "core/cpu.h"
 #include "mopt_config.h"
 
 /* &impl followed by a comma when its backend was built, else nothing */
@@ -101,6 +102,15 @@ bool ops_conv_wino_blocked(int64_t c_in, int64_t c_out) {
 #else
     (void)c_in;
     (void)c_out;
+    return false;
+#endif
+}
+
+bool ops_conv_bf16_amx(void) {
+#ifdef MOPT_HAVE_ONEDNN
+    const cpu_features *c = cpu_get();
+    return c->bf16_compute && c->amx_bf16 && onednn_isa_amx();
+#else
     return false;
 #endif
 }

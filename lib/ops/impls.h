@@ -198,6 +198,12 @@ bool ops_conv_channels_last_ok(void);
  * runs on oneDNN's Winograd kernels at opt_level 3 (they take X and Y only
  * blocked, nChw16c: the layout pass keeps them so). */
 bool ops_conv_wino_blocked(int64_t c_in, int64_t c_out);
+/* Whether precision=bf16 runs convolutions on AMX here: bf16 compute
+ * (cpu_get()->bf16_compute) with AMX tiles, and oneDNN's AMX kernels. Then
+ * the layout pass keeps conv chains channels-last (never blocked: oneDNN
+ * 2.6's AMX convolutions take channels-last bf16) and the conv impls read
+ * and write bf16 activations (op_impl.bf16_io). */
+bool ops_conv_bf16_amx(void);
 
 #ifdef MOPT_HAVE_ONEDNN
 #include "kernels/onednn/onednn.h"

@@ -162,11 +162,11 @@ static bool optional_pass_skipped(const pass_def *p, const ir_graph *g, const pa
 }
 
 mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose) {
-    return passes_run_ex(g, opt_level, rep, verbose, NULL);
+    return passes_run_ex(g, opt_level, rep, verbose, NULL, false);
 }
 
 mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verbose,
-                          pass_qtable *qt) {
+                          pass_qtable *qt, bool bf16_nhwc) {
     pass_report local;
     if (!rep) rep = &local;
     memset(rep, 0, sizeof *rep);
@@ -188,7 +188,10 @@ mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verb
         }
         mopt_status st = MOPT_OK;
         bool run = !p->anchors || (p->anchors & anchors);
-        if (run) st = p->run ? p->run(g, &r) : pass_quant_static(g, qt, verbose, &r);
+        if (run)
+            st = !p->run                 ? pass_quant_static(g, qt, verbose, &r)
+                 : p->run == pass_layout ? pass_layout_ex(g, bf16_nhwc, &r)
+                                         : p->run(g, &r);
         if (st) return mopt_fail_context(st, "pass '%s'", p->name);
         if (run && (live_nodes(g) != g->n_nodes || r.rewrites)) {
             changed = true;

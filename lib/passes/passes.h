@@ -126,6 +126,10 @@ mopt_status pass_fuse_hardswish(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_se_residual(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r);
 mopt_status pass_layout(ir_graph *g, pass_result *r);
+/* The same; with bf16_nhwc (precision=bf16 on AMX: ops_conv_bf16_amx) conv
+ * chains stay channels-last, never blocked (oneDNN 2.6's AMX convolutions
+ * take channels-last bf16; blocked bf16 gets its jit_bf16, ~10x slower). */
+mopt_status pass_layout_ex(ir_graph *g, bool bf16_nhwc, pass_result *r);
 /* A 1x1 conv -> depthwise conv pair whose intermediate exceeds the L2, as one
  * mopt.FusedConvDw (opt_level 3, after layout). */
 mopt_status pass_fuse_conv_dw(ir_graph *g, pass_result *r);
@@ -203,9 +207,10 @@ mopt_status pass_quant_chain(ir_graph *g, int verbose, int32_t *n_chained);
 /* QDQ models (QuantizeLinear/DequantizeLinear around MatMul/Gemm/Conv) onto
  * the same static ops (pass_qdq.c, opt_level 2, before constant folding). */
 mopt_status pass_qdq(ir_graph *g, pass_result *r);
-/* passes_run with a calibration table (NULL: passes_run). */
+/* passes_run with a calibration table (NULL: passes_run) and the layout
+ * pass's bf16_nhwc (pass_layout_ex). */
 mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verbose,
-                          pass_qtable *qt);
+                          pass_qtable *qt, bool bf16_nhwc);
 
 /* Comma-separated name lists (the options int8_exclude and outputs): the
  * next entry of *at, spaces around it dropped, as *item and *len (empty

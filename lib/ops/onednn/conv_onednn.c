@@ -16,6 +16,11 @@
  *    W reordered at build for oneDNN's Winograd kernels (3x3 stride-1
  *    convs, >= 16 channels; onednn_conv_desc.wino); a run whose shape they
  *    refuse takes the direct convolution.
+ * At precision=bf16 on AMX (ops_conv_bf16_amx) a bf16 variant reads X (and
+ * FusedConv's residual) and writes Y stored bf16 when the runtime's storage
+ * plan keeps them so (op_impl.bf16_io; onednn_conv_desc.x_bf16, ...), and a
+ * depthwise conv takes only the f32 variants (oneDNN has no AMX depthwise
+ * kernel; its f32 one is twice as fast as its bf16 ones).
  * FusedConv (fused_onednn.c) shares the support test and prepare.
  */
 #include "mopt_config.h"
@@ -98,10 +103,28 @@ static mopt_status conv_try(const op_ctx *ctx, const op_tensor *in, int n_in, co
     return onednn_glue_conv_keep(v, st, w);
 }
 
+/* Whether W [O, I / group, k...] is a depthwise conv's: one input and one
+ * output channel per group. */
+static bool conv_depthwise(const op_ctx *ctx, const ir_shape *w) {
+    int64_t group = ((const conv_params *)ctx->params)->group;
+    return group > 1 && w->syms[0] == 0 && w->syms[1] == 0 && w->dims[0] == group &&
+           w->dims[1] == 1;
+}
+
 mopt_status ops_conv_onednn_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
                                     const op_tensor *out, int n_out, void **state) {
     onednn_glue_variant v[6];
     int n = onednn_glue_variants(ctx, false, true, v);
+    /* a depthwise conv runs f32 at precision=bf16 on AMX: oneDNN 2.6 has no
+     * AMX depthwise kernel, and its f32 jit_dw runs MobileNetV3's channels-
+     * last depthwise convs in 0.45-0.65x the time of its bf16 ones
+     * (brdgmm_dw, jit_dw; Xeon model 207, 1 thread) */
+    if (conv_depthwise(ctx, &in[1].shape) && ops_conv_bf16_amx()) {
+        int f = 0;
+        for (int i = 0; i < n; i++)
+            if (v[i].prec != ONEDNN_BF16) v[f++] = v[i];
+        n = f;
+    }
     /* Winograd (less exact than the direct conv: opt_level 3 only), tried
      * before the first f32 variant: at fp32, and wherever this conv runs in
      * f32 under another precision (int8 without a calibration table has no
@@ -199,12 +222,31 @@ static mopt_status conv_run(const op_ctx *ctx, const op_tensor *in, int n_in, op
     d.prec = s->v.prec;
     d.plain_w = s->v.plain;
     d.wino = s->v.wino;
+    ops_conv_onednn_bf16_desc(&in[0], NULL, &out[0], &d);
     return onednn_conv_run((onednn_cache **)ctx->scratch, &d, s->w, in[0].data, in[1].data,
                            has_b ? in[2].data : NULL, NULL, out[0].data, ctx->threads);
 }
 
-const op_impl ops_impl_conv_onednn =
-    ONEDNN_GLUE_IMPL(ops_conv_onednn_supports, ops_conv_onednn_prepare, conv_run);
+bool ops_conv_onednn_bf16_io(const op_ctx *ctx, bool output, int k, int res, bool y_ok) {
+    const onednn_glue_state *s = ctx->state;
+    if (!s || s->v.prec != ONEDNN_BF16 || s->gemv || !ops_conv_bf16_amx()) return false;
+    return output ? k == 0 && y_ok : k == 0 || k == res;
+}
+
+void ops_conv_onednn_bf16_desc(const op_tensor *x, const op_tensor *res, const op_tensor *y,
+                               onednn_conv_desc *d) {
+    d->x_bf16 = x->dtype == MOPT_DTYPE_BF16;
+    d->res_bf16 = res && res->dtype == MOPT_DTYPE_BF16;
+    d->y_bf16 = y->dtype == MOPT_DTYPE_BF16;
+}
+
+/* bf16 storage (precision=bf16 on AMX): X and Y */
+static bool conv_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k) {
+    return ops_conv_onednn_bf16_io(ctx, output, k, -1, true);
+}
+
+const op_impl ops_impl_conv_onednn = ONEDNN_GLUE_IMPL_BF16(
+    ops_conv_onednn_supports, ops_conv_onednn_prepare, conv_run, conv_bf16_io);
 
 #else
 typedef int conv_onednn_unused; /* ISO C forbids an empty translation unit */

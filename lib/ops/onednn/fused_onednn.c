@@ -238,6 +238,7 @@ static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     d.has_post = p->has_post;
     d.post_scale = p->has_post ? p->post_scale : 0.f;
     d.post_shift = p->has_post ? p->post_shift : 0.f;
+    ops_conv_onednn_bf16_desc(&in[0], has_res ? &in[3] : NULL, &out[0], &d);
     return onednn_conv_run((onednn_cache **)ctx->scratch, &d, s->w, in[0].data, in[1].data,
                            has_b ? in[2].data : NULL, has_res ? in[3].data : NULL, out[0].data,
                            ctx->threads);
@@ -250,8 +251,17 @@ static int fconv_inplace(const op_ctx *ctx, const op_tensor *in, int n_in) {
     return op_has_input(in, n_in, 3) ? 3 : -1;
 }
 
+/* bf16 storage (precision=bf16 on AMX): X, the residual and Y, but not Y
+ * when the post affine runs after the primitive (after a HardSigmoid:
+ * kernels/onednn's post_in_prim) */
+static bool fconv_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k) {
+    const fused_conv_params *p = ctx->params;
+    bool y_ok = !(p->has_post && p->act.act == KN_ACT_HARD_SIGMOID);
+    return ops_conv_onednn_bf16_io(ctx, output, k, 3, y_ok);
+}
+
 const op_impl ops_impl_fused_conv_onednn =
-    ONEDNN_GLUE_IMPL_IO(fconv_supports, fconv_prepare, fconv_run, NULL, fconv_inplace);
+    ONEDNN_GLUE_IMPL_IO(fconv_supports, fconv_prepare, fconv_run, fconv_bf16_io, fconv_inplace);
 
 #else
 typedef int fused_onednn_unused; /* ISO C forbids an empty translation unit */

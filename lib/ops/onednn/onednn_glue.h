@@ -110,6 +110,15 @@ mopt_status ops_conv_onednn_gemv_run(const op_ctx *ctx, const op_tensor *in, int
                                      op_tensor *out, const float *residual,
                                      const kn_act_params *act);
 
+/* op_impl.bf16_io of Conv/FusedConv (conv_onednn.c): X (input 0), the
+ * residual (input `res`, -1: none) and Y (when y_ok), when the node's
+ * variant is BF16 and bf16 convolutions run on AMX here
+ * (ops_conv_bf16_amx). */
+bool ops_conv_onednn_bf16_io(const op_ctx *ctx, bool output, int k, int res, bool y_ok);
+/* d's x_bf16, y_bf16 and res_bf16 from the run-time dtypes (res may be NULL). */
+void ops_conv_onednn_bf16_desc(const op_tensor *x, const op_tensor *res, const op_tensor *y,
+                               onednn_conv_desc *d);
+
 void onednn_glue_release(void *state);
 void onednn_glue_scratch_release(void *scratch);
 const char *onednn_glue_variant_name(const void *state);
