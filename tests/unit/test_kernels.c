@@ -1692,9 +1692,14 @@ static void cpu_pwconv(void **st) {
         pw_node(&c, &k_pw_cases[1], in);
         static op_view view;
         op_ctx ctx = node_ctx(&c, &view, false, 1);
+        const pw_case *pc = &k_pw_cases[1];
+        op_tensor y; /* supports checks the residual against Y's shape */
+        memset(&y, 0, sizeof y);
+        y.dtype = MOPT_DTYPE_F32;
+        ir_shape_set(&y.shape, 4, (int64_t[]){pc->batch, pc->N, pc->h, pc->w});
         void *state = NULL;
-        assert_true(impl->supports(&ctx, in, 4, NULL, 1));
-        assert_int_equal(impl->prepare(&ctx, in, 4, NULL, 1, &state), MOPT_ERR_UNSUPPORTED);
+        assert_true(impl->supports(&ctx, in, 4, &y, 1));
+        assert_int_equal(impl->prepare(&ctx, in, 4, &y, 1, &state), MOPT_ERR_UNSUPPORTED);
         free_inputs(in, 4);
         ir_graph_destroy(c.g);
         return;
