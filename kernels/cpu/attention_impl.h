@@ -133,7 +133,11 @@ typedef struct attn_scratch {
 } attn_scratch;
 
 #ifdef ATTN_BF16
+#ifdef ATTN_AMX /* bf16 feature pairs, zero-padded to whole tiles of 16 */
+#define ATTN_D2(p) (((p)->D + 31) / 32 * 16)
+#else
 #define ATTN_D2(p) (((p)->D + 1) / 2) /* bf16 feature pairs */
+#endif
 #define ATTN_D4(p) (((p)->D + 3) / 4) /* int8 feature quads */
 /* QK_INT8: kt holds [D4][skp] dwords (4 s8 features of a key), then the
  * keys' float scales [skp], then their int32 128 * sum of quantized values */
@@ -318,7 +322,8 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
     for (int64_t j0 = 0; j0 < skp && !(s->io & CPU_ATTN_QK_INT8); j0 += 16) {
         for (int64_t t = 0; t < 16; t++) {
             uint32_t *row = tmp + t * D2;
-            if (D2 > 0) row[D2 - 1] = 0;
+            for (int64_t dd = p->D / 2; dd < D2; dd++) /* the pad pairs */
+                row[dd] = 0;
             if (j0 + t < p->Sk)
                 cvt_any(elem_at(K, kb, koff + (j0 + t) * p->k_ss), kb, p->D, 1.0f, (uint16_t *)row);
             else
@@ -470,6 +475,7 @@ static inline __attribute__((always_inline)) void pv_block_i8(vf *oacc, const ui
 #define PV_BLOCK(NVC) pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, NVC)
 #endif
 
+#ifndef ATTN_AMX
 /* One block of up to QB query rows [i0, i0 + nb) of head (b, h). */
 static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, int64_t nb,
                         const float *Q, float *O, attn_scratch *s, int64_t nkv, int64_t nvd) {
@@ -491,7 +497,8 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
         limit[r] = -1;
 #ifdef ATTN_BF16
         uint32_t *qrow = (uint32_t *)s->qs + r * (qk8 ? D4 : D2);
-        if (D2 > 0 && !qk8) qrow[D2 - 1] = 0; /* the pad feature of an odd D */
+        for (int64_t dd = D / 2; dd < D2 && !qk8; dd++) /* the pad features */
+            qrow[dd] = 0;
         sq[r] = 0.f;
         if (r < nb) {
             limit[r] = p->causal ? i0 + r + (Sk - p->Sq) : Sk - 1;
@@ -713,6 +720,10 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
     }
 }
 
+#else
+#include "kernels/cpu/attention_amx_block.h"
+#endif /* !ATTN_AMX */
+
 static void scratch_free(attn_scratch *s) {
     if (s->borrowed) {
         memset(s, 0, sizeof *s);
@@ -756,6 +767,10 @@ static bool scratch_sizes(const attn_params *p, int64_t nkv, int64_t nvd, size_t
     if (p->D > (int64_t)(INT32_MAX / 16)) return false;    /* K's gather offsets are int32 */
     sz[4] = (size_t)(ATTN_QB + 16) * (size_t)(ATTN_D2(p) > 0 ? ATTN_D2(p) : 1) * sizeof(uint32_t);
 #endif
+#ifdef ATTN_AMX /* pt: a row of scores (then P in place) per query of the block */
+    if (!mopt_mul_overflow((size_t)ATTN_QB * sizeof(vf), (size_t)(nkv ? nkv : 1), &sz[3]))
+        return false;
+#endif
     return true;
 }
 
@@ -765,6 +780,9 @@ size_t ATTN_SCRATCH_FN(const attn_params *p, size_t *tile_bytes) {
     size_t sz[5], total = 0;
     if (tile_bytes) *tile_bytes = (size_t)ATTN_QB * ATTN_NV * sizeof(vf);
     if (!scratch_sizes(p, nkv, nvd, sz)) return 0;
+#ifdef ATTN_AMX
+    if (tile_bytes) *tile_bytes = sz[3];
+#endif
     for (int i = 0; i < 5; i++) {
         if (sz[i] > SIZE_MAX / 2 - total) return 0;
         total += ATTN_ROUND64(sz[i]);
@@ -850,6 +868,10 @@ bool ATTN_FN(const attn_params *p, const float *Q, const float *K, const float *
 #ifdef ATTN_BF16
         s.io = io;
 #endif
+#ifdef ATTN_AMX /* this thread's tiles */
+        s.io = io & ~(CPU_ATTN_QK_INT8 | CPU_ATTN_PV_INT8);
+        amx_setup();
+#endif
         if (!ok) {
 #ifdef _OPENMP
 #pragma omp atomic write
@@ -872,6 +894,9 @@ bool ATTN_FN(const attn_params *p, const float *Q, const float *K, const float *
             }
         }
         if (ok) scratch_free(&s);
+#ifdef ATTN_AMX
+        _tile_release();
+#endif
     }
     (void)n_threads;
     return !failed;

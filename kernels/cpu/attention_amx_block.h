@@ -1,0 +1,267 @@
+/*
+ * attention_amx_block.h — the query block of attention_impl.h's AMX variant
+ * (ATTN_AMX; attention-amx.c), included by attention_impl.h in place of the
+ * register-tile query block. Per block of 16 query rows:
+ *   1. the scores against every key the block sees, on AMX tiles
+ *      (tdpbf16ps, 16 rows x 64 keys = four 16 x 16 f32 accumulator tiles per
+ *      step) into a [16][Sk_pad] f32 buffer (s->pt);
+ *   2. per row, in zmm: causality and the mask (invisible keys -inf), the
+ *      row's maximum, exp(score - max) summed in f32 and rounded to bf16
+ *      pairs of keys, written in place over the row's first half;
+ *   3. O = P V on tiles (16 x 16 f32 accumulators over Dv, A = P, B = the V
+ *      pairs), then each row times 1 / its sum.
+ * So the softmax is exact per block (no running max: the block keeps one row
+ * of scores per query, O(Sk) memory per thread) and the accumulators stay in
+ * tiles for all the keys. Scores and P rounding as the AVX512-BF16 variant:
+ * products in bf16, sums and softmax in f32, not the same bits.
+ */
+#if ATTN_QB != 16 || ATTN_KT != 64
+#error "the AMX variant computes 16 query rows x 64 keys per step"
+#endif
+
+/* The tile configuration (palette 1): all eight tiles 16 rows x 64 bytes,
+ * i.e. 16 x 16 f32 (C), 16 rows x 32 bf16 (A) or 16 pair rows x 16 pairs
+ * (B). Tiles 0-3: accumulators; 4: A; 5, 6: B. */
+typedef struct amx_config {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} amx_config;
+
+/* Loads the configuration on the calling thread (release: _tile_release). */
+static void amx_setup(void) {
+    amx_config c;
+    memset(&c, 0, sizeof c);
+    c.palette = 1;
+    for (int t = 0; t < 8; t++) {
+        c.colsb[t] = 64;
+        c.rows[t] = 16;
+    }
+    _tile_loadconfig(&c);
+}
+
+/* sc[16][skp] (f32) for keys [0, kend), kend a multiple of 64: qs [16][D2]
+ * bf16 pairs times K^T pairs [D2][skp] (D2 a multiple of 16). */
+static void amx_scores(const uint32_t *qs, int64_t D2, const uint32_t *kt, int64_t skp,
+                       int64_t kend, float *sc) {
+    const int64_t ks = skp * 4;
+    for (int64_t j0 = 0; j0 < kend; j0 += 64) {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        for (int64_t dd = 0; dd < D2; dd += 16) {
+            const uint32_t *kb = kt + dd * skp + j0;
+            _tile_loadd(4, qs + dd, D2 * 4);
+            _tile_loadd(5, kb, ks);
+            _tile_loadd(6, kb + 16, ks);
+            _tile_dpbf16ps(0, 4, 5);
+            _tile_dpbf16ps(1, 4, 6);
+            _tile_loadd(5, kb + 32, ks);
+            _tile_loadd(6, kb + 48, ks);
+            _tile_dpbf16ps(2, 4, 5);
+            _tile_dpbf16ps(3, 4, 6);
+        }
+        _tile_stored(0, sc + j0, ks);
+        _tile_stored(1, sc + j0 + 16, ks);
+        _tile_stored(2, sc + j0 + 32, ks);
+        _tile_stored(3, sc + j0 + 48, ks);
+    }
+}
+
+/* oacc [16][dvp] (f32) = P [16][kp] (bf16 pairs, row stride skp dwords) times
+ * the V pairs [kp/2][dvp] (kp a multiple of 32; P is 0 for keys a row does
+ * not see and V's pad rows are 0), 64 columns (four tiles) at a time. */
+static void amx_pv(float *oacc, const uint32_t *pb, int64_t skp, const uint32_t *vp, int64_t dvp,
+                   int64_t kp) {
+    const int64_t os = dvp * 4, ps = skp * 4;
+    for (int64_t c0 = 0; c0 < dvp; c0 += 64) {
+        const int nt = dvp - c0 >= 64 ? 4 : (int)((dvp - c0) / 16);
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        for (int64_t j = 0; j < kp; j += 32) {
+            const uint32_t *vb = vp + j / 2 * dvp + c0;
+            _tile_loadd(4, pb + j / 2, ps);
+            _tile_loadd(5, vb, os);
+            _tile_dpbf16ps(0, 4, 5);
+            if (nt > 1) {
+                _tile_loadd(6, vb + 16, os);
+                _tile_dpbf16ps(1, 4, 6);
+            }
+            if (nt > 2) {
+                _tile_loadd(5, vb + 32, os);
+                _tile_dpbf16ps(2, 4, 5);
+            }
+            if (nt > 3) {
+                _tile_loadd(6, vb + 48, os);
+                _tile_dpbf16ps(3, 4, 6);
+            }
+        }
+        _tile_stored(0, oacc + c0, os);
+        if (nt > 1) _tile_stored(1, oacc + c0 + 16, os);
+        if (nt > 2) _tile_stored(2, oacc + c0 + 32, os);
+        if (nt > 3) _tile_stored(3, oacc + c0 + 48, os);
+    }
+}
+
+/* exp(x) for x <= 0 (score - row max) on AVX-512 (fewer operations than
+ * vexp: round, Cody-Waite reduction, degree-6 Taylor on |f| <= ln2/2, error
+ * < 2e-7 relative, far below P's bf16 rounding, scalef); exactly 0 below
+ * -87.34 (and for -inf); NaN stays NaN. */
+static inline __m512 amx_exp(__m512 x) {
+    const __mmask16 ok = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3365447f), _CMP_NLT_UQ);
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504089f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    f = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), f);
+    __m512 e = _mm512_set1_ps(1.0f / 720.0f);
+    e = _mm512_fmadd_ps(e, f, _mm512_set1_ps(1.0f / 120.0f));
+    e = _mm512_fmadd_ps(e, f, _mm512_set1_ps(1.0f / 24.0f));
+    e = _mm512_fmadd_ps(e, f, _mm512_set1_ps(1.0f / 6.0f));
+    e = _mm512_fmadd_ps(e, f, _mm512_set1_ps(0.5f));
+    e = _mm512_fmadd_ps(e, f, _mm512_set1_ps(1.0f));
+    e = _mm512_fmadd_ps(e, f, _mm512_set1_ps(1.0f));
+    return _mm512_maskz_scalef_ps(ok, e, n);
+}
+
+/* Row sr of scores (keys [0, kend), kend a multiple of 32) of a query whose
+ * last visible key is lim and whose mask row starts at mrow: invisible keys
+ * (past lim, or masked out) -inf, the additive mask added; then P =
+ * exp(score - max) as bf16 pairs in place (dwords [0, kend/2) of the row).
+ * Returns the f32 sum of the (unrounded) P: 0 when no key is visible, NaN
+ * when a score is. */
+static float amx_row_softmax(const attn_params *p, float *sr, int64_t kend, int64_t lim,
+                             int64_t mrow) {
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    __m512 vmax = ninf;
+    for (int64_t j = 0; j < kend; j += 16) {
+        const int64_t nvis = lim + 1 - j;
+        __mmask16 vis = nvis >= 16 ? (__mmask16)0xffff
+                        : nvis > 0 ? (__mmask16)((1u << nvis) - 1)
+                                   : (__mmask16)0;
+        __m512 v = _mm512_load_ps(sr + j);
+        if (vis && p->mask.keep) {
+            if (p->mask.sk == 1) {
+                __m128i k8 = _mm_maskz_loadu_epi8(vis, p->mask.keep + mrow + j);
+                vis &= _mm_test_epi8_mask(k8, k8);
+            } else {
+                for (int t = 0; t < 16; t++)
+                    if (((vis >> t) & 1) && !p->mask.keep[mrow + (j + t) * p->mask.sk])
+                        vis &= (__mmask16) ~(1u << t);
+            }
+        }
+        if (vis && p->mask.add) {
+            if (p->mask.sk == 1) {
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(vis, p->mask.add + mrow + j));
+            } else if (p->mask.sk == 0) {
+                v = _mm512_add_ps(v, _mm512_set1_ps(p->mask.add[mrow]));
+            } else {
+                float a[16] = {0};
+                for (int t = 0; t < 16; t++)
+                    if ((vis >> t) & 1) a[t] = p->mask.add[mrow + (j + t) * p->mask.sk];
+                v = _mm512_add_ps(v, _mm512_loadu_ps(a));
+            }
+        }
+        v = _mm512_mask_blend_ps(vis, ninf, v);
+        _mm512_store_ps(sr + j, v);
+        vmax = _mm512_max_ps(vmax, v);
+    }
+    uint32_t *pr = (uint32_t *)sr;
+    const float mx = _mm512_reduce_max_ps(vmax);
+    if (mx == -INFINITY) { /* nothing visible */
+        for (int64_t j = 0; j < kend / 2; j += 16)
+            _mm512_store_si512((__m512i *)(pr + j), _mm512_setzero_si512());
+        return 0.0f;
+    }
+    const __m512 vm = _mm512_set1_ps(mx);
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    for (int64_t j = 0; j < kend; j += 32) { /* both halves read before the pairs are written */
+        __m512 e0 = amx_exp(_mm512_sub_ps(_mm512_load_ps(sr + j), vm));
+        __m512 e1 = amx_exp(_mm512_sub_ps(_mm512_load_ps(sr + j + 16), vm));
+        s0 = _mm512_add_ps(s0, e0);
+        s1 = _mm512_add_ps(s1, e1);
+        _mm512_store_si512((__m512i *)(pr + j / 2), (__m512i)_mm512_cvtne2ps_pbh(e1, e0));
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+}
+
+/* One block of up to 16 query rows [i0, i0 + nb) of head (b, h). */
+static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, int64_t nb,
+                        const float *Q, float *O, attn_scratch *s, int64_t nkv, int64_t nvd) {
+    const int64_t D = p->D, Sk = p->Sk, D2 = ATTN_D2(p);
+    const int64_t skp = nkv * ATTN_VLEN, dvp = nvd * ATTN_VLEN;
+    uint32_t *qs = (uint32_t *)s->qs;
+    float *sc = (float *)s->pt, *oacc = (float *)s->oacc;
+    int64_t limit[ATTN_QB], last = -1; /* last visible key per row, of the block */
+    /* the next block's query rows (strided rows: the hardware prefetcher
+     * misses them) */
+    const size_t qe = s->io & CPU_ATTN_IO_Q ? 2 : 4;
+    for (int64_t r = i0 + ATTN_QB; r < i0 + 2 * ATTN_QB && r < p->Sq; r++) {
+        const char *qr = (const char *)Q + (size_t)(b * p->q_sb + h * p->q_sh + r * p->q_ss) * qe;
+        for (size_t o = 0; o < (size_t)D * qe; o += 64)
+            _mm_prefetch(qr + o, _MM_HINT_T0);
+    }
+    for (int r = 0; r < ATTN_QB; r++) {
+        uint32_t *qrow = qs + r * D2;
+        limit[r] = -1;
+        if (r < nb) {
+            limit[r] = p->causal ? i0 + r + (Sk - p->Sq) : Sk - 1;
+            if (limit[r] > Sk - 1) limit[r] = Sk - 1;
+            last = limit[r] > last ? limit[r] : last;
+            for (int64_t dd = D / 2; dd < D2; dd++) /* the pad features */
+                qrow[dd] = 0;
+            bool qb = s->io & CPU_ATTN_IO_Q;
+            cvt_any(elem_at(Q, qb, b * p->q_sb + h * p->q_sh + (i0 + r) * p->q_ss), qb, D, p->scale,
+                    (uint16_t *)qrow);
+        } else {
+            for (int64_t dd = 0; dd < D2; dd++)
+                qrow[dd] = 0;
+        }
+    }
+    const int64_t kend = (last + 64) / 64 * 64; /* keys scored: whole tiles of 64 */
+    const int64_t kp = (last + 32) / 32 * 32;   /* keys in P V: whole tiles of 32 */
+    if (kend > 0) amx_scores(qs, D2, (const uint32_t *)s->kt, skp, kend, sc);
+    float l[ATTN_QB];
+    const int64_t moff = b * p->mask.sb + h * p->mask.sh;
+    for (int r = 0; r < ATTN_QB; r++) {
+        float *sr = sc + r * skp;
+        if (r < nb) {
+            l[r] = amx_row_softmax(p, sr, kend, limit[r], moff + (i0 + r) * p->mask.sq);
+        } else { /* rows past the block: P = 0 */
+            for (int64_t j = 0; j < kend / 2; j++)
+                ((uint32_t *)sr)[j] = 0;
+        }
+    }
+    if (kp > 0) {
+        amx_pv(oacc, (const uint32_t *)sc, skp, (const uint32_t *)s->vp, dvp, kp);
+    } else {
+        for (int64_t k = 0; k < ATTN_QB * dvp; k++)
+            oacc[k] = 0.0f;
+    }
+    for (int64_t r = 0; r < nb; r++) {
+        /* a NaN sum (NaN scores) gives a NaN row, as when P V carries it */
+        const __m512 inv = _mm512_set1_ps(l[r] > 0.0f    ? 1.0f / l[r]
+                                          : l[r] == l[r] ? 0.0f
+                                                         : NAN);
+        const float *acc = oacc + r * dvp;
+        if (s->io & CPU_ATTN_IO_O) { /* rounded to bf16 */
+            uint16_t *orow = (uint16_t *)O + b * p->o_sb + h * p->o_sh + (i0 + r) * p->o_ss;
+            for (int64_t c = 0; c < p->Dv; c += 16) {
+                int64_t n = p->Dv - c;
+                __mmask16 mk = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+                __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, acc + c), inv);
+                _mm256_mask_storeu_epi16(orow + c, mk, (__m256i)_mm512_cvtneps_pbh(y));
+            }
+        } else {
+            float *orow = O + b * p->o_sb + h * p->o_sh + (i0 + r) * p->o_ss;
+            for (int64_t c = 0; c < p->Dv; c += 16) {
+                int64_t n = p->Dv - c;
+                __mmask16 mk = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
+                _mm512_mask_storeu_ps(orow + c, mk,
+                                      _mm512_mul_ps(_mm512_maskz_loadu_ps(mk, acc + c), inv));
+            }
+        }
+    }
+}
