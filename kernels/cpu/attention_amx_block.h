@@ -187,37 +187,49 @@ static float amx_row_softmax(const attn_params *p, float *sr, int64_t kend, int6
     return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
 }
 
-/* One block of up to 16 query rows [i0, i0 + nb) of head (b, h). */
-static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, int64_t nb,
-                        const float *Q, float *O, attn_scratch *s, int64_t nkv, int64_t nvd) {
-    const int64_t D = p->D, Sk = p->Sk, D2 = ATTN_D2(p);
-    const int64_t skp = nkv * ATTN_VLEN, dvp = nvd * ATTN_VLEN;
-    uint32_t *qs = (uint32_t *)s->qs;
-    float *sc = (float *)s->pt, *oacc = (float *)s->oacc;
-    int64_t limit[ATTN_QB], last = -1; /* last visible key per row, of the block */
-    /* the next block's query rows (strided rows: the hardware prefetcher
-     * misses them) */
-    const size_t qe = s->io & CPU_ATTN_IO_Q ? 2 : 4;
-    for (int64_t r = i0 + ATTN_QB; r < i0 + 2 * ATTN_QB && r < p->Sq; r++) {
-        const char *qr = (const char *)Q + (size_t)(b * p->q_sb + h * p->q_sh + r * p->q_ss) * qe;
-        for (size_t o = 0; o < (size_t)D * qe; o += 64)
-            _mm_prefetch(qr + o, _MM_HINT_T0);
-    }
-    for (int r = 0; r < ATTN_QB; r++) {
+/* Rows [i0, i0 + 16) of head (b, h) (those < Sq) as scaled bf16 pairs into
+ * qs [16][D2] (pad pairs and rows 0). */
+static void amx_load_q(const attn_params *p, int64_t b, int64_t h, int64_t i0, const float *Q,
+                       const attn_scratch *s, uint32_t *qs) {
+    const int64_t D = p->D, D2 = ATTN_D2(p);
+    const bool qb = s->io & CPU_ATTN_IO_Q;
+    for (int64_t r = 0; r < ATTN_QB; r++) {
         uint32_t *qrow = qs + r * D2;
-        limit[r] = -1;
-        if (r < nb) {
-            limit[r] = p->causal ? i0 + r + (Sk - p->Sq) : Sk - 1;
-            if (limit[r] > Sk - 1) limit[r] = Sk - 1;
-            last = limit[r] > last ? limit[r] : last;
+        if (i0 + r < p->Sq) {
             for (int64_t dd = D / 2; dd < D2; dd++) /* the pad features */
                 qrow[dd] = 0;
-            bool qb = s->io & CPU_ATTN_IO_Q;
             cvt_any(elem_at(Q, qb, b * p->q_sb + h * p->q_sh + (i0 + r) * p->q_ss), qb, D, p->scale,
                     (uint16_t *)qrow);
         } else {
             for (int64_t dd = 0; dd < D2; dd++)
                 qrow[dd] = 0;
+        }
+    }
+}
+
+/* One block of up to 16 query rows [i0, i0 + nb) of head (b, h). Its query
+ * rows come from qs's next buffer when the previous block put them there
+ * (s->q_*), else are converted now; this block converts the next block's
+ * rows between the softmax and P V, so that neither tile load of freshly
+ * stored data (P, the rows) waits for the stores. */
+static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, int64_t nb,
+                        const float *Q, float *O, attn_scratch *s, int64_t nkv, int64_t nvd) {
+    const int64_t Sk = p->Sk, D2 = ATTN_D2(p);
+    const int64_t skp = nkv * ATTN_VLEN, dvp = nvd * ATTN_VLEN;
+    float *sc = (float *)s->pt, *oacc = (float *)s->oacc;
+    int buf = s->q_buf;
+    if (s->q_b != b || s->q_h != h || s->q_i0 != i0) {
+        buf = 0;
+        amx_load_q(p, b, h, i0, Q, s, (uint32_t *)s->qs);
+    }
+    const uint32_t *qs = (const uint32_t *)s->qs + buf * ATTN_QB * D2;
+    int64_t limit[ATTN_QB], last = -1; /* last visible key per row, of the block */
+    for (int r = 0; r < ATTN_QB; r++) {
+        limit[r] = -1;
+        if (r < nb) {
+            limit[r] = p->causal ? i0 + r + (Sk - p->Sq) : Sk - 1;
+            if (limit[r] > Sk - 1) limit[r] = Sk - 1;
+            last = limit[r] > last ? limit[r] : last;
         }
     }
     const int64_t kend = (last + 64) / 64 * 64; /* keys scored: whole tiles of 64 */
@@ -233,6 +245,10 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
             for (int64_t j = 0; j < kend / 2; j++)
                 ((uint32_t *)sr)[j] = 0;
         }
+    }
+    if (i0 + ATTN_QB < p->Sq) { /* the next block's rows */
+        amx_load_q(p, b, h, i0 + ATTN_QB, Q, s, (uint32_t *)s->qs + (1 - buf) * ATTN_QB * D2);
+        s->q_b = b, s->q_h = h, s->q_i0 = i0 + ATTN_QB, s->q_buf = 1 - buf;
     }
     if (kp > 0) {
         amx_pv(oacc, (const uint32_t *)sc, skp, (const uint32_t *)s->vp, dvp, kp);

@@ -126,8 +126,11 @@ typedef struct attn_scratch {
     vf *vp;    /* [Sk_pad][Dv_pad / VLEN] V, zero-padded */
     vf *oacc;  /* [QB][Dv_pad / VLEN] */
     vf *pt;    /* [QB][NV] probabilities of the current tile (bf16: then [QB][KT] bf16) */
-    float *qs; /* [QB][D] scaled query rows (bf16: [QB][D/2] pairs, then [16][D/2] for K) */
+    float *qs; /* [QB][D] scaled query rows (bf16: [QB][D/2] pairs, then [16][D/2] for K;
+                  AMX: two blocks of [QB][D2] pairs, then [16][D2]) */
     int64_t packed_b, packed_h;
+    int64_t q_b, q_h, q_i0; /* AMX: the block whose rows qs's next buffer holds (-1: none) */
+    int q_buf;              /* AMX: that buffer, 0 or 1 */
     bool borrowed; /* buffers carved from the caller's workspace */
     unsigned io;   /* bf16: CPU_ATTN_IO_* (Q, K, V, O stored as bf16) */
 } attn_scratch;
@@ -135,8 +138,10 @@ typedef struct attn_scratch {
 #ifdef ATTN_BF16
 #ifdef ATTN_AMX /* bf16 feature pairs, zero-padded to whole tiles of 16 */
 #define ATTN_D2(p) (((p)->D + 31) / 32 * 16)
+#define ATTN_QS_BUFS 2 /* query blocks in qs: the current one and the next */
 #else
 #define ATTN_D2(p) (((p)->D + 1) / 2) /* bf16 feature pairs */
+#define ATTN_QS_BUFS 1
 #endif
 #define ATTN_D4(p) (((p)->D + 3) / 4) /* int8 feature quads */
 /* QK_INT8: kt holds [D4][skp] dwords (4 s8 features of a key), then the
@@ -281,7 +286,7 @@ static void pack_k8(const attn_params *p, const void *K, bool kb, int64_t koff, 
     uint32_t *kt = (uint32_t *)s->kt;
     float *sk = ATTN_K8_SCALES(s, p, skp);
     int32_t *kc = ATTN_K8_CORR(s, p, skp);
-    uint32_t *tmp = (uint32_t *)s->qs + ATTN_QB * D2; /* [16][D4] */
+    uint32_t *tmp = (uint32_t *)s->qs + ATTN_QS_BUFS * ATTN_QB * D2; /* [16][D4] */
     const __m512i idx =
         _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                            _mm512_set1_epi32((int)D4));
@@ -314,7 +319,7 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
     uint32_t *kt = (uint32_t *)s->kt, *vp = (uint32_t *)s->vp;
     /* K^T: 16 keys at a time converted into tmp ([16][D2] pairs), then
      * each pair column gathered into its row of kt */
-    uint32_t *tmp = (uint32_t *)s->qs + ATTN_QB * D2;
+    uint32_t *tmp = (uint32_t *)s->qs + ATTN_QS_BUFS * ATTN_QB * D2;
     const __m512i idx =
         _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                            _mm512_set1_epi32((int)D2));
@@ -765,7 +770,8 @@ static bool scratch_sizes(const attn_params *p, int64_t nkv, int64_t nvd, size_t
 #ifdef ATTN_BF16
     sz[3] += (size_t)ATTN_QB * ATTN_KT * sizeof(uint16_t); /* bf16 P */
     if (p->D > (int64_t)(INT32_MAX / 16)) return false;    /* K's gather offsets are int32 */
-    sz[4] = (size_t)(ATTN_QB + 16) * (size_t)(ATTN_D2(p) > 0 ? ATTN_D2(p) : 1) * sizeof(uint32_t);
+    sz[4] = (size_t)(ATTN_QS_BUFS * ATTN_QB + 16) * (size_t)(ATTN_D2(p) > 0 ? ATTN_D2(p) : 1) *
+            sizeof(uint32_t);
 #endif
 #ifdef ATTN_AMX /* pt: a row of scores (then P in place) per query of the block */
     if (!mopt_mul_overflow((size_t)ATTN_QB * sizeof(vf), (size_t)(nkv ? nkv : 1), &sz[3]))
@@ -796,6 +802,7 @@ static bool scratch_alloc(attn_scratch *s, const attn_params *p, int64_t nkv, in
                           int tid) {
     memset(s, 0, sizeof *s);
     s->packed_b = s->packed_h = -1;
+    s->q_b = s->q_h = s->q_i0 = -1;
     size_t sz[5];
     if (!scratch_sizes(p, nkv, nvd, sz)) return false;
     if (p->work && p->work_per_thread >= ATTN_SCRATCH_FN(p, NULL)) {

@@ -115,9 +115,11 @@ static mopt_status fused_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
     return MOPT_OK;
 }
 
-/* Whether a node of this precision runs the AMX variant (bf16 products). */
+/* Whether a node of this precision runs the AMX variant (bf16 products):
+ * bf16 nodes, and int8 ones, whose VNNI int8 products it beats (issue 11:
+ * see kernels/README.md's attention section). */
 static bool uses_amx(op_precision prec) {
-    return cpu_get()->amx_kernels && prec == OP_PREC_BF16;
+    return cpu_get()->amx_kernels && (prec == OP_PREC_BF16 || prec == OP_PREC_INT8);
 }
 
 /* state: non-NULL (this tag) when the node runs the AMX variant, for the name */
