@@ -1,8 +1,8 @@
 /*
  * attention-amx.c — the fused attention kernel (attention_impl.h with
- * ATTN_AMX) with Q K^T and P V on AMX tiles (tdpbf16ps: 16 query rows x 64
- * keys of scores per step, 16 x 16 f32 accumulator tiles over Dv; the
- * softmax stays f32 in zmm registers), for nodes of precision bf16 (and int8:
+ * ATTN_AMX, attention_amx_block.h) with Q K^T and P V on AMX tiles
+ * (tdpbf16ps, blocks of 32 query rows; the softmax stays f32 in zmm
+ * registers), for nodes of precision bf16 (and int8:
  * lib/ops/cpu/attention_cpu.c), with f32 or bf16 storage of Q, K, V and O
  * as the AVX512-BF16 variant; the int8 product flags are ignored (both
  * products run in bf16). Built with avx512 + avx512bf16 + amx-tile +
@@ -15,7 +15,7 @@
 #if defined(__AVX512F__) && defined(__AVX512BF16__) && defined(__AMX_TILE__) &&                   \
     defined(__AMX_BF16__)
 #define ATTN_VLEN 16
-#define ATTN_QB 16
+#define ATTN_QB 32
 #define ATTN_NV 4
 #define ATTN_BF16 1
 #define ATTN_AMX 1

@@ -1,27 +1,28 @@
 /*
  * attention_amx_block.h — the query block of attention_impl.h's AMX variant
  * (ATTN_AMX; attention-amx.c), included by attention_impl.h in place of the
- * register-tile query block. Per block of 16 query rows:
+ * register-tile query block. Per block of 32 query rows:
  *   1. the scores against every key the block sees, on AMX tiles
- *      (tdpbf16ps, 16 rows x 64 keys = four 16 x 16 f32 accumulator tiles per
- *      step) into a [16][Sk_pad] f32 buffer (s->pt);
+ *      (tdpbf16ps; per step two row tiles x two key tiles, four 16 x 16 f32
+ *      accumulators, so each K tile loaded serves 32 rows) into a
+ *      [32][Sk_pad] f32 buffer (s->pt);
  *   2. per row, in zmm: causality and the mask (invisible keys -inf), the
  *      row's maximum, exp(score - max) summed in f32 and rounded to bf16
  *      pairs of keys, written in place over the row's first half;
- *   3. O = P V on tiles (16 x 16 f32 accumulators over Dv, A = P, B = the V
- *      pairs), then each row times 1 / its sum.
+ *   3. O = P V on tiles (two row tiles x two 16-column tiles of Dv at a time,
+ *      A = P, B = the V pairs), then each row times 1 / its sum.
  * So the softmax is exact per block (no running max: the block keeps one row
  * of scores per query, O(Sk) memory per thread) and the accumulators stay in
  * tiles for all the keys. Scores and P rounding as the AVX512-BF16 variant:
  * products in bf16, sums and softmax in f32, not the same bits.
  */
-#if ATTN_QB != 16 || ATTN_KT != 64
-#error "the AMX variant computes 16 query rows x 64 keys per step"
+#if ATTN_QB != 32 || ATTN_KT % 32
+#error "the AMX variant computes blocks of 32 query rows, 32 keys per step"
 #endif
 
 /* The tile configuration (palette 1): all eight tiles 16 rows x 64 bytes,
  * i.e. 16 x 16 f32 (C), 16 rows x 32 bf16 (A) or 16 pair rows x 16 pairs
- * (B). Tiles 0-3: accumulators; 4: A; 5, 6: B. */
+ * (B). Tiles 0-3: accumulators; 4, 5: A; 6, 7: B. */
 typedef struct amx_config {
     uint8_t palette, start_row, reserved[14];
     uint16_t colsb[16];
@@ -40,12 +41,13 @@ static void amx_setup(void) {
     _tile_loadconfig(&c);
 }
 
-/* sc[16][skp] (f32) for keys [0, kend), kend a multiple of 64: qs [16][D2]
- * bf16 pairs times K^T pairs [D2][skp] (D2 a multiple of 16). */
+/* sc[32][skp] (f32) for keys [0, kend), kend a multiple of 32: qs [32][D2]
+ * bf16 pairs times K^T pairs [D2][skp] (D2 a multiple of 16). Two row tiles
+ * x two key tiles per step, so that each K tile loaded serves 32 rows. */
 static void amx_scores(const uint32_t *qs, int64_t D2, const uint32_t *kt, int64_t skp,
                        int64_t kend, float *sc) {
     const int64_t ks = skp * 4;
-    for (int64_t j0 = 0; j0 < kend; j0 += 64) {
+    for (int64_t j0 = 0; j0 < kend; j0 += 32) {
         _tile_zero(0);
         _tile_zero(1);
         _tile_zero(2);
@@ -53,30 +55,30 @@ static void amx_scores(const uint32_t *qs, int64_t D2, const uint32_t *kt, int64
         for (int64_t dd = 0; dd < D2; dd += 16) {
             const uint32_t *kb = kt + dd * skp + j0;
             _tile_loadd(4, qs + dd, D2 * 4);
-            _tile_loadd(5, kb, ks);
-            _tile_loadd(6, kb + 16, ks);
-            _tile_dpbf16ps(0, 4, 5);
-            _tile_dpbf16ps(1, 4, 6);
-            _tile_loadd(5, kb + 32, ks);
-            _tile_loadd(6, kb + 48, ks);
-            _tile_dpbf16ps(2, 4, 5);
-            _tile_dpbf16ps(3, 4, 6);
+            _tile_loadd(6, kb, ks);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_loadd(7, kb + 16, ks);
+            _tile_dpbf16ps(1, 4, 7);
+            _tile_loadd(5, qs + 16 * D2 + dd, D2 * 4);
+            _tile_dpbf16ps(2, 5, 6);
+            _tile_dpbf16ps(3, 5, 7);
         }
         _tile_stored(0, sc + j0, ks);
         _tile_stored(1, sc + j0 + 16, ks);
-        _tile_stored(2, sc + j0 + 32, ks);
-        _tile_stored(3, sc + j0 + 48, ks);
+        _tile_stored(2, sc + 16 * skp + j0, ks);
+        _tile_stored(3, sc + 16 * skp + j0 + 16, ks);
     }
 }
 
-/* oacc [16][dvp] (f32) = P [16][kp] (bf16 pairs, row stride skp dwords) times
+/* oacc [32][dvp] (f32) = P [32][kp] (bf16 pairs, row stride skp dwords) times
  * the V pairs [kp/2][dvp] (kp a multiple of 32; P is 0 for keys a row does
- * not see and V's pad rows are 0), 64 columns (four tiles) at a time. */
+ * not see and V's pad rows are 0): two row tiles x two column tiles at a
+ * time. */
 static void amx_pv(float *oacc, const uint32_t *pb, int64_t skp, const uint32_t *vp, int64_t dvp,
                    int64_t kp) {
     const int64_t os = dvp * 4, ps = skp * 4;
-    for (int64_t c0 = 0; c0 < dvp; c0 += 64) {
-        const int nt = dvp - c0 >= 64 ? 4 : (int)((dvp - c0) / 16);
+    for (int64_t c0 = 0; c0 < dvp; c0 += 32) {
+        const bool two = dvp - c0 >= 32;
         _tile_zero(0);
         _tile_zero(1);
         _tile_zero(2);
@@ -84,25 +86,22 @@ static void amx_pv(float *oacc, const uint32_t *pb, int64_t skp, const uint32_t 
         for (int64_t j = 0; j < kp; j += 32) {
             const uint32_t *vb = vp + j / 2 * dvp + c0;
             _tile_loadd(4, pb + j / 2, ps);
-            _tile_loadd(5, vb, os);
-            _tile_dpbf16ps(0, 4, 5);
-            if (nt > 1) {
-                _tile_loadd(6, vb + 16, os);
-                _tile_dpbf16ps(1, 4, 6);
-            }
-            if (nt > 2) {
-                _tile_loadd(5, vb + 32, os);
-                _tile_dpbf16ps(2, 4, 5);
-            }
-            if (nt > 3) {
-                _tile_loadd(6, vb + 48, os);
-                _tile_dpbf16ps(3, 4, 6);
+            _tile_loadd(6, vb, os);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_loadd(5, pb + 16 * skp + j / 2, ps);
+            _tile_dpbf16ps(2, 5, 6);
+            if (two) {
+                _tile_loadd(7, vb + 16, os);
+                _tile_dpbf16ps(1, 4, 7);
+                _tile_dpbf16ps(3, 5, 7);
             }
         }
         _tile_stored(0, oacc + c0, os);
-        if (nt > 1) _tile_stored(1, oacc + c0 + 16, os);
-        if (nt > 2) _tile_stored(2, oacc + c0 + 32, os);
-        if (nt > 3) _tile_stored(3, oacc + c0 + 48, os);
+        _tile_stored(2, oacc + 16 * dvp + c0, os);
+        if (two) {
+            _tile_stored(1, oacc + c0 + 16, os);
+            _tile_stored(3, oacc + 16 * dvp + c0 + 16, os);
+        }
     }
 }
 
@@ -187,8 +186,8 @@ static float amx_row_softmax(const attn_params *p, float *sr, int64_t kend, int6
     return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
 }
 
-/* Rows [i0, i0 + 16) of head (b, h) (those < Sq) as scaled bf16 pairs into
- * qs [16][D2] (pad pairs and rows 0). */
+/* Rows [i0, i0 + 32) of head (b, h) (those < Sq) as scaled bf16 pairs into
+ * qs [32][D2] (pad pairs and rows 0). */
 static void amx_load_q(const attn_params *p, int64_t b, int64_t h, int64_t i0, const float *Q,
                        const attn_scratch *s, uint32_t *qs) {
     const int64_t D = p->D, D2 = ATTN_D2(p);
@@ -207,7 +206,7 @@ static void amx_load_q(const attn_params *p, int64_t b, int64_t h, int64_t i0, c
     }
 }
 
-/* One block of up to 16 query rows [i0, i0 + nb) of head (b, h). Its query
+/* One block of up to 32 query rows [i0, i0 + nb) of head (b, h). Its query
  * rows come from qs's next buffer when the previous block put them there
  * (s->q_*), else are converted now; this block converts the next block's
  * rows between the softmax and P V, so that neither tile load of freshly
@@ -232,8 +231,8 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
             last = limit[r] > last ? limit[r] : last;
         }
     }
-    const int64_t kend = (last + 64) / 64 * 64; /* keys scored: whole tiles of 64 */
-    const int64_t kp = (last + 32) / 32 * 32;   /* keys in P V: whole tiles of 32 */
+    const int64_t kend = (last + 32) / 32 * 32; /* keys seen: whole tiles of 32 */
+    const int64_t kp = kend;
     if (kend > 0) amx_scores(qs, D2, (const uint32_t *)s->kt, skp, kend, sc);
     float l[ATTN_QB];
     const int64_t moff = b * p->mask.sb + h * p->mask.sh;

@@ -333,9 +333,9 @@ MOPT_TEST(bf16_attention_vs_ref) {
                       g_max_rel8, g_max_rms8);
 }
 
-/* The AMX variant: the same cases, and ones for its own blocking (16 query
- * rows, 64-key score tiles, 32-key P V steps, 64-column accumulator groups,
- * features padded to 32). */
+/* The AMX variant: the same cases, and ones for its own blocking (blocks of
+ * 32 query rows in two row tiles, 32-key steps, 32-column accumulator
+ * groups, features padded to 32, a row buffer of scores per query). */
 MOPT_TEST(amx_attention_vs_ref) {
     if (!cpu_get()->amx_kernels) skip();
     g_k = &k_amx;
