@@ -160,7 +160,8 @@ int main(int argc, char **argv) {
     const char *kname = f->isa;
     if (bf16) {
         fused = f->amx_kernels ? cpu_attention_bf16_amx : cpu_attention_bf16_avx512;
-        scratch = f->amx_kernels ? cpu_attention_bf16_amx_scratch : cpu_attention_bf16_avx512_scratch;
+        scratch =
+            f->amx_kernels ? cpu_attention_bf16_amx_scratch : cpu_attention_bf16_avx512_scratch;
         kname = f->amx_kernels ? "amx bf16" : "avx512 bf16";
     }
 #ifdef MOPT_BENCH_OPENBLAS
@@ -173,8 +174,8 @@ int main(int argc, char **argv) {
            "best of %d\n",
            (long long)B, (long long)H, (long long)D, kname, bf16 ? " (vs f32 fused)" : "", threads,
            threads > 1 ? "s" : "", reps);
-    printf("%6s %10s %10s %9s%s %12s %12s %12s %10s%s\n", "seq", "unfused ms", "fused ms", "speedup",
-           blas_col, "scores B", "tile B", "fused B/thr", "max |diff|",
+    printf("%6s %10s %10s %9s%s %12s %12s %12s %10s%s\n", "seq", "unfused ms", "fused ms",
+           "speedup", blas_col, "scores B", "tile B", "fused B/thr", "max |diff|",
            bf16 ? "   f32 ms  f32/fused" : "");
     for (int s = 0; s < n_seq; s++) {
         const int64_t S = seqs[s];

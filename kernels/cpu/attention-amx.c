@@ -12,7 +12,7 @@
 #define ATTN_FN cpu_attention_bf16_amx
 #define ATTN_IO_FN cpu_attention_bf16io_amx
 #define ATTN_SCRATCH_FN cpu_attention_bf16_amx_scratch
-#if defined(__AVX512F__) && defined(__AVX512BF16__) && defined(__AMX_TILE__) &&                   \
+#if defined(__AVX512F__) && defined(__AVX512BF16__) && defined(__AMX_TILE__) &&                    \
     defined(__AMX_BF16__)
 #define ATTN_VLEN 16
 #define ATTN_QB 32

@@ -257,9 +257,7 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
     }
     for (int64_t r = 0; r < nb; r++) {
         /* a NaN sum (NaN scores) gives a NaN row, as when P V carries it */
-        const __m512 inv = _mm512_set1_ps(l[r] > 0.0f    ? 1.0f / l[r]
-                                          : l[r] == l[r] ? 0.0f
-                                                         : NAN);
+        const __m512 inv = _mm512_set1_ps(l[r] > 0.0f ? 1.0f / l[r] : l[r] == l[r] ? 0.0f : NAN);
         const float *acc = oacc + r * dvp;
         if (s->io & CPU_ATTN_IO_O) { /* rounded to bf16 */
             uint16_t *orow = (uint16_t *)O + b * p->o_sb + h * p->o_sh + (i0 + r) * p->o_ss;

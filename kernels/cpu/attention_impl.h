@@ -131,8 +131,8 @@ typedef struct attn_scratch {
     int64_t packed_b, packed_h;
     int64_t q_b, q_h, q_i0; /* AMX: the block whose rows qs's next buffer holds (-1: none) */
     int q_buf;              /* AMX: that buffer, 0 or 1 */
-    bool borrowed; /* buffers carved from the caller's workspace */
-    unsigned io;   /* bf16: CPU_ATTN_IO_* (Q, K, V, O stored as bf16) */
+    bool borrowed;          /* buffers carved from the caller's workspace */
+    unsigned io;            /* bf16: CPU_ATTN_IO_* (Q, K, V, O stored as bf16) */
 } attn_scratch;
 
 #ifdef ATTN_BF16

@@ -13,7 +13,7 @@ typedef struct cpu_features {
     bool avx2, fma, f16c;
     bool avx512f, avx512bw, avx512vl, avx512dq;
     bool avx512_bf16, avx512_vnni, avx_vnni;
-    bool amd;      /* vendor AuthenticAMD (a tuning rule, never a feature test) */
+    bool amd; /* vendor AuthenticAMD (a tuning rule, never a feature test) */
     /* AMX tiles with bf16, enabled by the OS (XCR0 tile state) and granted
      * to this process (Linux: arch_prctl ARCH_REQ_XCOMP_PERM, requested at
      * detection); MOPT_ISA=avx2|portable clears it */

@@ -114,9 +114,9 @@ static void io_case(const attn_params *p, const float *Q, const float *K, const 
     else
         assert_true(g_k->fn(p, qr, kr, vr, o32, threads));
     void *out = io & CPU_ATTN_IO_O ? (void *)oh : (void *)of;
-    assert_true(g_k->iofn(
-        p, io & CPU_ATTN_IO_Q ? (const void *)qh : qr, io & CPU_ATTN_IO_K ? (const void *)kh : kr,
-        io & CPU_ATTN_IO_V ? (const void *)vh : vr, out, io | qk8, threads));
+    assert_true(g_k->iofn(p, io & CPU_ATTN_IO_Q ? (const void *)qh : qr,
+                          io & CPU_ATTN_IO_K ? (const void *)kh : kr,
+                          io & CPU_ATTN_IO_V ? (const void *)vh : vr, out, io | qk8, threads));
     for (int64_t b = 0; b < p->B; b++)
         for (int64_t h = 0; h < p->H; h++)
             for (int64_t i = 0; i < p->Sq; i++)
@@ -344,22 +344,22 @@ MOPT_TEST(amx_attention_vs_ref) {
         {1, 1, 1, 1, 1, 1, false, false, MASK_NONE, 1},
         {2, 2, 128, 128, 64, 64, false, true, MASK_ADD_KEYS, 1}, /* bert_tiny-like */
         {2, 2, 128, 128, 64, 64, false, false, MASK_NONE, 2},
-        {1, 3, 37, 67, 7, 5, false, false, MASK_NONE, 1},       /* odd everything */
-        {1, 2, 33, 129, 33, 17, true, true, MASK_NONE, 2},      /* causal, Sk > Sq */
-        {2, 1, 65, 65, 16, 48, true, false, MASK_ADD_ROW, 1},   /* causal + mask */
-        {1, 2, 19, 70, 9, 80, false, false, MASK_BOOL, 1},      /* bool, one row masked */
-        {1, 1, 5, 300, 128, 65, true, true, MASK_ADD_KEYS, 2},  /* long keys, wide heads */
-        {3, 1, 2, 1, 3, 3, false, false, MASK_ADD_ROW, 1},      /* one key */
+        {1, 3, 37, 67, 7, 5, false, false, MASK_NONE, 1},         /* odd everything */
+        {1, 2, 33, 129, 33, 17, true, true, MASK_NONE, 2},        /* causal, Sk > Sq */
+        {2, 1, 65, 65, 16, 48, true, false, MASK_ADD_ROW, 1},     /* causal + mask */
+        {1, 2, 19, 70, 9, 80, false, false, MASK_BOOL, 1},        /* bool, one row masked */
+        {1, 1, 5, 300, 128, 65, true, true, MASK_ADD_KEYS, 2},    /* long keys, wide heads */
+        {3, 1, 2, 1, 3, 3, false, false, MASK_ADD_ROW, 1},        /* one key */
         {1, 2, 40, 600, 100, 130, false, true, MASK_ADD_KEYS, 2}, /* many tiles, Dv > 128 */
-        {1, 1, 50, 20, 64, 64, true, false, MASK_BOOL, 1},      /* causal, rows seeing nothing */
-        {2, 1, 33, 97, 65, 33, true, true, MASK_ADD_ROW, 2},    /* D just past 64 */
-        {1, 1, 17, 1000, 24, 24, false, false, MASK_BOOL, 1},   /* long rows, bool mask */
+        {1, 1, 50, 20, 64, 64, true, false, MASK_BOOL, 1},        /* causal, rows seeing nothing */
+        {2, 1, 33, 97, 65, 33, true, true, MASK_ADD_ROW, 2},      /* D just past 64 */
+        {1, 1, 17, 1000, 24, 24, false, false, MASK_BOOL, 1},     /* long rows, bool mask */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         run_case(&cases[i]);
     for (int n = 0; n < 25; n++) {
-        tcase t = {pick(1, 2),  pick(1, 3), pick(1, 70), pick(1, 300),    pick(1, 140),
-                   pick(1, 140), rnd() & 1, rnd() & 1,   (int)pick(0, 3), (int)pick(1, 2)};
+        tcase t = {pick(1, 2),   pick(1, 3), pick(1, 70), pick(1, 300),    pick(1, 140),
+                   pick(1, 140), rnd() & 1,  rnd() & 1,   (int)pick(0, 3), (int)pick(1, 2)};
         run_case(&t);
     }
     print_message("amx: largest error / bound: %.3f\n", g_max_rel);

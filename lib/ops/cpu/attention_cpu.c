@@ -146,9 +146,8 @@ static mopt_status avx512_run(const op_ctx *ctx, const op_tensor *in, int n_in, 
         unsigned qk8 = ctx->precision == OP_PREC_INT8 && cpu_get()->avx512_vnni
                            ? CPU_ATTN_QK_INT8 | CPU_ATTN_PV_INT8
                            : 0;
-        return fused_run(ctx, in, n_in, out, cpu_attention_bf16_avx512,
-                         cpu_attention_bf16io_avx512, cpu_attention_bf16_avx512_scratch,
-                         bf16_io_mask(in, out) | qk8);
+        return fused_run(ctx, in, n_in, out, cpu_attention_bf16_avx512, cpu_attention_bf16io_avx512,
+                         cpu_attention_bf16_avx512_scratch, bf16_io_mask(in, out) | qk8);
     }
     if (bf16_io_mask(in, out)) return MOPT_ERR_UNSUPPORTED;
     return fused_run(ctx, in, n_in, out, cpu_attention_f32_avx512, NULL,
