@@ -19,6 +19,16 @@
 #if ATTN_QB != 32 || ATTN_KT % 32
 #error "the AMX variant computes blocks of 32 query rows, 32 keys per step"
 #endif
+/* Keys per chunk of a row: rows up to this long take one pass (exact
+ * softmax); longer ones are cut into chunks, with a running max, the sums
+ * and the accumulator rescaled between chunks (online softmax), so that the
+ * score buffer stays [32][ATTN_AMX_KC] f32 (64 KiB at 512). */
+#ifndef ATTN_AMX_KC
+#define ATTN_AMX_KC 512
+#endif
+#if ATTN_AMX_KC % 64
+#error "ATTN_AMX_KC: a multiple of 64"
+#endif
 
 /* The tile configuration (palette 1): all eight tiles 16 rows x 64 bytes,
  * i.e. 16 x 16 f32 (C), 16 rows x 32 bf16 (A) or 16 pair rows x 16 pairs
@@ -41,12 +51,13 @@ static void amx_setup(void) {
     _tile_loadconfig(&c);
 }
 
-/* sc[32][skp] (f32) for keys [0, kend), kend a multiple of 32: qs [32][D2]
- * bf16 pairs times K^T pairs [D2][skp] (D2 a multiple of 16). Two row tiles
+/* sc[32][kend] (f32, row stride ss) for keys [0, kend) of kt, kend a multiple
+ * of 32: qs [32][D2] bf16 pairs times K^T pairs [D2][skp] (D2 a multiple of
+ * 16). Two row tiles
  * x two key tiles per step, so that each K tile loaded serves 32 rows. */
 static void amx_scores(const uint32_t *qs, int64_t D2, const uint32_t *kt, int64_t skp,
-                       int64_t kend, float *sc) {
-    const int64_t ks = skp * 4;
+                       int64_t kend, float *sc, int64_t ss) {
+    const int64_t ks = skp * 4, os = ss * 4;
     for (int64_t j0 = 0; j0 < kend; j0 += 32) {
         _tile_zero(0);
         _tile_zero(1);
@@ -63,10 +74,10 @@ static void amx_scores(const uint32_t *qs, int64_t D2, const uint32_t *kt, int64
             _tile_dpbf16ps(2, 5, 6);
             _tile_dpbf16ps(3, 5, 7);
         }
-        _tile_stored(0, sc + j0, ks);
-        _tile_stored(1, sc + j0 + 16, ks);
-        _tile_stored(2, sc + 16 * skp + j0, ks);
-        _tile_stored(3, sc + 16 * skp + j0 + 16, ks);
+        _tile_stored(0, sc + j0, os);
+        _tile_stored(1, sc + j0 + 16, os);
+        _tile_stored(2, sc + 16 * ss + j0, os);
+        _tile_stored(3, sc + 16 * ss + j0 + 16, os);
     }
 }
 
@@ -125,41 +136,42 @@ static inline __m512 amx_exp(__m512 x) {
     return _mm512_maskz_scalef_ps(ok, e, n);
 }
 
-/* Row sr of scores (keys [0, kend), kend a multiple of 32) of a query whose
- * last visible key is lim and whose mask row starts at mrow: invisible keys
- * (past lim, or masked out) -inf, the additive mask added; then P =
- * exp(score - max) as bf16 pairs in place (dwords [0, kend/2) of the row).
- * Returns the f32 sum of the (unrounded) P: 0 when no key is visible, NaN
- * when a score is. */
-static float amx_row_softmax(const attn_params *p, float *sr, int64_t kend, int64_t lim,
-                             int64_t mrow) {
+/* Row sr of scores for keys [k0, k0 + kn) (kn a multiple of 32) of a query
+ * whose last visible key is lim and whose mask row starts at mrow: invisible
+ * keys (past lim, or masked out) -inf, the additive mask added; the running
+ * max *m moves to include the chunk's; P = exp(score - *m) as bf16 pairs in
+ * place (dwords [0, kn/2) of the row); *l = *l * corr + the f32 sum of the
+ * (unrounded) P. Returns corr, the factor of what was summed before
+ * (exp(old max - new max); 0 before any visible key). */
+static float amx_row_softmax(const attn_params *p, float *sr, int64_t k0, int64_t kn, int64_t lim,
+                             int64_t mrow, float *m, float *l) {
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
     __m512 vmax = ninf;
-    for (int64_t j = 0; j < kend; j += 16) {
-        const int64_t nvis = lim + 1 - j;
+    for (int64_t j = 0; j < kn; j += 16) {
+        const int64_t key = k0 + j, nvis = lim + 1 - key;
         __mmask16 vis = nvis >= 16 ? (__mmask16)0xffff
                         : nvis > 0 ? (__mmask16)((1u << nvis) - 1)
                                    : (__mmask16)0;
         __m512 v = _mm512_load_ps(sr + j);
         if (vis && p->mask.keep) {
             if (p->mask.sk == 1) {
-                __m128i k8 = _mm_maskz_loadu_epi8(vis, p->mask.keep + mrow + j);
+                __m128i k8 = _mm_maskz_loadu_epi8(vis, p->mask.keep + mrow + key);
                 vis &= _mm_test_epi8_mask(k8, k8);
             } else {
                 for (int t = 0; t < 16; t++)
-                    if (((vis >> t) & 1) && !p->mask.keep[mrow + (j + t) * p->mask.sk])
+                    if (((vis >> t) & 1) && !p->mask.keep[mrow + (key + t) * p->mask.sk])
                         vis &= (__mmask16) ~(1u << t);
             }
         }
         if (vis && p->mask.add) {
             if (p->mask.sk == 1) {
-                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(vis, p->mask.add + mrow + j));
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(vis, p->mask.add + mrow + key));
             } else if (p->mask.sk == 0) {
                 v = _mm512_add_ps(v, _mm512_set1_ps(p->mask.add[mrow]));
             } else {
                 float a[16] = {0};
                 for (int t = 0; t < 16; t++)
-                    if ((vis >> t) & 1) a[t] = p->mask.add[mrow + (j + t) * p->mask.sk];
+                    if ((vis >> t) & 1) a[t] = p->mask.add[mrow + (key + t) * p->mask.sk];
                 v = _mm512_add_ps(v, _mm512_loadu_ps(a));
             }
         }
@@ -168,22 +180,26 @@ static float amx_row_softmax(const attn_params *p, float *sr, int64_t kend, int6
         vmax = _mm512_max_ps(vmax, v);
     }
     uint32_t *pr = (uint32_t *)sr;
-    const float mx = _mm512_reduce_max_ps(vmax);
-    if (mx == -INFINITY) { /* nothing visible */
-        for (int64_t j = 0; j < kend / 2; j += 16)
+    const float cmax = _mm512_reduce_max_ps(vmax);
+    const float mnew = cmax > *m ? cmax : *m;
+    if (mnew == -INFINITY) { /* nothing visible yet */
+        for (int64_t j = 0; j < kn / 2; j += 16)
             _mm512_store_si512((__m512i *)(pr + j), _mm512_setzero_si512());
         return 0.0f;
     }
-    const __m512 vm = _mm512_set1_ps(mx);
+    const float corr = *m == -INFINITY ? 0.0f : mnew == *m ? 1.0f : expf(*m - mnew);
+    *m = mnew;
+    const __m512 vm = _mm512_set1_ps(mnew);
     __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-    for (int64_t j = 0; j < kend; j += 32) { /* both halves read before the pairs are written */
+    for (int64_t j = 0; j < kn; j += 32) { /* both halves read before the pairs are written */
         __m512 e0 = amx_exp(_mm512_sub_ps(_mm512_load_ps(sr + j), vm));
         __m512 e1 = amx_exp(_mm512_sub_ps(_mm512_load_ps(sr + j + 16), vm));
         s0 = _mm512_add_ps(s0, e0);
         s1 = _mm512_add_ps(s1, e1);
         _mm512_store_si512((__m512i *)(pr + j / 2), (__m512i)_mm512_cvtne2ps_pbh(e1, e0));
     }
-    return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+    *l = *l * corr + _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+    return corr;
 }
 
 /* Rows [i0, i0 + 32) of head (b, h) (those < Sq) as scaled bf16 pairs into
@@ -231,29 +247,48 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
             last = limit[r] > last ? limit[r] : last;
         }
     }
-    const int64_t kend = (last + 32) / 32 * 32; /* keys seen: whole tiles of 32 */
-    const int64_t kp = kend;
-    if (kend > 0) amx_scores(qs, D2, (const uint32_t *)s->kt, skp, kend, sc);
-    float l[ATTN_QB];
+    const int64_t kend = (last + 32) / 32 * 32;               /* keys seen: whole tiles of 32 */
+    const int64_t ss = skp < ATTN_AMX_KC ? skp : ATTN_AMX_KC; /* score row stride */
     const int64_t moff = b * p->mask.sb + h * p->mask.sh;
-    for (int r = 0; r < ATTN_QB; r++) {
-        float *sr = sc + r * skp;
-        if (r < nb) {
-            l[r] = amx_row_softmax(p, sr, kend, limit[r], moff + (i0 + r) * p->mask.sq);
-        } else { /* rows past the block: P = 0 */
-            for (int64_t j = 0; j < kend / 2; j++)
-                ((uint32_t *)sr)[j] = 0;
+    float m[ATTN_QB], l[ATTN_QB], corr[ATTN_QB];
+    for (int r = 0; r < ATTN_QB; r++)
+        m[r] = -INFINITY, l[r] = 0.0f;
+    float *pvt = oacc + ATTN_QB * dvp; /* a later chunk's P V, before it is added */
+    for (int64_t k0 = 0; k0 < kend || k0 == 0; k0 += ATTN_AMX_KC) {
+        const int64_t kn = kend - k0 < ATTN_AMX_KC ? kend - k0 : ATTN_AMX_KC;
+        if (kn > 0) amx_scores(qs, D2, (const uint32_t *)s->kt + k0, skp, kn, sc, ss);
+        for (int r = 0; r < ATTN_QB; r++) {
+            float *sr = sc + r * ss;
+            if (r < nb) {
+                corr[r] = amx_row_softmax(p, sr, k0, kn, limit[r], moff + (i0 + r) * p->mask.sq,
+                                          &m[r], &l[r]);
+            } else { /* rows past the block: P = 0 */
+                for (int64_t j = 0; j < kn / 2; j++)
+                    ((uint32_t *)sr)[j] = 0;
+            }
         }
-    }
-    if (i0 + ATTN_QB < p->Sq) { /* the next block's rows */
-        amx_load_q(p, b, h, i0 + ATTN_QB, Q, s, (uint32_t *)s->qs + (1 - buf) * ATTN_QB * D2);
-        s->q_b = b, s->q_h = h, s->q_i0 = i0 + ATTN_QB, s->q_buf = 1 - buf;
-    }
-    if (kp > 0) {
-        amx_pv(oacc, (const uint32_t *)sc, skp, (const uint32_t *)s->vp, dvp, kp);
-    } else {
-        for (int64_t k = 0; k < ATTN_QB * dvp; k++)
-            oacc[k] = 0.0f;
+        if (k0 == 0 && i0 + ATTN_QB < p->Sq) { /* the next block's rows */
+            amx_load_q(p, b, h, i0 + ATTN_QB, Q, s, (uint32_t *)s->qs + (1 - buf) * ATTN_QB * D2);
+            s->q_b = b, s->q_h = h, s->q_i0 = i0 + ATTN_QB, s->q_buf = 1 - buf;
+        }
+        if (k0 == 0) { /* the first chunk's P V is the accumulator */
+            if (kn > 0) {
+                amx_pv(oacc, (const uint32_t *)sc, ss, (const uint32_t *)s->vp, dvp, kn);
+            } else {
+                for (int64_t k = 0; k < ATTN_QB * dvp; k++)
+                    oacc[k] = 0.0f;
+            }
+            continue;
+        }
+        /* later chunks (rows longer than ATTN_AMX_KC keys): O = O * corr + P V */
+        amx_pv(pvt, (const uint32_t *)sc, ss, (const uint32_t *)s->vp + k0 / 2 * dvp, dvp, kn);
+        for (int64_t r = 0; r < nb; r++) {
+            const __m512 c = _mm512_set1_ps(corr[r]);
+            for (int64_t c0 = 0; c0 < dvp; c0 += 16)
+                _mm512_store_ps(oacc + r * dvp + c0,
+                                _mm512_fmadd_ps(_mm512_load_ps(oacc + r * dvp + c0), c,
+                                                _mm512_load_ps(pvt + r * dvp + c0)));
+        }
     }
     for (int64_t r = 0; r < nb; r++) {
         /* a NaN sum (NaN scores) gives a NaN row, as when P V carries it */

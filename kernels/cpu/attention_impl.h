@@ -773,9 +773,11 @@ static bool scratch_sizes(const attn_params *p, int64_t nkv, int64_t nvd, size_t
     sz[4] = (size_t)(ATTN_QS_BUFS * ATTN_QB + 16) * (size_t)(ATTN_D2(p) > 0 ? ATTN_D2(p) : 1) *
             sizeof(uint32_t);
 #endif
-#ifdef ATTN_AMX /* pt: a row of scores (then P in place) per query of the block */
-    if (!mopt_mul_overflow((size_t)ATTN_QB * sizeof(vf), (size_t)(nkv ? nkv : 1), &sz[3]))
-        return false;
+#ifdef ATTN_AMX /* pt: a row of scores (then P in place) per query of the block, up                \
+                  to ATTN_AMX_KC keys; oacc: the accumulator, then a chunk's P V */
+    const int64_t kcv = nkv < ATTN_AMX_KC / ATTN_VLEN ? nkv : ATTN_AMX_KC / ATTN_VLEN;
+    sz[3] = (size_t)ATTN_QB * sizeof(vf) * (size_t)(kcv ? kcv : 1);
+    sz[2] *= 2;
 #endif
     return true;
 }

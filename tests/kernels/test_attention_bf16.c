@@ -65,9 +65,11 @@ typedef struct tcase {
     bool causal, bshd;
     int mask;
     int threads;
+    bool ramp; /* K rows scaled up with the key index: later keys score higher */
 } tcase;
 
 static double g_max_rel; /* largest error seen / its bound, over all cases */
+static double g_max_rms; /* largest RMS error / max|V| of a case */
 
 /* The kernel under test: the AVX512-BF16 one (with its int8 flags) or AMX. */
 typedef bool (*attn_f32_fn)(const attn_params *, const float *, const float *, const float *,
@@ -240,6 +242,13 @@ static void run_case(const tcase *t) {
         Q[i] = frand(-2.f, 2.f);
     for (int64_t i = 0; i < nk; i++)
         K[i] = frand(-2.f, 2.f);
+    if (t->ramp) /* the running max moves from one key chunk to the next */
+        for (int64_t b = 0; b < p.B; b++)
+            for (int64_t h = 0; h < p.H; h++)
+                for (int64_t j = 0; j < p.Sk; j++)
+                    for (int64_t d = 0; d < p.D; d++)
+                        K[b * p.k_sb + h * p.k_sh + j * p.k_ss + d] *=
+                            1.f + 2.f * (float)j / (float)p.Sk;
     float vmax = 0.f;
     for (int64_t i = 0; i < nv; i++) {
         V[i] = frand(-2.f, 2.f);
@@ -297,6 +306,13 @@ static void run_case(const tcase *t) {
                 check_row(&p, t, g_k->name, O, R, R, b, h, i, bound, &e);
             }
     if (e.max_rel > g_max_rel) g_max_rel = e.max_rel;
+    /* and on average: the RMS error well under the worst-case bound (bf16
+     * rounding of scores, P and V: a few 2^-9 of max|V|) */
+    double rms = e.n ? sqrt(e.sq / (double)e.n) / vmax : 0.0;
+    if (rms > g_max_rms) g_max_rms = rms;
+    if (rms > 0.004)
+        fail_msg("%s: RMS error / max|V| %g > 0.004 (Sq%lld Sk%lld D%lld Dv%lld)", g_k->name, rms,
+                 (long long)p.Sq, (long long)p.Sk, (long long)p.D, (long long)p.Dv);
     assert_true(e.differs); /* the products ran in bf16, not f32 */
     if (g_k->int8 && cpu_get()->avx512_vnni) {
         qk8_case(&p, Q, K, V, R, O, no, vmax, t, CPU_ATTN_QK_INT8);
@@ -327,7 +343,7 @@ MOPT_TEST(bf16_attention_vs_ref) {
                    pick(1, 70), rnd() & 1,  rnd() & 1,   (int)pick(0, 3), (int)pick(1, 2)};
         run_case(&t);
     }
-    print_message("largest error / bound: %.3f\n", g_max_rel);
+    print_message("largest error / bound: %.3f, largest RMS / max|V| %.4f\n", g_max_rel, g_max_rms);
     if (cpu_get()->avx512_vnni)
         print_message("int8 Q K^T: largest error / bound %.3f, largest RMS / max|V| %.4f\n",
                       g_max_rel8, g_max_rms8);
@@ -335,11 +351,12 @@ MOPT_TEST(bf16_attention_vs_ref) {
 
 /* The AMX variant: the same cases, and ones for its own blocking (blocks of
  * 32 query rows in two row tiles, 32-key steps, 32-column accumulator
- * groups, features padded to 32, a row buffer of scores per query). */
+ * groups, features padded to 32, a row buffer of scores per query, rows
+ * over 512 keys in chunks with a running max). */
 MOPT_TEST(amx_attention_vs_ref) {
     if (!cpu_get()->amx_kernels) skip();
     g_k = &k_amx;
-    g_max_rel = 0.0;
+    g_max_rel = g_max_rms = 0.0;
     const tcase cases[] = {
         {1, 1, 1, 1, 1, 1, false, false, MASK_NONE, 1},
         {2, 2, 128, 128, 64, 64, false, true, MASK_ADD_KEYS, 1}, /* bert_tiny-like */
@@ -354,6 +371,9 @@ MOPT_TEST(amx_attention_vs_ref) {
         {1, 1, 50, 20, 64, 64, true, false, MASK_BOOL, 1},        /* causal, rows seeing nothing */
         {2, 1, 33, 97, 65, 33, true, true, MASK_ADD_ROW, 2},      /* D just past 64 */
         {1, 1, 17, 1000, 24, 24, false, false, MASK_BOOL, 1},     /* long rows, bool mask */
+        {1, 1, 70, 1100, 64, 64, true, true, MASK_ADD_KEYS, 2},   /* rows in 3 key chunks */
+        {1, 2, 33, 1500, 64, 64, false, false, MASK_NONE, 1, true}, /* max moving across them */
+        {1, 1, 700, 700, 32, 40, true, false, MASK_BOOL, 1},        /* early rows: 1 chunk */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         run_case(&cases[i]);
@@ -362,7 +382,8 @@ MOPT_TEST(amx_attention_vs_ref) {
                    pick(1, 140), rnd() & 1,  rnd() & 1,   (int)pick(0, 3), (int)pick(1, 2)};
         run_case(&t);
     }
-    print_message("amx: largest error / bound: %.3f\n", g_max_rel);
+    print_message("amx: largest error / bound: %.3f, largest RMS / max|V| %.4f\n", g_max_rel,
+                  g_max_rms);
     g_k = &k_avx512;
 }
 
