@@ -158,11 +158,11 @@ int main(int argc, char **argv) {
     }
     fused_fn f32_fused = fused;
     const char *kname = f->isa;
+    const bool amx = f->amx_kernels && cpu_attention_amx_built();
     if (bf16) {
-        fused = f->amx_kernels ? cpu_attention_bf16_amx : cpu_attention_bf16_avx512;
-        scratch =
-            f->amx_kernels ? cpu_attention_bf16_amx_scratch : cpu_attention_bf16_avx512_scratch;
-        kname = f->amx_kernels ? "amx bf16" : "avx512 bf16";
+        fused = amx ? cpu_attention_bf16_amx : cpu_attention_bf16_avx512;
+        scratch = amx ? cpu_attention_bf16_amx_scratch : cpu_attention_bf16_avx512_scratch;
+        kname = amx ? "amx bf16" : "avx512 bf16";
     }
 #ifdef MOPT_BENCH_OPENBLAS
     openblas_set_num_threads(threads);

@@ -56,6 +56,9 @@ bool cpu_attention_bf16_amx(const attn_params *p, const float *Q, const float *K
 bool cpu_attention_bf16io_amx(const attn_params *p, const void *Q, const void *K, const void *V,
                               void *O, unsigned io, int threads);
 size_t cpu_attention_bf16_amx_scratch(const attn_params *p, size_t *tile_bytes);
+/* Whether the AMX variant was built (the compiler knew AMX): if not, the two
+ * functions above decline every call, whatever cpu_get() reports. */
+bool cpu_attention_amx_built(void);
 
 /* Scratch bytes one thread of a variant needs (the score tile, the packed
  * K^T and V of one head, the accumulators), 0 on overflow; *tile_bytes (if

@@ -354,7 +354,7 @@ MOPT_TEST(bf16_attention_vs_ref) {
  * groups, features padded to 32, a row buffer of scores per query, rows
  * over 512 keys in chunks with a running max). */
 MOPT_TEST(amx_attention_vs_ref) {
-    if (!cpu_get()->amx_kernels) skip();
+    if (!cpu_get()->amx_kernels || !cpu_attention_amx_built()) skip();
     g_k = &k_amx;
     g_max_rel = g_max_rms = 0.0;
     const tcase cases[] = {

@@ -119,7 +119,8 @@ static mopt_status fused_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
  * bf16 nodes, and int8 ones, whose VNNI int8 products it beats (issue 11:
  * see kernels/README.md's attention section). */
 static bool uses_amx(op_precision prec) {
-    return cpu_get()->amx_kernels && (prec == OP_PREC_BF16 || prec == OP_PREC_INT8);
+    return cpu_get()->amx_kernels && (prec == OP_PREC_BF16 || prec == OP_PREC_INT8) &&
+           cpu_attention_amx_built();
 }
 
 /* state: non-NULL (this tag) when the node runs the AMX variant, for the name */
