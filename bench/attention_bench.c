@@ -8,8 +8,13 @@
  * vs the fused kernel's score tile and per-thread packed K/V.
  *
  * usage: attention_bench [--batch B] [--heads H] [--dim D] [--threads T]
- *                        [--reps N] [--bf16] [SEQ ...] (default SEQ 128 512 2048)
- * --bf16: the fused kernel is the AVX512-BF16 one (bf16 products; needs the ISA).
+ *                        [--reps N] [--bf16] [--fused-only] [SEQ ...]
+ *                        (default SEQ 128 512 2048)
+ * --fused-only: skip the unfused runs (their columns show 0; max |diff| is then
+ * against the f32 fused kernel with --bf16, else 0).
+ * --bf16: the fused kernel is a bf16-product one (needs AVX512-BF16): the AMX
+ * variant where cpu_get() reports amx_kernels (MOPT_AMX=0: the AVX512-BF16
+ * one), and the f32 fused kernel is timed too, alternating, for the ratio.
  */
 #include <math.h>
 #include <stdint.h>
@@ -103,7 +108,7 @@ static void fill(float *x, size_t n, uint64_t *seed, float scale) {
 int main(int argc, char **argv) {
     int64_t B = 1, H = 12, D = 64;
     int threads = 1, reps = 3;
-    bool bf16 = false;
+    bool bf16 = false, fused_only = false;
     int64_t seqs[16];
     int n_seq = 0;
     for (int i = 1; i < argc; i++) {
@@ -119,11 +124,13 @@ int main(int argc, char **argv) {
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--bf16"))
             bf16 = true;
+        else if (!strcmp(argv[i], "--fused-only"))
+            fused_only = true;
         else if (argv[i][0] != '-' && n_seq < 16)
             seqs[n_seq++] = atoll(argv[i]);
         else {
             fprintf(stderr, "usage: attention_bench [--batch B] [--heads H] [--dim D] "
-                            "[--threads T] [--reps N] [--bf16] [SEQ ...]\n");
+                            "[--threads T] [--reps N] [--bf16] [--fused-only] [SEQ ...]\n");
             return 2;
         }
     }
@@ -149,9 +156,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "attention_bench: --bf16 needs AVX512-BF16\n");
         return 2;
     }
+    fused_fn f32_fused = fused;
+    const char *kname = f->isa;
+    const bool amx = f->amx_kernels && cpu_attention_amx_built();
     if (bf16) {
-        fused = cpu_attention_bf16_avx512;
-        scratch = cpu_attention_bf16_avx512_scratch;
+        fused = amx ? cpu_attention_bf16_amx : cpu_attention_bf16_avx512;
+        scratch = amx ? cpu_attention_bf16_amx_scratch : cpu_attention_bf16_avx512_scratch;
+        kname = amx ? "amx bf16" : "avx512 bf16";
     }
 #ifdef MOPT_BENCH_OPENBLAS
     openblas_set_num_threads(threads);
@@ -161,10 +172,11 @@ int main(int argc, char **argv) {
 #endif
     printf("attention: B=%lld H=%lld D=%lld, mask [B,1,1,S], fused kernel %s%s, %d thread%s, "
            "best of %d\n",
-           (long long)B, (long long)H, (long long)D, f->isa, bf16 ? " bf16" : "", threads,
+           (long long)B, (long long)H, (long long)D, kname, bf16 ? " (vs f32 fused)" : "", threads,
            threads > 1 ? "s" : "", reps);
-    printf("%6s %10s %10s %9s%s %12s %12s %12s %10s\n", "seq", "unfused ms", "fused ms", "speedup",
-           blas_col, "scores B", "tile B", "fused B/thr", "max |diff|");
+    printf("%6s %10s %10s %9s%s %12s %12s %12s %10s%s\n", "seq", "unfused ms", "fused ms",
+           "speedup", blas_col, "scores B", "tile B", "fused B/thr", "max |diff|",
+           bf16 ? "   f32 ms  f32/fused" : "");
     for (int s = 0; s < n_seq; s++) {
         const int64_t S = seqs[s];
         attn_params p;
@@ -193,24 +205,30 @@ int main(int argc, char **argv) {
                 M[b * S + j] = j >= S - S / 8 ? -10000.0f : 0.0f;
         p.mask.add = M;
         p.mask.sb = S, p.mask.sh = 0, p.mask.sq = 0, p.mask.sk = 1;
-        double t_unf = 1e30, t_fus = 1e30, t_blas = 1e30;
+        double t_unf = 1e30, t_fus = 1e30, t_blas = 1e30, t_f32 = 1e30;
         for (int r = 0; r < reps; r++) {
             double t0 = now_s();
-            unfused(&p, Q, K, V, O1, Sc, ref_gemm_f32);
+            if (!fused_only) unfused(&p, Q, K, V, O1, Sc, ref_gemm_f32);
             double t1 = now_s();
             if (!fused(&p, Q, K, V, O2, threads)) return 1;
             double t2 = now_s();
             t_unf = fmin(t_unf, t1 - t0);
             t_fus = fmin(t_fus, t2 - t1);
+            if (bf16) { /* the f32 fused kernel, alternating */
+                if (!f32_fused(&p, Q, K, V, O1, threads)) return 1;
+                t_f32 = fmin(t_f32, now_s() - t2);
+            }
         }
-        double diff = max_diff(O1, O2, n);
+        /* --fused-only: against the f32 fused kernel (--bf16), else nothing */
+        double diff = fused_only && !bf16 ? 0.0 : max_diff(O1, O2, n);
+        if (fused_only) t_unf = t_blas = 0.0;
 #ifdef MOPT_BENCH_OPENBLAS
-        for (int r = 0; r < reps; r++) {
+        for (int r = 0; r < reps && !fused_only; r++) {
             double t0 = now_s();
             unfused(&p, Q, K, V, O1, Sc, blas_gemm);
             t_blas = fmin(t_blas, now_s() - t0);
         }
-        diff = fmax(diff, max_diff(O1, O2, n));
+        if (!fused_only) diff = fmax(diff, max_diff(O1, O2, n));
         char blas_txt[64];
         snprintf(blas_txt, sizeof blas_txt, " %8.2f %10.2fx", 1e3 * t_blas, t_blas / t_fus);
 #else
@@ -218,8 +236,11 @@ int main(int argc, char **argv) {
         (void)t_blas;
 #endif
         size_t tile = 0, per_thread = scratch(&p, &tile);
-        printf("%6lld %10.2f %10.2f %8.2fx%s %12zu %12zu %12zu %10.2g\n", (long long)S, 1e3 * t_unf,
-               1e3 * t_fus, t_unf / t_fus, blas_txt, ns * 4, tile, per_thread, diff);
+        char f32_txt[64] = "";
+        if (bf16) snprintf(f32_txt, sizeof f32_txt, " %8.2f %9.2fx", 1e3 * t_f32, t_f32 / t_fus);
+        printf("%6lld %10.2f %10.2f %8.2fx%s %12zu %12zu %12zu %10.2g%s\n", (long long)S,
+               1e3 * t_unf, 1e3 * t_fus, t_unf / t_fus, blas_txt, ns * 4, tile, per_thread, diff,
+               f32_txt);
         mopt_aligned_free(Q), mopt_aligned_free(K), mopt_aligned_free(V);
         mopt_aligned_free(O1), mopt_aligned_free(O2), mopt_aligned_free(M), mopt_aligned_free(Sc);
     }

@@ -126,14 +126,23 @@ typedef struct attn_scratch {
     vf *vp;    /* [Sk_pad][Dv_pad / VLEN] V, zero-padded */
     vf *oacc;  /* [QB][Dv_pad / VLEN] */
     vf *pt;    /* [QB][NV] probabilities of the current tile (bf16: then [QB][KT] bf16) */
-    float *qs; /* [QB][D] scaled query rows (bf16: [QB][D/2] pairs, then [16][D/2] for K) */
+    float *qs; /* [QB][D] scaled query rows (bf16: [QB][D/2] pairs, then [16][D/2] for K;
+                  AMX: two blocks of [QB][D2] pairs, then [16][D2]) */
     int64_t packed_b, packed_h;
-    bool borrowed; /* buffers carved from the caller's workspace */
-    unsigned io;   /* bf16: CPU_ATTN_IO_* (Q, K, V, O stored as bf16) */
+    int64_t q_b, q_h, q_i0; /* AMX: the block whose rows qs's next buffer holds (-1: none) */
+    int q_buf;              /* AMX: that buffer, 0 or 1 */
+    bool borrowed;          /* buffers carved from the caller's workspace */
+    unsigned io;            /* bf16: CPU_ATTN_IO_* (Q, K, V, O stored as bf16) */
 } attn_scratch;
 
 #ifdef ATTN_BF16
+#ifdef ATTN_AMX /* bf16 feature pairs, zero-padded to whole tiles of 16 */
+#define ATTN_D2(p) (((p)->D + 31) / 32 * 16)
+#define ATTN_QS_BUFS 2 /* query blocks in qs: the current one and the next */
+#else
 #define ATTN_D2(p) (((p)->D + 1) / 2) /* bf16 feature pairs */
+#define ATTN_QS_BUFS 1
+#endif
 #define ATTN_D4(p) (((p)->D + 3) / 4) /* int8 feature quads */
 /* QK_INT8: kt holds [D4][skp] dwords (4 s8 features of a key), then the
  * keys' float scales [skp], then their int32 128 * sum of quantized values */
@@ -277,7 +286,7 @@ static void pack_k8(const attn_params *p, const void *K, bool kb, int64_t koff, 
     uint32_t *kt = (uint32_t *)s->kt;
     float *sk = ATTN_K8_SCALES(s, p, skp);
     int32_t *kc = ATTN_K8_CORR(s, p, skp);
-    uint32_t *tmp = (uint32_t *)s->qs + ATTN_QB * D2; /* [16][D4] */
+    uint32_t *tmp = (uint32_t *)s->qs + ATTN_QS_BUFS * ATTN_QB * D2; /* [16][D4] */
     const __m512i idx =
         _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                            _mm512_set1_epi32((int)D4));
@@ -310,7 +319,7 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
     uint32_t *kt = (uint32_t *)s->kt, *vp = (uint32_t *)s->vp;
     /* K^T: 16 keys at a time converted into tmp ([16][D2] pairs), then
      * each pair column gathered into its row of kt */
-    uint32_t *tmp = (uint32_t *)s->qs + ATTN_QB * D2;
+    uint32_t *tmp = (uint32_t *)s->qs + ATTN_QS_BUFS * ATTN_QB * D2;
     const __m512i idx =
         _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                            _mm512_set1_epi32((int)D2));
@@ -318,7 +327,8 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
     for (int64_t j0 = 0; j0 < skp && !(s->io & CPU_ATTN_QK_INT8); j0 += 16) {
         for (int64_t t = 0; t < 16; t++) {
             uint32_t *row = tmp + t * D2;
-            if (D2 > 0) row[D2 - 1] = 0;
+            for (int64_t dd = p->D / 2; dd < D2; dd++) /* the pad pairs */
+                row[dd] = 0;
             if (j0 + t < p->Sk)
                 cvt_any(elem_at(K, kb, koff + (j0 + t) * p->k_ss), kb, p->D, 1.0f, (uint16_t *)row);
             else
@@ -470,6 +480,7 @@ static inline __attribute__((always_inline)) void pv_block_i8(vf *oacc, const ui
 #define PV_BLOCK(NVC) pv_block(s->oacc, s->pt, s->vp, nvd, j0, kn, c0, NVC)
 #endif
 
+#ifndef ATTN_AMX
 /* One block of up to QB query rows [i0, i0 + nb) of head (b, h). */
 static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, int64_t nb,
                         const float *Q, float *O, attn_scratch *s, int64_t nkv, int64_t nvd) {
@@ -491,7 +502,8 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
         limit[r] = -1;
 #ifdef ATTN_BF16
         uint32_t *qrow = (uint32_t *)s->qs + r * (qk8 ? D4 : D2);
-        if (D2 > 0 && !qk8) qrow[D2 - 1] = 0; /* the pad feature of an odd D */
+        for (int64_t dd = D / 2; dd < D2 && !qk8; dd++) /* the pad features */
+            qrow[dd] = 0;
         sq[r] = 0.f;
         if (r < nb) {
             limit[r] = p->causal ? i0 + r + (Sk - p->Sq) : Sk - 1;
@@ -713,6 +725,10 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
     }
 }
 
+#else
+#include "kernels/cpu/attention_amx_block.h"
+#endif /* !ATTN_AMX */
+
 static void scratch_free(attn_scratch *s) {
     if (s->borrowed) {
         memset(s, 0, sizeof *s);
@@ -754,7 +770,14 @@ static bool scratch_sizes(const attn_params *p, int64_t nkv, int64_t nvd, size_t
 #ifdef ATTN_BF16
     sz[3] += (size_t)ATTN_QB * ATTN_KT * sizeof(uint16_t); /* bf16 P */
     if (p->D > (int64_t)(INT32_MAX / 16)) return false;    /* K's gather offsets are int32 */
-    sz[4] = (size_t)(ATTN_QB + 16) * (size_t)(ATTN_D2(p) > 0 ? ATTN_D2(p) : 1) * sizeof(uint32_t);
+    sz[4] = (size_t)(ATTN_QS_BUFS * ATTN_QB + 16) * (size_t)(ATTN_D2(p) > 0 ? ATTN_D2(p) : 1) *
+            sizeof(uint32_t);
+#endif
+#ifdef ATTN_AMX /* pt: a row of scores (then P in place) per query of the block, up                \
+                  to ATTN_AMX_KC keys; oacc: the accumulator, then a chunk's P V */
+    const int64_t kcv = nkv < ATTN_AMX_KC / ATTN_VLEN ? nkv : ATTN_AMX_KC / ATTN_VLEN;
+    sz[3] = (size_t)ATTN_QB * sizeof(vf) * (size_t)(kcv ? kcv : 1);
+    sz[2] *= 2;
 #endif
     return true;
 }
@@ -765,6 +788,9 @@ size_t ATTN_SCRATCH_FN(const attn_params *p, size_t *tile_bytes) {
     size_t sz[5], total = 0;
     if (tile_bytes) *tile_bytes = (size_t)ATTN_QB * ATTN_NV * sizeof(vf);
     if (!scratch_sizes(p, nkv, nvd, sz)) return 0;
+#ifdef ATTN_AMX
+    if (tile_bytes) *tile_bytes = sz[3];
+#endif
     for (int i = 0; i < 5; i++) {
         if (sz[i] > SIZE_MAX / 2 - total) return 0;
         total += ATTN_ROUND64(sz[i]);
@@ -778,6 +804,7 @@ static bool scratch_alloc(attn_scratch *s, const attn_params *p, int64_t nkv, in
                           int tid) {
     memset(s, 0, sizeof *s);
     s->packed_b = s->packed_h = -1;
+    s->q_b = s->q_h = s->q_i0 = -1;
     size_t sz[5];
     if (!scratch_sizes(p, nkv, nvd, sz)) return false;
     if (p->work && p->work_per_thread >= ATTN_SCRATCH_FN(p, NULL)) {
@@ -850,6 +877,10 @@ bool ATTN_FN(const attn_params *p, const float *Q, const float *K, const float *
 #ifdef ATTN_BF16
         s.io = io;
 #endif
+#ifdef ATTN_AMX /* this thread's tiles */
+        s.io = io & ~(CPU_ATTN_QK_INT8 | CPU_ATTN_PV_INT8);
+        amx_setup();
+#endif
         if (!ok) {
 #ifdef _OPENMP
 #pragma omp atomic write
@@ -872,6 +903,9 @@ bool ATTN_FN(const attn_params *p, const float *Q, const float *K, const float *
             }
         }
         if (ok) scratch_free(&s);
+#ifdef ATTN_AMX
+        _tile_release();
+#endif
     }
     (void)n_threads;
     return !failed;

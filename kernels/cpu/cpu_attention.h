@@ -46,6 +46,20 @@ size_t cpu_attention_bf16_avx512_scratch(const attn_params *p, size_t *tile_byte
 bool cpu_attention_bf16io_avx512(const attn_params *p, const void *Q, const void *K, const void *V,
                                  void *O, unsigned io, int threads);
 
+/* The AMX variant (attention-amx.c): the same contract as the AVX512-BF16
+ * one (same inputs, outputs within the same bf16 rounding bound, not the
+ * same bits), with Q K^T and P V on AMX tiles; both products always in
+ * bf16 (CPU_ATTN_QK_INT8 / _PV_INT8 are ignored). Call only when
+ * cpu_get()->amx_kernels. */
+bool cpu_attention_bf16_amx(const attn_params *p, const float *Q, const float *K, const float *V,
+                            float *O, int threads);
+bool cpu_attention_bf16io_amx(const attn_params *p, const void *Q, const void *K, const void *V,
+                              void *O, unsigned io, int threads);
+size_t cpu_attention_bf16_amx_scratch(const attn_params *p, size_t *tile_bytes);
+/* Whether the AMX variant was built (the compiler knew AMX): if not, the two
+ * functions above decline every call, whatever cpu_get() reports. */
+bool cpu_attention_amx_built(void);
+
 /* Scratch bytes one thread of a variant needs (the score tile, the packed
  * K^T and V of one head, the accumulators), 0 on overflow; *tile_bytes (if
  * not NULL) gets the size of the score tile alone. */

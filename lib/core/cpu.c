@@ -9,6 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__linux__) && (defined(__x86_64__) || defined(__i386__))
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 static cpu_features g_cpu;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -19,6 +24,17 @@ static unsigned long long xgetbv0(void) {
     unsigned int eax, edx;
     __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
     return ((unsigned long long)edx << 32) | eax;
+}
+
+/* Linux hands out the AMX tile data state (XFEATURE_XTILEDATA, 18) only on
+ * request (arch_prctl ARCH_REQ_XCOMP_PERM, once per process, every thread);
+ * without it the first tile instruction faults. true when granted. */
+static bool request_amx(void) {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18) == 0;
+#else
+    return true; /* other systems enable the state with XCR0 */
+#endif
 }
 
 static void detect(void) {
@@ -48,7 +64,7 @@ static void detect(void) {
                 f.avx512vl = (b >> 31) & 1;
                 f.avx512_vnni = (c >> 11) & 1;
             }
-            f.amx_bf16 = tiles_ok && ((d >> 22) & 1);
+            f.amx_bf16 = tiles_ok && ((d >> 22) & 1) && request_amx();
             unsigned int a1, b1, c1, d1;
             if (__get_cpuid_count(7, 1, &a1, &b1, &c1, &d1)) {
                 f.avx_vnni = (a1 >> 4) & 1;
@@ -65,6 +81,8 @@ static void detect(void) {
         memset(&f, 0, sizeof f);
         f.amd = amd;
     }
+    const char *amx = getenv("MOPT_AMX");
+    f.amx_kernels = f.amx_bf16 && f.avx512_bf16 && !(amx && strcmp(amx, "0") == 0);
     f.bf16_compute = f.avx512_bf16 && (f.amx_bf16 || f.amd);
     const char *force = getenv("MOPT_BF16_COMPUTE");
     if (force && (strcmp(force, "1") == 0 || strcmp(force, "0") == 0))

@@ -27,6 +27,12 @@
  * and the result must differ from the bf16 kernel's (int8 ran). With P V
  * in int8 too (CPU_ATTN_PV_INT8: P in steps of 1/255, V per column), plus
  * max|V| (Sk / 510 + 1 / 254) (the softmax sum is at least 1).
+ *
+ * The AMX variant (cpu_attention_bf16_amx / _bf16io_amx, attention-amx.c)
+ * runs the same cases and more (several 64-key tiles, Dv over 64 columns,
+ * causal rows that see no key) against the same bf16 bound, the same io
+ * check, and 1 and 2 threads bit for bit; it is skipped (not passed) where
+ * cpu_get() does not report amx_kernels (no AMX, or MOPT_AMX=0).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -59,9 +65,27 @@ typedef struct tcase {
     bool causal, bshd;
     int mask;
     int threads;
+    bool ramp; /* K rows scaled up with the key index: later keys score higher */
 } tcase;
 
 static double g_max_rel; /* largest error seen / its bound, over all cases */
+static double g_max_rms; /* largest RMS error / max|V| of a case */
+
+/* The kernel under test: the AVX512-BF16 one (with its int8 flags) or AMX. */
+typedef bool (*attn_f32_fn)(const attn_params *, const float *, const float *, const float *,
+                            float *, int);
+typedef bool (*attn_io_fn)(const attn_params *, const void *, const void *, const void *, void *,
+                           unsigned, int);
+typedef struct kvariant {
+    const char *name;
+    attn_f32_fn fn;
+    attn_io_fn iofn;
+    bool int8; /* runs CPU_ATTN_QK_INT8 / _PV_INT8 (with AVX512-VNNI) */
+} kvariant;
+static const kvariant k_avx512 = {"bf16", cpu_attention_bf16_avx512, cpu_attention_bf16io_avx512,
+                                  true};
+static const kvariant k_amx = {"amx", cpu_attention_bf16_amx, cpu_attention_bf16io_amx, false};
+static const kvariant *g_k = &k_avx512;
 
 /* x rounded to bf16: bits in h (may be NULL), value in r */
 static void round_bf16(const float *x, int64_t n, uint16_t *h, float *r) {
@@ -78,7 +102,7 @@ static void round_bf16(const float *x, int64_t n, uint16_t *h, float *r) {
 static void io_case(const attn_params *p, const float *Q, const float *K, const float *V,
                     int64_t nq, int64_t nk, int64_t nv, int64_t no, int threads) {
     unsigned io = 1u + (unsigned)(rnd() % 15u);
-    unsigned qk8 = cpu_get()->avx512_vnni && rnd() % 2 ? CPU_ATTN_QK_INT8 : 0;
+    unsigned qk8 = g_k->int8 && cpu_get()->avx512_vnni && rnd() % 2 ? CPU_ATTN_QK_INT8 : 0;
     if (qk8 && rnd() % 2) qk8 |= CPU_ATTN_PV_INT8;
     float *qr = malloc((size_t)nq * sizeof *qr), *kr = malloc((size_t)nk * sizeof *kr);
     float *vr = malloc((size_t)nv * sizeof *vr), *o32 = malloc((size_t)no * sizeof *o32);
@@ -88,13 +112,13 @@ static void io_case(const attn_params *p, const float *Q, const float *K, const 
     assert_true(qr && kr && vr && o32 && of && qh && kh && vh && oh);
     round_bf16(Q, nq, qh, qr), round_bf16(K, nk, kh, kr), round_bf16(V, nv, vh, vr);
     if (qk8)
-        assert_true(cpu_attention_bf16io_avx512(p, qr, kr, vr, o32, qk8, threads));
+        assert_true(g_k->iofn(p, qr, kr, vr, o32, qk8, threads));
     else
-        assert_true(cpu_attention_bf16_avx512(p, qr, kr, vr, o32, threads));
+        assert_true(g_k->fn(p, qr, kr, vr, o32, threads));
     void *out = io & CPU_ATTN_IO_O ? (void *)oh : (void *)of;
-    assert_true(cpu_attention_bf16io_avx512(
-        p, io & CPU_ATTN_IO_Q ? (const void *)qh : qr, io & CPU_ATTN_IO_K ? (const void *)kh : kr,
-        io & CPU_ATTN_IO_V ? (const void *)vh : vr, out, io | qk8, threads));
+    assert_true(g_k->iofn(p, io & CPU_ATTN_IO_Q ? (const void *)qh : qr,
+                          io & CPU_ATTN_IO_K ? (const void *)kh : kr,
+                          io & CPU_ATTN_IO_V ? (const void *)vh : vr, out, io | qk8, threads));
     for (int64_t b = 0; b < p->B; b++)
         for (int64_t h = 0; h < p->H; h++)
             for (int64_t i = 0; i < p->Sq; i++)
@@ -218,6 +242,13 @@ static void run_case(const tcase *t) {
         Q[i] = frand(-2.f, 2.f);
     for (int64_t i = 0; i < nk; i++)
         K[i] = frand(-2.f, 2.f);
+    if (t->ramp) /* the running max moves from one key chunk to the next */
+        for (int64_t b = 0; b < p.B; b++)
+            for (int64_t h = 0; h < p.H; h++)
+                for (int64_t j = 0; j < p.Sk; j++)
+                    for (int64_t d = 0; d < p.D; d++)
+                        K[b * p.k_sb + h * p.k_sh + j * p.k_ss + d] *=
+                            1.f + 2.f * (float)j / (float)p.Sk;
     float vmax = 0.f;
     for (int64_t i = 0; i < nv; i++) {
         V[i] = frand(-2.f, 2.f);
@@ -247,7 +278,17 @@ static void run_case(const tcase *t) {
     assert_true(ref_attention_f32(&p, Q, K, V, R));
     for (int64_t i = 0; i < no; i++)
         O[i] = NAN;
-    assert_true(cpu_attention_bf16_avx512(&p, Q, K, V, O, t->threads));
+    assert_true(g_k->fn(&p, Q, K, V, O, t->threads));
+    if (g_k == &k_amx) { /* the other thread count: the same bits */
+        float *O2 = malloc((size_t)no * sizeof *O2);
+        assert_non_null(O2);
+        assert_true(g_k->fn(&p, Q, K, V, O2, 3 - t->threads));
+        if (memcmp(O, O2, (size_t)no * sizeof *O) != 0)
+            fail_msg("amx: 1 and 2 threads differ (B%lld H%lld Sq%lld Sk%lld D%lld Dv%lld)",
+                     (long long)p.B, (long long)p.H, (long long)p.Sq, (long long)p.Sk,
+                     (long long)p.D, (long long)p.Dv);
+        free(O2);
+    }
     row_err e = {0};
     for (int64_t b = 0; b < p.B; b++)
         for (int64_t h = 0; h < p.H; h++)
@@ -262,11 +303,18 @@ static void run_case(const tcase *t) {
                     es = fmax(es, 2.0 * ldexp(1.0, -9) * p.scale * a);
                 }
                 double bound = ((exp(2.0 * es) - 1.0) + 2.0 * ldexp(1.0, -9) + 1e-5) * (double)vmax;
-                check_row(&p, t, "bf16", O, R, R, b, h, i, bound, &e);
+                check_row(&p, t, g_k->name, O, R, R, b, h, i, bound, &e);
             }
     if (e.max_rel > g_max_rel) g_max_rel = e.max_rel;
+    /* and on average: the RMS error well under the worst-case bound (bf16
+     * rounding of scores, P and V: a few 2^-9 of max|V|) */
+    double rms = e.n ? sqrt(e.sq / (double)e.n) / vmax : 0.0;
+    if (rms > g_max_rms) g_max_rms = rms;
+    if (rms > 0.004)
+        fail_msg("%s: RMS error / max|V| %g > 0.004 (Sq%lld Sk%lld D%lld Dv%lld)", g_k->name, rms,
+                 (long long)p.Sq, (long long)p.Sk, (long long)p.D, (long long)p.Dv);
     assert_true(e.differs); /* the products ran in bf16, not f32 */
-    if (cpu_get()->avx512_vnni) {
+    if (g_k->int8 && cpu_get()->avx512_vnni) {
         qk8_case(&p, Q, K, V, R, O, no, vmax, t, CPU_ATTN_QK_INT8);
         qk8_case(&p, Q, K, V, R, O, no, vmax, t, CPU_ATTN_QK_INT8 | CPU_ATTN_PV_INT8);
     }
@@ -295,13 +343,52 @@ MOPT_TEST(bf16_attention_vs_ref) {
                    pick(1, 70), rnd() & 1,  rnd() & 1,   (int)pick(0, 3), (int)pick(1, 2)};
         run_case(&t);
     }
-    print_message("largest error / bound: %.3f\n", g_max_rel);
+    print_message("largest error / bound: %.3f, largest RMS / max|V| %.4f\n", g_max_rel, g_max_rms);
     if (cpu_get()->avx512_vnni)
         print_message("int8 Q K^T: largest error / bound %.3f, largest RMS / max|V| %.4f\n",
                       g_max_rel8, g_max_rms8);
 }
 
+/* The AMX variant: the same cases, and ones for its own blocking (blocks of
+ * 32 query rows in two row tiles, 32-key steps, 32-column accumulator
+ * groups, features padded to 32, a row buffer of scores per query, rows
+ * over 512 keys in chunks with a running max). */
+MOPT_TEST(amx_attention_vs_ref) {
+    if (!cpu_get()->amx_kernels || !cpu_attention_amx_built()) skip();
+    g_k = &k_amx;
+    g_max_rel = g_max_rms = 0.0;
+    const tcase cases[] = {
+        {1, 1, 1, 1, 1, 1, false, false, MASK_NONE, 1},
+        {2, 2, 128, 128, 64, 64, false, true, MASK_ADD_KEYS, 1}, /* bert_tiny-like */
+        {2, 2, 128, 128, 64, 64, false, false, MASK_NONE, 2},
+        {1, 3, 37, 67, 7, 5, false, false, MASK_NONE, 1},         /* odd everything */
+        {1, 2, 33, 129, 33, 17, true, true, MASK_NONE, 2},        /* causal, Sk > Sq */
+        {2, 1, 65, 65, 16, 48, true, false, MASK_ADD_ROW, 1},     /* causal + mask */
+        {1, 2, 19, 70, 9, 80, false, false, MASK_BOOL, 1},        /* bool, one row masked */
+        {1, 1, 5, 300, 128, 65, true, true, MASK_ADD_KEYS, 2},    /* long keys, wide heads */
+        {3, 1, 2, 1, 3, 3, false, false, MASK_ADD_ROW, 1},        /* one key */
+        {1, 2, 40, 600, 100, 130, false, true, MASK_ADD_KEYS, 2}, /* many tiles, Dv > 128 */
+        {1, 1, 50, 20, 64, 64, true, false, MASK_BOOL, 1},        /* causal, rows seeing nothing */
+        {2, 1, 33, 97, 65, 33, true, true, MASK_ADD_ROW, 2},      /* D just past 64 */
+        {1, 1, 17, 1000, 24, 24, false, false, MASK_BOOL, 1},     /* long rows, bool mask */
+        {1, 1, 70, 1100, 64, 64, true, true, MASK_ADD_KEYS, 2},   /* rows in 3 key chunks */
+        {1, 2, 33, 1500, 64, 64, false, false, MASK_NONE, 1, true}, /* max moving across them */
+        {1, 1, 700, 700, 32, 40, true, false, MASK_BOOL, 1},        /* early rows: 1 chunk */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(&cases[i]);
+    for (int n = 0; n < 25; n++) {
+        tcase t = {pick(1, 2),   pick(1, 3), pick(1, 70), pick(1, 300),    pick(1, 140),
+                   pick(1, 140), rnd() & 1,  rnd() & 1,   (int)pick(0, 3), (int)pick(1, 2)};
+        run_case(&t);
+    }
+    print_message("amx: largest error / bound: %.3f, largest RMS / max|V| %.4f\n", g_max_rel,
+                  g_max_rms);
+    g_k = &k_avx512;
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(bf16_attention_vs_ref)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(bf16_attention_vs_ref),
+                                       cmocka_unit_test(amx_attention_vs_ref)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

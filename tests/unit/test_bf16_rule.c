@@ -4,7 +4,9 @@
  * AMD), else the FP32 kernels; MOPT_BF16_COMPUTE=1/0 forces the rule on/off.
  * meson runs this program three times: with the CPU's own rule
  * (MOPT_BF16_COMPUTE=auto), forced on and forced off, so each machine checks
- * the rule it has and both outcomes of the plan.
+ * the rule it has and both outcomes of the plan. Also: the library's AMX
+ * kernels (cpu_features.amx_kernels: AMX with AVX512-BF16 unless MOPT_AMX=0,
+ * run a fourth time) plan the attention of bf16 nodes as "cpu-amx".
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@
 
 #include "../test_main.h"
 #include "core/cpu.h"
+#include "kernels/cpu/cpu_attention.h"
 #include "runtime/runtime.h"
 #include "test_bert_plan.h"
 
@@ -32,6 +35,17 @@ MOPT_TEST(rule_follows_cpu_and_environment) {
     const cpu_features *f = cpu_get();
     assert_int_equal(f->bf16_compute, expected_rule(f));
     if (f->amx_bf16) assert_true(f->avx512_bf16 || getenv("MOPT_ISA"));
+    const char *amx = getenv("MOPT_AMX");
+    assert_int_equal(f->amx_kernels,
+                     f->amx_bf16 && f->avx512_bf16 && !(amx && strcmp(amx, "0") == 0));
+}
+
+/* Nodes whose kernel is `name`. */
+static int count_kernel(const mopt_model *m, const char *name) {
+    int n = 0;
+    for (int32_t i = 0; i < m->graph->n_nodes; i++)
+        n += m->plans[i].kernel && strcmp(m->plans[i].kernel, name) == 0;
+    return n;
 }
 
 /* Counts the nodes planned in bf16 and those whose kernel name says bf16. */
@@ -56,6 +70,11 @@ MOPT_TEST(bf16_plan_follows_rule) {
         assert_int_equal(named, 0);
         assert_null(m->bf16_store);
     }
+    /* the fused attention runs on AMX tiles exactly when bf16 nodes exist there */
+    if (f->amx_kernels && f->bf16_compute && cpu_attention_amx_built())
+        assert_true(count_kernel(m, "cpu-amx") > 0);
+    else
+        assert_int_equal(count_kernel(m, "cpu-amx"), 0);
     mopt_model_destroy(m);
 }
 
