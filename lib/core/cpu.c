@@ -14,6 +14,23 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+/* Linux hands out the AMX tile data state only on request (arch_prctl
+ * ARCH_REQ_XCOMP_PERM = 0x1023 for XFEATURE_XTILEDATA = 18), once per
+ * process, before any thread's first tile instruction (which would fault
+ * otherwise); each thread then loads its own tile configuration. False:
+ * not granted (old kernel, or not Linux), so no AMX. */
+static bool amx_permit(void) {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+    return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+#else
+    return false;
+#endif
+}
 
 static unsigned long long xgetbv0(void) {
     unsigned int eax, edx;
@@ -65,6 +82,7 @@ static void detect(void) {
         memset(&f, 0, sizeof f);
         f.amd = amd;
     }
+    if (f.amx_bf16 && !amx_permit()) f.amx_bf16 = false;
     f.bf16_compute = f.avx512_bf16 && (f.amx_bf16 || f.amd);
     const char *force = getenv("MOPT_BF16_COMPUTE");
     if (force && (strcmp(force, "1") == 0 || strcmp(force, "0") == 0))
