@@ -81,11 +81,10 @@ static inline __attribute__((always_inline)) vf amx_act(const cpu_amx_plan *p, v
     case KN_ACT_LEAKY_RELU: return v_sel(v_lt(x, v_zero()), v_mul(x, v_set1(p->act_alpha)), x);
     case KN_ACT_CLIP: return clamp(x, v_set1(p->act_alpha), v_set1(p->act_beta));
     case KN_ACT_HARD_SWISH:
-        return v_mul(x, clamp(v_fmadd(x, v_set1(1.0f / 6.0f), v_set1(0.5f)), v_zero(),
-                              v_set1(1.0f)));
+        return v_mul(x,
+                     clamp(v_fmadd(x, v_set1(1.0f / 6.0f), v_set1(0.5f)), v_zero(), v_set1(1.0f)));
     case KN_ACT_HARD_SIGMOID:
-        return clamp(v_fmadd(x, v_set1(p->act_alpha), v_set1(p->act_beta)), v_zero(),
-                     v_set1(1.0f));
+        return clamp(v_fmadd(x, v_set1(p->act_alpha), v_set1(p->act_beta)), v_zero(), v_set1(1.0f));
     case KN_ACT_SIGMOID: return v_sigmoid(x);
     case KN_ACT_TANH: return v_tanh(x);
     case KN_ACT_SWISH: return v_mul(x, v_sigmoid(x));

@@ -23,10 +23,10 @@
 #include "kernels/kernels.h"
 #include "mopt_config.h"
 
-#define CPU_AMX_NR 32 /* columns per packed panel (two 16-column tiles) */
-#define CPU_AMX_KS 32 /* K per tile step (16 pairs of bf16) */
-#define CPU_AMX_MR 32 /* rows per register block (two 16-row tiles) */
-#define CPU_AMX_MB_MAX 1024/* the most rows of an M block (cpu_amx_plan.mb) */
+#define CPU_AMX_NR 32       /* columns per packed panel (two 16-column tiles) */
+#define CPU_AMX_KS 32       /* K per tile step (16 pairs of bf16) */
+#define CPU_AMX_MR 32       /* rows per register block (two 16-row tiles) */
+#define CPU_AMX_MB_MAX 1024 /* the most rows of an M block (cpu_amx_plan.mb) */
 
 typedef struct cpu_amx_plan {
     int64_t K, N;       /* the product's K and N */

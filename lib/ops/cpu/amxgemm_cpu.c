@@ -188,8 +188,10 @@ static mopt_status amx_run(const op_ctx *ctx, amx_kind kind, const op_tensor *in
         out[0].shape.dims[out[0].shape.rank - 1] != s->plan.N)
         return MOPT_ERR_UNSUPPORTED;
     cpu_amx_plan plan = s->plan;
-    cpu_amx_io io = {in[0].data, plan.K, M, NULL, out[0].data, in[0].dtype == MOPT_DTYPE_BF16,
-                     false, out[0].dtype == MOPT_DTYPE_BF16};
+    cpu_amx_io io = {in[0].data,  plan.K,
+                     M,           NULL,
+                     out[0].data, in[0].dtype == MOPT_DTYPE_BF16,
+                     false,       out[0].dtype == MOPT_DTYPE_BF16};
     if (kind == AMX_FUSED) {
         const fused_matmul_params *p = ctx->params;
         plan.alpha = p->alpha;
