@@ -75,6 +75,29 @@ static inline vf clamp(vf x, vf lo, vf hi) {
     return v_sel(v_lt(x, lo), lo, v_sel(v_gt(x, hi), hi, x));
 }
 
+/* GELU, exact (erf) form, cheaper than vmath.h's v_gelu_erf (two thirds of
+ * its operations; FFN1 + GELU of a BERT-like h768 layer ran 1.03x
+ * oneDNN's time with v_gelu_erf, its product alone 0.81-0.90x):
+ * 1 + erf(z) from erfc(|z|) = t P(t) e^(-z^2), t = 1 / (1 + 0.3275911
+ * |z|) (Abramowitz-Stegun 7.1.26, |error| <= 1.5e-7, relative in the
+ * tail), 1/(1 + p|z|) by rcp14 and one Newton step. Measured against
+ * erff on a grid of [-10, 10] in tests/unit/test_kernels.c (cpu_amx_gemm). */
+static inline vf amx_gelu_erf(vf x) {
+    const vf z = v_mul(x, v_set1(0.70710678118654752440f));
+    const vf a = v_abs(z);
+    const vf d = v_fmadd(a, v_set1(0.3275911f), v_set1(1.0f));
+    vf t = _mm512_rcp14_ps(d);
+    t = v_mul(t, v_fnmadd(d, t, v_set1(2.0f)));
+    vf q = v_set1(1.061405429f);
+    q = v_fmadd(q, t, v_set1(-1.453152027f));
+    q = v_fmadd(q, t, v_set1(1.421413741f));
+    q = v_fmadd(q, t, v_set1(-0.284496736f));
+    q = v_fmadd(q, t, v_set1(0.254829592f));
+    const vf erfc = v_mul(v_mul(q, t), v_exp_weight(v_neg(v_mul(a, a))));
+    const vf f = v_sel(v_lt(z, v_zero()), erfc, v_sub(v_set1(2.0f), erfc));
+    return v_sel(v_isnan(x), x, v_mul(v_mul(v_set1(0.5f), x), f));
+}
+
 static inline __attribute__((always_inline)) vf amx_act(const cpu_amx_plan *p, vf x) {
     switch (p->act) {
     case KN_ACT_RELU: return v_max(v_zero(), x); /* NaN: the second operand */
@@ -88,7 +111,7 @@ static inline __attribute__((always_inline)) vf amx_act(const cpu_amx_plan *p, v
     case KN_ACT_SIGMOID: return v_sigmoid(x);
     case KN_ACT_TANH: return v_tanh(x);
     case KN_ACT_SWISH: return v_mul(x, v_sigmoid(x));
-    case KN_ACT_GELU: return v_gelu_erf(x);
+    case KN_ACT_GELU: return amx_gelu_erf(x);
     case KN_ACT_GELU_TANH: return v_gelu_tanh(x);
     default: return x;
     }
