@@ -185,6 +185,10 @@ int main(int argc, char **argv) {
     if (getenv("AMX_MB")) pl.mb = atoi(getenv("AMX_MB"));
     pl.kc = getenv("AMX_KC") ? atoi(getenv("AMX_KC")) : 512;
     pl.pg = 1;
+    /* AMX_FLUSH=1: 64 MB touched before every call (weights cold, as in a model) */
+    static char *junk;
+    bool flush = getenv("AMX_FLUSH") != NULL;
+    if (flush) junk = malloc(64 << 20);
     uint16_t *bp = aligned_alloc(64, cpu_amx_packed_elems(K, N) * 2);
     cpu_amx_pack(W, K, N, false, bp);
     pl.bp = bp, pl.bias = B, pl.alpha = 1.f;
@@ -196,6 +200,7 @@ int main(int argc, char **argv) {
     double amx_best = 1e9, amx_sum = 0, old_best = 1e9, old_sum = 0;
     for (int it = 0; it < iters + 2; it++)
         for (int i = 0; i < nv; i++) {
+            if (flush) memset(junk, it + i, 64 << 20);
             double t0 = now();
             for (int j = 0; j < v[i].n; j++)
                 run_part(&v[i].parts[j]);
@@ -206,6 +211,7 @@ int main(int argc, char **argv) {
                 if (t < v[i].best) v[i].best = t;
             }
             if (i == nv - 1) {
+                if (flush) memset(junk, it, 64 << 20);
                 t0 = now();
                 cpu_amx_run(&pl, &io, 0, cpu_amx_units(&pl, M), scr);
                 t = now() - t0;
@@ -214,6 +220,7 @@ int main(int argc, char **argv) {
                     if (t < amx_best) amx_best = t;
                 }
 #ifdef AMX_OLD
+                if (flush) memset(junk, it + 1, 64 << 20);
                 t0 = now();
                 cpu_amx_run_old(&pl, &io, 0, cpu_amx_units(&pl, M), scr);
                 t = now() - t0;

@@ -14,6 +14,7 @@
  * scratch per thread slot; K is never split, so the bits do not depend on
  * the thread count.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -34,6 +35,12 @@
 #define AMX_A_BYTES (1 << 20)
 #define AMX_MB 256
 #define AMX_KC 512
+/* The smallest K and N it takes (else oneDNN): with K or N = 256 (BERT-like
+ * h256) oneDNN was as fast or faster: 1024 x 256 x 256 + residual 1.22x,
+ * 256 -> 1024 + GELU 1.22x, 256 -> 768 0.97x, 1024 -> 256 0.92x per node
+ * (amxgemm_ab.c, weights cold), the whole h256 encoder 1.13-1.14x
+ * (amxgemm_ab.py); with K, N >= 768 0.65-0.9x per node. */
+#define AMX_MIN_KN 512
 
 typedef enum amx_kind { AMX_MATMUL, AMX_FUSED } amx_kind;
 
@@ -49,9 +56,14 @@ typedef struct amx_scratch {
     unsigned char *buf;
 } amx_scratch;
 
+/* MOPT_AMX_GEMM in the environment, read at each node's prepare: 0 leaves
+ * every node to oneDNN (an A/B switch within one process,
+ * bench/proto/amxgemm_ab.py), "all" takes every size (tests). */
 static bool amx_available(void) {
 #ifdef MOPT_HAVE_AMX
     const cpu_features *f = cpu_get();
+    const char *off = getenv("MOPT_AMX_GEMM");
+    if (off && strcmp(off, "0") == 0) return false;
     return f->amx_bf16 && f->avx512_bf16 && f->avx512f && f->avx512bw && f->avx512vl;
 #else
     return false;
@@ -102,7 +114,10 @@ static mopt_status amx_prepare(const op_ctx *ctx, amx_kind kind, const op_tensor
     *state = NULL;
     int64_t K, N;
     bool tb;
-    if (!amx_available() || !amx_geometry(ctx, kind, in, n_in, &K, &N, &tb))
+    const char *env = getenv("MOPT_AMX_GEMM");
+    bool all = env && strcmp(env, "all") == 0;
+    if (!amx_available() || !amx_geometry(ctx, kind, in, n_in, &K, &N, &tb) ||
+        (!all && (K < AMX_MIN_KN || N < AMX_MIN_KN)))
         return MOPT_ERR_UNSUPPORTED;
     amx_state *s = mopt_calloc(1, sizeof *s);
     if (s) s->bp = mopt_aligned_alloc(cpu_amx_packed_elems(K, N) * sizeof(uint16_t));
