@@ -8,7 +8,8 @@
  * may be stored bf16 (the runtime's bf16 storage plan, as for
  * onednn-bf16). Listed before oneDNN (impls.c); prepare declines whatever
  * it does not cover (no AMX, other precisions, a non-constant or batched
- * B, a transposed A, other bias shapes), which then runs oneDNN as before.
+ * B, a transposed A, other bias shapes, K or N below AMX_MIN_KN), which
+ * then runs oneDNN as before.
  * Work units (an M block and a panel of 32 columns) are split over the
  * call's threads on oneDNN's OpenMP team (cpu_parallel_for_omp), one
  * scratch per thread slot; K is never split, so the bits do not depend on
@@ -28,7 +29,7 @@
 /* Rows of the A block that stays in L2 while every panel passes over it:
  * the most (multiple of 32, at most 256) whose bf16 rows fit in AMX_A_BYTES.
  * Measured on BERT-like shapes (M = 1024; K, N in {768, 3072}), Xeon model
- * 207, best of 25 alternating rounds: 768 -> 3072 mb 256 (384 KB) 6.1-6.5
+ * 207, best of 25 alternating rounds on the shared (noisy) machine: 768 -> 3072 mb 256 (384 KB) 6.1-6.5
  * ms, mb 64 7.0 ms, mb 1024 8.0 ms; 3072 -> 768 mb 128 (768 KB) 5.0 ms, mb
  * 256 6.0-7.0, mb 512 8.1. K in chunks of AMX_KC: a panel's chunk (32 KB)
  * stays in L1 over the block's rows (512: 0-5% better than 256 or all of K). */
