@@ -29,14 +29,13 @@
 /* Rows of the A block that stays in L2 while every panel passes over it:
  * the most (multiple of 32, at most 256) whose bf16 rows fit in AMX_A_BYTES.
  * Measured on BERT-like shapes (M = 1024; K, N in {768, 3072}), Xeon model
- * 207, best of 25 alternating rounds on the shared (noisy) machine: 768 -> 3072 mb 256 (384 KB) 6.1-6.5
- * ms, mb 64 7.0 ms, mb 1024 8.0 ms; 3072 -> 768 mb 128 (768 KB) 5.0 ms, mb
- * 256 6.0-7.0, mb 512 8.1. K in chunks of AMX_KC: a panel's chunk (16 KB)
- * stays in L1 over the block's rows while A streams past it from L2: the
- * whole h768 b8 encoder (bench/proto/amxgemm_ab.py, 15 rounds, variants
- * alternating in one process) ran 0.86-0.88x of oneDNN's CPU time with
- * 256, 0.94-1.00x with 512, 1.02x with all of K, 0.99x with 128 (and mb
- * 128); mb 128 instead of 256 at K = 768: 0.92x. */
+ * 207, best of 25 alternating rounds on the shared (noisy) machine: 768 -> 3072 mb 256 (384
+ * KB) 6.1-6.5 ms, mb 64 7.0 ms, mb 1024 8.0 ms; 3072 -> 768 mb 128 (768 KB) 5.0 ms, mb 256 6.0-7.0,
+ * mb 512 8.1. K in chunks of AMX_KC: a panel's chunk (16 KB) stays in L1 over the block's rows
+ * while A streams past it from L2: the whole h768 b8 encoder (bench/proto/amxgemm_ab.py, 15 rounds,
+ * variants alternating in one process) ran 0.86-0.88x of oneDNN's CPU time with 256, 0.94-1.00x
+ * with 512, 1.02x with all of K, 0.99x with 128 (and mb 128); mb 128 instead of 256 at K = 768:
+ * 0.92x. */
 #define AMX_A_BYTES (1 << 20)
 #define AMX_MB 256
 #define AMX_KC 256
