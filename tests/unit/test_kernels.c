@@ -1887,6 +1887,7 @@ static void amx_check(const op_impl *impl, const amx_case *ac, bool fused) {
     lin[0].data = NULL;
     if (fused) lin[2].data = lin[3].data = NULL;
     lin[0].shape.syms[0] = ir_graph_symbol(c.g, "batch");
+    if (fused && ac->res) lin[3].shape.syms[0] = lin[0].shape.syms[0]; /* Y-shaped */
     op_ctx lctx = node_ctx(&c, &view, false, 1);
     void *state = NULL;
     assert_true(impl->supports(&lctx, lin, n_in, NULL, 1));
@@ -1993,33 +1994,42 @@ static void cpu_amx_gemm(void **st) {
 }
 
 /* What it leaves to oneDNN: other precisions, a transposed A, a B that is
- * not a constant 2-D weight, a bias that is not N values */
+ * not a constant 2-D weight, a bias that is not N values, a residual
+ * broadcast to Y, K and N below 512 */
 static void cpu_amx_gemm_declines(void **st) {
     (void)st;
     const op_impl *impl = &ops_impl_cpu_amx_fused_matmul;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         node_case c;
         amx_node(&c, &k_amx_cases[1], true);
         if (i == 1) attr_int(c.n, "transA", 1);
-        op_tensor in[3];
+        op_tensor in[4];
         memset(in, 0, sizeof in);
-        tensor(&in[0], 2, (int64_t[]){31, 31});
+        if (i == 6) { /* A [2, 31, 31], the residual [31, 17] */
+            tensor(&in[0], 3, (int64_t[]){2, 31, 31});
+            tensor(&in[3], 2, (int64_t[]){31, 17});
+            setenv("MOPT_AMX_GEMM", "all", 1);
+        } else {
+            tensor(&in[0], 2, (int64_t[]){31, 31});
+        }
         tensor(&in[1], i == 3 ? 3 : 2, i == 3 ? (int64_t[]){2, 31, 17} : (int64_t[]){31, 17});
         tensor(&in[2], 2, i == 4 ? (int64_t[]){31, 17} : (int64_t[]){1, 17});
         g_prec = i == 0 ? OP_PREC_FP32 : OP_PREC_BF16;
         static op_view view;
         op_ctx ctx = node_ctx(&c, &view, false, 1);
-        op_tensor lin[3];
+        int n_in = i == 6 ? 4 : 3;
+        op_tensor lin[4];
         memcpy(lin, in, sizeof lin);
         lin[0].data = NULL;
         if (i == 2) lin[1].data = NULL;
         void *state = NULL;
         /* 5: K, N below 512 (oneDNN is as fast there): prepare declines */
-        assert_int_equal(impl->supports(&ctx, lin, 3, NULL, 1),
+        assert_int_equal(impl->supports(&ctx, lin, n_in, NULL, 1),
                          i == 5 && cpu_get()->amx_bf16 && cpu_get()->avx512_bf16);
-        assert_int_equal(impl->prepare(&ctx, lin, 3, NULL, 1, &state), MOPT_ERR_UNSUPPORTED);
+        assert_int_equal(impl->prepare(&ctx, lin, n_in, NULL, 1, &state), MOPT_ERR_UNSUPPORTED);
         assert_null(state);
-        free_inputs(in, 3);
+        unsetenv("MOPT_AMX_GEMM");
+        free_inputs(in, n_in);
         ir_graph_destroy(c.g);
     }
     g_prec = OP_PREC_FP32;

@@ -104,6 +104,14 @@ static bool amx_geometry(const op_ctx *ctx, amx_kind kind, const op_tensor *in, 
             s->dims[s->rank - 1] != *N)
             return false;
     }
+    if (kind == AMX_FUSED && op_has_input(in, n_in, 3)) {
+        /* the residual: Y's shape (A's leading dims, N), else every run
+         * would decline (oneDNN broadcasts it) */
+        const ir_shape *r = &in[3].shape;
+        if (r->rank != a->rank || r->syms[r->rank - 1] || r->dims[r->rank - 1] != *N) return false;
+        for (int32_t i = 0; i < r->rank - 1; i++)
+            if (r->dims[i] != a->dims[i] || r->syms[i] != a->syms[i]) return false;
+    }
     return true;
 }
 
