@@ -19,7 +19,7 @@ typedef struct cpu_features {
      * detection); MOPT_ISA=avx2|portable clears it */
     bool amx_bf16;
     /* Whether the library's own AMX kernels run (the fused attention's
-     * cpu-amx): amx_bf16 with AVX512-BF16, unless MOPT_AMX=0 in the
+     * cpu-amx, the GEMM's cpu-amx-bf16): amx_bf16 with AVX512-BF16, unless MOPT_AMX=0 in the
      * environment (then the AVX512-BF16 kernels run instead: A/B and tests;
      * oneDNN and the bf16 rule below still see amx_bf16) */
     bool amx_kernels;

@@ -123,6 +123,10 @@ OPS_CPU_DECLARE(claffine)
 OPS_CPU_DECLARE(gemv_matmul) /* M = 1 with a constant weight (gemv_cpu.c) */
 OPS_CPU_DECLARE(gemv_gemm)
 OPS_CPU_DECLARE(gemv_fused_matmul)
+/* MatMul and mopt.FusedMatMul at precision=bf16 on AMX tiles, constant 2-D
+ * B (amxgemm_cpu.c) */
+extern const op_impl ops_impl_cpu_amx_matmul;
+extern const op_impl ops_impl_cpu_amx_fused_matmul;
 /* mopt.FusedConv 1x1 as the own GEMM, AVX-512 only (pwconv_cpu.c) */
 extern const op_impl ops_impl_cpu_pwconv_avx512;
 

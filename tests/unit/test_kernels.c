@@ -47,8 +47,10 @@
 #include "core/error.h"
 #include "ir/ir.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/ref/ref_epilogue.h"
 #include "mopt_config.h"
 #include "ops/conv.h"
+#include "ops/fused.h"
 #include "ops/impls.h"
 #include "ops/node_view.h"
 #include "ops/ops.h"
@@ -1785,6 +1787,280 @@ static void cpu_pwconv_declines(void **st) {
     }
 }
 
+/* ---- MatMul / mopt.FusedMatMul at bf16 on AMX tiles (cpu-amx-bf16) ------ */
+
+typedef struct amx_case {
+    int64_t batch, M, K, N; /* A [batch, M, K] */
+    const char *act;
+    bool bias, res, trans_b;
+    float alpha;
+    bool a_bf16, res_bf16, y_bf16; /* the runtime's bf16 storage */
+} amx_case;
+
+/* M, K, N off the tile multiples (16 rows, 32 K, 32 columns) and across M
+ * blocks (300 rows at K 200: two blocks of 256), every activation, bias and
+ * residual, alpha, transB, f32 and bf16 A / residual / Y. */
+static const amx_case k_amx_cases[] = {
+    {1, 1, 7, 5, "", false, false, false, 1.f, false, false, false},
+    {1, 33, 31, 17, "Relu", true, true, false, 1.f, false, false, false},
+    {2, 23, 65, 70, "LeakyRelu", true, false, true, 0.5f, true, false, true},
+    {1, 47, 96, 33, "Clip", true, true, false, 1.f, true, true, true},
+    {3, 17, 64, 64, "HardSwish", false, true, true, 1.f, false, true, false},
+    {1, 100, 129, 31, "HardSigmoid", true, true, false, 2.f, true, false, false},
+    {1, 64, 32, 96, "Sigmoid", true, false, false, 1.f, false, false, true},
+    {2, 19, 48, 40, "Tanh", true, true, true, 1.f, true, true, false},
+    {1, 300, 200, 129, "Gelu", true, true, false, 1.f, true, true, true},
+    {1, 61, 768, 97, "Gelu", true, false, false, 1.f, false, false, false},
+    {4, 8, 100, 50, "GeluTanh", true, true, false, 0.25f, false, false, true},
+    {1, 35, 77, 45, "Swish", false, true, true, 1.f, true, false, true},
+};
+
+static uint16_t amx_to_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+static float amx_from_bf16(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* f32 values rounded to bf16 (what the runtime stores), kept as f32 in
+ * ref and as bf16 in *bf when want */
+static void amx_round(float *v, int64_t n, bool want, uint16_t **bf) {
+    *bf = want ? mopt_aligned_alloc((size_t)n * sizeof(uint16_t)) : NULL;
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t h = amx_to_bf16(v[i]);
+        v[i] = amx_from_bf16(h);
+        if (want) (*bf)[i] = h;
+    }
+}
+
+static void amx_node(node_case *c, const amx_case *ac, bool fused) {
+    nc_init_domain(c, fused ? "FusedMatMul" : "MatMul", fused ? "mopt" : "", fused ? 4 : 2);
+    if (!fused) return;
+    attr_int(c->n, "transB", ac->trans_b);
+    attr_float(c->n, "alpha", ac->alpha);
+    attr_str(c->n, "activation", ac->act);
+    if (strcmp(ac->act, "Clip") == 0) {
+        attr_float(c->n, "activation_alpha", -0.5f);
+        attr_float(c->n, "activation_beta", 0.75f);
+    }
+    if (strcmp(ac->act, "LeakyRelu") == 0) attr_float(c->n, "activation_alpha", 0.1f);
+    if (strcmp(ac->act, "HardSigmoid") == 0) {
+        attr_float(c->n, "activation_alpha", 0.3f);
+        attr_float(c->n, "activation_beta", 0.4f);
+    }
+}
+
+/* One case: prepare (B constant, A's batch symbolic), run at 1 and 2
+ * threads (bitwise equal), each element against a double product of the
+ * bf16-rounded operands with the f32 reference epilogue: within the f32
+ * sum's bound 2 gamma_K S, the activations' approximation (2e-6 relative +
+ * 1e-6) and, for a bf16 Y, its rounding (2^-8 relative). */
+static void amx_check(const op_impl *impl, const amx_case *ac, bool fused) {
+    node_case c;
+    amx_node(&c, ac, fused);
+    int64_t M = ac->batch * ac->M, K = ac->K, N = ac->N;
+    op_tensor in[4];
+    memset(in, 0, sizeof in);
+    tensor(&in[0], 3, (int64_t[]){ac->batch, ac->M, K});
+    tensor(&in[1], 2, ac->trans_b ? (int64_t[]){N, K} : (int64_t[]){K, N});
+    int n_in = fused ? 4 : 2;
+    if (fused && ac->bias) tensor(&in[2], 1, (int64_t[]){N});
+    if (fused && ac->res) tensor(&in[3], 3, (int64_t[]){ac->batch, ac->M, N});
+    float *a = in[0].data, *b = in[1].data, *res = ac->res && fused ? in[3].data : NULL;
+    uint16_t *a16, *res16 = NULL, *bq;
+    amx_round(a, M * K, ac->a_bf16, &a16);
+    if (res) amx_round(res, M * N, ac->res_bf16, &res16);
+    float *bround = mopt_aligned_alloc((size_t)(K * N) * sizeof(float));
+    memcpy(bround, b, (size_t)(K * N) * sizeof(float));
+    amx_round(bround, K * N, false, &bq);
+    /* the reference: double sums of the rounded operands, then f32 epilogue */
+    float *want = mopt_aligned_alloc((size_t)(M * N) * sizeof(float));
+    double *tol = mopt_malloc((size_t)(M * N) * sizeof(double));
+    const float alpha = fused ? ac->alpha : 1.f;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double sum = 0, sabs = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double bv = ac->trans_b ? bround[j * K + k] : bround[k * N + j];
+                sum += (double)a[i * K + k] * bv;
+                sabs += fabs((double)a[i * K + k] * bv);
+            }
+            float v = alpha * (float)sum;
+            if (fused && ac->bias) v += ((float *)in[2].data)[j];
+            if (res) v += res[i * N + j];
+            want[i * N + j] = v;
+            tol[i * N + j] = 1.5 * (2 * gamma_k(K) * fabs(alpha) * sabs) + 1e-6;
+        }
+    if (fused) {
+        const fused_matmul_params *fp;
+        static op_view pv;
+        op_ctx pctx = node_ctx(&c, &pv, false, 1);
+        fp = pctx.params;
+        ref_activation_f32(want, M * N, &fp->act);
+    }
+    for (int64_t i = 0; i < M * N; i++)
+        tol[i] += 2e-6 * fabs(want[i]) + 1e-6 + (ac->y_bf16 ? ldexp(fabs(want[i]), -8) : 0);
+    /* load time: A's batch symbolic, B constant */
+    static op_view view;
+    op_tensor lin[4];
+    memcpy(lin, in, sizeof lin);
+    lin[0].data = NULL;
+    if (fused) lin[2].data = lin[3].data = NULL;
+    lin[0].shape.syms[0] = ir_graph_symbol(c.g, "batch");
+    if (fused && ac->res) lin[3].shape.syms[0] = lin[0].shape.syms[0]; /* Y-shaped */
+    op_ctx lctx = node_ctx(&c, &view, false, 1);
+    void *state = NULL;
+    assert_true(impl->supports(&lctx, lin, n_in, NULL, 1));
+    assert_int_equal(impl->prepare(&lctx, lin, n_in, NULL, 1, &state), MOPT_OK);
+    /* the run: A, the residual and Y as the storage plan gives them */
+    lctx.state = state;
+    assert_true(impl->bf16_io(&lctx, lin, n_in, true, 0));
+    assert_true(impl->bf16_io(&lctx, lin, n_in, false, 0));
+    op_tensor rin[4];
+    memcpy(rin, in, sizeof rin);
+    if (ac->a_bf16) rin[0].dtype = MOPT_DTYPE_BF16, rin[0].data = a16;
+    if (res16) rin[3].dtype = MOPT_DTYPE_BF16, rin[3].data = res16;
+    void *got[2];
+    size_t esz = ac->y_bf16 ? sizeof(uint16_t) : sizeof(float);
+    for (int t = 0; t < 2; t++) {
+        op_ctx ctx = node_ctx(&c, &view, true, t + 1);
+        void *scratch = NULL;
+        ctx.state = state;
+        ctx.scratch = &scratch;
+        op_tensor out;
+        memset(&out, 0, sizeof out);
+        out.dtype = ac->y_bf16 ? MOPT_DTYPE_BF16 : MOPT_DTYPE_F32;
+        ir_shape_set(&out.shape, 3, (int64_t[]){ac->batch, ac->M, N});
+        got[t] = out.data = mopt_aligned_alloc((size_t)(M * N) * esz);
+        memset(out.data, 0xff, (size_t)(M * N) * esz); /* NaN: every element must be written */
+        g_ref_calls = 0;
+        assert_int_equal(impl->run(&ctx, rin, n_in, &out, 1), MOPT_OK);
+        assert_int_equal(g_ref_calls, 0);
+        if (impl->release_scratch) impl->release_scratch(scratch);
+    }
+    if (memcmp(got[0], got[1], (size_t)(M * N) * esz) != 0) {
+        print_message("%s: %lldx%lldx%lld %s differs at 1 and 2 threads\n", impl->name,
+                      (long long)M, (long long)K, (long long)N, ac->act);
+        fail();
+    }
+    for (int64_t i = 0; i < M * N; i++) {
+        double g = ac->y_bf16 ? amx_from_bf16(((uint16_t *)got[0])[i]) : ((float *)got[0])[i];
+        if (!(fabs(g - want[i]) <= tol[i])) {
+            print_message(
+                "%s: %lldx%lldx%lld %s: element %lld is %.9g, reference %.9g (tol %.3g)\n",
+                impl->name, (long long)M, (long long)K, (long long)N, ac->act, (long long)i, g,
+                (double)want[i], tol[i]);
+            fail();
+        }
+    }
+    impl->release(state);
+    for (int t = 0; t < 2; t++)
+        mopt_aligned_free(got[t]);
+    mopt_aligned_free(a16);
+    mopt_aligned_free(res16);
+    mopt_aligned_free(bround);
+    mopt_aligned_free(want);
+    mopt_free(tol);
+    free_inputs(in, n_in);
+    ir_graph_destroy(c.g);
+}
+
+static void cpu_amx_gemm(void **st) {
+    (void)st;
+    const op_impl *fimpl = &ops_impl_cpu_amx_fused_matmul, *mimpl = &ops_impl_cpu_amx_matmul;
+    assert_non_null(strstr(fimpl->name, fimpl->backend));
+    g_prec = OP_PREC_BF16;
+    g_opt_level = 3;
+    if (!cpu_get()->amx_kernels) { /* oneDNN takes every node (also MOPT_AMX=0) */
+        node_case c;
+        amx_node(&c, &k_amx_cases[1], true);
+        op_tensor in[2];
+        tensor(&in[0], 2, (int64_t[]){33, 31});
+        tensor(&in[1], 2, (int64_t[]){31, 17});
+        static op_view view;
+        op_ctx ctx = node_ctx(&c, &view, false, 1);
+        assert_false(fimpl->supports(&ctx, in, 2, NULL, 1));
+        print_message("no AMX-BF16 here: cpu-amx-bf16 checked to decline, not run\n");
+        free_inputs(in, 2);
+        ir_graph_destroy(c.g);
+        g_prec = OP_PREC_FP32;
+        g_opt_level = 0;
+        return;
+    }
+    /* sizes below the rule's K, N >= 512 (where it leaves nodes to oneDNN)
+     * cover the tails: taken with MOPT_AMX_GEMM=all */
+    setenv("MOPT_AMX_GEMM", "all", 1);
+    for (size_t i = 0; i < sizeof k_amx_cases / sizeof k_amx_cases[0]; i++)
+        amx_check(fimpl, &k_amx_cases[i], true);
+    /* each activation where the sum's bound is tight (K = 20, f32 Y):
+     * the epilogue's approximations within 2e-6 relative */
+    static const char *const acts[] = {"",          "Relu",        "LeakyRelu", "Clip",
+                                       "HardSwish", "HardSigmoid", "Sigmoid",   "Tanh",
+                                       "Gelu",      "GeluTanh",    "Swish"};
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+        amx_case ac = {1,          37,    20,  35,         acts[i], true,
+                       i % 2 == 0, false, 2.f, i % 3 == 0, false,   false};
+        amx_check(fimpl, &ac, true);
+    }
+    for (size_t i = 0; i < sizeof k_amx_cases / sizeof k_amx_cases[0]; i += 3)
+        amx_check(mimpl, &k_amx_cases[i], false);
+    unsetenv("MOPT_AMX_GEMM");
+    /* at the rule's sizes (K 768, N 515; 2 M blocks) without the switch */
+    static const amx_case big = {2,    131,   768, 515,  "Gelu", true,
+                                 true, false, 1.f, true, true,   true};
+    amx_check(fimpl, &big, true);
+    g_prec = OP_PREC_FP32;
+    g_opt_level = 0;
+}
+
+/* What it leaves to oneDNN: other precisions, a transposed A, a B that is
+ * not a constant 2-D weight, a bias that is not N values, a residual
+ * broadcast to Y, K and N below 512 */
+static void cpu_amx_gemm_declines(void **st) {
+    (void)st;
+    const op_impl *impl = &ops_impl_cpu_amx_fused_matmul;
+    for (int i = 0; i < 7; i++) {
+        node_case c;
+        amx_node(&c, &k_amx_cases[1], true);
+        if (i == 1) attr_int(c.n, "transA", 1);
+        op_tensor in[4];
+        memset(in, 0, sizeof in);
+        if (i == 6) { /* A [2, 31, 31], the residual [31, 17] */
+            tensor(&in[0], 3, (int64_t[]){2, 31, 31});
+            tensor(&in[3], 2, (int64_t[]){31, 17});
+            setenv("MOPT_AMX_GEMM", "all", 1);
+        } else {
+            tensor(&in[0], 2, (int64_t[]){31, 31});
+        }
+        tensor(&in[1], i == 3 ? 3 : 2, i == 3 ? (int64_t[]){2, 31, 17} : (int64_t[]){31, 17});
+        tensor(&in[2], 2, i == 4 ? (int64_t[]){31, 17} : (int64_t[]){1, 17});
+        g_prec = i == 0 ? OP_PREC_FP32 : OP_PREC_BF16;
+        static op_view view;
+        op_ctx ctx = node_ctx(&c, &view, false, 1);
+        int n_in = i == 6 ? 4 : 3;
+        op_tensor lin[4];
+        memcpy(lin, in, sizeof lin);
+        lin[0].data = NULL;
+        if (i == 2) lin[1].data = NULL;
+        void *state = NULL;
+        /* 5: K, N below 512 (oneDNN is as fast there): prepare declines */
+        assert_int_equal(impl->supports(&ctx, lin, n_in, NULL, 1),
+                         i == 5 && cpu_get()->amx_kernels);
+        assert_int_equal(impl->prepare(&ctx, lin, n_in, NULL, 1, &state), MOPT_ERR_UNSUPPORTED);
+        assert_null(state);
+        unsetenv("MOPT_AMX_GEMM");
+        free_inputs(in, n_in);
+        ir_graph_destroy(c.g);
+    }
+    g_prec = OP_PREC_FP32;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(impl_names_are_informative),
@@ -1793,6 +2069,8 @@ int main(void) {
         cmocka_unit_test(cpu_deconv),
         cmocka_unit_test(cpu_pwconv),
         cmocka_unit_test(cpu_pwconv_declines),
+        cmocka_unit_test(cpu_amx_gemm),
+        cmocka_unit_test(cpu_amx_gemm_declines),
 #ifdef MOPT_HAVE_ONEDNN
         cmocka_unit_test(onednn_matmul),
         cmocka_unit_test(onednn_gemm),
