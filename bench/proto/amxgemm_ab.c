@@ -2,9 +2,9 @@
  * amxgemm_ab.c — the own AMX bf16 GEMM (kernels/cpu/amxgemm.h) against
  * oneDNN's bf16 matmul (brg:avx512_core_amx_bf16) on one problem Y[M,N] =
  * post(X[M,K] W[K,N] + bias), bf16 X and Y, alternating in one process
- * (process CPU time per call; best and mean), the outputs compared. A copy
- * of matmul_split_amx.c with the own kernel as one more variant. Not
- * library code, not built by meson:
+ * (process CPU time per call; best and mean), the outputs compared; also
+ * oneDNN's call split into N panels (NC) or M blocks (mMC), the question
+ * of matmul_split_amx.md. Not library code, not built by meson:
  *   gcc -O2 -fopenmp -march=sapphirerapids -I. -Iinclude -Ibuild bench/proto/amxgemm_ab.c \
  *       kernels/cpu/amxgemm.c kernels/cpu/amxgemm-amx.c -ldnnl -lm -o /tmp/amxab
  *   OMP_NUM_THREADS=1 /tmp/amxab M K N [ITERS] [gelu|add|none] [NC...] [mMC...]
