@@ -15,28 +15,10 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/amxgemm.h"
 #include "kernels/cpu/simd-avx512.h"
 #include "kernels/cpu/vmath.h"
-
-typedef struct amx_tilecfg {
-    uint8_t palette, start_row;
-    uint8_t reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} amx_tilecfg;
-
-/* all eight tiles 16 rows x 64 bytes */
-static void amx_config(void) {
-    amx_tilecfg c;
-    memset(&c, 0, sizeof c);
-    c.palette = 1;
-    for (int t = 0; t < 8; t++) {
-        c.colsb[t] = 64;
-        c.rows[t] = 16;
-    }
-    _tile_loadconfig(&c);
-}
 
 /* C[32 x 32] (row stride 32 floats) += A[32 rows, steps x 32] B: A's
  * steps packed (two 16 x 32 tiles per step, 2 KB), the panel's steps from
@@ -209,7 +191,7 @@ static void amx_pack_a(const cpu_amx_plan *p, const cpu_amx_io *io, int64_t m0, 
 void cpu_amx_run(const cpu_amx_plan *p, const cpu_amx_io *io, int64_t u0, int64_t u1,
                  void *scratch) {
     if (u0 >= u1) return;
-    amx_config();
+    amx_tiles_config();
     float *c = scratch;
     uint16_t *ap = (uint16_t *)(c + p->mb * 32);
     const int64_t panels = p->Np / CPU_AMX_NR, groups = (panels + p->pg - 1) / p->pg;

@@ -30,26 +30,7 @@
 #error "ATTN_AMX_KC: a multiple of 64"
 #endif
 
-/* The tile configuration (palette 1): all eight tiles 16 rows x 64 bytes,
- * i.e. 16 x 16 f32 (C), 16 rows x 32 bf16 (A) or 16 pair rows x 16 pairs
- * (B). Tiles 0-3: accumulators; 4, 5: A; 6, 7: B. */
-typedef struct amx_config {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} amx_config;
-
-/* Loads the configuration on the calling thread (release: _tile_release). */
-static void amx_setup(void) {
-    amx_config c;
-    memset(&c, 0, sizeof c);
-    c.palette = 1;
-    for (int t = 0; t < 8; t++) {
-        c.colsb[t] = 64;
-        c.rows[t] = 16;
-    }
-    _tile_loadconfig(&c);
-}
+/* Tiles 0-3: accumulators; 4, 5: A; 6, 7: B (amx_tiles.h's configuration). */
 
 /* sc[32][kend] (f32, row stride ss) for keys [0, kend) of kt, kend a multiple
  * of 32: qs [32][D2] bf16 pairs times K^T pairs [D2][skp] (D2 a multiple of

@@ -726,6 +726,7 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
 }
 
 #else
+#include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/attention_amx_block.h"
 #endif /* !ATTN_AMX */
 
@@ -879,7 +880,7 @@ bool ATTN_FN(const attn_params *p, const float *Q, const float *K, const float *
 #endif
 #ifdef ATTN_AMX /* this thread's tiles */
         s.io = io & ~(CPU_ATTN_QK_INT8 | CPU_ATTN_PV_INT8);
-        amx_setup();
+        amx_tiles_config();
 #endif
         if (!ok) {
 #ifdef _OPENMP

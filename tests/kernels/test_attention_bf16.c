@@ -322,21 +322,23 @@ static void run_case(const tcase *t) {
     free(Q), free(K), free(V), free(O), free(R), free(madd), free(mbool);
 }
 
+/* The geometries every bf16 variant is checked on (the AMX one adds its own). */
+static const tcase k_common_cases[] = {
+    {1, 1, 1, 1, 1, 1, false, false, MASK_NONE, 1},
+    {2, 2, 128, 128, 64, 64, false, true, MASK_ADD_KEYS, 1}, /* bert_tiny-like */
+    {2, 2, 128, 128, 64, 64, false, false, MASK_NONE, 2},
+    {1, 3, 37, 67, 7, 5, false, false, MASK_NONE, 1},      /* odd everything */
+    {1, 2, 33, 129, 33, 17, true, true, MASK_NONE, 2},     /* causal, Sk > Sq */
+    {2, 1, 65, 65, 16, 48, true, false, MASK_ADD_ROW, 1},  /* causal + mask */
+    {1, 2, 19, 70, 9, 80, false, false, MASK_BOOL, 1},     /* bool, one row masked */
+    {1, 1, 5, 300, 128, 65, true, true, MASK_ADD_KEYS, 2}, /* long keys, wide heads */
+    {3, 1, 2, 1, 3, 3, false, false, MASK_ADD_ROW, 1},     /* one key */
+};
+
 MOPT_TEST(bf16_attention_vs_ref) {
     if (!cpu_get()->avx512_bf16) skip();
-    const tcase cases[] = {
-        {1, 1, 1, 1, 1, 1, false, false, MASK_NONE, 1},
-        {2, 2, 128, 128, 64, 64, false, true, MASK_ADD_KEYS, 1}, /* bert_tiny-like */
-        {2, 2, 128, 128, 64, 64, false, false, MASK_NONE, 2},
-        {1, 3, 37, 67, 7, 5, false, false, MASK_NONE, 1},      /* odd everything */
-        {1, 2, 33, 129, 33, 17, true, true, MASK_NONE, 2},     /* causal, Sk > Sq */
-        {2, 1, 65, 65, 16, 48, true, false, MASK_ADD_ROW, 1},  /* causal + mask */
-        {1, 2, 19, 70, 9, 80, false, false, MASK_BOOL, 1},     /* bool, one row masked */
-        {1, 1, 5, 300, 128, 65, true, true, MASK_ADD_KEYS, 2}, /* long keys, wide heads */
-        {3, 1, 2, 1, 3, 3, false, false, MASK_ADD_ROW, 1},     /* one key */
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        run_case(&cases[i]);
+    for (size_t i = 0; i < sizeof k_common_cases / sizeof k_common_cases[0]; i++)
+        run_case(&k_common_cases[i]);
     /* random geometries */
     for (int n = 0; n < 25; n++) {
         tcase t = {pick(1, 2),  pick(1, 3), pick(1, 40), pick(1, 150),    pick(1, 70),
@@ -358,15 +360,6 @@ MOPT_TEST(amx_attention_vs_ref) {
     g_k = &k_amx;
     g_max_rel = g_max_rms = 0.0;
     const tcase cases[] = {
-        {1, 1, 1, 1, 1, 1, false, false, MASK_NONE, 1},
-        {2, 2, 128, 128, 64, 64, false, true, MASK_ADD_KEYS, 1}, /* bert_tiny-like */
-        {2, 2, 128, 128, 64, 64, false, false, MASK_NONE, 2},
-        {1, 3, 37, 67, 7, 5, false, false, MASK_NONE, 1},         /* odd everything */
-        {1, 2, 33, 129, 33, 17, true, true, MASK_NONE, 2},        /* causal, Sk > Sq */
-        {2, 1, 65, 65, 16, 48, true, false, MASK_ADD_ROW, 1},     /* causal + mask */
-        {1, 2, 19, 70, 9, 80, false, false, MASK_BOOL, 1},        /* bool, one row masked */
-        {1, 1, 5, 300, 128, 65, true, true, MASK_ADD_KEYS, 2},    /* long keys, wide heads */
-        {3, 1, 2, 1, 3, 3, false, false, MASK_ADD_ROW, 1},        /* one key */
         {1, 2, 40, 600, 100, 130, false, true, MASK_ADD_KEYS, 2}, /* many tiles, Dv > 128 */
         {1, 1, 50, 20, 64, 64, true, false, MASK_BOOL, 1},        /* causal, rows seeing nothing */
         {2, 1, 33, 97, 65, 33, true, true, MASK_ADD_ROW, 2},      /* D just past 64 */
@@ -375,6 +368,8 @@ MOPT_TEST(amx_attention_vs_ref) {
         {1, 2, 33, 1500, 64, 64, false, false, MASK_NONE, 1, true}, /* max moving across them */
         {1, 1, 700, 700, 32, 40, true, false, MASK_BOOL, 1},        /* early rows: 1 chunk */
     };
+    for (size_t i = 0; i < sizeof k_common_cases / sizeof k_common_cases[0]; i++)
+        run_case(&k_common_cases[i]);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         run_case(&cases[i]);
     for (int n = 0; n < 25; n++) {
