@@ -19,10 +19,27 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "kernels/limits.h"
+#include "ops/impls.h"
 #include "ops/node_view.h"
 #include "runtime/runtime.h"
 
 op_precision rt_bf16_or_fp32(void) { return cpu_get()->bf16_compute ? OP_PREC_BF16 : OP_PREC_FP32; }
+
+bool rt_float_convs_bf16(const rt_config *cfg) {
+    op_precision p = rt_config_precision(cfg);
+    return (p == OP_PREC_BF16 || p == OP_PREC_INT8) && ops_conv_bf16_amx();
+}
+
+/* A convolution in float (not one of the static INT8 ops): at precision=int8
+ * it has no int8 kernel, and on AMX its bf16 kernels beat f32 ones several
+ * times (ResNet-18-like b1, dynamic int8, i.e. convs in float: f32 ~26 ms,
+ * bf16 ~8 ms), so it runs BF16 there (rt_float_convs_bf16). */
+static bool float_conv(const ir_node *n) {
+    static const char *const ops[] = {"Conv", "FusedConv", "FusedConvDw", "ConvTranspose"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(n->op_type, ops[i]) == 0) return true;
+    return false;
+}
 
 op_precision rt_config_precision(const rt_config *cfg) {
     if (strcmp(cfg->precision, "bf16") == 0) return rt_bf16_or_fp32();
@@ -218,6 +235,8 @@ mopt_status rt_plan_kernels(mopt_model *m) {
                  cpu_get()->avx512_bf16 ? "AVX512-BF16 without AMX" : "no AVX512-BF16");
     uint8_t *at = m->params_block;
     mopt_status st = MOPT_OK;
+    const bool float_convs_bf16 = src.precision == OP_PREC_INT8 && rt_float_convs_bf16(&m->config);
+    int32_t n_conv_bf16 = 0;
     for (int32_t i = 0; i < g->n_nodes && !st; i++) {
         const ir_node *n = g->nodes[i];
         rt_node_plan *p = &m->plans[i];
@@ -229,6 +248,9 @@ mopt_status rt_plan_kernels(mopt_model *m) {
             if (m->config.verbose)
                 mopt_log(MOPT_LOG_INFO, "mopt: int8_exclude: node '%s' (%s) runs %s", n->name,
                          n->op_type, p->precision == OP_PREC_BF16 ? "BF16" : "FP32");
+        } else if (p->precision == OP_PREC_INT8 && float_convs_bf16 && float_conv(n)) {
+            p->precision = OP_PREC_BF16;
+            n_conv_bf16++;
         }
         st = op_view_init(v, &src, n, NULL);
         if (st) break;
@@ -269,6 +291,11 @@ mopt_status rt_plan_kernels(mopt_model *m) {
         }
     }
     mopt_free(v);
+    if (n_conv_bf16 && m->config.verbose)
+        mopt_log(MOPT_LOG_INFO,
+                 "mopt: precision=int8: %d float convolutions (not quantized: no calibration "
+                 "table, or not quantizable) run BF16 on AMX, faster than f32",
+                 (int)n_conv_bf16);
     if (!st) st = rt_plan_storage(m);
     return st;
 }

@@ -264,7 +264,7 @@ static mopt_status build(ir_graph *graph, const rt_config *cfg, bool run_passes,
     int pass_level = cfg->expose_values && cfg->opt_level > 2 ? 2 : cfg->opt_level;
     if (!st && run_passes && cfg->opt_level > 0)
         st = passes_run_ex(graph, pass_level, &rep, cfg->verbose && !have_pruned, qtp,
-                           rt_config_precision(cfg) == OP_PREC_BF16 && ops_conv_bf16_amx());
+                           rt_float_convs_bf16(cfg));
     if (!st && run_passes && have_pruned) {
         /* the report starts with it */
         int n = rep.n < PASS_REPORT_CAP ? rep.n : PASS_REPORT_CAP - 1;
