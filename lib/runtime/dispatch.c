@@ -27,13 +27,23 @@ op_precision rt_bf16_or_fp32(void) { return cpu_get()->bf16_compute ? OP_PREC_BF
 
 bool rt_float_convs_bf16(const rt_config *cfg) {
     op_precision p = rt_config_precision(cfg);
-    return (p == OP_PREC_BF16 || p == OP_PREC_INT8) && ops_conv_bf16_amx();
+    return (p == OP_PREC_BF16 || (p == OP_PREC_INT8 && !cfg->qtable)) && ops_conv_bf16_amx();
+}
+
+/* Whether g runs static INT8 ops (a calibration table's, a QDQ model's, or a
+ * .mopt's): then the convolutions left in float (depthwise, RGB stems) stay
+ * FP32, as `mopt quantize-check`'s quality budget measures them. */
+static bool has_static_int8(const ir_graph *g) {
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (strncmp(g->nodes[i]->op_type, "StaticQ", 7) == 0) return true;
+    return false;
 }
 
 /* A convolution in float (not one of the static INT8 ops): at precision=int8
  * it has no int8 kernel, and on AMX its bf16 kernels beat f32 ones several
  * times (ResNet-18-like b1, dynamic int8, i.e. convs in float: f32 ~26 ms,
- * bf16 ~8 ms), so it runs BF16 there (rt_float_convs_bf16). */
+ * bf16 ~5 ms), so it runs BF16 there (rt_float_convs_bf16) unless the model
+ * is static INT8 (has_static_int8). */
 static bool float_conv(const ir_node *n) {
     static const char *const ops[] = {"Conv", "FusedConv", "FusedConvDw", "ConvTranspose"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
@@ -235,7 +245,8 @@ mopt_status rt_plan_kernels(mopt_model *m) {
                  cpu_get()->avx512_bf16 ? "AVX512-BF16 without AMX" : "no AVX512-BF16");
     uint8_t *at = m->params_block;
     mopt_status st = MOPT_OK;
-    const bool float_convs_bf16 = src.precision == OP_PREC_INT8 && rt_float_convs_bf16(&m->config);
+    const bool float_convs_bf16 =
+        src.precision == OP_PREC_INT8 && rt_float_convs_bf16(&m->config) && !has_static_int8(g);
     int32_t n_conv_bf16 = 0;
     for (int32_t i = 0; i < g->n_nodes && !st; i++) {
         const ir_node *n = g->nodes[i];
@@ -293,8 +304,8 @@ mopt_status rt_plan_kernels(mopt_model *m) {
     mopt_free(v);
     if (n_conv_bf16 && m->config.verbose)
         mopt_log(MOPT_LOG_INFO,
-                 "mopt: precision=int8: %d float convolutions (not quantized: no calibration "
-                 "table, or not quantizable) run BF16 on AMX, faster than f32",
+                 "mopt: precision=int8 without a calibration table: %d convolutions (no int8 "
+                 "kernel) run BF16 on AMX, faster than f32",
                  (int)n_conv_bf16);
     if (!st) st = rt_plan_storage(m);
     return st;

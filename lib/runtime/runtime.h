@@ -129,9 +129,9 @@ mopt_status rt_config_read(const mopt_options *opts, rt_config *cfg);
 op_precision rt_config_precision(const rt_config *cfg);
 op_precision rt_bf16_or_fp32(void);
 /* Whether the float convolutions of a model run bf16 on AMX (ops_conv_bf16_amx):
- * at precision=bf16, and at precision=int8 for the convolutions the passes did
- * not quantize (no calibration table, or not quantizable), which have no int8
- * kernel; then the layout pass keeps conv chains channels-last. */
+ * at precision=bf16, and at dynamic precision=int8 (no calibration table),
+ * whose convolutions have no int8 kernel; then the layout pass keeps conv
+ * chains channels-last. Static INT8 keeps its float convolutions FP32. */
 bool rt_float_convs_bf16(const rt_config *cfg);
 
 /* ---- tensors ---- */

@@ -9,7 +9,8 @@
  * the outputs match precision=fp32 (cosine >= 0.999). At fp32 the `blocked`
  * case still gets its blocked convolutions. Skipped (visibly) where bf16
  * convolutions do not run on AMX (ops_conv_bf16_amx: no AMX, no oneDNN, or
- * MOPT_ISA / ONEDNN_MAX_CPU_ISA capping it).
+ * MOPT_ISA / ONEDNN_MAX_CPU_ISA capping it). The same at precision=int8
+ * without a calibration table (no int8 convolution kernel: bf16 on AMX).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -114,12 +115,15 @@ static void amx_counts(long long *amx, long long *other) {
 #endif
 }
 
-/* The model at bf16: no blocked convolution; each convolution's kernel
- * variant bf16 (f32 when depthwise); at least min_stored tensors kept bf16;
- * a run makes AMX convolution primitives and no other bf16 one; the output
- * within cosine 0.999 of fp32's. */
-static void check_model(const char *path, int32_t min_stored) {
-    mopt_model *m = load(path, "bf16");
+/* The model at `precision` (bf16, or int8 without a calibration table,
+ * whose convolutions have no int8 kernel and run bf16 on AMX): no blocked
+ * convolution; each convolution's kernel variant bf16 (f32 when depthwise);
+ * at least min_stored tensors kept bf16; a run makes AMX convolution
+ * primitives and no other bf16 one; the output within cosine min_cos of
+ * fp32's. */
+static void check_model_at(const char *path, const char *precision, int32_t min_stored,
+                           double min_cos) {
+    mopt_model *m = load(path, precision);
     assert_int_equal(blocked_convs(m), 0);
     int convs = 0;
     for (int32_t i = 0; i < m->graph->n_nodes; i++) {
@@ -150,11 +154,15 @@ static void check_model(const char *path, int32_t min_stored) {
     mopt_model_destroy(m);
     assert_int_equal(n_bf, n_fp);
     double c = cosine(y_bf, y_fp, n_bf);
-    printf("%s: %d bf16 convolutions, %d tensors kept bf16, cosine vs fp32 %.6f\n", path, convs,
-           (int)stored, c);
-    if (!(c >= 0.999)) fail_msg("%s: cosine vs fp32 %.6f", path, c);
+    printf("%s at %s: %d bf16 convolutions, %d tensors kept bf16, cosine vs fp32 %.6f\n", path,
+           precision, convs, (int)stored, c);
+    if (!(c >= min_cos)) fail_msg("%s: cosine vs fp32 %.6f", path, c);
     free(y_bf);
     free(y_fp);
+}
+
+static void check_model(const char *path, int32_t min_stored) {
+    check_model_at(path, "bf16", min_stored, 0.999);
 }
 
 MOPT_TEST(cnn_amx_bf16) {
@@ -178,5 +186,14 @@ MOPT_TEST(blocked_cases_channels_last) {
     check_model(WINO, 1);
 }
 
+/* precision=int8 without a calibration table quantizes the matmuls only: its
+ * convolutions run as at bf16 (dispatch.c float_conv), not f32 */
+MOPT_TEST(dynamic_int8_convs_bf16) {
+    if (!ops_conv_bf16_amx()) skip();
+    check_model_at(CNN, "int8", 5, 0.99);
+    check_model_at(MOBILENET, "int8", 8, 0.99);
+}
+
 MOPT_TEST_MAIN(cmocka_unit_test(cnn_amx_bf16), cmocka_unit_test(mobilenet_amx_bf16),
-               cmocka_unit_test(blocked_cases_channels_last))
+               cmocka_unit_test(blocked_cases_channels_last),
+               cmocka_unit_test(dynamic_int8_convs_bf16))
