@@ -76,7 +76,7 @@
  * reads blocked X as well (mopt.ChannelsLastGlobalAveragePool blocked=1: ResNet's last block).
  * ResNet-18-like on the Xeon (model 207, 1 thread): 27 reorders gone, batch 1 0.98 -> 0.92x ORT,
  * batch 8 0.77 -> 0.65x.
- * At precision=bf16 where bf16 convolutions run on AMX (pass_layout_ex's bf16_nhwc, from
+ * At precision=bf16 where bf16 convolutions run on AMX (pass_layout's bf16_nhwc, from
  * ops_conv_bf16_amx) nothing is blocked: oneDNN 2.6 runs bf16 convolutions on AMX
  * (brgconv:avx512_core_amx_bf16, 600-1700 GFLOP/s) only on channels-last data; on blocked data it
  * answers jit_bf16:avx512_core_bf16 (~90 GFLOP/s). The conv impls then read and write those
@@ -727,9 +727,7 @@ static mopt_status relayout(layout_state *s, int32_t nn, int32_t *n_conv, int32_
     return MOPT_OK;
 }
 
-mopt_status pass_layout(ir_graph *g, pass_result *r) { return pass_layout_ex(g, false, r); }
-
-mopt_status pass_layout_ex(ir_graph *g, bool bf16_nhwc, pass_result *r) {
+mopt_status pass_layout(ir_graph *g, bool bf16_nhwc, pass_result *r) {
     if (!ops_conv_channels_last_ok()) return MOPT_OK;
     layout_state s;
     memset(&s, 0, sizeof s);

@@ -29,52 +29,61 @@ static const char *const k_anchor_ops[] = {
 #define N_ANCHORS (int)(sizeof k_anchor_ops / sizeof k_anchor_ops[0])
 #define ANCHOR(i) (1u << (i))
 
+/* the passes that read the run's environment */
+static mopt_status quant_static_env(ir_graph *g, const pass_env *env, pass_result *r) {
+    return pass_quant_static(g, env->qt, env->verbose, r);
+}
+
+static mopt_status layout_env(ir_graph *g, const pass_env *env, pass_result *r) {
+    return pass_layout(g, env->bf16_nhwc, r);
+}
+
 static const pass_def k_passes[] = {
     /* QDQ models: first, before folding turns DequantizeLinear(weights)
      * into f32 weights (opt_level 2: the int8 kernels replace the f32
      * emulation that opt_level 0 and 1 run) */
-    {"qdq", 2, pass_qdq, 0},
-    {"fold_constants", 1, pass_fold_constants, 0},
+    {"qdq", 2, pass_qdq, NULL, 0},
+    {"fold_constants", 1, pass_fold_constants, NULL, 0},
     /* an If whose condition folded to a constant becomes its branch, which
      * every later pass then sees as part of the graph */
-    {"fold_if", 1, pass_fold_if, 0},
-    {"eliminate", 1, pass_eliminate, 0},
-    {"cse", 1, pass_cse, 0},
-    {"fold_shapes", 1, pass_fold_shapes, 0},
-    {"fold_constants", 1, pass_fold_constants, 0},
+    {"fold_if", 1, pass_fold_if, NULL, 0},
+    {"eliminate", 1, pass_eliminate, NULL, 0},
+    {"cse", 1, pass_cse, NULL, 0},
+    {"fold_shapes", 1, pass_fold_shapes, NULL, 0},
+    {"fold_constants", 1, pass_fold_constants, NULL, 0},
     /* fusions: Conv+BN and Conv+constant Mul/Add folds, and spelled-out
      * HardSwish, before Conv+activation; LayerNorm and GELU before
      * the MatMul epilogues (which absorb Gelu); attention before fuse_matmul,
      * which would otherwise turn its Q.K^T into a transposed FusedMatMul. */
-    {"fuse_conv_bn", 2, pass_fuse_conv_bn, ANCHOR(0)},
-    {"fuse_conv_affine", 2, pass_fuse_conv_affine, ANCHOR(1) | ANCHOR(8)},
+    {"fuse_conv_bn", 2, pass_fuse_conv_bn, NULL, ANCHOR(0)},
+    {"fuse_conv_affine", 2, pass_fuse_conv_affine, NULL, ANCHOR(1) | ANCHOR(8)},
     /* zero channels go after BN/affine folds (which may zero a channel's
      * bias) and before the epilogue fusions (it matches plain Conv, MatMul,
      * Add and Relu) */
-    {"prune_channels", 1, pass_prune_channels, ANCHOR(1) | ANCHOR(6)},
-    {"fuse_hardswish", 2, pass_fuse_hardswish, 0},
+    {"prune_channels", 1, pass_prune_channels, NULL, ANCHOR(1) | ANCHOR(6)},
+    {"fuse_hardswish", 2, pass_fuse_hardswish, NULL, 0},
     /* before fuse_conv_act: the SE's s + 1 becomes its last conv's post_shift */
-    {"fuse_se_residual", 2, pass_fuse_se_residual, 0},
-    {"fuse_conv_act", 2, pass_fuse_conv_act, ANCHOR(1)},
-    {"fuse_layernorm", 2, pass_fuse_layernorm, ANCHOR(2)},
-    {"fuse_gelu", 2, pass_fuse_gelu, ANCHOR(3) | ANCHOR(4)},
-    {"fuse_attention", 2, pass_fuse_attention, ANCHOR(5)},
+    {"fuse_se_residual", 2, pass_fuse_se_residual, NULL, 0},
+    {"fuse_conv_act", 2, pass_fuse_conv_act, NULL, ANCHOR(1)},
+    {"fuse_layernorm", 2, pass_fuse_layernorm, NULL, ANCHOR(2)},
+    {"fuse_gelu", 2, pass_fuse_gelu, NULL, ANCHOR(3) | ANCHOR(4)},
+    {"fuse_attention", 2, pass_fuse_attention, NULL, ANCHOR(5)},
     /* heads of the fused attention whose weights are zero, while its
      * projections are still plain MatMul + Add */
-    {"prune_heads", 2, pass_prune_heads, ANCHOR(6)},
-    {"fuse_matmul", 2, pass_fuse_matmul, ANCHOR(6) | ANCHOR(7)},
-    {"dce", 1, pass_dce, 0},
+    {"prune_heads", 2, pass_prune_heads, NULL, ANCHOR(6)},
+    {"fuse_matmul", 2, pass_fuse_matmul, NULL, ANCHOR(6) | ANCHOR(7)},
+    {"dce", 1, pass_dce, NULL, 0},
     /* static INT8 (a calibration table given: passes_run_ex): after every
      * fusion, so it sees the fused forms, and before layout */
-    {"quant_static", 2, NULL, 0},
+    {"quant_static", 2, NULL, quant_static_env, 0},
     /* the Q, K, V projections of a fused attention as one product (opt_level
      * 3): after quant_static, whose calibration table names their outputs */
-    {"fuse_qkv", 3, pass_fuse_qkv, 0},
+    {"fuse_qkv", 3, pass_fuse_qkv, NULL, 0},
     /* last: channels-last activations between convolutions (opt_level 3) */
-    {"layout", 3, pass_layout, 0},
+    {"layout", 3, NULL, layout_env, 0},
     /* a 1x1 conv and the depthwise conv reading it as one banded node: after
      * layout, whose blocked layouts it needs */
-    {"fuse_conv_dw", 3, pass_fuse_conv_dw, 0},
+    {"fuse_conv_dw", 3, pass_fuse_conv_dw, NULL, 0},
 };
 #define N_PASSES (int)(sizeof k_passes / sizeof k_passes[0])
 
@@ -152,7 +161,7 @@ static int32_t live_nodes(const ir_graph *g) {
  * to do: quant_static without a calibration table, qdq on a graph without
  * DequantizeLinear. */
 static bool optional_pass_skipped(const pass_def *p, const ir_graph *g, const pass_qtable *qt) {
-    if (!p->run) return qt == NULL;
+    if (p->run_env == quant_static_env) return qt == NULL;
     if (p->run != pass_qdq) return false;
     for (int32_t i = 0; i < g->n_nodes; i++)
         if (!g->nodes[i]->dead && !g->nodes[i]->domain[0] &&
@@ -167,6 +176,7 @@ mopt_status passes_run(ir_graph *g, int opt_level, pass_report *rep, int verbose
 
 mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verbose,
                           pass_qtable *qt, bool bf16_nhwc) {
+    const pass_env env = {.qt = qt, .verbose = verbose, .bf16_nhwc = bf16_nhwc};
     pass_report local;
     if (!rep) rep = &local;
     memset(rep, 0, sizeof *rep);
@@ -188,10 +198,7 @@ mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verb
         }
         mopt_status st = MOPT_OK;
         bool run = !p->anchors || (p->anchors & anchors);
-        if (run)
-            st = !p->run                 ? pass_quant_static(g, qt, verbose, &r)
-                 : p->run == pass_layout ? pass_layout_ex(g, bf16_nhwc, &r)
-                                         : p->run(g, &r);
+        if (run) st = p->run ? p->run(g, &r) : p->run_env(g, &env, &r);
         if (st) return mopt_fail_context(st, "pass '%s'", p->name);
         if (run && (live_nodes(g) != g->n_nodes || r.rewrites)) {
             changed = true;

@@ -20,10 +20,23 @@ typedef struct pass_result {
 
 typedef mopt_status (*pass_fn)(ir_graph *g, pass_result *r);
 
+/* What a pass manager run knows beyond the graph (passes_run_ex): the
+ * calibration table, verbosity, and whether conv chains must stay
+ * channels-last (bf16 convolutions on AMX). Passes that need it take it
+ * through pass_def.run_env. */
+typedef struct pass_qtable pass_qtable;
+typedef struct pass_env {
+    pass_qtable *qt; /* NULL: no static INT8 */
+    int verbose;
+    bool bf16_nhwc; /* pass_layout */
+} pass_env;
+typedef mopt_status (*pass_env_fn)(ir_graph *g, const pass_env *env, pass_result *r);
+
 typedef struct pass_def {
     const char *name;
     int min_level; /* runs when opt_level >= min_level */
     pass_fn run;
+    pass_env_fn run_env; /* instead of run, for passes that read the run's pass_env */
     /* Bits of the pass manager's anchor ops (pass_manager.c): when set, the
      * pass rewrites only around live default-domain nodes of those types,
      * and is not run on a graph that has none (0: always run). */
@@ -125,11 +138,11 @@ mopt_status pass_fuse_conv_affine(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_hardswish(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_se_residual(ir_graph *g, pass_result *r);
 mopt_status pass_fuse_conv_act(ir_graph *g, pass_result *r);
-mopt_status pass_layout(ir_graph *g, pass_result *r);
-/* The same; with bf16_nhwc (precision=bf16 on AMX: ops_conv_bf16_amx) conv
- * chains stay channels-last, never blocked (oneDNN 2.6's AMX convolutions
- * take channels-last bf16; blocked bf16 gets its jit_bf16, ~10x slower). */
-mopt_status pass_layout_ex(ir_graph *g, bool bf16_nhwc, pass_result *r);
+/* Channels-last (and blocked) activations between convolutions; with
+ * bf16_nhwc (bf16 convolutions on AMX: ops_conv_bf16_amx) conv chains stay
+ * channels-last, never blocked (oneDNN 2.6's AMX convolutions take
+ * channels-last bf16; blocked bf16 gets its jit_bf16, ~10x slower). */
+mopt_status pass_layout(ir_graph *g, bool bf16_nhwc, pass_result *r);
 /* A 1x1 conv -> depthwise conv pair whose intermediate exceeds the L2, as one
  * mopt.FusedConvDw (opt_level 3, after layout). */
 mopt_status pass_fuse_conv_dw(ir_graph *g, pass_result *r);
@@ -208,7 +221,7 @@ mopt_status pass_quant_chain(ir_graph *g, int verbose, int32_t *n_chained);
  * the same static ops (pass_qdq.c, opt_level 2, before constant folding). */
 mopt_status pass_qdq(ir_graph *g, pass_result *r);
 /* passes_run with a calibration table (NULL: passes_run) and the layout
- * pass's bf16_nhwc (pass_layout_ex). */
+ * pass's bf16_nhwc (pass_layout). */
 mopt_status passes_run_ex(ir_graph *g, int opt_level, pass_report *rep, int verbose,
                           pass_qtable *qt, bool bf16_nhwc);
 

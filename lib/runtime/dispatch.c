@@ -42,7 +42,7 @@ static bool has_static_int8(const ir_graph *g) {
 /* A convolution in float (not one of the static INT8 ops): at precision=int8
  * it has no int8 kernel, and on AMX its bf16 kernels beat f32 ones several
  * times (ResNet-18-like b1, dynamic int8, i.e. convs in float: f32 ~26 ms,
- * bf16 ~5 ms), so it runs BF16 there (rt_float_convs_bf16) unless the model
+ * bf16 ~6 ms), so it runs BF16 there (rt_float_convs_bf16) unless the model
  * is static INT8 (has_static_int8). */
 static bool float_conv(const ir_node *n) {
     static const char *const ops[] = {"Conv", "FusedConv", "FusedConvDw", "ConvTranspose"};
