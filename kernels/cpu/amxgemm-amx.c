@@ -8,9 +8,13 @@
  * panel's chunk, kc x 32 bf16, stays in L1 while every 32-row block of the
  * M block passes over it; the M block's rows stay in L2 across panels),
  * the accumulators saved to a stack scratch between chunks; then the
- * epilogue (alpha, bias, residual, activation, f32 or bf16 store) on the
- * panel's scratch, still in L1. Never called unless cpu_get() reports
- * amx_bf16 and avx512_bf16 and the OS granted the tile state.
+ * epilogue (alpha, bias, residual, activation, FusedConv's post affine, f32
+ * or bf16 store) on the panel's scratch, still in L1. When K is one chunk
+ * (K <= kc: the pointwise convs) each 32-row block's epilogue follows its
+ * product at once, on 4 KB of accumulators (not the M block's 32 KB, which
+ * left L1 before its epilogue read it back: 1.2-2x slower at K <= 120).
+ * Never called unless cpu_get() reports amx_bf16 and avx512_bf16 and the
+ * OS granted the tile state.
  */
 #include <immintrin.h>
 #include <string.h>
@@ -130,6 +134,7 @@ amx_epilogue_act(const cpu_amx_plan *p, const float *c, int64_t m0, int64_t rows
             cpu_amx_plan q = *p;
             q.act = act;
             v = amx_act(&q, v);
+            if (p->post) v = v_fmadd(v, v_set1(p->post_scale), v_set1(p->post_shift));
             if (y_bf16)
                 store_bf16((uint16_t *)y + off, v, m);
             else
@@ -205,6 +210,18 @@ void cpu_amx_run(const cpu_amx_plan *p, const cpu_amx_io *io, int64_t u0, int64_
         packed_m0 = m0;
         for (int64_t pn = g * p->pg; pn < p1; pn++) {
             const uint16_t *bpan = p->bp + pn * CPU_AMX_NR * p->Kp;
+            if (steps_all <= steps_kc) {
+                /* one K chunk (small K: the 1x1 convs): each 32-row block's
+                 * epilogue right after its product, on 4 KB of
+                 * accumulators still in L1 (the same sums: the same bits) */
+                for (int64_t r = 0; r < m1 - m0; r += CPU_AMX_MR) {
+                    amx_block(ap + r / CPU_AMX_MR * steps_all * 1024, bpan, steps_all, c, true);
+                    const int64_t rows = m1 - m0 - r < CPU_AMX_MR ? m1 - m0 - r : CPU_AMX_MR;
+                    amx_epilogue(p, c, m0 + r, rows, pn * CPU_AMX_NR, io->res, io->res_bf16, io->y,
+                                 io->y_bf16);
+                }
+                continue;
+            }
             for (int64_t s0 = 0; s0 < steps_all; s0 += steps_kc) {
                 const int64_t steps = steps_all - s0 < steps_kc ? steps_all - s0 : steps_kc;
                 for (int64_t r = 0; r < m1 - m0; r += CPU_AMX_MR)

@@ -39,6 +39,8 @@ typedef struct cpu_amx_plan {
     float alpha;        /* scales the product */
     kn_act act;         /* any kn_act (cpu_amx_act_ok) */
     float act_alpha, act_beta;
+    bool post; /* then Y = post_scale * act(...) + post_shift (mopt.FusedConv's) */
+    float post_scale, post_shift;
 } cpu_amx_plan;
 
 /* Whether the epilogue computes activation act in registers. */

@@ -65,10 +65,13 @@ const op_impl *const ops_avgpool_impls[] = {ONEDNN(ops_impl_avgpool_onednn) NULL
 /* mopt.CacheMatMul: OpenBLAS (a GEMV per head for one query row), else
  * the reference batched GEMM */
 const op_impl *const ops_cache_matmul_impls[] = {OPENBLAS(ops_impl_cache_matmul_openblas) NULL};
-/* mopt.FusedConv: the own pointwise GEMM where it beats oneDNN (its prepare
- * takes only those 1x1 convs, pwconv_cpu.c), then oneDNN */
+/* mopt.FusedConv: at precision=bf16 the own AMX GEMM (1x1 convs on
+ * channels-last data, amxgemm_cpu.c), the own pointwise GEMM where it beats
+ * oneDNN (fp32; its prepare takes only those 1x1 convs, pwconv_cpu.c), then
+ * oneDNN */
 /* clang-format off */
-const op_impl *const ops_fused_conv_impls[] = {&ops_impl_cpu_pwconv_avx512,
+const op_impl *const ops_fused_conv_impls[] = {&ops_impl_cpu_amx_fused_conv,
+                                               &ops_impl_cpu_pwconv_avx512,
                                                ONEDNN(ops_impl_fused_conv_onednn) NULL};
 const op_impl *const ops_fused_conv_dw_impls[] = {ONEDNN(ops_impl_fused_conv_dw_onednn) NULL};
 /* clang-format on */

@@ -127,6 +127,8 @@ OPS_CPU_DECLARE(gemv_fused_matmul)
  * B (amxgemm_cpu.c) */
 extern const op_impl ops_impl_cpu_amx_matmul;
 extern const op_impl ops_impl_cpu_amx_fused_matmul;
+/* mopt.FusedConv 1x1 at precision=bf16 on the same GEMM (amxgemm_cpu.c) */
+extern const op_impl ops_impl_cpu_amx_fused_conv;
 /* mopt.FusedConv 1x1 as the own GEMM, AVX-512 only (pwconv_cpu.c) */
 extern const op_impl ops_impl_cpu_pwconv_avx512;
 

@@ -11,6 +11,9 @@
  * convolutions do not run on AMX (ops_conv_bf16_amx: no AMX, no oneDNN, or
  * MOPT_ISA / ONEDNN_MAX_CPU_ISA capping it). The same at precision=int8
  * without a calibration table (no int8 convolution kernel: bf16 on AMX).
+ * The 1x1 stride-1 channels-last convs run our own AMX GEMM (cpu-amx-bf16,
+ * amxgemm_cpu.c) instead of oneDNN: every eligible one, none with
+ * MOPT_AMX_CONV=0 (skipped with a message without AMX tiles).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -24,6 +27,7 @@
 #include <cmocka.h>
 
 #include "../test_main.h"
+#include "core/cpu.h"
 #include "ir/ir.h"
 #include "mopt_config.h"
 #include "ops/conv.h"
@@ -55,6 +59,38 @@ static bool is_conv(const ir_node *n) {
 }
 
 static bool depthwise(const ir_node *n) { return ir_node_attr_int(n, "group", 1) > 1; }
+
+/* A FusedConv of g with a 1x1 kernel (W [O, I, 1, 1]: the own AMX GEMM's,
+ * amxgemm_cpu.c). */
+static bool pointwise(const ir_graph *g, const ir_node *n) {
+    if (strcmp(n->op_type, "FusedConv") != 0 || depthwise(n) || n->n_inputs < 2) return false;
+    const ir_shape *w = &g->values[n->inputs[1]]->shape;
+    for (int32_t i = 2; i < w->rank; i++)
+        if (w->syms[i] || w->dims[i] != 1) return false;
+    return w->rank > 2;
+}
+
+/* Whether the ints attribute `name` of n is absent or all `v`. */
+static bool ints_all(const ir_node *n, const char *name, int64_t v) {
+    const ir_attr *a = ir_node_attr(n, name);
+    for (size_t i = 0; a && i < a->n; i++)
+        if (a->ints[i] != v) return false;
+    return true;
+}
+
+/* A 1x1 FusedConv the AMX GEMM's rule takes: channels-last X and Y,
+ * strides 1, no padding, an image larger than 1x1 (1x1 ones are the
+ * GEMV's). */
+static bool amx_pointwise(const ir_graph *g, const ir_node *n) {
+    if (!pointwise(g, n) || !ints_all(n, "strides", 1) || !ints_all(n, "pads", 0) ||
+        ir_node_attr_int(n, "layout", 0) != (CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC))
+        return false;
+    const ir_shape *x = &g->values[n->inputs[0]]->shape;
+    int64_t hw = 1;
+    for (int32_t i = 2; i < x->rank; i++)
+        hw *= x->syms[i] ? 2 : x->dims[i];
+    return hw > 1;
+}
 
 /* Convolutions reading or writing the blocked layout. */
 static int blocked_convs(const mopt_model *m) {
@@ -125,18 +161,19 @@ static void check_model_at(const char *path, const char *precision, int32_t min_
                            double min_cos) {
     mopt_model *m = load(path, precision);
     assert_int_equal(blocked_convs(m), 0);
-    int convs = 0;
+    int convs = 0, own = 0;
     for (int32_t i = 0; i < m->graph->n_nodes; i++) {
         const ir_node *n = m->graph->nodes[i];
         if (!is_conv(n)) continue;
         const char *k = rt_node_kernel_name(m, i);
-        bool bf16 = strncmp(k, "onednn-bf16", 11) == 0;
-        if (bf16 == depthwise(n))
+        bool bf16 = strncmp(k, "onednn-bf16", 11) == 0, amx = strcmp(k, "cpu-amx-bf16") == 0;
+        if ((bf16 || amx) == depthwise(n) || (amx && !pointwise(m->graph, n)))
             fail_msg("%s: node '%s' (group %lld) runs %s", path, n->name,
                      (long long)ir_node_attr_int(n, "group", 1), k);
         convs += bf16;
+        own += amx;
     }
-    assert_true(convs > 0);
+    assert_true(convs + own > 0);
     int32_t stored, to_bf16, to_f32;
     rt_storage_counts(m, &stored, &to_bf16, &to_f32);
     if (stored < min_stored) fail_msg("%s: %d tensors kept bf16", path, (int)stored);
@@ -154,8 +191,9 @@ static void check_model_at(const char *path, const char *precision, int32_t min_
     mopt_model_destroy(m);
     assert_int_equal(n_bf, n_fp);
     double c = cosine(y_bf, y_fp, n_bf);
-    printf("%s at %s: %d bf16 convolutions, %d tensors kept bf16, cosine vs fp32 %.6f\n", path,
-           precision, convs, (int)stored, c);
+    printf("%s at %s: %d bf16 convolutions on oneDNN, %d on cpu-amx-bf16, %d tensors kept bf16, "
+           "cosine vs fp32 %.6f\n",
+           path, precision, convs, own, (int)stored, c);
     if (!(c >= min_cos)) fail_msg("%s: cosine vs fp32 %.6f", path, c);
     free(y_bf);
     free(y_fp);
@@ -194,6 +232,48 @@ MOPT_TEST(dynamic_int8_convs_bf16) {
     check_model_at(MOBILENET, "int8", 8, 0.99);
 }
 
+/* The 1x1 FusedConvs of MobileNet (and of the CNN) at bf16 run the own AMX
+ * GEMM (cpu-amx-bf16, amxgemm_cpu.c), their X and Y kept bf16; with
+ * MOPT_AMX_CONV=0 every one is left to oneDNN. Skipped (with a message)
+ * where the AMX GEMM cannot run (no AMX tiles granted, MOPT_AMX=0). */
+static int own_pointwise(const char *path, int *pw) {
+    mopt_model *m = load(path, "bf16");
+    int own = 0;
+    *pw = 0;
+    for (int32_t i = 0; i < m->graph->n_nodes; i++) {
+        const ir_node *n = m->graph->nodes[i];
+        bool amx = strcmp(rt_node_kernel_name(m, i), "cpu-amx-bf16") == 0;
+        if (!amx_pointwise(m->graph, n)) {
+            if (amx) fail_msg("%s: node '%s' runs cpu-amx-bf16", path, n->name);
+            continue;
+        }
+        (*pw)++;
+        own += amx;
+    }
+    mopt_model_destroy(m);
+    return own;
+}
+
+MOPT_TEST(pointwise_on_own_amx_gemm) {
+    if (!ops_conv_bf16_amx() || !cpu_get()->amx_kernels) {
+        print_message("no AMX bf16 tiles here (or MOPT_AMX=0): cpu-amx-bf16 convs not checked\n");
+        skip();
+    }
+    int pw = 0, own = own_pointwise(MOBILENET, &pw);
+    printf("%s: %d of %d 1x1 stride-1 convolutions on cpu-amx-bf16\n", MOBILENET, own, pw);
+    assert_true(pw > 0);
+    assert_int_equal(own, pw); /* the rule takes every one (amxgemm_cpu.c) */
+    own = own_pointwise(BLOCKED, &pw);
+    assert_true(pw > 0);
+    assert_int_equal(own, pw);
+    check_model(MOBILENET, 8); /* kept bf16, cosine vs fp32 */
+    setenv("MOPT_AMX_CONV", "0", 1);
+    own = own_pointwise(MOBILENET, &pw);
+    unsetenv("MOPT_AMX_CONV");
+    assert_int_equal(own, 0);
+}
+
 MOPT_TEST_MAIN(cmocka_unit_test(cnn_amx_bf16), cmocka_unit_test(mobilenet_amx_bf16),
+               cmocka_unit_test(pointwise_on_own_amx_gemm),
                cmocka_unit_test(blocked_cases_channels_last),
                cmocka_unit_test(dynamic_int8_convs_bf16))

@@ -1839,21 +1839,27 @@ static void amx_round(float *v, int64_t n, bool want, uint16_t **bf) {
     }
 }
 
+/* n's activation attributes for act (the parameters every fused-epilogue
+ * test uses) */
+static void act_attrs(ir_node *n, const char *act) {
+    attr_str(n, "activation", act);
+    if (strcmp(act, "Clip") == 0) {
+        attr_float(n, "activation_alpha", -0.5f);
+        attr_float(n, "activation_beta", 0.75f);
+    }
+    if (strcmp(act, "LeakyRelu") == 0) attr_float(n, "activation_alpha", 0.1f);
+    if (strcmp(act, "HardSigmoid") == 0) {
+        attr_float(n, "activation_alpha", 0.3f);
+        attr_float(n, "activation_beta", 0.4f);
+    }
+}
+
 static void amx_node(node_case *c, const amx_case *ac, bool fused) {
     nc_init_domain(c, fused ? "FusedMatMul" : "MatMul", fused ? "mopt" : "", fused ? 4 : 2);
     if (!fused) return;
     attr_int(c->n, "transB", ac->trans_b);
     attr_float(c->n, "alpha", ac->alpha);
-    attr_str(c->n, "activation", ac->act);
-    if (strcmp(ac->act, "Clip") == 0) {
-        attr_float(c->n, "activation_alpha", -0.5f);
-        attr_float(c->n, "activation_beta", 0.75f);
-    }
-    if (strcmp(ac->act, "LeakyRelu") == 0) attr_float(c->n, "activation_alpha", 0.1f);
-    if (strcmp(ac->act, "HardSigmoid") == 0) {
-        attr_float(c->n, "activation_alpha", 0.3f);
-        attr_float(c->n, "activation_beta", 0.4f);
-    }
+    act_attrs(c->n, ac->act);
 }
 
 /* One case: prepare (B constant, A's batch symbolic), run at 1 and 2
@@ -2061,6 +2067,228 @@ static void cpu_amx_gemm_declines(void **st) {
     g_prec = OP_PREC_FP32;
 }
 
+/* ---- mopt.FusedConv 1x1 at bf16 on the AMX GEMM (cpu-amx-bf16) ---------- */
+
+typedef struct amxc_case {
+    int64_t batch, K, N, h, w;
+    const char *act;
+    bool bias, res;
+    bool x_bf16, res_bf16, y_bf16; /* the runtime's bf16 storage */
+    bool post;                     /* post_scale 1.5, post_shift -0.25 (PP-OCR's affine) */
+} amxc_case;
+
+/* K and N off the tile multiples (32), K below one step (3, 16, 24) and
+ * across several (72, 120, 200), N from 8 to 960, positions across M blocks
+ * (20 x 20 = 400 rows: 256 + 144) and batches, every activation of
+ * MobileNet / PP-OCR, bias and residual, the post affine, f32 and bf16 X /
+ * residual / Y */
+static const amxc_case k_amxc_cases[] = {
+    {1, 3, 8, 5, 7, "Relu", true, true, false, false, false},
+    {2, 16, 16, 9, 9, "HardSwish", true, false, true, false, true, true},
+    {1, 24, 72, 7, 11, "Clip", true, true, true, true, true, true},
+    {1, 40, 24, 13, 13, "HardSigmoid", true, false, true, false, false},
+    {1, 72, 960, 3, 5, "Sigmoid", true, false, true, false, true},
+    {1, 120, 40, 20, 20, "", false, true, true, true, true},
+    {3, 16, 960, 4, 3, "Swish", true, true, false, true, true},
+    {1, 200, 72, 6, 7, "LeakyRelu", true, true, true, false, true},
+    {1, 72, 24, 56, 56, "", true, true, true, true, true},
+};
+
+static void amxc_node(node_case *c, const amxc_case *ac, int32_t layout) {
+    nc_init_domain(c, "FusedConv", "mopt", 4);
+    attr_int(c->n, "layout", layout);
+    act_attrs(c->n, ac->act);
+    if (ac->post) {
+        attr_float(c->n, "post_scale", 1.5f);
+        attr_float(c->n, "post_shift", -0.25f);
+    }
+}
+
+/* One case: prepare (W constant, X's batch and spatial sizes symbolic as in
+ * PP-OCR), run at 1 and 2 threads (bitwise equal, every element written),
+ * each element against a double sum of the bf16-rounded X and W over the
+ * channels-last rows with the f32 reference epilogue (bias, residual,
+ * ref_activation_f32), within the f32 sum's bound, the epilogue's
+ * approximations and a bf16 Y's rounding. */
+static void amxc_check(const amxc_case *ac) {
+    const op_impl *impl = &ops_impl_cpu_amx_fused_conv;
+    node_case c;
+    amxc_node(&c, ac, CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC);
+    int64_t hw = ac->h * ac->w, M = ac->batch * hw, K = ac->K, N = ac->N;
+    op_tensor in[4];
+    memset(in, 0, sizeof in);
+    tensor(&in[0], 4, (int64_t[]){ac->batch, K, ac->h, ac->w}); /* stored [batch, h, w, K] */
+    tensor(&in[1], 4, (int64_t[]){N, K, 1, 1});
+    if (ac->bias) tensor(&in[2], 1, (int64_t[]){N});
+    if (ac->res) tensor(&in[3], 4, (int64_t[]){ac->batch, N, ac->h, ac->w});
+    float *x = in[0].data, *res = ac->res ? in[3].data : NULL;
+    uint16_t *x16, *res16 = NULL, *wq;
+    amx_round(x, M * K, ac->x_bf16, &x16);
+    if (res) amx_round(res, M * N, ac->res_bf16, &res16);
+    float *wround = mopt_aligned_alloc((size_t)(K * N) * sizeof(float));
+    memcpy(wround, in[1].data, (size_t)(K * N) * sizeof(float));
+    amx_round(wround, K * N, false, &wq);
+    float *want = mopt_aligned_alloc((size_t)(M * N) * sizeof(float));
+    double *tol = mopt_malloc((size_t)(M * N) * sizeof(double));
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double sum = 0, sabs = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double p = (double)x[i * K + k] * wround[j * K + k];
+                sum += p;
+                sabs += fabs(p);
+            }
+            float v = (float)sum;
+            if (ac->bias) v += ((float *)in[2].data)[j];
+            if (res) v += res[i * N + j];
+            want[i * N + j] = v;
+            tol[i * N + j] = 1.5 * (2 * gamma_k(K) * sabs) + 1e-6;
+        }
+    static op_view pv;
+    op_ctx pctx = node_ctx(&c, &pv, false, 1);
+    ref_activation_f32(want, M * N, &((const fused_conv_params *)pctx.params)->act);
+    ops_fused_conv_post(pctx.params, want, M * N);
+    for (int64_t i = 0; i < M * N; i++)
+        tol[i] = (ac->post ? 1.5 : 1) * tol[i] + 2e-6 * fabs(want[i]) + 1e-6 +
+                 (ac->y_bf16 ? ldexp(fabs(want[i]), -8) : 0);
+    /* load time: X's batch and spatial sizes symbolic, W constant */
+    static op_view view;
+    op_tensor lin[4];
+    memcpy(lin, in, sizeof lin);
+    lin[0].data = lin[2].data = lin[3].data = NULL;
+    lin[0].shape.syms[0] = ir_graph_symbol(c.g, "batch");
+    lin[0].shape.syms[2] = ir_graph_symbol(c.g, "h");
+    lin[0].shape.syms[3] = ir_graph_symbol(c.g, "w");
+    if (ac->res) lin[3].shape = lin[0].shape, lin[3].shape.dims[1] = N;
+    op_tensor ly;
+    memset(&ly, 0, sizeof ly);
+    ly.dtype = MOPT_DTYPE_F32;
+    ly.shape = lin[0].shape;
+    ly.shape.dims[1] = N;
+    op_ctx lctx = node_ctx(&c, &view, false, 1);
+    void *state = NULL;
+    assert_true(impl->supports(&lctx, lin, 4, &ly, 1));
+    assert_int_equal(impl->prepare(&lctx, lin, 4, &ly, 1, &state), MOPT_OK);
+    lctx.state = state;
+    assert_true(impl->bf16_io(&lctx, lin, 4, true, 0));
+    assert_true(impl->bf16_io(&lctx, lin, 4, false, 0));
+    assert_true(impl->bf16_io(&lctx, lin, 4, false, 3));
+    op_tensor rin[4];
+    memcpy(rin, in, sizeof rin);
+    if (ac->x_bf16) rin[0].dtype = MOPT_DTYPE_BF16, rin[0].data = x16;
+    if (res16) rin[3].dtype = MOPT_DTYPE_BF16, rin[3].data = res16;
+    void *got[2];
+    size_t esz = ac->y_bf16 ? sizeof(uint16_t) : sizeof(float);
+    for (int t = 0; t < 2; t++) {
+        op_ctx ctx = node_ctx(&c, &view, true, t + 1);
+        void *scratch = NULL;
+        ctx.state = state;
+        ctx.scratch = &scratch;
+        op_tensor out;
+        memset(&out, 0, sizeof out);
+        out.dtype = ac->y_bf16 ? MOPT_DTYPE_BF16 : MOPT_DTYPE_F32;
+        ir_shape_set(&out.shape, 4, (int64_t[]){ac->batch, N, ac->h, ac->w});
+        got[t] = out.data = mopt_aligned_alloc((size_t)(M * N) * esz);
+        memset(out.data, 0xff, (size_t)(M * N) * esz); /* NaN: every element must be written */
+        g_ref_calls = 0;
+        if (impl->run(&ctx, rin, 4, &out, 1) != MOPT_OK)
+            fail_msg("cpu-amx-bf16 conv %lld -> %lld at %lldx%lld: run declined", (long long)K,
+                     (long long)N, (long long)ac->h, (long long)ac->w);
+        assert_int_equal(g_ref_calls, 0);
+        impl->release_scratch(scratch);
+    }
+    if (memcmp(got[0], got[1], (size_t)(M * N) * esz) != 0) {
+        print_message("cpu-amx-bf16 conv %lld -> %lld at %lldx%lld differs at 1 and 2 threads\n",
+                      (long long)K, (long long)N, (long long)ac->h, (long long)ac->w);
+        fail();
+    }
+    for (int64_t i = 0; i < M * N; i++) {
+        double g = ac->y_bf16 ? amx_from_bf16(((uint16_t *)got[0])[i]) : ((float *)got[0])[i];
+        if (!(fabs(g - want[i]) <= tol[i])) {
+            print_message("cpu-amx-bf16 conv %lld -> %lld %s: element %lld is %.9g, reference "
+                          "%.9g (tol %.3g)\n",
+                          (long long)K, (long long)N, ac->act, (long long)i, g, (double)want[i],
+                          tol[i]);
+            fail();
+        }
+    }
+    impl->release(state);
+    for (int t = 0; t < 2; t++)
+        mopt_aligned_free(got[t]);
+    mopt_aligned_free(x16);
+    mopt_aligned_free(res16);
+    mopt_aligned_free(wround);
+    mopt_aligned_free(want);
+    mopt_free(tol);
+    free_inputs(in, 4);
+    ir_graph_destroy(c.g);
+}
+
+static void cpu_amx_conv(void **st) {
+    (void)st;
+    const op_impl *impl = &ops_impl_cpu_amx_fused_conv;
+    assert_non_null(strstr(impl->name, impl->backend));
+    g_prec = OP_PREC_BF16;
+    g_opt_level = 3;
+    if (!cpu_get()->amx_kernels) { /* oneDNN takes every node (also MOPT_AMX=0) */
+        node_case c;
+        amxc_node(&c, &k_amxc_cases[1], CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC);
+        op_tensor in[4];
+        memset(in, 0, sizeof in);
+        tensor(&in[0], 4, (int64_t[]){1, 16, 9, 9});
+        tensor(&in[1], 4, (int64_t[]){16, 16, 1, 1});
+        static op_view view;
+        op_ctx ctx = node_ctx(&c, &view, false, 1);
+        assert_false(impl->supports(&ctx, in, 2, NULL, 1));
+        print_message("no AMX-BF16 here: cpu-amx-bf16 (conv) checked to decline, not run\n");
+        free_inputs(in, 2);
+        ir_graph_destroy(c.g);
+    } else {
+        setenv("MOPT_AMX_CONV", "all", 1); /* the rule's exclusions too */
+        for (size_t i = 0; i < sizeof k_amxc_cases / sizeof k_amxc_cases[0]; i++)
+            amxc_check(&k_amxc_cases[i]);
+        unsetenv("MOPT_AMX_CONV");
+    }
+    g_prec = OP_PREC_FP32;
+    g_opt_level = 0;
+}
+
+/* What it never takes (supports or prepare say no): fp32, NCHW or blocked
+ * layouts, a 3x3 kernel, strides 2, pads, groups */
+static void cpu_amx_conv_declines(void **st) {
+    (void)st;
+    const op_impl *impl = &ops_impl_cpu_amx_fused_conv;
+    setenv("MOPT_AMX_CONV", "all", 1);
+    for (int i = 0; i < 7; i++) {
+        node_case c;
+        amxc_node(&c, &k_amxc_cases[2],
+                  i == 1   ? 0
+                  : i == 2 ? CONV_LAYOUT_X_BLK16 | CONV_LAYOUT_Y_BLK16
+                           : CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC);
+        op_tensor in[4];
+        memset(in, 0, sizeof in);
+        tensor(&in[0], 4, (int64_t[]){1, 24, 7, 11});
+        int64_t kk = i == 3 ? 3 : 1, g = i == 6 ? 2 : 1;
+        tensor(&in[1], 4, (int64_t[]){72, 24 / g, kk, kk});
+        if (i == 3) attr_ints(c.n, "pads", 4, (int64_t[]){1, 1, 1, 1});
+        if (i == 4) attr_ints(c.n, "strides", 2, (int64_t[]){2, 2});
+        if (i == 5) attr_ints(c.n, "pads", 4, (int64_t[]){1, 0, 1, 0});
+        if (i == 6) attr_int(c.n, "group", 2);
+        g_prec = i == 0 ? OP_PREC_FP32 : OP_PREC_BF16;
+        static op_view view;
+        op_ctx ctx = node_ctx(&c, &view, false, 1);
+        void *state = NULL;
+        if (impl->supports(&ctx, in, 2, NULL, 1))
+            fail_msg("cpu-amx-bf16 conv: case %d supported", i);
+        assert_int_equal(impl->prepare(&ctx, in, 2, NULL, 1, &state), MOPT_ERR_UNSUPPORTED);
+        assert_null(state);
+        free_inputs(in, 2);
+        ir_graph_destroy(c.g);
+    }
+    unsetenv("MOPT_AMX_CONV");
+    g_prec = OP_PREC_FP32;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(impl_names_are_informative),
@@ -2071,6 +2299,8 @@ int main(void) {
         cmocka_unit_test(cpu_pwconv_declines),
         cmocka_unit_test(cpu_amx_gemm),
         cmocka_unit_test(cpu_amx_gemm_declines),
+        cmocka_unit_test(cpu_amx_conv),
+        cmocka_unit_test(cpu_amx_conv_declines),
 #ifdef MOPT_HAVE_ONEDNN
         cmocka_unit_test(onednn_matmul),
         cmocka_unit_test(onednn_gemm),

@@ -10,6 +10,11 @@
  * it does not cover (no AMX, other precisions, a non-constant or batched
  * B, a transposed A, other bias shapes, K or N below AMX_MIN_KN), which
  * then runs oneDNN as before.
+ * The same GEMM runs mopt.FusedConv's pointwise convs at precision=bf16
+ * (1x1 kernel, strides 1, no padding, one group, channels-last X and Y:
+ * Y [M = batch x positions, C_out] = X [M, C_in] W^T, with bias, a
+ * Y-shaped residual, the activation and the post affine in the epilogue;
+ * pwc_* below), listed before oneDNN for FusedConv (impls.c).
  * Work units (an M block and a panel of 32 columns) are split over the
  * call's threads on oneDNN's OpenMP team (cpu_parallel_for_omp), one
  * scratch per thread slot; K is never split, so the bits do not depend on
@@ -22,6 +27,7 @@
 #include "core/cpu.h"
 #include "kernels/cpu/amxgemm.h"
 #include "mopt_config.h"
+#include "ops/conv.h"
 #include "ops/cpu/ops_cpu.h"
 #include "ops/fused.h"
 #include "ops/op_common.h"
@@ -205,6 +211,19 @@ static void amx_slots(void *arg, int64_t lo, int64_t hi) {
 #endif
 }
 
+/* Y = the plan's product of io, its units split over the call's threads. */
+static mopt_status amx_exec(const op_ctx *ctx, const cpu_amx_plan *plan, const cpu_amx_io *io) {
+    if (io->M == 0) return MOPT_OK;
+    int64_t units = cpu_amx_units(plan, io->M);
+    int slots = ctx->threads < units ? ctx->threads : (int)units;
+    if (slots < 1) slots = 1;
+    const amx_scratch *sc = amx_get_scratch(ctx, cpu_amx_scratch_bytes(plan), slots);
+    if (!sc) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the AMX GEMM's scratch");
+    amx_job j = {plan, io, sc, units, slots};
+    cpu_parallel_for_omp(slots, slots, 1, amx_slots, &j);
+    return MOPT_OK;
+}
+
 static mopt_status amx_run(const op_ctx *ctx, amx_kind kind, const op_tensor *in, int n_in,
                            op_tensor *out) {
     const amx_state *s = ctx->state;
@@ -237,15 +256,7 @@ static mopt_status amx_run(const op_ctx *ctx, amx_kind kind, const op_tensor *in
             io.res_bf16 = in[3].dtype == MOPT_DTYPE_BF16;
         }
     }
-    if (M == 0) return MOPT_OK;
-    int64_t units = cpu_amx_units(&plan, M);
-    int slots = ctx->threads < units ? ctx->threads : (int)units;
-    if (slots < 1) slots = 1;
-    const amx_scratch *sc = amx_get_scratch(ctx, cpu_amx_scratch_bytes(&plan), slots);
-    if (!sc) return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the AMX GEMM's scratch");
-    amx_job j = {&plan, &io, sc, units, slots};
-    cpu_parallel_for_omp(slots, slots, 1, amx_slots, &j);
-    return MOPT_OK;
+    return amx_exec(ctx, &plan, &io);
 }
 
 /* bf16 storage: A, the residual (input 3) and Y */
@@ -290,3 +301,174 @@ static int amx_inplace(const op_ctx *ctx, const op_tensor *in, int n_in) {
 
 AMX_IMPL(matmul, AMX_MATMUL, NULL)
 AMX_IMPL(fused_matmul, AMX_FUSED, amx_inplace)
+
+/* ---- mopt.FusedConv 1x1 at precision=bf16 (cpu-amx-bf16) ---------------- */
+
+/* A pointwise conv (1x1 kernel, strides 1, no padding, one group) on
+ * channels-last X and Y is the GEMM Y [M, N] = X [M, K] W^T with M = batch
+ * x positions, K = C_in, N = C_out: W [C_out, C_in, 1, 1] is packed as B
+ * transposed, bias, residual (Y-shaped, channels-last) and activation are
+ * the GEMM's epilogue. X, the residual and Y are read / written bf16 where
+ * the storage plan keeps them so (the bf16 nhwc chains of pass_layout). */
+
+/* The node's K, N and positions per image (a symbolic batch is left out;
+ * 0 when a spatial size is symbolic) when it is a conv this impl computes,
+ * else false. */
+static bool pwc_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                         int64_t *K, int64_t *N, int64_t *hw) {
+    const fused_conv_params *fp = ctx->params;
+    const ir_shape *xs = &in[0].shape, *ws = &in[1].shape;
+    if (ctx->precision != OP_PREC_BF16 || in[0].dtype != MOPT_DTYPE_F32 ||
+        in[1].dtype != MOPT_DTYPE_F32 || !in[1].data || !cpu_amx_act_ok(fp->act.act) ||
+        xs->rank < 3 || xs->rank > 2 + REF_WIN_MAX || ws->rank != xs->rank ||
+        !ir_shape_is_concrete(ws))
+        return false;
+    if (op_has_input(in, n_in, 2) &&
+        (in[2].dtype != MOPT_DTYPE_F32 || ir_shape_numel(&in[2].shape) != ws->dims[0] ||
+         in[2].shape.syms[in[2].shape.rank - 1]))
+        return false;
+    if (op_has_input(in, n_in, 3) &&
+        (in[3].dtype != MOPT_DTYPE_F32 || (out && !op_residual_fits(&in[3], &out[0].shape))))
+        return false;
+    /* channels-last X and Y (the residual is Y's layout) */
+    if (fp->conv.layout != (CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC)) return false;
+    /* batch 1 for the geometry (it only scales M); unknown spatial sizes
+     * (PP-OCR's) taken as 8 at load time: a 1x1 window with strides 1 and
+     * no padding keeps any size, checked again per run */
+    ir_shape x = *xs;
+    bool sym_hw = false;
+    x.dims[0] = 1;
+    x.syms[0] = 0;
+    for (int32_t i = 2; i < x.rank; i++)
+        if (x.syms[i]) sym_hw = true, x.dims[i] = 8, x.syms[i] = 0;
+    if (x.syms[1]) return false;
+    ref_conv_params p;
+    int64_t pad_end[REF_WIN_MAX];
+    if (ops_conv_geometry(ctx, &x, ws, &p, pad_end)) {
+        mopt_clear_error();
+        return false;
+    }
+    if (p.group != 1 || p.c_in <= 0 || p.c_out <= 0) return false;
+    *hw = 1;
+    for (int i = REF_WIN_MAX - (xs->rank - 2); i < REF_WIN_MAX; i++) {
+        if (p.k[i] != 1 || p.stride[i] != 1 || p.pad[i] || pad_end[i] || p.in[i] != p.out[i])
+            return false;
+        *hw *= p.out[i];
+    }
+    if (sym_hw) *hw = 0; /* unknown until run time */
+    *K = p.c_in;
+    *N = p.c_out;
+    return true;
+}
+
+/* Whether to take the node from oneDNN: every pointwise conv but those of
+ * 1x1 images (the squeeze-excitation convs: oneDNN glue's GEMV,
+ * conv_onednn.c). Measured per node against oneDNN 2.6's
+ * brgconv_1x1:avx512_core_amx_bf16 (onednn-bf16-packed), the same model
+ * with MOPT_AMX_CONV=0 and =all, `mopt-bench --precision bf16 --threads 1`,
+ * Xeon model 207, shared machine (two runs each, sequential, so noisy):
+ * MobileNetV3-like b1, all 30 of its 1x1 convs (K, N in 16..960, 7x7 to
+ * 112x112) 0.20-1.0x, the sum 0.50x and 0.19x (oneDNN's 2nd run was slow);
+ * e.g. 16 -> 64 at 112x112 0.53 / 0.89x, 24 -> 72 at 56x56 0.47 / 0.78x
+ * (1.13-1.51x before the one-chunk epilogue, amxgemm-amx.c), 160 -> 960
+ * at 7x7 0.72 / 0.54x, 960 -> 160 0.48 / 0.43x; PP-OCRv4 rec (1x3x48x320),
+ * its 14 1x1 convs (with HardSwish and the post affine) 0.30-1.12x, the sum
+ * 0.59x. No shape lost on both runs, hence no size rule.
+ * MOPT_AMX_CONV=0 leaves every node to oneDNN, "all" takes the 1x1
+ * images too (A/B and tests). */
+static bool pwc_rule(int64_t K, int64_t N, int64_t hw) {
+    const char *env = getenv("MOPT_AMX_CONV");
+    if (env && strcmp(env, "all") == 0) return true;
+    if (env && strcmp(env, "0") == 0) return false;
+    (void)K, (void)N;
+    return hw != 1; /* 0: unknown at load time (PP-OCR's) */
+}
+
+static bool pwc_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
+                         int n_out) {
+    (void)n_out;
+    int64_t K, N, hw;
+    return amx_available() && pwc_geometry(ctx, in, n_in, out, &K, &N, &hw);
+}
+
+static mopt_status pwc_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
+                               const op_tensor *out, int n_out, void **state) {
+    (void)n_out;
+    *state = NULL;
+    int64_t K, N, hw;
+    if (!amx_available() || !pwc_geometry(ctx, in, n_in, out, &K, &N, &hw) || !pwc_rule(K, N, hw))
+        return MOPT_ERR_UNSUPPORTED;
+    amx_state *s = mopt_calloc(1, sizeof *s);
+    if (s) s->bp = mopt_aligned_alloc(cpu_amx_packed_elems(K, N) * sizeof(uint16_t));
+    if (!s || !s->bp) {
+        if (s) mopt_free(s);
+        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed bf16 1x1 weights");
+    }
+    cpu_amx_pack(in[1].data, K, N, true, s->bp); /* W [N, K] */
+    cpu_amx_plan *p = &s->plan;
+    p->K = K;
+    p->N = N;
+    p->Kp = (K + CPU_AMX_KS - 1) / CPU_AMX_KS * CPU_AMX_KS;
+    p->Np = (N + CPU_AMX_NR - 1) / CPU_AMX_NR * CPU_AMX_NR;
+    int64_t mb = AMX_A_BYTES / (p->Kp * (int64_t)sizeof(uint16_t)) / CPU_AMX_MR * CPU_AMX_MR;
+    p->mb = (int)(mb < CPU_AMX_MR ? CPU_AMX_MR : mb > AMX_MB ? AMX_MB : mb);
+    p->kc = AMX_KC;
+    p->pg = 1;
+    p->bp = s->bp;
+    p->alpha = 1.f;
+    *state = s;
+    return MOPT_OK;
+}
+
+static mopt_status pwc_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
+                           int n_out) {
+    (void)n_out;
+    const amx_state *s = ctx->state;
+    const fused_conv_params *fp = ctx->params;
+    int64_t K, N, hw;
+    op_tensor f[4]; /* the geometry checks read f32 dtypes */
+    int n = n_in < 4 ? n_in : 4;
+    memcpy(f, in, (size_t)n * sizeof *f);
+    f[0].dtype = MOPT_DTYPE_F32;
+    if (op_has_input(in, n, 3)) f[3].dtype = MOPT_DTYPE_F32;
+    if (!s || !pwc_geometry(ctx, f, n, out, &K, &N, &hw) || K != s->plan.K || N != s->plan.N)
+        return MOPT_ERR_UNSUPPORTED;
+    int64_t M = ir_shape_numel(&in[0].shape) / K;
+    if (ir_shape_numel(&out[0].shape) != M * N) return MOPT_ERR_UNSUPPORTED;
+    cpu_amx_plan plan = s->plan;
+    plan.act = fp->act.act;
+    plan.act_alpha = fp->act.alpha;
+    plan.act_beta = fp->act.beta;
+    plan.post = fp->has_post;
+    plan.post_scale = fp->post_scale;
+    plan.post_shift = fp->post_shift;
+    if (op_has_input(in, n_in, 2)) plan.bias = in[2].data;
+    cpu_amx_io io = {in[0].data,  K,
+                     M,           NULL,
+                     out[0].data, in[0].dtype == MOPT_DTYPE_BF16,
+                     false,       out[0].dtype == MOPT_DTYPE_BF16};
+    if (op_has_input(in, n_in, 3)) {
+        if (ir_shape_numel(&in[3].shape) != M * N) return MOPT_ERR_UNSUPPORTED;
+        io.res = in[3].data;
+        io.res_bf16 = in[3].dtype == MOPT_DTYPE_BF16;
+    }
+    return amx_exec(ctx, &plan, &io);
+}
+
+/* bf16 storage: X, the residual (input 3) and Y */
+static bool pwc_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k) {
+    (void)ctx, (void)in, (void)n_in;
+    return k == 0 || (!output && k == 3);
+}
+
+const op_impl ops_impl_cpu_amx_fused_conv = {
+    .name = "cpu-amx-bf16",
+    .backend = "cpu",
+    .supports = pwc_supports,
+    .prepare = pwc_prepare,
+    .release = amx_release,
+    .run = pwc_run,
+    .release_scratch = amx_release_scratch,
+    .bf16_io = pwc_bf16_io,
+    .inplace = amx_inplace,
+};
