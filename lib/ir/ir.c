@@ -302,10 +302,15 @@ oom:
     return -1;
 }
 
+/* "ai.onnx" as "" (the first-letter test spares the strcmp for "" and the
+ * other domains: this runs a few times per node at load and first run). */
+static const char *domain_norm(const char *d) {
+    return d[0] == 'a' && strcmp(d, "ai.onnx") == 0 ? "" : d;
+}
+
 static int domain_eq(const char *a, const char *b) {
-    if (strcmp(a, "ai.onnx") == 0) a = "";
-    if (strcmp(b, "ai.onnx") == 0) b = "";
-    return strcmp(a, b) == 0;
+    a = domain_norm(a), b = domain_norm(b);
+    return a[0] == b[0] && (a[0] == 0 || strcmp(a, b) == 0);
 }
 
 int ir_graph_set_opset(ir_graph *g, const char *domain, int64_t version) {
