@@ -188,15 +188,18 @@ int ir_graph_reindex(ir_graph *g) {
     return hash_rebuild(g, cap);
 }
 
-int32_t ir_graph_find_value(const ir_graph *g, const char *name) {
+static int32_t find_hashed(const ir_graph *g, const char *name, uint32_t fp) {
     if (!g->hash_cap) return -1;
-    uint32_t fp = (uint32_t)hash_str(name);
     size_t k = fp & (g->hash_cap - 1);
     for (; g->hash[2 * k] >= 0; k = (k + 1) & (g->hash_cap - 1))
         if ((uint32_t)g->hash[2 * k + 1] == fp &&
             strcmp(g->values[g->hash[2 * k]]->name, name) == 0)
             return g->hash[2 * k];
     return -1;
+}
+
+int32_t ir_graph_find_value(const ir_graph *g, const char *name) {
+    return find_hashed(g, name, (uint32_t)hash_str(name));
 }
 
 /* arr (n entries of elem bytes, capacity *cap) with room for one more:
@@ -211,7 +214,8 @@ static void *room_for_one(void *arr, int32_t n, int32_t *cap, size_t elem) {
 }
 
 int32_t ir_graph_value(ir_graph *g, const char *name) {
-    int32_t found = ir_graph_find_value(g, name);
+    uint32_t fp = (uint32_t)hash_str(name);
+    int32_t found = find_hashed(g, name, fp);
     if (found >= 0) return found;
     if (g->n_values == INT32_MAX / 4) {
         mopt_fail(MOPT_ERR_LIMIT, "too many values in graph");
@@ -236,7 +240,7 @@ int32_t ir_graph_value(ir_graph *g, const char *name) {
         mopt_free(v);
         goto oom;
     }
-    hash_put(g->hash, g->hash_cap, g->n_values - 1, (uint32_t)hash_str(name));
+    hash_put(g->hash, g->hash_cap, g->n_values - 1, fp);
     return g->n_values - 1;
 oom:
     mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory adding value '%s'", name);
