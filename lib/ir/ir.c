@@ -51,11 +51,23 @@ void ir_attr_clear(ir_attr *a) {
     memset(a, 0, sizeof *a);
 }
 
+/* The bit of inline_strs for one of n's string fields. */
+static uint8_t str_bit(const ir_node *n, char *const *field) {
+    return field == &n->name ? 1 : field == &n->op_type ? 2 : field == &n->domain ? 4 : 0;
+}
+
+void ir_node_set_str(ir_node *n, char **field, char *owned) {
+    uint8_t bit = str_bit(n, field);
+    if (!(n->inline_strs & bit)) mopt_free(*field);
+    n->inline_strs &= (uint8_t)~bit;
+    *field = owned;
+}
+
 void ir_node_destroy(ir_node *n) {
     if (!n) return;
-    mopt_free(n->name);
-    mopt_free(n->op_type);
-    mopt_free(n->domain);
+    if (!(n->inline_strs & 1)) mopt_free(n->name);
+    if (!(n->inline_strs & 2)) mopt_free(n->op_type);
+    if (!(n->inline_strs & 4)) mopt_free(n->domain);
     mopt_free(n->inputs);
     mopt_free(n->outputs);
     for (int32_t i = 0; i < n->n_attrs; i++)
@@ -92,14 +104,23 @@ int ir_graph_add_prop(ir_graph *g, const char *key, const char *value) {
     return 0;
 }
 
+void ir_value_destroy(ir_value *v) {
+    if (!v) return;
+    if (!v->name_inline) mopt_free(v->name);
+    if (!(v->flags & IR_VALUE_BORROWED)) mopt_aligned_free(v->data);
+    mopt_free(v);
+}
+
+void ir_value_set_name(ir_value *v, char *owned) {
+    if (!v->name_inline) mopt_free(v->name);
+    v->name_inline = false;
+    v->name = owned;
+}
+
 void ir_graph_destroy(ir_graph *g) {
     if (!g) return;
-    for (int32_t i = 0; i < g->n_values; i++) {
-        ir_value *v = g->values[i];
-        mopt_free(v->name);
-        if (!(v->flags & IR_VALUE_BORROWED)) mopt_aligned_free(v->data);
-        mopt_free(v);
-    }
+    for (int32_t i = 0; i < g->n_values; i++)
+        ir_value_destroy(g->values[i]);
     mopt_free(g->values);
     for (int32_t i = 0; i < g->n_nodes; i++)
         ir_node_destroy(g->nodes[i]);
@@ -224,19 +245,18 @@ int32_t ir_graph_value(ir_graph *g, const char *name) {
     ir_value **nv = room_for_one(g->values, g->n_values, &g->cap_values, sizeof *nv);
     if (!nv) goto oom;
     g->values = nv;
-    ir_value *v = mopt_calloc(1, sizeof *v);
+    /* the value and its name: one block */
+    size_t len = strlen(name);
+    if (len > SIZE_MAX - sizeof(ir_value) - 1) goto oom;
+    ir_value *v = mopt_calloc(1, sizeof *v + len + 1);
     if (!v) goto oom;
-    v->name = mopt_strdup(name);
-    if (!v->name) {
-        mopt_free(v);
-        goto oom;
-    }
+    v->name = memcpy((char *)(v + 1), name, len + 1);
+    v->name_inline = true;
     v->producer = -1;
     ir_shape_set_unknown(&v->shape);
     g->values[g->n_values++] = v;
     if ((size_t)g->n_values * 2 > g->hash_cap && hash_grow(g) != 0) {
         g->n_values--;
-        mopt_free(v->name);
         mopt_free(v);
         goto oom;
     }
@@ -252,14 +272,26 @@ ir_node *ir_graph_add_node(ir_graph *g, const char *op_type, const char *domain,
     ir_node **nn = room_for_one(g->nodes, g->n_nodes, &g->cap_nodes, sizeof *nn);
     if (!nn) goto oom;
     g->nodes = nn;
-    ir_node *n = mopt_calloc(1, sizeof *n);
+    /* the node and its three strings: one block */
+    const char *s[3] = {name ? name : "", op_type ? op_type : "", domain ? domain : ""};
+    size_t len[3], total = sizeof(ir_node);
+    for (int k = 0; k < 3; k++) {
+        len[k] = strlen(s[k]);
+        if (len[k] >= SIZE_MAX / 4 - total) goto oom;
+        total += len[k] + 1;
+    }
+    ir_node *n = mopt_calloc(1, total);
     if (!n) goto oom;
-    n->op_type = mopt_strdup(op_type ? op_type : "");
-    n->domain = mopt_strdup(domain ? domain : "");
-    n->name = mopt_strdup(name ? name : "");
+    char *at = (char *)(n + 1);
+    char **field[3] = {&n->name, &n->op_type, &n->domain};
+    for (int k = 0; k < 3; k++) {
+        *field[k] = memcpy(at, s[k], len[k] + 1);
+        at += len[k] + 1;
+    }
+    n->inline_strs = 7;
     n->inputs = mopt_malloc((size_t)(n_inputs > 0 ? n_inputs : 1) * sizeof(int32_t));
     n->outputs = mopt_malloc((size_t)(n_outputs > 0 ? n_outputs : 1) * sizeof(int32_t));
-    if (!n->op_type || !n->domain || !n->name || !n->inputs || !n->outputs) {
+    if (!n->inputs || !n->outputs) {
         ir_node_destroy(n);
         goto oom;
     }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "../test_main.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "ir/ir.h"
 
@@ -105,8 +106,41 @@ MOPT_TEST(ir_shape_format) {
     ir_graph_destroy(g);
 }
 
+/* A node's name, op_type and domain and a value's name live in the node's
+ * (value's) own block; replacing them frees only what was separately
+ * allocated (ASan and glibc reject a free of a pointer into the block). */
+MOPT_TEST(ir_strings_replaced) {
+    ir_graph *g = ir_graph_create();
+    assert_non_null(g);
+    ir_node *n = ir_graph_add_node(g, "Relu", "", "first", 1, 1);
+    assert_non_null(n);
+    assert_string_equal(n->name, "first");
+    assert_string_equal(n->op_type, "Relu");
+    assert_string_equal(n->domain, "");
+    ir_node_set_str(n, &n->op_type, mopt_strdup("Attention"));
+    ir_node_set_str(n, &n->domain, mopt_strdup("mopt"));
+    ir_node_set_str(n, &n->domain, mopt_strdup("mopt2")); /* a heap string replaced */
+    assert_string_equal(n->name, "first");
+    assert_string_equal(n->op_type, "Attention");
+    assert_string_equal(n->domain, "mopt2");
+    ir_node *m = ir_graph_add_node(g, "Add", NULL, NULL, 2, 1);
+    assert_non_null(m);
+    assert_string_equal(m->name, "");
+    assert_string_equal(m->domain, "");
+    ir_node_set_str(m, &m->name, mopt_strdup("renamed"));
+    int32_t v = ir_graph_value(g, "x");
+    assert_true(v >= 0);
+    ir_value_set_name(g->values[v], mopt_strdup("x:u8"));
+    assert_int_equal(ir_graph_reindex(g), 0);
+    assert_int_equal(ir_graph_find_value(g, "x:u8"), v);
+    assert_int_equal(ir_graph_find_value(g, "x"), -1);
+    ir_value_set_name(g->values[v], mopt_strdup("x2"));
+    ir_graph_destroy(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ir_strings_replaced),
         cmocka_unit_test(ir_value_lookup),
         cmocka_unit_test(ir_check_sorts_nodes),
         cmocka_unit_test(ir_check_rejects_cycle),
