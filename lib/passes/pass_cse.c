@@ -70,29 +70,41 @@ static int cmp_sig(const void *a, const void *b) {
     return x->node - y->node;
 }
 
-/* Sorts sigs[0..n) by (hash, node), sigs being in node order: a stable LSD
- * radix sort on the hash, a byte per pass, through tmp (n entries); a pass
- * whose byte is the same in every entry is skipped. The same order as qsort
- * with cmp_sig, without 20 comparisons per node through a function pointer. */
-static void sort_sigs(sig *sigs, sig *tmp, int32_t n) {
-    if (n < 256) {
+/* Sorts sigs[0..n) by (hash, node), sigs being in node order: a stable
+ * counting sort on the top 16 bits of the hash into tmp (n entries), then a
+ * stable insertion sort on the hash within each bucket (a few entries each;
+ * qsort for a large one), back into sigs. The same order as qsort with
+ * cmp_sig, in two sweeps instead of ~20 comparisons per node through a
+ * function pointer. count has SORT_BUCKETS + 1 entries. */
+#define SORT_BUCKETS 65536
+static void sort_sigs(sig *sigs, sig *tmp, int32_t *count, int32_t n) {
+    if (n < 4096 || !count) {
         qsort(sigs, (size_t)n, sizeof *sigs, cmp_sig);
         return;
     }
-    sig *from = sigs, *to = tmp;
-    for (int shift = 0; shift < 64; shift += 8) {
-        size_t count[257] = {0};
-        for (int32_t i = 0; i < n; i++)
-            count[((from[i].hash >> shift) & 0xff) + 1]++;
-        if (count[((from[0].hash >> shift) & 0xff) + 1] == (size_t)n) continue;
-        for (int d = 0; d < 256; d++)
-            count[d + 1] += count[d];
-        for (int32_t i = 0; i < n; i++)
-            to[count[(from[i].hash >> shift) & 0xff]++] = from[i];
-        sig *t = from;
-        from = to, to = t;
+    memset(count, 0, (SORT_BUCKETS + 1) * sizeof *count);
+    for (int32_t i = 0; i < n; i++)
+        count[(sigs[i].hash >> 48) + 1]++;
+    for (int32_t d = 0; d < SORT_BUCKETS; d++)
+        count[d + 1] += count[d];
+    for (int32_t i = 0; i < n; i++)
+        tmp[count[sigs[i].hash >> 48]++] = sigs[i];
+    /* count[d] is now the end of bucket d */
+    for (int32_t d = 0, lo = 0; d < SORT_BUCKETS; lo = count[d++]) {
+        int32_t hi = count[d];
+        if (hi - lo > 32) {
+            qsort(tmp + lo, (size_t)(hi - lo), sizeof *tmp, cmp_sig);
+            continue;
+        }
+        for (int32_t i = lo + 1; i < hi; i++) {
+            sig x = tmp[i];
+            int32_t j = i;
+            for (; j > lo && tmp[j - 1].hash > x.hash; j--)
+                tmp[j] = tmp[j - 1];
+            tmp[j] = x;
+        }
     }
-    if (from != sigs) memcpy(sigs, from, (size_t)n * sizeof *sigs);
+    memcpy(sigs, tmp, (size_t)n * sizeof *sigs);
 }
 
 static bool mergeable(const ir_node *n) {
@@ -186,6 +198,8 @@ mopt_status pass_cse(ir_graph *g, pass_result *r) {
     size_t cnt = (size_t)(g->n_nodes ? g->n_nodes : 1);
     sig *sigs = mopt_malloc(2 * cnt * sizeof *sigs); /* and the sort's scratch */
     int32_t *scratch = mopt_malloc(3 * cnt * sizeof *scratch);
+    /* the sort's buckets, for large graphs (qsort without them) */
+    int32_t *buckets = cnt >= 4096 ? mopt_malloc((SORT_BUCKETS + 1) * sizeof *buckets) : NULL;
     ir_uses u = {0};
     mopt_status st =
         sigs && scratch ? MOPT_OK : mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory in CSE");
@@ -197,7 +211,7 @@ mopt_status pass_cse(ir_graph *g, pass_result *r) {
             const ir_node *n = g->nodes[i];
             if (!n->dead && mergeable(n)) sigs[n_sigs++] = (sig){node_hash(n), i};
         }
-        sort_sigs(sigs, sigs + cnt, n_sigs);
+        sort_sigs(sigs, sigs + cnt, buckets, n_sigs);
         for (int32_t a = 0; a < n_sigs && !st;) {
             int32_t b = a + 1;
             while (b < n_sigs && sigs[b].hash == sigs[a].hash)
@@ -213,6 +227,7 @@ mopt_status pass_cse(ir_graph *g, pass_result *r) {
     ir_uses_free(&u);
     mopt_free(sigs);
     mopt_free(scratch);
+    mopt_free(buckets);
     if (st) return st;
     r->rewrites = merged;
     pass_note_add(r, merged, "duplicate nodes merged");

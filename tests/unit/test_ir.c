@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -15,6 +16,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "ir/ir.h"
+#include "passes/passes.h"
 
 static ir_node *add(ir_graph *g, const char *op, const char *name, const char *in0, const char *in1,
                     const char *out) {
@@ -138,8 +140,68 @@ MOPT_TEST(ir_strings_replaced) {
     ir_graph_destroy(g);
 }
 
+/* pass_cse on a graph large enough for its bucket sort (over 4096 nodes):
+ * pairs of equal Adds (a Neg after some), each later one merged into the
+ * earlier one and its consumer rewired. */
+MOPT_TEST(cse_merges_pairs_in_large_graph) {
+    enum { PAIRS = 3000 };
+    ir_graph *g = ir_graph_create();
+    assert_non_null(g);
+    assert_int_equal(ir_graph_set_opset(g, "", 17), 0);
+    int32_t x = ir_graph_value(g, "x");
+    assert_true(x >= 0);
+    g->values[x]->flags |= IR_VALUE_INPUT;
+    int32_t first[PAIRS], later[PAIRS], relu[PAIRS];
+    char nm[64];
+    for (int i = 0; i < PAIRS; i++) {
+        snprintf(nm, sizeof nm, "c%d", i);
+        int32_t c = ir_graph_value(g, nm);
+        assert_true(c >= 0);
+        g->values[c]->flags |= IR_VALUE_INPUT;
+        int32_t outs[2];
+        for (int k = 0; k < 2; k++) {
+            snprintf(nm, sizeof nm, "a%d_%d", i, k);
+            outs[k] = ir_graph_value(g, nm);
+            ir_node *n = ir_graph_add_node(g, "Add", "", nm, 2, 1);
+            assert_non_null(n);
+            n->inputs[0] = x, n->inputs[1] = c, n->outputs[0] = outs[k];
+        }
+        first[i] = outs[0], later[i] = outs[1];
+        if (i % 2) { /* a Neg after the pair for odd pairs */
+            snprintf(nm, sizeof nm, "mid%d", i);
+            ir_node *n = ir_graph_add_node(g, "Neg", "", nm, 1, 1);
+            assert_non_null(n);
+            n->inputs[0] = c, n->outputs[0] = ir_graph_value(g, nm);
+        }
+        snprintf(nm, sizeof nm, "r%d", i);
+        relu[i] = g->n_nodes;
+        ir_node *r = ir_graph_add_node(g, "Relu", "", nm, 1, 1);
+        assert_non_null(r);
+        r->inputs[0] = later[i], r->outputs[0] = ir_graph_value(g, nm);
+    }
+    assert_true(g->n_nodes > 4096);
+    pass_result res;
+    memset(&res, 0, sizeof res);
+    assert_int_equal(pass_cse(g, &res), MOPT_OK);
+    assert_int_equal(res.rewrites, PAIRS);
+    int dead = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = g->nodes[i];
+        dead += n->dead;
+        if (n->dead) { /* only the later Add of a pair */
+            assert_string_equal(n->op_type, "Add");
+            assert_int_equal(n->outputs[0] == later[atoi(n->name + 1)], 1);
+        }
+    }
+    assert_int_equal(dead, PAIRS);
+    for (int i = 0; i < PAIRS; i++)
+        assert_int_equal(g->nodes[relu[i]]->inputs[0], first[i]);
+    ir_graph_destroy(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cse_merges_pairs_in_large_graph),
         cmocka_unit_test(ir_strings_replaced),
         cmocka_unit_test(ir_value_lookup),
         cmocka_unit_test(ir_check_sorts_nodes),
