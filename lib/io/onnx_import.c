@@ -1186,6 +1186,20 @@ static mopt_status parse_graph(const pb_reader *r, const pb_field *f, onnx_ctx *
     size_t n[3] = {0, 0, 0}, cap[3] = {0, 0, 0};
     static const char *const kinds[3] = {"graph input", "graph output", "value_info"};
     mopt_status st = MOPT_OK;
+    {
+        /* room for the nodes and values at once (a value per node output,
+         * input, initializer: a hint), not grown ~20 times over a large graph */
+        size_t n_nodes = 0, n_values = 0;
+        pb_field x;
+        while (pb_more(&gr) && pb_next(&gr, &x) == MOPT_OK)
+            if (x.wire == PB_LEN && (x.num == 1 || x.num == 5 || x.num == 11)) {
+                n_nodes += x.num == 1;
+                n_values++;
+            }
+        if (n_values <= INT32_MAX / 4 && ir_graph_reserve(g, (int32_t)n_values, (int32_t)n_nodes))
+            st = MOPT_ERR_OUT_OF_MEMORY;
+        pb_sub(r, f, "GraphProto", NAMES(k_graph_fields), &gr);
+    }
     while (pb_more(&gr) && !st) {
         pb_field x;
         if ((st = pb_next(&gr, &x))) break;

@@ -219,6 +219,31 @@ static int32_t find_hashed(const ir_graph *g, const char *name, uint32_t fp) {
     return -1;
 }
 
+int ir_graph_reserve(ir_graph *g, int32_t n_values, int32_t n_nodes) {
+    if (n_values > INT32_MAX / 4 || n_nodes > INT32_MAX / 4) return 0; /* past the limits anyway */
+    if (n_values > g->cap_values) {
+        ir_value **nv = mopt_realloc(g->values, (size_t)n_values * sizeof *nv);
+        if (!nv) goto oom;
+        g->values = nv;
+        g->cap_values = n_values;
+    }
+    if (n_nodes > g->cap_nodes) {
+        ir_node **nn = mopt_realloc(g->nodes, (size_t)n_nodes * sizeof *nn);
+        if (!nn) goto oom;
+        g->nodes = nn;
+        g->cap_nodes = n_nodes;
+    }
+    /* the index at the capacity ir_graph_value would have grown it to */
+    size_t cap = g->hash_cap ? g->hash_cap : 64;
+    while ((size_t)n_values * 2 > cap)
+        cap *= 2;
+    if (cap > g->hash_cap && hash_rebuild(g, cap) != 0) goto oom;
+    return 0;
+oom:
+    mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory reserving room for %d values", (int)n_values);
+    return -1;
+}
+
 int32_t ir_graph_find_value(const ir_graph *g, const char *name) {
     return find_hashed(g, name, (uint32_t)hash_str(name));
 }

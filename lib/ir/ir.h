@@ -275,6 +275,11 @@ mopt_status ir_graph_compact(ir_graph *g);
 /* Rebuilds the name index after values were removed or renamed. Returns 0,
  * or -1 when out of memory. */
 int ir_graph_reindex(ir_graph *g);
+/* Room for n_values values and n_nodes nodes in all (the value and node
+ * lists and the name index sized once, e.g. by an importer that counted
+ * them). Only a hint: returns 0, or -1 when out of memory (message set; the
+ * graph is unchanged but for the room already made). */
+int ir_graph_reserve(ir_graph *g, int32_t n_values, int32_t n_nodes);
 /* Marks nodes dead that no graph output depends on. Returns the count. */
 int32_t ir_graph_mark_dead_code(ir_graph *g);
 /* True when two attributes are equal (graphs never are). */
