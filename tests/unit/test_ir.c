@@ -199,8 +199,41 @@ MOPT_TEST(cse_merges_pairs_in_large_graph) {
     ir_graph_destroy(g);
 }
 
+/* ir_graph_reserve sizes the lists and the name index once: adding that
+ * many values and nodes grows none of them, and every name is found. */
+MOPT_TEST(ir_reserve_then_fill) {
+    enum { N = 5000 };
+    ir_graph *g = ir_graph_create();
+    assert_non_null(g);
+    assert_int_equal(ir_graph_value(g, "before"), 0);
+    assert_int_equal(ir_graph_reserve(g, N + 1, N), 0);
+    const void *values = g->values, *nodes = g->nodes, *hash = g->hash;
+    size_t cap = g->hash_cap;
+    assert_true(cap >= 2 * (N + 1));
+    char nm[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(nm, sizeof nm, "v%d", i);
+        assert_int_equal(ir_graph_value(g, nm), i + 1);
+        assert_non_null(ir_graph_add_node(g, "Relu", "", nm, 1, 1));
+    }
+    assert_ptr_equal(g->values, values);
+    assert_ptr_equal(g->nodes, nodes);
+    assert_ptr_equal(g->hash, hash);
+    assert_int_equal(g->hash_cap, cap);
+    assert_int_equal(ir_graph_find_value(g, "before"), 0);
+    for (int i = 0; i < N; i += 7) {
+        snprintf(nm, sizeof nm, "v%d", i);
+        assert_int_equal(ir_graph_find_value(g, nm), i + 1);
+    }
+    assert_int_equal(ir_graph_find_value(g, "v5000"), -1);
+    assert_int_equal(ir_graph_reserve(g, 10, 10), 0); /* smaller: nothing changes */
+    assert_int_equal(g->hash_cap, cap);
+    ir_graph_destroy(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ir_reserve_then_fill),
         cmocka_unit_test(cse_merges_pairs_in_large_graph),
         cmocka_unit_test(ir_strings_replaced),
         cmocka_unit_test(ir_value_lookup),
