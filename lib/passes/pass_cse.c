@@ -113,7 +113,7 @@ static bool mergeable(const ir_node *n) {
         "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
         "Multinomial",  "Bernoulli",     "Dropout"};
     for (size_t i = 0; i < sizeof k_random / sizeof k_random[0]; i++)
-        if (strcmp(n->op_type, k_random[i]) == 0) return false;
+        if (n->op_type[0] == k_random[i][0] && strcmp(n->op_type, k_random[i]) == 0) return false;
     for (int32_t k = 0; k < n->n_attrs; k++)
         if (n->attrs[k].type == IR_ATTR_GRAPH || n->attrs[k].type == IR_ATTR_GRAPHS) return false;
     return true;
