@@ -249,9 +249,9 @@ MOPT_TEST(find_matches_table_order) {
         const op_def *first = NULL;
         for (size_t j = 0; j <= i && !first; j++) {
             const op_def *e = ops_at(j);
-            bool same = domain_default(e->domain) ? domain_default(d->domain)
-                                                  : !domain_default(d->domain) &&
-                                                        strcmp(e->domain, d->domain) == 0;
+            bool same = domain_default(e->domain)
+                            ? domain_default(d->domain)
+                            : !domain_default(d->domain) && strcmp(e->domain, d->domain) == 0;
             if (strcmp(e->op_type, d->op_type) == 0 && same) first = e;
         }
         assert_ptr_equal(ops_find(d->op_type, d->domain ? d->domain : ""), first);
