@@ -1006,8 +1006,9 @@ static mopt_status parse_node(const pb_reader *r, const pb_field *f, ir_graph *g
     TRY(pb_expect(r, f, PB_LEN));
     pb_reader nr;
     pb_sub(r, f, "NodeProto", NAMES(k_node_fields), &nr);
-    /* pass 1: counts and identity */
-    char *op = NULL, *name = NULL, *domain = NULL;
+    /* pass 1: counts and identity (copied into ir_graph_add_node's own
+     * strings: held meanwhile in pb_str buffers, no allocation when short) */
+    pb_str op = {0}, name = {0}, domain = {0};
     size_t n_in = 0, n_out = 0;
     mopt_status st = MOPT_OK;
     while (pb_more(&nr) && !st) {
@@ -1016,27 +1017,27 @@ static mopt_status parse_node(const pb_reader *r, const pb_field *f, ir_graph *g
         switch (x.num) {
         case 1: st = pb_expect(&nr, &x, PB_LEN), n_in++; break;
         case 2: st = pb_expect(&nr, &x, PB_LEN), n_out++; break;
-        case 3: st = replace_string(&nr, &x, &name); break;
-        case 4: st = replace_string(&nr, &x, &op); break;
+        case 3: st = pb_str_read(&nr, &x, &name); break;
+        case 4: st = pb_str_read(&nr, &x, &op); break;
         case 5: st = pb_expect(&nr, &x, PB_LEN); break;
-        case 7: st = replace_string(&nr, &x, &domain); break;
+        case 7: st = pb_str_read(&nr, &x, &domain); break;
         default: break;
         }
     }
     ir_node *node = NULL;
-    if (!st && (!op || !op[0]))
+    if (!st && (!op.s || !op.s[0]))
         st = mopt_fail(MOPT_ERR_INVALID_MODEL, "node '%s' at offset %zu has no op_type",
-                       name ? name : "", f->offset);
+                       name.s ? name.s : "", f->offset);
     if (!st && (n_in > INT32_MAX / 8 || n_out > INT32_MAX / 8))
         st = mopt_fail(MOPT_ERR_LIMIT, "node '%s' at offset %zu has too many inputs or outputs",
-                       name ? name : "", f->offset);
+                       name.s ? name.s : "", f->offset);
     if (!st) {
-        node = ir_graph_add_node(g, op, domain, name, (int32_t)n_in, (int32_t)n_out);
+        node = ir_graph_add_node(g, op.s, domain.s, name.s, (int32_t)n_in, (int32_t)n_out);
         if (!node) st = MOPT_ERR_OUT_OF_MEMORY;
     }
-    mopt_free(op);
-    mopt_free(name);
-    mopt_free(domain);
+    pb_str_free(&op);
+    pb_str_free(&name);
+    pb_str_free(&domain);
     if (st) return st;
     /* pass 2: inputs, outputs, attributes */
     pb_sub(r, f, "NodeProto", NAMES(k_node_fields), &nr);
@@ -1045,14 +1046,14 @@ static mopt_status parse_node(const pb_reader *r, const pb_field *f, ir_graph *g
         pb_field x;
         if ((st = pb_next(&nr, &x))) break;
         if (x.num == 1 || x.num == 2) {
-            char *s;
-            if ((st = pb_string(&nr, &x, false, &s, NULL))) break;
+            pb_str s = {0};
+            if ((st = pb_str_read(&nr, &x, &s))) break;
             int32_t v = -1;
-            if (s[0]) {
-                v = ir_graph_value(g, s);
+            if (s.s[0]) {
+                v = ir_graph_value(g, s.s);
                 if (v < 0) st = MOPT_ERR_OUT_OF_MEMORY;
             }
-            mopt_free(s);
+            pb_str_free(&s);
             if (x.num == 1)
                 node->inputs[ki++] = v;
             else
@@ -1185,6 +1186,20 @@ static mopt_status parse_graph(const pb_reader *r, const pb_field *f, onnx_ctx *
     size_t n[3] = {0, 0, 0}, cap[3] = {0, 0, 0};
     static const char *const kinds[3] = {"graph input", "graph output", "value_info"};
     mopt_status st = MOPT_OK;
+    {
+        /* room for the nodes and values at once (a value per node output,
+         * input, initializer: a hint), not grown ~20 times over a large graph */
+        size_t n_nodes = 0, n_values = 0;
+        pb_field x;
+        while (pb_more(&gr) && pb_next(&gr, &x) == MOPT_OK)
+            if (x.wire == PB_LEN && (x.num == 1 || x.num == 5 || x.num == 11)) {
+                n_nodes += x.num == 1;
+                n_values++;
+            }
+        if (n_values <= INT32_MAX / 4 && ir_graph_reserve(g, (int32_t)n_values, (int32_t)n_nodes))
+            st = MOPT_ERR_OUT_OF_MEMORY;
+        pb_sub(r, f, "GraphProto", NAMES(k_graph_fields), &gr);
+    }
     while (pb_more(&gr) && !st) {
         pb_field x;
         if ((st = pb_next(&gr, &x))) break;

@@ -259,3 +259,25 @@ mopt_status pb_string(const pb_reader *r, const pb_field *f, bool allow_nul, cha
     if (len_out) *len_out = f->len;
     return MOPT_OK;
 }
+
+mopt_status pb_str_read(const pb_reader *r, const pb_field *f, pb_str *o) {
+    pb_str_free(o);
+    mopt_status st = pb_expect(r, f, PB_LEN);
+    if (st) return st;
+    if (f->len >= sizeof o->buf) {
+        st = pb_string(r, f, false, &o->heap, NULL);
+        if (!st) o->s = o->heap;
+        return st;
+    }
+    if (f->len && memchr(f->data, 0, f->len)) return pb_error(r, f, "string contains a NUL byte");
+    if (f->len) memcpy(o->buf, f->data, f->len);
+    o->buf[f->len] = 0;
+    o->s = o->buf;
+    return MOPT_OK;
+}
+
+void pb_str_free(pb_str *o) {
+    mopt_free(o->heap);
+    o->heap = NULL;
+    o->s = NULL;
+}

@@ -3,8 +3,8 @@
  * over a byte range that yields one field at a time, with every length
  * bounds-checked. Errors are MOPT_ERR_PARSE and name the byte offset and the
  * message/field being read. It knows nothing of ONNX; onnx_import.c gives it
- * field names for its messages. It never allocates except in pb_repeated and
- * pb_string.
+ * field names for its messages. It never allocates except in pb_repeated,
+ * pb_string and pb_str_read (a long string).
  */
 #ifndef MOPT_IO_PB_H
 #define MOPT_IO_PB_H
@@ -81,5 +81,18 @@ void pb_vec_free(pb_vec *v);
  * true length. Returns OK, PARSE or OUT_OF_MEMORY. */
 mopt_status pb_string(const pb_reader *r, const pb_field *f, bool allow_nul, char **out,
                       size_t *len_out);
+
+/* A string field held briefly (e.g. a name looked up, then dropped): short
+ * ones in `buf`, longer ones in a heap copy that pb_str_free releases. */
+typedef struct pb_str {
+    char buf[120];
+    char *heap;
+    const char *s; /* NUL-terminated: buf or heap */
+} pb_str;
+
+/* As pb_string without allow_nul, into *o (whose previous heap copy, if any,
+ * is freed first; start from pb_str o = {0}). */
+mopt_status pb_str_read(const pb_reader *r, const pb_field *f, pb_str *o);
+void pb_str_free(pb_str *o);
 
 #endif

@@ -51,11 +51,23 @@ void ir_attr_clear(ir_attr *a) {
     memset(a, 0, sizeof *a);
 }
 
+/* The bit of inline_strs for one of n's string fields. */
+static uint8_t str_bit(const ir_node *n, char *const *field) {
+    return field == &n->name ? 1 : field == &n->op_type ? 2 : field == &n->domain ? 4 : 0;
+}
+
+void ir_node_set_str(ir_node *n, char **field, char *owned) {
+    uint8_t bit = str_bit(n, field);
+    if (!(n->inline_strs & bit)) mopt_free(*field);
+    n->inline_strs &= (uint8_t)~bit;
+    *field = owned;
+}
+
 void ir_node_destroy(ir_node *n) {
     if (!n) return;
-    mopt_free(n->name);
-    mopt_free(n->op_type);
-    mopt_free(n->domain);
+    if (!(n->inline_strs & 1)) mopt_free(n->name);
+    if (!(n->inline_strs & 2)) mopt_free(n->op_type);
+    if (!(n->inline_strs & 4)) mopt_free(n->domain);
     mopt_free(n->inputs);
     mopt_free(n->outputs);
     for (int32_t i = 0; i < n->n_attrs; i++)
@@ -92,14 +104,23 @@ int ir_graph_add_prop(ir_graph *g, const char *key, const char *value) {
     return 0;
 }
 
+void ir_value_destroy(ir_value *v) {
+    if (!v) return;
+    if (!v->name_inline) mopt_free(v->name);
+    if (!(v->flags & IR_VALUE_BORROWED)) mopt_aligned_free(v->data);
+    mopt_free(v);
+}
+
+void ir_value_set_name(ir_value *v, char *owned) {
+    if (!v->name_inline) mopt_free(v->name);
+    v->name_inline = false;
+    v->name = owned;
+}
+
 void ir_graph_destroy(ir_graph *g) {
     if (!g) return;
-    for (int32_t i = 0; i < g->n_values; i++) {
-        ir_value *v = g->values[i];
-        mopt_free(v->name);
-        if (!(v->flags & IR_VALUE_BORROWED)) mopt_aligned_free(v->data);
-        mopt_free(v);
-    }
+    for (int32_t i = 0; i < g->n_values; i++)
+        ir_value_destroy(g->values[i]);
     mopt_free(g->values);
     for (int32_t i = 0; i < g->n_nodes; i++)
         ir_node_destroy(g->nodes[i]);
@@ -188,15 +209,43 @@ int ir_graph_reindex(ir_graph *g) {
     return hash_rebuild(g, cap);
 }
 
-int32_t ir_graph_find_value(const ir_graph *g, const char *name) {
+static int32_t find_hashed(const ir_graph *g, const char *name, uint32_t fp) {
     if (!g->hash_cap) return -1;
-    uint32_t fp = (uint32_t)hash_str(name);
     size_t k = fp & (g->hash_cap - 1);
     for (; g->hash[2 * k] >= 0; k = (k + 1) & (g->hash_cap - 1))
         if ((uint32_t)g->hash[2 * k + 1] == fp &&
             strcmp(g->values[g->hash[2 * k]]->name, name) == 0)
             return g->hash[2 * k];
     return -1;
+}
+
+int ir_graph_reserve(ir_graph *g, int32_t n_values, int32_t n_nodes) {
+    if (n_values > INT32_MAX / 4 || n_nodes > INT32_MAX / 4) return 0; /* past the limits anyway */
+    if (n_values > g->cap_values) {
+        ir_value **nv = mopt_realloc(g->values, (size_t)n_values * sizeof *nv);
+        if (!nv) goto oom;
+        g->values = nv;
+        g->cap_values = n_values;
+    }
+    if (n_nodes > g->cap_nodes) {
+        ir_node **nn = mopt_realloc(g->nodes, (size_t)n_nodes * sizeof *nn);
+        if (!nn) goto oom;
+        g->nodes = nn;
+        g->cap_nodes = n_nodes;
+    }
+    /* the index at the capacity ir_graph_value would have grown it to */
+    size_t cap = g->hash_cap ? g->hash_cap : 64;
+    while ((size_t)n_values * 2 > cap)
+        cap *= 2;
+    if (cap > g->hash_cap && hash_rebuild(g, cap) != 0) goto oom;
+    return 0;
+oom:
+    mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory reserving room for %d values", (int)n_values);
+    return -1;
+}
+
+int32_t ir_graph_find_value(const ir_graph *g, const char *name) {
+    return find_hashed(g, name, (uint32_t)hash_str(name));
 }
 
 /* arr (n entries of elem bytes, capacity *cap) with room for one more:
@@ -211,7 +260,8 @@ static void *room_for_one(void *arr, int32_t n, int32_t *cap, size_t elem) {
 }
 
 int32_t ir_graph_value(ir_graph *g, const char *name) {
-    int32_t found = ir_graph_find_value(g, name);
+    uint32_t fp = (uint32_t)hash_str(name);
+    int32_t found = find_hashed(g, name, fp);
     if (found >= 0) return found;
     if (g->n_values == INT32_MAX / 4) {
         mopt_fail(MOPT_ERR_LIMIT, "too many values in graph");
@@ -220,23 +270,22 @@ int32_t ir_graph_value(ir_graph *g, const char *name) {
     ir_value **nv = room_for_one(g->values, g->n_values, &g->cap_values, sizeof *nv);
     if (!nv) goto oom;
     g->values = nv;
-    ir_value *v = mopt_calloc(1, sizeof *v);
+    /* the value and its name: one block */
+    size_t len = strlen(name);
+    if (len > SIZE_MAX - sizeof(ir_value) - 1) goto oom;
+    ir_value *v = mopt_calloc(1, sizeof *v + len + 1);
     if (!v) goto oom;
-    v->name = mopt_strdup(name);
-    if (!v->name) {
-        mopt_free(v);
-        goto oom;
-    }
+    v->name = memcpy((char *)(v + 1), name, len + 1);
+    v->name_inline = true;
     v->producer = -1;
     ir_shape_set_unknown(&v->shape);
     g->values[g->n_values++] = v;
     if ((size_t)g->n_values * 2 > g->hash_cap && hash_grow(g) != 0) {
         g->n_values--;
-        mopt_free(v->name);
         mopt_free(v);
         goto oom;
     }
-    hash_put(g->hash, g->hash_cap, g->n_values - 1, (uint32_t)hash_str(name));
+    hash_put(g->hash, g->hash_cap, g->n_values - 1, fp);
     return g->n_values - 1;
 oom:
     mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory adding value '%s'", name);
@@ -248,14 +297,26 @@ ir_node *ir_graph_add_node(ir_graph *g, const char *op_type, const char *domain,
     ir_node **nn = room_for_one(g->nodes, g->n_nodes, &g->cap_nodes, sizeof *nn);
     if (!nn) goto oom;
     g->nodes = nn;
-    ir_node *n = mopt_calloc(1, sizeof *n);
+    /* the node and its three strings: one block */
+    const char *s[3] = {name ? name : "", op_type ? op_type : "", domain ? domain : ""};
+    size_t len[3], total = sizeof(ir_node);
+    for (int k = 0; k < 3; k++) {
+        len[k] = strlen(s[k]);
+        if (len[k] >= SIZE_MAX / 4 - total) goto oom;
+        total += len[k] + 1;
+    }
+    ir_node *n = mopt_calloc(1, total);
     if (!n) goto oom;
-    n->op_type = mopt_strdup(op_type ? op_type : "");
-    n->domain = mopt_strdup(domain ? domain : "");
-    n->name = mopt_strdup(name ? name : "");
+    char *at = (char *)(n + 1);
+    char **field[3] = {&n->name, &n->op_type, &n->domain};
+    for (int k = 0; k < 3; k++) {
+        *field[k] = memcpy(at, s[k], len[k] + 1);
+        at += len[k] + 1;
+    }
+    n->inline_strs = 7;
     n->inputs = mopt_malloc((size_t)(n_inputs > 0 ? n_inputs : 1) * sizeof(int32_t));
     n->outputs = mopt_malloc((size_t)(n_outputs > 0 ? n_outputs : 1) * sizeof(int32_t));
-    if (!n->op_type || !n->domain || !n->name || !n->inputs || !n->outputs) {
+    if (!n->inputs || !n->outputs) {
         ir_node_destroy(n);
         goto oom;
     }
@@ -302,10 +363,15 @@ oom:
     return -1;
 }
 
+/* "ai.onnx" as "" (the first-letter test spares the strcmp for "" and the
+ * other domains: this runs a few times per node at load and first run). */
+static const char *domain_norm(const char *d) {
+    return d[0] == 'a' && strcmp(d, "ai.onnx") == 0 ? "" : d;
+}
+
 static int domain_eq(const char *a, const char *b) {
-    if (strcmp(a, "ai.onnx") == 0) a = "";
-    if (strcmp(b, "ai.onnx") == 0) b = "";
-    return strcmp(a, b) == 0;
+    a = domain_norm(a), b = domain_norm(b);
+    return a[0] == b[0] && (a[0] == 0 || strcmp(a, b) == 0);
 }
 
 int ir_graph_set_opset(ir_graph *g, const char *domain, int64_t version) {

@@ -94,6 +94,7 @@ typedef struct ir_value {
     int32_t producer; /* index of the producing node, -1 if none */
     void *data;       /* initializer data (owned, aligned, unless IR_VALUE_BORROWED), else NULL */
     size_t nbytes;
+    bool name_inline; /* name is in the value's own block: replace it with ir_value_set_name */
 } ir_value;
 
 typedef struct ir_node {
@@ -108,7 +109,16 @@ typedef struct ir_node {
     ir_attr *attrs;
     const struct op_def *op; /* resolved by the runtime at load */
     bool dead;               /* marked for removal by a pass (ir_graph_compact) */
+    /* Which of name, op_type, domain are in the node's own block (one
+     * allocation with the node, as ir_graph_add_node makes them): replace
+     * those strings with ir_node_set_str, never mopt_free them. */
+    uint8_t inline_strs;
 } ir_node;
+
+/* Replaces one of n's strings (field: &n->name, &n->op_type or &n->domain)
+ * with `owned` (a mopt_malloc'd string n then owns), freeing the old one
+ * unless it was in the node's block. */
+void ir_node_set_str(ir_node *n, char **field, char *owned);
 
 /* One entry of a model's custom metadata (ONNX metadata_props). */
 typedef struct ir_meta_prop {
@@ -169,6 +179,13 @@ void ir_tensor_destroy(ir_tensor *t);
 void ir_attr_clear(ir_attr *a);
 /* Frees a node that is not (or no longer) in a graph's node list; NULL is a no-op. */
 void ir_node_destroy(ir_node *n);
+
+/* Frees a value: its name, its data (unless IR_VALUE_BORROWED), itself. */
+void ir_value_destroy(ir_value *v);
+
+/* Replaces v's name with `owned` (mopt_malloc'd; v then owns it), freeing
+ * the old one unless it was in the value's block. The caller reindexes. */
+void ir_value_set_name(ir_value *v, char *owned);
 
 /* Finds a value by name, or adds a new one (dtype UNDEFINED, rank -1).
  * Returns its index, or -1 when out of memory (message set). */
@@ -258,6 +275,11 @@ mopt_status ir_graph_compact(ir_graph *g);
 /* Rebuilds the name index after values were removed or renamed. Returns 0,
  * or -1 when out of memory. */
 int ir_graph_reindex(ir_graph *g);
+/* Room for n_values values and n_nodes nodes in all (the value and node
+ * lists and the name index sized once, e.g. by an importer that counted
+ * them). Only a hint: returns 0, or -1 when out of memory (message set; the
+ * graph is unchanged but for the room already made). */
+int ir_graph_reserve(ir_graph *g, int32_t n_values, int32_t n_nodes);
 /* Marks nodes dead that no graph output depends on. Returns the count. */
 int32_t ir_graph_mark_dead_code(ir_graph *g);
 /* True when two attributes are equal (graphs never are). */

@@ -195,9 +195,7 @@ mopt_status ir_graph_compact(ir_graph *g) {
     for (int32_t i = 0; i < nv; i++) {
         ir_value *v = g->values[i];
         if (!keep[i]) {
-            mopt_free(v->name);
-            if (!(v->flags & IR_VALUE_BORROWED)) mopt_aligned_free(v->data);
-            mopt_free(v);
+            ir_value_destroy(v);
             remap[i] = -1;
             continue;
         }

@@ -508,7 +508,7 @@ const void *op_row_of(const void *rows, int n, size_t stride, size_t at, const c
         const char *row = (const char *)rows + (size_t)i * stride;
         const char *name;
         memcpy(&name, row + at, sizeof name);
-        if (strcmp(name, op_type) == 0) return row;
+        if (name[0] == op_type[0] && strcmp(name, op_type) == 0) return row;
     }
     return NULL;
 }

@@ -1,7 +1,13 @@
 /*
  * registry.c — the table of supported operators, assembled from the op
  * families. Lookup is by (op_type, domain); "ai.onnx" equals "".
+ *
+ * ops_find runs for every node of every load: it searches an index of all
+ * ops sorted by op_type (ties in table order, so the first match in table
+ * order still wins), built once per process under pthread_once.
  */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/ops.h"
@@ -56,7 +62,8 @@ static const family_fn k_families[] = {
 
 static int domain_is_default(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }
 
-const op_def *ops_find(const char *op_type, const char *domain) {
+/* The first match in table order, scanning every family. */
+static const op_def *find_linear(const char *op_type, const char *domain) {
     for (size_t f = 0; f < N_FAMILIES; f++) {
         size_t n = 0;
         const op_def *defs = k_families[f](&n);
@@ -66,6 +73,57 @@ const op_def *ops_find(const char *op_type, const char *domain) {
                                                   : (domain && strcmp(defs[i].domain, domain) == 0))
                 return &defs[i];
         }
+    }
+    return NULL;
+}
+
+/* Every op, sorted by op_type and then by table position (capacity fixed:
+ * no allocation, so no budget or failure injection involved; a registry
+ * outgrowing it makes ops_find scan instead). */
+enum { INDEX_CAP = 2048 };
+static struct index_row {
+    const op_def *def;
+    size_t pos;
+} g_index[INDEX_CAP];
+static size_t g_index_n;
+static pthread_once_t g_index_once = PTHREAD_ONCE_INIT;
+
+static int index_row_cmp(const void *a, const void *b) {
+    const struct index_row *x = a, *y = b;
+    int c = strcmp(x->def->op_type, y->def->op_type);
+    if (c) return c;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static void index_build(void) {
+    size_t pos = 0;
+    for (size_t f = 0; f < N_FAMILIES; f++) {
+        size_t n = 0;
+        const op_def *defs = k_families[f](&n);
+        for (size_t i = 0; i < n; i++, pos++)
+            if (pos < INDEX_CAP) g_index[pos] = (struct index_row){&defs[i], pos};
+    }
+    if (pos > INDEX_CAP) return; /* g_index_n stays 0: linear search */
+    qsort(g_index, pos, sizeof g_index[0], index_row_cmp);
+    g_index_n = pos;
+}
+
+const op_def *ops_find(const char *op_type, const char *domain) {
+    pthread_once(&g_index_once, index_build);
+    if (!g_index_n) return find_linear(op_type, domain);
+    size_t lo = 0, hi = g_index_n; /* first row with op_type >= the one sought */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(g_index[mid].def->op_type, op_type) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < g_index_n && strcmp(g_index[lo].def->op_type, op_type) == 0; lo++) {
+        const op_def *d = g_index[lo].def;
+        if (domain_is_default(d->domain) ? domain_is_default(domain)
+                                         : (domain && strcmp(d->domain, domain) == 0))
+            return d;
     }
     return NULL;
 }

@@ -49,8 +49,7 @@ static mopt_status add_dequantize(ir_graph *g, const ir_node *n, int32_t v, int3
     if (!renamed) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
     snprintf(renamed, len + 4, "%s:u8", val->name);
     snprintf(name, sizeof name, "%s", val->name);
-    mopt_free(val->name);
-    val->name = renamed;
+    ir_value_set_name(val, renamed);
     if (ir_graph_reindex(g) != 0) return mopt_fail(MOPT_ERR_OUT_OF_MEMORY, "out of memory");
     int32_t vs = fu_add_weight(g, "expose_scale", MOPT_DTYPE_F32, 0, NULL, &scale);
     int32_t vz = vs < 0 ? -1 : fu_add_weight(g, "expose_zero_point", MOPT_DTYPE_U8, 0, NULL, &zp);

@@ -531,8 +531,11 @@ static mopt_status rewrite(fctx *c, const attn_match *m, const ir_node *sm) {
     }
     inputs[0] = m->q, inputs[1] = m->k, inputs[2] = m->v;
     if (n_in == 4) inputs[3] = m->mask;
-    mopt_free(n->inputs), mopt_free(n->op_type), mopt_free(n->domain), mopt_free(n->name);
-    n->inputs = inputs, n->n_inputs = n_in, n->op_type = op, n->domain = dom, n->name = nm;
+    mopt_free(n->inputs);
+    n->inputs = inputs, n->n_inputs = n_in;
+    ir_node_set_str(n, &n->op_type, op);
+    ir_node_set_str(n, &n->domain, dom);
+    ir_node_set_str(n, &n->name, nm);
     for (int32_t i = 0; i < n->n_attrs; i++)
         ir_attr_clear(&n->attrs[i]);
     mopt_free(n->attrs);

@@ -71,8 +71,7 @@ static mopt_status rewrite(ir_graph *g, int32_t at, const char *exclude) {
         outs[k] = -1;
     n->n_outputs = 4;
     outs[LN_COPY_OUT] = c;
-    mopt_free(n->domain);
-    n->domain = dom;
+    ir_node_set_str(n, &n->domain, dom);
     n->op = ops_find("LayerNormalization", "mopt");
     if (!n->op)
         return mopt_fail(MOPT_ERR_INTERNAL, "pass ln_copy: mopt.LayerNormalization is missing");

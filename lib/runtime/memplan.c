@@ -211,7 +211,12 @@ mopt_status rt_memplan(const ir_graph *g, const size_t *sizes, const int8_t *sha
     /* start_count[i] is now the end of node i's leaves: shift it back by one node */
     memmove(start_count + 1, start_count, ((size_t)g->n_nodes + 1) * sizeof *start_count);
     start_count[0] = 0;
-    qsort(items, (size_t)n_items, sizeof *items, by_size_desc);
+    /* items are in value order: no sort when they are already largest first
+     * (all of one size, as in long chains of equal tensors) */
+    bool sorted = true;
+    for (int32_t a = 1; a < n_items && sorted; a++)
+        sorted = items[a - 1].size >= items[a].size;
+    if (!sorted) qsort(items, (size_t)n_items, sizeof *items, by_size_desc);
     for (int32_t a = 0; a < n_items; a++)
         ot.leaf[items[a].slot] = &items[a];
     size_t total = 0;

@@ -237,5 +237,38 @@ MOPT_TEST(geometry_rows_are_whole) {
     assert_true(with >= 10);
 }
 
+static bool domain_default(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }
+
+/* ops_find (an index) gives what a scan of the registry in table order gives:
+ * the first op of that type whose domain matches ("ai.onnx" and "" alike). */
+MOPT_TEST(find_matches_table_order) {
+    size_t n = ops_count();
+    assert_true(n > 100);
+    for (size_t i = 0; i < n; i++) {
+        const op_def *d = ops_at(i);
+        const op_def *first = NULL;
+        for (size_t j = 0; j <= i && !first; j++) {
+            const op_def *e = ops_at(j);
+            bool same = domain_default(e->domain)
+                            ? domain_default(d->domain)
+                            : !domain_default(d->domain) && strcmp(e->domain, d->domain) == 0;
+            if (strcmp(e->op_type, d->op_type) == 0 && same) first = e;
+        }
+        assert_ptr_equal(ops_find(d->op_type, d->domain ? d->domain : ""), first);
+        if (domain_default(d->domain)) {
+            assert_ptr_equal(ops_find(d->op_type, "ai.onnx"), first);
+            assert_ptr_equal(ops_find(d->op_type, NULL), first);
+            assert_null(ops_find(d->op_type, "no.such.domain"));
+        }
+    }
+    assert_null(ops_find("NoSuchOp", ""));
+    assert_null(ops_find("", ""));
+    assert_null(ops_find("zzz", ""));
+    assert_null(ops_find("AAA", ""));
+    assert_non_null(ops_find("Relu", ""));
+    assert_non_null(ops_find("Attention", "mopt"));
+}
+
 MOPT_TEST_MAIN(cmocka_unit_test(reference_run_gets_its_geometry),
-               cmocka_unit_test(geometry_rows_are_whole), cmocka_unit_test(compute_op_cases))
+               cmocka_unit_test(geometry_rows_are_whole), cmocka_unit_test(compute_op_cases),
+               cmocka_unit_test(find_matches_table_order))

@@ -271,8 +271,50 @@ MOPT_TEST(pb_string_rejects_nul) {
     mopt_free(s);
 }
 
+/* pb_str_read: short strings in the buffer, long ones (up to the buffer's
+ * size and past it) on the heap, replaced on a second read; NUL rejected. */
+MOPT_TEST(pb_str_short_and_long) {
+    uint8_t buf[2 * 300];
+    size_t at = 0;
+    const size_t lens[] = {0, 3, 119, 120, 121, 200};
+    pb_str o = {0};
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+        at = 0;
+        buf[at++] = 0x0a;
+        if (lens[k] < 128) {
+            buf[at++] = (uint8_t)lens[k];
+        } else {
+            buf[at++] = (uint8_t)(0x80 | (lens[k] & 0x7f));
+            buf[at++] = (uint8_t)(lens[k] >> 7);
+        }
+        for (size_t i = 0; i < lens[k]; i++)
+            buf[at++] = (uint8_t)('a' + i % 26);
+        pb_reader r;
+        pb_field f;
+        init(&r, buf, at);
+        assert_int_equal(pb_next(&r, &f), MOPT_OK);
+        assert_int_equal(pb_str_read(&r, &f, &o), MOPT_OK); /* replaces the previous one */
+        assert_int_equal(strlen(o.s), lens[k]);
+        assert_memory_equal(o.s, buf + at - lens[k], lens[k]);
+        assert_true((o.s == o.buf) == (lens[k] < sizeof o.buf));
+    }
+    pb_str_free(&o);
+    assert_null(o.s);
+    assert_null(o.heap);
+    const uint8_t nul[] = {0x0a, 0x03, 'a', 0, 'b'};
+    pb_reader r;
+    pb_field f;
+    init(&r, nul, sizeof nul);
+    assert_int_equal(pb_next(&r, &f), MOPT_OK);
+    assert_int_equal(pb_str_read(&r, &f, &o), MOPT_ERR_PARSE);
+    assert_non_null(strstr(mopt_error_message(), "NUL"));
+    assert_null(o.s);
+    pb_str_free(&o);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pb_str_short_and_long),
         cmocka_unit_test(pb_varint_decoding),
         cmocka_unit_test(pb_fields_of_each_wire_type),
         cmocka_unit_test(pb_skips_unknown_fields),
