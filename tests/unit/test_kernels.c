@@ -1854,6 +1854,50 @@ static void act_attrs(ir_node *n, const char *act) {
     }
 }
 
+/* Runs the prepared impl (state) on rin at 1 and 2 threads into Y of the
+ * given dims, f32 or bf16 (filled with NaN first: every element must be
+ * written; no fallback to the reference run), then checks the two bit for
+ * bit and the first against want within tol; `what` names the case. */
+static void amx_run_check(const node_case *nc, op_view *view, const op_impl *impl, void *state,
+                          op_tensor *rin, int n_in, int rank, const int64_t *dims, bool y_bf16,
+                          const float *want, const double *tol, const char *what) {
+    int64_t count = 1;
+    for (int i = 0; i < rank; i++)
+        count *= dims[i];
+    void *got[2];
+    size_t esz = y_bf16 ? sizeof(uint16_t) : sizeof(float);
+    for (int t = 0; t < 2; t++) {
+        op_ctx ctx = node_ctx(nc, view, true, t + 1);
+        void *scratch = NULL;
+        ctx.state = state;
+        ctx.scratch = &scratch;
+        op_tensor out;
+        memset(&out, 0, sizeof out);
+        out.dtype = y_bf16 ? MOPT_DTYPE_BF16 : MOPT_DTYPE_F32;
+        ir_shape_set(&out.shape, rank, dims);
+        got[t] = out.data = mopt_aligned_alloc((size_t)count * esz);
+        memset(out.data, 0xff, (size_t)count * esz);
+        g_ref_calls = 0;
+        if (impl->run(&ctx, rin, n_in, &out, 1) != MOPT_OK) fail_msg("%s: run declined", what);
+        assert_int_equal(g_ref_calls, 0);
+        if (impl->release_scratch) impl->release_scratch(scratch);
+    }
+    if (memcmp(got[0], got[1], (size_t)count * esz) != 0) {
+        print_message("%s: differs at 1 and 2 threads\n", what);
+        fail();
+    }
+    for (int64_t i = 0; i < count; i++) {
+        double g = y_bf16 ? amx_from_bf16(((uint16_t *)got[0])[i]) : ((float *)got[0])[i];
+        if (!(fabs(g - want[i]) <= tol[i])) {
+            print_message("%s: element %lld is %.9g, reference %.9g (tol %.3g)\n", what,
+                          (long long)i, g, (double)want[i], tol[i]);
+            fail();
+        }
+    }
+    for (int t = 0; t < 2; t++)
+        mopt_aligned_free(got[t]);
+}
+
 static void amx_node(node_case *c, const amx_case *ac, bool fused) {
     nc_init_domain(c, fused ? "FusedMatMul" : "MatMul", fused ? "mopt" : "", fused ? 4 : 2);
     if (!fused) return;
@@ -1932,42 +1976,12 @@ static void amx_check(const op_impl *impl, const amx_case *ac, bool fused) {
     memcpy(rin, in, sizeof rin);
     if (ac->a_bf16) rin[0].dtype = MOPT_DTYPE_BF16, rin[0].data = a16;
     if (res16) rin[3].dtype = MOPT_DTYPE_BF16, rin[3].data = res16;
-    void *got[2];
-    size_t esz = ac->y_bf16 ? sizeof(uint16_t) : sizeof(float);
-    for (int t = 0; t < 2; t++) {
-        op_ctx ctx = node_ctx(&c, &view, true, t + 1);
-        void *scratch = NULL;
-        ctx.state = state;
-        ctx.scratch = &scratch;
-        op_tensor out;
-        memset(&out, 0, sizeof out);
-        out.dtype = ac->y_bf16 ? MOPT_DTYPE_BF16 : MOPT_DTYPE_F32;
-        ir_shape_set(&out.shape, 3, (int64_t[]){ac->batch, ac->M, N});
-        got[t] = out.data = mopt_aligned_alloc((size_t)(M * N) * esz);
-        memset(out.data, 0xff, (size_t)(M * N) * esz); /* NaN: every element must be written */
-        g_ref_calls = 0;
-        assert_int_equal(impl->run(&ctx, rin, n_in, &out, 1), MOPT_OK);
-        assert_int_equal(g_ref_calls, 0);
-        if (impl->release_scratch) impl->release_scratch(scratch);
-    }
-    if (memcmp(got[0], got[1], (size_t)(M * N) * esz) != 0) {
-        print_message("%s: %lldx%lldx%lld %s differs at 1 and 2 threads\n", impl->name,
-                      (long long)M, (long long)K, (long long)N, ac->act);
-        fail();
-    }
-    for (int64_t i = 0; i < M * N; i++) {
-        double g = ac->y_bf16 ? amx_from_bf16(((uint16_t *)got[0])[i]) : ((float *)got[0])[i];
-        if (!(fabs(g - want[i]) <= tol[i])) {
-            print_message(
-                "%s: %lldx%lldx%lld %s: element %lld is %.9g, reference %.9g (tol %.3g)\n",
-                impl->name, (long long)M, (long long)K, (long long)N, ac->act, (long long)i, g,
-                (double)want[i], tol[i]);
-            fail();
-        }
-    }
+    char what[160];
+    snprintf(what, sizeof what, "%s: %lldx%lldx%lld %s", impl->name, (long long)M, (long long)K,
+             (long long)N, ac->act);
+    amx_run_check(&c, &view, impl, state, rin, n_in, 3, (int64_t[]){ac->batch, ac->M, N},
+                  ac->y_bf16, want, tol, what);
     impl->release(state);
-    for (int t = 0; t < 2; t++)
-        mopt_aligned_free(got[t]);
     mopt_aligned_free(a16);
     mopt_aligned_free(res16);
     mopt_aligned_free(bround);
@@ -2177,44 +2191,12 @@ static void amxc_check(const amxc_case *ac) {
     memcpy(rin, in, sizeof rin);
     if (ac->x_bf16) rin[0].dtype = MOPT_DTYPE_BF16, rin[0].data = x16;
     if (res16) rin[3].dtype = MOPT_DTYPE_BF16, rin[3].data = res16;
-    void *got[2];
-    size_t esz = ac->y_bf16 ? sizeof(uint16_t) : sizeof(float);
-    for (int t = 0; t < 2; t++) {
-        op_ctx ctx = node_ctx(&c, &view, true, t + 1);
-        void *scratch = NULL;
-        ctx.state = state;
-        ctx.scratch = &scratch;
-        op_tensor out;
-        memset(&out, 0, sizeof out);
-        out.dtype = ac->y_bf16 ? MOPT_DTYPE_BF16 : MOPT_DTYPE_F32;
-        ir_shape_set(&out.shape, 4, (int64_t[]){ac->batch, N, ac->h, ac->w});
-        got[t] = out.data = mopt_aligned_alloc((size_t)(M * N) * esz);
-        memset(out.data, 0xff, (size_t)(M * N) * esz); /* NaN: every element must be written */
-        g_ref_calls = 0;
-        if (impl->run(&ctx, rin, 4, &out, 1) != MOPT_OK)
-            fail_msg("cpu-amx-bf16 conv %lld -> %lld at %lldx%lld: run declined", (long long)K,
-                     (long long)N, (long long)ac->h, (long long)ac->w);
-        assert_int_equal(g_ref_calls, 0);
-        impl->release_scratch(scratch);
-    }
-    if (memcmp(got[0], got[1], (size_t)(M * N) * esz) != 0) {
-        print_message("cpu-amx-bf16 conv %lld -> %lld at %lldx%lld differs at 1 and 2 threads\n",
-                      (long long)K, (long long)N, (long long)ac->h, (long long)ac->w);
-        fail();
-    }
-    for (int64_t i = 0; i < M * N; i++) {
-        double g = ac->y_bf16 ? amx_from_bf16(((uint16_t *)got[0])[i]) : ((float *)got[0])[i];
-        if (!(fabs(g - want[i]) <= tol[i])) {
-            print_message("cpu-amx-bf16 conv %lld -> %lld %s: element %lld is %.9g, reference "
-                          "%.9g (tol %.3g)\n",
-                          (long long)K, (long long)N, ac->act, (long long)i, g, (double)want[i],
-                          tol[i]);
-            fail();
-        }
-    }
+    char what[160];
+    snprintf(what, sizeof what, "cpu-amx-bf16 conv %lld -> %lld at %lldx%lld %s", (long long)K,
+             (long long)N, (long long)ac->h, (long long)ac->w, ac->act);
+    amx_run_check(&c, &view, impl, state, rin, 4, 4, (int64_t[]){ac->batch, N, ac->h, ac->w},
+                  ac->y_bf16, want, tol, what);
     impl->release(state);
-    for (int t = 0; t < 2; t++)
-        mopt_aligned_free(got[t]);
     mopt_aligned_free(x16);
     mopt_aligned_free(res16);
     mopt_aligned_free(wround);

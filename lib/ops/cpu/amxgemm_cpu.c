@@ -38,10 +38,10 @@
  * 207, best of 25 alternating rounds on the shared (noisy) machine: 768 -> 3072 mb 256 (384
  * KB) 6.1-6.5 ms, mb 64 7.0 ms, mb 1024 8.0 ms; 3072 -> 768 mb 128 (768 KB) 5.0 ms, mb 256 6.0-7.0,
  * mb 512 8.1. K in chunks of AMX_KC: a panel's chunk (16 KB) stays in L1 over the block's rows
- * while A streams past it from L2: the whole h768 b8 encoder (bench/proto/amxgemm_ab.py, 15 rounds,
- * variants alternating in one process) ran 0.86-0.88x of oneDNN's CPU time with 256, 0.94-1.00x
- * with 512, 1.02x with all of K, 0.99x with 128 (and mb 128); mb 128 instead of 256 at K = 768:
- * 0.92x. */
+ * while A streams past it from L2: the whole h768 b8 encoder (bench/proto/env_ab.py
+ * MOPT_AMX_GEMM=1,0, 15 rounds, variants alternating in one process) ran 0.86-0.88x of oneDNN's CPU
+ * time with 256, 0.94-1.00x with 512, 1.02x with all of K, 0.99x with 128 (and mb 128); mb 128
+ * instead of 256 at K = 768: 0.92x. */
 #define AMX_A_BYTES (1 << 20)
 #define AMX_MB 256
 #define AMX_KC 256
@@ -49,7 +49,7 @@
  * h256) oneDNN was as fast or faster: 1024 x 256 x 256 + residual 1.22x,
  * 256 -> 1024 + GELU 1.22x, 256 -> 768 0.97x, 1024 -> 256 0.92x per node
  * (amxgemm_ab.c, weights cold), the whole h256 encoder 1.13-1.14x
- * (amxgemm_ab.py); with K, N >= 768 0.65-0.9x per node. */
+ * (env_ab.py); with K, N >= 768 0.65-0.9x per node. */
 #define AMX_MIN_KN 512
 
 typedef enum amx_kind { AMX_MATMUL, AMX_FUSED } amx_kind;
@@ -68,7 +68,7 @@ typedef struct amx_scratch {
 
 /* MOPT_AMX_GEMM in the environment, read at each node's prepare: 0 leaves
  * every node to oneDNN (an A/B switch within one process,
- * bench/proto/amxgemm_ab.py), "all" takes every size (tests). */
+ * bench/proto/env_ab.py), "all" takes every size (tests). */
 static bool amx_available(void) {
 #ifdef MOPT_HAVE_AMX
     const cpu_features *f = cpu_get();
@@ -127,23 +127,17 @@ static bool amx_supports(const op_ctx *ctx, amx_kind kind, const op_tensor *in, 
     return amx_available() && amx_geometry(ctx, kind, in, n_in, &K, &N, &tb);
 }
 
-static mopt_status amx_prepare(const op_ctx *ctx, amx_kind kind, const op_tensor *in, int n_in,
-                               void **state) {
-    *state = NULL;
-    int64_t K, N;
-    bool tb;
-    const char *env = getenv("MOPT_AMX_GEMM");
-    bool all = env && strcmp(env, "all") == 0;
-    if (!amx_available() || !amx_geometry(ctx, kind, in, n_in, &K, &N, &tb) ||
-        (!all && (K < AMX_MIN_KN || N < AMX_MIN_KN)))
-        return MOPT_ERR_UNSUPPORTED;
+/* The state of a node whose constant B (f32 W; [K, N], or [N, K] when
+ * trans) is packed for the kernel, and the plan's blocking for K and N. */
+static mopt_status amx_pack_state(const op_ctx *ctx, const float *w, int64_t K, int64_t N,
+                                  bool trans, void **state) {
     amx_state *s = mopt_calloc(1, sizeof *s);
     if (s) s->bp = mopt_aligned_alloc(cpu_amx_packed_elems(K, N) * sizeof(uint16_t));
     if (!s || !s->bp) {
         if (s) mopt_free(s);
         return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed bf16 weights");
     }
-    cpu_amx_pack(in[1].data, K, N, tb, s->bp);
+    cpu_amx_pack(w, K, N, trans, s->bp);
     cpu_amx_plan *p = &s->plan;
     p->K = K;
     p->N = N;
@@ -157,6 +151,19 @@ static mopt_status amx_prepare(const op_ctx *ctx, amx_kind kind, const op_tensor
     p->alpha = 1.f;
     *state = s;
     return MOPT_OK;
+}
+
+static mopt_status amx_prepare(const op_ctx *ctx, amx_kind kind, const op_tensor *in, int n_in,
+                               void **state) {
+    *state = NULL;
+    int64_t K, N;
+    bool tb;
+    const char *env = getenv("MOPT_AMX_GEMM");
+    bool all = env && strcmp(env, "all") == 0;
+    if (!amx_available() || !amx_geometry(ctx, kind, in, n_in, &K, &N, &tb) ||
+        (!all && (K < AMX_MIN_KN || N < AMX_MIN_KN)))
+        return MOPT_ERR_UNSUPPORTED;
+    return amx_pack_state(ctx, in[1].data, K, N, tb, state);
 }
 
 static void amx_release(void *state) {
@@ -398,26 +405,7 @@ static mopt_status pwc_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
     int64_t K, N, hw;
     if (!amx_available() || !pwc_geometry(ctx, in, n_in, out, &K, &N, &hw) || !pwc_rule(K, N, hw))
         return MOPT_ERR_UNSUPPORTED;
-    amx_state *s = mopt_calloc(1, sizeof *s);
-    if (s) s->bp = mopt_aligned_alloc(cpu_amx_packed_elems(K, N) * sizeof(uint16_t));
-    if (!s || !s->bp) {
-        if (s) mopt_free(s);
-        return op_fail(ctx, MOPT_ERR_OUT_OF_MEMORY, "no memory for the packed bf16 1x1 weights");
-    }
-    cpu_amx_pack(in[1].data, K, N, true, s->bp); /* W [N, K] */
-    cpu_amx_plan *p = &s->plan;
-    p->K = K;
-    p->N = N;
-    p->Kp = (K + CPU_AMX_KS - 1) / CPU_AMX_KS * CPU_AMX_KS;
-    p->Np = (N + CPU_AMX_NR - 1) / CPU_AMX_NR * CPU_AMX_NR;
-    int64_t mb = AMX_A_BYTES / (p->Kp * (int64_t)sizeof(uint16_t)) / CPU_AMX_MR * CPU_AMX_MR;
-    p->mb = (int)(mb < CPU_AMX_MR ? CPU_AMX_MR : mb > AMX_MB ? AMX_MB : mb);
-    p->kc = AMX_KC;
-    p->pg = 1;
-    p->bp = s->bp;
-    p->alpha = 1.f;
-    *state = s;
-    return MOPT_OK;
+    return amx_pack_state(ctx, in[1].data, K, N, true, state); /* W [N, K] */
 }
 
 static mopt_status pwc_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_tensor *out,
