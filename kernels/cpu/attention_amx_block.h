@@ -117,18 +117,28 @@ static inline __m512 amx_exp(__m512 x) {
     return _mm512_maskz_scalef_ps(ok, e, n);
 }
 
-/* Row sr of scores for keys [k0, k0 + kn) (kn a multiple of 32) of a query
- * whose last visible key is lim and whose mask row starts at mrow: invisible
- * keys (past lim, or masked out) -inf, the additive mask added; the running
- * max *m moves to include the chunk's; P = exp(score - *m) as bf16 pairs in
- * place (dwords [0, kn/2) of the row); *l = *l * corr + the f32 sum of the
- * (unrounded) P. Returns corr, the factor of what was summed before
- * (exp(old max - new max); 0 before any visible key). */
-static float amx_row_softmax(const attn_params *p, float *sr, int64_t k0, int64_t kn, int64_t lim,
-                             int64_t mrow, float *m, float *l) {
+/* Pass 1 of amx_row_softmax: the invisible keys of the row's chunk -inf and
+ * the additive mask added, in place; returns the lanes' maxima. */
+static inline __m512 amx_row_mask(const attn_params *p, float *sr, int64_t k0, int64_t kn,
+                                  int64_t lim, int64_t mrow) {
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
     __m512 vmax = ninf;
-    for (int64_t j = 0; j < kn; j += 16) {
+    int64_t j = 0;
+    /* the keys all visible, with no keep mask and an additive one (if any)
+     * contiguous over keys (BERT's [B,1,1,S]): as below, without the masks */
+    const int64_t nfull = lim + 1 - k0 < kn ? (lim + 1 - k0) & ~(int64_t)15 : kn;
+    if (!p->mask.keep && p->mask.add && p->mask.sk == 1) {
+        const float *ma = p->mask.add + mrow + k0;
+        for (; j < nfull; j += 16) {
+            const __m512 v = _mm512_add_ps(_mm512_load_ps(sr + j), _mm512_loadu_ps(ma + j));
+            _mm512_store_ps(sr + j, v);
+            vmax = _mm512_max_ps(vmax, v);
+        }
+    } else if (!p->mask.keep && !p->mask.add) {
+        for (; j < nfull; j += 16)
+            vmax = _mm512_max_ps(vmax, _mm512_load_ps(sr + j));
+    }
+    for (; j < kn; j += 16) {
         const int64_t key = k0 + j, nvis = lim + 1 - key;
         __mmask16 vis = nvis >= 16 ? (__mmask16)0xffff
                         : nvis > 0 ? (__mmask16)((1u << nvis) - 1)
@@ -160,6 +170,19 @@ static float amx_row_softmax(const attn_params *p, float *sr, int64_t k0, int64_
         _mm512_store_ps(sr + j, v);
         vmax = _mm512_max_ps(vmax, v);
     }
+    return vmax;
+}
+
+/* Row sr of scores for keys [k0, k0 + kn) (kn a multiple of 32) of a query
+ * whose last visible key is lim and whose mask row starts at mrow: invisible
+ * keys (past lim, or masked out) -inf, the additive mask added; the running
+ * max *m moves to include the chunk's; P = exp(score - *m) as bf16 pairs in
+ * place (dwords [0, kn/2) of the row); *l = *l * corr + the f32 sum of the
+ * (unrounded) P. Returns corr, the factor of what was summed before
+ * (exp(old max - new max); 0 before any visible key). */
+static float amx_row_softmax(const attn_params *p, float *sr, int64_t k0, int64_t kn, int64_t lim,
+                             int64_t mrow, float *m, float *l) {
+    const __m512 vmax = amx_row_mask(p, sr, k0, kn, lim, mrow);
     uint32_t *pr = (uint32_t *)sr;
     const float cmax = _mm512_reduce_max_ps(vmax);
     const float mnew = cmax > *m ? cmax : *m;
@@ -203,6 +226,52 @@ static void amx_load_q(const attn_params *p, int64_t b, int64_t h, int64_t i0, c
     }
 }
 
+/* Prefetches rows [r0, r1) of n elements (f32, or bf bf16) at base + off +
+ * r * stride: into L1 (l1) or L2. Only a hint: the rows a block or head will
+ * convert next, whose loads otherwise wait on memory (the rows are strided,
+ * a page holds few of them, so the hardware prefetchers do not see them). */
+static void amx_prefetch_rows(const void *base, bool bf, int64_t off, int64_t stride, int64_t r0,
+                              int64_t r1, int64_t n, bool l1) {
+    const int64_t bytes = n * (bf ? 2 : 4);
+    for (int64_t r = r0; r < r1; r++) {
+        const char *a = (const char *)elem_at(base, bf, off + r * stride);
+        const char *e = a + bytes;
+        a -= (uintptr_t)a & 63;
+        for (; a < e; a += 64) {
+            if (l1)
+                _mm_prefetch(a, _MM_HINT_T0);
+            else
+                _mm_prefetch(a, _MM_HINT_T1);
+        }
+    }
+}
+
+/* Before block [i0, i0 + 32) of head (b, h): the next block's query rows
+ * (converted after this block's softmax) into L1; this block's share of the
+ * next head's K and V rows (packed when that head starts), and, in the
+ * head's last block, the next head's first query rows, into L2. */
+static void amx_prefetch_next(const attn_params *p, int64_t b, int64_t h, int64_t i0, const void *Q,
+                              const attn_scratch *s) {
+    const bool qb = s->io & CPU_ATTN_IO_Q;
+    if (i0 + ATTN_QB < p->Sq) {
+        const int64_t r1 = i0 + 2 * ATTN_QB < p->Sq ? i0 + 2 * ATTN_QB : p->Sq;
+        amx_prefetch_rows(Q, qb, b * p->q_sb + h * p->q_sh, p->q_ss, i0 + ATTN_QB, r1, p->D, true);
+    }
+    int64_t nb_ = b, nh = h + 1;
+    if (nh == p->H) nb_++, nh = 0;
+    if (nb_ == p->B) return;
+    const int64_t nqb = (p->Sq + ATTN_QB - 1) / ATTN_QB, qi = i0 / ATTN_QB;
+    const int64_t k0 = p->Sk * qi / nqb, k1 = p->Sk * (qi + 1) / nqb;
+    amx_prefetch_rows(s->pf_k, s->io & CPU_ATTN_IO_K, nb_ * p->k_sb + nh * p->k_sh, p->k_ss, k0, k1,
+                      p->D, false);
+    amx_prefetch_rows(s->pf_v, s->io & CPU_ATTN_IO_V, nb_ * p->v_sb + nh * p->v_sh, p->v_ss, k0, k1,
+                      p->Dv, false);
+    if (qi == nqb - 1) {
+        const int64_t r1 = ATTN_QB < p->Sq ? ATTN_QB : p->Sq;
+        amx_prefetch_rows(Q, qb, nb_ * p->q_sb + nh * p->q_sh, p->q_ss, 0, r1, p->D, false);
+    }
+}
+
 /* One block of up to 32 query rows [i0, i0 + nb) of head (b, h). Its query
  * rows come from qs's next buffer when the previous block put them there
  * (s->q_*), else are converted now; this block converts the next block's
@@ -219,6 +288,7 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
         amx_load_q(p, b, h, i0, Q, s, (uint32_t *)s->qs);
     }
     const uint32_t *qs = (const uint32_t *)s->qs + buf * ATTN_QB * D2;
+    amx_prefetch_next(p, b, h, i0, Q, s);
     int64_t limit[ATTN_QB], last = -1; /* last visible key per row, of the block */
     for (int r = 0; r < ATTN_QB; r++) {
         limit[r] = -1;
