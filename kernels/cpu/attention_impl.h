@@ -134,8 +134,8 @@ typedef struct attn_scratch {
 #ifdef ATTN_AMX
     const void *pf_k, *pf_v; /* AMX: K and V, for prefetching the next head's rows */
 #endif
-    bool borrowed;          /* buffers carved from the caller's workspace */
-    unsigned io;            /* bf16: CPU_ATTN_IO_* (Q, K, V, O stored as bf16) */
+    bool borrowed; /* buffers carved from the caller's workspace */
+    unsigned io;   /* bf16: CPU_ATTN_IO_* (Q, K, V, O stored as bf16) */
 } attn_scratch;
 
 #ifdef ATTN_BF16
