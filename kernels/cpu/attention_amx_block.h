@@ -226,52 +226,6 @@ static void amx_load_q(const attn_params *p, int64_t b, int64_t h, int64_t i0, c
     }
 }
 
-/* Prefetches rows [r0, r1) of n elements (f32, or bf bf16) at base + off +
- * r * stride: into L1 (l1) or L2. Only a hint: the rows a block or head will
- * convert next, whose loads otherwise wait on memory (the rows are strided,
- * a page holds few of them, so the hardware prefetchers do not see them). */
-static void amx_prefetch_rows(const void *base, bool bf, int64_t off, int64_t stride, int64_t r0,
-                              int64_t r1, int64_t n, bool l1) {
-    const int64_t bytes = n * (bf ? 2 : 4);
-    for (int64_t r = r0; r < r1; r++) {
-        const char *a = (const char *)elem_at(base, bf, off + r * stride);
-        const char *e = a + bytes;
-        a -= (uintptr_t)a & 63;
-        for (; a < e; a += 64) {
-            if (l1)
-                _mm_prefetch(a, _MM_HINT_T0);
-            else
-                _mm_prefetch(a, _MM_HINT_T1);
-        }
-    }
-}
-
-/* Before block [i0, i0 + 32) of head (b, h): the next block's query rows
- * (converted after this block's softmax) into L1; this block's share of the
- * next head's K and V rows (packed when that head starts), and, in the
- * head's last block, the next head's first query rows, into L2. */
-static void amx_prefetch_next(const attn_params *p, int64_t b, int64_t h, int64_t i0, const void *Q,
-                              const attn_scratch *s) {
-    const bool qb = s->io & CPU_ATTN_IO_Q;
-    if (i0 + ATTN_QB < p->Sq) {
-        const int64_t r1 = i0 + 2 * ATTN_QB < p->Sq ? i0 + 2 * ATTN_QB : p->Sq;
-        amx_prefetch_rows(Q, qb, b * p->q_sb + h * p->q_sh, p->q_ss, i0 + ATTN_QB, r1, p->D, true);
-    }
-    int64_t nb_ = b, nh = h + 1;
-    if (nh == p->H) nb_++, nh = 0;
-    if (nb_ == p->B) return;
-    const int64_t nqb = (p->Sq + ATTN_QB - 1) / ATTN_QB, qi = i0 / ATTN_QB;
-    const int64_t k0 = p->Sk * qi / nqb, k1 = p->Sk * (qi + 1) / nqb;
-    amx_prefetch_rows(s->pf_k, s->io & CPU_ATTN_IO_K, nb_ * p->k_sb + nh * p->k_sh, p->k_ss, k0, k1,
-                      p->D, false);
-    amx_prefetch_rows(s->pf_v, s->io & CPU_ATTN_IO_V, nb_ * p->v_sb + nh * p->v_sh, p->v_ss, k0, k1,
-                      p->Dv, false);
-    if (qi == nqb - 1) {
-        const int64_t r1 = ATTN_QB < p->Sq ? ATTN_QB : p->Sq;
-        amx_prefetch_rows(Q, qb, nb_ * p->q_sb + nh * p->q_sh, p->q_ss, 0, r1, p->D, false);
-    }
-}
-
 /* One block of up to 32 query rows [i0, i0 + nb) of head (b, h). Its query
  * rows come from qs's next buffer when the previous block put them there
  * (s->q_*), else are converted now; this block converts the next block's
@@ -288,7 +242,6 @@ static void query_block(const attn_params *p, int64_t b, int64_t h, int64_t i0, 
         amx_load_q(p, b, h, i0, Q, s, (uint32_t *)s->qs);
     }
     const uint32_t *qs = (const uint32_t *)s->qs + buf * ATTN_QB * D2;
-    amx_prefetch_next(p, b, h, i0, Q, s);
     int64_t limit[ATTN_QB], last = -1; /* last visible key per row, of the block */
     for (int r = 0; r < ATTN_QB; r++) {
         limit[r] = -1;

@@ -131,11 +131,8 @@ typedef struct attn_scratch {
     int64_t packed_b, packed_h;
     int64_t q_b, q_h, q_i0; /* AMX: the block whose rows qs's next buffer holds (-1: none) */
     int q_buf;              /* AMX: that buffer, 0 or 1 */
-#ifdef ATTN_AMX
-    const void *pf_k, *pf_v; /* AMX: K and V, for prefetching the next head's rows */
-#endif
-    bool borrowed; /* buffers carved from the caller's workspace */
-    unsigned io;   /* bf16: CPU_ATTN_IO_* (Q, K, V, O stored as bf16) */
+    bool borrowed;          /* buffers carved from the caller's workspace */
+    unsigned io;            /* bf16: CPU_ATTN_IO_* (Q, K, V, O stored as bf16) */
 } attn_scratch;
 
 #ifdef ATTN_BF16
@@ -956,7 +953,6 @@ bool ATTN_FN(const attn_params *p, const float *Q, const float *K, const float *
 #endif
 #ifdef ATTN_AMX /* this thread's tiles */
         s.io = io & ~(CPU_ATTN_QK_INT8 | CPU_ATTN_PV_INT8);
-        s.pf_k = K, s.pf_v = V;
         amx_tiles_config();
 #endif
         if (!ok) {
