@@ -311,6 +311,64 @@ static void pack_k8(const attn_params *p, const void *K, bool kb, int64_t koff, 
     }
 }
 
+#ifdef ATTN_AMX
+/* dst[i * ds + t] = src[t * ss + i] for i, t < 16 (dwords; dst rows 64-byte
+ * aligned): unpacks of 32- and 64-bit elements, then two rounds of 128-bit
+ * lane shuffles. */
+static inline void transpose16_store(const uint32_t *src, int64_t ss, uint32_t *dst, int64_t ds) {
+    __m512i r[16], t[16];
+    for (int i = 0; i < 16; i++)
+        r[i] = _mm512_loadu_si512((const void *)(src + i * ss));
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) { /* r[4i + k], 128-bit lane L: column 4L + k of rows 4i.. */
+        r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int k = 0; k < 4; k++) {
+        const __m512i u0 = _mm512_shuffle_i32x4(r[k], r[4 + k], 0x88);
+        const __m512i u1 = _mm512_shuffle_i32x4(r[k], r[4 + k], 0xdd);
+        const __m512i v0 = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0x88);
+        const __m512i v1 = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0xdd);
+        _mm512_store_si512((__m512i *)(dst + k * ds), _mm512_shuffle_i32x4(u0, v0, 0x88));
+        _mm512_store_si512((__m512i *)(dst + (4 + k) * ds), _mm512_shuffle_i32x4(u1, v1, 0x88));
+        _mm512_store_si512((__m512i *)(dst + (8 + k) * ds), _mm512_shuffle_i32x4(u0, v0, 0xdd));
+        _mm512_store_si512((__m512i *)(dst + (12 + k) * ds), _mm512_shuffle_i32x4(u1, v1, 0xdd));
+    }
+}
+
+/* V stored as bf16 (v: the head's first row) into vp's pairs: lane c of
+ * pair row jj = (V[2jj][c], V[2jj+1][c]), 32 columns at a time by one word
+ * permutation of the two rows; rows past Sk and columns past Dv 0. */
+static void pack_v_bf16(const attn_params *p, const uint16_t *v, uint32_t *vp, int64_t skp,
+                        int64_t dvp) {
+    const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40,
+                                        8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
+    for (int64_t jj = 0; jj < skp / 2; jj++) {
+        const uint16_t *r0 = 2 * jj < p->Sk ? v + 2 * jj * p->v_ss : NULL;
+        const uint16_t *r1 = 2 * jj + 1 < p->Sk ? v + (2 * jj + 1) * p->v_ss : NULL;
+        for (int64_t c = 0; c < dvp; c += 32) {
+            const int64_t n = p->Dv - c;
+            const __mmask32 m = n >= 32 ? (__mmask32)0xffffffffu
+                                : n > 0 ? (__mmask32)((1u << n) - 1)
+                                        : (__mmask32)0;
+            const __m512i a = r0 ? _mm512_maskz_loadu_epi16(m, r0 + c) : _mm512_setzero_si512();
+            const __m512i bb = r1 ? _mm512_maskz_loadu_epi16(m, r1 + c) : _mm512_setzero_si512();
+            _mm512_store_si512((__m512i *)(vp + jj * dvp + c),
+                               _mm512_permutex2var_epi16(a, lo, bb));
+            if (c + 16 < dvp)
+                _mm512_store_si512((__m512i *)(vp + jj * dvp + c + 16),
+                                   _mm512_permutex2var_epi16(a, hi, bb));
+        }
+    }
+}
+#endif
+
 static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K, const float *V,
                       attn_scratch *s, int64_t nkv, int64_t nvd) {
     const bool kb = s->io & CPU_ATTN_IO_K, vb = s->io & CPU_ATTN_IO_V;
@@ -335,14 +393,29 @@ static void pack_head(const attn_params *p, int64_t b, int64_t h, const float *K
                 for (int64_t dd = 0; dd < D2; dd++)
                     row[dd] = 0;
         }
+#ifdef ATTN_AMX /* D2 whole tiles of 16 pairs: 16 x 16 transposes in registers */
+        for (int64_t dd = 0; dd < D2; dd += 16)
+            transpose16_store(tmp + dd, D2, kt + dd * skp + j0, skp);
+        (void)idx;
+#else
         for (int64_t dd = 0; dd < D2; dd++)
             _mm512_store_si512((__m512i *)(kt + dd * skp + j0),
                                _mm512_i32gather_epi32(idx, (const void *)(tmp + dd), 4));
+#endif
     }
     /* V: lane c of pair row jj = (V[2jj][c], V[2jj+1][c]) */
     const __m512i ilv = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24,
                                          8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     if (s->io & CPU_ATTN_PV_INT8) pack_v8(p, V, vb, voff, s, skp, dvp);
+#ifdef ATTN_AMX /* bf16 V: the words interleaved as they are (the same bits but for signalling     \
+                   NaNs, which the round trip through f32 would quiet) */
+    if (vb && !(s->io & CPU_ATTN_PV_INT8)) {
+        pack_v_bf16(p, (const uint16_t *)V + voff, vp, skp, dvp);
+        s->packed_b = b;
+        s->packed_h = h;
+        return;
+    }
+#endif
     for (int64_t jj = 0; jj < skp / 2 && !(s->io & CPU_ATTN_PV_INT8); jj++) {
         const void *r0 = 2 * jj < p->Sk ? elem_at(V, vb, voff + 2 * jj * p->v_ss) : NULL;
         const void *r1 = 2 * jj + 1 < p->Sk ? elem_at(V, vb, voff + (2 * jj + 1) * p->v_ss) : NULL;
