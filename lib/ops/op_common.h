@@ -58,6 +58,10 @@ bool op_same_dims(const ir_shape *a, const ir_shape *b);
  * them (possibly symbolic): same rank, the same symbols, the same known
  * dims. */
 bool op_residual_fits(const op_tensor *r, const ir_shape *y);
+/* op_impl.inplace of the fused ops whose residual is input 3 (FusedConv,
+ * FusedMatMul): 3 when it is present, else -1; for impls that read each
+ * residual element before they store Y's (their own comment says how). */
+int op_inplace_residual3(const op_ctx *ctx, const op_tensor *in, int n_in);
 
 /* An op whose node may carry subgraph captures (its last inputs, ir_subgraph.h):
  * *n_caps = their count; the node must have `want` formal inputs besides,

@@ -474,6 +474,11 @@ bool op_same_dims(const ir_shape *a, const ir_shape *b) {
     return true;
 }
 
+int op_inplace_residual3(const op_ctx *ctx, const op_tensor *in, int n_in) {
+    (void)ctx;
+    return op_has_input(in, n_in, 3) ? 3 : -1;
+}
+
 bool op_residual_fits(const op_tensor *r, const ir_shape *y) {
     const ir_shape *s = &r->shape;
     if (r->dtype != MOPT_DTYPE_F32 || s->rank != y->rank) return false;

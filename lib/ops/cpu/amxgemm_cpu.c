@@ -272,12 +272,6 @@ static bool amx_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool o
     return k == 0 || (!output && k == 3);
 }
 
-/* Y may take the residual's buffer: each element is read before its store */
-static int amx_inplace(const op_ctx *ctx, const op_tensor *in, int n_in) {
-    (void)ctx;
-    return op_has_input(in, n_in, 3) ? 3 : -1;
-}
-
 #define AMX_IMPL(OP, KIND, INPLACE)                                                                \
     static bool OP##_amx_supports(const op_ctx *ctx, const op_tensor *in, int n_in,                \
                                   const op_tensor *out, int n_out) {                               \
@@ -307,7 +301,8 @@ static int amx_inplace(const op_ctx *ctx, const op_tensor *in, int n_in) {
     };
 
 AMX_IMPL(matmul, AMX_MATMUL, NULL)
-AMX_IMPL(fused_matmul, AMX_FUSED, amx_inplace)
+/* Y may take the residual's buffer: each element is read before its store */
+AMX_IMPL(fused_matmul, AMX_FUSED, op_inplace_residual3)
 
 /* ---- mopt.FusedConv 1x1 at precision=bf16 (cpu-amx-bf16) ---------------- */
 
@@ -443,12 +438,6 @@ static mopt_status pwc_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     return amx_exec(ctx, &plan, &io);
 }
 
-/* bf16 storage: X, the residual (input 3) and Y */
-static bool pwc_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool output, int k) {
-    (void)ctx, (void)in, (void)n_in;
-    return k == 0 || (!output && k == 3);
-}
-
 const op_impl ops_impl_cpu_amx_fused_conv = {
     .name = "cpu-amx-bf16",
     .backend = "cpu",
@@ -457,6 +446,6 @@ const op_impl ops_impl_cpu_amx_fused_conv = {
     .release = amx_release,
     .run = pwc_run,
     .release_scratch = amx_release_scratch,
-    .bf16_io = pwc_bf16_io,
-    .inplace = amx_inplace,
+    .bf16_io = amx_bf16_io,          /* X, the residual (input 3) and Y */
+    .inplace = op_inplace_residual3, /* as FusedMatMul's */
 };

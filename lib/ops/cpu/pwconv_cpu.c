@@ -183,13 +183,6 @@ static mopt_status pw_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_t
     return MOPT_OK;
 }
 
-/* Y may take the residual's buffer: each tile reads its residual before
- * its one store */
-static int pw_inplace(const op_ctx *ctx, const op_tensor *in, int n_in) {
-    (void)ctx;
-    return op_has_input(in, n_in, 3) ? 3 : -1;
-}
-
 const op_impl ops_impl_cpu_pwconv_avx512 = {
     .name = "cpu-pwgemm-avx512",
     .backend = "cpu",
@@ -197,5 +190,7 @@ const op_impl ops_impl_cpu_pwconv_avx512 = {
     .prepare = pw_prepare,
     .release = pw_release,
     .run = pw_run,
-    .inplace = pw_inplace,
+    /* Y may take the residual's buffer: each tile reads its residual before
+     * its one store */
+    .inplace = op_inplace_residual3,
 };

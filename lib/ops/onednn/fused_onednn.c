@@ -244,13 +244,6 @@ static mopt_status fconv_run(const op_ctx *ctx, const op_tensor *in, int n_in, o
                            ctx->threads);
 }
 
-/* Y may take the residual's buffer: the primitive accumulates into Y (its
- * sum post-op), so the copy of the residual into Y is then skipped */
-static int fconv_inplace(const op_ctx *ctx, const op_tensor *in, int n_in) {
-    (void)ctx;
-    return op_has_input(in, n_in, 3) ? 3 : -1;
-}
-
 /* bf16 storage (precision=bf16 on AMX): X, the residual and Y, but not Y
  * when the post affine runs after the primitive (after a HardSigmoid:
  * kernels/onednn's post_in_prim) */
@@ -260,8 +253,10 @@ static bool fconv_bf16_io(const op_ctx *ctx, const op_tensor *in, int n_in, bool
     return ops_conv_onednn_bf16_io(ctx, output, k, 3, y_ok);
 }
 
-const op_impl ops_impl_fused_conv_onednn =
-    ONEDNN_GLUE_IMPL_IO(fconv_supports, fconv_prepare, fconv_run, fconv_bf16_io, fconv_inplace);
+/* Y may take the residual's buffer: the primitive accumulates into Y (its
+ * sum post-op), so the copy of the residual into Y is then skipped */
+const op_impl ops_impl_fused_conv_onednn = ONEDNN_GLUE_IMPL_IO(
+    fconv_supports, fconv_prepare, fconv_run, fconv_bf16_io, op_inplace_residual3);
 
 #else
 typedef int fused_onednn_unused; /* ISO C forbids an empty translation unit */
