@@ -254,11 +254,7 @@ static mopt_status amx_run(const op_ctx *ctx, amx_kind kind, const op_tensor *in
         if (op_has_input(in, n_in, 2)) plan.bias = in[2].data;
         if (op_has_input(in, n_in, 3)) {
             /* a residual of Y's shape (others: oneDNN's broadcasts) */
-            const ir_shape *r = &in[3].shape, *y = &out[0].shape;
-            bool same = r->rank == y->rank;
-            for (int32_t i = 0; same && i < r->rank; i++)
-                same = r->dims[i] == y->dims[i];
-            if (!same) return MOPT_ERR_UNSUPPORTED;
+            if (!op_same_dims(&in[3].shape, &out[0].shape)) return MOPT_ERR_UNSUPPORTED;
             io.res = in[3].data;
             io.res_bf16 = in[3].dtype == MOPT_DTYPE_BF16;
         }
@@ -313,24 +309,34 @@ AMX_IMPL(fused_matmul, AMX_FUSED, op_inplace_residual3)
  * the GEMM's epilogue. X, the residual and Y are read / written bf16 where
  * the storage plan keeps them so (the bf16 nhwc chains of pass_layout). */
 
-/* The node's K, N and positions per image (a symbolic batch is left out;
- * 0 when a spatial size is symbolic) when it is a conv this impl computes,
- * else false. */
-static bool pwc_geometry(const op_ctx *ctx, const op_tensor *in, int n_in, const op_tensor *out,
-                         int64_t *K, int64_t *N, int64_t *hw) {
+/* Whether the node's operands are what this impl takes, as the model
+ * gives them (graph dtypes: f32; run time may see bf16 storage instead):
+ * precision bf16, constant W, an activation the epilogue has, a bias of
+ * C_out values, a residual of Y's shape. */
+static bool pwc_operands_ok(const op_ctx *ctx, const op_tensor *in, int n_in,
+                            const op_tensor *out) {
     const fused_conv_params *fp = ctx->params;
-    const ir_shape *xs = &in[0].shape, *ws = &in[1].shape;
+    const ir_shape *ws = &in[1].shape;
     if (ctx->precision != OP_PREC_BF16 || in[0].dtype != MOPT_DTYPE_F32 ||
         in[1].dtype != MOPT_DTYPE_F32 || !in[1].data || !cpu_amx_act_ok(fp->act.act) ||
-        xs->rank < 3 || xs->rank > 2 + REF_WIN_MAX || ws->rank != xs->rank ||
-        !ir_shape_is_concrete(ws))
+        ws->rank < 1 || !ir_shape_is_concrete(ws))
         return false;
     if (op_has_input(in, n_in, 2) &&
         (in[2].dtype != MOPT_DTYPE_F32 || ir_shape_numel(&in[2].shape) != ws->dims[0] ||
          in[2].shape.syms[in[2].shape.rank - 1]))
         return false;
-    if (op_has_input(in, n_in, 3) &&
-        (in[3].dtype != MOPT_DTYPE_F32 || (out && !op_residual_fits(&in[3], &out[0].shape))))
+    return !op_has_input(in, n_in, 3) ||
+           (in[3].dtype == MOPT_DTYPE_F32 && (!out || op_residual_fits(&in[3], &out[0].shape)));
+}
+
+/* For X's shape xs and W's ws: K, N and the positions per image (a
+ * symbolic batch is left out; 0 when a spatial size is symbolic) when the
+ * conv is one this impl computes, else false. */
+static bool pwc_geometry(const op_ctx *ctx, const ir_shape *xs, const ir_shape *ws, int64_t *K,
+                         int64_t *N, int64_t *hw) {
+    const fused_conv_params *fp = ctx->params;
+    if (xs->rank < 3 || xs->rank > 2 + REF_WIN_MAX || ws->rank != xs->rank ||
+        !ir_shape_is_concrete(ws))
         return false;
     /* channels-last X and Y (the residual is Y's layout) */
     if (fp->conv.layout != (CONV_LAYOUT_X_NHWC | CONV_LAYOUT_Y_NHWC)) return false;
@@ -390,7 +396,8 @@ static bool pwc_supports(const op_ctx *ctx, const op_tensor *in, int n_in, const
                          int n_out) {
     (void)n_out;
     int64_t K, N, hw;
-    return amx_available() && pwc_geometry(ctx, in, n_in, out, &K, &N, &hw);
+    return amx_available() && pwc_operands_ok(ctx, in, n_in, out) &&
+           pwc_geometry(ctx, &in[0].shape, &in[1].shape, &K, &N, &hw);
 }
 
 static mopt_status pwc_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
@@ -398,7 +405,8 @@ static mopt_status pwc_prepare(const op_ctx *ctx, const op_tensor *in, int n_in,
     (void)n_out;
     *state = NULL;
     int64_t K, N, hw;
-    if (!amx_available() || !pwc_geometry(ctx, in, n_in, out, &K, &N, &hw) || !pwc_rule(K, N, hw))
+    if (!amx_available() || !pwc_operands_ok(ctx, in, n_in, out) ||
+        !pwc_geometry(ctx, &in[0].shape, &in[1].shape, &K, &N, &hw) || !pwc_rule(K, N, hw))
         return MOPT_ERR_UNSUPPORTED;
     return amx_pack_state(ctx, in[1].data, K, N, true, state); /* W [N, K] */
 }
@@ -409,12 +417,10 @@ static mopt_status pwc_run(const op_ctx *ctx, const op_tensor *in, int n_in, op_
     const amx_state *s = ctx->state;
     const fused_conv_params *fp = ctx->params;
     int64_t K, N, hw;
-    op_tensor f[4]; /* the geometry checks read f32 dtypes */
-    int n = n_in < 4 ? n_in : 4;
-    memcpy(f, in, (size_t)n * sizeof *f);
-    f[0].dtype = MOPT_DTYPE_F32;
-    if (op_has_input(in, n, 3)) f[3].dtype = MOPT_DTYPE_F32;
-    if (!s || !pwc_geometry(ctx, f, n, out, &K, &N, &hw) || K != s->plan.K || N != s->plan.N)
+    /* the planned K and N for this run's shapes (the operands were checked
+     * at prepare; X and the residual may now be stored bf16) */
+    if (!s || !pwc_geometry(ctx, &in[0].shape, &in[1].shape, &K, &N, &hw) || K != s->plan.K ||
+        N != s->plan.N)
         return MOPT_ERR_UNSUPPORTED;
     int64_t M = ir_shape_numel(&in[0].shape) / K;
     if (ir_shape_numel(&out[0].shape) != M * N) return MOPT_ERR_UNSUPPORTED;
