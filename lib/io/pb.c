@@ -242,13 +242,20 @@ void pb_vec_free(pb_vec *v) {
     memset(v, 0, sizeof *v);
 }
 
-mopt_status pb_string(const pb_reader *r, const pb_field *f, bool allow_nul, char **out,
-                      size_t *len_out) {
-    *out = NULL;
+/* f is a length-delimited field, without a NUL byte unless allow_nul. */
+static mopt_status string_field(const pb_reader *r, const pb_field *f, bool allow_nul) {
     mopt_status st = pb_expect(r, f, PB_LEN);
     if (st) return st;
     if (!allow_nul && f->len && memchr(f->data, 0, f->len))
         return pb_error(r, f, "string contains a NUL byte");
+    return MOPT_OK;
+}
+
+mopt_status pb_string(const pb_reader *r, const pb_field *f, bool allow_nul, char **out,
+                      size_t *len_out) {
+    *out = NULL;
+    mopt_status st = string_field(r, f, allow_nul);
+    if (st) return st;
     char *s = mopt_strndup((const char *)(f->data ? f->data : (const uint8_t *)""), f->len);
     if (!s) {
         char nb[96];
@@ -262,14 +269,13 @@ mopt_status pb_string(const pb_reader *r, const pb_field *f, bool allow_nul, cha
 
 mopt_status pb_str_read(const pb_reader *r, const pb_field *f, pb_str *o) {
     pb_str_free(o);
-    mopt_status st = pb_expect(r, f, PB_LEN);
-    if (st) return st;
     if (f->len >= sizeof o->buf) {
-        st = pb_string(r, f, false, &o->heap, NULL);
+        mopt_status st = pb_string(r, f, false, &o->heap, NULL);
         if (!st) o->s = o->heap;
         return st;
     }
-    if (f->len && memchr(f->data, 0, f->len)) return pb_error(r, f, "string contains a NUL byte");
+    mopt_status st = string_field(r, f, false);
+    if (st) return st;
     if (f->len) memcpy(o->buf, f->data, f->len);
     o->buf[f->len] = 0;
     o->s = o->buf;

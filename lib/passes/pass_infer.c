@@ -70,14 +70,9 @@ static mopt_status walk_subgraphs(ir_node *n, const pass_scope *sc, graph_walk_f
 static mopt_status resolve_graph(ir_graph *g, const pass_scope *sc, void *arg) {
     resolve_list *bad = arg;
     char msg[600];
-    const ir_node *prev = NULL; /* runs of one op type: one lookup */
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *n = g->nodes[i];
-        if (prev && strcmp(prev->op_type, n->op_type) == 0 && strcmp(prev->domain, n->domain) == 0)
-            n->op = prev->op;
-        else
-            n->op = ops_find(n->op_type, n->domain);
-        prev = n;
+        n->op = ops_find(n->op_type, n->domain);
         mopt_status st = walk_subgraphs(n, sc, resolve_graph, bad);
         if (st) return st;
         if (n->op) continue;
